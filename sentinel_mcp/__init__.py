@@ -1,0 +1,3 @@
+"""Sentinel: a governed MCP gateway."""
+
+__version__ = "0.1.0"

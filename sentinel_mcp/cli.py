@@ -1,0 +1,57 @@
+"""The ``sentinel-mcp`` command. Each area registers its own sub-commands (``register(subparsers)``)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from typing import Callable
+
+from sentinel_mcp import __version__
+from sentinel_mcp.config import ConfigError
+
+# modules that add sub-commands; a missing one is skipped so a partial install still runs
+_COMMAND_MODULES = [
+    "sentinel_mcp.gateway.cli",
+    "sentinel_mcp.policy.cli",
+    "sentinel_mcp.swarm.cli",
+    "device_tools.sensors.cli",
+    "a2a.cli",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sentinel-mcp", description="Sentinel: a governed MCP gateway.")
+    parser.add_argument("--version", action="version", version=f"sentinel-mcp {__version__}")
+    parser.add_argument("-c", "--config", help="config file (JSON); default: the embedded airline demo")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name and name.startswith(e.name):
+                continue  # area not present
+            raise
+        register: Callable[[argparse._SubParsersAction], None] = getattr(module, "register")
+        register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(func(args) or 0)
+    except ConfigError as e:
+        print(f"sentinel-mcp: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,49 @@
+"""The contract of a built-in capability: an in-process MCP server the gateway mounts as an upstream.
+
+A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer``.
+The gateway connects to it with the real ``mcp.Client`` in-process, exactly as it connects to a
+configured stdio server, so every call to it is guarded and audited on the one path.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Protocol
+
+from mcp.types import CallToolResult
+
+
+class ToolInvoker(Protocol):
+    """Calls a tool through the gateway (guarded and audited), e.g. ``llm__llm_classify_risk``."""
+
+    def __call__(self, name: str, arguments: dict[str, Any]) -> Awaitable[CallToolResult]: ...
+
+
+@dataclass
+class BuiltinContext:
+    name: str  # the server name it is mounted under ("device", "llm", ...)
+    data_dir: Path  # a writable directory for this built-in's own state
+    settings: dict[str, Any] = field(default_factory=dict)  # the config's ``sentinel.<name>`` section
+    call_tool: ToolInvoker | None = None  # None when the built-in runs on its own (python -m ...)
+
+
+# name -> "module:function"; a module that is missing or fails to import is reported, not fatal.
+BUILTINS: dict[str, str] = {
+    "sentinel": "sentinel_mcp.policy.own_tools:create_server",
+    "device": "device_tools.server:create_server",
+    "sensors": "device_tools.sensors.server:create_server",
+    "llm": "sentinel_mcp.llm.server:create_server",
+    "swarm": "sentinel_mcp.swarm.server:create_server",
+}
+
+
+def load_factory(name: str) -> Callable[[BuiltinContext], Any]:
+    try:
+        target = BUILTINS[name]
+    except KeyError:
+        raise KeyError(f"unknown built-in {name!r}; known: {', '.join(sorted(BUILTINS))}") from None
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attr)

@@ -1,0 +1,38 @@
+"""Who is calling: the gateway forwards the caller's session and identity to built-ins in ``_meta``.
+
+Built-ins (mounted in-process) read these to scope per-session state (facts, contexts, consent).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SESSION_KEY = "sentinel/session"
+CLIENT_KEY = "sentinel/client"
+ORIGIN_KEY = "sentinel/origin"
+
+
+def call_meta(session_id: str, client: str | None, origin: str) -> dict[str, Any]:
+    return {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin}
+
+
+def _meta_of(ctx: Any) -> dict[str, Any]:
+    # MCPServer's Context -> request_context.meta; low-level ServerRequestContext -> .meta
+    rc = getattr(ctx, "request_context", ctx)
+    meta = getattr(rc, "meta", None)
+    if meta is None:
+        return {}
+    if isinstance(meta, dict):
+        return meta
+    return dict(getattr(meta, "model_extra", None) or {}) | {
+        k: v for k, v in getattr(meta, "__dict__", {}).items() if not k.startswith("_")
+    }
+
+
+def session_of(ctx: Any, default: str = "default") -> str:
+    """The Sentinel session of the call being handled (``default`` when run standalone)."""
+    return str(_meta_of(ctx).get(SESSION_KEY) or default)
+
+
+def client_of(ctx: Any, default: str = "local") -> str:
+    return str(_meta_of(ctx).get(CLIENT_KEY) or default)

@@ -1,0 +1,96 @@
+"""What a guard decides about one tool call: Allow, Deny or Ask. Decisions are data (DESIGN §1)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+Origin = Literal["client", "solver", "a2a", "builtin", "cli"]
+Provenance = Literal["observed", "user", "agent", "seed"]
+
+
+def argument_digest(arguments: dict[str, Any] | None) -> str:
+    """A stable digest of tool arguments: canonical JSON, sha256, first 16 hex digits."""
+    canonical = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+class ToolCall(BaseModel):
+    """One intercepted tools/call, as the guard sees it."""
+
+    name: str  # the name the client used (catalog name, e.g. "airline__cancel_reservation")
+    server: str  # upstream name ("airline", or a built-in such as "device")
+    tool: str  # the upstream's own tool name ("cancel_reservation")
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    session_id: str = "default"
+    client: str | None = None  # client name/version, or the A2A caller's identity
+    origin: Origin = "client"
+    read_only: bool | None = None  # from MCP annotations (readOnlyHint)
+    destructive: bool | None = None  # from MCP annotations (destructiveHint, default true per spec)
+    depth: int = 0  # nesting depth for solver-initiated calls
+
+    @property
+    def digest(self) -> str:
+        return argument_digest(self.arguments)
+
+
+class Question(BaseModel):
+    """One thing the user must answer before a call may proceed (an askable, or a confirmation)."""
+
+    key: str  # stable id, safe as an input_requests key: [A-Za-z0-9_.:-]
+    message: str
+    # JSON Schema of the answer, as MCP elicitation wants it: a flat object of primitive properties.
+    requested_schema: dict[str, Any]
+    # Extra data the guard needs to record the answer (predicate, bound call digest, ...).
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Allow(BaseModel):
+    kind: Literal["allow"] = "allow"
+    reason: str = "allowed"
+    proof: Any = None
+
+
+class Deny(BaseModel):
+    kind: Literal["deny"] = "deny"
+    reason: str
+    unmet: list[str] = Field(default_factory=list)
+    how_to_unblock: list[str] = Field(default_factory=list)
+    proof: Any = None
+
+
+class Ask(BaseModel):
+    kind: Literal["ask"] = "ask"
+    reason: str
+    questions: list[Question]
+    unmet: list[str] = Field(default_factory=list)
+
+
+Decision = Allow | Deny | Ask
+
+
+class Answer(BaseModel):
+    """The user's (or agent's) reply to a Question."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+    provenance: Provenance = "user"
+
+
+@runtime_checkable
+class Guard(Protocol):
+    """The one interception interface of the gateway (DESIGN §1). The policy engine implements it too."""
+
+    @property
+    def version(self) -> str:
+        """Version of the active policy (a content hash), written into every audit entry."""
+        ...
+
+    async def decide(self, call: ToolCall) -> Decision: ...
+
+    async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
+        """Store an answer so that the next decide() of the same call sees it."""
+        ...

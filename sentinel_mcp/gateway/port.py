@@ -1,0 +1,66 @@
+"""The gateway as other parts see it: one way in for every tool call, whatever its front.
+
+The MCP front, the A2A binding and the policy solver (fetching facts) all call ``GatewayPort.invoke``;
+so every call is guarded and audited on the same path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable, Literal, Protocol
+
+from mcp.types import CallToolResult, Tool
+from pydantic import BaseModel, ConfigDict, Field
+
+from sentinel_mcp.gateway.decision import Answer, Deny, Origin, Question
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class Completed(BaseModel):
+    """The call ran upstream (its result may still be an ``isError`` tool result)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    kind: Literal["completed"] = "completed"
+    result: CallToolResult
+
+
+class NeedsInput(BaseModel):
+    """The guard asks: answer these questions (``answers`` keyed by ``Question.key``) and call again."""
+
+    kind: Literal["needs_input"] = "needs_input"
+    reason: str
+    questions: list[Question]
+
+
+class Refused(BaseModel):
+    """The guard denied, or the call could not be routed (unknown tool, bad arguments, breaker open)."""
+
+    kind: Literal["refused"] = "refused"
+    reason: str
+    decision: Deny | None = None
+
+
+InvokeOutcome = Completed | NeedsInput | Refused
+
+
+class GatewayPort(Protocol):
+    async def invoke(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        session_id: str,
+        client: str | None = None,
+        origin: Origin = "client",
+        answers: dict[str, Answer] | None = None,
+        depth: int = 0,
+        progress: ProgressFn | None = None,
+    ) -> InvokeOutcome: ...
+
+    def find_tool(self, name: str) -> Tool | None:
+        """The catalog entry (annotations, schemas) of an exposed tool name, or None."""
+        ...
+
+    def list_catalog_tools(self) -> list[Tool]: ...
+
+
