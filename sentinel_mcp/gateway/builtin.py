@@ -27,6 +27,7 @@ class BuiltinContext:
     data_dir: Path  # a writable directory for this built-in's own state
     settings: dict[str, Any] = field(default_factory=dict)  # the config's ``sentinel.<name>`` section
     call_tool: ToolInvoker | None = None  # None when the built-in runs on its own (python -m ...)
+    services: dict[str, Any] = field(default_factory=dict)  # shared objects the gateway offers ("guard", ...)
 
 
 # name -> "module:function"; a module that is missing or fails to import is reported, not fatal.
