@@ -1,0 +1,160 @@
+"""SensorBridge: every sensor request passes consent, scope, rate limit, retention and audit, in that order.
+
+Nothing leaves the bridge above the scope the requester was granted; every request, whatever its
+outcome, writes exactly one audit row.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from device_tools.sensors.audit_log import AuditLog
+from device_tools.sensors.consent_registry import Consent, ConsentRegistry
+from device_tools.sensors.database import SensorDatabase
+from device_tools.sensors.errors import (ConsentDeclined, ConsentRequired, InvalidRequest, SensorError,
+                                         SourceUnavailable)
+from device_tools.sensors.kinds import MAX_RATE_HZ, Scope, SensorKind, parse_scope, parse_sensor
+from device_tools.sensors.messages import SensorRequest, SensorResponse, iso_utc
+from device_tools.sensors.rate_limiter import RateLimiter
+from device_tools.sensors.reading_vault import ReadingVault
+from device_tools.sensors.redaction import apply_scope
+from device_tools.sensors.sources.base import SensorSource
+
+REMEMBER_SECONDS: dict[str, float | None] = {"this request only": 0, "1 hour": 3600, "1 day": 86_400,
+                                             "until revoked": None}
+
+
+class UserConsent(BaseModel):
+    """The user's answer to a consent question (MCP elicitation form)."""
+
+    allow: bool
+    remember: Literal["this request only", "1 hour", "1 day", "until revoked"] = "this request only"
+
+
+class SensorBridge:
+    def __init__(self, source: SensorSource, db: SensorDatabase, *, default_retention: int = 300,
+                 max_retention: int = 86_400, clock: Callable[[], float] = time.time,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.source, self.db = source, db
+        self.consents = ConsentRegistry(db, clock)
+        self.vault = ReadingVault(db, clock)
+        self.audit = AuditLog(db, clock)
+        self.limiter = RateLimiter(monotonic)
+        self.default_retention, self.max_retention = default_retention, max_retention
+        self._clock = clock
+
+    # --- consent questions (asked by the MCP layer before handle()) ---------------------------------
+
+    def consent_question(self, requester: str, sensor: str, scope: str) -> str | None:
+        """The question to ask the user, or None when stored consent covers it (or the request is invalid)."""
+        try:
+            kind, level = parse_sensor(sensor), parse_scope(scope)
+        except ValueError:
+            return None  # handle() reports the bad argument; asking the user about it would be pointless
+        if self._covering(requester, kind, level):
+            return None
+        scope_text = f" at {level.value} scope" if kind in (SensorKind.location, SensorKind.battery,
+                                                            SensorKind.nearby_devices) else ""
+        return f"Allow {requester!r} to read your {kind.value}{scope_text}?"
+
+    def _covering(self, requester: str, sensor: SensorKind, scope: Scope) -> Consent | None:
+        consent = self.consents.current(requester, sensor)
+        return consent if consent is not None and consent.scope.covers(scope) else None
+
+    # --- the pipeline ------------------------------------------------------------------------------
+
+    async def handle(self, request: SensorRequest | dict[str, Any], requester: str,
+                     answer: UserConsent | Literal["declined"] | None = None) -> SensorResponse:
+        """Run one request through the policy. Raises a SensorError (already audited) when refused."""
+        raw = request if isinstance(request, dict) else request.model_dump()
+        try:
+            req = request if isinstance(request, SensorRequest) else SensorRequest.model_validate(
+                {"retention": self.default_retention} | {k: v for k, v in raw.items() if v is not None})
+            rate = req.effective_rate()
+            if req.retention > self.max_retention:
+                raise ValueError(f"retention {req.retention} s exceeds the maximum of {self.max_retention} s")
+        except (ValidationError, ValueError) as e:
+            err = InvalidRequest(_explain(e))
+            self._audit(raw, requester, "invalid", err.message, [])
+            raise err from None
+
+        try:
+            self._check_consent(req, requester, answer)  # 1. consent
+            # 2. scope is enforced by apply_scope below: the reading is cut down before it exists outside
+            self.limiter.acquire(req.sensor, requester, rate)  # 3. rate limit
+            reading = await self.source.read(req.sensor)
+            payload, redactions = apply_scope(req.sensor, req.scope, reading.values)
+        except SensorError as e:
+            decision = {"consent_required": "denied", "consent_declined": "denied",
+                        "throttled": "throttled"}.get(e.code, "failed")
+            self._audit(raw, requester, decision, f"{e.code}: {e.message}", [], req)
+            raise
+        except Exception as e:  # a source bug must not leak a traceback or crash the server
+            err = SourceUnavailable(f"{self.source.name} failed reading {req.sensor.value}: {type(e).__name__}: {e}")
+            self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req)
+            raise err from None
+
+        response = SensorResponse(task_id=req.task_id, payload=payload, redactions=redactions,
+                                  timestamp=iso_utc(reading.taken_at))
+        self.vault.store(requester, req.sensor.value, req.scope.value, response, req.retention)  # 4. retention
+        self._audit(raw, requester, "allowed", f"source {reading.source}", redactions, req)  # 5. audit
+        return response
+
+    def _check_consent(self, req: SensorRequest, requester: str, answer: UserConsent | str | None) -> None:
+        if self._covering(requester, req.sensor, req.scope):
+            return
+        if answer == "declined" or (isinstance(answer, UserConsent) and not answer.allow):
+            raise ConsentDeclined(f"the user declined {requester!r} access to {req.sensor.value}")
+        if isinstance(answer, UserConsent):
+            seconds = REMEMBER_SECONDS[answer.remember]
+            if seconds != 0:
+                self.consents.grant(requester, req.sensor, req.scope, seconds, granted_by="elicitation")
+            return
+        held = self.consents.current(requester, req.sensor)
+        why = (f"consent for {req.sensor.value} covers scope {held.scope.value!r} only" if held
+               else f"no consent for {requester!r} to read {req.sensor.value}")
+        raise ConsentRequired(f"{why}; the user can grant it with `sentinel-mcp sensors consent grant "
+                              f"{req.sensor.value} --requester {requester} --scope {req.scope.value}` "
+                              "or by answering the consent question in an MCP client that supports elicitation")
+
+    def _audit(self, raw: dict[str, Any], requester: str, decision: str, reason: str, redactions: list[str],
+               req: SensorRequest | None = None) -> None:
+        self.audit.record(
+            requester=requester,
+            sensor=req.sensor.value if req else str(raw.get("sensor", ""))[:100],
+            scope=req.scope.value if req else str(raw.get("scope", ""))[:100],
+            policy_tag=req.policy_tag if req else str(raw.get("policy_tag", ""))[:200],
+            task_id=req.task_id if req else str(raw.get("task_id", ""))[:200],
+            decision=decision, reason=reason[:1000], redactions=redactions,
+            retention=req.retention if req and decision == "allowed" else 0)
+
+    # --- inventory ---------------------------------------------------------------------------------
+
+    async def sensor_list(self) -> dict[str, Any]:
+        from device_tools.sensors.kinds import DESCRIPTIONS
+
+        error = None
+        try:
+            available = await self.source.available()
+        except SensorError as e:
+            available, error = set(), e.message
+        sensors = [{"sensor": k.value, "available": k in available, "max_rate_hz": MAX_RATE_HZ[k],
+                    "scopes": [s.value for s in Scope], "description": DESCRIPTIONS[k]} for k in SensorKind]
+        out: dict[str, Any] = {"source": self.source.name, "sensors": sensors}
+        if error:
+            out["error"] = error
+        return out
+
+
+def _explain(e: Exception) -> str:
+    if isinstance(e, ValidationError):
+        parts = []
+        for err in e.errors():
+            loc = ".".join(str(p) for p in err["loc"]) or "request"
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            parts.append(f"{loc}: {msg}")
+        return "; ".join(parts)
+    return str(e)

@@ -1,0 +1,63 @@
+"""Wire shapes of a sensor request and its answer, exactly as the on-device agent design defines them.
+
+``SensorRequest``/``SensorResponse`` are shared with the A2A participant (``sensor_request``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from device_tools.sensors.kinds import MAX_RATE_HZ, Scope, SensorKind, parse_scope, parse_sensor
+
+
+class SensorRequest(BaseModel):
+    """``{"task_id", "sensor", "scope", "retention", "rate", "policy_tag"}`` (design: SensorRequest)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str = Field(default="", max_length=200)
+    sensor: SensorKind
+    scope: Scope = Scope.minimal
+    retention: int = Field(default=300, ge=0, description="seconds the reading may be kept; 0 = not stored")
+    rate: float | None = Field(default=None, gt=0, description="samples per second the requester intends")
+    policy_tag: str = Field(min_length=1, max_length=200, description="why the data is needed, for the audit")
+
+    @field_validator("sensor", mode="before")
+    @classmethod
+    def _sensor(cls, v: Any) -> Any:
+        return parse_sensor(v) if isinstance(v, str) else v
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _scope(cls, v: Any) -> Any:
+        return parse_scope(v) if isinstance(v, str) else v
+
+    @field_validator("rate")
+    @classmethod
+    def _finite(cls, v: float | None) -> float | None:
+        if v is not None and v != v:  # NaN
+            raise ValueError("rate must be a number")
+        return v
+
+    def effective_rate(self) -> float:
+        """The rate enforced for this requester: what it asked for, never above the sensor's maximum."""
+        limit = MAX_RATE_HZ[self.sensor]
+        if self.rate is not None and self.rate > limit:
+            raise ValueError(f"rate {self.rate:g} Hz exceeds the {self.sensor.value} maximum of {limit:g} Hz")
+        return self.rate or limit
+
+
+class SensorResponse(BaseModel):
+    """``{"task_id", "payload", "redactions", "timestamp"}`` (design: SensorResponse)."""
+
+    task_id: str
+    payload: dict[str, Any]
+    redactions: list[str] = Field(default_factory=list)
+    timestamp: str  # ISO 8601 UTC, "2025-10-18T12:00:00Z"
+
+
+def iso_utc(epoch_seconds: float) -> str:
+    return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,113 @@
+"""Parse ``adb shell dumpsys sensorservice``: the sensor inventory and the most recent event per sensor.
+
+Caveats (research note §2.3): events appear only while some client has the sensor registered, so
+adb cannot sample on demand; permission-protected sensors may print ``mask_data``; the format is not
+stable across versions, so every line is parsed leniently and unknown lines are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from device_tools.sensors.errors import MalformedOutput
+
+# 0x01010001) ICM45631 Accelerometer    | Invensense      | ver: 1 | type: android.sensor.accelerometer(1) | ...
+_SENSOR_LINE = re.compile(
+    r"^\s*0x(?P<handle>[0-9a-fA-F]+)\)\s*(?P<name>[^|]+?)\s*\|\s*(?P<vendor>[^|]*?)\s*\|.*?"
+    r"type:\s*(?P<type>[\w.]+)\((?P<type_id>\d+)\)"
+)
+# "lsm6dsv Accelerometer Non-wakeup: last 3 events"
+_EVENTS_HEADER = re.compile(r"^(?P<name>.+?)(?:\s+(?:Non-wakeup|Wakeup|non-wakeup|wakeup))?:\s*last\s+\d+\s+events")
+# "	 1 (ts=100.001, wall=19:44:27.248) 0.10, -9.80, 0.20, 0.00, "
+_EVENT = re.compile(r"^\s*\d+\s+\(ts=(?P<ts>[\d.]+),\s*wall=(?P<wall>[\d:.]+)\)\s*(?P<values>.*)$")
+
+# Android sensor type strings -> Sentinel sensor kinds
+TYPE_TO_KIND = {
+    "android.sensor.accelerometer": "motion",
+    "android.sensor.magnetic_field": "compass",
+    "android.sensor.light": "ambient_light",
+    "android.sensor.pressure": "barometer",
+}
+
+
+@dataclass(frozen=True)
+class HardwareSensor:
+    handle: int
+    name: str
+    vendor: str
+    type: str
+    type_id: int
+
+
+@dataclass(frozen=True)
+class SensorEvent:
+    sensor_name: str
+    ts: float  # seconds since boot
+    values: tuple[float, ...]
+
+
+def parse_sensor_list(text: str) -> list[HardwareSensor]:
+    if "Sensor List" not in text and "sensor" not in text.lower():
+        raise MalformedOutput("dumpsys sensorservice: output does not look like a sensor service dump")
+    sensors = []
+    for line in text.splitlines():
+        m = _SENSOR_LINE.match(line)
+        if m:
+            sensors.append(HardwareSensor(int(m.group("handle"), 16), m.group("name").strip(),
+                                          m.group("vendor").strip(), m.group("type"), int(m.group("type_id"))))
+    return sensors
+
+
+def parse_recent_events(text: str) -> dict[str, SensorEvent]:
+    """The latest event per sensor name from the ``Recent Sensor events:`` section."""
+    latest: dict[str, SensorEvent] = {}
+    in_section, current = False, None
+    for line in text.splitlines():
+        if line.startswith("Recent Sensor events"):
+            in_section = True
+            continue
+        if not in_section:
+            continue
+        header = _EVENTS_HEADER.match(line.strip())
+        if header:
+            current = header.group("name").strip()
+            continue
+        event = _EVENT.match(line)
+        if event and current:
+            values = _values(event.group("values"))
+            if values is None:
+                continue  # mask_data or unreadable: skip rather than guess
+            ev = SensorEvent(current, float(event.group("ts")), values)
+            if current not in latest or ev.ts >= latest[current].ts:
+                latest[current] = ev
+        elif line.strip() and not line[:1].isspace():
+            in_section, current = False, None  # the next unindented section ends the events
+    return latest
+
+
+def _values(text: str) -> tuple[float, ...] | None:
+    if "mask" in text:
+        return None
+    out = []
+    for part in text.replace(";", ",").split(","):
+        p = part.strip()
+        if not p:
+            continue
+        try:
+            out.append(float(p))
+        except ValueError:
+            return None
+    return tuple(out) or None
+
+
+def latest_event_for(text: str, android_type: str) -> tuple[HardwareSensor, SensorEvent] | None:
+    """The newest event of any sensor of this Android type (e.g. android.sensor.accelerometer)."""
+    sensors = [s for s in parse_sensor_list(text) if s.type == android_type]
+    events = parse_recent_events(text)
+    best: tuple[HardwareSensor, SensorEvent] | None = None
+    for s in sensors:
+        ev = events.get(s.name)
+        if ev and (best is None or ev.ts > best[1].ts):
+            best = (s, ev)
+    return best

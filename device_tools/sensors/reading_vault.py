@@ -1,0 +1,64 @@
+"""Readings kept for their retention period and then deleted.
+
+The expiry is stored with each reading, so deletion survives a restart: the vault sweeps when it opens,
+periodically while running, and never returns an expired row even between sweeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Callable
+
+from device_tools.sensors.database import SensorDatabase
+from device_tools.sensors.messages import SensorResponse
+
+log = logging.getLogger(__name__)
+
+
+class ReadingVault:
+    def __init__(self, db: SensorDatabase, clock: Callable[[], float] = time.time) -> None:
+        self._db, self._clock = db, clock
+        self.sweep()  # whatever expired while we were not running goes first
+
+    def store(self, requester: str, sensor: str, scope: str, response: SensorResponse, retention: int) -> int | None:
+        if retention <= 0:
+            return None
+        now = self._clock()
+        return self._db.insert(
+            "INSERT INTO readings(requester, task_id, sensor, scope, response, stored_at, expires_at) "
+            "VALUES (?,?,?,?,?,?,?)",
+            (requester, response.task_id, sensor, scope, response.model_dump_json(), now, now + retention))
+
+    def retained(self, requester: str | None = None, task_id: str | None = None) -> list[dict[str, object]]:
+        sql, params = "SELECT * FROM readings WHERE expires_at > ?", [self._clock()]
+        if requester is not None:
+            sql += " AND requester=?"
+            params.append(requester)
+        if task_id:
+            sql += " AND task_id=?"
+            params.append(task_id)
+        rows = self._db.query(sql + " ORDER BY id", params)
+        return [{"id": r["id"], "sensor": r["sensor"], "scope": r["scope"], "requester": r["requester"],
+                 "expires_at": r["expires_at"], "response": json.loads(r["response"])} for r in rows]
+
+    def count_all(self) -> int:
+        """Rows physically present, expired or not (what the sweeper has not yet deleted)."""
+        return int(self._db.query("SELECT COUNT(*) AS n FROM readings")[0]["n"])
+
+    def sweep(self) -> int:
+        deleted = self._db.execute("DELETE FROM readings WHERE expires_at <= ?", (self._clock(),))
+        if deleted:
+            log.info("retention sweep deleted %d reading(s)", deleted)
+        return deleted
+
+    async def run_sweeper(self, interval: float) -> None:
+        """Sweep forever every ``interval`` seconds (cancel the task to stop)."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                self.sweep()
+            except Exception:  # a locked or vanished file must not kill the sweeper
+                log.exception("retention sweep failed; retrying in %s s", interval)

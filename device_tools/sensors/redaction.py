@@ -1,0 +1,68 @@
+"""Scope and redaction: what a reading may reveal at each scope, and which redactions were applied.
+
+The redaction strings follow the design's SensorResponse ("Rounded to street-level precision",
+"Removed altitude"). Location at minimal/standard carries only latitude and longitude, as in the design's
+scope examples; detailed carries the full fix. Nothing outside a scope's allow-list ever leaves here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from device_tools.sensors.kinds import Scope, SensorKind
+
+# decimal places kept: 1 ≈ 11 km (city), 2 ≈ 1.1 km (street/neighbourhood), as in the design's examples
+LOCATION_DECIMALS = {Scope.minimal: 1, Scope.standard: 2}
+LOCATION_ROUNDING_TEXT = {Scope.minimal: "Rounded to city-level precision",
+                          Scope.standard: "Rounded to street-level precision"}
+DETAILED_LOCATION_FIELDS = ("latitude", "longitude", "altitude", "horizontalAccuracy", "verticalAccuracy",
+                            "speed", "bearing", "provider", "ageSeconds")
+
+BATTERY_FIELDS = {
+    Scope.minimal: ("percentage",),
+    Scope.standard: ("percentage", "charging", "status", "plugged"),
+    Scope.detailed: ("percentage", "charging", "status", "plugged", "health", "temperature_c", "voltage_mv",
+                     "technology", "present", "simulated_by_adb"),
+}
+
+
+def apply_scope(sensor: SensorKind, scope: Scope, values: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Return the payload allowed at ``scope`` and the redactions applied, in the design's wording."""
+    if sensor is SensorKind.location:
+        return _location(scope, values)
+    if sensor is SensorKind.battery:
+        return _battery(scope, values)
+    if sensor is SensorKind.nearby_devices:
+        return _nearby(scope, values)
+    # motion, compass, light, barometer: no scope levels in the design ("N/A")
+    return dict(values), []
+
+
+def _location(scope: Scope, v: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    if scope is Scope.detailed:
+        return {k: v[k] for k in DETAILED_LOCATION_FIELDS if v.get(k) is not None}, []
+    places = LOCATION_DECIMALS[scope]
+    payload = {"latitude": round(float(v["latitude"]), places), "longitude": round(float(v["longitude"]), places)}
+    # the design lists the altitude removal even when the source had none, so the list is the same per scope
+    return payload, [LOCATION_ROUNDING_TEXT[scope], "Removed altitude"]
+
+
+def _battery(scope: Scope, v: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    allowed = BATTERY_FIELDS[scope]
+    payload = {k: v[k] for k in allowed if v.get(k) is not None}
+    redactions = []
+    if scope is not Scope.detailed:
+        if scope is Scope.minimal:
+            redactions.append("Removed charging state")
+        redactions.append("Removed battery health, temperature and voltage")
+    return payload, redactions
+
+
+def _nearby(scope: Scope, v: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    devices = list(v.get("devices") or [])
+    if scope is Scope.minimal:
+        return {"count": len(devices)}, ["Removed device list"]
+    if scope is Scope.standard:
+        return ({"count": len(devices), "devices": [{"kind": d.get("kind"), "rssi": d.get("rssi")} for d in devices]},
+                ["Removed device names", "Removed device addresses"])
+    return {"count": len(devices), "devices": devices}, []

@@ -1,0 +1,169 @@
+"""The sensors built-in: an MCP server with ``sensor_list``, ``sensor_read``, ``sensor_consent`` and
+``sensor_retained``. Mounted by the gateway as ``sensors`` (tools appear as ``sensors__sensor_read``).
+
+Consent is asked through MCP elicitation with the era-portable ``Resolve``/``Elicit`` pattern: pushed on
+2025-era connections, returned as ``InputRequiredResult`` on 2026-07-28 ones (the gateway relays both).
+"""
+
+# no `from __future__ import annotations`: MCPServer evaluates tool annotations, and the resolvers are closures
+
+import contextlib
+import json
+import logging
+from typing import Annotated, Any, AsyncIterator, Literal
+
+import anyio
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from device_tools.sensors.bridge import SensorBridge, UserConsent
+from device_tools.sensors.database import SensorDatabase
+from device_tools.sensors.errors import SensorError
+from device_tools.sensors.kinds import parse_scope, parse_sensor
+from device_tools.sensors.settings import SensorSettings
+from device_tools.sensors.sources.factory import make_source
+from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.gateway.call_meta import client_of
+
+log = logging.getLogger(__name__)
+_NOT_ASKED = "not-asked"  # resolver outcome when no question is needed (or none can be asked)
+
+
+class GrantConfirmation(BaseModel):
+    confirm: bool = Field(description="Grant this sensor access?")
+
+
+def _can_elicit(ctx: Context) -> bool:
+    caps = ctx.client_capabilities
+    el = caps.elicitation if caps is not None else None
+    return el is not None and (el.form is not None or el.url is None)
+
+
+def _ok(data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))], structured_content=data)
+
+
+def _error(err: SensorError | str, code: str = "invalid_request") -> CallToolResult:
+    data = err.to_dict() if isinstance(err, SensorError) else {"error": code, "message": err}
+    return CallToolResult(content=[TextContent(type="text", text=f"{data['error']}: {data['message']}")],
+                          structured_content=data, is_error=True)
+
+
+def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "sensors") -> MCPServer:
+    @contextlib.asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[None]:
+        # runs per connection; sweeps are idempotent, and expired rows are never served between sweeps
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(bridge.vault.run_sweeper, settings.sweep_interval)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
+    server = MCPServer(name, instructions="Device sensors behind consent, scope, rate limits, retention and "
+                       "audit. Every read needs the user's consent and a policy_tag saying why.", lifespan=lifespan)
+
+    async def ask_read_consent(sensor: str, scope: str, ctx: Context) -> Elicit[UserConsent] | str:
+        question = bridge.consent_question(client_of(ctx), sensor, scope)
+        if question is None or not settings.consent_by_elicitation or not _can_elicit(ctx):
+            return _NOT_ASKED
+        return Elicit(question, UserConsent)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+    async def sensor_read(
+        sensor: str,
+        policy_tag: str,
+        consent: Annotated[ElicitationResult[UserConsent], Resolve(ask_read_consent)],
+        ctx: Context,
+        scope: str = "minimal",
+        retention: int | None = None,
+        rate: float | None = None,
+        task_id: str = "",
+    ) -> CallToolResult:
+        """Read one sensor (location, battery, motion, compass, ambient_light, barometer, nearby_devices).
+
+        scope: minimal (city) | standard (street) | detailed (GPS) for location; policy_tag: why you need it;
+        retention: seconds the reading may be kept (0 = not stored); rate: samples/s you intend to read at.
+        Returns the design's SensorResponse {task_id, payload, redactions, timestamp}."""
+        answer: UserConsent | Literal["declined"] | None = None
+        if isinstance(consent, AcceptedElicitation):
+            answer = consent.data if isinstance(consent.data, UserConsent) else None
+        else:
+            answer = "declined"  # declined or cancelled
+        request = {"sensor": sensor, "scope": scope, "policy_tag": policy_tag, "retention": retention,
+                   "rate": rate, "task_id": task_id}
+        try:
+            response = await bridge.handle(request, client_of(ctx), answer)
+        except SensorError as e:
+            return _error(e)
+        return _ok(response.model_dump())
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+    async def sensor_list() -> CallToolResult:
+        """Which sensors this device has through the configured source, with rates and scopes."""
+        return _ok(await bridge.sensor_list())
+
+    async def ask_grant(action: str, ctx: Context, sensor: str | None = None, requester: str | None = None,
+                        scope: str = "minimal", expires_in: float | None = None) -> Elicit[GrantConfirmation] | str:
+        if action != "grant" or not _can_elicit(ctx):
+            return _NOT_ASKED
+        who = requester or client_of(ctx)
+        until = f" for {expires_in:g} s" if expires_in else " until revoked"
+        return Elicit(f"Grant {who!r} access to your {sensor} at {scope} scope{until}?", GrantConfirmation)
+
+    @server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))
+    async def sensor_consent(
+        action: str,
+        confirmation: Annotated[ElicitationResult[GrantConfirmation], Resolve(ask_grant)],
+        ctx: Context,
+        sensor: str | None = None,
+        requester: str | None = None,
+        scope: str = "minimal",
+        expires_in: float | None = None,
+    ) -> CallToolResult:
+        """Manage sensor consent. action: grant | revoke | list. A grant is always confirmed by the user
+        (elicitation); requester defaults to the caller; expires_in in seconds (default: until revoked)."""
+        who = requester or client_of(ctx)
+        if action == "list":
+            return _ok({"consents": [c.model_dump(mode="json") for c in bridge.consents.list(requester)]})
+        if action not in ("grant", "revoke"):
+            return _error(f"unknown action {action!r}; use grant, revoke or list")
+        try:
+            kind = parse_sensor(sensor) if sensor is not None else None
+            level = parse_scope(scope)
+        except ValueError as e:
+            return _error(str(e))
+        if action == "revoke":
+            removed = bridge.consents.revoke(who, kind)
+            return _ok({"revoked": removed, "requester": who, "sensor": kind.value if kind else None})
+        if kind is None:
+            return _error("grant needs a sensor")
+        if not isinstance(confirmation, AcceptedElicitation) or confirmation.data == _NOT_ASKED:
+            if isinstance(confirmation, AcceptedElicitation):
+                return _error("granting sensor consent needs the user: this client cannot ask (no elicitation); "
+                              f"run `sentinel-mcp sensors consent grant {kind.value} --requester {who} "
+                              f"--scope {level.value}`", "consent_required")
+            return _error("the user did not confirm the grant", "consent_declined")
+        if not confirmation.data.confirm:
+            return _error("the user did not confirm the grant", "consent_declined")
+        try:
+            consent = bridge.consents.grant(who, kind, level, expires_in, granted_by="tool")
+        except ValueError as e:
+            return _error(str(e))
+        return _ok({"granted": consent.model_dump(mode="json")})
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+    async def sensor_retained(ctx: Context, task_id: str = "") -> CallToolResult:
+        """Your readings still within their retention period (expired ones are already deleted)."""
+        return _ok({"readings": bridge.vault.retained(client_of(ctx), task_id or None)})
+
+    return server
+
+
+def create_server(ctx: BuiltinContext) -> MCPServer:
+    settings = SensorSettings.from_section(ctx.settings, f"sentinel.{ctx.name}")
+    bridge = SensorBridge(make_source(settings), SensorDatabase(ctx.data_dir),
+                          default_retention=settings.default_retention, max_retention=settings.max_retention)
+    return build_server(bridge, settings, ctx.name)

@@ -1,0 +1,120 @@
+"""Sensors read inside Termux through the termux-api commands (JSON on stdout).
+
+``termux-sensor`` is always run with ``-n 1``; if it is killed on timeout, ``termux-sensor -c`` releases
+the listener so none is ever left running on the phone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import time
+from typing import Any, Callable
+
+from device_tools.sensors.errors import SensorUnsupported, SourceUnavailable
+from device_tools.sensors.kinds import SensorKind
+from device_tools.sensors.parsers.termux_json import (parse_termux_battery, parse_termux_location,
+                                                      parse_termux_sensor_list, parse_termux_sensor_sample)
+from device_tools.sensors.reading import Reading
+from device_tools.sensors.sources.adb import values_from_event
+
+# which termux-sensor name serves each kind: (must contain, must not contain)
+_NAME_RULES: dict[SensorKind, tuple[str, tuple[str, ...]]] = {
+    SensorKind.motion: ("accelerometer", ("linear", "uncalibrated")),
+    SensorKind.compass: ("magnetic", ("uncalibrated",)),
+    SensorKind.ambient_light: ("light", ()),
+    SensorKind.barometer: ("pressure", ()),
+}
+
+
+class TermuxSource:
+    name = "termux"
+
+    def __init__(self, bin_dir: str | None = None, timeout: float = 15.0,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._bin_dir, self._timeout, self._clock = bin_dir, timeout, clock
+        self._sensor_names: dict[SensorKind, str] | None = None
+
+    async def close(self) -> None:
+        return None
+
+    def _which(self, command: str) -> str:
+        path = shutil.which(command, path=self._bin_dir) if self._bin_dir else shutil.which(command)
+        if path is None:
+            where = self._bin_dir or os.environ.get("PATH", "")
+            raise SourceUnavailable(f"{command} not found (in {where}); install Termux:API and "
+                                    "`pkg install termux-api`")
+        return path
+
+    async def _run(self, command: str, *args: str) -> str:
+        exe = self._which(command)
+        proc = await asyncio.create_subprocess_exec(exe, *args, stdin=asyncio.subprocess.DEVNULL,
+                                                    stdout=asyncio.subprocess.PIPE,
+                                                    stderr=asyncio.subprocess.PIPE)
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), self._timeout)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+            if command == "termux-sensor":
+                await self._release_listeners()
+            raise SourceUnavailable(f"{command} {' '.join(args)}: no answer within {self._timeout:g} s "
+                                    "(is the Termux:API app installed and allowed?)") from None
+        if proc.returncode != 0:
+            msg = (err or out).decode("utf-8", "replace").strip()[:200]
+            raise SourceUnavailable(f"{command} exited with {proc.returncode}: {msg or 'no message'}")
+        return out.decode("utf-8", "replace")
+
+    async def _release_listeners(self) -> None:
+        try:
+            exe = self._which("termux-sensor")
+            proc = await asyncio.create_subprocess_exec(exe, "-c", stdout=asyncio.subprocess.DEVNULL,
+                                                        stderr=asyncio.subprocess.DEVNULL)
+            await asyncio.wait_for(proc.wait(), 5)
+        except (OSError, asyncio.TimeoutError, SourceUnavailable):
+            pass  # best effort: the listener dies with the Termux:API service anyway
+
+    async def _names(self) -> dict[SensorKind, str]:
+        if self._sensor_names is None:
+            names = parse_termux_sensor_list(await self._run("termux-sensor", "-l"))
+            found: dict[SensorKind, str] = {}
+            for kind, (want, avoid) in _NAME_RULES.items():
+                for n in names:
+                    low = n.lower()
+                    if want in low and not any(a in low for a in avoid):
+                        found[kind] = n
+                        break
+            self._sensor_names = found
+        return self._sensor_names
+
+    async def available(self) -> set[SensorKind]:
+        kinds: set[SensorKind] = set()
+        for kind, command in ((SensorKind.location, "termux-location"), (SensorKind.battery, "termux-battery-status")):
+            try:
+                self._which(command)
+                kinds.add(kind)
+            except SourceUnavailable:
+                pass
+        try:
+            kinds |= set(await self._names())
+        except SourceUnavailable:
+            if not kinds:
+                raise
+        return kinds
+
+    async def read(self, sensor: SensorKind) -> Reading:
+        values: dict[str, Any]
+        if sensor is SensorKind.location:
+            values = parse_termux_location(await self._run("termux-location", "-p", "gps", "-r", "once"))
+        elif sensor is SensorKind.battery:
+            values = parse_termux_battery(await self._run("termux-battery-status"))
+        elif sensor in _NAME_RULES:
+            name = (await self._names()).get(sensor)
+            if name is None:
+                raise SensorUnsupported(f"this phone reports no sensor for {sensor.value}")
+            out = await self._run("termux-sensor", "-s", name, "-n", "1")
+            values = values_from_event(sensor, parse_termux_sensor_sample(out, name)) | {"hardware": name}
+        else:
+            raise SensorUnsupported(f"{sensor.value} cannot be read through Termux")
+        return Reading(sensor=sensor, values=values, taken_at=self._clock(), source=self.name)
