@@ -1,0 +1,214 @@
+"""The Prolog engine: SWI-Prolog through pyswip, owned by one dedicated thread, driven from asyncio.
+
+pyswip is not thread-safe, and SWI-Prolog can be initialised only once per process, so there is one
+engine per process (``shared_engine()``); every caller submits a function that runs on the engine
+thread and gets a future back. Rulebases and sessions live in distinct Prolog modules, so several
+guards (tests, reloads) share the engine without seeing each other's clauses or facts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import queue
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from sentinel_mcp.policy.prolog_text import float_text, json_atom, quote_atom
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
+DEFAULT_INFERENCE_LIMIT = 2_000_000
+
+
+class EngineError(Exception):
+    """A query the engine could not run (a bug or a malformed request, never a policy outcome)."""
+
+
+class PrologEngine:
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[Any], Any], Future[Any]] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._start_error: BaseException | None = None
+        self._lock = threading.Lock()
+
+    # ---------------------------------------------------------------- thread
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._run, name="sentinel-prolog", daemon=True)
+            self._thread.start()
+        self._ready.wait()
+        if self._start_error is not None:
+            raise EngineError(f"cannot start SWI-Prolog: {self._start_error}")
+
+    def _run(self) -> None:
+        try:
+            from pyswip import Prolog
+
+            prolog = Prolog()
+            list(prolog.query(f"use_module({quote_atom(str(CORE))})"))
+        except BaseException as e:  # reported to start()
+            self._start_error = e
+            self._ready.set()
+            return
+        self._ready.set()
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            fn, fut = job
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn(prolog))
+            except BaseException as e:
+                fut.set_exception(e)
+
+    def submit(self, fn: Callable[[Any], T]) -> Future[T]:
+        self.start()
+        fut: Future[T] = Future()
+        self._jobs.put((fn, fut))
+        return fut
+
+    async def run(self, fn: Callable[[Any], T]) -> T:
+        return await asyncio.wrap_future(self.submit(fn))
+
+    def run_sync(self, fn: Callable[[Any], T], timeout: float | None = 60.0) -> T:
+        return self.submit(fn).result(timeout)
+
+    # ---------------------------------------------------------------- queries
+    @staticmethod
+    def _json_query(prolog: Any, goal: str) -> dict[str, Any]:
+        """Run ``goal`` whose last argument is Out (a JSON atom); return the decoded object."""
+        from pyswip.prolog import PrologError
+
+        try:
+            rows = list(prolog.query(goal, maxresult=1))
+        except PrologError as e:
+            raise EngineError(f"prolog error: {e}") from None
+        if not rows:
+            raise EngineError(f"query failed: {goal[:200]}")
+        out = rows[0]["Out"]
+        if isinstance(out, bytes):
+            out = out.decode()
+        return json.loads(str(out))
+
+    @staticmethod
+    def _run_goal(prolog: Any, goal: str) -> None:
+        from pyswip.prolog import PrologError
+
+        try:
+            rows = list(prolog.query(goal, maxresult=1))
+        except PrologError as e:
+            raise EngineError(f"prolog error: {e}") from None
+        if not rows:
+            raise EngineError(f"goal failed: {goal[:200]}")
+
+    async def json_query(self, goal: str) -> dict[str, Any]:
+        return await self.run(lambda p: self._json_query(p, goal))
+
+    async def goal(self, goal: str) -> None:
+        await self.run(lambda p: self._run_goal(p, goal))
+
+    # ---------------------------------------------------------------- typed calls
+    async def load(self, module: str, files: list[str]) -> dict[str, Any]:
+        """Load rulebase files into ``module``; returns {errors: [...], warnings: [...]}. The caller
+        unloads the module when it has errors."""
+        m = quote_atom(module)
+
+        def job(p: Any) -> dict[str, Any]:
+            out = self._json_query(p, f"sentinel_core:sn_load({m}, {json_atom(files)}, Out)")
+            if not out["errors"]:
+                self._run_goal(p, f"sentinel_core:sn_finish_load({m})")
+            return out
+
+        return await self.run(job)
+
+    async def unload(self, module: str) -> None:
+        await self.goal(f"sentinel_core:sn_unload({quote_atom(module)})")
+
+    async def info(self, module: str) -> dict[str, Any]:
+        return await self.json_query(f"sentinel_core:sn_info({quote_atom(module)}, Out)")
+
+    async def decide(self, rb: str, session: str, now: float, tool: str, arguments: dict[str, Any],
+                     digest: str, version: str, limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:
+        return await self.json_query(
+            f"sentinel_core:sn_decide({quote_atom(rb)}, {quote_atom(session)}, {float_text(now)}, "
+            f"{quote_atom(tool)}, {json_atom(arguments)}, {quote_atom(digest)}, {quote_atom(version)}, "
+            f"{int(limit)}, Out)")
+
+    async def query(self, rb: str, session: str, now: float, goal: str, max_solutions: int = 20,
+                    limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:
+        return await self.json_query(
+            f"sentinel_core:sn_query({quote_atom(rb)}, {quote_atom(session)}, {float_text(now)}, "
+            f"{quote_atom(goal)}, {int(max_solutions)}, {int(limit)}, Out)")
+
+    async def context_check(self, rb: str, session: str, now: float, name: str, value: Any,
+                            limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:
+        return await self.json_query(
+            f"sentinel_core:sn_context_check({quote_atom(rb)}, {quote_atom(session)}, {float_text(now)}, "
+            f"{quote_atom(name)}, {json_atom(value)}, {int(limit)}, Out)")
+
+    async def extract(self, rb: str, tool: str, arguments: dict[str, Any], result: Any) -> list[dict[str, Any]]:
+        out = await self.json_query(
+            f"sentinel_core:sn_extract({quote_atom(rb)}, {quote_atom(tool)}, {json_atom(arguments)}, "
+            f"{json_atom(result)}, Out)")
+        return list(out["facts"])
+
+    async def effects(self, rb: str, tool: str, arguments: dict[str, Any]) -> list[str]:
+        out = await self.json_query(
+            f"sentinel_core:sn_effects({quote_atom(rb)}, {quote_atom(tool)}, {json_atom(arguments)}, Out)")
+        return list(out["invalidate"])
+
+    async def assert_facts(self, session: str, facts: list[tuple[str, float | None, str]]) -> None:
+        """Mirror facts (text, expires_at or None, provenance) into the session module, in one job."""
+        if not facts:
+            return
+        goals = [f"sentinel_core:sn_assert({quote_atom(session)}, {quote_atom(text)}, "
+                 f"{float_text(exp if exp is not None else float('inf'))}, {quote_atom(prov)})"
+                 for text, exp, prov in facts]
+
+        def job(p: Any) -> None:
+            for g in goals:
+                self._run_goal(p, g)
+
+        await self.run(job)
+
+    async def assert_bulk(self, session: str, facts: list[tuple[str, float | None, str]]) -> None:
+        """Like assert_facts, but one Prolog call for all (loading a large session)."""
+        if not facts:
+            return
+        lines = "\n".join(f"{text}\t{float_text(exp if exp is not None else float('inf'))}\t{prov}"
+                          for text, exp, prov in facts)
+        await self.goal(f"sentinel_core:sn_assert_lines({quote_atom(session)}, {quote_atom(lines)})")
+
+    async def retract(self, session: str, pattern: str) -> list[str]:
+        out = await self.json_query(
+            f"sentinel_core:sn_retract({quote_atom(session)}, {quote_atom(pattern)}, Out)")
+        return list(out["removed"])
+
+    async def drop_session(self, session: str) -> None:
+        await self.goal(f"sentinel_core:sn_drop_session({quote_atom(session)})")
+
+    async def fact_json(self, fact_text: str) -> dict[str, Any]:
+        return await self.json_query(f"sentinel_core:sn_fact_json({quote_atom(fact_text)}, Out)")
+
+
+_shared: PrologEngine | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_engine() -> PrologEngine:
+    """The process's one Prolog engine (SWI-Prolog cannot be initialised twice)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = PrologEngine()
+        return _shared

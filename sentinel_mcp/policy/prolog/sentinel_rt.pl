@@ -1,0 +1,27 @@
+/*  Predicates every rulebase can call (imported into each rulebase module). */
+:- module(sentinel_rt, [now/1, iso_hours_between/3, iso_date_before/2, option_value/4, json_get/3,
+                        fact_provenance/2, context_value/2, call_tool_name/1]).
+:- use_module(library(lists)).
+
+now(T) :- sentinel_core:cur(now, T).
+
+fact_provenance(G, P) :- sentinel_core:fact_provenance(G, P).
+context_value(N, V) :- sentinel_core:context_value(N, V).
+call_tool_name(T) :- sentinel_core:call_tool_name(T).
+
+%  iso_hours_between(+T1, +T2, -H): hours from T1 to T2 ('2024-05-08T11:25:00', '2024-05-15 15:00:00', '2024-05-15').
+iso_hours_between(T1, T2, H) :- iso_stamp(T1, S1), iso_stamp(T2, S2), H is (S2 - S1) / 3600.
+
+iso_date_before(D1, D2) :- iso_stamp(D1, S1), iso_stamp(D2, S2), S1 < S2.
+
+iso_stamp(T, S) :-
+    ( atom(T) -> A = T ; string(T) -> atom_string(A, T) ; format(atom(A), '~w', [T]) ),
+    (   sub_atom(A, 10, 1, _, ' ') -> sub_atom(A, 0, 10, _, D), sub_atom(A, 11, _, 0, R), atomic_list_concat([D, 'T', R], A1)
+    ;   A1 = A
+    ),
+    ( atom_length(A1, 10) -> atom_concat(A1, 'T00:00:00', A2) ; A2 = A1 ),
+    parse_time(A2, iso_8601, S).
+
+option_value(List, Name, Default, V) :- ( memberchk(Name = V0, List) -> V = V0 ; V = Default ).
+
+json_get(json(KVs), K, V) :- memberchk(K = V, KVs).
