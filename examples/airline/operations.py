@@ -67,8 +67,9 @@ class AirlineOperations:
         pairs: list[list[DirectFlight]] = []
         for first in self.database.available_flights(date, origin=origin):
             first.date = date
-            # A first leg arriving "+1" connects the next day. tau2 builds that date as
-            # f"2024-05-{day + 1}", which breaks for days 1-8 and month ends; a real next day is meant.
+            # A first leg arriving "+1" connects the next day. tau2 writes that date as
+            # f"2024-05-{day + 1}": the same for every bookable date of db.json (May 16-30), but
+            # wrong for days 1-8 and month ends of another database, so compute the real next day.
             second_date = next_day(date) if "+1" in first.scheduled_arrival_time_est else date
             if second_date is None:
                 continue
