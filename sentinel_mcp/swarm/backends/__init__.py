@@ -1,0 +1,1 @@
+"""Model backends behind one interface (``ModelBackend``), chosen by config: local, openai, sampling."""

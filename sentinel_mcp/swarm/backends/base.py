@@ -1,0 +1,72 @@
+"""The one interface every model backend implements, and the errors it may raise."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+Role = Literal["planner", "coder", "critic", "verifier"]
+Grammar = Literal["plan", "critic", "verifier"]
+
+# called once per failed attempt (before any retry), so breakers see every model error
+ErrorSink = Callable[[str], None]
+
+
+class ModelRequest(BaseModel):
+    role: Role
+    system: str
+    prompt: str
+    grammar: Grammar | None = None  # JSON-shaped output wanted (constrained where the backend can)
+    max_tokens: int = Field(2048, ge=1)
+
+
+class ModelReply(BaseModel):
+    text: str
+    json_data: Any = None  # parsed JSON when the backend returned it structured
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model: str = ""
+    attempts: int = 1
+
+
+class ModelError(Exception):
+    """A model call that failed for good (after the backend's own retries)."""
+
+    def __init__(self, message: str, *, transient: bool = False, status: int | None = None) -> None:
+        super().__init__(message)
+        self.transient = transient
+        self.status = status
+
+
+class ModelBackend(Protocol):
+    name: str
+
+    async def complete(self, request: ModelRequest, on_error: ErrorSink) -> ModelReply: ...
+
+    async def aclose(self) -> None: ...
+
+
+def estimate_tokens(text: str) -> int:
+    """~4 characters per token: used only when a backend reports no usage."""
+    return max(1, len(text) // 4) if text else 0
+
+
+_FENCE = re.compile(r"```[A-Za-z0-9_+-]*\n(.*?)```", re.DOTALL)
+
+
+def extract_json(text: str) -> Any:
+    """JSON from a reply: the whole text, a fenced block, or the outermost {...}; ValueError if none."""
+    candidates = [text.strip()]
+    candidates += [m.strip() for m in _FENCE.findall(text)]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start:end + 1])
+    for c in candidates:
+        try:
+            return json.loads(c)
+        except (json.JSONDecodeError, ValueError):
+            continue
+    raise ValueError("the reply contains no JSON object")

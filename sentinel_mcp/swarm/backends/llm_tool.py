@@ -1,0 +1,54 @@
+"""The local ``llm`` built-in, called through the gateway (guarded) as ``llm__llm_generate``.
+
+The tool returns ``{"text", "json", "tokens": {"prompt", "completion"}, "model"}`` as structured content;
+``grammar`` names a GBNF grammar (plan, critic, verifier) that keeps the output parseable.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sentinel_mcp.gateway.builtin import ToolInvoker
+from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest, estimate_tokens
+
+
+def _text_of(result: Any) -> str:
+    return "\n".join(getattr(c, "text", "") for c in (getattr(result, "content", None) or []))
+
+
+class LlmToolBackend:
+    name = "local"
+
+    def __init__(self, call_tool: ToolInvoker, tool_name: str = "llm__llm_generate") -> None:
+        self._call_tool = call_tool
+        self.tool_name = tool_name
+
+    async def complete(self, request: ModelRequest, on_error: ErrorSink) -> ModelReply:
+        args: dict[str, Any] = {"prompt": request.prompt, "system": request.system, "max_tokens": request.max_tokens}
+        if request.grammar:
+            args["grammar"] = request.grammar
+        try:
+            result = await self._call_tool(self.tool_name, args)
+        except Exception as e:  # the gateway itself failed: a model error like any other
+            on_error(f"{self.tool_name}: {type(e).__name__}: {e}")
+            raise ModelError(f"{self.tool_name} failed: {type(e).__name__}: {e}") from None
+        if getattr(result, "is_error", False):
+            why = _text_of(result)[:300] or "error result"
+            on_error(f"{self.tool_name}: {why}")
+            raise ModelError(f"{self.tool_name} returned an error: {why}")
+        data = getattr(result, "structured_content", None)
+        if not isinstance(data, dict):
+            try:
+                data = json.loads(_text_of(result))
+            except ValueError:
+                data = {"text": _text_of(result)}
+        text = str(data.get("text") or "")
+        tokens = data.get("tokens") if isinstance(data.get("tokens"), dict) else {}
+        return ModelReply(text=text, json_data=data.get("json"),
+                          prompt_tokens=int(tokens.get("prompt") or estimate_tokens(request.system + request.prompt)),
+                          completion_tokens=int(tokens.get("completion") or estimate_tokens(text)),
+                          model=str(data.get("model") or "local"))
+
+    async def aclose(self) -> None:
+        return None

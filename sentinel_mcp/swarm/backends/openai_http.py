@@ -1,0 +1,103 @@
+"""Any OpenAI-compatible chat-completions endpoint over HTTP (httpx2).
+
+30 s timeout per attempt; timeouts, 429 and 5xx are retried with exponential backoff; other 4xx are
+not retried. Token usage comes from the response's ``usage``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+import httpx2
+from pydantic import BaseModel, ConfigDict, Field
+
+from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest, estimate_tokens
+
+
+class OpenAISettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    base_url_env: str = "SWARM_OPENAI_BASE_URL"
+    api_key_env: str = "SWARM_OPENAI_API_KEY"
+    model: str = "gpt-4o-mini"
+    timeout: float = Field(30.0, gt=0, le=30.0)  # seconds per attempt; may only be lowered
+    max_attempts: int = Field(4, ge=1, le=6)
+    backoff_base: float = Field(1.0, ge=0, le=30)  # first wait; doubles each retry
+    json_mode: bool = True  # ask for response_format=json_object when a structured reply is wanted
+    temperature: float = Field(0.2, ge=0, le=2)
+
+
+class OpenAIBackend:
+    name = "openai"
+
+    def __init__(self, settings: OpenAISettings, base_url: str, api_key: str | None) -> None:
+        self.settings = settings
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(settings.timeout))
+
+    @classmethod
+    def from_env(cls, settings: OpenAISettings) -> "OpenAIBackend":
+        base = os.environ.get(settings.base_url_env)
+        if not base:
+            raise ModelError(f"the openai backend needs the endpoint's base URL in ${settings.base_url_env}")
+        return cls(settings, base, os.environ.get(settings.api_key_env))
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": [{"role": "system", "content": request.system},
+                         {"role": "user", "content": request.prompt}],
+            "max_tokens": request.max_tokens,
+            "temperature": self.settings.temperature,
+        }
+        if request.grammar and self.settings.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    async def complete(self, request: ModelRequest, on_error: ErrorSink) -> ModelReply:
+        url = f"{self.base_url}/chat/completions"
+        body = self._body(request)
+        last = "no attempt made"
+        for attempt in range(1, self.settings.max_attempts + 1):
+            transient = True
+            try:
+                resp = await self._http.post(url, json=body)
+            except httpx2.TimeoutException:
+                last = f"timeout after {self.settings.timeout:g} s"
+            except httpx2.TransportError as e:
+                last = f"connection error: {type(e).__name__}: {e}"
+            else:
+                if resp.status_code == 200:
+                    return self._reply(resp, attempt, request.system + request.prompt)
+                last = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                transient = resp.status_code == 429 or resp.status_code >= 500
+                if not transient:
+                    on_error(last)
+                    raise ModelError(f"model endpoint refused the request: {last}", status=resp.status_code)
+            on_error(last)
+            if attempt < self.settings.max_attempts:
+                await asyncio.sleep(self.settings.backoff_base * (2 ** (attempt - 1)))
+        raise ModelError(f"model endpoint failed {self.settings.max_attempts} times: {last}", transient=True)
+
+    def _reply(self, resp: httpx2.Response, attempt: int, prompt: str) -> ModelReply:
+        try:
+            data = resp.json()
+            text = data["choices"][0]["message"]["content"] or ""
+        except (ValueError, KeyError, IndexError, TypeError) as e:
+            raise ModelError(f"malformed chat-completions response: {type(e).__name__}: {e}") from None
+        usage = data.get("usage") or {}
+        return ModelReply(
+            text=text,
+            # no usage reported: estimate, so the token cap still holds
+            prompt_tokens=int(usage.get("prompt_tokens") or estimate_tokens(prompt)),
+            completion_tokens=int(usage.get("completion_tokens") or estimate_tokens(text)),
+            model=str(data.get("model") or self.settings.model),
+            attempts=attempt,
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()

@@ -1,0 +1,163 @@
+"""Runs builds for the MCP server and the CLI: validation, the lock, background tasks, cancellation, status."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import secrets
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from sentinel_mcp.swarm.backends.base import ModelBackend
+from sentinel_mcp.swarm.logging_setup import setup_swarm_logging
+from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, ProgressSink
+from sentinel_mcp.swarm.settings import SwarmSettings
+from sentinel_mcp.swarm.spec import parse_spec
+from sentinel_mcp.swarm.state import SwarmStore
+from sentinel_mcp.swarm.task_lock import TaskLock
+from sentinel_mcp.swarm.workspace import Workspace
+
+log = logging.getLogger("sentinel.swarm")
+TASK_ID = re.compile(r"^t\d{8}-\d{6}-[0-9a-f]{6}$")
+BackendFactory = Callable[[], Awaitable[ModelBackend]]
+
+
+class UnknownTaskError(KeyError):
+    def __str__(self) -> str:
+        return f"no such task: {self.args[0]}"
+
+
+def new_task_id() -> str:
+    return time.strftime("t%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+class BuildService:
+    """Layout under ``root`` (the built-in's data dir, ``<data dir>/swarm``): swarm.db, swarm.lock, logs/, <task_id>/."""
+
+    def __init__(self, root: Path, settings: SwarmSettings) -> None:
+        self.root = Path(root)
+        self.settings = settings
+        self.store = SwarmStore(self.root / "swarm.db")
+        self.lock = TaskLock(self.root / "swarm.lock")
+        self._running: dict[str, asyncio.Task[str]] = {}
+        self._listeners: dict[str, list[ProgressSink]] = {}
+        self._started = False
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        setup_swarm_logging(self.root / "logs", self.settings.log_retention_days)
+        await self.store.open()
+        if self.lock.holder() is None or not self._lock_owner_alive():
+            # tasks left mid-run by a process that is gone: FAILED, with their state kept
+            for tid in await self.store.fail_unfinished("interrupted: the process running it stopped"):
+                log.warning("task %s was left unfinished; marked FAILED", tid)
+        self._started = True
+
+    def _lock_owner_alive(self) -> bool:
+        from sentinel_mcp.swarm.task_lock import _alive
+        info = self.lock.holder() or {}
+        return bool(info.get("pid")) and _alive(int(info["pid"]))
+
+    async def close(self) -> None:
+        for tid in list(self._running):
+            await self.cancel(tid)
+        await self.store.close()
+        self._started = False
+
+    def workspace_of(self, task_id: str) -> Workspace:
+        if not TASK_ID.match(task_id):
+            raise UnknownTaskError(task_id)
+        return Workspace(self.root / task_id)
+
+    async def submit(self, spec_data: Any, backend_factory: BackendFactory, *, session: str = "",
+                     caps: dict[str, Any] | None = None, listener: ProgressSink | None = None) -> str:
+        """Validate, take the lock, record the task and start it in the background; returns its id.
+
+        Raises ``SpecError`` (what is wrong with the spec), ``ValueError`` (a cap above the configured
+        one), ``BuildBusyError`` (another build runs) or ``ModelError`` (the backend cannot start).
+        """
+        spec = parse_spec(spec_data)
+        limits = self.settings.limits.lowered(**(caps or {}))
+        backend = await backend_factory()
+        task_id = new_task_id()
+        try:
+            self.lock.acquire(task_id)
+        except BaseException:
+            await backend.aclose()
+            raise
+        try:
+            workspace = self.workspace_of(task_id).create()
+            await self.store.create_task(task_id, spec.model_dump(), workspace.root, session=session,
+                                         backend=backend.name)
+        except BaseException:
+            self.lock.release()
+            await backend.aclose()
+            raise
+        self._listeners[task_id] = [listener] if listener else []
+        orch = Orchestrator(task_id=task_id, spec=spec, store=self.store, backend=backend, workspace=workspace,
+                            limits=limits, breakers=self.settings.breakers, progress=self._fan_out)
+        self._running[task_id] = asyncio.create_task(self._run(orch, backend), name=f"swarm-{task_id}")
+        log.info("task %s started (backend %s, session %s)", task_id, backend.name, session or "-")
+        return task_id
+
+    async def _run(self, orch: Orchestrator, backend: ModelBackend) -> str:
+        try:
+            return await orch.run()
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(backend.aclose())
+            self.lock.release()
+            self._running.pop(orch.task_id, None)
+            self._listeners.pop(orch.task_id, None)
+
+    async def _fan_out(self, event: ProgressEvent) -> None:
+        for listener in list(self._listeners.get(event.task_id, [])):
+            with contextlib.suppress(Exception):
+                await listener(event)
+
+    def add_listener(self, task_id: str, listener: ProgressSink) -> None:
+        self._listeners.setdefault(task_id, []).append(listener)
+
+    def is_running(self, task_id: str) -> bool:
+        return task_id in self._running
+
+    async def wait(self, task_id: str) -> dict[str, Any]:
+        task = self._running.get(task_id)
+        if task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+        return await self.status(task_id)
+
+    async def cancel(self, task_id: str) -> bool:
+        """Cancel a build running in this process; it ends FAILED ("cancelled") with its state kept."""
+        task = self._running.get(task_id)
+        if task is None:
+            return False
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return True
+
+    async def status(self, task_id: str) -> dict[str, Any]:
+        if not TASK_ID.match(task_id):
+            raise UnknownTaskError(task_id)
+        task = await self.store.get_task(task_id)
+        if task is None:
+            raise UnknownTaskError(task_id)
+        steps = await self.store.steps_of(task_id)
+        task["running_here"] = self.is_running(task_id)
+        task["steps"] = [{k: s[k] for k in ("step_number", "attempt", "file_path", "status", "issues", "warnings")}
+                         for s in steps]
+        task["files"] = self.workspace_of(task_id).list_files()
+        return task
+
+    async def list(self, limit: int = 20) -> list[dict[str, Any]]:
+        rows = await self.store.list_tasks(limit)
+        return [{k: r[k] for k in ("task_id", "state", "error", "created_at", "finished_at", "model_calls")}
+                | {"app_name": (r["spec"] or {}).get("app_name"), "running_here": self.is_running(r["task_id"])}
+                for r in rows]

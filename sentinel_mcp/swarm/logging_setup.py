@@ -1,0 +1,68 @@
+"""Daily rotating swarm logs in the data dir, with personal data redacted before anything is written."""
+
+from __future__ import annotations
+
+import logging
+import re
+from logging.handlers import TimedRotatingFileHandler
+from pathlib import Path
+
+_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 [REDACTED]"),
+    (re.compile(r"(?i)\b(api[_-]?key|token|secret|password|passwd)(\"?\s*[:=]\s*\"?)[^\s\"',;]{4,}"),
+     r"\1\2[REDACTED]"),
+    (re.compile(r"\b(?:sk|pk|rk|ghp|gho|xox[abp])[-_][A-Za-z0-9_-]{12,}\b"), "[REDACTED-KEY]"),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "[REDACTED-KEY]"),
+    (re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b"), "[REDACTED-EMAIL]"),
+    # phone numbers: +country or grouped digits, 8-15 digits in all (not dates, ids or version numbers)
+    (re.compile(r"(?<![\w.])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?)?\d{2,4}[\s.-]\d{3,4}[\s.-]\d{3,4}(?![\w.])"),
+     "[REDACTED-PHONE]"),
+    (re.compile(r"(?<![\w.])\+\d{8,15}(?![\w.])"), "[REDACTED-PHONE]"),
+]
+
+
+def redact(text: str) -> str:
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites the formatted message so neither the message nor its arguments leak personal data."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        record.msg = redact(message)
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        elif record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True
+
+
+_MARK = "_sentinel_swarm_log_dir"
+
+
+def setup_swarm_logging(log_dir: Path, retention_days: int = 30) -> Path:
+    """Attach a midnight-rotating file handler to the ``sentinel.swarm`` logger (once per directory)."""
+    log_dir = Path(log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    path = log_dir / "swarm.log"
+    logger = logging.getLogger("sentinel.swarm")
+    for h in logger.handlers:
+        if getattr(h, _MARK, None) == str(log_dir):
+            return path
+    handler = TimedRotatingFileHandler(path, when="midnight", backupCount=retention_days, encoding="utf-8",
+                                       delay=True)
+    setattr(handler, _MARK, str(log_dir))
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())
+    logger.addHandler(handler)
+    if logger.level == logging.NOTSET or logger.level > logging.INFO:
+        logger.setLevel(logging.INFO)
+    return path

@@ -1,0 +1,254 @@
+"""The orchestrator: PLANNING -> EXECUTING -> VERIFYING -> COMPLETED, or FAILED from any state.
+
+Steps run in plan order, one at a time. Caps are checked where the design says (wall clock before
+each agent, model calls before each call, tokens after each call); breakers and the retry cap abort
+the task; cancellation ends it FAILED with everything recorded so far kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from pydantic import ValidationError
+
+from sentinel_mcp.swarm.agents.coder import coder_request, parse_coder_reply, truncate_utf8
+from sentinel_mcp.swarm.agents.critic import (CriticOutputError, critic_request, deterministic_verdict,
+                                              parse_critic_reply)
+from sentinel_mcp.swarm.agents.planner import parse_planner_reply, planner_request
+from sentinel_mcp.swarm.agents.verifier import parse_verifier_reply, verifier_request
+from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelReply, ModelRequest
+from sentinel_mcp.swarm.breakers import (BreakerSettings, BreakerTripped, ConsecutiveFailureBreaker,
+                                         ModelErrorBreaker)
+from sentinel_mcp.swarm.checks import check_file, check_project
+from sentinel_mcp.swarm.limits import Budget, LimitExceeded, Limits
+from sentinel_mcp.swarm.messages import CriticVerdict, Issue
+from sentinel_mcp.swarm.path_safety import UnsafePathError
+from sentinel_mcp.swarm.plan import Plan, PlanError, PlanStep, validate_plan
+from sentinel_mcp.swarm.spec import TaskSpec
+from sentinel_mcp.swarm.state import SwarmStore
+from sentinel_mcp.swarm.workspace import Workspace
+
+log = logging.getLogger("sentinel.swarm")
+
+
+class StepFailed(Exception):
+    """A step was not accepted within its attempts."""
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    task_id: str
+    state: str
+    progress: float
+    total: float | None
+    message: str
+
+
+ProgressSink = Callable[[ProgressEvent], Awaitable[None]]
+_ABORTS = (PlanError, LimitExceeded, BreakerTripped, StepFailed, UnsafePathError, ModelError)
+
+
+class Orchestrator:
+    def __init__(self, *, task_id: str, spec: TaskSpec, store: SwarmStore, backend: ModelBackend,
+                 workspace: Workspace, limits: Limits, breakers: BreakerSettings | None = None,
+                 progress: ProgressSink | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.task_id = task_id
+        self.spec = spec
+        self.store = store
+        self.backend = backend
+        self.workspace = workspace
+        self.limits = limits
+        breakers = breakers or BreakerSettings()
+        self.budget = Budget(limits, clock)
+        self.step_failures = ConsecutiveFailureBreaker(breakers.consecutive_failures)
+        self.model_errors = ModelErrorBreaker(breakers.model_errors, breakers.error_window_seconds, clock)
+        self._progress = progress
+        self.state = "PLANNING"
+        self.warnings: list[str] = []
+        self.completed: dict[str, str] = {}
+        self._total: float | None = None
+        self._plan_paths: dict[int, str] = {}
+        self._done = 0.0
+
+    # ---- the run -------------------------------------------------------------------------------------
+    async def run(self) -> str:
+        try:
+            plan = await self._planning()
+            await self._set_state("EXECUTING")
+            for step in plan.steps:
+                await self._execute(step)
+            await self._set_state("VERIFYING")
+            await self._verifying()
+            await self._set_state("COMPLETED")
+            await self._emit(f"completed: {len(self.completed)} files in {self.workspace.root}")
+        except asyncio.CancelledError:
+            await asyncio.shield(self._fail("cancelled"))
+            raise
+        except _ABORTS as e:
+            await self._fail(str(e))
+        except Exception as e:  # a defect: the task still ends FAILED with its state kept
+            log.exception("task %s: internal error", self.task_id)
+            await self._fail(f"internal error: {type(e).__name__}: {e}")
+        return self.state
+
+    async def _planning(self) -> Plan:
+        await self._emit("planning")
+        reply = await self._call(planner_request(self.spec, self.limits.max_steps), None)
+        plan = parse_planner_reply(reply)
+        await self.store.set_plan(self.task_id, plan.model_dump())
+        validate_plan(plan, self.spec, self.limits.max_steps)
+        self._plan_paths = {s.step_number: s.file_path for s in plan.steps}
+        self._total = len(plan.steps) + 2
+        self._done = 1
+        await self._emit(f"plan accepted: {len(plan.steps)} steps")
+        return plan
+
+    async def _execute(self, step: PlanStep) -> None:
+        feedback: list[Issue] | None = None
+        attempts = self.limits.max_retries + 1
+        last_reason = ""
+        for attempt in range(1, attempts + 1):
+            await self._emit(f"step {step.step_number}: {step.file_path} (attempt {attempt}/{attempts})")
+            deps = {s: self.completed[s] for s in self._dependency_paths(step)}
+            try:
+                reply = await self._call(coder_request(self.spec, step, deps, feedback), step.step_number)
+            except ModelError as e:
+                last_reason = f"coder failed: {e}"
+                await self._record(step, attempt, "FAILED", [Issue(severity="BLOCKER", message=last_reason)], [], 0)
+                self.step_failures.record_failure(f"step {step.step_number}: {last_reason}")
+                continue
+            content = parse_coder_reply(reply)
+            if not content.strip():
+                last_reason = "coder returned an empty file"
+                await self._record(step, attempt, "FAILED", [Issue(severity="BLOCKER", message=last_reason)], [], 0)
+                self.step_failures.record_failure(f"step {step.step_number}: {last_reason}")
+                continue
+            step_warnings: list[str] = []
+            content, truncated = truncate_utf8(content, self.limits.max_file_bytes)
+            if truncated:
+                step_warnings.append(f"{step.file_path} truncated to {self.limits.max_file_bytes} bytes")
+            verdict = await self._critique(step, content)
+            if verdict.warning:
+                step_warnings.append(verdict.warning)
+            if verdict.decision == "ACCEPT":
+                self.workspace.write_file(step.file_path, content)  # path checked again here
+                self.completed[step.file_path] = content
+                self.warnings += step_warnings
+                await self._record(step, attempt, "ACCEPTED", verdict.issues, step_warnings,
+                                   len(content.encode("utf-8")))
+                self.step_failures.record_success()
+                self._done += 1
+                await self._emit(f"step {step.step_number} accepted: {step.file_path}")
+                return
+            feedback = verdict.issues or [Issue(severity="MAJOR", message="rejected without details")]
+            last_reason = "rejected: " + "; ".join(i.line() for i in feedback)[:500]
+            await self._record(step, attempt, "REJECTED", feedback, step_warnings, len(content.encode("utf-8")))
+        raise StepFailed(f"step {step.step_number} ({step.file_path}) not accepted after {attempts} attempts; "
+                         f"last: {last_reason}")
+
+    async def _critique(self, step: PlanStep, content: str) -> CriticVerdict:
+        findings = check_file(step.file_path, step.file_type, content)
+        verdict = deterministic_verdict(findings)
+        if verdict is not None:
+            return verdict
+        try:
+            reply = await self._call(critic_request(self.spec, step, content, findings), step.step_number)
+            return parse_critic_reply(reply)
+        except (LimitExceeded, BreakerTripped):
+            raise
+        except (ModelError, CriticOutputError, Exception) as e:  # critic crash: fail open, as designed
+            why = f"critic failed on step {step.step_number} ({type(e).__name__}: {str(e)[:200]}); " \
+                  "accepted without review (fail-open)"
+            log.warning("task %s: %s", self.task_id, why)
+            return CriticVerdict(decision="ACCEPT", issues=findings, warning=why)
+
+    async def _verifying(self) -> None:
+        await self._emit("verifying")
+        files = dict(self.completed)
+        findings = check_project(files, self.spec.package_name)
+        report: dict = {"checks": [i.model_dump() for i in findings], "verifier": None, "verifier_error": None}
+        try:
+            reply = await self._call(verifier_request(self.spec, files, findings), None)
+            report["verifier"] = parse_verifier_reply(reply).model_dump()
+        except (LimitExceeded, BreakerTripped):
+            raise
+        except (ModelError, ValueError, ValidationError) as e:  # advisory only: log and complete anyway
+            why = f"verifier failed ({type(e).__name__}: {str(e)[:200]}); completing without its report"
+            log.warning("task %s: %s", self.task_id, why)
+            report["verifier_error"] = why
+            self.warnings.append(why)
+        await self.store.set_report(self.task_id, report)
+        await self._save_counters()
+        self._done = self._total or self._done
+
+    # ---- model calls, caps, breakers ------------------------------------------------------------------
+    async def _call(self, request: ModelRequest, step_number: int | None) -> ModelReply:
+        self.budget.check_wall_clock()
+        self.budget.before_model_call()
+        started = time.monotonic()
+        errors: list[str] = []
+
+        def on_error(why: str) -> None:
+            errors.append(why)
+            self.model_errors.record_error(why)  # may raise BreakerTripped: the call ends there
+
+        try:
+            reply = await self.backend.complete(request, on_error)
+        except BaseException as e:
+            await asyncio.shield(self.store.record_api_call(
+                self.task_id, step_number=step_number, role=request.role, backend=self.backend.name, model="",
+                status="ERROR", attempts=max(1, len(errors)), prompt_tokens=0, completion_tokens=0,
+                duration_ms=int((time.monotonic() - started) * 1000),
+                error=f"{type(e).__name__}: {e}"[:500] if not isinstance(e, asyncio.CancelledError) else "cancelled"))
+            await asyncio.shield(self._save_counters())
+            raise
+        await self.store.record_api_call(
+            self.task_id, step_number=step_number, role=request.role, backend=self.backend.name, model=reply.model,
+            status="OK", attempts=reply.attempts, prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens, duration_ms=int((time.monotonic() - started) * 1000),
+            error="; ".join(errors)[:500] or None)
+        try:
+            self.budget.after_model_call(reply.prompt_tokens, reply.completion_tokens)
+        finally:
+            await self._save_counters()
+        return reply
+
+    # ---- bookkeeping ---------------------------------------------------------------------------------
+    def _dependency_paths(self, step: PlanStep) -> list[str]:
+        paths = (self._plan_paths.get(d) for d in step.dependencies)
+        return [p for p in paths if p is not None and p in self.completed]
+
+    async def _record(self, step: PlanStep, attempt: int, status: str, issues: list[Issue], warnings: list[str],
+                      size: int) -> None:
+        await self.store.record_step(self.task_id, step.step_number, attempt, step.file_path, status,
+                                     [i.model_dump() for i in issues], warnings, size)
+
+    async def _save_counters(self) -> None:
+        await self.store.set_counters(self.task_id, self.budget.model_calls, self.budget.prompt_tokens,
+                                      self.budget.completion_tokens, self.warnings)
+
+    async def _set_state(self, state: str) -> None:
+        self.state = state
+        await self.store.set_state(self.task_id, state)
+
+    async def _fail(self, reason: str) -> None:
+        self.state = "FAILED"
+        log.warning("task %s FAILED: %s", self.task_id, reason)
+        try:
+            await self._save_counters()
+            await self.store.set_state(self.task_id, "FAILED", error=reason)
+        finally:
+            await self._emit(f"failed: {reason}")
+
+    async def _emit(self, message: str) -> None:
+        log.info("task %s [%s] %s", self.task_id, self.state, message)
+        if self._progress is None:
+            return
+        try:
+            await self._progress(ProgressEvent(self.task_id, self.state, self._done, self._total, message))
+        except Exception:  # a listener that fails must not fail the build
+            log.debug("progress listener failed", exc_info=True)

@@ -1,0 +1,101 @@
+"""The task specification: what app to build. Validated before anything else happens."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+_PACKAGE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+_KOTLIN_KEYWORDS = {"as", "break", "class", "continue", "do", "else", "false", "for", "fun", "if", "in",
+                    "interface", "is", "null", "object", "package", "return", "super", "this", "throw",
+                    "true", "try", "typealias", "typeof", "val", "var", "when", "while"}
+MIN_SDK_FLOOR = 21
+SDK_CEILING = 35
+
+
+class SpecError(ValueError):
+    """An invalid spec; the message lists every problem (field: what is wrong)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("invalid app spec:\n" + "\n".join(f"  {p}" for p in problems))
+        self.problems = problems
+
+
+class TaskSpec(BaseModel):
+    """An Android app to generate."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    app_name: str = Field(min_length=1, max_length=50, description="human-readable app name")
+    package_name: str = Field(description="Java/Kotlin package, e.g. com.example.notes")
+    features: list[str] = Field(min_length=1, max_length=10, description="1-10 features, each a short phrase")
+    min_sdk: int = Field(24, ge=MIN_SDK_FLOOR, le=SDK_CEILING)
+    target_sdk: int = Field(34, ge=MIN_SDK_FLOOR, le=SDK_CEILING)
+    architecture: Literal["MVVM", "MVP", "MVI"] = "MVVM"
+    ui_system: Literal["Views", "Compose"] = "Views"
+    description: str = Field("", max_length=2000)
+
+    @field_validator("app_name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.match(r"^[A-Za-z][A-Za-z0-9 _-]*$", v):
+            raise ValueError("must start with a letter and use only letters, digits, spaces, '_' or '-'")
+        return v
+
+    @field_validator("package_name")
+    @classmethod
+    def _package(cls, v: str) -> str:
+        if not _PACKAGE.match(v):
+            raise ValueError("must be a lowercase dotted package with at least two parts, e.g. com.example.app")
+        bad = [p for p in v.split(".") if p in _KOTLIN_KEYWORDS]
+        if bad:
+            raise ValueError(f"uses Kotlin keyword(s) {', '.join(bad)} as package part(s)")
+        return v
+
+    @field_validator("features")
+    @classmethod
+    def _features(cls, v: list[str]) -> list[str]:
+        cleaned = [f.strip() for f in v]
+        if any(not f for f in cleaned):
+            raise ValueError("features must be non-empty strings")
+        if any(len(f) > 200 for f in cleaned):
+            raise ValueError("each feature must be at most 200 characters")
+        lowered = [f.lower() for f in cleaned]
+        if len(set(lowered)) != len(lowered):
+            raise ValueError("features must be unique")
+        return cleaned
+
+    @model_validator(mode="after")
+    def _sdks(self) -> "TaskSpec":
+        if self.target_sdk < self.min_sdk:
+            raise ValueError(f"target_sdk ({self.target_sdk}) must be >= min_sdk ({self.min_sdk})")
+        return self
+
+    @property
+    def package_path(self) -> str:
+        return self.package_name.replace(".", "/")
+
+
+def parse_spec(data: Any) -> TaskSpec:
+    """Validate a spec (dict or JSON text); ``SpecError`` lists every problem by field."""
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as e:
+            raise SpecError([f"not valid JSON (line {e.lineno} column {e.colno}): {e.msg}"]) from None
+    if not isinstance(data, dict):
+        raise SpecError(["the spec must be a JSON object"])
+    try:
+        return TaskSpec.model_validate(data)
+    except ValidationError as err:
+        problems = []
+        for e in err.errors():
+            loc = ".".join(str(p) for p in e["loc"]) or "(spec)"
+            msg = e["msg"].removeprefix("Value error, ")
+            if e["type"] == "extra_forbidden":
+                msg = f"unknown field (known: {', '.join(TaskSpec.model_fields)})"
+            problems.append(f"{loc}: {msg}")
+        raise SpecError(problems) from None
