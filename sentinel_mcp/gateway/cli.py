@@ -1,0 +1,111 @@
+"""Gateway sub-commands: ``serve``, ``config claude``, ``audit``, ``call``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from sentinel_mcp.config import ConfigError, load_config
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="run the gateway (stdio by default; --http for streamable HTTP + SSE)")
+    p.add_argument("--http", metavar="[HOST:]PORT", help="serve HTTP instead of stdio (127.0.0.1 by default)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("config", help="print configuration snippets")
+    csub = p.add_subparsers(dest="what", metavar="WHAT")
+    c = csub.add_parser("claude", help="the mcpServers snippet for Claude Desktop's claude_desktop_config.json")
+    c.set_defaults(func=cmd_config_claude)
+    c = csub.add_parser("show", help="the effective configuration as JSON")
+    c.set_defaults(func=cmd_config_show)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+    p = sub.add_parser("audit", help="show the audit log")
+    p.add_argument("--tail", type=int, default=20, metavar="N", help="the newest N entries (default 20)")
+    p.add_argument("--session", help="only this session")
+    p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("call", help="call one tool through Sentinel as an MCP client would (asks you on the terminal)")
+    p.add_argument("tool", help="catalog name, e.g. airline__get_user_details")
+    p.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
+    p.add_argument("--url", help="a running Sentinel's streamable HTTP URL (default: start one in-process)")
+    p.add_argument("--token", help="bearer token for --url")
+    p.add_argument("--yes", action="store_true", help="answer every confirmation with yes")
+    p.set_defaults(func=cmd_call)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from sentinel_mcp.gateway.serve import parse_listen, run_stdio, serve_http
+
+    config = load_config(args.config)
+    if args.http:
+        try:
+            host, port = parse_listen(args.http, config.sentinel.http.host)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
+        serve_http(config, host, port)
+    else:
+        run_stdio(config)
+    return 0
+
+
+def cmd_config_claude(args: argparse.Namespace) -> int:
+    exe = shutil.which("sentinel-mcp") or str(Path(sys.executable).with_name("sentinel-mcp"))
+    server_args = ["serve"]
+    if args.config:
+        server_args = ["--config", str(Path(args.config).resolve()), *server_args]
+    snippet = {"mcpServers": {"sentinel": {"command": exe, "args": server_args}}}
+    print(json.dumps(snippet, indent=2))
+    print("\nPaste this into claude_desktop_config.json (Claude menu > Settings > Developer > Edit Config),\n"
+          "replacing the servers Sentinel now fronts: list those under mcpServers in Sentinel's own config.",
+          file=sys.stderr)
+    return 0
+
+
+def cmd_config_show(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    data = config.model_dump(mode="json", by_alias=True, exclude_none=True)
+    print(json.dumps({"source": config.source, "store": str(config.store_path), **data}, indent=2))
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from sentinel_mcp.gateway.audit import read_audit
+
+    config = load_config(args.config)
+    rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session))
+    if args.json:
+        for r in rows:
+            print(json.dumps(r, ensure_ascii=False, default=str))
+        return 0
+    if not rows:
+        print(f"no audit entries in {config.store_path}")
+        return 0
+    print(f"{'time':19}  {'session':14} {'tool':38} {'decision':8} {'outcome':14} {'ms':>7}  reason")
+    for r in rows:
+        ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["ts"]))
+        ms = f"{r['latency_ms']:.1f}" if r.get("latency_ms") is not None else ""
+        reason = (r.get("reason") or r.get("error") or "").replace("\n", " ")[:70]
+        print(f"{ts}  {r['session'][:14]:14} {r['tool'][:38]:38} {r['decision']:8} {r['outcome']:14} {ms:>7}  {reason}")
+    return 0
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    from sentinel_mcp.gateway.terminal_client import call_once
+
+    try:
+        arguments: Any = json.loads(args.arguments)
+    except json.JSONDecodeError as e:
+        print(f"sentinel-mcp: arguments are not valid JSON: {e.msg} (column {e.colno})", file=sys.stderr)
+        return 2
+    config = None if args.url else load_config(args.config)
+    return asyncio.run(call_once(args.tool, arguments, config=config, url=args.url, token=args.token,
+                                 assume_yes=args.yes))

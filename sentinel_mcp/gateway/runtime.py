@@ -1,0 +1,118 @@
+"""Assemble a running gateway from a ``Config``: audit log, upstreams, built-ins, guard, front.
+
+The host (stdio main, HTTP app lifespan, a test) owns this context; upstream connections live exactly as
+long as it does, however many clients come and go.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+import anyio
+from mcp.types import CallToolResult, TextContent
+
+from sentinel_mcp.config import Config
+from sentinel_mcp.gateway.audit import AuditLog
+from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
+from sentinel_mcp.gateway.core import Gateway
+from sentinel_mcp.gateway.decision import Guard
+from sentinel_mcp.gateway.default_guard import DefaultGuard
+from sentinel_mcp.gateway.front import Front
+from sentinel_mcp.gateway.port import Completed, NeedsInput
+from sentinel_mcp.gateway.upstream import BuiltinTarget
+from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    config: Config
+    gateway: Gateway
+    front: Front
+    manager: UpstreamManager
+    audit: AuditLog
+    services: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
+
+
+def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
+    async def call_tool(name: str, arguments: dict[str, Any], *, session_id: str | None = None) -> CallToolResult:
+        outcome = await gateway.invoke(name, arguments, session_id=session_id or f"builtin:{builtin}",
+                                       client=f"builtin:{builtin}", origin="builtin")
+        if isinstance(outcome, Completed):
+            return outcome.result
+        reason = outcome.reason
+        if isinstance(outcome, NeedsInput):
+            reason += " (needs: " + "; ".join(q.message for q in outcome.questions) + ")"
+        return CallToolResult(content=[TextContent(type="text", text=reason)], is_error=True)
+
+    return call_tool
+
+
+def _create_guard(config: Config, gateway: Gateway, fallback: DefaultGuard, problems: list[str]) -> Guard:
+    if not config.sentinel.rulebases:
+        return fallback
+    try:
+        from sentinel_mcp.policy.guard import create_guard
+    except ImportError as e:
+        problems.append(f"policy engine unavailable ({e}); using the fail-safe default guard")
+        return fallback
+    return create_guard(config, gateway)
+
+
+@contextlib.asynccontextmanager
+async def running_gateway(config: Config, *, default_session: str | None = None,
+                          startup_wait: float = 15.0) -> AsyncIterator[Runtime]:
+    audit = await AuditLog(config.store_path).open()
+    manager = UpstreamManager()
+    fallback = DefaultGuard(config.sentinel.policy)
+    gateway = Gateway(config, audit, manager, fallback)
+    services: dict[str, Any] = {"gateway": gateway}
+    problems: list[str] = []
+    for name, spec in config.mcp_servers.items():
+        if not spec.disabled:
+            manager.add(name, spec)
+    for name in config.sentinel.builtins:
+        try:
+            factory = load_factory(name)
+            ctx = BuiltinContext(name=name, data_dir=config.data_dir / name,
+                                 settings=config.sentinel.builtin_settings(name),
+                                 call_tool=_builtin_invoker(gateway, name), services=services)
+            ctx.data_dir.mkdir(parents=True, exist_ok=True)
+            server = factory(ctx)
+        except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others
+            problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
+            continue
+        manager.add(name, BuiltinTarget(server=server))
+    guard = _create_guard(config, gateway, fallback, problems)
+    gateway.guard = guard
+    services["guard"] = guard
+    front = Front(gateway, default_session=default_session)
+    manager._on_catalog_changed = front.announce_catalog_changed
+    for p in problems:
+        log.warning("%s", p)
+    runtime = Runtime(config, gateway, front, manager, audit, services, problems)
+    try:
+        async with anyio.create_task_group() as tg:
+            start = getattr(guard, "start", None)
+            if start is not None:
+                await start()
+            await tg.start(lambda task_status: manager.run(task_status, startup_wait=startup_wait))
+            try:
+                yield runtime
+            finally:
+                await manager.stop()
+                tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            close = getattr(guard, "close", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:  # noqa: BLE001
+                    log.exception("guard close failed")
+            await audit.close()

@@ -1,0 +1,118 @@
+"""Run the gateway: over stdio (for Claude Desktop) or over HTTP (streamable HTTP + SSE + A2A)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from typing import Any
+
+import anyio
+
+from sentinel_mcp.config import Config
+from sentinel_mcp.gateway.runtime import running_gateway
+
+log = logging.getLogger(__name__)
+
+
+def parse_listen(value: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
+    """``PORT``, ``HOST:PORT`` or ``[V6]:PORT``."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = default_host, value
+    host = host.strip("[]") or default_host
+    try:
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"--http expects [HOST:]PORT, got {value!r}") from None
+    if not 0 <= number <= 65535:
+        raise ValueError(f"port out of range: {number}")
+    return host, number
+
+
+def _banner(lines: list[str]) -> None:
+    for line in lines:
+        print(line, file=sys.stderr, flush=True)
+
+
+async def serve_stdio(config: Config) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with running_gateway(config, default_session="stdio") as rt:
+        for p in rt.problems:
+            log.warning(p)
+        async with stdio_server() as (read, write):
+            server = rt.front.server
+            await server.run(read, write, server.create_initialization_options())
+
+
+def serve_http(config: Config, host: str, port: int) -> None:
+    import uvicorn
+
+    from sentinel_mcp.gateway.http_app import build_http_app
+
+    extra_routes: list[Any] = []
+    a2a_settings = config.sentinel.builtin_settings("a2a")
+    runtime_cm = running_gateway(config)
+    http = config.sentinel.http
+    app, holder = build_http_app(runtime_cm, host=host, port=port, token=http.token,
+                                 extra_hosts=http.allowed_hosts, extra_routes=extra_routes)
+    if a2a_settings.get("enabled", True):
+        _mount_a2a(app, holder, config, host, port)
+    tools_hint = f"http://{host}:{port}"
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            rt = holder.get("runtime")
+            if rt is None:
+                return
+            _banner(startup_lines(config, rt, tools_hint))
+
+    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+    server.run()
+
+
+def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int) -> None:
+    try:
+        from a2a.app import mount_a2a  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    mount_a2a(app, holder, config, host, port)
+
+
+def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
+    ups = rt.manager.upstreams
+    ready = [n for n, u in ups.items() if u.state == "ready"]
+    lines = [
+        f"Sentinel {__import__('sentinel_mcp').__version__} is serving {len(rt.manager.catalog.tools)} tools "
+        f"from {len(ready)}/{len(ups)} upstreams ({', '.join(ready) or 'none'}); config: {config.source}",
+        f"Policy: {rt.gateway.guard.version}; audit log: {config.store_path}",
+    ]
+    for p in rt.problems:
+        lines.append(f"  warning: {p}")
+    if base_url:
+        lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"]
+    lines += [
+        "Connect Claude Desktop: `sentinel-mcp config claude` prints the snippet for claude_desktop_config.json.",
+        "Try a governed call:    `sentinel-mcp call airline__cancel_reservation '{\"reservation_id\": \"NO6JO3\"}'`"
+        + (f" --url {base_url}/mcp" if base_url else ""),
+        "  (a destructive call asks you for confirmation first; `sentinel-mcp audit` shows the decisions)",
+    ]
+    return lines
+
+
+def install_signal_exit() -> None:
+    # SIGTERM ends the run like Ctrl-C does, so every upstream process group is reaped on the way out
+    def _raise(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _raise)
+
+
+def run_stdio(config: Config) -> None:
+    install_signal_exit()
+    try:
+        anyio.run(serve_stdio, config)
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,73 @@
+"""``sentinel-mcp call``: one tool call through Sentinel with the real MCP client; questions asked on the terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from mcp import Client
+from mcp.client import ClientRequestContext
+from mcp.types import ElicitRequestParams, ElicitResult, TextContent
+
+from sentinel_mcp.config import Config
+
+
+def _ask(prop: str, spec: dict[str, Any], assume_yes: bool) -> Any:
+    kind = spec.get("type")
+    label = spec.get("title") or spec.get("description") or prop
+    if kind == "boolean":
+        if assume_yes:
+            print(f"  {label}? [y/N] y (--yes)", file=sys.stderr)
+            return True
+        return input(f"  {label}? [y/N] ").strip().lower() in ("y", "yes")
+    if "enum" in spec:
+        choices = spec["enum"]
+        raw = input(f"  {label} {choices}: ").strip()
+        return raw if raw in choices else choices[0]
+    raw = input(f"  {label}: ").strip()
+    if kind in ("number", "integer"):
+        return float(raw) if kind == "number" else int(raw)
+    return raw
+
+
+async def call_once(tool: str, arguments: Any, *, config: Config | None, url: str | None, token: str | None,
+                    assume_yes: bool = False) -> int:
+    async def on_elicit(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
+        print(f"\n{params.message}", file=sys.stderr)
+        schema = getattr(params, "requested_schema", {}) or {}
+        try:
+            content = {k: _ask(k, v, assume_yes) for k, v in (schema.get("properties") or {}).items()}
+        except (EOFError, KeyboardInterrupt, ValueError):
+            return ElicitResult(action="decline")
+        return ElicitResult(action="accept", content=content)
+
+    async def run(client: Client) -> int:
+        result = await client.call_tool(tool, arguments)
+        for c in result.content:
+            if isinstance(c, TextContent):
+                print(c.text)
+            else:
+                print(f"[{c.type} content]")
+        if result.structured_content and not result.content:
+            print(json.dumps(result.structured_content, indent=2))
+        return 1 if result.is_error else 0
+
+    if url:
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=600))
+        async with Client(streamable_http_client(url, http_client=http), elicitation_callback=on_elicit) as c:
+            return await run(c)
+    from sentinel_mcp.gateway.runtime import running_gateway
+
+    assert config is not None
+    async with running_gateway(config, default_session="cli") as rt:
+        for p in rt.problems:
+            print(f"warning: {p}", file=sys.stderr)
+        async with Client(rt.front.server, elicitation_callback=on_elicit) as c:
+            code = await run(c)
+        await rt.audit.flush()
+        return code

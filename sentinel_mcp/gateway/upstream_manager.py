@@ -1,0 +1,64 @@
+"""All upstreams: started concurrently, supervised independently, one catalog over them.
+
+A slow or broken upstream never blocks the others: each has its own supervisor task; start-up waits for
+all of them only up to a bound, then goes on with whatever is ready (the rest join when they connect).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Awaitable, Callable
+
+import anyio
+
+from sentinel_mcp.gateway.catalog import Catalog
+from sentinel_mcp.gateway.upstream import Target, Upstream, UpstreamHooks
+
+log = logging.getLogger(__name__)
+
+
+class UpstreamManager:
+    def __init__(self, on_catalog_changed: Callable[[], Awaitable[None]] | None = None) -> None:
+        self.upstreams: dict[str, Upstream] = {}
+        self.catalog = Catalog()
+        self._on_catalog_changed = on_catalog_changed
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    def add(self, name: str, target: Target) -> Upstream:
+        if name in self.upstreams:
+            raise ValueError(f"duplicate upstream name {name!r}")
+        up = Upstream(name, target, UpstreamHooks(catalog_changed=self._catalog_changed))
+        self.upstreams[name] = up
+        if self._tg is not None:
+            self._tg.start_soon(up.run, name=f"upstream:{name}")
+        return up
+
+    async def _catalog_changed(self, _up: Upstream) -> None:
+        self.catalog.rebuild(self.upstreams.values())
+        if self._on_catalog_changed is not None:
+            try:
+                await self._on_catalog_changed()
+            except Exception:  # noqa: BLE001
+                log.exception("catalog change hook failed")
+
+    async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+                  startup_wait: float = 15.0) -> None:
+        """Run every supervisor; reports started once all are ready or ``startup_wait`` has passed."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            for name, up in self.upstreams.items():
+                tg.start_soon(up.run, name=f"upstream:{name}")
+            with anyio.move_on_after(startup_wait):
+                for up in list(self.upstreams.values()):
+                    await up.ready.wait()
+            for up in self.upstreams.values():
+                if up.state != "ready":
+                    log.warning("upstream %s not ready at start-up (%s): serving without it for now",
+                                up.name, up.last_error or up.state)
+            self.catalog.rebuild(self.upstreams.values())
+            task_status.started()
+        self._tg = None
+
+    async def stop(self) -> None:
+        for up in self.upstreams.values():
+            await up.stop()
