@@ -1,0 +1,1 @@
+"""tau2-bench airline domain as an MCP server: `python -m examples.airline [--http PORT]`."""

@@ -17,8 +17,18 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from .database import POLICY_PATH, AirlineDatabase, AirlineError
-from .models import AirportCode, CabinClass, DirectFlight, FlightInfo, FlightType, Insurance, Passenger, Payment
-from .models import Reservation, User
+from .models import (
+    AirportCode,
+    CabinClass,
+    DirectFlight,
+    FlightInfo,
+    FlightType,
+    Insurance,
+    Passenger,
+    Payment,
+    Reservation,
+    User,
+)
 from .operations import AirlineOperations
 
 SERVER_NAME = "airline"

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
@@ -287,3 +288,25 @@ async def test_airline_db_env_var_selects_another_database(tmp_path: Path) -> No
     async with Client(airline(env={"AIRLINE_DB": str(other)}), mode="auto") as client:
         user = await ok(client, "get_user_details", {"user_id": "mia_li_3668"})
     assert user["membership"] == "silver"
+
+
+async def test_concurrent_bookings_of_the_last_seat_sell_it_once() -> None:
+    price = pristine_db()["flights"]["HAT001"]["dates"]["2024-05-25"]["prices"]["basic_economy"]
+    booking = {"user_id": "mia_li_3668", "origin": "PHL", "destination": "LGA", "flight_type": "one_way",
+               "cabin": "basic_economy", "flights": [{"flight_number": "HAT001", "date": "2024-05-25"}],
+               "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
+               "payment_methods": [{"payment_id": "credit_card_4421486", "amount": price}],
+               "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}
+    outcomes: list[str] = []
+
+    async def book(client: Client) -> None:
+        result = await client.call_tool("book_reservation", booking)
+        outcomes.append(result.content[0].text if result.is_error else result.structured_content["reservation_id"])
+
+    async with Client(airline(), mode="auto") as client:
+        async with anyio.create_task_group() as group:
+            for _ in range(3):
+                group.start_soon(book, client)
+        user = await ok(client, "get_user_details", {"user_id": "mia_li_3668"})
+    assert sorted(outcomes) == ["Error: Not enough seats on flight HAT001"] * 2 + ["HATHAT"]
+    assert user["reservations"][-1] == "HATHAT" and "HATHAU" not in user["reservations"]

@@ -1,0 +1,1 @@
+"""Bundled tau2-bench airline data (MIT): db.json, policy.md, tasks.json, split_tasks.json."""
