@@ -7,6 +7,7 @@ import time
 from typing import Any, Callable
 
 from device_tools.sensors.database import SensorDatabase
+from device_tools.sensors.messages import iso_utc
 
 
 class AuditLog:
@@ -27,4 +28,4 @@ class AuditLog:
             sql += " WHERE requester=?"
             params.append(requester)
         rows = self._db.query(sql + " ORDER BY id DESC LIMIT ?", [*params, limit])
-        return [dict(r) | {"redactions": json.loads(r["redactions"])} for r in reversed(rows)]
+        return [dict(r) | {"time": iso_utc(r["at"]), "redactions": json.loads(r["redactions"])} for r in reversed(rows)]

@@ -1,0 +1,52 @@
+"""Shared helpers for the sensors tests: recorded outputs, a settable clock, a bridge on real SQLite."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # sensors_fake_adb (the suite uses --import-mode=importlib)
+
+from device_tools.sensors.bridge import SensorBridge  # noqa: E402
+from device_tools.sensors.database import SensorDatabase  # noqa: E402
+from device_tools.sensors.sources.simulated import START_EPOCH, SimulatedSource  # noqa: E402
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def recorded(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+class ManualClock:
+    """Time that moves only when a test says so (no sleeping, no timing thresholds)."""
+
+    def __init__(self, start: float = START_EPOCH) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def make_bridge(tmp_path: Path, clock: ManualClock):
+    opened: list[SensorDatabase] = []
+
+    def make(source=None, **kw) -> SensorBridge:
+        db = SensorDatabase(tmp_path / "sensors")
+        opened.append(db)
+        return SensorBridge(source or SimulatedSource(clock), db, clock=clock, monotonic=clock, **kw)
+
+    yield make
+    for db in opened:
+        db.close()

@@ -1,0 +1,129 @@
+"""Parsers on recorded ``adb shell dumpsys`` outputs, including the caveats of research note §2."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import recorded
+
+from device_tools.sensors.errors import MalformedOutput, NoReading
+from device_tools.sensors.parsers.dumpsys_battery import parse_dumpsys_battery
+from device_tools.sensors.parsers.dumpsys_location import best_fix, parse_dumpsys_location, parse_uptime
+from device_tools.sensors.parsers.dumpsys_sensorservice import (latest_event_for, parse_recent_events,
+                                                                parse_sensor_list)
+from device_tools.sensors.parsers.numbers import android_duration_ms
+
+
+def test_location_picks_freshest_fix_and_reads_every_field():
+    fix = best_fix(recorded("dumpsys_location_aosp.txt"))
+    assert fix.provider == "gps"
+    assert (fix.latitude, fix.longitude) == (52.5201, 13.405)
+    assert fix.altitude == 35.2 and fix.horizontal_accuracy == 4.8 and fix.vertical_accuracy == 2.1
+    assert fix.speed == 1.2 and fix.bearing == 87.5
+    assert fix.elapsed_realtime_ms == ((2 * 60 + 17) * 60 + 10) * 1000 + 384
+
+
+def test_et_is_a_boot_stamp_not_the_age():
+    fix = best_fix(recorded("dumpsys_location_aosp.txt"))
+    uptime = parse_uptime(recorded("proc_uptime.txt"))
+    assert uptime == 8245.61
+    # naive reading of et= would claim the fix is 2 h 17 min old; it is 15 s old
+    assert fix.age_seconds(uptime) == pytest.approx(8245.61 - 8230.384)
+    assert fix.age_seconds(None) is None
+
+
+def test_nested_bundle_location_and_oem_lines_do_not_confuse_the_parser():
+    fixes = parse_dumpsys_location(recorded("dumpsys_location_aosp.txt"))
+    providers = [f.provider for f in fixes]
+    # passive(fused) + its coarse, network (its bundle holds a nested Location[...]), gps + coarse; fused=null
+    assert providers == ["fused", "fused", "network", "gps", "gps"]
+    assert fixes[2].altitude is None and fixes[2].horizontal_accuracy == 40.0
+
+
+def test_decimal_comma_locale():
+    fix = best_fix(recorded("dumpsys_location_comma_locale.txt"))
+    assert (fix.latitude, fix.longitude) == (-26.1076, 28.0568)
+    assert fix.horizontal_accuracy == 14.5 and fix.altitude == 1753.4 and fix.vertical_accuracy == 4.2
+
+
+def test_null_last_location_is_no_reading_not_a_crash():
+    assert parse_dumpsys_location(recorded("dumpsys_location_null.txt")) == []
+    with pytest.raises(NoReading, match="no last known location"):
+        best_fix(recorded("dumpsys_location_null.txt"))
+
+
+def test_legacy_mfield_format():
+    fix = best_fix(recorded("dumpsys_location_legacy.txt"))
+    assert (fix.provider, fix.latitude, fix.longitude, fix.altitude) == ("gps", 48.856613, 2.352222, 35.0)
+    assert fix.horizontal_accuracy == 8.0 and fix.elapsed_realtime_ms == 912345
+
+
+@pytest.mark.parametrize("text", [recorded("dumpsys_location_malformed.txt"), "", "garbage\x00\xff",
+                                  "  last location=Location[gps 1.0,2.0 hAcc=3"])
+def test_malformed_location_output_is_a_clear_error(text):
+    with pytest.raises(MalformedOutput):
+        best_fix(text)
+
+
+def test_out_of_range_coordinates_rejected():
+    with pytest.raises(MalformedOutput, match="out of range"):
+        best_fix("  last location=Location[gps 123.0,13.0 hAcc=3 et=+1s0ms]")
+
+
+@pytest.mark.parametrize("text,ms", [("+2h17m10s384ms", 8230384), ("+1d2h0m0s0ms", 93600000), ("0", 0),
+                                     ("+45s", 45000), ("+1m11s106ms", 71106), ("soon", None), ("+5x", None)])
+def test_android_duration(text, ms):
+    assert android_duration_ms(text) == ms
+
+
+def test_battery_aosp():
+    b = parse_dumpsys_battery(recorded("dumpsys_battery_aosp.txt"))
+    assert b == {"percentage": 87.0, "charging": True, "status": "charging", "plugged": "usb", "health": "good",
+                 "temperature_c": 29.3, "voltage_mv": 4215, "technology": "Li-ion", "present": True}
+
+
+def test_battery_updates_stopped_and_oem_keys():
+    b = parse_dumpsys_battery(recorded("dumpsys_battery_updates_stopped.txt"))
+    assert b["percentage"] == 15.0 and b["status"] == "discharging" and b["plugged"] == "unplugged"
+    assert b["temperature_c"] == 25.1
+    assert b["simulated_by_adb"] is True  # values were set by `dumpsys battery set`
+
+
+def test_battery_samsung_eventlog_tail_is_ignored():
+    b = parse_dumpsys_battery(recorded("dumpsys_battery_samsung_eventlog.txt"))
+    # the EventLog says level 42 / health 3 / 40.1 °C; the real section says 100 / good / 31.2 °C
+    assert b["percentage"] == 100.0 and b["health"] == "good" and b["temperature_c"] == 31.2
+    assert b["status"] == "full" and b["plugged"] == "ac" and b["charging"] is True
+
+
+@pytest.mark.parametrize("text", ["", "Can't find service: battery\n", "Current Battery Service state:\n  level: x\n"])
+def test_malformed_battery(text):
+    with pytest.raises(MalformedOutput):
+        parse_dumpsys_battery(text)
+
+
+def test_sensor_list():
+    sensors = parse_sensor_list(recorded("dumpsys_sensorservice.txt"))
+    assert [(s.name, s.type) for s in sensors] == [
+        ("ICM45631 Accelerometer", "android.sensor.accelerometer"),
+        ("AK09918 Magnetometer", "android.sensor.magnetic_field"),
+        ("TMD3702 Ambient Light", "android.sensor.light"),
+        ("BMP390 Pressure", "android.sensor.pressure"),
+        ("Heart Rate", "android.sensor.heart_rate"),
+    ]
+    assert sensors[0].handle == 0x01010001 and sensors[0].vendor == "Invensense"
+
+
+def test_recent_events_latest_per_sensor_and_mask_data_skipped():
+    events = parse_recent_events(recorded("dumpsys_sensorservice.txt"))
+    assert events["ICM45631 Accelerometer"].values == (0.11, 9.79, 0.21)
+    assert events["ICM45631 Accelerometer"].ts == 8200.041
+    assert events["AK09918 Magnetometer"].values == (-20.0, 0.0, -40.0)
+    assert events["TMD3702 Ambient Light"].values == (312.0,)
+    assert "Heart Rate" not in events  # mask_data: nothing to read
+    assert "BMP390 Pressure" not in events  # nobody listening: no events
+
+
+def test_no_listener_means_no_event():
+    text = recorded("dumpsys_sensorservice_idle.txt")
+    assert parse_sensor_list(text)[0].type == "android.sensor.accelerometer"
+    assert latest_event_for(text, "android.sensor.accelerometer") is None
