@@ -198,7 +198,11 @@ class PrologEngine:
         await self.goal(f"sentinel_core:sn_drop_session({quote_atom(session)})")
 
     async def fact_json(self, fact_text: str) -> dict[str, Any]:
+        """{fact: canonical text, predicate, args} of a ground fact written as Prolog text."""
         return await self.json_query(f"sentinel_core:sn_fact_json({quote_atom(fact_text)}, Out)")
+
+    async def purge(self, session: str, now: float) -> None:
+        await self.goal(f"sentinel_core:sn_purge({quote_atom(session)}, {float_text(now)})")
 
 
 _shared: PrologEngine | None = None

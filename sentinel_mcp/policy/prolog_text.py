@@ -40,3 +40,24 @@ def float_text(x: float) -> str:
 def module_name(prefix: str, key: str) -> str:
     """A safe Prolog module name derived from any key (sessions have arbitrary ids)."""
     return f"{prefix}_{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+
+
+def term_text(value: Any) -> str:
+    """A JSON-like Python value as a Prolog term (the engine's JSON mapping: objects are json([K=V]))."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ",".join(term_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "json([" + ",".join(f"{quote_atom(str(k))}={term_text(v)}" for k, v in value.items()) + "])"
+    return quote_atom(str(value))
+
+
+def fact_text(predicate: str, args: list[Any]) -> str:
+    if not args:
+        return quote_atom(predicate)
+    return f"{quote_atom(predicate)}({','.join(term_text(a) for a in args)})"

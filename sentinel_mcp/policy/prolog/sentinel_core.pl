@@ -266,7 +266,13 @@ prove((C -> T), if(TC, TT)) :- !, ( prove(C, TC) -> prove(T, TT) ).
 prove(\+ G, not(G)) :- !, \+ prove(G, _).
 prove(once(G), T) :- !, once(prove(G, T)).
 prove(ignore(G), T) :- !, ( prove(G, T) -> true ; T = true ).
-prove(require(G, Why), required(Why, T)) :- !, ( prove(G, T) -> true ; record_unmet(Why), fail ).
+prove(require(G, Why), required(Why, T)) :- !,
+    aggregate_all(count, need(_), N0),
+    (   prove(G, T)
+    ->  true
+    ;   % a requirement that failed only for want of a fact or an answer is pending, not unmet
+        aggregate_all(count, need(_), N1), ( N1 =:= N0 -> record_unmet(Why) ; true ), fail
+    ).
 prove(confirmed(F, A), T) :- !, prove(confirmed(F, A, [user]), T).
 prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
     format(atom(Msg), F, A),
@@ -553,7 +559,12 @@ sn_drop_session(Session) :- ( current_predicate(Session:'$fact'/3) -> retractall
 
 %  sn_fact_json(+FactAtom, -Out): predicate name and JSON args of a fact text (for the store).
 sn_fact_json(FactAtom, Out) :-
-    term_to_atom(F, FactAtom), F =.. [N|As], maplist(pl_json, As, J), to_json_atom(json([predicate=N, args=J]), Out).
+    term_to_atom(F, FactAtom), callable(F), ground(F), F =.. [N|As], maplist(pl_json, As, J),
+    format(atom(C), '~q', [F]), to_json_atom(json([fact=C, predicate=N, args=J]), Out).
+
+%  sn_purge(+Session, +Now): drop expired facts from the mirror.
+sn_purge(Session, Now) :- ensure_session(Session),
+    forall(( Session:'$fact'(F, Exp, P), Exp =< Now ), retract(Session:'$fact'(F, Exp, P))).
 
 %  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args.
 sn_fact_from_json(N, ArgsJson, FactAtom) :-

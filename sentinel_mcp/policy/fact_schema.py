@@ -1,0 +1,30 @@
+"""The fact store's SQLite schema (one module, one place to change it)."""
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS facts (
+    id INTEGER PRIMARY KEY,
+    session TEXT NOT NULL,
+    predicate TEXT NOT NULL,
+    args TEXT NOT NULL,              -- JSON array of the arguments
+    fact TEXT NOT NULL,              -- canonical Prolog text (quoted), the identity of the fact
+    provenance TEXT NOT NULL CHECK (provenance IN ('observed', 'user', 'agent', 'seed')),
+    source_tool TEXT,                -- the call it came from: tool name ...
+    source_digest TEXT,              -- ... and argument digest
+    contexts TEXT NOT NULL DEFAULT '[]',  -- JSON array of context names it was established through
+    established_at REAL NOT NULL,
+    expires_at REAL,                 -- NULL: valid for the whole session
+    UNIQUE (session, fact)
+);
+CREATE INDEX IF NOT EXISTS facts_by_session ON facts (session, predicate);
+CREATE INDEX IF NOT EXISTS facts_by_expiry ON facts (expires_at);
+CREATE TABLE IF NOT EXISTS contexts (
+    session TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,             -- JSON
+    bound_at REAL NOT NULL,
+    PRIMARY KEY (session, name)
+);
+"""

@@ -1,0 +1,249 @@
+"""The policy guard: the gateway's Guard, proving rulebase guards against the session's facts.
+
+Allow(proof) / Deny(unmet, how_to_unblock) / Ask(questions). Tools no rulebase guard covers go to the
+gateway's fail-safe ``DefaultGuard``. A guard that errors or exceeds its limits denies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp.types import CallToolResult
+
+from sentinel_mcp.config import Config, PolicySettings
+from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
+from sentinel_mcp.gateway.port import GatewayPort
+from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, PrologEngine, shared_engine
+from sentinel_mcp.policy.fact_store import FactStore
+from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.questions import AnswerRefused, answer_value, question_of
+from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
+from sentinel_mcp.policy.solver import Solver, SolverResult
+from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
+
+log = logging.getLogger(__name__)
+_instances = itertools.count(1)
+
+
+def facts_db_path(config: Config) -> Path:
+    """Facts live next to the audit store (``sentinel.store``), in their own file."""
+    return config.store_path.parent / "facts.db"
+
+
+def _default_guard(settings: PolicySettings) -> Guard:
+    from sentinel_mcp.gateway.default_guard import DefaultGuard
+
+    return DefaultGuard(settings)
+
+
+class PolicyGuard:
+    def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path,
+                 settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
+                 engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
+                 inference_limit: int = DEFAULT_INFERENCE_LIMIT) -> None:
+        self.settings = settings or PolicySettings()
+        self.engine = engine or shared_engine()
+        self.port = port
+        self.store = FactStore(store_path)
+        self.rulebases = RulebaseHolder(self.engine, rulebase_files, poll_interval=poll_interval)
+        self.knowledge = Knowledge(self.store, self.engine, f"{os.getpid()}x{next(_instances)}", seeds)
+        self.solver = Solver(self.knowledge, port, is_read_only=self.is_read_only,
+                             fetch_timeout=max(1.0, self.settings.guard_timeout * 0.8))
+        self.default = _default_guard(self.settings)
+        self.purge_interval = purge_interval
+        self.inference_limit = inference_limit
+        self.load_error: str | None = None
+        self._purger: asyncio.Task[None] | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+    async def start(self, watch: bool = True) -> None:
+        """Open the fact store, load the rulebase (a broken one leaves the fail-safe default in charge and
+        says why), start hot reload and the purge of expired facts."""
+        await self.store.open()
+        try:
+            await self.rulebases.reload()
+        except Exception as e:  # noqa: BLE001 - reported, the default guard stays in charge
+            self.load_error = str(e)
+            log.error("rulebase not loaded, the fail-safe default guard decides: %s", e)
+        if watch:
+            self.rulebases.start_watching()
+            self._purger = asyncio.create_task(self._purge_loop(), name="fact-purge")
+
+    async def close(self) -> None:
+        await self.rulebases.stop_watching()
+        if self._purger is not None:
+            self._purger.cancel()
+            try:
+                await self._purger
+            except asyncio.CancelledError:
+                pass
+            self._purger = None
+        await self.knowledge.forget_sessions()
+        await self.store.close()
+
+    async def _purge_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.purge_interval)
+            try:
+                await self.knowledge.purge()
+            except Exception:  # noqa: BLE001
+                log.exception("fact purge")
+
+    # ---------------------------------------------------------------- Guard protocol
+    @property
+    def version(self) -> str:
+        return self.rulebases.current.version if self.rulebases.loaded else self.default.version
+
+    def is_read_only(self, name: str) -> bool:
+        if self.rulebases.loaded and name in self.rulebases.current.info.read_only:
+            return True
+        tool = self.port.find_tool(name) if self.port is not None else None
+        return bool(tool and tool.annotations and tool.annotations.read_only_hint)
+
+    async def decide(self, call: ToolCall) -> Decision:
+        if not self.rulebases.loaded:
+            return await self.default.decide(call)
+        rb = self.rulebases.current
+        if not rb.info.guards_tool(call.name):
+            if call.name in rb.info.read_only:
+                return Allow(reason=f"{call.name} is declared read-only by the rulebase")
+            return await self.default.decide(call)
+        try:
+            return await self._decide_guarded(call, rb)
+        except Exception as e:  # noqa: BLE001 - a guard that errors denies
+            log.exception("policy guard error on %s", call.name)
+            return Deny(reason=f"the policy guard of {call.name} failed ({type(e).__name__}: {e}); denied",
+                        unmet=["guard_error"])
+
+    async def _decide_guarded(self, call: ToolCall, rb: Rulebase) -> Decision:
+        if rb.info.option("strict_symbolic"):
+            bad = await ungrounded_arguments(self.knowledge, call, rb)
+            if bad:
+                return Deny(reason=f"strict symbolic mode: {call.name} has arguments not grounded in established "
+                                   f"facts or contexts: {', '.join(bad)}",
+                            unmet=[f"ungrounded argument {b}" for b in bad],
+                            how_to_unblock=["establish the values through tools first (or bind a context), then "
+                                            "call with the established values"])
+        result = await self.prove_call(call, rb)
+        proof = {"rulebase": rb.version, "tree": result.tree, "passes": result.passes,
+                 "fetches": [f.model_dump() for f in result.fetches]}
+        if result.status == "proved":
+            return Allow(reason=f"guard of {call.name} proved (rulebase {rb.version})", proof=proof)
+        if result.status == "error":
+            return Deny(reason=f"the guard of {call.name} could not be evaluated: {result.error}; denied",
+                        unmet=["guard_error"], proof=proof)
+        if result.status == "blocked" and not result.unmet:
+            questions = _unique([question_of(q, call, rb.version) for q in result.questions])
+            return Ask(reason=f"{call.name} needs: " + "; ".join(q.message for q in questions),
+                       questions=questions, unmet=[q.meta.get("fact") or q.message for q in questions])
+        return Deny(reason=f"{call.name} is not allowed: " + explain(result), unmet=unmet_of(result),
+                    how_to_unblock=how_to_unblock(result), proof=proof)
+
+    async def prove_call(self, call: ToolCall, rb: Rulebase | None = None) -> SolverResult:
+        rb = rb or self.rulebases.current
+        mod = await self.knowledge.ensure(call.session_id, rb)
+        limit = rb.info.inference_limit(self.inference_limit)
+
+        async def one_pass() -> dict[str, Any]:
+            return await self.engine.decide(rb.module, mod, time.time(), call.name, call.arguments, call.digest,
+                                            rb.version, limit)
+
+        deadline = time.monotonic() + self.settings.guard_timeout * 0.8
+        return await self.solver.solve(one_pass, rb, call.session_id, depth=call.depth, deadline=deadline)
+
+    async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
+        kind = question.meta.get("kind")
+        if kind == "confirmation":  # the default guard's own question
+            await self.default.record_answer(call, question, answer)
+            return
+        if kind not in ("ask", "confirm") or answer.action != "accept":
+            return  # declined or cancelled: nothing is established
+        await self.store_answer(call.session_id, question, answer)
+
+    async def store_answer(self, session: str, question: Question, answer: Answer,
+                           contexts: list[str] | None = None) -> str:
+        """Store an answer as a fact with the answer's provenance; returns the fact text."""
+        rb = self.rulebases.current
+        await self.knowledge.ensure(session, rb)
+        value = answer_value(question, answer)
+        meta = question.meta
+        if meta["kind"] == "confirm":
+            if meta.get("version") != rb.version:
+                raise AnswerRefused("the rulebase changed since this confirmation was asked; ask again")
+            fact = await self.knowledge.new_fact(
+                session, "$confirmed", [meta["tool"], meta["digest"], meta["version"], "yes" if value else "no"],
+                answer.provenance, ttl=self.settings.confirm_ttl, source_tool=meta["tool"],
+                source_digest=meta["digest"])
+        elif meta["type"] == "yes_no":
+            pred, args = (meta["predicate"], list(meta["inputs"])) if value else \
+                ("$answered_no", [meta["predicate"], list(meta["inputs"])])
+            fact = await self.knowledge.new_fact(session, pred, args, answer.provenance, contexts=contexts)
+        else:
+            fact = await self.knowledge.new_fact(session, meta["predicate"], [*meta["inputs"], value],
+                                                 answer.provenance, contexts=contexts)
+        await self.knowledge.add([fact])
+        return fact.fact
+
+    async def observe(self, call: ToolCall, result: CallToolResult) -> None:
+        """After a call ran: learn facts from a read tool's result, apply the rulebase's effects, and
+        consume the confirmation of this exact call (one confirmation, one call)."""
+        if not self.rulebases.loaded:
+            return
+        rb = self.rulebases.current
+        await self.knowledge.ensure(call.session_id, rb)
+        await self.knowledge.invalidate(call.session_id, f"'$confirmed'({_q(call.name)}, {_q(call.digest)}, _, _)")
+        if result.is_error:
+            return
+        if self.is_read_only(call.name) and any(b.tool == call.name for b in rb.info.bindings):
+            await self.solver.store_result(rb, call.session_id, call.name, call.arguments, result)
+        if call.name in rb.info.effects or any(e.endswith("*") for e in rb.info.effects):
+            for pattern in await self.engine.effects(rb.module, call.name, call.arguments):
+                await self.knowledge.invalidate(call.session_id, pattern)
+
+
+def _q(text: str) -> str:
+    from sentinel_mcp.policy.prolog_text import quote_atom
+
+    return quote_atom(text)
+
+
+def _unique(questions: list[Question]) -> list[Question]:
+    seen: dict[str, Question] = {}
+    for q in questions:
+        seen.setdefault(q.key, q)
+    return list(seen.values())
+
+
+def unmet_of(result: SolverResult) -> list[str]:
+    out = list(result.unmet)
+    out += [f"missing fact {m['fact']} (from {m['tool']}: {m.get('error') or 'not fetched'})" for m in result.missing]
+    if not out and result.questions:
+        out += [q.get("fact") or q.get("question", "") for q in result.questions]
+    return out or ["the guard's conditions do not hold"]
+
+
+def explain(result: SolverResult) -> str:
+    return "; ".join(unmet_of(result))
+
+
+def how_to_unblock(result: SolverResult) -> list[str]:
+    tips = []
+    for m in result.missing:
+        tips.append(f"establish {m['fact']} with {m['tool']}({m['arguments']}) (it failed: {m.get('error')})")
+    for q in result.questions:
+        tips.append(f"answer: {q.get('question')}")
+    if result.unmet and not tips:
+        tips.append("the rulebase's conditions are not met; this call cannot be allowed as it is")
+    return tips
+
+
+def create_guard(config: Config, port: GatewayPort) -> PolicyGuard:
+    """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``."""
+    return PolicyGuard(config.rulebase_paths(), port, store_path=facts_db_path(config),
+                       settings=config.sentinel.policy, seeds=config.sentinel.seeds)

@@ -1,0 +1,122 @@
+"""Session knowledge: the fact store (truth, on disk) kept in step with the engine's per-session mirror.
+
+Every write goes to SQLite first, then to the session's Prolog module, so a proof sees exactly the
+stored facts. A session is loaded into the engine on first use (valid facts, contexts, seeds).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sentinel_mcp.gateway.decision import Provenance
+from sentinel_mcp.policy.engine import PrologEngine
+from sentinel_mcp.policy.fact_store import Fact, FactStore
+from sentinel_mcp.policy.prolog_text import fact_text, module_name
+from sentinel_mcp.policy.rulebase import Rulebase
+
+
+def seed_facts_of(seeds: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+    """Config seeds: {"current_user": "u_123"} -> current_user(u_123); a list value gives several facts;
+    a dict value {"args": [...]} gives one fact of several arguments."""
+    out: list[tuple[str, list[Any]]] = []
+    for name, value in seeds.items():
+        if isinstance(value, list):
+            out.extend((name, [v]) for v in value)
+        elif isinstance(value, dict) and isinstance(value.get("args"), list):
+            out.append((name, list(value["args"])))
+        else:
+            out.append((name, [value]))
+    return out
+
+
+class Knowledge:
+    def __init__(self, store: FactStore, engine: PrologEngine, namespace: str, seeds: dict[str, Any] | None = None):
+        self.store = store
+        self.engine = engine
+        self.namespace = namespace
+        self.seeds = dict(seeds or {})
+        self._loaded: dict[str, str] = {}  # session -> rulebase version its seeds came from
+
+    def module(self, session: str) -> str:
+        return module_name(f"s{self.namespace}", session)
+
+    async def ensure(self, session: str, rb: Rulebase) -> str:
+        """Load the session into the engine (once), seed it; returns its module."""
+        mod = self.module(session)
+        seeded = self._loaded.get(session)
+        if seeded is None:
+            now = time.time()
+            facts = await self.store.valid(session, now)
+            await self.engine.drop_session(mod)
+            await self.engine.assert_bulk(mod, [(f.fact, f.expires_at, f.provenance) for f in facts])
+            ctx = await self.store.contexts(session)
+            await self.engine.assert_facts(mod, [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()])
+        if seeded != rb.version:
+            await self._seed(session, rb)
+            self._loaded[session] = rb.version
+        return mod
+
+    async def _seed(self, session: str, rb: Rulebase) -> None:
+        texts = [fact_text(n, a) for n, a in seed_facts_of(self.seeds)] + list(rb.info.seeds)
+        existing = {f.fact for f in await self.store.valid(session, predicate=None) if f.provenance == "seed"}
+        new: list[Fact] = []
+        for t in texts:
+            j = await self.engine.fact_json(t)
+            if j["fact"] not in existing:
+                new.append(Fact(session=session, predicate=j["predicate"], args=j["args"], fact=j["fact"],
+                                provenance="seed"))
+        await self.add(new)
+
+    async def add(self, facts: list[Fact]) -> None:
+        if not facts:
+            return
+        await self.store.add(facts)
+        by_session: dict[str, list[tuple[str, float | None, str]]] = {}
+        for f in facts:
+            if f.session in self._loaded:
+                by_session.setdefault(f.session, []).append((f.fact, f.expires_at, f.provenance))
+        for s, rows in by_session.items():
+            await self.engine.assert_facts(self.module(s), rows)
+
+    async def new_fact(self, session: str, predicate: str, args: list[Any], provenance: Provenance, *,
+                       ttl: float | None = None, source_tool: str | None = None, source_digest: str | None = None,
+                       contexts: list[str] | None = None) -> Fact:
+        """A Fact with its canonical text (the engine writes it, so it matches facts from proofs)."""
+        j = await self.engine.fact_json(fact_text(predicate, args))
+        now = time.time()
+        return Fact(session=session, predicate=j["predicate"], args=j["args"], fact=j["fact"], provenance=provenance,
+                    source_tool=source_tool, source_digest=source_digest, contexts=contexts or [],
+                    established_at=now, expires_at=None if ttl is None else now + ttl)
+
+    async def invalidate(self, session: str, pattern: str) -> list[str]:
+        """Remove the facts unifying with a Prolog pattern (text) from the mirror and the store."""
+        mod = self.module(session)
+        removed = await self.engine.retract(mod, pattern)
+        await self.store.delete(session, removed)
+        return removed
+
+    async def bind_context(self, session: str, name: str, value: Any) -> list[str]:
+        """Bind a context; the answers given through it are deleted (they were about the old value)."""
+        await self.store.bind_context(session, name, value)
+        mod = self.module(session)
+        if session in self._loaded:
+            await self.engine.retract(mod, f"'$context'({fact_text(name, [])}, _)")
+            await self.engine.assert_facts(mod, [(fact_text("$context", [name, value]), None, "seed")])
+        doomed = await self.store.delete_depending_on(session, name)
+        if session in self._loaded:
+            for t in doomed:
+                await self.engine.retract(mod, t)
+        return doomed
+
+    async def purge(self) -> int:
+        now = time.time()
+        n = await self.store.purge_expired(now)
+        for s in self._loaded:
+            await self.engine.purge(self.module(s), now)
+        return n
+
+    async def forget_sessions(self) -> None:
+        for s in list(self._loaded):
+            await self.engine.drop_session(self.module(s))
+        self._loaded.clear()

@@ -1,0 +1,221 @@
+"""Rulebases: load and validate files into a fresh Prolog module, swap atomically, hot-reload on change.
+
+The version of a rulebase is the sha256 of its files' contents (names and bytes), first 16 hex digits.
+A reload that fails keeps the previous rulebase active and records why (``last_error``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import logging
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from sentinel_mcp.policy.engine import PrologEngine
+
+log = logging.getLogger(__name__)
+_counter = itertools.count(1)
+
+
+class Problem(BaseModel):
+    severity: str  # "error" | "warning"
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.severity}: {self.message}"
+
+
+class RulebaseError(Exception):
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems if p.severity == "error") or "invalid rulebase")
+
+
+class BindingInfo(BaseModel):
+    predicate: str
+    arity: int
+    tool: str
+    ttl: float | None
+
+
+class AskableInfo(BaseModel):
+    predicate: str
+    arity: int
+    question: str
+    type: str
+    from_: list[str] = Field(alias="from")
+
+
+class RulebaseInfo(BaseModel):
+    guards: list[str] = Field(default_factory=list)
+    bindings: list[BindingInfo] = Field(default_factory=list)
+    askables: list[AskableInfo] = Field(default_factory=list)
+    contexts: list[str] = Field(default_factory=list)
+    seeds: list[str] = Field(default_factory=list)
+    options: list[str] = Field(default_factory=list)
+    read_only: list[str] = Field(default_factory=list)
+    symbolic_exempt: dict[str, list[str]] = Field(default_factory=dict)
+    effects: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def from_engine(cls, raw: dict[str, Any]) -> "RulebaseInfo":
+        exempt: dict[str, list[str]] = {}
+        for e in raw.get("symbolic_exempt", []):
+            exempt.setdefault(e["tool"], []).extend(str(a) for a in e["args"])
+        return cls(guards=sorted({g["tool"] for g in raw["guards"]}),
+                   bindings=[BindingInfo(**b) for b in raw["bindings"]],
+                   askables=[AskableInfo(**a) for a in raw["askables"]], contexts=raw["contexts"],
+                   seeds=raw["seeds"], options=raw["options"], read_only=raw["read_only"],
+                   symbolic_exempt=exempt, effects=sorted(set(raw["effects"])))
+
+    def guards_tool(self, tool: str) -> bool:
+        return any(g == tool or (g.endswith("*") and tool.startswith(g[:-1])) for g in self.guards)
+
+    def option(self, name: str) -> bool:
+        return name in self.options
+
+    def inference_limit(self, default: int) -> int:
+        for o in self.options:
+            if o.startswith("inference_limit(") and o.endswith(")"):
+                try:
+                    return int(o[len("inference_limit("):-1])
+                except ValueError:
+                    pass
+        return default
+
+
+class Rulebase(BaseModel):
+    version: str
+    module: str
+    files: list[str]
+    info: RulebaseInfo
+    warnings: list[Problem] = Field(default_factory=list)
+
+    def text(self) -> str:
+        parts = [f"% rulebase version {self.version}"]
+        for f in self.files:
+            try:
+                parts.append(f"% ---- {f}\n{Path(f).read_text()}")
+            except OSError as e:
+                parts.append(f"% ---- {f}: unreadable ({e.strerror})")
+        return "\n".join(parts)
+
+
+def content_version(files: list[Path]) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f).encode() + b"\0")
+        try:
+            h.update(f.read_bytes())
+        except OSError:
+            h.update(b"<missing>")
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def _mtimes(files: list[Path]) -> tuple[float | None, ...]:
+    out: list[float | None] = []
+    for f in files:
+        try:
+            out.append(f.stat().st_mtime_ns)
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+async def load_rulebase(engine: PrologEngine, files: list[Path]) -> Rulebase:
+    """Load and validate files into a new module; raise RulebaseError (module unloaded) on errors."""
+    missing = [Problem(severity="error", file=str(f), line=0, message="file not found") for f in files if not f.is_file()]
+    if missing:
+        raise RulebaseError(missing)
+    version = content_version(files)
+    module = f"rb_{version}_{next(_counter)}"
+    raw = await engine.load(module, [str(f) for f in files])
+    errors = [Problem(**p) for p in raw["errors"]]
+    warnings = [Problem(**p) for p in raw["warnings"]]
+    if errors:
+        await engine.unload(module)
+        raise RulebaseError(errors + warnings)
+    info = RulebaseInfo.from_engine(await engine.info(module))
+    return Rulebase(version=version, module=module, files=[str(f) for f in files], info=info, warnings=warnings)
+
+
+class RulebaseHolder:
+    """The active rulebase; ``reload()`` swaps it only when the new files load cleanly."""
+
+    def __init__(self, engine: PrologEngine, files: list[Path], poll_interval: float = 1.0) -> None:
+        self.engine = engine
+        self.files = list(files)
+        self.poll_interval = poll_interval
+        self._current: Rulebase | None = None
+        self._mtimes: tuple[float | None, ...] = ()
+        self.last_error: str | None = None
+        self._retired: Rulebase | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def current(self) -> Rulebase:
+        if self._current is None:
+            raise RuntimeError("no rulebase loaded")
+        return self._current
+
+    @property
+    def loaded(self) -> bool:
+        return self._current is not None
+
+    async def reload(self) -> bool:
+        """Load the files again; True if a new rulebase is active."""
+        async with self._lock:
+            self._mtimes = _mtimes(self.files)
+            try:
+                rb = await load_rulebase(self.engine, self.files)
+            except RulebaseError as e:
+                self.last_error = str(e)
+                if self._current is not None:
+                    log.error("rulebase reload failed, keeping version %s: %s", self._current.version, e)
+                    return False
+                raise
+            old, self._current = self._current, rb
+            self.last_error = None
+            for w in rb.warnings:
+                log.warning("%s", w)
+            if old is not None:
+                log.info("rulebase reloaded: %s -> %s", old.version, rb.version)
+                # a decision in flight may still use the previous module: unload it one reload later
+                if self._retired is not None:
+                    await self.engine.unload(self._retired.module)
+                self._retired = old
+            return True
+
+    async def check_for_changes(self) -> bool:
+        if _mtimes(self.files) == self._mtimes:
+            return False
+        return await self.reload()
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_interval)
+            try:
+                await self.check_for_changes()
+            except Exception:  # never let the watcher die
+                log.exception("rulebase watcher")
+
+    def start_watching(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._watch(), name="rulebase-watch")
+
+    async def stop_watching(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None

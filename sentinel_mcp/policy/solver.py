@@ -1,0 +1,176 @@
+"""The solver: prove, fetch what is missing (concurrently, through the gateway), prove again.
+
+Stateless across calls. One *pass* is a Prolog proof that records needs instead of stopping at the first
+missing fact; the solver fetches every new fetch need at once (duplicates merged, each fetch a guarded
+call through ``GatewayPort.invoke`` with origin ``solver``), stores the extracted facts as ``observed``,
+and runs another pass, until the proof succeeds or nothing new can be fetched. Only then does it report
+questions (tools before questions).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any, Awaitable, Callable
+
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from sentinel_mcp.gateway.decision import argument_digest
+from sentinel_mcp.gateway.port import Completed, GatewayPort, NeedsInput
+from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.rulebase import Rulebase
+
+log = logging.getLogger(__name__)
+
+PassFn = Callable[[], Awaitable[dict[str, Any]]]
+
+
+class FetchRecord(BaseModel):
+    tool: str
+    arguments: dict[str, Any]
+    ok: bool
+    facts: int = 0
+    error: str | None = None
+    started: float
+    ended: float
+
+
+class SolverResult(BaseModel):
+    status: str  # proved | failed | blocked | error
+    tree: Any = None
+    solutions: list[dict[str, Any]] = Field(default_factory=list)
+    questions: list[dict[str, Any]] = Field(default_factory=list)  # ask / confirm needs, after tools are exhausted
+    unmet: list[str] = Field(default_factory=list)
+    missing: list[dict[str, Any]] = Field(default_factory=list)  # fetch needs that could not be fetched
+    fetches: list[FetchRecord] = Field(default_factory=list)
+    passes: int = 0
+    error: str | None = None
+
+
+def result_json(result: CallToolResult) -> Any:
+    """The JSON a binding extracts from: structured content, else the first text content parsed as JSON."""
+    if result.structured_content is not None:
+        sc = result.structured_content
+        # MCPServer wraps non-object returns as {"result": ...}
+        if isinstance(sc, dict) and list(sc) == ["result"] and isinstance(sc["result"], (dict, list)):
+            return sc["result"]
+        return sc
+    for c in result.content:
+        if isinstance(c, TextContent):
+            try:
+                return json.loads(c.text)
+            except ValueError:
+                return c.text
+    return None
+
+
+class Solver:
+    def __init__(self, knowledge: Knowledge, port: GatewayPort | None, *, max_passes: int = 8,
+                 max_depth: int = 3, fetch_timeout: float = 8.0, is_read_only: Callable[[str], bool] | None = None):
+        self.knowledge = knowledge
+        self.port = port
+        self.max_passes = max_passes
+        self.max_depth = max_depth
+        self.fetch_timeout = fetch_timeout
+        self.is_read_only = is_read_only or (lambda name: False)
+
+    async def solve(self, run_pass: PassFn, rb: Rulebase, session: str, *, depth: int = 0,
+                    deadline: float | None = None) -> SolverResult:
+        attempted: dict[tuple[str, str], FetchRecord] = {}
+        fetches: list[FetchRecord] = []
+        out: dict[str, Any] = {}
+        passes = 0
+        while passes < self.max_passes:
+            passes += 1
+            out = await run_pass()
+            status = out.get("status")
+            if status == "proved":
+                return SolverResult(status="proved", tree=out.get("tree"), solutions=out.get("solutions", []),
+                                    fetches=fetches, passes=passes)
+            if status in ("error", "inference_limit"):
+                msg = out.get("message") or ("the proof exceeded its inference limit (a looping rule?)"
+                                             if status == "inference_limit" else "error")
+                return SolverResult(status="error", error=str(msg), fetches=fetches, passes=passes)
+            needs = out.get("needs", [])
+            todo: dict[tuple[str, str], dict[str, Any]] = {}
+            for n in needs:
+                if n["kind"] == "fetch":
+                    key = (n["tool"], argument_digest(n["arguments"]))
+                    if key not in attempted and key not in todo:
+                        todo[key] = n
+            if not todo or depth >= self.max_depth or (deadline is not None and time.monotonic() >= deadline):
+                break
+            remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
+            records = await self._fetch_all(list(todo.values()), rb, session, depth, remaining)
+            for key, rec in zip(todo, records):
+                attempted[key] = rec
+            fetches.extend(records)
+        needs = out.get("needs", [])
+        missing = [n | {"error": attempted[(n["tool"], argument_digest(n["arguments"]))].error}
+                   for n in needs if n["kind"] == "fetch"
+                   and (n["tool"], argument_digest(n["arguments"])) in attempted]
+        missing += [n for n in needs if n["kind"] == "fetch"
+                    and (n["tool"], argument_digest(n["arguments"])) not in attempted]
+        questions = [n for n in needs if n["kind"] in ("ask", "confirm")]
+        status = "blocked" if questions and not missing else "failed"
+        return SolverResult(status=status, questions=questions, unmet=out.get("unmet", []), missing=missing,
+                            fetches=fetches, passes=passes, solutions=out.get("solutions", []))
+
+    async def _fetch_all(self, needs: list[dict[str, Any]], rb: Rulebase, session: str, depth: int,
+                         timeout: float | None) -> list[FetchRecord]:
+        tasks = [asyncio.create_task(self._fetch(n["tool"], n["arguments"], rb, session, depth)) for n in needs]
+        done, pending = await asyncio.wait(tasks, timeout=timeout or self.fetch_timeout)
+        for t in pending:
+            t.cancel()
+        records = []
+        now = time.time()
+        for n, t in zip(needs, tasks):
+            if t in done and not t.cancelled() and t.exception() is None:
+                records.append(t.result())
+            else:
+                err = "timed out" if t in pending else repr(t.exception()) if not t.cancelled() else "cancelled"
+                records.append(FetchRecord(tool=n["tool"], arguments=n["arguments"], ok=False, error=err,
+                                           started=now, ended=now))
+        return records
+
+    async def _fetch(self, tool: str, arguments: dict[str, Any], rb: Rulebase, session: str,
+                     depth: int) -> FetchRecord:
+        started = time.time()
+
+        def fail(msg: str) -> FetchRecord:
+            return FetchRecord(tool=tool, arguments=arguments, ok=False, error=msg, started=started, ended=time.time())
+
+        if self.port is None:
+            return fail("no gateway to fetch through")
+        if not self.is_read_only(tool):
+            # bindings are only ever served by read-only tools (the checker reports the others)
+            return fail(f"{tool} is not a read-only tool (or not in the catalog); it is never called by the solver")
+        outcome = await self.port.invoke(tool, arguments, session_id=session, origin="solver", depth=depth + 1)
+        if isinstance(outcome, NeedsInput):
+            return fail(f"{tool} needs input: {outcome.reason}")
+        if not isinstance(outcome, Completed):
+            return fail(f"{tool} refused: {outcome.reason}")
+        if outcome.result.is_error:
+            text = " ".join(c.text for c in outcome.result.content if isinstance(c, TextContent))[:300]
+            return fail(f"{tool} returned an error: {text}")
+        n = await self.store_result(rb, session, tool, arguments, outcome.result)
+        return FetchRecord(tool=tool, arguments=arguments, ok=True, facts=n, started=started, ended=time.time())
+
+    async def store_result(self, rb: Rulebase, session: str, tool: str, arguments: dict[str, Any],
+                           result: CallToolResult) -> int:
+        """Extract the facts the bindings of ``tool`` yield from a result, store them as observed."""
+        extracted = await self.knowledge.engine.extract(rb.module, tool, arguments, result_json(result))
+        if not extracted:
+            return 0
+        digest = argument_digest(arguments)
+        now = time.time()
+        from sentinel_mcp.policy.fact_store import Fact
+
+        facts = [Fact(session=session, predicate=e["predicate"], args=e["args"], fact=e["fact"], provenance="observed",
+                      source_tool=tool, source_digest=digest, established_at=now,
+                      expires_at=None if e["ttl"] is None else now + float(e["ttl"])) for e in extracted]
+        await self.knowledge.add(facts)
+        return sum(1 for f in facts if not f.internal)
