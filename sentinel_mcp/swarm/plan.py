@@ -47,6 +47,20 @@ class PlanError(ValueError):
         self.problems = problems
 
 
+def _file_type(raw: str, path: Any) -> str:
+    """Models say "Kotlin", "kt" or "XML layout": map what is recognisable, else infer from the extension."""
+    t = raw.strip().lower()
+    aliases = {"kt": "kotlin", "kts": "gradle", "manifest": "xml", "layout": "xml", "resource": "xml"}
+    t = aliases.get(t, t)
+    if t in _EXTENSIONS or t == "text":
+        return t
+    if isinstance(path, str):
+        for name, exts in sorted(_EXTENSIONS.items(), key=lambda kv: kv[0] != "gradle"):  # .gradle.kts first
+            if path.endswith(exts):
+                return name
+    return "text"
+
+
 def _normalise(data: Any) -> Any:
     """Accept the shapes models actually produce: a bare list, or {"plan": [...]} / {"steps": [...]}."""
     if isinstance(data, list):
@@ -57,7 +71,7 @@ def _normalise(data: Any) -> Any:
         steps = []
         for s in data["steps"]:
             if isinstance(s, dict) and isinstance(s.get("file_type"), str):
-                s = dict(s, file_type=s["file_type"].strip().lower())
+                s = dict(s, file_type=_file_type(s["file_type"], s.get("file_path")))
             steps.append(s)
         return dict(data, steps=steps)
     return data

@@ -13,7 +13,7 @@ SYSTEM = ("You are the Planner of an Android app generator. You decompose an app
           "of files. Reply with JSON only.\n\n" + CODING_PROFILE)
 
 PLAN_SHAPE = ('{"steps": [{"step_number": 1, "phase": "setup", "file_path": "settings.gradle.kts", '
-              '"file_type": "gradle", "dependencies": [], "description": "...", "features": []}]}')
+              '"file_type": "gradle", "dependencies": [], "description": "..."}]}')
 
 
 def planner_request(spec: TaskSpec, max_steps: int) -> ModelRequest:
@@ -22,7 +22,8 @@ def planner_request(spec: TaskSpec, max_steps: int) -> ModelRequest:
         f"Write a plan of 1 to {max_steps} steps; each step produces exactly one file.\n"
         "Rules: include settings.gradle.kts, app/build.gradle.kts and app/src/main/AndroidManifest.xml; "
         f"Kotlin sources under app/src/main/java/{spec.package_path}/; paths are relative, no '..'; "
-        "dependencies list only earlier step numbers; every feature is named in some step's \"features\".\n"
+        "dependencies list only earlier step numbers; name every feature verbatim in the description of the "
+        "step that implements it.\n"
         "file_type is one of kotlin, xml, gradle, properties, text.\n"
         f"Shape: {PLAN_SHAPE}"
     )

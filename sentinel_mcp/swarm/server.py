@@ -1,0 +1,152 @@
+"""The ``swarm`` built-in: app builds as MCP tools, the generated files as resources.
+
+Tools: ``swarm_build`` (returns the task id at once, or with ``wait=true`` reports progress until the
+build ends), ``swarm_status``, ``swarm_list``, ``swarm_cancel``. Files: ``swarm://<task_id>/<path>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Annotated, Any, AsyncIterator
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.gateway.call_meta import session_of
+from sentinel_mcp.swarm.backends.base import ModelError
+from sentinel_mcp.swarm.backends.factory import make_backend
+from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
+from sentinel_mcp.swarm.orchestrator import ProgressEvent
+from sentinel_mcp.swarm.path_safety import UnsafePathError
+from sentinel_mcp.swarm.settings import swarm_settings
+from sentinel_mcp.swarm.spec import SpecError
+from sentinel_mcp.swarm.task_lock import BuildBusyError
+
+INSTRUCTIONS = ("Generates complete Android projects (Kotlin, XML, Gradle) from an app spec with a planner, "
+                "coder, critic and verifier under hard caps. Start with swarm_build, follow with swarm_status, "
+                "read files as swarm://<task_id>/<path>.")
+SPEC_HELP = ("App spec: app_name (str), package_name (e.g. com.example.notes), features (1-10 short phrases), "
+             "min_sdk (21-35, default 24), target_sdk (>= min_sdk, default 34), architecture (MVVM|MVP|MVI), "
+             "ui_system (Views|Compose), description (optional)")
+
+
+class _ServiceHolder:
+    """Starts the service on first use and stops it when the last connection closes."""
+
+    def __init__(self, service: BuildService) -> None:
+        self.service = service
+        self._lock = asyncio.Lock()
+        self._connections = 0
+
+    async def get(self) -> BuildService:
+        async with self._lock:
+            await self.service.start()
+        return self.service
+
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncIterator[None]:
+        self._connections += 1
+        try:
+            yield
+        finally:
+            self._connections -= 1
+            if self._connections == 0:
+                async with self._lock:
+                    await self.service.close()  # running builds end FAILED ("cancelled"), state kept
+
+
+def create_server(ctx: BuiltinContext) -> MCPServer:
+    settings = swarm_settings(ctx.settings, where=f"sentinel.{ctx.name}")
+    holder = _ServiceHolder(BuildService(Path(ctx.data_dir), settings))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
+        async with holder.connection():
+            yield {}
+
+    mcp = MCPServer(ctx.name, instructions=INSTRUCTIONS, lifespan=lifespan)
+
+    @mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True))
+    async def swarm_build(
+        spec: Annotated[dict[str, Any], Field(description=SPEC_HELP)],
+        ctx_: Context,
+        wait: Annotated[bool, Field(description="true: report progress and return when the build ends")] = False,
+        max_steps: Annotated[int | None, Field(ge=1, le=25, description="lower the plan-step cap")] = None,
+        max_model_calls: Annotated[int | None, Field(ge=1, le=80)] = None,
+        max_tokens: Annotated[int | None, Field(ge=1, le=200_000)] = None,
+        max_minutes: Annotated[float | None, Field(gt=0, le=90)] = None,
+    ) -> dict[str, Any]:
+        """Build an Android app from a spec. Returns the task id at once (or the final status with wait=true)."""
+        service = await holder.get()
+        caps = {"max_steps": max_steps, "max_model_calls": max_model_calls, "max_tokens": max_tokens,
+                "max_wall_seconds": max_minutes * 60 if max_minutes else None}
+
+        async def backend_factory():
+            return make_backend(settings, call_tool=ctx.call_tool, session=ctx_.session,
+                                protocol_version=ctx_.protocol_version)
+
+        async def report(event: ProgressEvent) -> None:
+            await ctx_.report_progress(event.progress, event.total, f"[{event.state}] {event.message}")
+
+        try:
+            task_id = await service.submit(spec, backend_factory, session=session_of(ctx_), caps=caps,
+                                           listener=report if wait else None)
+        except (SpecError, BuildBusyError, ModelError, ValueError) as e:
+            raise ToolError(str(e)) from None
+        if not wait:
+            return {"task_id": task_id, "state": "PLANNING", "workspace": str(service.workspace_of(task_id).root),
+                    "files": f"swarm://{task_id}/<path>"}
+        try:
+            status = await service.wait(task_id)
+        except asyncio.CancelledError:  # the caller gave up waiting: the build stops too
+            await asyncio.shield(service.cancel(task_id))
+            raise
+        return _summary(status)
+
+    @mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def swarm_status(task_id: str) -> dict[str, Any]:
+        """State, plan, steps, counters, warnings and the verifier's report of one build."""
+        service = await holder.get()
+        try:
+            return await service.status(task_id)
+        except UnknownTaskError as e:
+            raise ToolError(str(e)) from None
+
+    @mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def swarm_list(limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
+        """The most recent builds, newest first."""
+        service = await holder.get()
+        return {"tasks": await service.list(limit)}
+
+    @mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True))
+    async def swarm_cancel(task_id: str) -> dict[str, Any]:
+        """Cancel a running build; it ends FAILED ("cancelled") and keeps what it made so far."""
+        service = await holder.get()
+        try:
+            cancelled = await service.cancel(task_id)
+            status = await service.status(task_id)
+        except UnknownTaskError as e:
+            raise ToolError(str(e)) from None
+        return {"task_id": task_id, "cancelled": cancelled, "state": status["state"], "error": status["error"]}
+
+    @mcp.resource("swarm://{task_id}/{+path}", name="swarm-file", mime_type="text/plain",
+                  description="A file generated by a swarm build")
+    async def swarm_file(task_id: str, path: str) -> str:
+        service = await holder.get()
+        try:
+            return service.workspace_of(task_id).read_file(path)
+        except (UnknownTaskError, UnsafePathError, FileNotFoundError, IsADirectoryError) as e:
+            raise ResourceError(f"swarm://{task_id}/{path}: {e}") from None
+
+    return mcp
+
+
+def _summary(status: dict[str, Any]) -> dict[str, Any]:
+    keys = ("task_id", "state", "error", "workspace", "files", "warnings", "model_calls", "prompt_tokens",
+            "completion_tokens", "report")
+    return {k: status.get(k) for k in keys}
