@@ -1,0 +1,142 @@
+"""JSON-RPC 2.0 framing and the A2A error codes, shared by the HTTP and WebSocket bindings.
+
+Errors carry a ``google.rpc.ErrorInfo`` detail in ``data`` (domain ``a2a-protocol.org``), as the
+reference SDK sends them, so clients can map them back to typed errors.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+TASK_NOT_FOUND = -32001
+TASK_NOT_CANCELABLE = -32002
+PUSH_NOT_SUPPORTED = -32003
+UNSUPPORTED_OPERATION = -32004
+CONTENT_TYPE_NOT_SUPPORTED = -32005
+EXTENDED_CARD_NOT_CONFIGURED = -32007
+VERSION_NOT_SUPPORTED = -32009
+
+_REASONS = {
+    PARSE_ERROR: "PARSE_ERROR",
+    INVALID_REQUEST: "INVALID_REQUEST",
+    METHOD_NOT_FOUND: "METHOD_NOT_FOUND",
+    INVALID_PARAMS: "INVALID_PARAMS",
+    INTERNAL_ERROR: "INTERNAL",
+    TASK_NOT_FOUND: "TASK_NOT_FOUND",
+    TASK_NOT_CANCELABLE: "TASK_NOT_CANCELABLE",
+    PUSH_NOT_SUPPORTED: "PUSH_NOTIFICATION_NOT_SUPPORTED",
+    UNSUPPORTED_OPERATION: "UNSUPPORTED_OPERATION",
+    CONTENT_TYPE_NOT_SUPPORTED: "CONTENT_TYPE_NOT_SUPPORTED",
+    EXTENDED_CARD_NOT_CONFIGURED: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+    VERSION_NOT_SUPPORTED: "VERSION_NOT_SUPPORTED",
+}
+
+JsonId = str | int | None
+M = TypeVar("M", bound=BaseModel)
+
+
+class RpcError(Exception):
+    """An error that becomes a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, metadata: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.metadata = metadata or {}
+
+    def to_error(self) -> dict[str, Any]:
+        info = {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            "reason": _REASONS.get(self.code, "UNKNOWN_ERROR"),
+            "domain": "a2a-protocol.org",
+            # ErrorInfo metadata is map<string,string>
+            "metadata": {k: v if isinstance(v, str) else json.dumps(v) for k, v in self.metadata.items()},
+        }
+        return {"code": self.code, "message": self.message, "data": [info]}
+
+
+def task_not_found(task_id: str) -> RpcError:
+    return RpcError(TASK_NOT_FOUND, f"Task {task_id} not found", {"taskId": task_id})
+
+
+def invalid_params_from(e: ValidationError, prefix: str = "params") -> RpcError:
+    """A pydantic error as -32602 with every field path and reason, and nothing of the input echoed back."""
+    problems = []
+    for err in e.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in (prefix, *err["loc"]))
+        problems.append(f"{where}: {err['msg']}")
+    return RpcError(INVALID_PARAMS, "Invalid params: " + "; ".join(problems[:10]),
+                    {"violations": problems[:10]})
+
+
+def parse_params(model: type[M], params: Any) -> M:
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise RpcError(INVALID_PARAMS, "Invalid params: params must be an object")
+    try:
+        return model.model_validate(params)
+    except ValidationError as e:
+        raise invalid_params_from(e) from None
+
+
+@dataclass
+class RpcRequest:
+    method: str
+    params: Any
+    id: JsonId
+    is_notification: bool
+
+
+def decode_frame(raw: bytes | str) -> Any:
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RpcError(PARSE_ERROR, f"Parse error: invalid JSON ({e})") from None
+
+
+def id_of(body: Any) -> JsonId:
+    """The request id to echo in an error, if the body has a usable one."""
+    if isinstance(body, dict):
+        rid = body.get("id")
+        if isinstance(rid, (str, int)) and not isinstance(rid, bool):
+            return rid
+    return None
+
+
+def parse_request(body: Any) -> RpcRequest:
+    """Validate the JSON-RPC 2.0 envelope (-32600 on any violation)."""
+    if isinstance(body, list):
+        raise RpcError(INVALID_REQUEST, "Invalid Request: batch requests are not supported")
+    if not isinstance(body, dict):
+        raise RpcError(INVALID_REQUEST, "Invalid Request: expected a JSON object")
+    if body.get("jsonrpc") != "2.0":
+        raise RpcError(INVALID_REQUEST, "Invalid Request: 'jsonrpc' must be exactly \"2.0\"")
+    method = body.get("method")
+    if not isinstance(method, str) or not method:
+        raise RpcError(INVALID_REQUEST, "Invalid Request: 'method' must be a non-empty string")
+    has_id = "id" in body
+    rid = body.get("id")
+    if has_id and (isinstance(rid, bool) or not isinstance(rid, (str, int, type(None)))):
+        raise RpcError(INVALID_REQUEST, "Invalid Request: 'id' must be a string, an integer or null")
+    params = body.get("params")
+    if params is not None and not isinstance(params, (dict, list)):
+        raise RpcError(INVALID_REQUEST, "Invalid Request: 'params' must be an object or an array")
+    return RpcRequest(method=method, params=params, id=rid, is_notification=not has_id)
+
+
+def result_frame(rid: JsonId, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def error_frame(rid: JsonId, err: RpcError) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": err.to_error()}

@@ -1,0 +1,78 @@
+"""A2A v1.0 JSON-RPC over HTTP: ``POST /a2a``.
+
+Errors are JSON-RPC error objects with HTTP 200 (as the reference SDK answers), except auth failures,
+which are HTTP 401 with ``WWW-Authenticate`` before any JSON-RPC processing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+
+from a2a.dispatch import VERSION_HEADER, check_version, dispatch
+from a2a.jsonrpc import (INTERNAL_ERROR, INVALID_REQUEST, RpcError, decode_frame, error_frame, id_of,
+                         parse_request, result_frame)
+from a2a.protocol import PROTOCOL_VERSION
+from a2a.security import AuthError, authenticate, unauthorized
+from a2a.service import A2AService
+
+log = logging.getLogger(__name__)
+_HEADERS = {VERSION_HEADER: PROTOCOL_VERSION}
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def read_capped(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def version_of(request_headers: Any, query: Any) -> str | None:
+    return request_headers.get(VERSION_HEADER) or query.get(VERSION_HEADER) or query.get("a2a-version")
+
+
+def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
+    settings = service.settings
+
+    async def a2a_jsonrpc(request: Request) -> Response:
+        try:
+            caller = authenticate(request.headers, request.client.host if request.client else None, settings)
+        except AuthError as e:
+            return unauthorized(settings, str(e))
+        body: Any = None
+        try:
+            raw = await read_capped(request, settings.max_frame_bytes)
+            body = decode_frame(raw)
+            rpc = parse_request(body)
+            check_version(version_of(request.headers, request.query_params))
+            result = await dispatch(service, rpc.method, rpc.params, caller)
+            if rpc.is_notification:
+                return Response(status_code=204, headers=_HEADERS)
+            return JSONResponse(result_frame(rpc.id, result), headers=_HEADERS)
+        except BodyTooLarge:
+            err = RpcError(INVALID_REQUEST, f"Invalid Request: payload larger than {settings.max_frame_bytes} bytes")
+            return JSONResponse(error_frame(None, err), headers=_HEADERS)
+        except RpcError as e:
+            return JSONResponse(error_frame(id_of(body), e), headers=_HEADERS)
+        except ClientDisconnect:
+            return Response(status_code=499)
+        except Exception:  # never a traceback to the peer
+            log.exception("A2A JSON-RPC request failed")
+            return JSONResponse(error_frame(id_of(body), RpcError(INTERNAL_ERROR, "Internal error")),
+                                headers=_HEADERS)
+
+    return a2a_jsonrpc

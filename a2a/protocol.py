@@ -1,0 +1,225 @@
+"""A2A v1.0 wire types (``specification/a2a.proto``, ProtoJSON: camelCase fields, SCREAMING_SNAKE enums).
+
+Unknown fields are ignored, as the reference SDK does for forward compatibility; what the protocol
+requires (a message id, a role, at least one part, exactly one content per part) is enforced.
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+PROTOCOL_VERSION = "1.0"
+
+TaskState = Literal[
+    "TASK_STATE_UNSPECIFIED",
+    "TASK_STATE_SUBMITTED",
+    "TASK_STATE_WORKING",
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_INPUT_REQUIRED",
+    "TASK_STATE_REJECTED",
+    "TASK_STATE_AUTH_REQUIRED",
+]
+TERMINAL_STATES: frozenset[str] = frozenset(
+    {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+)
+INTERRUPTED_STATES: frozenset[str] = frozenset({"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"})
+Role = Literal["ROLE_USER", "ROLE_AGENT"]
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Wire(BaseModel):
+    """camelCase on the wire, snake_case in Python; dump with ``to_wire()``."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Part(Wire):
+    text: str | None = None
+    raw: str | None = None  # base64 in JSON
+    url: str | None = None
+    data: Any = None  # any JSON value; ``None`` here means "no data part" (a JSON null data part is refused)
+    metadata: dict[str, Any] | None = None
+    filename: str | None = None
+    media_type: str | None = None
+
+    @model_validator(mode="after")
+    def _one_content(self) -> "Part":
+        present = [k for k in ("text", "raw", "url", "data") if getattr(self, k) is not None]
+        if len(present) != 1:
+            raise ValueError(f"a Part must have exactly one of text, raw, url, data (got {present or 'none'})")
+        return self
+
+    @field_validator("raw")
+    @classmethod
+    def _base64(cls, v: str | None) -> str | None:
+        if v is not None:
+            base64.b64decode(v, validate=True)
+        return v
+
+    @classmethod
+    def of_text(cls, text: str) -> "Part":
+        return cls(text=text, media_type="text/plain")
+
+    @classmethod
+    def of_data(cls, data: Any) -> "Part":
+        return cls(data=data, media_type="application/json")
+
+
+class Message(Wire):
+    message_id: str = Field(min_length=1)
+    context_id: str | None = None
+    task_id: str | None = None
+    role: Role
+    parts: list[Part] = Field(min_length=1)
+    metadata: dict[str, Any] | None = None
+    extensions: list[str] | None = None
+    reference_task_ids: list[str] | None = None
+
+
+class TaskStatus(Wire):
+    state: TaskState
+    message: Message | None = None
+    timestamp: str | None = None
+
+
+class Artifact(Wire):
+    artifact_id: str
+    name: str | None = None
+    description: str | None = None
+    parts: list[Part] = Field(min_length=1)
+    metadata: dict[str, Any] | None = None
+    extensions: list[str] | None = None
+
+
+class Task(Wire):
+    id: str
+    context_id: str
+    status: TaskStatus
+    artifacts: list[Artifact] | None = None
+    history: list[Message] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class SendMessageConfiguration(Wire):
+    accepted_output_modes: list[str] | None = None
+    task_push_notification_config: dict[str, Any] | None = None
+    history_length: int | None = Field(None, ge=0)
+    return_immediately: bool = False
+
+
+class SendMessageRequest(Wire):
+    tenant: str | None = None
+    message: Message
+    configuration: SendMessageConfiguration | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class GetTaskRequest(Wire):
+    tenant: str | None = None
+    id: str = Field(min_length=1)
+    history_length: int | None = Field(None, ge=0)
+
+
+class ListTasksRequest(Wire):
+    tenant: str | None = None
+    context_id: str | None = None
+    status: TaskState | None = None
+    page_size: int | None = Field(None, ge=1, le=100)
+    page_token: str | None = None
+    history_length: int | None = Field(None, ge=0)
+    status_timestamp_after: str | None = None
+    include_artifacts: bool = False
+
+    @field_validator("status_timestamp_after")
+    @classmethod
+    def _iso(cls, v: str | None) -> str | None:
+        if v is not None:
+            datetime.fromisoformat(v.replace("Z", "+00:00"))
+        return v
+
+
+class ListTasksResponse(Wire):
+    tasks: list[Task]
+    next_page_token: str = ""
+    page_size: int
+    total_size: int
+
+    def to_wire(self) -> dict[str, Any]:
+        # next_page_token is REQUIRED in the proto: keep it even when empty
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class CancelTaskRequest(Wire):
+    tenant: str | None = None
+    id: str = Field(min_length=1)
+    metadata: dict[str, Any] | None = None
+
+
+# --- Agent card --------------------------------------------------------------------------------
+
+
+class AgentInterface(Wire):
+    url: str
+    protocol_binding: str  # JSONRPC | GRPC | HTTP+JSON | a custom binding
+    protocol_version: str = PROTOCOL_VERSION
+    tenant: str | None = None
+
+
+class AgentProvider(Wire):
+    url: str
+    organization: str
+
+
+class AgentExtension(Wire):
+    uri: str
+    description: str | None = None
+    required: bool = False
+    params: dict[str, Any] | None = None
+
+
+class AgentCapabilities(Wire):
+    streaming: bool | None = None
+    push_notifications: bool | None = None
+    extensions: list[AgentExtension] | None = None
+    extended_agent_card: bool | None = None
+
+
+class AgentSkill(Wire):
+    id: str
+    name: str
+    description: str
+    tags: list[str]
+    examples: list[str] | None = None
+    input_modes: list[str] | None = None
+    output_modes: list[str] | None = None
+    security_requirements: list[dict[str, Any]] | None = None
+
+
+class AgentCard(Wire):
+    name: str = Field(min_length=1)
+    description: str
+    supported_interfaces: list[AgentInterface] = Field(min_length=1)
+    provider: AgentProvider | None = None
+    version: str
+    documentation_url: str | None = None
+    capabilities: AgentCapabilities
+    security_schemes: dict[str, dict[str, Any]] | None = None
+    security_requirements: list[dict[str, Any]] | None = None
+    default_input_modes: list[str]
+    default_output_modes: list[str]
+    skills: list[AgentSkill]
+    signatures: list[dict[str, Any]] | None = None
+    icon_url: str | None = None

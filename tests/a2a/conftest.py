@@ -1,0 +1,30 @@
+"""Fixtures of the A2A tests; the rig itself is in ``a2a_rig.py``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import AsyncIterator
+
+import httpx2
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # a2a_rig (the suite uses --import-mode=importlib)
+
+from a2a_rig import Served, open_port, serve  # noqa: E402
+
+from a2a.settings import A2ASettings  # noqa: E402
+
+
+@pytest.fixture
+async def rig() -> AsyncIterator[Served]:
+    async with open_port() as port, serve(port, A2ASettings(name="sentinel-test")) as served:
+        yield served
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[httpx2.AsyncClient]:
+    async with httpx2.AsyncClient(timeout=30, headers={"A2A-Version": "1.0"}) as c:
+        yield c
+
+
