@@ -7,7 +7,9 @@ the listener so none is ever left running on the phone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import shutil
 import time
 from typing import Any, Callable
@@ -20,11 +22,11 @@ from device_tools.sensors.reading import Reading
 from device_tools.sensors.sources.adb import values_from_event
 
 # which termux-sensor name serves each kind: (must contain, must not contain)
-_NAME_RULES: dict[SensorKind, tuple[str, tuple[str, ...]]] = {
-    SensorKind.motion: ("accelerometer", ("linear", "uncalibrated")),
-    SensorKind.compass: ("magnetic", ("uncalibrated",)),
-    SensorKind.ambient_light: ("light", ()),
-    SensorKind.barometer: ("pressure", ()),
+_NAME_RULES: dict[SensorKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    SensorKind.motion: (("accelerometer", "accel"), ("linear", "uncalibrated")),
+    SensorKind.compass: (("magnetic", "magnetometer", "compass"), ("uncalibrated",)),
+    SensorKind.ambient_light: (("light", "lux"), ()),
+    SensorKind.barometer: (("pressure", "barometer"), ()),
 }
 
 
@@ -51,11 +53,13 @@ class TermuxSource:
         exe = self._which(command)
         proc = await asyncio.create_subprocess_exec(exe, *args, stdin=asyncio.subprocess.DEVNULL,
                                                     stdout=asyncio.subprocess.PIPE,
-                                                    stderr=asyncio.subprocess.PIPE)
+                                                    stderr=asyncio.subprocess.PIPE,
+                                                    start_new_session=True)  # so a timeout kills the whole group
         try:
             out, err = await asyncio.wait_for(proc.communicate(), self._timeout)
         except asyncio.TimeoutError:
-            proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # the wrapper script and the termux-api child it spawned
             await proc.wait()
             if command == "termux-sensor":
                 await self._release_listeners()
@@ -82,7 +86,7 @@ class TermuxSource:
             for kind, (want, avoid) in _NAME_RULES.items():
                 for n in names:
                     low = n.lower()
-                    if want in low and not any(a in low for a in avoid):
+                    if any(w in low for w in want) and not any(a in low for a in avoid):
                         found[kind] = n
                         break
             self._sensor_names = found
