@@ -1,0 +1,31 @@
+"""``python -m device_tools``: serve the device tools alone over stdio.
+
+Settings come from SENTINEL_DEVICE_* environment variables (backend, serial, adb_host, adb_port,
+physical_confirmation, ...); the data dir from SENTINEL_DEVICE_DATA_DIR or the default.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sentinel_mcp.gateway.builtin import BuiltinContext
+
+
+def main() -> None:
+    from sentinel_mcp.paths import default_data_dir
+
+    from .server import create_server
+    from .settings import DeviceSettings
+
+    prefix = "SENTINEL_DEVICE_"
+    settings = {k[len(prefix):].lower(): v for k, v in os.environ.items()
+                if k.startswith(prefix) and k[len(prefix):].lower() in DeviceSettings.model_fields}
+    if "terminal_allow" in settings:
+        settings["terminal_allow"] = [s.strip() for s in settings["terminal_allow"].split(",") if s.strip()]
+    data_dir = Path(os.environ.get("SENTINEL_DEVICE_DATA_DIR") or Path(default_data_dir()) / "device")
+    create_server(BuiltinContext(name="device", data_dir=data_dir, settings=settings)).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""ProposedAction: what is about to be done to the device, as the security layer sees it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .element_registry import Element
+
+Risk = Literal["low", "medium", "high", "critical"]
+RISK_ORDER: dict[str, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
+
+
+def max_risk(*risks: str) -> Risk:
+    return max(risks, key=lambda r: RISK_ORDER[r])  # type: ignore[return-value]
+
+
+class Target(BaseModel):
+    """The element an action touches (what the firewall reads)."""
+
+    id: str
+    text: str = ""
+    desc: str = ""
+    resource_id: str = ""
+    cls: str = ""
+    package: str = ""
+    checkable: bool = False
+    checked: bool = False
+    editable: bool = False
+    password: bool = False
+
+    @classmethod
+    def of(cls, e: Element) -> "Target":
+        return cls(id=e.id, text=e.text, desc=e.desc, resource_id=e.resource_id, cls=e.cls, package=e.package,
+                   checkable=e.checkable, checked=e.checked, editable=e.editable, password=e.password)
+
+
+class ProposedAction(BaseModel):
+    kind: str  # click, long_click, type, clear, scroll, swipe, back, home, recents, open_app, sms_send, terminal, ...
+    tool: str  # the MCP tool that proposed it
+    target: Target | None = None
+    text: str | None = None  # text to type, message body, note text
+    package: str | None = None  # app to open, or the foreground app
+    details: dict[str, Any] = Field(default_factory=dict)  # recipient, command argv, event fields ...
+
+    @property
+    def digest(self) -> str:
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        """One line for a confirmation prompt. Typed text is shown, but never a password's."""
+        what = self.kind.replace("_", " ")
+        if self.target is not None:
+            label = self.target.text or self.target.desc or self.target.resource_id.rsplit("/", 1)[-1] or self.target.cls
+            what += f" on {label!r}"
+            if self.target.package:
+                what += f" in {self.target.package}"
+        if self.text is not None:
+            shown = "•" * len(self.text) if (self.target and self.target.password) else self.text
+            what += f": {shown!r}"
+        if self.package and (self.target is None or self.target.package != self.package):
+            what += f" (app {self.package})"
+        for key, value in self.details.items():
+            what += f", {key}={value}"
+        return what
+
+    def for_classifier(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json", exclude_none=True)
+        if self.target and self.target.password and self.text is not None:
+            data["text"] = "<redacted password>"  # the risk model never sees a password
+        return data

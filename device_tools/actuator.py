@@ -1,0 +1,174 @@
+"""Actuator: reads the screen, checks staleness, runs the security review, then acts through the gate.
+
+Order for every action: (1) the target is re-read and compared with the snapshot the caller named
+(stale = refused, fresh view returned), (2) firewall + risk classifier, (3) confirmation when
+risky, (4) after a confirmation the target is checked again (the screen may have moved while the
+user decided), (5) the gate sends only the commands the approval covers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+import anyio
+from mcp.types import InputRequiredResult
+
+from . import commands as C
+from .actions import ProposedAction
+from .confirmation import confirm_by_elicitation, confirm_by_volume_up
+from .element_registry import Element, ElementRegistry, Snapshot
+from .errors import CommandRefused, DeviceError, DumpFailed
+from .gate import Approval, CommandGate
+from .risk_classifier import ActionRiskClassifier
+
+DUMP_FAILURES = ("null root node", "could not get idle state", "error:", "killed")
+Status = Literal["done", "denied", "stale", "error"]
+
+
+class StaleElement(Exception):
+    def __init__(self, reason: str, fresh: Snapshot) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fresh = fresh
+
+
+@dataclass
+class ActionOutcome:
+    status: Status
+    message: str
+    decision: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
+    snapshot: Snapshot | None = None
+
+
+class Actuator:
+    def __init__(
+        self,
+        gate: CommandGate,
+        classifier: ActionRiskClassifier,
+        *,
+        physical_confirmation: bool = False,
+        confirm_timeout: float = 30.0,
+        dump_attempts: int = 4,
+        dump_backoff: float = 0.3,
+        on_decision: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.gate = gate
+        self.classifier = classifier
+        self.registry = ElementRegistry()
+        self.physical_confirmation = physical_confirmation
+        self.confirm_timeout = confirm_timeout
+        self.dump_attempts = max(1, dump_attempts)
+        self.dump_backoff = dump_backoff
+        self.on_decision = on_decision
+
+    # ---- observing --------------------------------------------------------------------
+    async def observe(self) -> Snapshot:
+        """Dump the UI, retrying the known transient failures with backoff."""
+        last = "empty output"
+        for attempt in range(self.dump_attempts):
+            raw = await self.gate.read_bytes(C.DUMP)
+            text = raw.decode("utf-8", errors="replace")
+            if "<hierarchy" in text:
+                return self.registry.build(text)
+            stripped = text.strip()
+            last = stripped.splitlines()[0][:160] if stripped else "empty output"
+            if stripped and not any(f in stripped.lower() for f in DUMP_FAILURES):
+                break  # not a known transient failure: retrying will not help
+            if attempt + 1 < self.dump_attempts:
+                await anyio.sleep(self.dump_backoff * (2**attempt))
+        raise DumpFailed(f"uiautomator dump failed after {self.dump_attempts} attempt(s): {last}")
+
+    async def target(self, element_ref: str, snapshot_id: str) -> tuple[Element, Snapshot]:
+        """The element as it is *now*; StaleElement when it vanished or changed since the snapshot."""
+        old = self.registry.get(snapshot_id)
+        if old is None:
+            raise ValueError(f"unknown snapshot {snapshot_id!r}: call screen_read and use its snapshot_id")
+        wanted = old.find(element_ref)
+        if wanted is None:
+            raise ValueError(f"no element {element_ref!r} in snapshot {snapshot_id}; call screen_read")
+        fresh = await self.observe()
+        now = fresh.by_id.get(wanted.id)
+        if now is None:
+            raise StaleElement(f"element {wanted.id} ({wanted.label!r}) is no longer on the screen", fresh)
+        if now.fingerprint != wanted.fingerprint:
+            raise StaleElement(f"element {wanted.id} ({wanted.label!r}) changed since snapshot {snapshot_id}", fresh)
+        return now, fresh
+
+    async def recheck(self, element: Element) -> Element:
+        fresh = await self.observe()
+        now = fresh.by_id.get(element.id)
+        if now is None or now.fingerprint != element.fingerprint:
+            raise StaleElement(f"element {element.id} ({element.label!r}) changed while waiting for confirmation", fresh)
+        return now
+
+    # ---- acting -----------------------------------------------------------------------
+    async def guarded(
+        self,
+        ctx: Any,
+        action: ProposedAction,
+        patterns: Sequence[Sequence[str | None]],
+        run: Callable[[Approval], Awaitable[dict[str, Any]]],
+        *,
+        context: str = "",
+    ) -> ActionOutcome | InputRequiredResult:
+        assessment = await self.classifier.assess(action, context)
+        decision: dict[str, Any] = {
+            "action": action.for_classifier(),  # a password is never logged
+            "digest": action.digest,
+            "assessment": assessment.public(),
+            "confirmation": "not_needed",
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        decided_by = "firewall:low-risk"
+        if assessment.requires_confirmation:
+            question = f"Sentinel: allow {action.describe()}? Risk {assessment.risk}: {'; '.join(assessment.reasons)}"
+            if self.physical_confirmation:
+                decision["confirmation"] = "volume_up"
+                outcome = await confirm_by_volume_up(self.gate, ctx, question, self.confirm_timeout)
+            else:
+                decision["confirmation"] = "elicitation"
+                outcome = await confirm_by_elicitation(ctx, question, action.digest)
+                if isinstance(outcome, InputRequiredResult):
+                    return outcome  # the client answers and retries this same call
+            decision["answer"] = outcome
+            if outcome != "confirmed":
+                why = {
+                    "declined": "the user declined",
+                    "cancelled": "the user dismissed the confirmation",
+                    "timeout": f"no Volume Up press within {self.confirm_timeout:g}s",
+                    "unavailable": "confirmation needed but this client cannot be asked (no elicitation); "
+                    "enable elicitation in the client or sentinel.device.physical_confirmation",
+                }[outcome]
+                return self._finish(ActionOutcome("denied", f"not done: {why}. Nothing was sent to the device.",
+                                                  decision | {"outcome": "denied", "provenance": "user"
+                                                              if outcome in ("declined", "cancelled", "timeout") else "policy"}))
+            decided_by = "user:volume-up" if self.physical_confirmation else "user:elicitation"
+        approval = Approval(action.digest, decided_by).allow(*patterns)
+        sent_before = len(self.gate.sent)
+        started = time.monotonic()
+        try:
+            data = await run(approval)
+        except StaleElement as stale:
+            return self._finish(ActionOutcome("stale", f"refused as stale: {stale.reason}. Nothing was sent; here is the fresh screen.",
+                                              decision | {"outcome": "stale"}, snapshot=stale.fresh))
+        except CommandRefused as exc:
+            return self._finish(ActionOutcome("denied", str(exc), decision | {"outcome": "refused"}))
+        except DeviceError as exc:
+            return self._finish(ActionOutcome("error", str(exc), decision | {"outcome": "error"}))
+        sent = [c for c in self.gate.sent[sent_before:] if not C.is_read_only(c)]
+        decision |= {"outcome": "allowed", "decided_by": decided_by,
+                     "provenance": "user" if decided_by.startswith("user") else "policy",
+                     "commands": [" ".join(c) if not (action.target and action.target.password) else "<redacted>"
+                                  for c in sent],
+                     "elapsed_ms": round((time.monotonic() - started) * 1000, 1)}
+        return self._finish(ActionOutcome("done", data.pop("message", "done"), decision, data))
+
+    def _finish(self, outcome: ActionOutcome) -> ActionOutcome:
+        if self.on_decision is not None:
+            self.on_decision(outcome.decision)
+        return outcome

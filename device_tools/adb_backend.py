@@ -1,0 +1,127 @@
+"""AdbBackend: a phone reached through an adb server (adbutils), device chosen by serial.
+
+Commands are argv lists joined with ``shlex.join`` (the device's ``sh -c`` sees every argument
+quoted). Binary output (screencap, the UI dump to /dev/tty) goes through the ``exec:`` service,
+like ``adb exec-out``, so no file is written on the device and no sync protocol is needed.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import time
+from collections.abc import Sequence
+
+import anyio
+import anyio.to_thread
+
+from .commands import MODEL
+from .errors import DeviceUnavailable
+
+
+class AdbBackend:
+    name = "adb"
+    unicode_text = False  # `input text` is ASCII-only
+
+    def __init__(self, serial: str | None = None, host: str = "127.0.0.1", port: int = 5037) -> None:
+        self.serial = serial
+        self.host = host
+        self.port = port
+        self._device = None
+
+    # adbutils is synchronous: every call runs in a worker thread.
+    def _server_reachable(self) -> None:
+        # adbutils would spawn its bundled `adb start-server` on a refused connection; we report instead.
+        try:
+            with socket.create_connection((self.host, self.port), timeout=3):
+                pass
+        except OSError as exc:
+            raise DeviceUnavailable(
+                f"no adb server at {self.host}:{self.port} ({exc.strerror or exc}); start one with `adb start-server`"
+            ) from None
+
+    def _get_device(self):
+        import adbutils
+
+        if self._device is not None:
+            return self._device
+        self._server_reachable()
+        client = adbutils.AdbClient(host=self.host, port=self.port, socket_timeout=10)
+        try:
+            serials = [d.serial for d in client.device_list()]
+        except adbutils.AdbError as exc:
+            raise DeviceUnavailable(f"adb server at {self.host}:{self.port} failed: {exc}") from None
+        if self.serial is None:
+            if len(serials) != 1:
+                found = ", ".join(serials) or "none"
+                raise DeviceUnavailable(f"set sentinel.device.serial: expected exactly one device, found {found}")
+            self.serial = serials[0]
+        elif self.serial not in serials:
+            raise DeviceUnavailable(
+                f"device {self.serial!r} is not connected (connected: {', '.join(serials) or 'none'})"
+            )
+        self._device = client.device(self.serial)
+        return self._device
+
+    def _call(self, fn):
+        import adbutils
+
+        try:
+            return fn(self._get_device())
+        except adbutils.AdbError as exc:
+            self._device = None  # re-resolve next time: the device may have gone away
+            raise DeviceUnavailable(f"device {self.serial or '?'}: {exc}") from None
+        except (OSError, adbutils.AdbTimeout) as exc:
+            self._device = None
+            raise DeviceUnavailable(f"lost the connection to device {self.serial or '?'}: {exc}") from None
+
+    async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
+        command = shlex.join(str(a) for a in argv)
+        return await anyio.to_thread.run_sync(lambda: self._call(lambda d: d.shell(command, timeout=timeout)))
+
+    async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
+        command = shlex.join(str(a) for a in argv)
+
+        def run(d) -> bytes:
+            conn = d.open_transport(timeout=timeout)
+            try:
+                conn.send_command("exec:" + command)
+                conn.check_okay()
+                conn.conn.settimeout(timeout)
+                return conn.read_until_close(encoding=None)
+            finally:
+                conn.close()
+
+        return await anyio.to_thread.run_sync(lambda: self._call(run))
+
+    async def wait_for_key(self, key: str, *, timeout: float) -> bool:
+        """Stream ``getevent -l`` until ``<key> DOWN`` or the deadline (a timeout denies)."""
+
+        def run(d) -> bool:
+            deadline = time.monotonic() + timeout
+            conn = d.shell("getevent -l", stream=True)
+            try:
+                buffer = b""
+                while (left := deadline - time.monotonic()) > 0:
+                    conn.conn.settimeout(min(left, 0.5))
+                    try:
+                        chunk = conn.conn.recv(4096)
+                    except (socket.timeout, TimeoutError):
+                        continue
+                    if not chunk:
+                        return False  # getevent ended (device gone): never a yes
+                    buffer += chunk
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        words = line.decode("ascii", errors="replace").split()
+                        if key in words and "DOWN" in words:
+                            return True
+                return False
+            finally:
+                conn.close()
+
+        return await anyio.to_thread.run_sync(lambda: self._call(run), abandon_on_cancel=True)
+
+    async def describe(self) -> dict[str, str]:
+        model = (await self.shell(MODEL)).strip()
+        return {"backend": "adb", "serial": self.serial or "", "model": model, "adb": f"{self.host}:{self.port}"}

@@ -1,0 +1,35 @@
+"""The one interface every device backend implements (adb, simulated, Termux).
+
+Everything that reaches a device is an argv list. Backends decide how to carry it (adb shell
+string quoted with shlex, a subprocess, an in-memory interpreter), never what to run: commands
+are built in ``commands.py`` and pass through ``gate.CommandGate`` first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class DeviceBackend(Protocol):
+    """A phone, as Sentinel sees it."""
+
+    name: str  # "adb", "simulated", "termux"
+    unicode_text: bool  # True when ``type_text`` can carry non-ASCII (an IME / accessibility path)
+
+    async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
+        """Run one command on the device and return its text output (stdout+stderr)."""
+        ...
+
+    async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
+        """Run one command and return its raw bytes (screencap, uiautomator dump to /dev/tty)."""
+        ...
+
+    async def wait_for_key(self, key: str, *, timeout: float) -> bool:
+        """Wait until the physical ``key`` (e.g. ``KEY_VOLUMEUP``) is pressed; False on timeout."""
+        ...
+
+    async def describe(self) -> dict[str, str]:
+        """Which device this is (serial, model, ...), for results and the audit log."""
+        ...

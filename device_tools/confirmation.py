@@ -1,0 +1,96 @@
+"""Asking a human before a risky action: MCP elicitation (both protocol eras) or Volume Up on the phone.
+
+Elicitation, era-portable by hand (the question depends on the firewall's verdict, which a
+``Resolve`` resolver could only compute by duplicating the tool):
+- 2026-07-28 connections: return ``InputRequiredResult`` with one form question under
+  ``device_confirm`` and the action digest in ``request_state`` (MCPServer seals it); the client
+  answers and retries the same call, and the answer only counts for the same action digest.
+- 2025 and older: push ``elicitation/create`` with ``ctx.elicit``.
+Physical: the phone shows nothing new; the caller is told (progress message) to press Volume Up,
+and ``getevent`` is watched until the deadline. A timeout denies.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Literal
+
+from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+from mcp_types.version import is_version_at_least
+from pydantic import BaseModel, Field
+
+log = logging.getLogger(__name__)
+CONFIRM_KEY = "device_confirm"
+Outcome = Literal["confirmed", "declined", "cancelled", "timeout", "unavailable"]
+
+
+class ConfirmForm(BaseModel):
+    confirm: bool = Field(description="Allow this action on the phone?")
+
+
+CONFIRM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"confirm": {"type": "boolean", "title": "Allow", "description": "Allow this action on the phone?"}},
+    "required": ["confirm"],
+}
+
+
+def _modern(ctx: Any) -> bool:
+    version = getattr(ctx, "protocol_version", None)
+    return bool(version) and is_version_at_least(version, "2026-07-28")
+
+
+def _outcome_of(action: str, content: dict[str, Any] | None) -> Outcome:
+    if action == "accept":
+        return "confirmed" if (content or {}).get("confirm") is True else "declined"
+    return "declined" if action == "decline" else "cancelled"
+
+
+async def confirm_by_elicitation(ctx: Any, message: str, digest: str) -> Outcome | InputRequiredResult:
+    if ctx is None:
+        return "unavailable"
+    if _modern(ctx):
+        responses = ctx.input_responses or {}
+        state = _state(ctx.request_state)
+        answer = responses.get(CONFIRM_KEY)
+        if answer is not None and state.get("digest") == digest:
+            if isinstance(answer, ElicitResult):
+                return _outcome_of(answer.action, answer.content)
+            return "cancelled"
+        caps = ctx.client_capabilities
+        if caps is None or caps.elicitation is None:
+            return "unavailable"
+        return InputRequiredResult(
+            input_requests={CONFIRM_KEY: ElicitRequest(params=ElicitRequestFormParams(
+                message=message, requested_schema=CONFIRM_SCHEMA))},
+            request_state=json.dumps({"digest": digest}),
+        )
+    try:
+        result = await ctx.elicit(message, ConfirmForm)
+    except Exception as exc:  # no elicitation capability, no back channel, a transport error
+        log.info("elicitation unavailable: %s", exc)
+        return "unavailable"
+    if result.action == "accept":
+        return "confirmed" if result.data.confirm else "declined"
+    return "declined" if result.action == "decline" else "cancelled"
+
+
+def _state(raw: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+async def confirm_by_volume_up(gate: Any, ctx: Any, message: str, timeout: float) -> Outcome:
+    note = f"{message} — press Volume Up on the phone within {timeout:g}s to allow (no press denies)."
+    if ctx is not None:
+        try:
+            await ctx.report_progress(0, 1, note)
+            await ctx.info(note)
+        except Exception:  # a notice that cannot be shown must not turn into a yes
+            pass
+    pressed = await gate.wait_for_key("KEY_VOLUMEUP", timeout=timeout)
+    return "confirmed" if pressed else "timeout"

@@ -1,0 +1,252 @@
+"""Observer: a uiautomator dump parsed into grounded, stable element ids.
+
+Which fields make an id (and why):
+- resource-id, class and content-desc: set by the app, unchanged by the user's input.
+- text, but only for non-editable nodes: there it is a label ("Send", a contact's name) that tells
+  list rows apart. An editable field's text is what the user typed, so it is left out; otherwise
+  the field's id would change with every keystroke.
+- the ancestors' class and resource-id (the parent path), not their sibling index: inserting a row
+  above must not renumber the rows below.
+- for an unlabeled container (a list row), the first label among its descendants.
+- an ordinal only when two nodes still collide, in document order.
+Bounds, checked, focused and selected are state, not identity: they go into the element's
+*fingerprint*, which the actuator compares to refuse actions on a changed element.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from .errors import DumpFailed
+
+MAX_DEPTH = 50
+PAGE_SIZE = 60
+_BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
+
+
+def _digest(*parts: object, n: int = 8) -> str:
+    return hashlib.sha1("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:n]
+
+
+@dataclass(frozen=True)
+class Element:
+    id: str  # grounded, stable across dumps: "e-1a2b3c4d"
+    index: int  # 1-based position in this snapshot's listing (the short index for prompts)
+    cls: str
+    text: str
+    desc: str
+    resource_id: str
+    package: str
+    bounds: tuple[int, int, int, int]
+    clickable: bool
+    long_clickable: bool
+    checkable: bool
+    checked: bool
+    scrollable: bool
+    focusable: bool
+    focused: bool
+    editable: bool
+    password: bool
+    enabled: bool
+    selected: bool
+    depth: int
+    path: str
+    fingerprint: str
+
+    @property
+    def center(self) -> tuple[int, int]:
+        x1, y1, x2, y2 = self.bounds
+        return (x1 + x2) // 2, (y1 + y2) // 2
+
+    @property
+    def short_class(self) -> str:
+        return self.cls.rsplit(".", 1)[-1]
+
+    @property
+    def label(self) -> str:
+        return self.text or self.desc or self.resource_id.rsplit("/", 1)[-1] or f"(unlabeled {self.short_class})"
+
+    def flags(self) -> list[str]:
+        names = ("clickable", "long_clickable", "checkable", "checked", "scrollable", "editable", "password", "focused")
+        out = [n for n in names if getattr(self, n)]
+        if not self.enabled:
+            out.append("disabled")
+        return out
+
+    def line(self) -> str:
+        parts = [f"[{self.index}] {self.id} {self.short_class}"]
+        if self.text:
+            parts.append(f"text={self.text!r}")
+        if self.desc:
+            parts.append(f"desc={self.desc!r}")
+        if self.resource_id:
+            parts.append(f"res={self.resource_id.rsplit('/', 1)[-1]}")
+        if not (self.text or self.desc or self.resource_id):
+            parts.append("(unlabeled)")
+        parts.append("@%d,%d" % self.center)
+        parts.extend(self.flags())
+        return " ".join(parts)
+
+    def public(self) -> dict[str, object]:
+        return {
+            "id": self.id, "index": self.index, "class": self.cls, "text": self.text, "desc": self.desc,
+            "resource_id": self.resource_id, "package": self.package, "bounds": list(self.bounds),
+            "center": list(self.center), "flags": self.flags(),
+        }
+
+
+def _truthy(node: ET.Element, name: str) -> bool:
+    return node.get(name, "false") == "true"
+
+
+def parse_bounds(raw: str) -> tuple[int, int, int, int] | None:
+    m = _BOUNDS.fullmatch(raw.strip()) if raw else None
+    return tuple(int(v) for v in m.groups()) if m else None  # type: ignore[return-value]
+
+
+def extract_xml(raw: str | bytes) -> str:
+    """The ``<hierarchy>`` document out of dump output (drops the 'UI hierchary dumped to' trailer)."""
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    start = text.find("<hierarchy")
+    end = text.rfind("</hierarchy>")
+    if start < 0 or end < 0:
+        snippet = text.strip().splitlines()[0][:120] if text.strip() else "empty output"
+        raise DumpFailed(f"no UI hierarchy in the dump ({snippet})")
+    return text[start : end + len("</hierarchy>")]
+
+
+@dataclass
+class Snapshot:
+    """One parsed screen: its elements, in document order, and its id."""
+
+    snapshot_id: str
+    elements: list[Element]
+    package: str
+    rotation: str = "0"
+    truncated_depth: bool = False
+    by_id: dict[str, Element] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_id = {e.id: e for e in self.elements}
+
+    def find(self, ref: str) -> Element | None:
+        """An element by grounded id ("e-…") or by its short index in this snapshot ("7" or "#7")."""
+        ref = (ref or "").strip()
+        if ref.lstrip("#").isdigit():
+            i = int(ref.lstrip("#"))
+            return self.elements[i - 1] if 1 <= i <= len(self.elements) else None
+        return self.by_id.get(ref)
+
+    def listing(self, page: int = 1, page_size: int = PAGE_SIZE) -> dict[str, object]:
+        page_size = max(1, min(page_size, PAGE_SIZE))
+        pages = max(1, -(-len(self.elements) // page_size))
+        page = max(1, min(page, pages))
+        chunk = self.elements[(page - 1) * page_size : page * page_size]
+        header = f"snapshot {self.snapshot_id} · {self.package or 'unknown app'} · {len(self.elements)} elements · page {page}/{pages}"
+        lines = [header, *(e.line() for e in chunk)]
+        if page < pages:
+            lines.append(f"… more: call screen_read with page={page + 1}")
+        if self.truncated_depth:
+            lines.append(f"(nodes deeper than {MAX_DEPTH} levels were skipped)")
+        return {
+            "snapshot_id": self.snapshot_id, "package": self.package, "page": page, "pages": pages,
+            "total": len(self.elements), "elements": [e.public() for e in chunk], "text": "\n".join(lines),
+        }
+
+
+class ElementRegistry:
+    """Builds snapshots from dumps and remembers recent ones, so actions can name (element, snapshot)."""
+
+    def __init__(self, keep: int = 16) -> None:
+        self._keep = keep
+        self._snapshots: dict[str, Snapshot] = {}
+
+    def build(self, dump: str | bytes) -> Snapshot:
+        snapshot = parse_dump(dump)
+        self._snapshots.pop(snapshot.snapshot_id, None)
+        self._snapshots[snapshot.snapshot_id] = snapshot
+        while len(self._snapshots) > self._keep:
+            self._snapshots.pop(next(iter(self._snapshots)))
+        return snapshot
+
+    def get(self, snapshot_id: str) -> Snapshot | None:
+        return self._snapshots.get(snapshot_id)
+
+    @property
+    def latest(self) -> Snapshot | None:
+        return next(reversed(self._snapshots.values()), None) if self._snapshots else None
+
+
+def _is_editable(node: ET.Element) -> bool:
+    cls = node.get("class", "")
+    return cls.endswith("EditText") or "AutoCompleteTextView" in cls or _truthy(node, "password")
+
+
+def _descendant_label(node: ET.Element) -> str:
+    for d in node.iter():
+        if d is node or _is_editable(d):
+            continue
+        label = d.get("text", "") or d.get("content-desc", "")
+        if label:
+            return label
+    return ""
+
+
+def parse_dump(dump: str | bytes) -> Snapshot:
+    try:
+        root = ET.fromstring(extract_xml(dump))
+    except ET.ParseError as exc:
+        raise DumpFailed(f"the UI dump is not valid XML: {exc}") from exc
+    kept: list[tuple[str, dict]] = []
+    truncated = False
+    packages: dict[str, int] = {}
+    # Iterative walk: (node, depth, parent path); deep trees cannot blow the Python stack.
+    stack: list[tuple[ET.Element, int, str]] = [(child, 1, "") for child in reversed(list(root))]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > MAX_DEPTH:
+            truncated = True
+            continue
+        cls = node.get("class", "")
+        rid = node.get("resource-id", "")
+        step = cls.rsplit(".", 1)[-1] + (f"#{rid.rsplit('/', 1)[-1]}" if rid else "")
+        for child in reversed(list(node)):
+            stack.append((child, depth + 1, f"{path}/{step}"))
+        bounds = parse_bounds(node.get("bounds", ""))
+        if bounds is None or bounds[2] <= bounds[0] or bounds[3] <= bounds[1]:
+            continue  # nothing to act on or show
+        editable = _is_editable(node)
+        interactive = editable or any(
+            _truthy(node, f) for f in ("clickable", "long-clickable", "checkable", "scrollable", "focusable")
+        )
+        text, desc = node.get("text", ""), node.get("content-desc", "")
+        if not (interactive or text or desc or rid):
+            continue
+        pkg = node.get("package", "")
+        packages[pkg] = packages.get(pkg, 0) + 1
+        # An unlabeled container (a list row) is told apart by its first labelled descendant.
+        hint = "" if (text or desc) else _descendant_label(node)
+        key = (rid, cls, desc, "" if editable else text, hint, path)
+        state = (bounds, "" if editable else text, desc, node.get("checked"), node.get("enabled"), cls)
+        kept.append((_digest(*key), {
+            "cls": cls, "text": text, "desc": desc, "resource_id": rid, "package": pkg, "bounds": bounds,
+            "clickable": _truthy(node, "clickable"), "long_clickable": _truthy(node, "long-clickable"),
+            "checkable": _truthy(node, "checkable"), "checked": _truthy(node, "checked"),
+            "scrollable": _truthy(node, "scrollable"), "focusable": _truthy(node, "focusable"),
+            "focused": _truthy(node, "focused"), "editable": editable, "password": _truthy(node, "password"),
+            "enabled": node.get("enabled", "true") == "true", "selected": _truthy(node, "selected"),
+            "depth": depth, "path": path or "/", "fingerprint": _digest(*state, n=12),
+        }))
+    seen: dict[str, int] = {}
+    elements: list[Element] = []
+    for i, (base, attrs) in enumerate(kept, start=1):
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        eid = f"e-{base}" if n == 0 else f"e-{base}.{n + 1}"
+        elements.append(Element(id=eid, index=i, **attrs))
+    package = max(packages, key=lambda p: packages[p]) if packages else ""
+    snapshot_id = "s-" + _digest(*(f"{e.id}:{e.fingerprint}:{e.text}" for e in elements), n=10)
+    return Snapshot(snapshot_id, elements, package, root.get("rotation", "0"), truncated)

@@ -1,0 +1,27 @@
+"""Errors the device layer reports to the user; each says what happened and what to do."""
+
+from __future__ import annotations
+
+
+class DeviceError(Exception):
+    """Base class: a clear, user-facing problem with the device or an action."""
+
+
+class DeviceUnavailable(DeviceError):
+    """No device, the wrong serial, or the device went away mid-call."""
+
+
+class DumpFailed(DeviceError):
+    """``uiautomator dump`` kept failing (null root node, idle state, empty output)."""
+
+
+class CommandRefused(DeviceError):
+    """A command was about to reach the device without the gate's approval; nothing was sent."""
+
+
+class TextNotTypeable(DeviceError):
+    """Text the backend cannot type faithfully (non-ASCII on adb, control characters)."""
+
+
+class DeviceCommandFailed(DeviceError):
+    """The device ran the command but reported a failure."""

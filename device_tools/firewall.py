@@ -1,0 +1,144 @@
+"""ActionFirewall: heuristic danger detection over an action's target, app and text.
+
+Each rule gives a risk and a *floor*. The floor is how low the LLM risk classifier may take the
+risk: a bare keyword ("send", "delete") can be a false positive the classifier clears, but a
+password field, a card number or a factory reset cannot be talked down.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .actions import RISK_ORDER, ProposedAction, Risk, max_risk
+
+KEYWORDS: dict[str, tuple[Risk, str]] = {
+    # word: (risk, category)
+    "send": ("high", "sends a message"), "reply": ("medium", "sends a message"), "post": ("medium", "publishes"),
+    "pay": ("high", "payment"), "payment": ("high", "payment"), "transfer": ("high", "money transfer"),
+    "buy": ("high", "purchase"), "purchase": ("high", "purchase"), "checkout": ("high", "purchase"),
+    "order": ("medium", "purchase"), "subscribe": ("high", "purchase"), "donate": ("high", "payment"),
+    "delete": ("high", "deletes data"), "remove": ("medium", "deletes data"), "erase": ("critical", "erases data"),
+    "wipe": ("critical", "erases data"), "uninstall": ("high", "uninstalls an app"),
+    "reset": ("high", "reset"), "factory": ("critical", "factory reset"), "format": ("high", "erases data"),
+    "allow": ("high", "grants a permission"), "grant": ("high", "grants a permission"),
+    "permission": ("medium", "permissions"), "permissions": ("medium", "permissions"),
+    "install": ("medium", "installs software"), "call": ("medium", "places a call"),
+    "confirm": ("medium", "confirms something"), "submit": ("medium", "submits a form"),
+    "share": ("medium", "shares data"), "forward": ("medium", "forwards a message"),
+    "password": ("high", "password"), "passcode": ("high", "password"), "pin": ("high", "password"),
+    "otp": ("high", "one-time code"), "cvv": ("critical", "card data"), "cvc": ("critical", "card data"),
+    "iban": ("high", "bank account"),
+}
+PHRASES: dict[str, tuple[Risk, str]] = {
+    "erase all": ("critical", "erases data"), "factory reset": ("critical", "factory reset"),
+    "reset options": ("high", "reset"), "sign out": ("medium", "signs out"), "log out": ("medium", "signs out"),
+    "one-time code": ("high", "one-time code"), "verification code": ("high", "one-time code"),
+    "security code": ("high", "one-time code"), "card number": ("critical", "card data"),
+}
+PAYMENT_APP_HINTS = ("bank", "banking", "wallet", "paypal", "venmo", "cash", "revolut", "monzo", "pay", "finance",
+                     "crypto", "coinbase", "binance", "trading", "stripe", "zelle")
+PERMISSION_PACKAGES = ("com.android.permissioncontroller", "com.google.android.permissioncontroller",
+                       "com.android.packageinstaller", "com.google.android.packageinstaller")
+SETTINGS_PACKAGES = ("com.android.settings",)
+SAFE_KINDS = {"back", "home", "recents", "scroll", "swipe", "wait_for"}
+_WORD = re.compile(r"[a-z0-9]+")
+_DIGITS = re.compile(r"(?:\d[ -]?){13,19}")
+_OTP = re.compile(r"(?<!\d)\d{4,8}(?!\d)")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}[A-Z0-9]{11,30}\b")
+
+
+def luhn_ok(number: str) -> bool:
+    digits = [int(c) for c in number if c.isdigit()]
+    if not 13 <= len(digits) <= 19:
+        return False
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        if i % 2 == 1:
+            d = d * 2 - 9 if d * 2 > 9 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+@dataclass
+class Assessment:
+    risk: Risk = "low"
+    floor: Risk = "low"
+    reasons: list[str] = field(default_factory=list)
+    source: str = "heuristic"  # "heuristic", "llm", "llm+heuristic floor"
+
+    @property
+    def requires_confirmation(self) -> bool:
+        return RISK_ORDER[self.risk] >= RISK_ORDER["medium"]
+
+    def flag(self, risk: Risk, reason: str, *, floor: Risk = "low") -> None:
+        self.risk = max_risk(self.risk, risk)
+        self.floor = max_risk(self.floor, floor)
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+    def public(self) -> dict[str, object]:
+        return {"risk": self.risk, "floor": self.floor, "reasons": self.reasons, "source": self.source,
+                "requires_confirmation": self.requires_confirmation}
+
+
+def _words(*texts: str) -> set[str]:
+    out: set[str] = set()
+    for t in texts:
+        # resource ids: "com.x:id/send_message_button" -> send, message, button
+        out.update(_WORD.findall(t.lower().replace("_", " ")))
+    return out
+
+
+def is_payment_app(package: str) -> bool:
+    parts = _words(package.replace(".", " "))
+    return any(h in parts or any(p.startswith(h) or p.endswith(h) for p in parts) for h in PAYMENT_APP_HINTS)
+
+
+class ActionFirewall:
+    def assess(self, action: ProposedAction) -> Assessment:
+        a = Assessment()
+        if action.kind in SAFE_KINDS:
+            return a
+        t = action.target
+        label_texts = [t.text, t.desc, t.resource_id.rsplit("/", 1)[-1]] if t else []
+        if t is not None and t.editable:
+            label_texts = [t.desc, t.resource_id.rsplit("/", 1)[-1]]  # a field's own text is user input
+        words = _words(*label_texts)
+        joined = " ".join(x.lower() for x in label_texts)
+        for word in sorted(words & KEYWORDS.keys()):
+            risk, why = KEYWORDS[word]
+            a.flag(risk, f"target mentions {word!r} ({why})")
+        for phrase, (risk, why) in PHRASES.items():
+            if phrase in joined:
+                a.flag(risk, f"target mentions {phrase!r} ({why})", floor="medium")
+        package = (t.package if t else "") or action.package or ""
+        if package and is_payment_app(package):
+            a.flag("high" if action.kind != "open_app" else "medium", f"{package} looks like a banking/payment app",
+                   floor="medium")
+        if package in PERMISSION_PACKAGES:
+            a.flag("high", "a permission or install dialog", floor="high")
+        if t is not None and package in SETTINGS_PACKAGES and t.checkable:
+            a.flag("high", "toggles a system setting", floor="medium")
+        if t is not None and (t.password or words & {"password", "passcode", "pin"}) and action.kind in ("type", "clear"):
+            a.flag("critical", "types into a password field", floor="high")
+        if action.text:
+            self._text(action.text, a, label_words=words)
+        if action.kind == "sms_send":
+            a.flag("high", "sends an SMS", floor="high")
+        if action.kind == "contact_create":
+            a.flag("medium", "adds a contact", floor="low")
+        if action.kind == "terminal":
+            risk = action.details.get("risk", "medium")
+            a.flag(risk, f"runs a device shell command ({risk} per the allow list)", floor=risk)
+        return a
+
+    def _text(self, text: str, a: Assessment, *, label_words: set[str]) -> None:
+        for candidate in _DIGITS.findall(text):
+            if luhn_ok(candidate):
+                a.flag("critical", "text contains a payment card number", floor="critical")
+        if _IBAN.search(text.replace(" ", "")):
+            a.flag("high", "text contains a bank account number (IBAN)", floor="medium")
+        code_words = {"code", "otp", "verification", "pin", "passcode", "token"}
+        if _OTP.search(text) and (label_words & code_words or _words(text) & code_words):
+            a.flag("high", "text looks like a one-time code", floor="high")

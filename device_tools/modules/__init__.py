@@ -1,0 +1,1 @@
+"""Tool modules of the device server: calendar, clock, contacts, messaging, notes, terminal."""

@@ -1,0 +1,96 @@
+"""Calendar: list and create events through the CalendarContract provider."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult
+
+from .. import commands as C
+from ..actions import ProposedAction
+from ..content_rows import parse_rows
+from ..errors import DeviceError
+from ..gate import Approval
+from ..results import error_result, read_result
+from ..runtime import DeviceRuntime
+from ..ui_tools import ACT, READ, Result, finish
+
+EVENTS = "content://com.android.calendar/events"
+PROJECTION = ["_id", "title", "dtstart", "dtend", "eventLocation", "description"]
+
+
+def parse_time(value: str, field: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{field}: {value!r} is not an ISO 8601 date-time (e.g. 2026-11-23T09:30:00Z)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _iso(ms: str | None) -> str | None:
+    if not ms or not ms.lstrip("-").isdigit():
+        return None
+    return datetime.fromtimestamp(int(ms) / 1000, timezone.utc).isoformat(timespec="minutes")
+
+
+def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
+    @mcp.tool(annotations=READ)
+    async def calendar_list(start: str | None = None, days: int = 7, query: str | None = None) -> CallToolResult:
+        """Calendar events from `start` (ISO date-time, default now) for `days` days, optionally matching `query`."""
+        try:
+            begin = parse_time(start, "start") if start else datetime.now(timezone.utc) - timedelta(hours=1)
+            if not 1 <= days <= 366:
+                raise ValueError("days must be between 1 and 366")
+            rows = parse_rows(await rt.gate.read(C.content_query(EVENTS, PROJECTION)), PROJECTION)
+        except (ValueError, DeviceError) as exc:
+            return error_result(str(exc))
+        lo, hi = begin.timestamp() * 1000, (begin + timedelta(days=days)).timestamp() * 1000
+        needle = (query or "").lower()
+        events = []
+        for r in rows:
+            t = int(r["dtstart"]) if (r.get("dtstart") or "").isdigit() else None
+            if t is None or not lo <= t < hi:
+                continue
+            if needle and needle not in f"{r.get('title')} {r.get('eventLocation')} {r.get('description')}".lower():
+                continue
+            events.append({"id": r["_id"], "title": r.get("title"), "start": _iso(r.get("dtstart")),
+                           "end": _iso(r.get("dtend")), "location": r.get("eventLocation"),
+                           "description": r.get("description")})
+        events.sort(key=lambda e: e["start"] or "")
+        text = "\n".join(f"{e['start']} – {e['title']}" + (f" @ {e['location']}" if e["location"] else "") for e in events)
+        return read_result(text or "no events in that range", {"events": events})
+
+    @mcp.tool(annotations=ACT)
+    async def calendar_create(title: str, start: str, ctx: Context, end: str | None = None,
+                              duration_minutes: int = 60, location: str = "", description: str = "",
+                              calendar_id: int = 1) -> Result:
+        """Create a calendar event (ISO 8601 start/end; end defaults to start + duration_minutes)."""
+        try:
+            if not title.strip():
+                raise ValueError("title must not be empty")
+            begin = parse_time(start, "start")
+            finish_at = parse_time(end, "end") if end else begin + timedelta(minutes=duration_minutes)
+            if finish_at <= begin:
+                raise ValueError("end must be after start")
+        except ValueError as exc:
+            return error_result(str(exc))
+        binds = [("calendar_id", "i", str(calendar_id)), ("title", "s", title),
+                 ("dtstart", "l", str(int(begin.timestamp() * 1000))), ("dtend", "l", str(int(finish_at.timestamp() * 1000))),
+                 ("eventTimezone", "s", "UTC")]
+        if location:
+            binds.append(("eventLocation", "s", location))
+        if description:
+            binds.append(("description", "s", description))
+        argv = C.content_insert(EVENTS, binds)
+        action = ProposedAction(kind="calendar_create", tool="calendar_create", text=title,
+                                details={"start": begin.isoformat(), "end": finish_at.isoformat(), "location": location})
+
+        async def run(approval: Approval) -> dict[str, Any]:
+            output = (await rt.gate.run(argv, approval)).strip()
+            if output:
+                raise DeviceError(f"the calendar provider refused the event: {output[:300]}")
+            return {"message": f"created event {title!r} at {begin.isoformat(timespec='minutes')}"}
+
+        return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run), with_screen=False)

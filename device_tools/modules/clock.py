@@ -1,0 +1,72 @@
+"""Clock: alarms and timers through the AlarmClock intents (SET_ALARM, SET_TIMER, SHOW_ALARMS)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+
+from .. import commands as C
+from ..actions import ProposedAction
+from ..errors import DeviceError
+from ..gate import Approval
+from ..results import error_result
+from ..runtime import DeviceRuntime
+from ..ui_tools import ACT, NAVIGATE, Result, finish
+
+EXTRA = "android.intent.extra.alarm."
+DAYS = {"sun": 1, "mon": 2, "tue": 3, "wed": 4, "thu": 5, "fri": 6, "sat": 7}
+
+
+def _started(output: str) -> None:
+    if "Error" in output or "unable to resolve" in output:
+        raise DeviceError(f"the clock app did not accept the intent: {output.strip()[:300]}")
+
+
+def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
+    async def intent(ctx: Context, tool: str, argv: list[str], message: str, details: dict[str, Any]) -> Result:
+        action = ProposedAction(kind=tool, tool=tool, details=details)
+
+        async def run(approval: Approval) -> dict[str, Any]:
+            _started(await rt.gate.run(argv, approval))
+            return {"message": message}
+
+        return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run), with_screen=False)
+
+    @mcp.tool(annotations=ACT)
+    async def alarm_set(hour: int, minute: int, ctx: Context, label: str = "", days: list[str] | None = None) -> Result:
+        """Set an alarm (24-hour clock). `days` repeats it, e.g. ["mon", "fri"]."""
+        if not (0 <= hour <= 23 and 0 <= minute <= 59):
+            return error_result("hour must be 0..23 and minute 0..59")
+        extras = [("--ei", EXTRA + "HOUR", str(hour)), ("--ei", EXTRA + "MINUTES", str(minute)),
+                  ("--ez", EXTRA + "SKIP_UI", "true")]
+        if label:
+            extras.append(("--es", EXTRA + "MESSAGE", label))
+        if days:
+            try:
+                numbers = [str(DAYS[d.strip().lower()[:3]]) for d in days]
+            except KeyError:
+                return error_result(f"days must be names like mon, tue, ...; got {days}")
+            # `am` takes an int array as --eia KEY 1,2,3
+            extras_argv = C.am_start("android.intent.action.SET_ALARM", extras=extras) + ["--eia", EXTRA + "DAYS", ",".join(numbers)]
+        else:
+            extras_argv = C.am_start("android.intent.action.SET_ALARM", extras=extras)
+        return await intent(ctx, "alarm_set", extras_argv, f"alarm set for {hour:02d}:{minute:02d}",
+                            {"hour": hour, "minute": minute, "label": label})
+
+    @mcp.tool(annotations=ACT)
+    async def timer_set(seconds: int, ctx: Context, label: str = "") -> Result:
+        """Start a countdown timer of `seconds` (1..86400)."""
+        if not 1 <= seconds <= 86400:
+            return error_result("seconds must be 1..86400")
+        extras = [("--ei", EXTRA + "LENGTH", str(seconds)), ("--ez", EXTRA + "SKIP_UI", "true")]
+        if label:
+            extras.append(("--es", EXTRA + "MESSAGE", label))
+        argv = C.am_start("android.intent.action.SET_TIMER", extras=extras)
+        return await intent(ctx, "timer_set", argv, f"timer set for {seconds}s", {"seconds": seconds, "label": label})
+
+    @mcp.tool(annotations=NAVIGATE)
+    async def alarms_show(ctx: Context) -> Result:
+        """Open the clock app's alarm list on the phone (Android offers no provider to read alarms)."""
+        argv = C.am_start("android.intent.action.SHOW_ALARMS")
+        return await intent(ctx, "alarms_show", argv, "opened the alarm list", {})

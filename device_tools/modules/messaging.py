@@ -1,0 +1,99 @@
+"""Messaging: list SMS from the Telephony provider; send with confirmation.
+
+Sending uses the SENDTO intent (``am start -a android.intent.action.SENDTO -d sms:NUMBER --es
+sms_body TEXT``) and then taps the compose screen's Send button, found in the UI dump. Why not
+``service call isms``: its transaction numbers and parcel layout change between Android releases
+(and OEM builds), it needs SEND_SMS, which the adb shell user lacks on current Android, and it fails
+silently. The intent is a stable public API since Android 1, works with any default SMS app, takes
+Unicode (it is an intent extra, not typed keys), and the user can see the message on the screen.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult
+
+from .. import commands as C
+from ..actions import ProposedAction
+from ..content_rows import parse_rows
+from ..element_registry import Snapshot
+from ..errors import DeviceError
+from ..gate import Approval
+from ..results import error_result, read_result
+from ..runtime import DeviceRuntime
+from ..ui_tools import ACT, READ, Result, finish
+from .contacts import PHONE_RE, search
+
+PROJECTION = ["_id", "address", "body", "date", "read"]
+MAX_BODY = 1600  # ten SMS segments; longer is almost certainly a mistake
+
+
+def find_send_button(snapshot: Snapshot):
+    candidates = [e for e in snapshot.elements if e.clickable and e.enabled and
+                  re.search(r"\bsend\b", f"{e.desc} {e.text} {e.resource_id.rsplit('/', 1)[-1].replace('_', ' ')}", re.I)]
+    return candidates[-1] if candidates else None
+
+
+def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
+    @mcp.tool(annotations=READ)
+    async def sms_list(box: Literal["inbox", "sent"] = "inbox", query: str | None = None, limit: int = 20) -> CallToolResult:
+        """SMS messages, newest first, optionally only those whose sender or text contains `query`."""
+        limit = max(1, min(limit, 200))
+        try:
+            output = await rt.gate.read(C.content_query(f"content://sms/{box}", PROJECTION, sort="date DESC"))
+            rows = parse_rows(output, PROJECTION)
+        except (ValueError, DeviceError) as exc:
+            return error_result(str(exc))
+        needle = (query or "").lower()
+        messages = []
+        for r in rows:
+            if needle and needle not in f"{r.get('address')} {r.get('body')}".lower():
+                continue
+            ms = r.get("date") or ""
+            when = datetime.fromtimestamp(int(ms) / 1000, timezone.utc).isoformat(timespec="minutes") if ms.isdigit() else None
+            messages.append({"id": r["_id"], "address": r.get("address"), "body": r.get("body"), "date": when,
+                             "read": r.get("read") == "1"})
+            if len(messages) >= limit:
+                break
+        text = "\n".join(f"{m['date']} {m['address']}: {m['body']}" for m in messages)
+        return read_result(text or "no messages", {"messages": messages, "box": box})
+
+    @mcp.tool(annotations=ACT)
+    async def sms_send(to: str, body: str, ctx: Context) -> Result:
+        """Send an SMS to a phone number or a contact's name. Always asks the user to confirm first."""
+        body = body.strip()
+        if not body:
+            return error_result("body must not be empty")
+        if len(body) > MAX_BODY:
+            return error_result(f"body too long ({len(body)} > {MAX_BODY} characters)")
+        name = None
+        number = to.strip()
+        if not PHONE_RE.match(number):
+            try:
+                found = [c for c in await search(rt.gate, number) if c["name"].lower() == number.lower()]
+            except (ValueError, DeviceError) as exc:
+                return error_result(str(exc))
+            if len(found) != 1:
+                return error_result(f"{to!r} is not a phone number and matches {len(found)} contacts; give the number")
+            name, number = found[0]["name"], found[0]["phone"]
+        number = re.sub(r"[ ()\-.]", "", number)
+        argv = C.am_start("android.intent.action.SENDTO", data=f"sms:{number}",
+                          extras=[("--es", "sms_body", body), ("--ez", "exit_on_sent", "true")])
+        action = ProposedAction(kind="sms_send", tool="sms_send", text=body, details={"to": number, "name": name or ""})
+
+        async def run(approval: Approval) -> dict[str, Any]:
+            output = await rt.gate.run(argv, approval)
+            if "Error" in output:
+                raise DeviceError(f"no SMS app accepted the SENDTO intent: {output.strip()[:300]}")
+            compose = await rt.actuator.observe()
+            button = find_send_button(compose)
+            if button is None:
+                raise DeviceError("the compose screen opened but has no Send button; the message was NOT sent")
+            await rt.gate.run(C.tap(*button.center), approval)
+            return {"message": f"sent SMS to {name + ' ' if name else ''}{number}", "to": number}
+
+        return await finish(rt, await rt.actuator.guarded(ctx, action, [argv, ("input", "tap", None, None)], run))

@@ -1,0 +1,40 @@
+"""Turning outcomes into MCP results: text for the model, structured content, and ``_meta`` for audit.
+
+The security decision rides in ``_meta["sentinel/device-decision"]`` (and in structured content)
+so the gateway's audit log and fact store can keep it with its provenance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from .actuator import ActionOutcome
+from .element_registry import Snapshot
+
+DECISION_META = "sentinel/device-decision"
+
+
+def outcome_result(outcome: ActionOutcome, fresh: Snapshot | None = None) -> CallToolResult:
+    snapshot = outcome.snapshot or fresh
+    text = outcome.message
+    structured: dict[str, Any] = {"status": outcome.status, "message": outcome.message, **outcome.data}
+    if outcome.decision:
+        structured["decision"] = outcome.decision
+    if snapshot is not None:
+        listing = snapshot.listing()
+        structured["screen"] = {k: listing[k] for k in ("snapshot_id", "package", "page", "pages", "total", "elements")}
+        text += "\n\n" + str(listing["text"])
+    meta = {DECISION_META: outcome.decision} if outcome.decision else None
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured,
+                          is_error=outcome.status != "done", _meta=meta)
+
+
+def read_result(text: str, data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=False)
+
+
+def error_result(message: str, **data: Any) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)],
+                          structured_content={"status": "error", "message": message, **data}, is_error=True)

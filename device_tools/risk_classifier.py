@@ -1,0 +1,77 @@
+"""ActionRiskClassifier: asks the built-in ``llm`` (risk grammar) about actions the firewall flagged.
+
+The model can lower a keyword false positive ("Send feedback" is not sending money) but never below
+the firewall's floor, and it can raise a risk. When ``call_tool`` is missing, the tool is absent,
+errors, or answers something malformed, the heuristic assessment stands: the classifier only ever
+refines, it is never needed for safety.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from .actions import ProposedAction, max_risk
+from .firewall import ActionFirewall, Assessment
+
+log = logging.getLogger(__name__)
+CLASSIFY_TOOL = "llm__llm_classify_risk"
+
+
+class RiskAnswer(BaseModel):
+    risk: Literal["low", "medium", "high", "critical"]
+    reasons: list[str] = []
+    requires_confirmation: bool
+
+
+class ActionRiskClassifier:
+    def __init__(self, call_tool: Any | None, firewall: ActionFirewall | None = None, cache_size: int = 256) -> None:
+        self._call_tool = call_tool
+        self._firewall = firewall or ActionFirewall()
+        self._cache: dict[str, Assessment] = {}
+        self._cache_size = cache_size
+        self.calls = 0  # how many times the model was asked (tests, audit)
+
+    async def assess(self, action: ProposedAction, context: str = "") -> Assessment:
+        heuristic = self._firewall.assess(action)
+        if not heuristic.requires_confirmation or self._call_tool is None:
+            return heuristic
+        key = action.digest
+        if key in self._cache:  # an elicitation retry re-runs the tool; ask the model once
+            return self._cache[key]
+        answer = await self._ask(action, context)
+        if answer is None:
+            heuristic.source = "heuristic (llm unavailable)"
+            return heuristic
+        final = Assessment(
+            risk=max_risk(answer.risk, heuristic.floor),
+            floor=heuristic.floor,
+            reasons=[*heuristic.reasons, *(f"llm: {r}" for r in answer.reasons)],
+            source="llm" if answer.risk == max_risk(answer.risk, heuristic.floor) else "llm, raised to the firewall floor",
+        )
+        if not answer.requires_confirmation and final.risk == answer.risk and final.requires_confirmation:
+            # The model said no confirmation but rated medium+: trust the risk rating, confirm anyway.
+            final.reasons.append("llm rated it medium or higher")
+        if len(self._cache) >= self._cache_size:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[key] = final
+        return final
+
+    async def _ask(self, action: ProposedAction, context: str) -> RiskAnswer | None:
+        self.calls += 1
+        try:
+            result = await self._call_tool(CLASSIFY_TOOL, {"action": action.for_classifier(), "context": context})
+        except Exception as exc:  # the gateway, the tool or the model failed: heuristics decide
+            log.info("risk classifier unavailable: %s", exc)
+            return None
+        if getattr(result, "is_error", False):
+            return None
+        data = getattr(result, "structured_content", None)
+        if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
+            data = data["result"]
+        try:
+            return RiskAnswer.model_validate(data)
+        except ValidationError:
+            return None

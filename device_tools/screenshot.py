@@ -1,0 +1,34 @@
+"""Screenshots as MCP image content, downscaled so the longest side is at most 1280 px.
+
+JPEG (quality 80) rather than PNG: a full-resolution phone PNG can exceed clients' context and
+message limits (mobile-mcp #236); text stays legible at this size and quality.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+from mcp.types import ImageContent
+from PIL import Image
+
+from .errors import DeviceCommandFailed
+
+MAX_SIDE = 1280
+
+
+def to_image_content(png: bytes, max_side: int = MAX_SIDE) -> tuple[ImageContent, dict[str, int]]:
+    try:
+        image = Image.open(io.BytesIO(png))
+        image.load()
+    except Exception as exc:
+        head = png[:60].decode("utf-8", errors="replace").strip()
+        raise DeviceCommandFailed(f"screencap did not return an image ({head or 'empty output'})") from exc
+    original = image.size
+    scale = min(1.0, max_side / max(original))
+    if scale < 1.0:
+        image = image.resize((max(1, round(original[0] * scale)), max(1, round(original[1] * scale))), Image.LANCZOS)
+    buf = io.BytesIO()
+    image.convert("RGB").save(buf, format="JPEG", quality=80)
+    info = {"width": image.size[0], "height": image.size[1], "original_width": original[0], "original_height": original[1]}
+    return ImageContent(type="image", data=base64.b64encode(buf.getvalue()).decode(), mime_type="image/jpeg"), info

@@ -1,0 +1,63 @@
+"""The built-in ``device`` MCP server: screen observer, guarded actuator, and the phone's tool modules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+
+from sentinel_mcp.gateway.builtin import BuiltinContext
+
+from .actuator import Actuator
+from .backend import DeviceBackend
+from .gate import CommandGate
+from .modules import calendar, clock, contacts, messaging, notes, terminal
+from .risk_classifier import ActionRiskClassifier
+from .runtime import DeviceRuntime
+from .settings import DeviceSettings, load_settings
+from . import ui_tools
+
+INSTRUCTIONS = (
+    "Controls an Android phone. Call screen_read first: it lists elements with grounded ids and a "
+    "snapshot_id. Actions name (element_id, snapshot_id); if the screen changed, the action is refused "
+    "as stale and the fresh screen is returned. Risky actions (sending, paying, deleting, passwords, "
+    "settings) ask the user first; a refusal means nothing was sent to the phone."
+)
+
+
+def make_backend(settings: DeviceSettings) -> DeviceBackend:
+    if settings.backend == "adb":
+        from .adb_backend import AdbBackend
+
+        return AdbBackend(serial=settings.serial, host=settings.adb_host, port=settings.adb_port)
+    if settings.backend == "termux":
+        from .termux_backend import TermuxBackend
+
+        return TermuxBackend()
+    from .simulated import SimulatedDevice
+
+    return SimulatedDevice()
+
+
+def build_runtime(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> DeviceRuntime:
+    settings = load_settings(ctx.settings, ctx.name)
+    backend = backend or make_backend(settings)
+    gate = CommandGate(backend)
+    classifier = ActionRiskClassifier(ctx.call_tool)
+    actuator = Actuator(gate, classifier, physical_confirmation=settings.physical_confirmation,
+                        confirm_timeout=settings.confirm_timeout, dump_attempts=settings.dump_attempts,
+                        dump_backoff=settings.dump_backoff)
+    rt = DeviceRuntime(backend=backend, gate=gate, actuator=actuator, settings=settings, data_dir=Path(ctx.data_dir))
+    actuator.on_decision = rt.record_decision
+    return rt
+
+
+def create_server(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> MCPServer:
+    """The gateway's entry point. ``backend`` lets tests and embedders pass a device object directly."""
+    rt = build_runtime(ctx, backend)
+    mcp = MCPServer(ctx.name or "device", version="0.1.0", instructions=INSTRUCTIONS)
+    ui_tools.register(mcp, rt)
+    for module in (calendar, clock, contacts, messaging, notes, terminal):
+        module.register(mcp, rt)
+    mcp.runtime = rt  # type: ignore[attr-defined]  # for tests and the benchmark
+    return mcp

@@ -1,0 +1,34 @@
+"""DeviceSettings: the ``sentinel.device`` config section, validated."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class DeviceSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["simulated", "adb", "termux"] = "simulated"
+    serial: str | None = None  # adb: which device; None = the only one connected
+    adb_host: str = "127.0.0.1"
+    adb_port: int = Field(5037, ge=1, le=65535)
+    confirm_timeout: float = Field(30.0, gt=0, le=600)  # seconds to wait for a confirmation; then deny
+    physical_confirmation: bool = False  # True: risky actions wait for Volume Up instead of elicitation
+    dump_attempts: int = Field(4, ge=1, le=10)
+    dump_backoff: float = Field(0.3, ge=0, le=5)
+    terminal_timeout: float = Field(10.0, gt=0, le=120)
+    terminal_output_cap: int = Field(16000, ge=256, le=1_000_000)
+    terminal_allow: list[str] | None = None  # replaces the default allow list ("getprop", "pm list packages", ...)
+
+
+def load_settings(raw: dict[str, Any] | None, section: str = "device") -> DeviceSettings:
+    from sentinel_mcp.config import ConfigError
+
+    try:
+        return DeviceSettings.model_validate(raw or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "(section)"
+        raise ConfigError(f"sentinel.{section}.{key}: {first['msg']}") from None

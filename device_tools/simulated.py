@@ -1,0 +1,394 @@
+"""SimulatedDevice: an in-memory phone that answers the same shell commands a real one does.
+
+Screens are uiautomator XML fixtures (``screens/*.xml``); ``screens/transitions.json`` says what a
+tap on element X of screen A does. Typed text appears in the focused field, back/home work,
+intents open screens or record alarms, ``content`` queries read seed tables, and sent messages
+are recorded. Because it interprets the *commands* (``input tap 540 1200``, ``am start ...``),
+the tool modules and the actuator run the same code path as on a phone.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from . import content_rows
+from .element_registry import parse_bounds
+from .text_input import decode_input_text
+
+SCREENS_DIR = Path(__file__).parent / "screens"
+
+
+@dataclass
+class SentMessage:
+    to: str
+    body: str
+    via: str  # "ui" (tapped Send) or the intent that prefilled it
+
+
+@dataclass
+class SimState:
+    screen: str
+    history: list[str] = field(default_factory=list)
+    vars: dict[str, str] = field(default_factory=dict)
+    fields: dict[tuple[str, str], str] = field(default_factory=dict)  # (screen, node key) -> text
+    toggles: dict[tuple[str, str], bool] = field(default_factory=dict)
+    focused: tuple[str, str] | None = None
+
+
+class SimulatedDevice:
+    name = "simulated"
+    unicode_text = False  # it mirrors adb's `input text`, which is ASCII-only
+
+    def __init__(self, screens_dir: Path = SCREENS_DIR) -> None:
+        spec = json.loads((screens_dir / "transitions.json").read_text())
+        self._spec = spec
+        self.size: tuple[int, int] = tuple(spec.get("size", [1080, 2400]))  # type: ignore[assignment]
+        self._trees = {name: ET.parse(screens_dir / f).getroot() for name, f in spec["screens"].items()}
+        self.state = SimState(screen=spec["start"])
+        self.tables: dict[str, list[dict[str, str]]] = copy.deepcopy(spec.get("providers", {}))
+        self.contacts: dict[str, str] = dict(spec.get("contacts", {}))
+        self.sent_messages: list[SentMessage] = []
+        self.transfers: list[dict[str, str]] = []
+        self.alarms: list[dict[str, str]] = []
+        self.timers: list[dict[str, str]] = []
+        self.commands: list[list[str]] = []  # every command received, in order (tests assert on it)
+        self.recents_shown = 0
+        self._presses = 0
+        self.waiting_for_key = False
+        self.connected = True
+
+    # ---- test / user API ----------------------------------------------------------
+    def press_volume_up(self) -> None:
+        """The user presses the physical Volume Up button."""
+        self._presses += 1
+
+    @property
+    def screen(self) -> str:
+        return self.state.screen
+
+    def field_text(self, resource_id_suffix: str) -> str:
+        for (screen, key), value in self.state.fields.items():
+            if screen == self.state.screen and key.endswith(resource_id_suffix):
+                return value
+        return ""
+
+    # ---- DeviceBackend ------------------------------------------------------------
+    async def describe(self) -> dict[str, str]:
+        return {"backend": "simulated", "serial": "simulated-1", "screen": self.state.screen}
+
+    async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
+        return (await self.exec_out(argv, timeout=timeout)).decode("utf-8", errors="replace")
+
+    async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
+        argv = [str(a) for a in argv]
+        if not self.connected:
+            from .errors import DeviceUnavailable
+
+            raise DeviceUnavailable("simulated device is disconnected")
+        self.commands.append(argv)
+        return self._run(argv)
+
+    async def wait_for_key(self, key: str, *, timeout: float) -> bool:
+        self.commands.append(["getevent", "-l"])
+        start = self._presses
+        deadline = time.monotonic() + timeout
+        self.waiting_for_key = True
+        try:
+            while time.monotonic() < deadline:
+                if self._presses > start and key == "KEY_VOLUMEUP":
+                    return True
+                await anyio.sleep(0.02)
+            return False
+        finally:
+            self.waiting_for_key = False
+
+    # ---- the interpreter ----------------------------------------------------------
+    def _run(self, a: list[str]) -> bytes:
+        if a[:3] == ["uiautomator", "dump", "/dev/tty"]:
+            xml = ET.tostring(self._render(), encoding="unicode")
+            return (
+                "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>" + xml + "UI hierchary dumped to: /dev/tty\n"
+            ).encode()
+        if a == ["screencap", "-p"]:
+            return self._screencap()
+        if a == ["wm", "size"]:
+            return f"Physical size: {self.size[0]}x{self.size[1]}\n".encode()
+        if a[:2] == ["input", "tap"] and len(a) == 4:
+            self._tap(int(a[2]), int(a[3]), long=False)
+            return b""
+        if a[:2] == ["input", "swipe"] and len(a) in (6, 7):
+            x1, y1, x2, y2 = (int(v) for v in a[2:6])
+            if (x1, y1) == (x2, y2):
+                self._tap(x1, y1, long=True)
+            return b""
+        if a[:2] == ["input", "text"] and len(a) == 3:
+            if self.state.focused is not None:
+                self.state.fields[self.state.focused] = self.state.fields.get(self.state.focused, "") + decode_input_text(a[2])
+            return b""
+        if a[:2] == ["input", "keyevent"]:
+            for code in a[2:]:
+                self._key(code)
+            return b""
+        if a[:2] == ["monkey", "-p"] and len(a) >= 3:
+            target = self._spec.get("apps", {}).get(a[2])
+            if target is None:
+                return f"** No activities found to run, monkey aborted.\n".encode()
+            self._go(target)
+            return b"Events injected: 1\n"
+        if a[:2] == ["am", "start"]:
+            return self._intent(a[2:]).encode()
+        if a[:2] == ["content", "query"]:
+            return self._content_query(a[2:]).encode()
+        if a[:2] == ["content", "insert"]:
+            return self._content_insert(a[2:]).encode()
+        return self._terminal(a).encode()
+
+    def _terminal(self, a: list[str]) -> str:
+        # A few harmless programs so terminal_run works on the simulated phone.
+        prog = a[0] if a else ""
+        if prog == "echo":
+            return " ".join(a[1:]) + "\n"
+        if prog == "getprop":
+            props = {"ro.product.model": "Sentinel Simulated Phone", "ro.build.version.release": "15",
+                     "ro.build.version.sdk": "35"}
+            if len(a) > 1:
+                return props.get(a[1], "") + "\n"
+            return "".join(f"[{k}]: [{v}]\n" for k, v in props.items())
+        if prog in ("whoami", "id"):
+            return "shell\n" if prog == "whoami" else "uid=2000(shell) gid=2000(shell)\n"
+        if prog == "uptime":
+            return " 02:00:00 up 1 day,  3:04,  0 users,  load average: 0.10, 0.20, 0.30\n"
+        if prog == "date":
+            return time.strftime("%a %b %d %H:%M:%S UTC %Y\n", time.gmtime())
+        if prog == "ls":
+            return "Alarms\nDCIM\nDownload\nMusic\nPictures\n"
+        if a[:3] == ["pm", "list", "packages"]:
+            return "".join(f"package:{p}\n" for p in sorted(self._spec.get("apps", {})))
+        return f"/system/bin/sh: {prog}: inaccessible or not found\n"
+
+    # ---- screens ------------------------------------------------------------------
+    def _go(self, screen: str) -> None:
+        if screen == "@back":
+            self._key("KEYCODE_BACK")
+            return
+        if screen != self.state.screen:
+            self.state.history.append(self.state.screen)
+        self.state.screen = screen
+        self.state.focused = None
+
+    @staticmethod
+    def _walk(root: ET.Element) -> list[tuple[str, ET.Element, list[ET.Element]]]:
+        """(position key, node, ancestors) for every node, in document order."""
+        out: list[tuple[str, ET.Element, list[ET.Element]]] = []
+
+        def visit(node: ET.Element, key: str, ancestors: list[ET.Element]) -> None:
+            out.append((key, node, ancestors))
+            for i, child in enumerate(node):
+                visit(child, f"{key}/{i}", ancestors + [node])
+
+        for i, child in enumerate(root):
+            visit(child, str(i), [])
+        return out
+
+    def _render(self) -> ET.Element:
+        screen = self.state.screen
+        root = copy.deepcopy(self._trees[screen])
+        for key, node, _ in self._walk(root):
+            text = node.get("text", "")
+            if "{" in text:
+                for var, value in self.state.vars.items():
+                    text = text.replace("{" + var + "}", value)
+                node.set("text", text)
+            if (screen, key) in self.state.fields:
+                value = self.state.fields[(screen, key)]
+                node.set("text", "•" * len(value) if node.get("password") == "true" else value)
+            if (screen, key) in self.state.toggles:
+                node.set("checked", "true" if self.state.toggles[(screen, key)] else "false")
+            node.set("focused", "true" if self.state.focused == (screen, key) else "false")
+        return root
+
+    def _hit(self, x: int, y: int) -> tuple[str, ET.Element, list[ET.Element]] | None:
+        best = None
+        for key, node, ancestors in self._walk(self._render()):
+            b = parse_bounds(node.get("bounds", ""))
+            if b and b[0] <= x < b[2] and b[1] <= y < b[3]:
+                best = (key, node, ancestors)  # later in document order = drawn on top
+        return best
+
+    def _tap(self, x: int, y: int, *, long: bool) -> None:
+        hit = self._hit(x, y)
+        if hit is None:
+            return
+        key, node, ancestors = hit
+        chain = [(key, node)] + [("/".join(key.split("/")[: -i]), anc) for i, anc in enumerate(reversed(ancestors), 1)]
+        screen = self.state.screen
+        for k, n in chain:
+            if n.get("class", "").endswith("EditText"):
+                self.state.focused = (screen, k)
+                return
+            if n.get("checkable") == "true" and not long:
+                self.state.toggles[(screen, k)] = not (n.get("checked") == "true")
+                return
+            rule = self._rule_for(screen, n)
+            if rule is not None and not long:
+                for var, source in rule.get("set", {}).items():
+                    self.state.vars[var] = self._descendant_text(n, source[1:]) if source.startswith("@") else source
+                if "effect" in rule:
+                    self._effect(rule["effect"])
+                if "to" in rule:
+                    self._go(rule["to"])
+                return
+            if n.get("clickable") == "true" or n.get("long-clickable") == "true":
+                return  # a control with no scripted effect: the tap lands, nothing changes
+
+    def _rule_for(self, screen: str, node: ET.Element) -> dict[str, Any] | None:
+        for rule in self._spec.get("transitions", []):
+            if rule["screen"] != screen:
+                continue
+            if all(node.get(attr, "") == want for attr, want in rule["target"].items()):
+                return rule
+        return None
+
+    @staticmethod
+    def _descendant_text(node: ET.Element, rid_suffix: str) -> str:
+        for d in node.iter():
+            if d.get("resource-id", "").endswith("/" + rid_suffix):
+                return d.get("text", "")
+        return ""
+
+    def _field_by_rid(self, rid_suffix: str) -> str:
+        for key, node, _ in self._walk(self._trees[self.state.screen]):
+            if node.get("resource-id", "").endswith("/" + rid_suffix):
+                return self.state.fields.get((self.state.screen, key), "")
+        return ""
+
+    def _clear_field(self, rid_suffix: str) -> None:
+        for key, node, _ in self._walk(self._trees[self.state.screen]):
+            if node.get("resource-id", "").endswith("/" + rid_suffix):
+                self.state.fields.pop((self.state.screen, key), None)
+
+    def _effect(self, effect: str) -> None:
+        if effect == "send_message":
+            body = self._field_by_rid("compose_message_text")
+            if not body:
+                return  # the real Send button is disabled with an empty field
+            to = self.state.vars.get("conversation", "")
+            self.sent_messages.append(SentMessage(to=self.contacts.get(to, to), body=body, via="ui"))
+            rows = self.tables.setdefault("content://sms/sent", [])
+            rows.append({"_id": str(len(rows) + 1), "address": self.contacts.get(to, to), "body": body,
+                         "date": str(int(time.time() * 1000)), "read": "1"})
+            self.state.vars["last_message"] = body
+            self._clear_field("compose_message_text")
+        elif effect == "transfer":
+            self.transfers.append({"recipient": self._field_by_rid("recipient_iban"), "amount": self._field_by_rid("amount")})
+
+    def _key(self, code: str) -> None:
+        if code in ("KEYCODE_BACK", "4"):
+            if self.state.history:
+                self.state.screen = self.state.history.pop()
+                self.state.focused = None
+        elif code in ("KEYCODE_HOME", "3"):
+            if self.state.screen != self._spec["start"]:
+                self.state.history.append(self.state.screen)
+            self.state.screen = self._spec["start"]
+            self.state.focused = None
+        elif code in ("KEYCODE_APP_SWITCH", "187"):
+            self.recents_shown += 1
+        elif code in ("KEYCODE_DEL", "67") and self.state.focused is not None:
+            self.state.fields[self.state.focused] = self.state.fields.get(self.state.focused, "")[:-1]
+
+    # ---- intents and providers ----------------------------------------------------
+    def _intent(self, args: list[str]) -> str:
+        opts: dict[str, str] = {}
+        extras: dict[str, str] = {}
+        i = 0
+        while i < len(args):
+            if args[i] in ("-a", "-d", "-t", "-n") and i + 1 < len(args):
+                opts[args[i]] = args[i + 1]
+                i += 2
+            elif args[i] in ("--es", "--ei", "--ez", "--el", "-e") and i + 2 < len(args):
+                extras[args[i + 1]] = args[i + 2]
+                i += 3
+            else:
+                i += 1
+        action = opts.get("-a", "")
+        ok = "Starting: Intent { act=%s }\n" % action
+        if action == "android.intent.action.SENDTO" and opts.get("-d", "").split(":")[0] in ("sms", "smsto"):
+            number = opts["-d"].split(":", 1)[1]
+            name = next((n for n, num in self.contacts.items() if num == number), number)
+            self._go("compose")
+            self.state.vars.update(conversation=name, last_message="")
+            for key, node, _ in self._walk(self._trees["compose"]):
+                if node.get("resource-id", "").endswith("/compose_message_text"):
+                    self.state.fields[("compose", key)] = extras.get("sms_body", "")
+            return ok
+        if action == "android.intent.action.SET_ALARM":
+            self.alarms.append({k.rsplit(".", 1)[-1]: v for k, v in extras.items()})
+            return ok
+        if action == "android.intent.action.SET_TIMER":
+            self.timers.append({k.rsplit(".", 1)[-1]: v for k, v in extras.items()})
+            return ok
+        if action == "android.intent.action.SHOW_ALARMS":
+            return ok
+        if action == "android.intent.action.INSERT" and opts.get("-t") == "vnd.android.cursor.dir/contact":
+            # The simulated contacts editor saves at once (a real one waits for the user's Save).
+            rows = self.tables.setdefault("content://com.android.contacts/data/phones", [])
+            name, phone = extras.get("name", ""), extras.get("phone", "")
+            rows.append({"_id": str(len(rows) + 1), "display_name": name, "data1": phone})
+            self.contacts[name] = phone
+            return ok
+        return f"Starting: Intent {{ act={action} }}\nError: Activity not started, unable to resolve Intent\n"
+
+    def _content_query(self, args: list[str]) -> str:
+        opts = dict(zip(args[::2], args[1::2]))
+        uri = opts.get("--uri", "")
+        if uri not in self.tables:
+            return f"Error while accessing provider:{uri.split('/')[2] if '//' in uri else uri}\n"
+        projection = opts.get("--projection", "").split(":") if "--projection" in opts else None
+        rows = self.tables[uri]
+        if projection is None:
+            projection = list(rows[0]) if rows else []
+        if opts.get("--sort", "").endswith(" DESC"):
+            col = opts["--sort"].split()[0]
+            rows = sorted(rows, key=lambda r: int(r.get(col) or 0), reverse=True)
+        return content_rows.format_rows(rows, projection) + "\n"
+
+    def _content_insert(self, args: list[str]) -> str:
+        uri = args[args.index("--uri") + 1] if "--uri" in args else ""
+        if uri not in self.tables:
+            return f"Error while accessing provider:{uri}\n"
+        row: dict[str, str] = {}
+        for i, arg in enumerate(args):
+            if arg == "--bind" and i + 1 < len(args):
+                name, _kind, value = args[i + 1].split(":", 2)
+                row[name] = value
+        row.setdefault("_id", str(len(self.tables[uri]) + 1))
+        self.tables[uri].append(row)
+        return ""
+
+    def _screencap(self) -> bytes:
+        from PIL import Image, ImageDraw
+
+        image = Image.new("RGB", self.size, "white")
+        draw = ImageDraw.Draw(image)
+        for _key, node, _ in self._walk(self._render()):
+            b = parse_bounds(node.get("bounds", ""))
+            if not b:
+                continue
+            draw.rectangle(b, outline="gray")
+            label = node.get("text") or node.get("content-desc")
+            if label:
+                draw.text((b[0] + 8, b[1] + 8), label, fill="black")
+        buf = io.BytesIO()
+        image.save(buf, format="PNG")
+        return buf.getvalue()

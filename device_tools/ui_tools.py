@@ -1,0 +1,229 @@
+"""The screen tools: read, screenshot, and the grounded actions (click, type, scroll, ...)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+
+from . import commands as C
+from .actions import ProposedAction, Target
+from .actuator import ActionOutcome, StaleElement
+from .element_registry import Element, Snapshot
+from .errors import DeviceError
+from .gate import Approval
+from .results import error_result, outcome_result, read_result
+from .runtime import DeviceRuntime
+from .screenshot import to_image_content
+from .text_input import check_typeable, input_text_chunks
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+ACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True)
+NAVIGATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+Result = CallToolResult | InputRequiredResult
+
+
+async def finish(rt: DeviceRuntime, outcome: ActionOutcome | InputRequiredResult, *, with_screen: bool = True) -> Result:
+    """Attach the screen as it is after a UI action (the model needs the new snapshot id)."""
+    if isinstance(outcome, InputRequiredResult):
+        return outcome
+    fresh = None
+    if with_screen and outcome.status == "done" and outcome.snapshot is None:
+        try:
+            fresh = await rt.actuator.observe()
+        except DeviceError:
+            fresh = None
+    return outcome_result(outcome, fresh)
+
+
+def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
+    act = rt.actuator
+
+    async def on_element(
+        ctx: Context, tool: str, kind: str, element_id: str, snapshot_id: str, plan, *, text: str | None = None
+    ) -> Result:
+        """Resolve (element, snapshot) freshly, then run ``plan(element) -> (patterns, message)`` guarded."""
+        try:
+            element, _fresh = await act.target(element_id, snapshot_id)
+        except StaleElement as stale:
+            return outcome_result(ActionOutcome("stale", f"refused as stale: {stale.reason}. Nothing was sent; "
+                                                "here is the fresh screen.", snapshot=stale.fresh))
+        except (ValueError, DeviceError) as exc:
+            return error_result(str(exc))
+        try:
+            patterns, message = plan(element)
+        except (ValueError, DeviceError) as exc:
+            return error_result(str(exc), element=element.public())
+        action = ProposedAction(kind=kind, tool=tool, target=Target.of(element), text=text, package=element.package)
+
+        async def run(approval: Approval) -> dict[str, Any]:
+            if approval.decided_by.startswith("user"):
+                await act.recheck(element)  # the screen may have changed while the user decided
+            for argv in patterns:
+                await rt.gate.run(argv, approval)
+            return {"message": message, "element": element.public()}
+
+        return await finish(rt, await act.guarded(ctx, action, patterns, run, context=f"screen of {element.package}"))
+
+    async def simple(ctx: Context, tool: str, kind: str, argv: list[str], message: str, **fields: Any) -> Result:
+        action = ProposedAction(kind=kind, tool=tool, **fields)
+
+        async def run(approval: Approval) -> dict[str, Any]:
+            output = await rt.gate.run(argv, approval)
+            return {"message": message, "output": output.strip()[:2000]}
+
+        return await finish(rt, await act.guarded(ctx, action, [argv], run))
+
+    @mcp.tool(annotations=READ)
+    async def screen_read(page: int = 1) -> CallToolResult:
+        """Read the current screen: interactive and labelled elements with grounded ids, at most 60 per page.
+        Use an element's id (or its [index]) together with the snapshot_id in click/type_text/..."""
+        try:
+            snapshot = await act.observe()
+        except DeviceError as exc:
+            return error_result(str(exc))
+        listing = snapshot.listing(page=page)
+        return read_result(str(listing["text"]), {k: v for k, v in listing.items() if k != "text"})
+
+    @mcp.tool(annotations=READ)
+    async def screenshot() -> CallToolResult:
+        """A screenshot of the phone, downscaled to at most 1280 px on its longest side."""
+        try:
+            image, info = to_image_content(await rt.gate.read_bytes(C.SCREENCAP))
+        except DeviceError as exc:
+            return error_result(str(exc))
+        return CallToolResult(content=[image, TextContent(type="text", text=f"screenshot {info['width']}x{info['height']}")],
+                              structured_content=info)
+
+    @mcp.tool(annotations=ACT)
+    async def click(element_id: str, snapshot_id: str, ctx: Context) -> Result:
+        """Tap an element named by its id (or [index]) in a snapshot from screen_read."""
+        return await on_element(ctx, "click", "click", element_id, snapshot_id,
+                                lambda e: ([C.tap(*e.center)], f"tapped {e.label!r}"))
+
+    @mcp.tool(annotations=ACT)
+    async def long_click(element_id: str, snapshot_id: str, ctx: Context) -> Result:
+        """Long-press an element (id or [index] from a snapshot)."""
+        return await on_element(ctx, "long_click", "long_click", element_id, snapshot_id,
+                                lambda e: ([C.long_press(*e.center)], f"long-pressed {e.label!r}"))
+
+    def typing_plan(text: str, clear_first: bool):
+        def plan(e: Element) -> tuple[list[list[str]], str]:
+            if not e.editable:
+                raise ValueError(f"element {e.id} ({e.label!r}) is not a text field")
+            check_typeable(text, unicode_ok=rt.gate.unicode_text)
+            argvs = [C.tap(*e.center)]
+            if clear_first and e.text:
+                argvs += [C.keyevent("KEYCODE_MOVE_END"), C.keyevent(*["KEYCODE_DEL"] * min(len(e.text), 500))]
+            argvs += [C.input_text(chunk) for chunk in input_text_chunks(text)]
+            return argvs, f"typed {len(text)} characters into {e.label!r}"
+        return plan
+
+    @mcp.tool(annotations=ACT)
+    async def type_text(element_id: str, snapshot_id: str, text: str, ctx: Context, clear_first: bool = False) -> Result:
+        """Type text into a text field (id or [index] from a snapshot). ASCII only on adb."""
+        return await on_element(ctx, "type_text", "type", element_id, snapshot_id, typing_plan(text, clear_first), text=text)
+
+    @mcp.tool(annotations=ACT)
+    async def clear_text(element_id: str, snapshot_id: str, ctx: Context) -> Result:
+        """Delete the text in a text field."""
+        def plan(e: Element) -> tuple[list[list[str]], str]:
+            if not e.editable:
+                raise ValueError(f"element {e.id} ({e.label!r}) is not a text field")
+            n = min(max(len(e.text), 1), 500)
+            return [C.tap(*e.center), C.keyevent("KEYCODE_MOVE_END"), C.keyevent(*["KEYCODE_DEL"] * n)], f"cleared {e.label!r}"
+        return await on_element(ctx, "clear_text", "clear", element_id, snapshot_id, plan)
+
+    @mcp.tool(annotations=NAVIGATE)
+    async def scroll(direction: Literal["up", "down", "left", "right"], ctx: Context,
+                     element_id: str | None = None, snapshot_id: str | None = None) -> Result:
+        """Scroll the screen, or one scrollable element, to reveal content further up/down/left/right."""
+        def plan(e: Element | None) -> list[str]:
+            x1, y1, x2, y2 = e.bounds if e is not None else (0, 0, *rt_size)
+            cx, cy = (x1 + x2) // 2, (y1 + y2) // 2
+            dx, dy = (x2 - x1) * 3 // 10, (y2 - y1) * 3 // 10
+            moves = {"down": (cx, cy + dy, cx, cy - dy), "up": (cx, cy - dy, cx, cy + dy),
+                     "right": (cx + dx, cy, cx - dx, cy), "left": (cx - dx, cy, cx + dx, cy)}
+            return C.swipe(*moves[direction], 300)
+
+        if element_id is not None:
+            return await on_element(ctx, "scroll", "scroll", element_id, snapshot_id or "",
+                                    lambda e: ([plan(e)], f"scrolled {direction} in {e.label!r}"))
+        try:
+            snapshot = await act.observe()
+        except DeviceError as exc:
+            return error_result(str(exc))
+        rt_size = _screen_size(snapshot)
+        return await simple(ctx, "scroll", "scroll", plan(None), f"scrolled {direction}")
+
+    @mcp.tool(annotations=NAVIGATE)
+    async def swipe(x1: int, y1: int, x2: int, y2: int, ctx: Context, duration_ms: int = 300) -> Result:
+        """Swipe between two screen points (pixels)."""
+        if not (0 < duration_ms <= 10000) or min(x1, y1, x2, y2) < 0:
+            return error_result("coordinates must be >= 0 and duration_ms in 1..10000")
+        return await simple(ctx, "swipe", "swipe", C.swipe(x1, y1, x2, y2, duration_ms), "swiped")
+
+    @mcp.tool(annotations=NAVIGATE)
+    async def press_back(ctx: Context) -> Result:
+        """Press the Back button."""
+        return await simple(ctx, "press_back", "back", C.keyevent("KEYCODE_BACK"), "pressed Back")
+
+    @mcp.tool(annotations=NAVIGATE)
+    async def press_home(ctx: Context) -> Result:
+        """Go to the home screen."""
+        return await simple(ctx, "press_home", "home", C.keyevent("KEYCODE_HOME"), "pressed Home")
+
+    @mcp.tool(annotations=NAVIGATE)
+    async def show_recents(ctx: Context) -> Result:
+        """Show the recent apps."""
+        return await simple(ctx, "show_recents", "recents", C.keyevent("KEYCODE_APP_SWITCH"), "opened Recents")
+
+    @mcp.tool(annotations=ACT)
+    async def open_app(package: str, ctx: Context) -> Result:
+        """Launch an app by package name (e.g. com.android.settings)."""
+        try:
+            argv = C.launch_app(package)
+        except ValueError as exc:
+            return error_result(str(exc))
+        return await simple(ctx, "open_app", "open_app", argv, f"opened {package}", package=package)
+
+    @mcp.tool(annotations=READ)
+    async def wait_for(text: str, timeout_s: float = 10.0) -> CallToolResult:
+        """Wait until an element whose text, description or resource id contains `text` is on screen."""
+        needle = text.strip().lower()
+        if not needle:
+            return error_result("text must not be empty")
+        timeout_s = max(0.0, min(timeout_s, 60.0))
+        deadline = anyio.current_time() + timeout_s
+        while True:
+            try:
+                snapshot = await act.observe()
+            except DeviceError as exc:
+                return error_result(str(exc))
+            hits = [e for e in snapshot.elements if needle in f"{e.text}\n{e.desc}\n{e.resource_id}".lower()]
+            if hits:
+                listing = snapshot.listing()
+                return read_result(f"found {len(hits)} element(s) matching {text!r}\n\n{listing['text']}",
+                                   {"found": [e.public() for e in hits], "snapshot_id": snapshot.snapshot_id})
+            if anyio.current_time() >= deadline:
+                return error_result(f"no element matching {text!r} appeared within {timeout_s:g}s",
+                                    snapshot_id=snapshot.snapshot_id)
+            await anyio.sleep(0.5)
+
+    @mcp.tool(annotations=READ)
+    async def device_info() -> CallToolResult:
+        """Which device and backend this server drives, and whether confirmations are physical."""
+        try:
+            info = await rt.gate.describe()
+        except DeviceError as exc:
+            return error_result(str(exc))
+        info = {**info, "physical_confirmation": str(rt.settings.physical_confirmation)}
+        return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info)
+
+
+def _screen_size(snapshot: Snapshot) -> tuple[int, int]:
+    xs = [e.bounds[2] for e in snapshot.elements] or [1080]
+    ys = [e.bounds[3] for e in snapshot.elements] or [2400]
+    return max(xs), max(ys)
