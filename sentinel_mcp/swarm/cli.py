@@ -1,0 +1,161 @@
+"""``sentinel-mcp swarm build SPEC.json | status TASK_ID | list``: builds from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from sentinel_mcp.config import ConfigError, load_config
+from sentinel_mcp.swarm.backends.base import ModelError
+from sentinel_mcp.swarm.backends.factory import make_backend
+from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
+from sentinel_mcp.swarm.progress_bar import ProgressBar
+from sentinel_mcp.swarm.settings import SwarmSettings, swarm_settings
+from sentinel_mcp.swarm.spec import SpecError
+from sentinel_mcp.swarm.task_lock import BuildBusyError
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("swarm", help="generate Android apps (planner, coder, critic, verifier)")
+    sub = p.add_subparsers(dest="swarm_command", metavar="ACTION")
+    p.set_defaults(func=lambda args: (p.print_help(), EXIT_USAGE)[1])
+
+    b = sub.add_parser("build", help="build an app from a JSON spec file ('-' reads stdin)")
+    b.add_argument("spec", help="SPEC.json")
+    b.add_argument("--backend", choices=["local", "openai"], help="override sentinel.swarm.backend")
+    b.add_argument("--model", help="GGUF model for the local backend (else sentinel.swarm.local.model_path)")
+    b.add_argument("--max-steps", type=int)
+    b.add_argument("--max-model-calls", type=int)
+    b.add_argument("--max-tokens", type=int)
+    b.add_argument("--max-minutes", type=float)
+    b.add_argument("--json", action="store_true", help="print the final status as JSON")
+    b.set_defaults(func=cmd_build)
+
+    s = sub.add_parser("status", help="show one build")
+    s.add_argument("task_id")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_status)
+
+    ls = sub.add_parser("list", help="recent builds")
+    ls.add_argument("--limit", type=int, default=20)
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=cmd_list)
+
+
+def _service(args: argparse.Namespace) -> tuple[BuildService, SwarmSettings]:
+    cfg = load_config(args.config)
+    section = dict(cfg.sentinel.builtin_settings("swarm"))
+    if getattr(args, "backend", None):
+        section["backend"] = args.backend
+    if getattr(args, "model", None):
+        section["local"] = dict(section.get("local") or {}, model_path=args.model)
+    settings = swarm_settings(section)
+    return BuildService(cfg.data_dir / "swarm", settings), settings
+
+
+def _read_spec(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read spec {path}: {e.strerror}") from None
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    return asyncio.run(_build(args))
+
+
+async def _build(args: argparse.Namespace) -> int:
+    service, settings = _service(args)
+    spec_text = _read_spec(args.spec)
+    caps = {"max_steps": args.max_steps, "max_model_calls": args.max_model_calls, "max_tokens": args.max_tokens,
+            "max_wall_seconds": args.max_minutes * 60 if args.max_minutes else None}
+    bar = ProgressBar()
+
+    async def backend_factory():
+        return make_backend(settings)
+
+    await service.start()
+    try:
+        try:
+            task_id = await service.submit(spec_text, backend_factory, session="cli", caps=caps, listener=bar)
+        except (SpecError, ValueError, BuildBusyError, ModelError) as e:
+            print(f"sentinel-mcp swarm: {e}", file=sys.stderr)
+            return EXIT_USAGE
+        got_signal: list[str] = []
+        loop = asyncio.get_running_loop()
+
+        def on_signal(sig: signal.Signals) -> None:
+            got_signal.append(sig.name)
+            loop.create_task(service.cancel(task_id))
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal, sig)
+        try:
+            status = await service.wait(task_id)
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+        bar.finish()
+        _print_status(status, args.json)
+        if got_signal:
+            return 130 if got_signal[0] == "SIGINT" else 143
+        return 0 if status["state"] == "COMPLETED" else EXIT_FAILED
+    finally:
+        await service.close()
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    async def run() -> int:
+        service, _ = _service(args)
+        await service.start()
+        try:
+            _print_status(await service.status(args.task_id), args.json)
+            return 0
+        except UnknownTaskError as e:
+            print(f"sentinel-mcp swarm: {e}", file=sys.stderr)
+            return EXIT_FAILED
+        finally:
+            await service.close()
+    return asyncio.run(run())
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    async def run() -> int:
+        service, _ = _service(args)
+        await service.start()
+        try:
+            tasks = await service.list(max(1, args.limit))
+        finally:
+            await service.close()
+        if args.json:
+            print(json.dumps(tasks, indent=2))
+        for t in [] if args.json else tasks:
+            print(f"{t['task_id']}  {t['state']:<10} {t['app_name'] or '':<20} {t['error'] or ''}")
+        return 0
+    return asyncio.run(run())
+
+
+def _print_status(status: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(status, indent=2, default=str))
+        return
+    print(f"task {status['task_id']}: {status['state']}" + (f" ({status['error']})" if status.get("error") else ""))
+    print(f"workspace: {status['workspace']}")
+    print(f"model calls: {status['model_calls']}, tokens: {status['prompt_tokens'] + status['completion_tokens']}")
+    for f in status.get("files") or []:
+        print(f"  {f}")
+    for w in status.get("warnings") or []:
+        print(f"warning: {w}")
+    report = status.get("report") or {}
+    if report.get("verifier"):
+        print(f"quality score: {report['verifier']['quality_score']}")
