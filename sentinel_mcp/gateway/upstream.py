@@ -40,6 +40,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
+from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 log = logging.getLogger(__name__)
@@ -222,6 +223,14 @@ class Upstream:
     async def _connect_and_serve(self) -> None:
         client = self._make_client()
         self._dead = anyio.Event()
+        groups = track_groups()
+        try:
+            await self._serve(client)
+        finally:
+            if groups:
+                kill_groups(groups)
+
+    async def _serve(self, client: Client) -> None:
         with anyio.CancelScope() as scope:
             scope.deadline = anyio.current_time() + self.target.connect_timeout
             try:

@@ -1,0 +1,70 @@
+"""Reap every process an stdio upstream started, grandchildren included.
+
+The SDK starts each stdio server in its own session (process group) but only kills the group when the
+server does not exit by itself; a server that exits cleanly can leave background children behind. We record
+the group of each process spawned for an upstream and kill what is left of it after the connection closes.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import os
+import signal
+import time
+from typing import Any
+
+import mcp.client.stdio as sdk_stdio
+
+log = logging.getLogger(__name__)
+
+_current_groups: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("sentinel_groups", default=None)
+_original_spawn = sdk_stdio._create_platform_compatible_process
+
+
+async def _tracked_spawn(*args: Any, **kwargs: Any) -> Any:
+    process = await _original_spawn(*args, **kwargs)
+    groups = _current_groups.get()
+    if groups is not None:
+        groups.append(process.pid)  # start_new_session: the leader's pid is the group id
+    return process
+
+
+sdk_stdio._create_platform_compatible_process = _tracked_spawn
+
+
+def track_groups() -> list[int]:
+    """Start recording the process groups spawned from this task (and the tasks it starts)."""
+    groups: list[int] = []
+    _current_groups.set(groups)
+    return groups
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def kill_groups(groups: list[int], grace: float = 1.0) -> None:
+    """SIGTERM what is left of each group, then SIGKILL after ``grace`` seconds."""
+    live = [g for g in groups if _group_alive(g)]
+    for g in live:
+        try:
+            os.killpg(g, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace
+    while live and time.monotonic() < deadline:
+        live = [g for g in live if _group_alive(g)]
+        if live:
+            time.sleep(0.02)
+    for g in live:
+        try:
+            os.killpg(g, signal.SIGKILL)
+            log.info("killed leftover process group %d", g)
+        except ProcessLookupError:
+            pass
+    groups.clear()

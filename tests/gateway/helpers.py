@@ -1,0 +1,54 @@
+"""Helpers for gateway tests: configs over the toolbox upstream, child-process inspection."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from sentinel_mcp.config import Config, parse_config
+
+TOOLBOX = str(Path(__file__).with_name("toolbox_server.py"))
+
+
+def toolbox_stdio(**extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [TOOLBOX], **extra}
+
+
+def make_config(data_dir: Path, servers: dict[str, Any] | None = None, **sentinel: Any) -> Config:
+    sentinel.setdefault("data_dir", str(data_dir))
+    return parse_config({"mcpServers": servers if servers is not None else {"tb": toolbox_stdio()},
+                         "sentinel": sentinel}, source="<test>", base_dir=data_dir)
+
+
+def descendants(pid: int) -> set[int]:
+    """All live descendant pids of ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            state, ppid = fields[0], int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if state != "Z":
+            children.setdefault(ppid, []).append(int(entry))
+    out: set[int] = set()
+    stack = [pid]
+    while stack:
+        for c in children.get(stack.pop(), []):
+            if c not in out:
+                out.add(c)
+                stack.append(c)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -1,0 +1,144 @@
+"""A test upstream with tools that misbehave on purpose (hang, die, ask, change its tool list).
+
+stdio: python toolbox_server.py        HTTP: python toolbox_server.py --http PORT
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+from typing import Annotated
+
+import anyio
+from pydantic import BaseModel
+
+from mcp import MCPDeprecationWarning
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
+from mcp.types import ToolAnnotations
+
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+RO = ToolAnnotations(read_only_hint=True)
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True)
+
+mcp = MCPServer("toolbox", version="1.0")
+
+
+@mcp.tool(annotations=RO)
+def echo(text: str) -> str:
+    """Echo text back."""
+    return text
+
+
+@mcp.tool(annotations=RO)
+def noop() -> str:
+    """Do nothing (for benchmarks)."""
+    return "ok"
+
+
+@mcp.tool(annotations=RO)
+def pid() -> int:
+    """The server's process id."""
+    return os.getpid()
+
+
+class Sum(BaseModel):
+    total: float
+    terms: int
+
+
+@mcp.tool(annotations=RO)
+def add(a: float, b: float) -> Sum:
+    """Add two numbers (structured output with an output schema)."""
+    return Sum(total=a + b, terms=2)
+
+
+@mcp.tool(annotations=RO)
+async def slow(seconds: float, ctx: Context) -> str:
+    """Sleep, reporting progress; returns start and end times."""
+    start = time.time()
+    steps = 4
+    for i in range(steps):
+        await ctx.report_progress(i + 1, steps, f"step {i + 1}")
+        await anyio.sleep(seconds / steps)
+    return f"{start:.6f} {time.time():.6f}"
+
+
+@mcp.tool(annotations=RO)
+async def hang() -> str:
+    """Never answers."""
+    await anyio.sleep(3600)
+    return "unreachable"
+
+
+@mcp.tool(annotations=RO)
+def die() -> str:
+    """The process exits in the middle of the call."""
+    sys.stdout.flush()
+    os._exit(3)
+
+
+@mcp.tool(annotations=DESTRUCTIVE)
+def delete_thing(name: str) -> str:
+    """Delete something (destructive)."""
+    return f"deleted {name}"
+
+
+class Ok(BaseModel):
+    ok: bool
+
+
+@mcp.tool(annotations=DESTRUCTIVE)
+async def confirm_push(what: str, ctx: Context) -> str:
+    """Asks its user by pushed elicitation (handshake-era connections only)."""
+    r = await ctx.elicit(f"[toolbox] really {what}?", Ok)
+    return f"{what}:{r.action}:{getattr(getattr(r, 'data', None), 'ok', None)}"
+
+
+class Choice(BaseModel):
+    word: str
+
+
+async def _ask_word(item: str) -> Elicit[Choice]:
+    return Elicit(f"[toolbox] a word for {item}", Choice)
+
+
+@mcp.tool(annotations=RO)
+async def ask_word(item: str, answer: Annotated[Choice, Resolve(_ask_word)]) -> str:
+    """Asks its user era-portably (2026: InputRequiredResult; handshake: push)."""
+    return f"{item}={answer.word}"
+
+
+@mcp.tool(annotations=RO)
+async def add_tool(name: str, ctx: Context) -> str:
+    """Registers a new tool and announces the change."""
+    mcp.add_tool(lambda: name, name=name, description="added at run time")
+    try:
+        await ctx.session.send_tool_list_changed()
+    except Exception:  # noqa: BLE001 - modern connections have no standalone channel
+        pass
+    await ctx.notify_tools_changed()
+    return "added"
+
+
+@mcp.resource("toolbox://item/{key}")
+def item(key: str) -> str:
+    return f"item {key}"
+
+
+@mcp.resource("toolbox://static")
+def static() -> str:
+    return "static text"
+
+
+@mcp.prompt()
+def review(code: str) -> str:
+    return f"Please review: {code}"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--http":
+        mcp.run("streamable-http", port=int(sys.argv[2]), host="127.0.0.1")
+    else:
+        mcp.run()
