@@ -194,6 +194,11 @@ class PrologEngine:
             f"sentinel_core:sn_retract({quote_atom(session)}, {quote_atom(pattern)}, Out)")
         return list(out["removed"])
 
+    async def invalidate(self, rb: str, session: str, pattern: str) -> list[str]:
+        out = await self.json_query(f"sentinel_core:sn_invalidate({quote_atom(rb)}, {quote_atom(session)}, "
+                                    f"{quote_atom(pattern)}, Out)")
+        return list(out["removed"])
+
     async def drop_session(self, session: str) -> None:
         await self.goal(f"sentinel_core:sn_drop_session({quote_atom(session)})")
 

@@ -204,7 +204,7 @@ class PolicyGuard:
             await self.solver.store_result(rb, call.session_id, call.name, call.arguments, result)
         if call.name in rb.info.effects or any(e.endswith("*") for e in rb.info.effects):
             for pattern in await self.engine.effects(rb.module, call.name, call.arguments):
-                await self.knowledge.invalidate(call.session_id, pattern)
+                await self.knowledge.invalidate(call.session_id, pattern, rb)
 
 
 def _q(text: str) -> str:

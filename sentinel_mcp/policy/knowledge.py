@@ -52,6 +52,7 @@ class Knowledge:
             await self.engine.assert_bulk(mod, [(f.fact, f.expires_at, f.provenance) for f in facts])
             ctx = await self.store.contexts(session)
             await self.engine.assert_facts(mod, [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()])
+            self._loaded[session] = ""  # mirrored from here on (seeding below writes through)
         if seeded != rb.version:
             await self._seed(session, rb)
             self._loaded[session] = rb.version
@@ -89,10 +90,14 @@ class Knowledge:
                     source_tool=source_tool, source_digest=source_digest, contexts=contexts or [],
                     established_at=now, expires_at=None if ttl is None else now + ttl)
 
-    async def invalidate(self, session: str, pattern: str) -> list[str]:
-        """Remove the facts unifying with a Prolog pattern (text) from the mirror and the store."""
+    async def invalidate(self, session: str, pattern: str, rb: Rulebase | None = None) -> list[str]:
+        """Remove the facts unifying with a Prolog pattern (text) from the mirror and the store; with a
+        rulebase, also the fetch markers of the bindings that establish them."""
         mod = self.module(session)
-        removed = await self.engine.retract(mod, pattern)
+        if rb is not None:
+            removed = await self.engine.invalidate(rb.module, mod, pattern)
+        else:
+            removed = await self.engine.retract(mod, pattern)
         await self.store.delete(session, removed)
         return removed
 

@@ -394,7 +394,8 @@ unmet_text(W, U) :- ( atom(W) -> U = W ; string(W) -> atom_string(U, W) ; format
 need_json(fetch(T, Args, G), json([kind=fetch, tool=T, arguments=json(JArgs), fact=GA])) :-
     maplist([N=V, N=J]>>pl_json(V, J), Args, JArgs), format(atom(GA), '~q', [G]).
 need_json(ask(G0, Q, Ty, From), json([kind=ask, fact=GA, predicate=N, inputs=JIns, question=Msg, type=TyA, from=From])) :-
-    format(atom(GA), '~q', [G0]), functor(G0, N, _),
+    \+ \+ ( numbervars(G0, 0, _), format(atom(GA0), '~W', [G0, [quoted(true), numbervars(true)]]), nb_setval(sn_tmp, GA0) ),
+    nb_getval(sn_tmp, GA), functor(G0, N, _),
     G0 =.. [_|As], ( Ty == yes_no -> Ins = As ; append(Ins, [_], As) ),
     maplist(pl_json, Ins, JIns), text_to_atom(Q, QA),
     catch(format(atom(Msg), QA, Ins), _, Msg = QA), type_json(Ty, TyA).
@@ -448,7 +449,7 @@ sn_query(RB, Session, Now, GoalAtom, Max, Limit, Out) :-
         (   nonvar(E2) -> message_to_codes_safe(E2, M), Out0 = json([status=error, message=M])
         ;   R == inference_limit_exceeded -> Out0 = json([status=inference_limit])
         ;   maplist(solution_json, Sols, SJ), format(atom(GA), '~q', [Goal]),
-            ( Sols == [] -> St = failed ; St = proved ),
+            ( Sols == [] -> St = failed ; cur(assumed, true) -> St = incomplete ; St = proved ),
             Out0 = json([status=St, goal=GA, solutions=SJ])
         )
     ),
@@ -582,3 +583,15 @@ sn_assert_lines(Session, Text) :-
     forall(( member(L, Lines), L \== "" ),
            ( split_string(L, "\t", "", [FS, ES, PS]), term_string(F, FS), number_string(E, ES), atom_string(P, PS),
              retractall(Session:'$fact'(F, _, _)), assertz(Session:'$fact'(F, E, P)) )).
+
+%  sn_invalidate(+RB, +Session, +PatternAtom, -Out): remove matching facts and the fetch markers of the
+%  bindings that establish them, so the next proof fetches them again.
+sn_invalidate(RB, Session, PatternAtom, Out) :-
+    ensure_session(Session), term_to_atom(P, PatternAtom),
+    findall(M, ( RB:binding(B, tool(T, Args), _, _), copy_term(B-Args, P1-Args1), P1 = P,
+                 fetched_marker(P, T, Args1, M) ), Markers),
+    findall(FA, ( ( F = P ; member(F, Markers) ), Session:'$fact'(F, _, _), format(atom(FA), '~q', [F]) ), L0),
+    list_to_set(L0, L),
+    retractall(Session:'$fact'(P, _, _)),
+    forall(member(M, Markers), retractall(Session:'$fact'(M, _, _))),
+    to_json_atom(json([removed=L]), Out).

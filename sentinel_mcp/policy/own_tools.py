@@ -1,0 +1,113 @@
+"""Sentinel's own tools: an in-process MCP server (mounted as built-in ``sentinel``, guarded like any other).
+
+Tools: ``sentinel_query``, ``sentinel_facts``, ``sentinel_bind``, ``sentinel_answer``, ``sentinel_why_not``.
+Resources: ``sentinel://facts`` (the summary of the default session) and ``sentinel://rulebase``.
+The policy guard comes from ``ctx.services["guard"]``; the caller's session from the call's ``_meta``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.gateway.call_meta import session_of
+from sentinel_mcp.policy.policy_service import PolicyService
+from sentinel_mcp.policy.questions import AnswerRefused
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+
+
+def _result(data: Any, text: str | None = None, error: bool = False) -> CallToolResult:
+    body = text if text is not None else json.dumps(data, indent=1, default=str)
+    return CallToolResult(content=[TextContent(type="text", text=body)],
+                          structured_content=data if isinstance(data, dict) else None, is_error=error)
+
+
+def _error(msg: str) -> CallToolResult:
+    return _result({"error": msg}, text=msg, error=True)
+
+
+def create_server(ctx: BuiltinContext) -> MCPServer:
+    mcp = MCPServer("sentinel", version="1.0",
+                    instructions="Sentinel's policy tools: symbolic queries over established facts and contexts.")
+
+    def service() -> PolicyService:
+        guard = ctx.services.get("guard")
+        if guard is None or not hasattr(guard, "rulebases"):
+            raise RuntimeError("the policy engine is not active (no rulebases configured)")
+        return PolicyService(guard)
+
+    @mcp.tool(annotations=READ)
+    async def sentinel_query(goal: str, ctx_: Context) -> CallToolResult:
+        """Prove a symbolic goal over established facts and bound contexts, e.g.
+        `booking_status(booking_of_interest, S)`. Variables (capitalised) come back bound in each solution;
+        missing facts are fetched through their read-only tools."""
+        try:
+            out = await service().query(session_of(ctx_), goal)
+        except (RuntimeError, ValueError) as e:
+            return _error(str(e))
+        return _result(out.model_dump(), error=out.status == "error")
+
+    @mcp.tool(annotations=READ)
+    async def sentinel_facts(ctx_: Context) -> CallToolResult:
+        """A compact summary of this session's valid facts, bound contexts and askable questions."""
+        try:
+            text = await service().summary(session_of(ctx_))
+        except RuntimeError as e:
+            return _error(str(e))
+        return _result({"summary": text}, text=text)
+
+    @mcp.tool(annotations=WRITE)
+    async def sentinel_bind(context: str, value: str, ctx_: Context) -> CallToolResult:
+        """Rebind a context (the entity in focus, e.g. booking_of_interest) to a value. The rulebase's check
+        for the context must hold (e.g. the booking belongs to the current user)."""
+        try:
+            out = await service().bind(session_of(ctx_), context, value)
+        except (RuntimeError, ValueError) as e:
+            return _error(str(e))
+        return _result(out)
+
+    @mcp.tool(annotations=WRITE)
+    async def sentinel_answer(predicate: str, inputs: list[str | int | float | bool], answer: str | int | float | bool,
+                              ctx_: Context) -> CallToolResult:
+        """Record the answer to an askable (e.g. predicate `cancel_reason`, inputs `["ABC123"]`, answer
+        `health`). The fact has provenance `agent`; questions that only the user may answer refuse it."""
+        try:
+            fact = await service().answer(session_of(ctx_), predicate, list(inputs), answer)
+        except (RuntimeError, ValueError, AnswerRefused) as e:
+            return _error(str(e))
+        return _result({"recorded": fact, "provenance": "agent"})
+
+    @mcp.tool(annotations=READ)
+    async def sentinel_why_not(tool: str, ctx_: Context, arguments: dict[str, Any] | None = None) -> CallToolResult:
+        """What a tool call would need: the decision, its proof, what is missing and which questions remain
+        (nothing is called except the read-only tools that establish facts)."""
+        try:
+            out = await service().why_not(session_of(ctx_), tool, arguments or {})
+        except RuntimeError as e:
+            return _error(str(e))
+        return _result(out)
+
+    @mcp.resource("sentinel://facts", name="facts", mime_type="text/plain")
+    async def facts_resource() -> str:
+        """The facts summary of the default session."""
+        try:
+            return await service().summary("default")
+        except RuntimeError as e:
+            return str(e)
+
+    @mcp.resource("sentinel://rulebase", name="rulebase", mime_type="text/x-prolog")
+    async def rulebase_resource() -> str:
+        """The active rulebase (all files, with its version)."""
+        try:
+            svc = service()
+            return svc.guard.rulebases.current.text()
+        except RuntimeError as e:
+            return f"% {e}"
+
+    return mcp

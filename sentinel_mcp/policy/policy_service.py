@@ -1,0 +1,129 @@
+"""What Sentinel's own tools and the CLI do with a policy guard: symbolic queries, the facts summary,
+binding contexts, answering askables, and "why not" for a tool call."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Deny, ToolCall
+from sentinel_mcp.policy.guard import PolicyGuard
+from sentinel_mcp.policy.questions import AnswerRefused, question_of
+from sentinel_mcp.policy.solver import SolverResult
+
+
+class QueryOutcome(BaseModel):
+    status: str  # proved | failed | blocked | error
+    goal: str
+    solutions: list[dict[str, Any]] = Field(default_factory=list)
+    questions: list[str] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class PolicyService:
+    def __init__(self, guard: PolicyGuard) -> None:
+        self.guard = guard
+
+    @property
+    def _rb(self):  # noqa: ANN202
+        if not self.guard.rulebases.loaded:
+            raise RuntimeError(f"no rulebase is loaded ({self.guard.load_error or 'none configured'})")
+        return self.guard.rulebases.current
+
+    async def query(self, session: str, goal: str, max_solutions: int = 20) -> QueryOutcome:
+        """Prove a symbolic goal (contexts resolved), fetching what bindings can establish."""
+        rb = self._rb
+        g = self.guard
+        mod = await g.knowledge.ensure(session, rb)
+        goal = goal.strip().rstrip(".")
+
+        async def one_pass() -> dict[str, Any]:
+            return await g.engine.query(rb.module, mod, time.time(), goal, max_solutions,
+                                        rb.info.inference_limit(g.inference_limit))
+
+        res = await g.solver.solve(one_pass, rb, session, deadline=time.monotonic() + g.settings.guard_timeout)
+        return _query_outcome(goal, res)
+
+    async def summary(self, session: str) -> str:
+        rb = self._rb
+        await self.guard.knowledge.ensure(session, rb)
+        open_q = [f"{a.predicate}/{a.arity}: {a.question} ({a.type})" for a in rb.info.askables]
+        text = await self.guard.store.summary(session, open_q)
+        if rb.info.contexts:
+            text += "\nDeclared contexts: " + ", ".join(rb.info.contexts)
+        return text
+
+    async def bind(self, session: str, name: str, value: Any) -> dict[str, Any]:
+        """Bind a context after proving its check (the solver fetches what the check needs)."""
+        rb = self._rb
+        g = self.guard
+        if name not in rb.info.contexts:
+            raise ValueError(f"unknown context {name!r}; declared: {', '.join(rb.info.contexts) or 'none'}")
+        mod = await g.knowledge.ensure(session, rb)
+
+        async def one_pass() -> dict[str, Any]:
+            return await g.engine.context_check(rb.module, mod, time.time(), name, value,
+                                                rb.info.inference_limit(g.inference_limit))
+
+        res = await g.solver.solve(one_pass, rb, session, deadline=time.monotonic() + g.settings.guard_timeout)
+        if res.status != "proved":
+            why = "; ".join(res.unmet) or "; ".join(m["fact"] for m in res.missing) or "its check does not hold"
+            raise ValueError(f"cannot bind {name} to {value!r}: {why}")
+        removed = await g.knowledge.bind_context(session, name, value)
+        return {"context": name, "value": value, "invalidated": removed, "proof": res.tree}
+
+    async def answer(self, session: str, predicate: str, inputs: list[Any], value: Any,
+                     provenance: str = "agent") -> str:
+        """Answer an askable (provenance ``agent`` from the LLM); inputs may name bound contexts."""
+        rb = self._rb
+        ask = next((a for a in rb.info.askables if a.predicate == predicate), None)
+        if ask is None:
+            raise AnswerRefused(f"{predicate} is not askable; askables: "
+                                + ", ".join(a.predicate for a in rb.info.askables))
+        contexts = await self.guard.store.contexts(session)
+        used = [i for i in inputs if isinstance(i, str) and i in contexts and i in rb.info.contexts]
+        resolved = [contexts[i] if isinstance(i, str) and i in used else i for i in inputs]
+        expected = ask.arity if ask.type == "yes_no" else ask.arity - 1
+        if len(resolved) != expected:
+            raise AnswerRefused(f"{predicate} takes {expected} input argument(s), got {len(resolved)}")
+        type_: Any = ask.type
+        if type_.startswith("choice("):
+            type_ = {"choice": [c.strip().strip("'") for c in type_[len("choice(["):-2].split(",")]}
+        need = {"kind": "ask", "predicate": predicate, "inputs": resolved, "type": type_, "from": ask.from_,
+                "question": ask.question, "fact": f"{predicate}{tuple(resolved)}"}
+        q = question_of(need, None, rb.version)
+        return await self.guard.store_answer(session, q, Answer(action="accept", content={"answer": value},
+                                                                provenance=provenance),  # type: ignore[arg-type]
+                                             contexts=used)
+
+    async def why_not(self, session: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """What a call would need: the decision, its proof or what is missing and which questions remain."""
+        port = self.guard.port
+        t = port.find_tool(tool) if port is not None else None
+        ann = t.annotations if t else None
+        server, _, own = tool.partition("__")
+        call = ToolCall(name=tool, server=server if own else "", tool=own or tool, arguments=arguments,
+                        session_id=session, origin="builtin",
+                        read_only=ann.read_only_hint if ann else None, destructive=ann.destructive_hint if ann else None)
+        d = await self.guard.decide(call)
+        out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
+        if isinstance(d, Allow):
+            out["proof"] = d.proof
+        elif isinstance(d, Deny):
+            out |= {"unmet": d.unmet, "how_to_unblock": d.how_to_unblock}
+        elif isinstance(d, Ask):
+            out["questions"] = [{"key": q.key, "question": q.message, "schema": q.requested_schema,
+                                 "predicate": q.meta.get("predicate"), "inputs": q.meta.get("inputs"),
+                                 "may_answer": q.meta.get("from")} for q in d.questions]
+        return out
+
+
+def _query_outcome(goal: str, res: SolverResult) -> QueryOutcome:
+    return QueryOutcome(
+        status=res.status, goal=goal, solutions=res.solutions,
+        questions=[str(q.get("question")) for q in res.questions],
+        missing=[f"{m['fact']} (via {m['tool']}: {m.get('error') or 'not fetched'})" for m in res.missing],
+        error=res.error)
