@@ -1,0 +1,59 @@
+"""Turn chat messages into the prompt text: the GGUF's own chat template, else a plain format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+PLAIN_ROLES = {"system": "System", "user": "User", "assistant": "Assistant"}
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    text: str
+    format: Literal["chat_template", "plain"]
+    added_special: bool  # the template already emitted BOS and friends: do not add another
+    stop: list[str]
+
+
+def render_prompt(llm: Any, messages: list[dict[str, str]]) -> RenderedPrompt:
+    template = (getattr(llm, "metadata", None) or {}).get("tokenizer.chat_template")
+    if template:
+        rendered = _render_template(llm, template, messages)
+        if rendered is not None:
+            return rendered
+    return _render_plain(messages)
+
+
+def _render_template(llm: Any, template: str, messages: list[dict[str, str]]) -> RenderedPrompt | None:
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    eos_id, bos_id = llm.token_eos(), llm.token_bos()
+    eos = llm._model.token_get_text(eos_id) if eos_id != -1 else ""
+    bos = llm._model.token_get_text(bos_id) if bos_id != -1 else ""
+    formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+    # Some templates (Gemma, Mistral) refuse a system role: fold it into the first user turn.
+    for attempt in (messages, _fold_system(messages)):
+        try:
+            result = formatter(messages=attempt)
+        except Exception:  # noqa: BLE001 - jinja raise_exception / template errors: try the next shape
+            continue
+        stop = [s for s in ([result.stop] if isinstance(result.stop, str) else (result.stop or [])) if s]
+        return RenderedPrompt(result.prompt, "chat_template", bool(result.added_special), stop)
+    return None
+
+
+def _fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    if system and rest and rest[0]["role"] == "user":
+        rest[0]["content"] = f"{system}\n\n{rest[0]['content']}"
+    elif system:
+        rest.insert(0, {"role": "user", "content": system})
+    return rest
+
+
+def _render_plain(messages: list[dict[str, str]]) -> RenderedPrompt:
+    parts = [f"### {PLAIN_ROLES.get(m['role'], m['role'].title())}\n{m['content']}\n" for m in messages]
+    parts.append("### Assistant\n")
+    return RenderedPrompt("\n".join(parts), "plain", False, ["\n### User", "\n### System"])

@@ -1,0 +1,80 @@
+"""Ad-hoc JSON Schemas: checked, compiled to a GBNF grammar, and used to validate the output.
+
+llama-cpp-python's converter silently ignores keywords it cannot express, so a schema using them
+would "constrain" nothing; those are refused up front with the keyword's location. Keywords that
+only bound values (minimum, maxItems on nested tuples, ...) are checked after generation.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+from jsonschema.validators import Draft202012Validator
+
+from sentinel_mcp.llm.errors import OutputInvalid, SchemaError
+from sentinel_mcp.llm.gbnf_syntax import GbnfSyntaxError, check_gbnf
+
+# keywords the converter cannot turn into grammar rules
+UNCONSTRAINABLE = ("not", "if", "then", "else", "dependentSchemas", "dependentRequired", "patternProperties",
+                   "propertyNames", "contains", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef")
+MAX_SCHEMA_BYTES = 64_000
+
+
+def compile_schema(schema: Any) -> str:
+    """Return the GBNF text for ``schema`` or raise SchemaError saying what cannot be constrained."""
+    if isinstance(schema, str):
+        try:
+            schema = json.loads(schema)
+        except json.JSONDecodeError as exc:
+            raise SchemaError(f"json_schema is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    if not isinstance(schema, dict):
+        raise SchemaError(f"json_schema must be a JSON object, got {type(schema).__name__}")
+    text = json.dumps(schema)
+    if len(text) > MAX_SCHEMA_BYTES:
+        raise SchemaError(f"json_schema is {len(text)} bytes; the limit is {MAX_SCHEMA_BYTES}")
+    try:
+        Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        raise SchemaError(f"json_schema is not a valid JSON Schema at {where}: {exc.message}") from None
+    _refuse_unconstrainable(schema, "#")
+    from llama_cpp.llama_grammar import json_schema_to_gbnf  # heavy import, only when needed
+
+    try:
+        gbnf = json_schema_to_gbnf(text)
+    except Exception as exc:  # noqa: BLE001 - the converter raises assorted types (Assertion, Key, Value)
+        raise SchemaError(f"json_schema cannot be turned into a grammar: {type(exc).__name__}: {exc}") from None
+    try:
+        check_gbnf(gbnf)
+    except GbnfSyntaxError as exc:
+        raise SchemaError(f"json_schema produced a grammar llama.cpp would reject: {exc}") from None
+    return gbnf
+
+
+def _refuse_unconstrainable(node: Any, where: str) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in UNCONSTRAINABLE:
+                raise SchemaError(f"json_schema uses {key!r} at {where}, which grammar-constrained decoding cannot "
+                                  "enforce; rewrite the schema without it (enum, anyOf, properties, items work)")
+            if key == "$ref" and isinstance(value, str) and not value.startswith("#"):
+                raise SchemaError(f"json_schema has a remote $ref {value!r} at {where}; only local '#/...' refs work")
+            if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+                # property names are data, not keywords: walk only their sub-schemas
+                for name, sub in value.items():
+                    _refuse_unconstrainable(sub, f"{where}/{key}/{name}")
+            elif key not in ("enum", "const", "default", "examples"):
+                _refuse_unconstrainable(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            _refuse_unconstrainable(item, f"{where}/{i}")
+
+
+def validate_against_schema(data: Any, schema: dict[str, Any]) -> None:
+    """Raise OutputInvalid listing (up to 3) places where ``data`` breaks ``schema``."""
+    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        parts = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors[:3]]
+        raise OutputInvalid("the model's output does not satisfy the schema: " + "; ".join(parts))

@@ -1,0 +1,101 @@
+"""The built-in ``llm`` MCP server: local inference as guarded tools.
+
+Mounted by the gateway (``llm__llm_generate`` ...) or run alone with ``python -m sentinel_mcp.llm``.
+Every Cortex error becomes a tool error with its clear text; nothing here can crash the gateway.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.llm.cortex import Cortex
+from sentinel_mcp.llm.errors import LlmError
+from sentinel_mcp.llm.grammar_registry import GrammarRegistry
+from sentinel_mcp.llm.settings import LlmSettings
+
+
+class TokenCounts(BaseModel):
+    prompt: int
+    completion: int
+
+
+class GenerateResult(BaseModel):
+    text: str
+    json_: Any = Field(None, alias="json", description="the parsed, validated JSON when constrained, else null")
+    tokens: TokenCounts
+    model: str
+    finish_reason: str
+
+    model_config = {"populate_by_name": True, "serialize_by_alias": True}
+
+
+class ExtractResult(BaseModel):
+    data: Any
+
+
+class RiskResult(BaseModel):
+    risk: Literal["low", "medium", "high", "critical"]
+    reasons: list[str]
+    requires_confirmation: bool
+    source: Literal["model", "injection_detector"]
+
+
+def _progress(ctx: Context):
+    async def report(done: int, total: int) -> None:
+        await ctx.report_progress(done, total, f"{done} tokens generated")
+
+    return report
+
+
+def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPServer:
+    settings = LlmSettings.from_section(ctx.settings, f"sentinel.{ctx.name}")
+    # grammars are checked now: a broken file stops start-up with its name and the error
+    cortex = cortex or Cortex(settings, grammars=GrammarRegistry.load())
+    ctx.services.setdefault("cortex", cortex)  # other built-ins may call it in-process
+    names = ", ".join(cortex.grammars.names())
+    server = MCPServer(ctx.name, version="0.1.0", instructions=(
+        "Local LLM inference (llama.cpp) with grammar-constrained JSON output. "
+        f"Grammars: {names}. Inputs are checked for prompt injection."))
+
+    @server.tool(description=(
+        "Generate text with the local model. Give `grammar` (one of: " + names + ") or `json_schema` to get "
+        "validated JSON in the `json` field. `context` carries documents or screen text (escaped, up to 32,000 "
+        "characters); `prompt` is the request (up to 2,048 characters)."))
+    async def llm_generate(prompt: str, ctx: Context, system: str | None = None,
+                           max_tokens: int = Field(256, ge=1, le=32_768),
+                           temperature: float = Field(0.2, ge=0.0, le=2.0), grammar: str | None = None,
+                           json_schema: dict[str, Any] | None = None, context: str | None = None) -> GenerateResult:
+        try:
+            r = await cortex.generate(prompt, system=system, context=context, max_tokens=max_tokens,
+                                      temperature=temperature, grammar=grammar, json_schema=json_schema,
+                                      progress=_progress(ctx))
+        except LlmError as exc:
+            raise ToolError(str(exc)) from None
+        g = r.generation
+        return GenerateResult(text=r.text, json=r.data, model=g.model, finish_reason=g.finish_reason,
+                              tokens=TokenCounts(prompt=g.prompt_tokens, completion=g.completion_tokens))
+
+    @server.tool(description="Extract structured data from `text` as JSON matching `json_schema` (validated).")
+    async def llm_extract(text: str, json_schema: dict[str, Any], ctx: Context,
+                          max_tokens: int = Field(512, ge=1, le=32_768)) -> ExtractResult:
+        try:
+            r = await cortex.extract(text, json_schema, max_tokens=max_tokens, progress=_progress(ctx))
+        except LlmError as exc:
+            raise ToolError(str(exc)) from None
+        return ExtractResult(data=r.data)
+
+    @server.tool(description=(
+        "Rate the risk of a UI or tool action (low, medium, high, critical) with reasons; high and critical "
+        "require confirmation. An injection attempt in the action or context is rated critical."))
+    async def llm_classify_risk(action: dict[str, Any], ctx: Context, context: str = "") -> RiskResult:
+        try:
+            return RiskResult.model_validate(await cortex.classify_risk(action, context, progress=_progress(ctx)))
+        except LlmError as exc:
+            raise ToolError(str(exc)) from None
+
+    return server

@@ -1,0 +1,37 @@
+"""``sentinel.llm`` settings: which model, how many threads, how big a context, how to sample."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sentinel_mcp.config import ConfigError
+
+
+class LlmSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None  # a GGUF path; None: $SENTINEL_MODEL, then the small PyPI model package
+    n_ctx: int = Field(4096, ge=64, le=262_144, description="context window in tokens")
+    n_threads: int | None = Field(None, ge=1, le=256, description="None: the number of CPU cores")
+    n_batch: int = Field(512, ge=8, le=8192)
+    temperature: float = Field(0.2, ge=0.0, le=2.0)
+    top_p: float = Field(0.95, gt=0.0, le=1.0)
+    top_k: int = Field(40, ge=0)
+    repeat_penalty: float = Field(1.1, ge=0.5, le=2.0)
+    seed: int | None = Field(None, ge=0, description="fixed sampling seed; None: a fresh seed per call")
+    max_tokens: int = Field(1024, ge=1, le=32_768, description="cap on max_tokens per call")
+    max_query_chars: int = Field(2048, ge=16)
+    max_context_chars: int = Field(32_000, ge=16)
+    detect_injection: bool = True
+
+    @classmethod
+    def from_section(cls, section: dict[str, Any] | None, where: str = "sentinel.llm") -> "LlmSettings":
+        """Validate the config section, turning pydantic errors into a ConfigError naming the key."""
+        try:
+            return cls.model_validate(section or {})
+        except ValidationError as err:
+            first = err.errors()[0]
+            key = ".".join(str(p) for p in first["loc"]) or "(section)"
+            raise ConfigError(f"{where}.{key}: {first['msg']}") from None
