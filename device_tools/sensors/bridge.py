@@ -48,17 +48,17 @@ class SensorBridge:
 
     # --- consent questions (asked by the MCP layer before handle()) ---------------------------------
 
-    def consent_question(self, requester: str, sensor: str, scope: str) -> str | None:
+    def consent_question(self, requester: str, request: dict[str, Any]) -> str | None:
         """The question to ask the user, or None when stored consent covers it (or the request is invalid)."""
         try:
-            kind, level = parse_sensor(sensor), parse_scope(scope)
-        except ValueError:
+            req, _ = self._validate(request)
+        except (ValidationError, ValueError):
             return None  # handle() reports the bad argument; asking the user about it would be pointless
-        if self._covering(requester, kind, level):
+        if self._covering(requester, req.sensor, req.scope):
             return None
-        scope_text = f" at {level.value} scope" if kind in (SensorKind.location, SensorKind.battery,
-                                                            SensorKind.nearby_devices) else ""
-        return f"Allow {requester!r} to read your {kind.value}{scope_text}?"
+        scoped = req.sensor in (SensorKind.location, SensorKind.battery, SensorKind.nearby_devices)
+        scope_text = f" at {req.scope.value} scope" if scoped else ""
+        return f"Allow {requester!r} to read your {req.sensor.value}{scope_text}?"
 
     def _covering(self, requester: str, sensor: SensorKind, scope: Scope) -> Consent | None:
         consent = self.consents.current(requester, sensor)
@@ -71,11 +71,7 @@ class SensorBridge:
         """Run one request through the policy. Raises a SensorError (already audited) when refused."""
         raw = request if isinstance(request, dict) else request.model_dump()
         try:
-            req = request if isinstance(request, SensorRequest) else SensorRequest.model_validate(
-                {"retention": self.default_retention} | {k: v for k, v in raw.items() if v is not None})
-            rate = req.effective_rate()
-            if req.retention > self.max_retention:
-                raise ValueError(f"retention {req.retention} s exceeds the maximum of {self.max_retention} s")
+            req, rate = self._validate(request)
         except (ValidationError, ValueError) as e:
             err = InvalidRequest(_explain(e))
             self._audit(raw, requester, "invalid", err.message, [])
@@ -102,6 +98,17 @@ class SensorBridge:
         self.vault.store(requester, req.sensor.value, req.scope.value, response, req.retention)  # 4. retention
         self._audit(raw, requester, "allowed", f"source {reading.source}", redactions, req)  # 5. audit
         return response
+
+    def _validate(self, request: SensorRequest | dict[str, Any]) -> tuple[SensorRequest, float]:
+        if isinstance(request, SensorRequest):
+            req = request
+        else:
+            given = {k: v for k, v in request.items() if v is not None}
+            req = SensorRequest.model_validate({"retention": self.default_retention} | given)
+        rate = req.effective_rate()
+        if req.retention > self.max_retention:
+            raise ValueError(f"retention {req.retention} s exceeds the maximum of {self.max_retention} s")
+        return req, rate
 
     def _check_consent(self, req: SensorRequest, requester: str, answer: UserConsent | str | None) -> None:
         if self._covering(requester, req.sensor, req.scope):

@@ -111,14 +111,14 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _read(args: argparse.Namespace) -> int:
     bridge = _bridge(args)
+    request = {"sensor": args.sensor, "scope": args.scope, "policy_tag": args.policy_tag,
+               "retention": args.retention, "task_id": "cli"}
     answer = UserConsent(allow=True) if args.yes else None
     if answer is None and sys.stdin.isatty():
-        question = bridge.consent_question(args.requester, args.sensor, args.scope)
+        question = bridge.consent_question(args.requester, request)
         if question is not None:
             reply = input(f"{question} [y/N] ").strip().lower()
             answer = UserConsent(allow=reply in ("y", "yes"))
-    request = {"sensor": args.sensor, "scope": args.scope, "policy_tag": args.policy_tag,
-               "retention": args.retention, "task_id": "cli"}
     try:
         response = asyncio.run(bridge.handle(request, args.requester, answer))
     except SensorError as e:

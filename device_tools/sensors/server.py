@@ -65,8 +65,11 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
     server = MCPServer(name, instructions="Device sensors behind consent, scope, rate limits, retention and "
                        "audit. Every read needs the user's consent and a policy_tag saying why.", lifespan=lifespan)
 
-    async def ask_read_consent(sensor: str, scope: str, ctx: Context) -> Elicit[UserConsent] | str:
-        question = bridge.consent_question(client_of(ctx), sensor, scope)
+    async def ask_read_consent(sensor: str, scope: str, policy_tag: str, retention: int | None, rate: float | None,
+                               task_id: str, ctx: Context) -> Elicit[UserConsent] | str:
+        request = {"sensor": sensor, "scope": scope, "policy_tag": policy_tag, "retention": retention,
+                   "rate": rate, "task_id": task_id}
+        question = bridge.consent_question(client_of(ctx), request)
         if question is None or not settings.consent_by_elicitation or not _can_elicit(ctx):
             return _NOT_ASKED
         return Elicit(question, UserConsent)
@@ -107,7 +110,13 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
 
     async def ask_grant(action: str, ctx: Context, sensor: str | None = None, requester: str | None = None,
                         scope: str = "minimal", expires_in: float | None = None) -> Elicit[GrantConfirmation] | str:
-        if action != "grant" or not _can_elicit(ctx):
+        if action != "grant" or not _can_elicit(ctx) or sensor is None:
+            return _NOT_ASKED
+        try:
+            parse_sensor(sensor), parse_scope(scope)
+        except ValueError:
+            return _NOT_ASKED  # the tool body reports the bad argument
+        if expires_in is not None and not expires_in > 0:
             return _NOT_ASKED
         who = requester or client_of(ctx)
         until = f" for {expires_in:g} s" if expires_in else " until revoked"
@@ -140,6 +149,8 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _ok({"revoked": removed, "requester": who, "sensor": kind.value if kind else None})
         if kind is None:
             return _error("grant needs a sensor")
+        if expires_in is not None and not expires_in > 0:
+            return _error("expires_in must be a positive number of seconds")
         if not isinstance(confirmation, AcceptedElicitation) or confirmation.data == _NOT_ASKED:
             if isinstance(confirmation, AcceptedElicitation):
                 return _error("granting sensor consent needs the user: this client cannot ask (no elicitation); "

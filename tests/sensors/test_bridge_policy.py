@@ -89,9 +89,10 @@ async def test_user_answer_once_remember_and_decline(make_bridge, clock):
     (stored,) = bridge.consents.list()
     assert (stored.scope, stored.granted_by, stored.expires_at - stored.granted_at) == (
         Scope.standard, "elicitation", 3600)
-    assert bridge.consent_question("agent-a", "location", "standard") is None
-    assert bridge.consent_question("agent-a", "location", "detailed") == (
+    assert bridge.consent_question("agent-a", req()) is None
+    assert bridge.consent_question("agent-a", req(scope="detailed")) == (
         "Allow 'agent-a' to read your location at detailed scope?")
+    assert bridge.consent_question("agent-a", req(rate=99)) is None  # invalid: nothing to ask
 
 
 # --- scope and redaction -----------------------------------------------------------------------------
