@@ -143,10 +143,8 @@ def result_text(result: CallToolResult) -> str:
 def task_result_of(task_id: str, call: GuardedCall, result: CallToolResult) -> TaskResult:
     structured = result.structured_content
     if call.kind == "sensor_request" and isinstance(structured, dict):
-        try:
-            reading = SensorResponse.model_validate(structured)
-            if not getattr(reading, "task_id", None) and "task_id" in type(reading).model_fields:
-                reading = reading.model_copy(update={"task_id": task_id})
+        try:  # the reading names the task it answers: the requester's id, else this task's
+            reading = SensorResponse.model_validate({**structured, "task_id": structured.get("task_id") or task_id})
             artifact = ResultArtifact(artifact_type="sensor_response", content=typed("sensor_response", reading))
             return TaskResult(task_id=task_id, artifacts=[artifact], policy_tag=call.policy_tag)
         except ValidationError:

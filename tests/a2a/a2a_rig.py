@@ -58,9 +58,9 @@ def sensors_server() -> MCPServer:
             return Reading(task_id=task_id, payload={"latitude": round(lat), "longitude": round(lon)}, timestamp=now,
                            redactions=["Rounded to city-level precision", "Removed altitude"])
         if scope == "standard":
-            return Reading(payload={"latitude": round(lat, 2), "longitude": round(lon, 2)}, timestamp=now,
+            return Reading(task_id=task_id, payload={"latitude": round(lat, 2), "longitude": round(lon, 2)}, timestamp=now,
                            redactions=["Rounded to street-level precision", "Removed altitude"])
-        return Reading(payload={"latitude": lat, "longitude": lon, "altitude": alt}, redactions=[], timestamp=now)
+        return Reading(task_id=task_id, payload={"latitude": lat, "longitude": lon, "altitude": alt}, redactions=[], timestamp=now)
 
     return s
 

@@ -1,0 +1,81 @@
+"""The agent card (v1.0 fields, interface order, ETag/304) and auth on both bindings (401)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from a2a_rig import open_port, rpc, serve, user_message
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+
+from a2a.protocol import AgentCard
+from a2a.settings import A2ASettings
+from sentinel_mcp.config import ConfigError
+
+pytestmark = pytest.mark.timeout(60)
+
+TOKEN = "s3cret-token-value"
+
+
+async def test_card_fields_interfaces_and_etag(rig, http):
+    r = await http.get(rig.base_url + "/.well-known/agent-card.json")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+    card = r.json()
+    AgentCard.model_validate(card)
+    for key in ("name", "description", "supportedInterfaces", "version", "capabilities",
+                "defaultInputModes", "defaultOutputModes", "skills"):
+        assert key in card
+    first, second = card["supportedInterfaces"]
+    assert first == {"url": rig.base_url + "/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    assert second["protocolBinding"] == "JSONRPC-WS" and second["url"] == rig.ws_url
+    assert {s["id"] for s in card["skills"]} == {"sensor_request", "tool_call", "chat"}
+    assert "securitySchemes" not in card  # no auth configured
+    assert "degraded mode" in card["description"]
+    etag = r.headers["etag"]
+    assert etag.startswith('W/"')
+    r304 = await http.get(rig.base_url + "/.well-known/agent-card.json", headers={"If-None-Match": etag})
+    assert r304.status_code == 304 and r304.content == b""
+    r200 = await http.get(rig.base_url + "/.well-known/agent-card.json", headers={"If-None-Match": 'W/"other"'})
+    assert r200.status_code == 200
+
+
+async def test_auth_on_http_and_ws_and_card_declares_it(http):
+    settings = A2ASettings(token=TOKEN, token_identity="orchestrator", api_keys={"rover": "rover-key-1234"})
+    async with open_port() as port, serve(port, settings) as srv:
+        card = (await http.get(srv.base_url + "/.well-known/agent-card.json")).json()  # the card stays public
+        assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
+        assert card["securitySchemes"]["apiKey"]["apiKeySecurityScheme"] == {"location": "header", "name": "X-API-Key"}
+        assert {"schemes": {"bearer": {"list": []}}} in card["securityRequirements"]
+        body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
+        for headers in ({}, {"Authorization": "Bearer wrong-token-xx"}, {"X-API-Key": "nope-nope-nope"},
+                        {"Authorization": "Basic dXNlcjpwYXNz"}):
+            r = await http.post(srv.rpc_url, json=body, headers=headers)
+            assert r.status_code == 401, headers
+            assert "Bearer" in r.headers["www-authenticate"] and "X-API-Key" in r.headers["www-authenticate"]
+        ok = await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(
+            {"data": {"type": "tool_call", "tool_call_id": "1", "name": "tools__echo", "args": {"text": "t"}}})},
+            headers={"Authorization": f"Bearer {TOKEN}"})
+        assert ok["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert port.calls[-1].client == "orchestrator"
+        # WebSocket: refused at the upgrade with 401, accepted with a key
+        with pytest.raises(InvalidStatus) as exc:
+            async with connect(srv.ws_url):
+                pass
+        assert exc.value.response.status_code == 401
+        async with connect(srv.ws_url, additional_headers={"X-API-Key": "rover-key-1234"}) as ws:
+            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tool_call", "params": {
+                "tool_call_id": "w", "name": "tools__echo", "args": {"text": "w"}}}))
+            reply = json.loads(await ws.recv())
+            assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert port.calls[-1].client == "rover"
+
+
+def test_settings_errors_name_the_key(tmp_path):
+    with pytest.raises(ConfigError, match=r"sentinel\.a2a\.token"):
+        A2ASettings.from_section({"token": "short"})
+    with pytest.raises(ConfigError, match=r"sentinel\.a2a\.colour"):
+        A2ASettings.from_section({"colour": "blue"})
+    with pytest.raises(ConfigError, match="TLS file not found"):
+        A2ASettings.from_section({"tls_cert": str(tmp_path / "none.pem"), "tls_key": str(tmp_path / "k.pem")})
+    assert A2ASettings.from_section(None).name == "Sentinel"
