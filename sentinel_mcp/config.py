@@ -200,7 +200,10 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
         raise ConfigError(_format_validation_error(source, err)) from None
     cfg.source = source
     cfg.base_dir = str(base_dir)
-    return cfg.expanded()
+    try:
+        return cfg.expanded()
+    except ConfigError as e:
+        raise ConfigError(f"invalid config {source}: {e}") from None
 
 
 def load_config(path: str | Path | None) -> Config:

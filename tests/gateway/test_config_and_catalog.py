@@ -1,0 +1,103 @@
+"""Config errors name the key and the problem; catalog names stay unique, short and deterministic."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from mcp.types import Tool
+
+from sentinel_mcp.config import ConfigError, embedded_default, load_config, parse_config
+from sentinel_mcp.gateway.catalog import Catalog, exposed_name
+
+
+def test_claude_desktop_shape_with_env_expansion(tmp_path, monkeypatch):
+    monkeypatch.setenv("API_TOKEN", "t0k")
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"mcpServers": {
+        "fs": {"command": "npx", "args": ["-y", "server-fs", "${HOME_DIR:-/srv}"], "env": {"TOKEN": "${API_TOKEN}"}},
+        "web": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${API_TOKEN}"}},
+        "old": {"url": "http://127.0.0.1:9000/sse"},
+    }}))
+    c = load_config(cfg)
+    assert c.mcp_servers["fs"].env == {"TOKEN": "t0k"} and c.mcp_servers["fs"].args[-1] == "/srv"
+    assert c.mcp_servers["web"].headers["Authorization"] == "Bearer t0k"
+    assert c.mcp_servers["web"].kind == "streamable-http" and c.mcp_servers["old"].kind == "sse"
+
+
+@pytest.mark.parametrize("data, expected", [
+    ({"mcpServers": {"x": {"args": []}}}, "mcpServers.x: needs either 'command'"),
+    ({"mcpServers": {"x": {"command": "a", "url": "http://b"}}}, "has both 'command' and 'url'"),
+    ({"mcpServers": {"x": {"url": "ftp://b"}}}, "mcpServers.x.url: must start with http"),
+    ({"mcpServers": {"x": {"command": "a", "args": "b"}}}, "mcpServers.x.args: Input should be a valid list"),
+    ({"mcpServers": {"x": {"command": "a", "timeout": -1}}}, "mcpServers.x.timeout"),
+    ({"sentinel": {"http": {"port": "eighty"}}}, "sentinel.http.port"),
+    ({"sentinel": {"policy": {"default": "maybe"}}}, "sentinel.policy.default"),
+    ({"mcpServers": {"x": {"command": "a", "env": {"K": "${NOPE_NOT_SET}"}}}}, "mcpServers.x.env.K: environment variable ${NOPE_NOT_SET} is not set"),
+    ([1, 2], "the top level must be a JSON object"),
+])
+def test_invalid_config_names_the_key(data, expected):
+    with pytest.raises(ConfigError) as e:
+        parse_config(data, source="cfg.json")
+    assert expected in str(e.value)
+    assert "cfg.json" in str(e.value)
+
+
+def test_config_file_errors_name_file_and_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{\n  "mcpServers": {\n    "x": {"command": "a",}\n  }\n}')
+    with pytest.raises(ConfigError, match=r"bad.json, line 3"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "missing.json")
+
+
+def test_cli_reports_config_errors_without_traceback(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mcpServers": {"x": {"url": "nope"}}}')
+    p = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(bad), "serve"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2
+    assert "mcpServers.x.url: must start with http" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_claude_snippet_runs_sentinel_over_stdio(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "sentinel_mcp", "config", "claude"], capture_output=True, text=True,
+                       timeout=60)
+    snippet = json.loads(p.stdout)
+    entry = snippet["mcpServers"]["sentinel"]
+    assert entry["command"].endswith("sentinel-mcp") and entry["args"] == ["serve"]
+
+
+def test_embedded_default_runs_the_airline_example():
+    c = embedded_default()
+    assert c.mcp_servers["airline"].args == ["-m", "examples.airline"]
+    assert "sentinel" in c.sentinel.builtins
+
+
+class _Up:
+    def __init__(self, name, tools, prefix=None):  # noqa: ANN001
+        self.name, self.prefix = name, prefix
+        self.tools = {t: Tool(name=t, input_schema={"type": "object"}) for t in tools}
+        self.prompts, self.resources, self.resource_templates = [], [], []
+
+
+def test_names_are_prefixed_limited_and_collisions_deterministic():
+    long_tool = "t" * 80
+    a = _Up("alpha", ["x", "search", long_tool])
+    b = _Up("beta", ["search"], prefix="")
+    c = _Up("gamma", ["search"], prefix="")
+    cat = Catalog()
+    cat.rebuild([c, a, b])
+    names = set(cat.tools)
+    assert "alpha__x" in names and "search" in names
+    assert all(len(n) <= 64 for n in names)
+    assert cat.tools["search"].upstream == "beta"  # alphabetically first server keeps the plain name
+    renamed = [n for n, r in cat.tools.items() if r.upstream == "gamma"][0]
+    assert renamed.startswith("search_") and renamed != "search"
+    again = Catalog()
+    again.rebuild([b, a, c])
+    assert set(again.tools) == names
+    assert exposed_name("srv", "bad name/with:chars") == "srv__bad_name_with_chars"
