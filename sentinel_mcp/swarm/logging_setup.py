@@ -14,17 +14,27 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:sk|pk|rk|ghp|gho|xox[abp])[-_][A-Za-z0-9_-]{12,}\b"), "[REDACTED-KEY]"),
     (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), "[REDACTED-KEY]"),
     (re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b"), "[REDACTED-EMAIL]"),
-    # phone numbers: +country or grouped digits, 8-15 digits in all (not dates, ids or version numbers)
-    (re.compile(r"(?<![\w.])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?)?\d{2,4}[\s.-]\d{3,4}[\s.-]\d{3,4}(?![\w.])"),
-     "[REDACTED-PHONE]"),
-    (re.compile(r"(?<![\w.])\+\d{8,15}(?![\w.])"), "[REDACTED-PHONE]"),
 ]
+
+
+# phone numbers: an optional +country code, then digit groups; 8-15 digits in all, and not an ISO date
+_PHONE = re.compile(r"(?<![\w.:/-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,5}(?:[\s.-]\d{2,8}){1,4}(?![\w:/-]|\.\d)"
+                    r"|(?<![\w.:/-])\+\d{8,15}(?![\w:/-]|\.\d)")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _phone(m: re.Match[str]) -> str:
+    text = m.group(0)
+    digits = sum(c.isdigit() for c in text)
+    if not 8 <= digits <= 15 or _DATE.fullmatch(text):
+        return text
+    return "[REDACTED-PHONE]"
 
 
 def redact(text: str) -> str:
     for pattern, repl in _PATTERNS:
         text = pattern.sub(repl, text)
-    return text
+    return _PHONE.sub(_phone, text)
 
 
 class RedactingFilter(logging.Filter):
