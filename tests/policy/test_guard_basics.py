@@ -25,15 +25,15 @@ async def _test_tools_before_questions_then_allow(port, guard, state) -> None:
     assert state["calls"] == {"list_bookings": 1, "get_booking": 1}
     assert [o for o, _, _ in port.log] == ["solver", "solver"]
     assert isinstance(d, Ask), d
-    keys = [q.meta["kind"] for q in d.questions]
-    assert keys == ["ask"]
-    q = d.questions[0]
+    # the reason and the confirmation are asked together, in one round
+    assert [q.meta["kind"] for q in d.questions] == ["ask", "confirm"]
+    q, conf = d.questions
     assert q.requested_schema["properties"]["answer"]["enum"] == ["change_of_plan", "health", "other"]
+    assert conf.requested_schema["properties"]["answer"]["type"] == "boolean"
+    assert "Cancel booking BK-789?" in conf.message
     await guard.record_answer(call, q, Answer(action="accept", content={"answer": "health"}))
     d2 = await guard.decide(call)
-    assert isinstance(d2, Ask) and d2.questions[0].meta["kind"] == "confirm"
-    assert d2.questions[0].requested_schema["properties"]["answer"]["type"] == "boolean"
-    assert "Cancel booking BK-789?" in d2.questions[0].message
+    assert isinstance(d2, Ask) and [q.meta["kind"] for q in d2.questions] == ["confirm"]
     await guard.record_answer(call, d2.questions[0], Answer(action="accept", content={"answer": True}))
     d3 = await guard.decide(call)
     assert isinstance(d3, Allow), d3
@@ -75,7 +75,7 @@ async def _test_agent_answer_refused_where_user_is_demanded(port, guard, state) 
     cancel = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
     await guard.record_answer(cancel, (await guard.decide(cancel)).questions[0],
                               Answer(action="accept", content={"answer": "other"}, provenance="agent"))
-    conf = (await guard.decide(cancel)).questions[0]
+    conf = (await guard.decide(cancel)).questions[-1]
     assert conf.meta["kind"] == "confirm"
     with pytest.raises(AnswerRefused):
         await guard.record_answer(cancel, conf, Answer(action="accept", content={"answer": True}, provenance="agent"))
@@ -92,7 +92,7 @@ async def _test_confirmation_bound_to_arguments_and_consumed(port, guard, state)
     call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
     await guard.record_answer(call, (await guard.decide(call)).questions[0],
                               Answer(action="accept", content={"answer": "health"}))
-    conf = (await guard.decide(call)).questions[0]
+    conf = (await guard.decide(call)).questions[-1]
     await guard.record_answer(call, conf, Answer(action="accept", content={"answer": True}))
     # a different argument digest is not confirmed
     other = port.call_of("bk__cancel_booking", {"booking_id": "BK-789", "note": "x"})
@@ -116,7 +116,7 @@ async def _test_declined_confirmation_denies(port, guard, state) -> None:
     call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
     await guard.record_answer(call, (await guard.decide(call)).questions[0],
                               Answer(action="accept", content={"answer": "health"}))
-    conf = (await guard.decide(call)).questions[0]
+    conf = (await guard.decide(call)).questions[-1]
     await guard.record_answer(call, conf, Answer(action="accept", content={"answer": False}))
     d = await guard.decide(call)
     assert isinstance(d, Deny) and any("declined" in u for u in d.unmet)

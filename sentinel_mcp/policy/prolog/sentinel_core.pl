@@ -305,9 +305,10 @@ base_solve(RB, G, P) :-
     ;   assume(G), P = assumed
     ).
 
-%  A ground fact that is being fetched (or asked) is assumed true for the rest of this pass, so one
-%  pass collects the needs of every later goal too; a pass that assumed anything never proves.
-assume(G) :- ground(G), ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ).
+%  A fact that is being fetched (or asked) is assumed for the rest of this pass (its unknown arguments
+%  left unbound), so one pass collects the needs of every later goal too and they are fetched together;
+%  a pass that assumed anything never proves.
+assume(_) :- ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ).
 
 %  If a binding covers G, its inputs are ground, and it was not fetched (or expired): record a need.
 ensure_fetched(RB, G) :-
@@ -375,6 +376,8 @@ match_args([P|Ps], CallArgs) :-
     ),
     match_args(Ps, CallArgs).
 
+% a pass that assumed facts may err or run away on the unknown values: it only says "fetch first"
+query_outcome(E, R, _, incomplete, @(null)) :- ( nonvar(E) ; R == inference_limit_exceeded ), cur(assumed, true), !.
 query_outcome(E, _, _, error, Msg) :- nonvar(E), !, message_to_codes_safe(E, Msg).
 query_outcome(_, R, _, inference_limit, @(null)) :- R == inference_limit_exceeded, !.
 query_outcome(_, R, Trees, St, TJ) :- R \== failed, !, tree_json(and_all(Trees), TJ),

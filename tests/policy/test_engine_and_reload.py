@@ -1,0 +1,114 @@
+"""Engine limits, rulebase errors with file and line, hot reload that keeps the old rulebase."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from conftest import make_guard
+
+from sentinel_mcp.gateway.decision import Allow, Deny, ToolCall
+from sentinel_mcp.policy.engine import shared_engine
+from sentinel_mcp.policy.rulebase import RulebaseError, RulebaseHolder, load_rulebase
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def call(name: str, args: dict | None = None, session: str = "s1") -> ToolCall:
+    server, _, tool = name.partition("__")
+    return ToolCall(name=name, server=server, tool=tool, arguments=args or {}, session_id=session)
+
+
+LOOPING = """
+loop(X) :- loop(X).
+grow(X) :- grow(f(X)).
+guard('t__loop', [], loop(1)).
+guard('t__grow', [], grow(a)).
+guard('t__error', [n = N], (X is N + 1, X > 0)).
+guard('t__ok', [n = N], (integer(N), N =< 10)).
+"""
+
+
+async def test_looping_and_erroring_guards_deny(tmp_path: Path) -> None:
+    rb = tmp_path / "loop.pl"
+    rb.write_text(LOOPING)
+    g = await make_guard(None, tmp_path / "facts.db", files=[rb], inference_limit=200_000)
+    try:
+        for name in ("t__loop", "t__grow"):
+            d = await g.decide(call(name))
+            assert isinstance(d, Deny) and "inference limit" in d.reason, d
+        d = await g.decide(call("t__error", {"n": "abc"}))  # arithmetic on an atom: a Prolog error
+        assert isinstance(d, Deny) and "could not be evaluated" in d.reason
+        d = await g.decide(call("t__error", {"n": {"nested": [1, 2]}}))  # malformed argument shape
+        assert isinstance(d, Deny)
+        assert isinstance(await g.decide(call("t__ok", {"n": 3})), Allow)
+        d = await g.decide(call("t__ok", {"n": 11}))
+        assert isinstance(d, Deny)
+        d = await g.decide(call("t__ok", {}))  # missing argument
+        assert isinstance(d, Deny) and "missing argument n" in d.unmet
+        # the engine still answers after all that
+        assert isinstance(await g.decide(call("t__ok", {"n": 1})), Allow)
+    finally:
+        await g.close()
+
+
+BROKEN = """ok(1).
+bad(X) :- foo(X.
+guard('t__x', [], undefined_thing(1)).
+askable(q(X), "", yes_no, []).
+binding(b(X, Y), tool('t__read', [id = X]), extract([Z = '/a']), []).
+askable(r(X, Y), "Pick for ~w", colour, []).
+"""
+
+
+async def test_rulebase_errors_have_file_and_line(tmp_path: Path) -> None:
+    f = tmp_path / "broken.pl"
+    f.write_text(BROKEN)
+    with pytest.raises(RulebaseError) as ei:
+        await load_rulebase(shared_engine(), [f])
+    got = {(p.line, p.message.split(":")[0].split(" (")[0]) for p in ei.value.problems if p.severity == "error"}
+    assert all(p.file == str(f) for p in ei.value.problems)
+    assert (2, "syntax error") in got
+    assert (3, "call to undefined predicate undefined_thing/1") in got
+    assert any(line == 4 and "askable without a question" in m for line, m in got)
+    assert any(line == 5 and "extraction" in m for line, m in got)
+    assert any(line == 6 and "askable type" in m for line, m in got)
+
+
+async def test_hot_reload_keeps_old_rulebase_on_broken_file(tmp_path: Path) -> None:
+    f = tmp_path / "p.pl"
+    f.write_text("guard('t__ok', [n = N], N =< 10).\n")
+    g = await make_guard(None, tmp_path / "facts.db", files=[f])
+    try:
+        v1 = g.version
+        assert isinstance(await g.decide(call("t__ok", {"n": 5})), Allow)
+        f.write_text("guard('t__ok', [n = N], N =< 1.\n")  # broken: missing parenthesis
+        assert await g.rulebases.check_for_changes() is False
+        assert g.version == v1
+        assert g.rulebases.last_error is not None and f"{f}:1:" in g.rulebases.last_error
+        assert isinstance(await g.decide(call("t__ok", {"n": 5})), Allow)  # old policy still active
+        f.write_text("guard('t__ok', [n = N], N =< 1).\n")
+        assert await g.rulebases.check_for_changes() is True
+        assert g.version != v1 and g.rulebases.last_error is None
+        assert isinstance(await g.decide(call("t__ok", {"n": 5})), Deny)
+    finally:
+        await g.close()
+
+
+async def test_watcher_picks_up_changes(tmp_path: Path) -> None:
+    f = tmp_path / "p.pl"
+    f.write_text("guard('t__ok', [], true).\n")
+    holder = RulebaseHolder(shared_engine(), [f], poll_interval=0.05)
+    await holder.reload()
+    v1 = holder.current.version
+    holder.start_watching()
+    try:
+        f.write_text("guard('t__ok', [], fail).\n")
+        for _ in range(200):
+            if holder.current.version != v1:
+                break
+            await asyncio.sleep(0.05)
+        assert holder.current.version != v1
+    finally:
+        await holder.stop_watching()

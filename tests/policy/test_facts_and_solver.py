@@ -1,0 +1,73 @@
+"""Facts: TTL expiry re-fetches, facts survive a store reopen, slow needs are fetched concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from conftest import BOOKINGS_PL, rig
+
+from sentinel_mcp.gateway.decision import Ask, Deny
+from sentinel_mcp.policy.fact_store import FactStore
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def test_expired_fact_is_fetched_again(tmp_path: Path) -> None:
+    short = tmp_path / "short.pl"
+    short.write_text(BOOKINGS_PL.read_text().replace("extract([S = '/status']), [ttl(60)]",
+                                                     "extract([S = '/status']), [ttl(1)]"))
+    async with rig(tmp_path / "facts.db", files=[short]) as r:
+        call = r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
+        assert isinstance(await r.guard.decide(call), Ask)
+        assert r.state["calls"]["get_booking"] == 1
+        assert isinstance(await r.guard.decide(call), Ask)
+        assert r.state["calls"]["get_booking"] == 1  # still valid: used from the store
+        r.state["bookings"]["BK-789"]["status"] = "pending"  # changes upstream; the stored fact is stale
+        await asyncio.sleep(1.2)  # let the 1 s TTL pass
+        d = await r.guard.decide(call)
+        assert r.state["calls"]["get_booking"] == 2  # fetched again
+        assert isinstance(d, Deny) and "only confirmed bookings can be cancelled" in d.unmet
+        # the purge removes expired rows from the store
+        await asyncio.sleep(1.2)
+        assert await r.guard.knowledge.purge() >= 1
+
+
+async def test_two_slow_needs_are_in_flight_at_once(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db", delay=0.4) as r:
+        d = await r.guard.decide(r.port.call_of("bk__merge_bookings", {"first": "BK-789", "second": "BK-456"}))
+        assert isinstance(d, Ask)  # both statuses fetched, then the user's yes is needed
+        windows = {f.args[0]: (f.args[1], f.args[2]) for f in await r.guard.store.valid("s1")
+                   if f.predicate == "booking_window"}
+        assert set(windows) == {"BK-789", "BK-456"}
+        (s1, e1), (s2, e2) = windows["BK-789"], windows["BK-456"]
+        # the server's own start/end times overlap: the second started before the first ended
+        assert s1 < e2 and s2 < e1, windows
+
+
+async def test_facts_survive_a_store_reopen(tmp_path: Path) -> None:
+    db = tmp_path / "facts.db"
+    async with rig(db) as r:
+        call = r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
+        assert isinstance(await r.guard.decide(call), Ask)
+        assert r.state["calls"] == {"list_bookings": 1, "get_booking": 1}
+    async with FactStore(db) as store:
+        preds = {f.predicate for f in await store.valid("s1")}
+        assert {"current_user", "user_booking", "booking_status"} <= preds
+        assert {f.provenance for f in await store.valid("s1", predicate="booking_status")} == {"observed"}
+        src = (await store.valid("s1", predicate="booking_status"))[0]
+        assert src.source_tool == "bk__get_booking" and src.source_digest
+    async with rig(db) as r2:  # a new guard, a new server: the stored facts are used, nothing is fetched
+        d = await r2.guard.decide(r2.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}))
+        assert isinstance(d, Ask)
+        assert r2.state["calls"] == {}
+
+
+async def test_sessions_are_isolated(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db") as r:
+        await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="a"))
+        n = dict(r.state["calls"])
+        await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="b"))
+        assert r.state["calls"]["get_booking"] == n["get_booking"] + 1  # session b fetched its own facts
+        assert not [f for f in await r.guard.store.valid("c") if not f.internal]
