@@ -12,7 +12,7 @@ ARGS ?=
 .PHONY: run test setup system venv model bench clean
 
 run: setup model
-	$(BIN)/sentinel-mcp serve $(ARGS)
+	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
 
 test: setup
 	$(BIN)/python -m pytest -q $(ARGS)

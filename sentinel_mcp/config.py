@@ -46,6 +46,8 @@ class ServerCommon(_Strict):
     connect_timeout: float = Field(20.0, gt=0)
     # handshake-era upstreams that ignore server/discover would delay each connect by 10 s
     protocol: Literal["auto", "legacy", "modern"] = "auto"
+    # a handshake-era upstream's pushed questions name no call; serialize its calls unless it never asks
+    concurrent: bool = False
 
 
 class StdioServer(ServerCommon):
