@@ -77,10 +77,8 @@ class SimulatedDevice:
         return self.state.screen
 
     def field_text(self, resource_id_suffix: str) -> str:
-        for (screen, key), value in self.state.fields.items():
-            if screen == self.state.screen and key.endswith(resource_id_suffix):
-                return value
-        return ""
+        """What the user would see typed in a field of the current screen (by resource-id suffix)."""
+        return self._field_by_rid(resource_id_suffix)
 
     # ---- DeviceBackend ------------------------------------------------------------
     async def describe(self) -> dict[str, str]:
@@ -316,7 +314,7 @@ class SimulatedDevice:
             if args[i] in ("-a", "-d", "-t", "-n") and i + 1 < len(args):
                 opts[args[i]] = args[i + 1]
                 i += 2
-            elif args[i] in ("--es", "--ei", "--ez", "--el", "-e") and i + 2 < len(args):
+            elif args[i] in ("--es", "--ei", "--ez", "--el", "--eia", "-e") and i + 2 < len(args):
                 extras[args[i + 1]] = args[i + 2]
                 i += 3
             else:

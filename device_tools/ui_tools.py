@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 import anyio
@@ -11,7 +12,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from . import commands as C
 from .actions import ProposedAction, Target
 from .actuator import ActionOutcome, StaleElement
-from .element_registry import Element, Snapshot
+from .element_registry import Element
 from .errors import DeviceError
 from .gate import Approval
 from .results import error_result, outcome_result, read_result
@@ -152,10 +153,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return await on_element(ctx, "scroll", "scroll", element_id, snapshot_id or "",
                                     lambda e: ([plan(e)], f"scrolled {direction} in {e.label!r}"))
         try:
-            snapshot = await act.observe()
-        except DeviceError as exc:
+            rt_size = await _screen_size(rt)
+        except (DeviceError, ValueError) as exc:
             return error_result(str(exc))
-        rt_size = _screen_size(snapshot)
         return await simple(ctx, "scroll", "scroll", plan(None), f"scrolled {direction}")
 
     @mcp.tool(annotations=NAVIGATE)
@@ -223,7 +223,11 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info)
 
 
-def _screen_size(snapshot: Snapshot) -> tuple[int, int]:
-    xs = [e.bounds[2] for e in snapshot.elements] or [1080]
-    ys = [e.bounds[3] for e in snapshot.elements] or [2400]
-    return max(xs), max(ys)
+async def _screen_size(rt: DeviceRuntime) -> tuple[int, int]:
+    """``wm size``: the override size wins over the physical one (what input coordinates use)."""
+    sizes = dict(re.findall(r"(Physical|Override) size: (\d+x\d+)", await rt.gate.read(C.WINDOW_SIZE)))
+    size = sizes.get("Override") or sizes.get("Physical")
+    if size is None:
+        raise ValueError("could not read the screen size (wm size)")
+    width, height = size.split("x")
+    return int(width), int(height)

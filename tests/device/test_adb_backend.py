@@ -1,0 +1,221 @@
+"""AdbBackend driven by the real adbutils against a fake adb server: the exact commands on the wire."""
+
+from __future__ import annotations
+
+import shlex
+import threading
+import time
+
+import pytest
+
+from device_tools.errors import DeviceUnavailable
+from device_tools.adb_backend import AdbBackend
+from helpers import Answers, adb_server, connect, element, snapshot_id
+
+pytestmark = pytest.mark.timeout(60)
+DUMP = "uiautomator dump /dev/tty"
+
+
+def mutating(fake) -> list[str]:
+    reads = (DUMP, "screencap -p", "getevent -l", "wm size", "getprop ro.product.model")
+    return [c for c in fake.device_commands() if c not in reads and not c.startswith("content query")]
+
+
+async def open_compose(client):
+    home = await client.call_tool("screen_read", {})
+    r = await client.call_tool("click", {"element_id": element(home, text="Messages")["id"], "snapshot_id": snapshot_id(home)})
+    r = await client.call_tool("click", {"element_id": element(r, text="Alice")["id"], "snapshot_id": snapshot_id(r)})
+    assert not r.is_error, r.content[0].text
+    return r
+
+
+async def test_click_sends_exact_tap_and_reads_with_exec_out(fake_adb, tmp_path):
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        home = await client.call_tool("screen_read", {})
+        assert not home.is_error
+        r = await client.call_tool("click", {"element_id": element(home, text="Messages")["id"],
+                                             "snapshot_id": snapshot_id(home)})
+    assert not r.is_error, r.content[0].text
+    assert f"exec:{DUMP}" in fake_adb.log
+    assert mutating(fake_adb) == ["input tap 162 1630"]
+    assert "shell:input tap 162 1630" in fake_adb.log
+    assert r.meta["sentinel/device-decision"]["commands"] == ["input tap 162 1630"]
+
+
+async def test_typed_text_with_shell_metacharacters_is_quoted(fake_adb, tmp_path):
+    text = "it's $(reboot); rm -rf / | cat `id` & echo * > x 50%s"
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        compose = await open_compose(client)
+        field = element(compose, resource_id="compose_message_text")
+        r = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose),
+                                                 "text": text})
+    assert not r.is_error, r.content[0].text
+    typed = [c for c in mutating(fake_adb) if c.startswith("input text")]
+    assert typed == [shlex.join(["input", "text", "it's%s$(reboot);%srm%s-rf%s/%s|%scat%s`id`%s&%secho%s*%s>%sx%s50%"]),
+                     shlex.join(["input", "text", "s"])]
+    # The device's shell saw one literal argument per command: the field holds exactly the text.
+    assert fake_adb.device.field_text("compose_message_text") == text
+
+
+async def test_non_ascii_text_is_refused_and_nothing_is_sent(fake_adb, tmp_path):
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        compose = await open_compose(client)
+        before = len(mutating(fake_adb))
+        field = element(compose, resource_id="compose_message_text")
+        r = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose),
+                                                 "text": "Grüße 👋"})
+    assert r.is_error and "ASCII only" in r.content[0].text and "ü" in r.content[0].text
+    assert len(mutating(fake_adb)) == before
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_declined_send_sends_nothing(fake_adb, tmp_path, mode):
+    answers = Answers("no")
+    async with connect(adb_server(fake_adb, tmp_path), mode, answers) as client:
+        compose = await open_compose(client)
+        field = element(compose, resource_id="compose_message_text")
+        typed = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose),
+                                                     "text": "hello"})
+        before = list(mutating(fake_adb))
+        send = element(typed, desc="Send SMS")
+        r = await client.call_tool("click", {"element_id": send["id"], "snapshot_id": snapshot_id(typed)})
+    assert r.is_error and "declined" in r.content[0].text and "Nothing was sent" in r.content[0].text
+    assert len(answers.questions) == 1 and "Send SMS" in answers.questions[0]
+    assert mutating(fake_adb) == before  # not one command after the question
+    assert fake_adb.device.sent_messages == []
+    assert r.meta["sentinel/device-decision"]["outcome"] == "denied"
+
+
+async def test_client_without_elicitation_is_denied_not_acted(fake_adb, tmp_path):
+    async with connect(adb_server(fake_adb, tmp_path)) as client:  # no elicitation callback
+        settings = await client.call_tool("open_app", {"package": "com.android.settings"})
+        wifi = element(settings, resource_id="switch_widget")
+        before = list(mutating(fake_adb))
+        r = await client.call_tool("click", {"element_id": wifi["id"], "snapshot_id": snapshot_id(settings)})
+    assert r.is_error and "cannot be asked" in r.content[0].text
+    assert mutating(fake_adb) == before
+
+
+async def test_dump_retries_known_failures_then_succeeds(fake_adb, tmp_path):
+    fake_adb.script[DUMP].extend([b"ERROR: null root node returned by UiTestAutomationBridge.\n",
+                                  b"ERROR: could not get idle state.\n", b""])
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        r = await client.call_tool("screen_read", {})
+    assert not r.is_error and r.structured_content["total"] > 0
+    assert fake_adb.device_commands().count(DUMP) == 4
+
+
+async def test_dump_that_keeps_failing_is_a_clear_error(fake_adb, tmp_path):
+    fake_adb.script[DUMP].extend([b"ERROR: null root node returned by UiTestAutomationBridge.\n"] * 3)
+    async with connect(adb_server(fake_adb, tmp_path, dump_attempts=3)) as client:
+        r = await client.call_tool("screen_read", {})
+    assert r.is_error and "failed after 3 attempt(s)" in r.content[0].text and "null root node" in r.content[0].text
+
+
+async def test_no_adb_server_unknown_serial_and_disconnect(fake_adb, tmp_path):
+    closed_port = fake_adb.port
+    with pytest.raises(DeviceUnavailable, match="no adb server"):
+        import socket
+
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+        s.close()
+        await AdbBackend(serial="x", port=free).shell(["wm", "size"])
+    with pytest.raises(DeviceUnavailable, match="'other' is not connected.*fake-serial"):
+        await AdbBackend(serial="other", port=closed_port).shell(["wm", "size"])
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        assert not (await client.call_tool("screen_read", {})).is_error
+        fake_adb.online = False
+        r = await client.call_tool("screen_read", {})
+    assert r.is_error and "fake-serial" in r.content[0].text
+
+
+async def test_screenshot_is_downscaled_image_content(fake_adb, tmp_path):
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        r = await client.call_tool("screenshot", {})
+    image = r.content[0]
+    assert image.type == "image" and image.mime_type == "image/jpeg"
+    assert r.structured_content["height"] == 1280 and r.structured_content["original_height"] == 2400
+    assert "exec:screencap -p" in fake_adb.log
+
+
+def press_when_waiting(fake) -> threading.Thread:
+    def run() -> None:
+        for _ in range(500):
+            if fake.key_waiting:
+                fake.press_key()
+                return
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+async def test_volume_up_confirms_over_getevent(fake_adb, tmp_path):
+    async with connect(adb_server(fake_adb, tmp_path, physical_confirmation=True, confirm_timeout=20)) as client:
+        compose = await open_compose(client)
+        field = element(compose, resource_id="compose_message_text")
+        typed = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose),
+                                                     "text": "on my way"})
+        thread = press_when_waiting(fake_adb)
+        r = await client.call_tool("click", {"element_id": element(typed, desc="Send SMS")["id"],
+                                             "snapshot_id": snapshot_id(typed)})
+        thread.join(5)
+    assert not r.is_error, r.content[0].text
+    assert "shell:getevent -l" in fake_adb.log
+    decision = r.meta["sentinel/device-decision"]
+    assert decision["confirmation"] == "volume_up" and decision["decided_by"] == "user:volume-up"
+    assert [m.body for m in fake_adb.device.sent_messages] == ["on my way"]
+
+
+async def test_no_volume_up_press_times_out_and_denies(fake_adb, tmp_path):
+    async with connect(adb_server(fake_adb, tmp_path, physical_confirmation=True, confirm_timeout=0.5)) as client:
+        compose = await open_compose(client)
+        field = element(compose, resource_id="compose_message_text")
+        typed = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose),
+                                                     "text": "on my way"})
+        before = list(mutating(fake_adb))
+        r = await client.call_tool("click", {"element_id": element(typed, desc="Send SMS")["id"],
+                                             "snapshot_id": snapshot_id(typed)})
+    assert r.is_error and "no Volume Up press" in r.content[0].text
+    assert mutating(fake_adb) == before and fake_adb.device.sent_messages == []
+
+
+async def test_sms_send_uses_sendto_intent_then_taps_send(fake_adb, tmp_path):
+    answers = Answers("yes")
+    async with connect(adb_server(fake_adb, tmp_path), "legacy", answers) as client:
+        r = await client.call_tool("sms_send", {"to": "Bob", "body": "Invoice paid; thanks $(whoami)"})
+    assert not r.is_error, r.content[0].text
+    assert mutating(fake_adb) == [
+        shlex.join(["am", "start", "-a", "android.intent.action.SENDTO", "-d", "sms:+15550111", "--es", "sms_body",
+                    "Invoice paid; thanks $(whoami)", "--ez", "exit_on_sent", "true"]),
+        "input tap 970 2140",
+    ]
+    assert [(m.to, m.body) for m in fake_adb.device.sent_messages] == [("+15550111", "Invoice paid; thanks $(whoami)")]
+    assert "Invoice paid" in answers.questions[0]
+
+
+async def test_terminal_arguments_cannot_inject(fake_adb, tmp_path):
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        ok = await client.call_tool("terminal_run", {"command": "getprop", "args": ["ro.product.model; reboot"]})
+        refused = await client.call_tool("terminal_run", {"command": "reboot"})
+        too_many = await client.call_tool("terminal_run", {"command": "settings get", "args": ["global"]})
+    assert not ok.is_error
+    assert mutating(fake_adb) == ["getprop 'ro.product.model; reboot'"]
+    assert refused.is_error and "not on the terminal allow list" in refused.content[0].text
+    assert too_many.is_error and "exactly 2" in too_many.content[0].text
+
+
+async def test_calendar_create_sends_content_insert(fake_adb, tmp_path):
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        r = await client.call_tool("calendar_create", {"title": "Lunch with Bob", "start": "2026-11-23T12:00:00Z",
+                                                       "duration_minutes": 30})
+        listed = await client.call_tool("calendar_list", {"start": "2026-11-23T00:00:00Z", "days": 2})
+    assert not r.is_error, r.content[0].text
+    assert mutating(fake_adb) == [shlex.join([
+        "content", "insert", "--uri", "content://com.android.calendar/events", "--bind", "calendar_id:i:1",
+        "--bind", "title:s:Lunch with Bob", "--bind", "dtstart:l:1795435200000", "--bind", "dtend:l:1795437000000",
+        "--bind", "eventTimezone:s:UTC"])]
+    assert [e["title"] for e in listed.structured_content["events"]] == ["Dentist", "Lunch with Bob"]
