@@ -1,0 +1,148 @@
+"""mDNS on 127.0.0.1: two advertisers find each other and verify cards; card checks refuse liars.
+
+Real zeroconf bound to 127.0.0.1 (nothing is announced on the LAN); unique instance names per test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+import uuid
+
+import httpx2
+import pytest
+from a2a_rig import open_port, serve
+from mcp import Client
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from a2a.app import a2a_lifespan
+from a2a.discovery import PeerRegistry, PeerRejected, discover_peers, txt_record, verify_peer
+from a2a.mcp_tools import create_server
+from a2a.settings import A2ASettings
+from sentinel_mcp.gateway.builtin import BuiltinContext
+
+pytestmark = pytest.mark.timeout(60)
+LOOPBACK = ["127.0.0.1"]
+
+
+def _multicast_on_loopback() -> str | None:
+    """Why multicast on loopback cannot work here, or None when it can."""
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                     socket.inet_aton("224.0.0.251") + socket.inet_aton("127.0.0.1"))
+        s.close()
+        return None
+    except OSError as e:
+        return f"cannot join 224.0.0.251 on 127.0.0.1: {e}"
+
+
+async def _wait_for(cond, timeout: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while loop.time() < end:
+        if cond():
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
+async def test_two_sentinels_find_each_other_and_read_location_at_minimal_scope():
+    reason = _multicast_on_loopback()
+    if reason:
+        pytest.skip(reason)
+    tag = uuid.uuid4().hex[:8]
+    a_set = A2ASettings(name=f"sentinel-a-{tag}", advertise=True, interfaces=LOOPBACK)
+    b_set = A2ASettings(name=f"sentinel-b-{tag}", advertise=True, interfaces=LOOPBACK)
+    a_peers, b_peers = PeerRegistry(), PeerRegistry()
+    async with open_port() as port_a, serve(port_a, a_set, a_peers) as a, \
+            open_port() as port_b, serve(port_b, b_set, b_peers) as b:
+        async with a2a_lifespan(a_set, a.base_url, a_peers), a2a_lifespan(b_set, b.base_url, b_peers):
+            found = await _wait_for(lambda: any(p.card.name == b_set.name for p in a_peers.verified())
+                                    and any(p.card.name == a_set.name for p in b_peers.verified()))
+            assert found, (a_peers.rejected, b_peers.rejected)
+            peer_b = next(p for p in a_peers.verified() if p.card.name == b_set.name)
+            assert peer_b.rpc_url == b.rpc_url and peer_b.txt["path"] == "/.well-known/agent-card.json"
+            assert peer_b.txt["v"] == "1.0" and peer_b.txt["proto"] == "jsonrpc"
+            assert all(p.card.name != a_set.name for p in a_peers.verified())  # never itself
+            # with a verified peer, A is no longer in degraded mode
+            assert a.service.status()["degraded"] is False and a.service.status()["verified_peers"] >= 1
+            # A's LLM-facing tool sends a sensor_request to B through the a2a_send tool
+            ctx = BuiltinContext(name="a2a", data_dir=None, settings={"interfaces": LOOPBACK},  # type: ignore[arg-type]
+                                 services={"a2a_peers": a_peers})
+            async with Client(create_server(ctx)) as tools:
+                result = await tools.call_tool("a2a_send", {"peer": b_set.name, "data": {
+                    "type": "sensor_request", "sensor": "location", "scope": "minimal", "policy_tag": "peer-test"}})
+                unknown = await tools.call_tool("a2a_send", {"peer": "nobody", "text": "hi"})
+                assert unknown.is_error and "a2a_discover" in unknown.content[0].text
+            task = result.structured_content["task"]
+            assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+            reading = task["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]
+            assert reading["payload"] == {"latitude": 38, "longitude": -122}
+            assert reading["redactions"] == ["Rounded to city-level precision", "Removed altitude"]
+            assert port_b.calls[-1].client == "peer:127.0.0.1" and port_b.calls[-1].origin == "a2a"
+
+
+async def test_discover_peers_one_shot_lists_a_verified_agent():
+    reason = _multicast_on_loopback()
+    if reason:
+        pytest.skip(reason)
+    settings = A2ASettings(name=f"sentinel-solo-{uuid.uuid4().hex[:8]}", advertise=True, interfaces=LOOPBACK)
+    async with open_port() as port, serve(port, settings) as srv, a2a_lifespan(settings, srv.base_url):
+        registry = await discover_peers(LOOPBACK, timeout=3.0)
+        names = [p.card.name for p in registry.verified()]
+        assert settings.name in names, registry.rejected
+        # the CLI lists it too
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "sentinel_mcp", "a2a", "discover", "--timeout", "2", "--json",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        listed = json.loads(out)
+        assert any(p["name"] == settings.name and p["rpc_url"] == srv.rpc_url for p in listed["peers"]), listed
+
+
+@pytest.fixture
+async def liar() -> str:
+    """A server whose card names another host/port than where it is reached."""
+
+    async def card(request):  # type: ignore[no-untyped-def]
+        if request.url.path.endswith("broken.json"):
+            return JSONResponse({"name": "no"})
+        return JSONResponse({
+            "name": "liar", "description": "d", "version": "1", "capabilities": {},
+            "supportedInterfaces": [{"url": "http://10.9.9.9:1/a2a", "protocolBinding": "JSONRPC",
+                                     "protocolVersion": "1.0"}],
+            "defaultInputModes": [], "defaultOutputModes": [], "skills": []})
+
+    import uvicorn
+    app = Starlette(routes=[Route("/.well-known/agent-card.json", card), Route("/broken.json", card)])
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    yield sock.getsockname()[1]
+    server.should_exit = True
+    await task
+
+
+async def test_verify_peer_refuses_cards_that_do_not_check_out(liar, rig):
+    txt = txt_record(A2ASettings())
+    async with httpx2.AsyncClient(timeout=5) as http:
+        with pytest.raises(PeerRejected, match="names none of the advertised"):
+            await verify_peer("liar", ["127.0.0.1"], liar, txt, http)
+        with pytest.raises(PeerRejected, match="not an A2A AgentCard"):
+            await verify_peer("broken", ["127.0.0.1"], liar, {**txt, "path": "/broken.json"}, http)
+        with pytest.raises(PeerRejected, match="bad card path"):
+            await verify_peer("evil", ["127.0.0.1"], liar, {**txt, "path": "http://elsewhere/"}, http)
+        with pytest.raises(PeerRejected, match="card fetch"):
+            await verify_peer("gone", ["127.0.0.1"], 1, txt, http)  # nothing listens on port 1
+        port = int(rig.base_url.rsplit(":", 1)[1])
+        peer = await verify_peer("ok", ["127.0.0.1"], port, txt, http)
+        assert peer.rpc_url == rig.rpc_url and peer.card.name == "sentinel-test"
