@@ -17,6 +17,7 @@ class LocalSettings(BaseModel):
 
     tool: str = "llm__llm_generate"  # through the gateway (guarded) when mounted
     model_path: str | None = None  # standalone (CLI, python -m): load this GGUF with the llm engine
+    max_tokens: int = Field(1024, ge=64, le=32_768)  # per call; keep <= sentinel.llm.max_tokens
 
 
 class SwarmSettings(BaseModel):

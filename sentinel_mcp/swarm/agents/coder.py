@@ -18,21 +18,24 @@ _FENCED = re.compile(r"^\s*```[A-Za-z0-9_+.-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 
 def coder_request(spec: TaskSpec, step: PlanStep, dependencies: dict[str, str],
                   feedback: list[Issue] | None, max_tokens: int = 8000) -> ModelRequest:
-    parts = [
+    material = [
         f"App: {spec.app_name} (package {spec.package_name}, minSdk {spec.min_sdk}, targetSdk {spec.target_sdk}, "
         f"{spec.architecture}, {spec.ui_system}).",
         f"Features: {'; '.join(spec.features)}.",
-        f"Step {step.step_number} ({step.phase}): write {step.file_path} ({step.file_type}).",
-        f"Task: {step.description}",
     ]
     if dependencies:
-        parts.append("Files it depends on (already accepted):")
+        material.append("Files it depends on (already accepted):")
         for path, text in dependencies.items():
-            parts.append(f"--- {path} ---\n{text[:MAX_CONTEXT_CHARS_PER_FILE]}")
+            material.append(f"--- {path} ---\n{text[:MAX_CONTEXT_CHARS_PER_FILE]}")
     if feedback:
-        parts.append("Your previous attempt was REJECTED. Fix every issue:")
-        parts += [f"- {i.line()}" for i in feedback]
-    return ModelRequest(role="coder", system=SYSTEM, prompt="\n".join(parts), max_tokens=max_tokens)
+        material.append("Your previous attempt was REJECTED. Fix every issue:")
+        material += [f"- {i.line()}" for i in feedback]
+    prompt = (f"Step {step.step_number} ({step.phase[:60]}): write {step.file_path} ({step.file_type}).\n"
+              f"Task: {step.description[:1000]}")
+    if feedback:
+        prompt += "\nYour previous attempt was rejected: fix every issue listed above."
+    return ModelRequest(role="coder", system=SYSTEM, prompt=prompt, context="\n".join(material),
+                        max_tokens=max_tokens)
 
 
 def parse_coder_reply(reply: ModelReply) -> str:

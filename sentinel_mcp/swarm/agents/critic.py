@@ -21,15 +21,14 @@ class CriticOutputError(ValueError):
 
 
 def critic_request(spec: TaskSpec, step: PlanStep, content: str, findings: list[Issue]) -> ModelRequest:
-    parts = [
-        f"App spec: {json.dumps(spec.model_dump())}",
-        f"Step {step.step_number}: {step.file_path} ({step.file_type}). Description: {step.description}",
-        f"File content:\n{content[:MAX_FILE_CHARS]}",
-    ]
+    material = [f"App spec: {json.dumps(spec.model_dump())}", f"File content:\n{content[:MAX_FILE_CHARS]}"]
     if findings:
-        parts.append("Automatic checks found (minor):\n" + "\n".join(f"- {i.line()}" for i in findings))
-    parts.append("REJECT only for BLOCKER or MAJOR issues. Shape: " + VERDICT_SHAPE)
-    return ModelRequest(role="critic", system=SYSTEM, prompt="\n\n".join(parts), grammar="critic", max_tokens=1024)
+        material.append("Automatic checks found (minor):\n" + "\n".join(f"- {i.line()}" for i in findings))
+    prompt = (f"Review the file above for step {step.step_number}: {step.file_path} ({step.file_type}). "
+              f"Its task: {step.description[:800]}\n"
+              "REJECT only for BLOCKER or MAJOR issues. Shape: " + VERDICT_SHAPE)
+    return ModelRequest(role="critic", system=SYSTEM, prompt=prompt, context="\n\n".join(material),
+                        grammar="critic", max_tokens=1024)
 
 
 def parse_critic_reply(reply: ModelReply) -> CriticVerdict:

@@ -18,16 +18,17 @@ PLAN_SHAPE = ('{"steps": [{"step_number": 1, "phase": "setup", "file_path": "set
 
 def planner_request(spec: TaskSpec, max_steps: int) -> ModelRequest:
     prompt = (
-        f"App spec:\n{json.dumps(spec.model_dump(), indent=2)}\n\n"
-        f"Write a plan of 1 to {max_steps} steps; each step produces exactly one file.\n"
-        "Rules: include settings.gradle.kts, app/build.gradle.kts and app/src/main/AndroidManifest.xml; "
+        f"Write a plan of 1 to {max_steps} steps for the app spec given above; each step produces exactly one "
+        "file.\nRules: include settings.gradle.kts, app/build.gradle.kts and app/src/main/AndroidManifest.xml; "
         f"Kotlin sources under app/src/main/java/{spec.package_path}/; paths are relative, no '..'; "
         "dependencies list only earlier step numbers; name every feature verbatim in the description of the "
         "step that implements it.\n"
         "file_type is one of kotlin, xml, gradle, properties, text.\n"
         f"Shape: {PLAN_SHAPE}"
     )
-    return ModelRequest(role="planner", system=SYSTEM, prompt=prompt, grammar="plan", max_tokens=4096)
+    context = f"App spec:\n{json.dumps(spec.model_dump(), indent=2)}"
+    return ModelRequest(role="planner", system=SYSTEM, prompt=prompt, context=context, grammar="plan",
+                        max_tokens=4096)
 
 
 def parse_planner_reply(reply: ModelReply) -> Plan:

@@ -18,13 +18,13 @@ MAX_EXCERPT = 1500
 def verifier_request(spec: TaskSpec, files: dict[str, str], findings: list[Issue]) -> ModelRequest:
     tree = "\n".join(f"- {p} ({len(t.encode())} bytes)" for p, t in sorted(files.items()))
     excerpts = "\n".join(f"--- {p} ---\n{t[:MAX_EXCERPT]}" for p, t in sorted(files.items()))
-    parts = [f"App spec: {json.dumps(spec.model_dump())}", f"File tree:\n{tree}", f"Excerpts:\n{excerpts}"]
+    material = [f"App spec: {json.dumps(spec.model_dump())}", f"File tree:\n{tree}", f"Excerpts:\n{excerpts}"]
     if findings:
-        parts.append("Automatic checks found:\n" + "\n".join(f"- {i.line()}" for i in findings))
-    parts.append("Check: all features implemented, required files present, dependency consistency, "
-                 "architecture adherence. Shape: " + REPORT_SHAPE)
-    return ModelRequest(role="verifier", system=SYSTEM, prompt="\n\n".join(parts), grammar="verifier",
-                        max_tokens=1024)
+        material.append("Automatic checks found:\n" + "\n".join(f"- {i.line()}" for i in findings))
+    prompt = ("Review the finished project above. Check: all features implemented, required files present, "
+              "dependency consistency, architecture adherence. Shape: " + REPORT_SHAPE)
+    return ModelRequest(role="verifier", system=SYSTEM, prompt=prompt, context="\n\n".join(material),
+                        grammar="verifier", max_tokens=1024)
 
 
 def parse_verifier_reply(reply: ModelReply) -> VerifierReport:

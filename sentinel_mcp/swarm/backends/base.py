@@ -15,12 +15,21 @@ Grammar = Literal["plan", "critic", "verifier"]
 ErrorSink = Callable[[str], None]
 
 
+MAX_INSTRUCTION_CHARS = 1800  # the llm built-in takes at most 2,048 characters of prompt
+
+
 class ModelRequest(BaseModel):
     role: Role
     system: str
-    prompt: str
+    prompt: str = Field(max_length=MAX_INSTRUCTION_CHARS)  # the instruction: short, written by the swarm
+    context: str = ""  # the material (spec, files, feedback): long, partly model-written
     grammar: Grammar | None = None  # JSON-shaped output wanted (constrained where the backend can)
     max_tokens: int = Field(2048, ge=1)
+
+    @property
+    def full_prompt(self) -> str:
+        """One user message for backends without a separate context channel."""
+        return f"{self.context}\n\n{self.prompt}" if self.context else self.prompt
 
 
 class ModelReply(BaseModel):

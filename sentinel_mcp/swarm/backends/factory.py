@@ -26,6 +26,6 @@ def make_backend(settings: SwarmSettings, *, call_tool: ToolInvoker | None = Non
             raise ModelError("the sampling backend needs a client that offers sampling; this one does not")
         return SamplingBackend(session)
     if call_tool is not None:  # mounted in the gateway: the llm built-in, guarded like any call
-        return LlmToolBackend(call_tool, settings.local.tool)
+        return LlmToolBackend(call_tool, settings.local.tool, settings.local.max_tokens)
     from sentinel_mcp.swarm.backends.llama_direct import LlamaDirectBackend
-    return LlamaDirectBackend.from_model_path(settings.local.model_path)
+    return LlamaDirectBackend.from_model_path(settings.local.model_path, settings.local.max_tokens)

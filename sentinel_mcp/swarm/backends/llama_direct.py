@@ -11,21 +11,23 @@ from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, 
 class LlamaDirectBackend:
     name = "local"
 
-    def __init__(self, engine: Any, grammars: Any | None = None) -> None:
+    def __init__(self, engine: Any, grammars: Any | None = None, max_tokens: int = 1024) -> None:
         self._engine = engine  # sentinel_mcp.llm.engine.LlamaEngine
+        self.max_tokens = max_tokens
         if grammars is None:
             from sentinel_mcp.llm.grammar_registry import GrammarRegistry
             grammars = GrammarRegistry.load(require_models=False)
         self._grammars = grammars
 
     @classmethod
-    def from_model_path(cls, model_path: str | None, **engine_settings: Any) -> "LlamaDirectBackend":
+    def from_model_path(cls, model_path: str | None, max_tokens: int = 1024,
+                        **engine_settings: Any) -> "LlamaDirectBackend":
         try:
             from sentinel_mcp.llm.engine import shared_engine
             from sentinel_mcp.llm.settings import LlmSettings
         except ImportError as e:
             raise ModelError(f"the local backend needs the llm built-in: {e}") from None
-        return cls(shared_engine(LlmSettings(model=model_path, **engine_settings)))
+        return cls(shared_engine(LlmSettings(model=model_path, **engine_settings)), max_tokens=max_tokens)
 
     async def complete(self, request: ModelRequest, on_error: ErrorSink) -> ModelReply:
         from sentinel_mcp.llm.engine import GenerationRequest
@@ -33,8 +35,8 @@ class LlamaDirectBackend:
 
         grammar = self._grammars.get(request.grammar).text if request.grammar else None
         gen_request = GenerationRequest(
-            messages=[{"role": "system", "content": request.system}, {"role": "user", "content": request.prompt}],
-            max_tokens=request.max_tokens, grammar=grammar, grammar_label=f"{request.grammar}.gbnf")
+            messages=[{"role": "system", "content": request.system}, {"role": "user", "content": request.full_prompt}],
+            max_tokens=min(request.max_tokens, self.max_tokens), grammar=grammar, grammar_label=f"{request.grammar}.gbnf")
         try:
             gen = await self._engine.generate(gen_request)
         except LlmError as e:

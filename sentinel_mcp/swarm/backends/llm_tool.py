@@ -20,12 +20,16 @@ def _text_of(result: Any) -> str:
 class LlmToolBackend:
     name = "local"
 
-    def __init__(self, call_tool: ToolInvoker, tool_name: str = "llm__llm_generate") -> None:
+    def __init__(self, call_tool: ToolInvoker, tool_name: str = "llm__llm_generate", max_tokens: int = 1024) -> None:
         self._call_tool = call_tool
         self.tool_name = tool_name
+        self.max_tokens = max_tokens  # the llm built-in refuses more than its own sentinel.llm.max_tokens
 
     async def complete(self, request: ModelRequest, on_error: ErrorSink) -> ModelReply:
-        args: dict[str, Any] = {"prompt": request.prompt, "system": request.system, "max_tokens": request.max_tokens}
+        args: dict[str, Any] = {"prompt": request.prompt, "system": request.system,
+                                "max_tokens": min(request.max_tokens, self.max_tokens)}
+        if request.context:
+            args["context"] = request.context  # fenced and escaped as data by the llm built-in
         if request.grammar:
             args["grammar"] = request.grammar
         try:
@@ -46,7 +50,7 @@ class LlmToolBackend:
         text = str(data.get("text") or "")
         tokens = data.get("tokens") if isinstance(data.get("tokens"), dict) else {}
         return ModelReply(text=text, json_data=data.get("json"),
-                          prompt_tokens=int(tokens.get("prompt") or estimate_tokens(request.system + request.prompt)),
+                          prompt_tokens=int(tokens.get("prompt") or estimate_tokens(request.system + request.full_prompt)),
                           completion_tokens=int(tokens.get("completion") or estimate_tokens(text)),
                           model=str(data.get("model") or "local"))
 

@@ -50,7 +50,7 @@ class OpenAIBackend:
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": [{"role": "system", "content": request.system},
-                         {"role": "user", "content": request.prompt}],
+                         {"role": "user", "content": request.full_prompt}],
             "max_tokens": request.max_tokens,
             "temperature": self.settings.temperature,
         }
@@ -72,7 +72,7 @@ class OpenAIBackend:
                 last = f"connection error: {type(e).__name__}: {e}"
             else:
                 if resp.status_code == 200:
-                    return self._reply(resp, attempt, request.system + request.prompt)
+                    return self._reply(resp, attempt, request.system + request.full_prompt)
                 last = f"HTTP {resp.status_code}: {resp.text[:200]}"
                 transient = resp.status_code == 429 or resp.status_code >= 500
                 if not transient:

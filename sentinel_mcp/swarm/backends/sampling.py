@@ -30,7 +30,7 @@ class SamplingBackend:
         self._related = related_request_id
 
     async def complete(self, request: ModelRequest, on_error: ErrorSink) -> ModelReply:
-        prompt = request.prompt
+        prompt = request.full_prompt
         if request.grammar:
             prompt += "\n\nAnswer with one JSON object only."
         try:
