@@ -115,6 +115,7 @@ class Front:
         self.default_session = default_session
         self.seal = seal or RequestStateSeal(max_age=gateway.config.sentinel.policy.confirm_ttl)
         self.bus = InMemorySubscriptionBus()
+        self.page_size = PAGE_SIZE
         self._legacy_sessions: dict[int, Any] = {}
         self.server = SentinelFront(
             "sentinel", version=__version__, instructions=INSTRUCTIONS,
@@ -171,7 +172,7 @@ class Front:
     # ------------------------------------------------------------------ tools
     async def list_tools(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
         tools = self.gateway.list_catalog_tools()
-        start, end, cursor = _page(params, len(tools))
+        start, end, cursor = _page(params, len(tools), self.page_size)
         return ListToolsResult(tools=tools[start:end], next_cursor=cursor)
 
     async def call_tool(self, ctx: ServerRequestContext,
@@ -263,13 +264,13 @@ class Front:
     async def list_resources(self, ctx: ServerRequestContext,
                              params: PaginatedRequestParams | None) -> ListResourcesResult:
         items = [r for _, r in self.gateway.manager.catalog.resources.values()]
-        start, end, cursor = _page(params, len(items))
+        start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourcesResult(resources=items[start:end], next_cursor=cursor)
 
     async def list_resource_templates(self, ctx: ServerRequestContext,
                                       params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
         items = [t for _, _, t in self.gateway.manager.catalog.templates]
-        start, end, cursor = _page(params, len(items))
+        start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourceTemplatesResult(resource_templates=items[start:end], next_cursor=cursor)
 
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
@@ -283,7 +284,7 @@ class Front:
 
     async def list_prompts(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListPromptsResult:
         items = [r.exposed for r in self.gateway.manager.catalog.prompts.values()]
-        start, end, cursor = _page(params, len(items))
+        start, end, cursor = _page(params, len(items), self.page_size)
         return ListPromptsResult(prompts=items[start:end], next_cursor=cursor)
 
     async def get_prompt(self, ctx: ServerRequestContext, params: GetPromptRequestParams) -> GetPromptResult:
@@ -296,13 +297,13 @@ class Front:
             raise MCPError(code=-32603, message=str(e)) from None
 
 
-def _page(params: PaginatedRequestParams | None, total: int) -> tuple[int, int, str | None]:
+def _page(params: PaginatedRequestParams | None, total: int, size: int) -> tuple[int, int, str | None]:
     cursor = params.cursor if params is not None else None
     try:
         start = int(cursor) if cursor else 0
     except ValueError:
         raise MCPError(code=INVALID_PARAMS, message=f"invalid cursor {cursor!r}") from None
-    end = min(total, start + PAGE_SIZE)
+    end = min(total, start + size)
     return start, end, (str(end) if end < total else None)
 
 

@@ -176,6 +176,7 @@ class Upstream:
             cache=None,
             elicitation_callback=self._on_elicit,
             logging_callback=self._on_log,
+            log_level="info",  # 2026-era upstreams send log lines only to requests that opt in
             message_handler=self._on_message,
             client_info=Implementation(name="sentinel-mcp", version=__version__),
         )

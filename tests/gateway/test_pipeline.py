@@ -172,3 +172,31 @@ async def test_confirmation_is_bound_to_the_exact_arguments(data_dir):
                 request_state=first.request_state)
             assert type(other).__name__ == "InputRequiredResult"
         assert json.dumps(cb.asked) == "[]"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_lists_are_paginated_for_the_client(data_dir, mode):
+    async with running_gateway(make_config(data_dir)) as rt:
+        rt.front.page_size = 3
+        async with Client(rt.front.server, mode=mode) as c:
+            names, cursor, pages = [], None, 0
+            while True:
+                page = await c.session.list_tools(params=__import__("mcp").types.PaginatedRequestParams(cursor=cursor))
+                names += [t.name for t in page.tools]
+                pages += 1
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        assert pages > 2 and len(names) == len(set(names)) == len(rt.manager.catalog.tools)
+
+
+async def test_upstream_log_lines_reach_the_calling_client(data_dir):
+    async with running_gateway(make_config(data_dir)) as rt:
+        lines: list[str] = []
+
+        async def on_log(params):  # noqa: ANN001
+            lines.append(str(params.data))
+
+        async with Client(rt.front.server, mode="legacy", logging_callback=on_log) as c:
+            assert (await c.call_tool("tb__chatty", {})).content[0].text == "said"
+        assert lines == ["chatty: first line", "chatty: second line"]

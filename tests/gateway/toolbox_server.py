@@ -66,6 +66,14 @@ async def slow(seconds: float, ctx: Context) -> str:
 
 
 @mcp.tool(annotations=RO)
+async def chatty(ctx: Context) -> str:
+    """Logs two lines while it works."""
+    await ctx.info("chatty: first line")
+    await ctx.warning("chatty: second line")
+    return "said"
+
+
+@mcp.tool(annotations=RO)
 async def hang() -> str:
     """Never answers."""
     await anyio.sleep(3600)
