@@ -9,6 +9,7 @@ guards (tests, reloads) share the engine without seeing each other's clauses or 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import logging
 import queue
@@ -62,6 +63,7 @@ class PrologEngine:
         while True:
             job = self._jobs.get()
             if job is None:
+                self._detach()
                 return
             fn, fut = job
             if not fut.set_running_or_notify_cancel():
@@ -70,6 +72,22 @@ class PrologEngine:
                 fut.set_result(fn(prolog))
             except BaseException as e:
                 fut.set_exception(e)
+
+    @staticmethod
+    def _detach() -> None:
+        # an attached thread still alive at exit makes SWI-Prolog print "Failed to stop Prolog threads"
+        try:
+            from pyswip.core import _lib
+
+            _lib.PL_thread_destroy_engine()
+        except Exception:  # noqa: BLE001 - cosmetic only
+            pass
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the engine thread (at process exit; the engine cannot be started again afterwards)."""
+        if self._thread is not None and self._thread.is_alive():
+            self._jobs.put(None)
+            self._thread.join(timeout)
 
     def submit(self, fn: Callable[[Any], T]) -> Future[T]:
         self.start()
@@ -136,6 +154,9 @@ class PrologEngine:
 
     async def info(self, module: str) -> dict[str, Any]:
         return await self.json_query(f"sentinel_core:sn_info({quote_atom(module)}, Out)")
+
+    async def tool_sites(self, module: str) -> list[dict[str, Any]]:
+        return list((await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"])
 
     async def decide(self, rb: str, session: str, now: float, tool: str, arguments: dict[str, Any],
                      digest: str, version: str, limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:
@@ -220,4 +241,7 @@ def shared_engine() -> PrologEngine:
     with _shared_lock:
         if _shared is None:
             _shared = PrologEngine()
+            import pyswip.core  # noqa: F401 - registers pyswip's exit hook first
+            # registered after pyswip's own exit hook, so it runs before it
+            atexit.register(_shared.stop)
         return _shared

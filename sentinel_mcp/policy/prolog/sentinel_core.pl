@@ -598,3 +598,10 @@ sn_invalidate(RB, Session, PatternAtom, Out) :-
     retractall(Session:'$fact'(P, _, _)),
     forall(member(M, Markers), retractall(Session:'$fact'(M, _, _))),
     to_json_atom(json([removed=L]), Out).
+
+%  sn_tool_sites(+RB, -Out): where each binding and guard names a tool (for catalog checks).
+sn_tool_sites(RB, Out) :-
+    findall(json([kind=binding, tool=T, file=F, line=L]), RB:'$src'(decl, binding(_, tool(T, _), _, _), F, L), Bs),
+    findall(json([kind=guard, tool=T, file=F, line=L]), RB:'$src'(decl, guard(T, _, _), F, L), Gs),
+    findall(json([kind=effect, tool=T, file=F, line=L]), RB:'$src'(decl, effect(T, _, _), F, L), Es),
+    append([Bs, Gs, Es], All), to_json_atom(json([sites=All]), Out).

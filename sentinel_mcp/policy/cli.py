@@ -1,0 +1,126 @@
+"""``sentinel-mcp check | query | facts``: rulebases and the fact store from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from sentinel_mcp.config import Config, load_config
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("check", help="check rulebase files (syntax, undefined predicates, askables, tools)")
+    p.add_argument("files", nargs="*", help="rulebase files (default: the config's sentinel.rulebases)")
+    p.add_argument("--connect", action="store_true",
+                   help="also start the configured upstreams and check the tools that bindings and guards name")
+    p.set_defaults(func=cmd_check)
+
+    q = sub.add_parser("query", help="prove a symbolic goal over a session's facts and contexts")
+    q.add_argument("goal", help="e.g. 'booking_status(booking_of_interest, S)'")
+    q.add_argument("--session", default="default")
+    q.add_argument("--connect", action="store_true",
+                   help="start the configured upstreams so that missing facts are fetched")
+    q.set_defaults(func=cmd_query)
+
+    f = sub.add_parser("facts", help="the fact store summary of a session (or the list of sessions)")
+    f.add_argument("--session", default=None, help="session id (default: list the sessions)")
+    f.add_argument("--json", action="store_true", help="all valid facts as JSON")
+    f.set_defaults(func=cmd_facts)
+
+
+def _files(args: argparse.Namespace, config: Config) -> list[Path]:
+    if args.files:
+        return [Path(f).expanduser().resolve() for f in args.files]
+    return config.rulebase_paths()
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    return asyncio.run(_check(args))
+
+
+async def _check(args: argparse.Namespace) -> int:
+    from sentinel_mcp.policy.checker import check_files
+    from sentinel_mcp.policy.engine import shared_engine
+
+    config = load_config(args.config)
+    files = _files(args, config)
+    if not files:
+        print("sentinel-mcp check: no rulebase files given or configured", file=sys.stderr)
+        return 2
+    catalog = None
+    if args.connect:
+        from sentinel_mcp.gateway.runtime import running_gateway
+
+        async with running_gateway(config) as rt:
+            catalog = rt.gateway.list_catalog_tools()
+            problems = await check_files(shared_engine(), files, catalog)
+    else:
+        problems = await check_files(shared_engine(), files, None)
+    for p in problems:
+        print(p)
+    errors = sum(1 for p in problems if p.severity == "error")
+    what = f"{len(files)} file(s)" + (f" against {len(catalog)} catalog tools" if catalog is not None else "")
+    print(f"{what}: {errors} error(s), {len(problems) - errors} warning(s)", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    return asyncio.run(_query(args))
+
+
+async def _query(args: argparse.Namespace) -> int:
+    from sentinel_mcp.policy.guard import PolicyGuard, facts_db_path
+    from sentinel_mcp.policy.policy_service import PolicyService
+
+    config = load_config(args.config)
+
+    async def run(port: Any) -> int:
+        guard = PolicyGuard(config.rulebase_paths(), port, store_path=facts_db_path(config),
+                            settings=config.sentinel.policy, seeds=config.sentinel.seeds)
+        await guard.start(watch=False)
+        try:
+            if not guard.rulebases.loaded:
+                print(f"sentinel-mcp query: rulebase not loaded: {guard.load_error}", file=sys.stderr)
+                return 2
+            out = await PolicyService(guard).query(args.session, args.goal)
+        finally:
+            await guard.close()
+        print(json.dumps(out.model_dump(), indent=1, default=str))
+        return 0 if out.status == "proved" else 1
+
+    if args.connect:
+        from sentinel_mcp.gateway.runtime import running_gateway
+
+        async with running_gateway(config) as rt:
+            return await run(rt.gateway)
+    return await run(None)
+
+
+def cmd_facts(args: argparse.Namespace) -> int:
+    return asyncio.run(_facts(args))
+
+
+async def _facts(args: argparse.Namespace) -> int:
+    from sentinel_mcp.policy.fact_store import FactStore
+    from sentinel_mcp.policy.guard import facts_db_path
+
+    config = load_config(args.config)
+    path = facts_db_path(config)
+    if not path.exists():
+        print(f"no fact store yet at {path}", file=sys.stderr)
+        return 0
+    async with FactStore(path) as store:
+        if args.session is None:
+            for s in await store.sessions():
+                print(f"{s}\t{await store.count(s)} fact(s)")
+            return 0
+        if args.json:
+            facts = [f.model_dump() for f in await store.valid(args.session)]
+            print(json.dumps({"facts": facts, "contexts": await store.contexts(args.session)}, indent=1))
+        else:
+            print(await store.summary(args.session))
+    return 0
