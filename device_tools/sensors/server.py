@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import SensorError
-from device_tools.sensors.kinds import parse_scope, parse_sensor
+from device_tools.sensors.kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
 from sentinel_mcp.gateway.builtin import BuiltinContext
@@ -29,6 +29,8 @@ from sentinel_mcp.gateway.call_meta import client_of
 
 log = logging.getLogger(__name__)
 _NOT_ASKED = "not-asked"  # resolver outcome when no question is needed (or none can be asked)
+SENSOR_HELP = "one of: " + ", ".join(k.value for k in SensorKind)
+SCOPE_HELP = "minimal (city) | standard (street) | detailed (GPS); the highest precision returned"
 
 
 class GrantConfirmation(BaseModel):
@@ -76,14 +78,16 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     async def sensor_read(
-        sensor: str,
-        policy_tag: str,
+        sensor: Annotated[str, Field(description=SENSOR_HELP)],
+        policy_tag: Annotated[str, Field(description="why the data is needed (audited), e.g. location-for-search")],
         consent: Annotated[ElicitationResult[UserConsent], Resolve(ask_read_consent)],
         ctx: Context,
-        scope: str = "minimal",
-        retention: int | None = None,
-        rate: float | None = None,
-        task_id: str = "",
+        scope: Annotated[str, Field(description=SCOPE_HELP)] = "minimal",
+        retention: Annotated[int | None, Field(description="seconds the reading may be kept; 0 = not "
+                                                           "stored; default from settings")] = None,
+        rate: Annotated[float | None, Field(description="samples per second you intend to read at "
+                                                        "(at most the sensor's maximum)")] = None,
+        task_id: Annotated[str, Field(description="your task id, echoed in the response")] = "",
     ) -> CallToolResult:
         """Read one sensor (location, battery, motion, compass, ambient_light, barometer, nearby_devices).
 
@@ -124,13 +128,14 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))
     async def sensor_consent(
-        action: str,
+        action: Annotated[str, Field(description="grant | revoke | list")],
         confirmation: Annotated[ElicitationResult[GrantConfirmation], Resolve(ask_grant)],
         ctx: Context,
-        sensor: str | None = None,
-        requester: str | None = None,
-        scope: str = "minimal",
-        expires_in: float | None = None,
+        sensor: Annotated[str | None, Field(description=SENSOR_HELP + "; revoke without it revokes all")] = None,
+        requester: Annotated[str | None, Field(description="whose consent; default: the caller")] = None,
+        scope: Annotated[str, Field(description=SCOPE_HELP)] = "minimal",
+        expires_in: Annotated[float | None, Field(description="seconds until the grant lapses; "
+                                                               "default: until revoked")] = None,
     ) -> CallToolResult:
         """Manage sensor consent. action: grant | revoke | list. A grant is always confirmed by the user
         (elicitation); requester defaults to the caller; expires_in in seconds (default: until revoked)."""

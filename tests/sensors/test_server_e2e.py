@@ -185,3 +185,43 @@ async def test_through_the_sentinel_gateway(tmp_path, mode):
             ("location", "allowed", "location-for-search")]
     finally:
         db.close()
+
+
+async def test_server_sweeps_expired_readings_while_connected(tmp_path, mode):
+    import anyio
+
+    from device_tools.sensors.consent_registry import ConsentRegistry
+    from device_tools.sensors.database import SensorDatabase
+    from device_tools.sensors.kinds import Scope, SensorKind
+
+    other = SensorDatabase(tmp_path / "sensors")  # a second connection, as the CLI would open
+    try:
+        ConsentRegistry(other).grant("local", SensorKind.barometer, Scope.minimal)
+        async with Client(server(tmp_path, sweep_interval=0.05), mode=mode) as c:
+            r = await c.call_tool("sensor_read", {"sensor": "barometer", "policy_tag": "weather", "retention": 1})
+            assert not r.is_error
+            assert other.query("SELECT COUNT(*) AS n FROM readings")[0]["n"] == 1
+            with anyio.fail_after(20):  # bound only; the sweeper deletes it once its second is over
+                while other.query("SELECT COUNT(*) AS n FROM readings")[0]["n"]:
+                    await anyio.sleep(0.05)
+    finally:
+        other.close()
+
+
+async def test_concurrent_flood_through_mcp(tmp_path, mode):
+    import anyio
+
+    user = User(content={"allow": True, "remember": "1 hour"})
+    async with Client(server(tmp_path), mode=mode, elicitation_callback=user) as c:
+        assert not (await c.call_tool("sensor_read", READ)).is_error
+        results = []
+
+        async def one():
+            results.append(await c.call_tool("sensor_read", READ))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(50):
+                tg.start_soon(one)
+        errors = {r.structured_content["error"] for r in results if r.is_error}
+        assert errors <= {"throttled"} and len(results) == 50
+        assert (await c.call_tool("sensor_list", {})).structured_content["source"] == "simulated"  # still serving
