@@ -79,11 +79,18 @@ class LlamaEngine:
         self._grammars: dict[str, Any] = {}  # GBNF text -> compiled LlamaGrammar (checked natively)
         self.history: deque[GenerationRecord] = deque(maxlen=256)
         self.load_seconds: float | None = None
+        self._current: _Job | None = None  # the generation holding the model, if any
 
     # --- model ------------------------------------------------------------------------------------
     @property
     def loaded(self) -> bool:
         return self._llm is not None
+
+    @property
+    def tokens_in_flight(self) -> int | None:
+        """Tokens sampled so far by the running generation; None when the model is idle."""
+        job = self._current
+        return job.tokens if job is not None else None
 
     @property
     def model_name(self) -> str:
@@ -164,13 +171,17 @@ class LlamaEngine:
                     last = job.tokens
                     await progress(last, request.max_tokens)
 
+        result: Generation | None = None
+        error: Exception | None = None
         try:
             async with anyio.create_task_group() as tg:
                 if progress is not None:
                     tg.start_soon(report)
                 try:
                     # abandon_on_cancel: the await ends at once; the flag below stops the thread.
-                    return await anyio.to_thread.run_sync(self._run, request, job, abandon_on_cancel=True)
+                    result = await anyio.to_thread.run_sync(self._run, request, job, abandon_on_cancel=True)
+                except Exception as exc:  # noqa: BLE001 - re-raised below, outside the group (no ExceptionGroup)
+                    error = exc
                 finally:
                     tg.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
@@ -181,6 +192,10 @@ class LlamaEngine:
                     while not job.finished.is_set():
                         await anyio.sleep(0.01)
             raise
+        if error is not None:
+            raise error
+        assert result is not None
+        return result
 
     def generate_blocking(self, request: GenerationRequest, cancel: threading.Event | None = None) -> Generation:
         """The same, for callers already on a worker thread."""
@@ -192,9 +207,11 @@ class LlamaEngine:
             while not self._lock.acquire(timeout=LOCK_POLL_SECONDS):
                 if job.cancel.is_set():
                     raise GenerationCancelled("cancelled while waiting for the model")
+            self._current = job
             try:
                 return self._generate_locked(request, job)
             finally:
+                self._current = None
                 self._lock.release()
         finally:
             job.finished.set()
