@@ -8,6 +8,7 @@ refines, it is never needed for safety.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, Literal
 
@@ -71,6 +72,12 @@ class ActionRiskClassifier:
         data = getattr(result, "structured_content", None)
         if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
             data = data["result"]
+        if data is None:  # a server without an output schema answers with JSON text
+            text = next((c.text for c in getattr(result, "content", []) if getattr(c, "type", "") == "text"), "")
+            try:
+                data = json.loads(text)
+            except ValueError:
+                return None
         try:
             return RiskAnswer.model_validate(data)
         except ValidationError:
