@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
+
+from mcp.types import Tool
 
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
@@ -20,11 +22,11 @@ from a2a.jsonrpc_http import make_endpoint
 from a2a.service import A2AService
 from a2a.settings import A2ASettings
 from a2a.ws_binding import make_ws_endpoint
-from sentinel_mcp.gateway.port import GatewayPort
+from sentinel_mcp.gateway.port import GatewayPort, InvokeOutcome, Refused
 
 log = logging.getLogger(__name__)
 
-__all__ = ["A2ASettings", "PeerRegistry", "a2a_lifespan", "create_a2a_routes"]
+__all__ = ["A2ASettings", "PeerRegistry", "a2a_lifespan", "create_a2a_routes", "mount_a2a"]
 
 
 def create_a2a_routes(port: GatewayPort, settings: A2ASettings, peers: PeerRegistry | None = None,
@@ -71,3 +73,63 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
             with contextlib.suppress(Exception):
                 await advertiser.stop()
         await zc.async_close()
+
+
+class LatePort:
+    """The gateway as a port before it exists: the HTTP app is built before its lifespan starts the runtime."""
+
+    def __init__(self, holder: dict[str, Any]) -> None:
+        self.holder = holder
+
+    def _gateway(self) -> GatewayPort | None:
+        rt = self.holder.get("runtime")
+        return rt.gateway if rt is not None else None
+
+    async def invoke(self, name: str, arguments: dict[str, Any] | None, **kw: Any) -> InvokeOutcome:
+        gw = self._gateway()
+        if gw is None:
+            return Refused(reason="the gateway is starting; retry shortly")
+        return await gw.invoke(name, arguments, **kw)
+
+    def find_tool(self, name: str) -> Tool | None:
+        gw = self._gateway()
+        return gw.find_tool(name) if gw is not None else None
+
+    def list_catalog_tools(self) -> list[Tool]:
+        gw = self._gateway()
+        return gw.list_catalog_tools() if gw is not None else []
+
+
+def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: int) -> None:
+    """Add the A2A routes to the gateway's Starlette app and its mDNS to the app's lifespan.
+
+    Called by ``sentinel_mcp.gateway.serve``; ``holder["runtime"]`` is the running gateway once started.
+    The gateway's ``http.token``, which its middleware enforces on /a2a too, is declared in the card
+    unless ``sentinel.a2a.token`` names another.
+    """
+    settings = A2ASettings.from_section(config.sentinel.builtin_settings("a2a"))
+    if not settings.enabled:
+        return
+    http_token = getattr(config.sentinel.http, "token", None)
+    if http_token and not settings.token and len(http_token) >= 8:
+        settings = settings.model_copy(update={"token": http_token})
+    peers = PeerRegistry()
+    app.router.routes.extend(create_a2a_routes(LatePort(holder), settings, peers))
+    scheme = "https" if settings.tls else "http"
+    base_url = settings.public_url or f"{scheme}://{host}:{port}"
+    outer = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        async with outer(a) as state:
+            rt = holder.get("runtime")
+            if rt is not None:
+                rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
+            if port == 0:
+                log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")
+                yield state
+                return
+            async with a2a_lifespan(settings, base_url, peers):
+                yield state
+
+    app.router.lifespan_context = lifespan

@@ -13,7 +13,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from a2a.discovery import PeerRegistry, discover_peers
+from a2a.discovery import PeerRegistry, discover_peers, instance_name
 from a2a.peer_client import PeerError, build_message, send_message
 from a2a.settings import A2ASettings
 from sentinel_mcp.gateway.builtin import BuiltinContext
@@ -21,9 +21,12 @@ from sentinel_mcp.gateway.builtin import BuiltinContext
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = A2ASettings.from_section(ctx.settings)
-    # the gateway may share the registry its mDNS browser keeps filled; else each discover browses anew
-    shared = ctx.services.get("a2a_peers")
-    known = shared if isinstance(shared, PeerRegistry) else PeerRegistry()
+    own = PeerRegistry()
+
+    def registry() -> PeerRegistry:
+        # the HTTP host shares the registry its mDNS browser keeps filled (set after this server is made)
+        shared = ctx.services.get("a2a_peers")
+        return shared if isinstance(shared, PeerRegistry) else own
     server = MCPServer("a2a", instructions="Find other A2A agents on the local network and send them tasks.")
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True))
@@ -31,7 +34,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         """List A2A agents found over mDNS whose agent card was fetched and checked (timeout: seconds to browse)."""
         if not 0 < timeout <= 30:
             raise ToolError("timeout must be in (0, 30] seconds")
-        found = await discover_peers(settings.interfaces, timeout)
+        known = registry()
+        found = await discover_peers(settings.interfaces, timeout, exclude={instance_name(settings.name)})
         known.peers.update(found.peers)
         for name in found.rejected:
             known.peers.pop(name, None)
@@ -47,7 +51,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         data is a JSON object such as {"type": "sensor_request", "sensor": "location", "scope": "minimal",
         "policy_tag": "why"}; task_id continues a task of that peer (e.g. answers to its questions).
         Returns the peer's task (or message)."""
-        target = known.find(peer)
+        target = registry().find(peer)
         if target is None:
             raise ToolError(f"unknown or unverified peer {peer!r}; run a2a_discover first")
         try:

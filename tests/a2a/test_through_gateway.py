@@ -1,0 +1,91 @@
+"""End to end through the real gateway: its HTTP app with A2A mounted (``mount_a2a``), the real sensors
+built-in on the simulated source, consent from the sensors CLI, the audit log in SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sqlite3
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+import uvicorn
+from a2a_rig import user_message
+
+from a2a.app import mount_a2a
+from sentinel_mcp.config import parse_config
+from sentinel_mcp.gateway.http_app import build_http_app
+from sentinel_mcp.gateway.runtime import running_gateway
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def sensor_request(scope: str) -> dict:
+    return {"data": {"type": "sensor_request", "sensor": "location", "scope": scope,
+                     "policy_tag": "location-for-search"}}
+
+
+async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    raw = {"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["sensors"],
+                                          "a2a": {"name": "sentinel-e2e"}}}
+    cfg_file = tmp_path / "sentinel.json"
+    cfg_file.write_text(json.dumps(raw))
+    config = parse_config(raw, source=str(cfg_file), base_dir=tmp_path)
+    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port)
+    mount_a2a(app, holder, config, "127.0.0.1", port)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if serving.done():
+            serving.result()
+        await asyncio.sleep(0.02)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx2.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http:
+            card = (await http.get(base + "/.well-known/agent-card.json")).json()
+            assert card["name"] == "sentinel-e2e" and card["supportedInterfaces"][0]["url"] == base + "/a2a"
+            sensors_status = card["capabilities"]["extensions"][1]["params"]["status"]
+            assert sensors_status["sensors"] is True and sensors_status["degraded"] is True
+
+            async def send(scope: str) -> dict:
+                body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                        "params": {"message": user_message(sensor_request(scope))}}
+                reply = (await http.post(base + "/a2a", json=body)).json()
+                return reply["result"]["task"]
+
+            # no consent: no data
+            refused = await send("minimal")
+            assert refused["status"]["state"] in ("TASK_STATE_FAILED", "TASK_STATE_REJECTED",  # consent is asked of the owner
+                                                  "TASK_STATE_INPUT_REQUIRED"), refused
+            assert "artifacts" not in refused
+            # the device's owner grants this peer minimal-scope location, with the sensors CLI
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "sentinel_mcp", "-c", str(cfg_file), "sensors", "consent", "grant",
+                "location", "--requester", "peer:127.0.0.1", "--scope", "minimal",
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            out, err = await proc.communicate()
+            assert proc.returncode == 0, err.decode()
+            granted = await send("minimal")
+            assert granted["status"]["state"] == "TASK_STATE_COMPLETED", granted
+            result = granted["artifacts"][0]["parts"][0]["data"]
+            reading = result["artifacts"][0]["content"]
+            assert reading["type"] == "sensor_response" and reading["task_id"] == granted["id"]
+            assert set(reading["payload"]) <= {"latitude", "longitude"}
+            assert any("city" in r.lower() for r in reading["redactions"]), reading["redactions"]
+            # above the granted scope: nothing is returned
+            detailed = await send("detailed")
+            assert detailed["status"]["state"] != "TASK_STATE_COMPLETED" and "artifacts" not in detailed
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
+    # every A2A call is in the gateway's audit log with its origin and the caller's identity
+    with sqlite3.connect(config.store_path) as db:
+        rows = db.execute("SELECT origin, client, tool FROM audit WHERE tool = 'sensors__sensor_read'").fetchall()
+    assert len(rows) == 3 and all(r[:2] == ("a2a", "peer:127.0.0.1") for r in rows)
