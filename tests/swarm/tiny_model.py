@@ -1,0 +1,57 @@
+"""Writes a tiny random-weight llama GGUF (byte-level vocabulary) for tests; ~0.5 MB, no download."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def write_tiny_gguf(path: Path, n_ctx: int = 8192, seed: int = 0) -> Path:
+    import gguf
+
+    n_vocab, n_embd, n_layer, n_head, n_ff = 259, 64, 2, 4, 128
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_name("tiny-swarm-test")
+    w.add_context_length(n_ctx)
+    w.add_embedding_length(n_embd)
+    w.add_block_count(n_layer)
+    w.add_feed_forward_length(n_ff)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_head)
+    w.add_rope_dimension_count(n_embd // n_head)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_file_type(0)
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]
+    types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [gguf.TokenType.BYTE] * 256
+    w.add_tokenizer_model("llama")
+    w.add_token_list(tokens)
+    w.add_token_scores([0.0] * len(tokens))
+    w.add_token_types(types)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_unk_token_id(0)
+    rng = np.random.default_rng(seed)
+
+    def rand(name: str, *shape: int) -> None:
+        w.add_tensor(name, (rng.standard_normal(shape[::-1]) * 0.02).astype(np.float32))
+
+    def ones(name: str, n: int) -> None:
+        w.add_tensor(name, np.ones(n, dtype=np.float32))
+
+    rand("token_embd.weight", n_embd, n_vocab)
+    for i in range(n_layer):
+        ones(f"blk.{i}.attn_norm.weight", n_embd)
+        for k in ("attn_q", "attn_k", "attn_v", "attn_output"):
+            rand(f"blk.{i}.{k}.weight", n_embd, n_embd)
+        ones(f"blk.{i}.ffn_norm.weight", n_embd)
+        rand(f"blk.{i}.ffn_gate.weight", n_embd, n_ff)
+        rand(f"blk.{i}.ffn_up.weight", n_embd, n_ff)
+        rand(f"blk.{i}.ffn_down.weight", n_ff, n_embd)
+    ones("output_norm.weight", n_embd)
+    rand("output.weight", n_embd, n_vocab)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
