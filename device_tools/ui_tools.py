@@ -89,6 +89,17 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return read_result(str(listing["text"]), {k: v for k, v in listing.items() if k != "text"})
 
     @mcp.tool(annotations=READ)
+    def element_info(snapshot_id: str, element_id: str) -> CallToolResult:
+        """One element of a remembered snapshot (no device access): class, labels, package, flags.
+        Policies use it to learn, e.g., whether type_text targets a password field."""
+        snapshot = act.registry.get(snapshot_id)
+        found = snapshot.find(element_id) if snapshot else None
+        if found is None:
+            return error_result(f"no element {element_id!r} in snapshot {snapshot_id!r}; call screen_read")
+        data = found.public() | {"snapshot_id": snapshot_id, "password": found.password, "editable": found.editable}
+        return read_result(found.line(), data)
+
+    @mcp.tool(annotations=READ)
     async def screenshot() -> CallToolResult:
         """A screenshot of the phone, downscaled to at most 1280 px on its longest side."""
         try:

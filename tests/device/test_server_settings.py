@@ -37,7 +37,8 @@ def test_gateway_factory_resolves(tmp_path):
 async def test_annotations_mark_reads_and_destructive_tools(tmp_path):
     async with connect(sim_server(tmp_path)) as client:
         tools = {t.name: t.annotations for t in (await client.list_tools()).tools}
-    for name in ("screen_read", "screenshot", "wait_for", "calendar_list", "contacts_search", "sms_list", "notes_search"):
+    for name in ("screen_read", "screenshot", "element_info", "wait_for", "calendar_list", "contacts_search", "sms_list",
+                 "notes_search"):
         assert tools[name].read_only_hint is True, name
     for name in ("click", "type_text", "sms_send", "terminal_run", "notes_delete", "open_app", "calendar_create"):
         assert tools[name].read_only_hint is False and tools[name].destructive_hint is True, name

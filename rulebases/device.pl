@@ -1,0 +1,101 @@
+% rulebases/device.pl — guards for the Android device built-in (device_tools), mounted as `device`.
+%
+% Division of labour. The device server already refuses stale actions, runs its firewall and risk
+% classifier on what is actually on the screen, and asks the user (elicitation or Volume Up) before
+% every risky action; a refusal there means nothing reached the phone. This rulebase adds what the
+% gateway can decide before a call reaches the phone and what no confirmation may lift:
+%   * sms_send: a bounded body, and never forwarding a one-time code (the classic account takeover);
+%   * terminal_run: the allow list again (defence in depth) and no reads of private app data;
+%   * type_text into a password field: the user grants it per app (asked once, valid 10 minutes),
+%     on top of the device's own per-action confirmation, and the agent cannot answer for the user;
+%   * the text typed anywhere is never a one-time code or a payment card number.
+
+% --- what the screen says about an element (read-only, no device access) ---------------------------
+
+binding(device_element_password(S, E, P),
+        tool('device__element_info', [snapshot_id = S, element_id = E]),
+        extract([P = '/password']), [ttl(60)]).
+binding(device_element_package(S, E, Pkg),
+        tool('device__element_info', [snapshot_id = S, element_id = E]),
+        extract([Pkg = '/package']), [ttl(60)]).
+
+askable(password_entry_allowed(Pkg),
+        "Allow the agent to type a password into the app ~w (for the next 10 minutes)?",
+        yes_no, [from([user]), ttl(600)]).
+
+% --- type_text ---------------------------------------------------------------------------------------
+
+guard('device__type_text', [snapshot_id = S, element_id = E, text = T],
+      ( require(\+ one_time_code_text(T), 'the text looks like a one-time code; codes are typed by the user'),
+        require(\+ card_number_text(T), 'the text contains a payment card number'),
+        password_rule(S, E) )).
+
+password_rule(S, E) :-
+    device_element_password(S, E, false).
+password_rule(S, E) :-
+    device_element_password(S, E, true),
+    device_element_package(S, E, Pkg),
+    require(password_entry_allowed(Pkg), 'the user has not allowed password entry in this app').
+
+% --- sms_send ----------------------------------------------------------------------------------------
+
+guard('device__sms_send', [to = To, body = Body],
+      ( require(atom(To), 'to must be a phone number or a contact name'),
+        atom_length(Body, N),
+        require(N > 0, 'the message body is empty'),
+        require(N =< 1600, 'the message body is longer than 1600 characters'),
+        require(\+ sms_carries_code(Body), 'forwarding a one-time code by SMS is never allowed') )).
+
+sms_carries_code(Body) :- one_time_code_text(Body).
+sms_carries_code(Body) :- atom(Body), atom_codes(Body, Cs), length(Cs, N), N >= 4, N =< 8, all_digits(Cs).
+
+% --- terminal_run ------------------------------------------------------------------------------------
+
+guard('device__terminal_run', [command = C, args(A)],
+      ( require(terminal_command(C), 'not an allow-listed device command'),
+        option_value(A, args, [], Args),
+        require(\+ ( member(X, Args), private_path(X) ), 'private app data and databases are off limits') )).
+
+terminal_command(C) :-
+    member(C, [getprop, date, uptime, whoami, id, ls, df, ps, 'pm list packages', 'dumpsys battery',
+               'wm size', 'wm density', 'settings get', echo, cat]).
+
+private_path(X) :- atom(X), sub_atom(X, 0, _, _, '/data/').
+private_path(X) :- atom(X), sub_atom(X, _, _, _, '/Android/data/').
+private_path(X) :- atom(X), sub_atom(X, _, _, _, 'shared_prefs').
+private_path(X) :- atom(X), sub_atom(X, _, _, 0, '.db').
+
+% --- text classifiers --------------------------------------------------------------------------------
+
+% A one-time code: the words code/otp/verification together with a 4-8 digit run. (A bare number is
+% only treated as a code in an SMS body: typed into a field it is usually an amount or a PIN prompt.)
+one_time_code_text(T) :-
+    atom(T), downcase_atom(T, L),
+    ( sub_atom(L, _, _, _, code) ; sub_atom(L, _, _, _, otp) ; sub_atom(L, _, _, _, verification) ),
+    digit_run(L, N), N >= 4, N =< 8, !.
+
+% A card number: 13-19 digits (spaces and dashes allowed between them) passing the Luhn check.
+card_number_text(T) :-
+    atom(T), atom_codes(T, Cs), digits_only(Cs, Ds), length(Ds, N), N >= 13, N =< 19, luhn(Ds).
+
+digit_run(L, Max) :-
+    atom_codes(L, Cs), runs(Cs, 0, 0, Max).
+runs([], Cur, Best, Max) :- Max is max(Cur, Best).
+runs([C|Cs], Cur, Best, Max) :-
+    ( code_type(C, digit) -> Cur1 is Cur + 1, runs(Cs, Cur1, Best, Max)
+    ; Best1 is max(Cur, Best), runs(Cs, 0, Best1, Max) ).
+
+all_digits([]).
+all_digits([C|Cs]) :- code_type(C, digit), all_digits(Cs).
+
+digits_only([], []).
+digits_only([C|Cs], [D|Ds]) :- code_type(C, digit(D)), !, digits_only(Cs, Ds).
+digits_only([C|Cs], Ds) :- memberchk(C, [0' , 0'-]), digits_only(Cs, Ds).
+
+luhn(Ds) :-
+    reverse(Ds, R), luhn_sum(R, 0, S), S mod 10 =:= 0.
+luhn_sum([], _, 0).
+luhn_sum([D|Ds], I, S) :-
+    I1 is I + 1, luhn_sum(Ds, I1, S0),
+    ( I mod 2 =:= 1 -> D2 is D * 2, ( D2 > 9 -> V is D2 - 9 ; V = D2 ) ; V = D ),
+    S is S0 + V.
