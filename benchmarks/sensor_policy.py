@@ -9,6 +9,7 @@ Prints p50/p99 latency per request and requests per second. Usage: python benchm
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -19,12 +20,13 @@ import anyio
 from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from device_tools.sensors.bridge import SensorBridge  # noqa: E402
-from device_tools.sensors.database import SensorDatabase  # noqa: E402
-from device_tools.sensors.kinds import Scope, SensorKind  # noqa: E402
-from device_tools.sensors.server import create_server  # noqa: E402
-from device_tools.sensors.sources.simulated import SimulatedSource  # noqa: E402
-from sentinel_mcp.gateway.builtin import BuiltinContext  # noqa: E402
+from device_tools.sensors.bridge import SensorBridge
+from device_tools.sensors.database import SensorDatabase
+from device_tools.sensors.errors import SensorError
+from device_tools.sensors.kinds import Scope, SensorKind
+from device_tools.sensors.server import create_server
+from device_tools.sensors.sources.simulated import SimulatedSource
+from sentinel_mcp.gateway.builtin import BuiltinContext
 
 
 class Ticker:
@@ -65,10 +67,8 @@ async def main(n: int) -> None:
         rows.append(("bridge: allowed (stored+audited)", await timed(n, lambda: bridge.handle(req, "bench"))))
 
         async def denied():
-            try:
+            with contextlib.suppress(SensorError):
                 await bridge.handle(req, "stranger")
-            except Exception:
-                pass
         rows.append(("bridge: denied (no consent)", await timed(n, denied)))
 
         for mode in ("legacy", "auto"):
@@ -78,7 +78,7 @@ async def main(n: int) -> None:
             async with Client(server, mode=mode) as c:
                 args = {"sensor": "compass", "policy_tag": "bench"}
 
-                async def call():
+                async def call(c=c, args=args):
                     r = await c.call_tool("sensor_read", args)
                     assert r.is_error and r.structured_content["error"] == "consent_required"
                 rows.append((f"MCP in-process {mode}: refused+audited", await timed(n, call)))

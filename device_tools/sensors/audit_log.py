@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.messages import iso_utc

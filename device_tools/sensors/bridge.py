@@ -7,16 +7,22 @@ outcome, writes exactly one audit row.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from device_tools.sensors.audit_log import AuditLog
 from device_tools.sensors.consent_registry import Consent, ConsentRegistry
 from device_tools.sensors.database import SensorDatabase
-from device_tools.sensors.errors import (ConsentDeclined, ConsentRequired, InvalidRequest, SensorError,
-                                         SourceUnavailable)
-from device_tools.sensors.kinds import MAX_RATE_HZ, Scope, SensorKind, parse_scope, parse_sensor
+from device_tools.sensors.errors import (
+    ConsentDeclined,
+    ConsentRequired,
+    InvalidRequest,
+    SensorError,
+    SourceUnavailable,
+)
+from device_tools.sensors.kinds import MAX_RATE_HZ, Scope, SensorKind
 from device_tools.sensors.messages import SensorRequest, SensorResponse, iso_utc
 from device_tools.sensors.rate_limiter import RateLimiter
 from device_tools.sensors.reading_vault import ReadingVault
@@ -88,7 +94,7 @@ class SensorBridge:
                         "throttled": "throttled"}.get(e.code, "failed")
             self._audit(raw, requester, decision, f"{e.code}: {e.message}", [], req)
             raise
-        except Exception as e:  # a source bug must not leak a traceback or crash the server
+        except Exception as e:  # noqa: BLE001 - a source bug must not leak a traceback or crash the server
             err = SourceUnavailable(f"{self.source.name} failed reading {req.sensor.value}: {type(e).__name__}: {e}")
             self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req)
             raise err from None

@@ -26,7 +26,7 @@ class Scope(str, Enum):
     def level(self) -> int:
         return _SCOPE_LEVEL[self]
 
-    def covers(self, other: "Scope") -> bool:
+    def covers(self, other: Scope) -> bool:
         """A grant at this scope allows a request at ``other`` (same or coarser)."""
         return self.level >= other.level
 

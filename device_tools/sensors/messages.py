@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import math
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -38,7 +39,7 @@ class SensorRequest(BaseModel):
     @field_validator("rate")
     @classmethod
     def _finite(cls, v: float | None) -> float | None:
-        if v is not None and v != v:  # NaN
+        if v is not None and math.isnan(v):
             raise ValueError("rate must be a number")
         return v
 
@@ -60,4 +61,4 @@ class SensorResponse(BaseModel):
 
 
 def iso_utc(epoch_seconds: float) -> str:
-    return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(epoch_seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from device_tools.sensors.errors import Throttled
 from device_tools.sensors.kinds import MAX_RATE_HZ, SensorKind

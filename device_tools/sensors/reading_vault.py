@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.messages import SensorResponse

@@ -10,7 +10,8 @@ Consent is asked through MCP elicitation with the era-portable ``Resolve``/``Eli
 import contextlib
 import json
 import logging
-from typing import Annotated, Any, AsyncIterator, Literal
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.elicitation import AcceptedElicitation, ElicitationResult

@@ -24,13 +24,13 @@ class SensorSettings(BaseModel):
     consent_by_elicitation: bool = True  # ask the user when no consent is stored
 
     @model_validator(mode="after")
-    def _retention_order(self) -> "SensorSettings":
+    def _retention_order(self) -> SensorSettings:
         if self.default_retention > self.max_retention:
             raise ValueError("default_retention must not exceed max_retention")
         return self
 
     @classmethod
-    def from_section(cls, section: dict[str, Any] | None, where: str = "sentinel.sensors") -> "SensorSettings":
+    def from_section(cls, section: dict[str, Any] | None, where: str = "sentinel.sensors") -> SensorSettings:
         try:
             return cls.model_validate(section or {})
         except ValidationError as e:

@@ -9,9 +9,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # sensors_fake_adb (the suite uses --import-mode=importlib)
 
-from device_tools.sensors.bridge import SensorBridge  # noqa: E402
-from device_tools.sensors.database import SensorDatabase  # noqa: E402
-from device_tools.sensors.sources.simulated import START_EPOCH, SimulatedSource  # noqa: E402
+from device_tools.sensors.bridge import SensorBridge
+from device_tools.sensors.database import SensorDatabase
+from device_tools.sensors.sources.simulated import START_EPOCH, SimulatedSource
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

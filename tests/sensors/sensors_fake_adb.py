@@ -35,7 +35,7 @@ class FakeAdbServer:
                 w.write(b"OKAY" + _block("".join(f"{s}\tdevice\n" for s in self.serials).encode()))
             elif cmd.startswith("host-serial:") and cmd.endswith(":features"):
                 w.write(b"OKAY" + _block(b"cmd,stat_v2"))  # no shell_v2: adbutils uses plain shell:
-            elif cmd.startswith("host:tport:serial:") or cmd.startswith("host:transport:"):
+            elif cmd.startswith(("host:tport:serial:", "host:transport:")):
                 serial = cmd.rsplit(":", 1)[-1]
                 if serial not in self.serials:
                     w.write(b"FAIL" + _block(f"device '{serial}' not found".encode()))
@@ -57,7 +57,7 @@ class FakeAdbServer:
         finally:
             w.close()
 
-    def start(self) -> "FakeAdbServer":
+    def start(self) -> FakeAdbServer:
         ready = threading.Event()
 
         async def main() -> None:

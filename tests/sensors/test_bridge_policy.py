@@ -9,8 +9,13 @@ import pytest
 
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
-from device_tools.sensors.errors import (ConsentDeclined, ConsentRequired, InvalidRequest, SourceUnavailable,
-                                         Throttled)
+from device_tools.sensors.errors import (
+    ConsentDeclined,
+    ConsentRequired,
+    InvalidRequest,
+    SourceUnavailable,
+    Throttled,
+)
 from device_tools.sensors.kinds import MAX_RATE_HZ, Scope, SensorKind
 from device_tools.sensors.messages import SensorRequest, SensorResponse
 

@@ -49,8 +49,14 @@ async def test_cli_grant_is_seen_by_the_server_and_revoke_removes_it(config_file
     assert [(r["decision"], r["policy_tag"]) for r in out["audit"]] == [("allowed", "t")]
 
 
-def test_cli_read(config_file, capsys, monkeypatch):
-    monkeypatch.setattr(sys, "stdin", open("/dev/null"))  # not a terminal: never prompts
+def test_cli_read(config_file, capsys, monkeypatch, tmp_path):
+    (tmp_path / "empty-input").write_text("")
+    with open(tmp_path / "empty-input") as not_a_tty:
+        monkeypatch.setattr(sys, "stdin", not_a_tty)  # never prompts
+        _cli_read(config_file, capsys)
+
+
+def _cli_read(config_file, capsys):
     code, out, err = run(capsys, "-c", str(config_file), "sensors", "read", "location", "--scope", "minimal")
     assert code == 1 and out is None and "consent_required" in err
     code, out, err = run(capsys, "-c", str(config_file), "sensors", "read", "battery", "--scope", "standard", "--yes")

@@ -8,8 +8,11 @@ from conftest import recorded
 from device_tools.sensors.errors import MalformedOutput, NoReading
 from device_tools.sensors.parsers.dumpsys_battery import parse_dumpsys_battery
 from device_tools.sensors.parsers.dumpsys_location import best_fix, parse_dumpsys_location, parse_uptime
-from device_tools.sensors.parsers.dumpsys_sensorservice import (latest_event_for, parse_recent_events,
-                                                                parse_sensor_list)
+from device_tools.sensors.parsers.dumpsys_sensorservice import (
+    latest_event_for,
+    parse_recent_events,
+    parse_sensor_list,
+)
 from device_tools.sensors.parsers.numbers import android_duration_ms
 
 

@@ -6,8 +6,13 @@ import pytest
 from conftest import recorded
 
 from device_tools.sensors.errors import MalformedOutput, NoReading, SourceUnavailable
-from device_tools.sensors.parsers.termux_json import (parse_termux_battery, parse_termux_location,
-                                                      parse_termux_sensor_list, parse_termux_sensor_sample)
+from device_tools.sensors.parsers.termux_json import (
+    parse_termux_battery,
+    parse_termux_location,
+    parse_termux_sensor_list,
+    parse_termux_sensor_sample,
+    parse_termux_wifi_scan,
+)
 
 
 def test_location():
@@ -58,3 +63,16 @@ def test_malformed_sensor_values():
         parse_termux_sensor_sample('{"Light": {"values": ["bright"]}}', "Light")
     with pytest.raises(MalformedOutput):
         parse_termux_sensor_list('{"sensors": "all"}')
+
+
+def test_wifi_scan_as_nearby_devices():
+    nearby = parse_termux_wifi_scan(recorded("termux_wifi_scaninfo.json"))
+    assert nearby == {"devices": [
+        {"name": "CoffeeShop-Guest", "address": "3c:84:6a:9e:10:22", "kind": "wifi", "rssi": -71.0},
+        {"name": None, "address": "f4:5c:89:12:ab:01", "kind": "wifi", "rssi": -48.0}]}  # hidden SSID
+    assert parse_termux_wifi_scan("[]") == {"devices": []}
+    with pytest.raises(SourceUnavailable, match="Location needs to be enabled"):
+        parse_termux_wifi_scan('{"API_ERROR": "Location needs to be enabled on the device"}')
+    for bad in ("", "[1, 2]", '{"ssid": "x"}', "not json"):
+        with pytest.raises(MalformedOutput):
+            parse_termux_wifi_scan(bad)

@@ -157,6 +157,8 @@ def test_bad_settings_name_the_key(tmp_path, mode):
         server(tmp_path, adb_port=70000)
     with pytest.raises(ConfigError, match="sentinel.sensors.colour"):
         server(tmp_path, colour="blue")
+    with pytest.raises(ConfigError, match="default_retention must not exceed max_retention"):
+        server(tmp_path, default_retention=7200, max_retention=3600)
 
 
 async def test_through_the_sentinel_gateway(tmp_path, mode):

@@ -36,6 +36,7 @@ def termux(tmp_path: Path) -> Path:
     b.mkdir()
     script(b, "termux-location", f"cat {FIXTURES / 'termux_location.json'}")
     script(b, "termux-battery-status", f"cat {FIXTURES / 'termux_battery.json'}")
+    script(b, "termux-wifi-scaninfo", f"cat {FIXTURES / 'termux_wifi_scaninfo.json'}")
     script(b, "termux-sensor", f"""
 case "$1" in
   -l) cat {FIXTURES / 'termux_sensor_list.json'} ;;
@@ -59,13 +60,15 @@ async def test_location_battery_and_sensors(termux):
     assert (motion["x"], motion["y"], motion["z"]) == (0.11, 9.79, 0.21)
     assert (await src.read(SensorKind.compass)).values["heading"] == 0.0  # field along +y: facing north
     assert (await src.read(SensorKind.ambient_light)).values["lux"] == 95.0
+    assert len((await src.read(SensorKind.nearby_devices)).values["devices"]) == 2
     log = calls(termux)
     assert "termux-location -p gps -r once" in log
     reads = [c for c in log if c.startswith("termux-sensor -s")]
     assert reads and all(c.endswith("-n 1") for c in reads)  # one sample each: no listener left running
     assert "termux-sensor -s ICM45631 Accelerometer -n 1" in reads  # not the Uncalibrated/Linear one
     assert await src.available() == {SensorKind.location, SensorKind.battery, SensorKind.motion,
-                                     SensorKind.compass, SensorKind.ambient_light, SensorKind.barometer}
+                                     SensorKind.compass, SensorKind.ambient_light, SensorKind.barometer,
+                                     SensorKind.nearby_devices}
 
 
 async def test_a_hanging_sensor_times_out_and_releases_listeners(termux):

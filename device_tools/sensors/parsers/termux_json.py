@@ -94,5 +94,23 @@ def parse_termux_sensor_sample(text: str, name: str) -> list[float]:
     raise NoReading(f"termux-sensor: no sample of {name!r} in the output")
 
 
+def parse_termux_wifi_scan(text: str) -> dict[str, Any]:
+    """``termux-wifi-scaninfo`` (a JSON array of access points) as nearby devices."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        json_objects(text, "termux-wifi-scaninfo")  # raises the API error or MalformedOutput
+        raise MalformedOutput("termux-wifi-scaninfo: output is not JSON") from None
+    if isinstance(data, dict):
+        json_objects(text, "termux-wifi-scaninfo")  # {"API_ERROR": ...}
+        raise MalformedOutput("termux-wifi-scaninfo: expected a JSON array")
+    if not isinstance(data, list) or not all(isinstance(ap, dict) for ap in data):
+        raise MalformedOutput("termux-wifi-scaninfo: expected a JSON array of access points")
+    return {"devices": [{"name": ap.get("ssid") or None, "address": ap.get("bssid"), "kind": "wifi",
+                         "rssi": _num(ap.get("rssi"))} for ap in data]}
+
+
 def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None

@@ -6,15 +6,26 @@ from __future__ import annotations
 import math
 import socket
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import anyio.to_thread
 
-from device_tools.sensors.errors import MalformedOutput, NoReading, SensorError, SensorUnsupported, SourceUnavailable
+from device_tools.sensors.errors import (
+    MalformedOutput,
+    NoReading,
+    SensorError,
+    SensorUnsupported,
+    SourceUnavailable,
+)
 from device_tools.sensors.kinds import SensorKind
 from device_tools.sensors.parsers.dumpsys_battery import parse_dumpsys_battery
 from device_tools.sensors.parsers.dumpsys_location import best_fix, parse_uptime
-from device_tools.sensors.parsers.dumpsys_sensorservice import TYPE_TO_KIND, latest_event_for, parse_sensor_list
+from device_tools.sensors.parsers.dumpsys_sensorservice import (
+    TYPE_TO_KIND,
+    latest_event_for,
+    parse_sensor_list,
+)
 from device_tools.sensors.reading import Reading
 
 KIND_TO_TYPE = {kind: android for android, kind in TYPE_TO_KIND.items()}

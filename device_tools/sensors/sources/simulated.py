@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from device_tools.sensors.errors import SensorUnsupported
 from device_tools.sensors.kinds import SensorKind

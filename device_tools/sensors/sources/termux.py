@@ -9,15 +9,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import shutil
+import signal
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from device_tools.sensors.errors import SensorUnsupported, SourceUnavailable
 from device_tools.sensors.kinds import SensorKind
-from device_tools.sensors.parsers.termux_json import (parse_termux_battery, parse_termux_location,
-                                                      parse_termux_sensor_list, parse_termux_sensor_sample)
+from device_tools.sensors.parsers.termux_json import (
+    parse_termux_battery,
+    parse_termux_location,
+    parse_termux_sensor_list,
+    parse_termux_sensor_sample,
+    parse_termux_wifi_scan,
+)
 from device_tools.sensors.reading import Reading
 from device_tools.sensors.sources.adb import values_from_event
 
@@ -57,7 +63,7 @@ class TermuxSource:
                                                     start_new_session=True)  # so a timeout kills the whole group
         try:
             out, err = await asyncio.wait_for(proc.communicate(), self._timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)  # the wrapper script and the termux-api child it spawned
             await proc.wait()
@@ -76,7 +82,7 @@ class TermuxSource:
             proc = await asyncio.create_subprocess_exec(exe, "-c", stdout=asyncio.subprocess.DEVNULL,
                                                         stderr=asyncio.subprocess.DEVNULL)
             await asyncio.wait_for(proc.wait(), 5)
-        except (OSError, asyncio.TimeoutError, SourceUnavailable):
+        except (TimeoutError, OSError, SourceUnavailable):
             pass  # best effort: the listener dies with the Termux:API service anyway
 
     async def _names(self) -> dict[SensorKind, str]:
@@ -94,7 +100,8 @@ class TermuxSource:
 
     async def available(self) -> set[SensorKind]:
         kinds: set[SensorKind] = set()
-        for kind, command in ((SensorKind.location, "termux-location"), (SensorKind.battery, "termux-battery-status")):
+        for kind, command in ((SensorKind.location, "termux-location"), (SensorKind.battery, "termux-battery-status"),
+                              (SensorKind.nearby_devices, "termux-wifi-scaninfo")):
             try:
                 self._which(command)
                 kinds.add(kind)
@@ -113,6 +120,8 @@ class TermuxSource:
             values = parse_termux_location(await self._run("termux-location", "-p", "gps", "-r", "once"))
         elif sensor is SensorKind.battery:
             values = parse_termux_battery(await self._run("termux-battery-status"))
+        elif sensor is SensorKind.nearby_devices:  # Wi-Fi access points in range
+            values = parse_termux_wifi_scan(await self._run("termux-wifi-scaninfo"))
         elif sensor in _NAME_RULES:
             name = (await self._names()).get(sensor)
             if name is None:
