@@ -22,7 +22,7 @@ from device_tools.sensors.errors import (
     SensorError,
     SourceUnavailable,
 )
-from device_tools.sensors.kinds import MAX_RATE_HZ, Scope, SensorKind
+from device_tools.sensors.kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
 from device_tools.sensors.messages import SensorRequest, SensorResponse, iso_utc
 from device_tools.sensors.rate_limiter import RateLimiter
 from device_tools.sensors.reading_vault import ReadingVault
@@ -62,13 +62,14 @@ class SensorBridge:
             return None  # handle() reports the bad argument; asking the user about it would be pointless
         if self._covering(requester, req.sensor, req.scope):
             return None
-        scoped = req.sensor in (SensorKind.location, SensorKind.battery, SensorKind.nearby_devices)
-        scope_text = f" at {req.scope.value} scope" if scoped else ""
+        scope_text = f" at {req.scope.value} scope" if req.sensor.value in SCOPED_SENSORS else ""
         return f"Allow {requester!r} to read your {req.sensor.value}{scope_text}?"
 
     def _covering(self, requester: str, sensor: SensorKind, scope: Scope) -> Consent | None:
         consent = self.consents.current(requester, sensor)
-        return consent if consent is not None and consent.scope.covers(scope) else None
+        if consent is None:
+            return None
+        return consent if sensor.value not in SCOPED_SENSORS or consent.scope.covers(scope) else None
 
     # --- the pipeline ------------------------------------------------------------------------------
 
@@ -147,8 +148,6 @@ class SensorBridge:
     # --- inventory ---------------------------------------------------------------------------------
 
     async def sensor_list(self) -> dict[str, Any]:
-        from device_tools.sensors.kinds import DESCRIPTIONS
-
         error = None
         try:
             available = await self.source.available()

@@ -31,6 +31,9 @@ class Scope(str, Enum):
         return self.level >= other.level
 
 
+# sensors whose payload depends on the scope; for the others (design: "N/A") the scope changes nothing
+SCOPED_SENSORS = frozenset({"location", "battery", "nearby_devices"})
+
 _SCOPE_LEVEL = {Scope.minimal: 0, Scope.standard: 1, Scope.detailed: 2}
 
 # Max samples per second per sensor (design table). Battery is not in the table; 1 Hz is plenty for it.

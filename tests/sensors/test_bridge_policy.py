@@ -161,11 +161,16 @@ async def test_nearby_devices_scopes_hide_identifiers(make_bridge):
 
 
 @pytest.mark.parametrize("sensor", ["motion", "compass", "ambient_light", "barometer"])
-async def test_sensors_without_scope_levels_have_no_redactions(make_bridge, sensor):
+async def test_sensors_without_scope_levels_have_no_redactions(make_bridge, clock, sensor):
     bridge = make_bridge()
     grant(bridge, sensor, "minimal")
     resp = await bridge.handle(req(sensor, "minimal"), "agent-a")
     assert resp.redactions == [] and resp.payload
+    clock.advance(1)
+    # no scope levels ("N/A" in the design): a minimal grant covers any requested scope, same payload keys
+    detailed = await bridge.handle(req(sensor, "detailed"), "agent-a")
+    assert detailed.redactions == [] and set(detailed.payload) == set(resp.payload)
+    assert bridge.consent_question("agent-b", req(sensor)) == f"Allow 'agent-b' to read your {sensor}?"
 
 
 # --- rate limits -------------------------------------------------------------------------------------
