@@ -1,0 +1,61 @@
+% rulebases/swarm.pl — guards for the swarm built-in (sentinel_mcp/swarm), mounted as `swarm`.
+%
+% The built-in enforces its own hard caps (80 model calls, 200,000 tokens, 90 minutes, 25 steps,
+% 3 retries, 50 KB per file), breakers, path safety and one build at a time. This rulebase adds what
+% the gateway demands before a build even starts: the user confirms it, and the caps the caller asks
+% for stay within policy. To tighten the policy, add a lower swarm_cap/2 in a site rulebase (the
+% lowest cap of a name wins, so files compose): a call that asks for more is denied; a call that names
+% no cap gets the built-in's own configured caps (sentinel.swarm.limits, also lowerable only).
+
+% --- policy caps ------------------------------------------------------------------------------------
+
+swarm_cap(max_steps, 25).
+swarm_cap(max_model_calls, 80).
+swarm_cap(max_tokens, 200000).
+swarm_cap(max_minutes, 90).
+
+% the effective cap of a name: the lowest one any loaded rulebase declares
+cap_of(Name, Cap) :-
+    findall(C, swarm_cap(Name, C), Caps),
+    min_list(Caps, Cap).
+
+% an optional cap argument is absent (null) or a number at most the policy's cap
+within_cap(A, Name) :-
+    cap_of(Name, Cap),
+    option_value(A, Name, null, V),
+    ( V == null -> true ; number(V), V =< Cap ).
+
+% a cap argument the call names is within policy; the reason says which cap, and its value
+cap_ok(A, Name) :-
+    cap_of(Name, Cap),
+    format(atom(Reason), '~w must be at most ~w (policy cap)', [Name, Cap]),
+    require(within_cap(A, Name), Reason).
+
+% --- swarm_build ------------------------------------------------------------------------------------
+
+guard('swarm__swarm_build', [spec = Spec, args(A)],
+      ( cap_ok(A, max_steps),
+        cap_ok(A, max_model_calls),
+        cap_ok(A, max_tokens),
+        cap_ok(A, max_minutes),
+        require(json_get(Spec, app_name, Name), 'the spec needs an app_name'),
+        require(json_get(Spec, package_name, Package), 'the spec needs a package_name'),
+        confirmed('Build the Android app "~w" (~w)? It may use up to 80 model calls and 200,000 tokens.',
+                  [Name, Package]) )).
+
+% --- swarm_cancel -----------------------------------------------------------------------------------
+
+% Cancelling ends the build FAILED (its files and audit trail are kept): the user says so.
+guard('swarm__swarm_cancel', [task_id = T],
+      confirmed('Cancel the swarm build ~w? It ends as FAILED and keeps what it made so far.', [T])).
+
+% --- state of a build, for rules and symbolic queries ---------------------------------------------
+
+% swarm_status and swarm_list are read-only (MCP readOnlyHint) and need no guard.
+binding(swarm_task_state(T, S), tool('swarm__swarm_status', [task_id = T]),
+        extract([S = '/state']), [ttl(5)]).
+binding(swarm_task_app(T, N), tool('swarm__swarm_status', [task_id = T]),
+        extract([N = '/spec/app_name']), [ttl(600)]).
+
+swarm_task_finished(T) :- swarm_task_state(T, 'COMPLETED').
+swarm_task_finished(T) :- swarm_task_state(T, 'FAILED').

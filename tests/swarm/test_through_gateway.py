@@ -1,0 +1,69 @@
+"""A build through Sentinel itself: the gateway, rulebases/swarm.pl under the real policy guard, the user's
+confirmation by elicitation, and progress notifications relayed to the client."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import FAST_OPENAI
+from mcp import Client
+from mcp.types import ElicitResult
+from scripted_model import FILES, SPEC
+
+from sentinel_mcp.config import parse_config
+from sentinel_mcp.paths import RULEBASES_DIR
+
+pytestmark = [pytest.mark.timeout(120), pytest.mark.parametrize("mode", ["legacy", "auto"])]
+
+
+async def test_build_needs_confirmation_respects_caps_and_reports_progress(tmp_path, model_server, monkeypatch,
+                                                                          mode) -> None:
+    from sentinel_mcp.gateway.runtime import running_gateway
+
+    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
+    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
+    site = tmp_path / "site.pl"  # a stricter site policy composes with the shipped one: the lowest cap wins
+    site.write_text("swarm_cap(max_steps, 8).\n")
+    config = parse_config({"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp_path), "builtins": ["swarm"], "rulebases": [str(RULEBASES_DIR / "swarm.pl"), str(site)],
+        "swarm": {"backend": "openai", "openai": FAST_OPENAI}}}, source="<test>", base_dir=tmp_path)
+    questions: list[str] = []
+    answer = {"yes": False}
+
+    async def user(context, params):
+        questions.append(params.message)
+        return ElicitResult(action="accept", content={"answer": answer["yes"]})
+
+    progress: list[str] = []
+
+    async def on_progress(p, total, message):
+        progress.append(message or "")
+
+    async with running_gateway(config) as rt:
+        assert not rt.problems
+        async with Client(rt.front.server, mode=mode, elicitation_callback=user) as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+            assert {"swarm__swarm_build", "swarm__swarm_status", "swarm__swarm_list", "swarm__swarm_cancel"} <= names
+
+            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "max_steps": 12})
+            assert r.is_error and "max_steps must be at most 8 (policy cap)" in r.content[0].text
+            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "max_model_calls": 81})  # schema: le=80
+            assert r.is_error and "max_model_calls" in r.content[0].text
+            assert questions == [] and model_server.requests == []
+
+            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})  # the user says no
+            assert r.is_error
+            assert questions == ['Build the Android app "Notes" (com.example.notes)? It may use up to 80 model '
+                                 'calls and 200,000 tokens.']
+            assert model_server.requests == []
+
+            answer["yes"] = True
+            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True, "max_steps": 8},
+                                  progress_callback=on_progress)
+            assert not r.is_error, r.content
+            assert r.structured_content["state"] == "COMPLETED"
+            assert sorted(r.structured_content["files"]) == sorted(FILES)
+            assert progress[0] == "[PLANNING] planning" and progress[-1].startswith("[COMPLETED]")
+            task_id = r.structured_content["task_id"]
+
+            r = await c.call_tool("swarm__swarm_status", {"task_id": task_id})  # read-only: no question
+            assert not r.is_error and r.structured_content["state"] == "COMPLETED" and len(questions) == 2
