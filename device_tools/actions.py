@@ -31,11 +31,13 @@ class Target(BaseModel):
     checked: bool = False
     editable: bool = False
     password: bool = False
+    hint: str = ""  # labels inside an unlabeled container (a settings row, a list item)
 
     @classmethod
     def of(cls, e: Element) -> "Target":
         return cls(id=e.id, text=e.text, desc=e.desc, resource_id=e.resource_id, cls=e.cls, package=e.package,
-                   checkable=e.checkable, checked=e.checked, editable=e.editable, password=e.password)
+                   checkable=e.checkable, checked=e.checked, editable=e.editable, password=e.password,
+                   hint=e.hint)
 
 
 class ProposedAction(BaseModel):
@@ -55,7 +57,8 @@ class ProposedAction(BaseModel):
         """One line for a confirmation prompt. Typed text is shown, but never a password's."""
         what = self.kind.replace("_", " ")
         if self.target is not None:
-            label = self.target.text or self.target.desc or self.target.resource_id.rsplit("/", 1)[-1] or self.target.cls
+            label = (self.target.text or self.target.desc or self.target.hint.split(" | ")[0]
+                     or self.target.resource_id.rsplit("/", 1)[-1] or self.target.cls)
             what += f" on {label!r}"
             if self.target.package:
                 what += f" in {self.target.package}"

@@ -132,7 +132,7 @@ class Actuator:
                 outcome = await confirm_by_volume_up(self.gate, ctx, question, self.confirm_timeout)
             else:
                 decision["confirmation"] = "elicitation"
-                outcome = await confirm_by_elicitation(ctx, question, action.digest)
+                outcome = await confirm_by_elicitation(ctx, question, action.digest, self.confirm_timeout)
                 if isinstance(outcome, InputRequiredResult):
                     return outcome  # the client answers and retries this same call
             decision["answer"] = outcome
@@ -140,7 +140,8 @@ class Actuator:
                 why = {
                     "declined": "the user declined",
                     "cancelled": "the user dismissed the confirmation",
-                    "timeout": f"no Volume Up press within {self.confirm_timeout:g}s",
+                    "timeout": f"no {'Volume Up press' if self.physical_confirmation else 'answer'} "
+                               f"within {self.confirm_timeout:g}s",
                     "unavailable": "confirmation needed but this client cannot be asked (no elicitation); "
                     "enable elicitation in the client or sentinel.device.physical_confirmation",
                 }[outcome]

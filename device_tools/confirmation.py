@@ -5,7 +5,8 @@ Elicitation, era-portable by hand (the question depends on the firewall's verdic
 - 2026-07-28 connections: return ``InputRequiredResult`` with one form question under
   ``device_confirm`` and the action digest in ``request_state`` (MCPServer seals it); the client
   answers and retries the same call, and the answer only counts for the same action digest.
-- 2025 and older: push ``elicitation/create`` with ``ctx.elicit``.
+- 2025 and older: push ``elicitation/create`` with ``ctx.elicit``; no answer within the timeout denies.
+  (On 2026 connections an answer that never comes is simply a retry that never happens: nothing runs.)
 Physical: the phone shows nothing new; the caller is told (progress message) to press Volume Up,
 and ``getevent`` is watched until the deadline. A timeout denies.
 """
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
+
+import anyio
 from typing import Any, Literal
 
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
@@ -47,7 +50,7 @@ def _outcome_of(action: str, content: dict[str, Any] | None) -> Outcome:
     return "declined" if action == "decline" else "cancelled"
 
 
-async def confirm_by_elicitation(ctx: Any, message: str, digest: str) -> Outcome | InputRequiredResult:
+async def confirm_by_elicitation(ctx: Any, message: str, digest: str, timeout: float) -> Outcome | InputRequiredResult:
     if ctx is None:
         return "unavailable"
     if _modern(ctx):
@@ -66,8 +69,12 @@ async def confirm_by_elicitation(ctx: Any, message: str, digest: str) -> Outcome
                 message=message, requested_schema=CONFIRM_SCHEMA))},
             request_state=json.dumps({"digest": digest}),
         )
+    result = None
     try:
-        result = await ctx.elicit(message, ConfirmForm)
+        with anyio.move_on_after(timeout):
+            result = await ctx.elicit(message, ConfirmForm)
+        if result is None:
+            return "timeout"  # an answer that never comes denies
     except Exception as exc:  # no elicitation capability, no back channel, a transport error
         log.info("elicitation unavailable: %s", exc)
         return "unavailable"

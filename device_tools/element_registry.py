@@ -55,6 +55,7 @@ class Element:
     depth: int
     path: str
     fingerprint: str
+    hint: str = ""  # for an unlabeled container: the labels inside it ("Reset options | Reset Wi-Fi…")
 
     @property
     def center(self) -> tuple[int, int]:
@@ -67,7 +68,8 @@ class Element:
 
     @property
     def label(self) -> str:
-        return self.text or self.desc or self.resource_id.rsplit("/", 1)[-1] or f"(unlabeled {self.short_class})"
+        return (self.text or self.desc or self.hint.split(" | ")[0] or self.resource_id.rsplit("/", 1)[-1]
+                or f"(unlabeled {self.short_class})")
 
     def flags(self) -> list[str]:
         names = ("clickable", "long_clickable", "checkable", "checked", "scrollable", "editable", "password", "focused")
@@ -84,7 +86,9 @@ class Element:
             parts.append(f"desc={self.desc!r}")
         if self.resource_id:
             parts.append(f"res={self.resource_id.rsplit('/', 1)[-1]}")
-        if not (self.text or self.desc or self.resource_id):
+        if self.hint:
+            parts.append(f"contains={self.hint!r}")
+        if not (self.text or self.desc or self.resource_id or self.hint):
             parts.append("(unlabeled)")
         parts.append("@%d,%d" % self.center)
         parts.extend(self.flags())
@@ -94,7 +98,7 @@ class Element:
         return {
             "id": self.id, "index": self.index, "class": self.cls, "text": self.text, "desc": self.desc,
             "resource_id": self.resource_id, "package": self.package, "bounds": list(self.bounds),
-            "center": list(self.center), "flags": self.flags(),
+            "center": list(self.center), "flags": self.flags(), "hint": self.hint,
         }
 
 
@@ -185,14 +189,17 @@ def _is_editable(node: ET.Element) -> bool:
     return cls.endswith("EditText") or "AutoCompleteTextView" in cls or _truthy(node, "password")
 
 
-def _descendant_label(node: ET.Element) -> str:
+def _descendant_labels(node: ET.Element, limit: int = 3) -> list[str]:
+    labels: list[str] = []
     for d in node.iter():
         if d is node or _is_editable(d):
             continue
         label = d.get("text", "") or d.get("content-desc", "")
-        if label:
-            return label
-    return ""
+        if label and label not in labels:
+            labels.append(label[:60])
+            if len(labels) >= limit:
+                break
+    return labels
 
 
 def parse_dump(dump: str | bytes) -> Snapshot:
@@ -228,8 +235,8 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         pkg = node.get("package", "")
         packages[pkg] = packages.get(pkg, 0) + 1
         # An unlabeled container (a list row) is told apart by its first labelled descendant.
-        hint = "" if (text or desc) else _descendant_label(node)
-        key = (rid, cls, desc, "" if editable else text, hint, path)
+        inner = [] if (text or desc) else _descendant_labels(node)
+        key = (rid, cls, desc, "" if editable else text, inner[0] if inner else "", path)
         state = (bounds, "" if editable else text, desc, node.get("checked"), node.get("enabled"), cls)
         kept.append((_digest(*key), {
             "cls": cls, "text": text, "desc": desc, "resource_id": rid, "package": pkg, "bounds": bounds,
@@ -239,6 +246,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
             "focused": _truthy(node, "focused"), "editable": editable, "password": _truthy(node, "password"),
             "enabled": node.get("enabled", "true") == "true", "selected": _truthy(node, "selected"),
             "depth": depth, "path": path or "/", "fingerprint": _digest(*state, n=12),
+            "hint": " | ".join(inner),
         }))
     seen: dict[str, int] = {}
     elements: list[Element] = []

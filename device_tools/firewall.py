@@ -101,11 +101,13 @@ class ActionFirewall:
         if action.kind in SAFE_KINDS:
             return a
         t = action.target
-        label_texts = [t.text, t.desc, t.resource_id.rsplit("/", 1)[-1]] if t else []
+        label_texts = [t.text, t.desc, t.hint, t.resource_id.rsplit("/", 1)[-1]] if t else []
         if t is not None and t.editable:
             label_texts = [t.desc, t.resource_id.rsplit("/", 1)[-1]]  # a field's own text is user input
         words = _words(*label_texts)
-        joined = " ".join(x.lower() for x in label_texts)
+        # Phrases only on the target's own labels: a row that merely *shows* "one-time code" in a
+        # message preview is not a code entry; its words still count as keywords.
+        joined = " ".join(x.lower() for x in label_texts if not (t and x == t.hint))
         for word in sorted(words & KEYWORDS.keys()):
             risk, why = KEYWORDS[word]
             a.flag(risk, f"target mentions {word!r} ({why})")

@@ -163,3 +163,34 @@ async def test_tool_modules_on_the_simulated_phone(tmp_path):
     # Unicode goes through the SENDTO intent extra, not through `input text`.
     assert not sent.is_error and phone.sent_messages[-1].body == "Tschüss 👋"
     assert sent_box.structured_content["messages"][0]["body"] == "Tschüss 👋"
+
+
+async def test_an_elicitation_answer_that_never_comes_denies(tmp_path):
+    import anyio
+    from mcp import Client
+
+    server = sim_server(tmp_path, confirm_timeout=0.5)
+    phone = server.runtime.backend
+
+    async def never(context, params):
+        await anyio.sleep_forever()
+
+    async with Client(server, mode="legacy", elicitation_callback=never) as client:
+        r = await client.call_tool("sms_send", {"to": "+15550100", "body": "hello?"})
+    assert r.is_error and "no answer within 0.5s" in r.content[0].text
+    assert phone.sent_messages == [] and not any(c[:2] == ["am", "start"] for c in phone.commands)
+
+
+async def test_rows_are_judged_by_the_labels_inside_them(tmp_path):
+    server = sim_server(tmp_path)
+    answers = Answers("no")
+    async with connect(server, "legacy", answers) as client:
+        settings = await client.call_tool("open_app", {"package": "com.android.settings"})
+        row = element(settings, hint="Reset options")
+        r = await client.call_tool("click", {"element_id": row["id"], "snapshot_id": snapshot_id(settings)})
+        messages = await client.call_tool("open_app", {"package": "com.google.android.apps.messaging"})
+        bank_row = element(messages, hint="Bank Alerts")
+        opened = await client.call_tool("click", {"element_id": bank_row["id"], "snapshot_id": snapshot_id(messages)})
+    assert r.is_error and "reset" in answers.questions[0].lower()  # the row's own labels are read
+    assert "contains='Reset options" in settings.content[0].text
+    assert not opened.is_error and len(answers.questions) == 1  # a preview showing a code is not a code entry
