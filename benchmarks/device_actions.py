@@ -84,7 +84,7 @@ async def main(runs: int) -> None:
         argv = C.tap(*element.center)
         action = ProposedAction(kind="click", tool="click", target=Target.of(element), package=element.package)
 
-        async def run(approval):
+        async def run(approval, argv=argv):
             await rt.gate.run(argv, approval)
             return {"message": "tapped"}
 

@@ -34,7 +34,7 @@ class Target(BaseModel):
     hint: str = ""  # labels inside an unlabeled container (a settings row, a list item)
 
     @classmethod
-    def of(cls, e: Element) -> "Target":
+    def of(cls, e: Element) -> Target:
         return cls(id=e.id, text=e.text, desc=e.desc, resource_id=e.resource_id, cls=e.cls, package=e.package,
                    checkable=e.checkable, checked=e.checked, editable=e.editable, password=e.password,
                    hint=e.hint)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import anyio
@@ -65,6 +65,8 @@ class Actuator:
         self.dump_attempts = max(1, dump_attempts)
         self.dump_backoff = dump_backoff
         self.on_decision = on_decision
+        # One UI, one finger: actions run one at a time (reads and confirmations wait outside the lock).
+        self._acting = anyio.Lock()
 
     # ---- observing --------------------------------------------------------------------
     async def observe(self) -> Snapshot:
@@ -122,7 +124,7 @@ class Actuator:
             "digest": action.digest,
             "assessment": assessment.public(),
             "confirmation": "not_needed",
-            "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         decided_by = "firewall:low-risk"
         if assessment.requires_confirmation:
@@ -153,7 +155,8 @@ class Actuator:
         sent_before = len(self.gate.sent)
         started = time.monotonic()
         try:
-            data = await run(approval)
+            async with self._acting:
+                data = await run(approval)
         except StaleElement as stale:
             return self._finish(ActionOutcome("stale", f"refused as stale: {stale.reason}. Nothing was sent; here is the fresh screen.",
                                               decision | {"outcome": "stale"}, snapshot=stale.fresh))

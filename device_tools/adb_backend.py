@@ -106,7 +106,7 @@ class AdbBackend:
                     conn.conn.settimeout(min(left, 0.5))
                     try:
                         chunk = conn.conn.recv(4096)
-                    except (socket.timeout, TimeoutError):
+                    except TimeoutError:
                         continue
                     if not chunk:
                         return False  # getevent ended (device gone): never a yes

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import json
 import logging
-
-import anyio
 from typing import Any, Literal
 
+import anyio
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, Field
@@ -75,7 +74,7 @@ async def confirm_by_elicitation(ctx: Any, message: str, digest: str, timeout: f
             result = await ctx.elicit(message, ConfirmForm)
         if result is None:
             return "timeout"  # an answer that never comes denies
-    except Exception as exc:  # no elicitation capability, no back channel, a transport error
+    except Exception as exc:  # noqa: BLE001 - no elicitation capability, no back channel, a transport error
         log.info("elicitation unavailable: %s", exc)
         return "unavailable"
     if result.action == "accept":
@@ -97,7 +96,7 @@ async def confirm_by_volume_up(gate: Any, ctx: Any, message: str, timeout: float
         try:
             await ctx.report_progress(0, 1, note)
             await ctx.info(note)
-        except Exception:  # a notice that cannot be shown must not turn into a yes
-            pass
+        except Exception as exc:  # noqa: BLE001 - a notice that cannot be shown must not turn into a yes
+            log.info("could not show the Volume Up notice: %s", exc)
     pressed = await gate.wait_for_key("KEY_VOLUMEUP", timeout=timeout)
     return "confirmed" if pressed else "timeout"

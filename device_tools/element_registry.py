@@ -90,7 +90,7 @@ class Element:
             parts.append(f"contains={self.hint!r}")
         if not (self.text or self.desc or self.resource_id or self.hint):
             parts.append("(unlabeled)")
-        parts.append("@%d,%d" % self.center)
+        parts.append(f"@{self.center[0]},{self.center[1]}")
         parts.extend(self.flags())
         return " ".join(parts)
 

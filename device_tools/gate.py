@@ -24,7 +24,7 @@ class Approval:
     decided_by: str  # "policy:low-risk", "user:elicitation", "user:volume-up", ...
     allowances: list[Pattern] = field(default_factory=list)
 
-    def allow(self, *patterns: Sequence[str | None]) -> "Approval":
+    def allow(self, *patterns: Sequence[str | None]) -> Approval:
         self.allowances.extend(tuple(p) for p in patterns)
         return self
 

@@ -64,7 +64,7 @@ class ActionRiskClassifier:
         self.calls += 1
         try:
             result = await self._call_tool(CLASSIFY_TOOL, {"action": action.for_classifier(), "context": context})
-        except Exception as exc:  # the gateway, the tool or the model failed: heuristics decide
+        except Exception as exc:  # noqa: BLE001 - the gateway, the tool or the model failed: heuristics decide
             log.info("risk classifier unavailable: %s", exc)
             return None
         if getattr(result, "is_error", False):

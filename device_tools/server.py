@@ -8,6 +8,7 @@ from mcp.server.mcpserver import MCPServer
 
 from sentinel_mcp.gateway.builtin import BuiltinContext
 
+from . import ui_tools
 from .actuator import Actuator
 from .backend import DeviceBackend
 from .gate import CommandGate
@@ -15,7 +16,6 @@ from .modules import calendar, clock, contacts, messaging, notes, terminal
 from .risk_classifier import ActionRiskClassifier
 from .runtime import DeviceRuntime
 from .settings import DeviceSettings, load_settings
-from . import ui_tools
 
 INSTRUCTIONS = (
     "Controls an Android phone. Call screen_read first: it lists elements with grounded ids and a "

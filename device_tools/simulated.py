@@ -140,7 +140,7 @@ class SimulatedDevice:
         if a[:2] == ["monkey", "-p"] and len(a) >= 3:
             target = self._spec.get("apps", {}).get(a[2])
             if target is None:
-                return f"** No activities found to run, monkey aborted.\n".encode()
+                return b"** No activities found to run, monkey aborted.\n"
             self._go(target)
             return b"Events injected: 1\n"
         if a[:2] == ["am", "start"]:
@@ -235,7 +235,7 @@ class SimulatedDevice:
                 self.state.focused = (screen, k)
                 return
             if n.get("checkable") == "true" and not long:
-                self.state.toggles[(screen, k)] = not (n.get("checked") == "true")
+                self.state.toggles[(screen, k)] = n.get("checked") != "true"
                 return
             rule = self._rule_for(screen, n)
             if rule is not None and not long:
@@ -320,7 +320,7 @@ class SimulatedDevice:
             else:
                 i += 1
         action = opts.get("-a", "")
-        ok = "Starting: Intent { act=%s }\n" % action
+        ok = f"Starting: Intent {{ act={action} }}\n"
         if action == "android.intent.action.SENDTO" and opts.get("-d", "").split(":")[0] in ("sms", "smsto"):
             number = opts["-d"].split(":", 1)[1]
             name = next((n for n, num in self.contacts.items() if num == number), number)

@@ -152,22 +152,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     async def scroll(direction: Literal["up", "down", "left", "right"], ctx: Context,
                      element_id: str | None = None, snapshot_id: str | None = None) -> Result:
         """Scroll the screen, or one scrollable element, to reveal content further up/down/left/right."""
-        def plan(e: Element | None) -> list[str]:
-            x1, y1, x2, y2 = e.bounds if e is not None else (0, 0, *rt_size)
-            cx, cy = (x1 + x2) // 2, (y1 + y2) // 2
-            dx, dy = (x2 - x1) * 3 // 10, (y2 - y1) * 3 // 10
-            moves = {"down": (cx, cy + dy, cx, cy - dy), "up": (cx, cy - dy, cx, cy + dy),
-                     "right": (cx + dx, cy, cx - dx, cy), "left": (cx - dx, cy, cx + dx, cy)}
-            return C.swipe(*moves[direction], 300)
-
         if element_id is not None:
             return await on_element(ctx, "scroll", "scroll", element_id, snapshot_id or "",
-                                    lambda e: ([plan(e)], f"scrolled {direction} in {e.label!r}"))
+                                    lambda e: ([scroll_swipe(e.bounds, direction)], f"scrolled {direction} in {e.label!r}"))
         try:
-            rt_size = await _screen_size(rt)
+            width, height = await _screen_size(rt)
         except (DeviceError, ValueError) as exc:
             return error_result(str(exc))
-        return await simple(ctx, "scroll", "scroll", plan(None), f"scrolled {direction}")
+        return await simple(ctx, "scroll", "scroll", scroll_swipe((0, 0, width, height), direction), f"scrolled {direction}")
 
     @mcp.tool(annotations=NAVIGATE)
     async def swipe(x1: int, y1: int, x2: int, y2: int, ctx: Context, duration_ms: int = 300) -> Result:
@@ -232,6 +224,16 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result(str(exc))
         info = {**info, "physical_confirmation": str(rt.settings.physical_confirmation)}
         return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info)
+
+
+def scroll_swipe(bounds: tuple[int, int, int, int], direction: str) -> list[str]:
+    """A swipe over the middle 60 % of ``bounds``; "down" reveals what is below (the finger moves up)."""
+    x1, y1, x2, y2 = bounds
+    cx, cy = (x1 + x2) // 2, (y1 + y2) // 2
+    dx, dy = (x2 - x1) * 3 // 10, (y2 - y1) * 3 // 10
+    moves = {"down": (cx, cy + dy, cx, cy - dy), "up": (cx, cy - dy, cx, cy + dy),
+             "right": (cx + dx, cy, cx - dx, cy), "left": (cx - dx, cy, cx + dx, cy)}
+    return C.swipe(*moves[direction], 300)
 
 
 async def _screen_size(rt: DeviceRuntime) -> tuple[int, int]:

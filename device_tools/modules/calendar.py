@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -23,16 +23,16 @@ PROJECTION = ["_id", "title", "dtstart", "dtend", "eventLocation", "description"
 
 def parse_time(value: str, field: str) -> datetime:
     try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(value.strip())
     except ValueError:
         raise ValueError(f"{field}: {value!r} is not an ISO 8601 date-time (e.g. 2026-11-23T09:30:00Z)") from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _iso(ms: str | None) -> str | None:
     if not ms or not ms.lstrip("-").isdigit():
         return None
-    return datetime.fromtimestamp(int(ms) / 1000, timezone.utc).isoformat(timespec="minutes")
+    return datetime.fromtimestamp(int(ms) / 1000, UTC).isoformat(timespec="minutes")
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
@@ -40,7 +40,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     async def calendar_list(start: str | None = None, days: int = 7, query: str | None = None) -> CallToolResult:
         """Calendar events from `start` (ISO date-time, default now) for `days` days, optionally matching `query`."""
         try:
-            begin = parse_time(start, "start") if start else datetime.now(timezone.utc) - timedelta(hours=1)
+            begin = parse_time(start, "start") if start else datetime.now(UTC) - timedelta(hours=1)
             if not 1 <= days <= 366:
                 raise ValueError("days must be between 1 and 366")
             rows = parse_rows(await rt.gate.read(C.content_query(EVENTS, PROJECTION)), PROJECTION)

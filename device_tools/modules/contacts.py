@@ -12,7 +12,7 @@ from .. import commands as C
 from ..actions import ProposedAction
 from ..content_rows import parse_rows
 from ..errors import DeviceError
-from ..gate import CommandGate, Approval
+from ..gate import Approval, CommandGate
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import ACT, READ, Result, finish

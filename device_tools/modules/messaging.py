@@ -11,7 +11,7 @@ Unicode (it is an intent extra, not typed keys), and the user can see the messag
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -34,7 +34,7 @@ MAX_BODY = 1600  # ten SMS segments; longer is almost certainly a mistake
 
 def find_send_button(snapshot: Snapshot):
     candidates = [e for e in snapshot.elements if e.clickable and e.enabled and
-                  re.search(r"\bsend\b", f"{e.desc} {e.text} {e.resource_id.rsplit('/', 1)[-1].replace('_', ' ')}", re.I)]
+                  re.search(r"\bsend\b", f"{e.desc} {e.text} {e.resource_id.rsplit('/', 1)[-1].replace('_', ' ')}", re.IGNORECASE)]
     return candidates[-1] if candidates else None
 
 
@@ -54,7 +54,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             if needle and needle not in f"{r.get('address')} {r.get('body')}".lower():
                 continue
             ms = r.get("date") or ""
-            when = datetime.fromtimestamp(int(ms) / 1000, timezone.utc).isoformat(timespec="minutes") if ms.isdigit() else None
+            when = datetime.fromtimestamp(int(ms) / 1000, UTC).isoformat(timespec="minutes") if ms.isdigit() else None
             messages.append({"id": r["_id"], "address": r.get("address"), "body": r.get("body"), "date": when,
                              "read": r.get("read") == "1"})
             if len(messages) >= limit:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -34,7 +34,7 @@ class NoteStore:
         return db
 
     def add(self, title: str, body: str, tags: list[str]) -> int:
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
         with closing(self._db()) as db, db:
             cur = db.execute("INSERT INTO notes (title, body, tags, created) VALUES (?, ?, ?, ?)",
                              (title, body, ",".join(t.strip() for t in tags if t.strip()), now))

@@ -16,8 +16,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
 from ..actions import ProposedAction, Risk
-from ..gate import Approval
 from ..errors import DeviceError
+from ..gate import Approval
 from ..results import error_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import Result, finish

@@ -7,8 +7,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: make the helper importable
 
-from device_fake_adb import FakeAdbServer  # noqa: E402
-import helpers  # noqa: E402,F401
+import helpers  # noqa: F401
+from device_fake_adb import FakeAdbServer
 
 
 @pytest.fixture

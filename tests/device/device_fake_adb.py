@@ -35,7 +35,7 @@ class FakeAdbServer:
         self._server: asyncio.base_events.Server | None = None
 
     # ---- control ------------------------------------------------------------------
-    def start(self) -> "FakeAdbServer":
+    def start(self) -> FakeAdbServer:
         threading.Thread(target=self._thread, daemon=True).start()
         self._ready.wait(5)
         return self

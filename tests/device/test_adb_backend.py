@@ -7,10 +7,10 @@ import threading
 import time
 
 import pytest
-
-from device_tools.errors import DeviceUnavailable
-from device_tools.adb_backend import AdbBackend
 from helpers import Answers, adb_server, connect, element, snapshot_id
+
+from device_tools.adb_backend import AdbBackend
+from device_tools.errors import DeviceUnavailable
 
 pytestmark = pytest.mark.timeout(60)
 DUMP = "uiautomator dump /dev/tty"

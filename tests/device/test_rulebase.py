@@ -6,6 +6,7 @@ import contextlib
 from typing import Any
 
 import pytest
+from helpers import Answers, element, sim_server, snapshot_id
 from mcp import Client
 from mcp.types import Tool
 
@@ -14,7 +15,6 @@ from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Deny, ToolCall
 from sentinel_mcp.gateway.port import Completed, Refused
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy.guard import PolicyGuard
-from helpers import Answers, element, sim_server, snapshot_id
 
 pytestmark = pytest.mark.timeout(90)
 

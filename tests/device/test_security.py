@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 
 import pytest
+from helpers import Answers, connect, element, sim_server, snapshot_id
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel
@@ -14,7 +15,6 @@ from device_tools.errors import TextNotTypeable
 from device_tools.firewall import ActionFirewall, luhn_ok
 from device_tools.risk_classifier import ActionRiskClassifier
 from device_tools.text_input import check_typeable, decode_input_text, input_text_chunks
-from helpers import Answers, connect, element, sim_server, snapshot_id
 
 pytestmark = pytest.mark.timeout(60)
 

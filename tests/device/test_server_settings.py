@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import connect, sim_server
 from mcp import Client, StdioServerParameters
 
+from device_tools.errors import DeviceCommandFailed
 from device_tools.server import create_server
 from device_tools.termux_backend import TermuxBackend
-from device_tools.errors import DeviceCommandFailed
 from sentinel_mcp.config import ConfigError
 from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
-from helpers import connect, sim_server
 
 pytestmark = pytest.mark.timeout(60)
 ROOT = Path(__file__).parents[2]
