@@ -21,23 +21,29 @@ from device_tools.element_registry import parse_dump
 from device_tools.server import create_server
 from sentinel_mcp.gateway.builtin import BuiltinContext
 
-FLAGS = ('checkable="false" checked="false" enabled="true" focused="false" long-clickable="false" '
-         'password="false" selected="false"')
+FLAGS = (
+    'checkable="false" checked="false" enabled="true" focused="false" long-clickable="false" '
+    'password="false" selected="false"'
+)
 
 
 def generated_dump(nodes: int = 500) -> str:
     """A realistic shape: nested layouts holding list rows (row + icon + title + subtitle) and buttons."""
     out, count, y = [], 0, 0
 
-    def node(cls: str, text: str, rid: str, clickable: bool, scrollable: bool = False, close: bool = True) -> str:
+    def node(
+        cls: str, text: str, rid: str, clickable: bool, scrollable: bool = False, close: bool = True
+    ) -> str:
         nonlocal count, y
         count += 1
         y += 4
         b = f"[0,{y % 2300}][1080,{y % 2300 + 90}]"
         tail = " />" if close else ">"
-        return (f'<node index="{count}" text="{text}" resource-id="com.bench:id/{rid}" class="android.widget.{cls}" '
-                f'package="com.bench" content-desc="" clickable="{str(clickable).lower()}" focusable="{str(clickable).lower()}" '
-                f'scrollable="{str(scrollable).lower()}" {FLAGS} bounds="{b}"{tail}')
+        return (
+            f'<node index="{count}" text="{text}" resource-id="com.bench:id/{rid}" class="android.widget.{cls}" '
+            f'package="com.bench" content-desc="" clickable="{str(clickable).lower()}" focusable="{str(clickable).lower()}" '
+            f'scrollable="{str(scrollable).lower()}" {FLAGS} bounds="{b}"{tail}'
+        )
 
     out.append(node("FrameLayout", "", "root", False, close=False))
     out.append(node("RecyclerView", "", "list", False, scrollable=True, close=False))
@@ -53,7 +59,11 @@ def generated_dump(nodes: int = 500) -> str:
     while count < nodes:
         out.append(node("Button", f"Action {count}", "action", True))
     out.append("</node>")
-    return "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">" + "".join(out) + "</hierarchy>"
+    return (
+        "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+        + "".join(out)
+        + "</hierarchy>"
+    )
 
 
 def timed(samples: list[float]) -> str:
@@ -69,7 +79,9 @@ async def main(runs: int) -> None:
         t = time.perf_counter()
         snap = parse_dump(dump)
         parse_samples.append(time.perf_counter() - t)
-    rows = [(f"registry build, {node_count}-node dump ({len(snap.elements)} elements kept)", timed(parse_samples))]
+    rows = [
+        (f"registry build, {node_count}-node dump ({len(snap.elements)} elements kept)", timed(parse_samples))
+    ]
 
     # Direct: the actuator's Python API (dump, staleness check, firewall, gate, tap, dump for the new view).
     server = create_server(BuiltinContext(name="device", data_dir=Path(tempfile.mkdtemp())))
@@ -82,7 +94,9 @@ async def main(runs: int) -> None:
         t = time.perf_counter()
         element, _ = await act.target(clock.id, home.snapshot_id)
         argv = C.tap(*element.center)
-        action = ProposedAction(kind="click", tool="click", target=Target.of(element), package=element.package)
+        action = ProposedAction(
+            kind="click", tool="click", target=Target.of(element), package=element.package
+        )
 
         async def run(approval, argv=argv):
             await rt.gate.run(argv, approval)

@@ -19,8 +19,11 @@ def main() -> None:
     from .settings import DeviceSettings
 
     prefix = "SENTINEL_DEVICE_"
-    settings = {k[len(prefix):].lower(): v for k, v in os.environ.items()
-                if k.startswith(prefix) and k[len(prefix):].lower() in DeviceSettings.model_fields}
+    settings = {
+        k[len(prefix) :].lower(): v
+        for k, v in os.environ.items()
+        if k.startswith(prefix) and k[len(prefix) :].lower() in DeviceSettings.model_fields
+    }
     if "terminal_allow" in settings:
         settings["terminal_allow"] = [s.strip() for s in settings["terminal_allow"].split(",") if s.strip()]
     data_dir = Path(os.environ.get("SENTINEL_DEVICE_DATA_DIR") or Path(default_data_dir()) / "device")

@@ -35,9 +35,19 @@ class Target(BaseModel):
 
     @classmethod
     def of(cls, e: Element) -> Target:
-        return cls(id=e.id, text=e.text, desc=e.desc, resource_id=e.resource_id, cls=e.cls, package=e.package,
-                   checkable=e.checkable, checked=e.checked, editable=e.editable, password=e.password,
-                   hint=e.hint)
+        return cls(
+            id=e.id,
+            text=e.text,
+            desc=e.desc,
+            resource_id=e.resource_id,
+            cls=e.cls,
+            package=e.package,
+            checkable=e.checkable,
+            checked=e.checked,
+            editable=e.editable,
+            password=e.password,
+            hint=e.hint,
+        )
 
 
 class ProposedAction(BaseModel):
@@ -57,8 +67,13 @@ class ProposedAction(BaseModel):
         """One line for a confirmation prompt. Typed text is shown, but never a password's."""
         what = self.kind.replace("_", " ")
         if self.target is not None:
-            label = (self.target.text or self.target.desc or self.target.hint.split(" | ")[0]
-                     or self.target.resource_id.rsplit("/", 1)[-1] or self.target.cls)
+            label = (
+                self.target.text
+                or self.target.desc
+                or self.target.hint.split(" | ")[0]
+                or self.target.resource_id.rsplit("/", 1)[-1]
+                or self.target.cls
+            )
             what += f" on {label!r}"
             if self.target.package:
                 what += f" in {self.target.package}"

@@ -98,14 +98,18 @@ class Actuator:
         if now is None:
             raise StaleElement(f"element {wanted.id} ({wanted.label!r}) is no longer on the screen", fresh)
         if now.fingerprint != wanted.fingerprint:
-            raise StaleElement(f"element {wanted.id} ({wanted.label!r}) changed since snapshot {snapshot_id}", fresh)
+            raise StaleElement(
+                f"element {wanted.id} ({wanted.label!r}) changed since snapshot {snapshot_id}", fresh
+            )
         return now, fresh
 
     async def recheck(self, element: Element) -> Element:
         fresh = await self.observe()
         now = fresh.by_id.get(element.id)
         if now is None or now.fingerprint != element.fingerprint:
-            raise StaleElement(f"element {element.id} ({element.label!r}) changed while waiting for confirmation", fresh)
+            raise StaleElement(
+                f"element {element.id} ({element.label!r}) changed while waiting for confirmation", fresh
+            )
         return now
 
     # ---- acting -----------------------------------------------------------------------
@@ -143,13 +147,23 @@ class Actuator:
                     "declined": "the user declined",
                     "cancelled": "the user dismissed the confirmation",
                     "timeout": f"no {'Volume Up press' if self.physical_confirmation else 'answer'} "
-                               f"within {self.confirm_timeout:g}s",
+                    f"within {self.confirm_timeout:g}s",
                     "unavailable": "confirmation needed but this client cannot be asked (no elicitation); "
                     "enable elicitation in the client or sentinel.device.physical_confirmation",
                 }[outcome]
-                return self._finish(ActionOutcome("denied", f"not done: {why}. Nothing was sent to the device.",
-                                                  decision | {"outcome": "denied", "provenance": "user"
-                                                              if outcome in ("declined", "cancelled", "timeout") else "policy"}))
+                return self._finish(
+                    ActionOutcome(
+                        "denied",
+                        f"not done: {why}. Nothing was sent to the device.",
+                        decision
+                        | {
+                            "outcome": "denied",
+                            "provenance": "user"
+                            if outcome in ("declined", "cancelled", "timeout")
+                            else "policy",
+                        },
+                    )
+                )
             decided_by = "user:volume-up" if self.physical_confirmation else "user:elicitation"
         approval = Approval(action.digest, decided_by).allow(*patterns)
         sent_before = len(self.gate.sent)
@@ -158,18 +172,28 @@ class Actuator:
             async with self._acting:
                 data = await run(approval)
         except StaleElement as stale:
-            return self._finish(ActionOutcome("stale", f"refused as stale: {stale.reason}. Nothing was sent; here is the fresh screen.",
-                                              decision | {"outcome": "stale"}, snapshot=stale.fresh))
+            return self._finish(
+                ActionOutcome(
+                    "stale",
+                    f"refused as stale: {stale.reason}. Nothing was sent; here is the fresh screen.",
+                    decision | {"outcome": "stale"},
+                    snapshot=stale.fresh,
+                )
+            )
         except CommandRefused as exc:
             return self._finish(ActionOutcome("denied", str(exc), decision | {"outcome": "refused"}))
         except DeviceError as exc:
             return self._finish(ActionOutcome("error", str(exc), decision | {"outcome": "error"}))
         sent = [c for c in self.gate.sent[sent_before:] if not C.is_read_only(c)]
-        decision |= {"outcome": "allowed", "decided_by": decided_by,
-                     "provenance": "user" if decided_by.startswith("user") else "policy",
-                     "commands": [" ".join(c) if not (action.target and action.target.password) else "<redacted>"
-                                  for c in sent],
-                     "elapsed_ms": round((time.monotonic() - started) * 1000, 1)}
+        decision |= {
+            "outcome": "allowed",
+            "decided_by": decided_by,
+            "provenance": "user" if decided_by.startswith("user") else "policy",
+            "commands": [
+                " ".join(c) if not (action.target and action.target.password) else "<redacted>" for c in sent
+            ],
+            "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
+        }
         return self._finish(ActionOutcome("done", data.pop("message", "done"), decision, data))
 
     def _finish(self, outcome: ActionOutcome) -> ActionOutcome:

@@ -54,7 +54,9 @@ class AdbBackend:
         if self.serial is None:
             if len(serials) != 1:
                 found = ", ".join(serials) or "none"
-                raise DeviceUnavailable(f"set sentinel.device.serial: expected exactly one device, found {found}")
+                raise DeviceUnavailable(
+                    f"set sentinel.device.serial: expected exactly one device, found {found}"
+                )
             self.serial = serials[0]
         elif self.serial not in serials:
             raise DeviceUnavailable(
@@ -124,4 +126,9 @@ class AdbBackend:
 
     async def describe(self) -> dict[str, str]:
         model = (await self.shell(MODEL)).strip()
-        return {"backend": "adb", "serial": self.serial or "", "model": model, "adb": f"{self.host}:{self.port}"}
+        return {
+            "backend": "adb",
+            "serial": self.serial or "",
+            "model": model,
+            "adb": f"{self.host}:{self.port}",
+        }

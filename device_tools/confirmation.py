@@ -33,7 +33,9 @@ class ConfirmForm(BaseModel):
 
 CONFIRM_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"confirm": {"type": "boolean", "title": "Allow", "description": "Allow this action on the phone?"}},
+    "properties": {
+        "confirm": {"type": "boolean", "title": "Allow", "description": "Allow this action on the phone?"}
+    },
     "required": ["confirm"],
 }
 
@@ -49,7 +51,9 @@ def _outcome_of(action: str, content: dict[str, Any] | None) -> Outcome:
     return "declined" if action == "decline" else "cancelled"
 
 
-async def confirm_by_elicitation(ctx: Any, message: str, digest: str, timeout: float) -> Outcome | InputRequiredResult:
+async def confirm_by_elicitation(
+    ctx: Any, message: str, digest: str, timeout: float
+) -> Outcome | InputRequiredResult:
     if ctx is None:
         return "unavailable"
     if _modern(ctx):
@@ -64,8 +68,11 @@ async def confirm_by_elicitation(ctx: Any, message: str, digest: str, timeout: f
         if caps is None or caps.elicitation is None:
             return "unavailable"
         return InputRequiredResult(
-            input_requests={CONFIRM_KEY: ElicitRequest(params=ElicitRequestFormParams(
-                message=message, requested_schema=CONFIRM_SCHEMA))},
+            input_requests={
+                CONFIRM_KEY: ElicitRequest(
+                    params=ElicitRequestFormParams(message=message, requested_schema=CONFIRM_SCHEMA)
+                )
+            },
             request_state=json.dumps({"digest": digest}),
         )
     result = None

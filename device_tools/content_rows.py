@@ -43,13 +43,13 @@ def parse_rows(output: str, projection: Sequence[str]) -> list[dict[str, str | N
             prefix = f"{key}="
             if not rest.startswith(prefix):
                 raise ValueError(f"content row does not match projection at {key!r}: {raw[:160]}")
-            rest = rest[len(prefix):]
+            rest = rest[len(prefix) :]
             if i + 1 < len(projection):
                 sep = f", {projection[i + 1]}="
                 cut = rest.find(sep)
                 if cut < 0:
                     raise ValueError(f"content row is missing {projection[i + 1]!r}: {raw[:160]}")
-                value, rest = rest[:cut], rest[cut + 2:]
+                value, rest = rest[:cut], rest[cut + 2 :]
             else:
                 value, rest = rest, ""
             row[key] = None if value == "NULL" else value

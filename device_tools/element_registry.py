@@ -68,11 +68,25 @@ class Element:
 
     @property
     def label(self) -> str:
-        return (self.text or self.desc or self.hint.split(" | ")[0] or self.resource_id.rsplit("/", 1)[-1]
-                or f"(unlabeled {self.short_class})")
+        return (
+            self.text
+            or self.desc
+            or self.hint.split(" | ")[0]
+            or self.resource_id.rsplit("/", 1)[-1]
+            or f"(unlabeled {self.short_class})"
+        )
 
     def flags(self) -> list[str]:
-        names = ("clickable", "long_clickable", "checkable", "checked", "scrollable", "editable", "password", "focused")
+        names = (
+            "clickable",
+            "long_clickable",
+            "checkable",
+            "checked",
+            "scrollable",
+            "editable",
+            "password",
+            "focused",
+        )
         out = [n for n in names if getattr(self, n)]
         if not self.enabled:
             out.append("disabled")
@@ -96,9 +110,17 @@ class Element:
 
     def public(self) -> dict[str, object]:
         return {
-            "id": self.id, "index": self.index, "class": self.cls, "text": self.text, "desc": self.desc,
-            "resource_id": self.resource_id, "package": self.package, "bounds": list(self.bounds),
-            "center": list(self.center), "flags": self.flags(), "hint": self.hint,
+            "id": self.id,
+            "index": self.index,
+            "class": self.cls,
+            "text": self.text,
+            "desc": self.desc,
+            "resource_id": self.resource_id,
+            "package": self.package,
+            "bounds": list(self.bounds),
+            "center": list(self.center),
+            "flags": self.flags(),
+            "hint": self.hint,
         }
 
 
@@ -156,8 +178,13 @@ class Snapshot:
         if self.truncated_depth:
             lines.append(f"(nodes deeper than {MAX_DEPTH} levels were skipped)")
         return {
-            "snapshot_id": self.snapshot_id, "package": self.package, "page": page, "pages": pages,
-            "total": len(self.elements), "elements": [e.public() for e in chunk], "text": "\n".join(lines),
+            "snapshot_id": self.snapshot_id,
+            "package": self.package,
+            "page": page,
+            "pages": pages,
+            "total": len(self.elements),
+            "elements": [e.public() for e in chunk],
+            "text": "\n".join(lines),
         }
 
 
@@ -238,16 +265,34 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         inner = [] if (text or desc) else _descendant_labels(node)
         key = (rid, cls, desc, "" if editable else text, inner[0] if inner else "", path)
         state = (bounds, "" if editable else text, desc, node.get("checked"), node.get("enabled"), cls)
-        kept.append((_digest(*key), {
-            "cls": cls, "text": text, "desc": desc, "resource_id": rid, "package": pkg, "bounds": bounds,
-            "clickable": _truthy(node, "clickable"), "long_clickable": _truthy(node, "long-clickable"),
-            "checkable": _truthy(node, "checkable"), "checked": _truthy(node, "checked"),
-            "scrollable": _truthy(node, "scrollable"), "focusable": _truthy(node, "focusable"),
-            "focused": _truthy(node, "focused"), "editable": editable, "password": _truthy(node, "password"),
-            "enabled": node.get("enabled", "true") == "true", "selected": _truthy(node, "selected"),
-            "depth": depth, "path": path or "/", "fingerprint": _digest(*state, n=12),
-            "hint": " | ".join(inner),
-        }))
+        kept.append(
+            (
+                _digest(*key),
+                {
+                    "cls": cls,
+                    "text": text,
+                    "desc": desc,
+                    "resource_id": rid,
+                    "package": pkg,
+                    "bounds": bounds,
+                    "clickable": _truthy(node, "clickable"),
+                    "long_clickable": _truthy(node, "long-clickable"),
+                    "checkable": _truthy(node, "checkable"),
+                    "checked": _truthy(node, "checked"),
+                    "scrollable": _truthy(node, "scrollable"),
+                    "focusable": _truthy(node, "focusable"),
+                    "focused": _truthy(node, "focused"),
+                    "editable": editable,
+                    "password": _truthy(node, "password"),
+                    "enabled": node.get("enabled", "true") == "true",
+                    "selected": _truthy(node, "selected"),
+                    "depth": depth,
+                    "path": path or "/",
+                    "fingerprint": _digest(*state, n=12),
+                    "hint": " | ".join(inner),
+                },
+            )
+        )
     seen: dict[str, int] = {}
     elements: list[Element] = []
     for i, (base, attrs) in enumerate(kept, start=1):

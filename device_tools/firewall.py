@@ -14,32 +14,79 @@ from .actions import RISK_ORDER, ProposedAction, Risk, max_risk
 
 KEYWORDS: dict[str, tuple[Risk, str]] = {
     # word: (risk, category)
-    "send": ("high", "sends a message"), "reply": ("medium", "sends a message"), "post": ("medium", "publishes"),
-    "pay": ("high", "payment"), "payment": ("high", "payment"), "transfer": ("high", "money transfer"),
-    "buy": ("high", "purchase"), "purchase": ("high", "purchase"), "checkout": ("high", "purchase"),
-    "order": ("medium", "purchase"), "subscribe": ("high", "purchase"), "donate": ("high", "payment"),
-    "delete": ("high", "deletes data"), "remove": ("medium", "deletes data"), "erase": ("critical", "erases data"),
-    "wipe": ("critical", "erases data"), "uninstall": ("high", "uninstalls an app"),
-    "reset": ("high", "reset"), "factory": ("critical", "factory reset"), "format": ("high", "erases data"),
-    "allow": ("high", "grants a permission"), "grant": ("high", "grants a permission"),
-    "permission": ("medium", "permissions"), "permissions": ("medium", "permissions"),
-    "install": ("medium", "installs software"), "call": ("medium", "places a call"),
-    "confirm": ("medium", "confirms something"), "submit": ("medium", "submits a form"),
-    "share": ("medium", "shares data"), "forward": ("medium", "forwards a message"),
-    "password": ("high", "password"), "passcode": ("high", "password"), "pin": ("high", "password"),
-    "otp": ("high", "one-time code"), "cvv": ("critical", "card data"), "cvc": ("critical", "card data"),
+    "send": ("high", "sends a message"),
+    "reply": ("medium", "sends a message"),
+    "post": ("medium", "publishes"),
+    "pay": ("high", "payment"),
+    "payment": ("high", "payment"),
+    "transfer": ("high", "money transfer"),
+    "buy": ("high", "purchase"),
+    "purchase": ("high", "purchase"),
+    "checkout": ("high", "purchase"),
+    "order": ("medium", "purchase"),
+    "subscribe": ("high", "purchase"),
+    "donate": ("high", "payment"),
+    "delete": ("high", "deletes data"),
+    "remove": ("medium", "deletes data"),
+    "erase": ("critical", "erases data"),
+    "wipe": ("critical", "erases data"),
+    "uninstall": ("high", "uninstalls an app"),
+    "reset": ("high", "reset"),
+    "factory": ("critical", "factory reset"),
+    "format": ("high", "erases data"),
+    "allow": ("high", "grants a permission"),
+    "grant": ("high", "grants a permission"),
+    "permission": ("medium", "permissions"),
+    "permissions": ("medium", "permissions"),
+    "install": ("medium", "installs software"),
+    "call": ("medium", "places a call"),
+    "confirm": ("medium", "confirms something"),
+    "submit": ("medium", "submits a form"),
+    "share": ("medium", "shares data"),
+    "forward": ("medium", "forwards a message"),
+    "password": ("high", "password"),
+    "passcode": ("high", "password"),
+    "pin": ("high", "password"),
+    "otp": ("high", "one-time code"),
+    "cvv": ("critical", "card data"),
+    "cvc": ("critical", "card data"),
     "iban": ("high", "bank account"),
 }
 PHRASES: dict[str, tuple[Risk, str]] = {
-    "erase all": ("critical", "erases data"), "factory reset": ("critical", "factory reset"),
-    "reset options": ("high", "reset"), "sign out": ("medium", "signs out"), "log out": ("medium", "signs out"),
-    "one-time code": ("high", "one-time code"), "verification code": ("high", "one-time code"),
-    "security code": ("high", "one-time code"), "card number": ("critical", "card data"),
+    "erase all": ("critical", "erases data"),
+    "factory reset": ("critical", "factory reset"),
+    "reset options": ("high", "reset"),
+    "sign out": ("medium", "signs out"),
+    "log out": ("medium", "signs out"),
+    "one-time code": ("high", "one-time code"),
+    "verification code": ("high", "one-time code"),
+    "security code": ("high", "one-time code"),
+    "card number": ("critical", "card data"),
 }
-PAYMENT_APP_HINTS = ("bank", "banking", "wallet", "paypal", "venmo", "cash", "revolut", "monzo", "pay", "finance",
-                     "crypto", "coinbase", "binance", "trading", "stripe", "zelle")
-PERMISSION_PACKAGES = ("com.android.permissioncontroller", "com.google.android.permissioncontroller",
-                       "com.android.packageinstaller", "com.google.android.packageinstaller")
+PAYMENT_APP_HINTS = (
+    "bank",
+    "banking",
+    "wallet",
+    "paypal",
+    "venmo",
+    "cash",
+    "revolut",
+    "monzo",
+    "pay",
+    "finance",
+    "crypto",
+    "coinbase",
+    "binance",
+    "trading",
+    "stripe",
+    "zelle",
+)
+PERMISSION_PACKAGES = (
+    "com.android.permissioncontroller",
+    "com.google.android.permissioncontroller",
+    "com.android.packageinstaller",
+    "com.google.android.packageinstaller",
+)
 SETTINGS_PACKAGES = ("com.android.settings",)
 SAFE_KINDS = {"back", "home", "recents", "scroll", "swipe", "wait_for"}
 _WORD = re.compile(r"[a-z0-9]+")
@@ -78,8 +125,13 @@ class Assessment:
             self.reasons.append(reason)
 
     def public(self) -> dict[str, object]:
-        return {"risk": self.risk, "floor": self.floor, "reasons": self.reasons, "source": self.source,
-                "requires_confirmation": self.requires_confirmation}
+        return {
+            "risk": self.risk,
+            "floor": self.floor,
+            "reasons": self.reasons,
+            "source": self.source,
+            "requires_confirmation": self.requires_confirmation,
+        }
 
 
 def _words(*texts: str) -> set[str]:
@@ -116,13 +168,20 @@ class ActionFirewall:
                 a.flag(risk, f"target mentions {phrase!r} ({why})", floor="medium")
         package = (t.package if t else "") or action.package or ""
         if package and is_payment_app(package):
-            a.flag("high" if action.kind != "open_app" else "medium", f"{package} looks like a banking/payment app",
-                   floor="medium")
+            a.flag(
+                "high" if action.kind != "open_app" else "medium",
+                f"{package} looks like a banking/payment app",
+                floor="medium",
+            )
         if package in PERMISSION_PACKAGES:
             a.flag("high", "a permission or install dialog", floor="high")
         if t is not None and package in SETTINGS_PACKAGES and t.checkable:
             a.flag("high", "toggles a system setting", floor="medium")
-        if t is not None and (t.password or words & {"password", "passcode", "pin"}) and action.kind in ("type", "clear"):
+        if (
+            t is not None
+            and (t.password or words & {"password", "passcode", "pin"})
+            and action.kind in ("type", "clear")
+        ):
             a.flag("critical", "types into a password field", floor="high")
         if action.text:
             self._text(action.text, a, label_words=words)

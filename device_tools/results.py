@@ -24,17 +24,28 @@ def outcome_result(outcome: ActionOutcome, fresh: Snapshot | None = None) -> Cal
         structured["decision"] = outcome.decision
     if snapshot is not None:
         listing = snapshot.listing()
-        structured["screen"] = {k: listing[k] for k in ("snapshot_id", "package", "page", "pages", "total", "elements")}
+        structured["screen"] = {
+            k: listing[k] for k in ("snapshot_id", "package", "page", "pages", "total", "elements")
+        }
         text += "\n\n" + str(listing["text"])
     meta = {DECISION_META: outcome.decision} if outcome.decision else None
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured,
-                          is_error=outcome.status != "done", _meta=meta)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=outcome.status != "done",
+        _meta=meta,
+    )
 
 
 def read_result(text: str, data: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=False)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=data, is_error=False
+    )
 
 
 def error_result(message: str, **data: Any) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)],
-                          structured_content={"status": "error", "message": message, **data}, is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=message)],
+        structured_content={"status": "error", "message": message, **data},
+        is_error=True,
+    )

@@ -28,7 +28,9 @@ class RiskAnswer(BaseModel):
 
 
 class ActionRiskClassifier:
-    def __init__(self, call_tool: Any | None, firewall: ActionFirewall | None = None, cache_size: int = 256) -> None:
+    def __init__(
+        self, call_tool: Any | None, firewall: ActionFirewall | None = None, cache_size: int = 256
+    ) -> None:
         self._call_tool = call_tool
         self._firewall = firewall or ActionFirewall()
         self._cache: dict[str, Assessment] = {}
@@ -50,7 +52,9 @@ class ActionRiskClassifier:
             risk=max_risk(answer.risk, heuristic.floor),
             floor=heuristic.floor,
             reasons=[*heuristic.reasons, *(f"llm: {r}" for r in answer.reasons)],
-            source="llm" if answer.risk == max_risk(answer.risk, heuristic.floor) else "llm, raised to the firewall floor",
+            source="llm"
+            if answer.risk == max_risk(answer.risk, heuristic.floor)
+            else "llm, raised to the firewall floor",
         )
         if not answer.requires_confirmation and final.risk == answer.risk and final.requires_confirmation:
             # The model said no confirmation but rated medium+: trust the risk rating, confirm anyway.
@@ -63,7 +67,9 @@ class ActionRiskClassifier:
     async def _ask(self, action: ProposedAction, context: str) -> RiskAnswer | None:
         self.calls += 1
         try:
-            result = await self._call_tool(CLASSIFY_TOOL, {"action": action.for_classifier(), "context": context})
+            result = await self._call_tool(
+                CLASSIFY_TOOL, {"action": action.for_classifier(), "context": context}
+            )
         except Exception as exc:  # noqa: BLE001 - the gateway, the tool or the model failed: heuristics decide
             log.info("risk classifier unavailable: %s", exc)
             return None
@@ -73,7 +79,9 @@ class ActionRiskClassifier:
         if isinstance(data, dict) and "result" in data and isinstance(data["result"], dict):
             data = data["result"]
         if data is None:  # a server without an output schema answers with JSON text
-            text = next((c.text for c in getattr(result, "content", []) if getattr(c, "type", "") == "text"), "")
+            text = next(
+                (c.text for c in getattr(result, "content", []) if getattr(c, "type", "") == "text"), ""
+            )
             try:
                 data = json.loads(text)
             except ValueError:

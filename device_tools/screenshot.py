@@ -27,8 +27,17 @@ def to_image_content(png: bytes, max_side: int = MAX_SIDE) -> tuple[ImageContent
     original = image.size
     scale = min(1.0, max_side / max(original))
     if scale < 1.0:
-        image = image.resize((max(1, round(original[0] * scale)), max(1, round(original[1] * scale))), Image.LANCZOS)
+        image = image.resize(
+            (max(1, round(original[0] * scale)), max(1, round(original[1] * scale))), Image.LANCZOS
+        )
     buf = io.BytesIO()
     image.convert("RGB").save(buf, format="JPEG", quality=80)
-    info = {"width": image.size[0], "height": image.size[1], "original_width": original[0], "original_height": original[1]}
-    return ImageContent(type="image", data=base64.b64encode(buf.getvalue()).decode(), mime_type="image/jpeg"), info
+    info = {
+        "width": image.size[0],
+        "height": image.size[1],
+        "original_width": original[0],
+        "original_height": original[1],
+    }
+    return ImageContent(
+        type="image", data=base64.b64encode(buf.getvalue()).decode(), mime_type="image/jpeg"
+    ), info

@@ -44,10 +44,17 @@ def build_runtime(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     backend = backend or make_backend(settings)
     gate = CommandGate(backend)
     classifier = ActionRiskClassifier(ctx.call_tool)
-    actuator = Actuator(gate, classifier, physical_confirmation=settings.physical_confirmation,
-                        confirm_timeout=settings.confirm_timeout, dump_attempts=settings.dump_attempts,
-                        dump_backoff=settings.dump_backoff)
-    rt = DeviceRuntime(backend=backend, gate=gate, actuator=actuator, settings=settings, data_dir=Path(ctx.data_dir))
+    actuator = Actuator(
+        gate,
+        classifier,
+        physical_confirmation=settings.physical_confirmation,
+        confirm_timeout=settings.confirm_timeout,
+        dump_attempts=settings.dump_attempts,
+        dump_backoff=settings.dump_backoff,
+    )
+    rt = DeviceRuntime(
+        backend=backend, gate=gate, actuator=actuator, settings=settings, data_dir=Path(ctx.data_dir)
+    )
     actuator.on_decision = rt.record_decision
     return rt
 

@@ -20,7 +20,9 @@ class DeviceSettings(BaseModel):
     dump_backoff: float = Field(0.3, ge=0, le=5)
     terminal_timeout: float = Field(10.0, gt=0, le=120)
     terminal_output_cap: int = Field(16000, ge=256, le=1_000_000)
-    terminal_allow: list[str] | None = None  # replaces the default allow list ("getprop", "pm list packages", ...)
+    terminal_allow: list[str] | None = (
+        None  # replaces the default allow list ("getprop", "pm list packages", ...)
+    )
 
 
 def load_settings(raw: dict[str, Any] | None, section: str = "device") -> DeviceSettings:

@@ -23,6 +23,7 @@ import anyio
 
 from . import content_rows
 from .element_registry import parse_bounds
+from .simulated_programs import shell_program
 from .text_input import decode_input_text
 
 SCREENS_DIR = Path(__file__).parent / "screens"
@@ -115,7 +116,9 @@ class SimulatedDevice:
         if a[:3] == ["uiautomator", "dump", "/dev/tty"]:
             xml = ET.tostring(self._render(), encoding="unicode")
             return (
-                "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>" + xml + "UI hierchary dumped to: /dev/tty\n"
+                "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>"
+                + xml
+                + "UI hierchary dumped to: /dev/tty\n"
             ).encode()
         if a == ["screencap", "-p"]:
             return self._screencap()
@@ -131,7 +134,9 @@ class SimulatedDevice:
             return b""
         if a[:2] == ["input", "text"] and len(a) == 3:
             if self.state.focused is not None:
-                self.state.fields[self.state.focused] = self.state.fields.get(self.state.focused, "") + decode_input_text(a[2])
+                self.state.fields[self.state.focused] = self.state.fields.get(
+                    self.state.focused, ""
+                ) + decode_input_text(a[2])
             return b""
         if a[:2] == ["input", "keyevent"]:
             for code in a[2:]:
@@ -149,30 +154,7 @@ class SimulatedDevice:
             return self._content_query(a[2:]).encode()
         if a[:2] == ["content", "insert"]:
             return self._content_insert(a[2:]).encode()
-        return self._terminal(a).encode()
-
-    def _terminal(self, a: list[str]) -> str:
-        # A few harmless programs so terminal_run works on the simulated phone.
-        prog = a[0] if a else ""
-        if prog == "echo":
-            return " ".join(a[1:]) + "\n"
-        if prog == "getprop":
-            props = {"ro.product.model": "Sentinel Simulated Phone", "ro.build.version.release": "15",
-                     "ro.build.version.sdk": "35"}
-            if len(a) > 1:
-                return props.get(a[1], "") + "\n"
-            return "".join(f"[{k}]: [{v}]\n" for k, v in props.items())
-        if prog in ("whoami", "id"):
-            return "shell\n" if prog == "whoami" else "uid=2000(shell) gid=2000(shell)\n"
-        if prog == "uptime":
-            return " 02:00:00 up 1 day,  3:04,  0 users,  load average: 0.10, 0.20, 0.30\n"
-        if prog == "date":
-            return time.strftime("%a %b %d %H:%M:%S UTC %Y\n", time.gmtime())
-        if prog == "ls":
-            return "Alarms\nDCIM\nDownload\nMusic\nPictures\n"
-        if a[:3] == ["pm", "list", "packages"]:
-            return "".join(f"package:{p}\n" for p in sorted(self._spec.get("apps", {})))
-        return f"/system/bin/sh: {prog}: inaccessible or not found\n"
+        return shell_program(a, packages=sorted(self._spec.get("apps", {}))).encode()
 
     # ---- screens ------------------------------------------------------------------
     def _go(self, screen: str) -> None:
@@ -228,7 +210,9 @@ class SimulatedDevice:
         if hit is None:
             return
         key, node, ancestors = hit
-        chain = [(key, node)] + [("/".join(key.split("/")[: -i]), anc) for i, anc in enumerate(reversed(ancestors), 1)]
+        chain = [(key, node)] + [
+            ("/".join(key.split("/")[:-i]), anc) for i, anc in enumerate(reversed(ancestors), 1)
+        ]
         screen = self.state.screen
         for k, n in chain:
             if n.get("class", "").endswith("EditText"):
@@ -240,7 +224,9 @@ class SimulatedDevice:
             rule = self._rule_for(screen, n)
             if rule is not None and not long:
                 for var, source in rule.get("set", {}).items():
-                    self.state.vars[var] = self._descendant_text(n, source[1:]) if source.startswith("@") else source
+                    self.state.vars[var] = (
+                        self._descendant_text(n, source[1:]) if source.startswith("@") else source
+                    )
                 if "effect" in rule:
                     self._effect(rule["effect"])
                 if "to" in rule:
@@ -283,12 +269,21 @@ class SimulatedDevice:
             to = self.state.vars.get("conversation", "")
             self.sent_messages.append(SentMessage(to=self.contacts.get(to, to), body=body, via="ui"))
             rows = self.tables.setdefault("content://sms/sent", [])
-            rows.append({"_id": str(len(rows) + 1), "address": self.contacts.get(to, to), "body": body,
-                         "date": str(int(time.time() * 1000)), "read": "1"})
+            rows.append(
+                {
+                    "_id": str(len(rows) + 1),
+                    "address": self.contacts.get(to, to),
+                    "body": body,
+                    "date": str(int(time.time() * 1000)),
+                    "read": "1",
+                }
+            )
             self.state.vars["last_message"] = body
             self._clear_field("compose_message_text")
         elif effect == "transfer":
-            self.transfers.append({"recipient": self._field_by_rid("recipient_iban"), "amount": self._field_by_rid("amount")})
+            self.transfers.append(
+                {"recipient": self._field_by_rid("recipient_iban"), "amount": self._field_by_rid("amount")}
+            )
 
     def _key(self, code: str) -> None:
         if code in ("KEYCODE_BACK", "4"):

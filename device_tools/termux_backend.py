@@ -28,7 +28,9 @@ def run_subprocess(argv: list[str], timeout: float) -> bytes:
     try:
         done = subprocess.run(argv, capture_output=True, timeout=timeout, check=False)
     except FileNotFoundError:
-        raise DeviceUnavailable(f"{argv[0]} not found: install Termux:API (`pkg install termux-api`)") from None
+        raise DeviceUnavailable(
+            f"{argv[0]} not found: install Termux:API (`pkg install termux-api`)"
+        ) from None
     except subprocess.TimeoutExpired:
         raise DeviceCommandFailed(f"{argv[0]} timed out after {timeout:g}s") from None
     return done.stdout + done.stderr
@@ -48,7 +50,14 @@ class TermuxBackend:
         if a[:2] == ["input", "tap"] and len(a) == 4:
             return ["termux-accessibility", "click", a[2], a[3]]
         if a[:2] == ["input", "swipe"] and len(a) == 7 and a[2:4] == a[4:6]:
-            return ["termux-accessibility", "click", a[2], a[3], "0", a[6]]  # a long press: click with a duration
+            return [
+                "termux-accessibility",
+                "click",
+                a[2],
+                a[3],
+                "0",
+                a[6],
+            ]  # a long press: click with a duration
         if a[:2] == ["input", "text"] and len(a) == 3:
             return ["termux-accessibility", "type", decode_input_text(a[2])]
         if a[:2] == ["input", "keyevent"] and len(a) == 3 and a[2] in GLOBAL_ACTIONS:
@@ -57,7 +66,9 @@ class TermuxBackend:
             return ["termux-accessibility", "screenshot"]
         if a[:1] in (["content"], ["am"], ["getprop"], ["wm"]):
             return a
-        raise DeviceCommandFailed(f"the termux backend cannot run {' '.join(a[:3])}…; use the adb backend for it")
+        raise DeviceCommandFailed(
+            f"the termux backend cannot run {' '.join(a[:3])}…; use the adb backend for it"
+        )
 
     async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
         real = self.translate(argv)

@@ -22,11 +22,15 @@ from .text_input import check_typeable, input_text_chunks
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 ACT = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True)
-NAVIGATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+NAVIGATE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
 Result = CallToolResult | InputRequiredResult
 
 
-async def finish(rt: DeviceRuntime, outcome: ActionOutcome | InputRequiredResult, *, with_screen: bool = True) -> Result:
+async def finish(
+    rt: DeviceRuntime, outcome: ActionOutcome | InputRequiredResult, *, with_screen: bool = True
+) -> Result:
     """Attach the screen as it is after a UI action (the model needs the new snapshot id)."""
     if isinstance(outcome, InputRequiredResult):
         return outcome
@@ -43,21 +47,35 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     act = rt.actuator
 
     async def on_element(
-        ctx: Context, tool: str, kind: str, element_id: str, snapshot_id: str, plan, *, text: str | None = None
+        ctx: Context,
+        tool: str,
+        kind: str,
+        element_id: str,
+        snapshot_id: str,
+        plan,
+        *,
+        text: str | None = None,
     ) -> Result:
         """Resolve (element, snapshot) freshly, then run ``plan(element) -> (patterns, message)`` guarded."""
         try:
             element, _fresh = await act.target(element_id, snapshot_id)
         except StaleElement as stale:
-            return outcome_result(ActionOutcome("stale", f"refused as stale: {stale.reason}. Nothing was sent; "
-                                                "here is the fresh screen.", snapshot=stale.fresh))
+            return outcome_result(
+                ActionOutcome(
+                    "stale",
+                    f"refused as stale: {stale.reason}. Nothing was sent; here is the fresh screen.",
+                    snapshot=stale.fresh,
+                )
+            )
         except (ValueError, DeviceError) as exc:
             return error_result(str(exc))
         try:
             patterns, message = plan(element)
         except (ValueError, DeviceError) as exc:
             return error_result(str(exc), element=element.public())
-        action = ProposedAction(kind=kind, tool=tool, target=Target.of(element), text=text, package=element.package)
+        action = ProposedAction(
+            kind=kind, tool=tool, target=Target.of(element), text=text, package=element.package
+        )
 
         async def run(approval: Approval) -> dict[str, Any]:
             if approval.decided_by.startswith("user"):
@@ -66,9 +84,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 await rt.gate.run(argv, approval)
             return {"message": message, "element": element.public()}
 
-        return await finish(rt, await act.guarded(ctx, action, patterns, run, context=f"screen of {element.package}"))
+        return await finish(
+            rt, await act.guarded(ctx, action, patterns, run, context=f"screen of {element.package}")
+        )
 
-    async def simple(ctx: Context, tool: str, kind: str, argv: list[str], message: str, **fields: Any) -> Result:
+    async def simple(
+        ctx: Context, tool: str, kind: str, argv: list[str], message: str, **fields: Any
+    ) -> Result:
         action = ProposedAction(kind=kind, tool=tool, **fields)
 
         async def run(approval: Approval) -> dict[str, Any]:
@@ -96,7 +118,11 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         found = snapshot.find(element_id) if snapshot else None
         if found is None:
             return error_result(f"no element {element_id!r} in snapshot {snapshot_id!r}; call screen_read")
-        data = found.public() | {"snapshot_id": snapshot_id, "password": found.password, "editable": found.editable}
+        data = found.public() | {
+            "snapshot_id": snapshot_id,
+            "password": found.password,
+            "editable": found.editable,
+        }
         return read_result(found.line(), data)
 
     @mcp.tool(annotations=READ)
@@ -106,20 +132,34 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             image, info = to_image_content(await rt.gate.read_bytes(C.SCREENCAP))
         except DeviceError as exc:
             return error_result(str(exc))
-        return CallToolResult(content=[image, TextContent(type="text", text=f"screenshot {info['width']}x{info['height']}")],
-                              structured_content=info)
+        return CallToolResult(
+            content=[image, TextContent(type="text", text=f"screenshot {info['width']}x{info['height']}")],
+            structured_content=info,
+        )
 
     @mcp.tool(annotations=ACT)
     async def click(element_id: str, snapshot_id: str, ctx: Context) -> Result:
         """Tap an element named by its id (or [index]) in a snapshot from screen_read."""
-        return await on_element(ctx, "click", "click", element_id, snapshot_id,
-                                lambda e: ([C.tap(*e.center)], f"tapped {e.label!r}"))
+        return await on_element(
+            ctx,
+            "click",
+            "click",
+            element_id,
+            snapshot_id,
+            lambda e: ([C.tap(*e.center)], f"tapped {e.label!r}"),
+        )
 
     @mcp.tool(annotations=ACT)
     async def long_click(element_id: str, snapshot_id: str, ctx: Context) -> Result:
         """Long-press an element (id or [index] from a snapshot)."""
-        return await on_element(ctx, "long_click", "long_click", element_id, snapshot_id,
-                                lambda e: ([C.long_press(*e.center)], f"long-pressed {e.label!r}"))
+        return await on_element(
+            ctx,
+            "long_click",
+            "long_click",
+            element_id,
+            snapshot_id,
+            lambda e: ([C.long_press(*e.center)], f"long-pressed {e.label!r}"),
+        )
 
     def typing_plan(text: str, clear_first: bool):
         def plan(e: Element) -> tuple[list[list[str]], str]:
@@ -128,38 +168,64 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             check_typeable(text, unicode_ok=rt.gate.unicode_text)
             argvs = [C.tap(*e.center)]
             if clear_first and e.text:
-                argvs += [C.keyevent("KEYCODE_MOVE_END"), C.keyevent(*["KEYCODE_DEL"] * min(len(e.text), 500))]
+                argvs += [
+                    C.keyevent("KEYCODE_MOVE_END"),
+                    C.keyevent(*["KEYCODE_DEL"] * min(len(e.text), 500)),
+                ]
             argvs += [C.input_text(chunk) for chunk in input_text_chunks(text)]
             return argvs, f"typed {len(text)} characters into {e.label!r}"
+
         return plan
 
     @mcp.tool(annotations=ACT)
-    async def type_text(element_id: str, snapshot_id: str, text: str, ctx: Context, clear_first: bool = False) -> Result:
+    async def type_text(
+        element_id: str, snapshot_id: str, text: str, ctx: Context, clear_first: bool = False
+    ) -> Result:
         """Type text into a text field (id or [index] from a snapshot). ASCII only on adb."""
-        return await on_element(ctx, "type_text", "type", element_id, snapshot_id, typing_plan(text, clear_first), text=text)
+        return await on_element(
+            ctx, "type_text", "type", element_id, snapshot_id, typing_plan(text, clear_first), text=text
+        )
 
     @mcp.tool(annotations=ACT)
     async def clear_text(element_id: str, snapshot_id: str, ctx: Context) -> Result:
         """Delete the text in a text field."""
+
         def plan(e: Element) -> tuple[list[list[str]], str]:
             if not e.editable:
                 raise ValueError(f"element {e.id} ({e.label!r}) is not a text field")
             n = min(max(len(e.text), 1), 500)
-            return [C.tap(*e.center), C.keyevent("KEYCODE_MOVE_END"), C.keyevent(*["KEYCODE_DEL"] * n)], f"cleared {e.label!r}"
+            return [
+                C.tap(*e.center),
+                C.keyevent("KEYCODE_MOVE_END"),
+                C.keyevent(*["KEYCODE_DEL"] * n),
+            ], f"cleared {e.label!r}"
+
         return await on_element(ctx, "clear_text", "clear", element_id, snapshot_id, plan)
 
     @mcp.tool(annotations=NAVIGATE)
-    async def scroll(direction: Literal["up", "down", "left", "right"], ctx: Context,
-                     element_id: str | None = None, snapshot_id: str | None = None) -> Result:
+    async def scroll(
+        direction: Literal["up", "down", "left", "right"],
+        ctx: Context,
+        element_id: str | None = None,
+        snapshot_id: str | None = None,
+    ) -> Result:
         """Scroll the screen, or one scrollable element, to reveal content further up/down/left/right."""
         if element_id is not None:
-            return await on_element(ctx, "scroll", "scroll", element_id, snapshot_id or "",
-                                    lambda e: ([scroll_swipe(e.bounds, direction)], f"scrolled {direction} in {e.label!r}"))
+            return await on_element(
+                ctx,
+                "scroll",
+                "scroll",
+                element_id,
+                snapshot_id or "",
+                lambda e: ([scroll_swipe(e.bounds, direction)], f"scrolled {direction} in {e.label!r}"),
+            )
         try:
             width, height = await _screen_size(rt)
         except (DeviceError, ValueError) as exc:
             return error_result(str(exc))
-        return await simple(ctx, "scroll", "scroll", scroll_swipe((0, 0, width, height), direction), f"scrolled {direction}")
+        return await simple(
+            ctx, "scroll", "scroll", scroll_swipe((0, 0, width, height), direction), f"scrolled {direction}"
+        )
 
     @mcp.tool(annotations=NAVIGATE)
     async def swipe(x1: int, y1: int, x2: int, y2: int, ctx: Context, duration_ms: int = 300) -> Result:
@@ -181,7 +247,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     @mcp.tool(annotations=NAVIGATE)
     async def show_recents(ctx: Context) -> Result:
         """Show the recent apps."""
-        return await simple(ctx, "show_recents", "recents", C.keyevent("KEYCODE_APP_SWITCH"), "opened Recents")
+        return await simple(
+            ctx, "show_recents", "recents", C.keyevent("KEYCODE_APP_SWITCH"), "opened Recents"
+        )
 
     @mcp.tool(annotations=ACT)
     async def open_app(package: str, ctx: Context) -> Result:
@@ -208,11 +276,15 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             hits = [e for e in snapshot.elements if needle in f"{e.text}\n{e.desc}\n{e.resource_id}".lower()]
             if hits:
                 listing = snapshot.listing()
-                return read_result(f"found {len(hits)} element(s) matching {text!r}\n\n{listing['text']}",
-                                   {"found": [e.public() for e in hits], "snapshot_id": snapshot.snapshot_id})
+                return read_result(
+                    f"found {len(hits)} element(s) matching {text!r}\n\n{listing['text']}",
+                    {"found": [e.public() for e in hits], "snapshot_id": snapshot.snapshot_id},
+                )
             if anyio.current_time() >= deadline:
-                return error_result(f"no element matching {text!r} appeared within {timeout_s:g}s",
-                                    snapshot_id=snapshot.snapshot_id)
+                return error_result(
+                    f"no element matching {text!r} appeared within {timeout_s:g}s",
+                    snapshot_id=snapshot.snapshot_id,
+                )
             await anyio.sleep(0.5)
 
     @mcp.tool(annotations=READ)
@@ -231,8 +303,12 @@ def scroll_swipe(bounds: tuple[int, int, int, int], direction: str) -> list[str]
     x1, y1, x2, y2 = bounds
     cx, cy = (x1 + x2) // 2, (y1 + y2) // 2
     dx, dy = (x2 - x1) * 3 // 10, (y2 - y1) * 3 // 10
-    moves = {"down": (cx, cy + dy, cx, cy - dy), "up": (cx, cy - dy, cx, cy + dy),
-             "right": (cx + dx, cy, cx - dx, cy), "left": (cx - dx, cy, cx + dx, cy)}
+    moves = {
+        "down": (cx, cy + dy, cx, cy - dy),
+        "up": (cx, cy - dy, cx, cy + dy),
+        "right": (cx + dx, cy, cx - dx, cy),
+        "left": (cx - dx, cy, cx + dx, cy),
+    }
     return C.swipe(*moves[direction], 300)
 
 

@@ -25,7 +25,9 @@ def parse_time(value: str, field: str) -> datetime:
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise ValueError(f"{field}: {value!r} is not an ISO 8601 date-time (e.g. 2026-11-23T09:30:00Z)") from None
+        raise ValueError(
+            f"{field}: {value!r} is not an ISO 8601 date-time (e.g. 2026-11-23T09:30:00Z)"
+        ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
@@ -37,7 +39,9 @@ def _iso(ms: str | None) -> str | None:
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     @mcp.tool(annotations=READ)
-    async def calendar_list(start: str | None = None, days: int = 7, query: str | None = None) -> CallToolResult:
+    async def calendar_list(
+        start: str | None = None, days: int = 7, query: str | None = None
+    ) -> CallToolResult:
         """Calendar events from `start` (ISO date-time, default now) for `days` days, optionally matching `query`."""
         try:
             begin = parse_time(start, "start") if start else datetime.now(UTC) - timedelta(hours=1)
@@ -53,19 +57,38 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             t = int(r["dtstart"]) if (r.get("dtstart") or "").isdigit() else None
             if t is None or not lo <= t < hi:
                 continue
-            if needle and needle not in f"{r.get('title')} {r.get('eventLocation')} {r.get('description')}".lower():
+            if (
+                needle
+                and needle not in f"{r.get('title')} {r.get('eventLocation')} {r.get('description')}".lower()
+            ):
                 continue
-            events.append({"id": r["_id"], "title": r.get("title"), "start": _iso(r.get("dtstart")),
-                           "end": _iso(r.get("dtend")), "location": r.get("eventLocation"),
-                           "description": r.get("description")})
+            events.append(
+                {
+                    "id": r["_id"],
+                    "title": r.get("title"),
+                    "start": _iso(r.get("dtstart")),
+                    "end": _iso(r.get("dtend")),
+                    "location": r.get("eventLocation"),
+                    "description": r.get("description"),
+                }
+            )
         events.sort(key=lambda e: e["start"] or "")
-        text = "\n".join(f"{e['start']} – {e['title']}" + (f" @ {e['location']}" if e["location"] else "") for e in events)
+        text = "\n".join(
+            f"{e['start']} – {e['title']}" + (f" @ {e['location']}" if e["location"] else "") for e in events
+        )
         return read_result(text or "no events in that range", {"events": events})
 
     @mcp.tool(annotations=ACT)
-    async def calendar_create(title: str, start: str, ctx: Context, end: str | None = None,
-                              duration_minutes: int = 60, location: str = "", description: str = "",
-                              calendar_id: int = 1) -> Result:
+    async def calendar_create(
+        title: str,
+        start: str,
+        ctx: Context,
+        end: str | None = None,
+        duration_minutes: int = 60,
+        location: str = "",
+        description: str = "",
+        calendar_id: int = 1,
+    ) -> Result:
         """Create a calendar event (ISO 8601 start/end; end defaults to start + duration_minutes)."""
         try:
             if not title.strip():
@@ -76,16 +99,24 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 raise ValueError("end must be after start")
         except ValueError as exc:
             return error_result(str(exc))
-        binds = [("calendar_id", "i", str(calendar_id)), ("title", "s", title),
-                 ("dtstart", "l", str(int(begin.timestamp() * 1000))), ("dtend", "l", str(int(finish_at.timestamp() * 1000))),
-                 ("eventTimezone", "s", "UTC")]
+        binds = [
+            ("calendar_id", "i", str(calendar_id)),
+            ("title", "s", title),
+            ("dtstart", "l", str(int(begin.timestamp() * 1000))),
+            ("dtend", "l", str(int(finish_at.timestamp() * 1000))),
+            ("eventTimezone", "s", "UTC"),
+        ]
         if location:
             binds.append(("eventLocation", "s", location))
         if description:
             binds.append(("description", "s", description))
         argv = C.content_insert(EVENTS, binds)
-        action = ProposedAction(kind="calendar_create", tool="calendar_create", text=title,
-                                details={"start": begin.isoformat(), "end": finish_at.isoformat(), "location": location})
+        action = ProposedAction(
+            kind="calendar_create",
+            tool="calendar_create",
+            text=title,
+            details={"start": begin.isoformat(), "end": finish_at.isoformat(), "location": location},
+        )
 
         async def run(approval: Approval) -> dict[str, Any]:
             output = (await rt.gate.run(argv, approval)).strip()

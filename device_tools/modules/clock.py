@@ -24,7 +24,9 @@ def _started(output: str) -> None:
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
-    async def intent(ctx: Context, tool: str, argv: list[str], message: str, details: dict[str, Any]) -> Result:
+    async def intent(
+        ctx: Context, tool: str, argv: list[str], message: str, details: dict[str, Any]
+    ) -> Result:
         action = ProposedAction(kind=tool, tool=tool, details=details)
 
         async def run(approval: Approval) -> dict[str, Any]:
@@ -34,12 +36,17 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run), with_screen=False)
 
     @mcp.tool(annotations=ACT)
-    async def alarm_set(hour: int, minute: int, ctx: Context, label: str = "", days: list[str] | None = None) -> Result:
+    async def alarm_set(
+        hour: int, minute: int, ctx: Context, label: str = "", days: list[str] | None = None
+    ) -> Result:
         """Set an alarm (24-hour clock). `days` repeats it, e.g. ["mon", "fri"]."""
         if not (0 <= hour <= 23 and 0 <= minute <= 59):
             return error_result("hour must be 0..23 and minute 0..59")
-        extras = [("--ei", EXTRA + "HOUR", str(hour)), ("--ei", EXTRA + "MINUTES", str(minute)),
-                  ("--ez", EXTRA + "SKIP_UI", "true")]
+        extras = [
+            ("--ei", EXTRA + "HOUR", str(hour)),
+            ("--ei", EXTRA + "MINUTES", str(minute)),
+            ("--ez", EXTRA + "SKIP_UI", "true"),
+        ]
         if label:
             extras.append(("--es", EXTRA + "MESSAGE", label))
         if days:
@@ -48,11 +55,20 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             except KeyError:
                 return error_result(f"days must be names like mon, tue, ...; got {days}")
             # `am` takes an int array as --eia KEY 1,2,3
-            extras_argv = C.am_start("android.intent.action.SET_ALARM", extras=extras) + ["--eia", EXTRA + "DAYS", ",".join(numbers)]
+            extras_argv = C.am_start("android.intent.action.SET_ALARM", extras=extras) + [
+                "--eia",
+                EXTRA + "DAYS",
+                ",".join(numbers),
+            ]
         else:
             extras_argv = C.am_start("android.intent.action.SET_ALARM", extras=extras)
-        return await intent(ctx, "alarm_set", extras_argv, f"alarm set for {hour:02d}:{minute:02d}",
-                            {"hour": hour, "minute": minute, "label": label})
+        return await intent(
+            ctx,
+            "alarm_set",
+            extras_argv,
+            f"alarm set for {hour:02d}:{minute:02d}",
+            {"hour": hour, "minute": minute, "label": label},
+        )
 
     @mcp.tool(annotations=ACT)
     async def timer_set(seconds: int, ctx: Context, label: str = "") -> Result:
@@ -63,7 +79,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         if label:
             extras.append(("--es", EXTRA + "MESSAGE", label))
         argv = C.am_start("android.intent.action.SET_TIMER", extras=extras)
-        return await intent(ctx, "timer_set", argv, f"timer set for {seconds}s", {"seconds": seconds, "label": label})
+        return await intent(
+            ctx, "timer_set", argv, f"timer set for {seconds}s", {"seconds": seconds, "label": label}
+        )
 
     @mcp.tool(annotations=NAVIGATE)
     async def alarms_show(ctx: Context) -> Result:

@@ -55,10 +55,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result("name must not be empty")
         if not PHONE_RE.match(phone.strip()):
             return error_result(f"not a phone number: {phone!r}")
-        argv = C.am_start("android.intent.action.INSERT", mime_type="vnd.android.cursor.dir/contact",
-                          extras=[("--es", "name", name.strip()), ("--es", "phone", phone.strip())])
-        action = ProposedAction(kind="contact_create", tool="contact_create", text=name,
-                                details={"phone": phone.strip()})
+        argv = C.am_start(
+            "android.intent.action.INSERT",
+            mime_type="vnd.android.cursor.dir/contact",
+            extras=[("--es", "name", name.strip()), ("--es", "phone", phone.strip())],
+        )
+        action = ProposedAction(
+            kind="contact_create", tool="contact_create", text=name, details={"phone": phone.strip()}
+        )
 
         async def run(approval: Approval) -> dict[str, Any]:
             output = await rt.gate.run(argv, approval)

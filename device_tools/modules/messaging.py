@@ -33,14 +33,25 @@ MAX_BODY = 1600  # ten SMS segments; longer is almost certainly a mistake
 
 
 def find_send_button(snapshot: Snapshot):
-    candidates = [e for e in snapshot.elements if e.clickable and e.enabled and
-                  re.search(r"\bsend\b", f"{e.desc} {e.text} {e.resource_id.rsplit('/', 1)[-1].replace('_', ' ')}", re.IGNORECASE)]
+    candidates = [
+        e
+        for e in snapshot.elements
+        if e.clickable
+        and e.enabled
+        and re.search(
+            r"\bsend\b",
+            f"{e.desc} {e.text} {e.resource_id.rsplit('/', 1)[-1].replace('_', ' ')}",
+            re.IGNORECASE,
+        )
+    ]
     return candidates[-1] if candidates else None
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     @mcp.tool(annotations=READ)
-    async def sms_list(box: Literal["inbox", "sent"] = "inbox", query: str | None = None, limit: int = 20) -> CallToolResult:
+    async def sms_list(
+        box: Literal["inbox", "sent"] = "inbox", query: str | None = None, limit: int = 20
+    ) -> CallToolResult:
         """SMS messages, newest first, optionally only those whose sender or text contains `query`."""
         limit = max(1, min(limit, 200))
         try:
@@ -54,9 +65,20 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             if needle and needle not in f"{r.get('address')} {r.get('body')}".lower():
                 continue
             ms = r.get("date") or ""
-            when = datetime.fromtimestamp(int(ms) / 1000, UTC).isoformat(timespec="minutes") if ms.isdigit() else None
-            messages.append({"id": r["_id"], "address": r.get("address"), "body": r.get("body"), "date": when,
-                             "read": r.get("read") == "1"})
+            when = (
+                datetime.fromtimestamp(int(ms) / 1000, UTC).isoformat(timespec="minutes")
+                if ms.isdigit()
+                else None
+            )
+            messages.append(
+                {
+                    "id": r["_id"],
+                    "address": r.get("address"),
+                    "body": r.get("body"),
+                    "date": when,
+                    "read": r.get("read") == "1",
+                }
+            )
             if len(messages) >= limit:
                 break
         text = "\n".join(f"{m['date']} {m['address']}: {m['body']}" for m in messages)
@@ -78,12 +100,19 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             except (ValueError, DeviceError) as exc:
                 return error_result(str(exc))
             if len(found) != 1:
-                return error_result(f"{to!r} is not a phone number and matches {len(found)} contacts; give the number")
+                return error_result(
+                    f"{to!r} is not a phone number and matches {len(found)} contacts; give the number"
+                )
             name, number = found[0]["name"], found[0]["phone"]
         number = re.sub(r"[ ()\-.]", "", number)
-        argv = C.am_start("android.intent.action.SENDTO", data=f"sms:{number}",
-                          extras=[("--es", "sms_body", body), ("--ez", "exit_on_sent", "true")])
-        action = ProposedAction(kind="sms_send", tool="sms_send", text=body, details={"to": number, "name": name or ""})
+        argv = C.am_start(
+            "android.intent.action.SENDTO",
+            data=f"sms:{number}",
+            extras=[("--es", "sms_body", body), ("--ez", "exit_on_sent", "true")],
+        )
+        action = ProposedAction(
+            kind="sms_send", tool="sms_send", text=body, details={"to": number, "name": name or ""}
+        )
 
         async def run(approval: Approval) -> dict[str, Any]:
             output = await rt.gate.run(argv, approval)
@@ -92,8 +121,12 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             compose = await rt.actuator.observe()
             button = find_send_button(compose)
             if button is None:
-                raise DeviceError("the compose screen opened but has no Send button; the message was NOT sent")
+                raise DeviceError(
+                    "the compose screen opened but has no Send button; the message was NOT sent"
+                )
             await rt.gate.run(C.tap(*button.center), approval)
             return {"message": f"sent SMS to {name + ' ' if name else ''}{number}", "to": number}
 
-        return await finish(rt, await rt.actuator.guarded(ctx, action, [argv, ("input", "tap", None, None)], run))
+        return await finish(
+            rt, await rt.actuator.guarded(ctx, action, [argv, ("input", "tap", None, None)], run)
+        )

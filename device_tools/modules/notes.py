@@ -17,8 +17,12 @@ from ..ui_tools import READ
 SCHEMA = """CREATE TABLE IF NOT EXISTS notes (
   id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, body TEXT NOT NULL DEFAULT '',
   tags TEXT NOT NULL DEFAULT '', created TEXT NOT NULL)"""
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+DELETE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
 
 
 class NoteStore:
@@ -36,8 +40,10 @@ class NoteStore:
     def add(self, title: str, body: str, tags: list[str]) -> int:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         with closing(self._db()) as db, db:
-            cur = db.execute("INSERT INTO notes (title, body, tags, created) VALUES (?, ?, ?, ?)",
-                             (title, body, ",".join(t.strip() for t in tags if t.strip()), now))
+            cur = db.execute(
+                "INSERT INTO notes (title, body, tags, created) VALUES (?, ?, ?, ?)",
+                (title, body, ",".join(t.strip() for t in tags if t.strip()), now),
+            )
             return int(cur.lastrowid)
 
     def list(self, query: str | None, limit: int) -> list[dict]:

@@ -33,13 +33,26 @@ class Allowed:
     exact_args: bool = False
 
 
-DEFAULT_ALLOW: dict[str, Allowed] = {" ".join(a.words): a for a in [
-    Allowed(("getprop",), 1), Allowed(("date",), 0), Allowed(("uptime",), 0), Allowed(("whoami",), 0),
-    Allowed(("id",), 0), Allowed(("ls",), 4), Allowed(("df",), 2), Allowed(("ps",), 3),
-    Allowed(("pm", "list", "packages"), 2), Allowed(("dumpsys", "battery"), 0), Allowed(("wm", "size"), 0),
-    Allowed(("wm", "density"), 0), Allowed(("settings", "get"), 2, exact_args=True), Allowed(("echo",), 20),
-    Allowed(("cat",), 1, risk="medium"),
-]}
+DEFAULT_ALLOW: dict[str, Allowed] = {
+    " ".join(a.words): a
+    for a in [
+        Allowed(("getprop",), 1),
+        Allowed(("date",), 0),
+        Allowed(("uptime",), 0),
+        Allowed(("whoami",), 0),
+        Allowed(("id",), 0),
+        Allowed(("ls",), 4),
+        Allowed(("df",), 2),
+        Allowed(("ps",), 3),
+        Allowed(("pm", "list", "packages"), 2),
+        Allowed(("dumpsys", "battery"), 0),
+        Allowed(("wm", "size"), 0),
+        Allowed(("wm", "density"), 0),
+        Allowed(("settings", "get"), 2, exact_args=True),
+        Allowed(("echo",), 20),
+        Allowed(("cat",), 1, risk="medium"),
+    ]
+}
 MAX_ARG = 256
 
 
@@ -56,7 +69,9 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
     if entry is None:
         raise ValueError(f"{command!r} is not on the terminal allow list: {', '.join(sorted(allowed))}")
     if len(args) > entry.max_args or (entry.exact_args and len(args) != entry.max_args):
-        raise ValueError(f"{key} takes {'exactly' if entry.exact_args else 'at most'} {entry.max_args} argument(s)")
+        raise ValueError(
+            f"{key} takes {'exactly' if entry.exact_args else 'at most'} {entry.max_args} argument(s)"
+        )
     for a in args:
         if not isinstance(a, str) or "\x00" in a or len(a) > MAX_ARG:
             raise ValueError(f"bad argument {a!r}: text up to {MAX_ARG} characters, no NUL")
@@ -76,7 +91,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             argv, entry = build_argv(command, list(args or []), allowed)
         except ValueError as exc:
             return error_result(str(exc))
-        action = ProposedAction(kind="terminal", tool="terminal_run", details={"argv": argv, "risk": entry.risk})
+        action = ProposedAction(
+            kind="terminal", tool="terminal_run", details={"argv": argv, "risk": entry.risk}
+        )
 
         async def run(approval: Approval) -> dict[str, Any]:
             try:

@@ -18,7 +18,9 @@ def adb_server(fake, tmp_path, **settings: Any):
 
 
 def sim_server(tmp_path, call_tool=None, **settings: Any):
-    return create_server(BuiltinContext(name="device", data_dir=tmp_path, settings=settings, call_tool=call_tool))
+    return create_server(
+        BuiltinContext(name="device", data_dir=tmp_path, settings=settings, call_tool=call_tool)
+    )
 
 
 class Answers:

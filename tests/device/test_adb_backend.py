@@ -23,8 +23,12 @@ def mutating(fake) -> list[str]:
 
 async def open_compose(client):
     home = await client.call_tool("screen_read", {})
-    r = await client.call_tool("click", {"element_id": element(home, text="Messages")["id"], "snapshot_id": snapshot_id(home)})
-    r = await client.call_tool("click", {"element_id": element(r, text="Alice")["id"], "snapshot_id": snapshot_id(r)})
+    r = await client.call_tool(
+        "click", {"element_id": element(home, text="Messages")["id"], "snapshot_id": snapshot_id(home)}
+    )
+    r = await client.call_tool(
+        "click", {"element_id": element(r, text="Alice")["id"], "snapshot_id": snapshot_id(r)}
+    )
     assert not r.is_error, r.content[0].text
     return r
 
@@ -33,8 +37,9 @@ async def test_click_sends_exact_tap_and_reads_with_exec_out(fake_adb, tmp_path)
     async with connect(adb_server(fake_adb, tmp_path)) as client:
         home = await client.call_tool("screen_read", {})
         assert not home.is_error
-        r = await client.call_tool("click", {"element_id": element(home, text="Messages")["id"],
-                                             "snapshot_id": snapshot_id(home)})
+        r = await client.call_tool(
+            "click", {"element_id": element(home, text="Messages")["id"], "snapshot_id": snapshot_id(home)}
+        )
     assert not r.is_error, r.content[0].text
     assert f"exec:{DUMP}" in fake_adb.log
     assert mutating(fake_adb) == ["input tap 162 1630"]
@@ -47,12 +52,15 @@ async def test_typed_text_with_shell_metacharacters_is_quoted(fake_adb, tmp_path
     async with connect(adb_server(fake_adb, tmp_path)) as client:
         compose = await open_compose(client)
         field = element(compose, resource_id="compose_message_text")
-        r = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose),
-                                                 "text": text})
+        r = await client.call_tool(
+            "type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose), "text": text}
+        )
     assert not r.is_error, r.content[0].text
     typed = [c for c in mutating(fake_adb) if c.startswith("input text")]
-    assert typed == [shlex.join(["input", "text", "it's%s$(reboot);%srm%s-rf%s/%s|%scat%s`id`%s&%secho%s*%s>%sx%s50%"]),
-                     shlex.join(["input", "text", "s"])]
+    assert typed == [
+        shlex.join(["input", "text", "it's%s$(reboot);%srm%s-rf%s/%s|%scat%s`id`%s&%secho%s*%s>%sx%s50%"]),
+        shlex.join(["input", "text", "s"]),
+    ]
     # The device's shell saw one literal argument per command: the field holds exactly the text.
     assert fake_adb.device.field_text("compose_message_text") == text
 
@@ -62,8 +70,9 @@ async def test_non_ascii_text_is_refused_and_nothing_is_sent(fake_adb, tmp_path)
         compose = await open_compose(client)
         before = len(mutating(fake_adb))
         field = element(compose, resource_id="compose_message_text")
-        r = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose),
-                                                 "text": "Grüße 👋"})
+        r = await client.call_tool(
+            "type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose), "text": "Grüße 👋"}
+        )
     assert r.is_error and "ASCII only" in r.content[0].text and "ü" in r.content[0].text
     assert len(mutating(fake_adb)) == before
 
@@ -74,8 +83,9 @@ async def test_declined_send_sends_nothing(fake_adb, tmp_path, mode):
     async with connect(adb_server(fake_adb, tmp_path), mode, answers) as client:
         compose = await open_compose(client)
         field = element(compose, resource_id="compose_message_text")
-        typed = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose),
-                                                     "text": "hello"})
+        typed = await client.call_tool(
+            "type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose), "text": "hello"}
+        )
         before = list(mutating(fake_adb))
         send = element(typed, desc="Send SMS")
         r = await client.call_tool("click", {"element_id": send["id"], "snapshot_id": snapshot_id(typed)})
@@ -97,8 +107,13 @@ async def test_client_without_elicitation_is_denied_not_acted(fake_adb, tmp_path
 
 
 async def test_dump_retries_known_failures_then_succeeds(fake_adb, tmp_path):
-    fake_adb.script[DUMP].extend([b"ERROR: null root node returned by UiTestAutomationBridge.\n",
-                                  b"ERROR: could not get idle state.\n", b""])
+    fake_adb.script[DUMP].extend(
+        [
+            b"ERROR: null root node returned by UiTestAutomationBridge.\n",
+            b"ERROR: could not get idle state.\n",
+            b"",
+        ]
+    )
     async with connect(adb_server(fake_adb, tmp_path)) as client:
         r = await client.call_tool("screen_read", {})
     assert not r.is_error and r.structured_content["total"] > 0
@@ -109,7 +124,11 @@ async def test_dump_that_keeps_failing_is_a_clear_error(fake_adb, tmp_path):
     fake_adb.script[DUMP].extend([b"ERROR: null root node returned by UiTestAutomationBridge.\n"] * 3)
     async with connect(adb_server(fake_adb, tmp_path, dump_attempts=3)) as client:
         r = await client.call_tool("screen_read", {})
-    assert r.is_error and "failed after 3 attempt(s)" in r.content[0].text and "null root node" in r.content[0].text
+    assert (
+        r.is_error
+        and "failed after 3 attempt(s)" in r.content[0].text
+        and "null root node" in r.content[0].text
+    )
 
 
 async def test_no_adb_server_unknown_serial_and_disconnect(fake_adb, tmp_path):
@@ -154,14 +173,18 @@ def press_when_waiting(fake) -> threading.Thread:
 
 
 async def test_volume_up_confirms_over_getevent(fake_adb, tmp_path):
-    async with connect(adb_server(fake_adb, tmp_path, physical_confirmation=True, confirm_timeout=20)) as client:
+    async with connect(
+        adb_server(fake_adb, tmp_path, physical_confirmation=True, confirm_timeout=20)
+    ) as client:
         compose = await open_compose(client)
         field = element(compose, resource_id="compose_message_text")
-        typed = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose),
-                                                     "text": "on my way"})
+        typed = await client.call_tool(
+            "type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose), "text": "on my way"}
+        )
         thread = press_when_waiting(fake_adb)
-        r = await client.call_tool("click", {"element_id": element(typed, desc="Send SMS")["id"],
-                                             "snapshot_id": snapshot_id(typed)})
+        r = await client.call_tool(
+            "click", {"element_id": element(typed, desc="Send SMS")["id"], "snapshot_id": snapshot_id(typed)}
+        )
         thread.join(5)
     assert not r.is_error, r.content[0].text
     assert "shell:getevent -l" in fake_adb.log
@@ -171,14 +194,18 @@ async def test_volume_up_confirms_over_getevent(fake_adb, tmp_path):
 
 
 async def test_no_volume_up_press_times_out_and_denies(fake_adb, tmp_path):
-    async with connect(adb_server(fake_adb, tmp_path, physical_confirmation=True, confirm_timeout=0.5)) as client:
+    async with connect(
+        adb_server(fake_adb, tmp_path, physical_confirmation=True, confirm_timeout=0.5)
+    ) as client:
         compose = await open_compose(client)
         field = element(compose, resource_id="compose_message_text")
-        typed = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose),
-                                                     "text": "on my way"})
+        typed = await client.call_tool(
+            "type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(compose), "text": "on my way"}
+        )
         before = list(mutating(fake_adb))
-        r = await client.call_tool("click", {"element_id": element(typed, desc="Send SMS")["id"],
-                                             "snapshot_id": snapshot_id(typed)})
+        r = await client.call_tool(
+            "click", {"element_id": element(typed, desc="Send SMS")["id"], "snapshot_id": snapshot_id(typed)}
+        )
     assert r.is_error and "no Volume Up press" in r.content[0].text
     assert mutating(fake_adb) == before and fake_adb.device.sent_messages == []
 
@@ -189,17 +216,35 @@ async def test_sms_send_uses_sendto_intent_then_taps_send(fake_adb, tmp_path):
         r = await client.call_tool("sms_send", {"to": "Bob", "body": "Invoice paid; thanks $(whoami)"})
     assert not r.is_error, r.content[0].text
     assert mutating(fake_adb) == [
-        shlex.join(["am", "start", "-a", "android.intent.action.SENDTO", "-d", "sms:+15550111", "--es", "sms_body",
-                    "Invoice paid; thanks $(whoami)", "--ez", "exit_on_sent", "true"]),
+        shlex.join(
+            [
+                "am",
+                "start",
+                "-a",
+                "android.intent.action.SENDTO",
+                "-d",
+                "sms:+15550111",
+                "--es",
+                "sms_body",
+                "Invoice paid; thanks $(whoami)",
+                "--ez",
+                "exit_on_sent",
+                "true",
+            ]
+        ),
         "input tap 970 2140",
     ]
-    assert [(m.to, m.body) for m in fake_adb.device.sent_messages] == [("+15550111", "Invoice paid; thanks $(whoami)")]
+    assert [(m.to, m.body) for m in fake_adb.device.sent_messages] == [
+        ("+15550111", "Invoice paid; thanks $(whoami)")
+    ]
     assert "Invoice paid" in answers.questions[0]
 
 
 async def test_terminal_arguments_cannot_inject(fake_adb, tmp_path):
     async with connect(adb_server(fake_adb, tmp_path)) as client:
-        ok = await client.call_tool("terminal_run", {"command": "getprop", "args": ["ro.product.model; reboot"]})
+        ok = await client.call_tool(
+            "terminal_run", {"command": "getprop", "args": ["ro.product.model; reboot"]}
+        )
         refused = await client.call_tool("terminal_run", {"command": "reboot"})
         too_many = await client.call_tool("terminal_run", {"command": "settings get", "args": ["global"]})
     assert not ok.is_error
@@ -210,12 +255,50 @@ async def test_terminal_arguments_cannot_inject(fake_adb, tmp_path):
 
 async def test_calendar_create_sends_content_insert(fake_adb, tmp_path):
     async with connect(adb_server(fake_adb, tmp_path)) as client:
-        r = await client.call_tool("calendar_create", {"title": "Lunch with Bob", "start": "2026-11-23T12:00:00Z",
-                                                       "duration_minutes": 30})
+        r = await client.call_tool(
+            "calendar_create",
+            {"title": "Lunch with Bob", "start": "2026-11-23T12:00:00Z", "duration_minutes": 30},
+        )
         listed = await client.call_tool("calendar_list", {"start": "2026-11-23T00:00:00Z", "days": 2})
     assert not r.is_error, r.content[0].text
-    assert mutating(fake_adb) == [shlex.join([
-        "content", "insert", "--uri", "content://com.android.calendar/events", "--bind", "calendar_id:i:1",
-        "--bind", "title:s:Lunch with Bob", "--bind", "dtstart:l:1795435200000", "--bind", "dtend:l:1795437000000",
-        "--bind", "eventTimezone:s:UTC"])]
+    assert mutating(fake_adb) == [
+        shlex.join(
+            [
+                "content",
+                "insert",
+                "--uri",
+                "content://com.android.calendar/events",
+                "--bind",
+                "calendar_id:i:1",
+                "--bind",
+                "title:s:Lunch with Bob",
+                "--bind",
+                "dtstart:l:1795435200000",
+                "--bind",
+                "dtend:l:1795437000000",
+                "--bind",
+                "eventTimezone:s:UTC",
+            ]
+        )
+    ]
     assert [e["title"] for e in listed.structured_content["events"]] == ["Dentist", "Lunch with Bob"]
+
+
+async def test_gate_sends_nothing_without_a_matching_approval(fake_adb):
+    from device_tools.errors import CommandRefused
+    from device_tools.gate import Approval, CommandGate
+
+    gate = CommandGate(AdbBackend(serial=fake_adb.serial, port=fake_adb.port))
+    with pytest.raises(CommandRefused):
+        await gate.run(["input", "tap", "1", "2"], None)
+    with pytest.raises(CommandRefused):
+        await gate.read(["input", "keyevent", "KEYCODE_HOME"])  # not a read, whatever the caller says
+    approval = Approval("digest", "test").allow(["input", "tap", "1", "2"], ("input", "tap", None, None))
+    with pytest.raises(CommandRefused):
+        await gate.run(["input", "text", "x"], approval)
+    assert mutating(fake_adb) == []  # nothing reached the wire
+    await gate.run(["input", "tap", "1", "2"], approval)
+    await gate.run(["input", "tap", "3", "4"], approval)  # the wildcard allowance
+    with pytest.raises(CommandRefused):
+        await gate.run(["input", "tap", "1", "2"], approval)  # allowances are single-use
+    assert mutating(fake_adb) == ["input tap 1 2", "input tap 3 4"]

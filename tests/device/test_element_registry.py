@@ -14,17 +14,35 @@ SCREENS = Path(__file__).parents[2] / "device_tools" / "screens"
 pytestmark = pytest.mark.timeout(30)
 
 
-def node(text="", rid="", cls="android.widget.TextView", bounds="[0,0][100,100]", children="", **flags) -> str:
-    attrs = {"checkable": "false", "checked": "false", "clickable": "false", "enabled": "true", "focusable": "false",
-             "focused": "false", "scrollable": "false", "long-clickable": "false", "password": "false", "selected": "false"}
+def node(
+    text="", rid="", cls="android.widget.TextView", bounds="[0,0][100,100]", children="", **flags
+) -> str:
+    attrs = {
+        "checkable": "false",
+        "checked": "false",
+        "clickable": "false",
+        "enabled": "true",
+        "focusable": "false",
+        "focused": "false",
+        "scrollable": "false",
+        "long-clickable": "false",
+        "password": "false",
+        "selected": "false",
+    }
     attrs.update({k.replace("_", "-"): v for k, v in flags.items()})
     a = " ".join(f'{k}="{v}"' for k, v in attrs.items())
-    return (f'<node index="0" text="{text}" resource-id="{rid}" class="{cls}" package="com.example.app" '
-            f'content-desc="" {a} bounds="{bounds}">{children}</node>')
+    return (
+        f'<node index="0" text="{text}" resource-id="{rid}" class="{cls}" package="com.example.app" '
+        f'content-desc="" {a} bounds="{bounds}">{children}</node>'
+    )
 
 
 def hierarchy(*nodes: str) -> str:
-    return "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">" + "".join(nodes) + "</hierarchy>"
+    return (
+        "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+        + "".join(nodes)
+        + "</hierarchy>"
+    )
 
 
 def test_fixture_screens_parse_with_unlabeled_controls_kept():
@@ -49,12 +67,20 @@ def test_bounds_centres_and_trailer_are_handled():
 
 
 def test_zero_size_and_unlabelled_static_nodes_are_dropped():
-    dump = hierarchy(node("", cls="android.widget.FrameLayout", bounds="[0,0][1080,2400]",
-                          children=node("ghost", bounds="[0,0][0,0]") + node("label", bounds="[0,0][10,10]")))
+    dump = hierarchy(
+        node(
+            "",
+            cls="android.widget.FrameLayout",
+            bounds="[0,0][1080,2400]",
+            children=node("ghost", bounds="[0,0][0,0]") + node("label", bounds="[0,0][10,10]"),
+        )
+    )
     assert [e.text for e in parse_dump(dump).elements] == ["label"]
 
 
-@pytest.mark.parametrize("raw", ["", "ERROR: null root node returned by UiTestAutomationBridge.", "<hierarchy><node"])
+@pytest.mark.parametrize(
+    "raw", ["", "ERROR: null root node returned by UiTestAutomationBridge.", "<hierarchy><node"]
+)
 def test_failed_dumps_raise_dump_failed(raw):
     with pytest.raises(DumpFailed):
         parse_dump(raw)
@@ -77,12 +103,27 @@ async def test_ids_stable_when_typing_changes_field_text():
 
 def test_ids_stable_when_a_row_is_inserted_above():
     def rows(*names: str) -> str:
-        items = "".join(node("", rid="a:id/row", cls="android.widget.LinearLayout", clickable="true",
-                             bounds=f"[0,{i * 100}][1080,{i * 100 + 100}]",
-                             children=node(n, rid="a:id/name", bounds=f"[10,{i * 100}][500,{i * 100 + 90}]"))
-                        for i, n in enumerate(names))
-        return hierarchy(node("", rid="a:id/list", cls="androidx.recyclerview.widget.RecyclerView",
-                              scrollable="true", bounds="[0,0][1080,2000]", children=items))
+        items = "".join(
+            node(
+                "",
+                rid="a:id/row",
+                cls="android.widget.LinearLayout",
+                clickable="true",
+                bounds=f"[0,{i * 100}][1080,{i * 100 + 100}]",
+                children=node(n, rid="a:id/name", bounds=f"[10,{i * 100}][500,{i * 100 + 90}]"),
+            )
+            for i, n in enumerate(names)
+        )
+        return hierarchy(
+            node(
+                "",
+                rid="a:id/list",
+                cls="androidx.recyclerview.widget.RecyclerView",
+                scrollable="true",
+                bounds="[0,0][1080,2000]",
+                children=items,
+            )
+        )
 
     first = parse_dump(rows("Alice", "Bob"))
     second = parse_dump(rows("Zed", "Alice", "Bob"))
@@ -95,8 +136,10 @@ def test_ids_stable_when_a_row_is_inserted_above():
 
 
 def test_same_key_nodes_get_ordinals():
-    dump = hierarchy(node("", cls="android.widget.ImageButton", clickable="true", bounds="[0,0][10,10]"),
-                     node("", cls="android.widget.ImageButton", clickable="true", bounds="[20,0][30,10]"))
+    dump = hierarchy(
+        node("", cls="android.widget.ImageButton", clickable="true", bounds="[0,0][10,10]"),
+        node("", cls="android.widget.ImageButton", clickable="true", bounds="[20,0][30,10]"),
+    )
     a, b = parse_dump(dump).elements
     assert b.id == a.id + ".2"
 
@@ -104,8 +147,13 @@ def test_same_key_nodes_get_ordinals():
 def test_depth_is_capped():
     deep = node("leaf", rid="a:id/leaf", clickable="true")
     for i in range(MAX_DEPTH + 10):
-        deep = node("", cls="android.widget.FrameLayout", clickable="true" if i % 10 == 0 else "false",
-                    bounds="[0,0][1080,2400]", children=deep)
+        deep = node(
+            "",
+            cls="android.widget.FrameLayout",
+            clickable="true" if i % 10 == 0 else "false",
+            bounds="[0,0][1080,2400]",
+            children=deep,
+        )
     snap = parse_dump(hierarchy(deep))
     assert snap.truncated_depth
     assert all(e.depth <= MAX_DEPTH for e in snap.elements)
@@ -114,8 +162,10 @@ def test_depth_is_capped():
 
 
 def test_listing_is_capped_and_paged_and_index_resolves():
-    buttons = "".join(node(f"b{i}", rid=f"a:id/b{i}", clickable="true", bounds=f"[0,{i * 10}][100,{i * 10 + 9}]")
-                      for i in range(130))
+    buttons = "".join(
+        node(f"b{i}", rid=f"a:id/b{i}", clickable="true", bounds=f"[0,{i * 10}][100,{i * 10 + 9}]")
+        for i in range(130)
+    )
     snap = parse_dump(hierarchy(buttons))
     page1, page3 = snap.listing(1), snap.listing(3)
     assert page1["pages"] == 3 and len(page1["elements"]) == PAGE_SIZE and len(page3["elements"]) == 10

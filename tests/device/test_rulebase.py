@@ -28,8 +28,10 @@ class DevicePort:
         self.guard: PolicyGuard | None = None
 
     async def refresh(self) -> None:
-        self.tools = {f"device__{t.name}": t.model_copy(update={"name": f"device__{t.name}"})
-                      for t in (await self.client.list_tools()).tools}
+        self.tools = {
+            f"device__{t.name}": t.model_copy(update={"name": f"device__{t.name}"})
+            for t in (await self.client.list_tools()).tools
+        }
 
     def find_tool(self, name: str) -> Tool | None:
         return self.tools.get(name)
@@ -37,14 +39,34 @@ class DevicePort:
     def list_catalog_tools(self) -> list[Tool]:
         return list(self.tools.values())
 
-    def call_of(self, name: str, arguments: dict[str, Any], origin: str = "client", depth: int = 0) -> ToolCall:
+    def call_of(
+        self, name: str, arguments: dict[str, Any], origin: str = "client", depth: int = 0
+    ) -> ToolCall:
         ann = self.tools[name].annotations
-        return ToolCall(name=name, server="device", tool=name.split("__", 1)[1], arguments=arguments,
-                        session_id="s1", origin=origin, depth=depth,  # type: ignore[arg-type]
-                        read_only=ann.read_only_hint if ann else None, destructive=ann.destructive_hint if ann else None)
+        return ToolCall(
+            name=name,
+            server="device",
+            tool=name.split("__", 1)[1],
+            arguments=arguments,
+            session_id="s1",
+            origin=origin,
+            depth=depth,  # type: ignore[arg-type]
+            read_only=ann.read_only_hint if ann else None,
+            destructive=ann.destructive_hint if ann else None,
+        )
 
-    async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str, client: str | None = None,
-                     origin: str = "client", answers: Any = None, depth: int = 0, progress: Any = None):
+    async def invoke(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        session_id: str,
+        client: str | None = None,
+        origin: str = "client",
+        answers: Any = None,
+        depth: int = 0,
+        progress: Any = None,
+    ):
         call = self.call_of(name, arguments or {}, origin, depth)
         decision = await self.guard.decide(call)
         if not isinstance(decision, Allow):
@@ -59,8 +81,13 @@ async def guarded_device(tmp_path):
     async with Client(sim_server(tmp_path), mode="auto", elicitation_callback=Answers("yes")) as client:
         port = DevicePort(client)
         await port.refresh()
-        guard = PolicyGuard([RULEBASES_DIR / "device.pl"], port, store_path=tmp_path / "facts.db",
-                            settings=PolicySettings(guard_timeout=20.0, confirm_ttl=300.0), seeds={})
+        guard = PolicyGuard(
+            [RULEBASES_DIR / "device.pl"],
+            port,
+            store_path=tmp_path / "facts.db",
+            settings=PolicySettings(guard_timeout=20.0, confirm_ttl=300.0),
+            seeds={},
+        )
         port.guard = guard
         await guard.start(watch=False)
         try:
@@ -71,7 +98,9 @@ async def guarded_device(tmp_path):
 
 async def test_sms_guard_blocks_forwarding_codes(tmp_path):
     async with guarded_device(tmp_path) as (_, port, guard):
-        code = await guard.decide(port.call_of("device__sms_send", {"to": "+15550100", "body": "Your code is 482913"}))
+        code = await guard.decide(
+            port.call_of("device__sms_send", {"to": "+15550100", "body": "Your code is 482913"})
+        )
         bare = await guard.decide(port.call_of("device__sms_send", {"to": "+15550100", "body": "482913"}))
         ok = await guard.decide(port.call_of("device__sms_send", {"to": "Alice", "body": "See you at 7"}))
     assert isinstance(code, Deny) and "one-time code" in code.unmet[0]
@@ -81,10 +110,16 @@ async def test_sms_guard_blocks_forwarding_codes(tmp_path):
 
 async def test_terminal_guard_keeps_private_data_out(tmp_path):
     async with guarded_device(tmp_path) as (_, port, guard):
-        private = await guard.decide(port.call_of("device__terminal_run", {
-            "command": "cat", "args": ["/data/data/com.example.bank/shared_prefs/session.xml"]}))
+        private = await guard.decide(
+            port.call_of(
+                "device__terminal_run",
+                {"command": "cat", "args": ["/data/data/com.example.bank/shared_prefs/session.xml"]},
+            )
+        )
         unknown = await guard.decide(port.call_of("device__terminal_run", {"command": "reboot"}))
-        ok = await guard.decide(port.call_of("device__terminal_run", {"command": "getprop", "args": ["ro.product.model"]}))
+        ok = await guard.decide(
+            port.call_of("device__terminal_run", {"command": "getprop", "args": ["ro.product.model"]})
+        )
     assert isinstance(private, Deny) and "private app data" in private.unmet[0]
     assert isinstance(unknown, Deny)
     assert isinstance(ok, Allow), ok
@@ -96,13 +131,23 @@ async def test_password_entry_needs_the_users_per_app_grant(tmp_path):
         assert not login.is_error, login.content[0].text
         pw = element(login, resource_id="password")
         user = element(login, resource_id="username")
-        call = port.call_of("device__type_text", {"snapshot_id": snapshot_id(login), "element_id": pw["id"],
-                                                  "text": "hunter2"})
+        call = port.call_of(
+            "device__type_text",
+            {"snapshot_id": snapshot_id(login), "element_id": pw["id"], "text": "hunter2"},
+        )
         asked = await guard.decide(call)
-        plain = await guard.decide(port.call_of("device__type_text", {
-            "snapshot_id": snapshot_id(login), "element_id": user["id"], "text": "alice"}))
-        code = await guard.decide(port.call_of("device__type_text", {
-            "snapshot_id": snapshot_id(login), "element_id": user["id"], "text": "verification 482913"}))
+        plain = await guard.decide(
+            port.call_of(
+                "device__type_text",
+                {"snapshot_id": snapshot_id(login), "element_id": user["id"], "text": "alice"},
+            )
+        )
+        code = await guard.decide(
+            port.call_of(
+                "device__type_text",
+                {"snapshot_id": snapshot_id(login), "element_id": user["id"], "text": "verification 482913"},
+            )
+        )
         assert isinstance(asked, Ask) and "com.example.bank" in asked.questions[0].message
         assert isinstance(plain, Allow), plain
         assert isinstance(code, Deny) and "one-time code" in code.unmet[0]

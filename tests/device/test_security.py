@@ -20,45 +20,104 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def click(text="", desc="", rid="", package="com.example.app", **kw) -> ProposedAction:
-    target = Target(id="e-1", text=text, desc=desc, resource_id=rid, cls="android.widget.Button", package=package, **kw)
+    target = Target(
+        id="e-1", text=text, desc=desc, resource_id=rid, cls="android.widget.Button", package=package, **kw
+    )
     return ProposedAction(kind="click", tool="click", target=target, package=package)
 
 
-@pytest.mark.parametrize("action, risk, reason", [
-    (click("Send"), "high", "send"),
-    (click(desc="Pay now"), "high", "payment"),
-    (click("Transfer now", rid="com.example.bank:id/confirm_transfer", package="com.example.bank"), "high", "transfer"),
-    (click("Buy for $4.99"), "high", "purchase"),
-    (click("Delete conversation"), "high", "deletes"),
-    (click("Uninstall"), "high", "uninstall"),
-    (click("Erase all data (factory reset)", package="com.android.settings"), "critical", "factory"),
-    (click("Allow", package="com.google.android.permissioncontroller"), "high", "permission"),
-    (click("", rid="android:id/switch_widget", package="com.android.settings", checkable=True), "high", "setting"),
-    (click("Open", package="com.paypal.android.p2pmobile"), "high", "payment app"),
-    (ProposedAction(kind="type", tool="type_text", text="hunter2",
-                    target=Target(id="e", resource_id="x:id/password", editable=True, password=True)), "critical", "password"),
-    (ProposedAction(kind="type", tool="type_text", text="4111 1111 1111 1111",
-                    target=Target(id="e", resource_id="x:id/notes", editable=True)), "critical", "card number"),
-    (ProposedAction(kind="type", tool="type_text", text="482913",
-                    target=Target(id="e", resource_id="x:id/verification_code", editable=True)), "high", "one-time code"),
-    (ProposedAction(kind="type", tool="type_text", text="DE89370400440532013000",
-                    target=Target(id="e", resource_id="x:id/recipient", editable=True)), "high", "IBAN"),
-    (ProposedAction(kind="sms_send", tool="sms_send", text="hi", details={"to": "+1"}), "high", "SMS"),
-])
+@pytest.mark.parametrize(
+    "action, risk, reason",
+    [
+        (click("Send"), "high", "send"),
+        (click(desc="Pay now"), "high", "payment"),
+        (
+            click("Transfer now", rid="com.example.bank:id/confirm_transfer", package="com.example.bank"),
+            "high",
+            "transfer",
+        ),
+        (click("Buy for $4.99"), "high", "purchase"),
+        (click("Delete conversation"), "high", "deletes"),
+        (click("Uninstall"), "high", "uninstall"),
+        (click("Erase all data (factory reset)", package="com.android.settings"), "critical", "factory"),
+        (click("Allow", package="com.google.android.permissioncontroller"), "high", "permission"),
+        (
+            click("", rid="android:id/switch_widget", package="com.android.settings", checkable=True),
+            "high",
+            "setting",
+        ),
+        (click("Open", package="com.paypal.android.p2pmobile"), "high", "payment app"),
+        (
+            ProposedAction(
+                kind="type",
+                tool="type_text",
+                text="hunter2",
+                target=Target(id="e", resource_id="x:id/password", editable=True, password=True),
+            ),
+            "critical",
+            "password",
+        ),
+        (
+            ProposedAction(
+                kind="type",
+                tool="type_text",
+                text="4111 1111 1111 1111",
+                target=Target(id="e", resource_id="x:id/notes", editable=True),
+            ),
+            "critical",
+            "card number",
+        ),
+        (
+            ProposedAction(
+                kind="type",
+                tool="type_text",
+                text="482913",
+                target=Target(id="e", resource_id="x:id/verification_code", editable=True),
+            ),
+            "high",
+            "one-time code",
+        ),
+        (
+            ProposedAction(
+                kind="type",
+                tool="type_text",
+                text="DE89370400440532013000",
+                target=Target(id="e", resource_id="x:id/recipient", editable=True),
+            ),
+            "high",
+            "IBAN",
+        ),
+        (ProposedAction(kind="sms_send", tool="sms_send", text="hi", details={"to": "+1"}), "high", "SMS"),
+    ],
+)
 def test_firewall_flags_dangerous_actions(action, risk, reason):
     a = ActionFirewall().assess(action)
     assert a.risk == risk and a.requires_confirmation
     assert any(reason.lower() in r.lower() for r in a.reasons), a.reasons
 
 
-@pytest.mark.parametrize("action", [
-    click("Alice"), click(desc="Navigate up"), click("Settings", package="com.google.android.apps.nexuslauncher"),
-    ProposedAction(kind="type", tool="type_text", text="See you at 7",
-                   target=Target(id="e", resource_id="x:id/compose_message_text", editable=True)),
-    ProposedAction(kind="back", tool="press_back"), ProposedAction(kind="scroll", tool="scroll"),
-    ProposedAction(kind="type", tool="type_text", text="4111 1111 1111 1112",  # fails Luhn: not a card
-                   target=Target(id="e", resource_id="x:id/notes", editable=True)),
-])
+@pytest.mark.parametrize(
+    "action",
+    [
+        click("Alice"),
+        click(desc="Navigate up"),
+        click("Settings", package="com.google.android.apps.nexuslauncher"),
+        ProposedAction(
+            kind="type",
+            tool="type_text",
+            text="See you at 7",
+            target=Target(id="e", resource_id="x:id/compose_message_text", editable=True),
+        ),
+        ProposedAction(kind="back", tool="press_back"),
+        ProposedAction(kind="scroll", tool="scroll"),
+        ProposedAction(
+            kind="type",
+            tool="type_text",
+            text="4111 1111 1111 1112",  # fails Luhn: not a card
+            target=Target(id="e", resource_id="x:id/notes", editable=True),
+        ),
+    ],
+)
 def test_firewall_lets_ordinary_actions_through(action):
     assert ActionFirewall().assess(action).risk == "low"
 
@@ -92,6 +151,7 @@ async def llm_service(answer, tool: str = "llm_classify_risk"):
         return answer
 
     async with Client(llm, mode="auto") as client:
+
         async def call_tool(name: str, arguments: dict):
             assert name == "llm__llm_classify_risk"
             return await client.call_tool(tool, arguments)
@@ -111,9 +171,16 @@ async def test_classifier_lowers_a_keyword_false_positive(tool):
 
 
 async def test_classifier_cannot_go_below_the_firewall_floor_and_never_sees_passwords():
-    action = ProposedAction(kind="type", tool="type_text", text="hunter2",
-                            target=Target(id="e", resource_id="x:id/password", editable=True, password=True))
-    async with llm_service({"risk": "low", "reasons": ["just text"], "requires_confirmation": False}) as (call, asked):
+    action = ProposedAction(
+        kind="type",
+        tool="type_text",
+        text="hunter2",
+        target=Target(id="e", resource_id="x:id/password", editable=True, password=True),
+    )
+    async with llm_service({"risk": "low", "reasons": ["just text"], "requires_confirmation": False}) as (
+        call,
+        asked,
+    ):
         a = await ActionRiskClassifier(call).assess(action)
     assert a.risk == "high" and a.requires_confirmation  # floor for password fields
     assert asked[0]["text"] == "<redacted password>"
@@ -127,37 +194,55 @@ async def test_classifier_falls_back_to_heuristics(answer):
 
 
 async def test_classifier_without_call_tool_or_for_low_risk_does_not_ask():
-    async with llm_service({"risk": "critical", "reasons": [], "requires_confirmation": True}) as (call, asked):
+    async with llm_service({"risk": "critical", "reasons": [], "requires_confirmation": True}) as (
+        call,
+        asked,
+    ):
         low = await ActionRiskClassifier(call).assess(click("Alice"))
     assert low.risk == "low" and asked == []
     assert (await ActionRiskClassifier(None).assess(click("Send"))).source == "heuristic"
 
 
 async def test_server_uses_ctx_call_tool_to_skip_needless_confirmations(tmp_path):
-    async with llm_service({"risk": "low", "reasons": ["navigation only"], "requires_confirmation": False}) as (call, asked):
+    async with llm_service(
+        {"risk": "low", "reasons": ["navigation only"], "requires_confirmation": False}
+    ) as (call, asked):
         server = sim_server(tmp_path, call_tool=call)
         answers = Answers()
         async with connect(server, "auto", answers) as client:
-            r = await client.call_tool("open_app", {"package": "com.example.bank"})  # a banking app: medium floor
+            r = await client.call_tool(
+                "open_app", {"package": "com.example.bank"}
+            )  # a banking app: medium floor
             msgs = await client.call_tool("press_home", {})
             home = await client.call_tool("screen_read", {})
-            r2 = await client.call_tool("click", {"element_id": element(home, text="Messages")["id"],
-                                                  "snapshot_id": snapshot_id(home)})
-    assert r.is_error and answers.questions and "banking" in answers.questions[0]  # floor holds: asked, declined
+            r2 = await client.call_tool(
+                "click",
+                {"element_id": element(home, text="Messages")["id"], "snapshot_id": snapshot_id(home)},
+            )
+    assert (
+        r.is_error and answers.questions and "banking" in answers.questions[0]
+    )  # floor holds: asked, declined
     assert not msgs.is_error and not r2.is_error and len(asked) == 1
 
 
-@pytest.mark.parametrize("text", ["hello world", "50%sale", "%s", "a%%s b", "100% sure", "it's $(x) `y` | z & w; 'q'"])
+@pytest.mark.parametrize(
+    "text", ["hello world", "50%sale", "%s", "a%%s b", "100% sure", "it's $(x) `y` | z & w; 'q'"]
+)
 def test_input_text_chunks_type_exactly_the_text(text):
     chunks = input_text_chunks(text)
     assert all(" " not in c for c in chunks)
     assert "".join(decode_input_text(c) for c in chunks) == text
 
 
-@pytest.mark.parametrize("text, unicode_ok, message", [
-    ("héllo", False, "ASCII only"), ("line1\nline2", True, "control characters"), ("", True, "empty"),
-    ("x" * 2001, True, "too long"),
-])
+@pytest.mark.parametrize(
+    "text, unicode_ok, message",
+    [
+        ("héllo", False, "ASCII only"),
+        ("line1\nline2", True, "control characters"),
+        ("", True, "empty"),
+        ("x" * 2001, True, "too long"),
+    ],
+)
 def test_untypeable_text_is_refused_clearly(text, unicode_ok, message):
     with pytest.raises(TextNotTypeable, match=message):
         check_typeable(text, unicode_ok=unicode_ok)

@@ -21,10 +21,15 @@ pytestmark = pytest.mark.timeout(60)
 ROOT = Path(__file__).parents[2]
 
 
-@pytest.mark.parametrize("settings, key", [
-    ({"backend": "usb"}, "sentinel.device.backend"), ({"adb_port": 70000}, "sentinel.device.adb_port"),
-    ({"confirm_timeout": 0}, "sentinel.device.confirm_timeout"), ({"colour": "red"}, "sentinel.device.colour"),
-])
+@pytest.mark.parametrize(
+    "settings, key",
+    [
+        ({"backend": "usb"}, "sentinel.device.backend"),
+        ({"adb_port": 70000}, "sentinel.device.adb_port"),
+        ({"confirm_timeout": 0}, "sentinel.device.confirm_timeout"),
+        ({"colour": "red"}, "sentinel.device.colour"),
+    ],
+)
 def test_bad_settings_are_config_errors(tmp_path, settings, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         create_server(BuiltinContext(name="device", data_dir=tmp_path, settings=settings))
@@ -37,18 +42,40 @@ def test_gateway_factory_resolves(tmp_path):
 async def test_annotations_mark_reads_and_destructive_tools(tmp_path):
     async with connect(sim_server(tmp_path)) as client:
         tools = {t.name: t.annotations for t in (await client.list_tools()).tools}
-    for name in ("screen_read", "screenshot", "element_info", "wait_for", "calendar_list", "contacts_search", "sms_list",
-                 "notes_search"):
+    for name in (
+        "screen_read",
+        "screenshot",
+        "element_info",
+        "wait_for",
+        "calendar_list",
+        "contacts_search",
+        "sms_list",
+        "notes_search",
+    ):
         assert tools[name].read_only_hint is True, name
-    for name in ("click", "type_text", "sms_send", "terminal_run", "notes_delete", "open_app", "calendar_create"):
+    for name in (
+        "click",
+        "type_text",
+        "sms_send",
+        "terminal_run",
+        "notes_delete",
+        "open_app",
+        "calendar_create",
+    ):
         assert tools[name].read_only_hint is False and tools[name].destructive_hint is True, name
     assert tools["press_back"].destructive_hint is False
 
 
 async def test_python_dash_m_serves_over_stdio(tmp_path):
-    env = {**os.environ, "SENTINEL_DEVICE_BACKEND": "simulated", "SENTINEL_DEVICE_DATA_DIR": str(tmp_path),
-           "PYTHONPATH": str(ROOT)}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "device_tools"], env=env, cwd=str(ROOT))
+    env = {
+        **os.environ,
+        "SENTINEL_DEVICE_BACKEND": "simulated",
+        "SENTINEL_DEVICE_DATA_DIR": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "device_tools"], env=env, cwd=str(ROOT)
+    )
     async with Client(params, mode="legacy") as client:
         names = {t.name for t in (await client.list_tools()).tools}
         read = await client.call_tool("screen_read", {})
@@ -70,16 +97,22 @@ class RecordedTermux:
 
 async def test_termux_backend_translates_commands():
     dump = (ROOT / "device_tools" / "screens" / "home.xml").read_text()
-    runner = RecordedTermux({"termux-accessibility dump": b"\xff\xfe" + dump.encode("utf-16-le"),
-                             "termux-dialog confirm": json.dumps({"code": -1, "text": "yes"}).encode()})
+    runner = RecordedTermux(
+        {
+            "termux-accessibility dump": b"\xff\xfe" + dump.encode("utf-16-le"),
+            "termux-dialog confirm": json.dumps({"code": -1, "text": "yes"}).encode(),
+        }
+    )
     backend = TermuxBackend(runner)
     assert "<hierarchy" in (await backend.exec_out(["uiautomator", "dump", "/dev/tty"])).decode()
     await backend.shell(["input", "tap", "10", "20"])
     await backend.shell(["input", "text", "Gr%süße"])
     await backend.shell(["input", "keyevent", "KEYCODE_BACK"])
     assert await backend.wait_for_key("KEY_VOLUMEUP", timeout=5)
-    assert runner.calls[1:4] == [["termux-accessibility", "click", "10", "20"],
-                                 ["termux-accessibility", "type", "Gr üße"],
-                                 ["termux-accessibility", "global-action", "BACK"]]
+    assert runner.calls[1:4] == [
+        ["termux-accessibility", "click", "10", "20"],
+        ["termux-accessibility", "type", "Gr üße"],
+        ["termux-accessibility", "global-action", "BACK"],
+    ]
     with pytest.raises(DeviceCommandFailed, match="cannot run"):
         await backend.shell(["reboot"])

@@ -19,20 +19,29 @@ async def test_read_open_type_send_asks_and_only_then_sends(tmp_path, mode):
     async with connect(server, mode, answers) as client:
         home = await client.call_tool("screen_read", {})
         assert "snapshot s-" in home.content[0].text and not home.is_error
-        listed = await client.call_tool("click", {"element_id": element(home, text="Messages")["id"],
-                                                  "snapshot_id": snapshot_id(home)})
-        convo = await client.call_tool("click", {"element_id": element(listed, text="Alice")["id"],
-                                                 "snapshot_id": snapshot_id(listed)})
+        listed = await client.call_tool(
+            "click", {"element_id": element(home, text="Messages")["id"], "snapshot_id": snapshot_id(home)}
+        )
+        convo = await client.call_tool(
+            "click", {"element_id": element(listed, text="Alice")["id"], "snapshot_id": snapshot_id(listed)}
+        )
         assert element(convo, resource_id="conversation_title")["text"] == "Alice"
         field = element(convo, resource_id="compose_message_text")
-        typed = await client.call_tool("type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(convo),
-                                                     "text": "Running 10 min late"})
+        typed = await client.call_tool(
+            "type_text",
+            {"element_id": field["id"], "snapshot_id": snapshot_id(convo), "text": "Running 10 min late"},
+        )
         assert element(typed, resource_id="compose_message_text")["text"] == "Running 10 min late"
         assert answers.questions == [] and phone.sent_messages == []  # nothing risky yet, nothing asked
-        sent = await client.call_tool("click", {"element_id": element(typed, desc="Send SMS")["id"],
-                                                "snapshot_id": snapshot_id(typed)})
+        sent = await client.call_tool(
+            "click", {"element_id": element(typed, desc="Send SMS")["id"], "snapshot_id": snapshot_id(typed)}
+        )
     assert not sent.is_error, sent.content[0].text
-    assert len(answers.questions) == 1 and "Send SMS" in answers.questions[0] and "Risk high" in answers.questions[0]
+    assert (
+        len(answers.questions) == 1
+        and "Send SMS" in answers.questions[0]
+        and "Risk high" in answers.questions[0]
+    )
     assert [(m.to, m.body) for m in phone.sent_messages] == [("+15550100", "Running 10 min late")]
     decision = sent.structured_content["decision"]
     assert decision["decided_by"] == "user:elicitation" and decision["provenance"] == "user"
@@ -62,9 +71,15 @@ async def test_stale_snapshot_is_refused_with_fresh_view(tmp_path, mode):
         messages_icon = element(home, text="Messages")
         await client.call_tool("open_app", {"package": "com.android.settings"})
         taps_before = [c for c in phone.commands if c[:2] == ["input", "tap"]]
-        r = await client.call_tool("click", {"element_id": messages_icon["id"], "snapshot_id": snapshot_id(home)})
-        unknown = await client.call_tool("click", {"element_id": "e-00000000", "snapshot_id": snapshot_id(home)})
-        no_snap = await client.call_tool("click", {"element_id": messages_icon["id"], "snapshot_id": "s-nope"})
+        r = await client.call_tool(
+            "click", {"element_id": messages_icon["id"], "snapshot_id": snapshot_id(home)}
+        )
+        unknown = await client.call_tool(
+            "click", {"element_id": "e-00000000", "snapshot_id": snapshot_id(home)}
+        )
+        no_snap = await client.call_tool(
+            "click", {"element_id": messages_icon["id"], "snapshot_id": "s-nope"}
+        )
     assert r.is_error and r.structured_content["status"] == "stale"
     assert "no longer on the screen" in r.content[0].text
     assert r.structured_content["screen"]["package"] == "com.android.settings"  # the fresh view
@@ -78,8 +93,12 @@ async def test_changed_element_is_stale(tmp_path):
     async with connect(server, "legacy", Answers("yes")) as client:
         settings = await client.call_tool("open_app", {"package": "com.android.settings"})
         wifi = element(settings, resource_id="switch_widget")
-        first = await client.call_tool("click", {"element_id": wifi["id"], "snapshot_id": snapshot_id(settings)})
-        again = await client.call_tool("click", {"element_id": wifi["id"], "snapshot_id": snapshot_id(settings)})
+        first = await client.call_tool(
+            "click", {"element_id": wifi["id"], "snapshot_id": snapshot_id(settings)}
+        )
+        again = await client.call_tool(
+            "click", {"element_id": wifi["id"], "snapshot_id": snapshot_id(settings)}
+        )
     assert not first.is_error, first.content[0].text
     assert again.is_error and "changed since snapshot" in again.content[0].text  # checked flipped
 
@@ -91,13 +110,17 @@ async def test_password_field_needs_confirmation_and_is_never_echoed(tmp_path, m
     async with connect(server, mode, answers) as client:
         login = await client.call_tool("open_app", {"package": "com.example.bank"})
         pw = element(login, resource_id="password")
-        r = await client.call_tool("type_text", {"element_id": pw["id"], "snapshot_id": snapshot_id(login),
-                                                 "text": "hunter2"})
+        r = await client.call_tool(
+            "type_text", {"element_id": pw["id"], "snapshot_id": snapshot_id(login), "text": "hunter2"}
+        )
     assert not r.is_error, r.content[0].text
     assert "banking" in answers.questions[0]
     assert "password" in answers.questions[1] and "•••••••" in answers.questions[1]
     assert not any("hunter2" in q for q in answers.questions)
-    assert "hunter2" not in json.dumps(r.structured_content) and "hunter2" not in (tmp_path / "decisions.jsonl").read_text()
+    assert (
+        "hunter2" not in json.dumps(r.structured_content)
+        and "hunter2" not in (tmp_path / "decisions.jsonl").read_text()
+    )
     assert element(r, resource_id="password")["text"] == "•••••••"
 
 
@@ -138,10 +161,14 @@ async def test_tool_modules_on_the_simulated_phone(tmp_path):
         contacts = await client.call_tool("contacts_search", {"query": "ali"})
         created = await client.call_tool("contact_create", {"name": "Carol", "phone": "+1 555 0123"})
         found = await client.call_tool("contacts_search", {"query": "0123"})
-        alarm = await client.call_tool("alarm_set", {"hour": 7, "minute": 5, "label": "Gym", "days": ["mon", "thu"]})
+        alarm = await client.call_tool(
+            "alarm_set", {"hour": 7, "minute": 5, "label": "Gym", "days": ["mon", "thu"]}
+        )
         timer = await client.call_tool("timer_set", {"seconds": 300})
         bad_alarm = await client.call_tool("alarm_set", {"hour": 25, "minute": 0})
-        note = await client.call_tool("notes_add", {"title": "Groceries", "body": "milk, 100% juice", "tags": ["home"]})
+        note = await client.call_tool(
+            "notes_add", {"title": "Groceries", "body": "milk, 100% juice", "tags": ["home"]}
+        )
         search = await client.call_tool("notes_search", {"query": "100%"})
         deleted = await client.call_tool("notes_delete", {"note_id": note.structured_content["id"]})
         gone = await client.call_tool("notes_delete", {"note_id": note.structured_content["id"]})
@@ -158,7 +185,9 @@ async def test_tool_modules_on_the_simulated_phone(tmp_path):
     assert [n["title"] for n in search.structured_content["notes"]] == ["Groceries"]
     assert not deleted.is_error and gone.is_error
     assert prop.structured_content["message"].strip() == "Sentinel Simulated Phone"
-    assert not cat.is_error and cat.structured_content["decision"]["confirmation"] == "elicitation"  # cat: medium
+    assert (
+        not cat.is_error and cat.structured_content["decision"]["confirmation"] == "elicitation"
+    )  # cat: medium
     # Unicode goes through the SENDTO intent extra, not through `input text`.
     assert not sent.is_error and phone.sent_messages[-1].body == "Tschüss 👋"
     assert sent_box.structured_content["messages"][0]["body"] == "Tschüss 👋"
@@ -189,7 +218,9 @@ async def test_rows_are_judged_by_the_labels_inside_them(tmp_path):
         r = await client.call_tool("click", {"element_id": row["id"], "snapshot_id": snapshot_id(settings)})
         messages = await client.call_tool("open_app", {"package": "com.google.android.apps.messaging"})
         bank_row = element(messages, hint="Bank Alerts")
-        opened = await client.call_tool("click", {"element_id": bank_row["id"], "snapshot_id": snapshot_id(messages)})
+        opened = await client.call_tool(
+            "click", {"element_id": bank_row["id"], "snapshot_id": snapshot_id(messages)}
+        )
     assert r.is_error and "reset" in answers.questions[0].lower()  # the row's own labels are read
     assert "contains='Reset options" in settings.content[0].text
     assert not opened.is_error and len(answers.questions) == 1  # a preview showing a code is not a code entry
