@@ -3,8 +3,8 @@
 It stands in for a remote model service (which cannot exist here). Replies are scripted per role
 (the role is read from the agent's system prompt); when a role's script is empty, a default
 "competent model" answers: a valid plan, valid files, ACCEPT, and a verifier report. Scripted
-entries may be a reply text, ``{"status": 429}``-style errors, ``{"delay": s}`` for timeouts, or a
-callable ``(body) -> entry``. Every request is recorded for assertions.
+entries may be a reply text, ``{"status": 429}``-style errors, ``{"delay": s}`` for timeouts,
+``{"hold": True}`` to park that one request until ``release`` is set, or a callable ``(body) -> entry``. Every request is recorded for assertions.
 """
 
 from __future__ import annotations
@@ -124,6 +124,7 @@ class ScriptedModelServer:
         self.requests: list[dict[str, Any]] = []  # {"role", "body", "status"}
         self.hold = threading.Event()  # set() to make every request wait until released
         self.hold.set()
+        self.release = threading.Event()  # lets {"hold": True} requests answer
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
@@ -154,6 +155,10 @@ class ScriptedModelServer:
             entry = entry(body)
         content = entry
         if isinstance(entry, dict):
+            if entry.get("hold"):
+                record["held"] = True
+                while not self.release.is_set():
+                    await asyncio.sleep(0.01)
             if entry.get("delay"):
                 await asyncio.sleep(entry["delay"])
             if entry.get("status"):
@@ -189,6 +194,7 @@ class ScriptedModelServer:
 
     def stop(self) -> None:
         self.hold.set()
+        self.release.set()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:

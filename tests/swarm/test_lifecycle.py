@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import openai_factory
-from scripted_model import SPEC
+from scripted_model import FILES, SPEC
 
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings
 from sentinel_mcp.swarm.build_service import BuildService
@@ -29,20 +29,21 @@ async def until(predicate) -> None:
 
 
 async def test_cancellation_mid_run_fails_the_task_and_keeps_state(service, model_server, tmp_path) -> None:
+    model_server.script("coder", FILES["settings.gradle.kts"], FILES["app/build.gradle.kts"], {"hold": True})
     task_id = await service.submit(SPEC, openai_factory(model_server))
-    await until(lambda: len(model_server.calls("coder")) == 2)  # step 2 is being coded
-    model_server.hold.clear()
-    await until(lambda: len(model_server.calls("coder")) == 3)
+    await until(lambda: any(r.get("held") for r in model_server.requests))  # step 3 is being coded
     assert service.lock.path.exists()
     assert await service.cancel(task_id) is True
-    model_server.hold.set()
+    model_server.release.set()
     status = await service.status(task_id)
     assert status["state"] == "FAILED" and status["error"] == "cancelled"
     assert status["plan"] is not None and status["finished_at"] is not None
     assert [s["status"] for s in status["steps"]] == ["ACCEPTED", "ACCEPTED"]
-    assert status["files"] == ["app/build.gradle.kts", "settings.gradle.kts"]
+    assert status["files"] == ["app/build.gradle.kts", "settings.gradle.kts"]  # kept
     assert not service.lock.path.exists()
-    assert status["model_calls"] == 6  # the cancelled call is recorded too
+    assert status["model_calls"] == 6  # planner, 2 x (coder, critic), and the cancelled coder call
+    assert [(s["role"], s["status"]) for s in await service.store.api_calls_of(task_id)][-2:] == [
+        ("critic", "OK"), ("coder", "ERROR")]
     assert await service.cancel(task_id) is False  # not running any more
 
 
