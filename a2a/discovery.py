@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 from pydantic import ValidationError
-from zeroconf import IPVersion, ServiceStateChange
+from zeroconf import DNSQuestionType, IPVersion, ServiceStateChange
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 from a2a.card import CARD_PATH
@@ -165,7 +165,10 @@ class PeerBrowser:
         def on_change(zeroconf: Any, service_type: str, name: str, state_change: ServiceStateChange) -> None:
             loop.call_soon_threadsafe(self._changed, name, state_change)
 
-        self._browser = AsyncServiceBrowser(self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change])
+        # QM (multicast answers): several mDNS stacks share port 5353 on one host (SO_REUSEPORT), and a
+        # unicast answer to a QU question reaches only one of them, maybe not the asker
+        self._browser = AsyncServiceBrowser(self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change],
+                                            question_type=DNSQuestionType.QM)
 
     def _changed(self, name: str, change: ServiceStateChange) -> None:
         if name in self.exclude:
@@ -180,7 +183,8 @@ class PeerBrowser:
     async def _resolve(self, name: str) -> None:
         info = AsyncServiceInfo(SERVICE_TYPE, name)
         try:
-            if not await info.async_request(self.zc.zeroconf, self.resolve_timeout_ms):
+            if not await info.async_request(self.zc.zeroconf, self.resolve_timeout_ms,
+                                            question_type=DNSQuestionType.QM):
                 self.registry.rejected[name] = "did not resolve"
                 return
             txt = {k: v or "" for k, v in info.decoded_properties.items()}

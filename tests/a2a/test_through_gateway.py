@@ -48,10 +48,15 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
     base = f"http://127.0.0.1:{port}"
     try:
         async with httpx2.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http:
+            for _ in range(300):  # the built-ins come up in the app's lifespan; wait for the gateway's health
+                if (await http.get(base + "/healthz")).json().get("status") == "ok":
+                    break
+                await asyncio.sleep(0.1)
             card = (await http.get(base + "/.well-known/agent-card.json")).json()
             assert card["name"] == "sentinel-e2e" and card["supportedInterfaces"][0]["url"] == base + "/a2a"
             sensors_status = card["capabilities"]["extensions"][1]["params"]["status"]
-            assert sensors_status["sensors"] is True and sensors_status["degraded"] is True
+            assert sensors_status["sensors"] is True, sensors_status
+            assert sensors_status["degraded"] is True, sensors_status
 
             async def send(scope: str) -> dict:
                 body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
