@@ -224,3 +224,33 @@ async def test_rows_are_judged_by_the_labels_inside_them(tmp_path):
     assert r.is_error and "reset" in answers.questions[0].lower()  # the row's own labels are read
     assert "contains='Reset options" in settings.content[0].text
     assert not opened.is_error and len(answers.questions) == 1  # a preview showing a code is not a code entry
+
+
+async def test_clear_text_and_long_click(tmp_path):
+    server = sim_server(tmp_path)
+    phone = server.runtime.backend
+    async with connect(server, "auto") as client:
+        listed = await client.call_tool("open_app", {"package": "com.google.android.apps.messaging"})
+        row = element(listed, resource_id="swipeableContainer", hint="Alice")
+        pressed = await client.call_tool(
+            "long_click", {"element_id": row["id"], "snapshot_id": snapshot_id(listed)}
+        )
+        convo = await client.call_tool(
+            "click", {"element_id": row["id"], "snapshot_id": snapshot_id(pressed)}
+        )
+        field = element(convo, resource_id="compose_message_text")
+        typed = await client.call_tool(
+            "type_text", {"element_id": field["id"], "snapshot_id": snapshot_id(convo), "text": "typo"}
+        )
+        cleared = await client.call_tool(
+            "clear_text", {"element_id": field["id"], "snapshot_id": snapshot_id(typed)}
+        )
+        not_a_field = await client.call_tool(
+            "clear_text",
+            {"element_id": element(cleared, desc="Call")["id"], "snapshot_id": snapshot_id(cleared)},
+        )
+    assert not pressed.is_error and ["input", "swipe", "540", "360", "540", "360", "800"] in phone.commands
+    assert not cleared.is_error and element(cleared, resource_id="compose_message_text")["text"] == ""
+    assert ["input", "keyevent", "KEYCODE_MOVE_END"] in phone.commands
+    assert ["input", "keyevent", *["KEYCODE_DEL"] * 4] in phone.commands
+    assert not_a_field.is_error and "not a text field" in not_a_field.content[0].text
