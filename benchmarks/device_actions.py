@@ -40,7 +40,8 @@ def generated_dump(nodes: int = 500) -> str:
         b = f"[0,{y % 2300}][1080,{y % 2300 + 90}]"
         tail = " />" if close else ">"
         return (
-            f'<node index="{count}" text="{text}" resource-id="com.bench:id/{rid}" class="android.widget.{cls}" '
+            f'<node index="{count}" text="{text}" resource-id="{"com.bench:id/" + rid if rid else ""}" '
+            f'class="android.widget.{cls}" '
             f'package="com.bench" content-desc="" clickable="{str(clickable).lower()}" focusable="{str(clickable).lower()}" '
             f'scrollable="{str(scrollable).lower()}" {FLAGS} bounds="{b}"{tail}'
         )
@@ -51,7 +52,7 @@ def generated_dump(nodes: int = 500) -> str:
     while count < nodes - 5:
         row += 1
         out.append(node("LinearLayout", "", "row", True, close=False))
-        out.append(node("ImageView", "", "icon", False))
+        out.append(node("ImageView", "", "", False))  # decorative: no id, no label -> filtered out
         out.append(node("TextView", f"Item {row}", "title", False))
         out.append(node("TextView", f"Details for item {row}", "subtitle", False))
         out.append("</node>")
