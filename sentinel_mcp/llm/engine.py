@@ -167,7 +167,7 @@ class LlamaEngine:
             last = -1
             while True:
                 await anyio.sleep(PROGRESS_EVERY_SECONDS)
-                if progress is not None and job.tokens != last and job.started_at:
+                if progress is not None and job.tokens > max(last, 0):
                     last = job.tokens
                     await progress(last, request.max_tokens)
 

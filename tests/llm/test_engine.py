@@ -200,3 +200,13 @@ def test_settings_errors_name_the_key():
         LlmSettings.from_section({"n_ctx": 3})
     with pytest.raises(ConfigError, match=r"sentinel.llm.temprature: Extra inputs are not permitted"):
         LlmSettings.from_section({"temprature": 0.3})
+
+
+def test_standalone_entry_point_reports_bad_settings():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "sentinel_mcp.llm", "--n-ctx", "3"], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2
+    assert "sentinel llm: sentinel.llm.n_ctx: Input should be greater than or equal to 64" in proc.stderr
