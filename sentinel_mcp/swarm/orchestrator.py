@@ -117,6 +117,8 @@ class Orchestrator:
             try:
                 reply = await self._call(coder_request(self.spec, step, deps, feedback), step.step_number)
             except ModelError as e:
+                if e.status is not None and 400 <= e.status < 500 and e.status != 429:
+                    raise  # a permanent refusal (bad key, bad request): retrying cannot help, abort
                 last_reason = f"coder failed: {e}"
                 await self._record(step, attempt, "FAILED", [Issue(severity="BLOCKER", message=last_reason)], [], 0)
                 self.step_failures.record_failure(f"step {step.step_number}: {last_reason}")
@@ -174,9 +176,9 @@ class Orchestrator:
         try:
             reply = await self._call(verifier_request(self.spec, files, findings), None)
             report["verifier"] = parse_verifier_reply(reply).model_dump()
-        except (LimitExceeded, BreakerTripped):
-            raise
-        except (ModelError, ValueError, ValidationError) as e:  # advisory only: log and complete anyway
+        # advisory only: every file is accepted by now, so nothing it meets can fail the task. A cap it
+        # would exceed is still honoured: the call is not made (or its result is not used).
+        except (ModelError, ValueError, ValidationError, LimitExceeded, BreakerTripped) as e:
             why = f"verifier failed ({type(e).__name__}: {str(e)[:200]}); completing without its report"
             log.warning("task %s: %s", self.task_id, why)
             report["verifier_error"] = why

@@ -209,3 +209,18 @@ async def test_invalid_spec_is_refused_with_what_is_wrong(service, model_server)
     with pytest.raises(SpecError, match="not valid JSON"):
         await service.submit("{nope", openai_factory(model_server))
     assert await service.list() == [] and model_server.requests == []
+
+
+async def test_permanent_refusal_of_the_coder_aborts_at_once(service, model_server) -> None:
+    model_server.script("coder", {"status": 401})
+    task_id, status = await run(service, model_server)
+    assert status["state"] == "FAILED" and "HTTP 401" in status["error"]
+    assert len(model_server.calls("coder")) == 1 and model_server.calls("critic") == []
+
+
+async def test_verifier_over_budget_is_skipped_and_the_build_completes(service, model_server) -> None:
+    task_id, status = await run(service, model_server, caps={"max_model_calls": 11})
+    assert status["state"] == "COMPLETED"
+    assert len(model_server.requests) == 11 and model_server.calls("verifier") == []
+    assert "model-call limit of 11 reached" in status["report"]["verifier_error"]
+    assert status["report"]["checks"] == [] and len(status["files"]) == 5

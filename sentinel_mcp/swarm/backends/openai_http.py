@@ -22,6 +22,7 @@ class OpenAISettings(BaseModel):
 
     base_url_env: str = "SWARM_OPENAI_BASE_URL"
     api_key_env: str = "SWARM_OPENAI_API_KEY"
+    model_env: str = "SWARM_OPENAI_MODEL"  # when set, names the model (else ``model``)
     model: str = "gpt-4o-mini"
     timeout: float = Field(30.0, gt=0, le=30.0)  # seconds per attempt; may only be lowered
     max_attempts: int = Field(4, ge=1, le=6)
@@ -44,6 +45,9 @@ class OpenAIBackend:
         base = os.environ.get(settings.base_url_env)
         if not base:
             raise ModelError(f"the openai backend needs the endpoint's base URL in ${settings.base_url_env}")
+        model = os.environ.get(settings.model_env)
+        if model:
+            settings = settings.model_copy(update={"model": model})
         return cls(settings, base, os.environ.get(settings.api_key_env))
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
