@@ -12,6 +12,7 @@ import json
 import logging
 from typing import Any, Literal
 
+import anyio
 from pydantic import BaseModel, ValidationError
 
 from .actions import ProposedAction, max_risk
@@ -29,9 +30,14 @@ class RiskAnswer(BaseModel):
 
 class ActionRiskClassifier:
     def __init__(
-        self, call_tool: Any | None, firewall: ActionFirewall | None = None, cache_size: int = 256
+        self,
+        call_tool: Any | None,
+        firewall: ActionFirewall | None = None,
+        cache_size: int = 256,
+        timeout: float = 20.0,
     ) -> None:
         self._call_tool = call_tool
+        self._timeout = timeout
         self._firewall = firewall or ActionFirewall()
         self._cache: dict[str, Assessment] = {}
         self._cache_size = cache_size
@@ -66,12 +72,17 @@ class ActionRiskClassifier:
 
     async def _ask(self, action: ProposedAction, context: str) -> RiskAnswer | None:
         self.calls += 1
+        result = None
         try:
-            result = await self._call_tool(
-                CLASSIFY_TOOL, {"action": action.for_classifier(), "context": context}
-            )
+            with anyio.move_on_after(self._timeout):  # a slow model must not hold the action hostage
+                result = await self._call_tool(
+                    CLASSIFY_TOOL, {"action": action.for_classifier(), "context": context}
+                )
         except Exception as exc:  # noqa: BLE001 - the gateway, the tool or the model failed: heuristics decide
             log.info("risk classifier unavailable: %s", exc)
+            return None
+        if result is None:
+            log.info("risk classifier timed out after %gs", self._timeout)
             return None
         if getattr(result, "is_error", False):
             return None

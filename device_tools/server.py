@@ -43,7 +43,9 @@ def build_runtime(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     settings = load_settings(ctx.settings, ctx.name)
     backend = backend or make_backend(settings)
     gate = CommandGate(backend)
-    classifier = ActionRiskClassifier(ctx.call_tool)
+    classifier = ActionRiskClassifier(
+        ctx.call_tool if settings.risk_classifier else None, timeout=settings.classifier_timeout
+    )
     actuator = Actuator(
         gate,
         classifier,
