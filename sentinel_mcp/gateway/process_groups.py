@@ -14,6 +14,8 @@ import signal
 import time
 from typing import Any
 
+import anyio
+
 import mcp.client.stdio as sdk_stdio
 
 log = logging.getLogger(__name__)
@@ -48,7 +50,7 @@ def _group_alive(pgid: int) -> bool:
         return False
 
 
-def kill_groups(groups: list[int], grace: float = 1.0) -> None:
+async def kill_groups(groups: list[int], grace: float = 1.0) -> None:
     """SIGTERM what is left of each group, then SIGKILL after ``grace`` seconds."""
     live = [g for g in groups if _group_alive(g)]
     for g in live:
@@ -60,7 +62,7 @@ def kill_groups(groups: list[int], grace: float = 1.0) -> None:
     while live and time.monotonic() < deadline:
         live = [g for g in live if _group_alive(g)]
         if live:
-            time.sleep(0.02)
+            await anyio.sleep(0.02)
     for g in live:
         try:
             os.killpg(g, signal.SIGKILL)

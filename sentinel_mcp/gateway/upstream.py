@@ -229,7 +229,8 @@ class Upstream:
             await self._serve(client)
         finally:
             if groups:
-                kill_groups(groups)
+                with anyio.CancelScope(shield=True):
+                    await kill_groups(groups)
 
     async def _serve(self, client: Client) -> None:
         with anyio.CancelScope() as scope:

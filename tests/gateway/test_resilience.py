@@ -27,7 +27,7 @@ async def test_upstream_killed_mid_call_is_reported_and_reconnected(data_dir, mo
         async with Client(rt.front.server, mode=mode) as c:
             first = int((await c.call_tool("tb__pid", {})).content[0].text)
             r = await c.call_tool("tb__die", {})
-            assert r.is_error and "went away" in r.content[0].text
+            assert r.is_error and r.structured_content["sentinel"]["error"] == "upstream_error", r.content[0].text
             assert not alive(first)
             await wait_until(lambda: up.state == "ready" and up.reconnects >= 1)
             second = int((await c.call_tool("tb__pid", {})).content[0].text)
