@@ -7,6 +7,13 @@
 % lowest cap of a name wins, so files compose): a call that asks for more is denied; a call that names
 % no cap gets the built-in's own configured caps (sentinel.swarm.limits, also lowerable only).
 
+% --- the local model ---------------------------------------------------------------------------------
+
+% With sentinel.swarm.backend = local, every agent's model call goes through the gateway as
+% llm__llm_generate (origin builtin, session builtin:swarm). Generating text changes nothing, so the
+% fail-safe default must not ask the user about each of the up to 80 calls of a build.
+read_only('llm__llm_generate').
+
 % --- policy caps ------------------------------------------------------------------------------------
 
 swarm_cap(max_steps, 25).

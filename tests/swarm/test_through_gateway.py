@@ -67,3 +67,32 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(tmp_p
 
             r = await c.call_tool("swarm__swarm_status", {"task_id": task_id})  # read-only: no question
             assert not r.is_error and r.structured_content["state"] == "COMPLETED" and len(questions) == 2
+
+
+async def test_local_build_calls_the_llm_builtin_through_the_gateway(tmp_path, mode) -> None:
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+    from tiny_model import write_tiny_gguf
+
+    from sentinel_mcp.gateway.runtime import running_gateway
+
+    model = write_tiny_gguf(tmp_path / "tiny.gguf")
+    config = parse_config({"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp_path), "builtins": ["llm", "swarm"], "rulebases": [str(RULEBASES_DIR / "swarm.pl")],
+        "llm": {"model": str(model), "n_ctx": 8192, "max_tokens": 2048, "n_threads": 1, "seed": 7},
+        "swarm": {"backend": "local", "local": {"max_tokens": 2048}, "limits": {"max_model_calls": 4}}}},
+        source="<test>", base_dir=tmp_path)
+
+    async def user(context, params):
+        return ElicitResult(action="accept", content={"answer": True})
+
+    async with running_gateway(config) as rt:
+        assert not rt.problems
+        async with Client(rt.front.server, mode=mode, elicitation_callback=user) as c:
+            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
+            assert not r.is_error, r.content
+            task_id = r.structured_content["task_id"]
+            status = (await c.call_tool("swarm__swarm_status", {"task_id": task_id})).structured_content
+    # the planner's call went through the guarded gateway to the llm built-in and its plan grammar
+    assert status["backend"] == "local" and 1 <= status["model_calls"] <= 4
+    assert status["plan"] and status["plan"]["steps"], status["error"]
+    assert "returned an error" not in (status["error"] or "")
