@@ -223,6 +223,8 @@ async def serve(port: ClientPort, settings: A2ASettings,
     service = A2AService(port, settings, peers)
     app = Starlette(routes=create_a2a_routes(port, settings, peers, service=service))
     sock = socket.socket()
+    # accepted sockets inherit it; uvicorn given a ready socket leaves Nagle on (40 ms per keep-alive reply)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     host_port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", ws="websockets"))
