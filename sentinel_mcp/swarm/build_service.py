@@ -17,7 +17,7 @@ from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, Progres
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
 from sentinel_mcp.swarm.state import SwarmStore
-from sentinel_mcp.swarm.task_lock import TaskLock
+from sentinel_mcp.swarm.task_lock import TaskLock, holder_alive
 from sentinel_mcp.swarm.workspace import Workspace
 
 log = logging.getLogger("sentinel.swarm")
@@ -52,16 +52,11 @@ class BuildService:
         self.root.mkdir(parents=True, exist_ok=True)
         setup_swarm_logging(self.root / "logs", self.settings.log_retention_days)
         await self.store.open()
-        if self.lock.holder() is None or not self._lock_owner_alive():
+        if not holder_alive(self.lock.holder()):
             # tasks left mid-run by a process that is gone: FAILED, with their state kept
             for tid in await self.store.fail_unfinished("interrupted: the process running it stopped"):
                 log.warning("task %s was left unfinished; marked FAILED", tid)
         self._started = True
-
-    def _lock_owner_alive(self) -> bool:
-        from sentinel_mcp.swarm.task_lock import _alive
-        info = self.lock.holder() or {}
-        return bool(info.get("pid")) and _alive(int(info["pid"]))
 
     async def close(self) -> None:
         for tid in list(self._running):

@@ -115,7 +115,8 @@ class Orchestrator:
             await self._emit(f"step {step.step_number}: {step.file_path} (attempt {attempt}/{attempts})")
             deps = {s: self.completed[s] for s in self._dependency_paths(step)}
             try:
-                reply = await self._call(coder_request(self.spec, step, deps, feedback), step.step_number)
+                reply = await self._call(coder_request(self.spec, step, deps, feedback,
+                                                        completed=list(self.completed)), step.step_number)
             except ModelError as e:
                 if e.status is not None and 400 <= e.status < 500 and e.status != 429:
                     raise  # a permanent refusal (bad key, bad request): retrying cannot help, abort

@@ -11,14 +11,34 @@ class BuildBusyError(RuntimeError):
     """Another build holds the lock."""
 
 
-def _alive(pid: int) -> bool:
+def _start_ticks(pid: int) -> int | None:
+    """The process's start time (Linux /proc), so a recycled pid is not taken for the lock's owner."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _alive(pid: int, started: int | None = None) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
+    if started is not None:
+        now = _start_ticks(pid)
+        if now is not None and now != started:
+            return False  # the pid was reused by another process
     return True
+
+
+def holder_alive(info: dict | None) -> bool:
+    if not isinstance(info, dict) or not info.get("pid"):
+        return False
+    started = info.get("started")
+    return _alive(int(info["pid"]), int(started) if isinstance(started, int) else None)
 
 
 class TaskLock:
@@ -39,14 +59,14 @@ class TaskLock:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
                 info = self.holder()
-                pid = int(info.get("pid", 0)) if isinstance(info, dict) else 0
-                if pid and _alive(pid):
-                    raise BuildBusyError(f"a build is already running (task {info.get('task_id')}, pid {pid}); "
-                                         "one build at a time") from None
+                if holder_alive(info):
+                    assert isinstance(info, dict)
+                    raise BuildBusyError(f"a build is already running (task {info.get('task_id')}, "
+                                         f"pid {info.get('pid')}); one build at a time") from None
                 self.path.unlink(missing_ok=True)  # stale: its owner died without cleaning up
                 continue
             with os.fdopen(fd, "w") as f:
-                json.dump({"pid": os.getpid(), "task_id": task_id}, f)
+                json.dump({"pid": os.getpid(), "task_id": task_id, "started": _start_ticks(os.getpid())}, f)
             self.held = True
             return
         raise BuildBusyError("could not take the build lock")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -102,8 +103,12 @@ def test_lock_file_names_its_owner(tmp_path: Path) -> None:
     from sentinel_mcp.swarm.task_lock import TaskLock
     lock = TaskLock(tmp_path / "swarm.lock")
     lock.acquire("t1")
-    assert lock.holder() == {"pid": os.getpid(), "task_id": "t1"}
+    assert {k: v for k, v in lock.holder().items() if k != "started"} == {"pid": os.getpid(), "task_id": "t1"}
     with pytest.raises(BuildBusyError):
         TaskLock(tmp_path / "swarm.lock").acquire("t2")
     lock.release()
     assert lock.holder() is None
+    # a live pid whose start time differs is a recycled pid, not the owner: the lock is reclaimed
+    (tmp_path / "swarm.lock").write_text(json.dumps({"pid": os.getpid(), "task_id": "t0", "started": 1}))
+    lock.acquire("t3")
+    assert lock.holder()["task_id"] == "t3"

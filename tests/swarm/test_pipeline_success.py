@@ -56,6 +56,7 @@ async def test_success_path_writes_files_and_audit_rows(service, model_server, t
     coder5 = model_server.calls("coder")[4]["prompt"]
     assert "--- app/src/main/AndroidManifest.xml ---" in coder5 and "activity_main.xml ---" in coder5
     assert "settings.gradle.kts ---" not in coder5
+    assert "Files already in the project: settings.gradle.kts, app/build.gradle.kts," in coder5
 
     states = [e.state for e in events]
     assert states[0] == "PLANNING" and "EXECUTING" in states and "VERIFYING" in states and states[-1] == "COMPLETED"

@@ -17,12 +17,15 @@ _FENCED = re.compile(r"^\s*```[A-Za-z0-9_+.-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
 
 
 def coder_request(spec: TaskSpec, step: PlanStep, dependencies: dict[str, str],
-                  feedback: list[Issue] | None, max_tokens: int = 8000) -> ModelRequest:
+                  feedback: list[Issue] | None, max_tokens: int = 8000,
+                  completed: list[str] | None = None) -> ModelRequest:
     material = [
         f"App: {spec.app_name} (package {spec.package_name}, minSdk {spec.min_sdk}, targetSdk {spec.target_sdk}, "
         f"{spec.architecture}, {spec.ui_system}).",
         f"Features: {'; '.join(spec.features)}.",
     ]
+    if completed:
+        material.append("Files already in the project: " + ", ".join(completed))
     if dependencies:
         material.append("Files it depends on (already accepted):")
         for path, text in dependencies.items():
