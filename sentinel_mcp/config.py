@@ -240,7 +240,9 @@ def embedded_default() -> Config:
                           if (RULEBASES_DIR / n).exists()],
             "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"},
             "builtins": ["sentinel", "device", "sensors", "llm", "swarm"],
-            "device": {"backend": "simulated"},
+            # the shipped 270M base model is too weak to lower the firewall's false positives (and slow):
+            # the heuristics decide until a better model is configured
+            "device": {"backend": "simulated", "risk_classifier": False},
             "sensors": {"source": "simulated"},
         },
     }
