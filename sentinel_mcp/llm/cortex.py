@@ -98,6 +98,8 @@ class Cortex:
     async def extract(self, text: str, json_schema: Any, *, max_tokens: int = 512,
                       progress: Progress | None = None) -> StructuredResult:
         schema_text = json.dumps(json_schema) if not isinstance(json_schema, str) else json_schema
+        if self.settings.detect_injection:
+            refuse_injection(schema_text, "json_schema")  # its descriptions reach the prompt
         prompt = "Extract the data as one JSON object matching this JSON Schema:\n" + schema_text[:1500]
         return await self.generate_with_trusted_prompt(prompt, EXTRACT_SYSTEM, text, json_schema=json_schema,
                                                        max_tokens=max_tokens, progress=progress)
@@ -106,6 +108,9 @@ class Cortex:
                             progress: Progress | None = None) -> dict[str, Any]:
         """A risk level with reasons; injection attempts in the input are themselves rated critical."""
         action_text = json.dumps(action, ensure_ascii=False, sort_keys=True)
+        if len(action_text) > self.settings.max_query_chars:
+            raise InputRejected(f"action is {len(action_text)} characters as JSON; the limit is "
+                                f"{self.settings.max_query_chars}")
         for part, what in ((action_text, "action"), (context, "context")):
             finding = find_injection(part) if part else None
             if finding is not None:

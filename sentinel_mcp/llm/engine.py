@@ -14,7 +14,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 import anyio
 
@@ -23,10 +23,12 @@ from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
 from sentinel_mcp.llm.prompt_format import render_prompt
 from sentinel_mcp.llm.settings import LlmSettings
 
+_T = TypeVar("_T")
 Progress = Callable[[int, int], Awaitable[None]]  # (completion tokens so far, max tokens)
 LOCK_POLL_SECONDS = 0.05
 PROGRESS_EVERY_SECONDS = 0.5
 CANCEL_GRACE_SECONDS = 60.0
+MAX_CACHED_GRAMMARS = 64
 
 
 @dataclass
@@ -68,6 +70,24 @@ class _Job:
     tokens: int = 0
     started_at: float = 0.0
     first_token_at: float | None = None
+    _state: threading.Lock = field(default_factory=threading.Lock)
+    _entered: bool = False
+    _abandoned: bool = False
+
+    def enter(self) -> bool:
+        """Called by the worker: False if the caller gave up before the worker started."""
+        with self._state:
+            if self._abandoned:
+                return False
+            self._entered = True
+            return True
+
+    def abandon_if_not_started(self) -> bool:
+        with self._state:
+            if self._entered:
+                return False
+            self._abandoned = True
+            return True
 
 
 class LlamaEngine:
@@ -80,6 +100,8 @@ class LlamaEngine:
         self.history: deque[GenerationRecord] = deque(maxlen=256)
         self.load_seconds: float | None = None
         self._current: _Job | None = None  # the generation holding the model, if any
+        self._queue: deque[object] = deque()  # FIFO of callers waiting for the model
+        self._queue_lock = threading.Lock()
 
     # --- model ------------------------------------------------------------------------------------
     @property
@@ -99,13 +121,6 @@ class LlamaEngine:
     def resolve(self) -> Path:
         """The model file this engine uses (ModelUnavailable says how to get one)."""
         return resolve_model_path(self.settings.model)
-
-    async def load(self) -> None:
-        await anyio.to_thread.run_sync(self._load_locked)
-
-    def _load_locked(self) -> None:
-        with self._lock:
-            self._ensure_loaded()
 
     def _ensure_loaded(self) -> Any:
         if self._llm is not None:
@@ -130,6 +145,7 @@ class LlamaEngine:
         return llm
 
     def close(self) -> None:
+        """Free the model (waits for a running generation to finish)."""
         with self._lock:
             if self._llm is not None:
                 self._llm.close()
@@ -150,71 +166,122 @@ class LlamaEngine:
                                "recursion; llama.cpp printed the details on stderr)")
         llama_cpp.llama_sampler_free(sampler)
         grammar = LlamaGrammar.from_string(text, verbose=False)
+        if len(self._grammars) >= MAX_CACHED_GRAMMARS:  # ad-hoc schemas must not grow memory forever
+            self._grammars.pop(next(iter(self._grammars)))
         self._grammars[text] = grammar
         return grammar
 
+    # --- turns on the model ----------------------------------------------------------------------
+    # Waiting happens on the event loop (FIFO, cancellable, no worker thread parked per waiter); the
+    # turn's holder runs in one worker thread and releases the lock there when llama.cpp is done.
+    def _try_take_turn(self, ticket: object) -> bool:
+        with self._queue_lock:
+            if self._queue and self._queue[0] is ticket and self._lock.acquire(blocking=False):
+                self._queue.popleft()
+                return True
+            return False
+
+    def _leave_queue(self, ticket: object) -> None:
+        with self._queue_lock:
+            if ticket in self._queue:
+                self._queue.remove(ticket)
+
+    async def _wait_turn(self) -> None:
+        ticket = object()
+        with self._queue_lock:
+            self._queue.append(ticket)
+        try:
+            while not self._try_take_turn(ticket):
+                await anyio.sleep(LOCK_POLL_SECONDS)
+        except BaseException:
+            self._leave_queue(ticket)
+            raise
+
+    def _wait_turn_blocking(self, job: _Job) -> None:
+        ticket = object()
+        with self._queue_lock:
+            self._queue.append(ticket)
+        try:
+            while not self._try_take_turn(ticket):
+                if job.cancel.is_set():
+                    raise GenerationCancelled("cancelled while waiting for the model")
+                time.sleep(LOCK_POLL_SECONDS)
+        except BaseException:
+            self._leave_queue(ticket)
+            raise
+
+    async def _in_turn(self, fn: Callable[[], _T], job: _Job) -> _T:
+        """Run ``fn`` in a worker thread once it is our turn; on cancellation stop it and wait until it has."""
+        await self._wait_turn()
+        try:
+            return await anyio.to_thread.run_sync(self._holding_lock, fn, job, abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            job.cancel.set()
+            if job.abandon_if_not_started():
+                self._lock.release()  # the worker never ran, so the turn is still ours to give back
+            else:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_SECONDS):
+                    # hold the caller until the model is free again: a cancelled call leaves nothing running
+                    while not job.finished.is_set():
+                        await anyio.sleep(0.01)
+            raise
+
+    def _holding_lock(self, fn: Callable[[], _T], job: _Job) -> _T:
+        if not job.enter():
+            raise GenerationCancelled("cancelled before the generation started")
+        self._current = job
+        try:
+            return fn()
+        finally:
+            self._current = None
+            self._lock.release()
+            job.finished.set()
+
+    async def load(self) -> None:
+        """Load the model now (otherwise the first generation does)."""
+        await self._in_turn(self._ensure_loaded, _Job())
+
     def check_grammar(self, text: str, label: str) -> None:
-        """Compile ``text`` with llama.cpp (loads the model if needed)."""
-        with self._lock:
-            self._compiled_grammar(self._ensure_loaded(), text, label)
+        """Compile ``text`` with llama.cpp (loads the model if needed). Blocking."""
+        job = _Job()
+        self._wait_turn_blocking(job)
+        self._holding_lock(lambda: self._compiled_grammar(self._ensure_loaded(), text, label), job)
 
     # --- generation -------------------------------------------------------------------------------
     async def generate(self, request: GenerationRequest, progress: Progress | None = None) -> Generation:
         """Generate off the event loop; waits its turn; stops the generation when the caller is cancelled."""
         job = _Job()
+        if progress is None:
+            return await self._in_turn(lambda: self._generate_locked(request, job), job)
 
         async def report() -> None:
-            last = -1
+            last = 0
             while True:
                 await anyio.sleep(PROGRESS_EVERY_SECONDS)
-                if progress is not None and job.tokens > max(last, 0):
+                if job.tokens > last:
                     last = job.tokens
                     await progress(last, request.max_tokens)
 
         result: Generation | None = None
         error: Exception | None = None
-        try:
-            async with anyio.create_task_group() as tg:
-                if progress is not None:
-                    tg.start_soon(report)
-                try:
-                    # abandon_on_cancel: the await ends at once; the flag below stops the thread.
-                    result = await anyio.to_thread.run_sync(self._run, request, job, abandon_on_cancel=True)
-                except Exception as exc:  # noqa: BLE001 - re-raised below, outside the group (no ExceptionGroup)
-                    error = exc
-                finally:
-                    tg.cancel_scope.cancel()
-        except anyio.get_cancelled_exc_class():
-            job.cancel.set()
-            with anyio.CancelScope(shield=True):
-                # hold the caller until the model is free again, so a cancelled call leaves nothing running
-                with anyio.move_on_after(CANCEL_GRACE_SECONDS):
-                    while not job.finished.is_set():
-                        await anyio.sleep(0.01)
-            raise
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(report)
+            try:
+                result = await self._in_turn(lambda: self._generate_locked(request, job), job)
+            except Exception as exc:  # noqa: BLE001 - re-raised below, outside the group (no ExceptionGroup)
+                error = exc
+            finally:
+                tg.cancel_scope.cancel()
         if error is not None:
             raise error
         assert result is not None
         return result
 
     def generate_blocking(self, request: GenerationRequest, cancel: threading.Event | None = None) -> Generation:
-        """The same, for callers already on a worker thread."""
+        """The same, for callers already on a worker thread; set ``cancel`` to stop it."""
         job = _Job(cancel=cancel or threading.Event())
-        return self._run(request, job)
-
-    def _run(self, request: GenerationRequest, job: _Job) -> Generation:
-        try:
-            while not self._lock.acquire(timeout=LOCK_POLL_SECONDS):
-                if job.cancel.is_set():
-                    raise GenerationCancelled("cancelled while waiting for the model")
-            self._current = job
-            try:
-                return self._generate_locked(request, job)
-            finally:
-                self._current = None
-                self._lock.release()
-        finally:
-            job.finished.set()
+        self._wait_turn_blocking(job)
+        return self._holding_lock(lambda: self._generate_locked(request, job), job)
 
     def _generate_locked(self, request: GenerationRequest, job: _Job) -> Generation:
         from llama_cpp import StoppingCriteriaList

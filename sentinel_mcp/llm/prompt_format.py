@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -53,7 +54,14 @@ def _fold_system(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return rest
 
 
+# In the plain format a line "### System" inside a message would forge a turn: indent such lines.
+_FORGED_HEADER = re.compile(r"^(\s*#{2,}\s*(?:system|user|assistant)\b)", re.IGNORECASE | re.MULTILINE)
+
+
 def _render_plain(messages: list[dict[str, str]]) -> RenderedPrompt:
-    parts = [f"### {PLAIN_ROLES.get(m['role'], m['role'].title())}\n{m['content']}\n" for m in messages]
+    parts = []
+    for m in messages:
+        content = _FORGED_HEADER.sub(r" \1", m["content"])
+        parts.append(f"### {PLAIN_ROLES.get(m['role'], m['role'].title())}\n{content}\n")
     parts.append("### Assistant\n")
     return RenderedPrompt("\n".join(parts), "plain", False, ["\n### User", "\n### System"])

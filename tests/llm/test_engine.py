@@ -114,6 +114,25 @@ async def test_cancellation_stops_the_running_generation(engine: LlamaEngine, gr
     assert g.prompt_tokens > 0 and not engine.history[-1].cancelled
 
 
+async def test_waiting_calls_queue_without_holding_worker_threads(engine: LlamaEngine, grammars_with_endless):
+    endless = grammars_with_endless.get("endless").text
+    await engine.load()
+    limiter = anyio.to_thread.current_default_thread_limiter()
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(engine.generate, GenerationRequest(USER, max_tokens=1500, grammar=endless))
+            while not engine.tokens_in_flight:
+                await anyio.sleep(0.005)
+            for _ in range(3):
+                tg.start_soon(engine.generate, GenerationRequest(USER, max_tokens=4))
+            while len(engine._queue) < 3:
+                await anyio.sleep(0.005)
+            assert limiter.borrowed_tokens == 1  # only the running generation uses a thread
+            scope.cancel()
+    assert [r.cancelled for r in engine.history] == [True]  # the three waiters never touched the model
+    assert not engine._queue and not engine._lock.locked()
+
+
 async def test_cancelled_while_waiting_for_the_lock(engine: LlamaEngine, grammars_with_endless):
     import threading
 
