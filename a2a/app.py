@@ -56,7 +56,7 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
         return
     zc = open_zeroconf(settings.interfaces)
     advertiser = Advertiser(settings, base_url, zc)
-    browser = PeerBrowser(zc, registry, exclude={instance_name(settings.name)})
+    browser = PeerBrowser(zc, registry, exclude={instance_name(settings.name)}, ca_file=settings.peer_ca_file)
     registered = False
     try:
         try:

@@ -12,6 +12,7 @@ import ipaddress
 import json
 import logging
 import socket
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -150,14 +151,15 @@ class PeerBrowser:
     """Browses ``_a2a._tcp.local.``; each new instance is resolved and verified before it is listed."""
 
     def __init__(self, zc: AsyncZeroconf, registry: PeerRegistry, exclude: set[str] | None = None,
-                 resolve_timeout_ms: int = 3000) -> None:
+                 resolve_timeout_ms: int = 3000, ca_file: str | None = None) -> None:
         self.zc = zc
         self.registry = registry
         self.exclude = exclude or set()
         self.resolve_timeout_ms = resolve_timeout_ms
         self._browser: AsyncServiceBrowser | None = None
         self._jobs: set[asyncio.Task[None]] = set()
-        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False)
+        verify: Any = ssl.create_default_context(cafile=ca_file) if ca_file else True
+        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False, verify=verify)
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -215,11 +217,12 @@ def open_zeroconf(interfaces: list[str]) -> AsyncZeroconf:
     return AsyncZeroconf(interfaces=interfaces, ip_version=IPVersion.V4Only)
 
 
-async def discover_peers(interfaces: list[str], timeout: float, exclude: set[str] | None = None) -> PeerRegistry:
+async def discover_peers(interfaces: list[str], timeout: float, exclude: set[str] | None = None,
+                         ca_file: str | None = None) -> PeerRegistry:
     """Browse for ``timeout`` seconds and return the verified (and rejected) peers."""
     registry = PeerRegistry()
     zc = open_zeroconf(interfaces)
-    browser = PeerBrowser(zc, registry, exclude)
+    browser = PeerBrowser(zc, registry, exclude, ca_file=ca_file)
     try:
         await browser.start()
         await asyncio.sleep(timeout)

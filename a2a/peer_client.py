@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 import uuid
 from typing import Any
 
@@ -32,13 +33,14 @@ def build_message(text: str | None = None, data: dict[str, Any] | None = None, t
 
 
 async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: str | None = None,
-                    timeout: float = 60.0) -> Any:
+                    timeout: float = 60.0, ca_file: str | None = None) -> Any:
     headers = {"A2A-Version": PROTOCOL_VERSION, "Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
     try:
-        async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False) as http:
+        verify: Any = ssl.create_default_context(cafile=ca_file) if ca_file else True
+        async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False, verify=verify) as http:
             resp = await http.post(rpc_url, json=body, headers=headers)
     except httpx2.HTTPError as e:
         raise PeerError(f"peer unreachable at {rpc_url}: {type(e).__name__}") from None
@@ -59,11 +61,11 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
 
 
 async def send_message(rpc_url: str, message: Message, token: str | None = None,
-                       return_immediately: bool = False) -> dict[str, Any]:
+                       return_immediately: bool = False, ca_file: str | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {"message": message.to_wire()}
     if return_immediately:
         params["configuration"] = {"returnImmediately": True}
-    result = await call_peer(rpc_url, "SendMessage", params, token)
+    result = await call_peer(rpc_url, "SendMessage", params, token, ca_file=ca_file)
     if not isinstance(result, dict) or not ({"task", "message"} & set(result)):
         raise PeerError("peer's SendMessage result has neither task nor message")
     return result

@@ -28,6 +28,7 @@ class A2ASettings(BaseModel):
     # TLS (the HTTP server terminates it; the card and TXT records say https/wss)
     tls_cert: str | None = None
     tls_key: str | None = None
+    peer_ca_file: str | None = None  # CA bundle trusted for peers' https cards (default: the system's)
     public_url: str | None = None  # base URL to put in the card; default: the URL the caller used
     orchestrator_url: str | None = None  # None: no orchestrator (degraded mode, local capabilities only)
     # limits
@@ -60,7 +61,7 @@ class A2ASettings(BaseModel):
     def _tls_pair(self) -> "A2ASettings":
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ValueError("tls_cert and tls_key go together")
-        for p in (self.tls_cert, self.tls_key):
+        for p in (self.tls_cert, self.tls_key, self.peer_ca_file):
             if p and not Path(p).expanduser().is_file():
                 raise ValueError(f"TLS file not found: {p}")
         return self

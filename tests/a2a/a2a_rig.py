@@ -214,7 +214,7 @@ class Served:
 
     @property
     def ws_url(self) -> str:
-        return "ws" + self.base_url[4:] + "/a2a/ws"
+        return "ws" + self.base_url[4:] + "/a2a/ws"  # http -> ws, https -> wss
 
 
 @contextlib.asynccontextmanager
@@ -227,14 +227,15 @@ async def serve(port: ClientPort, settings: A2ASettings,
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     host_port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", ws="websockets"))
+    tls = {"ssl_certfile": settings.tls_cert, "ssl_keyfile": settings.tls_key} if settings.tls else {}
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", ws="websockets", **tls))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
             task.result()
         await asyncio.sleep(0.01)
     try:
-        yield Served(f"http://127.0.0.1:{host_port}", port, settings, service)
+        yield Served(f"{'https' if settings.tls else 'http'}://127.0.0.1:{host_port}", port, settings, service)
     finally:
         server.should_exit = True
         await task

@@ -1,0 +1,67 @@
+"""Drives a Sentinel A2A server with the official ``a2a-sdk`` client (run it in a venv that has a2a-sdk).
+
+Not a pytest module: ``test_sdk_interop.py`` runs it with ``$A2A_SDK_PYTHON`` against a live server.
+Usage: python sdk_client.py http://127.0.0.1:PORT   (exit 0 = every check passed)
+"""
+
+import asyncio
+import sys
+import uuid
+
+import httpx
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.types import a2a_pb2 as pb
+from google.protobuf.json_format import MessageToDict
+
+
+def data_message(data: dict, task_id: str = "", context_id: str = "") -> pb.Message:
+    msg = pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_USER, task_id=task_id, context_id=context_id)
+    part = pb.Part(media_type="application/json")
+    part.data.struct_value.update(data)
+    msg.parts.append(part)
+    return msg
+
+
+async def one_task(client, msg: pb.Message) -> pb.Task:  # noqa: ANN001
+    task = None
+    async for event in client.send_message(pb.SendMessageRequest(message=msg)):
+        task = event.task
+    assert task is not None, "no task in the SendMessage response"
+    return task
+
+
+async def main(base: str) -> None:
+    async with httpx.AsyncClient(timeout=30) as http:
+        card = await A2ACardResolver(http, base).get_agent_card()
+        assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
+        client = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(card)
+
+        task = await one_task(client, data_message({"type": "sensor_request", "sensor": "location",
+                                                    "scope": "minimal", "policy_tag": "interop"}))
+        assert task.status.state == pb.TASK_STATE_COMPLETED, pb.TaskState.Name(task.status.state)
+        got = await client.get_task(pb.GetTaskRequest(id=task.id))
+        assert got.id == task.id and len(got.artifacts) == 1
+        listed = await client.list_tasks(pb.ListTasksRequest())
+        assert task.id in [t.id for t in listed.tasks]
+
+        asked = await one_task(client, data_message({"type": "tool_call", "tool_call_id": "i", "name":
+                                                     "tools__delete_file", "args": {"path": "/tmp/i"}}))
+        assert asked.status.state == pb.TASK_STATE_INPUT_REQUIRED
+        key = MessageToDict(asked.status.message)["parts"][2]["data"]["questions"][0]["key"]
+        answer = {"answers": {key: {"action": "accept", "content": {"confirm": True}}}}
+        done = await one_task(client, data_message(answer, asked.id, asked.context_id))
+        assert done.status.state == pb.TASK_STATE_COMPLETED
+
+        for call, expected in ((client.cancel_task(pb.CancelTaskRequest(id=done.id)), "TaskNotCancelableError"),
+                               (client.get_task(pb.GetTaskRequest(id="nope")), "TaskNotFoundError")):
+            try:
+                await call
+            except Exception as e:  # noqa: BLE001
+                assert type(e).__name__ == expected, (type(e).__name__, e)
+            else:
+                raise AssertionError(f"expected {expected}")
+    print("a2a-sdk interop: ok")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1]))
