@@ -21,17 +21,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "swarm"))
 
-from mcp import Client  # noqa: E402
-from scripted_model import FILES, PLAN, SPEC, ScriptedModelServer  # noqa: E402
+from mcp import Client
+from scripted_model import FILES, PLAN, SPEC, ScriptedModelServer
 
-from sentinel_mcp.gateway.builtin import BuiltinContext  # noqa: E402
-from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings  # noqa: E402
-from sentinel_mcp.swarm.build_service import BuildService  # noqa: E402
-from sentinel_mcp.swarm.checks import check_project  # noqa: E402
-from sentinel_mcp.swarm.plan import parse_plan, validate_plan  # noqa: E402
-from sentinel_mcp.swarm.server import create_server  # noqa: E402
-from sentinel_mcp.swarm.settings import swarm_settings  # noqa: E402
-from sentinel_mcp.swarm.spec import parse_spec  # noqa: E402
+from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings
+from sentinel_mcp.swarm.build_service import BuildService
+from sentinel_mcp.swarm.checks import check_project
+from sentinel_mcp.swarm.plan import parse_plan, validate_plan
+from sentinel_mcp.swarm.server import create_server
+from sentinel_mcp.swarm.settings import swarm_settings
+from sentinel_mcp.swarm.spec import parse_spec
 
 SETTINGS = {"backend": "openai", "openai": {"model": "bench", "backoff_base": 0.01}}
 

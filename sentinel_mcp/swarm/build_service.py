@@ -8,8 +8,9 @@ import logging
 import re
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from sentinel_mcp.swarm.backends.base import ModelBackend
 from sentinel_mcp.swarm.logging_setup import setup_swarm_logging

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sentinel_mcp.config import ConfigError
 
@@ -29,7 +30,7 @@ class Limits(BaseModel):
     max_retries: int = Field(HARD_MAX_RETRIES, ge=0, le=HARD_MAX_RETRIES)
     max_file_bytes: int = Field(HARD_MAX_FILE_BYTES, ge=64, le=HARD_MAX_FILE_BYTES)
 
-    def lowered(self, **caps: Any) -> "Limits":
+    def lowered(self, **caps: Any) -> Limits:
         """A copy with some caps lowered (a value above the current cap is an error, never a raise)."""
         data = self.model_dump()
         for key, value in caps.items():

@@ -43,7 +43,7 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a bad format string must not lose the record
             return True
         record.msg = redact(message)
         record.args = None

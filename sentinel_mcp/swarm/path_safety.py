@@ -28,7 +28,7 @@ def check_relative_path(raw: str) -> PurePosixPath:
         raise UnsafePathError(f"file path {raw!r} contains control characters")
     if "\\" in raw:
         raise UnsafePathError(f"file path {raw!r} uses backslashes; use '/'")
-    if raw.startswith("/") or raw.startswith("~") or re.match(r"^[A-Za-z]:", raw):
+    if raw.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", raw):
         raise UnsafePathError(f"file path {raw!r} is absolute; only paths relative to the project are allowed")
     parts = raw.split("/")
     for part in parts:

@@ -69,7 +69,7 @@ class TaskSpec(BaseModel):
         return cleaned
 
     @model_validator(mode="after")
-    def _sdks(self) -> "TaskSpec":
+    def _sdks(self) -> TaskSpec:
         if self.target_sdk < self.min_sdk:
             raise ValueError(f"target_sdk ({self.target_sdk}) must be >= min_sdk ({self.min_sdk})")
         return self

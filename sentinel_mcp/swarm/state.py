@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import aiosqlite
 
@@ -68,7 +68,7 @@ class SwarmStore:
         self.path = Path(path)
         self._db: aiosqlite.Connection | None = None
 
-    async def open(self) -> "SwarmStore":
+    async def open(self) -> SwarmStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = await aiosqlite.connect(self.path)
         self._db.row_factory = aiosqlite.Row
@@ -85,10 +85,10 @@ class SwarmStore:
             await self._db.close()
             self._db = None
 
-    async def __aenter__(self) -> "SwarmStore":
+    async def __aenter__(self) -> Self:
         return await self.open()
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     @property

@@ -13,7 +13,7 @@ class Workspace:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 
-    def create(self) -> "Workspace":
+    def create(self) -> Workspace:
         self.root.mkdir(parents=True, exist_ok=True)
         return self
 

@@ -1,18 +1,19 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # scripted_model lives beside the tests
 
-from scripted_model import ScriptedModelServer  # noqa: E402
+from scripted_model import ScriptedModelServer
 
-from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings  # noqa: E402
-from sentinel_mcp.swarm.build_service import BuildService  # noqa: E402
-from sentinel_mcp.swarm.settings import swarm_settings  # noqa: E402
+from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings
+from sentinel_mcp.swarm.build_service import BuildService
+from sentinel_mcp.swarm.settings import swarm_settings
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from collections import defaultdict, deque
-from typing import Any, Callable
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -177,7 +177,7 @@ class ScriptedModelServer:
                       "total_tokens": len(prompt_text) // 4 + 13 + len(content) // 4},
         })
 
-    def start(self) -> "ScriptedModelServer":
+    def start(self) -> ScriptedModelServer:
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
                                 timeout_graceful_shutdown=1)

@@ -31,7 +31,8 @@ def cli(tmp_path: Path, model_server):
         return [sys.executable, "-m", "sentinel_mcp", "-c", str(config), "swarm", *args]
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(command(*args), env=env, capture_output=True, text=True, timeout=60)
+        return subprocess.run(command(*args), env=env, capture_output=True, text=True, timeout=60,
+                              check=False)
 
     return run, command, env, spec
 

@@ -12,24 +12,24 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'sentinel-mcp[llm]')")
 
-from mcp import Client  # noqa: E402
-from scripted_model import FILES, PLAN, SPEC  # noqa: E402
-from tiny_model import write_tiny_gguf  # noqa: E402
+from mcp import Client
+from scripted_model import FILES, PLAN, SPEC
+from tiny_model import write_tiny_gguf
 
-from sentinel_mcp.gateway.builtin import BuiltinContext  # noqa: E402
-from sentinel_mcp.llm.engine import LlamaEngine  # noqa: E402
-from sentinel_mcp.llm.server import create_server as create_llm_server  # noqa: E402
-from sentinel_mcp.llm.settings import LlmSettings  # noqa: E402
-from sentinel_mcp.swarm.agents.coder import coder_request, parse_coder_reply  # noqa: E402
-from sentinel_mcp.swarm.agents.critic import critic_request, parse_critic_reply  # noqa: E402
-from sentinel_mcp.swarm.agents.planner import parse_planner_reply, planner_request  # noqa: E402
-from sentinel_mcp.swarm.agents.verifier import parse_verifier_reply, verifier_request  # noqa: E402
-from sentinel_mcp.swarm.backends.llama_direct import LlamaDirectBackend  # noqa: E402
-from sentinel_mcp.swarm.backends.llm_tool import LlmToolBackend  # noqa: E402
-from sentinel_mcp.swarm.messages import CriticVerdict, VerifierReport  # noqa: E402
-from sentinel_mcp.swarm.plan import Plan, parse_plan  # noqa: E402
-from sentinel_mcp.swarm.server import create_server as create_swarm_server  # noqa: E402
-from sentinel_mcp.swarm.spec import parse_spec  # noqa: E402
+from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.llm.engine import LlamaEngine
+from sentinel_mcp.llm.server import create_server as create_llm_server
+from sentinel_mcp.llm.settings import LlmSettings
+from sentinel_mcp.swarm.agents.coder import coder_request, parse_coder_reply
+from sentinel_mcp.swarm.agents.critic import critic_request, parse_critic_reply
+from sentinel_mcp.swarm.agents.planner import parse_planner_reply, planner_request
+from sentinel_mcp.swarm.agents.verifier import parse_verifier_reply, verifier_request
+from sentinel_mcp.swarm.backends.llama_direct import LlamaDirectBackend
+from sentinel_mcp.swarm.backends.llm_tool import LlmToolBackend
+from sentinel_mcp.swarm.messages import CriticVerdict, VerifierReport
+from sentinel_mcp.swarm.plan import Plan, parse_plan
+from sentinel_mcp.swarm.server import create_server as create_swarm_server
+from sentinel_mcp.swarm.spec import parse_spec
 
 pytestmark = pytest.mark.timeout(180)
 LLM = {"n_ctx": 8192, "max_tokens": 2048, "n_threads": 1, "seed": 7}

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import FAST_OPENAI
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client import ClientRequestContext
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, TextContent
 from scripted_model import FILES, SPEC, default_entry, role_of
@@ -116,7 +114,7 @@ async def test_bad_input_gets_clear_errors(tmp_path, openai_env) -> None:
         assert nasty.is_error and "no such task" in nasty.content[0].text
         for uri in ("swarm://t20260101-000000-abcdef/app/../../../etc/passwd",
                     "swarm://t20260101-000000-abcdef/missing.kt"):
-            with pytest.raises(Exception):
+            with pytest.raises(MCPError):
                 await client.read_resource(uri)
         assert data(await client.call_tool("swarm_list", {})) == {"tasks": []}
     assert openai_env.requests == []

@@ -109,7 +109,7 @@ async def test_oversized_file_is_truncated_with_a_warning(tmp_path, model_server
 
 async def test_consecutive_failures_breaker(service, model_server) -> None:
     model_server.script("coder", "", "   \n", "")
-    task_id, status = await run(service, model_server)
+    _task_id, status = await run(service, model_server)
     assert status["state"] == "FAILED"
     assert "circuit breaker: 3 consecutive step failures" in status["error"]
     assert [s["status"] for s in status["steps"]] == ["FAILED"] * 3
@@ -138,7 +138,7 @@ async def test_transient_errors_are_retried_with_backoff(service, model_server, 
 
 async def test_permanent_4xx_is_not_retried_and_planner_failure_aborts(service, model_server) -> None:
     model_server.script("planner", {"status": 400})
-    task_id, status = await run(service, model_server)
+    _task_id, status = await run(service, model_server)
     assert status["state"] == "FAILED" and "HTTP 400" in status["error"]
     assert len(model_server.requests) == 1
 
@@ -153,7 +153,7 @@ async def test_unsafe_plan_paths_are_refused(service, model_server, tmp_path, ba
     plan["steps"][3]["file_path"] = bad_path
     plan["steps"][3]["file_type"] = "text"
     model_server.script("planner", json.dumps(plan))
-    task_id, status = await run(service, model_server)
+    _task_id, status = await run(service, model_server)
     assert status["state"] == "FAILED"
     assert status["error"].startswith("plan rejected") and why in status["error"]
     assert model_server.calls("coder") == []  # no retry, nothing generated
@@ -179,7 +179,7 @@ async def test_symlink_escape_refused_at_write_time(service, model_server, tmp_p
 
 async def test_crashing_critic_fails_open(service, model_server) -> None:
     model_server.script("critic", {"status": 500}, "this is not JSON at all")
-    task_id, status = await run(service, model_server, openai={"max_attempts": 1})
+    _task_id, status = await run(service, model_server, openai={"max_attempts": 1})
     assert status["state"] == "COMPLETED"
     assert [s["status"] for s in status["steps"]] == ["ACCEPTED"] * 5
     assert "fail-open" in status["steps"][0]["warnings"][0] and "ModelError" in status["steps"][0]["warnings"][0]
@@ -189,7 +189,7 @@ async def test_crashing_critic_fails_open(service, model_server) -> None:
 
 async def test_failing_verifier_never_blocks_completion(service, model_server) -> None:
     model_server.script("verifier", '{"quality": "great"}')
-    task_id, status = await run(service, model_server)
+    _task_id, status = await run(service, model_server)
     assert status["state"] == "COMPLETED"
     assert "verifier failed" in status["report"]["verifier_error"]
     assert status["report"]["verifier"] is None
@@ -213,13 +213,13 @@ async def test_invalid_spec_is_refused_with_what_is_wrong(service, model_server)
 
 async def test_permanent_refusal_of_the_coder_aborts_at_once(service, model_server) -> None:
     model_server.script("coder", {"status": 401})
-    task_id, status = await run(service, model_server)
+    _task_id, status = await run(service, model_server)
     assert status["state"] == "FAILED" and "HTTP 401" in status["error"]
     assert len(model_server.calls("coder")) == 1 and model_server.calls("critic") == []
 
 
 async def test_verifier_over_budget_is_skipped_and_the_build_completes(service, model_server) -> None:
-    task_id, status = await run(service, model_server, caps={"max_model_calls": 11})
+    _task_id, status = await run(service, model_server, caps={"max_model_calls": 11})
     assert status["state"] == "COMPLETED"
     assert len(model_server.requests) == 11 and model_server.calls("verifier") == []
     assert "model-call limit of 11 reached" in status["report"]["verifier_error"]

@@ -52,8 +52,8 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(tmp_p
 
             r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})  # the user says no
             assert r.is_error
-            assert questions == ['Build the Android app "Notes" (com.example.notes)? It may use up to 80 model '
-                                 'calls and 200,000 tokens.']
+            assert questions == [('Build the Android app "Notes" (com.example.notes)? It may use up to 80 model '
+                                 'calls and 200,000 tokens.')]
             assert model_server.requests == []
 
             answer["yes"] = True

@@ -10,7 +10,12 @@ import pytest
 from scripted_model import FILES, PLAN, SPEC
 
 from sentinel_mcp.swarm.breakers import BreakerTripped, ConsecutiveFailureBreaker, ModelErrorBreaker
-from sentinel_mcp.swarm.checks import check_file, check_project, expected_kotlin_package, unbalanced_delimiters
+from sentinel_mcp.swarm.checks import (
+    check_file,
+    check_project,
+    expected_kotlin_package,
+    unbalanced_delimiters,
+)
 from sentinel_mcp.swarm.limits import Budget, LimitExceeded, Limits
 from sentinel_mcp.swarm.logging_setup import redact, setup_swarm_logging
 from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path, resolve_inside

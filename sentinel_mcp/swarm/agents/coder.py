@@ -20,8 +20,8 @@ def coder_request(spec: TaskSpec, step: PlanStep, dependencies: dict[str, str],
                   feedback: list[Issue] | None, max_tokens: int = 8000,
                   completed: list[str] | None = None) -> ModelRequest:
     material = [
-        f"App: {spec.app_name} (package {spec.package_name}, minSdk {spec.min_sdk}, targetSdk {spec.target_sdk}, "
-        f"{spec.architecture}, {spec.ui_system}).",
+        (f"App: {spec.app_name} (package {spec.package_name}, minSdk {spec.min_sdk}, targetSdk {spec.target_sdk}, "
+        f"{spec.architecture}, {spec.ui_system})."),
         f"Features: {'; '.join(spec.features)}.",
     ]
     if completed:

@@ -21,7 +21,7 @@ class LlamaDirectBackend:
 
     @classmethod
     def from_model_path(cls, model_path: str | None, max_tokens: int = 1024,
-                        **engine_settings: Any) -> "LlamaDirectBackend":
+                        **engine_settings: Any) -> LlamaDirectBackend:
         try:
             from sentinel_mcp.llm.engine import shared_engine
             from sentinel_mcp.llm.settings import LlmSettings

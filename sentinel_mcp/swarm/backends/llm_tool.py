@@ -34,7 +34,7 @@ class LlmToolBackend:
             args["grammar"] = request.grammar
         try:
             result = await self._call_tool(self.tool_name, args)
-        except Exception as e:  # the gateway itself failed: a model error like any other
+        except Exception as e:  # noqa: BLE001 - the gateway itself failed: a model error like any other
             on_error(f"{self.tool_name}: {type(e).__name__}: {e}")
             raise ModelError(f"{self.tool_name} failed: {type(e).__name__}: {e}") from None
         if getattr(result, "is_error", False):

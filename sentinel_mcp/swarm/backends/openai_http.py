@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from typing import Any
 
 import httpx2
@@ -41,7 +40,7 @@ class OpenAIBackend:
         self._http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(settings.timeout))
 
     @classmethod
-    def from_env(cls, settings: OpenAISettings) -> "OpenAIBackend":
+    def from_env(cls, settings: OpenAISettings) -> OpenAIBackend:
         base = os.environ.get(settings.base_url_env)
         if not base:
             raise ModelError(f"the openai backend needs the endpoint's base URL in ${settings.base_url_env}")

@@ -18,7 +18,7 @@ from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, 
 def client_offers_sampling(session: Any) -> bool:
     try:
         return bool(session.check_client_capability(ClientCapabilities(sampling=SamplingCapability())))
-    except Exception:
+    except Exception:  # noqa: BLE001 - an odd session object: no sampling
         return False
 
 
