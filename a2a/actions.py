@@ -15,8 +15,18 @@ from mcp.types import CallToolResult, Tool
 from pydantic import ValidationError
 
 from a2a.jsonrpc import INVALID_PARAMS, RpcError, invalid_params_from
-from a2a.messages import (HumanAssistRequest, ResultArtifact, SensorRequest, SensorResponse, TaskOffer,
-                          TaskResult, ToolCall, UnknownMessageType, parse_design_message, typed)
+from a2a.messages import (
+    HumanAssistRequest,
+    ResultArtifact,
+    SensorRequest,
+    SensorResponse,
+    TaskOffer,
+    TaskResult,
+    ToolCall,
+    UnknownMessageType,
+    parse_design_message,
+    typed,
+)
 from a2a.protocol import Message, Part
 from sentinel_mcp.gateway.decision import Question
 from sentinel_mcp.gateway.port import GatewayPort
@@ -49,7 +59,7 @@ class Capabilities:
     tools: dict[str, Tool] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, port: GatewayPort) -> "Capabilities":
+    def of(cls, port: GatewayPort) -> Capabilities:
         return cls({t.name: t for t in port.list_catalog_tools()})
 
     @property

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 from mcp.types import Tool
-
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
 from a2a.card import CARD_PATH, RPC_PATH, WS_PATH, make_card_endpoint

@@ -15,8 +15,14 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from a2a.protocol import (PROTOCOL_VERSION, AgentCapabilities, AgentCard, AgentExtension, AgentInterface,
-                          AgentSkill)
+from a2a.protocol import (
+    PROTOCOL_VERSION,
+    AgentCapabilities,
+    AgentCard,
+    AgentExtension,
+    AgentInterface,
+    AgentSkill,
+)
 from a2a.security import security_declaration
 from a2a.service import A2AService
 from a2a.settings import A2ASettings

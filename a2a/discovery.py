@@ -197,7 +197,7 @@ class PeerBrowser:
             self.registry.rejected[name] = str(e)
             log.info("A2A peer %s rejected: %s", name, e)
             return
-        except Exception as e:  # a broken peer must not break discovery
+        except Exception as e:  # noqa: BLE001 - a broken peer must not break discovery
             self.registry.rejected[name] = f"{type(e).__name__}: {e}"
             return
         self.registry.rejected.pop(name, None)

@@ -8,14 +8,27 @@ every such request into -32009 with no benefit. Replies carry ``A2A-Version: 1.0
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from pydantic import BaseModel
 
-from a2a.jsonrpc import (EXTENDED_CARD_NOT_CONFIGURED, METHOD_NOT_FOUND, PUSH_NOT_SUPPORTED, UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED,
-                         RpcError, parse_params)
-from a2a.protocol import (PROTOCOL_VERSION, CancelTaskRequest, GetTaskRequest, ListTasksRequest,
-                          SendMessageRequest)
+from a2a.jsonrpc import (
+    EXTENDED_CARD_NOT_CONFIGURED,
+    METHOD_NOT_FOUND,
+    PUSH_NOT_SUPPORTED,
+    UNSUPPORTED_OPERATION,
+    VERSION_NOT_SUPPORTED,
+    RpcError,
+    parse_params,
+)
+from a2a.protocol import (
+    PROTOCOL_VERSION,
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    SendMessageRequest,
+)
 from a2a.service import A2AService
 
 VERSION_HEADER = "A2A-Version"

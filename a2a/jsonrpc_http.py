@@ -13,8 +13,16 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from a2a.dispatch import VERSION_HEADER, check_version, dispatch
-from a2a.jsonrpc import (INTERNAL_ERROR, INVALID_REQUEST, RpcError, decode_frame, error_frame, id_of,
-                         parse_request, result_frame)
+from a2a.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    RpcError,
+    decode_frame,
+    error_frame,
+    id_of,
+    parse_request,
+    result_frame,
+)
 from a2a.protocol import PROTOCOL_VERSION
 from a2a.security import AuthError, authenticate, unauthorized
 from a2a.service import A2AService

@@ -12,8 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from a2a.protocol import (AgentCard, Artifact, Message, Part, Task, TaskState,  # noqa: F401 (re-export)
-                          TaskStatus, now_iso)
+from a2a.protocol import AgentCard, Artifact, Message, Part, Task, TaskState, TaskStatus, now_iso
 
 try:  # the sensors helper owns these shapes when present; ours are compatible fallbacks
     from device_tools.sensors.messages import SensorRequest, SensorResponse  # type: ignore[import-not-found]
@@ -143,8 +142,26 @@ def parse_design_message(data: dict[str, Any]) -> tuple[str, BaseModel] | None:
 
 
 __all__ = [
-    "AgentCard", "Artifact", "Citation", "DeviceCaps", "HumanAssistRequest", "MESSAGE_MODELS", "Message",
-    "Part", "ResultArtifact", "SensorRequest", "SensorResponse", "Task", "TaskOffer", "TaskResult",
-    "TaskState", "TaskStatus", "ToolCall", "UnknownMessageType", "ValidationError", "guess_type",
-    "parse_design_message", "typed",
+    "MESSAGE_MODELS",
+    "AgentCard",
+    "Artifact",
+    "Citation",
+    "DeviceCaps",
+    "HumanAssistRequest",
+    "Message",
+    "Part",
+    "ResultArtifact",
+    "SensorRequest",
+    "SensorResponse",
+    "Task",
+    "TaskOffer",
+    "TaskResult",
+    "TaskState",
+    "TaskStatus",
+    "ToolCall",
+    "UnknownMessageType",
+    "ValidationError",
+    "guess_type",
+    "parse_design_message",
+    "typed",
 ]

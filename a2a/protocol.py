@@ -7,7 +7,7 @@ requires (a message id, a role, at least one part, exactly one content per part)
 from __future__ import annotations
 
 import base64
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -34,7 +34,7 @@ Role = Literal["ROLE_USER", "ROLE_AGENT"]
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Wire(BaseModel):
@@ -56,7 +56,7 @@ class Part(Wire):
     media_type: str | None = None
 
     @model_validator(mode="after")
-    def _one_content(self) -> "Part":
+    def _one_content(self) -> Part:
         present = [k for k in ("text", "raw", "url", "data") if getattr(self, k) is not None]
         if len(present) != 1:
             raise ValueError(f"a Part must have exactly one of text, raw, url, data (got {present or 'none'})")
@@ -70,11 +70,11 @@ class Part(Wire):
         return v
 
     @classmethod
-    def of_text(cls, text: str) -> "Part":
+    def of_text(cls, text: str) -> Part:
         return cls(text=text, media_type="text/plain")
 
     @classmethod
-    def of_data(cls, data: Any) -> "Part":
+    def of_data(cls, data: Any) -> Part:
         return cls(data=data, media_type="application/json")
 
 
@@ -147,7 +147,7 @@ class ListTasksRequest(Wire):
     @classmethod
     def _iso(cls, v: str | None) -> str | None:
         if v is not None:
-            datetime.fromisoformat(v.replace("Z", "+00:00"))
+            datetime.fromisoformat(v)
         return v
 
 

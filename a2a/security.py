@@ -7,7 +7,7 @@ so it is an audit field and a fact the rules can use.
 from __future__ import annotations
 
 import hmac
-from typing import Mapping
+from collections.abc import Mapping
 
 from starlette.responses import JSONResponse
 

@@ -16,11 +16,28 @@ from pydantic import ValidationError
 
 from a2a import actions
 from a2a.actions import Capabilities, GuardedCall, Rejection
-from a2a.jsonrpc import (INVALID_PARAMS, TASK_NOT_CANCELABLE, UNSUPPORTED_OPERATION, RpcError,
-                         invalid_params_from)
-from a2a.protocol import (INTERRUPTED_STATES, Artifact, CancelTaskRequest, GetTaskRequest, ListTasksRequest,
-                          ListTasksResponse, Message, Part, SendMessageConfiguration, SendMessageRequest, Task,
-                          TaskStatus, now_iso)
+from a2a.jsonrpc import (
+    INVALID_PARAMS,
+    TASK_NOT_CANCELABLE,
+    UNSUPPORTED_OPERATION,
+    RpcError,
+    invalid_params_from,
+)
+from a2a.protocol import (
+    INTERRUPTED_STATES,
+    Artifact,
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    Part,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+    TaskStatus,
+    now_iso,
+)
 from a2a.settings import A2ASettings
 from a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token
 from sentinel_mcp.gateway.decision import Answer

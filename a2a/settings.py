@@ -58,7 +58,7 @@ class A2ASettings(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _tls_pair(self) -> "A2ASettings":
+    def _tls_pair(self) -> A2ASettings:
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ValueError("tls_cert and tls_key go together")
         for p in (self.tls_cert, self.tls_key, self.peer_ca_file):
@@ -75,7 +75,7 @@ class A2ASettings(BaseModel):
         return bool(self.token or self.api_keys)
 
     @classmethod
-    def from_section(cls, section: dict[str, Any] | None) -> "A2ASettings":
+    def from_section(cls, section: dict[str, Any] | None) -> A2ASettings:
         """Validate the config's ``sentinel.a2a`` dict; errors name the key (ConfigError)."""
         try:
             return cls.model_validate(section or {})

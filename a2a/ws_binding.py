@@ -22,8 +22,16 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from a2a.card import WS_SUBPROTOCOL
 from a2a.chat import ChatCloseParams, ChatHub, ChatMessageParams, ChatOpenParams
 from a2a.dispatch import check_version, dispatch
-from a2a.jsonrpc import (INTERNAL_ERROR, INVALID_REQUEST, RpcError, decode_frame, error_frame, id_of,
-                         parse_request, result_frame)
+from a2a.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    RpcError,
+    decode_frame,
+    error_frame,
+    id_of,
+    parse_request,
+    result_frame,
+)
 from a2a.jsonrpc_http import version_of
 from a2a.messages import SensorRequest, ToolCall, typed
 from a2a.security import AuthError, authenticate, unauthorized

@@ -14,24 +14,25 @@ import logging
 import sys
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import httpx2
 from websockets.asyncio.client import connect
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "a2a"))
-from a2a_rig import open_port, serve  # noqa: E402
+from a2a_rig import open_port, serve
 
-from a2a.settings import A2ASettings  # noqa: E402
+from a2a.settings import A2ASettings
 
 Call = Callable[[], Awaitable[None]]
 
 
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
 def send_params() -> dict[str, Any]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, AsyncIterator, Literal
+from datetime import UTC, datetime
+from typing import Any, Literal
 
 import httpx2
-import pytest
 import uvicorn
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -53,7 +53,7 @@ def sensors_server() -> MCPServer:
         if sensor != "location":
             raise ToolError(f"unknown sensor {sensor!r}")
         lat, lon, alt = 37.7749295, -122.4194155, 16.0
-        now = datetime.now(timezone.utc).isoformat()
+        now = datetime.now(UTC).isoformat()
         if scope == "minimal":
             return Reading(task_id=task_id, payload={"latitude": round(lat), "longitude": round(lon)}, timestamp=now,
                            redactions=["Rounded to city-level precision", "Removed altitude"])

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 import httpx2
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # a2a_rig (the suite uses --import-mode=importlib)
 
-from a2a_rig import Served, open_port, serve  # noqa: E402
+from a2a_rig import Served, open_port, serve
 
-from a2a.settings import A2ASettings  # noqa: E402
+from a2a.settings import A2ASettings
 
 
 @pytest.fixture

@@ -60,31 +60,31 @@ async def test_two_sentinels_find_each_other_and_read_location_at_minimal_scope(
     b_set = A2ASettings(name=f"sentinel-b-{tag}", advertise=True, interfaces=LOOPBACK)
     a_peers, b_peers = PeerRegistry(), PeerRegistry()
     async with open_port() as port_a, serve(port_a, a_set, a_peers) as a, \
-            open_port() as port_b, serve(port_b, b_set, b_peers) as b:
-        async with a2a_lifespan(a_set, a.base_url, a_peers), a2a_lifespan(b_set, b.base_url, b_peers):
-            found = await _wait_for(lambda: any(p.card.name == b_set.name for p in a_peers.verified())
-                                    and any(p.card.name == a_set.name for p in b_peers.verified()))
-            assert found, (a_peers.rejected, b_peers.rejected)
-            peer_b = next(p for p in a_peers.verified() if p.card.name == b_set.name)
-            assert peer_b.rpc_url == b.rpc_url and peer_b.txt["path"] == "/.well-known/agent-card.json"
-            assert peer_b.txt["v"] == "1.0" and peer_b.txt["proto"] == "jsonrpc"
-            assert all(p.card.name != a_set.name for p in a_peers.verified())  # never itself
-            # with a verified peer, A is no longer in degraded mode
-            assert a.service.status()["degraded"] is False and a.service.status()["verified_peers"] >= 1
-            # A's LLM-facing tool sends a sensor_request to B through the a2a_send tool
-            ctx = BuiltinContext(name="a2a", data_dir=None, settings={"interfaces": LOOPBACK},  # type: ignore[arg-type]
-                                 services={"a2a_peers": a_peers})
-            async with Client(create_server(ctx)) as tools:
-                result = await tools.call_tool("a2a_send", {"peer": b_set.name, "data": {
-                    "type": "sensor_request", "sensor": "location", "scope": "minimal", "policy_tag": "peer-test"}})
-                unknown = await tools.call_tool("a2a_send", {"peer": "nobody", "text": "hi"})
-                assert unknown.is_error and "a2a_discover" in unknown.content[0].text
-            task = result.structured_content["task"]
-            assert task["status"]["state"] == "TASK_STATE_COMPLETED"
-            reading = task["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]
-            assert reading["payload"] == {"latitude": 38, "longitude": -122}
-            assert reading["redactions"] == ["Rounded to city-level precision", "Removed altitude"]
-            assert port_b.calls[-1].client == "peer:127.0.0.1" and port_b.calls[-1].origin == "a2a"
+            open_port() as port_b, serve(port_b, b_set, b_peers) as b, \
+            a2a_lifespan(a_set, a.base_url, a_peers), a2a_lifespan(b_set, b.base_url, b_peers):
+        found = await _wait_for(lambda: any(p.card.name == b_set.name for p in a_peers.verified())
+                                and any(p.card.name == a_set.name for p in b_peers.verified()))
+        assert found, (a_peers.rejected, b_peers.rejected)
+        peer_b = next(p for p in a_peers.verified() if p.card.name == b_set.name)
+        assert peer_b.rpc_url == b.rpc_url and peer_b.txt["path"] == "/.well-known/agent-card.json"
+        assert peer_b.txt["v"] == "1.0" and peer_b.txt["proto"] == "jsonrpc"
+        assert all(p.card.name != a_set.name for p in a_peers.verified())  # never itself
+        # with a verified peer, A is no longer in degraded mode
+        assert a.service.status()["degraded"] is False and a.service.status()["verified_peers"] >= 1
+        # A's LLM-facing tool sends a sensor_request to B through the a2a_send tool
+        ctx = BuiltinContext(name="a2a", data_dir=None, settings={"interfaces": LOOPBACK},  # type: ignore[arg-type]
+                             services={"a2a_peers": a_peers})
+        async with Client(create_server(ctx)) as tools:
+            result = await tools.call_tool("a2a_send", {"peer": b_set.name, "data": {
+                "type": "sensor_request", "sensor": "location", "scope": "minimal", "policy_tag": "peer-test"}})
+            unknown = await tools.call_tool("a2a_send", {"peer": "nobody", "text": "hi"})
+            assert unknown.is_error and "a2a_discover" in unknown.content[0].text
+        task = result.structured_content["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        reading = task["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]
+        assert reading["payload"] == {"latitude": 38, "longitude": -122}
+        assert reading["redactions"] == ["Rounded to city-level precision", "Removed altitude"]
+        assert port_b.calls[-1].client == "peer:127.0.0.1" and port_b.calls[-1].origin == "a2a"
 
 
 async def test_discover_peers_one_shot_lists_a_verified_agent():

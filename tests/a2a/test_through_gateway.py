@@ -74,7 +74,7 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
                 sys.executable, "-m", "sentinel_mcp", "-c", str(cfg_file), "sensors", "consent", "grant",
                 "location", "--requester", "peer:127.0.0.1", "--scope", "minimal",
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-            out, err = await proc.communicate()
+            _out, err = await proc.communicate()
             assert proc.returncode == 0, err.decode()
             granted = await send("minimal")
             assert granted["status"]["state"] == "TASK_STATE_COMPLETED", granted

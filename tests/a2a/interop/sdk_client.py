@@ -22,7 +22,7 @@ def data_message(data: dict, task_id: str = "", context_id: str = "") -> pb.Mess
     return msg
 
 
-async def one_task(client, msg: pb.Message) -> pb.Task:  # noqa: ANN001
+async def one_task(client, msg: pb.Message) -> pb.Task:
     task = None
     async for event in client.send_message(pb.SendMessageRequest(message=msg)):
         task = event.task
