@@ -39,7 +39,7 @@ from a2a.protocol import (
     now_iso,
 )
 from a2a.settings import A2ASettings
-from a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token
+from a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
 from sentinel_mcp.gateway.decision import Answer
 from sentinel_mcp.gateway.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
 
@@ -107,12 +107,14 @@ class A2AService:
         return self._view(self.store.get(req.id, caller).task, req.history_length)
 
     async def list_tasks(self, req: ListTasksRequest, caller: str) -> dict[str, Any]:
-        after = req.status_timestamp_after
-        records = self.store.list(caller, context_id=req.context_id, state=req.status, after=after)
+        records = self.store.list(caller, context_id=req.context_id, state=req.status,
+                                  since=req.status_timestamp_after)
         size = req.page_size or 50
-        offset = decode_page_token(req.page_token)
-        page = records[offset:offset + size]
-        nxt = encode_page_token(offset + size) if offset + size < len(records) else ""
+        after = decode_page_token(req.page_token)
+        start = 0 if after is None else next((i for i, r in enumerate(records) if sort_key(r) < after),
+                                              len(records))
+        page = records[start:start + size]
+        nxt = encode_page_token(sort_key(page[-1])) if page and start + size < len(records) else ""
         tasks = [self._view(r.task, req.history_length, artifacts=req.include_artifacts) for r in page]
         return ListTasksResponse(tasks=[Task.model_validate(t) for t in tasks], next_page_token=nxt,
                                  page_size=size, total_size=len(records)).to_wire()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from a2a.jsonrpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError, task_not_found
@@ -61,33 +63,46 @@ class TaskStore:
         return record
 
     def list(self, owner: str, *, context_id: str | None, state: str | None,
-             after: str | None) -> list[TaskRecord]:
-        """Newest status first, as ListTasks wants."""
+             since: str | None) -> list[TaskRecord]:
+        """Newest status first, as ListTasks wants; ``since`` is an ISO 8601 time (status at or after it)."""
+        floor = _instant(since) if since else None
         out = [r for r in self._tasks.values() if r.owner == owner
                and (context_id is None or r.task.context_id == context_id)
                and (state is None or r.task.status.state == state)
-               and (after is None or (r.task.status.timestamp or "") >= after)]
-        out.sort(key=lambda r: r.task.status.timestamp or "", reverse=True)
+               and (floor is None or _instant(r.task.status.timestamp) >= floor)]
+        out.sort(key=sort_key, reverse=True)
         return out
 
     def all_records(self) -> list[TaskRecord]:
         return list(self._tasks.values())
 
 
-def encode_page_token(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
+def _instant(iso: str | None) -> datetime:
+    if not iso:
+        return datetime.min.replace(tzinfo=UTC)
+    t = datetime.fromisoformat(iso)
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
 
 
-def decode_page_token(token: str | None) -> int:
+SortKey = tuple[str, str]  # (status timestamp, task id): newest first, ties broken by id
+
+
+def sort_key(record: TaskRecord) -> SortKey:
+    return (record.task.status.timestamp or "", record.task.id)
+
+
+def encode_page_token(after: SortKey) -> str:
+    """A cursor naming the last task of a page, so pages stay right when tasks are added meanwhile."""
+    return base64.urlsafe_b64encode(json.dumps(["c1", *after]).encode()).decode()
+
+
+def decode_page_token(token: str | None) -> SortKey | None:
     if not token:
-        return 0
+        return None
     try:
-        text = base64.urlsafe_b64decode(token.encode()).decode()
-        if not text.startswith("o:"):
+        tag, ts, task_id = json.loads(base64.urlsafe_b64decode(token.encode()))
+        if tag != "c1" or not isinstance(ts, str) or not isinstance(task_id, str):
             raise ValueError
-        offset = int(text[2:])
-        if offset < 0:
-            raise ValueError
-        return offset
-    except (ValueError, UnicodeDecodeError):
+        return ts, task_id
+    except (ValueError, TypeError, UnicodeDecodeError):
         raise RpcError(INVALID_PARAMS, "Invalid params: pageToken is not a token this server issued") from None

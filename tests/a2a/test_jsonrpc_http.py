@@ -265,10 +265,18 @@ async def test_list_tasks_filters_and_pages(rig, http):
     page1 = (await rpc(http, rig.rpc_url, "ListTasks", {"contextId": ctx, "pageSize": 2}))["result"]
     assert page1["totalSize"] == 3 and page1["pageSize"] == 2 and len(page1["tasks"]) == 2
     assert all("artifacts" not in t for t in page1["tasks"])  # includeArtifacts defaults to false
+    # a task added between pages does not shift the next page (the token is a cursor, not an offset)
+    await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(
+        tool_part("tools__echo", {"text": "late"}), context_id=ctx)})
     page2 = (await rpc(http, rig.rpc_url, "ListTasks", {"contextId": ctx, "pageSize": 2,
                                                          "pageToken": page1["nextPageToken"]}))["result"]
-    assert len(page2["tasks"]) == 1 and page2["nextPageToken"] == ""
+    assert len(page2["tasks"]) == 1 and page2["nextPageToken"] == "" and page2["totalSize"] == 4
     assert {t["id"] for t in page1["tasks"] + page2["tasks"]} == set(ids)
+    newest_first = [t["status"]["timestamp"] for t in page1["tasks"] + page2["tasks"]]
+    assert newest_first == sorted(newest_first, reverse=True)
+    since = page1["tasks"][0]["status"]["timestamp"].replace("Z", "+00:00")
+    recent = (await rpc(http, rig.rpc_url, "ListTasks", {"contextId": ctx, "statusTimestampAfter": since}))["result"]
+    assert page1["tasks"][0]["id"] in [t["id"] for t in recent["tasks"]] and recent["totalSize"] < 4
     rejected = (await rpc(http, rig.rpc_url, "ListTasks", {"status": "TASK_STATE_REJECTED",
                                                             "includeArtifacts": True}))["result"]
     assert rejected["totalSize"] == 1 and rejected["tasks"][0]["contextId"] != ctx
