@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "swarm"))
+sys.path.insert(0, str(ROOT / "tests" / "swarm" / "support"))
 
 from mcp import Client
 from scripted_model import FILES, PLAN, SPEC, ScriptedModelServer

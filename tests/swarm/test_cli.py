@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FAST_OPENAI
 from scripted_model import SPEC
+from swarm_fixtures import FAST_OPENAI
 
 pytestmark = pytest.mark.timeout(90)
 

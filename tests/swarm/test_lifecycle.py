@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import openai_factory
 from scripted_model import FILES, SPEC
+from swarm_fixtures import openai_factory
 
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings
 from sentinel_mcp.swarm.build_service import BuildService

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
-from conftest import FAST_OPENAI
 from mcp import Client, MCPError
 from mcp.client import ClientRequestContext
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, TextContent
 from scripted_model import FILES, SPEC, default_entry, role_of
+from swarm_fixtures import FAST_OPENAI
 
 from sentinel_mcp.config import ConfigError
 from sentinel_mcp.gateway.builtin import BuiltinContext
@@ -85,6 +86,26 @@ async def test_build_returns_at_once_and_cancel_through_mcp(tmp_path, openai_env
         openai_env.hold.set()
         status = data(await client.call_tool("swarm_status", {"task_id": task_id}))
         assert status["state"] == "FAILED" and status["spec"]["app_name"] == "Notes"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_cancelling_a_waiting_call_cancels_the_build(tmp_path, openai_env, mode) -> None:
+    openai_env.script("coder", {"hold": True})
+    async with Client(swarm(tmp_path), mode=mode) as client:
+        async with anyio.create_task_group() as tg:
+            async def build() -> None:
+                await client.call_tool("swarm_build", {"spec": SPEC, "wait": True})
+            tg.start_soon(build)
+            while not any(r.get("held") for r in openai_env.requests):
+                await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()  # the client gives up: notifications/cancelled reaches the tool
+        openai_env.release.set()
+        while True:
+            tasks = data(await client.call_tool("swarm_list", {}))["tasks"]
+            if tasks and tasks[0]["state"] == "FAILED":
+                break
+            await anyio.sleep(0.01)
+    assert tasks[0]["error"] == "cancelled" and not tasks[0]["running_here"]
 
 
 async def test_closing_the_connection_fails_a_running_build(tmp_path, openai_env) -> None:

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import make_service, openai_factory
 from scripted_model import FILES, PLAN, SPEC
+from swarm_fixtures import make_service, openai_factory
 
 from sentinel_mcp.swarm.spec import SpecError
 

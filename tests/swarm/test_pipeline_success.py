@@ -6,8 +6,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import openai_factory
 from scripted_model import FILES, PLAN, SPEC
+from swarm_fixtures import openai_factory
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -7,9 +7,9 @@ import os
 import sys
 
 import pytest
-from conftest import FAST_OPENAI
 from mcp import Client, StdioServerParameters
 from scripted_model import SPEC
+from swarm_fixtures import FAST_OPENAI
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.parametrize("mode", ["legacy", "auto"])]
 

@@ -4,10 +4,10 @@ confirmation by elicitation, and progress notifications relayed to the client.""
 from __future__ import annotations
 
 import pytest
-from conftest import FAST_OPENAI
 from mcp import Client
 from mcp.types import ElicitResult
 from scripted_model import FILES, SPEC
+from swarm_fixtures import FAST_OPENAI
 
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.paths import RULEBASES_DIR

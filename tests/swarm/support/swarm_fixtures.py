@@ -1,0 +1,26 @@
+"""Helpers shared by the swarm tests (a uniquely named module: ``conftest`` is ambiguous suite-wide)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from scripted_model import ScriptedModelServer
+
+from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings
+from sentinel_mcp.swarm.build_service import BuildService
+from sentinel_mcp.swarm.settings import swarm_settings
+
+FAST_OPENAI = {"timeout": 2.0, "backoff_base": 0.01, "max_attempts": 3, "model": "scripted-1"}
+
+
+def openai_factory(server: ScriptedModelServer, **overrides: Any):
+    settings = OpenAISettings(**(FAST_OPENAI | overrides))
+
+    async def factory() -> OpenAIBackend:
+        return OpenAIBackend(settings, server.url, "test-key")
+    return factory
+
+
+def make_service(tmp_path: Path, section: dict[str, Any]) -> BuildService:
+    return BuildService(tmp_path / "swarm", swarm_settings({"backend": "openai"} | section))
