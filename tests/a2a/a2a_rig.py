@@ -31,6 +31,21 @@ from a2a.settings import A2ASettings
 from sentinel_mcp.gateway.decision import Answer, Deny, Question, argument_digest
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, Refused
 
+LOOPBACK = ["127.0.0.1"]
+
+
+def multicast_problem() -> str | None:
+    """Why mDNS multicast on loopback cannot work here (a reason to skip), or None when it can."""
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                     socket.inet_aton("224.0.0.251") + socket.inet_aton("127.0.0.1"))
+        s.close()
+        return None
+    except OSError as e:
+        return f"cannot join 224.0.0.251 on 127.0.0.1: {e}"
+
+
 # --- the upstream MCP servers ------------------------------------------------------------------
 
 RELEASE: dict[str, asyncio.Event] = {}

@@ -13,7 +13,7 @@ import uuid
 
 import httpx2
 import pytest
-from a2a_rig import open_port, serve
+from a2a_rig import LOOPBACK, multicast_problem, open_port, serve
 from mcp import Client
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
@@ -26,19 +26,6 @@ from a2a.settings import A2ASettings
 from sentinel_mcp.gateway.builtin import BuiltinContext
 
 pytestmark = pytest.mark.timeout(60)
-LOOPBACK = ["127.0.0.1"]
-
-
-def _multicast_on_loopback() -> str | None:
-    """Why multicast on loopback cannot work here, or None when it can."""
-    try:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
-                     socket.inet_aton("224.0.0.251") + socket.inet_aton("127.0.0.1"))
-        s.close()
-        return None
-    except OSError as e:
-        return f"cannot join 224.0.0.251 on 127.0.0.1: {e}"
 
 
 async def _wait_for(cond, timeout: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
@@ -52,7 +39,7 @@ async def _wait_for(cond, timeout: float = 15.0) -> bool:  # type: ignore[no-unt
 
 
 async def test_two_sentinels_find_each_other_and_read_location_at_minimal_scope():
-    reason = _multicast_on_loopback()
+    reason = multicast_problem()
     if reason:
         pytest.skip(reason)
     tag = uuid.uuid4().hex[:8]
@@ -88,7 +75,7 @@ async def test_two_sentinels_find_each_other_and_read_location_at_minimal_scope(
 
 
 async def test_discover_peers_one_shot_lists_a_verified_agent():
-    reason = _multicast_on_loopback()
+    reason = multicast_problem()
     if reason:
         pytest.skip(reason)
     settings = A2ASettings(name=f"sentinel-solo-{uuid.uuid4().hex[:8]}", advertise=True, interfaces=LOOPBACK)

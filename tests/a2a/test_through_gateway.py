@@ -8,15 +8,19 @@ import json
 import socket
 import sqlite3
 import sys
+import uuid
 from pathlib import Path
 
 import httpx2
 import pytest
 import uvicorn
-from a2a_rig import user_message
+from a2a_rig import LOOPBACK, multicast_problem, user_message
+from mcp import Client
 
 from a2a.app import mount_a2a
+from a2a.mcp_tools import create_server
 from sentinel_mcp.config import parse_config
+from sentinel_mcp.gateway.builtin import BuiltinContext
 from sentinel_mcp.gateway.http_app import build_http_app
 from sentinel_mcp.gateway.runtime import running_gateway
 
@@ -32,8 +36,9 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
+    name = f"sentinel-e2e-{uuid.uuid4().hex[:8]}"
     raw = {"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["sensors"],
-                                          "a2a": {"name": "sentinel-e2e"}}}
+                                          "a2a": {"name": name, "advertise": True, "interfaces": LOOPBACK}}}
     cfg_file = tmp_path / "sentinel.json"
     cfg_file.write_text(json.dumps(raw))
     config = parse_config(raw, source=str(cfg_file), base_dir=tmp_path)
@@ -53,7 +58,7 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
                     break
                 await asyncio.sleep(0.1)
             card = (await http.get(base + "/.well-known/agent-card.json")).json()
-            assert card["name"] == "sentinel-e2e" and card["supportedInterfaces"][0]["url"] == base + "/a2a"
+            assert card["name"] == name and card["supportedInterfaces"][0]["url"] == base + "/a2a"
             sensors_status = card["capabilities"]["extensions"][1]["params"]["status"]
             assert sensors_status["sensors"] is True, sensors_status
             assert sensors_status["degraded"] is True, sensors_status
@@ -86,6 +91,23 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
             # above the granted scope: nothing is returned
             detailed = await send("detailed")
             assert detailed["status"]["state"] != "TASK_STATE_COMPLETED" and "artifacts" not in detailed
+        # another agent finds this gateway over mDNS (card verified) and asks with its a2a_send tool
+        expected_rows = 3
+        if multicast_problem() is None:
+            ctx = BuiltinContext(name="a2a", data_dir=tmp_path / "peer",
+                                 settings={"name": "peer-agent", "interfaces": LOOPBACK})
+            async with Client(create_server(ctx)) as peer_tools:
+                for _ in range(5):  # the gateway's announcement may still be probing
+                    found = (await peer_tools.call_tool("a2a_discover", {"timeout": 2})).structured_content
+                    if any(p["name"] == name for p in found["peers"]):
+                        break
+                assert any(p["name"] == name and p["rpc_url"] == base + "/a2a" for p in found["peers"]), found
+                sent = await peer_tools.call_tool("a2a_send", {"peer": name, "data": sensor_request("minimal")["data"]})
+                task = sent.structured_content["task"]
+                assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+                reading = task["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]
+                assert any("city" in r.lower() for r in reading["redactions"])
+            expected_rows = 4
     finally:
         server.should_exit = True
         await serving
@@ -93,4 +115,4 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
     # every A2A call is in the gateway's audit log with its origin and the caller's identity
     with sqlite3.connect(config.store_path) as db:
         rows = db.execute("SELECT origin, client, tool FROM audit WHERE tool = 'sensors__sensor_read'").fetchall()
-    assert len(rows) == 3 and all(r[:2] == ("a2a", "peer:127.0.0.1") for r in rows)
+    assert len(rows) == expected_rows and all(r[:2] == ("a2a", "peer:127.0.0.1") for r in rows)
