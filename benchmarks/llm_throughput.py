@@ -21,12 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from llama_cpp import Llama, LlamaGrammar, StoppingCriteriaList  # noqa: E402
+from llama_cpp import Llama, LlamaGrammar, StoppingCriteriaList
 
-from sentinel_mcp.llm.engine import GenerationRequest, LlamaEngine  # noqa: E402
-from sentinel_mcp.llm.grammar_registry import GrammarRegistry  # noqa: E402
-from sentinel_mcp.llm.prompt_format import render_prompt  # noqa: E402
-from sentinel_mcp.llm.settings import LlmSettings  # noqa: E402
+from sentinel_mcp.llm.engine import GenerationRequest, LlamaEngine
+from sentinel_mcp.llm.grammar_registry import GrammarRegistry
+from sentinel_mcp.llm.prompt_format import render_prompt
+from sentinel_mcp.llm.settings import LlmSettings
 
 MESSAGES = [
     {"role": "system", "content": "You assess the risk of phone actions. Answer with JSON."},

@@ -115,8 +115,8 @@ class Cortex:
             finding = find_injection(part) if part else None
             if finding is not None:
                 return {"risk": "critical", "requires_confirmation": True, "source": "injection_detector",
-                        "reasons": [f"prompt-injection attempt in the {what} ({finding.technique}: "
-                                    f"{finding.evidence!r})"]}
+                        "reasons": [(f"prompt-injection attempt in the {what} ({finding.technique}: "
+                                     f"{finding.evidence!r})")]}
         result = await self.generate_with_trusted_prompt(f"Assess the risk of this action:\n{action_text}",
                                                          RISK_SYSTEM, context or None, grammar="risk",
                                                          max_tokens=1024, progress=progress)
@@ -166,4 +166,4 @@ def _parse_and_validate(gen: Generation, model: type[BaseModel] | None, schema: 
     return data
 
 
-__all__ = ["Cortex", "StructuredResult", "InjectionDetected"]
+__all__ = ["Cortex", "InjectionDetected", "StructuredResult"]

@@ -12,13 +12,20 @@ import secrets
 import threading
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
-from sentinel_mcp.llm.errors import ContextOverflow, GenerationCancelled, GrammarError, ModelLoadError, ModelUnavailable
+from sentinel_mcp.llm.errors import (
+    ContextOverflow,
+    GenerationCancelled,
+    GrammarError,
+    ModelLoadError,
+    ModelUnavailable,
+)
 from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
 from sentinel_mcp.llm.prompt_format import render_prompt
 from sentinel_mcp.llm.settings import LlmSettings

@@ -31,7 +31,7 @@ class GrammarRegistry:
         self._grammars = grammars
 
     @classmethod
-    def load(cls, directory: Path = GRAMMARS_DIR, *, require_models: bool = True) -> "GrammarRegistry":
+    def load(cls, directory: Path = GRAMMARS_DIR, *, require_models: bool = True) -> GrammarRegistry:
         """Read and check every ``*.gbnf`` in ``directory``; raise GrammarError naming the bad file."""
         if not directory.is_dir():
             raise GrammarError(f"grammar directory {directory} does not exist")

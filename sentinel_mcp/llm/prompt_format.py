@@ -37,7 +37,7 @@ def _render_template(llm: Any, template: str, messages: list[dict[str, str]]) ->
     for attempt in (messages, _fold_system(messages)):
         try:
             result = formatter(messages=attempt)
-        except Exception:  # noqa: BLE001 - jinja raise_exception / template errors: try the next shape
+        except Exception:  # noqa: BLE001, S112 - jinja raise_exception / template errors: try the next shape
             continue
         stop = [s for s in ([result.stop] if isinstance(result.stop, str) else (result.stop or [])) if s]
         return RenderedPrompt(result.prompt, "chat_template", bool(result.added_special), stop)

@@ -27,7 +27,7 @@ class LlmSettings(BaseModel):
     detect_injection: bool = True
 
     @classmethod
-    def from_section(cls, section: dict[str, Any] | None, where: str = "sentinel.llm") -> "LlmSettings":
+    def from_section(cls, section: dict[str, Any] | None, where: str = "sentinel.llm") -> LlmSettings:
         """Validate the config section, turning pydantic errors into a ConfigError naming the key."""
         try:
             return cls.model_validate(section or {})

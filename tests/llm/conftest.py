@@ -9,14 +9,12 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from tiny_gguf import CHATML_TEMPLATE, write_tiny_gguf  # noqa: E402
+from tiny_gguf import CHATML_TEMPLATE, write_tiny_gguf
 
-from sentinel_mcp.llm.engine import LlamaEngine  # noqa: E402
-from sentinel_mcp.llm.grammar_registry import GrammarRegistry  # noqa: E402
-from sentinel_mcp.llm.settings import LlmSettings  # noqa: E402
-from sentinel_mcp.paths import GRAMMARS_DIR  # noqa: E402
-
-llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+from sentinel_mcp.llm.engine import LlamaEngine
+from sentinel_mcp.llm.grammar_registry import GrammarRegistry
+from sentinel_mcp.llm.settings import LlmSettings
+from sentinel_mcp.paths import GRAMMARS_DIR
 
 # never loops: only max_tokens or a cancellation ends it (for cancellation and progress tests)
 ENDLESS_GBNF = 'root ::= [a-z] root\n'

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import anyio
 import pytest
 
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
+
 from sentinel_mcp.llm.cortex import Cortex
 from sentinel_mcp.llm.engine import GenerationRequest, LlamaEngine
-from sentinel_mcp.llm.errors import (ContextOverflow, GenerationCancelled, GrammarError, ModelLoadError,
-                                     ModelUnavailable, OutputInvalid, SchemaError)
-from sentinel_mcp.llm.grammar_registry import GrammarRegistry
+from sentinel_mcp.llm.errors import (
+    ContextOverflow,
+    GenerationCancelled,
+    GrammarError,
+    ModelLoadError,
+    ModelUnavailable,
+    OutputInvalid,
+    SchemaError,
+)
 from sentinel_mcp.llm.output_models import GRAMMAR_MODELS
 from sentinel_mcp.llm.settings import LlmSettings
 
@@ -88,7 +97,7 @@ async def test_concurrent_calls_are_serialized(engine: LlamaEngine):
     assert len(results) == 4
     spans = sorted((r.started, r.finished) for r in engine.history)
     assert len(spans) == 4
-    for (s1, f1), (s2, _) in zip(spans, spans[1:]):
+    for (_, f1), (s2, _) in itertools.pairwise(spans):
         assert f1 <= s2, "two generations held the model at the same time"
 
 
@@ -226,6 +235,6 @@ def test_standalone_entry_point_reports_bad_settings():
     import sys
 
     proc = subprocess.run([sys.executable, "-m", "sentinel_mcp.llm", "--n-ctx", "3"], capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL)
+                          timeout=60, stdin=subprocess.DEVNULL, check=False)
     assert proc.returncode == 2
     assert "sentinel llm: sentinel.llm.n_ctx: Input should be greater than or equal to 64" in proc.stderr

@@ -5,8 +5,14 @@ from __future__ import annotations
 import pytest
 
 from sentinel_mcp.llm.errors import InputRejected
-from sentinel_mcp.llm.sanitizer import (MAX_CONTEXT_CHARS, MAX_QUERY_CHARS, sanitize_context, sanitize_query,
-                                        strip_control, wrap_context)
+from sentinel_mcp.llm.sanitizer import (
+    MAX_CONTEXT_CHARS,
+    MAX_QUERY_CHARS,
+    sanitize_context,
+    sanitize_query,
+    strip_control,
+    wrap_context,
+)
 
 TOKENS = {
     "chatml": ["<|im_start|>", "<|im_end|>", "<|im_sep|>", "<|endoftext|>"],

@@ -9,6 +9,8 @@ from pathlib import Path
 import anyio
 import jsonschema
 import pytest
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 from mcp import Client, StdioServerParameters
 
 from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 from mcp import Client
 
 from sentinel_mcp.config import parse_config
