@@ -170,11 +170,20 @@ class Orchestrator:
             return parse_critic_reply(reply)
         except (LimitExceeded, BreakerTripped):
             raise
+        except ModelError as e:
+            if e.input_refused:  # the content itself was refused: failing open would let it through
+                refusal = Issue(severity="BLOCKER", file=step.file_path,
+                                message=f"the file could not be reviewed: {str(e)[:400]}")
+                return CriticVerdict(decision="REJECT", issues=[*findings, refusal])
+            return self._fail_open(step, e, findings)
         except Exception as e:  # noqa: BLE001 - any critic crash fails open, as designed
-            why = f"critic failed on step {step.step_number} ({type(e).__name__}: {str(e)[:200]}); " \
-                  "accepted without review (fail-open)"
-            log.warning("task %s: %s", self.task_id, why)
-            return CriticVerdict(decision="ACCEPT", issues=findings, warning=why)
+            return self._fail_open(step, e, findings)
+
+    def _fail_open(self, step: PlanStep, e: Exception, findings: list[Issue]) -> CriticVerdict:
+        why = (f"critic failed on step {step.step_number} ({type(e).__name__}: {str(e)[:200]}); "
+               "accepted without review (fail-open)")
+        log.warning("task %s: %s", self.task_id, why)
+        return CriticVerdict(decision="ACCEPT", issues=findings, warning=why)
 
     async def _verifying(self) -> None:
         await self._emit("verifying")

@@ -45,10 +45,14 @@ class ModelReply(BaseModel):
 class ModelError(Exception):
     """A model call that failed for good (after the backend's own retries)."""
 
-    def __init__(self, message: str, *, transient: bool = False, status: int | None = None) -> None:
+    def __init__(self, message: str, *, transient: bool = False, status: int | None = None,
+                 input_refused: bool = False) -> None:
         super().__init__(message)
         self.transient = transient
         self.status = status
+        # the backend refused the input itself (e.g. the llm built-in's prompt-injection check): the
+        # content is the problem, not the model, so the critic must not fail open on it
+        self.input_refused = input_refused
 
 
 class ModelBackend(Protocol):

@@ -12,6 +12,9 @@ from typing import Any
 from sentinel_mcp.gateway.builtin import ToolInvoker
 from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest, estimate_tokens
 
+# how the llm built-in says its injection detector refused an input (sentinel_mcp.llm.injection)
+INJECTION_REFUSAL = "looks like a prompt-injection attempt"
+
 
 def _text_of(result: Any) -> str:
     return "\n".join(getattr(c, "text", "") for c in (getattr(result, "content", None) or []))
@@ -39,6 +42,8 @@ class LlmToolBackend:
             raise ModelError(f"{self.tool_name} failed: {type(e).__name__}: {e}") from None
         if getattr(result, "is_error", False):
             why = _text_of(result)[:300] or "error result"
+            if INJECTION_REFUSAL in why:  # the input was refused, the model is fine: no model error
+                raise ModelError(f"{self.tool_name} refused the input: {why}", input_refused=True)
             on_error(f"{self.tool_name}: {why}")
             raise ModelError(f"{self.tool_name} returned an error: {why}")
         data = getattr(result, "structured_content", None)
