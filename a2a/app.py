@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from mcp.types import Tool
@@ -114,7 +115,10 @@ def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: in
     if http_token and not settings.token and len(http_token) >= 8:
         settings = settings.model_copy(update={"token": http_token})
     peers = PeerRegistry()
-    app.router.routes.extend(create_a2a_routes(LatePort(holder), settings, peers))
+    service = A2AService(LatePort(holder), settings, peers)
+    app.router.routes.extend(create_a2a_routes(service.port, settings, peers, service=service))
+    data_dir = Path(config.data_dir)
+    task_db = None if settings.task_db == "" else data_dir / (settings.task_db or "a2a/tasks.db")
     scheme = "https" if settings.tls else "http"
     base_url = settings.public_url or f"{scheme}://{host}:{port}"
     outer = app.router.lifespan_context
@@ -125,11 +129,15 @@ def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: in
             rt = holder.get("runtime")
             if rt is not None:
                 rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
-            if port == 0:
-                log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")
-                yield state
-                return
-            async with a2a_lifespan(settings, base_url, peers):
-                yield state
+            await service.open(task_db)
+            try:
+                if port == 0:
+                    log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")
+                    yield state
+                    return
+                async with a2a_lifespan(settings, base_url, peers):
+                    yield state
+            finally:
+                await service.close()
 
     app.router.lifespan_context = lifespan

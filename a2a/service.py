@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -39,6 +40,7 @@ from a2a.protocol import (
     now_iso,
 )
 from a2a.settings import A2ASettings
+from a2a.task_journal import TaskJournal
 from a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
 from sentinel_mcp.gateway.decision import Answer
 from sentinel_mcp.gateway.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
@@ -52,6 +54,21 @@ class A2AService:
         self.settings = settings
         self.store = TaskStore(settings.max_tasks)
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
+        self._journal: TaskJournal | None = None
+
+    async def open(self, task_db: Path | None = None) -> None:
+        """Persist tasks in SQLite at ``task_db`` (and reload those stored there); without it, memory only."""
+        if task_db is None:
+            return
+        self._journal = TaskJournal(task_db)
+        self.store.journal = self._journal
+        self.store.load(await self._journal.open())
+
+    async def close(self) -> None:
+        # running tasks stay WORKING in the journal: the next start reports them as interrupted
+        if self._journal is not None:
+            await self._journal.close()
+            self._journal = None
 
     # --- status (degraded mode) ---------------------------------------------------------------
 
@@ -237,6 +254,7 @@ class A2AService:
                               role="ROLE_AGENT", parts=parts or [Part.of_text(text or "")])
             task.history = [*(task.history or []), message]
         task.status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
+        self.store.saved(record)
 
     @staticmethod
     def _view(task: Task, history_length: int | None, artifacts: bool = True) -> dict[str, Any]:

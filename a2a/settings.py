@@ -31,6 +31,9 @@ class A2ASettings(BaseModel):
     peer_ca_file: str | None = None  # CA bundle trusted for peers' https cards (default: the system's)
     public_url: str | None = None  # base URL to put in the card; default: the URL the caller used
     orchestrator_url: str | None = None  # None: no orchestrator (degraded mode, local capabilities only)
+    # tasks: kept in memory, and in SQLite when a path is given (relative paths: under the data dir);
+    # the gateway's HTTP server defaults it to <data_dir>/a2a/tasks.db, "" turns persistence off
+    task_db: str | None = None
     # limits
     max_tasks: int = Field(1000, ge=1)
     max_frame_bytes: int = Field(1 << 20, ge=1024)

@@ -8,7 +8,7 @@ import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from a2a.jsonrpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError, task_not_found
 from a2a.protocol import TERMINAL_STATES, Task
@@ -38,10 +38,26 @@ class TaskRecord:
         return self.task.status.state in TERMINAL_STATES
 
 
+class Journal(Protocol):
+    def save(self, record: TaskRecord) -> None: ...
+    def delete(self, task_id: str) -> None: ...
+
+
 class TaskStore:
-    def __init__(self, max_tasks: int = 1000) -> None:
+    def __init__(self, max_tasks: int = 1000, journal: Journal | None = None) -> None:
         self.max_tasks = max_tasks
+        self.journal = journal
         self._tasks: OrderedDict[str, TaskRecord] = OrderedDict()
+
+    def load(self, records: list[TaskRecord]) -> None:
+        """Put back tasks from a journal (oldest first), keeping the newest ``max_tasks``."""
+        for record in records[-self.max_tasks:]:
+            self._tasks[record.task.id] = record
+
+    def saved(self, record: TaskRecord) -> None:
+        """The task changed: persist it when a journal is attached."""
+        if self.journal is not None and record.task.id in self._tasks:
+            self.journal.save(record)
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -54,7 +70,10 @@ class TaskStore:
                 raise RpcError(UNSUPPORTED_OPERATION,
                                f"task store is full ({self.max_tasks} unfinished tasks); retry later")
             del self._tasks[victim]
+            if self.journal is not None:
+                self.journal.delete(victim)
         self._tasks[record.task.id] = record
+        self.saved(record)
 
     def get(self, task_id: str, owner: str) -> TaskRecord:
         record = self._tasks.get(task_id)

@@ -13,6 +13,7 @@ import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import httpx2
@@ -233,9 +234,10 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def serve(port: ClientPort, settings: A2ASettings,
-                peers: PeerRegistry | None = None) -> AsyncIterator[Served]:
+async def serve(port: ClientPort, settings: A2ASettings, peers: PeerRegistry | None = None,
+                task_db: Path | None = None) -> AsyncIterator[Served]:
     service = A2AService(port, settings, peers)
+    await service.open(task_db)
     app = Starlette(routes=create_a2a_routes(port, settings, peers, service=service))
     sock = socket.socket()
     # accepted sockets inherit it; uvicorn given a ready socket leaves Nagle on (40 ms per keep-alive reply)
@@ -255,6 +257,7 @@ async def serve(port: ClientPort, settings: A2ASettings,
         server.should_exit = True
         await task
         sock.close()
+        await service.close()
 
 
 async def rpc(http: httpx2.AsyncClient, url: str, method: str, params: Any = None, rid: Any = 1,
