@@ -19,6 +19,7 @@ from a2a.service import A2AService
 from sentinel_mcp.gateway.decision import Answer
 from sentinel_mcp.gateway.port import Completed, NeedsInput
 
+MAX_CHANNELS = 16
 SYSTEM = "You are Sentinel, an on-device assistant talking with a person over a chat channel. Be brief."
 DEGRADED = ("No responder is available: this agent has no local LLM and no orchestrator (degraded mode). "
             "Sensor requests and tool calls still work.")
@@ -60,6 +61,9 @@ class ChatHub:
         return ch
 
     async def open(self, params: ChatOpenParams, caller: str) -> dict[str, Any]:
+        if len(self.channels) >= MAX_CHANNELS:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: at most {MAX_CHANNELS} chat channels per connection; "
+                                           "close one first")
         ch = Channel(id=str(uuid.uuid4()), owner=caller, topic=params.topic)
         self.channels[ch.id] = ch
         llm = Capabilities.of(self.service.port).llm

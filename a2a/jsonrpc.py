@@ -102,6 +102,8 @@ def decode_frame(raw: bytes | str) -> Any:
         return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RpcError(PARSE_ERROR, f"Parse error: invalid JSON ({e})") from None
+    except RecursionError:
+        raise RpcError(PARSE_ERROR, "Parse error: JSON nested too deeply") from None
 
 
 def id_of(body: Any) -> JsonId:

@@ -30,9 +30,10 @@ def task_result_of(task: dict) -> dict:
 
 
 async def test_parse_error_is_32700(rig, http):
-    r = await http.post(rig.rpc_url, content=b'{"jsonrpc": "2.0", "method": ', headers={"content-type": "application/json"})
-    body = r.json()
-    assert r.status_code == 200 and body["error"]["code"] == -32700 and body["id"] is None
+    for raw in (b'{"jsonrpc": "2.0", "method": ', b"\xff\xfe\x00garbage", b"[" * 100_000):
+        r = await http.post(rig.rpc_url, content=raw, headers={"content-type": "application/json"})
+        body = r.json()
+        assert r.status_code == 200 and body["error"]["code"] == -32700 and body["id"] is None, raw[:20]
 
 
 @pytest.mark.parametrize("body", [
@@ -309,3 +310,24 @@ async def test_task_store_cap_evicts_finished_tasks_only(http):
         ok = await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(tool_part("tools__echo", {"text": "x"}))})
         assert ok["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
         assert len(srv.service.store) == 2
+
+
+async def test_concurrent_answers_resume_the_call_once(rig, http):
+    msg = user_message(tool_part("tools__delete_file", {"path": "/tmp/race"}))
+    task = (await rpc(http, rig.rpc_url, "SendMessage", {"message": msg}))["result"]["task"]
+    key = task["status"]["message"]["parts"][2]["data"]["questions"][0]["key"]
+    answer = {"data": {"answers": {key: {"action": "accept", "content": {"confirm": True}}}}}
+    replies = await asyncio.gather(*(rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(
+        answer, task_id=task["id"])}) for _ in range(5)))
+    ok = [r for r in replies if "result" in r]
+    assert len(ok) == 1 and ok[0]["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert all(r["error"]["code"] == -32004 for r in replies if "error" in r)
+    assert [c.name for c in rig.port.calls].count("tools__delete_file") == 2  # the ask, then one resumed call
+
+
+async def test_many_concurrent_tasks(rig, http):
+    replies = await asyncio.gather(*(rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(
+        tool_part("tools__echo", {"text": str(i)}, call_id=f"c{i}"))}, rid=i) for i in range(40)))
+    assert [r["id"] for r in replies] == list(range(40))
+    texts = sorted(r["result"]["task"]["artifacts"][0]["parts"][1]["text"] for r in replies)
+    assert texts == sorted(f"echo: {i}" for i in range(40))

@@ -170,6 +170,11 @@ async def test_chat_degraded_without_llm(rig):
         assert "No responder is available" in reply["text"]
         assert (await peer.call("chat_message", {"channel_id": "nope", "text": "hi"}))["error"]["code"] == -32602
         assert (await peer.call("chat_close", {"channel_id": opened["channel_id"]}))["result"]["closed"] is True
+        for _ in range(16):
+            assert "result" in await peer.call("chat_open", {})
+        assert (await peer.call("chat_open", {}))["error"]["code"] == -32602  # capped per connection
+        deep = await peer.raw("[" * 100_000)
+        assert deep["error"]["code"] == -32700
     assert rig.port.calls == []
 
 
