@@ -40,9 +40,11 @@ SKILLS = [
         id="sensor_request", name="Sensor request",
         description=("Read a device sensor (location, battery, motion, ...) behind consent, scope "
                      "(minimal/standard/detailed), rate limits and redaction. Send a data part "
-                     '{"type": "sensor_request", "sensor": "location", "scope": "minimal"}; the result is '
-                     "a TaskResult holding a SensorResponse that lists its redactions."),
-        tags=["sensor", "device", "privacy"], examples=['{"type":"sensor_request","sensor":"location","scope":"minimal"}'],
+                     '{"type": "sensor_request", "sensor": "location", "scope": "minimal", "policy_tag": '
+                     '"<why you need it>"}; the result is a TaskResult holding a SensorResponse that lists its '
+                     "redactions. The device's owner must have granted you consent."),
+        tags=["sensor", "device", "privacy"],
+        examples=['{"type":"sensor_request","sensor":"location","scope":"minimal","policy_tag":"nearby-search"}'],
         input_modes=["application/json"], output_modes=["application/json"]),
     AgentSkill(
         id="tool_call", name="Tool call",

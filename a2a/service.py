@@ -83,8 +83,10 @@ class A2AService:
             "local_llm": caps.llm,
             "sensors": caps.sensors,
             "tools": len(caps.tools),
-            "note": ("no orchestrator and no peers: local capabilities only (sensors, tools"
-                     + (", chat" if caps.llm else "") + ")") if orchestrator is None and peers == 0 else "",
+            "note": ("no orchestrator and no peers: local capabilities only ("
+                     + ", ".join(k for k, on in (("sensors", caps.sensors), ("tools", bool(caps.tools)),
+                                                 ("chat", caps.llm)) if on) + ")")
+                    if orchestrator is None and peers == 0 else "",
         }
 
     # --- operations ---------------------------------------------------------------------------

@@ -79,3 +79,12 @@ def test_settings_errors_name_the_key(tmp_path):
     with pytest.raises(ConfigError, match="TLS file not found"):
         A2ASettings.from_section({"tls_cert": str(tmp_path / "none.pem"), "tls_key": str(tmp_path / "k.pem")})
     assert A2ASettings.from_section(None).name == "Sentinel"
+
+
+async def test_card_examples_are_accepted_as_they_are(rig, http):
+    card = (await http.get(rig.base_url + "/.well-known/agent-card.json")).json()
+    examples = [json.loads(e) for s in card["skills"] for e in s.get("examples", [])]
+    assert examples
+    for example in examples:
+        body = await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message({"data": example})})
+        assert body["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", body
