@@ -245,7 +245,7 @@ async def serve(port: ClientPort, settings: A2ASettings, peers: PeerRegistry | N
     sock.bind(("127.0.0.1", 0))
     host_port = sock.getsockname()[1]
     tls = {"ssl_certfile": settings.tls_cert, "ssl_keyfile": settings.tls_key} if settings.tls else {}
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", ws="websockets", **tls))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", **tls))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
