@@ -133,3 +133,22 @@ async def test_verify_peer_refuses_cards_that_do_not_check_out(liar, rig):
         port = int(rig.base_url.rsplit(":", 1)[1])
         peer = await verify_peer("ok", ["127.0.0.1"], port, txt, http)
         assert peer.rpc_url == rig.rpc_url and peer.card.name == "sentinel-test"
+
+
+async def test_a2a_send_to_a_peer_that_disappeared_is_a_clear_tool_error(tmp_path):
+    registry = PeerRegistry()
+    async with open_port() as port, serve(port, A2ASettings(name="vanishing")) as srv:
+        async with httpx2.AsyncClient(timeout=5) as http:
+            port_no = int(srv.base_url.rsplit(":", 1)[1])
+            peer = await verify_peer("vanishing._a2a._tcp.local.", ["127.0.0.1"], port_no,
+                                     txt_record(A2ASettings()), http)
+        registry.peers[peer.instance] = peer
+        ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings={}, services={"a2a_peers": registry})
+        async with Client(create_server(ctx)) as tools:
+            ok = await tools.call_tool("a2a_send", {"peer": "vanishing", "text": "hello"})
+            assert ok.structured_content["task"]["status"]["state"] == "TASK_STATE_REJECTED"  # no LLM there
+            bad = await tools.call_tool("a2a_send", {"peer": "vanishing", "data": {"type": "teleport"}})
+            assert bad.is_error and "-32602" in bad.content[0].text
+    async with Client(create_server(ctx)) as tools:  # the peer's server is gone now
+        gone = await tools.call_tool("a2a_send", {"peer": "vanishing", "text": "still there?"})
+        assert gone.is_error and "unreachable" in gone.content[0].text
