@@ -1,6 +1,10 @@
 """The official a2a-sdk client against Sentinel's server. a2a-sdk cannot be installed in the project venv
 (its import name is ``a2a``, like this package), so the client runs in another venv: set
-``A2A_SDK_PYTHON`` to its interpreter (``python -m venv /tmp/a2a-venv && /tmp/a2a-venv/bin/pip install a2a-sdk httpx``)."""
+``A2A_SDK_PYTHON`` to its interpreter::
+
+    python -m venv /tmp/a2a-venv && /tmp/a2a-venv/bin/pip install 'a2a-sdk[http-server]' httpx uvicorn
+    A2A_SDK_PYTHON=/tmp/a2a-venv/bin/python .venv/bin/python -m pytest -q tests/a2a/test_sdk_interop.py
+"""
 
 from __future__ import annotations
 
@@ -26,3 +30,37 @@ async def test_a2a_sdk_client_drives_sentinel():
         out, err = await proc.communicate()
         assert proc.returncode == 0, (out + err).decode()[-3000:]
         assert b"a2a-sdk interop: ok" in out
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.skipif(not SDK_PYTHON, reason="set A2A_SDK_PYTHON to a Python that has a2a-sdk and uvicorn installed")
+async def test_sentinel_verifies_and_calls_an_a2a_sdk_agent():
+    import socket
+
+    import httpx2
+
+    from a2a.discovery import txt_record, verify_peer
+    from a2a.peer_client import build_message, send_message
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    proc = await asyncio.create_subprocess_exec(SDK_PYTHON, str(SCRIPT.with_name("sdk_server.py")), str(free),
+                                                cwd="/", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        async with httpx2.AsyncClient(timeout=5) as http:
+            for _ in range(200):
+                try:
+                    if (await http.get(f"http://127.0.0.1:{free}/.well-known/agent-card.json")).status_code == 200:
+                        break
+                except httpx2.HTTPError:
+                    await asyncio.sleep(0.1)
+            peer = await verify_peer("sdk", ["127.0.0.1"], free, txt_record(A2ASettings()), http)
+        assert peer.card.name == "sdk-reference-agent"
+        reply = await send_message(peer.rpc_url, build_message(data={"type": "sensor_request", "sensor": "x"}))
+        task = reply["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert task["artifacts"][0]["parts"][0]["text"] == "sdk agent got 1 part(s)"
+    finally:
+        proc.terminate()
+        await proc.wait()

@@ -1,0 +1,50 @@
+"""An A2A agent built with the official ``a2a-sdk`` (run it in a venv that has a2a-sdk and uvicorn).
+
+Not a pytest module: ``test_sdk_interop.py`` starts it so that Sentinel's discovery check and peer
+client talk to a reference server. It echoes the data parts it gets as an artifact and completes.
+Usage: python sdk_server.py PORT
+"""
+
+import sys
+
+import uvicorn
+from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from google.protobuf.json_format import MessageToDict
+from starlette.applications import Starlette
+
+
+class EchoExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        task = context.current_task or new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work()
+        parts = MessageToDict(context.message).get("parts", [])
+        await updater.add_artifact([new_text_part(f"sdk agent got {len(parts)} part(s)")], name="echo")
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+def main(port: int) -> None:
+    url = f"http://127.0.0.1:{port}"
+    card = AgentCard(
+        name="sdk-reference-agent", description="a2a-sdk reference agent", version="1.0.0",
+        supported_interfaces=[AgentInterface(url=url + "/a2a", protocol_binding="JSONRPC", protocol_version="1.0")],
+        capabilities=AgentCapabilities(streaming=False), default_input_modes=["application/json", "text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["echo"])])
+    handler = DefaultRequestHandler(agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
+    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/a2a")])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))
