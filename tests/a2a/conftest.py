@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # a2a_rig (the suite uses --import-mode=importlib)
+sys.path.append(str(Path(__file__).parent))  # a2a_rig (--import-mode=importlib); appended: other areas come first
 
 from a2a_rig import Served, open_port, serve
 
