@@ -72,7 +72,10 @@ class Gateway:
         outcome = await self.execute(name, arguments, session_id=session_id, client=client, origin=origin,
                                      answers=answers, depth=depth, progress=progress)
         if isinstance(outcome, UpstreamNeedsInput):
-            return Refused(reason=f"{name}: the upstream asks its user for input, which this caller cannot relay")
+            asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
+            what = "; ".join(a for a in asks if a) or "input"
+            return Refused(reason=f"{name} needs the device owner's answer first ({what}); it can be given "
+                                  "through an MCP client of this Sentinel or its CLI, not by this caller")
         return outcome
 
     # ------------------------------------------------------------------ the pipeline

@@ -69,7 +69,11 @@ def serve_http(config: Config, host: str, port: int) -> None:
                 return
             _banner(startup_lines(config, rt, tools_hint))
 
-    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+    tls = {k: a2a_settings.get(k) for k in ("tls_cert", "tls_key")}
+    ssl = {"ssl_certfile": tls["tls_cert"], "ssl_keyfile": tls["tls_key"]} if tls["tls_cert"] else {}
+    if ssl:
+        tools_hint = f"https://{host}:{port}"
+    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", **ssl))
     server.run()
 
 
