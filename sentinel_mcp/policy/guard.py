@@ -221,7 +221,7 @@ def _unique(questions: list[Question]) -> list[Question]:
 
 
 def unmet_of(result: SolverResult) -> list[str]:
-    out = list(result.unmet)
+    out = list(result.unmet) or list(result.tentative)
     out += [f"missing fact {m['fact']} (from {m['tool']}: {m.get('error') or 'not fetched'})" for m in result.missing]
     if not out and result.questions:
         out += [q.get("fact") or q.get("question", "") for q in result.questions]

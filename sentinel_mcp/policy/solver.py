@@ -44,6 +44,7 @@ class SolverResult(BaseModel):
     solutions: list[dict[str, Any]] = Field(default_factory=list)
     questions: list[dict[str, Any]] = Field(default_factory=list)  # ask / confirm needs, after tools are exhausted
     unmet: list[str] = Field(default_factory=list)
+    tentative: list[str] = Field(default_factory=list)  # failed only after something was assumed
     missing: list[dict[str, Any]] = Field(default_factory=list)  # fetch needs that could not be fetched
     fetches: list[FetchRecord] = Field(default_factory=list)
     passes: int = 0
@@ -53,11 +54,7 @@ class SolverResult(BaseModel):
 def result_json(result: CallToolResult) -> Any:
     """The JSON a binding extracts from: structured content, else the first text content parsed as JSON."""
     if result.structured_content is not None:
-        sc = result.structured_content
-        # MCPServer wraps non-object returns as {"result": ...}
-        if isinstance(sc, dict) and list(sc) == ["result"] and isinstance(sc["result"], (dict, list)):
-            return sc["result"]
-        return sc
+        return result.structured_content  # as the server sent it (non-object values sit under /result)
     for c in result.content:
         if isinstance(c, TextContent):
             try:
@@ -116,7 +113,8 @@ class Solver:
                     and (n["tool"], argument_digest(n["arguments"])) not in attempted]
         questions = [n for n in needs if n["kind"] in ("ask", "confirm")]
         status = "blocked" if questions and not missing else "failed"
-        return SolverResult(status=status, questions=questions, unmet=out.get("unmet", []), missing=missing,
+        return SolverResult(status=status, questions=questions, unmet=out.get("unmet", []),
+                            tentative=out.get("tentative", []), missing=missing,
                             fetches=fetches, passes=passes, solutions=out.get("solutions", []))
 
     async def _fetch_all(self, needs: list[dict[str, Any]], rb: Rulebase, session: str, depth: int,

@@ -214,7 +214,16 @@ install_base_wrappers(RB) :-
            ( functor(H, N, A), assertz(RB:(H :- sentinel_core:base_native(H))), assertz(RB:'$wrapped'(N/A)) )).
 wrapped(RB, PI) :- catch(RB:'$wrapped'(PI), _, fail).
 
-sn_finish_load(RB) :- dynamic(RB:'$wrapped'/1), install_base_wrappers(RB).
+sn_finish_load(RB) :- dynamic(RB:'$wrapped'/1), install_base_wrappers(RB), mark_cuts(RB).
+
+% Clauses with a cut run natively (the meta-interpreter does not model cut); their base facts are still
+% looked up (and needs recorded) through the base wrappers.
+mark_cuts(RB) :-
+    dynamic(RB:'$has_cut'/1),
+    forall(( RB:'$src'(rule, (H :- B), _, _), body_has_cut(B), functor(H, N, A), \+ RB:'$has_cut'(N/A) ),
+           assertz(RB:'$has_cut'(N/A))).
+
+body_has_cut(B) :- called_goal(B, G), G == !, !.
 
 % ---------------------------------------------------------------- info for Python
 
@@ -271,7 +280,12 @@ prove(require(G, Why), required(Why, T)) :- !,
     (   prove(G, T)
     ->  true
     ;   % a requirement that failed only for want of a fact or an answer is pending, not unmet
-        aggregate_all(count, need(_), N1), ( N1 =:= N0 -> record_unmet(Why) ; true ), fail
+        % after an assumption it may fail only because of the assumed (unknown) values: tentative
+        aggregate_all(count, need(_), N1),
+        (   N1 =\= N0 -> true
+        ;   cur(assumed, true) -> record_unmet(tentative(Why))
+        ;   record_unmet(Why)
+        ), fail
     ).
 prove(confirmed(F, A), T) :- !, prove(confirmed(F, A, [user]), T).
 prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
@@ -285,6 +299,7 @@ prove(fact_provenance(G, P), fact(G, P)) :- !, fact_provenance(G, P).
 prove(context_value(N, V), context(N, V)) :- !, context_value(N, V).
 prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
 prove(G, fact(G, P)) :- cur(rb, RB), base(RB, G), !, base_solve(RB, G, P).
+prove(G, native(G)) :- cur(rb, RB), functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !, call(RB:G).
 prove(G, rule(G, T)) :- cur(rb, RB), user_pred(RB, G), !, clause(RB:G, Body), prove(Body, T).
 prove(G, builtin(G)) :- cur(rb, RB), call(RB:G).
 
@@ -323,8 +338,8 @@ askable_of(RB, G, a(Q, Ty, O)) :- RB:askable(H, Q, Ty, O), subsumes_term(H, G), 
 askable_solve(_, G, a(Q, Ty, O), P) :-
     askable_from(O, From),
     askable_inputs(G, Ty, G0),
-    (   valid_fact(G0, P0), memberchk(P0, From)
-    ->  valid_fact(G, P), memberchk(P, From)
+    (   valid_fact(G0, P0), memberchk(P0, [seed|From])
+    ->  valid_fact(G, P), memberchk(P, [seed|From])
     ;   Ty == yes_no, G0 =.. [N|Ins], valid_fact('$answered_no'(N, Ins), P0), memberchk(P0, From)
     ->  fail
     ;   ground_inputs(G, Ty)
@@ -388,8 +403,9 @@ limited(G, Limit, R) :- ( call_with_inference_limit(G, Limit, R) -> true ; R = f
 
 add_needs(json(L), json(L2)) :-
     findall(N, ( need(N0), need_json(N0, N) ), Needs),
-    findall(U, ( unmet(U0), unmet_text(U0, U) ), Unmet),
-    append(L, [needs=Needs, unmet=Unmet], L2).
+    findall(U, ( unmet(U0), U0 \= tentative(_), unmet_text(U0, U) ), Unmet),
+    findall(U, ( unmet(tentative(U0)), unmet_text(U0, U) ), Tentative),
+    append(L, [needs=Needs, unmet=Unmet, tentative=Tentative], L2).
 
 unmet_text(declined(M), U) :- !, format(atom(U), 'declined: ~w', [M]).
 unmet_text(W, U) :- ( atom(W) -> U = W ; string(W) -> atom_string(U, W) ; format(atom(U), '~q', [W]) ).
@@ -431,6 +447,7 @@ tree_json(context(N, V), json([context=N, value=VA])) :- !, format(atom(VA), '~q
 tree_json(call_tool(T), json([tool=T])) :- !.
 tree_json(rule(G, T), json([goal=GA, by=TJ])) :- !, format(atom(GA), '~q', [G]), tree_json(T, TJ).
 tree_json(builtin(G), json([builtin=GA])) :- !, format(atom(GA), '~q', [G]).
+tree_json(native(G), json([goal=GA, by=native])) :- !, format(atom(GA), '~q', [G]).
 tree_json(T, json([other=TA])) :- format(atom(TA), '~q', [T]).
 
 flatten_and(and(A, B), L) :- !, flatten_and(A, LA), flatten_and(B, LB), append(LA, LB, L).
