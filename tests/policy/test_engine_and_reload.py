@@ -112,3 +112,22 @@ async def test_watcher_picks_up_changes(tmp_path: Path) -> None:
         assert holder.current.version != v1
     finally:
         await holder.stop_watching()
+
+
+async def test_shipped_rulebases_compose_and_cap_llm_tokens(tmp_path: Path) -> None:
+    from sentinel_mcp.paths import RULEBASES_DIR
+
+    files = sorted(RULEBASES_DIR.glob("*.pl"))
+    assert RULEBASES_DIR / "default.pl" in files and RULEBASES_DIR / "airline.pl" in files
+    g = await make_guard(None, tmp_path / "facts.db", files=files)
+    try:
+        assert g.rulebases.loaded, g.load_error
+        assert isinstance(await g.decide(call("llm__llm_generate", {"prompt": "hi", "max_tokens": 512})), Allow)
+        assert isinstance(await g.decide(call("llm__llm_generate", {"prompt": "hi"})), Allow)  # default 256
+        d = await g.decide(call("llm__llm_generate", {"prompt": "hi", "max_tokens": 4096}))
+        assert isinstance(d, Deny) and "max_tokens must be between 1 and 1024" in d.unmet
+        d = await g.decide(call("llm__llm_generate", {"prompt": "hi", "max_tokens": "lots"}))
+        assert isinstance(d, Deny)
+        assert isinstance(await g.decide(call("sentinel__sentinel_query", {"goal": "x"})), Allow)
+    finally:
+        await g.close()
