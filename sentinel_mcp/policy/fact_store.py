@@ -6,6 +6,7 @@ facts of the sessions in use (see ``knowledge.py``). Expired facts are never ret
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -53,6 +54,8 @@ class FactStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._db: aiosqlite.Connection | None = None
+        # one statement sequence at a time: concurrent fetches store their facts at the same moment
+        self._lock = asyncio.Lock()
 
     async def open(self) -> "FactStore":
         if self._db is not None:
@@ -91,6 +94,10 @@ class FactStore:
             return
         rows = [(f.session, f.predicate, json.dumps(f.args), f.fact, f.provenance, f.source_tool, f.source_digest,
                  json.dumps(f.contexts), f.established_at, f.expires_at) for f in facts]
+        async with self._lock:
+            await self._add(rows)
+
+    async def _add(self, rows: list[tuple[Any, ...]]) -> None:
         await self.db.executemany(
             f"INSERT INTO facts ({_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT (session, fact) DO UPDATE SET provenance=excluded.provenance, "
@@ -105,54 +112,57 @@ class FactStore:
         if predicate is not None:
             sql += " AND predicate = ?"
             params.append(predicate)
-        async with self.db.execute(sql + " ORDER BY id", params) as cur:
+        async with self._lock, self.db.execute(sql + " ORDER BY id", params) as cur:
             return [_row_to_fact(r) async for r in cur]
 
     async def delete(self, session: str, fact_texts: list[str]) -> None:
         if not fact_texts:
             return
-        await self.db.executemany("DELETE FROM facts WHERE session = ? AND fact = ?",
-                                  [(session, t) for t in fact_texts])
-        await self.db.commit()
+        async with self._lock:
+            await self.db.executemany("DELETE FROM facts WHERE session = ? AND fact = ?",
+                                      [(session, t) for t in fact_texts])
+            await self.db.commit()
 
     async def delete_depending_on(self, session: str, context: str) -> list[str]:
         """Delete the facts established through a context (rebinding it makes them meaningless)."""
-        async with self.db.execute("SELECT fact, contexts FROM facts WHERE session = ? AND contexts != '[]'",
-                                   (session,)) as cur:
+        async with self._lock, self.db.execute(
+                "SELECT fact, contexts FROM facts WHERE session = ? AND contexts != '[]'", (session,)) as cur:
             doomed = [f async for f, ctx in cur if context in json.loads(ctx)]
         await self.delete(session, doomed)
         return doomed
 
     async def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
-        cur = await self.db.execute("DELETE FROM facts WHERE expires_at IS NOT NULL AND expires_at <= ?", (now,))
-        await self.db.commit()
+        async with self._lock:
+            cur = await self.db.execute("DELETE FROM facts WHERE expires_at IS NOT NULL AND expires_at <= ?", (now,))
+            await self.db.commit()
         return cur.rowcount or 0
 
     async def sessions(self) -> list[str]:
-        async with self.db.execute("SELECT DISTINCT session FROM facts UNION SELECT DISTINCT session FROM contexts "
-                                   "ORDER BY 1") as cur:
+        async with self._lock, self.db.execute(
+                "SELECT DISTINCT session FROM facts UNION SELECT DISTINCT session FROM contexts ORDER BY 1") as cur:
             return [r[0] async for r in cur]
 
     async def count(self, session: str | None = None) -> int:
         sql, params = "SELECT COUNT(*) FROM facts", ()
         if session is not None:
             sql, params = sql + " WHERE session = ?", (session,)
-        async with self.db.execute(sql, params) as cur:
+        async with self._lock, self.db.execute(sql, params) as cur:
             row = await cur.fetchone()
         return int(row[0]) if row else 0
 
     # ---------------------------------------------------------------- contexts
     async def bind_context(self, session: str, name: str, value: Any) -> None:
-        await self.db.execute(
-            "INSERT INTO contexts (session, name, value, bound_at) VALUES (?,?,?,?) "
-            "ON CONFLICT (session, name) DO UPDATE SET value=excluded.value, bound_at=excluded.bound_at",
-            (session, name, json.dumps(value), time.time()))
-        await self.db.commit()
+        async with self._lock:
+            await self.db.execute(
+                "INSERT INTO contexts (session, name, value, bound_at) VALUES (?,?,?,?) "
+                "ON CONFLICT (session, name) DO UPDATE SET value=excluded.value, bound_at=excluded.bound_at",
+                (session, name, json.dumps(value), time.time()))
+            await self.db.commit()
 
     async def contexts(self, session: str) -> dict[str, Any]:
-        async with self.db.execute("SELECT name, value FROM contexts WHERE session = ? ORDER BY name",
-                                   (session,)) as cur:
+        async with self._lock, self.db.execute(
+                "SELECT name, value FROM contexts WHERE session = ? ORDER BY name", (session,)) as cur:
             return {n: json.loads(v) async for n, v in cur}
 
     # ---------------------------------------------------------------- summary

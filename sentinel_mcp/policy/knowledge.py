@@ -78,7 +78,10 @@ class Knowledge:
             if f.session in self._loaded:
                 by_session.setdefault(f.session, []).append((f.fact, f.expires_at, f.provenance))
         for s, rows in by_session.items():
-            await self.engine.assert_facts(self.module(s), rows)
+            if len(rows) > 50:  # one engine call for a large batch
+                await self.engine.assert_bulk(self.module(s), rows)
+            else:
+                await self.engine.assert_facts(self.module(s), rows)
 
     async def new_fact(self, session: str, predicate: str, args: list[Any], provenance: Provenance, *,
                        ttl: float | None = None, source_tool: str | None = None, source_digest: str | None = None,

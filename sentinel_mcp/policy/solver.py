@@ -66,13 +66,15 @@ def result_json(result: CallToolResult) -> Any:
 
 class Solver:
     def __init__(self, knowledge: Knowledge, port: GatewayPort | None, *, max_passes: int = 8,
-                 max_depth: int = 3, fetch_timeout: float = 8.0, is_read_only: Callable[[str], bool] | None = None):
+                 max_depth: int = 3, fetch_timeout: float = 8.0, is_read_only: Callable[[str], bool] | None = None,
+                 max_concurrent_fetches: int = 16):
         self.knowledge = knowledge
         self.port = port
         self.max_passes = max_passes
         self.max_depth = max_depth
         self.fetch_timeout = fetch_timeout
         self.is_read_only = is_read_only or (lambda name: False)
+        self.max_concurrent_fetches = max(1, max_concurrent_fetches)
 
     async def solve(self, run_pass: PassFn, rb: Rulebase, session: str, *, depth: int = 0,
                     deadline: float | None = None) -> SolverResult:
@@ -119,7 +121,13 @@ class Solver:
 
     async def _fetch_all(self, needs: list[dict[str, Any]], rb: Rulebase, session: str, depth: int,
                          timeout: float | None) -> list[FetchRecord]:
-        tasks = [asyncio.create_task(self._fetch(n["tool"], n["arguments"], rb, session, depth)) for n in needs]
+        gate = asyncio.Semaphore(self.max_concurrent_fetches)
+
+        async def gated(n: dict[str, Any]) -> FetchRecord:
+            async with gate:
+                return await self._fetch(n["tool"], n["arguments"], rb, session, depth)
+
+        tasks = [asyncio.create_task(gated(n)) for n in needs]
         done, pending = await asyncio.wait(tasks, timeout=timeout or self.fetch_timeout)
         for t in pending:
             t.cancel()

@@ -71,3 +71,14 @@ async def test_sessions_are_isolated(tmp_path: Path) -> None:
         await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="b"))
         assert r.state["calls"]["get_booking"] == n["get_booking"] + 1  # session b fetched its own facts
         assert not [f for f in await r.guard.store.valid("c") if not f.internal]
+
+
+async def test_concurrent_writes_to_the_store(tmp_path: Path) -> None:
+    from sentinel_mcp.policy.fact_store import Fact
+
+    async with FactStore(tmp_path / "f.db") as store:
+        def fact(i: int) -> Fact:
+            return Fact(session="s", predicate="p", args=[i], fact=f"p({i})", provenance="observed")
+
+        await asyncio.gather(*(store.add([fact(i)]) for i in range(40)), *(store.valid("s") for _ in range(10)))
+        assert await store.count("s") == 40

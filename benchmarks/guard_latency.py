@@ -1,0 +1,200 @@
+"""Policy guard latency: decision time with all facts present, and solver fetches concurrent vs sequential.
+
+Rows: a one-line guard; the airline cancel guard (rulebases/airline.pl, the real airline example server)
+with 10k and 100k other facts in the session's store; the solver fetching N facts from a real slow
+read-only MCP tool with concurrent fetches vs one fetch at a time. Prints one table.
+Usage: python benchmarks/guard_latency.py [--decisions N] [--needs N] [--delay S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp.types import Tool, ToolAnnotations
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from examples.airline.server import create_server as airline_server  # noqa: E402
+from sentinel_mcp.config import PolicySettings  # noqa: E402
+from sentinel_mcp.gateway.decision import Allow, Answer, Ask, ToolCall  # noqa: E402
+from sentinel_mcp.gateway.port import Completed, InvokeOutcome, Refused  # noqa: E402
+from sentinel_mcp.paths import RULEBASES_DIR  # noqa: E402
+from sentinel_mcp.policy.fact_store import Fact  # noqa: E402
+from sentinel_mcp.policy.guard import PolicyGuard  # noqa: E402
+
+
+class DirectPort:
+    """A GatewayPort over one real MCP client (the solver's fetches go straight to the upstream)."""
+
+    def __init__(self, client: Client, prefix: str) -> None:
+        self.client, self.prefix, self.tools = client, prefix, {}
+
+    async def refresh(self) -> None:
+        self.tools = {f"{self.prefix}__{t.name}": t for t in (await self.client.list_tools()).tools}
+
+    def find_tool(self, name: str) -> Tool | None:
+        return self.tools.get(name)
+
+    def list_catalog_tools(self) -> list[Tool]:
+        return list(self.tools.values())
+
+    async def invoke(self, name: str, arguments: dict[str, Any] | None, **_: Any) -> InvokeOutcome:
+        if name not in self.tools:
+            return Refused(reason=f"unknown tool {name}")
+        return Completed(result=await self.client.call_tool(name.split("__", 1)[1], arguments or {}))
+
+
+def call(name: str, args: dict[str, Any], session: str) -> ToolCall:
+    server, _, tool = name.partition("__")
+    return ToolCall(name=name, server=server, tool=tool, arguments=args, session_id=session)
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+async def timed_decisions(guard: PolicyGuard, c: ToolCall, n: int) -> list[float]:
+    for _ in range(10):
+        assert isinstance(await guard.decide(c), Allow)
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        d = await guard.decide(c)
+        out.append((time.perf_counter() - t) * 1000)
+        assert isinstance(d, Allow), d
+    return out
+
+
+async def one_line(tmp: Path, n: int) -> list[float]:
+    rb = tmp / "one_line.pl"
+    rb.write_text("guard('bench__ping', [n = N], N =< 10).\n")
+    guard = PolicyGuard([rb], None, store_path=tmp / "one.db")
+    await guard.start(watch=False)
+    try:
+        return await timed_decisions(guard, call("bench__ping", {"n": 3}, "s"), n)
+    finally:
+        await guard.close()
+
+
+def filler(session: str, start: int, count: int) -> list[Fact]:
+    """Facts of the same predicates the cancel guard reads, about other reservations and flights."""
+    out = []
+    for i in range(start, start + count):
+        r, f = f"Z{i:06d}", f"HZ{i % 997:03d}"
+        if i % 2:
+            out.append(Fact(session=session, predicate="reservation_leg", args=[r, f, "2024-05-20", "JFK", "LAX"],
+                            fact=f"reservation_leg('{r}','{f}','2024-05-20','JFK','LAX')", provenance="observed",
+                            expires_at=time.time() + 3600))
+        else:
+            out.append(Fact(session=session, predicate="flight_status", args=[f, f"d{i}", "available"],
+                            fact=f"flight_status('{f}',d{i},available)", provenance="observed",
+                            expires_at=time.time() + 3600))
+    return out
+
+
+async def airline_cancel(tmp: Path, n: int, sizes: list[int]) -> dict[int, list[float]]:
+    results = {}
+    async with Client(airline_server(), mode="auto") as client:
+        port = DirectPort(client, "airline")
+        await port.refresh()
+        guard = PolicyGuard([RULEBASES_DIR / "airline.pl"], port, store_path=tmp / "airline.db",
+                            settings=PolicySettings(guard_timeout=30), seeds={"current_user": "amelia_davis_8890"})
+        await guard.start(watch=False)
+        try:
+            c = call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
+            d = await guard.decide(c)  # fetches the reservation, its flights' statuses; asks reason + confirmation
+            while isinstance(d, Ask):
+                for q in d.questions:
+                    value = True if q.meta["kind"] == "confirm" else "change_of_plan"
+                    await guard.record_answer(c, q, Answer(action="accept", content={"answer": value}))
+                d = await guard.decide(c)
+            assert isinstance(d, Allow), d
+            have = 0
+            for size in sizes:
+                await guard.knowledge.add(filler("bench", have, size - have))
+                have = size
+                results[size] = await timed_decisions(guard, c, n)
+        finally:
+            await guard.close()
+    return results
+
+
+def slow_server(delay: float) -> MCPServer:
+    mcp = MCPServer("slow")
+
+    @mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def lookup(key: str) -> dict[str, Any]:
+        """A slow read: sleeps, then answers."""
+        await asyncio.sleep(delay)
+        return {"key": key, "value": "ok"}
+
+    return mcp
+
+
+async def solver_fetches(tmp: Path, needs: int, delay: float, rounds: int = 3) -> dict[str, list[float]]:
+    rb = tmp / "slow.pl"
+    rb.write_text("binding(slow_value(K, V), tool('slow__lookup', [key = K]), extract([V = '/value']), [ttl(600)]).\n"
+                  "guard('slow__use', [keys = L], forall(member(K, L), slow_value(K, ok))).\n")
+    out: dict[str, list[float]] = {}
+    async with Client(slow_server(delay), mode="auto") as client:
+        port = DirectPort(client, "slow")
+        await port.refresh()
+        for label, conc in (("concurrent", 16), ("sequential", 1)):
+            guard = PolicyGuard([rb], port, store_path=tmp / f"slow-{label}.db",
+                                settings=PolicySettings(guard_timeout=120))
+            guard.solver.max_concurrent_fetches = conc
+            await guard.start(watch=False)
+            try:
+                times = []
+                for r in range(rounds):
+                    c = call("slow__use", {"keys": [f"k{i}" for i in range(needs)]}, f"{label}-{r}")
+                    t = time.perf_counter()
+                    d = await guard.decide(c)
+                    times.append((time.perf_counter() - t) * 1000)
+                    assert isinstance(d, Allow), d
+                out[label] = times
+            finally:
+                await guard.close()
+    return out
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--decisions", type=int, default=300)
+    ap.add_argument("--needs", type=int, default=8)
+    ap.add_argument("--delay", type=float, default=0.2)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        rows: list[tuple[str, str, str, str]] = []
+        t = await one_line(tmp, args.decisions)
+        rows.append(("one-line guard, all facts present", f"{pct(t, .5):.2f}", f"{pct(t, .99):.2f}", str(len(t))))
+        for size, t in (await airline_cancel(tmp, args.decisions, [10_000, 100_000])).items():
+            rows.append((f"airline cancel guard, {size // 1000}k facts in store", f"{pct(t, .5):.2f}",
+                         f"{pct(t, .99):.2f}", str(len(t))))
+        fetch = await solver_fetches(tmp, args.needs, args.delay)
+        for label, t in fetch.items():
+            rows.append((f"solver, {args.needs} needs x {args.delay:.1f}s tool, {label}",
+                         f"{statistics.median(t):.1f}", f"{max(t):.1f}", str(len(t))))
+    w = max(len(r[0]) for r in rows)
+    print(f"{'case':{w}}  {'p50 ms':>9}  {'p99 ms':>9}  {'runs':>5}")
+    for name, p50, p99, n in rows:
+        print(f"{name:{w}}  {p50:>9}  {p99:>9}  {n:>5}")
+    speedup = statistics.median(fetch["sequential"]) / statistics.median(fetch["concurrent"])
+    print(f"concurrent fetching is {speedup:.1f}x faster than one fetch after another "
+          "(solver rows: median and max of the runs)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
