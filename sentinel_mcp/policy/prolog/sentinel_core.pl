@@ -289,7 +289,9 @@ prove(require(G, Why), required(Why, T)) :- !,
     ).
 prove(confirmed(F, A), T) :- !, prove(confirmed(F, A, [user]), T).
 prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
-    format(atom(Msg), F, A),
+    % values still being asked for (in the same round) read as "(your answer)"
+    copy_term(A, A1), term_variables(A1, Vs), maplist(=('(your answer)'), Vs),
+    format(atom(Msg), F, A1),
     ( cur(call, Tool, Digest, Version) -> true ; throw(error(domain_error(guard_context, confirmed/3), _)) ),
     (   valid_fact('$confirmed'(Tool, Digest, Version, Ans), P), memberchk(P, From)
     ->  ( Ans == yes -> true ; record_unmet(declined(Msg)), fail )
