@@ -2,132 +2,105 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import rig
 
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Deny
-from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused
 
 pytestmark = pytest.mark.timeout(60)
 
 
-async def test_tools_before_questions_then_allow(tmp_path) -> None:
-    async with rig(tmp_path / 'facts.db') as r:
+async def test_tools_before_questions_then_allow(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state
-        await _test_tools_before_questions_then_allow(port, guard, state)
+        call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
+        d = await guard.decide(call)
+        # the solver fetched both read tools (through the guarded port) before asking anything
+        assert state["calls"] == {"list_bookings": 1, "get_booking": 1}
+        assert [o for o, _, _ in port.log] == ["solver", "solver"]
+        assert isinstance(d, Ask), d
+        # the reason and the confirmation are asked together, in one round
+        assert [q.meta["kind"] for q in d.questions] == ["ask", "confirm"]
+        q, conf = d.questions
+        assert q.requested_schema["properties"]["answer"]["enum"] == ["change_of_plan", "health", "other"]
+        assert conf.requested_schema["properties"]["answer"]["type"] == "boolean"
+        assert "Cancel booking BK-789?" in conf.message
+        await guard.record_answer(call, q, Answer(action="accept", content={"answer": "health"}))
+        d2 = await guard.decide(call)
+        assert isinstance(d2, Ask) and [q.meta["kind"] for q in d2.questions] == ["confirm"]
+        await guard.record_answer(call, d2.questions[0], Answer(action="accept", content={"answer": True}))
+        d3 = await guard.decide(call)
+        assert isinstance(d3, Allow), d3
+        assert d3.proof["rulebase"] == guard.version
+        assert "cancel_reason('BK-789',health)" in str(d3.proof["tree"])
+        # facts were not fetched again
+        assert state["calls"] == {"list_bookings": 1, "get_booking": 1}
 
-
-async def _test_tools_before_questions_then_allow(port, guard, state) -> None:
-    call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
-    d = await guard.decide(call)
-    # the solver fetched both read tools (through the guarded port) before asking anything
-    assert state["calls"] == {"list_bookings": 1, "get_booking": 1}
-    assert [o for o, _, _ in port.log] == ["solver", "solver"]
-    assert isinstance(d, Ask), d
-    # the reason and the confirmation are asked together, in one round
-    assert [q.meta["kind"] for q in d.questions] == ["ask", "confirm"]
-    q, conf = d.questions
-    assert q.requested_schema["properties"]["answer"]["enum"] == ["change_of_plan", "health", "other"]
-    assert conf.requested_schema["properties"]["answer"]["type"] == "boolean"
-    assert "Cancel booking BK-789?" in conf.message
-    await guard.record_answer(call, q, Answer(action="accept", content={"answer": "health"}))
-    d2 = await guard.decide(call)
-    assert isinstance(d2, Ask) and [q.meta["kind"] for q in d2.questions] == ["confirm"]
-    await guard.record_answer(call, d2.questions[0], Answer(action="accept", content={"answer": True}))
-    d3 = await guard.decide(call)
-    assert isinstance(d3, Allow), d3
-    assert d3.proof["rulebase"] == guard.version
-    assert "cancel_reason('BK-789',health)" in str(d3.proof["tree"])
-    # facts were not fetched again
-    assert state["calls"] == {"list_bookings": 1, "get_booking": 1}
-
-
-async def test_failed_fact_denies_without_asking(tmp_path) -> None:
-    async with rig(tmp_path / 'facts.db') as r:
+async def test_failed_fact_denies_without_asking(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state
-        await _test_failed_fact_denies_without_asking(port, guard, state)
+        d = await guard.decide(port.call_of("bk__cancel_booking", {"booking_id": "BK-456"}))  # pending, not confirmed
+        assert isinstance(d, Deny)
+        assert d.unmet == ["only confirmed bookings can be cancelled"]
+        d = await guard.decide(port.call_of("bk__cancel_booking", {"booking_id": "BK-111"}))  # someone else's
+        assert isinstance(d, Deny) and "not a booking of the current user" in d.unmet
 
-
-async def _test_failed_fact_denies_without_asking(port, guard, state) -> None:
-    d = await guard.decide(port.call_of("bk__cancel_booking", {"booking_id": "BK-456"}))  # pending, not confirmed
-    assert isinstance(d, Deny)
-    assert d.unmet == ["only confirmed bookings can be cancelled"]
-    d = await guard.decide(port.call_of("bk__cancel_booking", {"booking_id": "BK-111"}))  # someone else's
-    assert isinstance(d, Deny) and "not a booking of the current user" in d.unmet
-
-
-async def test_agent_answer_refused_where_user_is_demanded(tmp_path) -> None:
-    async with rig(tmp_path / 'facts.db') as r:
+async def test_agent_answer_refused_where_user_is_demanded(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state
-        await _test_agent_answer_refused_where_user_is_demanded(port, guard, state)
+        call = port.call_of("bk__merge_bookings", {"first": "BK-789", "second": "BK-456"})
+        d = await guard.decide(call)
+        assert isinstance(d, Ask) and d.questions[0].meta["predicate"] == "really_merge"
+        q = d.questions[0]
+        with pytest.raises(AnswerRefused):
+            await guard.record_answer(call, q, Answer(action="accept", content={"answer": True}, provenance="agent"))
+        assert isinstance(await guard.decide(call), Ask)
+        # the confirmation of a write must come from the user as well
+        cancel = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
+        await guard.record_answer(cancel, (await guard.decide(cancel)).questions[0],
+                                  Answer(action="accept", content={"answer": "other"}, provenance="agent"))
+        conf = (await guard.decide(cancel)).questions[-1]
+        assert conf.meta["kind"] == "confirm"
+        with pytest.raises(AnswerRefused):
+            await guard.record_answer(cancel, conf, Answer(action="accept", content={"answer": True}, provenance="agent"))
+        await guard.record_answer(call, q, Answer(action="accept", content={"answer": True}, provenance="user"))
+        assert isinstance(await guard.decide(call), Allow)
 
-
-async def _test_agent_answer_refused_where_user_is_demanded(port, guard, state) -> None:
-    call = port.call_of("bk__merge_bookings", {"first": "BK-789", "second": "BK-456"})
-    d = await guard.decide(call)
-    assert isinstance(d, Ask) and d.questions[0].meta["predicate"] == "really_merge"
-    q = d.questions[0]
-    with pytest.raises(AnswerRefused):
-        await guard.record_answer(call, q, Answer(action="accept", content={"answer": True}, provenance="agent"))
-    assert isinstance(await guard.decide(call), Ask)
-    # the confirmation of a write must come from the user as well
-    cancel = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
-    await guard.record_answer(cancel, (await guard.decide(cancel)).questions[0],
-                              Answer(action="accept", content={"answer": "other"}, provenance="agent"))
-    conf = (await guard.decide(cancel)).questions[-1]
-    assert conf.meta["kind"] == "confirm"
-    with pytest.raises(AnswerRefused):
-        await guard.record_answer(cancel, conf, Answer(action="accept", content={"answer": True}, provenance="agent"))
-    await guard.record_answer(call, q, Answer(action="accept", content={"answer": True}, provenance="user"))
-    assert isinstance(await guard.decide(call), Allow)
-
-
-async def test_confirmation_bound_to_arguments_and_consumed(tmp_path) -> None:
-    async with rig(tmp_path / 'facts.db') as r:
-        await _test_confirmation_bound_to_arguments_and_consumed(r.port, r.guard, r.state)
-
-
-async def _test_confirmation_bound_to_arguments_and_consumed(port, guard, state) -> None:
-    call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
-    await guard.record_answer(call, (await guard.decide(call)).questions[0],
-                              Answer(action="accept", content={"answer": "health"}))
-    conf = (await guard.decide(call)).questions[-1]
-    await guard.record_answer(call, conf, Answer(action="accept", content={"answer": True}))
-    # a different argument digest is not confirmed
-    other = port.call_of("bk__cancel_booking", {"booking_id": "BK-789", "note": "x"})
-    assert isinstance(await guard.decide(other), Ask)
-    out = await port.invoke("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="s1")
-    assert out.kind == "completed" and state["bookings"]["BK-789"]["status"] == "cancelled"
-    # the effect invalidated booking_status, so the next decision re-fetches and sees "cancelled"
-    before = state["calls"]["get_booking"]
-    d = await guard.decide(call)
-    assert state["calls"]["get_booking"] == before + 1
-    assert isinstance(d, Deny) and "only confirmed bookings can be cancelled" in d.unmet
-
-
-async def test_declined_confirmation_denies(tmp_path) -> None:
-    async with rig(tmp_path / 'facts.db') as r:
+async def test_confirmation_bound_to_arguments_and_consumed(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state
-        await _test_declined_confirmation_denies(port, guard, state)
+        call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
+        await guard.record_answer(call, (await guard.decide(call)).questions[0],
+                                  Answer(action="accept", content={"answer": "health"}))
+        conf = (await guard.decide(call)).questions[-1]
+        await guard.record_answer(call, conf, Answer(action="accept", content={"answer": True}))
+        # a different argument digest is not confirmed
+        other = port.call_of("bk__cancel_booking", {"booking_id": "BK-789", "note": "x"})
+        assert isinstance(await guard.decide(other), Ask)
+        out = await port.invoke("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="s1")
+        assert out.kind == "completed" and state["bookings"]["BK-789"]["status"] == "cancelled"
+        # the effect invalidated booking_status, so the next decision re-fetches and sees "cancelled"
+        before = state["calls"]["get_booking"]
+        d = await guard.decide(call)
+        assert state["calls"]["get_booking"] == before + 1
+        assert isinstance(d, Deny) and "only confirmed bookings can be cancelled" in d.unmet
 
-
-async def _test_declined_confirmation_denies(port, guard, state) -> None:
-    call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
-    await guard.record_answer(call, (await guard.decide(call)).questions[0],
-                              Answer(action="accept", content={"answer": "health"}))
-    conf = (await guard.decide(call)).questions[-1]
-    await guard.record_answer(call, conf, Answer(action="accept", content={"answer": False}))
-    d = await guard.decide(call)
-    assert isinstance(d, Deny) and any("declined" in u for u in d.unmet)
-
-
-async def test_unguarded_tools_go_to_the_default_guard(tmp_path) -> None:
-    async with rig(tmp_path / 'facts.db') as r:
+async def test_declined_confirmation_denies(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state
-        await _test_unguarded_tools_go_to_the_default_guard(port, guard, state)
+        call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
+        await guard.record_answer(call, (await guard.decide(call)).questions[0],
+                                  Answer(action="accept", content={"answer": "health"}))
+        conf = (await guard.decide(call)).questions[-1]
+        await guard.record_answer(call, conf, Answer(action="accept", content={"answer": False}))
+        d = await guard.decide(call)
+        assert isinstance(d, Deny) and any("declined" in u for u in d.unmet)
 
-
-async def _test_unguarded_tools_go_to_the_default_guard(port, guard, state) -> None:
-    d = await guard.decide(port.call_of("bk__get_booking", {"booking_id": "BK-789"}))
-    assert isinstance(d, Allow) and "read-only" in d.reason
+async def test_unguarded_tools_go_to_the_default_guard(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db") as r:
+        port, guard, state = r.port, r.guard, r.state
+        d = await guard.decide(port.call_of("bk__get_booking", {"booking_id": "BK-789"}))
+        assert isinstance(d, Allow) and "read-only" in d.reason

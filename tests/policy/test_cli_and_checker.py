@@ -1,0 +1,79 @@
+"""`sentinel-mcp check | query | facts` as a user runs them, and catalog checks of bindings and guards."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import BOOKINGS_PL, rig
+
+from sentinel_mcp.paths import PROJECT_ROOT
+from sentinel_mcp.policy.checker import check_files
+from sentinel_mcp.policy.engine import shared_engine
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
+    return subprocess.run([sys.executable, "-m", "sentinel_mcp", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=50)
+
+
+def test_check_reports_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pl"
+    bad.write_text("ok(1).\n\nguard('x__y', [], missing_pred(1)).\nrule(X) :- ok(X\n")
+    r = cli("check", str(bad), cwd=tmp_path)
+    assert r.returncode == 1
+    assert f"{bad}:3: error: call to undefined predicate missing_pred/1" in r.stdout
+    assert f"{bad}:4: error: syntax error" in r.stdout
+    assert "Traceback" not in r.stderr
+    good = cli("check", str(BOOKINGS_PL), cwd=tmp_path)
+    assert good.returncode == 0, good.stdout + good.stderr
+    missing = cli("check", str(tmp_path / "nope.pl"), cwd=tmp_path)
+    assert missing.returncode == 1 and "file not found" in missing.stdout
+
+
+async def test_catalog_checks(tmp_path: Path) -> None:
+    f = tmp_path / "cat.pl"
+    f.write_text(BOOKINGS_PL.read_text() + "\n"
+                 "binding(bad_fact(B, S), tool('bk__cancel_booking', [booking_id = B]), extract([S = '/status']), []).\n"
+                 "guard('nosuch__tool', [], true).\n"
+                 "guard('bk__*', [], true).\n")
+    lines = f.read_text().splitlines()
+    async with rig(tmp_path / "facts.db") as r:
+        problems = await check_files(shared_engine(), [f], r.port.list_catalog_tools())
+    got = {(p.line, p.message) for p in problems}
+    n = len(lines)
+    assert (n - 2, "binding to bk__cancel_booking, which is not read-only (no readOnlyHint annotation and no "
+                   "read_only/1 declaration)") in got
+    assert (n - 1, "guard for nosuch__tool, which no upstream has") in got
+    assert not any(ln == n for ln, _ in got)  # a pattern matching existing tools is fine
+    assert sum(1 for p in problems if p.severity == "error") == 2
+
+
+async def test_query_and_facts_commands_on_the_store(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    config = tmp_path / "sentinel.json"
+    config.write_text(json.dumps({"sentinel": {"rulebases": [str(BOOKINGS_PL)], "data_dir": str(data),
+                                               "seeds": {"current_user": "u_123"}}}))
+    # a guard on the same store establishes facts the commands then read
+    async with rig(data / "facts.db") as r:
+        await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="cli"))
+    listed = cli("-c", str(config), "facts", cwd=tmp_path)
+    assert listed.returncode == 0 and "cli\t" in listed.stdout
+    summary = cli("-c", str(config), "facts", "--session", "cli", cwd=tmp_path)
+    assert "booking_status('BK-789',confirmed)" in summary.stdout
+    q = cli("-c", str(config), "query", "booking_status(B, S)", "--session", "cli", cwd=tmp_path)
+    assert q.returncode == 0, q.stdout + q.stderr
+    out = json.loads(q.stdout)
+    assert out["status"] == "proved" and out["solutions"][0]["bindings"] == {"B": "BK-789", "S": "confirmed"}
+    # without a gateway, a fact that is not stored cannot be fetched: the answer says so
+    q = cli("-c", str(config), "query", "booking_status('BK-456', S)", "--session", "cli", cwd=tmp_path)
+    assert q.returncode == 1
+    out = json.loads(q.stdout)
+    assert out["status"] == "failed" and "no gateway" in out["missing"][0]
