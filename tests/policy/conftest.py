@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-import pytest
 from mcp import Client
 from mcp.types import Tool
 
