@@ -131,3 +131,12 @@ async def test_shipped_rulebases_compose_and_cap_llm_tokens(tmp_path: Path) -> N
         assert isinstance(await g.decide(call("sentinel__sentinel_query", {"goal": "x"})), Allow)
     finally:
         await g.close()
+
+
+async def test_blocking_or_stopping_builtins_are_refused(tmp_path: Path) -> None:
+    f = tmp_path / "bad.pl"
+    f.write_text("guard('t__a', [], sleep(100)).\nslow :- findall(X, (read(X)), _).\nstop :- halt.\n")
+    with pytest.raises(RulebaseError) as ei:
+        await load_rulebase(shared_engine(), [f])
+    got = {(p.line, p.message.split(" is ")[0]) for p in ei.value.problems}
+    assert {(1, "sleep/1"), (2, "read/1"), (3, "halt/0")} <= got

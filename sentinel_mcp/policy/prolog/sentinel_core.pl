@@ -11,6 +11,7 @@
 :- use_module(sentinel_rt, []).
 
 :- dynamic cur/2, need/1, unmet/1.
+:- discontiguous post_load_problem/2.
 
 declaration(binding(_, _, _, _)).
 declaration(guard(_, _, _)).
@@ -174,6 +175,24 @@ post_load_problem(RB, P) :-
 askable_input_count(H, yes_no, N) :- !, functor(H, _, N).
 askable_input_count(H, _, N) :- functor(H, _, A), N is max(0, A - 1).
 
+post_load_problem(RB, P) :-
+    RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
+    called_goal(Body, G), callable(G), functor(G, N, A), forbidden(N/A),
+    format(atom(M), '~w/~w is not allowed in a rulebase (it could block, stop or change the engine)', [N, A]),
+    problem(error, File, Line, M, P).
+
+%  Builtins a proof must never run: no time limit can interrupt a blocked engine thread here, and
+%  the engine's state belongs to Sentinel (facts change only through the fact store).
+forbidden(halt/0). forbidden(halt/1). forbidden(sleep/1). forbidden(shell/0). forbidden(shell/1).
+forbidden(shell/2). forbidden(read/1). forbidden(read/2). forbidden(read_term/2). forbidden(read_term/3).
+forbidden(get_char/1). forbidden(get_char/2). forbidden(get_code/1). forbidden(get_code/2).
+forbidden(peek_char/1). forbidden(peek_code/1). forbidden(wait_for_input/3). forbidden(thread_get_message/1).
+forbidden(thread_get_message/2). forbidden(thread_join/1). forbidden(thread_join/2). forbidden(assert/1).
+forbidden(asserta/1). forbidden(assertz/1). forbidden(retract/1). forbidden(retractall/1). forbidden(abolish/1).
+forbidden(consult/1). forbidden(load_files/2). forbidden(ensure_loaded/1). forbidden(use_module/1).
+forbidden(use_module/2). forbidden(open/3). forbidden(open/4). forbidden(process_create/3). forbidden(nb_setval/2).
+forbidden(b_setval/2). forbidden(set_prolog_flag/2). forbidden(prompt/2). forbidden(tab/2).
+
 body_of(rule, (_ :- B), B).
 body_of(decl, guard(_, _, G), G).
 body_of(decl, context(_, _, G), G).
@@ -303,7 +322,9 @@ prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
 prove(G, fact(G, P)) :- cur(rb, RB), base(RB, G), !, base_solve(RB, G, P).
 prove(G, native(G)) :- cur(rb, RB), functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !, call(RB:G).
 prove(G, rule(G, T)) :- cur(rb, RB), user_pred(RB, G), !, clause(RB:G, Body), prove(Body, T).
-prove(G, builtin(G)) :- cur(rb, RB), call(RB:G).
+prove(G, builtin(G)) :- cur(rb, RB),
+    ( functor(G, N, A), forbidden(N/A) -> throw(error(permission_error(call, builtin, N/A), _)) ; true ),
+    call(RB:G).
 
 cur(call, T, D, V) :- cur(call, c(T, D, V)).
 
