@@ -50,7 +50,9 @@ class PolicyService:
     async def summary(self, session: str) -> str:
         rb = self._rb
         await self.guard.knowledge.ensure(session, rb)
-        open_q = [f"{a.predicate}/{a.arity}: {a.question} ({a.type})" for a in rb.info.askables]
+        answered = {f.predicate for f in await self.guard.store.valid(session)}
+        open_q = [f"{a.predicate}/{a.arity}: {a.question} ({a.type}; answerable by {', '.join(a.from_)})"
+                  for a in rb.info.askables if a.predicate not in answered]
         text = await self.guard.store.summary(session, open_q)
         if rb.info.contexts:
             text += "\nDeclared contexts: " + ", ".join(rb.info.contexts)

@@ -104,3 +104,19 @@ async def test_unguarded_tools_go_to_the_default_guard(tmp_path: Path) -> None:
         port, guard, state = r.port, r.guard, r.state
         d = await guard.decide(port.call_of("bk__get_booking", {"booking_id": "BK-789"}))
         assert isinstance(d, Allow) and "read-only" in d.reason
+
+async def test_strict_symbolic_mode_refuses_made_up_identifiers(tmp_path: Path) -> None:
+    from conftest import BOOKINGS_PL
+
+    strict = tmp_path / "strict.pl"
+    strict.write_text(BOOKINGS_PL.read_text() + "\noption(strict_symbolic).\n")
+    async with rig(tmp_path / "facts.db", files=[strict]) as r:
+        d = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}))
+        assert isinstance(d, Deny) and "strict symbolic mode" in d.reason and "booking_id='BK-789'" in d.reason[-40:]
+        # the client reads its bookings: the result is observed, BK-789 becomes an established value
+        out = await r.port.invoke("bk__list_bookings", {"user_id": "u_123"}, session_id="s1")
+        assert out.kind == "completed"
+        d = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}))
+        assert isinstance(d, Ask)
+        d = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-000"}))
+        assert isinstance(d, Deny) and "strict symbolic mode" in d.reason
