@@ -85,6 +85,7 @@ class PolicyGuard:
                 pass
             self._purger = None
         await self.knowledge.forget_sessions()
+        await self.rulebases.unload_all()
         await self.store.close()
 
     async def _purge_loop(self) -> None:

@@ -211,6 +211,14 @@ class RulebaseHolder:
         if self._task is None:
             self._task = asyncio.create_task(self._watch(), name="rulebase-watch")
 
+    async def unload_all(self) -> None:
+        """Free the engine modules of the active and retired rulebases (at shutdown)."""
+        await self.stop_watching()
+        for rb in (self._retired, self._current):
+            if rb is not None:
+                await self.engine.unload(rb.module)
+        self._retired = self._current = None
+
     async def stop_watching(self) -> None:
         if self._task is not None:
             self._task.cancel()
