@@ -1,0 +1,111 @@
+/*  Part of sentinel_core (included): facts from tool results, effects, and the session mirror
+    of the fact store. */
+
+% ---------------------------------------------------------------- facts from tool results
+
+%  sn_extract(+RB, +Tool, +ArgsJson, +ResultJson, -Out): facts (and fetched markers) the bindings of
+%  Tool yield for this call and result.
+sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
+    from_json_atom(ArgsJson, json(CallArgs)),
+    from_json_atom(ResultJson, Result),
+    findall(json([fact=FA, predicate=N, args=JArgs, ttl=TTL]),
+            ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
+              ttl_opt(O, TTL),
+              ( fetched_marker(H, Tool, BArgs, F) ; extract_fact(H, Ex, Result, F) ),
+              ground(F), F =.. [N|As], maplist(pl_json, As, JArgs), format(atom(FA), '~q', [F]) ),
+            Facts0),
+    list_to_set(Facts0, Facts),
+    to_json_atom(json([facts=Facts]), Out).
+
+same_args(BArgs, CallArgs) :-
+    length(BArgs, N), length(CallArgs, N),
+    forall(member(K = _, CallArgs), memberchk(K = _, BArgs)),
+    maplist([K = V]>>memberchk(K = V, CallArgs), BArgs).
+
+extract_fact(H, Ex, Result, H) :- foldl(extract_one(Result), Ex, [], _).
+
+extract_one(Result, V = key(Ptr), Env0, Env) :- !,
+    pointer_segments(Ptr, Segs), walk(Segs, '', Result, Env0, Env, _, LastKey), V = LastKey.
+extract_one(Result, V = Ptr, Env0, Env) :-
+    pointer_segments(Ptr, Segs), walk(Segs, '', Result, Env0, Env, V, _).
+
+pointer_segments(Ptr, Segs) :- atomic_list_concat(Parts, '/', Ptr), exclude(==(''), Parts, Segs).
+
+%  walk(+Segs, +Prefix, +Json, +Env0, -Env, -Value, -LastStarKey); Env maps star prefixes to keys (zip).
+walk([], _, V, Env, Env, V, none).
+walk(['*'|Segs], Prefix, J, Env0, Env, V, Key) :- !,
+    atom_concat(Prefix, '/*', P2),
+    (   memberchk(P2 - K0, Env0)
+    ->  element(J, K0, E), Env1 = Env0
+    ;   element(J, K0, E), Env1 = [P2 - K0|Env0]
+    ),
+    walk(Segs, P2, E, Env1, Env, V, Key1),
+    ( Key1 == none -> Key = K0 ; Key = Key1 ).
+walk([S|Segs], Prefix, J, Env0, Env, V, Key) :-
+    child(J, S, E), atomic_list_concat([Prefix, '/', S], P2),
+    walk(Segs, P2, E, Env0, Env, V, Key).
+
+element(L, I, E) :- is_list(L), !, nth0(I, L, E).
+element(json(KVs), K, V) :- member(K = V, KVs).
+
+child(json(KVs), S, V) :- !, memberchk(S = V, KVs).
+child(L, S, V) :- is_list(L), atom_number(S, I), integer(I), nth0(I, L, V).
+
+% ---------------------------------------------------------------- effects, facts, matching
+
+%  sn_effects(+RB, +Tool, +ArgsJson, -Out): patterns (as text) to invalidate after a completed call.
+sn_effects(RB, Tool, ArgsJson, Out) :-
+    from_json_atom(ArgsJson, json(CallArgs)),
+    findall(PA, ( RB:effect(T, Pat, Acts), tool_matches(T, Tool), match_args_quiet(Pat, CallArgs),
+                  member(invalidate(P), Acts), format(atom(PA), '~q', [P]) ), L),
+    to_json_atom(json([invalidate=L]), Out).
+
+match_args_quiet(Pat, CallArgs) :- catch(( retractall(unmet(_)), match_args(Pat, CallArgs) ), _, fail).
+
+%  sn_assert(+Session, +FactAtom, +Expires, +Prov)
+sn_assert(Session, FactAtom, Exp, Prov) :-
+    ensure_session(Session), term_to_atom(F, FactAtom),
+    retractall(Session:'$fact'(F, _, _)), assertz(Session:'$fact'(F, Exp, Prov)).
+
+%  sn_retract(+Session, +PatternAtom, -Out): remove matching facts, return them (as text).
+sn_retract(Session, PatternAtom, Out) :-
+    ensure_session(Session), term_to_atom(P, PatternAtom),
+    findall(FA, ( Session:'$fact'(P, _, _), format(atom(FA), '~q', [P]) ), L0), list_to_set(L0, L),
+    retractall(Session:'$fact'(P, _, _)),
+    to_json_atom(json([removed=L]), Out).
+
+sn_drop_session(Session) :- ( current_predicate(Session:'$fact'/3) -> retractall(Session:'$fact'(_, _, _)) ; true ).
+
+%  sn_fact_json(+FactAtom, -Out): predicate name and JSON args of a fact text (for the store).
+sn_fact_json(FactAtom, Out) :-
+    term_to_atom(F, FactAtom), callable(F), ground(F), F =.. [N|As], maplist(pl_json, As, J),
+    format(atom(C), '~q', [F]), to_json_atom(json([fact=C, predicate=N, args=J]), Out).
+
+%  sn_purge(+Session, +Now): drop expired facts from the mirror.
+sn_purge(Session, Now) :- ensure_session(Session),
+    forall(( Session:'$fact'(F, Exp, P), Exp =< Now ), retract(Session:'$fact'(F, Exp, P))).
+
+%  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args.
+sn_fact_from_json(N, ArgsJson, FactAtom) :-
+    from_json_atom(ArgsJson, As), F =.. [N|As], format(atom(FactAtom), '~q', [F]).
+
+
+%  sn_assert_lines(+Session, +Text): one fact per line, "FactText<TAB>Expires<TAB>Prov" (bulk loading).
+sn_assert_lines(Session, Text) :-
+    ensure_session(Session),
+    split_string(Text, "\n", "", Lines),
+    forall(( member(L, Lines), L \== "" ),
+           ( split_string(L, "\t", "", [FS, ES, PS]), term_string(F, FS), number_string(E, ES), atom_string(P, PS),
+             retractall(Session:'$fact'(F, _, _)), assertz(Session:'$fact'(F, E, P)) )).
+
+%  sn_invalidate(+RB, +Session, +PatternAtom, -Out): remove matching facts and the fetch markers of the
+%  bindings that establish them, so the next proof fetches them again.
+sn_invalidate(RB, Session, PatternAtom, Out) :-
+    ensure_session(Session), term_to_atom(P, PatternAtom),
+    findall(M, ( RB:binding(B, tool(T, Args), _, _), copy_term(B-Args, P1-Args1), P1 = P,
+                 fetched_marker(P, T, Args1, M) ), Markers),
+    findall(FA, ( ( F = P ; member(F, Markers) ), Session:'$fact'(F, _, _), format(atom(FA), '~q', [F]) ), L0),
+    list_to_set(L0, L),
+    retractall(Session:'$fact'(P, _, _)),
+    forall(member(M, Markers), retractall(Session:'$fact'(M, _, _))),
+    to_json_atom(json([removed=L]), Out).

@@ -1,0 +1,243 @@
+/*  Part of sentinel_core (included): reading rulebase files into a module, checking them, and
+    describing them to Python. */
+
+% ---------------------------------------------------------------- loading
+
+%  sn_load(+RB, +FilesJson, -OutJson): read every file into module RB; report problems with file+line.
+sn_load(RB, FilesJson, Out) :-
+    from_json_atom(FilesJson, Files),
+    ( current_module(RB) -> sn_unload(RB) ; true ),
+    add_import_module(RB, sentinel_rt, start),
+    forall(decl_indicator(N/A), dynamic(RB:N/A)),
+    dynamic(RB:'$src'/4),
+    findall(E, (member(F, Files), load_file_terms(RB, F, E)), Es0),
+    append(Es0, Errors0),
+    findall(E, post_load_problem(RB, E), Es1),
+    append(Errors0, Es1, Problems),
+    partition([P]>>(P = json(L), memberchk(severity=error, L)), Problems, Errors, Warnings),
+    to_json_atom(json([errors=Errors, warnings=Warnings]), Out).
+
+sn_unload(RB) :-
+    forall(( current_predicate(RB:N/A), functor(H, N, A), \+ predicate_property(RB:H, imported_from(_)) ),
+           abolish(RB:N/A)).
+
+problem(Sev, File, Line, Msg, json([severity=Sev, file=File, line=Line, message=Msg])).
+
+load_file_terms(RB, File, Errors) :-
+    catch(open(File, read, S), E, true),
+    (   nonvar(E)
+    ->  message_to_codes_safe(E, M), problem(error, File, 0, M, P), Errors = [P]
+    ;   call_cleanup(read_terms(RB, File, S, Errors), close(S))
+    ).
+
+read_terms(RB, File, S, Errors) :-
+    catch(read_term(S, T, [term_position(Pos), syntax_errors(error)]), E, true),
+    (   nonvar(E)
+    ->  syntax_problem(File, E, P), Errors = [P|Rest], read_terms(RB, File, S, Rest)
+    ;   T == end_of_file
+    ->  Errors = []
+    ;   stream_position_data(line_count, Pos, Line),
+        ( add_term(RB, File, Line, T, Ps) -> true ; problem(error, File, Line, 'cannot load this clause', P0), Ps = [P0] ),
+        append(Ps, Rest, Errors),
+        read_terms(RB, File, S, Rest)
+    ).
+
+syntax_problem(File, error(syntax_error(What), stream(_, Line, Col, _)), P) :- !,
+    format(atom(M), 'syntax error: ~w (column ~w)', [What, Col]), problem(error, File, Line, M, P).
+syntax_problem(File, error(syntax_error(What), file(_, Line, Col, _)), P) :- !,
+    format(atom(M), 'syntax error: ~w (column ~w)', [What, Col]), problem(error, File, Line, M, P).
+syntax_problem(File, error(syntax_error(What), string(_, _)), P) :- !,
+    format(atom(M), 'syntax error: ~w', [What]), problem(error, File, 0, M, P).
+syntax_problem(File, E, P) :- message_to_codes_safe(E, M), problem(error, File, 0, M, P).
+
+message_to_codes_safe(E, M) :-
+    catch(( '$messages':translate_message(E, Lines, []),
+            with_output_to(string(S), print_message_lines(current_output, '', Lines)) ), _, fail), !,
+    split_string(S, "", " \n", [S1]), atom_string(M, S1).
+message_to_codes_safe(E, M) :- format(atom(M), '~q', [E]).
+
+add_term(_, File, Line, (:- D), Ps) :- !,
+    ( ok_directive(D) -> Ps = []
+    ; format(atom(M), 'directive not executed (only dynamic/discontiguous are accepted): ~q', [D]),
+      problem(warning, File, Line, M, P), Ps = [P] ).
+add_term(RB, File, Line, (H --> B), Ps) :- !,
+    dcg_translate_rule((H --> B), Clause), add_term(RB, File, Line, Clause, Ps).
+add_term(RB, File, Line, T, Ps) :-
+    ( T = (H :- _) -> true ; H = T ),
+    (   \+ callable(H)
+    ->  format(atom(M), 'not a clause: ~q', [T]), problem(error, File, Line, M, P), Ps = [P]
+    ;   functor(H, N, A), system_pred(N/A)
+    ->  format(atom(M), 'cannot redefine the built-in ~w/~w', [N, A]), problem(error, File, Line, M, P), Ps = [P]
+    ;   declaration(H), T \= (_ :- _)
+    ->  check_declaration(T, File, Line, Ps),
+        assertz(RB:T), assertz(RB:'$src'(decl, T, File, Line))
+    ;   assertz(RB:T), assertz(RB:'$src'(rule, T, File, Line)), Ps = []
+    ).
+
+system_pred(N/A) :- functor(H, N, A), predicate_property(system:H, defined), \+ declaration(H).
+
+ok_directive(dynamic(_)).
+ok_directive(discontiguous(_)).
+
+check_declaration(T, File, Line, Ps) :-
+    findall(P, (decl_problem(T, Sev, M), problem(Sev, File, Line, M, P)), Ps).
+
+decl_problem(binding(H, _, _, _), error, M) :- \+ callable(H), format(atom(M), 'binding head must be a predicate term: ~q', [H]).
+decl_problem(binding(_, Tool, _, _), error, M) :- \+ Tool = tool(_, _),
+    format(atom(M), 'binding tool must be tool(Name, [Arg = Value, ...]), got ~q', [Tool]).
+decl_problem(binding(_, tool(N, Args), _, _), error, M) :- ( \+ atom(N) ; \+ is_list(Args) ),
+    format(atom(M), 'binding tool must be tool(Name, [Arg = Value, ...]) with an atom name, got ~q', [tool(N, Args)]).
+decl_problem(binding(_, _, X, _), error, M) :- \+ ( X = extract(L), is_list(L) ),
+    format(atom(M), 'binding extraction must be extract([Var = Pointer, ...]), got ~q', [X]).
+decl_problem(binding(H, _, extract(L), _), error, M) :- is_list(L), member(E, L),
+    \+ ( E = (V = Ptr), var(V), valid_pointer(Ptr), term_variables(H, HV), member(V1, HV), V1 == V ),
+    format(atom(M), 'extraction ~q must be Var = Pointer (or key(Pointer)) with Var a variable of the head', [E]).
+decl_problem(binding(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'binding options must be a list, got ~q', [O]).
+decl_problem(askable(_, Q, _, _), error, M) :- \+ ( (string(Q) ; atom(Q)), Q \== '', Q \== "" ),
+    format(atom(M), 'askable without a question (a non-empty string is needed), got ~q', [Q]).
+decl_problem(askable(_, _, T, _), error, M) :- \+ valid_type(T),
+    format(atom(M), 'askable type must be yes_no, choice([...]), text or number, got ~q', [T]).
+decl_problem(askable(H, _, T, _), error, M) :- T \== yes_no, callable(H), functor(H, _, 0),
+    format(atom(M), 'askable ~q of type ~q needs an answer argument (its last argument)', [H, T]).
+decl_problem(askable(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'askable options must be a list, got ~q', [O]).
+decl_problem(guard(T, _, _), error, M) :- \+ atom(T), format(atom(M), 'guard tool name must be an atom, got ~q', [T]).
+decl_problem(guard(_, A, _), error, M) :- \+ is_list(A), format(atom(M), 'guard argument pattern must be a list of Name = Term, got ~q', [A]).
+decl_problem(seed(F), error, M) :- \+ ( callable(F), ground(F) ), format(atom(M), 'seed must be a ground fact, got ~q', [F]).
+decl_problem(context(N), error, M) :- \+ atom(N), format(atom(M), 'context name must be an atom, got ~q', [N]).
+decl_problem(context(N, _, _), error, M) :- \+ atom(N), format(atom(M), 'context name must be an atom, got ~q', [N]).
+decl_problem(effect(_, _, A), error, M) :- \+ is_list(A), format(atom(M), 'effect actions must be a list, got ~q', [A]).
+decl_problem(effect(_, _, A), error, M) :- is_list(A), member(X, A), \+ X = invalidate(_),
+    format(atom(M), 'unknown effect action ~q (expected invalidate(Head))', [X]).
+decl_problem(fact(X), error, M) :- \+ X = _/_, format(atom(M), 'fact declaration must be Name/Arity, got ~q', [X]).
+
+valid_pointer(key(P)) :- !, atom(P).
+valid_pointer(P) :- atom(P).
+valid_type(yes_no). valid_type(text). valid_type(number).
+valid_type(choice(L)) :- is_list(L), L \== [], maplist(atomic, L).
+
+% ---------------------------------------------------------------- base predicates and checks
+
+base(RB, G) :- functor(G, N, A), base_indicator(RB, N/A), !.
+base_indicator(RB, N/A) :- RB:binding(H, _, _, _), functor(H, N, A).
+base_indicator(RB, N/A) :- RB:askable(H, _, _, _), functor(H, N, A).
+base_indicator(RB, N/A) :- RB:seed(H), functor(H, N, A).
+base_indicator(RB, N/A) :- RB:fact(N/A).
+
+post_load_problem(RB, P) :-
+    RB:'$src'(rule, T, File, Line), ( T = (H :- _) -> true ; H = T ), base(RB, H), functor(H, N, A),
+    format(atom(M), '~w/~w is a base predicate (binding, askable, seed or fact); it cannot also have clauses', [N, A]),
+    problem(error, File, Line, M, P).
+post_load_problem(RB, P) :-
+    RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
+    called_goal(Body, G), \+ known_pred(RB, G), functor(G, N, A),
+    format(atom(M), 'call to undefined predicate ~w/~w', [N, A]), problem(error, File, Line, M, P).
+post_load_problem(RB, P) :-
+    RB:'$src'(decl, askable(H, Q, Ty, _), File, Line), ( atom(Q) ; string(Q) ), callable(H), valid_type(Ty),
+    askable_input_count(H, Ty, NI), length(Args, NI), maplist(=(x), Args),
+    \+ catch(format(atom(_), Q, Args), _, fail),
+    format(atom(M), 'askable question ~q does not fit the ~w input argument(s) of ~q', [Q, NI, H]),
+    problem(warning, File, Line, M, P).
+
+askable_input_count(H, yes_no, N) :- !, functor(H, _, N).
+askable_input_count(H, _, N) :- functor(H, _, A), N is max(0, A - 1).
+
+post_load_problem(RB, P) :-
+    RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
+    called_goal(Body, G), callable(G), functor(G, N, A), forbidden(N/A),
+    format(atom(M), '~w/~w is not allowed in a rulebase (it could block, stop or change the engine)', [N, A]),
+    problem(error, File, Line, M, P).
+
+%  Builtins a proof must never run: no time limit can interrupt a blocked engine thread here, and
+%  the engine's state belongs to Sentinel (facts change only through the fact store).
+forbidden(halt/0). forbidden(halt/1). forbidden(sleep/1). forbidden(shell/0). forbidden(shell/1).
+forbidden(shell/2). forbidden(read/1). forbidden(read/2). forbidden(read_term/2). forbidden(read_term/3).
+forbidden(get_char/1). forbidden(get_char/2). forbidden(get_code/1). forbidden(get_code/2).
+forbidden(peek_char/1). forbidden(peek_code/1). forbidden(wait_for_input/3). forbidden(thread_get_message/1).
+forbidden(thread_get_message/2). forbidden(thread_join/1). forbidden(thread_join/2). forbidden(assert/1).
+forbidden(asserta/1). forbidden(assertz/1). forbidden(retract/1). forbidden(retractall/1). forbidden(abolish/1).
+forbidden(consult/1). forbidden(load_files/2). forbidden(ensure_loaded/1). forbidden(use_module/1).
+forbidden(use_module/2). forbidden(open/3). forbidden(open/4). forbidden(process_create/3). forbidden(nb_setval/2).
+forbidden(b_setval/2). forbidden(set_prolog_flag/2). forbidden(prompt/2). forbidden(tab/2).
+
+body_of(rule, (_ :- B), B).
+body_of(decl, guard(_, _, G), G).
+body_of(decl, context(_, _, G), G).
+
+%  called_goal(+Body, -Goal): every goal called by Body, through control constructs and meta-calls.
+called_goal(V, _) :- var(V), !, fail.
+called_goal((A, B), G) :- !, ( called_goal(A, G) ; called_goal(B, G) ).
+called_goal((A ; B), G) :- !, ( called_goal(A, G) ; called_goal(B, G) ).
+called_goal((A -> B), G) :- !, ( called_goal(A, G) ; called_goal(B, G) ).
+called_goal((A *-> B), G) :- !, ( called_goal(A, G) ; called_goal(B, G) ).
+called_goal(\+ A, G) :- !, called_goal(A, G).
+called_goal(require(A, _), G) :- !, called_goal(A, G).
+called_goal(findall(_, A, _), G) :- !, called_goal(A, G).
+called_goal(findall(_, A, _, _), G) :- !, called_goal(A, G).
+called_goal(forall(A, B), G) :- !, ( called_goal(A, G) ; called_goal(B, G) ).
+called_goal(aggregate_all(_, A, _), G) :- !, called_goal(A, G).
+called_goal(once(A), G) :- !, called_goal(A, G).
+called_goal(ignore(A), G) :- !, called_goal(A, G).
+called_goal(_^A, G) :- !, called_goal(A, G).
+called_goal(G, G) :- callable(G).
+
+known_pred(RB, G) :- base(RB, G), !.
+known_pred(_, G) :- sentinel_builtin(G), !.
+known_pred(RB, G) :- functor(G, N, A), functor(G1, N, A), predicate_property(RB:G1, number_of_clauses(C)), C > 0, !.
+known_pred(_, G) :- predicate_property(system:G, defined), !.
+known_pred(_, G) :- functor(G, N, A), '$find_library'(_, N, A, _, _), !.
+known_pred(RB, G) :- functor(G, N, A), decl_indicator(N/A), RB == RB.
+
+sentinel_builtin(G) :- functor(G, N, A), sentinel_rt_export(N/A).
+sentinel_builtin(confirmed(_, _)).
+sentinel_builtin(confirmed(_, _, _)).
+sentinel_builtin(require(_, _)).
+sentinel_rt_export(PI) :- module_property(sentinel_rt, exports(L)), memberchk(PI, L).
+
+% Make base predicates callable natively (inside findall/forall/...): each looks itself up in the store.
+install_base_wrappers(RB) :-
+    forall(( base_indicator(RB, N/A), \+ wrapped(RB, N/A) ),
+           ( functor(H, N, A), assertz(RB:(H :- sentinel_core:base_native(H))), assertz(RB:'$wrapped'(N/A)) )).
+wrapped(RB, PI) :- catch(RB:'$wrapped'(PI), _, fail).
+
+sn_finish_load(RB) :- dynamic(RB:'$wrapped'/1), install_base_wrappers(RB), mark_cuts(RB).
+
+% Clauses with a cut run natively (the meta-interpreter does not model cut); their base facts are still
+% looked up (and needs recorded) through the base wrappers.
+mark_cuts(RB) :-
+    dynamic(RB:'$has_cut'/1),
+    forall(( RB:'$src'(rule, (H :- B), _, _), body_has_cut(B), functor(H, N, A), \+ RB:'$has_cut'(N/A) ),
+           assertz(RB:'$has_cut'(N/A))).
+
+body_has_cut(B) :- called_goal(B, G), G == !, !.
+
+% ---------------------------------------------------------------- info for Python
+
+sn_info(RB, Out) :-
+    findall(json([tool=T]), RB:guard(T, _, _), Guards),
+    findall(json([predicate=PN, arity=PA, tool=T, ttl=TTL]),
+            ( RB:binding(H, tool(T, _), _, O), functor(H, PN, PA), ttl_opt(O, TTL) ), Bindings),
+    findall(json([predicate=PN, arity=PA, question=QA, type=TyA, from=From]),
+            ( RB:askable(H, Q, Ty, O), functor(H, PN, PA), text_to_atom(Q, QA), term_to_atom(Ty, TyA), askable_from(O, From) ),
+            Askables),
+    findall(C, ( RB:context(C) ; RB:context(C, _, _) ), Cs0), sort(Cs0, Contexts),
+    findall(FA, ( RB:seed(F), term_to_atom(F, FA) ), Seeds),
+    findall(OA, ( RB:option(O), term_to_atom(O, OA) ), Options),
+    findall(T, RB:read_only(T), ReadOnly),
+    findall(json([tool=T, args=As]), RB:symbolic_exempt(T, As), Exempt),
+    findall(T, RB:effect(T, _, _), Effects),
+    to_json_atom(json([guards=Guards, bindings=Bindings, askables=Askables, contexts=Contexts, seeds=Seeds,
+                       options=Options, read_only=ReadOnly, symbolic_exempt=Exempt, effects=Effects]), Out).
+
+text_to_atom(Q, A) :- string(Q), !, atom_string(A, Q).
+text_to_atom(Q, Q).
+
+ttl_opt(O, TTL) :- ( memberchk(ttl(T), O) -> ( T == session -> TTL = null ; TTL = T ) ; TTL = 60 ).
+askable_from(O, From) :- ( memberchk(from(F), O) -> From = F ; From = [user, agent] ).
+
+
+%  sn_tool_sites(+RB, -Out): where each binding and guard names a tool (for catalog checks).
+sn_tool_sites(RB, Out) :-
+    findall(json([kind=binding, tool=T, file=F, line=L]), RB:'$src'(decl, binding(_, tool(T, _), _, _), F, L), Bs),
+    findall(json([kind=guard, tool=T, file=F, line=L]), RB:'$src'(decl, guard(T, _, _), F, L), Gs),
+    findall(json([kind=effect, tool=T, file=F, line=L]), RB:'$src'(decl, effect(T, _, _), F, L), Es),
+    append([Bs, Gs, Es], All), to_json_atom(json([sites=All]), Out).
