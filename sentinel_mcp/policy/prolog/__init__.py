@@ -1,0 +1,1 @@
+"""SWI-Prolog sources of the policy engine (shipped as package data)."""
