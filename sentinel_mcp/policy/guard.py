@@ -163,8 +163,14 @@ class PolicyGuard:
         if kind == "confirmation":  # the default guard's own question
             await self.default.record_answer(call, question, answer)
             return
-        if kind not in ("ask", "confirm") or answer.action != "accept":
-            return  # declined or cancelled: nothing is established
+        if kind not in ("ask", "confirm"):
+            return
+        if answer.action != "accept":
+            if kind == "confirm" and answer.action == "decline":
+                # a declined confirmation is a "no" for this exact call (until it expires)
+                answer = Answer(action="accept", content={"answer": False}, provenance=answer.provenance)
+            else:
+                return  # a cancelled question, or a declined askable: nothing is established
         await self.store_answer(call.session_id, question, answer)
 
     async def store_answer(self, session: str, question: Question, answer: Answer,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,19 @@ async def test_strict_symbolic_mode_refuses_made_up_identifiers(tmp_path: Path) 
         assert isinstance(d, Ask)
         d = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-000"}))
         assert isinstance(d, Deny) and "strict symbolic mode" in d.reason
+
+
+async def test_confirmations_expire_and_declines_deny(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db") as r:
+        r.guard.settings = r.guard.settings.model_copy(update={"confirm_ttl": 1.0})
+        call = r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
+        q, conf = (await r.guard.decide(call)).questions
+        await r.guard.record_answer(call, q, Answer(action="accept", content={"answer": "health"}))
+        await r.guard.record_answer(call, conf, Answer(action="accept", content={"answer": True}))
+        assert isinstance(await r.guard.decide(call), Allow)
+        await asyncio.sleep(1.2)  # let the 1 s confirmation pass
+        d = await r.guard.decide(call)
+        assert isinstance(d, Ask) and [x.meta["kind"] for x in d.questions] == ["confirm"]
+        await r.guard.record_answer(call, d.questions[0], Answer(action="decline"))
+        d = await r.guard.decide(call)
+        assert isinstance(d, Deny) and any("declined" in u for u in d.unmet)
