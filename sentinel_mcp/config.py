@@ -239,7 +239,7 @@ def embedded_default() -> Config:
                                                             "sensors.pl", "swarm.pl")
                           if (RULEBASES_DIR / n).exists()],
             "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"},
-            "builtins": ["sentinel", "device", "sensors", "llm", "swarm"],
+            "builtins": ["sentinel", "device", "sensors", "llm", "swarm", "a2a"],
             # the shipped 270M base model is too weak to lower the firewall's false positives (and slow):
             # the heuristics decide until a better model is configured
             "device": {"backend": "simulated", "risk_classifier": False},

@@ -191,6 +191,12 @@ class Gateway:
                     used.add(q.key)
                     with anyio.fail_after(timeout):
                         await self.guard.record_answer(call, q, answers[q.key])
+                refused = [q for q in fresh if answers[q.key].action != "accept"]
+                if refused:
+                    # a declined or cancelled question ends the call; asking again would loop
+                    return Deny(reason=f"the user declined: {refused[0].message}",
+                                unmet=[q.key for q in refused],
+                                how_to_unblock=["ask the user again if they change their mind"])
             return decision
         except TimeoutError:
             return Deny(reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",

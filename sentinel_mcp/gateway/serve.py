@@ -97,13 +97,27 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         lines.append(f"  warning: {p}")
     if base_url:
         lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"]
+    exe = _command_name()
+    url = f" --url {base_url}/mcp" if base_url else ""
     lines += [
-        "Connect Claude Desktop: `sentinel-mcp config claude` prints the snippet for claude_desktop_config.json.",
-        "Try a governed call:    `sentinel-mcp call airline__cancel_reservation '{\"reservation_id\": \"NO6JO3\"}'`"
-        + (f" --url {base_url}/mcp" if base_url else ""),
-        "  (a destructive call asks you for confirmation first; `sentinel-mcp audit` shows the decisions)",
+        f"Connect Claude Desktop: `{exe} config claude` prints the snippet for claude_desktop_config.json.",
+        f"Try a governed call:    {exe} call airline__cancel_reservation '{{\"reservation_id\": \"NO6JO3\"}}'{url}",
+        f"  (a write asks you first; `{exe} audit` shows every decision with its reason)",
     ]
     return lines
+
+
+def _command_name() -> str:
+    import shutil
+    from pathlib import Path
+
+    beside = Path(sys.executable).with_name("sentinel-mcp")
+    if shutil.which("sentinel-mcp") == str(beside) or not beside.exists():
+        return "sentinel-mcp"
+    try:
+        return str(beside.relative_to(Path.cwd()))
+    except ValueError:
+        return str(beside)
 
 
 def install_signal_exit() -> None:

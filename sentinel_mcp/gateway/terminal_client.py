@@ -53,13 +53,26 @@ async def call_once(tool: str, arguments: Any, *, config: Config | None, url: st
             print(json.dumps(result.structured_content, indent=2))
         return 1 if result.is_error else 0
 
+    run.on_elicit = on_elicit  # type: ignore[attr-defined]
+
+    try:
+        return await _connect_and_run(run, config=config, url=url, token=token)
+    except Exception as error:  # noqa: BLE001 - the SDK wraps failures in nested groups; show the first cause
+        first: BaseException = error
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        print(f"sentinel-mcp call: {type(first).__name__}: {first}", file=sys.stderr)
+        return 2
+
+
+async def _connect_and_run(run: Any, *, config: Config | None, url: str | None, token: str | None) -> int:
     if url:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=600))
-        async with Client(streamable_http_client(url, http_client=http), elicitation_callback=on_elicit) as c:
+        async with Client(streamable_http_client(url, http_client=http), elicitation_callback=run.on_elicit) as c:
             return await run(c)
     from sentinel_mcp.gateway.runtime import running_gateway
 
@@ -67,7 +80,7 @@ async def call_once(tool: str, arguments: Any, *, config: Config | None, url: st
     async with running_gateway(config, default_session="cli") as rt:
         for p in rt.problems:
             print(f"warning: {p}", file=sys.stderr)
-        async with Client(rt.front.server, elicitation_callback=on_elicit) as c:
+        async with Client(rt.front.server, elicitation_callback=run.on_elicit) as c:
             code = await run(c)
         await rt.audit.flush()
         return code
