@@ -328,42 +328,19 @@ class Upstream:
         if client is None:
             return
         caps = client.server_capabilities
-        tools: dict[str, Tool] = {}
+        tools: list[Tool] = []
         if caps is None or caps.tools is not None:
-            cursor = None
-            while True:
-                page = await client.list_tools(cursor=cursor)
-                tools.update({t.name: t for t in page.tools})
-                cursor = page.next_cursor
-                if not cursor:
-                    break
+            tools = await _all_pages(client.list_tools, "tools")
         resources: list[Resource] = []
         templates: list[ResourceTemplate] = []
         if caps is not None and caps.resources is not None:
-            cursor = None
-            while True:
-                rpage = await client.list_resources(cursor=cursor)
-                resources.extend(rpage.resources)
-                cursor = rpage.next_cursor
-                if not cursor:
-                    break
-            cursor = None
-            while True:
-                tpage = await client.list_resource_templates(cursor=cursor)
-                templates.extend(tpage.resource_templates)
-                cursor = tpage.next_cursor
-                if not cursor:
-                    break
+            resources = await _all_pages(client.list_resources, "resources")
+            templates = await _all_pages(client.list_resource_templates, "resource_templates")
         prompts: list[Prompt] = []
         if caps is not None and caps.prompts is not None:
-            cursor = None
-            while True:
-                ppage = await client.list_prompts(cursor=cursor)
-                prompts.extend(ppage.prompts)
-                cursor = ppage.next_cursor
-                if not cursor:
-                    break
-        self.tools, self.resources, self.resource_templates, self.prompts = tools, resources, templates, prompts
+            prompts = await _all_pages(client.list_prompts, "prompts")
+        self.tools = {t.name: t for t in tools}
+        self.resources, self.resource_templates, self.prompts = resources, templates, prompts
 
     async def _refresh_and_announce(self) -> None:
         try:
@@ -482,6 +459,18 @@ class Upstream:
         if self.client is None:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         return await self.client.session.get_prompt(name, arguments)
+
+
+async def _all_pages(list_page: Callable[..., Awaitable[Any]], field_name: str) -> list[Any]:
+    """Walk every page of an upstream list (tools, resources, templates, prompts)."""
+    items: list[Any] = []
+    cursor = None
+    while True:
+        page = await list_page(cursor=cursor)
+        items.extend(getattr(page, field_name))
+        cursor = page.next_cursor
+        if not cursor:
+            return items
 
 
 async def _no_validation(name: str, result: CallToolResult) -> None:
