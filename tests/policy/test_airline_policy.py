@@ -147,3 +147,31 @@ async def test_violations_are_denied_with_the_reason(family: str, user: str, too
             await guard.close()
     assert isinstance(d, Deny), (family, d)
     assert any(reason in u for u in d.unmet), (family, d.unmet)
+
+
+async def test_the_user_gives_their_own_id(tmp_path: Path) -> None:
+    from sentinel_mcp.gateway.decision import Answer
+    from sentinel_mcp.policy.questions import AnswerRefused
+
+    async with Client(create_server(fresh_db()), mode="auto") as client:
+        port = ClientPort(client, prefix="airline")
+        await port.refresh()
+        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL], seeds={})
+        try:
+            call = port.call_of("airline__cancel_reservation", {"reservation_id": "8C8K4E"})
+            d = await guard.decide(call)
+            assert isinstance(d, Ask)
+            # the reservation was fetched first; then everything only the user can say is asked at once
+            assert port.log[0][:2] == ("solver", "airline__get_reservation_details")
+            by_pred = {q.meta.get("predicate") or q.meta["kind"]: q for q in d.questions}
+            assert set(by_pred) == {"current_user", "cancel_reason", "confirm"}
+            with pytest.raises(AnswerRefused):  # the agent cannot claim who the user is
+                await guard.record_answer(call, by_pred["current_user"],
+                                          Answer(action="accept", content={"answer": "amelia_davis_8890"},
+                                                 provenance="agent"))
+            await guard.record_answer(call, by_pred["current_user"],
+                                      Answer(action="accept", content={"answer": "someone_else_1"}))
+            d = await guard.decide(call)
+            assert isinstance(d, Deny) and "the reservation must belong to the user" in d.unmet
+        finally:
+            await guard.close()
