@@ -51,8 +51,8 @@ class PolicyService:
         rb = self._rb
         await self.guard.knowledge.ensure(session, rb)
         answered = {f.predicate for f in await self.guard.store.valid(session)}
-        open_q = [f"{a.predicate}/{a.arity}: {a.question} ({a.type}; answerable by {', '.join(a.from_)})"
-                  for a in rb.info.askables if a.predicate not in answered]
+        open_q = [f"{a.predicate}/{a.arity}: {a.question} ({_type_text(a.type)}; "
+                  f"answerable by {', '.join(a.from_)})" for a in rb.info.askables if a.predicate not in answered]
         text = await self.guard.store.summary(session, open_q)
         if rb.info.contexts:
             text += "\nDeclared contexts: " + ", ".join(rb.info.contexts)
@@ -91,10 +91,7 @@ class PolicyService:
         expected = ask.arity if ask.type == "yes_no" else ask.arity - 1
         if len(resolved) != expected:
             raise AnswerRefused(f"{predicate} takes {expected} input argument(s), got {len(resolved)}")
-        type_: Any = ask.type
-        if type_.startswith("choice("):
-            type_ = {"choice": [c.strip().strip("'") for c in type_[len("choice(["):-2].split(",")]}
-        need = {"kind": "ask", "predicate": predicate, "inputs": resolved, "type": type_, "from": ask.from_,
+        need = {"kind": "ask", "predicate": predicate, "inputs": resolved, "type": ask.type, "from": ask.from_,
                 "question": ask.question, "fact": f"{predicate}{tuple(resolved)}"}
         q = question_of(need, None, rb.version)
         return await self.guard.store_answer(session, q, Answer(action="accept", content={"answer": value},
@@ -109,7 +106,8 @@ class PolicyService:
         server, _, own = tool.partition("__")
         call = ToolCall(name=tool, server=server if own else "", tool=own or tool, arguments=arguments,
                         session_id=session, origin="builtin",
-                        read_only=ann.read_only_hint if ann else None, destructive=ann.destructive_hint if ann else None)
+                        read_only=ann.read_only_hint if ann else None,
+                        destructive=ann.destructive_hint if ann else None)
         d = await self.guard.decide(call)
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):
@@ -121,6 +119,10 @@ class PolicyService:
                                  "predicate": q.meta.get("predicate"), "inputs": q.meta.get("inputs"),
                                  "may_answer": q.meta.get("from")} for q in d.questions]
         return out
+
+
+def _type_text(t: Any) -> str:
+    return f"one of {', '.join(t['choice'])}" if isinstance(t, dict) else str(t)
 
 
 def _query_outcome(goal: str, res: SolverResult) -> QueryOutcome:

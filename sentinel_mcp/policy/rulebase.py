@@ -48,7 +48,7 @@ class AskableInfo(BaseModel):
     predicate: str
     arity: int
     question: str
-    type: str
+    type: str | dict[str, list[str]]  # "yes_no" | "text" | "number" | {"choice": [...]}
     from_: list[str] = Field(alias="from")
 
 
@@ -131,7 +131,8 @@ def _mtimes(files: list[Path]) -> tuple[float | None, ...]:
 
 async def load_rulebase(engine: PrologEngine, files: list[Path]) -> Rulebase:
     """Load and validate files into a new module; raise RulebaseError (module unloaded) on errors."""
-    missing = [Problem(severity="error", file=str(f), line=0, message="file not found") for f in files if not f.is_file()]
+    missing = [Problem(severity="error", file=str(f), line=0, message="file not found")
+               for f in files if not f.is_file()]
     if missing:
         raise RulebaseError(missing)
     version = content_version(files)

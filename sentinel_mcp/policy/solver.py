@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from sentinel_mcp.gateway.decision import argument_digest
 from sentinel_mcp.gateway.port import Completed, GatewayPort, NeedsInput
+from sentinel_mcp.policy.fact_store import Fact
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import Rulebase
 
@@ -173,8 +174,6 @@ class Solver:
             return 0
         digest = argument_digest(arguments)
         now = time.time()
-        from sentinel_mcp.policy.fact_store import Fact
-
         facts = [Fact(session=session, predicate=e["predicate"], args=e["args"], fact=e["fact"], provenance="observed",
                       source_tool=tool, source_digest=digest, established_at=now,
                       expires_at=None if e["ttl"] is None else now + float(e["ttl"])) for e in extracted]

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
-from mcp import Client
 
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Deny
+from sentinel_mcp.gateway.decision import Answer, Ask
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 
 DATA_DIR = PROJECT_ROOT / "examples" / "airline" / "data"

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.timeout(60)
 
 async def test_tools_before_questions_then_allow(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
-        port, guard, state = r.port, r.guard, r.state
+        port, guard, state = r.port, r.guard, r.state  # noqa: F841
         call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
         d = await guard.decide(call)
         # the solver fetched both read tools (through the guarded port) before asking anything
@@ -42,7 +42,7 @@ async def test_tools_before_questions_then_allow(tmp_path: Path) -> None:
 
 async def test_failed_fact_denies_without_asking(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
-        port, guard, state = r.port, r.guard, r.state
+        port, guard, state = r.port, r.guard, r.state  # noqa: F841
         d = await guard.decide(port.call_of("bk__cancel_booking", {"booking_id": "BK-456"}))  # pending, not confirmed
         assert isinstance(d, Deny)
         assert d.unmet == ["only confirmed bookings can be cancelled"]
@@ -51,7 +51,7 @@ async def test_failed_fact_denies_without_asking(tmp_path: Path) -> None:
 
 async def test_agent_answer_refused_where_user_is_demanded(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
-        port, guard, state = r.port, r.guard, r.state
+        port, guard, state = r.port, r.guard, r.state  # noqa: F841
         call = port.call_of("bk__merge_bookings", {"first": "BK-789", "second": "BK-456"})
         d = await guard.decide(call)
         assert isinstance(d, Ask) and d.questions[0].meta["predicate"] == "really_merge"
@@ -72,7 +72,7 @@ async def test_agent_answer_refused_where_user_is_demanded(tmp_path: Path) -> No
 
 async def test_confirmation_bound_to_arguments_and_consumed(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
-        port, guard, state = r.port, r.guard, r.state
+        port, guard, state = r.port, r.guard, r.state  # noqa: F841
         call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
         await guard.record_answer(call, (await guard.decide(call)).questions[0],
                                   Answer(action="accept", content={"answer": "health"}))
@@ -91,7 +91,7 @@ async def test_confirmation_bound_to_arguments_and_consumed(tmp_path: Path) -> N
 
 async def test_declined_confirmation_denies(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
-        port, guard, state = r.port, r.guard, r.state
+        port, guard, state = r.port, r.guard, r.state  # noqa: F841
         call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
         await guard.record_answer(call, (await guard.decide(call)).questions[0],
                                   Answer(action="accept", content={"answer": "health"}))
@@ -102,7 +102,7 @@ async def test_declined_confirmation_denies(tmp_path: Path) -> None:
 
 async def test_unguarded_tools_go_to_the_default_guard(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
-        port, guard, state = r.port, r.guard, r.state
+        port, guard, state = r.port, r.guard, r.state  # noqa: F841
         d = await guard.decide(port.call_of("bk__get_booking", {"booking_id": "BK-789"}))
         assert isinstance(d, Allow) and "read-only" in d.reason
 

@@ -24,7 +24,8 @@ SERVER = Path(__file__).with_name("bookings_server.py")
 def config(data_dir: Path) -> Any:
     return parse_config({
         "mcpServers": {"bk": {"command": sys.executable, "args": [str(SERVER)], "protocol": "auto"}},
-        "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(BOOKINGS_PL)], "builtins": ["sentinel"], "data_dir": str(data_dir),
+        "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(BOOKINGS_PL)], "builtins": ["sentinel"],
+                     "data_dir": str(data_dir),
                      "seeds": {"current_user": "u_123", "today": "2025-01-15"}},
     }, base_dir=str(data_dir))
 
