@@ -31,12 +31,15 @@ def seed_facts_of(seeds: dict[str, Any]) -> list[tuple[str, list[Any]]]:
 
 
 class Knowledge:
-    def __init__(self, store: FactStore, engine: PrologEngine, namespace: str, seeds: dict[str, Any] | None = None):
+    def __init__(self, store: FactStore, engine: PrologEngine, namespace: str, seeds: dict[str, Any] | None = None,
+                 max_sessions: int = 256):
         self.store = store
         self.engine = engine
         self.namespace = namespace
         self.seeds = dict(seeds or {})
-        self._loaded: dict[str, str] = {}  # session -> rulebase version its seeds came from
+        self.max_sessions = max_sessions
+        # session -> rulebase version its seeds came from; insertion order = least recently loaded first
+        self._loaded: dict[str, str] = {}
 
     def module(self, session: str) -> str:
         return module_name(f"s{self.namespace}", session)
@@ -46,6 +49,7 @@ class Knowledge:
         mod = self.module(session)
         seeded = self._loaded.get(session)
         if seeded is None:
+            await self._evict()
             now = time.time()
             facts = await self.store.valid(session, now)
             await self.engine.drop_session(mod)
@@ -57,6 +61,14 @@ class Knowledge:
             await self._seed(session, rb)
             self._loaded[session] = rb.version
         return mod
+
+    async def _evict(self) -> None:
+        """Keep at most ``max_sessions`` sessions mirrored in the engine; the store keeps everything, and an
+        evicted session is simply loaded again on its next use."""
+        while len(self._loaded) >= self.max_sessions:
+            oldest = next(iter(self._loaded))
+            del self._loaded[oldest]
+            await self.engine.drop_session(self.module(oldest))
 
     async def _seed(self, session: str, rb: Rulebase) -> None:
         texts = [fact_text(n, a) for n, a in seed_facts_of(self.seeds)] + list(rb.info.seeds)

@@ -82,3 +82,14 @@ async def test_concurrent_writes_to_the_store(tmp_path: Path) -> None:
 
         await asyncio.gather(*(store.add([fact(i)]) for i in range(40)), *(store.valid("s") for _ in range(10)))
         assert await store.count("s") == 40
+
+
+async def test_evicted_sessions_come_back_from_the_store(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db") as r:
+        r.guard.knowledge.max_sessions = 2
+        for s in ("a", "b", "c"):  # loading "c" evicts "a" from the engine
+            await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id=s))
+        assert "a" not in r.guard.knowledge._loaded
+        calls = dict(r.state["calls"])
+        d = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="a"))
+        assert isinstance(d, Ask) and r.state["calls"] == calls  # reloaded from the store, nothing fetched
