@@ -6,6 +6,7 @@ stored facts. A session is loaded into the engine on first use (valid facts, con
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -40,6 +41,7 @@ class Knowledge:
         self.max_sessions = max_sessions
         # session -> rulebase version its seeds came from; insertion order = least recently loaded first
         self._loaded: dict[str, str] = {}
+        self._loading = asyncio.Lock()
 
     def module(self, session: str) -> str:
         return module_name(f"s{self.namespace}", session)
@@ -47,6 +49,12 @@ class Knowledge:
     async def ensure(self, session: str, rb: Rulebase) -> str:
         """Load the session into the engine (once), seed it; returns its module."""
         mod = self.module(session)
+        if self._loaded.get(session) == rb.version:
+            return mod
+        async with self._loading:  # two first decisions of a session must not load it twice
+            return await self._load(session, rb, mod)
+
+    async def _load(self, session: str, rb: Rulebase, mod: str) -> str:
         seeded = self._loaded.get(session)
         if seeded is None:
             await self._evict()
