@@ -7,7 +7,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))  # --import-mode=importlib: make the helper importable
 
-import helpers  # noqa: F401
+import device_helpers  # noqa: F401
 from device_fake_adb import FakeAdbServer
 
 

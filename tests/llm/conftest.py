@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent / "support"))  # tiny_gguf, shared with the swarm tests
 from tiny_gguf import CHATML_TEMPLATE, write_tiny_gguf
 
 from sentinel_mcp.llm.engine import LlamaEngine

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from airline_replay import AIRLINE_PL, TASKS, WRITES, answer_questions, cancel_reason_of, user_of, write_tasks
-from conftest import ClientPort, make_guard
+from policy_rig import ClientPort, make_guard
 from mcp import Client
 
 from examples.airline.database import AirlineDatabase

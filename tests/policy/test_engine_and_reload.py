@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import make_guard
+from policy_rig import make_guard
 
 from sentinel_mcp.gateway.decision import Allow, Deny, ToolCall
 from sentinel_mcp.policy.engine import shared_engine

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import BOOKINGS_PL, rig
+from policy_rig import BOOKINGS_PL, rig
 
 from sentinel_mcp.gateway.decision import Ask, Deny
 from sentinel_mcp.policy.fact_store import FactStore

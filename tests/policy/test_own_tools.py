@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import rig
+from policy_rig import rig
 from mcp import Client
 
 from sentinel_mcp.gateway.builtin import BuiltinContext

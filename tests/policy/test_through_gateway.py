@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BOOKINGS_PL
+from policy_rig import BOOKINGS_PL
 from mcp import Client
 from mcp.types import ElicitResult
 

@@ -13,11 +13,7 @@ from device_tools.sensors.bridge import SensorBridge
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.sources.simulated import START_EPOCH, SimulatedSource
 
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def recorded(name: str) -> str:
-    return (FIXTURES / name).read_text()
+from sensors_support import FIXTURES, recorded  # noqa: E402,F401
 
 
 class ManualClock:

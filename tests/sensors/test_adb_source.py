@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from conftest import recorded
+from sensors_support import recorded
 from sensors_fake_adb import FakeAdbServer
 
 from device_tools.sensors.errors import MalformedOutput, NoReading, SensorUnsupported, SourceUnavailable

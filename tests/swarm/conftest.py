@@ -8,6 +8,7 @@ import pytest
 
 # helpers live in support/ (not beside conftest.py: other areas import "conftest" by name)
 sys.path.insert(0, str(Path(__file__).parent / "support"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "support"))  # tiny_gguf, shared with the llm tests
 
 from scripted_model import ScriptedModelServer
 

@@ -14,7 +14,7 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip 
 
 from mcp import Client
 from scripted_model import FILES, PLAN, SPEC
-from tiny_model import write_tiny_gguf
+from tiny_gguf import write_tiny_gguf
 
 from sentinel_mcp.gateway.builtin import BuiltinContext
 from sentinel_mcp.llm.engine import LlamaEngine
@@ -37,7 +37,7 @@ LLM = {"n_ctx": 8192, "max_tokens": 2048, "n_threads": 1, "seed": 7}
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory) -> Path:
-    return write_tiny_gguf(tmp_path_factory.mktemp("models") / "tiny.gguf")
+    return write_tiny_gguf(tmp_path_factory.mktemp("models") / "tiny.gguf", n_ctx=8192)
 
 
 async def _every_agent(backend) -> None:

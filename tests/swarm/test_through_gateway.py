@@ -71,11 +71,11 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(tmp_p
 
 async def test_local_build_calls_the_llm_builtin_through_the_gateway(tmp_path, mode) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-    from tiny_model import write_tiny_gguf
+    from tiny_gguf import write_tiny_gguf
 
     from sentinel_mcp.gateway.runtime import running_gateway
 
-    model = write_tiny_gguf(tmp_path / "tiny.gguf")
+    model = write_tiny_gguf(tmp_path / "tiny.gguf", n_ctx=8192)
     config = parse_config({"mcpServers": {}, "sentinel": {
         "data_dir": str(tmp_path), "builtins": ["llm", "swarm"], "rulebases": [str(RULEBASES_DIR / "swarm.pl")],
         "llm": {"model": str(model), "n_ctx": 8192, "max_tokens": 2048, "n_threads": 1, "seed": 7},
