@@ -47,6 +47,7 @@ from sentinel_mcp import __version__
 from sentinel_mcp.gateway.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
+from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
@@ -116,6 +117,7 @@ class Front:
         self.seal = seal or RequestStateSeal(max_age=gateway.config.sentinel.policy.confirm_ttl)
         self.bus = InMemorySubscriptionBus()
         self.page_size = PAGE_SIZE
+        self.held = HeldCalls(timeout=gateway.config.sentinel.policy.confirm_ttl)
         self._legacy_sessions: dict[int, Any] = {}
         self.server = SentinelFront(
             "sentinel", version=__version__, instructions=INSTRUCTIONS,
@@ -195,35 +197,79 @@ class Front:
         async def progress(p: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(p, total, message)
 
+        if is_modern(ctx) and can_elicit(ctx):
+            held_id = (sealed or {}).get("hold")
+            if held_id and sealed and sealed.get("session") == session:
+                return await self._resume_held(ctx, params, session, held_id, theirs)
+            if self._needs_holding(params.name):
+                async def run(held_link: CallerLink) -> Any:
+                    return await self.gateway.execute(
+                        params.name, params.arguments, session_id=session, client=client, origin="client",
+                        answers=answers, link=held_link, preapproved_digest=preapproved)
+                call = self.held.start(params.name, session, run)
+                return await self._await_held(ctx, params, session, call)
+
         for _round in range(4):
             outcome = await self.gateway.execute(
                 params.name, params.arguments, session_id=session, client=client, origin="client",
                 answers=answers, progress=progress, link=link, upstream_input=theirs or None,
                 upstream_state=(sealed or {}).get("upstream") if theirs else None,
                 preapproved_digest=preapproved)
-            if isinstance(outcome, Completed):
-                return outcome.result
-            if isinstance(outcome, Refused):
-                return self._refused(outcome)
-            if isinstance(outcome, UpstreamNeedsInput):
-                # 2026-era client: relay the upstream's questions, and remember that we already allowed this call
-                state = self.seal.seal({"name": params.name, "session": session, "allowed": outcome.call.digest,
-                                        "upstream": outcome.result.request_state})
-                return outcome.result.model_copy(update={"request_state": state})
-            assert isinstance(outcome, NeedsInput)
-            if not can_elicit(ctx):
-                return self._blocked(outcome)
-            if is_modern(ctx):
-                return InputRequiredResult(
-                    input_requests={_wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
-                        message=q.message, requested_schema=q.requested_schema)) for q in outcome.questions},
-                    request_state=self.seal.seal({"name": params.name, "session": session,
-                                                  "asked": [_wire_key(q.key) for q in outcome.questions]}))
+            if not isinstance(outcome, NeedsInput) or not can_elicit(ctx) or is_modern(ctx):
+                return self._respond(ctx, params.name, session, outcome)
             pushed = await self._push_questions(ctx, outcome.questions)
             if pushed is None:
                 return self._blocked(outcome)
             answers = {**answers, **pushed}
         return error_result(f"sentinel: {params.name} is still blocked after the user's answers")
+
+    def _respond(self, ctx: ServerRequestContext, name: str, session: str,
+                 outcome: Any) -> CallToolResult | InputRequiredResult:
+        """An outcome as the client gets it (a handshake client's questions are pushed by the caller instead)."""
+        if isinstance(outcome, Completed):
+            return outcome.result
+        if isinstance(outcome, Refused):
+            return self._refused(outcome)
+        if isinstance(outcome, UpstreamNeedsInput):
+            # 2026-era client: relay the upstream's questions, and remember that we already allowed this call
+            state = self.seal.seal({"name": name, "session": session, "allowed": outcome.call.digest,
+                                    "upstream": outcome.result.request_state})
+            return outcome.result.model_copy(update={"request_state": state})
+        assert isinstance(outcome, NeedsInput)
+        if not can_elicit(ctx):
+            return self._blocked(outcome)
+        return InputRequiredResult(
+            input_requests={_wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
+                message=q.message, requested_schema=q.requested_schema)) for q in outcome.questions},
+            request_state=self.seal.seal({"name": name, "session": session,
+                                          "asked": [_wire_key(q.key) for q in outcome.questions]}))
+
+    def _needs_holding(self, name: str) -> bool:
+        """Only calls to handshake-era upstreams may push questions mid-call."""
+        route = self.gateway.manager.catalog.tools.get(name)
+        if route is None:
+            return False
+        up = self.gateway.manager.upstreams.get(route.upstream)
+        return up is not None and up.client is not None and not up.modern
+
+    async def _await_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
+                          call: HeldCall) -> CallToolResult | InputRequiredResult:
+        event = await self.held.next_event(call)
+        if isinstance(event, PendingQuestion):
+            return InputRequiredResult(
+                input_requests={event.key: ElicitRequest(params=event.params)},
+                request_state=self.seal.seal({"name": params.name, "session": session, "hold": call.id}))
+        return self._respond(ctx, params.name, session, event)
+
+    async def _resume_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
+                           held_id: str, responses: dict[str, Any]) -> CallToolResult | InputRequiredResult:
+        call = self.held.calls.get(held_id)
+        if call is None or call.name != params.name:
+            return error_result("sentinel: the held call this answer belongs to has ended; call the tool again")
+        pending = call.pending
+        if pending is not None:
+            self.held.answer(call, responses.get(pending.key))
+        return await self._await_held(ctx, params, session, call)
 
     async def _push_questions(self, ctx: ServerRequestContext, questions: list[Question]) -> dict[str, Answer] | None:
         answers: dict[str, Answer] = {}

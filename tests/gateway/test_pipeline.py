@@ -200,3 +200,17 @@ async def test_upstream_log_lines_reach_the_calling_client(data_dir):
         async with Client(rt.front.server, mode="legacy", logging_callback=on_log) as c:
             assert (await c.call_tool("tb__chatty", {})).content[0].text == "said"
         assert lines == ["chatty: first line", "chatty: second line"]
+
+
+async def test_pushed_question_of_a_handshake_upstream_reaches_a_2026_client(data_dir):
+    """The upstream call is held open while the 2026 client answers by retrying the call."""
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="legacy")})
+    async with running_gateway(cfg) as rt:
+        cb = approve()
+        async with Client(rt.front.server, mode="auto", elicitation_callback=cb) as c:
+            r = await c.call_tool("tb__confirm_push", {"what": "ship"})
+            assert r.content[0].text == "ship:accept:True"
+            r = await c.call_tool("tb__echo", {"text": "plain calls are not held"})
+            assert r.content[0].text == "plain calls are not held"
+        assert cb.asked[-1] == "[toolbox] really ship?"
+        assert rt.front.held.calls == {}
