@@ -146,6 +146,11 @@ same_flights(R, Flights) :-
     findall(F-D, ( member(S, Flights), segment(S, F, D) ), New0), msort(New0, New),
     Old == New.
 
+% How a person reads a flight list in a confirmation: "HAT083 on 2024-05-16, HAT221 on 2024-05-16".
+flights_text(Fs, Text) :-
+    findall(X, ( member(S, Fs), segment(S, F, D), format(atom(X), '~w on ~w', [F, D]) ), Xs),
+    atomic_list_concat(Xs, ', ', Text).
+
 flight_not_flown(S) :- segment(S, F, Date), \+ ( flight_status(F, Date, St), flown_status(St) ).
 
 % ---------------------------------------------------------------- guards of the write tools
@@ -177,7 +182,8 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
         ->  true
         ;   require(\+ any_flight_flown(R), 'the cabin cannot be changed once a flight has been flown')
         ),
-        confirmed('Update reservation ~w to cabin ~w with flights ~w, paid with ~w?', [R, C, Fs, P]) )).
+        flights_text(Fs, FT),
+        confirmed('Update reservation ~w to cabin ~w with flights ~w, paid with ~w?', [R, C, FT, P]) )).
 
 guard('airline__update_reservation_baggages', [reservation_id = R, total_baggages = T, nonfree_baggages = N, payment_id = P],
       ( current_user(U),
@@ -205,8 +211,9 @@ guard('airline__book_reservation',
                 'payment: methods from the profile only, at most one certificate, one credit card and three gift cards, within their balance'),
         require(( is_list(Fs), route_ok(none, O, D, T, Fs) ), 'the flights must go from the origin to the destination (and back for a round trip)'),
         require(baggage_fee_ok(U, C, PN, TB, NB), 'the non-free bags must cover every bag beyond the free allowance'),
+        flights_text(Fs, FT),
         confirmed('Book ~w ~w trip ~w -> ~w in ~w for ~w passenger(s), flights ~w, ~w bags (~w paid), payment ~w?',
-                  [T, C, O, D, C, PN, Fs, TB, NB, Pay]) )).
+                  [T, C, O, D, C, PN, FT, TB, NB, Pay]) )).
 
 guard('airline__send_certificate', [user_id = U, amount = A],
       ( require(current_user(U), 'certificates go to the user themselves'),

@@ -175,3 +175,41 @@ async def test_the_user_gives_their_own_id(tmp_path: Path) -> None:
             assert isinstance(d, Deny) and "the reservation must belong to the user" in d.unmet
         finally:
             await guard.close()
+
+
+def _action(action_id: str) -> tuple[str, str, dict[str, Any]]:
+    task_id = action_id.rsplit("_", 1)[0]
+    a = next(a for a in TASKS[task_id]["evaluation_criteria"]["actions"] if a["action_id"] == action_id)
+    return task_id, a["name"], a["arguments"]
+
+
+# the first write of each task (nothing earlier in the session changes the reservation)
+@pytest.mark.parametrize("action_id", ["14_0", "15_0"])
+async def test_confirmations_read_as_plain_text(action_id: str, tmp_path: Path) -> None:
+    task_id, tool, args = _action(action_id)
+    task = TASKS[task_id]
+    async with Client(create_server(fresh_db()), mode="auto") as client:
+        port = ClientPort(client, prefix="airline")
+        await port.refresh()
+        guard = await make_guard(port, tmp_path / "facts.db", files=[AIRLINE_PL],
+                                 seeds={"current_user": user_of(task)})
+        try:
+            call = port.call_of(f"airline__{tool}", args)
+            messages: list[str] = []
+            d = await guard.decide(call)
+            for _ in range(4):
+                if not isinstance(d, Ask):
+                    break
+                messages += [q.message for q in d.questions if q.meta.get("kind") == "confirm"]
+                await answer_questions(guard, call, d, {"cancel_reason": cancel_reason_of(task)})
+                d = await guard.decide(call)
+        finally:
+            await guard.close()
+    assert isinstance(d, Allow), d
+    assert messages, "a write is confirmed by the user first"
+    for m in messages:
+        assert "json(" not in m and "[" not in m and "(your answer)" not in m, m
+        assert args["reservation_id"] in m
+    if tool == "update_reservation_flights":
+        first = args["flights"][0]
+        assert f"{first['flight_number']} on {first['date']}" in messages[-1]

@@ -15,6 +15,7 @@
 
 :- include(rulebase_loading).
 :- include(fact_terms).
+:- include(readable_terms).
 
 
 declaration(binding(_, _, _, _)).
@@ -79,8 +80,8 @@ prove(require(G, Why), required(Why, T)) :- !,
     ).
 prove(confirmed(F, A), T) :- !, prove(confirmed(F, A, [user]), T).
 prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
-    % values still being asked for (in the same round) read as "(your answer)"
-    copy_term(A, A1), term_variables(A1, Vs), maplist(=('(your answer)'), Vs),
+    % the message reads as plain text: JSON values and lists rendered, pending answers named as such
+    copy_term(A, A0), readable_args(A0, A1),
     format(atom(Msg), F, A1),
     ( cur(call, Tool, Digest, Version) -> true ; throw(error(domain_error(guard_context, confirmed/3), _)) ),
     (   valid_fact('$confirmed'(Tool, Digest, Version, Ans), P), memberchk(P, From)
@@ -211,7 +212,7 @@ need_json(ask(G0, Q, Ty, From), json([kind=ask, fact=GA, predicate=N, inputs=JIn
     nb_getval(sn_tmp, GA), functor(G0, N, _),
     G0 =.. [_|As], ( Ty == yes_no -> Ins = As ; append(Ins, [_], As) ),
     maplist(pl_json, Ins, JIns), text_to_atom(Q, QA),
-    catch(format(atom(Msg), QA, Ins), _, Msg = QA), type_json(Ty, TyA).
+    readable_args(Ins, InsText), catch(format(atom(Msg), QA, InsText), _, Msg = QA), type_json(Ty, TyA).
 need_json(confirm(Msg, From), json([kind=confirm, question=Msg, from=From])).
 
 type_json(choice(L), json([choice=L])) :- !.
