@@ -84,7 +84,7 @@ def build_card(settings: A2ASettings, base_url: str, status: dict[str, Any]) -> 
         ],
         version=settings.version,
         capabilities=AgentCapabilities(
-            streaming=False, push_notifications=False, extended_agent_card=False,
+            streaming=True, push_notifications=False, extended_agent_card=False,
             extensions=[
                 AgentExtension(uri=WS_EXTENSION, required=False,
                                description=f"JSON-RPC 2.0 over WebSocket at {WS_PATH}, subprotocol {WS_SUBPROTOCOL}",

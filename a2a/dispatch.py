@@ -28,12 +28,15 @@ from a2a.protocol import (
     GetTaskRequest,
     ListTasksRequest,
     SendMessageRequest,
+    SubscribeToTaskRequest,
 )
 from a2a.service import A2AService
+from a2a.task_events import EventStream
 
 VERSION_HEADER = "A2A-Version"
 
 Handler = Callable[[Any, str], Awaitable[Any]]
+StreamHandler = Callable[[Any, str], Awaitable[EventStream]]
 
 
 def check_version(value: str | None) -> None:
@@ -55,11 +58,25 @@ def a2a_methods(service: A2AService) -> dict[str, tuple[type[BaseModel], Handler
     }
 
 
+def stream_methods(service: A2AService) -> dict[str, tuple[type[BaseModel], StreamHandler]]:
+    """Methods answered with a stream of StreamResponses (SSE over HTTP, ev/fin frames over WebSocket)."""
+    return {
+        "SendStreamingMessage": (SendMessageRequest, service.send_streaming_message),
+        "SubscribeToTask": (SubscribeToTaskRequest, service.subscribe_to_task),
+    }
+
+
+STREAM_METHODS = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+
+
+async def open_stream(service: A2AService, method: str, params: Any, caller: str) -> EventStream:
+    """Validate and start a streaming method; its errors raise here, before any event is sent."""
+    model, handler = stream_methods(service)[method]
+    return await handler(parse_params(model, params), caller)
+
+
 # A2A methods this agent knows but does not offer (its card says so): their own error codes.
 _NOT_OFFERED: dict[str, RpcError] = {
-    "SendStreamingMessage": RpcError(UNSUPPORTED_OPERATION, "streaming is not supported (capabilities.streaming "
-                                                            "is false); use SendMessage"),
-    "SubscribeToTask": RpcError(UNSUPPORTED_OPERATION, "streaming is not supported; poll with GetTask"),
     "CreateTaskPushNotificationConfig": RpcError(PUSH_NOT_SUPPORTED, "Push Notification is not supported"),
     "GetTaskPushNotificationConfig": RpcError(PUSH_NOT_SUPPORTED, "Push Notification is not supported"),
     "ListTaskPushNotificationConfigs": RpcError(PUSH_NOT_SUPPORTED, "Push Notification is not supported"),
@@ -72,6 +89,8 @@ async def dispatch(service: A2AService, method: str, params: Any, caller: str,
                    extra: dict[str, tuple[type[BaseModel], Handler]] | None = None) -> Any:
     table = a2a_methods(service) | (extra or {})
     entry = table.get(method)
+    if entry is None and method in STREAM_METHODS:  # a caller that cannot take a stream
+        raise RpcError(UNSUPPORTED_OPERATION, f"{method} streams its result; this caller takes one reply")
     if entry is None:
         if method in _NOT_OFFERED:
             raise _NOT_OFFERED[method]

@@ -2,17 +2,24 @@
 
 Errors are JSON-RPC error objects with HTTP 200 (as the reference SDK answers), except auth failures,
 which are HTTP 401 with ``WWW-Authenticate`` before any JSON-RPC processing.
+
+``SendStreamingMessage`` and ``SubscribeToTask`` answer ``text/event-stream``: each SSE ``data:`` line
+is a JSON-RPC response whose result is a StreamResponse; the stream ends after a terminal or
+interrupted state. Errors found before the first event (bad params, unknown task) are a plain JSON
+error response, as the reference SDK does; a failure mid-stream is a last ``event: error`` line.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from a2a.dispatch import VERSION_HEADER, check_version, dispatch
+from a2a.dispatch import STREAM_METHODS, VERSION_HEADER, check_version, dispatch, open_stream
 from a2a.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -26,6 +33,7 @@ from a2a.jsonrpc import (
 from a2a.protocol import PROTOCOL_VERSION
 from a2a.security import AuthError, authenticate, unauthorized
 from a2a.service import A2AService
+from a2a.task_events import EventStream
 
 log = logging.getLogger(__name__)
 _HEADERS = {VERSION_HEADER: PROTOCOL_VERSION}
@@ -53,6 +61,23 @@ def version_of(request_headers: Any, query: Any) -> str | None:
     return request_headers.get(VERSION_HEADER) or query.get(VERSION_HEADER) or query.get("a2a-version")
 
 
+def _sse(frame: dict[str, Any], event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return (head + "data: " + json.dumps(frame, separators=(",", ":")) + "\n\n").encode()
+
+
+async def sse_lines(rid: Any, stream: EventStream) -> AsyncIterator[bytes]:
+    """A client that goes away cancels this generator; the task itself runs on."""
+    try:
+        async for event in stream.events():
+            yield _sse(result_frame(rid, event))
+    except Exception:
+        log.exception("A2A stream %s failed", rid)
+        yield _sse(error_frame(rid, RpcError(INTERNAL_ERROR, "Internal error")), event="error")
+    finally:
+        stream.close()
+
+
 def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
     settings = service.settings
 
@@ -67,6 +92,14 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
             body = decode_frame(raw)
             rpc = parse_request(body)
             check_version(version_of(request.headers, request.query_params))
+            if rpc.method in STREAM_METHODS:
+                stream = await open_stream(service, rpc.method, rpc.params, caller)
+                if rpc.is_notification:  # nobody to stream to; the task runs on
+                    stream.close()
+                    return Response(status_code=204, headers=_HEADERS)
+                return StreamingResponse(sse_lines(rpc.id, stream), media_type="text/event-stream",
+                                         headers={**_HEADERS, "Cache-Control": "no-cache",
+                                                  "X-Accel-Buffering": "no"})
             result = await dispatch(service, rpc.method, rpc.params, caller)
             if rpc.is_notification:
                 return Response(status_code=204, headers=_HEADERS)

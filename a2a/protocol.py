@@ -162,6 +162,11 @@ class ListTasksResponse(Wire):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+class SubscribeToTaskRequest(Wire):
+    tenant: str | None = None
+    id: str = Field(min_length=1)
+
+
 class CancelTaskRequest(Wire):
     tenant: str | None = None
     id: str = Field(min_length=1)

@@ -1,4 +1,5 @@
-"""The A2A operations, independent of the binding: SendMessage, GetTask, ListTasks, CancelTask.
+"""The A2A operations, independent of the binding: SendMessage, SendStreamingMessage, GetTask,
+ListTasks, CancelTask, SubscribeToTask.
 
 Every action runs through ``GatewayPort.invoke(..., origin="a2a", client=<caller>)``, the same guard
 and audit as MCP calls. A guard that asks turns the task INPUT_REQUIRED; a later SendMessage on that
@@ -35,11 +36,13 @@ from a2a.protocol import (
     Part,
     SendMessageConfiguration,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
     TaskStatus,
     now_iso,
 )
 from a2a.settings import A2ASettings
+from a2a.task_events import EventStream, StreamEvent, TaskEvents
 from a2a.task_journal import TaskJournal
 from a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
 from sentinel_mcp.gateway.decision import Answer
@@ -53,6 +56,7 @@ class A2AService:
         self.port = port
         self.settings = settings
         self.store = TaskStore(settings.max_tasks)
+        self.events = TaskEvents()  # status/artifact updates per task, for streams
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
         self._journal: TaskJournal | None = None
 
@@ -92,25 +96,52 @@ class A2AService:
     # --- operations ---------------------------------------------------------------------------
 
     async def send_message(self, req: SendMessageRequest, caller: str) -> dict[str, Any]:
-        msg = req.message
-        if msg.role != "ROLE_USER":
-            raise RpcError(INVALID_PARAMS, "Invalid params: message.role must be ROLE_USER")
+        record = await self._accept(req, caller)
         config = req.configuration
         history_length = config.history_length if config else None
-        if msg.task_id:
-            record = self.store.get(msg.task_id, caller)
-            await self._continue(record, msg)
-        else:
-            record = self._new_task(msg, caller)
-            action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
-            self.store.add(record)
-            if isinstance(action, Rejection):
-                self._set_status(record, "TASK_STATE_REJECTED", action.reason)
-            else:
-                self._start(record, action, answers=None)
         if not (config and config.return_immediately) and record.runner is not None:
             await asyncio.wait({record.runner})  # never raises, even when the task is canceled meanwhile
         return {"task": self._view(record.task, history_length)}
+
+    async def send_streaming_message(self, req: SendMessageRequest, caller: str) -> EventStream:
+        """Start (or resume) the task like SendMessage; the stream is the task, then its updates.
+
+        Errors (bad params, unknown task, a task that takes no input) raise before any event.
+        """
+        record = await self._accept(req, caller)
+        # no await since the task's status last changed, and its runner has not run yet: subscribing
+        # now sees every later event and the snapshot everything before
+        return self._stream(record, req.configuration.history_length if req.configuration else None)
+
+    async def subscribe_to_task(self, req: SubscribeToTaskRequest, caller: str) -> EventStream:
+        record = self.store.get(req.id, caller)
+        if record.terminal:  # A2A v1.0 SubscribeToTask: a terminal task is UnsupportedOperationError
+            raise RpcError(UNSUPPORTED_OPERATION,
+                           f"Task {req.id} is in terminal state: {record.task.status.state}", {"taskId": req.id})
+        return self._stream(record, None)
+
+    def _stream(self, record: TaskRecord, history_length: int | None) -> EventStream:
+        def snapshot() -> StreamEvent:
+            return {"task": self._view(record.task, history_length)}
+        return EventStream(self.events.subscribe(record.task.id), snapshot)
+
+    async def _accept(self, req: SendMessageRequest, caller: str) -> TaskRecord:
+        """Create the task and start its work, or hand answers to a task waiting for input."""
+        msg = req.message
+        if msg.role != "ROLE_USER":
+            raise RpcError(INVALID_PARAMS, "Invalid params: message.role must be ROLE_USER")
+        if msg.task_id:
+            record = self.store.get(msg.task_id, caller)
+            await self._continue(record, msg)
+            return record
+        record = self._new_task(msg, caller)
+        action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
+        self.store.add(record)
+        if isinstance(action, Rejection):
+            self._set_status(record, "TASK_STATE_REJECTED", action.reason)
+        else:
+            self._start(record, action, answers=None)
+        return record
 
     async def run_design_message(self, data: dict[str, Any], caller: str, context_id: str | None,
                                  return_immediately: bool = False) -> dict[str, Any]:
@@ -231,9 +262,12 @@ class A2AService:
                 return
             task_result = actions.task_result_of(task.id, call, result)
             artifact_id = f"{task.id}-result-{len(task.artifacts or []) + 1}"
-            task.artifacts = [*(task.artifacts or []), Artifact(
-                artifact_id=artifact_id, name=call.kind, description=f"result of {call.tool}",
-                parts=actions.result_parts(task_result, result))]
+            artifact = Artifact(artifact_id=artifact_id, name=call.kind, description=f"result of {call.tool}",
+                                parts=actions.result_parts(task_result, result))
+            task.artifacts = [*(task.artifacts or []), artifact]
+            self.events.publish(task.id, {"artifactUpdate": {
+                "taskId": task.id, "contextId": task.context_id, "artifact": artifact.to_wire(),
+                "append": False, "lastChunk": True}})
             self._set_status(record, "TASK_STATE_COMPLETED", f"{call.tool} completed")
         elif isinstance(outcome, NeedsInput):
             record.pending = PendingCall(call.tool, call.arguments, [q.key for q in outcome.questions], call.kind)
@@ -257,6 +291,8 @@ class A2AService:
             task.history = [*(task.history or []), message]
         task.status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
         self.store.saved(record)
+        self.events.publish(task.id, {"statusUpdate": {
+            "taskId": task.id, "contextId": task.context_id, "status": task.status.to_wire()}})
 
     @staticmethod
     def _view(task: Task, history_length: int | None, artifacts: bool = True) -> dict[str, Any]:

@@ -7,6 +7,13 @@ requests in flight per socket. Methods: the A2A core (SendMessage, GetTask, List
 with the same semantics and errors as HTTP, plus the design's ``sensor_request``, ``tool_call`` and
 ``chat_open`` (with ``chat_message``/``chat_close``). A peer that disconnects mid-task leaves its tasks
 running; it can read them later with GetTask.
+
+Streaming (``SendStreamingMessage``, ``SubscribeToTask``), the draft's ``req`` -> ``ev``* -> ``fin``:
+each event is a JSON-RPC response frame under the request id whose result is a StreamResponse (as an
+SSE ``data:`` line over HTTP) and which carries ``"frame": "ev"``; the last frame of that id carries
+``"frame": "fin"`` and ``result: {"events": <count>}`` (or ``error`` when the stream failed midway).
+An error before the first event is one plain error frame, as for unary calls. Streams on one socket
+are multiplexed by id, each in order.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from a2a.card import WS_SUBPROTOCOL
 from a2a.chat import ChatCloseParams, ChatHub, ChatMessageParams, ChatOpenParams
-from a2a.dispatch import check_version, dispatch
+from a2a.dispatch import STREAM_METHODS, check_version, dispatch, open_stream
 from a2a.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -100,6 +107,9 @@ class Connection:
         self.slots.release()
 
     async def _answer(self, method: str, params: Any, rid: Any, notification: bool) -> None:
+        if method in STREAM_METHODS and not notification:
+            await self._stream(method, params, rid)
+            return
         try:
             result = await dispatch(self.service, method, params, self.caller, extra=self.extra)
             frame = result_frame(rid, result)
@@ -116,6 +126,38 @@ class Connection:
             await self.send(frame)
         except (WebSocketDisconnect, RuntimeError):
             pass  # the peer left; its tasks live on in the store
+
+    async def _stream(self, method: str, params: Any, rid: Any) -> None:
+        try:
+            stream = await open_stream(self.service, method, params, self.caller)
+        except RpcError as e:
+            await self._send_quietly(error_frame(rid, e))
+            return
+        except Exception:
+            log.exception("A2A WebSocket stream %s failed to open", method)
+            await self._send_quietly(error_frame(rid, RpcError(INTERNAL_ERROR, "Internal error")))
+            return
+        count = 0
+        fin: dict[str, Any]
+        try:
+            async for event in stream.events():
+                await self.send({**result_frame(rid, event), "frame": "ev"})
+                count += 1
+            fin = result_frame(rid, {"events": count})
+        except (WebSocketDisconnect, RuntimeError):
+            return  # the peer left mid-stream; the task runs on
+        except Exception:
+            log.exception("A2A WebSocket stream %s failed", method)
+            fin = error_frame(rid, RpcError(INTERNAL_ERROR, "Internal error"))
+        finally:
+            stream.close()
+        await self._send_quietly({**fin, "frame": "fin"})
+
+    async def _send_quietly(self, frame: dict[str, Any]) -> None:
+        try:
+            await self.send(frame)
+        except (WebSocketDisconnect, RuntimeError):
+            pass
 
     async def close(self) -> None:
         for task in list(self.inflight):

@@ -103,7 +103,8 @@ async def test_version_rules(rig, http):
 
 
 async def test_unoffered_operations_have_their_codes(rig, http):
-    assert (await rpc(http, rig.rpc_url, "SendStreamingMessage", {}))["error"]["code"] == -32004
+    # streaming is offered now: bad params are refused before any stream starts
+    assert (await rpc(http, rig.rpc_url, "SendStreamingMessage", {}))["error"]["code"] == -32602
     assert (await rpc(http, rig.rpc_url, "CreateTaskPushNotificationConfig", {}))["error"]["code"] == -32003
     assert (await rpc(http, rig.rpc_url, "GetExtendedAgentCard", {}))["error"]["code"] == -32007
 
