@@ -269,3 +269,17 @@ async def test_another_callers_task_cannot_be_subscribed_to(http):
             assert (await anext(frames))["result"]["task"]["id"] == task_id  # the owner may
             release(key)
             assert state([f["result"] async for f in frames][-1]) == "TASK_STATE_COMPLETED"
+
+
+async def test_cancel_ends_the_stream_with_canceled(rig, http):
+    key = f"cancel-{uuid.uuid4()}"
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+            "params": {"message": user_message(wait_part(key))}}
+    async with http.stream("POST", rig.rpc_url, json=body) as r:
+        frames = SseStream(r, 1).frames()
+        task_id = (await anext(frames))["result"]["task"]["id"]
+        canceled = await rpc(http, rig.rpc_url, "CancelTask", {"id": task_id})
+        assert canceled["result"]["status"]["state"] == "TASK_STATE_CANCELED"
+        rest = [f["result"] async for f in frames]
+    assert [state(e) for e in rest] == ["TASK_STATE_CANCELED"]
+    RELEASE.pop(key, None)

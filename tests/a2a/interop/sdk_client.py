@@ -60,7 +60,46 @@ async def main(base: str) -> None:
                 assert type(e).__name__ == expected, (type(e).__name__, e)
             else:
                 raise AssertionError(f"expected {expected}")
+        await streaming(http, card)
     print("a2a-sdk interop: ok")
+
+
+async def stream_kinds(client, msg: pb.Message) -> list[tuple[str, object]]:
+    out = []
+    async for event in client.send_message(pb.SendMessageRequest(message=msg)):
+        out.append((event.WhichOneof("payload"), getattr(event, event.WhichOneof("payload"))))
+    return out
+
+
+async def streaming(http, card) -> None:
+    """The SDK's streaming client (SSE): task, artifact update, completed; input-required and resume."""
+    assert card.capabilities.streaming
+    client = ClientFactory(ClientConfig(httpx_client=http, streaming=True)).create(card)
+    events = await stream_kinds(client, data_message({"type": "tool_call", "tool_call_id": "s", "name":
+                                                      "tools__echo", "args": {"text": "sdk-stream"}}))
+    assert [k for k, _ in events] == ["task", "artifact_update", "status_update"], events
+    task = events[0][1]
+    assert events[2][1].status.state == pb.TASK_STATE_COMPLETED and events[2][1].task_id == task.id
+    assert "echo: sdk-stream" in MessageToDict(events[1][1].artifact)["parts"][1]["text"]
+
+    asked = await stream_kinds(client, data_message({"type": "tool_call", "tool_call_id": "j", "name":
+                                                     "tools__delete_file", "args": {"path": "/tmp/j"}}))
+    last = asked[-1][1]
+    assert last.status.state == pb.TASK_STATE_INPUT_REQUIRED, asked
+    key = MessageToDict(last.status.message)["parts"][2]["data"]["questions"][0]["key"]
+    answer = {"answers": {key: {"action": "accept", "content": {"confirm": True}}}}
+    resumed = await stream_kinds(client, data_message(answer, last.task_id, last.context_id))
+    assert resumed[-1][1].status.state == pb.TASK_STATE_COMPLETED, resumed
+
+    for req, expected in ((pb.SubscribeToTaskRequest(id=task.id), "UnsupportedOperationError"),
+                          (pb.SubscribeToTaskRequest(id="nope"), "TaskNotFoundError")):
+        try:
+            async for _ in client.subscribe(req):
+                pass
+        except Exception as e:  # noqa: BLE001
+            assert type(e).__name__ == expected, (type(e).__name__, e)
+        else:
+            raise AssertionError(f"expected {expected}")
 
 
 if __name__ == "__main__":
