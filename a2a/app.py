@@ -116,6 +116,7 @@ def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: in
         settings = settings.model_copy(update={"token": http_token})
     peers = PeerRegistry()
     service = A2AService(LatePort(holder), settings, peers)
+    holder["a2a_service"] = service  # the server calls service.end_streams() when it starts to shut down
     app.router.routes.extend(create_a2a_routes(service.port, settings, peers, service=service))
     data_dir = Path(config.data_dir)
     task_db = None if settings.task_db == "" else data_dir / (settings.task_db or "a2a/tasks.db")

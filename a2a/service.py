@@ -68,7 +68,12 @@ class A2AService:
         self.store.journal = self._journal
         self.store.load(await self._journal.open())
 
+    def end_streams(self) -> None:
+        """End open streams (SSE and WebSocket) so an HTTP server can shut down; tasks keep their state."""
+        self.events.close_all()
+
     async def close(self) -> None:
+        self.end_streams()
         # running tasks stay WORKING in the journal: the next start reports them as interrupted
         if self._journal is not None:
             await self._journal.close()

@@ -14,7 +14,8 @@ from typing import Any
 
 from a2a.protocol import INTERRUPTED_STATES, TERMINAL_STATES
 
-RESYNC: dict[str, Any] = {"resync": True}  # identity-compared marker, never sent as is
+RESYNC: dict[str, Any] = {"resync": True}  # identity-compared markers, never sent as they are
+CLOSED: dict[str, Any] = {"closed": True}  # the server is shutting down: end the stream now
 
 StreamEvent = dict[str, Any]  # a StreamResponse: {"task"|"message"|"statusUpdate"|"artifactUpdate": ...}
 
@@ -36,8 +37,17 @@ class Subscription:
         self.task_id = task_id
         self.queue: asyncio.Queue[StreamEvent] = asyncio.Queue(maxsize=size)
         self.lagged = 0  # times this reader fell behind (its backlog was replaced by a resync)
+        self.ended = False
+
+    def end(self) -> None:
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(CLOSED)
+        self.ended = True
 
     def offer(self, event: StreamEvent) -> None:
+        if self.ended:
+            return
         try:
             self.queue.put_nowait(event)
         except asyncio.QueueFull:
@@ -57,11 +67,25 @@ class TaskEvents:
     def __init__(self, queue_size: int = 64) -> None:
         self.queue_size = queue_size
         self._subs: dict[str, set[Subscription]] = {}
+        self.closed = False
 
     def subscribe(self, task_id: str) -> Subscription:
         sub = Subscription(self, task_id, self.queue_size)
         self._subs.setdefault(task_id, set()).add(sub)
+        if self.closed:
+            sub.end()
         return sub
+
+    def close_all(self) -> None:
+        """End every open stream (after its pending snapshot) and any opened later: the server stops.
+
+        An HTTP server waits for open responses before it shuts down; a stream on a task that waits
+        for hours would hold it. The tasks themselves are not touched.
+        """
+        self.closed = True
+        for subs in list(self._subs.values()):
+            for sub in list(subs):
+                sub.end()
 
     def unsubscribe(self, sub: Subscription) -> None:
         subs = self._subs.get(sub.task_id)
@@ -97,6 +121,8 @@ class EventStream:
                 return
             while True:
                 event = await self.sub.get()
+                if event is CLOSED:
+                    return
                 if event is RESYNC:
                     event = self.snapshot()
                 yield event

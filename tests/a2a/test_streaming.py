@@ -283,3 +283,29 @@ async def test_cancel_ends_the_stream_with_canceled(rig, http):
         rest = [f["result"] async for f in frames]
     assert [state(e) for e in rest] == ["TASK_STATE_CANCELED"]
     RELEASE.pop(key, None)
+
+
+async def test_end_streams_lets_the_server_stop_while_tasks_run_on(rig, http):
+    key = f"stop-{uuid.uuid4()}"
+    sent = await rpc(http, rig.rpc_url, "SendMessage",
+                     {"message": user_message(wait_part(key)), "configuration": {"returnImmediately": True}})
+    task_id = sent["result"]["task"]["id"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
+    async with ws_connect(rig.ws_url) as ws, http.stream("POST", rig.rpc_url, json=body) as r:
+        await ws.send(json.dumps({"jsonrpc": "2.0", "id": "w", "method": "SubscribeToTask", "params": {"id": task_id}}))
+        assert json.loads(await ws.recv())["frame"] == "ev"
+        frames = SseStream(r, 1).frames()
+        assert state((await anext(frames))["result"]) == "TASK_STATE_WORKING"
+        rig.service.end_streams()
+        assert [f async for f in frames] == []  # the SSE response ends
+        fin = json.loads(await ws.recv())
+        assert fin["frame"] == "fin" and fin["result"] == {"events": 1}
+    got = await rpc(http, rig.rpc_url, "GetTask", {"id": task_id})
+    assert got["result"]["status"]["state"] == "TASK_STATE_WORKING"  # the task was not touched
+    release(key)
+    for _ in range(500):
+        got = await rpc(http, rig.rpc_url, "GetTask", {"id": task_id})
+        if got["result"]["status"]["state"] != "TASK_STATE_WORKING":
+            break
+        await asyncio.sleep(0.02)
+    assert got["result"]["status"]["state"] == "TASK_STATE_COMPLETED"
