@@ -221,6 +221,7 @@ guard('airline__send_certificate', [user_id = U, amount = A],
         require(reservation_user(R, U), 'the reservation must belong to the user'),
         require(compensation_eligible(U, R), 'no compensation: only for silver/gold members, insured reservations, or business cabin'),
         compensation_reason(R, W),
+        require(compensation_condition(R, W), 'a certificate for a delayed flight is offered only after the reservation has been changed or cancelled (in this session)'),
         require(compensation_amount(R, W, A), 'the certificate is 100 dollars per passenger for a cancelled flight, 50 per passenger for a delayed one, confirmed from the flight status'),
         confirmed('Send a certificate of ~w dollars to ~w for reservation ~w?', [A, U, R]) )).
 
@@ -229,15 +230,34 @@ compensation_eligible(_, R) :- reservation_insurance(R, yes).
 compensation_eligible(_, R) :- reservation_cabin(R, business).
 
 compensation_amount(R, cancelled_flight, A) :- airline_cancelled_flight(R), passenger_count(R, N), A =:= 100 * N.
-compensation_amount(R, delayed_flight, A) :- delayed_flight(R), passenger_count(R, N), A =:= 50 * N.
+% A delayed flight is compensated only as a gesture after the reservation was changed or cancelled in this
+% session (policy.md: "... and wants to change or cancel the reservation ... after ... changing or cancelling
+% the reservation"); the write itself needed the user's confirmation, so it shows that they wanted it.
+compensation_amount(R, delayed_flight, A) :-
+    reservation_modified(R, _), had_delayed_flight(R), passenger_count(R, N), A =:= 50 * N.
+
+% the delay is on the reservation's flights, or was on a flight the change replaced
+had_delayed_flight(R) :- delayed_flight(R).
+had_delayed_flight(R) :- delayed_leg_before_change(R, _, _).
+
+compensation_condition(_, cancelled_flight).
+compensation_condition(R, delayed_flight) :- reservation_modified(R, _).
+compensation_condition(_, other).
 
 guard('airline__transfer_to_human_agents', [], true).
 
 % ---------------------------------------------------------------- effects of writes
+% What a write did, observed for the rest of the session (the delayed-flight certificate needs it); a flight
+% change also records the delayed flights it replaced, read from the facts as they were before the change.
+fact(reservation_modified/2).
+fact(delayed_leg_before_change/3).
+
 effect('airline__cancel_reservation', [reservation_id = R],
-       [invalidate(reservation_status(R, _))]).
+       [invalidate(reservation_status(R, _)), establish(reservation_modified(R, cancelled))]).
 effect('airline__update_reservation_flights', [reservation_id = R],
-       [invalidate(reservation_leg(R, _, _, _, _)), invalidate(reservation_cabin(R, _))]).
+       [establish(reservation_modified(R, changed)),
+        establish(delayed_leg_before_change(R, F, Date), ( reservation_leg(R, F, Date, _, _), flight_status(F, Date, delayed) )),
+        invalidate(reservation_leg(R, _, _, _, _)), invalidate(reservation_cabin(R, _))]).
 effect('airline__update_reservation_baggages', [reservation_id = R], [invalidate(reservation_baggage(R, _, _))]).
 effect('airline__update_reservation_passengers', [reservation_id = R],
        [invalidate(reservation_passenger(R, _, _, _))]).

@@ -188,6 +188,15 @@ class PrologEngine:
             f"sentinel_core:sn_effects({quote_atom(rb)}, {quote_atom(tool)}, {json_atom(arguments)}, Out)")
         return list(out["invalidate"])
 
+    async def effect_actions(self, rb: str, session: str, tool: str, arguments: dict[str, Any],
+                             now: float) -> dict[str, list[str]]:
+        """After a completed call: fact patterns to invalidate and fact texts to establish (``establish``
+        conditions are read from the session's facts as they are before the invalidations)."""
+        out = await self.json_query(
+            f"sentinel_core:sn_effect_actions({quote_atom(rb)}, {quote_atom(session)}, {quote_atom(tool)}, "
+            f"{json_atom(arguments)}, {float_text(now)}, Out)")
+        return {"invalidate": list(out["invalidate"]), "establish": list(out["establish"])}
+
     async def assert_facts(self, session: str, facts: list[tuple[str, float | None, str]]) -> None:
         """Mirror facts (text, expires_at or None, provenance) into the session module, in one job."""
         if not facts:

@@ -210,8 +210,15 @@ class PolicyGuard:
         if self.is_read_only(call.name) and any(b.tool == call.name for b in rb.info.bindings):
             await self.solver.store_result(rb, call.session_id, call.name, call.arguments, result)
         if call.name in rb.info.effects or any(e.endswith("*") for e in rb.info.effects):
-            for pattern in await self.engine.effects(rb.module, call.name, call.arguments):
+            actions = await self.engine.effect_actions(rb.module, self.knowledge.module(call.session_id), call.name,
+                                                       call.arguments, time.time())
+            for pattern in actions["invalidate"]:
                 await self.knowledge.invalidate(call.session_id, pattern, rb)
+            # what the write did, as an observed fact of this session (e.g. "reservation R was cancelled")
+            await self.knowledge.add([await self.knowledge.fact_of_text(call.session_id, text, "observed",
+                                                                        source_tool=call.name,
+                                                                        source_digest=call.digest)
+                                      for text in actions["establish"]])
 
 
 def _q(text: str) -> str:

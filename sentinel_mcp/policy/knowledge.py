@@ -113,6 +113,14 @@ class Knowledge:
                     source_tool=source_tool, source_digest=source_digest, contexts=contexts or [],
                     established_at=now, expires_at=None if ttl is None else now + ttl)
 
+    async def fact_of_text(self, session: str, text: str, provenance: Provenance, *, source_tool: str | None = None,
+                           source_digest: str | None = None) -> Fact:
+        """A Fact from its Prolog text (a ground term the engine wrote, e.g. an effect's ``establish``)."""
+        j = await self.engine.fact_json(text)
+        return Fact(session=session, predicate=j["predicate"], args=j["args"], fact=j["fact"], provenance=provenance,
+                    source_tool=source_tool, source_digest=source_digest, contexts=[],
+                    established_at=time.time(), expires_at=None)
+
     async def invalidate(self, session: str, pattern: str, rb: Rulebase | None = None) -> list[str]:
         """Remove the facts unifying with a Prolog pattern (text) from the mirror and the store; with a
         rulebase, also the fetch markers of the bindings that establish them."""

@@ -77,3 +77,16 @@ async def test_query_and_facts_commands_on_the_store(tmp_path: Path) -> None:
     assert q.returncode == 1
     out = json.loads(q.stdout)
     assert out["status"] == "failed" and "no gateway" in out["missing"][0]
+
+
+async def test_an_effect_establishes_only_declared_base_facts(tmp_path: Path) -> None:
+    from sentinel_mcp.policy.engine import shared_engine
+
+    pl = tmp_path / "effects.pl"
+    pl.write_text("fact(done/1).\n"
+                  "effect('t__write', [id = X], [establish(done(X))]).\n"
+                  "effect('t__write', [id = X], [establish(undeclared(X))]).\n"
+                  "effect('t__write', [id = X], [remember(X)]).\n")
+    problems = [(p.line, p.message) for p in await check_files(shared_engine(), [pl]) if p.severity == "error"]
+    assert [line for line, _ in problems if "not a base predicate" in _] == [3], problems
+    assert [line for line, _ in problems if "unknown effect action" in _] == [4], problems

@@ -60,6 +60,25 @@ sn_effects(RB, Tool, ArgsJson, Out) :-
                   member(invalidate(P), Acts), format(atom(PA), '~q', [P]) ), L),
     to_json_atom(json([invalidate=L]), Out).
 
+%  sn_effect_actions(+RB, +Session, +Tool, +ArgsJson, +Now, -Out): the patterns to invalidate and the facts
+%  to establish after a completed call. establish(Head) stores Head once the call's arguments ground it;
+%  establish(Head, Cond) stores Head for each way the conjunction Cond of base facts holds in the session
+%  *before* this call's invalidations (so a write can record what it is about to replace).
+sn_effect_actions(RB, Session, Tool, ArgsJson, Now, Out) :-
+    ensure_session(Session), from_json_atom(ArgsJson, json(CallArgs)),
+    findall(Acts, ( RB:effect(T, Pat, Acts), tool_matches(T, Tool), match_args_quiet(Pat, CallArgs) ), ActLists),
+    append(ActLists, All),
+    findall(PA, ( member(invalidate(P), All), format(atom(PA), '~q', [P]) ), Inv),
+    findall(FA, ( member(X, All), establish_instance(X, Session, Now, H), ground(H), format(atom(FA), '~q', [H]) ), Est0),
+    list_to_set(Est0, Est),
+    to_json_atom(json([invalidate=Inv, establish=Est]), Out).
+
+establish_instance(establish(H), _, _, H).
+establish_instance(establish(H, Cond), Session, Now, H) :- effect_cond(Cond, Session, Now).
+
+effect_cond((A, B), S, Now) :- !, effect_cond(A, S, Now), effect_cond(B, S, Now).
+effect_cond(L, S, Now) :- callable(L), S:'$fact'(L, Exp, _), Exp > Now.
+
 match_args_quiet(Pat, CallArgs) :- catch(( retractall(unmet(_)), match_args(Pat, CallArgs) ), _, fail).
 
 %  sn_assert(+Session, +FactAtom, +Expires, +Prov)

@@ -106,9 +106,13 @@ decl_problem(seed(F), error, M) :- \+ ( callable(F), ground(F) ), format(atom(M)
 decl_problem(context(N), error, M) :- \+ atom(N), format(atom(M), 'context name must be an atom, got ~q', [N]).
 decl_problem(context(N, _, _), error, M) :- \+ atom(N), format(atom(M), 'context name must be an atom, got ~q', [N]).
 decl_problem(effect(_, _, A), error, M) :- \+ is_list(A), format(atom(M), 'effect actions must be a list, got ~q', [A]).
-decl_problem(effect(_, _, A), error, M) :- is_list(A), member(X, A), \+ X = invalidate(_),
-    format(atom(M), 'unknown effect action ~q (expected invalidate(Head))', [X]).
+decl_problem(effect(_, _, A), error, M) :- is_list(A), member(X, A), \+ effect_action(X),
+    format(atom(M), 'unknown effect action ~q (expected invalidate(Head), establish(Head) or establish(Head, Cond))', [X]).
 decl_problem(fact(X), error, M) :- \+ X = _/_, format(atom(M), 'fact declaration must be Name/Arity, got ~q', [X]).
+
+effect_action(invalidate(H)) :- callable(H).
+effect_action(establish(H)) :- callable(H).
+effect_action(establish(H, C)) :- callable(H), callable(C).
 
 valid_pointer(key(P)) :- !, atom(P).
 valid_pointer(P) :- atom(P).
@@ -123,6 +127,11 @@ base_indicator(RB, N/A) :- RB:askable(H, _, _, _), functor(H, N, A).
 base_indicator(RB, N/A) :- RB:seed(H), functor(H, N, A).
 base_indicator(RB, N/A) :- RB:fact(N/A).
 
+post_load_problem(RB, P) :-
+    RB:'$src'(decl, effect(_, _, Acts), File, Line), is_list(Acts), member(X, Acts),
+    ( X = establish(H) ; X = establish(H, _) ), callable(H), \+ base(RB, H), functor(H, N, A),
+    format(atom(M), 'an effect establishes ~w/~w, which is not a base predicate (declare it: fact(~w/~w))', [N, A, N, A]),
+    problem(error, File, Line, M, P).
 post_load_problem(RB, P) :-
     RB:'$src'(rule, T, File, Line), ( T = (H :- _) -> true ; H = T ), base(RB, H), functor(H, N, A),
     format(atom(M), '~w/~w is a base predicate (binding, askable, seed or fact); it cannot also have clauses', [N, A]),

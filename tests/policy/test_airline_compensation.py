@@ -1,0 +1,104 @@
+"""rulebases/airline.pl, delayed-flight certificates: offered only after the reservation was changed or
+cancelled in the session (policy.md), $50 per passenger, through the real guard on the airline server."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from airline_replay import AIRLINE_PL, answer_questions
+from policy_rig import ClientPort, make_guard
+from mcp import Client
+
+from examples.airline.database import AirlineDatabase
+from examples.airline.server import create_server
+from sentinel_mcp.gateway.decision import Allow, Ask, Decision, Deny
+
+pytestmark = pytest.mark.timeout(120)
+
+SESSION = "s1"
+
+
+async def decide(guard: Any, port: ClientPort, tool: str, args: dict[str, Any], answers: dict[str, Any]) -> Decision:
+    call = port.call_of(f"airline__{tool}", args, session_id=SESSION)
+    d = await guard.decide(call)
+    for _ in range(4):
+        if not isinstance(d, Ask):
+            break
+        await answer_questions(guard, call, d, answers)
+        d = await guard.decide(call)
+    return d
+
+
+async def write(guard: Any, port: ClientPort, tool: str, args: dict[str, Any], answers: dict[str, Any]) -> Decision:
+    """Decide (answering as the user), then run and observe an allowed write as the gateway does."""
+    d = await decide(guard, port, tool, args, answers)
+    if isinstance(d, Allow):
+        call = port.call_of(f"airline__{tool}", args, session_id=SESSION)
+        guard_, port.guard = port.guard, None
+        done = await port.invoke(f"airline__{tool}", args, session_id=SESSION)
+        port.guard = guard_
+        await guard.observe(call, done.result)
+    return d
+
+
+async def session(tmp: Path, user: str):  # noqa: ANN201 - (guard, port, client) as an async context
+    client = Client(create_server(AirlineDatabase(copy.deepcopy(AirlineDatabase.load().db))), mode="auto")
+    await client.__aenter__()
+    port = ClientPort(client, prefix="airline")
+    await port.refresh()
+    guard = await make_guard(port, tmp / "facts.db", files=[AIRLINE_PL], seeds={"current_user": user})
+    return guard, port, client
+
+
+def delayed(reservation: str) -> dict[str, Any]:
+    return {"compensation_reservation": reservation, "compensation_reason": "delayed_flight",
+            "cancel_reason": "other"}
+
+
+# 3JA7XV: mei_brown_7075, business (cancellable, compensation eligible), 4 passengers, HAT045 delayed today
+async def test_delayed_flight_certificate_after_cancelling(tmp_path: Path) -> None:
+    guard, port, client = await session(tmp_path, "mei_brown_7075")
+    cert = {"user_id": "mei_brown_7075", "amount": 200}
+    try:
+        before = await decide(guard, port, "send_certificate", cert, delayed("3JA7XV"))
+        assert isinstance(before, Deny), before
+        assert any("changed or cancelled" in u for u in before.unmet), before.unmet
+
+        assert isinstance(await write(guard, port, "cancel_reservation", {"reservation_id": "3JA7XV"},
+                                      delayed("3JA7XV")), Allow)
+        after = await decide(guard, port, "send_certificate", cert, delayed("3JA7XV"))
+        assert isinstance(after, Allow), after
+
+        too_much = await decide(guard, port, "send_certificate", cert | {"amount": 400}, delayed("3JA7XV"))
+        assert isinstance(too_much, Deny) and any("50 per passenger" in u for u in too_much.unmet), too_much
+    finally:
+        await guard.close()
+        await client.__aexit__(None, None, None)
+
+
+# LWTEDF: liam_ito_4473 (silver), economy one way LGA -> PHX on HAT002 2024-05-15, delayed; 1 passenger
+CHANGE = {"reservation_id": "LWTEDF", "cabin": "economy", "flights": [{"flight_number": "HAT002", "date": "2024-05-20"}],
+          "payment_id": "credit_card_5260935"}
+
+
+@pytest.mark.parametrize("status_checked_first", [True, False])
+async def test_delayed_flight_certificate_after_a_flight_change(status_checked_first: bool, tmp_path: Path) -> None:
+    guard, port, client = await session(tmp_path, "liam_ito_4473")
+    try:
+        if status_checked_first:  # the agent confirms the delay before changing the flight away
+            got = await port.invoke("airline__get_flight_status", {"flight_number": "HAT002", "date": "2024-05-15"},
+                                    session_id=SESSION)
+            assert not got.result.is_error
+        assert isinstance(await write(guard, port, "update_reservation_flights", CHANGE, {}), Allow)
+        d = await decide(guard, port, "send_certificate", {"user_id": "liam_ito_4473", "amount": 50},
+                         delayed("LWTEDF"))
+    finally:
+        await guard.close()
+        await client.__aexit__(None, None, None)
+    if status_checked_first:
+        assert isinstance(d, Allow), d
+    else:  # the new flight is not delayed and nothing showed the old one was: no delay to compensate
+        assert isinstance(d, Deny) and any("delayed one" in u for u in d.unmet), d
