@@ -69,11 +69,19 @@ def serve_http(config: Config, host: str, port: int) -> None:
                 return
             _banner(startup_lines(config, rt, tools_hint))
 
+        async def shutdown(self, sockets: Any = None) -> None:
+            # open A2A event streams would hold uvicorn's shutdown; end them (the tasks themselves stay)
+            service = holder.get("a2a_service")
+            if service is not None:
+                service.end_streams()
+            await super().shutdown(sockets)
+
     tls = {k: a2a_settings.get(k) for k in ("tls_cert", "tls_key")}
     ssl = {"ssl_certfile": tls["tls_cert"], "ssl_keyfile": tls["tls_key"]} if tls["tls_cert"] else {}
     if ssl:
         tools_hint = f"https://{host}:{port}"
-    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", **ssl))
+    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
+                                     timeout_graceful_shutdown=5, **ssl))
     server.run()
 
 
