@@ -1,6 +1,7 @@
 """Policy guard latency: decision time with all facts present, and solver fetches concurrent vs sequential.
 
-Rows: a one-line guard; the airline cancel guard (rulebases/airline.pl, the real airline example server)
+Rows: a one-line guard; a strict-symbolic-mode guard with 10k facts in the session (its arguments are looked
+up among the session's facts on every call); the airline cancel guard (rulebases/airline.pl, the real airline example server)
 with 10k and 100k other facts in the session's store; the solver fetching N facts from a real slow
 read-only MCP tool with concurrent fetches vs one fetch at a time. Prints one table.
 Usage: python benchmarks/guard_latency.py [--decisions N] [--needs N] [--delay S]
@@ -83,6 +84,24 @@ async def one_line(tmp: Path, n: int) -> list[float]:
     await guard.start(watch=False)
     try:
         return await timed_decisions(guard, call("bench__ping", {"n": 3}, "s"), n)
+    finally:
+        await guard.close()
+
+
+async def strict_symbolic(tmp: Path, n: int, size: int) -> list[float]:
+    rb = tmp / "strict.pl"
+    rb.write_text("option(strict_symbolic).\nfact(item/2).\n"
+                  "guard('bench__use', [id = X, owner = O], item(X, O)).\n")
+    guard = PolicyGuard([rb], None, store_path=tmp / "strict.db")
+    await guard.start(watch=False)
+    try:
+        exp = time.time() + 3600
+        await guard.knowledge.ensure("strict", guard.rulebases.current)
+        await guard.knowledge.add([Fact(session="strict", predicate="item", args=[f"I{i:06d}", f"owner{i % 100}"],
+                                        fact=f"item('I{i:06d}',owner{i % 100})", provenance="observed",
+                                        expires_at=exp) for i in range(size)])
+        return await timed_decisions(guard, call("bench__use", {"id": f"I{size // 2:06d}", "owner": "owner0"},
+                                                 "strict"), n)
     finally:
         await guard.close()
 
@@ -180,6 +199,9 @@ async def main() -> None:
         rows: list[tuple[str, str, str, str]] = []
         t = await one_line(tmp, args.decisions)
         rows.append(("one-line guard, all facts present", f"{pct(t, .5):.2f}", f"{pct(t, .99):.2f}", str(len(t))))
+        t = await strict_symbolic(tmp, args.decisions, 10_000)
+        rows.append(("strict symbolic guard, 10k facts in session", f"{pct(t, .5):.2f}", f"{pct(t, .99):.2f}",
+                     str(len(t))))
         for size, t in (await airline_cancel(tmp, args.decisions, [10_000, 100_000])).items():
             rows.append((f"airline cancel guard, {size // 1000}k facts in store", f"{pct(t, .5):.2f}",
                          f"{pct(t, .99):.2f}", str(len(t))))

@@ -1,6 +1,6 @@
 """The fact store's SQLite schema (one module, one place to change it)."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: fact_values, the index strict symbolic mode looks arguments up in
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -20,6 +20,15 @@ CREATE TABLE IF NOT EXISTS facts (
 );
 CREATE INDEX IF NOT EXISTS facts_by_session ON facts (session, predicate);
 CREATE INDEX IF NOT EXISTS facts_by_expiry ON facts (expires_at);
+-- every string argument (at any depth) of a non-internal fact, so strict symbolic mode finds the facts
+-- holding a call's argument values without reading the session's facts
+CREATE TABLE IF NOT EXISTS fact_values (
+    session TEXT NOT NULL,
+    value TEXT NOT NULL,
+    fact TEXT NOT NULL,
+    PRIMARY KEY (session, value, fact)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS fact_values_by_fact ON fact_values (session, fact);
 CREATE TABLE IF NOT EXISTS contexts (
     session TEXT NOT NULL,
     name TEXT NOT NULL,

@@ -10,7 +10,7 @@ import asyncio
 import json
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import aiosqlite
 from pydantic import BaseModel, Field
@@ -44,6 +44,24 @@ _COLS = ("session, predicate, args, fact, provenance, source_tool, source_digest
          "established_at, expires_at")
 
 
+def string_values(value: Any) -> Iterator[str]:
+    """The strings in a JSON-like value, at any depth (what strict symbolic mode matches arguments to)."""
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from string_values(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from string_values(v)
+    elif isinstance(value, str):
+        yield value
+
+
+def _value_rows(session: str, predicate: str, args: list[Any], fact: str) -> list[tuple[str, str, str]]:
+    if predicate.startswith("$"):  # bookkeeping facts ground nothing
+        return []
+    return [(session, v, fact) for v in set(string_values(args))]
+
+
 def _row_to_fact(row: Iterable[Any]) -> Fact:
     s, p, a, f, prov, st, sd, ctx, est, exp = row
     return Fact(session=s, predicate=p, args=json.loads(a), fact=f, provenance=prov, source_tool=st,
@@ -65,7 +83,14 @@ class FactStore:
         await db.execute("PRAGMA journal_mode=WAL")
         await db.execute("PRAGMA synchronous=NORMAL")
         await db.executescript(SCHEMA)
-        await db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        async with db.execute("SELECT value FROM meta WHERE key = 'schema_version'") as cur:
+            row = await cur.fetchone()
+        if row is not None and int(row[0]) < 2:  # a store from before the value index: build it once
+            await db.execute("DELETE FROM fact_values")
+            async with db.execute("SELECT session, predicate, args, fact FROM facts") as cur:
+                rows = [r for s, p, a, f in await cur.fetchall() for r in _value_rows(s, p, json.loads(a), f)]
+            await db.executemany("INSERT OR IGNORE INTO fact_values (session, value, fact) VALUES (?,?,?)", rows)
+        await db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         await db.commit()
         self._db = db
         return self
@@ -94,10 +119,12 @@ class FactStore:
             return
         rows = [(f.session, f.predicate, json.dumps(f.args), f.fact, f.provenance, f.source_tool, f.source_digest,
                  json.dumps(f.contexts), f.established_at, f.expires_at) for f in facts]
+        values = [r for f in facts for r in _value_rows(f.session, f.predicate, f.args, f.fact)]
         async with self._lock:
-            await self._add(rows)
+            await self._add(rows, values)
 
-    async def _add(self, rows: list[tuple[Any, ...]]) -> None:
+    async def _add(self, rows: list[tuple[Any, ...]], values: list[tuple[str, str, str]]) -> None:
+        await self.db.executemany("INSERT OR IGNORE INTO fact_values (session, value, fact) VALUES (?,?,?)", values)
         await self.db.executemany(
             f"INSERT INTO facts ({_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT (session, fact) DO UPDATE SET provenance=excluded.provenance, "
@@ -115,12 +142,28 @@ class FactStore:
         async with self._lock, self.db.execute(sql + " ORDER BY id", params) as cur:
             return [_row_to_fact(r) async for r in cur]
 
+    async def known_values(self, session: str, values: Iterable[str], now: float | None = None) -> set[str]:
+        """Which of these strings are arguments of a valid non-internal fact of the session (an indexed
+        look-up per value; the session's other facts are never read)."""
+        now = time.time() if now is None else now
+        wanted = sorted(set(values))
+        found: set[str] = set()
+        for i in range(0, len(wanted), 500):  # below SQLite's limit of host parameters
+            chunk = wanted[i:i + 500]
+            sql = ("SELECT DISTINCT v.value FROM fact_values v JOIN facts f ON f.session = v.session AND f.fact = v.fact "
+                   f"WHERE v.session = ? AND v.value IN ({','.join('?' * len(chunk))}) "
+                   "AND (f.expires_at IS NULL OR f.expires_at > ?)")
+            async with self._lock, self.db.execute(sql, [session, *chunk, now]) as cur:
+                found.update([r[0] async for r in cur])
+        return found
+
     async def delete(self, session: str, fact_texts: list[str]) -> None:
         if not fact_texts:
             return
+        pairs = [(session, t) for t in fact_texts]
         async with self._lock:
-            await self.db.executemany("DELETE FROM facts WHERE session = ? AND fact = ?",
-                                      [(session, t) for t in fact_texts])
+            await self.db.executemany("DELETE FROM facts WHERE session = ? AND fact = ?", pairs)
+            await self.db.executemany("DELETE FROM fact_values WHERE session = ? AND fact = ?", pairs)
             await self.db.commit()
 
     async def delete_depending_on(self, session: str, context: str) -> list[str]:
@@ -134,6 +177,9 @@ class FactStore:
     async def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         async with self._lock:
+            await self.db.execute(
+                "DELETE FROM fact_values WHERE EXISTS (SELECT 1 FROM facts f WHERE f.session = fact_values.session "
+                "AND f.fact = fact_values.fact AND f.expires_at IS NOT NULL AND f.expires_at <= ?)", (now,))
             cur = await self.db.execute("DELETE FROM facts WHERE expires_at IS NOT NULL AND expires_at <= ?", (now,))
             await self.db.commit()
         return cur.rowcount or 0

@@ -11,6 +11,7 @@ import time
 from typing import Any, Iterator
 
 from sentinel_mcp.gateway.decision import ToolCall
+from sentinel_mcp.policy.fact_store import string_values
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import Rulebase
 
@@ -26,28 +27,14 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from _strings(v, f"{path}.{k}")
 
 
-def _scalars(value: Any) -> Iterator[str]:
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _scalars(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _scalars(v)
-    elif isinstance(value, str):
-        yield value
-
-
 async def ungrounded_arguments(knowledge: Knowledge, call: ToolCall, rb: Rulebase) -> list[str]:
     exempt = set(rb.info.symbolic_exempt.get(call.name, []))
+    checked = [(p, v) for name, value in call.arguments.items() if name not in exempt for p, v in _strings(value, name)]
+    if not checked:
+        return []
     store = knowledge.store
-    known: set[str] = set()
-    for f in await store.valid(call.session_id, time.time()):
-        if not f.internal:
-            known.update(_scalars(f.args))
-    known.update(_scalars(list((await store.contexts(call.session_id)).values())))
-    bad = []
-    for name, value in call.arguments.items():
-        if name in exempt:
-            continue
-        bad.extend(f"{p}={v!r}" for p, v in _strings(value, name) if v not in known)
-    return bad
+    # only the call's own values are looked up (indexed), never the whole session's facts
+    known = await store.known_values(call.session_id, {v for _, v in checked}, time.time())
+    if len(known) < len({v for _, v in checked}):
+        known.update(string_values(list((await store.contexts(call.session_id)).values())))
+    return [f"{p}={v!r}" for p, v in checked if v not in known]
