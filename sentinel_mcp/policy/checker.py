@@ -19,6 +19,39 @@ def _matches(pattern: str, names: list[str]) -> bool:
     return pattern in names
 
 
+def unreadable_files(files: list[Path]) -> tuple[list[Problem], list[Path]]:
+    """Problems for paths that are no readable file, and the files that can be checked."""
+    problems, ok = [], []
+    for f in files:
+        if f.is_dir():
+            why = "is a directory, not a rulebase file"
+        elif not f.exists():
+            why = "file not found"
+        else:
+            try:
+                f.read_bytes()
+                ok.append(f)
+                continue
+            except OSError as e:
+                why = f"cannot be read ({e.strerror or e})"
+        problems.append(Problem(severity="error", file=str(f), line=0, message=why))
+    return problems, ok
+
+
+def problem_line(p: Problem) -> str:
+    """``file:line: kind: message`` on one line (a multi-line message is folded)."""
+    return f"{p.file}:{p.line}: {p.severity}: {' '.join(p.message.split())}"
+
+
+async def check_paths(engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None) -> list[Problem]:
+    """check_files for paths given by a user: missing or unreadable ones are problems of their own, and
+    the readable ones are still checked (together, as the gateway loads them)."""
+    problems, ok = unreadable_files(files)
+    if ok:
+        problems += await check_files(engine, ok, catalog)
+    return problems
+
+
 async def check_files(engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None) -> list[Problem]:
     """All problems (errors and warnings) of a set of files, in file/line order."""
     try:

@@ -43,7 +43,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 async def _check(args: argparse.Namespace) -> int:
-    from sentinel_mcp.policy.checker import check_files
+    """Exit 0 when clean, 1 when there is any problem (error or warning), 2 on a usage error."""
+    from sentinel_mcp.policy.checker import check_paths, problem_line
     from sentinel_mcp.policy.engine import shared_engine
 
     config = load_config(args.config)
@@ -57,15 +58,15 @@ async def _check(args: argparse.Namespace) -> int:
 
         async with running_gateway(config) as rt:
             catalog = rt.gateway.list_catalog_tools()
-            problems = await check_files(shared_engine(), files, catalog)
+            problems = await check_paths(shared_engine(), files, catalog)
     else:
-        problems = await check_files(shared_engine(), files, None)
+        problems = await check_paths(shared_engine(), files, None)
     for p in problems:
-        print(p)
+        print(problem_line(p))
     errors = sum(1 for p in problems if p.severity == "error")
     what = f"{len(files)} file(s)" + (f" against {len(catalog)} catalog tools" if catalog is not None else "")
     print(f"{what}: {errors} error(s), {len(problems) - errors} warning(s)", file=sys.stderr)
-    return 1 if errors else 0
+    return 1 if problems else 0
 
 
 def cmd_query(args: argparse.Namespace) -> int:

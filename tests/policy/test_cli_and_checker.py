@@ -38,6 +38,36 @@ def test_check_reports_file_and_line(tmp_path: Path) -> None:
     assert missing.returncode == 1 and "file not found" in missing.stdout
 
 
+def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
+    import re
+
+    line = re.compile(r"^(?P<file>[^\n]+):(?P<line>\d+): (?P<kind>error|warning): \S[^\n]*$")
+    clean = cli("check", str(BOOKINGS_PL), cwd=tmp_path)
+    assert (clean.returncode, clean.stdout) == (0, "")
+    warn = tmp_path / "warn.pl"
+    warn.write_text("ok(1).\n:- initialization(ok(1)).\n")
+    r = cli("check", str(warn), cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout.splitlines() == [r.stdout.strip()], r.stdout  # a warning is a problem
+    m = line.match(r.stdout.strip())
+    assert m and (m["file"], m["line"], m["kind"]) == (str(warn), "2", "warning"), r.stdout
+    # a missing file or a directory does not hide the problems of the files that can be read
+    bad = tmp_path / "bad.pl"
+    bad.write_text("ok(1).\nrule(X) :- ok(X\n")
+    r = cli("check", str(bad), str(tmp_path / "nope.pl"), str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    got = [line.match(x) for x in r.stdout.splitlines()]
+    assert all(got) and len(got) == 3, r.stdout
+    assert {(m["file"], m["line"], m["kind"]) for m in got} == {
+        (str(bad), "2", "error"), (str(tmp_path / "nope.pl"), "0", "error"), (str(tmp_path), "0", "error")}
+    assert "unexpected end of file" in r.stdout and "is a directory" in r.stdout
+    # usage errors: nothing to check, an unknown option, a config that does not exist
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"sentinel": {"rulebases": []}}))
+    assert cli("-c", str(empty), "check", cwd=tmp_path).returncode == 2
+    assert cli("check", "--no-such-option", cwd=tmp_path).returncode == 2
+    assert cli("-c", str(tmp_path / "none.json"), "check", str(bad), cwd=tmp_path).returncode == 2
+
+
 async def test_catalog_checks(tmp_path: Path) -> None:
     f = tmp_path / "cat.pl"
     f.write_text(BOOKINGS_PL.read_text() + "\n"

@@ -43,12 +43,20 @@ read_terms(RB, File, S, Errors) :-
     ).
 
 syntax_problem(File, error(syntax_error(What), stream(_, Line, Col, _)), P) :- !,
-    format(atom(M), 'syntax error: ~w (column ~w)', [What, Col]), problem(error, File, Line, M, P).
+    syntax_words(What, W), format(atom(M), 'syntax error: ~w (column ~w)', [W, Col]), problem(error, File, Line, M, P).
 syntax_problem(File, error(syntax_error(What), file(_, Line, Col, _)), P) :- !,
-    format(atom(M), 'syntax error: ~w (column ~w)', [What, Col]), problem(error, File, Line, M, P).
+    syntax_words(What, W), format(atom(M), 'syntax error: ~w (column ~w)', [W, Col]), problem(error, File, Line, M, P).
 syntax_problem(File, error(syntax_error(What), string(_, _)), P) :- !,
-    format(atom(M), 'syntax error: ~w', [What]), problem(error, File, 0, M, P).
+    syntax_words(What, W), format(atom(M), 'syntax error: ~w', [W]), problem(error, File, 0, M, P).
 syntax_problem(File, E, P) :- message_to_codes_safe(E, M), problem(error, File, 0, M, P).
+
+% SWI-Prolog's syntax error codes in words a rulebase author reads
+syntax_words(end_of_file, 'unexpected end of file (an unfinished clause: a missing ")", "]" or "."?)') :- !.
+syntax_words(end_of_clause_expected, 'end of clause expected (a missing "," or ".", or an operator?)') :- !.
+syntax_words(operator_expected, 'operator expected (a missing "," between goals or arguments?)') :- !.
+syntax_words(cannot_start_term, 'unexpected token (a term cannot start here)') :- !.
+syntax_words(illegal_number, 'illegal number') :- !.
+syntax_words(W, W).
 
 message_to_codes_safe(E, M) :-
     catch(( '$messages':translate_message(E, Lines, []),
