@@ -124,6 +124,7 @@ class PolicyGuard:
 
     async def _decide_guarded(self, call: ToolCall, rb: Rulebase) -> Decision:
         if rb.info.option("strict_symbolic"):
+            await self.knowledge.ensure(call.session_id, rb)  # seeds are established values too
             bad = await ungrounded_arguments(self.knowledge, call, rb)
             if bad:
                 return Deny(reason=f"strict symbolic mode: {call.name} has arguments not grounded in established "

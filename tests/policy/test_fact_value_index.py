@@ -57,3 +57,22 @@ async def test_a_store_from_before_the_index_gets_it_on_open(tmp_path: Path) -> 
         assert await store.known_values("s1", ["BK-1", "F1", "X"]) == {"BK-1", "F1"}
         row = await (await store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'")).fetchone()
         assert json.loads(row[0]) == 2
+
+
+async def test_strict_mode_accepts_seeded_values_on_the_first_call(tmp_path: Path) -> None:
+    from sentinel_mcp.gateway.decision import Deny, ToolCall
+    from sentinel_mcp.policy.guard import PolicyGuard
+
+    rb = tmp_path / "strict.pl"
+    rb.write_text("option(strict_symbolic).\nfact(owner/1).\nguard('t__use', [user = U], owner(U)).\n")
+    guard = PolicyGuard([rb], None, store_path=tmp_path / "facts.db", seeds={"owner": "u_1"})
+    await guard.start(watch=False)
+    try:
+        def use(user: str) -> ToolCall:
+            return ToolCall(name="t__use", server="t", tool="use", arguments={"user": user}, session_id="fresh")
+
+        assert (await guard.decide(use("u_1"))).kind == "allow"
+        d = await guard.decide(use("u_2"))
+        assert isinstance(d, Deny) and "strict symbolic mode" in d.reason
+    finally:
+        await guard.close()
