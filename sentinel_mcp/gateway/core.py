@@ -55,7 +55,8 @@ class Gateway:
         self.audit = audit
         self.manager = manager
         self.guard = guard
-        self._validators: dict[int, tuple[Tool, Draft202012Validator | None]] = {}
+        # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
+        self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:
@@ -245,7 +246,7 @@ class Gateway:
         return f"invalid arguments for {tool.name}: {error.message}" + (f" (at {where})" if where else "")
 
     def _validator(self, tool: Tool) -> Draft202012Validator | None:
-        cached = self._validators.get(id(tool))
+        cached = self._validators.get(tool.name)
         if cached is not None and cached[0] is tool:
             return cached[1]
         try:
@@ -253,7 +254,7 @@ class Gateway:
             validator: Draft202012Validator | None = Draft202012Validator(tool.input_schema)
         except SchemaError:
             validator = None  # an upstream with a broken schema: let the upstream judge its own input
-        self._validators[id(tool)] = (tool, validator)
+        self._validators[tool.name] = (tool, validator)
         return validator
 
 

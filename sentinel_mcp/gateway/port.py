@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Awaitable, Callable, Literal, Protocol
 
 from mcp.types import CallToolResult, Tool
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.gateway.decision import Answer, Deny, Origin, Question
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 from mcp import Client
 from mcp.types import ElicitResult
