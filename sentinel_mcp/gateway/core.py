@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_meta import call_meta
+from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, ToolCall
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
 from sentinel_mcp.gateway.upstream import (
@@ -42,9 +43,9 @@ class UpstreamNeedsInput(BaseModel):
     call: ToolCall
 
 
-def error_result(text: str, **structured: Any) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
-                          structured_content={"sentinel": structured} if structured else None)
+def error_result(text: str, **info: Any) -> CallToolResult:
+    """Sentinel's own error result (details in ``_meta``, never in ``structuredContent``)."""
+    return sentinel_result(text, **info)
 
 
 class Gateway:

@@ -48,6 +48,7 @@ from sentinel_mcp.gateway.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
+from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
@@ -286,15 +287,14 @@ class Front:
     def _refused(outcome: Refused) -> CallToolResult:
         d = outcome.decision
         lines = [f"Sentinel refused this call: {outcome.reason}"]
-        structured: dict[str, Any] = {"decision": "deny", "reason": outcome.reason}
+        info: dict[str, Any] = {"decision": "deny", "reason": outcome.reason}
         if d is not None:
             if d.unmet:
                 lines.append("Unmet: " + "; ".join(d.unmet))
             if d.how_to_unblock:
                 lines.append("To unblock: " + "; ".join(d.how_to_unblock))
-            structured.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
-        return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], is_error=True,
-                              structured_content={"sentinel": structured})
+            info.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
+        return sentinel_result("\n".join(lines), **info)
 
     @staticmethod
     def _blocked(outcome: NeedsInput) -> CallToolResult:
@@ -302,9 +302,7 @@ class Front:
         text = (f"Sentinel is waiting for the user: {outcome.reason}\nAsk the user: "
                 + " | ".join(q.message for q in outcome.questions)
                 + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again.")
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
-                              structured_content={"sentinel": {"decision": "ask", "blocked": True,
-                                                               "reason": outcome.reason, "questions": qs}})
+        return sentinel_result(text, decision="ask", blocked=True, reason=outcome.reason, questions=qs)
 
     # ------------------------------------------------------------------ resources and prompts
     async def list_resources(self, ctx: ServerRequestContext,
