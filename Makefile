@@ -42,6 +42,8 @@ $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
 $(VENV)/.installed: pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+	@# the distribution was called sentinel-mcp before (a name taken on the package index); drop that install
+	@$(BIN)/pip uninstall -q -y sentinel-mcp 2>/dev/null || true
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q -e ".[dev,llm,device]"
 	@touch $@
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
                       model_validator)
 
-from sentinel_mcp.paths import RULEBASES_DIR, default_data_dir
+from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT, default_data_dir
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -160,9 +160,9 @@ class Config(BaseModel):
             return path
         # relative paths: next to the config file, else the shipped project files
         candidate = Path(self.base_dir) / path
-        if candidate.exists() or not (RULEBASES_DIR.parent / path).exists():
+        if candidate.exists() or not (SHIPPED_ROOT / path).exists():
             return candidate.resolve()
-        return (RULEBASES_DIR.parent / path).resolve()
+        return (SHIPPED_ROOT / path).resolve()
 
     def expanded(self) -> "Config":
         """A copy with ``${VAR}`` expanded in stdio env/args and remote headers/url."""
@@ -246,4 +246,4 @@ def embedded_default() -> Config:
             "sensors": {"source": "simulated"},
         },
     }
-    return parse_config(data, source="<embedded default>", base_dir=RULEBASES_DIR.parent)
+    return parse_config(data, source="<embedded default>", base_dir=SHIPPED_ROOT)
