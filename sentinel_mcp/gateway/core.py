@@ -10,7 +10,16 @@ from typing import Any
 import anyio
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from mcp.types import CallToolResult, ElicitRequest, ElicitRequestFormParams, InputRequiredResult, TextContent, Tool
+from mcp.types import (
+    CallToolResult,
+    CreateMessageRequest,
+    ElicitRequest,
+    ErrorData,
+    InputRequiredResult,
+    ListRootsRequest,
+    TextContent,
+    Tool,
+)
 from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
@@ -210,11 +219,21 @@ class Gateway:
 
     @staticmethod
     async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | None:
+        """A 2026-era upstream's input requests, asked of a handshake-era client (None: one cannot be)."""
         answers: dict[str, Any] = {}
         for key, req in (result.input_requests or {}).items():
-            if not (isinstance(req, ElicitRequest) and isinstance(req.params, ElicitRequestFormParams)):
+            if isinstance(req, ElicitRequest):
+                answer: Any = await link.elicit(req.params)
+            elif isinstance(req, CreateMessageRequest):
+                answer = await link.sample(req.params)
+            elif isinstance(req, ListRootsRequest):
+                answer = await link.list_roots()
+            else:
                 return None
-            answers[key] = await link.elicit(req.params)
+            if isinstance(answer, ErrorData):
+                log.info("input request %s not relayed: %s", key, answer.message)
+                return None
+            answers[key] = answer
         return answers
 
     def _unknown_tool_message(self, name: str) -> str:

@@ -24,9 +24,7 @@ from mcp.types import (
     CallToolResult,
     ElicitRequest,
     ElicitRequestFormParams,
-    ElicitRequestParams,
     ElicitResult,
-    ErrorData,
     GetPromptRequestParams,
     GetPromptResult,
     InputRequiredResult,
@@ -34,14 +32,11 @@ from mcp.types import (
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
-    LoggingMessageNotificationParams,
     NotificationParams,
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResult,
-    TextContent,
 )
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway.call_meta import SESSION_KEY
@@ -51,6 +46,8 @@ from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
+from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, is_modern
+from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
 from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
 
 log = logging.getLogger(__name__)
@@ -62,39 +59,6 @@ INSTRUCTIONS = (
     "denied (the result says why and what would unblock it), or need the user's answer (you will be asked, or "
     "the result lists the questions). Tools named sentinel__* query the facts and rules behind decisions."
 )
-
-
-def is_modern(ctx: ServerRequestContext) -> bool:
-    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-
-
-def can_elicit(ctx: ServerRequestContext) -> bool:
-    caps = ctx.session.client_capabilities
-    return bool(caps is not None and caps.elicitation is not None)
-
-
-class FrontLink(CallerLink):
-    """Relays what an upstream pushes during a call back to the downstream client that made it."""
-
-    def __init__(self, ctx: ServerRequestContext) -> None:
-        self.ctx = ctx
-
-    @property
-    def can_push(self) -> bool:
-        return not is_modern(self.ctx) and can_elicit(self.ctx)
-
-    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
-        if not self.can_push or not isinstance(params, ElicitRequestFormParams):
-            return ErrorData(code=-32600, message="sentinel: this client cannot be asked during the call")
-        return await self.ctx.session.elicit_form(params.message, params.requested_schema,
-                                                  related_request_id=self.ctx.request_id)
-
-    async def log(self, params: LoggingMessageNotificationParams) -> None:
-        try:
-            await self.ctx.session.send_log_message(params.level, params.data, logger=params.logger,
-                                                    related_request_id=self.ctx.request_id)
-        except Exception:  # noqa: BLE001 - a log line is best effort
-            log.debug("could not relay upstream log", exc_info=True)
 
 
 class SentinelFront(Server):
@@ -120,12 +84,15 @@ class Front:
         self.page_size = PAGE_SIZE
         self.held = HeldCalls(timeout=gateway.config.sentinel.policy.confirm_ttl)
         self._legacy_sessions: dict[int, Any] = {}
+        self.utilities = FrontUtilities(gateway.manager, ListenHandler(self.bus), self.bus)
+        u = self.utilities
         self.server = SentinelFront(
             "sentinel", version=__version__, instructions=INSTRUCTIONS,
             on_list_tools=self.list_tools, on_call_tool=self.call_tool,
             on_list_resources=self.list_resources, on_list_resource_templates=self.list_resource_templates,
             on_read_resource=self.read_resource, on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
-            on_subscriptions_listen=ListenHandler(self.bus),
+            on_subscriptions_listen=u.listen, on_subscribe_resource=u.subscribe,
+            on_unsubscribe_resource=u.unsubscribe, on_completion=u.complete, on_set_logging_level=u.set_level,
         )
         self.server.add_notification_handler("notifications/initialized", NotificationParams, self._on_initialized)
 
@@ -182,7 +149,7 @@ class Front:
                         params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
         session = self.session_id(ctx)
         client = self.client_name(ctx)
-        link = FrontLink(ctx)
+        link = self._link(ctx, params.name)
         ours, theirs = _split_responses(params.input_responses)
         sealed = self.seal.open(params.request_state)
         if params.request_state and sealed is None and ours:
@@ -198,7 +165,7 @@ class Front:
         async def progress(p: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(p, total, message)
 
-        if is_modern(ctx) and can_elicit(ctx):
+        if is_modern(ctx) and can_be_asked(ctx):
             held_id = (sealed or {}).get("hold")
             if held_id and sealed and sealed.get("session") == session:
                 return await self._resume_held(ctx, params, session, held_id, theirs)
@@ -206,7 +173,8 @@ class Front:
                 async def run(held_link: CallerLink) -> Any:
                     return await self.gateway.execute(
                         params.name, params.arguments, session_id=session, client=client, origin="client",
-                        answers=answers, link=held_link, preapproved_digest=preapproved)
+                        answers=answers, link=held_link, progress=held_link.progress,
+                        preapproved_digest=preapproved)
                 call = self.held.start(params.name, session, run)
                 return await self._await_held(ctx, params, session, call)
 
@@ -245,6 +213,11 @@ class Front:
             request_state=self.seal.seal({"name": name, "session": session,
                                           "asked": [_wire_key(q.key) for q in outcome.questions]}))
 
+    def _link(self, ctx: ServerRequestContext, name: str) -> FrontLink:
+        route = self.gateway.manager.catalog.tools.get(name)
+        return FrontLink(ctx, levels=self.utilities.levels, urls=self.utilities.urls,
+                         upstream=route.upstream if route is not None else None)
+
     def _needs_holding(self, name: str) -> bool:
         """Only calls to handshake-era upstreams may push questions mid-call."""
         route = self.gateway.manager.catalog.tools.get(name)
@@ -255,10 +228,11 @@ class Front:
 
     async def _await_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
                           call: HeldCall) -> CallToolResult | InputRequiredResult:
+        call.report_progress = ctx.session.report_progress  # progress goes to the round now waiting
         event = await self.held.next_event(call)
         if isinstance(event, PendingQuestion):
             return InputRequiredResult(
-                input_requests={event.key: ElicitRequest(params=event.params)},
+                input_requests={event.key: event.request},
                 request_state=self.seal.seal({"name": params.name, "session": session, "hold": call.id}))
         return self._respond(ctx, params.name, session, event)
 
@@ -320,7 +294,7 @@ class Front:
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
         name = self.gateway.manager.catalog.route_resource(params.uri)
         if name is None:
-            raise MCPError(code=INVALID_PARAMS, message=f"resource not found: {params.uri}")
+            raise resource_not_found(params.uri)
         try:
             return await self.gateway.manager.upstreams[name].read_resource(params.uri)
         except UpstreamUnavailable as e:

@@ -16,15 +16,20 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Literal
 
 import anyio
-from mcp import Client, MCPDeprecationWarning, StdioServerParameters
+from mcp import Client, MCPDeprecationWarning
 from mcp.client import ClientRequestContext, IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CallToolResult,
+    CompleteResult,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    DiscoverResult,
+    ElicitCompleteNotification,
     ElicitRequestParams,
     ElicitResult,
     ErrorData,
-    Implementation,
+    ListRootsResult,
     InputRequiredResult,
     LoggingMessageNotificationParams,
     Prompt,
@@ -32,21 +37,24 @@ from mcp.types import (
     Resource,
     ResourceListChangedNotification,
     ResourceTemplate,
+    ResourceUpdatedNotification,
     Tool,
     ToolListChangedNotification,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
+from sentinel_mcp.gateway.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
+from sentinel_mcp.gateway.upstream_client import Mode, make_client, modes_to_try
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 log = logging.getLogger(__name__)
 
 CONNECTION_CLOSED = -32000  # what the SDK raises for calls on a connection whose peer went away
 REQUEST_TIMEOUT = -32001
+METHOD_NOT_FOUND = -32601
 
 State = Literal["connecting", "ready", "backoff", "stopped"]
 
@@ -79,20 +87,17 @@ class UpstreamCallError(Exception):
         self.code = code
 
 
-class CallerLink:
-    """The downstream side of one in-flight call, for relaying what the upstream pushes back during it."""
-
-    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
-        return ErrorData(code=-32600, message="this caller cannot answer elicitation")
-
-    async def log(self, params: LoggingMessageNotificationParams) -> None:
-        return None
+class HandshakeRejected(Exception):
+    """The upstream answered the connect step with a protocol error (it does not speak that era)."""
 
 
 @dataclass
 class UpstreamHooks:
     catalog_changed: Callable[["Upstream"], Awaitable[None]]
     state_changed: Callable[["Upstream"], Awaitable[None]] | None = None
+    # notifications that belong to whoever subscribed or was asked, not to one call
+    resource_updated: Callable[["Upstream", str], Awaitable[None]] | None = None
+    elicit_complete: Callable[["Upstream", str], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -137,6 +142,11 @@ class Upstream:
         self._serial = anyio.Lock()
         self._inflight: dict[int, _InFlight] = {}
         self._next_call = 0
+        self._mode: Mode | None = None  # the connect mode that worked (reconnects start there)
+        self._tg: anyio.abc.TaskGroup | None = None  # the connection's own tasks
+        self.subscribed: set[str] = set()  # resource URIs some client subscribed to through us
+        self._watchers: dict[str, anyio.CancelScope] = {}  # 2026 upstreams: one listen stream per URI
+        self.log_level: str | None = None
 
     # ------------------------------------------------------------------ properties
     @property
@@ -160,38 +170,10 @@ class Upstream:
                               self.reconnects, self.last_error, self.connected_at)
 
     # ------------------------------------------------------------------ connection supervisor
-    def _make_client(self) -> Client:
-        t = self.target
-        mode = {"auto": "auto", "legacy": "legacy", "modern": "2026-07-28"}[t.protocol]
-        if isinstance(t, StdioServer):
-            server: Any = StdioServerParameters(command=t.command, args=t.args, env=t.env or None, cwd=t.cwd)
-        elif isinstance(t, RemoteServer):
-            server = self._remote_transport(t)
-        else:
-            server = t.server
-        return Client(
-            server,
-            mode=mode,  # type: ignore[arg-type]
-            read_timeout_seconds=t.timeout,
-            cache=None,
-            elicitation_callback=self._on_elicit,
-            logging_callback=self._on_log,
-            log_level="info",  # 2026-era upstreams send log lines only to requests that opt in
-            message_handler=self._on_message,
-            client_info=Implementation(name="sentinel-mcp", version=__version__),
-        )
-
-    @staticmethod
-    def _remote_transport(t: RemoteServer) -> Any:
-        if t.kind == "sse":
-            from mcp.client.sse import sse_client
-
-            return sse_client(t.url, headers=t.headers or None, timeout=t.connect_timeout, sse_read_timeout=t.timeout)
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
-        http = httpx2.AsyncClient(headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout))
-        return streamable_http_client(t.url, http_client=http)
+    def _callbacks(self) -> dict[str, Any]:
+        return dict(elicitation_callback=self._on_elicit, sampling_callback=self._on_sample,
+                    list_roots_callback=self._on_roots, logging_callback=self._on_log,
+                    message_handler=self._on_message)
 
     async def run(self) -> None:
         """Supervise the connection until ``stop()``: connect, serve, detect death, back off, reconnect."""
@@ -222,17 +204,23 @@ class Upstream:
         self.state = "stopped"
 
     async def _connect_and_serve(self) -> None:
-        client = self._make_client()
-        self._dead = anyio.Event()
-        groups = track_groups()
-        try:
-            await self._serve(client)
-        finally:
-            if groups:
-                with anyio.CancelScope(shield=True):
-                    await kill_groups(groups)
+        modes = modes_to_try(self.target.protocol, self._mode)
+        for mode in modes:
+            self._dead = anyio.Event()
+            groups = track_groups()
+            try:
+                await self._serve(make_client(self.target, mode, self._callbacks()), mode)
+                return
+            except HandshakeRejected as e:
+                if mode == modes[-1]:
+                    raise RuntimeError(str(e)) from None
+                log.info("upstream %s: %s; trying %s", self.name, e, modes[-1])
+            finally:
+                if groups:
+                    with anyio.CancelScope(shield=True):
+                        await kill_groups(groups)
 
-    async def _serve(self, client: Client) -> None:
+    async def _serve(self, client: Client, mode: Mode) -> None:
         with anyio.CancelScope() as scope:
             scope.deadline = anyio.current_time() + self.target.connect_timeout
             try:
@@ -240,7 +228,12 @@ class Upstream:
                     scope.deadline = math.inf  # connected: only the connect step is time-limited
                     # relay, don't police: the client would validate upstream output against its schema
                     client.session.validate_tool_result = _no_validation  # type: ignore[method-assign]
+                    if mode == "2026-07-28":  # pinned: the upstream's real capabilities, and proof it speaks 2026
+                        raw = await client.session.send_discover(mode)
+                        client.session.adopt(DiscoverResult.model_validate(raw))
                     self.client = client
+                    self._mode = mode
+                    await self._apply_log_level()
                     await self.refresh()
                     self.state = "ready"
                     self.connected_at = time.time()
@@ -251,13 +244,22 @@ class Upstream:
                     await self._notify_state()
                     await self.hooks.catalog_changed(self)
                     async with anyio.create_task_group() as tg:
+                        self._tg = tg
                         tg.start_soon(self._health_loop, tg.cancel_scope)
                         if self.modern:
                             tg.start_soon(self._listen_loop)
+                        for uri in list(self.subscribed):  # a reconnect: the upstream forgot them
+                            await self._watch(uri)
                         await self._stop_or_dead()
                         tg.cancel_scope.cancel()
             except BaseExceptionGroup as eg:  # the SDK wraps transport errors in nested groups
+                if self.client is None and _protocol_error(eg):
+                    raise HandshakeRejected(f"{mode} connect refused: {_describe(eg)}") from None
                 raise RuntimeError(_describe(eg)) from None
+            except MCPError as e:
+                if self.client is None:
+                    raise HandshakeRejected(f"{mode} connect refused: {_describe(e)}") from None
+                raise
         if scope.cancelled_caught and self.client is None:
             raise TimeoutError(f"no answer within {self.target.connect_timeout:.0f}s")
 
@@ -308,6 +310,8 @@ class Upstream:
             log.debug("upstream %s: listen ended: %s", self.name, _describe(e))
 
     def _mark_disconnected(self) -> None:
+        self._tg = None
+        self._watchers.clear()
         self.client = None
         self.ready = anyio.Event()
         self.connected_at = None
@@ -335,7 +339,8 @@ class Upstream:
         templates: list[ResourceTemplate] = []
         if caps is not None and caps.resources is not None:
             resources = await _all_pages(client.list_resources, "resources")
-            templates = await _all_pages(client.list_resource_templates, "resource_templates")
+            # the resources capability does not promise templates: a server without them answers -32601
+            templates = await _all_pages(client.list_resource_templates, "resource_templates", optional=True)
         prompts: list[Prompt] = []
         if caps is not None and caps.prompts is not None:
             prompts = await _all_pages(client.list_prompts, "prompts")
@@ -351,6 +356,12 @@ class Upstream:
         await self.hooks.catalog_changed(self)
 
     async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, ResourceUpdatedNotification) and self.hooks.resource_updated is not None:
+            await self.hooks.resource_updated(self, message.params.uri)
+            return
+        if isinstance(message, ElicitCompleteNotification) and self.hooks.elicit_complete is not None:
+            await self.hooks.elicit_complete(self, message.params.elicitation_id)
+            return
         if isinstance(message, (ToolListChangedNotification, PromptListChangedNotification,
                                 ResourceListChangedNotification)):
             # refresh outside the receive loop: listing from inside it would wait on itself
@@ -359,24 +370,57 @@ class Upstream:
             asyncio.get_running_loop().create_task(self._refresh_and_announce())
 
     # ------------------------------------------------------------------ relays (push-era upstreams)
-    def _sole_caller(self) -> CallerLink | None:
-        """Push requests carry nothing that names the call that caused them: route only when unambiguous."""
+    def _caller_for_push(self) -> CallerLink | None:
+        """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
+        over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight."""
+        link = CURRENT_LINK.get()
+        if link is not None and any(f.link is link for f in self._inflight.values()):
+            return link
         if len(self._inflight) == 1:
             return next(iter(self._inflight.values())).link
         return None
 
+    def _unrouted(self, what: str) -> ErrorData:
+        why = ("no call to it is in progress" if not self._inflight else
+               f"it names no call and {len(self._inflight)} calls are in flight "
+               "(set \"concurrent\": false on this upstream to serialize its calls)")
+        return refusal(what, why)
+
     async def _on_elicit(self, ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
-        link = self._sole_caller()
-        if link is None:
-            return ErrorData(code=-32600, message="sentinel: cannot tell which call this elicitation belongs to")
-        return await link.elicit(params)
+        link = self._caller_for_push()
+        return await link.elicit(params) if link is not None else self._unrouted("an elicitation")
+
+    async def _on_sample(self, ctx: ClientRequestContext,
+                         params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        link = self._caller_for_push()
+        return await link.sample(params) if link is not None else self._unrouted("a sampling request")
+
+    async def _on_roots(self, ctx: ClientRequestContext) -> ListRootsResult | ErrorData:
+        link = self._caller_for_push()
+        return await link.list_roots() if link is not None else self._unrouted("a roots request")
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
-        link = self._sole_caller()
+        link = self._caller_for_push()
         if link is not None:
             await link.log(params)
         else:
             log.info("upstream %s log [%s]: %s", self.name, params.level, params.data)
+
+    async def _apply_log_level(self) -> None:
+        client = self.client
+        if self.log_level is None or client is None or self.modern:
+            return
+        caps = client.server_capabilities
+        if caps is not None and caps.logging is not None:
+            try:
+                await client.set_logging_level(self.log_level)  # type: ignore[arg-type]
+            except MCPError as e:
+                log.info("upstream %s refused logging/setLevel: %s", self.name, e.message)
+
+    async def set_log_level(self, level: str | None) -> None:
+        """The lowest level some client asked for; applied now and on every reconnect."""
+        self.log_level = level
+        await self._apply_log_level()
 
     # ------------------------------------------------------------------ calls
     async def wait_ready(self, timeout: float) -> bool:
@@ -419,7 +463,8 @@ class Upstream:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         self._next_call += 1
         call_id = self._next_call
-        self._inflight[call_id] = _InFlight(link or CallerLink())
+        self._inflight[call_id] = _InFlight(link := link or CallerLink())
+        token = CURRENT_LINK.set(link)
         try:
             result = await client.session.call_tool(
                 tool, arguments, read_timeout_seconds=timeout or self.target.timeout, progress_callback=progress,
@@ -444,6 +489,7 @@ class Upstream:
             self._dead.set()
             raise UpstreamCallError(f"upstream {self.name} connection lost: {type(e).__name__}") from None
         finally:
+            CURRENT_LINK.reset(token)
             self._inflight.pop(call_id, None)
         self.breaker.record_success()
         if isinstance(result, (CallToolResult, InputRequiredResult)):
@@ -460,17 +506,82 @@ class Upstream:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         return await self.client.session.get_prompt(name, arguments)
 
+    def offers(self, capability: str, detail: str | None = None) -> bool:
+        """Whether the connected upstream declared a capability (e.g. "completions", "resources"/"subscribe")."""
+        caps = self.client.server_capabilities if self.client is not None else None
+        value = getattr(caps, capability, None) if caps is not None else None
+        return value is not None and (detail is None or bool(getattr(value, detail, False)))
 
-async def _all_pages(list_page: Callable[..., Awaitable[Any]], field_name: str) -> list[Any]:
+    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, dict[str, str]] | None
+                       ) -> CompleteResult:
+        if self.client is None:
+            raise UpstreamUnavailable(f"upstream {self.name} is not connected")
+        return await self.client.session.complete(ref, argument, context_arguments=(context or {}).get("arguments"))
+
+    async def subscribe(self, uri: str, *, on: bool = True) -> None:
+        """Subscribe to a resource's updates (kept across reconnects) or drop the subscription."""
+        if self.client is None:
+            raise UpstreamUnavailable(f"upstream {self.name} is not connected")
+        if on:
+            await self._watch(uri)
+            self.subscribed.add(uri)
+            return
+        self.subscribed.discard(uri)
+        scope = self._watchers.pop(uri, None)
+        if scope is not None:
+            scope.cancel()
+        elif not self.modern:
+            await self.client.unsubscribe_resource(uri)
+
+    async def _watch(self, uri: str) -> None:
+        client = self.client
+        if client is None:
+            return
+        if not self.modern:
+            await client.subscribe_resource(uri)
+            return
+        if uri in self._watchers or self._tg is None:
+            return
+        scope = self._watchers[uri] = anyio.CancelScope()
+        self._tg.start_soon(self._listen_resource, client, uri, scope)
+
+    async def _listen_resource(self, client: Client, uri: str, scope: anyio.CancelScope) -> None:
+        """2026-era upstreams send resource updates only on a listen stream naming the URI."""
+        with scope:
+            try:
+                async with client.listen(resource_subscriptions=[uri]) as sub:
+                    async for _event in sub:
+                        if self.hooks.resource_updated is not None:
+                            await self.hooks.resource_updated(self, uri)
+            except Exception as e:  # noqa: BLE001 - the stream ended; a resubscribe starts another
+                log.debug("upstream %s: resource listen on %s ended: %s", self.name, uri, _describe(e))
+        if self._watchers.get(uri) is scope:
+            del self._watchers[uri]
+
+
+async def _all_pages(list_page: Callable[..., Awaitable[Any]], field_name: str, *, optional: bool = False
+                     ) -> list[Any]:
     """Walk every page of an upstream list (tools, resources, templates, prompts)."""
     items: list[Any] = []
     cursor = None
     while True:
-        page = await list_page(cursor=cursor)
+        try:
+            page = await list_page(cursor=cursor)
+        except MCPError as e:
+            if optional and e.code == METHOD_NOT_FOUND:
+                return items
+            raise
         items.extend(getattr(page, field_name))
         cursor = page.next_cursor
         if not cursor:
             return items
+
+
+def _protocol_error(e: BaseException) -> bool:
+    """An MCP error answer somewhere in a (nested) exception group: the peer is there but refused."""
+    if isinstance(e, BaseExceptionGroup):
+        return any(_protocol_error(x) for x in e.exceptions)
+    return isinstance(e, MCPError) and e.code != CONNECTION_CLOSED
 
 
 async def _no_validation(name: str, result: CallToolResult) -> None:

@@ -22,12 +22,17 @@ class UpstreamManager:
         self.upstreams: dict[str, Upstream] = {}
         self.catalog = Catalog()
         self._on_catalog_changed = on_catalog_changed
+        # set by the front: notifications that go to the clients that subscribed or were asked
+        self.on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None
+        self.on_elicit_complete: Callable[[str, str], Awaitable[None]] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
 
     def add(self, name: str, target: Target) -> Upstream:
         if name in self.upstreams:
             raise ValueError(f"duplicate upstream name {name!r}")
-        up = Upstream(name, target, UpstreamHooks(catalog_changed=self._catalog_changed))
+        up = Upstream(name, target, UpstreamHooks(catalog_changed=self._catalog_changed,
+                                                  resource_updated=self._resource_updated,
+                                                  elicit_complete=self._elicit_complete))
         self.upstreams[name] = up
         if self._tg is not None:
             self._tg.start_soon(up.run, name=f"upstream:{name}")
@@ -40,6 +45,14 @@ class UpstreamManager:
                 await self._on_catalog_changed()
             except Exception:  # noqa: BLE001
                 log.exception("catalog change hook failed")
+
+    async def _resource_updated(self, up: Upstream, uri: str) -> None:
+        if self.on_resource_updated is not None:
+            await self.on_resource_updated(up.name, uri)
+
+    async def _elicit_complete(self, up: Upstream, elicitation_id: str) -> None:
+        if self.on_elicit_complete is not None:
+            await self.on_elicit_complete(up.name, elicitation_id)
 
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
                   startup_wait: float = 15.0) -> None:

@@ -121,7 +121,8 @@ async def test_progress_is_relayed_to_the_caller(data_dir, mode):
 @pytest.mark.parametrize("mode", MODES)
 async def test_upstream_input_request_reaches_the_user(data_dir, mode):
     """A 2026-era upstream asks via InputRequiredResult: pushed to handshake clients, passed through to modern ones."""
-    async with running_gateway(make_config(data_dir)) as rt:
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern")})
+    async with running_gateway(cfg) as rt:
         assert rt.manager.upstreams["tb"].modern
         cb = approve()
         async with Client(rt.front.server, mode=mode, elicitation_callback=cb) as c:

@@ -29,7 +29,7 @@ async def test_upstream_killed_mid_call_is_reported_and_reconnected(data_dir, mo
             first = int((await c.call_tool("tb__pid", {})).content[0].text)
             r = await c.call_tool("tb__die", {})
             assert r.is_error and sentinel_info(r)["error"] == "upstream_error", r.content[0].text
-            assert not alive(first)
+            await wait_until(lambda: not alive(first))  # its exit may finish just after the pipe closed
             await wait_until(lambda: up.state == "ready" and up.reconnects >= 1)
             second = int((await c.call_tool("tb__pid", {})).content[0].text)
             assert second != first and alive(second)
@@ -82,7 +82,8 @@ async def test_broken_and_slow_upstreams_never_block_the_others(data_dir):
     })
     with anyio.fail_after(20):
         async with running_gateway(cfg, startup_wait=3.0) as rt:
-            assert rt.manager.upstreams["tb"].state == "ready"
+            # start-up went on without the broken ones; tb is ready (or becomes so on a loaded machine)
+            await wait_until(lambda: rt.manager.upstreams["tb"].state == "ready")
             for name in ("missing", "crashy", "silent"):
                 assert rt.manager.upstreams[name].state != "ready"
             await wait_until(lambda: rt.manager.upstreams["missing"].last_error is not None)

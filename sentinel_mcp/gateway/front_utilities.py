@@ -1,0 +1,179 @@
+"""The front's utility requests, relayed to the upstream that owns what they name.
+
+- ``logging/setLevel``: remembered per downstream connection (relayed log lines below it are dropped); handshake
+  upstreams are set to the lowest level any client asked for.
+- ``completion/complete``: routed by the prompt's exposed name or the resource template to its upstream.
+- ``resources/subscribe`` / ``unsubscribe``: subscribed upstream once per URI, reference-counted over clients;
+  ``notifications/resources/updated`` goes to each subscribed client (2026-era clients through their
+  ``subscriptions/listen`` stream, whose resource filter subscribes upstream the same way).
+- ``notifications/elicitation/complete``: to the client that got the URL elicitation.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import ListenHandler, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    EmptyResult,
+    PromptReference,
+    ResourceTemplateReference,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+    UnsubscribeRequestParams,
+)
+
+from sentinel_mcp.gateway.front_link import ConnectionLevels, UrlElicitations, connection_of
+from sentinel_mcp.gateway.upstream import Upstream, UpstreamUnavailable
+
+if TYPE_CHECKING:
+    from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+
+log = logging.getLogger(__name__)
+
+RESOURCE_NOT_FOUND = -32002
+MAX_SUBSCRIPTIONS = 10_000
+
+
+def resource_not_found(uri: str) -> MCPError:
+    return MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}", data={"uri": uri})
+
+
+class FrontUtilities:
+    def __init__(self, manager: "UpstreamManager", listen: ListenHandler, bus: Any) -> None:
+        self.manager = manager
+        self.levels = ConnectionLevels()
+        self.urls = UrlElicitations()
+        self._listen = listen
+        self._bus = bus
+        # uri -> {connection key: session}; the key is the connection (or a listen stream) holding it
+        self._subscribers: dict[str, dict[int, Any]] = {}
+        manager.on_resource_updated = self.resource_updated
+        manager.on_elicit_complete = self.elicit_complete
+
+    # ------------------------------------------------------------------ logging
+    async def set_level(self, ctx: ServerRequestContext, params: SetLevelRequestParams) -> EmptyResult:
+        self.levels.set(ctx, params.level)
+        lowest = self.levels.lowest()
+        for up in list(self.manager.upstreams.values()):
+            if up.log_level != lowest:
+                try:
+                    await up.set_log_level(lowest)
+                except Exception as e:  # noqa: BLE001 - one upstream's logging never fails the client's request
+                    log.info("upstream %s: log level not applied: %s", up.name, e)
+        return EmptyResult()
+
+    # ------------------------------------------------------------------ completion
+    async def complete(self, ctx: ServerRequestContext, params: CompleteRequestParams) -> CompleteResult:
+        ref = params.ref
+        catalog = self.manager.catalog
+        if isinstance(ref, PromptReference):
+            route = catalog.prompts.get(ref.name)
+            if route is None:
+                raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {ref.name}")
+            upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
+        elif isinstance(ref, ResourceTemplateReference):
+            upstream = next((u for _, u, t in catalog.templates if t.uri_template == ref.uri), None)
+            if upstream is None:
+                upstream = catalog.route_resource(ref.uri)
+            if upstream is None:
+                raise resource_not_found(ref.uri)
+            upstream_ref = ref
+        else:  # pragma: no cover - the SDK validated the union
+            raise MCPError(code=INVALID_PARAMS, message="unknown completion reference")
+        up = self.manager.upstreams[upstream]
+        if not up.offers("completions"):
+            return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest
+        context = params.context.model_dump() if params.context is not None else None
+        try:
+            return await up.complete(upstream_ref, params.argument.model_dump(), context)
+        except UpstreamUnavailable as e:
+            raise MCPError(code=-32603, message=str(e)) from None
+
+    # ------------------------------------------------------------------ resource subscriptions
+    def _owner(self, uri: str) -> Upstream:
+        name = self.manager.catalog.route_resource(uri)
+        if name is None:
+            raise resource_not_found(uri)
+        return self.manager.upstreams[name]
+
+    async def _add(self, uri: str, key: int, session: Any) -> None:
+        up = self._owner(uri)
+        if not up.offers("resources", "subscribe"):
+            raise MCPError(code=INVALID_PARAMS,
+                           message=f"upstream {up.name} does not offer subscriptions to {uri}")
+        holders = self._subscribers.get(uri)
+        if holders is None:
+            if len(self._subscribers) >= MAX_SUBSCRIPTIONS:
+                raise MCPError(code=INVALID_PARAMS, message="too many resource subscriptions")
+            try:
+                await up.subscribe(uri)
+            except UpstreamUnavailable as e:
+                raise MCPError(code=-32603, message=str(e)) from None
+            holders = self._subscribers[uri] = {}
+        holders[key] = session
+
+    async def _drop(self, uri: str, key: int) -> None:
+        holders = self._subscribers.get(uri)
+        if holders is None or holders.pop(key, None) is None or holders:
+            return
+        del self._subscribers[uri]
+        try:
+            await self._owner(uri).subscribe(uri, on=False)
+        except (MCPError, UpstreamUnavailable) as e:  # gone upstream already: nothing to undo
+            log.debug("unsubscribe %s upstream: %s", uri, e)
+
+    async def subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
+        await self._add(params.uri, id(connection_of(ctx)), ctx.session)
+        return EmptyResult()
+
+    async def unsubscribe(self, ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
+        await self._drop(params.uri, id(connection_of(ctx)))
+        return EmptyResult()
+
+    async def listen(self, ctx: ServerRequestContext,
+                     params: SubscriptionsListenRequestParams) -> SubscriptionsListenResult:
+        """A 2026-era client's stream: its resource filter subscribes upstream for as long as it listens."""
+        key = id(ctx)
+        uris = list(params.notifications.resource_subscriptions or [])[:100]
+        held: list[str] = []
+        try:
+            for uri in uris:
+                try:
+                    await self._add(uri, key, None)  # delivered by the bus, not by this session
+                    held.append(uri)
+                except MCPError as e:
+                    log.info("listen: not subscribed to %s: %s", uri, e.message)
+            return await self._listen(ctx, params)
+        finally:
+            for uri in held:
+                await self._drop(uri, key)
+
+    async def resource_updated(self, upstream: str, uri: str) -> None:
+        for key, session in list(self._subscribers.get(uri, {}).items()):
+            if session is None:
+                continue
+            try:
+                await session.send_resource_updated(uri)
+            except Exception:  # noqa: BLE001 - a client that went away
+                await self._drop(uri, key)
+        await self._bus.publish(ResourceUpdated(uri=uri))
+
+    # ------------------------------------------------------------------ URL elicitation
+    async def elicit_complete(self, upstream: str, elicitation_id: str) -> None:
+        session = self.urls.pop(upstream, elicitation_id)
+        if session is None:
+            return
+        try:
+            await session.send_elicit_complete(elicitation_id)
+        except Exception:  # noqa: BLE001 - the client went away
+            log.debug("could not relay elicitation completion %s", elicitation_id)
