@@ -11,20 +11,29 @@ from typing import Annotated, Any, Literal
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
                       model_validator)
 
+from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, workspace_folder
 from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT, default_data_dir
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder}, ${userHome}
+_VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*))?\}")
 
 
 class ConfigError(Exception):
     """A config problem a user can fix: says which file, which key and what is wrong."""
 
 
-def expand_vars(value: str, where: str) -> str:
-    """Expand ``${VAR}`` and ``${VAR:-default}``; an unset variable without default is an error."""
+def expand_vars(value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None,
+                base_dir: Path | None = None) -> str:
+    """Expand variables; one that has no value and no default is an error naming the key."""
 
     def sub(m: re.Match[str]) -> str:
-        name, default = m.group(1), m.group(2)
+        kind, name, default = m.group(1), m.group(2), m.group(3)
+        if kind == "input":
+            return _input_value(name, where, inputs or {})
+        if kind is None and name == "workspaceFolder" and base_dir is not None:
+            return str(workspace_folder(base_dir))
+        if kind is None and name == "userHome":
+            return str(Path.home())
         if name in os.environ:
             return os.environ[name]
         if default is not None:
@@ -32,6 +41,20 @@ def expand_vars(value: str, where: str) -> str:
         raise ConfigError(f"{where}: environment variable ${{{name}}} is not set")
 
     return _VAR.sub(sub, value)
+
+
+def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -> str:
+    """A VS Code input: Sentinel cannot prompt at start-up, so it comes from SENTINEL_INPUT_<ID> or its default."""
+    env = input_env_name(input_id)
+    if env in os.environ:
+        return os.environ[env]
+    spec = inputs.get(input_id)
+    if spec is None:
+        raise ConfigError(f"{where}: ${{input:{input_id}}} is not declared in inputs")
+    if isinstance(spec.get("default"), str):
+        return spec["default"]
+    what = f" ({spec['description']})" if spec.get("description") else ""
+    raise ConfigError(f"{where}: ${{input:{input_id}}}{what} has no value; set the environment variable {env}")
 
 
 class _Strict(BaseModel):
@@ -127,6 +150,8 @@ class Config(BaseModel):
     sentinel: SentinelSettings = Field(default_factory=SentinelSettings)
     source: str = Field("<embedded default>", exclude=True)
     base_dir: str = Field(".", exclude=True)
+    warnings: list[str] = Field(default_factory=list, exclude=True)  # keys of other hosts' shapes, ignored
+    inputs: dict[str, dict[str, Any]] = Field(default_factory=dict, exclude=True)  # VS Code's inputs by id
 
     @model_validator(mode="before")
     @classmethod
@@ -165,19 +190,26 @@ class Config(BaseModel):
         return (SHIPPED_ROOT / path).resolve()
 
     def expanded(self) -> "Config":
-        """A copy with ``${VAR}`` expanded in stdio env/args and remote headers/url."""
+        """A copy with variables expanded in stdio command/args/env/cwd and remote url/headers."""
+        base = Path(self.base_dir)
+
+        def x(value: str, where: str) -> str:
+            return expand_vars(value, where, self.inputs, base)
+
         servers: dict[str, ServerSpec] = {}
         for name, spec in self.mcp_servers.items():
+            at = f"mcpServers.{name}"
             if isinstance(spec, StdioServer):
                 servers[name] = spec.model_copy(update={
-                    "env": {k: expand_vars(v, f"mcpServers.{name}.env.{k}") for k, v in spec.env.items()},
-                    "args": [expand_vars(a, f"mcpServers.{name}.args[{i}]") for i, a in enumerate(spec.args)],
+                    "command": x(spec.command, f"{at}.command"),
+                    "env": {k: x(v, f"{at}.env.{k}") for k, v in spec.env.items()},
+                    "args": [x(a, f"{at}.args[{i}]") for i, a in enumerate(spec.args)],
+                    "cwd": x(spec.cwd, f"{at}.cwd") if spec.cwd else None,
                 })
             else:
                 servers[name] = spec.model_copy(update={
-                    "url": expand_vars(spec.url, f"mcpServers.{name}.url"),
-                    "headers": {k: expand_vars(v, f"mcpServers.{name}.headers.{k}")
-                                for k, v in spec.headers.items()},
+                    "url": x(spec.url, f"{at}.url"),
+                    "headers": {k: x(v, f"{at}.headers.{k}") for k, v in spec.headers.items()},
                 })
         return self.model_copy(update={"mcp_servers": servers})
 
@@ -197,11 +229,17 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
     try:
+        data, inputs, warnings = normalize(data, Path(base_dir))
+    except ShapeError as e:
+        raise ConfigError(f"invalid config {source}:\n  {e}") from None
+    try:
         cfg = Config.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(source, err)) from None
     cfg.source = source
     cfg.base_dir = str(base_dir)
+    cfg.inputs = inputs
+    cfg.warnings = [f"{source}: {w}" for w in warnings]
     try:
         return cfg.expanded()
     except ConfigError as e:

@@ -72,7 +72,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
     services: dict[str, Any] = {"gateway": gateway}
-    problems: list[str] = []
+    problems: list[str] = list(config.warnings)  # keys of a pasted host config that Sentinel ignores
     for name, spec in config.mcp_servers.items():
         if not spec.disabled:
             manager.add(name, spec)

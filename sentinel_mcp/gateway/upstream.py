@@ -137,6 +137,7 @@ class Upstream:
         self.resource_templates: list[ResourceTemplate] = []
         self.prompts: list[Prompt] = []
         self.ready = anyio.Event()
+        self.settled = anyio.Event()  # the first connect attempt ended (ready or failed): start-up stops waiting
         self._dead = anyio.Event()
         self._stop = anyio.Event()
         self._serial = anyio.Lock()
@@ -188,6 +189,7 @@ class Upstream:
                 self.last_error = _describe(e)
                 log.warning("upstream %s: %s", self.name, self.last_error)
             finally:
+                self.settled.set()
                 self._mark_disconnected()
             if self._stop.is_set():
                 break
@@ -240,6 +242,7 @@ class Upstream:
                     self.last_error = None
                     self.breaker.record_success()
                     self.ready.set()
+                    self.settled.set()
                     log.info("upstream %s ready (%s, %d tools)", self.name, client.protocol_version, len(self.tools))
                     await self._notify_state()
                     await self.hooks.catalog_changed(self)
@@ -374,13 +377,16 @@ class Upstream:
         """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
         over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight."""
         link = CURRENT_LINK.get()
-        if link is not None and any(f.link is link for f in self._inflight.values()):
-            return link
+        if link is not None:
+            # named exactly; a call that has ended (a built-in's background work) is asked of no one else
+            return link if any(f.link is link for f in self._inflight.values()) else None
         if len(self._inflight) == 1:
             return next(iter(self._inflight.values())).link
         return None
 
     def _unrouted(self, what: str) -> ErrorData:
+        if CURRENT_LINK.get() is not None:
+            return refusal(what, "the call it belongs to has ended")
         why = ("no call to it is in progress" if not self._inflight else
                f"it names no call and {len(self._inflight)} calls are in flight "
                "(set \"concurrent\": false on this upstream to serialize its calls)")

@@ -61,9 +61,14 @@ class UpstreamManager:
             self._tg = tg
             for name, up in self.upstreams.items():
                 tg.start_soon(up.run, name=f"upstream:{name}")
+            # wait for each upstream's first attempt, never beyond its connect_timeout (nor startup_wait in all):
+            # one that cannot start stops the wait at once; a slow one joins later, announced by list_changed
             with anyio.move_on_after(startup_wait):
+                started = anyio.current_time()
                 for up in list(self.upstreams.values()):
-                    await up.ready.wait()
+                    left = getattr(up.target, "connect_timeout", startup_wait) - (anyio.current_time() - started)
+                    with anyio.move_on_after(max(0.0, left)):
+                        await up.settled.wait()
             for up in self.upstreams.values():
                 if up.state != "ready":
                     log.warning("upstream %s not ready at start-up (%s): serving without it for now",
