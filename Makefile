@@ -39,7 +39,7 @@ $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
 	$(TS)/node_modules/.bin/node --version
 	@touch $@
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	@# the distribution was called sentinel-mcp before (a name taken on the package index); drop that install

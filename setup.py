@@ -8,7 +8,7 @@ SHIPPED = {"sentinel_mcp.rulebases": "rulebases", "sentinel_mcp.grammars": "gram
 
 setup(
     # namespace discovery: data-only directories (device_tools/screens, policy/prolog) ship too
-    packages=find_namespace_packages(include=["sentinel_mcp*", "device_tools*", "a2a*", "examples*"],
+    packages=find_namespace_packages(include=["sentinel_mcp*", "device_tools*", "examples*"],
                                      exclude=["*.__pycache__"]) + list(SHIPPED),
     package_dir=SHIPPED,
 )

@@ -17,7 +17,7 @@ _COMMAND_MODULES = [
     "sentinel_mcp.policy.cli",
     "sentinel_mcp.swarm.cli",
     "device_tools.sensors.cli",
-    "a2a.cli",
+    "sentinel_mcp.a2a.cli",
 ]
 
 

@@ -87,7 +87,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
 
 def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int) -> None:
     try:
-        from a2a.app import mount_a2a  # type: ignore[import-not-found]
+        from sentinel_mcp.a2a.app import mount_a2a  # type: ignore[import-not-found]
     except ImportError:
         return
     mount_a2a(app, holder, config, host, port)

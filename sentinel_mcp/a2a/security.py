@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from starlette.responses import JSONResponse
 
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.settings import A2ASettings
 
 API_KEY_HEADER = "X-API-Key"
 REALM = "sentinel-a2a"
