@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 from jsonschema import Draft202012Validator
@@ -26,6 +26,7 @@ from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_meta import call_meta
 from sentinel_mcp.gateway.own_results import sentinel_result
+from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, ToolCall
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
 from sentinel_mcp.gateway.upstream import (
@@ -67,6 +68,7 @@ class Gateway:
         self.guard = guard
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
+        self.observers: list[Callable[[AuditEntry], None]] = []
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:
@@ -90,6 +92,10 @@ class Gateway:
         return outcome
 
     # ------------------------------------------------------------------ the pipeline
+    @traced(lambda self, name, *a, origin="client", **k: "sentinel.fetch" if origin == "solver" else "sentinel.call",
+            lambda self, name, *a, session_id, origin="client", client=None, **k: {
+                "sentinel.tool": name, "sentinel.origin": origin, "sentinel.session": session_id,
+                "sentinel.client": client})
     async def execute(
         self,
         name: str,
@@ -110,9 +116,11 @@ class Gateway:
         base = dict(session=session_id, client=client, origin=origin, tool=name)
 
         def audit(decision: str, outcome: str, **kw: Any) -> None:
-            self.audit.record(AuditEntry(**base, decision=decision, outcome=outcome,
-                                         policy_version=self.guard.version,
-                                         latency_ms=(time.perf_counter() - started) * 1000, **kw))
+            entry = AuditEntry(**base, decision=decision, outcome=outcome, policy_version=self.guard.version,
+                               latency_ms=(time.perf_counter() - started) * 1000, **kw)
+            self.audit.record(entry)
+            for observe in self.observers:  # metrics, traces: what the audit log records, as it is recorded
+                observe(entry)
 
         route = self.manager.catalog.tools.get(name)
         if route is None:
@@ -185,6 +193,8 @@ class Gateway:
               proof=_proof_of(decision), error=_first_text(result) if result.is_error else None)
         return Completed(result=result)
 
+    @traced("sentinel.guard", lambda self, call, answers: {"sentinel.tool": call.name,
+                                                              "sentinel.answers": len(answers)})
     async def _decide(self, call: ToolCall, answers: dict[str, Answer]) -> Decision:
         """Ask the guard; feed it the answers it asked for, and ask again (bounded). Errors deny."""
         timeout = self.config.sentinel.policy.guard_timeout

@@ -44,6 +44,7 @@ from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.own_results import sentinel_result
+from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, is_modern
@@ -246,6 +247,7 @@ class Front:
             self.held.answer(call, responses.get(pending.key))
         return await self._await_held(ctx, params, session, call)
 
+    @traced("sentinel.ask", lambda self, ctx, questions: {"sentinel.questions": len(questions)})
     async def _push_questions(self, ctx: ServerRequestContext, questions: list[Question]) -> dict[str, Answer] | None:
         answers: dict[str, Answer] = {}
         for q in questions:

@@ -32,6 +32,7 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.gateway.caller_link import CallerLink, refusal
+from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +132,8 @@ class FrontLink(CallerLink):
     def _scoped(self) -> ServerMessageMetadata:
         return ServerMessageMetadata(related_request_id=self.ctx.request_id)
 
+    @traced("sentinel.relay", lambda self, request, result_type: {"sentinel.method": request.method,
+                                                                  "sentinel.upstream": self.upstream})
     async def _ask(self, request: Any, result_type: Any) -> Any:
         try:
             return await self.ctx.session.send_request(request, result_type, metadata=self._scoped())

@@ -31,6 +31,7 @@ from mcp.types import (
 from pydantic import ValidationError
 
 from sentinel_mcp.gateway.caller_link import CallerLink, refusal
+from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ class HeldLink(CallerLink):
         self._timeout = timeout
         self._numbers = itertools.count(1)
 
+    @traced("sentinel.ask", lambda self, request, on_timeout: {"sentinel.method": request.method, "sentinel.held": True})
     async def _ask(self, request: Request, on_timeout: Reply | ErrorData) -> Any:
         call = self._held.calls.get(self._id)
         if call is None:

@@ -21,6 +21,8 @@ from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.decision import Guard
 from sentinel_mcp.gateway.default_guard import DefaultGuard
 from sentinel_mcp.gateway.front import Front
+from sentinel_mcp.gateway import telemetry
+from sentinel_mcp.gateway.metrics import Metrics
 from sentinel_mcp.gateway.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
@@ -37,6 +39,7 @@ class Runtime:
     audit: AuditLog
     services: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
+    metrics: Metrics = field(default_factory=Metrics)
 
 
 def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
@@ -96,6 +99,10 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     for p in problems:
         log.warning("%s", p)
     runtime = Runtime(config, gateway, front, manager, audit, services, problems)
+    gateway.observers += [runtime.metrics.observe, telemetry.annotate]
+    telemetry_problem = telemetry.configure(config)
+    if telemetry_problem:
+        problems.append(telemetry_problem)
     try:
         async with anyio.create_task_group() as tg:
             start = getattr(guard, "start", None)

@@ -50,6 +50,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
     import uvicorn
 
     from sentinel_mcp.gateway.http_app import build_http_app
+    from sentinel_mcp.gateway.http_extras import ProtectedResource, metrics_route, oauth_settings
 
     extra_routes: list[Any] = []
     a2a_settings = config.sentinel.builtin_settings("a2a")
@@ -59,6 +60,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
                                  extra_hosts=http.allowed_hosts, extra_routes=extra_routes)
     if a2a_settings.get("enabled", True):
         _mount_a2a(app, holder, config, host, port)
+    app.router.routes.append(metrics_route(holder))
     tools_hint = f"http://{host}:{port}"
 
     class _Server(uvicorn.Server):
@@ -80,7 +82,11 @@ def serve_http(config: Config, host: str, port: int) -> None:
     ssl = {"ssl_certfile": tls["tls_cert"], "ssl_keyfile": tls["tls_key"]} if tls["tls_cert"] else {}
     if ssl:
         tools_hint = f"https://{host}:{port}"
-    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
+    asgi: Any = app
+    oauth = oauth_settings(config)
+    if oauth is not None:  # RFC 9728 metadata, and a challenge that names it
+        asgi = ProtectedResource(app, oauth, tools_hint)
+    server = _Server(uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on",
                                      timeout_graceful_shutdown=5, **ssl))
     server.run()
 
@@ -104,7 +110,8 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     for p in rt.problems:
         lines.append(f"  warning: {p}")
     if base_url:
-        lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"]
+        lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"
+                  f"    metrics: {base_url}/metrics"]
     exe = _command_name()
     url = f" --url {base_url}/mcp" if base_url else ""
     lines += [

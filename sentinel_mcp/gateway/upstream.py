@@ -47,6 +47,7 @@ from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.gateway.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
+from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import Mode, make_client, modes_to_try
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
@@ -435,6 +436,8 @@ class Upstream:
             return True
         return False
 
+    @traced("sentinel.forward", lambda self, tool, *a, **k: {"sentinel.upstream": self.name, "sentinel.tool": tool,
+                                                           "sentinel.era": self.protocol_version})
     async def call_tool(
         self,
         tool: str,

@@ -4,34 +4,81 @@ about (so the shipped rulebases, grammars and device screens came with the wheel
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
-from ..conftest import ROOT
+from ..conftest import ROOT, free_port, stop_process, wait_http
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 BIN = Path(sys.executable).parent
 
 
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def dockerfile() -> dict[str, list[str]]:
+    """The Dockerfile's instructions by keyword, continuation lines joined (``RUN`` in order of appearance)."""
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    steps: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            keyword, _, rest = line.strip().partition(" ")
+            steps.setdefault(keyword, []).append(" ".join(rest.split()))
+    return steps
+
+
+def docker_run(command: str, python: str, wheels: Path) -> list[str]:
+    """A Dockerfile RUN command for this machine: ``python`` is the given interpreter, /wheels a directory."""
+    assert command.startswith("python -m pip "), command
+    return [python, *command.split()[1:]]
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built like the Dockerfile's build stage: only what it COPYs, then its ``pip wheel`` command."""
     out = tmp_path_factory.mktemp("wheel")
-    # a copy of the sources: building must not write into the checkout (build/, *.egg-info)
     src = out / "src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".venv", ".git", "node_modules", "__pycache__",
-                                                            "build", "*.egg-info", ".pytest_cache", "state"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(src)],
-                   check=True, capture_output=True, text=True, timeout=300)
+    src.mkdir()
+    for copy in dockerfile()["COPY"]:
+        if copy.startswith("--from="):
+            continue
+        *sources, _target = copy.split()
+        for name in sources:
+            source = ROOT / name
+            if source.is_dir():
+                shutil.copytree(source, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy(source, src / name)
+    build = next(r for r in dockerfile()["RUN"] if " wheel " in r)
+    command = [a.replace("/wheels", str(out)) for a in docker_run(build, sys.executable, out)]
+    subprocess.run(command, check=True, capture_output=True, text=True, timeout=300, cwd=src)
     (built,) = out.glob("sentinel_mcp_gateway-*.whl")
     return built
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new venv outside the checkout, the wheel installed by the Dockerfile's run-stage ``pip install``."""
+    home = tmp_path_factory.mktemp("home")
+    venv = home / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    install = next(r for r in dockerfile()["RUN"] if " install " in r and "/wheels" in r).split("&&")[0].strip()
+    command = [a.replace("/wheels/*.whl", str(wheel)) for a in docker_run(install, str(venv / "bin" / "python"),
+                                                                           wheel.parent)]
+    subprocess.run(command, check=True, env=user_env(home), cwd=home, capture_output=True, timeout=400)
+    return venv
 
 
 def user_env(home: Path, **extra: str) -> dict[str, str]:
@@ -72,18 +119,47 @@ async def run_embedded_default(command: list[str], env: dict[str, str], cwd: Pat
     return stderr
 
 
-async def test_wheel_in_a_fresh_venv_outside_the_checkout(wheel: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+async def test_wheel_in_a_fresh_venv_outside_the_checkout(fresh_venv: Path, tmp_path: Path) -> None:
     env = user_env(tmp_path)
-    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)], check=True, env=env, cwd=tmp_path,
-                   capture_output=True, timeout=400)
-    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import sentinel_mcp, sentinel_mcp.paths as p; "
+    where = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", "import sentinel_mcp, sentinel_mcp.paths as p; "
                             "print(sentinel_mcp.__file__); print(p.RULEBASES_DIR); print(p.GRAMMARS_DIR)"],
                            env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
-    assert all(w.startswith(str(venv)) for w in where), where  # the installed copy, not the sources
+    assert all(w.startswith(str(fresh_venv)) for w in where), where  # the installed copy, not the sources
     assert len(list(Path(where[1]).glob("*.pl"))) >= 5 and len(list(Path(where[2]).glob("*.gbnf"))) >= 6
-    await run_embedded_default([str(venv / "bin" / "sentinel-mcp")], env, tmp_path)
+    assert not (fresh_venv / "lib" / "python3.11" / "site-packages" / "a2a").exists()  # the a2a-sdk's name is free
+    await run_embedded_default([str(fresh_venv / "bin" / "sentinel-mcp")], env, tmp_path)
+
+
+async def test_the_container_command_serves_http(fresh_venv: Path, tmp_path: Path) -> None:
+    """The image's ENTRYPOINT + CMD, ENV and HEALTHCHECK, run from the same install (docker itself is not here)."""
+    steps = dockerfile()
+    assert steps["FROM"][-1].startswith("python:3.11-slim-bookworm")  # Debian
+    assert any("apt-get install" in r and "swi-prolog-nox" in r for r in steps["RUN"])
+    assert steps["USER"] == ["sentinel"] and steps["EXPOSE"] == ["8765"]
+    entry, cmd = json.loads(steps["ENTRYPOINT"][0]), json.loads(steps["CMD"][0])
+    assert cmd == ["serve", "--http", "0.0.0.0:8765"]
+    port = str(free_port())
+    here = [a.replace("0.0.0.0:8765", f"127.0.0.1:{port}") for a in cmd]  # this machine: loopback, a free port
+    env = user_env(tmp_path)
+    for assignment in steps["ENV"][0].split():
+        key, _, value = assignment.partition("=")
+        env[key] = value.replace("/data", str(tmp_path / "data"))
+    env["PATH"] = f"{fresh_venv / 'bin'}{os.pathsep}{env['PATH']}"
+    proc = subprocess.Popen([*entry, *here], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
+        health = steps["HEALTHCHECK"][0].split(" CMD ", 1)[1].replace("8765", port)
+        assert health.startswith("python -c ")
+        probe = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", shlex.split(health)[2]], env=env,
+                               capture_output=True, text=True, timeout=30)
+        assert probe.returncode == 0, probe.stderr
+        http = httpx2.AsyncClient(timeout=60)
+        async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+            assert "airline__get_user_details" in {t.name for t in (await c.list_tools()).tools}
+        assert (tmp_path / "data" / "sentinel.db").exists()  # state where the image's volume is
+    finally:
+        stop_process(proc)
 
 
 async def test_pipx_install_of_the_wheel(wheel: Path, tmp_path: Path) -> None:
@@ -102,4 +178,8 @@ async def test_uvx_from_the_wheel(wheel: Path, tmp_path: Path) -> None:
     # the first run resolves and installs; time it apart from the MCP session's own start-up
     warm = subprocess.run([*uvx, "--help"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=400)
     assert warm.returncode == 0 and "serve" in warm.stdout, warm.stderr[-2000:]
+    # the MCP registry's hint (server.json: runtimeHint uvx) runs the command named like the distribution
+    alias = subprocess.run([str(BIN / "uvx"), "--from", str(wheel), "sentinel-mcp-gateway", "--version"], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=400)
+    assert alias.returncode == 0 and alias.stdout.startswith("sentinel-mcp "), alias.stderr[-2000:]
     await run_embedded_default(uvx, env, tmp_path)
