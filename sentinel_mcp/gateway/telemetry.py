@@ -33,6 +33,8 @@ def traced(name: str | Callable[..., str], attributes: Callable[..., dict[str, A
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
         async def inner(*args: Any, **kwargs: Any) -> Any:
+            if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+                return await fn(*args, **kwargs)  # no provider installed: spans would go nowhere
             span_name = name(*args, **kwargs) if callable(name) else name
             attrs = {k: v for k, v in (attributes(*args, **kwargs) if attributes else {}).items() if v is not None}
             with tracer.start_as_current_span(span_name, attributes=attrs) as span:

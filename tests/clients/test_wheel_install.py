@@ -183,3 +183,32 @@ async def test_uvx_from_the_wheel(wheel: Path, tmp_path: Path) -> None:
                            cwd=tmp_path, capture_output=True, text=True, timeout=400)
     assert alias.returncode == 0 and alias.stdout.startswith("sentinel-mcp "), alias.stderr[-2000:]
     await run_embedded_default(uvx, env, tmp_path)
+
+
+async def test_desktop_bundle_runs_with_uv(wheel: Path, tmp_path: Path) -> None:
+    """The MCPB bundle (server.type uv): its manifest passes the official CLI's validation, it packs, and the
+    unpacked bundle runs the way its manifest tells a host to (``uv run --directory <bundle> server/main.py``)."""
+    from .ts_node import TS_DIR, require_node
+
+    node = str(require_node())
+    mcpb = str(TS_DIR / "node_modules" / "@anthropic-ai" / "mcpb" / "dist" / "cli" / "cli.js")
+    built = subprocess.run([sys.executable, str(ROOT / "packaging" / "mcpb" / "build_bundle.py"), str(wheel),
+                            str(tmp_path / "out")], check=True, capture_output=True, text=True).stdout.strip()
+    bundle = Path(built)
+    valid = subprocess.run([node, mcpb, "validate", str(bundle / "manifest.json")], capture_output=True, text=True)
+    assert valid.returncode == 0 and "validation passes" in valid.stdout, valid.stdout + valid.stderr
+    packed = subprocess.run([node, mcpb, "pack", str(bundle), str(tmp_path / "sentinel.mcpb")], capture_output=True,
+                            text=True, timeout=120)
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    import zipfile
+
+    unpacked = tmp_path / "installed"
+    with zipfile.ZipFile(tmp_path / "sentinel.mcpb") as z:
+        z.extractall(unpacked)
+    manifest = json.loads((unpacked / "manifest.json").read_text())
+    config = manifest["server"]["mcp_config"]
+    assert config["command"] == "uv" and config["args"][-1] == "serve"
+    args = [a.replace("${__dirname}", str(unpacked)) for a in config["args"][:-1]]  # run_embedded_default adds serve
+    env = user_env(tmp_path, UV_PYTHON=sys._base_executable, UV_PYTHON_DOWNLOADS="never",
+                   UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"), SENTINEL_CONFIG="")  # the empty user_config
+    await run_embedded_default([str(BIN / "uv"), *args], env, tmp_path)
