@@ -153,7 +153,8 @@ class Gateway:
                   proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet})
             return NeedsInput(reason=decision.reason, questions=decision.questions)
 
-        meta = call_meta(session_id, client, origin) if isinstance(up.target, BuiltinTarget) else None
+        meta = call_meta(session_id, client, origin, can_sample=bool(getattr(link, "relays_sampling", False))) \
+            if isinstance(up.target, BuiltinTarget) else None
         try:
             result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
                                         input_responses=upstream_input, request_state=upstream_state, meta=meta)

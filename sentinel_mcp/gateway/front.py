@@ -47,7 +47,7 @@ from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
-from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, is_modern
+from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, can_sample, is_modern
 from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
 from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
 
@@ -176,7 +176,7 @@ class Front:
                         params.name, params.arguments, session_id=session, client=client, origin="client",
                         answers=answers, link=held_link, progress=held_link.progress,
                         preapproved_digest=preapproved)
-                call = self.held.start(params.name, session, run)
+                call = self.held.start(params.name, session, run, relays_sampling=can_sample(ctx))
                 return await self._await_held(ctx, params, session, call)
 
         for _round in range(4):
