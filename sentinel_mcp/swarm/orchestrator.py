@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -23,7 +24,7 @@ from sentinel_mcp.swarm.agents.critic import (
 )
 from sentinel_mcp.swarm.agents.planner import parse_planner_reply, planner_request
 from sentinel_mcp.swarm.agents.verifier import parse_verifier_reply, verifier_request
-from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelReply, ModelRequest
+from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelReply, ModelRequest, extract_json
 from sentinel_mcp.swarm.breakers import (
     BreakerSettings,
     BreakerTripped,
@@ -118,8 +119,13 @@ class Orchestrator:
             blueprint, plan = parse_planner_reply(reply, self.spec, self.limits.max_steps)
         except PlanError:
             # keep what the planner said, so the audit shows why its plan was refused
-            await self.store.set_plan(self.task_id, {"blueprint": reply.json_data if reply.json_data is not None
-                                                     else reply.text[:4000], "steps": []})
+            said: Any = reply.json_data
+            if said is None:
+                try:
+                    said = extract_json(reply.text)
+                except ValueError:
+                    said = reply.text[:4000]
+            await self.store.set_plan(self.task_id, {"blueprint": said, "steps": []})
             raise
         await self.store.set_plan(self.task_id, {"blueprint": blueprint.model_dump(), **plan.model_dump()})
         self.decisions = Decisions(self.spec, blueprint)
@@ -217,7 +223,8 @@ class Orchestrator:
         if any(i.severity == "BLOCKER" for i in findings):
             return findings
         if step.file_path.endswith((".kt", ".kts")):
-            findings += (await self.toolchain.check_kotlin({step.file_path: content})).issues
+            if step.origin == "model":  # Kotlin written from the spec is parsed with the whole project
+                findings += (await self.toolchain.check_kotlin({step.file_path: content})).issues
         elif step.file_path.endswith(".xml"):
             files = {**self.completed, step.file_path: content}
             if step.kind != "strings":  # layouts name texts that strings.xml gets at its own step

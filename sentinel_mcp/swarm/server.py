@@ -78,9 +78,11 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False))
     async def swarm_validate(spec: Annotated[dict[str, Any], Field(description=SPEC_HELP)]) -> dict[str, Any]:
-        """Check an app spec without building anything: valid, or every problem by field."""
+        """Check an app spec without building anything: valid, or every problem by field. (A text field that holds
+        the JSON literal true, false or null is read as that word: the policy engine, which asks this tool before
+        a build is confirmed, cannot tell them from strings; swarm_build itself checks strictly.)"""
         try:
-            parsed = parse_spec(spec)
+            parsed = parse_spec(_literals_as_words(spec))
         except SpecError as e:
             return {"valid": False, "problems": e.problems,
                     "summary": "invalid app spec: " + "; ".join(e.problems)[:600]}
@@ -172,6 +174,22 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ResourceError(f"swarm://{task_id}/{path}: {e}") from None
 
     return mcp
+
+
+_TEXT_FIELDS = ("app_name", "package_name", "description")
+
+
+def _literals_as_words(spec: dict[str, Any]) -> dict[str, Any]:
+    """JSON true/false/null in a text field as the words (how a spec reads after a trip through Prolog terms)."""
+    word = {True: "true", False: "false", None: "null"}
+
+    def text(v: Any) -> Any:
+        return word[v] if v is None or isinstance(v, bool) else v
+
+    out = {k: text(v) if k in _TEXT_FIELDS else v for k, v in spec.items()}
+    if isinstance(out.get("features"), list):
+        out["features"] = [text(f) for f in out["features"]]
+    return out
 
 
 def _summary(status: dict[str, Any]) -> dict[str, Any]:
