@@ -55,7 +55,8 @@ class ToolReport:
 
 
 def _found(configured: str | None, *candidates: str | Path | None) -> str | None:
-    for c in (configured, *candidates):
+    """The configured tool (and only it, when configured), else the first candidate that exists."""
+    for c in ((configured,) if configured else candidates):
         if not c:
             continue
         p = shutil.which(str(c)) if os.sep not in str(c) else (str(c) if Path(c).is_file() else None)
