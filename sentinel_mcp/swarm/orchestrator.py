@@ -308,6 +308,9 @@ class Orchestrator:
                 error=f"{type(e).__name__}: {e}"[:500] if not isinstance(e, asyncio.CancelledError) else "cancelled"))
             await asyncio.shield(self._save_counters())
             raise
+        log.debug("task %s: %s call (step %s) %d+%d tokens in %d ms: %s", self.task_id, request.role, step_number,
+                  reply.prompt_tokens, reply.completion_tokens, int((time.monotonic() - started) * 1000),
+                  reply.text[:2000])
         await self.store.record_api_call(
             self.task_id, step_number=step_number, role=request.role, backend=self.backend.name, model=reply.model,
             status="OK", attempts=reply.attempts, prompt_tokens=reply.prompt_tokens,
