@@ -8,6 +8,7 @@ the task; cancellation ends it FAILED with everything recorded so far kept.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -103,7 +104,12 @@ class Orchestrator:
             await self._set_state("COMPLETED")
             await self._emit(f"completed: {len(self.completed)} files in {self.workspace.root}")
         except asyncio.CancelledError:
-            await asyncio.shield(self._fail("cancelled"))
+            # record the end even if cancelled again meanwhile: whoever awaits this task (close()) then
+            # finds the store written, never half-way
+            ending = asyncio.ensure_future(self._fail("cancelled"))
+            while not ending.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(ending)
             raise
         except _ABORTS as e:
             await self._fail(str(e))
