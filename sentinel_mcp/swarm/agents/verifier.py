@@ -21,7 +21,8 @@ REPORT_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["warnings", "missing", "quality_score"],
     "properties": {"warnings": {"type": "array", "maxItems": 3, "items": _NOTE},
                    "missing": {"type": "array", "maxItems": 3, "items": _NOTE},
-                   "quality_score": {"type": "number", "minimum": 0, "maximum": 1}},
+                   # tenths as an enum: a grammar made from a schema cannot bound a number's value
+                   "quality_score": {"enum": [round(i / 10, 1) for i in range(11)]}},
 }
 
 
