@@ -495,7 +495,7 @@ class Upstream:
             if deadline.cancelled_caught:
                 self.breaker.record_failure()
                 ran = anyio.current_time() - started
-                why = (f"did not answer or report progress within {idle:.0f}s" if ran < longest - 0.01
+                why = (f"did not answer within {idle:.0f}s (and reported no progress)" if ran < longest - 0.01
                        else f"was still running after {longest:.0f}s (its longest call)")
                 raise UpstreamCallError(f"upstream {self.name} {why}", timeout=True, code=REQUEST_TIMEOUT)
         except MCPError as e:
