@@ -20,7 +20,9 @@ from typing import Any, Literal
 import anyio
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 from mcp_types.version import is_version_at_least
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from sentinel_mcp.gateway.display_text import safe_question
 
 log = logging.getLogger(__name__)
 CONFIRM_KEY = "device_confirm"
@@ -28,6 +30,8 @@ Outcome = Literal["confirmed", "declined", "cancelled", "timeout", "unavailable"
 
 
 class ConfirmForm(BaseModel):
+    # strict: only JSON true/false (the string "yes" or the number 1 is not an answer), nothing else
+    model_config = ConfigDict(strict=True, extra="forbid")
     confirm: bool = Field(description="Allow this action on the phone?")
 
 
@@ -47,7 +51,8 @@ def _modern(ctx: Any) -> bool:
 
 def _outcome_of(action: str, content: dict[str, Any] | None) -> Outcome:
     if action == "accept":
-        return "confirmed" if (content or {}).get("confirm") is True else "declined"
+        # exactly {"confirm": true}; anything else is not a yes
+        return "confirmed" if content == {"confirm": True} and content["confirm"] is True else "declined"
     return "declined" if action == "decline" else "cancelled"
 
 
@@ -56,6 +61,7 @@ async def confirm_by_elicitation(
 ) -> Outcome | InputRequiredResult:
     if ctx is None:
         return "unavailable"
+    message = safe_question(message)[0]  # labels and typed text come from the screen and the agent
     if _modern(ctx):
         responses = ctx.input_responses or {}
         state = _state(ctx.request_state)
@@ -98,6 +104,7 @@ def _state(raw: str | None) -> dict[str, Any]:
 
 
 async def confirm_by_volume_up(gate: Any, ctx: Any, message: str, timeout: float) -> Outcome:
+    message = safe_question(message)[0]
     note = f"{message} — press Volume Up on the phone within {timeout:g}s to allow (no press denies)."
     if ctx is not None:
         try:

@@ -79,8 +79,13 @@ class PolicyService:
 
     async def answer(self, session: str, predicate: str, inputs: list[Any], value: Any,
                      provenance: str = "agent") -> str:
-        """Answer an askable (provenance ``agent`` from the LLM); inputs may name bound contexts."""
+        """Answer an askable (provenance ``agent`` from the LLM); inputs may name bound contexts.
+
+        Only a declared askable can be answered this way; Sentinel's internal facts (``$confirmed``, ...) are
+        never writable by a tool, whatever the rulebase declares."""
         rb = self._rb
+        if not isinstance(predicate, str) or predicate.startswith("$"):
+            raise AnswerRefused(f"{predicate!r} is internal to Sentinel and cannot be answered")
         ask = next((a for a in rb.info.askables if a.predicate == predicate), None)
         if ask is None:
             raise AnswerRefused(f"{predicate} is not askable; askables: "
