@@ -26,7 +26,7 @@ from sentinel_mcp.gateway.display_text import safe_question
 
 log = logging.getLogger(__name__)
 CONFIRM_KEY = "device_confirm"
-Outcome = Literal["confirmed", "declined", "cancelled", "timeout", "unavailable"]
+Outcome = Literal["confirmed", "declined", "cancelled", "timeout", "unavailable", "invalid"]
 
 
 class ConfirmForm(BaseModel):
@@ -49,6 +49,10 @@ def _modern(ctx: Any) -> bool:
     return bool(version) and is_version_at_least(version, "2026-07-28")
 
 
+def _is_form_answer(content: dict[str, Any] | None) -> bool:
+    return isinstance(content, dict) and set(content) == {"confirm"} and isinstance(content["confirm"], bool)
+
+
 def _outcome_of(action: str, content: dict[str, Any] | None) -> Outcome:
     if action == "accept":
         # exactly {"confirm": true}; anything else is not a yes
@@ -68,6 +72,8 @@ async def confirm_by_elicitation(
         answer = responses.get(CONFIRM_KEY)
         if answer is not None and state.get("digest") == digest:
             if isinstance(answer, ElicitResult):
+                if answer.action == "accept" and not _is_form_answer(answer.content):
+                    return "invalid"
                 return _outcome_of(answer.action, answer.content)
             return "cancelled"
         caps = ctx.client_capabilities
@@ -87,6 +93,9 @@ async def confirm_by_elicitation(
             result = await ctx.elicit(message, ConfirmForm)
         if result is None:
             return "timeout"  # an answer that never comes denies
+    except ValueError as exc:  # accepted, but the content is not a JSON true/false: not an answer
+        log.info("confirmation answer refused: %s", exc)
+        return "invalid"
     except Exception as exc:  # noqa: BLE001 - no elicitation capability, no back channel, a transport error
         log.info("elicitation unavailable: %s", exc)
         return "unavailable"

@@ -82,8 +82,8 @@ def is_approval(question: Question) -> bool:
 
 
 def approves(question: Question, answer: Answer) -> bool:
-    """True only for ``accept`` with the question's boolean field(s) exactly JSON ``true``."""
-    if answer.action != "accept" or not isinstance(answer.content, dict):
+    """True only for a valid ``accept`` with the question's boolean field(s) exactly JSON ``true``."""
+    if answer.action != "accept" or not isinstance(answer.content, dict) or answer_problem(question, answer):
         return False
     fields = [k for k, v in (question.requested_schema.get("properties") or {}).items()
               if isinstance(v, dict) and v.get("type") == "boolean"]

@@ -12,9 +12,9 @@ import json
 import time
 
 from sentinel_mcp.config import PolicySettings
-from sentinel_mcp.gateway.answer_validation import answer_problem, approves
+from sentinel_mcp.gateway.answer_validation import approves
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Question, ToolCall
-from sentinel_mcp.gateway.display_text import VALUE_LIMIT, Shown, display_note, safe_text, shown
+from sentinel_mcp.gateway.display_text import VALUE_LIMIT, Shown, display_note, is_hidden, safe_text, shown
 
 CONFIRM_SCHEMA = {
     "type": "object",
@@ -38,6 +38,9 @@ def describe_call(call: ToolCall, value_limit: int = VALUE_LIMIT, max_arguments:
             break
         name = shown(key, 80)
         text = shown(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str), value_limit)
+        if isinstance(value, str):  # JSON already escaped its control characters: still say they were there
+            raw = sum(1 for ch in value[:value_limit] if is_hidden(ch))
+            text = Shown(text.text, max(text.hidden, raw), text.cut)
         shown_args.append(f"{name.text}={text.text}")
         changes += [(f"name of argument {name.text}", name), (f"value of {name.text}", text)]
     return f"{safe_text(call.name, 200)}({', '.join(shown_args)})", display_note(changes)
@@ -120,5 +123,5 @@ class DefaultGuard:
         the next identical call asks again)."""
         if question.meta.get("kind") != "confirmation" or question.key != confirmation_key(call):
             return
-        if answer_problem(question, answer) is None and approves(question, answer):
+        if approves(question, answer):  # valid, from the user, and JSON true
             self.confirmations.grant(call, self.version)

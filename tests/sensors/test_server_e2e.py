@@ -227,3 +227,15 @@ async def test_concurrent_flood_through_mcp(tmp_path, mode):
         errors = {r.structured_content["error"] for r in results if r.is_error}
         assert errors <= {"throttled"} and len(results) == 50
         assert (await c.call_tool("sensor_list", {})).structured_content["source"] == "simulated"  # still serving
+
+
+@pytest.mark.parametrize("content", [{"allow": "true"}, {"allow": "yes"}, {"allow": 1}, {"allow": None},
+                                     {"allow": True, "remember": "forever"}, {"allow": True, "extra": 1}, {}])
+async def test_consent_is_json_true_and_nothing_else(tmp_path, mode, content):
+    user = User(content=content)
+    async with Client(server(tmp_path), mode=mode, elicitation_callback=user) as c:
+        r = await c.call_tool("sensor_read", READ)
+        assert r.is_error and "payload" not in (r.structured_content or {}), r
+        listed = (await c.call_tool("sensor_consent", {"action": "list"})).structured_content["consents"]
+        assert listed == []
+    assert len(user.questions) == 1
