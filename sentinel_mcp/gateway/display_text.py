@@ -35,6 +35,8 @@ _DEFAULT_IGNORABLE = (
 
 def is_hidden(ch: str) -> bool:
     """True for a character a person cannot see as itself (it is shown as ``⟨U+XXXX⟩``)."""
+    if " " <= ch <= "~":
+        return False  # printable ASCII, the common case
     if unicodedata.category(ch) in _HIDDEN_CATEGORIES:
         return True
     cp = ord(ch)
