@@ -24,9 +24,7 @@ from mcp.types import (
     CallToolResult,
     ElicitRequest,
     ElicitRequestFormParams,
-    ElicitRequestParams,
     ElicitResult,
-    ErrorData,
     GetPromptRequestParams,
     GetPromptResult,
     InputRequiredResult,
@@ -34,21 +32,19 @@ from mcp.types import (
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
-    LoggingMessageNotificationParams,
     NotificationParams,
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResult,
     TextContent,
 )
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
-from sentinel_mcp.gateway.answer_validation import BrokenSchema, content_problem
 from sentinel_mcp.gateway.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
-from sentinel_mcp.gateway.display_text import safe_question
+from sentinel_mcp.gateway.display_text import safe_question, safe_text
+from sentinel_mcp.gateway.front_link import FrontLink, can_elicit, is_modern
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
@@ -63,57 +59,6 @@ INSTRUCTIONS = (
     "denied (the result says why and what would unblock it), or need the user's answer (you will be asked, or "
     "the result lists the questions). Tools named sentinel__* query the facts and rules behind decisions."
 )
-
-
-def is_modern(ctx: ServerRequestContext) -> bool:
-    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-
-
-def can_elicit(ctx: ServerRequestContext) -> bool:
-    caps = ctx.session.client_capabilities
-    return bool(caps is not None and caps.elicitation is not None)
-
-
-class FrontLink(CallerLink):
-    """Relays what an upstream pushes during a call back to the downstream client that made it.
-
-    The question is shown safely; the reply goes back to the upstream only when it fits the question's schema
-    (strictly, as Sentinel's own answers do); otherwise the upstream gets an error and the refusal is reported.
-    """
-
-    def __init__(self, ctx: ServerRequestContext, on_refused: Callable[[str], None] | None = None) -> None:
-        self.ctx = ctx
-        self.on_refused = on_refused
-
-    @property
-    def can_push(self) -> bool:
-        return not is_modern(self.ctx) and can_elicit(self.ctx)
-
-    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
-        if not self.can_push or not isinstance(params, ElicitRequestFormParams):
-            return ErrorData(code=-32600, message="sentinel: this client cannot be asked during the call")
-        message, _ = safe_question(params.message)
-        result = await self.ctx.session.elicit_form(message, params.requested_schema,
-                                                    related_request_id=self.ctx.request_id)
-        if result.action != "accept":
-            return result
-        try:
-            problem = content_problem(params.requested_schema, result.content)
-        except BrokenSchema:
-            problem = None  # the upstream's own schema is broken; it judges its own input
-        if problem is None:
-            return result
-        reason = f"sentinel: the answer does not fit the question: {problem}"
-        if self.on_refused is not None:
-            self.on_refused(reason)
-        return ErrorData(code=INVALID_PARAMS, message=reason)
-
-    async def log(self, params: LoggingMessageNotificationParams) -> None:
-        try:
-            await self.ctx.session.send_log_message(params.level, params.data, logger=params.logger,
-                                                    related_request_id=self.ctx.request_id)
-        except Exception:  # noqa: BLE001 - a log line is best effort
-            log.debug("could not relay upstream log", exc_info=True)
 
 
 class SentinelFront(Server):
@@ -216,7 +161,7 @@ class Front:
         link = FrontLink(ctx, self._answer_refused_reporter(params, session, client))
 
         async def progress(p: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(p, total, message)
+            await ctx.session.report_progress(p, total, safe_text(message, 1000) if message else message)
 
         if is_modern(ctx) and can_elicit(ctx):
             if retry.kind == "hold":
@@ -337,7 +282,8 @@ class Front:
             if d.how_to_unblock:
                 lines.append("To unblock: " + "; ".join(d.how_to_unblock))
             structured.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
-        return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], is_error=True,
+        shown = safe_text("\n".join(lines), 8000, keep_newlines=True)  # a reason may quote any value
+        return CallToolResult(content=[TextContent(type="text", text=shown)], is_error=True,
                               structured_content={"sentinel": structured})
 
     @staticmethod

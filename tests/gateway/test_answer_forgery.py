@@ -310,3 +310,52 @@ async def test_questions_show_values_safely_and_the_tool_gets_them_unchanged(dat
     assert "⟨U+E0041⟩" in shown["tags"]
     assert "HIDDEN-TAIL" not in shown["long"] and "more characters not shown" in shown["long"]
     assert len(shown["long"]) < 1500
+
+
+async def test_answers_to_upstream_questions_are_typed_and_held_calls_single_use(data_dir: Path) -> None:
+    """An upstream's own questions: a handshake upstream pushes (held open for a 2026 client, pushed on to a
+    handshake client), a 2026 upstream returns InputRequiredResult. Either way the user's reply must fit the
+    question's schema, and a held call's state is used once."""
+    from .helpers import toolbox_stdio
+
+    cfg = make_config(data_dir, servers={"old": toolbox_stdio(protocol="legacy"), "tb": toolbox_stdio()})
+    bad = [{"ok": "true"}, {"ok": 1}, {"ok": True, "more": 1}, {}]
+    async with running_gateway(cfg) as rt:
+        async with Client(rt.front.server, mode="auto", elicitation_callback=always_yes) as c:
+            args = {"what": "ship"}
+            for content in bad:
+                ours = await first_round(c, args, "old__confirm_push")
+                held = await answer(c, args, {next(iter(ours.input_requests)): YES}, ours.request_state,
+                                    "old__confirm_push")
+                assert is_input_required(held) and list(held.input_requests) == ["upstream.held.1"], held
+                r = await answer(c, args, {"upstream.held.1": ElicitResult(action="accept", content=content)},
+                                 held.request_state, "old__confirm_push")
+                assert r.is_error and "does not fit its question" in text(r), text(r)
+                r = await answer(c, args, {"upstream.held.1": ElicitResult(action="accept", content={"ok": True})},
+                                 held.request_state, "old__confirm_push")
+                assert r.is_error and "already used" in text(r), text(r)
+            ours = await first_round(c, args, "old__confirm_push")
+            held = await answer(c, args, {next(iter(ours.input_requests)): YES}, ours.request_state,
+                                "old__confirm_push")
+            done = await answer(c, args, {"upstream.held.1": ElicitResult(action="accept", content={"ok": True})},
+                                held.request_state, "old__confirm_push")
+            assert text(done) == "ship:accept:True"
+        replies = [ElicitResult(action="accept", content=content) for content in bad]
+
+        async def pushed(ctx: Any, params: Any) -> ElicitResult:
+            if params.message.startswith("Sentinel: allow"):
+                return YES
+            return replies.pop(0)
+
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=pushed) as c:
+            for _ in bad:  # a handshake upstream's pushed question, pushed on to a handshake client
+                r = await c.call_tool("old__confirm_push", {"what": "sail"})
+                assert r.is_error and "does not fit" in text(r), text(r)
+            replies.extend(ElicitResult(action="accept", content=c) for c in ({"word": 5}, {"word": "x", "y": 1}))
+            for _ in range(2):  # a 2026 upstream's returned question, pushed to a handshake client
+                r = await c.call_tool("tb__ask_word", {"item": "sky"})
+                assert r.is_error and "does not fit" in text(r), text(r)
+        await rt.audit.flush()
+        assert rt.front.held.calls == {} or all(call.task.done() or call.pending is None
+                                                 for call in rt.front.held.calls.values())
+        assert len(await refused_rows(rt)) == 2 * len(bad) + len(bad) + 2

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.types import ElicitResult
@@ -182,3 +183,24 @@ async def _yes(ctx: Any, params: Any) -> ElicitResult:
 
 def _accept(content: dict[str, Any]) -> ElicitResult:
     return ElicitResult(action="accept", content=content)
+
+
+async def test_an_answer_from_before_a_policy_change_is_refused(data_dir: Path) -> None:
+    marker = data_dir / "marker.txt"
+    args = {"path": str(marker), "text": "v1"}
+    async with running_gateway(config(data_dir)) as rt:
+        async with Client(rt.front.server, mode="auto", elicitation_callback=_yes) as c:
+            first = await c.session.call_tool("tb__write_marker", args, allow_input_required=True)
+            before = rt.gateway.guard.version
+            rules = data_dir / "marker.pl"
+            rules.write_text(RULES + "\n% a new version of the policy\n")
+            for _ in range(100):
+                if rt.gateway.guard.version != before:
+                    break
+                await anyio.sleep(0.1)
+            assert rt.gateway.guard.version != before
+            responses = {k: _accept({"answer": GOOD[kind_of(k)]}) for k in first.input_requests}
+            r = await c.session.call_tool("tb__write_marker", args, allow_input_required=True,
+                                          input_responses=responses, request_state=first.request_state)
+            assert r.is_error and "policy changed" in text(r), text(r)
+    assert not marker.exists()
