@@ -359,3 +359,18 @@ async def test_answers_to_upstream_questions_are_typed_and_held_calls_single_use
         assert rt.front.held.calls == {} or all(call.task.done() or call.pending is None
                                                  for call in rt.front.held.calls.values())
         assert len(await refused_rows(rt)) == 2 * len(bad) + len(bad) + 2
+
+
+async def test_an_expired_state_is_refused(data_dir: Path) -> None:
+    import anyio
+
+    marker = data_dir / "marker.txt"
+    args = {"path": str(marker), "text": "late"}
+    async with running_gateway(make_config(data_dir, policy={"confirm_ttl": 0.5})) as rt:
+        async with Client(rt.front.server, mode="auto", elicitation_callback=always_yes) as c:
+            first = await first_round(c, args)
+            await anyio.sleep(0.8)
+            r = await answer(c, args, {next(iter(first.input_requests)): YES}, first.request_state)
+            assert r.is_error and "expired" in text(r), text(r)
+        assert len(await refused_rows(rt)) == 1
+    assert not marker.exists()
