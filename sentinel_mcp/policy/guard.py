@@ -11,6 +11,7 @@ import itertools
 import logging
 import os
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -124,10 +125,12 @@ class PolicyGuard:
             return await self.default.decide(call)
         try:
             return await self._decide_guarded(call, rb)
-        except Exception as e:  # noqa: BLE001 - a guard that errors denies
-            log.exception("policy guard error on %s", call.name)
-            return Deny(reason=f"the policy guard of {call.name} failed ({type(e).__name__}: {e}); denied",
-                        unmet=["guard_error"])
+        except Exception:  # noqa: BLE001 - a guard that errors denies
+            # the details (engine goals, stack) go to the log only; the caller gets a reference to them
+            ref = uuid.uuid4().hex[:10]
+            log.exception("policy guard error on %s (reference %s)", call.name, ref)
+            return Deny(reason=f"the policy guard of {call.name} failed with an internal error (reference {ref} "
+                               "in Sentinel's log); denied", unmet=["guard_error"])
 
     async def _decide_guarded(self, call: ToolCall, rb: Rulebase) -> Decision:
         if rb.info.option("strict_symbolic"):

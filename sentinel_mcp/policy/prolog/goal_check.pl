@@ -21,8 +21,8 @@ check_goal(_, _, G) :- \+ callable(G), !,
 check_goal(Mode, RB, G) :- goal_parts(Mode, G, Parts), !, check_goals(Parts, Mode, RB).
 check_goal(_, _, G) :- functor(G, N, _), sub_atom(N, 0, 1, _, '$'), !,
     format(atom(W), '~w is internal to Sentinel and cannot be called', [N]), throw(refused(W)).
-check_goal(_, RB, G) :- rulebase_defined(RB, G), !.
 check_goal(Mode, _, G) :- functor(G, N, A), allowed_builtin(Mode, N/A), !, builtin_args_ok(Mode, G).
+check_goal(_, RB, G) :- rulebase_defined(RB, G), !.
 check_goal(_, _, G) :- functor(G, N, A), \+ predicate_property(system:G, defined),
     \+ '$find_library'(_, N, A, _, _), !,
     format(atom(W), 'call to undefined predicate ~w/~w', [N, A]), throw(refused(W)).

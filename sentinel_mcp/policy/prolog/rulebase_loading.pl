@@ -15,6 +15,7 @@ sn_load_files(RB, Files, Out) :-
     dynamic(RB:'$src'/4),
     findall(E, (member(F, Files), load_file_terms(RB, F, E)), Es0),
     append(Es0, Errors0),
+    index_base(RB),
     findall(E, post_load_problem(RB, E), Es1),
     append(Errors0, Es1, Problems),
     partition([P]>>(P = json(L), memberchk(severity=error, L)), Problems, Errors, Warnings),
@@ -138,7 +139,14 @@ valid_type(choice(L)) :- is_list(L), L \== [], maplist(atomic, L).
 
 % ---------------------------------------------------------------- base predicates and checks
 
-base(RB, G) :- functor(G, N, A), base_indicator(RB, N/A), !.
+%  base(+RB, +G): G is a base predicate of RB (looked up in an index built once per load: it is asked for
+%  every goal of every proof).
+base(RB, G) :- functor(G, N, A), RB:'$base'(N, A), !.
+
+index_base(RB) :-
+    dynamic(RB:'$base'/2),
+    forall(( base_indicator(RB, N/A), \+ RB:'$base'(N, A) ), assertz(RB:'$base'(N, A))).
+
 base_indicator(RB, N/A) :- RB:binding(H, _, _, _), functor(H, N, A).
 base_indicator(RB, N/A) :- RB:askable(H, _, _, _), functor(H, N, A).
 base_indicator(RB, N/A) :- RB:seed(H), functor(H, N, A).

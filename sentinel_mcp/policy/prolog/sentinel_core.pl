@@ -194,7 +194,7 @@ match_args([P|Ps], CallArgs) :-
 
 % a pass that assumed facts may err or run away on the unknown values: it only says "fetch first"
 query_outcome(E, R, _, incomplete, @(null)) :- ( nonvar(E) ; R == inference_limit_exceeded ), cur(assumed, true), !.
-query_outcome(E, _, _, error, Msg) :- nonvar(E), !, message_to_codes_safe(E, Msg).
+query_outcome(E, _, _, error, Msg) :- nonvar(E), !, client_failure(E, json(L)), memberchk(message = Msg, L).
 query_outcome(_, R, _, inference_limit, @(null)) :- R == inference_limit_exceeded, !.
 query_outcome(_, R, Trees, St, TJ) :- R \== failed, !, tree_json(and_all(Trees), TJ),
     ( cur(assumed, true) -> St = incomplete ; St = proved ).
