@@ -105,9 +105,12 @@ class QueryWorker:
         try:
             await asyncio.wait_for(w.proc.stdin.drain(), timeout)
             line = await asyncio.wait_for(w.proc.stdout.readline(), timeout)
-        except (asyncio.TimeoutError, asyncio.LimitOverrunError, ValueError, ConnectionError) as e:
-            raise _Overrun("the query worker did not answer in time" if isinstance(e, asyncio.TimeoutError)
-                           else "the query's answer was too large") from None
+        except asyncio.TimeoutError:
+            raise _Overrun("the query ran longer than its time budget (its worker was replaced)") from None
+        except (asyncio.LimitOverrunError, ValueError):
+            raise _Overrun("the query's answer was larger than its memory budget") from None
+        except ConnectionError:
+            raise _Overrun("the query worker stopped (the query ran out of memory)") from None
         if not line:
             raise _Overrun("the query worker stopped (it ran out of memory)")
         return from_prolog_json(line.decode("utf-8", "replace"))

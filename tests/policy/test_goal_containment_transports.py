@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 
 from ..conftest import free_port, stop_process, wait_http
+from ..gateway.helpers import alive, descendants
 
 pytestmark = pytest.mark.timeout(240)
 TOKEN = "t-" + uuid.uuid4().hex
@@ -103,5 +106,22 @@ async def test_over_http_and_a2a(tmp_path: Path) -> None:
             assert not marker.exists()
             health = (await http.get(f"http://127.0.0.1:{port}/healthz")).json()
             assert health["status"] == "ok", health
+        # the query worker dies with the gateway, even when the gateway is killed outright
+        workers = [p for p in descendants(proc.pid) if "query_worker" in _cmdline(p)]
+        assert workers
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        for _ in range(100):
+            if not any(alive(p) for p in workers):
+                break
+            time.sleep(0.1)
+        assert not any(alive(p) for p in workers)
     finally:
         stop_process(proc)
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
