@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+import uuid
 from typing import Any, Callable
 
 import anyio
@@ -23,11 +24,22 @@ from mcp.types import (
 from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
+from sentinel_mcp.gateway.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_meta import call_meta
+from sentinel_mcp.gateway.decision import (
+    Allow,
+    Answer,
+    Ask,
+    Decision,
+    Deny,
+    Guard,
+    Origin,
+    ToolCall,
+    argument_digest,
+)
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.telemetry import traced
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, ToolCall
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
@@ -91,6 +103,17 @@ class Gateway:
                                   "through an MCP client of this Sentinel or its CLI, not by this caller")
         return outcome
 
+    def refuse_answers(self, name: str, arguments: Any, *, session_id: str, client: str | None,
+                       origin: Origin, reason: str) -> Refused:
+        """Answers that cannot count (no valid state, replayed, not asked, ...): audited, nothing recorded."""
+        args = arguments if isinstance(arguments, dict) else None
+        self.audit.record(AuditEntry(session=session_id, client=client, origin=origin, tool=name,
+                                     arg_digest=argument_digest(args), arguments=args, decision="deny",
+                                     outcome="answer_refused", reason=reason, policy_version=self.guard.version))
+        return Refused(reason=f"the answer was not accepted: {reason}",
+                       decision=AnswerNotAccepted(reason=reason, unmet=["answer_refused"],
+                                                  how_to_unblock=["call the tool again; the user is asked afresh"]))
+
     # ------------------------------------------------------------------ the pipeline
     @traced(lambda self, name, *a, origin="client", **k: "sentinel.fetch" if origin == "solver" else "sentinel.call",
             lambda self, name, *a, session_id, origin="client", client=None, **k: {
@@ -146,7 +169,9 @@ class Gateway:
         else:
             decision = await self._decide(call, answers or {})
         if isinstance(decision, Deny):
-            audit("deny", "denied", reason=decision.reason, proof=_proof_of(decision))
+            refused_answer = isinstance(decision, AnswerNotAccepted)
+            audit("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,
+                  proof=_proof_of(decision))
             return Refused(reason=decision.reason, decision=decision)
         if isinstance(decision, Ask):
             audit("ask", "asked", reason=decision.reason,
@@ -164,11 +189,10 @@ class Gateway:
                 if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
                     raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
                 responses = await self._answer_upstream_push(link, result)
-                if responses is None:
-                    audit("allow", "tool_error", reason=decision.reason, proof=_proof_of(decision),
-                          error="upstream input request cannot be relayed")
-                    return Completed(result=error_result(f"{name}: the upstream asked for input that Sentinel "
-                                                         "cannot relay to this client"))
+                if not isinstance(responses, dict):
+                    why = responses or "the upstream asked for input that Sentinel cannot relay to this client"
+                    audit("allow", "tool_error", reason=decision.reason, proof=_proof_of(decision), error=why)
+                    return Completed(result=error_result(f"{name}: {why}"))
                 result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
                                             input_responses=responses, request_state=result.request_state, meta=meta)
         except UpstreamUnavailable as e:
@@ -209,28 +233,39 @@ class Gateway:
                 fresh = [q for q in decision.questions if q.key in answers and q.key not in used]
                 if not fresh:
                     return decision
+                # every answer is checked before any is recorded: one bad answer records nothing
+                for q in fresh:
+                    problem = answer_problem(q, answers[q.key])
+                    if problem:
+                        return AnswerNotAccepted(
+                            reason=f"the answer to \u201c{q.message}\u201d was not accepted: {problem}. "
+                                   "The question counts as not answered, and the call was not made.",
+                            unmet=[q.key], how_to_unblock=["call the tool again and answer the question as asked"])
+                declined = [q for q in fresh if not goes_ahead(q, answers[q.key])]
+                if declined:
+                    # a "no" ends this call only: nothing is stored, so the next call asks again
+                    return Deny(reason=f"you declined: {declined[0].message}",
+                                unmet=["declined"],
+                                how_to_unblock=["nothing was recorded: if the user changes their mind, call the "
+                                                "tool again and they will be asked again"])
                 for q in fresh:
                     used.add(q.key)
                     with anyio.fail_after(timeout):
                         await self.guard.record_answer(call, q, answers[q.key])
-                refused = [q for q in fresh if answers[q.key].action != "accept"]
-                if refused:
-                    # a declined or cancelled question ends the call; asking again would loop
-                    return Deny(reason=f"the user declined: {refused[0].message}",
-                                unmet=[q.key for q in refused],
-                                how_to_unblock=["ask the user again if they change their mind"])
             return decision
         except TimeoutError:
             return Deny(reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",
                         unmet=["guard_timeout"])
-        except Exception as e:  # noqa: BLE001 - a guard that errors denies
-            log.exception("guard error on %s", call.name)
-            return Deny(reason=f"the guard of {call.name} failed ({type(e).__name__}: {e}); denied",
-                        unmet=["guard_error"])
+        except Exception:  # noqa: BLE001 - a guard that errors denies
+            ref = uuid.uuid4().hex[:10]  # internals go to the log only
+            log.exception("guard error on %s (reference %s)", call.name, ref)
+            return Deny(reason=f"the guard of {call.name} failed with an internal error (reference {ref} in "
+                               "Sentinel's log); denied", unmet=["guard_error"])
 
     @staticmethod
-    async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | None:
-        """A 2026-era upstream's input requests, asked of a handshake-era client (None: one cannot be)."""
+    async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | str | None:
+        """A 2026-era upstream's input requests asked of a handshake-era client: the replies, or why there are
+        none (a refusal's message; None when one cannot be relayed at all)."""
         answers: dict[str, Any] = {}
         for key, req in (result.input_requests or {}).items():
             if isinstance(req, ElicitRequest):
@@ -241,9 +276,9 @@ class Gateway:
                 answer = await link.list_roots()
             else:
                 return None
-            if isinstance(answer, ErrorData):
+            if isinstance(answer, ErrorData):  # not relayed, or a reply that did not fit the question
                 log.info("input request %s not relayed: %s", key, answer.message)
-                return None
+                return answer.message
             answers[key] = answer
         return answers
 

@@ -7,7 +7,7 @@ Both protocol eras: handshake-era clients get pushed elicitation and ``list_chan
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.subscriptions import (
@@ -42,18 +42,19 @@ from sentinel_mcp import __version__
 from sentinel_mcp.gateway.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
+from sentinel_mcp.gateway.display_text import safe_question, safe_text
+from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, can_sample, is_modern
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
+from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
 from sentinel_mcp.gateway.own_results import sentinel_result
-from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
-from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, can_sample, is_modern
+from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
 from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
 
 log = logging.getLogger(__name__)
 
-OUR_KEY_PREFIX = "sentinel."
 PAGE_SIZE = 500
 INSTRUCTIONS = (
     "Sentinel governs these tools: every call is checked by a policy before it runs. A call may be allowed, "
@@ -81,6 +82,7 @@ class Front:
         self.gateway = gateway
         self.default_session = default_session
         self.seal = seal or RequestStateSeal(max_age=gateway.config.sentinel.policy.confirm_ttl)
+        self.rounds = InputRounds(self.seal)
         self.bus = InMemorySubscriptionBus()
         self.page_size = PAGE_SIZE
         self.held = HeldCalls(timeout=gateway.config.sentinel.policy.confirm_ttl)
@@ -150,26 +152,25 @@ class Front:
                         params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
         session = self.session_id(ctx)
         client = self.client_name(ctx)
-        link = self._link(ctx, params.name)
-        ours, theirs = _split_responses(params.input_responses)
-        sealed = self.seal.open(params.request_state)
-        if params.request_state and sealed is None and ours:
-            return error_result("sentinel: the answers came with an unknown or expired request state; "
-                                "call the tool again to be asked afresh")
-        preapproved = sealed.get("allowed") if sealed and sealed.get("name") == params.name \
-            and sealed.get("session") == session else None
-        # our question keys travel with a "sentinel." prefix so they never collide with an upstream's keys
-        answers = {}
-        for key, value in ours.items():
-            answers[key] = answers[key.removeprefix(OUR_KEY_PREFIX)] = _to_answer(value)
+        retry = self.rounds.accept(modern=is_modern(ctx), can_elicit=can_be_asked(ctx), session=session,
+                                   tool=params.name, arguments=params.arguments, version=self.gateway.guard.version,
+                                   responses=params.input_responses, request_state=params.request_state)
+        if isinstance(retry, RefusedRetry):
+            if retry.state is not None and retry.state.get("kind") == "hold":
+                self._end_held(retry.state)
+            return self._refused(self.gateway.refuse_answers(params.name, params.arguments, session_id=session,
+                                                             client=client, origin="client", reason=retry.reason))
+        answers = dict(retry.ours)
+        allowed = retry.kind == "allowed"
+        preapproved = retry.state.get("digest") if allowed else None
+        link = self._link(ctx, params.name, on_refused=self._answer_refused_reporter(params, session, client))
 
         async def progress(p: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(p, total, message)
+            await ctx.session.report_progress(p, total, safe_text(message, 1000) if message else message)
 
         if is_modern(ctx) and can_be_asked(ctx):
-            held_id = (sealed or {}).get("hold")
-            if held_id and sealed and sealed.get("session") == session:
-                return await self._resume_held(ctx, params, session, held_id, theirs)
+            if retry.kind == "hold":
+                return await self._resume_held(ctx, params, session, retry.state, retry.theirs)
             if self._needs_holding(params.name):
                 async def run(held_link: CallerLink) -> Any:
                     return await self.gateway.execute(
@@ -182,42 +183,54 @@ class Front:
         for _round in range(4):
             outcome = await self.gateway.execute(
                 params.name, params.arguments, session_id=session, client=client, origin="client",
-                answers=answers, progress=progress, link=link, upstream_input=theirs or None,
-                upstream_state=(sealed or {}).get("upstream") if theirs else None,
+                answers=answers, progress=progress, link=link, upstream_input=retry.theirs if allowed else None,
+                upstream_state=retry.state.get("upstream") if allowed else None,
                 preapproved_digest=preapproved)
             if not isinstance(outcome, NeedsInput) or not can_elicit(ctx) or is_modern(ctx):
-                return self._respond(ctx, params.name, session, outcome)
+                return self._respond(ctx, params, session, outcome)
             pushed = await self._push_questions(ctx, outcome.questions)
             if pushed is None:
                 return self._blocked(outcome)
             answers = {**answers, **pushed}
         return error_result(f"sentinel: {params.name} is still blocked after the user's answers")
 
-    def _respond(self, ctx: ServerRequestContext, name: str, session: str,
+    def _answer_refused_reporter(self, params: CallToolRequestParams, session: str,
+                                 client: str | None) -> Callable[[str], None]:
+        def report(reason: str) -> None:
+            self.gateway.refuse_answers(params.name, params.arguments, session_id=session, client=client,
+                                        origin="client", reason=reason)
+        return report
+
+    def _respond(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
                  outcome: Any) -> CallToolResult | InputRequiredResult:
         """An outcome as the client gets it (a handshake client's questions are pushed by the caller instead)."""
         if isinstance(outcome, Completed):
             return outcome.result
         if isinstance(outcome, Refused):
             return self._refused(outcome)
+        version = self.gateway.guard.version
         if isinstance(outcome, UpstreamNeedsInput):
-            # 2026-era client: relay the upstream's questions, and remember that we already allowed this call
-            state = self.seal.seal({"name": name, "session": session, "allowed": outcome.call.digest,
-                                    "upstream": outcome.result.request_state})
-            return outcome.result.model_copy(update={"request_state": state})
+            # 2026-era client: relay the upstream's questions (shown safely), and remember, once, that this
+            # exact call was already allowed
+            requests = {k: _safe_request(r) for k, r in (outcome.result.input_requests or {}).items()}
+            state = self.rounds.issue("allowed", session=session, tool=params.name, arguments=params.arguments,
+                                      version=version, asked=list(requests), schemas=_schemas(requests),
+                                      upstream=outcome.result.request_state)
+            return outcome.result.model_copy(update={"input_requests": requests, "request_state": state})
         assert isinstance(outcome, NeedsInput)
         if not can_elicit(ctx):
             return self._blocked(outcome)
+        keys = [wire_key(q.key) for q in outcome.questions]
         return InputRequiredResult(
-            input_requests={_wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
+            input_requests={wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
                 message=q.message, requested_schema=q.requested_schema)) for q in outcome.questions},
-            request_state=self.seal.seal({"name": name, "session": session,
-                                          "asked": [_wire_key(q.key) for q in outcome.questions]}))
+            request_state=self.rounds.issue("ask", session=session, tool=params.name, arguments=params.arguments,
+                                            version=version, asked=keys))
 
-    def _link(self, ctx: ServerRequestContext, name: str) -> FrontLink:
+    def _link(self, ctx: ServerRequestContext, name: str, on_refused: Any = None) -> FrontLink:
         route = self.gateway.manager.catalog.tools.get(name)
         return FrontLink(ctx, levels=self.utilities.levels, urls=self.utilities.urls,
-                         upstream=route.upstream if route is not None else None)
+                         upstream=route.upstream if route is not None else None, on_refused=on_refused)
 
     def _needs_holding(self, name: str) -> bool:
         """Only calls to handshake-era upstreams may push questions mid-call."""
@@ -232,20 +245,30 @@ class Front:
         call.report_progress = ctx.session.report_progress  # progress goes to the round now waiting
         event = await self.held.next_event(call)
         if isinstance(event, PendingQuestion):
+            request = _safe_request(event.request)
             return InputRequiredResult(
-                input_requests={event.key: event.request},
-                request_state=self.seal.seal({"name": params.name, "session": session, "hold": call.id}))
-        return self._respond(ctx, params.name, session, event)
+                input_requests={event.key: request},
+                request_state=self.rounds.issue("hold", session=session, tool=params.name,
+                                                arguments=params.arguments, version=self.gateway.guard.version,
+                                                asked=[event.key], schemas=_schemas({event.key: request}),
+                                                hold=call.id))
+        return self._respond(ctx, params, session, event)
 
     async def _resume_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                           held_id: str, responses: dict[str, Any]) -> CallToolResult | InputRequiredResult:
-        call = self.held.calls.get(held_id)
-        if call is None or call.name != params.name:
+                           state: dict[str, Any], responses: dict[str, Any]) -> CallToolResult | InputRequiredResult:
+        call = self.held.calls.get(str(state.get("hold")))
+        if call is None or call.name != params.name or call.session != session:
             return error_result("sentinel: the held call this answer belongs to has ended; call the tool again")
         pending = call.pending
         if pending is not None:
             self.held.answer(call, responses.get(pending.key))
         return await self._await_held(ctx, params, session, call)
+
+    def _end_held(self, state: dict[str, Any]) -> None:
+        """A held call whose answer was refused: its upstream gets "cancel" instead of waiting for a timeout."""
+        call = self.held.calls.get(str(state.get("hold")))
+        if call is not None and call.pending is not None:
+            self.held.answer(call, ElicitResult(action="cancel"))
 
     @traced("sentinel.ask", lambda self, ctx, questions: {"sentinel.questions": len(questions)})
     async def _push_questions(self, ctx: ServerRequestContext, questions: list[Question]) -> dict[str, Answer] | None:
@@ -257,6 +280,8 @@ class Front:
                 log.info("elicitation failed: %s", e)
                 return None
             answers[q.key] = Answer(action=result.action, content=result.content, provenance="user")
+            if result.action != "accept":
+                break  # a declined question ends the call: asking the rest would be pointless
         return answers
 
     @staticmethod
@@ -270,7 +295,8 @@ class Front:
             if d.how_to_unblock:
                 lines.append("To unblock: " + "; ".join(d.how_to_unblock))
             info.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
-        return sentinel_result("\n".join(lines), **info)
+        shown = safe_text("\n".join(lines), 8000, keep_newlines=True)  # a reason may quote any value
+        return sentinel_result(shown, **info)
 
     @staticmethod
     def _blocked(outcome: NeedsInput) -> CallToolResult:
@@ -327,21 +353,15 @@ def _page(params: PaginatedRequestParams | None, total: int, size: int) -> tuple
     return start, end, (str(end) if end < total else None)
 
 
-def _split_responses(responses: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    ours: dict[str, Any] = {}
-    theirs: dict[str, Any] = {}
-    for key, value in (responses or {}).items():
-        (ours if key.startswith(OUR_KEY_PREFIX) else theirs)[key] = value
-    return ours, theirs
+def _safe_request(request: Any) -> Any:
+    """An upstream's question with its text made safe to show (its schema and key unchanged)."""
+    params = getattr(request, "params", None)
+    if not isinstance(params, ElicitRequestFormParams):
+        return request
+    text, _ = safe_question(params.message)
+    return request.model_copy(update={"params": params.model_copy(update={"message": text})})
 
 
-def _wire_key(key: str) -> str:
-    return key if key.startswith(OUR_KEY_PREFIX) else OUR_KEY_PREFIX + key
-
-
-def _to_answer(value: Any) -> Answer:
-    if isinstance(value, ElicitResult):
-        return Answer(action=value.action, content=value.content, provenance="user")
-    if isinstance(value, dict):
-        return Answer(action=value.get("action", "cancel"), content=value.get("content"), provenance="user")
-    return Answer(action="cancel", provenance="user")
+def _schemas(requests: dict[str, Any]) -> dict[str, Any]:
+    return {k: r.params.requested_schema for k, r in requests.items()
+            if isinstance(getattr(r, "params", None), ElicitRequestFormParams)}

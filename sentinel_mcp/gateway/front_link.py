@@ -3,13 +3,15 @@
 Each request goes on the downstream request's own stream (``related_request_id``), and only if that client
 declared the capability; otherwise the upstream gets a clear error naming what is missing. A 2026-07-28 client
 cannot be pushed to: its calls to upstreams that ask by push are held open instead (``held_calls``).
+Questions, log lines and progress messages are shown safely (``display_text``), and a form answer goes back to
+the upstream only when it fits the question's schema strictly, as Sentinel's own answers must.
 """
 
 from __future__ import annotations
 
 import logging
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -25,13 +27,16 @@ from mcp.types import (
     ElicitRequestURLParams,
     ElicitResult,
     ErrorData,
+    INVALID_PARAMS,
     ListRootsRequest,
     ListRootsResult,
     LoggingMessageNotificationParams,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from sentinel_mcp.gateway.answer_validation import BrokenSchema, content_problem
 from sentinel_mcp.gateway.caller_link import CallerLink, refusal
+from sentinel_mcp.gateway.display_text import safe_question, safe_text
 from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)
@@ -118,11 +123,13 @@ class FrontLink(CallerLink):
     """A handshake-era downstream client during one of its calls."""
 
     def __init__(self, ctx: ServerRequestContext, *, levels: ConnectionLevels | None = None,
-                 urls: UrlElicitations | None = None, upstream: str | None = None) -> None:
+                 urls: UrlElicitations | None = None, upstream: str | None = None,
+                 on_refused: Callable[[str], None] | None = None) -> None:
         self.ctx = ctx
         self.levels = levels
         self.urls = urls
         self.upstream = upstream
+        self.on_refused = on_refused  # told when a relayed answer was refused (the gateway audits it)
         self.who = "the client whose call this is"
 
     @property
@@ -157,7 +164,21 @@ class FrontLink(CallerLink):
             return await self._ask(ElicitRequest(params=params), ElicitResult)
         if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")
-        return await self._ask(ElicitRequest(params=params), ElicitResult)
+        message, _ = safe_question(params.message)
+        shown = params.model_copy(update={"message": message})
+        result = await self._ask(ElicitRequest(params=shown), ElicitResult)
+        if not isinstance(result, ElicitResult) or result.action != "accept":
+            return result
+        try:
+            problem = content_problem(params.requested_schema, result.content)
+        except BrokenSchema:
+            problem = None  # the upstream's own schema is broken; it judges its own input
+        if problem is None:
+            return result
+        reason = f"sentinel: the answer does not fit the question: {problem}"
+        if self.on_refused is not None:
+            self.on_refused(reason)
+        return ErrorData(code=INVALID_PARAMS, message=reason)
 
     async def sample(self, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
         if not can_sample(self.ctx):
@@ -178,11 +199,13 @@ class FrontLink(CallerLink):
         floor = self.levels.get(self.ctx) if self.levels is not None else None
         if floor is not None and params.level in LEVELS and LEVELS.index(params.level) < LEVELS.index(floor):
             return
+        data = safe_text(params.data, 8000, keep_newlines=True) if isinstance(params.data, str) else params.data
         try:
-            await self.ctx.session.send_log_message(params.level, params.data, logger=params.logger,
+            await self.ctx.session.send_log_message(params.level, data, logger=params.logger,
                                                     related_request_id=self.ctx.request_id)
         except Exception:  # noqa: BLE001 - a log line is best effort
             log.debug("could not relay upstream log", exc_info=True)
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
-        await self.ctx.session.report_progress(progress, total, message)
+        shown = safe_text(message, 1000) if isinstance(message, str) else message
+        await self.ctx.session.report_progress(progress, total, shown)

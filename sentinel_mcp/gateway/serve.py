@@ -41,6 +41,8 @@ async def serve_stdio(config: Config) -> None:
     async with running_gateway(config, default_session="stdio") as rt:
         for p in rt.problems:
             log.warning(p)
+        if rt.policy_problem:
+            _banner([policy_problem_line(rt.policy_problem)])
         async with stdio_server() as (read, write):
             server = rt.front.server
             await server.run(read, write, server.create_initialization_options())
@@ -109,6 +111,8 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     ]
     for p in rt.problems:
         lines.append(f"  warning: {p}")
+    if rt.policy_problem:
+        lines.append(policy_problem_line(rt.policy_problem))
     if base_url:
         lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"
                   f"    metrics: {base_url}/metrics"]
@@ -120,6 +124,11 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         f"  (a write asks you first; `{exe} audit` shows every decision with its reason)",
     ]
     return lines
+
+
+def policy_problem_line(problem: str) -> str:
+    return (f"ERROR: {problem}\n  Every call is denied until this is fixed; Sentinel reloads the file when it "
+            "changes (/healthz reports status error meanwhile).")
 
 
 def _command_name() -> str:

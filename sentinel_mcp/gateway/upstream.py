@@ -17,21 +17,14 @@ from typing import Any, Awaitable, Callable, Literal
 
 import anyio
 from mcp import Client, MCPDeprecationWarning
-from mcp.client import ClientRequestContext, IncomingMessage
+from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CallToolResult,
     CompleteResult,
-    CreateMessageRequestParams,
-    CreateMessageResult,
     DiscoverResult,
     ElicitCompleteNotification,
-    ElicitRequestParams,
-    ElicitResult,
-    ErrorData,
-    ListRootsResult,
     InputRequiredResult,
-    LoggingMessageNotificationParams,
     Prompt,
     PromptListChangedNotification,
     Resource,
@@ -44,13 +37,23 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.config import RemoteServer, StdioServer
-from sentinel_mcp.gateway.caller_link import CURRENT_LINK, CallerLink, refusal
+from sentinel_mcp.gateway.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
 from sentinel_mcp.gateway.telemetry import traced
-from sentinel_mcp.gateway.upstream_client import Mode, make_client, modes_to_try
+from sentinel_mcp.gateway.upstream_client import (
+    Mode,
+    UpstreamUnavailable,
+    describe_error,
+    make_client,
+    modes_to_try,
+)
+from sentinel_mcp.gateway.upstream_relays import PushRelays, ResourceWatch
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+# re-exported: the rest of the gateway imports these from here
+__all__ = ["BuiltinTarget", "CallerLink", "Target", "Upstream", "UpstreamCallError", "UpstreamHooks",
+           "UpstreamStatus", "UpstreamUnavailable"]
 log = logging.getLogger(__name__)
 
 CONNECTION_CLOSED = -32000  # what the SDK raises for calls on a connection whose peer went away
@@ -74,10 +77,6 @@ class BuiltinTarget:
 
 
 Target = StdioServer | RemoteServer | BuiltinTarget
-
-
-class UpstreamUnavailable(Exception):
-    """The upstream cannot take calls now (not connected, or its circuit breaker is open)."""
 
 
 class UpstreamCallError(Exception):
@@ -120,7 +119,7 @@ class _InFlight:
     started: float = field(default_factory=time.monotonic)
 
 
-class Upstream:
+class Upstream(PushRelays, ResourceWatch):
     def __init__(self, name: str, target: Target, hooks: UpstreamHooks, *, health_interval: float = 5.0,
                  breaker: CircuitBreaker | None = None, max_backoff: float = 30.0) -> None:
         self.name = name
@@ -188,7 +187,7 @@ class Upstream:
             try:
                 await self._connect_and_serve()
             except Exception as e:  # noqa: BLE001 - a broken upstream never takes the gateway down
-                self.last_error = _describe(e)
+                self.last_error = describe_error(e)
                 log.warning("upstream %s: %s", self.name, self.last_error)
             finally:
                 self.settled.set()
@@ -259,11 +258,11 @@ class Upstream:
                         tg.cancel_scope.cancel()
             except BaseExceptionGroup as eg:  # the SDK wraps transport errors in nested groups
                 if self.client is None and _protocol_error(eg):
-                    raise HandshakeRejected(f"{mode} connect refused: {_describe(eg)}") from None
-                raise RuntimeError(_describe(eg)) from None
+                    raise HandshakeRejected(f"{mode} connect refused: {describe_error(eg)}") from None
+                raise RuntimeError(describe_error(eg)) from None
             except MCPError as e:
                 if self.client is None:
-                    raise HandshakeRejected(f"{mode} connect refused: {_describe(e)}") from None
+                    raise HandshakeRejected(f"{mode} connect refused: {describe_error(e)}") from None
                 raise
         if scope.cancelled_caught and self.client is None:
             raise TimeoutError(f"no answer within {self.target.connect_timeout:.0f}s")
@@ -296,7 +295,7 @@ class Upstream:
                 self._dead.set()
                 return
             except Exception as e:  # noqa: BLE001
-                self.last_error = _describe(e)
+                self.last_error = describe_error(e)
                 self._dead.set()
                 return
 
@@ -312,7 +311,7 @@ class Upstream:
                 async for _event in sub:
                     await self._refresh_and_announce()
         except Exception as e:  # noqa: BLE001 - listening is best effort
-            log.debug("upstream %s: listen ended: %s", self.name, _describe(e))
+            log.debug("upstream %s: listen ended: %s", self.name, describe_error(e))
 
     def _mark_disconnected(self) -> None:
         self._tg = None
@@ -356,7 +355,7 @@ class Upstream:
         try:
             await self.refresh()
         except Exception as e:  # noqa: BLE001
-            log.warning("upstream %s: refresh after list_changed failed: %s", self.name, _describe(e))
+            log.warning("upstream %s: refresh after list_changed failed: %s", self.name, describe_error(e))
             return
         await self.hooks.catalog_changed(self)
 
@@ -373,62 +372,6 @@ class Upstream:
             import asyncio
 
             asyncio.get_running_loop().create_task(self._refresh_and_announce())
-
-    # ------------------------------------------------------------------ relays (push-era upstreams)
-    def _caller_for_push(self) -> CallerLink | None:
-        """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
-        over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight."""
-        link = CURRENT_LINK.get()
-        if link is not None:
-            # named exactly; a call that has ended (a built-in's background work) is asked of no one else
-            return link if any(f.link is link for f in self._inflight.values()) else None
-        if len(self._inflight) == 1:
-            return next(iter(self._inflight.values())).link
-        return None
-
-    def _unrouted(self, what: str) -> ErrorData:
-        if CURRENT_LINK.get() is not None:
-            return refusal(what, "the call it belongs to has ended")
-        why = ("no call to it is in progress" if not self._inflight else
-               f"it names no call and {len(self._inflight)} calls are in flight "
-               "(set \"concurrent\": false on this upstream to serialize its calls)")
-        return refusal(what, why)
-
-    async def _on_elicit(self, ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
-        link = self._caller_for_push()
-        return await link.elicit(params) if link is not None else self._unrouted("an elicitation")
-
-    async def _on_sample(self, ctx: ClientRequestContext,
-                         params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
-        link = self._caller_for_push()
-        return await link.sample(params) if link is not None else self._unrouted("a sampling request")
-
-    async def _on_roots(self, ctx: ClientRequestContext) -> ListRootsResult | ErrorData:
-        link = self._caller_for_push()
-        return await link.list_roots() if link is not None else self._unrouted("a roots request")
-
-    async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
-        link = self._caller_for_push()
-        if link is not None:
-            await link.log(params)
-        else:
-            log.info("upstream %s log [%s]: %s", self.name, params.level, params.data)
-
-    async def _apply_log_level(self) -> None:
-        client = self.client
-        if self.log_level is None or client is None or self.modern:
-            return
-        caps = client.server_capabilities
-        if caps is not None and caps.logging is not None:
-            try:
-                await client.set_logging_level(self.log_level)  # type: ignore[arg-type]
-            except MCPError as e:
-                log.info("upstream %s refused logging/setLevel: %s", self.name, e.message)
-
-    async def set_log_level(self, level: str | None) -> None:
-        """The lowest level some client asked for; applied now and on every reconnect."""
-        self.log_level = level
-        await self._apply_log_level()
 
     # ------------------------------------------------------------------ calls
     async def wait_ready(self, timeout: float) -> bool:
@@ -546,46 +489,6 @@ class Upstream:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         return await self.client.session.complete(ref, argument, context_arguments=(context or {}).get("arguments"))
 
-    async def subscribe(self, uri: str, *, on: bool = True) -> None:
-        """Subscribe to a resource's updates (kept across reconnects) or drop the subscription."""
-        if self.client is None:
-            raise UpstreamUnavailable(f"upstream {self.name} is not connected")
-        if on:
-            await self._watch(uri)
-            self.subscribed.add(uri)
-            return
-        self.subscribed.discard(uri)
-        scope = self._watchers.pop(uri, None)
-        if scope is not None:
-            scope.cancel()
-        elif not self.modern:
-            await self.client.unsubscribe_resource(uri)
-
-    async def _watch(self, uri: str) -> None:
-        client = self.client
-        if client is None:
-            return
-        if not self.modern:
-            await client.subscribe_resource(uri)
-            return
-        if uri in self._watchers or self._tg is None:
-            return
-        scope = self._watchers[uri] = anyio.CancelScope()
-        self._tg.start_soon(self._listen_resource, client, uri, scope)
-
-    async def _listen_resource(self, client: Client, uri: str, scope: anyio.CancelScope) -> None:
-        """2026-era upstreams send resource updates only on a listen stream naming the URI."""
-        with scope:
-            try:
-                async with client.listen(resource_subscriptions=[uri]) as sub:
-                    async for _event in sub:
-                        if self.hooks.resource_updated is not None:
-                            await self.hooks.resource_updated(self, uri)
-            except Exception as e:  # noqa: BLE001 - the stream ended; a resubscribe starts another
-                log.debug("upstream %s: resource listen on %s ended: %s", self.name, uri, _describe(e))
-        if self._watchers.get(uri) is scope:
-            del self._watchers[uri]
-
 
 async def _all_pages(list_page: Callable[..., Awaitable[Any]], field_name: str, *, optional: bool = False
                      ) -> list[Any]:
@@ -614,15 +517,3 @@ def _protocol_error(e: BaseException) -> bool:
 
 async def _no_validation(name: str, result: CallToolResult) -> None:
     return None
-
-
-def _describe(e: BaseException) -> str:
-    """Flatten nested ExceptionGroups into one readable line."""
-    if isinstance(e, BaseExceptionGroup):
-        return "; ".join(dict.fromkeys(_describe(x) for x in e.exceptions))
-    text = str(e) or type(e).__name__
-    if isinstance(e, MCPError):
-        return f"MCP error {e.code}: {e.message}"
-    if isinstance(e, FileNotFoundError):
-        return f"command not found: {e.filename or text}"
-    return f"{type(e).__name__}: {text}" if not text.startswith(type(e).__name__) else text

@@ -12,11 +12,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from mcp.shared.exceptions import MCPError
+
 from mcp import Client, StdioServerParameters
 from mcp.types import Implementation
 
 from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
+
+class UpstreamUnavailable(Exception):
+    """The upstream cannot take calls now (not connected, or its circuit breaker is open)."""
+
 
 # the SDK's connect modes: the handshake; probe server/discover (the fallback); adopt 2026-07-28 outright
 Mode = Literal["legacy", "auto", "2026-07-28"]
@@ -62,3 +68,15 @@ def remote_transport(t: RemoteServer) -> Any:
 
     http = httpx2.AsyncClient(headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout))
     return streamable_http_client(t.url, http_client=http)
+
+
+def describe_error(e: BaseException) -> str:
+    """Flatten nested ExceptionGroups into one readable line."""
+    if isinstance(e, BaseExceptionGroup):
+        return "; ".join(dict.fromkeys(describe_error(x) for x in e.exceptions))
+    text = str(e) or type(e).__name__
+    if isinstance(e, MCPError):
+        return f"MCP error {e.code}: {e.message}"
+    if isinstance(e, FileNotFoundError):
+        return f"command not found: {e.filename or text}"
+    return f"{type(e).__name__}: {text}" if not text.startswith(type(e).__name__) else text

@@ -227,3 +227,32 @@ async def test_concurrent_flood_through_mcp(tmp_path, mode):
         errors = {r.structured_content["error"] for r in results if r.is_error}
         assert errors <= {"throttled"} and len(results) == 50
         assert (await c.call_tool("sensor_list", {})).structured_content["source"] == "simulated"  # still serving
+
+
+@pytest.mark.parametrize("content", [{"allow": "true"}, {"allow": "yes"}, {"allow": 1}, {"allow": None},
+                                     {"allow": True, "remember": "forever"}, {"allow": True, "extra": 1}, {}])
+async def test_consent_is_json_true_and_nothing_else(tmp_path, mode, content):
+    user = User(content=content)
+    async with Client(server(tmp_path), mode=mode, elicitation_callback=user) as c:
+        r = await c.call_tool("sensor_read", READ)
+        assert r.is_error and "payload" not in (r.structured_content or {}), r
+        listed = (await c.call_tool("sensor_consent", {"action": "list"})).structured_content["consents"]
+        assert listed == []
+    assert len(user.questions) == 1
+
+
+async def test_consent_question_shows_the_requester_safely(tmp_path, mode):
+    from mcp.types import Implementation
+
+    from sentinel_mcp.gateway.runtime import running_gateway
+
+    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["sensors"]}},
+                          source="<test>", base_dir=tmp_path)
+    user = User(content={"allow": True})
+    sly = Implementation(name="weather\u202eknab\u200b\x1b[2K", version="1")
+    async with running_gateway(config) as rt:
+        async with Client(rt.front.server, mode=mode, elicitation_callback=user, client_info=sly) as c:
+            assert not (await c.call_tool("sensors__sensor_read", READ)).is_error
+    [question] = user.questions
+    assert not any(ch in question for ch in "\u202e\u200b\x1b"), question
+    assert "weather⟨U+202E⟩knab⟨U+200B⟩" in question or "weather\\u202eknab" in question, question
