@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_meta import call_meta
+from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, ToolCall
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
 from sentinel_mcp.gateway.upstream import (
@@ -25,6 +26,7 @@ from sentinel_mcp.gateway.upstream import (
     UpstreamUnavailable,
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, OWNER, Principal
 
 log = logging.getLogger(__name__)
 
@@ -55,23 +57,46 @@ class Gateway:
         self.audit = audit
         self.manager = manager
         self.guard = guard
+        self.conversations = Conversations()
+        # every principal the config names, by name (A2A callers reach the gateway by name)
+        self.principals: dict[str, Principal] = {p.name: p for p in (OWNER, ANONYMOUS, INTERNAL)}
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:
-        route = self.manager.catalog.tools.get(name)
+        """An exposed name's tool, or a tool's identity's (the policy names tools by identity)."""
+        catalog = self.manager.catalog
+        route = catalog.route(name) or catalog.route(name, by_identity=True)
         return route.exposed if route else None
 
-    def list_catalog_tools(self) -> list[Tool]:
-        return self.manager.catalog.tool_list()
+    def list_catalog_tools(self, principal: Principal | None = None) -> list[Tool]:
+        """The catalog, or the part of it ``principal`` may reach."""
+        if principal is None or principal.unrestricted:
+            return self.manager.catalog.tool_list()
+        return [r.exposed for r in self.manager.catalog.tools.values() if principal.may_reach(r.upstream, r.tool)]
+
+    def principal_for(self, principal: Principal | str | None, session_id: str, origin: Origin) -> Principal:
+        """The principal a call runs for: the one given (by name: as configured; an unknown name may reach
+        nothing), else the owner of its session (the solver's fetches), else Sentinel itself."""
+        if isinstance(principal, Principal):
+            return principal
+        if isinstance(principal, str):
+            return self.principals.get(principal) or Principal(principal, "token", tools=(), upstreams=())
+        owner = self.conversations.principal_of(session_id)
+        if owner is None and "/" in session_id:  # session ids start with their principal's name (A2A's too)
+            owner = self.principals.get(session_id.split("/", 1)[0])
+        if owner is not None:
+            return owner
+        return OWNER if origin in ("client", "cli") else INTERNAL
 
     # ------------------------------------------------------------------ GatewayPort
     async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str,
                      client: str | None = None, origin: Origin = "client", answers: dict[str, Answer] | None = None,
-                     depth: int = 0, progress: ProgressFn | None = None) -> InvokeOutcome:
+                     depth: int = 0, progress: ProgressFn | None = None,
+                     principal: Principal | str | None = None) -> InvokeOutcome:
         outcome = await self.execute(name, arguments, session_id=session_id, client=client, origin=origin,
-                                     answers=answers, depth=depth, progress=progress)
+                                     answers=answers, depth=depth, progress=progress, principal=principal)
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
             what = "; ".join(a for a in asks if a) or "input"
@@ -95,19 +120,27 @@ class Gateway:
         upstream_input: dict[str, Any] | None = None,
         upstream_state: str | None = None,
         preapproved_digest: str | None = None,
+        principal: Principal | str | None = None,
     ) -> InvokeOutcome | UpstreamNeedsInput:
         started = time.perf_counter()
-        base = dict(session=session_id, client=client, origin=origin, tool=name)
+        who = self.principal_for(principal, session_id, origin)
+        base = dict(session=session_id, client=client, origin=origin, tool=name, principal=who.name)
 
         def audit(decision: str, outcome: str, **kw: Any) -> None:
             self.audit.record(AuditEntry(**base, decision=decision, outcome=outcome,
                                          policy_version=self.guard.version,
                                          latency_ms=(time.perf_counter() - started) * 1000, **kw))
 
-        route = self.manager.catalog.tools.get(name)
-        if route is None:
-            audit("error", "unknown_tool", error="unknown tool")
-            return Refused(reason=self._unknown_tool_message(name))
+        # the policy's own fetches name tools by identity (what rules bind to); everyone else by exposed name
+        catalog = self.manager.catalog
+        route = catalog.route(name, by_identity=True) if origin == "solver" else catalog.route(name)
+        if route is None and origin == "builtin":
+            route = catalog.route(name, by_identity=True)
+        reachable = route is not None and (origin in ("solver", "builtin") or who.may_reach(route.upstream, route.tool))
+        if route is None or not reachable:
+            # a tool the caller may not reach is as unknown to it as a tool that does not exist
+            audit("error", "unknown_tool", error="unknown tool" if route is None else f"not reachable by {who.name}")
+            return Refused(reason=self._unknown_tool_message(name, who))
         problem = self._check_arguments(route.exposed, arguments)
         if problem is not None:
             audit("error", "bad_arguments", upstream=route.upstream, error=problem)
@@ -115,7 +148,7 @@ class Gateway:
         up = self.manager.upstreams[route.upstream]
         ann = route.exposed.annotations
         call = ToolCall(name=name, server=route.upstream, tool=route.tool, arguments=arguments or {},
-                        session_id=session_id, client=client, origin=origin, depth=depth,
+                        session_id=session_id, client=client, origin=origin, depth=depth, principal=who.name,
                         read_only=ann.read_only_hint if ann else None,
                         destructive=ann.destructive_hint if ann else None)
         base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
@@ -135,7 +168,7 @@ class Gateway:
                   proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet})
             return NeedsInput(reason=decision.reason, questions=decision.questions)
 
-        meta = call_meta(session_id, client, origin) if isinstance(up.target, BuiltinTarget) else None
+        meta = call_meta(session_id, client, origin, who.name) if isinstance(up.target, BuiltinTarget) else None
         try:
             result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
                                         input_responses=upstream_input, request_state=upstream_state, meta=meta)
@@ -187,6 +220,11 @@ class Gateway:
                     return decision
                 fresh = [q for q in decision.questions if q.key in answers and q.key not in used]
                 if not fresh:
+                    again = [q for q in decision.questions if q.key in used]
+                    if again:  # answered, and the answer does not allow the call: it ends here, unremembered
+                        return Deny(reason=f"the user declined: {again[0].message}",
+                                    unmet=[q.key for q in again],
+                                    how_to_unblock=["call again to ask the user again"])
                     return decision
                 for q in fresh:
                     used.add(q.key)
@@ -194,10 +232,10 @@ class Gateway:
                         await self.guard.record_answer(call, q, answers[q.key])
                 refused = [q for q in fresh if answers[q.key].action != "accept"]
                 if refused:
-                    # a declined or cancelled question ends the call; asking again would loop
+                    # a declined or cancelled question ends this call only (nothing is remembered of it)
                     return Deny(reason=f"the user declined: {refused[0].message}",
                                 unmet=[q.key for q in refused],
-                                how_to_unblock=["ask the user again if they change their mind"])
+                                how_to_unblock=["call again to ask the user again if they change their mind"])
             return decision
         except TimeoutError:
             return Deny(reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",
@@ -216,10 +254,10 @@ class Gateway:
             answers[key] = await link.elicit(req.params)
         return answers
 
-    def _unknown_tool_message(self, name: str) -> str:
+    def _unknown_tool_message(self, name: str, principal: Principal) -> str:
         import difflib
 
-        names = list(self.manager.catalog.tools)
+        names = [t.name for t in self.list_catalog_tools(principal)]
         close = difflib.get_close_matches(name, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         down = [u.name for u in self.manager.upstreams.values() if u.state != "ready"]

@@ -72,7 +72,6 @@ class DefaultGuard:
     def __init__(self, settings: PolicySettings | None = None) -> None:
         self.settings = settings or PolicySettings()
         self.confirmations = ConfirmationBook(self.settings.confirm_ttl)
-        self._declined: set[tuple[str, str, str]] = set()
 
     @property
     def version(self) -> str:
@@ -82,10 +81,12 @@ class DefaultGuard:
         return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
     async def decide(self, call: ToolCall) -> Decision:
-        if self._matches(self.settings.deny, call.name):
+        # the deny list matches either name; the allow list only the identity (server + own name), so a
+        # server exposing a tool under an allowed name gains nothing
+        if self._matches(self.settings.deny, call.name) or self._matches(self.settings.deny, call.identity):
             return Deny(reason=f"{call.name} is on the deny list", unmet=["deny_list"],
                         how_to_unblock=["remove it from sentinel.policy.deny in the config"])
-        if self._matches(self.settings.allow, call.name):
+        if self._matches(self.settings.allow, call.identity):
             return Allow(reason=f"{call.name} is on the allow list")
         mode = self.settings.default
         if mode == "allow":
@@ -95,10 +96,6 @@ class DefaultGuard:
         if mode == "deny":
             return Deny(reason="default policy: deny", unmet=["allow_list"],
                         how_to_unblock=["add the tool to sentinel.policy.allow"])
-        if (call.session_id, call.name, call.digest) in self._declined:
-            self._declined.discard((call.session_id, call.name, call.digest))
-            return Deny(reason="the user declined this call", unmet=["confirmation"],
-                        how_to_unblock=["ask the user again and call the tool again"])
         if self.confirmations.holds(call, self.version):
             self.confirmations.consume(call, self.version)
             return Allow(reason="confirmed by the user", proof={"confirmation": confirmation_key(call)})
@@ -114,5 +111,4 @@ class DefaultGuard:
         approved = answer.action == "accept" and bool((answer.content or {}).get("approve"))
         if approved and answer.provenance == "user":
             self.confirmations.grant(call, self.version)
-        elif not approved:
-            self._declined.add((call.session_id, call.name, call.digest))
+        # a "no" is not remembered: it ends the call it answered, and the next call asks again

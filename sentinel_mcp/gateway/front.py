@@ -45,12 +45,15 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway.call_meta import SESSION_KEY
+from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
+from sentinel_mcp.identity.principal import OWNER, Principal
+from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 log = logging.getLogger(__name__)
 
@@ -112,8 +115,11 @@ class Front:
 
     def __init__(self, gateway: Gateway, *, default_session: str | None = None,
                  seal: RequestStateSeal | None = None) -> None:
+        """``default_session``: this process serves one conversation (stdio, the CLI), of this kind."""
         self.gateway = gateway
-        self.default_session = default_session
+        self.conversations = gateway.conversations
+        self.process_conversation = (self.conversations.open(OWNER, default_session)
+                                     if default_session else None)
         self.seal = seal or RequestStateSeal(max_age=gateway.config.sentinel.policy.confirm_ttl)
         self.bus = InMemorySubscriptionBus()
         self.page_size = PAGE_SIZE
@@ -146,21 +152,36 @@ class Front:
         for event in (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged()):
             await self.bus.publish(event)
 
-    def session_id(self, ctx: ServerRequestContext) -> str:
-        meta = ctx.meta or {}
-        explicit = meta.get(SESSION_KEY) if isinstance(meta, dict) else None
-        if explicit:
-            return str(explicit)
+    def principal(self, ctx: ServerRequestContext) -> Principal:
+        """Who is calling: the principal the HTTP host resolved, else (stdio, in-process) the local user."""
         request = ctx.request
-        headers = getattr(request, "headers", None)
-        if headers is not None and headers.get("x-sentinel-session"):
-            return str(headers.get("x-sentinel-session"))
-        if self.default_session:
-            return self.default_session
-        conn = getattr(ctx.session, "_connection", None)
-        if not is_modern(ctx) and conn is not None:
-            return f"http:{conn.session_id}" if getattr(conn, "session_id", None) else f"conn:{id(conn):x}"
-        return f"client:{self.client_name(ctx) or 'anonymous'}"
+        scope = getattr(request, "scope", None)
+        found = scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
+        return found if isinstance(found, Principal) else OWNER
+
+    def conversation(self, ctx: ServerRequestContext, principal: Principal,
+                     sealed: dict[str, Any] | None = None) -> Conversation:
+        """The session of this request (raises SessionRefused for a supplied key that is not the caller's)."""
+        meta = ctx.meta if isinstance(ctx.meta, dict) else {}
+        headers = getattr(ctx.request, "headers", None)
+        named = meta.get(SESSION_KEY) or (headers.get(SESSION_HEADER) if headers is not None else None)
+        if named:
+            return self.conversations.named(str(named), principal)
+        if sealed and sealed.get("session") and sealed.get("principal") == principal.name:
+            # a 2026-era answer round trip continues the conversation that asked
+            return self.conversations.named(str(sealed["session"]), principal)
+        if self.process_conversation is not None:
+            if principal != self.process_conversation.principal:
+                raise SessionRefused("this process serves its local user only")
+            return self.process_conversation
+        if not is_modern(ctx):
+            kind = "http" if headers is not None else "mcp"
+            connection = getattr(ctx.session, "_connection", None) or ctx.session  # one per handshake connection
+            return self.conversations.of_transport(connection, principal, kind)
+        return self.conversations.open(principal, "conv")
+
+    def session_id(self, ctx: ServerRequestContext) -> str:
+        return self.conversation(ctx, self.principal(ctx)).id
 
     @staticmethod
     def client_name(ctx: ServerRequestContext) -> str | None:
@@ -173,20 +194,34 @@ class Front:
 
     # ------------------------------------------------------------------ tools
     async def list_tools(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
-        tools = self.gateway.list_catalog_tools()
+        tools = self.gateway.list_catalog_tools(self.principal(ctx))
         start, end, cursor = _page(params, len(tools), self.page_size)
         return ListToolsResult(tools=tools[start:end], next_cursor=cursor)
 
     async def call_tool(self, ctx: ServerRequestContext,
                         params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
-        session = self.session_id(ctx)
+        principal = self.principal(ctx)
+        sealed = self.seal.open(params.request_state)
+        try:
+            conv = self.conversation(ctx, principal, sealed)
+        except SessionRefused as e:
+            return error_result(f"sentinel: {e}", error="session_refused")
+        result = await self._call_tool(ctx, params, principal, conv, sealed)
+        # the session as the client may carry it back (2026-era clients have no connection to keep it)
+        meta = {**(result.meta or {}), SESSION_KEY: self.conversations.sealed(conv)}
+        return result.model_copy(update={"meta": meta})
+
+    async def _call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams, principal: Principal,
+                         conv: Conversation, sealed: dict[str, Any] | None) -> CallToolResult | InputRequiredResult:
+        session = conv.id
         client = self.client_name(ctx)
         link = FrontLink(ctx)
         ours, theirs = _split_responses(params.input_responses)
-        sealed = self.seal.open(params.request_state)
         if params.request_state and sealed is None and ours:
             return error_result("sentinel: the answers came with an unknown or expired request state; "
                                 "call the tool again to be asked afresh")
+        if sealed is not None and sealed.get("principal") != principal.name:
+            sealed = None  # another caller's state: nothing in it counts for this one
         preapproved = sealed.get("allowed") if sealed and sealed.get("name") == params.name \
             and sealed.get("session") == session else None
         # our question keys travel with a "sentinel." prefix so they never collide with an upstream's keys
@@ -200,31 +235,31 @@ class Front:
         if is_modern(ctx) and can_elicit(ctx):
             held_id = (sealed or {}).get("hold")
             if held_id and sealed and sealed.get("session") == session:
-                return await self._resume_held(ctx, params, session, held_id, theirs)
+                return await self._resume_held(ctx, params, session, held_id, theirs, principal)
             if self._needs_holding(params.name):
                 async def run(held_link: CallerLink) -> Any:
                     return await self.gateway.execute(
                         params.name, params.arguments, session_id=session, client=client, origin="client",
-                        answers=answers, link=held_link, preapproved_digest=preapproved)
+                        answers=answers, link=held_link, preapproved_digest=preapproved, principal=principal)
                 call = self.held.start(params.name, session, run)
-                return await self._await_held(ctx, params, session, call)
+                return await self._await_held(ctx, params, session, call, principal)
 
         for _round in range(4):
             outcome = await self.gateway.execute(
                 params.name, params.arguments, session_id=session, client=client, origin="client",
                 answers=answers, progress=progress, link=link, upstream_input=theirs or None,
                 upstream_state=(sealed or {}).get("upstream") if theirs else None,
-                preapproved_digest=preapproved)
+                preapproved_digest=preapproved, principal=principal)
             if not isinstance(outcome, NeedsInput) or not can_elicit(ctx) or is_modern(ctx):
-                return self._respond(ctx, params.name, session, outcome)
+                return self._respond(ctx, params.name, session, outcome, principal)
             pushed = await self._push_questions(ctx, outcome.questions)
             if pushed is None:
                 return self._blocked(outcome)
             answers = {**answers, **pushed}
         return error_result(f"sentinel: {params.name} is still blocked after the user's answers")
 
-    def _respond(self, ctx: ServerRequestContext, name: str, session: str,
-                 outcome: Any) -> CallToolResult | InputRequiredResult:
+    def _respond(self, ctx: ServerRequestContext, name: str, session: str, outcome: Any,
+                 principal: Principal) -> CallToolResult | InputRequiredResult:
         """An outcome as the client gets it (a handshake client's questions are pushed by the caller instead)."""
         if isinstance(outcome, Completed):
             return outcome.result
@@ -233,7 +268,7 @@ class Front:
         if isinstance(outcome, UpstreamNeedsInput):
             # 2026-era client: relay the upstream's questions, and remember that we already allowed this call
             state = self.seal.seal({"name": name, "session": session, "allowed": outcome.call.digest,
-                                    "upstream": outcome.result.request_state})
+                                    "upstream": outcome.result.request_state, "principal": principal.name})
             return outcome.result.model_copy(update={"request_state": state})
         assert isinstance(outcome, NeedsInput)
         if not can_elicit(ctx):
@@ -241,7 +276,7 @@ class Front:
         return InputRequiredResult(
             input_requests={_wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
                 message=q.message, requested_schema=q.requested_schema)) for q in outcome.questions},
-            request_state=self.seal.seal({"name": name, "session": session,
+            request_state=self.seal.seal({"name": name, "session": session, "principal": principal.name,
                                           "asked": [_wire_key(q.key) for q in outcome.questions]}))
 
     def _needs_holding(self, name: str) -> bool:
@@ -253,23 +288,25 @@ class Front:
         return up is not None and up.client is not None and not up.modern
 
     async def _await_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                          call: HeldCall) -> CallToolResult | InputRequiredResult:
+                          call: HeldCall, principal: Principal) -> CallToolResult | InputRequiredResult:
         event = await self.held.next_event(call)
         if isinstance(event, PendingQuestion):
             return InputRequiredResult(
                 input_requests={event.key: ElicitRequest(params=event.params)},
-                request_state=self.seal.seal({"name": params.name, "session": session, "hold": call.id}))
-        return self._respond(ctx, params.name, session, event)
+                request_state=self.seal.seal({"name": params.name, "session": session, "hold": call.id,
+                                              "principal": principal.name}))
+        return self._respond(ctx, params.name, session, event, principal)
 
     async def _resume_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                           held_id: str, responses: dict[str, Any]) -> CallToolResult | InputRequiredResult:
+                           held_id: str, responses: dict[str, Any],
+                           principal: Principal) -> CallToolResult | InputRequiredResult:
         call = self.held.calls.get(held_id)
         if call is None or call.name != params.name:
             return error_result("sentinel: the held call this answer belongs to has ended; call the tool again")
         pending = call.pending
         if pending is not None:
             self.held.answer(call, responses.get(pending.key))
-        return await self._await_held(ctx, params, session, call)
+        return await self._await_held(ctx, params, session, call, principal)
 
     async def _push_questions(self, ctx: ServerRequestContext, questions: list[Question]) -> dict[str, Answer] | None:
         answers: dict[str, Answer] = {}
@@ -309,19 +346,21 @@ class Front:
     # ------------------------------------------------------------------ resources and prompts
     async def list_resources(self, ctx: ServerRequestContext,
                              params: PaginatedRequestParams | None) -> ListResourcesResult:
-        items = [r for _, r in self.gateway.manager.catalog.resources.values()]
+        who = self.principal(ctx)
+        items = [r for up, r in self.gateway.manager.catalog.resources.values() if who.may_use(up)]
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourcesResult(resources=items[start:end], next_cursor=cursor)
 
     async def list_resource_templates(self, ctx: ServerRequestContext,
                                       params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
-        items = [t for _, _, t in self.gateway.manager.catalog.templates]
+        who = self.principal(ctx)
+        items = [t for _, up, t in self.gateway.manager.catalog.templates if who.may_use(up)]
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourceTemplatesResult(resource_templates=items[start:end], next_cursor=cursor)
 
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
         name = self.gateway.manager.catalog.route_resource(params.uri)
-        if name is None:
+        if name is None or not self.principal(ctx).may_use(name):
             raise MCPError(code=INVALID_PARAMS, message=f"resource not found: {params.uri}")
         try:
             return await self.gateway.manager.upstreams[name].read_resource(params.uri)
@@ -329,13 +368,14 @@ class Front:
             raise MCPError(code=-32603, message=str(e)) from None
 
     async def list_prompts(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListPromptsResult:
-        items = [r.exposed for r in self.gateway.manager.catalog.prompts.values()]
+        who = self.principal(ctx)
+        items = [r.exposed for r in self.gateway.manager.catalog.prompts.values() if who.may_use(r.upstream)]
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListPromptsResult(prompts=items[start:end], next_cursor=cursor)
 
     async def get_prompt(self, ctx: ServerRequestContext, params: GetPromptRequestParams) -> GetPromptResult:
         route = self.gateway.manager.catalog.prompts.get(params.name)
-        if route is None:
+        if route is None or not self.principal(ctx).may_use(route.upstream):
             raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {params.name}")
         try:
             return await self.gateway.manager.upstreams[route.upstream].get_prompt(route.prompt, params.arguments)

@@ -24,6 +24,7 @@ from sentinel_mcp.gateway.front import Front
 from sentinel_mcp.gateway.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.identity.http_auth import configured_principals
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     manager = UpstreamManager()
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
+    gateway.principals.update(configured_principals(config))
     services: dict[str, Any] = {"gateway": gateway}
     problems: list[str] = []
     for name, spec in config.mcp_servers.items():
@@ -91,6 +93,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
     services["guard"] = guard
+    manager.catalog.governed = getattr(guard, "governed_names", None)
     front = Front(gateway, default_session=default_session)
     manager._on_catalog_changed = front.announce_catalog_changed
     for p in problems:

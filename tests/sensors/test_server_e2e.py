@@ -12,7 +12,7 @@ from mcp.types import ElicitResult
 from device_tools.sensors.server import create_server
 from sentinel_mcp.config import ConfigError, parse_config
 from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import CLIENT_KEY
+from sentinel_mcp.gateway.call_meta import PRINCIPAL_KEY
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.parametrize("mode", ["legacy", "auto"])]
 
@@ -90,7 +90,7 @@ async def test_grant_by_tool_is_confirmed_by_the_user_and_scoped_to_the_caller(t
                                                  "requester": "agent-a", "expires_in": 600})
         assert not r.is_error and r.structured_content["granted"]["scope"] == "detailed"
         assert user.questions == ["Grant 'agent-a' access to your location at detailed scope for 600 s?"]
-        meta = {CLIENT_KEY: "agent-a"}  # the gateway forwards the caller's identity like this
+        meta = {PRINCIPAL_KEY: "agent-a"}  # the gateway forwards the caller's principal like this
         r = await c.call_tool("sensor_read", READ | {"scope": "detailed"}, meta=meta)
         assert not r.is_error and r.structured_content["redactions"] == []
         assert set(r.structured_content["payload"]) >= {"latitude", "longitude", "altitude", "horizontalAccuracy",
