@@ -177,7 +177,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
         return plan
 
-    @mcp.tool(annotations=ACT)
+    # the text may be a password (or a card number, a code): the gateway's audit never stores it in clear
+    @mcp.tool(annotations=ACT, meta={"sentinel/sensitive": ["text"]})
     async def type_text(
         element_id: str, snapshot_id: str, text: str, ctx: Context, clear_first: bool = False
     ) -> Result:

@@ -18,6 +18,7 @@ from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_meta import call_meta
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, ToolCall
+from sentinel_mcp.gateway.redactor import redact_record, sensitive_fields_of
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
@@ -126,10 +127,14 @@ class Gateway:
         who = self.principal_for(principal, session_id, origin)
         base = dict(session=session_id, client=client, origin=origin, tool=name, principal=who.name)
 
+        sensitive: set[str] = set()  # argument names the tool declares secret
+
         def audit(decision: str, outcome: str, **kw: Any) -> None:
-            self.audit.record(AuditEntry(**base, decision=decision, outcome=outcome,
+            # one redactor for every record: secrets never reach the log, allowed or denied
+            record = redact_record({**base, **kw}, sensitive)
+            self.audit.record(AuditEntry(**record, decision=decision, outcome=outcome,
                                          policy_version=self.guard.version,
-                                         latency_ms=(time.perf_counter() - started) * 1000, **kw))
+                                         latency_ms=(time.perf_counter() - started) * 1000))
 
         # the policy's own fetches name tools by identity (what rules bind to); everyone else by exposed name
         catalog = self.manager.catalog
@@ -141,9 +146,10 @@ class Gateway:
             # a tool the caller may not reach is as unknown to it as a tool that does not exist
             audit("error", "unknown_tool", error="unknown tool" if route is None else f"not reachable by {who.name}")
             return Refused(reason=self._unknown_tool_message(name, who))
+        sensitive.update(sensitive_fields_of(route.exposed))
         problem = self._check_arguments(route.exposed, arguments)
         if problem is not None:
-            audit("error", "bad_arguments", upstream=route.upstream, error=problem)
+            audit("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=arguments)
             return Refused(reason=problem)
         up = self.manager.upstreams[route.upstream]
         ann = route.exposed.annotations
