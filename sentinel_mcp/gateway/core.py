@@ -17,8 +17,10 @@ from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_meta import call_meta
 from sentinel_mcp.gateway.conversations import Conversations
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, ToolCall
+from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, Question, ToolCall
 from sentinel_mcp.gateway.redactor import redact_record, sensitive_fields_of
+from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
@@ -59,6 +61,7 @@ class Gateway:
         self.manager = manager
         self.guard = guard
         self.conversations = Conversations()
+        self.consent_gate: ConsentGate | None = None  # personal reads need their principal's consent
         # every principal the config names, by name (A2A callers reach the gateway by name)
         self.principals: dict[str, Principal] = {p.name: p for p in (OWNER, ANONYMOUS, INTERNAL)}
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
@@ -122,6 +125,7 @@ class Gateway:
         upstream_state: str | None = None,
         preapproved_digest: str | None = None,
         principal: Principal | str | None = None,
+        purpose: str | None = None,
     ) -> InvokeOutcome | UpstreamNeedsInput:
         started = time.perf_counter()
         who = self.principal_for(principal, session_id, origin)
@@ -155,6 +159,7 @@ class Gateway:
         ann = route.exposed.annotations
         call = ToolCall(name=name, server=route.upstream, tool=route.tool, arguments=arguments or {},
                         session_id=session_id, client=client, origin=origin, depth=depth, principal=who.name,
+                        purpose=purpose,
                         read_only=ann.read_only_hint if ann else None,
                         destructive=ann.destructive_hint if ann else None)
         base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
@@ -165,7 +170,7 @@ class Gateway:
         if preapproved_digest is not None and preapproved_digest == call.digest:
             decision: Decision = Allow(reason="continuation of a call already allowed")
         else:
-            decision = await self._decide(call, answers or {})
+            decision = await self._decide(call, answers or {}, route.exposed)
         if isinstance(decision, Deny):
             audit("deny", "denied", reason=decision.reason, proof=_proof_of(decision))
             return Refused(reason=decision.reason, decision=decision)
@@ -210,18 +215,35 @@ class Gateway:
                 await observe(call, result)
             except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
                 log.exception("guard could not observe the result of %s", name)
+        source = untrusted_source(route.exposed, call.identity, self.config.sentinel.untrusted, result)
+        if source is not None:
+            result = mark_untrusted(result, source)
         audit("allow", "tool_error" if result.is_error else "ok", reason=decision.reason,
               proof=_proof_of(decision), error=_first_text(result) if result.is_error else None)
         return Completed(result=result)
 
-    async def _decide(self, call: ToolCall, answers: dict[str, Answer]) -> Decision:
-        """Ask the guard; feed it the answers it asked for, and ask again (bounded). Errors deny."""
+    async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
+        decision = await self.guard.decide(call)
+        if self.consent_gate is not None:
+            decision = await self.consent_gate.gate(call, tool, decision)
+        return decision
+
+    async def _record(self, call: ToolCall, question: Question, answer: Answer) -> None:
+        if question.meta.get("kind") == "consent":
+            if self.consent_gate is not None:
+                self.consent_gate.record(call, question, answer)
+            return
+        await self.guard.record_answer(call, question, answer)
+
+    async def _decide(self, call: ToolCall, answers: dict[str, Answer], tool: Tool) -> Decision:
+        """Ask the guard (and the consent gate); feed it the answers it asked for, and ask again (bounded).
+        Errors deny."""
         timeout = self.config.sentinel.policy.guard_timeout
         used: set[str] = set()
         try:
             for _ in range(MAX_ASK_ROUNDS):
                 with anyio.fail_after(timeout):
-                    decision = await self.guard.decide(call)
+                    decision = await self._decide_once(call, tool)
                 if not isinstance(decision, Ask):
                     return decision
                 fresh = [q for q in decision.questions if q.key in answers and q.key not in used]
@@ -235,7 +257,7 @@ class Gateway:
                 for q in fresh:
                     used.add(q.key)
                     with anyio.fail_after(timeout):
-                        await self.guard.record_answer(call, q, answers[q.key])
+                        await self._record(call, q, answers[q.key])
                 refused = [q for q in fresh if answers[q.key].action != "accept"]
                 if refused:
                     # a declined or cancelled question ends this call only (nothing is remembered of it)

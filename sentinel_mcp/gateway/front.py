@@ -45,6 +45,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway.call_meta import SESSION_KEY
+from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
@@ -215,6 +216,7 @@ class Front:
                          conv: Conversation, sealed: dict[str, Any] | None) -> CallToolResult | InputRequiredResult:
         session = conv.id
         client = self.client_name(ctx)
+        purpose = _purpose(ctx)
         link = FrontLink(ctx)
         ours, theirs = _split_responses(params.input_responses)
         if params.request_state and sealed is None and ours:
@@ -240,7 +242,8 @@ class Front:
                 async def run(held_link: CallerLink) -> Any:
                     return await self.gateway.execute(
                         params.name, params.arguments, session_id=session, client=client, origin="client",
-                        answers=answers, link=held_link, preapproved_digest=preapproved, principal=principal)
+                        answers=answers, link=held_link, preapproved_digest=preapproved, principal=principal,
+                        purpose=purpose)
                 call = self.held.start(params.name, session, run)
                 return await self._await_held(ctx, params, session, call, principal)
 
@@ -249,7 +252,7 @@ class Front:
                 params.name, params.arguments, session_id=session, client=client, origin="client",
                 answers=answers, progress=progress, link=link, upstream_input=theirs or None,
                 upstream_state=(sealed or {}).get("upstream") if theirs else None,
-                preapproved_digest=preapproved, principal=principal)
+                preapproved_digest=preapproved, principal=principal, purpose=purpose)
             if not isinstance(outcome, NeedsInput) or not can_elicit(ctx) or is_modern(ctx):
                 return self._respond(ctx, params.name, session, outcome, principal)
             pushed = await self._push_questions(ctx, outcome.questions)
@@ -391,6 +394,13 @@ def _page(params: PaginatedRequestParams | None, total: int, size: int) -> tuple
         raise MCPError(code=INVALID_PARAMS, message=f"invalid cursor {cursor!r}") from None
     end = min(total, start + size)
     return start, end, (str(end) if end < total else None)
+
+
+def _purpose(ctx: ServerRequestContext) -> str | None:
+    """Why the client makes the call, if it says (``_meta["sentinel/purpose"]``): consents are per purpose."""
+    meta = ctx.meta if isinstance(ctx.meta, dict) else {}
+    value = meta.get(PURPOSE_META)
+    return value[:80] if isinstance(value, str) and value.strip() else None
 
 
 def _split_responses(responses: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:

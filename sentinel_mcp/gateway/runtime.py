@@ -17,6 +17,8 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
+from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.decision import Guard
 from sentinel_mcp.gateway.default_guard import DefaultGuard
@@ -73,6 +75,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
     gateway.principals.update(configured_principals(config))
+    consents = ConsentBook(config.store_path.parent / "consents.db")
+    gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services: dict[str, Any] = {"gateway": gateway}
     problems: list[str] = []
     for name, spec in config.mcp_servers.items():
@@ -119,3 +123,4 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
                 except Exception:  # noqa: BLE001
                     log.exception("guard close failed")
             await audit.close()
+            consents.close()

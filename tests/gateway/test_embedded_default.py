@@ -47,8 +47,12 @@ async def test_embedded_default_serves_airline_and_asks_before_a_write(tmp_path)
             names = {t.name for t in (await c.list_tools()).tools}
             assert {"airline__cancel_reservation", "airline__get_user_details", "sentinel__sentinel_facts",
                     "device__screen_read", "sensors__sensor_read", "llm__llm_generate"} <= names
+            # the traveller's profile is personal: the user consents once ("remember"), then reads just run
             user = await c.call_tool("airline__get_user_details", {"user_id": "mia_li_3668"})
-            assert not user.is_error and asked == []
+            assert not user.is_error and len(asked) == 1 and "traveller profile" in asked[0]
+            again = await c.call_tool("airline__get_user_details", {"user_id": "mia_li_3668"})
+            assert not again.is_error and len(asked) == 1
+            asked.clear()
             result = await c.call_tool("airline__cancel_reservation", {"reservation_id": "NO6JO3"})
             assert not result.is_error, result.content[0].text
             assert result.structured_content["status"] == "cancelled"
