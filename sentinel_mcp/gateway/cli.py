@@ -33,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("audit", help="show the audit log")
     p.add_argument("--tail", type=int, default=20, metavar="N", help="the newest N entries (default 20)")
     p.add_argument("--session", help="only this session")
+    p.add_argument("--principal", help="only this principal's calls (what that principal may be shown)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     p.set_defaults(func=cmd_audit)
 
@@ -116,7 +117,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from sentinel_mcp.gateway.audit import read_audit
 
     config = load_config(args.config)
-    rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session))
+    rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session, principal=args.principal))
     if args.json:
         for r in rows:
             print(json.dumps(r, ensure_ascii=False, default=str))
@@ -124,12 +125,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no audit entries in {config.store_path}")
         return 0
-    print(f"{'time':19}  {'session':14} {'tool':38} {'decision':8} {'outcome':14} {'ms':>7}  reason")
+    print(f"{'time':19}  {'principal':10} {'session':22} {'tool':32} {'decision':8} {'outcome':14} {'ms':>7}  reason")
     for r in rows:
         ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["ts"]))
         ms = f"{r['latency_ms']:.1f}" if r.get("latency_ms") is not None else ""
         reason = (r.get("reason") or r.get("error") or "").replace("\n", " ")[:70]
-        print(f"{ts}  {r['session'][:14]:14} {r['tool'][:38]:38} {r['decision']:8} {r['outcome']:14} {ms:>7}  {reason}")
+        who = (r.get("principal") or "")[:10]
+        print(f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} {r['outcome']:14} {ms:>7}  "
+              f"{reason}")
     return 0
 
 

@@ -250,8 +250,11 @@ class Gateway:
                 if not fresh:
                     again = [q for q in decision.questions if q.key in used]
                     if again:  # answered, and the answer does not allow the call: it ends here, unremembered
-                        return Deny(reason=f"the user declined: {again[0].message}",
-                                    unmet=[q.key for q in again],
+                        first = answers[again[0].key]
+                        why = (f"the user declined: {again[0].message}" if first.provenance == "user" else
+                               f"only the user can answer: {again[0].message} (an answer from {first.provenance} "
+                               "does not count)")
+                        return Deny(reason=why, unmet=[q.key for q in again],
                                     how_to_unblock=["call again to ask the user again"])
                     return decision
                 for q in fresh:

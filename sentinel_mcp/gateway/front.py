@@ -219,11 +219,11 @@ class Front:
         purpose = _purpose(ctx)
         link = FrontLink(ctx)
         ours, theirs = _split_responses(params.input_responses)
-        if params.request_state and sealed is None and ours:
-            return error_result("sentinel: the answers came with an unknown or expired request state; "
-                                "call the tool again to be asked afresh")
         if sealed is not None and sealed.get("principal") != principal.name:
             sealed = None  # another caller's state: nothing in it counts for this one
+        if ours and sealed is None:
+            return error_result("sentinel: the answers came without a request state Sentinel issued to this "
+                                "caller (unknown, expired or another's); call the tool again to be asked afresh")
         preapproved = sealed.get("allowed") if sealed and sealed.get("name") == params.name \
             and sealed.get("session") == session else None
         # our question keys travel with a "sentinel." prefix so they never collide with an upstream's keys
