@@ -132,6 +132,34 @@ class CallerGuard:
         await self.app(scope, receive, send)
 
 
+class McpSessionOwners:
+    """Each ``Mcp-Session-Id`` belongs to the principal whose request opened it: another principal presenting
+    it (to send on it, listen to it or end it) is told the session does not exist (404)."""
+
+    def __init__(self, capacity: int = 20_000) -> None:
+        self.capacity = capacity
+        self._owner: dict[str, str] = {}
+
+    async def __call__(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+        principal = scope.get(SCOPE_KEY)
+        who = getattr(principal, "name", "")
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        sid = headers.get("mcp-session-id")
+        if sid is not None and self._owner.get(sid, who) != who:
+            return await _reject(scope, receive, send, 404, "session not found")
+
+        async def capture(message: Any) -> None:
+            if message["type"] == "http.response.start" and sid is None:
+                for k, v in message.get("headers", []):
+                    if k.decode("latin-1").lower() == "mcp-session-id":
+                        if len(self._owner) >= self.capacity:
+                            self._owner.pop(next(iter(self._owner)))
+                        self._owner[v.decode("latin-1")] = who
+            await send(message)
+
+        await app(scope, receive, capture)
+
+
 async def _reject(scope: Scope, receive: Receive, send: Send, status: int, message: str,
                   extra: list[tuple[bytes, bytes]] | None = None) -> None:
     if scope["type"] == "websocket":
@@ -152,9 +180,11 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
     ``auth`` resolves every caller's principal (``http_auth_for(config)`` builds it from a config)."""
     holder: dict[str, Any] = {}
 
+    owners = McpSessionOwners()
+
     class _LateMCP:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            await holder["mcp_app"](scope, receive, send)
+            await owners(holder["mcp_app"], scope, receive, send)
 
     sse = SseServerTransport("/messages/")
 

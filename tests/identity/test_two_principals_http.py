@@ -144,3 +144,23 @@ async def test_a_restart_starts_new_conversations(tmp_path):
             r = await alice.client.call_tool("sentinel__sentinel_facts", {}, meta={SESSION_META: "trip"})
             assert BOUND not in facts(r)  # a label names a new conversation after a restart
             assert BOUND not in facts(await alice.call_tool("sentinel__sentinel_facts", {}))
+
+
+async def test_an_mcp_session_id_is_its_principals_only(tmp_path):
+    import httpx2
+
+    cfg = write_config(tmp_path)
+    with http_sentinel(cfg) as (base, _):
+        async with httpx2.AsyncClient(timeout=10) as http:
+            init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "a", "version": "1"}}}
+            accept = {"Accept": "application/json, text/event-stream"}
+            opened = await http.post(f"{base}/mcp", json=init, headers={**accept, "Authorization": f"Bearer {ALICE}"})
+            sid = opened.headers["mcp-session-id"]
+            # bob presenting alice's session id can neither send on it, listen to it nor end it
+            bob = {**accept, "Authorization": f"Bearer {BOB}", "Mcp-Session-Id": sid}
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            assert (await http.post(f"{base}/mcp", json=ping, headers=bob)).status_code == 404
+            assert (await http.delete(f"{base}/mcp", headers=bob)).status_code == 404
+            mine = {**accept, "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": sid}
+            assert (await http.post(f"{base}/mcp", json=ping, headers=mine)).status_code != 404
