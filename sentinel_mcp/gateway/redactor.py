@@ -16,6 +16,7 @@ Pure functions over plain data: the audit writer (or any other record builder) c
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -30,7 +31,8 @@ _SECRET_PAIRS = {("api", "key"), ("card", "number"), ("verification", "code"), (
                  ("one", "time"), ("auth", "code"), ("private", "key"), ("access", "key"), ("session", "key"),
                  ("sms", "code"), ("login", "code"), ("card", "pan")}
 
-_CARD = re.compile(r"(?<![0-9])(?:[0-9][ -]?){12,18}[0-9](?![0-9])")
+_CARD_CANDIDATE = re.compile(r"[0-9][0-9 -]{11,}[0-9]")  # a run that may hold a card number
+_DIGITS = re.compile(r"[0-9]+")
 _CODE = re.compile(r"(?i)\b(code|otp|pin|passcode|verification|one[- ]time|2fa|mfa|security)\b([^0-9\n]{0,24})"
                    r"([0-9][0-9 -]{2,10}[0-9])(?![0-9])")
 _CODE_BEFORE = re.compile(r"(?i)(?<![0-9])([0-9]{4,8})(?![0-9])(\s{0,3}(?:is|as)\s+(?:your|the)\b[^\n]{0,30}"
@@ -84,22 +86,55 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
+def _mask_cards(candidate: re.Match[str]) -> str:
+    """Within a run of digits and separators, every window of 13-19 digits that passes the Luhn check."""
+    text = candidate.group(0)
+    groups = [(g.start(), g.end()) for g in _DIGITS.finditer(text)]
+    out: list[str] = []
+    last, i = 0, 0
+    while i < len(groups):
+        total, found = 0, None
+        for j in range(i, len(groups)):
+            total += groups[j][1] - groups[j][0]
+            if total > 19:
+                break
+            if total >= 13 and _luhn("".join(text[a:b] for a, b in groups[i:j + 1])):
+                found = j
+                break
+        if found is None:
+            i += 1
+            continue
+        digits = "".join(text[a:b] for a, b in groups[i:found + 1])
+        out += [text[last:groups[i][0]], f"[card ****{digits[-4:]}]"]
+        last, i = groups[found][1], found + 1
+    return "".join(out) + text[last:]
+
+
+_DIGIT_TABLE = str.maketrans("", "", "0123456789")
+_CODE_WORDS = ("code", "otp", "pin", "passcode", "verification", "one-time", "one time", "2fa", "mfa", "security")
+_PAIR_WORDS = ("password", "passwd", "pwd", "secret", "token", "api_key", "api-key", "apikey", "pin")
+
+
 def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with known secret values and recognisable secrets (cards, codes, tokens) masked."""
-    for s in sorted({s for s in secrets if s}, key=len, reverse=True):
+    """``text`` with known secret values and recognisable secrets (cards, codes, tokens) masked. Each pattern
+    runs only when the words or digits it needs are there (cheap substring tests keep long texts fast)."""
+    for s in sorted({s for s in secrets if s}, key=len, reverse=True) if secrets else ():
         if len(s) >= 3:  # shorter values would mask unrelated characters everywhere
             text = text.replace(s, mask(s))
-
-    def card(m: re.Match[str]) -> str:
-        digits = re.sub(r"[ -]", "", m.group(0))
-        return f"[card ****{digits[-4:]}]" if 13 <= len(digits) <= 19 and _luhn(digits) else m.group(0)
-
-    text = _CARD.sub(card, text)
-    text = _CODE.sub(lambda m: f"{m.group(1)}{m.group(2)}[code]", text)
-    text = _CODE_BEFORE.sub(lambda m: f"[code]{m.group(2)}", text)
-    text = _BEARER.sub(lambda m: f"{m.group(1)} [redacted]", text)
-    text = _JWT.sub("[redacted token]", text)
-    return _PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]", text)
+    digits = len(text) - len(text.translate(_DIGIT_TABLE))
+    low = text.lower()
+    if digits >= 13:
+        text = _CARD_CANDIDATE.sub(_mask_cards, text)
+    if digits >= 4 and any(w in low for w in _CODE_WORDS):
+        text = _CODE.sub(lambda m: f"{m.group(1)}{m.group(2)}[code]", text)
+        text = _CODE_BEFORE.sub(lambda m: f"[code]{m.group(2)}", text)
+    if "bearer" in low:
+        text = _BEARER.sub(lambda m: f"{m.group(1)} [redacted]", text)
+    if "eyj" in low:
+        text = _JWT.sub("[redacted token]", text)
+    if any(w in low for w in _PAIR_WORDS):
+        text = _PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]", text)
+    return text
 
 
 def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str = "") -> Any:
@@ -134,10 +169,27 @@ def _strings(value: Any) -> Iterable[str]:
 def _scrub_any(value: Any, secrets: set[str]) -> Any:
     if isinstance(value, str):
         return scrub_text(value, secrets)
+    if isinstance(value, (dict, list)):
+        # a proof tree holds thousands of strings: scrub its JSON text in one pass, parse it back
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        forms = secrets | {json.dumps(s, ensure_ascii=False)[1:-1] for s in secrets}
+        scrubbed = scrub_text(text, forms)
+        if scrubbed == text:
+            return value
+        try:
+            return json.loads(scrubbed)
+        except ValueError:  # a mask that cut through the JSON syntax: scrub string by string instead
+            return _scrub_each(value, secrets)
+    return value
+
+
+def _scrub_each(value: Any, secrets: set[str]) -> Any:
+    if isinstance(value, str):
+        return scrub_text(value, secrets)
     if isinstance(value, dict):
-        return {k: _scrub_any(v, secrets) for k, v in value.items()}
+        return {k: _scrub_each(v, secrets) for k, v in value.items()}
     if isinstance(value, list):
-        return [_scrub_any(v, secrets) for v in value]
+        return [_scrub_each(v, secrets) for v in value]
     return value
 
 

@@ -136,6 +136,12 @@ def test_recognisable_secrets_are_masked_in_any_text(secret, context):
     assert secret not in out, out
 
 
+def test_a_card_next_to_other_numbers_is_found_and_they_stay():
+    out = scrub_text("paid 2024-05-16 4111 1111 1111 1111 ref 12")
+    assert out == "paid 2024-05-16 [card ****1111] ref 12"
+    assert scrub_text("x" * 20_000 + " 5500-0000-0000-0004") == "x" * 20_000 + " [card ****0004]"
+
+
 def test_ordinary_numbers_stay():
     for t in ("booking BK-789 on 2024-05-15", "4111111111111112 is not a card (Luhn)", "order 123456 shipped",
               "flight HAT083", "call 555-0100"):
