@@ -227,3 +227,25 @@ async def test_concurrent_flood_through_mcp(tmp_path, mode):
         errors = {r.structured_content["error"] for r in results if r.is_error}
         assert errors <= {"throttled"} and len(results) == 50
         assert (await c.call_tool("sensor_list", {})).structured_content["source"] == "simulated"  # still serving
+
+
+async def test_a_principal_manages_only_its_own_consents(tmp_path, mode):
+    user = User(content={"confirm": True})
+    srv = server(tmp_path)
+    async with Client(srv, mode=mode, elicitation_callback=user) as c:  # the local owner grants agent-a
+        r = await c.call_tool("sensor_consent", {"action": "grant", "sensor": "location", "requester": "agent-a"})
+        assert not r.is_error
+        b = {PRINCIPAL_KEY: "agent-b"}
+        for args in ({"action": "revoke", "requester": "agent-a"}, {"action": "list", "requester": "agent-a"},
+                     {"action": "grant", "sensor": "location", "requester": "agent-b-friend"}):
+            r = await c.call_tool("sensor_consent", args, meta=b)
+            assert r.is_error and r.structured_content["error"] == "forbidden", args
+        listed = await c.call_tool("sensor_consent", {"action": "list"}, meta=b)
+        assert listed.structured_content["consents"] == []  # agent-b sees its own (none), not agent-a's
+        listed = await c.call_tool("sensor_consent", {"action": "list"}, meta={PRINCIPAL_KEY: "agent-a"})
+        assert [x["requester"] for x in listed.structured_content["consents"]] == ["agent-a"]
+        user.action = "decline"
+        r = await c.call_tool("sensor_read", READ, meta=b)
+        assert r.is_error  # agent-a's consent is not agent-b's (and agent-b's user says no)
+        r = await c.call_tool("sensor_read", READ | {"scope": "minimal"}, meta={PRINCIPAL_KEY: "agent-a"})
+        assert not r.is_error  # agent-a's own consent needs no question
