@@ -108,7 +108,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         except DeviceError as exc:
             return error_result(str(exc))
         listing = snapshot.listing(page=page)
-        return read_result(str(listing["text"]), {k: v for k, v in listing.items() if k != "text"}, untrusted=SCREEN)
+        data = {k: v for k, v in listing.items() if k != "text"}
+        return read_result(str(listing["text"]), data, untrusted=SCREEN)
 
     @mcp.tool(annotations=READ)
     def element_info(snapshot_id: str, element_id: str) -> CallToolResult:

@@ -48,7 +48,8 @@ def expand_tree(value: Any, where: str = "") -> Any:
 def _no_placeholder(value: str | None, what: str) -> str | None:
     # a literal "${...}" left after expansion would be a password anyone can read in the docs
     if value is not None and "${" in value:
-        raise ValueError(f"{what} still contains '${{' after expansion; set the variable or use ${{VAR:-default}}")
+        raise ValueError(f"{what} still contains '${{' after expansion; set the variable or use "
+                         "${VAR:-default}")
     if value is not None and not value.strip():
         raise ValueError(f"{what} is empty")
     return value
@@ -256,7 +257,8 @@ def _check_prefixes(servers: dict[str, ServerCommon], builtins: list[str]) -> No
         prefix = name if spec.prefix is None else spec.prefix
         if prefix == "":
             continue
-        owner = next((n for n in sorted(names) if n != name and (prefix == n or prefix.startswith(f"{n}__"))), None)
+        owner = next((n for n in sorted(names)
+                      if n != name and (prefix == n or prefix.startswith(f"{n}__"))), None)
         if owner is None and prefix in seen:
             owner = seen[prefix]
         if owner is not None:

@@ -97,9 +97,10 @@ class Catalog:
                 own = identity_of(up.name, tname)
                 if name != own and (name in owners or name in governed):
                     other = owners.get(name) or name.split(SEP, 1)[0]
-                    conflicts.append(f"server {up.name!r} exposes a tool named {name!r}, a name of server {other!r}: "
-                                     f"servers {up.name!r} and {other!r} collide, so {up.name}.{tname} is withheld "
-                                     f"(give {up.name!r} a prefix)")
+                    conflicts.append(
+                        f"server {up.name!r} exposes a tool named {name!r}, a name of server {other!r}: servers "
+                        f"{up.name!r} and {other!r} collide, so {up.name}.{tname} is withheld (give {up.name!r} "
+                        "a prefix)")
                     continue
                 if name in tools:
                     log.warning("tool name collision on %r: %s.%s renamed", name, up.name, tname)

@@ -117,7 +117,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from sentinel_mcp.gateway.audit import read_audit
 
     config = load_config(args.config)
-    rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session, principal=args.principal))
+    rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session,
+                                  principal=args.principal))
     if args.json:
         for r in rows:
             print(json.dumps(r, ensure_ascii=False, default=str))
@@ -125,14 +126,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no audit entries in {config.store_path}")
         return 0
-    print(f"{'time':19}  {'principal':10} {'session':22} {'tool':32} {'decision':8} {'outcome':14} {'ms':>7}  reason")
+    print(f"{'time':19}  {'principal':10} {'session':22} {'tool':32} {'decision':8} {'outcome':14} {'ms':>7}  "
+          "reason")
     for r in rows:
         ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["ts"]))
         ms = f"{r['latency_ms']:.1f}" if r.get("latency_ms") is not None else ""
         reason = (r.get("reason") or r.get("error") or "").replace("\n", " ")[:70]
         who = (r.get("principal") or "")[:10]
-        print(f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} {r['outcome']:14} {ms:>7}  "
-              f"{reason}")
+        print(f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} "
+              f"{r['outcome']:14} {ms:>7}  {reason}")
     return 0
 
 

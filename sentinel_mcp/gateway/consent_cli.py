@@ -74,7 +74,8 @@ def cmd_log(args: argparse.Namespace) -> int:
     try:
         for row in book.log(args.principal):
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["at"]))
-            print(f"{when}  {row['action']:6} {row['principal']:16} {row['kind']:20} {row['purpose']:12} by {row['by']}")
+            print(f"{when}  {row['action']:6} {row['principal']:16} {row['kind']:20} {row['purpose']:12} "
+                  f"by {row['by']}")
     finally:
         book.close()
     return 0

@@ -36,7 +36,8 @@ CONSENT_SCHEMA = {
     },
     "required": ["allow"],
 }
-ONCE_SCHEMA = {"type": "object", "properties": {"allow": CONSENT_SCHEMA["properties"]["allow"]}, "required": ["allow"]}
+ONCE_SCHEMA = {"type": "object", "properties": {"allow": CONSENT_SCHEMA["properties"]["allow"]},
+               "required": ["allow"]}
 
 
 def personal_kinds(tool: Any, call: ToolCall, configured: dict[str, str]) -> list[tuple[str, bool]]:
@@ -56,7 +57,8 @@ def personal_kinds(tool: Any, call: ToolCall, configured: dict[str, str]) -> lis
 
 
 class ConsentGate:
-    def __init__(self, book: ConsentBook, configured: dict[str, str] | None = None, max_once: int = 10_000) -> None:
+    def __init__(self, book: ConsentBook, configured: dict[str, str] | None = None,
+                 max_once: int = 10_000) -> None:
         self.book = book
         self.configured = dict(configured or {})
         self.max_once = max_once
@@ -107,9 +109,9 @@ class ConsentGate:
         who = "your MCP client" if call.principal == "owner" else f"the caller {call.principal!r}"
         why = "" if purpose == UNSPECIFIED else f" (purpose: {purpose})"
         tail = " For this call only." if once else " Allow for this call, or remember it until revoked."
+        what = kind.replace("_", " ")
         return Question(key=f"sentinel.consent.{kind}.{call.digest}",
-                        message=f"Sentinel: allow {who} to read your {kind.replace('_', ' ')} with {call.name}{why}?"
-                                f"{tail}",
+                        message=f"Sentinel: allow {who} to read your {what} with {call.name}{why}?{tail}",
                         requested_schema=ONCE_SCHEMA if once else CONSENT_SCHEMA,
                         meta={"kind": "consent", "consent": kind, "once": once, "purpose": purpose})
 

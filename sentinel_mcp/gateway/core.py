@@ -145,10 +145,12 @@ class Gateway:
         route = catalog.route(name, by_identity=True) if origin == "solver" else catalog.route(name)
         if route is None and origin == "builtin":
             route = catalog.route(name, by_identity=True)
-        reachable = route is not None and (origin in ("solver", "builtin") or who.may_reach(route.upstream, route.tool))
+        reachable = route is not None and (origin in ("solver", "builtin")
+                                           or who.may_reach(route.upstream, route.tool))
         if route is None or not reachable:
             # a tool the caller may not reach is as unknown to it as a tool that does not exist
-            audit("error", "unknown_tool", error="unknown tool" if route is None else f"not reachable by {who.name}")
+            audit("error", "unknown_tool",
+                  error="unknown tool" if route is None else f"not reachable by {who.name}")
             return Refused(reason=self._unknown_tool_message(name, who))
         sensitive.update(sensitive_fields_of(route.exposed))
         problem = self._check_arguments(route.exposed, arguments)

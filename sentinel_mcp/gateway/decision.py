@@ -28,7 +28,7 @@ class ToolCall(BaseModel):
     session_id: str = "default"
     client: str | None = None  # client name/version, or the A2A caller's identity
     principal: str | None = None  # who the call runs for (the name of the caller's principal)
-    purpose: str | None = None  # why, as the client states it (_meta["sentinel/purpose"]); consents are per purpose
+    purpose: str | None = None  # why, as the client states it (_meta["sentinel/purpose"]); consents use it
     origin: Origin = "client"
     read_only: bool | None = None  # from MCP annotations (readOnlyHint)
     destructive: bool | None = None  # from MCP annotations (destructiveHint, default true per spec)

@@ -213,7 +213,8 @@ class Front:
         return result.model_copy(update={"meta": meta})
 
     async def _call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams, principal: Principal,
-                         conv: Conversation, sealed: dict[str, Any] | None) -> CallToolResult | InputRequiredResult:
+                         conv: Conversation,
+                         sealed: dict[str, Any] | None) -> CallToolResult | InputRequiredResult:
         session = conv.id
         client = self.client_name(ctx)
         purpose = _purpose(ctx)

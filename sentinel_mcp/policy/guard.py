@@ -162,8 +162,8 @@ class PolicyGuard:
         limit = rb.info.inference_limit(self.inference_limit)
 
         async def one_pass() -> dict[str, Any]:
-            return await self.engine.decide(rb.module, mod, time.time(), call.identity, call.arguments, call.digest,
-                                            rb.version, limit)
+            return await self.engine.decide(rb.module, mod, time.time(), call.identity, call.arguments,
+                                            call.digest, rb.version, limit)
 
         deadline = time.monotonic() + self.settings.guard_timeout * 0.8
         return await self.solver.solve(one_pass, rb, call.session_id, depth=call.depth, deadline=deadline)
@@ -212,14 +212,15 @@ class PolicyGuard:
             return
         rb = self.rulebases.current
         await self.knowledge.ensure(call.session_id, rb)
-        await self.knowledge.invalidate(call.session_id, f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _)")
+        await self.knowledge.invalidate(call.session_id,
+                                        f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _)")
         if result.is_error:
             return
         if self.is_read_only(call.identity) and any(b.tool == call.identity for b in rb.info.bindings):
             await self.solver.store_result(rb, call.session_id, call.identity, call.arguments, result)
         if call.identity in rb.info.effects or any(e.endswith("*") for e in rb.info.effects):
-            actions = await self.engine.effect_actions(rb.module, self.knowledge.module(call.session_id), call.identity,
-                                                       call.arguments, time.time())
+            actions = await self.engine.effect_actions(rb.module, self.knowledge.module(call.session_id),
+                                                       call.identity, call.arguments, time.time())
             for pattern in actions["invalidate"]:
                 await self.knowledge.invalidate(call.session_id, pattern, rb)
             # what the write did, as an observed fact of this session (e.g. "reservation R was cancelled")
