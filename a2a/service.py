@@ -47,6 +47,7 @@ from a2a.task_events import EventStream, StreamEvent, TaskEvents
 from a2a.task_journal import TaskJournal
 from a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
 from sentinel_mcp.gateway.decision import Answer
+from sentinel_mcp.gateway.display_text import safe_text
 from sentinel_mcp.gateway.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
 
 log = logging.getLogger(__name__)
@@ -295,8 +296,9 @@ class A2AService:
         task = record.task
         message = None
         if text or parts:
+            shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)  # a person may read it
             message = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
-                              role="ROLE_AGENT", parts=parts or [Part.of_text(text or "")])
+                              role="ROLE_AGENT", parts=parts or [Part.of_text(shown)])
             task.history = [*(task.history or []), message]
         task.status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
         self.store.saved(record)

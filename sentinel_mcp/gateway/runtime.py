@@ -17,6 +17,7 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
+from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
@@ -41,6 +42,11 @@ class Runtime:
     services: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
 
+    @property
+    def policy_problem(self) -> str | None:
+        """Why the policy cannot govern right now (every call is then denied), or None."""
+        return getattr(self.gateway.guard, "problem", None)
+
 
 def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
     async def call_tool(name: str, arguments: dict[str, Any], *, session_id: str | None = None) -> CallToolResult:
@@ -61,9 +67,8 @@ def _create_guard(config: Config, gateway: Gateway, fallback: DefaultGuard, prob
         return fallback
     try:
         from sentinel_mcp.policy.guard import create_guard
-    except ImportError as e:
-        problems.append(f"policy engine unavailable ({e}); using the fail-safe default guard")
-        return fallback
+    except ImportError as e:  # rulebases are configured: without them nothing is served (fail closed)
+        return ClosedGuard(f"the policy engine is unavailable ({e})")
     return create_guard(config, gateway)
 
 

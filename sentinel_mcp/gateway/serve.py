@@ -41,6 +41,8 @@ async def serve_stdio(config: Config) -> None:
     async with running_gateway(config, default_session="stdio") as rt:
         for p in [*rt.problems, *rt.manager.catalog.conflicts]:
             log.warning(p)
+        if rt.policy_problem:
+            _banner([policy_problem_line(rt.policy_problem)])
         async with stdio_server() as (read, write):
             server = rt.front.server
             await server.run(read, write, server.create_initialization_options())
@@ -110,6 +112,8 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     ]
     for p in [*rt.problems, *rt.manager.catalog.conflicts]:
         lines.append(f"  warning: {p}")
+    if rt.policy_problem:
+        lines.append(policy_problem_line(rt.policy_problem))
     if base_url:
         lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"]
     exe = _command_name()
@@ -137,6 +141,11 @@ def token_lines(auth: Any, base_url: str) -> list[str]:
     lines.append(f"  The owner's token is in {auth.token_file} (mode 0600); `{exe} config token` prints it; "
                  f"`{exe} call ... --url {base_url}/mcp` uses it.")
     return lines
+
+
+def policy_problem_line(problem: str) -> str:
+    return (f"ERROR: {problem}\n  Every call is denied until this is fixed; Sentinel reloads the file when it "
+            "changes (/healthz reports status error meanwhile).")
 
 
 def _command_name() -> str:
