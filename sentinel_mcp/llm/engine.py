@@ -19,9 +19,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 
@@ -34,6 +34,7 @@ from sentinel_mcp.llm.errors import (
 )
 from sentinel_mcp.llm.masked_decoding import MaskedSampler, MaskError, SamplingParams, decode_masked
 from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
+from sentinel_mcp.llm.model_turns import ModelTurns, _Job
 from sentinel_mcp.llm.prefix_cache import PrefixCache
 from sentinel_mcp.llm.prompt_format import render_preamble, render_prompt
 from sentinel_mcp.llm.settings import LlmSettings
@@ -41,11 +42,8 @@ from sentinel_mcp.llm.token_masks import MaskCompiler, UnsupportedGrammar, build
 
 log = logging.getLogger(__name__)
 
-_T = TypeVar("_T")
 Progress = Callable[[int, int], Awaitable[None]]  # (completion tokens so far, max tokens)
-LOCK_POLL_SECONDS = 0.05
 PROGRESS_EVERY_SECONDS = 0.5
-CANCEL_GRACE_SECONDS = 60.0
 MAX_CACHED_GRAMMARS = 64
 
 
@@ -86,37 +84,10 @@ class GenerationRecord:
     cancelled: bool
 
 
-@dataclass
-class _Job:
-    cancel: threading.Event = field(default_factory=threading.Event)
-    finished: threading.Event = field(default_factory=threading.Event)
-    tokens: int = 0
-    started_at: float = 0.0
-    first_token_at: float | None = None
-    _state: threading.Lock = field(default_factory=threading.Lock)
-    _entered: bool = False
-    _abandoned: bool = False
-
-    def enter(self) -> bool:
-        """Called by the worker: False if the caller gave up before the worker started."""
-        with self._state:
-            if self._abandoned:
-                return False
-            self._entered = True
-            return True
-
-    def abandon_if_not_started(self) -> bool:
-        with self._state:
-            if self._entered:
-                return False
-            self._abandoned = True
-            return True
-
-
-class LlamaEngine:
+class LlamaEngine(ModelTurns):
     def __init__(self, settings: LlmSettings | None = None) -> None:
+        super().__init__()
         self.settings = settings or LlmSettings()
-        self._lock = threading.Lock()
         self._llm: Any = None
         self._path: Path | None = None
         self._grammars: dict[str, Any] = {}  # GBNF text -> compiled LlamaGrammar (checked natively)
@@ -128,20 +99,11 @@ class LlamaEngine:
         self.n_ctx: int | None = None  # the context window in use (after the model's own cap)
         self.history: deque[GenerationRecord] = deque(maxlen=256)
         self.load_seconds: float | None = None
-        self._current: _Job | None = None  # the generation holding the model, if any
-        self._queue: deque[object] = deque()  # FIFO of callers waiting for the model
-        self._queue_lock = threading.Lock()
 
     # --- model ------------------------------------------------------------------------------------
     @property
     def loaded(self) -> bool:
         return self._llm is not None
-
-    @property
-    def tokens_in_flight(self) -> int | None:
-        """Tokens sampled so far by the running generation; None when the model is idle."""
-        job = self._current
-        return job.tokens if job is not None else None
 
     @property
     def model_name(self) -> str:
@@ -277,72 +239,6 @@ class LlamaEngine:
                 "grammar_sampler": sampler,
                 "prefix_cache": {"snapshots": len(self.prefix_cache), "bytes": self.prefix_cache.bytes,
                                  "hits": self.prefix_cache.hits, "limit_bytes": self.prefix_cache.max_bytes}}
-
-    # --- turns on the model ----------------------------------------------------------------------
-    # Waiting happens on the event loop (FIFO, cancellable, no worker thread parked per waiter); the
-    # turn's holder runs in one worker thread and releases the lock there when llama.cpp is done.
-    def _try_take_turn(self, ticket: object) -> bool:
-        with self._queue_lock:
-            if self._queue and self._queue[0] is ticket and self._lock.acquire(blocking=False):
-                self._queue.popleft()
-                return True
-            return False
-
-    def _leave_queue(self, ticket: object) -> None:
-        with self._queue_lock:
-            if ticket in self._queue:
-                self._queue.remove(ticket)
-
-    async def _wait_turn(self) -> None:
-        ticket = object()
-        with self._queue_lock:
-            self._queue.append(ticket)
-        try:
-            while not self._try_take_turn(ticket):
-                await anyio.sleep(LOCK_POLL_SECONDS)
-        except BaseException:
-            self._leave_queue(ticket)
-            raise
-
-    def _wait_turn_blocking(self, job: _Job) -> None:
-        ticket = object()
-        with self._queue_lock:
-            self._queue.append(ticket)
-        try:
-            while not self._try_take_turn(ticket):
-                if job.cancel.is_set():
-                    raise GenerationCancelled("cancelled while waiting for the model")
-                time.sleep(LOCK_POLL_SECONDS)
-        except BaseException:
-            self._leave_queue(ticket)
-            raise
-
-    async def _in_turn(self, fn: Callable[[], _T], job: _Job) -> _T:
-        """Run ``fn`` in a worker thread once it is our turn; on cancellation stop it and wait until it has."""
-        await self._wait_turn()
-        try:
-            return await anyio.to_thread.run_sync(self._holding_lock, fn, job, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            job.cancel.set()
-            if job.abandon_if_not_started():
-                self._lock.release()  # the worker never ran, so the turn is still ours to give back
-            else:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_SECONDS):
-                    # hold the caller until the model is free again: a cancelled call leaves nothing running
-                    while not job.finished.is_set():
-                        await anyio.sleep(0.01)
-            raise
-
-    def _holding_lock(self, fn: Callable[[], _T], job: _Job) -> _T:
-        if not job.enter():
-            raise GenerationCancelled("cancelled before the generation started")
-        self._current = job
-        try:
-            return fn()
-        finally:
-            self._current = None
-            self._lock.release()
-            job.finished.set()
 
     async def load(self) -> None:
         """Load the model (and llguidance's view of its vocabulary) now; otherwise the first call does."""
