@@ -215,3 +215,45 @@ def test_context_window_is_capped_by_the_models_trained_context(tiny_chat_model:
         finally:
             engine.close()
     assert LlmSettings().n_ctx == 16_384
+
+
+def _nested_arrays(depth: int) -> dict:
+    node: dict = {"type": "string", "maxLength": 3}
+    for _ in range(depth):
+        node = {"type": "array", "items": node, "maxItems": 2}
+    return {"type": "object", "required": ["a"], "properties": {"a": node}}
+
+
+HOSTILE_SCHEMAS = {
+    # nested repetition: llama.cpp's converter expands it into thousands of nested groups
+    "regex blow-up": {"type": "object", "required": ["a"],
+                      "properties": {"a": {"type": "string", "pattern": "^([a-z]{1,50}){1,1000}$"}}},
+    "long maxLength": {"type": "object", "required": ["a"], "properties": {"a": {"type": "string", "maxLength": 5000}}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_SCHEMAS))
+async def test_hostile_schemas_are_refused_clearly_before_the_model(masks_engine: LlamaEngine, name):
+    from sentinel_mcp.llm.errors import SchemaError
+
+    cortex = Cortex(masks_engine.settings, engine=masks_engine)
+    with pytest.raises(SchemaError, match="nested deeper than 300 levels"):
+        await cortex.generate("x", json_schema=HOSTILE_SCHEMAS[name], max_tokens=50)
+    assert not masks_engine.history
+
+
+@pytest.mark.parametrize("schema", [_nested_arrays(40), {"type": "object", "required": ["a"], "properties": {
+    "a": {"enum": [f"value-{i}" for i in range(3000)]}}}], ids=["40 nested arrays", "3000-value enum"])
+async def test_large_but_legal_schemas_stay_on_the_fast_path(masks_engine: LlamaEngine, schema):
+    cortex = Cortex(masks_engine.settings, engine=masks_engine)
+    r = await cortex.generate("x", json_schema=schema, max_tokens=2000, seed=1)
+    assert r.generation.sampler == "llguidance"
+    jsonschema.validate(r.data, schema)
+
+
+def test_gbnf_nesting_is_bounded_with_a_position():
+    from sentinel_mcp.llm.gbnf_syntax import GbnfSyntaxError, check_gbnf
+
+    check_gbnf("root ::= " + "(" * 300 + '"a"' + ")" * 300)
+    with pytest.raises(GbnfSyntaxError, match=r"line 1, column 310: groups nested deeper than 300 levels"):
+        check_gbnf("root ::= " + "(" * 301 + '"a"' + ")" * 301)
