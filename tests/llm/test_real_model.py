@@ -67,7 +67,8 @@ async def test_gemma_every_grammar_and_a_schema_under_token_masks(monkeypatch):
     from sentinel_mcp.llm.settings import LlmSettings
 
     monkeypatch.delenv("SENTINEL_MODEL", raising=False)
-    engine = LlamaEngine(LlmSettings(n_ctx=2048, n_threads=2, seed=3, temperature=0.3))
+    # one thread: on a shared, busy 2-core machine llama.cpp's two threads wait on each other (3x slower)
+    engine = LlamaEngine(LlmSettings(n_ctx=2048, n_threads=1, seed=3, temperature=0.3))
     try:
         cortex = Cortex(engine.settings, engine=engine)
         await engine.load()
