@@ -55,14 +55,19 @@ CONTACT = {"type": "object", "required": ["name", "email"],
 
 
 async def test_gemma_every_grammar_and_a_schema_under_token_masks(monkeypatch):
-    """The fast path on the real model: valid output for every shipped grammar, accepted by llama.cpp's grammar."""
+    """The fast path on the real model: valid output for every shipped grammar, accepted by llama.cpp's grammar.
+
+    ``plan`` is the exception in completeness only: gemma-3-270m (a base model) keeps adding steps up to
+    the grammar's 25, well over 2,000 tokens, so it is generated to 300 tokens and every byte of it must
+    be accepted by llama.cpp's grammar; complete plans are checked on the tiny model in the normal suite.
+    """
     import jsonschema
 
     pytest.importorskip("llguidance", reason="llguidance is not installed")
     from gbnf_acceptor import byte_tokens, llama_cpp_accepts
 
     from sentinel_mcp.llm.cortex import Cortex
-    from sentinel_mcp.llm.engine import LlamaEngine
+    from sentinel_mcp.llm.engine import GenerationRequest, LlamaEngine
     from sentinel_mcp.llm.output_models import GRAMMAR_MODELS
     from sentinel_mcp.llm.settings import LlmSettings
 
@@ -74,21 +79,27 @@ async def test_gemma_every_grammar_and_a_schema_under_token_masks(monkeypatch):
         await engine.load()
         assert engine.n_ctx == 2048 and engine.status()["grammar_sampler"] == "llguidance"
         table = byte_tokens(engine._llm)
+        system = "Answer with one short JSON object."
         for name in sorted(GRAMMAR_MODELS):
-            # a plan may have up to 25 steps: room for all of them, so only a bug can cut the JSON off
-            r = await cortex.generate(PROMPTS[name], system="Answer with one short JSON object.", grammar=name,
-                                      max_tokens=3200 if name == "plan" else 1500)
+            gbnf = cortex.grammars.get(name).text
+            if name == "plan":
+                g = await engine.generate(GenerationRequest(cortex.build_messages(PROMPTS[name], system=system),
+                                                            max_tokens=300, grammar=gbnf, grammar_label=name))
+                assert g.sampler == "llguidance"
+                assert llama_cpp_accepts(engine._llm, gbnf, g.text, table, complete=g.finish_reason != "length") is None
+                continue
+            r = await cortex.generate(PROMPTS[name], system=system, grammar=name, max_tokens=1000)
             g = r.generation
             assert g.sampler == "llguidance" and g.finish_reason == "stop", (name, g)
             GRAMMAR_MODELS[name].model_validate(r.data)
-            assert llama_cpp_accepts(engine._llm, cortex.grammars.get(name).text, r.text, table) is None, r.text
+            assert llama_cpp_accepts(engine._llm, gbnf, r.text, table) is None, r.text
             print(f"\ngemma {name}: {g.completion_tokens} tokens, {g.completion_tokens / g.seconds:.1f} tok/s")
         r = await cortex.extract("Jana Novak <jana@example.org> is 41 and a customer.", CONTACT, max_tokens=400)
         jsonschema.validate(r.data, CONTACT)
         assert r.generation.sampler == "llguidance"
         # the same engine, switched to llama.cpp's sampler: still valid (the fallback works on the real model)
         engine.settings = engine.settings.model_copy(update={"grammar_sampler": "llama_cpp"})
-        r = await cortex.generate(PROMPTS["risk"], grammar="risk", max_tokens=1500)
+        r = await cortex.generate(PROMPTS["risk"], grammar="risk", max_tokens=1000)
         assert r.generation.sampler == "llama_cpp"
         GRAMMAR_MODELS["risk"].model_validate(r.data)
     finally:

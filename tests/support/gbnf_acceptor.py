@@ -31,8 +31,10 @@ def byte_tokens(llm: Any) -> dict[int, int]:
     return found
 
 
-def llama_cpp_accepts(llm: Any, gbnf: str, text: str, bytes_to_tokens: dict[int, int] | None = None) -> str | None:
-    """None when llama.cpp's grammar accepts ``text`` as a complete output, else where it stopped."""
+def llama_cpp_accepts(llm: Any, gbnf: str, text: str, bytes_to_tokens: dict[int, int] | None = None, *,
+                      complete: bool = True) -> str | None:
+    """None when llama.cpp's grammar accepts ``text`` as a complete output (or, with ``complete=False``,
+    as the beginning of one), else where it stopped."""
     import llama_cpp
 
     table = bytes_to_tokens or byte_tokens(llm)
@@ -45,7 +47,7 @@ def llama_cpp_accepts(llm: Any, gbnf: str, text: str, bytes_to_tokens: dict[int,
             if not _allowed(sampler, table[byte]):
                 return f"byte {i} ({data[max(0, i - 20):i + 1]!r}) refused"
             llama_cpp.llama_sampler_accept(sampler, table[byte])
-        if not _allowed(sampler, llama_cpp.llama_vocab_eos(vocab)):
+        if complete and not _allowed(sampler, llama_cpp.llama_vocab_eos(vocab)):
             return "the text is an incomplete output (end of generation not allowed)"
         return None
     finally:
