@@ -1,7 +1,9 @@
 # Sentinel over HTTP (streamable HTTP at /mcp, legacy SSE at /sse, /healthz, /metrics, A2A).
 #   docker build -t sentinel-mcp-gateway .
 #   docker run -p 8765:8765 -v sentinel-state:/data sentinel-mcp-gateway
-# With your own config (set sentinel.http.token, and sentinel.http.allowed_hosts for the name clients use):
+# Every HTTP caller needs a token: the owner's is generated into /data/http-token on first start (printed once in
+# the log; `docker exec <container> sentinel-mcp config token` prints it again).
+# With your own config (sentinel.http.token or principals, and sentinel.http.allowed_hosts for the name clients use):
 #   docker run -p 8765:8765 -v "$PWD/sentinel.json:/config/sentinel.json:ro" -v sentinel-state:/data \
 #       sentinel-mcp-gateway -c /config/sentinel.json serve --http 0.0.0.0:8765
 

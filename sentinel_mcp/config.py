@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
                       model_validator)
 
-from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, workspace_folder
+from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, parse_inputs, workspace_folder
 from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT, default_data_dir
 
 # ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder}, ${userHome}
@@ -55,6 +56,28 @@ def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -
         return spec["default"]
     what = f" ({spec['description']})" if spec.get("description") else ""
     raise ConfigError(f"{where}: ${{input:{input_id}}}{what} has no value; set the environment variable {env}")
+
+
+def expand_tree(value: Any, expand: Callable[[str, str], str], where: str = "") -> Any:
+    """Variables expanded in every string of a JSON value (keys stay as written): one pass over the whole file
+    once other hosts' shapes are normalised, so tokens, URLs, headers and the sentinel section alike."""
+    if isinstance(value, str):
+        return expand(value, where or "(top level)")
+    if isinstance(value, list):
+        return [expand_tree(v, expand, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: expand_tree(v, expand, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+    return value
+
+
+def _no_placeholder(value: str | None, what: str) -> str | None:
+    # a literal "${...}" left after expansion would be a password anyone can read in the docs
+    if value is not None and "${" in value:
+        raise ValueError(f"{what} still contains '${{' after expansion; set the variable or use "
+                         "${VAR:-default}")
+    if value is not None and not value.strip():
+        raise ValueError(f"{what} is empty")
+    return value
 
 
 class _Strict(BaseModel):
@@ -113,11 +136,48 @@ ServerSpec = Annotated[
 ]
 
 
+PRINCIPAL_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
+RESERVED_PRINCIPALS = ("owner", "anonymous", "sentinel")
+
+
 class HttpSettings(_Strict):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=0, le=65535)
-    token: str | None = None  # bearer token required on /mcp, /sse and A2A when set
+    # "token": every HTTP/A2A caller presents a token (the owner's is generated on first start unless `token`
+    # is set); "none": no authentication at all, loopback only, every caller is the one principal "anonymous"
+    auth: Literal["token", "none"] = "token"
+    token: str | None = None  # the owner's bearer token (default: generated, kept in <data_dir>/http-token)
     allowed_hosts: list[str] = Field(default_factory=list)  # extra Host headers accepted (DNS rebinding)
+    allowed_origins: list[str] = Field(default_factory=list)  # extra Origin headers accepted (browsers)
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, v: str | None) -> str | None:
+        return _no_placeholder(v, "the token")
+
+
+class PrincipalSpec(_Strict):
+    """A caller Sentinel knows by the token it presents (HTTP and A2A), and what it may reach."""
+
+    name: str = Field(pattern=PRINCIPAL_NAME)
+    token: str | None = Field(None, min_length=16)
+    token_sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")  # the token's SHA-256, hex
+    # glob patterns over <server>__<tool> (the server's config name and the tool's own name) and server names
+    tools: list[str] = Field(default_factory=lambda: ["*"])
+    upstreams: list[str] = Field(default_factory=lambda: ["*"])
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, v: str | None) -> str | None:
+        return _no_placeholder(v, "the token")
+
+    @model_validator(mode="after")
+    def _one_secret(self) -> "PrincipalSpec":
+        if (self.token is None) == (self.token_sha256 is None):
+            raise ValueError(f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256'")
+        if self.name in RESERVED_PRINCIPALS:
+            raise ValueError(f"principal name {self.name!r} is reserved ({', '.join(RESERVED_PRINCIPALS)})")
+        return self
 
 
 class PolicySettings(_Strict):
@@ -148,9 +208,25 @@ class SentinelSettings(BaseModel):
     store: str | None = None
     builtins: list[str] = Field(default_factory=list)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    principals: list[PrincipalSpec] = Field(default_factory=list)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     max_argument_bytes: int = Field(1_000_000, gt=0)
     builtin_timeouts: dict[str, CallTimeouts] = Field(default_factory=dict)
+    # tools whose results are personal data (read only with the caller's consent): <server>__<tool> -> kind
+    personal: dict[str, str] = Field(default_factory=dict)
+    # tools whose results carry text from untrusted sources (marked as data in the result): tool -> source
+    untrusted: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _distinct_principals(self) -> "SentinelSettings":
+        names = [p.name for p in self.principals]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"principals: the name {dup[0]!r} is used twice")
+        tokens = [p.token for p in self.principals if p.token] + ([self.http.token] if self.http.token else [])
+        if len(set(tokens)) != len(tokens):
+            raise ValueError("principals: two principals (or a principal and sentinel.http.token) share a token")
+        return self
 
     def builtin_settings(self, name: str) -> dict[str, Any]:
         extra = self.model_extra or {}
@@ -166,7 +242,6 @@ class Config(BaseModel):
     source: str = Field("<embedded default>", exclude=True)
     base_dir: str = Field(".", exclude=True)
     warnings: list[str] = Field(default_factory=list, exclude=True)  # keys of other hosts' shapes, ignored
-    inputs: dict[str, dict[str, Any]] = Field(default_factory=dict, exclude=True)  # VS Code's inputs by id
 
     @model_validator(mode="before")
     @classmethod
@@ -180,6 +255,11 @@ class Config(BaseModel):
                 if isinstance(spec, dict) and "command" in spec and "url" in spec:
                     raise ValueError(f"mcpServers.{name}: has both 'command' and 'url'; choose one")
         return data
+
+    @model_validator(mode="after")
+    def _no_shadowing(self) -> "Config":
+        _check_prefixes({n: s for n, s in self.mcp_servers.items() if not s.disabled}, self.sentinel.builtins)
+        return self
 
     @property
     def data_dir(self) -> Path:
@@ -204,29 +284,29 @@ class Config(BaseModel):
             return candidate.resolve()
         return (SHIPPED_ROOT / path).resolve()
 
-    def expanded(self) -> "Config":
-        """A copy with variables expanded in stdio command/args/env/cwd and remote url/headers."""
-        base = Path(self.base_dir)
 
-        def x(value: str, where: str) -> str:
-            return expand_vars(value, where, self.inputs, base)
-
-        servers: dict[str, ServerSpec] = {}
-        for name, spec in self.mcp_servers.items():
-            at = f"mcpServers.{name}"
-            if isinstance(spec, StdioServer):
-                servers[name] = spec.model_copy(update={
-                    "command": x(spec.command, f"{at}.command"),
-                    "env": {k: x(v, f"{at}.env.{k}") for k, v in spec.env.items()},
-                    "args": [x(a, f"{at}.args[{i}]") for i, a in enumerate(spec.args)],
-                    "cwd": x(spec.cwd, f"{at}.cwd") if spec.cwd else None,
-                })
-            else:
-                servers[name] = spec.model_copy(update={
-                    "url": x(spec.url, f"{at}.url"),
-                    "headers": {k: x(v, f"{at}.headers.{k}") for k, v in spec.headers.items()},
-                })
-        return self.model_copy(update={"mcp_servers": servers})
+def _check_prefixes(servers: dict[str, ServerCommon], builtins: list[str]) -> None:
+    """A prefix that puts a server's tools in another server's namespace would shadow that server's (guarded)
+    tools: refused here, naming both servers. (A tool of a transparent ``""`` server that takes another
+    server's name is withheld by the catalog when the tools are known.)"""
+    for name in servers:
+        if name in builtins:
+            raise ValueError(f"mcpServers.{name}: {name!r} is also a built-in; rename the server")
+    names = set(servers) | set(builtins)
+    seen: dict[str, str] = {b: b for b in builtins}
+    for name, spec in servers.items():
+        prefix = name if spec.prefix is None else spec.prefix
+        if prefix == "":
+            continue
+        owner = next((n for n in sorted(names)
+                      if n != name and (prefix == n or prefix.startswith(f"{n}__"))), None)
+        if owner is None and prefix in seen:
+            owner = seen[prefix]
+        if owner is not None:
+            raise ValueError(f"mcpServers.{name}.prefix {prefix!r} puts its tools under the names of server "
+                             f"{owner!r}: servers {name!r} and {owner!r} would shadow each other; choose another "
+                             "prefix")
+        seen[prefix] = name
 
 
 def _format_validation_error(source: str, err: ValidationError) -> str:
@@ -244,21 +324,26 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
     try:
-        data, inputs, warnings = normalize(data, Path(base_dir))
+        inputs = parse_inputs(data.get("inputs"))
+        base = Path(base_dir)
+
+        def expand(value: str, where: str) -> str:
+            return expand_vars(value, where, inputs, base)
+
+        data, warnings = normalize(data, base, expand)
+        data = expand_tree(data, expand)
     except ShapeError as e:
         raise ConfigError(f"invalid config {source}:\n  {e}") from None
+    except ConfigError as e:
+        raise ConfigError(f"invalid config {source}: {e}") from None
     try:
         cfg = Config.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(source, err)) from None
     cfg.source = source
     cfg.base_dir = str(base_dir)
-    cfg.inputs = inputs
     cfg.warnings = [f"{source}: {w}" for w in warnings]
-    try:
-        return cfg.expanded()
-    except ConfigError as e:
-        raise ConfigError(f"invalid config {source}: {e}") from None
+    return cfg
 
 
 def load_config(path: str | Path | None) -> Config:

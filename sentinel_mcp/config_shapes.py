@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
+
+Expand = Callable[[str, str], str]  # (value, where) -> the value with its variables expanded
 
 SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "transport", "prefix", "disabled", "timeout",
                "connect_timeout", "protocol", "concurrent"}
@@ -27,8 +30,9 @@ class ShapeError(ValueError):
     """A pasted config that cannot be understood (the message names the key)."""
 
 
-def normalize(data: dict[str, Any], base_dir: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]], list[str]]:
-    """Sentinel's shape of ``data``, the VS Code ``inputs`` by id, and the warnings (one per ignored key)."""
+def normalize(data: dict[str, Any], base_dir: Path, expand: Expand | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Sentinel's shape of ``data`` and the warnings (one per ignored key). Variables are expanded afterwards, over
+    the whole result (``config.parse_config``); ``expand`` is for the one path read here, ``envFile``."""
     warnings: list[str] = []
     out = {k: v for k, v in data.items() if k in ("mcpServers", "sentinel")}
     for key in data:
@@ -44,13 +48,15 @@ def normalize(data: dict[str, Any], base_dir: Path) -> tuple[dict[str, Any], dic
         for name, spec in entries.items():
             if name in servers:
                 raise ShapeError(f"{block}.{name}: defined twice (in mcpServers and servers)")
-            servers[name] = _server(f"{block}.{name}", spec, base_dir, warnings) if isinstance(spec, dict) else spec
+            servers[name] = (_server(f"{block}.{name}", spec, base_dir, warnings, expand)
+                             if isinstance(spec, dict) else spec)
     if servers or "mcpServers" in data or "servers" in data:
         out["mcpServers"] = servers
-    return out, _inputs(data.get("inputs")), warnings
+    return out, warnings
 
 
-def _server(where: str, spec: dict[str, Any], base_dir: Path, warnings: list[str]) -> dict[str, Any]:
+def _server(where: str, spec: dict[str, Any], base_dir: Path, warnings: list[str],
+            expand: Expand | None) -> dict[str, Any]:
     spec = dict(spec)
     kind = spec.pop("type", None)
     if kind is not None:
@@ -64,7 +70,14 @@ def _server(where: str, spec: dict[str, Any], base_dir: Path, warnings: list[str
             spec.setdefault("transport", TYPES[kind])
     env_file = spec.pop("envFile", None)
     if env_file is not None:
-        spec["env"] = {**read_env_file(where, env_file, base_dir), **(spec.get("env") or {})}
+        if not isinstance(env_file, str):
+            raise ShapeError(f"{where}.envFile: must be a path")
+        if expand is not None:
+            env_file = expand(env_file, f"{where}.envFile")
+        env = spec.get("env") or {}
+        if not isinstance(env, dict):
+            raise ShapeError(f"{where}.env: must be an object of name -> value")
+        spec["env"] = {**read_env_file(where, env_file, base_dir), **env}
     for key in list(spec):
         if key in SERVER_KEYS:
             continue
@@ -103,7 +116,8 @@ def read_env_file(where: str, path: str, base_dir: Path) -> dict[str, str]:
     return values
 
 
-def _inputs(raw: Any) -> dict[str, dict[str, Any]]:
+def parse_inputs(raw: Any) -> dict[str, dict[str, Any]]:
+    """VS Code's ``inputs`` by id (for ``${input:ID}``)."""
     if raw is None:
         return {}
     if not isinstance(raw, list):

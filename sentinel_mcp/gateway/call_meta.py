@@ -1,6 +1,8 @@
 """Who is calling: the gateway forwards the caller's session and identity to built-ins in ``_meta``.
 
-Built-ins (mounted in-process) read these to scope per-session state (facts, contexts, consent).
+Built-ins (mounted in-process) read these to scope per-session state (facts, contexts) and per-principal
+state (consents, retained readings). Only the gateway sets them: a client's own ``_meta`` never reaches a
+built-in.
 """
 
 from __future__ import annotations
@@ -10,13 +12,15 @@ from typing import Any
 SESSION_KEY = "sentinel/session"
 CLIENT_KEY = "sentinel/client"
 ORIGIN_KEY = "sentinel/origin"
-# true when a sampling request the built-in sends during this call reaches the calling client's model
 CAN_SAMPLE_KEY = "sentinel/can_sample"
+PRINCIPAL_KEY = "sentinel/principal"
 
 
-def call_meta(session_id: str, client: str | None, origin: str, *, can_sample: bool = False) -> dict[str, Any]:
-    meta: dict[str, Any] = {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin}
-    if can_sample:
+def call_meta(session_id: str, client: str | None, origin: str, principal: str | None = None, *,
+              can_sample: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin,
+                            PRINCIPAL_KEY: principal or ""}
+    if can_sample:  # true when a sampling request the built-in sends during this call reaches the caller's model
         meta[CAN_SAMPLE_KEY] = True
     return meta
 
@@ -47,3 +51,8 @@ def can_sample_of(ctx: Any) -> bool | None:
     """Through the gateway: whether the calling client's model can be asked (sampling relayed); None standalone."""
     meta = _meta_of(ctx)
     return bool(meta.get(CAN_SAMPLE_KEY)) if SESSION_KEY in meta else None
+
+
+def principal_of(ctx: Any, default: str = "local") -> str:
+    """The principal the call runs for (consents and retained data are theirs); ``default`` standalone."""
+    return str(_meta_of(ctx).get(PRINCIPAL_KEY) or default)

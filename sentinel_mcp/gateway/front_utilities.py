@@ -7,12 +7,15 @@
   ``notifications/resources/updated`` goes to each subscribed client (2026-era clients through their
   ``subscriptions/listen`` stream, whose resource filter subscribes upstream the same way).
 - ``notifications/elicitation/complete``: to the client that got the URL elicitation.
+
+Each request reaches only upstreams the caller's principal may use: a prompt, template or resource of another
+is as unknown to it as one that does not exist (same error), and a listen stream never carries its updates.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated
@@ -34,6 +37,7 @@ from mcp.types import (
 
 from sentinel_mcp.gateway.front_link import ConnectionLevels, UrlElicitations, connection_of
 from sentinel_mcp.gateway.upstream import Upstream, UpstreamUnavailable
+from sentinel_mcp.identity.principal import OWNER, Principal
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream_manager import UpstreamManager
@@ -49,8 +53,10 @@ def resource_not_found(uri: str) -> MCPError:
 
 
 class FrontUtilities:
-    def __init__(self, manager: "UpstreamManager", listen: ListenHandler, bus: Any) -> None:
+    def __init__(self, manager: "UpstreamManager", listen: ListenHandler, bus: Any,
+                 principal_of: Callable[[ServerRequestContext], Principal] = lambda ctx: OWNER) -> None:
         self.manager = manager
+        self.principal_of = principal_of
         self.levels = ConnectionLevels()
         self.urls = UrlElicitations()
         self._listen = listen
@@ -76,16 +82,18 @@ class FrontUtilities:
     async def complete(self, ctx: ServerRequestContext, params: CompleteRequestParams) -> CompleteResult:
         ref = params.ref
         catalog = self.manager.catalog
+        who = self.principal_of(ctx)
         if isinstance(ref, PromptReference):
             route = catalog.prompts.get(ref.name)
-            if route is None:
+            if route is None or not who.may_use(route.upstream):
                 raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {ref.name}")
             upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
         elif isinstance(ref, ResourceTemplateReference):
-            upstream = next((u for _, u, t in catalog.templates if t.uri_template == ref.uri), None)
+            upstream = next((u for _, u, t in catalog.templates if t.uri_template == ref.uri and who.may_use(u)),
+                            None)
             if upstream is None:
                 upstream = catalog.route_resource(ref.uri)
-            if upstream is None:
+            if upstream is None or not who.may_use(upstream):
                 raise resource_not_found(ref.uri)
             upstream_ref = ref
         else:  # pragma: no cover - the SDK validated the union
@@ -100,14 +108,18 @@ class FrontUtilities:
             raise MCPError(code=-32603, message=str(e)) from None
 
     # ------------------------------------------------------------------ resource subscriptions
-    def _owner(self, uri: str) -> Upstream:
+    def _owner(self, uri: str, who: Principal | None = None) -> Upstream:
         name = self.manager.catalog.route_resource(uri)
-        if name is None:
+        if name is None or (who is not None and not who.may_use(name)):
             raise resource_not_found(uri)
         return self.manager.upstreams[name]
 
-    async def _add(self, uri: str, key: int, session: Any) -> None:
-        up = self._owner(uri)
+    def _usable(self, uri: str, who: Principal) -> bool:
+        name = self.manager.catalog.route_resource(uri)
+        return name is not None and who.may_use(name)
+
+    async def _add(self, uri: str, key: int, session: Any, who: Principal) -> None:
+        up = self._owner(uri, who)
         if not up.offers("resources", "subscribe"):
             raise MCPError(code=INVALID_PARAMS,
                            message=f"upstream {up.name} does not offer subscriptions to {uri}")
@@ -133,7 +145,7 @@ class FrontUtilities:
             log.debug("unsubscribe %s upstream: %s", uri, e)
 
     async def subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
-        await self._add(params.uri, id(connection_of(ctx)), ctx.session)
+        await self._add(params.uri, id(connection_of(ctx)), ctx.session, self.principal_of(ctx))
         return EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
@@ -144,12 +156,19 @@ class FrontUtilities:
                      params: SubscriptionsListenRequestParams) -> SubscriptionsListenResult:
         """A 2026-era client's stream: its resource filter subscribes upstream for as long as it listens."""
         key = id(ctx)
-        uris = list(params.notifications.resource_subscriptions or [])[:100]
+        who = self.principal_of(ctx)
+        requested = list(params.notifications.resource_subscriptions or [])
+        # the bus delivers every URI the stream names: keep only those of upstreams this caller may use (one of
+        # another principal's upstreams is dropped from the ack exactly like a URI that routes nowhere)
+        usable = [uri for uri in requested if self._usable(uri, who)]
+        if usable != requested:
+            notifications = params.notifications.model_copy(update={"resource_subscriptions": usable or None})
+            params = params.model_copy(update={"notifications": notifications})
         held: list[str] = []
         try:
-            for uri in uris:
+            for uri in usable[:100]:
                 try:
-                    await self._add(uri, key, None)  # delivered by the bus, not by this session
+                    await self._add(uri, key, None, who)  # delivered by the bus, not by this session
                     held.append(uri)
                 except MCPError as e:
                     log.info("listen: not subscribed to %s: %s", uri, e.message)

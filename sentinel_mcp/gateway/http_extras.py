@@ -1,6 +1,8 @@
 """What the HTTP host serves beside MCP for the ecosystem around it.
 
-- ``/metrics``: Prometheus text (calls, decisions, latencies, upstream health); behind the bearer token like MCP.
+- ``/metrics``: Prometheus text (calls, decisions, latencies, upstream health); behind the bearer token like MCP,
+  and only for a principal that may reach every tool (the owner, or a principal configured with ``*`` reach):
+  the series name every upstream and tool, which a restricted principal must not learn.
 - OAuth 2.1 protected-resource metadata (RFC 9728) when ``sentinel.oauth.issuer`` names the authorization server
   that mints tokens for Sentinel: ``/.well-known/oauth-protected-resource`` (public, also under the resource's
   path), and every 401 names it in ``WWW-Authenticate`` (``resource_metadata=``), so a client such as the MCP
@@ -19,6 +21,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.config import Config, ConfigError
+from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 PRM_PATH = "/.well-known/oauth-protected-resource"
 
@@ -102,6 +105,10 @@ def _path_of(url: str) -> str:
 
 def metrics_route(holder: dict[str, Any]) -> Route:
     async def metrics(request: Request) -> Response:
+        principal = request.scope.get(SCOPE_KEY)  # resolved by CallerGuard (absent only if mounted without it)
+        if principal is None or not principal.unrestricted:
+            return PlainTextResponse("forbidden: /metrics is for a principal that may reach every tool\n",
+                                     status_code=403)
         rt = holder.get("runtime")
         if rt is None:
             return PlainTextResponse("starting\n", status_code=503)

@@ -37,7 +37,7 @@ def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Qu
     if kind == "confirm":
         digest = call.digest if call else "none"
         key = f"sentinel.policy.confirm.{digest}"
-        meta = {"kind": "confirm", "tool": call.name if call else None, "digest": digest, "version": version,
+        meta = {"kind": "confirm", "tool": call.identity if call else None, "digest": digest, "version": version,
                 "from": need.get("from", ["user"])}
         return Question(key=key, message=_shown(need, call), requested_schema=_answer_schema("confirm", None),
                         meta=meta)

@@ -86,7 +86,8 @@ def test_score_through_sentinel_equals_direct(fixtures, tmp_path: Path, protocol
     store = tmp_path / "state" / "sentinel.db"
     cfg.write_text(json.dumps({
         "mcpServers": {"fx": {"url": urls[asks], "prefix": "", "protocol": protocol}},
-        "sentinel": {"data_dir": str(tmp_path / "state")},
+        # the suite's client sends no token: tokens off explicitly, which Sentinel allows on loopback only
+        "sentinel": {"data_dir": str(tmp_path / "state"), "http": {"auth": "none"}},
     }))
     port = free_port()
     proc = start_http_sentinel(cfg, port)

@@ -22,6 +22,7 @@ from .ts_node import run_ts_client
 
 pytestmark = pytest.mark.timeout(180)
 
+TOKEN = "ts-client-token-0123456789"
 CALLS = [
     {"name": "tb__add", "arguments": {"a": 2, "b": 3}},  # allowed: the upstream's structured result
     {"name": "tb__delete_thing", "arguments": {"name": "x"}},  # destructive: asks the user
@@ -35,7 +36,8 @@ def _config(tmp_path: Path) -> Path:
     cfg = tmp_path / "sentinel.json"
     cfg.write_text(json.dumps({
         "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX], "timeout": 1.5}},
-        "sentinel": {"data_dir": str(tmp_path / "state"), "policy": {"deny": ["tb__echo"]}},
+        "sentinel": {"data_dir": str(tmp_path / "state"), "policy": {"deny": ["tb__echo"]},
+                     "http": {"token": TOKEN}},
     }))
     return cfg
 
@@ -80,7 +82,8 @@ def test_ts_sdk_client_over_streamable_http_accepts_every_sentinel_result(tmp_pa
     port = free_port()
     proc = start_http_sentinel(_config(tmp_path), port)
     try:
-        plan = {"server": {"url": f"http://127.0.0.1:{port}/mcp"}, "elicit": "none", "calls": CALLS}
+        plan = {"server": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"Authorization": f"Bearer {TOKEN}"}},
+                "elicit": "none", "calls": CALLS}
         _check(run_ts_client(plan, tmp_path), "none")
     finally:
         stop_process(proc)

@@ -107,8 +107,11 @@ async def run_embedded_default(command: list[str], env: dict[str, str], cwd: Pat
         names = {t.name for t in (await c.list_tools()).tools}
         assert {"airline__cancel_reservation", "airline__get_user_details", "sentinel__sentinel_facts",
                 "device__screen_read", "sensors__sensor_read", "llm__llm_generate", "swarm__swarm_build"} <= names
+        # the traveller's profile is personal: the user consents once ("remember"), then reads just run
         user = await c.call_tool("airline__get_user_details", {"user_id": "mia_li_3668"})
-        assert not user.is_error and asked == [], user.content[0].text
+        assert not user.is_error and len(asked) == 1 and "traveller profile" in asked[0], user.content[0].text
+        again = await c.call_tool("airline__get_user_details", {"user_id": "mia_li_3668"})
+        assert not again.is_error and len(asked) == 1, again.content[0].text
         result = await c.call_tool("airline__cancel_reservation", {"reservation_id": "NO6JO3"})
         assert not result.is_error, result.content[0].text
         assert result.structured_content["status"] == "cancelled"
@@ -154,7 +157,14 @@ async def test_the_container_command_serves_http(fresh_venv: Path, tmp_path: Pat
         probe = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", shlex.split(health)[2]], env=env,
                                capture_output=True, text=True, timeout=30)
         assert probe.returncode == 0, probe.stderr
-        http = httpx2.AsyncClient(timeout=60)
+        # the owner's token, generated on this first start where the image keeps its state (the volume)
+        token = (tmp_path / "data" / "http-token").read_text().strip()
+        async with httpx2.AsyncClient(timeout=10) as anonymous:
+            assert (await anonymous.post(f"http://127.0.0.1:{port}/mcp", json={})).status_code == 401
+        shown = subprocess.run([str(fresh_venv / "bin" / "sentinel-mcp"), "config", "token"], env=env, cwd=tmp_path,
+                               capture_output=True, text=True, timeout=60)
+        assert shown.stdout.strip() == token, shown.stderr  # what `docker exec ... config token` prints
+        http = httpx2.AsyncClient(timeout=60, headers={"Authorization": f"Bearer {token}"})
         async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
             assert "airline__get_user_details" in {t.name for t in (await c.list_tools()).tools}
         assert (tmp_path / "data" / "sentinel.db").exists()  # state where the image's volume is

@@ -94,6 +94,33 @@ async def test_claude_desktop_config_pasted_verbatim_warns_and_runs(tmp_path, da
             assert (await client.call_tool("tb__delete_thing", {"name": "x"})).is_error
 
 
+def test_one_expansion_pass_over_the_whole_file_after_the_shapes(tmp_path, monkeypatch):
+    """Every string of the normalised file expands with every spelling (the sentinel section too); keys of other
+    hosts that Sentinel drops are never expanded (an unset variable there is no error); a token left with ``${``
+    is refused whatever spelled it."""
+    monkeypatch.setenv("SHAPE_TOKEN", "token-from-the-env-0123")
+    monkeypatch.setenv("SHAPE_DIR", str(tmp_path))
+    monkeypatch.setenv("SENTINEL_INPUT_PEER", "peer-key-from-input")
+    (tmp_path / "x.env").write_text("A=1\n")
+    c = parse_config({
+        "inputs": [{"id": "peer", "type": "promptString"}],
+        "servers": {"x": {"type": "stdio", "command": PY, "envFile": "${env:SHAPE_DIR}/x.env",
+                          "autoApprove": ["${NOT_SET_ANYWHERE}"], "someHostKey": "${input:undeclared}"}},
+        "unknownTop": "${ALSO_NOT_SET}",
+        "sentinel": {"data_dir": "${workspaceFolder}/state", "http": {"token": "${env:SHAPE_TOKEN}"},
+                     "a2a": {"api_keys": {"rover": "${input:peer}"}}},
+    }, source="mixed.json", base_dir=tmp_path)
+    assert c.mcp_servers["x"].env == {"A": "1"}
+    assert c.sentinel.http.token == "token-from-the-env-0123" and str(c.data_dir) == f"{tmp_path}/state"
+    assert c.sentinel.builtin_settings("a2a")["api_keys"]["rover"] == "peer-key-from-input"
+    assert sorted(w.split(": ", 1)[1].split(":")[0] for w in c.warnings) == [
+        "servers.x.autoApprove", "servers.x.someHostKey", "unknownTop"]
+    monkeypatch.setenv("SHAPE_BRACE", "${SHAPE_TOKEN}")  # expansion is one pass: its value stays as it is
+    for token in ("${input:nope}", "${env:SHAPE_UNSET}", "${SHAPE_BRACE}", "${env:SHAPE_BRACE}"):
+        with pytest.raises(ConfigError):
+            parse_config({"sentinel": {"http": {"token": token}}}, source="t.json", base_dir=tmp_path)
+
+
 @pytest.mark.parametrize("data, expected", [
     ({"mcpServers": {"x": {"type": "websocket", "url": "ws://a"}}}, "mcpServers.x.type: 'websocket' is not one of"),
     ({"mcpServers": {"x": {"type": "http", "command": "a"}}}, "mcpServers.x: type 'http' needs 'url'"),

@@ -90,7 +90,8 @@ async def test_confirmation_bound_to_arguments_and_consumed(tmp_path: Path) -> N
         assert isinstance(d, Deny) and "only confirmed bookings can be cancelled" in d.unmet
 
 async def test_a_no_is_not_remembered_the_next_call_asks_again(tmp_path: Path) -> None:
-    """A "no" (false, decline, cancel) ends the call that asked; nothing is stored that blocks the next one."""
+    """A "no" (false, decline, cancel) ends the call that asked; nothing is stored that blocks the next one,
+    so the next call asks again and a "yes" then can allow it."""
     async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state  # noqa: F841
         call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
@@ -102,7 +103,8 @@ async def test_a_no_is_not_remembered_the_next_call_asks_again(tmp_path: Path) -
             await guard.record_answer(call, conf, no)
             d = await guard.decide(call)
             assert isinstance(d, Ask) and d.questions[-1].meta["kind"] == "confirm", d
-        assert not [f for f in await guard.store.valid("s1") if f.predicate == "$confirmed"]
+            assert d.questions[-1].key == conf.key
+            assert not [f for f in await guard.store.valid(call.session_id) if f.predicate == "$confirmed"]
         # a string is not an approval, and a strict check refuses it rather than reading it as "yes"
         with pytest.raises(AnswerRefused):
             await guard.record_answer(call, d.questions[-1], Answer(action="accept", content={"answer": "true"}))

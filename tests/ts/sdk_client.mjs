@@ -1,6 +1,6 @@
 // Drive Sentinel with the TypeScript SDK client (what the Inspector, Claude Desktop and VS Code build on).
 // usage: node sdk_client.mjs <plan.json>
-// plan: {"server": {"command": ..., "args": [...]} | {"url": ...}, "elicit": "none"|"accept"|"decline",
+// plan: {"server": {"command": ..., "args": [...]} | {"url": ..., "headers": {...}}, "elicit": "none"|"accept"|"decline",
 //        "calls": [{"name": ..., "arguments": {...}}]}
 // Prints one JSON line per call: {name, threw, error, isError, text, meta, structuredContent}.
 import { readFileSync } from "node:fs";
@@ -26,7 +26,7 @@ if (plan.elicit !== "none") {
 }
 
 const transport = plan.server.url
-  ? new StreamableHTTPClientTransport(new URL(plan.server.url))
+  ? new StreamableHTTPClientTransport(new URL(plan.server.url), { requestInit: { headers: plan.server.headers ?? {} } })
   : new StdioClientTransport({ command: plan.server.command, args: plan.server.args, env: process.env,
                                stderr: "inherit" });
 await client.connect(transport);
