@@ -17,6 +17,7 @@ class Node:
     note: str = ""
     children: list["Node"] = field(default_factory=list)
     fact: str | None = None  # the fact's text, to look up its TTL
+    provenance: str | None = None
 
 
 def _node(tree: Any, budget: list[int], depth: int) -> Node:
@@ -28,7 +29,8 @@ def _node(tree: Any, budget: list[int], depth: int) -> Node:
             items = tree["all"] if isinstance(tree["all"], list) else [tree["all"]]
             return Node("all", "all of", children=[_node(t, budget, depth + 1) for t in items])
         if "fact" in tree:
-            return Node("fact", str(tree["fact"]), f"provenance: {tree.get('provenance')}", fact=str(tree["fact"]))
+            return Node("fact", str(tree["fact"]), f"provenance: {tree.get('provenance')}", fact=str(tree["fact"]),
+                        provenance=str(tree.get("provenance") or "observed"))
         if "confirmed" in tree:
             return Node("confirmed", f"confirmed: {tree['confirmed']}", f"by: {tree.get('provenance')}")
         if "context" in tree:
@@ -70,11 +72,16 @@ def proof_nodes(proof: Any) -> tuple[Node | None, dict[str, Any]]:
 
 
 def facts_in(node: Node | None) -> list[str]:
-    out: list[str] = []
+    return [text for text, _ in facts_with_provenance(node)]
+
+
+def facts_with_provenance(node: Node | None) -> list[tuple[str, str]]:
+    """The facts a proof rests on, each with the provenance it had then."""
+    out: list[tuple[str, str]] = []
     stack = [node] if node is not None else []
     while stack:
         n = stack.pop()
         if n.fact:
-            out.append(n.fact)
+            out.append((n.fact, n.provenance or "observed"))
         stack.extend(n.children)
     return out

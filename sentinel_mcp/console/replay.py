@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sentinel_mcp.console.proof_view import facts_in, proof_nodes
+from sentinel_mcp.console.proof_view import facts_with_provenance, proof_nodes
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, ToolCall
 
 MAX_CALLS = 300
@@ -131,6 +131,32 @@ class Sandbox:
     async def add_facts(self, session: str, facts: list[Any]) -> None:
         await self.guard.knowledge.add([f.model_copy(update={"session": session}) for f in facts])
 
+    async def add_recorded(self, session: str, recorded: list[tuple[str, str]]) -> None:
+        """Facts a recorded proof names, as established then: with the fetch markers of the bindings that
+        establish them (so the solver takes them as fetched instead of needing to fetch them)."""
+        from sentinel_mcp.policy.prolog_text import quote_atom
+
+        if not recorded or not self.guard.rulebases.loaded:
+            return
+        module = quote_atom(self.guard.rulebases.current.module)
+        knowledge = self.guard.knowledge
+        facts = []
+        for text, provenance in recorded:
+            if provenance not in ("observed", "user", "agent", "seed"):
+                provenance = "observed"
+            try:
+                fact = await knowledge.fact_of_text(session, text, provenance)  # type: ignore[arg-type]
+                out = await self.guard.engine.json_query(
+                    f"term_to_atom(G, {quote_atom(fact.fact)}), findall(MA, ({module}:binding(B, tool(T, Args), _, _), "
+                    "copy_term(B-Args, G1-Args1), G1 = G, ground(Args1), sentinel_core:fetched_marker(G, T, Args1, M), "
+                    "format(atom(MA), '~q', [M])), Ms), sentinel_core:to_json_atom(json([markers=Ms]), Out)")
+            except Exception:  # noqa: BLE001 - a recorded text that is not a fact is left out
+                continue
+            facts.append(fact)
+            for marker in out.get("markers") or []:
+                facts.append(await knowledge.fact_of_text(session, str(marker), "observed"))
+        await self.add_facts(session, facts)
+
     async def decide(self, call: ToolCall, recorded: str) -> Decision:
         decision = await self.guard.decide(call)
         if isinstance(decision, Ask) and recorded == "allow":
@@ -217,16 +243,13 @@ async def replay(rows: list[dict[str, Any]], *, current: list[Path], candidate: 
                     continue
                 report.examined += 1
                 root, _ = proof_nodes(row.get("proof"))
-                recorded_facts = set(facts_in(root))
+                recorded_facts = set(facts_with_provenance(root))
                 for box in (base, cand):
                     if call.session_id not in box.loaded_sessions:
                         box.loaded_sessions.add(call.session_id)
                         stored = await live_facts.valid(call.session_id) if live_facts is not None else []
                         await box.add_facts(call.session_id, [f for f in stored if not f.internal])
-                    if recorded_facts:
-                        extra = [await box.guard.knowledge.fact_of_text(call.session_id, t, "observed")
-                                 for t in sorted(recorded_facts)]
-                        await box.add_facts(call.session_id, extra)
+                    await box.add_recorded(call.session_id, sorted(recorded_facts))
                 b = await base.decide(call, str(row.get("decision")))
                 c = await cand.decide(call, str(row.get("decision")))
                 report.results.append(Replayed(row, str(row.get("decision")), kind_of(b), kind_of(c), _reason(b),

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import json
 import re
+import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -21,8 +23,17 @@ ITEM_FORM = re.compile(r'<form method="post" action="/console/inbox/([^"]+)">')
 FIELD = re.compile(r'name="(q\d+\.[^"]+)"')
 
 
+TOOLBOX = Path(__file__).resolve().parent.parent / "gateway" / "toolbox_server.py"
+
+
 def console_config(tmp: Path, **console: Any) -> Path:
-    return write_config(tmp, console={"hold_seconds": 30, **console})
+    """The identity rig's config (bookings "bk" with bookings.pl; alice, bob, carol) plus the toolbox "tb",
+    whose destructive ``delete_thing`` the default policy confirms (its argument lands in the question)."""
+    cfg = write_config(tmp, console={"hold_seconds": 30, **console})
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["tb"] = {"command": sys.executable, "args": [str(TOOLBOX)]}
+    cfg.write_text(json.dumps(body))
+    return cfg
 
 
 def csrf_of(page: str) -> str:
