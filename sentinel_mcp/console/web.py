@@ -26,7 +26,9 @@ HEADERS = {
                                 "connect-src 'self'; media-src 'self' data:; form-action 'self'; "
                                 "frame-ancestors 'none'; base-uri 'none'"),
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on form posts, which the
+    # HTTP host (rightly) refuses
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
     "x-frame-options": "DENY",
 }
