@@ -1,10 +1,12 @@
 """The console in a real headless Chromium (Debian's ``chromium``, driven by Playwright for Python): sign in,
 approve a held call from the inbox and see the tool run, deny one, open a proof, revoke a fact, and run a
-what-if replay that flips a decision; at 360 px wide. Screenshots of each page go to docs/console/."""
+what-if replay that flips a decision; at 360 px wide. Screenshots of each page go to docs/console/
+(with SENTINEL_SCREENSHOTS=1)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from pathlib import Path
 
@@ -13,7 +15,8 @@ from console_rig import ALICE, console_config, http_sentinel, mcp_client, text
 
 pytestmark = pytest.mark.timeout(180)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
+# the README's screenshots are refreshed on request only (SENTINEL_SCREENSHOTS=1), so a test run leaves the tree clean
+DOC_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
 FLIP = ("booking_status(B, confirmed)", "booking_status(B, pending)")
 
 
@@ -28,7 +31,8 @@ def browser_page():
 async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser_page):
     from playwright.async_api import async_playwright
 
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    shots = DOC_SHOTS if os.environ.get("SENTINEL_SCREENSHOTS") == "1" else tmp_path / "shots"
+    shots.mkdir(parents=True, exist_ok=True)
     cfg = console_config(tmp_path)
     with http_sentinel(cfg) as (base, _):
         async with async_playwright() as pw:
@@ -36,7 +40,7 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
             page = await browser.new_page(viewport={"width": 360, "height": 800})
 
             async def shot(name: str) -> None:
-                await page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+                await page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
 
             await page.goto(f"{base}/console/")
             assert page.url.endswith("/console/login")
