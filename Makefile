@@ -9,12 +9,12 @@ BIN     := $(VENV)/bin
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 ARGS ?=
 
-.PHONY: run test setup system venv model bench clean ts-deps swarm-tools
+.PHONY: run test setup system venv model bench clean ts-deps browser swarm-tools
 
 run: setup model swarm-tools
 	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
 
-test: setup model ts-deps swarm-tools
+test: setup model ts-deps browser swarm-tools
 	$(BIN)/python -m pytest -q $(ARGS)
 
 setup: system $(VENV)/.installed
@@ -24,6 +24,14 @@ system:
 	  echo "installing SWI-Prolog (swi-prolog-nox) through apt"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq swi-prolog-nox >/dev/null; }
+
+# The console's browser tests drive Debian's chromium through Playwright for Python (a dev dependency); Playwright's
+# own browser download is not used (it needs hosts other than the package registries).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium through apt (for the console's browser tests)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # Third-party clients the tests drive Sentinel with (TypeScript SDK client, the official MCP conformance suite),
 # pinned by tests/ts/package-lock.json into tests/ts/node_modules. The conformance suite needs Node 22, which
