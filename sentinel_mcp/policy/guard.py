@@ -24,7 +24,8 @@ from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, PrologEngine, sh
 from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
-from sentinel_mcp.policy.questions import AnswerRefused, answer_value, question_of
+from sentinel_mcp.policy.policy_documents import PolicyDocuments
+from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value, question_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.solver import Solver, SolverResult
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
@@ -67,6 +68,7 @@ class PolicyGuard:
         self.inference_limit = inference_limit
         self.load_error: str | None = None
         self._purger: asyncio.Task[None] | None = None
+        self._documents: tuple[str, PolicyDocuments] | None = None  # (rulebase version, its documents)
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, watch: bool = True) -> None:
@@ -145,6 +147,13 @@ class PolicyGuard:
             return Deny(reason=f"the policy guard of {call.name} failed with an internal error (reference {ref} "
                                "in Sentinel's log); denied", unmet=["guard_error"])
 
+    def documents(self, rb: Rulebase | None = None) -> PolicyDocuments:
+        """The policy documents the active rulebase declares, parsed (once per rulebase version)."""
+        rb = rb or self.rulebases.current
+        if self._documents is None or self._documents[0] != rb.version:
+            self._documents = (rb.version, PolicyDocuments.of_rulebase(rb))
+        return self._documents[1]
+
     async def _decide_guarded(self, call: ToolCall, rb: Rulebase) -> Decision:
         if rb.info.option("strict_symbolic"):
             await self.knowledge.ensure(call.session_id, rb)  # seeds are established values too
@@ -156,7 +165,8 @@ class PolicyGuard:
                             how_to_unblock=["establish the values through tools first (or bind a context), then "
                                             "call with the established values"])
         result = await self.prove_call(call, rb)
-        proof = {"rulebase": rb.version, "tree": result.tree, "passes": result.passes,
+        docs = self.documents(rb)
+        proof = {"rulebase": rb.version, "tree": docs.quote_tree(result.tree), "passes": result.passes,
                  "fetches": [f.model_dump() for f in result.fetches]}
         if result.status == "proved":
             return Allow(reason=f"guard of {call.name} proved (rulebase {rb.version})", proof=proof)
@@ -167,8 +177,14 @@ class PolicyGuard:
             questions = _unique([question_of(q, call, rb.version) for q in result.questions])
             return Ask(reason=f"{call.name} needs: " + "; ".join(q.message for q in questions),
                        questions=questions, unmet=[q.meta.get("fact") or q.message for q in questions])
-        return Deny(reason=f"{call.name} is not allowed: " + explain(result), unmet=unmet_of(result),
-                    how_to_unblock=how_to_unblock(result), proof=proof)
+        violations = docs.quote_violations(result.violations)
+        if any(v.get("kind") == "dont_know" for v in violations):
+            # "I don't know" ends this call with its next step; the next call asks again
+            await self.knowledge.invalidate(call.session_id, "'$dont_know'(_, _)")
+        unmet = unmet_of(result, violations)
+        proof["violations"] = violations
+        return Deny(reason=f"{call.name} is not allowed: " + "; ".join(unmet), unmet=unmet,
+                    how_to_unblock=how_to_unblock(result, violations), proof=proof)
 
     async def prove_call(self, call: ToolCall, rb: Rulebase | None = None) -> SolverResult:
         rb = rb or self.rulebases.current
@@ -202,7 +218,10 @@ class PolicyGuard:
         await self.knowledge.ensure(session, rb)
         value = answer_value(question, answer)
         meta = question.meta
-        if meta["kind"] == "confirm":
+        if value == DONT_KNOW:  # what it leads to is the rulebase's (askable option unknown/1)
+            fact = await self.knowledge.new_fact(session, "$dont_know", [meta["predicate"], list(meta["inputs"])],
+                                                 answer.provenance, contexts=contexts)
+        elif meta["kind"] == "confirm":
             if meta.get("version") != rb.version:
                 raise AnswerRefused("the rulebase changed since this confirmation was asked; ask again")
             if value is not True:
@@ -212,7 +231,7 @@ class PolicyGuard:
                 answer.provenance, ttl=self.settings.confirm_ttl, source_tool=meta["tool"],
                 source_digest=meta["digest"])
         elif meta["type"] == "yes_no":
-            pred, args = (meta["predicate"], list(meta["inputs"])) if value else \
+            pred, args = (meta["predicate"], list(meta["inputs"])) if value == "yes" else \
                 ("$answered_no", [meta["predicate"], list(meta["inputs"])])
             fact = await self.knowledge.new_fact(session, pred, args, answer.provenance, contexts=contexts)
         else:
@@ -258,11 +277,21 @@ def _unique(questions: list[Question]) -> list[Question]:
     return list(seen.values())
 
 
-def unmet_of(result: SolverResult) -> list[str]:
-    out = list(result.unmet) or list(result.tentative)
-    out += [f"missing fact {m['fact']} (from {m['tool']}: {m.get('error') or 'not fetched'})" for m in result.missing]
+def _missing_text(m: dict[str, Any]) -> str:
+    """A fact that could not be fetched, in words (no Prolog terms or variables)."""
+    what = str(m.get("fact", "")).split("(", 1)[0].replace("_", " ") or "a fact"
+    args = ", ".join(f"{k} {v}" for k, v in (m.get("arguments") or {}).items())
+    return (f"Sentinel could not find out the {what} it needs: {m['tool']}"
+            f"{' for ' + args if args else ''} failed ({m.get('error') or 'not fetched'})")
+
+
+def unmet_of(result: SolverResult, violations: list[dict[str, Any]] | None = None) -> list[str]:
+    """Every broken rule, most specific first, each with the policy sentence it formalises when it cites one."""
+    out = [v["text"] for v in violations] if violations else list(result.unmet)
+    out = out or list(result.tentative)
+    out += [_missing_text(m) for m in result.missing]
     if not out and result.questions:
-        out += [q.get("fact") or q.get("question", "") for q in result.questions]
+        out += [q.get("question", "") for q in result.questions]
     return out or ["the guard's conditions do not hold"]
 
 
@@ -270,14 +299,18 @@ def explain(result: SolverResult) -> str:
     return "; ".join(unmet_of(result))
 
 
-def how_to_unblock(result: SolverResult) -> list[str]:
+def how_to_unblock(result: SolverResult, violations: list[dict[str, Any]] | None = None) -> list[str]:
     tips = []
     for m in result.missing:
-        tips.append(f"establish {m['fact']} with {m['tool']}({m['arguments']}) (it failed: {m.get('error')})")
+        tips.append(f"check the values given to {m['tool']} ({m.get('error') or 'not fetched'}) and call again")
     for q in result.questions:
         tips.append(f"answer: {q.get('question')}")
+    if any(v.get("kind") == "dont_know" for v in violations or []):
+        tips.append("the user did not know an answer: follow the step above, then call again (the question is "
+                    "asked again)")
     if result.unmet and not tips:
-        tips.append("the rulebase's conditions are not met; this call cannot be allowed as it is")
+        tips.append("the call breaks the rules above (each quoted from the policy where it cites one); tell the "
+                    "user why, in those words")
     return tips
 
 

@@ -46,6 +46,7 @@ class SolverResult(BaseModel):
     questions: list[dict[str, Any]] = Field(default_factory=list)  # ask / confirm needs, after tools are exhausted
     unmet: list[str] = Field(default_factory=list)
     tentative: list[str] = Field(default_factory=list)  # failed only after something was assumed
+    violations: list[dict[str, Any]] = Field(default_factory=list)  # unmet, with kind and citation
     missing: list[dict[str, Any]] = Field(default_factory=list)  # fetch needs that could not be fetched
     fetches: list[FetchRecord] = Field(default_factory=list)
     passes: int = 0
@@ -120,6 +121,7 @@ class Solver:
         status = "blocked" if questions and not missing else "failed"
         return SolverResult(status=status, questions=questions, unmet=out.get("unmet", []),
                             tentative=out.get("tentative", []), missing=missing,
+                            violations=out.get("violations", []),
                             fetches=fetches, passes=passes, solutions=out.get("solutions", []))
 
     async def _fetch_all(self, needs: list[dict[str, Any]], rb: Rulebase, session: str, depth: int,
