@@ -321,7 +321,7 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
 difference_text(D, PT, T) :-
     (   D > 0 -> format(atom(T), '$~w charged now to ~w', [D, PT])
     ;   D < 0 -> A is -D, format(atom(T), '$~w refunded to ~w', [A, PT])
-    ;   T = 'none'
+    ;   T = nothing
     ).
 
 guard('airline__update_reservation_baggages', [reservation_id = R, total_baggages = T, nonfree_baggages = N, payment_id = P],
@@ -363,7 +363,8 @@ guard('airline__book_reservation',
        payment_methods = Pay, total_baggages = TB, nonfree_baggages = NB, insurance = I],
       ( require(current_user(U), 'a reservation is booked for the user themselves (their own user id)',
                 policy_ref(airline, 'The agent must first obtain the user id from the user.')),
-        require(( is_list(Ps), length(Ps, PN), PN >= 1, PN =< 5 ), 'a reservation has one to five passengers',
+        ( is_list(Ps) -> length(Ps, PN) ; PN = 0 ),
+        require(( PN >= 1, PN =< 5 ), 'a reservation has one to five passengers',
                 policy_ref(airline, 'Each reservation can have at most five passengers.')),
         require(( is_list(Pay), payments_in_profile(U, Pay) ), 'every payment method must already be in the user profile',
                 policy_ref(airline, 'All payment methods must already be in user profile for safety reasons.')),

@@ -79,6 +79,8 @@ class PolicyDocuments:
         for i, p in enumerate(self.paragraphs.get(document, [])):
             if wanted in normalize(p.text):
                 sentence = next((s for s in p.sentences if wanted in normalize(s)), p.text)
+                if sentence.endswith(":"):  # it introduces a list: the list is what it says
+                    sentence = p.text
                 return Citation(document, str(self.paths[document]), p.heading_text, _cut(sentence), p.line_start,
                                 p.line_end, i)
         return None

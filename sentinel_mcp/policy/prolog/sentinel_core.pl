@@ -91,9 +91,16 @@ prove(ignore(G), T) :- !, ( prove(G, T) -> true ; T = true ).
 prove(require(G, Why), T) :- !, prove(require(G, Why, none), T).
 prove(require(G, Why, Ref), Tree) :- !,
     aggregate_all(count, need(_), N0), cur(unmet_seq, S0), cur(req_depth, D),
-    with_depth(D, G, T, Ok),
+    (   D =:= 0
+    ->  % at the top of a guard, a requirement that cannot be evaluated because an earlier one failed or a fact
+        % is still unknown (an unbound value reaching arithmetic) is skipped: the pass cannot prove anyway
+        catch(with_depth(D, G, T, Ok), E, ( ( denied ; cur(assumed, true) ) -> Ok = skipped ; throw(E) ))
+    ;   with_depth(D, G, T, Ok)
+    ),
     (   Ok == true
     ->  forget_unmet_after(S0), Tree = required(Why, Ref, T)
+    ;   Ok == skipped
+    ->  Tree = unmet(Why, Ref)
     ;   % a requirement that failed only for want of a fact or an answer is pending, not unmet;
         % after an assumption it may fail only because of the assumed (unknown) values: tentative
         aggregate_all(count, need(_), N1),
@@ -102,8 +109,8 @@ prove(require(G, Why, Ref), Tree) :- !,
         ;   record_unmet(cited(Why, Ref)), ( D =:= 0 -> mark_denied ; true )
         ),
         % at the top of a guard, go on: the other requirements are checked too, so a denial lists every
-        % rule the call breaks (the pass can no longer prove the call)
-        D =:= 0, assume(unmet), Tree = unmet(Why, Ref)
+        % rule the call breaks (a denied pass, or one with something pending, never proves the call)
+        D =:= 0, Tree = unmet(Why, Ref)
     ).
 prove(confirmed(F, A), T) :- !, prove(confirmed(F, A, [user]), T).
 prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
