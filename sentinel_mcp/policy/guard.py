@@ -29,6 +29,8 @@ from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.solver import Solver, SolverResult
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
+from sentinel_mcp.search.search_service import SearchService
+from sentinel_mcp.search.settings import SearchSettings
 
 log = logging.getLogger(__name__)
 _instances = itertools.count(1)
@@ -49,7 +51,7 @@ class PolicyGuard:
     def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
-                 inference_limit: int = DEFAULT_INFERENCE_LIMIT) -> None:
+                 inference_limit: int = DEFAULT_INFERENCE_LIMIT, search: SearchSettings | None = None) -> None:
         self.settings = settings or PolicySettings()
         self.engine = engine or shared_engine()
         self.port = port
@@ -69,6 +71,9 @@ class PolicyGuard:
         self.load_error: str | None = None
         self._purger: asyncio.Task[None] | None = None
         self._documents: tuple[str, PolicyDocuments] | None = None  # (rulebase version, its documents)
+        # policy documents and memories, searchable (an index next to the facts)
+        self.search = SearchService(store_path.parent / "passages.db", search)
+        self._indexed: str | None = None  # the rulebase version whose documents are indexed
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, watch: bool = True) -> None:
@@ -96,6 +101,7 @@ class PolicyGuard:
                 pass
             self._purger = None
         await self.queries.close()
+        await self.search.close()
         await self.knowledge.forget_sessions()
         await self.rulebases.unload_all()
         await self.store.close()
@@ -105,6 +111,8 @@ class PolicyGuard:
             await asyncio.sleep(self.purge_interval)
             try:
                 await self.knowledge.purge()
+                if self.search.index is not None:
+                    await self.search.index.purge()  # expired memories
             except Exception:  # noqa: BLE001
                 log.exception("fact purge")
 
@@ -153,6 +161,16 @@ class PolicyGuard:
         if self._documents is None or self._documents[0] != rb.version:
             self._documents = (rb.version, PolicyDocuments.of_rulebase(rb))
         return self._documents[1]
+
+    async def searchable(self) -> SearchService:
+        """The search service, with the active rulebase's policy documents indexed (again when they change)."""
+        if self.rulebases.loaded and self._indexed != self.rulebases.current.version:
+            rb = self.rulebases.current
+            docs = self.documents(rb)
+            texts = {name: path.read_text(encoding="utf-8") for name, path in docs.paths.items()}
+            await self.search.index_documents(docs.paragraphs, texts)
+            self._indexed = rb.version
+        return self.search
 
     async def _decide_guarded(self, call: ToolCall, rb: Rulebase) -> Decision:
         if rb.info.option("strict_symbolic"):
@@ -316,5 +334,7 @@ def how_to_unblock(result: SolverResult, violations: list[dict[str, Any]] | None
 
 def create_guard(config: Config, port: GatewayPort) -> PolicyGuard:
     """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``."""
+    extra = config.sentinel.model_extra or {}
     return PolicyGuard(config.rulebase_paths(), port, store_path=facts_db_path(config),
-                       settings=config.sentinel.policy, seeds=config.sentinel.seeds)
+                       settings=config.sentinel.policy, seeds=config.sentinel.seeds,
+                       search=SearchSettings.from_section(extra.get("search")))
