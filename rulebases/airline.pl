@@ -97,6 +97,24 @@ cites(insurance_fee/1, policy_ref(airline, 'The travel insurance is 30 dollars p
 cites(flown_status/1, policy_ref(airline, 'If the status is flying, the flight has taken off')).
 cites(refund_text/2, policy_ref(airline, 'The refund will go to original payment methods within 5 to 7 business days.')).
 
+cites(cabin_text/2, policy_ref(airline, 'There are three cabin classes')).
+cites(trip_text/2, policy_ref(airline, 'There are two types of trip')).
+cites(source_text/2, policy_ref(airline, 'There are three types of payment methods')).
+cites(free_bags_per_passenger/3, policy_ref(airline, 'There are three membership levels')).
+cites(reservation_label/2, policy_ref(airline, "If the user doesn't know their reservation id, the agent should help locate it")).
+cites(cancel_reason/2, policy_ref(airline, 'The agent must also obtain the reason for cancellation')).
+cites(own_reservation/1, policy_ref(airline, 'First, the agent must obtain the user id and reservation id.')).
+cites(flight_available/1, policy_ref(airline, 'If the status is delayed or on time')).
+cites(leg_price/4, policy_ref(airline, 'Some flight segments can be kept, but their prices will not be updated')).
+cites(cancellable/2, policy_ref(airline, 'The API does not check that cancellation rules are met')).
+cites(route_ok/6, policy_ref(airline, 'The API does not check these for the agent')).
+cites(compensation_eligible/2, policy_ref(airline, 'Do not compensate if the user is regular member')).
+cites(compensation_amount/3, policy_ref(airline, 'If the user complains about cancelled flights')).
+cites(same_flights/2, policy_ref(airline, 'including basic economy, can change cabin without changing the flights')).
+cites(difference_text/3, policy_ref(airline, 'the user is should be refunded the difference')).
+cites(booked_within_24h/1, policy_ref(airline, 'The current time is 2024-05-15 15:00:00 EST.')).
+cites(passenger_details_ok/1, policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')).
+
 cabin_text(basic_economy, 'basic economy').
 cabin_text(economy, economy).
 cabin_text(business, business).
@@ -190,6 +208,11 @@ added_bags_ok(U, R, Total, Nonfree) :-
     reservation_baggage(R, T0, N0), integer(Total), integer(Nonfree), Total >= T0, Nonfree >= N0,
     reservation_cabin(R, C), passenger_count(R, PN), free_bags(U, C, PN, Free),
     FreeLeft is max(0, Free - (T0 - N0)), Nonfree - N0 =:= max(0, (Total - T0) - FreeLeft).
+
+% every passenger with a first name, a last name and a date of birth (YYYY-MM-DD)
+passenger_details_ok(Ps) :-
+    forall(member(P, Ps), ( P = json(L), memberchk(first_name = F, L), memberchk(last_name = N, L), memberchk(dob = B, L),
+                            atom(F), F \== '', atom(N), N \== '', atom(B), atom_length(B, 10) )).
 
 payment_in_profile(U, P) :- user_payment(U, P, _).
 payment_source(U, P, S) :- user_payment(U, P, S).
@@ -355,6 +378,8 @@ guard('airline__update_reservation_passengers', [reservation_id = R, passengers 
                 policy_ref(airline, 'Other reservations can be modified')),
         require(( is_list(Ps), length(Ps, N), passenger_count(R, N) ), 'the number of passengers cannot change',
                 policy_ref(airline, 'cannot modify the number of passengers')),
+        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth',
+                policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
         reservation_label(R, RL), passengers_text(Ps, PT),
         confirmed_items('Update the passengers of this reservation?', ['Reservation' = RL, 'Passengers' = PT]) )).
 
@@ -366,6 +391,8 @@ guard('airline__book_reservation',
         ( is_list(Ps) -> length(Ps, PN) ; PN = 0 ),
         require(( PN >= 1, PN =< 5 ), 'a reservation has one to five passengers',
                 policy_ref(airline, 'Each reservation can have at most five passengers.')),
+        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth',
+                policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
         require(( is_list(Pay), payments_in_profile(U, Pay) ), 'every payment method must already be in the user profile',
                 policy_ref(airline, 'All payment methods must already be in user profile for safety reasons.')),
         require(( is_list(Pay), payment_counts_ok(U, Pay) ),
