@@ -173,7 +173,8 @@ async def test_the_user_gives_their_own_id(tmp_path: Path) -> None:
             await guard.record_answer(call, by_pred["current_user"],
                                       Answer(action="accept", content={"answer": "someone_else_1"}))
             d = await guard.decide(call)
-            assert isinstance(d, Deny) and "the reservation must belong to the user" in d.unmet
+            assert isinstance(d, Deny) and any("the reservation must belong to the user" in u for u in d.unmet)
+            assert any("The user must provide their user id." in u for u in d.unmet)  # quoted from policy.md
         finally:
             await guard.close()
 
