@@ -23,15 +23,16 @@ async def test_tools_before_questions_then_allow(tmp_path: Path) -> None:
         assert state["calls"] == {"list_bookings": 1, "get_booking": 1}
         assert [o for o, _, _ in port.log] == ["solver", "solver"]
         assert isinstance(d, Ask), d
-        # the reason and the confirmation are asked together, in one round
-        assert [q.meta["kind"] for q in d.questions] == ["ask", "confirm"]
-        q, conf = d.questions
-        assert q.requested_schema["properties"]["answer"]["enum"] == ["change_of_plan", "health", "other"]
-        assert conf.requested_schema["properties"]["answer"]["type"] == "boolean"
-        assert "Cancel booking BK-789?" in conf.message
+        # the reason first (labelled choices and "I don't know"); the confirmation only once it is known
+        assert [q.meta["kind"] for q in d.questions] == ["ask"]
+        (q,) = d.questions
+        assert [o["const"] for o in q.requested_schema["properties"]["answer"]["oneOf"]] == \
+            ["change_of_plan", "health", "other", "i_dont_know"]
         await guard.record_answer(call, q, Answer(action="accept", content={"answer": "health"}))
         d2 = await guard.decide(call)
         assert isinstance(d2, Ask) and [q.meta["kind"] for q in d2.questions] == ["confirm"]
+        assert d2.questions[0].requested_schema["properties"]["answer"]["type"] == "boolean"
+        assert "Cancel booking BK-789?" in d2.questions[0].message
         await guard.record_answer(call, d2.questions[0], Answer(action="accept", content={"answer": True}))
         d3 = await guard.decide(call)
         assert isinstance(d3, Allow), d3
