@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import uuid
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ class A2AService:
         self.store = TaskStore(settings.max_tasks)
         self.events = TaskEvents()  # status/artifact updates per task, for streams
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
+        self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
 
     async def open(self, task_db: Path | None = None) -> None:
@@ -198,8 +200,9 @@ class A2AService:
         stored = msg.model_copy(update={"task_id": task_id, "context_id": context_id})
         task = Task(id=task_id, context_id=context_id,
                     status=TaskStatus(state="TASK_STATE_SUBMITTED", timestamp=now_iso()), history=[stored])
-        # the guard's session: per caller and conversation, so peers never share facts by picking an id
-        return TaskRecord(task=task, owner=caller, session_id=f"a2a:{caller}:{context_id}")
+        # the guard's session: per caller and conversation (and per run of this server, so a restart starts
+        # afresh), so peers never share facts by picking an id
+        return TaskRecord(task=task, owner=caller, session_id=f"{caller}/a2a-{self.epoch}-{context_id}")
 
     async def _continue(self, record: TaskRecord, msg: Message) -> None:
         task = record.task
@@ -247,7 +250,8 @@ class A2AService:
     async def _run(self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None) -> None:
         try:
             outcome = await self.port.invoke(call.tool, call.arguments, session_id=record.session_id,
-                                             client=record.owner, origin="a2a", answers=answers)
+                                             client=record.owner, origin="a2a", answers=answers,
+                                             principal=record.owner)
             self._apply(record, call, outcome)
         except asyncio.CancelledError:
             record.pending = None

@@ -59,15 +59,15 @@ def micro_rows(n: int) -> list[tuple[str, list[float], str, str]]:
     yes = {"sentinel.confirm.x": ElicitResult(action="accept", content={"approve": True})}
 
     def issue() -> str:
-        return rounds.issue("ask", session="s", tool="tb__write_marker", arguments=ARGS, version="v",
-                            asked=["sentinel.confirm.x"])
+        return rounds.issue("ask", principal="owner", session="s", tool="tb__write_marker", arguments=ARGS,
+                            version="v", asked=["sentinel.confirm.x"])
 
     states = [issue() for _ in range(n + 200)]
     it = iter(states)
 
     def accept() -> None:
-        r = rounds.accept(modern=True, can_elicit=True, session="s", tool="tb__write_marker", arguments=ARGS,
-                          version="v", responses=yes, request_state=next(it))
+        r = rounds.accept(modern=True, can_elicit=True, principal="owner", session="s", tool="tb__write_marker",
+                          arguments=ARGS, version="v", responses=yes, request_state=next(it))
         assert r.kind == "ask"
 
     call = ToolCall(name="tb__write_marker", server="tb", tool="write_marker", arguments=ARGS)

@@ -14,6 +14,7 @@ from sentinel_mcp.config import ConfigError
 # modules that add sub-commands; a missing one is skipped so a partial install still runs
 _COMMAND_MODULES = [
     "sentinel_mcp.gateway.cli",
+    "sentinel_mcp.gateway.consent_cli",
     "sentinel_mcp.policy.cli",
     "sentinel_mcp.swarm.cli",
     "device_tools.sensors.cli",

@@ -5,8 +5,9 @@ as they are (the string "true" is not a boolean, the number 1 is not ``true``, "
 required fields, and no field the question did not ask for. Anything else is "not answered": the call does
 not go ahead, and the caller is told which field was wrong and what was expected.
 
-An approval (a confirmation question) is given only by the answer ``accept`` whose boolean field is JSON
-``true``. ``false``, a decline or a cancel all mean "no" for this call, and nothing is stored.
+An approval (a confirmation or consent question) is given only by the answer ``accept`` whose required boolean
+field is JSON ``true`` (optional booleans, such as a consent's "remember", are choices, not the approval).
+``false``, a decline or a cancel all mean "no" for this call, and nothing is stored.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from jsonschema.exceptions import SchemaError, ValidationError
 from sentinel_mcp.gateway.decision import Answer, Deny, Question
 from sentinel_mcp.gateway.display_text import safe_text
 
-APPROVAL_KINDS = ("confirmation", "confirm")  # the default guard's and the policy's confirmation questions
+# the default guard's and the policy's confirmations, and the consent gate's questions
+APPROVAL_KINDS = ("confirmation", "confirm", "consent")
 
 
 class AnswerNotAccepted(Deny):
@@ -98,11 +100,15 @@ def is_approval(question: Question) -> bool:
 
 
 def approves(question: Question, answer: Answer) -> bool:
-    """True only for a valid ``accept`` with the question's boolean field(s) exactly JSON ``true``."""
+    """True only for a valid ``accept`` with the question's approval field(s) exactly JSON ``true``: its
+    required booleans (all its booleans when none is required)."""
     if answer.action != "accept" or not isinstance(answer.content, dict) or answer_problem(question, answer):
         return False
-    fields = [k for k, v in (question.requested_schema.get("properties") or {}).items()
+    schema = question.requested_schema
+    fields = [k for k, v in (schema.get("properties") or {}).items()
               if isinstance(v, dict) and v.get("type") == "boolean"]
+    required = [k for k in fields if k in (schema.get("required") or [])]
+    fields = required or fields
     return bool(fields) and all(answer.content.get(k) is True for k in fields)
 
 

@@ -96,10 +96,12 @@ class DefaultGuard:
         return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
     async def decide(self, call: ToolCall) -> Decision:
-        if self._matches(self.settings.deny, call.name):
+        # the deny list matches either name; the allow list only the identity (server + own name), so a
+        # server exposing a tool under an allowed name gains nothing
+        if self._matches(self.settings.deny, call.name) or self._matches(self.settings.deny, call.identity):
             return Deny(reason=f"{call.name} is on the deny list", unmet=["deny_list"],
                         how_to_unblock=["remove it from sentinel.policy.deny in the config"])
-        if self._matches(self.settings.allow, call.name):
+        if self._matches(self.settings.allow, call.identity):
             return Allow(reason=f"{call.name} is on the allow list")
         mode = self.settings.default
         if mode == "allow":

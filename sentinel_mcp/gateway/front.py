@@ -41,6 +41,8 @@ from mcp.types import (
 
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway.call_meta import SESSION_KEY
+from sentinel_mcp.gateway.consent_gate import PURPOSE_META
+from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
 from sentinel_mcp.gateway.display_text import safe_question, safe_text
@@ -50,6 +52,8 @@ from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_ke
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
+from sentinel_mcp.identity.principal import OWNER, Principal
+from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +81,11 @@ class Front:
 
     def __init__(self, gateway: Gateway, *, default_session: str | None = None,
                  seal: RequestStateSeal | None = None) -> None:
+        """``default_session``: this process serves one conversation (stdio, the CLI), of this kind."""
         self.gateway = gateway
-        self.default_session = default_session
+        self.conversations = gateway.conversations
+        self.process_conversation = (self.conversations.open(OWNER, default_session)
+                                     if default_session else None)
         self.seal = seal or RequestStateSeal(max_age=gateway.config.sentinel.policy.confirm_ttl)
         self.rounds = InputRounds(self.seal)
         self.bus = InMemorySubscriptionBus()
@@ -112,21 +119,36 @@ class Front:
         for event in (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged()):
             await self.bus.publish(event)
 
-    def session_id(self, ctx: ServerRequestContext) -> str:
-        meta = ctx.meta or {}
-        explicit = meta.get(SESSION_KEY) if isinstance(meta, dict) else None
-        if explicit:
-            return str(explicit)
+    def principal(self, ctx: ServerRequestContext) -> Principal:
+        """Who is calling: the principal the HTTP host resolved, else (stdio, in-process) the local user."""
         request = ctx.request
-        headers = getattr(request, "headers", None)
-        if headers is not None and headers.get("x-sentinel-session"):
-            return str(headers.get("x-sentinel-session"))
-        if self.default_session:
-            return self.default_session
-        conn = getattr(ctx.session, "_connection", None)
-        if not is_modern(ctx) and conn is not None:
-            return f"http:{conn.session_id}" if getattr(conn, "session_id", None) else f"conn:{id(conn):x}"
-        return f"client:{self.client_name(ctx) or 'anonymous'}"
+        scope = getattr(request, "scope", None)
+        found = scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
+        return found if isinstance(found, Principal) else OWNER
+
+    def conversation(self, ctx: ServerRequestContext, principal: Principal,
+                     sealed: dict[str, Any] | None = None) -> Conversation:
+        """The session of this request (raises SessionRefused for a supplied key that is not the caller's)."""
+        meta = ctx.meta if isinstance(ctx.meta, dict) else {}
+        headers = getattr(ctx.request, "headers", None)
+        named = meta.get(SESSION_KEY) or (headers.get(SESSION_HEADER) if headers is not None else None)
+        if named:
+            return self.conversations.named(str(named), principal)
+        if sealed and sealed.get("session") and sealed.get("principal") == principal.name:
+            # a 2026-era answer round trip continues the conversation that asked
+            return self.conversations.named(str(sealed["session"]), principal)
+        if self.process_conversation is not None:
+            if principal != self.process_conversation.principal:
+                raise SessionRefused("this process serves its local user only")
+            return self.process_conversation
+        if not is_modern(ctx):
+            kind = "http" if headers is not None else "mcp"
+            connection = getattr(ctx.session, "_connection", None) or ctx.session  # one per handshake connection
+            return self.conversations.of_transport(connection, principal, kind)
+        return self.conversations.open(principal, "conv")
+
+    def session_id(self, ctx: ServerRequestContext) -> str:
+        return self.conversation(ctx, self.principal(ctx)).id
 
     @staticmethod
     def client_name(ctx: ServerRequestContext) -> str | None:
@@ -139,64 +161,81 @@ class Front:
 
     # ------------------------------------------------------------------ tools
     async def list_tools(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
-        tools = self.gateway.list_catalog_tools()
+        tools = self.gateway.list_catalog_tools(self.principal(ctx))
         start, end, cursor = _page(params, len(tools), self.page_size)
         return ListToolsResult(tools=tools[start:end], next_cursor=cursor)
 
     async def call_tool(self, ctx: ServerRequestContext,
                         params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
-        session = self.session_id(ctx)
+        principal = self.principal(ctx)
+        sealed = self.seal.open(params.request_state)
+        try:
+            conv = self.conversation(ctx, principal, sealed)
+        except SessionRefused as e:
+            return error_result(f"sentinel: {e}", error="session_refused")
+        result = await self._call_tool(ctx, params, principal, conv)
+        # the session as the client may carry it back (2026-era clients have no connection to keep it)
+        meta = {**(result.meta or {}), SESSION_KEY: self.conversations.sealed(conv)}
+        return result.model_copy(update={"meta": meta})
+
+    async def _call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams, principal: Principal,
+                         conv: Conversation) -> CallToolResult | InputRequiredResult:
+        session = conv.id
         client = self.client_name(ctx)
-        retry = self.rounds.accept(modern=is_modern(ctx), can_elicit=can_elicit(ctx), session=session,
-                                   tool=params.name, arguments=params.arguments, version=self.gateway.guard.version,
-                                   responses=params.input_responses, request_state=params.request_state)
+        purpose = _purpose(ctx)
+        retry = self.rounds.accept(modern=is_modern(ctx), can_elicit=can_elicit(ctx), principal=principal.name,
+                                   session=session, tool=params.name, arguments=params.arguments,
+                                   version=self.gateway.guard.version, responses=params.input_responses,
+                                   request_state=params.request_state)
         if isinstance(retry, RefusedRetry):
             if retry.state is not None and retry.state.get("kind") == "hold":
                 self._end_held(retry.state)
             return self._refused(self.gateway.refuse_answers(params.name, params.arguments, session_id=session,
-                                                             client=client, origin="client", reason=retry.reason))
+                                                             client=client, origin="client", reason=retry.reason,
+                                                             principal=principal))
         answers = dict(retry.ours)
         allowed = retry.kind == "allowed"
         preapproved = retry.state.get("digest") if allowed else None
-        link = FrontLink(ctx, self._answer_refused_reporter(params, session, client))
+        link = FrontLink(ctx, self._answer_refused_reporter(params, session, client, principal))
 
         async def progress(p: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(p, total, safe_text(message, 1000) if message else message)
 
         if is_modern(ctx) and can_elicit(ctx):
             if retry.kind == "hold":
-                return await self._resume_held(ctx, params, session, retry.state, retry.theirs)
+                return await self._resume_held(ctx, params, session, retry.state, retry.theirs, principal)
             if self._needs_holding(params.name):
                 async def run(held_link: CallerLink) -> Any:
                     return await self.gateway.execute(
                         params.name, params.arguments, session_id=session, client=client, origin="client",
-                        answers=answers, link=held_link, preapproved_digest=preapproved)
+                        answers=answers, link=held_link, preapproved_digest=preapproved, principal=principal,
+                        purpose=purpose)
                 call = self.held.start(params.name, session, run)
-                return await self._await_held(ctx, params, session, call)
+                return await self._await_held(ctx, params, session, call, principal)
 
         for _round in range(4):
             outcome = await self.gateway.execute(
                 params.name, params.arguments, session_id=session, client=client, origin="client",
                 answers=answers, progress=progress, link=link, upstream_input=retry.theirs if allowed else None,
                 upstream_state=retry.state.get("upstream") if allowed else None,
-                preapproved_digest=preapproved)
+                preapproved_digest=preapproved, principal=principal, purpose=purpose)
             if not isinstance(outcome, NeedsInput) or not can_elicit(ctx) or is_modern(ctx):
-                return self._respond(ctx, params, session, outcome)
+                return self._respond(ctx, params, session, outcome, principal)
             pushed = await self._push_questions(ctx, outcome.questions)
             if pushed is None:
                 return self._blocked(outcome)
             answers = {**answers, **pushed}
         return error_result(f"sentinel: {params.name} is still blocked after the user's answers")
 
-    def _answer_refused_reporter(self, params: CallToolRequestParams, session: str,
-                                 client: str | None) -> Callable[[str], None]:
+    def _answer_refused_reporter(self, params: CallToolRequestParams, session: str, client: str | None,
+                                 principal: Principal) -> Callable[[str], None]:
         def report(reason: str) -> None:
             self.gateway.refuse_answers(params.name, params.arguments, session_id=session, client=client,
-                                        origin="client", reason=reason)
+                                        origin="client", reason=reason, principal=principal)
         return report
 
     def _respond(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                 outcome: Any) -> CallToolResult | InputRequiredResult:
+                 outcome: Any, principal: Principal) -> CallToolResult | InputRequiredResult:
         """An outcome as the client gets it (a handshake client's questions are pushed by the caller instead)."""
         if isinstance(outcome, Completed):
             return outcome.result
@@ -207,9 +246,9 @@ class Front:
             # 2026-era client: relay the upstream's questions (shown safely), and remember, once, that this
             # exact call was already allowed
             requests = {k: _safe_request(r) for k, r in (outcome.result.input_requests or {}).items()}
-            state = self.rounds.issue("allowed", session=session, tool=params.name, arguments=params.arguments,
-                                      version=version, asked=list(requests), schemas=_schemas(requests),
-                                      upstream=outcome.result.request_state)
+            state = self.rounds.issue("allowed", principal=principal.name, session=session, tool=params.name,
+                                      arguments=params.arguments, version=version, asked=list(requests),
+                                      schemas=_schemas(requests), upstream=outcome.result.request_state)
             return outcome.result.model_copy(update={"input_requests": requests, "request_state": state})
         assert isinstance(outcome, NeedsInput)
         if not can_elicit(ctx):
@@ -218,8 +257,8 @@ class Front:
         return InputRequiredResult(
             input_requests={wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
                 message=q.message, requested_schema=q.requested_schema)) for q in outcome.questions},
-            request_state=self.rounds.issue("ask", session=session, tool=params.name, arguments=params.arguments,
-                                            version=version, asked=keys))
+            request_state=self.rounds.issue("ask", principal=principal.name, session=session, tool=params.name,
+                                            arguments=params.arguments, version=version, asked=keys))
 
     def _needs_holding(self, name: str) -> bool:
         """Only calls to handshake-era upstreams may push questions mid-call."""
@@ -230,27 +269,28 @@ class Front:
         return up is not None and up.client is not None and not up.modern
 
     async def _await_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                          call: HeldCall) -> CallToolResult | InputRequiredResult:
+                          call: HeldCall, principal: Principal) -> CallToolResult | InputRequiredResult:
         event = await self.held.next_event(call)
         if isinstance(event, PendingQuestion):
             request = _safe_request(ElicitRequest(params=event.params))
             return InputRequiredResult(
                 input_requests={event.key: request},
-                request_state=self.rounds.issue("hold", session=session, tool=params.name,
-                                                arguments=params.arguments, version=self.gateway.guard.version,
-                                                asked=[event.key], schemas=_schemas({event.key: request}),
-                                                hold=call.id))
-        return self._respond(ctx, params, session, event)
+                request_state=self.rounds.issue("hold", principal=principal.name, session=session,
+                                                tool=params.name, arguments=params.arguments,
+                                                version=self.gateway.guard.version, asked=[event.key],
+                                                schemas=_schemas({event.key: request}), hold=call.id))
+        return self._respond(ctx, params, session, event, principal)
 
     async def _resume_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                           state: dict[str, Any], responses: dict[str, Any]) -> CallToolResult | InputRequiredResult:
+                           state: dict[str, Any], responses: dict[str, Any],
+                           principal: Principal) -> CallToolResult | InputRequiredResult:
         call = self.held.calls.get(str(state.get("hold")))
         if call is None or call.name != params.name or call.session != session:
             return error_result("sentinel: the held call this answer belongs to has ended; call the tool again")
         pending = call.pending
         if pending is not None:
             self.held.answer(call, responses.get(pending.key))
-        return await self._await_held(ctx, params, session, call)
+        return await self._await_held(ctx, params, session, call, principal)
 
     def _end_held(self, state: dict[str, Any]) -> None:
         """A held call whose answer was refused: its upstream gets "cancel" instead of waiting for a timeout."""
@@ -289,7 +329,7 @@ class Front:
     @staticmethod
     def _blocked(outcome: NeedsInput) -> CallToolResult:
         qs = [{"key": q.key, "question": q.message, "answer_schema": q.requested_schema} for q in outcome.questions]
-        text = (f"Sentinel is waiting for the user: {outcome.reason}\nAsk the user: "
+        text = (f"Sentinel is waiting for the user: {safe_text(outcome.reason)}\nAsk the user: "
                 + " | ".join(q.message for q in outcome.questions)
                 + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again.")
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
@@ -299,19 +339,21 @@ class Front:
     # ------------------------------------------------------------------ resources and prompts
     async def list_resources(self, ctx: ServerRequestContext,
                              params: PaginatedRequestParams | None) -> ListResourcesResult:
-        items = [r for _, r in self.gateway.manager.catalog.resources.values()]
+        who = self.principal(ctx)
+        items = [r for up, r in self.gateway.manager.catalog.resources.values() if who.may_use(up)]
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourcesResult(resources=items[start:end], next_cursor=cursor)
 
     async def list_resource_templates(self, ctx: ServerRequestContext,
                                       params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
-        items = [t for _, _, t in self.gateway.manager.catalog.templates]
+        who = self.principal(ctx)
+        items = [t for _, up, t in self.gateway.manager.catalog.templates if who.may_use(up)]
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourceTemplatesResult(resource_templates=items[start:end], next_cursor=cursor)
 
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
         name = self.gateway.manager.catalog.route_resource(params.uri)
-        if name is None:
+        if name is None or not self.principal(ctx).may_use(name):
             raise MCPError(code=INVALID_PARAMS, message=f"resource not found: {params.uri}")
         try:
             return await self.gateway.manager.upstreams[name].read_resource(params.uri)
@@ -319,13 +361,14 @@ class Front:
             raise MCPError(code=-32603, message=str(e)) from None
 
     async def list_prompts(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListPromptsResult:
-        items = [r.exposed for r in self.gateway.manager.catalog.prompts.values()]
+        who = self.principal(ctx)
+        items = [r.exposed for r in self.gateway.manager.catalog.prompts.values() if who.may_use(r.upstream)]
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListPromptsResult(prompts=items[start:end], next_cursor=cursor)
 
     async def get_prompt(self, ctx: ServerRequestContext, params: GetPromptRequestParams) -> GetPromptResult:
         route = self.gateway.manager.catalog.prompts.get(params.name)
-        if route is None:
+        if route is None or not self.principal(ctx).may_use(route.upstream):
             raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {params.name}")
         try:
             return await self.gateway.manager.upstreams[route.upstream].get_prompt(route.prompt, params.arguments)
@@ -341,6 +384,13 @@ def _page(params: PaginatedRequestParams | None, total: int, size: int) -> tuple
         raise MCPError(code=INVALID_PARAMS, message=f"invalid cursor {cursor!r}") from None
     end = min(total, start + size)
     return start, end, (str(end) if end < total else None)
+
+
+def _purpose(ctx: ServerRequestContext) -> str | None:
+    """Why the client makes the call, if it says (``_meta["sentinel/purpose"]``): consents are per purpose."""
+    meta = ctx.meta if isinstance(ctx.meta, dict) else {}
+    value = meta.get(PURPOSE_META)
+    return value[:80] if isinstance(value, str) and value.strip() else None
 
 
 def _safe_request(request: Any) -> Any:

@@ -6,10 +6,10 @@ With every ``InputRequiredResult`` Sentinel issues a sealed state of one kind:
 - ``allowed``: the call was allowed and its upstream asks for input; the retry carries the upstream's answers;
 - ``hold``: a held upstream call waits for the answer to a question it pushed.
 
-Each state is bound to the conversation, the tool, the argument digest, the policy version and the keys it
-asked, expires, and is used once (its nonce). Answers (``inputResponses``) count only together with such a
-state, from a 2026-era client that declared elicitation, for exactly the keys that state asked. Anything
-else is refused with the reason, and the caller audits it.
+Each state is bound to the principal it was issued to, the conversation, the tool, the argument digest, the
+policy version and the keys it asked, expires, and is used once (its nonce). Answers (``inputResponses``)
+count only together with such a state, from a 2026-era client that declared elicitation, for exactly the
+keys that state asked. Anything else is refused with the reason, and the caller audits it.
 """
 
 from __future__ import annotations
@@ -52,15 +52,17 @@ class InputRounds:
     def __init__(self, seal: RequestStateSeal) -> None:
         self.seal = seal
 
-    def issue(self, kind: str, *, session: str, tool: str, arguments: Any, version: str, asked: list[str],
-              schemas: dict[str, Any] | None = None, **extra: Any) -> str:
+    def issue(self, kind: str, *, principal: str, session: str, tool: str, arguments: Any, version: str,
+              asked: list[str], schemas: dict[str, Any] | None = None, **extra: Any) -> str:
         """A sealed state for one round; ``schemas`` are those of relayed (upstream) questions."""
-        return self.seal.seal({"kind": kind, "session": session, "tool": tool, "version": version,
+        return self.seal.seal({"kind": kind, "principal": principal, "session": session, "tool": tool,
+                               "version": version,
                                "digest": argument_digest(arguments if isinstance(arguments, dict) else None),
                                "asked": list(asked), "schemas": schemas or {}, **extra})
 
-    def accept(self, *, modern: bool, can_elicit: bool, session: str, tool: str, arguments: Any, version: str,
-               responses: dict[str, Any] | None, request_state: str | None) -> Retry | RefusedRetry:
+    def accept(self, *, modern: bool, can_elicit: bool, principal: str, session: str, tool: str, arguments: Any,
+               version: str, responses: dict[str, Any] | None,
+               request_state: str | None) -> Retry | RefusedRetry:
         if not responses:
             return Retry()  # a state without answers grants nothing: the call is decided afresh
         if not modern:
@@ -76,7 +78,7 @@ class InputRounds:
                   "issue, or one that was altered or has expired"
             return RefusedRetry(f"the answers came {why}; an answer counts only with the state of the question "
                                 f"it answers{AGAIN}")
-        problem = self._binding_problem(state, session, tool, arguments, version)
+        problem = self._binding_problem(state, principal, session, tool, arguments, version)
         if problem:
             return RefusedRetry(problem + AGAIN)
         asked = [str(k) for k in state.get("asked") or []]
@@ -102,10 +104,12 @@ class InputRounds:
         return Retry(str(kind), state, theirs=dict(responses))
 
     @staticmethod
-    def _binding_problem(state: dict[str, Any], session: str, tool: str, arguments: Any,
+    def _binding_problem(state: dict[str, Any], principal: str, session: str, tool: str, arguments: Any,
                          version: str) -> str | None:
         if state.get("kind") not in ("ask", "allowed", "hold"):
             return "the request state is not one Sentinel issues for answers"
+        if state.get("principal") != principal:
+            return "the request state was issued to another caller"  # never says whose
         if state.get("session") != session:
             return "the request state belongs to another conversation"
         if state.get("tool") != tool:

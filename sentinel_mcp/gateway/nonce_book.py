@@ -55,3 +55,14 @@ class MemoryNonceBook:
             if expires_at >= now:
                 break
             del self._open[nonce]
+
+
+class NoNonceBook:
+    """For a seal that is carried back many times and never used up (a conversation's sealed id): nothing is
+    written, and ``consume`` grants nothing, so such a seal can never stand in for a single-use one."""
+
+    def issue(self, nonce: str, expires_at: float) -> None:
+        return None
+
+    def consume(self, nonce: str) -> bool:
+        return False

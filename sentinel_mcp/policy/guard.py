@@ -121,6 +121,14 @@ class PolicyGuard:
     def version(self) -> str:
         return self.rulebases.current.version if self.rulebases.loaded else "unloaded"
 
+    def governed_names(self) -> set[str]:
+        """The tool names the loaded rulebase speaks of (guards, bindings, read-only declarations, effects):
+        no other server's tool may be exposed under one of them."""
+        if not self.rulebases.loaded:
+            return set()
+        info = self.rulebases.current.info
+        return {*info.guards, *info.read_only, *info.effects, *(b.tool for b in info.bindings)}
+
     def is_read_only(self, name: str) -> bool:
         if self.rulebases.loaded and name in self.rulebases.current.info.read_only:
             return True
@@ -142,8 +150,9 @@ class PolicyGuard:
                         how_to_unblock=["tell the user: the policy file has an error (above); once it is fixed, "
                                         "Sentinel reloads it and calls are decided again"])
         rb = self.rulebases.current
-        if not rb.info.guards_tool(call.name):
-            if call.name in rb.info.read_only:
+        # rules bind to the tool's identity (server + its own name), never to the name that exposes it
+        if not rb.info.guards_tool(call.identity):
+            if call.identity in rb.info.read_only:
                 return Allow(reason=f"{call.name} is declared read-only by the rulebase")
             return await self.default.decide(call)
         try:
@@ -210,8 +219,8 @@ class PolicyGuard:
         limit = rb.info.inference_limit(self.inference_limit)
 
         async def one_pass() -> dict[str, Any]:
-            return await self.engine.decide(rb.module, mod, time.time(), call.name, call.arguments, call.digest,
-                                            rb.version, limit)
+            return await self.engine.decide(rb.module, mod, time.time(), call.identity, call.arguments,
+                                            call.digest, rb.version, limit)
 
         deadline = time.monotonic() + self.settings.guard_timeout * 0.8
         return await self.solver.solve(one_pass, rb, call.session_id, depth=call.depth, deadline=deadline)
@@ -225,7 +234,9 @@ class PolicyGuard:
             return
         if kind not in ("ask", "confirm") or answer.action != "accept":
             return  # a cancelled or declined question establishes nothing
-        if kind == "confirm" and (question.meta.get("tool") != call.name or question.meta.get("digest") != call.digest):
+        # a confirmation names the tool by its identity (what rules bind to), whatever name exposed it
+        if kind == "confirm" and (question.meta.get("tool") != call.identity
+                                  or question.meta.get("digest") != call.digest):
             raise AnswerRefused("this confirmation was asked for another call")
         await self.store_answer(call.session_id, question, answer)
 
@@ -265,19 +276,20 @@ class PolicyGuard:
             return
         rb = self.rulebases.current
         await self.knowledge.ensure(call.session_id, rb)
-        await self.knowledge.invalidate(call.session_id, f"'$confirmed'({_q(call.name)}, {_q(call.digest)}, _, _)")
+        await self.knowledge.invalidate(call.session_id,
+                                        f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _)")
         if result.is_error:
             return
-        if self.is_read_only(call.name) and any(b.tool == call.name for b in rb.info.bindings):
-            await self.solver.store_result(rb, call.session_id, call.name, call.arguments, result)
-        if call.name in rb.info.effects or any(e.endswith("*") for e in rb.info.effects):
-            actions = await self.engine.effect_actions(rb.module, self.knowledge.module(call.session_id), call.name,
-                                                       call.arguments, time.time())
+        if self.is_read_only(call.identity) and any(b.tool == call.identity for b in rb.info.bindings):
+            await self.solver.store_result(rb, call.session_id, call.identity, call.arguments, result)
+        if call.identity in rb.info.effects or any(e.endswith("*") for e in rb.info.effects):
+            actions = await self.engine.effect_actions(rb.module, self.knowledge.module(call.session_id),
+                                                       call.identity, call.arguments, time.time())
             for pattern in actions["invalidate"]:
                 await self.knowledge.invalidate(call.session_id, pattern, rb)
             # what the write did, as an observed fact of this session (e.g. "reservation R was cancelled")
             await self.knowledge.add([await self.knowledge.fact_of_text(call.session_id, text, "observed",
-                                                                        source_tool=call.name,
+                                                                        source_tool=call.identity,
                                                                         source_digest=call.digest)
                                       for text in actions["establish"]])
 
@@ -300,7 +312,7 @@ def _missing_text(m: dict[str, Any]) -> str:
     what = str(m.get("fact", "")).split("(", 1)[0].replace("_", " ") or "a fact"
     args = ", ".join(f"{k} {v}" for k, v in (m.get("arguments") or {}).items())
     return (f"Sentinel could not find out the {what} it needs: {m['tool']}"
-            f"{' for ' + args if args else ''} failed ({m.get('error') or 'not fetched'})")
+            f"{' for ' + args if args else ''} did not tell ({m.get('error') or 'not fetched'})")
 
 
 def unmet_of(result: SolverResult, violations: list[dict[str, Any]] | None = None) -> list[str]:

@@ -4,32 +4,32 @@ Tools: ``sentinel_query``, ``sentinel_facts``, ``sentinel_bind``, ``sentinel_ans
 ``sentinel_policy_search`` (cited passages of the rulebase's policy documents), and the caller's memory:
 ``memory_store``, ``memory_search``, ``memory_recent`` (per principal, with a lifetime; see ``search/``).
 Resources: ``sentinel://facts`` (the summary of the default session) and ``sentinel://rulebase``.
-The policy guard comes from ``ctx.services["guard"]``; the caller's session from the call's ``_meta``.
+The policy guard comes from ``ctx.services["guard"]``; the caller's session and principal from the call's
+``_meta`` (set by the gateway only).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from sentinel_mcp.gateway.builtin import BuiltinContext
-import time
-
-from sentinel_mcp.gateway.call_meta import _meta_of, session_of
+from sentinel_mcp.gateway.call_meta import principal_of, session_of
+from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.policy.policy_service import PolicyService
 from sentinel_mcp.policy.questions import AnswerRefused
 from sentinel_mcp.search.search_service import MemoryRefused
 
-PRINCIPAL_KEY = "sentinel/principal"  # set by the gateway once callers have principals (issue 12)
-
 
 def principal_of_call(ctx: Any) -> str:
-    """Whose memory a call reads and writes: the principal the gateway names in ``_meta`` (never one the
-    client claims: the gateway sets these keys), else the local owner."""
-    return str(_meta_of(ctx).get(PRINCIPAL_KEY) or "local")
+    """Whose memory a call reads and writes: the principal the gateway established for the caller and named in
+    the built-in call's ``_meta`` (a client's own ``_meta`` never reaches a built-in); standalone, the owner."""
+    return principal_of(ctx, default=OWNER_NAME)
+
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)

@@ -118,6 +118,10 @@ class PolicyService:
         t = port.find_tool(tool) if port is not None else None
         ann = t.annotations if t else None
         server, _, own = tool.partition("__")
+        catalog = getattr(getattr(port, "manager", None), "catalog", None)
+        route = catalog.route(tool) if catalog is not None else None
+        if route is not None:  # the tool's identity, whatever prefix exposes it (rules bind to it)
+            server, own = route.upstream, route.tool
         call = ToolCall(name=tool, server=server if own else "", tool=own or tool, arguments=arguments,
                         session_id=session, origin="builtin",
                         read_only=ann.read_only_hint if ann else None,

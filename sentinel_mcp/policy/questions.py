@@ -80,7 +80,7 @@ def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Qu
     if kind == "confirm":
         digest = call.digest if call else "none"
         key = f"sentinel.policy.confirm.{digest}"
-        meta = {"kind": "confirm", "tool": call.name if call else None, "digest": digest, "version": version,
+        meta = {"kind": "confirm", "tool": call.identity if call else None, "digest": digest, "version": version,
                 "from": need.get("from", ["user"])}
         schema, _ = _answer_schema("confirm", None)
         return Question(key=key, message=_shown(need, call), requested_schema=schema, meta=meta)
@@ -105,6 +105,10 @@ def answer_value(question: Question, answer: Answer) -> Any:
     question (strictly, no coercion)."""
     if answer.action != "accept":
         raise AnswerRefused("the question was not answered (declined or cancelled)")
+    allowed = question.meta.get("from") or ["user"]
+    if answer.provenance not in allowed:  # who may answer comes first: an agent never gives the user's answer
+        raise AnswerRefused(f"this question must be answered by: {', '.join(allowed)} "
+                            f"(an answer with provenance {answer.provenance!r} is not accepted)")
     problem = answer_problem(question, answer)
     if problem:
         raise AnswerRefused(f"the answer was not accepted: {problem}")

@@ -3,7 +3,8 @@
 Policy documents are indexed by paragraph (``paragraphs.py``) when the rulebase that declares them loads or
 changes; a hit is a cited passage (document, heading path, line range). Memories (seed 001's agent memory)
 belong to one principal each (a namespace of the same index), expire (a default and a maximum lifetime), are
-capped in size and number, and pass through the audit's redactor before they are stored.
+capped in size and number, and pass through the audit's redactor (``gateway/redactor.py``: card numbers,
+one-time codes, bearer tokens, JWTs, ``password=`` pairs) before they are stored.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
+from sentinel_mcp.gateway.redactor import scrub_text
 from sentinel_mcp.search.embedding import Embedder, HashingEmbedder, embedder_for
 from sentinel_mcp.search.paragraphs import Paragraph
 from sentinel_mcp.search.passage_index import NewPassage, PassageIndex
@@ -21,16 +23,6 @@ from sentinel_mcp.search.settings import SearchSettings
 log = logging.getLogger(__name__)
 POLICY = "policy"
 MAX_TAGS, MAX_TAG_CHARS = 16, 64
-
-
-def _default_redactor() -> Callable[[str], str]:
-    """The audit's redactor (cards, codes, tokens, passwords) once principals and redaction are in the
-    gateway (issue 12); until then, text is stored as given."""
-    try:
-        from sentinel_mcp.gateway.redactor import scrub_text  # type: ignore[import-not-found]
-    except ImportError:
-        return lambda text: text
-    return lambda text: scrub_text(text)
 
 
 class MemoryRefused(ValueError):
@@ -43,7 +35,7 @@ class SearchService:
         self.settings = settings or SearchSettings()
         self.path = Path(path)
         self._embedder = embedder
-        self.redact = redact or _default_redactor()
+        self.redact = redact or scrub_text  # the audit's redactor: what a memory may keep
         self.index: PassageIndex | None = None
         self.problem: str | None = None  # why the configured embedding model is not used
 
@@ -91,6 +83,8 @@ class SearchService:
     # ---------------------------------------------------------------- memory
     @staticmethod
     def _namespace(principal: str) -> str:
+        if not principal:  # every caller has a principal; a memory of nobody's would be everybody's
+            raise MemoryRefused("no principal: memories belong to the caller Sentinel established")
         return f"memory:{principal}"
 
     async def memory_store(self, principal: str, text: str, tags: list[str] | None = None,
@@ -106,12 +100,13 @@ class SearchService:
             raise MemoryRefused(f"at most {MAX_TAGS} tags of at most {MAX_TAG_CHARS} characters each")
         if ttl is not None and not (0 < ttl <= s.memory_max_ttl):
             raise MemoryRefused(f"the lifetime must be between 1 second and {s.memory_max_ttl:.0f} seconds")
-        stored = self.redact(text)
+        stored, stored_tags = self.redact(text), [self.redact(t) for t in tags]
         expires = now + (ttl if ttl is not None else s.memory_ttl)
         await (await self._idx()).add(self._namespace(principal),
-                                      NewPassage(text=stored, source="memory", tags=[self.redact(t) for t in tags],
-                                                 expires_at=expires), keep=s.memory_max_items)
-        return {"stored": stored, "tags": tags, "expires_at": expires, "redacted": stored != text}
+                                      NewPassage(text=stored, source="memory", tags=stored_tags, expires_at=expires),
+                                      keep=s.memory_max_items)
+        return {"stored": stored, "tags": stored_tags, "expires_at": expires,
+                "redacted": stored != text or stored_tags != tags}
 
     async def memory_search(self, principal: str, query: str, k: int = 5) -> list[dict[str, Any]]:
         k = max(1, min(int(k), self.settings.max_results))

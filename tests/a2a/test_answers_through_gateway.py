@@ -22,10 +22,12 @@ from a2a.app import mount_a2a
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.http_app import build_http_app
 from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.identity.http_auth import http_auth_for
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 
 pytestmark = pytest.mark.timeout(120)
 TOOLBOX = str(PROJECT_ROOT / "tests" / "gateway" / "toolbox_server.py")
+PEER = "peer-token-0123456789"  # the peer is a principal Sentinel knows by its token
 
 
 @contextlib.asynccontextmanager
@@ -39,10 +41,12 @@ async def a2a_gateway(tmp_path: Path, answers_provenance: str = "agent") -> Asyn
            "sentinel": {"data_dir": str(tmp_path), "builtins": [],
                         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "airline.pl")],
                         "seeds": {"current_user": "mia_li_3668"},
+                        "principals": [{"name": "peer", "token": PEER}],
                         "a2a": {"name": "answers-test", "answers_provenance": answers_provenance}}}
     config = parse_config(raw, source="<test>", base_dir=tmp_path)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port)
-    mount_a2a(app, holder, config, "127.0.0.1", port)
+    auth = http_auth_for(config)
+    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator)
+    mount_a2a(app, holder, config, "127.0.0.1", port, auth.owner_token)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     try:
@@ -51,7 +55,8 @@ async def a2a_gateway(tmp_path: Path, answers_provenance: str = "agent") -> Asyn
                 serving.result()
             await asyncio.sleep(0.02)
         base = f"http://127.0.0.1:{port}"
-        async with httpx2.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http:
+        headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {PEER}"}
+        async with httpx2.AsyncClient(timeout=60, headers=headers) as http:
             for _ in range(300):
                 if (await http.get(base + "/healthz")).json().get("status") == "ok":
                     break

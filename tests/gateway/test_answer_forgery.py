@@ -16,6 +16,7 @@ from mcp import Client
 from mcp.types import ElicitResult, Implementation
 
 from sentinel_mcp.gateway.audit import read_audit
+from sentinel_mcp.gateway.call_meta import SESSION_KEY as SESSION_META
 from sentinel_mcp.gateway.decision import argument_digest
 from sentinel_mcp.gateway.runtime import running_gateway
 
@@ -49,9 +50,11 @@ async def first_round(c: Client, args: dict[str, Any], tool: str = "tb__write_ma
 
 
 async def answer(c: Client, args: dict[str, Any], responses: dict[str, Any] | None, state: str | None,
-                 tool: str = "tb__write_marker") -> Any:
+                 tool: str = "tb__write_marker", session: str | None = None) -> Any:
+    """``session``: the conversation the client carries (``_meta["sentinel/session"]``); without it, a 2026-era
+    answer continues the conversation its state names."""
     return await c.session.call_tool(tool, args, allow_input_required=True, input_responses=responses,
-                                     request_state=state)
+                                     request_state=state, meta={SESSION_META: session} if session else None)
 
 
 async def refused_rows(rt: Any) -> list[dict[str, Any]]:
@@ -110,12 +113,13 @@ async def test_minted_and_forged_answers_are_refused_and_audited(data_dir: Path)
             attempts.append(({"sentinel.confirm.0000000000000000": YES}, genuine.request_state, "not asked"))
             attempts.append(({key: YES, "sentinel.policy.confirm.x": YES}, genuine.request_state, "not asked"))
             attempts.append(({key: YES, "upstream.held.1": YES}, genuine.request_state, "not asked"))
-            # a genuine state of another conversation (another client)
+            # a genuine state of another conversation (another client), used by a client in its own conversation
             theirs = await first_round(other, args)
+            mine = (genuine.meta or {})[SESSION_META]  # the conversation c's questions were asked in
             attempts.append(({key: YES}, theirs.request_state, "another conversation"))
 
             for responses, state, why in attempts:
-                r = await answer(c, args, responses, state)
+                r = await answer(c, args, responses, state, session=mine if state == theirs.request_state else None)
                 assert not is_input_required(r) and r.is_error, (state, r)
                 assert why in text(r) and "not accepted" in text(r), (why, text(r))
             assert not marker.exists()

@@ -132,3 +132,41 @@ def test_sealed_state_is_bound_signed_and_single_use() -> None:
     assert seal.open(token[:-2]) is None and seal.open("sentinel2.") is None and seal.open(None) is None
     expired = RequestStateSeal(max_age=-1)
     assert expired.open(expired.seal({"kind": "ask"})) is None
+
+
+def test_a_request_state_is_bound_to_its_principal_too() -> None:
+    from mcp.types import ElicitResult
+
+    from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, Retry
+
+    rounds = InputRounds(RequestStateSeal(max_age=60))
+    args = {"path": "/tmp/x"}
+    state = rounds.issue("ask", principal="alice", session="alice/conv-1", tool="tb__w", arguments=args,
+                         version="v1", asked=["sentinel.confirm.x"])
+    yes = {"sentinel.confirm.x": ElicitResult(action="accept", content={"approve": True})}
+
+    def accept(principal: str, session: str = "alice/conv-1") -> Retry | RefusedRetry:
+        return rounds.accept(modern=True, can_elicit=True, principal=principal, session=session, tool="tb__w",
+                             arguments=args, version="v1", responses=yes, request_state=state)
+
+    for who in ("bob", "Alice", "alice ", "", "owner"):  # any other caller, even with the same session named
+        refused = accept(who)
+        assert isinstance(refused, RefusedRetry) and "issued to another caller" in refused.reason, who
+        assert "alice" not in refused.reason  # never says whose
+    assert isinstance(accept("alice", "alice/conv-2"), RefusedRetry)  # its principal, another conversation
+    # none of the refusals used the state up: its own caller's answer counts, once
+    ok = accept("alice")
+    assert isinstance(ok, Retry) and ok.kind == "ask" and ok.ours["confirm.x"].content == {"approve": True}
+    again = accept("alice")
+    assert isinstance(again, RefusedRetry) and "already used" in again.reason
+
+
+def test_a_reusable_seal_never_stands_in_for_a_single_use_one() -> None:
+    from sentinel_mcp.gateway.nonce_book import NoNonceBook
+
+    seal = RequestStateSeal(max_age=60, nonces=NoNonceBook())
+    token = seal.seal({"session": "alice/conv-1", "principal": "alice"})
+    payload = seal.open(token)
+    assert payload is not None and seal.open(token) is not None  # carried back many times
+    assert not seal.consume(payload)  # but it grants nothing single-use
+    assert RequestStateSeal(max_age=60).open(token) is None  # and no other seal's key opens it

@@ -16,6 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult, Implementation
 
+from sentinel_mcp.gateway.call_meta import SESSION_KEY as SESSION_META
 from sentinel_mcp.gateway.decision import argument_digest
 
 from ..conftest import free_port, stop_process, wait_http
@@ -23,12 +24,13 @@ from .helpers import TOOLBOX
 
 pytestmark = pytest.mark.timeout(120)
 YES = ElicitResult(action="accept", content={"approve": True})
+TOKEN = "answers-test-owner-token-0123456789"  # Sentinel's HTTP front wants the owner's (or a principal's) token
 
 
 def write_config(tmp_path: Path) -> Path:
     cfg = tmp_path / "sentinel.json"
     cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-                               "sentinel": {"data_dir": str(tmp_path / "state")}}))
+                               "sentinel": {"data_dir": str(tmp_path / "state"), "http": {"token": TOKEN}}}))
     return cfg
 
 
@@ -54,8 +56,9 @@ def connect(transport: str, tmp_path: Path, url: str | None, mode: str, callback
                                        args=["-m", "sentinel_mcp", "-c", str(write_config(tmp_path)), "serve"])
         return Client(params, mode=mode, elicitation_callback=callback, client_info=info)
     assert url is not None
-    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(timeout=30)), mode=mode,
-                  elicitation_callback=callback, client_info=info)
+    http = httpx2.AsyncClient(timeout=30, headers={"Authorization": f"Bearer {TOKEN}"})
+    return Client(streamable_http_client(url, http_client=http), mode=mode, elicitation_callback=callback,
+                  client_info=info)
 
 
 def text(r: Any) -> str:
@@ -109,10 +112,12 @@ async def test_2026_era_answers(transport: str, tmp_path: Path, request: pytest.
                                       input_responses={key: ElicitResult(action="accept", content={"approve": "yes"})})
         assert r.is_error and "expected a boolean" in text(r), text(r)
         first = await ask(c)
-        if url is not None:  # another conversation (another client) cannot use this state
+        if url is not None:  # another conversation (another client, in its own) cannot use this state
             async with connect(transport, tmp_path, url, "auto", yes, name="another-client") as other:
+                own = (await ask(other)).meta[SESSION_META]  # the other client's conversation, carried back
                 r = await other.session.call_tool("tb__write_marker", args, allow_input_required=True,
-                                                  input_responses={key: YES}, request_state=first.request_state)
+                                                  input_responses={key: YES}, request_state=first.request_state,
+                                                  meta={SESSION_META: own})
                 assert r.is_error and "another conversation" in text(r), text(r)
         assert not marker.exists()
         ok = await c.session.call_tool("tb__write_marker", args, allow_input_required=True,

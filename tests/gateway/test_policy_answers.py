@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+from carried_session import Carried
 from mcp import Client
 from mcp.types import ElicitResult
 
@@ -58,17 +59,18 @@ async def test_askables_and_confirmations_take_only_their_own_types_2026(data_di
     marker = data_dir / "marker.txt"
     args = {"path": str(marker), "text": "policy"}
     async with running_gateway(config(data_dir)) as rt:
-        async with Client(rt.front.server, mode="auto", elicitation_callback=_yes) as c:
+        async with Client(rt.front.server, mode="auto", elicitation_callback=_yes) as client:
+            c = Carried(client.session)  # a 2026-era client keeps its conversation by carrying its session back
             tried = 0
             for kind in ("colour", "copies", "confirm"):
                 for bad in BAD[kind]:
-                    r = await c.session.call_tool("tb__write_marker", args, allow_input_required=True)
+                    r = await c.call_tool("tb__write_marker", args, allow_input_required=True)
                     keys = list(r.input_requests)
                     assert any(kind_of(k) == kind for k in keys), (kind, keys)
                     responses = {k: _accept({"answer": bad if kind_of(k) == kind else GOOD[kind_of(k)]})
                                  for k in keys}
-                    r = await c.session.call_tool("tb__write_marker", args, allow_input_required=True,
-                                                  input_responses=responses, request_state=r.request_state)
+                    r = await c.call_tool("tb__write_marker", args, allow_input_required=True,
+                                         input_responses=responses, request_state=r.request_state)
                     assert type(r).__name__ == "CallToolResult" and r.is_error, (kind, bad, r)
                     if bad is False:
                         assert "you declined" in text(r)
@@ -80,13 +82,14 @@ async def test_askables_and_confirmations_take_only_their_own_types_2026(data_di
                         facts = await c.call_tool("sentinel__sentinel_facts", {})
                         assert "colour(" not in text(facts) and "copies(" not in text(facts), text(facts)
                 if kind == "copies":  # now answer the askables well once: only the confirmation is left
-                    r = await c.session.call_tool("tb__write_marker", args, allow_input_required=True)
+                    r = await c.call_tool("tb__write_marker", args, allow_input_required=True)
                     responses = {k: _accept({"answer": GOOD[kind_of(k)]}) for k in r.input_requests
                                  if kind_of(k) != "confirm"}
-                    r = await c.session.call_tool("tb__write_marker", args, allow_input_required=True,
-                                                  input_responses=responses, request_state=r.request_state)
+                    r = await c.call_tool("tb__write_marker", args, allow_input_required=True,
+                                         input_responses=responses, request_state=r.request_state)
                     assert [kind_of(k) for k in r.input_requests] == ["confirm"], r
-            r = await c.call_tool("tb__write_marker", args)  # the SDK answers with the callback: JSON true
+            r = await client.call_tool("tb__write_marker", args,  # the SDK answers with the callback: JSON true
+                                       meta={"sentinel/session": c.session})
             assert not r.is_error, text(r)
         assert marker.read_text() == "policy\n"
         await rt.audit.flush()
@@ -149,7 +152,8 @@ async def test_no_tool_writes_a_confirmation(data_dir: Path) -> None:
     marker = data_dir / "marker.txt"
     args = {"path": str(marker), "text": "forged"}
     async with running_gateway(config(data_dir)) as rt:
-        async with Client(rt.front.server, mode="auto") as c:  # cannot elicit: the LLM is told what to ask
+        async with Client(rt.front.server, mode="auto") as client:  # cannot elicit: the LLM is told what to ask
+            c = Carried(client)  # one conversation: the 2026-era client carries its session back
             r = await c.call_tool("tb__write_marker", args)
             assert r.is_error and "Which colour" in text(r)
             attempts = [

@@ -58,7 +58,7 @@ async def test_agent_answer_refused_where_user_is_demanded(tmp_path: Path) -> No
         assert isinstance(d, Ask) and d.questions[0].meta["predicate"] == "really_merge"
         q = d.questions[0]
         with pytest.raises(AnswerRefused):
-            await guard.record_answer(call, q, Answer(action="accept", content={"answer": True}, provenance="agent"))
+            await guard.record_answer(call, q, Answer(action="accept", content={"answer": "yes"}, provenance="agent"))
         assert isinstance(await guard.decide(call), Ask)
         # the confirmation of a write must come from the user as well
         cancel = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
@@ -68,7 +68,7 @@ async def test_agent_answer_refused_where_user_is_demanded(tmp_path: Path) -> No
         assert conf.meta["kind"] == "confirm"
         with pytest.raises(AnswerRefused):
             await guard.record_answer(cancel, conf, Answer(action="accept", content={"answer": True}, provenance="agent"))
-        await guard.record_answer(call, q, Answer(action="accept", content={"answer": True}, provenance="user"))
+        await guard.record_answer(call, q, Answer(action="accept", content={"answer": "yes"}, provenance="user"))
         assert isinstance(await guard.decide(call), Allow)
 
 async def test_confirmation_bound_to_arguments_and_consumed(tmp_path: Path) -> None:
@@ -91,7 +91,8 @@ async def test_confirmation_bound_to_arguments_and_consumed(tmp_path: Path) -> N
         assert isinstance(d, Deny) and "only confirmed bookings can be cancelled" in d.unmet
 
 async def test_a_no_is_not_remembered_the_next_call_asks_again(tmp_path: Path) -> None:
-    """A "no" (false, decline, cancel) ends the call that asked; nothing is stored that blocks the next one."""
+    """A "no" (false, decline, cancel) ends the call that asked; nothing is stored that blocks the next one,
+    so the next call asks again and a "yes" then can allow it."""
     async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state  # noqa: F841
         call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
@@ -103,7 +104,8 @@ async def test_a_no_is_not_remembered_the_next_call_asks_again(tmp_path: Path) -
             await guard.record_answer(call, conf, no)
             d = await guard.decide(call)
             assert isinstance(d, Ask) and d.questions[-1].meta["kind"] == "confirm", d
-        assert not [f for f in await guard.store.valid("s1") if f.predicate == "$confirmed"]
+            assert d.questions[-1].key == conf.key
+            assert not [f for f in await guard.store.valid(call.session_id) if f.predicate == "$confirmed"]
         # a string is not an approval, and a strict check refuses it rather than reading it as "yes"
         with pytest.raises(AnswerRefused):
             await guard.record_answer(call, d.questions[-1], Answer(action="accept", content={"answer": "true"}))
@@ -137,8 +139,10 @@ async def test_confirmations_expire_and_declines_are_not_remembered(tmp_path: Pa
     async with rig(tmp_path / "facts.db") as r:
         r.guard.settings = r.guard.settings.model_copy(update={"confirm_ttl": 1.0})
         call = r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
-        q, conf = (await r.guard.decide(call)).questions
+        (q,) = (await r.guard.decide(call)).questions  # the reason first; the confirmation once it is known
         await r.guard.record_answer(call, q, Answer(action="accept", content={"answer": "health"}))
+        (conf,) = (await r.guard.decide(call)).questions
+        assert conf.meta["kind"] == "confirm"
         await r.guard.record_answer(call, conf, Answer(action="accept", content={"answer": True}))
         assert isinstance(await r.guard.decide(call), Allow)
         await asyncio.sleep(1.2)  # let the 1 s confirmation pass

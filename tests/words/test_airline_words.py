@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from words_rig import DONT_KNOW, AnsweringUser, airline_gateway, data_of, text_of
+from words_rig import DONT_KNOW, PROFILE, AnsweringUser, airline_gateway, data_of, text_of
 
 from examples.airline.database import AirlineDatabase
 
@@ -137,7 +137,8 @@ async def test_a_booking_confirmation_shows_insurance_and_total(tmp_path: Path, 
 
 async def test_a_no_reads_you_declined_and_nothing_is_booked(tmp_path: Path) -> None:
     user = AnsweringUser([("Book this reservation?", False)])
-    async with airline_gateway(tmp_path, "mia_li_3668", user) as c:
+    # the owner consented to profile reads beforehand (the profile is personal: issue 12's consent gate)
+    async with airline_gateway(tmp_path, "mia_li_3668", user, consents=(PROFILE,)) as c:
         r = await c.call_tool("airline__book_reservation", _booking())
         assert r.is_error and "you declined" in text_of(r), text_of(r)
         assert "cannot be allowed" not in text_of(r)
@@ -206,7 +207,7 @@ async def test_baggage_rules_hold_against_an_api_that_accepts_everything(tmp_pat
 
 async def test_payment_rules_hold_against_an_api_that_accepts_everything(tmp_path: Path) -> None:
     user = AnsweringUser([("Change the flights", True), ("Book this reservation?", True)])
-    async with airline_gateway(tmp_path, "sofia_kim_7287", user) as c:
+    async with airline_gateway(tmp_path, "sofia_kim_7287", user, consents=(PROFILE,)) as c:
         # a cabin change alone is paid with a card too, never a certificate
         r = await c.call_tool("airline__update_reservation_flights", {
             "reservation_id": "OBUT9V", "cabin": "business", "payment_id": "certificate_8544743",

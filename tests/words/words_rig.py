@@ -10,10 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+from carried_session import Carried
 from mcp import Client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.config import parse_config
+from sentinel_mcp.gateway.consents import ConsentBook
+from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.gateway.runtime import running_gateway
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 
@@ -69,12 +72,25 @@ class AnsweringUser:
 DONT_KNOW = object()
 
 
+PROFILE = "traveller profile"  # the kind of personal data the airline's get_user_details reads
+
+
 @contextlib.asynccontextmanager
 async def airline_gateway(tmp: Path, user: str | None, answers: AnsweringUser, *, mode: str = "auto",
-                          permissive: bool = True) -> AsyncIterator[Client]:
-    async with running_gateway(airline_config(tmp, user, permissive=permissive)) as rt:
+                          permissive: bool = True, consents: tuple[str, ...] = ()) -> AsyncIterator[Carried]:
+    """One conversation of the local owner; ``consents``: kinds of personal data the owner granted beforehand
+    (as ``sentinel-mcp consent grant`` does), so reading them asks nothing."""
+    config = airline_config(tmp, user, permissive=permissive)
+    if consents:
+        book = ConsentBook(config.store_path.parent / "consents.db")
+        try:
+            for kind in consents:
+                book.grant(OWNER_NAME, kind, by="cli")
+        finally:
+            book.close()
+    async with running_gateway(config) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=answers) as client:
-            yield client
+            yield Carried(client)  # a 2026-era client stays in its conversation by carrying its session back
 
 
 def text_of(result: Any) -> str:
