@@ -25,10 +25,9 @@ sys.path.insert(0, str(ROOT))
 from sentinel_mcp.paths import RULEBASES_DIR  # noqa: E402
 from sentinel_mcp.policy.checker import coverage  # noqa: E402
 from sentinel_mcp.policy.engine import shared_engine  # noqa: E402
-from sentinel_mcp.search import index_sql  # noqa: E402
 from sentinel_mcp.search.embedding import HashingEmbedder, embedder_for  # noqa: E402
 from sentinel_mcp.search.paragraphs import normalize, split_markdown  # noqa: E402
-from sentinel_mcp.search.passage_index import NewPassage, PassageIndex, fts_query  # noqa: E402
+from sentinel_mcp.search.passage_index import NewPassage, PassageIndex  # noqa: E402
 
 POLICY = ROOT / "examples" / "airline" / "data" / "policy.md"
 QUESTIONS = ROOT / "benchmarks" / "data" / "airline_policy_questions.json"
@@ -46,16 +45,9 @@ async def recall(idx: PassageIndex, paras, questions, how: str) -> float:  # noq
         if how == "fused":
             got = await idx.search("policy", item["q"], 3)
             lines = [(h.line_start, h.line_end) for h in got]
-        elif how == "words":
-            q = fts_query(item["q"])
-            async with idx.db.execute(index_sql.WORDS, (q, "policy", time.time(), 3)) as cur:
-                ids = [r[0] for r in await cur.fetchall()]
+        else:  # one list alone: bm25 over the words (as searches prune them), or the vectors
+            ids = await (idx.words_ranked if how == "words" else idx.vector_ranked)("policy", item["q"], 3)
             lines = [(h.line_start, h.line_end) for h in await idx._fetch(ids)]
-        else:
-            ids, mat = await idx._matrix("policy", time.time())
-            qv = idx.embedder.embed([item["q"]])[0]
-            top = [int(ids[j]) for j in (mat @ qv).argsort()[::-1][:3]]
-            lines = [(h.line_start, h.line_end) for h in await idx._fetch(top)]
         hits += bool(wanted & set(lines))
     return hits / len(questions)
 

@@ -46,6 +46,8 @@ class Embedder(Protocol):
 
 
 class HashingEmbedder:
+    cheap = True  # a text's vector costs microseconds: a query is embedded inline, not in a thread
+
     def __init__(self, dim: int = 1024) -> None:
         self.dim = dim
         self.name = f"hashing-{dim}"
