@@ -6,17 +6,18 @@ import json
 import logging
 import time
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from mcp.types import (
     CallToolResult,
+    CreateMessageRequest,
     ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitResult,
+    ErrorData,
     InputRequiredResult,
+    ListRootsRequest,
     TextContent,
     Tool,
 )
@@ -40,6 +41,8 @@ from sentinel_mcp.gateway.decision import (
     ToolCall,
     argument_digest,
 )
+from sentinel_mcp.gateway.own_results import sentinel_result
+from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
 from sentinel_mcp.gateway.redactor import redact_record, sensitive_fields_of
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
@@ -68,9 +71,9 @@ class UpstreamNeedsInput(BaseModel):
     call: ToolCall
 
 
-def error_result(text: str, **structured: Any) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
-                          structured_content={"sentinel": structured} if structured else None)
+def error_result(text: str, **info: Any) -> CallToolResult:
+    """Sentinel's own error result (details in ``_meta``, never in ``structuredContent``)."""
+    return sentinel_result(text, **info)
 
 
 class Gateway:
@@ -87,6 +90,7 @@ class Gateway:
         self.principals: dict[str, Principal] = {p.name: p for p in (OWNER, ANONYMOUS, INTERNAL)}
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
+        self.observers: list[Callable[[AuditEntry], None]] = []
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:
@@ -147,6 +151,10 @@ class Gateway:
                                                   how_to_unblock=["call the tool again; the user is asked afresh"]))
 
     # ------------------------------------------------------------------ the pipeline
+    @traced(lambda self, name, *a, origin="client", **k: "sentinel.fetch" if origin == "solver" else "sentinel.call",
+            lambda self, name, *a, session_id, origin="client", client=None, **k: {
+                "sentinel.tool": name, "sentinel.origin": origin, "sentinel.session": session_id,
+                "sentinel.client": client})
     async def execute(
         self,
         name: str,
@@ -174,9 +182,11 @@ class Gateway:
         def audit(decision: str, outcome: str, **kw: Any) -> None:
             # one redactor for every record: secrets never reach the log, allowed or denied
             record = redact_record({**base, **kw}, sensitive)
-            self.audit.record(AuditEntry(**record, decision=decision, outcome=outcome,
-                                         policy_version=self.guard.version,
-                                         latency_ms=(time.perf_counter() - started) * 1000))
+            entry = AuditEntry(**record, decision=decision, outcome=outcome, policy_version=self.guard.version,
+                               latency_ms=(time.perf_counter() - started) * 1000)
+            self.audit.record(entry)
+            for observe in self.observers:  # metrics, traces: what the audit log records, as it is recorded
+                observe(entry)
 
         # the policy's own fetches name tools by identity (what rules bind to); everyone else by exposed name
         catalog = self.manager.catalog
@@ -276,6 +286,8 @@ class Gateway:
             return
         await self.guard.record_answer(call, question, answer)
 
+    @traced("sentinel.guard", lambda self, call, answers, tool: {"sentinel.tool": call.name,
+                                                                    "sentinel.answers": len(answers)})
     async def _decide(self, call: ToolCall, answers: dict[str, Answer], tool: Tool) -> Decision:
         """Ask the guard (and the consent gate); feed it the answers it asked for, and ask again (bounded).
         Errors deny."""
@@ -328,14 +340,21 @@ class Gateway:
 
     @staticmethod
     async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | str | None:
-        """The user's replies to an upstream's questions; or why there are none (None: cannot be relayed)."""
+        """A 2026-era upstream's input requests asked of a handshake-era client: the replies, or why there are
+        none (a refusal's message; None when one cannot be relayed at all)."""
         answers: dict[str, Any] = {}
         for key, req in (result.input_requests or {}).items():
-            if not (isinstance(req, ElicitRequest) and isinstance(req.params, ElicitRequestFormParams)):
+            if isinstance(req, ElicitRequest):
+                answer: Any = await link.elicit(req.params)
+            elif isinstance(req, CreateMessageRequest):
+                answer = await link.sample(req.params)
+            elif isinstance(req, ListRootsRequest):
+                answer = await link.list_roots()
+            else:
                 return None
-            answer = await link.elicit(req.params)
-            if not isinstance(answer, ElicitResult):  # no reply, or one that did not fit the question
-                return getattr(answer, "message", None)
+            if isinstance(answer, ErrorData):  # not relayed, or a reply that did not fit the question
+                log.info("input request %s not relayed: %s", key, answer.message)
+                return answer.message
             answers[key] = answer
         return answers
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import aiosqlite
 
-from a2a.protocol import Message, Part, Task, TaskStatus, now_iso
-from a2a.task_store import PendingCall, TaskRecord
+from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
+from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
 
 log = logging.getLogger(__name__)
 
