@@ -12,6 +12,7 @@ import pytest
 from words_rig import DONT_KNOW, PROFILE, AnsweringUser, airline_gateway, data_of, text_of
 
 from examples.airline.database import AirlineDatabase
+from sentinel_mcp.gateway.own_results import sentinel_info
 
 pytestmark = pytest.mark.timeout(120)
 DB = AirlineDatabase.load().db
@@ -155,7 +156,7 @@ async def test_a_denial_lists_every_broken_rule_with_its_policy_sentence(tmp_pat
     async with airline_gateway(tmp_path, "mia_li_3668", user) as c:
         r = await c.call_tool("airline__book_reservation", args)
         text = text_of(r)
-        unmet = r.structured_content["sentinel"]["unmet"]
+        unmet = sentinel_info(r)["unmet"]
     assert r.is_error and not user.asked
     expected = [("one to five passengers", "Each reservation can have at most five passengers."),
                 ("at most one travel certificate", "at most one travel certificate, at most one credit card"),
@@ -179,7 +180,7 @@ async def test_baggage_rules_hold_against_an_api_that_accepts_everything(tmp_pat
         # a certificate pays nothing but a booking; and the second bag is free, so it is not charged
         r = await c.call_tool("airline__update_reservation_baggages", {
             "reservation_id": "OBUT9V", "total_baggages": 2, "nonfree_baggages": 1, "payment_id": "certificate_8544743"})
-        unmet = r.structured_content["sentinel"]["unmet"]
+        unmet = sentinel_info(r)["unmet"]
         assert r.is_error and len(unmet) == 2, unmet
         assert "never a travel certificate" in unmet[0] and "no free bag is charged" in unmet[1]
         # a bag cannot be removed
@@ -218,7 +219,7 @@ async def test_payment_rules_hold_against_an_api_that_accepts_everything(tmp_pat
         args = _booking(user_id="sofia_kim_7287", passengers=BOOK["passengers"][:1], total_baggages=0,
                         nonfree_baggages=0, payment_methods=[{"payment_id": "gift_card_0000000", "amount": 10}])
         r = await c.call_tool("airline__book_reservation", args)
-        unmet = r.structured_content["sentinel"]["unmet"]
+        unmet = sentinel_info(r)["unmet"]
         assert r.is_error and any("already be in the user profile" in u for u in unmet), unmet
         assert any("must add up" in u for u in unmet), unmet
         # a gift card cannot pay more than its balance
