@@ -80,7 +80,8 @@ context(order_of_interest).
 context(order_of_interest, O, ( current_user(U), order_user(O, U) )).
 
 % ---------------------------------------------------------------- askables (only the user can say)
-askable(cancel_reason(O, W), "Why do you want to cancel order ~w?",
+% asked of the authenticated user U (an input of the question): never before the user is known
+askable(cancel_reason(O, U, W), "Why do you want to cancel order ~w?",
         choice(['no longer needed' - "I no longer need it", 'ordered by mistake' - "I ordered it by mistake"]),
         [from([user]),
          unknown('An order can be cancelled only because it is no longer needed or was ordered by mistake; no other reason is accepted.')]).
@@ -100,7 +101,7 @@ cites(refund_timing/2, policy_ref(retail, 'Modify payment › The original payme
 cites(payment_text/3, policy_ref(retail, 'There are three types of payment methods')).
 cites(order_label/2, policy_ref(retail, 'You should not make up any information or knowledge or procedures not provided by the user or the tools')).
 cites(item_pairs_ok/4, policy_ref(retail, 'Product ID and Item ID have no relations and should not be confused!')).
-cites(cancel_reason/2, policy_ref(retail, 'Other reasons are not acceptable.')).
+cites(cancel_reason/3, policy_ref(retail, 'Other reasons are not acceptable.')).
 
 % ---------------------------------------------------------------- derived rules
 own_order(U, O) :- order_user(O, U).
@@ -176,6 +177,10 @@ new_item_text(P, I, T) :-
     findall(Opt-V, product_item_option(P, I, Opt, V), Os), options_text(Os, OT), money_text(Price, PT),
     format(atom(T), '~w (~w) at ~w', [N, OT, PT]).
 
+order_items_text(O, T) :-
+    findall(K, order_item(O, K, _, _, _), Ks0), msort(Ks0, Ks),
+    findall(X, ( member(K, Ks), ordered_item_text(O, K, X) ), Xs), atomic_list_concat(Xs, '; ', T).
+
 % the listed items, each shown once per time it is listed (the first positions of the order holding it)
 listed_items_text(O, Items, T) :-
     msort(Items, Sorted), clumped_counts(Sorted, Counts),
@@ -232,10 +237,10 @@ guard('retail__cancel_pending_order', [order_id = O, reason = R],
                 policy_ref(retail, 'An order can only be cancelled if its status is')),
         require(cancel_reason_listed(R), 'the reason for cancellation must be "no longer needed" or "ordered by mistake"',
                 policy_ref(retail, "either 'no longer needed' or 'ordered by mistake'")),
-        cancel_reason(O, W),
+        cancel_reason(O, U, W),
         require(W == R, 'the reason must be the one the user gave',
                 policy_ref(retail, 'The user needs to confirm the order id and the reason')),
-        order_label(O, OL), findall(I, order_item(O, _, I, _, _), All), listed_items_text(O, All, IT),
+        order_label(O, OL), order_items_text(O, IT),
         answer_label(cancel_reason, R, WL),
         findall(RT, ( order_payment(O, _, payment, A, M), refund_text(U, M, A, RT) ), RTs),
         atomic_list_concat(RTs, '; ', RefundT),
