@@ -12,6 +12,8 @@ policy_document(retail, 'examples/retail/data/policy.md').
 % know it) their name and zip code. A user id the agent passes proves nothing by itself ("even when the user
 % already provides the user id"). Each answer is the user's own (from([user])) and holds for the whole
 % conversation, so there is one user per conversation: a second email is never asked for.
+% (Its predicates are named for the store, customer_*, since the rulebases of one config share one module:
+% airline.pl's current_user/1 and user_payment/3 are other predicates.)
 askable(account_email(E), "What is the email address of your account?", text,
         [from([user]), unknown(as(none))]).
 askable(account_first_name(F), "What is the first name on your account?", text, [from([user])]).
@@ -24,7 +26,7 @@ binding(user_id_by_name_zip(F, L, Z, U),
         tool('retail__find_user_id_by_name_zip', [first_name = F, last_name = L, zip = Z]),
         extract([U = '/result']), [ttl(session)]).
 
-current_user(U) :-
+authenticated_user(U) :-
     account_email(E),
     (   E \== none
     ->  user_id_by_email(E, U)
@@ -32,18 +34,18 @@ current_user(U) :-
     ).
 
 % ---------------------------------------------------------------- bindings (read-only tools)
-binding(user_payment(U, Id, Source), tool('retail__get_user_details', [user_id = U]),
+binding(customer_payment(U, Id, Source), tool('retail__get_user_details', [user_id = U]),
         extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300)]).
-binding(user_gift_balance(U, Id, B), tool('retail__get_user_details', [user_id = U]),
+binding(customer_gift_balance(U, Id, B), tool('retail__get_user_details', [user_id = U]),
         extract([Id = key('/payment_methods/*'), B = '/payment_methods/*/balance']), [ttl(300)]).
-binding(user_card(U, Id, Brand, Last4), tool('retail__get_user_details', [user_id = U]),
+binding(customer_card(U, Id, Brand, Last4), tool('retail__get_user_details', [user_id = U]),
         extract([Id = key('/payment_methods/*'), Brand = '/payment_methods/*/brand',
                  Last4 = '/payment_methods/*/last_four']), [ttl(300)]).
-binding(user_order(U, O), tool('retail__get_user_details', [user_id = U]),
+binding(customer_order(U, O), tool('retail__get_user_details', [user_id = U]),
         extract([O = '/orders/*']), [ttl(300)]).
-binding(user_name(U, F, L), tool('retail__get_user_details', [user_id = U]),
+binding(customer_name(U, F, L), tool('retail__get_user_details', [user_id = U]),
         extract([F = '/name/first_name', L = '/name/last_name']), [ttl(300)]).
-binding(user_address(U, A1, A2, City, State, Country, Zip), tool('retail__get_user_details', [user_id = U]),
+binding(customer_address(U, A1, A2, City, State, Country, Zip), tool('retail__get_user_details', [user_id = U]),
         extract([A1 = '/address/address1', A2 = '/address/address2', City = '/address/city',
                  State = '/address/state', Country = '/address/country', Zip = '/address/zip']), [ttl(300)]).
 
@@ -77,7 +79,7 @@ binding(product_item_option(P, I, Opt, V), tool('retail__get_product_details', [
 
 % ---------------------------------------------------------------- the order in focus
 context(order_of_interest).
-context(order_of_interest, O, ( current_user(U), order_user(O, U) )).
+context(order_of_interest, O, ( authenticated_user(U), order_user(O, U) )).
 
 % ---------------------------------------------------------------- askables (only the user can say)
 % asked of the authenticated user U (an input of the question): never before the user is known
@@ -98,7 +100,7 @@ cites(pending/1, policy_ref(retail, 'Generally, you can only take action on pend
 cites(delivered/1, policy_ref(retail, 'return or exchange delivered orders')).
 cites(refund_timing/2, policy_ref(retail, 'Cancel pending order › the total will be refunded via the original payment method immediately if it is gift card')).
 cites(refund_timing/2, policy_ref(retail, 'Modify payment › The original payment method will be refunded immediately if it is a gift card')).
-cites(payment_text/3, policy_ref(retail, 'There are three types of payment methods')).
+cites(payment_method_text/3, policy_ref(retail, 'There are three types of payment methods')).
 cites(order_label/2, policy_ref(retail, 'You should not make up any information or knowledge or procedures not provided by the user or the tools')).
 cites(item_pairs_ok/4, policy_ref(retail, 'Product ID and Item ID have no relations and should not be confused!')).
 cites(cancel_reason/3, policy_ref(retail, 'Other reasons are not acceptable.')).
@@ -114,10 +116,10 @@ delivered(O) :- order_status(O, delivered), \+ order_changed(O, _).
 cancel_reason_listed('no longer needed').
 cancel_reason_listed('ordered by mistake').
 
-payment_in_profile(U, P) :- atom(P), user_payment(U, P, _).
+customer_owns_payment(U, P) :- atom(P), customer_payment(U, P, _).
 
 % A gift card pays at most its balance; the other methods have none here.
-covers(U, P, Amount) :- ( user_payment(U, P, gift_card) -> user_gift_balance(U, P, B), Amount =< B ; true ).
+gift_card_covers(U, P, Amount) :- ( customer_payment(U, P, gift_card) -> customer_gift_balance(U, P, B), Amount =< B ; true ).
 
 % the order's payment (the first payment of its history) and what it paid
 original_payment(O, Method, Amount) :-
@@ -150,18 +152,18 @@ pair_difference(O, Old, New, D) :-
 money_text(X, T) :- format(atom(T), '$~2f', [X]).
 
 % "Mastercard card ending 9212", "gift card 7091239", "PayPal account 5727330"
-payment_text(U, Id, T) :-
-    (   user_card(U, Id, Brand, Last4) -> humanized(Brand, B), format(atom(T), '~w card ending ~w', [B, Last4])
-    ;   user_payment(U, Id, gift_card) -> number_of(Id, N), format(atom(T), 'gift card ~w', [N])
-    ;   user_payment(U, Id, paypal) -> number_of(Id, N), format(atom(T), 'PayPal account ~w', [N])
+payment_method_text(U, Id, T) :-
+    (   customer_card(U, Id, Brand, Last4) -> humanized(Brand, B), format(atom(T), '~w card ending ~w', [B, Last4])
+    ;   customer_payment(U, Id, gift_card) -> id_number(Id, N), format(atom(T), 'gift card ~w', [N])
+    ;   customer_payment(U, Id, paypal) -> id_number(Id, N), format(atom(T), 'PayPal account ~w', [N])
     ;   T = Id
     ).
-number_of(Id, N) :- atomic_list_concat(Parts, '_', Id), last(Parts, N).
+id_number(Id, N) :- atomic_list_concat(Parts, '_', Id), last(Parts, N).
 
 refund_timing(gift_card, 'at once') :- !.
 refund_timing(_, 'within 5 to 7 business days').
 refund_text(U, Method, Amount, T) :-
-    payment_text(U, Method, PT), ( user_payment(U, Method, S) -> true ; S = unknown ), refund_timing(S, When),
+    payment_method_text(U, Method, PT), ( customer_payment(U, Method, S) -> true ; S = unknown ), refund_timing(S, When),
     money_text(Amount, A), format(atom(T), '~w to ~w, ~w', [A, PT, When]).
 
 options_text(Pairs, T) :-
@@ -204,7 +206,7 @@ changes_text(O, Olds, News, T) :-
     atomic_list_concat(Xs, '; ', T).
 
 difference_text(U, P, D, T) :-
-    payment_text(U, P, PT),
+    payment_method_text(U, P, PT),
     (   D > 0 -> money_text(D, A), format(atom(T), '~w charged to ~w', [A, PT])
     ;   D < 0 -> A0 is -D, money_text(A0, A), format(atom(T), '~w refunded to ~w', [A, PT])
     ;   T = 'none (same price)'
@@ -229,7 +231,7 @@ cites(order_label/2, policy_ref(retail, 'The status of an order can be')).
 
 % ---------------------------------------------------------------- guards of the write tools
 guard('retail__cancel_pending_order', [order_id = O, reason = R],
-      ( require(current_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
+      ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(own_order(U, O), 'the order must belong to the authenticated user: one user per conversation',
                 policy_ref(retail, 'You can only help one user per conversation')),
@@ -248,7 +250,7 @@ guard('retail__cancel_pending_order', [order_id = O, reason = R],
 
 guard('retail__modify_pending_order_address',
       [order_id = O, address1 = A1, address2 = A2, city = City, state = State, country = Country, zip = Zip],
-      ( require(current_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
+      ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(own_order(U, O), 'the order must belong to the authenticated user: one user per conversation',
                 policy_ref(retail, 'You can only help one user per conversation')),
@@ -260,27 +262,27 @@ guard('retail__modify_pending_order_address',
                         ['Order' = OL, 'Shipping address now' = OldT, 'New shipping address' = NewT]) )).
 
 guard('retail__modify_pending_order_payment', [order_id = O, payment_method_id = P],
-      ( require(current_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
+      ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(own_order(U, O), 'the order must belong to the authenticated user: one user per conversation',
                 policy_ref(retail, 'You can only help one user per conversation')),
         require(pending(O), 'only a pending order can be modified (not one that is processed, delivered, cancelled, or whose items were modified)',
                 policy_ref(retail, 'An order can only be modified if its status is')),
-        require(payment_in_profile(U, P), 'the new payment method must be one of the user\'s own',
+        require(customer_owns_payment(U, P), 'the new payment method must be one of the user\'s own',
                 policy_ref(retail, 'The user can only choose a single payment method different from the original payment method.')),
         require(( payments_of(O, [_]), original_payment(O, Old, _) ), 'the order must have been paid with a single payment method to change it',
                 policy_ref(retail, 'The user can only choose a single payment method')),
         require(( original_payment(O, Old, _), P \== Old ), 'the new payment method must differ from the original one',
                 policy_ref(retail, 'different from the original payment method')),
-        require(( original_payment(O, _, Amount), covers(U, P, Amount) ), 'the gift card balance does not cover the order total',
+        require(( original_payment(O, _, Amount), gift_card_covers(U, P, Amount) ), 'the gift card balance does not cover the order total',
                 policy_ref(retail, 'it must have enough balance to cover the total amount')),
-        order_label(O, OL), payment_text(U, P, PT), money_text(Amount, AT), format(atom(PayT), '~w from ~w', [AT, PT]),
+        order_label(O, OL), payment_method_text(U, P, PT), money_text(Amount, AT), format(atom(PayT), '~w from ~w', [AT, PT]),
         refund_text(U, Old, Amount, RefundT),
         confirmed_items('Change the payment method of this order?',
                         ['Order' = OL, 'Paid now' = PayT, 'Refund of the original payment' = RefundT]) )).
 
 guard('retail__modify_pending_order_items', [order_id = O, item_ids = Olds, new_item_ids = News, payment_method_id = P],
-      ( require(current_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
+      ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(own_order(U, O), 'the order must belong to the authenticated user: one user per conversation',
                 policy_ref(retail, 'You can only help one user per conversation')),
@@ -292,9 +294,9 @@ guard('retail__modify_pending_order_items', [order_id = O, item_ids = Olds, new_
                 policy_ref(retail, 'Modify items › each item can be modified to an available new item')),
         require(item_pairs_ok(O, Olds, News, Diff), 'each new item must be an available item of the same product with other options (no change of product type)',
                 policy_ref(retail, 'each item can be modified to an available new item of the same product but of different product option')),
-        require(payment_in_profile(U, P), 'the price difference is paid or refunded with one of the user\'s own payment methods',
+        require(customer_owns_payment(U, P), 'the price difference is paid or refunded with one of the user\'s own payment methods',
                 policy_ref(retail, 'Modify items › The user must provide a payment method to pay or receive refund of the price difference.')),
-        require(covers(U, P, Diff), 'the gift card balance does not cover the price difference',
+        require(gift_card_covers(U, P, Diff), 'the gift card balance does not cover the price difference',
                 policy_ref(retail, 'Modify items › If the user provides a gift card, it must have enough balance to cover the price difference.')),
         order_label(O, OL), changes_text(O, Olds, News, CT), difference_text(U, P, Diff, DT),
         confirmed_items('Modify the items of this order?',
@@ -302,7 +304,7 @@ guard('retail__modify_pending_order_items', [order_id = O, item_ids = Olds, new_
                          'Only once' = 'items can be modified only once: this must be every item you want to change, and the order cannot be modified or cancelled afterwards']) )).
 
 guard('retail__return_delivered_order_items', [order_id = O, item_ids = Items, payment_method_id = P],
-      ( require(current_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
+      ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(own_order(U, O), 'the order must belong to the authenticated user: one user per conversation',
                 policy_ref(retail, 'You can only help one user per conversation')),
@@ -310,11 +312,11 @@ guard('retail__return_delivered_order_items', [order_id = O, item_ids = Items, p
                 policy_ref(retail, 'An order can only be returned if its status is')),
         require(items_in_order(O, Items), 'every item to return must be in the order (as many times as it is listed)',
                 policy_ref(retail, 'The user needs to confirm the order id and the list of items to be returned.')),
-        require(payment_in_profile(U, P), 'the refund goes to one of the user\'s own payment methods',
+        require(customer_owns_payment(U, P), 'the refund goes to one of the user\'s own payment methods',
                 policy_ref(retail, 'The user needs to provide a payment method to receive the refund.')),
-        require(( original_payment(O, P, _) ; user_payment(U, P, gift_card) ), 'the refund must go to the original payment method or an existing gift card',
+        require(( original_payment(O, P, _) ; customer_payment(U, P, gift_card) ), 'the refund must go to the original payment method or an existing gift card',
                 policy_ref(retail, 'The refund must either go to the original payment method, or an existing gift card.')),
-        order_label(O, OL), listed_items_text(O, Items, IT), items_price(O, Items, Total), payment_text(U, P, PT),
+        order_label(O, OL), listed_items_text(O, Items, IT), items_price(O, Items, Total), payment_method_text(U, P, PT),
         after_return_text(ThenT),
         money_text(Total, TT), format(atom(RefundT), '~w to ~w', [TT, PT]),
         confirmed_items('Return these items?',
@@ -322,7 +324,7 @@ guard('retail__return_delivered_order_items', [order_id = O, item_ids = Items, p
                          'Then' = ThenT]) )).
 
 guard('retail__exchange_delivered_order_items', [order_id = O, item_ids = Olds, new_item_ids = News, payment_method_id = P],
-      ( require(current_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
+      ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(own_order(U, O), 'the order must belong to the authenticated user: one user per conversation',
                 policy_ref(retail, 'You can only help one user per conversation')),
@@ -334,9 +336,9 @@ guard('retail__exchange_delivered_order_items', [order_id = O, item_ids = Olds, 
                 policy_ref(retail, 'each item can be exchanged to an available new item')),
         require(item_pairs_ok(O, Olds, News, Diff), 'each new item must be an available item of the same product with other options (no change of product type)',
                 policy_ref(retail, 'each item can be exchanged to an available new item of the same product but of different product option')),
-        require(payment_in_profile(U, P), 'the price difference is paid or refunded with one of the user\'s own payment methods',
+        require(customer_owns_payment(U, P), 'the price difference is paid or refunded with one of the user\'s own payment methods',
                 policy_ref(retail, 'Exchange delivered order › The user must provide a payment method to pay or receive refund of the price difference.')),
-        require(covers(U, P, Diff), 'the gift card balance does not cover the price difference',
+        require(gift_card_covers(U, P, Diff), 'the gift card balance does not cover the price difference',
                 policy_ref(retail, 'Exchange delivered order › If the user provides a gift card, it must have enough balance to cover the price difference.')),
         order_label(O, OL), changes_text(O, Olds, News, CT), difference_text(U, P, Diff, DT), after_exchange_text(ThenT),
         confirmed_items('Exchange these items?',
@@ -346,12 +348,12 @@ guard('retail__exchange_delivered_order_items', [order_id = O, item_ids = Olds, 
 
 guard('retail__modify_user_address',
       [user_id = V, address1 = A1, address2 = A2, city = City, state = State, country = Country, zip = Zip],
-      ( require(current_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
+      ( require(authenticated_user(U), 'the user must be authenticated first: their user id located by their email, or by their name and zip code',
                 policy_ref(retail, 'you have to authenticate the user identity by locating their user id via email, or via name + zip code')),
         require(V == U, 'only the authenticated user\'s own default address can be changed: one user per conversation',
                 policy_ref(retail, 'must deny any requests for tasks related to any other user')),
-        user_name(V, F, L), format(atom(Who), '~w ~w (~w)', [F, L, V]),
-        user_address(U, B1, B2, BC, BS, BCo, BZ), address_text(B1, B2, BC, BS, BCo, BZ, OldT),
+        customer_name(V, F, L), format(atom(Who), '~w ~w (~w)', [F, L, V]),
+        customer_address(U, B1, B2, BC, BS, BCo, BZ), address_text(B1, B2, BC, BS, BCo, BZ, OldT),
         address_text(A1, A2, City, State, Country, Zip, NewT),
         confirmed_items('Change your default address?',
                         ['Account' = Who, 'Default address now' = OldT, 'New default address' = NewT]) )).
@@ -363,16 +365,16 @@ guard('retail__transfer_to_human_agents', [], true).
 
 % ---------------------------------------------------------------- effects of writes
 effect('retail__cancel_pending_order', [order_id = O],
-       [invalidate(order_status(O, _)), invalidate(order_payment(O, _, _, _, _)), invalidate(user_gift_balance(_, _, _))]).
+       [invalidate(order_status(O, _)), invalidate(order_payment(O, _, _, _, _)), invalidate(customer_gift_balance(_, _, _))]).
 effect('retail__modify_pending_order_address', [order_id = O], [invalidate(order_address(O, _, _, _, _, _, _))]).
 effect('retail__modify_pending_order_payment', [order_id = O],
-       [invalidate(order_payment(O, _, _, _, _)), invalidate(user_gift_balance(_, _, _))]).
+       [invalidate(order_payment(O, _, _, _, _)), invalidate(customer_gift_balance(_, _, _))]).
 effect('retail__modify_pending_order_items', [order_id = O],
        [establish(order_changed(O, items_modified)), invalidate(order_status(O, _)), invalidate(order_item(O, _, _, _, _)),
         invalidate(order_item_option(O, _, _, _)), invalidate(order_payment(O, _, _, _, _)),
-        invalidate(user_gift_balance(_, _, _))]).
+        invalidate(customer_gift_balance(_, _, _))]).
 effect('retail__return_delivered_order_items', [order_id = O],
        [establish(order_changed(O, return_requested)), invalidate(order_status(O, _))]).
 effect('retail__exchange_delivered_order_items', [order_id = O],
        [establish(order_changed(O, exchange_requested)), invalidate(order_status(O, _))]).
-effect('retail__modify_user_address', [user_id = U], [invalidate(user_address(U, _, _, _, _, _, _))]).
+effect('retail__modify_user_address', [user_id = U], [invalidate(customer_address(U, _, _, _, _, _, _))]).
