@@ -18,6 +18,7 @@ from sentinel_mcp.search.paragraphs import Paragraph, normalize, split_markdown
 
 log = logging.getLogger(__name__)
 QUOTE_LIMIT = 400
+SECTION_MARK = "\u203a"  # 'Section › fragment': the fragment as it stands under that section
 
 
 @dataclass(frozen=True)
@@ -71,24 +72,30 @@ class PolicyDocuments:
         self.paragraphs[name] = split_markdown(text, name)
 
     # ---------------------------------------------------------------- citations
+    def _holding(self, document: str, anchor: str) -> list[tuple[int, Paragraph, str]]:
+        """(index, paragraph, normalized fragment) of every paragraph that holds an anchor; an anchor
+        ``'Section › fragment'`` only counts paragraphs under a heading whose path names that section (for a
+        sentence the policy repeats word for word in several sections)."""
+        section, _, fragment = anchor.rpartition(SECTION_MARK)
+        wanted, where = normalize(fragment), normalize(section)
+        if not wanted:
+            return []
+        return [(i, p, wanted) for i, p in enumerate(self.paragraphs.get(document, []))
+                if wanted in normalize(p.text) and (not where or where in normalize(p.heading_text))]
+
     def cite(self, document: str, anchor: str) -> Citation | None:
         """The sentence an anchor names (first paragraph that holds it), or None."""
-        wanted = normalize(anchor)
-        if not wanted:
-            return None
-        for i, p in enumerate(self.paragraphs.get(document, [])):
-            if wanted in normalize(p.text):
-                sentence = next((s for s in p.sentences if wanted in normalize(s)), p.text)
-                if sentence.endswith(":"):  # it introduces a list: the list is what it says
-                    sentence = p.text
-                return Citation(document, str(self.paths[document]), p.heading_text, _cut(sentence), p.line_start,
-                                p.line_end, i)
+        for i, p, wanted in self._holding(document, anchor)[:1]:
+            sentence = next((s for s in p.sentences if wanted in normalize(s)), p.text)
+            if sentence.endswith(":"):  # it introduces a list: the list is what it says
+                sentence = p.text
+            return Citation(document, str(self.paths[document]), p.heading_text, _cut(sentence), p.line_start,
+                            p.line_end, i)
         return None
 
     def matches(self, document: str, anchor: str) -> int:
         """In how many paragraphs an anchor occurs (the checker warns when it is more than one)."""
-        wanted = normalize(anchor)
-        return sum(1 for p in self.paragraphs.get(document, []) if wanted and wanted in normalize(p.text))
+        return len(self._holding(document, anchor))
 
     def quote_violations(self, violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Broken rules as shown: each reason followed by the policy sentence it cites."""
@@ -123,11 +130,9 @@ class PolicyDocuments:
     def coverage(self, citations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """Per document: how many of its paragraphs some citation resolves to, and which ones none does."""
         cited: dict[str, set[int]] = {name: set() for name in self.paragraphs}
-        for c in citations:  # a sentence the policy repeats is cited wherever it stands
-            wanted = normalize(c["anchor"])
-            for i, p in enumerate(self.paragraphs.get(c["document"], [])):
-                if wanted and wanted in normalize(p.text):
-                    cited[c["document"]].add(i)
+        for c in citations:  # a sentence the policy repeats is cited wherever it stands (in its section)
+            for i, _, _ in self._holding(c["document"], c["anchor"]):
+                cited.setdefault(c["document"], set()).add(i)
         out = {}
         for name, paras in self.paragraphs.items():
             out[name] = {"paragraphs": len(paras), "cited": len(cited[name]),

@@ -104,7 +104,7 @@ prove(require(G, Why, Ref), Tree) :- !,
     ;   % a requirement that failed only for want of a fact or an answer is pending, not unmet;
         % after an assumption it may fail only because of the assumed (unknown) values: tentative
         aggregate_all(count, need(_), N1),
-        (   N1 =\= N0 -> true
+        (   N1 =\= N0 -> taint_vars(G)  % what it would have established is unknown, as an assumed fact's values
         ;   cur(assumed, true) -> record_unmet(tentative(cited(Why, Ref)))
         ;   record_unmet(cited(Why, Ref)), ( D =:= 0 -> mark_denied ; true )
         ),
