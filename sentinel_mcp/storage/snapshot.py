@@ -1,0 +1,56 @@
+"""Read a database that a running gateway holds exclusively (``sentinel-mcp audit``, ``facts``).
+
+A gateway keeps its files in exclusive locking mode (no mmapped ``-shm``; see ``sqlite.py``), so another
+process cannot open them while it runs. A reader then copies the file and its WAL and reads the copy: WAL
+frames carry checksums, so a copy taken mid-write only lacks the last, incomplete commit. The copy is
+checked and taken again if it is not consistent.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+
+@contextmanager
+def read_connection(path: Path, attempts: int = 3) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to ``path``, or to a consistent copy of it when a gateway holds it."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+        conn.execute("PRAGMA mmap_size=0")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as e:
+        if "locked" not in str(e) and "busy" not in str(e):
+            raise
+    else:
+        try:
+            yield conn
+        finally:
+            conn.close()
+        return
+    last: Exception | None = None
+    for _ in range(attempts):
+        with tempfile.TemporaryDirectory(prefix="sentinel-read-") as tmp:
+            copy = Path(tmp) / path.name
+            shutil.copyfile(path, copy)
+            wal = path.with_name(path.name + "-wal")
+            if wal.exists():
+                shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+            conn = sqlite3.connect(copy, timeout=1)
+            try:
+                ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            except sqlite3.DatabaseError as e:
+                ok, last = False, e
+            if not ok:
+                conn.close()
+                continue
+            try:
+                yield conn
+            finally:
+                conn.close()
+            return
+    raise sqlite3.OperationalError(f"could not read a consistent copy of {path}: {last or 'inconsistent'}")
