@@ -27,7 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_config_show)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
-    p = sub.add_parser("audit", help="show the audit log")
+    p = sub.add_parser("audit", help="show the audit log; `audit verify` checks its hash chain")
+    p.add_argument("what", nargs="?", choices=["verify"],
+                   help="verify: check that no row was changed, removed or inserted (exit 1 at the first broken row)")
     p.add_argument("--tail", type=int, default=20, metavar="N", help="the newest N entries (default 20)")
     p.add_argument("--session", help="only this session")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
@@ -81,6 +83,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from sentinel_mcp.gateway.audit import read_audit
 
     config = load_config(args.config)
+    if args.what == "verify":
+        return _verify(config.store_path)
     rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session))
     if args.json:
         for r in rows:
@@ -96,6 +100,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
         reason = (r.get("reason") or r.get("error") or "").replace("\n", " ")[:70]
         print(f"{ts}  {r['session'][:14]:14} {r['tool'][:38]:38} {r['decision']:8} {r['outcome']:14} {ms:>7}  {reason}")
     return 0
+
+
+def _verify(path: Path) -> int:
+    from sentinel_mcp.gateway.audit_chain import verify_file
+
+    report = verify_file(path)
+    if report.ok:
+        print(f"audit log {path}: {report.rows} rows in {report.chains} chain(s), chain intact")
+        return 0
+    print(f"audit log {path}: BROKEN: {report.problem}"
+          + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else ""))
+    return 1
 
 
 def cmd_call(args: argparse.Namespace) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any
 
 import anyio
@@ -14,7 +13,8 @@ from mcp.types import CallToolResult, ElicitRequest, ElicitRequestFormParams, In
 from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
-from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
+from sentinel_mcp.gateway.audit import AuditLog
+from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.call_meta import call_meta
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, ToolCall
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
@@ -25,6 +25,7 @@ from sentinel_mcp.gateway.upstream import (
     UpstreamUnavailable,
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,7 @@ class Gateway:
         self.audit = audit
         self.manager = manager
         self.guard = guard
+        self.records = RecordsGate()
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
 
@@ -96,48 +98,78 @@ class Gateway:
         upstream_state: str | None = None,
         preapproved_digest: str | None = None,
     ) -> InvokeOutcome | UpstreamNeedsInput:
-        started = time.perf_counter()
-        base = dict(session=session_id, client=client, origin=origin, tool=name)
+        rec = CallRecord(self.audit, self.guard.version, session=session_id, client=client, origin=origin, tool=name)
+        problem = await self.records.problem()  # a store that cannot be written refuses everything (fail closed)
+        if problem is not None:
+            return Refused(reason=problem)
+        try:
+            return await self._run(rec, name, arguments, answers=answers, depth=depth, progress=progress, link=link,
+                                   upstream_input=upstream_input, upstream_state=upstream_state,
+                                   preapproved_digest=preapproved_digest)
+        except StorageError as e:  # the decision could not be recorded: nothing was forwarded
+            return Refused(reason=storage_refusal(e), decision_id=rec.decision_id)
 
-        def audit(decision: str, outcome: str, **kw: Any) -> None:
-            self.audit.record(AuditEntry(**base, decision=decision, outcome=outcome,
-                                         policy_version=self.guard.version,
-                                         latency_ms=(time.perf_counter() - started) * 1000, **kw))
-
+    async def _run(self, rec: CallRecord, name: str, arguments: Any, *, answers: dict[str, Answer] | None,
+                   depth: int, progress: ProgressFn | None, link: CallerLink | None,
+                   upstream_input: dict[str, Any] | None, upstream_state: str | None,
+                   preapproved_digest: str | None) -> InvokeOutcome | UpstreamNeedsInput:
+        session_id, client, origin = rec.base["session"], rec.base["client"], rec.base["origin"]
         route = self.manager.catalog.tools.get(name)
         if route is None:
-            audit("error", "unknown_tool", error="unknown tool")
-            return Refused(reason=self._unknown_tool_message(name))
+            await rec.final("error", "unknown_tool", error="unknown tool")
+            return Refused(reason=self._unknown_tool_message(name), decision_id=rec.decision_id)
         problem = self._check_arguments(route.exposed, arguments)
         if problem is not None:
-            audit("error", "bad_arguments", upstream=route.upstream, error=problem)
-            return Refused(reason=problem)
+            await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem)
+            return Refused(reason=problem, decision_id=rec.decision_id)
         up = self.manager.upstreams[route.upstream]
         ann = route.exposed.annotations
         call = ToolCall(name=name, server=route.upstream, tool=route.tool, arguments=arguments or {},
                         session_id=session_id, client=client, origin=origin, depth=depth,
                         read_only=ann.read_only_hint if ann else None,
                         destructive=ann.destructive_hint if ann else None)
-        base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
+        rec.base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
         if depth > MAX_DEPTH:
-            audit("deny", "denied", reason="nesting too deep")
-            return Refused(reason=f"{name}: calls nested deeper than {MAX_DEPTH} levels are refused")
+            await rec.final("deny", "denied", reason="nesting too deep")
+            return Refused(reason=f"{name}: calls nested deeper than {MAX_DEPTH} levels are refused",
+                           decision_id=rec.decision_id)
 
         if preapproved_digest is not None and preapproved_digest == call.digest:
             decision: Decision = Allow(reason="continuation of a call already allowed")
         else:
             decision = await self._decide(call, answers or {})
         if isinstance(decision, Deny):
-            audit("deny", "denied", reason=decision.reason, proof=_proof_of(decision))
-            return Refused(reason=decision.reason, decision=decision)
+            await rec.final("deny", "denied", reason=decision.reason, proof=_proof_of(decision))
+            return Refused(reason=decision.reason, decision=decision, decision_id=rec.decision_id)
         if isinstance(decision, Ask):
-            audit("ask", "asked", reason=decision.reason,
-                  proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet})
-            return NeedsInput(reason=decision.reason, questions=decision.questions)
+            await rec.final("ask", "asked", reason=decision.reason,
+                            proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet})
+            return NeedsInput(reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id)
 
-        meta = call_meta(session_id, client, origin) if isinstance(up.target, BuiltinTarget) else None
+        await rec.decided(reason=decision.reason, proof=_proof_of(decision))  # on disk before the call leaves
+        return await self._forward(rec, call, up, decision, link=link, progress=progress,
+                                   upstream_input=upstream_input, upstream_state=upstream_state)
+
+    async def _forward(self, rec: CallRecord, call: ToolCall, up: Any, decision: Decision, *,
+                       link: CallerLink | None, progress: ProgressFn | None,
+                       upstream_input: dict[str, Any] | None,
+                       upstream_state: str | None) -> InvokeOutcome | UpstreamNeedsInput:
+        name = call.name
+
+        async def done(outcome: str, result: CallToolResult, **kw: Any) -> Completed:
+            """The outcome on disk before the answer leaves; if it cannot be, the answer says so."""
+            try:
+                await rec.finished(outcome, reason=decision.reason, **kw)
+            except StorageError as e:
+                return Completed(result=rec.stamp(error_result(
+                    f"{name} ran, but Sentinel could not record its outcome, so the result is withheld: {e}",
+                    error="audit_unavailable")))
+            return Completed(result=rec.stamp(result))
+
+        meta = call_meta(rec.base["session"], rec.base["client"], rec.base["origin"]) \
+            if isinstance(up.target, BuiltinTarget) else None
         try:
-            result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
+            result = await up.call_tool(call.tool, call.arguments, link=link, progress=progress,
                                         input_responses=upstream_input, request_state=upstream_state, meta=meta)
             rounds = 0
             while isinstance(result, InputRequiredResult) and link is not None and getattr(link, "can_push", False):
@@ -146,24 +178,29 @@ class Gateway:
                     raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
                 responses = await self._answer_upstream_push(link, result)
                 if responses is None:
-                    audit("allow", "tool_error", reason=decision.reason, proof=_proof_of(decision),
-                          error="upstream input request cannot be relayed")
-                    return Completed(result=error_result(f"{name}: the upstream asked for input that Sentinel "
-                                                         "cannot relay to this client"))
-                result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
+                    return await done("tool_error", error_result(
+                        f"{name}: the upstream asked for input that Sentinel cannot relay to this client"),
+                        proof=_proof_of(decision), error="upstream input request cannot be relayed")
+                result = await up.call_tool(call.tool, call.arguments, link=link, progress=progress,
                                             input_responses=responses, request_state=result.request_state, meta=meta)
         except UpstreamUnavailable as e:
-            audit("allow", "upstream_error", reason=decision.reason, error=str(e))
-            return Completed(result=error_result(str(e), error="upstream_unavailable", upstream=up.name))
+            return await done("upstream_error", error_result(str(e), error="upstream_unavailable", upstream=up.name),
+                              error=str(e))
         except UpstreamCallError as e:
-            audit("allow", "timeout" if e.timeout else "upstream_error", reason=decision.reason, error=str(e))
-            return Completed(result=error_result(str(e), error="timeout" if e.timeout else "upstream_error",
-                                                 upstream=up.name))
+            kind = "timeout" if e.timeout else "upstream_error"
+            return await done(kind, error_result(str(e), error=kind, upstream=up.name), error=str(e))
         except anyio.get_cancelled_exc_class():
-            audit("allow", "cancelled", reason=decision.reason, error="cancelled by the caller")
+            with anyio.CancelScope(shield=True):
+                try:
+                    await rec.finished("cancelled", reason=decision.reason, error="cancelled by the caller")
+                except StorageError:
+                    pass  # the decision row stays, with outcome "forwarded": the record says it never finished
             raise
         if isinstance(result, InputRequiredResult):
-            audit("allow", "asked", reason="upstream asks for input", proof=_proof_of(decision))
+            try:
+                await rec.finished("asked", reason="upstream asks for input", proof=_proof_of(decision))
+            except StorageError as e:
+                return Completed(result=error_result(storage_refusal(e), error="audit_unavailable"))
             return UpstreamNeedsInput(result=result, call=call)
         observe = getattr(self.guard, "observe", None)
         if observe is not None:
@@ -171,9 +208,8 @@ class Gateway:
                 await observe(call, result)
             except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
                 log.exception("guard could not observe the result of %s", name)
-        audit("allow", "tool_error" if result.is_error else "ok", reason=decision.reason,
-              proof=_proof_of(decision), error=_first_text(result) if result.is_error else None)
-        return Completed(result=result)
+        return await done("tool_error" if result.is_error else "ok", result, proof=_proof_of(decision),
+                          error=_first_text(result) if result.is_error else None)
 
     async def _decide(self, call: ToolCall, answers: dict[str, Answer]) -> Decision:
         """Ask the guard; feed it the answers it asked for, and ask again (bounded). Errors deny."""

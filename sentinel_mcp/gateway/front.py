@@ -45,6 +45,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway.call_meta import SESSION_KEY
+from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
@@ -294,7 +295,7 @@ class Front:
                 lines.append("To unblock: " + "; ".join(d.how_to_unblock))
             structured.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
         return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], is_error=True,
-                              structured_content={"sentinel": structured})
+                              structured_content={"sentinel": structured}, _meta=_record_meta(outcome.decision_id))
 
     @staticmethod
     def _blocked(outcome: NeedsInput) -> CallToolResult:
@@ -304,7 +305,8 @@ class Front:
                 + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again.")
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
                               structured_content={"sentinel": {"decision": "ask", "blocked": True,
-                                                               "reason": outcome.reason, "questions": qs}})
+                                                               "reason": outcome.reason, "questions": qs}},
+                              _meta=_record_meta(outcome.decision_id))
 
     # ------------------------------------------------------------------ resources and prompts
     async def list_resources(self, ctx: ServerRequestContext,
@@ -341,6 +343,10 @@ class Front:
             return await self.gateway.manager.upstreams[route.upstream].get_prompt(route.prompt, params.arguments)
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
+
+
+def _record_meta(decision_id: str | None) -> dict[str, Any] | None:
+    return {META_KEY: decision_id} if decision_id else None
 
 
 def _page(params: PaginatedRequestParams | None, total: int, size: int) -> tuple[int, int, str | None]:

@@ -25,6 +25,18 @@ def open_database(location: str | Path, name: str, options: SQLiteOptions = EXCL
         return db
 
 
+def open_databases() -> list[SQLiteDatabase]:
+    with _lock:
+        return [db for db, _ in _open.values()]
+
+
+def find_open(location: str | Path) -> SQLiteDatabase | None:
+    """The database at ``location`` if this process has it open (then read through it, not around it)."""
+    with _lock:
+        held = _open.get(str(Path(location).resolve()))
+    return held[0] if held else None
+
+
 async def release(db: SQLiteDatabase) -> None:
     key = str(db.path.resolve())
     with _lock:
