@@ -114,7 +114,14 @@ async def _facts(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"no fact store yet at {path}", file=sys.stderr)
         return 0
-    async with FactStore(path) as store:
+    from sentinel_mcp.storage.snapshot import readable_copy
+
+    with readable_copy(path) as readable:  # a running gateway holds the file: read a copy
+        return await _print_facts(FactStore(readable), args)
+
+
+async def _print_facts(store: Any, args: argparse.Namespace) -> int:
+    async with store:
         if args.session is None:
             for s in await store.sessions():
                 print(f"{s}\t{await store.count(s)} fact(s)")

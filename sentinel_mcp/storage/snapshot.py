@@ -16,21 +16,24 @@ from pathlib import Path
 from typing import Iterator
 
 
-@contextmanager
-def read_connection(path: Path, attempts: int = 3) -> Iterator[sqlite3.Connection]:
-    """A read-only connection to ``path``, or to a consistent copy of it when a gateway holds it."""
+def _held_by_another(path: Path) -> bool:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
-        conn.execute("PRAGMA mmap_size=0")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.OperationalError as e:
-        if "locked" not in str(e) and "busy" not in str(e):
-            raise
-    else:
         try:
-            yield conn
+            conn.execute("PRAGMA mmap_size=0")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         finally:
             conn.close()
+    except sqlite3.OperationalError as e:
+        return "locked" in str(e) or "busy" in str(e)
+    return False
+
+
+@contextmanager
+def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
+    """``path`` itself when nobody holds it, else a consistent copy of it (deleted afterwards)."""
+    if not _held_by_another(path):
+        yield path
         return
     last: Exception | None = None
     for _ in range(attempts):
@@ -40,17 +43,26 @@ def read_connection(path: Path, attempts: int = 3) -> Iterator[sqlite3.Connectio
             wal = path.with_name(path.name + "-wal")
             if wal.exists():
                 shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
-            conn = sqlite3.connect(copy, timeout=1)
             try:
-                ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+                conn = sqlite3.connect(copy, timeout=1)
+                try:
+                    ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+                finally:
+                    conn.close()
             except sqlite3.DatabaseError as e:
                 ok, last = False, e
-            if not ok:
-                conn.close()
-                continue
-            try:
-                yield conn
-            finally:
-                conn.close()
-            return
+            if ok:
+                yield copy
+                return
     raise sqlite3.OperationalError(f"could not read a consistent copy of {path}: {last or 'inconsistent'}")
+
+
+@contextmanager
+def read_connection(path: Path) -> Iterator[sqlite3.Connection]:
+    with readable_copy(path) as readable:
+        conn = sqlite3.connect(f"file:{readable}?mode=ro", uri=True, timeout=5)
+        try:
+            conn.execute("PRAGMA mmap_size=0")
+            yield conn
+        finally:
+            conn.close()
