@@ -1,7 +1,8 @@
 """Optional SQLite persistence of A2A tasks, so a restart loses no task a peer may still ask about.
 
-The in-memory ``TaskStore`` stays the source of truth while running; every change of a task is queued
-here and written in batches by one writer task (aiosqlite, WAL), like the audit log. On open, finished
+The in-memory ``TaskStore`` serves reads while running. A state others may act on (finished, waiting for
+input) is committed here before it becomes visible (``commit``); passing states are queued (``save``);
+both go through the storage seam's group commit. On open, finished
 tasks come back as they were; a task that waits for input comes back still resumable (its pending call
 is stored); a task that was running when the process stopped comes back FAILED, saying so.
 """
@@ -14,14 +15,16 @@ import logging
 import uuid
 from pathlib import Path
 
-import aiosqlite
+from typing import Any
 
 from a2a.protocol import Message, Part, Task, TaskStatus, now_iso
 from a2a.task_store import PendingCall, TaskRecord
+from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
+from sentinel_mcp.storage.open import release
 
 log = logging.getLogger(__name__)
 
-SCHEMA = """
+_SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS a2a_task (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -31,91 +34,78 @@ CREATE TABLE IF NOT EXISTS a2a_task (
     task TEXT NOT NULL,
     pending TEXT
 );
-CREATE INDEX IF NOT EXISTS a2a_task_updated ON a2a_task(updated);
+CREATE INDEX IF NOT EXISTS a2a_task_updated ON a2a_task(updated)
 """
+SCHEMA = Schema("a2a_tasks", {"sqlite": [_SCHEMA_SQL]})
 _RUNNING = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+_SAVE = ("INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending) VALUES (?,?,?,?,?,?,?) "
+         "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated=excluded.updated, task=excluded.task, "
+         "pending=excluded.pending")
 
 
 class TaskJournal:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._db: aiosqlite.Connection | None = None
-        self._queue: asyncio.Queue[tuple[str, str, tuple] | None] = asyncio.Queue()
-        self._writer: asyncio.Task[None] | None = None
+        self._db: Any = None
+        self._inflight: set[asyncio.Future[Any]] = set()
 
     async def open(self) -> list[TaskRecord]:
         """Open (creating it if needed) and return the stored tasks, oldest first."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path)
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        await self._db.executescript(SCHEMA)
-        await self._db.commit()
+        self._db = open_database(self.path, "a2a_tasks")
+        await self._db.migrate(SCHEMA)
         records = []
-        async with self._db.execute("SELECT owner, session_id, task, pending FROM a2a_task ORDER BY updated") as rows:
-            async for owner, session_id, task_json, pending_json in rows:
-                try:
-                    record = TaskRecord(task=Task.model_validate_json(task_json), owner=owner, session_id=session_id,
-                                        pending=PendingCall(**json.loads(pending_json)) if pending_json else None)
-                except (ValueError, TypeError) as e:  # one bad row must not hide the others
-                    log.warning("A2A task journal: skipping an unreadable task (%s)", e)
-                    continue
-                if record.task.status.state in _RUNNING:
-                    _interrupted(record)
-                records.append(record)
-        self._writer = asyncio.create_task(self._write_loop(), name="a2a-task-journal")
-        for record in records:
-            if record.task.status.state == "TASK_STATE_FAILED":
-                self.save(record)
+        rows = await self._db.query("SELECT owner, session_id, task, pending FROM a2a_task ORDER BY updated")
+        for owner, session_id, task_json, pending_json in rows:
+            try:
+                record = TaskRecord(task=Task.model_validate_json(task_json), owner=owner, session_id=session_id,
+                                    pending=PendingCall(**json.loads(pending_json)) if pending_json else None)
+            except (ValueError, TypeError) as e:  # one bad row must not hide the others
+                log.warning("A2A task journal: skipping an unreadable task (%s)", e)
+                continue
+            if record.task.status.state in _RUNNING:
+                _interrupted(record)
+                await self.commit(record)
+            records.append(record)
         return records
 
-    def save(self, record: TaskRecord) -> None:
-        """Queue the task's current state; never blocks, never raises."""
-        if self._writer is None:
-            return
+    @staticmethod
+    def _row(record: TaskRecord, task: Task | None = None) -> tuple[Any, ...]:
+        task = task or record.task
         pending = json.dumps(record.pending.__dict__) if record.pending else None
-        row = (record.task.id, record.owner, record.session_id, record.task.status.state,
-               record.task.status.timestamp or now_iso(), record.task.model_dump_json(by_alias=True, exclude_none=True),
-               pending)
-        self._queue.put_nowait(("save", record.task.id, row))
+        return (task.id, record.owner, record.session_id, task.status.state, task.status.timestamp or now_iso(),
+                task.model_dump_json(by_alias=True, exclude_none=True), pending)
+
+    async def commit(self, record: TaskRecord, task: Task | None = None) -> None:
+        """Store the task (or the state it is about to take, ``task``) durably; raises ``StorageError``."""
+        if self._db is None:
+            raise StorageError("A2A task journal is closed")
+        await self._db.write(_SAVE, self._row(record, task))
+
+    def save(self, record: TaskRecord) -> None:
+        """Queue the task's current state (a passing state: WORKING); never blocks, never raises."""
+        if self._db is None:
+            return
+        self._track(self._db.submit_write([Statement(_SAVE, self._row(record))]))
 
     def delete(self, task_id: str) -> None:
-        if self._writer is not None:
-            self._queue.put_nowait(("delete", task_id, (task_id,)))
+        if self._db is not None:
+            self._track(self._db.submit_write([Statement("DELETE FROM a2a_task WHERE id = ?", (task_id,))]))
 
-    async def _write_loop(self) -> None:
-        assert self._db is not None
-        while True:
-            item = await self._queue.get()
-            batch = [item]
-            while not self._queue.empty():
-                batch.append(self._queue.get_nowait())
-            stop = None in batch
-            try:
-                for entry in batch:
-                    if entry is None:
-                        continue
-                    op, _, row = entry
-                    if op == "save":
-                        await self._db.execute(
-                            "INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending)"
-                            " VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET state=excluded.state,"
-                            " updated=excluded.updated, task=excluded.task, pending=excluded.pending", row)
-                    else:
-                        await self._db.execute("DELETE FROM a2a_task WHERE id = ?", row)
-                await self._db.commit()
-            except Exception:
-                log.exception("A2A task journal: write failed (%d changes lost)", len(batch))
-            if stop:
-                return
+    def _track(self, fut: "asyncio.Future[Any]") -> None:
+        self._inflight.add(fut)
+
+        def done(f: "asyncio.Future[Any]") -> None:
+            self._inflight.discard(f)
+            if not f.cancelled() and f.exception() is not None:
+                log.warning("A2A task journal: write failed: %s", f.exception())
+        fut.add_done_callback(done)
 
     async def close(self) -> None:
-        if self._writer is not None:
-            self._queue.put_nowait(None)
-            await self._writer
-            self._writer = None
+        if self._inflight:
+            await asyncio.gather(*self._inflight, return_exceptions=True)
         if self._db is not None:
-            await self._db.close()
-            self._db = None
+            db, self._db = self._db, None
+            await release(db)
 
 
 def _interrupted(record: TaskRecord) -> None:

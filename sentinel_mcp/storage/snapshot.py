@@ -60,7 +60,7 @@ def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
 @contextmanager
 def read_connection(path: Path) -> Iterator[sqlite3.Connection]:
     with readable_copy(path) as readable:
-        conn = sqlite3.connect(f"file:{readable}?mode=ro", uri=True, timeout=5)
+        conn = sqlite3.connect(readable, timeout=5)
         try:
             conn.execute("PRAGMA mmap_size=0")
             yield conn

@@ -113,6 +113,9 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
         await serving
         sock.close()
     # every A2A call is in the gateway's audit log with its origin and the caller's identity
+    # (one row per finished call: an allowed call also has its decision row, written before it ran)
     with sqlite3.connect(config.store_path) as db:
-        rows = db.execute("SELECT origin, client, tool FROM audit WHERE tool = 'sensors__sensor_read'").fetchall()
+        rows = db.execute("SELECT origin, client, tool FROM audit WHERE tool = 'sensors__sensor_read' "
+                          "AND event != 'decision'").fetchall()
+    db.close()
     assert len(rows) == expected_rows and all(r[:2] == ("a2a", "peer:127.0.0.1") for r in rows)
