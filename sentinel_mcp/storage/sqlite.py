@@ -169,6 +169,9 @@ class SQLiteDatabase:
     async def query(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         return await self._submit("read", (sql, params))
 
+    async def query_dicts(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
+        return await self._submit("read_dicts", (sql, params))
+
     async def write(self, sql: str, params: Params = ()) -> WriteResult:
         return (await self._submit("write", [Statement(sql, params)]))[0]
 
@@ -196,6 +199,9 @@ class SQLiteDatabase:
 
     def query_blocking(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         return self._submit_blocking("read", (sql, params))
+
+    def query_dicts_blocking(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
+        return self._submit_blocking("read_dicts", (sql, params))
 
     def write_blocking(self, sql: str, params: Params = ()) -> WriteResult:
         return self._submit_blocking("write", [Statement(sql, params)])[0]
@@ -334,6 +340,11 @@ class SQLiteDatabase:
             if job.kind == "read":
                 sql, params = job.payload
                 value: Any = conn.execute(sql, params).fetchall()
+            elif job.kind == "read_dicts":
+                sql, params = job.payload
+                cur = conn.execute(sql, params)
+                names = [d[0] for d in cur.description or ()]
+                value = [dict(zip(names, row)) for row in cur.fetchall()]
             else:  # "call": a migration or other whole-connection work
                 value = job.payload(conn)
         except StorageError as e:

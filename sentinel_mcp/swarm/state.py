@@ -1,4 +1,6 @@
-"""The swarm's SQLite store (aiosqlite, WAL): tasks, steps, api_calls — the audit trail of every build."""
+"""The swarm's store (behind the storage seam): tasks, steps, api_calls — the audit trail of every build.
+
+Every change is committed before it returns, so a state a caller was told about survives a crash."""
 
 from __future__ import annotations
 
@@ -7,12 +9,14 @@ import time
 from pathlib import Path
 from typing import Any, Self
 
-import aiosqlite
+from sentinel_mcp.storage import Database, Schema, open_database
+from sentinel_mcp.storage.open import release
+from sentinel_mcp.storage.sqlite import SHARED
 
 TERMINAL_STATES = ("COMPLETED", "FAILED")
 STATES = ("PLANNING", "EXECUTING", "VERIFYING") + TERMINAL_STATES
 
-SCHEMA = """
+_SQL = """
 CREATE TABLE IF NOT EXISTS tasks (
     task_id TEXT PRIMARY KEY,
     state TEXT NOT NULL CHECK (state IN ('PLANNING','EXECUTING','VERIFYING','COMPLETED','FAILED')),
@@ -59,31 +63,31 @@ CREATE TABLE IF NOT EXISTS api_calls (
     error TEXT,
     created_at REAL NOT NULL
 );
-CREATE INDEX IF NOT EXISTS api_calls_task ON api_calls(task_id);
+CREATE INDEX IF NOT EXISTS api_calls_task ON api_calls(task_id)
 """
+SCHEMA = Schema("swarm", {"sqlite": [_SQL]})
 
 
 class SwarmStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._db: aiosqlite.Connection | None = None
+        self._db: Database | None = None
 
     async def open(self) -> SwarmStore:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path)
-        self._db.row_factory = aiosqlite.Row
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        # WAL + NORMAL: never corrupt; a power cut may lose the last commits, not the file
-        await self._db.execute("PRAGMA synchronous=NORMAL")
-        await self._db.execute("PRAGMA busy_timeout=5000")
-        await self._db.executescript(SCHEMA)
-        await self._db.commit()
+        # shared: the swarm CLI reads builds while a gateway runs them (rollback journal, still no -shm mmap)
+        db = open_database(self.path, "swarm", SHARED)
+        try:
+            await db.migrate(SCHEMA)
+        except BaseException:
+            await release(db)
+            raise
+        self._db = db
         return self
 
     async def close(self) -> None:
         if self._db is not None:
-            await self._db.close()
-            self._db = None
+            db, self._db = self._db, None
+            await release(db)
 
     async def __aenter__(self) -> Self:
         return await self.open()
@@ -92,15 +96,13 @@ class SwarmStore:
         await self.close()
 
     @property
-    def db(self) -> aiosqlite.Connection:
+    def db(self) -> Database:
         if self._db is None:
             raise RuntimeError("SwarmStore is not open")
         return self._db
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
-        async with self.db.execute(sql, params):
-            pass
-        await self.db.commit()
+        await self.db.write(sql, params)
 
     async def create_task(self, task_id: str, spec: dict[str, Any], workspace: Path, *, session: str = "",
                           backend: str = "") -> None:
@@ -151,33 +153,29 @@ class SwarmStore:
 
     async def fail_unfinished(self, reason: str) -> list[str]:
         """Tasks left mid-run by a dead process become FAILED (state kept), e.g. at start-up."""
-        async with self.db.execute("SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED')") as cur:
-            ids = [r[0] for r in await cur.fetchall()]
+        ids = [r[0] for r in await self.db.query("SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED')")]
         for tid in ids:
             await self.set_state(tid, "FAILED", error=reason)
         return ids
 
     async def get_task(self, task_id: str) -> dict[str, Any] | None:
-        async with self.db.execute("SELECT * FROM tasks WHERE task_id=?", (task_id,)) as cur:
-            row = await cur.fetchone()
-        return _task_dict(row) if row else None
+        rows = await self.db.query_dicts("SELECT * FROM tasks WHERE task_id=?", (task_id,))
+        return _task_dict(rows[0]) if rows else None
 
     async def list_tasks(self, limit: int = 20) -> list[dict[str, Any]]:
-        async with self.db.execute("SELECT * FROM tasks ORDER BY created_at DESC LIMIT ?", (limit,)) as cur:
-            return [_task_dict(r) for r in await cur.fetchall()]
+        return [_task_dict(r) for r in await self.db.query_dicts(
+            "SELECT * FROM tasks ORDER BY created_at DESC LIMIT ?", (limit,))]
 
     async def steps_of(self, task_id: str) -> list[dict[str, Any]]:
-        async with self.db.execute("SELECT * FROM steps WHERE task_id=? ORDER BY id", (task_id,)) as cur:
-            rows = await cur.fetchall()
+        rows = await self.db.query_dicts("SELECT * FROM steps WHERE task_id=? ORDER BY id", (task_id,))
         return [dict(r) | {"issues": json.loads(r["issues_json"]), "warnings": json.loads(r["warnings_json"])}
                 for r in rows]
 
     async def api_calls_of(self, task_id: str) -> list[dict[str, Any]]:
-        async with self.db.execute("SELECT * FROM api_calls WHERE task_id=? ORDER BY id", (task_id,)) as cur:
-            return [dict(r) for r in await cur.fetchall()]
+        return await self.db.query_dicts("SELECT * FROM api_calls WHERE task_id=? ORDER BY id", (task_id,))
 
 
-def _task_dict(row: aiosqlite.Row) -> dict[str, Any]:
+def _task_dict(row: dict[str, Any]) -> dict[str, Any]:
     d = dict(row)
     for key in ("spec_json", "plan_json", "report_json", "warnings_json"):
         raw = d.pop(key)
