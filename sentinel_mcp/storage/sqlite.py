@@ -151,6 +151,11 @@ class SQLiteDatabase:
             self._schemas.append(schema)  # re-applied whenever the file has to be re-created
         await self._submit("call", lambda conn: self._apply(conn, schema))
 
+    def migrate_blocking(self, schema: Schema) -> None:
+        if all(s.store != schema.store for s in self._schemas):
+            self._schemas.append(schema)
+        self._submit_blocking("call", lambda conn: self._apply(conn, schema))
+
     async def close(self) -> None:
         if self._thread is not None:
             self._jobs.put(None)
