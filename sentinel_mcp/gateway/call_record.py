@@ -9,16 +9,14 @@ gateway notices by itself when the storage is back.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 from mcp.types import CallToolResult
 
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, new_decision_id
 from sentinel_mcp.storage import StorageError
-from sentinel_mcp.storage.open import open_databases
 
 META_KEY = "sentinel/decision_id"  # where a result names its audit record (``_meta``)
-GUARDED_STORES = ("audit", "facts")
 PROBE_EVERY = 0.25
 
 
@@ -55,14 +53,15 @@ class CallRecord:
 
 
 class RecordsGate:
-    """Refuses calls while a guarded store is degraded; probes it back to health."""
+    """Refuses calls while a store the decisions rely on (the audit log, the guard's facts) is degraded;
+    probes it back to health."""
 
-    def __init__(self, stores: tuple[str, ...] = GUARDED_STORES) -> None:
-        self.stores = stores
+    def __init__(self, stores: Callable[[], list[Any]]) -> None:
+        self.stores = stores  # the databases this gateway writes its records to
         self._next_probe = 0.0
 
     async def problem(self) -> str | None:
-        bad = [db for db in open_databases() if db.name in self.stores and not db.health.ok]
+        bad = [db for db in self.stores() if db is not None and not db.health.ok]
         if not bad:
             return None
         now = time.monotonic()

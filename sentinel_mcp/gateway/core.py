@@ -56,9 +56,14 @@ class Gateway:
         self.audit = audit
         self.manager = manager
         self.guard = guard
-        self.records = RecordsGate()
+        self.records = RecordsGate(self._record_stores)
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
+
+    def _record_stores(self) -> list[Any]:
+        """The databases a decision is recorded in: the audit log, and the guard's fact store if it has one."""
+        facts = getattr(getattr(self.guard, "store", None), "_db", None)
+        return [self.audit.db, facts]
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:

@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.gateway.runtime import Runtime
+from sentinel_mcp.storage.open import storage_status
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +100,13 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, token: str | None =
                    "breaker": u.breaker.state, "reconnects": u.reconnects, "last_error": u.last_error}
                for n, u in rt.manager.upstreams.items()}
         ok = all(u["state"] == "ready" for u in ups.values())
-        return JSONResponse({"status": "ok" if ok else "degraded", "tools": len(rt.manager.catalog.tools),
-                             "policy": rt.gateway.guard.version, "upstreams": ups, "problems": rt.problems})
+        records = await rt.gateway.records.problem()  # probes a degraded store, so health recovers by itself
+        body = {"status": "ok" if ok and records is None else "degraded", "tools": len(rt.manager.catalog.tools),
+                "policy": rt.gateway.guard.version, "upstreams": ups, "problems": rt.problems,
+                "storage": storage_status()}
+        if records is not None:
+            body["cause"] = records
+        return JSONResponse(body)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

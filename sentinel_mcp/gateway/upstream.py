@@ -111,6 +111,8 @@ class UpstreamStatus:
 class _InFlight:
     link: CallerLink
     started: float = field(default_factory=time.monotonic)
+    scope: anyio.CancelScope | None = None
+    garbage: str | None = None  # the upstream sent something that is not MCP while this call waited
 
 
 class Upstream:
@@ -351,12 +353,25 @@ class Upstream:
         await self.hooks.catalog_changed(self)
 
     async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, Exception):
+            self._on_garbage(message)
+            return
         if isinstance(message, (ToolListChangedNotification, PromptListChangedNotification,
                                 ResourceListChangedNotification)):
             # refresh outside the receive loop: listing from inside it would wait on itself
             import asyncio
 
             asyncio.get_running_loop().create_task(self._refresh_and_announce())
+
+    def _on_garbage(self, error: Exception) -> None:
+        """The upstream wrote something that is not a JSON-RPC message. Its answer to a waiting call may be
+        lost in it, and nothing names which call: fail every waiting call now instead of at its timeout."""
+        what = f"{type(error).__name__}: {str(error)[:200]}"
+        log.warning("upstream %s sent an invalid message (%s)", self.name, what)
+        for flight in list(self._inflight.values()):
+            if flight.scope is not None and flight.garbage is None:
+                flight.garbage = what
+                flight.scope.cancel()
 
     # ------------------------------------------------------------------ relays (push-era upstreams)
     def _sole_caller(self) -> CallerLink | None:
@@ -419,12 +434,17 @@ class Upstream:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         self._next_call += 1
         call_id = self._next_call
-        self._inflight[call_id] = _InFlight(link or CallerLink())
+        flight = self._inflight[call_id] = _InFlight(link or CallerLink())
+        result: Any = None
         try:
-            result = await client.session.call_tool(
-                tool, arguments, read_timeout_seconds=timeout or self.target.timeout, progress_callback=progress,
-                input_responses=input_responses, request_state=request_state, meta=meta,  # type: ignore[arg-type]
-                allow_input_required=True)
+            with anyio.CancelScope() as flight.scope:
+                result = await client.session.call_tool(
+                    tool, arguments, read_timeout_seconds=timeout or self.target.timeout, progress_callback=progress,
+                    input_responses=input_responses, request_state=request_state, meta=meta,  # type: ignore[arg-type]
+                    allow_input_required=True)
+            if flight.garbage is not None and result is None:
+                self.breaker.record_failure()
+                raise UpstreamCallError(f"upstream {self.name} answered with an invalid message ({flight.garbage})")
         except MCPError as e:
             if e.code == REQUEST_TIMEOUT:
                 self.breaker.record_failure()

@@ -73,3 +73,8 @@ async def close_all() -> None:
         _open.clear()
     for db in dbs:
         await db.close()
+
+
+def storage_status() -> dict[str, dict[str, object]]:
+    """Each open database's health (for ``/healthz``)."""
+    return {db.name: db.health.as_dict() for db in open_databases()}
