@@ -25,6 +25,7 @@ from sentinel_mcp.gateway.upstream import (
     UpstreamUnavailable,
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.gateway.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,8 @@ class Gateway:
         self.manager = manager
         self.guard = guard
         self.records = RecordsGate(self._record_stores)
+        self.inflight = 0  # calls being executed (a stopping host drains them)
+        self.draining = False  # set when the host stops: new calls are refused
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
 
@@ -104,15 +107,20 @@ class Gateway:
         preapproved_digest: str | None = None,
     ) -> InvokeOutcome | UpstreamNeedsInput:
         rec = CallRecord(self.audit, self.guard.version, session=session_id, client=client, origin=origin, tool=name)
+        if self.draining and depth == 0:
+            return Refused(reason="Sentinel is shutting down; call again once it is back")
         problem = await self.records.problem()  # a store that cannot be written refuses everything (fail closed)
         if problem is not None:
             return Refused(reason=problem)
+        self.inflight += 1
         try:
             return await self._run(rec, name, arguments, answers=answers, depth=depth, progress=progress, link=link,
                                    upstream_input=upstream_input, upstream_state=upstream_state,
                                    preapproved_digest=preapproved_digest)
         except StorageError as e:  # the decision could not be recorded: nothing was forwarded
             return Refused(reason=storage_refusal(e), decision_id=rec.decision_id)
+        finally:
+            self.inflight -= 1
 
     async def _run(self, rec: CallRecord, name: str, arguments: Any, *, answers: dict[str, Answer] | None,
                    depth: int, progress: ProgressFn | None, link: CallerLink | None,
@@ -273,6 +281,9 @@ class Gateway:
             arguments = {}
         if not isinstance(arguments, dict):
             return f"invalid arguments for {tool.name}: expected a JSON object, got {type(arguments).__name__}"
+        shape = value_problem(arguments, MAX_ARGUMENT_DEPTH)  # before anything walks them recursively
+        if shape is not None:
+            return f"invalid arguments for {tool.name}: {shape}"
         size = len(json.dumps(arguments, default=str))
         limit = self.config.sentinel.max_argument_bytes
         if size > limit:

@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.gateway.runtime import Runtime
+from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.storage.open import storage_status
 
 log = logging.getLogger(__name__)
@@ -125,5 +126,6 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, token: str | None =
         *(extra_routes or []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_middleware(WireGuard)  # inside the host/token check: strangers are refused before any parsing
     app.add_middleware(HostAndTokenGuard, bind_host=host, port=port, token=token, extra_hosts=extra_hosts or [])
     return app, holder
