@@ -87,6 +87,8 @@ class SQLiteDatabase:
         self._identity: tuple[int, int] | None = None
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self.commits = 0  # transactions committed, and the write jobs they carried (group commit at work)
+        self.committed_jobs = 0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SQLiteDatabase":
@@ -317,6 +319,8 @@ class SQLiteDatabase:
                     conn.execute("RELEASE job")
                     results.append((job, None, e))
             conn.execute("COMMIT")
+            self.commits += 1
+            self.committed_jobs += len(group)
         except sqlite3.Error as e:
             try:
                 conn.execute("ROLLBACK")
