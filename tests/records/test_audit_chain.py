@@ -1,0 +1,92 @@
+"""The audit log: decision before forwarding, outcome before the answer, a verifiable hash chain."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from mcp import Client
+
+from sentinel_mcp.config import parse_config
+from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
+from sentinel_mcp.gateway.call_record import META_KEY
+from sentinel_mcp.gateway.runtime import running_gateway
+
+from .rig import RECORDER, audit_rows, executed
+
+
+def verify(tmp: Path, store: Path) -> subprocess.CompletedProcess:
+    cfg = tmp / "verify.json"
+    cfg.write_text(json.dumps({"sentinel": {"store": str(store), "builtins": []}}))
+    return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", "verify"],
+                          capture_output=True, text=True, timeout=60)
+
+
+async def test_each_call_has_its_decision_before_and_outcome_after(tmp_path: Path) -> None:
+    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
+                                                  "env": {"RECORDER_LOG": str(tmp_path / "executed.log")}}},
+                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []}},
+                          source="<test>", base_dir=tmp_path)
+    async with running_gateway(config) as rt:
+        async with Client(rt.front.server) as c:
+            ok = await c.call_tool("rec__do", {"token": "t1"})
+            refused = await c.call_tool("rec__do", {"token": 7})  # wrong type: refused, never forwarded
+            unknown = await c.call_tool("rec__nope", {})
+    assert not ok.is_error and refused.is_error and unknown.is_error
+    rows = audit_rows(config.store_path)
+    by_call: dict[str, list[dict]] = {}
+    for r in rows:
+        by_call.setdefault(r["decision_id"], []).append(r)
+    allowed = by_call[ok.meta[META_KEY]]
+    assert [(r["event"], r["outcome"]) for r in allowed] == [("decision", "forwarded"), ("outcome", "ok")]
+    assert allowed[0]["id"] < allowed[1]["id"] and json.loads(allowed[0]["arguments"]) == {"token": "t1"}
+    assert [(r["event"], r["outcome"]) for r in by_call[refused.meta[META_KEY]]] == [("final", "bad_arguments")]
+    assert [(r["event"], r["outcome"]) for r in by_call[unknown.meta[META_KEY]]] == [("final", "unknown_tool")]
+    assert executed(tmp_path) == ["t1"]
+    assert verify(tmp_path, config.store_path).returncode == 0
+
+
+async def test_verify_finds_the_first_altered_removed_or_truncated_row(tmp_path: Path) -> None:
+    store = tmp_path / "sentinel.db"
+    log = await AuditLog(store).open()
+    for i in range(12):
+        await log.write(AuditEntry(session="s", tool=f"t{i}", decision="allow", outcome="ok", arguments={"i": i}))
+    await log.close()
+    good = verify(tmp_path, store)
+    assert good.returncode == 0 and "12 rows" in good.stdout and "intact" in good.stdout
+
+    def tamper(sql: str) -> subprocess.CompletedProcess:
+        conn = sqlite3.connect(store)
+        conn.execute(sql)
+        conn.commit()
+        conn.close()
+        return verify(tmp_path, store)
+
+    altered = tamper("UPDATE audit SET decision = 'deny' WHERE id = 5")
+    assert altered.returncode == 1 and "first broken row: 5" in altered.stdout and "altered" in altered.stdout
+    tamper("UPDATE audit SET decision = 'allow' WHERE id = 5")
+    assert verify(tmp_path, store).returncode == 0  # put back as it was: intact again
+    removed = tamper("DELETE FROM audit WHERE id = 8")
+    assert removed.returncode == 1 and "first broken row: 9" in removed.stdout
+    truncated = tamper("DELETE FROM audit WHERE id >= 8")
+    assert truncated.returncode == 1 and "rows at its end were deleted" in truncated.stdout
+
+
+async def test_an_unchained_log_from_before_is_kept_aside(tmp_path: Path) -> None:
+    store = tmp_path / "sentinel.db"
+    conn = sqlite3.connect(store)
+    conn.execute("CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, session TEXT NOT NULL,"
+                 " tool TEXT NOT NULL, decision TEXT NOT NULL, outcome TEXT NOT NULL)")
+    conn.execute("INSERT INTO audit (ts, session, tool, decision, outcome) VALUES (1, 's', 'old', 'allow', 'ok')")
+    conn.commit()
+    conn.close()
+    log = await AuditLog(store).open()
+    await log.write(AuditEntry(session="s", tool="new", decision="allow", outcome="ok"))
+    await log.close()
+    conn = sqlite3.connect(store)
+    assert conn.execute("SELECT tool FROM audit_unchained").fetchall() == [("old",)]
+    conn.close()
+    assert verify(tmp_path, store).returncode == 0

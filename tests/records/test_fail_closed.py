@@ -1,0 +1,62 @@
+"""A gateway whose audit log cannot be written refuses guarded calls, says why, and recovers by itself."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from .rig import executed, health, kill_tree, start_http, write_config
+
+pytestmark = pytest.mark.skipif(shutil.which("chattr") is None, reason="needs chattr for a read-only file")
+
+
+def wait_health(port: int, status: str, timeout: float = 15.0) -> dict:
+    deadline = time.monotonic() + timeout
+    body = health(port)
+    while body.get("status") != status and time.monotonic() < deadline:
+        time.sleep(0.1)
+        body = health(port)
+    return body
+
+
+async def test_read_only_then_deleted_audit_log(tmp_path: Path) -> None:
+    proc, port = start_http(write_config(tmp_path))
+    store = tmp_path / "data" / "sentinel.db"
+    files = [str(store), str(store) + "-wal"]
+    try:
+        async with httpx2.AsyncClient(timeout=60) as http, \
+                Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+            assert (await c.call_tool("rec__do", {"token": "a1"})).content[0].text == "done:a1"
+
+            if subprocess.run(["chattr", "+i", *files], capture_output=True).returncode != 0:
+                pytest.skip("the file system has no immutable attribute")
+            try:
+                for token in ("a2", "a3"):
+                    refused = await c.call_tool("rec__do", {"token": token})
+                    text = refused.content[0].text
+                    assert refused.is_error and ("cannot write its records" in text or "could not record" in text)
+                body = health(port)
+                assert body["status"] == "degraded" and "audit" in body["cause"], body
+                assert body["storage"]["audit"]["ok"] is False
+            finally:
+                subprocess.run(["chattr", "-i", *files], capture_output=True)
+            assert wait_health(port, "ok")["status"] == "ok"  # noticed without any call
+            assert (await c.call_tool("rec__do", {"token": "a4"})).content[0].text == "done:a4"
+
+            store.unlink()
+            Path(files[1]).unlink(missing_ok=True)
+            refused = await c.call_tool("rec__do", {"token": "a5"})
+            assert refused.is_error and "deleted or replaced" in refused.content[0].text
+            assert wait_health(port, "ok")["status"] == "ok" and store.exists()  # re-created by itself
+            assert (await c.call_tool("rec__do", {"token": "a6"})).content[0].text == "done:a6"
+    finally:
+        kill_tree(proc)
+    # nothing was run that was not first recorded
+    assert executed(tmp_path) == ["a1", "a4", "a6"]
