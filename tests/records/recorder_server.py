@@ -21,6 +21,7 @@ warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 RO = ToolAnnotations(read_only_hint=True)
 mcp = MCPServer("recorder", version="1.0")
 LOG = os.environ.get("RECORDER_LOG")
+WIRE = os.dup(1)  # the SDK points fd 1 away from the wire while serving; garbage must reach the wire
 
 
 @mcp.tool(annotations=RO)
@@ -44,7 +45,7 @@ def echo(text: str) -> str:
 @mcp.tool(annotations=RO)
 def garbage() -> str:
     """Write something that is not JSON-RPC where the answer should be, then hang."""
-    os.write(1, b"this is not json-rpc\n")
+    os.write(WIRE, b"this is not json-rpc\n")
     time.sleep(60)
     return "never"
 
