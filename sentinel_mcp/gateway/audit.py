@@ -9,6 +9,8 @@ the call (fail closed). Rows are built in one place, ``AuditLog.row``, where a r
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import time
 import uuid
@@ -67,9 +69,15 @@ def canonical(values: tuple[Any, ...]) -> str:
     return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
 
 
+# The head moves only from the hash this row was chained to (optimistic: a write computed on a head that
+# did not get committed changes nothing, and is chained again); the row is inserted only if it moved.
+_ADVANCE = "UPDATE audit_head SET hash = ?, rows = rows + 1 WHERE chain = ? AND hash = ?"
 _INSERT = ("INSERT INTO audit (" + ", ".join(HASHED) + ", prev_hash, hash) SELECT "
-           + ", ".join("?" * len(HASHED)) + ", h.hash, sha256hex(h.hash || ?) FROM audit_head h WHERE h.chain = ?")
-_ADVANCE = "UPDATE audit_head SET hash = sha256hex(hash || ?), rows = rows + 1 WHERE chain = ?"
+           + ", ".join("?" * len(HASHED)) + ", ?, h.hash FROM audit_head h WHERE h.chain = ? AND h.hash = ?")
+
+
+def chain_hash(prev: str, text: str) -> str:
+    return hashlib.sha256((prev + text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class AuditLog:
@@ -79,13 +87,14 @@ class AuditLog:
         self.chain = chain
         self.redactor = redactor  # applied to every entry before its row is built (principals' secrets)
         self.db: Any = None
+        self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
+        self._rechain = asyncio.Lock()
 
     async def open(self) -> "AuditLog":
         self.db = open_database(self.path, "audit")
         try:
             await self.db.migrate(SCHEMA)
-            await self.db.write("INSERT INTO audit_head (chain, hash, rows) VALUES (?, ?, 0) "
-                                "ON CONFLICT (chain) DO NOTHING", (self.chain, GENESIS))
+            self._head = await self._read_head()
         except StorageError:
             pass  # the store starts degraded: calls are refused until it can be written
         return self
@@ -103,25 +112,49 @@ class AuditLog:
                 entry.decision, entry.reason, _json(entry.proof, MAX_PROOF_CHARS), entry.policy_version,
                 entry.latency_ms, entry.outcome, entry.error)
 
-    def _statements(self, entry: AuditEntry) -> list[Statement]:
-        values = self.row(entry)
+    async def _read_head(self) -> str:
+        await self.db.write("INSERT INTO audit_head (chain, hash, rows) VALUES (?, ?, 0) "
+                            "ON CONFLICT (chain) DO NOTHING", (self.chain, GENESIS))
+        rows = await self.db.query("SELECT hash FROM audit_head WHERE chain = ?", (self.chain,))
+        return rows[0][0]
+
+    def _chained(self, values: tuple[Any, ...]) -> list[Statement]:
+        """The statements appending this row after the current head (computed here, no await: in order)."""
+        assert self._head is not None
         text = canonical(values)
-        if self.db is None:
-            raise StorageError("audit log is not open")
-        return [Statement(_INSERT, (*values, text, self.chain)), Statement(_ADVANCE, (text, self.chain))]
+        prev, new = self._head, chain_hash(self._head, text)
+        self._head = new
+        return [Statement(_ADVANCE, (new, self.chain, prev)),
+                Statement(_INSERT, (*values, prev, self.chain, new))]
 
     async def write(self, entry: AuditEntry) -> str:
         """Append one event durably; its decision id is returned. Raises ``StorageError``."""
         if not entry.decision_id:
             entry.decision_id = new_decision_id()
-        results = await self.db.run(self._statements(entry))
-        if results[0].rowcount != 1:  # no chain head: the file was re-created under us; start its chain
-            await self.db.write("INSERT INTO audit_head (chain, hash, rows) VALUES (?, ?, 0) "
-                                "ON CONFLICT (chain) DO NOTHING", (self.chain, GENESIS))
-            results = await self.db.run(self._statements(entry))
-            if results[0].rowcount != 1:
-                raise StorageError("audit log: no chain head to append to")
-        return entry.decision_id
+        if self.db is None:
+            raise StorageError("audit log is not open")
+        values = self.row(entry)
+        if self._head is not None:
+            try:
+                results = await self.db.run(self._chained(values))
+            except StorageError:
+                self._head = None  # what we chained onto may not have been committed: read it again
+                raise
+            if results[1].rowcount == 1:
+                return entry.decision_id
+        # no head known, or a write before this one failed: chain onto what is really stored, one at a time
+        async with self._rechain:
+            for _ in range(3):
+                try:
+                    self._head = await self._read_head()
+                    results = await self.db.run(self._chained(values))
+                except StorageError:
+                    self._head = None
+                    raise
+                if results[1].rowcount == 1:
+                    return entry.decision_id
+        self._head = None
+        raise StorageError("audit log: the chain head kept moving under this writer")
 
     async def flush(self) -> None:
         """Every write is durable when it returns; kept for callers of the batched log."""
