@@ -145,6 +145,8 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1):  # type: ignor
             finally:
                 tg.cancel_scope.cancel()
     finally:
+        with contextlib.suppress(OSError):
+            os.set_blocking(wire_in, True)  # shared with whoever else holds this pipe or terminal
         for fd, private in ((stdin_fd, wire_in), (stdout_fd, wire_out)):
             with contextlib.suppress(OSError):
                 os.dup2(private, fd)

@@ -64,8 +64,8 @@ def loads(raw: bytes | str) -> Any:
         value = json.loads(raw, parse_int=_int, parse_float=_float, parse_constant=_constant)
     except WireError:
         raise
-    except RecursionError:
-        raise WireError(INVALID_REQUEST, f"Invalid Request: nested deeper than {MAX_DEPTH} levels") from None
+    except RecursionError:  # the parser gave up before the end: we cannot tell it is JSON at all
+        raise WireError(PARSE_ERROR, f"Parse error: nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as e:
         raise WireError(PARSE_ERROR, f"Parse error: {e}") from None
     problem = value_problem(value, MAX_DEPTH)
