@@ -31,8 +31,10 @@ def _held_by_another(path: Path) -> bool:
 
 @contextmanager
 def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
-    """``path`` itself when nobody holds it, else a consistent copy of it (deleted afterwards)."""
-    if not _held_by_another(path):
+    """``path`` itself when nobody else holds it, else a consistent copy of it (deleted afterwards)."""
+    from sentinel_mcp.storage.open import find_open
+
+    if find_open(path) is not None or not _held_by_another(path):  # this process's stores share its Database
         yield path
         return
     last: Exception | None = None

@@ -12,6 +12,7 @@ from mcp import Client
 
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
+from sentinel_mcp.gateway.audit_chain import ChainReport, verify_file
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.runtime import running_gateway
 
@@ -58,21 +59,26 @@ async def test_verify_finds_the_first_altered_removed_or_truncated_row(tmp_path:
     good = verify(tmp_path, store)
     assert good.returncode == 0 and "12 rows" in good.stdout and "intact" in good.stdout
 
-    def tamper(sql: str) -> subprocess.CompletedProcess:
+    def tamper(sql: str) -> ChainReport:
         conn = sqlite3.connect(store)
         conn.execute(sql)
         conn.commit()
         conn.close()
-        return verify(tmp_path, store)
+        return verify_file(store)
 
     altered = tamper("UPDATE audit SET decision = 'deny' WHERE id = 5")
-    assert altered.returncode == 1 and "first broken row: 5" in altered.stdout and "altered" in altered.stdout
-    tamper("UPDATE audit SET decision = 'allow' WHERE id = 5")
-    assert verify(tmp_path, store).returncode == 0  # put back as it was: intact again
+    assert altered.broken_row == 5 and "altered" in str(altered.problem)
+    cli = verify(tmp_path, store)  # as a user sees it
+    assert cli.returncode == 1 and "first broken row: 5" in cli.stdout
+    assert tamper("UPDATE audit SET decision = 'allow' WHERE id = 5").ok  # put back as it was: intact again
     removed = tamper("DELETE FROM audit WHERE id = 8")
-    assert removed.returncode == 1 and "first broken row: 9" in removed.stdout
+    assert removed.broken_row == 9 and "deleted or changed" in str(removed.problem)
+    inserted = tamper("INSERT INTO audit SELECT 8, chain, ts, decision_id, event, session, client, origin, tool, "
+                      "upstream, arg_digest, arguments, decision, reason, proof, policy_version, latency_ms, outcome, "
+                      "error, prev_hash, hash FROM audit WHERE id = 3")
+    assert inserted.broken_row == 8
     truncated = tamper("DELETE FROM audit WHERE id >= 8")
-    assert truncated.returncode == 1 and "rows at its end were deleted" in truncated.stdout
+    assert truncated.broken_row is None and "rows at its end were deleted" in str(truncated.problem)
 
 
 async def test_an_unchained_log_from_before_is_kept_aside(tmp_path: Path) -> None:
@@ -89,4 +95,4 @@ async def test_an_unchained_log_from_before_is_kept_aside(tmp_path: Path) -> Non
     conn = sqlite3.connect(store)
     assert conn.execute("SELECT tool FROM audit_unchained").fetchall() == [("old",)]
     conn.close()
-    assert verify(tmp_path, store).returncode == 0
+    assert verify_file(store).ok
