@@ -7,6 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -60,3 +61,43 @@ async def test_read_only_then_deleted_audit_log(tmp_path: Path) -> None:
         kill_tree(proc)
     # nothing was run that was not first recorded
     assert executed(tmp_path) == ["a1", "a4", "a6"]
+
+
+async def test_a_fact_store_that_cannot_be_written_denies_and_recovers(tmp_path: Path) -> None:
+    import sys
+
+    from sentinel_mcp.config import parse_config
+    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.paths import RULEBASES_DIR
+    from sentinel_mcp.policy.guard import facts_db_path
+
+    from .rig import RECORDER
+
+    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
+                                                  "env": {"RECORDER_LOG": str(tmp_path / "executed.log")}}},
+                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": [],
+                                        "rulebases": [str(RULEBASES_DIR / "default.pl")]}},
+                          source="<test>", base_dir=tmp_path)
+    facts = facts_db_path(config)
+    files = [str(facts), str(facts) + "-wal"]
+    async with running_gateway(config) as rt:
+        async with Client(rt.front.server) as c:
+            assert (await c.call_tool("rec__do", {"token": "f1"})).content[0].text == "done:f1"
+            facts_db = rt.gateway.guard.store.db
+            if subprocess.run(["chattr", "+i", *files], capture_output=True).returncode != 0:
+                pytest.skip("the file system has no immutable attribute")
+            try:
+                # a write to the fact store fails (the guard would learn a fact, an answer would be stored)
+                assert not await facts_db.probe()  # what a failed fact write does to the store's health
+                refused = await c.call_tool("rec__do", {"token": "f2"})
+                assert refused.is_error and "facts" in refused.content[0].text, refused.content[0].text
+            finally:
+                subprocess.run(["chattr", "-i", *files], capture_output=True)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:  # probed back to health by the next calls
+                result = await c.call_tool("rec__do", {"token": "f3"})
+                if not result.is_error:
+                    break
+                await anyio.sleep(0.3)
+            assert result.content[0].text == "done:f3"
+    assert executed(tmp_path) == ["f1", "f3"]
