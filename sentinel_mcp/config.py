@@ -100,6 +100,10 @@ class PolicySettings(_Strict):
     deny: list[str] = Field(default_factory=list)  # glob patterns always denied
     confirm_ttl: float = Field(300.0, gt=0)  # seconds a confirmation stays valid
     guard_timeout: float = Field(10.0, gt=0)
+    # goals typed by clients (sentinel_query) run in a separate worker process under these budgets
+    query_seconds: float = Field(2.0, gt=0, le=60)
+    query_inferences: int = Field(2_000_000, gt=0)
+    query_memory_mb: int = Field(256, ge=16, le=8192)
 
 
 class SentinelSettings(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from typing import Any
 
 import anyio
@@ -251,10 +252,11 @@ class Gateway:
         except TimeoutError:
             return Deny(reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",
                         unmet=["guard_timeout"])
-        except Exception as e:  # noqa: BLE001 - a guard that errors denies
-            log.exception("guard error on %s", call.name)
-            return Deny(reason=f"the guard of {call.name} failed ({type(e).__name__}: {e}); denied",
-                        unmet=["guard_error"])
+        except Exception:  # noqa: BLE001 - a guard that errors denies
+            ref = uuid.uuid4().hex[:10]  # internals go to the log only
+            log.exception("guard error on %s (reference %s)", call.name, ref)
+            return Deny(reason=f"the guard of {call.name} failed with an internal error (reference {ref} in "
+                               "Sentinel's log); denied", unmet=["guard_error"])
 
     @staticmethod
     async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | None:

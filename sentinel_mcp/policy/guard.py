@@ -11,6 +11,7 @@ import itertools
 import logging
 import os
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from sentinel_mcp.gateway.port import GatewayPort
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.questions import AnswerRefused, answer_value, question_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.solver import Solver, SolverResult
@@ -56,6 +58,11 @@ class PolicyGuard:
         self.solver = Solver(self.knowledge, port, is_read_only=self.is_read_only,
                              fetch_timeout=max(1.0, self.settings.guard_timeout * 0.8))
         self.default = _default_guard(self.settings)
+        self.queries = QueryWorker(QueryBudget(seconds=self.settings.query_seconds,
+                                               inferences=self.settings.query_inferences,
+                                               stack_bytes=self.settings.query_memory_mb << 20,
+                                               address_space_bytes=(self.settings.query_memory_mb << 20) * 4
+                                               + (512 << 20)))
         self.purge_interval = purge_interval
         self.inference_limit = inference_limit
         self.load_error: str | None = None
@@ -84,6 +91,7 @@ class PolicyGuard:
             except asyncio.CancelledError:
                 pass
             self._purger = None
+        await self.queries.close()
         await self.knowledge.forget_sessions()
         await self.rulebases.unload_all()
         await self.store.close()
@@ -117,10 +125,12 @@ class PolicyGuard:
             return await self.default.decide(call)
         try:
             return await self._decide_guarded(call, rb)
-        except Exception as e:  # noqa: BLE001 - a guard that errors denies
-            log.exception("policy guard error on %s", call.name)
-            return Deny(reason=f"the policy guard of {call.name} failed ({type(e).__name__}: {e}); denied",
-                        unmet=["guard_error"])
+        except Exception:  # noqa: BLE001 - a guard that errors denies
+            # the details (engine goals, stack) go to the log only; the caller gets a reference to them
+            ref = uuid.uuid4().hex[:10]
+            log.exception("policy guard error on %s (reference %s)", call.name, ref)
+            return Deny(reason=f"the policy guard of {call.name} failed with an internal error (reference {ref} "
+                               "in Sentinel's log); denied", unmet=["guard_error"])
 
     async def _decide_guarded(self, call: ToolCall, rb: Rulebase) -> Decision:
         if rb.info.option("strict_symbolic"):
@@ -137,7 +147,7 @@ class PolicyGuard:
                  "fetches": [f.model_dump() for f in result.fetches]}
         if result.status == "proved":
             return Allow(reason=f"guard of {call.name} proved (rulebase {rb.version})", proof=proof)
-        if result.status == "error":
+        if result.status not in ("failed", "blocked"):  # an error or an exhausted budget denies
             return Deny(reason=f"the guard of {call.name} could not be evaluated: {result.error}; denied",
                         unmet=["guard_error"], proof=proof)
         if result.status == "blocked" and not result.unmet:
