@@ -88,6 +88,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             continue
         manager.add(name, BuiltinTarget(server=server))
+    if not audit.health.ok:  # refused calls until it can be written; say why at start-up too
+        problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
     services["guard"] = guard

@@ -104,8 +104,9 @@ class SQLiteDatabase:
     def _connect(self) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                   timeout=self.options.busy_timeout_ms / 1000)
+            # exclusive: nobody else should wait on it, and a probe must not hold the writer for long
+            timeout = 0.5 if self.options.exclusive else self.options.busy_timeout_ms / 1000
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
             conn.execute("PRAGMA mmap_size=0")
             if self.options.exclusive:
                 conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # before WAL's first use: no -shm at all
@@ -113,13 +114,17 @@ class SQLiteDatabase:
             if mode.upper() != self.options.journal.upper():
                 raise sqlite3.OperationalError(f"journal mode {mode} instead of {self.options.journal}")
             conn.execute(f"PRAGMA synchronous={self.options.synchronous}")
-            conn.execute(f"PRAGMA busy_timeout={self.options.busy_timeout_ms}")
+            conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
             conn.create_function("sha256hex", 1, _sha256hex, deterministic=True)
             conn.execute("CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)")
             for schema in self._schemas:
                 self._apply(conn, schema)
             st = os.stat(self.path)
         except sqlite3.Error as e:
+            if "locked" in str(e) and self.options.exclusive:
+                raise StorageError(
+                    f"{self.name} store {self.path} is held by another process (another Sentinel on the same data "
+                    "dir?); give each gateway its own data dir (SENTINEL_DATA_DIR or sentinel.data_dir)") from e
             raise StorageError(f"{self.name} store {self.path}: {e}") from e
         except OSError as e:
             raise StorageError(f"{self.name} store {self.path}: {e.strerror or e}") from e
