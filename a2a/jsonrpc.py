@@ -102,7 +102,9 @@ class RpcRequest:
 def decode_frame(raw: bytes | str) -> Any:
     """JSON under the gateway's wire limits (depth, integer size, finite numbers, valid Unicode)."""
     try:
-        return wire_limits.loads(raw)
+        body = wire_limits.loads(raw)
+        wire_limits.check_echoed_text(body)
+        return body
     except wire_limits.WireError as e:
         raise RpcError(e.code, e.message) from None
 

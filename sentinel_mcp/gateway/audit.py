@@ -58,10 +58,22 @@ def new_decision_id() -> str:
 def _json(value: Any, limit: int | None = None) -> str | None:
     if value is None:
         return None
-    text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    # ASCII: any text (lone surrogates too) is stored escaped, exactly, and can always be encoded
+    text = json.dumps(value, ensure_ascii=True, default=str, sort_keys=True)
     if limit and len(text) > limit:
         text = text[:limit] + "…"
     return text
+
+
+def _text(value: str | None) -> str | None:
+    """Text a caller may have shaped (tool names, reasons quoting arguments): lone surrogates escaped."""
+    if value is None or value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def canonical(values: tuple[Any, ...]) -> str:
@@ -107,10 +119,11 @@ class AuditLog:
     def row(self, entry: AuditEntry) -> tuple[Any, ...]:
         if self.redactor is not None:
             entry = self.redactor(entry)
-        return (self.chain, entry.ts, entry.decision_id, entry.event, entry.session, entry.client, entry.origin,
-                entry.tool, entry.upstream, entry.arg_digest, _json(entry.arguments, MAX_ARGS_CHARS),
-                entry.decision, entry.reason, _json(entry.proof, MAX_PROOF_CHARS), entry.policy_version,
-                entry.latency_ms, entry.outcome, entry.error)
+        return (self.chain, entry.ts, entry.decision_id, entry.event, _text(entry.session), _text(entry.client),
+                entry.origin, _text(entry.tool), entry.upstream, entry.arg_digest,
+                _json(entry.arguments, MAX_ARGS_CHARS), entry.decision, _text(entry.reason),
+                _json(entry.proof, MAX_PROOF_CHARS), entry.policy_version, entry.latency_ms, entry.outcome,
+                _text(entry.error))
 
     async def _read_head(self) -> str:
         await self.db.write("INSERT INTO audit_head (chain, hash, rows) VALUES (?, ?, 0) "

@@ -33,7 +33,8 @@ class WireGuard:
                     INVALID_REQUEST, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} bytes"))
         try:
             msg = parse_message(bytes(body))
-            types.jsonrpc_message_adapter.validate_python(msg, by_name=False)
+            # the SDK parses the raw body again, with its own parser (stricter on lone surrogates): same check
+            types.jsonrpc_message_adapter.validate_json(bytes(body), by_name=False)
         except WireError as e:
             return await _answer(send, e)
         except ValueError as e:

@@ -1,9 +1,10 @@
 """Limits every incoming JSON-RPC message meets before anything reads it further, on every front.
 
 A message is refused (with a JSON-RPC error, never silence) when it is too large, not UTF-8, not JSON,
-nested too deep, carries an integer too long or a non-finite number, holds a lone surrogate (which no
-UTF-8 encoder downstream could write), or is not a JSON-RPC 2.0 object with a valid id. Tool arguments
-meet the same value limits in the gateway core, whatever front they came through.
+nested too deep, carries an integer too long or a non-finite number, or is not a JSON-RPC 2.0 object with
+a valid id and method (an id or method with a lone surrogate is refused: it is echoed, and could not be
+encoded). Values may hold any text, lone surrogates included: they are data (the policy engine takes them
+as such). Tool arguments meet the same value limits in the gateway core, whatever front they came through.
 """
 
 from __future__ import annotations
@@ -76,25 +77,20 @@ def loads(raw: bytes | str) -> Any:
 
 
 def value_problem(value: Any, max_depth: int) -> str | None:
-    """Depth, integer size, finiteness and encodability of a parsed JSON value (iterative: no recursion)."""
+    """Depth, integer size and finiteness of a parsed JSON value (iterative: no recursion)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         v, depth = stack.pop()
         if isinstance(v, dict):
             if depth > max_depth:
                 return f"nested deeper than {max_depth} levels"
-            for k, item in v.items():
-                if isinstance(k, str) and not _encodable(k):
-                    return "a key holds a lone surrogate (not valid Unicode)"
-                if isinstance(item, (dict, list, str, int, float)):
+            for item in v.values():
+                if isinstance(item, (dict, list, int, float)):
                     stack.append((item, depth + 1))
         elif isinstance(v, list):
             if depth > max_depth:
                 return f"nested deeper than {max_depth} levels"
-            stack.extend((item, depth + 1) for item in v if isinstance(item, (dict, list, str, int, float)))
-        elif isinstance(v, str):
-            if not _encodable(v):
-                return "a string holds a lone surrogate (not valid Unicode)"
+            stack.extend((item, depth + 1) for item in v if isinstance(item, (dict, list, int, float)))
         elif isinstance(v, bool):
             continue
         elif isinstance(v, int):
@@ -122,6 +118,17 @@ def valid_id(id: Any) -> Any:
     return None
 
 
+def check_echoed_text(message: Any) -> None:
+    """An id or method that an answer would echo must be encodable text (no lone surrogates)."""
+    if not isinstance(message, dict):
+        return
+    mid, method = message.get("id"), message.get("method")
+    if isinstance(mid, str) and not _encodable(mid):
+        raise WireError(INVALID_REQUEST, "Invalid Request: id holds a lone surrogate (not valid Unicode)")
+    if isinstance(method, str) and not _encodable(method):
+        raise WireError(INVALID_REQUEST, "Invalid Request: method holds a lone surrogate", valid_id(mid))
+
+
 def check_envelope(message: Any) -> None:
     """A JSON-RPC 2.0 request, notification or response object (no batches: MCP has none)."""
     if isinstance(message, list):
@@ -133,6 +140,7 @@ def check_envelope(message: Any) -> None:
         raise WireError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', valid_id(mid))
     if "id" in message and valid_id(mid) is None:
         raise WireError(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+    check_echoed_text(message)
     if "method" in message:
         if not isinstance(message["method"], str):
             raise WireError(INVALID_REQUEST, "Invalid Request: method must be a string", valid_id(mid))

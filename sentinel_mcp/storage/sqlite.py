@@ -255,15 +255,17 @@ class SQLiteDatabase:
                 batch.append(nxt)
             i = 0
             while i < len(batch):  # consecutive writes share one commit; order is kept
+                j = i + 1
                 if batch[i].kind == "write":
-                    j = i
                     while j < len(batch) and batch[j].kind == "write":
                         j += 1
-                    self._commit_group(batch[i:j])
-                    i = j
-                else:
-                    self._run_one(batch[i])
-                    i += 1
+                try:
+                    self._commit_group(batch[i:j]) if batch[i].kind == "write" else self._run_one(batch[i])
+                except BaseException as e:  # noqa: BLE001 - the writer never dies; its callers hear why
+                    log.exception("storage writer %s: unexpected error", self.name)
+                    for job in batch[i:j]:
+                        job.done(None, StorageError(f"{self.name} store: {type(e).__name__}: {e}"))
+                i = j
             if stop:
                 break
         if self._conn is not None:
@@ -317,8 +319,8 @@ class SQLiteDatabase:
                     out = [self._exec(conn, st) for st in job.payload]
                     conn.execute("RELEASE job")
                     results.append((job, out, None))
-                except sqlite3.Error as e:
-                    if is_fault(e):
+                except Exception as e:  # noqa: BLE001 - a job's own error (constraint, unencodable text)
+                    if isinstance(e, sqlite3.Error) and is_fault(e):
                         raise
                     conn.execute("ROLLBACK TO job")
                     conn.execute("RELEASE job")
