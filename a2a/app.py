@@ -101,17 +101,18 @@ class LatePort:
         return gw.list_catalog_tools() if gw is not None else []
 
 
-def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: int) -> None:
+def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: int,
+              owner_token: str | None = None) -> None:
     """Add the A2A routes to the gateway's Starlette app and its mDNS to the app's lifespan.
 
     Called by ``sentinel_mcp.gateway.serve``; ``holder["runtime"]`` is the running gateway once started.
-    The gateway's ``http.token``, which its middleware enforces on /a2a too, is declared in the card
-    unless ``sentinel.a2a.token`` names another.
+    The gateway's HTTP host resolves every caller's principal on /a2a too; the card declares the bearer
+    scheme when the owner's token (``owner_token``: configured or generated) is in force.
     """
     settings = A2ASettings.from_section(config.sentinel.builtin_settings("a2a"))
     if not settings.enabled:
         return
-    http_token = getattr(config.sentinel.http, "token", None)
+    http_token = owner_token or getattr(config.sentinel.http, "token", None)
     if http_token and not settings.token and len(http_token) >= 8:
         settings = settings.model_copy(update={"token": http_token})
     peers = PeerRegistry()

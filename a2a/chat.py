@@ -45,6 +45,7 @@ class Channel:
     owner: str
     topic: str | None
     turns: list[tuple[str, str]] = field(default_factory=list)  # (speaker, text)
+    asked: list[str] = field(default_factory=list)  # keys of the guard's open questions on this channel
 
 
 class ChatHub:
@@ -82,6 +83,11 @@ class ChatHub:
         tool = Capabilities.of(self.service.port).tools.get(LLM_TOOL)
         answers = None
         if params.answers is not None:  # a peer's answer is not our user's: provenance from settings
+            unasked = sorted(set(params.answers) - set(ch.asked))
+            if unasked:  # only the questions this channel was asked, once
+                raise RpcError(INVALID_PARAMS, f"Invalid params: no open question {', '.join(unasked)} on this "
+                                               f"channel; asked: {', '.join(ch.asked) or 'nothing'}")
+            ch.asked = []
             answers = {k: a.model_copy(update={"provenance": self.service.settings.answers_provenance})
                        for k, a in params.answers.items()}
         outcome = await self.service.port.invoke(
@@ -94,6 +100,7 @@ class ChatHub:
             ch.turns.append(("assistant", text))
             return {"channel_id": ch.id, "responder": "local_llm", "text": text}
         if isinstance(outcome, NeedsInput):
+            ch.asked = [q.key for q in outcome.questions]
             return {"channel_id": ch.id, "responder": "local_llm", "input_required": {
                 "reason": outcome.reason, "questions": [question_wire(q) for q in outcome.questions]}}
         return {"channel_id": ch.id, "responder": "local_llm", "refused": outcome.reason}

@@ -31,7 +31,7 @@ from a2a.jsonrpc import (
     result_frame,
 )
 from a2a.protocol import PROTOCOL_VERSION
-from a2a.security import AuthError, authenticate, unauthorized
+from a2a.security import AuthError, caller_identity, unauthorized
 from a2a.service import A2AService
 from a2a.task_events import EventStream
 
@@ -55,6 +55,12 @@ async def read_capped(request: Request, limit: int) -> bytes:
             raise BodyTooLarge
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def is_json(content_type: str | None) -> bool:
+    """``application/json``, with parameters (``; charset=utf-8``) allowed; nothing else."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json"
 
 
 def version_of(request_headers: Any, query: Any) -> str | None:
@@ -83,9 +89,14 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
 
     async def a2a_jsonrpc(request: Request) -> Response:
         try:
-            caller = authenticate(request.headers, request.client.host if request.client else None, settings)
+            caller = caller_identity(request, settings)
         except AuthError as e:
             return unauthorized(settings, str(e))
+        if not is_json(request.headers.get("content-type")):
+            # a browser can POST text/plain (or a form) cross-site without asking first; JSON it cannot
+            return JSONResponse({"error": "unsupported media type",
+                                 "message": "send Content-Type: application/json"},
+                                status_code=415, headers=_HEADERS)
         body: Any = None
         try:
             raw = await read_capped(request, settings.max_frame_bytes)

@@ -1,7 +1,9 @@
 """Who is calling: a bearer token or an API key (``X-API-Key``) on both bindings when configured.
 
-The identity (the key's configured name, else ``peer:<address>``) goes to the gateway as ``client=``,
-so it is an audit field and a fact the rules can use.
+Mounted in the gateway's HTTP host, the caller's principal is already resolved (Sentinel's one resolver chain,
+which knows these keys too) and sits in the ASGI scope; standalone, the keys are checked here. The identity
+(the principal's or key's name, else ``peer:<address>`` for a standalone app without auth) goes to the gateway
+as ``client=`` and owns the caller's tasks.
 """
 
 from __future__ import annotations
@@ -9,9 +11,11 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping
 
+from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
 
 from a2a.settings import A2ASettings
+from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 API_KEY_HEADER = "X-API-Key"
 REALM = "sentinel-a2a"
@@ -43,6 +47,14 @@ def authenticate(headers: Mapping[str, str], peer_host: str | None, settings: A2
                 return name
         raise AuthError("invalid API key")
     raise AuthError("authentication required: send 'Authorization: Bearer <token>' or 'X-API-Key: <key>'")
+
+
+def caller_identity(conn: HTTPConnection, settings: A2ASettings) -> str:
+    """The caller of a request or WebSocket; raises AuthError (standalone, auth configured, nothing valid)."""
+    principal = conn.scope.get(SCOPE_KEY)
+    if principal is not None:
+        return str(principal.name)
+    return authenticate(conn.headers, conn.client.host if conn.client else None, settings)
 
 
 def www_authenticate(settings: A2ASettings, error: str | None = None) -> str:

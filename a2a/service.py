@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import uuid
 from pathlib import Path
 from typing import Any
@@ -44,10 +45,11 @@ from a2a.protocol import (
 from a2a.settings import A2ASettings
 from a2a.task_events import EventStream, StreamEvent, TaskEvents
 from a2a.task_journal import TaskJournal
-from sentinel_mcp.storage import StorageError
 from a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
 from sentinel_mcp.gateway.decision import Answer
+from sentinel_mcp.gateway.display_text import safe_text
 from sentinel_mcp.gateway.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
+from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +61,7 @@ class A2AService:
         self.store = TaskStore(settings.max_tasks)
         self.events = TaskEvents()  # status/artifact updates per task, for streams
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
+        self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
 
     async def open(self, task_db: Path | None = None) -> None:
@@ -198,8 +201,9 @@ class A2AService:
         stored = msg.model_copy(update={"task_id": task_id, "context_id": context_id})
         task = Task(id=task_id, context_id=context_id,
                     status=TaskStatus(state="TASK_STATE_SUBMITTED", timestamp=now_iso()), history=[stored])
-        # the guard's session: per caller and conversation, so peers never share facts by picking an id
-        return TaskRecord(task=task, owner=caller, session_id=f"a2a:{caller}:{context_id}")
+        # the guard's session: per caller and conversation (and per run of this server, so a restart starts
+        # afresh), so peers never share facts by picking an id
+        return TaskRecord(task=task, owner=caller, session_id=f"{caller}/a2a-{self.epoch}-{context_id}")
 
     async def _continue(self, record: TaskRecord, msg: Message) -> None:
         task = record.task
@@ -247,7 +251,8 @@ class A2AService:
     async def _run(self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None) -> None:
         try:
             outcome = await self.port.invoke(call.tool, call.arguments, session_id=record.session_id,
-                                             client=record.owner, origin="a2a", answers=answers)
+                                             client=record.owner, origin="a2a", answers=answers,
+                                             principal=record.owner)
             await self._apply(record, call, outcome)
         except asyncio.CancelledError:
             record.pending = None
@@ -290,8 +295,9 @@ class A2AService:
         task = record.task
         message = None
         if text or parts:
+            shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)  # a person may read it
             message = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
-                              role="ROLE_AGENT", parts=parts or [Part.of_text(text or "")])
+                              role="ROLE_AGENT", parts=parts or [Part.of_text(shown)])
         history = [*(task.history or []), message] if message else task.history
         artifacts = [*(task.artifacts or []), artifact] if artifact else task.artifacts
         status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
@@ -303,7 +309,8 @@ class A2AService:
             except StorageError as e:  # not recorded: say so rather than report a state that may not survive
                 log.error("A2A task %s: could not record %s: %s", task.id, state, e)
                 fail = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
-                               role="ROLE_AGENT", parts=[Part.of_text(f"the result could not be recorded ({e})")])
+                               role="ROLE_AGENT", parts=[Part.of_text(safe_text(
+                                   f"the result could not be recorded ({e})", actions.MAX_TEXT))])
                 history, artifacts = [*(task.history or []), fail], task.artifacts
                 status = TaskStatus(state="TASK_STATE_FAILED", message=fail, timestamp=now_iso())
                 artifact = None
@@ -320,8 +327,9 @@ class A2AService:
         task = record.task
         message = None
         if text or parts:
+            shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)  # a person may read it
             message = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
-                              role="ROLE_AGENT", parts=parts or [Part.of_text(text or "")])
+                              role="ROLE_AGENT", parts=parts or [Part.of_text(shown)])
             task.history = [*(task.history or []), message]
         task.status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
         self.store.saved(record)

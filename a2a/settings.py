@@ -51,6 +51,8 @@ class A2ASettings(BaseModel):
         for name, key in v.items():
             if len(key) < 8:
                 raise ValueError(f"api key of {name!r} is shorter than 8 characters")
+            if "${" in key:
+                raise ValueError(f"api key of {name!r} still contains '${{' after expansion")
         return v
 
     @field_validator("token")
@@ -58,6 +60,8 @@ class A2ASettings(BaseModel):
     def _token(cls, v: str | None) -> str | None:
         if v is not None and len(v) < 8:
             raise ValueError("token is shorter than 8 characters")
+        if v is not None and "${" in v:
+            raise ValueError("token still contains '${' after expansion; set the variable")
         return v
 
     @model_validator(mode="after")

@@ -41,7 +41,7 @@ from a2a.jsonrpc import (
 )
 from a2a.jsonrpc_http import version_of
 from a2a.messages import SensorRequest, ToolCall, typed
-from a2a.security import AuthError, authenticate, unauthorized
+from a2a.security import AuthError, caller_identity, unauthorized
 from a2a.service import A2AService
 
 log = logging.getLogger(__name__)
@@ -179,7 +179,7 @@ def make_ws_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
 
     async def a2a_ws(ws: WebSocket) -> None:
         try:
-            caller = authenticate(ws.headers, ws.client.host if ws.client else None, settings)
+            caller = caller_identity(ws, settings)
         except AuthError as e:
             await _refuse(ws, unauthorized(settings, str(e)))
             return

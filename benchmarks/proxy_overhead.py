@@ -50,8 +50,12 @@ async def _noop_name(c: Client) -> str:
     return "noop" if "noop" in names else "tb__noop"
 
 
+TOKEN = "benchmark-owner-token-0123456789"  # Sentinel's HTTP front wants a token; the upstream ignores it
+
+
 def http_target(url: str):  # noqa: ANN201
-    return streamable_http_client(url, http_client=httpx2.AsyncClient(timeout=60))
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(
+        timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}))
 
 
 async def throughput(url: str, clients: int, seconds: float) -> float:
@@ -81,7 +85,8 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     cfg = tmp / "sentinel.json"
     cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-                               "sentinel": {"data_dir": str(tmp / "state"), "builtins": []}}))
+                               "sentinel": {"data_dir": str(tmp / "state"), "builtins": [],
+                                            "http": {"token": TOKEN}}}))
     up_port, gw_port = free_port(), free_port()
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     upstream = subprocess.Popen([sys.executable, TOOLBOX, "--http", str(up_port)], stdout=subprocess.DEVNULL,

@@ -34,6 +34,27 @@ def expand_vars(value: str, where: str) -> str:
     return _VAR.sub(sub, value)
 
 
+def expand_tree(value: Any, where: str = "") -> Any:
+    """``${VAR}`` expanded in every string of a JSON value (keys stay as written)."""
+    if isinstance(value, str):
+        return expand_vars(value, where or "(top level)")
+    if isinstance(value, list):
+        return [expand_tree(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: expand_tree(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+    return value
+
+
+def _no_placeholder(value: str | None, what: str) -> str | None:
+    # a literal "${...}" left after expansion would be a password anyone can read in the docs
+    if value is not None and "${" in value:
+        raise ValueError(f"{what} still contains '${{' after expansion; set the variable or use "
+                         "${VAR:-default}")
+    if value is not None and not value.strip():
+        raise ValueError(f"{what} is empty")
+    return value
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -87,11 +108,48 @@ ServerSpec = Annotated[
 ]
 
 
+PRINCIPAL_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
+RESERVED_PRINCIPALS = ("owner", "anonymous", "sentinel")
+
+
 class HttpSettings(_Strict):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=0, le=65535)
-    token: str | None = None  # bearer token required on /mcp, /sse and A2A when set
+    # "token": every HTTP/A2A caller presents a token (the owner's is generated on first start unless `token`
+    # is set); "none": no authentication at all, loopback only, every caller is the one principal "anonymous"
+    auth: Literal["token", "none"] = "token"
+    token: str | None = None  # the owner's bearer token (default: generated, kept in <data_dir>/http-token)
     allowed_hosts: list[str] = Field(default_factory=list)  # extra Host headers accepted (DNS rebinding)
+    allowed_origins: list[str] = Field(default_factory=list)  # extra Origin headers accepted (browsers)
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, v: str | None) -> str | None:
+        return _no_placeholder(v, "the token")
+
+
+class PrincipalSpec(_Strict):
+    """A caller Sentinel knows by the token it presents (HTTP and A2A), and what it may reach."""
+
+    name: str = Field(pattern=PRINCIPAL_NAME)
+    token: str | None = Field(None, min_length=16)
+    token_sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")  # the token's SHA-256, hex
+    # glob patterns over <server>__<tool> (the server's config name and the tool's own name) and server names
+    tools: list[str] = Field(default_factory=lambda: ["*"])
+    upstreams: list[str] = Field(default_factory=lambda: ["*"])
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, v: str | None) -> str | None:
+        return _no_placeholder(v, "the token")
+
+    @model_validator(mode="after")
+    def _one_secret(self) -> "PrincipalSpec":
+        if (self.token is None) == (self.token_sha256 is None):
+            raise ValueError(f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256'")
+        if self.name in RESERVED_PRINCIPALS:
+            raise ValueError(f"principal name {self.name!r} is reserved ({', '.join(RESERVED_PRINCIPALS)})")
+        return self
 
 
 class PolicySettings(_Strict):
@@ -115,8 +173,24 @@ class SentinelSettings(BaseModel):
     store: str | None = None
     builtins: list[str] = Field(default_factory=list)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    principals: list[PrincipalSpec] = Field(default_factory=list)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     max_argument_bytes: int = Field(1_000_000, gt=0)
+    # tools whose results are personal data (read only with the caller's consent): <server>__<tool> -> kind
+    personal: dict[str, str] = Field(default_factory=dict)
+    # tools whose results carry text from untrusted sources (marked as data in the result): tool -> source
+    untrusted: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _distinct_principals(self) -> "SentinelSettings":
+        names = [p.name for p in self.principals]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"principals: the name {dup[0]!r} is used twice")
+        tokens = [p.token for p in self.principals if p.token] + ([self.http.token] if self.http.token else [])
+        if len(set(tokens)) != len(tokens):
+            raise ValueError("principals: two principals (or a principal and sentinel.http.token) share a token")
+        return self
 
     def builtin_settings(self, name: str) -> dict[str, Any]:
         extra = self.model_extra or {}
@@ -145,6 +219,11 @@ class Config(BaseModel):
                     raise ValueError(f"mcpServers.{name}: has both 'command' and 'url'; choose one")
         return data
 
+    @model_validator(mode="after")
+    def _no_shadowing(self) -> "Config":
+        _check_prefixes({n: s for n, s in self.mcp_servers.items() if not s.disabled}, self.sentinel.builtins)
+        return self
+
     @property
     def data_dir(self) -> Path:
         d = self.sentinel.data_dir
@@ -168,22 +247,29 @@ class Config(BaseModel):
             return candidate.resolve()
         return (RULEBASES_DIR.parent / path).resolve()
 
-    def expanded(self) -> "Config":
-        """A copy with ``${VAR}`` expanded in stdio env/args and remote headers/url."""
-        servers: dict[str, ServerSpec] = {}
-        for name, spec in self.mcp_servers.items():
-            if isinstance(spec, StdioServer):
-                servers[name] = spec.model_copy(update={
-                    "env": {k: expand_vars(v, f"mcpServers.{name}.env.{k}") for k, v in spec.env.items()},
-                    "args": [expand_vars(a, f"mcpServers.{name}.args[{i}]") for i, a in enumerate(spec.args)],
-                })
-            else:
-                servers[name] = spec.model_copy(update={
-                    "url": expand_vars(spec.url, f"mcpServers.{name}.url"),
-                    "headers": {k: expand_vars(v, f"mcpServers.{name}.headers.{k}")
-                                for k, v in spec.headers.items()},
-                })
-        return self.model_copy(update={"mcp_servers": servers})
+
+def _check_prefixes(servers: dict[str, ServerCommon], builtins: list[str]) -> None:
+    """A prefix that puts a server's tools in another server's namespace would shadow that server's (guarded)
+    tools: refused here, naming both servers. (A tool of a transparent ``""`` server that takes another
+    server's name is withheld by the catalog when the tools are known.)"""
+    for name in servers:
+        if name in builtins:
+            raise ValueError(f"mcpServers.{name}: {name!r} is also a built-in; rename the server")
+    names = set(servers) | set(builtins)
+    seen: dict[str, str] = {b: b for b in builtins}
+    for name, spec in servers.items():
+        prefix = name if spec.prefix is None else spec.prefix
+        if prefix == "":
+            continue
+        owner = next((n for n in sorted(names)
+                      if n != name and (prefix == n or prefix.startswith(f"{n}__"))), None)
+        if owner is None and prefix in seen:
+            owner = seen[prefix]
+        if owner is not None:
+            raise ValueError(f"mcpServers.{name}.prefix {prefix!r} puts its tools under the names of server "
+                             f"{owner!r}: servers {name!r} and {owner!r} would shadow each other; choose another "
+                             "prefix")
+        seen[prefix] = name
 
 
 def _format_validation_error(source: str, err: ValidationError) -> str:
@@ -201,15 +287,16 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
     try:
+        data = expand_tree(data)
+    except ConfigError as e:
+        raise ConfigError(f"invalid config {source}: {e}") from None
+    try:
         cfg = Config.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(source, err)) from None
     cfg.source = source
     cfg.base_dir = str(base_dir)
-    try:
-        return cfg.expanded()
-    except ConfigError as e:
-        raise ConfigError(f"invalid config {source}: {e}") from None
+    return cfg
 
 
 def load_config(path: str | Path | None) -> Config:

@@ -4,7 +4,9 @@ and its outcome before the caller gets the answer.
 Each write waits for its commit; concurrent calls share commits (group commit in the storage layer), so
 the cost per call is a share of one fsync, not one fsync each. Rows are append-only and hash-chained
 (``audit_chain.py`` verifies them). A write that fails raises ``StorageError``: the gateway then refuses
-the call (fail closed). Rows are built in one place, ``AuditLog.row``, where a redactor can be applied.
+the call (fail closed). Rows are built in one place, ``AuditLog.row``, which passes every entry through the
+redactor (``redactor.py``: secrets never reach the log, allowed or denied) exactly once before it is stored
+and hashed.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ import hashlib
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, SCHEMA
+from sentinel_mcp.gateway.redactor import redact_record
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
 
@@ -49,6 +52,8 @@ class AuditEntry:
     error: str | None = None
     decision_id: str = ""
     event: str = "final"
+    principal: str | None = None  # who the call ran for
+    sensitive: frozenset[str] = frozenset()  # argument names the tool declares secret (not stored)
 
 
 def new_decision_id() -> str:
@@ -77,8 +82,19 @@ def _text(value: str | None) -> str | None:
 
 
 def canonical(values: tuple[Any, ...]) -> str:
-    """The text a row's hash covers: its ``HASHED`` columns as JSON (floats round-trip exactly)."""
+    """The text a row's hash covers: its ``HASHED`` columns as JSON (floats round-trip exactly). A row with no
+    principal (the last column) is hashed without it, so rows chained before the column existed still verify;
+    the texts stay distinct (an array of one element fewer), so a principal added or removed breaks the hash."""
+    if values and values[-1] is None:
+        values = values[:-1]
     return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+
+
+def redact_entry(entry: AuditEntry) -> AuditEntry:
+    """The entry as it may be stored: secret arguments masked, and their values scrubbed from the reason,
+    proof and error (``redactor.redact_record``)."""
+    fields = {"arguments": entry.arguments, "reason": entry.reason, "proof": entry.proof, "error": entry.error}
+    return replace(entry, **redact_record(fields, entry.sensitive))
 
 
 # The head moves only from the hash this row was chained to (optimistic: a write computed on a head that
@@ -94,10 +110,10 @@ def chain_hash(prev: str, text: str) -> str:
 
 class AuditLog:
     def __init__(self, path: Path, *, chain: str = "main",
-                 redactor: Callable[[AuditEntry], AuditEntry] | None = None) -> None:
+                 redactor: Callable[[AuditEntry], AuditEntry] = redact_entry) -> None:
         self.path = path
         self.chain = chain
-        self.redactor = redactor  # applied to every entry before its row is built (principals' secrets)
+        self.redactor = redactor  # applied to every entry, once, before its row is built and hashed
         self.db: Any = None
         self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
         self._rechain = asyncio.Lock()
@@ -117,13 +133,12 @@ class AuditLog:
 
     # ------------------------------------------------------------------ the one place a row is built
     def row(self, entry: AuditEntry) -> tuple[Any, ...]:
-        if self.redactor is not None:
-            entry = self.redactor(entry)
+        entry = self.redactor(entry)
         return (self.chain, entry.ts, entry.decision_id, entry.event, _text(entry.session), _text(entry.client),
                 entry.origin, _text(entry.tool), entry.upstream, entry.arg_digest,
                 _json(entry.arguments, MAX_ARGS_CHARS), entry.decision, _text(entry.reason),
                 _json(entry.proof, MAX_PROOF_CHARS), entry.policy_version, entry.latency_ms, entry.outcome,
-                _text(entry.error))
+                _text(entry.error), _text(entry.principal))
 
     async def _read_head(self) -> str:
         await self.db.write("INSERT INTO audit_head (chain, hash, rows) VALUES (?, ?, 0) "
@@ -172,9 +187,10 @@ class AuditLog:
     async def flush(self) -> None:
         """Every write is durable when it returns; kept for callers of the batched log."""
 
-    async def read(self, tail: int = 20, session: str | None = None) -> list[dict[str, Any]]:
+    async def read(self, tail: int = 20, session: str | None = None,
+                   principal: str | None = None) -> list[dict[str, Any]]:
         """The newest ``tail`` calls (decision and outcome merged), oldest first, through the open store."""
-        return await _read_open(self.db, tail, session)
+        return await _read_open(self.db, tail, session, principal)
 
     async def close(self) -> None:
         if self.db is not None:
@@ -185,8 +201,15 @@ class AuditLog:
 _COLUMNS = ["id", *HASHED, "prev_hash", "hash"]
 
 
-async def _read_open(db: Any, tail: int, session: str | None) -> list[dict[str, Any]]:
-    where, params = ("WHERE session = ?", [session]) if session else ("", [])
+def _where(session: str | None, principal: str | None) -> tuple[str, list[str]]:
+    conds = [(c, v) for c, v in (("session = ?", session), ("principal = ?", principal)) if v]
+    where = ("WHERE " + " AND ".join(c for c, _ in conds)) if conds else ""
+    return where, [v for _, v in conds]
+
+
+async def _read_open(db: Any, tail: int, session: str | None,
+                     principal: str | None = None) -> list[dict[str, Any]]:
+    where, params = _where(session, principal)
     rows = await db.query(f"SELECT {', '.join(_COLUMNS)} FROM audit {where} ORDER BY id DESC LIMIT ?",
                           [*params, tail * 2])
     return merge_calls(_COLUMNS, rows, tail)
@@ -212,19 +235,21 @@ def merge_calls(cols: list[str], rows: list[tuple[Any, ...]], tail: int) -> list
     return out[-tail:]
 
 
-async def read_audit(path: Path, tail: int = 20, session: str | None = None) -> list[dict[str, Any]]:
-    """The newest ``tail`` calls, oldest first (for ``sentinel-mcp audit``; works while a gateway runs)."""
+async def read_audit(path: Path, tail: int = 20, session: str | None = None,
+                     principal: str | None = None) -> list[dict[str, Any]]:
+    """The newest ``tail`` calls, oldest first (for ``sentinel-mcp audit``; works while a gateway runs);
+    ``principal``: only the calls made for them."""
     import asyncio
 
     from sentinel_mcp.storage.open import find_open
 
     db = find_open(path)
     if db is not None:  # this process holds it: read through the writer, never around it
-        return await _read_open(db, tail, session)
-    return await asyncio.to_thread(_read_file, path, tail, session)
+        return await _read_open(db, tail, session, principal)
+    return await asyncio.to_thread(_read_file, path, tail, session, principal)
 
 
-def _read_file(path: Path, tail: int, session: str | None) -> list[dict[str, Any]]:
+def _read_file(path: Path, tail: int, session: str | None, principal: str | None = None) -> list[dict[str, Any]]:
     import sqlite3
 
     from sentinel_mcp.storage.snapshot import read_connection
@@ -237,7 +262,9 @@ def _read_file(path: Path, tail: int, session: str | None) -> list[dict[str, Any
             return []
         cur = conn.execute("SELECT * FROM audit LIMIT 0")
         cols = [d[0] for d in cur.description]
-        where, params = ("WHERE session = ?", [session]) if session else ("", [])
+        if principal and "principal" not in cols:  # a log from before principals: nobody's calls
+            return []
+        where, params = _where(session, principal)
         try:
             rows = conn.execute(f"SELECT * FROM audit {where} ORDER BY id DESC LIMIT ?", [*params, tail * 2]).fetchall()
         except sqlite3.Error:

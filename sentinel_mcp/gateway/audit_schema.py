@@ -9,9 +9,11 @@ from sentinel_mcp.storage import Schema
 
 GENESIS = "0" * 64
 
-# the columns a row's hash covers, in this order (``audit_chain.canonical``)
+# the columns a row's hash covers, in this order (``audit.canonical``; ``principal`` last: a row without one is
+# hashed as rows were before the column existed)
 HASHED = ("chain", "ts", "decision_id", "event", "session", "client", "origin", "tool", "upstream", "arg_digest",
-          "arguments", "decision", "reason", "proof", "policy_version", "latency_ms", "outcome", "error")
+          "arguments", "decision", "reason", "proof", "policy_version", "latency_ms", "outcome", "error",
+          "principal")
 
 _TABLES = """
 CREATE TABLE audit (
@@ -34,6 +36,7 @@ CREATE TABLE audit (
     latency_ms REAL,
     outcome TEXT NOT NULL,
     error TEXT,
+    principal TEXT,                 -- who the call ran for
     prev_hash TEXT NOT NULL,
     hash TEXT NOT NULL
 );
@@ -60,4 +63,10 @@ def _keep_unchained_rows(conn: sqlite3.Connection) -> None:
             conn.execute(sql)
 
 
-SCHEMA = Schema("audit", {"sqlite": [_keep_unchained_rows]})
+def _add_principal(conn: sqlite3.Connection) -> None:
+    """Chained logs from before principals: the column is added (their rows keep verifying, see ``HASHED``)."""
+    if "principal" not in {r[1] for r in conn.execute("PRAGMA table_info(audit)")}:
+        conn.execute("ALTER TABLE audit ADD COLUMN principal TEXT")
+
+
+SCHEMA = Schema("audit", {"sqlite": [_keep_unchained_rows, _add_principal]})

@@ -10,15 +10,39 @@ from typing import Any
 import anyio
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from mcp.types import CallToolResult, ElicitRequest, ElicitRequestFormParams, InputRequiredResult, TextContent, Tool
+from mcp.types import (
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+    TextContent,
+    Tool,
+)
 from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
+from sentinel_mcp.gateway.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.gateway.audit import AuditLog
-from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.call_meta import call_meta
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, ToolCall
+from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
+from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.conversations import Conversations
+from sentinel_mcp.gateway.decision import (
+    Allow,
+    Answer,
+    Ask,
+    Decision,
+    Deny,
+    Guard,
+    Origin,
+    Question,
+    ToolCall,
+    argument_digest,
+)
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
+from sentinel_mcp.gateway.redactor import sensitive_fields_of
+from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
     CallerLink,
@@ -27,6 +51,7 @@ from sentinel_mcp.gateway.upstream import (
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.gateway.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
+from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, OWNER, Principal
 from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -61,6 +86,10 @@ class Gateway:
         self.records = RecordsGate(self._record_stores)
         self.inflight = 0  # calls being executed (a stopping host drains them)
         self.draining = False  # set when the host stops: new calls are refused
+        self.conversations = Conversations()
+        self.consent_gate: ConsentGate | None = None  # personal reads need their principal's consent
+        # every principal the config names, by name (A2A callers reach the gateway by name)
+        self.principals: dict[str, Principal] = {p.name: p for p in (OWNER, ANONYMOUS, INTERNAL)}
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
 
@@ -71,24 +100,67 @@ class Gateway:
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:
-        route = self.manager.catalog.tools.get(name)
+        """An exposed name's tool, or a tool's identity's (the policy names tools by identity)."""
+        catalog = self.manager.catalog
+        route = catalog.route(name) or catalog.route(name, by_identity=True)
         return route.exposed if route else None
 
-    def list_catalog_tools(self) -> list[Tool]:
-        return self.manager.catalog.tool_list()
+    def list_catalog_tools(self, principal: Principal | None = None) -> list[Tool]:
+        """The catalog, or the part of it ``principal`` may reach."""
+        if principal is None or principal.unrestricted:
+            return self.manager.catalog.tool_list()
+        return [r.exposed for r in self.manager.catalog.tools.values() if principal.may_reach(r.upstream, r.tool)]
+
+    def principal_for(self, principal: Principal | str | None, session_id: str, origin: Origin) -> Principal:
+        """The principal a call runs for: the one given (by name: as configured; an unknown name may reach
+        nothing), else the owner of its session (the solver's fetches), else Sentinel itself."""
+        if isinstance(principal, Principal):
+            return principal
+        if isinstance(principal, str):
+            return self.principals.get(principal) or Principal(principal, "token", tools=(), upstreams=())
+        owner = self.conversations.principal_of(session_id)
+        if owner is None and "/" in session_id:  # session ids start with their principal's name (A2A's too)
+            owner = self.principals.get(session_id.split("/", 1)[0])
+        if owner is not None:
+            return owner
+        return OWNER if origin in ("client", "cli") else INTERNAL
 
     # ------------------------------------------------------------------ GatewayPort
     async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str,
                      client: str | None = None, origin: Origin = "client", answers: dict[str, Answer] | None = None,
-                     depth: int = 0, progress: ProgressFn | None = None) -> InvokeOutcome:
+                     depth: int = 0, progress: ProgressFn | None = None,
+                     principal: Principal | str | None = None) -> InvokeOutcome:
         outcome = await self.execute(name, arguments, session_id=session_id, client=client, origin=origin,
-                                     answers=answers, depth=depth, progress=progress)
+                                     answers=answers, depth=depth, progress=progress, principal=principal)
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
             what = "; ".join(a for a in asks if a) or "input"
             return Refused(reason=f"{name} needs the device owner's answer first ({what}); it can be given "
                                   "through an MCP client of this Sentinel or its CLI, not by this caller")
         return outcome
+
+    async def refuse_answers(self, name: str, arguments: Any, *, session_id: str, client: str | None,
+                             origin: Origin, reason: str, principal: Principal | str | None = None) -> Refused:
+        """Answers that cannot count (no valid state, replayed, not asked, ...): audited before the refusal
+        leaves (redacted, like every row), nothing recorded. If even that cannot be written, the refusal says
+        so."""
+        args = arguments if isinstance(arguments, dict) and value_problem(arguments, MAX_ARGUMENT_DEPTH) is None \
+            else None
+        who = self.principal_for(principal, session_id, origin)
+        route = self.manager.catalog.route(name)
+        sensitive = frozenset(sensitive_fields_of(route.exposed)) if route is not None else frozenset()
+        rec = CallRecord(self.audit, self.guard.version, session=session_id, client=client, origin=origin,
+                         tool=name, principal=who.name, arg_digest=argument_digest(args), arguments=args,
+                         sensitive=sensitive)
+        unblock = ["call the tool again; the user is asked afresh"]
+        refusal = Refused(reason=f"the answer was not accepted: {reason}", decision_id=rec.decision_id,
+                          decision=AnswerNotAccepted(reason=reason, unmet=["answer_refused"], how_to_unblock=unblock))
+        try:
+            await rec.final("deny", "answer_refused", reason=reason)
+        except StorageError as e:
+            return refusal.model_copy(update={"reason": f"{refusal.reason}; {storage_refusal(e)}",
+                                              "decision_id": None})
+        return refusal
 
     # ------------------------------------------------------------------ the pipeline
     async def execute(
@@ -106,8 +178,12 @@ class Gateway:
         upstream_input: dict[str, Any] | None = None,
         upstream_state: str | None = None,
         preapproved_digest: str | None = None,
+        principal: Principal | str | None = None,
+        purpose: str | None = None,
     ) -> InvokeOutcome | UpstreamNeedsInput:
-        rec = CallRecord(self.audit, self.guard.version, session=session_id, client=client, origin=origin, tool=name)
+        who = self.principal_for(principal, session_id, origin)
+        rec = CallRecord(self.audit, self.guard.version, session=session_id, client=client, origin=origin,
+                         tool=name, principal=who.name)
         if self.draining and depth == 0:
             return Refused(reason="Sentinel is shutting down; call again once it is back")
         problem = await self.records.problem()  # a store that cannot be written refuses everything (fail closed)
@@ -115,31 +191,44 @@ class Gateway:
             return Refused(reason=problem)
         self.inflight += 1
         try:
-            return await self._run(rec, name, arguments, answers=answers, depth=depth, progress=progress, link=link,
-                                   upstream_input=upstream_input, upstream_state=upstream_state,
-                                   preapproved_digest=preapproved_digest)
+            return await self._run(rec, who, name, arguments, answers=answers, depth=depth, progress=progress,
+                                   link=link, upstream_input=upstream_input, upstream_state=upstream_state,
+                                   preapproved_digest=preapproved_digest, purpose=purpose)
         except StorageError as e:  # the decision could not be recorded: nothing was forwarded
             return Refused(reason=storage_refusal(e), decision_id=rec.decision_id)
         finally:
             self.inflight -= 1
 
-    async def _run(self, rec: CallRecord, name: str, arguments: Any, *, answers: dict[str, Answer] | None,
-                   depth: int, progress: ProgressFn | None, link: CallerLink | None,
-                   upstream_input: dict[str, Any] | None, upstream_state: str | None,
-                   preapproved_digest: str | None) -> InvokeOutcome | UpstreamNeedsInput:
+    async def _run(self, rec: CallRecord, who: Principal, name: str, arguments: Any, *,
+                   answers: dict[str, Answer] | None, depth: int, progress: ProgressFn | None,
+                   link: CallerLink | None, upstream_input: dict[str, Any] | None, upstream_state: str | None,
+                   preapproved_digest: str | None, purpose: str | None) -> InvokeOutcome | UpstreamNeedsInput:
         session_id, client, origin = rec.base["session"], rec.base["client"], rec.base["origin"]
-        route = self.manager.catalog.tools.get(name)
-        if route is None:
-            await rec.final("error", "unknown_tool", error="unknown tool")
-            return Refused(reason=self._unknown_tool_message(name), decision_id=rec.decision_id)
+        # the policy's own fetches name tools by identity (what rules bind to); everyone else by exposed name
+        catalog = self.manager.catalog
+        route = catalog.route(name, by_identity=True) if origin == "solver" else catalog.route(name)
+        if route is None and origin == "builtin":
+            route = catalog.route(name, by_identity=True)
+        reachable = route is not None and (origin in ("solver", "builtin")
+                                           or who.may_reach(route.upstream, route.tool))
+        if route is None or not reachable:
+            # a tool the caller may not reach is as unknown to it as a tool that does not exist
+            await rec.final("error", "unknown_tool",
+                            error="unknown tool" if route is None else f"not reachable by {who.name}")
+            return Refused(reason=self._unknown_tool_message(name, who), decision_id=rec.decision_id)
+        # argument names the tool declares secret: the audit log's redactor masks them in every row
+        rec.base["sensitive"] = frozenset(sensitive_fields_of(route.exposed))
         problem = self._check_arguments(route.exposed, arguments)
         if problem is not None:
-            await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem)
+            # arguments of a shape past the wire limits are not kept (the record says why they were refused)
+            kept = arguments if value_problem(arguments, MAX_ARGUMENT_DEPTH) is None else None
+            await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=kept)
             return Refused(reason=problem, decision_id=rec.decision_id)
         up = self.manager.upstreams[route.upstream]
         ann = route.exposed.annotations
         call = ToolCall(name=name, server=route.upstream, tool=route.tool, arguments=arguments or {},
-                        session_id=session_id, client=client, origin=origin, depth=depth,
+                        session_id=session_id, client=client, origin=origin, depth=depth, principal=who.name,
+                        purpose=purpose,
                         read_only=ann.read_only_hint if ann else None,
                         destructive=ann.destructive_hint if ann else None)
         rec.base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
@@ -151,9 +240,11 @@ class Gateway:
         if preapproved_digest is not None and preapproved_digest == call.digest:
             decision: Decision = Allow(reason="continuation of a call already allowed")
         else:
-            decision = await self._decide(call, answers or {})
+            decision = await self._decide(call, answers or {}, route.exposed)
         if isinstance(decision, Deny):
-            await rec.final("deny", "denied", reason=decision.reason, proof=_proof_of(decision))
+            refused_answer = isinstance(decision, AnswerNotAccepted)
+            await rec.final("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,
+                            proof=_proof_of(decision))
             return Refused(reason=decision.reason, decision=decision, decision_id=rec.decision_id)
         if isinstance(decision, Ask):
             await rec.final("ask", "asked", reason=decision.reason,
@@ -161,11 +252,11 @@ class Gateway:
             return NeedsInput(reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id)
 
         await rec.decided(reason=decision.reason, proof=_proof_of(decision))  # on disk before the call leaves
-        return await self._forward(rec, call, up, decision, link=link, progress=progress,
+        return await self._forward(rec, who, call, route, up, decision, link=link, progress=progress,
                                    upstream_input=upstream_input, upstream_state=upstream_state)
 
-    async def _forward(self, rec: CallRecord, call: ToolCall, up: Any, decision: Decision, *,
-                       link: CallerLink | None, progress: ProgressFn | None,
+    async def _forward(self, rec: CallRecord, who: Principal, call: ToolCall, route: Any, up: Any,
+                       decision: Decision, *, link: CallerLink | None, progress: ProgressFn | None,
                        upstream_input: dict[str, Any] | None,
                        upstream_state: str | None) -> InvokeOutcome | UpstreamNeedsInput:
         name = call.name
@@ -180,7 +271,7 @@ class Gateway:
                     error="audit_unavailable")))
             return Completed(result=rec.stamp(result))
 
-        meta = call_meta(rec.base["session"], rec.base["client"], rec.base["origin"]) \
+        meta = call_meta(rec.base["session"], rec.base["client"], rec.base["origin"], who.name) \
             if isinstance(up.target, BuiltinTarget) else None
         try:
             result = await up.call_tool(call.tool, call.arguments, link=link, progress=progress,
@@ -191,10 +282,10 @@ class Gateway:
                 if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
                     raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
                 responses = await self._answer_upstream_push(link, result)
-                if responses is None:
-                    return await done("tool_error", error_result(
-                        f"{name}: the upstream asked for input that Sentinel cannot relay to this client"),
-                        proof=_proof_of(decision), error="upstream input request cannot be relayed")
+                if not isinstance(responses, dict):
+                    why = responses or "the upstream asked for input that Sentinel cannot relay to this client"
+                    return await done("tool_error", error_result(f"{name}: {why}"),
+                                      proof=_proof_of(decision), error=why)
                 result = await up.call_tool(call.tool, call.arguments, link=link, progress=progress,
                                             input_responses=responses, request_state=result.request_state, meta=meta)
         except UpstreamUnavailable as e:
@@ -222,36 +313,71 @@ class Gateway:
                 await observe(call, result)
             except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
                 log.exception("guard could not observe the result of %s", name)
+        source = untrusted_source(route.exposed, call.identity, self.config.sentinel.untrusted, result)
+        if source is not None:
+            result = mark_untrusted(result, source)
         return await done("tool_error" if result.is_error else "ok", result, proof=_proof_of(decision),
                           error=_first_text(result) if result.is_error else None)
 
-    async def _decide(self, call: ToolCall, answers: dict[str, Answer]) -> Decision:
-        """Ask the guard; feed it the answers it asked for, and ask again (bounded). Errors deny."""
+    async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
+        decision = await self.guard.decide(call)
+        if self.consent_gate is not None:
+            decision = await self.consent_gate.gate(call, tool, decision)
+        return decision
+
+    async def _record(self, call: ToolCall, question: Question, answer: Answer) -> None:
+        if question.meta.get("kind") == "consent":
+            if self.consent_gate is not None:
+                self.consent_gate.record(call, question, answer)
+            return
+        await self.guard.record_answer(call, question, answer)
+
+    async def _decide(self, call: ToolCall, answers: dict[str, Answer], tool: Tool) -> Decision:
+        """Ask the guard (and the consent gate); feed it the answers it asked for, and ask again (bounded).
+        Errors deny."""
         timeout = self.config.sentinel.policy.guard_timeout
         used: set[str] = set()
         try:
             for _ in range(MAX_ASK_ROUNDS):
                 with anyio.fail_after(timeout):
-                    decision = await self.guard.decide(call)
+                    decision = await self._decide_once(call, tool)
                 if not isinstance(decision, Ask):
                     return decision
                 fresh = [q for q in decision.questions if q.key in answers and q.key not in used]
                 if not fresh:
+                    again = [q for q in decision.questions if q.key in used]
+                    if again:
+                        # answered (validly) and still asked: the answer did not let the call go ahead. It ends
+                        # here, unremembered, rather than asking the same question in a loop
+                        return Deny(reason=f"the answer to \u201c{again[0].message}\u201d did not let the call go "
+                                           "ahead", unmet=[q.key for q in again],
+                                    how_to_unblock=["call again to ask the user again"])
                     return decision
+                # every answer is checked before any is recorded: one bad answer records nothing
+                for q in fresh:
+                    problem = answer_problem(q, answers[q.key])
+                    if problem:
+                        return AnswerNotAccepted(
+                            reason=f"the answer to \u201c{q.message}\u201d was not accepted: {problem}. "
+                                   "The question counts as not answered, and the call was not made.",
+                            unmet=[q.key], how_to_unblock=["call the tool again and answer the question as asked"])
+                declined = [q for q in fresh if not goes_ahead(q, answers[q.key])]
+                if declined:
+                    # a "no" ends this call only: nothing is stored, so the next call asks again
+                    return Deny(reason=f"you declined: {declined[0].message}",
+                                unmet=["declined"],
+                                how_to_unblock=["nothing was recorded: if the user changes their mind, call the "
+                                                "tool again and they will be asked again"])
                 for q in fresh:
                     used.add(q.key)
                     with anyio.fail_after(timeout):
-                        await self.guard.record_answer(call, q, answers[q.key])
-                refused = [q for q in fresh if answers[q.key].action != "accept"]
-                if refused:
-                    # a declined or cancelled question ends the call; asking again would loop
-                    return Deny(reason=f"the user declined: {refused[0].message}",
-                                unmet=[q.key for q in refused],
-                                how_to_unblock=["ask the user again if they change their mind"])
+                        await self._record(call, q, answers[q.key])
             return decision
         except TimeoutError:
             return Deny(reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",
                         unmet=["guard_timeout"])
+        except StorageError as e:  # the facts or consents it needs cannot be read or written: fail closed
+            return Deny(reason=storage_refusal(e), unmet=["storage"])
         except Exception:  # noqa: BLE001 - a guard that errors denies
             ref = uuid.uuid4().hex[:10]  # internals go to the log only
             log.exception("guard error on %s (reference %s)", call.name, ref)
@@ -259,18 +385,22 @@ class Gateway:
                                "Sentinel's log); denied", unmet=["guard_error"])
 
     @staticmethod
-    async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | None:
+    async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | str | None:
+        """The user's replies to an upstream's questions; or why there are none (None: cannot be relayed)."""
         answers: dict[str, Any] = {}
         for key, req in (result.input_requests or {}).items():
             if not (isinstance(req, ElicitRequest) and isinstance(req.params, ElicitRequestFormParams)):
                 return None
-            answers[key] = await link.elicit(req.params)
+            answer = await link.elicit(req.params)
+            if not isinstance(answer, ElicitResult):  # no reply, or one that did not fit the question
+                return getattr(answer, "message", None)
+            answers[key] = answer
         return answers
 
-    def _unknown_tool_message(self, name: str) -> str:
+    def _unknown_tool_message(self, name: str, principal: Principal) -> str:
         import difflib
 
-        names = list(self.manager.catalog.tools)
+        names = [t.name for t in self.list_catalog_tools(principal)]
         close = difflib.get_close_matches(name, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         down = [u.name for u in self.manager.upstreams.values() if u.state != "ready"]

@@ -57,6 +57,7 @@ class GatewayPort(Protocol):
         answers: dict[str, Answer] | None = None,
         depth: int = 0,
         progress: ProgressFn | None = None,
+        principal: Any = None,  # a Principal, or a principal's name (A2A); None: the owner of the session
     ) -> InvokeOutcome: ...
 
     def find_tool(self, name: str) -> Tool | None:

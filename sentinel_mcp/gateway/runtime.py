@@ -17,6 +17,9 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
+from sentinel_mcp.gateway.closed_guard import ClosedGuard
+from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.decision import Guard
 from sentinel_mcp.gateway.default_guard import DefaultGuard
@@ -24,6 +27,7 @@ from sentinel_mcp.gateway.front import Front
 from sentinel_mcp.gateway.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.identity.http_auth import configured_principals
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +41,11 @@ class Runtime:
     audit: AuditLog
     services: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
+
+    @property
+    def policy_problem(self) -> str | None:
+        """Why the policy cannot govern right now (every call is then denied), or None."""
+        return getattr(self.gateway.guard, "problem", None)
 
 
 def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
@@ -58,9 +67,8 @@ def _create_guard(config: Config, gateway: Gateway, fallback: DefaultGuard, prob
         return fallback
     try:
         from sentinel_mcp.policy.guard import create_guard
-    except ImportError as e:
-        problems.append(f"policy engine unavailable ({e}); using the fail-safe default guard")
-        return fallback
+    except ImportError as e:  # rulebases are configured: without them nothing is served (fail closed)
+        return ClosedGuard(f"the policy engine is unavailable ({e})")
     return create_guard(config, gateway)
 
 
@@ -71,6 +79,9 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     manager = UpstreamManager()
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
+    gateway.principals.update(configured_principals(config))
+    consents = ConsentBook(config.store_path.parent / "consents.db")
+    gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services: dict[str, Any] = {"gateway": gateway}
     problems: list[str] = []
     for name, spec in config.mcp_servers.items():
@@ -93,6 +104,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
     services["guard"] = guard
+    manager.catalog.governed = getattr(guard, "governed_names", None)
     front = Front(gateway, default_session=default_session)
     manager._on_catalog_changed = front.announce_catalog_changed
     for p in problems:
@@ -118,3 +130,4 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
                 except Exception:  # noqa: BLE001
                     log.exception("guard close failed")
             await audit.close()
+            consents.close()

@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from sentinel_mcp.config import Config
+from sentinel_mcp.config import Config, ConfigError
 from sentinel_mcp.gateway.runtime import running_gateway
 
 log = logging.getLogger(__name__)
@@ -40,8 +40,10 @@ async def serve_stdio(config: Config) -> None:
     from sentinel_mcp.gateway.stdio_transport import stdio_transport
 
     async with running_gateway(config, default_session="stdio") as rt:
-        for p in rt.problems:
+        for p in [*rt.problems, *rt.manager.catalog.conflicts]:
             log.warning(p)
+        if rt.policy_problem:
+            _banner([policy_problem_line(rt.policy_problem)])
         async with stdio_transport() as (read, write):
             server = rt.front.server
             await until_signalled(lambda: server.run(read, write, server.create_initialization_options()),
@@ -78,16 +80,22 @@ async def until_signalled(run: Any, gateway: Any, drain: float = DRAIN_SECONDS) 
 def serve_http(config: Config, host: str, port: int) -> None:
     import uvicorn
 
-    from sentinel_mcp.gateway.http_app import build_http_app
+    from sentinel_mcp.gateway.http_app import build_http_app, is_loopback
+    from sentinel_mcp.identity.http_auth import http_auth_for
 
+    http = config.sentinel.http
+    if http.auth == "none" and not is_loopback(host):
+        raise ConfigError(f"refusing to serve {host}:{port} without authentication: \"auth\": \"none\" is for "
+                          "loopback addresses only (remove it to use the owner's token, or add principals)")
+    auth = http_auth_for(config)
     extra_routes: list[Any] = []
     a2a_settings = config.sentinel.builtin_settings("a2a")
     runtime_cm = running_gateway(config)
-    http = config.sentinel.http
-    app, holder = build_http_app(runtime_cm, host=host, port=port, token=http.token,
-                                 extra_hosts=http.allowed_hosts, extra_routes=extra_routes)
+    app, holder = build_http_app(runtime_cm, host=host, port=port, auth=auth.authenticator,
+                                 extra_hosts=http.allowed_hosts, extra_origins=http.allowed_origins,
+                                 extra_routes=extra_routes)
     if a2a_settings.get("enabled", True):
-        _mount_a2a(app, holder, config, host, port)
+        _mount_a2a(app, holder, config, host, port, auth.owner_token)
     tools_hint = f"http://{host}:{port}"
 
     class _Server(uvicorn.Server):
@@ -96,7 +104,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
             rt = holder.get("runtime")
             if rt is None:
                 return
-            _banner(startup_lines(config, rt, tools_hint))
+            _banner(startup_lines(config, rt, tools_hint) + token_lines(auth, tools_hint))
 
         async def shutdown(self, sockets: Any = None) -> None:
             # open A2A event streams would hold uvicorn's shutdown; end them (the tasks themselves stay)
@@ -114,12 +122,13 @@ def serve_http(config: Config, host: str, port: int) -> None:
     server.run()
 
 
-def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int) -> None:
+def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int,
+               owner_token: str | None) -> None:
     try:
         from a2a.app import mount_a2a  # type: ignore[import-not-found]
     except ImportError:
         return
-    mount_a2a(app, holder, config, host, port)
+    mount_a2a(app, holder, config, host, port, owner_token)
 
 
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
@@ -130,8 +139,10 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         f"from {len(ready)}/{len(ups)} upstreams ({', '.join(ready) or 'none'}); config: {config.source}",
         f"Policy: {rt.gateway.guard.version}; audit log: {config.store_path}",
     ]
-    for p in rt.problems:
+    for p in [*rt.problems, *rt.manager.catalog.conflicts]:
         lines.append(f"  warning: {p}")
+    if rt.policy_problem:
+        lines.append(policy_problem_line(rt.policy_problem))
     if base_url:
         lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"]
     exe = _command_name()
@@ -142,6 +153,28 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         f"  (a write asks you first; `{exe} audit` shows every decision with its reason)",
     ]
     return lines
+
+
+def token_lines(auth: Any, base_url: str) -> list[str]:
+    """How to authenticate: the generated token is printed once, when it is created; after that, where it is."""
+    exe = _command_name()
+    if not auth.required:
+        return ["Authentication: none (\"auth\": \"none\"): every local process can call every tool."]
+    if auth.token_file is None:
+        return ["Authentication: every caller sends 'Authorization: Bearer <token>' (the owner's token is "
+                "sentinel.http.token in the config; principals have their own)."]
+    lines = ["Authentication: every caller sends 'Authorization: Bearer <token>'."]
+    if auth.token_created:
+        lines.append(f"  The owner's token (generated now, shown this once; `{exe} config token` shows it again): "
+                     f"{auth.owner_token}")
+    lines.append(f"  The owner's token is in {auth.token_file} (mode 0600); `{exe} config token` prints it; "
+                 f"`{exe} call ... --url {base_url}/mcp` uses it.")
+    return lines
+
+
+def policy_problem_line(problem: str) -> str:
+    return (f"ERROR: {problem}\n  Every call is denied until this is fixed; Sentinel reloads the file when it "
+            "changes (/healthz reports status error meanwhile).")
 
 
 def _command_name() -> str:

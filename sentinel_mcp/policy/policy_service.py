@@ -88,8 +88,13 @@ class PolicyService:
 
     async def answer(self, session: str, predicate: str, inputs: list[Any], value: Any,
                      provenance: str = "agent") -> str:
-        """Answer an askable (provenance ``agent`` from the LLM); inputs may name bound contexts."""
+        """Answer an askable (provenance ``agent`` from the LLM); inputs may name bound contexts.
+
+        Only a declared askable can be answered this way; Sentinel's internal facts (``$confirmed``, ...) are
+        never writable by a tool, whatever the rulebase declares."""
         rb = self._rb
+        if not isinstance(predicate, str) or predicate.startswith("$"):
+            raise AnswerRefused(f"{predicate!r} is internal to Sentinel and cannot be answered")
         ask = next((a for a in rb.info.askables if a.predicate == predicate), None)
         if ask is None:
             raise AnswerRefused(f"{predicate} is not askable; askables: "
@@ -113,6 +118,10 @@ class PolicyService:
         t = port.find_tool(tool) if port is not None else None
         ann = t.annotations if t else None
         server, _, own = tool.partition("__")
+        catalog = getattr(getattr(port, "manager", None), "catalog", None)
+        route = catalog.route(tool) if catalog is not None else None
+        if route is not None:  # the tool's identity, whatever prefix exposes it (rules bind to it)
+            server, own = route.upstream, route.tool
         call = ToolCall(name=tool, server=server if own else "", tool=own or tool, arguments=arguments,
                         session_id=session, origin="builtin",
                         read_only=ann.read_only_hint if ann else None,

@@ -218,6 +218,9 @@ class SQLiteDatabase:
     def write_blocking(self, sql: str, params: Params = ()) -> WriteResult:
         return self._submit_blocking("write", [Statement(sql, params)])[0]
 
+    def run_blocking(self, statements: Sequence[Statement]) -> list[WriteResult]:
+        return self._submit_blocking("write", list(statements))
+
     def _submit(self, kind: str, payload: Any) -> "asyncio.Future[Any]":
         if self._thread is None:
             raise StorageError(f"{self.name} store is closed")

@@ -143,7 +143,7 @@ class ClientPort:
 
     async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str,
                      client: str | None = None, origin: str = "client", answers: dict[str, Answer] | None = None,
-                     depth: int = 0, progress: Any = None) -> InvokeOutcome:
+                     depth: int = 0, progress: Any = None, principal: Any = None) -> InvokeOutcome:
         args = dict(arguments or {})
         self.calls.append(Invocation(name, args, session_id, client, origin, answers))
         if name not in self.tools:

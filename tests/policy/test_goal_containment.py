@@ -209,9 +209,10 @@ async def test_shared_engine_state_is_out_of_reach(tmp_path: Path) -> None:
             r = await c.call_tool("sentinel__sentinel_query", {"goal": "X = 1, atom_length(\"abc\", N)"},
                                   meta={"sentinel/session": "two"})
             assert data(r)["status"] == "proved" and data(r)["solutions"][0]["bindings"] == {"X": 1, "N": 3}
-            # and the guards: the fail-safe read still works and the write still asks
-            r = await c.call_tool("airline__get_user_details", {"user_id": "mia_li_3668"})
-            assert not r.is_error
+            # and the guards: the fail-safe read still works and the write still asks (a reservation's details:
+            # a read that needs no consent, unlike a traveller's profile)
+            r = await c.call_tool("airline__get_reservation_details", {"reservation_id": "NO6JO3"})
+            assert not r.is_error, r.content[0].text
 
 
 async def test_any_text_reaches_rules_as_data(tmp_path: Path) -> None:

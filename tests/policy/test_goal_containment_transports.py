@@ -74,8 +74,9 @@ async def test_over_stdio(tmp_path: Path, mode: str) -> None:
                                    env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}, cwd=str(tmp_path))
     async with Client(stdio_client(params), mode=mode) as c:
         await run_attacks(c, marker)
-        r = await c.call_tool("airline__get_user_details", {"user_id": "mia_li_3668"})
-        assert not r.is_error
+        # guarded reads still work (a reservation's details need no consent, unlike a traveller's profile)
+        r = await c.call_tool("airline__get_reservation_details", {"reservation_id": "NO6JO3"})
+        assert not r.is_error, r.content[0].text
 
 
 async def test_over_http_and_a2a(tmp_path: Path) -> None:

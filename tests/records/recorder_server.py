@@ -1,6 +1,6 @@
 """A test upstream that records what it executed (fsynced before it answers), and can misbehave.
 
-Tools: ``do(token)`` appends the token to $RECORDER_LOG, then answers; ``garbage()`` writes a line that is
+Tools: ``do(mark)`` appends the mark to $RECORDER_LOG, then answers; ``garbage()`` writes a line that is
 not JSON-RPC to stdout and never answers; ``echo(text)``. With $RECORDER_GRANDCHILD set it starts a
 background ``sleep`` that it never waits for (a grandchild of the gateway, to check no orphan is left).
 """
@@ -25,16 +25,17 @@ WIRE = os.dup(1)  # the SDK points fd 1 away from the wire while serving; garbag
 
 
 @mcp.tool(annotations=RO)
-def do(token: str) -> str:
-    """Record ``token`` as executed (durably), then answer."""
+def do(mark: str) -> str:
+    """Record ``mark`` as executed (durably), then answer. (Not called ``token``: the audit log's redactor
+    masks arguments named like secrets, and the tests read the marks back from the log.)"""
     if LOG:
         fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, (token + "\n").encode())
+            os.write(fd, (mark + "\n").encode())
             os.fsync(fd)
         finally:
             os.close(fd)
-    return "done:" + token
+    return "done:" + mark
 
 
 @mcp.tool(annotations=RO)

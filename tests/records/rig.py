@@ -16,6 +16,8 @@ from tests.gateway.helpers import alive, descendants
 
 RECORDER = str(Path(__file__).with_name("recorder_server.py"))
 ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "records-owner-token-0123456789"  # the owner's token in these configs (HTTP and A2A ask for it)
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | None = None,
@@ -24,7 +26,7 @@ def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | N
     if grandchild:
         env["RECORDER_GRANDCHILD"] = "1"
     cfg = {"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER], "env": env, "timeout": timeout}},
-           "sentinel": {"data_dir": str(tmp / "data"), "builtins": builtins or []}}
+           "sentinel": {"data_dir": str(tmp / "data"), "builtins": builtins or [], "http": {"token": TOKEN}}}
     path = tmp / "config.json"
     path.write_text(json.dumps(cfg))
     return path
@@ -50,7 +52,7 @@ def wait_ready(port: int, upstream: str = "rec", timeout: float = 30) -> dict[st
     deadline = time.monotonic() + timeout
     body: dict[str, Any] = {}
     while time.monotonic() < deadline:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
+        with urllib.request.urlopen(_healthz(port), timeout=5) as r:
             body = json.loads(r.read())
         if body.get("upstreams", {}).get(upstream, {}).get("state") == "ready":
             return body
@@ -58,12 +60,31 @@ def wait_ready(port: int, upstream: str = "rec", timeout: float = 30) -> dict[st
     raise TimeoutError(f"upstream {upstream} not ready: {body}")
 
 
-def health(port: int) -> dict[str, Any]:
+def _healthz(port: int) -> Any:
+    """/healthz with the owner's token: the details (upstreams, storage, causes) are for authenticated callers."""
+    import urllib.request
+
+    return urllib.request.Request(f"http://127.0.0.1:{port}/healthz", headers=AUTH)
+
+
+def public_health(port: int) -> dict[str, Any]:
+    """/healthz as a caller without a token sees it."""
     import urllib.error
     import urllib.request
 
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return json.loads(e.read())
+
+
+def health(port: int) -> dict[str, Any]:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(_healthz(port), timeout=10) as r:
             return json.loads(r.read())
     except urllib.error.HTTPError as e:
         return json.loads(e.read())

@@ -14,7 +14,7 @@ import httpx2
 from websockets.asyncio.client import connect
 
 from .fuzz_corpus import OVERSIZED, corpus
-from .rig import ROOT, health, kill_tree, start_http, write_config
+from .rig import AUTH, ROOT, health, kill_tree, start_http, write_config
 
 INIT = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}}
@@ -135,7 +135,7 @@ async def _a2a(http: httpx2.AsyncClient, base: str) -> list[str]:
 async def _ws(base: str) -> list[str]:
     bad = []
     async with connect(base.replace("http", "ws") + "/a2a/ws", subprotocols=["a2a.v1.json"],
-                       additional_headers={"A2A-Version": "1.0"}, max_size=16 << 20) as ws:
+                       additional_headers={"A2A-Version": "1.0", **AUTH}, max_size=16 << 20) as ws:
         for name, raw in CASES:
             try:
                 text = raw.decode("utf-8")
@@ -157,7 +157,7 @@ async def test_http_fronts_answer_every_malformed_message(tmp_path: Path) -> Non
     proc, port = start_http(write_config(tmp_path, timeout=60))
     base = f"http://127.0.0.1:{port}"
     try:
-        async with httpx2.AsyncClient(timeout=30) as http:
+        async with httpx2.AsyncClient(timeout=30, headers=AUTH) as http:
             assert await _mcp_http(http, base) == []
             assert await _sse(http, base) == []
             assert await _a2a(http, base) == []

@@ -19,27 +19,27 @@ from mcp.client.streamable_http import streamable_http_client
 
 from sentinel_mcp.gateway.call_record import META_KEY
 
-from .rig import audit_rows, executed, kill_tree, start_http, tree, wait_gone, write_config
+from .rig import AUTH, audit_rows, executed, kill_tree, start_http, tree, wait_gone, write_config
 
 ROUNDS = 4
 MCP_CLIENTS = 4
 A2A_CLIENTS = 2
-A2A_HEADERS = {"A2A-Version": "1.0"}
+A2A_HEADERS = {"A2A-Version": "1.0", **AUTH}
 
 
 def a2a_body(token: str) -> dict:
-    part = {"data": {"type": "tool_call", "tool_call_id": token, "name": "rec__do", "args": {"token": token}}}
+    part = {"data": {"type": "tool_call", "tool_call_id": token, "name": "rec__do", "args": {"mark": token}}}
     return {"jsonrpc": "2.0", "id": token, "method": "SendMessage", "params": {"message": {
         "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [part]}}}
 
 
 async def mcp_worker(port: int, name: str, answered: dict[str, str]) -> None:
     try:
-        async with httpx2.AsyncClient(timeout=30) as http, \
+        async with httpx2.AsyncClient(timeout=30, headers=AUTH) as http, \
                 Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
             for i in range(10_000):
                 token = f"{name}-{i}"
-                result = await c.call_tool("rec__do", {"token": token})
+                result = await c.call_tool("rec__do", {"mark": token})
                 assert not result.is_error, result.content[0].text
                 answered[token] = result.meta[META_KEY]
     except Exception:  # noqa: BLE001 - the gateway was killed under us: that is the point
@@ -106,7 +106,7 @@ async def test_kill_9_loses_no_record_and_no_completed_task(tmp_path: Path) -> N
 
     rows = audit_rows(tmp_path / "data" / "sentinel.db")
     outcomes = {r["decision_id"] for r in rows if r["event"] == "outcome" and r["outcome"] == "ok"}
-    decided = {json.loads(r["arguments"])["token"] for r in rows
+    decided = {json.loads(r["arguments"])["mark"] for r in rows
                if r["event"] == "decision" and r["tool"] == "rec__do"}
     ran = executed(tmp_path)
     assert answered and completed and ran
