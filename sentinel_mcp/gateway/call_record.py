@@ -9,7 +9,7 @@ gateway notices by itself when the storage is back.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from mcp.types import CallToolResult
 
@@ -21,10 +21,12 @@ PROBE_EVERY = 0.25
 
 
 class CallRecord:
-    __slots__ = ("audit", "base", "started", "decision_id", "policy_version")
+    __slots__ = ("audit", "base", "started", "decision_id", "policy_version", "observers")
 
-    def __init__(self, audit: AuditLog, policy_version: str | None, **base: Any) -> None:
+    def __init__(self, audit: AuditLog, policy_version: str | None,
+                 observers: Sequence[Callable[[AuditEntry], None]] = (), **base: Any) -> None:
         self.audit = audit
+        self.observers = observers  # metrics, traces: told of each call once, when its record is durable
         self.base = base
         self.started = time.perf_counter()
         self.decision_id = new_decision_id()
@@ -37,14 +39,20 @@ class CallRecord:
 
     async def final(self, decision: str, outcome: str, **kw: Any) -> None:
         """A call that ends here (refused, asked, unknown): decision and outcome in one row."""
-        await self.audit.write(self._entry("final", decision, outcome, kw))
+        await self._write(self._entry("final", decision, outcome, kw))
 
     async def decided(self, **kw: Any) -> None:
         """The call is allowed and about to be forwarded."""
         await self.audit.write(self._entry("decision", "allow", "forwarded", kw))
 
     async def finished(self, outcome: str, **kw: Any) -> None:
-        await self.audit.write(self._entry("outcome", "allow", outcome, kw))
+        await self._write(self._entry("outcome", "allow", outcome, kw))
+
+    async def _write(self, entry: AuditEntry) -> None:
+        """A call's last row (final or outcome); observers see what the audit log holds, once per call."""
+        await self.audit.write(entry)
+        for observe in self.observers:
+            observe(entry)
 
     def stamp(self, result: CallToolResult) -> CallToolResult:
         meta = dict(result.meta or {})

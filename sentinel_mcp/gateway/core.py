@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from mcp.types import (
     CallToolResult,
+    CreateMessageRequest,
     ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitResult,
+    ErrorData,
     InputRequiredResult,
+    ListRootsRequest,
     TextContent,
     Tool,
 )
@@ -40,6 +41,8 @@ from sentinel_mcp.gateway.decision import (
     ToolCall,
     argument_digest,
 )
+from sentinel_mcp.gateway.own_results import sentinel_result
+from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
 from sentinel_mcp.gateway.redactor import sensitive_fields_of
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
@@ -70,9 +73,9 @@ class UpstreamNeedsInput(BaseModel):
     call: ToolCall
 
 
-def error_result(text: str, **structured: Any) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
-                          structured_content={"sentinel": structured} if structured else None)
+def error_result(text: str, **info: Any) -> CallToolResult:
+    """Sentinel's own error result (details in ``_meta``, never in ``structuredContent``)."""
+    return sentinel_result(text, **info)
 
 
 class Gateway:
@@ -92,6 +95,7 @@ class Gateway:
         self.principals: dict[str, Principal] = {p.name: p for p in (OWNER, ANONYMOUS, INTERNAL)}
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
+        self.observers: list[Callable[[AuditEntry], None]] = []
 
     def _record_stores(self) -> list[Any]:
         """The databases a decision is recorded in: the audit log, and the guard's fact store if it has one."""
@@ -149,8 +153,8 @@ class Gateway:
         who = self.principal_for(principal, session_id, origin)
         route = self.manager.catalog.route(name)
         sensitive = frozenset(sensitive_fields_of(route.exposed)) if route is not None else frozenset()
-        rec = CallRecord(self.audit, self.guard.version, session=session_id, client=client, origin=origin,
-                         tool=name, principal=who.name, arg_digest=argument_digest(args), arguments=args,
+        rec = CallRecord(self.audit, self.guard.version, self.observers, session=session_id, client=client,
+                         origin=origin, tool=name, principal=who.name, arg_digest=argument_digest(args), arguments=args,
                          sensitive=sensitive)
         unblock = ["call the tool again; the user is asked afresh"]
         refusal = Refused(reason=f"the answer was not accepted: {reason}", decision_id=rec.decision_id,
@@ -163,6 +167,10 @@ class Gateway:
         return refusal
 
     # ------------------------------------------------------------------ the pipeline
+    @traced(lambda self, name, *a, origin="client", **k: "sentinel.fetch" if origin == "solver" else "sentinel.call",
+            lambda self, name, *a, session_id, origin="client", client=None, **k: {
+                "sentinel.tool": name, "sentinel.origin": origin, "sentinel.session": session_id,
+                "sentinel.client": client})
     async def execute(
         self,
         name: str,
@@ -182,8 +190,8 @@ class Gateway:
         purpose: str | None = None,
     ) -> InvokeOutcome | UpstreamNeedsInput:
         who = self.principal_for(principal, session_id, origin)
-        rec = CallRecord(self.audit, self.guard.version, session=session_id, client=client, origin=origin,
-                         tool=name, principal=who.name)
+        rec = CallRecord(self.audit, self.guard.version, self.observers, session=session_id, client=client,
+                         origin=origin, tool=name, principal=who.name)
         if self.draining and depth == 0:
             return Refused(reason="Sentinel is shutting down; call again once it is back")
         problem = await self.records.problem()  # a store that cannot be written refuses everything (fail closed)
@@ -332,6 +340,8 @@ class Gateway:
             return
         await self.guard.record_answer(call, question, answer)
 
+    @traced("sentinel.guard", lambda self, call, answers, tool: {"sentinel.tool": call.name,
+                                                                    "sentinel.answers": len(answers)})
     async def _decide(self, call: ToolCall, answers: dict[str, Answer], tool: Tool) -> Decision:
         """Ask the guard (and the consent gate); feed it the answers it asked for, and ask again (bounded).
         Errors deny."""
@@ -386,14 +396,21 @@ class Gateway:
 
     @staticmethod
     async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | str | None:
-        """The user's replies to an upstream's questions; or why there are none (None: cannot be relayed)."""
+        """A 2026-era upstream's input requests asked of a handshake-era client: the replies, or why there are
+        none (a refusal's message; None when one cannot be relayed at all)."""
         answers: dict[str, Any] = {}
         for key, req in (result.input_requests or {}).items():
-            if not (isinstance(req, ElicitRequest) and isinstance(req.params, ElicitRequestFormParams)):
+            if isinstance(req, ElicitRequest):
+                answer: Any = await link.elicit(req.params)
+            elif isinstance(req, CreateMessageRequest):
+                answer = await link.sample(req.params)
+            elif isinstance(req, ListRootsRequest):
+                answer = await link.list_roots()
+            else:
                 return None
-            answer = await link.elicit(req.params)
-            if not isinstance(answer, ElicitResult):  # no reply, or one that did not fit the question
-                return getattr(answer, "message", None)
+            if isinstance(answer, ErrorData):  # not relayed, or a reply that did not fit the question
+                log.info("input request %s not relayed: %s", key, answer.message)
+                return answer.message
             answers[key] = answer
         return answers
 

@@ -36,22 +36,23 @@ from mcp.types import (
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResult,
-    TextContent,
 )
 
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway.call_meta import SESSION_KEY
-from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
 from sentinel_mcp.gateway.display_text import safe_question, safe_text
-from sentinel_mcp.gateway.front_link import FrontLink, can_elicit, is_modern
+from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, is_modern
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
+from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
+from sentinel_mcp.gateway.telemetry import traced
+from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
 from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
 from sentinel_mcp.identity.principal import OWNER, Principal
 from sentinel_mcp.identity.resolver import SCOPE_KEY
@@ -93,12 +94,15 @@ class Front:
         self.page_size = PAGE_SIZE
         self.held = HeldCalls(timeout=gateway.config.sentinel.policy.confirm_ttl)
         self._legacy_sessions: dict[int, Any] = {}
+        self.utilities = FrontUtilities(gateway.manager, ListenHandler(self.bus), self.bus, self.principal)
+        u = self.utilities
         self.server = SentinelFront(
             "sentinel", version=__version__, instructions=INSTRUCTIONS,
             on_list_tools=self.list_tools, on_call_tool=self.call_tool,
             on_list_resources=self.list_resources, on_list_resource_templates=self.list_resource_templates,
             on_read_resource=self.read_resource, on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
-            on_subscriptions_listen=ListenHandler(self.bus),
+            on_subscriptions_listen=u.listen, on_subscribe_resource=u.subscribe,
+            on_unsubscribe_resource=u.unsubscribe, on_completion=u.complete, on_set_logging_level=u.set_level,
         )
         self.server.add_notification_handler("notifications/initialized", NotificationParams, self._on_initialized)
 
@@ -184,7 +188,7 @@ class Front:
         session = conv.id
         client = self.client_name(ctx)
         purpose = _purpose(ctx)
-        retry = self.rounds.accept(modern=is_modern(ctx), can_elicit=can_elicit(ctx), principal=principal.name,
+        retry = self.rounds.accept(modern=is_modern(ctx), can_elicit=can_be_asked(ctx), principal=principal.name,
                                    session=session, tool=params.name, arguments=params.arguments,
                                    version=self.gateway.guard.version, responses=params.input_responses,
                                    request_state=params.request_state)
@@ -197,20 +201,21 @@ class Front:
         answers = dict(retry.ours)
         allowed = retry.kind == "allowed"
         preapproved = retry.state.get("digest") if allowed else None
-        link = FrontLink(ctx, self._answer_refused_reporter(params, session, client, principal))
+        link = self._link(ctx, params.name,
+                          on_refused=self._answer_refused_reporter(params, session, client, principal))
 
         async def progress(p: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(p, total, safe_text(message, 1000) if message else message)
 
-        if is_modern(ctx) and can_elicit(ctx):
+        if is_modern(ctx) and can_be_asked(ctx):
             if retry.kind == "hold":
                 return await self._resume_held(ctx, params, session, retry.state, retry.theirs, principal)
             if self._needs_holding(params.name):
                 async def run(held_link: CallerLink) -> Any:
                     return await self.gateway.execute(
                         params.name, params.arguments, session_id=session, client=client, origin="client",
-                        answers=answers, link=held_link, preapproved_digest=preapproved, principal=principal,
-                        purpose=purpose)
+                        answers=answers, link=held_link, progress=held_link.progress,
+                        preapproved_digest=preapproved, principal=principal, purpose=purpose)
                 call = self.held.start(params.name, session, run)
                 return await self._await_held(ctx, params, session, call, principal)
 
@@ -261,6 +266,11 @@ class Front:
             request_state=self.rounds.issue("ask", principal=principal.name, session=session, tool=params.name,
                                             arguments=params.arguments, version=version, asked=keys))
 
+    def _link(self, ctx: ServerRequestContext, name: str, on_refused: Any = None) -> FrontLink:
+        route = self.gateway.manager.catalog.tools.get(name)
+        return FrontLink(ctx, levels=self.utilities.levels, urls=self.utilities.urls,
+                         upstream=route.upstream if route is not None else None, on_refused=on_refused)
+
     def _needs_holding(self, name: str) -> bool:
         """Only calls to handshake-era upstreams may push questions mid-call."""
         route = self.gateway.manager.catalog.tools.get(name)
@@ -271,9 +281,10 @@ class Front:
 
     async def _await_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
                           call: HeldCall, principal: Principal) -> CallToolResult | InputRequiredResult:
+        call.report_progress = ctx.session.report_progress  # progress goes to the round now waiting
         event = await self.held.next_event(call)
         if isinstance(event, PendingQuestion):
-            request = _safe_request(ElicitRequest(params=event.params))
+            request = _safe_request(event.request)
             return InputRequiredResult(
                 input_requests={event.key: request},
                 request_state=self.rounds.issue("hold", principal=principal.name, session=session,
@@ -299,6 +310,7 @@ class Front:
         if call is not None and call.pending is not None:
             self.held.answer(call, ElicitResult(action="cancel"))
 
+    @traced("sentinel.ask", lambda self, ctx, questions: {"sentinel.questions": len(questions)})
     async def _push_questions(self, ctx: ServerRequestContext, questions: list[Question]) -> dict[str, Answer] | None:
         answers: dict[str, Answer] = {}
         for q in questions:
@@ -316,16 +328,15 @@ class Front:
     def _refused(outcome: Refused) -> CallToolResult:
         d = outcome.decision
         lines = [f"Sentinel refused this call: {outcome.reason}"]
-        structured: dict[str, Any] = {"decision": "deny", "reason": outcome.reason}
+        info: dict[str, Any] = {"decision": "deny", "reason": outcome.reason}
         if d is not None:
             if d.unmet:
                 lines.append("Unmet: " + "; ".join(d.unmet))
             if d.how_to_unblock:
                 lines.append("To unblock: " + "; ".join(d.how_to_unblock))
-            structured.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
+            info.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
         shown = safe_text("\n".join(lines), 8000, keep_newlines=True)  # a reason may quote any value
-        return CallToolResult(content=[TextContent(type="text", text=shown)], is_error=True,
-                              structured_content={"sentinel": structured}, _meta=_record_meta(outcome.decision_id))
+        return sentinel_result(shown, **info, decision_id=outcome.decision_id)
 
     @staticmethod
     def _blocked(outcome: NeedsInput) -> CallToolResult:
@@ -333,10 +344,8 @@ class Front:
         text = (f"Sentinel is waiting for the user: {safe_text(outcome.reason)}\nAsk the user: "
                 + " | ".join(q.message for q in outcome.questions)
                 + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again.")
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
-                              structured_content={"sentinel": {"decision": "ask", "blocked": True,
-                                                               "reason": outcome.reason, "questions": qs}},
-                              _meta=_record_meta(outcome.decision_id))
+        return sentinel_result(text, decision="ask", blocked=True, reason=outcome.reason, questions=qs,
+                               decision_id=outcome.decision_id)
 
     # ------------------------------------------------------------------ resources and prompts
     async def list_resources(self, ctx: ServerRequestContext,
@@ -356,7 +365,7 @@ class Front:
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
         name = self.gateway.manager.catalog.route_resource(params.uri)
         if name is None or not self.principal(ctx).may_use(name):
-            raise MCPError(code=INVALID_PARAMS, message=f"resource not found: {params.uri}")
+            raise resource_not_found(params.uri)  # one the caller may not use is as unknown as a missing one
         try:
             return await self.gateway.manager.upstreams[name].read_resource(params.uri)
         except UpstreamUnavailable as e:
@@ -376,10 +385,6 @@ class Front:
             return await self.gateway.manager.upstreams[route.upstream].get_prompt(route.prompt, params.arguments)
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
-
-
-def _record_meta(decision_id: str | None) -> dict[str, Any] | None:
-    return {META_KEY: decision_id} if decision_id else None
 
 
 def _page(params: PaginatedRequestParams | None, total: int, size: int) -> tuple[int, int, str | None]:

@@ -70,8 +70,8 @@ class InputRounds:
                                 "initialize handshake, where Sentinel asks its questions directly (elicitation) "
                                 "and only the replies to those count")
         if not can_elicit:
-            return RefusedRetry("answers are not accepted from a client that did not declare the elicitation "
-                                "capability: Sentinel never asked it anything")
+            return RefusedRetry("answers are not accepted from a client that declared no elicitation capability "
+                                "(nor sampling or roots): Sentinel never asked it anything")
         state = self.seal.open(request_state)
         if state is None:
             why = "without a request state" if not request_state else "with a request state Sentinel did not " \

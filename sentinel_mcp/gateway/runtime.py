@@ -24,6 +24,8 @@ from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.decision import Guard
 from sentinel_mcp.gateway.default_guard import DefaultGuard
 from sentinel_mcp.gateway.front import Front
+from sentinel_mcp.gateway import telemetry
+from sentinel_mcp.gateway.metrics import Metrics
 from sentinel_mcp.gateway.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
@@ -41,6 +43,7 @@ class Runtime:
     audit: AuditLog
     services: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
+    metrics: Metrics = field(default_factory=Metrics)
 
     @property
     def policy_problem(self) -> str | None:
@@ -83,7 +86,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     consents = ConsentBook(config.store_path.parent / "consents.db")
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services: dict[str, Any] = {"gateway": gateway}
-    problems: list[str] = []
+    problems: list[str] = list(config.warnings)  # keys of a pasted host config that Sentinel ignores
     for name, spec in config.mcp_servers.items():
         if not spec.disabled:
             manager.add(name, spec)
@@ -110,6 +113,10 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     for p in problems:
         log.warning("%s", p)
     runtime = Runtime(config, gateway, front, manager, audit, services, problems)
+    gateway.observers += [runtime.metrics.observe, telemetry.annotate]
+    telemetry_problem = telemetry.configure(config)
+    if telemetry_problem:
+        problems.append(telemetry_problem)
     try:
         async with anyio.create_task_group() as tg:
             start = getattr(guard, "start", None)

@@ -81,6 +81,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
     import uvicorn
 
     from sentinel_mcp.gateway.http_app import build_http_app, is_loopback
+    from sentinel_mcp.gateway.http_extras import ProtectedResource, metrics_route, oauth_settings
     from sentinel_mcp.identity.http_auth import http_auth_for
 
     http = config.sentinel.http
@@ -96,6 +97,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
                                  extra_routes=extra_routes)
     if a2a_settings.get("enabled", True):
         _mount_a2a(app, holder, config, host, port, auth.owner_token)
+    app.router.routes.append(metrics_route(holder))  # behind CallerGuard like /mcp: Host, Origin, token
     tools_hint = f"http://{host}:{port}"
 
     class _Server(uvicorn.Server):
@@ -117,7 +119,11 @@ def serve_http(config: Config, host: str, port: int) -> None:
     ssl = {"ssl_certfile": tls["tls_cert"], "ssl_keyfile": tls["tls_key"]} if tls["tls_cert"] else {}
     if ssl:
         tools_hint = f"https://{host}:{port}"
-    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
+    asgi: Any = app
+    oauth = oauth_settings(config)
+    if oauth is not None:  # RFC 9728 metadata, and a challenge that names it
+        asgi = ProtectedResource(app, oauth, tools_hint)
+    server = _Server(uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on",
                                      timeout_graceful_shutdown=5, **ssl))
     server.run()
 
@@ -125,7 +131,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
 def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int,
                owner_token: str | None) -> None:
     try:
-        from a2a.app import mount_a2a  # type: ignore[import-not-found]
+        from sentinel_mcp.a2a.app import mount_a2a  # type: ignore[import-not-found]
     except ImportError:
         return
     mount_a2a(app, holder, config, host, port, owner_token)
@@ -144,7 +150,8 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     if rt.policy_problem:
         lines.append(policy_problem_line(rt.policy_problem))
     if base_url:
-        lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"]
+        lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"
+                  f"    metrics: {base_url}/metrics"]
     exe = _command_name()
     url = f" --url {base_url}/mcp" if base_url else ""
     lines += [

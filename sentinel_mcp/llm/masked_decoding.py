@@ -26,7 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # numpy comes with llama-cpp-python (the llm extra); without it no model runs at all, and
+    np = None  # the llm built-in must still start (a wheel installed without extras) to say how to get one
 
 SPARSE_FRACTION = 16  # at most vocab/16 tokens allowed: cut the candidates down before sampling
 

@@ -17,7 +17,7 @@ import pytest
 import uvicorn
 from a2a_rig import user_message
 
-from a2a.app import mount_a2a
+from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.audit import read_audit
 from sentinel_mcp.gateway.http_app import build_http_app

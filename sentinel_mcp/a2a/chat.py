@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from a2a.actions import LLM_TOOL, Capabilities, fit_arguments, question_wire, result_text
-from a2a.jsonrpc import INVALID_PARAMS, RpcError
-from a2a.service import A2AService
+from sentinel_mcp.a2a.actions import LLM_TOOL, Capabilities, fit_arguments, question_wire, result_text
+from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError
+from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.gateway.decision import Answer
 from sentinel_mcp.gateway.port import Completed, NeedsInput
 

@@ -14,8 +14,8 @@ from typing import Any
 from mcp.types import CallToolResult, Tool
 from pydantic import ValidationError
 
-from a2a.jsonrpc import INVALID_PARAMS, RpcError, invalid_params_from
-from a2a.messages import (
+from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError, invalid_params_from
+from sentinel_mcp.a2a.messages import (
     HumanAssistRequest,
     ResultArtifact,
     SensorRequest,
@@ -27,7 +27,7 @@ from a2a.messages import (
     parse_design_message,
     typed,
 )
-from a2a.protocol import Message, Part
+from sentinel_mcp.a2a.protocol import Message, Part
 from sentinel_mcp.gateway.decision import Question
 from sentinel_mcp.gateway.display_text import safe_question, safe_text
 from sentinel_mcp.gateway.port import GatewayPort

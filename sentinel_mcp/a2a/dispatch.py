@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from a2a.jsonrpc import (
+from sentinel_mcp.a2a.jsonrpc import (
     EXTENDED_CARD_NOT_CONFIGURED,
     METHOD_NOT_FOUND,
     PUSH_NOT_SUPPORTED,
@@ -22,7 +22,7 @@ from a2a.jsonrpc import (
     RpcError,
     parse_params,
 )
-from a2a.protocol import (
+from sentinel_mcp.a2a.protocol import (
     PROTOCOL_VERSION,
     CancelTaskRequest,
     GetTaskRequest,
@@ -30,8 +30,8 @@ from a2a.protocol import (
     SendMessageRequest,
     SubscribeToTaskRequest,
 )
-from a2a.service import A2AService
-from a2a.task_events import EventStream
+from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.a2a.task_events import EventStream
 
 VERSION_HEADER = "A2A-Version"
 

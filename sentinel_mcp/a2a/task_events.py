@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from a2a.protocol import INTERRUPTED_STATES, TERMINAL_STATES
+from sentinel_mcp.a2a.protocol import INTERRUPTED_STATES, TERMINAL_STATES
 
 RESYNC: dict[str, Any] = {"resync": True}  # identity-compared markers, never sent as they are
 CLOSED: dict[str, Any] = {"closed": True}  # the server is shutting down: end the stream now

@@ -19,8 +19,8 @@ from typing import Any
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from a2a.dispatch import STREAM_METHODS, VERSION_HEADER, check_version, dispatch, open_stream
-from a2a.jsonrpc import (
+from sentinel_mcp.a2a.dispatch import STREAM_METHODS, VERSION_HEADER, check_version, dispatch, open_stream
+from sentinel_mcp.a2a.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     RpcError,
@@ -30,10 +30,10 @@ from a2a.jsonrpc import (
     parse_request,
     result_frame,
 )
-from a2a.protocol import PROTOCOL_VERSION
-from a2a.security import AuthError, caller_identity, unauthorized
-from a2a.service import A2AService
-from a2a.task_events import EventStream
+from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION
+from sentinel_mcp.a2a.security import AuthError, caller_identity, unauthorized
+from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.a2a.task_events import EventStream
 
 log = logging.getLogger(__name__)
 _HEADERS = {VERSION_HEADER: PROTOCOL_VERSION}

@@ -17,12 +17,12 @@ from typing import Any
 from mcp.types import Tool
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from a2a.card import CARD_PATH, RPC_PATH, WS_PATH, make_card_endpoint
-from a2a.discovery import Advertiser, PeerBrowser, PeerRegistry, instance_name, open_zeroconf
-from a2a.jsonrpc_http import make_endpoint
-from a2a.service import A2AService
-from a2a.settings import A2ASettings
-from a2a.ws_binding import make_ws_endpoint
+from sentinel_mcp.a2a.card import CARD_PATH, RPC_PATH, WS_PATH, make_card_endpoint
+from sentinel_mcp.a2a.discovery import Advertiser, PeerBrowser, PeerRegistry, instance_name, open_zeroconf
+from sentinel_mcp.a2a.jsonrpc_http import make_endpoint
+from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.a2a.ws_binding import make_ws_endpoint
 from sentinel_mcp.gateway.port import GatewayPort, InvokeOutcome, Refused
 
 log = logging.getLogger(__name__)

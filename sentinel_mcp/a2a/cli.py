@@ -7,8 +7,8 @@ import asyncio
 import json
 from typing import Any
 
-from a2a.discovery import discover_peers
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.discovery import discover_peers
+from sentinel_mcp.a2a.settings import A2ASettings
 
 
 def _settings(args: argparse.Namespace) -> A2ASettings:

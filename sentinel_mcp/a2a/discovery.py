@@ -23,9 +23,9 @@ from pydantic import ValidationError
 from zeroconf import DNSQuestionType, IPVersion, ServiceStateChange
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
-from a2a.card import CARD_PATH
-from a2a.protocol import PROTOCOL_VERSION, AgentCard
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.card import CARD_PATH
+from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
+from sentinel_mcp.a2a.settings import A2ASettings
 
 log = logging.getLogger(__name__)
 SERVICE_TYPE = "_a2a._tcp.local."

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx2
 
-from a2a.protocol import PROTOCOL_VERSION, Message, Part
+from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, Message, Part
 
 
 class PeerError(Exception):

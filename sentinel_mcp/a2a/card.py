@@ -15,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from a2a.protocol import (
+from sentinel_mcp.a2a.protocol import (
     PROTOCOL_VERSION,
     AgentCapabilities,
     AgentCard,
@@ -23,9 +23,9 @@ from a2a.protocol import (
     AgentInterface,
     AgentSkill,
 )
-from a2a.security import security_declaration
-from a2a.service import A2AService
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.security import security_declaration
+from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.a2a.settings import A2ASettings
 
 CARD_PATH = "/.well-known/agent-card.json"
 RPC_PATH = "/a2a"

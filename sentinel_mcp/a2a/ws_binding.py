@@ -26,10 +26,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from a2a.card import WS_SUBPROTOCOL
-from a2a.chat import ChatCloseParams, ChatHub, ChatMessageParams, ChatOpenParams
-from a2a.dispatch import STREAM_METHODS, check_version, dispatch, open_stream
-from a2a.jsonrpc import (
+from sentinel_mcp.a2a.card import WS_SUBPROTOCOL
+from sentinel_mcp.a2a.chat import ChatCloseParams, ChatHub, ChatMessageParams, ChatOpenParams
+from sentinel_mcp.a2a.dispatch import STREAM_METHODS, check_version, dispatch, open_stream
+from sentinel_mcp.a2a.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     RpcError,
@@ -39,10 +39,10 @@ from a2a.jsonrpc import (
     parse_request,
     result_frame,
 )
-from a2a.jsonrpc_http import version_of
-from a2a.messages import SensorRequest, ToolCall, typed
-from a2a.security import AuthError, caller_identity, unauthorized
-from a2a.service import A2AService
+from sentinel_mcp.a2a.jsonrpc_http import version_of
+from sentinel_mcp.a2a.messages import SensorRequest, ToolCall, typed
+from sentinel_mcp.a2a.security import AuthError, caller_identity, unauthorized
+from sentinel_mcp.a2a.service import A2AService
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from a2a.jsonrpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError, task_not_found
-from a2a.protocol import TERMINAL_STATES, Task
+from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError, task_not_found
+from sentinel_mcp.a2a.protocol import TERMINAL_STATES, Task
 
 
 @dataclass

@@ -14,11 +14,10 @@ import json
 import logging
 import uuid
 from pathlib import Path
-
 from typing import Any
 
-from a2a.protocol import Message, Part, Task, TaskStatus, now_iso
-from a2a.task_store import PendingCall, TaskRecord
+from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
+from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
 
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 API_KEY_HEADER = "X-API-Key"

@@ -17,16 +17,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from a2a import actions
-from a2a.actions import Capabilities, GuardedCall, Rejection
-from a2a.jsonrpc import (
+from sentinel_mcp.a2a import actions
+from sentinel_mcp.a2a.actions import Capabilities, GuardedCall, Rejection
+from sentinel_mcp.a2a.jsonrpc import (
     INVALID_PARAMS,
     TASK_NOT_CANCELABLE,
     UNSUPPORTED_OPERATION,
     RpcError,
     invalid_params_from,
 )
-from a2a.protocol import (
+from sentinel_mcp.a2a.protocol import (
     INTERRUPTED_STATES,
     Artifact,
     CancelTaskRequest,
@@ -42,10 +42,10 @@ from a2a.protocol import (
     TaskStatus,
     now_iso,
 )
-from a2a.settings import A2ASettings
-from a2a.task_events import EventStream, StreamEvent, TaskEvents
-from a2a.task_journal import TaskJournal
-from a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
+from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents
+from sentinel_mcp.a2a.task_journal import TaskJournal
+from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
 from sentinel_mcp.gateway.decision import Answer
 from sentinel_mcp.gateway.display_text import safe_text
 from sentinel_mcp.gateway.port import Completed, GatewayPort, InvokeOutcome, NeedsInput

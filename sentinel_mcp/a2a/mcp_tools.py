@@ -13,9 +13,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from a2a.discovery import PeerRegistry, discover_peers, instance_name
-from a2a.peer_client import PeerError, build_message, send_message
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.discovery import PeerRegistry, discover_peers, instance_name
+from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
+from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.gateway.builtin import BuiltinContext
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from a2a.protocol import AgentCard, Artifact, Message, Part, Task, TaskState, TaskStatus, now_iso
+from sentinel_mcp.a2a.protocol import AgentCard, Artifact, Message, Part, Task, TaskState, TaskStatus, now_iso
 
 try:  # the sensors helper owns these shapes when present; ours are compatible fallbacks
     from device_tools.sensors.messages import SensorRequest, SensorResponse  # type: ignore[import-not-found]
