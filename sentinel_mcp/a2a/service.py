@@ -13,7 +13,7 @@ import logging
 import secrets
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from pydantic import ValidationError
 
@@ -64,13 +64,14 @@ class A2AService:
         self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
 
-    async def open(self, task_db: Path | None = None) -> None:
-        """Persist tasks in SQLite at ``task_db`` (and reload those stored there); without it, memory only."""
+    async def open(self, task_db: Path | None = None, adopt: Sequence[Path] = ()) -> None:
+        """Persist tasks in SQLite at ``task_db`` (and reload those stored there, with the tasks of the ended
+        gateways' journals ``adopt``); without it, memory only."""
         if task_db is None:
             return
         self._journal = TaskJournal(task_db)
         self.store.journal = self._journal
-        self.store.load(await self._journal.open())
+        self.store.load(await self._journal.open(adopt))
 
     def end_streams(self) -> None:
         """End open streams (SSE and WebSocket) so an HTTP server can shut down; tasks keep their state."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
@@ -37,6 +38,8 @@ CREATE INDEX IF NOT EXISTS a2a_task_updated ON a2a_task(updated)
 """
 SCHEMA = Schema("a2a_tasks", {"sqlite": [_SCHEMA_SQL]})
 _RUNNING = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+_ROW_COLS = "id, owner, session_id, state, updated, task, pending"
+_ADOPT = f"INSERT INTO a2a_task ({_ROW_COLS}) VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING"
 _SAVE = ("INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending) VALUES (?,?,?,?,?,?,?) "
          "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated=excluded.updated, task=excluded.task, "
          "pending=excluded.pending")
@@ -48,10 +51,19 @@ class TaskJournal:
         self._db: Any = None
         self._inflight: set[asyncio.Future[Any]] = set()
 
-    async def open(self) -> list[TaskRecord]:
-        """Open (creating it if needed) and return the stored tasks, oldest first."""
+    async def open(self, adopt: Sequence[Path] = ()) -> list[TaskRecord]:
+        """Open (creating it if needed) and return the stored tasks, oldest first. ``adopt``: journals of
+        gateways that have ended (dead instances, a journal from before instances); their tasks move here."""
         self._db = open_database(self.path, "a2a_tasks")
         await self._db.migrate(SCHEMA)
+        for source in adopt:
+            try:
+                moved = await asyncio.to_thread(self._adopt, Path(source))
+            except StorageError as e:  # ours cannot be written: the source keeps them, for a later start
+                log.warning("A2A task journal: could not take over %s: %s", source, e)
+                continue
+            if moved:
+                log.info("A2A task journal: took over %d task(s) from %s", moved, source)
         records = []
         rows = await self._db.query("SELECT owner, session_id, task, pending FROM a2a_task ORDER BY updated")
         for owner, session_id, task_json, pending_json in rows:
@@ -66,6 +78,41 @@ class TaskJournal:
                 await self.commit(record)
             records.append(record)
         return records
+
+    def _adopt(self, source: Path) -> int:
+        """Move the tasks of an ended gateway's journal into this one (blocking; in a thread). The source is
+        held exclusively throughout, so two gateways starting at once cannot both take it; its tasks are
+        durable here before they are deleted there (a crash in between only leaves a copy to merge again)."""
+        from sentinel_mcp.storage.instances import claimed_file
+
+        with claimed_file(source) as mine:
+            if not mine or not source.exists():
+                return 0
+            try:
+                conn = sqlite3.connect(f"file:{source}?mode=rw", uri=True, timeout=0.2, isolation_level=None)
+            except sqlite3.Error as e:
+                log.warning("A2A task journal: %s cannot be opened: %s", source, e)
+                return 0
+            try:
+                conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # as its owner wrote it: no -shm
+                conn.execute("PRAGMA mmap_size=0")
+                conn.execute("BEGIN EXCLUSIVE")  # fails while its owner (an older Sentinel) still holds it
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'a2a_task'").fetchone() is None:
+                    rows = []
+                else:
+                    rows = conn.execute(f"SELECT {_ROW_COLS} FROM a2a_task").fetchall()
+                if rows:
+                    self._db.run_blocking([Statement(_ADOPT, rows, many=True)])
+                    conn.execute("DELETE FROM a2a_task")
+                conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                log.warning("A2A task journal: %s not taken over: %s", source, e)
+                return 0
+            finally:
+                conn.close()
+            for suffix in ("", "-wal", "-journal", "-shm"):
+                source.with_name(source.name + suffix).unlink(missing_ok=True)
+            return len(rows)
 
     @staticmethod
     def _row(record: TaskRecord, task: Task | None = None) -> tuple[Any, ...]:

@@ -28,7 +28,7 @@ from sentinel_mcp.storage.open import release
 MAX_ARGS_CHARS = 4000
 MAX_PROOF_CHARS = 20000
 
-__all__ = ["AuditEntry", "AuditLog", "StorageError", "new_decision_id", "read_audit"]
+__all__ = ["AuditEntry", "AuditLog", "StorageError", "audit_files", "new_decision_id", "read_audit"]
 
 
 @dataclass(slots=True)
@@ -235,18 +235,35 @@ def merge_calls(cols: list[str], rows: list[tuple[Any, ...]], tail: int) -> list
     return out[-tail:]
 
 
+def audit_files(path: Path) -> list[Path]:
+    """Every file that holds audit records for the store at ``path``: the file itself (a log from before
+    instances, or one a test wrote there) and each gateway instance's own log
+    (``<dir>/instances/<id>/<name>``, ``storage/instances.py``), live or not, oldest instance first."""
+    from sentinel_mcp.storage.instances import instance_dirs
+
+    path = Path(path)
+    files = [path] if path.exists() else []
+    files += [d / path.name for d in instance_dirs(path.parent) if (d / path.name).exists()]
+    return files
+
+
 async def read_audit(path: Path, tail: int = 20, session: str | None = None,
                      principal: str | None = None) -> list[dict[str, Any]]:
-    """The newest ``tail`` calls, oldest first (for ``sentinel-mcp audit``; works while a gateway runs);
-    ``principal``: only the calls made for them."""
-    import asyncio
-
+    """The newest ``tail`` calls of every gateway that recorded into the store at ``path`` (all instances,
+    merged by time), oldest first (for ``sentinel-mcp audit``; works while gateways run); ``principal``:
+    only the calls made for them."""
     from sentinel_mcp.storage.open import find_open
 
-    db = find_open(path)
-    if db is not None:  # this process holds it: read through the writer, never around it
-        return await _read_open(db, tail, session, principal)
-    return await asyncio.to_thread(_read_file, path, tail, session, principal)
+    calls: list[tuple[float, int, int, dict[str, Any]]] = []
+    for n, file in enumerate(audit_files(path)):
+        db = find_open(file)
+        if db is not None:  # this process holds it: read through the writer, never around it
+            rows = await _read_open(db, tail, session, principal)
+        else:
+            rows = await asyncio.to_thread(_read_file, file, tail, session, principal)
+        calls += [(r.get("ts") or 0.0, n, r["id"], r) for r in rows]
+    calls.sort(key=lambda c: c[:3])
+    return [c[3] for c in calls[-tail:]] if tail > 0 else []
 
 
 def _read_file(path: Path, tail: int, session: str | None, principal: str | None = None) -> list[dict[str, Any]]:

@@ -17,6 +17,8 @@ class ChainReport:
     chains: int = 0
     broken_row: int | None = None  # id of the first row that breaks its chain
     problem: str | None = None
+    file: Path | None = None  # the file the problem is in
+    files: int = 1
 
     @property
     def ok(self) -> bool:
@@ -73,3 +75,22 @@ def verify_file(path: Path) -> ChainReport:
         heads = {c: (h, n) for c, h, n in conn.execute("SELECT chain, hash, rows FROM audit_head")}
         rows = conn.execute(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit ORDER BY id")
         return verify_rows(rows, heads)
+
+
+def verify_store(path: Path) -> ChainReport:
+    """Every file of the store at ``path`` (the file itself and each instance's, ``audit.audit_files``):
+    the totals, or the first file with a problem."""
+    from sentinel_mcp.gateway.audit import audit_files
+
+    files = audit_files(path)
+    if not files:
+        return ChainReport(problem=f"no audit log at {path} (nor in {path.parent / 'instances'})", files=0)
+    total = ChainReport(files=len(files))
+    for file in files:
+        report = verify_file(file)
+        if not report.ok:
+            report.file, report.files = file, len(files)
+            return report
+        total.rows += report.rows
+        total.chains += report.chains
+    return total

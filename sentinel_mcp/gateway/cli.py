@@ -143,13 +143,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _verify(path: Path) -> int:
-    from sentinel_mcp.gateway.audit_chain import verify_file
+    from sentinel_mcp.gateway.audit_chain import verify_store
 
-    report = verify_file(path)
+    report = verify_store(path)
     if report.ok:
-        print(f"audit log {path}: {report.rows} rows in {report.chains} chain(s), chain intact")
+        print(f"audit log {path}: {report.rows} rows in {report.chains} chain(s) across {report.files} file(s) "
+              "(every gateway instance), chain intact")
         return 0
-    print(f"audit log {path}: BROKEN: {report.problem}"
+    print(f"audit log {report.file or path}: BROKEN: {report.problem}"
           + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else ""))
     return 1
 

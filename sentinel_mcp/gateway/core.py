@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
-from sentinel_mcp.gateway.audit import AuditLog
+from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_meta import call_meta
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.consent_gate import ConsentGate

@@ -209,7 +209,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         records = await rt.gateway.records.problem()  # probes a degraded store, so health recovers by itself
         body = {"status": "ok" if ok and records is None else "degraded", "tools": len(rt.manager.catalog.tools),
                 "policy": rt.gateway.guard.version, "upstreams": ups, "problems": [*rt.problems, *conflicts],
-                "storage": storage_status()}
+                "storage": storage_status(), "instance": rt.instance.id if rt.instance else None}
         if records is not None:
             body["cause"] = records
         code = 200

@@ -143,7 +143,8 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     lines = [
         f"Sentinel {__import__('sentinel_mcp').__version__} is serving {len(rt.manager.catalog.tools)} tools "
         f"from {len(ready)}/{len(ups)} upstreams ({', '.join(ready) or 'none'}); config: {config.source}",
-        f"Policy: {rt.gateway.guard.version}; audit log: {config.store_path}",
+        f"Policy: {rt.gateway.guard.version}; audit log: {rt.audit.path}"
+        + (f" (instance {rt.instance.id}; `sentinel-mcp audit` reads every instance)" if rt.instance else ""),
     ]
     for p in [*rt.problems, *rt.manager.catalog.conflicts]:
         lines.append(f"  warning: {p}")

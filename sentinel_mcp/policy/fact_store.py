@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from sentinel_mcp.gateway.decision import Provenance
 from sentinel_mcp.storage import Database, Statement, open_database
 from sentinel_mcp.storage.open import release
+from sentinel_mcp.storage.sqlite import SHARED
 
 
 class Fact(BaseModel):
@@ -87,7 +88,8 @@ class FactStore:
     async def open(self) -> "FactStore":
         if self._db is not None:
             return self
-        db = open_database(self.path, "facts")
+        # shared: every gateway on a data dir keeps its sessions' facts here (rollback journal, no -shm)
+        db = open_database(self.path, "facts", SHARED)
         try:
             await db.migrate(STORE_SCHEMA)
         except BaseException:

@@ -123,8 +123,8 @@ class SQLiteDatabase:
         except sqlite3.Error as e:
             if "locked" in str(e) and self.options.exclusive:
                 raise StorageError(
-                    f"{self.name} store {self.path} is held by another process (another Sentinel on the same data "
-                    "dir?); give each gateway its own data dir (SENTINEL_DATA_DIR or sentinel.data_dir)") from e
+                    f"{self.name} store {self.path} is held by another process (a file one process owns: a gateway "
+                    "keeps its own under <data dir>/instances/; is this path configured for two of them?)") from e
             raise StorageError(f"{self.name} store {self.path}: {e}") from e
         except OSError as e:
             raise StorageError(f"{self.name} store {self.path}: {e.strerror or e}") from e

@@ -21,12 +21,13 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | None = None,
-                 timeout: float = 20.0) -> Path:
+                 timeout: float = 20.0, rulebases: list[str] | None = None) -> Path:
     env = {"RECORDER_LOG": str(tmp / "executed.log")}
     if grandchild:
         env["RECORDER_GRANDCHILD"] = "1"
     cfg = {"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER], "env": env, "timeout": timeout}},
-           "sentinel": {"data_dir": str(tmp / "data"), "builtins": builtins or [], "http": {"token": TOKEN}}}
+           "sentinel": {"data_dir": str(tmp / "data"), "builtins": builtins or [], "http": {"token": TOKEN},
+                        "rulebases": rulebases or []}}
     path = tmp / "config.json"
     path.write_text(json.dumps(cfg))
     return path
@@ -122,11 +123,29 @@ def executed(tmp: Path) -> list[str]:
     return log.read_text().split() if log.exists() else []
 
 
-def audit_rows(db: Path) -> list[dict[str, Any]]:
+def audit_rows(store: Path) -> list[dict[str, Any]]:
+    """Every audit row of the store at ``store``: its own file and every gateway instance's, by time."""
     import sqlite3
 
+    from sentinel_mcp.gateway.audit import audit_files
     from sentinel_mcp.storage.snapshot import read_connection
 
-    with read_connection(db) as conn:
-        conn.row_factory = sqlite3.Row
-        return [dict(r) for r in conn.execute("SELECT * FROM audit ORDER BY id")]
+    rows: list[dict[str, Any]] = []
+    for db in audit_files(store):
+        with read_connection(db) as conn:
+            conn.row_factory = sqlite3.Row
+            rows += [dict(r) for r in conn.execute("SELECT * FROM audit ORDER BY id")]
+    return sorted(rows, key=lambda r: r["ts"])
+
+
+def instance_audit_file(store: Path, timeout: float = 10.0) -> Path:
+    """The one live gateway instance's own audit log under the store's directory."""
+    from sentinel_mcp.storage.instances import instance_dirs, is_live
+
+    deadline = time.monotonic() + timeout
+    while True:
+        live = [d / store.name for d in instance_dirs(store.parent) if is_live(d) and (d / store.name).exists()]
+        if len(live) == 1 or time.monotonic() > deadline:
+            assert len(live) == 1, live
+            return live[0]
+        time.sleep(0.05)

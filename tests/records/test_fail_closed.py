@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .rig import AUTH, executed, health, kill_tree, public_health, start_http, write_config
+from .rig import AUTH, executed, health, instance_audit_file, kill_tree, public_health, start_http, write_config
 
 pytestmark = pytest.mark.skipif(shutil.which("chattr") is None, reason="needs chattr for a read-only file")
 
@@ -29,7 +29,7 @@ def wait_health(port: int, status: str, timeout: float = 15.0) -> dict:
 
 async def test_read_only_then_deleted_audit_log(tmp_path: Path) -> None:
     proc, port = start_http(write_config(tmp_path))
-    store = tmp_path / "data" / "sentinel.db"
+    store = instance_audit_file(tmp_path / "data" / "sentinel.db")  # this gateway's own log
     files = [str(store), str(store) + "-wal"]
     try:
         async with httpx2.AsyncClient(timeout=60, headers=AUTH) as http, \
@@ -80,10 +80,12 @@ async def test_a_fact_store_that_cannot_be_written_denies_and_recovers(tmp_path:
                                         "rulebases": [str(RULEBASES_DIR / "default.pl")]}},
                           source="<test>", base_dir=tmp_path)
     facts = facts_db_path(config)
-    files = [str(facts), str(facts) + "-wal"]
     async with running_gateway(config) as rt:
         async with Client(rt.front.server) as c:
             assert (await c.call_tool("rec__do", {"mark": "f1"})).content[0].text == "done:f1"
+            # shared by the gateways on this data dir: a rollback journal (no -wal, no -shm)
+            files = [str(p) for p in (facts, facts.with_name(facts.name + "-journal")) if p.exists()]
+            assert not facts.with_name(facts.name + "-shm").exists()
             facts_db = rt.gateway.guard.store.db
             if subprocess.run(["chattr", "+i", *files], capture_output=True).returncode != 0:
                 pytest.skip("the file system has no immutable attribute")
