@@ -48,7 +48,7 @@ class PolicyGuard:
     def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
-                 inference_limit: int = DEFAULT_INFERENCE_LIMIT) -> None:
+                 inference_limit: int = DEFAULT_INFERENCE_LIMIT, fast_path: bool = True) -> None:
         self.settings = settings or PolicySettings()
         self.engine = engine or shared_engine()
         self.port = port
@@ -65,6 +65,8 @@ class PolicyGuard:
                                                + (512 << 20)))
         self.purge_interval = purge_interval
         self.inference_limit = inference_limit
+        # False: every rule interpreted and the goal sent as text (the reference the fast path is compared with)
+        self.fast_path = fast_path
         self.load_error: str | None = None
         self._purger: asyncio.Task[None] | None = None
 
@@ -186,7 +188,7 @@ class PolicyGuard:
 
         async def one_pass() -> dict[str, Any]:
             return await self.engine.decide(rb.module, mod, time.time(), call.identity, call.arguments,
-                                            call.digest, rb.version, limit)
+                                            call.digest, rb.version, limit, fast=self.fast_path)
 
         deadline = time.monotonic() + self.settings.guard_timeout * 0.8
         return await self.solver.solve(one_pass, rb, call.session_id, depth=call.depth, deadline=deadline)

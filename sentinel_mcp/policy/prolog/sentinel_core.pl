@@ -19,6 +19,8 @@
 :- include(fact_terms).
 :- include(readable_terms).
 :- include(goal_check).
+:- include(rule_compiler).
+:- include(json_text).
 
 
 declaration(binding(_, _, _, _)).
@@ -40,7 +42,7 @@ decl_indicator(symbolic_exempt/2). decl_indicator(fact/1).
 
 json_opts([true(true), false(false), null(null)]).
 
-to_json_atom(Term, Atom) :- atom_json_term(Atom, Term, [as(atom), width(0)]).
+to_json_atom(Term, Atom) :- json_text(Term, Atom).  % json_text.pl
 from_json_atom(Atom, Term) :- json_opts(O), atom_json_term(Atom, Term, O).
 
 % ---------------------------------------------------------------- per-query state
@@ -96,6 +98,7 @@ prove(context_value(N, V), context(N, V)) :- !, context_value(N, V).
 prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
 prove(G, fact(G, P)) :- cur(rb, RB), base(RB, G), !, base_solve(RB, G, P).
 prove(G, native(G)) :- cur(rb, RB), functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !, call(RB:G).
+prove(G, T) :- cur(rb, RB), compiled_rule(RB, G, T, Call), !, call(Call).  % rule_compiler.pl
 prove(G, rule(G, T)) :- cur(rb, RB), user_pred(RB, G), !, clause(RB:G, Body), prove(Body, T).
 prove(G, decl(G)) :- functor(G, N, A), decl_indicator(N/A), !, cur(rb, RB), call(RB:G).
 prove(G, builtin(G)) :- cur(rb, RB),
@@ -128,13 +131,13 @@ assume(_) :- ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ).
 
 %  If a binding covers G, its inputs are ground, and it was not fetched (or expired): record a need.
 ensure_fetched(RB, G) :-
-    \+ ( RB:binding(B, tool(T, Args), _, _), copy_term(B-Args, G1-Args1), G1 = G, ground(Args1),
+    \+ ( bindings_of(RB, G, G1, T, Args1), G1 = G, ground(Args1),
          \+ ( fetched_marker(G, T, Args1, M), valid_fact(M, _) ),
          record_need(fetch(T, Args1, G)) ).
 
 fetched_marker(G, T, Args, '$fetched'(N, A, T, json(Args))) :- functor(G, N, A).
 
-askable_of(RB, G, a(Q, Ty, O)) :- RB:askable(H, Q, Ty, O), subsumes_term(H, G), !.
+askable_of(RB, G, a(Q, Ty, O)) :- askables_of(RB, G, H, Q, Ty, O), subsumes_term(H, G), !.
 
 askable_solve(_, G, a(Q, Ty, O), P) :-
     askable_from(O, From),
