@@ -52,12 +52,12 @@ begin_query(RB, Session, Now) :-
     assertz(cur(rb, RB)), assertz(cur(session, Session)), assertz(cur(now, Now)),
     ensure_session(Session).
 
-ensure_session(S) :- ( current_predicate(S:'$fact'/3) -> true ; dynamic(S:'$fact'/3) ).
+ensure_session(S) :- ( current_predicate(S:'$fact'/5) -> true ; dynamic(S:'$fact'/5) ).  % fact_terms.pl
 
 record_need(N) :- ( need(N0), N0 =@= N -> true ; assertz(need(N)) ).
 record_unmet(W) :- ( unmet(W) -> true ; assertz(unmet(W)) ).
 
-valid_fact(G, P) :- cur(session, S), cur(now, Now), S:'$fact'(G, Exp, P), Exp > Now.
+valid_fact(G, P) :- cur(session, S), cur(now, Now), stored_fact(S, G, Exp, P), Exp > Now.
 
 % ---------------------------------------------------------------- the meta-interpreter
 
@@ -310,7 +310,7 @@ client_error_words(_, 'the query could not be evaluated').
 sn_dump_session(Session, Text) :-
     ensure_session(Session),
     with_output_to(string(Text),
-        forall(Session:'$fact'(F, E, P), format('~k\t~w\t~w~n', [F, E, P]))).
+        forall(stored_fact(Session, F, E, P), format('~k\t~w\t~w~n', [F, E, P]))).
 
 
 solution_json(Vs-T, json([bindings=json(B), proof=TJ])) :-
