@@ -55,10 +55,6 @@ class PrologEngine:
             from pyswip import Prolog
 
             prolog = Prolog()
-            # pyswip starts SWI-Prolog without its garbage-collector thread, so atom and clause garbage
-            # collection ran inside decisions (a sweep of the whole atom table, 100k+ atoms with a large
-            # session, every few decisions: more than half a decision's time). SWI-Prolog's own default.
-            list(prolog.query("set_prolog_flag(gc_thread, true)"))
             list(prolog.query(f"use_module({quote_atom(str(CORE))})"))
         except BaseException as e:  # reported to start()
             self._start_error = e
