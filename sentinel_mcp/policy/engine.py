@@ -17,12 +17,14 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
-from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, quote_atom
+from sentinel_mcp.policy.prolog_call import PrologCall, PrologCallError
+from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, json_text, quote_atom
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 DEFAULT_INFERENCE_LIMIT = 2_000_000
+_SN_DECIDE = PrologCall("sentinel_core", "sn_decide", 9)
 
 
 class EngineError(Exception):
@@ -167,11 +169,26 @@ class PrologEngine:
         return list((await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"])
 
     async def decide(self, rb: str, session: str, now: float, tool: str, arguments: dict[str, Any],
-                     digest: str, version: str, limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:
-        return await self.json_query(
-            f"sentinel_core:sn_decide({quote_atom(rb)}, {quote_atom(session)}, {float_text(now)}, "
-            f"{quote_atom(tool)}, {json_atom(arguments)}, {quote_atom(digest)}, {quote_atom(version)}, "
-            f"{int(limit)}, Out)")
+                     digest: str, version: str, limit: int = DEFAULT_INFERENCE_LIMIT, *,
+                     fast: bool = True) -> dict[str, Any]:
+        """One proof pass of a call's guards. ``fast`` (the default): compiled rules, called directly through
+        the C interface; otherwise the reference path (every rule interpreted, the goal sent as query text),
+        which the benchmark and the differential tests compare it with."""
+        if not fast:
+            return await self.json_query(
+                f"sentinel_core:sn_decide_interpreted({quote_atom(rb)}, {quote_atom(session)}, {float_text(now)}, "
+                f"{quote_atom(tool)}, {json_atom(arguments)}, {quote_atom(digest)}, {quote_atom(version)}, "
+                f"{int(limit)}, Out)")
+        args = json_text(arguments)
+
+        def job(_: Any) -> dict[str, Any]:
+            try:
+                out = _SN_DECIDE(rb, session, float(now), tool, args, digest, version, int(limit))
+            except PrologCallError as e:
+                raise EngineError(f"prolog error: {e}") from None
+            return from_prolog_json(out)
+
+        return await self.run(job)
 
     async def dump_session(self, session: str, hidden_predicates: Iterable[str] = (),
                            hidden_tools: Iterable[str] = ()) -> str:

@@ -53,7 +53,7 @@ class PolicyGuard:
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
                  inference_limit: int = DEFAULT_INFERENCE_LIMIT, search: SearchSettings | None = None,
-                 withheld: WithheldFn | None = None) -> None:
+                 withheld: WithheldFn | None = None, fast_path: bool = True) -> None:
         self.settings = settings or PolicySettings()
         # (tool, principal) -> the personal kind a client's introspection may not see (the consent gate's)
         self.withheld = withheld
@@ -72,6 +72,8 @@ class PolicyGuard:
                                                + (512 << 20)))
         self.purge_interval = purge_interval
         self.inference_limit = inference_limit
+        # False: every rule interpreted and the goal sent as text (the reference the fast path is compared with)
+        self.fast_path = fast_path
         self.load_error: str | None = None
         self._purger: asyncio.Task[None] | None = None
         self._documents: tuple[str, PolicyDocuments] | None = None  # (rulebase version, its documents)
@@ -224,7 +226,7 @@ class PolicyGuard:
 
         async def one_pass() -> dict[str, Any]:
             return await self.engine.decide(rb.module, mod, time.time(), call.identity, call.arguments,
-                                            call.digest, rb.version, limit)
+                                            call.digest, rb.version, limit, fast=self.fast_path)
 
         deadline = time.monotonic() + self.settings.guard_timeout * 0.8
         return await self.solver.solve(one_pass, rb, call.session_id, depth=call.depth, deadline=deadline)

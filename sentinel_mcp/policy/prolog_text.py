@@ -23,6 +23,9 @@ def _to_prolog_chars(text: str) -> str:
     return _SURROGATE.sub(lambda m: chr(ord(m.group()) + _STAND_IN_BASE), text)
 
 
+to_prolog_chars = _to_prolog_chars
+
+
 def _from_prolog_chars(text: str) -> str:
     return _STAND_IN.sub(lambda m: chr(ord(m.group()) - _STAND_IN_BASE), text)
 
@@ -49,8 +52,14 @@ def from_prolog_json(text: str) -> Any:
     return _restore(value) if _STAND_IN.search(text) else value
 
 
+# printable ASCII but the quote and the backslash: such a text goes between quotes as it is
+_PLAIN = re.compile(r"[ -&(-\[\]-~]*")
+
+
 def quote_atom(text: str) -> str:
     """A quoted Prolog atom for any string (ASCII-only escapes, so encoding never matters)."""
+    if _PLAIN.fullmatch(text):
+        return f"'{text}'"
     out = ["'"]
     for ch in _to_prolog_chars(text):
         o = ord(ch)

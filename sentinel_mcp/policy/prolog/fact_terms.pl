@@ -1,6 +1,25 @@
 /*  Part of sentinel_core (included): facts from tool results, effects, and the session mirror
     of the fact store. */
 
+% ---------------------------------------------------------------- the session's facts
+
+%  A session module holds its facts as '$fact'(Name, Key, Fact, Expires, Provenance): Name is the fact's
+%  predicate name and Key its first argument ([] for an atom). A lookup binds what it knows of both, so
+%  SWI-Prolog's plain argument indexes find a reservation's facts among 100k others; with the fact alone as
+%  the first argument it relied on a deep index whose argument the JIT picks once, from the first calls, and
+%  a later lookup by another argument scanned every fact of the predicate.
+stored_fact(S, G, Exp, P) :- fact_key(G, N, K), S:'$fact'(N, K, G, Exp, P).
+
+assert_fact(S, F, Exp, P) :- fact_key(F, N, K), assertz(S:'$fact'(N, K, F, Exp, P)).
+
+retract_facts(S, G) :- fact_key(G, N, K), retractall(S:'$fact'(N, K, G, _, _)).
+
+fact_key(G, N, K) :-
+    (   var(G) -> true
+    ;   compound(G) -> compound_name_arity(G, N, _), arg(1, G, K)
+    ;   N = G, K = []
+    ).
+
 % ---------------------------------------------------------------- facts from tool results
 
 %  sn_extract(+RB, +Tool, +ArgsJson, +ResultJson, -Out): facts (and fetched markers) the bindings of
@@ -77,23 +96,23 @@ establish_instance(establish(H), _, _, H).
 establish_instance(establish(H, Cond), Session, Now, H) :- effect_cond(Cond, Session, Now).
 
 effect_cond((A, B), S, Now) :- !, effect_cond(A, S, Now), effect_cond(B, S, Now).
-effect_cond(L, S, Now) :- callable(L), S:'$fact'(L, Exp, _), Exp > Now.
+effect_cond(L, S, Now) :- callable(L), stored_fact(S, L, Exp, _), Exp > Now.
 
 match_args_quiet(Pat, CallArgs) :- catch(( retractall(unmet(_)), match_args(Pat, CallArgs) ), _, fail).
 
 %  sn_assert(+Session, +FactAtom, +Expires, +Prov)
 sn_assert(Session, FactAtom, Exp, Prov) :-
     ensure_session(Session), term_to_atom(F, FactAtom),
-    retractall(Session:'$fact'(F, _, _)), assertz(Session:'$fact'(F, Exp, Prov)).
+    retract_facts(Session, F), assert_fact(Session, F, Exp, Prov).
 
 %  sn_retract(+Session, +PatternAtom, -Out): remove matching facts, return them (as text).
 sn_retract(Session, PatternAtom, Out) :-
     ensure_session(Session), term_to_atom(P, PatternAtom),
-    findall(FA, ( Session:'$fact'(P, _, _), format(atom(FA), '~q', [P]) ), L0), list_to_set(L0, L),
-    retractall(Session:'$fact'(P, _, _)),
+    findall(FA, ( stored_fact(Session, P, _, _), format(atom(FA), '~q', [P]) ), L0), list_to_set(L0, L),
+    retract_facts(Session, P),
     to_json_atom(json([removed=L]), Out).
 
-sn_drop_session(Session) :- ( current_predicate(Session:'$fact'/3) -> retractall(Session:'$fact'(_, _, _)) ; true ).
+sn_drop_session(Session) :- ( current_predicate(Session:'$fact'/5) -> retractall(Session:'$fact'(_, _, _, _, _)) ; true ).
 
 %  sn_fact_json(+FactAtom, -Out): predicate name and JSON args of a fact text (for the store).
 sn_fact_json(FactAtom, Out) :-
@@ -102,7 +121,7 @@ sn_fact_json(FactAtom, Out) :-
 
 %  sn_purge(+Session, +Now): drop expired facts from the mirror.
 sn_purge(Session, Now) :- ensure_session(Session),
-    forall(( Session:'$fact'(F, Exp, P), Exp =< Now ), retract(Session:'$fact'(F, Exp, P))).
+    forall(( Session:'$fact'(N, K, F, Exp, P), Exp =< Now ), retract(Session:'$fact'(N, K, F, Exp, P))).
 
 %  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args.
 sn_fact_from_json(N, ArgsJson, FactAtom) :-
@@ -115,7 +134,7 @@ sn_assert_lines(Session, Text) :-
     split_string(Text, "\n", "", Lines),
     forall(( member(L, Lines), L \== "" ),
            ( split_string(L, "\t", "", [FS, ES, PS]), term_string(F, FS), number_string(E, ES), atom_string(P, PS),
-             retractall(Session:'$fact'(F, _, _)), assertz(Session:'$fact'(F, E, P)) )).
+             retract_facts(Session, F), assert_fact(Session, F, E, P) )).
 
 %  sn_invalidate(+RB, +Session, +PatternAtom, -Out): remove matching facts and the fetch markers of the
 %  bindings that establish them, so the next proof fetches them again.
@@ -123,8 +142,8 @@ sn_invalidate(RB, Session, PatternAtom, Out) :-
     ensure_session(Session), term_to_atom(P, PatternAtom),
     findall(M, ( RB:binding(B, tool(T, Args), _, _), copy_term(B-Args, P1-Args1), P1 = P,
                  fetched_marker(P, T, Args1, M) ), Markers),
-    findall(FA, ( ( F = P ; member(F, Markers) ), Session:'$fact'(F, _, _), format(atom(FA), '~q', [F]) ), L0),
+    findall(FA, ( ( F = P ; member(F, Markers) ), stored_fact(Session, F, _, _), format(atom(FA), '~q', [F]) ), L0),
     list_to_set(L0, L),
-    retractall(Session:'$fact'(P, _, _)),
-    forall(member(M, Markers), retractall(Session:'$fact'(M, _, _))),
+    retract_facts(Session, P),
+    forall(member(M, Markers), retract_facts(Session, M)),
     to_json_atom(json([removed=L]), Out).

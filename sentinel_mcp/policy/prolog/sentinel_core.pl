@@ -20,6 +20,8 @@
 :- include(fact_terms).
 :- include(readable_terms).
 :- include(goal_check).
+:- include(rule_compiler).
+:- include(json_text).
 
 
 declaration(binding(_, _, _, _)).
@@ -44,7 +46,7 @@ decl_indicator(policy_document/2). decl_indicator(cites/2).
 
 json_opts([true(true), false(false), null(null)]).
 
-to_json_atom(Term, Atom) :- atom_json_term(Atom, Term, [as(atom), width(0)]).
+to_json_atom(Term, Atom) :- json_text(Term, Atom).  % json_text.pl
 from_json_atom(Atom, Term) :- json_opts(O), atom_json_term(Atom, Term, O).
 
 % ---------------------------------------------------------------- per-query state
@@ -55,7 +57,7 @@ begin_query(RB, Session, Now) :-
     assertz(cur(req_depth, 0)), assertz(cur(unmet_seq, 0)),
     ensure_session(Session).
 
-ensure_session(S) :- ( current_predicate(S:'$fact'/3) -> true ; dynamic(S:'$fact'/3) ).
+ensure_session(S) :- ( current_predicate(S:'$fact'/5) -> true ; dynamic(S:'$fact'/5) ).  % fact_terms.pl
 
 record_need(N) :- ( need(N0), N0 =@= N -> true ; assertz(need(N)) ).
 
@@ -74,7 +76,7 @@ forget_unmet_after(S0) :- forall(( unmet(u(D, S, W)), S > S0 ), retract(unmet(u(
 denied :- cur(denied, true).
 mark_denied :- ( denied -> true ; assertz(cur(denied, true)) ).
 
-valid_fact(G, P) :- cur(session, S), cur(now, Now), S:'$fact'(G, Exp, P), Exp > Now.
+valid_fact(G, P) :- cur(session, S), cur(now, Now), stored_fact(S, G, Exp, P), Exp > Now.
 
 % ---------------------------------------------------------------- the meta-interpreter
 
@@ -134,6 +136,7 @@ prove(context_value(N, V), context(N, V)) :- !, context_value(N, V).
 prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
 prove(G, fact(G, P)) :- cur(rb, RB), base(RB, G), !, base_solve(RB, G, P).
 prove(G, native(G)) :- cur(rb, RB), functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !, call(RB:G).
+prove(G, T) :- cur(rb, RB), compiled_rule(RB, G, T, Call), !, call(Call).  % rule_compiler.pl
 prove(G, rule(G, T)) :- cur(rb, RB), user_pred(RB, G), !, clause(RB:G, Body), prove(Body, T).
 prove(G, decl(G)) :- functor(G, N, A), decl_indicator(N/A), !, cur(rb, RB), call(RB:G).
 prove(G, builtin(G)) :- cur(rb, RB),
@@ -182,13 +185,13 @@ tainted(T) :- sub_term(A, T), atomic(A), cur(tainted, A), !.
 
 %  If a binding covers G, its inputs are ground, and it was not fetched (or expired): record a need.
 ensure_fetched(RB, G) :-
-    \+ ( RB:binding(B, tool(T, Args), _, _), copy_term(B-Args, G1-Args1), G1 = G, ground(Args1),
+    \+ ( bindings_of(RB, G, G1, T, Args1), G1 = G, ground(Args1),
          \+ ( fetched_marker(G, T, Args1, M), valid_fact(M, _) ),
          record_need(fetch(T, Args1, G)) ).
 
 fetched_marker(G, T, Args, '$fetched'(N, A, T, json(Args))) :- functor(G, N, A).
 
-askable_of(RB, G, a(H, Q, Ty, O)) :- RB:askable(H, Q, Ty, O), subsumes_term(H, G), !.
+askable_of(RB, G, a(H, Q, Ty, O)) :- askables_of(RB, G, H, Q, Ty, O), subsumes_term(H, G), !.
 
 askable_solve(RB, G, a(H, Q, Ty, O), P) :-
     askable_from(O, From),
@@ -443,7 +446,7 @@ sn_dump_session(Session, Text) :- sn_dump_session(Session, [], [], Text).
 sn_dump_session(Session, HiddenPreds, HiddenTools, Text) :-
     ensure_session(Session),
     with_output_to(string(Text),
-        forall(( Session:'$fact'(F, E, P), \+ hidden_fact(F, HiddenPreds, HiddenTools) ),
+        forall(( stored_fact(Session, F, E, P), \+ hidden_fact(F, HiddenPreds, HiddenTools) ),
                format('~k\t~w\t~w~n', [F, E, P]))).
 
 hidden_fact('$fetched'(_, _, T, _), _, HiddenTools) :- !, memberchk(T, HiddenTools).

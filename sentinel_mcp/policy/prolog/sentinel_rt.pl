@@ -14,8 +14,20 @@ iso_hours_between(T1, T2, H) :- iso_stamp(T1, S1), iso_stamp(T2, S2), H is (S2 -
 
 iso_date_before(D1, D2) :- iso_stamp(D1, S1), iso_stamp(D2, S2), S1 < S2.
 
+%  Parsing a time is most of a rule that compares times; the same few timestamps come back in every
+%  decision, so the last few thousand parsed are kept (a pure function of the text: nothing goes stale).
+:- dynamic iso_memo/2.
 iso_stamp(T, S) :-
     ( atom(T) -> A = T ; string(T) -> atom_string(A, T) ; format(atom(A), '~w', [T]) ),
+    (   iso_memo(A, S0)
+    ->  S = S0
+    ;   iso_parse(A, S0),
+        flag(sn_iso_memo, N, N + 1),
+        ( N >= 4096 -> retractall(iso_memo(_, _)), flag(sn_iso_memo, _, 1) ; true ),
+        assertz(iso_memo(A, S0)), S = S0
+    ).
+
+iso_parse(A, S) :-
     (   sub_atom(A, 10, 1, _, ' ') -> sub_atom(A, 0, 10, _, D), sub_atom(A, 11, _, 0, R), atomic_list_concat([D, 'T', R], A1)
     ;   A1 = A
     ),

@@ -1,0 +1,53 @@
+/*  Part of sentinel_core (included): the JSON text of the engine's answers, compact and in one pass.
+
+    Only Python's json.loads reads it, so it has no layout. The terms are those library(http/json) writes:
+    json([Key = Value, ...]), lists, @(true), @(false), @(null), numbers, atoms and strings (as JSON
+    strings). Writing to a stream costs SWI-Prolog about 20 ns a character, more than the rest of a
+    decision's answer, so the text is joined from its pieces instead, with the texts unescaped; one scan
+    over all of them checks that none needs an escape (a quote, a backslash or a control character). If
+    one does, or the term is anything else, the library writes the whole answer - exactly as before,
+    including the errors it raises.
+*/
+
+json_text(Term, Atom) :-
+    (   catch(json_pieces(Term, Pieces, [], Texts, []), sn_json_other, fail),
+        atomic_list_concat(Texts, All), json_plain(All)
+    ->  atomic_list_concat(Pieces, Atom)
+    ;   atom_json_term(Atom, Term, [as(atom), width(0)])
+    ).
+
+%  json_plain(+Text): no character of Text needs an escape in a JSON string. (split_string/4 reads its
+%  separators as a C string, so the NUL character is looked for on its own.)
+json_plain(All) :-
+    json_escaped_chars(Cs), split_string(All, Cs, "", [_]),
+    char_code(Nul, 0), \+ sub_atom(All, _, _, _, Nul).
+
+json_escaped_chars(Cs) :-
+    (   nb_current(sn_json_escaped, Cs0) -> Cs = Cs0
+    ;   numlist(1, 31, L), string_codes(S0, L), string_concat(S0, "\"\\", Cs), nb_setval(sn_json_escaped, Cs)
+    ).
+
+%  json_pieces(+Term, -Pieces, ?Tail, -Texts, ?TextsTail): difference lists of the output and of its texts.
+json_pieces(V, _, _, _, _) :- var(V), !, throw(sn_json_other).
+json_pieces(json(KVs), ['{'|P], T, S, ST) :- !,
+    ( is_list(KVs) -> true ; throw(sn_json_other) ),
+    json_pairs(KVs, P, ['}'|T], S, ST).
+json_pieces(L, ['['|P], T, S, ST) :- is_list(L), !, json_items(L, P, [']'|T], S, ST).
+json_pieces(@(X), [X|T], T, S, S) :- !, ( json_constant(X) -> true ; throw(sn_json_other) ).
+json_pieces(N, [N|T], T, S, S) :- integer(N), !.
+json_pieces(N, [N|T], T, S, S) :- float(N), !, ( N =:= N, abs(N) =\= inf -> true ; throw(sn_json_other) ).
+json_pieces(A, ['"', A, '"'|T], T, [A|S], S) :- ( atom(A) ; string(A) ), !.
+json_pieces(_, _, _, _, _) :- throw(sn_json_other).
+
+json_constant(true). json_constant(false). json_constant(null).
+
+json_pairs([], T, T, S, S).
+json_pairs([KV|KVs], ['"', K, '":'|P], T, [K|S], ST) :-
+    ( nonvar(KV), ( KV = (K = V) ; KV = (K - V) ), ( atom(K) ; string(K) ) -> true ; throw(sn_json_other) ),
+    json_pieces(V, P, P1, S, S1),
+    ( KVs == [] -> P1 = T, S1 = ST ; P1 = [','|P2], json_pairs(KVs, P2, T, S1, ST) ).
+
+json_items([], T, T, S, S).
+json_items([X|Xs], P, T, S, ST) :-
+    json_pieces(X, P, P1, S, S1),
+    ( Xs == [] -> P1 = T, S1 = ST ; P1 = [','|P2], json_items(Xs, P2, T, S1, ST) ).

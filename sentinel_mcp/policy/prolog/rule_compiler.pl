@@ -1,0 +1,156 @@
+/*  Part of sentinel_core (included): rules compiled into native clauses that prove exactly what prove/2
+    proves, in the same order, and build the same proof tree.
+
+    prove/2 interprets a rule by clause/2 and one dispatch per goal (base? cut? rule? declaration? builtin?).
+    Those answers are fixed once a rulebase is loaded, so the load settles them: every rule N/A of the
+    rulebase gets a compiled twin RB:'$r:N'/(A+1) (its last argument is the proof tree rule(Goal, Tree)),
+    whose bodies are the rule bodies with each goal replaced by what prove/2 would do with it:
+
+      - control constructs (',' ';' '->' '*->' \+ once ignore true) become the same native construct
+        building the same tree node;
+      - a base predicate calls base_solve/3 (the same needs, assumptions and provenance as prove/2);
+      - a rule calls its compiled twin; a predicate with a cut, a declaration or an allowed builtin is
+        called natively, as prove/2 calls them;
+      - anything else - the policy constructs (require, confirmed, ...: every goal prove/2 has a clause of
+        its own for), variables, module-qualified goals, builtins the allow list refuses - is handed to
+        prove/2 itself at run time. So the policy constructs have one definition, and whatever is unusual
+        behaves exactly as before (prove/2 raises the same errors).
+
+    prove/2 enters the compiled twin for a rule goal (compiled_rule/4) unless the interpreted mode is on
+    (sn_decide_interpreted/9: the reference the differential tests and the benchmark compare with).
+    A rule that cannot be compiled is left to the interpreter.
+
+    The bindings and askables are indexed by predicate too ('$binding'/5, '$askable'/6): every base goal
+    of every proof asks for them, and used to try every binding and askable of the rulebase in turn.
+*/
+
+%  compiled_rule(+RB, +G, ?T, -Call): G is a rule of RB with a compiled twin; Call proves it with tree T.
+compiled_rule(RB, G, T, RB:Call) :-
+    \+ nb_current(sn_interpreted, true),
+    compound(G), !,
+    compound_name_arguments(G, N, As), length(As, A),
+    catch(RB:'$compiled'(N, A, CN), _, fail),
+    append(As, [T], As1), Call =.. [CN|As1].
+compiled_rule(RB, G, T, RB:Call) :-
+    atom(G), \+ nb_current(sn_interpreted, true),
+    catch(RB:'$compiled'(G, 0, CN), _, fail),
+    Call =.. [CN, T].
+
+%  sn_decide_interpreted(...): sn_decide/9 with every rule interpreted by prove/2 (the reference path).
+sn_decide_interpreted(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
+    setup_call_cleanup(nb_setval(sn_interpreted, true),
+                       sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out),
+                       nb_setval(sn_interpreted, false)).
+
+% ---------------------------------------------------------------- compiling a rulebase
+
+compile_rulebase(RB) :-
+    index_bindings(RB),
+    dynamic(RB:'$compiled'/3),
+    retractall(RB:'$compiled'(_, _, _)),
+    findall(N/A, ( RB:'$src'(rule, T, _, _), clause_head(T, H), functor(H, N, A) ), PIs0),
+    list_to_set(PIs0, PIs1),
+    include(compilable_rule(RB), PIs1, PIs),
+    % all or nothing: a compiled body calls the twins of other rules directly
+    catch(maplist(compiled_clauses(RB), PIs, Css), E, true),
+    (   var(E)
+    ->  forall(( member(N/A, PIs), atom_concat('$r:', N, CN), A1 is A + 1 ), dynamic(RB:CN/A1)),
+        forall(( member(Cs, Css), member(C, Cs) ), assertz(RB:C)),
+        forall(( member(N/A, PIs), atom_concat('$r:', N, CN) ), assertz(RB:'$compiled'(N, A, CN)))
+    ;   print_message(warning, format('rules of ~w left to the interpreter: ~q', [RB, E])) % E: why
+    ).
+
+compiled_clauses(RB, N/A, Cs) :-
+    atom_concat('$r:', N, CN),
+    findall(C, ( RB:'$src'(rule, T, _, _), clause_head(T, H), functor(H, N, A),
+                     ( compile_clause(RB, CN, T, C) -> true ; throw(cannot_compile(T)) ) ), Cs).
+
+clause_head((H :- _), H) :- !.
+clause_head(H, H).
+
+%  Exactly the goals prove/2 takes to its clause/2 branch: not base, no cut, dynamic in RB, not a declaration.
+compilable_rule(RB, N/A) :-
+    \+ decl_indicator(N/A),
+    functor(G, N, A),
+    \+ base(RB, G),
+    \+ catch(RB:'$has_cut'(N/A), _, fail),
+    user_pred(RB, G).
+
+%  compile_clause(+RB, +CN, +Clause, -Compiled): one rule clause and its twin (variables shared on purpose:
+%  the tree holds the goal instances, as prove/2's does).
+compile_clause(RB, CN, Clause, (CH :- Code)) :-
+    ( Clause = (H :- B) -> true ; H = Clause, B = true ),
+    H =.. [_|As], append(As, [rule(H, TB)], CAs), CH =.. [CN|CAs],
+    body_code(B, RB, TB, Code).
+
+%  body_code(+Goal, +RB, ?Tree, -Code): Code proves Goal as prove(Goal, Tree) would. Tree is only ever bound
+%  by Code at run time (a branch binding it here would constrain the other branches).
+body_code(V, _, T, sentinel_core:prove(V, T)) :- var(V), !.
+body_code(true, _, T, T = true) :- !.
+body_code((A, B), RB, T, (T = and(TA, TB), CA, CB)) :- !,
+    body_code(A, RB, TA, CA), body_code(B, RB, TB, CB).
+body_code((C -> Th ; E), RB, T, ( CC -> CTh, T = if(TC, TTh) ; CE )) :- !,
+    body_code(C, RB, TC, CC), body_code(Th, RB, TTh, CTh), body_code(E, RB, T, CE).
+body_code((C *-> Th ; E), RB, T, ( CC *-> CTh, T = if(TC, TTh) ; CE )) :- !,
+    body_code(C, RB, TC, CC), body_code(Th, RB, TTh, CTh), body_code(E, RB, T, CE).
+body_code((A ; B), RB, T, ( CA ; CB )) :- !,
+    body_code(A, RB, T, CA), body_code(B, RB, T, CB).
+body_code((C -> Th), RB, T, ( T = if(TC, TTh), ( CC -> CTh ) )) :- !,
+    body_code(C, RB, TC, CC), body_code(Th, RB, TTh, CTh).
+body_code(\+ G, RB, T, ( T = not(G), \+ CG )) :- !,
+    body_code(G, RB, _, CG).
+body_code(once(G), RB, T, once(CG)) :- !,
+    body_code(G, RB, T, CG).
+body_code(ignore(G), RB, T, ( CG -> true ; T = true )) :- !,
+    body_code(G, RB, T, CG).
+body_code(G, _, T, sentinel_core:prove(G, T)) :- \+ callable(G), !.
+body_code(G, _, T, sentinel_core:prove(G, T)) :- G = _:_, !.
+body_code(G, _, T, sentinel_core:prove(G, T)) :- special_form(G), !.
+body_code(G, RB, T, ( T = fact(G, P), sentinel_core:base_solve(RB, G, P) )) :- base(RB, G), !.
+body_code(G, RB, T, ( T = native(G), RB:G )) :- functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !.
+body_code(G, RB, T, RB:Call) :- compiled_twin(RB, G, T, Call), !.
+body_code(G, RB, T, sentinel_core:prove(G, T)) :- user_pred(RB, G), !.  % a rule left to the interpreter
+body_code(G, RB, T, ( T = decl(G), RB:G )) :- functor(G, N, A), decl_indicator(N/A), !.
+body_code(G, RB, T, ( T = builtin(G), RB:G )) :- catch(runtime_allowed(RB, G), _, fail), !.
+body_code(G, _, T, sentinel_core:prove(G, T)).  % refused at run time, as prove/2 refuses it
+
+%  The twin of a rule being compiled now or already (all rules of the rulebase are compiled together).
+compiled_twin(RB, G, T, Call) :-
+    functor(G, N, A), compilable_rule(RB, N/A),
+    atom_concat('$r:', N, CN), G =.. [_|As], append(As, [T], As1), Call =.. [CN|As1].
+
+%  A goal prove/2 has a clause of its own for (require/2, confirmed/2, ...), other than the control
+%  constructs compiled above: read off prove/2 itself, so a new policy construct is never compiled wrongly.
+special_form(G) :-
+    functor(G, N, A), functor(G0, N, A),
+    clause(sentinel_core:prove(H, _), _), nonvar(H), H = G0, !.
+
+% ---------------------------------------------------------------- bindings and askables by predicate
+
+%  '$binding'(N, A, Head, Tool, Args) and '$askable'(N, A, Head, Question, Type, Options): the bindings and
+%  askables of RB in their order, by the name and arity of the head.
+index_bindings(RB) :-
+    dynamic(RB:'$binding'/5),
+    retractall(RB:'$binding'(_, _, _, _, _)),
+    forall(( RB:binding(B, tool(T, Args), _, _), callable(B), functor(B, N, A) ),
+           assertz(RB:'$binding'(N, A, B, T, Args))),
+    dynamic(RB:'$askable'/6),
+    retractall(RB:'$askable'(_, _, _, _, _, _)),
+    forall(( RB:askable(H, Q, Ty, O), callable(H), functor(H, N, A) ),
+           assertz(RB:'$askable'(N, A, H, Q, Ty, O))).
+
+%  askables_of(+RB, +G, -H, -Q, -Ty, -O): the askables whose head has G's name and arity.
+askables_of(RB, G, H, Q, Ty, O) :-
+    functor(G, N, A),
+    (   current_predicate(RB:'$askable'/6)
+    ->  RB:'$askable'(N, A, H, Q, Ty, O)
+    ;   RB:askable(H, Q, Ty, O)  % a module loaded without sn_finish_load
+    ).
+
+%  bindings_of(+RB, +G, -B, -T, -Args): the bindings whose head has G's name and arity (others cannot unify).
+bindings_of(RB, G, B, T, Args) :-
+    functor(G, N, A),
+    (   current_predicate(RB:'$binding'/5)
+    ->  RB:'$binding'(N, A, B, T, Args)
+    ;   RB:binding(B, tool(T, Args), _, _)
+    ).

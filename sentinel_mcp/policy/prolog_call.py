@@ -1,0 +1,114 @@
+"""Calling one Prolog predicate directly through SWI-Prolog's C interface, without query text.
+
+pyswip runs a goal by writing it as text, having Prolog read it, and converting every binding back to
+Python: for a guard decision that is more work than the decision. A ``PrologCall`` looks the predicate up
+once and puts each argument into a term reference (atoms from any text, length given, so no quoting and no
+parsing), calls it, and reads the last argument (an atom holding JSON) back as text.
+
+Only the engine thread may use it (the thread that initialised SWI-Prolog through pyswip), like pyswip.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+from sentinel_mcp.policy.prolog_text import to_prolog_chars
+
+# SWI-Prolog.h (9.x)
+_PL_ATOM = 2
+_REP_UTF8 = 0x00100000
+_CVT_ATOM = 0x0001
+_CVT_STRING = 0x0002
+_CVT_WRITEQ = 0x0200
+_BUF_STACK = 0x00010000
+_PL_Q_NODEBUG = 0x0004
+_PL_Q_CATCH_EXCEPTION = 0x0008
+
+_lib: Any = None
+
+
+def _bind() -> Any:
+    global _lib
+    if _lib is None:
+        from pyswip.core import _lib as lib
+
+        size_t, c_int, vp = ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p
+        lib.PL_open_foreign_frame.restype = size_t
+        lib.PL_open_foreign_frame.argtypes = []
+        lib.PL_discard_foreign_frame.argtypes = [size_t]
+        lib.PL_discard_foreign_frame.restype = None
+        lib.PL_new_term_refs.argtypes = [c_int]
+        lib.PL_new_term_refs.restype = size_t
+        lib.PL_put_chars.argtypes = [size_t, c_int, size_t, ctypes.c_char_p]
+        lib.PL_put_chars.restype = c_int
+        lib.PL_put_float.argtypes = [size_t, ctypes.c_double]
+        lib.PL_put_float.restype = c_int
+        lib.PL_put_int64.argtypes = [size_t, ctypes.c_int64]
+        lib.PL_put_int64.restype = c_int
+        lib.PL_predicate.argtypes = [ctypes.c_char_p, c_int, ctypes.c_char_p]
+        lib.PL_predicate.restype = vp
+        lib.PL_call_predicate.argtypes = [vp, c_int, vp, size_t]
+        lib.PL_call_predicate.restype = c_int
+        lib.PL_get_nchars.argtypes = [size_t, ctypes.POINTER(size_t), ctypes.POINTER(ctypes.c_char_p), ctypes.c_uint]
+        lib.PL_get_nchars.restype = c_int
+        lib.PL_exception.argtypes = [vp]
+        lib.PL_exception.restype = size_t
+        lib.PL_clear_exception.argtypes = []
+        lib.PL_clear_exception.restype = None
+        _lib = lib
+    return _lib
+
+
+class PrologCallError(Exception):
+    """The predicate failed or raised (its text, when it raised)."""
+
+
+class PrologCall:
+    """``module:name(A1, ..., An, Out)``: inputs are str (atoms), float or int; Out must be bound to an atom."""
+
+    def __init__(self, module: str, name: str, arity: int) -> None:
+        self.module, self.name, self.arity = module, name, arity
+        self._pred: Any = None
+
+    def __call__(self, *args: str | float | int) -> str:
+        if len(args) != self.arity - 1:
+            raise ValueError(f"{self.name} takes {self.arity - 1} inputs")
+        lib = _bind()
+        if self._pred is None:
+            self._pred = lib.PL_predicate(self.name.encode(), self.arity, self.module.encode())
+        fid = lib.PL_open_foreign_frame()
+        try:
+            t0 = lib.PL_new_term_refs(self.arity)
+            for i, a in enumerate(args):
+                if isinstance(a, str):
+                    b = to_prolog_chars(a).encode()
+                    ok = lib.PL_put_chars(t0 + i, _PL_ATOM | _REP_UTF8, len(b), b)
+                elif isinstance(a, bool) or not isinstance(a, (int, float)):
+                    raise TypeError(f"argument {i} of {self.name}: {type(a).__name__}")
+                elif isinstance(a, int):
+                    ok = lib.PL_put_int64(t0 + i, a)
+                else:
+                    ok = lib.PL_put_float(t0 + i, a)
+                if not ok:
+                    raise PrologCallError(f"{self.name}: cannot pass argument {i}")
+            if not lib.PL_call_predicate(None, _PL_Q_NODEBUG | _PL_Q_CATCH_EXCEPTION, self._pred, t0):
+                ex = lib.PL_exception(None)
+                why = _text(lib, ex, _CVT_WRITEQ) if ex else None
+                if ex:
+                    lib.PL_clear_exception()
+                raise PrologCallError(f"{self.name} raised {why}" if why else f"{self.name} failed")
+            out = _text(lib, t0 + self.arity - 1, _CVT_ATOM | _CVT_STRING)
+            if out is None:
+                raise PrologCallError(f"{self.name}: the answer is not text")
+            return out
+        finally:
+            lib.PL_discard_foreign_frame(fid)
+
+
+def _text(lib: Any, term: int, cvt: int) -> str | None:
+    n = ctypes.c_size_t()
+    s = ctypes.c_char_p()
+    if not lib.PL_get_nchars(term, ctypes.byref(n), ctypes.byref(s), cvt | _BUF_STACK | _REP_UTF8):
+        return None
+    return ctypes.string_at(s, n.value).decode("utf-8", "replace")
