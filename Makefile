@@ -4,17 +4,20 @@
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
+# The official a2a-sdk, for the interop tests: its import name `a2a` is Sentinel's too, so it lives in a venv of
+# its own and tests/a2a/test_sdk_interop.py runs its client and server as subprocesses.
+SDK_VENV := .venv-a2a-sdk
 # llama.cpp's native build segfaults on CPUs whose VM forbids AMX tiles; build portably by default.
 # Opt into a native build with: make LLAMA_CMAKE_ARGS="-DGGML_NATIVE=ON" run
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 ARGS ?=
 
-.PHONY: run test setup system venv model bench clean
+.PHONY: run test setup setup-interop system venv model bench clean
 
 run: setup model
 	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
 
-test: setup
+test: setup setup-interop
 	$(BIN)/python -m pytest -q $(ARGS)
 
 setup: system $(VENV)/.installed
@@ -31,6 +34,12 @@ $(VENV)/.installed: pyproject.toml
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q -e ".[dev,llm,device]"
 	@touch $@
 
+setup-interop: $(SDK_VENV)/.installed
+$(SDK_VENV)/.installed:
+	@test -x $(SDK_VENV)/bin/python || $(PY) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/pip install -q 'a2a-sdk[http-server]>=1.3,<2' httpx uvicorn
+	@touch $@
+
 # The small real model (Gemma 3 270M, ~250 MB) is only needed to run; tests make a tiny GGUF themselves.
 model: $(VENV)/.model
 $(VENV)/.model: $(VENV)/.installed
@@ -41,4 +50,4 @@ bench: setup
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(SDK_VENV) build *.egg-info

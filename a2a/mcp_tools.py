@@ -36,7 +36,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError("timeout must be in (0, 30] seconds")
         known = registry()
         found = await discover_peers(settings.interfaces, timeout, exclude={instance_name(settings.name)},
-                                     ca_file=settings.peer_ca_file)
+                                     tls=settings.peer_client_tls)
         known.peers.update(found.peers)
         for name in found.rejected:
             known.peers.pop(name, None)
@@ -61,7 +61,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(str(e)) from None
         token = settings.peer_tokens.get(target.base_url)
         try:
-            return await send_message(target.rpc_url, message, token, ca_file=settings.peer_ca_file)
+            return await send_message(target.rpc_url, message, token, tls=settings.peer_client_tls)
         except PeerError as e:
             raise ToolError(str(e)) from None
 

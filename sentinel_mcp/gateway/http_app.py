@@ -204,9 +204,11 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
                for n, u in rt.manager.upstreams.items()}
         conflicts = rt.manager.catalog.conflicts
         ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
+        tls, tls_problems = holder["tls_status"]() if "tls_status" in holder else (None, [])
         return JSONResponse({"status": "ok" if ok else "degraded", "tools": len(rt.manager.catalog.tools),
                              "policy": rt.gateway.guard.version, "upstreams": ups,
-                             "problems": [*rt.problems, *conflicts]})
+                             **({"tls": tls} if tls is not None else {}),
+                             "problems": [*rt.problems, *conflicts, *tls_problems]})
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -51,21 +51,27 @@ def serve_http(config: Config, host: str, port: int) -> None:
 
     from sentinel_mcp.gateway.http_app import build_http_app, is_loopback
     from sentinel_mcp.identity.http_auth import http_auth_for
+    from sentinel_mcp.tls.front import front_security
 
     http = config.sentinel.http
     if http.auth == "none" and not is_loopback(host):
         raise ConfigError(f"refusing to serve {host}:{port} without authentication: \"auth\": \"none\" is for "
                           "loopback addresses only (remove it to use the owner's token, or add principals)")
-    auth = http_auth_for(config)
+    security = front_security(config, host)  # TLS on the whole front (or a clear refusal to serve plaintext)
+    auth = http_auth_for(config, refused=security.refused_request,
+                         is_revoked=security.contexts.is_revoked if security.contexts else None)
     extra_routes: list[Any] = []
     a2a_settings = config.sentinel.builtin_settings("a2a")
     runtime_cm = running_gateway(config)
     app, holder = build_http_app(runtime_cm, host=host, port=port, auth=auth.authenticator,
                                  extra_hosts=http.allowed_hosts, extra_origins=http.allowed_origins,
                                  extra_routes=extra_routes)
+    # refused client certificates go to the audit log once the gateway runs
+    security.audit_to(lambda: getattr(holder.get("runtime"), "audit", None))
+    holder["tls_status"] = security.health
     if a2a_settings.get("enabled", True):
-        _mount_a2a(app, holder, config, host, port, auth.owner_token)
-    tools_hint = f"http://{host}:{port}"
+        _mount_a2a(app, holder, config, host, port, auth.owner_token, security.tls is not None)
+    tools_hint = f"{security.scheme}://{host}:{port}"
 
     class _Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -73,31 +79,39 @@ def serve_http(config: Config, host: str, port: int) -> None:
             rt = holder.get("runtime")
             if rt is None:
                 return
-            _banner(startup_lines(config, rt, tools_hint) + token_lines(auth, tools_hint))
+            _banner(startup_lines(config, rt, tools_hint) + tls_lines(security) + token_lines(auth, tools_hint))
 
         async def shutdown(self, sockets: Any = None) -> None:
             # open A2A event streams would hold uvicorn's shutdown; end them (the tasks themselves stay)
             service = holder.get("a2a_service")
             if service is not None:
                 service.end_streams()
+            if security.acceptor is not None:
+                await security.acceptor.close()
             await super().shutdown(sockets)
 
-    tls = {k: a2a_settings.get(k) for k in ("tls_cert", "tls_key")}
-    ssl = {"ssl_certfile": tls["tls_cert"], "ssl_keyfile": tls["tls_key"]} if tls["tls_cert"] else {}
-    if ssl:
-        tools_hint = f"https://{host}:{port}"
     server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
-                                     timeout_graceful_shutdown=5, **ssl))
+                                     timeout_graceful_shutdown=5, **security.uvicorn_options()))
     server.run()
 
 
+def tls_lines(security: Any) -> list[str]:
+    if security.tls is None:
+        return [f"  warning: {n}" for n in security.notes]
+    t = security.tls
+    clients = {"off": "not asked for", "optional": f"optional (checked against {t.ca})",
+               "required": f"required (checked against {t.ca})"}[t.mode]
+    lines = [f"TLS: {t.cert}; client certificates {clients}" + (f"; CRL {t.crl}" if t.crl else "")]
+    return lines + [f"  warning: {n}" for n in security.notes]
+
+
 def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int,
-               owner_token: str | None) -> None:
+               owner_token: str | None, front_tls: bool = False) -> None:
     try:
         from a2a.app import mount_a2a  # type: ignore[import-not-found]
     except ImportError:
         return
-    mount_a2a(app, holder, config, host, port, owner_token)
+    mount_a2a(app, holder, config, host, port, owner_token, front_tls=front_tls)
 
 
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:

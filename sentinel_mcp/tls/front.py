@@ -1,0 +1,115 @@
+"""TLS of the HTTP front as a whole: which settings are in force, whether this binding may be plaintext, the
+uvicorn options that terminate TLS, and what ``/healthz`` says about it.
+
+``sentinel.http.tls`` covers every route (/mcp, /sse, /a2a, /a2a/ws, the agent card, /healthz). The old
+``sentinel.a2a.tls_cert``/``tls_key`` still switch it on, with a deprecation warning. A non-loopback binding
+without TLS refuses to start unless the config says ``"tls": "off"``.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from sentinel_mcp.config import Config, ConfigError, loopback_host
+from sentinel_mcp.tls.acceptor import TLSAcceptor
+from sentinel_mcp.tls.refusals import REQUEST, RefusalLog
+from sentinel_mcp.tls.server_context import FrontTLS, ServerContexts, TLSSetupError
+from sentinel_mcp.tls.settings import ServerTLS
+
+log = logging.getLogger(__name__)
+
+PLAINTEXT_WARNING = ('plaintext beyond loopback ("tls": "off"): tokens, answers and tool results travel in the '
+                     "clear")
+
+
+def server_tls_settings(config: Config) -> ServerTLS | str | None:
+    """``sentinel.http.tls``, else the deprecated A2A keys (warned about), else None."""
+    tls = config.sentinel.http.tls
+    if tls is not None:
+        return tls
+    a2a = config.sentinel.builtin_settings("a2a")
+    cert, key = a2a.get("tls_cert"), a2a.get("tls_key")
+    if isinstance(cert, str) and isinstance(key, str) and cert and key:
+        message = ("sentinel.a2a.tls_cert/tls_key are deprecated: TLS covers the whole front now; write "
+                   '"http": {"tls": {"cert": ..., "key": ...}} instead')
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        log.warning(message)
+        return ServerTLS(cert=str(Path(cert).expanduser().resolve()), key=str(Path(key).expanduser().resolve()))
+    return None
+
+
+def front_tls(config: Config) -> FrontTLS | None:
+    tls = server_tls_settings(config)
+    if not isinstance(tls, ServerTLS):
+        return None
+    return FrontTLS(cert=Path(tls.cert), key=Path(tls.key), ca=Path(tls.ca) if tls.ca else None,
+                    crl=Path(tls.crl) if tls.crl else None, mode=tls.mode, handshake_timeout=tls.handshake_timeout)
+
+
+def check_binding(config: Config, host: str) -> None:
+    """A non-loopback address is served over TLS, or plaintext only when the config says so."""
+    if loopback_host(host) or server_tls_settings(config) is not None:
+        return
+    raise ConfigError(f"refusing to serve {host} in plaintext: beyond loopback, tokens and tool results would travel "
+                      "in the clear. Run `sentinel-mcp tls init` and add the \"tls\" lines it prints to "
+                      "sentinel.http, or say \"http\": {\"tls\": \"off\"} to accept plaintext")
+
+
+@dataclass
+class FrontSecurity:
+    """What ``serve_http`` needs: uvicorn's TLS options, the refusal log, the revocation check and the health
+    summary."""
+
+    tls: FrontTLS | None
+    explicit_off: bool
+    contexts: ServerContexts | None = None
+    acceptor: TLSAcceptor | None = None
+    refusals: RefusalLog | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls else "http"
+
+    def audit_to(self, audit: Callable[[], Any]) -> None:
+        """``audit()``: the running gateway's AuditLog, or None while it starts."""
+        if self.refusals is not None:
+            self.refusals.audit = audit
+
+    def uvicorn_options(self) -> dict[str, Any]:
+        return self.acceptor.uvicorn_options() if self.acceptor else {}
+
+    def refused_request(self, peer: str | None, reason: str, certificate: dict[str, str],
+                        principal: str | None) -> None:
+        if self.refusals is not None:
+            self.refusals.record(peer, reason, stage=REQUEST, certificate=certificate, principal=principal)
+
+    def health(self) -> tuple[Any, list[str]]:
+        """(the ``tls`` field of /healthz, problems to list)."""
+        if self.explicit_off:
+            return "off", [PLAINTEXT_WARNING]
+        if self.tls is None or self.contexts is None:
+            return "none (loopback only)", []
+        return {"client_certificates": self.tls.mode, "crl": bool(self.tls.crl),
+                "refused": self.refusals.total if self.refusals else 0}, list(self.contexts.warnings)
+
+
+def front_security(config: Config, host: str) -> FrontSecurity:
+    """Checks the binding and loads the certificates (ConfigError on anything a user must fix)."""
+    check_binding(config, host)
+    setting = server_tls_settings(config)
+    tls = front_tls(config)
+    if tls is None:
+        off = setting == "off" and not loopback_host(host)
+        return FrontSecurity(None, off, notes=[PLAINTEXT_WARNING] if off else [])
+    try:
+        contexts = ServerContexts(tls)
+    except TLSSetupError as e:
+        raise ConfigError(f"sentinel.http.tls: {e}") from None
+    refusals = RefusalLog(lambda: None)
+    acceptor = TLSAcceptor(contexts, lambda peer, reason: refusals.record(peer, reason))
+    return FrontSecurity(tls, False, contexts, acceptor, refusals, notes=list(contexts.warnings))
