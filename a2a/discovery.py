@@ -15,6 +15,7 @@ import ipaddress
 import json
 import logging
 import socket
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,7 +110,7 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     card_url = base_url + path
     try:
         resp = await http.get(card_url, headers={"Accept": "application/json"})
-    except httpx2.HTTPError as e:
+    except (httpx2.HTTPError, ssl.SSLError) as e:  # (a TLS 1.3 refusal arrives as an alert on the read)
         detail = f" ({e})" if scheme == "https" and str(e) else ""  # e.g. the certificate check that failed
         raise PeerRejected(f"card fetch failed: {type(e).__name__}{detail}"[:300]) from None
     if resp.status_code != 200:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 import uuid
 from typing import Any
 
@@ -48,7 +49,7 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
     try:
         async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False, verify=verify) as http:
             resp = await http.post(rpc_url, json=body, headers=headers)
-    except httpx2.HTTPError as e:
+    except (httpx2.HTTPError, ssl.SSLError) as e:  # (a TLS 1.3 peer's refusal arrives as an alert on the read)
         detail = f": {e}" if rpc_url.startswith("https") and str(e) else ""
         raise PeerError(f"peer unreachable at {rpc_url}: {type(e).__name__}{detail}") from None
     if resp.status_code == 401:

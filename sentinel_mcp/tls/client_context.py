@@ -28,7 +28,7 @@ def _pinned_class(pins: frozenset[str]) -> type[ssl.SSLObject]:
             der = self.getpeercert(binary_form=True) or b""
             seen = hashlib.sha256(der).hexdigest()
             if not any(hmac.compare_digest(seen, p) for p in pins):
-                raise PinMismatch(f"certificate pin mismatch: the server presented sha256 {seen}, which is not "
+                raise PinMismatch(1, f"certificate pin mismatch: the server presented sha256 {seen}, which is not "
                                   "among the configured pin_sha256")
 
     return PinnedSSLObject

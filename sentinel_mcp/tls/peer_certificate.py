@@ -14,7 +14,7 @@ from functools import lru_cache
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
-from sentinel_mcp.tls.settings import CertificateMatch
+from sentinel_mcp.tls.settings import CertificateMatch, parse_subject
 
 
 @dataclass(frozen=True)
@@ -48,13 +48,9 @@ class PeerCertificate:
 @lru_cache(maxsize=64)
 def _name(text: str) -> x509.Name | None:
     try:
-        return x509.Name.from_rfc4514_string(text)
+        return parse_subject(text)
     except ValueError:
         return None
-
-
-def valid_subject(text: str) -> bool:
-    return _name(text) is not None
 
 
 def _san_matches(wanted: str, sans: tuple[tuple[str, str], ...]) -> bool:

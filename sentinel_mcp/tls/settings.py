@@ -24,6 +24,27 @@ def normalize_sha256(value: str) -> str:
     return text
 
 
+def parse_subject(text: str) -> x509.Name:
+    """An RFC 4514 name as ``sentinel-mcp tls issue`` prints it (most specific first: ``CN=alice,O=Sentinel``);
+    spaces around ``,`` and ``=`` and lower-case attribute types are tolerated. ValueError when unreadable."""
+    try:
+        return x509.Name.from_rfc4514_string(text)
+    except ValueError:
+        pass
+    parts = []
+    for part in re.split(r"(?<!\\),", text):
+        kind, sep, value = part.partition("=")
+        if not sep or not kind.strip() or not value.strip():
+            raise ValueError(f"{text!r} is not an RFC 4514 name such as 'CN=alice,O=Sentinel'")
+        value = value.lstrip()
+        value = value if value.endswith("\\ ") else value.rstrip()
+        parts.append(f"{kind.strip().upper()}={value}")
+    try:
+        return x509.Name.from_rfc4514_string(",".join(parts))
+    except ValueError:
+        raise ValueError(f"{text!r} is not an RFC 4514 name such as 'CN=alice,O=Sentinel'") from None
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -45,10 +66,7 @@ class CertificateMatch(_Strict):
     @classmethod
     def _subject(cls, v: str | None) -> str | None:
         if v is not None:
-            try:
-                x509.Name.from_rfc4514_string(v)
-            except ValueError:
-                raise ValueError(f"subject {v!r} is not an RFC 4514 name such as 'CN=alice,O=Sentinel'") from None
+            parse_subject(v)
         return v
 
     @field_validator("san")
