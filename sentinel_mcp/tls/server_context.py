@@ -67,7 +67,9 @@ def check_crl(crl_path: Path, ca_path: Path) -> tuple[list[str], Revoked]:
         cas = x509.load_pem_x509_certificates(ca_path.read_bytes())
     except ValueError as e:
         raise TLSSetupError(f"CRL file {crl_path}: {e}") from None
-    if not any(ca.subject == crl.issuer and crl.is_signature_valid(ca.public_key()) for ca in cas):  # type: ignore[arg-type]
+    signed = any(ca.subject == crl.issuer and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
+                 for ca in cas)
+    if not signed:
         raise TLSSetupError(f"CRL file {crl_path} is not signed by a CA of {ca_path}")
     warnings = []
     next_update = crl.next_update_utc

@@ -107,6 +107,10 @@ async def test_the_small_deployment_flow(tmp_path):
         async with mcp_over_tls(base, ctx, "auto") as alice:
             facts = await alice.call_tool("sentinel__sentinel_facts", {})
             assert session_line(facts).startswith("alice/"), text(facts)
+        # the CLI's own client over TLS: the local CA trusted by default, alice's certificate presented
+        called = cli(cfg, "call", "sentinel__sentinel_facts", "{}", "--url", f"{base}/mcp", "--cert", files["cert"],
+                     "--key", files["key"])
+        assert called.returncode == 0 and "Session alice/" in called.stdout, called.stdout + called.stderr
         revoke = cli(cfg, "tls", "revoke", "alice")
         assert revoke.returncode == 0 and "revoked alice" in revoke.stdout
         import asyncio

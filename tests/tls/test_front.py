@@ -57,7 +57,8 @@ async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pk
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": {"id": "x"}}))
             assert json.loads(await ws.recv())["error"]["code"] == -32001
         with pytest.raises(InvalidStatus) as no_one:  # neither a certificate nor a token: refused
-            async with connect(urls[1], ssl=client_context(pki), subprotocols=["a2a.v1.json"]):  # type: ignore[list-item]
+            async with connect(urls[1], ssl=client_context(pki),
+                               subprotocols=["a2a.v1.json"]):  # type: ignore[list-item]
                 pass
         assert no_one.value.response.status_code == 403
 
