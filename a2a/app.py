@@ -105,19 +105,20 @@ class LatePort:
 
 
 def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: int,
-              owner_token: str | None = None, front_tls: bool = False) -> None:
+              owner_token: str | None = None, front_tls: bool = False, client_certificates: str = "off") -> None:
     """Add the A2A routes to the gateway's Starlette app and its mDNS to the app's lifespan.
 
     Called by ``sentinel_mcp.gateway.serve``; ``holder["runtime"]`` is the running gateway once started.
     The gateway's HTTP host resolves every caller's principal on /a2a too; the card declares the bearer
     scheme when the owner's token (``owner_token``: configured or generated) is in force. ``front_tls``: the
-    front serves TLS (sentinel.http.tls): the card, the mDNS record and the advertised URL say https/wss.
+    front serves TLS (sentinel.http.tls): the card, the mDNS record and the advertised URL say https/wss;
+    ``client_certificates``: its mutual TLS mode, declared in the card.
     """
     settings = A2ASettings.from_section(config.sentinel.builtin_settings("a2a"))
     if not settings.enabled:
         return
     if front_tls:
-        settings = settings.served_over_tls()
+        settings = settings.served_over_tls(client_certificates=client_certificates)
     try:
         httpx_verify(settings.peer_client_tls)  # a peer CA or client certificate that cannot load: say so now
     except TLSSetupError as e:

@@ -78,16 +78,24 @@ class A2ASettings(BaseModel):
         return self
 
     _front_tls: bool = PrivateAttr(default=False)  # the HTTP front serves TLS (sentinel.http.tls)
+    _client_certificates: str = PrivateAttr(default="off")  # ... and asks for client certificates
 
     @property
     def tls(self) -> bool:
         """Whether this agent is reached over TLS (the card and the TXT record say https/wss)."""
         return bool(self.tls_cert) or self._front_tls
 
-    def served_over_tls(self, on: bool = True) -> "A2ASettings":
+    def served_over_tls(self, on: bool = True, client_certificates: str = "off") -> "A2ASettings":
+        """A copy for a front that serves TLS; ``client_certificates``: its mode ("optional", "required", "off"),
+        declared in the card as the mutual TLS scheme."""
         copy = self.model_copy()
         copy._front_tls = on
+        copy._client_certificates = client_certificates if on else "off"
         return copy
+
+    @property
+    def client_certificates(self) -> str:
+        return self._client_certificates
 
     @property
     def peer_client_tls(self) -> ClientTLS | None:

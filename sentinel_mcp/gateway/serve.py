@@ -70,7 +70,8 @@ def serve_http(config: Config, host: str, port: int) -> None:
     security.audit_to(lambda: getattr(holder.get("runtime"), "audit", None))
     holder["tls_status"] = security.health
     if a2a_settings.get("enabled", True):
-        _mount_a2a(app, holder, config, host, port, auth.owner_token, security.tls is not None)
+        _mount_a2a(app, holder, config, host, port, auth.owner_token, security.tls is not None,
+                   security.tls.mode if security.tls else "off")
     tools_hint = f"{security.scheme}://{host}:{port}"
 
     class _Server(uvicorn.Server):
@@ -106,12 +107,13 @@ def tls_lines(security: Any) -> list[str]:
 
 
 def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int,
-               owner_token: str | None, front_tls: bool = False) -> None:
+               owner_token: str | None, front_tls: bool = False, client_certificates: str = "off") -> None:
     try:
         from a2a.app import mount_a2a  # type: ignore[import-not-found]
     except ImportError:
         return
-    mount_a2a(app, holder, config, host, port, owner_token, front_tls=front_tls)
+    mount_a2a(app, holder, config, host, port, owner_token, front_tls=front_tls,
+              client_certificates=client_certificates)
 
 
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:

@@ -246,7 +246,7 @@ async def serve(port: ClientPort, settings: A2ASettings, peers: PeerRegistry | N
     if tls is None and settings.tls_cert and settings.tls_key:
         tls = FrontTLS(Path(settings.tls_cert), Path(settings.tls_key))
     if tls is not None:
-        settings = settings.served_over_tls()
+        settings = settings.served_over_tls(client_certificates=tls.mode)
     service = A2AService(port, settings, peers)
     await service.open(task_db)
     app = Starlette(routes=create_a2a_routes(port, settings, peers, service=service))

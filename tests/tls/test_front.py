@@ -48,6 +48,8 @@ async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pk
             card = (await http.get(f"{base}/.well-known/agent-card.json")).json()
             urls = [i["url"] for i in card["supportedInterfaces"]]
             assert urls[0].startswith("https://127.0.0.1:") and urls[1].startswith("wss://127.0.0.1:"), urls
+            assert "mtlsSecurityScheme" in card["securitySchemes"]["mtls"]  # client certificates are welcome
+            assert {"schemes": {"mtls": {"list": []}}} in card["securityRequirements"]
             got = (await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 1, "method": "GetTask",
                                                         "params": {"id": "none"}},
                                    headers={"A2A-Version": "1.0"})).json()
