@@ -114,6 +114,9 @@ class RemoteServer(ServerCommon):
                              "the clear): use https://, or say \"tls\": \"off\" to accept that")
         if parts.scheme == "http" and isinstance(self.tls, ClientTLS):
             raise ValueError("'tls' settings need an https:// url")
+        if parts.scheme == "https" and self.tls == "off":
+            raise ValueError("\"tls\": \"off\" accepts an http:// url beyond loopback; an https:// server is always "
+                             "verified (give 'ca' or 'pin_sha256' for one the system's store does not know)")
         return self
 
     @property

@@ -80,7 +80,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
             rt = holder.get("runtime")
             if rt is None:
                 return
-            _banner(startup_lines(config, rt, tools_hint) + tls_lines(security) + token_lines(auth, tools_hint))
+            _banner(startup_lines(config, rt, tools_hint) + security.banner() + token_lines(auth, tools_hint))
 
         async def shutdown(self, sockets: Any = None) -> None:
             # open A2A event streams would hold uvicorn's shutdown; end them (the tasks themselves stay)
@@ -94,16 +94,6 @@ def serve_http(config: Config, host: str, port: int) -> None:
     server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
                                      timeout_graceful_shutdown=5, **security.uvicorn_options()))
     server.run()
-
-
-def tls_lines(security: Any) -> list[str]:
-    if security.tls is None:
-        return [f"  warning: {n}" for n in security.notes]
-    t = security.tls
-    clients = {"off": "not asked for", "optional": f"optional (checked against {t.ca})",
-               "required": f"required (checked against {t.ca})"}[t.mode]
-    lines = [f"TLS: {t.cert}; client certificates {clients}" + (f"; CRL {t.crl}" if t.crl else "")]
-    return lines + [f"  warning: {n}" for n in security.notes]
 
 
 def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int,

@@ -103,4 +103,5 @@ def http_auth_for(config: Config, extra: list[PrincipalResolver] | None = None, 
         tokens.add(known.get(name) or Principal(name, "token"), token=key)
     certificates = certificate_resolver_for(config, tokens, refused, is_revoked)
     resolvers: list[PrincipalResolver] = [*([certificates] if certificates else []), *(extra or []), tokens]
-    return HttpAuth(Authenticator(resolvers, required=http.auth == "token"), token, file, created)
+    also = ", or present a client certificate of this front's CA" if certificates else ""
+    return HttpAuth(Authenticator(resolvers, required=http.auth == "token", also=also), token, file, created)

@@ -42,17 +42,17 @@ def server_tls_settings(config: Config) -> ServerTLS | str | None:
     return None
 
 
-def front_tls(config: Config) -> FrontTLS | None:
-    tls = server_tls_settings(config)
-    if not isinstance(tls, ServerTLS):
+def front_tls(setting: ServerTLS | str | None) -> FrontTLS | None:
+    if not isinstance(setting, ServerTLS):
         return None
-    return FrontTLS(cert=Path(tls.cert), key=Path(tls.key), ca=Path(tls.ca) if tls.ca else None,
-                    crl=Path(tls.crl) if tls.crl else None, mode=tls.mode, handshake_timeout=tls.handshake_timeout)
+    return FrontTLS(cert=Path(setting.cert), key=Path(setting.key), ca=Path(setting.ca) if setting.ca else None,
+                    crl=Path(setting.crl) if setting.crl else None, mode=setting.mode,
+                    handshake_timeout=setting.handshake_timeout)
 
 
-def check_binding(config: Config, host: str) -> None:
+def check_binding(setting: ServerTLS | str | None, host: str) -> None:
     """A non-loopback address is served over TLS, or plaintext only when the config says so."""
-    if loopback_host(host) or server_tls_settings(config) is not None:
+    if loopback_host(host) or setting is not None:
         return
     raise ConfigError(f"refusing to serve {host} in plaintext: beyond loopback, tokens and tool results would travel "
                       "in the clear. Run `sentinel-mcp tls init` and add the \"tls\" lines it prints to "
@@ -88,6 +88,16 @@ class FrontSecurity:
         if self.refusals is not None:
             self.refusals.record(peer, reason, stage=REQUEST, certificate=certificate, principal=principal)
 
+    def banner(self) -> list[str]:
+        """The start-up lines about TLS."""
+        warnings = [f"  warning: {n}" for n in self.notes]
+        if self.tls is None:
+            return warnings
+        t = self.tls
+        clients = {"off": "not asked for", "optional": f"optional (checked against {t.ca})",
+                   "required": f"required (checked against {t.ca})"}[t.mode]
+        return [f"TLS: {t.cert}; client certificates {clients}" + (f"; CRL {t.crl}" if t.crl else ""), *warnings]
+
     def health(self) -> tuple[Any, list[str]]:
         """(the ``tls`` field of /healthz, problems to list)."""
         if self.explicit_off:
@@ -100,9 +110,9 @@ class FrontSecurity:
 
 def front_security(config: Config, host: str) -> FrontSecurity:
     """Checks the binding and loads the certificates (ConfigError on anything a user must fix)."""
-    check_binding(config, host)
     setting = server_tls_settings(config)
-    tls = front_tls(config)
+    check_binding(setting, host)
+    tls = front_tls(setting)
     if tls is None:
         off = setting == "off" and not loopback_host(host)
         return FrontSecurity(None, off, notes=[PLAINTEXT_WARNING] if off else [])

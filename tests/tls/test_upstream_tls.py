@@ -133,6 +133,8 @@ def test_plaintext_upstreams_beyond_loopback_are_refused_unless_said():
         assert parse_config({"mcpServers": {"x": {"url": url, "tls": "off"}}}).mcp_servers["x"].tls == "off"
     for url in ("http://127.0.0.1:9/mcp", "http://localhost:9/mcp", "http://[::1]:9/mcp", "http://127.8.9.1/mcp"):
         parse_config({"mcpServers": {"x": {"url": url}}})
+    with pytest.raises(ConfigError, match="always verified"):
+        parse_config({"mcpServers": {"x": {"url": "https://h/mcp", "tls": "off"}}})
     with pytest.raises(ConfigError, match="need an https:// url"):
         parse_config({"mcpServers": {"x": {"url": "http://127.0.0.1:9/mcp", "tls": {"ca": "ca.pem"}}}})
     with pytest.raises(ConfigError, match="not a SHA-256 fingerprint"):
