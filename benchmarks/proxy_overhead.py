@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLBOX = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
+UPSTREAM = json.loads(os.environ.get("BENCH_UPSTREAM", "{}"))  # e.g. {"protocol": "modern"}
 sys.path.insert(0, str(ROOT))
 from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
 
@@ -84,7 +85,7 @@ def main() -> None:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())
     cfg = tmp / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX], **UPSTREAM}},
                                "sentinel": {"data_dir": str(tmp / "state"), "builtins": [],
                                             "http": {"token": TOKEN}}}))
     up_port, gw_port = free_port(), free_port()

@@ -6,6 +6,7 @@ import ipaddress
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -13,21 +14,30 @@ from urllib.parse import urlsplit
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
                       model_validator)
 
-from sentinel_mcp.paths import RULEBASES_DIR, default_data_dir
+from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, parse_inputs, workspace_folder
+from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT, default_data_dir
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder}, ${userHome}
+_VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*))?\}")
 
 
 class ConfigError(Exception):
     """A config problem a user can fix: says which file, which key and what is wrong."""
 
 
-def expand_vars(value: str, where: str) -> str:
-    """Expand ``${VAR}`` and ``${VAR:-default}``; an unset variable without default is an error."""
+def expand_vars(value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None,
+                base_dir: Path | None = None) -> str:
+    """Expand variables; one that has no value and no default is an error naming the key."""
 
     def sub(m: re.Match[str]) -> str:
-        name, default = m.group(1), m.group(2)
+        kind, name, default = m.group(1), m.group(2), m.group(3)
+        if kind == "input":
+            return _input_value(name, where, inputs or {})
+        if kind is None and name == "workspaceFolder" and base_dir is not None:
+            return str(workspace_folder(base_dir))
+        if kind is None and name == "userHome":
+            return str(Path.home())
         if name in os.environ:
             return os.environ[name]
         if default is not None:
@@ -37,14 +47,29 @@ def expand_vars(value: str, where: str) -> str:
     return _VAR.sub(sub, value)
 
 
-def expand_tree(value: Any, where: str = "") -> Any:
-    """``${VAR}`` expanded in every string of a JSON value (keys stay as written)."""
+def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -> str:
+    """A VS Code input: Sentinel cannot prompt at start-up, so it comes from SENTINEL_INPUT_<ID> or its default."""
+    env = input_env_name(input_id)
+    if env in os.environ:
+        return os.environ[env]
+    spec = inputs.get(input_id)
+    if spec is None:
+        raise ConfigError(f"{where}: ${{input:{input_id}}} is not declared in inputs")
+    if isinstance(spec.get("default"), str):
+        return spec["default"]
+    what = f" ({spec['description']})" if spec.get("description") else ""
+    raise ConfigError(f"{where}: ${{input:{input_id}}}{what} has no value; set the environment variable {env}")
+
+
+def expand_tree(value: Any, expand: Callable[[str, str], str], where: str = "") -> Any:
+    """Variables expanded in every string of a JSON value (keys stay as written): one pass over the whole file
+    once other hosts' shapes are normalised, so tokens, URLs, headers and the sentinel section alike."""
     if isinstance(value, str):
-        return expand_vars(value, where or "(top level)")
+        return expand(value, where or "(top level)")
     if isinstance(value, list):
-        return [expand_tree(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [expand_tree(v, expand, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {k: expand_tree(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+        return {k: expand_tree(v, expand, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
     return value
 
 
@@ -195,6 +220,10 @@ class PolicySettings(_Strict):
     deny: list[str] = Field(default_factory=list)  # glob patterns always denied
     confirm_ttl: float = Field(300.0, gt=0)  # seconds a confirmation stays valid
     guard_timeout: float = Field(10.0, gt=0)
+    # goals typed by clients (sentinel_query) run in a separate worker process under these budgets
+    query_seconds: float = Field(2.0, gt=0, le=60)
+    query_inferences: int = Field(2_000_000, gt=0)
+    query_memory_mb: int = Field(256, ge=16, le=8192)
 
 
 class SentinelSettings(BaseModel):
@@ -238,6 +267,7 @@ class Config(BaseModel):
     sentinel: SentinelSettings = Field(default_factory=SentinelSettings)
     source: str = Field("<embedded default>", exclude=True)
     base_dir: str = Field(".", exclude=True)
+    warnings: list[str] = Field(default_factory=list, exclude=True)  # keys of other hosts' shapes, ignored
 
     @model_validator(mode="before")
     @classmethod
@@ -276,9 +306,9 @@ class Config(BaseModel):
             return path
         # relative paths: next to the config file, else the shipped project files
         candidate = Path(self.base_dir) / path
-        if candidate.exists() or not (RULEBASES_DIR.parent / path).exists():
+        if candidate.exists() or not (SHIPPED_ROOT / path).exists():
             return candidate.resolve()
-        return (RULEBASES_DIR.parent / path).resolve()
+        return (SHIPPED_ROOT / path).resolve()
 
 
 def _check_prefixes(servers: dict[str, ServerCommon], builtins: list[str]) -> None:
@@ -320,7 +350,16 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
     try:
-        data = expand_tree(data)
+        inputs = parse_inputs(data.get("inputs"))
+        base = Path(base_dir)
+
+        def expand(value: str, where: str) -> str:
+            return expand_vars(value, where, inputs, base)
+
+        data, warnings = normalize(data, base, expand)
+        data = expand_tree(data, expand)
+    except ShapeError as e:
+        raise ConfigError(f"invalid config {source}:\n  {e}") from None
     except ConfigError as e:
         raise ConfigError(f"invalid config {source}: {e}") from None
     try:
@@ -330,6 +369,7 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     cfg.source = source
     cfg.base_dir = str(base_dir)
     _anchor_tls_paths(cfg)
+    cfg.warnings = [f"{source}: {w}" for w in warnings]
     return cfg
 
 
@@ -389,4 +429,4 @@ def embedded_default() -> Config:
             "sensors": {"source": "simulated"},
         },
     }
-    return parse_config(data, source="<embedded default>", base_dir=RULEBASES_DIR.parent)
+    return parse_config(data, source="<embedded default>", base_dir=SHIPPED_ROOT)

@@ -17,7 +17,7 @@ import anyio
 from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
@@ -27,6 +27,7 @@ from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
 from sentinel_mcp.gateway.builtin import BuiltinContext
 from sentinel_mcp.gateway.call_meta import principal_of
+from sentinel_mcp.gateway.display_text import safe_question
 
 log = logging.getLogger(__name__)
 _NOT_ASKED = "not-asked"  # resolver outcome when no question is needed (or none can be asked)
@@ -35,6 +36,7 @@ SCOPE_HELP = "minimal (city) | standard (street) | detailed (GPS); the highest p
 
 
 class GrantConfirmation(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")  # only JSON true/false, nothing extra
     confirm: bool = Field(description="Grant this sensor access?")
 
 
@@ -130,7 +132,9 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _NOT_ASKED
         who = requester or principal_of(ctx)
         until = f" for {expires_in:g} s" if expires_in else " until revoked"
-        return Elicit(f"Grant {who!r} access to your {sensor} at {scope} scope{until}?", GrantConfirmation)
+        question, _ = safe_question(f"Grant {who!r} access to your {sensor} at {scope} scope{until}?",
+                                    {"requester": who})
+        return Elicit(question, GrantConfirmation)
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))
     async def sensor_consent(

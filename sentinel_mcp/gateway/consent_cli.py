@@ -9,6 +9,7 @@ import time
 
 from sentinel_mcp.config import load_config
 from sentinel_mcp.gateway.consents import ANY_PURPOSE, ConsentBook
+from sentinel_mcp.gateway.display_text import safe_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,8 +75,9 @@ def cmd_log(args: argparse.Namespace) -> int:
     try:
         for row in book.log(args.principal):
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["at"]))
-            print(f"{when}  {row['action']:6} {row['principal']:16} {row['kind']:20} {row['purpose']:12} "
-                  f"by {row['by']}")
+            # a purpose is the client's own text (and a kind a tool's): shown safely on the terminal
+            who, kind, purpose = (safe_text(row[k], 200) for k in ("principal", "kind", "purpose"))
+            print(f"{when}  {row['action']:6} {who:16} {kind:20} {purpose:12} by {safe_text(row['by'], 40)}")
     finally:
         book.close()
     return 0

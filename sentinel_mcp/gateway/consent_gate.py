@@ -17,8 +17,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from sentinel_mcp.gateway.answer_validation import approves
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Question, ToolCall
+from sentinel_mcp.gateway.display_text import safe_question
 
 PERSONAL_META = "sentinel/personal"
 PERSONAL_ARGUMENTS_META = "sentinel/personal_arguments"
@@ -106,20 +108,26 @@ class ConsentGate:
                      proof={**proof, "consent": used})
 
     def _question(self, call: ToolCall, kind: str, once: bool, purpose: str) -> Question:
-        who = "your MCP client" if call.principal == "owner" else f"the caller {call.principal!r}"
+        # the purpose is the client's text, the principal's name and the kind come from the config or a tool:
+        # every value is shown safely (and the question says which ones were changed for display)
+        who = "your MCP client" if call.principal == "owner" else f"the caller '{call.principal}'"
         why = "" if purpose == UNSPECIFIED else f" (purpose: {purpose})"
         tail = " For this call only." if once else " Allow for this call, or remember it until revoked."
         what = kind.replace("_", " ")
-        return Question(key=f"sentinel.consent.{kind}.{call.digest}",
-                        message=f"Sentinel: allow {who} to read your {what} with {call.name}{why}?{tail}",
+        message, _ = safe_question(f"Sentinel: allow {who} to read your {what} with {call.name}{why}?{tail}",
+                                   {"caller": call.principal or "", "purpose": purpose, "kind": kind,
+                                    "tool": call.name})
+        return Question(key=f"sentinel.consent.{kind}.{call.digest}", message=message,
                         requested_schema=ONCE_SCHEMA if once else CONSENT_SCHEMA,
-                        meta={"kind": "consent", "consent": kind, "once": once, "purpose": purpose})
+                        meta={"kind": "consent", "consent": kind, "once": once, "purpose": purpose,
+                              "from": ["user"]})
 
     def record(self, call: ToolCall, question: Question, answer: Answer) -> None:
-        """Only the user's own "allow" counts (an agent's or a peer's answer is ignored: the call stays asked)."""
-        content = answer.content or {}
-        if answer.provenance != "user" or answer.action != "accept" or content.get("allow") is not True:
+        """Only the user's own JSON ``true`` to "allow" counts (``approves``: an agent's or a peer's answer, a
+        string "true" or a 1 grant nothing); "remember" must be JSON ``true`` too to outlive the call."""
+        if not approves(question, answer):
             return
+        content = answer.content or {}
         kind, once, purpose = question.meta["consent"], bool(question.meta.get("once")), question.meta["purpose"]
         if content.get("remember") is True and not once:
             self.book.grant(call.principal or "", kind, purpose, by="elicitation")

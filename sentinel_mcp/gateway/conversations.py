@@ -18,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.identity.principal import Principal
@@ -41,7 +42,9 @@ class Conversation:
 class Conversations:
     def __init__(self, *, idle: float = IDLE_SECONDS, capacity: int = 20_000) -> None:
         self.epoch = secrets.token_hex(4)  # labels name a different conversation after every restart
-        self.seal = RequestStateSeal(max_age=idle)
+        # its own key, so a conversation id is never accepted as a request state (or the other way round);
+        # reusable: a client carries it back on every call
+        self.seal = RequestStateSeal(max_age=idle, nonces=NoNonceBook())
         self.capacity = capacity
         self._by_id: OrderedDict[str, Conversation] = OrderedDict()
         self._by_transport: weakref.WeakKeyDictionary[Any, Conversation] = weakref.WeakKeyDictionary()

@@ -5,23 +5,47 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+import uuid
+from typing import Any, Callable
 
 import anyio
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from mcp.types import CallToolResult, ElicitRequest, ElicitRequestFormParams, InputRequiredResult, TextContent, Tool
+from mcp.types import (
+    CallToolResult,
+    CreateMessageRequest,
+    ElicitRequest,
+    ErrorData,
+    InputRequiredResult,
+    ListRootsRequest,
+    TextContent,
+    Tool,
+)
 from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
+from sentinel_mcp.gateway.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_meta import call_meta
-from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.consent_gate import ConsentGate
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, Question, ToolCall
+from sentinel_mcp.gateway.conversations import Conversations
+from sentinel_mcp.gateway.decision import (
+    Allow,
+    Answer,
+    Ask,
+    Decision,
+    Deny,
+    Guard,
+    Origin,
+    Question,
+    ToolCall,
+    argument_digest,
+)
+from sentinel_mcp.gateway.own_results import sentinel_result
+from sentinel_mcp.gateway.telemetry import traced
+from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
 from sentinel_mcp.gateway.redactor import redact_record, sensitive_fields_of
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
-from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
     CallerLink,
@@ -47,9 +71,9 @@ class UpstreamNeedsInput(BaseModel):
     call: ToolCall
 
 
-def error_result(text: str, **structured: Any) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
-                          structured_content={"sentinel": structured} if structured else None)
+def error_result(text: str, **info: Any) -> CallToolResult:
+    """Sentinel's own error result (details in ``_meta``, never in ``structuredContent``)."""
+    return sentinel_result(text, **info)
 
 
 class Gateway:
@@ -66,6 +90,7 @@ class Gateway:
         self.principals: dict[str, Principal] = {p.name: p for p in (OWNER, ANONYMOUS, INTERNAL)}
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
+        self.observers: list[Callable[[AuditEntry], None]] = []
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:
@@ -108,7 +133,28 @@ class Gateway:
                                   "through an MCP client of this Sentinel or its CLI, not by this caller")
         return outcome
 
+    def refuse_answers(self, name: str, arguments: Any, *, session_id: str, client: str | None,
+                       origin: Origin, reason: str, principal: Principal | str | None = None) -> Refused:
+        """Answers that cannot count (no valid state, replayed, not asked, ...): audited (redacted, like every
+        record), nothing recorded."""
+        args = arguments if isinstance(arguments, dict) else None
+        who = self.principal_for(principal, session_id, origin)
+        route = self.manager.catalog.route(name)
+        sensitive = sensitive_fields_of(route.exposed) if route is not None else set()
+        record = redact_record(dict(session=session_id, client=client, origin=origin, tool=name,
+                                    principal=who.name, arg_digest=argument_digest(args), arguments=args,
+                                    reason=reason), sensitive)
+        self.audit.record(AuditEntry(**record, decision="deny", outcome="answer_refused",
+                                     policy_version=self.guard.version))
+        return Refused(reason=f"the answer was not accepted: {reason}",
+                       decision=AnswerNotAccepted(reason=reason, unmet=["answer_refused"],
+                                                  how_to_unblock=["call the tool again; the user is asked afresh"]))
+
     # ------------------------------------------------------------------ the pipeline
+    @traced(lambda self, name, *a, origin="client", **k: "sentinel.fetch" if origin == "solver" else "sentinel.call",
+            lambda self, name, *a, session_id, origin="client", client=None, **k: {
+                "sentinel.tool": name, "sentinel.origin": origin, "sentinel.session": session_id,
+                "sentinel.client": client})
     async def execute(
         self,
         name: str,
@@ -136,9 +182,11 @@ class Gateway:
         def audit(decision: str, outcome: str, **kw: Any) -> None:
             # one redactor for every record: secrets never reach the log, allowed or denied
             record = redact_record({**base, **kw}, sensitive)
-            self.audit.record(AuditEntry(**record, decision=decision, outcome=outcome,
-                                         policy_version=self.guard.version,
-                                         latency_ms=(time.perf_counter() - started) * 1000))
+            entry = AuditEntry(**record, decision=decision, outcome=outcome, policy_version=self.guard.version,
+                               latency_ms=(time.perf_counter() - started) * 1000)
+            self.audit.record(entry)
+            for observe in self.observers:  # metrics, traces: what the audit log records, as it is recorded
+                observe(entry)
 
         # the policy's own fetches name tools by identity (what rules bind to); everyone else by exposed name
         catalog = self.manager.catalog
@@ -174,7 +222,9 @@ class Gateway:
         else:
             decision = await self._decide(call, answers or {}, route.exposed)
         if isinstance(decision, Deny):
-            audit("deny", "denied", reason=decision.reason, proof=_proof_of(decision))
+            refused_answer = isinstance(decision, AnswerNotAccepted)
+            audit("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,
+                  proof=_proof_of(decision))
             return Refused(reason=decision.reason, decision=decision)
         if isinstance(decision, Ask):
             audit("ask", "asked", reason=decision.reason,
@@ -191,11 +241,10 @@ class Gateway:
                 if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
                     raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
                 responses = await self._answer_upstream_push(link, result)
-                if responses is None:
-                    audit("allow", "tool_error", reason=decision.reason, proof=_proof_of(decision),
-                          error="upstream input request cannot be relayed")
-                    return Completed(result=error_result(f"{name}: the upstream asked for input that Sentinel "
-                                                         "cannot relay to this client"))
+                if not isinstance(responses, dict):
+                    why = responses or "the upstream asked for input that Sentinel cannot relay to this client"
+                    audit("allow", "tool_error", reason=decision.reason, proof=_proof_of(decision), error=why)
+                    return Completed(result=error_result(f"{name}: {why}"))
                 result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
                                             input_responses=responses, request_state=result.request_state, meta=meta)
         except UpstreamUnavailable as e:
@@ -237,6 +286,8 @@ class Gateway:
             return
         await self.guard.record_answer(call, question, answer)
 
+    @traced("sentinel.guard", lambda self, call, answers, tool: {"sentinel.tool": call.name,
+                                                                    "sentinel.answers": len(answers)})
     async def _decide(self, call: ToolCall, answers: dict[str, Answer], tool: Tool) -> Decision:
         """Ask the guard (and the consent gate); feed it the answers it asked for, and ask again (bounded).
         Errors deny."""
@@ -251,40 +302,60 @@ class Gateway:
                 fresh = [q for q in decision.questions if q.key in answers and q.key not in used]
                 if not fresh:
                     again = [q for q in decision.questions if q.key in used]
-                    if again:  # answered, and the answer does not allow the call: it ends here, unremembered
-                        first = answers[again[0].key]
-                        why = (f"the user declined: {again[0].message}" if first.provenance == "user" else
-                               f"only the user can answer: {again[0].message} (an answer from {first.provenance} "
-                               "does not count)")
-                        return Deny(reason=why, unmet=[q.key for q in again],
+                    if again:
+                        # answered (validly) and still asked: the answer did not let the call go ahead. It ends
+                        # here, unremembered, rather than asking the same question in a loop
+                        return Deny(reason=f"the answer to \u201c{again[0].message}\u201d did not let the call go "
+                                           "ahead", unmet=[q.key for q in again],
                                     how_to_unblock=["call again to ask the user again"])
                     return decision
+                # every answer is checked before any is recorded: one bad answer records nothing
+                for q in fresh:
+                    problem = answer_problem(q, answers[q.key])
+                    if problem:
+                        return AnswerNotAccepted(
+                            reason=f"the answer to \u201c{q.message}\u201d was not accepted: {problem}. "
+                                   "The question counts as not answered, and the call was not made.",
+                            unmet=[q.key], how_to_unblock=["call the tool again and answer the question as asked"])
+                declined = [q for q in fresh if not goes_ahead(q, answers[q.key])]
+                if declined:
+                    # a "no" ends this call only: nothing is stored, so the next call asks again
+                    return Deny(reason=f"you declined: {declined[0].message}",
+                                unmet=["declined"],
+                                how_to_unblock=["nothing was recorded: if the user changes their mind, call the "
+                                                "tool again and they will be asked again"])
                 for q in fresh:
                     used.add(q.key)
                     with anyio.fail_after(timeout):
                         await self._record(call, q, answers[q.key])
-                refused = [q for q in fresh if answers[q.key].action != "accept"]
-                if refused:
-                    # a declined or cancelled question ends this call only (nothing is remembered of it)
-                    return Deny(reason=f"the user declined: {refused[0].message}",
-                                unmet=[q.key for q in refused],
-                                how_to_unblock=["call again to ask the user again if they change their mind"])
             return decision
         except TimeoutError:
             return Deny(reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",
                         unmet=["guard_timeout"])
-        except Exception as e:  # noqa: BLE001 - a guard that errors denies
-            log.exception("guard error on %s", call.name)
-            return Deny(reason=f"the guard of {call.name} failed ({type(e).__name__}: {e}); denied",
-                        unmet=["guard_error"])
+        except Exception:  # noqa: BLE001 - a guard that errors denies
+            ref = uuid.uuid4().hex[:10]  # internals go to the log only
+            log.exception("guard error on %s (reference %s)", call.name, ref)
+            return Deny(reason=f"the guard of {call.name} failed with an internal error (reference {ref} in "
+                               "Sentinel's log); denied", unmet=["guard_error"])
 
     @staticmethod
-    async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | None:
+    async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | str | None:
+        """A 2026-era upstream's input requests asked of a handshake-era client: the replies, or why there are
+        none (a refusal's message; None when one cannot be relayed at all)."""
         answers: dict[str, Any] = {}
         for key, req in (result.input_requests or {}).items():
-            if not (isinstance(req, ElicitRequest) and isinstance(req.params, ElicitRequestFormParams)):
+            if isinstance(req, ElicitRequest):
+                answer: Any = await link.elicit(req.params)
+            elif isinstance(req, CreateMessageRequest):
+                answer = await link.sample(req.params)
+            elif isinstance(req, ListRootsRequest):
+                answer = await link.list_roots()
+            else:
                 return None
-            answers[key] = await link.elicit(req.params)
+            if isinstance(answer, ErrorData):  # not relayed, or a reply that did not fit the question
+                log.info("input request %s not relayed: %s", key, answer.message)
+                return answer.message
+            answers[key] = answer
         return answers
 
     def _unknown_tool_message(self, name: str, principal: Principal) -> str:

@@ -202,13 +202,17 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         ups = {n: {"state": u.state, "protocol": u.protocol_version, "tools": len(u.tools),
                    "breaker": u.breaker.state, "reconnects": u.reconnects, "last_error": u.last_error}
                for n, u in rt.manager.upstreams.items()}
-        conflicts = rt.manager.catalog.conflicts
+        conflicts = rt.manager.catalog.conflicts  # shadowed tools: served under another name, say so
         ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
         tls, tls_problems = holder["tls_status"]() if "tls_status" in holder else (None, [])
-        return JSONResponse({"status": "ok" if ok else "degraded", "tools": len(rt.manager.catalog.tools),
-                             "policy": rt.gateway.guard.version, "upstreams": ups,
-                             **({"tls": tls} if tls is not None else {}),
-                             "problems": [*rt.problems, *conflicts, *tls_problems]})
+        body = {"status": "ok" if ok else "degraded", "tools": len(rt.manager.catalog.tools),
+                "policy": rt.gateway.guard.version, "upstreams": ups, **({"tls": tls} if tls is not None else {}),
+                "problems": [*rt.problems, *conflicts, *tls_problems]}
+        policy_problem = rt.policy_problem
+        if policy_problem:  # fail closed: no call is served, and health says so
+            body |= {"status": "error", "problem": policy_problem}
+            return JSONResponse(body, status_code=503)
+        return JSONResponse(body)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

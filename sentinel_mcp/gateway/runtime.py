@@ -17,12 +17,15 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
+from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.decision import Guard
 from sentinel_mcp.gateway.default_guard import DefaultGuard
 from sentinel_mcp.gateway.front import Front
+from sentinel_mcp.gateway import telemetry
+from sentinel_mcp.gateway.metrics import Metrics
 from sentinel_mcp.gateway.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
@@ -40,6 +43,12 @@ class Runtime:
     audit: AuditLog
     services: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
+    metrics: Metrics = field(default_factory=Metrics)
+
+    @property
+    def policy_problem(self) -> str | None:
+        """Why the policy cannot govern right now (every call is then denied), or None."""
+        return getattr(self.gateway.guard, "problem", None)
 
 
 def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
@@ -61,9 +70,8 @@ def _create_guard(config: Config, gateway: Gateway, fallback: DefaultGuard, prob
         return fallback
     try:
         from sentinel_mcp.policy.guard import create_guard
-    except ImportError as e:
-        problems.append(f"policy engine unavailable ({e}); using the fail-safe default guard")
-        return fallback
+    except ImportError as e:  # rulebases are configured: without them nothing is served (fail closed)
+        return ClosedGuard(f"the policy engine is unavailable ({e})")
     return create_guard(config, gateway)
 
 
@@ -78,7 +86,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     consents = ConsentBook(config.store_path.parent / "consents.db")
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services: dict[str, Any] = {"gateway": gateway}
-    problems: list[str] = []
+    problems: list[str] = list(config.warnings)  # keys of a pasted host config that Sentinel ignores
     for name, spec in config.mcp_servers.items():
         if not spec.disabled:
             manager.add(name, spec)
@@ -103,6 +111,10 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     for p in problems:
         log.warning("%s", p)
     runtime = Runtime(config, gateway, front, manager, audit, services, problems)
+    gateway.observers += [runtime.metrics.observe, telemetry.annotate]
+    telemetry_problem = telemetry.configure(config)
+    if telemetry_problem:
+        problems.append(telemetry_problem)
     try:
         async with anyio.create_task_group() as tg:
             start = getattr(guard, "start", None)

@@ -41,6 +41,8 @@ async def serve_stdio(config: Config) -> None:
     async with running_gateway(config, default_session="stdio") as rt:
         for p in [*rt.problems, *rt.manager.catalog.conflicts]:
             log.warning(p)
+        if rt.policy_problem:
+            _banner([policy_problem_line(rt.policy_problem)])
         async with stdio_server() as (read, write):
             server = rt.front.server
             await server.run(read, write, server.create_initialization_options())
@@ -50,6 +52,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
     import uvicorn
 
     from sentinel_mcp.gateway.http_app import build_http_app, is_loopback
+    from sentinel_mcp.gateway.http_extras import ProtectedResource, metrics_route, oauth_settings
     from sentinel_mcp.identity.http_auth import http_auth_for
     from sentinel_mcp.tls.front import front_security
 
@@ -72,6 +75,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
     if a2a_settings.get("enabled", True):
         _mount_a2a(app, holder, config, host, port, auth.owner_token, security.tls is not None,
                    security.tls.mode if security.tls else "off")
+    app.router.routes.append(metrics_route(holder))  # behind CallerGuard like /mcp: Host, Origin, token or certificate
     tools_hint = f"{security.scheme}://{host}:{port}"
 
     class _Server(uvicorn.Server):
@@ -91,7 +95,11 @@ def serve_http(config: Config, host: str, port: int) -> None:
                 await security.acceptor.close()
             await super().shutdown(sockets)
 
-    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
+    asgi: Any = app
+    oauth = oauth_settings(config)
+    if oauth is not None:  # RFC 9728 metadata, and a challenge that names it
+        asgi = ProtectedResource(app, oauth, tools_hint)
+    server = _Server(uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on",
                                      timeout_graceful_shutdown=5, **security.uvicorn_options()))
     server.run()
 
@@ -99,7 +107,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
 def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int,
                owner_token: str | None, front_tls: bool = False, client_certificates: str = "off") -> None:
     try:
-        from a2a.app import mount_a2a  # type: ignore[import-not-found]
+        from sentinel_mcp.a2a.app import mount_a2a  # type: ignore[import-not-found]
     except ImportError:
         return
     mount_a2a(app, holder, config, host, port, owner_token, front_tls=front_tls,
@@ -116,8 +124,11 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     ]
     for p in [*rt.problems, *rt.manager.catalog.conflicts]:
         lines.append(f"  warning: {p}")
+    if rt.policy_problem:
+        lines.append(policy_problem_line(rt.policy_problem))
     if base_url:
-        lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"]
+        lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"
+                  f"    metrics: {base_url}/metrics"]
     exe = _command_name()
     url = f" --url {base_url}/mcp" if base_url else ""
     lines += [
@@ -143,6 +154,11 @@ def token_lines(auth: Any, base_url: str) -> list[str]:
     lines.append(f"  The owner's token is in {auth.token_file} (mode 0600); `{exe} config token` prints it; "
                  f"`{exe} call ... --url {base_url}/mcp` uses it.")
     return lines
+
+
+def policy_problem_line(problem: str) -> str:
+    return (f"ERROR: {problem}\n  Every call is denied until this is fixed; Sentinel reloads the file when it "
+            "changes (/healthz reports status error meanwhile).")
 
 
 def _command_name() -> str:

@@ -25,10 +25,10 @@ from mcp.types import Tool
 from pydantic import BaseModel
 from starlette.applications import Starlette
 
-from a2a.app import create_a2a_routes
-from a2a.discovery import PeerRegistry
-from a2a.service import A2AService
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.app import create_a2a_routes
+from sentinel_mcp.a2a.discovery import PeerRegistry
+from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.gateway.decision import Answer, Deny, Question, argument_digest
 from sentinel_mcp.gateway.http_app import CallerGuard
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, Refused

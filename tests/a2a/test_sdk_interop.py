@@ -1,9 +1,9 @@
 """The official a2a-sdk client against Sentinel's server, and Sentinel's peer client against an a2a-sdk server,
 in plaintext and over TLS with client certificates.
 
-a2a-sdk cannot be installed in the project venv (its import name is ``a2a``, like this package), so it runs in
-a venv of its own, made by ``make test`` (``.venv-a2a-sdk``); ``A2A_SDK_PYTHON`` may name another interpreter.
-Without one these tests fail (they must run in CI, not skip)::
+a2a-sdk (import name ``a2a``; Sentinel's own A2A code is ``sentinel_mcp.a2a``) and its dependencies stay out of
+the project venv: it runs in a venv of its own, made by ``make test`` (``.venv-a2a-sdk``); ``A2A_SDK_PYTHON`` may
+name another interpreter. Without one these tests fail (they must run in CI, not skip)::
 
     python -m venv .venv-a2a-sdk && .venv-a2a-sdk/bin/pip install 'a2a-sdk[http-server]' httpx uvicorn
 """
@@ -19,9 +19,9 @@ import httpx2
 import pytest
 from a2a_rig import open_port, serve
 
-from a2a.discovery import PeerRejected, txt_record, verify_peer
-from a2a.peer_client import PeerError, build_message, send_message
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.discovery import PeerRejected, txt_record, verify_peer
+from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
+from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.identity.certificates import CertificateResolver
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.identity.resolver import Authenticator

@@ -17,8 +17,8 @@ import uvicorn
 from a2a_rig import LOOPBACK, multicast_problem, user_message
 from mcp import Client
 
-from a2a.app import mount_a2a
-from a2a.mcp_tools import create_server
+from sentinel_mcp.a2a.app import mount_a2a
+from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.builtin import BuiltinContext
 from sentinel_mcp.gateway.http_app import build_http_app

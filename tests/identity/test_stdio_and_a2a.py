@@ -98,7 +98,8 @@ async def test_a2a_peers_are_principals(tmp_path):
                       "parts": [{"data": {"answers": {key: {"action": "accept", "provenance": "user",
                                                             "content": {"allow": True, "remember": True}}}}}]}
             done = await send(ALICE, answer)
-            assert done["status"]["state"] == "TASK_STATE_REJECTED" and "only the user" in json.dumps(done)
+            assert (done["status"]["state"] == "TASK_STATE_REJECTED"
+                    and "must be answered by the user" in json.dumps(done)), done
 
             # the owner grants alice's consent with the CLI: alice's reads run, bob's do not
             grant = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "consent", "grant",

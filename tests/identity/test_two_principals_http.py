@@ -13,6 +13,8 @@ from identity_rig import (ALICE, BOB, CAROL, SESSION_META, User, env_for, http_c
                           text, write_config)
 from mcp.types import CallToolResult
 
+from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
+
 pytestmark = pytest.mark.timeout(240)
 BIND = {"context": "booking_of_interest", "value": "BK-789"}
 BOUND = "booking_of_interest = \"BK-789\""  # the summary line of a bound context
@@ -44,7 +46,7 @@ async def test_facts_sessions_consents_and_answers_stay_with_their_principal(tmp
 
             # --- a session key counts only for its own principal, in any spelling
             token = alice1.session
-            assert token and token.startswith("sentinel1.")
+            assert token and token.startswith(SEAL_PREFIX)
             for key in (token, a1_id, a1_id.upper(), "alice/" + a1_id.split("/", 1)[1], a1_id + " "):
                 stolen = await bob1.client.call_tool("sentinel__sentinel_facts", {}, meta={SESSION_META: key})
                 assert stolen.is_error and BOUND not in text(stolen), key

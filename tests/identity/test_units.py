@@ -214,3 +214,57 @@ def test_untrusted_text_is_marked_and_errors_are_not():
     assert untrusted_source(Tool(name="t", input_schema={}), "x__t", {}, by_result) == "the screen"
     error = CallToolResult(content=[TextContent(type="text", text="boom")], is_error=True)
     assert mark_untrusted(error, "notes") is error
+
+
+# --- consent answers: the same strict validation as every approval ---------------------------------------
+
+def _consent_gate(tmp_path, purpose="unspecified", principal="alice"):
+    from sentinel_mcp.gateway.consent_gate import ConsentGate
+    from sentinel_mcp.gateway.decision import ToolCall
+
+    gate = ConsentGate(ConsentBook(tmp_path / "consents.db"))
+    call = ToolCall(name="dev__sms_list", server="dev", tool="sms_list", principal=principal, purpose=purpose,
+                    session_id=f"{principal}/conv-1")
+    return gate, call, gate._question(call, "messages", False, purpose)
+
+
+@pytest.mark.parametrize("content", [{"allow": "true"}, {"allow": "yes"}, {"allow": 1}, {"allow": None}, {},
+                                     {"allow": True, "remember": "yes"}, {"allow": True, "remember": 1},
+                                     {"allow": True, "extra": 1}, {"Allow": True}])
+def test_a_consent_is_json_true_and_nothing_else(tmp_path, content):
+    from sentinel_mcp.gateway.answer_validation import answer_problem, approves, goes_ahead
+    from sentinel_mcp.gateway.decision import Answer
+
+    gate, call, q = _consent_gate(tmp_path)
+    answer = Answer(action="accept", content=content)
+    assert answer_problem(q, answer) and not approves(q, answer) and not goes_ahead(q, answer)
+    gate.record(call, q, answer)
+    assert not gate.book.list("alice") and not gate._once
+
+
+def test_a_consent_is_the_users_and_remember_must_be_true_too(tmp_path):
+    from sentinel_mcp.gateway.answer_validation import answer_problem, goes_ahead
+    from sentinel_mcp.gateway.decision import Answer
+
+    gate, call, q = _consent_gate(tmp_path)
+    for who in ("agent", "seed"):
+        peer = Answer(action="accept", content={"allow": True, "remember": True}, provenance=who)
+        assert "must be answered by the user" in answer_problem(q, peer)
+        gate.record(call, q, peer)
+    no = Answer(action="accept", content={"allow": False, "remember": True})
+    assert answer_problem(q, no) is None and not goes_ahead(q, no)  # a "no", whatever "remember" says
+    gate.record(call, q, no)
+    assert not gate.book.list("alice") and not gate._once
+    once = Answer(action="accept", content={"allow": True, "remember": False})
+    assert goes_ahead(q, once)
+    gate.record(call, q, once)
+    assert not gate.book.list("alice") and len(gate._once) == 1  # this call only
+    gate.record(call, q, Answer(action="accept", content={"allow": True, "remember": True}))
+    assert [c.kind for c in gate.book.list("alice")] == ["messages"]
+
+
+def test_a_consent_question_shows_the_callers_values_safely(tmp_path):
+    _, _, q = _consent_gate(tmp_path, purpose="travel\u202ekcab\u200b\x1b[2K")
+    assert not any(ch in q.message for ch in "\u202e\u200b\x1b"), q.message
+    assert "travel⟨U+202E⟩kcab⟨U+200B⟩" in q.message and "Shown safely" in q.message
+    assert q.meta["purpose"] == "travel\u202ekcab\u200b\x1b[2K"  # consents are kept for the purpose as stated

@@ -249,3 +249,42 @@ async def test_a_principal_manages_only_its_own_consents(tmp_path, mode):
         assert r.is_error  # agent-a's consent is not agent-b's (and agent-b's user says no)
         r = await c.call_tool("sensor_read", READ | {"scope": "minimal"}, meta={PRINCIPAL_KEY: "agent-a"})
         assert not r.is_error  # agent-a's own consent needs no question
+
+
+@pytest.mark.parametrize("content", [{"allow": "true"}, {"allow": "yes"}, {"allow": 1}, {"allow": None},
+                                     {"allow": True, "remember": "forever"}, {"allow": True, "extra": 1}, {}])
+async def test_consent_is_json_true_and_nothing_else(tmp_path, mode, content):
+    user = User(content=content)
+    async with Client(server(tmp_path), mode=mode, elicitation_callback=user) as c:
+        r = await c.call_tool("sensor_read", READ)
+        assert r.is_error and "payload" not in (r.structured_content or {}), r
+        listed = (await c.call_tool("sensor_consent", {"action": "list"})).structured_content["consents"]
+        assert listed == []
+    assert len(user.questions) == 1
+
+
+async def test_consent_question_shows_the_requester_safely(tmp_path, mode):
+    from mcp.types import Implementation
+
+    from sentinel_mcp.gateway.runtime import running_gateway
+
+    # the requester is the caller's principal as the gateway forwards it; whatever its text, it is shown safely
+    user = User(content={"allow": True})
+    async with Client(server(tmp_path), mode=mode, elicitation_callback=user) as c:
+        r = await c.call_tool("sensor_read", READ, meta={PRINCIPAL_KEY: "weather\u202eknab\u200b\x1b[2K"})
+        assert not r.is_error
+    [question] = user.questions
+    assert not any(ch in question for ch in "\u202e\u200b\x1b"), question
+    assert "weather⟨U+202E⟩knab⟨U+200B⟩" in question or "weather\\u202eknab" in question, question
+
+    # through the gateway, a client's self-chosen name is not the requester (its principal is), nor shown raw
+    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path / "gw"), "builtins": ["sensors"]}},
+                          source="<test>", base_dir=tmp_path)
+    user = User(content={"allow": True})
+    sly = Implementation(name="weather\u202eknab\u200b\x1b[2K", version="1")
+    async with running_gateway(config) as rt:
+        async with Client(rt.front.server, mode=mode, elicitation_callback=user, client_info=sly) as c:
+            assert not (await c.call_tool("sensors__sensor_read", READ)).is_error
+    [question] = user.questions
+    assert not any(ch in question for ch in "\u202e\u200b\x1b"), question
+    assert "'owner'" in question and "weather" not in question, question

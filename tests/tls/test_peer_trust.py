@@ -21,10 +21,10 @@ from starlette.routing import Route
 sys.path.insert(0, str(Path(__file__).parent.parent / "a2a"))
 from a2a_rig import LOOPBACK, multicast_problem, open_port, serve  # noqa: E402
 
-from a2a.app import a2a_lifespan  # noqa: E402
-from a2a.discovery import PeerRejected, discover_peers, txt_record, verify_peer  # noqa: E402
-from a2a.mcp_tools import create_server  # noqa: E402
-from a2a.settings import A2ASettings  # noqa: E402
+from sentinel_mcp.a2a.app import a2a_lifespan  # noqa: E402
+from sentinel_mcp.a2a.discovery import PeerRejected, discover_peers, txt_record, verify_peer  # noqa: E402
+from sentinel_mcp.a2a.mcp_tools import create_server  # noqa: E402
+from sentinel_mcp.a2a.settings import A2ASettings  # noqa: E402
 from sentinel_mcp.gateway.builtin import BuiltinContext  # noqa: E402
 from sentinel_mcp.identity.certificates import CertificateResolver  # noqa: E402
 from sentinel_mcp.identity.principal import Principal  # noqa: E402
