@@ -18,6 +18,11 @@ from sentinel_mcp.config import ConfigError, load_config
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="run the gateway (stdio by default; --http for streamable HTTP + SSE)")
     p.add_argument("--http", metavar="[HOST:]PORT", help="serve HTTP instead of stdio (127.0.0.1 by default)")
+    p.add_argument("--tls-local", action="store_true",
+                   help="with --http: serve HTTPS with this data dir's local CA (made on first use, as `sentinel-mcp "
+                        "tls init` makes it; clients trust <data dir>/tls/ca.pem)")
+    p.add_argument("--tls-name", action="append", metavar="NAME",
+                   help="with --tls-local: another DNS name for a new server certificate (repeatable)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("config", help="print configuration snippets")
@@ -55,11 +60,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from sentinel_mcp.gateway.serve import parse_listen, run_stdio, serve_http
 
     config = load_config(args.config)
+    if args.tls_local and not args.http:
+        raise ConfigError("--tls-local is for the HTTP front: add --http [HOST:]PORT")
     if args.http:
         try:
             host, port = parse_listen(args.http, config.sentinel.http.host)
         except ValueError as e:
             raise ConfigError(str(e)) from None
+        if args.tls_local:
+            from sentinel_mcp.tls.front import local_ca_tls
+
+            config.sentinel.http.tls = local_ca_tls(config, args.tls_name)
         serve_http(config, host, port)
     else:
         run_stdio(config)

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from sentinel_mcp.config import Config, ConfigError, loopback_host
 from sentinel_mcp.tls.acceptor import TLSAcceptor
+from sentinel_mcp.tls.authority import AuthorityError, LocalCA, machine_addresses, machine_names, tls_dir
 from sentinel_mcp.tls.refusals import REQUEST, RefusalLog
 from sentinel_mcp.tls.server_context import FrontTLS, ServerContexts, TLSSetupError
 from sentinel_mcp.tls.settings import ServerTLS
@@ -40,6 +41,24 @@ def server_tls_settings(config: Config) -> ServerTLS | str | None:
         log.warning(message)
         return ServerTLS(cert=str(Path(cert).expanduser().resolve()), key=str(Path(key).expanduser().resolve()))
     return None
+
+
+def local_ca_tls(config: Config, names: list[str] | None = None) -> ServerTLS:
+    """``serve --tls-local``: TLS from the data dir's local CA, made now on first use exactly as ``tls init`` makes
+    it (a container's first start), then kept; ``names``: more DNS names for a new server certificate. Client
+    certificates of that CA are optional (``tls issue NAME``). A config with its own ``sentinel.http.tls`` wins
+    nothing here: both at once is refused, so no one is unsure which certificate is served."""
+    if config.sentinel.http.tls is not None:
+        raise ConfigError("--tls-local and sentinel.http.tls both say how to serve TLS: keep one")
+    ca = LocalCA(tls_dir(config.data_dir))
+    try:
+        ca.create()
+        if not (ca.server_cert_path.exists() and ca.server_key_path.exists()):
+            ca.issue_server(list(dict.fromkeys([*machine_names(), *(names or [])])), machine_addresses())
+    except (AuthorityError, OSError) as e:
+        raise ConfigError(f"--tls-local: {e}") from None
+    return ServerTLS(cert=str(ca.server_cert_path), key=str(ca.server_key_path), ca=str(ca.ca_cert_path),
+                     crl=str(ca.crl_path))
 
 
 def front_tls(setting: ServerTLS | str | None) -> FrontTLS | None:

@@ -149,3 +149,29 @@ def test_the_deprecated_a2a_keys_still_switch_the_whole_front_to_tls(pki, recwar
     security = front_security(cfg, "0.0.0.0")  # and so a non-loopback binding may serve
     assert security.tls is not None and security.scheme == "https" and security.uvicorn_options()
     assert any("deprecated" in str(w.message) for w in recwarn)
+
+
+def test_tls_local_makes_the_ca_once_and_refuses_a_second_say(tmp_path):
+    """`serve --tls-local` (the container's command): the local CA is made on first use and then kept; it is
+    for --http only, and a config that names its own certificate too is refused rather than one silently won."""
+    from sentinel_mcp.config import load_config
+    from sentinel_mcp.tls.front import local_ca_tls
+
+    cfg = write_config(tmp_path)
+    first = local_ca_tls(load_config(cfg), ["sentinel.example"])
+    made = Path(first.cert).read_bytes()
+    from cryptography import x509
+
+    names = x509.load_pem_x509_certificate(made).extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    assert "sentinel.example" in names.value.get_values_for_type(x509.DNSName)
+    assert first.mode == "optional" and Path(first.crl or "").is_file()
+    assert stat.S_IMODE(Path(first.key).stat().st_mode) == 0o600
+    assert Path(first.cert).parent == tmp_path / "state" / "tls"
+    again = local_ca_tls(load_config(cfg))
+    assert Path(again.cert).read_bytes() == made  # kept, not re-issued on every start
+    p = cli(cfg, "serve", "--tls-local")
+    assert p.returncode == 2 and "--tls-local is for the HTTP front" in p.stderr, p.stderr
+    (tmp_path / "both").mkdir()
+    both = write_config(tmp_path / "both", http={"tls": {"cert": first.cert, "key": first.key}})
+    p = cli(both, "serve", "--http", f"127.0.0.1:{free_port()}", "--tls-local")
+    assert p.returncode == 2 and "keep one" in p.stderr and "Traceback" not in p.stderr, p.stderr
