@@ -134,3 +134,30 @@ async def test_required_mode_and_a_revocation_while_running(tmp_path, pki):
         reasons = [r["reason"] for r in rows]
         assert any("none presented" in x for x in reasons), reasons
         assert any("has been revoked" in x for x in reasons) and any("certificate revoked" in x for x in reasons)
+
+
+async def test_metrics_and_oauth_metadata_over_tls_by_certificate(tmp_path, pki):
+    """main's /metrics (only for a principal that may reach every tool) and OAuth protected-resource metadata
+    served on the TLS front: the principal is the client certificate's; the metadata names https."""
+    from tls_rig import subject_of
+
+    principals = [{"name": "alice", "certificate": subject_of("alice"), "tools": ["bk__list_bookings"]},
+                  {"name": "bob", "token": BOB, "certificate": subject_of("bob")}]
+    tls = {"cert": str(pki.server.cert), "key": str(pki.server.key), "ca": str(pki.ca.ca_cert_path),
+           "crl": str(pki.ca.crl_path)}
+    cfg = tls_config(tmp_path, pki, principals=principals, http={"tls": tls},
+                     oauth={"issuer": "https://auth.example"})
+    with https_sentinel(cfg, pki) as (base, _):
+        async with httpx2.AsyncClient(verify=client_context(pki, pki.bob), timeout=20) as bob:
+            metrics = await bob.get(f"{base}/metrics")
+            assert metrics.status_code == 200 and "sentinel_upstream_up" in metrics.text  # bob may reach everything
+            prm = (await bob.get(f"{base}/.well-known/oauth-protected-resource")).json()
+            assert prm["authorization_servers"] == ["https://auth.example"] and prm["resource"].startswith("https://")
+        async with httpx2.AsyncClient(verify=client_context(pki, pki.alice), timeout=20) as alice:
+            assert (await alice.get(f"{base}/metrics")).status_code == 403  # restricted: no catalog through metrics
+        async with httpx2.AsyncClient(verify=client_context(pki, pki.carol), timeout=20) as carol:
+            unmapped = await carol.get(f"{base}/metrics")  # the CA's certificate, but nobody's
+            assert unmapped.status_code == 401 and "names no principal" in unmapped.text
+            assert "resource_metadata=" in unmapped.headers["www-authenticate"]
+        async with httpx2.AsyncClient(verify=client_context(pki), timeout=20) as anonymous:
+            assert (await anonymous.get(f"{base}/metrics")).status_code == 401
