@@ -21,6 +21,7 @@ _COMMAND_MODULES = [
     "sentinel_mcp.swarm.cli",
     "device_tools.sensors.cli",
     "sentinel_mcp.a2a.cli",
+    "sentinel_mcp.console.cli",
 ]
 
 

@@ -41,6 +41,12 @@ BUILTINS: dict[str, str] = {
 }
 
 
+# the longest a call to a built-in may run while it reports progress, when the config says nothing: a swarm
+# build may take its own 90-minute cap, plus verifying; the others answer within minutes
+CALL_LIMITS: dict[str, float] = {"swarm": 95 * 60.0}
+DEFAULT_MAX_CALL_SECONDS = 3600.0
+
+
 def load_factory(name: str) -> Callable[[BuiltinContext], Any]:
     try:
         target = BUILTINS[name]

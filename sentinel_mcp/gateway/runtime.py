@@ -16,7 +16,7 @@ from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
-from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
+from sentinel_mcp.gateway.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, load_factory
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.consents import ConsentBook
@@ -72,7 +72,7 @@ def _create_guard(config: Config, gateway: Gateway, fallback: DefaultGuard, prob
         from sentinel_mcp.policy.guard import create_guard
     except ImportError as e:  # rulebases are configured: without them nothing is served (fail closed)
         return ClosedGuard(f"the policy engine is unavailable ({e})")
-    return create_guard(config, gateway)
+    return create_guard(config, gateway, withheld=gateway.withheld_personal)
 
 
 @contextlib.asynccontextmanager
@@ -101,7 +101,11 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
         except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             continue
-        manager.add(name, BuiltinTarget(server=server))
+        limits = config.sentinel.builtin_timeouts.get(name)
+        manager.add(name, BuiltinTarget(
+            server=server, timeout=limits.timeout if limits else 300.0,
+            max_call_seconds=(limits.max_call_seconds if limits and limits.max_call_seconds
+                              else CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS))))
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
     services["guard"] = guard

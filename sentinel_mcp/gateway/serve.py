@@ -76,6 +76,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
         _mount_a2a(app, holder, config, host, port, auth.owner_token, security.tls is not None,
                    security.tls.mode if security.tls else "off")
     app.router.routes.append(metrics_route(holder))  # behind CallerGuard like /mcp: Host, Origin, token or certificate
+    _mount_console(app, holder, config, auth.authenticator, secure=security.tls is not None)
     tools_hint = f"{security.scheme}://{host}:{port}"
 
     class _Server(uvicorn.Server):
@@ -91,6 +92,9 @@ def serve_http(config: Config, host: str, port: int) -> None:
             service = holder.get("a2a_service")
             if service is not None:
                 service.end_streams()
+            inbox = holder.get("console_inbox")
+            if inbox is not None:  # so do open console pages' live updates
+                inbox.end_watchers()
             if security.acceptor is not None:
                 await security.acceptor.close()
             await super().shutdown(sockets)
@@ -114,6 +118,15 @@ def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port
               client_certificates=client_certificates)
 
 
+def _mount_console(app: Any, holder: dict[str, Any], config: Config, authenticator: Any, secure: bool) -> None:
+    try:
+        from sentinel_mcp.console.app import mount_console
+    except ImportError as e:  # jinja2 missing: serve without the console, and say so
+        log.warning("web console not available: %s", e)
+        return
+    mount_console(app, holder, authenticator, config, secure_cookies=secure)
+
+
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     ups = rt.manager.upstreams
     ready = [n for n, u in ups.items() if u.state == "ready"]
@@ -128,7 +141,7 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         lines.append(policy_problem_line(rt.policy_problem))
     if base_url:
         lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"
-                  f"    metrics: {base_url}/metrics"]
+                  f"    metrics: {base_url}/metrics", f"  web console: {base_url}/console"]
     exe = _command_name()
     url = f" --url {base_url}/mcp" if base_url else ""
     lines += [

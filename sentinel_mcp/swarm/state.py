@@ -176,6 +176,13 @@ class SwarmStore:
         async with self.db.execute("SELECT * FROM api_calls WHERE task_id=? ORDER BY id", (task_id,)) as cur:
             return [dict(r) for r in await cur.fetchall()]
 
+    # ---- retention (issue 17): read-only; the sweep removes files, never rows (the audit trail stays) ----
+    async def failed_before(self, cutoff: float) -> list[str]:
+        """Tasks that ended FAILED before ``cutoff`` (Unix time): their workspaces may be swept."""
+        async with self.db.execute("SELECT task_id FROM tasks WHERE state='FAILED' "
+                                   "AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at", (cutoff,)) as cur:
+            return [r[0] for r in await cur.fetchall()]
+
 
 def _task_dict(row: aiosqlite.Row) -> dict[str, Any]:
     d = dict(row)

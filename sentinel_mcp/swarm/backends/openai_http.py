@@ -53,11 +53,11 @@ class OpenAIBackend:
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": [{"role": "system", "content": request.system},
-                         {"role": "user", "content": request.full_prompt}],
+                         {"role": "user", "content": request.unconstrained_prompt()}],
             "max_tokens": request.max_tokens,
             "temperature": self.settings.temperature,
         }
-        if request.grammar and self.settings.json_mode:
+        if request.wants_json and self.settings.json_mode:
             body["response_format"] = {"type": "json_object"}
         return body
 
