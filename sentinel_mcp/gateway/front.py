@@ -39,7 +39,7 @@ from mcp.types import (
 )
 
 from sentinel_mcp import __version__
-from sentinel_mcp.gateway.call_meta import SESSION_KEY
+from sentinel_mcp.gateway.call_meta import SESSION_KEY, call_meta
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
@@ -53,7 +53,7 @@ from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
-from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
+from sentinel_mcp.gateway.upstream import BuiltinTarget, CallerLink, UpstreamUnavailable
 from sentinel_mcp.identity.principal import OWNER, Principal
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
@@ -375,10 +375,15 @@ class Front:
 
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
         name = self.gateway.manager.catalog.route_resource(params.uri)
-        if name is None or not self.principal(ctx).may_use(name):
+        who = self.principal(ctx)
+        if name is None or not who.may_use(name):
             raise resource_not_found(params.uri)  # one the caller may not use is as unknown as a missing one
+        up = self.gateway.manager.upstreams[name]
+        # a built-in scopes what it shows to the caller (its builds, its session), as for its tools
+        meta = call_meta("", self.client_name(ctx), "client", who.name) \
+            if isinstance(up.target, BuiltinTarget) else None
         try:
-            return await self.gateway.manager.upstreams[name].read_resource(params.uri)
+            return await up.read_resource(params.uri, meta=meta)
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
 

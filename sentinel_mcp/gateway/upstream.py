@@ -467,10 +467,12 @@ class Upstream(PushRelays, ResourceWatch):
             return result
         raise UpstreamCallError(f"upstream {self.name} returned an unexpected result type {type(result).__name__}")
 
-    async def read_resource(self, uri: str) -> Any:
+    async def read_resource(self, uri: str, meta: dict[str, Any] | None = None) -> Any:
         if self.client is None:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
-        return await self.client.session.read_resource(uri)
+        if meta is None:
+            return await self.client.session.read_resource(uri)
+        return await self.client.session.read_resource(uri, meta=meta)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> Any:
         if self.client is None:

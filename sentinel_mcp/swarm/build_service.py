@@ -18,7 +18,7 @@ from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, Progres
 from sentinel_mcp.swarm.retention import SweepReport, sweep
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
-from sentinel_mcp.swarm.state import SwarmStore
+from sentinel_mcp.swarm.state import OWNER, SwarmStore
 from sentinel_mcp.swarm.task_lock import TaskLock, holder_alive
 from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
@@ -103,7 +103,8 @@ class BuildService:
         return Workspace(self.root / task_id)
 
     async def submit(self, spec_data: Any, backend_factory: BackendFactory, *, session: str = "",
-                     caps: dict[str, Any] | None = None, listener: ProgressSink | None = None) -> str:
+                     caps: dict[str, Any] | None = None, listener: ProgressSink | None = None,
+                     principal: str = OWNER) -> str:
         """Validate, take the lock, record the task and start it in the background; returns its id.
 
         Raises ``SpecError`` (what is wrong with the spec), ``ValueError`` (a cap above the configured
@@ -121,7 +122,7 @@ class BuildService:
         try:
             workspace = self.workspace_of(task_id).create()
             await self.store.create_task(task_id, spec.model_dump(), workspace.root, session=session,
-                                         backend=backend.name)
+                                         backend=backend.name, principal=principal)
         except BaseException:
             self.lock.release()
             await backend.aclose()
@@ -185,8 +186,20 @@ class BuildService:
                 await asyncio.shield(task)
         return await self.status(task_id)
 
-    async def cancel(self, task_id: str) -> bool:
+    async def owned(self, task_id: str, principal: str | None) -> None:
+        """Raise ``UnknownTaskError`` unless the build is ``principal``'s (None: the CLI, which sees every build);
+        another principal's build is as unknown as a missing one."""
+        if not TASK_ID.match(task_id):
+            raise UnknownTaskError(task_id)
+        if principal is None:
+            return
+        task = await self.store.get_task(task_id)
+        if task is None or task.get("principal") != principal:
+            raise UnknownTaskError(task_id)
+
+    async def cancel(self, task_id: str, principal: str | None = None) -> bool:
         """Cancel a build running in this process; it ends FAILED ("cancelled") with its state kept."""
+        await self.owned(task_id, principal)
         task = self._running.get(task_id)
         if task is None:
             return False
@@ -195,9 +208,8 @@ class BuildService:
             await task
         return True
 
-    async def status(self, task_id: str) -> dict[str, Any]:
-        if not TASK_ID.match(task_id):
-            raise UnknownTaskError(task_id)
+    async def status(self, task_id: str, principal: str | None = None) -> dict[str, Any]:
+        await self.owned(task_id, principal)
         task = await self.store.get_task(task_id)
         if task is None:
             raise UnknownTaskError(task_id)
@@ -209,8 +221,8 @@ class BuildService:
         task["workspace_removed"] = task["state"] == "FAILED" and not self.workspace_of(task_id).root.exists()
         return task
 
-    async def list(self, limit: int = 20) -> list[dict[str, Any]]:
-        rows = await self.store.list_tasks(limit)
+    async def list(self, limit: int = 20, principal: str | None = None) -> list[dict[str, Any]]:
+        rows = await self.store.list_tasks(limit, principal)
         return [{k: r[k] for k in ("task_id", "state", "error", "created_at", "finished_at", "model_calls")}
                 | {"app_name": (r["spec"] or {}).get("app_name"), "running_here": self.is_running(r["task_id"])}
                 for r in rows]
