@@ -23,8 +23,10 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.gateway.runtime import Runtime
+from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, AuthFailed
+from sentinel_mcp.storage.open import storage_status
 
 log = logging.getLogger(__name__)
 
@@ -207,15 +209,26 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
                for n, u in rt.manager.upstreams.items()}
         conflicts = rt.manager.catalog.conflicts  # shadowed tools: served under another name, say so
         ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
+        records = await rt.gateway.records.problem()  # probes a degraded store, so health recovers by itself
         tls, tls_problems = holder["tls_status"]() if "tls_status" in holder else (None, [])
-        body = {"status": "ok" if ok else "degraded", "tools": len(rt.manager.catalog.tools),
+        body = {"status": "ok" if ok and records is None else "degraded", "tools": len(rt.manager.catalog.tools),
                 "policy": rt.gateway.guard.version, "upstreams": ups, **({"tls": tls} if tls is not None else {}),
-                "problems": [*rt.problems, *conflicts, *tls_problems]}
+                "problems": [*rt.problems, *conflicts, *tls_problems],
+                "storage": storage_status(), "instance": rt.instance.id if rt.instance else None}
+        if records is not None:
+            body["cause"] = records
+        code = 200
         policy_problem = rt.policy_problem
         if policy_problem:  # fail closed: no call is served, and health says so
             body |= {"status": "error", "problem": policy_problem}
-            return JSONResponse(body, status_code=503)
-        return JSONResponse(body)
+            code = 503
+        try:
+            auth.authenticate(Credentials.from_scope(request.scope))
+        except AuthFailed:
+            # public (a probe needs no token): the status word only; upstreams, file paths and causes are
+            # shown to callers with a credential (the same admission as /mcp)
+            return JSONResponse({"status": body["status"]}, status_code=code)
+        return JSONResponse(body, status_code=code)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -234,6 +247,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         *(extra_routes or []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_middleware(WireGuard)  # inside the caller check: strangers are refused before any parsing
     app.add_middleware(CallerGuard, bind_host=host, port=port, auth=auth, extra_hosts=extra_hosts,
                        extra_origins=extra_origins)
     return app, holder

@@ -4,6 +4,7 @@ written as one summary line when the window ends."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any, Callable
@@ -25,6 +26,7 @@ class RefusalLog:
         self._written = 0
         self.suppressed = 0
         self.total = 0
+        self._pending: set[asyncio.Task[None]] = set()  # writes under way (kept so they are not collected)
 
     def record(self, peer: str | None, reason: str, *, stage: str = HANDSHAKE,
                certificate: dict[str, Any] | None = None, principal: str | None = None) -> None:
@@ -48,8 +50,25 @@ class RefusalLog:
             self.suppressed = 0
 
     def _write(self, entry: AuditEntry) -> None:
+        """Called from the handshake and from resolvers (sync); the audit log writes durably (async), so the
+        write is its own task on the running loop. A refusal that cannot be written is logged: the caller is
+        refused either way."""
         audit = self.audit()
         if audit is None:
             log.warning("TLS refusal not audited (the gateway is starting): %s from %s", entry.reason, entry.client)
             return
-        audit.record(entry)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            log.warning("TLS refusal not audited (no event loop): %s from %s", entry.reason, entry.client)
+            return
+        task = loop.create_task(self._persist(audit, entry))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    @staticmethod
+    async def _persist(audit: Any, entry: AuditEntry) -> None:
+        try:
+            await audit.write(entry)
+        except Exception as e:  # StorageError and anything else: never into the connection's path
+            log.warning("TLS refusal not audited (%s): %s from %s", e, entry.reason, entry.client)

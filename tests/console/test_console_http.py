@@ -15,8 +15,8 @@ import uuid
 
 import httpx2
 import pytest
-from console_rig import (ALICE, BOB, CAROL, answer_fields, console_config, csrf_of, http_sentinel, items_of,
-                         mcp_client, signed_in, text)
+from console_rig import (ALICE, BOB, CAROL, answer_fields, answer_rounds, console_config, csrf_of, http_sentinel,
+                         items_of, mcp_client, signed_in, text)
 from identity_rig import env_for
 
 pytestmark = pytest.mark.timeout(180)
@@ -122,7 +122,7 @@ async def test_held_call_approved_and_denied_from_the_inbox_only_by_its_principa
             assert r.status_code == 404
             r = await alice.post(f"/console/inbox/{item}", fields)
             assert r.status_code == 303
-            result = await asyncio.wait_for(call, 60)
+            result = await answer_rounds(alice, call)  # then the confirmation, in its own round
             assert not result.is_error and '"cancelled"' in text(result)  # the tool ran
             assert item not in items_of(await alice.page("/console/inbox"))
             r = await alice.post(f"/console/inbox/{item}", fields)  # answered once only
@@ -196,14 +196,14 @@ async def test_activity_filters_proofs_and_isolation(sentinel):
     base, _ = sentinel
     async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob:
         page = await alice.page("/console/activity?tool=cancel&decision=allow")
-        ids = re.findall(r'href="/console/activity/(\d+)"', page)
+        ids = re.findall(r'href="/console/activity/([^"/]+)"', page)
         assert ids and "bk__cancel_booking" in page and "bk__merge_bookings" not in page
         assert "bob" not in re.sub(r"<[^>]+>", "", page[page.index("<tbody"):])
         proof = await alice.page(f"/console/activity/{ids[0]}")
         assert 'id="proof-tree"' in proof and "cancel_reason(&#39;BK-789&#39;,change_of_plan)" in proof
         assert "provenance: user" in proof and "confirmed: Cancel booking BK-789?" in proof
         none = await alice.page("/console/activity?decision=allow&since=2999-01-01T00:00")
-        assert not re.findall(r'href="/console/activity/(\d+)"', none)
+        assert not re.findall(r'href="/console/activity/([^"/]+)"', none)
         # bob: alice's rows are not in his activity, and her proof is not found by id
         assert "bk__cancel_booking" not in (await bob.page("/console/activity"))
         r = await bob.get(f"/console/activity/{ids[0]}")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from identity_rig import free_port, session_line, stop_process, text, wait_http, write_config
+from identity_rig import BOB, free_port, session_line, stop_process, text, wait_http, write_config
 from tls_rig import mcp_over_tls, wait_https
 
 from sentinel_mcp.config import ConfigError, parse_config
@@ -60,7 +60,9 @@ def test_plaintext_said_explicitly_serves_and_healthz_says_so(tmp_path):
     proc = serve(cfg, f"{lan}:{port}")
     try:
         wait_http(f"http://{lan}:{port}/healthz", proc=proc, timeout=60)
-        health = httpx2.get(f"http://{lan}:{port}/healthz", timeout=10).json()
+        # a caller with a credential sees the details (an anonymous probe gets the status word only)
+        health = httpx2.get(f"http://{lan}:{port}/healthz", timeout=10,
+                            headers={"Authorization": f"Bearer {BOB}"}).json()
         assert health["tls"] == "off" and any("plaintext beyond loopback" in p for p in health["problems"])
     finally:
         stop_process(proc)

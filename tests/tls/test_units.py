@@ -166,21 +166,37 @@ def test_an_expiring_crl_is_a_warning(pki, monkeypatch):
     assert any("every client certificate is refused" in w for w in contexts.warnings)
 
 
-def test_refusals_are_audited_within_bounds():
-    written: list = []
+async def test_refusals_are_audited_within_bounds(tmp_path):
+    """Into the real (write-ahead, hash-chained) audit log; a log that cannot be written never raises into the
+    connection's path, and neither does a gateway that is still starting."""
+    import asyncio
 
-    class Audit:
-        def record(self, entry):  # type: ignore[no-untyped-def]
-            written.append(entry)
+    from sentinel_mcp.gateway.audit import AuditLog
 
-    log = RefusalLog(lambda: Audit(), burst=3, window=0.2)
-    for i in range(10):
-        log.record(f"10.0.0.{i}", "client certificate refused: certificate has expired")
-    assert len(written) == 3 and log.suppressed == 7 and log.total == 10
-    time.sleep(0.25)
-    log.record("10.0.0.99", "client certificate refused: unknown ca")
-    assert "7 more certificate refusals" in written[3].reason and written[4].client == "10.0.0.99"
-    assert all(e.origin == "tls" and e.decision == "deny" for e in written)
+    audit = await AuditLog(tmp_path / "audit.db").open()
+    try:
+        log = RefusalLog(lambda: audit, burst=3, window=0.2)
+        for i in range(10):
+            log.record(f"10.0.0.{i}", "client certificate refused: certificate has expired")
+        assert log.suppressed == 7 and log.total == 10
+        await asyncio.sleep(0.25)
+        log.record("10.0.0.99", "client certificate refused: unknown ca")
+        while log._pending:
+            await asyncio.gather(*list(log._pending))
+        written = await audit.read(tail=50)
+        assert len(written) == 5, written
+        assert "7 more certificate refusals" in written[3]["reason"] and written[4]["client"] == "10.0.0.99"
+        assert all(e["origin"] == "tls" and e["decision"] == "deny" for e in written)
+    finally:
+        await audit.close()
+
+    class Broken:
+        async def write(self, entry):  # type: ignore[no-untyped-def]
+            raise OSError("disk full")
+
+    broken = RefusalLog(lambda: Broken())
+    broken.record("10.0.0.2", "x")  # logged, never raises
+    await asyncio.gather(*list(broken._pending))
     starting = RefusalLog(lambda: None)
     starting.record("10.0.0.1", "x")  # the gateway is not up yet: logged, never raises
-    assert starting.total == 1
+    assert starting.total == 1 and broken.total == 1
