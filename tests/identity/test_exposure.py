@@ -199,10 +199,10 @@ async def test_a_wildcard_binding_with_a_token_serves_and_keeps_every_check(tmp_
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
-            health = (await http.get("/healthz")).json()
-            assert health["tls"] == "off" and any("plaintext beyond loopback" in p for p in health["problems"])
             body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
             ok = {"Authorization": f"Bearer {ALICE}", "Accept": "application/json, text/event-stream"}
+            health = (await http.get("/healthz", headers=ok)).json()  # details for a caller with a credential
+            assert health["tls"] == "off" and any("plaintext beyond loopback" in p for p in health["problems"])
             assert (await http.post("/mcp", json=body, headers={**ok, "Host": "evil.example"})).status_code == 421
             assert (await http.post("/mcp", json=body, headers={**ok, "Origin": "http://evil.example"})).status_code == 403
             assert (await http.post("/mcp", json=body)).status_code == 401
