@@ -100,6 +100,10 @@ class PolicySettings(_Strict):
     deny: list[str] = Field(default_factory=list)  # glob patterns always denied
     confirm_ttl: float = Field(300.0, gt=0)  # seconds a confirmation stays valid
     guard_timeout: float = Field(10.0, gt=0)
+    # Built-ins trusted to confirm their own risky actions (their tools' _meta "sentinel/confirms"): the fail-safe
+    # default lets those tools through to the built-in's own risk check instead of asking first. Only names of
+    # built-ins Sentinel mounts count; a configured upstream is never trusted this way.
+    self_confirming: list[str] = Field(default_factory=lambda: ["device", "agent"])
 
 
 class SentinelSettings(BaseModel):

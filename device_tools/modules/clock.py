@@ -12,7 +12,7 @@ from ..errors import DeviceError
 from ..gate import Approval
 from ..results import error_result
 from ..runtime import DeviceRuntime
-from ..ui_tools import ACT, NAVIGATE, Result, finish
+from ..ui_tools import ACT, NAVIGATE, SELF_CONFIRMS, Result, finish
 
 EXTRA = "android.intent.extra.alarm."
 DAYS = {"sun": 1, "mon": 2, "tue": 3, "wed": 4, "thu": 5, "fri": 6, "sat": 7}
@@ -35,7 +35,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
         return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run), with_screen=False)
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def alarm_set(
         hour: int, minute: int, ctx: Context, label: str = "", days: list[str] | None = None
     ) -> Result:
@@ -70,7 +70,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             {"hour": hour, "minute": minute, "label": label},
         )
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def timer_set(seconds: int, ctx: Context, label: str = "") -> Result:
         """Start a countdown timer of `seconds` (1..86400)."""
         if not 1 <= seconds <= 86400:
@@ -83,7 +83,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             ctx, "timer_set", argv, f"timer set for {seconds}s", {"seconds": seconds, "label": label}
         )
 
-    @mcp.tool(annotations=NAVIGATE)
+    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
     async def alarms_show(ctx: Context) -> Result:
         """Open the clock app's alarm list on the phone (Android offers no provider to read alarms)."""
         argv = C.am_start("android.intent.action.SHOW_ALARMS")

@@ -25,7 +25,7 @@ from ..errors import DeviceError
 from ..gate import Approval
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
-from ..ui_tools import ACT, READ, Result, finish
+from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish
 from .contacts import PHONE_RE, search
 
 PROJECTION = ["_id", "address", "body", "date", "read"]
@@ -84,7 +84,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         text = "\n".join(f"{m['date']} {m['address']}: {m['body']}" for m in messages)
         return read_result(text or "no messages", {"messages": messages, "box": box})
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def sms_send(to: str, body: str, ctx: Context) -> Result:
         """Send an SMS to a phone number or a contact's name. Always asks the user to confirm first."""
         body = body.strip()

@@ -30,6 +30,17 @@ class BuiltinContext:
     services: dict[str, Any] = field(default_factory=dict)  # shared objects the gateway offers ("guard", ...)
 
 
+# A built-in's tool declares in its ``_meta`` that it asks the user itself before every risky action (the device's
+# firewall and classifier decide what is risky). The gateway honours it only for trusted built-ins
+# (``sentinel.policy.self_confirming``), never for a configured upstream.
+SELF_CONFIRMS_KEY = "sentinel/confirms"
+SELF_CONFIRMS = {SELF_CONFIRMS_KEY: "risky-actions"}
+
+
+def declares_self_confirming(meta: dict[str, Any] | None) -> bool:
+    return isinstance(meta, dict) and meta.get(SELF_CONFIRMS_KEY) == SELF_CONFIRMS[SELF_CONFIRMS_KEY]
+
+
 # name -> "module:function"; a module that is missing or fails to import is reported, not fatal.
 BUILTINS: dict[str, str] = {
     "sentinel": "sentinel_mcp.policy.own_tools:create_server",
@@ -38,6 +49,7 @@ BUILTINS: dict[str, str] = {
     "llm": "sentinel_mcp.llm.server:create_server",
     "swarm": "sentinel_mcp.swarm.server:create_server",
     "a2a": "a2a.mcp_tools:create_server",
+    "agent": "sentinel_mcp.agent.server:create_server",
 }
 
 

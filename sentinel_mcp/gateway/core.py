@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
+from sentinel_mcp.gateway.builtin import declares_self_confirming
 from sentinel_mcp.gateway.call_meta import call_meta
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, ToolCall
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
@@ -117,7 +118,8 @@ class Gateway:
         call = ToolCall(name=name, server=route.upstream, tool=route.tool, arguments=arguments or {},
                         session_id=session_id, client=client, origin=origin, depth=depth,
                         read_only=ann.read_only_hint if ann else None,
-                        destructive=ann.destructive_hint if ann else None)
+                        destructive=ann.destructive_hint if ann else None,
+                        self_confirming=self._self_confirming(up, route.exposed))
         base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
         if depth > MAX_DEPTH:
             audit("deny", "denied", reason="nesting too deep")
@@ -215,6 +217,13 @@ class Gateway:
                 return None
             answers[key] = await link.elicit(req.params)
         return answers
+
+    def _self_confirming(self, up: Any, tool: Tool) -> bool:
+        """A trust decision, not a claim: only a built-in Sentinel mounted itself, named in the config's trust
+        list, may let its own confirmation replace the gateway's; a configured upstream's ``_meta`` counts for
+        nothing (it is never a ``BuiltinTarget``)."""
+        return (isinstance(up.target, BuiltinTarget) and up.name in self.config.sentinel.builtins
+                and up.name in self.config.sentinel.policy.self_confirming and declares_self_confirming(tool.meta))
 
     def _unknown_tool_message(self, name: str) -> str:
         import difflib
