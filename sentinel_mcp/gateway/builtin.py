@@ -1,6 +1,8 @@
 """The contract of a built-in capability: an in-process MCP server the gateway mounts as an upstream.
 
-A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer``.
+A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer``. A server
+that pushes questions to its caller during a call (elicitation) sets ``server.sentinel_protocol = "legacy"``:
+only handshake-era connections carry server-to-client requests.
 The gateway connects to it with the real ``mcp.Client`` in-process, exactly as it connects to a
 configured stdio server, so every call to it is guarded and audited on the one path.
 """

@@ -36,3 +36,8 @@ def session_of(ctx: Any, default: str = "default") -> str:
 
 def client_of(ctx: Any, default: str = "local") -> str:
     return str(_meta_of(ctx).get(CLIENT_KEY) or default)
+
+
+def origin_of(ctx: Any, default: str = "client") -> str:
+    """Which front the call came through (client, a2a, builtin, ...), as the gateway established it."""
+    return str(_meta_of(ctx).get(ORIGIN_KEY) or default)

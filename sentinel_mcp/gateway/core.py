@@ -10,7 +10,8 @@ from typing import Any
 import anyio
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from mcp.types import CallToolResult, ElicitRequest, ElicitRequestFormParams, InputRequiredResult, TextContent, Tool
+from mcp.types import (CallToolResult, ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult,
+                       TextContent, Tool)
 from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
@@ -70,9 +71,10 @@ class Gateway:
     # ------------------------------------------------------------------ GatewayPort
     async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str,
                      client: str | None = None, origin: Origin = "client", answers: dict[str, Answer] | None = None,
-                     depth: int = 0, progress: ProgressFn | None = None) -> InvokeOutcome:
+                     depth: int = 0, progress: ProgressFn | None = None,
+                     link: CallerLink | None = None) -> InvokeOutcome:
         outcome = await self.execute(name, arguments, session_id=session_id, client=client, origin=origin,
-                                     answers=answers, depth=depth, progress=progress)
+                                     answers=answers, depth=depth, progress=progress, link=link)
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
             what = "; ".join(a for a in asks if a) or "input"
@@ -150,8 +152,9 @@ class Gateway:
                 if responses is None:
                     audit("allow", "tool_error", reason=decision.reason, proof=_proof_of(decision),
                           error="upstream input request cannot be relayed")
-                    return Completed(result=error_result(f"{name}: the upstream asked for input that Sentinel "
-                                                         "cannot relay to this client"))
+                    # nobody could answer the upstream's question (e.g. its confirmation): the call is refused
+                    return Refused(reason=f"{name}: the upstream asked for an answer that nobody could give "
+                                          "(the caller cannot be asked during the call); nothing was done")
                 result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
                                             input_responses=responses, request_state=result.request_state, meta=meta)
         except UpstreamUnavailable as e:
@@ -215,7 +218,10 @@ class Gateway:
         for key, req in (result.input_requests or {}).items():
             if not (isinstance(req, ElicitRequest) and isinstance(req.params, ElicitRequestFormParams)):
                 return None
-            answers[key] = await link.elicit(req.params)
+            answer = await link.elicit(req.params)
+            if not isinstance(answer, ElicitResult):  # the person could not be asked: nothing to relay
+                return None
+            answers[key] = answer
         return answers
 
     def _self_confirming(self, up: Any, tool: Tool) -> bool:

@@ -55,7 +55,11 @@ class GatewayPort(Protocol):
         answers: dict[str, Answer] | None = None,
         depth: int = 0,
         progress: ProgressFn | None = None,
-    ) -> InvokeOutcome: ...
+        link: Any | None = None,
+    ) -> InvokeOutcome:
+        """``link`` (a ``CallerLink`` that can push) relays an upstream's questions during the call to a person,
+        e.g. the agent's own caller; without one they end the call as refused."""
+        ...
 
     def find_tool(self, name: str) -> Tool | None:
         """The catalog entry (annotations, schemas) of an exposed tool name, or None."""

@@ -87,7 +87,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
         except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             continue
-        manager.add(name, BuiltinTarget(server=server))
+        # a built-in that asks its caller mid-call (the agent) must speak the push era to the gateway
+        manager.add(name, BuiltinTarget(server=server, protocol=getattr(server, "sentinel_protocol", "auto")))
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
     services["guard"] = guard

@@ -9,8 +9,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-Role = Literal["planner", "coder", "critic", "verifier"]
-Grammar = Literal["plan", "critic", "verifier"]
+Role = Literal["planner", "coder", "critic", "verifier", "agent"]
+Grammar = Literal["plan", "critic", "verifier", "action", "tool_call"]
 
 # called once per failed attempt (before any retry), so breakers see every model error
 ErrorSink = Callable[[str], None]
@@ -25,7 +25,13 @@ class ModelRequest(BaseModel):
     prompt: str = Field(max_length=MAX_INSTRUCTION_CHARS)  # the instruction: short, written by the swarm
     context: str = ""  # the material (spec, files, feedback): long, partly model-written
     grammar: Grammar | None = None  # JSON-shaped output wanted (constrained where the backend can)
+    # or a JSON Schema made for this one call (e.g. the agent's choice among the ids on the current screen)
+    json_schema: dict[str, Any] | None = None
     max_tokens: int = Field(2048, ge=1)
+
+    @property
+    def wants_json(self) -> bool:
+        return self.grammar is not None or self.json_schema is not None
 
     @property
     def full_prompt(self) -> str:

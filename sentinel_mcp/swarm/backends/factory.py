@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from sentinel_mcp.gateway.builtin import ToolInvoker
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError
 from sentinel_mcp.swarm.backends.llm_tool import LlmToolBackend
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend
 from sentinel_mcp.swarm.backends.sampling import SamplingBackend, client_offers_sampling
-from sentinel_mcp.swarm.settings import SwarmSettings
+from sentinel_mcp.swarm.backends.openai_http import OpenAISettings as _OpenAISettings
 
 
-def make_backend(settings: SwarmSettings, *, call_tool: ToolInvoker | None = None, session: Any = None,
+class BackendChoice(Protocol):
+    """What picks a backend: ``sentinel.swarm`` and ``sentinel.agent`` both carry these three keys."""
+
+    backend: str
+    openai: _OpenAISettings
+    local: Any  # swarm.settings.LocalSettings: tool, model_path, max_tokens
+
+
+def make_backend(settings: BackendChoice, *, call_tool: ToolInvoker | None = None, session: Any = None,
                  protocol_version: str | None = None) -> ModelBackend:
     """A fresh backend for one build; ``ModelError`` says why it cannot be had."""
     if settings.backend == "openai":

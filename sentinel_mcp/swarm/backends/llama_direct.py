@@ -33,11 +33,16 @@ class LlamaDirectBackend:
         from sentinel_mcp.llm.engine import GenerationRequest
         from sentinel_mcp.llm.errors import LlmError
 
-        grammar = self._grammars.get(request.grammar).text if request.grammar else None
-        gen_request = GenerationRequest(
-            messages=[{"role": "system", "content": request.system}, {"role": "user", "content": request.full_prompt}],
-            max_tokens=min(request.max_tokens, self.max_tokens), grammar=grammar, grammar_label=f"{request.grammar}.gbnf")
         try:
+            grammar = self._grammars.get(request.grammar).text if request.grammar else None
+            if request.json_schema is not None:
+                from sentinel_mcp.llm.schema_grammar import compile_schema
+                grammar = compile_schema(request.json_schema)
+            label = f"{request.grammar}.gbnf" if request.grammar else "json_schema"
+            gen_request = GenerationRequest(
+                messages=[{"role": "system", "content": request.system},
+                          {"role": "user", "content": request.full_prompt}],
+                max_tokens=min(request.max_tokens, self.max_tokens), grammar=grammar, grammar_label=label)
             gen = await self._engine.generate(gen_request)
         except LlmError as e:
             on_error(f"local engine: {e}")

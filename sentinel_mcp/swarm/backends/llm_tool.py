@@ -33,7 +33,9 @@ class LlmToolBackend:
                                 "max_tokens": min(request.max_tokens, self.max_tokens)}
         if request.context:
             args["context"] = request.context  # fenced and escaped as data by the llm built-in
-        if request.grammar:
+        if request.json_schema is not None:
+            args["json_schema"] = request.json_schema
+        elif request.grammar:
             args["grammar"] = request.grammar
         try:
             result = await self._call_tool(self.tool_name, args)

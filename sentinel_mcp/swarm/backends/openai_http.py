@@ -57,7 +57,7 @@ class OpenAIBackend:
             "max_tokens": request.max_tokens,
             "temperature": self.settings.temperature,
         }
-        if request.grammar and self.settings.json_mode:
+        if request.wants_json and self.settings.json_mode:
             body["response_format"] = {"type": "json_object"}
         return body
 

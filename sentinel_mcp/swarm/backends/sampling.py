@@ -31,7 +31,7 @@ class SamplingBackend:
 
     async def complete(self, request: ModelRequest, on_error: ErrorSink) -> ModelReply:
         prompt = request.full_prompt
-        if request.grammar:
+        if request.wants_json:
             prompt += "\n\nAnswer with one JSON object only."
         try:
             with warnings.catch_warnings():
