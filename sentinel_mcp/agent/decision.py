@@ -78,8 +78,9 @@ def decision_schema(screen: Screen, tools: list[str]) -> dict[str, Any]:
         return ui
     call = {
         "type": "object",
-        "properties": {"tool": {"enum": list(tools)}, "arguments": {"type": "object"}},
-        "required": ["tool", "arguments"],
+        "properties": {"tool": {"enum": list(tools)}, "snapshot_id": {"enum": [screen.snapshot_id]},
+                       "arguments": {"type": "object"}},
+        "required": ["tool", "snapshot_id", "arguments"],
         "additionalProperties": False,
     }
     return {"anyOf": [ui, call]}
@@ -95,6 +96,7 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
     if not isinstance(data, dict):
         raise UnusableDecision("the answer is not a JSON object")
     if "tool" in data:
+        _check_snapshot(data.get("snapshot_id"), screen)
         return _tool_call(data, tools)
     action = data.get("action")
     if action not in UI_ACTIONS:
@@ -104,10 +106,7 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
     decision = Decision(action=action, reasoning=reasoning, text=text)
     if action in FINAL_ACTIONS:
         return decision
-    snapshot = data.get("snapshot_id")
-    if snapshot is not None and snapshot != screen.snapshot_id:
-        raise UnusableDecision(f"snapshot_id {str(snapshot)[:40]!r} is not the current screen "
-                               f"({screen.snapshot_id})")
+    _check_snapshot(data.get("snapshot_id"), screen)
     decision.snapshot_id = screen.snapshot_id
     element_id = data.get("element_id")
     if element_id is not None:
@@ -128,6 +127,13 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
     if action == "scroll" and text is not None and text not in DIRECTIONS:
         decision.text = None  # a direction the model made up: scroll down, the usual meaning
     return decision
+
+
+def _check_snapshot(snapshot: Any, screen: Screen) -> None:
+    """A decision made for another screen is not acted on (the grammar allows null: then the current one)."""
+    if snapshot is not None and snapshot != screen.snapshot_id:
+        raise UnusableDecision(f"snapshot_id {str(snapshot)[:40]!r} is not the current screen "
+                               f"({screen.snapshot_id})")
 
 
 def _tool_call(data: dict[str, Any], tools: set[str]) -> Decision:
