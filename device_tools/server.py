@@ -12,7 +12,7 @@ from . import ui_tools
 from .actuator import Actuator
 from .backend import DeviceBackend
 from .gate import CommandGate
-from .modules import calendar, clock, contacts, messaging, notes, terminal
+from .modules import calendar, clock, contacts, messaging, notes, screen_ocr, terminal
 from .risk_classifier import ActionRiskClassifier
 from .runtime import DeviceRuntime
 from .settings import DeviceSettings, load_settings
@@ -66,7 +66,7 @@ def create_server(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     rt = build_runtime(ctx, backend)
     mcp = MCPServer(ctx.name or "device", version="0.1.0", instructions=INSTRUCTIONS)
     ui_tools.register(mcp, rt)
-    for module in (calendar, clock, contacts, messaging, notes, terminal):
+    for module in (calendar, clock, contacts, messaging, notes, screen_ocr, terminal):
         module.register(mcp, rt)
     mcp.runtime = rt  # type: ignore[attr-defined]  # for tests and the benchmark
     return mcp
