@@ -99,8 +99,13 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, token: str | None =
                    "breaker": u.breaker.state, "reconnects": u.reconnects, "last_error": u.last_error}
                for n, u in rt.manager.upstreams.items()}
         ok = all(u["state"] == "ready" for u in ups.values())
-        return JSONResponse({"status": "ok" if ok else "degraded", "tools": len(rt.manager.catalog.tools),
-                             "policy": rt.gateway.guard.version, "upstreams": ups, "problems": rt.problems})
+        body = {"status": "ok" if ok else "degraded", "tools": len(rt.manager.catalog.tools),
+                "policy": rt.gateway.guard.version, "upstreams": ups, "problems": rt.problems}
+        cortex = rt.services.get("cortex")  # the llm built-in, when mounted: is the model loaded, which one
+        if cortex is not None:
+            from sentinel_mcp.llm.status import model_status
+            body["model"] = model_status(cortex.engine)
+        return JSONResponse(body)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -64,3 +64,23 @@ async def test_gateway_starts_without_a_model_and_reports_it_per_call(data_dir, 
         async with Client(rt.front.server, mode="auto") as c:
             r = await c.call_tool("llm__llm_generate", {"prompt": "hi"})
             assert r.is_error and "no local model" in r.content[0].text
+
+
+async def test_healthz_shows_the_model_status(data_dir, tiny_chat_model):
+    """/healthz says whether the model is loaded, which one, its context and threads (loading nothing itself)."""
+    import httpx2
+
+    from sentinel_mcp.gateway.http_app import build_http_app
+
+    app, holder = build_http_app(running_gateway(_config(data_dir, tiny_chat_model)), host="127.0.0.1", port=8765)
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http:
+            before = (await http.get("/healthz")).json()["model"]
+            assert before["loaded"] is False and before["model"] is None
+            assert before["context_tokens"] == 2048 and before["threads"] == 1
+            out = await holder["runtime"].gateway.invoke("llm__llm_generate", {"prompt": "hi", "max_tokens": 2},
+                                                         session_id="s")
+            assert isinstance(out, Completed)
+            after = (await http.get("/healthz")).json()["model"]
+    assert after["loaded"] is True and after["model"] == tiny_chat_model.name and after["generations"] == 1
