@@ -24,7 +24,7 @@ import anyio
 
 from . import content_rows
 from .element_registry import parse_bounds
-from .simulated_programs import shell_program
+from .simulated_programs import alarm_dump_text, shell_program
 from .text_input import decode_input_text
 
 SCREENS_DIR = Path(__file__).parent / "screens"
@@ -68,7 +68,7 @@ class SimulatedDevice:
         self.contacts: dict[str, str] = dict(spec.get("contacts", {}))
         self.sent_messages: list[SentMessage] = []
         self.transfers: list[dict[str, str]] = []
-        self.alarms: list[dict[str, str]] = []
+        self.alarms: list[dict[str, str]] = [dict(a) for a in spec.get("alarms", [])]
         self.timers: list[dict[str, str]] = []
         self.commands: list[list[str]] = []  # every command received, in order (tests assert on it)
         self.recents_shown = 0
@@ -162,6 +162,8 @@ class SimulatedDevice:
             return self._content_query(a[2:]).encode()
         if a[:2] == ["content", "insert"]:
             return self._content_insert(a[2:]).encode()
+        if a == ["dumpsys", "alarm"]:
+            return alarm_dump_text(self.alarms, time.time()).encode()
         return shell_program(a, packages=sorted(self._spec.get("apps", {}))).encode()
 
     # ---- screens ------------------------------------------------------------------
