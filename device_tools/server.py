@@ -43,8 +43,11 @@ def build_runtime(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     settings = load_settings(ctx.settings, ctx.name)
     backend = backend or make_backend(settings)
     gate = CommandGate(backend)
+    use_model = settings.risk_classifier in (True, "rules+model")
     classifier = ActionRiskClassifier(
-        ctx.call_tool if settings.risk_classifier else None, timeout=settings.classifier_timeout
+        ctx.call_tool if use_model else None,
+        timeout=settings.classifier_timeout,
+        model_role=settings.risk_model_role if use_model else "off",
     )
     actuator = Actuator(
         gate,

@@ -243,10 +243,10 @@ def embedded_default() -> Config:
                                                             "sensors.pl", "swarm.pl")
                           if (RULEBASES_DIR / n).exists()],
             "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"},
-            "builtins": ["sentinel", "device", "sensors", "llm", "swarm", "a2a"],
-            # the shipped 270M base model is too weak to lower the firewall's false positives (and slow):
-            # the heuristics decide until a better model is configured
-            "device": {"backend": "simulated", "risk_classifier": False},
+            "builtins": ["sentinel", "device", "sensors", "llm", "swarm", "a2a", "agent"],
+            # RiskRules decide (measured in benchmarks/risk_classifier.py); the shipped 270M model made them worse
+            # where it was asked, so it is not asked until a better model is configured ("rules+model")
+            "device": {"backend": "simulated", "risk_classifier": "rules"},
             "sensors": {"source": "simulated"},
         },
     }

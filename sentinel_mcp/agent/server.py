@@ -64,6 +64,8 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
 
     server = MCPServer(name, version="0.1.0", instructions=INSTRUCTIONS, lifespan=lifespan)
     server.sentinel_protocol = "legacy"  # type: ignore[attr-defined]  # pushes the steps' questions mid-call
+    # a run may take its whole time cap, plus a person's answer to the last step's question
+    server.sentinel_timeout = settings.caps.max_seconds + 120  # type: ignore[attr-defined]
     one_at_a_time = anyio.Lock()
 
     @server.tool(annotations=RUN, meta=SELF_CONFIRMS)

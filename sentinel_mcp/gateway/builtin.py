@@ -2,7 +2,8 @@
 
 A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer``. A server
 that pushes questions to its caller during a call (elicitation) sets ``server.sentinel_protocol = "legacy"``:
-only handshake-era connections carry server-to-client requests.
+only handshake-era connections carry server-to-client requests. ``server.sentinel_timeout`` (seconds) raises
+the per-call timeout (300 s) for a built-in whose calls run long (the agent's run).
 The gateway connects to it with the real ``mcp.Client`` in-process, exactly as it connects to a
 configured stdio server, so every call to it is guarded and audited on the one path.
 """

@@ -88,7 +88,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             continue
         # a built-in that asks its caller mid-call (the agent) must speak the push era to the gateway
-        manager.add(name, BuiltinTarget(server=server, protocol=getattr(server, "sentinel_protocol", "auto")))
+        manager.add(name, BuiltinTarget(server=server, protocol=getattr(server, "sentinel_protocol", "auto"),
+                                        timeout=float(getattr(server, "sentinel_timeout", 300.0))))
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
     services["guard"] = guard

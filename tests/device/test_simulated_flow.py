@@ -106,7 +106,7 @@ async def test_changed_element_is_stale(tmp_path):
 @pytest.mark.parametrize("mode", MODES)
 async def test_password_field_needs_confirmation_and_is_never_echoed(tmp_path, mode):
     server = sim_server(tmp_path)
-    answers = Answers("yes", "yes")  # opening a banking app asks too
+    answers = Answers("yes")  # opening a banking app is navigation: only the password is asked
     async with connect(server, mode, answers) as client:
         login = await client.call_tool("open_app", {"package": "com.example.bank"})
         pw = element(login, resource_id="password")
@@ -114,8 +114,8 @@ async def test_password_field_needs_confirmation_and_is_never_echoed(tmp_path, m
             "type_text", {"element_id": pw["id"], "snapshot_id": snapshot_id(login), "text": "hunter2"}
         )
     assert not r.is_error, r.content[0].text
-    assert "banking" in answers.questions[0]
-    assert answers.questions[1].startswith("Type a password (7 characters) into 'password' in Bank? Risk critical")
+    assert len(answers.questions) == 1
+    assert answers.questions[0].startswith("Type a password (7 characters) into 'password' in Bank? Risk critical")
     assert not any("hunter2" in q for q in answers.questions)
     assert (
         "hunter2" not in json.dumps(r.structured_content)
