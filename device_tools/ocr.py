@@ -154,7 +154,7 @@ async def ocr_region(png: bytes, region: tuple[int, int, int, int] | None = None
     buf = io.BytesIO()
     image.save(buf, format="PNG")
     # --psm 3: automatic layout, as a screen region mixes labels, rows and buttons
-    out, err = await _run([exe, "stdin", "stdout", "-l", "+".join(languages), "--psm", "3", "tsv"], buf.getvalue())
+    out, _err = await _run([exe, "stdin", "stdout", "-l", "+".join(languages), "--psm", "3", "tsv"], buf.getvalue())
     text, confidence, words = parse_tsv(out.decode("utf-8", "replace"))
     passed = confidence >= CONFIDENCE_GATE and bool(text)
     return OcrResult(text=text if passed else "", candidate_text=text, confidence=confidence, passed_gate=passed,

@@ -23,8 +23,15 @@ from __future__ import annotations
 
 import re
 
-from .actions import RISK_ORDER, ProposedAction
-from .firewall import KEYWORDS, PERMISSION_PACKAGES, SETTINGS_PACKAGES, ActionFirewall, Assessment, is_payment_app
+from .actions import ProposedAction
+from .firewall import (
+    KEYWORDS,
+    PERMISSION_PACKAGES,
+    SETTINGS_PACKAGES,
+    ActionFirewall,
+    Assessment,
+    is_payment_app,
+)
 
 MOVING = {"back", "home", "recents", "scroll", "swipe", "wait_for", "open_app"}
 SAFE_CHOICES = {"cancel", "not now", "no thanks", "no, thanks", "maybe later", "later", "skip", "dismiss", "close",

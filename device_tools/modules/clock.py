@@ -9,9 +9,9 @@ from mcp.types import CallToolResult
 
 from .. import commands as C
 from ..actions import ProposedAction
+from ..alarm_dump import parse_alarm_dump
 from ..errors import DeviceError
 from ..gate import Approval
-from ..alarm_dump import parse_alarm_dump
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish

@@ -18,7 +18,13 @@ from typing import Any
 import anyio
 from mcp.types import CallToolResult
 
-from sentinel_mcp.agent.decision import Decision, UnusableDecision, decision_schema, device_call, parse_decision
+from sentinel_mcp.agent.decision import (
+    Decision,
+    UnusableDecision,
+    decision_schema,
+    device_call,
+    parse_decision,
+)
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.screen import Screen
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps

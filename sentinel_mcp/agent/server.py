@@ -42,8 +42,8 @@ def _result(text: str, data: dict[str, Any], error: bool = False) -> CallToolRes
 
 
 def _summary(run: RunResult) -> str:
-    lines = [f"agent run {run.run_id}: {run.status} after {len(run.steps)} step(s), {run.seconds:.1f} s, "
-             f"{run.tokens} tokens - {run.reason}"]
+    lines = [(f"agent run {run.run_id}: {run.status} after {len(run.steps)} step(s), {run.seconds:.1f} s, "
+              f"{run.tokens} tokens - {run.reason}")]
     if run.answer:
         lines.append(f"answer: {run.answer}")
     lines += [f"  {s['n']}. {s.get('summary', '')}" for s in run.steps]
@@ -105,7 +105,7 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
         async def progress(step: float, total: float | None, message: str | None) -> None:
             try:
                 await ctx.report_progress(step, total, message)
-            except Exception:  # noqa: BLE001 - a progress note that cannot be sent must not stop the run
+            except Exception:
                 log.debug("agent progress not delivered", exc_info=True)
 
         async with one_at_a_time:

@@ -12,7 +12,7 @@ sys.path.insert(0, str(HERE.parent / "swarm" / "support"))
 sys.path.insert(0, str(HERE.parent / "device"))
 sys.path.insert(0, str(HERE))
 
-from scripted_model import ScriptedModelServer  # noqa: E402
+from scripted_model import ScriptedModelServer
 
 
 @pytest.fixture

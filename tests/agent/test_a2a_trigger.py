@@ -21,7 +21,7 @@ from sentinel_mcp.gateway.runtime import running_gateway
 from sentinel_mcp.paths import RULEBASES_DIR
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "a2a"))
-from a2a_rig import LOOPBACK, user_message  # noqa: E402
+from a2a_rig import LOOPBACK, user_message
 
 pytestmark = pytest.mark.timeout(120)
 FAST_OPENAI = {"timeout": 5.0, "backoff_base": 0.01, "max_attempts": 2, "model": "scripted-1"}
@@ -95,7 +95,7 @@ async def test_a2a_text_and_task_offer_run_the_agent_for_allowed_peers_only(tmp_
 async def test_a_peer_the_owner_did_not_allow_cannot_drive_the_phone(tmp_path, model_server, monkeypatch):
     monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
     monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
-    server, serving, sock, base, holder = await serve_gateway(tmp_path, [])
+    server, serving, sock, base, _holder = await serve_gateway(tmp_path, [])
     try:
         async with httpx2.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http:
             for _ in range(300):

@@ -107,7 +107,6 @@ async def test_an_approved_risky_step_goes_ahead_once(tmp_path, openai_env):
 
 async def test_a_guard_denial_stops_the_run_without_asking(tmp_path, openai_env):
     def forward_code(body):
-        sid, _app, _lines = screen_of(body)
         return json.dumps({"tool": "device__sms_send", "arguments": {"to": "Bob", "body": "Your code is 482913"}})
     openai_env.script("unknown", forward_code)
     answers = Answers("yes")
@@ -156,7 +155,7 @@ async def test_bad_or_looping_models_stop_the_run(tmp_path, openai_env, script, 
 
 async def test_caps_stop_a_run_that_never_finishes(tmp_path, openai_env):
     def scroll(body):
-        sid, _app, lines = screen_of(body)
+        sid = screen_of(body)[0]
         return act("scroll", sid, None, "down" if len(openai_env.requests) % 2 else "up")
     openai_env.script("unknown", *[scroll] * 10)
     async with running_gateway(agent_config(tmp_path, caps={"max_steps": 8})) as rt:

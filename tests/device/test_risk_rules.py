@@ -13,7 +13,7 @@ from device_tools.risk_classifier import ActionRiskClassifier
 from device_tools.risk_rules import RiskRules
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from risk_classifier import classify_with, load, metrics  # noqa: E402
+from risk_classifier import classify_with, load, metrics
 
 
 def test_labelled_sets_are_big_enough_and_cover_every_level():
