@@ -224,6 +224,12 @@ class Gateway:
             answers[key] = answer
         return answers
 
+    def self_confirming(self, name: str) -> bool:
+        """Whether calls to the catalog tool ``name`` are left to its trusted built-in's own confirmation."""
+        route = self.manager.catalog.tools.get(name)
+        up = self.manager.upstreams.get(route.upstream) if route else None
+        return bool(route and up and self._self_confirming(up, route.exposed))
+
     def _self_confirming(self, up: Any, tool: Tool) -> bool:
         """A trust decision, not a claim: only a built-in Sentinel mounted itself, named in the config's trust
         list, may let its own confirmation replace the gateway's; a configured upstream's ``_meta`` counts for

@@ -108,3 +108,13 @@ async def test_an_untrusted_builtin_is_asked_by_the_gateway_too(tmp_path):
             r = await c.call_tool("device__press_home", {})
     assert r.is_error and len(user.questions) == 1 and "device__press_home" in user.questions[0]
     assert ["input", "keyevent", "KEYCODE_HOME"] not in phone.commands
+
+
+async def test_why_not_agrees_with_the_gateway_about_self_confirming_tools(tmp_path):
+    config = device_config(tmp_path, builtins=("sentinel", "device"))
+    async with running_gateway(config) as rt, Client(rt.front.server, mode="legacy") as c:
+        why = await c.call_tool("sentinel__sentinel_why_not", {"tool": "device__press_back", "arguments": {}})
+        notes = await c.call_tool("sentinel__sentinel_why_not",
+                                  {"tool": "device__notes_delete", "arguments": {"note_id": 1}})
+    assert why.structured_content["decision"] == "allow", why.structured_content
+    assert notes.structured_content["decision"] == "ask"  # no claim on this tool: the gateway asks
