@@ -260,7 +260,15 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             argv = C.launch_app(package)
         except ValueError as exc:
             return error_result(str(exc))
-        return await simple(ctx, "open_app", "open_app", argv, f"opened {package}", package=package)
+        action = ProposedAction(kind="open_app", tool="open_app", package=package)
+
+        async def run(approval: Approval) -> dict[str, Any]:
+            output = await rt.gate.run(argv, approval)
+            if "No activities found" in output or "monkey aborted" in output:
+                raise DeviceError(f"no app {package!r} to open on this phone (monkey: {output.strip()[:200]})")
+            return {"message": f"opened {package}", "output": output.strip()[:2000]}
+
+        return await finish(rt, await act.guarded(ctx, action, [argv], run))
 
     @mcp.tool(annotations=READ)
     async def wait_for(text: str, timeout_s: float = 10.0) -> CallToolResult:

@@ -20,7 +20,8 @@ ELEMENT_ACTIONS = ("click", "long_click", "type", "clear")
 UI_ACTIONS = (*ELEMENT_ACTIONS, "scroll", "back", "home", "open_app", "wait_for", "done", "fail")
 FINAL_ACTIONS = ("done", "fail")
 DIRECTIONS = ("up", "down", "left", "right")
-PACKAGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
+PACKAGE_PATTERN = "^[A-Za-z][A-Za-z0-9_]*([.][A-Za-z0-9_]+)+$"  # [.]: the grammar converter rejects an escaped dot
+PACKAGE_RE = re.compile(PACKAGE_PATTERN)
 MAX_TEXT = 500
 MAX_REASONING = 300
 MAX_ARGUMENTS_BYTES = 4000
@@ -60,30 +61,37 @@ class Decision:
 
 
 def decision_schema(screen: Screen, tools: list[str]) -> dict[str, Any]:
-    """The JSON Schema of this step's answer (compiled to a grammar by the local backend)."""
-    ids: list[Any] = [e.id for e in screen.elements]
-    ui = {
-        "type": "object",
-        "properties": {
-            "action": {"enum": list(UI_ACTIONS)},
-            "snapshot_id": {"enum": [screen.snapshot_id]},
-            "element_id": {"enum": [*ids, None]},
-            "text": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-            "reasoning": {"type": "string"},
-        },
-        "required": ["action", "snapshot_id", "element_id", "text", "reasoning"],
-        "additionalProperties": False,
-    }
-    if not tools:
-        return ui
-    call = {
-        "type": "object",
-        "properties": {"tool": {"enum": list(tools)}, "snapshot_id": {"enum": [screen.snapshot_id]},
-                       "arguments": {"type": "object"}},
-        "required": ["tool", "snapshot_id", "arguments"],
-        "additionalProperties": False,
-    }
-    return {"anyOf": [ui, call]}
+    """The JSON Schema of this step's answer (compiled to a grammar by the local backend): one alternative per
+    kind of action, each with exactly the fields it needs, so a constrained model cannot produce a decision
+    that is unusable on this screen (an element that is not there, a type without a text field, ...)."""
+    sid = {"enum": [screen.snapshot_id]}
+    reasoning = {"type": "string"}
+
+    def alternative(actions: list[str], **fields: Any) -> dict[str, Any]:
+        props = {"action": {"enum": actions}, "snapshot_id": sid, **fields, "reasoning": reasoning}
+        return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+    ids = [e.id for e in screen.elements]
+    fields = [e.id for e in screen.elements if e.editable]
+    options = [alternative(["click", "long_click"], element_id={"enum": ids})] if ids else []
+    if fields:
+        options += [alternative(["type"], element_id={"enum": fields}, text={"type": "string"}),
+                    alternative(["clear"], element_id={"enum": fields})]
+    options += [
+        alternative(["scroll"], text={"enum": list(DIRECTIONS)}),
+        alternative(["back", "home"]),
+        alternative(["open_app"], text={"type": "string", "pattern": PACKAGE_PATTERN}),
+        alternative(["wait_for"], text={"type": "string"}),
+        alternative(["done", "fail"], text={"type": "string"}),
+    ]
+    if tools:
+        options.append({
+            "type": "object",
+            "properties": {"tool": {"enum": list(tools)}, "snapshot_id": sid, "arguments": {"type": "object"}},
+            "required": ["tool", "snapshot_id", "arguments"],
+            "additionalProperties": False,
+        })
+    return {"anyOf": options}
 
 
 def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:

@@ -82,3 +82,4 @@ async def test_alarms_show_over_adb_sends_only_the_read(fake_adb, tmp_path):
         r = await client.call_tool("alarms_show", {})
     assert not r.is_error and r.structured_content["alarms"][0]["at"].endswith("07:30:00")
     assert fake_adb.device_commands() == ["dumpsys alarm"]
+

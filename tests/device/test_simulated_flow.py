@@ -254,3 +254,11 @@ async def test_clear_text_and_long_click(tmp_path):
     assert ["input", "keyevent", "KEYCODE_MOVE_END"] in phone.commands
     assert ["input", "keyevent", *["KEYCODE_DEL"] * 4] in phone.commands
     assert not_a_field.is_error and "not a text field" in not_a_field.content[0].text
+
+
+async def test_opening_an_app_that_is_not_installed_is_an_error_not_done(tmp_path):
+    async with connect(sim_server(tmp_path)) as client:
+        r = await client.call_tool("open_app", {"package": "com.example.nothere"})
+        ok = await client.call_tool("open_app", {"package": "com.android.settings"})
+    assert r.is_error and "no app 'com.example.nothere'" in r.content[0].text
+    assert not ok.is_error and ok.structured_content["screen"]["package"] == "com.android.settings"
