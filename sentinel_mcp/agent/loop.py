@@ -300,7 +300,7 @@ def _what(decision: Decision, screen: Screen, name: str) -> str:
     if decision.action == "type":
         return f"typed {(decision.text or '')[:40]!r} into{label}"
     if decision.action == "open_app":
-        return f"opened {decision.text}"
+        return f"open_app {decision.text}"
     return f"{decision.action}{label}"
 
 
