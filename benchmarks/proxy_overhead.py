@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLBOX = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
+UPSTREAM = json.loads(os.environ.get("BENCH_UPSTREAM", "{}"))  # e.g. {"protocol": "modern"}
 sys.path.insert(0, str(ROOT))
 from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
 
@@ -50,8 +51,12 @@ async def _noop_name(c: Client) -> str:
     return "noop" if "noop" in names else "tb__noop"
 
 
+TOKEN = "benchmark-owner-token-0123456789"  # Sentinel's HTTP front wants a token; the upstream ignores it
+
+
 def http_target(url: str):  # noqa: ANN201
-    return streamable_http_client(url, http_client=httpx2.AsyncClient(timeout=60))
+    return streamable_http_client(url, http_client=httpx2.AsyncClient(
+        timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}))
 
 
 async def throughput(url: str, clients: int, seconds: float) -> float:
@@ -80,8 +85,9 @@ def main() -> None:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())
     cfg = tmp / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-                               "sentinel": {"data_dir": str(tmp / "state"), "builtins": []}}))
+    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX], **UPSTREAM}},
+                               "sentinel": {"data_dir": str(tmp / "state"), "builtins": [],
+                                            "http": {"token": TOKEN}}}))
     up_port, gw_port = free_port(), free_port()
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
     upstream = subprocess.Popen([sys.executable, TOOLBOX, "--http", str(up_port)], stdout=subprocess.DEVNULL,

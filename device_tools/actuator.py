@@ -151,6 +151,8 @@ class Actuator:
                     f"within {self.confirm_timeout:g}s",
                     "unavailable": "confirmation needed but this client cannot be asked (no elicitation); "
                     "enable elicitation in the client or sentinel.device.physical_confirmation",
+                    "invalid": "the answer was not accepted: the confirmation is JSON true or false, nothing "
+                    "else (the question counts as not answered)",
                 }[outcome]
                 return self._finish(
                     ActionOutcome(

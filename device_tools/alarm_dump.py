@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 MAX_ALARMS = 50
 _NEXT = re.compile(r"^\s*user:(\d+)\s+pendingSend:\S+\s+time:(\d+)(?: = (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}))?")
 _HEADER = re.compile(r"^\s*(RTC_WAKEUP|RTC|ELAPSED_WAKEUP|ELAPSED)\s+#\d+:\s+Alarm\{\S+ type \d+ .*?(\S+)\}\s*$")
+# an Android package name (what an app that set an alarm is called); anything else in its place is not shown
+_PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+$")
 _TRIGGER = re.compile(r"^\s*triggerTime=(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
 
 
@@ -55,7 +57,8 @@ def parse_alarm_dump(text: str) -> tuple[list[AlarmClock], list[AlarmClock]]:
                 in_next = False
         header = _HEADER.match(line)
         if header:
-            package = header.group(2)
+            found = header.group(2)
+            package = found if len(found) <= 255 and _PACKAGE.match(found) else None
             continue
         trigger = _TRIGGER.match(line)
         if trigger and len(clocks) < MAX_ALARMS:

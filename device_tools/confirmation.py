@@ -20,14 +20,18 @@ from typing import Any, Literal
 import anyio
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 from mcp_types.version import is_version_at_least
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from sentinel_mcp.gateway.display_text import safe_question
 
 log = logging.getLogger(__name__)
 CONFIRM_KEY = "device_confirm"
-Outcome = Literal["confirmed", "declined", "cancelled", "timeout", "unavailable"]
+Outcome = Literal["confirmed", "declined", "cancelled", "timeout", "unavailable", "invalid"]
 
 
 class ConfirmForm(BaseModel):
+    # strict: only JSON true/false (the string "yes" or the number 1 is not an answer), nothing else
+    model_config = ConfigDict(strict=True, extra="forbid")
     confirm: bool = Field(description="Allow this action on the phone?")
 
 
@@ -45,9 +49,14 @@ def _modern(ctx: Any) -> bool:
     return bool(version) and is_version_at_least(version, "2026-07-28")
 
 
+def _is_form_answer(content: dict[str, Any] | None) -> bool:
+    return isinstance(content, dict) and set(content) == {"confirm"} and isinstance(content["confirm"], bool)
+
+
 def _outcome_of(action: str, content: dict[str, Any] | None) -> Outcome:
     if action == "accept":
-        return "confirmed" if (content or {}).get("confirm") is True else "declined"
+        # exactly {"confirm": true}; anything else is not a yes
+        return "confirmed" if content == {"confirm": True} and content["confirm"] is True else "declined"
     return "declined" if action == "decline" else "cancelled"
 
 
@@ -56,12 +65,15 @@ async def confirm_by_elicitation(
 ) -> Outcome | InputRequiredResult:
     if ctx is None:
         return "unavailable"
+    message = safe_question(message)[0]  # labels and typed text come from the screen and the agent
     if _modern(ctx):
         responses = ctx.input_responses or {}
         state = _state(ctx.request_state)
         answer = responses.get(CONFIRM_KEY)
         if answer is not None and state.get("digest") == digest:
             if isinstance(answer, ElicitResult):
+                if answer.action == "accept" and not _is_form_answer(answer.content):
+                    return "invalid"
                 return _outcome_of(answer.action, answer.content)
             return "cancelled"
         caps = ctx.client_capabilities
@@ -81,6 +93,9 @@ async def confirm_by_elicitation(
             result = await ctx.elicit(message, ConfirmForm)
         if result is None:
             return "timeout"  # an answer that never comes denies
+    except ValueError as exc:  # accepted, but the content is not a JSON true/false: not an answer
+        log.info("confirmation answer refused: %s", exc)
+        return "invalid"
     except Exception as exc:  # noqa: BLE001 - no elicitation capability, no back channel, a transport error
         log.info("elicitation unavailable: %s", exc)
         return "unavailable"
@@ -98,6 +113,7 @@ def _state(raw: str | None) -> dict[str, Any]:
 
 
 async def confirm_by_volume_up(gate: Any, ctx: Any, message: str, timeout: float) -> Outcome:
+    message = safe_question(message)[0]
     note = f"{message} — press Volume Up on the phone within {timeout:g}s to allow (no press denies)."
     if ctx is not None:
         try:

@@ -8,7 +8,8 @@ escaped (control and direction-changing characters made visible), single-line an
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from sentinel_mcp.gateway.display_text import is_hidden
 
 from .actions import ProposedAction
 from .firewall import Assessment
@@ -44,14 +45,14 @@ VERBS = {
 
 
 def shown(text: str, limit: int = LABEL_LIMIT) -> str:
-    """Screen text made safe to show a person: one line, invisible/bidi characters visible, bounded."""
+    """Screen text made safe to show a person: one line, invisible/bidi characters visible (as ``⟨U+XXXX⟩``, the
+    gateway's notation, which ``safe_question`` then leaves alone), bounded."""
     out: list[str] = []
     for ch in text:
-        cat = unicodedata.category(ch)
         if ch in "\n\r\t":
             out.append(" ")
-        elif cat in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-            out.append(f"<U+{ord(ch):04X}>")
+        elif is_hidden(ch):
+            out.append(f"⟨U+{ord(ch):04X}⟩")
         else:
             out.append(ch)
     flat = re.sub(r"\s+", " ", "".join(out)).strip()
@@ -79,7 +80,8 @@ def concerns(assessment: Assessment) -> list[str]:
     for reason in assessment.reasons:
         if reason.startswith("llm: "):
             continue  # the model's words stay in the audit record, not in the owner's question
-        m = _REASON_IN_PARENS.search(reason)
+        # only the keyword reasons are said by their parenthesis; others are already for a person
+        m = _REASON_IN_PARENS.search(reason) if reason.startswith("target mentions ") else None
         text = m.group(1) if m else reason
         if "looks like a banking/payment app" in reason:
             text = "banking or payment app"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sentinel_mcp.gateway.display_text import is_hidden
+
 from .actions import RISK_ORDER, ProposedAction, Risk, max_risk
 
 KEYWORDS: dict[str, tuple[Risk, str]] = {
@@ -136,11 +138,16 @@ class Assessment:
         }
 
 
+def _visible(text: str) -> str:
+    """The text without invisible characters, so "se\u200bnd" is still the word "send"."""
+    return "".join(ch for ch in text if not is_hidden(ch)) if not text.isascii() or not text.isprintable() else text
+
+
 def _words(*texts: str) -> set[str]:
     out: set[str] = set()
     for t in texts:
         # resource ids: "com.x:id/send_message_button" -> send, message, button
-        out.update(_WORD.findall(t.lower().replace("_", " ")))
+        out.update(_WORD.findall(_visible(t).lower().replace("_", " ")))
     return out
 
 
@@ -161,7 +168,11 @@ class ActionFirewall:
         words = _words(*label_texts)
         # Phrases only on the target's own labels: a row that merely *shows* "one-time code" in a
         # message preview is not a code entry; its words still count as keywords.
-        joined = " ".join(x.lower() for x in label_texts if not (t and x == t.hint))
+        joined = " ".join(_visible(x).lower() for x in label_texts if not (t and x == t.hint))
+        if any(is_hidden(ch) for x in [*label_texts, action.text or ""] for ch in x):
+            # what the person would read is not what is there: never act on it without asking
+            a.flag("medium", "the target or text holds invisible or direction-changing characters "
+                             "(shown as ⟨U+…⟩)", floor="medium")
         for word in sorted(words & KEYWORDS.keys()):
             risk, why = KEYWORDS[word]
             a.flag(risk, f"target mentions {word!r} ({why})")

@@ -1,7 +1,8 @@
 """Turning outcomes into MCP results: text for the model, structured content, and ``_meta`` for audit.
 
 The security decision rides in ``_meta["sentinel/device-decision"]`` (and in structured content)
-so the gateway's audit log and fact store can keep it with its provenance.
+so the gateway's audit log and fact store can keep it with its provenance. Results carrying text that others
+wrote (the screen, messages, contacts, notes, calendar events) say so in ``_meta["sentinel/untrusted"]``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from .actuator import ActionOutcome
 from .element_registry import Snapshot
 
 DECISION_META = "sentinel/device-decision"
+UNTRUSTED_META = "sentinel/untrusted"  # the gateway marks such results as data, not instructions
+SCREEN = "the phone's screen"
 
 
 def outcome_result(outcome: ActionOutcome, fresh: Snapshot | None = None) -> CallToolResult:
@@ -28,7 +31,10 @@ def outcome_result(outcome: ActionOutcome, fresh: Snapshot | None = None) -> Cal
             k: listing[k] for k in ("snapshot_id", "package", "page", "pages", "total", "elements")
         }
         text += "\n\n" + str(listing["text"])
-    meta = {DECISION_META: outcome.decision} if outcome.decision else None
+    meta: dict[str, Any] = {DECISION_META: outcome.decision} if outcome.decision else {}
+    if snapshot is not None:
+        meta[UNTRUSTED_META] = SCREEN  # the screen's text is whatever the apps (and senders) put there
+    meta = meta or None  # type: ignore[assignment]
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
         structured_content=structured,
@@ -37,9 +43,13 @@ def outcome_result(outcome: ActionOutcome, fresh: Snapshot | None = None) -> Cal
     )
 
 
-def read_result(text: str, data: dict[str, Any]) -> CallToolResult:
+def read_result(text: str, data: dict[str, Any], untrusted: str | None = None) -> CallToolResult:
+    """``untrusted``: where the text comes from when others wrote it (the gateway marks it as data)."""
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=data, is_error=False
+        content=[TextContent(type="text", text=text)],
+        structured_content=data,
+        is_error=False,
+        _meta={UNTRUSTED_META: untrusted} if untrusted else None,
     )
 
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from sentinel_mcp.gateway.display_text import is_hidden
+
 from .actions import ProposedAction
 from .firewall import (
     KEYWORDS,
@@ -30,6 +32,7 @@ from .firewall import (
     SETTINGS_PACKAGES,
     ActionFirewall,
     Assessment,
+    _visible,
     is_payment_app,
 )
 
@@ -64,7 +67,8 @@ KINDS_THAT_ADD_DATA = {"calendar_create": "adds a calendar event"}
 
 
 def _norm(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower().replace("’", "'").replace("_", " ")))
+    # invisible characters dropped first (as the firewall does): "Pa\u200by" is still "pay", not "pa y"
+    return " ".join(_WORD.findall(_visible(text).lower().replace("’", "'").replace("_", " ")))
 
 
 class RiskRules:
@@ -76,6 +80,10 @@ class RiskRules:
             return Assessment(reasons=[] if action.kind != "open_app" else ["opening an app changes nothing"])
         base = self.firewall.assess(action)
         t = action.target
+        if t is not None and any(is_hidden(ch) for x in (t.text, t.desc, t.hint, t.resource_id, action.text or "")
+                                 for ch in x):
+            # what the person would read is not what is there: no rule lowers the firewall's floor for it
+            return base
         if t is None or action.kind in ("type", "clear") or action.kind not in ("click", "long_click"):
             return self._kinds(action, base)  # typed text, SMS, terminal, modules: the firewall's checks decide
         own = [t.text, t.desc] if (t.text or t.desc) else [t.hint.split(" | ")[0], t.resource_id.rsplit("/", 1)[-1]]

@@ -17,7 +17,7 @@ from .actuator import ActionOutcome, StaleElement
 from .element_registry import Element
 from .errors import DeviceError
 from .gate import Approval
-from .results import error_result, outcome_result, read_result
+from .results import SCREEN, error_result, outcome_result, read_result
 from .runtime import DeviceRuntime
 from .screenshot import to_image_content
 from .text_input import check_typeable, input_text_chunks
@@ -110,7 +110,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         except DeviceError as exc:
             return error_result(str(exc))
         listing = snapshot.listing(page=page)
-        return read_result(str(listing["text"]), {k: v for k, v in listing.items() if k != "text"})
+        data = {k: v for k, v in listing.items() if k != "text"}
+        return read_result(str(listing["text"]), data, untrusted=SCREEN)
 
     @mcp.tool(annotations=READ)
     def element_info(snapshot_id: str, element_id: str) -> CallToolResult:
@@ -125,7 +126,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             "password": found.password,
             "editable": found.editable,
         }
-        return read_result(found.line(), data)
+        return read_result(found.line(), data, untrusted=SCREEN)
 
     @mcp.tool(annotations=READ)
     async def screenshot() -> CallToolResult:
@@ -179,7 +180,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
         return plan
 
-    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
+    # the text may be a password (or a card number, a code): the gateway's audit never stores it in clear
+    @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, "sentinel/sensitive": ["text"]})
     async def type_text(
         element_id: str, snapshot_id: str, text: str, ctx: Context, clear_first: bool = False
     ) -> Result:
@@ -289,6 +291,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 return read_result(
                     f"found {len(hits)} element(s) matching {text!r}\n\n{listing['text']}",
                     {"found": [e.public() for e in hits], "snapshot_id": snapshot.snapshot_id},
+                    untrusted=SCREEN,
                 )
             if anyio.current_time() >= deadline:
                 return error_result(

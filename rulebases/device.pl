@@ -57,16 +57,64 @@ sms_carries_code(Body) :- atom(Body), atom_codes(Body, Cs), length(Cs, N), N >= 
 guard('device__terminal_run', [command = C, args(A)],
       ( require(terminal_command(C), 'not an allow-listed device command'),
         option_value(A, args, [], Args),
-        require(\+ ( member(X, Args), private_path(X) ), 'private app data and databases are off limits') )).
+        require(\+ ( member(X, Args), private_arg(X) ), 'private app data and databases are off limits') )).
 
 terminal_command(C) :-
     member(C, [getprop, date, uptime, whoami, id, ls, df, ps, 'pm list packages', 'dumpsys battery',
                'wm size', 'wm density', 'settings get', echo, cat]).
 
-private_path(X) :- atom(X), sub_atom(X, 0, _, _, '/data/').
-private_path(X) :- atom(X), sub_atom(X, _, _, _, '/Android/data/').
-private_path(X) :- atom(X), sub_atom(X, _, _, _, 'shared_prefs').
-private_path(X) :- atom(X), sub_atom(X, _, _, 0, '.db').
+% A path is private when either reading of it is (the same rules as device_tools/device_paths.py): the
+% normal form (resolved from / -- the adb shell's working directory --, empty and '.' segments dropped, '..'
+% undoing the segment before it, aliases mapped) and the physical form (a link is followed the moment it is
+% reached, as the kernel does, so a '..' after it climbs from its target). Both in lower case. An option's
+% value (--opt=VALUE) is a path too.
+private_arg(X) :- string(X), !, atom_string(A, X), private_arg(A).
+private_arg(X) :-
+    atom(X), path_operand(X, P), path_segments(P, Segs),
+    ( path_reading(Segs, lexical, N) ; path_reading(Segs, physical, N) ), private_normal(N), !.
+
+path_operand(X, X) :- \+ sub_atom(X, 0, _, _, '-').
+path_operand(X, V) :- sub_atom(X, 0, _, _, '-'), sub_atom(X, B, 1, _, '='), !, B1 is B + 1, sub_atom(X, B1, _, 0, V).
+
+path_segments(X, Segs) :-
+    downcase_atom(X, L0), atomic_list_concat(Raw, '\\', L0), atomic_list_concat(Raw, '/', L),
+    atomic_list_concat(Segs, '/', L).
+
+path_reading(Segs, Mode, N) :-
+    walk_path(Segs, Mode, [], Rev), reverse(Rev, Parts0),
+    ( Mode == lexical -> follow_prefix(Parts0, Parts) ; Parts = Parts0 ),
+    atomic_list_concat([''|Parts], '/', N0), ( N0 == '' -> N = '/' ; N = N0 ).
+
+walk_path([], _, Acc, Acc).
+walk_path([''|T], M, Acc, R) :- !, walk_path(T, M, Acc, R).
+walk_path(['.'|T], M, Acc, R) :- !, walk_path(T, M, Acc, R).
+walk_path(['..'|T], M, Acc, R) :- !, ( Acc == ['?'] -> Up = Acc ; Acc = [_|Up] -> true ; Up = [] ), walk_path(T, M, Up, R).
+walk_path([S|T], lexical, Acc, R) :- !, walk_path(T, lexical, [S|Acc], R).
+walk_path([S|T], physical, Acc, R) :-
+    reverse([S|Acc], Parts), follow_link(Parts, F), reverse(F, Acc1), walk_path(T, physical, Acc1, R).
+
+follow_link([proc, _, root], []) :- !.
+follow_link([proc, _, W], ['?']) :- memberchk(W, [cwd, fd, map_files]), !.
+follow_link(P, R) :- path_link(P, R), !.
+follow_link(P, P).
+
+follow_prefix([proc, _, root|T], T) :- !.
+follow_prefix([proc, _, W|T], ['?'|T]) :- memberchk(W, [cwd, fd, map_files]), !.
+follow_prefix(P, R) :- path_link(L, Real), append(L, T, P), !, append(Real, T, R).
+follow_prefix(P, P).
+
+path_link([sdcard], [storage, emulated, '0']).
+path_link([mnt, sdcard], [storage, emulated, '0']).
+path_link([storage, self, primary], [storage, emulated, '0']).
+path_link([cache], [data, cache]).
+
+private_normal('/data').
+private_normal(N) :- sub_atom(N, 0, _, _, '/data/').
+private_normal(N) :- sub_atom(N, 0, _, _, '/?').
+private_normal(N) :- sub_atom(N, _, _, _, '/android/data').
+private_normal(N) :- sub_atom(N, _, _, _, '/android/obb').
+private_normal(N) :- sub_atom(N, _, _, _, shared_prefs).
+private_normal(N) :- member(E, ['.db', '.db-wal', '.db-shm', '.db-journal', '.sqlite', '.sqlite3']), sub_atom(N, _, _, 0, E).
 
 % --- text classifiers --------------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import importlib
 import logging
 import sys
@@ -14,17 +15,20 @@ from sentinel_mcp.config import ConfigError
 # modules that add sub-commands; a missing one is skipped so a partial install still runs
 _COMMAND_MODULES = [
     "sentinel_mcp.gateway.cli",
+    "sentinel_mcp.gateway.consent_cli",
     "sentinel_mcp.policy.cli",
     "sentinel_mcp.swarm.cli",
     "device_tools.sensors.cli",
-    "a2a.cli",
+    "sentinel_mcp.a2a.cli",
 ]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sentinel-mcp", description="Sentinel: a governed MCP gateway.")
     parser.add_argument("--version", action="version", version=f"sentinel-mcp {__version__}")
-    parser.add_argument("-c", "--config", help="config file (JSON); default: the embedded airline demo")
+    # SENTINEL_CONFIG: for hosts that pass settings as environment (a container, a desktop bundle); empty = unset
+    parser.add_argument("-c", "--config", default=os.environ.get("SENTINEL_CONFIG") or None,
+                        help="config file (JSON; default: $SENTINEL_CONFIG, else the embedded airline demo)")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:

@@ -5,26 +5,36 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
                       model_validator)
 
-from sentinel_mcp.paths import RULEBASES_DIR, default_data_dir
+from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, parse_inputs, workspace_folder
+from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT, default_data_dir
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder}, ${userHome}
+_VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*))?\}")
 
 
 class ConfigError(Exception):
     """A config problem a user can fix: says which file, which key and what is wrong."""
 
 
-def expand_vars(value: str, where: str) -> str:
-    """Expand ``${VAR}`` and ``${VAR:-default}``; an unset variable without default is an error."""
+def expand_vars(value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None,
+                base_dir: Path | None = None) -> str:
+    """Expand variables; one that has no value and no default is an error naming the key."""
 
     def sub(m: re.Match[str]) -> str:
-        name, default = m.group(1), m.group(2)
+        kind, name, default = m.group(1), m.group(2), m.group(3)
+        if kind == "input":
+            return _input_value(name, where, inputs or {})
+        if kind is None and name == "workspaceFolder" and base_dir is not None:
+            return str(workspace_folder(base_dir))
+        if kind is None and name == "userHome":
+            return str(Path.home())
         if name in os.environ:
             return os.environ[name]
         if default is not None:
@@ -32,6 +42,42 @@ def expand_vars(value: str, where: str) -> str:
         raise ConfigError(f"{where}: environment variable ${{{name}}} is not set")
 
     return _VAR.sub(sub, value)
+
+
+def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -> str:
+    """A VS Code input: Sentinel cannot prompt at start-up, so it comes from SENTINEL_INPUT_<ID> or its default."""
+    env = input_env_name(input_id)
+    if env in os.environ:
+        return os.environ[env]
+    spec = inputs.get(input_id)
+    if spec is None:
+        raise ConfigError(f"{where}: ${{input:{input_id}}} is not declared in inputs")
+    if isinstance(spec.get("default"), str):
+        return spec["default"]
+    what = f" ({spec['description']})" if spec.get("description") else ""
+    raise ConfigError(f"{where}: ${{input:{input_id}}}{what} has no value; set the environment variable {env}")
+
+
+def expand_tree(value: Any, expand: Callable[[str, str], str], where: str = "") -> Any:
+    """Variables expanded in every string of a JSON value (keys stay as written): one pass over the whole file
+    once other hosts' shapes are normalised, so tokens, URLs, headers and the sentinel section alike."""
+    if isinstance(value, str):
+        return expand(value, where or "(top level)")
+    if isinstance(value, list):
+        return [expand_tree(v, expand, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: expand_tree(v, expand, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
+    return value
+
+
+def _no_placeholder(value: str | None, what: str) -> str | None:
+    # a literal "${...}" left after expansion would be a password anyone can read in the docs
+    if value is not None and "${" in value:
+        raise ValueError(f"{what} still contains '${{' after expansion; set the variable or use "
+                         "${VAR:-default}")
+    if value is not None and not value.strip():
+        raise ValueError(f"{what} is empty")
+    return value
 
 
 class _Strict(BaseModel):
@@ -87,11 +133,48 @@ ServerSpec = Annotated[
 ]
 
 
+PRINCIPAL_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
+RESERVED_PRINCIPALS = ("owner", "anonymous", "sentinel")
+
+
 class HttpSettings(_Strict):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=0, le=65535)
-    token: str | None = None  # bearer token required on /mcp, /sse and A2A when set
+    # "token": every HTTP/A2A caller presents a token (the owner's is generated on first start unless `token`
+    # is set); "none": no authentication at all, loopback only, every caller is the one principal "anonymous"
+    auth: Literal["token", "none"] = "token"
+    token: str | None = None  # the owner's bearer token (default: generated, kept in <data_dir>/http-token)
     allowed_hosts: list[str] = Field(default_factory=list)  # extra Host headers accepted (DNS rebinding)
+    allowed_origins: list[str] = Field(default_factory=list)  # extra Origin headers accepted (browsers)
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, v: str | None) -> str | None:
+        return _no_placeholder(v, "the token")
+
+
+class PrincipalSpec(_Strict):
+    """A caller Sentinel knows by the token it presents (HTTP and A2A), and what it may reach."""
+
+    name: str = Field(pattern=PRINCIPAL_NAME)
+    token: str | None = Field(None, min_length=16)
+    token_sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")  # the token's SHA-256, hex
+    # glob patterns over <server>__<tool> (the server's config name and the tool's own name) and server names
+    tools: list[str] = Field(default_factory=lambda: ["*"])
+    upstreams: list[str] = Field(default_factory=lambda: ["*"])
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, v: str | None) -> str | None:
+        return _no_placeholder(v, "the token")
+
+    @model_validator(mode="after")
+    def _one_secret(self) -> "PrincipalSpec":
+        if (self.token is None) == (self.token_sha256 is None):
+            raise ValueError(f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256'")
+        if self.name in RESERVED_PRINCIPALS:
+            raise ValueError(f"principal name {self.name!r} is reserved ({', '.join(RESERVED_PRINCIPALS)})")
+        return self
 
 
 class PolicySettings(_Strict):
@@ -104,6 +187,10 @@ class PolicySettings(_Strict):
     # default lets those tools through to the built-in's own risk check instead of asking first. Only names of
     # built-ins Sentinel mounts count; a configured upstream is never trusted this way.
     self_confirming: list[str] = Field(default_factory=lambda: ["device", "agent"])
+    # goals typed by clients (sentinel_query) run in a separate worker process under these budgets
+    query_seconds: float = Field(2.0, gt=0, le=60)
+    query_inferences: int = Field(2_000_000, gt=0)
+    query_memory_mb: int = Field(256, ge=16, le=8192)
 
 
 class SentinelSettings(BaseModel):
@@ -115,8 +202,24 @@ class SentinelSettings(BaseModel):
     store: str | None = None
     builtins: list[str] = Field(default_factory=list)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    principals: list[PrincipalSpec] = Field(default_factory=list)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     max_argument_bytes: int = Field(1_000_000, gt=0)
+    # tools whose results are personal data (read only with the caller's consent): <server>__<tool> -> kind
+    personal: dict[str, str] = Field(default_factory=dict)
+    # tools whose results carry text from untrusted sources (marked as data in the result): tool -> source
+    untrusted: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _distinct_principals(self) -> "SentinelSettings":
+        names = [p.name for p in self.principals]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"principals: the name {dup[0]!r} is used twice")
+        tokens = [p.token for p in self.principals if p.token] + ([self.http.token] if self.http.token else [])
+        if len(set(tokens)) != len(tokens):
+            raise ValueError("principals: two principals (or a principal and sentinel.http.token) share a token")
+        return self
 
     def builtin_settings(self, name: str) -> dict[str, Any]:
         extra = self.model_extra or {}
@@ -131,6 +234,7 @@ class Config(BaseModel):
     sentinel: SentinelSettings = Field(default_factory=SentinelSettings)
     source: str = Field("<embedded default>", exclude=True)
     base_dir: str = Field(".", exclude=True)
+    warnings: list[str] = Field(default_factory=list, exclude=True)  # keys of other hosts' shapes, ignored
 
     @model_validator(mode="before")
     @classmethod
@@ -144,6 +248,11 @@ class Config(BaseModel):
                 if isinstance(spec, dict) and "command" in spec and "url" in spec:
                     raise ValueError(f"mcpServers.{name}: has both 'command' and 'url'; choose one")
         return data
+
+    @model_validator(mode="after")
+    def _no_shadowing(self) -> "Config":
+        _check_prefixes({n: s for n, s in self.mcp_servers.items() if not s.disabled}, self.sentinel.builtins)
+        return self
 
     @property
     def data_dir(self) -> Path:
@@ -164,26 +273,33 @@ class Config(BaseModel):
             return path
         # relative paths: next to the config file, else the shipped project files
         candidate = Path(self.base_dir) / path
-        if candidate.exists() or not (RULEBASES_DIR.parent / path).exists():
+        if candidate.exists() or not (SHIPPED_ROOT / path).exists():
             return candidate.resolve()
-        return (RULEBASES_DIR.parent / path).resolve()
+        return (SHIPPED_ROOT / path).resolve()
 
-    def expanded(self) -> "Config":
-        """A copy with ``${VAR}`` expanded in stdio env/args and remote headers/url."""
-        servers: dict[str, ServerSpec] = {}
-        for name, spec in self.mcp_servers.items():
-            if isinstance(spec, StdioServer):
-                servers[name] = spec.model_copy(update={
-                    "env": {k: expand_vars(v, f"mcpServers.{name}.env.{k}") for k, v in spec.env.items()},
-                    "args": [expand_vars(a, f"mcpServers.{name}.args[{i}]") for i, a in enumerate(spec.args)],
-                })
-            else:
-                servers[name] = spec.model_copy(update={
-                    "url": expand_vars(spec.url, f"mcpServers.{name}.url"),
-                    "headers": {k: expand_vars(v, f"mcpServers.{name}.headers.{k}")
-                                for k, v in spec.headers.items()},
-                })
-        return self.model_copy(update={"mcp_servers": servers})
+
+def _check_prefixes(servers: dict[str, ServerCommon], builtins: list[str]) -> None:
+    """A prefix that puts a server's tools in another server's namespace would shadow that server's (guarded)
+    tools: refused here, naming both servers. (A tool of a transparent ``""`` server that takes another
+    server's name is withheld by the catalog when the tools are known.)"""
+    for name in servers:
+        if name in builtins:
+            raise ValueError(f"mcpServers.{name}: {name!r} is also a built-in; rename the server")
+    names = set(servers) | set(builtins)
+    seen: dict[str, str] = {b: b for b in builtins}
+    for name, spec in servers.items():
+        prefix = name if spec.prefix is None else spec.prefix
+        if prefix == "":
+            continue
+        owner = next((n for n in sorted(names)
+                      if n != name and (prefix == n or prefix.startswith(f"{n}__"))), None)
+        if owner is None and prefix in seen:
+            owner = seen[prefix]
+        if owner is not None:
+            raise ValueError(f"mcpServers.{name}.prefix {prefix!r} puts its tools under the names of server "
+                             f"{owner!r}: servers {name!r} and {owner!r} would shadow each other; choose another "
+                             "prefix")
+        seen[prefix] = name
 
 
 def _format_validation_error(source: str, err: ValidationError) -> str:
@@ -201,15 +317,26 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
     try:
+        inputs = parse_inputs(data.get("inputs"))
+        base = Path(base_dir)
+
+        def expand(value: str, where: str) -> str:
+            return expand_vars(value, where, inputs, base)
+
+        data, warnings = normalize(data, base, expand)
+        data = expand_tree(data, expand)
+    except ShapeError as e:
+        raise ConfigError(f"invalid config {source}:\n  {e}") from None
+    except ConfigError as e:
+        raise ConfigError(f"invalid config {source}: {e}") from None
+    try:
         cfg = Config.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(source, err)) from None
     cfg.source = source
     cfg.base_dir = str(base_dir)
-    try:
-        return cfg.expanded()
-    except ConfigError as e:
-        raise ConfigError(f"invalid config {source}: {e}") from None
+    cfg.warnings = [f"{source}: {w}" for w in warnings]
+    return cfg
 
 
 def load_config(path: str | Path | None) -> Config:
@@ -250,4 +377,4 @@ def embedded_default() -> Config:
             "sensors": {"source": "simulated"},
         },
     }
-    return parse_config(data, source="<embedded default>", base_dir=RULEBASES_DIR.parent)
+    return parse_config(data, source="<embedded default>", base_dir=SHIPPED_ROOT)

@@ -1,13 +1,27 @@
-"""Where Sentinel finds its shipped files and keeps its state."""
+"""Where Sentinel finds its shipped files and keeps its state.
+
+The shipped policies and grammars sit at the top of a checkout (``rulebases/``, ``grammars/``); an installed
+wheel carries them inside the package (``sentinel_mcp/rulebases``, ``sentinel_mcp/grammars``, see setup.py).
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-RULEBASES_DIR = PROJECT_ROOT / "rulebases"
-GRAMMARS_DIR = PROJECT_ROOT / "grammars"
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = PACKAGE_DIR.parent
+
+
+def _shipped(name: str) -> Path:
+    inside = PACKAGE_DIR / name  # a wheel (pip, pipx, uvx): package data
+    return inside if inside.is_dir() else PROJECT_ROOT / name  # a checkout or an editable install
+
+
+RULEBASES_DIR = _shipped("rulebases")
+GRAMMARS_DIR = _shipped("grammars")
+# relative paths such as "rulebases/airline.pl" in a config fall back to this directory
+SHIPPED_ROOT = RULEBASES_DIR.parent
 
 
 def default_data_dir() -> Path:

@@ -76,7 +76,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         text = "\n".join(
             f"{e['start']} – {e['title']}" + (f" @ {e['location']}" if e["location"] else "") for e in events
         )
-        return read_result(text or "no events in that range", {"events": events})
+        return read_result(text or "no events in that range", {"events": events}, untrusted="calendar events")
 
     @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def calendar_create(

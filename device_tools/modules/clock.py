@@ -99,5 +99,6 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         nexts, clocks = parse_alarm_dump(dump)
         lines = [f"next alarm: {nexts[0].at}" if nexts else "no alarm clock is set"]
         lines += [f"- {c.at} ({c.package or 'unknown app'})" for c in clocks]
-        return read_result("\n".join(lines), {"next": [n.public() for n in nexts],
-                                              "alarms": [c.public() for c in clocks]})
+        # package names and times come from the phone's dump: data, never instructions
+        data = {"next": [n.public() for n in nexts], "alarms": [c.public() for c in clocks]}
+        return read_result("\n".join(lines), data, untrusted="the phone's alarm list")

@@ -36,7 +36,7 @@ async def search(gate: CommandGate, query: str) -> list[dict[str, Any]]:
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ, meta={"sentinel/personal": "contacts"})  # the gateway asks the user's consent
     async def contacts_search(query: str) -> CallToolResult:
         """Find contacts whose name or phone number contains `query`."""
         if not query.strip():
@@ -46,7 +46,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         except (ValueError, DeviceError) as exc:
             return error_result(str(exc))
         text = "\n".join(f"{c['name']}: {c['phone']}" for c in found)
-        return read_result(text or f"no contact matches {query!r}", {"contacts": found})
+        return read_result(text or f"no contact matches {query!r}", {"contacts": found}, untrusted="contacts")
 
     @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def contact_create(name: str, phone: str, ctx: Context) -> Result:

@@ -23,6 +23,7 @@ from ..content_rows import parse_rows
 from ..element_registry import Snapshot
 from ..errors import DeviceError
 from ..gate import Approval
+from ..one_time_codes import mask_codes
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish
@@ -48,11 +49,17 @@ def find_send_button(snapshot: Snapshot):
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
-    @mcp.tool(annotations=READ)
+    # message bodies are personal (the gateway asks the user's consent); the codes in them only for one call
+    @mcp.tool(annotations=READ, meta={"sentinel/personal": "messages",
+                                      "sentinel/personal_arguments": {"reveal_codes": "one_time_codes"}})
     async def sms_list(
-        box: Literal["inbox", "sent"] = "inbox", query: str | None = None, limit: int = 20
+        box: Literal["inbox", "sent"] = "inbox",
+        query: str | None = None,
+        limit: int = 20,
+        reveal_codes: bool = False,
     ) -> CallToolResult:
-        """SMS messages, newest first, optionally only those whose sender or text contains `query`."""
+        """SMS messages, newest first, optionally only those whose sender or text contains `query`.
+        One-time codes are masked (•); `reveal_codes` shows them, with the user's consent for this call."""
         limit = max(1, min(limit, 200))
         try:
             output = await rt.gate.read(C.content_query(f"content://sms/{box}", PROJECTION, sort="date DESC"))
@@ -61,8 +68,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result(str(exc))
         needle = (query or "").lower()
         messages = []
+        masked = 0
         for r in rows:
-            if needle and needle not in f"{r.get('address')} {r.get('body')}".lower():
+            body = r.get("body")
+            if not reveal_codes and body:
+                body, n = mask_codes(body)
+                masked += n
+            # the query sees what the caller may see: a masked code cannot be guessed digit by digit
+            if needle and needle not in f"{r.get('address')} {body}".lower():
                 continue
             ms = r.get("date") or ""
             when = (
@@ -74,7 +87,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 {
                     "id": r["_id"],
                     "address": r.get("address"),
-                    "body": r.get("body"),
+                    "body": body,
                     "date": when,
                     "read": r.get("read") == "1",
                 }
@@ -82,7 +95,11 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             if len(messages) >= limit:
                 break
         text = "\n".join(f"{m['date']} {m['address']}: {m['body']}" for m in messages)
-        return read_result(text or "no messages", {"messages": messages, "box": box})
+        data: dict[str, Any] = {"messages": messages, "box": box}
+        if masked:
+            data["codes_masked"] = masked
+            text += f"\n({masked} one-time code(s) masked; reveal_codes=true shows them if the user allows it)"
+        return read_result(text or "no messages", data, untrusted="SMS messages")
 
     @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def sms_send(to: str, body: str, ctx: Context) -> Result:

@@ -77,7 +77,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         """Notes, newest first; with `query`, only those whose title, body or tags contain it."""
         notes = store.list(query, max(1, min(limit, 200)))
         text = "\n".join(f"[{n['id']}] {n['title']}: {n['body'][:120]}" for n in notes)
-        return read_result(text or "no notes", {"notes": notes})
+        return read_result(text or "no notes", {"notes": notes}, untrusted="notes")
 
     @mcp.tool(annotations=DELETE)
     def notes_delete(note_id: int) -> CallToolResult:

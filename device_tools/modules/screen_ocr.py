@@ -8,7 +8,7 @@ from mcp.types import CallToolResult
 from .. import commands as C
 from ..errors import DeviceError
 from ..ocr import CONFIDENCE_GATE, OcrError, ocr_region
-from ..results import error_result, read_result
+from ..results import SCREEN, error_result, read_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import READ
 
@@ -55,4 +55,4 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         if result.missing_languages:
             text += (f"\n(language packs not installed: {', '.join(result.missing_languages)}; "
                      f"used {'+'.join(result.languages)})")
-        return read_result(text, data)
+        return read_result(text, data, untrusted=SCREEN)  # text on the screen is whatever the apps put there

@@ -10,7 +10,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from sentinel_mcp.gateway.display_text import safe_question
 
 from device_tools.sensors.audit_log import AuditLog
 from device_tools.sensors.consent_registry import Consent, ConsentRegistry
@@ -34,8 +36,9 @@ REMEMBER_SECONDS: dict[str, float | None] = {"this request only": 0, "1 hour": 3
 
 
 class UserConsent(BaseModel):
-    """The user's answer to a consent question (MCP elicitation form)."""
+    """The user's answer to a consent question (MCP elicitation form): strict JSON types, nothing extra."""
 
+    model_config = ConfigDict(strict=True, extra="forbid")
     allow: bool
     remember: Literal["this request only", "1 hour", "1 day", "until revoked"] = "this request only"
 
@@ -63,7 +66,8 @@ class SensorBridge:
         if self._covering(requester, req.sensor, req.scope):
             return None
         scope_text = f" at {req.scope.value} scope" if req.sensor.value in SCOPED_SENSORS else ""
-        return f"Allow {requester!r} to read your {req.sensor.value}{scope_text}?"
+        return safe_question(f"Allow {requester!r} to read your {req.sensor.value}{scope_text}?",
+                             {"requester": requester})[0]
 
     def _covering(self, requester: str, sensor: SensorKind, scope: Scope) -> Consent | None:
         consent = self.consents.current(requester, sensor)

@@ -17,7 +17,7 @@ import anyio
 from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
@@ -26,7 +26,8 @@ from device_tools.sensors.kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
 from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import client_of
+from sentinel_mcp.gateway.call_meta import principal_of
+from sentinel_mcp.gateway.display_text import safe_question
 
 log = logging.getLogger(__name__)
 _NOT_ASKED = "not-asked"  # resolver outcome when no question is needed (or none can be asked)
@@ -35,6 +36,7 @@ SCOPE_HELP = "minimal (city) | standard (street) | detailed (GPS); the highest p
 
 
 class GrantConfirmation(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")  # only JSON true/false, nothing extra
     confirm: bool = Field(description="Grant this sensor access?")
 
 
@@ -52,6 +54,11 @@ def _error(err: SensorError | str, code: str = "invalid_request") -> CallToolRes
     data = err.to_dict() if isinstance(err, SensorError) else {"error": code, "message": err}
     return CallToolResult(content=[TextContent(type="text", text=f"{data['error']}: {data['message']}")],
                           structured_content=data, is_error=True)
+
+
+def _manages_consents(principal: str) -> bool:
+    # the owner (stdio, the owner's token) and a standalone server's local user; never a token principal
+    return principal in ("owner", "local")
 
 
 def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "sensors") -> MCPServer:
@@ -72,7 +79,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
                                task_id: str, ctx: Context) -> Elicit[UserConsent] | str:
         request = {"sensor": sensor, "scope": scope, "policy_tag": policy_tag, "retention": retention,
                    "rate": rate, "task_id": task_id}
-        question = bridge.consent_question(client_of(ctx), request)
+        question = bridge.consent_question(principal_of(ctx), request)
         if question is None or not settings.consent_by_elicitation or not _can_elicit(ctx):
             return _NOT_ASKED
         return Elicit(question, UserConsent)
@@ -103,7 +110,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         request = {"sensor": sensor, "scope": scope, "policy_tag": policy_tag, "retention": retention,
                    "rate": rate, "task_id": task_id}
         try:
-            response = await bridge.handle(request, client_of(ctx), answer)
+            response = await bridge.handle(request, principal_of(ctx), answer)
         except SensorError as e:
             return _error(e)
         return _ok(response.model_dump())
@@ -123,9 +130,11 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _NOT_ASKED  # the tool body reports the bad argument
         if expires_in is not None and not expires_in > 0:
             return _NOT_ASKED
-        who = requester or client_of(ctx)
+        who = requester or principal_of(ctx)
         until = f" for {expires_in:g} s" if expires_in else " until revoked"
-        return Elicit(f"Grant {who!r} access to your {sensor} at {scope} scope{until}?", GrantConfirmation)
+        question, _ = safe_question(f"Grant {who!r} access to your {sensor} at {scope} scope{until}?",
+                                    {"requester": who})
+        return Elicit(question, GrantConfirmation)
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))
     async def sensor_consent(
@@ -140,9 +149,14 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
     ) -> CallToolResult:
         """Manage sensor consent. action: grant | revoke | list. A grant is always confirmed by the user
         (elicitation); requester defaults to the caller; expires_in in seconds (default: until revoked)."""
-        who = requester or client_of(ctx)
+        caller = principal_of(ctx)
+        who = requester or caller
+        if who != caller and not _manages_consents(caller):
+            return _error("only the device's owner manages other callers' consents; leave requester out",
+                          "forbidden")
         if action == "list":
-            return _ok({"consents": [c.model_dump(mode="json") for c in bridge.consents.list(requester)]})
+            listed = bridge.consents.list(requester if _manages_consents(caller) else caller)
+            return _ok({"consents": [c.model_dump(mode="json") for c in listed]})
         if action not in ("grant", "revoke"):
             return _error(f"unknown action {action!r}; use grant, revoke or list")
         try:
@@ -174,7 +188,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     async def sensor_retained(ctx: Context, task_id: str = "") -> CallToolResult:
         """Your readings still within their retention period (expired ones are already deleted)."""
-        return _ok({"readings": bridge.vault.retained(client_of(ctx), task_id or None)})
+        return _ok({"readings": bridge.vault.retained(principal_of(ctx), task_id or None)})
 
     return server
 

@@ -132,7 +132,9 @@ def create_server(database: AirlineDatabase | None = None) -> MCPServer:
     ) -> Annotated[CallToolResult, Reservation]:
         return _run(ops.get_reservation_details, reservation_id)
 
-    @mcp.tool(annotations=READ, description="Get the details of a user, including their reservations.")
+    # a traveller's profile (address, birth date, payment methods) is personal: Sentinel asks the user's consent
+    @mcp.tool(annotations=READ, description="Get the details of a user, including their reservations.",
+              meta={"sentinel/personal": "traveller profile"})
     async def get_user_details(user_id: UserId) -> Annotated[CallToolResult, User]:
         return _run(ops.get_user_details, user_id)
 

@@ -29,6 +29,7 @@ from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.screen import Screen
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
+from sentinel_mcp.gateway.decision import Origin
 from sentinel_mcp.gateway.port import Completed, GatewayPort, NeedsInput, Refused
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelRequest
 
@@ -90,19 +91,25 @@ class AgentLoop:
         self.store = store
         self.settings = settings
 
-    def tools(self) -> list[str]:
-        """The non-screen tools the model may call: configured, in the catalog now, never a forbidden one."""
-        names = [t.name for t in self.port.list_catalog_tools()]
-        return sorted(n for n in names if allowed_tool(n, self.settings.tools))
+    def tools(self, state: _RunState | None = None) -> list[str]:
+        """The non-screen tools the model may call: configured, in the catalog now and within the reach of the
+        run's principal, never a forbidden one."""
+        resolve = getattr(self.port, "principal_for", None)  # the gateway's: the configured Principal by name
+        if state is not None and resolve is not None:
+            tools = self.port.list_catalog_tools(resolve(state.principal, state.session, state.origin))
+        else:
+            tools = self.port.list_catalog_tools()
+        return sorted(t.name for t in tools if allowed_tool(t.name, self.settings.tools))
 
     async def run(self, goal: str, *, session: str, principal: str, relay: CallerRelay | None = None,
-                  progress: Progress | None = None, caps: Caps | None = None) -> RunResult:
+                  progress: Progress | None = None, caps: Caps | None = None,
+                  origin: Origin = "builtin") -> RunResult:
         caps = caps or self.settings.caps
         result = RunResult(run_id=f"run-{uuid.uuid4().hex[:12]}", goal=goal, status="running", reason="",
                            answer=None, model=getattr(self.backend, "name", ""))
         started = time.monotonic()
         deadline = started + caps.max_seconds
-        state = _RunState(session=session, principal=principal, relay=relay)
+        state = _RunState(session=session, principal=principal, relay=relay, origin=origin)
         try:
             await self.store.start_run(result.run_id, principal, session, goal, result.model)
             screen = await self._observe(state)
@@ -134,7 +141,7 @@ class AgentLoop:
                     deadline: float, caps: Caps) -> Screen:
         t0 = time.monotonic()
         record: dict[str, Any] = {"screen": screen.snapshot_id, "app": screen.package}
-        tools = self.tools()
+        tools = self.tools(state)
         try:
             decision = await self._decide(goal, screen, state, tools, result, deadline, caps)
         except UnusableDecision as bad:
@@ -197,9 +204,15 @@ class AgentLoop:
     async def _invoke(self, name: str, arguments: dict[str, Any], state: _RunState) -> Completed | Refused:
         answers: dict[str, Any] = {}
         for _ in range(MAX_ASK_ROUNDS):
+            # the step runs as the run's caller: its principal's reach and consents, its front's origin (so the
+            # consent gate and the rulebases see who is really asking), questions to that caller only
+            refused_before = state.relay.refused if state.relay is not None else 0
             outcome = await self.port.invoke(name, arguments, session_id=state.session,
-                                             client=f"agent:{state.principal}", origin="builtin",
-                                             answers=answers or None, link=state.relay)
+                                             client=f"agent:{state.principal}", origin=state.origin,
+                                             answers=answers or None, link=state.relay, principal=state.principal)
+            if state.relay is not None and state.relay.refused > refused_before and isinstance(outcome, Completed):
+                # the tool asked the person mid-call and they could not be asked: nobody said yes
+                return Refused(reason=f"{name}: {_text(outcome.result)[:300] or 'a question could not be asked'}")
             if not isinstance(outcome, NeedsInput):
                 return outcome
             asked = await state.relay.answer(outcome.questions) if state.relay is not None else None
@@ -271,6 +284,7 @@ class _RunState:
     session: str
     principal: str
     relay: CallerRelay | None
+    origin: Origin = "builtin"
     history: list[str] = field(default_factory=list)
     failures: int = 0
     repeats: dict[tuple[str, str, str], int] = field(default_factory=dict)

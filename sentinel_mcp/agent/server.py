@@ -23,7 +23,7 @@ from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
 from sentinel_mcp.agent.trace_store import TraceStore
 from sentinel_mcp.gateway.builtin import SELF_CONFIRMS, BuiltinContext
-from sentinel_mcp.gateway.call_meta import client_of, origin_of, session_of
+from sentinel_mcp.gateway.call_meta import origin_of, principal_of, session_of
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
 
@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 # it acts on the phone, but only through guarded calls: each step is decided on its own
 RUN = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
+# a run's steps are made as its caller's calls (reach, consent gate, rulebases see that front); a run started by
+# another built-in acts as that built-in
+STEP_ORIGINS = ("client", "a2a", "cli")
 INSTRUCTIONS = (
     "A phone agent: agent_run(goal) observes the screen, decides each step with a model, and acts through "
     "Sentinel's guarded device tools. Risky steps ask you first; a refusal stops the run. agent_runs and "
@@ -84,9 +87,11 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
         if len(goal) > settings.max_goal_chars:
             return _result(f"goal is longer than {settings.max_goal_chars} characters", {"status": "error"},
                            error=True)
-        if origin_of(ctx) == "a2a" and not any(fnmatchcase(client_of(ctx), p) for p in settings.a2a_peers):
-            return _result(f"the phone's owner has not allowed {client_of(ctx)!r} to run the phone agent (add it to "
-                           "sentinel.agent.a2a_peers); nothing was done", {"status": "refused"}, error=True)
+        origin, principal = origin_of(ctx), principal_of(ctx)
+        if origin == "a2a" and not any(fnmatchcase(principal, p) for p in settings.a2a_peers):
+            return _result(f"the phone's owner has not allowed {principal!r} to run the phone agent (add the "
+                           "principal to sentinel.agent.a2a_peers); nothing was done", {"status": "refused"},
+                           error=True)
         if port is None:
             return _result("the agent runs inside Sentinel's gateway only (its steps are guarded calls)",
                            {"status": "error"}, error=True)
@@ -111,8 +116,8 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
         async with one_at_a_time:
             try:
                 run = await AgentLoop(port, backend, store, settings).run(
-                    goal, session=session_of(ctx), principal=client_of(ctx), relay=CallerRelay(ctx),
-                    progress=progress, caps=caps)
+                    goal, session=session_of(ctx), principal=principal, relay=CallerRelay(ctx),
+                    progress=progress, caps=caps, origin=origin if origin in STEP_ORIGINS else "builtin")
             finally:
                 await backend.aclose()
         return _result(_summary(run), run.public(), error=run.status != "completed")
@@ -120,7 +125,7 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
     @server.tool(annotations=READ)
     async def agent_runs(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
         """Your most recent agent runs (goal, status, steps, tokens), newest first."""
-        runs = await store.runs(client_of(ctx), limit)
+        runs = await store.runs(principal_of(ctx), limit)
         text = "\n".join(f"{r['run_id']} {r['status']} steps={r['steps']} tokens={r['tokens']}: {r['goal'][:80]}"
                          for r in runs) or "no agent runs yet"
         return _result(text, {"runs": runs})
@@ -128,7 +133,7 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
     @server.tool(annotations=READ)
     async def agent_trace(run_id: str, ctx: Context) -> CallToolResult:
         """Every step of one of your runs: the screen it saw, the decision, the guarded call and its outcome."""
-        run = await store.run(client_of(ctx), run_id)
+        run = await store.run(principal_of(ctx), run_id)
         if run is None:
             return _result(f"no agent run {run_id!r} of yours", {"status": "error"}, error=True)
         return _result(json.dumps(run, indent=1, default=str)[:20000], run)

@@ -11,8 +11,9 @@ from sentinel_mcp.swarm.backends.openai_http import OpenAISettings
 from sentinel_mcp.swarm.settings import LocalSettings
 
 # Never reachable from the loop, whatever the config says: the agent must not start agents, answer questions
-# in the user's name, or speak for Sentinel to other agents.
-FORBIDDEN_TOOLS = ("agent__*", "sentinel__sentinel_answer", "sentinel__sentinel_bind", "a2a__*")
+# or bind contexts in the user's name (any of Sentinel's own tools), manage consents, or speak for Sentinel to
+# other agents.
+FORBIDDEN_TOOLS = ("agent__*", "sentinel__*", "a2a__*", "sensors__sensor_consent")
 
 
 class Caps(BaseModel):
@@ -35,8 +36,9 @@ class AgentSettings(BaseModel):
     tools: list[str] = Field(default_factory=lambda: ["device__sms_list", "device__calendar_list",
                                                       "device__contacts_search", "device__notes_search",
                                                       "device__alarms_show", "device__screen_ocr"])
-    # A2A peers (principals, glob patterns such as "peer:192.168.1.*") the owner lets start runs on the phone;
-    # none by default: a peer's goal would otherwise read the owner's screen without the owner saying so
+    # A2A callers (principal names, glob patterns such as "lab-*"; the owner's token is the principal "owner") the
+    # owner lets start runs on the phone; none by default: a peer's goal would otherwise read the owner's screen
+    # without the owner saying so
     a2a_peers: list[str] = Field(default_factory=list)
     max_goal_chars: int = Field(1000, ge=16, le=4000)
     decision_tokens: int = Field(160, ge=32, le=2048)  # per step: the decision is a short JSON object

@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS audit (
     policy_version TEXT,
     latency_ms REAL,
     outcome TEXT NOT NULL,
-    error TEXT
+    error TEXT,
+    principal TEXT
 );
 CREATE INDEX IF NOT EXISTS audit_ts ON audit(ts);
 CREATE INDEX IF NOT EXISTS audit_session ON audit(session);
@@ -47,6 +48,7 @@ MAX_ARGS_CHARS = 4000
 class AuditEntry(BaseModel):
     ts: float = Field(default_factory=time.time)
     session: str
+    principal: str | None = None  # who the call ran for
     client: str | None = None
     origin: str = "client"
     tool: str
@@ -86,6 +88,9 @@ class AuditLog:
         await self._db.execute("PRAGMA journal_mode=WAL")
         await self._db.execute("PRAGMA synchronous=NORMAL")
         await self._db.executescript(SCHEMA)
+        async with self._db.execute("PRAGMA table_info(audit)") as cur:
+            if "principal" not in {r[1] async for r in cur}:  # a log from before principals
+                await self._db.execute("ALTER TABLE audit ADD COLUMN principal TEXT")
         await self._db.commit()
         self._writer = asyncio.create_task(self._write_loop(), name="audit-writer")
         return self
@@ -124,12 +129,12 @@ class AuditLog:
         assert self._db is not None
         rows = [(e.ts, e.session, e.client, e.origin, e.tool, e.upstream, e.arg_digest,
                  _json(e.arguments, MAX_ARGS_CHARS), e.decision, e.reason, _json(e.proof, 20000),
-                 e.policy_version, e.latency_ms, e.outcome, e.error) for e in batch]
+                 e.policy_version, e.latency_ms, e.outcome, e.error, e.principal) for e in batch]
         try:
             await self._db.executemany(
                 "INSERT INTO audit (ts, session, client, origin, tool, upstream, arg_digest, arguments, decision,"
-                " reason, proof, policy_version, latency_ms, outcome, error)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                " reason, proof, policy_version, latency_ms, outcome, error, principal)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             await self._db.commit()
         except Exception:  # the audit log must never take the gateway down
             log.exception("audit write failed (%d entries lost)", len(batch))
@@ -144,13 +149,16 @@ class AuditLog:
             self._db = None
 
 
-async def read_audit(path: Path, tail: int = 20, session: str | None = None) -> list[dict[str, Any]]:
-    """The newest ``tail`` entries, oldest first (for ``sentinel-mcp audit``)."""
+async def read_audit(path: Path, tail: int = 20, session: str | None = None,
+                     principal: str | None = None) -> list[dict[str, Any]]:
+    """The newest ``tail`` entries, oldest first (for ``sentinel-mcp audit``); ``principal``: only theirs."""
     if not path.exists():
         return []
     async with aiosqlite.connect(path) as db:
         db.row_factory = aiosqlite.Row
-        where, params = ("WHERE session = ?", [session]) if session else ("", [])
+        conds = [(c, v) for c, v in (("session = ?", session), ("principal = ?", principal)) if v]
+        where = ("WHERE " + " AND ".join(c for c, _ in conds)) if conds else ""
+        params = [v for _, v in conds]
         cur = await db.execute(f"SELECT * FROM audit {where} ORDER BY id DESC LIMIT ?", [*params, tail])
         rows = [dict(r) for r in await cur.fetchall()]
     for r in rows:

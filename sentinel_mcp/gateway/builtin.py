@@ -51,7 +51,7 @@ BUILTINS: dict[str, str] = {
     "sensors": "device_tools.sensors.server:create_server",
     "llm": "sentinel_mcp.llm.server:create_server",
     "swarm": "sentinel_mcp.swarm.server:create_server",
-    "a2a": "a2a.mcp_tools:create_server",
+    "a2a": "sentinel_mcp.a2a.mcp_tools:create_server",
     "agent": "sentinel_mcp.agent.server:create_server",
 }
 

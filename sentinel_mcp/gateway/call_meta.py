@@ -1,6 +1,8 @@
 """Who is calling: the gateway forwards the caller's session and identity to built-ins in ``_meta``.
 
-Built-ins (mounted in-process) read these to scope per-session state (facts, contexts, consent).
+Built-ins (mounted in-process) read these to scope per-session state (facts, contexts) and per-principal
+state (consents, retained readings). Only the gateway sets them: a client's own ``_meta`` never reaches a
+built-in.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from typing import Any
 SESSION_KEY = "sentinel/session"
 CLIENT_KEY = "sentinel/client"
 ORIGIN_KEY = "sentinel/origin"
+PRINCIPAL_KEY = "sentinel/principal"
 
 
-def call_meta(session_id: str, client: str | None, origin: str) -> dict[str, Any]:
-    return {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin}
+def call_meta(session_id: str, client: str | None, origin: str, principal: str | None = None) -> dict[str, Any]:
+    return {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin, PRINCIPAL_KEY: principal or ""}
 
 
 def _meta_of(ctx: Any) -> dict[str, Any]:
@@ -41,3 +44,8 @@ def client_of(ctx: Any, default: str = "local") -> str:
 def origin_of(ctx: Any, default: str = "client") -> str:
     """Which front the call came through (client, a2a, builtin, ...), as the gateway established it."""
     return str(_meta_of(ctx).get(ORIGIN_KEY) or default)
+
+
+def principal_of(ctx: Any, default: str = "local") -> str:
+    """The principal the call runs for (consents and retained data are theirs); ``default`` standalone."""
+    return str(_meta_of(ctx).get(PRINCIPAL_KEY) or default)

@@ -4,6 +4,11 @@ Tools and prompts are exposed as ``<prefix>__<name>`` (prefix defaults to the se
 wraps a server transparently). Names keep to MCP's 64-character limit and allowed characters; collisions are
 resolved deterministically (the alphabetically first server keeps the plain name, others get a hash suffix).
 Resources keep their URIs and are routed by exact URI, then by URI template.
+
+A tool's identity is ``<server>__<tool>`` (its server's config name and its own name), whatever name exposes
+it: rules, allow lists and principals' reach bind to the identity. No tool may be exposed under another
+tool's identity, nor under a name the policy governs that is not its own: such a tool is withheld and the
+conflict reported, naming both servers (a shadowing server would otherwise take a guarded tool's name).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from mcp.shared.uri_template import UriTemplate
 from mcp.types import Prompt, Resource, ResourceTemplate, Tool
@@ -41,11 +46,19 @@ def exposed_name(prefix: str, name: str, salt: str = "") -> str:
     return full
 
 
+def identity_of(server: str, tool: str) -> str:
+    return f"{server}{SEP}{tool}"
+
+
 @dataclass(frozen=True)
 class ToolRoute:
     upstream: str
     tool: str  # the upstream's own name
     exposed: Tool  # the Tool as the client sees it (renamed, everything else verbatim)
+
+    @property
+    def identity(self) -> str:
+        return identity_of(self.upstream, self.tool)
 
 
 @dataclass(frozen=True)
@@ -61,10 +74,17 @@ class Catalog:
         self.prompts: dict[str, PromptRoute] = {}
         self.resources: dict[str, tuple[str, Resource]] = {}
         self.templates: list[tuple[UriTemplate, str, ResourceTemplate]] = []
+        self.identities: dict[str, str] = {}  # identity -> exposed name
+        self.conflicts: list[str] = []  # tools withheld because they would shadow another's name
+        # names the policy governs (guards, bindings, read-only declarations), set by the guard
+        self.governed: Callable[[], set[str]] | None = None
         self.version = 0
 
     def rebuild(self, upstreams: Iterable["Upstream"]) -> None:
         ordered = sorted(upstreams, key=lambda u: u.name)
+        owners = {identity_of(up.name, t): up.name for up in ordered for t in up.tools}
+        governed = self._governed()
+        conflicts: list[str] = []
         tools: dict[str, ToolRoute] = {}
         prompts: dict[str, PromptRoute] = {}
         resources: dict[str, tuple[str, Resource]] = {}
@@ -74,6 +94,14 @@ class Catalog:
             for tname in sorted(up.tools):
                 tool = up.tools[tname]
                 name = exposed_name(prefix, tname)
+                own = identity_of(up.name, tname)
+                if name != own and (name in owners or name in governed):
+                    other = owners.get(name) or name.split(SEP, 1)[0]
+                    conflicts.append(
+                        f"server {up.name!r} exposes a tool named {name!r}, a name of server {other!r}: servers "
+                        f"{up.name!r} and {other!r} collide, so {up.name}.{tname} is withheld (give {up.name!r} "
+                        "a prefix)")
+                    continue
                 if name in tools:
                     log.warning("tool name collision on %r: %s.%s renamed", name, up.name, tname)
                     name = exposed_name(prefix, tname, salt=f"{up.name}:{tname}")
@@ -94,8 +122,29 @@ class Catalog:
                     templates.append((UriTemplate.parse(tpl.uri_template), up.name, tpl))
                 except Exception:  # noqa: BLE001 - a bad template from one upstream is skipped, not fatal
                     log.warning("upstream %s: unusable URI template %r", up.name, tpl.uri_template)
+        for c in conflicts:
+            if c not in self.conflicts:
+                log.error("catalog: %s", c)
         self.tools, self.prompts, self.resources, self.templates = tools, prompts, resources, templates
+        self.identities = {r.identity: n for n, r in tools.items()}
+        self.conflicts = conflicts
         self.version += 1
+
+    def _governed(self) -> set[str]:
+        if self.governed is None:
+            return set()
+        try:
+            return {n for n in self.governed() if not n.endswith("*")}
+        except Exception:  # noqa: BLE001 - a policy that cannot say what it governs governs nothing here
+            log.exception("catalog: the policy's governed names are unavailable")
+            return set()
+
+    def route(self, name: str, *, by_identity: bool = False) -> ToolRoute | None:
+        """The route of an exposed name, or (``by_identity``: the policy's own calls) of an identity."""
+        if by_identity:
+            exposed = self.identities.get(name)
+            return self.tools.get(exposed) if exposed is not None else None
+        return self.tools.get(name)
 
     def route_resource(self, uri: str) -> str | None:
         hit = self.resources.get(uri)

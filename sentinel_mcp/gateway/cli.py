@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import sys
 import time
@@ -23,13 +24,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     csub = p.add_subparsers(dest="what", metavar="WHAT")
     c = csub.add_parser("claude", help="the mcpServers snippet for Claude Desktop's claude_desktop_config.json")
     c.set_defaults(func=cmd_config_claude)
-    c = csub.add_parser("show", help="the effective configuration as JSON")
+    c = csub.add_parser("show", help="the effective configuration as JSON (tokens masked)")
     c.set_defaults(func=cmd_config_show)
+    c = csub.add_parser("token", help="the owner's HTTP/A2A bearer token (generated on first use)")
+    c.set_defaults(func=cmd_config_token)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
     p = sub.add_parser("audit", help="show the audit log")
     p.add_argument("--tail", type=int, default=20, metavar="N", help="the newest N entries (default 20)")
     p.add_argument("--session", help="only this session")
+    p.add_argument("--principal", help="only this principal's calls (what that principal may be shown)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     p.set_defaults(func=cmd_audit)
 
@@ -37,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("tool", help="catalog name, e.g. airline__get_user_details")
     p.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
     p.add_argument("--url", help="a running Sentinel's streamable HTTP URL (default: start one in-process)")
-    p.add_argument("--token", help="bearer token for --url")
+    p.add_argument("--token", help="bearer token for --url (default: $SENTINEL_TOKEN, else the owner's token of "
+                                   "this config's data dir)")
     p.add_argument("--yes", action="store_true", help="answer every confirmation with yes")
     p.set_defaults(func=cmd_call)
 
@@ -73,7 +78,38 @@ def cmd_config_claude(args: argparse.Namespace) -> int:
 def cmd_config_show(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     data = config.model_dump(mode="json", by_alias=True, exclude_none=True)
-    print(json.dumps({"source": config.source, "store": str(config.store_path), **data}, indent=2))
+    print(json.dumps({"source": config.source, "store": str(config.store_path), **_masked(data)}, indent=2))
+    return 0
+
+
+_SECRET_KEYS = ("token", "api_keys", "peer_tokens", "authorization", "password", "secret")
+
+
+def _masked(value: Any, secret: bool = False) -> Any:
+    """Secrets shown as ``***`` (a config printed to a terminal or a bug report must not leak them)."""
+    if isinstance(value, dict):
+        return {k: _masked(v, secret or any(s in k.lower() for s in _SECRET_KEYS)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, secret) for v in value]
+    return "***" if secret and value not in (None, "") else value
+
+
+def cmd_config_token(args: argparse.Namespace) -> int:
+    from sentinel_mcp.identity.owner_token import load_or_create, token_path
+
+    config = load_config(args.config)
+    http = config.sentinel.http
+    if http.auth == "none":
+        print('sentinel-mcp: this config says "auth": "none": HTTP callers need no token', file=sys.stderr)
+        return 1
+    if http.token is not None:
+        print(http.token)
+        print("(sentinel.http.token from the config)", file=sys.stderr)
+        return 0
+    token, created = load_or_create(config.data_dir)
+    print(token)
+    print(f"({'generated now, ' if created else ''}kept in {token_path(config.data_dir)}, mode 0600; send it as "
+          "'Authorization: Bearer <token>')", file=sys.stderr)
     return 0
 
 
@@ -81,7 +117,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from sentinel_mcp.gateway.audit import read_audit
 
     config = load_config(args.config)
-    rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session))
+    rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session,
+                                  principal=args.principal))
     if args.json:
         for r in rows:
             print(json.dumps(r, ensure_ascii=False, default=str))
@@ -89,12 +126,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no audit entries in {config.store_path}")
         return 0
-    print(f"{'time':19}  {'session':14} {'tool':38} {'decision':8} {'outcome':14} {'ms':>7}  reason")
+    print(f"{'time':19}  {'principal':10} {'session':22} {'tool':32} {'decision':8} {'outcome':14} {'ms':>7}  "
+          "reason")
     for r in rows:
         ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["ts"]))
         ms = f"{r['latency_ms']:.1f}" if r.get("latency_ms") is not None else ""
         reason = (r.get("reason") or r.get("error") or "").replace("\n", " ")[:70]
-        print(f"{ts}  {r['session'][:14]:14} {r['tool'][:38]:38} {r['decision']:8} {r['outcome']:14} {ms:>7}  {reason}")
+        who = (r.get("principal") or "")[:10]
+        print(f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} "
+              f"{r['outcome']:14} {ms:>7}  {reason}")
     return 0
 
 
@@ -107,5 +147,20 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(f"sentinel-mcp: arguments are not valid JSON: {e.msg} (column {e.colno})", file=sys.stderr)
         return 2
     config = None if args.url else load_config(args.config)
-    return asyncio.run(call_once(args.tool, arguments, config=config, url=args.url, token=args.token,
+    token = args.token or os.environ.get("SENTINEL_TOKEN") or (_owner_token(args) if args.url else None)
+    return asyncio.run(call_once(args.tool, arguments, config=config, url=args.url, token=token,
                                  assume_yes=args.yes))
+
+
+def _owner_token(args: argparse.Namespace) -> str | None:
+    """The token a local Sentinel on this config's data dir uses (None when it has none yet)."""
+    from sentinel_mcp.identity.owner_token import token_path
+
+    config = load_config(args.config)
+    if config.sentinel.http.token is not None:
+        return config.sentinel.http.token
+    path = token_path(config.data_dir)
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None

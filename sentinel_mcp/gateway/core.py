@@ -5,21 +5,48 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+import uuid
+from typing import Any, Callable
 
 import anyio
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-from mcp.types import (CallToolResult, ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult,
-                       TextContent, Tool)
+from mcp.types import (
+    CallToolResult,
+    CreateMessageRequest,
+    ElicitRequest,
+    ErrorData,
+    InputRequiredResult,
+    ListRootsRequest,
+    TextContent,
+    Tool,
+)
 from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
+from sentinel_mcp.gateway.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.builtin import declares_self_confirming
 from sentinel_mcp.gateway.call_meta import call_meta
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Origin, ToolCall
+from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.conversations import Conversations
+from sentinel_mcp.gateway.decision import (
+    Allow,
+    Answer,
+    Ask,
+    Decision,
+    Deny,
+    Guard,
+    Origin,
+    Question,
+    ToolCall,
+    argument_digest,
+)
+from sentinel_mcp.gateway.own_results import sentinel_result
+from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
+from sentinel_mcp.gateway.redactor import redact_record, sensitive_fields_of
+from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
     CallerLink,
@@ -27,6 +54,7 @@ from sentinel_mcp.gateway.upstream import (
     UpstreamUnavailable,
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, OWNER, Principal
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +72,9 @@ class UpstreamNeedsInput(BaseModel):
     call: ToolCall
 
 
-def error_result(text: str, **structured: Any) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
-                          structured_content={"sentinel": structured} if structured else None)
+def error_result(text: str, **info: Any) -> CallToolResult:
+    """Sentinel's own error result (details in ``_meta``, never in ``structuredContent``)."""
+    return sentinel_result(text, **info)
 
 
 class Gateway:
@@ -57,24 +85,49 @@ class Gateway:
         self.audit = audit
         self.manager = manager
         self.guard = guard
+        self.conversations = Conversations()
+        self.consent_gate: ConsentGate | None = None  # personal reads need their principal's consent
+        # every principal the config names, by name (A2A callers reach the gateway by name)
+        self.principals: dict[str, Principal] = {p.name: p for p in (OWNER, ANONYMOUS, INTERNAL)}
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
+        self.observers: list[Callable[[AuditEntry], None]] = []
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:
-        route = self.manager.catalog.tools.get(name)
+        """An exposed name's tool, or a tool's identity's (the policy names tools by identity)."""
+        catalog = self.manager.catalog
+        route = catalog.route(name) or catalog.route(name, by_identity=True)
         return route.exposed if route else None
 
-    def list_catalog_tools(self) -> list[Tool]:
-        return self.manager.catalog.tool_list()
+    def list_catalog_tools(self, principal: Principal | None = None) -> list[Tool]:
+        """The catalog, or the part of it ``principal`` may reach."""
+        if principal is None or principal.unrestricted:
+            return self.manager.catalog.tool_list()
+        return [r.exposed for r in self.manager.catalog.tools.values() if principal.may_reach(r.upstream, r.tool)]
+
+    def principal_for(self, principal: Principal | str | None, session_id: str, origin: Origin) -> Principal:
+        """The principal a call runs for: the one given (by name: as configured; an unknown name may reach
+        nothing), else the owner of its session (the solver's fetches), else Sentinel itself."""
+        if isinstance(principal, Principal):
+            return principal
+        if isinstance(principal, str):
+            return self.principals.get(principal) or Principal(principal, "token", tools=(), upstreams=())
+        owner = self.conversations.principal_of(session_id)
+        if owner is None and "/" in session_id:  # session ids start with their principal's name (A2A's too)
+            owner = self.principals.get(session_id.split("/", 1)[0])
+        if owner is not None:
+            return owner
+        return OWNER if origin in ("client", "cli") else INTERNAL
 
     # ------------------------------------------------------------------ GatewayPort
     async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str,
                      client: str | None = None, origin: Origin = "client", answers: dict[str, Answer] | None = None,
                      depth: int = 0, progress: ProgressFn | None = None,
-                     link: CallerLink | None = None) -> InvokeOutcome:
+                     principal: Principal | str | None = None, link: CallerLink | None = None) -> InvokeOutcome:
         outcome = await self.execute(name, arguments, session_id=session_id, client=client, origin=origin,
-                                     answers=answers, depth=depth, progress=progress, link=link)
+                                     answers=answers, depth=depth, progress=progress, principal=principal,
+                                     link=link)
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
             what = "; ".join(a for a in asks if a) or "input"
@@ -82,7 +135,28 @@ class Gateway:
                                   "through an MCP client of this Sentinel or its CLI, not by this caller")
         return outcome
 
+    def refuse_answers(self, name: str, arguments: Any, *, session_id: str, client: str | None,
+                       origin: Origin, reason: str, principal: Principal | str | None = None) -> Refused:
+        """Answers that cannot count (no valid state, replayed, not asked, ...): audited (redacted, like every
+        record), nothing recorded."""
+        args = arguments if isinstance(arguments, dict) else None
+        who = self.principal_for(principal, session_id, origin)
+        route = self.manager.catalog.route(name)
+        sensitive = sensitive_fields_of(route.exposed) if route is not None else set()
+        record = redact_record(dict(session=session_id, client=client, origin=origin, tool=name,
+                                    principal=who.name, arg_digest=argument_digest(args), arguments=args,
+                                    reason=reason), sensitive)
+        self.audit.record(AuditEntry(**record, decision="deny", outcome="answer_refused",
+                                     policy_version=self.guard.version))
+        return Refused(reason=f"the answer was not accepted: {reason}",
+                       decision=AnswerNotAccepted(reason=reason, unmet=["answer_refused"],
+                                                  how_to_unblock=["call the tool again; the user is asked afresh"]))
+
     # ------------------------------------------------------------------ the pipeline
+    @traced(lambda self, name, *a, origin="client", **k: "sentinel.fetch" if origin == "solver" else "sentinel.call",
+            lambda self, name, *a, session_id, origin="client", client=None, **k: {
+                "sentinel.tool": name, "sentinel.origin": origin, "sentinel.session": session_id,
+                "sentinel.client": client})
     async def execute(
         self,
         name: str,
@@ -98,27 +172,46 @@ class Gateway:
         upstream_input: dict[str, Any] | None = None,
         upstream_state: str | None = None,
         preapproved_digest: str | None = None,
+        principal: Principal | str | None = None,
+        purpose: str | None = None,
     ) -> InvokeOutcome | UpstreamNeedsInput:
         started = time.perf_counter()
-        base = dict(session=session_id, client=client, origin=origin, tool=name)
+        who = self.principal_for(principal, session_id, origin)
+        base = dict(session=session_id, client=client, origin=origin, tool=name, principal=who.name)
+
+        sensitive: set[str] = set()  # argument names the tool declares secret
 
         def audit(decision: str, outcome: str, **kw: Any) -> None:
-            self.audit.record(AuditEntry(**base, decision=decision, outcome=outcome,
-                                         policy_version=self.guard.version,
-                                         latency_ms=(time.perf_counter() - started) * 1000, **kw))
+            # one redactor for every record: secrets never reach the log, allowed or denied
+            record = redact_record({**base, **kw}, sensitive)
+            entry = AuditEntry(**record, decision=decision, outcome=outcome, policy_version=self.guard.version,
+                               latency_ms=(time.perf_counter() - started) * 1000)
+            self.audit.record(entry)
+            for observe in self.observers:  # metrics, traces: what the audit log records, as it is recorded
+                observe(entry)
 
-        route = self.manager.catalog.tools.get(name)
-        if route is None:
-            audit("error", "unknown_tool", error="unknown tool")
-            return Refused(reason=self._unknown_tool_message(name))
+        # the policy's own fetches name tools by identity (what rules bind to); everyone else by exposed name
+        catalog = self.manager.catalog
+        route = catalog.route(name, by_identity=True) if origin == "solver" else catalog.route(name)
+        if route is None and origin == "builtin":
+            route = catalog.route(name, by_identity=True)
+        reachable = route is not None and (origin in ("solver", "builtin")
+                                           or who.may_reach(route.upstream, route.tool))
+        if route is None or not reachable:
+            # a tool the caller may not reach is as unknown to it as a tool that does not exist
+            audit("error", "unknown_tool",
+                  error="unknown tool" if route is None else f"not reachable by {who.name}")
+            return Refused(reason=self._unknown_tool_message(name, who))
+        sensitive.update(sensitive_fields_of(route.exposed))
         problem = self._check_arguments(route.exposed, arguments)
         if problem is not None:
-            audit("error", "bad_arguments", upstream=route.upstream, error=problem)
+            audit("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=arguments)
             return Refused(reason=problem)
         up = self.manager.upstreams[route.upstream]
         ann = route.exposed.annotations
         call = ToolCall(name=name, server=route.upstream, tool=route.tool, arguments=arguments or {},
-                        session_id=session_id, client=client, origin=origin, depth=depth,
+                        session_id=session_id, client=client, origin=origin, depth=depth, principal=who.name,
+                        purpose=purpose,
                         read_only=ann.read_only_hint if ann else None,
                         destructive=ann.destructive_hint if ann else None,
                         self_confirming=self._self_confirming(up, route.exposed))
@@ -130,16 +223,18 @@ class Gateway:
         if preapproved_digest is not None and preapproved_digest == call.digest:
             decision: Decision = Allow(reason="continuation of a call already allowed")
         else:
-            decision = await self._decide(call, answers or {})
+            decision = await self._decide(call, answers or {}, route.exposed)
         if isinstance(decision, Deny):
-            audit("deny", "denied", reason=decision.reason, proof=_proof_of(decision))
+            refused_answer = isinstance(decision, AnswerNotAccepted)
+            audit("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,
+                  proof=_proof_of(decision))
             return Refused(reason=decision.reason, decision=decision)
         if isinstance(decision, Ask):
             audit("ask", "asked", reason=decision.reason,
                   proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet})
             return NeedsInput(reason=decision.reason, questions=decision.questions)
 
-        meta = call_meta(session_id, client, origin) if isinstance(up.target, BuiltinTarget) else None
+        meta = call_meta(session_id, client, origin, who.name) if isinstance(up.target, BuiltinTarget) else None
         try:
             result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
                                         input_responses=upstream_input, request_state=upstream_state, meta=meta)
@@ -149,12 +244,10 @@ class Gateway:
                 if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
                     raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
                 responses = await self._answer_upstream_push(link, result)
-                if responses is None:
-                    audit("allow", "tool_error", reason=decision.reason, proof=_proof_of(decision),
-                          error="upstream input request cannot be relayed")
-                    # nobody could answer the upstream's question (e.g. its confirmation): the call is refused
-                    return Refused(reason=f"{name}: the upstream asked for an answer that nobody could give "
-                                          "(the caller cannot be asked during the call); nothing was done")
+                if not isinstance(responses, dict):
+                    why = responses or "the upstream asked for input that Sentinel cannot relay to this client"
+                    audit("allow", "tool_error", reason=decision.reason, proof=_proof_of(decision), error=why)
+                    return Completed(result=error_result(f"{name}: {why}"))
                 result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
                                             input_responses=responses, request_state=result.request_state, meta=meta)
         except UpstreamUnavailable as e:
@@ -176,57 +269,101 @@ class Gateway:
                 await observe(call, result)
             except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
                 log.exception("guard could not observe the result of %s", name)
+        source = untrusted_source(route.exposed, call.identity, self.config.sentinel.untrusted, result)
+        if source is not None:
+            result = mark_untrusted(result, source)
         audit("allow", "tool_error" if result.is_error else "ok", reason=decision.reason,
               proof=_proof_of(decision), error=_first_text(result) if result.is_error else None)
         return Completed(result=result)
 
-    async def _decide(self, call: ToolCall, answers: dict[str, Answer]) -> Decision:
-        """Ask the guard; feed it the answers it asked for, and ask again (bounded). Errors deny."""
+    async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
+        decision = await self.guard.decide(call)
+        if self.consent_gate is not None:
+            decision = await self.consent_gate.gate(call, tool, decision)
+        return decision
+
+    async def _record(self, call: ToolCall, question: Question, answer: Answer) -> None:
+        if question.meta.get("kind") == "consent":
+            if self.consent_gate is not None:
+                self.consent_gate.record(call, question, answer)
+            return
+        await self.guard.record_answer(call, question, answer)
+
+    @traced("sentinel.guard", lambda self, call, answers, tool: {"sentinel.tool": call.name,
+                                                                    "sentinel.answers": len(answers)})
+    async def _decide(self, call: ToolCall, answers: dict[str, Answer], tool: Tool) -> Decision:
+        """Ask the guard (and the consent gate); feed it the answers it asked for, and ask again (bounded).
+        Errors deny."""
         timeout = self.config.sentinel.policy.guard_timeout
         used: set[str] = set()
         try:
             for _ in range(MAX_ASK_ROUNDS):
                 with anyio.fail_after(timeout):
-                    decision = await self.guard.decide(call)
+                    decision = await self._decide_once(call, tool)
                 if not isinstance(decision, Ask):
                     return decision
                 fresh = [q for q in decision.questions if q.key in answers and q.key not in used]
                 if not fresh:
+                    again = [q for q in decision.questions if q.key in used]
+                    if again:
+                        # answered (validly) and still asked: the answer did not let the call go ahead. It ends
+                        # here, unremembered, rather than asking the same question in a loop
+                        return Deny(reason=f"the answer to \u201c{again[0].message}\u201d did not let the call go "
+                                           "ahead", unmet=[q.key for q in again],
+                                    how_to_unblock=["call again to ask the user again"])
                     return decision
+                # every answer is checked before any is recorded: one bad answer records nothing
+                for q in fresh:
+                    problem = answer_problem(q, answers[q.key])
+                    if problem:
+                        return AnswerNotAccepted(
+                            reason=f"the answer to \u201c{q.message}\u201d was not accepted: {problem}. "
+                                   "The question counts as not answered, and the call was not made.",
+                            unmet=[q.key], how_to_unblock=["call the tool again and answer the question as asked"])
+                declined = [q for q in fresh if not goes_ahead(q, answers[q.key])]
+                if declined:
+                    # a "no" ends this call only: nothing is stored, so the next call asks again
+                    return Deny(reason=f"you declined: {declined[0].message}",
+                                unmet=["declined"],
+                                how_to_unblock=["nothing was recorded: if the user changes their mind, call the "
+                                                "tool again and they will be asked again"])
                 for q in fresh:
                     used.add(q.key)
                     with anyio.fail_after(timeout):
-                        await self.guard.record_answer(call, q, answers[q.key])
-                refused = [q for q in fresh if answers[q.key].action != "accept"]
-                if refused:
-                    # a declined or cancelled question ends the call; asking again would loop
-                    return Deny(reason=f"the user declined: {refused[0].message}",
-                                unmet=[q.key for q in refused],
-                                how_to_unblock=["ask the user again if they change their mind"])
+                        await self._record(call, q, answers[q.key])
             return decision
         except TimeoutError:
             return Deny(reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",
                         unmet=["guard_timeout"])
-        except Exception as e:  # noqa: BLE001 - a guard that errors denies
-            log.exception("guard error on %s", call.name)
-            return Deny(reason=f"the guard of {call.name} failed ({type(e).__name__}: {e}); denied",
-                        unmet=["guard_error"])
+        except Exception:  # noqa: BLE001 - a guard that errors denies
+            ref = uuid.uuid4().hex[:10]  # internals go to the log only
+            log.exception("guard error on %s (reference %s)", call.name, ref)
+            return Deny(reason=f"the guard of {call.name} failed with an internal error (reference {ref} in "
+                               "Sentinel's log); denied", unmet=["guard_error"])
 
     @staticmethod
-    async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | None:
+    async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | str | None:
+        """A 2026-era upstream's input requests asked of a handshake-era client: the replies, or why there are
+        none (a refusal's message; None when one cannot be relayed at all)."""
         answers: dict[str, Any] = {}
         for key, req in (result.input_requests or {}).items():
-            if not (isinstance(req, ElicitRequest) and isinstance(req.params, ElicitRequestFormParams)):
+            if isinstance(req, ElicitRequest):
+                answer: Any = await link.elicit(req.params)
+            elif isinstance(req, CreateMessageRequest):
+                answer = await link.sample(req.params)
+            elif isinstance(req, ListRootsRequest):
+                answer = await link.list_roots()
+            else:
                 return None
-            answer = await link.elicit(req.params)
-            if not isinstance(answer, ElicitResult):  # the person could not be asked: nothing to relay
-                return None
+            if isinstance(answer, ErrorData):  # not relayed, or a reply that did not fit the question
+                log.info("input request %s not relayed: %s", key, answer.message)
+                return answer.message
             answers[key] = answer
         return answers
 
     def self_confirming(self, name: str) -> bool:
         """Whether calls to the catalog tool ``name`` are left to its trusted built-in's own confirmation."""
-        route = self.manager.catalog.tools.get(name)
+        route = self.manager.catalog.route(name)
         up = self.manager.upstreams.get(route.upstream) if route else None
         return bool(route and up and self._self_confirming(up, route.exposed))
 
@@ -237,10 +374,10 @@ class Gateway:
         return (isinstance(up.target, BuiltinTarget) and up.name in self.config.sentinel.builtins
                 and up.name in self.config.sentinel.policy.self_confirming and declares_self_confirming(tool.meta))
 
-    def _unknown_tool_message(self, name: str) -> str:
+    def _unknown_tool_message(self, name: str, principal: Principal) -> str:
         import difflib
 
-        names = list(self.manager.catalog.tools)
+        names = [t.name for t in self.list_catalog_tools(principal)]
         close = difflib.get_close_matches(name, names, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         down = [u.name for u in self.manager.upstreams.values() if u.state != "ready"]

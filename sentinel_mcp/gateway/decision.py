@@ -27,6 +27,8 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     session_id: str = "default"
     client: str | None = None  # client name/version, or the A2A caller's identity
+    principal: str | None = None  # who the call runs for (the name of the caller's principal)
+    purpose: str | None = None  # why, as the client states it (_meta["sentinel/purpose"]); consents use it
     origin: Origin = "client"
     read_only: bool | None = None  # from MCP annotations (readOnlyHint)
     destructive: bool | None = None  # from MCP annotations (destructiveHint, default true per spec)
@@ -38,6 +40,11 @@ class ToolCall(BaseModel):
     @property
     def digest(self) -> str:
         return argument_digest(self.arguments)
+
+    @property
+    def identity(self) -> str:
+        """``<server>__<tool>``: what rules and allow lists bind to, whatever name exposed the tool."""
+        return f"{self.server}__{self.tool}" if self.server else self.name
 
 
 class Question(BaseModel):

@@ -1,16 +1,20 @@
 """The fail-safe default guard (DESIGN §3): read-only tools pass, destructive or unknown ones need confirmation.
 
 Configured allow and deny lists (glob patterns over catalog names) come first. A confirmation is bound to the
-session, tool, argument digest and policy version, and expires.
+session, tool, argument digest and policy version, expires, and is used by one call. Only the user's JSON
+``true`` grants it; a "no" ends that call and is not remembered.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import time
 
 from sentinel_mcp.config import PolicySettings
+from sentinel_mcp.gateway.answer_validation import approves
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Question, ToolCall
+from sentinel_mcp.gateway.display_text import VALUE_LIMIT, Shown, display_note, is_hidden, safe_text, shown
 
 CONFIRM_SCHEMA = {
     "type": "object",
@@ -23,21 +27,32 @@ def confirmation_key(call: ToolCall) -> str:
     return f"sentinel.confirm.{call.digest}"
 
 
-def describe_call(call: ToolCall, limit: int = 600) -> str:
-    import json
-
-    args = json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)
-    if len(args) > limit:
-        args = args[:limit] + "…"
-    return f"{call.name}({args})"
+def describe_call(call: ToolCall, value_limit: int = VALUE_LIMIT, max_arguments: int = 30) -> tuple[str, str]:
+    """The call as a person should see it (each value shown safely), and a note naming what was changed."""
+    shown_args: list[str] = []
+    changes: list[tuple[str, Shown]] = []
+    for i, (key, value) in enumerate(sorted(call.arguments.items())):
+        if i == max_arguments:
+            changes.append(("the call", Shown("", 0, len(call.arguments) - max_arguments)))
+            shown_args.append(f"…⟨{len(call.arguments) - max_arguments} more arguments not shown⟩")
+            break
+        name = shown(key, 80)
+        text = shown(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str), value_limit)
+        if isinstance(value, str):  # JSON already escaped its control characters: still say they were there
+            raw = sum(1 for ch in value[:value_limit] if is_hidden(ch))
+            text = Shown(text.text, max(text.hidden, raw), text.cut)
+        shown_args.append(f"{name.text}={text.text}")
+        changes += [(f"name of argument {name.text}", name), (f"value of {name.text}", text)]
+    return f"{safe_text(call.name, 200)}({', '.join(shown_args)})", display_note(changes)
 
 
 def confirmation_question(call: ToolCall, why: str) -> Question:
+    described, note = describe_call(call)
     return Question(
         key=confirmation_key(call),
-        message=f"Sentinel: allow {describe_call(call)}? {why}",
+        message=f"Sentinel: allow {described}? {why}" + (f" {note}" if note else ""),
         requested_schema=CONFIRM_SCHEMA,
-        meta={"kind": "confirmation", "tool": call.name, "digest": call.digest},
+        meta={"kind": "confirmation", "tool": call.name, "digest": call.digest, "from": ["user"]},
     )
 
 
@@ -72,7 +87,6 @@ class DefaultGuard:
     def __init__(self, settings: PolicySettings | None = None) -> None:
         self.settings = settings or PolicySettings()
         self.confirmations = ConfirmationBook(self.settings.confirm_ttl)
-        self._declined: set[tuple[str, str, str]] = set()
 
     @property
     def version(self) -> str:
@@ -82,10 +96,12 @@ class DefaultGuard:
         return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
     async def decide(self, call: ToolCall) -> Decision:
-        if self._matches(self.settings.deny, call.name):
+        # the deny list matches either name; the allow list only the identity (server + own name), so a
+        # server exposing a tool under an allowed name gains nothing
+        if self._matches(self.settings.deny, call.name) or self._matches(self.settings.deny, call.identity):
             return Deny(reason=f"{call.name} is on the deny list", unmet=["deny_list"],
                         how_to_unblock=["remove it from sentinel.policy.deny in the config"])
-        if self._matches(self.settings.allow, call.name):
+        if self._matches(self.settings.allow, call.identity):
             return Allow(reason=f"{call.name} is on the allow list")
         mode = self.settings.default
         if mode == "allow":
@@ -98,10 +114,6 @@ class DefaultGuard:
         if call.self_confirming and mode == "fail-safe":
             # one question per risky action: the trusted built-in asks itself, with what it sees on the device
             return Allow(reason=f"{call.server} confirms its own risky actions (trusted built-in)")
-        if (call.session_id, call.name, call.digest) in self._declined:
-            self._declined.discard((call.session_id, call.name, call.digest))
-            return Deny(reason="the user declined this call", unmet=["confirmation"],
-                        how_to_unblock=["ask the user again and call the tool again"])
         if self.confirmations.holds(call, self.version):
             self.confirmations.consume(call, self.version)
             return Allow(reason="confirmed by the user", proof={"confirmation": confirmation_key(call)})
@@ -112,10 +124,9 @@ class DefaultGuard:
                    questions=[confirmation_question(call, why)], unmet=["confirmation"])
 
     async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
-        if question.meta.get("kind") != "confirmation":
+        """Grant the confirmation only for the user's JSON ``true``; a "no" stores nothing (the call ends,
+        the next identical call asks again)."""
+        if question.meta.get("kind") != "confirmation" or question.key != confirmation_key(call):
             return
-        approved = answer.action == "accept" and bool((answer.content or {}).get("approve"))
-        if approved and answer.provenance == "user":
+        if approves(question, answer):  # valid, from the user, and JSON true
             self.confirmations.grant(call, self.version)
-        elif not approved:
-            self._declined.add((call.session_id, call.name, call.digest))

@@ -7,7 +7,7 @@ Both protocol eras: handshake-era clients get pushed elicitation and ``list_chan
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.subscriptions import (
@@ -24,9 +24,7 @@ from mcp.types import (
     CallToolResult,
     ElicitRequest,
     ElicitRequestFormParams,
-    ElicitRequestParams,
     ElicitResult,
-    ErrorData,
     GetPromptRequestParams,
     GetPromptResult,
     InputRequiredResult,
@@ -34,66 +32,39 @@ from mcp.types import (
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListToolsResult,
-    LoggingMessageNotificationParams,
     NotificationParams,
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResult,
-    TextContent,
 )
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway.call_meta import SESSION_KEY
+from sentinel_mcp.gateway.consent_gate import PURPOSE_META
+from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
+from sentinel_mcp.gateway.display_text import safe_question, safe_text
+from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, is_modern
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
+from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
+from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
+from sentinel_mcp.gateway.telemetry import traced
+from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
 from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
+from sentinel_mcp.identity.principal import OWNER, Principal
+from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 log = logging.getLogger(__name__)
 
-OUR_KEY_PREFIX = "sentinel."
 PAGE_SIZE = 500
 INSTRUCTIONS = (
     "Sentinel governs these tools: every call is checked by a policy before it runs. A call may be allowed, "
     "denied (the result says why and what would unblock it), or need the user's answer (you will be asked, or "
     "the result lists the questions). Tools named sentinel__* query the facts and rules behind decisions."
 )
-
-
-def is_modern(ctx: ServerRequestContext) -> bool:
-    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-
-
-def can_elicit(ctx: ServerRequestContext) -> bool:
-    caps = ctx.session.client_capabilities
-    return bool(caps is not None and caps.elicitation is not None)
-
-
-class FrontLink(CallerLink):
-    """Relays what an upstream pushes during a call back to the downstream client that made it."""
-
-    def __init__(self, ctx: ServerRequestContext) -> None:
-        self.ctx = ctx
-
-    @property
-    def can_push(self) -> bool:
-        return not is_modern(self.ctx) and can_elicit(self.ctx)
-
-    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
-        if not self.can_push or not isinstance(params, ElicitRequestFormParams):
-            return ErrorData(code=-32600, message="sentinel: this client cannot be asked during the call")
-        return await self.ctx.session.elicit_form(params.message, params.requested_schema,
-                                                  related_request_id=self.ctx.request_id)
-
-    async def log(self, params: LoggingMessageNotificationParams) -> None:
-        try:
-            await self.ctx.session.send_log_message(params.level, params.data, logger=params.logger,
-                                                    related_request_id=self.ctx.request_id)
-        except Exception:  # noqa: BLE001 - a log line is best effort
-            log.debug("could not relay upstream log", exc_info=True)
 
 
 class SentinelFront(Server):
@@ -112,19 +83,26 @@ class Front:
 
     def __init__(self, gateway: Gateway, *, default_session: str | None = None,
                  seal: RequestStateSeal | None = None) -> None:
+        """``default_session``: this process serves one conversation (stdio, the CLI), of this kind."""
         self.gateway = gateway
-        self.default_session = default_session
+        self.conversations = gateway.conversations
+        self.process_conversation = (self.conversations.open(OWNER, default_session)
+                                     if default_session else None)
         self.seal = seal or RequestStateSeal(max_age=gateway.config.sentinel.policy.confirm_ttl)
+        self.rounds = InputRounds(self.seal)
         self.bus = InMemorySubscriptionBus()
         self.page_size = PAGE_SIZE
         self.held = HeldCalls(timeout=gateway.config.sentinel.policy.confirm_ttl)
         self._legacy_sessions: dict[int, Any] = {}
+        self.utilities = FrontUtilities(gateway.manager, ListenHandler(self.bus), self.bus, self.principal)
+        u = self.utilities
         self.server = SentinelFront(
             "sentinel", version=__version__, instructions=INSTRUCTIONS,
             on_list_tools=self.list_tools, on_call_tool=self.call_tool,
             on_list_resources=self.list_resources, on_list_resource_templates=self.list_resource_templates,
             on_read_resource=self.read_resource, on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
-            on_subscriptions_listen=ListenHandler(self.bus),
+            on_subscriptions_listen=u.listen, on_subscribe_resource=u.subscribe,
+            on_unsubscribe_resource=u.unsubscribe, on_completion=u.complete, on_set_logging_level=u.set_level,
         )
         self.server.add_notification_handler("notifications/initialized", NotificationParams, self._on_initialized)
 
@@ -146,21 +124,36 @@ class Front:
         for event in (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged()):
             await self.bus.publish(event)
 
-    def session_id(self, ctx: ServerRequestContext) -> str:
-        meta = ctx.meta or {}
-        explicit = meta.get(SESSION_KEY) if isinstance(meta, dict) else None
-        if explicit:
-            return str(explicit)
+    def principal(self, ctx: ServerRequestContext) -> Principal:
+        """Who is calling: the principal the HTTP host resolved, else (stdio, in-process) the local user."""
         request = ctx.request
-        headers = getattr(request, "headers", None)
-        if headers is not None and headers.get("x-sentinel-session"):
-            return str(headers.get("x-sentinel-session"))
-        if self.default_session:
-            return self.default_session
-        conn = getattr(ctx.session, "_connection", None)
-        if not is_modern(ctx) and conn is not None:
-            return f"http:{conn.session_id}" if getattr(conn, "session_id", None) else f"conn:{id(conn):x}"
-        return f"client:{self.client_name(ctx) or 'anonymous'}"
+        scope = getattr(request, "scope", None)
+        found = scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
+        return found if isinstance(found, Principal) else OWNER
+
+    def conversation(self, ctx: ServerRequestContext, principal: Principal,
+                     sealed: dict[str, Any] | None = None) -> Conversation:
+        """The session of this request (raises SessionRefused for a supplied key that is not the caller's)."""
+        meta = ctx.meta if isinstance(ctx.meta, dict) else {}
+        headers = getattr(ctx.request, "headers", None)
+        named = meta.get(SESSION_KEY) or (headers.get(SESSION_HEADER) if headers is not None else None)
+        if named:
+            return self.conversations.named(str(named), principal)
+        if sealed and sealed.get("session") and sealed.get("principal") == principal.name:
+            # a 2026-era answer round trip continues the conversation that asked
+            return self.conversations.named(str(sealed["session"]), principal)
+        if self.process_conversation is not None:
+            if principal != self.process_conversation.principal:
+                raise SessionRefused("this process serves its local user only")
+            return self.process_conversation
+        if not is_modern(ctx):
+            kind = "http" if headers is not None else "mcp"
+            connection = getattr(ctx.session, "_connection", None) or ctx.session  # one per handshake connection
+            return self.conversations.of_transport(connection, principal, kind)
+        return self.conversations.open(principal, "conv")
+
+    def session_id(self, ctx: ServerRequestContext) -> str:
+        return self.conversation(ctx, self.principal(ctx)).id
 
     @staticmethod
     def client_name(ctx: ServerRequestContext) -> str | None:
@@ -173,76 +166,110 @@ class Front:
 
     # ------------------------------------------------------------------ tools
     async def list_tools(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
-        tools = self.gateway.list_catalog_tools()
+        tools = self.gateway.list_catalog_tools(self.principal(ctx))
         start, end, cursor = _page(params, len(tools), self.page_size)
         return ListToolsResult(tools=tools[start:end], next_cursor=cursor)
 
     async def call_tool(self, ctx: ServerRequestContext,
                         params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
-        session = self.session_id(ctx)
-        client = self.client_name(ctx)
-        link = FrontLink(ctx)
-        ours, theirs = _split_responses(params.input_responses)
+        principal = self.principal(ctx)
         sealed = self.seal.open(params.request_state)
-        if params.request_state and sealed is None and ours:
-            return error_result("sentinel: the answers came with an unknown or expired request state; "
-                                "call the tool again to be asked afresh")
-        preapproved = sealed.get("allowed") if sealed and sealed.get("name") == params.name \
-            and sealed.get("session") == session else None
-        # our question keys travel with a "sentinel." prefix so they never collide with an upstream's keys
-        answers = {}
-        for key, value in ours.items():
-            answers[key] = answers[key.removeprefix(OUR_KEY_PREFIX)] = _to_answer(value)
+        try:
+            conv = self.conversation(ctx, principal, sealed)
+        except SessionRefused as e:
+            return error_result(f"sentinel: {e}", error="session_refused")
+        result = await self._call_tool(ctx, params, principal, conv)
+        # the session as the client may carry it back (2026-era clients have no connection to keep it)
+        meta = {**(result.meta or {}), SESSION_KEY: self.conversations.sealed(conv)}
+        return result.model_copy(update={"meta": meta})
+
+    async def _call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams, principal: Principal,
+                         conv: Conversation) -> CallToolResult | InputRequiredResult:
+        session = conv.id
+        client = self.client_name(ctx)
+        purpose = _purpose(ctx)
+        retry = self.rounds.accept(modern=is_modern(ctx), can_elicit=can_be_asked(ctx), principal=principal.name,
+                                   session=session, tool=params.name, arguments=params.arguments,
+                                   version=self.gateway.guard.version, responses=params.input_responses,
+                                   request_state=params.request_state)
+        if isinstance(retry, RefusedRetry):
+            if retry.state is not None and retry.state.get("kind") == "hold":
+                self._end_held(retry.state)
+            return self._refused(self.gateway.refuse_answers(params.name, params.arguments, session_id=session,
+                                                             client=client, origin="client", reason=retry.reason,
+                                                             principal=principal))
+        answers = dict(retry.ours)
+        allowed = retry.kind == "allowed"
+        preapproved = retry.state.get("digest") if allowed else None
+        link = self._link(ctx, params.name,
+                          on_refused=self._answer_refused_reporter(params, session, client, principal))
 
         async def progress(p: float, total: float | None, message: str | None) -> None:
-            await ctx.session.report_progress(p, total, message)
+            await ctx.session.report_progress(p, total, safe_text(message, 1000) if message else message)
 
-        if is_modern(ctx) and can_elicit(ctx):
-            held_id = (sealed or {}).get("hold")
-            if held_id and sealed and sealed.get("session") == session:
-                return await self._resume_held(ctx, params, session, held_id, theirs)
+        if is_modern(ctx) and can_be_asked(ctx):
+            if retry.kind == "hold":
+                return await self._resume_held(ctx, params, session, retry.state, retry.theirs, principal)
             if self._needs_holding(params.name):
                 async def run(held_link: CallerLink) -> Any:
                     return await self.gateway.execute(
                         params.name, params.arguments, session_id=session, client=client, origin="client",
-                        answers=answers, link=held_link, preapproved_digest=preapproved)
+                        answers=answers, link=held_link, progress=held_link.progress,
+                        preapproved_digest=preapproved, principal=principal, purpose=purpose)
                 call = self.held.start(params.name, session, run)
-                return await self._await_held(ctx, params, session, call)
+                return await self._await_held(ctx, params, session, call, principal)
 
         for _round in range(4):
             outcome = await self.gateway.execute(
                 params.name, params.arguments, session_id=session, client=client, origin="client",
-                answers=answers, progress=progress, link=link, upstream_input=theirs or None,
-                upstream_state=(sealed or {}).get("upstream") if theirs else None,
-                preapproved_digest=preapproved)
+                answers=answers, progress=progress, link=link, upstream_input=retry.theirs if allowed else None,
+                upstream_state=retry.state.get("upstream") if allowed else None,
+                preapproved_digest=preapproved, principal=principal, purpose=purpose)
             if not isinstance(outcome, NeedsInput) or not can_elicit(ctx) or is_modern(ctx):
-                return self._respond(ctx, params.name, session, outcome)
+                return self._respond(ctx, params, session, outcome, principal)
             pushed = await self._push_questions(ctx, outcome.questions)
             if pushed is None:
                 return self._blocked(outcome)
             answers = {**answers, **pushed}
         return error_result(f"sentinel: {params.name} is still blocked after the user's answers")
 
-    def _respond(self, ctx: ServerRequestContext, name: str, session: str,
-                 outcome: Any) -> CallToolResult | InputRequiredResult:
+    def _answer_refused_reporter(self, params: CallToolRequestParams, session: str, client: str | None,
+                                 principal: Principal) -> Callable[[str], None]:
+        def report(reason: str) -> None:
+            self.gateway.refuse_answers(params.name, params.arguments, session_id=session, client=client,
+                                        origin="client", reason=reason, principal=principal)
+        return report
+
+    def _respond(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
+                 outcome: Any, principal: Principal) -> CallToolResult | InputRequiredResult:
         """An outcome as the client gets it (a handshake client's questions are pushed by the caller instead)."""
         if isinstance(outcome, Completed):
             return outcome.result
         if isinstance(outcome, Refused):
             return self._refused(outcome)
+        version = self.gateway.guard.version
         if isinstance(outcome, UpstreamNeedsInput):
-            # 2026-era client: relay the upstream's questions, and remember that we already allowed this call
-            state = self.seal.seal({"name": name, "session": session, "allowed": outcome.call.digest,
-                                    "upstream": outcome.result.request_state})
-            return outcome.result.model_copy(update={"request_state": state})
+            # 2026-era client: relay the upstream's questions (shown safely), and remember, once, that this
+            # exact call was already allowed
+            requests = {k: _safe_request(r) for k, r in (outcome.result.input_requests or {}).items()}
+            state = self.rounds.issue("allowed", principal=principal.name, session=session, tool=params.name,
+                                      arguments=params.arguments, version=version, asked=list(requests),
+                                      schemas=_schemas(requests), upstream=outcome.result.request_state)
+            return outcome.result.model_copy(update={"input_requests": requests, "request_state": state})
         assert isinstance(outcome, NeedsInput)
         if not can_elicit(ctx):
             return self._blocked(outcome)
+        keys = [wire_key(q.key) for q in outcome.questions]
         return InputRequiredResult(
-            input_requests={_wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
+            input_requests={wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
                 message=q.message, requested_schema=q.requested_schema)) for q in outcome.questions},
-            request_state=self.seal.seal({"name": name, "session": session,
-                                          "asked": [_wire_key(q.key) for q in outcome.questions]}))
+            request_state=self.rounds.issue("ask", principal=principal.name, session=session, tool=params.name,
+                                            arguments=params.arguments, version=version, asked=keys))
+
+    def _link(self, ctx: ServerRequestContext, name: str, on_refused: Any = None) -> FrontLink:
+        route = self.gateway.manager.catalog.tools.get(name)
+        return FrontLink(ctx, levels=self.utilities.levels, urls=self.utilities.urls,
+                         upstream=route.upstream if route is not None else None, on_refused=on_refused)
 
     def _needs_holding(self, name: str) -> bool:
         """Only calls to handshake-era upstreams may push questions mid-call."""
@@ -253,24 +280,37 @@ class Front:
         return up is not None and up.client is not None and not up.modern
 
     async def _await_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                          call: HeldCall) -> CallToolResult | InputRequiredResult:
+                          call: HeldCall, principal: Principal) -> CallToolResult | InputRequiredResult:
+        call.report_progress = ctx.session.report_progress  # progress goes to the round now waiting
         event = await self.held.next_event(call)
         if isinstance(event, PendingQuestion):
+            request = _safe_request(event.request)
             return InputRequiredResult(
-                input_requests={event.key: ElicitRequest(params=event.params)},
-                request_state=self.seal.seal({"name": params.name, "session": session, "hold": call.id}))
-        return self._respond(ctx, params.name, session, event)
+                input_requests={event.key: request},
+                request_state=self.rounds.issue("hold", principal=principal.name, session=session,
+                                                tool=params.name, arguments=params.arguments,
+                                                version=self.gateway.guard.version, asked=[event.key],
+                                                schemas=_schemas({event.key: request}), hold=call.id))
+        return self._respond(ctx, params, session, event, principal)
 
     async def _resume_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                           held_id: str, responses: dict[str, Any]) -> CallToolResult | InputRequiredResult:
-        call = self.held.calls.get(held_id)
-        if call is None or call.name != params.name:
+                           state: dict[str, Any], responses: dict[str, Any],
+                           principal: Principal) -> CallToolResult | InputRequiredResult:
+        call = self.held.calls.get(str(state.get("hold")))
+        if call is None or call.name != params.name or call.session != session:
             return error_result("sentinel: the held call this answer belongs to has ended; call the tool again")
         pending = call.pending
         if pending is not None:
             self.held.answer(call, responses.get(pending.key))
-        return await self._await_held(ctx, params, session, call)
+        return await self._await_held(ctx, params, session, call, principal)
 
+    def _end_held(self, state: dict[str, Any]) -> None:
+        """A held call whose answer was refused: its upstream gets "cancel" instead of waiting for a timeout."""
+        call = self.held.calls.get(str(state.get("hold")))
+        if call is not None and call.pending is not None:
+            self.held.answer(call, ElicitResult(action="cancel"))
+
+    @traced("sentinel.ask", lambda self, ctx, questions: {"sentinel.questions": len(questions)})
     async def _push_questions(self, ctx: ServerRequestContext, questions: list[Question]) -> dict[str, Answer] | None:
         answers: dict[str, Answer] = {}
         for q in questions:
@@ -280,62 +320,65 @@ class Front:
                 log.info("elicitation failed: %s", e)
                 return None
             answers[q.key] = Answer(action=result.action, content=result.content, provenance="user")
+            if result.action != "accept":
+                break  # a declined question ends the call: asking the rest would be pointless
         return answers
 
     @staticmethod
     def _refused(outcome: Refused) -> CallToolResult:
         d = outcome.decision
         lines = [f"Sentinel refused this call: {outcome.reason}"]
-        structured: dict[str, Any] = {"decision": "deny", "reason": outcome.reason}
+        info: dict[str, Any] = {"decision": "deny", "reason": outcome.reason}
         if d is not None:
             if d.unmet:
                 lines.append("Unmet: " + "; ".join(d.unmet))
             if d.how_to_unblock:
                 lines.append("To unblock: " + "; ".join(d.how_to_unblock))
-            structured.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
-        return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], is_error=True,
-                              structured_content={"sentinel": structured})
+            info.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
+        shown = safe_text("\n".join(lines), 8000, keep_newlines=True)  # a reason may quote any value
+        return sentinel_result(shown, **info)
 
     @staticmethod
     def _blocked(outcome: NeedsInput) -> CallToolResult:
         qs = [{"key": q.key, "question": q.message, "answer_schema": q.requested_schema} for q in outcome.questions]
-        text = (f"Sentinel is waiting for the user: {outcome.reason}\nAsk the user: "
+        text = (f"Sentinel is waiting for the user: {safe_text(outcome.reason)}\nAsk the user: "
                 + " | ".join(q.message for q in outcome.questions)
                 + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again.")
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True,
-                              structured_content={"sentinel": {"decision": "ask", "blocked": True,
-                                                               "reason": outcome.reason, "questions": qs}})
+        return sentinel_result(text, decision="ask", blocked=True, reason=outcome.reason, questions=qs)
 
     # ------------------------------------------------------------------ resources and prompts
     async def list_resources(self, ctx: ServerRequestContext,
                              params: PaginatedRequestParams | None) -> ListResourcesResult:
-        items = [r for _, r in self.gateway.manager.catalog.resources.values()]
+        who = self.principal(ctx)
+        items = [r for up, r in self.gateway.manager.catalog.resources.values() if who.may_use(up)]
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourcesResult(resources=items[start:end], next_cursor=cursor)
 
     async def list_resource_templates(self, ctx: ServerRequestContext,
                                       params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
-        items = [t for _, _, t in self.gateway.manager.catalog.templates]
+        who = self.principal(ctx)
+        items = [t for _, up, t in self.gateway.manager.catalog.templates if who.may_use(up)]
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourceTemplatesResult(resource_templates=items[start:end], next_cursor=cursor)
 
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
         name = self.gateway.manager.catalog.route_resource(params.uri)
-        if name is None:
-            raise MCPError(code=INVALID_PARAMS, message=f"resource not found: {params.uri}")
+        if name is None or not self.principal(ctx).may_use(name):
+            raise resource_not_found(params.uri)  # one the caller may not use is as unknown as a missing one
         try:
             return await self.gateway.manager.upstreams[name].read_resource(params.uri)
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
 
     async def list_prompts(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListPromptsResult:
-        items = [r.exposed for r in self.gateway.manager.catalog.prompts.values()]
+        who = self.principal(ctx)
+        items = [r.exposed for r in self.gateway.manager.catalog.prompts.values() if who.may_use(r.upstream)]
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListPromptsResult(prompts=items[start:end], next_cursor=cursor)
 
     async def get_prompt(self, ctx: ServerRequestContext, params: GetPromptRequestParams) -> GetPromptResult:
         route = self.gateway.manager.catalog.prompts.get(params.name)
-        if route is None:
+        if route is None or not self.principal(ctx).may_use(route.upstream):
             raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {params.name}")
         try:
             return await self.gateway.manager.upstreams[route.upstream].get_prompt(route.prompt, params.arguments)
@@ -353,21 +396,22 @@ def _page(params: PaginatedRequestParams | None, total: int, size: int) -> tuple
     return start, end, (str(end) if end < total else None)
 
 
-def _split_responses(responses: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    ours: dict[str, Any] = {}
-    theirs: dict[str, Any] = {}
-    for key, value in (responses or {}).items():
-        (ours if key.startswith(OUR_KEY_PREFIX) else theirs)[key] = value
-    return ours, theirs
+def _purpose(ctx: ServerRequestContext) -> str | None:
+    """Why the client makes the call, if it says (``_meta["sentinel/purpose"]``): consents are per purpose."""
+    meta = ctx.meta if isinstance(ctx.meta, dict) else {}
+    value = meta.get(PURPOSE_META)
+    return value[:80] if isinstance(value, str) and value.strip() else None
 
 
-def _wire_key(key: str) -> str:
-    return key if key.startswith(OUR_KEY_PREFIX) else OUR_KEY_PREFIX + key
+def _safe_request(request: Any) -> Any:
+    """An upstream's question with its text made safe to show (its schema and key unchanged)."""
+    params = getattr(request, "params", None)
+    if not isinstance(params, ElicitRequestFormParams):
+        return request
+    text, _ = safe_question(params.message)
+    return request.model_copy(update={"params": params.model_copy(update={"message": text})})
 
 
-def _to_answer(value: Any) -> Answer:
-    if isinstance(value, ElicitResult):
-        return Answer(action=value.action, content=value.content, provenance="user")
-    if isinstance(value, dict):
-        return Answer(action=value.get("action", "cancel"), content=value.get("content"), provenance="user")
-    return Answer(action="cancel", provenance="user")
+def _schemas(requests: dict[str, Any]) -> dict[str, Any]:
+    return {k: r.params.requested_schema for k, r in requests.items()
+            if isinstance(getattr(r, "params", None), ElicitRequestFormParams)}

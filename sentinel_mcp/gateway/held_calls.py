@@ -1,9 +1,10 @@
-"""Calls held open across 2026-era round trips, for upstreams that ask by *pushing* elicitation.
+"""Calls held open across 2026-era round trips, for upstreams that ask by *pushing* (elicitation, sampling, roots).
 
-A handshake-era upstream asks its question in the middle of a call, and waits for the answer. A 2026-era
-client cannot be pushed to: it must get ``InputRequiredResult`` and call again. So the gateway keeps the upstream
-call running in a task, turns each pushed question into an ``InputRequiredResult``, and hands the answer that
-arrives with the client's retry back to the waiting upstream. Abandoned calls are declined after a timeout.
+A handshake-era upstream asks in the middle of a call, and waits for the answer. A 2026-era client cannot be
+pushed to: it must get ``InputRequiredResult`` and call again. So the gateway keeps the upstream call running in a
+task, turns each pushed request into an ``InputRequiredResult``, and hands the answer that arrives with the
+client's retry back to the waiting upstream. Progress goes to whichever round of the call is waiting now.
+Abandoned calls are declined after a timeout.
 """
 
 from __future__ import annotations
@@ -15,20 +16,58 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, Awaitable
 
-from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
+from mcp.types import (
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    CreateMessageResultWithTools,
+    ElicitRequest,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    ListRootsRequest,
+    ListRootsResult,
+)
+from pydantic import ValidationError
 
-from sentinel_mcp.gateway.upstream import CallerLink
+from sentinel_mcp.gateway.caller_link import CallerLink, refusal
+from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)
 
 KEY_PREFIX = "upstream.held."
 
 
+Request = ElicitRequest | CreateMessageRequest | ListRootsRequest
+Reply = ElicitResult | CreateMessageResult | CreateMessageResultWithTools | ListRootsResult
+
+
 @dataclass
 class PendingQuestion:
     key: str
-    params: ElicitRequestFormParams
-    answer: asyncio.Future[ElicitResult]
+    request: Request
+    answer: asyncio.Future[Reply | ErrorData]
+
+    def parse(self, response: Any) -> Reply | ErrorData:
+        """The client's answer, typed by what was asked (anything else declines or errors)."""
+        if isinstance(self.request, ElicitRequest):
+            models: tuple[type, ...] = (ElicitResult,)
+        elif isinstance(self.request, CreateMessageRequest):
+            models = (CreateMessageResultWithTools, CreateMessageResult) if self.request.params.tools \
+                else (CreateMessageResult,)
+        else:
+            models = (ListRootsResult,)
+        if isinstance(response, models):
+            return response
+        if isinstance(response, dict):
+            for model in models:
+                try:
+                    return model.model_validate(response)
+                except ValidationError:
+                    continue
+        if isinstance(self.request, ElicitRequest):
+            return ElicitResult(action="cancel")
+        return ErrorData(code=-32602, message="sentinel: the client's answer does not fit the request")
 
 
 @dataclass
@@ -39,10 +78,13 @@ class HeldCall:
     task: asyncio.Task[Any]
     questions: asyncio.Queue[PendingQuestion] = field(default_factory=asyncio.Queue)
     pending: PendingQuestion | None = None
+    report_progress: Any = None  # the waiting round's ctx.session.report_progress
 
 
 class HeldLink(CallerLink):
-    """The caller side of a held call: a pushed question waits here until the client's retry answers it."""
+    """The caller side of a held call: a pushed request waits here until the client's retry answers it."""
+
+    who = "the client whose call this is"
 
     def __init__(self, held: "HeldCalls", call_id: str, timeout: float) -> None:
         self._held = held
@@ -50,18 +92,38 @@ class HeldLink(CallerLink):
         self._timeout = timeout
         self._numbers = itertools.count(1)
 
-    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+    @traced("sentinel.ask", lambda self, request, on_timeout: {"sentinel.method": request.method, "sentinel.held": True})
+    async def _ask(self, request: Request, on_timeout: Reply | ErrorData) -> Any:
         call = self._held.calls.get(self._id)
-        if call is None or not isinstance(params, ElicitRequestFormParams):
-            return ErrorData(code=-32600, message="sentinel: this question cannot be relayed")
-        question = PendingQuestion(f"{KEY_PREFIX}{next(self._numbers)}", params,
+        if call is None:
+            return refusal("a request", "the call it belongs to has ended")
+        question = PendingQuestion(f"{KEY_PREFIX}{next(self._numbers)}", request,
                                    asyncio.get_running_loop().create_future())
         await call.questions.put(question)
         try:
             return await asyncio.wait_for(asyncio.shield(question.answer), self._timeout)
         except asyncio.TimeoutError:
-            log.info("held call %s: no answer within %.0fs, declining", call.name, self._timeout)
-            return ElicitResult(action="cancel")
+            log.info("held call %s: no answer within %.0fs", call.name, self._timeout)
+            return on_timeout
+
+    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        return await self._ask(ElicitRequest(params=params), ElicitResult(action="cancel"))
+
+    async def sample(self, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        return await self._ask(CreateMessageRequest(params=params),
+                               refusal("a sampling request", "the client did not answer in time"))
+
+    async def list_roots(self) -> ListRootsResult | ErrorData:
+        return await self._ask(ListRootsRequest(), refusal("a roots request", "the client did not answer in time"))
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        call = self._held.calls.get(self._id)
+        report = call.report_progress if call is not None else None
+        if report is not None:
+            try:
+                await report(progress, total, message)
+            except Exception:  # noqa: BLE001 - the round that was waiting is gone; the next one reports
+                log.debug("held call progress not delivered", exc_info=True)
 
 
 class HeldCalls:
@@ -97,10 +159,6 @@ class HeldCalls:
         pending = call.pending
         if pending is None or pending.answer.done():
             return False
-        if isinstance(response, dict):
-            response = ElicitResult.model_validate(response)
-        if not isinstance(response, ElicitResult):
-            response = ElicitResult(action="cancel")
-        pending.answer.set_result(response)
+        pending.answer.set_result(pending.parse(response))
         call.pending = None
         return True

@@ -1,16 +1,18 @@
 """The HTTP host: streamable HTTP at /mcp, legacy SSE at /sse, A2A when enabled, one Starlette app.
 
-DNS-rebinding protection (Host and Origin checked) and an optional bearer token cover every route but the
-public discovery ones (/healthz, the A2A agent card).
+Every route but the public discovery ones (/healthz, the A2A agent card) is behind ``CallerGuard``: Host and
+Origin checked on every binding (DNS rebinding, cross-site requests), then the caller's principal resolved from
+what it presented and left in the ASGI scope for the MCP front and the A2A endpoints.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
+import ipaddress
 import json
 import logging
 from typing import Any, AsyncIterator
+from urllib.parse import urlsplit
 
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -21,43 +23,141 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.gateway.runtime import Runtime
+from sentinel_mcp.identity.credentials import Credentials
+from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, AuthFailed
 
 log = logging.getLogger(__name__)
 
 PUBLIC_PATHS = ("/healthz", "/.well-known/agent-card.json")
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+WILDCARDS = ("0.0.0.0", "::", "")
 
 
-class HostAndTokenGuard:
-    """Pure ASGI middleware: refuse foreign Host/Origin headers (421/403) and missing bearer tokens (401)."""
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
-    def __init__(self, app: ASGIApp, *, bind_host: str, port: int, token: str | None,
-                 extra_hosts: list[str]) -> None:
+
+def _ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return True
+    except ValueError:
+        return False
+
+
+def _split_host(value: str) -> tuple[str, str | None]:
+    """``name[:port]`` or ``[v6][:port]`` -> (name without brackets, port or None); lower case."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, _, rest = value[1:].partition("]")
+        return name, rest[1:] if rest.startswith(":") else None
+    if value.count(":") == 1:
+        name, _, port = value.partition(":")
+        return name, port
+    return value, None
+
+
+class CallerGuard:
+    """Pure ASGI middleware: refuse foreign Host (421) and Origin (403) headers on every binding, then resolve
+    the caller's principal (401 when no valid credential) into ``scope["sentinel.principal"]``.
+
+    Host names accepted: the loopback names, the bound address, the configured ``allowed_hosts``, and, on a
+    wildcard binding, IP literals (a DNS-rebinding page always sends a name). Origins accepted: those hosts over
+    http(s), the configured ``allowed_origins``; ``null`` and everything else are refused.
+    """
+
+    def __init__(self, app: ASGIApp, *, bind_host: str, port: int, auth: Authenticator,
+                 extra_hosts: list[str] | None = None, extra_origins: list[str] | None = None) -> None:
         self.app = app
-        self.token = token
-        hosts = {bind_host, *LOCAL_HOSTS} if bind_host in LOCAL_HOSTS else {bind_host}
-        self.allowed_hosts = {f"{h}:{port}" for h in hosts} | set(hosts) | set(extra_hosts)
-        self.allowed_origins = {f"http://{h}" for h in self.allowed_hosts} | {f"https://{h}" for h in self.allowed_hosts}
-        self.check_hosts = bind_host not in ("0.0.0.0", "::") or bool(extra_hosts)
+        self.auth = auth
+        self.port = port
+        bind = bind_host.strip("[]").lower()
+        self.wildcard = bind in WILDCARDS
+        self.names = {*LOCAL_HOSTS, *(() if self.wildcard else (bind,))}
+        self.extra_hosts = {h.lower() for h in extra_hosts or []}
+        self.extra_origins = {o.rstrip("/").lower() for o in extra_origins or []}
+
+    def host_allowed(self, value: str | None) -> bool:
+        if not value:
+            return False
+        value = value.strip().lower()
+        if value in self.extra_hosts:
+            return True
+        name, port = _split_host(value)
+        if port is not None and self.port and port != str(self.port):
+            return False
+        return name in self.names or name in self.extra_hosts or (self.wildcard and _ip_literal(name))
+
+    def origin_allowed(self, origin: str, host: str | None) -> bool:
+        origin = origin.strip().rstrip("/").lower()
+        if origin in self.extra_origins:
+            return True
+        try:
+            parts = urlsplit(origin)
+        except ValueError:
+            return False
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path or parts.query:
+            return False
+        if host and parts.netloc == host.strip().lower():
+            return True  # same origin as the Host the request was sent to (already checked)
+        name, port = _split_host(parts.netloc)
+        if port is not None and self.port and port != str(self.port):
+            return False
+        return name in self.names or name in self.extra_hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.check_hosts and headers.get("host") not in self.allowed_hosts:
-            return await _reject(scope, receive, send, 421, "invalid Host header (DNS rebinding protection)")
+        host = headers.get("host")
+        if not self.host_allowed(host):
+            return await _reject(scope, receive, send, 421, "invalid Host header (DNS rebinding protection); "
+                                 "add the name to sentinel.http.allowed_hosts")
         origin = headers.get("origin")
-        if origin and self.check_hosts and origin not in self.allowed_origins:
-            return await _reject(scope, receive, send, 403, "invalid Origin header")
+        if origin is not None and not self.origin_allowed(origin, host):
+            return await _reject(scope, receive, send, 403, "invalid Origin header; add it to "
+                                 "sentinel.http.allowed_origins")
         path = scope.get("path", "")
-        if self.token and not path.startswith(PUBLIC_PATHS):
-            given = headers.get("authorization", "")
-            api_key = headers.get("x-api-key", "")
-            ok = hmac.compare_digest(given, f"Bearer {self.token}") or hmac.compare_digest(api_key, self.token)
-            if not ok:
-                return await _reject(scope, receive, send, 401, "missing or wrong bearer token",
+        if not path.startswith(PUBLIC_PATHS):
+            try:
+                scope[SCOPE_KEY] = self.auth.authenticate(Credentials.from_scope(scope))
+            except AuthFailed as e:
+                return await _reject(scope, receive, send, 401, str(e),
                                      extra=[(b"www-authenticate", b'Bearer realm="sentinel"')])
         await self.app(scope, receive, send)
+
+
+class McpSessionOwners:
+    """Each ``Mcp-Session-Id`` belongs to the principal whose request opened it: another principal presenting
+    it (to send on it, listen to it or end it) is told the session does not exist (404)."""
+
+    def __init__(self, capacity: int = 20_000) -> None:
+        self.capacity = capacity
+        self._owner: dict[str, str] = {}
+
+    async def __call__(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+        principal = scope.get(SCOPE_KEY)
+        who = getattr(principal, "name", "")
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        sid = headers.get("mcp-session-id")
+        if sid is not None and self._owner.get(sid, who) != who:
+            return await _reject(scope, receive, send, 404, "session not found")
+
+        async def capture(message: Any) -> None:
+            if message["type"] == "http.response.start" and sid is None:
+                for k, v in message.get("headers", []):
+                    if k.decode("latin-1").lower() == "mcp-session-id":
+                        if len(self._owner) >= self.capacity:
+                            self._owner.pop(next(iter(self._owner)))
+                        self._owner[v.decode("latin-1")] = who
+            await send(message)
+
+        await app(scope, receive, capture)
 
 
 async def _reject(scope: Scope, receive: Receive, send: Send, status: int, message: str,
@@ -73,14 +173,18 @@ async def _reject(scope: Scope, receive: Receive, send: Send, status: int, messa
     await send({"type": "http.response.body", "body": body})
 
 
-def build_http_app(runtime_cm: Any, *, host: str, port: int, token: str | None = None,
-                   extra_hosts: list[str] | None = None, extra_routes: list[BaseRoute] | None = None) -> tuple[Starlette, dict[str, Any]]:
-    """``runtime_cm`` is an async context manager yielding a ``Runtime`` (entered in the app's lifespan)."""
+def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator,
+                   extra_hosts: list[str] | None = None, extra_origins: list[str] | None = None,
+                   extra_routes: list[BaseRoute] | None = None) -> tuple[Starlette, dict[str, Any]]:
+    """``runtime_cm`` is an async context manager yielding a ``Runtime`` (entered in the app's lifespan);
+    ``auth`` resolves every caller's principal (``http_auth_for(config)`` builds it from a config)."""
     holder: dict[str, Any] = {}
+
+    owners = McpSessionOwners()
 
     class _LateMCP:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            await holder["mcp_app"](scope, receive, send)
+            await owners(holder["mcp_app"], scope, receive, send)
 
     sse = SseServerTransport("/messages/")
 
@@ -98,9 +202,14 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, token: str | None =
         ups = {n: {"state": u.state, "protocol": u.protocol_version, "tools": len(u.tools),
                    "breaker": u.breaker.state, "reconnects": u.reconnects, "last_error": u.last_error}
                for n, u in rt.manager.upstreams.items()}
-        ok = all(u["state"] == "ready" for u in ups.values())
+        conflicts = rt.manager.catalog.conflicts  # shadowed tools: served under another name, say so
+        ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
         body = {"status": "ok" if ok else "degraded", "tools": len(rt.manager.catalog.tools),
-                "policy": rt.gateway.guard.version, "upstreams": ups, "problems": rt.problems}
+                "policy": rt.gateway.guard.version, "upstreams": ups, "problems": [*rt.problems, *conflicts]}
+        policy_problem = rt.policy_problem
+        if policy_problem:  # fail closed: no call is served, and health says so
+            body |= {"status": "error", "problem": policy_problem}
+            return JSONResponse(body, status_code=503)
         cortex = rt.services.get("cortex")  # the llm built-in, when mounted: is the model loaded, which one
         if cortex is not None:
             from sentinel_mcp.llm.status import model_status
@@ -124,5 +233,6 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, token: str | None =
         *(extra_routes or []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.add_middleware(HostAndTokenGuard, bind_host=host, port=port, token=token, extra_hosts=extra_hosts or [])
+    app.add_middleware(CallerGuard, bind_host=host, port=port, auth=auth, extra_hosts=extra_hosts,
+                       extra_origins=extra_origins)
     return app, holder

@@ -55,6 +55,7 @@ class GatewayPort(Protocol):
         answers: dict[str, Answer] | None = None,
         depth: int = 0,
         progress: ProgressFn | None = None,
+        principal: Any = None,  # a Principal, or a principal's name (A2A); None: the owner of the session
         link: Any | None = None,
     ) -> InvokeOutcome:
         """``link`` (a ``CallerLink`` that can push) relays an upstream's questions during the call to a person,
@@ -65,6 +66,8 @@ class GatewayPort(Protocol):
         """The catalog entry (annotations, schemas) of an exposed tool name, or None."""
         ...
 
-    def list_catalog_tools(self) -> list[Tool]: ...
+    def list_catalog_tools(self, principal: Any = None) -> list[Tool]:
+        """The catalog, or the part of it ``principal`` (a Principal) may reach."""
+        ...
 
 

@@ -1,8 +1,9 @@
-"""Sealed ``request_state`` for the 2026-era input-required round trip.
+"""Sealed ``requestState`` for the 2026-era input-required round trip.
 
-The gateway is stateless across rounds: what it must remember (that it already allowed this exact call,
-the upstream's own state) travels in the state the client echoes back, signed with a per-process key so a
-client cannot forge an approval.
+The gateway keeps no call open between rounds: what it must remember (the question it asked, that it already
+allowed this exact call, the upstream's own state) travels in the state the client echoes back. The state is
+signed with a per-process key (a client cannot forge or alter it), carries its expiry, and names a nonce
+from the ``NonceBook`` so that it can be used once (a client cannot replay it).
 """
 
 from __future__ import annotations
@@ -12,38 +13,54 @@ import hashlib
 import hmac
 import json
 import os
+import secrets
 import time
 from typing import Any
 
-PREFIX = "sentinel1."
+from sentinel_mcp.gateway.nonce_book import MemoryNonceBook, NonceBook
+
+PREFIX = "sentinel2."
+MAX_TOKEN_CHARS = 256 * 1024  # a state larger than this was not made here
 
 
 class RequestStateSeal:
-    def __init__(self, key: bytes | None = None, max_age: float = 900.0) -> None:
+    def __init__(self, key: bytes | None = None, max_age: float = 900.0, nonces: NonceBook | None = None) -> None:
         self.key = key or os.urandom(32)
         self.max_age = max_age
+        self.nonces: NonceBook = nonces if nonces is not None else MemoryNonceBook()
 
     def seal(self, payload: dict[str, Any]) -> str:
-        body = json.dumps({**payload, "t": time.time()}, separators=(",", ":"), sort_keys=True).encode()
-        mac = hmac.new(self.key, body, hashlib.sha256).digest()[:16]
+        nonce = secrets.token_urlsafe(16)
+        expires_at = time.time() + self.max_age
+        body = json.dumps({**payload, "nonce": nonce, "exp": expires_at}, separators=(",", ":"),
+                          sort_keys=True).encode()
+        mac = hmac.new(self.key, body, hashlib.sha256).digest()
+        self.nonces.issue(nonce, expires_at)
         return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("=")
 
     def open(self, token: str | None) -> dict[str, Any] | None:
-        """The payload, or None when the token is absent, not ours, forged or too old."""
-        if not token or not token.startswith(PREFIX):
+        """The payload, or None when the token is absent, not ours, altered or expired. Not consumed."""
+        if not isinstance(token, str) or not token.startswith(PREFIX) or len(token) > MAX_TOKEN_CHARS:
             return None
         raw = token[len(PREFIX):]
         try:
             data = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
         except (ValueError, TypeError):
             return None
-        mac, body = data[:16], data[16:]
-        if not hmac.compare_digest(mac, hmac.new(self.key, body, hashlib.sha256).digest()[:16]):
+        mac, body = data[:32], data[32:]
+        if not hmac.compare_digest(mac, hmac.new(self.key, body, hashlib.sha256).digest()):
             return None
         try:
             payload = json.loads(body)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, UnicodeDecodeError):
             return None
-        if time.time() - float(payload.get("t", 0)) > self.max_age:
+        if not isinstance(payload, dict) or not isinstance(payload.get("exp"), (int, float)):
+            return None
+        if payload["exp"] < time.time():
             return None
         return payload
+
+    def consume(self, payload: dict[str, Any]) -> bool:
+        """Use the state once: True the first time, False on every replay."""
+        nonce = payload.get("nonce")
+        return isinstance(nonce, str) and self.nonces.consume(nonce)

@@ -17,13 +17,19 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
+from sentinel_mcp.gateway.closed_guard import ClosedGuard
+from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.decision import Guard
 from sentinel_mcp.gateway.default_guard import DefaultGuard
 from sentinel_mcp.gateway.front import Front
+from sentinel_mcp.gateway import telemetry
+from sentinel_mcp.gateway.metrics import Metrics
 from sentinel_mcp.gateway.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.identity.http_auth import configured_principals
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +43,12 @@ class Runtime:
     audit: AuditLog
     services: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
+    metrics: Metrics = field(default_factory=Metrics)
+
+    @property
+    def policy_problem(self) -> str | None:
+        """Why the policy cannot govern right now (every call is then denied), or None."""
+        return getattr(self.gateway.guard, "problem", None)
 
 
 def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
@@ -58,9 +70,8 @@ def _create_guard(config: Config, gateway: Gateway, fallback: DefaultGuard, prob
         return fallback
     try:
         from sentinel_mcp.policy.guard import create_guard
-    except ImportError as e:
-        problems.append(f"policy engine unavailable ({e}); using the fail-safe default guard")
-        return fallback
+    except ImportError as e:  # rulebases are configured: without them nothing is served (fail closed)
+        return ClosedGuard(f"the policy engine is unavailable ({e})")
     return create_guard(config, gateway)
 
 
@@ -71,8 +82,11 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     manager = UpstreamManager()
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
+    gateway.principals.update(configured_principals(config))
+    consents = ConsentBook(config.store_path.parent / "consents.db")
+    gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services: dict[str, Any] = {"gateway": gateway}
-    problems: list[str] = []
+    problems: list[str] = list(config.warnings)  # keys of a pasted host config that Sentinel ignores
     for name, spec in config.mcp_servers.items():
         if not spec.disabled:
             manager.add(name, spec)
@@ -93,11 +107,16 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
     services["guard"] = guard
+    manager.catalog.governed = getattr(guard, "governed_names", None)
     front = Front(gateway, default_session=default_session)
     manager._on_catalog_changed = front.announce_catalog_changed
     for p in problems:
         log.warning("%s", p)
     runtime = Runtime(config, gateway, front, manager, audit, services, problems)
+    gateway.observers += [runtime.metrics.observe, telemetry.annotate]
+    telemetry_problem = telemetry.configure(config)
+    if telemetry_problem:
+        problems.append(telemetry_problem)
     try:
         async with anyio.create_task_group() as tg:
             start = getattr(guard, "start", None)
@@ -118,3 +137,4 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
                 except Exception:  # noqa: BLE001
                     log.exception("guard close failed")
             await audit.close()
+            consents.close()

@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from sentinel_mcp.config import Config
+from sentinel_mcp.config import Config, ConfigError
 from sentinel_mcp.gateway.runtime import running_gateway
 
 log = logging.getLogger(__name__)
@@ -39,8 +39,10 @@ async def serve_stdio(config: Config) -> None:
     from mcp.server.stdio import stdio_server
 
     async with running_gateway(config, default_session="stdio") as rt:
-        for p in rt.problems:
+        for p in [*rt.problems, *rt.manager.catalog.conflicts]:
             log.warning(p)
+        if rt.policy_problem:
+            _banner([policy_problem_line(rt.policy_problem)])
         async with stdio_server() as (read, write):
             server = rt.front.server
             await server.run(read, write, server.create_initialization_options())
@@ -49,16 +51,24 @@ async def serve_stdio(config: Config) -> None:
 def serve_http(config: Config, host: str, port: int) -> None:
     import uvicorn
 
-    from sentinel_mcp.gateway.http_app import build_http_app
+    from sentinel_mcp.gateway.http_app import build_http_app, is_loopback
+    from sentinel_mcp.gateway.http_extras import ProtectedResource, metrics_route, oauth_settings
+    from sentinel_mcp.identity.http_auth import http_auth_for
 
+    http = config.sentinel.http
+    if http.auth == "none" and not is_loopback(host):
+        raise ConfigError(f"refusing to serve {host}:{port} without authentication: \"auth\": \"none\" is for "
+                          "loopback addresses only (remove it to use the owner's token, or add principals)")
+    auth = http_auth_for(config)
     extra_routes: list[Any] = []
     a2a_settings = config.sentinel.builtin_settings("a2a")
     runtime_cm = running_gateway(config)
-    http = config.sentinel.http
-    app, holder = build_http_app(runtime_cm, host=host, port=port, token=http.token,
-                                 extra_hosts=http.allowed_hosts, extra_routes=extra_routes)
+    app, holder = build_http_app(runtime_cm, host=host, port=port, auth=auth.authenticator,
+                                 extra_hosts=http.allowed_hosts, extra_origins=http.allowed_origins,
+                                 extra_routes=extra_routes)
     if a2a_settings.get("enabled", True):
-        _mount_a2a(app, holder, config, host, port)
+        _mount_a2a(app, holder, config, host, port, auth.owner_token)
+    app.router.routes.append(metrics_route(holder))  # behind CallerGuard like /mcp: Host, Origin, token
     tools_hint = f"http://{host}:{port}"
 
     class _Server(uvicorn.Server):
@@ -67,7 +77,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
             rt = holder.get("runtime")
             if rt is None:
                 return
-            _banner(startup_lines(config, rt, tools_hint))
+            _banner(startup_lines(config, rt, tools_hint) + token_lines(auth, tools_hint))
 
         async def shutdown(self, sockets: Any = None) -> None:
             # open A2A event streams would hold uvicorn's shutdown; end them (the tasks themselves stay)
@@ -80,17 +90,22 @@ def serve_http(config: Config, host: str, port: int) -> None:
     ssl = {"ssl_certfile": tls["tls_cert"], "ssl_keyfile": tls["tls_key"]} if tls["tls_cert"] else {}
     if ssl:
         tools_hint = f"https://{host}:{port}"
-    server = _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on",
+    asgi: Any = app
+    oauth = oauth_settings(config)
+    if oauth is not None:  # RFC 9728 metadata, and a challenge that names it
+        asgi = ProtectedResource(app, oauth, tools_hint)
+    server = _Server(uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on",
                                      timeout_graceful_shutdown=5, **ssl))
     server.run()
 
 
-def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int) -> None:
+def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int,
+               owner_token: str | None) -> None:
     try:
-        from a2a.app import mount_a2a  # type: ignore[import-not-found]
+        from sentinel_mcp.a2a.app import mount_a2a  # type: ignore[import-not-found]
     except ImportError:
         return
-    mount_a2a(app, holder, config, host, port)
+    mount_a2a(app, holder, config, host, port, owner_token)
 
 
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
@@ -101,10 +116,13 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         f"from {len(ready)}/{len(ups)} upstreams ({', '.join(ready) or 'none'}); config: {config.source}",
         f"Policy: {rt.gateway.guard.version}; audit log: {config.store_path}",
     ]
-    for p in rt.problems:
+    for p in [*rt.problems, *rt.manager.catalog.conflicts]:
         lines.append(f"  warning: {p}")
+    if rt.policy_problem:
+        lines.append(policy_problem_line(rt.policy_problem))
     if base_url:
-        lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"]
+        lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"
+                  f"    metrics: {base_url}/metrics"]
     exe = _command_name()
     url = f" --url {base_url}/mcp" if base_url else ""
     lines += [
@@ -113,6 +131,28 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         f"  (a write asks you first; `{exe} audit` shows every decision with its reason)",
     ]
     return lines
+
+
+def token_lines(auth: Any, base_url: str) -> list[str]:
+    """How to authenticate: the generated token is printed once, when it is created; after that, where it is."""
+    exe = _command_name()
+    if not auth.required:
+        return ["Authentication: none (\"auth\": \"none\"): every local process can call every tool."]
+    if auth.token_file is None:
+        return ["Authentication: every caller sends 'Authorization: Bearer <token>' (the owner's token is "
+                "sentinel.http.token in the config; principals have their own)."]
+    lines = ["Authentication: every caller sends 'Authorization: Bearer <token>'."]
+    if auth.token_created:
+        lines.append(f"  The owner's token (generated now, shown this once; `{exe} config token` shows it again): "
+                     f"{auth.owner_token}")
+    lines.append(f"  The owner's token is in {auth.token_file} (mode 0600); `{exe} config token` prints it; "
+                 f"`{exe} call ... --url {base_url}/mcp` uses it.")
+    return lines
+
+
+def policy_problem_line(problem: str) -> str:
+    return (f"ERROR: {problem}\n  Every call is denied until this is fixed; Sentinel reloads the file when it "
+            "changes (/healthz reports status error meanwhile).")
 
 
 def _command_name() -> str:

@@ -1,4 +1,9 @@
-"""``sentinel-mcp call``: one tool call through Sentinel with the real MCP client; questions asked on the terminal."""
+"""``sentinel-mcp call``: one tool call through Sentinel with the real MCP client; questions asked on the terminal.
+
+Everything printed comes from elsewhere (questions, labels, choices, results): it is shown safely, so an
+escape sequence cannot rewrite the terminal and a direction override cannot disguise a value. Answers are
+typed as the question's schema asks (a yes/no is JSON true or false, never a string).
+"""
 
 from __future__ import annotations
 
@@ -11,11 +16,12 @@ from mcp.client import ClientRequestContext
 from mcp.types import ElicitRequestParams, ElicitResult, TextContent
 
 from sentinel_mcp.config import Config
+from sentinel_mcp.gateway.display_text import safe_question, safe_text
 
 
 def _ask(prop: str, spec: dict[str, Any], assume_yes: bool) -> Any:
     kind = spec.get("type")
-    label = spec.get("title") or spec.get("description") or prop
+    label = safe_text(spec.get("title") or spec.get("description") or prop, 200)
     if kind == "boolean":
         if assume_yes:
             print(f"  {label}? [y/N] y (--yes)", file=sys.stderr)
@@ -23,8 +29,10 @@ def _ask(prop: str, spec: dict[str, Any], assume_yes: bool) -> Any:
         return input(f"  {label}? [y/N] ").strip().lower() in ("y", "yes")
     if "enum" in spec:
         choices = spec["enum"]
-        raw = input(f"  {label} {choices}: ").strip()
-        return raw if raw in choices else choices[0]
+        raw = input(f"  {label} [{', '.join(safe_text(c, 80) for c in choices)}]: ").strip()
+        if raw not in choices:
+            raise ValueError("not one of the choices")  # no guessing: an unknown choice declines
+        return raw
     raw = input(f"  {label}: ").strip()
     if kind in ("number", "integer"):
         return float(raw) if kind == "number" else int(raw)
@@ -34,7 +42,7 @@ def _ask(prop: str, spec: dict[str, Any], assume_yes: bool) -> Any:
 async def call_once(tool: str, arguments: Any, *, config: Config | None, url: str | None, token: str | None,
                     assume_yes: bool = False) -> int:
     async def on_elicit(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
-        print(f"\n{params.message}", file=sys.stderr)
+        print(f"\n{safe_question(params.message)[0]}", file=sys.stderr)
         schema = getattr(params, "requested_schema", {}) or {}
         try:
             content = {k: _ask(k, v, assume_yes) for k, v in (schema.get("properties") or {}).items()}
@@ -46,11 +54,12 @@ async def call_once(tool: str, arguments: Any, *, config: Config | None, url: st
         result = await client.call_tool(tool, arguments)
         for c in result.content:
             if isinstance(c, TextContent):
-                print(c.text)
+                print(safe_text(c.text, 200_000, keep_newlines=True))
             else:
-                print(f"[{c.type} content]")
+                print(f"[{safe_text(c.type, 40)} content]")
         if result.structured_content and not result.content:
-            print(json.dumps(result.structured_content, indent=2))
+            print(safe_text(json.dumps(result.structured_content, indent=2, ensure_ascii=False), 200_000,
+                            keep_newlines=True))
         return 1 if result.is_error else 0
 
     run.on_elicit = on_elicit  # type: ignore[attr-defined]
@@ -80,6 +89,8 @@ async def _connect_and_run(run: Any, *, config: Config | None, url: str | None, 
     async with running_gateway(config, default_session="cli") as rt:
         for p in rt.problems:
             print(f"warning: {p}", file=sys.stderr)
+        if rt.policy_problem:
+            print(f"error: {rt.policy_problem}", file=sys.stderr)
         async with Client(rt.front.server, elicitation_callback=run.on_elicit) as c:
             code = await run(c)
         await rt.audit.flush()

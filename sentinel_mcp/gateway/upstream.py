@@ -16,37 +16,49 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Literal
 
 import anyio
-from mcp import Client, MCPDeprecationWarning, StdioServerParameters
-from mcp.client import ClientRequestContext, IncomingMessage
+from mcp import Client, MCPDeprecationWarning
+from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CallToolResult,
-    ElicitRequestParams,
-    ElicitResult,
-    ErrorData,
-    Implementation,
+    CompleteResult,
+    DiscoverResult,
+    ElicitCompleteNotification,
     InputRequiredResult,
-    LoggingMessageNotificationParams,
     Prompt,
     PromptListChangedNotification,
     Resource,
     ResourceListChangedNotification,
     ResourceTemplate,
+    ResourceUpdatedNotification,
     Tool,
     ToolListChangedNotification,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
+from sentinel_mcp.gateway.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
+from sentinel_mcp.gateway.telemetry import traced
+from sentinel_mcp.gateway.upstream_client import (
+    Mode,
+    UpstreamUnavailable,
+    describe_error,
+    make_client,
+    modes_to_try,
+)
+from sentinel_mcp.gateway.upstream_relays import PushRelays, ResourceWatch
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+# re-exported: the rest of the gateway imports these from here
+__all__ = ["BuiltinTarget", "CallerLink", "Target", "Upstream", "UpstreamCallError", "UpstreamHooks",
+           "UpstreamStatus", "UpstreamUnavailable"]
 log = logging.getLogger(__name__)
 
 CONNECTION_CLOSED = -32000  # what the SDK raises for calls on a connection whose peer went away
 REQUEST_TIMEOUT = -32001
+METHOD_NOT_FOUND = -32601
 
 State = Literal["connecting", "ready", "backoff", "stopped"]
 
@@ -66,10 +78,6 @@ class BuiltinTarget:
 Target = StdioServer | RemoteServer | BuiltinTarget
 
 
-class UpstreamUnavailable(Exception):
-    """The upstream cannot take calls now (not connected, or its circuit breaker is open)."""
-
-
 class UpstreamCallError(Exception):
     """A call failed at the protocol level (timeout, connection lost, JSON-RPC error)."""
 
@@ -79,20 +87,17 @@ class UpstreamCallError(Exception):
         self.code = code
 
 
-class CallerLink:
-    """The downstream side of one in-flight call, for relaying what the upstream pushes back during it."""
-
-    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
-        return ErrorData(code=-32600, message="this caller cannot answer elicitation")
-
-    async def log(self, params: LoggingMessageNotificationParams) -> None:
-        return None
+class HandshakeRejected(Exception):
+    """The upstream answered the connect step with a protocol error (it does not speak that era)."""
 
 
 @dataclass
 class UpstreamHooks:
     catalog_changed: Callable[["Upstream"], Awaitable[None]]
     state_changed: Callable[["Upstream"], Awaitable[None]] | None = None
+    # notifications that belong to whoever subscribed or was asked, not to one call
+    resource_updated: Callable[["Upstream", str], Awaitable[None]] | None = None
+    elicit_complete: Callable[["Upstream", str], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -113,7 +118,7 @@ class _InFlight:
     started: float = field(default_factory=time.monotonic)
 
 
-class Upstream:
+class Upstream(PushRelays, ResourceWatch):
     def __init__(self, name: str, target: Target, hooks: UpstreamHooks, *, health_interval: float = 5.0,
                  breaker: CircuitBreaker | None = None, max_backoff: float = 30.0) -> None:
         self.name = name
@@ -132,11 +137,17 @@ class Upstream:
         self.resource_templates: list[ResourceTemplate] = []
         self.prompts: list[Prompt] = []
         self.ready = anyio.Event()
+        self.settled = anyio.Event()  # the first connect attempt ended (ready or failed): start-up stops waiting
         self._dead = anyio.Event()
         self._stop = anyio.Event()
         self._serial = anyio.Lock()
         self._inflight: dict[int, _InFlight] = {}
         self._next_call = 0
+        self._mode: Mode | None = None  # the connect mode that worked (reconnects start there)
+        self._tg: anyio.abc.TaskGroup | None = None  # the connection's own tasks
+        self.subscribed: set[str] = set()  # resource URIs some client subscribed to through us
+        self._watchers: dict[str, anyio.CancelScope] = {}  # 2026 upstreams: one listen stream per URI
+        self.log_level: str | None = None
 
     # ------------------------------------------------------------------ properties
     @property
@@ -160,38 +171,10 @@ class Upstream:
                               self.reconnects, self.last_error, self.connected_at)
 
     # ------------------------------------------------------------------ connection supervisor
-    def _make_client(self) -> Client:
-        t = self.target
-        mode = {"auto": "auto", "legacy": "legacy", "modern": "2026-07-28"}[t.protocol]
-        if isinstance(t, StdioServer):
-            server: Any = StdioServerParameters(command=t.command, args=t.args, env=t.env or None, cwd=t.cwd)
-        elif isinstance(t, RemoteServer):
-            server = self._remote_transport(t)
-        else:
-            server = t.server
-        return Client(
-            server,
-            mode=mode,  # type: ignore[arg-type]
-            read_timeout_seconds=t.timeout,
-            cache=None,
-            elicitation_callback=self._on_elicit,
-            logging_callback=self._on_log,
-            log_level="info",  # 2026-era upstreams send log lines only to requests that opt in
-            message_handler=self._on_message,
-            client_info=Implementation(name="sentinel-mcp", version=__version__),
-        )
-
-    @staticmethod
-    def _remote_transport(t: RemoteServer) -> Any:
-        if t.kind == "sse":
-            from mcp.client.sse import sse_client
-
-            return sse_client(t.url, headers=t.headers or None, timeout=t.connect_timeout, sse_read_timeout=t.timeout)
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
-        http = httpx2.AsyncClient(headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout))
-        return streamable_http_client(t.url, http_client=http)
+    def _callbacks(self) -> dict[str, Any]:
+        return dict(elicitation_callback=self._on_elicit, sampling_callback=self._on_sample,
+                    list_roots_callback=self._on_roots, logging_callback=self._on_log,
+                    message_handler=self._on_message)
 
     async def run(self) -> None:
         """Supervise the connection until ``stop()``: connect, serve, detect death, back off, reconnect."""
@@ -203,9 +186,10 @@ class Upstream:
             try:
                 await self._connect_and_serve()
             except Exception as e:  # noqa: BLE001 - a broken upstream never takes the gateway down
-                self.last_error = _describe(e)
+                self.last_error = describe_error(e)
                 log.warning("upstream %s: %s", self.name, self.last_error)
             finally:
+                self.settled.set()
                 self._mark_disconnected()
             if self._stop.is_set():
                 break
@@ -222,17 +206,23 @@ class Upstream:
         self.state = "stopped"
 
     async def _connect_and_serve(self) -> None:
-        client = self._make_client()
-        self._dead = anyio.Event()
-        groups = track_groups()
-        try:
-            await self._serve(client)
-        finally:
-            if groups:
-                with anyio.CancelScope(shield=True):
-                    await kill_groups(groups)
+        modes = modes_to_try(self.target.protocol, self._mode)
+        for mode in modes:
+            self._dead = anyio.Event()
+            groups = track_groups()
+            try:
+                await self._serve(make_client(self.target, mode, self._callbacks()), mode)
+                return
+            except HandshakeRejected as e:
+                if mode == modes[-1]:
+                    raise RuntimeError(str(e)) from None
+                log.info("upstream %s: %s; trying %s", self.name, e, modes[-1])
+            finally:
+                if groups:
+                    with anyio.CancelScope(shield=True):
+                        await kill_groups(groups)
 
-    async def _serve(self, client: Client) -> None:
+    async def _serve(self, client: Client, mode: Mode) -> None:
         with anyio.CancelScope() as scope:
             scope.deadline = anyio.current_time() + self.target.connect_timeout
             try:
@@ -240,24 +230,39 @@ class Upstream:
                     scope.deadline = math.inf  # connected: only the connect step is time-limited
                     # relay, don't police: the client would validate upstream output against its schema
                     client.session.validate_tool_result = _no_validation  # type: ignore[method-assign]
+                    if mode == "2026-07-28":  # pinned: the upstream's real capabilities, and proof it speaks 2026
+                        raw = await client.session.send_discover(mode)
+                        client.session.adopt(DiscoverResult.model_validate(raw))
                     self.client = client
+                    self._mode = mode
+                    await self._apply_log_level()
                     await self.refresh()
                     self.state = "ready"
                     self.connected_at = time.time()
                     self.last_error = None
                     self.breaker.record_success()
                     self.ready.set()
+                    self.settled.set()
                     log.info("upstream %s ready (%s, %d tools)", self.name, client.protocol_version, len(self.tools))
                     await self._notify_state()
                     await self.hooks.catalog_changed(self)
                     async with anyio.create_task_group() as tg:
+                        self._tg = tg
                         tg.start_soon(self._health_loop, tg.cancel_scope)
                         if self.modern:
                             tg.start_soon(self._listen_loop)
+                        for uri in list(self.subscribed):  # a reconnect: the upstream forgot them
+                            await self._watch(uri)
                         await self._stop_or_dead()
                         tg.cancel_scope.cancel()
             except BaseExceptionGroup as eg:  # the SDK wraps transport errors in nested groups
-                raise RuntimeError(_describe(eg)) from None
+                if self.client is None and _protocol_error(eg):
+                    raise HandshakeRejected(f"{mode} connect refused: {describe_error(eg)}") from None
+                raise RuntimeError(describe_error(eg)) from None
+            except MCPError as e:
+                if self.client is None:
+                    raise HandshakeRejected(f"{mode} connect refused: {describe_error(e)}") from None
+                raise
         if scope.cancelled_caught and self.client is None:
             raise TimeoutError(f"no answer within {self.target.connect_timeout:.0f}s")
 
@@ -289,7 +294,7 @@ class Upstream:
                 self._dead.set()
                 return
             except Exception as e:  # noqa: BLE001
-                self.last_error = _describe(e)
+                self.last_error = describe_error(e)
                 self._dead.set()
                 return
 
@@ -305,9 +310,11 @@ class Upstream:
                 async for _event in sub:
                     await self._refresh_and_announce()
         except Exception as e:  # noqa: BLE001 - listening is best effort
-            log.debug("upstream %s: listen ended: %s", self.name, _describe(e))
+            log.debug("upstream %s: listen ended: %s", self.name, describe_error(e))
 
     def _mark_disconnected(self) -> None:
+        self._tg = None
+        self._watchers.clear()
         self.client = None
         self.ready = anyio.Event()
         self.connected_at = None
@@ -335,7 +342,8 @@ class Upstream:
         templates: list[ResourceTemplate] = []
         if caps is not None and caps.resources is not None:
             resources = await _all_pages(client.list_resources, "resources")
-            templates = await _all_pages(client.list_resource_templates, "resource_templates")
+            # the resources capability does not promise templates: a server without them answers -32601
+            templates = await _all_pages(client.list_resource_templates, "resource_templates", optional=True)
         prompts: list[Prompt] = []
         if caps is not None and caps.prompts is not None:
             prompts = await _all_pages(client.list_prompts, "prompts")
@@ -346,37 +354,23 @@ class Upstream:
         try:
             await self.refresh()
         except Exception as e:  # noqa: BLE001
-            log.warning("upstream %s: refresh after list_changed failed: %s", self.name, _describe(e))
+            log.warning("upstream %s: refresh after list_changed failed: %s", self.name, describe_error(e))
             return
         await self.hooks.catalog_changed(self)
 
     async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, ResourceUpdatedNotification) and self.hooks.resource_updated is not None:
+            await self.hooks.resource_updated(self, message.params.uri)
+            return
+        if isinstance(message, ElicitCompleteNotification) and self.hooks.elicit_complete is not None:
+            await self.hooks.elicit_complete(self, message.params.elicitation_id)
+            return
         if isinstance(message, (ToolListChangedNotification, PromptListChangedNotification,
                                 ResourceListChangedNotification)):
             # refresh outside the receive loop: listing from inside it would wait on itself
             import asyncio
 
             asyncio.get_running_loop().create_task(self._refresh_and_announce())
-
-    # ------------------------------------------------------------------ relays (push-era upstreams)
-    def _sole_caller(self) -> CallerLink | None:
-        """Push requests carry nothing that names the call that caused them: route only when unambiguous."""
-        if len(self._inflight) == 1:
-            return next(iter(self._inflight.values())).link
-        return None
-
-    async def _on_elicit(self, ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
-        link = self._sole_caller()
-        if link is None:
-            return ErrorData(code=-32600, message="sentinel: cannot tell which call this elicitation belongs to")
-        return await link.elicit(params)
-
-    async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
-        link = self._sole_caller()
-        if link is not None:
-            await link.log(params)
-        else:
-            log.info("upstream %s log [%s]: %s", self.name, params.level, params.data)
 
     # ------------------------------------------------------------------ calls
     async def wait_ready(self, timeout: float) -> bool:
@@ -385,6 +379,8 @@ class Upstream:
             return True
         return False
 
+    @traced("sentinel.forward", lambda self, tool, *a, **k: {"sentinel.upstream": self.name, "sentinel.tool": tool,
+                                                           "sentinel.era": self.protocol_version})
     async def call_tool(
         self,
         tool: str,
@@ -419,7 +415,8 @@ class Upstream:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         self._next_call += 1
         call_id = self._next_call
-        self._inflight[call_id] = _InFlight(link or CallerLink())
+        self._inflight[call_id] = _InFlight(link := link or CallerLink())
+        token = CURRENT_LINK.set(link)
         try:
             result = await client.session.call_tool(
                 tool, arguments, read_timeout_seconds=timeout or self.target.timeout, progress_callback=progress,
@@ -444,6 +441,7 @@ class Upstream:
             self._dead.set()
             raise UpstreamCallError(f"upstream {self.name} connection lost: {type(e).__name__}") from None
         finally:
+            CURRENT_LINK.reset(token)
             self._inflight.pop(call_id, None)
         self.breaker.record_success()
         if isinstance(result, (CallToolResult, InputRequiredResult)):
@@ -460,30 +458,43 @@ class Upstream:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         return await self.client.session.get_prompt(name, arguments)
 
+    def offers(self, capability: str, detail: str | None = None) -> bool:
+        """Whether the connected upstream declared a capability (e.g. "completions", "resources"/"subscribe")."""
+        caps = self.client.server_capabilities if self.client is not None else None
+        value = getattr(caps, capability, None) if caps is not None else None
+        return value is not None and (detail is None or bool(getattr(value, detail, False)))
 
-async def _all_pages(list_page: Callable[..., Awaitable[Any]], field_name: str) -> list[Any]:
+    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, dict[str, str]] | None
+                       ) -> CompleteResult:
+        if self.client is None:
+            raise UpstreamUnavailable(f"upstream {self.name} is not connected")
+        return await self.client.session.complete(ref, argument, context_arguments=(context or {}).get("arguments"))
+
+
+async def _all_pages(list_page: Callable[..., Awaitable[Any]], field_name: str, *, optional: bool = False
+                     ) -> list[Any]:
     """Walk every page of an upstream list (tools, resources, templates, prompts)."""
     items: list[Any] = []
     cursor = None
     while True:
-        page = await list_page(cursor=cursor)
+        try:
+            page = await list_page(cursor=cursor)
+        except MCPError as e:
+            if optional and e.code == METHOD_NOT_FOUND:
+                return items
+            raise
         items.extend(getattr(page, field_name))
         cursor = page.next_cursor
         if not cursor:
             return items
 
 
+def _protocol_error(e: BaseException) -> bool:
+    """An MCP error answer somewhere in a (nested) exception group: the peer is there but refused."""
+    if isinstance(e, BaseExceptionGroup):
+        return any(_protocol_error(x) for x in e.exceptions)
+    return isinstance(e, MCPError) and e.code != CONNECTION_CLOSED
+
+
 async def _no_validation(name: str, result: CallToolResult) -> None:
     return None
-
-
-def _describe(e: BaseException) -> str:
-    """Flatten nested ExceptionGroups into one readable line."""
-    if isinstance(e, BaseExceptionGroup):
-        return "; ".join(dict.fromkeys(_describe(x) for x in e.exceptions))
-    text = str(e) or type(e).__name__
-    if isinstance(e, MCPError):
-        return f"MCP error {e.code}: {e.message}"
-    if isinstance(e, FileNotFoundError):
-        return f"command not found: {e.filename or text}"
-    return f"{type(e).__name__}: {text}" if not text.startswith(type(e).__name__) else text

@@ -22,12 +22,17 @@ class UpstreamManager:
         self.upstreams: dict[str, Upstream] = {}
         self.catalog = Catalog()
         self._on_catalog_changed = on_catalog_changed
+        # set by the front: notifications that go to the clients that subscribed or were asked
+        self.on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None
+        self.on_elicit_complete: Callable[[str, str], Awaitable[None]] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
 
     def add(self, name: str, target: Target) -> Upstream:
         if name in self.upstreams:
             raise ValueError(f"duplicate upstream name {name!r}")
-        up = Upstream(name, target, UpstreamHooks(catalog_changed=self._catalog_changed))
+        up = Upstream(name, target, UpstreamHooks(catalog_changed=self._catalog_changed,
+                                                  resource_updated=self._resource_updated,
+                                                  elicit_complete=self._elicit_complete))
         self.upstreams[name] = up
         if self._tg is not None:
             self._tg.start_soon(up.run, name=f"upstream:{name}")
@@ -41,6 +46,14 @@ class UpstreamManager:
             except Exception:  # noqa: BLE001
                 log.exception("catalog change hook failed")
 
+    async def _resource_updated(self, up: Upstream, uri: str) -> None:
+        if self.on_resource_updated is not None:
+            await self.on_resource_updated(up.name, uri)
+
+    async def _elicit_complete(self, up: Upstream, elicitation_id: str) -> None:
+        if self.on_elicit_complete is not None:
+            await self.on_elicit_complete(up.name, elicitation_id)
+
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
                   startup_wait: float = 15.0) -> None:
         """Run every supervisor; reports started once all are ready or ``startup_wait`` has passed."""
@@ -48,9 +61,14 @@ class UpstreamManager:
             self._tg = tg
             for name, up in self.upstreams.items():
                 tg.start_soon(up.run, name=f"upstream:{name}")
+            # wait for each upstream's first attempt, never beyond its connect_timeout (nor startup_wait in all):
+            # one that cannot start stops the wait at once; a slow one joins later, announced by list_changed
             with anyio.move_on_after(startup_wait):
+                started = anyio.current_time()
                 for up in list(self.upstreams.values()):
-                    await up.ready.wait()
+                    left = getattr(up.target, "connect_timeout", startup_wait) - (anyio.current_time() - started)
+                    with anyio.move_on_after(max(0.0, left)):
+                        await up.settled.wait()
             for up in self.upstreams.values():
                 if up.state != "ready":
                     log.warning("upstream %s not ready at start-up (%s): serving without it for now",

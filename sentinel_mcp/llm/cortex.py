@@ -90,8 +90,8 @@ class Cortex:
             gbnf, label = compile_schema(json_schema), "json_schema"
             schema = json_schema if isinstance(json_schema, dict) else json.loads(json_schema)
         messages = self.build_messages(prompt, system=system, context=context)
-        gen = await self.engine.generate(GenerationRequest(messages, max_tokens, temperature, gbnf, label, seed),
-                                         progress)
+        gen = await self.engine.generate(GenerationRequest(messages, max_tokens, temperature, gbnf, label, seed,
+                                                           json_schema=schema), progress)
         data = _parse_and_validate(gen, model, schema) if gbnf else None
         return StructuredResult(gen.text, data, gen)
 
@@ -141,7 +141,7 @@ class Cortex:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         label = f"grammar {grammar}.gbnf" if grammar else "json_schema"
         gen = await self.engine.generate(GenerationRequest(messages, min(max_tokens, self.settings.max_tokens),
-                                                           None, gbnf, label), progress)
+                                                           None, gbnf, label, json_schema=schema), progress)
         return StructuredResult(gen.text, _parse_and_validate(gen, model, schema), gen)
 
 

@@ -2,20 +2,26 @@
 
 llama.cpp's context is not thread-safe, so a single lock serializes generations; each runs in a
 worker thread so the event loop keeps serving. A generation whose awaiting task is cancelled is
-stopped at the next token through a stopping criterion that reads a flag.
+stopped at the next token (a flag read once per token on both decoding paths).
+
+Grammar-constrained output goes through llguidance's token masks (``masked_decoding``) unless the
+settings ask for llama.cpp's own grammar sampler or llguidance cannot take the grammar; then the
+old sampler runs and the reason is logged. Prompt preambles are restored from KV snapshots
+(``prefix_cache``).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 
@@ -26,15 +32,18 @@ from sentinel_mcp.llm.errors import (
     ModelLoadError,
     ModelUnavailable,
 )
+from sentinel_mcp.llm.masked_decoding import MaskedSampler, MaskError, SamplingParams, decode_masked
 from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
-from sentinel_mcp.llm.prompt_format import render_prompt
+from sentinel_mcp.llm.model_turns import ModelTurns, _Job
+from sentinel_mcp.llm.prefix_cache import PrefixCache
+from sentinel_mcp.llm.prompt_format import render_preamble, render_prompt
 from sentinel_mcp.llm.settings import LlmSettings
+from sentinel_mcp.llm.token_masks import MaskCompiler, UnsupportedGrammar, build_tokenizer
 
-_T = TypeVar("_T")
+log = logging.getLogger(__name__)
+
 Progress = Callable[[int, int], Awaitable[None]]  # (completion tokens so far, max tokens)
-LOCK_POLL_SECONDS = 0.05
 PROGRESS_EVERY_SECONDS = 0.5
-CANCEL_GRACE_SECONDS = 60.0
 MAX_CACHED_GRAMMARS = 64
 
 
@@ -46,6 +55,8 @@ class GenerationRequest:
     grammar: str | None = None  # GBNF text
     grammar_label: str = "grammar"  # names the grammar in errors (file name or "json_schema")
     seed: int | None = None
+    # the JSON Schema ``grammar`` was compiled from: the fast path compiles the schema itself
+    json_schema: dict[str, Any] | None = None
 
 
 @dataclass
@@ -58,6 +69,9 @@ class Generation:
     prompt_format: str  # "chat_template" | "plain"
     seconds: float
     first_token_seconds: float | None
+    sampler: str = "none"  # "llguidance" | "llama_cpp" (grammar samplers) | "none" (free text)
+    fallback_reason: str | None = None  # why a grammar did not use llguidance, when it did not
+    cached_prompt_tokens: int = 0  # prompt tokens not evaluated (KV snapshot or still in the context)
 
 
 @dataclass
@@ -70,56 +84,26 @@ class GenerationRecord:
     cancelled: bool
 
 
-@dataclass
-class _Job:
-    cancel: threading.Event = field(default_factory=threading.Event)
-    finished: threading.Event = field(default_factory=threading.Event)
-    tokens: int = 0
-    started_at: float = 0.0
-    first_token_at: float | None = None
-    _state: threading.Lock = field(default_factory=threading.Lock)
-    _entered: bool = False
-    _abandoned: bool = False
-
-    def enter(self) -> bool:
-        """Called by the worker: False if the caller gave up before the worker started."""
-        with self._state:
-            if self._abandoned:
-                return False
-            self._entered = True
-            return True
-
-    def abandon_if_not_started(self) -> bool:
-        with self._state:
-            if self._entered:
-                return False
-            self._abandoned = True
-            return True
-
-
-class LlamaEngine:
+class LlamaEngine(ModelTurns):
     def __init__(self, settings: LlmSettings | None = None) -> None:
+        super().__init__()
         self.settings = settings or LlmSettings()
-        self._lock = threading.Lock()
         self._llm: Any = None
         self._path: Path | None = None
         self._grammars: dict[str, Any] = {}  # GBNF text -> compiled LlamaGrammar (checked natively)
+        self._masks: MaskCompiler | None = None  # llguidance, built on the first constrained call
+        self._masks_unavailable: str | None = None
+        self._fallbacks_logged: set[tuple[str, str]] = set()
+        self.tokenizer_seconds: float | None = None
+        self.prefix_cache = PrefixCache(self.settings.prefix_cache_mb * 1024 * 1024)
+        self.n_ctx: int | None = None  # the context window in use (after the model's own cap)
         self.history: deque[GenerationRecord] = deque(maxlen=256)
         self.load_seconds: float | None = None
-        self._current: _Job | None = None  # the generation holding the model, if any
-        self._queue: deque[object] = deque()  # FIFO of callers waiting for the model
-        self._queue_lock = threading.Lock()
 
     # --- model ------------------------------------------------------------------------------------
     @property
     def loaded(self) -> bool:
         return self._llm is not None
-
-    @property
-    def tokens_in_flight(self) -> int | None:
-        """Tokens sampled so far by the running generation; None when the model is idle."""
-        job = self._current
-        return job.tokens if job is not None else None
 
     @property
     def model_name(self) -> str:
@@ -139,24 +123,35 @@ class LlamaEngine:
         except ImportError:
             raise ModelUnavailable("llama-cpp-python is not installed: `pip install 'sentinel-mcp[llm]'` "
                                    "(see the README for the portable build flags)") from None
-        s = self.settings
         t0 = time.perf_counter()
+        llm = self._open(Llama, path, self.settings.n_ctx)
+        trained = llm._model.n_ctx_train()
+        if 0 < trained < self.settings.n_ctx:
+            # beyond its trained context a model degrades; the default asks for more than small models have
+            log.info("%s was trained on %d tokens of context; using n_ctx=%d instead of %d", path.name, trained,
+                     trained, self.settings.n_ctx)
+            llm.close()
+            llm = self._open(Llama, path, trained)
+        self.load_seconds = time.perf_counter() - t0
+        self._llm, self._path, self.n_ctx = llm, path, llm.n_ctx()
+        return llm
+
+    def _open(self, llama_class: Any, path: Path, n_ctx: int) -> Any:
+        s = self.settings
         try:
-            llm = Llama(model_path=str(path), n_ctx=s.n_ctx, n_threads=s.n_threads or os.cpu_count() or 1,
-                        n_batch=min(s.n_batch, s.n_ctx), verbose=False)
+            return llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=s.n_threads or os.cpu_count() or 1,
+                               n_batch=min(s.n_batch, n_ctx), verbose=False)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(f"llama.cpp could not load {path}: the file is corrupt, truncated or of an "
                                  f"unsupported architecture ({exc})") from None
-        self.load_seconds = time.perf_counter() - t0
-        self._llm, self._path = llm, path
-        return llm
 
     def close(self) -> None:
         """Free the model (waits for a running generation to finish)."""
         with self._lock:
             if self._llm is not None:
                 self._llm.close()
-            self._llm, self._grammars = None, {}
+            self._llm, self._grammars, self._masks, self.n_ctx = None, {}, None, None
+            self.prefix_cache.clear()
 
     # --- grammars ---------------------------------------------------------------------------------
     def _compiled_grammar(self, llm: Any, text: str, label: str) -> Any:
@@ -178,75 +173,84 @@ class LlamaEngine:
         self._grammars[text] = grammar
         return grammar
 
-    # --- turns on the model ----------------------------------------------------------------------
-    # Waiting happens on the event loop (FIFO, cancellable, no worker thread parked per waiter); the
-    # turn's holder runs in one worker thread and releases the lock there when llama.cpp is done.
-    def _try_take_turn(self, ticket: object) -> bool:
-        with self._queue_lock:
-            if self._queue and self._queue[0] is ticket and self._lock.acquire(blocking=False):
-                self._queue.popleft()
-                return True
-            return False
+    # --- which grammar sampler ---------------------------------------------------------------------
+    def _mask_compiler(self, llm: Any) -> MaskCompiler:
+        if self._masks is None:
+            if self._masks_unavailable:
+                raise UnsupportedGrammar(self._masks_unavailable)
+            t0 = time.perf_counter()
+            try:
+                self._masks = MaskCompiler(build_tokenizer(llm))
+            except UnsupportedGrammar as exc:
+                self._masks_unavailable = str(exc)
+                raise
+            self.tokenizer_seconds = time.perf_counter() - t0
+        return self._masks
 
-    def _leave_queue(self, ticket: object) -> None:
-        with self._queue_lock:
-            if ticket in self._queue:
-                self._queue.remove(ticket)
-
-    async def _wait_turn(self) -> None:
-        ticket = object()
-        with self._queue_lock:
-            self._queue.append(ticket)
+    def _matcher(self, llm: Any, gbnf: str, request: GenerationRequest) -> tuple[Any | None, str | None]:
+        """An llguidance matcher for the request's grammar, or (None, why not) for llama.cpp's sampler."""
+        if self.settings.grammar_sampler == "llama_cpp":
+            return None, None  # chosen, not a fallback
         try:
-            while not self._try_take_turn(ticket):
-                await anyio.sleep(LOCK_POLL_SECONDS)
-        except BaseException:
-            self._leave_queue(ticket)
-            raise
+            masks = self._mask_compiler(llm)
+            if request.json_schema is not None:
+                return masks.for_json_schema(request.json_schema), None
+            return masks.for_gbnf(gbnf), None
+        except UnsupportedGrammar as exc:
+            reason = str(exc)
+            key = (request.grammar_label, reason)
+            if key not in self._fallbacks_logged:
+                if len(self._fallbacks_logged) < MAX_CACHED_GRAMMARS:
+                    self._fallbacks_logged.add(key)
+                log.warning("%s: llguidance cannot take it (%s); using llama.cpp's grammar sampler",
+                            request.grammar_label, reason)
+            return None, reason
 
-    def _wait_turn_blocking(self, job: _Job) -> None:
-        ticket = object()
-        with self._queue_lock:
-            self._queue.append(ticket)
-        try:
-            while not self._try_take_turn(ticket):
-                if job.cancel.is_set():
-                    raise GenerationCancelled("cancelled while waiting for the model")
-                time.sleep(LOCK_POLL_SECONDS)
-        except BaseException:
-            self._leave_queue(ticket)
-            raise
+    def grammar_sampler_for(self, grammar: str | None = None, json_schema: dict[str, Any] | None = None,
+                            label: str = "grammar") -> tuple[str, str | None]:
+        """("llguidance" | "llama_cpp", the reason for a fallback) for a grammar; loads the model. Blocking."""
+        job = _Job()
+        self._wait_turn_blocking(job)
 
-    async def _in_turn(self, fn: Callable[[], _T], job: _Job) -> _T:
-        """Run ``fn`` in a worker thread once it is our turn; on cancellation stop it and wait until it has."""
-        await self._wait_turn()
-        try:
-            return await anyio.to_thread.run_sync(self._holding_lock, fn, job, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            job.cancel.set()
-            if job.abandon_if_not_started():
-                self._lock.release()  # the worker never ran, so the turn is still ours to give back
-            else:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_SECONDS):
-                    # hold the caller until the model is free again: a cancelled call leaves nothing running
-                    while not job.finished.is_set():
-                        await anyio.sleep(0.01)
-            raise
+        def which() -> tuple[str, str | None]:
+            llm = self._ensure_loaded()
+            gbnf = grammar
+            if gbnf is None:
+                from sentinel_mcp.llm.schema_grammar import compile_schema
 
-    def _holding_lock(self, fn: Callable[[], _T], job: _Job) -> _T:
-        if not job.enter():
-            raise GenerationCancelled("cancelled before the generation started")
-        self._current = job
-        try:
-            return fn()
-        finally:
-            self._current = None
-            self._lock.release()
-            job.finished.set()
+                gbnf = compile_schema(json_schema)
+            self._compiled_grammar(llm, gbnf, label)
+            matcher, reason = self._matcher(llm, gbnf, GenerationRequest([], grammar=gbnf, grammar_label=label,
+                                                                         json_schema=json_schema))
+            return ("llguidance", None) if matcher is not None else ("llama_cpp", reason)
+
+        return self._holding_lock(which, job)
+
+    def status(self) -> dict[str, Any]:
+        """What the engine runs on and what its caches hold (for health pages and benchmarks)."""
+        if self.settings.grammar_sampler == "llama_cpp":
+            sampler = "llama_cpp (configured)"
+        elif self._masks_unavailable:
+            sampler = f"llama_cpp (llguidance unavailable: {self._masks_unavailable})"
+        else:
+            sampler = "llguidance"
+        return {"model": self.model_name, "loaded": self.loaded, "n_ctx": self.n_ctx,
+                "load_seconds": self.load_seconds, "tokenizer_seconds": self.tokenizer_seconds,
+                "grammar_sampler": sampler,
+                "prefix_cache": {"snapshots": len(self.prefix_cache), "bytes": self.prefix_cache.bytes,
+                                 "hits": self.prefix_cache.hits, "limit_bytes": self.prefix_cache.max_bytes}}
 
     async def load(self) -> None:
-        """Load the model now (otherwise the first generation does)."""
-        await self._in_turn(self._ensure_loaded, _Job())
+        """Load the model (and llguidance's view of its vocabulary) now; otherwise the first call does."""
+        def load_all() -> None:
+            llm = self._ensure_loaded()
+            if self.settings.grammar_sampler == "llguidance":
+                try:
+                    self._mask_compiler(llm)
+                except UnsupportedGrammar as exc:
+                    log.warning("llguidance unavailable (%s); grammars use llama.cpp's sampler", exc)
+
+        await self._in_turn(load_all, _Job())
 
     def check_grammar(self, text: str, label: str) -> None:
         """Compile ``text`` with llama.cpp (loads the model if needed). Blocking."""
@@ -291,13 +295,18 @@ class LlamaEngine:
         return self._holding_lock(lambda: self._generate_locked(request, job), job)
 
     def _generate_locked(self, request: GenerationRequest, job: _Job) -> Generation:
-        from llama_cpp import StoppingCriteriaList
-
         if job.cancel.is_set():
             raise GenerationCancelled("cancelled before the generation started")
         llm = self._ensure_loaded()
         s = self.settings
-        grammar = self._compiled_grammar(llm, request.grammar, request.grammar_label) if request.grammar else None
+        gbnf = request.grammar
+        if gbnf is None and request.json_schema is not None:
+            from sentinel_mcp.llm.schema_grammar import compile_schema
+
+            gbnf = compile_schema(request.json_schema)
+        # llama.cpp compiles every grammar: its parser is the authority, and it is the fallback sampler
+        grammar = self._compiled_grammar(llm, gbnf, request.grammar_label) if gbnf else None
+        matcher, reason = self._matcher(llm, gbnf, request) if gbnf else (None, None)
         prompt = render_prompt(llm, request.messages)
         # special=True: the template's role tokens must be real control tokens; user text was sanitized.
         tokens = llm.tokenize(prompt.text.encode("utf-8"), add_bos=not prompt.added_special, special=True)
@@ -306,37 +315,97 @@ class LlamaEngine:
             raise ContextOverflow(f"the prompt is {len(tokens)} tokens but the model's context window is {n_ctx} "
                                   "tokens; shorten the prompt or context, or raise sentinel.llm.n_ctx")
         max_tokens = max(1, min(request.max_tokens, n_ctx - len(tokens) - 1))
+        boundary = self._preamble_length(llm, request.messages, prompt, tokens)
+        temperature = s.temperature if request.temperature is None else request.temperature
+        seed = request.seed if request.seed is not None else s.seed
+        params = SamplingParams(temperature, s.top_p, s.top_k, s.repeat_penalty,
+                                seed if seed is not None else secrets.randbits(31))
+        job.started_at = time.perf_counter()
+        record = GenerationRecord(time.monotonic(), 0.0, 0, False)
+        result: Generation | None = None
+        try:
+            if matcher is not None:
+                try:
+                    result = self._decode_with_masks(llm, tokens, boundary, matcher, params, max_tokens, prompt, job)
+                except MaskError as exc:
+                    reason = f"llguidance failed after {job.tokens} tokens ({exc})"
+                    log.warning("%s: %s; generating again with llama.cpp's grammar sampler",
+                                request.grammar_label, reason)
+                    job.tokens, job.first_token_at = 0, None
+            if result is None:
+                result = self._decode_with_llama(llm, tokens, boundary, grammar, reason, params, max_tokens, prompt,
+                                                 job)
+            return result
+        finally:
+            record.finished = time.monotonic()
+            record.cancelled = job.cancel.is_set()
+            record.completion_tokens = result.completion_tokens if result else job.tokens
+            self.history.append(record)
 
-        def stop_when_cancelled(_ids: Any, _logits: Any) -> bool:
+    @staticmethod
+    def _counting(job: _Job) -> Callable[..., bool]:
+        def on_token(*_args: Any) -> bool:
             job.tokens += 1
             if job.first_token_at is None:
                 job.first_token_at = time.perf_counter()
             return job.cancel.is_set()
 
-        temperature = s.temperature if request.temperature is None else request.temperature
-        seed = request.seed if request.seed is not None else s.seed
-        job.started_at = time.perf_counter()
-        record = GenerationRecord(time.monotonic(), 0.0, 0, False)
+        return on_token
+
+    def _decode_with_masks(self, llm: Any, tokens: list[int], boundary: int | None, matcher: Any,
+                           params: SamplingParams, max_tokens: int, prompt: Any, job: _Job) -> Generation:
+        loaded = self.prefix_cache.load(llm, tokens, boundary, evaluate_all=True)
+        assert self._masks is not None
+        sampler = MaskedSampler(llm, matcher, params, self._masks.vocab_size)
         try:
-            out = llm.create_completion(
-                tokens, max_tokens=max_tokens, temperature=temperature, top_p=s.top_p, top_k=s.top_k,
-                repeat_penalty=s.repeat_penalty, seed=seed if seed is not None else secrets.randbits(31),
-                grammar=grammar, stop=None if grammar else (prompt.stop or None),
-                stopping_criteria=StoppingCriteriaList([stop_when_cancelled]))
+            out, finish, cancelled = decode_masked(llm, sampler, max_tokens, self._counting(job))
         finally:
-            record.finished = time.monotonic()
-            record.cancelled = job.cancel.is_set()
-            record.completion_tokens = job.tokens
-            self.history.append(record)
+            sampler.close()
+        if cancelled:
+            raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
+        text = llm.detokenize(out, prev_tokens=tokens).decode("utf-8", errors="ignore")
+        return self._result(text, len(tokens), len(out), finish, prompt, job, "llguidance", None, loaded.reused)
+
+    def _decode_with_llama(self, llm: Any, tokens: list[int], boundary: int | None, grammar: Any,
+                           reason: str | None, params: SamplingParams, max_tokens: int, prompt: Any,
+                           job: _Job) -> Generation:
+        from llama_cpp import StoppingCriteriaList
+
+        loaded = self.prefix_cache.load(llm, tokens, boundary, evaluate_all=False)
+        out = llm.create_completion(
+            tokens, max_tokens=max_tokens, temperature=params.temperature, top_p=params.top_p, top_k=params.top_k,
+            repeat_penalty=params.repeat_penalty, seed=params.seed, grammar=grammar,
+            stop=None if grammar else (prompt.stop or None),
+            stopping_criteria=StoppingCriteriaList([self._counting(job)]))
         if job.cancel.is_set():
             raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
         choice, usage = out["choices"][0], out["usage"]
-        record.completion_tokens = usage["completion_tokens"]
+        return self._result(choice["text"], usage["prompt_tokens"], usage["completion_tokens"],
+                            choice.get("finish_reason") or "stop", prompt, job,
+                            "llama_cpp" if grammar is not None else "none", reason, loaded.reused)
+
+    def _result(self, text: str, prompt_tokens: int, completion_tokens: int, finish: str, prompt: Any, job: _Job,
+                sampler: str, reason: str | None, reused: int) -> Generation:
         return Generation(
-            text=choice["text"], prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-            finish_reason=choice.get("finish_reason") or "stop", model=self.model_name, prompt_format=prompt.format,
-            seconds=time.perf_counter() - job.started_at,
-            first_token_seconds=(job.first_token_at - job.started_at) if job.first_token_at else None)
+            text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, finish_reason=finish,
+            model=self.model_name, prompt_format=prompt.format, seconds=time.perf_counter() - job.started_at,
+            first_token_seconds=(job.first_token_at - job.started_at) if job.first_token_at else None,
+            sampler=sampler, fallback_reason=reason, cached_prompt_tokens=reused)
+
+    def _preamble_length(self, llm: Any, messages: list[dict[str, str]], prompt: Any, tokens: list[int]) -> int | None:
+        """How many leading prompt tokens are the shared preamble (everything before the user's content)."""
+        if not self.prefix_cache.enabled:
+            return None
+        text = render_preamble(llm, messages, prompt)
+        if not text:
+            return None
+        head = llm.tokenize(text.encode("utf-8"), add_bos=not prompt.added_special, special=True)
+        n = 0
+        for a, b in zip(head, tokens, strict=False):
+            if a != b:
+                break
+            n += 1
+        return n or None
 
 
 _SHARED: dict[tuple[Any, ...], LlamaEngine] = {}

@@ -11,6 +11,9 @@ import re
 from dataclasses import dataclass
 
 MAX_REPETITION = 2000  # llama.cpp's MAX_REPETITION_THRESHOLD
+# llama.cpp parses groups recursively on the C++ stack, and so does this checker: a hostile grammar
+# (or one converted from a hostile JSON Schema) nested deeper than this is refused, not parsed
+MAX_NESTING = 300  # a JSON Schema maxLength of N becomes N nested groups in llama.cpp's converter
 _WORD = re.compile(r"[A-Za-z0-9-]+")
 _INT = re.compile(r"[0-9]+")
 _ESCAPES = {"t", "r", "n", "\\", '"', "[", "]", "-"}
@@ -35,6 +38,7 @@ class _Parser:
         self.pos = 0
         self.defined: list[str] = []
         self.referenced: dict[str, int] = {}  # rule name -> position of its first use
+        self.depth = 0
 
     # --- helpers ---------------------------------------------------------------------------------
     def fail(self, message: str, pos: int | None = None) -> GbnfSyntaxError:
@@ -142,9 +146,13 @@ class _Parser:
                 at = self.pos
                 self.referenced.setdefault(self.name(), at)
             elif c == "(":
+                if self.depth >= MAX_NESTING:
+                    raise self.fail(f"groups nested deeper than {MAX_NESTING} levels")
                 self.pos += 1
                 self.space(True)
+                self.depth += 1
                 self.alternates(nested=True)
+                self.depth -= 1
                 if self.peek() != ")":
                     raise self.fail("expecting ')'")
                 self.pos += 1

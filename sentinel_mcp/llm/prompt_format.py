@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 PLAIN_ROLES = {"system": "System", "user": "User", "assistant": "Assistant"}
+_MARK = "\ue000sentinel-preamble-end\ue000"  # stands in for the last user content when splitting
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,22 @@ def render_prompt(llm: Any, messages: list[dict[str, str]]) -> RenderedPrompt:
         if rendered is not None:
             return rendered
     return _render_plain(messages)
+
+
+def render_preamble(llm: Any, messages: list[dict[str, str]], rendered: RenderedPrompt) -> str | None:
+    """The text before the last user turn's content: the part that calls of one kind share.
+
+    None when there is no such part (the last message is not the user's, or the template changes
+    the content so that the split cannot be found).
+    """
+    if not messages or messages[-1].get("role") != "user":
+        return None
+    marked = [*messages[:-1], {**messages[-1], "content": _MARK}]
+    text = render_prompt(llm, marked).text
+    cut = text.find(_MARK)
+    if cut <= 0 or not rendered.text.startswith(text[:cut]):
+        return None
+    return text[:cut]
 
 
 def _render_template(llm: Any, template: str, messages: list[dict[str, str]]) -> RenderedPrompt | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -13,7 +13,9 @@ class LlmSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str | None = None  # a GGUF path; None: $SENTINEL_MODEL, then the small PyPI model package
-    n_ctx: int = Field(4096, ge=64, le=262_144, description="context window in tokens")
+    # 16K holds the largest input the tools accept (32,000 characters of context plus the query) and a
+    # long answer; the model's own trained context caps it at load (a 4K model gets 4K)
+    n_ctx: int = Field(16_384, ge=64, le=262_144, description="context window in tokens")
     n_threads: int | None = Field(None, ge=1, le=256, description="None: the number of CPU cores")
     n_batch: int = Field(512, ge=8, le=8192)
     temperature: float = Field(0.2, ge=0.0, le=2.0)
@@ -25,6 +27,9 @@ class LlmSettings(BaseModel):
     max_query_chars: int = Field(2048, ge=16)
     max_context_chars: int = Field(32_000, ge=16)
     detect_injection: bool = True
+    # "llguidance": token masks (fast); "llama_cpp": llama.cpp's own grammar sampler (the old path)
+    grammar_sampler: Literal["llguidance", "llama_cpp"] = "llguidance"
+    prefix_cache_mb: int = Field(256, ge=0, le=65_536, description="KV snapshots of shared prompt preambles; 0: off")
 
     @classmethod
     def from_section(cls, section: dict[str, Any] | None, where: str = "sentinel.llm") -> LlmSettings:

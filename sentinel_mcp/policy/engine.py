@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import json
 import logging
 import queue
 import threading
@@ -18,7 +17,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from sentinel_mcp.policy.prolog_text import float_text, json_atom, quote_atom
+from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, quote_atom
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -116,7 +115,7 @@ class PrologEngine:
         out = rows[0]["Out"]
         if isinstance(out, bytes):
             out = out.decode()
-        return json.loads(str(out))
+        return from_prolog_json(str(out))
 
     @staticmethod
     def _run_goal(prolog: Any, goal: str) -> None:
@@ -165,11 +164,15 @@ class PrologEngine:
             f"{quote_atom(tool)}, {json_atom(arguments)}, {quote_atom(digest)}, {quote_atom(version)}, "
             f"{int(limit)}, Out)")
 
-    async def query(self, rb: str, session: str, now: float, goal: str, max_solutions: int = 20,
-                    limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:
-        return await self.json_query(
-            f"sentinel_core:sn_query({quote_atom(rb)}, {quote_atom(session)}, {float_text(now)}, "
-            f"{quote_atom(goal)}, {int(max_solutions)}, {int(limit)}, Out)")
+    async def dump_session(self, session: str) -> str:
+        """The session's facts as lines ``Fact<TAB>Expires<TAB>Provenance`` (for a query worker's copy)."""
+
+        def job(p: Any) -> str:
+            rows = list(p.query(f"sentinel_core:sn_dump_session({quote_atom(session)}, Out)", maxresult=1))
+            out = rows[0]["Out"] if rows else ""
+            return out.decode() if isinstance(out, bytes) else str(out)
+
+        return await self.run(job)
 
     async def context_check(self, rb: str, session: str, now: float, name: str, value: Any,
                             limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import itertools
 import logging
 import os
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from sentinel_mcp.gateway.port import GatewayPort
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.questions import AnswerRefused, answer_value, question_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.solver import Solver, SolverResult
@@ -56,6 +58,11 @@ class PolicyGuard:
         self.solver = Solver(self.knowledge, port, is_read_only=self.is_read_only,
                              fetch_timeout=max(1.0, self.settings.guard_timeout * 0.8))
         self.default = _default_guard(self.settings)
+        self.queries = QueryWorker(QueryBudget(seconds=self.settings.query_seconds,
+                                               inferences=self.settings.query_inferences,
+                                               stack_bytes=self.settings.query_memory_mb << 20,
+                                               address_space_bytes=(self.settings.query_memory_mb << 20) * 4
+                                               + (512 << 20)))
         self.purge_interval = purge_interval
         self.inference_limit = inference_limit
         self.load_error: str | None = None
@@ -63,14 +70,16 @@ class PolicyGuard:
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, watch: bool = True) -> None:
-        """Open the fact store, load the rulebase (a broken one leaves the fail-safe default in charge and
-        says why), start hot reload and the purge of expired facts."""
+        """Open the fact store, load the rulebase, start hot reload and the purge of expired facts.
+
+        A rulebase that cannot be loaded fails closed: every call is denied, naming the file, line and
+        problem, until hot reload loads a fixed file (``problem`` says why meanwhile, for /healthz)."""
         await self.store.open()
         try:
             await self.rulebases.reload()
-        except Exception as e:  # noqa: BLE001 - reported, the default guard stays in charge
+        except Exception as e:  # noqa: BLE001 - reported; no rulebase, no call
             self.load_error = str(e)
-            log.error("rulebase not loaded, the fail-safe default guard decides: %s", e)
+            log.error("rulebase not loaded, every call is denied until it is fixed: %s", e)
         if watch:
             self.rulebases.start_watching()
             self._purger = asyncio.create_task(self._purge_loop(), name="fact-purge")
@@ -84,6 +93,7 @@ class PolicyGuard:
             except asyncio.CancelledError:
                 pass
             self._purger = None
+        await self.queries.close()
         await self.knowledge.forget_sessions()
         await self.rulebases.unload_all()
         await self.store.close()
@@ -99,7 +109,15 @@ class PolicyGuard:
     # ---------------------------------------------------------------- Guard protocol
     @property
     def version(self) -> str:
-        return self.rulebases.current.version if self.rulebases.loaded else self.default.version
+        return self.rulebases.current.version if self.rulebases.loaded else "unloaded"
+
+    def governed_names(self) -> set[str]:
+        """The tool names the loaded rulebase speaks of (guards, bindings, read-only declarations, effects):
+        no other server's tool may be exposed under one of them."""
+        if not self.rulebases.loaded:
+            return set()
+        info = self.rulebases.current.info
+        return {*info.guards, *info.read_only, *info.effects, *(b.tool for b in info.bindings)}
 
     def is_read_only(self, name: str) -> bool:
         if self.rulebases.loaded and name in self.rulebases.current.info.read_only:
@@ -107,20 +125,34 @@ class PolicyGuard:
         tool = self.port.find_tool(name) if self.port is not None else None
         return bool(tool and tool.annotations and tool.annotations.read_only_hint)
 
+    @property
+    def problem(self) -> str | None:
+        """Why this guard cannot govern now (no rulebase loaded), or None when it can."""
+        if self.rulebases.loaded:
+            return None
+        return f"the rulebase could not be loaded: {self.rulebases.last_error or self.load_error or 'not loaded yet'}"
+
     async def decide(self, call: ToolCall) -> Decision:
-        if not self.rulebases.loaded:
-            return await self.default.decide(call)
+        if not self.rulebases.loaded:  # fail closed: the tools the rulebase would govern are not served
+            problem = self.problem
+            return Deny(reason=f"Sentinel denies every call until its policy loads: {problem}",
+                        unmet=["rulebase_not_loaded"],
+                        how_to_unblock=["tell the user: the policy file has an error (above); once it is fixed, "
+                                        "Sentinel reloads it and calls are decided again"])
         rb = self.rulebases.current
-        if not rb.info.guards_tool(call.name):
-            if call.name in rb.info.read_only:
+        # rules bind to the tool's identity (server + its own name), never to the name that exposes it
+        if not rb.info.guards_tool(call.identity):
+            if call.identity in rb.info.read_only:
                 return Allow(reason=f"{call.name} is declared read-only by the rulebase")
             return await self.default.decide(call)
         try:
             return await self._decide_guarded(call, rb)
-        except Exception as e:  # noqa: BLE001 - a guard that errors denies
-            log.exception("policy guard error on %s", call.name)
-            return Deny(reason=f"the policy guard of {call.name} failed ({type(e).__name__}: {e}); denied",
-                        unmet=["guard_error"])
+        except Exception:  # noqa: BLE001 - a guard that errors denies
+            # the details (engine goals, stack) go to the log only; the caller gets a reference to them
+            ref = uuid.uuid4().hex[:10]
+            log.exception("policy guard error on %s (reference %s)", call.name, ref)
+            return Deny(reason=f"the policy guard of {call.name} failed with an internal error (reference {ref} "
+                               "in Sentinel's log); denied", unmet=["guard_error"])
 
     async def _decide_guarded(self, call: ToolCall, rb: Rulebase) -> Decision:
         if rb.info.option("strict_symbolic"):
@@ -137,7 +169,7 @@ class PolicyGuard:
                  "fetches": [f.model_dump() for f in result.fetches]}
         if result.status == "proved":
             return Allow(reason=f"guard of {call.name} proved (rulebase {rb.version})", proof=proof)
-        if result.status == "error":
+        if result.status not in ("failed", "blocked"):  # an error or an exhausted budget denies
             return Deny(reason=f"the guard of {call.name} could not be evaluated: {result.error}; denied",
                         unmet=["guard_error"], proof=proof)
         if result.status == "blocked" and not result.unmet:
@@ -153,25 +185,25 @@ class PolicyGuard:
         limit = rb.info.inference_limit(self.inference_limit)
 
         async def one_pass() -> dict[str, Any]:
-            return await self.engine.decide(rb.module, mod, time.time(), call.name, call.arguments, call.digest,
-                                            rb.version, limit)
+            return await self.engine.decide(rb.module, mod, time.time(), call.identity, call.arguments,
+                                            call.digest, rb.version, limit)
 
         deadline = time.monotonic() + self.settings.guard_timeout * 0.8
         return await self.solver.solve(one_pass, rb, call.session_id, depth=call.depth, deadline=deadline)
 
     async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
+        """Store an accepted answer. A confirmation is stored only for JSON ``true``: a "no" (false, decline,
+        cancel) ends the call that asked and is not remembered, so the next identical call asks again."""
         kind = question.meta.get("kind")
         if kind == "confirmation":  # the default guard's own question
             await self.default.record_answer(call, question, answer)
             return
-        if kind not in ("ask", "confirm"):
-            return
-        if answer.action != "accept":
-            if kind == "confirm" and answer.action == "decline":
-                # a declined confirmation is a "no" for this exact call (until it expires)
-                answer = Answer(action="accept", content={"answer": False}, provenance=answer.provenance)
-            else:
-                return  # a cancelled question, or a declined askable: nothing is established
+        if kind not in ("ask", "confirm") or answer.action != "accept":
+            return  # a cancelled or declined question establishes nothing
+        # a confirmation names the tool by its identity (what rules bind to), whatever name exposed it
+        if kind == "confirm" and (question.meta.get("tool") != call.identity
+                                  or question.meta.get("digest") != call.digest):
+            raise AnswerRefused("this confirmation was asked for another call")
         await self.store_answer(call.session_id, question, answer)
 
     async def store_answer(self, session: str, question: Question, answer: Answer,
@@ -184,8 +216,10 @@ class PolicyGuard:
         if meta["kind"] == "confirm":
             if meta.get("version") != rb.version:
                 raise AnswerRefused("the rulebase changed since this confirmation was asked; ask again")
+            if value is not True:
+                return "nothing stored: the confirmation was not given"
             fact = await self.knowledge.new_fact(
-                session, "$confirmed", [meta["tool"], meta["digest"], meta["version"], "yes" if value else "no"],
+                session, "$confirmed", [meta["tool"], meta["digest"], meta["version"], "yes"],
                 answer.provenance, ttl=self.settings.confirm_ttl, source_tool=meta["tool"],
                 source_digest=meta["digest"])
         elif meta["type"] == "yes_no":
@@ -205,19 +239,20 @@ class PolicyGuard:
             return
         rb = self.rulebases.current
         await self.knowledge.ensure(call.session_id, rb)
-        await self.knowledge.invalidate(call.session_id, f"'$confirmed'({_q(call.name)}, {_q(call.digest)}, _, _)")
+        await self.knowledge.invalidate(call.session_id,
+                                        f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _)")
         if result.is_error:
             return
-        if self.is_read_only(call.name) and any(b.tool == call.name for b in rb.info.bindings):
-            await self.solver.store_result(rb, call.session_id, call.name, call.arguments, result)
-        if call.name in rb.info.effects or any(e.endswith("*") for e in rb.info.effects):
-            actions = await self.engine.effect_actions(rb.module, self.knowledge.module(call.session_id), call.name,
-                                                       call.arguments, time.time())
+        if self.is_read_only(call.identity) and any(b.tool == call.identity for b in rb.info.bindings):
+            await self.solver.store_result(rb, call.session_id, call.identity, call.arguments, result)
+        if call.identity in rb.info.effects or any(e.endswith("*") for e in rb.info.effects):
+            actions = await self.engine.effect_actions(rb.module, self.knowledge.module(call.session_id),
+                                                       call.identity, call.arguments, time.time())
             for pattern in actions["invalidate"]:
                 await self.knowledge.invalidate(call.session_id, pattern, rb)
             # what the write did, as an observed fact of this session (e.g. "reservation R was cancelled")
             await self.knowledge.add([await self.knowledge.fact_of_text(call.session_id, text, "observed",
-                                                                        source_tool=call.name,
+                                                                        source_tool=call.identity,
                                                                         source_digest=call.digest)
                                       for text in actions["establish"]])
 

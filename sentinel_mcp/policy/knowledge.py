@@ -42,6 +42,11 @@ class Knowledge:
         # session -> rulebase version its seeds came from; insertion order = least recently loaded first
         self._loaded: dict[str, str] = {}
         self._loading = asyncio.Lock()
+        # session -> a counter bumped on every change of its facts (copies elsewhere know when they are stale)
+        self.generation: dict[str, int] = {}
+
+    def _changed(self, session: str) -> None:
+        self.generation[session] = self.generation.get(session, 0) + 1
 
     def module(self, session: str) -> str:
         return module_name(f"s{self.namespace}", session)
@@ -65,6 +70,7 @@ class Knowledge:
             ctx = await self.store.contexts(session)
             await self.engine.assert_facts(mod, [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()])
             self._loaded[session] = ""  # mirrored from here on (seeding below writes through)
+            self._changed(session)
         if seeded != rb.version:
             await self._seed(session, rb)
             self._loaded[session] = rb.version
@@ -95,6 +101,7 @@ class Knowledge:
         await self.store.add(facts)
         by_session: dict[str, list[tuple[str, float | None, str]]] = {}
         for f in facts:
+            self._changed(f.session)
             if f.session in self._loaded:
                 by_session.setdefault(f.session, []).append((f.fact, f.expires_at, f.provenance))
         for s, rows in by_session.items():
@@ -130,6 +137,7 @@ class Knowledge:
         else:
             removed = await self.engine.retract(mod, pattern)
         await self.store.delete(session, removed)
+        self._changed(session)
         return removed
 
     async def bind_context(self, session: str, name: str, value: Any) -> list[str]:
@@ -139,6 +147,7 @@ class Knowledge:
         if session in self._loaded:
             await self.engine.retract(mod, f"'$context'({fact_text(name, [])}, _)")
             await self.engine.assert_facts(mod, [(fact_text("$context", [name, value]), None, "seed")])
+        self._changed(session)
         doomed = await self.store.delete_depending_on(session, name)
         if session in self._loaded:
             for t in doomed:

@@ -51,7 +51,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             out = await service().query(session_of(ctx_), goal)
         except (RuntimeError, ValueError) as e:
             return _error(str(e))
-        return _result(out.model_dump(), error=out.status == "error")
+        return _result(out.model_dump(), error=out.status not in ("proved", "failed", "blocked"))
 
     @mcp.tool(annotations=READ)
     async def sentinel_facts(ctx_: Context) -> CallToolResult:

@@ -15,7 +15,7 @@ from sentinel_mcp.policy.solver import SolverResult
 
 
 class QueryOutcome(BaseModel):
-    status: str  # proved | failed | blocked | error
+    status: str  # proved | failed | blocked | error | refused | time_limit | memory_limit
     goal: str
     solutions: list[dict[str, Any]] = Field(default_factory=list)
     questions: list[str] = Field(default_factory=list)
@@ -33,16 +33,25 @@ class PolicyService:
             raise RuntimeError(f"no rulebase is loaded ({self.guard.load_error or 'none configured'})")
         return self.guard.rulebases.current
 
-    async def query(self, session: str, goal: str, max_solutions: int = 20) -> QueryOutcome:
-        """Prove a symbolic goal (contexts resolved), fetching what bindings can establish."""
+    async def query(self, session: str, goal: str) -> QueryOutcome:
+        """Prove a symbolic goal typed by a client (contexts resolved), fetching what bindings can establish.
+
+        The goal runs in a query worker process (``query_worker.py``), checked against the allow list and
+        bounded in time, inferences and memory; never in the engine that decides tool calls."""
         rb = self._rb
         g = self.guard
         mod = await g.knowledge.ensure(session, rb)
         goal = goal.strip().rstrip(".")
 
+        async def dump() -> str:
+            return await g.engine.dump_session(mod)
+
         async def one_pass() -> dict[str, Any]:
-            return await g.engine.query(rb.module, mod, time.time(), goal, max_solutions,
-                                        rb.info.inference_limit(g.inference_limit))
+            await g.knowledge.ensure(session, rb)
+            return await g.queries.query(
+                rb_module=rb.module, rb_version=rb.version, rb_files=rb.files, session_module=mod,
+                generation=g.knowledge.generation.get(session, 0), dump_session=dump, now=time.time(),
+                goal=goal)
 
         res = await g.solver.solve(one_pass, rb, session, deadline=time.monotonic() + g.settings.guard_timeout)
         return _query_outcome(goal, res)
@@ -79,8 +88,13 @@ class PolicyService:
 
     async def answer(self, session: str, predicate: str, inputs: list[Any], value: Any,
                      provenance: str = "agent") -> str:
-        """Answer an askable (provenance ``agent`` from the LLM); inputs may name bound contexts."""
+        """Answer an askable (provenance ``agent`` from the LLM); inputs may name bound contexts.
+
+        Only a declared askable can be answered this way; Sentinel's internal facts (``$confirmed``, ...) are
+        never writable by a tool, whatever the rulebase declares."""
         rb = self._rb
+        if not isinstance(predicate, str) or predicate.startswith("$"):
+            raise AnswerRefused(f"{predicate!r} is internal to Sentinel and cannot be answered")
         ask = next((a for a in rb.info.askables if a.predicate == predicate), None)
         if ask is None:
             raise AnswerRefused(f"{predicate} is not askable; askables: "
@@ -104,6 +118,10 @@ class PolicyService:
         t = port.find_tool(tool) if port is not None else None
         ann = t.annotations if t else None
         server, _, own = tool.partition("__")
+        catalog = getattr(getattr(port, "manager", None), "catalog", None)
+        route = catalog.route(tool) if catalog is not None else None
+        if route is not None:  # the tool's identity, whatever prefix exposes it (rules bind to it)
+            server, own = route.upstream, route.tool
         call = ToolCall(name=tool, server=server if own else "", tool=own or tool, arguments=arguments,
                         session_id=session, origin="builtin",
                         read_only=ann.read_only_hint if ann else None,

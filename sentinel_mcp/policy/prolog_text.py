@@ -1,16 +1,58 @@
-"""Writing Python values as Prolog source text (quoted atoms), for queries sent to the engine."""
+"""Writing Python values as Prolog source text (quoted atoms), for queries sent to the engine, and reading
+the engine's JSON answers back.
+
+Any Python string reaches Prolog as data. One kind of character needs care: a lone UTF-16 surrogate
+(U+D800-U+DFFF, which JSON allows as ``\\ud800`` and Python keeps) is not a character Prolog will read or
+write, so it travels as a code point of Supplementary Private Use Area-B (U+10F800 + offset) and is mapped
+back in everything read from the engine.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_STAND_IN = re.compile("[\U0010f800-\U0010ffff]")
+_STAND_IN_BASE = 0x10F800 - 0xD800
+
+
+def _to_prolog_chars(text: str) -> str:
+    return _SURROGATE.sub(lambda m: chr(ord(m.group()) + _STAND_IN_BASE), text)
+
+
+def _from_prolog_chars(text: str) -> str:
+    return _STAND_IN.sub(lambda m: chr(ord(m.group()) - _STAND_IN_BASE), text)
+
+
+def json_text(value: Any) -> str:
+    """JSON for the engine: real characters (SWI-Prolog's reader does not join \\u surrogate pairs), lone
+    surrogates replaced by their stand-ins."""
+    return _to_prolog_chars(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+
+
+def _restore(value: Any) -> Any:
+    if isinstance(value, str):
+        return _from_prolog_chars(value)
+    if isinstance(value, list):
+        return [_restore(v) for v in value]
+    if isinstance(value, dict):
+        return {_restore(k): _restore(v) for k, v in value.items()}
+    return value
+
+
+def from_prolog_json(text: str) -> Any:
+    """Parse JSON written by the engine, restoring lone surrogates (rare: checked once over the text)."""
+    value = json.loads(text)
+    return _restore(value) if _STAND_IN.search(text) else value
 
 
 def quote_atom(text: str) -> str:
     """A quoted Prolog atom for any string (ASCII-only escapes, so encoding never matters)."""
     out = ["'"]
-    for ch in text:
+    for ch in _to_prolog_chars(text):
         o = ord(ch)
         if ch == "\\":
             out.append("\\\\")
@@ -30,7 +72,7 @@ def quote_atom(text: str) -> str:
 
 def json_atom(value: Any) -> str:
     """A Python value as a quoted atom holding its JSON (the core parses it with atom_json_term)."""
-    return quote_atom(json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str))
+    return quote_atom(json_text(value))
 
 
 def float_text(x: float) -> str:

@@ -1,12 +1,19 @@
 """Questions from askable and confirmation needs, as MCP elicitations (flat object, primitive properties),
-and the facts their answers become."""
+and the facts their answers become.
+
+The question text comes from the rulebase, already formatted with the call's values; it is made safe to show
+here (``display_text``), whatever the values hold. An answer's value is taken only when its content validates
+strictly against the question's schema (``answer_validation``): no coercion of "yes", "true", 1 or "1".
+"""
 
 from __future__ import annotations
 
 import hashlib
 from typing import Any
 
+from sentinel_mcp.gateway.answer_validation import BrokenSchema, content_problem
 from sentinel_mcp.gateway.decision import Answer, Question, ToolCall
+from sentinel_mcp.gateway.display_text import safe_question
 
 
 class AnswerRefused(Exception):
@@ -30,52 +37,34 @@ def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Qu
     if kind == "confirm":
         digest = call.digest if call else "none"
         key = f"sentinel.policy.confirm.{digest}"
-        meta = {"kind": "confirm", "tool": call.name if call else None, "digest": digest, "version": version,
+        meta = {"kind": "confirm", "tool": call.identity if call else None, "digest": digest, "version": version,
                 "from": need.get("from", ["user"])}
-        return Question(key=key, message=str(need["question"]), requested_schema=_answer_schema("confirm", None),
+        return Question(key=key, message=_shown(need, call), requested_schema=_answer_schema("confirm", None),
                         meta=meta)
     h = hashlib.sha256(str(need["fact"]).encode()).hexdigest()[:12]
     key = f"sentinel.policy.ask.{need['predicate']}.{h}"
     key = "".join(ch if ch.isalnum() or ch in "_.:-" else "_" for ch in key)
     meta = {"kind": "ask", "predicate": need["predicate"], "inputs": need.get("inputs", []), "type": need["type"],
             "from": need.get("from", ["user", "agent"]), "fact": need["fact"]}
-    return Question(key=key, message=str(need["question"]), requested_schema=_answer_schema("ask", need["type"]),
+    return Question(key=key, message=_shown(need, call), requested_schema=_answer_schema("ask", need["type"]),
                     meta=meta)
 
 
+def _shown(need: dict[str, Any], call: ToolCall | None) -> str:
+    text, _ = safe_question(str(need["question"]), call.arguments if call is not None else None)
+    return text
+
+
 def answer_value(question: Question, answer: Answer) -> Any:
-    """The typed answer; raises AnswerRefused if it does not fit the question."""
+    """The typed answer; raises AnswerRefused if it does not fit the question (strictly, no coercion)."""
     allowed = question.meta.get("from") or ["user"]
     if answer.provenance not in allowed:
         raise AnswerRefused(f"this question must be answered by: {', '.join(allowed)} "
                             f"(an answer with provenance {answer.provenance!r} is not accepted)")
-    content = answer.content or {}
-    if "answer" not in content:
-        if len(content) == 1:
-            value = next(iter(content.values()))
-        else:
-            raise AnswerRefused("the answer must have the field 'answer'")
-    else:
-        value = content["answer"]
-    type_ = "yes_no" if question.meta.get("kind") == "confirm" else question.meta.get("type")
-    if type_ == "yes_no":
-        if isinstance(value, str) and value.lower() in ("yes", "true", "y"):
-            return True
-        if isinstance(value, str) and value.lower() in ("no", "false", "n"):
-            return False
-        if not isinstance(value, bool):
-            raise AnswerRefused(f"a yes/no answer must be true or false, got {value!r}")
-        return value
-    if isinstance(type_, dict) and "choice" in type_:
-        choices = [str(c) for c in type_["choice"]]
-        if str(value) not in choices:
-            raise AnswerRefused(f"the answer must be one of {', '.join(choices)}, got {value!r}")
-        return str(value)
-    if type_ == "number":
-        try:
-            return float(value) if not isinstance(value, (int, float)) or isinstance(value, bool) else value
-        except (TypeError, ValueError):
-            raise AnswerRefused(f"the answer must be a number, got {value!r}") from None
-    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-        raise AnswerRefused(f"the answer must be text, got {value!r}")
-    return str(value)
+    try:
+        problem = content_problem(question.requested_schema, answer.content)
+    except BrokenSchema as e:
+        raise AnswerRefused(f"the question's schema is invalid ({e})") from None
+    if problem:
+        raise AnswerRefused(f"the answer was not accepted: {problem}")
+    return answer.content["answer"]  # type: ignore[index]  # validated: present and of the asked type

@@ -40,7 +40,7 @@ class FetchRecord(BaseModel):
 
 
 class SolverResult(BaseModel):
-    status: str  # proved | failed | blocked | error
+    status: str  # proved | failed | blocked | error; for client goals also refused | time_limit | memory_limit
     tree: Any = None
     solutions: list[dict[str, Any]] = Field(default_factory=list)
     questions: list[dict[str, Any]] = Field(default_factory=list)  # ask / confirm needs, after tools are exhausted
@@ -90,10 +90,12 @@ class Solver:
             if status == "proved":
                 return SolverResult(status="proved", tree=out.get("tree"), solutions=out.get("solutions", []),
                                     fetches=fetches, passes=passes)
-            if status in ("error", "inference_limit"):
+            if status in ("error", "inference_limit", "refused", "time_limit", "memory_limit"):
                 msg = out.get("message") or ("the proof exceeded its inference limit (a looping rule?)"
                                              if status == "inference_limit" else "error")
-                return SolverResult(status="error", error=str(msg), fetches=fetches, passes=passes)
+                # a client goal's refusal or exhausted budget keeps its name; everything else is an error
+                kept = status if status in ("refused", "time_limit", "memory_limit") else "error"
+                return SolverResult(status=kept, error=str(msg), fetches=fetches, passes=passes)
             needs = out.get("needs", [])
             todo: dict[tuple[str, str], dict[str, Any]] = {}
             for n in needs:

@@ -25,10 +25,10 @@ from mcp.types import Tool
 from pydantic import BaseModel
 from starlette.applications import Starlette
 
-from a2a.app import create_a2a_routes
-from a2a.discovery import PeerRegistry
-from a2a.service import A2AService
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.app import create_a2a_routes
+from sentinel_mcp.a2a.discovery import PeerRegistry
+from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.gateway.decision import Answer, Deny, Question, argument_digest
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, Refused
 
@@ -143,7 +143,7 @@ class ClientPort:
 
     async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str,
                      client: str | None = None, origin: str = "client", answers: dict[str, Answer] | None = None,
-                     depth: int = 0, progress: Any = None) -> InvokeOutcome:
+                     depth: int = 0, progress: Any = None, principal: Any = None) -> InvokeOutcome:
         args = dict(arguments or {})
         self.calls.append(Invocation(name, args, session_id, client, origin, answers))
         if name not in self.tools:

@@ -13,7 +13,7 @@ sys.path.append(str(Path(__file__).parent))  # a2a_rig (--import-mode=importlib)
 
 from a2a_rig import Served, open_port, serve
 
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.settings import A2ASettings
 
 
 @pytest.fixture

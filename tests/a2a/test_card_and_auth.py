@@ -9,8 +9,8 @@ from a2a_rig import open_port, rpc, serve, user_message
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from a2a.protocol import AgentCard
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.protocol import AgentCard
+from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import ConfigError
 
 pytestmark = pytest.mark.timeout(60)

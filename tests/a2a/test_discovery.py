@@ -19,10 +19,10 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from a2a.app import a2a_lifespan
-from a2a.discovery import PeerRegistry, PeerRejected, discover_peers, txt_record, verify_peer
-from a2a.mcp_tools import create_server
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.app import a2a_lifespan
+from sentinel_mcp.a2a.discovery import PeerRegistry, PeerRejected, discover_peers, txt_record, verify_peer
+from sentinel_mcp.a2a.mcp_tools import create_server
+from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.gateway.builtin import BuiltinContext
 
 pytestmark = pytest.mark.timeout(60)

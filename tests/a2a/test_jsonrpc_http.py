@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from a2a_rig import RELEASE, open_port, rpc, serve, user_message
 
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.settings import A2ASettings
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -135,7 +135,7 @@ async def test_sensor_request_completes_with_a_task_result(http, mode):
         call = port.calls[-1]
         assert call.name == "sensors__sensor_read" and call.origin == "a2a"
         assert call.client == "peer:127.0.0.1"
-        assert call.arguments["scope"] == "minimal" and call.session_id == f"a2a:peer:127.0.0.1:{task['contextId']}"
+        assert call.arguments["scope"] == "minimal" and call.session_id.startswith("peer:127.0.0.1/a2a-") and call.session_id.endswith(task["contextId"])
         # GetTask returns the same task; history has the user's message and the agent's status message
         got = (await rpc(http, srv.rpc_url, "GetTask", {"id": task["id"]}))["result"]
         assert got["status"]["state"] == "TASK_STATE_COMPLETED" and got["artifacts"] == task["artifacts"]

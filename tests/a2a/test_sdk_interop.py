@@ -1,5 +1,5 @@
-"""The official a2a-sdk client against Sentinel's server. a2a-sdk cannot be installed in the project venv
-(its import name is ``a2a``, like this package), so the client runs in another venv: set
+"""The official a2a-sdk client against Sentinel's server. a2a-sdk (import name ``a2a``; Sentinel's own A2A code
+is ``sentinel_mcp.a2a``) and its dependencies stay out of the project venv: the client runs in another venv, set
 ``A2A_SDK_PYTHON`` to its interpreter::
 
     python -m venv /tmp/a2a-venv && /tmp/a2a-venv/bin/pip install 'a2a-sdk[http-server]' httpx uvicorn
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from a2a_rig import open_port, serve
 
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.settings import A2ASettings
 
 SDK_PYTHON = os.environ.get("A2A_SDK_PYTHON")
 SCRIPT = Path(__file__).parent / "interop" / "sdk_client.py"
@@ -39,8 +39,8 @@ async def test_sentinel_verifies_and_calls_an_a2a_sdk_agent():
 
     import httpx2
 
-    from a2a.discovery import txt_record, verify_peer
-    from a2a.peer_client import build_message, send_message
+    from sentinel_mcp.a2a.discovery import txt_record, verify_peer
+    from sentinel_mcp.a2a.peer_client import build_message, send_message
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ import pytest
 from a2a_rig import RELEASE, rpc, user_message
 from websockets.asyncio.client import connect
 
-from a2a.task_events import RESYNC, EventStream, TaskEvents
+from sentinel_mcp.a2a.task_events import RESYNC, EventStream, TaskEvents
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -249,7 +249,7 @@ async def test_slow_subscriber_never_blocks_the_publisher_and_resyncs():
 async def test_another_callers_task_cannot_be_subscribed_to(http):
     from a2a_rig import open_port, serve
 
-    from a2a.settings import A2ASettings
+    from sentinel_mcp.a2a.settings import A2ASettings
 
     settings = A2ASettings(api_keys={"rover": "rover-key-1234", "drone": "drone-key-1234"})
     async with open_port() as port, serve(port, settings) as srv:

@@ -9,7 +9,7 @@ import httpx2
 import pytest
 from a2a_rig import RELEASE, open_port, rpc, serve, user_message
 
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.settings import A2ASettings
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -17,14 +17,17 @@ import uvicorn
 from a2a_rig import LOOPBACK, multicast_problem, user_message
 from mcp import Client
 
-from a2a.app import mount_a2a
-from a2a.mcp_tools import create_server
+from sentinel_mcp.a2a.app import mount_a2a
+from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.builtin import BuiltinContext
 from sentinel_mcp.gateway.http_app import build_http_app
 from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.identity.http_auth import http_auth_for
 
 pytestmark = pytest.mark.timeout(90)
+ROVER = "rover-token-0123456789"
+DRONE = "drone-token-0123456789"
 
 
 def sensor_request(scope: str) -> dict:
@@ -38,12 +41,15 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
     port = sock.getsockname()[1]
     name = f"sentinel-e2e-{uuid.uuid4().hex[:8]}"
     raw = {"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["sensors"],
+                                          "principals": [{"name": "rover", "token": ROVER},
+                                                         {"name": "drone", "token": DRONE}],
                                           "a2a": {"name": name, "advertise": True, "interfaces": LOOPBACK}}}
     cfg_file = tmp_path / "sentinel.json"
     cfg_file.write_text(json.dumps(raw))
     config = parse_config(raw, source=str(cfg_file), base_dir=tmp_path)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port)
-    mount_a2a(app, holder, config, "127.0.0.1", port)
+    auth = http_auth_for(config)
+    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator)
+    mount_a2a(app, holder, config, "127.0.0.1", port, auth.owner_token)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
@@ -52,7 +58,8 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
         await asyncio.sleep(0.02)
     base = f"http://127.0.0.1:{port}"
     try:
-        async with httpx2.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http:
+        rover = {"A2A-Version": "1.0", "Authorization": f"Bearer {ROVER}"}
+        async with httpx2.AsyncClient(timeout=60, headers=rover) as http:
             for _ in range(300):  # the built-ins come up in the app's lifespan; wait for the gateway's health
                 if (await http.get(base + "/healthz")).json().get("status") == "ok":
                     break
@@ -63,11 +70,15 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
             assert sensors_status["sensors"] is True, sensors_status
             assert sensors_status["degraded"] is True, sensors_status
 
-            async def send(scope: str) -> dict:
+            async def send(scope: str, token: str = ROVER) -> dict:
                 body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
                         "params": {"message": user_message(sensor_request(scope))}}
-                reply = (await http.post(base + "/a2a", json=body)).json()
+                reply = (await http.post(base + "/a2a", json=body, headers={"Authorization": f"Bearer {token}"})).json()
                 return reply["result"]["task"]
+
+            # no token: no A2A at all (the agent card stays public)
+            anonymous = await http.post(base + "/a2a", json={}, headers={"Authorization": ""})
+            assert anonymous.status_code == 401
 
             # no consent: no data
             refused = await send("minimal")
@@ -77,7 +88,7 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
             # the device's owner grants this peer minimal-scope location, with the sensors CLI
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "sentinel_mcp", "-c", str(cfg_file), "sensors", "consent", "grant",
-                "location", "--requester", "peer:127.0.0.1", "--scope", "minimal",
+                "location", "--requester", "rover", "--scope", "minimal",
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
             _out, err = await proc.communicate()
             assert proc.returncode == 0, err.decode()
@@ -91,11 +102,15 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
             # above the granted scope: nothing is returned
             detailed = await send("detailed")
             assert detailed["status"]["state"] != "TASK_STATE_COMPLETED" and "artifacts" not in detailed
+            # the consent is rover's: another principal on the same machine gets nothing
+            other = await send("minimal", DRONE)
+            assert other["status"]["state"] != "TASK_STATE_COMPLETED" and "artifacts" not in other
         # another agent finds this gateway over mDNS (card verified) and asks with its a2a_send tool
         expected_rows = 3
         if multicast_problem() is None:
             ctx = BuiltinContext(name="a2a", data_dir=tmp_path / "peer",
-                                 settings={"name": "peer-agent", "interfaces": LOOPBACK})
+                                 settings={"name": "peer-agent", "interfaces": LOOPBACK,
+                                           "peer_tokens": {base: ROVER}})
             async with Client(create_server(ctx)) as peer_tools:
                 for _ in range(5):  # the gateway's announcement may still be probing
                     found = (await peer_tools.call_tool("a2a_discover", {"timeout": 2})).structured_content
@@ -112,7 +127,8 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
         server.should_exit = True
         await serving
         sock.close()
-    # every A2A call is in the gateway's audit log with its origin and the caller's identity
+    # every A2A call is in the gateway's audit log with its origin and the caller's principal
     with sqlite3.connect(config.store_path) as db:
-        rows = db.execute("SELECT origin, client, tool FROM audit WHERE tool = 'sensors__sensor_read'").fetchall()
-    assert len(rows) == expected_rows and all(r[:2] == ("a2a", "peer:127.0.0.1") for r in rows)
+        rows = db.execute("SELECT origin, principal, tool FROM audit WHERE tool = 'sensors__sensor_read'").fetchall()
+    assert len(rows) == expected_rows + 1
+    assert sorted(r[1] for r in rows) == ["drone"] + ["rover"] * expected_rows and {r[0] for r in rows} == {"a2a"}

@@ -12,8 +12,8 @@ import pytest
 from a2a_rig import open_port, serve
 from websockets.asyncio.client import connect
 
-from a2a.discovery import PeerRejected, verify_peer
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.discovery import PeerRejected, verify_peer
+from sentinel_mcp.a2a.settings import A2ASettings
 
 pytestmark = pytest.mark.timeout(60)
 

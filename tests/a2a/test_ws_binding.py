@@ -11,7 +11,7 @@ from a2a_rig import RELEASE, open_port, serve, user_message
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from a2a.settings import A2ASettings
+from sentinel_mcp.a2a.settings import A2ASettings
 
 pytestmark = pytest.mark.timeout(60)
 

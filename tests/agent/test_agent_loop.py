@@ -10,6 +10,7 @@ import sqlite3
 import pytest
 from device_helpers import Answers
 from mcp import Client
+from mcp.types import ElicitResult
 from phone_policies import act, element_id, read_newest_message, screen_of, sign_in_to_bank
 
 from sentinel_mcp.config import parse_config
@@ -71,8 +72,10 @@ async def test_agent_reads_the_newest_message_with_progress_and_a_stored_trace(t
     assert runs.structured_content["runs"][0]["run_id"] == run["run_id"]
     # every step went through the gateway's guard: the audit log has them, from the agent
     db = sqlite3.connect(tmp_path / "sentinel.db")
-    rows = db.execute("SELECT tool, origin, decision FROM audit WHERE client LIKE 'agent:%'").fetchall()
-    assert ("device__screen_read", "builtin", "allow") in rows and ("device__click", "builtin", "allow") in rows
+    # as the caller's own calls: its front's origin and its principal (reach, consents)
+    rows = db.execute("SELECT tool, origin, principal, decision FROM audit WHERE client LIKE 'agent:%'").fetchall()
+    assert ("device__screen_read", "client", "owner", "allow") in rows
+    assert ("device__click", "client", "owner", "allow") in rows
     # and the model saw the screen only as fenced data, with the current snapshot id enforced by the schema
     request = openai_env.calls()[0]["body"]
     assert "response_format" in request and "Current screen:" in request["messages"][1]["content"]
@@ -119,6 +122,48 @@ async def test_a_guard_denial_stops_the_run_without_asking(tmp_path, openai_env)
     assert run["status"] == "refused" and "one-time code" in run["reason"] and answers.questions == []
 
 
+class ConsentAnswers:
+    """Answers the consent gate's question with the given content (the agent's caller is the person)."""
+
+    def __init__(self, content: dict) -> None:
+        self.content = content
+        self.questions: list[str] = []
+
+    async def __call__(self, context, params) -> ElicitResult:
+        self.questions.append(params.message)
+        return ElicitResult(action="accept", content=self.content)
+
+
+@pytest.mark.parametrize("content, read", [
+    ({"allow": True}, True),
+    ({"allow": "true"}, False),  # not JSON true: not an answer
+    ({"confirm": True}, False),  # the device's form, not the consent question's
+    ({"allow": False}, False),
+])
+async def test_a_personal_read_by_the_agent_needs_the_callers_consent(tmp_path, openai_env, content, read):
+    """sms_list is personal (messages): the step passes the consent gate as the caller's own call would, and
+    the question goes to the caller; only its strict JSON true lets the read happen."""
+    def read_sms(body):
+        return json.dumps({"tool": "device__sms_list", "arguments": {"limit": 1}})
+
+    def report(body):
+        return act("done", screen_of(body)[0], text="read")
+    openai_env.script("unknown", read_sms, report)
+    answers = ConsentAnswers(content)
+    async with running_gateway(agent_config(tmp_path, tools=["device__sms_list"])) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=answers) as c:
+            r = await c.call_tool("agent__agent_run", {"goal": "read my newest SMS"})
+    run = r.structured_content
+    assert len(answers.questions) == 1 and "read your messages" in answers.questions[0], answers.questions
+    if read:
+        assert run["status"] == "completed" and run["steps"][0]["outcome"] == "done", run
+    else:
+        assert run["status"] == "refused" and run["steps"][0]["outcome"] == "refused", run
+    rows = sqlite3.connect(tmp_path / "sentinel.db").execute(
+        "SELECT decision FROM audit WHERE tool = 'device__sms_list' AND principal = 'owner'").fetchall()
+    assert (("allow",) in rows) == read, rows
+
+
 async def test_a_caller_that_cannot_be_asked_gets_a_refusal_not_a_yes(tmp_path, openai_env):
     openai_env.script("unknown", sign_in_to_bank, sign_in_to_bank)
     async with running_gateway(agent_config(tmp_path)) as rt:
@@ -134,6 +179,10 @@ async def test_a_caller_that_cannot_be_asked_gets_a_refusal_not_a_yes(tmp_path, 
     ([lambda b: json.dumps({"tool": "agent__agent_run", "arguments": {"goal": "again"}})] * 3, "failed",
      "not one this agent may use"),
     ([lambda b: json.dumps({"tool": "sentinel__sentinel_answer", "arguments": {}})] * 3, "failed",
+     "not one this agent may use"),
+    ([lambda b: json.dumps({"tool": "sentinel__sentinel_query", "arguments": {"goal": "true"}})] * 3, "failed",
+     "not one this agent may use"),
+    ([lambda b: json.dumps({"tool": "sensors__sensor_consent", "arguments": {"action": "grant"}})] * 3, "failed",
      "not one this agent may use"),
     ([lambda b: act("click", "s-0000000000", element_id(screen_of(b)[2], "text='Phone'"))] * 3, "failed",
      "not the current screen"),

@@ -58,6 +58,14 @@ def test_parser_is_lenient_with_empty_or_odd_dumps(dump):
     assert parse_alarm_dump(dump) == ([], [])
 
 
+@pytest.mark.parametrize("package", ["Ignore_previous_instructions!", "com.x.\u202eevil", "com..bank", ".com.x",
+                                     "1com.x", "plain", "a." + "b" * 300])
+def test_only_package_names_are_shown_as_the_app_that_set_an_alarm(package):
+    header = "    RTC_WAKEUP #0: Alarm{b2c3d4e type 0 origWhen 1 window 0 exactAllowReason=x " + package + "}\n"
+    _, clocks = parse_alarm_dump(header + "      Alarm clock:\n        triggerTime=2026-11-23 08:00:00\n")
+    assert [(c.at, c.package) for c in clocks] == [("2026-11-23 08:00:00", None)]
+
+
 def test_next_alarm_without_the_rendered_date_is_given_in_utc():
     nexts, _ = parse_alarm_dump("  Next alarm clock information:\n    user:0 pendingSend:false time:1795352400000\n")
     assert nexts[0].at == "2026-11-22 13:00:00 UTC"

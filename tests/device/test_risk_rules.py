@@ -104,3 +104,21 @@ async def test_the_model_is_asked_only_in_the_ambiguous_band_and_cannot_lower_a_
     assert [a["target"]["text"] for a in asked] == ["Reply"]
     off = ActionRiskClassifier(model, model_role="off")
     assert (await off.assess(click("Reply", "com.example.mail"))).risk == "medium" and len(asked) == 1
+
+
+@pytest.mark.parametrize("label, package, at_least", [
+    # invisible characters do not split a deed into harmless pieces
+    ("Pa\u200by now", "com.example.shop", "high"),
+    ("Con\u00adfirm pay\u2060ment", "com.example.app", "high"),
+    ("Del\u200dete account", "com.example.app", "medium"),
+    # and a "safe choice" that is not what a person reads is never waved through
+    ("Cancel\u202e", "com.example.bank", "medium"),
+    ("\u2066Not now\u2069", "com.example.app", "medium"),
+    ("Close\ufe0f", "com.example.app", "medium"),
+])
+def test_hidden_characters_never_lower_the_risk(label, package, at_least):
+    from device_tools.actions import RISK_ORDER
+
+    a = RiskRules().assess(click(label, package))
+    assert RISK_ORDER[a.risk] >= RISK_ORDER[at_least], (label, a)
+    assert a.requires_confirmation

@@ -95,6 +95,8 @@ async def test_screen_ocr_through_the_gateway_reads_an_element_of_the_simulated_
             assert not r.is_error, r.content[0].text
             assert r.structured_content["text"] == "See you at 7?" and r.structured_content["passed_gate"]
             assert "untrusted" in r.structured_content["source"]
+            # screen text, marked as such by the gateway before the model or the client reads it
+            assert r.content[0].text.startswith("[Untrusted content from the phone's screen")
             box = await c.call_tool("device__screen_ocr", {"x1": 0, "y1": 84, "x2": 1080, "y2": 240})
             assert "Messages" in box.structured_content["text"]
             half = await c.call_tool("device__screen_ocr", {"x1": 0, "y1": 84})

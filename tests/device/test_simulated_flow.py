@@ -158,6 +158,8 @@ async def test_tool_modules_on_the_simulated_phone(tmp_path):
     phone = server.runtime.backend
     async with connect(server, "auto", Answers("yes", "yes", "yes")) as client:
         inbox = await client.call_tool("sms_list", {"query": "code"})
+        guessing = await client.call_tool("sms_list", {"query": "4829"})  # a masked code cannot be probed
+        revealed = await client.call_tool("sms_list", {"query": "code", "reveal_codes": True})
         contacts = await client.call_tool("contacts_search", {"query": "ali"})
         created = await client.call_tool("contact_create", {"name": "Carol", "phone": "+1 555 0123"})
         found = await client.call_tool("contacts_search", {"query": "0123"})
@@ -176,7 +178,11 @@ async def test_tool_modules_on_the_simulated_phone(tmp_path):
         cat = await client.call_tool("terminal_run", {"command": "cat", "args": ["/proc/version"]})
         sent = await client.call_tool("sms_send", {"to": "Alice", "body": "Tschüss 👋"})
         sent_box = await client.call_tool("sms_list", {"box": "sent"})
-    assert [m["body"] for m in inbox.structured_content["messages"]] == ["Your one-time code is 482913"]
+    assert [m["body"] for m in inbox.structured_content["messages"]] == ["Your one-time code is ••••••"]
+    assert inbox.structured_content["codes_masked"] == 1 and "482913" not in inbox.content[0].text
+    assert inbox.meta["sentinel/untrusted"] == "SMS messages"
+    assert guessing.structured_content["messages"] == []
+    assert [m["body"] for m in revealed.structured_content["messages"]] == ["Your one-time code is 482913"]
     assert contacts.structured_content["contacts"] == [{"id": "1", "name": "Alice", "phone": "+15550100"}]
     assert not created.is_error and found.structured_content["contacts"][0]["name"] == "Carol"
     assert phone.alarms[1:] == [{"HOUR": "7", "MINUTES": "5", "SKIP_UI": "true", "MESSAGE": "Gym", "DAYS": "2,5"}]

@@ -10,6 +10,7 @@ from mcp.types import ElicitResult
 
 from sentinel_mcp.gateway.audit import read_audit
 from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.gateway.own_results import sentinel_info
 
 from .helpers import make_config, toolbox_stdio
 
@@ -76,7 +77,8 @@ async def test_client_without_elicitation_gets_structured_blocked_result(data_di
         async with Client(rt.front.server, mode=mode) as c:
             r = await c.call_tool("tb__delete_thing", {"name": "x"})
             assert r.is_error
-            blocked = r.structured_content["sentinel"]
+            assert r.structured_content is None  # never Sentinel's own dict against the tool's outputSchema
+            blocked = sentinel_info(r)
             assert blocked["blocked"] is True and blocked["decision"] == "ask"
             assert blocked["questions"][0]["answer_schema"]["properties"]["approve"]["type"] == "boolean"
 
@@ -119,7 +121,8 @@ async def test_progress_is_relayed_to_the_caller(data_dir, mode):
 @pytest.mark.parametrize("mode", MODES)
 async def test_upstream_input_request_reaches_the_user(data_dir, mode):
     """A 2026-era upstream asks via InputRequiredResult: pushed to handshake clients, passed through to modern ones."""
-    async with running_gateway(make_config(data_dir)) as rt:
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern")})
+    async with running_gateway(cfg) as rt:
         assert rt.manager.upstreams["tb"].modern
         cb = approve()
         async with Client(rt.front.server, mode=mode, elicitation_callback=cb) as c:
@@ -149,7 +152,7 @@ async def test_allow_and_deny_lists(data_dir, mode):
             assert (await c.call_tool("tb__delete_thing", {"name": "a"})).content[0].text == "deleted a"
             r = await c.call_tool("tb__echo", {"text": "x"})
             assert r.is_error and "deny list" in r.content[0].text
-            assert r.structured_content["sentinel"]["how_to_unblock"]
+            assert sentinel_info(r)["how_to_unblock"] and r.structured_content is None
 
 
 async def test_confirmation_is_bound_to_the_exact_arguments(data_dir):
@@ -164,12 +167,12 @@ async def test_confirmation_is_bound_to_the_exact_arguments(data_dir):
             assert getattr(raw, "is_error", False) and "request state" in raw.content[0].text
             first = await c.session.call_tool("tb__delete_thing", {"name": "a"}, allow_input_required=True)
             key = next(iter(first.input_requests))
-            # answering for different arguments does not approve them
+            # answering for different arguments does not approve them: refused, with the reason
             other = await c.session.call_tool(
                 "tb__delete_thing", {"name": "b"}, allow_input_required=True,
                 input_responses={key: ElicitResult(action="accept", content={"approve": True})},
                 request_state=first.request_state)
-            assert type(other).__name__ == "InputRequiredResult"
+            assert other.is_error and "other arguments" in other.content[0].text
         assert json.dumps(cb.asked) == "[]"
 
 
@@ -213,3 +216,18 @@ async def test_pushed_question_of_a_handshake_upstream_reaches_a_2026_client(dat
             assert r.content[0].text == "plain calls are not held"
         assert cb.asked[-1] == "[toolbox] really ship?"
         assert rt.front.held.calls == {}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_refusal_of_a_tool_with_an_output_schema_keeps_to_the_schema(data_dir, mode):
+    """tb__add declares an outputSchema: a refusal must not put Sentinel's details where that schema rules."""
+    cfg = make_config(data_dir, policy={"deny": ["tb__add"]})
+    async with running_gateway(cfg) as rt:
+        async with Client(rt.front.server, mode=mode) as c:
+            listed = {t.name: t for t in (await c.list_tools()).tools}
+            assert listed["tb__add"].output_schema is not None
+            r = await c.call_tool("tb__add", {"a": 1, "b": 2})
+            assert r.is_error and r.structured_content is None
+            assert "deny list" in r.content[0].text
+            assert sentinel_info(r)["decision"] == "deny" and sentinel_info(r)["reason"]
+            assert {"sentinel/decision", "sentinel/reason"} <= set(r.meta)

@@ -8,6 +8,7 @@ from mcp import Client
 
 from sentinel_mcp.gateway.audit import read_audit
 from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.gateway.own_results import sentinel_info
 
 from .helpers import alive, make_config, toolbox_stdio
 
@@ -27,8 +28,9 @@ async def test_upstream_killed_mid_call_is_reported_and_reconnected(data_dir, mo
         async with Client(rt.front.server, mode=mode) as c:
             first = int((await c.call_tool("tb__pid", {})).content[0].text)
             r = await c.call_tool("tb__die", {})
-            assert r.is_error and r.structured_content["sentinel"]["error"] == "upstream_error", r.content[0].text
-            assert not alive(first)
+            assert r.is_error and sentinel_info(r)["error"] == "upstream_error", r.content[0].text
+            # the pipe closes a moment before the exiting process is gone: wait for it (bounded), not race it
+            await wait_until(lambda: not alive(first), timeout=5.0)
             await wait_until(lambda: up.state == "ready" and up.reconnects >= 1)
             second = int((await c.call_tool("tb__pid", {})).content[0].text)
             assert second != first and alive(second)
@@ -66,7 +68,7 @@ async def test_hanging_upstream_times_out_and_other_calls_keep_being_served(data
             assert results["echo"].content[0].text == "meanwhile"
             hung = results["hang"]
             assert hung.is_error and "did not answer within 1s" in hung.content[0].text
-            assert hung.structured_content["sentinel"]["error"] == "timeout"
+            assert sentinel_info(hung)["error"] == "timeout"
             assert (await c.call_tool("tb__echo", {"text": "alive"})).content[0].text == "alive"
         await rt.audit.flush()
         assert "timeout" in {r["outcome"] for r in await read_audit(rt.config.store_path)}
@@ -81,7 +83,8 @@ async def test_broken_and_slow_upstreams_never_block_the_others(data_dir):
     })
     with anyio.fail_after(20):
         async with running_gateway(cfg, startup_wait=3.0) as rt:
-            assert rt.manager.upstreams["tb"].state == "ready"
+            # start-up went on without the broken ones; tb is ready (or becomes so on a loaded machine)
+            await wait_until(lambda: rt.manager.upstreams["tb"].state == "ready")
             for name in ("missing", "crashy", "silent"):
                 assert rt.manager.upstreams[name].state != "ready"
             await wait_until(lambda: rt.manager.upstreams["missing"].last_error is not None)

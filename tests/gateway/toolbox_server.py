@@ -118,6 +118,26 @@ async def ask_word(item: str, answer: Annotated[Choice, Resolve(_ask_word)]) -> 
     return f"{item}={answer.word}"
 
 
+@mcp.tool(annotations=DESTRUCTIVE)
+def write_marker(path: str, text: str) -> str:
+    """Append a line to a file: the side effect tests look for (it must never run unless approved)."""
+    with open(path, "a", encoding="utf-8", errors="surrogateescape") as f:
+        f.write(text + "\n")
+    return f"wrote {path}"
+
+
+async def _ask_marker_word(path: str) -> Elicit[Choice]:
+    return Elicit(f"[toolbox] a word to write into {path}", Choice)
+
+
+@mcp.tool(annotations=DESTRUCTIVE)
+async def write_marker_asking(path: str, answer: Annotated[Choice, Resolve(_ask_marker_word)]) -> str:
+    """Asks its user for a word (2026: InputRequiredResult), then appends it to a file (destructive)."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(answer.word + "\n")
+    return f"wrote {answer.word}"
+
+
 @mcp.tool(annotations=RO)
 async def add_tool(name: str, ctx: Context) -> str:
     """Registers a new tool and announces the change."""

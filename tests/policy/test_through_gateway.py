@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from carried_session import Carried
 from policy_rig import BOOKINGS_PL
 from mcp import Client
 from mcp.types import ElicitResult
@@ -66,7 +67,8 @@ async def test_user_answers_through_elicitation(tmp_path: Path, mode: str) -> No
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_focus_shift_and_agent_answers_through_the_gateway(tmp_path: Path, mode: str) -> None:
     async with running_gateway(config(tmp_path)) as rt:
-        async with Client(rt.front.server, mode=mode) as c:  # this client cannot elicit
+        async with Client(rt.front.server, mode=mode) as raw:  # this client cannot elicit
+            c = Carried(raw)  # one conversation: a 2026-era client carries its session id back
             r = await c.call_tool("sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-789"})
             assert not r.is_error, r.content[0].text
             r = await c.call_tool("sentinel__sentinel_query", {"goal": "booking_status(booking_of_interest, S)"})

@@ -11,7 +11,7 @@ from mcp import Client
 from device_tools.sensors.server import create_server
 from sentinel_mcp.cli import main
 from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import CLIENT_KEY
+from sentinel_mcp.gateway.call_meta import PRINCIPAL_KEY
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -38,7 +38,7 @@ async def test_cli_grant_is_seen_by_the_server_and_revoke_removes_it(config_file
     server = create_server(BuiltinContext(name="sensors", data_dir=tmp_path / "state" / "sensors"))
     async with Client(server, mode="auto") as c:  # no elicitation: only the stored grant can allow it
         r = await c.call_tool("sensor_read", {"sensor": "location", "scope": "standard", "policy_tag": "t"},
-                              meta={CLIENT_KEY: "agent-a"})
+                              meta={PRINCIPAL_KEY: "agent-a"})
         assert not r.is_error and r.structured_content["redactions"][0] == "Rounded to street-level precision"
 
     code, out, _ = run(capsys, "-c", str(config_file), "sensors", "consent", "list")

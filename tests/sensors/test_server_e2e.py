@@ -12,7 +12,7 @@ from mcp.types import ElicitResult
 from device_tools.sensors.server import create_server
 from sentinel_mcp.config import ConfigError, parse_config
 from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import CLIENT_KEY
+from sentinel_mcp.gateway.call_meta import PRINCIPAL_KEY
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.parametrize("mode", ["legacy", "auto"])]
 
@@ -90,7 +90,7 @@ async def test_grant_by_tool_is_confirmed_by_the_user_and_scoped_to_the_caller(t
                                                  "requester": "agent-a", "expires_in": 600})
         assert not r.is_error and r.structured_content["granted"]["scope"] == "detailed"
         assert user.questions == ["Grant 'agent-a' access to your location at detailed scope for 600 s?"]
-        meta = {CLIENT_KEY: "agent-a"}  # the gateway forwards the caller's identity like this
+        meta = {PRINCIPAL_KEY: "agent-a"}  # the gateway forwards the caller's principal like this
         r = await c.call_tool("sensor_read", READ | {"scope": "detailed"}, meta=meta)
         assert not r.is_error and r.structured_content["redactions"] == []
         assert set(r.structured_content["payload"]) >= {"latitude", "longitude", "altitude", "horizontalAccuracy",
@@ -227,3 +227,64 @@ async def test_concurrent_flood_through_mcp(tmp_path, mode):
         errors = {r.structured_content["error"] for r in results if r.is_error}
         assert errors <= {"throttled"} and len(results) == 50
         assert (await c.call_tool("sensor_list", {})).structured_content["source"] == "simulated"  # still serving
+
+
+async def test_a_principal_manages_only_its_own_consents(tmp_path, mode):
+    user = User(content={"confirm": True})
+    srv = server(tmp_path)
+    async with Client(srv, mode=mode, elicitation_callback=user) as c:  # the local owner grants agent-a
+        r = await c.call_tool("sensor_consent", {"action": "grant", "sensor": "location", "requester": "agent-a"})
+        assert not r.is_error
+        b = {PRINCIPAL_KEY: "agent-b"}
+        for args in ({"action": "revoke", "requester": "agent-a"}, {"action": "list", "requester": "agent-a"},
+                     {"action": "grant", "sensor": "location", "requester": "agent-b-friend"}):
+            r = await c.call_tool("sensor_consent", args, meta=b)
+            assert r.is_error and r.structured_content["error"] == "forbidden", args
+        listed = await c.call_tool("sensor_consent", {"action": "list"}, meta=b)
+        assert listed.structured_content["consents"] == []  # agent-b sees its own (none), not agent-a's
+        listed = await c.call_tool("sensor_consent", {"action": "list"}, meta={PRINCIPAL_KEY: "agent-a"})
+        assert [x["requester"] for x in listed.structured_content["consents"]] == ["agent-a"]
+        user.action = "decline"
+        r = await c.call_tool("sensor_read", READ, meta=b)
+        assert r.is_error  # agent-a's consent is not agent-b's (and agent-b's user says no)
+        r = await c.call_tool("sensor_read", READ | {"scope": "minimal"}, meta={PRINCIPAL_KEY: "agent-a"})
+        assert not r.is_error  # agent-a's own consent needs no question
+
+
+@pytest.mark.parametrize("content", [{"allow": "true"}, {"allow": "yes"}, {"allow": 1}, {"allow": None},
+                                     {"allow": True, "remember": "forever"}, {"allow": True, "extra": 1}, {}])
+async def test_consent_is_json_true_and_nothing_else(tmp_path, mode, content):
+    user = User(content=content)
+    async with Client(server(tmp_path), mode=mode, elicitation_callback=user) as c:
+        r = await c.call_tool("sensor_read", READ)
+        assert r.is_error and "payload" not in (r.structured_content or {}), r
+        listed = (await c.call_tool("sensor_consent", {"action": "list"})).structured_content["consents"]
+        assert listed == []
+    assert len(user.questions) == 1
+
+
+async def test_consent_question_shows_the_requester_safely(tmp_path, mode):
+    from mcp.types import Implementation
+
+    from sentinel_mcp.gateway.runtime import running_gateway
+
+    # the requester is the caller's principal as the gateway forwards it; whatever its text, it is shown safely
+    user = User(content={"allow": True})
+    async with Client(server(tmp_path), mode=mode, elicitation_callback=user) as c:
+        r = await c.call_tool("sensor_read", READ, meta={PRINCIPAL_KEY: "weather\u202eknab\u200b\x1b[2K"})
+        assert not r.is_error
+    [question] = user.questions
+    assert not any(ch in question for ch in "\u202e\u200b\x1b"), question
+    assert "weather⟨U+202E⟩knab⟨U+200B⟩" in question or "weather\\u202eknab" in question, question
+
+    # through the gateway, a client's self-chosen name is not the requester (its principal is), nor shown raw
+    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path / "gw"), "builtins": ["sensors"]}},
+                          source="<test>", base_dir=tmp_path)
+    user = User(content={"allow": True})
+    sly = Implementation(name="weather\u202eknab\u200b\x1b[2K", version="1")
+    async with running_gateway(config) as rt:
+        async with Client(rt.front.server, mode=mode, elicitation_callback=user, client_info=sly) as c:
+            assert not (await c.call_tool("sensors__sensor_read", READ)).is_error
+    [question] = user.questions
+    assert not any(ch in question for ch in "\u202e\u200b\x1b"), question
+    assert "'owner'" in question and "weather" not in question, question

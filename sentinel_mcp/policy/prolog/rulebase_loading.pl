@@ -6,12 +6,16 @@
 %  sn_load(+RB, +FilesJson, -OutJson): read every file into module RB; report problems with file+line.
 sn_load(RB, FilesJson, Out) :-
     from_json_atom(FilesJson, Files),
+    sn_load_files(RB, Files, Out).
+
+sn_load_files(RB, Files, Out) :-
     ( current_module(RB) -> sn_unload(RB) ; true ),
     add_import_module(RB, sentinel_rt, start),
     forall(decl_indicator(N/A), dynamic(RB:N/A)),
     dynamic(RB:'$src'/4),
     findall(E, (member(F, Files), load_file_terms(RB, F, E)), Es0),
     append(Es0, Errors0),
+    index_base(RB),
     findall(E, post_load_problem(RB, E), Es1),
     append(Errors0, Es1, Problems),
     partition([P]>>(P = json(L), memberchk(severity=error, L)), Problems, Errors, Warnings),
@@ -74,6 +78,12 @@ add_term(RB, File, Line, T, Ps) :-
     ( T = (H :- _) -> true ; H = T ),
     (   \+ callable(H)
     ->  format(atom(M), 'not a clause: ~q', [T]), problem(error, File, Line, M, P), Ps = [P]
+    ;   H = Mod:_
+    ->  format(atom(M), 'a rulebase defines its own predicates only, not ~q in module ~q', [H, Mod]),
+        problem(error, File, Line, M, P), Ps = [P]
+    ;   functor(H, N, _), sub_atom(N, 0, 1, _, '$')
+    ->  format(atom(M), 'predicate names starting with $ are internal to Sentinel: ~q', [N]),
+        problem(error, File, Line, M, P), Ps = [P]
     ;   functor(H, N, A), system_pred(N/A)
     ->  format(atom(M), 'cannot redefine the built-in ~w/~w', [N, A]), problem(error, File, Line, M, P), Ps = [P]
     ;   declaration(H), T \= (_ :- _)
@@ -129,7 +139,14 @@ valid_type(choice(L)) :- is_list(L), L \== [], maplist(atomic, L).
 
 % ---------------------------------------------------------------- base predicates and checks
 
-base(RB, G) :- functor(G, N, A), base_indicator(RB, N/A), !.
+%  base(+RB, +G): G is a base predicate of RB (looked up in an index built once per load: it is asked for
+%  every goal of every proof).
+base(RB, G) :- functor(G, N, A), RB:'$base'(N, A), !.
+
+index_base(RB) :-
+    dynamic(RB:'$base'/2),
+    forall(( base_indicator(RB, N/A), \+ RB:'$base'(N, A) ), assertz(RB:'$base'(N, A))).
+
 base_indicator(RB, N/A) :- RB:binding(H, _, _, _), functor(H, N, A).
 base_indicator(RB, N/A) :- RB:askable(H, _, _, _), functor(H, N, A).
 base_indicator(RB, N/A) :- RB:seed(H), functor(H, N, A).
@@ -144,10 +161,11 @@ post_load_problem(RB, P) :-
     RB:'$src'(rule, T, File, Line), ( T = (H :- _) -> true ; H = T ), base(RB, H), functor(H, N, A),
     format(atom(M), '~w/~w is a base predicate (binding, askable, seed or fact); it cannot also have clauses', [N, A]),
     problem(error, File, Line, M, P).
+%  Every goal a rule, guard or context check calls must be on the allow list (goal_check.pl).
 post_load_problem(RB, P) :-
     RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
-    called_goal(Body, G), \+ known_pred(RB, G), functor(G, N, A),
-    format(atom(M), 'call to undefined predicate ~w/~w', [N, A]), problem(error, File, Line, M, P).
+    leaf_goal(Body, G), catch(check_goal(rulebase, RB, G), refused(M), true), nonvar(M),
+    problem(error, File, Line, M, P).
 post_load_problem(RB, P) :-
     RB:'$src'(decl, askable(H, Q, Ty, _), File, Line), ( atom(Q) ; string(Q) ), callable(H), valid_type(Ty),
     askable_input_count(H, Ty, NI), length(Args, NI), maplist(=(x), Args),
@@ -158,51 +176,17 @@ post_load_problem(RB, P) :-
 askable_input_count(H, yes_no, N) :- !, functor(H, _, N).
 askable_input_count(H, _, N) :- functor(H, _, A), N is max(0, A - 1).
 
-post_load_problem(RB, P) :-
-    RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
-    called_goal(Body, G), callable(G), functor(G, N, A), forbidden(N/A),
-    format(atom(M), '~w/~w is not allowed in a rulebase (it could block, stop or change the engine)', [N, A]),
-    problem(error, File, Line, M, P).
-
-%  Builtins a proof must never run: no time limit can interrupt a blocked engine thread here, and
-%  the engine's state belongs to Sentinel (facts change only through the fact store).
-forbidden(halt/0). forbidden(halt/1). forbidden(sleep/1). forbidden(shell/0). forbidden(shell/1).
-forbidden(shell/2). forbidden(read/1). forbidden(read/2). forbidden(read_term/2). forbidden(read_term/3).
-forbidden(get_char/1). forbidden(get_char/2). forbidden(get_code/1). forbidden(get_code/2).
-forbidden(peek_char/1). forbidden(peek_code/1). forbidden(wait_for_input/3). forbidden(thread_get_message/1).
-forbidden(thread_get_message/2). forbidden(thread_join/1). forbidden(thread_join/2). forbidden(assert/1).
-forbidden(asserta/1). forbidden(assertz/1). forbidden(retract/1). forbidden(retractall/1). forbidden(abolish/1).
-forbidden(consult/1). forbidden(load_files/2). forbidden(ensure_loaded/1). forbidden(use_module/1).
-forbidden(use_module/2). forbidden(open/3). forbidden(open/4). forbidden(process_create/3). forbidden(nb_setval/2).
-forbidden(b_setval/2). forbidden(set_prolog_flag/2). forbidden(prompt/2). forbidden(tab/2).
-
 body_of(rule, (_ :- B), B).
 body_of(decl, guard(_, _, G), G).
 body_of(decl, context(_, _, G), G).
 
-%  called_goal(+Body, -Goal): every goal called by Body, through control constructs and meta-calls.
-called_goal(V, _) :- var(V), !, fail.
-called_goal((A, B), G) :- !, ( called_goal(A, G) ; called_goal(B, G) ).
-called_goal((A ; B), G) :- !, ( called_goal(A, G) ; called_goal(B, G) ).
-called_goal((A -> B), G) :- !, ( called_goal(A, G) ; called_goal(B, G) ).
-called_goal((A *-> B), G) :- !, ( called_goal(A, G) ; called_goal(B, G) ).
-called_goal(\+ A, G) :- !, called_goal(A, G).
-called_goal(require(A, _), G) :- !, called_goal(A, G).
-called_goal(findall(_, A, _), G) :- !, called_goal(A, G).
-called_goal(findall(_, A, _, _), G) :- !, called_goal(A, G).
-called_goal(forall(A, B), G) :- !, ( called_goal(A, G) ; called_goal(B, G) ).
-called_goal(aggregate_all(_, A, _), G) :- !, called_goal(A, G).
-called_goal(once(A), G) :- !, called_goal(A, G).
-called_goal(ignore(A), G) :- !, called_goal(A, G).
-called_goal(_^A, G) :- !, called_goal(A, G).
-called_goal(G, G) :- callable(G).
-
-known_pred(RB, G) :- base(RB, G), !.
-known_pred(_, G) :- sentinel_builtin(G), !.
-known_pred(RB, G) :- functor(G, N, A), functor(G1, N, A), predicate_property(RB:G1, number_of_clauses(C)), C > 0, !.
-known_pred(_, G) :- predicate_property(system:G, defined), !.
-known_pred(_, G) :- functor(G, N, A), '$find_library'(_, N, A, _, _), !.
-known_pred(RB, G) :- functor(G, N, A), decl_indicator(N/A), RB == RB.
+%  leaf_goal(+Body, -Goal): every goal Body calls that is not itself a control construct or allowed
+%  meta-call (variables and module-qualified goals included, so that the allow list sees them).
+leaf_goal(V, V) :- var(V), !.
+leaf_goal(M:G, M:G) :- !.
+leaf_goal(G, L) :- callable(G), catch(goal_parts(rulebase, G, Parts), refused(_), fail), !,
+    member(Part, Parts), leaf_goal(Part, L).
+leaf_goal(G, G).
 
 sentinel_builtin(G) :- functor(G, N, A), sentinel_rt_export(N/A).
 sentinel_builtin(confirmed(_, _)).
@@ -225,7 +209,7 @@ mark_cuts(RB) :-
     forall(( RB:'$src'(rule, (H :- B), _, _), body_has_cut(B), functor(H, N, A), \+ RB:'$has_cut'(N/A) ),
            assertz(RB:'$has_cut'(N/A))).
 
-body_has_cut(B) :- called_goal(B, G), G == !, !.
+body_has_cut(B) :- leaf_goal(B, G), G == !, !.
 
 % ---------------------------------------------------------------- info for Python
 

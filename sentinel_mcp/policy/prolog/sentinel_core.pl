@@ -8,6 +8,8 @@
 :- use_module(library(http/json)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
+:- use_module(library(time)).
+:- use_module(library(solution_sequences)).
 :- use_module(sentinel_rt, []).
 
 :- dynamic cur/2, need/1, unmet/1.
@@ -16,6 +18,7 @@
 :- include(rulebase_loading).
 :- include(fact_terms).
 :- include(readable_terms).
+:- include(goal_check).
 
 
 declaration(binding(_, _, _, _)).
@@ -94,9 +97,12 @@ prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
 prove(G, fact(G, P)) :- cur(rb, RB), base(RB, G), !, base_solve(RB, G, P).
 prove(G, native(G)) :- cur(rb, RB), functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !, call(RB:G).
 prove(G, rule(G, T)) :- cur(rb, RB), user_pred(RB, G), !, clause(RB:G, Body), prove(Body, T).
+prove(G, decl(G)) :- functor(G, N, A), decl_indicator(N/A), !, cur(rb, RB), call(RB:G).
 prove(G, builtin(G)) :- cur(rb, RB),
-    ( functor(G, N, A), forbidden(N/A) -> throw(error(permission_error(call, builtin, N/A), _)) ; true ),
-    call(RB:G).
+    (   runtime_allowed(RB, G)
+    ->  call(RB:G)
+    ;   functor(G, N, A), throw(error(permission_error(call, builtin, N/A), _))
+    ).
 
 cur(call, T, D, V) :- cur(call, c(T, D, V)).
 
@@ -188,7 +194,7 @@ match_args([P|Ps], CallArgs) :-
 
 % a pass that assumed facts may err or run away on the unknown values: it only says "fetch first"
 query_outcome(E, R, _, incomplete, @(null)) :- ( nonvar(E) ; R == inference_limit_exceeded ), cur(assumed, true), !.
-query_outcome(E, _, _, error, Msg) :- nonvar(E), !, message_to_codes_safe(E, Msg).
+query_outcome(E, _, _, error, Msg) :- nonvar(E), !, client_failure(E, json(L)), memberchk(message = Msg, L).
 query_outcome(_, R, _, inference_limit, @(null)) :- R == inference_limit_exceeded, !.
 query_outcome(_, R, Trees, St, TJ) :- R \== failed, !, tree_json(and_all(Trees), TJ),
     ( cur(assumed, true) -> St = incomplete ; St = proved ).
@@ -251,26 +257,58 @@ flatten_and(T, [T]).
 
 % ---------------------------------------------------------------- symbolic queries
 
-%  sn_query(+RB, +Session, +Now, +GoalAtom, +MaxSolutions, +Limit, -Out)
-sn_query(RB, Session, Now, GoalAtom, Max, Limit, Out) :-
+%  sn_client_query(+RB, +Session, +Now, +GoalText, +Max, +Limit, +Seconds, -Out): a goal typed by a client
+%  (run only in the query worker process, never in the engine that decides calls). The text is read with
+%  the standard operators, contexts are resolved, the whole goal is checked against the allow list, and it
+%  runs under an inference limit and a wall-clock limit (the worker's stack limit bounds its memory).
+sn_client_query(RB, Session, Now, GoalText, Max, Limit, Seconds, Out) :-
     begin_query(RB, Session, Now),
-    catch(term_to_atom_vars(GoalAtom, Goal0, Vs), E, true),
-    (   nonvar(E)
-    ->  message_to_codes_safe(E, M), Out0 = json([status=error, message=M])
-    ;   \+ callable(Goal0)
-    ->  Out0 = json([status=error, message='the query must be a goal, e.g. booking_status(booking_of_interest, S)'])
-    ;   resolve_contexts(RB, Goal0, Goal),
-        catch(call_with_inference_limit(findall(Vs-T, limit(Max, prove(Goal, T)), Sols), Limit, R), E2, true),
-        (   nonvar(E2) -> message_to_codes_safe(E2, M), Out0 = json([status=error, message=M])
-        ;   R == inference_limit_exceeded -> Out0 = json([status=inference_limit])
-        ;   maplist(solution_json, Sols, SJ), format(atom(GA), '~q', [Goal]),
-            ( Sols == [] -> St = failed ; cur(assumed, true) -> St = incomplete ; St = proved ),
-            Out0 = json([status=St, goal=GA, solutions=SJ])
-        )
-    ),
-    add_needs(Out0, Out1), to_json_atom(Out1, Out).
+    catch(client_query_outcome(RB, GoalText, Max, Limit, Seconds, Out0), E, client_failure(E, Out0)),
+    catch(( add_needs(Out0, Out1), to_json_atom(Out1, Out) ), E2,
+          ( client_failure(E2, Out2), to_json_atom(Out2, Out) )).
 
-term_to_atom_vars(A, T, Vs) :- term_string(T, A, [variable_names(Vs)]).
+client_query_outcome(RB, GoalText, Max, Limit, Seconds, Out) :-
+    catch(term_string(Goal0, GoalText, [variable_names(Vs), syntax_errors(error)]), E, true),
+    (   nonvar(E)
+    ->  message_to_codes_safe(E, M), Out = json([status=error, message=M])
+    ;   resolve_contexts(RB, Goal0, Goal),
+        catch(check_goal(client, RB, Goal), refused(Why), true),
+        (   nonvar(Why)
+        ->  format(atom(M), 'refused: ~w', [Why]), Out = json([status=refused, message=M])
+        ;   call_with_time_limit(Seconds,
+                call_with_inference_limit(findall(Vs-T, limit(Max, prove(Goal, T)), Sols), Limit, R)),
+            (   R == inference_limit_exceeded
+            ->  Out = json([status=inference_limit, message='the query exceeded its inference budget'])
+            ;   maplist(solution_json, Sols, SJ), format(atom(GA), '~q', [Goal]),
+                ( Sols == [] -> St = failed ; cur(assumed, true) -> St = incomplete ; St = proved ),
+                Out = json([status=St, goal=GA, solutions=SJ])
+            )
+        )
+    ).
+
+%  What a client is told when its goal hit a limit or failed: no internal goals, only what happened.
+client_failure(time_limit_exceeded, json([status=time_limit, message='the query ran longer than its time budget'])) :- !.
+client_failure(error(resource_error(_), _), json([status=memory_limit, message='the query needed more memory than its budget'])) :- !.
+client_failure(error(permission_error(call, builtin, N/A), _), json([status=refused, message=M])) :- !,
+    format(atom(M), 'refused: ~w/~w is not allowed in a query', [N, A]).
+client_failure(error(Formal, _), json([status=error, message=M])) :- !, client_error_words(Formal, M).
+client_failure(_, json([status=error, message='the query could not be evaluated'])).
+
+client_error_words(instantiation_error, 'the query is not instantiated enough (an argument is unbound where a value is needed)') :- !.
+client_error_words(type_error(T, _), M) :- !, format(atom(M), 'a value has the wrong type (expected ~w)', [T]).
+client_error_words(domain_error(D, _), M) :- !, format(atom(M), 'a value is outside its domain (expected ~w)', [D]).
+client_error_words(evaluation_error(E), M) :- !, format(atom(M), 'arithmetic error: ~w', [E]).
+client_error_words(existence_error(procedure, N/A), M) :- !, format(atom(M), 'unknown predicate ~w/~w', [N, A]).
+client_error_words(representation_error(W), M) :- !, format(atom(M), 'a value cannot be represented (~w)', [W]).
+client_error_words(_, 'the query could not be evaluated').
+
+%  sn_dump_session(+Session, -Text): the session's facts as "Fact<TAB>Expires<TAB>Prov" lines (the format
+%  of sn_assert_lines), written canonically so that they read back identically elsewhere.
+sn_dump_session(Session, Text) :-
+    ensure_session(Session),
+    with_output_to(string(Text),
+        forall(Session:'$fact'(F, E, P), format('~k\t~w\t~w~n', [F, E, P]))).
+
 
 solution_json(Vs-T, json([bindings=json(B), proof=TJ])) :-
     findall(N=J, ( member(N=V, Vs), pl_json(V, J) ), B), tree_json(T, TJ).

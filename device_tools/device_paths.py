@@ -1,0 +1,100 @@
+"""Device paths as the phone resolves them, before any rule looks at them.
+
+A path in a shell argument can be spelled many ways: ``//data/x``, ``/./data/x``, ``/sdcard/../data/x``,
+``data/data/x`` (the adb shell starts in ``/``), ``/DATA/x``, ``/proc/self/root/data/x``,
+``/proc/1/root/../data/x``. A path is private when either of its two readings is: the *normal* form (resolved
+from ``/``, empty and ``.`` segments dropped, ``..`` undoing the segment before it, aliases mapped) and the
+*physical* form (the same, but a link is followed the moment it is reached, as the kernel does, so a ``..``
+after it climbs from its target). Both are lower case: Android's shared storage is case-insensitive, and on the
+case-sensitive parts lower case only ever refuses more. The same rules live in ``rulebases/device.pl``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+# (link segments, what they lead to): the symlinks, bind mounts and magic links that lead somewhere else
+ALIASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
+    (("sdcard",), ("storage", "emulated", "0")),
+    (("mnt", "sdcard"), ("storage", "emulated", "0")),
+    (("storage", "self", "primary"), ("storage", "emulated", "0")),
+    (("cache",), ("data", "cache")),  # a symlink to /data/cache on A/B devices
+]
+UNKNOWN = "?"  # where a process's cwd or open file leads: anywhere, so treated as private
+_PROC_ANYWHERE = ("cwd", "fd", "map_files")
+
+
+def _segments(path: str) -> list[str]:
+    return path.strip().replace("\\", "/").lower().split("/")
+
+
+def _follow(parts: list[str]) -> list[str]:
+    """The link the path has just reached, replaced by its target (as the kernel does before a '..')."""
+    if len(parts) == 3 and parts[0] == "proc":
+        if parts[2] == "root":
+            return []
+        if parts[2] in _PROC_ANYWHERE:
+            return [UNKNOWN]
+    for link, real in ALIASES:
+        if tuple(parts) == link:
+            return list(real)
+    return parts
+
+
+def _resolve(path: str, follow_links: bool) -> str:
+    parts: list[str] = []
+    for seg in _segments(path):
+        if seg in ("", "."):
+            continue
+        if seg == "..":
+            if parts and parts != [UNKNOWN]:
+                parts.pop()
+            continue
+        parts.append(seg)
+        if follow_links:
+            parts = _follow(parts)
+    if not follow_links:
+        parts = _follow(parts[:3]) + parts[3:] if parts[:1] == ["proc"] else _follow_prefix(parts)
+    return "/" + "/".join(parts)
+
+
+def _follow_prefix(parts: list[str]) -> list[str]:
+    for link, real in ALIASES:
+        if tuple(parts[:len(link)]) == link:
+            return [*real, *parts[len(link):]]
+    return parts
+
+
+def normal_path(path: str) -> str:
+    """The path as its words say (``..`` undoing the segment before it), aliases mapped."""
+    return _resolve(path, follow_links=False)
+
+
+def physical_path(path: str) -> str:
+    """The path as the phone resolves it (links followed before each ``..``)."""
+    return _resolve(path, follow_links=True)
+
+
+def _private_normal(n: str) -> bool:
+    if n == "/data" or n.startswith("/data/") or n.startswith("/" + UNKNOWN):
+        return True
+    if "/android/data" in n or "/android/obb" in n or "shared_prefs" in n:
+        return True
+    return posixpath.basename(n).endswith((".db", ".db-wal", ".db-shm", ".db-journal", ".sqlite", ".sqlite3"))
+
+
+def private_path(path: str) -> bool:
+    """Private app data, databases and preferences (never readable through the terminal), read either way."""
+    return _private_normal(normal_path(path)) or _private_normal(physical_path(path))
+
+
+def path_operands(args: list[str]) -> list[str]:
+    """The arguments a command may read as paths: every operand, and the value of ``--opt=value``."""
+    out = []
+    for a in args:
+        if a.startswith("-"):
+            if "=" in a:
+                out.append(a.split("=", 1)[1])
+        else:
+            out.append(a)
+    return out

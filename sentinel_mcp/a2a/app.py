@@ -1,0 +1,145 @@
+"""How the gateway's HTTP server hosts the A2A participant (same host and port as ``/mcp``).
+
+    peers = PeerRegistry()
+    routes = create_a2a_routes(port, settings, peers)      # card, POST /a2a, WS /a2a/ws
+    async with a2a_lifespan(settings, base_url, peers):     # mDNS advertise + browse when settings.advertise
+        ...serve...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from mcp.types import Tool
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+
+from sentinel_mcp.a2a.card import CARD_PATH, RPC_PATH, WS_PATH, make_card_endpoint
+from sentinel_mcp.a2a.discovery import Advertiser, PeerBrowser, PeerRegistry, instance_name, open_zeroconf
+from sentinel_mcp.a2a.jsonrpc_http import make_endpoint
+from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.a2a.ws_binding import make_ws_endpoint
+from sentinel_mcp.gateway.port import GatewayPort, InvokeOutcome, Refused
+
+log = logging.getLogger(__name__)
+
+__all__ = ["A2ASettings", "PeerRegistry", "a2a_lifespan", "create_a2a_routes", "mount_a2a"]
+
+
+def create_a2a_routes(port: GatewayPort, settings: A2ASettings, peers: PeerRegistry | None = None,
+                      service: A2AService | None = None) -> list[BaseRoute]:
+    """Starlette routes of the A2A participant; empty when ``settings.enabled`` is false."""
+    if not settings.enabled:
+        return []
+    service = service or A2AService(port, settings, peers)
+    return [
+        Route(CARD_PATH, make_card_endpoint(service), methods=["GET"], name="a2a_agent_card"),
+        Route(RPC_PATH, make_endpoint(service), methods=["POST"], name="a2a_jsonrpc"),
+        WebSocketRoute(WS_PATH, make_ws_endpoint(service), name="a2a_ws"),
+    ]
+
+
+@contextlib.asynccontextmanager
+async def a2a_lifespan(settings: A2ASettings, base_url: str,
+                       peers: PeerRegistry | None = None) -> AsyncIterator[PeerRegistry]:
+    """Advertise this agent over mDNS and keep ``peers`` filled with verified peers.
+
+    Does nothing (but yield the registry) when A2A is disabled or ``advertise`` is false. mDNS that
+    cannot start (no multicast) is logged and skipped: local capabilities keep working.
+    """
+    registry = peers if peers is not None else PeerRegistry()
+    if not (settings.enabled and settings.advertise):
+        yield registry
+        return
+    zc = open_zeroconf(settings.interfaces)
+    advertiser = Advertiser(settings, base_url, zc)
+    browser = PeerBrowser(zc, registry, exclude={instance_name(settings.name)}, ca_file=settings.peer_ca_file)
+    registered = False
+    try:
+        try:
+            own = await advertiser.start()
+            registered = True
+            browser.exclude.add(own)
+            await browser.start()
+        except OSError as e:
+            log.warning("A2A mDNS unavailable (%s); running without discovery", e)
+        yield registry
+    finally:
+        await browser.stop()
+        if registered:
+            with contextlib.suppress(Exception):
+                await advertiser.stop()
+        await zc.async_close()
+
+
+class LatePort:
+    """The gateway as a port before it exists: the HTTP app is built before its lifespan starts the runtime."""
+
+    def __init__(self, holder: dict[str, Any]) -> None:
+        self.holder = holder
+
+    def _gateway(self) -> GatewayPort | None:
+        rt = self.holder.get("runtime")
+        return rt.gateway if rt is not None else None
+
+    async def invoke(self, name: str, arguments: dict[str, Any] | None, **kw: Any) -> InvokeOutcome:
+        gw = self._gateway()
+        if gw is None:
+            return Refused(reason="the gateway is starting; retry shortly")
+        return await gw.invoke(name, arguments, **kw)
+
+    def find_tool(self, name: str) -> Tool | None:
+        gw = self._gateway()
+        return gw.find_tool(name) if gw is not None else None
+
+    def list_catalog_tools(self) -> list[Tool]:
+        gw = self._gateway()
+        return gw.list_catalog_tools() if gw is not None else []
+
+
+def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: int,
+              owner_token: str | None = None) -> None:
+    """Add the A2A routes to the gateway's Starlette app and its mDNS to the app's lifespan.
+
+    Called by ``sentinel_mcp.gateway.serve``; ``holder["runtime"]`` is the running gateway once started.
+    The gateway's HTTP host resolves every caller's principal on /a2a too; the card declares the bearer
+    scheme when the owner's token (``owner_token``: configured or generated) is in force.
+    """
+    settings = A2ASettings.from_section(config.sentinel.builtin_settings("a2a"))
+    if not settings.enabled:
+        return
+    http_token = owner_token or getattr(config.sentinel.http, "token", None)
+    if http_token and not settings.token and len(http_token) >= 8:
+        settings = settings.model_copy(update={"token": http_token})
+    peers = PeerRegistry()
+    service = A2AService(LatePort(holder), settings, peers)
+    holder["a2a_service"] = service  # the server calls service.end_streams() when it starts to shut down
+    app.router.routes.extend(create_a2a_routes(service.port, settings, peers, service=service))
+    data_dir = Path(config.data_dir)
+    task_db = None if settings.task_db == "" else data_dir / (settings.task_db or "a2a/tasks.db")
+    scheme = "https" if settings.tls else "http"
+    base_url = settings.public_url or f"{scheme}://{host}:{port}"
+    outer = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        async with outer(a) as state:
+            rt = holder.get("runtime")
+            if rt is not None:
+                rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
+            await service.open(task_db)
+            try:
+                if port == 0:
+                    log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")
+                    yield state
+                    return
+                async with a2a_lifespan(settings, base_url, peers):
+                    yield state
+            finally:
+                await service.close()
+
+    app.router.lifespan_context = lifespan

@@ -1,0 +1,111 @@
+"""Chat channels opened by ``chat_open`` on the WebSocket binding: a person talks to this agent.
+
+Replies come from the local LLM (``llm__llm_generate``, called through the guard like any tool) when
+the catalog has it. Without it the channel stays open in degraded mode and each reply says that no
+responder is available. Sentinel only hosts the channel; it does not coordinate.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from sentinel_mcp.a2a.actions import LLM_TOOL, Capabilities, fit_arguments, question_wire, result_text
+from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError
+from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.gateway.decision import Answer
+from sentinel_mcp.gateway.port import Completed, NeedsInput
+
+MAX_CHANNELS = 16
+SYSTEM = "You are Sentinel, an on-device assistant talking with a person over a chat channel. Be brief."
+DEGRADED = ("No responder is available: this agent has no local LLM and no orchestrator (degraded mode). "
+            "Sensor requests and tool calls still work.")
+
+
+class ChatOpenParams(BaseModel):
+    topic: str | None = Field(None, max_length=500)
+
+
+class ChatMessageParams(BaseModel):
+    channel_id: str
+    text: str = Field(min_length=1, max_length=8192)
+    answers: dict[str, Answer] | None = None  # to a guard's questions about the previous turn
+
+
+class ChatCloseParams(BaseModel):
+    channel_id: str
+
+
+@dataclass
+class Channel:
+    id: str
+    owner: str
+    topic: str | None
+    turns: list[tuple[str, str]] = field(default_factory=list)  # (speaker, text)
+    asked: list[str] = field(default_factory=list)  # keys of the guard's open questions on this channel
+
+
+class ChatHub:
+    """The chat channels of one WebSocket connection (closed with it)."""
+
+    def __init__(self, service: A2AService) -> None:
+        self.service = service
+        self.channels: dict[str, Channel] = {}
+
+    def _get(self, channel_id: str, caller: str) -> Channel:
+        ch = self.channels.get(channel_id)
+        if ch is None or ch.owner != caller:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: no open chat channel {channel_id}")
+        return ch
+
+    async def open(self, params: ChatOpenParams, caller: str) -> dict[str, Any]:
+        if len(self.channels) >= MAX_CHANNELS:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: at most {MAX_CHANNELS} chat channels per connection; "
+                                           "close one first")
+        ch = Channel(id=str(uuid.uuid4()), owner=caller, topic=params.topic)
+        self.channels[ch.id] = ch
+        llm = Capabilities.of(self.service.port).llm
+        status = self.service.status()
+        return {"channel_id": ch.id, "responder": "local_llm" if llm else "none", "degraded": not llm,
+                "status": status, "note": "" if llm else DEGRADED}
+
+    async def say(self, params: ChatMessageParams, caller: str) -> dict[str, Any]:
+        ch = self._get(params.channel_id, caller)
+        if params.answers is None:
+            ch.turns.append(("user", params.text))
+        if not Capabilities.of(self.service.port).llm:
+            return {"channel_id": ch.id, "responder": "none", "degraded": True, "text": DEGRADED}
+        ch.turns = ch.turns[-2 * self.service.settings.chat_max_turns:]
+        transcript = "\n".join(f"{who}: {text}" for who, text in ch.turns) + "\nassistant:"
+        tool = Capabilities.of(self.service.port).tools.get(LLM_TOOL)
+        answers = None
+        if params.answers is not None:  # a peer's answer is not our user's: provenance from settings
+            unasked = sorted(set(params.answers) - set(ch.asked))
+            if unasked:  # only the questions this channel was asked, once
+                raise RpcError(INVALID_PARAMS, f"Invalid params: no open question {', '.join(unasked)} on this "
+                                               f"channel; asked: {', '.join(ch.asked) or 'nothing'}")
+            ch.asked = []
+            answers = {k: a.model_copy(update={"provenance": self.service.settings.answers_provenance})
+                       for k, a in params.answers.items()}
+        outcome = await self.service.port.invoke(
+            LLM_TOOL, fit_arguments(tool, {"prompt": transcript, "system": SYSTEM}),
+            session_id=f"a2a:{caller}:chat:{ch.id}", client=caller, origin="a2a", answers=answers)
+        if isinstance(outcome, Completed):
+            text = result_text(outcome.result)
+            if outcome.result.is_error:
+                return {"channel_id": ch.id, "responder": "local_llm", "error": text or "the LLM failed"}
+            ch.turns.append(("assistant", text))
+            return {"channel_id": ch.id, "responder": "local_llm", "text": text}
+        if isinstance(outcome, NeedsInput):
+            ch.asked = [q.key for q in outcome.questions]
+            return {"channel_id": ch.id, "responder": "local_llm", "input_required": {
+                "reason": outcome.reason, "questions": [question_wire(q) for q in outcome.questions]}}
+        return {"channel_id": ch.id, "responder": "local_llm", "refused": outcome.reason}
+
+    async def close(self, params: ChatCloseParams, caller: str) -> dict[str, Any]:
+        ch = self._get(params.channel_id, caller)
+        del self.channels[ch.id]
+        return {"channel_id": ch.id, "closed": True}

@@ -1,0 +1,49 @@
+"""``sentinel-mcp a2a discover``: list A2A agents on the local network whose cards check out."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from sentinel_mcp.a2a.discovery import discover_peers
+from sentinel_mcp.a2a.settings import A2ASettings
+
+
+def _settings(args: argparse.Namespace) -> A2ASettings:
+    from sentinel_mcp.config import load_config
+
+    config = load_config(args.config) if getattr(args, "config", None) else None
+    section: dict[str, Any] = {}
+    if config is not None:
+        section = config.sentinel.builtin_settings("a2a")
+    return A2ASettings.from_section(section)
+
+
+def _discover(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    interfaces = args.interface or settings.interfaces
+    registry = asyncio.run(discover_peers(interfaces, args.timeout, ca_file=settings.peer_ca_file))
+    peers = [p.summary() for p in registry.verified()]
+    if args.json:
+        print(json.dumps({"peers": peers, "rejected": registry.rejected}, indent=2))
+        return 0
+    if not peers:
+        print(f"no verified A2A peers on {', '.join(interfaces)} (browsed {args.timeout:g} s)")
+    for p in peers:
+        print(f"{p['name']}\t{p['rpc_url']}\tv{p['version']}\tskills: {', '.join(p['skills'])}")
+    for name, why in registry.rejected.items():
+        print(f"rejected {name}: {why}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("a2a", help="A2A participant: discovery of other agents")
+    sub = parser.add_subparsers(dest="a2a_command", metavar="ACTION")
+    disc = sub.add_parser("discover", help="browse mDNS for _a2a._tcp agents and verify their cards")
+    disc.add_argument("--timeout", type=float, default=3.0, help="seconds to browse (default 3)")
+    disc.add_argument("--interface", action="append", help="interface address to browse on (repeatable)")
+    disc.add_argument("--json", action="store_true", help="print JSON")
+    disc.set_defaults(func=_discover)
+    parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])

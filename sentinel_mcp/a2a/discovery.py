@@ -1,0 +1,234 @@
+"""mDNS / DNS-SD discovery of A2A agents: advertise ``_a2a._tcp.local.``, browse, verify.
+
+TXT: ``path`` (card path), ``v`` (A2A protocol version), ``ver`` (agent version), ``proto`` (binding),
+``tls`` (0/1). TXT contents are never trusted: a peer counts only after its card was fetched, parsed
+as an A2A v1.0 AgentCard, and found to name the advertised host and port in an interface URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import logging
+import socket
+import ssl
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+from pydantic import ValidationError
+from zeroconf import DNSQuestionType, IPVersion, ServiceStateChange
+from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
+
+from sentinel_mcp.a2a.card import CARD_PATH
+from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
+from sentinel_mcp.a2a.settings import A2ASettings
+
+log = logging.getLogger(__name__)
+SERVICE_TYPE = "_a2a._tcp.local."
+MAX_CARD_BYTES = 256 * 1024
+
+
+class PeerRejected(Exception):
+    pass
+
+
+@dataclass
+class Peer:
+    instance: str  # the mDNS instance name
+    base_url: str
+    card_url: str
+    card: AgentCard
+    rpc_url: str  # the card's preferred JSON-RPC interface
+    txt: dict[str, str]
+    verified_at: float = field(default_factory=time.time)
+
+    def summary(self) -> dict[str, Any]:
+        return {"instance": self.instance, "name": self.card.name, "description": self.card.description,
+                "base_url": self.base_url, "rpc_url": self.rpc_url, "version": self.card.version,
+                "skills": [s.id for s in self.card.skills], "txt": self.txt}
+
+
+class PeerRegistry:
+    """Verified peers (and why others were rejected), shared by the browser, the service status and tools."""
+
+    def __init__(self) -> None:
+        self.peers: dict[str, Peer] = {}
+        self.rejected: dict[str, str] = {}
+
+    def verified(self) -> list[Peer]:
+        return list(self.peers.values())
+
+    def find(self, name_or_url: str) -> Peer | None:
+        for p in self.peers.values():
+            if name_or_url in (p.instance, p.card.name, p.base_url, p.rpc_url):
+                return p
+        return None
+
+
+def txt_record(settings: A2ASettings) -> dict[str, str]:
+    return {"path": CARD_PATH, "v": PROTOCOL_VERSION, "ver": settings.version, "proto": "jsonrpc",
+            "tls": "1" if settings.tls else "0"}
+
+
+def _ipv4(host: str | None) -> str | None:
+    try:
+        return str(ipaddress.IPv4Address(host)) if host else None
+    except ValueError:
+        return None
+
+
+def instance_name(name: str) -> str:
+    label = name.replace(".", "-")[:63]
+    return f"{label}.{SERVICE_TYPE}"
+
+
+async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[str, str],
+                      http: httpx2.AsyncClient) -> Peer:
+    """Fetch and check the card of an advertised peer; PeerRejected says why it is not trusted."""
+    if not addresses or not port:
+        raise PeerRejected("no address or port advertised")
+    path = txt.get("path") or CARD_PATH
+    if not path.startswith("/") or "//" in path or len(path) > 200:
+        raise PeerRejected(f"bad card path in TXT: {path[:60]!r}")
+    scheme = "https" if txt.get("tls") == "1" else "http"
+    host = addresses[0]
+    netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    base_url = f"{scheme}://{netloc}"
+    card_url = base_url + path
+    try:
+        resp = await http.get(card_url, headers={"Accept": "application/json"})
+    except httpx2.HTTPError as e:
+        raise PeerRejected(f"card fetch failed: {type(e).__name__}") from None
+    if resp.status_code != 200:
+        raise PeerRejected(f"card fetch answered HTTP {resp.status_code}")
+    if len(resp.content) > MAX_CARD_BYTES:
+        raise PeerRejected("card larger than 256 KiB")
+    try:
+        card = AgentCard.model_validate(json.loads(resp.content))
+    except (ValueError, ValidationError) as e:
+        raise PeerRejected(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
+    named = [i for i in card.supported_interfaces
+             if urlsplit(i.url).hostname in addresses and urlsplit(i.url).port == port]
+    if not named:
+        raise PeerRejected(f"card names none of the advertised endpoints {addresses}:{port}")
+    rpc = next((i for i in named if i.protocol_binding == "JSONRPC"), None)
+    if rpc is None:
+        raise PeerRejected("card lists no JSONRPC interface at the advertised address")
+    if rpc.protocol_version.split(".")[0] != PROTOCOL_VERSION.split(".")[0]:
+        raise PeerRejected(f"peer speaks A2A {rpc.protocol_version}, not {PROTOCOL_VERSION}")
+    return Peer(instance=instance, base_url=base_url, card_url=card_url, card=card, rpc_url=rpc.url, txt=txt)
+
+
+class Advertiser:
+    """Publishes this agent as ``<name>._a2a._tcp.local.`` on the configured interfaces."""
+
+    def __init__(self, settings: A2ASettings, base_url: str, zc: AsyncZeroconf) -> None:
+        self.settings = settings
+        self.zc = zc
+        parts = urlsplit(base_url)
+        host = _ipv4(parts.hostname)
+        addresses = [host] if host and host != "0.0.0.0" else [a for a in map(_ipv4, settings.interfaces) if a]
+        if not addresses:
+            raise ValueError(f"cannot advertise {base_url}: no IPv4 address to announce")
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.info = AsyncServiceInfo(
+            SERVICE_TYPE, instance_name(settings.name), addresses=[socket.inet_aton(a) for a in addresses],
+            port=port, properties=txt_record(settings), server=f"{settings.name.replace('.', '-')[:50]}.local.")
+
+    async def start(self) -> str:
+        await self.zc.async_register_service(self.info, allow_name_change=True)
+        return self.info.name
+
+    async def stop(self) -> None:
+        await self.zc.async_unregister_service(self.info)
+
+
+class PeerBrowser:
+    """Browses ``_a2a._tcp.local.``; each new instance is resolved and verified before it is listed."""
+
+    def __init__(self, zc: AsyncZeroconf, registry: PeerRegistry, exclude: set[str] | None = None,
+                 resolve_timeout_ms: int = 3000, ca_file: str | None = None) -> None:
+        self.zc = zc
+        self.registry = registry
+        self.exclude = exclude or set()
+        self.resolve_timeout_ms = resolve_timeout_ms
+        self._browser: AsyncServiceBrowser | None = None
+        self._jobs: set[asyncio.Task[None]] = set()
+        verify: Any = ssl.create_default_context(cafile=ca_file) if ca_file else True
+        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False, verify=verify)
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+
+        def on_change(zeroconf: Any, service_type: str, name: str, state_change: ServiceStateChange) -> None:
+            loop.call_soon_threadsafe(self._changed, name, state_change)
+
+        # QM (multicast answers): several mDNS stacks share port 5353 on one host (SO_REUSEPORT), and a
+        # unicast answer to a QU question reaches only one of them, maybe not the asker
+        self._browser = AsyncServiceBrowser(self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change],
+                                            question_type=DNSQuestionType.QM)
+
+    def _changed(self, name: str, change: ServiceStateChange) -> None:
+        if name in self.exclude:
+            return
+        if change is ServiceStateChange.Removed:
+            self.registry.peers.pop(name, None)
+            return
+        job = asyncio.ensure_future(self._resolve(name))
+        self._jobs.add(job)
+        job.add_done_callback(self._jobs.discard)
+
+    async def _resolve(self, name: str) -> None:
+        info = AsyncServiceInfo(SERVICE_TYPE, name)
+        try:
+            if not await info.async_request(self.zc.zeroconf, self.resolve_timeout_ms,
+                                            question_type=DNSQuestionType.QM):
+                self.registry.rejected[name] = "did not resolve"
+                return
+            txt = {k: v or "" for k, v in info.decoded_properties.items()}
+            addresses = info.parsed_addresses(IPVersion.V4Only) or info.parsed_addresses()
+            peer = await verify_peer(name, addresses, info.port or 0, txt, self._http)
+        except PeerRejected as e:
+            self.registry.peers.pop(name, None)
+            self.registry.rejected[name] = str(e)
+            log.info("A2A peer %s rejected: %s", name, e)
+            return
+        except Exception as e:  # noqa: BLE001 - a broken peer must not break discovery
+            self.registry.rejected[name] = f"{type(e).__name__}: {e}"
+            return
+        self.registry.rejected.pop(name, None)
+        self.registry.peers[name] = peer
+
+    async def stop(self) -> None:
+        if self._browser is not None:
+            await self._browser.async_cancel()
+        for job in list(self._jobs):
+            job.cancel()
+        if self._jobs:
+            await asyncio.wait(self._jobs)
+        await self._http.aclose()
+
+
+def open_zeroconf(interfaces: list[str]) -> AsyncZeroconf:
+    return AsyncZeroconf(interfaces=interfaces, ip_version=IPVersion.V4Only)
+
+
+async def discover_peers(interfaces: list[str], timeout: float, exclude: set[str] | None = None,
+                         ca_file: str | None = None) -> PeerRegistry:
+    """Browse for ``timeout`` seconds and return the verified (and rejected) peers."""
+    registry = PeerRegistry()
+    zc = open_zeroconf(interfaces)
+    browser = PeerBrowser(zc, registry, exclude, ca_file=ca_file)
+    try:
+        await browser.start()
+        await asyncio.sleep(timeout)
+        if browser._jobs:  # let resolutions already under way finish
+            await asyncio.wait(browser._jobs, timeout=5)
+    finally:
+        await browser.stop()
+        await zc.async_close()
+    return registry

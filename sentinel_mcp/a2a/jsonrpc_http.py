@@ -1,0 +1,130 @@
+"""A2A v1.0 JSON-RPC over HTTP: ``POST /a2a``.
+
+Errors are JSON-RPC error objects with HTTP 200 (as the reference SDK answers), except auth failures,
+which are HTTP 401 with ``WWW-Authenticate`` before any JSON-RPC processing.
+
+``SendStreamingMessage`` and ``SubscribeToTask`` answer ``text/event-stream``: each SSE ``data:`` line
+is a JSON-RPC response whose result is a StreamResponse; the stream ends after a terminal or
+interrupted state. Errors found before the first event (bad params, unknown task) are a plain JSON
+error response, as the reference SDK does; a failure mid-stream is a last ``event: error`` line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from sentinel_mcp.a2a.dispatch import STREAM_METHODS, VERSION_HEADER, check_version, dispatch, open_stream
+from sentinel_mcp.a2a.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    RpcError,
+    decode_frame,
+    error_frame,
+    id_of,
+    parse_request,
+    result_frame,
+)
+from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION
+from sentinel_mcp.a2a.security import AuthError, caller_identity, unauthorized
+from sentinel_mcp.a2a.service import A2AService
+from sentinel_mcp.a2a.task_events import EventStream
+
+log = logging.getLogger(__name__)
+_HEADERS = {VERSION_HEADER: PROTOCOL_VERSION}
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def read_capped(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def is_json(content_type: str | None) -> bool:
+    """``application/json``, with parameters (``; charset=utf-8``) allowed; nothing else."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    return media == "application/json"
+
+
+def version_of(request_headers: Any, query: Any) -> str | None:
+    return request_headers.get(VERSION_HEADER) or query.get(VERSION_HEADER) or query.get("a2a-version")
+
+
+def _sse(frame: dict[str, Any], event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return (head + "data: " + json.dumps(frame, separators=(",", ":")) + "\n\n").encode()
+
+
+async def sse_lines(rid: Any, stream: EventStream) -> AsyncIterator[bytes]:
+    """A client that goes away cancels this generator; the task itself runs on."""
+    try:
+        async for event in stream.events():
+            yield _sse(result_frame(rid, event))
+    except Exception:
+        log.exception("A2A stream %s failed", rid)
+        yield _sse(error_frame(rid, RpcError(INTERNAL_ERROR, "Internal error")), event="error")
+    finally:
+        stream.close()
+
+
+def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
+    settings = service.settings
+
+    async def a2a_jsonrpc(request: Request) -> Response:
+        try:
+            caller = caller_identity(request, settings)
+        except AuthError as e:
+            return unauthorized(settings, str(e))
+        if not is_json(request.headers.get("content-type")):
+            # a browser can POST text/plain (or a form) cross-site without asking first; JSON it cannot
+            return JSONResponse({"error": "unsupported media type",
+                                 "message": "send Content-Type: application/json"},
+                                status_code=415, headers=_HEADERS)
+        body: Any = None
+        try:
+            raw = await read_capped(request, settings.max_frame_bytes)
+            body = decode_frame(raw)
+            rpc = parse_request(body)
+            check_version(version_of(request.headers, request.query_params))
+            if rpc.method in STREAM_METHODS:
+                stream = await open_stream(service, rpc.method, rpc.params, caller)
+                if rpc.is_notification:  # nobody to stream to; the task runs on
+                    stream.close()
+                    return Response(status_code=204, headers=_HEADERS)
+                return StreamingResponse(sse_lines(rpc.id, stream), media_type="text/event-stream",
+                                         headers={**_HEADERS, "Cache-Control": "no-cache",
+                                                  "X-Accel-Buffering": "no"})
+            result = await dispatch(service, rpc.method, rpc.params, caller)
+            if rpc.is_notification:
+                return Response(status_code=204, headers=_HEADERS)
+            return JSONResponse(result_frame(rpc.id, result), headers=_HEADERS)
+        except BodyTooLarge:
+            err = RpcError(INVALID_REQUEST, f"Invalid Request: payload larger than {settings.max_frame_bytes} bytes")
+            return JSONResponse(error_frame(None, err), headers=_HEADERS)
+        except RpcError as e:
+            return JSONResponse(error_frame(id_of(body), e), headers=_HEADERS)
+        except ClientDisconnect:
+            return Response(status_code=499)
+        except Exception:  # never a traceback to the peer
+            log.exception("A2A JSON-RPC request failed")
+            return JSONResponse(error_frame(id_of(body), RpcError(INTERNAL_ERROR, "Internal error")),
+                                headers=_HEADERS)
+
+    return a2a_jsonrpc

@@ -1,0 +1,68 @@
+"""The ``a2a`` built-in: MCP tools that let the LLM use other agents (guarded like any tool).
+
+- ``a2a_discover``: browse mDNS for ``_a2a._tcp.local.`` and list the peers whose card checked out.
+- ``a2a_send``: send text and/or a data part (e.g. a sensor_request) to a verified peer, or continue a
+  task there; returns the peer's task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from sentinel_mcp.a2a.discovery import PeerRegistry, discover_peers, instance_name
+from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
+from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.gateway.builtin import BuiltinContext
+
+
+def create_server(ctx: BuiltinContext) -> MCPServer:
+    settings = A2ASettings.from_section(ctx.settings)
+    own = PeerRegistry()
+
+    def registry() -> PeerRegistry:
+        # the HTTP host shares the registry its mDNS browser keeps filled (set after this server is made)
+        shared = ctx.services.get("a2a_peers")
+        return shared if isinstance(shared, PeerRegistry) else own
+    server = MCPServer("a2a", instructions="Find other A2A agents on the local network and send them tasks.")
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True))
+    async def a2a_discover(timeout: float = 3.0) -> dict[str, Any]:
+        """List A2A agents found over mDNS whose agent card was fetched and checked (timeout: seconds to browse)."""
+        if not 0 < timeout <= 30:
+            raise ToolError("timeout must be in (0, 30] seconds")
+        known = registry()
+        found = await discover_peers(settings.interfaces, timeout, exclude={instance_name(settings.name)},
+                                     ca_file=settings.peer_ca_file)
+        known.peers.update(found.peers)
+        for name in found.rejected:
+            known.peers.pop(name, None)
+        peers = [p.summary() for p in known.verified()]
+        return {"peers": peers, "rejected": found.rejected,
+                "degraded": not peers and settings.orchestrator_url is None}
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True))
+    async def a2a_send(peer: str, text: str | None = None, data: dict[str, Any] | None = None,
+                       task_id: str | None = None, context_id: str | None = None) -> dict[str, Any]:
+        """Send a message to a verified peer (its name, mDNS instance or URL, from a2a_discover).
+
+        data is a JSON object such as {"type": "sensor_request", "sensor": "location", "scope": "minimal",
+        "policy_tag": "why"}; task_id continues a task of that peer (e.g. answers to its questions).
+        Returns the peer's task (or message)."""
+        target = registry().find(peer)
+        if target is None:
+            raise ToolError(f"unknown or unverified peer {peer!r}; run a2a_discover first")
+        try:
+            message = build_message(text, data, task_id, context_id)
+        except ValueError as e:
+            raise ToolError(str(e)) from None
+        token = settings.peer_tokens.get(target.base_url)
+        try:
+            return await send_message(target.rpc_url, message, token, ca_file=settings.peer_ca_file)
+        except PeerError as e:
+            raise ToolError(str(e)) from None
+
+    return server

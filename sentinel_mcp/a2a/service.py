@@ -1,0 +1,319 @@
+"""The A2A operations, independent of the binding: SendMessage, SendStreamingMessage, GetTask,
+ListTasks, CancelTask, SubscribeToTask.
+
+Every action runs through ``GatewayPort.invoke(..., origin="a2a", client=<caller>)``, the same guard
+and audit as MCP calls. A guard that asks turns the task INPUT_REQUIRED; a later SendMessage on that
+taskId with ``answers`` resumes the same call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sentinel_mcp.a2a import actions
+from sentinel_mcp.a2a.actions import Capabilities, GuardedCall, Rejection
+from sentinel_mcp.a2a.jsonrpc import (
+    INVALID_PARAMS,
+    TASK_NOT_CANCELABLE,
+    UNSUPPORTED_OPERATION,
+    RpcError,
+    invalid_params_from,
+)
+from sentinel_mcp.a2a.protocol import (
+    INTERRUPTED_STATES,
+    Artifact,
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    Part,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskStatus,
+    now_iso,
+)
+from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents
+from sentinel_mcp.a2a.task_journal import TaskJournal
+from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
+from sentinel_mcp.gateway.decision import Answer
+from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.gateway.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
+
+log = logging.getLogger(__name__)
+
+
+class A2AService:
+    def __init__(self, port: GatewayPort, settings: A2ASettings, peers: Any = None) -> None:
+        self.port = port
+        self.settings = settings
+        self.store = TaskStore(settings.max_tasks)
+        self.events = TaskEvents()  # status/artifact updates per task, for streams
+        self.peers = peers  # a discovery.PeerRegistry, when discovery runs
+        self.epoch = secrets.token_hex(4)
+        self._journal: TaskJournal | None = None
+
+    async def open(self, task_db: Path | None = None) -> None:
+        """Persist tasks in SQLite at ``task_db`` (and reload those stored there); without it, memory only."""
+        if task_db is None:
+            return
+        self._journal = TaskJournal(task_db)
+        self.store.journal = self._journal
+        self.store.load(await self._journal.open())
+
+    def end_streams(self) -> None:
+        """End open streams (SSE and WebSocket) so an HTTP server can shut down; tasks keep their state."""
+        self.events.close_all()
+
+    async def close(self) -> None:
+        self.end_streams()
+        # running tasks stay WORKING in the journal: the next start reports them as interrupted
+        if self._journal is not None:
+            await self._journal.close()
+            self._journal = None
+
+    # --- status (degraded mode) ---------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        caps = Capabilities.of(self.port)
+        peers = len(self.peers.verified()) if self.peers is not None else 0
+        orchestrator = self.settings.orchestrator_url
+        return {
+            "degraded": orchestrator is None and peers == 0,
+            "orchestrator": orchestrator,
+            "verified_peers": peers,
+            "local_llm": caps.llm,
+            "sensors": caps.sensors,
+            "tools": len(caps.tools),
+            "note": ("no orchestrator and no peers: local capabilities only ("
+                     + ", ".join(k for k, on in (("sensors", caps.sensors), ("tools", bool(caps.tools)),
+                                                 ("chat", caps.llm)) if on) + ")")
+                    if orchestrator is None and peers == 0 else "",
+        }
+
+    # --- operations ---------------------------------------------------------------------------
+
+    async def send_message(self, req: SendMessageRequest, caller: str) -> dict[str, Any]:
+        record = await self._accept(req, caller)
+        config = req.configuration
+        history_length = config.history_length if config else None
+        if not (config and config.return_immediately) and record.runner is not None:
+            await asyncio.wait({record.runner})  # never raises, even when the task is canceled meanwhile
+        return {"task": self._view(record.task, history_length)}
+
+    async def send_streaming_message(self, req: SendMessageRequest, caller: str) -> EventStream:
+        """Start (or resume) the task like SendMessage; the stream is the task, then its updates.
+
+        Errors (bad params, unknown task, a task that takes no input) raise before any event.
+        """
+        record = await self._accept(req, caller)
+        # no await since the task's status last changed, and its runner has not run yet: subscribing
+        # now sees every later event and the snapshot everything before
+        return self._stream(record, req.configuration.history_length if req.configuration else None)
+
+    async def subscribe_to_task(self, req: SubscribeToTaskRequest, caller: str) -> EventStream:
+        record = self.store.get(req.id, caller)
+        if record.terminal:  # A2A v1.0 SubscribeToTask: a terminal task is UnsupportedOperationError
+            raise RpcError(UNSUPPORTED_OPERATION,
+                           f"Task {req.id} is in terminal state: {record.task.status.state}", {"taskId": req.id})
+        return self._stream(record, None)
+
+    def _stream(self, record: TaskRecord, history_length: int | None) -> EventStream:
+        def snapshot() -> StreamEvent:
+            return {"task": self._view(record.task, history_length)}
+        return EventStream(self.events.subscribe(record.task.id), snapshot)
+
+    async def _accept(self, req: SendMessageRequest, caller: str) -> TaskRecord:
+        """Create the task and start its work, or hand answers to a task waiting for input."""
+        msg = req.message
+        if msg.role != "ROLE_USER":
+            raise RpcError(INVALID_PARAMS, "Invalid params: message.role must be ROLE_USER")
+        if msg.task_id:
+            record = self.store.get(msg.task_id, caller)
+            await self._continue(record, msg)
+            return record
+        record = self._new_task(msg, caller)
+        action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
+        self.store.add(record)
+        if isinstance(action, Rejection):
+            self._set_status(record, "TASK_STATE_REJECTED", action.reason)
+        else:
+            self._start(record, action, answers=None)
+        return record
+
+    async def run_design_message(self, data: dict[str, Any], caller: str, context_id: str | None,
+                                 return_immediately: bool = False) -> dict[str, Any]:
+        """The WebSocket binding's ``sensor_request``/``tool_call``: one data part, as a SendMessage."""
+        message = Message(message_id=str(uuid.uuid4()), context_id=context_id, role="ROLE_USER",
+                          parts=[Part.of_data(data)])
+        req = SendMessageRequest(message=message)
+        if return_immediately:
+            req.configuration = SendMessageConfiguration(return_immediately=True)
+        return await self.send_message(req, caller)
+
+    async def get_task(self, req: GetTaskRequest, caller: str) -> dict[str, Any]:
+        return self._view(self.store.get(req.id, caller).task, req.history_length)
+
+    async def list_tasks(self, req: ListTasksRequest, caller: str) -> dict[str, Any]:
+        records = self.store.list(caller, context_id=req.context_id, state=req.status,
+                                  since=req.status_timestamp_after)
+        size = req.page_size or 50
+        after = decode_page_token(req.page_token)
+        start = 0 if after is None else next((i for i, r in enumerate(records) if sort_key(r) < after),
+                                              len(records))
+        page = records[start:start + size]
+        nxt = encode_page_token(sort_key(page[-1])) if page and start + size < len(records) else ""
+        tasks = [self._view(r.task, req.history_length, artifacts=req.include_artifacts) for r in page]
+        return ListTasksResponse(tasks=[Task.model_validate(t) for t in tasks], next_page_token=nxt,
+                                 page_size=size, total_size=len(records)).to_wire()
+
+    async def cancel_task(self, req: CancelTaskRequest, caller: str) -> dict[str, Any]:
+        record = self.store.get(req.id, caller)
+        if record.terminal:
+            raise RpcError(TASK_NOT_CANCELABLE,
+                           f"Task {req.id} cannot be canceled: it is {record.task.status.state}",
+                           {"taskId": req.id})
+        runner = record.runner
+        if runner is not None and not runner.done():
+            runner.cancel()
+            await asyncio.wait({runner})
+        if not record.terminal:
+            record.pending = None
+            self._set_status(record, "TASK_STATE_CANCELED", "canceled by the client")
+        return self._view(record.task, None)
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _new_task(self, msg: Message, caller: str) -> TaskRecord:
+        task_id = str(uuid.uuid4())
+        context_id = msg.context_id or str(uuid.uuid4())
+        stored = msg.model_copy(update={"task_id": task_id, "context_id": context_id})
+        task = Task(id=task_id, context_id=context_id,
+                    status=TaskStatus(state="TASK_STATE_SUBMITTED", timestamp=now_iso()), history=[stored])
+        # the guard's session: per caller and conversation (and per run of this server, so a restart starts
+        # afresh), so peers never share facts by picking an id
+        return TaskRecord(task=task, owner=caller, session_id=f"{caller}/a2a-{self.epoch}-{context_id}")
+
+    async def _continue(self, record: TaskRecord, msg: Message) -> None:
+        task = record.task
+        if msg.context_id and msg.context_id != task.context_id:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: contextId {msg.context_id} does not match "
+                                           f"task {task.id} (contextId {task.context_id})")
+        async with record.lock:
+            if record.terminal:
+                raise RpcError(UNSUPPORTED_OPERATION,
+                               f"Task {task.id} is in terminal state: {task.status.state}", {"taskId": task.id})
+            if task.status.state not in INTERRUPTED_STATES or record.pending is None:
+                raise RpcError(UNSUPPORTED_OPERATION, f"Task {task.id} is {task.status.state}; it takes no "
+                                                      "input now (wait for it, or cancel it)", {"taskId": task.id})
+            answers = self._answers(record.pending, msg)
+            task.history = [*(task.history or []), msg.model_copy(update={"context_id": task.context_id})]
+            pending, record.pending = record.pending, None
+            call = GuardedCall(pending.kind, pending.tool, pending.arguments)
+            self._start(record, call, answers=answers)
+
+    def _answers(self, pending: PendingCall, msg: Message) -> dict[str, Answer]:
+        raw = actions.answers_in(msg)
+        if raw is None:
+            raise RpcError(INVALID_PARAMS, "Invalid params: this task waits for answers to "
+                           f"{', '.join(pending.question_keys)}; send a data part "
+                           '{"answers": {"<key>": {"action": "accept", "content": {...}}}}')
+        unknown = sorted(set(raw) - set(pending.question_keys))
+        if unknown:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: no question {', '.join(unknown)} on this task; "
+                                           f"asked: {', '.join(pending.question_keys)}")
+        answers: dict[str, Answer] = {}
+        for key, value in raw.items():
+            if not isinstance(value, dict):
+                raise RpcError(INVALID_PARAMS, f"Invalid params: answers.{key} must be an object")
+            body = {k: v for k, v in value.items() if k != "provenance"}
+            try:  # a peer cannot claim to be our user: provenance comes from settings
+                answers[key] = Answer.model_validate({**body, "provenance": self.settings.answers_provenance})
+            except ValidationError as e:
+                raise invalid_params_from(e, prefix=f"answers.{key}") from None
+        return answers
+
+    def _start(self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None) -> None:
+        self._set_status(record, "TASK_STATE_WORKING", None)
+        record.runner = asyncio.create_task(self._run(record, call, answers), name=f"a2a-task-{record.task.id}")
+
+    async def _run(self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None) -> None:
+        try:
+            outcome = await self.port.invoke(call.tool, call.arguments, session_id=record.session_id,
+                                             client=record.owner, origin="a2a", answers=answers,
+                                             principal=record.owner)
+            self._apply(record, call, outcome)
+        except asyncio.CancelledError:
+            record.pending = None
+            self._set_status(record, "TASK_STATE_CANCELED", "canceled by the client")
+            raise
+        except Exception as e:  # the peer gets a failed task, never a dead server
+            log.exception("A2A task %s: %s failed", record.task.id, call.tool)
+            self._set_status(record, "TASK_STATE_FAILED", f"internal error while calling {call.tool}: "
+                                                          f"{type(e).__name__}")
+
+    def _apply(self, record: TaskRecord, call: GuardedCall, outcome: InvokeOutcome) -> None:
+        task = record.task
+        if isinstance(outcome, Completed):
+            result = outcome.result
+            if result.is_error:
+                text = actions.result_text(result) or "the tool reported an error"
+                self._set_status(record, "TASK_STATE_FAILED", f"{call.tool}: {text}")
+                return
+            task_result = actions.task_result_of(task.id, call, result)
+            artifact_id = f"{task.id}-result-{len(task.artifacts or []) + 1}"
+            artifact = Artifact(artifact_id=artifact_id, name=call.kind, description=f"result of {call.tool}",
+                                parts=actions.result_parts(task_result, result))
+            task.artifacts = [*(task.artifacts or []), artifact]
+            self.events.publish(task.id, {"artifactUpdate": {
+                "taskId": task.id, "contextId": task.context_id, "artifact": artifact.to_wire(),
+                "append": False, "lastChunk": True}})
+            self._set_status(record, "TASK_STATE_COMPLETED", f"{call.tool} completed")
+        elif isinstance(outcome, NeedsInput):
+            record.pending = PendingCall(call.tool, call.arguments, [q.key for q in outcome.questions], call.kind)
+            parts = actions.input_request_parts(self.settings.name, task.context_id, outcome.reason,
+                                                outcome.questions)
+            self._set_status(record, "TASK_STATE_INPUT_REQUIRED", parts=parts)
+        else:  # Refused: a guard's Deny is a rejection; anything else (unknown tool, bad args) a failure
+            state = "TASK_STATE_REJECTED" if outcome.decision is not None else "TASK_STATE_FAILED"
+            reason = outcome.reason
+            if outcome.decision is not None and outcome.decision.how_to_unblock:
+                reason += " (to unblock: " + "; ".join(outcome.decision.how_to_unblock) + ")"
+            self._set_status(record, state, reason)
+
+    def _set_status(self, record: TaskRecord, state: str, text: str | None = None,
+                    parts: list[Part] | None = None) -> None:
+        task = record.task
+        message = None
+        if text or parts:
+            shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)  # a person may read it
+            message = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
+                              role="ROLE_AGENT", parts=parts or [Part.of_text(shown)])
+            task.history = [*(task.history or []), message]
+        task.status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
+        self.store.saved(record)
+        self.events.publish(task.id, {"statusUpdate": {
+            "taskId": task.id, "contextId": task.context_id, "status": task.status.to_wire()}})
+
+    @staticmethod
+    def _view(task: Task, history_length: int | None, artifacts: bool = True) -> dict[str, Any]:
+        wire = task.to_wire()
+        if history_length is not None:
+            hist = wire.get("history") or []
+            wire["history"] = hist[-history_length:] if history_length > 0 else []
+            if not wire["history"]:
+                wire.pop("history")
+        if not artifacts:
+            wire.pop("artifacts", None)
+        return wire
+

@@ -1,0 +1,92 @@
+"""The ``sentinel.a2a`` config section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from sentinel_mcp.config import ConfigError
+
+
+class A2ASettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    name: str = Field("Sentinel", min_length=1, max_length=63)  # also the mDNS instance name (<= 63 bytes)
+    description: str = ("Sentinel: a governed MCP gateway taking part in agent systems. Device sensors and "
+                        "tools, every call checked by a Prolog guard and audited.")
+    version: str = "0.1.0"
+    # Auth: a bearer token and/or API keys (X-API-Key). The identity of a caller is the key's name.
+    token: str | None = None
+    token_identity: str = Field("bearer", min_length=1)
+    api_keys: dict[str, str] = Field(default_factory=dict)  # identity -> key
+    # mDNS
+    advertise: bool = False
+    interfaces: list[str] = Field(default_factory=lambda: ["127.0.0.1"])
+    # TLS (the HTTP server terminates it; the card and TXT records say https/wss)
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    peer_ca_file: str | None = None  # CA bundle trusted for peers' https cards (default: the system's)
+    public_url: str | None = None  # base URL to put in the card; default: the URL the caller used
+    orchestrator_url: str | None = None  # None: no orchestrator (degraded mode, local capabilities only)
+    # tasks: kept in memory, and in SQLite when a path is given (relative paths: under the data dir);
+    # the gateway's HTTP server defaults it to <data_dir>/a2a/tasks.db, "" turns persistence off
+    task_db: str | None = None
+    # limits
+    max_tasks: int = Field(1000, ge=1)
+    max_frame_bytes: int = Field(1 << 20, ge=1024)
+    max_concurrent_per_socket: int = Field(8, ge=1)
+    # Who answered a HumanAssistRequest relayed by a peer cannot be checked: "agent" by default, so
+    # rules that demand a user's own confirmation are not satisfied by a remote agent.
+    answers_provenance: Literal["agent", "user"] = "agent"
+    peer_tokens: dict[str, str] = Field(default_factory=dict)  # peer base URL -> bearer token for a2a_send
+    discovery_timeout: float = Field(3.0, gt=0, le=60)
+    chat_max_turns: int = Field(20, ge=1)
+
+    @field_validator("api_keys")
+    @classmethod
+    def _keys(cls, v: dict[str, str]) -> dict[str, str]:
+        for name, key in v.items():
+            if len(key) < 8:
+                raise ValueError(f"api key of {name!r} is shorter than 8 characters")
+            if "${" in key:
+                raise ValueError(f"api key of {name!r} still contains '${{' after expansion")
+        return v
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, v: str | None) -> str | None:
+        if v is not None and len(v) < 8:
+            raise ValueError("token is shorter than 8 characters")
+        if v is not None and "${" in v:
+            raise ValueError("token still contains '${' after expansion; set the variable")
+        return v
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> A2ASettings:
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("tls_cert and tls_key go together")
+        for p in (self.tls_cert, self.tls_key, self.peer_ca_file):
+            if p and not Path(p).expanduser().is_file():
+                raise ValueError(f"TLS file not found: {p}")
+        return self
+
+    @property
+    def tls(self) -> bool:
+        return bool(self.tls_cert)
+
+    @property
+    def auth_required(self) -> bool:
+        return bool(self.token or self.api_keys)
+
+    @classmethod
+    def from_section(cls, section: dict[str, Any] | None) -> A2ASettings:
+        """Validate the config's ``sentinel.a2a`` dict; errors name the key (ConfigError)."""
+        try:
+            return cls.model_validate(section or {})
+        except ValidationError as e:
+            err = e.errors(include_url=False, include_input=False)[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise ConfigError(f"sentinel.a2a{'.' + where if where else ''}: {err['msg']}") from None

@@ -1,0 +1,127 @@
+"""In-memory A2A task store with a size cap; tasks are visible only to the identity that created them."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError, task_not_found
+from sentinel_mcp.a2a.protocol import TERMINAL_STATES, Task
+
+
+@dataclass
+class PendingCall:
+    """A guarded call waiting for answers (the task is INPUT_REQUIRED)."""
+
+    tool: str
+    arguments: dict[str, Any]
+    question_keys: list[str]
+    kind: str  # the design message that started it ("sensor_request", "tool_call", ...)
+
+
+@dataclass
+class TaskRecord:
+    task: Task
+    owner: str
+    session_id: str
+    pending: PendingCall | None = None
+    runner: asyncio.Task[None] | None = None
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    @property
+    def terminal(self) -> bool:
+        return self.task.status.state in TERMINAL_STATES
+
+
+class Journal(Protocol):
+    def save(self, record: TaskRecord) -> None: ...
+    def delete(self, task_id: str) -> None: ...
+
+
+class TaskStore:
+    def __init__(self, max_tasks: int = 1000, journal: Journal | None = None) -> None:
+        self.max_tasks = max_tasks
+        self.journal = journal
+        self._tasks: OrderedDict[str, TaskRecord] = OrderedDict()
+
+    def load(self, records: list[TaskRecord]) -> None:
+        """Put back tasks from a journal (oldest first), keeping the newest ``max_tasks``."""
+        for record in records[-self.max_tasks:]:
+            self._tasks[record.task.id] = record
+
+    def saved(self, record: TaskRecord) -> None:
+        """The task changed: persist it when a journal is attached."""
+        if self.journal is not None and record.task.id in self._tasks:
+            self.journal.save(record)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def add(self, record: TaskRecord) -> None:
+        if len(self._tasks) >= self.max_tasks:
+            # evict the oldest finished task; live tasks are never dropped silently
+            victim = next((tid for tid, r in self._tasks.items() if r.terminal), None)
+            if victim is None:
+                raise RpcError(UNSUPPORTED_OPERATION,
+                               f"task store is full ({self.max_tasks} unfinished tasks); retry later")
+            del self._tasks[victim]
+            if self.journal is not None:
+                self.journal.delete(victim)
+        self._tasks[record.task.id] = record
+        self.saved(record)
+
+    def get(self, task_id: str, owner: str) -> TaskRecord:
+        record = self._tasks.get(task_id)
+        if record is None or record.owner != owner:  # another caller's task does not exist for you
+            raise task_not_found(task_id)
+        return record
+
+    def list(self, owner: str, *, context_id: str | None, state: str | None,
+             since: str | None) -> list[TaskRecord]:
+        """Newest status first, as ListTasks wants; ``since`` is an ISO 8601 time (status at or after it)."""
+        floor = _instant(since) if since else None
+        out = [r for r in self._tasks.values() if r.owner == owner
+               and (context_id is None or r.task.context_id == context_id)
+               and (state is None or r.task.status.state == state)
+               and (floor is None or _instant(r.task.status.timestamp) >= floor)]
+        out.sort(key=sort_key, reverse=True)
+        return out
+
+    def all_records(self) -> list[TaskRecord]:
+        return list(self._tasks.values())
+
+
+def _instant(iso: str | None) -> datetime:
+    if not iso:
+        return datetime.min.replace(tzinfo=UTC)
+    t = datetime.fromisoformat(iso)
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+SortKey = tuple[str, str]  # (status timestamp, task id): newest first, ties broken by id
+
+
+def sort_key(record: TaskRecord) -> SortKey:
+    return (record.task.status.timestamp or "", record.task.id)
+
+
+def encode_page_token(after: SortKey) -> str:
+    """A cursor naming the last task of a page, so pages stay right when tasks are added meanwhile."""
+    return base64.urlsafe_b64encode(json.dumps(["c1", *after]).encode()).decode()
+
+
+def decode_page_token(token: str | None) -> SortKey | None:
+    if not token:
+        return None
+    try:
+        tag, ts, task_id = json.loads(base64.urlsafe_b64decode(token.encode()))
+        if tag != "c1" or not isinstance(ts, str) or not isinstance(task_id, str):
+            raise ValueError
+        return ts, task_id
+    except (ValueError, TypeError, UnicodeDecodeError):
+        raise RpcError(INVALID_PARAMS, "Invalid params: pageToken is not a token this server issued") from None

@@ -1,0 +1,221 @@
+"""The custom binding ``JSONRPC-WS`` at ``/a2a/ws``: JSON-RPC 2.0 frames over a WebSocket.
+
+Follows Arkavo's WebSocket Binding v1 draft where it applies: subprotocol ``a2a.v1.json`` (text
+frames; no offer means JSON; an offer without it is refused at the handshake), auth and
+``A2A-Version`` on the upgrade request, one request -> one response under the same id, several
+requests in flight per socket. Methods: the A2A core (SendMessage, GetTask, ListTasks, CancelTask)
+with the same semantics and errors as HTTP, plus the design's ``sensor_request``, ``tool_call`` and
+``chat_open`` (with ``chat_message``/``chat_close``). A peer that disconnects mid-task leaves its tasks
+running; it can read them later with GetTask.
+
+Streaming (``SendStreamingMessage``, ``SubscribeToTask``), the draft's ``req`` -> ``ev``* -> ``fin``:
+each event is a JSON-RPC response frame under the request id whose result is a StreamResponse (as an
+SSE ``data:`` line over HTTP) and which carries ``"frame": "ev"``; the last frame of that id carries
+``"frame": "fin"`` and ``result: {"events": <count>}`` (or ``error`` when the stream failed midway).
+An error before the first event is one plain error frame, as for unary calls. Streams on one socket
+are multiplexed by id, each in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from pydantic import BaseModel, Field
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from sentinel_mcp.a2a.card import WS_SUBPROTOCOL
+from sentinel_mcp.a2a.chat import ChatCloseParams, ChatHub, ChatMessageParams, ChatOpenParams
+from sentinel_mcp.a2a.dispatch import STREAM_METHODS, check_version, dispatch, open_stream
+from sentinel_mcp.a2a.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    RpcError,
+    decode_frame,
+    error_frame,
+    id_of,
+    parse_request,
+    result_frame,
+)
+from sentinel_mcp.a2a.jsonrpc_http import version_of
+from sentinel_mcp.a2a.messages import SensorRequest, ToolCall, typed
+from sentinel_mcp.a2a.security import AuthError, caller_identity, unauthorized
+from sentinel_mcp.a2a.service import A2AService
+
+log = logging.getLogger(__name__)
+
+
+class _DesignCall(BaseModel):
+    context_id: str | None = Field(None, max_length=200)
+    return_immediately: bool = False
+
+
+class SensorRequestParams(SensorRequest, _DesignCall):  # type: ignore[misc]
+    pass
+
+
+class ToolCallParams(ToolCall, _DesignCall):
+    pass
+
+
+class Connection:
+    def __init__(self, ws: WebSocket, service: A2AService, caller: str) -> None:
+        self.ws = ws
+        self.service = service
+        self.caller = caller
+        self.chat = ChatHub(service)
+        self.send_lock = asyncio.Lock()
+        self.slots = asyncio.Semaphore(service.settings.max_concurrent_per_socket)
+        self.inflight: set[asyncio.Task[None]] = set()
+        self.extra = {
+            "sensor_request": (SensorRequestParams, self._sensor_request),
+            "tool_call": (ToolCallParams, self._tool_call),
+            "chat_open": (ChatOpenParams, self.chat.open),
+            "chat_message": (ChatMessageParams, self.chat.say),
+            "chat_close": (ChatCloseParams, self.chat.close),
+        }
+
+    async def _sensor_request(self, p: SensorRequestParams, caller: str) -> dict[str, Any]:
+        data = typed("sensor_request", SensorRequest.model_validate(p.model_dump(exclude=set(_DesignCall.model_fields))))
+        return await self.service.run_design_message(data, caller, p.context_id, p.return_immediately)
+
+    async def _tool_call(self, p: ToolCallParams, caller: str) -> dict[str, Any]:
+        data = typed("tool_call", ToolCall.model_validate(p.model_dump(exclude=set(_DesignCall.model_fields))))
+        return await self.service.run_design_message(data, caller, p.context_id, p.return_immediately)
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        async with self.send_lock:
+            await self.ws.send_text(json.dumps(frame, separators=(",", ":")))
+
+    async def handle_frame(self, raw: str) -> None:
+        body: Any = None
+        try:
+            body = decode_frame(raw)
+            rpc = parse_request(body)
+        except RpcError as e:
+            await self.send(error_frame(id_of(body), e))
+            return
+        await self.slots.acquire()
+        task = asyncio.create_task(self._answer(rpc.method, rpc.params, rpc.id, rpc.is_notification))
+        self.inflight.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.inflight.discard(task)
+        self.slots.release()
+
+    async def _answer(self, method: str, params: Any, rid: Any, notification: bool) -> None:
+        if method in STREAM_METHODS and not notification:
+            await self._stream(method, params, rid)
+            return
+        try:
+            result = await dispatch(self.service, method, params, self.caller, extra=self.extra)
+            frame = result_frame(rid, result)
+        except RpcError as e:
+            frame = error_frame(rid, e)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("A2A WebSocket request %s failed", method)
+            frame = error_frame(rid, RpcError(INTERNAL_ERROR, "Internal error"))
+        if notification:
+            return
+        try:
+            await self.send(frame)
+        except (WebSocketDisconnect, RuntimeError):
+            pass  # the peer left; its tasks live on in the store
+
+    async def _stream(self, method: str, params: Any, rid: Any) -> None:
+        try:
+            stream = await open_stream(self.service, method, params, self.caller)
+        except RpcError as e:
+            await self._send_quietly(error_frame(rid, e))
+            return
+        except Exception:
+            log.exception("A2A WebSocket stream %s failed to open", method)
+            await self._send_quietly(error_frame(rid, RpcError(INTERNAL_ERROR, "Internal error")))
+            return
+        count = 0
+        fin: dict[str, Any]
+        try:
+            async for event in stream.events():
+                await self.send({**result_frame(rid, event), "frame": "ev"})
+                count += 1
+            fin = result_frame(rid, {"events": count})
+        except (WebSocketDisconnect, RuntimeError):
+            return  # the peer left mid-stream; the task runs on
+        except Exception:
+            log.exception("A2A WebSocket stream %s failed", method)
+            fin = error_frame(rid, RpcError(INTERNAL_ERROR, "Internal error"))
+        finally:
+            stream.close()
+        await self._send_quietly({**fin, "frame": "fin"})
+
+    async def _send_quietly(self, frame: dict[str, Any]) -> None:
+        try:
+            await self.send(frame)
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+
+    async def close(self) -> None:
+        for task in list(self.inflight):
+            task.cancel()
+        if self.inflight:
+            await asyncio.wait(self.inflight)
+
+
+async def _refuse(ws: WebSocket, response: Any) -> None:
+    """Refuse the upgrade with an HTTP response when the server supports it (uvicorn does)."""
+    if "websocket.http.response" in ws.scope.get("extensions", {}):
+        await ws.send_denial_response(response)
+    else:
+        await ws.close(code=1008)
+
+
+def make_ws_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
+    settings = service.settings
+
+    async def a2a_ws(ws: WebSocket) -> None:
+        try:
+            caller = caller_identity(ws, settings)
+        except AuthError as e:
+            await _refuse(ws, unauthorized(settings, str(e)))
+            return
+        offered = list(ws.scope.get("subprotocols") or [])
+        if offered and WS_SUBPROTOCOL not in offered:
+            from starlette.responses import JSONResponse
+            await _refuse(ws, JSONResponse({"error": "unsupported subprotocol", "supported": [WS_SUBPROTOCOL]},
+                                           status_code=400))
+            return
+        await ws.accept(subprotocol=WS_SUBPROTOCOL if offered else None)
+        conn = Connection(ws, service, caller)
+        try:
+            check_version(version_of(ws.headers, ws.query_params))
+        except RpcError as e:
+            await conn.send(error_frame(None, e))
+            await ws.close(code=1008, reason="A2A version not supported")
+            return
+        try:
+            while True:
+                msg = await ws.receive()
+                if msg["type"] == "websocket.disconnect":
+                    break
+                text = msg.get("text")
+                if text is None:
+                    await conn.send(error_frame(None, RpcError(
+                        INVALID_REQUEST, f"Invalid Request: binary frames are not accepted; use text frames "
+                                         f"({WS_SUBPROTOCOL})")))
+                    continue
+                if len(text) > settings.max_frame_bytes or len(text.encode()) > settings.max_frame_bytes:
+                    await conn.send(error_frame(None, RpcError(
+                        INVALID_REQUEST, f"Invalid Request: frame larger than {settings.max_frame_bytes} bytes")))
+                    continue
+                await conn.handle_frame(text)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            await conn.close()
+
+    return a2a_ws

@@ -1,0 +1,139 @@
+"""Other hosts' config files, pasted as they are, turned into Sentinel's shape before validation.
+
+Accepted: Claude Desktop and Cursor (``mcpServers``: ``command``/``args``/``env`` or ``url``/``headers``), Claude
+Code (``"type": "stdio" | "http" | "sse"``), VS Code (``servers``, ``inputs``, ``envFile``, ``${input:…}``,
+``${env:…}``, ``${workspaceFolder}``). A key Sentinel does not use in a server entry or at the top level is a
+warning naming the key, not an error (approval lists such as ``autoApprove`` point to ``sentinel.policy``);
+the ``sentinel`` section stays strict, since a mistyped policy key must never be dropped silently.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any
+
+Expand = Callable[[str, str], str]  # (value, where) -> the value with its variables expanded
+
+SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "transport", "prefix", "disabled", "timeout",
+               "connect_timeout", "protocol", "concurrent"}
+TOP_KEYS = {"mcpServers", "servers", "inputs", "sentinel"}
+APPROVAL_KEYS = {"autoApprove", "alwaysAllow", "autoapprove"}  # Cline, Roo Code and friends
+TYPES = {"stdio": None, "http": "streamable-http", "streamable-http": "streamable-http",
+         "streamableHttp": "streamable-http", "sse": "sse"}
+ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+
+
+class ShapeError(ValueError):
+    """A pasted config that cannot be understood (the message names the key)."""
+
+
+def normalize(data: dict[str, Any], base_dir: Path, expand: Expand | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Sentinel's shape of ``data`` and the warnings (one per ignored key). Variables are expanded afterwards, over
+    the whole result (``config.parse_config``); ``expand`` is for the one path read here, ``envFile``."""
+    warnings: list[str] = []
+    out = {k: v for k, v in data.items() if k in ("mcpServers", "sentinel")}
+    for key in data:
+        if key not in TOP_KEYS:
+            warnings.append(f"{key}: not a Sentinel setting; ignored")
+    servers: dict[str, Any] = {}
+    for block in ("mcpServers", "servers"):  # servers: VS Code's name for the same block
+        entries = data.get(block)
+        if entries is None:
+            continue
+        if not isinstance(entries, dict):
+            raise ShapeError(f"{block}: must be an object of server name -> settings")
+        for name, spec in entries.items():
+            if name in servers:
+                raise ShapeError(f"{block}.{name}: defined twice (in mcpServers and servers)")
+            servers[name] = (_server(f"{block}.{name}", spec, base_dir, warnings, expand)
+                             if isinstance(spec, dict) else spec)
+    if servers or "mcpServers" in data or "servers" in data:
+        out["mcpServers"] = servers
+    return out, warnings
+
+
+def _server(where: str, spec: dict[str, Any], base_dir: Path, warnings: list[str],
+            expand: Expand | None) -> dict[str, Any]:
+    spec = dict(spec)
+    kind = spec.pop("type", None)
+    if kind is not None:
+        if kind not in TYPES:
+            raise ShapeError(f"{where}.type: {kind!r} is not one of {', '.join(sorted(TYPES))}")
+        if kind == "stdio" and "command" not in spec:
+            raise ShapeError(f"{where}: type 'stdio' needs 'command'")
+        if kind != "stdio":
+            if "url" not in spec:
+                raise ShapeError(f"{where}: type {kind!r} needs 'url'")
+            spec.setdefault("transport", TYPES[kind])
+    env_file = spec.pop("envFile", None)
+    if env_file is not None:
+        if not isinstance(env_file, str):
+            raise ShapeError(f"{where}.envFile: must be a path")
+        if expand is not None:
+            env_file = expand(env_file, f"{where}.envFile")
+        env = spec.get("env") or {}
+        if not isinstance(env, dict):
+            raise ShapeError(f"{where}.env: must be an object of name -> value")
+        spec["env"] = {**read_env_file(where, env_file, base_dir), **env}
+    for key in list(spec):
+        if key in SERVER_KEYS:
+            continue
+        del spec[key]
+        if key in APPROVAL_KEYS:
+            warnings.append(f"{where}.{key}: ignored; Sentinel's policy decides every call "
+                            "(list tools that need no confirmation in sentinel.policy.allow)")
+        else:
+            warnings.append(f"{where}.{key}: not a Sentinel setting; ignored")
+    return spec
+
+
+def read_env_file(where: str, path: str, base_dir: Path) -> dict[str, str]:
+    """A dotenv file: ``KEY=value`` lines, ``export`` and quotes allowed, ``#`` comments."""
+    raw = path.replace("${workspaceFolder}", str(workspace_folder(base_dir)))
+    file = Path(os.path.expanduser(raw))
+    if not file.is_absolute():
+        file = base_dir / file
+    try:
+        text = file.read_text()
+    except OSError as e:
+        raise ShapeError(f"{where}.envFile: cannot read {file}: {e.strerror or e}") from None
+    values: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = ENV_LINE.match(line)
+        if m is None:
+            raise ShapeError(f"{where}.envFile: {file} line {number} is not KEY=value")
+        value = m.group(2)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        values[m.group(1)] = value
+    return values
+
+
+def parse_inputs(raw: Any) -> dict[str, dict[str, Any]]:
+    """VS Code's ``inputs`` by id (for ``${input:ID}``)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list):
+        raise ShapeError("inputs: must be a list of {id, type, description}")
+    inputs: dict[str, dict[str, Any]] = {}
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            raise ShapeError(f"inputs[{i}]: needs an 'id'")
+        inputs[item["id"]] = item
+    return inputs
+
+
+def workspace_folder(base_dir: Path) -> Path:
+    """VS Code's ``${workspaceFolder}``: the folder holding ``.vscode/mcp.json``, else the config's folder."""
+    return base_dir.parent if base_dir.name == ".vscode" else base_dir
+
+
+def input_env_name(input_id: str) -> str:
+    return "SENTINEL_INPUT_" + re.sub(r"[^A-Za-z0-9]", "_", input_id).upper()

@@ -1,0 +1,134 @@
+"""What counts as an answer, and what counts as an approval.
+
+An answer's content must validate against the schema of the question Sentinel sent, strictly: JSON types
+as they are (the string "true" is not a boolean, the number 1 is not ``true``, "1" is not a number), enums,
+required fields, and no field the question did not ask for. Anything else is "not answered": the call does
+not go ahead, and the caller is told which field was wrong and what was expected.
+
+An approval (a confirmation or consent question) is given only by the answer ``accept`` whose required boolean
+field is JSON ``true`` (optional booleans, such as a consent's "remember", are choices, not the approval).
+``false``, a decline or a cancel all mean "no" for this call, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError
+
+from sentinel_mcp.gateway.decision import Answer, Deny, Question
+from sentinel_mcp.gateway.display_text import safe_text
+
+# the default guard's and the policy's confirmations, and the consent gate's questions
+APPROVAL_KINDS = ("confirmation", "confirm", "consent")
+
+
+class AnswerNotAccepted(Deny):
+    """A Deny because an answer did not fit its question (wrong type, not asked, wrong provenance)."""
+
+
+class BrokenSchema(Exception):
+    """The question's own schema is not a valid JSON Schema."""
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Draft202012Validator:
+    schema = json.loads(schema_json)
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as e:
+        raise BrokenSchema(e.message) from None
+    return Draft202012Validator(_closed(schema))
+
+
+def _closed(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with no room for fields it does not name (elicitation forms are flat objects)."""
+    if schema.get("type") == "object" and "additionalProperties" not in schema:
+        return {**schema, "additionalProperties": False}
+    return schema
+
+
+def content_problem(schema: dict[str, Any] | None, content: Any) -> str | None:
+    """Why ``content`` does not answer a question with ``schema`` (None when it does).
+
+    Raises ``BrokenSchema`` when the schema itself is invalid (the caller decides: ours never is).
+    """
+    schema = schema if isinstance(schema, dict) else {"type": "object"}
+    if not isinstance(content, dict):
+        return f"the answer must be an object with the question's fields, got {_kind(content)}"
+    validator = _validator(json.dumps(schema, sort_keys=True, default=str))
+    errors = sorted(validator.iter_errors(content), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
+    return _describe(errors[0], schema) if errors else None
+
+
+def answer_problem(question: Question, answer: Answer) -> str | None:
+    """Why ``answer`` cannot count as the answer to ``question`` (None when it can)."""
+    allowed = question.meta.get("from") or ["user"]
+    if answer.provenance not in allowed:
+        who = " or ".join(allowed)
+        return (f"this question must be answered by the {who} (an answer from the {answer.provenance} is not "
+                "accepted)")
+    if answer.action != "accept":
+        return None  # a decline or a cancel needs no content
+    try:
+        return content_problem(question.requested_schema, answer.content)
+    except BrokenSchema as e:  # our questions always have valid schemas: refuse rather than guess
+        return f"the question's schema is invalid ({e})"
+
+
+def is_approval(question: Question) -> bool:
+    return question.meta.get("kind") in APPROVAL_KINDS
+
+
+def approves(question: Question, answer: Answer) -> bool:
+    """True only for a valid ``accept`` with the question's approval field(s) exactly JSON ``true``: its
+    required booleans (all its booleans when none is required)."""
+    if answer.action != "accept" or not isinstance(answer.content, dict) or answer_problem(question, answer):
+        return False
+    schema = question.requested_schema
+    fields = [k for k, v in (schema.get("properties") or {}).items()
+              if isinstance(v, dict) and v.get("type") == "boolean"]
+    required = [k for k in fields if k in (schema.get("required") or [])]
+    fields = required or fields
+    return bool(fields) and all(answer.content.get(k) is True for k in fields)
+
+
+def goes_ahead(question: Question, answer: Answer) -> bool:
+    """Whether a (valid) answer lets the call continue: accepted, and for an approval, ``true``."""
+    return approves(question, answer) if is_approval(question) else answer.action == "accept"
+
+
+def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
+    path = list(error.absolute_path)
+    where = f"field {safe_text(str(path[0]), 60)!r}" if path else "the answer"
+    asked = sorted((schema.get("properties") or {}).keys())
+    if error.validator == "required":
+        missing = [p for p in error.validator_value if p not in (error.instance or {})]
+        return f"field {safe_text(', '.join(missing), 120)!r} is missing (asked: {', '.join(asked)})"
+    if error.validator == "additionalProperties" and not path:
+        extra = sorted(set(error.instance) - set(asked))
+        return (f"field{'s' if len(extra) != 1 else ''} {safe_text(', '.join(map(str, extra)), 200)} "
+                f"{'were' if len(extra) != 1 else 'was'} not asked for (asked: {', '.join(asked) or 'nothing'})")
+    if error.validator == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else str(expected)
+        hint = " (JSON true or false)" if expected == "boolean" else ""
+        return f"{where}: expected a {expected}{hint}, got {_kind(error.instance)}"
+    if error.validator == "enum":
+        choices = ", ".join(json.dumps(c, ensure_ascii=False) for c in error.validator_value)
+        return f"{where}: expected one of {safe_text(choices, 400)}, got {_kind(error.instance)}"
+    return f"{where}: {safe_text(error.message, 300)}"
+
+
+def _kind(value: Any) -> str:
+    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object",
+             type(None): "null"}
+    kind = names.get(type(value), type(value).__name__)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return f"the {kind} {safe_text(text, 60)}"

@@ -1,0 +1,60 @@
+"""The downstream side of one in-flight call: where an upstream's requests *during* that call go.
+
+A handshake-era upstream may push requests back while it works on a call: elicitation (form or URL), sampling
+(``sampling/createMessage``), roots (``roots/list``), log lines. Each belongs to the client whose call caused it,
+never to another one. The gateway hands each forwarded call a ``CallerLink``; the upstream connection routes what
+the upstream pushes to the link of the call it belongs to (see ``Upstream._caller_for_push``).
+
+The base class refuses everything with a clear error: a caller that is not an MCP client (an A2A peer, the policy
+solver fetching facts, a built-in) cannot be asked.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any
+
+from mcp.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    ListRootsResult,
+    LoggingMessageNotificationParams,
+)
+
+NO_BACK_CHANNEL = -32600  # INVALID_REQUEST: what the SDK answers when a client lacks a capability
+
+# The link of the call the current task is forwarding. In-process upstreams (built-ins) run their handler in a
+# task that inherits this, so their pushes name their call exactly; over stdio/HTTP nothing carries it.
+CURRENT_LINK: contextvars.ContextVar["CallerLink | None"] = contextvars.ContextVar("sentinel_caller_link",
+                                                                                    default=None)
+
+
+def refusal(what: str, why: str) -> ErrorData:
+    return ErrorData(code=NO_BACK_CHANNEL, message=f"sentinel: {what} cannot be relayed: {why}")
+
+
+class CallerLink:
+    """A caller that cannot be asked anything (subclasses relay to a real client)."""
+
+    who = "this caller (not an MCP client)"
+
+    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        return refusal("an elicitation", f"{self.who} cannot be asked")
+
+    async def sample(self, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        return refusal("a sampling request", f"{self.who} offers no model")
+
+    async def list_roots(self) -> ListRootsResult | ErrorData:
+        return refusal("a roots request", f"{self.who} has no roots")
+
+    async def log(self, params: LoggingMessageNotificationParams) -> None:
+        return None
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"who": self.who}

@@ -1,0 +1,137 @@
+"""The consent gate: a call that reads personal data runs only with its principal's consent for that kind of
+data and purpose, whatever the policy decided.
+
+A tool declares what it reads in its ``_meta``: ``"sentinel/personal": "<kind>"`` (messages, contacts,
+profile, ...), and ``"sentinel/personal_arguments": {"<argument>": "<kind>"}`` for what it reads only when
+that argument is set (e.g. ``reveal_codes`` -> ``one_time_codes``: such kinds are allowed for one call at a
+time, never remembered). The config's ``sentinel.personal`` (``<server>__<tool>`` -> kind) marks tools that
+do not declare. The client states the purpose in ``_meta["sentinel/purpose"]`` (default ``unspecified``).
+
+The question is the user's alone (provenance ``user``: an agent or an A2A peer cannot answer it); "allow"
+alone covers this one call, "allow" and "remember" grant it until revoked (``sentinel-mcp consent revoke``).
+The policy's own fetches and built-ins' internal calls are not gated (their results stay inside Sentinel).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sentinel_mcp.gateway.answer_validation import approves
+from sentinel_mcp.gateway.consents import ConsentBook
+from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Question, ToolCall
+from sentinel_mcp.gateway.display_text import safe_question
+
+PERSONAL_META = "sentinel/personal"
+PERSONAL_ARGUMENTS_META = "sentinel/personal_arguments"
+PURPOSE_META = "sentinel/purpose"
+UNSPECIFIED = "unspecified"
+ONCE_TTL = 300.0  # a "this call" consent waits this long for its call
+GATED_ORIGINS = ("client", "a2a", "cli")
+
+CONSENT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "allow": {"type": "boolean", "title": "Allow", "description": "Allow this read?"},
+        "remember": {"type": "boolean", "title": "Remember", "default": False,
+                     "description": "Allow it from now on, until revoked (otherwise: this call only)"},
+    },
+    "required": ["allow"],
+}
+ONCE_SCHEMA = {"type": "object", "properties": {"allow": CONSENT_SCHEMA["properties"]["allow"]},
+               "required": ["allow"]}
+
+
+def personal_kinds(tool: Any, call: ToolCall, configured: dict[str, str]) -> list[tuple[str, bool]]:
+    """(kind, this call only) for every kind of personal data this call would read."""
+    meta = getattr(tool, "meta", None) or {}
+    meta = meta if isinstance(meta, dict) else {}
+    out: list[tuple[str, bool]] = []
+    kind = configured.get(call.identity) or meta.get(PERSONAL_META)
+    if kind:
+        out.append((str(kind), False))
+    by_argument = meta.get(PERSONAL_ARGUMENTS_META)
+    if isinstance(by_argument, dict):
+        for arg, k in sorted(by_argument.items()):
+            if call.arguments.get(arg) not in (None, False, "", 0, [], {}):
+                out.append((str(k), True))
+    return out
+
+
+class ConsentGate:
+    def __init__(self, book: ConsentBook, configured: dict[str, str] | None = None,
+                 max_once: int = 10_000) -> None:
+        self.book = book
+        self.configured = dict(configured or {})
+        self.max_once = max_once
+        # one-call consents: (principal, session, identity, digest, kind) -> expiry (monotonic)
+        self._once: dict[tuple[str, str, str, str, str], float] = {}
+
+    def _once_key(self, call: ToolCall, kind: str) -> tuple[str, str, str, str, str]:
+        return (call.principal or "", call.session_id, call.identity, call.digest, kind)
+
+    def _has_once(self, key: tuple[str, str, str, str, str]) -> bool:
+        expiry = self._once.get(key)
+        if expiry is not None and expiry < time.monotonic():
+            del self._once[key]
+            return False
+        return expiry is not None
+
+    async def gate(self, call: ToolCall, tool: Any, decision: Decision) -> Decision:
+        """The policy's Allow stands only with consent for each kind read; otherwise the user is asked."""
+        if not isinstance(decision, Allow) or call.origin not in GATED_ORIGINS:
+            return decision
+        kinds = personal_kinds(tool, call, self.configured)
+        if not kinds:
+            return decision
+        principal, purpose = call.principal or "", call.purpose or UNSPECIFIED
+        missing: list[tuple[str, bool]] = []
+        used: list[dict[str, Any]] = []
+        for kind, once in kinds:
+            key = self._once_key(call, kind)
+            standing = None if once else self.book.current(principal, kind, purpose)
+            if standing is not None:
+                used.append({"kind": kind, "purpose": standing.purpose, "granted_at": standing.granted_at,
+                             "granted_by": standing.granted_by})
+            elif self._has_once(key):
+                used.append({"kind": kind, "purpose": purpose, "this_call": True})
+            else:
+                missing.append((kind, once))
+        if missing:
+            questions = [self._question(call, kind, once, purpose) for kind, once in missing]
+            return Ask(reason=f"{call.name} reads personal data ({', '.join(k for k, _ in missing)}): the user's "
+                              "consent is needed", questions=questions, unmet=[f"consent:{k}" for k, _ in missing])
+        for kind, _ in kinds:  # a one-call consent is spent by the call it allowed
+            self._once.pop(self._once_key(call, kind), None)
+        proof = decision.proof if isinstance(decision.proof, dict) else {"policy": decision.proof}
+        return Allow(reason=f"{decision.reason}; consent of {principal} for {', '.join(k for k, _ in kinds)}",
+                     proof={**proof, "consent": used})
+
+    def _question(self, call: ToolCall, kind: str, once: bool, purpose: str) -> Question:
+        # the purpose is the client's text, the principal's name and the kind come from the config or a tool:
+        # every value is shown safely (and the question says which ones were changed for display)
+        who = "your MCP client" if call.principal == "owner" else f"the caller '{call.principal}'"
+        why = "" if purpose == UNSPECIFIED else f" (purpose: {purpose})"
+        tail = " For this call only." if once else " Allow for this call, or remember it until revoked."
+        what = kind.replace("_", " ")
+        message, _ = safe_question(f"Sentinel: allow {who} to read your {what} with {call.name}{why}?{tail}",
+                                   {"caller": call.principal or "", "purpose": purpose, "kind": kind,
+                                    "tool": call.name})
+        return Question(key=f"sentinel.consent.{kind}.{call.digest}", message=message,
+                        requested_schema=ONCE_SCHEMA if once else CONSENT_SCHEMA,
+                        meta={"kind": "consent", "consent": kind, "once": once, "purpose": purpose,
+                              "from": ["user"]})
+
+    def record(self, call: ToolCall, question: Question, answer: Answer) -> None:
+        """Only the user's own JSON ``true`` to "allow" counts (``approves``: an agent's or a peer's answer, a
+        string "true" or a 1 grant nothing); "remember" must be JSON ``true`` too to outlive the call."""
+        if not approves(question, answer):
+            return
+        content = answer.content or {}
+        kind, once, purpose = question.meta["consent"], bool(question.meta.get("once")), question.meta["purpose"]
+        if content.get("remember") is True and not once:
+            self.book.grant(call.principal or "", kind, purpose, by="elicitation")
+            return
+        if len(self._once) >= self.max_once:
+            self._once.pop(next(iter(self._once)))
+        self._once[self._once_key(call, kind)] = time.monotonic() + ONCE_TTL

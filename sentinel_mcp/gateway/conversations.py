@@ -1,0 +1,120 @@
+"""Conversations: what a session is, who it belongs to, and which session a request may name.
+
+A session is one conversation: one stdio process, one handshake-era connection (streamable HTTP's
+``Mcp-Session-Id``, an SSE stream, an in-memory client), or, for 2026-07-28 clients (no handshake), an id
+Sentinel issues and seals, carried back in ``requestState`` and in ``_meta["sentinel/session"]``. Ids are
+random and never reused (Python's ``id()`` is), so a session's facts end with it: they stay in the store for
+audit, and no later conversation can load them. Every session belongs to the principal that opened it; a
+session key a client supplies (``X-Sentinel-Session``, ``_meta["sentinel/session"]``) counts only when it
+names a live session of the same principal.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from sentinel_mcp.gateway.nonce_book import NoNonceBook
+from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
+from sentinel_mcp.gateway.request_state import RequestStateSeal
+from sentinel_mcp.identity.principal import Principal
+
+SESSION_HEADER = "x-sentinel-session"
+_LABEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+IDLE_SECONDS = 12 * 3600  # a sealed 2026-era conversation id lapses after this long without a call
+
+
+class SessionRefused(Exception):
+    """A supplied session key that is not a live session of the caller (the message never says whose)."""
+
+
+@dataclass
+class Conversation:
+    id: str
+    principal: Principal
+    ended: bool = False
+
+
+class Conversations:
+    def __init__(self, *, idle: float = IDLE_SECONDS, capacity: int = 20_000) -> None:
+        self.epoch = secrets.token_hex(4)  # labels name a different conversation after every restart
+        # its own key, so a conversation id is never accepted as a request state (or the other way round);
+        # reusable: a client carries it back on every call
+        self.seal = RequestStateSeal(max_age=idle, nonces=NoNonceBook())
+        self.capacity = capacity
+        self._by_id: OrderedDict[str, Conversation] = OrderedDict()
+        self._by_transport: weakref.WeakKeyDictionary[Any, Conversation] = weakref.WeakKeyDictionary()
+
+    # ---------------------------------------------------------------- opening
+    def open(self, principal: Principal, kind: str) -> Conversation:
+        conv = Conversation(f"{principal.name}/{kind}-{secrets.token_hex(8)}", principal)
+        self._remember(conv)
+        return conv
+
+    def of_transport(self, transport: Any, principal: Principal, kind: str) -> Conversation:
+        """The conversation of a connection object (a ServerSession): opened on its first request, ended when
+        the object goes away. A request of another principal on it is refused (a stolen session id)."""
+        conv = self._by_transport.get(transport)
+        if conv is None:
+            conv = self.open(principal, kind)
+            self._by_transport[transport] = conv
+            weakref.finalize(transport, self.end, conv.id)
+        elif conv.principal != principal:
+            raise SessionRefused("this connection belongs to another caller; start your own session")
+        return conv
+
+    def named(self, key: str, principal: Principal) -> Conversation:
+        """The conversation a client-supplied key names: a sealed id Sentinel issued, the id of a live session,
+        or a plain label (letters, digits, ``_.-``) naming one of the caller's own conversations."""
+        key = str(key).strip()
+        if key.startswith(SEAL_PREFIX):
+            payload = self.seal.open(key)
+            if payload is None or payload.get("principal") != principal.name or not payload.get("session"):
+                raise SessionRefused("the session key is unknown, expired or not yours; call without it to start "
+                                     "a new session")
+            return self._live(str(payload["session"]), principal, restore=True)
+        if "/" in key:
+            return self._live(key, principal, restore=False)
+        if _LABEL.match(key):
+            sid = f"{principal.name}/label-{key}-{self.epoch}"
+            conv = self._by_id.get(sid)
+            if conv is None:
+                conv = Conversation(sid, principal)
+                self._remember(conv)
+            return self._live(sid, principal, restore=False)
+        raise SessionRefused("a session key is a label of letters, digits, '_', '.', '-' (up to 64), or an id "
+                             "Sentinel issued")
+
+    def _live(self, sid: str, principal: Principal, *, restore: bool) -> Conversation:
+        conv = self._by_id.get(sid)
+        if conv is None and restore and sid.startswith(f"{principal.name}/"):
+            conv = Conversation(sid, principal)  # sealed by us in this process, evicted from the registry since
+            self._remember(conv)
+        if conv is None or conv.principal.name != principal.name or conv.ended:
+            raise SessionRefused("the session key is unknown, ended or not yours; call without it to start a new "
+                                 "session")
+        self._by_id.move_to_end(sid)
+        return conv
+
+    def _remember(self, conv: Conversation) -> None:
+        self._by_id[conv.id] = conv
+        while len(self._by_id) > self.capacity:
+            self._by_id.popitem(last=False)
+
+    # ---------------------------------------------------------------- state
+    def sealed(self, conv: Conversation) -> str:
+        """The conversation's id as a client carries it back (``_meta["sentinel/session"]``)."""
+        return self.seal.seal({"session": conv.id, "principal": conv.principal.name})
+
+    def end(self, sid: str) -> None:
+        conv = self._by_id.get(sid)
+        if conv is not None:
+            conv.ended = True
+
+    def principal_of(self, sid: str) -> Principal | None:
+        conv = self._by_id.get(sid)
+        return conv.principal if conv is not None else None

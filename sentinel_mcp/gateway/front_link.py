@@ -1,0 +1,207 @@
+"""Relaying what an upstream asks during a call to the downstream client whose call it is (handshake era).
+
+Each request goes on the downstream request's own stream (``related_request_id``), and only if that client
+declared the capability; otherwise the upstream gets a clear error naming what is missing. A 2026-07-28 client
+cannot be pushed to: its calls to upstreams that ask by push are held open instead (``held_calls``).
+Questions, log lines and progress messages are shown safely (``display_text``), and a form answer goes back to
+the upstream only when it fits the question's schema strictly, as Sentinel's own answers must.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import Any, Callable
+
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp.types import (
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    CreateMessageResultWithTools,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ErrorData,
+    INVALID_PARAMS,
+    ListRootsRequest,
+    ListRootsResult,
+    LoggingMessageNotificationParams,
+)
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from sentinel_mcp.gateway.answer_validation import BrokenSchema, content_problem
+from sentinel_mcp.gateway.caller_link import CallerLink, refusal
+from sentinel_mcp.gateway.display_text import safe_question, safe_text
+from sentinel_mcp.gateway.telemetry import traced
+
+log = logging.getLogger(__name__)
+
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def is_modern(ctx: ServerRequestContext) -> bool:
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+
+def client_caps(ctx: ServerRequestContext) -> Any:
+    return ctx.session.client_capabilities
+
+
+def can_elicit(ctx: ServerRequestContext, mode: str = "form") -> bool:
+    caps = client_caps(ctx)
+    elicitation = caps.elicitation if caps is not None else None
+    if elicitation is None:
+        return False
+    if mode == "url":
+        return elicitation.url is not None
+    # an empty elicitation capability means form mode (the 2025-06-18 shape)
+    return elicitation.form is not None or elicitation.url is None
+
+
+def can_sample(ctx: ServerRequestContext) -> bool:
+    caps = client_caps(ctx)
+    return caps is not None and caps.sampling is not None
+
+
+def has_roots(ctx: ServerRequestContext) -> bool:
+    caps = client_caps(ctx)
+    return caps is not None and caps.roots is not None
+
+
+def can_be_asked(ctx: ServerRequestContext) -> bool:
+    return can_elicit(ctx) or can_elicit(ctx, "url") or can_sample(ctx) or has_roots(ctx)
+
+
+def connection_of(ctx: ServerRequestContext) -> Any:
+    """The downstream connection a request came on (one per stdio process, SSE stream or HTTP session)."""
+    return getattr(ctx.session, "_connection", None)
+
+
+class ConnectionLevels:
+    """The log level each downstream connection asked for with ``logging/setLevel`` (weakly held)."""
+
+    def __init__(self) -> None:
+        self._levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+    def set(self, ctx: ServerRequestContext, level: str) -> None:
+        conn = connection_of(ctx)
+        if conn is not None:
+            self._levels[conn] = level
+
+    def get(self, ctx: ServerRequestContext) -> str | None:
+        conn = connection_of(ctx)
+        return self._levels.get(conn) if conn is not None else None
+
+    def lowest(self) -> str | None:
+        levels = list(self._levels.values())
+        return min(levels, key=LEVELS.index) if levels else None
+
+
+class UrlElicitations:
+    """Which downstream connection got which URL elicitation, so its completion notice reaches it (bounded)."""
+
+    LIMIT = 1000
+
+    def __init__(self) -> None:
+        self._by_id: dict[tuple[str, str], Any] = {}
+
+    def remember(self, upstream: str, elicitation_id: str, session: Any) -> None:
+        self._by_id[(upstream, elicitation_id)] = session
+        while len(self._by_id) > self.LIMIT:
+            self._by_id.pop(next(iter(self._by_id)))
+
+    def pop(self, upstream: str, elicitation_id: str) -> Any:
+        return self._by_id.pop((upstream, elicitation_id), None)
+
+
+class FrontLink(CallerLink):
+    """A handshake-era downstream client during one of its calls."""
+
+    def __init__(self, ctx: ServerRequestContext, *, levels: ConnectionLevels | None = None,
+                 urls: UrlElicitations | None = None, upstream: str | None = None,
+                 on_refused: Callable[[str], None] | None = None) -> None:
+        self.ctx = ctx
+        self.levels = levels
+        self.urls = urls
+        self.upstream = upstream
+        self.on_refused = on_refused  # told when a relayed answer was refused (the gateway audits it)
+        self.who = "the client whose call this is"
+
+    @property
+    def can_push(self) -> bool:
+        return not is_modern(self.ctx) and can_be_asked(self.ctx)
+
+    def _scoped(self) -> ServerMessageMetadata:
+        return ServerMessageMetadata(related_request_id=self.ctx.request_id)
+
+    @traced("sentinel.relay", lambda self, request, result_type: {"sentinel.method": request.method,
+                                                                  "sentinel.upstream": self.upstream})
+    async def _ask(self, request: Any, result_type: Any) -> Any:
+        try:
+            return await self.ctx.session.send_request(request, result_type, metadata=self._scoped())
+        except MCPError as e:  # the client's own refusal goes back to the upstream as it was
+            return ErrorData(code=e.code, message=e.message, data=getattr(e, "data", None))
+
+    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        if not can_elicit(self.ctx) and not can_elicit(self.ctx, "url"):
+            return refusal("an elicitation", f"{self.who} did not declare elicitation")
+        if is_modern(self.ctx):
+            return refusal("an elicitation", "the client speaks 2026-07-28 and cannot be pushed to")
+        if isinstance(params, ElicitRequestURLParams):
+            if not can_elicit(self.ctx, "url"):
+                return refusal("a URL elicitation", f"{self.who} did not declare URL-mode elicitation")
+            if self.urls is not None and self.upstream is not None:
+                self.urls.remember(self.upstream, params.elicitation_id, self.ctx.session)
+            return await self._ask(ElicitRequest(params=params), ElicitResult)
+        if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):
+            return refusal("an elicitation", f"{self.who} did not declare elicitation")
+        message, _ = safe_question(params.message)
+        shown = params.model_copy(update={"message": message})
+        result = await self._ask(ElicitRequest(params=shown), ElicitResult)
+        if not isinstance(result, ElicitResult) or result.action != "accept":
+            return result
+        try:
+            problem = content_problem(params.requested_schema, result.content)
+        except BrokenSchema:
+            problem = None  # the upstream's own schema is broken; it judges its own input
+        if problem is None:
+            return result
+        reason = f"sentinel: the answer does not fit the question: {problem}"
+        if self.on_refused is not None:
+            self.on_refused(reason)
+        return ErrorData(code=INVALID_PARAMS, message=reason)
+
+    async def sample(self, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        if not can_sample(self.ctx):
+            return refusal("a sampling request", f"{self.who} did not declare sampling")
+        if is_modern(self.ctx):
+            return refusal("a sampling request", "the client speaks 2026-07-28 and cannot be pushed to")
+        result_type = CreateMessageResultWithTools if params.tools else CreateMessageResult
+        return await self._ask(CreateMessageRequest(params=params), result_type)
+
+    async def list_roots(self) -> ListRootsResult | ErrorData:
+        if not has_roots(self.ctx):
+            return refusal("a roots request", f"{self.who} did not declare roots")
+        if is_modern(self.ctx):
+            return refusal("a roots request", "the client speaks 2026-07-28 and cannot be pushed to")
+        return await self._ask(ListRootsRequest(), ListRootsResult)
+
+    async def log(self, params: LoggingMessageNotificationParams) -> None:
+        floor = self.levels.get(self.ctx) if self.levels is not None else None
+        if floor is not None and params.level in LEVELS and LEVELS.index(params.level) < LEVELS.index(floor):
+            return
+        data = safe_text(params.data, 8000, keep_newlines=True) if isinstance(params.data, str) else params.data
+        try:
+            await self.ctx.session.send_log_message(params.level, data, logger=params.logger,
+                                                    related_request_id=self.ctx.request_id)
+        except Exception:  # noqa: BLE001 - a log line is best effort
+            log.debug("could not relay upstream log", exc_info=True)
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        shown = safe_text(message, 1000) if isinstance(message, str) else message
+        await self.ctx.session.report_progress(progress, total, shown)

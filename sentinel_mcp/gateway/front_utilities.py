@@ -1,0 +1,198 @@
+"""The front's utility requests, relayed to the upstream that owns what they name.
+
+- ``logging/setLevel``: remembered per downstream connection (relayed log lines below it are dropped); handshake
+  upstreams are set to the lowest level any client asked for.
+- ``completion/complete``: routed by the prompt's exposed name or the resource template to its upstream.
+- ``resources/subscribe`` / ``unsubscribe``: subscribed upstream once per URI, reference-counted over clients;
+  ``notifications/resources/updated`` goes to each subscribed client (2026-era clients through their
+  ``subscriptions/listen`` stream, whose resource filter subscribes upstream the same way).
+- ``notifications/elicitation/complete``: to the client that got the URL elicitation.
+
+Each request reaches only upstreams the caller's principal may use: a prompt, template or resource of another
+is as unknown to it as one that does not exist (same error), and a listen stream never carries its updates.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Callable
+
+from mcp.server import ServerRequestContext
+from mcp.server.subscriptions import ListenHandler, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    CompleteRequestParams,
+    CompleteResult,
+    Completion,
+    EmptyResult,
+    PromptReference,
+    ResourceTemplateReference,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+    UnsubscribeRequestParams,
+)
+
+from sentinel_mcp.gateway.front_link import ConnectionLevels, UrlElicitations, connection_of
+from sentinel_mcp.gateway.upstream import Upstream, UpstreamUnavailable
+from sentinel_mcp.identity.principal import OWNER, Principal
+
+if TYPE_CHECKING:
+    from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+
+log = logging.getLogger(__name__)
+
+RESOURCE_NOT_FOUND = -32002
+MAX_SUBSCRIPTIONS = 10_000
+
+
+def resource_not_found(uri: str) -> MCPError:
+    return MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}", data={"uri": uri})
+
+
+class FrontUtilities:
+    def __init__(self, manager: "UpstreamManager", listen: ListenHandler, bus: Any,
+                 principal_of: Callable[[ServerRequestContext], Principal] = lambda ctx: OWNER) -> None:
+        self.manager = manager
+        self.principal_of = principal_of
+        self.levels = ConnectionLevels()
+        self.urls = UrlElicitations()
+        self._listen = listen
+        self._bus = bus
+        # uri -> {connection key: session}; the key is the connection (or a listen stream) holding it
+        self._subscribers: dict[str, dict[int, Any]] = {}
+        manager.on_resource_updated = self.resource_updated
+        manager.on_elicit_complete = self.elicit_complete
+
+    # ------------------------------------------------------------------ logging
+    async def set_level(self, ctx: ServerRequestContext, params: SetLevelRequestParams) -> EmptyResult:
+        self.levels.set(ctx, params.level)
+        lowest = self.levels.lowest()
+        for up in list(self.manager.upstreams.values()):
+            if up.log_level != lowest:
+                try:
+                    await up.set_log_level(lowest)
+                except Exception as e:  # noqa: BLE001 - one upstream's logging never fails the client's request
+                    log.info("upstream %s: log level not applied: %s", up.name, e)
+        return EmptyResult()
+
+    # ------------------------------------------------------------------ completion
+    async def complete(self, ctx: ServerRequestContext, params: CompleteRequestParams) -> CompleteResult:
+        ref = params.ref
+        catalog = self.manager.catalog
+        who = self.principal_of(ctx)
+        if isinstance(ref, PromptReference):
+            route = catalog.prompts.get(ref.name)
+            if route is None or not who.may_use(route.upstream):
+                raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {ref.name}")
+            upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
+        elif isinstance(ref, ResourceTemplateReference):
+            upstream = next((u for _, u, t in catalog.templates if t.uri_template == ref.uri and who.may_use(u)),
+                            None)
+            if upstream is None:
+                upstream = catalog.route_resource(ref.uri)
+            if upstream is None or not who.may_use(upstream):
+                raise resource_not_found(ref.uri)
+            upstream_ref = ref
+        else:  # pragma: no cover - the SDK validated the union
+            raise MCPError(code=INVALID_PARAMS, message="unknown completion reference")
+        up = self.manager.upstreams[upstream]
+        if not up.offers("completions"):
+            return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest
+        context = params.context.model_dump() if params.context is not None else None
+        try:
+            return await up.complete(upstream_ref, params.argument.model_dump(), context)
+        except UpstreamUnavailable as e:
+            raise MCPError(code=-32603, message=str(e)) from None
+
+    # ------------------------------------------------------------------ resource subscriptions
+    def _owner(self, uri: str, who: Principal | None = None) -> Upstream:
+        name = self.manager.catalog.route_resource(uri)
+        if name is None or (who is not None and not who.may_use(name)):
+            raise resource_not_found(uri)
+        return self.manager.upstreams[name]
+
+    def _usable(self, uri: str, who: Principal) -> bool:
+        name = self.manager.catalog.route_resource(uri)
+        return name is not None and who.may_use(name)
+
+    async def _add(self, uri: str, key: int, session: Any, who: Principal) -> None:
+        up = self._owner(uri, who)
+        if not up.offers("resources", "subscribe"):
+            raise MCPError(code=INVALID_PARAMS,
+                           message=f"upstream {up.name} does not offer subscriptions to {uri}")
+        holders = self._subscribers.get(uri)
+        if holders is None:
+            if len(self._subscribers) >= MAX_SUBSCRIPTIONS:
+                raise MCPError(code=INVALID_PARAMS, message="too many resource subscriptions")
+            try:
+                await up.subscribe(uri)
+            except UpstreamUnavailable as e:
+                raise MCPError(code=-32603, message=str(e)) from None
+            holders = self._subscribers[uri] = {}
+        holders[key] = session
+
+    async def _drop(self, uri: str, key: int) -> None:
+        holders = self._subscribers.get(uri)
+        if holders is None or holders.pop(key, None) is None or holders:
+            return
+        del self._subscribers[uri]
+        try:
+            await self._owner(uri).subscribe(uri, on=False)
+        except (MCPError, UpstreamUnavailable) as e:  # gone upstream already: nothing to undo
+            log.debug("unsubscribe %s upstream: %s", uri, e)
+
+    async def subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
+        await self._add(params.uri, id(connection_of(ctx)), ctx.session, self.principal_of(ctx))
+        return EmptyResult()
+
+    async def unsubscribe(self, ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
+        await self._drop(params.uri, id(connection_of(ctx)))
+        return EmptyResult()
+
+    async def listen(self, ctx: ServerRequestContext,
+                     params: SubscriptionsListenRequestParams) -> SubscriptionsListenResult:
+        """A 2026-era client's stream: its resource filter subscribes upstream for as long as it listens."""
+        key = id(ctx)
+        who = self.principal_of(ctx)
+        requested = list(params.notifications.resource_subscriptions or [])
+        # the bus delivers every URI the stream names: keep only those of upstreams this caller may use (one of
+        # another principal's upstreams is dropped from the ack exactly like a URI that routes nowhere)
+        usable = [uri for uri in requested if self._usable(uri, who)]
+        if usable != requested:
+            notifications = params.notifications.model_copy(update={"resource_subscriptions": usable or None})
+            params = params.model_copy(update={"notifications": notifications})
+        held: list[str] = []
+        try:
+            for uri in usable[:100]:
+                try:
+                    await self._add(uri, key, None, who)  # delivered by the bus, not by this session
+                    held.append(uri)
+                except MCPError as e:
+                    log.info("listen: not subscribed to %s: %s", uri, e.message)
+            return await self._listen(ctx, params)
+        finally:
+            for uri in held:
+                await self._drop(uri, key)
+
+    async def resource_updated(self, upstream: str, uri: str) -> None:
+        for key, session in list(self._subscribers.get(uri, {}).items()):
+            if session is None:
+                continue
+            try:
+                await session.send_resource_updated(uri)
+            except Exception:  # noqa: BLE001 - a client that went away
+                await self._drop(uri, key)
+        await self._bus.publish(ResourceUpdated(uri=uri))
+
+    # ------------------------------------------------------------------ URL elicitation
+    async def elicit_complete(self, upstream: str, elicitation_id: str) -> None:
+        session = self.urls.pop(upstream, elicitation_id)
+        if session is None:
+            return
+        try:
+            await session.send_elicit_complete(elicitation_id)
+        except Exception:  # noqa: BLE001 - the client went away
+            log.debug("could not relay elicitation completion %s", elicitation_id)

@@ -1,0 +1,117 @@
+"""What the HTTP host serves beside MCP for the ecosystem around it.
+
+- ``/metrics``: Prometheus text (calls, decisions, latencies, upstream health); behind the bearer token like MCP,
+  and only for a principal that may reach every tool (the owner, or a principal configured with ``*`` reach):
+  the series name every upstream and tool, which a restricted principal must not learn.
+- OAuth 2.1 protected-resource metadata (RFC 9728) when ``sentinel.oauth.issuer`` names the authorization server
+  that mints tokens for Sentinel: ``/.well-known/oauth-protected-resource`` (public, also under the resource's
+  path), and every 401 names it in ``WWW-Authenticate`` (``resource_metadata=``), so a client such as the MCP
+  Inspector can find where to get a token instead of stopping at ``auth_required``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sentinel_mcp.config import Config, ConfigError
+from sentinel_mcp.identity.resolver import SCOPE_KEY
+
+PRM_PATH = "/.well-known/oauth-protected-resource"
+
+
+class OAuthSettings(BaseModel):
+    """``sentinel.oauth``: the authorization server whose tokens this resource accepts."""
+
+    model_config = ConfigDict(extra="forbid")
+    issuer: str  # the authorization server's issuer URL
+    resource: str | None = None  # the public URL of /mcp (default: from the listen address)
+    scopes: list[str] = Field(default_factory=list)
+    documentation: str | None = None
+
+    @field_validator("issuer", "resource", "documentation")
+    @classmethod
+    def _https_url(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("https://", "http://127.0.0.1", "http://localhost")):
+            raise ValueError("must be an https:// URL (http:// only for localhost)")
+        return v
+
+
+def oauth_settings(config: Config) -> OAuthSettings | None:
+    section = config.sentinel.builtin_settings("oauth")
+    if not section:
+        return None
+    try:
+        return OAuthSettings.model_validate(section)
+    except ValidationError as e:
+        problems = "; ".join(f"sentinel.oauth.{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors())
+        raise ConfigError(f"invalid config {config.source}: {problems}") from None
+
+
+def protected_resource_metadata(settings: OAuthSettings, base_url: str) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "resource": settings.resource or f"{base_url}/mcp",
+        "authorization_servers": [settings.issuer],
+        "bearer_methods_supported": ["header"],
+    }
+    if settings.scopes:
+        doc["scopes_supported"] = settings.scopes
+    if settings.documentation:
+        doc["resource_documentation"] = settings.documentation
+    return doc
+
+
+class ProtectedResource:
+    """ASGI wrapper: serves the metadata document (public) and names it in every 401's challenge."""
+
+    def __init__(self, app: ASGIApp, settings: OAuthSettings, base_url: str) -> None:
+        self.app = app
+        self.document = json.dumps(protected_resource_metadata(settings, base_url)).encode()
+        resource_path = _path_of(settings.resource or f"{base_url}/mcp")
+        self.paths = {PRM_PATH, PRM_PATH + resource_path}  # RFC 9728 §3.1: also under the resource's path
+        url = f"{base_url}{PRM_PATH}"
+        scope_hint = f', scope="{" ".join(settings.scopes)}"' if settings.scopes else ""
+        self.challenge = f'Bearer realm="sentinel", resource_metadata="{url}"{scope_hint}'.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if scope.get("path") in self.paths and scope.get("method") in ("GET", "HEAD"):
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(self.document)).encode()),
+                (b"cache-control", b"max-age=3600")]})
+            await send({"type": "http.response.body", "body": self.document if scope["method"] == "GET" else b""})
+            return
+
+        async def send_with_challenge(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"www-authenticate"]
+                message = {**message, "headers": [*headers, (b"www-authenticate", self.challenge)]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_challenge)
+
+
+def _path_of(url: str) -> str:
+    rest = url.split("://", 1)[-1]
+    return "/" + rest.split("/", 1)[1] if "/" in rest else ""
+
+
+def metrics_route(holder: dict[str, Any]) -> Route:
+    async def metrics(request: Request) -> Response:
+        principal = request.scope.get(SCOPE_KEY)  # resolved by CallerGuard (absent only if mounted without it)
+        if principal is None or not principal.unrestricted:
+            return PlainTextResponse("forbidden: /metrics is for a principal that may reach every tool\n",
+                                     status_code=403)
+        rt = holder.get("runtime")
+        if rt is None:
+            return PlainTextResponse("starting\n", status_code=503)
+        return PlainTextResponse(rt.metrics.render(rt.manager), media_type="text/plain; version=0.0.4")
+
+    return Route("/metrics", metrics, methods=["GET"])

@@ -1,0 +1,131 @@
+"""The 2026-era input round trip: the states Sentinel issues, and the answers it accepts back.
+
+With every ``InputRequiredResult`` Sentinel issues a sealed state of one kind:
+
+- ``ask``: Sentinel's own questions (policy askables, confirmations) about one call;
+- ``allowed``: the call was allowed and its upstream asks for input; the retry carries the upstream's answers;
+- ``hold``: a held upstream call waits for the answer to a question it pushed.
+
+Each state is bound to the principal it was issued to, the conversation, the tool, the argument digest, the
+policy version and the keys it asked, expires, and is used once (its nonce). Answers (``inputResponses``)
+count only together with such a state, from a 2026-era client that declared elicitation, for exactly the
+keys that state asked. Anything else is refused with the reason, and the caller audits it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.types import ElicitResult
+
+from sentinel_mcp.gateway.answer_validation import BrokenSchema, content_problem
+from sentinel_mcp.gateway.decision import Answer, argument_digest
+from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.gateway.request_state import RequestStateSeal
+
+OUR_KEY_PREFIX = "sentinel."
+AGAIN = "; call the tool again to be asked afresh"
+
+
+@dataclass
+class Retry:
+    """What a call brings back: nothing (a fresh call), or answers that passed every check."""
+
+    kind: str | None = None  # None (fresh call) | "ask" | "allowed" | "hold"
+    state: dict[str, Any] = field(default_factory=dict)
+    ours: dict[str, Answer] = field(default_factory=dict)  # keyed with and without the "sentinel." prefix
+    theirs: dict[str, Any] = field(default_factory=dict)  # an upstream's answers, verbatim
+
+
+@dataclass
+class RefusedRetry:
+    reason: str
+    state: dict[str, Any] | None = None  # set when the state was genuine (and has now been used)
+
+
+def wire_key(key: str) -> str:
+    return key if key.startswith(OUR_KEY_PREFIX) else OUR_KEY_PREFIX + key
+
+
+class InputRounds:
+    def __init__(self, seal: RequestStateSeal) -> None:
+        self.seal = seal
+
+    def issue(self, kind: str, *, principal: str, session: str, tool: str, arguments: Any, version: str,
+              asked: list[str], schemas: dict[str, Any] | None = None, **extra: Any) -> str:
+        """A sealed state for one round; ``schemas`` are those of relayed (upstream) questions."""
+        return self.seal.seal({"kind": kind, "principal": principal, "session": session, "tool": tool,
+                               "version": version,
+                               "digest": argument_digest(arguments if isinstance(arguments, dict) else None),
+                               "asked": list(asked), "schemas": schemas or {}, **extra})
+
+    def accept(self, *, modern: bool, can_elicit: bool, principal: str, session: str, tool: str, arguments: Any,
+               version: str, responses: dict[str, Any] | None,
+               request_state: str | None) -> Retry | RefusedRetry:
+        if not responses:
+            return Retry()  # a state without answers grants nothing: the call is decided afresh
+        if not modern:
+            return RefusedRetry("answers are not accepted in inputResponses on this connection: it began with the "
+                                "initialize handshake, where Sentinel asks its questions directly (elicitation) "
+                                "and only the replies to those count")
+        if not can_elicit:
+            return RefusedRetry("answers are not accepted from a client that declared no elicitation capability "
+                                "(nor sampling or roots): Sentinel never asked it anything")
+        state = self.seal.open(request_state)
+        if state is None:
+            why = "without a request state" if not request_state else "with a request state Sentinel did not " \
+                  "issue, or one that was altered or has expired"
+            return RefusedRetry(f"the answers came {why}; an answer counts only with the state of the question "
+                                f"it answers{AGAIN}")
+        problem = self._binding_problem(state, principal, session, tool, arguments, version)
+        if problem:
+            return RefusedRetry(problem + AGAIN)
+        asked = [str(k) for k in state.get("asked") or []]
+        unasked = sorted(k for k in responses if k not in asked)
+        if unasked:
+            return RefusedRetry(f"answers for questions that were not asked: {safe_text(', '.join(unasked), 300)} "
+                                f"(asked: {', '.join(asked)}){AGAIN}")
+        if not self.seal.consume(state):
+            return RefusedRetry("this request state was already used: an answer counts once" + AGAIN)
+        kind = state.get("kind")
+        if kind == "ask":
+            ours: dict[str, Answer] = {}
+            for key, value in responses.items():
+                if not isinstance(value, ElicitResult):
+                    return RefusedRetry(f"the answer to {key} is not an elicitation result{AGAIN}", state)
+                answer = Answer(action=value.action, content=value.content, provenance="user")
+                ours[key] = ours[key.removeprefix(OUR_KEY_PREFIX)] = answer
+            return Retry("ask", state, ours=ours)
+        for key, value in responses.items():
+            problem = relayed_answer_problem(state.get("schemas", {}).get(key), value)
+            if problem:
+                return RefusedRetry(f"the answer to {key} does not fit its question: {problem}", state)
+        return Retry(str(kind), state, theirs=dict(responses))
+
+    @staticmethod
+    def _binding_problem(state: dict[str, Any], principal: str, session: str, tool: str, arguments: Any,
+                         version: str) -> str | None:
+        if state.get("kind") not in ("ask", "allowed", "hold"):
+            return "the request state is not one Sentinel issues for answers"
+        if state.get("principal") != principal:
+            return "the request state was issued to another caller"  # never says whose
+        if state.get("session") != session:
+            return "the request state belongs to another conversation"
+        if state.get("tool") != tool:
+            return f"the request state was issued for another tool ({safe_text(state.get('tool'), 80)})"
+        if state.get("digest") != argument_digest(arguments if isinstance(arguments, dict) else None):
+            return "the request state was issued for the same tool with other arguments"
+        if state.get("version") != version:
+            return "the policy changed since the question was asked"
+        return None
+
+
+def relayed_answer_problem(schema: Any, value: Any) -> str | None:
+    """Why an answer to a relayed (upstream) question does not fit the schema the client was shown."""
+    if not isinstance(value, ElicitResult) or value.action != "accept" or not isinstance(schema, dict):
+        return None  # a decline/cancel, or a non-form request (sampling, URL): the upstream judges it
+    try:
+        return content_problem(schema, value.content)
+    except BrokenSchema:
+        return None  # the upstream's own schema is broken; it judges its own input

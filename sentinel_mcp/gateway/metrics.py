@@ -1,0 +1,111 @@
+"""Prometheus metrics at ``/metrics`` (text exposition format 0.0.4): calls, decisions, latencies, upstream health.
+
+Fed by every audited decision (``Gateway.observers``), so it counts exactly what the audit log records. Plain
+dicts on the hot path; label sets are bounded (tool names beyond ``MAX_SERIES`` count as ``tool="other"``), so a
+client calling made-up tool names cannot grow memory.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from sentinel_mcp.gateway.audit import AuditEntry
+    from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+
+BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+MAX_SERIES = 2000
+STATES = ("connecting", "ready", "backoff", "stopped")
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(pairs: Iterable[tuple[str, str]]) -> str:
+    inner = ",".join(f'{k}="{_escape(v)}"' for k, v in pairs)
+    return "{" + inner + "}" if inner else ""
+
+
+class Histogram:
+    __slots__ = ("counts", "total", "count")
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(BUCKETS) + 1)
+        self.total = 0.0
+        self.count = 0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect.bisect_left(BUCKETS, seconds)] += 1
+        self.total += seconds
+        self.count += 1
+
+
+class Metrics:
+    def __init__(self) -> None:
+        # (tool, upstream, origin, decision, outcome) -> count
+        self.calls: dict[tuple[str, str, str, str, str], int] = {}
+        self.latency: dict[tuple[str, str], Histogram] = {}  # (upstream, decision) -> seconds
+        self._tools: set[str] = set()
+
+    def observe(self, entry: "AuditEntry") -> None:
+        tool = entry.tool if entry.tool in self._tools or len(self._tools) < MAX_SERIES else "other"
+        self._tools.add(tool)
+        key = (tool, entry.upstream or "", entry.origin, entry.decision, entry.outcome)
+        self.calls[key] = self.calls.get(key, 0) + 1
+        if entry.latency_ms is not None:
+            hkey = (entry.upstream or "", entry.decision)
+            hist = self.latency.get(hkey)
+            if hist is None:
+                hist = self.latency[hkey] = Histogram()
+            hist.observe(entry.latency_ms / 1000)
+
+    def render(self, manager: "UpstreamManager | None" = None) -> str:
+        out: list[str] = []
+        out += ["# HELP sentinel_calls_total Tool calls by tool, upstream, origin, decision and outcome.",
+                "# TYPE sentinel_calls_total counter"]
+        for (tool, upstream, origin, decision, outcome), n in sorted(self.calls.items()):
+            out.append(f"sentinel_calls_total{_labels([('tool', tool), ('upstream', upstream), ('origin', origin), ('decision', decision), ('outcome', outcome)])} {n}")
+        decisions: dict[str, int] = {}
+        for (_, _, _, decision, _), n in self.calls.items():
+            decisions[decision] = decisions.get(decision, 0) + n
+        out += ["# HELP sentinel_decisions_total Guard decisions (allow, deny, ask, error).",
+                "# TYPE sentinel_decisions_total counter"]
+        out += [f"sentinel_decisions_total{_labels([('decision', d)])} {n}" for d, n in sorted(decisions.items())]
+        out += ["# HELP sentinel_call_duration_seconds Time from a call's arrival to its outcome.",
+                "# TYPE sentinel_call_duration_seconds histogram"]
+        for (upstream, decision), h in sorted(self.latency.items()):
+            base = [("upstream", upstream), ("decision", decision)]
+            running = 0
+            for bound, count in zip((*BUCKETS, float("inf")), h.counts):
+                running += count
+                le = "+Inf" if bound == float("inf") else repr(bound)
+                out.append(f"sentinel_call_duration_seconds_bucket{_labels([*base, ('le', le)])} {running}")
+            out.append(f"sentinel_call_duration_seconds_sum{_labels(base)} {h.total:.6f}")
+            out.append(f"sentinel_call_duration_seconds_count{_labels(base)} {h.count}")
+        if manager is not None:
+            out += self._upstreams(manager)
+        return "\n".join(out) + "\n"
+
+    @staticmethod
+    def _upstreams(manager: "UpstreamManager") -> list[str]:
+        ups: list[Any] = sorted(manager.upstreams.values(), key=lambda u: u.name)
+        out = ["# HELP sentinel_upstream_up 1 when the upstream is connected and ready.",
+               "# TYPE sentinel_upstream_up gauge"]
+        out += [f"sentinel_upstream_up{_labels([('upstream', u.name)])} {int(u.state == 'ready')}" for u in ups]
+        out += ["# HELP sentinel_upstream_state The upstream's connection state (one series per state).",
+                "# TYPE sentinel_upstream_state gauge"]
+        for u in ups:
+            out += [f"sentinel_upstream_state{_labels([('upstream', u.name), ('state', s)])} {int(u.state == s)}"
+                    for s in STATES]
+        out += ["# HELP sentinel_upstream_reconnects_total Reconnects since start.",
+                "# TYPE sentinel_upstream_reconnects_total counter"]
+        out += [f"sentinel_upstream_reconnects_total{_labels([('upstream', u.name)])} {u.reconnects}" for u in ups]
+        out += ["# HELP sentinel_upstream_breaker_open 1 while the upstream's circuit breaker refuses calls.",
+                "# TYPE sentinel_upstream_breaker_open gauge"]
+        out += [f"sentinel_upstream_breaker_open{_labels([('upstream', u.name)])} {int(u.breaker.state == 'open')}"
+                for u in ups]
+        out += ["# HELP sentinel_upstream_tools Tools the upstream offers.", "# TYPE sentinel_upstream_tools gauge"]
+        out += [f"sentinel_upstream_tools{_labels([('upstream', u.name)])} {len(u.tools)}" for u in ups]
+        return out

@@ -1,0 +1,206 @@
+"""The redactor: what an audit record may keep of a call's arguments, reason, proof and error.
+
+Secrets never reach the audit log in clear, whether the call was allowed or denied:
+
+* arguments whose name says secret (password, pin, token, api key, secret, cvv, one-time code, ...), arguments
+  a tool declares sensitive (``_meta["sentinel/sensitive"]``: a list of argument names, e.g. the device's
+  ``type_text.text``, which may be typed into a password field) and schema properties marked
+  ``writeOnly`` or ``format: password`` are replaced by a mark that keeps only their length;
+* in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), one-time
+  codes (a 4-8 digit run next to "code", "otp", "pin", ...), bearer tokens, JWTs and ``password=...`` pairs;
+* and every value found secret above is scrubbed from the reason, proof and error too (a proof tree or a
+  question repeats the arguments it was proved with).
+
+Pure functions over plain data: the audit writer (or any other record builder) calls ``redact_record``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+SENSITIVE_META = "sentinel/sensitive"
+_NAME_WORDS = re.compile(r"[a-z]+|[0-9]+")
+# words that make an argument secret wherever they appear in its name (password, new_password, apiKey, ...)
+_SECRET_WORDS = {"password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "credential",
+                 "credentials", "authorization", "cvv", "cvc", "cvv2", "otp", "pin", "passcode", "totp", "mfa"}
+# two-word names (api_key, card_number, verification_code, one_time_code, security_code, private_key)
+_SECRET_PAIRS = {("api", "key"), ("card", "number"), ("verification", "code"), ("security", "code"),
+                 ("one", "time"), ("auth", "code"), ("private", "key"), ("access", "key"), ("session", "key"),
+                 ("sms", "code"), ("login", "code"), ("card", "pan")}
+
+_CARD_CANDIDATE = re.compile(r"[0-9][0-9 -]{11,}[0-9]")  # a run that may hold a card number
+_DIGITS = re.compile(r"[0-9]+")
+_CODE = re.compile(r"(?i)\b(code|otp|pin|passcode|verification|one[- ]time|2fa|mfa|security)\b([^0-9\n]{0,24})"
+                   r"([0-9][0-9 -]{2,10}[0-9])(?![0-9])")
+_CODE_BEFORE = re.compile(r"(?i)(?<![0-9])([0-9]{4,8})(?![0-9])(\s{0,3}(?:is|as)\s+(?:your|the)\b[^\n]{0,30}"
+                          r"\b(?:code|otp|pin|passcode))")
+_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}")
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
+_PAIR = re.compile(r"(?i)\b(password|passwd|pwd|secret|token|api[_-]?key|pin)(\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|\S+)")
+
+
+def mask(value: Any) -> str:
+    n = len(value) if isinstance(value, str) else len(str(value))
+    return f"[redacted {n} chars]"
+
+
+def _words(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)  # camelCase -> camel Case
+    return _NAME_WORDS.findall(spaced.lower())
+
+
+def secret_name(name: str) -> bool:
+    """Whether an argument's name says it holds a secret."""
+    words = _words(name)
+    if any(w in _SECRET_WORDS for w in words) or "".join(words) in _SECRET_WORDS:
+        return True
+    return any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+
+
+def sensitive_fields_of(tool: Any) -> set[str]:
+    """Argument names a tool declares sensitive: its ``_meta["sentinel/sensitive"]`` list, and input schema
+    properties marked ``writeOnly`` or ``format: password``."""
+    out: set[str] = set()
+    meta = getattr(tool, "meta", None) or {}
+    declared = meta.get(SENSITIVE_META) if isinstance(meta, dict) else None
+    if isinstance(declared, list):
+        out.update(str(d) for d in declared)
+    props = (getattr(tool, "input_schema", None) or {}).get("properties") or {}
+    if isinstance(props, dict):
+        for name, spec in props.items():
+            if isinstance(spec, dict) and (spec.get("writeOnly") is True or spec.get("format") == "password"):
+                out.add(name)
+    return out
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _mask_cards(candidate: re.Match[str]) -> str:
+    """Within a run of digits and separators, every window of 13-19 digits that passes the Luhn check."""
+    text = candidate.group(0)
+    groups = [(g.start(), g.end()) for g in _DIGITS.finditer(text)]
+    out: list[str] = []
+    last, i = 0, 0
+    while i < len(groups):
+        total, found = 0, None
+        for j in range(i, len(groups)):
+            total += groups[j][1] - groups[j][0]
+            if total > 19:
+                break
+            if total >= 13 and _luhn("".join(text[a:b] for a, b in groups[i:j + 1])):
+                found = j
+                break
+        if found is None:
+            i += 1
+            continue
+        digits = "".join(text[a:b] for a, b in groups[i:found + 1])
+        out += [text[last:groups[i][0]], f"[card ****{digits[-4:]}]"]
+        last, i = groups[found][1], found + 1
+    return "".join(out) + text[last:]
+
+
+_DIGIT_TABLE = str.maketrans("", "", "0123456789")
+_CODE_WORDS = ("code", "otp", "pin", "passcode", "verification", "one-time", "one time", "2fa", "mfa", "security")
+_PAIR_WORDS = ("password", "passwd", "pwd", "secret", "token", "api_key", "api-key", "apikey", "pin")
+
+
+def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with known secret values and recognisable secrets (cards, codes, tokens) masked. Each pattern
+    runs only when the words or digits it needs are there (cheap substring tests keep long texts fast)."""
+    for s in sorted({s for s in secrets if s}, key=len, reverse=True) if secrets else ():
+        if len(s) >= 3:  # shorter values would mask unrelated characters everywhere
+            text = text.replace(s, mask(s))
+    digits = len(text) - len(text.translate(_DIGIT_TABLE))
+    low = text.lower()
+    if digits >= 13:
+        text = _CARD_CANDIDATE.sub(_mask_cards, text)
+    if digits >= 4 and any(w in low for w in _CODE_WORDS):
+        text = _CODE.sub(lambda m: f"{m.group(1)}{m.group(2)}[code]", text)
+        text = _CODE_BEFORE.sub(lambda m: f"[code]{m.group(2)}", text)
+    if "bearer" in low:
+        text = _BEARER.sub(lambda m: f"{m.group(1)} [redacted]", text)
+    if "eyj" in low:
+        text = _JWT.sub("[redacted token]", text)
+    if any(w in low for w in _PAIR_WORDS):
+        text = _PAIR.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted]", text)
+    return text
+
+
+def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str = "") -> Any:
+    """A copy of a JSON-like value with secret fields masked (their values collected in ``secrets``) and
+    recognisable secrets masked in every string."""
+    if name and (name in sensitive or secret_name(name)) and value not in (None, "", [], {}):
+        for s in _strings(value):
+            secrets.add(s)
+        return mask(value) if not isinstance(value, (dict, list)) else "[redacted]"
+    if isinstance(value, dict):
+        return {k: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v, sensitive, secrets, name) for v in value]
+    if isinstance(value, str):
+        return scrub_text(value)
+    return value
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+
+
+def _scrub_any(value: Any, secrets: set[str]) -> Any:
+    if isinstance(value, str):
+        return scrub_text(value, secrets)
+    if isinstance(value, (dict, list)):
+        # a proof tree holds thousands of strings: scrub its JSON text in one pass, parse it back
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        forms = secrets | {json.dumps(s, ensure_ascii=False)[1:-1] for s in secrets}
+        scrubbed = scrub_text(text, forms)
+        if scrubbed == text:
+            return value
+        try:
+            return json.loads(scrubbed)
+        except ValueError:  # a mask that cut through the JSON syntax: scrub string by string instead
+            return _scrub_each(value, secrets)
+    return value
+
+
+def _scrub_each(value: Any, secrets: set[str]) -> Any:
+    if isinstance(value, str):
+        return scrub_text(value, secrets)
+    if isinstance(value, dict):
+        return {k: _scrub_each(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_each(v, secrets) for v in value]
+    return value
+
+
+def redact_record(record: dict[str, Any], sensitive: Iterable[str] = ()) -> dict[str, Any]:
+    """An audit record (``arguments``, ``reason``, ``proof``, ``error`` and any other fields) as it may be
+    stored: a new dict, the input untouched."""
+    secrets: set[str] = set()
+    out = dict(record)
+    if out.get("arguments") is not None:
+        out["arguments"] = redact_value(out["arguments"], set(sensitive), secrets)
+    for key in ("reason", "proof", "error"):
+        if out.get(key) is not None:
+            out[key] = _scrub_any(out[key], secrets)
+    return out

@@ -1,0 +1,89 @@
+"""OpenTelemetry spans per call: ``sentinel.call`` with ``sentinel.guard`` (and the solver's ``sentinel.fetch``
+calls inside it), ``sentinel.ask`` (the user is asked), ``sentinel.relay`` (an upstream's request relayed to the
+client) and ``sentinel.forward`` (the upstream call).
+
+Spans go through the OpenTelemetry API only, so they cost next to nothing until an exporter is configured, which
+is opt-in: ``sentinel.telemetry = {"exporter": "otlp", "endpoint": "http://collector:4318/v1/traces"}`` (or
+``"console"``), with the ``otel`` extra installed. Attributes carry names, decisions and outcomes, never
+arguments or answers.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
+
+from opentelemetry import trace
+
+from sentinel_mcp import __version__
+
+if TYPE_CHECKING:
+    from sentinel_mcp.config import Config
+    from sentinel_mcp.gateway.audit import AuditEntry
+
+log = logging.getLogger(__name__)
+tracer = trace.get_tracer("sentinel_mcp", __version__)
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def traced(name: str | Callable[..., str], attributes: Callable[..., dict[str, Any]] | None = None) -> Callable[[F], F]:
+    """Run an async function inside a span; ``name`` and ``attributes`` may be computed from its arguments."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        async def inner(*args: Any, **kwargs: Any) -> Any:
+            if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+                return await fn(*args, **kwargs)  # no provider installed: spans would go nowhere
+            span_name = name(*args, **kwargs) if callable(name) else name
+            attrs = {k: v for k, v in (attributes(*args, **kwargs) if attributes else {}).items() if v is not None}
+            with tracer.start_as_current_span(span_name, attributes=attrs) as span:
+                result = await fn(*args, **kwargs)
+                span.set_attribute("sentinel.result", type(result).__name__)
+                return result
+
+        return inner  # type: ignore[return-value]
+
+    return wrap
+
+
+def annotate(entry: "AuditEntry") -> None:
+    """An audited decision, on the span of the call it decides (a ``Gateway.observers`` hook)."""
+    span = trace.get_current_span()
+    if span.is_recording():
+        span.set_attributes({"sentinel.decision": entry.decision, "sentinel.outcome": entry.outcome,
+                             "sentinel.upstream": entry.upstream or "", "sentinel.policy": entry.policy_version or ""})
+
+
+_configured = False
+
+
+def configure(config: "Config") -> str | None:
+    """Install the exporter ``sentinel.telemetry`` asks for (once per process); a problem text, or None."""
+    global _configured
+    settings = config.sentinel.builtin_settings("telemetry")
+    exporter_name = settings.get("exporter")
+    if not exporter_name or _configured:
+        return None
+    try:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    except ImportError:
+        return "telemetry: the exporter needs the otel extra (pip install 'sentinel-mcp-gateway[otel]')"
+    if exporter_name == "console":
+        exporter: Any = ConsoleSpanExporter()
+    elif exporter_name == "otlp":
+        try:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        except ImportError:
+            return "telemetry: the otlp exporter needs the otel extra (pip install 'sentinel-mcp-gateway[otel]')"
+        exporter = OTLPSpanExporter(endpoint=settings.get("endpoint")) if settings.get("endpoint") \
+            else OTLPSpanExporter()
+    else:
+        return f"telemetry: unknown exporter {exporter_name!r} (otlp or console)"
+    provider = TracerProvider(resource=Resource.create({"service.name": settings.get("service_name", "sentinel")}))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    _configured = True
+    return None

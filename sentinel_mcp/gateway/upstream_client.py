@@ -1,0 +1,82 @@
+"""Building the ``mcp.Client`` for one upstream: its transport, and which protocol era to speak.
+
+``protocol: auto`` speaks the era the upstream actually speaks, handshake first: every server of the stable spec
+(2025-11-25 and older) answers ``initialize``, and on that era it can ask the client in the middle of a call
+(elicitation, sampling, roots), which a 2026-07-28 connection forbids. So an upstream that asks by push keeps
+working, and one that ignores the 2026 probe costs no probe timeout. Only an upstream that refuses the handshake
+(2026-only) is spoken to in 2026-07-28, by itself, on the same connect attempt; the era that worked is
+remembered for reconnects. ``legacy`` and ``modern`` pin the era.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from mcp.shared.exceptions import MCPError
+
+from mcp import Client, StdioServerParameters
+from mcp.types import Implementation
+
+from sentinel_mcp import __version__
+from sentinel_mcp.config import RemoteServer, StdioServer
+
+class UpstreamUnavailable(Exception):
+    """The upstream cannot take calls now (not connected, or its circuit breaker is open)."""
+
+
+# the SDK's connect modes: the handshake; probe server/discover (the fallback); adopt 2026-07-28 outright
+Mode = Literal["legacy", "auto", "2026-07-28"]
+
+
+def modes_to_try(protocol: str, known: Mode | None) -> list[Mode]:
+    """Connect modes in order; ``known`` is the mode that worked last time (reconnects start there)."""
+    if protocol == "legacy":
+        return ["legacy"]
+    if protocol == "modern":
+        return ["2026-07-28"]
+    first: Mode = known or "legacy"
+    return [first, "auto" if first == "legacy" else "legacy"]
+
+
+def make_client(target: Any, mode: Mode, callbacks: dict[str, Any]) -> Client:
+    """``callbacks``: elicitation, sampling, list_roots, logging and message handlers of the upstream."""
+    if isinstance(target, StdioServer):
+        server: Any = StdioServerParameters(command=target.command, args=target.args, env=target.env or None,
+                                            cwd=target.cwd)
+    elif isinstance(target, RemoteServer):
+        server = remote_transport(target)
+    else:
+        server = target.server  # an in-process built-in
+    return Client(
+        server,
+        mode=mode,
+        read_timeout_seconds=target.timeout,
+        cache=None,
+        log_level="info",  # 2026-era upstreams send log lines only to requests that opt in
+        client_info=Implementation(name="sentinel-mcp", version=__version__),
+        **callbacks,
+    )
+
+
+def remote_transport(t: RemoteServer) -> Any:
+    if t.kind == "sse":
+        from mcp.client.sse import sse_client
+
+        return sse_client(t.url, headers=t.headers or None, timeout=t.connect_timeout, sse_read_timeout=t.timeout)
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    http = httpx2.AsyncClient(headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout))
+    return streamable_http_client(t.url, http_client=http)
+
+
+def describe_error(e: BaseException) -> str:
+    """Flatten nested ExceptionGroups into one readable line."""
+    if isinstance(e, BaseExceptionGroup):
+        return "; ".join(dict.fromkeys(describe_error(x) for x in e.exceptions))
+    text = str(e) or type(e).__name__
+    if isinstance(e, MCPError):
+        return f"MCP error {e.code}: {e.message}"
+    if isinstance(e, FileNotFoundError):
+        return f"command not found: {e.filename or text}"
+    return f"{type(e).__name__}: {text}" if not text.startswith(type(e).__name__) else text

@@ -1,0 +1,150 @@
+"""What an upstream sends that is not the answer to a call: requests it pushes during a call (elicitation,
+sampling, roots, log lines), routed to the caller whose call it is, and resource updates for subscriptions that
+Sentinel keeps on behalf of its clients (kept across reconnects). Mixins of ``Upstream``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from mcp import Client
+from mcp.client import ClientRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+    ListRootsResult,
+    LoggingMessageNotificationParams,
+)
+
+from sentinel_mcp.gateway.caller_link import CURRENT_LINK, CallerLink, refusal
+from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
+
+if TYPE_CHECKING:
+    from sentinel_mcp.gateway.upstream import UpstreamHooks
+
+log = logging.getLogger(__name__)
+
+
+class PushRelays:
+    """Requests a handshake-era upstream pushes while it works on calls."""
+
+    name: str
+    client: Client | None
+    log_level: str | None
+    _inflight: dict[int, Any]
+    modern: bool
+
+    def _caller_for_push(self) -> CallerLink | None:
+        """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
+        over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight."""
+        link = CURRENT_LINK.get()
+        if link is not None:
+            # named exactly; a call that has ended (a built-in's background work) is asked of no one else
+            return link if any(f.link is link for f in self._inflight.values()) else None
+        if len(self._inflight) == 1:
+            return next(iter(self._inflight.values())).link
+        return None
+
+    def _unrouted(self, what: str) -> ErrorData:
+        if CURRENT_LINK.get() is not None:
+            return refusal(what, "the call it belongs to has ended")
+        why = ("no call to it is in progress" if not self._inflight else
+               f"it names no call and {len(self._inflight)} calls are in flight "
+               "(set \"concurrent\": false on this upstream to serialize its calls)")
+        return refusal(what, why)
+
+    async def _on_elicit(self, ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        link = self._caller_for_push()
+        return await link.elicit(params) if link is not None else self._unrouted("an elicitation")
+
+    async def _on_sample(self, ctx: ClientRequestContext,
+                         params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+        link = self._caller_for_push()
+        return await link.sample(params) if link is not None else self._unrouted("a sampling request")
+
+    async def _on_roots(self, ctx: ClientRequestContext) -> ListRootsResult | ErrorData:
+        link = self._caller_for_push()
+        return await link.list_roots() if link is not None else self._unrouted("a roots request")
+
+    async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
+        link = self._caller_for_push()
+        if link is not None:
+            await link.log(params)
+        else:
+            log.info("upstream %s log [%s]: %s", self.name, params.level, params.data)
+
+    async def _apply_log_level(self) -> None:
+        client = self.client
+        if self.log_level is None or client is None or self.modern:
+            return
+        caps = client.server_capabilities
+        if caps is not None and caps.logging is not None:
+            try:
+                await client.set_logging_level(self.log_level)  # type: ignore[arg-type]
+            except MCPError as e:
+                log.info("upstream %s refused logging/setLevel: %s", self.name, e.message)
+
+    async def set_log_level(self, level: str | None) -> None:
+        """The lowest level some client asked for; applied now and on every reconnect."""
+        self.log_level = level
+        await self._apply_log_level()
+
+
+class ResourceWatch:
+    """Resource subscriptions held upstream for Sentinel's clients: ``resources/subscribe`` on the handshake era,
+    one ``subscriptions/listen`` stream per URI on 2026-07-28."""
+
+    name: str
+    client: Client | None
+    hooks: "UpstreamHooks"
+    modern: bool
+    subscribed: set[str]
+    _watchers: dict[str, anyio.CancelScope]
+    _tg: anyio.abc.TaskGroup | None
+
+    async def subscribe(self, uri: str, *, on: bool = True) -> None:
+        """Subscribe to a resource's updates (kept across reconnects) or drop the subscription."""
+        if self.client is None:
+            raise UpstreamUnavailable(f"upstream {self.name} is not connected")
+        if on:
+            await self._watch(uri)
+            self.subscribed.add(uri)
+            return
+        self.subscribed.discard(uri)
+        scope = self._watchers.pop(uri, None)
+        if scope is not None:
+            scope.cancel()
+        elif not self.modern:
+            await self.client.unsubscribe_resource(uri)
+
+    async def _watch(self, uri: str) -> None:
+        client = self.client
+        if client is None:
+            return
+        if not self.modern:
+            await client.subscribe_resource(uri)
+            return
+        if uri in self._watchers or self._tg is None:
+            return
+        scope = self._watchers[uri] = anyio.CancelScope()
+        self._tg.start_soon(self._listen_resource, client, uri, scope)
+
+    async def _listen_resource(self, client: Client, uri: str, scope: anyio.CancelScope) -> None:
+        """2026-era upstreams send resource updates only on a listen stream naming the URI."""
+        with scope:
+            try:
+                async with client.listen(resource_subscriptions=[uri]) as sub:
+                    async for _event in sub:
+                        if self.hooks.resource_updated is not None:
+                            await self.hooks.resource_updated(self, uri)
+            except Exception as e:  # noqa: BLE001 - the stream ended; a resubscribe starts another
+                log.debug("upstream %s: resource listen on %s ended: %s", self.name, uri, describe_error(e))
+        if self._watchers.get(uri) is scope:
+            del self._watchers[uri]
+

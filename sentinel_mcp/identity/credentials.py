@@ -1,0 +1,27 @@
+"""What an HTTP or WebSocket caller presented, read from the ASGI scope (one place, for every resolver)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Credentials:
+    bearer: str | None = None  # Authorization: Bearer <token>
+    api_key: str | None = None  # X-API-Key: <key>
+    peer: str | None = None  # the client's address
+    tls: dict[str, Any] | None = None  # the ASGI "tls" extension (client certificate), for a certificate resolver
+
+    @property
+    def presented(self) -> bool:
+        return bool(self.bearer or self.api_key)
+
+    @classmethod
+    def from_scope(cls, scope: dict[str, Any]) -> "Credentials":
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        bearer = value.strip() if scheme.lower() == "bearer" and value.strip() else None
+        client = scope.get("client")
+        return cls(bearer=bearer, api_key=headers.get("x-api-key") or None,
+                   peer=client[0] if client else None, tls=(scope.get("extensions") or {}).get("tls"))

@@ -1,0 +1,80 @@
+"""From credentials to a principal: one small seam every way of proving who you are plugs into.
+
+A resolver answers ``resolve(credentials) -> Principal | None`` (None: "not mine"). Tokens and API keys are
+one resolver; a client-certificate resolver (mutual TLS) is another with the same shape, added to the chain.
+The ``Authenticator`` runs the chain and decides what an unknown or absent credential means.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from sentinel_mcp.identity.credentials import Credentials
+from sentinel_mcp.identity.principal import ANONYMOUS, Principal
+
+SCOPE_KEY = "sentinel.principal"  # where the HTTP host leaves the caller's Principal in the ASGI scope
+
+
+class AuthFailed(Exception):
+    """No valid credential: the HTTP host answers 401 with this message."""
+
+
+class PrincipalResolver(Protocol):
+    def resolve(self, credentials: Credentials) -> Principal | None: ...
+
+
+def token_digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+@dataclass
+class TokenResolver:
+    """Bearer tokens and API keys. Only SHA-256 digests are kept; every entry is compared, in constant time."""
+
+    _entries: list[tuple[bytes, Principal]] = field(default_factory=list)
+
+    def add(self, principal: Principal, *, token: str | None = None, sha256_hex: str | None = None) -> None:
+        digest = token_digest(token) if token is not None else bytes.fromhex(sha256_hex or "")
+        if len(digest) != 32:
+            raise ValueError(f"principal {principal.name!r}: no usable token")
+        self._entries.append((digest, principal))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def resolve(self, credentials: Credentials) -> Principal | None:
+        for secret in (credentials.bearer, credentials.api_key):
+            if not secret:
+                continue
+            digest = token_digest(secret)
+            found = None
+            for expected, principal in self._entries:
+                if hmac.compare_digest(digest, expected) and found is None:
+                    found = principal
+            if found is not None:
+                return found
+        return None
+
+
+@dataclass
+class Authenticator:
+    """``required``: a caller without a credential any resolver accepts is refused (401). Not required
+    (``"auth": "none"``): such callers are the one principal ``anonymous``."""
+
+    resolvers: list[PrincipalResolver]
+    required: bool = True
+
+    def authenticate(self, credentials: Credentials) -> Principal:
+        for r in self.resolvers:
+            principal = r.resolve(credentials)
+            if principal is not None:
+                return principal
+        if not self.required:
+            return ANONYMOUS
+        if credentials.presented:
+            raise AuthFailed("invalid token or API key")
+        raise AuthFailed("authentication required: send 'Authorization: Bearer <token>' (or 'X-API-Key: <key>'); "
+                         "the owner's token: `sentinel-mcp config token`")

@@ -1,0 +1,224 @@
+"""Install like a user: build the wheel, install it outside the checkout (a fresh venv, pipx, uvx), and run the
+embedded default through a real MCP client: an allowed governed call, and one that the airline rulebase asks
+about (so the shipped rulebases, grammars and device screens came with the wheel)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import ElicitResult
+
+from ..conftest import ROOT, free_port, stop_process, wait_http
+
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
+
+BIN = Path(sys.executable).parent
+
+
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def dockerfile() -> dict[str, list[str]]:
+    """The Dockerfile's instructions by keyword, continuation lines joined (``RUN`` in order of appearance)."""
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    steps: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            keyword, _, rest = line.strip().partition(" ")
+            steps.setdefault(keyword, []).append(" ".join(rest.split()))
+    return steps
+
+
+def docker_run(command: str, python: str, wheels: Path) -> list[str]:
+    """A Dockerfile RUN command for this machine: ``python`` is the given interpreter, /wheels a directory."""
+    assert command.startswith("python -m pip "), command
+    return [python, *command.split()[1:]]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Built like the Dockerfile's build stage: only what it COPYs, then its ``pip wheel`` command."""
+    out = tmp_path_factory.mktemp("wheel")
+    src = out / "src"
+    src.mkdir()
+    for copy in dockerfile()["COPY"]:
+        if copy.startswith("--from="):
+            continue
+        *sources, _target = copy.split()
+        for name in sources:
+            source = ROOT / name
+            if source.is_dir():
+                shutil.copytree(source, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy(source, src / name)
+    build = next(r for r in dockerfile()["RUN"] if " wheel " in r)
+    command = [a.replace("/wheels", str(out)) for a in docker_run(build, sys.executable, out)]
+    subprocess.run(command, check=True, capture_output=True, text=True, timeout=300, cwd=src)
+    (built,) = out.glob("sentinel_mcp_gateway-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def fresh_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new venv outside the checkout, the wheel installed by the Dockerfile's run-stage ``pip install``."""
+    home = tmp_path_factory.mktemp("home")
+    venv = home / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    install = next(r for r in dockerfile()["RUN"] if " install " in r and "/wheels" in r).split("&&")[0].strip()
+    command = [a.replace("/wheels/*.whl", str(wheel)) for a in docker_run(install, str(venv / "bin" / "python"),
+                                                                           wheel.parent)]
+    subprocess.run(command, check=True, env=user_env(home), cwd=home, capture_output=True, timeout=400)
+    return venv
+
+
+def user_env(home: Path, **extra: str) -> dict[str, str]:
+    """A user's environment outside the checkout: nothing points at the sources or the test venv."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != str(BIN))
+    env.update(HOME=str(home), SENTINEL_DATA_DIR=str(home / "state"), **extra)
+    return env
+
+
+async def run_embedded_default(command: list[str], env: dict[str, str], cwd: Path) -> str:
+    """Serve the embedded default over stdio from the installed command; returns what it wrote on stderr."""
+    asked: list[str] = []
+
+    async def answer(ctx, params):  # noqa: ANN001
+        asked.append(params.message)
+        content = {}
+        for key, spec in (params.requested_schema or {}).get("properties", {}).items():
+            content[key] = True if spec.get("type") == "boolean" else (spec.get("enum") or ["change_of_plan"])[0]
+        return ElicitResult(action="accept", content=content)
+
+    errors = cwd / "stderr.txt"
+    shell = f'exec {" ".join(command)} serve 2>"{errors}"'
+    params = StdioServerParameters(command="/bin/sh", args=["-c", shell], env=env, cwd=str(cwd))
+    async with Client(params, mode="legacy", elicitation_callback=answer) as c:
+        names = {t.name for t in (await c.list_tools()).tools}
+        assert {"airline__cancel_reservation", "airline__get_user_details", "sentinel__sentinel_facts",
+                "device__screen_read", "sensors__sensor_read", "llm__llm_generate", "swarm__swarm_build"} <= names
+        # the traveller's profile is personal: the user consents once ("remember"), then reads just run
+        user = await c.call_tool("airline__get_user_details", {"user_id": "mia_li_3668"})
+        assert not user.is_error and len(asked) == 1 and "traveller profile" in asked[0], user.content[0].text
+        again = await c.call_tool("airline__get_user_details", {"user_id": "mia_li_3668"})
+        assert not again.is_error and len(asked) == 1, again.content[0].text
+        result = await c.call_tool("airline__cancel_reservation", {"reservation_id": "NO6JO3"})
+        assert not result.is_error, result.content[0].text
+        assert result.structured_content["status"] == "cancelled"
+        # a question only airline.pl asks: the Prolog guard runs on the shipped rulebases
+        assert "Why do you want to cancel reservation NO6JO3?" in asked, asked
+    stderr = errors.read_text()
+    assert "not started" not in stderr and "unavailable" not in stderr, stderr
+    return stderr
+
+
+async def test_wheel_in_a_fresh_venv_outside_the_checkout(fresh_venv: Path, tmp_path: Path) -> None:
+    env = user_env(tmp_path)
+    where = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", "import sentinel_mcp, sentinel_mcp.paths as p; "
+                            "print(sentinel_mcp.__file__); print(p.RULEBASES_DIR); print(p.GRAMMARS_DIR)"],
+                           env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
+    assert all(w.startswith(str(fresh_venv)) for w in where), where  # the installed copy, not the sources
+    assert len(list(Path(where[1]).glob("*.pl"))) >= 5 and len(list(Path(where[2]).glob("*.gbnf"))) >= 6
+    assert not (fresh_venv / "lib" / "python3.11" / "site-packages" / "a2a").exists()  # the a2a-sdk's name is free
+    await run_embedded_default([str(fresh_venv / "bin" / "sentinel-mcp")], env, tmp_path)
+
+
+async def test_the_container_command_serves_http(fresh_venv: Path, tmp_path: Path) -> None:
+    """The image's ENTRYPOINT + CMD, ENV and HEALTHCHECK, run from the same install (docker itself is not here)."""
+    steps = dockerfile()
+    assert steps["FROM"][-1].startswith("python:3.11-slim-bookworm")  # Debian
+    assert any("apt-get install" in r and "swi-prolog-nox" in r for r in steps["RUN"])
+    assert steps["USER"] == ["sentinel"] and steps["EXPOSE"] == ["8765"]
+    entry, cmd = json.loads(steps["ENTRYPOINT"][0]), json.loads(steps["CMD"][0])
+    assert cmd == ["serve", "--http", "0.0.0.0:8765"]
+    port = str(free_port())
+    here = [a.replace("0.0.0.0:8765", f"127.0.0.1:{port}") for a in cmd]  # this machine: loopback, a free port
+    env = user_env(tmp_path)
+    for assignment in steps["ENV"][0].split():
+        key, _, value = assignment.partition("=")
+        env[key] = value.replace("/data", str(tmp_path / "data"))
+    env["PATH"] = f"{fresh_venv / 'bin'}{os.pathsep}{env['PATH']}"
+    proc = subprocess.Popen([*entry, *here], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
+        health = steps["HEALTHCHECK"][0].split(" CMD ", 1)[1].replace("8765", port)
+        assert health.startswith("python -c ")
+        probe = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", shlex.split(health)[2]], env=env,
+                               capture_output=True, text=True, timeout=30)
+        assert probe.returncode == 0, probe.stderr
+        # the owner's token, generated on this first start where the image keeps its state (the volume)
+        token = (tmp_path / "data" / "http-token").read_text().strip()
+        async with httpx2.AsyncClient(timeout=10) as anonymous:
+            assert (await anonymous.post(f"http://127.0.0.1:{port}/mcp", json={})).status_code == 401
+        shown = subprocess.run([str(fresh_venv / "bin" / "sentinel-mcp"), "config", "token"], env=env, cwd=tmp_path,
+                               capture_output=True, text=True, timeout=60)
+        assert shown.stdout.strip() == token, shown.stderr  # what `docker exec ... config token` prints
+        http = httpx2.AsyncClient(timeout=60, headers={"Authorization": f"Bearer {token}"})
+        async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+            assert "airline__get_user_details" in {t.name for t in (await c.list_tools()).tools}
+        assert (tmp_path / "data" / "sentinel.db").exists()  # state where the image's volume is
+    finally:
+        stop_process(proc)
+
+
+async def test_pipx_install_of_the_wheel(wheel: Path, tmp_path: Path) -> None:
+    env = user_env(tmp_path, PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(tmp_path / "bin"),
+                   PIPX_MAN_DIR=str(tmp_path / "man"), PIPX_DEFAULT_PYTHON=sys._base_executable)
+    done = subprocess.run([str(BIN / "pipx"), "install", str(wheel)], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-2000:]
+    await run_embedded_default([str(tmp_path / "bin" / "sentinel-mcp")], env, tmp_path)
+
+
+async def test_uvx_from_the_wheel(wheel: Path, tmp_path: Path) -> None:
+    env = user_env(tmp_path, UV_PYTHON=sys._base_executable, UV_PYTHON_DOWNLOADS="never",
+                   UV_TOOL_DIR=str(tmp_path / "uv-tools"), UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"))
+    uvx = [str(BIN / "uvx"), "--from", str(wheel), "sentinel-mcp"]
+    # the first run resolves and installs; time it apart from the MCP session's own start-up
+    warm = subprocess.run([*uvx, "--help"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=400)
+    assert warm.returncode == 0 and "serve" in warm.stdout, warm.stderr[-2000:]
+    # the MCP registry's hint (server.json: runtimeHint uvx) runs the command named like the distribution
+    alias = subprocess.run([str(BIN / "uvx"), "--from", str(wheel), "sentinel-mcp-gateway", "--version"], env=env,
+                           cwd=tmp_path, capture_output=True, text=True, timeout=400)
+    assert alias.returncode == 0 and alias.stdout.startswith("sentinel-mcp "), alias.stderr[-2000:]
+    await run_embedded_default(uvx, env, tmp_path)
+
+
+async def test_desktop_bundle_runs_with_uv(wheel: Path, tmp_path: Path) -> None:
+    """The MCPB bundle (server.type uv): its manifest passes the official CLI's validation, it packs, and the
+    unpacked bundle runs the way its manifest tells a host to (``uv run --directory <bundle> server/main.py``)."""
+    from .ts_node import TS_DIR, require_node
+
+    node = str(require_node())
+    mcpb = str(TS_DIR / "node_modules" / "@anthropic-ai" / "mcpb" / "dist" / "cli" / "cli.js")
+    built = subprocess.run([sys.executable, str(ROOT / "packaging" / "mcpb" / "build_bundle.py"), str(wheel),
+                            str(tmp_path / "out")], check=True, capture_output=True, text=True).stdout.strip()
+    bundle = Path(built)
+    valid = subprocess.run([node, mcpb, "validate", str(bundle / "manifest.json")], capture_output=True, text=True)
+    assert valid.returncode == 0 and "validation passes" in valid.stdout, valid.stdout + valid.stderr
+    packed = subprocess.run([node, mcpb, "pack", str(bundle), str(tmp_path / "sentinel.mcpb")], capture_output=True,
+                            text=True, timeout=120)
+    assert packed.returncode == 0, packed.stdout + packed.stderr
+    import zipfile
+
+    unpacked = tmp_path / "installed"
+    with zipfile.ZipFile(tmp_path / "sentinel.mcpb") as z:
+        z.extractall(unpacked)
+    manifest = json.loads((unpacked / "manifest.json").read_text())
+    config = manifest["server"]["mcp_config"]
+    assert config["command"] == "uv" and config["args"][-1] == "serve"
+    args = [a.replace("${__dirname}", str(unpacked)) for a in config["args"][:-1]]  # run_embedded_default adds serve
+    env = user_env(tmp_path, UV_PYTHON=sys._base_executable, UV_PYTHON_DOWNLOADS="never",
+                   UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"), SENTINEL_CONFIG="")  # the empty user_config
+    await run_embedded_default([str(BIN / "uv"), *args], env, tmp_path)

@@ -1,0 +1,136 @@
+"""A test upstream that asks its client things in the middle of calls, by push (handshake era):
+sampling, roots, URL-mode elicitation with its completion notice, progress around a question, and resource
+updates to subscribers.
+
+stdio: python relay_server.py [--modern-only]    in-process: build_server()
+``--modern-only`` refuses the handshake (``initialize``), like an upstream that speaks only 2026-07-28.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import anyio
+from mcp import MCPDeprecationWarning
+from mcp.server import Server, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    EmptyResult,
+    ListResourcesResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    Resource,
+    SamplingMessage,
+    SubscribeRequestParams,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
+)
+
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+RO = ToolAnnotations(read_only_hint=True)
+OBJ: dict[str, Any] = {"type": "object", "properties": {"tag": {"type": "string"}}}
+TOOLS = [Tool(name=n, description=d, input_schema=OBJ, annotations=RO) for n, d in (
+    ("sample", "Asks the client's model (sampling/createMessage)"),
+    ("roots", "Asks the client for its roots"),
+    ("sign_in", "URL-mode elicitation, then the completion notice"),
+    ("progress_question", "Progress, a question, more progress"),
+    ("touch", "Tells subscribers that relay://watched changed"),
+)]
+
+
+def _text(value: str, error: bool = False) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=value)], is_error=error)
+
+
+def build_server() -> Server:
+    watchers: list[Any] = []
+
+    async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=TOOLS)
+
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        tag = (params.arguments or {}).get("tag", "")
+        related = ctx.request_id
+        try:
+            if params.name == "sample":
+                await anyio.sleep(0.05)  # let concurrent calls overlap
+                r = await ctx.session.create_message(
+                    [SamplingMessage(role="user", content=TextContent(type="text", text=f"prompt {tag}"))],
+                    max_tokens=20, related_request_id=related)
+                return _text(f"{tag}<-{r.content.text}")
+            if params.name == "roots":
+                from mcp.shared.message import ServerMessageMetadata
+                from mcp.types import ListRootsRequest, ListRootsResult
+
+                r = await ctx.session.send_request(ListRootsRequest(), ListRootsResult,
+                                                   metadata=ServerMessageMetadata(related_request_id=related))
+                return _text(",".join(str(root.uri) for root in r.roots))
+            if params.name == "sign_in":
+                r = await ctx.session.elicit_url("Sign in to continue", "https://example.com/sign-in", f"el-{tag}",
+                                                 related_request_id=related)
+                await ctx.session.send_elicit_complete(f"el-{tag}", related_request_id=related)
+                return _text(f"sign_in:{r.action}")
+            if params.name == "progress_question":
+                await ctx.session.report_progress(1, 3, "before the question")
+                r = await ctx.session.elicit_form("Go on?", {"type": "object", "properties": {
+                    "ok": {"type": "boolean"}}}, related_request_id=related)
+                await ctx.session.report_progress(2, 3, "after the question")
+                await ctx.session.report_progress(3, 3, "done")
+                return _text(f"progress_question:{r.action}")
+            if params.name == "touch":
+                for session in list(watchers):
+                    await session.send_resource_updated("relay://watched")
+                return _text(f"touched {len(watchers)}")
+        except MCPError as e:
+            return _text(f"{params.name} failed: {e.message}", error=True)
+        return _text(f"unknown tool {params.name}", error=True)
+
+    async def list_resources(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListResourcesResult:
+        return ListResourcesResult(resources=[Resource(uri="relay://watched", name="watched")])
+
+    async def read_resource(ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
+        return ReadResourceResult(contents=[TextResourceContents(uri=params.uri, text="watched")])
+
+    async def subscribe(ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
+        watchers.append(ctx.session)
+        return EmptyResult()
+
+    async def unsubscribe(ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
+        watchers.clear()
+        return EmptyResult()
+
+    return Server("relay", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_list_resources=list_resources, on_read_resource=read_resource,
+                  on_subscribe_resource=subscribe, on_unsubscribe_resource=unsubscribe)
+
+
+def refuse_handshake(server: Server) -> Server:
+    async def no_initialize(ctx: Any, call_next: Any) -> Any:
+        if ctx.method == "initialize":
+            raise MCPError(code=-32601, message="this server speaks 2026-07-28 only")
+        return await call_next(ctx)
+
+    server.middleware.append(no_initialize)
+    return server
+
+
+if __name__ == "__main__":
+    from mcp.server.stdio import stdio_server
+
+    async def main() -> None:
+        server = build_server()
+        if "--modern-only" in sys.argv:
+            refuse_handshake(server)
+        async with stdio_server() as (r, w):
+            await server.run(r, w, server.create_initialization_options())
+
+    anyio.run(main)

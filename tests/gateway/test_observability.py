@@ -1,0 +1,167 @@
+"""What operators see: Prometheus /metrics (calls, decisions, latencies, upstream health), OpenTelemetry spans per
+call (guard, fetch, ask, forward), and OAuth protected-resource metadata for HTTP clients that look for it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.types import ElicitResult
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from sentinel_mcp.config import parse_config
+from sentinel_mcp.gateway import telemetry
+from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.paths import RULEBASES_DIR
+
+from ..conftest import free_port, stop_process
+from .helpers import TOOLBOX, make_config
+from .test_transports import start_http_sentinel, write_config
+
+POLICY = Path(__file__).resolve().parent.parent / "policy"
+
+
+def get(url: str, token: str | None = None) -> tuple[int, dict[str, str], str]:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode()
+
+
+async def test_metrics_count_what_the_audit_log_records(data_dir):
+    cfg = make_config(data_dir, policy={"deny": ["tb__pid"]})
+    async with running_gateway(cfg) as rt:
+        async with Client(rt.front.server) as c:
+            for _ in range(3):
+                await c.call_tool("tb__echo", {"text": "x"})
+            await c.call_tool("tb__pid", {})
+            await c.call_tool("tb__delete_thing", {"name": "x"})  # asks; this client cannot answer
+            await c.call_tool("tb__nope", {})
+        text = rt.metrics.render(rt.manager)
+    lines = set(text.splitlines())
+    assert 'sentinel_calls_total{tool="tb__echo",upstream="tb",origin="client",decision="allow",outcome="ok"} 3' in lines
+    assert 'sentinel_calls_total{tool="tb__pid",upstream="tb",origin="client",decision="deny",outcome="denied"} 1' in lines
+    assert 'sentinel_calls_total{tool="tb__nope",upstream="",origin="client",decision="error",outcome="unknown_tool"} 1' in lines
+    assert {'sentinel_decisions_total{decision="allow"} 3', 'sentinel_decisions_total{decision="ask"} 1',
+            'sentinel_decisions_total{decision="deny"} 1'} <= lines
+    assert 'sentinel_call_duration_seconds_count{upstream="tb",decision="allow"} 3' in lines
+    assert 'sentinel_call_duration_seconds_bucket{upstream="tb",decision="allow",le="+Inf"} 3' in lines
+    assert 'sentinel_upstream_up{upstream="tb"} 1' in lines and 'sentinel_upstream_breaker_open{upstream="tb"} 0' in lines
+
+
+def test_metrics_label_sets_stay_bounded():
+    from sentinel_mcp.gateway.audit import AuditEntry
+    from sentinel_mcp.gateway.metrics import MAX_SERIES, Metrics
+
+    m = Metrics()
+    for i in range(MAX_SERIES + 500):  # a client inventing tool names
+        m.observe(AuditEntry(session="s", tool=f'made"up\n{i}', decision="error", outcome="unknown_tool"))
+    assert len(m.calls) == MAX_SERIES + 1 and any(k[0] == "other" for k in m.calls)
+    assert '\\"' in m.render() and "\\n" in m.render()  # label values escaped, one sample per line
+
+
+def test_metrics_and_protected_resource_metadata_over_http(tmp_path):
+    port = free_port()
+    cfg = write_config(tmp_path, {"tb": {"command": sys.executable, "args": [TOOLBOX]}}, http={"token": "s3cret"},
+                       oauth={"issuer": "https://auth.example.test", "scopes": ["mcp:tools"]})
+    proc = start_http_sentinel(cfg, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert get(f"{base}/metrics")[0] == 401  # behind the token like MCP
+        status, _, body = get(f"{base}/metrics", "s3cret")
+        assert status == 200 and 'sentinel_upstream_up{upstream="tb"} 1' in body
+        for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
+            status, _, body = get(base + path)  # public: a client reads it before it has a token
+            assert status == 200, path
+            assert json.loads(body) == {"resource": f"{base}/mcp", "authorization_servers": ["https://auth.example.test"],
+                                        "bearer_methods_supported": ["header"], "scopes_supported": ["mcp:tools"]}
+        status, headers, _ = get(f"{base}/mcp")
+        challenge = {k.lower(): v for k, v in headers.items()}["www-authenticate"]
+        assert status == 401
+        assert challenge == (f'Bearer realm="sentinel", resource_metadata="{base}/.well-known/oauth-protected-resource"'
+                             ', scope="mcp:tools"')
+    finally:
+        stop_process(proc)
+
+
+@pytest.mark.parametrize("oauth, expected", [
+    ({"issuer": "ftp://auth.example.test"}, "sentinel.oauth.issuer"),
+    ({"issuer": "http://auth.example.test"}, "must be an https:// URL"),
+    ({"issuer": "https://a.test", "audience": "x"}, "sentinel.oauth.audience"),
+])
+def test_bad_oauth_settings_are_config_errors(tmp_path, oauth, expected):
+    cfg = write_config(tmp_path, {}, oauth=oauth)
+    p = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{free_port()}"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and expected in p.stderr and "Traceback" not in p.stderr
+
+
+@pytest.fixture(scope="module")
+def spans():
+    exporter = InMemorySpanExporter()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):  # the API allows one provider per process: install it once
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield exporter
+    exporter.clear()
+
+
+async def test_spans_per_call_guard_fetch_ask_forward(data_dir, spans):
+    cfg = parse_config({
+        "mcpServers": {"bk": {"command": sys.executable, "args": [str(POLICY / "bookings_server.py")]}},
+        "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(POLICY / "rulebases" / "bookings.pl")],
+                     "data_dir": str(data_dir), "seeds": {"current_user": "u_123", "today": "2025-01-15"}},
+    }, base_dir=str(data_dir))
+
+    async def answer(ctx, params):  # noqa: ANN001
+        prop = params.requested_schema["properties"]["answer"]
+        return ElicitResult(action="accept", content={"answer": True if prop["type"] == "boolean" else (
+            "health" if "enum" in prop else "x")})
+
+    async with running_gateway(cfg) as rt:
+        spans.clear()
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=answer) as c:
+            r = await c.call_tool("bk__cancel_booking", {"booking_id": "BK-789"})
+            assert not r.is_error, r.content[0].text
+    done = spans.get_finished_spans()
+    by_id = {s.context.span_id: s for s in done}
+    calls = [s for s in done if s.name == "sentinel.call" and s.attributes["sentinel.tool"] == "bk__cancel_booking"]
+    assert calls and all(s.attributes["sentinel.origin"] == "client" for s in calls)
+    final = calls[-1]
+    assert final.attributes["sentinel.decision"] == "allow" and final.attributes["sentinel.outcome"] == "ok"
+
+    def parent_name(s):  # noqa: ANN001, ANN202
+        return by_id[s.parent.span_id].name if s.parent is not None and s.parent.span_id in by_id else None
+
+    names = {(s.name, parent_name(s)) for s in done}
+    assert ("sentinel.guard", "sentinel.call") in names
+    assert ("sentinel.fetch", "sentinel.guard") in names  # the solver's data-tool call, itself guarded
+    assert ("sentinel.forward", "sentinel.call") in names and ("sentinel.forward", "sentinel.fetch") in names
+    # the user is asked between guard rounds, within the same client request as the calls it unblocks
+    ask = next(s for s in done if s.name == "sentinel.ask")
+    assert ask.parent is not None and ask.parent.span_id == final.parent.span_id
+    assert ask.context.trace_id == final.context.trace_id
+    forward = next(s for s in done if s.name == "sentinel.forward" and s.attributes["sentinel.tool"] == "cancel_booking")
+    assert forward.attributes["sentinel.upstream"] == "bk" and forward.attributes["sentinel.era"] == "2025-11-25"
+    assert all("booking_id" not in json.dumps(dict(s.attributes)) for s in done)  # names, never arguments
+
+
+def test_exporter_is_opt_in_and_problems_are_reported(tmp_path):
+    def cfg(telemetry_section):  # noqa: ANN001, ANN202
+        return parse_config({"sentinel": {"telemetry": telemetry_section}}, base_dir=str(tmp_path))
+
+    assert telemetry.configure(cfg({})) is None  # nothing asked: nothing installed
+    assert "unknown exporter 'zipkin'" in telemetry.configure(cfg({"exporter": "zipkin"}))

@@ -1,0 +1,201 @@
+"""What an upstream asks during a call reaches the client whose call it is, and only that client: sampling,
+roots, URL-mode elicitation (with its completion notice), progress around a question, log levels, resource
+updates; refused with a clear error where that client lacks the capability. Both downstream eras, upstreams
+in-process (a built-in, exact per-call routing) and over stdio; ``protocol: auto`` picks the era by itself."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.types import (
+    CreateMessageResult,
+    ElicitCompleteNotification,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ListRootsResult,
+    ResourceUpdatedNotification,
+    Root,
+    TextContent,
+)
+
+from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.gateway.upstream import BuiltinTarget
+
+from .helpers import make_config, toolbox_stdio
+from .relay_server import build_server, refuse_handshake
+
+RELAY = str(Path(__file__).with_name("relay_server.py"))
+MODES = ["legacy", "auto"]  # the client's era: handshake (pushed to) and 2026-07-28 (held calls)
+
+
+def model(tag: str, seen: list[str] | None = None):  # noqa: ANN201
+    async def sampling(ctx, params):  # noqa: ANN001
+        if seen is not None:
+            seen.append(params.messages[0].content.text)
+        await anyio.sleep(0.02)
+        return CreateMessageResult(role="assistant", model=tag, content=TextContent(type="text", text=f"model {tag}"))
+    return sampling
+
+
+async def mount_relay(rt, name: str = "rl", **kw):  # noqa: ANN001, ANN003, ANN201
+    up = rt.manager.add(name, BuiltinTarget(server=kw.pop("server", None) or build_server(), **kw))
+    assert await up.wait_ready(20), up.last_error
+    return up
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_sampling_of_a_builtin_reaches_the_client_whose_call_it_is(data_dir, mode):
+    """Concurrent calls from two clients to an in-process built-in: each sampling request goes to its own caller."""
+    async with running_gateway(make_config(data_dir, servers={})) as rt:
+        up = await mount_relay(rt)
+        assert not up.modern  # auto: the handshake, so the built-in can push
+        seen_a: list[str] = []
+        seen_b: list[str] = []
+        async with Client(rt.front.server, mode=mode, sampling_callback=model("A", seen_a)) as a, \
+                Client(rt.front.server, mode=mode, sampling_callback=model("B", seen_b)) as b:
+            results: dict[str, str] = {}
+
+            async def call(client: Client, tag: str) -> None:
+                r = await client.call_tool("rl__sample", {"tag": tag})
+                results[tag] = r.content[0].text
+
+            async with anyio.create_task_group() as tg:
+                for i in range(3):
+                    tg.start_soon(call, a, f"a{i}")
+                    tg.start_soon(call, b, f"b{i}")
+        assert results == {**{f"a{i}": f"a{i}<-model A" for i in range(3)},
+                           **{f"b{i}": f"b{i}<-model B" for i in range(3)}}
+        assert sorted(seen_a) == [f"prompt a{i}" for i in range(3)]
+        assert sorted(seen_b) == [f"prompt b{i}" for i in range(3)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_sampling_and_roots_refused_clearly_without_the_capability(data_dir, mode):
+    async with running_gateway(make_config(data_dir, servers={})) as rt:
+        await mount_relay(rt)
+        async with Client(rt.front.server, mode=mode) as c:
+            r = await c.call_tool("rl__sample", {"tag": "x"})
+            assert r.is_error and "sampling request cannot be relayed" in r.content[0].text
+            assert "did not declare sampling" in r.content[0].text
+            r = await c.call_tool("rl__roots", {})
+            assert r.is_error and "roots request cannot be relayed" in r.content[0].text
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_roots_over_stdio_come_from_the_calling_client(data_dir, mode):
+    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    async with running_gateway(cfg) as rt:
+        async def roots(ctx):  # noqa: ANN001
+            return ListRootsResult(roots=[Root(uri="file:///home/user/project", name="project")])
+
+        async with Client(rt.front.server, mode=mode, list_roots_callback=roots,
+                          sampling_callback=model("S")) as c:
+            r = await c.call_tool("rl__roots", {})
+            assert not r.is_error and r.content[0].text == "file:///home/user/project"
+            r = await c.call_tool("rl__sample", {"tag": "s"})
+            assert r.content[0].text == "s<-model S"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_url_elicitation_and_its_completion_reach_the_client(data_dir, mode):
+    async with running_gateway(make_config(data_dir, servers={})) as rt:
+        await mount_relay(rt)
+        asked: list[ElicitRequestURLParams] = []
+        completed: list[str] = []
+
+        async def on_elicit(ctx, params):  # noqa: ANN001
+            asked.append(params)
+            return ElicitResult(action="accept")
+
+        async def on_message(message):  # noqa: ANN001
+            if isinstance(message, ElicitCompleteNotification):
+                completed.append(message.params.elicitation_id)
+
+        async with Client(rt.front.server, mode=mode, elicitation_callback=on_elicit, message_handler=on_message) as c:
+            r = await c.call_tool("rl__sign_in", {"tag": "1"})
+            assert r.content[0].text == "sign_in:accept"
+            with anyio.fail_after(5):
+                while mode == "legacy" and not completed:
+                    await anyio.sleep(0.02)
+        assert isinstance(asked[0], ElicitRequestURLParams) and asked[0].url == "https://example.com/sign-in"
+        if mode == "legacy":  # 2026-era clients get no standalone notices outside a listen stream
+            assert completed == ["el-1"]
+
+
+async def test_progress_reaches_each_round_of_a_held_call(data_dir):
+    """A 2026-era client, an upstream that pushes a question between progress reports: none is lost."""
+    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    async with running_gateway(cfg) as rt:
+        seen: list[tuple[float, str | None]] = []
+
+        async def on_progress(p, total, message):  # noqa: ANN001
+            seen.append((p, message))
+
+        async def yes(ctx, params):  # noqa: ANN001
+            return ElicitResult(action="accept", content={"ok": True})
+
+        async with Client(rt.front.server, mode="auto", elicitation_callback=yes) as c:
+            r = await c.call_tool("rl__progress_question", {}, progress_callback=on_progress)
+            assert r.content[0].text == "progress_question:accept"
+        assert [p for p, _ in seen] == [1, 2, 3], seen
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_resource_updates_reach_subscribers_only(data_dir, mode):
+    async with running_gateway(make_config(data_dir, servers={})) as rt:
+        await mount_relay(rt)
+        got: list[str] = []
+
+        async def on_message(message):  # noqa: ANN001
+            if isinstance(message, ResourceUpdatedNotification):
+                got.append(message.params.uri)
+
+        async with Client(rt.front.server, mode="legacy", message_handler=on_message) as subscriber, \
+                Client(rt.front.server, mode=mode) as other:
+            await subscriber.subscribe_resource("relay://watched")
+            assert (await other.call_tool("rl__touch", {})).content[0].text == "touched 1"
+            with anyio.fail_after(5):
+                while not got:
+                    await anyio.sleep(0.02)
+            assert got == ["relay://watched"]
+            await subscriber.unsubscribe_resource("relay://watched")
+            assert (await other.call_tool("rl__touch", {})).content[0].text == "touched 0"
+            with pytest.raises(Exception, match="not found"):
+                await subscriber.subscribe_resource("relay://nowhere")
+
+
+async def test_log_level_filters_what_is_relayed(data_dir):
+    async with running_gateway(make_config(data_dir)) as rt:
+        lines: list[str] = []
+
+        async def on_log(params):  # noqa: ANN001
+            lines.append(f"{params.level}:{params.data}")
+
+        async with Client(rt.front.server, mode="legacy", logging_callback=on_log) as c:
+            await c.call_tool("tb__chatty", {})
+            await c.set_logging_level("warning")
+            await c.call_tool("tb__chatty", {})
+        assert lines == ["info:chatty: first line", "warning:chatty: second line", "warning:chatty: second line"]
+        assert rt.manager.upstreams["tb"].log_level == "warning"
+
+
+async def test_auto_speaks_the_era_each_upstream_speaks(data_dir):
+    """auto: the handshake for an upstream that has it (it may push), 2026-07-28 for one that refuses it."""
+    servers = {"push": toolbox_stdio(protocol="auto"),
+               "only2026": {"command": sys.executable, "args": [RELAY, "--modern-only"], "protocol": "auto"}}
+    async with running_gateway(make_config(data_dir, servers=servers)) as rt:
+        push, only2026 = rt.manager.upstreams["push"], rt.manager.upstreams["only2026"]
+        with anyio.fail_after(30):
+            while push.state != "ready" or only2026.state != "ready":
+                await anyio.sleep(0.05)
+        assert not push.modern and only2026.modern
+        inproc = await mount_relay(rt, "inproc", server=refuse_handshake(build_server()), protocol="auto")
+        assert inproc.modern
+        async with Client(rt.front.server, mode="legacy") as c:
+            names = {t.name for t in (await c.list_tools()).tools}
+            assert {"push__echo", "only2026__touch", "inproc__touch"} <= names
+            assert (await c.call_tool("only2026__touch", {})).content[0].text == "touched 0"
