@@ -71,10 +71,12 @@ async def test_healthz_shows_the_model_status(data_dir, tiny_chat_model):
     import httpx2
 
     from sentinel_mcp.gateway.http_app import build_http_app
+    from sentinel_mcp.identity.http_auth import http_auth_for
 
     # a seed of its own: a fresh engine (engines are shared per process by their settings)
     config = _config(data_dir, tiny_chat_model, seed=4242)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=8765)
+    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=8765,
+                                 auth=http_auth_for(config).authenticator)  # /healthz itself is public
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
         async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http:
