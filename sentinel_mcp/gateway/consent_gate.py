@@ -42,19 +42,22 @@ ONCE_SCHEMA = {"type": "object", "properties": {"allow": CONSENT_SCHEMA["propert
                "required": ["allow"]}
 
 
-def personal_kinds(tool: Any, call: ToolCall, configured: dict[str, str]) -> list[tuple[str, bool]]:
-    """(kind, this call only) for every kind of personal data this call would read."""
+def _declared(tool: Any, identity: str, configured: dict[str, str]) -> tuple[str | None, dict[str, str]]:
     meta = getattr(tool, "meta", None) or {}
     meta = meta if isinstance(meta, dict) else {}
-    out: list[tuple[str, bool]] = []
-    kind = configured.get(call.identity) or meta.get(PERSONAL_META)
-    if kind:
-        out.append((str(kind), False))
+    kind = configured.get(identity) or meta.get(PERSONAL_META)
     by_argument = meta.get(PERSONAL_ARGUMENTS_META)
-    if isinstance(by_argument, dict):
-        for arg, k in sorted(by_argument.items()):
-            if call.arguments.get(arg) not in (None, False, "", 0, [], {}):
-                out.append((str(k), True))
+    return (str(kind) if kind else None,
+            {str(a): str(k) for a, k in by_argument.items()} if isinstance(by_argument, dict) else {})
+
+
+def personal_kinds(tool: Any, call: ToolCall, configured: dict[str, str]) -> list[tuple[str, bool]]:
+    """(kind, this call only) for every kind of personal data this call would read."""
+    kind, by_argument = _declared(tool, call.identity, configured)
+    out: list[tuple[str, bool]] = [(kind, False)] if kind else []
+    for arg, k in sorted(by_argument.items()):
+        if call.arguments.get(arg) not in (None, False, "", 0, [], {}):
+            out.append((k, True))
     return out
 
 
@@ -66,6 +69,17 @@ class ConsentGate:
         self.max_once = max_once
         # one-call consents: (principal, session, identity, digest, kind) -> expiry (monotonic)
         self._once: dict[tuple[str, str, str, str, str], float] = {}
+
+    def withheld_kind(self, tool: Any, identity: str, principal: str) -> str | None:
+        """A kind of personal data ``tool`` may read that ``principal`` has no standing consent for (None: none).
+
+        Facts the policy fetched from such a tool stay inside Sentinel for that principal: its own queries,
+        summaries and proofs do not show them. Per-argument kinds are one-call kinds, never standing, so a
+        tool that declares any is always withheld (its facts may have come from a call that read them)."""
+        kind, by_argument = _declared(tool, identity, self.configured)
+        if kind and self.book.current(principal, kind, UNSPECIFIED) is None:
+            return kind
+        return next(iter(sorted(by_argument.values())), None)
 
     def _once_key(self, call: ToolCall, kind: str) -> tuple[str, str, str, str, str]:
         return (call.principal or "", call.session_id, call.identity, call.digest, kind)

@@ -100,6 +100,15 @@ class Gateway:
         route = catalog.route(name) or catalog.route(name, by_identity=True)
         return route.exposed if route else None
 
+    def withheld_personal(self, name: str, principal: str) -> str | None:
+        """The kind of personal data tool ``name`` reads that ``principal`` has not consented to (None: none);
+        the policy's introspection tools keep facts from such tools away from that principal."""
+        catalog = self.manager.catalog
+        route = catalog.route(name) or catalog.route(name, by_identity=True)
+        if route is None or self.consent_gate is None:
+            return None
+        return self.consent_gate.withheld_kind(route.exposed, route.identity, principal)
+
     def list_catalog_tools(self, principal: Principal | None = None) -> list[Tool]:
         """The catalog, or the part of it ``principal`` may reach."""
         if principal is None or principal.unrestricted:

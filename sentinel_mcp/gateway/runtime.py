@@ -72,7 +72,7 @@ def _create_guard(config: Config, gateway: Gateway, fallback: DefaultGuard, prob
         from sentinel_mcp.policy.guard import create_guard
     except ImportError as e:  # rulebases are configured: without them nothing is served (fail closed)
         return ClosedGuard(f"the policy engine is unavailable ({e})")
-    return create_guard(config, gateway)
+    return create_guard(config, gateway, withheld=gateway.withheld_personal)
 
 
 @contextlib.asynccontextmanager

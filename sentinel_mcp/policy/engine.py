@@ -15,7 +15,7 @@ import queue
 import threading
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, quote_atom
 
@@ -164,11 +164,16 @@ class PrologEngine:
             f"{quote_atom(tool)}, {json_atom(arguments)}, {quote_atom(digest)}, {quote_atom(version)}, "
             f"{int(limit)}, Out)")
 
-    async def dump_session(self, session: str) -> str:
-        """The session's facts as lines ``Fact<TAB>Expires<TAB>Provenance`` (for a query worker's copy)."""
+    async def dump_session(self, session: str, hidden_predicates: Iterable[str] = (),
+                           hidden_tools: Iterable[str] = ()) -> str:
+        """The session's facts as lines ``Fact<TAB>Expires<TAB>Provenance`` (for a query worker's copy), without
+        the facts of ``hidden_predicates`` and the fetch markers of ``hidden_tools``."""
+        preds = "[" + ",".join(quote_atom(p) for p in sorted(hidden_predicates)) + "]"
+        tools = "[" + ",".join(quote_atom(t) for t in sorted(hidden_tools)) + "]"
 
         def job(p: Any) -> str:
-            rows = list(p.query(f"sentinel_core:sn_dump_session({quote_atom(session)}, Out)", maxresult=1))
+            rows = list(p.query(f"sentinel_core:sn_dump_session({quote_atom(session)}, {preds}, {tools}, Out)",
+                                maxresult=1))
             out = rows[0]["Out"] if rows else ""
             return out.decode() if isinstance(out, bytes) else str(out)
 

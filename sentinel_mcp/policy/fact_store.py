@@ -10,7 +10,7 @@ import asyncio
 import json
 import time
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import aiosqlite
 from pydantic import BaseModel, Field
@@ -213,10 +213,11 @@ class FactStore:
 
     # ---------------------------------------------------------------- summary
     async def summary(self, session: str, open_askables: list[str] | None = None, now: float | None = None,
-                      max_facts: int = 200) -> str:
-        """A compact text for an LLM's context: valid facts, bound contexts, open questions."""
+                      max_facts: int = 200, shows: Callable[[Fact], bool] | None = None) -> str:
+        """A compact text for an LLM's context: valid facts (those ``shows`` lets through), bound contexts,
+        open questions."""
         now = time.time() if now is None else now
-        facts = [f for f in await self.valid(session, now) if not f.internal]
+        facts = [f for f in await self.valid(session, now) if not f.internal and (shows is None or shows(f))]
         ctx = await self.contexts(session)
         lines = [f"Session {session}: {len(facts)} valid fact(s)."]
         if ctx:

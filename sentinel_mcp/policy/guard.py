@@ -28,6 +28,7 @@ from sentinel_mcp.policy.questions import AnswerRefused, answer_value, question_
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.solver import Solver, SolverResult
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
+from sentinel_mcp.policy.withheld_facts import WithheldFn
 
 log = logging.getLogger(__name__)
 _instances = itertools.count(1)
@@ -48,8 +49,10 @@ class PolicyGuard:
     def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
-                 inference_limit: int = DEFAULT_INFERENCE_LIMIT) -> None:
+                 inference_limit: int = DEFAULT_INFERENCE_LIMIT, withheld: WithheldFn | None = None) -> None:
         self.settings = settings or PolicySettings()
+        # (tool, principal) -> the personal kind a client's introspection may not see (the consent gate's)
+        self.withheld = withheld
         self.engine = engine or shared_engine()
         self.port = port
         self.store = FactStore(store_path)
@@ -293,7 +296,7 @@ def how_to_unblock(result: SolverResult) -> list[str]:
     return tips
 
 
-def create_guard(config: Config, port: GatewayPort) -> PolicyGuard:
+def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None = None) -> PolicyGuard:
     """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``."""
     return PolicyGuard(config.rulebase_paths(), port, store_path=facts_db_path(config),
-                       settings=config.sentinel.policy, seeds=config.sentinel.seeds)
+                       settings=config.sentinel.policy, seeds=config.sentinel.seeds, withheld=withheld)

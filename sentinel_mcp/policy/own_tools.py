@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import session_of
+from sentinel_mcp.gateway.call_meta import principal_of, session_of
 from sentinel_mcp.policy.policy_service import PolicyService
 from sentinel_mcp.policy.questions import AnswerRefused
 
@@ -36,11 +36,12 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     mcp = MCPServer("sentinel", version="1.0",
                     instructions="Sentinel's policy tools: symbolic queries over established facts and contexts.")
 
-    def service() -> PolicyService:
+    def service(ctx_: Context | None = None) -> PolicyService:
         guard = ctx.services.get("guard")
         if guard is None or not hasattr(guard, "rulebases"):
             raise RuntimeError("the policy engine is not active (no rulebases configured)")
-        return PolicyService(guard)
+        # a client's look into the policy is its principal's: personal data it has no consent for stays out
+        return PolicyService(guard, principal_of(ctx_) if ctx_ is not None else None)
 
     @mcp.tool(annotations=READ)
     async def sentinel_query(goal: str, ctx_: Context) -> CallToolResult:
@@ -48,7 +49,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         `booking_status(booking_of_interest, S)`. Variables (capitalised) come back bound in each solution;
         missing facts are fetched through their read-only tools."""
         try:
-            out = await service().query(session_of(ctx_), goal)
+            out = await service(ctx_).query(session_of(ctx_), goal)
         except (RuntimeError, ValueError) as e:
             return _error(str(e))
         return _result(out.model_dump(), error=out.status not in ("proved", "failed", "blocked"))
@@ -57,7 +58,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     async def sentinel_facts(ctx_: Context) -> CallToolResult:
         """A compact summary of this session's valid facts, bound contexts and askable questions."""
         try:
-            text = await service().summary(session_of(ctx_))
+            text = await service(ctx_).summary(session_of(ctx_))
         except RuntimeError as e:
             return _error(str(e))
         return _result({"summary": text}, text=text)
@@ -67,7 +68,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         """Rebind a context (the entity in focus, e.g. booking_of_interest) to a value. The rulebase's check
         for the context must hold (e.g. the booking belongs to the current user)."""
         try:
-            out = await service().bind(session_of(ctx_), context, value)
+            out = await service(ctx_).bind(session_of(ctx_), context, value)
         except (RuntimeError, ValueError) as e:
             return _error(str(e))
         return _result(out)
@@ -78,7 +79,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         """Record the answer to an askable (e.g. predicate `cancel_reason`, inputs `["ABC123"]`, answer
         `health`). The fact has provenance `agent`; questions that only the user may answer refuse it."""
         try:
-            fact = await service().answer(session_of(ctx_), predicate, list(inputs), answer)
+            fact = await service(ctx_).answer(session_of(ctx_), predicate, list(inputs), answer)
         except (RuntimeError, ValueError, AnswerRefused) as e:
             return _error(str(e))
         return _result({"recorded": fact, "provenance": "agent"})
@@ -88,7 +89,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         """What a tool call would need: the decision, its proof, what is missing and which questions remain
         (nothing is called except the read-only tools that establish facts)."""
         try:
-            out = await service().why_not(session_of(ctx_), tool, arguments or {})
+            out = await service(ctx_).why_not(session_of(ctx_), tool, arguments or {})
         except RuntimeError as e:
             return _error(str(e))
         return _result(out)
@@ -97,7 +98,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     async def facts_resource() -> str:
         """The facts summary of the default session."""
         try:
-            return await service().summary("default")
+            # no caller is known here: personal data no one consented to stays out
+            return await PolicyService(service().guard, "").summary("default")
         except RuntimeError as e:
             return str(e)
 

@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Deny, ToolCall
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
-from sentinel_mcp.policy.solver import SolverResult
+from sentinel_mcp.policy.solver import FetchFilter, SolverResult
+from sentinel_mcp.policy.withheld_facts import Withholding
 
 
 class QueryOutcome(BaseModel):
@@ -24,8 +25,21 @@ class QueryOutcome(BaseModel):
 
 
 class PolicyService:
-    def __init__(self, guard: PolicyGuard) -> None:
+    def __init__(self, guard: PolicyGuard, principal: str | None = None) -> None:
+        """``principal``: whom the answers are for (a client's); None is the device owner at the CLI."""
         self.guard = guard
+        withheld = guard.withheld
+        self.withholding = (Withholding(withheld, principal)
+                            if principal is not None and withheld is not None else None)
+
+    @property
+    def _may_fetch(self) -> FetchFilter | None:
+        return self.withholding.fetch_refusal if self.withholding is not None else None
+
+    async def _hidden(self, session: str) -> tuple[frozenset[str], frozenset[str]]:
+        if self.withholding is None:
+            return frozenset(), frozenset()
+        return self.withholding.hidden(await self.guard.store.valid(session))
 
     @property
     def _rb(self):  # noqa: ANN202
@@ -43,17 +57,23 @@ class PolicyService:
         mod = await g.knowledge.ensure(session, rb)
         goal = goal.strip().rstrip(".")
 
+        hidden = (frozenset(), frozenset())
+
         async def dump() -> str:
-            return await g.engine.dump_session(mod)
+            return await g.engine.dump_session(mod, *hidden)
 
         async def one_pass() -> dict[str, Any]:
+            nonlocal hidden
             await g.knowledge.ensure(session, rb)
+            hidden = await self._hidden(session)
+            # the worker's copy is keyed by what it leaves out too (a consent given or revoked changes it)
             return await g.queries.query(
                 rb_module=rb.module, rb_version=rb.version, rb_files=rb.files, session_module=mod,
-                generation=g.knowledge.generation.get(session, 0), dump_session=dump, now=time.time(),
-                goal=goal)
+                generation=(g.knowledge.generation.get(session, 0), hidden), dump_session=dump,
+                now=time.time(), goal=goal)
 
-        res = await g.solver.solve(one_pass, rb, session, deadline=time.monotonic() + g.settings.guard_timeout)
+        res = await g.solver.solve(one_pass, rb, session, deadline=time.monotonic() + g.settings.guard_timeout,
+                                   may_fetch=self._may_fetch)
         return _query_outcome(goal, res)
 
     async def summary(self, session: str) -> str:
@@ -62,7 +82,8 @@ class PolicyService:
         answered = {f.predicate for f in await self.guard.store.valid(session)}
         open_q = [f"{a.predicate}/{a.arity}: {a.question} ({_type_text(a.type)}; "
                   f"answerable by {', '.join(a.from_)})" for a in rb.info.askables if a.predicate not in answered]
-        text = await self.guard.store.summary(session, open_q)
+        hidden = await self._hidden(session)
+        text = await self.guard.store.summary(session, open_q, shows=lambda f: Withholding.shows(f, hidden))
         if rb.info.contexts:
             text += "\nDeclared contexts: " + ", ".join(rb.info.contexts)
         return text
@@ -79,12 +100,14 @@ class PolicyService:
             return await g.engine.context_check(rb.module, mod, time.time(), name, value,
                                                 rb.info.inference_limit(g.inference_limit))
 
-        res = await g.solver.solve(one_pass, rb, session, deadline=time.monotonic() + g.settings.guard_timeout)
+        res = await g.solver.solve(one_pass, rb, session, deadline=time.monotonic() + g.settings.guard_timeout,
+                                   may_fetch=self._may_fetch)
         if res.status != "proved":
             why = "; ".join(res.unmet) or "; ".join(m["fact"] for m in res.missing) or "its check does not hold"
             raise ValueError(f"cannot bind {name} to {value!r}: {why}")
         removed = await g.knowledge.bind_context(session, name, value)
-        return {"context": name, "value": value, "invalidated": removed, "proof": res.tree}
+        return {"context": name, "value": value, "invalidated": removed,
+                "proof": Withholding.proof(res.tree, await self._hidden(session))}
 
     async def answer(self, session: str, predicate: str, inputs: list[Any], value: Any,
                      provenance: str = "agent") -> str:
@@ -130,7 +153,7 @@ class PolicyService:
         d = await self.guard.decide(call)
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):
-            out["proof"] = d.proof
+            out["proof"] = Withholding.proof(d.proof, await self._hidden(session))
         elif isinstance(d, Deny):
             out |= {"unmet": d.unmet, "how_to_unblock": d.how_to_unblock}
         elif isinstance(d, Ask):

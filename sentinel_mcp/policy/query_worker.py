@@ -21,7 +21,7 @@ import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Hashable
 
 from sentinel_mcp.policy.prolog_text import from_prolog_json, json_text
 
@@ -62,7 +62,7 @@ def _limit_child(address_space: int) -> None:  # runs in the child before exec
 class _Worker:
     proc: asyncio.subprocess.Process
     modules: dict[str, str] = field(default_factory=dict)  # rulebase module -> version loaded
-    sessions: dict[str, int] = field(default_factory=dict)  # session module -> generation sent
+    sessions: dict[str, Hashable] = field(default_factory=dict)  # session module -> generation sent
 
 
 class QueryWorker:
@@ -116,7 +116,7 @@ class QueryWorker:
         return from_prolog_json(line.decode("utf-8", "replace"))
 
     async def query(self, *, rb_module: str, rb_version: str, rb_files: list[str], session_module: str,
-                    generation: int, dump_session: Any, now: float, goal: str,
+                    generation: Hashable, dump_session: Any, now: float, goal: str,
                     inference_limit: int | None = None) -> dict[str, Any]:
         """Prove a client goal; ``dump_session()`` gives the session's facts (only called when the worker's
         copy is older than ``generation``). Returns the engine's query answer (status, solutions, needs)."""

@@ -27,6 +27,7 @@ from sentinel_mcp.policy.rulebase import Rulebase
 log = logging.getLogger(__name__)
 
 PassFn = Callable[[], Awaitable[dict[str, Any]]]
+FetchFilter = Callable[[str], "str | None"]  # tool -> why it may not be fetched now, or None
 
 
 class FetchRecord(BaseModel):
@@ -78,7 +79,7 @@ class Solver:
         self.max_concurrent_fetches = max(1, max_concurrent_fetches)
 
     async def solve(self, run_pass: PassFn, rb: Rulebase, session: str, *, depth: int = 0,
-                    deadline: float | None = None) -> SolverResult:
+                    deadline: float | None = None, may_fetch: FetchFilter | None = None) -> SolverResult:
         attempted: dict[tuple[str, str], FetchRecord] = {}
         fetches: list[FetchRecord] = []
         out: dict[str, Any] = {}
@@ -106,7 +107,7 @@ class Solver:
             if not todo or depth >= self.max_depth or (deadline is not None and time.monotonic() >= deadline):
                 break
             remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
-            records = await self._fetch_all(list(todo.values()), rb, session, depth, remaining)
+            records = await self._fetch_all(list(todo.values()), rb, session, depth, remaining, may_fetch)
             for key, rec in zip(todo, records):
                 attempted[key] = rec
             fetches.extend(records)
@@ -118,17 +119,18 @@ class Solver:
                     and (n["tool"], argument_digest(n["arguments"])) not in attempted]
         questions = [n for n in needs if n["kind"] in ("ask", "confirm")]
         status = "blocked" if questions and not missing else "failed"
+        # no solutions: those of a pass that assumed something rest on unknown values, not on facts
         return SolverResult(status=status, questions=questions, unmet=out.get("unmet", []),
                             tentative=out.get("tentative", []), missing=missing,
-                            fetches=fetches, passes=passes, solutions=out.get("solutions", []))
+                            fetches=fetches, passes=passes)
 
     async def _fetch_all(self, needs: list[dict[str, Any]], rb: Rulebase, session: str, depth: int,
-                         timeout: float | None) -> list[FetchRecord]:
+                         timeout: float | None, may_fetch: FetchFilter | None = None) -> list[FetchRecord]:
         gate = asyncio.Semaphore(self.max_concurrent_fetches)
 
         async def gated(n: dict[str, Any]) -> FetchRecord:
             async with gate:
-                return await self._fetch(n["tool"], n["arguments"], rb, session, depth)
+                return await self._fetch(n["tool"], n["arguments"], rb, session, depth, may_fetch)
 
         tasks = [asyncio.create_task(gated(n)) for n in needs]
         done, pending = await asyncio.wait(tasks, timeout=timeout or self.fetch_timeout)
@@ -146,7 +148,7 @@ class Solver:
         return records
 
     async def _fetch(self, tool: str, arguments: dict[str, Any], rb: Rulebase, session: str,
-                     depth: int) -> FetchRecord:
+                     depth: int, may_fetch: FetchFilter | None = None) -> FetchRecord:
         started = time.time()
 
         def fail(msg: str) -> FetchRecord:
@@ -154,6 +156,9 @@ class Solver:
 
         if self.port is None:
             return fail("no gateway to fetch through")
+        refusal = may_fetch(tool) if may_fetch is not None else None
+        if refusal:
+            return fail(refusal)
         if not self.is_read_only(tool):
             # bindings are only ever served by read-only tools (the checker reports the others)
             return fail(f"{tool} is not a read-only tool (or not in the catalog); it is never called by the solver")

@@ -304,10 +304,18 @@ client_error_words(_, 'the query could not be evaluated').
 
 %  sn_dump_session(+Session, -Text): the session's facts as "Fact<TAB>Expires<TAB>Prov" lines (the format
 %  of sn_assert_lines), written canonically so that they read back identically elsewhere.
-sn_dump_session(Session, Text) :-
+sn_dump_session(Session, Text) :- sn_dump_session(Session, [], [], Text).
+
+%  sn_dump_session(+Session, +HiddenPreds, +HiddenTools, -Text): without the facts of the predicates in
+%  HiddenPreds and the fetch markers of the tools in HiddenTools (personal data a principal may not see).
+sn_dump_session(Session, HiddenPreds, HiddenTools, Text) :-
     ensure_session(Session),
     with_output_to(string(Text),
-        forall(Session:'$fact'(F, E, P), format('~k\t~w\t~w~n', [F, E, P]))).
+        forall(( Session:'$fact'(F, E, P), \+ hidden_fact(F, HiddenPreds, HiddenTools) ),
+               format('~k\t~w\t~w~n', [F, E, P]))).
+
+hidden_fact('$fetched'(_, _, T, _), _, HiddenTools) :- !, memberchk(T, HiddenTools).
+hidden_fact(F, HiddenPreds, _) :- functor(F, N, _), memberchk(N, HiddenPreds).
 
 
 solution_json(Vs-T, json([bindings=json(B), proof=TJ])) :-
