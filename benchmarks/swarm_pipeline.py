@@ -1,6 +1,8 @@
-"""Swarm benchmark: a 5-step build against a local OpenAI-compatible HTTP stand-in (tests/swarm), run
-directly (BuildService) and through the MCP server in-process (both protocol eras), beside the cost of
-the deterministic checks and plan validation. Prints one table.
+"""Swarm benchmark: the 2-feature build (15 steps, 16 model calls) against a local OpenAI-compatible HTTP
+stand-in (tests/swarm), run directly (BuildService) and through the MCP server in-process (both protocol
+eras), beside the cost of the deterministic parts (plan from blueprint, rendering, checks). Prints one table.
+The real tools (aapt, ktlint) are off here: they run in seconds per build and are measured by the local-model
+benchmark (benchmarks/swarm_local_model.py).
 
 The figures measure the swarm's own overhead (orchestration, SQLite audit, atomic writes, HTTP
 client): the stand-in answers at once, so a real model's latency comes on top.
@@ -22,18 +24,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "swarm" / "support"))
 
 from mcp import Client
-from scripted_model import FILES, PLAN, SPEC, ScriptedModelServer
+from decided_project import decided
+from scripted_model import BLUEPRINT, MODEL_STEPS, SPEC, ScriptedModelServer
 
 from sentinel_mcp.gateway.builtin import BuiltinContext
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings
 from sentinel_mcp.swarm.build_service import BuildService
 from sentinel_mcp.swarm.checks import check_project
-from sentinel_mcp.swarm.plan import parse_plan, validate_plan
+from sentinel_mcp.swarm.blueprint import parse_blueprint
+from sentinel_mcp.swarm.project_plan import compose_plan
 from sentinel_mcp.swarm.server import create_server
 from sentinel_mcp.swarm.settings import swarm_settings
 from sentinel_mcp.swarm.spec import parse_spec
 
-SETTINGS = {"backend": "openai", "openai": {"model": "bench", "backoff_base": 0.01}}
+SETTINGS = {"backend": "openai", "openai": {"model": "bench", "backoff_base": 0.01},
+            "verify": {"kotlin": False, "resources": False}}
+CALLS = 2 + 2 * MODEL_STEPS
 
 
 async def build_direct(server: ScriptedModelServer, root: Path) -> tuple[float, float]:
@@ -83,19 +89,21 @@ async def main(runs: int) -> None:
                 t, m = await build_direct(server, Path(tmp) / f"d{i}")
                 direct.append(t)
                 model.append(m)
-            per_call = statistics.median(direct) / 12
-            rows.append(("5-step build, BuildService (12 model calls)", f"{statistics.median(direct):8.1f} ms"))
+            per_call = statistics.median(direct) / CALLS
+            rows.append((f"15-step build, BuildService ({CALLS} model calls)", f"{statistics.median(direct):8.1f} ms"))
             rows.append(("  of which model HTTP round trips", f"{statistics.median(model):8.1f} ms"))
             rows.append(("  per model call, all included", f"{per_call:8.1f} ms"))
             for mode in ("legacy", "auto"):
                 times = [await build_mcp(server, Path(tmp) / f"{mode}{i}", mode) for i in range(runs)]
-                rows.append((f"5-step build via MCP swarm_build wait=true ({mode})",
+                rows.append((f"15-step build via MCP swarm_build wait=true ({mode})",
                              f"{statistics.median(times):8.1f} ms"))
     finally:
         server.stop()
     spec = parse_spec(SPEC)
-    rows.append(("check_project on the 5 generated files", f"{micro(lambda: check_project(FILES, spec.package_name), 300):8.1f} µs"))
-    rows.append(("parse + validate the 5-step plan", f"{micro(lambda: validate_plan(parse_plan(PLAN), spec, 25), 300):8.1f} µs"))
+    files = decided()[2]
+    rows.append(("check_project on the 15 generated files", f"{micro(lambda: check_project(files, spec.package_name), 300):8.1f} µs"))
+    rows.append(("blueprint -> validated 15-step plan", f"{micro(lambda: compose_plan(spec, parse_blueprint(BLUEPRINT, spec, max_screens=5), 25), 300):8.1f} µs"))
+    rows.append(("every answer rendered (the 15 files)", f"{micro(decided, 50):8.1f} µs"))
     width = max(len(r[0]) for r in rows)
     print(f"swarm pipeline benchmark (median of {runs} runs; scripted model answers at once)")
     print(f"{'measure':<{width}}  {'value':>11}")

@@ -1,6 +1,10 @@
 % Airline policy (tau2-bench airline, ../shared/data/tau2-airline/policy.md) for the airline example server
 % (examples/airline), mounted as "airline". Facts come from its read tools; what only the user can say is
-% askable. Language: docs/rulebase-language.md.
+% askable. Every requirement cites the sentence of policy.md it formalises (policy_ref), so a refusal quotes
+% the policy; the payment and baggage rules are all checked here, not left to the airline API.
+% Language: docs/rulebase-language.md.
+
+policy_document(airline, 'examples/airline/data/policy.md').
 
 % ---------------------------------------------------------------- time and identity
 seed(current_time('2024-05-15T15:00:00')).   % "The current time is 2024-05-15 15:00:00 EST."
@@ -9,7 +13,9 @@ fact(current_time/1).
 fact(today/1).
 
 % The user must give their own user id (a config seed may establish it for a logged-in user).
-askable(current_user(U), "What is your user id?", text, [from([user])]).
+askable(current_user(U), "What is your user id?", text,
+        [from([user]),
+         unknown('I need your user id to act on a reservation: it is in your profile and in the e-mail that confirmed your booking. Please look it up, then ask again.')]).
 
 % ---------------------------------------------------------------- bindings (read-only tools)
 binding(user_membership(U, M), tool('airline__get_user_details', [user_id = U]),
@@ -18,6 +24,9 @@ binding(user_payment(U, Id, Source), tool('airline__get_user_details', [user_id 
         extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300)]).
 binding(user_payment_balance(U, Id, Amount), tool('airline__get_user_details', [user_id = U]),
         extract([Id = key('/payment_methods/*'), Amount = '/payment_methods/*/amount']), [ttl(300)]).
+binding(user_card(U, Id, Brand, Last4), tool('airline__get_user_details', [user_id = U]),
+        extract([Id = key('/payment_methods/*'), Brand = '/payment_methods/*/brand',
+                 Last4 = '/payment_methods/*/last_four']), [ttl(300)]).
 binding(user_reservation(U, R), tool('airline__get_user_details', [user_id = U]),
         extract([R = '/reservations/*']), [ttl(300)]).
 
@@ -32,9 +41,13 @@ binding(reservation_created(R, T), tool('airline__get_reservation_details', [res
 binding(reservation_leg(R, F, Date, O, D), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([F = '/flights/*/flight_number', Date = '/flights/*/date',
                  O = '/flights/*/origin', D = '/flights/*/destination']), [ttl(60)]).
+binding(reservation_leg_price(R, F, Date, P), tool('airline__get_reservation_details', [reservation_id = R]),
+        extract([F = '/flights/*/flight_number', Date = '/flights/*/date', P = '/flights/*/price']), [ttl(60)]).
 binding(reservation_passenger(R, First, Last, Dob), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([First = '/passengers/*/first_name', Last = '/passengers/*/last_name', Dob = '/passengers/*/dob']),
         [ttl(60)]).
+binding(reservation_payment(R, Id, Amount), tool('airline__get_reservation_details', [reservation_id = R]),
+        extract([Id = '/payment_history/*/payment_id', Amount = '/payment_history/*/amount']), [ttl(60)]).
 binding(reservation_insurance(R, I), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([I = '/insurance']), [ttl(60)]).
 binding(reservation_baggage(R, Total, Nonfree), tool('airline__get_reservation_details', [reservation_id = R]),
@@ -42,22 +55,110 @@ binding(reservation_baggage(R, Total, Nonfree), tool('airline__get_reservation_d
 binding(reservation_status(R, S), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([S = '/status']), [ttl(60)]).
 
+binding(airport_city(Code, City), tool('airline__list_all_airports', []),
+        extract([Code = '/result/*/iata', City = '/result/*/city']), [ttl(session)]).
 binding(flight_status(F, Date, S), tool('airline__get_flight_status', [flight_number = F, date = Date]),
         extract([S = '/result']), [ttl(60)]).
 binding(direct_flight(O, D, Date, F), tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
         extract([F = '/result/*/flight_number']), [ttl(60)]).
-binding(onestop_flight(O, D, Date, F1, D1, F2, D2),
+binding(direct_flight_price(O, D, Date, F, Cabin, Price),
+        tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
+        extract([F = '/result/*/flight_number', Cabin = key('/result/*/prices/*'), Price = '/result/*/prices/*']),
+        [ttl(60)]).
+binding(direct_flight_seats(O, D, Date, F, Cabin, Seats),
+        tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
+        extract([F = '/result/*/flight_number', Cabin = key('/result/*/available_seats/*'),
+                 Seats = '/result/*/available_seats/*']), [ttl(60)]).
+binding(onestop_flight(O, D, Date, F1, D1, M, F2, D2),
         tool('airline__search_onestop_flight', [origin = O, destination = D, date = Date]),
-        extract([F1 = '/result/*/0/flight_number', D1 = '/result/*/0/date',
+        extract([F1 = '/result/*/0/flight_number', D1 = '/result/*/0/date', M = '/result/*/0/destination',
                  F2 = '/result/*/1/flight_number', D2 = '/result/*/1/date']), [ttl(60)]).
 
 % ---------------------------------------------------------------- askables (only the user can say)
 askable(cancel_reason(R, W), "Why do you want to cancel reservation ~w?",
-        choice([change_of_plan, airline_cancelled, health, weather, other]), [from([user, agent])]).
-askable(compensation_reservation(U, R), "Which reservation of ~w is the compensation about (reservation id)?",
-        text, [from([user, agent])]).
-askable(compensation_reason(R, W), "What happened to your flight in reservation ~w?",
-        choice([cancelled_flight, delayed_flight, other]), [from([user, agent])]).
+        choice([change_of_plan - "My plans changed", airline_cancelled - "The airline cancelled a flight",
+                health - "Health reasons", weather - "Bad weather", other - "Another reason"]),
+        [from([user, agent]), unknown(as(other))]).
+askable(compensation_reservation(U, R), "Which of your reservations is this about?",
+        choice_of(R, Label, ( user_reservation(U, R), reservation_label(R, Label) )),
+        [from([user, agent]),
+         unknown('Ask the user for the route and date of the trip, find it among their reservations (get_user_details, then get_reservation_details), and ask again.')]).
+askable(compensation_reason(R, W), "What happened to the flights of your reservation ~w?",
+        choice([cancelled_flight - "The airline cancelled a flight", delayed_flight - "A flight was delayed",
+                other - "Something else"]),
+        [from([user, agent]), unknown(as(other))]).
+
+% ---------------------------------------------------------------- how things read for a person
+cites(free_bags_per_passenger/3, policy_ref(airline, 'If the booking user is a regular member')).
+cites(free_bags_per_passenger/3, policy_ref(airline, 'If the booking user is a silver member')).
+cites(free_bags_per_passenger/3, policy_ref(airline, 'If the booking user is a gold member')).
+cites(bag_fee/1, policy_ref(airline, 'Each extra baggage is 50 dollars.')).
+cites(insurance_fee/1, policy_ref(airline, 'The travel insurance is 30 dollars per passenger')).
+cites(flown_status/1, policy_ref(airline, 'If the status is flying, the flight has taken off')).
+cites(refund_text/2, policy_ref(airline, 'The refund will go to original payment methods within 5 to 7 business days.')).
+
+cites(cabin_text/2, policy_ref(airline, 'There are three cabin classes')).
+cites(trip_text/2, policy_ref(airline, 'There are two types of trip')).
+cites(source_text/2, policy_ref(airline, 'There are three types of payment methods')).
+cites(free_bags_per_passenger/3, policy_ref(airline, 'There are three membership levels')).
+cites(reservation_label/2, policy_ref(airline, "If the user doesn't know their reservation id, the agent should help locate it")).
+cites(cancel_reason/2, policy_ref(airline, 'The agent must also obtain the reason for cancellation')).
+cites(own_reservation/1, policy_ref(airline, 'First, the agent must obtain the user id and reservation id.')).
+cites(flight_available/1, policy_ref(airline, 'If the status is delayed or on time')).
+cites(leg_price/4, policy_ref(airline, 'Some flight segments can be kept, but their prices will not be updated')).
+cites(cancellable/2, policy_ref(airline, 'The API does not check that cancellation rules are met')).
+cites(route_ok/6, policy_ref(airline, 'The API does not check these for the agent')).
+cites(compensation_eligible/2, policy_ref(airline, 'Do not compensate if the user is regular member')).
+cites(compensation_amount/3, policy_ref(airline, 'If the user complains about cancelled flights')).
+cites(same_flights/2, policy_ref(airline, 'including basic economy, can change cabin without changing the flights')).
+cites(difference_text/3, policy_ref(airline, 'the user is should be refunded the difference')).
+cites(booked_within_24h/1, policy_ref(airline, 'The current time is 2024-05-15 15:00:00 EST.')).
+cites(passenger_details_ok/1, policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')).
+
+cabin_text(basic_economy, 'basic economy').
+cabin_text(economy, economy).
+cabin_text(business, business).
+trip_text(one_way, 'one way').
+trip_text(round_trip, 'round trip').
+
+airport_text(Code, T) :- ( airport_city(Code, City) -> format(atom(T), '~w (~w)', [City, Code]) ; T = Code ).
+
+% "59XX6W: New York (JFK) to Seattle (SEA), round trip, first flight 2024-05-20"
+reservation_label(R, L) :-
+    reservation_route(R, O, D, T), airport_text(O, OT), airport_text(D, DT), trip_text(T, TT),
+    findall(Dt, reservation_leg(R, _, Dt, _, _), Dts), msort(Dts, [First|_]),
+    ( reservation_status(R, cancelled) -> Note = ' (cancelled)' ; Note = '' ),
+    format(atom(L), '~w: ~w to ~w, ~w, first flight ~w~w', [R, OT, DT, TT, First, Note]).
+
+% "Visa card ending 9909", "gift card 8887175", "travel certificate 7504069"
+payment_text(U, Id, T) :-
+    (   user_card(U, Id, Brand, Last4) -> humanized(Brand, B), format(atom(T), '~w card ending ~w', [B, Last4])
+    ;   user_payment(U, Id, Source) -> source_text(Source, ST), number_of(Id, N), format(atom(T), '~w ~w', [ST, N])
+    ;   T = Id
+    ).
+source_text(gift_card, 'gift card').
+source_text(certificate, 'travel certificate').
+source_text(credit_card, 'credit card').
+number_of(Id, N) :- atomic_list_concat(Parts, '_', Id), last(Parts, N).
+
+% "$250 from travel certificate 7504069, $280 from Visa card ending 1234"
+payments_text(U, Pay, T) :-
+    findall(X, ( member(json(P), Pay), memberchk(payment_id = Id, P), memberchk(amount = A, P),
+                 payment_text(U, Id, PT), format(atom(X), '$~w from ~w', [A, PT]) ), Xs),
+    atomic_list_concat(Xs, ', ', T).
+
+% "Mia Li (born 1990-04-05), Omar Rossi (born 1985-02-11)"
+passengers_text(Ps, T) :-
+    findall(X, ( member(json(P), Ps), memberchk(first_name = F, P), memberchk(last_name = L, P),
+                 ( memberchk(dob = B, P) -> format(atom(X), '~w ~w (born ~w)', [F, L, B])
+                 ; format(atom(X), '~w ~w', [F, L]) ) ), Xs),
+    atomic_list_concat(Xs, ', ', T).
+
+% flights given as [json([flight_number = F, date = D]), ...]: "HAT083 on 2024-05-16, HAT221 on 2024-05-16"
+segment(json(L), F, Date) :- memberchk(flight_number = F, L), memberchk(date = Date, L).
+flights_text(Fs, Text) :-
+    findall(X, ( member(S, Fs), segment(S, F, D), format(atom(X), '~w on ~w', [F, D]) ), Xs),
+    atomic_list_concat(Xs, ', ', Text).
 
 % ---------------------------------------------------------------- derived rules
 own_reservation(R) :- current_user(U), reservation_user(R, U).
@@ -81,6 +182,9 @@ cancellable(R, W) :- reservation_insurance(R, yes), covered_by_insurance(W).
 
 passenger_count(R, N) :- aggregate_all(count, reservation_passenger(R, _, _, _), N).
 
+bag_fee(50).
+insurance_fee(30).
+
 free_bags_per_passenger(regular, basic_economy, 0).
 free_bags_per_passenger(regular, economy, 1).
 free_bags_per_passenger(regular, business, 2).
@@ -94,32 +198,48 @@ free_bags_per_passenger(gold, business, 4).
 free_bags(U, Cabin, Passengers, Free) :-
     user_membership(U, M), free_bags_per_passenger(M, Cabin, Per), Free is Per * Passengers.
 
-% Paid bags cover everything beyond the allowance, and no free bag is charged.
-baggage_fee_ok(U, Cabin, Passengers, Total, Nonfree) :-
-    integer(Total), integer(Nonfree), Total >= 0, Nonfree >= 0, Nonfree =< Total,
-    free_bags(U, Cabin, Passengers, Free), Nonfree >= Total - Free.
+% At booking: every bag beyond the allowance is paid, and no bag within it.
+booking_bags_ok(U, Cabin, Passengers, Total, Nonfree) :-
+    integer(Total), integer(Nonfree), Total >= 0, Nonfree >= 0,
+    free_bags(U, Cabin, Passengers, Free), Nonfree =:= max(0, Total - Free).
+
+% Adding bags to a reservation: the new bags use what is left of the allowance first; only the rest is paid.
+added_bags_ok(U, R, Total, Nonfree) :-
+    reservation_baggage(R, T0, N0), integer(Total), integer(Nonfree), Total >= T0, Nonfree >= N0,
+    reservation_cabin(R, C), passenger_count(R, PN), free_bags(U, C, PN, Free),
+    FreeLeft is max(0, Free - (T0 - N0)), Nonfree - N0 =:= max(0, (Total - T0) - FreeLeft).
+
+% every passenger with a first name, a last name and a date of birth (YYYY-MM-DD)
+passenger_details_ok(Ps) :-
+    forall(member(P, Ps), ( P = json(L), memberchk(first_name = F, L), memberchk(last_name = N, L), memberchk(dob = B, L),
+                            atom(F), F \== '', atom(N), N \== '', atom(B), atom_length(B, 10) )).
 
 payment_in_profile(U, P) :- user_payment(U, P, _).
 payment_source(U, P, S) :- user_payment(U, P, S).
+card_payment(U, P) :- payment_source(U, P, S), memberchk(S, [credit_card, gift_card]).
 
-% Booking payments: all in the profile, at most one certificate, one credit card, three gift cards,
-% and a gift card or certificate cannot pay more than its balance.
-payment_mix_ok(U, Payments) :-
-    forall(member(json(P), Payments), ( memberchk(payment_id = Id, P), payment_in_profile(U, Id) )),
+% A gift card pays at most its balance (a credit card has no balance here).
+covers(U, P, Amount) :-
+    (   payment_source(U, P, gift_card) -> user_payment_balance(U, P, B), Amount =< B ; true ).
+
+payments_in_profile(U, Payments) :-
+    forall(member(json(P), Payments), ( memberchk(payment_id = Id, P), payment_in_profile(U, Id) )).
+payment_counts_ok(U, Payments) :-
     count_source(U, Payments, certificate, C), C =< 1,
     count_source(U, Payments, credit_card, K), K =< 1,
-    count_source(U, Payments, gift_card, G), G =< 3,
+    count_source(U, Payments, gift_card, G), G =< 3.
+payment_balances_ok(U, Payments) :-
     forall(( member(json(P), Payments), memberchk(payment_id = Id, P), memberchk(amount = A, P),
-             user_payment_balance(U, Id, Balance) ), A =< Balance).
+             payment_source(U, Id, S), memberchk(S, [gift_card, certificate]) ),
+           ( user_payment_balance(U, Id, Balance), A =< Balance )).
+payments_total(Payments, Sum) :-
+    aggregate_all(sum(A), ( member(json(P), Payments), memberchk(amount = A, P), number(A) ), Sum).
 
 count_source(U, Payments, Source, N) :-
     aggregate_all(count, ( member(json(P), Payments), memberchk(payment_id = Id, P), payment_source(U, Id, Source) ), N).
 
-% flights given as [json([flight_number = F, date = D]), ...]
-segment(json(L), F, Date) :- memberchk(flight_number = F, L), memberchk(date = Date, L).
-
 % A leg from O to D: a leg the reservation already has (kept), or a direct flight the search finds.
-leg(R, S, O, D) :-
+leg(R, S, O, D, leg(F, Date, O, D)) :-
     segment(S, F, Date),
     (   R \== none, reservation_leg(R, F, Date, O, D)
     ->  true
@@ -127,103 +247,208 @@ leg(R, S, O, D) :-
     ).
 
 % A path O -> D of one or two legs.
-path(R, O, D, [S]) :- leg(R, S, O, D).
-path(R, O, D, [S1, S2]) :-
+path(R, O, D, [S], [L]) :- leg(R, S, O, D, L).
+path(R, O, D, [S1, S2], [leg(F1, Date1, O, M), leg(F2, Date2, M, D)]) :-
     segment(S1, F1, Date1), segment(S2, F2, Date2),
-    (   onestop_flight(O, D, Date1, F1, Date1, F2, Date2)
-    ->  true
-    ;   leg(R, S1, O, M), leg(R, S2, M, D)
-    ).
-path(R, O, D, [S1, S2]) :- R \== none, reservation_leg(R, _, _, O, M), leg(R, S1, O, M), leg(R, S2, M, D).
+    onestop_flight(O, D, Date1, F1, Date1, M, F2, Date2).
+path(R, O, D, [S1, S2], [L1, L2]) :- R \== none, reservation_leg(R, _, _, O, M), leg(R, S1, O, M, L1), leg(R, S2, M, D, L2).
 
-% The trip keeps its origin, destination and trip type.
-route_ok(R, O, D, one_way, Flights) :- path(R, O, D, Flights).
-route_ok(R, O, D, round_trip, Flights) :-
-    append(Out, Back, Flights), Out \== [], Back \== [], path(R, O, D, Out), path(R, D, O, Back), !.
+% The trip keeps its origin, destination and trip type; Legs are its legs with their airports.
+route_ok(R, O, D, one_way, Flights, Legs) :- path(R, O, D, Flights, Legs).
+route_ok(R, O, D, round_trip, Flights, Legs) :-
+    append(Out, Back, Flights), Out \== [], Back \== [], path(R, O, D, Out, L1), path(R, D, O, Back, L2), !,
+    append(L1, L2, Legs).
 
 same_flights(R, Flights) :-
     findall(F-D, reservation_leg(R, F, D, _, _), Old0), msort(Old0, Old),
     findall(F-D, ( member(S, Flights), segment(S, F, D) ), New0), msort(New0, New),
     Old == New.
 
-% How a person reads a flight list in a confirmation: "HAT083 on 2024-05-16, HAT221 on 2024-05-16".
-flights_text(Fs, Text) :-
-    findall(X, ( member(S, Fs), segment(S, F, D), format(atom(X), '~w on ~w', [F, D]) ), Xs),
-    atomic_list_concat(Xs, ', ', Text).
-
 flight_not_flown(S) :- segment(S, F, Date), \+ ( flight_status(F, Date, St), flown_status(St) ).
+flight_available(S) :- segment(S, F, Date), flight_status(F, Date, available).
+
+% Price of a leg in a cabin: a kept leg in an unchanged cabin keeps the price paid; any other is priced now.
+leg_price(R, C, leg(F, Date, O, D), P) :-
+    (   R \== none, reservation_cabin(R, C), reservation_leg_price(R, F, Date, P0)
+    ->  P = P0
+    ;   direct_flight_price(O, D, Date, F, C, P)
+    ).
+legs_price(R, C, Legs, Passengers, Total) :-
+    is_list(Legs),
+    findall(P, ( member(L, Legs), leg_price(R, C, L, P) ), Ps), length(Ps, N), length(Legs, N),
+    sum_list(Ps, Sum), Total is Sum * Passengers.
+seats_ok(C, Passengers, Legs) :-
+    is_list(Legs),
+    forall(member(leg(F, Date, O, D), Legs), ( direct_flight_seats(O, D, Date, F, C, N), N >= Passengers )).
+
+reservation_paid(R, Total) :- aggregate_all(sum(A), reservation_payment(R, _, A), Total).
+old_flights_price(R, Total) :-
+    passenger_count(R, PN), aggregate_all(sum(P), reservation_leg_price(R, _, _, P), Sum), Total is Sum * PN.
+
+refund_text(R, T) :- reservation_paid(R, A), format(atom(T), '$~w to the original payment methods within 5 to 7 business days', [A]).
 
 % ---------------------------------------------------------------- guards of the write tools
 guard('airline__cancel_reservation', [reservation_id = R],
       ( current_user(_),
-        require(own_reservation(R), 'the reservation must belong to the user'),
-        require(reservation_active(R), 'the reservation is already cancelled'),
-        require(\+ any_flight_flown(R), 'a flight of this reservation has already been flown; transfer to a human agent'),
+        require(own_reservation(R), 'the reservation must belong to the user',
+                policy_ref(airline, 'The user must provide their user id.')),
+        require(reservation_active(R), 'the reservation is already cancelled',
+                policy_ref(airline, 'Otherwise, flight can be cancelled')),
+        require(\+ any_flight_flown(R), 'a flight of this reservation has already been flown; transfer to a human agent',
+                policy_ref(airline, 'If any portion of the flight has already been flown')),
         cancel_reason(R, W),
-        require(cancellable(R, W), 'not eligible for cancellation: only within 24 hours of booking, when the airline cancelled a flight, for business cabin, or with insurance and a health or weather reason'),
-        confirmed('Cancel reservation ~w (reason: ~w)? The refund goes to the original payment methods in 5 to 7 business days.', [R, W]) )).
+        require(cancellable(R, W), 'not eligible for cancellation: only within 24 hours of booking, when the airline cancelled a flight, for business cabin, or with insurance and a health or weather reason',
+                policy_ref(airline, 'flight can be cancelled if any of the following is true')),
+        reservation_label(R, L), answer_label(cancel_reason, W, WL), refund_text(R, RT),
+        confirmed_items('Cancel this reservation?', ['Reservation' = L, 'Reason' = WL, 'Refund' = RT]) )).
 
 guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, flights = Fs, payment_id = P],
       ( current_user(U),
-        require(own_reservation(R), 'the reservation must belong to the user'),
-        require(reservation_active(R), 'the reservation is cancelled'),
-        require(payment_in_profile(U, P), 'the payment method must already be in the user profile'),
-        require(is_list(Fs), 'flights must be a list'),
+        require(own_reservation(R), 'the reservation must belong to the user',
+                policy_ref(airline, 'The user must provide their user id.')),
+        require(reservation_active(R), 'the reservation is cancelled',
+                policy_ref(airline, 'Other reservations can be modified')),
+        require(payment_in_profile(U, P), 'the payment method must already be in the user profile',
+                policy_ref(airline, 'The payment method must already be in user profile for safety reasons.')),
+        require(card_payment(U, P), 'a change is paid (or refunded) with a single gift card or credit card, never a travel certificate',
+                policy_ref(airline, 'the user needs to provide a single gift card or credit card')),
+        require(is_list(Fs), 'flights must be a list', policy_ref(airline, 'Other reservations can be modified')),
         (   same_flights(R, Fs)
         ->  true
-        ;   require(\+ reservation_cabin(R, basic_economy), 'basic economy flights cannot be modified'),
-            require(( payment_source(U, P, S), memberchk(S, [credit_card, gift_card]) ),
-                    'a flight change is paid with a single gift card or credit card'),
-            require(( reservation_route(R, O, D, T), route_ok(R, O, D, T, Fs) ),
-                    'origin, destination and trip type must stay the same'),
-            require(forall(member(S1, Fs), flight_not_flown(S1)), 'a flight that has already been flown cannot be changed')
+        ;   require(\+ reservation_cabin(R, basic_economy), 'basic economy flights cannot be modified',
+                    policy_ref(airline, 'Basic economy flights cannot be modified.')),
+            require(forall(member(S1, Fs), flight_not_flown(S1)), 'a flight that has already been flown cannot be changed',
+                    policy_ref(airline, 'If any portion of the flight has already been flown'))
         ),
+        require(( reservation_route(R, O, D, T), route_ok(R, O, D, T, Fs, Legs) ),
+                'the flights must keep the origin, destination and trip type of the reservation, each available on its date',
+                policy_ref(airline, 'without changing the origin, destination, and trip type')),
         (   reservation_cabin(R, C)
         ->  true
-        ;   require(\+ any_flight_flown(R), 'the cabin cannot be changed once a flight has been flown')
+        ;   require(\+ any_flight_flown(R), 'the cabin cannot be changed once a flight has been flown',
+                    policy_ref(airline, 'Cabin cannot be changed if any flight in the reservation has already been flown.'))
         ),
-        flights_text(Fs, FT),
-        confirmed('Update reservation ~w to cabin ~w with flights ~w, paid with ~w?', [R, C, FT, P]) )).
+        passenger_count(R, PN),
+        require(( legs_price(R, C, Legs, PN, New), old_flights_price(R, Old), Diff is New - Old ),
+                'every new flight must be priced in the cabin (available with a price on its date)',
+                policy_ref(airline, 'If the price after cabin change is higher than the original price')),
+        require(covers(U, P, Diff), 'the gift card balance does not cover the price difference',
+                policy_ref(airline, 'the user is required to pay for the difference')),
+        require(seats_ok(C, PN, Legs), 'a new flight has not enough seats left in the cabin for every passenger',
+                policy_ref(airline, 'available seats and prices are listed')),
+        reservation_label(R, RL), flights_text(Fs, FT), cabin_text(C, CT), payment_text(U, P, PT),
+        difference_text(Diff, PT, DT),
+        confirmed_items('Change the flights of this reservation?',
+                        ['Reservation' = RL, 'New flights' = FT, 'Cabin' = CT, 'Price difference' = DT]) )).
+
+difference_text(D, PT, T) :-
+    (   D > 0 -> format(atom(T), '$~w charged now to ~w', [D, PT])
+    ;   D < 0 -> A is -D, format(atom(T), '$~w refunded to ~w', [A, PT])
+    ;   T = nothing
+    ).
 
 guard('airline__update_reservation_baggages', [reservation_id = R, total_baggages = T, nonfree_baggages = N, payment_id = P],
       ( current_user(U),
-        require(own_reservation(R), 'the reservation must belong to the user'),
-        require(reservation_active(R), 'the reservation is cancelled'),
-        require(payment_in_profile(U, P), 'the payment method must already be in the user profile'),
-        require(( reservation_baggage(R, T0, _), integer(T), T >= T0 ), 'checked bags can be added but not removed'),
-        require(( reservation_cabin(R, C), passenger_count(R, PN), baggage_fee_ok(U, C, PN, T, N) ),
-                'the non-free bags must cover every bag beyond the free allowance (by membership and cabin)'),
-        confirmed('Set reservation ~w to ~w checked bags (~w paid, 50 dollars each) paid with ~w?', [R, T, N, P]) )).
+        require(own_reservation(R), 'the reservation must belong to the user',
+                policy_ref(airline, 'The user must provide their user id.')),
+        require(reservation_active(R), 'the reservation is cancelled',
+                policy_ref(airline, 'Other reservations can be modified')),
+        require(payment_in_profile(U, P), 'the payment method must already be in the user profile',
+                policy_ref(airline, 'The payment method must already be in user profile for safety reasons.')),
+        require(card_payment(U, P), 'bags are paid with a gift card or credit card, never a travel certificate',
+                policy_ref(airline, 'the user needs to provide a single gift card or credit card')),
+        require(( reservation_baggage(R, T0, _), integer(T), T >= T0 ), 'checked bags can be added but not removed',
+                policy_ref(airline, 'The user can add but not remove checked bags.')),
+        require(added_bags_ok(U, R, T, N),
+                'the paid bags must be exactly the new bags beyond the free allowance (by membership and cabin): no free bag is charged',
+                policy_ref(airline, 'Each extra baggage is 50 dollars.')),
+        reservation_baggage(R, _, N0), bag_fee(Fee), Charge is Fee * (N - N0),
+        require(covers(U, P, Charge), 'the gift card balance does not cover the bags',
+                policy_ref(airline, 'Each extra baggage is 50 dollars.')),
+        reservation_label(R, RL), payment_text(U, P, PT), Free is T - N,
+        format(atom(BT), '~w in all (~w free, ~w paid)', [T, Free, N]), difference_text(Charge, PT, CT),
+        confirmed_items('Update the checked bags of this reservation?',
+                        ['Reservation' = RL, 'Checked bags' = BT, 'Charged now' = CT]) )).
 
 guard('airline__update_reservation_passengers', [reservation_id = R, passengers = Ps],
       ( current_user(_),
-        require(own_reservation(R), 'the reservation must belong to the user'),
-        require(reservation_active(R), 'the reservation is cancelled'),
-        require(( is_list(Ps), length(Ps, N), passenger_count(R, N) ), 'the number of passengers cannot change'),
-        confirmed('Update the passengers of reservation ~w to ~w?', [R, Ps]) )).
+        require(own_reservation(R), 'the reservation must belong to the user',
+                policy_ref(airline, 'The user must provide their user id.')),
+        require(reservation_active(R), 'the reservation is cancelled',
+                policy_ref(airline, 'Other reservations can be modified')),
+        require(( is_list(Ps), length(Ps, N), passenger_count(R, N) ), 'the number of passengers cannot change',
+                policy_ref(airline, 'cannot modify the number of passengers')),
+        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth',
+                policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
+        reservation_label(R, RL), passengers_text(Ps, PT),
+        confirmed_items('Update the passengers of this reservation?', ['Reservation' = RL, 'Passengers' = PT]) )).
 
 guard('airline__book_reservation',
       [user_id = U, origin = O, destination = D, flight_type = T, cabin = C, flights = Fs, passengers = Ps,
-       payment_methods = Pay, total_baggages = TB, nonfree_baggages = NB, insurance = _],
-      ( require(current_user(U), 'a reservation is booked for the user themselves (their own user id)'),
-        require(( is_list(Ps), length(Ps, PN), PN >= 1, PN =< 5 ), 'a reservation has one to five passengers'),
-        require(( is_list(Pay), payment_mix_ok(U, Pay) ),
-                'payment: methods from the profile only, at most one certificate, one credit card and three gift cards, within their balance'),
-        require(( is_list(Fs), route_ok(none, O, D, T, Fs) ), 'the flights must go from the origin to the destination (and back for a round trip)'),
-        require(baggage_fee_ok(U, C, PN, TB, NB), 'the non-free bags must cover every bag beyond the free allowance'),
-        flights_text(Fs, FT),
-        confirmed('Book ~w ~w trip ~w -> ~w in ~w for ~w passenger(s), flights ~w, ~w bags (~w paid), payment ~w?',
-                  [T, C, O, D, C, PN, FT, TB, NB, Pay]) )).
+       payment_methods = Pay, total_baggages = TB, nonfree_baggages = NB, insurance = I],
+      ( require(current_user(U), 'a reservation is booked for the user themselves (their own user id)',
+                policy_ref(airline, 'The agent must first obtain the user id from the user.')),
+        ( is_list(Ps) -> length(Ps, PN) ; PN = 0 ),
+        require(( PN >= 1, PN =< 5 ), 'a reservation has one to five passengers',
+                policy_ref(airline, 'Each reservation can have at most five passengers.')),
+        require(passenger_details_ok(Ps), 'every passenger needs a first name, a last name and a date of birth',
+                policy_ref(airline, 'collect the first name, last name, and date of birth for each passenger')),
+        require(( is_list(Pay), payments_in_profile(U, Pay) ), 'every payment method must already be in the user profile',
+                policy_ref(airline, 'All payment methods must already be in user profile for safety reasons.')),
+        require(( is_list(Pay), payment_counts_ok(U, Pay) ),
+                'a reservation uses at most one travel certificate, one credit card and three gift cards',
+                policy_ref(airline, 'at most one travel certificate, at most one credit card, and at most three gift cards')),
+        require(( is_list(Pay), payment_balances_ok(U, Pay) ), 'a gift card or travel certificate cannot pay more than its balance',
+                policy_ref(airline, 'All payment methods must already be in user profile')),
+        require(( is_list(Fs), forall(member(S, Fs), flight_available(S)) ),
+                'every flight must be available on its date (not delayed, on time, flying or landed)',
+                policy_ref(airline, 'If the status is available, the flight has not taken off')),
+        (   is_list(Fs), forall(member(S, Fs), flight_available(S))
+        ->  require(route_ok(none, O, D, T, Fs, Legs), 'the flights must go from the origin to the destination (and back for a round trip)',
+                    policy_ref(airline, 'The agent should then ask for the trip type, origin, destination.')),
+            require(seats_ok(C, PN, Legs), 'a flight has not enough seats left in the cabin for every passenger',
+                    policy_ref(airline, 'All passengers must fly the same flights in the same cabin.'))
+        ;   true
+        ),
+        require(booking_bags_ok(U, C, PN, TB, NB),
+                'the paid bags must be exactly the bags beyond the free allowance (by membership and cabin)',
+                policy_ref(airline, 'Each extra baggage is 50 dollars.')),
+        % (without a route, the rules above already refused the flights: nothing to price)
+        (   nonvar(Legs)
+        ->  require(legs_price(none, C, Legs, PN, FlightsPrice), 'every flight must have a price in the cabin on its date',
+                    policy_ref(airline, 'available seats and prices are listed'))
+        ;   true
+        ),
+        insurance_fee(IF), bag_fee(BF),
+        ( I == yes -> InsPrice is IF * PN ; InsPrice = 0 ), BagPrice is BF * NB,
+        Total is FlightsPrice + InsPrice + BagPrice,
+        require(( payments_total(Pay, Paid), Paid =:= Total ), 'the payments must add up to the price (flights, insurance and paid bags)',
+                policy_ref(airline, 'The travel insurance is 30 dollars per passenger')),
+        trip_text(T, TT), airport_text(O, OT), airport_text(D, DT), format(atom(Trip), '~w, ~w to ~w', [TT, OT, DT]),
+        flights_text(Fs, FT), cabin_text(C, CT), passengers_text(Ps, PT), payments_text(U, Pay, PayT),
+        Free is TB - NB, format(atom(BagT), '~w (~w free, ~w paid at $~w each: $~w)', [TB, Free, NB, BF, BagPrice]),
+        ( I == yes -> format(atom(InsT), 'yes, $~w per passenger: $~w', [IF, InsPrice]) ; InsT = 'no' ),
+        format(atom(PriceT), '$~w (flights $~w, insurance $~w, bags $~w)', [Total, FlightsPrice, InsPrice, BagPrice]),
+        confirmed_items('Book this reservation?',
+                        ['Trip' = Trip, 'Flights' = FT, 'Cabin' = CT, 'Passengers' = PT, 'Checked bags' = BagT,
+                         'Travel insurance' = InsT, 'Total price' = PriceT, 'Charged now' = PayT]) )).
 
 guard('airline__send_certificate', [user_id = U, amount = A],
-      ( require(current_user(U), 'certificates go to the user themselves'),
+      ( require(current_user(U), 'certificates go to the user themselves',
+                policy_ref(airline, 'The user must provide their user id.')),
         compensation_reservation(U, R),
-        require(reservation_user(R, U), 'the reservation must belong to the user'),
-        require(compensation_eligible(U, R), 'no compensation: only for silver/gold members, insured reservations, or business cabin'),
+        require(reservation_user(R, U), 'the reservation must belong to the user',
+                policy_ref(airline, 'Always confirms the facts before offering compensation.')),
+        require(compensation_eligible(U, R), 'no compensation: only for silver/gold members, insured reservations, or business cabin',
+                policy_ref(airline, 'Only compensate if the user is a silver/gold member or has travel insurance or flies business.')),
         compensation_reason(R, W),
-        require(compensation_condition(R, W), 'a certificate for a delayed flight is offered only after the reservation has been changed or cancelled (in this session)'),
-        require(compensation_amount(R, W, A), 'the certificate is 100 dollars per passenger for a cancelled flight, 50 per passenger for a delayed one, confirmed from the flight status'),
-        confirmed('Send a certificate of ~w dollars to ~w for reservation ~w?', [A, U, R]) )).
+        require(compensation_condition(R, W), 'a certificate is offered only for a cancelled flight, or for a delayed one after the reservation was changed or cancelled (in this session)',
+                policy_ref(airline, 'Do not offer compensation for any other reason than the ones listed above.')),
+        require(compensation_amount(R, W, A), 'the certificate is 100 dollars per passenger for a cancelled flight, 50 per passenger for a delayed one, confirmed from the flight status',
+                policy_ref(airline, 'with the amount being $100 times the number of passengers')),
+        reservation_label(R, RL), answer_label(compensation_reason, W, WL),
+        confirmed_items('Send this travel certificate?',
+                        ['Amount' = money(A), 'To' = U, 'Reservation' = RL, 'Because' = WL]) )).
 
 compensation_eligible(U, _) :- user_membership(U, M), memberchk(M, [silver, gold]).
 compensation_eligible(_, R) :- reservation_insurance(R, yes).
@@ -235,6 +460,7 @@ compensation_amount(R, cancelled_flight, A) :- airline_cancelled_flight(R), pass
 % the reservation"); the write itself needed the user's confirmation, so it shows that they wanted it.
 compensation_amount(R, delayed_flight, A) :-
     reservation_modified(R, _), had_delayed_flight(R), passenger_count(R, N), A =:= 50 * N.
+cites(compensation_amount/3, policy_ref(airline, 'with the amount being $50 times the number of passengers')).
 
 % the delay is on the reservation's flights, or was on a flight the change replaced
 had_delayed_flight(R) :- delayed_flight(R).
@@ -242,7 +468,6 @@ had_delayed_flight(R) :- delayed_leg_before_change(R, _, _).
 
 compensation_condition(_, cancelled_flight).
 compensation_condition(R, delayed_flight) :- reservation_modified(R, _).
-compensation_condition(_, other).
 
 guard('airline__transfer_to_human_agents', [], true).
 
@@ -253,13 +478,20 @@ fact(reservation_modified/2).
 fact(delayed_leg_before_change/3).
 
 effect('airline__cancel_reservation', [reservation_id = R],
-       [invalidate(reservation_status(R, _)), establish(reservation_modified(R, cancelled))]).
+       [invalidate(reservation_status(R, _)), invalidate(reservation_payment(R, _, _)),
+        establish(reservation_modified(R, cancelled))]).
 effect('airline__update_reservation_flights', [reservation_id = R],
        [establish(reservation_modified(R, changed)),
         establish(delayed_leg_before_change(R, F, Date), ( reservation_leg(R, F, Date, _, _), flight_status(F, Date, delayed) )),
-        invalidate(reservation_leg(R, _, _, _, _)), invalidate(reservation_cabin(R, _))]).
-effect('airline__update_reservation_baggages', [reservation_id = R], [invalidate(reservation_baggage(R, _, _))]).
+        invalidate(reservation_leg(R, _, _, _, _)), invalidate(reservation_leg_price(R, _, _, _)),
+        invalidate(reservation_cabin(R, _)), invalidate(reservation_payment(R, _, _))]).
+effect('airline__update_reservation_flights', [payment_id = _, reservation_id = _],
+       [invalidate(user_payment_balance(_, _, _))]).
+effect('airline__update_reservation_baggages', [reservation_id = R],
+       [invalidate(reservation_baggage(R, _, _)), invalidate(reservation_payment(R, _, _)),
+        invalidate(user_payment_balance(_, _, _))]).
 effect('airline__update_reservation_passengers', [reservation_id = R],
        [invalidate(reservation_passenger(R, _, _, _))]).
-effect('airline__book_reservation', [user_id = U], [invalidate(user_reservation(U, _)), invalidate(user_payment_balance(U, _, _))]).
+effect('airline__book_reservation', [user_id = U], [invalidate(user_reservation(U, _)), invalidate(user_payment_balance(U, _, _)),
+                                                      invalidate(user_payment(U, _, _))]).
 effect('airline__send_certificate', [user_id = U], [invalidate(user_payment(U, _, _)), invalidate(user_payment_balance(U, _, _))]).

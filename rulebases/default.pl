@@ -6,6 +6,9 @@
 read_only('sentinel__sentinel_query').
 read_only('sentinel__sentinel_facts').
 read_only('sentinel__sentinel_why_not').
+% The caller's own memory (per principal, expiring, redacted): stored without a question, kept small.
+guard('sentinel__memory_store', [text = T],
+      require(( atom_length(T, L), L =< 4000 ), 'a memory is at most 4000 characters')).
 
 % Rebinding a context is checked by the context's own rule (context/3); answers from the agent are
 % stored with provenance agent, which askables that demand the user refuse.

@@ -40,11 +40,18 @@ cap_ok(A, Name) :-
 
 % --- swarm_build ------------------------------------------------------------------------------------
 
+% The swarm checks a spec itself (swarm_validate is read-only, so the solver calls it before anything is
+% asked): an invalid spec is refused with every problem, and the user is never asked to confirm it.
+binding(swarm_spec_check(Spec, Valid, Summary), tool('swarm__swarm_validate', [spec = Spec]),
+        extract([Valid = '/valid', Summary = '/summary']), [ttl(600)]).
+
 guard('swarm__swarm_build', [spec = Spec, args(A)],
       ( cap_ok(A, max_steps),
         cap_ok(A, max_model_calls),
         cap_ok(A, max_tokens),
         cap_ok(A, max_minutes),
+        swarm_spec_check(Spec, Valid, Summary),
+        require(Valid == true, Summary),
         require(json_get(Spec, app_name, Name), 'the spec needs an app_name'),
         require(json_get(Spec, package_name, Package), 'the spec needs a package_name'),
         confirmed('Build the Android app "~w" (~w)? It may use up to 80 model calls and 200,000 tokens.',

@@ -17,9 +17,11 @@ _COMMAND_MODULES = [
     "sentinel_mcp.gateway.cli",
     "sentinel_mcp.gateway.consent_cli",
     "sentinel_mcp.policy.cli",
+    "sentinel_mcp.policy.draft_cli",
     "sentinel_mcp.swarm.cli",
     "device_tools.sensors.cli",
     "sentinel_mcp.a2a.cli",
+    "sentinel_mcp.console.cli",
 ]
 
 

@@ -88,7 +88,10 @@ class ServerCommon(_Strict):
     # "" wraps a server transparently (tools keep their own names); None means "<server>__"
     prefix: str | None = None
     disabled: bool = False
-    timeout: float = Field(60.0, gt=0, description="per-call timeout in seconds")
+    # a call ends when its upstream has neither answered nor reported progress for ``timeout`` seconds;
+    # progress keeps it alive up to ``max_call_seconds`` in all
+    timeout: float = Field(60.0, gt=0, description="seconds a call may go without an answer or progress")
+    max_call_seconds: float = Field(3600.0, gt=0, description="longest a call may run while it reports progress")
     connect_timeout: float = Field(20.0, gt=0)
     # handshake-era upstreams that ignore server/discover would delay each connect by 10 s
     protocol: Literal["auto", "legacy", "modern"] = "auto"
@@ -193,6 +196,13 @@ class PolicySettings(_Strict):
     query_memory_mb: int = Field(256, ge=16, le=8192)
 
 
+class CallTimeouts(_Strict):
+    """``sentinel.builtin_timeouts.<name>``: the call timeouts of one built-in (see ``ServerCommon``)."""
+
+    timeout: float = Field(300.0, gt=0)
+    max_call_seconds: float | None = Field(None, gt=0)  # None: the built-in's own default (builtin.CALL_LIMITS)
+
+
 class SentinelSettings(BaseModel):
     model_config = ConfigDict(extra="allow")  # built-ins read their own sections (llm, device, ...)
 
@@ -205,6 +215,7 @@ class SentinelSettings(BaseModel):
     principals: list[PrincipalSpec] = Field(default_factory=list)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     max_argument_bytes: int = Field(1_000_000, gt=0)
+    builtin_timeouts: dict[str, CallTimeouts] = Field(default_factory=dict)
     # tools whose results are personal data (read only with the caller's consent): <server>__<tool> -> kind
     personal: dict[str, str] = Field(default_factory=dict)
     # tools whose results carry text from untrusted sources (marked as data in the result): tool -> source

@@ -2,6 +2,7 @@
 
     python -m examples.airline                  # stdio
     python -m examples.airline --http 8931      # http://127.0.0.1:8931/mcp
+    python -m examples.airline --permissive     # write tools that check nothing (for policy tests)
     AIRLINE_DB=/path/db.json python -m examples.airline
 """
 
@@ -19,6 +20,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                                      description="tau2-bench airline domain as an MCP server")
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP at /mcp on this port")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    parser.add_argument("--permissive", action="store_true",
+                        help="write tools check nothing (to test what a policy enforces by itself)")
     parser.add_argument("--db", help=f"db.json to load (default ${DB_ENV_VAR}, else the bundled pristine copy)")
     return parser.parse_args(argv)
 
@@ -30,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     except DatabaseLoadError as exc:
         print(f"airline: {exc}", file=sys.stderr, flush=True)
         return 2
-    server = create_server(database)
+    server = create_server(database, permissive=args.permissive)
     if args.http is None:
         server.run("stdio")
     else:

@@ -80,13 +80,17 @@ def _run(operation: Any, *args: Any) -> CallToolResult:
         return encode_error(error)
 
 
-def create_server(database: AirlineDatabase | None = None) -> MCPServer:
+def create_server(database: AirlineDatabase | None = None, *, permissive: bool = False) -> MCPServer:
     """The airline server over `database` (default: a fresh load of db.json or $AIRLINE_DB).
 
     Tools are async and never await, so each call runs to completion on the event loop: concurrent
-    calls cannot interleave their checks and writes.
+    calls cannot interleave their checks and writes. ``permissive``: the write tools check nothing
+    (``permissive.py``), to test what a policy enforces by itself.
     """
-    ops = AirlineOperations(database if database is not None else AirlineDatabase.load())
+    from .permissive import PermissiveOperations
+
+    db = database if database is not None else AirlineDatabase.load()
+    ops = PermissiveOperations(db) if permissive else AirlineOperations(db)
     mcp = MCPServer(SERVER_NAME, version=SERVER_VERSION, instructions=POLICY_PATH.read_text(encoding="utf-8"),
                     log_level=os.environ.get("AIRLINE_LOG_LEVEL", "WARNING"))  # type: ignore[arg-type]
 

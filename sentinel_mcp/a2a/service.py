@@ -222,6 +222,25 @@ class A2AService:
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
             self._start(record, call, answers=answers)
 
+    def waiting_for(self, caller: str) -> list[TaskRecord]:
+        """The caller's tasks waiting for input (the web console's inbox shows them to that principal)."""
+        return [r for r in self.store.all_records() if r.owner == caller and r.pending is not None
+                and r.task.status.state in INTERRUPTED_STATES and not r.terminal]
+
+    async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer]) -> None:
+        """The principal's own answers, given in Sentinel's console (provenance ``user``): the task resumes."""
+        record = self.store.get(task_id, caller)
+        async with record.lock:
+            pending = record.pending
+            if record.terminal or pending is None or record.task.status.state not in INTERRUPTED_STATES:
+                raise RpcError(UNSUPPORTED_OPERATION, f"Task {task_id} takes no input now", {"taskId": task_id})
+            unknown = sorted(set(answers) - set(pending.question_keys))
+            if unknown:
+                raise RpcError(INVALID_PARAMS, f"Invalid params: no question {', '.join(unknown)} on this task")
+            record.pending = None
+            given = {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()}
+            self._start(record, GuardedCall(pending.kind, pending.tool, pending.arguments), answers=given)
+
     def _answers(self, pending: PendingCall, msg: Message) -> dict[str, Answer]:
         raw = actions.answers_in(msg)
         if raw is None:

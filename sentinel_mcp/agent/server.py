@@ -23,7 +23,7 @@ from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
 from sentinel_mcp.agent.trace_store import TraceStore
 from sentinel_mcp.gateway.builtin import SELF_CONFIRMS, BuiltinContext
-from sentinel_mcp.gateway.call_meta import origin_of, principal_of, session_of
+from sentinel_mcp.gateway.call_meta import can_sample_of, origin_of, principal_of, session_of
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
 
@@ -102,8 +102,10 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
             return _result("another agent run is using the phone; try again when it has finished",
                            {"status": "busy"}, error=True)
         try:
+            # through the gateway, it says whether the caller's own model can be asked (sampling relayed)
             backend = make_backend(settings, call_tool=call_tool, session=ctx.session,
-                                   protocol_version=ctx.protocol_version)
+                                   protocol_version=ctx.protocol_version, relayed=can_sample_of(ctx),
+                                   related_request_id=ctx.request_id)
         except ModelError as e:
             return _result(f"no model for the agent: {e}", {"status": "error"}, error=True)
 

@@ -74,9 +74,25 @@ def answer_problem(question: Question, answer: Answer) -> str | None:
     if answer.action != "accept":
         return None  # a decline or a cancel needs no content
     try:
-        return content_problem(question.requested_schema, answer.content)
+        problem = content_problem(question.requested_schema, answer.content)
     except BrokenSchema as e:  # our questions always have valid schemas: refuse rather than guess
         return f"the question's schema is invalid ({e})"
+    return problem or _exactly_one_problem(question, answer.content)
+
+
+def _exactly_one_problem(question: Question, content: Any) -> str | None:
+    """A question whose fields are alternatives (an answer, or "I don't know") takes exactly one of them; a
+    boolean alternative counts only when it is true."""
+    fields = question.meta.get("exactly_one")
+    if not fields or not isinstance(content, dict):
+        return None
+    given = [f for f in fields if f in content and content[f] is not False]
+    if len(given) == 1:
+        return None
+    names = " or ".join(repr(f) for f in fields)
+    if not given:
+        return f"nothing was answered: give {names}"
+    return f"give only one of {names}, not both"
 
 
 def is_approval(question: Question) -> bool:
@@ -117,6 +133,9 @@ def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
         expected = " or ".join(expected) if isinstance(expected, list) else str(expected)
         hint = " (JSON true or false)" if expected == "boolean" else ""
         return f"{where}: expected a {expected}{hint}, got {_kind(error.instance)}"
+    if error.validator == "oneOf" and all(isinstance(o, dict) and "const" in o for o in error.validator_value):
+        choices = ", ".join(json.dumps(o["const"], ensure_ascii=False) for o in error.validator_value)
+        return f"{where}: expected one of {safe_text(choices, 400)}, got {_kind(error.instance)}"
     if error.validator == "enum":
         choices = ", ".join(json.dumps(c, ensure_ascii=False) for c in error.validator_value)
         return f"{where}: expected one of {safe_text(choices, 400)}, got {_kind(error.instance)}"

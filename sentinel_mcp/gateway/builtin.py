@@ -3,7 +3,8 @@
 A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer``. A server
 that pushes questions to its caller during a call (elicitation) sets ``server.sentinel_protocol = "legacy"``:
 only handshake-era connections carry server-to-client requests. ``server.sentinel_timeout`` (seconds) raises
-the per-call timeout (300 s) for a built-in whose calls run long (the agent's run).
+the per-call timeout without progress (300 s) for a built-in whose calls run long (the agent's run); the config's
+``sentinel.builtin_timeouts`` overrides it.
 The gateway connects to it with the real ``mcp.Client`` in-process, exactly as it connects to a
 configured stdio server, so every call to it is guarded and audited on the one path.
 """
@@ -54,6 +55,12 @@ BUILTINS: dict[str, str] = {
     "a2a": "sentinel_mcp.a2a.mcp_tools:create_server",
     "agent": "sentinel_mcp.agent.server:create_server",
 }
+
+
+# the longest a call to a built-in may run while it reports progress, when the config says nothing: a swarm
+# build may take its own 90-minute cap, plus verifying; the others answer within minutes
+CALL_LIMITS: dict[str, float] = {"swarm": 95 * 60.0}
+DEFAULT_MAX_CALL_SECONDS = 3600.0
 
 
 def load_factory(name: str) -> Callable[[BuiltinContext], Any]:

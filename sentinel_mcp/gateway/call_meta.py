@@ -12,11 +12,17 @@ from typing import Any
 SESSION_KEY = "sentinel/session"
 CLIENT_KEY = "sentinel/client"
 ORIGIN_KEY = "sentinel/origin"
+CAN_SAMPLE_KEY = "sentinel/can_sample"
 PRINCIPAL_KEY = "sentinel/principal"
 
 
-def call_meta(session_id: str, client: str | None, origin: str, principal: str | None = None) -> dict[str, Any]:
-    return {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin, PRINCIPAL_KEY: principal or ""}
+def call_meta(session_id: str, client: str | None, origin: str, principal: str | None = None, *,
+              can_sample: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin,
+                            PRINCIPAL_KEY: principal or ""}
+    if can_sample:  # true when a sampling request the built-in sends during this call reaches the caller's model
+        meta[CAN_SAMPLE_KEY] = True
+    return meta
 
 
 def _meta_of(ctx: Any) -> dict[str, Any]:
@@ -44,6 +50,12 @@ def client_of(ctx: Any, default: str = "local") -> str:
 def origin_of(ctx: Any, default: str = "client") -> str:
     """Which front the call came through (client, a2a, builtin, ...), as the gateway established it."""
     return str(_meta_of(ctx).get(ORIGIN_KEY) or default)
+
+
+def can_sample_of(ctx: Any) -> bool | None:
+    """Through the gateway: whether the calling client's model can be asked (sampling relayed); None standalone."""
+    meta = _meta_of(ctx)
+    return bool(meta.get(CAN_SAMPLE_KEY)) if SESSION_KEY in meta else None
 
 
 def principal_of(ctx: Any, default: str = "local") -> str:

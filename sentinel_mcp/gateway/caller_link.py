@@ -40,6 +40,7 @@ class CallerLink:
     """A caller that cannot be asked anything (subclasses relay to a real client)."""
 
     who = "this caller (not an MCP client)"
+    relays_sampling = False  # whether sample() reaches a client that declared sampling
 
     async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
         return refusal("an elicitation", f"{self.who} cannot be asked")

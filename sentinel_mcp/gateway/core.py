@@ -243,7 +243,9 @@ class Gateway:
                   proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet})
             return NeedsInput(reason=decision.reason, questions=decision.questions)
 
-        meta = call_meta(session_id, client, origin, who.name) if isinstance(up.target, BuiltinTarget) else None
+        meta = call_meta(session_id, client, origin, who.name,
+                         can_sample=bool(getattr(link, "relays_sampling", False))) \
+            if isinstance(up.target, BuiltinTarget) else None
         try:
             result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
                                         input_responses=upstream_input, request_state=upstream_state, meta=meta)

@@ -39,13 +39,13 @@ from mcp.types import (
 )
 
 from sentinel_mcp import __version__
-from sentinel_mcp.gateway.call_meta import SESSION_KEY
+from sentinel_mcp.gateway.call_meta import SESSION_KEY, call_meta
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
 from sentinel_mcp.gateway.decision import Answer, Question
 from sentinel_mcp.gateway.display_text import safe_question, safe_text
-from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, is_modern
+from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, can_sample, is_modern
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
 from sentinel_mcp.gateway.own_results import sentinel_result
@@ -53,7 +53,7 @@ from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
-from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
+from sentinel_mcp.gateway.upstream import BuiltinTarget, CallerLink, UpstreamUnavailable
 from sentinel_mcp.identity.principal import OWNER, Principal
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
@@ -93,6 +93,8 @@ class Front:
         self.bus = InMemorySubscriptionBus()
         self.page_size = PAGE_SIZE
         self.held = HeldCalls(timeout=gateway.config.sentinel.policy.confirm_ttl)
+        # the web console's inbox (console/asking.py) when it runs: where non-eliciting clients' questions wait
+        self.inbox: Any = None
         self._legacy_sessions: dict[int, Any] = {}
         self.utilities = FrontUtilities(gateway.manager, ListenHandler(self.bus), self.bus, self.principal)
         u = self.utilities
@@ -199,6 +201,9 @@ class Front:
                                                              client=client, origin="client", reason=retry.reason,
                                                              principal=principal))
         answers = dict(retry.ours)
+        if self.inbox is not None:  # answers the person gave in the console for exactly this call, once
+            answers.update(self.inbox.given(principal=principal.name, session=session, name=params.name,
+                                            arguments=params.arguments, retry_kind=retry.kind))
         allowed = retry.kind == "allowed"
         preapproved = retry.state.get("digest") if allowed else None
         link = self._link(ctx, params.name,
@@ -216,7 +221,7 @@ class Front:
                         params.name, params.arguments, session_id=session, client=client, origin="client",
                         answers=answers, link=held_link, progress=held_link.progress,
                         preapproved_digest=preapproved, principal=principal, purpose=purpose)
-                call = self.held.start(params.name, session, run)
+                call = self.held.start(params.name, session, run, relays_sampling=can_sample(ctx))
                 return await self._await_held(ctx, params, session, call, principal)
 
         for _round in range(4):
@@ -225,6 +230,13 @@ class Front:
                 answers=answers, progress=progress, link=link, upstream_input=retry.theirs if allowed else None,
                 upstream_state=retry.state.get("upstream") if allowed else None,
                 preapproved_digest=preapproved, principal=principal, purpose=purpose)
+            if isinstance(outcome, NeedsInput) and self.inbox is not None:
+                given = await self.inbox.needs_input(
+                    principal=principal.name, session=session, client=client, name=params.name,
+                    arguments=params.arguments, outcome=outcome, client_asks=can_elicit(ctx), modern=is_modern(ctx))
+                if given:  # held open and answered in the console: decide again with the person's answers
+                    answers = {**answers, **given}
+                    continue
             if not isinstance(outcome, NeedsInput) or not can_elicit(ctx) or is_modern(ctx):
                 return self._respond(ctx, params, session, outcome, principal)
             pushed = await self._push_questions(ctx, outcome.questions)
@@ -338,12 +350,12 @@ class Front:
         shown = safe_text("\n".join(lines), 8000, keep_newlines=True)  # a reason may quote any value
         return sentinel_result(shown, **info)
 
-    @staticmethod
-    def _blocked(outcome: NeedsInput) -> CallToolResult:
+    def _blocked(self, outcome: NeedsInput) -> CallToolResult:
         qs = [{"key": q.key, "question": q.message, "answer_schema": q.requested_schema} for q in outcome.questions]
         text = (f"Sentinel is waiting for the user: {safe_text(outcome.reason)}\nAsk the user: "
                 + " | ".join(q.message for q in outcome.questions)
-                + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again.")
+                + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again"
+                + (f" ({self.inbox.hint})." if self.inbox is not None else "."))
         return sentinel_result(text, decision="ask", blocked=True, reason=outcome.reason, questions=qs)
 
     # ------------------------------------------------------------------ resources and prompts
@@ -363,10 +375,15 @@ class Front:
 
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
         name = self.gateway.manager.catalog.route_resource(params.uri)
-        if name is None or not self.principal(ctx).may_use(name):
+        who = self.principal(ctx)
+        if name is None or not who.may_use(name):
             raise resource_not_found(params.uri)  # one the caller may not use is as unknown as a missing one
+        up = self.gateway.manager.upstreams[name]
+        # a built-in scopes what it shows to the caller (its builds, its session), as for its tools
+        meta = call_meta("", self.client_name(ctx), "client", who.name) \
+            if isinstance(up.target, BuiltinTarget) else None
         try:
-            return await self.gateway.manager.upstreams[name].read_resource(params.uri)
+            return await up.read_resource(params.uri, meta=meta)
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
 

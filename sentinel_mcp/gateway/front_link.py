@@ -136,6 +136,10 @@ class FrontLink(CallerLink):
     def can_push(self) -> bool:
         return not is_modern(self.ctx) and can_be_asked(self.ctx)
 
+    @property
+    def relays_sampling(self) -> bool:  # type: ignore[override]
+        return not is_modern(self.ctx) and can_sample(self.ctx)
+
     def _scoped(self) -> ServerMessageMetadata:
         return ServerMessageMetadata(related_request_id=self.ctx.request_id)
 

@@ -131,9 +131,11 @@ class HeldCalls:
         self.timeout = timeout
         self.calls: dict[str, HeldCall] = {}
 
-    def start(self, name: str, session: str, run: "callable[[HeldLink], Awaitable[Any]]") -> HeldCall:  # type: ignore[valid-type]
+    def start(self, name: str, session: str, run: "callable[[HeldLink], Awaitable[Any]]", *,  # type: ignore[valid-type]
+              relays_sampling: bool = False) -> HeldCall:
         call_id = secrets.token_urlsafe(12)
         link = HeldLink(self, call_id, self.timeout)
+        link.relays_sampling = relays_sampling  # the client's answer to a held sampling request comes with its retry
         task = asyncio.get_running_loop().create_task(run(link), name=f"held:{name}")
         call = HeldCall(call_id, name, session, task)
         self.calls[call_id] = call

@@ -29,6 +29,9 @@ from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, AuthFailed
 log = logging.getLogger(__name__)
 
 PUBLIC_PATHS = ("/healthz", "/.well-known/agent-card.json")
+# the web console signs people in itself (a browser sends no bearer header), with the same Authenticator;
+# Host and Origin are still checked here
+SELF_AUTHENTICATED = ("/console/", )
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 WILDCARDS = ("0.0.0.0", "::", "")
 
@@ -123,7 +126,7 @@ class CallerGuard:
             return await _reject(scope, receive, send, 403, "invalid Origin header; add it to "
                                  "sentinel.http.allowed_origins")
         path = scope.get("path", "")
-        if not path.startswith(PUBLIC_PATHS):
+        if not path.startswith(PUBLIC_PATHS) and not (path.startswith(SELF_AUTHENTICATED) or path == "/console"):
             try:
                 scope[SCOPE_KEY] = self.auth.authenticate(Credentials.from_scope(scope))
             except AuthFailed as e:

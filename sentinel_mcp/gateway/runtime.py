@@ -16,7 +16,7 @@ from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
-from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
+from sentinel_mcp.gateway.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, load_factory
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.consents import ConsentBook
@@ -101,9 +101,15 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
         except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             continue
-        # a built-in that asks its caller mid-call (the agent) must speak the push era to the gateway
-        manager.add(name, BuiltinTarget(server=server, protocol=getattr(server, "sentinel_protocol", "auto"),
-                                        timeout=float(getattr(server, "sentinel_timeout", 300.0))))
+        limits = config.sentinel.builtin_timeouts.get(name)
+        # a built-in may ask for a longer wait without progress (the agent: a run, plus the person's last answer)
+        own = float(getattr(server, "sentinel_timeout", 300.0))
+        manager.add(name, BuiltinTarget(
+            # a built-in that asks its caller mid-call (the agent) must speak the push era to the gateway
+            server=server, protocol=getattr(server, "sentinel_protocol", "auto"),
+            timeout=limits.timeout if limits else max(300.0, own),
+            max_call_seconds=(limits.max_call_seconds if limits and limits.max_call_seconds
+                              else max(own, CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS)))))
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
     services["guard"] = guard

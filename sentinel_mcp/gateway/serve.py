@@ -69,6 +69,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
     if a2a_settings.get("enabled", True):
         _mount_a2a(app, holder, config, host, port, auth.owner_token)
     app.router.routes.append(metrics_route(holder))  # behind CallerGuard like /mcp: Host, Origin, token
+    _mount_console(app, holder, config, auth.authenticator, secure=bool(a2a_settings.get("tls_cert")))
     tools_hint = f"http://{host}:{port}"
 
     class _Server(uvicorn.Server):
@@ -84,6 +85,9 @@ def serve_http(config: Config, host: str, port: int) -> None:
             service = holder.get("a2a_service")
             if service is not None:
                 service.end_streams()
+            inbox = holder.get("console_inbox")
+            if inbox is not None:  # so do open console pages' live updates
+                inbox.end_watchers()
             await super().shutdown(sockets)
 
     tls = {k: a2a_settings.get(k) for k in ("tls_cert", "tls_key")}
@@ -108,6 +112,15 @@ def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port
     mount_a2a(app, holder, config, host, port, owner_token)
 
 
+def _mount_console(app: Any, holder: dict[str, Any], config: Config, authenticator: Any, secure: bool) -> None:
+    try:
+        from sentinel_mcp.console.app import mount_console
+    except ImportError as e:  # jinja2 missing: serve without the console, and say so
+        log.warning("web console not available: %s", e)
+        return
+    mount_console(app, holder, authenticator, config, secure_cookies=secure)
+
+
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     ups = rt.manager.upstreams
     ready = [n for n, u in ups.items() if u.state == "ready"]
@@ -122,7 +135,7 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         lines.append(policy_problem_line(rt.policy_problem))
     if base_url:
         lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"
-                  f"    metrics: {base_url}/metrics"]
+                  f"    metrics: {base_url}/metrics", f"  web console: {base_url}/console"]
     exe = _command_name()
     url = f" --url {base_url}/mcp" if base_url else ""
     lines += [

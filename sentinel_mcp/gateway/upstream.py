@@ -69,7 +69,8 @@ class BuiltinTarget:
 
     server: Any
     prefix: str | None = None
-    timeout: float = 300.0
+    timeout: float = 300.0  # seconds without an answer or progress
+    max_call_seconds: float = 3600.0  # progress keeps a call alive up to this long
     connect_timeout: float = 20.0
     protocol: Literal["auto", "legacy", "modern"] = "auto"
     concurrent: bool = True
@@ -417,16 +418,34 @@ class Upstream(PushRelays, ResourceWatch):
         call_id = self._next_call
         self._inflight[call_id] = _InFlight(link := link or CallerLink())
         token = CURRENT_LINK.set(link)
+        idle = timeout or self.target.timeout
+        longest = max(idle, getattr(self.target, "max_call_seconds", idle))
+        started = anyio.current_time()
+        # the deadline moves with every progress notification, never past the call's longest run
+        deadline = anyio.CancelScope(deadline=started + idle)
+
+        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+            deadline.deadline = min(anyio.current_time() + idle, started + longest)
+            if progress is not None:
+                await progress(p, total, message)
+
         try:
-            result = await client.session.call_tool(
-                tool, arguments, read_timeout_seconds=timeout or self.target.timeout, progress_callback=progress,
-                input_responses=input_responses, request_state=request_state, meta=meta,  # type: ignore[arg-type]
-                allow_input_required=True)
+            with deadline:
+                result = await client.session.call_tool(
+                    tool, arguments, read_timeout_seconds=longest + 5, progress_callback=on_progress,
+                    input_responses=input_responses, request_state=request_state, meta=meta,  # type: ignore[arg-type]
+                    allow_input_required=True)
+            if deadline.cancelled_caught:
+                self.breaker.record_failure()
+                ran = anyio.current_time() - started
+                why = (f"did not answer within {idle:.0f}s (and reported no progress)" if ran < longest - 0.01
+                       else f"was still running after {longest:.0f}s (its longest call)")
+                raise UpstreamCallError(f"upstream {self.name} {why}", timeout=True, code=REQUEST_TIMEOUT)
         except MCPError as e:
             if e.code == REQUEST_TIMEOUT:
                 self.breaker.record_failure()
                 raise UpstreamCallError(f"upstream {self.name} did not answer within "
-                                        f"{timeout or self.target.timeout:.0f}s", timeout=True, code=e.code) from None
+                                        f"{longest:.0f}s", timeout=True, code=e.code) from None
             if e.code == CONNECTION_CLOSED or "connection closed" in e.message.lower():
                 self.breaker.record_failure()
                 self.last_error = "connection closed during a call"
@@ -448,10 +467,12 @@ class Upstream(PushRelays, ResourceWatch):
             return result
         raise UpstreamCallError(f"upstream {self.name} returned an unexpected result type {type(result).__name__}")
 
-    async def read_resource(self, uri: str) -> Any:
+    async def read_resource(self, uri: str, meta: dict[str, Any] | None = None) -> Any:
         if self.client is None:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
-        return await self.client.session.read_resource(uri)
+        if meta is None:
+            return await self.client.session.read_resource(uri)
+        return await self.client.session.read_resource(uri, meta=meta)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> Any:
         if self.client is None:

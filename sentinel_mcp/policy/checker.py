@@ -1,6 +1,11 @@
 """Checking rulebase files: what the loader finds (syntax with file and line, undefined predicates,
 malformed declarations, askables without a question) plus, given a catalog, the tools they name:
-bindings to tools that are not read-only and guards or effects for tools no upstream has."""
+bindings to tools that are not read-only and guards or effects for tools no upstream has.
+
+And the words: citations that name no declared policy document or no sentence of it, requirements without a
+citation (in a file that declares a policy document), confirmations that leave an argument of their call
+unshown or (given the catalog's schemas) show a choice token or a JSON value as it is; ``coverage`` reports
+the share of each declared document's paragraphs that some rule cites."""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ from pathlib import Path
 from mcp.types import Tool
 
 from sentinel_mcp.policy.engine import PrologEngine
-from sentinel_mcp.policy.rulebase import Problem, RulebaseError, load_rulebase
+from sentinel_mcp.policy.policy_documents import PolicyDocuments
+from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, load_rulebase
 
 
 def _matches(pattern: str, names: list[str]) -> bool:
@@ -60,6 +66,7 @@ async def check_files(engine: PrologEngine, files: list[Path], catalog: list[Too
         return sorted(e.problems, key=lambda p: (p.file, p.line))
     problems = list(rb.warnings)
     try:
+        problems += await _word_problems(engine, rb, catalog)
         if catalog is not None:
             tools = {t.name: t for t in catalog}
             names = list(tools)
@@ -83,3 +90,64 @@ async def check_files(engine: PrologEngine, files: list[Path], catalog: list[Too
     finally:
         await engine.unload(rb.module)
     return sorted(problems, key=lambda p: (p.file, p.line))
+
+
+async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool] | None) -> list[Problem]:
+    """Citations, requirements without one, and confirmations that do not inform."""
+    out: list[Problem] = []
+    docs = PolicyDocuments.of_rulebase(rb)
+    declared_in = {d.name: d.file for d in rb.info.documents}
+    for name, why in docs.problems:
+        out.append(Problem(severity="error", file=declared_in.get(name, ""), line=0, message=why))
+    cites = await engine.citations(rb.module)
+    for c in cites["citations"]:
+        where = dict(file=c["file"], line=c["line"])
+        if c["document"] not in declared_in:
+            out.append(Problem(severity="error", message=f"a citation names the policy document {c['document']!r}, "
+                               "which no policy_document/2 declares", **where))
+        elif c["document"] in docs.paragraphs and docs.cite(c["document"], c["anchor"]) is None:
+            out.append(Problem(severity="error", message=f"the anchor {c['anchor']!r} is in no sentence of "
+                               f"{c['document']} ({docs.paths[c['document']]})", **where))
+    citing_files = set(declared_in.values())
+    for u in cites["uncited"]:
+        if u["file"] in citing_files:
+            out.append(Problem(severity="warning", file=u["file"], line=u["line"],
+                               message=f"requirement without a citation: {u['reason']!r} (give it "
+                                       "policy_ref(Document, Anchor) as its third argument)"))
+    tools = {t.name: t for t in catalog} if catalog is not None else {}
+    for c in await engine.confirmations(rb.module):
+        tool = tools.get(c["tool"])
+        if catalog is not None and (tool is None or (tool.annotations and tool.annotations.destructive_hint is False)):
+            continue  # only destructive tools' confirmations must inform (all of them when there is no catalog)
+        where = dict(file=c["file"], line=c["line"])
+        unshown = [a for a in c["arguments"] if a not in c["shown"] and "all" not in c["shown"]]
+        if unshown:
+            out.append(Problem(severity="warning", message=f"the confirmation of {c['tool']} does not show what "
+                               f"{', '.join(unshown)} will do (show each argument, or a value computed from it)",
+                               **where))
+        props = (tool.input_schema or {}).get("properties", {}) if tool is not None else {}
+        for a in c["raw"]:
+            spec = props.get(a) or {}
+            kind = spec.get("type")
+            if "enum" in spec or kind in ("array", "object") or "$ref" in spec or "anyOf" in spec:
+                what = "a choice token" if "enum" in spec else "JSON data"
+                out.append(Problem(severity="warning", message=f"the confirmation of {c['tool']} shows {a} as it is "
+                                   f"({what}); show a text a person reads (a label, or a sentence computed from it)",
+                                   **where))
+    return out
+
+
+async def coverage(engine: PrologEngine, files: list[Path]) -> dict[str, dict]:
+    """Per declared policy document: its paragraphs, how many some citation resolves to, which ones none does."""
+    rb = await load_rulebase(engine, files)
+    try:
+        docs = PolicyDocuments.of_rulebase(rb)
+        cites = await engine.citations(rb.module)
+        report = docs.coverage(cites["citations"])
+        for name, r in report.items():
+            r["path"] = str(docs.paths[name])
+            r["uncited_rules"] = len([u for u in cites["uncited"]
+                                      if u["file"] in {d.file for d in rb.info.documents}])
+        return report
+    finally:
+        await engine.unload(rb.module)

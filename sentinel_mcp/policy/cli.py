@@ -17,6 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("files", nargs="*", help="rulebase files (default: the config's sentinel.rulebases)")
     p.add_argument("--connect", action="store_true",
                    help="also start the configured upstreams and check the tools that bindings and guards name")
+    p.add_argument("--coverage", action="store_true",
+                   help="also list the paragraphs of each declared policy document that no rule cites")
     p.set_defaults(func=cmd_check)
 
     q = sub.add_parser("query", help="prove a symbolic goal over a session's facts and contexts")
@@ -64,9 +66,29 @@ async def _check(args: argparse.Namespace) -> int:
     for p in problems:
         print(problem_line(p))
     errors = sum(1 for p in problems if p.severity == "error")
+    if not errors:
+        await _print_coverage(files, args.coverage)
     what = f"{len(files)} file(s)" + (f" against {len(catalog)} catalog tools" if catalog is not None else "")
     print(f"{what}: {errors} error(s), {len(problems) - errors} warning(s)", file=sys.stderr)
     return 1 if problems else 0
+
+
+async def _print_coverage(files: list[Path], list_uncited: bool) -> None:
+    """The share of each declared policy document's paragraphs that some rule cites (stderr), and with
+    ``--coverage`` the paragraphs no rule cites (stdout, ``file:line: info: ...``; they are no problem)."""
+    from sentinel_mcp.policy.checker import coverage
+    from sentinel_mcp.policy.engine import shared_engine
+
+    try:
+        report = await coverage(shared_engine(), files)
+    except Exception:  # noqa: BLE001 - the problems above already say why the files do not load
+        return
+    for name, r in report.items():
+        print(f"policy coverage: {name} ({r['path']}): {r['cited']} of {r['paragraphs']} paragraphs cited "
+              f"({r['share']:.0%}); requirements without a citation: {r['uncited_rules']}", file=sys.stderr)
+        if list_uncited:
+            for para in r["uncited"]:
+                print(f"{r['path']}:{para.line_start}: info: not cited by any rule: {para.text[:100]}")
 
 
 def cmd_query(args: argparse.Namespace) -> int:

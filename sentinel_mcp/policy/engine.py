@@ -154,6 +154,15 @@ class PrologEngine:
     async def info(self, module: str) -> dict[str, Any]:
         return await self.json_query(f"sentinel_core:sn_info({quote_atom(module)}, Out)")
 
+    async def citations(self, module: str) -> dict[str, Any]:
+        """Every citation of a policy document (require/3, cites/2), and the requirements without one."""
+        return await self.json_query(f"sentinel_core:sn_citations({quote_atom(module)}, Out)")
+
+    async def confirmations(self, module: str) -> list[dict[str, Any]]:
+        """For each guard with a confirmation: the call's arguments, those it shows, those it shows raw."""
+        return list((await self.json_query(f"sentinel_core:sn_confirmations({quote_atom(module)}, Out)"))
+                    ["confirmations"])
+
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
         return list((await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"])
 

@@ -24,11 +24,14 @@ from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, PrologEngine, sh
 from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
-from sentinel_mcp.policy.questions import AnswerRefused, answer_value, question_of
+from sentinel_mcp.policy.policy_documents import PolicyDocuments
+from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value, question_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.solver import Solver, SolverResult
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
 from sentinel_mcp.policy.withheld_facts import WithheldFn
+from sentinel_mcp.search.search_service import SearchService
+from sentinel_mcp.search.settings import SearchSettings
 
 log = logging.getLogger(__name__)
 _instances = itertools.count(1)
@@ -49,7 +52,8 @@ class PolicyGuard:
     def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
-                 inference_limit: int = DEFAULT_INFERENCE_LIMIT, withheld: WithheldFn | None = None) -> None:
+                 inference_limit: int = DEFAULT_INFERENCE_LIMIT, search: SearchSettings | None = None,
+                 withheld: WithheldFn | None = None) -> None:
         self.settings = settings or PolicySettings()
         # (tool, principal) -> the personal kind a client's introspection may not see (the consent gate's)
         self.withheld = withheld
@@ -70,6 +74,10 @@ class PolicyGuard:
         self.inference_limit = inference_limit
         self.load_error: str | None = None
         self._purger: asyncio.Task[None] | None = None
+        self._documents: tuple[str, PolicyDocuments] | None = None  # (rulebase version, its documents)
+        # policy documents and memories, searchable (an index next to the facts)
+        self.search = SearchService(store_path.parent / "passages.db", search)
+        self._indexed: str | None = None  # the rulebase version whose documents are indexed
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, watch: bool = True) -> None:
@@ -97,6 +105,7 @@ class PolicyGuard:
                 pass
             self._purger = None
         await self.queries.close()
+        await self.search.close()
         await self.knowledge.forget_sessions()
         await self.rulebases.unload_all()
         await self.store.close()
@@ -106,6 +115,8 @@ class PolicyGuard:
             await asyncio.sleep(self.purge_interval)
             try:
                 await self.knowledge.purge()
+                if self.search.index is not None:
+                    await self.search.index.purge()  # expired memories
             except Exception:  # noqa: BLE001
                 log.exception("fact purge")
 
@@ -157,6 +168,23 @@ class PolicyGuard:
             return Deny(reason=f"the policy guard of {call.name} failed with an internal error (reference {ref} "
                                "in Sentinel's log); denied", unmet=["guard_error"])
 
+    def documents(self, rb: Rulebase | None = None) -> PolicyDocuments:
+        """The policy documents the active rulebase declares, parsed (once per rulebase version)."""
+        rb = rb or self.rulebases.current
+        if self._documents is None or self._documents[0] != rb.version:
+            self._documents = (rb.version, PolicyDocuments.of_rulebase(rb))
+        return self._documents[1]
+
+    async def searchable(self) -> SearchService:
+        """The search service, with the active rulebase's policy documents indexed (again when they change)."""
+        if self.rulebases.loaded and self._indexed != self.rulebases.current.version:
+            rb = self.rulebases.current
+            docs = self.documents(rb)
+            texts = {name: path.read_text(encoding="utf-8") for name, path in docs.paths.items()}
+            await self.search.index_documents(docs.paragraphs, texts)
+            self._indexed = rb.version
+        return self.search
+
     async def _decide_guarded(self, call: ToolCall, rb: Rulebase) -> Decision:
         if rb.info.option("strict_symbolic"):
             await self.knowledge.ensure(call.session_id, rb)  # seeds are established values too
@@ -168,7 +196,8 @@ class PolicyGuard:
                             how_to_unblock=["establish the values through tools first (or bind a context), then "
                                             "call with the established values"])
         result = await self.prove_call(call, rb)
-        proof = {"rulebase": rb.version, "tree": result.tree, "passes": result.passes,
+        docs = self.documents(rb)
+        proof = {"rulebase": rb.version, "tree": docs.quote_tree(result.tree), "passes": result.passes,
                  "fetches": [f.model_dump() for f in result.fetches]}
         if result.status == "proved":
             return Allow(reason=f"guard of {call.name} proved (rulebase {rb.version})", proof=proof)
@@ -179,8 +208,14 @@ class PolicyGuard:
             questions = _unique([question_of(q, call, rb.version) for q in result.questions])
             return Ask(reason=f"{call.name} needs: " + "; ".join(q.message for q in questions),
                        questions=questions, unmet=[q.meta.get("fact") or q.message for q in questions])
-        return Deny(reason=f"{call.name} is not allowed: " + explain(result), unmet=unmet_of(result),
-                    how_to_unblock=how_to_unblock(result), proof=proof)
+        violations = docs.quote_violations(result.violations)
+        if any(v.get("kind") == "dont_know" for v in violations):
+            # "I don't know" ends this call with its next step; the next call asks again
+            await self.knowledge.invalidate(call.session_id, "'$dont_know'(_, _)")
+        unmet = unmet_of(result, violations)
+        proof["violations"] = violations
+        return Deny(reason=f"{call.name} is not allowed: " + "; ".join(unmet), unmet=unmet,
+                    how_to_unblock=how_to_unblock(result, violations), proof=proof)
 
     async def prove_call(self, call: ToolCall, rb: Rulebase | None = None) -> SolverResult:
         rb = rb or self.rulebases.current
@@ -216,7 +251,10 @@ class PolicyGuard:
         await self.knowledge.ensure(session, rb)
         value = answer_value(question, answer)
         meta = question.meta
-        if meta["kind"] == "confirm":
+        if value == DONT_KNOW:  # what it leads to is the rulebase's (askable option unknown/1)
+            fact = await self.knowledge.new_fact(session, "$dont_know", [meta["predicate"], list(meta["inputs"])],
+                                                 answer.provenance, contexts=contexts)
+        elif meta["kind"] == "confirm":
             if meta.get("version") != rb.version:
                 raise AnswerRefused("the rulebase changed since this confirmation was asked; ask again")
             if value is not True:
@@ -226,7 +264,7 @@ class PolicyGuard:
                 answer.provenance, ttl=self.settings.confirm_ttl, source_tool=meta["tool"],
                 source_digest=meta["digest"])
         elif meta["type"] == "yes_no":
-            pred, args = (meta["predicate"], list(meta["inputs"])) if value else \
+            pred, args = (meta["predicate"], list(meta["inputs"])) if value == "yes" else \
                 ("$answered_no", [meta["predicate"], list(meta["inputs"])])
             fact = await self.knowledge.new_fact(session, pred, args, answer.provenance, contexts=contexts)
         else:
@@ -273,11 +311,21 @@ def _unique(questions: list[Question]) -> list[Question]:
     return list(seen.values())
 
 
-def unmet_of(result: SolverResult) -> list[str]:
-    out = list(result.unmet) or list(result.tentative)
-    out += [f"missing fact {m['fact']} (from {m['tool']}: {m.get('error') or 'not fetched'})" for m in result.missing]
+def _missing_text(m: dict[str, Any]) -> str:
+    """A fact that could not be fetched, in words (no Prolog terms or variables)."""
+    what = str(m.get("fact", "")).split("(", 1)[0].replace("_", " ") or "a fact"
+    args = ", ".join(f"{k} {v}" for k, v in (m.get("arguments") or {}).items())
+    return (f"Sentinel could not find out the {what} it needs: {m['tool']}"
+            f"{' for ' + args if args else ''} did not tell ({m.get('error') or 'not fetched'})")
+
+
+def unmet_of(result: SolverResult, violations: list[dict[str, Any]] | None = None) -> list[str]:
+    """Every broken rule, most specific first, each with the policy sentence it formalises when it cites one."""
+    out = [v["text"] for v in violations] if violations else list(result.unmet)
+    out = out or list(result.tentative)
+    out += [_missing_text(m) for m in result.missing]
     if not out and result.questions:
-        out += [q.get("fact") or q.get("question", "") for q in result.questions]
+        out += [q.get("question", "") for q in result.questions]
     return out or ["the guard's conditions do not hold"]
 
 
@@ -285,18 +333,24 @@ def explain(result: SolverResult) -> str:
     return "; ".join(unmet_of(result))
 
 
-def how_to_unblock(result: SolverResult) -> list[str]:
+def how_to_unblock(result: SolverResult, violations: list[dict[str, Any]] | None = None) -> list[str]:
     tips = []
     for m in result.missing:
-        tips.append(f"establish {m['fact']} with {m['tool']}({m['arguments']}) (it failed: {m.get('error')})")
+        tips.append(f"check the values given to {m['tool']} ({m.get('error') or 'not fetched'}) and call again")
     for q in result.questions:
         tips.append(f"answer: {q.get('question')}")
+    if any(v.get("kind") == "dont_know" for v in violations or []):
+        tips.append("the user did not know an answer: follow the step above, then call again (the question is "
+                    "asked again)")
     if result.unmet and not tips:
-        tips.append("the rulebase's conditions are not met; this call cannot be allowed as it is")
+        tips.append("the call breaks the rules above (each quoted from the policy where it cites one); tell the "
+                    "user why, in those words")
     return tips
 
 
 def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None = None) -> PolicyGuard:
     """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``."""
+    extra = config.sentinel.model_extra or {}
     return PolicyGuard(config.rulebase_paths(), port, store_path=facts_db_path(config),
-                       settings=config.sentinel.policy, seeds=config.sentinel.seeds, withheld=withheld)
+                       settings=config.sentinel.policy, seeds=config.sentinel.seeds,
+                       search=SearchSettings.from_section(extra.get("search")), withheld=withheld)

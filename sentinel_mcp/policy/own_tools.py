@@ -1,13 +1,17 @@
 """Sentinel's own tools: an in-process MCP server (mounted as built-in ``sentinel``, guarded like any other).
 
-Tools: ``sentinel_query``, ``sentinel_facts``, ``sentinel_bind``, ``sentinel_answer``, ``sentinel_why_not``.
+Tools: ``sentinel_query``, ``sentinel_facts``, ``sentinel_bind``, ``sentinel_answer``, ``sentinel_why_not``,
+``sentinel_policy_search`` (cited passages of the rulebase's policy documents), and the caller's memory:
+``memory_store``, ``memory_search``, ``memory_recent`` (per principal, with a lifetime; see ``search/``).
 Resources: ``sentinel://facts`` (the summary of the default session) and ``sentinel://rulebase``.
-The policy guard comes from ``ctx.services["guard"]``; the caller's session from the call's ``_meta``.
+The policy guard comes from ``ctx.services["guard"]``; the caller's session and principal from the call's
+``_meta`` (set by the gateway only).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -15,8 +19,17 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from sentinel_mcp.gateway.builtin import BuiltinContext
 from sentinel_mcp.gateway.call_meta import principal_of, session_of
+from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.policy.policy_service import PolicyService
 from sentinel_mcp.policy.questions import AnswerRefused
+from sentinel_mcp.search.search_service import MemoryRefused
+
+
+def principal_of_call(ctx: Any) -> str:
+    """Whose memory a call reads and writes: the principal the gateway established for the caller and named in
+    the built-in call's ``_meta`` (a client's own ``_meta`` never reaches a built-in); standalone, the owner."""
+    return principal_of(ctx, default=OWNER_NAME)
+
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
@@ -93,6 +106,53 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         except RuntimeError as e:
             return _error(str(e))
         return _result(out)
+
+    def guard() -> Any:
+        g = ctx.services.get("guard")
+        if g is None or not hasattr(g, "searchable"):
+            raise RuntimeError("the policy engine is not active (no rulebases configured)")
+        return g
+
+    @mcp.tool(annotations=READ)
+    async def sentinel_policy_search(query: str, k: int = 3) -> CallToolResult:
+        """Search the policy documents the rulebase formalises (e.g. the airline's policy.md) for the passages
+        that answer a question. Each passage is cited: document, heading, line range. Use it to explain a
+        decision in the policy's own words."""
+        try:
+            hits = await (await guard().searchable()).policy_search(query, k)
+        except (RuntimeError, ValueError) as e:
+            return _error(str(e))
+        lines = [f"{h['document']} lines {h['lines'][0]}-{h['lines'][1]} ({h['heading']}): {h['text']}" for h in hits]
+        return _result({"passages": hits}, text="\n".join(lines) or "no passage found")
+
+    @mcp.tool(annotations=WRITE)
+    async def memory_store(text: str, ctx_: Context, tags: list[str] | None = None,
+                           ttl_seconds: float | None = None) -> CallToolResult:
+        """Remember a note for later conversations of the same principal (it expires: ttl_seconds, default
+        30 days). Secrets (cards, codes, tokens) are redacted before it is stored."""
+        try:
+            out = await guard().search.memory_store(principal_of_call(ctx_), text, tags, ttl_seconds, now=time.time())
+        except (RuntimeError, MemoryRefused) as e:
+            return _error(str(e))
+        return _result(out)
+
+    @mcp.tool(annotations=READ)
+    async def memory_search(query: str, ctx_: Context, k: int = 5) -> CallToolResult:
+        """Search this principal's memories by meaning and words."""
+        try:
+            hits = await guard().search.memory_search(principal_of_call(ctx_), query, k)
+        except RuntimeError as e:
+            return _error(str(e))
+        return _result({"memories": hits})
+
+    @mcp.tool(annotations=READ)
+    async def memory_recent(ctx_: Context, n: int = 10) -> CallToolResult:
+        """This principal's most recent memories, newest first."""
+        try:
+            hits = await guard().search.memory_recent(principal_of_call(ctx_), n)
+        except RuntimeError as e:
+            return _error(str(e))
+        return _result({"memories": hits})
 
     @mcp.resource("sentinel://facts", name="facts", mime_type="text/plain")
     async def facts_resource() -> str:

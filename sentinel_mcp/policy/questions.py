@@ -2,8 +2,11 @@
 and the facts their answers become.
 
 The question text comes from the rulebase, already formatted with the call's values; it is made safe to show
-here (``display_text``), whatever the values hold. An answer's value is taken only when its content validates
-strictly against the question's schema (``answer_validation``): no coercion of "yes", "true", 1 or "1".
+here (``display_text``), whatever the values hold. Every choice is offered with a human title (``oneOf`` of
+``const`` + ``title``, the titled single-select enum of MCP's elicitation schema), and every question a person
+can be asked about a fact has the answer "I don't know" (``DONT_KNOW``), which the rulebase turns into a next
+step. An answer's value is taken only when its content validates strictly against the question's schema
+(``answer_validation``): no coercion of "yes", "true", 1 or "1".
 """
 
 from __future__ import annotations
@@ -11,25 +14,65 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from sentinel_mcp.gateway.answer_validation import BrokenSchema, content_problem
+from sentinel_mcp.gateway.answer_validation import answer_problem
 from sentinel_mcp.gateway.decision import Answer, Question, ToolCall
-from sentinel_mcp.gateway.display_text import safe_question
+from sentinel_mcp.gateway.display_text import safe_question, safe_text
+
+DONT_KNOW = "i_dont_know"  # the value of "I don't know" in every choice (the loader refuses it as a choice)
+DONT_KNOW_TITLE = "I don't know"
+DONT_KNOW_FIELD = "dont_know"  # the checkbox of a text or number question
+YES_NO = [{"const": "yes", "title": "Yes"}, {"const": "no", "title": "No"}]
 
 
 class AnswerRefused(Exception):
     """An answer that may not be recorded (wrong provenance, wrong type, value not among the choices)."""
 
 
-def _answer_schema(kind: str, type_: Any) -> dict[str, Any]:
-    if kind == "confirm" or type_ == "yes_no":
+def humanize(value: Any) -> str:
+    """A token as a person reads it when the rulebase gave no label: ``change_of_plan`` -> "Change of plan"."""
+    text = str(value).replace("_", " ").strip()
+    return text[:1].upper() + text[1:] if text else str(value)
+
+
+def _options(choices: list[dict[str, Any]]) -> list[dict[str, str]]:
+    out = [{"const": str(c["value"]), "title": safe_text(c.get("label") or humanize(c["value"]), 200)}
+           for c in choices if str(c["value"]) != DONT_KNOW]
+    return out + [{"const": DONT_KNOW, "title": DONT_KNOW_TITLE}]
+
+
+def choices_of(type_: Any) -> list[dict[str, Any]] | None:
+    """The choices of an askable type as [{value, label}], or None when it is no choice."""
+    if not isinstance(type_, dict):
+        return None
+    if "choice_of" in type_:
+        return [dict(c) for c in type_["choice_of"]]
+    if "choice" in type_:
+        labels = type_.get("labels") or [None] * len(type_["choice"])
+        return [{"value": v, "label": lab} for v, lab in zip(type_["choice"], labels)]
+    return None
+
+
+def _answer_schema(kind: str, type_: Any) -> tuple[dict[str, Any], list[str] | None]:
+    """The elicitation schema of a question, and the fields of which exactly one must be given (or None)."""
+    if kind == "confirm":
         prop: dict[str, Any] = {"type": "boolean", "title": "Yes"}
-    elif isinstance(type_, dict) and "choice" in type_:
-        prop = {"type": "string", "title": "Choice", "enum": [str(c) for c in type_["choice"]]}
-    elif type_ == "number":
-        prop = {"type": "number", "title": "Number"}
+        return {"type": "object", "properties": {"answer": prop}, "required": ["answer"]}, None
+    if type_ == "yes_no":
+        prop = {"type": "string", "title": "Your answer", "oneOf": YES_NO + [{"const": DONT_KNOW,
+                                                                               "title": DONT_KNOW_TITLE}]}
+        return {"type": "object", "properties": {"answer": prop}, "required": ["answer"]}, None
+    choices = choices_of(type_)
+    if choices is not None:
+        prop = {"type": "string", "title": "Your choice", "oneOf": _options(choices)}
+        return {"type": "object", "properties": {"answer": prop}, "required": ["answer"]}, None
+    if type_ == "number":
+        prop = {"type": "number", "title": "Your answer"}
     else:
-        prop = {"type": "string", "title": "Answer"}
-    return {"type": "object", "properties": {"answer": prop}, "required": ["answer"]}
+        prop = {"type": "string", "title": "Your answer", "minLength": 1}
+    unknown = {"type": "boolean", "title": DONT_KNOW_TITLE}
+    # either an answer or "I don't know" (checked strictly: exactly one of them)
+    return {"type": "object", "properties": {"answer": prop, DONT_KNOW_FIELD: unknown}, "required": []}, \
+        ["answer", DONT_KNOW_FIELD]
 
 
 def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Question:
@@ -39,15 +82,17 @@ def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Qu
         key = f"sentinel.policy.confirm.{digest}"
         meta = {"kind": "confirm", "tool": call.identity if call else None, "digest": digest, "version": version,
                 "from": need.get("from", ["user"])}
-        return Question(key=key, message=_shown(need, call), requested_schema=_answer_schema("confirm", None),
-                        meta=meta)
+        schema, _ = _answer_schema("confirm", None)
+        return Question(key=key, message=_shown(need, call), requested_schema=schema, meta=meta)
     h = hashlib.sha256(str(need["fact"]).encode()).hexdigest()[:12]
     key = f"sentinel.policy.ask.{need['predicate']}.{h}"
     key = "".join(ch if ch.isalnum() or ch in "_.:-" else "_" for ch in key)
+    schema, exactly_one = _answer_schema("ask", need["type"])
     meta = {"kind": "ask", "predicate": need["predicate"], "inputs": need.get("inputs", []), "type": need["type"],
             "from": need.get("from", ["user", "agent"]), "fact": need["fact"]}
-    return Question(key=key, message=_shown(need, call), requested_schema=_answer_schema("ask", need["type"]),
-                    meta=meta)
+    if exactly_one:
+        meta["exactly_one"] = exactly_one
+    return Question(key=key, message=_shown(need, call), requested_schema=schema, meta=meta)
 
 
 def _shown(need: dict[str, Any], call: ToolCall | None) -> str:
@@ -56,15 +101,18 @@ def _shown(need: dict[str, Any], call: ToolCall | None) -> str:
 
 
 def answer_value(question: Question, answer: Answer) -> Any:
-    """The typed answer; raises AnswerRefused if it does not fit the question (strictly, no coercion)."""
+    """The typed answer (``DONT_KNOW`` for "I don't know"); raises AnswerRefused if it does not fit the
+    question (strictly, no coercion)."""
+    if answer.action != "accept":
+        raise AnswerRefused("the question was not answered (declined or cancelled)")
     allowed = question.meta.get("from") or ["user"]
-    if answer.provenance not in allowed:
+    if answer.provenance not in allowed:  # who may answer comes first: an agent never gives the user's answer
         raise AnswerRefused(f"this question must be answered by: {', '.join(allowed)} "
                             f"(an answer with provenance {answer.provenance!r} is not accepted)")
-    try:
-        problem = content_problem(question.requested_schema, answer.content)
-    except BrokenSchema as e:
-        raise AnswerRefused(f"the question's schema is invalid ({e})") from None
+    problem = answer_problem(question, answer)
     if problem:
         raise AnswerRefused(f"the answer was not accepted: {problem}")
-    return answer.content["answer"]  # type: ignore[index]  # validated: present and of the asked type
+    content = answer.content or {}
+    if content.get(DONT_KNOW_FIELD) is True:
+        return DONT_KNOW
+    return content["answer"]

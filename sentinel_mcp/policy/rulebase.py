@@ -48,8 +48,14 @@ class AskableInfo(BaseModel):
     predicate: str
     arity: int
     question: str
-    type: str | dict[str, list[str]]  # "yes_no" | "text" | "number" | {"choice": [...]}
+    type: str | dict[str, Any]  # "yes_no" | "text" | "number" | {"choice": [...], "labels": [...]} | {"choice_of": []}
     from_: list[str] = Field(alias="from")
+
+
+class DocumentInfo(BaseModel):
+    name: str
+    path: str  # as declared
+    file: str  # the rulebase file that declared it (relative paths start there)
 
 
 class RulebaseInfo(BaseModel):
@@ -62,6 +68,7 @@ class RulebaseInfo(BaseModel):
     read_only: list[str] = Field(default_factory=list)
     symbolic_exempt: dict[str, list[str]] = Field(default_factory=dict)
     effects: list[str] = Field(default_factory=list)
+    documents: list[DocumentInfo] = Field(default_factory=list)
 
     @classmethod
     def from_engine(cls, raw: dict[str, Any]) -> "RulebaseInfo":
@@ -72,7 +79,8 @@ class RulebaseInfo(BaseModel):
                    bindings=[BindingInfo(**b) for b in raw["bindings"]],
                    askables=[AskableInfo(**a) for a in raw["askables"]], contexts=raw["contexts"],
                    seeds=raw["seeds"], options=raw["options"], read_only=raw["read_only"],
-                   symbolic_exempt=exempt, effects=sorted(set(raw["effects"])))
+                   symbolic_exempt=exempt, effects=sorted(set(raw["effects"])),
+                   documents=[DocumentInfo(**d) for d in raw.get("documents", [])])
 
     def guards_tool(self, tool: str) -> bool:
         return any(g == tool or (g.endswith("*") and tool.startswith(g[:-1])) for g in self.guards)

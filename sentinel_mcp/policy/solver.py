@@ -47,6 +47,7 @@ class SolverResult(BaseModel):
     questions: list[dict[str, Any]] = Field(default_factory=list)  # ask / confirm needs, after tools are exhausted
     unmet: list[str] = Field(default_factory=list)
     tentative: list[str] = Field(default_factory=list)  # failed only after something was assumed
+    violations: list[dict[str, Any]] = Field(default_factory=list)  # unmet, with kind and citation
     missing: list[dict[str, Any]] = Field(default_factory=list)  # fetch needs that could not be fetched
     fetches: list[FetchRecord] = Field(default_factory=list)
     passes: int = 0
@@ -122,6 +123,7 @@ class Solver:
         # no solutions: those of a pass that assumed something rest on unknown values, not on facts
         return SolverResult(status=status, questions=questions, unmet=out.get("unmet", []),
                             tentative=out.get("tentative", []), missing=missing,
+                            violations=out.get("violations", []),
                             fetches=fetches, passes=passes)
 
     async def _fetch_all(self, needs: list[dict[str, Any]], rb: Rulebase, session: str, depth: int,

@@ -15,10 +15,12 @@ from typing import Any
 from sentinel_mcp.swarm.backends.base import ModelBackend
 from sentinel_mcp.swarm.logging_setup import setup_swarm_logging
 from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, ProgressSink
+from sentinel_mcp.swarm.retention import SweepReport, sweep
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
-from sentinel_mcp.swarm.state import SwarmStore
+from sentinel_mcp.swarm.state import OWNER, SwarmStore
 from sentinel_mcp.swarm.task_lock import TaskLock, holder_alive
+from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
 
 log = logging.getLogger("sentinel.swarm")
@@ -45,25 +47,55 @@ class BuildService:
         self.lock = TaskLock(self.root / "swarm.lock")
         self._running: dict[str, asyncio.Task[str]] = {}
         self._listeners: dict[str, list[ProgressSink]] = {}
+        self._last_event: dict[str, tuple[float, ProgressEvent]] = {}
         self._started = False
+        self._sweeper: asyncio.Task[None] | None = None
+        self.toolchain = Toolchain(settings.verify)
 
-    async def start(self) -> None:
+    async def start(self, *, sweep: bool = True) -> None:
+        """Open the store; ``sweep``: run the retention sweep now and every ``retention.sweep_hours``."""
         if self._started:
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        setup_swarm_logging(self.root / "logs", self.settings.log_retention_days)
+        setup_swarm_logging(self.root / "logs", self.settings.log_retention_days,
+                            debug_retention_days=self.settings.retention.debug_log_days
+                            if self.settings.debug_log else None)
         await self.store.open()
         if not holder_alive(self.lock.holder()):
             # tasks left mid-run by a process that is gone: FAILED, with their state kept
             for tid in await self.store.fail_unfinished("interrupted: the process running it stopped"):
                 log.warning("task %s was left unfinished; marked FAILED", tid)
         self._started = True
+        if sweep:
+            self._sweeper = asyncio.create_task(self._sweep_periodically(), name="swarm-retention")
 
     async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
         for tid in list(self._running):
             await self.cancel(tid)
         await self.store.close()
         self._started = False
+
+    async def gc(self, *, dry_run: bool = False, now: float | None = None) -> SweepReport:
+        """Remove what retention allows (failed workspaces, old rotated logs); see ``retention``."""
+        report = await sweep(self.root, self.store, self.settings, now=now, running=set(self._running),
+                             dry_run=dry_run)
+        if report.workspaces or report.logs:
+            log.info("retention sweep%s: %d workspaces, %d log files", " (dry run)" if dry_run else "",
+                     len(report.workspaces), len(report.logs))
+        return report
+
+    async def _sweep_periodically(self) -> None:
+        while True:
+            try:
+                await self.gc()
+            except Exception:  # noqa: BLE001 - a failed sweep is retried at the next one, never fatal
+                log.exception("retention sweep failed")
+            await asyncio.sleep(self.settings.retention.sweep_hours * 3600)
 
     def workspace_of(self, task_id: str) -> Workspace:
         if not TASK_ID.match(task_id):
@@ -71,7 +103,8 @@ class BuildService:
         return Workspace(self.root / task_id)
 
     async def submit(self, spec_data: Any, backend_factory: BackendFactory, *, session: str = "",
-                     caps: dict[str, Any] | None = None, listener: ProgressSink | None = None) -> str:
+                     caps: dict[str, Any] | None = None, listener: ProgressSink | None = None,
+                     principal: str = OWNER) -> str:
         """Validate, take the lock, record the task and start it in the background; returns its id.
 
         Raises ``SpecError`` (what is wrong with the spec), ``ValueError`` (a cap above the configured
@@ -89,32 +122,56 @@ class BuildService:
         try:
             workspace = self.workspace_of(task_id).create()
             await self.store.create_task(task_id, spec.model_dump(), workspace.root, session=session,
-                                         backend=backend.name)
+                                         backend=backend.name, principal=principal)
         except BaseException:
             self.lock.release()
             await backend.aclose()
             raise
         self._listeners[task_id] = [listener] if listener else []
         orch = Orchestrator(task_id=task_id, spec=spec, store=self.store, backend=backend, workspace=workspace,
-                            limits=limits, breakers=self.settings.breakers, progress=self._fan_out)
+                            limits=limits, breakers=self.settings.breakers, progress=self._fan_out,
+                            toolchain=self.toolchain, coder_max_tokens=self.settings.coder_max_tokens)
         self._running[task_id] = asyncio.create_task(self._run(orch, backend), name=f"swarm-{task_id}")
         log.info("task %s started (backend %s, session %s)", task_id, backend.name, session or "-")
         return task_id
 
     async def _run(self, orch: Orchestrator, backend: ModelBackend) -> str:
+        heartbeat = asyncio.create_task(self._heartbeat(orch.task_id), name=f"swarm-heartbeat-{orch.task_id}")
         try:
             return await orch.run()
         finally:
+            heartbeat.cancel()
             with contextlib.suppress(Exception):
                 await asyncio.shield(backend.aclose())
             self.lock.release()
             self._running.pop(orch.task_id, None)
             self._listeners.pop(orch.task_id, None)
+            self._last_event.pop(orch.task_id, None)
 
     async def _fan_out(self, event: ProgressEvent) -> None:
+        self._last_event[event.task_id] = (time.monotonic(), event)
         for listener in list(self._listeners.get(event.task_id, [])):
             with contextlib.suppress(Exception):
                 await listener(event)
+
+    async def _heartbeat(self, task_id: str) -> None:
+        """While one agent works for long (a local model call can take minutes), tell waiting callers the
+        build is alive: their progress notifications keep the call's deadline alive through the gateway."""
+        every = self.settings.heartbeat_seconds
+        beat_at = time.monotonic()
+        while True:
+            await asyncio.sleep(every / 4)
+            last = self._last_event.get(task_id)
+            now = time.monotonic()
+            if last is None or now - max(last[0], beat_at) < every:
+                continue
+            at, event = last
+            beat_at = now
+            beat = ProgressEvent(task_id, event.state, event.progress, event.total,
+                                 f"still working ({now - at:.0f} s): {event.message}")
+            for listener in list(self._listeners.get(task_id, [])):
+                with contextlib.suppress(Exception):
+                    await listener(beat)
 
     def add_listener(self, task_id: str, listener: ProgressSink) -> None:
         self._listeners.setdefault(task_id, []).append(listener)
@@ -129,8 +186,20 @@ class BuildService:
                 await asyncio.shield(task)
         return await self.status(task_id)
 
-    async def cancel(self, task_id: str) -> bool:
+    async def owned(self, task_id: str, principal: str | None) -> None:
+        """Raise ``UnknownTaskError`` unless the build is ``principal``'s (None: the CLI, which sees every build);
+        another principal's build is as unknown as a missing one."""
+        if not TASK_ID.match(task_id):
+            raise UnknownTaskError(task_id)
+        if principal is None:
+            return
+        task = await self.store.get_task(task_id)
+        if task is None or task.get("principal") != principal:
+            raise UnknownTaskError(task_id)
+
+    async def cancel(self, task_id: str, principal: str | None = None) -> bool:
         """Cancel a build running in this process; it ends FAILED ("cancelled") with its state kept."""
+        await self.owned(task_id, principal)
         task = self._running.get(task_id)
         if task is None:
             return False
@@ -139,9 +208,8 @@ class BuildService:
             await task
         return True
 
-    async def status(self, task_id: str) -> dict[str, Any]:
-        if not TASK_ID.match(task_id):
-            raise UnknownTaskError(task_id)
+    async def status(self, task_id: str, principal: str | None = None) -> dict[str, Any]:
+        await self.owned(task_id, principal)
         task = await self.store.get_task(task_id)
         if task is None:
             raise UnknownTaskError(task_id)
@@ -150,10 +218,11 @@ class BuildService:
         task["steps"] = [{k: s[k] for k in ("step_number", "attempt", "file_path", "status", "issues", "warnings")}
                          for s in steps]
         task["files"] = self.workspace_of(task_id).list_files()
+        task["workspace_removed"] = task["state"] == "FAILED" and not self.workspace_of(task_id).root.exists()
         return task
 
-    async def list(self, limit: int = 20) -> list[dict[str, Any]]:
-        rows = await self.store.list_tasks(limit)
+    async def list(self, limit: int = 20, principal: str | None = None) -> list[dict[str, Any]]:
+        rows = await self.store.list_tasks(limit, principal)
         return [{k: r[k] for k in ("task_id", "state", "error", "created_at", "finished_at", "model_calls")}
                 | {"app_name": (r["spec"] or {}).get("app_name"), "running_here": self.is_running(r["task_id"])}
                 for r in rows]

@@ -1,4 +1,4 @@
-"""``sentinel-mcp swarm build SPEC.json | status TASK_ID | list``: builds from the command line."""
+"""``sentinel-mcp swarm build SPEC.json | status TASK_ID | list | gc``: builds from the command line."""
 
 from __future__ import annotations
 
@@ -48,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ls.add_argument("--limit", type=int, default=20)
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=cmd_list)
+
+    gc = sub.add_parser("gc", help="remove failed builds' workspaces and old logs, as the retention settings say")
+    gc.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
+    gc.add_argument("--json", action="store_true")
+    gc.set_defaults(func=cmd_gc)
 
 
 def _service(args: argparse.Namespace) -> tuple[BuildService, SwarmSettings]:
@@ -141,6 +146,32 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(json.dumps(tasks, indent=2))
         for t in [] if args.json else tasks:
             print(f"{t['task_id']}  {t['state']:<10} {t['app_name'] or '':<20} {t['error'] or ''}")
+        return 0
+    return asyncio.run(run())
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    async def run() -> int:
+        service, settings = _service(args)
+        await service.start(sweep=False)  # this sweep, and only it, removes (or, dry, reports)
+        try:
+            report = await service.gc(dry_run=args.dry_run)
+        finally:
+            await service.close()
+        if args.json:
+            print(json.dumps(report.as_dict(), indent=2))
+            return 0
+        verb = "would remove" if args.dry_run else "removed"
+        r = settings.retention
+        print(f"{verb} {len(report.workspaces)} failed workspace(s) older than {r.failed_workspace_days:g} days, "
+              f"{len(report.logs)} log file(s) past retention ({settings.log_retention_days} days, debug "
+              f"{r.debug_log_days})")
+        for tid in report.workspaces:
+            print(f"  workspace {tid}")
+        for name in report.logs:
+            print(f"  log {name}")
+        for why in report.skipped:
+            print(f"  kept: {why}")
         return 0
     return asyncio.run(run())
 

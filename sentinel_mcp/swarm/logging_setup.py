@@ -58,21 +58,32 @@ class RedactingFilter(logging.Filter):
 _MARK = "_sentinel_swarm_log_dir"
 
 
-def setup_swarm_logging(log_dir: Path, retention_days: int = 30) -> Path:
-    """Attach a midnight-rotating file handler to the ``sentinel.swarm`` logger (once per directory)."""
+def _handler(path: Path, retention_days: int, level: int, mark: str) -> TimedRotatingFileHandler:
+    handler = TimedRotatingFileHandler(path, when="midnight", backupCount=retention_days, encoding="utf-8",
+                                       delay=True)
+    setattr(handler, _MARK, mark)
+    handler.setLevel(level)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter())
+    return handler
+
+
+def setup_swarm_logging(log_dir: Path, retention_days: int = 30, *, debug_retention_days: int | None = None) -> Path:
+    """Attach a midnight-rotating file handler to the ``sentinel.swarm`` logger (once per directory), and a
+    debug log with its own (shorter) retention when ``debug_retention_days`` is given."""
     log_dir = Path(log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     path = log_dir / "swarm.log"
     logger = logging.getLogger("sentinel.swarm")
-    for h in logger.handlers:
-        if getattr(h, _MARK, None) == str(log_dir):
-            return path
-    handler = TimedRotatingFileHandler(path, when="midnight", backupCount=retention_days, encoding="utf-8",
-                                       delay=True)
-    setattr(handler, _MARK, str(log_dir))
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(RedactingFilter())
-    logger.addHandler(handler)
-    if logger.level == logging.NOTSET or logger.level > logging.INFO:
+    marks = {getattr(h, _MARK, None) for h in logger.handlers}
+    if str(log_dir) not in marks:
+        logger.addHandler(_handler(path, retention_days, logging.INFO, str(log_dir)))
+    if debug_retention_days is not None and f"{log_dir}#debug" not in marks:
+        logger.addHandler(_handler(log_dir / "swarm-debug.log", debug_retention_days, logging.DEBUG,
+                                   f"{log_dir}#debug"))
+        # only this logger goes to DEBUG, and its records stop here: the console keeps its own level
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+    elif logger.level == logging.NOTSET or logger.level > logging.INFO:
         logger.setLevel(logging.INFO)
     return path

@@ -8,14 +8,16 @@ the task; cancellation ends it FAILED with everything recorded so far kept.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import ValidationError
 
-from sentinel_mcp.swarm.agents.coder import coder_request, parse_coder_reply, truncate_utf8
+from sentinel_mcp.swarm.agents.coder import answer_data, coder_request, truncate_utf8
 from sentinel_mcp.swarm.agents.critic import (
     critic_request,
     deterministic_verdict,
@@ -23,20 +25,25 @@ from sentinel_mcp.swarm.agents.critic import (
 )
 from sentinel_mcp.swarm.agents.planner import parse_planner_reply, planner_request
 from sentinel_mcp.swarm.agents.verifier import parse_verifier_reply, verifier_request
-from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelReply, ModelRequest
+from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelReply, ModelRequest, extract_json
 from sentinel_mcp.swarm.breakers import (
     BreakerSettings,
     BreakerTripped,
     ConsecutiveFailureBreaker,
     ModelErrorBreaker,
 )
-from sentinel_mcp.swarm.checks import check_file, check_project
+from sentinel_mcp.swarm.checks import check_file, check_placeholders, check_project
+from sentinel_mcp.swarm.feature_code.answers import Decisions, parse_answer
+from sentinel_mcp.swarm.feature_code.render import render_step, texts_of, with_answer
+from sentinel_mcp.swarm.feature_code.strings import all_strings, strings_xml
 from sentinel_mcp.swarm.limits import Budget, LimitExceeded, Limits
 from sentinel_mcp.swarm.messages import CriticVerdict, Issue
 from sentinel_mcp.swarm.path_safety import UnsafePathError
-from sentinel_mcp.swarm.plan import Plan, PlanError, PlanStep, validate_plan
+from sentinel_mcp.swarm.plan import Plan, PlanError, PlanStep
+from sentinel_mcp.swarm.scaffold import scaffold_file
 from sentinel_mcp.swarm.spec import TaskSpec
 from sentinel_mcp.swarm.state import SwarmStore
+from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
 
 log = logging.getLogger("sentinel.swarm")
@@ -62,7 +69,8 @@ _ABORTS = (PlanError, LimitExceeded, BreakerTripped, StepFailed, UnsafePathError
 class Orchestrator:
     def __init__(self, *, task_id: str, spec: TaskSpec, store: SwarmStore, backend: ModelBackend,
                  workspace: Workspace, limits: Limits, breakers: BreakerSettings | None = None,
-                 progress: ProgressSink | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 progress: ProgressSink | None = None, clock: Callable[[], float] = time.monotonic,
+                 toolchain: Toolchain | None = None, coder_max_tokens: int = 512) -> None:
         self.task_id = task_id
         self.spec = spec
         self.store = store
@@ -74,6 +82,9 @@ class Orchestrator:
         self.step_failures = ConsecutiveFailureBreaker(breakers.consecutive_failures)
         self.model_errors = ModelErrorBreaker(breakers.model_errors, breakers.error_window_seconds, clock)
         self._progress = progress
+        self.toolchain = toolchain or Toolchain()
+        self.coder_max_tokens = coder_max_tokens
+        self.decisions: Decisions | None = None  # the blueprint and every accepted answer, once planned
         self.state = "PLANNING"
         self.warnings: list[str] = []
         self.completed: dict[str, str] = {}
@@ -93,7 +104,12 @@ class Orchestrator:
             await self._set_state("COMPLETED")
             await self._emit(f"completed: {len(self.completed)} files in {self.workspace.root}")
         except asyncio.CancelledError:
-            await asyncio.shield(self._fail("cancelled"))
+            # record the end even if cancelled again meanwhile: whoever awaits this task (close()) then
+            # finds the store written, never half-way
+            ending = asyncio.ensure_future(self._fail("cancelled"))
+            while not ending.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(ending)
             raise
         except _ABORTS as e:
             await self._fail(str(e))
@@ -105,25 +121,41 @@ class Orchestrator:
     async def _planning(self) -> Plan:
         await self._emit("planning")
         reply = await self._call(planner_request(self.spec, self.limits.max_steps), None)
-        plan = parse_planner_reply(reply)
-        await self.store.set_plan(self.task_id, plan.model_dump())
-        validate_plan(plan, self.spec, self.limits.max_steps)
+        try:
+            blueprint, plan = parse_planner_reply(reply, self.spec, self.limits.max_steps)
+        except PlanError:
+            # keep what the planner said, so the audit shows why its plan was refused
+            said: Any = reply.json_data
+            if said is None:
+                try:
+                    said = extract_json(reply.text)
+                except ValueError:
+                    said = reply.text[:4000]
+            await self.store.set_plan(self.task_id, {"blueprint": said, "steps": []})
+            raise
+        await self.store.set_plan(self.task_id, {"blueprint": blueprint.model_dump(), **plan.model_dump()})
+        self.decisions = Decisions(self.spec, blueprint)
         self._plan_paths = {s.step_number: s.file_path for s in plan.steps}
         self._total = len(plan.steps) + 2
         self._done = 1
-        await self._emit(f"plan accepted: {len(plan.steps)} steps")
+        model_steps = sum(1 for s in plan.steps if s.origin == "model")
+        await self._emit(f"plan accepted: {len(plan.steps)} steps ({model_steps} by the model, "
+                         f"{len(plan.steps) - model_steps} from the spec)")
         return plan
 
     async def _execute(self, step: PlanStep) -> None:
+        if step.origin == "scaffold":
+            await self._scaffold(step)
+            return
+        assert self.decisions is not None
         feedback: list[Issue] | None = None
         attempts = self.limits.max_retries + 1
         last_reason = ""
         for attempt in range(1, attempts + 1):
             await self._emit(f"step {step.step_number}: {step.file_path} (attempt {attempt}/{attempts})")
-            deps = {s: self.completed[s] for s in self._dependency_paths(step)}
             try:
-                reply = await self._call(coder_request(self.spec, step, deps, feedback,
-                                                        completed=list(self.completed)), step.step_number)
+                reply = await self._call(coder_request(step, self.decisions, feedback, self.coder_max_tokens),
+                                         step.step_number)
             except ModelError as e:
                 if e.status is not None and 400 <= e.status < 500 and e.status != 429:
                     raise  # a permanent refusal (bad key, bad request): retrying cannot help, abort
@@ -131,22 +163,36 @@ class Orchestrator:
                 await self._record(step, attempt, "FAILED", [Issue(severity="BLOCKER", message=last_reason)], [], 0)
                 self.step_failures.record_failure(f"step {step.step_number}: {last_reason}")
                 continue
-            content = parse_coder_reply(reply)
-            if not content.strip():
-                last_reason = "coder returned an empty file"
+            try:
+                data = answer_data(reply)
+            except ValueError as e:
+                last_reason = f"coder answer is not JSON ({e})"
                 await self._record(step, attempt, "FAILED", [Issue(severity="BLOCKER", message=last_reason)], [], 0)
                 self.step_failures.record_failure(f"step {step.step_number}: {last_reason}")
+                feedback = [Issue(severity="BLOCKER", message="answer with one JSON object only")]
                 continue
+            answer, issues = parse_answer(step, data, self.decisions)
+            if answer is not None:
+                issues += [i for t in _texts(answer) for i in check_placeholders(t, step.file_path)]
+            if answer is None or any(i.severity == "BLOCKER" for i in issues):
+                # the answer itself is wrong (schema, references, uniqueness): no file, no critic call
+                feedback = issues
+                last_reason = "rejected: " + "; ".join(i.line() for i in issues)[:500]
+                await self._record(step, attempt, "REJECTED", issues, [], 0)
+                continue
+            trial = with_answer(self.decisions, step, answer)
+            content = render_step(step, trial)
             step_warnings: list[str] = []
             content, truncated = truncate_utf8(content, self.limits.max_file_bytes)
             if truncated:
                 step_warnings.append(f"{step.file_path} truncated to {self.limits.max_file_bytes} bytes")
-            verdict = await self._critique(step, content)
+            verdict = await self._critique(step, content, trial)
             if verdict.warning:
                 step_warnings.append(verdict.warning)
             if verdict.decision == "ACCEPT":
                 self.workspace.write_file(step.file_path, content)  # path checked again here
                 self.completed[step.file_path] = content
+                self.decisions = trial
                 self.warnings += step_warnings
                 await self._record(step, attempt, "ACCEPTED", verdict.issues, step_warnings,
                                    len(content.encode("utf-8")))
@@ -160,13 +206,48 @@ class Orchestrator:
         raise StepFailed(f"step {step.step_number} ({step.file_path}) not accepted after {attempts} attempts; "
                          f"last: {last_reason}")
 
-    async def _critique(self, step: PlanStep, content: str) -> CriticVerdict:
+    async def _scaffold(self, step: PlanStep) -> None:
+        """A file that follows from the spec and the decisions so far: written and checked, no model call."""
+        assert self.decisions is not None
+        await self._emit(f"step {step.step_number}: {step.file_path} (from the spec)")
+        content = scaffold_file(step, self.decisions)
+        findings = await self._findings(step, content, self.decisions)
+        size = len(content.encode("utf-8"))
+        if any(i.severity == "BLOCKER" for i in findings):
+            await self._record(step, 1, "REJECTED", findings, [], size)
+            raise StepFailed(f"step {step.step_number} ({step.file_path}), written from the spec, fails its checks: "
+                             + "; ".join(i.line() for i in findings)[:500])
+        self.workspace.write_file(step.file_path, content)
+        self.completed[step.file_path] = content
+        await self._record(step, 1, "ACCEPTED", findings, [], size)
+        self._done += 1
+        await self._emit(f"step {step.step_number} written: {step.file_path}")
+
+    async def _findings(self, step: PlanStep, content: str, d: Decisions) -> list[Issue]:
+        """Deterministic checks of one file, then the real tools where this machine has them."""
         findings = check_file(step.file_path, step.file_type, content)
+        if any(i.severity == "BLOCKER" for i in findings):
+            return findings
+        if step.file_path.endswith((".kt", ".kts")):
+            if step.origin == "model":  # Kotlin written from the spec is parsed with the whole project
+                findings += (await self.toolchain.check_kotlin({step.file_path: content})).issues
+        elif step.file_path.endswith(".xml"):
+            files = {**self.completed, step.file_path: content}
+            if step.kind != "strings":  # layouts name texts that strings.xml gets at its own step
+                files["app/src/main/res/values/strings.xml"] = _strings_xml(d)
+            findings += (await self.toolchain.check_resources(files, self.spec.package_name,
+                                                               min_sdk=self.spec.min_sdk,
+                                                               target_sdk=self.spec.target_sdk)).issues
+        return findings
+
+    async def _critique(self, step: PlanStep, content: str, trial: Decisions) -> CriticVerdict:
+        findings = await self._findings(step, content, trial)
         verdict = deterministic_verdict(findings)
         if verdict is not None:
             return verdict
         try:
-            reply = await self._call(critic_request(self.spec, step, content, findings), step.step_number)
+            reply = await self._call(critic_request(self.spec, step, content, findings, texts_of(step, trial)),
+                                     step.step_number)
             return parse_critic_reply(reply)
         except (LimitExceeded, BreakerTripped):
             raise
@@ -189,7 +270,15 @@ class Orchestrator:
         await self._emit("verifying")
         files = dict(self.completed)
         findings = check_project(files, self.spec.package_name)
-        report: dict = {"checks": [i.model_dump() for i in findings], "verifier": None, "verifier_error": None}
+        kotlin = await self.toolchain.check_kotlin(files, style=True)
+        resources = await self.toolchain.check_resources(files, self.spec.package_name, min_sdk=self.spec.min_sdk,
+                                                         target_sdk=self.spec.target_sdk)
+        findings += kotlin.issues + resources.issues
+        report: dict = {"checks": [i.model_dump() for i in findings], "verifier": None, "verifier_error": None,
+                        "tools": self.toolchain.describe() + kotlin.notes + resources.notes}
+        if self.spec.architecture != "MVVM":
+            self.warnings.append(f"the spec asks for {self.spec.architecture}; the generated code is MVVM "
+                                 "(the only architecture the swarm renders)")
         try:
             reply = await self._call(verifier_request(self.spec, files, findings), None)
             report["verifier"] = parse_verifier_reply(reply).model_dump()
@@ -225,6 +314,9 @@ class Orchestrator:
                 error=f"{type(e).__name__}: {e}"[:500] if not isinstance(e, asyncio.CancelledError) else "cancelled"))
             await asyncio.shield(self._save_counters())
             raise
+        log.debug("task %s: %s call (step %s) %d+%d tokens in %d ms: %s", self.task_id, request.role, step_number,
+                  reply.prompt_tokens, reply.completion_tokens, int((time.monotonic() - started) * 1000),
+                  reply.text[:2000])
         await self.store.record_api_call(
             self.task_id, step_number=step_number, role=request.role, backend=self.backend.name, model=reply.model,
             status="OK", attempts=reply.attempts, prompt_tokens=reply.prompt_tokens,
@@ -271,3 +363,20 @@ class Orchestrator:
             await self._progress(ProgressEvent(self.task_id, self.state, self._done, self._total, message))
         except Exception:  # a listener that fails must not fail the build
             log.debug("progress listener failed", exc_info=True)
+
+
+def _texts(value: object) -> list[str]:
+    """Every text in a model answer (its texts become string resources; names are patterns already)."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump()  # type: ignore[union-attr]
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []
+
+
+def _strings_xml(d: Decisions) -> str:
+    return strings_xml(all_strings(d))

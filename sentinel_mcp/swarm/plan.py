@@ -28,6 +28,10 @@ class PlanStep(BaseModel):
     dependencies: list[int] = Field(default_factory=list)
     description: str = Field(min_length=1, max_length=2000)
     features: list[str] = Field(default_factory=list)  # spec features this step implements (optional)
+    # how the file is made: "scaffold" (from the spec and blueprint, no model call) or "model" (the coder)
+    origin: Literal["scaffold", "model"] = "model"
+    kind: str | None = None  # what the file is (settings, manifest, layout, viewmodel, ...): picks its schema
+    screen: str | None = None  # the screen a feature file belongs to
 
 
 class Plan(BaseModel):

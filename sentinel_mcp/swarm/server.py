@@ -1,13 +1,16 @@
 """The ``swarm`` built-in: app builds as MCP tools, the generated files as resources.
 
-Tools: ``swarm_build`` (returns the task id at once, or with ``wait=true`` reports progress until the
-build ends), ``swarm_status``, ``swarm_list``, ``swarm_cancel``. Files: ``swarm://<task_id>/<path>``.
+Tools: ``swarm_validate`` (read-only: is a spec valid, and why not), ``swarm_build`` (returns the task id
+at once, or with ``wait=true`` reports progress until the build ends), ``swarm_status``, ``swarm_list``,
+``swarm_cancel``. Resources: ``swarm://<task_id>`` (the status, as JSON) and ``swarm://<task_id>/<path>``
+(a generated file). A client whose requests time out quickly starts with ``wait=false`` and reads those.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,19 +21,21 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import session_of
+from sentinel_mcp.gateway.call_meta import can_sample_of, principal_of, session_of
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
 from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
 from sentinel_mcp.swarm.orchestrator import ProgressEvent
 from sentinel_mcp.swarm.path_safety import UnsafePathError
 from sentinel_mcp.swarm.settings import swarm_settings
-from sentinel_mcp.swarm.spec import SpecError
+from sentinel_mcp.swarm.spec import SpecError, parse_spec
+from sentinel_mcp.swarm.state import OWNER
 from sentinel_mcp.swarm.task_lock import BuildBusyError
 
 INSTRUCTIONS = ("Generates complete Android projects (Kotlin, XML, Gradle) from an app spec with a planner, "
-                "coder, critic and verifier under hard caps. Start with swarm_build, follow with swarm_status, "
-                "read files as swarm://<task_id>/<path>.")
+                "coder, critic and verifier under hard caps. Check a spec with swarm_validate, start with swarm_build "
+                "(wait=false returns the task id at once; wait=true reports progress until the build ends), follow "
+                "with swarm_status or the resource swarm://<task_id>, read files as swarm://<task_id>/<path>.")
 SPEC_HELP = ("App spec: app_name (str), package_name (e.g. com.example.notes), features (1-10 short phrases), "
              "min_sdk (21-35, default 24), target_sdk (>= min_sdk, default 34), architecture (MVVM|MVP|MVI), "
              "ui_system (Views|Compose), description (optional)")
@@ -72,6 +77,19 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
 
     mcp = MCPServer(ctx.name, instructions=INSTRUCTIONS, lifespan=lifespan)
 
+    @mcp.tool(annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False))
+    async def swarm_validate(spec: Annotated[dict[str, Any], Field(description=SPEC_HELP)]) -> dict[str, Any]:
+        """Check an app spec without building anything: valid, or every problem by field. (A text field that holds
+        the JSON literal true, false or null is read as that word: the policy engine, which asks this tool before
+        a build is confirmed, cannot tell them from strings; swarm_build itself checks strictly.)"""
+        try:
+            parsed = parse_spec(_literals_as_words(spec))
+        except SpecError as e:
+            return {"valid": False, "problems": e.problems,
+                    "summary": "invalid app spec: " + "; ".join(e.problems)[:600]}
+        return {"valid": True, "problems": [],
+                "summary": f"{parsed.app_name} ({parsed.package_name}), {len(parsed.features)} features"}
+
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True))
     async def swarm_build(
         spec: Annotated[dict[str, Any], Field(description=SPEC_HELP)],
@@ -88,19 +106,22 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 "max_wall_seconds": max_minutes * 60 if max_minutes else None}
 
         async def backend_factory():
+            # through the gateway, it says whether the caller's own model can be asked (sampling relayed)
             return make_backend(settings, call_tool=ctx.call_tool, session=ctx_.session,
-                                protocol_version=ctx_.protocol_version)
+                                protocol_version=ctx_.protocol_version, relayed=can_sample_of(ctx_), wait=wait,
+                                related_request_id=ctx_.request_id)
 
         async def report(event: ProgressEvent) -> None:
             await ctx_.report_progress(event.progress, event.total, f"[{event.state}] {event.message}")
 
         try:
             task_id = await service.submit(spec, backend_factory, session=session_of(ctx_), caps=caps,
-                                           listener=report if wait else None)
+                                           listener=report if wait else None, principal=caller(ctx_))
         except (SpecError, BuildBusyError, ModelError, ValueError) as e:
             raise ToolError(str(e)) from None
         if not wait:
             return {"task_id": task_id, "state": "PLANNING", "workspace": str(service.workspace_of(task_id).root),
+                    "backend": (await service.status(task_id))["backend"], "status": f"swarm://{task_id}",
                     "files": f"swarm://{task_id}/<path>"}
         try:
             status = await service.wait(task_id)
@@ -110,36 +131,46 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         return _summary(status)
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
-    async def swarm_status(task_id: str) -> dict[str, Any]:
+    async def swarm_status(task_id: str, ctx_: Context) -> dict[str, Any]:
         """State, plan, steps, counters, warnings and the verifier's report of one build."""
         service = await holder.get()
         try:
-            return await service.status(task_id)
+            return await service.status(task_id, caller(ctx_))
         except UnknownTaskError as e:
             raise ToolError(str(e)) from None
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=True))
-    async def swarm_list(limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
-        """The most recent builds, newest first."""
+    async def swarm_list(ctx_: Context, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
+        """The caller's most recent builds, newest first."""
         service = await holder.get()
-        return {"tasks": await service.list(limit)}
+        return {"tasks": await service.list(limit, caller(ctx_))}
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True))
-    async def swarm_cancel(task_id: str) -> dict[str, Any]:
+    async def swarm_cancel(task_id: str, ctx_: Context) -> dict[str, Any]:
         """Cancel a running build; it ends FAILED ("cancelled") and keeps what it made so far."""
         service = await holder.get()
         try:
-            cancelled = await service.cancel(task_id)
-            status = await service.status(task_id)
+            cancelled = await service.cancel(task_id, caller(ctx_))
+            status = await service.status(task_id, caller(ctx_))
         except UnknownTaskError as e:
             raise ToolError(str(e)) from None
         return {"task_id": task_id, "cancelled": cancelled, "state": status["state"], "error": status["error"]}
 
-    @mcp.resource("swarm://{task_id}/{+path}", name="swarm-file", mime_type="text/plain",
-                  description="A file generated by a swarm build")
-    async def swarm_file(task_id: str, path: str) -> str:
+    @mcp.resource("swarm://{task_id}", name="swarm-status", mime_type="application/json",
+                  description="The status of a swarm build (state, counters, steps, files), as swarm_status gives it")
+    async def swarm_task(task_id: str, ctx_: Context) -> str:
         service = await holder.get()
         try:
+            return json.dumps(await service.status(task_id, caller(ctx_)), default=str)
+        except UnknownTaskError as e:
+            raise ResourceError(f"swarm://{task_id}: {e}") from None
+
+    @mcp.resource("swarm://{task_id}/{+path}", name="swarm-file", mime_type="text/plain",
+                  description="A file generated by a swarm build")
+    async def swarm_file(task_id: str, path: str, ctx_: Context) -> str:
+        service = await holder.get()
+        try:
+            await service.owned(task_id, caller(ctx_))
             return service.workspace_of(task_id).read_file(path)
         except (UnknownTaskError, UnsafePathError, FileNotFoundError, IsADirectoryError) as e:
             raise ResourceError(f"swarm://{task_id}/{path}: {e}") from None
@@ -147,7 +178,29 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     return mcp
 
 
+def caller(ctx_: Context) -> str:
+    """Whose builds the caller sees: its principal (through the gateway), the owner when run standalone.
+    Builds belong to a principal: another's are as unknown as missing ones."""
+    return principal_of(ctx_, default=OWNER)
+
+
+_TEXT_FIELDS = ("app_name", "package_name", "description")
+
+
+def _literals_as_words(spec: dict[str, Any]) -> dict[str, Any]:
+    """JSON true/false/null in a text field as the words (how a spec reads after a trip through Prolog terms)."""
+    word = {True: "true", False: "false", None: "null"}
+
+    def text(v: Any) -> Any:
+        return word[v] if v is None or isinstance(v, bool) else v
+
+    out = {k: text(v) if k in _TEXT_FIELDS else v for k, v in spec.items()}
+    if isinstance(out.get("features"), list):
+        out["features"] = [text(f) for f in out["features"]]
+    return out
+
+
 def _summary(status: dict[str, Any]) -> dict[str, Any]:
-    keys = ("task_id", "state", "error", "workspace", "files", "warnings", "model_calls", "prompt_tokens",
+    keys = ("task_id", "state", "error", "backend", "workspace", "files", "warnings", "model_calls", "prompt_tokens",
             "completion_tokens", "report")
     return {k: status.get(k) for k in keys}

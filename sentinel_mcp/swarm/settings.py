@@ -10,6 +10,7 @@ from sentinel_mcp.config import ConfigError
 from sentinel_mcp.swarm.backends.openai_http import OpenAISettings
 from sentinel_mcp.swarm.breakers import BreakerSettings
 from sentinel_mcp.swarm.limits import Limits
+from sentinel_mcp.swarm.toolchain import VerifySettings
 
 
 class LocalSettings(BaseModel):
@@ -20,15 +21,33 @@ class LocalSettings(BaseModel):
     max_tokens: int = Field(1024, ge=64, le=32_768)  # per call; keep <= sentinel.llm.max_tokens
 
 
+class RetentionSettings(BaseModel):
+    """How long what a build leaves behind is kept (the design: failed workspaces 7 days, debug logs 7)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    failed_workspace_days: float = Field(7, gt=0, le=3650)  # a FAILED build's files; COMPLETED ones are kept
+    debug_log_days: int = Field(7, ge=1, le=365)  # logs/swarm-debug.log (every model call, every check)
+    sweep_hours: float = Field(6, gt=0, le=24 * 7)  # how often a running service sweeps
+
+
 class SwarmSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["local", "openai", "sampling"] = "local"
+    # auto: the calling client's own model when it offers sampling (relayed by the gateway), else local
+    backend: Literal["auto", "local", "openai", "sampling"] = "auto"
     limits: Limits = Field(default_factory=Limits)
     breakers: BreakerSettings = Field(default_factory=BreakerSettings)
     openai: OpenAISettings = Field(default_factory=OpenAISettings)
     local: LocalSettings = Field(default_factory=LocalSettings)
     log_retention_days: int = Field(30, ge=1, le=365)
+    debug_log: bool = False  # logs/swarm-debug.log: every model call and check, kept retention.debug_log_days
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
+    verify: VerifySettings = Field(default_factory=VerifySettings)
+    # a caller waiting for a build (wait: true) hears from it at least this often, even while one model
+    # call runs for minutes: progress keeps the call's deadline alive through the gateway
+    heartbeat_seconds: float = Field(15.0, gt=0, le=300)
+    coder_max_tokens: int = Field(512, ge=64, le=8000)  # the design's 8,000 is for whole files; answers are short
 
 
 def swarm_settings(section: dict[str, Any] | None, where: str = "sentinel.swarm") -> SwarmSettings:

@@ -10,6 +10,7 @@ from typing import Any, Self
 import aiosqlite
 
 TERMINAL_STATES = ("COMPLETED", "FAILED")
+OWNER = "owner"  # the device owner's principal (stdio clients, the CLI)
 STATES = ("PLANNING", "EXECUTING", "VERIFYING") + TERMINAL_STATES
 
 SCHEMA = """
@@ -18,6 +19,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     state TEXT NOT NULL CHECK (state IN ('PLANNING','EXECUTING','VERIFYING','COMPLETED','FAILED')),
     spec_json TEXT NOT NULL,
     session TEXT NOT NULL DEFAULT '',
+    principal TEXT NOT NULL DEFAULT '',
     backend TEXT NOT NULL DEFAULT '',
     workspace TEXT NOT NULL,
     plan_json TEXT,
@@ -77,6 +79,10 @@ class SwarmStore:
         await self._db.execute("PRAGMA synchronous=NORMAL")
         await self._db.execute("PRAGMA busy_timeout=5000")
         await self._db.executescript(SCHEMA)
+        async with self._db.execute("PRAGMA table_info(tasks)") as cur:
+            columns = {r["name"] for r in await cur.fetchall()}
+        if "principal" not in columns:  # a store from before builds had owners: its builds are the owner's
+            await self._db.execute(f"ALTER TABLE tasks ADD COLUMN principal TEXT NOT NULL DEFAULT '{OWNER}'")
         await self._db.commit()
         return self
 
@@ -103,12 +109,12 @@ class SwarmStore:
         await self.db.commit()
 
     async def create_task(self, task_id: str, spec: dict[str, Any], workspace: Path, *, session: str = "",
-                          backend: str = "") -> None:
+                          backend: str = "", principal: str = OWNER) -> None:
         now = time.time()
         await self._write(
-            "INSERT INTO tasks (task_id, state, spec_json, session, backend, workspace, created_at, updated_at) "
-            "VALUES (?, 'PLANNING', ?, ?, ?, ?, ?, ?)",
-            (task_id, json.dumps(spec), session, backend, str(workspace), now, now))
+            "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, created_at, "
+            "updated_at) VALUES (?, 'PLANNING', ?, ?, ?, ?, ?, ?, ?)",
+            (task_id, json.dumps(spec), session, principal, backend, str(workspace), now, now))
 
     async def set_state(self, task_id: str, state: str, *, error: str | None = None) -> None:
         assert state in STATES
@@ -162,8 +168,10 @@ class SwarmStore:
             row = await cur.fetchone()
         return _task_dict(row) if row else None
 
-    async def list_tasks(self, limit: int = 20) -> list[dict[str, Any]]:
-        async with self.db.execute("SELECT * FROM tasks ORDER BY created_at DESC LIMIT ?", (limit,)) as cur:
+    async def list_tasks(self, limit: int = 20, principal: str | None = None) -> list[dict[str, Any]]:
+        """The newest builds (of ``principal`` only, when named)."""
+        async with self.db.execute("SELECT * FROM tasks WHERE (? IS NULL OR principal = ?) "
+                                   "ORDER BY created_at DESC LIMIT ?", (principal, principal, limit)) as cur:
             return [_task_dict(r) for r in await cur.fetchall()]
 
     async def steps_of(self, task_id: str) -> list[dict[str, Any]]:
@@ -175,6 +183,13 @@ class SwarmStore:
     async def api_calls_of(self, task_id: str) -> list[dict[str, Any]]:
         async with self.db.execute("SELECT * FROM api_calls WHERE task_id=? ORDER BY id", (task_id,)) as cur:
             return [dict(r) for r in await cur.fetchall()]
+
+    # ---- retention (issue 17): read-only; the sweep removes files, never rows (the audit trail stays) ----
+    async def failed_before(self, cutoff: float) -> list[str]:
+        """Tasks that ended FAILED before ``cutoff`` (Unix time): their workspaces may be swept."""
+        async with self.db.execute("SELECT task_id FROM tasks WHERE state='FAILED' "
+                                   "AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at", (cutoff,)) as cur:
+            return [r[0] for r in await cur.fetchall()]
 
 
 def _task_dict(row: aiosqlite.Row) -> dict[str, Any]:

@@ -121,7 +121,8 @@ async def test_a_peer_cannot_approve_what_only_the_user_may(tmp_path: Path) -> N
                                      "content": {"answer": True if prop["type"] == "boolean" else "change_of_plan"}}
             task = (await send({"data": {"answers": answers}}, task_id=task["id"], context_id=ctx))["result"]["task"]
         assert task["status"]["state"] == "TASK_STATE_REJECTED", task
-        assert "Cancel reservation NO6JO3" in status_text(task) and "must be answered by the user" in status_text(task)
+        text = status_text(task)
+        assert "Cancel this reservation? Reservation: NO6JO3" in text and "must be answered by the user" in text, text
         details = (await send(call("airline__get_reservation_details", {"reservation_id": "NO6JO3"})))
         details = details["result"]["task"]
         assert details["status"]["state"] == "TASK_STATE_COMPLETED", details

@@ -30,7 +30,8 @@ async def test_embedded_default_serves_airline_and_asks_before_a_write(tmp_path)
         asked.append(params.message)
         content = {}
         for key, spec in (params.requested_schema or {}).get("properties", {}).items():
-            content[key] = True if spec.get("type") == "boolean" else (spec.get("enum") or ["change_of_plan"])[0]
+            content[key] = True if spec.get("type") == "boolean" else (spec.get("enum") or [o["const"] for o in spec.get("oneOf", [])]
+                                                                       or ["change_of_plan"])[0]
         return ElicitResult(action="accept", content=content)
 
     try:

@@ -129,7 +129,7 @@ async def test_spans_per_call_guard_fetch_ask_forward(data_dir, spans):
     async def answer(ctx, params):  # noqa: ANN001
         prop = params.requested_schema["properties"]["answer"]
         return ElicitResult(action="accept", content={"answer": True if prop["type"] == "boolean" else (
-            "health" if "enum" in prop else "x")})
+            "health" if "enum" in prop or "oneOf" in prop else "x")})
 
     async with running_gateway(cfg) as rt:
         spans.clear()

@@ -112,7 +112,7 @@ async def test_policy_confirmation_declined_then_given(data_dir: Path, mode: str
         prop = params.requested_schema["properties"]["answer"]
         if prop["type"] == "boolean":
             return ElicitResult(**confirms.pop(0))
-        return _accept({"answer": "green" if "enum" in prop else 3})
+        return _accept({"answer": "green" if ("enum" in prop or "oneOf" in prop) else 3})
 
     async with running_gateway(config(data_dir)) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=callback) as c:
@@ -132,7 +132,7 @@ async def test_policy_questions_show_values_safely(data_dir: Path) -> None:
     async def callback(ctx: Any, params: Any) -> ElicitResult:
         asked.append(params.message)
         prop = params.requested_schema["properties"]["answer"]
-        return _accept({"answer": True if prop["type"] == "boolean" else ("red" if "enum" in prop else 1)})
+        return _accept({"answer": True if prop["type"] == "boolean" else ("red" if ("enum" in prop or "oneOf" in prop) else 1)})
 
     value = "report\u202efdp.exe\u200b" + "B" * 3000 + "TAIL"
     marker = data_dir / "m.txt"
@@ -182,7 +182,7 @@ async def test_no_tool_writes_a_confirmation(data_dir: Path) -> None:
 
 async def _yes(ctx: Any, params: Any) -> ElicitResult:
     prop = params.requested_schema["properties"]["answer"]
-    return _accept({"answer": True if prop["type"] == "boolean" else ("red" if "enum" in prop else 2)})
+    return _accept({"answer": True if prop["type"] == "boolean" else ("red" if ("enum" in prop or "oneOf" in prop) else 2)})
 
 
 def _accept(content: dict[str, Any]) -> ElicitResult:

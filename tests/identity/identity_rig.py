@@ -87,6 +87,9 @@ class User:
                 content[key] = self.remember
             elif spec.get("type") == "boolean":
                 content[key] = self.approve
+            elif spec.get("oneOf"):  # a titled choice (const + title): yes/no as approved, else the first
+                consts = [o["const"] for o in spec["oneOf"]]
+                content[key] = ("yes" if self.approve else "no") if {"yes", "no"} <= set(consts) else consts[0]
             elif spec.get("enum"):
                 content[key] = spec["enum"][0]
         return ElicitResult(action="accept", content=content)

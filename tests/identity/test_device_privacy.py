@@ -50,8 +50,8 @@ class Person:
             if "remember" in props:
                 content["remember"] = self.remember
             return ElicitResult(action="accept", content=content)
-        if "password" in params.message:
-            return ElicitResult(action="accept", content={"answer": self.password_ok})
+        if "password" in params.message:  # a yes/no question: titled string choices, not a boolean
+            return ElicitResult(action="accept", content={"answer": "yes" if self.password_ok else "no"})
         return ElicitResult(action="accept", content={k: True for k in props})
 
 

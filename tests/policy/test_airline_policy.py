@@ -161,10 +161,11 @@ async def test_the_user_gives_their_own_id(tmp_path: Path) -> None:
             call = port.call_of("airline__cancel_reservation", {"reservation_id": "8C8K4E"})
             d = await guard.decide(call)
             assert isinstance(d, Ask)
-            # the reservation was fetched first; then everything only the user can say is asked at once
+            # the reservation was fetched first; then what only the user can say is asked, the confirmation
+            # (which states the answers) only in a later round
             assert port.log[0][:2] == ("solver", "airline__get_reservation_details")
             by_pred = {q.meta.get("predicate") or q.meta["kind"]: q for q in d.questions}
-            assert set(by_pred) == {"current_user", "cancel_reason", "confirm"}
+            assert set(by_pred) == {"current_user", "cancel_reason"}
             with pytest.raises(AnswerRefused):  # the agent cannot claim who the user is
                 await guard.record_answer(call, by_pred["current_user"],
                                           Answer(action="accept", content={"answer": "amelia_davis_8890"},
@@ -172,7 +173,8 @@ async def test_the_user_gives_their_own_id(tmp_path: Path) -> None:
             await guard.record_answer(call, by_pred["current_user"],
                                       Answer(action="accept", content={"answer": "someone_else_1"}))
             d = await guard.decide(call)
-            assert isinstance(d, Deny) and "the reservation must belong to the user" in d.unmet
+            assert isinstance(d, Deny) and any("the reservation must belong to the user" in u for u in d.unmet)
+            assert any("The user must provide their user id." in u for u in d.unmet)  # quoted from policy.md
         finally:
             await guard.close()
 

@@ -23,15 +23,16 @@ async def test_tools_before_questions_then_allow(tmp_path: Path) -> None:
         assert state["calls"] == {"list_bookings": 1, "get_booking": 1}
         assert [o for o, _, _ in port.log] == ["solver", "solver"]
         assert isinstance(d, Ask), d
-        # the reason and the confirmation are asked together, in one round
-        assert [q.meta["kind"] for q in d.questions] == ["ask", "confirm"]
-        q, conf = d.questions
-        assert q.requested_schema["properties"]["answer"]["enum"] == ["change_of_plan", "health", "other"]
-        assert conf.requested_schema["properties"]["answer"]["type"] == "boolean"
-        assert "Cancel booking BK-789?" in conf.message
+        # the reason first (labelled choices and "I don't know"); the confirmation only once it is known
+        assert [q.meta["kind"] for q in d.questions] == ["ask"]
+        (q,) = d.questions
+        assert [o["const"] for o in q.requested_schema["properties"]["answer"]["oneOf"]] == \
+            ["change_of_plan", "health", "other", "i_dont_know"]
         await guard.record_answer(call, q, Answer(action="accept", content={"answer": "health"}))
         d2 = await guard.decide(call)
         assert isinstance(d2, Ask) and [q.meta["kind"] for q in d2.questions] == ["confirm"]
+        assert d2.questions[0].requested_schema["properties"]["answer"]["type"] == "boolean"
+        assert "Cancel booking BK-789?" in d2.questions[0].message
         await guard.record_answer(call, d2.questions[0], Answer(action="accept", content={"answer": True}))
         d3 = await guard.decide(call)
         assert isinstance(d3, Allow), d3
@@ -57,7 +58,7 @@ async def test_agent_answer_refused_where_user_is_demanded(tmp_path: Path) -> No
         assert isinstance(d, Ask) and d.questions[0].meta["predicate"] == "really_merge"
         q = d.questions[0]
         with pytest.raises(AnswerRefused):
-            await guard.record_answer(call, q, Answer(action="accept", content={"answer": True}, provenance="agent"))
+            await guard.record_answer(call, q, Answer(action="accept", content={"answer": "yes"}, provenance="agent"))
         assert isinstance(await guard.decide(call), Ask)
         # the confirmation of a write must come from the user as well
         cancel = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
@@ -67,7 +68,7 @@ async def test_agent_answer_refused_where_user_is_demanded(tmp_path: Path) -> No
         assert conf.meta["kind"] == "confirm"
         with pytest.raises(AnswerRefused):
             await guard.record_answer(cancel, conf, Answer(action="accept", content={"answer": True}, provenance="agent"))
-        await guard.record_answer(call, q, Answer(action="accept", content={"answer": True}, provenance="user"))
+        await guard.record_answer(call, q, Answer(action="accept", content={"answer": "yes"}, provenance="user"))
         assert isinstance(await guard.decide(call), Allow)
 
 async def test_confirmation_bound_to_arguments_and_consumed(tmp_path: Path) -> None:
@@ -138,8 +139,10 @@ async def test_confirmations_expire_and_declines_are_not_remembered(tmp_path: Pa
     async with rig(tmp_path / "facts.db") as r:
         r.guard.settings = r.guard.settings.model_copy(update={"confirm_ttl": 1.0})
         call = r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
-        q, conf = (await r.guard.decide(call)).questions
+        (q,) = (await r.guard.decide(call)).questions  # the reason first; the confirmation once it is known
         await r.guard.record_answer(call, q, Answer(action="accept", content={"answer": "health"}))
+        (conf,) = (await r.guard.decide(call)).questions
+        assert conf.meta["kind"] == "confirm"
         await r.guard.record_answer(call, conf, Answer(action="accept", content={"answer": True}))
         assert isinstance(await r.guard.decide(call), Allow)
         await asyncio.sleep(1.2)  # let the 1 s confirmation pass

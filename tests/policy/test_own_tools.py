@@ -57,7 +57,8 @@ async def test_answer_why_not_and_resources(tmp_path: Path) -> None:
         async with Client(server) as c:
             w = await _call(c, "sentinel_why_not", {"tool": "bk__cancel_booking", "arguments": {"booking_id": "BK-789"}})
             assert w["decision"] == "ask"
-            assert [q["predicate"] for q in w["questions"]] == ["cancel_reason", None]
+            # the reason first: the confirmation is asked only once the reason it states is known
+            assert [q["predicate"] for q in w["questions"]] == ["cancel_reason"]
             await _call(c, "sentinel_bind", {"context": "booking_of_interest", "value": "BK-789"})
             a = await _call(c, "sentinel_answer", {"predicate": "cancel_reason", "inputs": ["booking_of_interest"],
                                                    "answer": "health"})

@@ -35,7 +35,7 @@ def user_answers(asked: list[str]):  # noqa: ANN201
     async def on_elicit(context: Any, params: Any) -> ElicitResult:
         asked.append(params.message)
         prop = params.requested_schema["properties"]["answer"]
-        value = True if prop["type"] == "boolean" else ("health" if "enum" in prop else "x")
+        value = True if prop["type"] == "boolean" else ("health" if ("enum" in prop or "oneOf" in prop) else "x")
         return ElicitResult(action="accept", content={"answer": value})
 
     return on_elicit

@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent / "support"))
 sys.path.insert(0, str(Path(__file__).parent.parent / "support"))  # tiny_gguf, shared with the llm tests
 
 from scripted_model import ScriptedModelServer
+from swarm_fixtures import NO_TOOLS
 
 from sentinel_mcp.swarm.build_service import BuildService
 from sentinel_mcp.swarm.settings import swarm_settings
@@ -25,7 +26,8 @@ def model_server() -> Iterator[ScriptedModelServer]:
 
 @pytest.fixture
 async def service(tmp_path: Path) -> AsyncIterator[BuildService]:
-    svc = BuildService(tmp_path / "swarm", swarm_settings({"backend": "openai"}))
+    # the real tools (aapt, ktlint) have their own tests (test_verification.py); here they would only add time
+    svc = BuildService(tmp_path / "swarm", swarm_settings({"backend": "openai", "verify": NO_TOOLS}))
     await svc.start()
     yield svc
     await svc.close()

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from scripted_model import SPEC
-from swarm_fixtures import FAST_OPENAI
+from scripted_model import PLAN_PATHS, SPEC
+from swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.timeout(90)
 def cli(tmp_path: Path, model_server):
     config = tmp_path / "sentinel.json"
     config.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path / "data"),
-                                               "swarm": {"backend": "openai", "openai": FAST_OPENAI}}}))
+                                               "swarm": {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS}}}))
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps(SPEC))
     env = dict(os.environ, SWARM_OPENAI_BASE_URL=model_server.url, SWARM_OPENAI_API_KEY="test-key")
@@ -41,7 +41,7 @@ def test_build_status_and_list(cli, tmp_path) -> None:
     run, _, _, spec = cli
     done = run("build", str(spec))
     assert done.returncode == 0, done.stderr
-    assert "[########################] 7/7 COMPLETED" in done.stderr  # the progress bar
+    assert f"[########################] {len(PLAN_PATHS) + 2}/{len(PLAN_PATHS) + 2} COMPLETED" in done.stderr  # the bar
     assert "[PLANNING]" not in done.stdout and ": COMPLETED" in done.stdout
     task_id = done.stdout.split()[1].rstrip(":")
     assert (tmp_path / "data" / "swarm" / task_id / "app/src/main/AndroidManifest.xml").is_file()

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from scripted_model import FILES, SPEC
+from scripted_model import PLAN_PATHS, SPEC, answer_for, schema_of
 from swarm_fixtures import openai_factory
 
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings
@@ -30,17 +30,20 @@ async def until(predicate) -> None:
 
 
 async def test_cancellation_mid_run_fails_the_task_and_keeps_state(service, model_server, tmp_path) -> None:
-    model_server.script("coder", FILES["settings.gradle.kts"], FILES["app/build.gradle.kts"], {"hold": True})
+    def answer(body):
+        return json.dumps(answer_for(schema_of(body)))
+
+    model_server.script("coder", answer, answer, {"hold": True})
     task_id = await service.submit(SPEC, openai_factory(model_server))
-    await until(lambda: any(r.get("held") for r in model_server.requests))  # step 3 is being coded
+    await until(lambda: any(r.get("held") for r in model_server.requests))  # step 9 is being decided
     assert service.lock.path.exists()
     assert await service.cancel(task_id) is True
     model_server.release.set()
     status = await service.status(task_id)
     assert status["state"] == "FAILED" and status["error"] == "cancelled"
     assert status["plan"] is not None and status["finished_at"] is not None
-    assert [s["status"] for s in status["steps"]] == ["ACCEPTED", "ACCEPTED"]
-    assert status["files"] == ["app/build.gradle.kts", "settings.gradle.kts"]  # kept
+    assert [s["status"] for s in status["steps"]] == ["ACCEPTED"] * 8
+    assert status["files"] == sorted(PLAN_PATHS[:8])  # kept
     assert not service.lock.path.exists()
     assert status["model_calls"] == 6  # planner, 2 x (coder, critic), and the cancelled coder call
     assert [(s["role"], s["status"]) for s in await service.store.api_calls_of(task_id)][-2:] == [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,8 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client import ClientRequestContext
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, TextContent
-from scripted_model import FILES, SPEC, default_entry, role_of
-from swarm_fixtures import FAST_OPENAI
+from scripted_model import EDITOR_ACTIVITY, MODEL_STEPS, PLAN_PATHS, SPEC, default_entry, role_of
+from swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 from sentinel_mcp.config import ConfigError
 from sentinel_mcp.gateway.builtin import BuiltinContext
@@ -29,7 +30,7 @@ def openai_env(model_server, monkeypatch):
 
 
 def swarm(tmp_path: Path, **section: Any):
-    settings = {"backend": "openai", "openai": FAST_OPENAI} | section
+    settings = {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS} | section
     return create_server(BuiltinContext(name="swarm", data_dir=tmp_path / "swarm", settings=settings))
 
 
@@ -48,29 +49,34 @@ async def test_build_with_progress_then_status_list_and_files(tmp_path, openai_e
 
     async with Client(swarm(tmp_path), mode=mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert set(tools) == {"swarm_build", "swarm_status", "swarm_list", "swarm_cancel"}
+        assert set(tools) == {"swarm_validate", "swarm_build", "swarm_status", "swarm_list", "swarm_cancel"}
         assert tools["swarm_status"].annotations.read_only_hint is True
+        assert tools["swarm_validate"].annotations.read_only_hint is True
         result = data(await client.call_tool("swarm_build", {"spec": SPEC, "wait": True},
                                              progress_callback=on_progress))
-        assert result["state"] == "COMPLETED" and sorted(result["files"]) == sorted(FILES)
+        assert result["state"] == "COMPLETED" and sorted(result["files"]) == sorted(PLAN_PATHS)
         task_id = result["task_id"]
 
         messages = [m for _, _, m in progress]
         assert messages[0] == "[PLANNING] planning"
-        assert "[EXECUTING] step 5 accepted: app/src/main/java/com/example/notes/MainActivity.kt" in messages
-        assert messages[-1].startswith("[COMPLETED] completed: 5 files")
-        assert progress[-1][:2] == (7, 7)
+        assert f"[EXECUTING] step 10 accepted: {EDITOR_ACTIVITY}" in messages
+        assert "[EXECUTING] step 1 written: settings.gradle.kts" in messages
+        assert messages[-1].startswith(f"[COMPLETED] completed: {len(PLAN_PATHS)} files")
+        assert progress[-1][:2] == (len(PLAN_PATHS) + 2, len(PLAN_PATHS) + 2)
         assert [p for p, _, _ in progress] == sorted(p for p, _, _ in progress)  # progress only grows
 
         status = data(await client.call_tool("swarm_status", {"task_id": task_id}))
-        assert status["state"] == "COMPLETED" and len(status["steps"]) == 5
+        assert status["state"] == "COMPLETED" and len(status["steps"]) == len(PLAN_PATHS)
         listed = data(await client.call_tool("swarm_list", {}))
         assert [t["task_id"] for t in listed["tasks"]] == [task_id]
 
         templates = await client.list_resource_templates()
-        assert [t.uri_template for t in templates.resource_templates] == ["swarm://{task_id}/{+path}"]
+        assert sorted(t.uri_template for t in templates.resource_templates) == [
+            "swarm://{task_id}", "swarm://{task_id}/{+path}"]
         read = await client.read_resource(f"swarm://{task_id}/{MANIFEST}")
-        assert read.contents[0].text == FILES[MANIFEST]
+        assert read.contents[0].text == (tmp_path / "swarm" / task_id / MANIFEST).read_text()
+        state = json.loads((await client.read_resource(f"swarm://{task_id}")).contents[0].text)
+        assert state["state"] == "COMPLETED" and state["model_calls"] == 2 + 2 * MODEL_STEPS
 
 
 async def test_build_returns_at_once_and_cancel_through_mcp(tmp_path, openai_env) -> None:
@@ -79,6 +85,7 @@ async def test_build_returns_at_once_and_cancel_through_mcp(tmp_path, openai_env
         started = data(await client.call_tool("swarm_build", {"spec": SPEC}))
         task_id = started["task_id"]
         assert started["state"] == "PLANNING" and started["files"] == f"swarm://{task_id}/<path>"
+        assert started["status"] == f"swarm://{task_id}" and started["backend"] == "openai"
         busy = await client.call_tool("swarm_build", {"spec": SPEC})
         assert busy.is_error and "a build is already running" in busy.content[0].text
         cancelled = data(await client.call_tool("swarm_cancel", {"task_id": task_id}))
@@ -151,7 +158,7 @@ async def test_missing_endpoint_env_is_a_clear_error(tmp_path, monkeypatch) -> N
 def test_settings_errors_name_the_key(tmp_path) -> None:
     with pytest.raises(ConfigError, match=r"sentinel.swarm.limits.max_model_calls: Input should be less than or equal to 80"):
         swarm(tmp_path, limits={"max_model_calls": 81})
-    with pytest.raises(ConfigError, match=r"sentinel.swarm.backend: Input should be 'local', 'openai' or 'sampling'"):
+    with pytest.raises(ConfigError, match=r"sentinel.swarm.backend: Input should be 'auto', 'local', 'openai' or 'sampling'"):
         swarm(tmp_path, backend="kimi")
     with pytest.raises(ConfigError, match=r"sentinel.swarm.colour: unknown key"):
         swarm(tmp_path, colour=1)
@@ -171,10 +178,14 @@ async def test_sampling_backend_through_the_calling_client(tmp_path) -> None:
     async with Client(server, mode="legacy", sampling_callback=sampling) as client:
         result = data(await client.call_tool("swarm_build", {"spec": SPEC, "wait": True}))
     assert result["state"] == "COMPLETED", result["error"]
-    assert asked == ["planner"] + ["coder", "critic"] * 5 + ["verifier"]
+    assert asked == ["planner"] + ["coder", "critic"] * MODEL_STEPS + ["verifier"]
+    assert result["backend"] == "sampling"
     async with Client(server) as client:  # 2026-07-28: no back channel, refused up front
-        r = await client.call_tool("swarm_build", {"spec": SPEC})
-        assert r.is_error and "2025-era protocol" in r.content[0].text
+        r = await client.call_tool("swarm_build", {"spec": SPEC, "wait": True})
+        assert r.is_error and "speaks 2026-07-28" in r.content[0].text
     async with Client(server, mode="legacy") as client:  # no sampling capability offered
+        r = await client.call_tool("swarm_build", {"spec": SPEC, "wait": True})
+        assert r.is_error and "does not offer sampling" in r.content[0].text
+    async with Client(server, mode="legacy", sampling_callback=sampling) as client:  # asked during the call only
         r = await client.call_tool("swarm_build", {"spec": SPEC})
-        assert r.is_error and "offers sampling" in r.content[0].text
+        assert r.is_error and "needs wait: true" in r.content[0].text

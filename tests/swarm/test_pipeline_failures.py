@@ -7,13 +7,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from scripted_model import FILES, PLAN, SPEC
+from scripted_model import BLUEPRINT, EDITOR_LAYOUT, MODEL_STEPS, PLAN_PATHS, REPOSITORY, SPEC, answer_for, schema_of
 from swarm_fixtures import make_service, openai_factory
 
 from sentinel_mcp.swarm.spec import SpecError
 
 pytestmark = pytest.mark.timeout(60)
-ACTIVITY = "app/src/main/java/com/example/notes/MainActivity.kt"
+FIRST_MODEL_STEP = 7  # steps 1-6 are written from the spec; the repository is the coder's first file
 
 
 def reject(*issues: tuple[str, str]) -> str:
@@ -30,50 +30,78 @@ async def run(service, model_server, **kw):
 
 
 async def test_rejection_is_retried_with_the_feedback(service, model_server, tmp_path) -> None:
-    model_server.script("critic", reject(("MAJOR", "settings must name the root project Notes-Pro")))
+    model_server.script("critic", reject(("MAJOR", "the repository must keep notes in insertion order")))
     task_id, status = await run(service, model_server)
     assert status["state"] == "COMPLETED"
     coder = model_server.calls("coder")
     assert "REJECTED" not in coder[0]["prompt"]
     retry = coder[1]["prompt"]
-    assert "settings.gradle.kts" in retry and "Your previous attempt was REJECTED" in retry
-    assert "MAJOR: settings must name the root project Notes-Pro" in retry
+    assert f"Step {FIRST_MODEL_STEP}: {REPOSITORY}." in retry and "Your previous answer was REJECTED" in retry
+    assert "the repository must keep notes in insertion order" in retry
     steps = rows(tmp_path, "SELECT step_number, attempt, status, issues_json FROM steps WHERE task_id=? ORDER BY id",
                  task_id)
-    assert steps[0][:3] == (1, 1, "REJECTED") and "Notes-Pro" in steps[0][3]
-    assert steps[1][:3] == (1, 2, "ACCEPTED")
+    assert [s[:3] for s in steps[:FIRST_MODEL_STEP - 1]] == [(n, 1, "ACCEPTED") for n in range(1, FIRST_MODEL_STEP)]
+    assert steps[FIRST_MODEL_STEP - 1][:3] == (FIRST_MODEL_STEP, 1, "REJECTED")
+    assert "insertion order" in steps[FIRST_MODEL_STEP - 1][3]
+    assert steps[FIRST_MODEL_STEP][:3] == (FIRST_MODEL_STEP, 2, "ACCEPTED")
 
 
 async def test_deterministic_checks_reject_without_asking_the_critic(service, model_server, tmp_path) -> None:
-    bad = FILES[ACTIVITY].replace("super.onCreate(savedInstanceState)", "// TODO restore state")
-    model_server.script("coder", FILES["settings.gradle.kts"], FILES["app/build.gradle.kts"],
-                        FILES["app/src/main/AndroidManifest.xml"], FILES["app/src/main/res/layout/activity_main.xml"],
-                        bad.replace("package com.example.notes", "package com.example.wrong"))
+    def bad_screen(body):  # the editor's layout: a placeholder text and two buttons for one action
+        answer = answer_for(schema_of(body))
+        answer["title"] = "TODO write a title"
+        answer["buttons"] = [{"action": "add", "label": "Save"}, {"action": "add", "label": "Store"}]
+        return json.dumps(answer)
+
+    model_server.script("coder", lambda body: json.dumps(answer_for(schema_of(body))), bad_screen)
     task_id, status = await run(service, model_server)
     assert status["state"] == "COMPLETED"
-    assert len(model_server.calls("critic")) == 5  # the bad attempt never reached the model critic
-    retry = model_server.calls("coder")[5]["prompt"]
-    assert "placeholder ('TODO' on line" in retry
-    assert "package com.example.wrong does not match its path (expected com.example.notes)" in retry
-    assert (tmp_path / "swarm" / task_id / ACTIVITY).read_text() == FILES[ACTIVITY]
+    assert len(model_server.calls("critic")) == MODEL_STEPS  # the bad answer never reached the model critic
+    retry = model_server.calls("coder")[2]["prompt"]
+    assert "placeholder ('TODO' on line 1)" in retry
+    assert "two buttons do the same action" in retry
+    layout = (tmp_path / "swarm" / task_id / EDITOR_LAYOUT).read_text()
+    assert layout.count("<Button") == 1 and "TODO" not in (tmp_path / "swarm" / task_id /
+                                                          "app/src/main/res/values/strings.xml").read_text()
+    step = [s for s in status["steps"] if s["file_path"] == EDITOR_LAYOUT]
+    assert [s["status"] for s in step] == ["REJECTED", "ACCEPTED"]
+
+
+async def test_answers_that_break_the_schema_or_name_what_does_not_exist_are_rejected(service, model_server) -> None:
+    def unknown_action(body):
+        answer = answer_for(schema_of(body))
+        answer["buttons"] = [{"action": "delete_everything", "label": "Go"}]
+        answer["inputs"] = [{"field": "text", "hint": "Write"}, {"field": "ghost", "hint": "Boo"}]
+        return json.dumps(answer)
+
+    model_server.script("coder", lambda body: json.dumps(answer_for(schema_of(body))),
+                        '{"title": 5}', unknown_action)
+    _task_id, status = await run(service, model_server)
+    assert status["state"] == "COMPLETED"
+    issues = [i["message"] for s in status["steps"] if s["file_path"] == EDITOR_LAYOUT and s["status"] == "REJECTED"
+              for i in s["issues"]]
+    assert any("answer does not fit the schema" in m for m in issues)
+    assert any("button action 'delete_everything' is not one of add, open_NoteList" in m for m in issues)
+    assert any("input for unknown field 'ghost'" in m for m in issues)
 
 
 async def test_retry_cap_fails_the_task(service, model_server, tmp_path) -> None:
     model_server.script("critic", *[reject(("BLOCKER", f"still wrong {i}")) for i in range(4)])
     task_id, status = await run(service, model_server)
     assert status["state"] == "FAILED"
-    assert "step 1 (settings.gradle.kts) not accepted after 4 attempts" in status["error"]
+    assert f"step {FIRST_MODEL_STEP} ({REPOSITORY}) not accepted after 4 attempts" in status["error"]
     assert "still wrong 3" in status["error"]
     assert len(model_server.calls("coder")) == 4  # first attempt + 3 retries
     assert "still wrong 2" in model_server.calls("coder")[3]["prompt"]
-    assert not (tmp_path / "swarm" / task_id / "settings.gradle.kts").exists()  # written only after ACCEPT
+    assert not (tmp_path / "swarm" / task_id / REPOSITORY).exists()  # written only after ACCEPT
+    assert (tmp_path / "swarm" / task_id / "settings.gradle.kts").exists()  # what was accepted is kept
     assert status["plan"] is not None
 
 
 @pytest.mark.parametrize("caps, expected", [
     ({"max_model_calls": 4}, "model-call limit of 4 reached"),
     ({"max_tokens": 3000}, "token limit of 3000 exceeded"),
-    ({"max_steps": 3}, "plan has 5 steps; it must have 1 to 3"),
+    ({"max_steps": 12}, "2 screens planned; at most 1 fit the step cap"),
 ])
 async def test_caps_abort_the_task(service, model_server, tmp_path, caps, expected) -> None:
     task_id, status = await run(service, model_server, caps=caps)
@@ -85,6 +113,8 @@ async def test_caps_abort_the_task(service, model_server, tmp_path, caps, expect
         used = sum(c[0] for c in calls)
         assert used > 3000 and used - calls[-1][0] <= 3000  # checked after each call
         assert status["prompt_tokens"] + status["completion_tokens"] == used
+    if "max_steps" in caps:  # the plan is refused whole: nothing is written, no coder is asked
+        assert model_server.calls("coder") == [] and status["files"] == []
 
 
 async def test_caps_can_only_be_lowered(service, model_server) -> None:
@@ -94,25 +124,28 @@ async def test_caps_can_only_be_lowered(service, model_server) -> None:
 
 
 async def test_oversized_file_is_truncated_with_a_warning(tmp_path, model_server) -> None:
+    # a truncated source cannot be whole: the cap truncates (and warns), then the checks reject what is left
     service = make_service(tmp_path, {"limits": {"max_file_bytes": 1024}})
     await service.start()
     try:
-        model_server.script("coder", FILES["settings.gradle.kts"] + "// padding line\n" * 200)
         task_id, status = await run(service, model_server)
     finally:
         await service.close()
-    assert status["state"] == "COMPLETED"
-    assert (tmp_path / "swarm" / task_id / "settings.gradle.kts").stat().st_size == 1024
-    assert "settings.gradle.kts truncated to 1024 bytes" in status["warnings"]
-    assert status["steps"][0]["warnings"] == ["settings.gradle.kts truncated to 1024 bytes"]
+    assert status["state"] == "FAILED" and "not accepted" in status["error"]
+    cut = [s for s in status["steps"] if s["warnings"]]
+    assert cut and all(w.endswith("truncated to 1024 bytes") for s in cut for w in s["warnings"])
+    assert "delimiters do not balance" in json.dumps(cut[0]["issues"]) or "not well-formed" in json.dumps(cut[0]["issues"])
+    assert not (tmp_path / "swarm" / task_id / cut[0]["file_path"]).exists()
+    assert all((tmp_path / "swarm" / task_id / p).stat().st_size <= 1024 for p in status["files"])
 
 
 async def test_consecutive_failures_breaker(service, model_server) -> None:
-    model_server.script("coder", "", "   \n", "")
+    model_server.script("coder", "", "   \n", "not json at all")
     _task_id, status = await run(service, model_server)
     assert status["state"] == "FAILED"
     assert "circuit breaker: 3 consecutive step failures" in status["error"]
-    assert [s["status"] for s in status["steps"]] == ["FAILED"] * 3
+    assert [s["status"] for s in status["steps"]] == ["ACCEPTED"] * (FIRST_MODEL_STEP - 1) + ["FAILED"] * 3
+    assert "coder answer is not JSON" in status["steps"][-1]["issues"][0]["message"]
 
 
 async def test_model_error_breaker(service, model_server, tmp_path) -> None:
@@ -143,33 +176,37 @@ async def test_permanent_4xx_is_not_retried_and_planner_failure_aborts(service, 
     assert len(model_server.requests) == 1
 
 
-@pytest.mark.parametrize("bad_path, why", [
-    ("../escape.kt", "contains '..'"),
-    ("app/../../escape.xml", "contains '..'"),
-    ("/etc/passwd.xml", "is absolute"),
+@pytest.mark.parametrize("field, value, why", [
+    ("screens", [{"feature": "add a note", "screen": "../../Escape", "summary": "x y z"},
+                 {"feature": "list notes", "screen": "NoteList", "summary": "x y z"}], "screens.0.screen"),
+    ("entity", "/etc/Passwd", "entity: String should match pattern"),
+    ("text_field", 'text"); Runtime.exec("rm', "text_field: String should match pattern"),
+    ("more_fields", [{"name": "a/../b", "type": "String"}], "more_fields.0.name"),
+    ("screens", [{"feature": "add a note", "screen": "NoteEditor", "summary": "x y z"},
+                 {"feature": "send my notes to a server", "screen": "Sender", "summary": "x y z"}],
+     "features not covered by any screen: list notes"),
 ])
-async def test_unsafe_plan_paths_are_refused(service, model_server, tmp_path, bad_path, why) -> None:
-    plan = json.loads(json.dumps(PLAN))
-    plan["steps"][3]["file_path"] = bad_path
-    plan["steps"][3]["file_type"] = "text"
-    model_server.script("planner", json.dumps(plan))
+async def test_unsafe_or_incomplete_plans_are_refused(service, model_server, tmp_path, field, value, why) -> None:
+    # paths are derived from names the blueprint validated: a name that is not an identifier never reaches one
+    model_server.script("planner", json.dumps(dict(BLUEPRINT, **{field: value})))
     _task_id, status = await run(service, model_server)
     assert status["state"] == "FAILED"
     assert status["error"].startswith("plan rejected") and why in status["error"]
     assert model_server.calls("coder") == []  # no retry, nothing generated
-    assert not (tmp_path / "escape.kt").exists() and status["files"] == []
+    assert status["files"] == [] and not (tmp_path / "Escape").exists()
+    assert status["plan"]["steps"] == [] and status["plan"]["blueprint"][field] == value  # what was refused, kept
 
 
 async def test_symlink_escape_refused_at_write_time(service, model_server, tmp_path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
 
-    def plant_link(body):  # while step 1 is being coded, something plants app -> outside
+    def plant_link(body):  # while the planner thinks, something plants app -> outside in the workspace
         ws = next(p for p in (tmp_path / "swarm").iterdir() if p.name.startswith("t"))
         (ws / "app").symlink_to(outside, target_is_directory=True)
-        return FILES["settings.gradle.kts"]
+        return json.dumps(BLUEPRINT)
 
-    model_server.script("coder", plant_link)
+    model_server.script("planner", plant_link)
     task_id, status = await run(service, model_server)
     assert status["state"] == "FAILED"
     assert "app/build.gradle.kts" in status["error"] and "is a symlink" in status["error"]
@@ -181,9 +218,10 @@ async def test_crashing_critic_fails_open(service, model_server) -> None:
     model_server.script("critic", {"status": 500}, "this is not JSON at all")
     _task_id, status = await run(service, model_server, openai={"max_attempts": 1})
     assert status["state"] == "COMPLETED"
-    assert [s["status"] for s in status["steps"]] == ["ACCEPTED"] * 5
-    assert "fail-open" in status["steps"][0]["warnings"][0] and "ModelError" in status["steps"][0]["warnings"][0]
-    assert "CriticOutputError" in status["steps"][1]["warnings"][0]
+    assert [s["status"] for s in status["steps"]] == ["ACCEPTED"] * len(PLAN_PATHS)
+    first, second = status["steps"][FIRST_MODEL_STEP - 1], status["steps"][FIRST_MODEL_STEP]
+    assert "fail-open" in first["warnings"][0] and "ModelError" in first["warnings"][0]
+    assert "CriticOutputError" in second["warnings"][0]
     assert sum("fail-open" in w for w in status["warnings"]) == 2
 
 
@@ -219,8 +257,9 @@ async def test_permanent_refusal_of_the_coder_aborts_at_once(service, model_serv
 
 
 async def test_verifier_over_budget_is_skipped_and_the_build_completes(service, model_server) -> None:
-    _task_id, status = await run(service, model_server, caps={"max_model_calls": 11})
+    cap = 1 + 2 * MODEL_STEPS  # the planner, then a coder and a critic call per model step: none left
+    _task_id, status = await run(service, model_server, caps={"max_model_calls": cap})
     assert status["state"] == "COMPLETED"
-    assert len(model_server.requests) == 11 and model_server.calls("verifier") == []
-    assert "model-call limit of 11 reached" in status["report"]["verifier_error"]
-    assert status["report"]["checks"] == [] and len(status["files"]) == 5
+    assert len(model_server.requests) == cap and model_server.calls("verifier") == []
+    assert f"model-call limit of {cap} reached" in status["report"]["verifier_error"]
+    assert status["report"]["checks"] == [] and len(status["files"]) == len(PLAN_PATHS)

@@ -50,6 +50,7 @@ goal_parts(_, aggregate_all(Spec, A, _), [A]) :- aggregate_spec(Spec).
 goal_parts(_, bagof(_, A, _), [G]) :- strip_carets(A, G).
 goal_parts(_, setof(_, A, _), [G]) :- strip_carets(A, G).
 goal_parts(rulebase, require(A, _), [A]).
+goal_parts(rulebase, require(A, _, _), [A]).
 
 strip_carets(V, V) :- var(V), !.
 strip_carets(_^A, G) :- !, strip_carets(A, G).
@@ -83,6 +84,8 @@ rulebase_only_builtin(!/0).
 rulebase_only_builtin(format/3).
 rulebase_only_builtin(confirmed/2).
 rulebase_only_builtin(confirmed/3).
+rulebase_only_builtin(confirmed_items/2).
+rulebase_only_builtin(confirmed_items/3).
 
 %  Pure builtins: they compute over their arguments and touch nothing else. Every one is bounded by the
 %  query's inference, time and memory limits.

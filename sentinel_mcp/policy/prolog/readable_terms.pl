@@ -21,6 +21,8 @@ readable(L, T) :- is_list(L), !,
     maplist(readable_item, L, Items),
     ( member(json(_), L) -> Sep = '; ' ; Sep = ', ' ),
     atomic_list_concat(Items, Sep, T).
+readable(money(N), T) :- number(N), !,
+    ( integer(N) -> format(atom(T), '$~d', [N]) ; format(atom(T), '$~2f', [N]) ).
 readable(K-V, T) :- !, readable(K, KT), readable(V, VT), atomic_list_concat([KT, VT], ': ', T).
 readable(T0, T) :- format(atom(T), '~w', [T0]).
 
@@ -32,3 +34,15 @@ readable_value(V, T) :- nonvar(V), ( V = json(_) ; is_list(V), V \== [] ), !, re
 readable_value(V, T) :- readable(V, T).
 
 readable_item(V, T) :- readable(V, T).
+
+%  items_text(+Headline, +Items, -Text): a confirmation built from what it must show, as one paragraph a
+%  person reads: "Headline Label: value. Label: value." Items are Label = Value (a value as above, money(N)
+%  for an amount); an item whose value is none (an empty list, null) is left out.
+items_text(H, Items, Text) :-
+    readable(H, HT),
+    findall(IT, ( member(Item, Items), item_text(Item, IT) ), ITs),
+    atomic_list_concat([HT|ITs], ' ', Text).
+
+item_text(L = V, T) :- nonvar(L), readable(V, VT), VT \== none, readable(L, LT),
+    ( sub_atom(VT, _, 1, 0, '.') -> Sep = '' ; Sep = '.' ),
+    atomic_list_concat([LT, ': ', VT, Sep], T).

@@ -114,10 +114,18 @@ decl_problem(binding(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'b
 decl_problem(askable(_, Q, _, _), error, M) :- \+ ( (string(Q) ; atom(Q)), Q \== '', Q \== "" ),
     format(atom(M), 'askable without a question (a non-empty string is needed), got ~q', [Q]).
 decl_problem(askable(_, _, T, _), error, M) :- \+ valid_type(T),
-    format(atom(M), 'askable type must be yes_no, choice([...]), text or number, got ~q', [T]).
+    format(atom(M), 'askable type must be yes_no, choice([...]), choice_of(Value, Label, Goal), text or number, got ~q', [T]).
 decl_problem(askable(H, _, T, _), error, M) :- T \== yes_no, callable(H), functor(H, _, 0),
     format(atom(M), 'askable ~q of type ~q needs an answer argument (its last argument)', [H, T]).
 decl_problem(askable(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'askable options must be a list, got ~q', [O]).
+decl_problem(askable(H, _, choice_of(V, _, _), _), error, M) :- callable(H), H =.. As, last(As, A), A \== V,
+    format(atom(M), 'the value of choice_of(Value, Label, Goal) must be the answer (last) argument of ~q', [H]).
+decl_problem(askable(_, _, choice(L), _), error, M) :- is_list(L), member(X, L), ( X = (V - _) -> true ; V = X ),
+    V == i_dont_know, format(atom(M), 'i_dont_know is the answer "I don''t know" of every question; it cannot be a choice', []).
+decl_problem(policy_document(N, P), error, M) :- \+ ( atom(N), ( atom(P) ; string(P) ) ),
+    format(atom(M), 'policy_document(Name, Path) needs an atom name and a path, got ~q', [policy_document(N, P)]).
+decl_problem(cites(PI, Ref), error, M) :- \+ ( PI = N/A, atom(N), integer(A), valid_ref(Ref) ),
+    format(atom(M), 'cites(Name/Arity, policy_ref(Document, Anchor)) expected, got ~q', [cites(PI, Ref)]).
 decl_problem(guard(T, _, _), error, M) :- \+ atom(T), format(atom(M), 'guard tool name must be an atom, got ~q', [T]).
 decl_problem(guard(_, A, _), error, M) :- \+ is_list(A), format(atom(M), 'guard argument pattern must be a list of Name = Term, got ~q', [A]).
 decl_problem(seed(F), error, M) :- \+ ( callable(F), ground(F) ), format(atom(M), 'seed must be a ground fact, got ~q', [F]).
@@ -135,7 +143,11 @@ effect_action(establish(H, C)) :- callable(H), callable(C).
 valid_pointer(key(P)) :- !, atom(P).
 valid_pointer(P) :- atom(P).
 valid_type(yes_no). valid_type(text). valid_type(number).
-valid_type(choice(L)) :- is_list(L), L \== [], maplist(atomic, L).
+valid_type(choice(L)) :- is_list(L), L \== [], maplist(choice_item, L).
+valid_type(choice_of(_, _, G)) :- callable(G).
+choice_item(V - L) :- !, atomic(V), ( atomic(L) ; string(L) ).
+choice_item(V) :- atomic(V).
+valid_ref(policy_ref(D, A)) :- atom(D), ( atom(A) ; string(A) ).
 
 % ---------------------------------------------------------------- base predicates and checks
 
@@ -167,9 +179,14 @@ post_load_problem(RB, P) :-
     leaf_goal(Body, G), catch(check_goal(rulebase, RB, G), refused(M), true), nonvar(M),
     problem(error, File, Line, M, P).
 post_load_problem(RB, P) :-
+    RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
+    leaf_or_require(Body, require(_, _, Ref)), \+ valid_ref(Ref),
+    format(atom(M), 'the citation of require/3 must be policy_ref(Document, Anchor), got ~q', [Ref]),
+    problem(error, File, Line, M, P).
+post_load_problem(RB, P) :-
     RB:'$src'(decl, askable(H, Q, Ty, _), File, Line), ( atom(Q) ; string(Q) ), callable(H), valid_type(Ty),
     askable_input_count(H, Ty, NI), length(Args, NI), maplist(=(x), Args),
-    \+ catch(format(atom(_), Q, Args), _, fail),
+    \+ ( append(Used, _, Args), catch(format(atom(_), Q, Used), _, fail) ),
     format(atom(M), 'askable question ~q does not fit the ~w input argument(s) of ~q', [Q, NI, H]),
     problem(warning, File, Line, M, P).
 
@@ -179,6 +196,7 @@ askable_input_count(H, _, N) :- functor(H, _, A), N is max(0, A - 1).
 body_of(rule, (_ :- B), B).
 body_of(decl, guard(_, _, G), G).
 body_of(decl, context(_, _, G), G).
+body_of(decl, askable(_, _, choice_of(_, _, G), _), G).
 
 %  leaf_goal(+Body, -Goal): every goal Body calls that is not itself a control construct or allowed
 %  meta-call (variables and module-qualified goals included, so that the allow list sees them).
@@ -188,10 +206,19 @@ leaf_goal(G, L) :- callable(G), catch(goal_parts(rulebase, G, Parts), refused(_)
     member(Part, Parts), leaf_goal(Part, L).
 leaf_goal(G, G).
 
+%  every require/2,3 a body calls, at any depth of its control constructs and meta-calls
+leaf_or_require(B, R) :- nonvar(B), B = require(G, _, _), ( R = B ; leaf_or_require(G, R) ).
+leaf_or_require(B, R) :- nonvar(B), B = require(G, _), leaf_or_require(G, R).
+leaf_or_require(B, R) :- nonvar(B), B \= require(_, _), B \= require(_, _, _), callable(B),
+    catch(goal_parts(rulebase, B, Parts), refused(_), fail), member(X, Parts), leaf_or_require(X, R).
+
 sentinel_builtin(G) :- functor(G, N, A), sentinel_rt_export(N/A).
 sentinel_builtin(confirmed(_, _)).
 sentinel_builtin(confirmed(_, _, _)).
 sentinel_builtin(require(_, _)).
+sentinel_builtin(require(_, _, _)).
+sentinel_builtin(confirmed_items(_, _)).
+sentinel_builtin(confirmed_items(_, _, _)).
 sentinel_rt_export(PI) :- module_property(sentinel_rt, exports(L)), memberchk(PI, L).
 
 % Make base predicates callable natively (inside findall/forall/...): each looks itself up in the store.
@@ -226,13 +253,94 @@ sn_info(RB, Out) :-
     findall(T, RB:read_only(T), ReadOnly),
     findall(json([tool=T, args=As]), RB:symbolic_exempt(T, As), Exempt),
     findall(T, RB:effect(T, _, _), Effects),
+    findall(json([name=N, path=PA, file=F]), ( RB:'$src'(decl, policy_document(N, P), F, _), text_to_atom(P, PA) ),
+            Docs),
     to_json_atom(json([guards=Guards, bindings=Bindings, askables=Askables, contexts=Contexts, seeds=Seeds,
-                       options=Options, read_only=ReadOnly, symbolic_exempt=Exempt, effects=Effects]), Out).
+                       options=Options, read_only=ReadOnly, symbolic_exempt=Exempt, effects=Effects,
+                       documents=Docs]), Out).
+
+%  sn_citations(+RB, -Out): every citation (require/3, cites/2) and every requirement without one, with file
+%  and line (for the checker's coverage report).
+sn_citations(RB, Out) :-
+    findall(json([document=D, anchor=AA, reason=WA, file=F, line=L]),
+            ( RB:'$src'(Kind, T, F, L), body_of(Kind, T, Body), leaf_or_require(Body, require(_, W, policy_ref(D, A))),
+              text_to_atom(A, AA), unmet_text(W, WA) ), Reqs),
+    findall(json([document=D, anchor=AA, reason=PA, file=F, line=L]),
+            ( RB:'$src'(decl, cites(N/Ar, policy_ref(D, A)), F, L), text_to_atom(A, AA), format(atom(PA), '~w/~w', [N, Ar]) ),
+            Cites),
+    findall(json([reason=WA, file=F, line=L]),
+            ( RB:'$src'(Kind, T, F, L), body_of(Kind, T, Body), leaf_or_require(Body, R),
+              ( R = require(_, W) ; R = require(_, W, none) ), unmet_text(W, WA) ), Uncited),
+    append(Reqs, Cites, All),
+    to_json_atom(json([citations=All, uncited=Uncited]), Out).
+
+%  sn_confirmations(+RB, -Out): for each guard that asks a confirmation, which of the call's arguments the
+%  confirmation shows (its values, or values computed from them earlier in the guard) and which it shows as
+%  they are (raw). A variable computed by a goal depends on the variables that goal already knew.
+sn_confirmations(RB, Out) :-
+    findall(J, ( RB:'$src'(decl, guard(Tool, Pat, Goal), F, L), confirmation_flow(Tool, Pat, Goal, F, L, J) ), Cs),
+    to_json_atom(json([confirmations=Cs]), Out).
+
+% (no findall inside: the walk must keep the guard's own variables to follow them)
+confirmation_flow(Tool, Pat, Goal, F, L, json([tool=Tool, file=F, line=L, arguments=Names, shown=Shown, raw=Raw])) :-
+    flow_leaves(Goal, Leaves, []),
+    first_confirmation(Leaves, CArgs),
+    pattern_sources(Pat, Known0),
+    foldl(flow, Leaves, Known0, Known),
+    term_variables(CArgs, CVs),
+    findall(N, ( member(V, CVs), sources_of(V, Known, S), member(N, S) ), Ns0), sort(Ns0, Shown),
+    findall(N, ( member(N = V, Pat), var(V), member(X, CVs), X == V ), Raw0), sort(Raw0, Raw),
+    findall(N, member(N = _, Pat), Names).
+
+first_confirmation([C|Cs], A) :- ( confirmation_args(C, A0) -> A = A0 ; first_confirmation(Cs, A) ).
+
+confirmation_args(confirmed(_, A), A).
+confirmation_args(confirmed(_, A, _), A).
+confirmation_args(confirmed_items(H, I), [H|I]).
+confirmation_args(confirmed_items(H, I, _), [H|I]).
+
+%  The goals of a body in textual order, through control constructs and requirements (a meta-call such as
+%  findall/3 is one goal: its result depends on everything in it).
+flow_leaves(G, [G|T], T) :- var(G), !.
+flow_leaves((A, B), L, T) :- !, flow_leaves(A, L, M), flow_leaves(B, M, T).
+flow_leaves((C -> A ; B), [(C -> A ; B)|L], T) :- !,  % what a branch computes depends on the condition too
+    flow_leaves(C, L, M1), flow_leaves(A, M1, M2), flow_leaves(B, M2, T).
+flow_leaves((A ; B), L, T) :- !, flow_leaves(A, L, M), flow_leaves(B, M, T).
+flow_leaves((A -> B), L, T) :- !, flow_leaves(A, L, M), flow_leaves(B, M, T).
+flow_leaves((A *-> B), L, T) :- !, flow_leaves(A, L, M), flow_leaves(B, M, T).
+flow_leaves(\+ A, L, T) :- !, flow_leaves(A, L, T).
+flow_leaves(once(A), L, T) :- !, flow_leaves(A, L, T).
+flow_leaves(ignore(A), L, T) :- !, flow_leaves(A, L, T).
+flow_leaves(require(A, _), L, T) :- !, flow_leaves(A, L, T).
+flow_leaves(require(A, _, _), L, T) :- !, flow_leaves(A, L, T).
+flow_leaves(G, [G|T], T).
+
+pattern_sources([], []).
+pattern_sources([E|Es], Known) :-
+    (   E = (N = V0) -> term_variables(V0, Vs), pairs_with(Vs, [N], K1)
+    ;   E = args(V), var(V) -> K1 = [V-[all]]
+    ;   K1 = []
+    ),
+    pattern_sources(Es, K2), append(K1, K2, Known).
+
+pairs_with([], _, []).
+pairs_with([V|Vs], S, [V-S|Ps]) :- pairs_with(Vs, S, Ps).
+
+sources_of(V, Known, S) :- member(V0-S, Known), V0 == V, !.
+
+flow(Leaf, Known0, Known) :-
+    term_variables(Leaf, Vs),
+    findall(S, ( member(V, Vs), sources_of(V, Known0, S0), member(S, S0) ), Ss0), sort(Ss0, Ss),
+    new_vars(Vs, Known0, New), pairs_with(New, Ss, Pairs),
+    append(Known0, Pairs, Known).
+
+new_vars([], _, []).
+new_vars([V|Vs], K, New) :- ( sources_of(V, K, _) -> New = New1 ; New = [V|New1] ), new_vars(Vs, K, New1).
 
 text_to_atom(Q, A) :- string(Q), !, atom_string(A, Q).
 text_to_atom(Q, Q).
 
-ttl_opt(O, TTL) :- ( memberchk(ttl(T), O) -> ( T == session -> TTL = null ; TTL = T ) ; TTL = 60 ).
+ttl_opt(O, TTL) :- ( memberchk(ttl(T), O) -> ( T == session -> TTL = @(null) ; TTL = T ) ; TTL = 60 ).
 askable_from(O, From) :- ( memberchk(from(F), O) -> From = F ; From = [user, agent] ).
 
 

@@ -10,6 +10,7 @@
 :- use_module(library(apply)).
 :- use_module(library(time)).
 :- use_module(library(solution_sequences)).
+:- use_module(library(occurs)).
 :- use_module(sentinel_rt, []).
 
 :- dynamic cur/2, need/1, unmet/1.
@@ -32,11 +33,14 @@ declaration(option(_)).
 declaration(read_only(_)).
 declaration(symbolic_exempt(_, _)).
 declaration(fact(_)).
+declaration(policy_document(_, _)).
+declaration(cites(_, _)).
 
 decl_indicator(binding/4). decl_indicator(guard/3). decl_indicator(askable/4).
 decl_indicator(context/1). decl_indicator(context/3). decl_indicator(seed/1).
 decl_indicator(effect/3). decl_indicator(option/1). decl_indicator(read_only/1).
 decl_indicator(symbolic_exempt/2). decl_indicator(fact/1).
+decl_indicator(policy_document/2). decl_indicator(cites/2).
 
 json_opts([true(true), false(false), null(null)]).
 
@@ -48,12 +52,27 @@ from_json_atom(Atom, Term) :- json_opts(O), atom_json_term(Atom, Term, O).
 begin_query(RB, Session, Now) :-
     retractall(cur(_, _)), retractall(need(_)), retractall(unmet(_)),
     assertz(cur(rb, RB)), assertz(cur(session, Session)), assertz(cur(now, Now)),
+    assertz(cur(req_depth, 0)), assertz(cur(unmet_seq, 0)),
     ensure_session(Session).
 
 ensure_session(S) :- ( current_predicate(S:'$fact'/3) -> true ; dynamic(S:'$fact'/3) ).
 
 record_need(N) :- ( need(N0), N0 =@= N -> true ; assertz(need(N)) ).
-record_unmet(W) :- ( unmet(W) -> true ; assertz(unmet(W)) ).
+
+%  Unmet conditions are kept as u(Depth, Seq, What): a requirement met deep inside another one's goal is
+%  more specific than the one around it, and is listed first (then in the order they were found).
+record_unmet(W) :- cur(req_depth, D), record_unmet(W, D).
+record_unmet(W, D) :-
+    (   unmet(u(_, _, W0)), W0 =@= W -> true
+    ;   retract(cur(unmet_seq, S)), S1 is S + 1, assertz(cur(unmet_seq, S1)), assertz(unmet(u(D, S1, W)))
+    ).
+unmet(W) :- unmet(u(_, _, W)).
+
+%  After a requirement held, what its goal's failed alternatives noted is no longer true: forget it.
+forget_unmet_after(S0) :- forall(( unmet(u(D, S, W)), S > S0 ), retract(unmet(u(D, S, W)))).
+
+denied :- cur(denied, true).
+mark_denied :- ( denied -> true ; assertz(cur(denied, true)) ).
 
 valid_fact(G, P) :- cur(session, S), cur(now, Now), S:'$fact'(G, Exp, P), Exp > Now.
 
@@ -69,17 +88,29 @@ prove((C -> T), if(TC, TT)) :- !, ( prove(C, TC) -> prove(T, TT) ).
 prove(\+ G, not(G)) :- !, \+ prove(G, _).
 prove(once(G), T) :- !, once(prove(G, T)).
 prove(ignore(G), T) :- !, ( prove(G, T) -> true ; T = true ).
-prove(require(G, Why), required(Why, T)) :- !,
-    aggregate_all(count, need(_), N0),
-    (   prove(G, T)
-    ->  true
-    ;   % a requirement that failed only for want of a fact or an answer is pending, not unmet
+prove(require(G, Why), T) :- !, prove(require(G, Why, none), T).
+prove(require(G, Why, Ref), Tree) :- !,
+    aggregate_all(count, need(_), N0), cur(unmet_seq, S0), cur(req_depth, D),
+    (   D =:= 0
+    ->  % at the top of a guard, a requirement that cannot be evaluated because an earlier one failed or a fact
+        % is still unknown (an unbound value reaching arithmetic) is skipped: the pass cannot prove anyway
+        catch(with_depth(D, G, T, Ok), E, ( ( denied ; cur(assumed, true) ) -> Ok = skipped ; throw(E) ))
+    ;   with_depth(D, G, T, Ok)
+    ),
+    (   Ok == true
+    ->  forget_unmet_after(S0), Tree = required(Why, Ref, T)
+    ;   Ok == skipped
+    ->  Tree = unmet(Why, Ref)
+    ;   % a requirement that failed only for want of a fact or an answer is pending, not unmet;
         % after an assumption it may fail only because of the assumed (unknown) values: tentative
         aggregate_all(count, need(_), N1),
-        (   N1 =\= N0 -> true
-        ;   cur(assumed, true) -> record_unmet(tentative(Why))
-        ;   record_unmet(Why)
-        ), fail
+        (   N1 =\= N0 -> taint_vars(G)  % what it would have established is unknown, as an assumed fact's values
+        ;   cur(assumed, true) -> record_unmet(tentative(cited(Why, Ref)))
+        ;   record_unmet(cited(Why, Ref)), ( D =:= 0 -> mark_denied ; true )
+        ),
+        % at the top of a guard, go on: the other requirements are checked too, so a denial lists every
+        % rule the call breaks (a denied pass, or one with something pending, never proves the call)
+        D =:= 0, Tree = unmet(Why, Ref)
     ).
 prove(confirmed(F, A), T) :- !, prove(confirmed(F, A, [user]), T).
 prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
@@ -89,8 +120,15 @@ prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
     ( cur(call, Tool, Digest, Version) -> true ; throw(error(domain_error(guard_context, confirmed/3), _)) ),
     (   valid_fact('$confirmed'(Tool, Digest, Version, Ans), P), memberchk(P, From)
     ->  ( Ans == yes -> true ; record_unmet(declined(Msg)), fail )
+    ;   ( cur(assumed, true) ; denied )
+    ->  % a confirmation is asked only once everything it shows is established and nothing is refused:
+        % never together with the questions whose answers it would state
+        assume(Msg), P = assumed
     ;   record_need(confirm(Msg, From)), assume(Msg), P = assumed
     ).
+prove(confirmed_items(H, Items), T) :- !, prove(confirmed_items(H, Items, [user]), T).
+prove(confirmed_items(H, Items, From), T) :- !,
+    items_text(H, Items, Text), prove(confirmed('~w', [Text], From), T).
 prove(fact_provenance(G, P), fact(G, P)) :- !, fact_provenance(G, P).
 prove(context_value(N, V), context(N, V)) :- !, context_value(N, V).
 prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
@@ -105,6 +143,13 @@ prove(G, builtin(G)) :- cur(rb, RB),
     ).
 
 cur(call, T, D, V) :- cur(call, c(T, D, V)).
+
+%  Prove G one requirement deeper (nesting tells how specific a broken rule is); Ok is true or false.
+with_depth(D, G, T, Ok) :-
+    D1 is D + 1, set_depth(D1),
+    catch(( prove(G, T) -> Ok = true ; Ok = false ), E, ( set_depth(D), throw(E) )),
+    set_depth(D).
+set_depth(D) :- retractall(cur(req_depth, _)), assertz(cur(req_depth, D)).
 
 user_pred(RB, G) :- predicate_property(RB:G, dynamic), \+ predicate_property(RB:G, imported_from(_)),
     functor(G, N, A), \+ decl_indicator(N/A).
@@ -124,7 +169,16 @@ base_solve(RB, G, P) :-
 %  A fact that is being fetched (or asked) is assumed for the rest of this pass (its unknown arguments
 %  left unbound), so one pass collects the needs of every later goal too and they are fetched together;
 %  a pass that assumed anything never proves.
-assume(_) :- ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ).
+assume(G) :- ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ), taint_vars(G).
+
+%  What an assumed fact leaves unknown must not become the subject of a question in the same pass: its
+%  variables are marked, and a value one of them is later bound to (e.g. by enumerating stored facts) is
+%  noted as tainted. A question about a tainted value waits for the next round, when the value is known.
+taint_vars(G) :- term_variables(G, Vs), maplist(taint_var, Vs).
+taint_var(V) :- ( get_attr(V, sentinel_core, assumed) -> true ; put_attr(V, sentinel_core, assumed) ).
+attr_unify_hook(assumed, Other) :- ( var(Other) -> taint_var(Other) ; note_tainted(Other) ).
+note_tainted(T) :- forall(( sub_term(A, T), atomic(A) ), ( cur(tainted, A) -> true ; assertz(cur(tainted, A)) )).
+tainted(T) :- sub_term(A, T), atomic(A), cur(tainted, A), !.
 
 %  If a binding covers G, its inputs are ground, and it was not fetched (or expired): record a need.
 ensure_fetched(RB, G) :-
@@ -134,19 +188,64 @@ ensure_fetched(RB, G) :-
 
 fetched_marker(G, T, Args, '$fetched'(N, A, T, json(Args))) :- functor(G, N, A).
 
-askable_of(RB, G, a(Q, Ty, O)) :- RB:askable(H, Q, Ty, O), subsumes_term(H, G), !.
+askable_of(RB, G, a(H, Q, Ty, O)) :- RB:askable(H, Q, Ty, O), subsumes_term(H, G), !.
 
-askable_solve(_, G, a(Q, Ty, O), P) :-
+askable_solve(RB, G, a(H, Q, Ty, O), P) :-
     askable_from(O, From),
     askable_inputs(G, Ty, G0),
+    G0 =.. [N|Ins0], ( Ty == yes_no -> Ins = Ins0 ; append(Ins, [_], Ins0) ),
     (   valid_fact(G0, P0), memberchk(P0, [seed|From])
-    ->  valid_fact(G, P), memberchk(P, [seed|From])
-    ;   Ty == yes_no, G0 =.. [N|Ins], valid_fact('$answered_no'(N, Ins), P0), memberchk(P0, From)
+    ->  valid_fact(G, P), memberchk(P, [seed|From]), answer_is_a_choice(G, a(H, Q, Ty, O))
+    ;   Ty == yes_no, valid_fact('$answered_no'(N, Ins), P0), memberchk(P0, From)
     ->  fail
-    ;   ground_inputs(G, Ty)
-    ->  record_need(ask(G0, Q, Ty, From)), assume(G), P = assumed
-    ;   fail
+    ;   valid_fact('$dont_know'(N, Ins), P0), memberchk(P0, From)
+    ->  dont_know(G, a(H, Q, Ty, O), P0, P)
+    ;   ground_inputs(G, Ty), \+ denied, \+ tainted(Ins)
+    ->  ask_need(RB, G0, a(H, Q, Ty, O), From), assume(G), P = assumed
+    ;   assume(G), P = assumed
     ).
+
+ask_need(_, G0, a(H, Q, Ty, _), From) :-
+    (   Ty = choice_of(_, _, _)
+    ->  copy_term(H-Ty, H1-choice_of(V, L, Goal)), H1 = G0, choices_of(V, L, Goal, Choices),
+        (   Choices == []
+        ->  record_unmet(no_choices(G0, Q)), fail
+        ;   record_need(ask(G0, Q, choices(Choices), From))
+        )
+    ;   record_need(ask(G0, Q, Ty, From))
+    ).
+
+%  The choices of a question about an entity: every Value (with its Label) its goal proves, fetched like any
+%  other fact (tools before questions: the round is asked only once nothing is left to fetch). At most 50.
+choices_of(V, L, Goal, Choices) :-
+    findall(V-L, limit(50, ( prove(Goal, _), atomic(V), V \== i_dont_know )), Ps0),
+    findall(json([value=V1, label=LT]), ( member(V1-L1, Ps0), readable(L1, LT) ), Cs0),
+    list_to_set(Cs0, Choices).
+
+%  A stored answer to a question about an entity must still be one of its choices (an agent's answer, or
+%  one given before the facts changed): otherwise the condition is unmet, in words.
+answer_is_a_choice(G, a(H, Q, Ty, _)) :-
+    (   Ty = choice_of(_, _, _)
+    ->  copy_term(H-Ty, H1-choice_of(V, _, Goal)), H1 = G,
+        (   once(prove(Goal, _)) -> true
+        ;   record_unmet(not_a_choice(G, V, Q), 50), fail
+        )
+    ;   true
+    ).
+
+%  "I don't know": what the rulebase says it means (unknown(as(Value))), or a refusal that names the next step.
+dont_know(G, a(_, Q, Ty, O), P0, P) :-
+    (   memberchk(unknown(as(V)), O)
+    ->  ( Ty == yes_no -> V == yes ; G =.. As, last(As, V) ), P = P0
+    ;   ( memberchk(unknown(Next), O), Next \= as(_) -> true ; Next = '' ),
+        askable_inputs(G, Ty, G0), G0 =.. [_|As0], ( Ty == yes_no -> Ins = As0 ; append(Ins, [_], As0) ),
+        question_text(Q, Ins, QT), record_unmet(dont_know(QT, Next), 100), fail
+    ).
+
+%  A question with its inputs (a question may use fewer of them than it has: the first ones).
+question_text(Q, Ins, Msg) :-
+    text_to_atom(Q, QA), readable_args(Ins, T),
+    (   append(Used, _, T), catch(format(atom(Msg), QA, Used), _, fail) -> true ; Msg = QA ).
 
 %  G0: G with the answer argument free (the whole G for yes_no).
 askable_inputs(G, yes_no, G) :- !.
@@ -167,7 +266,8 @@ sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
     ->  Out0 = json([status=no_guard])
     ;   catch(limited(prove_guards(Guards, CallArgs, Trees), Limit, R), E, true),
         query_outcome(E, R, Trees, Status, TreeJ),
-        Out0 = json([status=Status, tree=TreeJ])
+        ( Status == error -> Out0 = json([status=Status, message=TreeJ]) ; Out0 = json([status=Status, tree=TreeJ]) ),
+        ( Status == error -> print_message(warning, format('guard error: ~q', [E])) ; true )
     ),
     add_needs(Out0, Out1), to_json_atom(Out1, Out).
 
@@ -192,6 +292,8 @@ match_args([P|Ps], CallArgs) :-
     ),
     match_args(Ps, CallArgs).
 
+% a pass that found a broken requirement fails, whatever later goals did with the values it left unknown
+query_outcome(_, _, _, failed, @(null)) :- denied, !.
 % a pass that assumed facts may err or run away on the unknown values: it only says "fetch first"
 query_outcome(E, R, _, incomplete, @(null)) :- ( nonvar(E) ; R == inference_limit_exceeded ), cur(assumed, true), !.
 query_outcome(E, _, _, error, Msg) :- nonvar(E), !, client_failure(E, json(L)), memberchk(message = Msg, L).
@@ -204,12 +306,32 @@ limited(G, Limit, R) :- ( call_with_inference_limit(G, Limit, R) -> true ; R = f
 
 add_needs(json(L), json(L2)) :-
     findall(N, ( need(N0), need_json(N0, N) ), Needs),
-    findall(U, ( unmet(U0), U0 \= tentative(_), unmet_text(U0, U) ), Unmet),
+    findall(k(D1, S)-U0, ( unmet(u(D, S, U0)), U0 \= tentative(_), D1 is -D ), Us0), keysort(Us0, Us),
+    findall(U, ( member(_-U0, Us), unmet_text(U0, U) ), Unmet),
+    findall(V, ( member(_-U0, Us), violation_json(U0, V) ), Violations),
     findall(U, ( unmet(tentative(U0)), unmet_text(U0, U) ), Tentative),
-    append(L, [needs=Needs, unmet=Unmet, tentative=Tentative], L2).
+    append(L, [needs=Needs, unmet=Unmet, tentative=Tentative, violations=Violations], L2).
 
 unmet_text(declined(M), U) :- !, format(atom(U), 'declined: ~w', [M]).
+unmet_text(cited(W, _), U) :- !, unmet_text(W, U).
+unmet_text(dont_know(Q, Next), U) :- !,
+    ( Next == '' -> format(atom(U), 'You answered "I don\'t know" to: ~w', [Q]) ; text_to_atom(Next, U) ).
+unmet_text(no_choices(_, Q), U) :- !, format(atom(U), 'There is nothing to choose from for the question: ~w', [Q]).
+unmet_text(not_a_choice(_, V, Q), U) :- !,
+    readable(V, VT), format(atom(U), '~w is not one of the choices for: ~w', [VT, Q]).
 unmet_text(W, U) :- ( atom(W) -> U = W ; string(W) -> atom_string(U, W) ; format(atom(U), '~q', [W]) ).
+
+%  A broken rule with its citation (the policy document and the anchor of the sentence it formalises).
+violation_json(U0, json([reason=R, kind=K, policy=PJ])) :-
+    unmet_text(U0, R),
+    (   U0 = cited(_, policy_ref(Doc, Anchor)) -> text_to_atom(Anchor, AA), PJ = json([document=Doc, anchor=AA])
+    ;   PJ = @(null)
+    ),
+    unmet_kind(U0, K).
+unmet_kind(cited(_, _), rule) :- !.
+unmet_kind(dont_know(_, _), dont_know) :- !.
+unmet_kind(declined(_), declined) :- !.
+unmet_kind(_, condition).
 
 need_json(fetch(T, Args, G), json([kind=fetch, tool=T, arguments=json(JArgs), fact=GA])) :-
     maplist([N=V, N=J]>>pl_json(V, J), Args, JArgs), format(atom(GA), '~q', [G]).
@@ -218,11 +340,16 @@ need_json(ask(G0, Q, Ty, From), json([kind=ask, fact=GA, predicate=N, inputs=JIn
     nb_getval(sn_tmp, GA), functor(G0, N, _),
     G0 =.. [_|As], ( Ty == yes_no -> Ins = As ; append(Ins, [_], As) ),
     maplist(pl_json, Ins, JIns), text_to_atom(Q, QA),
-    readable_args(Ins, InsText), catch(format(atom(Msg), QA, InsText), _, Msg = QA), type_json(Ty, TyA).
+    question_text(QA, Ins, Msg), type_json(Ty, TyA).
 need_json(confirm(Msg, From), json([kind=confirm, question=Msg, from=From])).
 
-type_json(choice(L), json([choice=L])) :- !.
+type_json(choice(L), json([choice=Vs, labels=Ls])) :- !, maplist(choice_value_label, L, Vs, Ls).
+type_json(choices(Cs), json([choice_of=Cs])) :- !.
+type_json(choice_of(_, _, _), json([choice_of=[]])) :- !.
 type_json(T, T).
+
+choice_value_label(V - L, V, LA) :- !, readable(L, LA).
+choice_value_label(V, V, @(null)).
 
 % ---------------------------------------------------------------- JSON of terms
 
@@ -241,7 +368,9 @@ tree_json(and_all(Ts), json([all=Js])) :- !, maplist(tree_json, Ts, Js).
 tree_json(and(A, B), json([all=Js])) :- !, flatten_and(and(A, B), Ts), maplist(tree_json, Ts, Js).
 tree_json(if(C, T), json([if=CJ, then=TJ])) :- !, tree_json(C, CJ), tree_json(T, TJ).
 tree_json(not(G), json([not=GA])) :- !, format(atom(GA), '~q', [G]).
-tree_json(required(W, T), json([require=WA, by=TJ])) :- !, unmet_text(W, WA), tree_json(T, TJ).
+tree_json(required(W, Ref, T), json([require=WA, policy=PJ, by=TJ])) :- !, unmet_text(W, WA), ref_json(Ref, PJ),
+    tree_json(T, TJ).
+tree_json(unmet(W, Ref), json([unmet=WA, policy=PJ])) :- !, unmet_text(W, WA), ref_json(Ref, PJ).
 tree_json(confirmed(M, P), json([confirmed=M, provenance=P])) :- !.
 tree_json(fact(G, P), json([fact=GA, provenance=P])) :- !, format(atom(GA), '~q', [G]).
 tree_json(context(N, V), json([context=N, value=VA])) :- !, format(atom(VA), '~q', [V]).
@@ -250,6 +379,9 @@ tree_json(rule(G, T), json([goal=GA, by=TJ])) :- !, format(atom(GA), '~q', [G]),
 tree_json(builtin(G), json([builtin=GA])) :- !, format(atom(GA), '~q', [G]).
 tree_json(native(G), json([goal=GA, by=native])) :- !, format(atom(GA), '~q', [G]).
 tree_json(T, json([other=TA])) :- format(atom(TA), '~q', [T]).
+
+ref_json(policy_ref(Doc, Anchor), json([document=Doc, anchor=AA])) :- !, text_to_atom(Anchor, AA).
+ref_json(_, @(null)).
 
 flatten_and(and(A, B), L) :- !, flatten_and(A, LA), flatten_and(B, LB), append(LA, LB, L).
 flatten_and(true, []) :- !.

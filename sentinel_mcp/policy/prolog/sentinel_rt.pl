@@ -1,6 +1,6 @@
 /*  Predicates every rulebase can call (imported into each rulebase module). */
 :- module(sentinel_rt, [now/1, iso_hours_between/3, iso_date_before/2, option_value/4, json_get/3,
-                        fact_provenance/2, context_value/2, call_tool_name/1]).
+                        fact_provenance/2, context_value/2, call_tool_name/1, answer_label/3, humanized/2]).
 :- use_module(library(lists)).
 
 now(T) :- sentinel_core:cur(now, T).
@@ -25,3 +25,19 @@ iso_stamp(T, S) :-
 option_value(List, Name, Default, V) :- ( memberchk(Name = V0, List) -> V = V0 ; V = Default ).
 
 json_get(json(KVs), K, V) :- memberchk(K = V, KVs).
+
+%  answer_label(+Predicate, +Value, -Label): how the askable Predicate offers Value to a person (its label in
+%  choice([Value - Label, ...])), else the value humanized (change_of_plan -> 'Change of plan').
+answer_label(P, V, L) :-
+    (   sentinel_core:cur(rb, RB), RB:askable(H, _, choice(Cs), _), functor(H, P, _), memberchk(V - L0, Cs)
+    ->  ( string(L0) -> atom_string(L, L0) ; L = L0 )
+    ;   humanized(V, L)
+    ).
+
+%  humanized(+Token, -Text): a snake_case token as words, first letter capital.
+humanized(V, T) :-
+    ( atom(V) -> A = V ; format(atom(A), '~w', [V]) ),
+    atomic_list_concat(Ws, '_', A), atomic_list_concat(Ws, ' ', T0),
+    (   sub_atom(T0, 0, 1, _, F), sub_atom(T0, 1, _, 0, Rest), upcase_atom(F, FU) -> atom_concat(FU, Rest, T)
+    ;   T = T0
+    ).

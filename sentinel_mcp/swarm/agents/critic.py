@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 from sentinel_mcp.swarm.backends.base import ModelReply, ModelRequest, extract_json
 from sentinel_mcp.swarm.messages import CriticVerdict, Issue
@@ -12,23 +12,42 @@ from sentinel_mcp.swarm.spec import TaskSpec
 
 SYSTEM = ("You are the Critic of an Android app generator, the final authority on one file's quality. "
           "Reply with JSON only.\n\n" + CODING_PROFILE)
-VERDICT_SHAPE = '{"decision": "ACCEPT" | "REJECT", "issues": [{"severity": "BLOCKER"|"MAJOR"|"MINOR", "message": "..."}]}'
 MAX_FILE_CHARS = 24_000
+# a sentence that names the problem (a model that copies "..." from an example cannot fit it)
+SENTENCE = r"^[A-Za-z][A-Za-z0-9 ,.:;!?'()/_-]{9,159}$"
+_MESSAGE = {"type": "string", "minLength": 10, "maxLength": 160, "pattern": SENTENCE}
+# an ACCEPT carries no issues and a REJECT at least one: a verdict cannot contradict itself
+VERDICT_SCHEMA: dict[str, Any] = {"anyOf": [
+    {"type": "object", "additionalProperties": False, "required": ["decision", "issues"],
+     "properties": {"decision": {"const": "ACCEPT"}, "issues": {"const": []}}},
+    {"type": "object", "additionalProperties": False, "required": ["decision", "issues"],
+     "properties": {"decision": {"const": "REJECT"},
+                    "issues": {"type": "array", "minItems": 1, "maxItems": 3, "items": {
+                        "type": "object", "additionalProperties": False, "required": ["severity", "message"],
+                        "properties": {"severity": {"enum": ["BLOCKER", "MAJOR"]}, "message": _MESSAGE}}}}},
+]}
 
 
 class CriticOutputError(ValueError):
     """The critic's reply could not be read (counts as a critic crash: fail open)."""
 
 
-def critic_request(spec: TaskSpec, step: PlanStep, content: str, findings: list[Issue]) -> ModelRequest:
-    material = [f"App spec: {json.dumps(spec.model_dump())}", f"File content:\n{content[:MAX_FILE_CHARS]}"]
+def critic_request(spec: TaskSpec, step: PlanStep, content: str, findings: list[Issue],
+                   texts: dict[str, str] | None = None) -> ModelRequest:
+    material = [f"App {spec.app_name} ({spec.package_name}), features: {'; '.join(spec.features)}.",
+                f"File {step.file_path}:\n{content[:MAX_FILE_CHARS]}"]
+    if texts:
+        material.append("Texts it shows (string resources):\n" + "\n".join(f"{k}: {v}" for k, v in texts.items()))
     if findings:
         material.append("Automatic checks found (minor):\n" + "\n".join(f"- {i.line()}" for i in findings))
     prompt = (f"Review the file above for step {step.step_number}: {step.file_path} ({step.file_type}). "
               f"Its task: {step.description[:800]}\n"
-              "REJECT only for BLOCKER or MAJOR issues. Shape: " + VERDICT_SHAPE)
+              'ACCEPT a file that does its task: {"decision": "ACCEPT", "issues": []}. REJECT only for a BLOCKER '
+              '(syntax error, missing functionality, API misuse) or MAJOR issue (architecture violation, missing '
+              'null check), each named in one sentence: {"decision": "REJECT", "issues": [{"severity": "BLOCKER", '
+              '"message": "<what is wrong, where>"}]}.')
     return ModelRequest(role="critic", system=SYSTEM, prompt=prompt, context="\n\n".join(material),
-                        grammar="critic", max_tokens=1024)
+                        json_schema=VERDICT_SCHEMA, max_tokens=256)
 
 
 def parse_critic_reply(reply: ModelReply) -> CriticVerdict:

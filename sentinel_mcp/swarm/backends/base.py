@@ -25,18 +25,29 @@ class ModelRequest(BaseModel):
     prompt: str = Field(max_length=MAX_INSTRUCTION_CHARS)  # the instruction: short, written by the swarm
     context: str = ""  # the material (spec, files, feedback): long, partly model-written
     grammar: Grammar | None = None  # JSON-shaped output wanted (constrained where the backend can)
-    # or a JSON Schema made for this one call (e.g. the agent's choice among the ids on the current screen)
+    # the JSON Schema the answer must fit: decoded under it where the backend can (the local model),
+    # shown in the prompt where it cannot (openai, sampling); the agent validates the answer either way
     json_schema: dict[str, Any] | None = None
     max_tokens: int = Field(2048, ge=1)
-
-    @property
-    def wants_json(self) -> bool:
-        return self.grammar is not None or self.json_schema is not None
 
     @property
     def full_prompt(self) -> str:
         """One user message for backends without a separate context channel."""
         return f"{self.context}\n\n{self.prompt}" if self.context else self.prompt
+
+    @property
+    def wants_json(self) -> bool:
+        return self.grammar is not None or self.json_schema is not None
+
+    def unconstrained_prompt(self) -> str:
+        """The user message for a backend that cannot constrain decoding: the schema is spelled out."""
+        text = self.full_prompt
+        if self.json_schema is not None:
+            text += ("\n\nAnswer with one JSON object that matches this JSON Schema exactly:\n"
+                     + json.dumps(self.json_schema, separators=(",", ":")))
+        elif self.grammar is not None:
+            text += "\n\nAnswer with one JSON object only."
+        return text
 
 
 class ModelReply(BaseModel):

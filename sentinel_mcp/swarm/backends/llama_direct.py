@@ -33,16 +33,14 @@ class LlamaDirectBackend:
         from sentinel_mcp.llm.engine import GenerationRequest
         from sentinel_mcp.llm.errors import LlmError
 
+        if request.json_schema is not None:
+            return await self._complete_schema(request, on_error)
+
+        grammar = self._grammars.get(request.grammar).text if request.grammar else None
+        gen_request = GenerationRequest(
+            messages=[{"role": "system", "content": request.system}, {"role": "user", "content": request.full_prompt}],
+            max_tokens=min(request.max_tokens, self.max_tokens), grammar=grammar, grammar_label=f"{request.grammar}.gbnf")
         try:
-            grammar = self._grammars.get(request.grammar).text if request.grammar else None
-            if request.json_schema is not None:
-                from sentinel_mcp.llm.schema_grammar import compile_schema
-                grammar = compile_schema(request.json_schema)
-            label = f"{request.grammar}.gbnf" if request.grammar else "json_schema"
-            gen_request = GenerationRequest(
-                messages=[{"role": "system", "content": request.system},
-                          {"role": "user", "content": request.full_prompt}],
-                max_tokens=min(request.max_tokens, self.max_tokens), grammar=grammar, grammar_label=label)
             gen = await self._engine.generate(gen_request)
         except LlmError as e:
             on_error(f"local engine: {e}")
@@ -55,6 +53,26 @@ class LlamaDirectBackend:
                 data = None  # cut off at max_tokens: the agent's parser reports it
         return ModelReply(text=gen.text, json_data=data, prompt_tokens=gen.prompt_tokens,
                           completion_tokens=gen.completion_tokens, model=gen.model)
+
+    async def _complete_schema(self, request: ModelRequest, on_error: ErrorSink) -> ModelReply:
+        """Through the Cortex (the llm package's in-process API): schema to grammar, decode, validate."""
+        from sentinel_mcp.llm.cortex import Cortex
+        from sentinel_mcp.llm.errors import InjectionDetected, LlmError
+
+        cortex = Cortex(self._engine.settings, engine=self._engine, grammars=self._grammars)
+        try:
+            # the swarm wrote the prompt; the context (spec, answers, files) is checked and fenced as data
+            r = await cortex.generate_with_trusted_prompt(request.prompt, request.system, request.context or None,
+                                                          json_schema=request.json_schema,
+                                                          max_tokens=min(request.max_tokens, self.max_tokens))
+        except InjectionDetected as e:  # the input was refused, the model is fine: no model error
+            raise ModelError(f"local engine refused the input: {e}", input_refused=True) from None
+        except LlmError as e:
+            on_error(f"local engine: {e}")
+            raise ModelError(f"local engine: {e}") from None
+        g = r.generation
+        return ModelReply(text=r.text, json_data=r.data, prompt_tokens=g.prompt_tokens,
+                          completion_tokens=g.completion_tokens, model=g.model)
 
     async def aclose(self) -> None:
         return None  # the engine is shared by the process

@@ -34,7 +34,7 @@ class LlmToolBackend:
         if request.context:
             args["context"] = request.context  # fenced and escaped as data by the llm built-in
         if request.json_schema is not None:
-            args["json_schema"] = request.json_schema
+            args["json_schema"] = request.json_schema  # decoded under it, and validated, by the llm built-in
         elif request.grammar:
             args["grammar"] = request.grammar
         try:

@@ -53,7 +53,7 @@ class OpenAIBackend:
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": [{"role": "system", "content": request.system},
-                         {"role": "user", "content": request.full_prompt}],
+                         {"role": "user", "content": request.unconstrained_prompt()}],
             "max_tokens": request.max_tokens,
             "temperature": self.settings.temperature,
         }

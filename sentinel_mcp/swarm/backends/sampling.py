@@ -30,9 +30,7 @@ class SamplingBackend:
         self._related = related_request_id
 
     async def complete(self, request: ModelRequest, on_error: ErrorSink) -> ModelReply:
-        prompt = request.full_prompt
-        if request.wants_json:
-            prompt += "\n\nAnswer with one JSON object only."
+        prompt = request.unconstrained_prompt()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # sampling is deprecated in 2026-07-28, still the 2025 way

@@ -2,7 +2,8 @@
 
 It stands in for a remote model service (which cannot exist here). Replies are scripted per role
 (the role is read from the agent's system prompt); when a role's script is empty, a default
-"competent model" answers: a valid plan, valid files, ACCEPT, and a verifier report. Scripted
+"competent model" answers: the blueprint, for each coder step an answer that fits the JSON Schema
+spelled out in its prompt, ACCEPT, and a verifier report. Scripted
 entries may be a reply text, ``{"status": 429}``-style errors, ``{"delay": s}`` for timeouts,
 ``{"hold": True}`` to park that one request until ``release`` is set, or a callable ``(body) -> entry``. Every request is recorded for assertions.
 """
@@ -28,65 +29,21 @@ ROLES = {"Planner": "planner", "Coder": "coder", "Critic": "critic", "Verifier":
 SPEC = {"app_name": "Notes", "package_name": "com.example.notes",
         "features": ["add a note", "list notes"], "min_sdk": 24, "target_sdk": 34}
 
-PLAN = {"steps": [
-    {"step_number": 1, "phase": "setup", "file_path": "settings.gradle.kts", "file_type": "gradle",
-     "dependencies": [], "description": "Gradle settings including the app module"},
-    {"step_number": 2, "phase": "setup", "file_path": "app/build.gradle.kts", "file_type": "gradle",
-     "dependencies": [1], "description": "App module build file with namespace and SDK levels"},
-    {"step_number": 3, "phase": "manifest", "file_path": "app/src/main/AndroidManifest.xml", "file_type": "xml",
-     "dependencies": [2], "description": "Manifest declaring MainActivity as launcher"},
-    {"step_number": 4, "phase": "ui", "file_path": "app/src/main/res/layout/activity_main.xml", "file_type": "xml",
-     "dependencies": [], "description": "Layout with a list and an add button", "features": ["list notes"]},
-    {"step_number": 5, "phase": "code", "file_path": "app/src/main/java/com/example/notes/MainActivity.kt",
-     "file_type": "kotlin", "dependencies": [3, 4], "description": "Activity that lets the user add a note",
-     "features": ["add a note"]},
-]}
-
-FILES = {
-    "settings.gradle.kts": 'rootProject.name = "Notes"\ninclude(":app")\n',
-    "app/build.gradle.kts": ('plugins {\n    id("com.android.application")\n    kotlin("android")\n}\n\n'
-                             'android {\n    namespace = "com.example.notes"\n    compileSdk = 34\n'
-                             '    defaultConfig {\n        minSdk = 24\n        targetSdk = 34\n    }\n}\n'),
-    "app/src/main/AndroidManifest.xml": (
-        '<?xml version="1.0" encoding="utf-8"?>\n'
-        '<manifest xmlns:android="http://schemas.android.com/apk/res/android">\n'
-        '    <application android:label="Notes">\n'
-        '        <activity android:name=".MainActivity" android:exported="true">\n'
-        '            <intent-filter>\n'
-        '                <action android:name="android.intent.action.MAIN" />\n'
-        '                <category android:name="android.intent.category.LAUNCHER" />\n'
-        '            </intent-filter>\n'
-        '        </activity>\n'
-        '    </application>\n'
-        '</manifest>\n'),
-    "app/src/main/res/layout/activity_main.xml": (
-        '<?xml version="1.0" encoding="utf-8"?>\n'
-        '<LinearLayout xmlns:android="http://schemas.android.com/apk/res/android"\n'
-        '    android:layout_width="match_parent" android:layout_height="match_parent"\n'
-        '    android:orientation="vertical">\n'
-        '    <ListView android:id="@+id/notes" android:layout_width="match_parent"\n'
-        '        android:layout_height="0dp" android:layout_weight="1" />\n'
-        '    <Button android:id="@+id/add" android:layout_width="wrap_content"\n'
-        '        android:layout_height="wrap_content" android:text="@android:string/ok" />\n'
-        '</LinearLayout>\n'),
-    "app/src/main/java/com/example/notes/MainActivity.kt": (
-        'package com.example.notes\n\n'
-        'import android.os.Bundle\nimport android.widget.ArrayAdapter\nimport android.widget.Button\n'
-        'import android.widget.ListView\nimport androidx.appcompat.app.AppCompatActivity\n\n'
-        'class MainActivity : AppCompatActivity() {\n'
-        '    private val notes = mutableListOf<String>()\n\n'
-        '    override fun onCreate(savedInstanceState: Bundle?) {\n'
-        '        super.onCreate(savedInstanceState)\n'
-        '        setContentView(R.layout.activity_main)\n'
-        '        val adapter = ArrayAdapter(this, android.R.layout.simple_list_item_1, notes)\n'
-        '        findViewById<ListView>(R.id.notes).adapter = adapter\n'
-        '        findViewById<Button>(R.id.add).setOnClickListener {\n'
-        '            notes.add("Note ${notes.size + 1}")\n'
-        '            adapter.notifyDataSetChanged()\n'
-        '        }\n'
-        '    }\n'
-        '}\n'),
-}
+# the planner's answer: the entity and a screen per feature; the plan's 15 steps follow from it
+BLUEPRINT = {"entity": "Note", "text_field": "text", "more_fields": [{"name": "done", "type": "Boolean"}],
+             "screens": [{"feature": "add a note", "screen": "NoteEditor", "summary": "Type a note and save it."},
+                         {"feature": "list notes", "screen": "NoteList", "summary": "All notes, newest first."}]}
+PKG = "app/src/main/java/com/example/notes"
+REPOSITORY = f"{PKG}/data/NoteRepository.kt"
+EDITOR_LAYOUT = "app/src/main/res/layout/activity_note_editor.xml"
+EDITOR_VM = f"{PKG}/ui/NoteEditorViewModel.kt"
+EDITOR_ACTIVITY = f"{PKG}/ui/NoteEditorActivity.kt"
+PLAN_PATHS = ["settings.gradle.kts", "build.gradle.kts", "gradle.properties", "app/build.gradle.kts",
+              "app/src/main/res/values/themes.xml", f"{PKG}/data/Note.kt", REPOSITORY, EDITOR_LAYOUT, EDITOR_VM,
+              EDITOR_ACTIVITY, "app/src/main/res/layout/activity_note_list.xml", f"{PKG}/ui/NoteListViewModel.kt",
+              f"{PKG}/ui/NoteListActivity.kt", "app/src/main/res/values/strings.xml",
+              "app/src/main/AndroidManifest.xml"]
+MODEL_STEPS = 7  # the repository, then layout, view model and activity of each of the two screens
 
 Entry = Any  # str | dict | Callable[[dict], Entry]
 
@@ -102,15 +59,53 @@ def user_prompt(body: dict[str, Any]) -> str:
 
 
 def target_path(body: dict[str, Any]) -> str:
-    m = re.search(r"write (\S+) \(", user_prompt(body))
+    m = re.search(r"Step \d+: (\S+?)\.\s", user_prompt(body))
     return m.group(1) if m else ""
+
+
+def schema_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The JSON Schema a backend without constrained decoding spells out in the prompt."""
+    text = user_prompt(body)
+    marker = "matches this JSON Schema exactly:\n"
+    return json.loads(text[text.index(marker) + len(marker):]) if marker in text else {}
+
+
+def answer_for(schema: dict[str, Any], key: str = "", _n: list[int] = [0]) -> Any:  # noqa: B006 - a counter
+    """The first valid instance of a schema, as a competent model would answer (names unique per call)."""
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "anyOf" in schema:
+        return answer_for(next(o for o in schema["anyOf"] if o.get("type") != "null"), key)
+    kind = schema.get("type")
+    if kind == "object":
+        return {k: answer_for(v, k) for k, v in schema.get("properties", {}).items()
+                if k in schema.get("required", [])}
+    if kind == "array":
+        if "prefixItems" in schema:
+            return [answer_for(s, key) for s in schema["prefixItems"]]
+        items = schema.get("items")
+        count = schema.get("minItems", 0) or (1 if isinstance(items, dict) and schema.get("maxItems", 1) > 0 else 0)
+        return [answer_for(items, key) for _ in range(count)]
+    if kind == "boolean":
+        return True
+    if kind in ("number", "integer"):
+        return 1
+    _n[0] += 1
+    pattern = schema.get("pattern", "")
+    if pattern.startswith("^[a-z]"):
+        return f"{key}{_n[0]}"
+    if pattern.startswith("^[A-Z][A-Za-z0-9]"):
+        return f"Name{_n[0]}"
+    return f"Text for {key} {_n[0]}"
 
 
 def default_entry(role: str, body: dict[str, Any]) -> Entry:
     if role == "planner":
-        return json.dumps(PLAN)
+        return json.dumps(BLUEPRINT)
     if role == "coder":
-        return FILES.get(target_path(body), "// unknown file\n")
+        return json.dumps(answer_for(schema_of(body)))
     if role == "critic":
         return json.dumps({"decision": "ACCEPT", "issues": []})
     if role == "verifier":
@@ -122,6 +117,7 @@ class ScriptedModelServer:
     def __init__(self) -> None:
         self.scripts: dict[str, deque[Entry]] = defaultdict(deque)
         self.requests: list[dict[str, Any]] = []  # {"role", "body", "status"}
+        self.replies: list[str] = []  # the content of every 200 answer, in order
         self.hold = threading.Event()  # set() to make every request wait until released
         self.hold.set()
         self.release = threading.Event()  # lets {"hold": True} requests answer
@@ -166,6 +162,7 @@ class ScriptedModelServer:
                 return JSONResponse({"error": {"message": f"scripted {entry['status']}"}},
                                     status_code=entry["status"])
             content = entry.get("content", default_entry(role, body))
+        self.replies.append(content)
         prompt_text = "".join(m.get("content", "") for m in body.get("messages", []))
         return JSONResponse({
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),

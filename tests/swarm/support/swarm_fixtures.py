@@ -12,6 +12,7 @@ from sentinel_mcp.swarm.build_service import BuildService
 from sentinel_mcp.swarm.settings import swarm_settings
 
 FAST_OPENAI = {"timeout": 2.0, "backoff_base": 0.01, "max_attempts": 3, "model": "scripted-1"}
+NO_TOOLS = {"kotlin": False, "resources": False}
 
 
 def openai_factory(server: ScriptedModelServer, **overrides: Any):
@@ -23,4 +24,4 @@ def openai_factory(server: ScriptedModelServer, **overrides: Any):
 
 
 def make_service(tmp_path: Path, section: dict[str, Any]) -> BuildService:
-    return BuildService(tmp_path / "swarm", swarm_settings({"backend": "openai"} | section))
+    return BuildService(tmp_path / "swarm", swarm_settings({"backend": "openai", "verify": NO_TOOLS} | section))

@@ -1,0 +1,41 @@
+"""Activity: the audit log, filterable by session, tool, decision and time (and, for the owner, principal);
+each row opens its proof as a readable tree, with the facts it rests on and their remaining time to live."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from sentinel_mcp.console import audit_view
+from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.proof_view import facts_in, proof_nodes
+from sentinel_mcp.console.session_pages import owns_session
+from sentinel_mcp.console.web import Console
+
+
+def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
+    async def activity(request: Request, viewer: Viewer) -> Response:
+        f = audit_view.Filters.of(request.query_params)
+        found = await audit_view.rows(console.runtime.config.store_path, viewer.principal, f)
+        return console.render(request, viewer, "activity.html", rows=found, filters=f,
+                              decisions=audit_view.DECISIONS)
+
+    async def proof(request: Request, viewer: Viewer) -> Response:
+        row = await audit_view.row(console.runtime.config.store_path, viewer.principal,
+                                   str(request.path_params["row"])[:40])
+        if row is None:
+            return console.problem(request, viewer, 404, "no such call in your activity")
+        root, rest = proof_nodes(row.get("proof"))
+        ttl: dict[str, Any] = {}
+        guard = console.runtime.gateway.guard
+        store = getattr(guard, "store", None)
+        if root is not None and store is not None and owns_session(viewer.principal, row.get("session", "")):
+            wanted = set(facts_in(root))
+            for fact in await store.valid(row["session"]):
+                if fact.fact in wanted:
+                    ttl[fact.fact] = fact
+        return console.render(request, viewer, "proof.html", row=row, root=root, rest=rest, live=ttl)
+
+    return [("/activity", activity, ["GET"], False), ("/activity/{row}", proof, ["GET"], False)]

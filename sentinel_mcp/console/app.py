@@ -1,0 +1,168 @@
+"""The web console, mounted at /console by ``serve --http``: sign-in, the pages, static files, live updates.
+
+    console = build_console(holder, authenticator, config)   # a Starlette app
+    app.router.routes.append(Mount("/console", app=console))
+    holder["runtime"].front.inbox = ...                        # done here, once the runtime runs
+
+Each page is its own module (inbox_pages, activity_pages, session_pages, policy_pages, system_pages); this one
+only wires them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import secrets
+from typing import Any, AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from sentinel_mcp.console import activity_pages, inbox_pages, policy_pages, session_pages, system_pages
+from sentinel_mcp.console.asking import InboxAsking
+from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer, cross_site
+from sentinel_mcp.console.inbox import Inbox
+from sentinel_mcp.console.web import HEADERS, HERE, Console, page
+from sentinel_mcp.identity.resolver import Authenticator
+
+HEARTBEAT_SECONDS = 15.0
+
+
+class ConsoleSettings:
+    """``sentinel.console``: ``enabled`` (true), ``hold_seconds`` (60: how long a non-eliciting client's call
+    waits for an answer given here), ``hold_when`` ("watched": while a console of that principal is open;
+    "always"; "never"), ``question_ttl`` (600: how long a question and its answer stay valid)."""
+
+    def __init__(self, section: dict[str, Any] | None) -> None:
+        section = section or {}
+        self.enabled = bool(section.get("enabled", True))
+        self.hold_seconds = float(section.get("hold_seconds", 60))
+        self.hold_when = str(section.get("hold_when", "watched"))
+        self.question_ttl = float(section.get("question_ttl", 600))
+        if self.hold_when not in ("watched", "always", "never") or not 0 <= self.hold_seconds <= 3600 \
+                or not 10 <= self.question_ttl <= 86400:
+            from sentinel_mcp.config import ConfigError
+            raise ConfigError("sentinel.console: hold_when is watched|always|never, hold_seconds 0..3600, "
+                              "question_ttl 10..86400")
+
+
+def attach(holder: dict[str, Any], inbox: Inbox) -> None:
+    """Give the running front its inbox (called when the runtime has started)."""
+    rt = holder.get("runtime")
+    if rt is not None and rt.front.inbox is None:
+        rt.front.inbox = InboxAsking(inbox, rt.gateway)
+        # every audited call may change what the Activity page shows: tell the principal's open consoles
+        rt.gateway.observers.append(lambda entry: inbox.notify(entry.principal, "activity"))
+
+
+def build_console(holder: dict[str, Any], authenticator: Authenticator, settings: ConsoleSettings,
+                  *, secure_cookies: bool = False) -> tuple[Starlette, Inbox]:
+    inbox = Inbox(ttl=settings.question_ttl, hold_seconds=settings.hold_seconds, hold_when=settings.hold_when)
+    console = Console(holder, ConsoleAuth(authenticator, secure_cookies), inbox)
+    routes: list[Any] = [
+        Route("/", _home, methods=["GET"]),
+        Route("/login", functools.partial(_login_form, console), methods=["GET"]),
+        Route("/login", functools.partial(_login, console), methods=["POST"]),
+        Route("/logout", page(console, lambda r, v: _logout(console, r, v), form=True), methods=["POST"]),
+        Route("/events", page(console, lambda r, v: _events(console, r, v)), methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    for module in (inbox_pages, activity_pages, session_pages, policy_pages, system_pages):
+        for path, handler, methods, form in module.routes(console):
+            routes.append(Route(path, page(console, handler, form=form), methods=methods))
+    return Starlette(routes=routes), inbox
+
+
+async def _home(request: Request) -> Response:
+    return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
+
+
+async def _login_form(console: Console, request: Request, error: str | None = None, status: int = 200) -> Response:
+    if console.auth.open_access or console.auth.viewer(request) is not None:
+        return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
+    nonce = secrets.token_urlsafe(24)
+    response = console.render(request, None, "login.html", status=status, login_csrf=console.auth.login_csrf(nonce),
+                              error=error)
+    response.set_cookie(LOGIN_COOKIE, nonce, max_age=3600, **console.auth.cookie_args())  # type: ignore[arg-type]
+    return response
+
+
+async def _login(console: Console, request: Request) -> Response:
+    if cross_site(request):
+        return console.problem(request, None, 403, "refused: the form was sent from another site")
+    form = await request.form(max_fields=10, max_part_size=8192)
+    if not console.auth.login_csrf_ok(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
+        return await _login_form(console, request, "The sign-in form expired; try again.", 403)
+    token = form.get("token")
+    signed = console.auth.sign_in(token if isinstance(token, str) else "")
+    if signed is None:
+        return await _login_form(console, request, "That token is not one Sentinel accepts.", 401)
+    sid, _principal = signed
+    response = RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
+    response.set_cookie(COOKIE, sid, max_age=12 * 3600, **console.auth.cookie_args())  # type: ignore[arg-type]
+    response.delete_cookie(LOGIN_COOKIE, path="/console")
+    return response
+
+
+async def _logout(console: Console, request: Request, viewer: Viewer) -> Response:
+    console.auth.sign_out(viewer)
+    response = RedirectResponse("/console/login", status_code=303, headers=HEADERS)
+    response.delete_cookie(COOKIE, path="/console")
+    return response
+
+
+async def _events(console: Console, request: Request, viewer: Viewer) -> Response:
+    """Server-sent events: ``inbox`` (with the number waiting) and ``activity``, for this principal only."""
+    name = viewer.principal.name
+    queue = console.inbox.watch(name)
+
+    async def stream() -> AsyncIterator[bytes]:
+        try:
+            yield _sse("inbox", str(len(inbox_pages.items_for(console, name))))
+            while True:
+                try:
+                    what = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
+                except asyncio.TimeoutError:
+                    if await request.is_disconnected():
+                        return
+                    yield b": keep-alive\n\n"
+                    continue
+                if what == "end":
+                    return
+                items = inbox_pages.items_for(console, name)
+                data = f"{len(items)} {int(any(i.risky for i in items))}" if what == "inbox" else "1"
+                yield _sse(what, data)
+        finally:
+            console.inbox.unwatch(name, queue)
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={**HEADERS, "x-accel-buffering": "no"})
+
+
+def _sse(event: str, data: str) -> bytes:
+    return f"event: {event}\ndata: {data}\n\n".encode()
+
+
+def mount_console(app: Any, holder: dict[str, Any], authenticator: Authenticator, config: Any,
+                  *, secure_cookies: bool = False) -> None:
+    """Mount the console at /console of the gateway's Starlette app; give the front its inbox once it runs."""
+    import contextlib
+
+    settings = ConsoleSettings(config.sentinel.builtin_settings("console"))
+    if not settings.enabled:
+        return
+    console, inbox = build_console(holder, authenticator, settings, secure_cookies=secure_cookies)
+    app.router.routes.append(Mount("/console", app=console))
+    holder["console_inbox"] = inbox
+    outer = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        async with outer(a) as state:
+            attach(holder, inbox)
+            yield state
+
+    app.router.lifespan_context = lifespan

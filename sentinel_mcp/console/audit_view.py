@@ -1,0 +1,64 @@
+"""The audit log as the console reads it: only through ``gateway.audit.read_audit`` (the CLI's reader), never
+its storage, then filtered here. A principal reads its own rows; the owner may read everyone's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sentinel_mcp.gateway.audit import read_audit
+
+SCAN = 5000  # newest rows read per page view (bounded): older ones are reached with a time filter
+PAGE = 200
+DECISIONS = ("allow", "deny", "ask", "error")
+
+
+@dataclass
+class Filters:
+    session: str = ""
+    tool: str = ""
+    decision: str = ""
+    since: str = ""  # ISO date/time as the browser's datetime-local sends it
+    until: str = ""
+    principal: str = ""  # the owner only: "" is every principal's
+
+    @classmethod
+    def of(cls, query: Any) -> "Filters":
+        def get(key: str) -> str:
+            value = query.get(key)
+            return value[:200] if isinstance(value, str) else ""
+        decision = get("decision")
+        return cls(get("session"), get("tool"), decision if decision in DECISIONS else "", get("since"),
+                   get("until"), get("principal"))
+
+
+def _instant(text: str) -> float | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
+
+
+async def rows(store: Path, viewer: Any, f: Filters, limit: int = PAGE) -> list[dict[str, Any]]:
+    """Newest first."""
+    who = f.principal or None if viewer.is_owner else viewer.name
+    found = await read_audit(store, tail=SCAN, session=f.session or None, principal=who)
+    since, until = _instant(f.since), _instant(f.until)
+    out = [r for r in reversed(found)
+           if (not f.tool or f.tool.lower() in str(r.get("tool", "")).lower())
+           and (not f.decision or r.get("decision") == f.decision)
+           and (since is None or (r.get("ts") or 0) >= since)
+           and (until is None or (r.get("ts") or 0) <= until)]
+    return out[:limit]
+
+
+async def row(store: Path, viewer: Any, row_id: str) -> dict[str, Any] | None:
+    who = None if viewer.is_owner else viewer.name
+    for r in await read_audit(store, tail=SCAN, principal=who):
+        if str(r.get("id")) == row_id:
+            return r
+    return None

@@ -1,0 +1,124 @@
+"""Who is using the console, and proof that a form was sent by the console's own page.
+
+The HTTP host's ``CallerGuard`` checks Host and Origin on /console like everywhere, and leaves authentication
+to this module: a browser cannot send a bearer header, so the person signs in once with the same token (or API
+key) the HTTP front accepts, resolved by the same ``Authenticator`` to the same principal. Signing in gives an
+opaque, random, server-side session (cookie ``HttpOnly; SameSite=Strict; Path=/console``); the token itself is
+never stored in the browser. Scripts may send their bearer token instead of the cookie.
+
+Every form POST carries a CSRF token: an HMAC over the principal and the console session (or the bearer token's
+digest), so a token from one principal or sign-in never counts for another; and a cross-site request
+(``Sec-Fetch-Site: cross-site``) is refused before anything else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from sentinel_mcp.identity.credentials import Credentials
+from sentinel_mcp.identity.principal import Principal
+from sentinel_mcp.identity.resolver import Authenticator, AuthFailed
+
+COOKIE = "sentinel_console"
+LOGIN_COOKIE = "sentinel_console_login"
+SESSION_SECONDS = 12 * 3600
+MAX_SESSIONS = 1000
+MAX_FAILED_LOGINS = 20  # per minute, for the whole console: a token is 256 bits, this only slows a flood
+
+
+@dataclass
+class Viewer:
+    """The principal using the console, and what its CSRF token is bound to."""
+
+    principal: Principal
+    binding: str  # the console session id, or "bearer:" + the token's digest
+    session_id: str | None = None
+
+
+class ConsoleAuth:
+    def __init__(self, authenticator: Authenticator, secure_cookies: bool = False) -> None:
+        self.authenticator = authenticator
+        self.secure = secure_cookies
+        self.secret = secrets.token_bytes(32)  # per process: a restart signs everyone out
+        self._sessions: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
+        self._failures: list[float] = []
+
+    @property
+    def open_access(self) -> bool:
+        """``"auth": "none"`` (loopback only): every caller is ``anonymous``, no sign-in."""
+        return not self.authenticator.required
+
+    # ---------------------------------------------------------------- who
+    def viewer(self, request: Request) -> Viewer | None:
+        sid = request.cookies.get(COOKIE)
+        if sid:
+            found = self._sessions.get(sid)
+            if found is not None and found[1] > time.time():
+                return Viewer(found[0], "session:" + sid, sid)
+            self._sessions.pop(sid, None)
+        creds = Credentials.from_scope(request.scope)
+        if creds.presented or self.open_access:
+            try:
+                principal = self.authenticator.authenticate(creds)
+            except AuthFailed:
+                return None
+            secret = creds.bearer or creds.api_key or ""
+            return Viewer(principal, "bearer:" + hashlib.sha256(secret.encode()).hexdigest())
+        return None
+
+    # ---------------------------------------------------------------- signing in and out
+    def sign_in(self, token: str) -> tuple[str, Principal] | None:
+        """A new console session for the principal this token names (None: not a token Sentinel accepts)."""
+        now = time.time()
+        self._failures = [t for t in self._failures if t > now - 60]
+        if len(self._failures) >= MAX_FAILED_LOGINS:
+            return None
+        token = token.strip()
+        try:
+            principal = self.authenticator.authenticate(Credentials(bearer=token or None)) if token else None
+        except AuthFailed:
+            principal = None
+        if principal is None or not self.authenticator.required:
+            self._failures.append(now)
+            return None
+        sid = secrets.token_urlsafe(32)
+        self._sessions[sid] = (principal, now + SESSION_SECONDS)
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
+        return sid, principal
+
+    def sign_out(self, viewer: Viewer) -> None:
+        if viewer.session_id:
+            self._sessions.pop(viewer.session_id, None)
+
+    def cookie_args(self) -> dict[str, object]:
+        return {"httponly": True, "samesite": "strict", "path": "/console", "secure": self.secure}
+
+    # ---------------------------------------------------------------- CSRF
+    def csrf_token(self, viewer: Viewer) -> str:
+        msg = f"csrf|{viewer.principal.name}|{viewer.binding}".encode()
+        return hmac.new(self.secret, msg, hashlib.sha256).hexdigest()
+
+    def csrf_ok(self, viewer: Viewer, presented: object) -> bool:
+        return isinstance(presented, str) and hmac.compare_digest(self.csrf_token(viewer).encode(),
+                                                                  presented.encode("utf-8", "replace"))
+
+    def login_csrf(self, nonce: str) -> str:
+        """The sign-in form's token: bound to a random cookie set with the form (double submit)."""
+        return hmac.new(self.secret, f"login|{nonce}".encode(), hashlib.sha256).hexdigest()
+
+    def login_csrf_ok(self, nonce: str | None, presented: object) -> bool:
+        return bool(nonce) and isinstance(presented, str) and hmac.compare_digest(
+            self.login_csrf(nonce or "").encode(), presented.encode("utf-8", "replace"))
+
+
+def cross_site(request: Request) -> bool:
+    """A browser says so for requests another site started (forms, fetches, navigations)."""
+    return request.headers.get("sec-fetch-site", "").lower() == "cross-site"

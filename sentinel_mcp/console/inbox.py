@@ -1,0 +1,200 @@
+"""The inbox: questions the policy asked that wait for a person, by principal.
+
+Clients that cannot elicit (and 2026-era clients between their rounds) leave their questions here. The
+principal answers them in the console: the answer is bound to the exact call (principal, conversation, tool,
+argument digest, policy version), carries provenance ``user``, counts once and expires. A call held open by
+the front gets it at once; otherwise the next identical call in that conversation takes it ("the retry
+passes"). A denial is a "decline" of every question: the call ends, nothing is remembered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sentinel_mcp.gateway.decision import Answer, Question, argument_digest
+
+ItemKind = Literal["held", "blocked", "retry"]
+MAX_ITEMS = 2000  # across principals; the oldest settled or expired go first
+MAX_OPEN_PER_PRINCIPAL = 200
+
+
+@dataclass
+class InboxItem:
+    id: str
+    principal: str
+    session: str
+    client: str | None
+    kind: ItemKind
+    tool: str
+    arguments: Any  # as the audit records them (redacted)
+    digest: str
+    version: str
+    reason: str
+    questions: list[Question]
+    created: float
+    expires: float
+    answers: dict[str, Answer] | None = None  # set once the person answered (or denied)
+    denied: bool = False
+    used: bool = False
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def open(self) -> bool:
+        return self.answers is None and not self.used and time.time() < self.expires
+
+    @property
+    def waiting_for_retry(self) -> bool:
+        return self.answers is not None and not self.used and time.time() < self.expires
+
+    @property
+    def call_key(self) -> tuple[str, str, str, str, str]:
+        return (self.principal, self.session, self.tool, self.digest, self.version)
+
+    @property
+    def risky(self) -> bool:
+        """Confirmations of writes: the console plays a sound for these."""
+        return any(q.meta.get("kind") in ("confirm", "confirmation") for q in self.questions)
+
+
+class Inbox:
+    def __init__(self, ttl: float = 600.0, hold_seconds: float = 60.0, hold_when: str = "watched") -> None:
+        self.ttl = ttl
+        self.hold_seconds = hold_seconds
+        self.hold_when = hold_when  # "watched" (a console of that principal is open) | "always" | "never"
+        self._items: OrderedDict[str, InboxItem] = OrderedDict()
+        self._watchers: dict[str, set[asyncio.Queue[str]]] = {}
+        self.hint = "or the user answers it in Sentinel's web console (/console/inbox); then call again"
+
+    # ---------------------------------------------------------------- the front's side
+    def post(self, *, principal: str, session: str, client: str | None, tool: str, arguments: Any,
+             shown_arguments: Any, version: str, reason: str, questions: list[Question],
+             kind: ItemKind) -> InboxItem:
+        """A call's questions, waiting (one open item per exact call: asking again refreshes it)."""
+        digest = argument_digest(arguments if isinstance(arguments, dict) else None)
+        key = (principal, session, tool, digest, version)
+        for item in self._items.values():
+            if item.call_key == key and item.open:
+                item.kind, item.questions, item.reason = kind, questions, reason
+                item.expires = time.time() + self.ttl
+                self._notify(principal, "inbox")
+                return item
+        now = time.time()
+        item = InboxItem(secrets.token_urlsafe(16), principal, session, client, kind, tool, shown_arguments, digest,
+                         version, reason, questions, now, now + self.ttl)
+        self._items[item.id] = item
+        self._bound(principal)
+        self._notify(principal, "inbox")
+        return item
+
+    def take(self, *, principal: str, session: str, tool: str, arguments: Any,
+             version: str) -> dict[str, Answer] | None:
+        """The answers the person gave in the console for exactly this call, once (None: none given)."""
+        digest = argument_digest(arguments if isinstance(arguments, dict) else None)
+        key = (principal, session, tool, digest, version)
+        for item in self._items.values():
+            if item.call_key == key and item.waiting_for_retry:
+                item.used = True
+                self._notify(principal, "inbox")
+                return dict(item.answers or {})
+        return None
+
+    def settle_elsewhere(self, *, principal: str, session: str, tool: str, arguments: Any) -> None:
+        """The client answered itself (a 2026-era retry with answers): its console item is no longer open."""
+        digest = argument_digest(arguments if isinstance(arguments, dict) else None)
+        for item in self._items.values():
+            if (item.principal, item.session, item.tool, item.digest) == (principal, session, tool, digest) \
+                    and item.open:
+                item.used = True
+                self._notify(principal, "inbox")
+
+    def should_hold(self, principal: str) -> bool:
+        if self.hold_seconds <= 0 or self.hold_when == "never":
+            return False
+        return self.hold_when == "always" or bool(self._watchers.get(principal))
+
+    async def wait(self, item: InboxItem, timeout: float) -> dict[str, Answer] | None:
+        """Hold a call open until the person answers (the answers, used now) or ``timeout`` passes (None)."""
+        try:
+            await asyncio.wait_for(item.settled.wait(), timeout)
+        except asyncio.TimeoutError:
+            if item.open:
+                item.kind = "blocked"  # not held any more: the answer now lets the retry pass
+                self._notify(item.principal, "inbox")
+            return None
+        if item.used or item.answers is None:
+            return None
+        item.used = True
+        self._notify(item.principal, "inbox")
+        return dict(item.answers)
+
+    # ---------------------------------------------------------------- the console's side
+    def open_items(self, principal: str) -> list[InboxItem]:
+        return [i for i in reversed(self._items.values()) if i.principal == principal and i.open]
+
+    def answered_items(self, principal: str) -> list[InboxItem]:
+        """Answered here, waiting for the client's retry."""
+        return [i for i in reversed(self._items.values()) if i.principal == principal and i.waiting_for_retry]
+
+    def get(self, principal: str, item_id: str) -> InboxItem | None:
+        """An open item of this principal (another principal's, or a settled one, does not exist for it)."""
+        item = self._items.get(item_id)
+        if item is None or item.principal != principal or not item.open:
+            return None
+        return item
+
+    def answer(self, item: InboxItem, answers: dict[str, Answer]) -> None:
+        item.answers = {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()}
+        item.denied = any(a.action != "accept" for a in answers.values())
+        item.expires = time.time() + self.ttl  # the retry has the full time to come back
+        item.settled.set()
+        self._notify(item.principal, "inbox")
+
+    def deny(self, item: InboxItem) -> None:
+        self.answer(item, {q.key: Answer(action="decline", provenance="user") for q in item.questions})
+
+    # ---------------------------------------------------------------- live updates
+    def watch(self, principal: str) -> asyncio.Queue[str]:
+        queue: asyncio.Queue[str] = asyncio.Queue(maxsize=100)
+        self._watchers.setdefault(principal, set()).add(queue)
+        return queue
+
+    def unwatch(self, principal: str, queue: asyncio.Queue[str]) -> None:
+        watchers = self._watchers.get(principal)
+        if watchers is not None:
+            watchers.discard(queue)
+            if not watchers:
+                del self._watchers[principal]
+
+    def end_watchers(self) -> None:
+        """The server is stopping: every open event stream ends (they would hold the shutdown)."""
+        for watchers in self._watchers.values():
+            for queue in watchers:
+                if queue.full():
+                    queue.get_nowait()
+                queue.put_nowait("end")
+
+    def notify(self, principal: str | None, what: str) -> None:
+        """Tell the principal's open consoles (None: every principal's) that ``what`` changed."""
+        for name in ([principal] if principal is not None else list(self._watchers)):
+            self._notify(name, what)
+
+    def _notify(self, principal: str, what: str) -> None:
+        for queue in list(self._watchers.get(principal, ())):
+            if not queue.full():  # a console that does not read misses updates, never blocks the gateway
+                queue.put_nowait(what)
+
+    def _bound(self, principal: str) -> None:
+        now = time.time()
+        for item_id in [i.id for i in self._items.values() if not i.open and not i.waiting_for_retry
+                        or i.expires < now]:
+            self._items.pop(item_id, None)
+        mine = [i for i in self._items.values() if i.principal == principal and i.open]
+        for item in mine[:max(0, len(mine) - MAX_OPEN_PER_PRINCIPAL)]:
+            self._items.pop(item.id, None)
+        while len(self._items) > MAX_ITEMS:
+            self._items.popitem(last=False)

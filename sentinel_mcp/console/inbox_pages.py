@@ -1,0 +1,161 @@
+"""The inbox page: every question waiting for this principal, answered or denied here (provenance ``user``).
+
+Items come from the front (calls of clients that cannot elicit, held open or waiting for their retry; 2026-era
+calls between rounds) and from A2A tasks in ``input-required``. An item id names nothing guessable, and one
+of another principal, or one already settled, is "not found" for everybody else.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from sentinel_mcp.console.answer_form import Field, fields_of, read_answer
+from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.web import HEADERS, Console
+from sentinel_mcp.gateway.decision import Answer, Question
+from sentinel_mcp.gateway.display_text import safe_question
+
+log = logging.getLogger(__name__)
+A2A_PREFIX = "a2a-"
+
+
+@dataclass
+class ShownQuestion:
+    key: str
+    message: str
+    fields: list[Field]
+    rule: str  # what asks: the askable's predicate, a confirmation, a consent
+
+
+@dataclass
+class ShownItem:
+    id: str
+    source: str  # what waits: "held call", "waiting for retry", "A2A task"
+    tool: str
+    arguments: Any
+    session: str
+    client: str | None
+    reason: str
+    questions: list[ShownQuestion]
+    created: float | None
+    expires: float | None
+    risky: bool
+
+
+def _rule_of(meta: dict[str, Any]) -> str:
+    kind = meta.get("kind") or "question"
+    if kind in ("ask",) and meta.get("predicate"):
+        return f"askable {meta['predicate']}/{len(meta.get('inputs') or []) + (0 if meta.get('type') == 'yes_no' else 1)}"
+    if kind in ("confirm", "confirmation"):
+        return f"confirmation of {meta.get('tool') or 'the call'}" + (
+            " (the rulebase's confirmed/2)" if kind == "confirm" else " (the default policy: a write)")
+    if kind == "consent":
+        return f"consent to {meta.get('consent') or meta.get('category') or 'personal data'}"
+    return str(kind)
+
+
+SOURCES = {"held": "held call (the client waits)", "blocked": "waiting for the client's retry",
+           "retry": "2026-era call between rounds"}
+
+
+def _shown_questions(questions: list[Question]) -> list[ShownQuestion]:
+    return [ShownQuestion(q.key, safe_question(q.message)[0], fields_of(i, q.requested_schema), _rule_of(q.meta))
+            for i, q in enumerate(questions)]
+
+
+def _a2a_questions(record: Any) -> list[dict[str, Any]]:
+    message = record.task.status.message
+    for part in (message.parts if message is not None else []) or []:
+        if isinstance(part.data, dict) and part.data.get("type") == "input_request":
+            return [q for q in part.data.get("questions") or [] if isinstance(q, dict)]
+    return []
+
+
+def _a2a_items(console: Console, principal: str) -> list[ShownItem]:
+    service = console.holder.get("a2a_service")
+    if service is None:
+        return []
+    out = []
+    for record in service.waiting_for(principal):
+        qs = [q for q in _a2a_questions(record) if q.get("key") in record.pending.question_keys]
+        out.append(ShownItem(
+            A2A_PREFIX + record.task.id, "A2A task (input required)", record.pending.tool, record.pending.arguments,
+            record.session_id, record.owner, f"A2A task {record.task.id}",
+            [ShownQuestion(str(q.get("key")), str(q.get("message") or ""), fields_of(i, q.get("requested_schema")),
+                           "a question of the policy")
+             for i, q in enumerate(qs)], None, None, False))
+    return out
+
+
+def items_for(console: Console, principal: str) -> list[ShownItem]:
+    items = [ShownItem(i.id, SOURCES.get(i.kind, i.kind), i.tool, i.arguments, i.session, i.client, i.reason,
+                       _shown_questions(i.questions), i.created, i.expires, i.risky)
+             for i in console.inbox.open_items(principal)]
+    return items + _a2a_items(console, principal)
+
+
+async def inbox_page(console: Console, request: Request, viewer: Viewer, *, error: str | None = None,
+                     status: int = 200) -> Response:
+    name = viewer.principal.name
+    answered = console.inbox.answered_items(name)
+    return console.render(request, viewer, "inbox.html", status=status, items=items_for(console, name),
+                          answered=answered, error=error)
+
+
+def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
+    async def show(request: Request, viewer: Viewer) -> Response:
+        return await inbox_page(console, request, viewer)
+
+    async def decide(request: Request, viewer: Viewer) -> Response:
+        form = request.state.form
+        item_id = str(request.path_params["item"])
+        approve = form.get("decision") == "approve"
+        if form.get("decision") not in ("approve", "deny"):
+            return await inbox_page(console, request, viewer, error="choose Approve or Deny", status=400)
+        if item_id.startswith(A2A_PREFIX):
+            return await _decide_a2a(console, request, viewer, item_id[len(A2A_PREFIX):], approve)
+        item = console.inbox.get(viewer.principal.name, item_id)
+        if item is None:  # another principal's, settled, expired, or made up: the same answer for all
+            return await inbox_page(console, request, viewer, status=404,
+                                    error="no such question waiting for you (answered already, or expired)")
+        if not approve:
+            console.inbox.deny(item)
+        else:
+            answers: dict[str, Answer] = {}
+            for i, q in enumerate(item.questions):
+                answer, problem = read_answer(i, q, form, approve=True)
+                if answer is None:
+                    return await inbox_page(console, request, viewer, status=400,
+                                            error=f"\u201c{safe_question(q.message)[0]}\u201d: {problem}")
+                answers[q.key] = answer
+            console.inbox.answer(item, answers)
+        return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
+
+    return [("/inbox", show, ["GET"], False), ("/inbox/{item}", decide, ["POST"], True)]
+
+
+async def _decide_a2a(console: Console, request: Request, viewer: Viewer, task_id: str, approve: bool) -> Response:
+    service = console.holder.get("a2a_service")
+    record = next((r for r in service.waiting_for(viewer.principal.name) if r.task.id == task_id), None) \
+        if service is not None else None
+    if record is None:
+        return await inbox_page(console, request, viewer, status=404,
+                                error="no such question waiting for you (answered already, or expired)")
+    answers: dict[str, Answer] = {}
+    for i, q in enumerate(qq for qq in _a2a_questions(record) if qq.get("key") in record.pending.question_keys):
+        answer, problem = read_answer(i, q, request.state.form, approve=approve)
+        if answer is None:
+            return await inbox_page(console, request, viewer, status=400, error=str(problem))
+        answers[str(q.get("key"))] = answer
+    try:
+        await service.answer_as_user(task_id, viewer.principal.name, answers)
+    except Exception as e:  # noqa: BLE001 - the task moved on meanwhile (canceled, answered by the peer)
+        log.info("A2A answer from the console not taken: %s", e)
+        return await inbox_page(console, request, viewer, status=409, error="that task takes no answer now")
+    console.inbox.notify(viewer.principal.name, "inbox")
+    return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)

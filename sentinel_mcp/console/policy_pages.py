@@ -1,0 +1,90 @@
+"""Policy: the rulebases in force (files, version, warnings, hot-reload status), their check results, and a
+candidate editor: pick a loaded file, change it, check it, and replay recorded calls under it (what-if).
+
+The candidate is written to a private temporary directory only for the check and the replay; the files in force
+are never touched from the console (Sentinel reloads them when they change on disk)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from sentinel_mcp.console import audit_view
+from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
+from sentinel_mcp.console.web import Console
+from sentinel_mcp.gateway.audit import read_audit
+
+MAX_CANDIDATE = 200_000  # characters
+
+
+def _guard(console: Console) -> Any:
+    guard = console.runtime.gateway.guard
+    return guard if hasattr(guard, "rulebases") else None
+
+
+async def _check(console: Console, files: list[Path]) -> list[Any]:
+    from sentinel_mcp.policy.checker import check_paths
+
+    guard = _guard(console)
+    return await check_paths(guard.engine, files, console.runtime.gateway.list_catalog_tools())
+
+
+def _file_texts(files: list[Path]) -> dict[str, str]:
+    out = {}
+    for f in files:
+        try:
+            out[f.name] = f.read_text()
+        except OSError as e:
+            out[f.name] = f"% unreadable: {e.strerror}"
+    return out
+
+
+def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
+    async def policy(request: Request, viewer: Viewer, **extra: Any) -> Response:
+        guard = _guard(console)
+        if guard is None:
+            return console.render(request, viewer, "policy.html", guard=None, files=[], texts={}, problems=[],
+                                  **({"report": None, "chosen": "", "candidate": "", "since": ""} | extra))
+        holder = guard.rulebases
+        files = list(holder.files)
+        texts = _file_texts(files)
+        chosen = request.query_params.get("file") or (files[-1].name if files else "")
+        values = {"report": None, "chosen": chosen, "candidate": texts.get(chosen, ""), "since": "",
+                  "candidate_problems": None} | extra
+        return console.render(request, viewer, "policy.html", guard=guard, files=files, texts=texts,
+                              problems=await _check(console, files), current=holder.current if holder.loaded
+                              else None, last_error=holder.last_error or guard.load_error, **values)
+
+    async def whatif(request: Request, viewer: Viewer) -> Response:
+        guard = _guard(console)
+        form = request.state.form
+        if guard is None:
+            return console.problem(request, viewer, 400, "no rulebase is configured: nothing to compare")
+        chosen, text = str(form.get("file") or ""), form.get("candidate")
+        files = list(guard.rulebases.files)
+        if chosen not in {f.name for f in files} or not isinstance(text, str) or len(text) > MAX_CANDIDATE:
+            return console.problem(request, viewer, 400, "choose one of the loaded files and give its new text "
+                                   f"(at most {MAX_CANDIDATE} characters)")
+        f = audit_view.Filters(since=str(form.get("since") or "")[:40])
+        since = audit_view._instant(f.since)
+        who = None if viewer.principal.is_owner else viewer.principal.name
+        rows = pick_rows(await read_audit(console.runtime.config.store_path, tail=audit_view.SCAN, principal=who),
+                         since=since)
+        with tempfile.TemporaryDirectory(prefix="sentinel-candidate-") as tmp:
+            path = Path(tmp) / chosen
+            path.write_text(text.replace("\r\n", "\n"))
+            candidate = candidate_files(files, [path])
+            problems = await _check(console, candidate)
+            report = await replay(rows, current=files, candidate=candidate, live_facts=guard.store,
+                                  settings=guard.settings, seeds=console.runtime.config.sentinel.seeds,
+                                  engine=guard.engine, catalog=console.runtime.manager.catalog)
+        return await policy(request, viewer, report=report, chosen=chosen, candidate=text, since=f.since,
+                            candidate_problems=[p for p in problems if str(p.file).startswith(tmp)] or
+                            [p for p in problems if p.severity == "error"])
+
+    return [("/policy", policy, ["GET"], False), ("/policy/whatif", whatif, ["POST"], True)]

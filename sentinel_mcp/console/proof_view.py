@@ -1,0 +1,87 @@
+"""A recorded proof as a tree a person can read: what was proved, from which facts (with provenance), which
+questions were answered, which rule required what. Any JSON the tree does not know is shown as it is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_NODES = 2000  # a hostile or huge proof is cut, never rendered without bound
+MAX_DEPTH = 60
+
+
+@dataclass
+class Node:
+    kind: str  # rule | all | fact | context | confirmed | require | if | not | tool | builtin | value
+    label: str
+    note: str = ""
+    children: list["Node"] = field(default_factory=list)
+    fact: str | None = None  # the fact's text, to look up its TTL
+    provenance: str | None = None
+
+
+def _node(tree: Any, budget: list[int], depth: int) -> Node:
+    budget[0] -= 1
+    if budget[0] <= 0 or depth > MAX_DEPTH:
+        return Node("value", "… (proof cut here: too large)")
+    if isinstance(tree, dict):
+        if "all" in tree:
+            items = tree["all"] if isinstance(tree["all"], list) else [tree["all"]]
+            return Node("all", "all of", children=[_node(t, budget, depth + 1) for t in items])
+        if "fact" in tree:
+            return Node("fact", str(tree["fact"]), f"provenance: {tree.get('provenance')}", fact=str(tree["fact"]),
+                        provenance=str(tree.get("provenance") or "observed"))
+        if "confirmed" in tree:
+            return Node("confirmed", f"confirmed: {tree['confirmed']}", f"by: {tree.get('provenance')}")
+        if "context" in tree:
+            return Node("context", f"context {tree['context']} = {tree.get('value')}")
+        if "require" in tree:
+            return Node("require", f"required: {tree['require']}", children=[_node(tree.get("by"), budget, depth + 1)])
+        if "if" in tree:
+            return Node("if", "if", children=[_node(tree.get("if"), budget, depth + 1),
+                                              Node("then", "then", children=[_node(tree.get("then"), budget,
+                                                                                   depth + 1)])])
+        if "not" in tree:
+            return Node("not", f"not provable: {tree['not']}")
+        if "tool" in tree and len(tree) == 1:
+            return Node("tool", f"tool call {tree['tool']}")
+        if "builtin" in tree:
+            return Node("builtin", str(tree["builtin"]))
+        if "goal" in tree:
+            by = tree.get("by")
+            if by is None or by == "native":
+                return Node("rule", str(tree["goal"]), "built-in" if by == "native" else "")
+            return Node("rule", str(tree["goal"]), children=[_node(by, budget, depth + 1)])
+        if "other" in tree:
+            return Node("value", str(tree["other"]))
+        return Node("value", "", children=[Node("value", str(k), children=[_node(v, budget, depth + 1)])
+                                           for k, v in list(tree.items())[:200]])
+    if isinstance(tree, list):
+        return Node("all", "list", children=[_node(t, budget, depth + 1) for t in tree[:500]])
+    return Node("value", "" if tree is None else str(tree))
+
+
+def proof_nodes(proof: Any) -> tuple[Node | None, dict[str, Any]]:
+    """The proof tree's root (None when the record has no tree) and the rest of the proof (rulebase version,
+    passes, fetches, questions, unmet) for a plain listing."""
+    if not isinstance(proof, dict):
+        return (None, {"proof": proof}) if proof is not None else (None, {})
+    rest = {k: v for k, v in proof.items() if k != "tree"}
+    tree = proof.get("tree")
+    return (_node(tree, [MAX_NODES], 0) if tree is not None else None), rest
+
+
+def facts_in(node: Node | None) -> list[str]:
+    return [text for text, _ in facts_with_provenance(node)]
+
+
+def facts_with_provenance(node: Node | None) -> list[tuple[str, str]]:
+    """The facts a proof rests on, each with the provenance it had then."""
+    out: list[tuple[str, str]] = []
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        if n.fact:
+            out.append((n.fact, n.provenance or "observed"))
+        stack.extend(n.children)
+    return out

@@ -1,0 +1,64 @@
+"""Sessions and facts: a principal's conversations, each with its facts (provenance, remaining time to live),
+bound contexts, answers and approvals; any fact can be revoked (it is gone from the store and the engine, so
+the next call that needs it fetches it again or asks again)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.web import HEADERS, Console
+from sentinel_mcp.identity.principal import Principal
+
+MAX_SESSIONS = 500
+
+
+def owns_session(principal: Principal, session: str) -> bool:
+    """Session ids begin with their principal's name (conversations.py): ``alice/http-…``."""
+    return isinstance(session, str) and session.startswith(principal.name + "/")
+
+
+def _store(console: Console) -> Any:
+    return getattr(console.runtime.gateway.guard, "store", None)
+
+
+def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
+    async def sessions(request: Request, viewer: Viewer) -> Response:
+        store = _store(console)
+        ids = [s for s in (await store.sessions() if store is not None else []) if owns_session(viewer.principal, s)]
+        counts = {s: await store.count(s) for s in ids[-MAX_SESSIONS:]}
+        return console.render(request, viewer, "sessions.html", sessions=counts, policy=store is not None)
+
+    async def session(request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200) -> Response:
+        sid = str(request.path_params["sid"])
+        store = _store(console)
+        if store is None or not owns_session(viewer.principal, sid):
+            return console.problem(request, viewer, 404, "no such session of yours")
+        facts = await store.valid(sid)
+        return console.render(request, viewer, "session.html", status=status, sid=sid,
+                              facts=[f for f in facts if not f.internal],
+                              approvals=[f for f in facts if f.internal and f.predicate == "$confirmed"],
+                              contexts=await store.contexts(sid), error=error)
+
+    async def revoke(request: Request, viewer: Viewer) -> Response:
+        sid = str(request.path_params["sid"])
+        store = _store(console)
+        if store is None or not owns_session(viewer.principal, sid):
+            return console.problem(request, viewer, 404, "no such session of yours")
+        wanted = request.state.form.get("fact")
+        # only a fact the store holds for this session, by its exact text: a form never supplies a pattern
+        fact = next((f for f in await store.valid(sid) if f.fact == wanted), None)
+        if fact is None:
+            return await session(request, viewer, error="that fact is not in this session (expired or revoked "
+                                 "already)", status=404)
+        guard = console.runtime.gateway.guard
+        await guard.knowledge.invalidate(sid, fact.fact)  # the engine's mirror, when the session is loaded
+        await store.delete(sid, [fact.fact])
+        console.inbox.notify(viewer.principal.name, "activity")
+        return RedirectResponse(f"/console/sessions/{sid}", status_code=303, headers=HEADERS)
+
+    return [("/sessions", sessions, ["GET"], False), ("/sessions/{sid:path}/revoke", revoke, ["POST"], True),
+            ("/sessions/{sid:path}", session, ["GET"], False)]

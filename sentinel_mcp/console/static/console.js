@@ -1,0 +1,58 @@
+// Live updates only: the console works without this file. One EventSource (same origin, the session cookie);
+// nothing is fetched from anywhere else, and no text from the server is ever inserted as HTML.
+(function () {
+  "use strict";
+  if (!window.EventSource) return;
+  var count = document.getElementById("inbox-count");
+  var note = document.getElementById("live-note");
+  var page = document.body.getAttribute("data-page") || "";
+  var known = null;
+  var typing = false;
+  document.addEventListener("input", function () { typing = true; });
+
+  function beep() {
+    try {
+      var Ctx = window.AudioContext || window.webkitAudioContext;
+      if (!Ctx) return;
+      var ctx = new Ctx(), osc = ctx.createOscillator(), gain = ctx.createGain();
+      osc.frequency.value = 880; gain.gain.value = 0.08;
+      osc.connect(gain); gain.connect(ctx.destination); osc.start(); osc.stop(ctx.currentTime + 0.25);
+    } catch (e) { /* no sound: fine */ }
+  }
+
+  function tell(text) {
+    note.textContent = text + " ";
+    var a = document.createElement("a");
+    a.href = "/console/inbox"; a.textContent = "Open the inbox";
+    note.appendChild(a);
+    note.hidden = false;
+  }
+
+  var source = new EventSource("/console/events");
+  source.addEventListener("inbox", function (ev) {
+    var parts = String(ev.data).split(" ");
+    var n = parseInt(parts[0], 10) || 0, risky = parts[1] === "1";
+    count.textContent = n ? String(n) : "";
+    if (known !== null && n > known) {
+      if (page.indexOf("/console/inbox") === 0 && !typing) { window.location.reload(); return; }
+      tell(n + " question(s) wait for you.");
+      if (risky) beep();
+      if (window.Notification && Notification.permission === "granted") {
+        new Notification("Sentinel", { body: n + " question(s) wait for you" });
+      }
+    } else if (known !== null && n < known && page.indexOf("/console/inbox") === 0 && !typing) {
+      window.location.reload();
+      return;
+    }
+    known = n;
+  });
+  source.addEventListener("activity", function () {
+    if (page === "/console/activity" && !typing) window.location.reload();
+  });
+  if (window.Notification && Notification.permission === "default") {
+    document.addEventListener("click", function ask() {
+      document.removeEventListener("click", ask);
+      try { Notification.requestPermission(); } catch (e) { /* ignore */ }
+    });
+  }
+})();

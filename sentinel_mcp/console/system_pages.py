@@ -1,0 +1,48 @@
+"""Upstreams (health, breaker, latency, tools; reconnect is the owner's) and Consents (this principal's
+standing consents to personal data and sensors, revocable)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.web import HEADERS, Console
+
+
+def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
+    async def upstreams(request: Request, viewer: Viewer) -> Response:
+        rt = console.runtime
+        who = viewer.principal
+        shown = []
+        for name, up in sorted(rt.manager.upstreams.items()):
+            if not who.may_use(name):
+                continue  # an upstream this principal may not use is not shown to it
+            tools = [t for t in rt.gateway.list_catalog_tools(who)
+                     if (route := rt.manager.catalog.route(t.name)) is not None and route.upstream == name]
+            shown.append({"name": name, "state": up.state, "protocol": up.protocol_version,
+                          "breaker": up.breaker.state, "reconnects": up.reconnects, "last_error": up.last_error,
+                          "tools": sorted(t.name for t in tools)})
+        return console.render(request, viewer, "upstreams.html", upstreams=shown)
+
+    def _book() -> Any:
+        gate = console.runtime.gateway.consent_gate
+        return getattr(gate, "book", None)
+
+    async def consents(request: Request, viewer: Viewer) -> Response:
+        book = _book()
+        items = book.list(viewer.principal.name) if book is not None else []
+        return console.render(request, viewer, "consents.html", consents=items)
+
+    async def revoke(request: Request, viewer: Viewer) -> Response:
+        book = _book()
+        kind = request.state.form.get("kind")
+        if book is not None and isinstance(kind, str) and kind:
+            # the principal's own consent only: the principal comes from the sign-in, never from the form
+            book.revoke(viewer.principal.name, kind[:100], by="console")
+        return RedirectResponse("/console/consents", status_code=303, headers=HEADERS)
+
+    return [("/upstreams", upstreams, ["GET"], False), ("/consents", consents, ["GET"], False),
+            ("/consents/revoke", revoke, ["POST"], True)]

@@ -1,0 +1,119 @@
+"""What every console page shares: the templates (autoescaped), the viewer check, CSRF on POST, headers.
+
+Everything a page shows came from somewhere hostile (tool names, arguments, results, question texts, audit
+rows): Jinja2 escapes every value, ``shown`` also makes invisible and direction-changing characters visible,
+and the Content-Security-Policy allows only the console's own script and style (no inline script runs).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from sentinel_mcp.console.auth import ConsoleAuth, Viewer, cross_site
+from sentinel_mcp.gateway.display_text import safe_text
+
+HERE = Path(__file__).resolve().parent
+FORM_LIMIT = 256 * 1024  # bytes of a form body (a candidate rulebase is the largest)
+HEADERS = {
+    "content-security-policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                "connect-src 'self'; media-src 'self' data:; form-action 'self'; "
+                                "frame-ancestors 'none'; base-uri 'none'"),
+    "x-content-type-options": "nosniff",
+    # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on form posts, which the
+    # HTTP host (rightly) refuses
+    "referrer-policy": "same-origin",
+    "cache-control": "no-store",
+    "x-frame-options": "DENY",
+}
+
+
+def shown(value: Any, limit: int = 2000) -> str:
+    """Any value as a person should read it: JSON for structures, control and invisible characters visible."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return safe_text(value, limit)
+
+
+def when(ts: Any) -> str:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(ts)))
+    except (TypeError, ValueError):
+        return ""
+
+
+def remaining(expires: Any) -> str:
+    if expires is None:
+        return "session"
+    left = int(float(expires) - time.time())
+    if left <= 0:
+        return "expired"
+    return f"{left // 3600}h {left % 3600 // 60}m" if left >= 3600 else f"{left // 60}m {left % 60}s"
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(shown=shown, when=when, remaining=remaining)
+    return env
+
+
+class Console:
+    """The console's shared state: the running gateway (``holder["runtime"]``), its inbox, sign-in."""
+
+    def __init__(self, holder: dict[str, Any], auth: ConsoleAuth, inbox: Any) -> None:
+        self.holder = holder
+        self.auth = auth
+        self.inbox = inbox
+        self.templates = _environment()
+
+    @property
+    def runtime(self) -> Any:
+        return self.holder.get("runtime")
+
+    def render(self, request: Request, viewer: Viewer | None, name: str, status: int = 200,
+               **values: Any) -> HTMLResponse:
+        page = self.templates.get_template(name).render(
+            viewer=viewer, csrf=self.auth.csrf_token(viewer) if viewer else "", path=request.url.path,
+            open_access=self.auth.open_access, **values)
+        return HTMLResponse(page, status_code=status, headers=HEADERS)
+
+    def problem(self, request: Request, viewer: Viewer | None, status: int, message: str) -> HTMLResponse:
+        return self.render(request, viewer, "problem.html", status=status, message=message)
+
+
+Handler = Callable[[Request, Viewer], Awaitable[Response]]
+
+
+def page(console: Console, handler: Handler, *, form: bool = False) -> Callable[[Request], Awaitable[Response]]:
+    """A console endpoint: signed-in viewers only; for a form, same-site and a valid CSRF token first."""
+
+    async def endpoint(request: Request) -> Response:
+        viewer = console.auth.viewer(request)
+        if viewer is None:
+            if request.method == "GET":
+                return RedirectResponse("/console/login", status_code=303, headers=HEADERS)
+            return console.problem(request, None, 401, "sign in first")
+        if console.runtime is None:
+            return console.problem(request, viewer, 503, "Sentinel is starting; reload in a moment")
+        if request.method == "POST":
+            if cross_site(request):
+                return console.problem(request, viewer, 403, "refused: the form was sent from another site")
+            if int(request.headers.get("content-length") or 0) > FORM_LIMIT:
+                return console.problem(request, viewer, 413, "the form is too large")
+            data = await request.form(max_fields=200, max_part_size=FORM_LIMIT)
+            if not console.auth.csrf_ok(viewer, data.get("csrf")):
+                return console.problem(request, viewer, 403, "refused: the form's token is missing or not "
+                                       "yours (reload the page and try again)")
+            request.state.form = data
+        return await handler(request, viewer)
+
+    return endpoint

@@ -1,0 +1,324 @@
+"""A candidate rulebase drafted from a server's tool schemas and a policy document, for a person to finish.
+
+Deterministic: the same tools and policy give the same text. What it derives:
+
+* a **binding** for each fact a read-only tool's output schema offers, keyed by the tool's inputs: one per scalar
+  field (``order_status(OrderId, Status)``), one per nested object (its scalar fields together), one per array
+  (an element's position or value, with an object element's scalar fields zipped) and one per map of objects
+  (the key, with the value's scalar fields);
+* a **guard stub** for every other tool, naming its arguments, listing the paragraphs of the policy that mention
+  it, and asking the user's confirmation of every argument (what a destructive tool gets by default), with TODO
+  markers where the rules go;
+* an **askable** for every argument of a write tool that only the user can give (not an identifier, not a field
+  any read tool returns);
+* a **context** for every identifier that several tools take (the entities the tools revolve around);
+* **effects** that invalidate, after a write, the facts read about the entity it wrote to.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sentinel_mcp.search.paragraphs import Paragraph
+
+GENERIC = {"get", "details", "of", "by", "to", "the", "and", "all", "list", "find"}
+MAX_PARAGRAPHS = 6
+SCALARS = {"string", "integer", "number", "boolean"}
+
+
+@dataclass
+class Draft:
+    text: str
+    bindings: list[str] = field(default_factory=list)
+    guards: list[str] = field(default_factory=list)
+    askables: list[str] = field(default_factory=list)
+
+
+def quote(atom: str) -> str:
+    return "'" + atom.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def var_name(name: str) -> str:
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", name) if p]
+    text = "".join(p[:1].upper() + p[1:] for p in parts) or "X"
+    return text if text[0].isalpha() else "V" + text
+
+
+def pred_name(*parts: str) -> str:
+    text = "_".join(p for p in (re.sub(r"[^a-z0-9]+", "_", x.lower()).strip("_") for x in parts) if p)
+    return text if text and text[0].isalpha() else "p_" + text
+
+
+def entity_of(tool_name: str) -> str:
+    """``get_order_details`` -> ``order``; ``find_user_id_by_email`` -> ``user_id_by_email``."""
+    words = tool_name.split("_")
+    while words and words[0] in ("get", "find", "list", "all"):
+        words = words[1:]
+    if words and words[-1] == "details":
+        words = words[:-1]
+    return "_".join(words) or tool_name
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """A schema with its $ref followed and a nullable anyOf reduced to its non-null branch."""
+    seen = 0
+    while isinstance(schema, dict) and seen < 20:
+        seen += 1
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/"):
+            target: Any = root
+            for part in ref[2:].split("/"):
+                target = target.get(part, {}) if isinstance(target, dict) else {}
+            schema = target
+            continue
+        branches = schema.get("anyOf") or schema.get("oneOf")
+        if isinstance(branches, list):
+            real = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
+            if len(real) == 1:
+                schema = real[0]
+                continue
+            merged: dict[str, Any] = {"type": "object", "properties": {}}  # a union of objects: every field,
+            required: set[str] | None = None                                 # required when all require it
+            for b in real:
+                r = _resolve(b, root)
+                merged["properties"].update(r.get("properties", {}))
+                required = set(r.get("required") or []) if required is None else required & set(r.get("required") or [])
+            merged["required"] = sorted(required or [])
+            return merged
+        return schema
+    return {}
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    t = schema.get("type")
+    if t in SCALARS or "enum" in schema or "const" in schema:
+        return "scalar"
+    if t == "array":
+        return "array"
+    if t == "object" and schema.get("properties"):
+        return "object"
+    if t == "object" and isinstance(schema.get("additionalProperties"), dict):
+        return "map"
+    return "other"
+
+
+def _scalar_fields(schema: dict[str, Any], root: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(required, optional) scalar fields: a zipped extraction yields nothing for an element that lacks one of
+    its fields, so only the fields every element has go together; each optional one gets its own fact."""
+    scalars = [k for k, v in (schema.get("properties") or {}).items() if _kind(_resolve(v, root)) == "scalar"]
+    required = set(schema.get("required") or [])
+    return [k for k in scalars if k in required], [k for k in scalars if k not in required]
+
+
+@dataclass
+class _Binding:
+    head: str
+    tool: str
+    args: str
+    extract: list[str]
+    pointers: list[str]
+
+
+def bindings_of(server: str, tool: dict[str, Any]) -> list[_Binding]:
+    name = tool["name"]
+    full = f"{server}__{name}"
+    inputs = list((tool.get("inputSchema") or {}).get("properties", {}))
+    in_vars = [var_name(i) for i in inputs]
+    args = "[" + ", ".join(f"{i} = {v}" for i, v in zip(inputs, in_vars)) + "]"
+    root = tool.get("outputSchema") or {}
+    schema = _resolve(root, root)
+    entity = entity_of(name)
+    out: list[_Binding] = []
+    taken = set(in_vars)
+
+    def fresh(n: str) -> str:
+        v, k = var_name(n), 2
+        while v in taken:
+            v, k = f"{var_name(n)}{k}", k + 1
+        taken.add(v)
+        return v
+
+    def add(pred: str, pairs: list[tuple[str, str]]) -> None:
+        head = f"{pred}({', '.join(in_vars + [v for v, _ in pairs])})"
+        out.append(_Binding(head, full, args, [f"{v} = {p}" for v, p in pairs], [p for _, p in pairs]))
+
+    def grouped(pred: str, lead: list[tuple[str, str]], base: str, fields: tuple[list[str], list[str]]) -> None:
+        required, optional = fields
+        if required or not optional:
+            add(pred, lead + [(fresh(f), f"'{base}/{f}'") for f in required])
+        for f in optional:
+            taken.clear()
+            taken.update(in_vars + [v for v, _ in lead])
+            add(pred_name(pred, f), lead + [(fresh(f), f"'{base}/{f}'")])
+
+    for key, sub in (schema.get("properties") or {}).items():
+        sub = _resolve(sub, root)
+        kind = _kind(sub)
+        pred = pred_name(entity, key) if key != "result" else pred_name(entity)
+        taken.clear()
+        taken.update(in_vars)
+        if kind == "scalar":
+            if key not in inputs:  # a field that only echoes an input says nothing
+                add(pred, [(fresh(key), f"'/{key}'")])
+        elif kind == "object":
+            grouped(pred, [], f"/{key}", _scalar_fields(sub, root))
+        elif kind == "array":
+            item = _resolve(sub.get("items") or {}, root)
+            if _kind(item) == "scalar":
+                add(pred, [(fresh(key[:-1] if key.endswith("s") else key), f"'/{key}/*'")])
+            elif _kind(item) == "object":
+                grouped(pred, [(fresh("k"), f"key('/{key}/*')")], f"/{key}/*", _scalar_fields(item, root))
+        elif kind == "map":
+            value = _resolve(sub["additionalProperties"], root)
+            if _kind(value) == "scalar":
+                add(pred, [(fresh("key"), f"key('/{key}/*')"), (fresh("value"), f"'/{key}/*'")])
+            else:
+                grouped(pred, [(fresh("id"), f"key('/{key}/*')")], f"/{key}/*", _scalar_fields(value, root))
+    if not out and _kind(schema) == "map":  # the whole result is a mapping
+        add(pred_name(entity), [(fresh("key"), "key('/*')"), (fresh("value"), "'/*'")])
+    return out
+
+
+def _read_only(tool: dict[str, Any]) -> bool:
+    return bool((tool.get("annotations") or {}).get("readOnlyHint"))
+
+
+def _destructive(tool: dict[str, Any]) -> bool:
+    ann = tool.get("annotations") or {}
+    return not ann.get("readOnlyHint") and ann.get("destructiveHint", True) is not False
+
+
+def _stems(words: list[str]) -> list[str]:
+    return [w[:5].lower() for w in words if w not in GENERIC and len(w) > 2]
+
+
+def mentions(tool_name: str, paragraphs: list[Paragraph]) -> list[Paragraph]:
+    """The paragraphs that mention a tool: its verb (first word) and the most of its other words, in the text or
+    in the heading above (at most MAX_PARAGRAPHS, best first, then in document order)."""
+    words = tool_name.split("_")
+    verb, others = (_stems(words[:1]) or [""])[0], _stems(words[1:])
+    scored = []
+    for i, p in enumerate(paragraphs):
+        text, heading = p.text.lower(), p.heading_text.lower()
+        if not verb or (verb not in text and verb not in heading):
+            continue
+        score = sum(2 for o in others if o in text) + sum(1 for o in others + [verb] if o in heading)
+        if score:
+            scored.append((-score, i, p))
+    return [p for _, _, p in sorted(scored)[:MAX_PARAGRAPHS]]
+
+
+def anchor_of(p: Paragraph) -> str:
+    """A fragment of the paragraph's first sentence that resolves to it (its first words)."""
+    sentence = (p.sentences[0] if p.sentences else p.text).replace("\u203a", " ")
+    words = re.sub(r"[*_`]", "", sentence).split()
+    return " ".join(words[:10]).rstrip(".,:;")
+
+
+def draft_rulebase(server: str, tools: list[dict[str, Any]], document: str, document_path: str,
+                   paragraphs: list[Paragraph]) -> Draft:
+    tools = sorted(tools, key=lambda t: t["name"])
+    reads = [t for t in tools if _read_only(t)]
+    writes = [t for t in tools if not _read_only(t)]
+    draft = Draft(text="")
+    lines = [f"% DRAFT rulebase for the server {server!r}, from its tool schemas and {document_path}.",
+             "% Written by `sentinel-mcp draft`: a candidate for a person to finish (every TODO), check with",
+             "% `sentinel-mcp check --coverage`, and only then load. Language: docs/rulebase-language.md.",
+             "", f"policy_document({document}, {quote(document_path)}).", "",
+             "% ---------------------------------------------------------------- bindings (read-only tools)"]
+    produced: set[str] = set()
+    for t in reads:
+        bs = bindings_of(server, t)
+        if bs:
+            lines.append(f"% {t['name']}: {(t.get('description') or '').splitlines()[0][:100] if t.get('description') else ''}")
+        for b in bs:
+            pred = b.head.split("(")[0]
+            if pred in produced:  # two tools offering the same fact name: keep the first, mark the other
+                lines.append(f"% TODO: {pred} is also offered by {b.tool}; rename one if both are wanted")
+                continue
+            produced.add(pred)
+            decl = (f"binding({b.head}, tool({quote(b.tool)}, {b.args}),\n"
+                    f"        extract([{', '.join(b.extract)}]), [ttl(60)]).")
+            lines.append(decl)
+            draft.bindings.append(decl)
+    # facts any read tool returns (by field name): a write argument among them is not only the user's to give
+    returned = {seg for t in reads for b in bindings_of(server, t) for p in b.pointers
+                for seg in re.findall(r"/([A-Za-z0-9_]+)", p)}
+    identifiers: dict[str, int] = {}
+    for t in tools:
+        for a in (t.get("inputSchema") or {}).get("properties", {}):
+            if a.endswith("_id"):
+                identifiers[a] = identifiers.get(a, 0) + 1
+    lines += ["", "% ---------------------------------------------------------------- contexts (entities in focus)"]
+    for ident, n in sorted(identifiers.items()):
+        if n >= 2:
+            lines.append(f"context({pred_name(ident[:-3], 'of_interest')}).   % {ident}: taken by {n} tools")
+    lines += ["", "% ---------------------------------------------------------------- askables (only the user can say)"]
+    asked: dict[str, list[tuple[str, list[str], str]]] = {}
+    for t in [w for w in writes if _destructive(w)]:
+        props = (t.get("inputSchema") or {}).get("properties", {})
+        keys = [a for a in props if a.endswith("_id")]
+        for a, spec in props.items():
+            spec = _resolve(spec, t.get("inputSchema") or {})
+            if a.endswith("_id") or a.endswith("_ids") or a in returned or _kind(spec) != "scalar":
+                continue
+            pred = pred_name(t["name"], a)
+            typ = ("choice([" + ", ".join(quote(str(v)) for v in spec["enum"]) + "])") if "enum" in spec else (
+                "number" if spec.get("type") in ("integer", "number") else "text")
+            ins = [var_name(k) for k in keys]
+            head = f"{pred}({', '.join(ins + [var_name(a)])})"
+            about = " of ~w" if ins else ""
+            decl = (f"askable({head}, \"What is the {a.replace('_', ' ')}{about}?\", {typ},\n"
+                    f"        [from([user])]).   % TODO: the question in the user's words; the choices' labels")
+            lines.append(decl)
+            draft.askables.append(decl)
+            asked.setdefault(t["name"], []).append((pred, ins, var_name(a)))
+    lines += ["", "% ---------------------------------------------------------------- guards (TODO: the rules)"]
+    for t in writes:
+        full = f"{server}__{t['name']}"
+        if not _destructive(t):
+            lines.append(f"% TODO: {t['name']} changes no data (not destructive): without a guard the configured default "
+                         "decides it; write guard(" + quote(full) + ", [], true) to let it through")
+            continue
+        props = list((t.get("inputSchema") or {}).get("properties", {}))
+        pattern = "[" + ", ".join(f"{a} = {var_name(a)}" for a in props) + "]"
+        found = mentions(t["name"], paragraphs)
+        lines.append(f"% {t['name']} ({'destructive' if _destructive(t) else 'changes no data'}): "
+                     f"{len(found)} paragraph(s) of {document} mention it")
+        for p in found:
+            lines.append(f"%   line {p.line_start} ({p.heading_text}): {p.text[:110]}")
+        body = ["      ( % TODO: the requirements, each require(Goal, Reason, policy_ref(...)), e.g.:"]
+        for p in found[:3]:
+            body.append(f"        % require(Goal, 'TODO: the rule in words', policy_ref({document}, {quote(anchor_of(p))})),")
+        for pred, ins, arg in asked.get(t["name"], []):
+            cite = anchor_of(found[0]) if found else ""
+            ref = f", policy_ref({document}, {quote(cite)})" if cite else ""
+            body.append(f"        {pred}({', '.join(ins + [arg + 'Given'])}), "
+                        f"require({arg} == {arg}Given, 'TODO: the value must be the one the user gave'{ref}),")
+        items = ", ".join(f"{quote(a.replace('_', ' ').capitalize())} = {var_name(a)}" for a in props)
+        verb = t["name"].replace("_", " ").capitalize()
+        body.append(f"        confirmed_items({quote(verb + '?')}, [{items}]) )).   % TODO: show values a person reads")
+        decl = f"guard({quote(full)}, {pattern},\n" + "\n".join(body)
+        lines.append(decl)
+        draft.guards.append(decl)
+    lines += ["", "% ---------------------------------------------------------------- effects (facts a write makes stale)"]
+    by_key: dict[str, list[str]] = {}
+    for t in reads:
+        ins = list((t.get("inputSchema") or {}).get("properties", {}))
+        if len(ins) == 1:
+            for b in bindings_of(server, t):
+                by_key.setdefault(ins[0], []).append(b.head)
+    for t in writes:
+        props = list((t.get("inputSchema") or {}).get("properties", {}))
+        keys = [a for a in props if a in by_key]
+        for k in keys[:1]:
+            stale = []
+            for head in by_key[k]:
+                pred, rest = head.split("(", 1)
+                n = rest.count(",") + 1
+                stale.append(f"invalidate({pred}({', '.join([var_name(k)] + ['_'] * (n - 1))}))")
+            lines.append(f"effect({quote(server + '__' + t['name'])}, [{k} = {var_name(k)}],\n       [{', '.join(stale)}]).")
+    draft.text = "\n".join(lines) + "\n"
+    return draft

@@ -1,0 +1,98 @@
+"""``sentinel-mcp draft``: a candidate rulebase from a server's tools (or a saved tools list) and a policy document."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from sentinel_mcp.config import ConfigError, RemoteServer, StdioServer, load_config
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("draft", help="draft a rulebase from a server's tool schemas and a policy document")
+    p.add_argument("--policy", required=True, help="the policy document (markdown) the rulebase formalises")
+    p.add_argument("--server", required=True,
+                   help="the server's name in mcpServers (its tools are listed; tool names get its prefix)")
+    p.add_argument("--tools", help="a saved tools list (JSON: {\"tools\": [...]} or [...]) instead of connecting")
+    p.add_argument("--document", help="the policy document's name in the rulebase (default: the server's name)")
+    p.add_argument("-o", "--output", help="write the draft here (default: stdout); an existing file is not replaced")
+    p.set_defaults(func=cmd_draft)
+
+
+async def list_tools(spec: StdioServer | RemoteServer) -> list[dict[str, Any]]:
+    """The server's tools as JSON (its tools/list answer, every page)."""
+    from mcp import Client, StdioServerParameters
+
+    if isinstance(spec, StdioServer):
+        target: Any = StdioServerParameters(command=spec.command, args=spec.args, env=spec.env or None, cwd=spec.cwd)
+    else:
+        from mcp.client.streamable_http import streamable_http_client
+
+        target = streamable_http_client(spec.url)
+    async with Client(target) as client:
+        tools = (await client.list_tools()).tools
+    return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in tools]
+
+
+def _saved_tools(path: str) -> list[dict[str, Any]]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    tools = data.get("tools") if isinstance(data, dict) else data
+    if not isinstance(tools, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools):
+        raise ValueError("expected a list of tools (objects with a name), or {\"tools\": [...]}")
+    return tools
+
+
+def cmd_draft(args: argparse.Namespace) -> int:
+    from sentinel_mcp.policy.draft import draft_rulebase
+    from sentinel_mcp.search.paragraphs import split_markdown
+
+    try:
+        policy_text = Path(args.policy).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"sentinel-mcp draft: cannot read the policy {args.policy}: {e}", file=sys.stderr)
+        return 2
+    if args.output and Path(args.output).exists():
+        print(f"sentinel-mcp draft: {args.output} exists; a draft never replaces a rulebase", file=sys.stderr)
+        return 2
+    try:
+        if args.tools:
+            tools = _saved_tools(args.tools)
+        else:
+            config = load_config(args.config)
+            spec = config.mcp_servers.get(args.server)
+            if spec is None:
+                raise ConfigError(f"no server {args.server!r} in mcpServers (have: {', '.join(config.mcp_servers)})")
+            tools = asyncio.run(list_tools(spec))
+    except (OSError, ValueError) as e:
+        print(f"sentinel-mcp draft: cannot read the tools: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - a server that does not start or answer: say so, no traceback
+        if isinstance(e, ConfigError):
+            raise
+        print(f"sentinel-mcp draft: cannot list the tools of {args.server}: {e}", file=sys.stderr)
+        return 1
+    name = args.document or args.server
+    document_path = args.policy if not args.output else _relative(Path(args.policy), Path(args.output).parent)
+    draft = draft_rulebase(args.server, tools, name, document_path, split_markdown(policy_text, name))
+    if args.output:
+        Path(args.output).write_text(draft.text, encoding="utf-8")
+    else:
+        sys.stdout.write(draft.text)
+    print(f"draft: {len(draft.bindings)} binding(s), {len(draft.guards)} guard stub(s), {len(draft.askables)} "
+          f"askable(s) from {len(tools)} tools; finish every TODO, then `sentinel-mcp check --coverage`",
+          file=sys.stderr)
+    return 0
+
+
+def _relative(target: Path, base: Path) -> str:
+    """The policy's path as the rulebase will find it (relative to the rulebase file when it can be)."""
+    import os
+
+    try:
+        return os.path.relpath(target.resolve(), base.resolve())
+    except ValueError:
+        return str(target.resolve())

@@ -1,0 +1,145 @@
+"""The policy documents a rulebase formalises (``policy_document(Name, Path)``), and what its citations quote.
+
+A rule cites its text with ``policy_ref(Document, Anchor)``: the anchor is a fragment of a sentence of the
+document (case, markup and spacing do not matter). It resolves to that sentence, its paragraph, the heading
+above it and the paragraph's lines, so a denial (and an allow proof) can quote the policy in its own words.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sentinel_mcp.paths import PROJECT_ROOT
+from sentinel_mcp.policy.rulebase import Rulebase
+from sentinel_mcp.search.paragraphs import Paragraph, normalize, split_markdown
+
+log = logging.getLogger(__name__)
+QUOTE_LIMIT = 400
+SECTION_MARK = "\u203a"  # 'Section › fragment': the fragment as it stands under that section
+
+
+@dataclass(frozen=True)
+class Citation:
+    document: str
+    path: str
+    heading: str
+    quote: str  # the cited sentence (or paragraph)
+    line_start: int
+    line_end: int
+    paragraph: int  # index of the paragraph in its document
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"document": self.document, "path": self.path, "heading": self.heading, "quote": self.quote,
+                "lines": [self.line_start, self.line_end]}
+
+
+def resolve_document(path: str, declared_in: str) -> Path | None:
+    """A declared path, relative to the declaring rulebase file, else to the project (the shipped examples),
+    else to the working directory; None when it is in none of them."""
+    p = Path(path).expanduser()
+    candidates = [p] if p.is_absolute() else [Path(declared_in).parent / p, PROJECT_ROOT / p, Path.cwd() / p]
+    return next((c.resolve() for c in candidates if c.is_file()), None)
+
+
+class PolicyDocuments:
+    def __init__(self) -> None:
+        self.paths: dict[str, Path] = {}
+        self.paragraphs: dict[str, list[Paragraph]] = {}
+        self.problems: list[tuple[str, str]] = []  # (document name, what is wrong)
+
+    @classmethod
+    def of_rulebase(cls, rb: Rulebase) -> "PolicyDocuments":
+        docs = cls()
+        for d in rb.info.documents:
+            docs.add(d.name, d.path, d.file)
+        return docs
+
+    def add(self, name: str, path: str, declared_in: str) -> None:
+        found = resolve_document(path, declared_in)
+        if found is None:
+            self.problems.append((name, f"policy document {name}: {path} not found (relative paths start at "
+                                        f"{Path(declared_in).parent}, then the project, then the working directory)"))
+            return
+        try:
+            text = found.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            self.problems.append((name, f"policy document {name}: {found} cannot be read ({e})"))
+            return
+        self.paths[name] = found
+        self.paragraphs[name] = split_markdown(text, name)
+
+    # ---------------------------------------------------------------- citations
+    def _holding(self, document: str, anchor: str) -> list[tuple[int, Paragraph, str]]:
+        """(index, paragraph, normalized fragment) of every paragraph that holds an anchor; an anchor
+        ``'Section › fragment'`` only counts paragraphs under a heading whose path names that section (for a
+        sentence the policy repeats word for word in several sections)."""
+        section, _, fragment = anchor.rpartition(SECTION_MARK)
+        wanted, where = normalize(fragment), normalize(section)
+        if not wanted:
+            return []
+        return [(i, p, wanted) for i, p in enumerate(self.paragraphs.get(document, []))
+                if wanted in normalize(p.text) and (not where or where in normalize(p.heading_text))]
+
+    def cite(self, document: str, anchor: str) -> Citation | None:
+        """The sentence an anchor names (first paragraph that holds it), or None."""
+        for i, p, wanted in self._holding(document, anchor)[:1]:
+            sentence = next((s for s in p.sentences if wanted in normalize(s)), p.text)
+            if sentence.endswith(":"):  # it introduces a list: the list is what it says
+                sentence = p.text
+            return Citation(document, str(self.paths[document]), p.heading_text, _cut(sentence), p.line_start,
+                            p.line_end, i)
+        return None
+
+    def matches(self, document: str, anchor: str) -> int:
+        """In how many paragraphs an anchor occurs (the checker warns when it is more than one)."""
+        return len(self._holding(document, anchor))
+
+    def quote_violations(self, violations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Broken rules as shown: each reason followed by the policy sentence it cites."""
+        out = []
+        for v in violations:
+            item = dict(v)
+            ref = v.get("policy")
+            cited = self.cite(ref["document"], ref["anchor"]) if isinstance(ref, dict) else None
+            if cited is not None:
+                item["policy"] = {**ref, **cited.as_dict()}
+                item["text"] = f"{v['reason']} (policy, {cited.heading}: \u201c{cited.quote}\u201d)"
+            else:
+                item["text"] = v["reason"]
+            out.append(item)
+        return out
+
+    def quote_tree(self, tree: Any) -> Any:
+        """A proof tree with the quoted sentence beside every citation in it."""
+        if isinstance(tree, list):
+            return [self.quote_tree(t) for t in tree]
+        if not isinstance(tree, dict):
+            return tree
+        out = {k: self.quote_tree(v) for k, v in tree.items()}
+        ref = tree.get("policy")
+        if isinstance(ref, dict) and "anchor" in ref:
+            cited = self.cite(ref.get("document", ""), ref["anchor"])
+            if cited is not None:
+                out["policy"] = {**ref, **cited.as_dict()}
+        return out
+
+    # ---------------------------------------------------------------- coverage
+    def coverage(self, citations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Per document: how many of its paragraphs some citation resolves to, and which ones none does."""
+        cited: dict[str, set[int]] = {name: set() for name in self.paragraphs}
+        for c in citations:  # a sentence the policy repeats is cited wherever it stands (in its section)
+            for i, _, _ in self._holding(c["document"], c["anchor"]):
+                cited.setdefault(c["document"], set()).add(i)
+        out = {}
+        for name, paras in self.paragraphs.items():
+            out[name] = {"paragraphs": len(paras), "cited": len(cited[name]),
+                         "share": (len(cited[name]) / len(paras)) if paras else 1.0,
+                         "uncited": [p for i, p in enumerate(paras) if i not in cited[name]]}
+        return out
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= QUOTE_LIMIT else text[:QUOTE_LIMIT].rsplit(" ", 1)[0] + " …"

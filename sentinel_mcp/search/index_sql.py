@@ -1,0 +1,106 @@
+"""The passage index's SQL, all of it (one module, so the index can move behind the storage seam as a unit).
+
+``passages`` holds every indexed text (policy paragraphs and memories) with where it came from;
+``passage_vectors`` holds each passage's vector, apart, so the rows a words search joins stay small and dense
+(a 1024-dimension vector is 4 KB: in the same row, every row the search touched was a page of its own);
+``passages_in`` is the view passages are inserted through (text and vector in one row, so a batch is one
+``executemany``); ``passages_fts`` is an FTS5 index over the words (kept in step by triggers); ``sources``
+remembers the digest of each indexed document so an unchanged one is not indexed again.
+
+Version 1 kept the vector in ``passages``; ``MIGRATE_1_TO_2`` moves it out, keeping every passage (memories
+are the only copy of what an agent stored).
+"""
+
+SCHEMA_VERSION = 2
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS passages (
+    id INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL,          -- 'policy' or 'memory:<principal>'
+    source TEXT NOT NULL,             -- document name, or 'memory'
+    heading TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    line_start INTEGER,
+    line_end INTEGER,
+    tags TEXT NOT NULL DEFAULT '[]',  -- JSON array
+    created_at REAL NOT NULL,
+    expires_at REAL                   -- NULL: no expiry
+);
+CREATE INDEX IF NOT EXISTS passages_by_namespace ON passages (namespace, created_at);
+CREATE INDEX IF NOT EXISTS passages_by_expiry ON passages (expires_at);
+CREATE TABLE IF NOT EXISTS passage_vectors (
+    id INTEGER PRIMARY KEY,           -- the passage's id
+    embedder TEXT NOT NULL,           -- which embedder made the vector
+    vector BLOB NOT NULL              -- float32, L2-normalised
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
+    heading, text, content='passages', content_rowid='id', tokenize='porter unicode61');
+CREATE TRIGGER IF NOT EXISTS passages_ai AFTER INSERT ON passages BEGIN
+    INSERT INTO passages_fts (rowid, heading, text) VALUES (new.id, new.heading, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS passages_ad AFTER DELETE ON passages BEGIN
+    INSERT INTO passages_fts (passages_fts, rowid, heading, text) VALUES ('delete', old.id, old.heading, old.text);
+    DELETE FROM passage_vectors WHERE id = old.id;
+END;
+CREATE VIEW IF NOT EXISTS passages_in AS
+    SELECT p.namespace, p.source, p.heading, p.text, p.line_start, p.line_end, p.tags, p.created_at, p.expires_at,
+           v.embedder, v.vector
+    FROM passages p JOIN passage_vectors v ON v.id = p.id;
+-- inside a trigger, last_insert_rowid() is the row the trigger itself just inserted
+CREATE TRIGGER IF NOT EXISTS passages_in_insert INSTEAD OF INSERT ON passages_in BEGIN
+    INSERT INTO passages (namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at)
+    VALUES (new.namespace, new.source, new.heading, new.text, new.line_start, new.line_end, new.tags,
+            new.created_at, new.expires_at);
+    INSERT INTO passage_vectors (id, embedder, vector)
+    VALUES (last_insert_rowid(), new.embedder, new.vector);
+END;
+CREATE TABLE IF NOT EXISTS sources (
+    namespace TEXT NOT NULL,
+    source TEXT NOT NULL,
+    digest TEXT NOT NULL,             -- of the text and the embedder
+    PRIMARY KEY (namespace, source)
+);
+"""
+
+# Version 1 (vectors in ``passages``) to 2, in one transaction: the old table is renamed, the new schema made,
+# every passage copied with its id (the FTS index is rebuilt by the insert trigger), the old table dropped.
+MIGRATE_1_TO_2 = """
+BEGIN IMMEDIATE;
+DROP TRIGGER IF EXISTS passages_ai;
+DROP TRIGGER IF EXISTS passages_ad;
+DROP TABLE IF EXISTS passages_fts;
+DROP INDEX IF EXISTS passages_by_namespace;
+DROP INDEX IF EXISTS passages_by_expiry;
+ALTER TABLE passages RENAME TO passages_v1;
+{schema}
+INSERT INTO passages (id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at)
+    SELECT id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at FROM passages_v1;
+INSERT INTO passage_vectors (id, embedder, vector) SELECT id, embedder, vector FROM passages_v1;
+DROP TABLE passages_v1;
+INSERT OR REPLACE INTO index_meta (key, value) VALUES ('schema_version', '2');
+COMMIT;
+""".format(schema=SCHEMA)
+
+HAS_VECTOR_COLUMN = "SELECT 1 FROM pragma_table_info('passages') WHERE name = 'vector'"
+INSERT = ("INSERT INTO passages_in (namespace, source, heading, text, line_start, line_end, tags, created_at, "
+          "expires_at, embedder, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+DELETE_SOURCE = "DELETE FROM passages WHERE namespace = ? AND source = ?"
+SOURCE_DIGEST = "SELECT digest FROM sources WHERE namespace = ? AND source = ?"
+SET_SOURCE_DIGEST = ("INSERT INTO sources (namespace, source, digest) VALUES (?,?,?) "
+                     "ON CONFLICT (namespace, source) DO UPDATE SET digest = excluded.digest")
+_LIVE = "namespace = ? AND (expires_at IS NULL OR expires_at > ?)"
+VECTORS = ("SELECT p.id, v.embedder, v.vector FROM passages p JOIN passage_vectors v ON v.id = p.id "
+           "WHERE p.namespace = ? AND (p.expires_at IS NULL OR p.expires_at > ?)")
+SOONEST_EXPIRY = "SELECT MIN(expires_at) FROM passages WHERE namespace = ? AND expires_at > ?"
+WORDS = ("SELECT p.id FROM passages_fts JOIN passages p ON p.id = passages_fts.rowid "
+         "WHERE passages_fts MATCH ? AND p.namespace = ? AND (p.expires_at IS NULL OR p.expires_at > ?) "
+         "ORDER BY bm25(passages_fts) LIMIT ?")
+ROWS = ("SELECT id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at "
+        "FROM passages WHERE id IN ({ids})")
+RECENT = ("SELECT id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at "
+          f"FROM passages WHERE {_LIVE} ORDER BY created_at DESC, id DESC LIMIT ?")
+COUNT = f"SELECT COUNT(*) FROM passages WHERE {_LIVE}"
+OLDEST_BEYOND = ("DELETE FROM passages WHERE id IN (SELECT id FROM passages WHERE namespace = ? "
+                 "ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)")
+PURGE = "DELETE FROM passages WHERE expires_at IS NOT NULL AND expires_at <= ?"

@@ -1,0 +1,117 @@
+"""What Sentinel's own tools search: the policy documents of the active rulebase, and each principal's memory.
+
+Policy documents are indexed by paragraph (``paragraphs.py``) when the rulebase that declares them loads or
+changes; a hit is a cited passage (document, heading path, line range). Memories (seed 001's agent memory)
+belong to one principal each (a namespace of the same index), expire (a default and a maximum lifetime), are
+capped in size and number, and pass through the audit's redactor (``gateway/redactor.py``: card numbers,
+one-time codes, bearer tokens, JWTs, ``password=`` pairs) before they are stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+from sentinel_mcp.gateway.redactor import scrub_text
+from sentinel_mcp.search.embedding import Embedder, HashingEmbedder, embedder_for
+from sentinel_mcp.search.paragraphs import Paragraph
+from sentinel_mcp.search.passage_index import NewPassage, PassageIndex
+from sentinel_mcp.search.settings import SearchSettings
+
+log = logging.getLogger(__name__)
+POLICY = "policy"
+MAX_TAGS, MAX_TAG_CHARS = 16, 64
+
+
+class MemoryRefused(ValueError):
+    """A memory that cannot be stored (empty, too long, bad tags or lifetime)."""
+
+
+class SearchService:
+    def __init__(self, path: str | Path, settings: SearchSettings | None = None,
+                 embedder: Embedder | None = None, redact: Callable[[str], str] | None = None) -> None:
+        self.settings = settings or SearchSettings()
+        self.path = Path(path)
+        self._embedder = embedder
+        self.redact = redact or scrub_text  # the audit's redactor: what a memory may keep
+        self.index: PassageIndex | None = None
+        self.problem: str | None = None  # why the configured embedding model is not used
+
+    async def open(self) -> "SearchService":
+        if self.index is None:
+            embedder = self._embedder
+            if embedder is None:
+                try:
+                    embedder = embedder_for(self.settings.embedding_model, dim=self.settings.hashing_dim,
+                                            threads=self.settings.embedding_threads)
+                except Exception as e:  # noqa: BLE001 - a bad model path must not stop the gateway
+                    self.problem = f"embedding model not loaded ({e}); using hashing vectors"
+                    log.error("sentinel.search: %s", self.problem)
+                    embedder = HashingEmbedder(self.settings.hashing_dim)
+            self.index = await PassageIndex(self.path, embedder).open()
+        return self
+
+    async def close(self) -> None:
+        if self.index is not None:
+            await self.index.close()
+            self.index = None
+
+    async def _idx(self) -> PassageIndex:
+        return (await self.open()).index  # type: ignore[return-value]
+
+    # ---------------------------------------------------------------- policy documents
+    async def index_documents(self, paragraphs: dict[str, list[Paragraph]], texts: dict[str, str]) -> list[str]:
+        """Index each document's paragraphs (unchanged documents are skipped); returns those indexed now."""
+        idx = await self._idx()
+        done = []
+        for name, paras in paragraphs.items():
+            digest = hashlib.sha256(texts.get(name, "").encode()).hexdigest()[:16]
+            passages = [NewPassage(text=p.text, source=name, heading=p.heading_text, line_start=p.line_start,
+                                   line_end=p.line_end) for p in paras]
+            if await idx.replace_source(POLICY, name, passages, digest):
+                done.append(name)
+        return done
+
+    async def policy_search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
+        k = max(1, min(int(k), self.settings.max_results))
+        hits = await (await self._idx()).search(POLICY, query, k)
+        return [{"document": h.source, "heading": h.heading, "lines": [h.line_start, h.line_end], "text": h.text,
+                 "score": round(h.score, 5), "found_by": h.by} for h in hits]
+
+    # ---------------------------------------------------------------- memory
+    @staticmethod
+    def _namespace(principal: str) -> str:
+        if not principal:  # every caller has a principal; a memory of nobody's would be everybody's
+            raise MemoryRefused("no principal: memories belong to the caller Sentinel established")
+        return f"memory:{principal}"
+
+    async def memory_store(self, principal: str, text: str, tags: list[str] | None = None,
+                           ttl: float | None = None, *, now: float) -> dict[str, Any]:
+        s = self.settings
+        text = (text or "").strip()
+        if not text:
+            raise MemoryRefused("a memory needs some text")
+        if len(text) > s.memory_max_chars:
+            raise MemoryRefused(f"a memory is at most {s.memory_max_chars} characters (this one has {len(text)})")
+        tags = [str(t).strip() for t in (tags or []) if str(t).strip()]
+        if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG_CHARS for t in tags):
+            raise MemoryRefused(f"at most {MAX_TAGS} tags of at most {MAX_TAG_CHARS} characters each")
+        if ttl is not None and not (0 < ttl <= s.memory_max_ttl):
+            raise MemoryRefused(f"the lifetime must be between 1 second and {s.memory_max_ttl:.0f} seconds")
+        stored, stored_tags = self.redact(text), [self.redact(t) for t in tags]
+        expires = now + (ttl if ttl is not None else s.memory_ttl)
+        await (await self._idx()).add(self._namespace(principal),
+                                      NewPassage(text=stored, source="memory", tags=stored_tags, expires_at=expires),
+                                      keep=s.memory_max_items)
+        return {"stored": stored, "tags": stored_tags, "expires_at": expires,
+                "redacted": stored != text or stored_tags != tags}
+
+    async def memory_search(self, principal: str, query: str, k: int = 5) -> list[dict[str, Any]]:
+        k = max(1, min(int(k), self.settings.max_results))
+        return [h.as_dict() for h in await (await self._idx()).search(self._namespace(principal), query, k)]
+
+    async def memory_recent(self, principal: str, n: int = 10) -> list[dict[str, Any]]:
+        n = max(1, min(int(n), self.settings.max_results))
+        return [h.as_dict() for h in await (await self._idx()).recent(self._namespace(principal), n)]

@@ -1,0 +1,1 @@
+"""Feature files the model decides: answer schemas per step, and the code rendered from the answers."""

@@ -1,0 +1,114 @@
+"""Rig for the console tests: a real Sentinel (subprocess, HTTP on 127.0.0.1) over the bookings server with
+the policy engine and three principals, the real MCP client (no elicitation: the console answers), and a
+browser-like HTTP client that signs in through the login form and sends the forms' CSRF tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import httpx2
+from identity_rig import ALICE, BOB, CAROL, http_sentinel, text, write_config  # noqa: F401 (re-exported)
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+CSRF = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
+ITEM_FORM = re.compile(r'<form method="post" action="/console/inbox/([^"]+)">')
+FIELD = re.compile(r'name="(q\d+\.[^"]+)"')
+
+
+TOOLBOX = Path(__file__).resolve().parent.parent / "gateway" / "toolbox_server.py"
+
+
+def console_config(tmp: Path, **console: Any) -> Path:
+    """The identity rig's config (bookings "bk" with bookings.pl; alice, bob, carol) plus the toolbox "tb",
+    whose destructive ``delete_thing`` the default policy confirms (its argument lands in the question)."""
+    cfg = write_config(tmp, console={"hold_seconds": 30, **console})
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["tb"] = {"command": sys.executable, "args": [str(TOOLBOX)]}
+    cfg.write_text(json.dumps(body))
+    return cfg
+
+
+def csrf_of(page: str) -> str:
+    found = CSRF.search(page)
+    assert found, page[:2000]
+    return found.group(1)
+
+
+def items_of(page: str) -> list[str]:
+    return [html.unescape(m) for m in ITEM_FORM.findall(page)]
+
+
+class Browser:
+    """A signed-in console user (cookie session, no bearer header), as a browser would be."""
+
+    def __init__(self, base: str, http: httpx2.AsyncClient) -> None:
+        self.base, self.http = base, http
+
+    async def get(self, path: str, **kw: Any) -> httpx2.Response:
+        return await self.http.get(self.base + path, **kw)
+
+    async def page(self, path: str) -> str:
+        r = await self.get(path)
+        assert r.status_code == 200, (path, r.status_code, r.text[:500])
+        return r.text
+
+    async def post(self, path: str, data: dict[str, Any], csrf: str | None = "page",
+                   headers: dict[str, str] | None = None) -> httpx2.Response:
+        if csrf == "page":
+            csrf = csrf_of(await self.page("/console/inbox"))
+        body = {**data, **({"csrf": csrf} if csrf is not None else {})}
+        return await self.http.post(self.base + path, data=body, headers={"origin": self.base, **(headers or {})})
+
+    async def wait_items(self, n: int = 1, timeout: float = 30) -> str:
+        for _ in range(int(timeout * 10)):
+            page = await self.page("/console/inbox")
+            if len(items_of(page)) >= n:
+                return page
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"fewer than {n} inbox item(s) after {timeout}s")
+
+
+@contextlib.asynccontextmanager
+async def signed_in(base: str, token: str) -> AsyncIterator[Browser]:
+    async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+        form = await http.get(f"{base}/console/login")
+        assert form.status_code == 200, (form.status_code, form.text[:2000])
+        r = await http.post(f"{base}/console/login", data={"csrf": csrf_of(form.text), "token": token},
+                            headers={"origin": base})
+        assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.text[:500]
+        yield Browser(base, http)
+
+
+@contextlib.asynccontextmanager
+async def mcp_client(base: str, token: str, mode: str = "legacy") -> AsyncIterator[Client]:
+    """A client that cannot elicit (declares no elicitation capability)."""
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120)
+    async with Client(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode) as c:
+        yield c
+
+
+def answer_fields(page: str, item_id: str) -> dict[str, str]:
+    """Values for every field of an item's form: the first option of a choice, text for text."""
+    start = page.index(f'action="/console/inbox/{html.escape(item_id, quote=True)}"')
+    form = page[start:page.index("</form>", start)]
+    out = {}
+    for name in FIELD.findall(form):
+        select = re.search(rf'<select[^>]*name="{re.escape(name)}"[^>]*>(.*?)</select>', form, re.S)
+        if select:
+            options = [v for v in re.findall(r'<option value="([^"]*)"', select.group(1)) if v]
+            out[name] = html.unescape(options[0])
+        elif f'name="{name}" type="number"' in form:
+            out[name] = "1"
+        elif 'type="checkbox" name="' + name in form:
+            continue
+        else:
+            out[name] = "because"
+    return out

@@ -1,0 +1,298 @@
+"""The console over real HTTP against a real Sentinel (subprocess): the inbox answers non-eliciting clients'
+questions (held calls complete, retries pass, denials end the call), every principal sees and answers only its
+own items, forms need the principal's CSRF token, nothing hostile is ever rendered as markup, activity opens
+proofs, facts can be revoked, and the what-if replay (page and command) finds the decision a new rule flips."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+import subprocess
+import sys
+import uuid
+
+import httpx2
+import pytest
+from console_rig import (ALICE, BOB, CAROL, answer_fields, console_config, csrf_of, http_sentinel, items_of,
+                         mcp_client, signed_in, text)
+from identity_rig import env_for
+
+pytestmark = pytest.mark.timeout(180)
+BK_PL_FLIP = ("only confirmed bookings can be cancelled')", "only pending bookings can be cancelled')")
+
+
+@pytest.fixture(scope="module")
+def sentinel(tmp_path_factory):
+    cfg = console_config(tmp_path_factory.mktemp("console"))
+    with http_sentinel(cfg) as (base, proc):
+        yield base, cfg
+
+
+async def watching(base: str, token: str) -> tuple[asyncio.Task, httpx2.AsyncClient]:
+    """An open console page of this principal (its live-update stream): calls are held while it is open."""
+    http = httpx2.AsyncClient(timeout=None, headers={"Authorization": f"Bearer {token}"})
+    opened = asyncio.Event()
+
+    async def listen() -> None:
+        async with http.stream("GET", f"{base}/console/events") as r:
+            assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+            async for line in r.aiter_lines():
+                if line.startswith("event: inbox"):
+                    opened.set()
+
+    task = asyncio.create_task(listen())
+    await asyncio.wait_for(opened.wait(), 20)
+    return task, http
+
+
+async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
+    base, _ = sentinel
+    async with httpx2.AsyncClient(timeout=30) as http:
+        for path in ("/console", "/console/", "/console/inbox", "/console/activity", "/console/activity/1",
+                     "/console/sessions", "/console/policy", "/console/events"):
+            r = await http.get(base + path)
+            for _ in range(3):  # redirects only, ending at the sign-in form
+                assert r.status_code in (303, 307), (path, r.status_code)
+                where = r.headers["location"]
+                if where == "/console/login":
+                    break
+                r = await http.get(where if where.startswith("http") else base + where)
+            assert where == "/console/login", path
+        for path in ("/console/inbox/x", "/console/policy/whatif", "/console/sessions/alice/x/revoke",
+                     "/console/consents/revoke", "/console/logout"):
+            r = await http.post(base + path, data={"csrf": "0" * 64})
+            assert r.status_code == 401, path
+        for bad in ("Bearer nope-not-a-token-at-all", "Bearer x", "Basic YWxpY2U6eA==", f"bearer {ALICE}x"):
+            r = await http.get(base + "/console/inbox", headers={"Authorization": bad})
+            assert r.status_code == 303 and r.headers["location"] == "/console/login", bad
+        r = await http.get(base + "/console/inbox", headers={"host": "evil.example:80"})
+        assert r.status_code == 421
+        r = await http.post(base + "/console/login", data={"token": ALICE}, headers={"origin": "http://evil.example"})
+        assert r.status_code == 403
+        # the login form itself: its token is bound to a cookie set with the form (no cookie, no sign-in)
+        form = await http.get(base + "/console/login")
+        stolen = csrf_of(form.text)
+        async with httpx2.AsyncClient(timeout=30) as other:
+            r = await other.post(base + "/console/login", data={"csrf": stolen, "token": ALICE})
+            assert r.status_code == 403 and "console" not in r.cookies
+        r = await http.post(base + "/console/login", data={"csrf": stolen, "token": "wrong-token-0123456789"})
+        assert r.status_code == 401 and "sentinel_console" not in r.cookies
+        r = await http.post(base + "/console/login", data={"csrf": stolen, "token": ALICE},
+                            headers={"sec-fetch-site": "cross-site"})
+        assert r.status_code == 403
+        # the session cookie is HttpOnly, SameSite=Strict, scoped to the console
+        form = await http.get(base + "/console/login")
+        r = await http.post(base + "/console/login", data={"csrf": csrf_of(form.text), "token": ALICE})
+        cookie = r.headers["set-cookie"].lower()
+        assert r.status_code == 303 and "httponly" in cookie and "samesite=strict" in cookie and "path=/console" in cookie
+        assert ALICE not in r.headers["set-cookie"]
+        page = await http.get(base + "/console/inbox")
+        assert page.status_code == 200 and "alice" in page.text
+        assert "script-src 'self'" in page.headers["content-security-policy"]
+
+
+async def test_held_call_approved_and_denied_from_the_inbox_only_by_its_principal(sentinel):
+    base, _ = sentinel
+    listener, listen_http = await watching(base, ALICE)
+    try:
+        async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob, mcp_client(base, ALICE) as c:
+            call = asyncio.create_task(c.call_tool("bk__cancel_booking", {"booking_id": "BK-789"}))
+            page = await alice.wait_items(1)
+            [item] = items_of(page)
+            assert "bk__cancel_booking" in page and "BK-789" in page and "Why do you want to cancel" in page
+            assert "askable cancel_reason" in page and "held call" in page
+            # bob: does not see it, cannot answer it (by its id, with his own valid token)
+            bob_page = await bob.page("/console/inbox")
+            assert item not in bob_page and "BK-789" not in bob_page
+            r = await bob.post(f"/console/inbox/{item}", {"decision": "approve", **answer_fields(page, item)},
+                               csrf=csrf_of(bob_page))
+            assert r.status_code == 404
+            # alice: no token, a forged one, bob's: refused, nothing answered
+            fields = {"decision": "approve", **answer_fields(page, item)}
+            for forged in (None, "", "0" * 64, csrf_of(bob_page), csrf_of(page).upper(), csrf_of(page)[:-1] + "0"):
+                r = await alice.post(f"/console/inbox/{item}", fields, csrf=forged)
+                assert r.status_code == 403, forged
+            r = await alice.post(f"/console/inbox/{item}", fields, headers={"sec-fetch-site": "cross-site"})
+            assert r.status_code == 403
+            assert not call.done() and item in items_of(await alice.page("/console/inbox"))
+            # a guessed id is as unknown as bob's
+            r = await alice.post(f"/console/inbox/{item[:-2]}xx", fields)
+            assert r.status_code == 404
+            r = await alice.post(f"/console/inbox/{item}", fields)
+            assert r.status_code == 303
+            result = await asyncio.wait_for(call, 60)
+            assert not result.is_error and '"cancelled"' in text(result)  # the tool ran
+            assert item not in items_of(await alice.page("/console/inbox"))
+            r = await alice.post(f"/console/inbox/{item}", fields)  # answered once only
+            assert r.status_code == 404
+
+            # deny: the call ends, declined, nothing remembered
+            call = asyncio.create_task(c.call_tool("bk__merge_bookings", {"first": "BK-456", "second": "BK-111"}))
+            page = await alice.wait_items(1)
+            [item] = items_of(page)
+            assert "Merge BK-456 into BK-111?" in page
+            r = await alice.post(f"/console/inbox/{item}", {"decision": "deny"})
+            assert r.status_code == 303
+            result = await asyncio.wait_for(call, 60)
+            assert result.is_error and "declined" in text(result)
+    finally:
+        listener.cancel()
+        await listen_http.aclose()
+
+
+async def test_unwatched_call_is_blocked_at_once_and_the_retry_passes_after_an_answer_here(sentinel):
+    base, _ = sentinel
+    async with signed_in(base, BOB) as bob, mcp_client(base, BOB) as c:
+        args = {"name": f"bob-{uuid.uuid4().hex[:6]}"}
+        first = await c.call_tool("tb__delete_thing", args)
+        assert first.is_error and "waiting for the user" in text(first) and "/console/inbox" in text(first)
+        page = await bob.wait_items(1)
+        [item] = items_of(page)
+        assert "waiting for the client" in page and args["name"] in page
+        assert (await bob.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 303
+        other = await c.call_tool("tb__delete_thing", {"name": "someone-else"})  # another call: not approved
+        assert other.is_error
+        again = await c.call_tool("tb__delete_thing", args)
+        assert not again.is_error and args["name"] in text(again)
+        once = await c.call_tool("tb__delete_thing", args)  # the answer counted once
+        assert once.is_error
+
+
+XSS = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "'><svg/onload=alert(1)>",
+       '</textarea><script>alert(2)</script>', '{{7*7}}{% raw %}', 'javascript:alert(1)',
+       '<a href="javascript:alert(3)">x</a>', '\u202e<b>evil</b>\u200b', '&lt;script&gt;']
+
+
+async def test_hostile_text_is_never_markup(sentinel):
+    base, _ = sentinel
+    async with signed_in(base, CAROL) as carol, mcp_client(base, CAROL) as c:
+        # carol may reach bk__list_bookings only: everything else is audited as an unknown tool, name and all
+        for spelling in XSS:
+            await c.call_tool(spelling, {"x": spelling})
+            await c.call_tool("bk__list_bookings", {"user_id": spelling})
+    async with signed_in(base, ALICE) as alice, mcp_client(base, ALICE) as c:
+        calls = [asyncio.create_task(c.call_tool("tb__delete_thing", {"name": s})) for s in XSS[:4]]
+        inbox = await alice.wait_items(4)
+        for task in calls:
+            task.cancel()
+        pages = [inbox, await carol_activity(base)]
+    for page in pages:
+        body = page[page.index("<main"):]
+        assert "<script>alert" not in body and "<img src=x" not in body and "<svg" not in body
+        assert "onerror=alert(1)>" not in body and '<a href="javascript' not in body and "<b>evil" not in body
+    assert "{{7*7}}" in html.unescape(pages[1])  # shown as text, never evaluated
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[1]
+    assert "\u202e" not in pages[0] and "\u202e" not in pages[1]  # direction overrides are made visible
+
+
+async def carol_activity(base: str) -> str:
+    async with signed_in(base, CAROL) as carol:
+        return await carol.page("/console/activity")
+
+
+async def test_activity_filters_proofs_and_isolation(sentinel):
+    base, _ = sentinel
+    async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob:
+        page = await alice.page("/console/activity?tool=cancel&decision=allow")
+        ids = re.findall(r'href="/console/activity/(\d+)"', page)
+        assert ids and "bk__cancel_booking" in page and "bk__merge_bookings" not in page
+        assert "bob" not in re.sub(r"<[^>]+>", "", page[page.index("<tbody"):])
+        proof = await alice.page(f"/console/activity/{ids[0]}")
+        assert 'id="proof-tree"' in proof and "cancel_reason(&#39;BK-789&#39;,change_of_plan)" in proof
+        assert "provenance: user" in proof and "confirmed: Cancel booking BK-789?" in proof
+        none = await alice.page("/console/activity?decision=allow&since=2999-01-01T00:00")
+        assert not re.findall(r'href="/console/activity/(\d+)"', none)
+        # bob: alice's rows are not in his activity, and her proof is not found by id
+        assert "bk__cancel_booking" not in (await bob.page("/console/activity"))
+        r = await bob.get(f"/console/activity/{ids[0]}")
+        assert r.status_code == 404
+
+
+async def test_sessions_show_facts_and_revoke_only_ones_own(sentinel):
+    base, _ = sentinel
+    async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob:
+        page = await alice.page("/console/sessions")
+        sessions = [html.unescape(s) for s in re.findall(r'href="/console/sessions/([^"]+)"', page)]
+        assert sessions and all(s.startswith("alice/") for s in sessions)
+        pages = {s: await alice.page(f"/console/sessions/{s}") for s in sessions}
+        sid = next(s for s, p in pages.items() if "cancel_reason" in p)
+        page = pages[sid]
+        fact = html.unescape(re.search(r'name="fact" value="(cancel_reason[^"]+)"', page).group(1))
+        assert ">user<" in page
+        # bob cannot read or revoke it
+        assert (await bob.get(f"/console/sessions/{sid}")).status_code == 404
+        r = await bob.post(f"/console/sessions/{sid}/revoke", {"fact": fact})
+        assert r.status_code == 404
+        # a pattern is not a fact: nothing is revoked
+        for pattern in ("cancel_reason(_, _)", "_", "X", fact + " ", "cancel_reason('BK-789', X)"):
+            r = await alice.post(f"/console/sessions/{sid}/revoke", {"fact": pattern})
+            assert r.status_code == 404, pattern
+        assert fact in html.unescape(await alice.page(f"/console/sessions/{sid}"))
+        r = await alice.post(f"/console/sessions/{sid}/revoke", {"fact": fact})
+        assert r.status_code == 303
+        assert fact not in html.unescape(await alice.page(f"/console/sessions/{sid}"))
+
+
+async def test_whatif_replay_flips_a_decision_on_the_page_and_the_command(sentinel, tmp_path):
+    base, cfg = sentinel
+    from identity_rig import BOOKINGS_PL
+
+    original = BOOKINGS_PL.read_text()
+    flipped = original.replace(*BK_PL_FLIP).replace("booking_status(B, confirmed)", "booking_status(B, pending)")
+    assert flipped != original
+    async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob:
+        page = await alice.page("/console/policy?file=bookings.pl")
+        assert "No problems" in page or "class=\"problems\"" in page, page[page.index("<main"):][:3000]
+        r = await alice.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": flipped})
+        assert r.status_code == 200, r.text[:1000]
+        report = r.text[r.text.index('id="whatif-report"'):]
+        count = int(re.search(r'id="change-count">(\d+)<', r.text).group(1))
+        assert count >= 1, re.sub(r"<[^>]+>", " ", report)[:4000]
+        assert count >= 1 and "bk__cancel_booking" in r.text and "only pending bookings can be cancelled" in r.text
+        same = await alice.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": original})
+        assert re.search(r'id="change-count">0<', same.text)
+        broken = await alice.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": "guard(x, ("})
+        assert "does not load" in broken.text
+        # bob replays only his own calls: alice's cancel is not his to see
+        theirs = await bob.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": flipped})
+        assert "bk__cancel_booking" not in theirs.text.split('id="whatif-report"')[-1]
+    new = tmp_path / "bookings.pl"
+    new.write_text(flipped)
+    run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "replay", "--rulebase", str(new)],
+                         capture_output=True, text=True, timeout=120, env=env_for(cfg))
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "CHANGES" in run.stdout and "bk__cancel_booking" in run.stdout and "allow -> deny" in run.stdout
+    new.write_text(original)
+    run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "replay", "--rulebase", str(new),
+                          "--since", "1h"], capture_output=True, text=True, timeout=120, env=env_for(cfg))
+    assert run.returncode == 0 and "0 decision(s) would change" in run.stdout, run.stdout + run.stderr
+
+
+async def test_a2a_task_waiting_for_input_is_answered_in_the_console(sentinel):
+    base, _ = sentinel
+    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"data": {
+        "type": "tool_call", "tool_call_id": "t1", "name": "tb__delete_thing", "args": {"name": "from-a2a"}}}]}
+    async with httpx2.AsyncClient(timeout=60) as http, signed_in(base, BOB) as bob, signed_in(base, ALICE) as alice:
+        reply = await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                                                      "params": {"message": message}},
+                                headers={"Authorization": f"Bearer {BOB}", "A2A-Version": "1.0"})
+        task = reply.json()["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
+        page = await bob.wait_items(1)
+        item = next(i for i in items_of(page) if i.startswith("a2a-"))
+        assert "from-a2a" in page and "A2A task" in page
+        assert item not in await alice.page("/console/inbox")
+        r = await alice.post(f"/console/inbox/{item}", {"decision": "approve"})
+        assert r.status_code == 404
+        assert (await bob.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 303
+        for _ in range(100):
+            got = await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 2, "method": "GetTask",
+                                                        "params": {"id": task["id"]}},
+                                  headers={"Authorization": f"Bearer {BOB}", "A2A-Version": "1.0"})
+            state = got.json()["result"]["status"]["state"]
+            if state not in ("TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED"):
+                break
+            await asyncio.sleep(0.1)
+        assert state == "TASK_STATE_COMPLETED", got.json()

@@ -1,0 +1,87 @@
+"""The real gateway over the retail example (stdio subprocess, permissive by default) with retail.pl, and a
+client whose user answers Sentinel's questions (MCP elicitation) by the first rule whose text occurs in them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from carried_session import Carried
+from mcp import Client
+from mcp.types import ElicitResult
+
+from sentinel_mcp.config import parse_config
+from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
+
+DONT_KNOW = object()
+
+
+def retail_config(data_dir: Path, *, permissive: bool = True) -> Any:
+    args = ["-m", "examples.retail"] + (["--permissive"] if permissive else [])
+    return parse_config({
+        "mcpServers": {"retail": {"command": sys.executable, "args": args, "cwd": str(PROJECT_ROOT)}},
+        "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "retail.pl")],
+                     "builtins": ["sentinel"], "data_dir": str(data_dir)},
+    }, base_dir=str(data_dir))
+
+
+@dataclass
+class Asked:
+    message: str
+    schema: dict[str, Any]
+
+    @property
+    def options(self) -> dict[str, str]:
+        prop = self.schema["properties"]["answer"]
+        return {o["const"]: o["title"] for o in prop.get("oneOf", [])}
+
+
+@dataclass
+class AnsweringUser:
+    """Answers by the first rule whose text occurs in the question; unexpected questions are declined."""
+
+    rules: list[tuple[str, Any]]
+    asked: list[Asked] = field(default_factory=list)
+
+    async def __call__(self, context: Any, params: Any) -> ElicitResult:
+        q = Asked(params.message, params.requested_schema)
+        self.asked.append(q)
+        for text, answer in self.rules:
+            if text in q.message:
+                if answer is DONT_KNOW:
+                    props = q.schema["properties"]
+                    content = {"dont_know": True} if "dont_know" in props else {"answer": "i_dont_know"}
+                    return ElicitResult(action="accept", content=content)
+                return ElicitResult(action="accept", content={"answer": answer})
+        return ElicitResult(action="decline")
+
+    def messages(self) -> list[str]:
+        return [a.message for a in self.asked]
+
+
+@contextlib.asynccontextmanager
+async def retail_gateway(tmp: Path, answers: AnsweringUser, *, mode: str = "auto",
+                         permissive: bool = True) -> AsyncIterator[Carried]:
+    """One conversation of the local owner with Sentinel over the retail server."""
+    async with running_gateway(retail_config(tmp, permissive=permissive)) as rt:
+        async with Client(rt.front.server, mode=mode, elicitation_callback=answers) as client:
+            yield Carried(client)
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+def data_of(result: Any) -> Any:
+    if result.structured_content is not None:
+        return result.structured_content
+    return json.loads(text_of(result))
+
+
+def unmet(result: Any) -> list[str]:
+    return list(result.structured_content["sentinel"]["unmet"])

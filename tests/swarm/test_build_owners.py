@@ -1,0 +1,95 @@
+"""Builds belong to the principal that started them: through a real Sentinel over HTTP, another principal cannot
+list, read (status or files, as tools or ``swarm://`` resources, by guessing ids) or cancel them; the owner of a
+build sees it all."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from scripted_model import SPEC
+from swarm_fixtures import FAST_OPENAI, NO_TOOLS
+
+TESTS = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("sentinel_tests_root_conftest_swarm", TESTS / "conftest.py")
+assert _spec is not None and _spec.loader is not None
+_root = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_root)
+
+pytestmark = pytest.mark.timeout(180)
+ALICE, BOB = "alice-token-0123456789abcdef", "bob-token-0123456789abcdef00"
+MANIFEST = "app/src/main/AndroidManifest.xml"
+
+
+@contextlib.contextmanager
+def sentinel(tmp_path: Path, model_url: str):
+    cfg = tmp_path / "sentinel.json"
+    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp_path / "state"), "builtins": ["swarm"], "policy": {"allow": ["swarm__*"]},
+        "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}],
+        "swarm": {"verify": NO_TOOLS, "backend": "openai", "openai": FAST_OPENAI}}}))
+    port = _root.free_port()
+    env = {**os.environ, "SWARM_OPENAI_BASE_URL": model_url, "SWARM_OPENAI_API_KEY": "test-key"}
+    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
+                             f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True, env=env)
+    try:
+        _root.wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _root.stop_process(proc)
+
+
+@contextlib.asynccontextmanager
+async def client(base: str, token: str, mode: str) -> AsyncIterator[Client]:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    async with Client(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode) as c:
+        yield c
+
+
+def body(result: Any) -> str:
+    return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+async def test_builds_are_their_principals_own(tmp_path, model_server) -> None:
+    with sentinel(tmp_path, model_server.url) as base:
+        async with client(base, ALICE, "auto") as alice, client(base, BOB, "legacy") as bob:
+            started = await alice.call_tool("swarm__swarm_build", {"spec": SPEC})
+            assert not started.is_error, body(started)
+            task_id = started.structured_content["task_id"]
+            with anyio.fail_after(60):
+                while True:
+                    status = json.loads((await alice.read_resource(f"swarm://{task_id}")).contents[0].text)
+                    if status["state"] in ("COMPLETED", "FAILED"):
+                        break
+                    await anyio.sleep(0.1)
+            assert status["state"] == "COMPLETED", status
+            mine = await alice.call_tool("swarm__swarm_list", {})
+            assert [t["task_id"] for t in mine.structured_content["tasks"]] == [task_id]
+            manifest = await alice.read_resource(f"swarm://{task_id}/{MANIFEST}")
+            assert "android.intent.action.MAIN" in manifest.contents[0].text
+
+            # bob: nothing of alice's, by any road
+            listed = await bob.call_tool("swarm__swarm_list", {"limit": 200})
+            assert listed.structured_content["tasks"] == []
+            for tool in ("swarm__swarm_status", "swarm__swarm_cancel"):
+                r = await bob.call_tool(tool, {"task_id": task_id})
+                assert r.is_error and "AndroidManifest" not in body(r) and SPEC["app_name"] not in body(r), tool
+            for uri in (f"swarm://{task_id}", f"swarm://{task_id}/{MANIFEST}", f"swarm://{task_id}/./{MANIFEST}",
+                        f"swarm://{task_id.upper()}", f"swarm://{task_id}%2F{MANIFEST}"):
+                with pytest.raises(Exception) as refused:
+                    await bob.read_resource(uri)
+                assert "android.intent.action.MAIN" not in str(refused.value), uri
+            still = json.loads((await alice.read_resource(f"swarm://{task_id}")).contents[0].text)
+            assert still["state"] == "COMPLETED"  # bob's cancel did nothing

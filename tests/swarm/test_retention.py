@@ -1,0 +1,143 @@
+"""Retention as the design says: failed workspaces go after 7 days, rotated logs after their own retention."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from scripted_model import SPEC
+from swarm_fixtures import NO_TOOLS
+
+from sentinel_mcp.swarm.build_service import BuildService
+from sentinel_mcp.swarm.settings import swarm_settings
+from sentinel_mcp.swarm.state import SwarmStore
+
+pytestmark = pytest.mark.timeout(60)
+DAY = 86400
+OLD_FAILED, NEW_FAILED, OLD_DONE = "t20260101-000000-00000a", "t20260101-000000-00000b", "t20260101-000000-00000c"
+
+
+async def seed(root: Path, now: float) -> None:
+    """Three finished builds with files: failed 8 days ago, failed yesterday, completed 30 days ago."""
+    async with SwarmStore(root / "swarm.db") as store:
+        for tid, state, age in ((OLD_FAILED, "FAILED", 8), (NEW_FAILED, "FAILED", 1), (OLD_DONE, "COMPLETED", 30)):
+            (root / tid / "app").mkdir(parents=True)
+            (root / tid / "app" / "x.kt").write_text("package x\n")
+            await store.create_task(tid, SPEC, root / tid)
+            await store.set_state(tid, state, error="boom" if state == "FAILED" else None)
+            await store.db.execute("UPDATE tasks SET finished_at=? WHERE task_id=?", (now - age * DAY, tid))
+            await store.db.commit()
+    logs = root / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    for name, age in (("swarm.log", 0), ("swarm.log.2026-01-01", 31), ("swarm.log.2026-02-01", 2),
+                      ("swarm-debug.log.2026-01-20", 8), ("swarm-debug.log.2026-01-26", 2), ("notes.txt", 90)):
+        (logs / name).write_text("x\n")
+        os.utime(logs / name, (now - age * DAY, now - age * DAY))
+
+
+async def test_sweep_removes_what_retention_allows_and_keeps_the_rest(tmp_path) -> None:
+    root, now = tmp_path / "swarm", time.time()
+    await seed(root, now)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    service = BuildService(root, swarm_settings({"verify": NO_TOOLS}))
+    await service.start(sweep=False)
+    try:
+        # a FAILED task whose "workspace" is a symlink to elsewhere: never followed
+        async with SwarmStore(root / "swarm.db") as store:
+            await store.create_task("t20260101-000000-00000d", SPEC, root / "t20260101-000000-00000d")
+            await store.set_state("t20260101-000000-00000d", "FAILED", error="x")
+            await store.db.execute("UPDATE tasks SET finished_at=? WHERE task_id=?", (now - 9 * DAY, "t20260101-000000-00000d"))
+            await store.db.commit()
+        (root / "t20260101-000000-00000d").symlink_to(outside, target_is_directory=True)
+
+        dry = await service.gc(dry_run=True)
+        assert dry.workspaces == [OLD_FAILED] and (root / OLD_FAILED).exists()
+        report = await service.gc()
+        assert report.workspaces == [OLD_FAILED] and not (root / OLD_FAILED).exists()
+        assert sorted(report.logs) == ["swarm-debug.log.2026-01-20", "swarm.log.2026-01-01"]
+        assert "symlink" in " ".join(report.skipped)
+        assert (root / NEW_FAILED).exists() and (root / OLD_DONE).exists()  # too young; completed builds stay
+        assert sorted(p.name for p in (root / "logs").iterdir()) == [
+            "notes.txt", "swarm-debug.log.2026-01-26", "swarm.log", "swarm.log.2026-02-01"]
+        assert (outside / "keep.txt").read_text() == "mine"
+        status = await service.status(OLD_FAILED)  # the audit trail stays; the status says the files are gone
+        assert status["state"] == "FAILED" and status["files"] == [] and status["workspace_removed"] is True
+        assert (await service.gc()).workspaces == []  # nothing left to do
+        # a week later the younger failed build goes too
+        assert (await service.gc(now=now + 7 * DAY)).workspaces == [NEW_FAILED]
+    finally:
+        await service.close()
+
+
+async def test_the_service_sweeps_by_itself(tmp_path) -> None:
+    root = tmp_path / "swarm"
+    await seed(root, time.time())
+    service = BuildService(root, swarm_settings({"verify": NO_TOOLS, "retention": {"sweep_hours": 0.0002}}))
+    await service.start()  # sweeps at once, then every 0.72 s
+    try:
+        deadline = time.monotonic() + 20
+        while (root / OLD_FAILED).exists() and time.monotonic() < deadline:
+            await __import__("asyncio").sleep(0.05)
+        assert not (root / OLD_FAILED).exists() and (root / NEW_FAILED).exists()
+        async with SwarmStore(root / "swarm.db") as store:  # another build fails long ago: the next sweep takes it
+            await store.db.execute("UPDATE tasks SET finished_at=? WHERE task_id=?", (time.time() - 30 * DAY,
+                                                                                      NEW_FAILED))
+            await store.db.commit()
+        while (root / NEW_FAILED).exists() and time.monotonic() < deadline:
+            await __import__("asyncio").sleep(0.05)
+        assert not (root / NEW_FAILED).exists()
+    finally:
+        await service.close()
+
+
+def test_gc_command(tmp_path) -> None:
+    import asyncio
+
+    data = tmp_path / "data"
+    asyncio.run(seed(data / "swarm", time.time()))
+    config = tmp_path / "sentinel.json"
+    config.write_text(json.dumps({"sentinel": {"data_dir": str(data), "swarm": {"retention": {
+        "failed_workspace_days": 7, "debug_log_days": 7}, "log_retention_days": 30}}}))
+
+    def gc(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "swarm", "gc", *args],
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    dry = gc("--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "would remove 1 failed workspace(s) older than 7 days, 2 log file(s)" in dry.stdout
+    assert OLD_FAILED in dry.stdout and (data / "swarm" / OLD_FAILED).exists()
+    done = gc("--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["workspaces"] == [OLD_FAILED]
+    assert not (data / "swarm" / OLD_FAILED).exists() and (data / "swarm" / NEW_FAILED).exists()
+    assert json.loads(gc("--json").stdout) == {"workspaces": [], "logs": [], "skipped": [], "dry_run": False}
+
+
+async def test_debug_log_has_its_own_file(tmp_path, model_server) -> None:
+    from swarm_fixtures import openai_factory
+
+    service = BuildService(tmp_path / "swarm", swarm_settings({"backend": "openai", "verify": NO_TOOLS,
+                                                                "debug_log": True}))
+    await service.start(sweep=False)
+    logger = logging.getLogger("sentinel.swarm")
+    try:
+        task_id = await service.submit(SPEC, openai_factory(model_server))
+        assert (await service.wait(task_id))["state"] == "COMPLETED"
+    finally:
+        await service.close()
+        for h in [h for h in logger.handlers if str(tmp_path) in str(getattr(h, "baseFilename", ""))]:
+            logger.removeHandler(h)
+            h.close()
+        logger.propagate, logger.level = True, logging.INFO  # this process's other tests log as before
+    debug = (tmp_path / "swarm" / "logs" / "swarm-debug.log").read_text()
+    assert f"task {task_id}: planner call" in debug and "coder call (step 7)" in debug
+    info = (tmp_path / "swarm" / "logs" / "swarm.log").read_text()
+    assert "planner call" not in info and task_id in info
