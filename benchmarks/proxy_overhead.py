@@ -99,8 +99,13 @@ def main() -> None:
         wait_http(f"http://127.0.0.1:{up_port}/mcp", proc=upstream)
         wait_http(f"http://127.0.0.1:{gw_port}/healthz", proc=gateway)
         direct_stdio = StdioServerParameters(command=sys.executable, args=[TOOLBOX], env=env)
+        # the stdio gateway runs beside the HTTP one on the same data dir (as Claude Desktop beside `make run`):
+        # each writes its own audit log under <data dir>/instances/ (docs/durability.md)
+        cfg_stdio = tmp / "sentinel-stdio.json"
+        cfg_stdio.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+                                         "sentinel": {"data_dir": str(tmp / "state"), "builtins": []}}))
         proxied_stdio = StdioServerParameters(command=sys.executable,
-                                              args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"], env=env)
+                                              args=["-m", "sentinel_mcp", "-c", str(cfg_stdio), "serve"], env=env)
         rows = []
         for label, direct, proxied in (
             ("stdio", direct_stdio, proxied_stdio),

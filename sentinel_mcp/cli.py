@@ -11,6 +11,7 @@ from typing import Callable
 
 from sentinel_mcp import __version__
 from sentinel_mcp.config import ConfigError
+from sentinel_mcp.storage import StorageError
 
 # modules that add sub-commands; a missing one is skipped so a partial install still runs
 _COMMAND_MODULES = [
@@ -59,5 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"sentinel-mcp: {e}", file=sys.stderr)
         return 2
+    except StorageError as e:  # a store that cannot be read or written (held, read-only, full, ...)
+        print(f"sentinel-mcp: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130

@@ -1,15 +1,14 @@
-"""The sensors' SQLite file (consents, retained readings, audit), shared by the server and the CLI.
-
-WAL plus a busy timeout let the CLI grant consent while a server has the file open.
-"""
+"""The sensors' store (consents, retained readings, audit), shared by the server and the CLI."""
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from sentinel_mcp.storage import Schema, open_database
+from sentinel_mcp.storage.open import release_blocking
+from sentinel_mcp.storage.sqlite import SHARED
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS consents (
@@ -44,40 +43,35 @@ CREATE TABLE IF NOT EXISTS audit (
     reason     TEXT NOT NULL,
     redactions TEXT NOT NULL,   -- JSON list
     retention  INTEGER NOT NULL
-);
+)
 """
+STORE_SCHEMA = Schema("sensors", {"sqlite": [SCHEMA]})
 
 DB_FILENAME = "sensors.db"
 
 
 class SensorDatabase:
+    """The sensors' store behind the storage seam; a blocking API for the sync code that uses it.
+
+    Shared (rollback journal, no mmapped -shm): the CLI grants consent while a server has the file open.
+    Every change is committed before it returns.
+    """
+
     def __init__(self, data_dir: Path | str) -> None:
         self.path = Path(data_dir) / DB_FILENAME
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        # one connection used from the event loop and worker threads, serialised by the lock
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=10, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA busy_timeout=10000")
-        self._conn.execute("PRAGMA synchronous=NORMAL")  # WAL: no corruption risk, no fsync per audit row
-        self._conn.executescript(SCHEMA)
+        self._db = open_database(self.path, "sensors", SHARED)
+        self._db.migrate_blocking(STORE_SCHEMA)
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> int:
-        with self._lock:
-            cur = self._conn.execute(sql, tuple(params))
-            return cur.rowcount
+        return self._db.write_blocking(sql, tuple(params)).rowcount
 
     def insert(self, sql: str, params: Iterable[Any] = ()) -> int:
-        with self._lock:
-            cur = self._conn.execute(sql, tuple(params))
-            return int(cur.lastrowid or 0)
+        return int(self._db.write_blocking(sql, tuple(params)).lastrowid or 0)
 
-    def query(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            cur = self._conn.execute(sql, tuple(params))
-            cur.row_factory = sqlite3.Row
-            return cur.fetchall()
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        return self._db.query_dicts_blocking(sql, tuple(params))
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        if self._db is not None:
+            db, self._db = self._db, None
+            release_blocking(db)

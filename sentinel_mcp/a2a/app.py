@@ -101,6 +101,32 @@ class LatePort:
         return gw.list_catalog_tools() if gw is not None else []
 
 
+def task_journal(config: Any, settings: A2ASettings, runtime: Any) -> tuple[Path | None, list[Path]]:
+    """Where this gateway keeps its A2A tasks, and the journals of ended gateways it takes over.
+
+    By default each gateway instance has its own journal (``<data dir>/instances/<id>/a2a-tasks.db``: the
+    journal is held exclusively, and several gateways may share a data dir); a new one takes over the tasks of
+    instances that have ended and of the journal from before instances (``a2a/tasks.db``), so tasks survive a
+    restart. A configured ``task_db`` is that one file (one gateway), "" keeps tasks in memory only."""
+    from sentinel_mcp.storage.instances import dead_instance_files
+
+    data_dir = Path(config.data_dir)
+    if settings.task_db == "":
+        return None, []
+    if settings.task_db:
+        return data_dir / settings.task_db, []
+    legacy = data_dir / "a2a" / "tasks.db"
+    instance = getattr(runtime, "instance", None)
+    if instance is None:
+        return legacy, []
+    adopt = [legacy] if legacy.exists() else []
+    adopt += dead_instance_files(instance.dir.parent.parent, JOURNAL_FILE)
+    return instance.dir / JOURNAL_FILE, adopt
+
+
+JOURNAL_FILE = "a2a-tasks.db"
+
+
 def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: int,
               owner_token: str | None = None) -> None:
     """Add the A2A routes to the gateway's Starlette app and its mDNS to the app's lifespan.
@@ -119,8 +145,6 @@ def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: in
     service = A2AService(LatePort(holder), settings, peers)
     holder["a2a_service"] = service  # the server calls service.end_streams() when it starts to shut down
     app.router.routes.extend(create_a2a_routes(service.port, settings, peers, service=service))
-    data_dir = Path(config.data_dir)
-    task_db = None if settings.task_db == "" else data_dir / (settings.task_db or "a2a/tasks.db")
     scheme = "https" if settings.tls else "http"
     base_url = settings.public_url or f"{scheme}://{host}:{port}"
     outer = app.router.lifespan_context
@@ -131,7 +155,7 @@ def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: in
             rt = holder.get("runtime")
             if rt is not None:
                 rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
-            await service.open(task_db)
+            await service.open(*task_journal(config, settings, rt))
             try:
                 if port == 0:
                     log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")

@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from sentinel_mcp.gateway import wire_limits
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -98,12 +100,13 @@ class RpcRequest:
 
 
 def decode_frame(raw: bytes | str) -> Any:
+    """JSON under the gateway's wire limits (depth, integer size, finite numbers, valid Unicode)."""
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise RpcError(PARSE_ERROR, f"Parse error: invalid JSON ({e})") from None
-    except RecursionError:
-        raise RpcError(PARSE_ERROR, "Parse error: JSON nested too deeply") from None
+        body = wire_limits.loads(raw)
+        wire_limits.check_echoed_text(body)
+        return body
+    except wire_limits.WireError as e:
+        raise RpcError(e.code, e.message) from None
 
 
 def id_of(body: Any) -> JsonId:

@@ -13,7 +13,7 @@ import logging
 import secrets
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from pydantic import ValidationError
 
@@ -49,6 +49,7 @@ from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord, TaskStore, deco
 from sentinel_mcp.gateway.decision import Answer
 from sentinel_mcp.gateway.display_text import safe_text
 from sentinel_mcp.gateway.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
+from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +64,14 @@ class A2AService:
         self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
 
-    async def open(self, task_db: Path | None = None) -> None:
-        """Persist tasks in SQLite at ``task_db`` (and reload those stored there); without it, memory only."""
+    async def open(self, task_db: Path | None = None, adopt: Sequence[Path] = ()) -> None:
+        """Persist tasks in SQLite at ``task_db`` (and reload those stored there, with the tasks of the ended
+        gateways' journals ``adopt``); without it, memory only."""
         if task_db is None:
             return
         self._journal = TaskJournal(task_db)
         self.store.journal = self._journal
-        self.store.load(await self._journal.open())
+        self.store.load(await self._journal.open(adopt))
 
     def end_streams(self) -> None:
         """End open streams (SSE and WebSocket) so an HTTP server can shut down; tasks keep their state."""
@@ -146,7 +148,7 @@ class A2AService:
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
         self.store.add(record)
         if isinstance(action, Rejection):
-            self._set_status(record, "TASK_STATE_REJECTED", action.reason)
+            await self._settle(record, "TASK_STATE_REJECTED", action.reason)
         else:
             self._start(record, action, answers=None)
         return record
@@ -189,7 +191,7 @@ class A2AService:
             await asyncio.wait({runner})
         if not record.terminal:
             record.pending = None
-            self._set_status(record, "TASK_STATE_CANCELED", "canceled by the client")
+            await self._settle(record, "TASK_STATE_CANCELED", "canceled by the client")
         return self._view(record.task, None)
 
     # --- internals ----------------------------------------------------------------------------
@@ -271,44 +273,74 @@ class A2AService:
             outcome = await self.port.invoke(call.tool, call.arguments, session_id=record.session_id,
                                              client=record.owner, origin="a2a", answers=answers,
                                              principal=record.owner)
-            self._apply(record, call, outcome)
+            await self._apply(record, call, outcome)
         except asyncio.CancelledError:
             record.pending = None
-            self._set_status(record, "TASK_STATE_CANCELED", "canceled by the client")
+            await self._settle(record, "TASK_STATE_CANCELED", "canceled by the client")
             raise
         except Exception as e:  # the peer gets a failed task, never a dead server
             log.exception("A2A task %s: %s failed", record.task.id, call.tool)
-            self._set_status(record, "TASK_STATE_FAILED", f"internal error while calling {call.tool}: "
-                                                          f"{type(e).__name__}")
+            await self._settle(record, "TASK_STATE_FAILED", f"internal error while calling {call.tool}: "
+                                                            f"{type(e).__name__}")
 
-    def _apply(self, record: TaskRecord, call: GuardedCall, outcome: InvokeOutcome) -> None:
+    async def _apply(self, record: TaskRecord, call: GuardedCall, outcome: InvokeOutcome) -> None:
         task = record.task
         if isinstance(outcome, Completed):
             result = outcome.result
             if result.is_error:
                 text = actions.result_text(result) or "the tool reported an error"
-                self._set_status(record, "TASK_STATE_FAILED", f"{call.tool}: {text}")
+                await self._settle(record, "TASK_STATE_FAILED", f"{call.tool}: {text}")
                 return
             task_result = actions.task_result_of(task.id, call, result)
             artifact_id = f"{task.id}-result-{len(task.artifacts or []) + 1}"
             artifact = Artifact(artifact_id=artifact_id, name=call.kind, description=f"result of {call.tool}",
                                 parts=actions.result_parts(task_result, result))
-            task.artifacts = [*(task.artifacts or []), artifact]
-            self.events.publish(task.id, {"artifactUpdate": {
-                "taskId": task.id, "contextId": task.context_id, "artifact": artifact.to_wire(),
-                "append": False, "lastChunk": True}})
-            self._set_status(record, "TASK_STATE_COMPLETED", f"{call.tool} completed")
+            # committed with the artifact before anyone can see it COMPLETED (a restart keeps what was reported)
+            await self._settle(record, "TASK_STATE_COMPLETED", f"{call.tool} completed", artifact=artifact)
         elif isinstance(outcome, NeedsInput):
             record.pending = PendingCall(call.tool, call.arguments, [q.key for q in outcome.questions], call.kind)
             parts = actions.input_request_parts(self.settings.name, task.context_id, outcome.reason,
                                                 outcome.questions)
-            self._set_status(record, "TASK_STATE_INPUT_REQUIRED", parts=parts)
+            await self._settle(record, "TASK_STATE_INPUT_REQUIRED", parts=parts)
         else:  # Refused: a guard's Deny is a rejection; anything else (unknown tool, bad args) a failure
             state = "TASK_STATE_REJECTED" if outcome.decision is not None else "TASK_STATE_FAILED"
             reason = outcome.reason
             if outcome.decision is not None and outcome.decision.how_to_unblock:
                 reason += " (to unblock: " + "; ".join(outcome.decision.how_to_unblock) + ")"
-            self._set_status(record, state, reason)
+            await self._settle(record, state, reason)
+
+    async def _settle(self, record: TaskRecord, state: str, text: str | None = None,
+                      parts: list[Part] | None = None, artifact: Artifact | None = None) -> None:
+        """Move to a state a peer may act on: committed to the journal first, then visible and announced."""
+        task = record.task
+        message = None
+        if text or parts:
+            shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)  # a person may read it
+            message = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
+                              role="ROLE_AGENT", parts=parts or [Part.of_text(shown)])
+        history = [*(task.history or []), message] if message else task.history
+        artifacts = [*(task.artifacts or []), artifact] if artifact else task.artifacts
+        status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
+        journal = self.store.journal
+        if journal is not None and self.store.holds(record):
+            try:
+                await journal.commit(record, task.model_copy(update={"history": history, "status": status,
+                                                                     "artifacts": artifacts}))
+            except StorageError as e:  # not recorded: say so rather than report a state that may not survive
+                log.error("A2A task %s: could not record %s: %s", task.id, state, e)
+                fail = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
+                               role="ROLE_AGENT", parts=[Part.of_text(safe_text(
+                                   f"the result could not be recorded ({e})", actions.MAX_TEXT))])
+                history, artifacts = [*(task.history or []), fail], task.artifacts
+                status = TaskStatus(state="TASK_STATE_FAILED", message=fail, timestamp=now_iso())
+                artifact = None
+        task.history, task.artifacts, task.status = history, artifacts, status
+        if artifact is not None:
+            self.events.publish(task.id, {"artifactUpdate": {
+                "taskId": task.id, "contextId": task.context_id, "artifact": artifact.to_wire(),
+                "append": False, "lastChunk": True}})
+        self.events.publish(task.id, {"statusUpdate": {
+            "taskId": task.id, "contextId": task.context_id, "status": task.status.to_wire()}})
 
     def _set_status(self, record: TaskRecord, state: str, text: str | None = None,
                     parts: list[Part] | None = None) -> None:

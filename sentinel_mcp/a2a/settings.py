@@ -32,7 +32,8 @@ class A2ASettings(BaseModel):
     public_url: str | None = None  # base URL to put in the card; default: the URL the caller used
     orchestrator_url: str | None = None  # None: no orchestrator (degraded mode, local capabilities only)
     # tasks: kept in memory, and in SQLite when a path is given (relative paths: under the data dir);
-    # the gateway's HTTP server defaults it to <data_dir>/a2a/tasks.db, "" turns persistence off
+    # the gateway's HTTP server defaults it to its instance's own journal (<data_dir>/instances/<id>/a2a-tasks.db,
+    # taking over those of ended instances), "" turns persistence off
     task_db: str | None = None
     # limits
     max_tasks: int = Field(1000, ge=1)

@@ -1,7 +1,8 @@
 """Optional SQLite persistence of A2A tasks, so a restart loses no task a peer may still ask about.
 
-The in-memory ``TaskStore`` stays the source of truth while running; every change of a task is queued
-here and written in batches by one writer task (aiosqlite, WAL), like the audit log. On open, finished
+The in-memory ``TaskStore`` serves reads while running. A state others may act on (finished, waiting for
+input) is committed here before it becomes visible (``commit``); passing states are queued (``save``);
+both go through the storage seam's group commit. On open, finished
 tasks come back as they were; a task that waits for input comes back still resumable (its pending call
 is stored); a task that was running when the process stopped comes back FAILED, saying so.
 """
@@ -11,17 +12,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 import uuid
 from pathlib import Path
-
-import aiosqlite
+from typing import Any, Sequence
 
 from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
+from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
+from sentinel_mcp.storage.open import release
 
 log = logging.getLogger(__name__)
 
-SCHEMA = """
+_SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS a2a_task (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -31,91 +34,124 @@ CREATE TABLE IF NOT EXISTS a2a_task (
     task TEXT NOT NULL,
     pending TEXT
 );
-CREATE INDEX IF NOT EXISTS a2a_task_updated ON a2a_task(updated);
+CREATE INDEX IF NOT EXISTS a2a_task_updated ON a2a_task(updated)
 """
+SCHEMA = Schema("a2a_tasks", {"sqlite": [_SCHEMA_SQL]})
 _RUNNING = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+_ROW_COLS = "id, owner, session_id, state, updated, task, pending"
+_ADOPT = f"INSERT INTO a2a_task ({_ROW_COLS}) VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING"
+_SAVE = ("INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending) VALUES (?,?,?,?,?,?,?) "
+         "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated=excluded.updated, task=excluded.task, "
+         "pending=excluded.pending")
 
 
 class TaskJournal:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._db: aiosqlite.Connection | None = None
-        self._queue: asyncio.Queue[tuple[str, str, tuple] | None] = asyncio.Queue()
-        self._writer: asyncio.Task[None] | None = None
+        self._db: Any = None
+        self._inflight: set[asyncio.Future[Any]] = set()
 
-    async def open(self) -> list[TaskRecord]:
-        """Open (creating it if needed) and return the stored tasks, oldest first."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path)
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        await self._db.executescript(SCHEMA)
-        await self._db.commit()
+    async def open(self, adopt: Sequence[Path] = ()) -> list[TaskRecord]:
+        """Open (creating it if needed) and return the stored tasks, oldest first. ``adopt``: journals of
+        gateways that have ended (dead instances, a journal from before instances); their tasks move here."""
+        self._db = open_database(self.path, "a2a_tasks")
+        await self._db.migrate(SCHEMA)
+        for source in adopt:
+            try:
+                moved = await asyncio.to_thread(self._adopt, Path(source))
+            except StorageError as e:  # ours cannot be written: the source keeps them, for a later start
+                log.warning("A2A task journal: could not take over %s: %s", source, e)
+                continue
+            if moved:
+                log.info("A2A task journal: took over %d task(s) from %s", moved, source)
         records = []
-        async with self._db.execute("SELECT owner, session_id, task, pending FROM a2a_task ORDER BY updated") as rows:
-            async for owner, session_id, task_json, pending_json in rows:
-                try:
-                    record = TaskRecord(task=Task.model_validate_json(task_json), owner=owner, session_id=session_id,
-                                        pending=PendingCall(**json.loads(pending_json)) if pending_json else None)
-                except (ValueError, TypeError) as e:  # one bad row must not hide the others
-                    log.warning("A2A task journal: skipping an unreadable task (%s)", e)
-                    continue
-                if record.task.status.state in _RUNNING:
-                    _interrupted(record)
-                records.append(record)
-        self._writer = asyncio.create_task(self._write_loop(), name="a2a-task-journal")
-        for record in records:
-            if record.task.status.state == "TASK_STATE_FAILED":
-                self.save(record)
+        rows = await self._db.query("SELECT owner, session_id, task, pending FROM a2a_task ORDER BY updated")
+        for owner, session_id, task_json, pending_json in rows:
+            try:
+                record = TaskRecord(task=Task.model_validate_json(task_json), owner=owner, session_id=session_id,
+                                    pending=PendingCall(**json.loads(pending_json)) if pending_json else None)
+            except (ValueError, TypeError) as e:  # one bad row must not hide the others
+                log.warning("A2A task journal: skipping an unreadable task (%s)", e)
+                continue
+            if record.task.status.state in _RUNNING:
+                _interrupted(record)
+                await self.commit(record)
+            records.append(record)
         return records
 
-    def save(self, record: TaskRecord) -> None:
-        """Queue the task's current state; never blocks, never raises."""
-        if self._writer is None:
-            return
+    def _adopt(self, source: Path) -> int:
+        """Move the tasks of an ended gateway's journal into this one (blocking; in a thread). The source is
+        held exclusively throughout, so two gateways starting at once cannot both take it; its tasks are
+        durable here before they are deleted there (a crash in between only leaves a copy to merge again)."""
+        from sentinel_mcp.storage.instances import claimed_file
+
+        with claimed_file(source) as mine:
+            if not mine or not source.exists():
+                return 0
+            try:
+                conn = sqlite3.connect(f"file:{source}?mode=rw", uri=True, timeout=0.2, isolation_level=None)
+            except sqlite3.Error as e:
+                log.warning("A2A task journal: %s cannot be opened: %s", source, e)
+                return 0
+            try:
+                conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # as its owner wrote it: no -shm
+                conn.execute("PRAGMA mmap_size=0")
+                conn.execute("BEGIN EXCLUSIVE")  # fails while its owner (an older Sentinel) still holds it
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'a2a_task'").fetchone() is None:
+                    rows = []
+                else:
+                    rows = conn.execute(f"SELECT {_ROW_COLS} FROM a2a_task").fetchall()
+                if rows:
+                    self._db.run_blocking([Statement(_ADOPT, rows, many=True)])
+                    conn.execute("DELETE FROM a2a_task")
+                conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                log.warning("A2A task journal: %s not taken over: %s", source, e)
+                return 0
+            finally:
+                conn.close()
+            for suffix in ("", "-wal", "-journal", "-shm"):
+                source.with_name(source.name + suffix).unlink(missing_ok=True)
+            return len(rows)
+
+    @staticmethod
+    def _row(record: TaskRecord, task: Task | None = None) -> tuple[Any, ...]:
+        task = task or record.task
         pending = json.dumps(record.pending.__dict__) if record.pending else None
-        row = (record.task.id, record.owner, record.session_id, record.task.status.state,
-               record.task.status.timestamp or now_iso(), record.task.model_dump_json(by_alias=True, exclude_none=True),
-               pending)
-        self._queue.put_nowait(("save", record.task.id, row))
+        return (task.id, record.owner, record.session_id, task.status.state, task.status.timestamp or now_iso(),
+                task.model_dump_json(by_alias=True, exclude_none=True), pending)
+
+    async def commit(self, record: TaskRecord, task: Task | None = None) -> None:
+        """Store the task (or the state it is about to take, ``task``) durably; raises ``StorageError``."""
+        if self._db is None:
+            raise StorageError("A2A task journal is closed")
+        await self._db.write(_SAVE, self._row(record, task))
+
+    def save(self, record: TaskRecord) -> None:
+        """Queue the task's current state (a passing state: WORKING); never blocks, never raises."""
+        if self._db is None:
+            return
+        self._track(self._db.submit_write([Statement(_SAVE, self._row(record))]))
 
     def delete(self, task_id: str) -> None:
-        if self._writer is not None:
-            self._queue.put_nowait(("delete", task_id, (task_id,)))
+        if self._db is not None:
+            self._track(self._db.submit_write([Statement("DELETE FROM a2a_task WHERE id = ?", (task_id,))]))
 
-    async def _write_loop(self) -> None:
-        assert self._db is not None
-        while True:
-            item = await self._queue.get()
-            batch = [item]
-            while not self._queue.empty():
-                batch.append(self._queue.get_nowait())
-            stop = None in batch
-            try:
-                for entry in batch:
-                    if entry is None:
-                        continue
-                    op, _, row = entry
-                    if op == "save":
-                        await self._db.execute(
-                            "INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending)"
-                            " VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET state=excluded.state,"
-                            " updated=excluded.updated, task=excluded.task, pending=excluded.pending", row)
-                    else:
-                        await self._db.execute("DELETE FROM a2a_task WHERE id = ?", row)
-                await self._db.commit()
-            except Exception:
-                log.exception("A2A task journal: write failed (%d changes lost)", len(batch))
-            if stop:
-                return
+    def _track(self, fut: "asyncio.Future[Any]") -> None:
+        self._inflight.add(fut)
+
+        def done(f: "asyncio.Future[Any]") -> None:
+            self._inflight.discard(f)
+            if not f.cancelled() and f.exception() is not None:
+                log.warning("A2A task journal: write failed: %s", f.exception())
+        fut.add_done_callback(done)
 
     async def close(self) -> None:
-        if self._writer is not None:
-            self._queue.put_nowait(None)
-            await self._writer
-            self._writer = None
+        if self._inflight:
+            await asyncio.gather(*self._inflight, return_exceptions=True)
         if self._db is not None:
-            await self._db.close()
-            self._db = None
+            db, self._db = self._db, None
+            await release(db)
 
 
 def _interrupted(record: TaskRecord) -> None:

@@ -40,6 +40,7 @@ class TaskRecord:
 
 class Journal(Protocol):
     def save(self, record: TaskRecord) -> None: ...
+    async def commit(self, record: TaskRecord, task: Task | None = None) -> None: ...
     def delete(self, task_id: str) -> None: ...
 
 
@@ -58,6 +59,9 @@ class TaskStore:
         """The task changed: persist it when a journal is attached."""
         if self.journal is not None and record.task.id in self._tasks:
             self.journal.save(record)
+
+    def holds(self, record: TaskRecord) -> bool:
+        return self._tasks.get(record.task.id) is record
 
     def __len__(self) -> int:
         return len(self._tasks)

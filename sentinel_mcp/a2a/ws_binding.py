@@ -208,7 +208,7 @@ def make_ws_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
                         INVALID_REQUEST, f"Invalid Request: binary frames are not accepted; use text frames "
                                          f"({WS_SUBPROTOCOL})")))
                     continue
-                if len(text) > settings.max_frame_bytes or len(text.encode()) > settings.max_frame_bytes:
+                if len(text) > settings.max_frame_bytes or len(text.encode("utf-8", "surrogatepass")) > settings.max_frame_bytes:
                     await conn.send(error_frame(None, RpcError(
                         INVALID_REQUEST, f"Invalid Request: frame larger than {settings.max_frame_bytes} bytes")))
                     continue

@@ -43,10 +43,15 @@ def _instant(text: str) -> float | None:
         return None
 
 
+def keyed(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row with its ``key``: its gateway's chain and its id there (ids repeat across gateways' logs)."""
+    return [r | {"key": f"{r.get('chain') or 'main'}.{r.get('id')}"} for r in found]
+
+
 async def rows(store: Path, viewer: Any, f: Filters, limit: int = PAGE) -> list[dict[str, Any]]:
     """Newest first."""
     who = f.principal or None if viewer.is_owner else viewer.name
-    found = await read_audit(store, tail=SCAN, session=f.session or None, principal=who)
+    found = keyed(await read_audit(store, tail=SCAN, session=f.session or None, principal=who))
     since, until = _instant(f.since), _instant(f.until)
     out = [r for r in reversed(found)
            if (not f.tool or f.tool.lower() in str(r.get("tool", "")).lower())
@@ -56,9 +61,9 @@ async def rows(store: Path, viewer: Any, f: Filters, limit: int = PAGE) -> list[
     return out[:limit]
 
 
-async def row(store: Path, viewer: Any, row_id: str) -> dict[str, Any] | None:
+async def row(store: Path, viewer: Any, row_key: str) -> dict[str, Any] | None:
     who = None if viewer.is_owner else viewer.name
-    for r in await read_audit(store, tail=SCAN, principal=who):
-        if str(r.get("id")) == row_id:
+    for r in keyed(await read_audit(store, tail=SCAN, principal=who)):
+        if r["key"] == row_key:
             return r
     return None

@@ -73,7 +73,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         f = audit_view.Filters(since=str(form.get("since") or "")[:40])
         since = audit_view._instant(f.since)
         who = None if viewer.principal.is_owner else viewer.principal.name
-        rows = pick_rows(await read_audit(console.runtime.config.store_path, tail=audit_view.SCAN, principal=who),
+        rows = pick_rows(audit_view.keyed(await read_audit(console.runtime.config.store_path, tail=audit_view.SCAN,
+                                                           principal=who)),
                          since=since)
         with tempfile.TemporaryDirectory(prefix="sentinel-candidate-") as tmp:
             path = Path(tmp) / chosen

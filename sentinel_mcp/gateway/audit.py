@@ -1,171 +1,292 @@
-"""The audit log: every call with its decision, proof, policy version, upstream, latency and outcome.
+"""The audit log, written ahead: a call's decision is on disk before the call is forwarded (or refused),
+and its outcome before the caller gets the answer.
 
-SQLite through aiosqlite (WAL). Entries are queued and written in batches by one writer task, so the
-hot path of a tool call never waits for the disk; ``flush()`` waits until everything queued is committed.
+Each write waits for its commit; concurrent calls share commits (group commit in the storage layer), so
+the cost per call is a share of one fsync, not one fsync each. Rows are append-only and hash-chained
+(``audit_chain.py`` verifies them). A write that fails raises ``StorageError``: the gateway then refuses
+the call (fail closed). Rows are built in one place, ``AuditLog.row``, which passes every entry through the
+redactor (``redactor.py``: secrets never reach the log, allowed or denied) exactly once before it is stored
+and hashed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
-import logging
 import time
+import uuid
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-import aiosqlite
-from pydantic import BaseModel, Field
-
-log = logging.getLogger(__name__)
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS audit (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts REAL NOT NULL,
-    session TEXT NOT NULL,
-    client TEXT,
-    origin TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    upstream TEXT,
-    arg_digest TEXT,
-    arguments TEXT,
-    decision TEXT NOT NULL,
-    reason TEXT,
-    proof TEXT,
-    policy_version TEXT,
-    latency_ms REAL,
-    outcome TEXT NOT NULL,
-    error TEXT,
-    principal TEXT
-);
-CREATE INDEX IF NOT EXISTS audit_ts ON audit(ts);
-CREATE INDEX IF NOT EXISTS audit_session ON audit(session);
-"""
+from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, SCHEMA
+from sentinel_mcp.gateway.redactor import redact_record
+from sentinel_mcp.storage import Statement, StorageError, open_database
+from sentinel_mcp.storage.open import release
 
 MAX_ARGS_CHARS = 4000
+MAX_PROOF_CHARS = 20000
+
+__all__ = ["AuditEntry", "AuditLog", "StorageError", "audit_files", "new_decision_id", "read_audit"]
 
 
-class AuditEntry(BaseModel):
-    ts: float = Field(default_factory=time.time)
+@dataclass(slots=True)
+class AuditEntry:
+    """One event of one call (plain data: built on every call)."""
+
     session: str
-    principal: str | None = None  # who the call ran for
+    tool: str
+    decision: str  # allow | deny | ask | error
+    outcome: str  # forwarded | ok | tool_error | denied | asked | cancelled | timeout | upstream_error | ...
+    ts: float = field(default_factory=time.time)
     client: str | None = None
     origin: str = "client"
-    tool: str
     upstream: str | None = None
     arg_digest: str | None = None
     arguments: Any = None
-    decision: str  # allow | deny | ask | error
     reason: str | None = None
     proof: Any = None
     policy_version: str | None = None
     latency_ms: float | None = None
-    outcome: str  # ok | tool_error | denied | asked | cancelled | timeout | upstream_error | unknown_tool | bad_arguments
     error: str | None = None
+    decision_id: str = ""
+    event: str = "final"
+    principal: str | None = None  # who the call ran for
+    sensitive: frozenset[str] = frozenset()  # argument names the tool declares secret (not stored)
+
+
+def new_decision_id() -> str:
+    return uuid.uuid4().hex
 
 
 def _json(value: Any, limit: int | None = None) -> str | None:
     if value is None:
         return None
-    text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    # ASCII: any text (lone surrogates too) is stored escaped, exactly, and can always be encoded
+    text = json.dumps(value, ensure_ascii=True, default=str, sort_keys=True)
     if limit and len(text) > limit:
         text = text[:limit] + "…"
     return text
 
 
+def _text(value: str | None) -> str | None:
+    """Text a caller may have shaped (tool names, reasons quoting arguments): lone surrogates escaped."""
+    if value is None or value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def canonical(values: tuple[Any, ...]) -> str:
+    """The text a row's hash covers: its ``HASHED`` columns as JSON (floats round-trip exactly). A row with no
+    principal (the last column) is hashed without it, so rows chained before the column existed still verify;
+    the texts stay distinct (an array of one element fewer), so a principal added or removed breaks the hash."""
+    if values and values[-1] is None:
+        values = values[:-1]
+    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+
+
+def redact_entry(entry: AuditEntry) -> AuditEntry:
+    """The entry as it may be stored: secret arguments masked, and their values scrubbed from the reason,
+    proof and error (``redactor.redact_record``)."""
+    fields = {"arguments": entry.arguments, "reason": entry.reason, "proof": entry.proof, "error": entry.error}
+    return replace(entry, **redact_record(fields, entry.sensitive))
+
+
+# The head moves only from the hash this row was chained to (optimistic: a write computed on a head that
+# did not get committed changes nothing, and is chained again); the row is inserted only if it moved.
+_ADVANCE = "UPDATE audit_head SET hash = ?, rows = rows + 1 WHERE chain = ? AND hash = ?"
+_INSERT = ("INSERT INTO audit (" + ", ".join(HASHED) + ", prev_hash, hash) SELECT "
+           + ", ".join("?" * len(HASHED)) + ", ?, h.hash FROM audit_head h WHERE h.chain = ? AND h.hash = ?")
+
+
+def chain_hash(prev: str, text: str) -> str:
+    return hashlib.sha256((prev + text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 class AuditLog:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, chain: str = "main",
+                 redactor: Callable[[AuditEntry], AuditEntry] = redact_entry) -> None:
         self.path = path
-        self._db: aiosqlite.Connection | None = None
-        self._queue: asyncio.Queue[AuditEntry | None] = asyncio.Queue()
-        self._writer: asyncio.Task[None] | None = None
-        self._idle = asyncio.Event()
-        self._idle.set()
+        self.chain = chain
+        self.redactor = redactor  # applied to every entry, once, before its row is built and hashed
+        self.db: Any = None
+        self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
+        self._rechain = asyncio.Lock()
 
     async def open(self) -> "AuditLog":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path)
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        await self._db.execute("PRAGMA synchronous=NORMAL")
-        await self._db.executescript(SCHEMA)
-        async with self._db.execute("PRAGMA table_info(audit)") as cur:
-            if "principal" not in {r[1] async for r in cur}:  # a log from before principals
-                await self._db.execute("ALTER TABLE audit ADD COLUMN principal TEXT")
-        await self._db.commit()
-        self._writer = asyncio.create_task(self._write_loop(), name="audit-writer")
+        self.db = open_database(self.path, "audit")
+        try:
+            await self.db.migrate(SCHEMA)
+            self._head = await self._read_head()
+        except StorageError:
+            pass  # the store starts degraded: calls are refused until it can be written
         return self
 
-    def record(self, entry: AuditEntry) -> None:
-        """Queue an entry; never blocks and never raises."""
-        self._idle.clear()
-        self._queue.put_nowait(entry)
+    @property
+    def health(self) -> Any:
+        return self.db.health
+
+    # ------------------------------------------------------------------ the one place a row is built
+    def row(self, entry: AuditEntry) -> tuple[Any, ...]:
+        entry = self.redactor(entry)
+        return (self.chain, entry.ts, entry.decision_id, entry.event, _text(entry.session), _text(entry.client),
+                entry.origin, _text(entry.tool), entry.upstream, entry.arg_digest,
+                _json(entry.arguments, MAX_ARGS_CHARS), entry.decision, _text(entry.reason),
+                _json(entry.proof, MAX_PROOF_CHARS), entry.policy_version, entry.latency_ms, entry.outcome,
+                _text(entry.error), _text(entry.principal))
+
+    async def _read_head(self) -> str:
+        await self.db.write("INSERT INTO audit_head (chain, hash, rows) VALUES (?, ?, 0) "
+                            "ON CONFLICT (chain) DO NOTHING", (self.chain, GENESIS))
+        rows = await self.db.query("SELECT hash FROM audit_head WHERE chain = ?", (self.chain,))
+        return rows[0][0]
+
+    def _chained(self, values: tuple[Any, ...]) -> list[Statement]:
+        """The statements appending this row after the current head (computed here, no await: in order)."""
+        assert self._head is not None
+        text = canonical(values)
+        prev, new = self._head, chain_hash(self._head, text)
+        self._head = new
+        return [Statement(_ADVANCE, (new, self.chain, prev)),
+                Statement(_INSERT, (*values, prev, self.chain, new))]
+
+    async def write(self, entry: AuditEntry) -> str:
+        """Append one event durably; its decision id is returned. Raises ``StorageError``."""
+        if not entry.decision_id:
+            entry.decision_id = new_decision_id()
+        if self.db is None:
+            raise StorageError("audit log is not open")
+        values = self.row(entry)
+        if self._head is not None:
+            try:
+                results = await self.db.run(self._chained(values))
+            except StorageError:
+                self._head = None  # what we chained onto may not have been committed: read it again
+                raise
+            if results[1].rowcount == 1:
+                return entry.decision_id
+        # no head known, or a write before this one failed: chain onto what is really stored, one at a time
+        async with self._rechain:
+            for _ in range(3):
+                try:
+                    self._head = await self._read_head()
+                    results = await self.db.run(self._chained(values))
+                except StorageError:
+                    self._head = None
+                    raise
+                if results[1].rowcount == 1:
+                    return entry.decision_id
+        self._head = None
+        raise StorageError("audit log: the chain head kept moving under this writer")
 
     async def flush(self) -> None:
-        if self._writer is None:
-            return
-        while not (self._queue.empty() and self._idle.is_set()):
-            await asyncio.sleep(0.005)
+        """Every write is durable when it returns; kept for callers of the batched log."""
 
-    async def _write_loop(self) -> None:
-        assert self._db is not None
-        while True:
-            entry = await self._queue.get()
-            if entry is None:
-                self._idle.set()
-                return
-            batch = [entry]
-            while not self._queue.empty() and len(batch) < 500:
-                nxt = self._queue.get_nowait()
-                if nxt is None:
-                    await self._write(batch)
-                    self._idle.set()
-                    return
-                batch.append(nxt)
-            await self._write(batch)
-            if self._queue.empty():
-                self._idle.set()
-
-    async def _write(self, batch: list[AuditEntry]) -> None:
-        assert self._db is not None
-        rows = [(e.ts, e.session, e.client, e.origin, e.tool, e.upstream, e.arg_digest,
-                 _json(e.arguments, MAX_ARGS_CHARS), e.decision, e.reason, _json(e.proof, 20000),
-                 e.policy_version, e.latency_ms, e.outcome, e.error, e.principal) for e in batch]
-        try:
-            await self._db.executemany(
-                "INSERT INTO audit (ts, session, client, origin, tool, upstream, arg_digest, arguments, decision,"
-                " reason, proof, policy_version, latency_ms, outcome, error, principal)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-            await self._db.commit()
-        except Exception:  # the audit log must never take the gateway down
-            log.exception("audit write failed (%d entries lost)", len(batch))
+    async def read(self, tail: int = 20, session: str | None = None,
+                   principal: str | None = None) -> list[dict[str, Any]]:
+        """The newest ``tail`` calls (decision and outcome merged), oldest first, through the open store."""
+        return await _read_open(self.db, tail, session, principal)
 
     async def close(self) -> None:
-        if self._writer is not None:
-            self._queue.put_nowait(None)
-            await self._writer
-            self._writer = None
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+        if self.db is not None:
+            await release(self.db)
+            self.db = None
 
 
-async def read_audit(path: Path, tail: int = 20, session: str | None = None,
+_COLUMNS = ["id", *HASHED, "prev_hash", "hash"]
+
+
+def _where(session: str | None, principal: str | None) -> tuple[str, list[str]]:
+    conds = [(c, v) for c, v in (("session = ?", session), ("principal = ?", principal)) if v]
+    where = ("WHERE " + " AND ".join(c for c, _ in conds)) if conds else ""
+    return where, [v for _, v in conds]
+
+
+async def _read_open(db: Any, tail: int, session: str | None,
                      principal: str | None = None) -> list[dict[str, Any]]:
-    """The newest ``tail`` entries, oldest first (for ``sentinel-mcp audit``); ``principal``: only theirs."""
-    if not path.exists():
-        return []
-    async with aiosqlite.connect(path) as db:
-        db.row_factory = aiosqlite.Row
-        conds = [(c, v) for c, v in (("session = ?", session), ("principal = ?", principal)) if v]
-        where = ("WHERE " + " AND ".join(c for c, _ in conds)) if conds else ""
-        params = [v for _, v in conds]
-        cur = await db.execute(f"SELECT * FROM audit {where} ORDER BY id DESC LIMIT ?", [*params, tail])
-        rows = [dict(r) for r in await cur.fetchall()]
-    for r in rows:
+    where, params = _where(session, principal)
+    rows = await db.query(f"SELECT {', '.join(_COLUMNS)} FROM audit {where} ORDER BY id DESC LIMIT ?",
+                          [*params, tail * 2])
+    return merge_calls(_COLUMNS, rows, tail)
+
+
+def merge_calls(cols: list[str], rows: list[tuple[Any, ...]], tail: int) -> list[dict[str, Any]]:
+    """Newest-first rows -> one dict per call (its latest event wins, the decision row's proof kept), oldest first."""
+    calls: dict[str, dict[str, Any]] = {}
+    for raw in rows:
+        r = dict(zip(cols, raw))
         for k in ("arguments", "proof"):
             if r.get(k):
                 try:
                     r[k] = json.loads(r[k])
                 except (json.JSONDecodeError, TypeError):
                     pass
-    return list(reversed(rows))
+        seen = calls.get(r["decision_id"])
+        if seen is None:
+            calls[r["decision_id"]] = r
+        elif seen.get("proof") is None and r.get("proof") is not None:
+            seen["proof"] = r["proof"]
+    out = sorted(calls.values(), key=lambda r: r["id"])
+    return out[-tail:]
+
+
+def audit_files(path: Path) -> list[Path]:
+    """Every file that holds audit records for the store at ``path``: the file itself (a log from before
+    instances, or one a test wrote there) and each gateway instance's own log
+    (``<dir>/instances/<id>/<name>``, ``storage/instances.py``), live or not, oldest instance first."""
+    from sentinel_mcp.storage.instances import instance_dirs
+
+    path = Path(path)
+    files = [path] if path.exists() else []
+    files += [d / path.name for d in instance_dirs(path.parent) if (d / path.name).exists()]
+    return files
+
+
+async def read_audit(path: Path, tail: int = 20, session: str | None = None,
+                     principal: str | None = None) -> list[dict[str, Any]]:
+    """The newest ``tail`` calls of every gateway that recorded into the store at ``path`` (all instances,
+    merged by time), oldest first (for ``sentinel-mcp audit``; works while gateways run); ``principal``:
+    only the calls made for them."""
+    from sentinel_mcp.storage.open import find_open
+
+    calls: list[tuple[float, int, int, dict[str, Any]]] = []
+    for n, file in enumerate(audit_files(path)):
+        db = find_open(file)
+        if db is not None:  # this process holds it: read through the writer, never around it
+            rows = await _read_open(db, tail, session, principal)
+        else:
+            rows = await asyncio.to_thread(_read_file, file, tail, session, principal)
+        calls += [(r.get("ts") or 0.0, n, r["id"], r) for r in rows]
+    calls.sort(key=lambda c: c[:3])
+    return [c[3] for c in calls[-tail:]] if tail > 0 else []
+
+
+def _read_file(path: Path, tail: int, session: str | None, principal: str | None = None) -> list[dict[str, Any]]:
+    import sqlite3
+
+    from sentinel_mcp.storage.snapshot import read_connection
+
+    if not path.exists():
+        return []
+    with read_connection(path) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "audit" not in tables:
+            return []
+        cur = conn.execute("SELECT * FROM audit LIMIT 0")
+        cols = [d[0] for d in cur.description]
+        if principal and "principal" not in cols:  # a log from before principals: nobody's calls
+            return []
+        where, params = _where(session, principal)
+        try:
+            rows = conn.execute(f"SELECT * FROM audit {where} ORDER BY id DESC LIMIT ?", [*params, tail * 2]).fetchall()
+        except sqlite3.Error:
+            return []
+    if "decision_id" not in cols:  # an unchained log from an older Sentinel: one row per call
+        cols = [*cols, "decision_id"]
+        rows = [(*r, f"row{r[0]}") for r in rows]
+    return merge_calls(cols, rows, tail)

@@ -30,7 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_config_token)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
-    p = sub.add_parser("audit", help="show the audit log")
+    p = sub.add_parser("audit", help="show the audit log; `audit verify` checks its hash chain")
+    p.add_argument("what", nargs="?", choices=["verify"],
+                   help="verify: check that no row was changed, removed or inserted (exit 1 at the first broken row)")
     p.add_argument("--tail", type=int, default=20, metavar="N", help="the newest N entries (default 20)")
     p.add_argument("--session", help="only this session")
     p.add_argument("--principal", help="only this principal's calls (what that principal may be shown)")
@@ -117,6 +119,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from sentinel_mcp.gateway.audit import read_audit
 
     config = load_config(args.config)
+    if args.what == "verify":
+        return _verify(config.store_path)
     rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session,
                                   principal=args.principal))
     if args.json:
@@ -136,6 +140,19 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} "
               f"{r['outcome']:14} {ms:>7}  {reason}")
     return 0
+
+
+def _verify(path: Path) -> int:
+    from sentinel_mcp.gateway.audit_chain import verify_store
+
+    report = verify_store(path)
+    if report.ok:
+        print(f"audit log {path}: {report.rows} rows in {report.chains} chain(s) across {report.files} file(s) "
+              "(every gateway instance), chain intact")
+        return 0
+    print(f"audit log {report.file or path}: BROKEN: {report.problem}"
+          + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else ""))
+    return 1
 
 
 def cmd_call(args: argparse.Namespace) -> int:

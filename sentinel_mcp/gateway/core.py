@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import uuid
 from typing import Any, Callable
 
@@ -28,6 +27,7 @@ from sentinel_mcp.gateway.answer_validation import AnswerNotAccepted, answer_pro
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.builtin import declares_self_confirming
 from sentinel_mcp.gateway.call_meta import call_meta
+from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.decision import (
@@ -45,7 +45,7 @@ from sentinel_mcp.gateway.decision import (
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
-from sentinel_mcp.gateway.redactor import redact_record, sensitive_fields_of
+from sentinel_mcp.gateway.redactor import sensitive_fields_of
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
@@ -54,7 +54,9 @@ from sentinel_mcp.gateway.upstream import (
     UpstreamUnavailable,
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.gateway.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, OWNER, Principal
+from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,9 @@ class Gateway:
         self.audit = audit
         self.manager = manager
         self.guard = guard
+        self.records = RecordsGate(self._record_stores)
+        self.inflight = 0  # calls being executed (a stopping host drains them)
+        self.draining = False  # set when the host stops: new calls are refused
         self.conversations = Conversations()
         self.consent_gate: ConsentGate | None = None  # personal reads need their principal's consent
         # every principal the config names, by name (A2A callers reach the gateway by name)
@@ -92,6 +97,11 @@ class Gateway:
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
         self.observers: list[Callable[[AuditEntry], None]] = []
+
+    def _record_stores(self) -> list[Any]:
+        """The databases a decision is recorded in: the audit log, and the guard's fact store if it has one."""
+        facts = getattr(getattr(self.guard, "store", None), "_db", None)
+        return [self.audit.db, facts]
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:
@@ -144,22 +154,28 @@ class Gateway:
                                   "through an MCP client of this Sentinel or its CLI, not by this caller")
         return outcome
 
-    def refuse_answers(self, name: str, arguments: Any, *, session_id: str, client: str | None,
-                       origin: Origin, reason: str, principal: Principal | str | None = None) -> Refused:
-        """Answers that cannot count (no valid state, replayed, not asked, ...): audited (redacted, like every
-        record), nothing recorded."""
-        args = arguments if isinstance(arguments, dict) else None
+    async def refuse_answers(self, name: str, arguments: Any, *, session_id: str, client: str | None,
+                             origin: Origin, reason: str, principal: Principal | str | None = None) -> Refused:
+        """Answers that cannot count (no valid state, replayed, not asked, ...): audited before the refusal
+        leaves (redacted, like every row), nothing recorded. If even that cannot be written, the refusal says
+        so."""
+        args = arguments if isinstance(arguments, dict) and value_problem(arguments, MAX_ARGUMENT_DEPTH) is None \
+            else None
         who = self.principal_for(principal, session_id, origin)
         route = self.manager.catalog.route(name)
-        sensitive = sensitive_fields_of(route.exposed) if route is not None else set()
-        record = redact_record(dict(session=session_id, client=client, origin=origin, tool=name,
-                                    principal=who.name, arg_digest=argument_digest(args), arguments=args,
-                                    reason=reason), sensitive)
-        self.audit.record(AuditEntry(**record, decision="deny", outcome="answer_refused",
-                                     policy_version=self.guard.version))
-        return Refused(reason=f"the answer was not accepted: {reason}",
-                       decision=AnswerNotAccepted(reason=reason, unmet=["answer_refused"],
-                                                  how_to_unblock=["call the tool again; the user is asked afresh"]))
+        sensitive = frozenset(sensitive_fields_of(route.exposed)) if route is not None else frozenset()
+        rec = CallRecord(self.audit, self.guard.version, self.observers, session=session_id, client=client,
+                         origin=origin, tool=name, principal=who.name, arg_digest=argument_digest(args), arguments=args,
+                         sensitive=sensitive)
+        unblock = ["call the tool again; the user is asked afresh"]
+        refusal = Refused(reason=f"the answer was not accepted: {reason}", decision_id=rec.decision_id,
+                          decision=AnswerNotAccepted(reason=reason, unmet=["answer_refused"], how_to_unblock=unblock))
+        try:
+            await rec.final("deny", "answer_refused", reason=reason)
+        except StorageError as e:
+            return refusal.model_copy(update={"reason": f"{refusal.reason}; {storage_refusal(e)}",
+                                              "decision_id": None})
+        return refusal
 
     # ------------------------------------------------------------------ the pipeline
     @traced(lambda self, name, *a, origin="client", **k: "sentinel.fetch" if origin == "solver" else "sentinel.call",
@@ -184,21 +200,29 @@ class Gateway:
         principal: Principal | str | None = None,
         purpose: str | None = None,
     ) -> InvokeOutcome | UpstreamNeedsInput:
-        started = time.perf_counter()
         who = self.principal_for(principal, session_id, origin)
-        base = dict(session=session_id, client=client, origin=origin, tool=name, principal=who.name)
+        rec = CallRecord(self.audit, self.guard.version, self.observers, session=session_id, client=client,
+                         origin=origin, tool=name, principal=who.name)
+        if self.draining and depth == 0:
+            return Refused(reason="Sentinel is shutting down; call again once it is back")
+        problem = await self.records.problem()  # a store that cannot be written refuses everything (fail closed)
+        if problem is not None:
+            return Refused(reason=problem)
+        self.inflight += 1
+        try:
+            return await self._run(rec, who, name, arguments, answers=answers, depth=depth, progress=progress,
+                                   link=link, upstream_input=upstream_input, upstream_state=upstream_state,
+                                   preapproved_digest=preapproved_digest, purpose=purpose)
+        except StorageError as e:  # the decision could not be recorded: nothing was forwarded
+            return Refused(reason=storage_refusal(e), decision_id=rec.decision_id)
+        finally:
+            self.inflight -= 1
 
-        sensitive: set[str] = set()  # argument names the tool declares secret
-
-        def audit(decision: str, outcome: str, **kw: Any) -> None:
-            # one redactor for every record: secrets never reach the log, allowed or denied
-            record = redact_record({**base, **kw}, sensitive)
-            entry = AuditEntry(**record, decision=decision, outcome=outcome, policy_version=self.guard.version,
-                               latency_ms=(time.perf_counter() - started) * 1000)
-            self.audit.record(entry)
-            for observe in self.observers:  # metrics, traces: what the audit log records, as it is recorded
-                observe(entry)
-
+    async def _run(self, rec: CallRecord, who: Principal, name: str, arguments: Any, *,
+                   answers: dict[str, Answer] | None, depth: int, progress: ProgressFn | None,
+                   link: CallerLink | None, upstream_input: dict[str, Any] | None, upstream_state: str | None,
+                   preapproved_digest: str | None, purpose: str | None) -> InvokeOutcome | UpstreamNeedsInput:
+        session_id, client, origin = rec.base["session"], rec.base["client"], rec.base["origin"]
         # the policy's own fetches name tools by identity (what rules bind to); everyone else by exposed name
         catalog = self.manager.catalog
         route = catalog.route(name, by_identity=True) if origin == "solver" else catalog.route(name)
@@ -208,14 +232,17 @@ class Gateway:
                                            or who.may_reach(route.upstream, route.tool))
         if route is None or not reachable:
             # a tool the caller may not reach is as unknown to it as a tool that does not exist
-            audit("error", "unknown_tool",
-                  error="unknown tool" if route is None else f"not reachable by {who.name}")
-            return Refused(reason=self._unknown_tool_message(name, who))
-        sensitive.update(sensitive_fields_of(route.exposed))
+            await rec.final("error", "unknown_tool",
+                            error="unknown tool" if route is None else f"not reachable by {who.name}")
+            return Refused(reason=self._unknown_tool_message(name, who), decision_id=rec.decision_id)
+        # argument names the tool declares secret: the audit log's redactor masks them in every row
+        rec.base["sensitive"] = frozenset(sensitive_fields_of(route.exposed))
         problem = self._check_arguments(route.exposed, arguments)
         if problem is not None:
-            audit("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=arguments)
-            return Refused(reason=problem)
+            # arguments of a shape past the wire limits are not kept (the record says why they were refused)
+            kept = arguments if value_problem(arguments, MAX_ARGUMENT_DEPTH) is None else None
+            await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=kept)
+            return Refused(reason=problem, decision_id=rec.decision_id)
         up = self.manager.upstreams[route.upstream]
         ann = route.exposed.annotations
         call = ToolCall(name=name, server=route.upstream, tool=route.tool, arguments=arguments or {},
@@ -224,10 +251,11 @@ class Gateway:
                         read_only=ann.read_only_hint if ann else None,
                         destructive=ann.destructive_hint if ann else None,
                         self_confirming=self._self_confirming(up, route.exposed))
-        base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
+        rec.base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
         if depth > MAX_DEPTH:
-            audit("deny", "denied", reason="nesting too deep")
-            return Refused(reason=f"{name}: calls nested deeper than {MAX_DEPTH} levels are refused")
+            await rec.final("deny", "denied", reason="nesting too deep")
+            return Refused(reason=f"{name}: calls nested deeper than {MAX_DEPTH} levels are refused",
+                           decision_id=rec.decision_id)
 
         if preapproved_digest is not None and preapproved_digest == call.digest:
             decision: Decision = Allow(reason="continuation of a call already allowed")
@@ -235,19 +263,39 @@ class Gateway:
             decision = await self._decide(call, answers or {}, route.exposed)
         if isinstance(decision, Deny):
             refused_answer = isinstance(decision, AnswerNotAccepted)
-            audit("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,
-                  proof=_proof_of(decision))
-            return Refused(reason=decision.reason, decision=decision)
+            await rec.final("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,
+                            proof=_proof_of(decision))
+            return Refused(reason=decision.reason, decision=decision, decision_id=rec.decision_id)
         if isinstance(decision, Ask):
-            audit("ask", "asked", reason=decision.reason,
-                  proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet})
-            return NeedsInput(reason=decision.reason, questions=decision.questions)
+            await rec.final("ask", "asked", reason=decision.reason,
+                            proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet})
+            return NeedsInput(reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id)
 
-        meta = call_meta(session_id, client, origin, who.name,
+        await rec.decided(reason=decision.reason, proof=_proof_of(decision))  # on disk before the call leaves
+        return await self._forward(rec, who, call, route, up, decision, link=link, progress=progress,
+                                   upstream_input=upstream_input, upstream_state=upstream_state)
+
+    async def _forward(self, rec: CallRecord, who: Principal, call: ToolCall, route: Any, up: Any,
+                       decision: Decision, *, link: CallerLink | None, progress: ProgressFn | None,
+                       upstream_input: dict[str, Any] | None,
+                       upstream_state: str | None) -> InvokeOutcome | UpstreamNeedsInput:
+        name = call.name
+
+        async def done(outcome: str, result: CallToolResult, **kw: Any) -> Completed:
+            """The outcome on disk before the answer leaves; if it cannot be, the answer says so."""
+            try:
+                await rec.finished(outcome, reason=decision.reason, **kw)
+            except StorageError as e:
+                return Completed(result=rec.stamp(error_result(
+                    f"{name} ran, but Sentinel could not record its outcome, so the result is withheld: {e}",
+                    error="audit_unavailable")))
+            return Completed(result=rec.stamp(result))
+
+        meta = call_meta(rec.base["session"], rec.base["client"], rec.base["origin"], who.name,
                          can_sample=bool(getattr(link, "relays_sampling", False))) \
             if isinstance(up.target, BuiltinTarget) else None
         try:
-            result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
+            result = await up.call_tool(call.tool, call.arguments, link=link, progress=progress,
                                         input_responses=upstream_input, request_state=upstream_state, meta=meta)
             rounds = 0
             while isinstance(result, InputRequiredResult) and link is not None and getattr(link, "can_push", False):
@@ -257,22 +305,28 @@ class Gateway:
                 responses = await self._answer_upstream_push(link, result)
                 if not isinstance(responses, dict):
                     why = responses or "the upstream asked for input that Sentinel cannot relay to this client"
-                    audit("allow", "tool_error", reason=decision.reason, proof=_proof_of(decision), error=why)
-                    return Completed(result=error_result(f"{name}: {why}"))
-                result = await up.call_tool(route.tool, call.arguments, link=link, progress=progress,
+                    return await done("tool_error", error_result(f"{name}: {why}"),
+                                      proof=_proof_of(decision), error=why)
+                result = await up.call_tool(call.tool, call.arguments, link=link, progress=progress,
                                             input_responses=responses, request_state=result.request_state, meta=meta)
         except UpstreamUnavailable as e:
-            audit("allow", "upstream_error", reason=decision.reason, error=str(e))
-            return Completed(result=error_result(str(e), error="upstream_unavailable", upstream=up.name))
+            return await done("upstream_error", error_result(str(e), error="upstream_unavailable", upstream=up.name),
+                              error=str(e))
         except UpstreamCallError as e:
-            audit("allow", "timeout" if e.timeout else "upstream_error", reason=decision.reason, error=str(e))
-            return Completed(result=error_result(str(e), error="timeout" if e.timeout else "upstream_error",
-                                                 upstream=up.name))
+            kind = "timeout" if e.timeout else "upstream_error"
+            return await done(kind, error_result(str(e), error=kind, upstream=up.name), error=str(e))
         except anyio.get_cancelled_exc_class():
-            audit("allow", "cancelled", reason=decision.reason, error="cancelled by the caller")
+            with anyio.CancelScope(shield=True):
+                try:
+                    await rec.finished("cancelled", reason=decision.reason, error="cancelled by the caller")
+                except StorageError:
+                    pass  # the decision row stays, with outcome "forwarded": the record says it never finished
             raise
         if isinstance(result, InputRequiredResult):
-            audit("allow", "asked", reason="upstream asks for input", proof=_proof_of(decision))
+            try:
+                await rec.finished("asked", reason="upstream asks for input", proof=_proof_of(decision))
+            except StorageError as e:
+                return Completed(result=error_result(storage_refusal(e), error="audit_unavailable"))
             return UpstreamNeedsInput(result=result, call=call)
         observe = getattr(self.guard, "observe", None)
         if observe is not None:
@@ -283,9 +337,8 @@ class Gateway:
         source = untrusted_source(route.exposed, call.identity, self.config.sentinel.untrusted, result)
         if source is not None:
             result = mark_untrusted(result, source)
-        audit("allow", "tool_error" if result.is_error else "ok", reason=decision.reason,
-              proof=_proof_of(decision), error=_first_text(result) if result.is_error else None)
-        return Completed(result=result)
+        return await done("tool_error" if result.is_error else "ok", result, proof=_proof_of(decision),
+                          error=_first_text(result) if result.is_error else None)
 
     async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
         decision = await self.guard.decide(call)
@@ -346,6 +399,8 @@ class Gateway:
         except TimeoutError:
             return Deny(reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",
                         unmet=["guard_timeout"])
+        except StorageError as e:  # the facts or consents it needs cannot be read or written: fail closed
+            return Deny(reason=storage_refusal(e), unmet=["storage"])
         except Exception:  # noqa: BLE001 - a guard that errors denies
             ref = uuid.uuid4().hex[:10]  # internals go to the log only
             log.exception("guard error on %s (reference %s)", call.name, ref)
@@ -401,6 +456,9 @@ class Gateway:
             arguments = {}
         if not isinstance(arguments, dict):
             return f"invalid arguments for {tool.name}: expected a JSON object, got {type(arguments).__name__}"
+        shape = value_problem(arguments, MAX_ARGUMENT_DEPTH)  # before anything walks them recursively
+        if shape is not None:
+            return f"invalid arguments for {tool.name}: {shape}"
         size = len(json.dumps(arguments, default=str))
         limit = self.config.sentinel.max_argument_bytes
         if size > limit:

@@ -7,7 +7,7 @@ Both protocol eras: handshake-era clients get pushed elicitation and ``list_chan
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.subscriptions import (
@@ -197,9 +197,9 @@ class Front:
         if isinstance(retry, RefusedRetry):
             if retry.state is not None and retry.state.get("kind") == "hold":
                 self._end_held(retry.state)
-            return self._refused(self.gateway.refuse_answers(params.name, params.arguments, session_id=session,
-                                                             client=client, origin="client", reason=retry.reason,
-                                                             principal=principal))
+            return self._refused(await self.gateway.refuse_answers(
+                params.name, params.arguments, session_id=session, client=client, origin="client",
+                reason=retry.reason, principal=principal))
         answers = dict(retry.ours)
         if self.inbox is not None:  # answers the person gave in the console for exactly this call, once
             answers.update(self.inbox.given(principal=principal.name, session=session, name=params.name,
@@ -246,9 +246,9 @@ class Front:
         return error_result(f"sentinel: {params.name} is still blocked after the user's answers")
 
     def _answer_refused_reporter(self, params: CallToolRequestParams, session: str, client: str | None,
-                                 principal: Principal) -> Callable[[str], None]:
-        def report(reason: str) -> None:
-            self.gateway.refuse_answers(params.name, params.arguments, session_id=session, client=client,
+                                 principal: Principal) -> Callable[[str], Awaitable[None]]:
+        async def report(reason: str) -> None:
+            await self.gateway.refuse_answers(params.name, params.arguments, session_id=session, client=client,
                                         origin="client", reason=reason, principal=principal)
         return report
 
@@ -348,7 +348,7 @@ class Front:
                 lines.append("To unblock: " + "; ".join(d.how_to_unblock))
             info.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
         shown = safe_text("\n".join(lines), 8000, keep_newlines=True)  # a reason may quote any value
-        return sentinel_result(shown, **info)
+        return sentinel_result(shown, **info, decision_id=outcome.decision_id)
 
     def _blocked(self, outcome: NeedsInput) -> CallToolResult:
         qs = [{"key": q.key, "question": q.message, "answer_schema": q.requested_schema} for q in outcome.questions]
@@ -356,7 +356,8 @@ class Front:
                 + " | ".join(q.message for q in outcome.questions)
                 + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again"
                 + (f" ({self.inbox.hint})." if self.inbox is not None else "."))
-        return sentinel_result(text, decision="ask", blocked=True, reason=outcome.reason, questions=qs)
+        return sentinel_result(text, decision="ask", blocked=True, reason=outcome.reason, questions=qs,
+                               decision_id=outcome.decision_id)
 
     # ------------------------------------------------------------------ resources and prompts
     async def list_resources(self, ctx: ServerRequestContext,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -124,7 +124,7 @@ class FrontLink(CallerLink):
 
     def __init__(self, ctx: ServerRequestContext, *, levels: ConnectionLevels | None = None,
                  urls: UrlElicitations | None = None, upstream: str | None = None,
-                 on_refused: Callable[[str], None] | None = None) -> None:
+                 on_refused: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.ctx = ctx
         self.levels = levels
         self.urls = urls
@@ -177,7 +177,7 @@ class FrontLink(CallerLink):
             return result
         reason = f"sentinel: the answer does not fit the question: {problem}"
         if self.on_refused is not None:
-            self.on_refused(reason)
+            await self.on_refused(reason)  # audited before the upstream hears of it
         return ErrorData(code=INVALID_PARAMS, message=reason)
 
     async def sample(self, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:

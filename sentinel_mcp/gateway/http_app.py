@@ -23,8 +23,10 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.gateway.runtime import Runtime
+from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, AuthFailed
+from sentinel_mcp.storage.open import storage_status
 
 log = logging.getLogger(__name__)
 
@@ -207,17 +209,28 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
                for n, u in rt.manager.upstreams.items()}
         conflicts = rt.manager.catalog.conflicts  # shadowed tools: served under another name, say so
         ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
-        body = {"status": "ok" if ok else "degraded", "tools": len(rt.manager.catalog.tools),
-                "policy": rt.gateway.guard.version, "upstreams": ups, "problems": [*rt.problems, *conflicts]}
+        records = await rt.gateway.records.problem()  # probes a degraded store, so health recovers by itself
+        body = {"status": "ok" if ok and records is None else "degraded", "tools": len(rt.manager.catalog.tools),
+                "policy": rt.gateway.guard.version, "upstreams": ups, "problems": [*rt.problems, *conflicts],
+                "storage": storage_status(), "instance": rt.instance.id if rt.instance else None}
+        if records is not None:
+            body["cause"] = records
+        code = 200
         policy_problem = rt.policy_problem
         if policy_problem:  # fail closed: no call is served, and health says so
             body |= {"status": "error", "problem": policy_problem}
-            return JSONResponse(body, status_code=503)
+            code = 503
         cortex = rt.services.get("cortex")  # the llm built-in, when mounted: is the model loaded, which one
         if cortex is not None:
             from sentinel_mcp.llm.status import model_status
             body["model"] = model_status(cortex.engine)
-        return JSONResponse(body)
+        try:
+            auth.authenticate(Credentials.from_scope(request.scope))
+        except AuthFailed:
+            # public (a probe needs no token): the status word only; upstreams, file paths and causes are
+            # shown to callers with a credential (the same admission as /mcp)
+            return JSONResponse({"status": body["status"]}, status_code=code)
+        return JSONResponse(body, status_code=code)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -236,6 +249,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         *(extra_routes or []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    app.add_middleware(WireGuard)  # inside the caller check: strangers are refused before any parsing
     app.add_middleware(CallerGuard, bind_host=host, port=port, auth=auth, extra_hosts=extra_hosts,
                        extra_origins=extra_origins)
     return app, holder

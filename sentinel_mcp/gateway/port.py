@@ -30,6 +30,7 @@ class NeedsInput(BaseModel):
     kind: Literal["needs_input"] = "needs_input"
     reason: str
     questions: list[Question]
+    decision_id: str | None = None  # the audit record of this decision
 
 
 class Refused(BaseModel):
@@ -38,6 +39,7 @@ class Refused(BaseModel):
     kind: Literal["refused"] = "refused"
     reason: str
     decision: Deny | None = None
+    decision_id: str | None = None  # the audit record of this decision (none when nothing could be recorded)
 
 
 InvokeOutcome = Completed | NeedsInput | Refused

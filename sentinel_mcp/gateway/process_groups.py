@@ -3,6 +3,8 @@
 The SDK starts each stdio server in its own session (process group) but only kills the group when the
 server does not exit by itself; a server that exits cleanly can leave background children behind. We record
 the group of each process spawned for an upstream and kill what is left of it after the connection closes.
+Each server runs under ``upstream_reaper.py``, which kills its group when the gateway dies without
+cleaning up (``kill -9``).
 """
 
 from __future__ import annotations
@@ -10,8 +12,11 @@ from __future__ import annotations
 import contextvars
 import logging
 import os
+import shutil
 import signal
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,8 +29,16 @@ _current_groups: contextvars.ContextVar[list[int] | None] = contextvars.ContextV
 _original_spawn = sdk_stdio._create_platform_compatible_process
 
 
-async def _tracked_spawn(*args: Any, **kwargs: Any) -> Any:
-    process = await _original_spawn(*args, **kwargs)
+REAPER = str(Path(__file__).with_name("upstream_reaper.py"))
+
+
+async def _tracked_spawn(command: str, args: list[str], *rest: Any, **kwargs: Any) -> Any:
+    # every upstream runs under the reaper: killed with its grandchildren if the gateway dies (even kill -9)
+    env = rest[0] if rest else kwargs.get("env")
+    found = shutil.which(command, path=(env or os.environ).get("PATH"))  # unknown: fail as the SDK does
+    if sys.platform.startswith("linux") and found is not None:
+        command, args = sys.executable, ["-I", "-S", REAPER, str(os.getpid()), command, *args]
+    process = await _original_spawn(command, args, *rest, **kwargs)
     groups = _current_groups.get()
     if groups is not None:
         groups.append(process.pid)  # start_new_session: the leader's pid is the group id

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 import anyio
@@ -30,6 +33,7 @@ from sentinel_mcp.gateway.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals
+from sentinel_mcp.storage.instances import Instance, settle_dead
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +45,7 @@ class Runtime:
     front: Front
     manager: UpstreamManager
     audit: AuditLog
+    instance: Instance | None = None  # this gateway's own files (None: its directory could not be made)
     services: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
     metrics: Metrics = field(default_factory=Metrics)
@@ -75,10 +80,29 @@ def _create_guard(config: Config, gateway: Gateway, fallback: DefaultGuard, prob
     return create_guard(config, gateway, withheld=gateway.withheld_personal)
 
 
+def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
+    """This gateway's own directory for the files it holds exclusively (its audit log, its A2A journal), so
+    that several gateways can run on one data dir; dead instances' files are settled first (their WAL
+    replayed, empty ones removed). Without a directory the audit log cannot be opened: calls are refused."""
+    root = config.store_path.parent
+    try:
+        settle_dead(root)
+    except OSError as e:
+        log.warning("could not settle earlier gateways' files under %s: %s", root, e)
+    try:
+        instance = Instance.claim(root)
+    except OSError as e:
+        unclaimed = root / "instances" / f"unclaimed-{os.getpid()}-{secrets.token_hex(3)}"
+        return None, unclaimed / config.store_path.name, (
+            f"cannot create this gateway's instance directory under {root}: {e.strerror or e}")
+    return instance, instance.dir / config.store_path.name, None
+
+
 @contextlib.asynccontextmanager
 async def running_gateway(config: Config, *, default_session: str | None = None,
                           startup_wait: float = 15.0) -> AsyncIterator[Runtime]:
-    audit = await AuditLog(config.store_path).open()
+    instance, audit_path, instance_problem = _claim_instance(config)
+    audit = await AuditLog(audit_path, chain=instance.id if instance else audit_path.parent.name).open()
     manager = UpstreamManager()
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
@@ -87,6 +111,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services: dict[str, Any] = {"gateway": gateway}
     problems: list[str] = list(config.warnings)  # keys of a pasted host config that Sentinel ignores
+    if instance_problem:
+        problems.append(instance_problem)
     for name, spec in config.mcp_servers.items():
         if not spec.disabled:
             manager.add(name, spec)
@@ -110,6 +136,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
             timeout=limits.timeout if limits else max(300.0, own),
             max_call_seconds=(limits.max_call_seconds if limits and limits.max_call_seconds
                               else max(own, CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS)))))
+    if not audit.health.ok:  # refused calls until it can be written; say why at start-up too
+        problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
     services["guard"] = guard
@@ -118,7 +146,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     manager._on_catalog_changed = front.announce_catalog_changed
     for p in problems:
         log.warning("%s", p)
-    runtime = Runtime(config, gateway, front, manager, audit, services, problems)
+    runtime = Runtime(config, gateway, front, manager, audit, instance, services, problems)
     gateway.observers += [runtime.metrics.observe, telemetry.annotate]
     telemetry_problem = telemetry.configure(config)
     if telemetry_problem:
@@ -144,3 +172,5 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
                     log.exception("guard close failed")
             await audit.close()
             consents.close()
+            if instance is not None:
+                instance.release()

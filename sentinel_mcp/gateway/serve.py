@@ -13,6 +13,7 @@ from sentinel_mcp.config import Config, ConfigError
 from sentinel_mcp.gateway.runtime import running_gateway
 
 log = logging.getLogger(__name__)
+DRAIN_SECONDS = 5.0
 
 
 def parse_listen(value: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
@@ -36,16 +37,44 @@ def _banner(lines: list[str]) -> None:
 
 
 async def serve_stdio(config: Config) -> None:
-    from mcp.server.stdio import stdio_server
+    from sentinel_mcp.gateway.stdio_transport import stdio_transport
 
     async with running_gateway(config, default_session="stdio") as rt:
         for p in [*rt.problems, *rt.manager.catalog.conflicts]:
             log.warning(p)
         if rt.policy_problem:
             _banner([policy_problem_line(rt.policy_problem)])
-        async with stdio_server() as (read, write):
+        async with stdio_transport() as (read, write):
             server = rt.front.server
-            await server.run(read, write, server.create_initialization_options())
+            await until_signalled(lambda: server.run(read, write, server.create_initialization_options()),
+                                  rt.gateway)
+    # leaving running_gateway stopped every upstream and reaped its process group
+
+
+async def until_signalled(run: Any, gateway: Any, drain: float = DRAIN_SECONDS) -> None:
+    """Run ``run()`` until it ends or SIGTERM/SIGINT arrives; then refuse new calls, let the calls in flight
+    finish for at most ``drain`` seconds, and stop. A second signal stops at once."""
+    async with anyio.create_task_group() as tg:
+        async def watch() -> None:
+            with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+                async for sig in signals:
+                    log.warning("%s: draining %d call(s) in flight (at most %.0fs), then stopping",
+                                signal.Signals(sig).name, gateway.inflight, drain)
+                    gateway.draining = True
+                    tg.start_soon(drain_then_stop)
+                    break
+                async for _ in signals:
+                    tg.cancel_scope.cancel()
+
+        async def drain_then_stop() -> None:
+            with anyio.move_on_after(drain):
+                while gateway.inflight:
+                    await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch)
+        await run()
+        tg.cancel_scope.cancel()
 
 
 def serve_http(config: Config, host: str, port: int) -> None:
@@ -127,7 +156,8 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     lines = [
         f"Sentinel {__import__('sentinel_mcp').__version__} is serving {len(rt.manager.catalog.tools)} tools "
         f"from {len(ready)}/{len(ups)} upstreams ({', '.join(ready) or 'none'}); config: {config.source}",
-        f"Policy: {rt.gateway.guard.version}; audit log: {config.store_path}",
+        f"Policy: {rt.gateway.guard.version}; audit log: {rt.audit.path}"
+        + (f" (instance {rt.instance.id}; `sentinel-mcp audit` reads every instance)" if rt.instance else ""),
     ]
     for p in [*rt.problems, *rt.manager.catalog.conflicts]:
         lines.append(f"  warning: {p}")
@@ -181,16 +211,7 @@ def _command_name() -> str:
         return str(beside)
 
 
-def install_signal_exit() -> None:
-    # SIGTERM ends the run like Ctrl-C does, so every upstream process group is reaped on the way out
-    def _raise(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _raise)
-
-
 def run_stdio(config: Config) -> None:
-    install_signal_exit()
     try:
         anyio.run(serve_stdio, config)
     except KeyboardInterrupt:

@@ -117,6 +117,8 @@ class UpstreamStatus:
 class _InFlight:
     link: CallerLink
     started: float = field(default_factory=time.monotonic)
+    scope: anyio.CancelScope | None = None
+    garbage: str | None = None  # the upstream sent something that is not MCP while this call waited
 
 
 class Upstream(PushRelays, ResourceWatch):
@@ -360,6 +362,9 @@ class Upstream(PushRelays, ResourceWatch):
         await self.hooks.catalog_changed(self)
 
     async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, Exception):
+            self._on_garbage(message)
+            return
         if isinstance(message, ResourceUpdatedNotification) and self.hooks.resource_updated is not None:
             await self.hooks.resource_updated(self, message.params.uri)
             return
@@ -372,6 +377,16 @@ class Upstream(PushRelays, ResourceWatch):
             import asyncio
 
             asyncio.get_running_loop().create_task(self._refresh_and_announce())
+
+    def _on_garbage(self, error: Exception) -> None:
+        """The upstream wrote something that is not a JSON-RPC message. Its answer to a waiting call may be
+        lost in it, and nothing names which call: fail every waiting call now instead of at its timeout."""
+        what = f"{type(error).__name__}: {str(error)[:200]}"
+        log.warning("upstream %s sent an invalid message (%s)", self.name, what)
+        for flight in list(self._inflight.values()):
+            if flight.scope is not None and flight.garbage is None:
+                flight.garbage = what
+                flight.scope.cancel()
 
     # ------------------------------------------------------------------ calls
     async def wait_ready(self, timeout: float) -> bool:
@@ -416,7 +431,7 @@ class Upstream(PushRelays, ResourceWatch):
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         self._next_call += 1
         call_id = self._next_call
-        self._inflight[call_id] = _InFlight(link := link or CallerLink())
+        flight = self._inflight[call_id] = _InFlight(link := link or CallerLink())
         token = CURRENT_LINK.set(link)
         idle = timeout or self.target.timeout
         longest = max(idle, getattr(self.target, "max_call_seconds", idle))
@@ -429,8 +444,9 @@ class Upstream(PushRelays, ResourceWatch):
             if progress is not None:
                 await progress(p, total, message)
 
+        result: Any = None
         try:
-            with deadline:
+            with deadline, anyio.CancelScope() as flight.scope:
                 result = await client.session.call_tool(
                     tool, arguments, read_timeout_seconds=longest + 5, progress_callback=on_progress,
                     input_responses=input_responses, request_state=request_state, meta=meta,  # type: ignore[arg-type]
@@ -441,6 +457,9 @@ class Upstream(PushRelays, ResourceWatch):
                 why = (f"did not answer within {idle:.0f}s (and reported no progress)" if ran < longest - 0.01
                        else f"was still running after {longest:.0f}s (its longest call)")
                 raise UpstreamCallError(f"upstream {self.name} {why}", timeout=True, code=REQUEST_TIMEOUT)
+            if flight.garbage is not None and result is None:
+                self.breaker.record_failure()
+                raise UpstreamCallError(f"upstream {self.name} answered with an invalid message ({flight.garbage})")
         except MCPError as e:
             if e.code == REQUEST_TIMEOUT:
                 self.breaker.record_failure()

@@ -96,24 +96,15 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 async def _query(args: argparse.Namespace) -> int:
-    from sentinel_mcp.policy.guard import PolicyGuard, facts_db_path
-    from sentinel_mcp.policy.policy_service import PolicyService
+    from sentinel_mcp.policy.guard import facts_db_path
 
     config = load_config(args.config)
 
     async def run(port: Any) -> int:
-        guard = PolicyGuard(config.rulebase_paths(), port, store_path=facts_db_path(config),
-                            settings=config.sentinel.policy, seeds=config.sentinel.seeds)
-        await guard.start(watch=False)
-        try:
-            if not guard.rulebases.loaded:
-                print(f"sentinel-mcp query: rulebase not loaded: {guard.load_error}", file=sys.stderr)
-                return 2
-            out = await PolicyService(guard).query(args.session, args.goal)
-        finally:
-            await guard.close()
-        print(json.dumps(out.model_dump(), indent=1, default=str))
-        return 0 if out.status == "proved" else 1
+        from sentinel_mcp.storage.snapshot import readable_copy
+
+        with readable_copy(facts_db_path(config)) as store_path:  # a running gateway holds it: query a copy
+            return await _run_query(args, config, port, store_path)
 
     if args.connect:
         from sentinel_mcp.gateway.runtime import running_gateway
@@ -121,6 +112,24 @@ async def _query(args: argparse.Namespace) -> int:
         async with running_gateway(config) as rt:
             return await run(rt.gateway)
     return await run(None)
+
+
+async def _run_query(args: argparse.Namespace, config: Any, port: Any, store_path: Any) -> int:
+    from sentinel_mcp.policy.guard import PolicyGuard
+    from sentinel_mcp.policy.policy_service import PolicyService
+
+    guard = PolicyGuard(config.rulebase_paths(), port, store_path=store_path,
+                        settings=config.sentinel.policy, seeds=config.sentinel.seeds)
+    await guard.start(watch=False)
+    try:
+        if not guard.rulebases.loaded:
+            print(f"sentinel-mcp query: rulebase not loaded: {guard.load_error}", file=sys.stderr)
+            return 2
+        out = await PolicyService(guard).query(args.session, args.goal)
+    finally:
+        await guard.close()
+    print(json.dumps(out.model_dump(), indent=1, default=str))
+    return 0 if out.status == "proved" else 1
 
 
 def cmd_facts(args: argparse.Namespace) -> int:
@@ -136,7 +145,14 @@ async def _facts(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"no fact store yet at {path}", file=sys.stderr)
         return 0
-    async with FactStore(path) as store:
+    from sentinel_mcp.storage.snapshot import readable_copy
+
+    with readable_copy(path) as readable:  # a running gateway holds the file: read a copy
+        return await _print_facts(FactStore(readable), args)
+
+
+async def _print_facts(store: Any, args: argparse.Namespace) -> int:
+    async with store:
         if args.session is None:
             for s in await store.sessions():
                 print(f"{s}\t{await store.count(s)} fact(s)")

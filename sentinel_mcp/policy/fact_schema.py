@@ -1,4 +1,9 @@
-"""The fact store's SQLite schema (one module, one place to change it)."""
+"""The fact store's schema, per backend (one module, one place to change it)."""
+
+import json
+from typing import Any
+
+from sentinel_mcp.storage import Schema
 
 SCHEMA_VERSION = 2  # 2: fact_values, the index strict symbolic mode looks arguments up in
 
@@ -37,3 +42,22 @@ CREATE TABLE IF NOT EXISTS contexts (
     PRIMARY KEY (session, name)
 );
 """
+
+
+def _create(conn: Any) -> None:
+    """Create the tables; a store from before the value index (meta version 1) gets it built once."""
+    from sentinel_mcp.policy.fact_store import _value_rows
+
+    for statement in SCHEMA.split(";"):  # not executescript: that would commit the migration's transaction
+        if statement.strip():
+            conn.execute(statement)
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is not None and int(row[0]) < 2:
+        conn.execute("DELETE FROM fact_values")
+        rows = [r for s, p, a, f in conn.execute("SELECT session, predicate, args, fact FROM facts").fetchall()
+                for r in _value_rows(s, p, json.loads(a), f)]
+        conn.executemany("INSERT OR IGNORE INTO fact_values (session, value, fact) VALUES (?,?,?)", rows)
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+
+STORE_SCHEMA = Schema("facts", {"sqlite": [_create]})

@@ -18,7 +18,7 @@ from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, Progres
 from sentinel_mcp.swarm.retention import SweepReport, sweep
 from sentinel_mcp.swarm.settings import SwarmSettings
 from sentinel_mcp.swarm.spec import parse_spec
-from sentinel_mcp.swarm.state import OWNER, SwarmStore
+from sentinel_mcp.swarm.state import OWNER, TERMINAL_STATES, SwarmStore
 from sentinel_mcp.swarm.task_lock import TaskLock, holder_alive
 from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
@@ -179,6 +179,10 @@ class BuildService:
     def is_running(self, task_id: str) -> bool:
         return task_id in self._running
 
+    def _running_here(self, task_id: str, state: str) -> bool:
+        # a finished state is committed before its runner has wound down (closing its backend)
+        return self.is_running(task_id) and state not in TERMINAL_STATES
+
     async def wait(self, task_id: str) -> dict[str, Any]:
         task = self._running.get(task_id)
         if task is not None:
@@ -214,7 +218,7 @@ class BuildService:
         if task is None:
             raise UnknownTaskError(task_id)
         steps = await self.store.steps_of(task_id)
-        task["running_here"] = self.is_running(task_id)
+        task["running_here"] = self._running_here(task_id, task["state"])
         task["steps"] = [{k: s[k] for k in ("step_number", "attempt", "file_path", "status", "issues", "warnings")}
                          for s in steps]
         task["files"] = self.workspace_of(task_id).list_files()
@@ -224,5 +228,6 @@ class BuildService:
     async def list(self, limit: int = 20, principal: str | None = None) -> list[dict[str, Any]]:
         rows = await self.store.list_tasks(limit, principal)
         return [{k: r[k] for k in ("task_id", "state", "error", "created_at", "finished_at", "model_calls")}
-                | {"app_name": (r["spec"] or {}).get("app_name"), "running_here": self.is_running(r["task_id"])}
+                | {"app_name": (r["spec"] or {}).get("app_name"),
+                   "running_here": self._running_here(r["task_id"], r["state"])}
                 for r in rows]

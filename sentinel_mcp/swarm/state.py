@@ -1,25 +1,29 @@
-"""The swarm's SQLite store (aiosqlite, WAL): tasks, steps, api_calls — the audit trail of every build."""
+"""The swarm's store (behind the storage seam): tasks, steps, api_calls — the audit trail of every build.
+
+Every change is committed before it returns, so a state a caller was told about survives a crash."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Self
 
-import aiosqlite
+from sentinel_mcp.storage import Database, Schema, open_database
+from sentinel_mcp.storage.open import release
+from sentinel_mcp.storage.sqlite import SHARED
 
 TERMINAL_STATES = ("COMPLETED", "FAILED")
 OWNER = "owner"  # the device owner's principal (stdio clients, the CLI)
 STATES = ("PLANNING", "EXECUTING", "VERIFYING") + TERMINAL_STATES
 
-SCHEMA = """
+_SQL = """
 CREATE TABLE IF NOT EXISTS tasks (
     task_id TEXT PRIMARY KEY,
     state TEXT NOT NULL CHECK (state IN ('PLANNING','EXECUTING','VERIFYING','COMPLETED','FAILED')),
     spec_json TEXT NOT NULL,
     session TEXT NOT NULL DEFAULT '',
-    principal TEXT NOT NULL DEFAULT '',
     backend TEXT NOT NULL DEFAULT '',
     workspace TEXT NOT NULL,
     plan_json TEXT,
@@ -61,35 +65,39 @@ CREATE TABLE IF NOT EXISTS api_calls (
     error TEXT,
     created_at REAL NOT NULL
 );
-CREATE INDEX IF NOT EXISTS api_calls_task ON api_calls(task_id);
+CREATE INDEX IF NOT EXISTS api_calls_task ON api_calls(task_id)
 """
+
+
+def _add_principal(conn: sqlite3.Connection) -> None:
+    """Builds belong to a principal; a store from before that holds the owner's builds."""
+    if "principal" not in {r[1] for r in conn.execute("PRAGMA table_info(tasks)")}:
+        conn.execute(f"ALTER TABLE tasks ADD COLUMN principal TEXT NOT NULL DEFAULT '{OWNER}'")
+
+
+SCHEMA = Schema("swarm", {"sqlite": [_SQL, _add_principal]})
 
 
 class SwarmStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._db: aiosqlite.Connection | None = None
+        self._db: Database | None = None
 
     async def open(self) -> SwarmStore:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path)
-        self._db.row_factory = aiosqlite.Row
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        # WAL + NORMAL: never corrupt; a power cut may lose the last commits, not the file
-        await self._db.execute("PRAGMA synchronous=NORMAL")
-        await self._db.execute("PRAGMA busy_timeout=5000")
-        await self._db.executescript(SCHEMA)
-        async with self._db.execute("PRAGMA table_info(tasks)") as cur:
-            columns = {r["name"] for r in await cur.fetchall()}
-        if "principal" not in columns:  # a store from before builds had owners: its builds are the owner's
-            await self._db.execute(f"ALTER TABLE tasks ADD COLUMN principal TEXT NOT NULL DEFAULT '{OWNER}'")
-        await self._db.commit()
+        # shared: the swarm CLI reads builds while a gateway runs them (rollback journal, still no -shm mmap)
+        db = open_database(self.path, "swarm", SHARED)
+        try:
+            await db.migrate(SCHEMA)
+        except BaseException:
+            await release(db)
+            raise
+        self._db = db
         return self
 
     async def close(self) -> None:
         if self._db is not None:
-            await self._db.close()
-            self._db = None
+            db, self._db = self._db, None
+            await release(db)
 
     async def __aenter__(self) -> Self:
         return await self.open()
@@ -98,15 +106,13 @@ class SwarmStore:
         await self.close()
 
     @property
-    def db(self) -> aiosqlite.Connection:
+    def db(self) -> Database:
         if self._db is None:
             raise RuntimeError("SwarmStore is not open")
         return self._db
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
-        async with self.db.execute(sql, params):
-            pass
-        await self.db.commit()
+        await self.db.write(sql, params)
 
     async def create_task(self, task_id: str, spec: dict[str, Any], workspace: Path, *, session: str = "",
                           backend: str = "", principal: str = OWNER) -> None:
@@ -157,42 +163,38 @@ class SwarmStore:
 
     async def fail_unfinished(self, reason: str) -> list[str]:
         """Tasks left mid-run by a dead process become FAILED (state kept), e.g. at start-up."""
-        async with self.db.execute("SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED')") as cur:
-            ids = [r[0] for r in await cur.fetchall()]
+        ids = [r[0] for r in await self.db.query("SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED')")]
         for tid in ids:
             await self.set_state(tid, "FAILED", error=reason)
         return ids
 
     async def get_task(self, task_id: str) -> dict[str, Any] | None:
-        async with self.db.execute("SELECT * FROM tasks WHERE task_id=?", (task_id,)) as cur:
-            row = await cur.fetchone()
-        return _task_dict(row) if row else None
+        rows = await self.db.query_dicts("SELECT * FROM tasks WHERE task_id=?", (task_id,))
+        return _task_dict(rows[0]) if rows else None
 
     async def list_tasks(self, limit: int = 20, principal: str | None = None) -> list[dict[str, Any]]:
         """The newest builds (of ``principal`` only, when named)."""
-        async with self.db.execute("SELECT * FROM tasks WHERE (? IS NULL OR principal = ?) "
-                                   "ORDER BY created_at DESC LIMIT ?", (principal, principal, limit)) as cur:
-            return [_task_dict(r) for r in await cur.fetchall()]
+        return [_task_dict(r) for r in await self.db.query_dicts(
+            "SELECT * FROM tasks WHERE (? IS NULL OR principal = ?) ORDER BY created_at DESC LIMIT ?",
+            (principal, principal, limit))]
 
     async def steps_of(self, task_id: str) -> list[dict[str, Any]]:
-        async with self.db.execute("SELECT * FROM steps WHERE task_id=? ORDER BY id", (task_id,)) as cur:
-            rows = await cur.fetchall()
+        rows = await self.db.query_dicts("SELECT * FROM steps WHERE task_id=? ORDER BY id", (task_id,))
         return [dict(r) | {"issues": json.loads(r["issues_json"]), "warnings": json.loads(r["warnings_json"])}
                 for r in rows]
 
     async def api_calls_of(self, task_id: str) -> list[dict[str, Any]]:
-        async with self.db.execute("SELECT * FROM api_calls WHERE task_id=? ORDER BY id", (task_id,)) as cur:
-            return [dict(r) for r in await cur.fetchall()]
+        return await self.db.query_dicts("SELECT * FROM api_calls WHERE task_id=? ORDER BY id", (task_id,))
 
     # ---- retention (issue 17): read-only; the sweep removes files, never rows (the audit trail stays) ----
     async def failed_before(self, cutoff: float) -> list[str]:
         """Tasks that ended FAILED before ``cutoff`` (Unix time): their workspaces may be swept."""
-        async with self.db.execute("SELECT task_id FROM tasks WHERE state='FAILED' "
-                                   "AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at", (cutoff,)) as cur:
-            return [r[0] for r in await cur.fetchall()]
+        rows = await self.db.query("SELECT task_id FROM tasks WHERE state='FAILED' "
+                                   "AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at", (cutoff,))
+        return [r[0] for r in rows]
 
 
-def _task_dict(row: aiosqlite.Row) -> dict[str, Any]:
+def _task_dict(row: dict[str, Any]) -> dict[str, Any]:
     d = dict(row)
     for key in ("spec_json", "plan_json", "report_json", "warnings_json"):
         raw = d.pop(key)

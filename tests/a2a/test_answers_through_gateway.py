@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -20,6 +19,7 @@ from a2a_rig import user_message
 
 from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.config import parse_config
+from sentinel_mcp.gateway.audit import read_audit
 from sentinel_mcp.gateway.http_app import build_http_app
 from sentinel_mcp.gateway.runtime import running_gateway
 from sentinel_mcp.identity.http_auth import http_auth_for
@@ -88,9 +88,9 @@ def status_text(task: dict[str, Any]) -> str:
     return " ".join(p.get("text", "") for p in task["status"]["message"]["parts"])
 
 
-def refused_rows(config: Any) -> int:
-    with sqlite3.connect(config.store_path) as db:
-        return db.execute("SELECT count(*) FROM audit WHERE outcome = 'answer_refused'").fetchone()[0]
+async def refused_rows(config: Any) -> int:
+    # through the running gateway's store (it holds the file exclusively while it runs)
+    return sum(r["outcome"] == "answer_refused" for r in await read_audit(config.store_path, tail=1000))
 
 
 async def test_a_peer_cannot_approve_what_only_the_user_may(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ async def test_a_peer_cannot_approve_what_only_the_user_may(tmp_path: Path) -> N
         assert details["status"]["state"] == "TASK_STATE_COMPLETED", details
         content = details["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]
         assert content["reservation_id"] == "NO6JO3" and content.get("status") != "cancelled", content
-        assert refused_rows(config) == len(approvals) + 1
+        assert await refused_rows(config) == len(approvals) + 1
 
 
 BAD = [{"approve": "true"}, {"approve": "false"}, {"approve": "yes"}, {"approve": 1}, {"approve": 0},
@@ -157,7 +157,7 @@ async def test_a_trusted_peers_approval_is_json_true_and_nothing_else(tmp_path: 
             reply = await send({"data": {"answers": {key: {"action": "accept", "content": shape}}}}, task_id=task_id)
             assert reply["error"]["code"] == -32602, reply
         assert not marker.exists()
-        assert refused_rows(config) == len(BAD)
+        assert await refused_rows(config) == len(BAD)
         # a decline ends that task only; the next task asks again and a JSON true approves
         task_id, key = await ask()
         done = (await send({"data": {"answers": {key: {"action": "decline"}}}}, task_id=task_id))["result"]["task"]

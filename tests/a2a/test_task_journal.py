@@ -52,6 +52,7 @@ async def test_tasks_survive_a_restart_and_input_required_resumes(tmp_path: Path
             assert srv.service.store.get(done["id"], "peer:127.0.0.1").owner == "peer:127.0.0.1"
     with sqlite3.connect(db) as conn:
         states = dict(conn.execute("SELECT id, state FROM a2a_task").fetchall())
+    conn.close()
     assert states == {done["id"]: "TASK_STATE_COMPLETED", asked["id"]: "TASK_STATE_COMPLETED",
                       running["id"]: "TASK_STATE_FAILED"}
 
@@ -68,6 +69,7 @@ async def test_evicted_tasks_leave_the_database_and_bad_rows_are_skipped(tmp_pat
         with sqlite3.connect(db) as conn:
             assert {r[0] for r in conn.execute("SELECT id FROM a2a_task")} == set(ids[1:])
             conn.execute("INSERT INTO a2a_task VALUES ('bad', 'x', 's', 'TASK_STATE_COMPLETED', 'z', '{not json', NULL)")
+        conn.close()  # the journal opens its file exclusively (sentinel_mcp/storage/sqlite.py)
         async with open_port() as port, serve(port, A2ASettings(max_tasks=2), task_db=db) as srv:
             assert (await rpc(http, srv.rpc_url, "GetTask", {"id": ids[0]}))["error"]["code"] == -32001
             assert (await rpc(http, srv.rpc_url, "GetTask", {"id": ids[2]}))["result"]["id"] == ids[2]

@@ -20,6 +20,7 @@ from mcp import Client
 from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.config import parse_config
+from sentinel_mcp.gateway.audit import audit_files
 from sentinel_mcp.gateway.builtin import BuiltinContext
 from sentinel_mcp.gateway.http_app import build_http_app
 from sentinel_mcp.gateway.runtime import running_gateway
@@ -128,7 +129,12 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
         await serving
         sock.close()
     # every A2A call is in the gateway's audit log with its origin and the caller's principal
-    with sqlite3.connect(config.store_path) as db:
-        rows = db.execute("SELECT origin, principal, tool FROM audit WHERE tool = 'sensors__sensor_read'").fetchall()
+    # (one row per finished call: an allowed call also has its decision row, written before it ran)
+    rows = []
+    for file in audit_files(config.store_path):  # the gateway's own log, in its instance directory
+        with sqlite3.connect(file) as db:
+            rows += db.execute("SELECT origin, principal, tool FROM audit WHERE tool = 'sensors__sensor_read' "
+                               "AND event != 'decision'").fetchall()
+        db.close()
     assert len(rows) == expected_rows + 1
     assert sorted(r[1] for r in rows) == ["drone"] + ["rover"] * expected_rows and {r[0] for r in rows} == {"a2a"}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import sqlite3
 import sys
 import uuid
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import httpx2
 import pytest
 import uvicorn
+from audit_rows import audit_rows
 from phone_policies import read_newest_message, screen_of, sign_in_to_bank
 
 from sentinel_mcp.a2a.app import mount_a2a
@@ -151,9 +151,6 @@ async def test_a_peers_run_reads_personal_data_only_with_that_peers_consent(tmp_
             text = task["status"]["message"]["parts"][0]["text"]
             assert "refused" in text and "consent" in text, text
             rt = holder["runtime"]
-            rows = sqlite3.connect(tmp_path / "sentinel.db").execute(
-                "SELECT origin, principal, decision FROM audit WHERE tool = 'device__sms_list'").fetchall()
-            assert rows and all(r == ("a2a", "rover", "ask") for r in rows), rows  # asked, never allowed
             # the owner grants rover's consent for messages: the same run now reads them, for rover only
             rt.gateway.consent_gate.book.grant("rover", "messages", by="cli")
             done = await send(http, base, {"text": "read my newest SMS"})
@@ -165,3 +162,6 @@ async def test_a_peers_run_reads_personal_data_only_with_that_peers_consent(tmp_
         server.should_exit = True
         await serving
         sock.close()
+    # the audit log (readable once the gateway has stopped): the peer's read was asked, then allowed with consent
+    rows = audit_rows(tmp_path, "origin, principal, decision", "tool = 'device__sms_list' ORDER BY id")
+    assert rows == [("a2a", "rover", "ask"), ("a2a", "rover", "allow")], rows

@@ -5,9 +5,9 @@ HTTP server (the remote-LLM double) whose answers follow the screen the agent se
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
+from audit_rows import audit_rows
 from device_helpers import Answers
 from mcp import Client
 from mcp.types import ElicitResult
@@ -71,9 +71,8 @@ async def test_agent_reads_the_newest_message_with_progress_and_a_stored_trace(t
     assert stored["status"] == "completed" and [s["n"] for s in stored["trace"]] == [1, 2]
     assert runs.structured_content["runs"][0]["run_id"] == run["run_id"]
     # every step went through the gateway's guard: the audit log has them, from the agent
-    db = sqlite3.connect(tmp_path / "sentinel.db")
     # as the caller's own calls: its front's origin and its principal (reach, consents)
-    rows = db.execute("SELECT tool, origin, principal, decision FROM audit WHERE client LIKE 'agent:%'").fetchall()
+    rows = audit_rows(tmp_path, "tool, origin, principal, decision", "client LIKE 'agent:%'")
     assert ("device__screen_read", "client", "owner", "allow") in rows
     assert ("device__click", "client", "owner", "allow") in rows
     # and the model saw the screen only as fenced data, with the current snapshot id enforced by the schema
@@ -159,8 +158,7 @@ async def test_a_personal_read_by_the_agent_needs_the_callers_consent(tmp_path, 
         assert run["status"] == "completed" and run["steps"][0]["outcome"] == "done", run
     else:
         assert run["status"] == "refused" and run["steps"][0]["outcome"] == "refused", run
-    rows = sqlite3.connect(tmp_path / "sentinel.db").execute(
-        "SELECT decision FROM audit WHERE tool = 'device__sms_list' AND principal = 'owner'").fetchall()
+    rows = audit_rows(tmp_path, "decision", "tool = 'device__sms_list' AND principal = 'owner'")
     assert (("allow",) in rows) == read, rows
 
 

@@ -167,7 +167,8 @@ async def test_the_container_command_serves_http(fresh_venv: Path, tmp_path: Pat
         http = httpx2.AsyncClient(timeout=60, headers={"Authorization": f"Bearer {token}"})
         async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
             assert "airline__get_user_details" in {t.name for t in (await c.list_tools()).tools}
-        assert (tmp_path / "data" / "sentinel.db").exists()  # state where the image's volume is
+        # state where the image's volume is (the audit log in this gateway's own instance directory)
+        assert list((tmp_path / "data" / "instances").glob("*/sentinel.db"))
     finally:
         stop_process(proc)
 

@@ -16,6 +16,7 @@ import pytest
 from mcp import Client
 
 from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.identity import owner_token
 
 from ..conftest import free_port, stop_process
 from .helpers import TOOLBOX, make_config
@@ -66,9 +67,12 @@ async def test_missing_rulebase_file_fails_closed(data_dir: Path) -> None:
             assert r.is_error and f"{missing}:0" in r.content[0].text and "file not found" in r.content[0].text
 
 
-def _health(port: int) -> tuple[int, dict]:
+def _health(port: int, token: str | None = None) -> tuple[int, dict]:
+    # the details (the problem, with its file and line) are for callers with a token; the status is public
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/healthz", headers=headers)
+        with urllib.request.urlopen(req, timeout=5) as r:
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read())
@@ -95,6 +99,9 @@ def test_serve_reports_the_problem_and_health_recovers(tmp_path: Path) -> None:
                 pass
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.2)
+        assert status == 503 and body == {"status": "error"}, body  # no file names for strangers
+        token = owner_token.token_path(tmp_path / "state").read_text().strip()
+        status, body = _health(port, token)
         assert status == 503 and body["status"] == "error", body
         assert f"{rules}:3" in body["problem"]
         rules.write_text(GOOD)

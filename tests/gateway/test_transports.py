@@ -111,6 +111,9 @@ def test_http_front_refuses_missing_token_and_foreign_hosts(http_sentinel):
     assert post({"Authorization": "Bearer s3cret", "Host": "evil.example:80"}) == 421
     assert post({"Authorization": "Bearer s3cret", "Origin": "http://evil.example"}) == 403
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
+        assert json.loads(r.read()) == {"status": "ok"}  # public: the status word only
+    authed = urllib.request.Request(f"http://127.0.0.1:{port}/healthz", headers={"Authorization": "Bearer s3cret"})
+    with urllib.request.urlopen(authed, timeout=5) as r:
         health = json.loads(r.read())
     assert health["status"] == "ok" and health["upstreams"]["tb"]["state"] == "ready"
 

@@ -56,8 +56,8 @@ class Person:
 
 
 def stored_bytes(tmp_path: Path) -> bytes:
-    """Everything the audit store holds on disk, WAL included."""
-    return b"".join(p.read_bytes() for p in tmp_path.glob("sentinel.db*"))
+    """Everything the audit store holds on disk, WAL included (its own file and every gateway instance's)."""
+    return b"".join(p.read_bytes() for p in tmp_path.rglob("sentinel.db*"))
 
 
 async def test_typed_secrets_never_reach_the_audit_log(tmp_path):

@@ -75,11 +75,15 @@ async def test_healthz_shows_the_model_status(data_dir, tiny_chat_model):
 
     # a seed of its own: a fresh engine (engines are shared per process by their settings)
     config = _config(data_dir, tiny_chat_model, seed=4242)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=8765,
-                                 auth=http_auth_for(config).authenticator)  # /healthz itself is public
+    auth = http_auth_for(config)
+    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=8765, auth=auth.authenticator)
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
-        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http:
+        owner = {"Authorization": f"Bearer {auth.owner_token}"}
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765", headers=owner) as http:
+            # a probe without a credential sees the status word only, the model status is for token holders
+            public = (await http.get("/healthz", headers={"Authorization": ""})).json()
+            assert set(public) == {"status"}
             before = (await http.get("/healthz")).json()["model"]
             assert before["loaded"] is False and before["model"] is None
             assert before["context_tokens"] == 2048 and before["threads"] == 1

@@ -38,7 +38,7 @@ async def test_known_values_follow_the_facts(tmp_path: Path) -> None:
         assert await store.known_values("s1", probe, now) == {"BK-2", "open"}
         assert await store.purge_expired(now + 1) == 1
         assert await store.known_values("s1", probe, now) == set()
-        rows = await (await store.db.execute("SELECT COUNT(*) FROM fact_values WHERE session = 's1'")).fetchone()
+        (rows,) = await store.db.query("SELECT COUNT(*) FROM fact_values WHERE session = 's1'")
         assert rows[0] == 0  # nothing left behind for deleted or purged facts
 
         many = [f"V{i}" for i in range(1200)]  # more values than one SQL statement may carry
@@ -53,9 +53,11 @@ async def test_a_store_from_before_the_index_gets_it_on_open(tmp_path: Path) -> 
     with sqlite3.connect(path) as db:  # what a version-1 store looks like: no value rows
         db.execute("DELETE FROM fact_values")
         db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        db.execute("DROP TABLE storage_schema")  # nor the storage layer's record of migrations
+    db.close()  # the store opens its file exclusively (see sentinel_mcp/storage/sqlite.py)
     async with FactStore(path) as store:
         assert await store.known_values("s1", ["BK-1", "F1", "X"]) == {"BK-1", "F1"}
-        row = await (await store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'")).fetchone()
+        (row,) = await store.db.query("SELECT value FROM meta WHERE key = 'schema_version'")
         assert json.loads(row[0]) == 2
 
 

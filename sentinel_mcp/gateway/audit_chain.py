@@ -1,0 +1,96 @@
+"""Verify the audit log's hash chain (``sentinel-mcp audit verify``): the first row that does not follow."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from sentinel_mcp.gateway.audit import canonical
+from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED
+
+
+@dataclass
+class ChainReport:
+    rows: int = 0
+    chains: int = 0
+    broken_row: int | None = None  # id of the first row that breaks its chain
+    problem: str | None = None
+    file: Path | None = None  # the file the problem is in
+    files: int = 1
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+def _hash(prev: str, text: str) -> str:
+    return hashlib.sha256((prev + text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def verify_rows(rows: Iterable[tuple[Any, ...]], heads: dict[str, tuple[str, int]]) -> ChainReport:
+    """``rows``: (id, *HASHED, prev_hash, hash) in id order; ``heads``: chain -> (hash, rows) as stored."""
+    report = ChainReport()
+    last: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for row in rows:
+        rid, values, prev_hash, row_hash = row[0], tuple(row[1:1 + len(HASHED)]), row[-2], row[-1]
+        chain = values[0]
+        expected_prev = last.get(chain, GENESIS)
+        report.rows += 1
+        if prev_hash != expected_prev:
+            what = "a row before it was deleted or changed" if chain in last else "its chain does not start here"
+            return _broken(report, rid, f"row {rid} (chain {chain}): previous hash does not match ({what})")
+        if row_hash != _hash(prev_hash, canonical(values)):
+            return _broken(report, rid, f"row {rid} (chain {chain}): contents do not match its hash (row altered)")
+        last[chain] = row_hash
+        counts[chain] = counts.get(chain, 0) + 1
+    for chain, (head_hash, head_rows) in heads.items():
+        if last.get(chain, GENESIS) != head_hash or counts.get(chain, 0) != head_rows:
+            report.problem = (f"chain {chain}: {head_rows} rows were written but {counts.get(chain, 0)} are "
+                              "there; rows at its end were deleted or the head was changed")
+            return report
+    extra = set(last) - set(heads)
+    if extra:
+        report.problem = f"chain(s) {', '.join(sorted(extra))} have rows but no head (head deleted)"
+    report.chains = len(last)
+    return report
+
+
+def _broken(report: ChainReport, rid: int, problem: str) -> ChainReport:
+    report.broken_row, report.problem = rid, problem
+    return report
+
+
+def verify_file(path: Path) -> ChainReport:
+    from sentinel_mcp.storage.snapshot import read_connection
+
+    if not path.exists():
+        return ChainReport(problem=f"no audit log at {path}")
+    with read_connection(path) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "audit_head" not in tables:
+            return ChainReport(problem=f"{path} has no chained audit log")
+        heads = {c: (h, n) for c, h, n in conn.execute("SELECT chain, hash, rows FROM audit_head")}
+        rows = conn.execute(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit ORDER BY id")
+        return verify_rows(rows, heads)
+
+
+def verify_store(path: Path) -> ChainReport:
+    """Every file of the store at ``path`` (the file itself and each instance's, ``audit.audit_files``):
+    the totals, or the first file with a problem."""
+    from sentinel_mcp.gateway.audit import audit_files
+
+    files = audit_files(path)
+    if not files:
+        return ChainReport(problem=f"no audit log at {path} (nor in {path.parent / 'instances'})", files=0)
+    total = ChainReport(files=len(files))
+    for file in files:
+        report = verify_file(file)
+        if not report.ok:
+            report.file, report.files = file, len(files)
+            return report
+        total.rows += report.rows
+        total.chains += report.chains
+    return total

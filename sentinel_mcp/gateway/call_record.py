@@ -1,0 +1,89 @@
+"""What the gateway writes about one call, in order: the decision before any effect, the outcome before
+the answer. Every write is durable when it returns, or raises ``StorageError`` (the caller fails closed).
+
+Also the gate in front of every call: while a store the guard relies on (audit, facts) cannot be written,
+calls are refused with the cause; a degraded store is probed at most every ``PROBE_EVERY`` seconds, so the
+gateway notices by itself when the storage is back.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+from mcp.types import CallToolResult
+
+from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, new_decision_id
+from sentinel_mcp.storage import StorageError
+
+META_KEY = "sentinel/decision_id"  # where a result names its audit record (``_meta``)
+PROBE_EVERY = 0.25
+
+
+class CallRecord:
+    __slots__ = ("audit", "base", "started", "decision_id", "policy_version", "observers")
+
+    def __init__(self, audit: AuditLog, policy_version: str | None,
+                 observers: Sequence[Callable[[AuditEntry], None]] = (), **base: Any) -> None:
+        self.audit = audit
+        self.observers = observers  # metrics, traces: told of each call once, when its record is durable
+        self.base = base
+        self.started = time.perf_counter()
+        self.decision_id = new_decision_id()
+        self.policy_version = policy_version
+
+    def _entry(self, event: str, decision: str, outcome: str, kw: dict[str, Any]) -> AuditEntry:
+        return AuditEntry(**self.base, decision=decision, outcome=outcome, event=event,
+                          decision_id=self.decision_id, policy_version=self.policy_version,
+                          latency_ms=(time.perf_counter() - self.started) * 1000, **kw)
+
+    async def final(self, decision: str, outcome: str, **kw: Any) -> None:
+        """A call that ends here (refused, asked, unknown): decision and outcome in one row."""
+        await self._write(self._entry("final", decision, outcome, kw))
+
+    async def decided(self, **kw: Any) -> None:
+        """The call is allowed and about to be forwarded."""
+        await self.audit.write(self._entry("decision", "allow", "forwarded", kw))
+
+    async def finished(self, outcome: str, **kw: Any) -> None:
+        await self._write(self._entry("outcome", "allow", outcome, kw))
+
+    async def _write(self, entry: AuditEntry) -> None:
+        """A call's last row (final or outcome); observers see what the audit log holds, once per call."""
+        await self.audit.write(entry)
+        for observe in self.observers:
+            observe(entry)
+
+    def stamp(self, result: CallToolResult) -> CallToolResult:
+        meta = dict(result.meta or {})
+        meta[META_KEY] = self.decision_id
+        return result.model_copy(update={"meta": meta})
+
+
+class RecordsGate:
+    """Refuses calls while a store the decisions rely on (the audit log, the guard's facts) is degraded;
+    probes it back to health."""
+
+    def __init__(self, stores: Callable[[], list[Any]]) -> None:
+        self.stores = stores  # the databases this gateway writes its records to
+        self._next_probe = 0.0
+
+    async def problem(self) -> str | None:
+        bad = [db for db in self.stores() if db is not None and not db.health.ok]
+        if not bad:
+            return None
+        now = time.monotonic()
+        if now >= self._next_probe:
+            self._next_probe = now + PROBE_EVERY
+            for db in bad:
+                await db.probe()
+            bad = [db for db in bad if not db.health.ok]
+            if not bad:
+                return None
+        causes = "; ".join(f"{db.name}: {db.health.cause}" for db in bad)
+        return ("Sentinel cannot write its records, so it refuses every guarded call until storage "
+                f"recovers ({causes})")
+
+
+def storage_refusal(e: StorageError) -> str:
+    return f"Sentinel could not record this call, so it was not run (fail closed): {e}"

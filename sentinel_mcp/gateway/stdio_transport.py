@@ -1,0 +1,153 @@
+"""Sentinel's own stdio transport: answers every malformed line itself, and never blocks a shutdown.
+
+The SDK's reader hands a line it cannot parse to the session, which drops it without an answer, and
+it reads stdin in a worker thread that a signal cannot interrupt (``serve`` then ignored SIGTERM while
+stdin stayed open). Here stdin is read by the event loop itself (non-blocking pipe), each line meets
+``wire_limits`` first, and a bad one gets its JSON-RPC error on stdout at once. Like the SDK, fds 0 and 1
+are pointed away from the wire while serving (at /dev/null and stderr), so stray prints and children
+cannot corrupt it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import stat
+from typing import AsyncIterator
+
+import anyio
+import mcp_types as types
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+
+from sentinel_mcp.gateway.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
+
+log = logging.getLogger(__name__)
+CHUNK = 64 * 1024
+
+
+def _claim(fd: int, replacement: int) -> int:
+    """A private duplicate of ``fd`` (the wire); ``fd`` itself now points at ``replacement``."""
+    private = os.dup(fd)
+    os.set_inheritable(private, False)
+    os.dup2(replacement, fd)
+    return private
+
+
+class _Lines:
+    """Newline-framed messages from a byte stream, oversized ones reported instead of buffered."""
+
+    def __init__(self) -> None:
+        self.buf = bytearray()
+        self.skipping = False
+
+    def feed(self, data: bytes) -> list[bytes | WireError]:
+        out: list[bytes | WireError] = []
+        self.buf += data
+        while True:
+            nl = self.buf.find(b"\n")
+            if nl < 0:
+                if len(self.buf) > MAX_MESSAGE_BYTES and not self.skipping:
+                    self.skipping = True
+                    out.append(WireError(INVALID_REQUEST,
+                                         f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} bytes"))
+                if self.skipping:
+                    self.buf.clear()
+                return out
+            line = bytes(self.buf[:nl])
+            del self.buf[:nl + 1]
+            if self.skipping:
+                self.skipping = False
+                continue
+            if line.strip():
+                out.append(line)
+
+
+async def _reader(fd: int) -> AsyncIterator[bytes]:
+    mode = os.fstat(fd).st_mode
+    loop = asyncio.get_running_loop()
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+        reader = asyncio.StreamReader(limit=CHUNK * 4)
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0, closefd=False))
+        try:
+            while chunk := await reader.read(CHUNK):
+                yield chunk
+        finally:
+            transport.close()
+    else:  # a regular file: reads never block for long
+        while chunk := await anyio.to_thread.run_sync(os.read, fd, CHUNK):
+            yield chunk
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1):  # type: ignore[no-untyped-def]
+    """Yields ``(read_stream, write_stream)`` for ``Server.run``, like the SDK's ``stdio_server``."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    wire_in = _claim(stdin_fd, devnull)
+    os.close(devnull)
+    wire_out = _claim(stdout_fd, 2)
+    write_lock = anyio.Lock()
+
+    async def send_line(text: str) -> None:
+        data = (text + "\n").encode("utf-8", "replace")
+        async with write_lock:
+            view = memoryview(data)
+            while view:
+                try:
+                    n = os.write(wire_out, view)
+                except BlockingIOError:
+                    await anyio.sleep(0.001)
+                    continue
+                view = view[n:]
+
+    read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+    write_stream, write_reader = create_context_streams[SessionMessage](0)
+
+    async def stdin_loop() -> None:
+        frames = _Lines()
+        async with read_writer:
+            async for chunk in _reader(wire_in):
+                for item in frames.feed(chunk):
+                    if isinstance(item, WireError):
+                        await send_line(json.dumps(item.response()))
+                        continue
+                    try:
+                        message = parse_message(item)
+                        parsed = types.jsonrpc_message_adapter.validate_python(message, by_name=False)
+                    except WireError as e:
+                        await send_line(json.dumps(e.response()))
+                        continue
+                    except ValueError as e:  # a JSON-RPC object the protocol types refuse
+                        mid = message.get("id") if isinstance(message, dict) else None
+                        if "method" in message and mid is not None:
+                            await send_line(json.dumps({"jsonrpc": "2.0", "id": mid, "error": {
+                                "code": INVALID_REQUEST, "message": f"Invalid Request: {str(e)[:300]}"}}))
+                        else:
+                            log.info("stdio: dropped an invalid notification or response: %s", str(e)[:200])
+                        continue
+                    await read_writer.send(SessionMessage(parsed))
+
+    async def stdout_loop() -> None:
+        async with write_reader:
+            async for session_message in write_reader:
+                await send_line(session_message.message.model_dump_json(by_alias=True, exclude_unset=True))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stdin_loop)
+            tg.start_soon(stdout_loop)
+            try:
+                yield read_stream, write_stream
+            finally:
+                tg.cancel_scope.cancel()
+    finally:
+        with contextlib.suppress(OSError):
+            os.set_blocking(wire_in, True)  # shared with whoever else holds this pipe or terminal
+        for fd, private in ((stdin_fd, wire_in), (stdout_fd, wire_out)):
+            with contextlib.suppress(OSError):
+                os.dup2(private, fd)
+                os.close(private)

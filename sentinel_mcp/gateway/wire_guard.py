@@ -1,0 +1,66 @@
+"""ASGI middleware: every JSON-RPC message POSTed to /mcp or /messages/ meets ``wire_limits`` first.
+
+The SDK's HTTP transports drop some malformed messages without an answer (an id that is an object, NaN
+or 1e400) or answer in plain text. Here such a message gets a JSON-RPC error (HTTP 400) before the SDK
+sees it; a valid one is handed on with its body replayed.
+"""
+
+from __future__ import annotations
+
+import json
+import mcp_types as types
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sentinel_mcp.gateway.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
+
+class WireGuard:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST" or not _guarded(scope.get("path", "")):
+            return await self.app(scope, receive, send)
+        body = bytearray()
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > MAX_MESSAGE_BYTES:
+                return await _answer(send, WireError(
+                    INVALID_REQUEST, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} bytes"))
+        try:
+            msg = parse_message(bytes(body))
+            # the SDK parses the raw body again, with its own parser (stricter on lone surrogates): same check
+            types.jsonrpc_message_adapter.validate_json(bytes(body), by_name=False)
+        except WireError as e:
+            return await _answer(send, e)
+        except ValueError as e:
+            mid = msg.get("id") if "method" in msg else None
+            return await _answer(send, WireError(INVALID_REQUEST, f"Invalid Request: {str(e)[:300]}", mid))
+
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _guarded(path: str) -> bool:
+    return path == "/mcp" or path.startswith("/messages/") or path == "/messages"
+
+
+async def _answer(send: Send, error: WireError) -> None:
+    body = json.dumps(error.response()).encode()
+    await send({"type": "http.response.start", "status": 400,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+

@@ -1,0 +1,157 @@
+"""Limits every incoming JSON-RPC message meets before anything reads it further, on every front.
+
+A message is refused (with a JSON-RPC error, never silence) when it is too large, not UTF-8, not JSON,
+nested too deep, carries an integer too long or a non-finite number, or is not a JSON-RPC 2.0 object with
+a valid id and method (an id or method with a lone surrogate is refused: it is echoed, and could not be
+encoded). Values may hold any text, lone surrogates included: they are data (the policy engine takes them
+as such). Tool arguments meet the same value limits in the gateway core, whatever front they came through.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 64  # of a whole message
+MAX_ARGUMENT_DEPTH = 32  # of a tool call's arguments (well below what upstreams' parsers survive)
+MAX_INT_DIGITS = 100
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+
+
+class WireError(ValueError):
+    def __init__(self, code: int, message: str, id: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.id = code, message, id
+
+    def response(self) -> dict[str, Any]:
+        return error_response(self.id, self.code, self.message)
+
+
+def error_response(id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise WireError(PARSE_ERROR, f"Parse error: an integer has more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise WireError(PARSE_ERROR, f"Parse error: number {text[:40]} is out of range")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise WireError(PARSE_ERROR, f"Parse error: {name} is not JSON")
+
+
+def loads(raw: bytes | str) -> Any:
+    """Parse one message under the limits; raises ``WireError`` (id unknown yet: null)."""
+    if len(raw) > MAX_MESSAGE_BYTES:
+        raise WireError(INVALID_REQUEST, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} bytes")
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise WireError(PARSE_ERROR, f"Parse error: not UTF-8 (byte {e.start})") from None
+    try:
+        value = json.loads(raw, parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except WireError:
+        raise
+    except RecursionError:  # the parser gave up before the end: we cannot tell it is JSON at all
+        raise WireError(PARSE_ERROR, f"Parse error: nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as e:
+        raise WireError(PARSE_ERROR, f"Parse error: {e}") from None
+    problem = value_problem(value, MAX_DEPTH)
+    if problem is not None:
+        raise WireError(INVALID_REQUEST, f"Invalid Request: {problem}",
+                        valid_id(value.get("id")) if isinstance(value, dict) else None)
+    return value
+
+
+def value_problem(value: Any, max_depth: int) -> str | None:
+    """Depth, integer size and finiteness of a parsed JSON value (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            if depth > max_depth:
+                return f"nested deeper than {max_depth} levels"
+            for item in v.values():
+                if isinstance(item, (dict, list, int, float)):
+                    stack.append((item, depth + 1))
+        elif isinstance(v, list):
+            if depth > max_depth:
+                return f"nested deeper than {max_depth} levels"
+            stack.extend((item, depth + 1) for item in v if isinstance(item, (dict, list, int, float)))
+        elif isinstance(v, bool):
+            continue
+        elif isinstance(v, int):
+            if v.bit_length() > MAX_INT_DIGITS * 3.33:
+                return f"an integer has more than {MAX_INT_DIGITS} digits"
+        elif isinstance(v, float) and not math.isfinite(v):
+            return "a number is not finite"
+    return None
+
+
+def _encodable(s: str) -> bool:
+    try:
+        s.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def valid_id(id: Any) -> Any:
+    """The id to answer with: the request's if it is a string or an integer, else null."""
+    if isinstance(id, str):
+        return id if _encodable(id) and len(id) <= 1000 else None
+    if isinstance(id, int) and not isinstance(id, bool) and id.bit_length() <= 64:
+        return id
+    return None
+
+
+def check_echoed_text(message: Any) -> None:
+    """An id or method that an answer would echo must be encodable text (no lone surrogates)."""
+    if not isinstance(message, dict):
+        return
+    mid, method = message.get("id"), message.get("method")
+    if isinstance(mid, str) and not _encodable(mid):
+        raise WireError(INVALID_REQUEST, "Invalid Request: id holds a lone surrogate (not valid Unicode)")
+    if isinstance(method, str) and not _encodable(method):
+        raise WireError(INVALID_REQUEST, "Invalid Request: method holds a lone surrogate", valid_id(mid))
+
+
+def check_envelope(message: Any) -> None:
+    """A JSON-RPC 2.0 request, notification or response object (no batches: MCP has none)."""
+    if isinstance(message, list):
+        raise WireError(INVALID_REQUEST, "Invalid Request: batches are not supported")
+    if not isinstance(message, dict):
+        raise WireError(INVALID_REQUEST, "Invalid Request: a message is a JSON object")
+    mid = message.get("id")
+    if message.get("jsonrpc") != "2.0":
+        raise WireError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"', valid_id(mid))
+    if "id" in message and valid_id(mid) is None:
+        raise WireError(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+    check_echoed_text(message)
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            raise WireError(INVALID_REQUEST, "Invalid Request: method must be a string", valid_id(mid))
+        params = message.get("params")
+        if params is not None and not isinstance(params, (dict, list)):
+            raise WireError(INVALID_REQUEST, "Invalid Request: params must be an object", valid_id(mid))
+    elif "result" not in message and "error" not in message:
+        raise WireError(INVALID_REQUEST, "Invalid Request: neither a request nor a response", valid_id(mid))
+
+
+def parse_message(raw: bytes | str) -> dict[str, Any]:
+    message = loads(raw)
+    check_envelope(message)
+    return message

@@ -1,0 +1,71 @@
+"""The backend-neutral contract of a database behind the storage seam.
+
+SQL is written once for all backends: ``?`` placeholders, ``ON CONFLICT`` upserts, ``RETURNING``; the
+backend translates placeholders. Anything backend-specific (types, functions) lives in a ``Schema``'s
+per-backend migrations. Rows come back as tuples (plain data: this is the hot path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+from sentinel_mcp.storage.health import StoreHealth
+
+Params = Sequence[Any]
+
+
+class StorageError(Exception):
+    """The store cannot be read or written (disk fault, read-only, deleted, full). Callers fail closed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    sql: str
+    params: Params = ()
+    many: bool = False  # params is a sequence of parameter rows (executemany)
+
+
+@dataclass(slots=True)
+class WriteResult:
+    rowcount: int
+    lastrowid: int | None
+    rows: list[tuple[Any, ...]]  # what a RETURNING clause gave
+
+
+class Database(Protocol):
+    """One database (file or server) shared by every store that lives in it."""
+
+    name: str
+    health: StoreHealth
+
+    async def migrate(self, schema: Any) -> None: ...
+
+    async def query(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]: ...
+
+    async def query_dicts(self, sql: str, params: Params = ()) -> list[dict[str, Any]]: ...
+
+    async def write(self, sql: str, params: Params = ()) -> WriteResult: ...
+
+    async def run(self, statements: Sequence[Statement]) -> list[WriteResult]:
+        """All statements in one transaction, committed (durably) before this returns."""
+        ...
+
+    async def consume(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        """Atomic single use: a ``DELETE ... RETURNING`` (or ``UPDATE ... RETURNING``) whose rows only one
+        caller can ever get, across processes and replicas."""
+        ...
+
+    async def probe(self) -> bool:
+        """Try a tiny durable write; health follows the answer (how a degraded store notices recovery)."""
+        ...
+
+    def query_blocking(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]: ...
+
+    def query_dicts_blocking(self, sql: str, params: Params = ()) -> list[dict[str, Any]]: ...
+
+    def write_blocking(self, sql: str, params: Params = ()) -> WriteResult: ...
+
+    def run_blocking(self, statements: Sequence[Statement]) -> list[WriteResult]: ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,242 @@
+"""Each running gateway's own files: ``<root>/instances/<id>/``, held for as long as the process lives.
+
+The write-ahead audit log (and the A2A task journal) keep SQLite in exclusive locking mode (no memory-mapped
+``-shm``, see ``sqlite.py``), so one file can have one writer process only. Several gateways on one data dir
+(``make run`` over HTTP while a desktop client runs ``serve`` over stdio) therefore each write their own files
+here, while what must be shared (facts, consents, the owner's token) stays at the root, in files several
+processes may write.
+
+An instance holds ``flock`` on its ``lock`` file; the kernel drops it when the process ends, however it ends
+(``kill -9`` too). So "is that instance alive?" is answered by trying the lock, not by a pid that may have been
+reused. A new directory is prepared under a hidden name and renamed only once its lock is held: a visible
+instance without a lock holder is dead, never one still being born. The files of a dead instance stay where they
+are (readable and verifiable: ``sentinel-mcp audit``); the next gateway settles them (replays their WAL into the
+database file) and removes instances that recorded nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import secrets
+import shutil
+import socket
+import sqlite3
+import time
+from pathlib import Path
+from typing import Iterator
+
+log = logging.getLogger(__name__)
+
+INSTANCES = "instances"
+LOCK = "lock"  # held by the live instance
+ADOPT = "adopt.lock"  # held briefly by whoever settles or takes over a dead instance's files
+OWNER = "owner.json"
+ADOPT_WAIT = 5.0
+
+
+def instances_dir(root: Path) -> Path:
+    return Path(root) / INSTANCES
+
+
+def instance_dirs(root: Path) -> list[Path]:
+    """Every instance directory under ``root``, oldest first (ids start with their start time)."""
+    base = instances_dir(root)
+    try:
+        return sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except FileNotFoundError:
+        return []
+
+
+def _try_lock(path: Path, *, create: bool = False) -> int | None:
+    """An fd holding ``flock`` on ``path``, or None when someone else holds it."""
+    try:
+        fd = os.open(path, (os.O_RDWR | os.O_CREAT) if create else os.O_RDWR, 0o600)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def is_live(directory: Path) -> bool:
+    """Whether a process still holds this instance (its lock)."""
+    lock = directory / LOCK
+    if not lock.exists():
+        return False  # never held (not an instance), or its lock was removed with it
+    fd = _try_lock(lock)
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
+@contextlib.contextmanager
+def claimed_dead(directory: Path, wait: float = ADOPT_WAIT) -> Iterator[bool]:
+    """True while this process may change a dead instance's files (settle, take over); False when the
+    instance is alive, or someone else kept it claimed for longer than ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    fd = None
+    while fd is None:
+        if not directory.exists():  # another gateway removed it (an instance that recorded nothing)
+            yield False
+            return
+        try:
+            fd = _try_lock(directory / ADOPT, create=True)
+        except OSError:
+            fd = None
+        if fd is None:
+            if time.monotonic() >= deadline:
+                yield False
+                return
+            time.sleep(0.05)
+    try:
+        yield not is_live(directory) and directory.exists()
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def claimed_file(path: Path, wait: float = ADOPT_WAIT) -> Iterator[bool]:
+    """``claimed_dead`` for the instance a file lives in; a file outside any instance (from before them) is
+    guarded by its own locks only (True)."""
+    directory = path.parent
+    if directory.parent.name != INSTANCES:
+        yield True
+        return
+    with claimed_dead(directory, wait) as mine:
+        yield mine
+
+
+def dead_instance_files(root: Path, name: str) -> list[Path]:
+    """``name`` in every instance under ``root`` that has ended (oldest first)."""
+    return [d / name for d in instance_dirs(root) if (d / name).exists() and not is_live(d)]
+
+
+class Instance:
+    """This process's own directory of exclusive files."""
+
+    def __init__(self, id: str, directory: Path, fd: int) -> None:
+        self.id = id
+        self.dir = directory
+        self._fd: int | None = fd
+
+    @classmethod
+    def claim(cls, root: Path, role: str = "gateway") -> "Instance":
+        base = instances_dir(root)
+        base.mkdir(parents=True, exist_ok=True)
+        # sortable by start time; pid for people reading the list; random so that pid reuse (pid 1 in every
+        # container) can never name an earlier instance
+        iid = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}-{secrets.token_hex(3)}"
+        hidden = base / f".new-{iid}"
+        hidden.mkdir(mode=0o700)
+        fd = _try_lock(hidden / LOCK, create=True)
+        if fd is None:  # cannot happen for a fresh directory; refuse rather than share
+            raise OSError(f"could not lock the new instance directory {hidden}")
+        (hidden / OWNER).write_text(json.dumps({"id": iid, "pid": os.getpid(), "host": socket.gethostname(),
+                                                "role": role, "started": time.time()}))
+        directory = base / iid
+        os.rename(hidden, directory)
+        return cls(iid, directory, fd)
+
+    def release(self) -> None:
+        """Let go of the directory; it is removed if nothing was recorded in it."""
+        if self._fd is None:
+            return
+        try:
+            if recorded_nothing(self.dir):
+                shutil.rmtree(self.dir, ignore_errors=True)
+        finally:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _databases(directory: Path) -> list[Path]:
+    return [p for p in directory.iterdir() if p.is_file() and p.name not in (LOCK, ADOPT, OWNER)
+            and not p.name.endswith(("-wal", "-shm", "-journal"))]
+
+
+def recorded_nothing(directory: Path) -> bool:
+    """True when no database in the directory holds a row of its own (bookkeeping tables aside). A database
+    with an unsettled WAL, or one that cannot be read, counts as holding something: never delete what could
+    not be checked."""
+    try:
+        if any(w.stat().st_size > 0 for w in directory.glob("*-wal")):
+            return False
+        databases = _databases(directory)
+    except OSError:
+        return False
+    for db in databases:
+        if db.stat().st_size == 0:
+            continue
+        try:  # immutable: nothing writes it now (no WAL above), so read it without locks or -shm
+            conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True, timeout=0.2)
+            try:
+                tables = [r[0] for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                    "AND name NOT IN ('storage_schema', 'audit_head')")]
+                for table in tables:
+                    if conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None:
+                        return False
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return False
+    return True
+
+
+def settle(directory: Path) -> None:
+    """A dead instance's databases with their WAL replayed into the file (what a restart of the same gateway
+    did to its own files); removed if it recorded nothing. Call inside ``claimed_dead``."""
+    for wal in directory.glob("*-wal"):
+        db = wal.with_name(wal.name[:-len("-wal")])
+        if not db.exists():
+            continue
+        try:
+            conn = sqlite3.connect(db, timeout=1)
+            try:
+                conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # as it was written: no -shm
+                conn.execute("PRAGMA mmap_size=0")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
+        except sqlite3.Error as e:  # left as it is: readers recover the WAL themselves
+            log.warning("could not settle %s: %s", db, e)
+    if recorded_nothing(directory):
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def settle_dead(root: Path) -> list[Path]:
+    """Settle every dead instance under ``root`` (bounded: each is claimed without waiting); the ones kept."""
+    kept = []
+    _sweep_unborn(instances_dir(root))
+    for directory in instance_dirs(root):
+        if is_live(directory):
+            continue
+        with claimed_dead(directory, wait=0) as mine:
+            if mine:
+                settle(directory)
+        if directory.exists():
+            kept.append(directory)
+    return kept
+
+
+def _sweep_unborn(base: Path, age: float = 60.0) -> None:
+    """Hidden directories of processes that died between creating and publishing their instance."""
+    try:
+        hidden = [p for p in base.iterdir() if p.name.startswith(".new-") and p.is_dir()]
+    except FileNotFoundError:
+        return
+    for p in hidden:
+        try:
+            old = time.time() - p.stat().st_mtime > age
+        except FileNotFoundError:
+            continue
+        if old and not is_live(p):
+            shutil.rmtree(p, ignore_errors=True)

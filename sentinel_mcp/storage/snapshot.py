@@ -1,0 +1,70 @@
+"""Read a database that a running gateway holds exclusively (``sentinel-mcp audit``, ``facts``).
+
+A gateway keeps its files in exclusive locking mode (no mmapped ``-shm``; see ``sqlite.py``), so another
+process cannot open them while it runs. A reader then copies the file and its WAL and reads the copy: WAL
+frames carry checksums, so a copy taken mid-write only lacks the last, incomplete commit. The copy is
+checked and taken again if it is not consistent.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+
+def _held_by_another(path: Path) -> bool:
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+        try:
+            conn.execute("PRAGMA mmap_size=0")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.OperationalError as e:
+        return "locked" in str(e) or "busy" in str(e)
+    return False
+
+
+@contextmanager
+def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
+    """``path`` itself when nobody else holds it, else a consistent copy of it (deleted afterwards)."""
+    from sentinel_mcp.storage.open import find_open
+
+    if find_open(path) is not None or not _held_by_another(path):  # this process's stores share its Database
+        yield path
+        return
+    last: Exception | None = None
+    for _ in range(attempts):
+        with tempfile.TemporaryDirectory(prefix="sentinel-read-") as tmp:
+            copy = Path(tmp) / path.name
+            shutil.copyfile(path, copy)
+            wal = path.with_name(path.name + "-wal")
+            if wal.exists():
+                shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+            try:
+                conn = sqlite3.connect(copy, timeout=1)
+                try:
+                    ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+                finally:
+                    conn.close()
+            except sqlite3.DatabaseError as e:
+                ok, last = False, e
+            if ok:
+                yield copy
+                return
+    raise sqlite3.OperationalError(f"could not read a consistent copy of {path}: {last or 'inconsistent'}")
+
+
+@contextmanager
+def read_connection(path: Path) -> Iterator[sqlite3.Connection]:
+    with readable_copy(path) as readable:
+        conn = sqlite3.connect(readable, timeout=5)
+        try:
+            conn.execute("PRAGMA mmap_size=0")
+            yield conn
+        finally:
+            conn.close()

@@ -1,0 +1,400 @@
+"""SQLite behind the storage seam: one writer thread per file, group commit, fail-closed health.
+
+Why this shape (measured in ``benchmarks/audit_durability.py``):
+
+- Every write waits for its commit (``synchronous=FULL``: on disk, not just in the OS cache), and the
+  writer thread commits everything queued at that moment in ONE transaction: N concurrent writers share
+  one fsync. Each job runs in its own SAVEPOINT, so a job's constraint error fails that job alone.
+- ``mmap_size=0`` and, for files only this process writes, ``locking_mode=EXCLUSIVE`` with WAL: the
+  wal-index then lives in heap memory instead of the mmapped ``-shm`` file, so no fault on a file (truncated,
+  made immutable, disk error) can raise SIGBUS; it becomes an I/O error we report. Files that other
+  processes write at the same time (the sensor CLI grants consent while the server runs) use a rollback
+  journal instead (no ``-shm`` either; slower commits, but those stores write rarely).
+- A file deleted or replaced under us is noticed before each commit (inode check), reported, and
+  re-created with its schemas on the next attempt, so the gateway recovers by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import os
+import queue
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
+from sentinel_mcp.storage.health import StoreHealth, register, unregister
+from sentinel_mcp.storage.schema import Schema
+
+log = logging.getLogger(__name__)
+
+BACKEND = "sqlite"
+MAX_GROUP = 512  # jobs per commit; bounds the time one commit holds the writer
+# error names that mean the storage itself is at fault (not the statement): fail closed and degrade
+_FAULTS = ("SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_CORRUPT",
+           "SQLITE_NOTADB", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_PERM", "SQLITE_NOLFS", "SQLITE_PROTOCOL")
+
+
+@dataclass(frozen=True)
+class SQLiteOptions:
+    journal: str = "WAL"  # WAL, or TRUNCATE for files several processes write
+    synchronous: str = "FULL"
+    exclusive: bool = True  # WAL's index in heap memory (no -shm mmap); one process owns the file
+    busy_timeout_ms: int = 5000
+
+
+EXCLUSIVE = SQLiteOptions()
+SHARED = SQLiteOptions(journal="TRUNCATE", exclusive=False)
+
+
+def is_fault(e: BaseException) -> bool:
+    name = getattr(e, "sqlite_errorname", "") or ""
+    if name.startswith(_FAULTS):
+        return True
+    text = str(e).lower()
+    return isinstance(e, sqlite3.OperationalError) and any(
+        w in text for w in ("disk i/o", "readonly", "read-only", "disk is full", "unable to open", "locked"))
+
+
+def _sha256hex(text: str | None) -> str:
+    import hashlib
+
+    return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class _Job:
+    __slots__ = ("kind", "payload", "done")
+
+    def __init__(self, kind: str, payload: Any, done: Callable[[Any, BaseException | None], None]) -> None:
+        self.kind, self.payload, self.done = kind, payload, done
+
+
+class SQLiteDatabase:
+    """Implements ``storage.Database`` for one SQLite file."""
+
+    def __init__(self, path: Path, name: str, options: SQLiteOptions = EXCLUSIVE) -> None:
+        self.path = Path(path)
+        self.name = name
+        self.options = options
+        self.health = StoreHealth(name)
+        self._schemas: list[Schema] = []
+        self._conn: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] | None = None
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self.commits = 0  # transactions committed, and the write jobs they carried (group commit at work)
+        self.committed_jobs = 0
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> "SQLiteDatabase":
+        try:
+            self._connect()
+        except StorageError as e:  # start degraded (calls are refused) and retry on each write
+            self._fault(e)
+        self._thread = threading.Thread(target=self._loop, name=f"storage:{self.name}", daemon=True)
+        self._thread.start()
+        register(self.health)
+        return self
+
+    def _connect(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # exclusive: nobody else should wait on it, and a probe must not hold the writer for long
+            timeout = 0.5 if self.options.exclusive else self.options.busy_timeout_ms / 1000
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
+            conn.execute("PRAGMA mmap_size=0")
+            if self.options.exclusive:
+                conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # before WAL's first use: no -shm at all
+            mode = conn.execute(f"PRAGMA journal_mode={self.options.journal}").fetchone()[0]
+            if mode.upper() != self.options.journal.upper():
+                raise sqlite3.OperationalError(f"journal mode {mode} instead of {self.options.journal}")
+            conn.execute(f"PRAGMA synchronous={self.options.synchronous}")
+            conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+            conn.create_function("sha256hex", 1, _sha256hex, deterministic=True)
+            conn.execute("CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+            for schema in self._schemas:
+                self._apply(conn, schema)
+            st = os.stat(self.path)
+        except sqlite3.Error as e:
+            if "locked" in str(e) and self.options.exclusive:
+                raise StorageError(
+                    f"{self.name} store {self.path} is held by another process (a file one process owns: a gateway "
+                    "keeps its own under <data dir>/instances/; is this path configured for two of them?)") from e
+            raise StorageError(f"{self.name} store {self.path}: {e}") from e
+        except OSError as e:
+            raise StorageError(f"{self.name} store {self.path}: {e.strerror or e}") from e
+        self._conn, self._identity = conn, (st.st_dev, st.st_ino)
+
+    @staticmethod
+    def _apply(conn: sqlite3.Connection, schema: Schema) -> None:
+        row = conn.execute("SELECT version FROM storage_schema WHERE store = ?", (schema.store,)).fetchone()
+        have = row[0] if row else 0
+        steps = schema.steps(BACKEND)
+        if have > len(steps):
+            raise sqlite3.OperationalError(f"store {schema.store!r} has schema version {have}, newer than this "
+                                           f"Sentinel knows ({len(steps)}); upgrade Sentinel")
+        for number, step in enumerate(steps[have:], start=have + 1):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if isinstance(step, str):
+                    for sql in _split_script(step):
+                        conn.execute(sql)
+                else:
+                    step(conn)
+                conn.execute("INSERT INTO storage_schema (store, version) VALUES (?, ?) ON CONFLICT (store) "
+                             "DO UPDATE SET version = excluded.version", (schema.store, number))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    async def migrate(self, schema: Schema) -> None:
+        if all(s.store != schema.store for s in self._schemas):
+            self._schemas.append(schema)  # re-applied whenever the file has to be re-created
+        await self._submit("call", lambda conn: self._apply(conn, schema))
+
+    def migrate_blocking(self, schema: Schema) -> None:
+        if all(s.store != schema.store for s in self._schemas):
+            self._schemas.append(schema)
+        self._submit_blocking("call", lambda conn: self._apply(conn, schema))
+
+    async def close(self) -> None:
+        if self._thread is not None:
+            self._jobs.put(None)
+            await asyncio.get_running_loop().run_in_executor(None, self._thread.join)
+            self._thread = None
+        unregister(self.health)
+
+    def close_blocking(self) -> None:
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join()
+            self._thread = None
+        unregister(self.health)
+
+    # ------------------------------------------------------------------ the interface
+    async def query(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        return await self._submit("read", (sql, params))
+
+    async def query_dicts(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
+        return await self._submit("read_dicts", (sql, params))
+
+    async def write(self, sql: str, params: Params = ()) -> WriteResult:
+        return (await self._submit("write", [Statement(sql, params)]))[0]
+
+    async def run(self, statements: Sequence[Statement]) -> list[WriteResult]:
+        return await self._submit("write", list(statements))
+
+    async def consume(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        return (await self._submit("write", [Statement(sql, params)]))[0].rows
+
+    def submit_write(self, statements: Sequence[Statement]) -> "asyncio.Future[list[WriteResult]]":
+        """Queue a write and return its future at once (the caller awaits it when it must be durable)."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[list[WriteResult]] = loop.create_future()
+        self._jobs.put(_Job("write", list(statements), _resolver(loop, fut)))
+        return fut
+
+    async def probe(self) -> bool:
+        try:
+            await self._submit("write", [Statement(
+                "INSERT INTO storage_schema (store, version) VALUES ('$probe', 0) "
+                "ON CONFLICT (store) DO UPDATE SET version = storage_schema.version + 1")])
+            return True
+        except StorageError:
+            return False
+
+    def query_blocking(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        return self._submit_blocking("read", (sql, params))
+
+    def query_dicts_blocking(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
+        return self._submit_blocking("read_dicts", (sql, params))
+
+    def write_blocking(self, sql: str, params: Params = ()) -> WriteResult:
+        return self._submit_blocking("write", [Statement(sql, params)])[0]
+
+    def run_blocking(self, statements: Sequence[Statement]) -> list[WriteResult]:
+        return self._submit_blocking("write", list(statements))
+
+    def _submit(self, kind: str, payload: Any) -> "asyncio.Future[Any]":
+        if self._thread is None:
+            raise StorageError(f"{self.name} store is closed")
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+        self._jobs.put(_Job(kind, payload, _resolver(loop, fut)))
+        return fut
+
+    def _submit_blocking(self, kind: str, payload: Any) -> Any:
+        if self._thread is None:
+            raise StorageError(f"{self.name} store is closed")
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def done(value: Any, error: BaseException | None) -> None:
+            fut.set_exception(error) if error is not None else fut.set_result(value)
+        self._jobs.put(_Job(kind, payload, done))
+        return fut.result()
+
+    # ------------------------------------------------------------------ the writer thread
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                break
+            batch = [job]
+            stop = False
+            while len(batch) < MAX_GROUP:
+                try:
+                    nxt = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            i = 0
+            while i < len(batch):  # consecutive writes share one commit; order is kept
+                j = i + 1
+                if batch[i].kind == "write":
+                    while j < len(batch) and batch[j].kind == "write":
+                        j += 1
+                try:
+                    self._commit_group(batch[i:j]) if batch[i].kind == "write" else self._run_one(batch[i])
+                except BaseException as e:  # noqa: BLE001 - the writer never dies; its callers hear why
+                    log.exception("storage writer %s: unexpected error", self.name)
+                    for job in batch[i:j]:
+                        job.done(None, StorageError(f"{self.name} store: {type(e).__name__}: {e}"))
+                i = j
+            if stop:
+                break
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+            self._conn = None
+
+    def _ensure_connection(self) -> sqlite3.Connection:
+        """The connection, after checking the file is still the one we opened (reopening it if not)."""
+        if self._conn is not None:
+            try:
+                st = os.stat(self.path)
+                same = (st.st_dev, st.st_ino) == self._identity
+            except OSError:
+                same = False
+            if not same:
+                try:
+                    self._conn.close()
+                except sqlite3.Error:
+                    pass
+                self._conn = None
+                raise StorageError(f"{self.name} store {self.path} was deleted or replaced; "
+                                   "re-creating it on the next write")
+        if self._conn is None:
+            self._connect()
+        assert self._conn is not None
+        return self._conn
+
+    def _fault(self, e: BaseException) -> StorageError:
+        err = e if isinstance(e, StorageError) else StorageError(f"{self.name} store {self.path}: {e}")
+        self.health.degrade(str(err))
+        log.warning("storage fault: %s", err)
+        return err
+
+    def _commit_group(self, group: list[_Job]) -> None:
+        try:
+            conn = self._ensure_connection()
+            conn.execute("BEGIN IMMEDIATE")
+        except (sqlite3.Error, StorageError) as e:
+            err = self._fault(e)
+            for job in group:
+                job.done(None, err)
+            return
+        results: list[tuple[_Job, Any, BaseException | None]] = []
+        try:
+            for job in group:
+                conn.execute("SAVEPOINT job")
+                try:
+                    out = [self._exec(conn, st) for st in job.payload]
+                    conn.execute("RELEASE job")
+                    results.append((job, out, None))
+                except Exception as e:  # noqa: BLE001 - a job's own error (constraint, unencodable text)
+                    if isinstance(e, sqlite3.Error) and is_fault(e):
+                        raise
+                    conn.execute("ROLLBACK TO job")
+                    conn.execute("RELEASE job")
+                    results.append((job, None, e))
+            conn.execute("COMMIT")
+            self.commits += 1
+            self.committed_jobs += len(group)
+        except sqlite3.Error as e:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            err = self._fault(e)
+            for job in group:
+                job.done(None, err)
+            return
+        self.health.recover()
+        for job, out, error in results:
+            job.done(out, error)
+
+    @staticmethod
+    def _exec(conn: sqlite3.Connection, st: Statement) -> WriteResult:
+        if st.many:
+            cur = conn.executemany(st.sql, st.params)
+            return WriteResult(cur.rowcount, None, [])
+        cur = conn.execute(st.sql, st.params)
+        rows = cur.fetchall() if cur.description else []
+        return WriteResult(cur.rowcount, cur.lastrowid, rows)
+
+    def _run_one(self, job: _Job) -> None:
+        try:
+            conn = self._ensure_connection()
+            if job.kind == "read":
+                sql, params = job.payload
+                value: Any = conn.execute(sql, params).fetchall()
+            elif job.kind == "read_dicts":
+                sql, params = job.payload
+                cur = conn.execute(sql, params)
+                names = [d[0] for d in cur.description or ()]
+                value = [dict(zip(names, row)) for row in cur.fetchall()]
+            else:  # "call": a migration or other whole-connection work
+                value = job.payload(conn)
+        except StorageError as e:
+            job.done(None, self._fault(e))
+            return
+        except sqlite3.Error as e:
+            job.done(None, self._fault(e) if is_fault(e) else e)
+            return
+        except BaseException as e:  # noqa: BLE001 - handed to the caller, never kills the writer
+            job.done(None, e)
+            return
+        job.done(value, None)
+
+
+def _resolver(loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Callable[[Any, BaseException | None], None]:
+    def settle(value: Any, error: BaseException | None) -> None:
+        if fut.done():  # the caller was cancelled meanwhile
+            return
+        if error is not None:
+            fut.set_exception(error)
+        else:
+            fut.set_result(value)
+
+    def done(value: Any, error: BaseException | None) -> None:
+        try:
+            loop.call_soon_threadsafe(settle, value, error)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
+    return done
+
+
+def _split_script(script: str) -> list[str]:
+    """Statements of a schema script (our scripts have no ';' inside literals or triggers)."""
+    return [s.strip() for s in script.split(";") if s.strip()]

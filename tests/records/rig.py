@@ -1,0 +1,151 @@
+"""Real gateway processes for the durability tests: config, start, stop, process trees."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import free_port, wait_http
+from tests.gateway.helpers import alive, descendants
+
+RECORDER = str(Path(__file__).with_name("recorder_server.py"))
+ROOT = Path(__file__).resolve().parents[2]
+TOKEN = "records-owner-token-0123456789"  # the owner's token in these configs (HTTP and A2A ask for it)
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | None = None,
+                 timeout: float = 20.0, rulebases: list[str] | None = None) -> Path:
+    env = {"RECORDER_LOG": str(tmp / "executed.log")}
+    if grandchild:
+        env["RECORDER_GRANDCHILD"] = "1"
+    cfg = {"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER], "env": env, "timeout": timeout}},
+           "sentinel": {"data_dir": str(tmp / "data"), "builtins": builtins or [], "http": {"token": TOKEN},
+                        "rulebases": rulebases or []}}
+    path = tmp / "config.json"
+    path.write_text(json.dumps(cfg))
+    return path
+
+
+def start_http(config: Path, port: int | None = None) -> tuple[subprocess.Popen, int]:
+    port = port or free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "serve", "--http", str(port)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=ROOT, start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
+        wait_ready(port)
+    except BaseException:
+        kill_tree(proc)
+        raise
+    return proc, port
+
+
+def wait_ready(port: int, upstream: str = "rec", timeout: float = 30) -> dict[str, Any]:
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    body: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(_healthz(port), timeout=5) as r:
+            body = json.loads(r.read())
+        if body.get("upstreams", {}).get(upstream, {}).get("state") == "ready":
+            return body
+        time.sleep(0.1)
+    raise TimeoutError(f"upstream {upstream} not ready: {body}")
+
+
+def _healthz(port: int) -> Any:
+    """/healthz with the owner's token: the details (upstreams, storage, causes) are for authenticated callers."""
+    import urllib.request
+
+    return urllib.request.Request(f"http://127.0.0.1:{port}/healthz", headers=AUTH)
+
+
+def public_health(port: int) -> dict[str, Any]:
+    """/healthz as a caller without a token sees it."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return json.loads(e.read())
+
+
+def health(port: int) -> dict[str, Any]:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(_healthz(port), timeout=10) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return json.loads(e.read())
+
+
+def tree(pid: int) -> set[int]:
+    return {pid} | descendants(pid)
+
+
+def kill_tree(proc: subprocess.Popen) -> None:
+    """Test cleanup only: whatever is left of the gateway's tree."""
+    pids = tree(proc.pid)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def wait_gone(pids: set[int], timeout: float = 10.0) -> set[int]:
+    deadline = time.monotonic() + timeout
+    left = {p for p in pids if alive(p)}
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = {p for p in left if alive(p)}
+    return left
+
+
+def executed(tmp: Path) -> list[str]:
+    log = tmp / "executed.log"
+    return log.read_text().split() if log.exists() else []
+
+
+def audit_rows(store: Path) -> list[dict[str, Any]]:
+    """Every audit row of the store at ``store``: its own file and every gateway instance's, by time."""
+    import sqlite3
+
+    from sentinel_mcp.gateway.audit import audit_files
+    from sentinel_mcp.storage.snapshot import read_connection
+
+    rows: list[dict[str, Any]] = []
+    for db in audit_files(store):
+        with read_connection(db) as conn:
+            conn.row_factory = sqlite3.Row
+            rows += [dict(r) for r in conn.execute("SELECT * FROM audit ORDER BY id")]
+    return sorted(rows, key=lambda r: r["ts"])
+
+
+def instance_audit_file(store: Path, timeout: float = 10.0) -> Path:
+    """The one live gateway instance's own audit log under the store's directory."""
+    from sentinel_mcp.storage.instances import instance_dirs, is_live
+
+    deadline = time.monotonic() + timeout
+    while True:
+        live = [d / store.name for d in instance_dirs(store.parent) if is_live(d) and (d / store.name).exists()]
+        if len(live) == 1 or time.monotonic() > deadline:
+            assert len(live) == 1, live
+            return live[0]
+        time.sleep(0.05)

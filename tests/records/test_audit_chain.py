@@ -1,0 +1,151 @@
+"""The audit log: decision before forwarding, outcome before the answer, a verifiable hash chain."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from mcp import Client
+
+from sentinel_mcp.config import parse_config
+from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, read_audit, redact_entry
+from sentinel_mcp.gateway.audit_chain import ChainReport, verify_file
+from sentinel_mcp.gateway.call_record import META_KEY
+from sentinel_mcp.gateway.runtime import running_gateway
+
+from .rig import RECORDER, audit_rows, executed
+
+
+def verify(tmp: Path, store: Path) -> subprocess.CompletedProcess:
+    cfg = tmp / "verify.json"
+    cfg.write_text(json.dumps({"sentinel": {"store": str(store), "builtins": []}}))
+    return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", "verify"],
+                          capture_output=True, text=True, timeout=60)
+
+
+async def test_each_call_has_its_decision_before_and_outcome_after(tmp_path: Path) -> None:
+    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
+                                                  "env": {"RECORDER_LOG": str(tmp_path / "executed.log")}}},
+                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []}},
+                          source="<test>", base_dir=tmp_path)
+    async with running_gateway(config) as rt:
+        async with Client(rt.front.server) as c:
+            ok = await c.call_tool("rec__do", {"mark": "t1"})
+            refused = await c.call_tool("rec__do", {"mark": 7})  # wrong type: refused, never forwarded
+            unknown = await c.call_tool("rec__nope", {})
+    assert not ok.is_error and refused.is_error and unknown.is_error
+    rows = audit_rows(config.store_path)
+    by_call: dict[str, list[dict]] = {}
+    for r in rows:
+        by_call.setdefault(r["decision_id"], []).append(r)
+    allowed = by_call[ok.meta[META_KEY]]
+    assert [(r["event"], r["outcome"]) for r in allowed] == [("decision", "forwarded"), ("outcome", "ok")]
+    assert allowed[0]["id"] < allowed[1]["id"] and json.loads(allowed[0]["arguments"]) == {"mark": "t1"}
+    assert [(r["event"], r["outcome"]) for r in by_call[refused.meta[META_KEY]]] == [("final", "bad_arguments")]
+    assert [(r["event"], r["outcome"]) for r in by_call[unknown.meta[META_KEY]]] == [("final", "unknown_tool")]
+    assert executed(tmp_path) == ["t1"]
+    assert verify(tmp_path, config.store_path).returncode == 0
+
+
+async def test_verify_finds_the_first_altered_removed_or_truncated_row(tmp_path: Path) -> None:
+    store = tmp_path / "sentinel.db"
+    log = await AuditLog(store).open()
+    for i in range(12):
+        await log.write(AuditEntry(session="s", tool=f"t{i}", decision="allow", outcome="ok", arguments={"i": i}))
+    await log.close()
+    good = verify(tmp_path, store)
+    assert good.returncode == 0 and "12 rows" in good.stdout and "intact" in good.stdout
+
+    def tamper(sql: str) -> ChainReport:
+        conn = sqlite3.connect(store)
+        conn.execute(sql)
+        conn.commit()
+        conn.close()
+        return verify_file(store)
+
+    altered = tamper("UPDATE audit SET decision = 'deny' WHERE id = 5")
+    assert altered.broken_row == 5 and "altered" in str(altered.problem)
+    cli = verify(tmp_path, store)  # as a user sees it
+    assert cli.returncode == 1 and "first broken row: 5" in cli.stdout
+    assert tamper("UPDATE audit SET decision = 'allow' WHERE id = 5").ok  # put back as it was: intact again
+    removed = tamper("DELETE FROM audit WHERE id = 8")
+    assert removed.broken_row == 9 and "deleted or changed" in str(removed.problem)
+    columns = ("chain, ts, decision_id, event, session, client, origin, tool, upstream, arg_digest, arguments, "
+               "decision, reason, proof, policy_version, latency_ms, outcome, error, principal, prev_hash, hash")
+    inserted = tamper(f"INSERT INTO audit (id, {columns}) SELECT 8, {columns} FROM audit WHERE id = 3")
+    assert inserted.broken_row == 8
+    truncated = tamper("DELETE FROM audit WHERE id >= 8")
+    assert truncated.broken_row is None and "rows at its end were deleted" in str(truncated.problem)
+
+
+async def test_an_unchained_log_from_before_is_kept_aside(tmp_path: Path) -> None:
+    store = tmp_path / "sentinel.db"
+    conn = sqlite3.connect(store)
+    conn.execute("CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, session TEXT NOT NULL,"
+                 " tool TEXT NOT NULL, decision TEXT NOT NULL, outcome TEXT NOT NULL)")
+    conn.execute("INSERT INTO audit (ts, session, tool, decision, outcome) VALUES (1, 's', 'old', 'allow', 'ok')")
+    conn.commit()
+    conn.close()
+    log = await AuditLog(store).open()
+    await log.write(AuditEntry(session="s", tool="new", decision="allow", outcome="ok"))
+    await log.close()
+    conn = sqlite3.connect(store)
+    assert conn.execute("SELECT tool FROM audit_unchained").fetchall() == [("old",)]
+    conn.close()
+    assert verify_file(store).ok
+
+
+async def test_the_principal_is_chained_and_every_row_is_redacted_once(tmp_path: Path) -> None:
+    store = tmp_path / "sentinel.db"
+    redacted: list[str] = []
+
+    def counting(entry: AuditEntry) -> AuditEntry:
+        redacted.append(entry.event)
+        return redact_entry(entry)
+
+    log = await AuditLog(store, redactor=counting).open()
+    secret = {"text": "hunter2-typed", "password": "pw-0123456", "to": "ann"}
+    for event, outcome in (("decision", "forwarded"), ("outcome", "ok")):
+        await log.write(AuditEntry(session="alice/c1", principal="alice", tool="dev__type_text", decision="allow",
+                                   outcome=outcome, event=event, decision_id="d1", arguments=secret,
+                                   sensitive=frozenset({"text"}), reason="typed hunter2-typed for ann",
+                                   proof={"tree": [["typed", "pw-0123456"]]}))
+    await log.write(AuditEntry(session="bob/c1", principal="bob", tool="t", decision="deny", outcome="denied"))
+    await log.close()
+    assert redacted == ["decision", "outcome", "final"]  # each row once, refused answers included
+    conn = sqlite3.connect(store)
+    rows = conn.execute("SELECT principal, arguments, reason, proof FROM audit ORDER BY id").fetchall()
+    conn.close()
+    assert [r[0] for r in rows] == ["alice", "alice", "bob"]
+    assert "hunter2" not in repr(rows) and "pw-0123456" not in repr(rows) and "ann" in rows[0][1]
+    assert verify_file(store).ok
+    assert {r["principal"] for r in await read_audit(store, principal="alice")} == {"alice"}
+    assert [r["tool"] for r in await read_audit(store, principal="bob")] == ["t"]
+    conn = sqlite3.connect(store)  # a row moved to another principal breaks the chain
+    conn.execute("UPDATE audit SET principal = 'bob' WHERE id = 1")
+    conn.commit()
+    conn.close()
+    report = verify_file(store)
+    assert report.broken_row == 1 and "altered" in str(report.problem)
+
+
+async def test_a_chained_log_from_before_principals_still_verifies(tmp_path: Path) -> None:
+    store = tmp_path / "sentinel.db"
+    log = await AuditLog(store).open()
+    for i in range(3):
+        await log.write(AuditEntry(session="s", tool=f"t{i}", decision="allow", outcome="ok"))
+    await log.close()
+    conn = sqlite3.connect(store)  # as such a log was: no principal column, audit schema version 1
+    conn.execute("ALTER TABLE audit DROP COLUMN principal")
+    conn.execute("UPDATE storage_schema SET version = 1 WHERE store = 'audit'")
+    conn.commit()
+    conn.close()
+    log = await AuditLog(store).open()
+    await log.write(AuditEntry(session="s", principal="owner", tool="t3", decision="allow", outcome="ok"))
+    await log.close()
+    report = verify_file(store)
+    assert report.ok and report.rows == 4, report
+    assert [r["tool"] for r in await read_audit(store, principal="owner")] == ["t3"]
