@@ -15,8 +15,8 @@ import uuid
 
 import httpx2
 import pytest
-from console_rig import (ALICE, BOB, CAROL, answer_fields, console_config, csrf_of, http_sentinel, items_of,
-                         mcp_client, signed_in, text)
+from console_rig import (ALICE, BOB, CAROL, answer_fields, answer_rounds, console_config, csrf_of, http_sentinel,
+                         items_of, mcp_client, signed_in, text)
 from identity_rig import env_for
 
 pytestmark = pytest.mark.timeout(180)
@@ -122,7 +122,7 @@ async def test_held_call_approved_and_denied_from_the_inbox_only_by_its_principa
             assert r.status_code == 404
             r = await alice.post(f"/console/inbox/{item}", fields)
             assert r.status_code == 303
-            result = await asyncio.wait_for(call, 60)
+            result = await answer_rounds(alice, call)  # then the confirmation, in its own round
             assert not result.is_error and '"cancelled"' in text(result)  # the tool ran
             assert item not in items_of(await alice.page("/console/inbox"))
             r = await alice.post(f"/console/inbox/{item}", fields)  # answered once only

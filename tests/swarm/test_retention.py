@@ -31,8 +31,7 @@ async def seed(root: Path, now: float) -> None:
             (root / tid / "app" / "x.kt").write_text("package x\n")
             await store.create_task(tid, SPEC, root / tid)
             await store.set_state(tid, state, error="boom" if state == "FAILED" else None)
-            await store.db.execute("UPDATE tasks SET finished_at=? WHERE task_id=?", (now - age * DAY, tid))
-            await store.db.commit()
+            await store.db.write("UPDATE tasks SET finished_at=? WHERE task_id=?", (now - age * DAY, tid))
     logs = root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     for name, age in (("swarm.log", 0), ("swarm.log.2026-01-01", 31), ("swarm.log.2026-02-01", 2),
@@ -54,8 +53,7 @@ async def test_sweep_removes_what_retention_allows_and_keeps_the_rest(tmp_path) 
         async with SwarmStore(root / "swarm.db") as store:
             await store.create_task("t20260101-000000-00000d", SPEC, root / "t20260101-000000-00000d")
             await store.set_state("t20260101-000000-00000d", "FAILED", error="x")
-            await store.db.execute("UPDATE tasks SET finished_at=? WHERE task_id=?", (now - 9 * DAY, "t20260101-000000-00000d"))
-            await store.db.commit()
+            await store.db.write("UPDATE tasks SET finished_at=? WHERE task_id=?", (now - 9 * DAY, "t20260101-000000-00000d"))
         (root / "t20260101-000000-00000d").symlink_to(outside, target_is_directory=True)
 
         dry = await service.gc(dry_run=True)
@@ -88,9 +86,8 @@ async def test_the_service_sweeps_by_itself(tmp_path) -> None:
             await __import__("asyncio").sleep(0.05)
         assert not (root / OLD_FAILED).exists() and (root / NEW_FAILED).exists()
         async with SwarmStore(root / "swarm.db") as store:  # another build fails long ago: the next sweep takes it
-            await store.db.execute("UPDATE tasks SET finished_at=? WHERE task_id=?", (time.time() - 30 * DAY,
+            await store.db.write("UPDATE tasks SET finished_at=? WHERE task_id=?", (time.time() - 30 * DAY,
                                                                                       NEW_FAILED))
-            await store.db.commit()
         while (root / NEW_FAILED).exists() and time.monotonic() < deadline:
             await __import__("asyncio").sleep(0.05)
         assert not (root / NEW_FAILED).exists()
