@@ -23,11 +23,11 @@ COPY rulebases ./rulebases
 COPY grammars ./grammars
 RUN python -m pip wheel --no-deps --no-cache-dir -w /wheels .
 
-# ---- run it: Debian with SWI-Prolog from apt
+# ---- run it: Debian with SWI-Prolog (the policy engine) and Tesseract (screen OCR) from apt
 FROM python:3.11-slim-bookworm
 LABEL io.modelcontextprotocol.server.name="io.github.sentinel-mcp/sentinel-mcp-gateway"
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends swi-prolog-nox \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends swi-prolog-nox tesseract-ocr \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /wheels /wheels
 RUN python -m pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels

@@ -22,11 +22,14 @@ test: setup setup-interop model ts-deps browser swarm-tools
 
 setup: system $(VENV)/.installed
 
+# SWI-Prolog (the policy engine) and Tesseract (screen OCR, with its English data), from Debian's packages
 system:
-	@command -v swipl >/dev/null 2>&1 || { \
-	  echo "installing SWI-Prolog (swi-prolog-nox) through apt"; \
+	@missing=""; command -v swipl >/dev/null 2>&1 || missing="$$missing swi-prolog-nox"; \
+	command -v tesseract >/dev/null 2>&1 || missing="$$missing tesseract-ocr"; \
+	[ -z "$$missing" ] || { \
+	  echo "installing$$missing through apt"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq swi-prolog-nox >/dev/null; }
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
 
 # The console's browser tests drive Debian's chromium through Playwright for Python (a dev dependency); Playwright's
 # own browser download is not used (it needs hosts other than the package registries).

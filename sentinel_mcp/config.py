@@ -223,6 +223,10 @@ class PolicySettings(_Strict):
     deny: list[str] = Field(default_factory=list)  # glob patterns always denied
     confirm_ttl: float = Field(300.0, gt=0)  # seconds a confirmation stays valid
     guard_timeout: float = Field(10.0, gt=0)
+    # Built-ins trusted to confirm their own risky actions (their tools' _meta "sentinel/confirms"): the fail-safe
+    # default lets those tools through to the built-in's own risk check instead of asking first. Only names of
+    # built-ins Sentinel mounts count; a configured upstream is never trusted this way.
+    self_confirming: list[str] = Field(default_factory=lambda: ["device", "agent"])
     # goals typed by clients (sentinel_query) run in a separate worker process under these budgets
     query_seconds: float = Field(2.0, gt=0, le=60)
     query_inferences: int = Field(2_000_000, gt=0)
@@ -433,10 +437,10 @@ def embedded_default() -> Config:
                                                             "sensors.pl", "swarm.pl")
                           if (RULEBASES_DIR / n).exists()],
             "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"},
-            "builtins": ["sentinel", "device", "sensors", "llm", "swarm", "a2a"],
-            # the shipped 270M base model is too weak to lower the firewall's false positives (and slow):
-            # the heuristics decide until a better model is configured
-            "device": {"backend": "simulated", "risk_classifier": False},
+            "builtins": ["sentinel", "device", "sensors", "llm", "swarm", "a2a", "agent"],
+            # RiskRules decide (measured in benchmarks/risk_classifier.py); the shipped 270M model made them worse
+            # where it was asked, so it is not asked until a better model is configured ("rules+model")
+            "device": {"backend": "simulated", "risk_classifier": "rules"},
             "sensors": {"source": "simulated"},
         },
     }
