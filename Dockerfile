@@ -1,11 +1,16 @@
-# Sentinel over HTTP (streamable HTTP at /mcp, legacy SSE at /sse, /healthz, /metrics, A2A).
+# Sentinel over HTTPS (streamable HTTP at /mcp, legacy SSE at /sse, /healthz, /metrics, A2A).
 #   docker build -t sentinel-mcp-gateway .
 #   docker run -p 8765:8765 -v sentinel-state:/data sentinel-mcp-gateway
-# Every HTTP caller needs a token: the owner's is generated into /data/http-token on first start (printed once in
-# the log; `docker exec <container> sentinel-mcp config token` prints it again).
-# With your own config (sentinel.http.token or principals, and sentinel.http.allowed_hosts for the name clients use):
+# Beyond loopback Sentinel serves TLS only: on first start --tls-local makes a local CA and a server certificate in
+# /data/tls (clients trust /data/tls/ca.pem: `docker cp <container>:/data/tls/ca.pem .`). For the name clients use,
+# add `--tls-name HOST` to the command on first start (or run `tls init --name HOST --force` once on the volume).
+# Every HTTP caller needs a token or a client certificate (`docker exec <container> sentinel-mcp tls issue NAME`):
+# the owner's token is generated into /data/http-token on first start (printed once in the log;
+# `docker exec <container> sentinel-mcp config token` prints it again).
+# With your own config (sentinel.http.token or principals, sentinel.http.allowed_hosts for the name clients use,
+# sentinel.http.tls for certificates of your own, or --tls-local):
 #   docker run -p 8765:8765 -v "$PWD/sentinel.json:/config/sentinel.json:ro" -v sentinel-state:/data \
-#       sentinel-mcp-gateway -c /config/sentinel.json serve --http 0.0.0.0:8765
+#       sentinel-mcp-gateway -c /config/sentinel.json serve --http 0.0.0.0:8765 --tls-local
 
 # ---- build the wheel (the same artifact pip, pipx and uvx install)
 FROM python:3.11-slim-bookworm AS build
@@ -18,11 +23,11 @@ COPY rulebases ./rulebases
 COPY grammars ./grammars
 RUN python -m pip wheel --no-deps --no-cache-dir -w /wheels .
 
-# ---- run it: Debian with SWI-Prolog from apt
+# ---- run it: Debian with SWI-Prolog (the policy engine) and Tesseract (screen OCR) from apt
 FROM python:3.11-slim-bookworm
 LABEL io.modelcontextprotocol.server.name="io.github.sentinel-mcp/sentinel-mcp-gateway"
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends swi-prolog-nox \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends swi-prolog-nox tesseract-ocr \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /wheels /wheels
 RUN python -m pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
@@ -32,6 +37,6 @@ ENV SENTINEL_DATA_DIR=/data PYTHONUNBUFFERED=1
 VOLUME /data
 EXPOSE 8765
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s \
-    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8765/healthz', timeout=4)"
+    CMD python -c "import os, ssl, urllib.request; urllib.request.urlopen('https://127.0.0.1:8765/healthz', timeout=4, context=ssl.create_default_context(cafile=os.environ['SENTINEL_DATA_DIR'] + '/tls/ca.pem'))"
 ENTRYPOINT ["sentinel-mcp"]
-CMD ["serve", "--http", "0.0.0.0:8765"]
+CMD ["serve", "--http", "0.0.0.0:8765", "--tls-local"]

@@ -4,26 +4,32 @@
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
+# The official a2a-sdk, for the interop tests: its import name `a2a` is Sentinel's too, so it lives in a venv of
+# its own and tests/a2a/test_sdk_interop.py runs its client and server as subprocesses.
+SDK_VENV := .venv-a2a-sdk
 # llama.cpp's native build segfaults on CPUs whose VM forbids AMX tiles; build portably by default.
 # Opt into a native build with: make LLAMA_CMAKE_ARGS="-DGGML_NATIVE=ON" run
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 ARGS ?=
 
-.PHONY: run test setup system venv model bench clean ts-deps browser swarm-tools
+.PHONY: run test setup setup-interop system venv model bench clean ts-deps browser swarm-tools
 
 run: setup model swarm-tools
 	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
 
-test: setup model ts-deps browser swarm-tools
+test: setup setup-interop model ts-deps browser swarm-tools
 	$(BIN)/python -m pytest -q $(ARGS)
 
 setup: system $(VENV)/.installed
 
+# SWI-Prolog (the policy engine) and Tesseract (screen OCR, with its English data), from Debian's packages
 system:
-	@command -v swipl >/dev/null 2>&1 || { \
-	  echo "installing SWI-Prolog (swi-prolog-nox) through apt"; \
+	@missing=""; command -v swipl >/dev/null 2>&1 || missing="$$missing swi-prolog-nox"; \
+	command -v tesseract >/dev/null 2>&1 || missing="$$missing tesseract-ocr"; \
+	[ -z "$$missing" ] || { \
+	  echo "installing$$missing through apt"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq swi-prolog-nox >/dev/null; }
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; }
 
 # The console's browser tests drive Debian's chromium through Playwright for Python (a dev dependency); Playwright's
 # own browser download is not used (it needs hosts other than the package registries).
@@ -75,6 +81,12 @@ $(VENV)/.installed: pyproject.toml setup.py
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q -e ".[dev,llm,device]"
 	@touch $@
 
+setup-interop: $(SDK_VENV)/.installed
+$(SDK_VENV)/.installed:
+	@test -x $(SDK_VENV)/bin/python || $(PY) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/pip install -q 'a2a-sdk[http-server]>=1.3,<2' httpx uvicorn
+	@touch $@
+
 # The small real model (Gemma 3 270M, ~250 MB from PyPI): run uses it, and test runs the real-model tests with
 # it (grammar-constrained decoding on a real 262k-token vocabulary); the other tests make a tiny GGUF themselves.
 model: $(VENV)/.model
@@ -86,4 +98,4 @@ bench: setup
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(SDK_VENV) build *.egg-info

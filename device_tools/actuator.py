@@ -20,6 +20,7 @@ from mcp.types import InputRequiredResult
 from . import commands as C
 from .actions import ProposedAction
 from .confirmation import confirm_by_elicitation, confirm_by_volume_up
+from .confirmation_text import question_for
 from .element_registry import Element, ElementRegistry, Snapshot
 from .errors import CommandRefused, DeviceError, DumpFailed
 from .gate import Approval, CommandGate
@@ -132,7 +133,7 @@ class Actuator:
         }
         decided_by = "firewall:low-risk"
         if assessment.requires_confirmation:
-            question = f"Sentinel: allow {action.describe()}? Risk {assessment.risk}: {'; '.join(assessment.reasons)}"
+            question = question_for(action, assessment)
             if self.physical_confirmation:
                 decision["confirmation"] = "volume_up"
                 outcome = await confirm_by_volume_up(self.gate, ctx, question, self.confirm_timeout)

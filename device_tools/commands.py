@@ -19,6 +19,7 @@ SCREENCAP: Argv = ["screencap", "-p"]
 GETEVENT: Argv = ["getevent", "-l"]
 WINDOW_SIZE: Argv = ["wm", "size"]
 MODEL: Argv = ["getprop", "ro.product.model"]
+ALARMS: Argv = ["dumpsys", "alarm"]  # the only way to list alarms over adb (needs the shell's DUMP permission)
 
 
 def tap(x: int, y: int) -> Argv:
@@ -102,5 +103,6 @@ def is_read_only(argv: Sequence[str]) -> bool:
         or a == GETEVENT
         or a == WINDOW_SIZE
         or a == MODEL
+        or a == ALARMS
         or (len(a) >= 6 and a[:3] == ["content", "query", "--uri"] and a[4] == "--projection")
     )

@@ -64,6 +64,8 @@ PHRASES: dict[str, tuple[Risk, str]] = {
     "verification code": ("high", "one-time code"),
     "security code": ("high", "one-time code"),
     "card number": ("critical", "card data"),
+    "sign in": ("medium", "submits credentials"),
+    "log in": ("medium", "submits credentials"),
 }
 PAYMENT_APP_HINTS = (
     "bank",

@@ -1,9 +1,11 @@
-"""ActionRiskClassifier: asks the built-in ``llm`` (risk grammar) about actions the firewall flagged.
+"""ActionRiskClassifier: the rules decide (``RiskRules``); the built-in ``llm`` may refine where it is asked.
 
-The model can lower a keyword false positive ("Send feedback" is not sending money) but never below
-the firewall's floor, and it can raise a risk. When ``call_tool`` is missing, the tool is absent,
-errors, or answers something malformed, the heuristic assessment stands: the classifier only ever
-refines, it is never needed for safety.
+``model_role`` says where the model is asked: ``"ambiguous"`` (only actions the rules rate medium on a bare
+keyword, floor low: the band where a keyword may be a false positive), ``"flagged"`` (every action the rules
+would confirm), or ``"off"``. The model can lower a keyword false positive ("Send feedback" is not sending
+money) but never below the rules' floor, and it can raise a risk. When ``call_tool`` is missing, the tool is
+absent, errors, or answers something malformed, the rules' assessment stands: the classifier only ever
+refines, it is never needed for safety. Measured: ``benchmarks/risk_classifier.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from .actions import ProposedAction, max_risk
 from .firewall import ActionFirewall, Assessment
+from .risk_rules import RiskRules
 
 log = logging.getLogger(__name__)
 CLASSIFY_TOOL = "llm__llm_classify_risk"
@@ -35,17 +38,19 @@ class ActionRiskClassifier:
         firewall: ActionFirewall | None = None,
         cache_size: int = 256,
         timeout: float = 20.0,
+        model_role: Literal["off", "ambiguous", "flagged"] = "flagged",
     ) -> None:
-        self._call_tool = call_tool
+        self._call_tool = call_tool if model_role != "off" else None
         self._timeout = timeout
-        self._firewall = firewall or ActionFirewall()
+        self._rules = RiskRules(firewall or ActionFirewall())
+        self.model_role = model_role
         self._cache: dict[str, Assessment] = {}
         self._cache_size = cache_size
         self.calls = 0  # how many times the model was asked (tests, audit)
 
     async def assess(self, action: ProposedAction, context: str = "") -> Assessment:
-        heuristic = self._firewall.assess(action)
-        if not heuristic.requires_confirmation or self._call_tool is None:
+        heuristic = self._rules.assess(action)
+        if self._call_tool is None or not self.wants_model(heuristic):
             return heuristic
         key = action.digest
         if key in self._cache:  # an elicitation retry re-runs the tool; ask the model once
@@ -69,6 +74,11 @@ class ActionRiskClassifier:
             self._cache.pop(next(iter(self._cache)))
         self._cache[key] = final
         return final
+
+    def wants_model(self, heuristic: Assessment) -> bool:
+        if self.model_role == "ambiguous":
+            return heuristic.risk == "medium" and heuristic.floor == "low"
+        return heuristic.requires_confirmation
 
     async def _ask(self, action: ProposedAction, context: str) -> RiskAnswer | None:
         self.calls += 1

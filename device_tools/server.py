@@ -12,7 +12,7 @@ from . import ui_tools
 from .actuator import Actuator
 from .backend import DeviceBackend
 from .gate import CommandGate
-from .modules import calendar, clock, contacts, messaging, notes, terminal
+from .modules import calendar, clock, contacts, messaging, notes, screen_ocr, terminal
 from .risk_classifier import ActionRiskClassifier
 from .runtime import DeviceRuntime
 from .settings import DeviceSettings, load_settings
@@ -43,8 +43,11 @@ def build_runtime(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     settings = load_settings(ctx.settings, ctx.name)
     backend = backend or make_backend(settings)
     gate = CommandGate(backend)
+    use_model = settings.risk_classifier in (True, "rules+model")
     classifier = ActionRiskClassifier(
-        ctx.call_tool if settings.risk_classifier else None, timeout=settings.classifier_timeout
+        ctx.call_tool if use_model else None,
+        timeout=settings.classifier_timeout,
+        model_role=settings.risk_model_role if use_model else "off",
     )
     actuator = Actuator(
         gate,
@@ -66,7 +69,7 @@ def create_server(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     rt = build_runtime(ctx, backend)
     mcp = MCPServer(ctx.name or "device", version="0.1.0", instructions=INSTRUCTIONS)
     ui_tools.register(mcp, rt)
-    for module in (calendar, clock, contacts, messaging, notes, terminal):
+    for module in (calendar, clock, contacts, messaging, notes, screen_ocr, terminal):
         module.register(mcp, rt)
     mcp.runtime = rt  # type: ignore[attr-defined]  # for tests and the benchmark
     return mcp

@@ -16,9 +16,10 @@ class DeviceSettings(BaseModel):
     adb_port: int = Field(5037, ge=1, le=65535)
     confirm_timeout: float = Field(30.0, gt=0, le=600)  # seconds to wait for a confirmation; then deny
     physical_confirmation: bool = False  # True: risky actions wait for Volume Up instead of elicitation
-    risk_classifier: bool = (
-        True  # ask llm__llm_classify_risk about flagged actions (when the llm built-in runs)
-    )
+    # "rules": RiskRules decide alone; "rules+model": llm__llm_classify_risk refines where model_role says
+    # (when the llm built-in runs). true/false are the older spellings of "rules+model"/"rules".
+    risk_classifier: bool | Literal["rules", "rules+model"] = "rules"
+    risk_model_role: Literal["ambiguous", "flagged"] = "ambiguous"
     classifier_timeout: float = Field(20.0, gt=0, le=300)  # then the heuristics decide
     dump_attempts: int = Field(4, ge=1, le=10)
     dump_backoff: float = Field(0.3, ge=0, le=5)

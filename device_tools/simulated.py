@@ -10,6 +10,7 @@ the tool modules and the actuator run the same code path as on a phone.
 from __future__ import annotations
 
 import copy
+import functools
 import io
 import json
 import time
@@ -23,10 +24,17 @@ import anyio
 
 from . import content_rows
 from .element_registry import parse_bounds
-from .simulated_programs import shell_program
+from .simulated_programs import alarm_dump_text, shell_program
 from .text_input import decode_input_text
 
 SCREENS_DIR = Path(__file__).parent / "screens"
+
+
+@functools.lru_cache(maxsize=16)
+def _font(size: int):  # noqa: ANN202 - a PIL font
+    from PIL import ImageFont
+
+    return ImageFont.load_default(size=size)
 
 
 @dataclass
@@ -60,7 +68,7 @@ class SimulatedDevice:
         self.contacts: dict[str, str] = dict(spec.get("contacts", {}))
         self.sent_messages: list[SentMessage] = []
         self.transfers: list[dict[str, str]] = []
-        self.alarms: list[dict[str, str]] = []
+        self.alarms: list[dict[str, str]] = [dict(a) for a in spec.get("alarms", [])]
         self.timers: list[dict[str, str]] = []
         self.commands: list[list[str]] = []  # every command received, in order (tests assert on it)
         self.recents_shown = 0
@@ -154,6 +162,8 @@ class SimulatedDevice:
             return self._content_query(a[2:]).encode()
         if a[:2] == ["content", "insert"]:
             return self._content_insert(a[2:]).encode()
+        if a == ["dumpsys", "alarm"]:
+            return alarm_dump_text(self.alarms, time.time()).encode()
         return shell_program(a, packages=sorted(self._spec.get("apps", {}))).encode()
 
     # ---- screens ------------------------------------------------------------------
@@ -378,10 +388,16 @@ class SimulatedDevice:
             b = parse_bounds(node.get("bounds", ""))
             if not b:
                 continue
-            draw.rectangle(b, outline="gray")
-            label = node.get("text") or node.get("content-desc")
+            cls = node.get("class", "")
+            if cls.endswith(("Button", "EditText", "CheckBox", "Switch")):
+                draw.rectangle(b, fill="#e6e6e6")  # controls get a light surface, as on a phone; text has none
+            label = node.get("text")  # a content-desc labels an icon for screen readers: it is not drawn
             if label:
-                draw.text((b[0] + 8, b[1] + 8), label, fill="black")
+                # text at a phone's size, shrunk to fit its box, so a screenshot reads like a real one
+                size = max(12, min(40, (b[3] - b[1]) * 3 // 5))
+                while size > 12 and _font(size).getlength(label) > b[2] - b[0] - 16:
+                    size -= 2
+                draw.text((b[0] + 8, b[1] + 4), label, fill="black", font=_font(size))
         buf = io.BytesIO()
         image.save(buf, format="PNG")
         return buf.getvalue()

@@ -9,6 +9,8 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
+from sentinel_mcp.gateway.builtin import SELF_CONFIRMS
+
 from . import commands as C
 from .actions import ProposedAction, Target
 from .actuator import ActionOutcome, StaleElement
@@ -138,7 +140,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             structured_content=info,
         )
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def click(element_id: str, snapshot_id: str, ctx: Context) -> Result:
         """Tap an element named by its id (or [index]) in a snapshot from screen_read."""
         return await on_element(
@@ -150,7 +152,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             lambda e: ([C.tap(*e.center)], f"tapped {e.label!r}"),
         )
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def long_click(element_id: str, snapshot_id: str, ctx: Context) -> Result:
         """Long-press an element (id or [index] from a snapshot)."""
         return await on_element(
@@ -179,7 +181,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return plan
 
     # the text may be a password (or a card number, a code): the gateway's audit never stores it in clear
-    @mcp.tool(annotations=ACT, meta={"sentinel/sensitive": ["text"]})
+    @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, "sentinel/sensitive": ["text"]})
     async def type_text(
         element_id: str, snapshot_id: str, text: str, ctx: Context, clear_first: bool = False
     ) -> Result:
@@ -188,7 +190,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             ctx, "type_text", "type", element_id, snapshot_id, typing_plan(text, clear_first), text=text
         )
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def clear_text(element_id: str, snapshot_id: str, ctx: Context) -> Result:
         """Delete the text in a text field."""
 
@@ -204,7 +206,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
         return await on_element(ctx, "clear_text", "clear", element_id, snapshot_id, plan)
 
-    @mcp.tool(annotations=NAVIGATE)
+    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
     async def scroll(
         direction: Literal["up", "down", "left", "right"],
         ctx: Context,
@@ -229,38 +231,46 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             ctx, "scroll", "scroll", scroll_swipe((0, 0, width, height), direction), f"scrolled {direction}"
         )
 
-    @mcp.tool(annotations=NAVIGATE)
+    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
     async def swipe(x1: int, y1: int, x2: int, y2: int, ctx: Context, duration_ms: int = 300) -> Result:
         """Swipe between two screen points (pixels)."""
         if not (0 < duration_ms <= 10000) or min(x1, y1, x2, y2) < 0:
             return error_result("coordinates must be >= 0 and duration_ms in 1..10000")
         return await simple(ctx, "swipe", "swipe", C.swipe(x1, y1, x2, y2, duration_ms), "swiped")
 
-    @mcp.tool(annotations=NAVIGATE)
+    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
     async def press_back(ctx: Context) -> Result:
         """Press the Back button."""
         return await simple(ctx, "press_back", "back", C.keyevent("KEYCODE_BACK"), "pressed Back")
 
-    @mcp.tool(annotations=NAVIGATE)
+    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
     async def press_home(ctx: Context) -> Result:
         """Go to the home screen."""
         return await simple(ctx, "press_home", "home", C.keyevent("KEYCODE_HOME"), "pressed Home")
 
-    @mcp.tool(annotations=NAVIGATE)
+    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
     async def show_recents(ctx: Context) -> Result:
         """Show the recent apps."""
         return await simple(
             ctx, "show_recents", "recents", C.keyevent("KEYCODE_APP_SWITCH"), "opened Recents"
         )
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def open_app(package: str, ctx: Context) -> Result:
         """Launch an app by package name (e.g. com.android.settings)."""
         try:
             argv = C.launch_app(package)
         except ValueError as exc:
             return error_result(str(exc))
-        return await simple(ctx, "open_app", "open_app", argv, f"opened {package}", package=package)
+        action = ProposedAction(kind="open_app", tool="open_app", package=package)
+
+        async def run(approval: Approval) -> dict[str, Any]:
+            output = await rt.gate.run(argv, approval)
+            if "No activities found" in output or "monkey aborted" in output:
+                raise DeviceError(f"no app {package!r} to open on this phone (monkey: {output.strip()[:200]})")
+            return {"message": f"opened {package}", "output": output.strip()[:2000]}
+
+        return await finish(rt, await act.guarded(ctx, action, [argv], run))
 
     @mcp.tool(annotations=READ)
     async def wait_for(text: str, timeout_s: float = 10.0) -> CallToolResult:

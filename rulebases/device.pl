@@ -1,9 +1,12 @@
 % rulebases/device.pl — guards for the Android device built-in (device_tools), mounted as `device`.
 %
-% Division of labour. The device server already refuses stale actions, runs its firewall and risk
-% classifier on what is actually on the screen, and asks the user (elicitation or Volume Up) before
-% every risky action; a refusal there means nothing reached the phone. This rulebase adds what the
-% gateway can decide before a call reaches the phone and what no confirmation may lift:
+% Division of labour. The device server refuses stale actions, rates every action with its firewall and
+% RiskRules on what is actually on the screen, and asks the person (elicitation or Volume Up) once before
+% every risky one; a refusal there means nothing reached the phone. Its tools declare this in _meta
+% ("sentinel/confirms"), and the gateway, trusting the built-in by config (sentinel.policy.self_confirming),
+% lets tools this rulebase does not guard through without a question of its own: navigation asks nothing,
+% a risky tap asks once. This rulebase adds what the gateway can decide before a call reaches the phone and
+% what no confirmation may lift (a guard here decides first, and its questions are its own):
 %   * sms_send: a bounded body, and never forwarding a one-time code (the classic account takeover);
 %   * terminal_run: the allow list again (defence in depth) and no reads of private app data;
 %   * type_text into a password field: the user grants it per app (asked once, valid 10 minutes),

@@ -18,6 +18,7 @@ _COMMAND_MODULES = [
     "sentinel_mcp.gateway.cli",
     "sentinel_mcp.gateway.consent_cli",
     "sentinel_mcp.policy.cli",
+    "sentinel_mcp.tls.cli",
     "sentinel_mcp.policy.draft_cli",
     "sentinel_mcp.swarm.cli",
     "device_tools.sensors.cli",

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
                       model_validator)
 
 from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, parse_inputs, workspace_folder
 from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT, default_data_dir
+from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
 # ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder}, ${userHome}
 _VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*))?\}")
@@ -106,10 +109,23 @@ class StdioServer(ServerCommon):
     cwd: str | None = None
 
 
+def loopback_host(host: str | None) -> bool:
+    if not host:
+        return False
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 class RemoteServer(ServerCommon):
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
     transport: Literal["streamable-http", "sse"] | None = None  # None: guessed from the URL (/sse -> sse)
+    # https: how the server is verified and Sentinel's client certificate; "off": plaintext beyond loopback
+    tls: ClientTLS | Literal["off"] | None = None
 
     @field_validator("url")
     @classmethod
@@ -117,6 +133,19 @@ class RemoteServer(ServerCommon):
         if not v.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return v
+
+    @model_validator(mode="after")
+    def _no_plaintext_beyond_loopback(self) -> "RemoteServer":
+        parts = urlsplit(self.url)
+        if parts.scheme == "http" and self.tls != "off" and not loopback_host(parts.hostname):
+            raise ValueError(f"{self.url} is plaintext beyond loopback (headers, tokens and results would travel in "
+                             "the clear): use https://, or say \"tls\": \"off\" to accept that")
+        if parts.scheme == "http" and isinstance(self.tls, ClientTLS):
+            raise ValueError("'tls' settings need an https:// url")
+        if parts.scheme == "https" and self.tls == "off":
+            raise ValueError("\"tls\": \"off\" accepts an http:// url beyond loopback; an https:// server is always "
+                             "verified (give 'ca' or 'pin_sha256' for one the system's store does not know)")
+        return self
 
     @property
     def kind(self) -> str:
@@ -149,6 +178,9 @@ class HttpSettings(_Strict):
     token: str | None = None  # the owner's bearer token (default: generated, kept in <data_dir>/http-token)
     allowed_hosts: list[str] = Field(default_factory=list)  # extra Host headers accepted (DNS rebinding)
     allowed_origins: list[str] = Field(default_factory=list)  # extra Origin headers accepted (browsers)
+    # TLS on the whole front (MCP, SSE, A2A, WebSocket). Without it Sentinel serves loopback addresses only,
+    # unless "off" says plaintext beyond loopback is wanted (then /healthz says so)
+    tls: ServerTLS | Literal["off"] | None = None
 
     @field_validator("token")
     @classmethod
@@ -157,11 +189,13 @@ class HttpSettings(_Strict):
 
 
 class PrincipalSpec(_Strict):
-    """A caller Sentinel knows by the token it presents (HTTP and A2A), and what it may reach."""
+    """A caller Sentinel knows by the token it presents (HTTP and A2A) or by its client certificate (mutual
+    TLS: sentinel.http.tls with a CA), and what it may reach."""
 
     name: str = Field(pattern=PRINCIPAL_NAME)
     token: str | None = Field(None, min_length=16)
     token_sha256: str | None = Field(None, pattern=r"^[0-9a-fA-F]{64}$")  # the token's SHA-256, hex
+    certificate: CertificateMatch | None = None  # the client certificates that are this principal
     # glob patterns over <server>__<tool> (the server's config name and the tool's own name) and server names
     tools: list[str] = Field(default_factory=lambda: ["*"])
     upstreams: list[str] = Field(default_factory=lambda: ["*"])
@@ -173,8 +207,11 @@ class PrincipalSpec(_Strict):
 
     @model_validator(mode="after")
     def _one_secret(self) -> "PrincipalSpec":
-        if (self.token is None) == (self.token_sha256 is None):
+        if self.token is not None and self.token_sha256 is not None:
             raise ValueError(f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256'")
+        if self.token is None and self.token_sha256 is None and self.certificate is None:
+            raise ValueError(f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256' (or a "
+                             "'certificate' for mutual TLS)")
         if self.name in RESERVED_PRINCIPALS:
             raise ValueError(f"principal name {self.name!r} is reserved ({', '.join(RESERVED_PRINCIPALS)})")
         return self
@@ -186,6 +223,10 @@ class PolicySettings(_Strict):
     deny: list[str] = Field(default_factory=list)  # glob patterns always denied
     confirm_ttl: float = Field(300.0, gt=0)  # seconds a confirmation stays valid
     guard_timeout: float = Field(10.0, gt=0)
+    # Built-ins trusted to confirm their own risky actions (their tools' _meta "sentinel/confirms"): the fail-safe
+    # default lets those tools through to the built-in's own risk check instead of asking first. Only names of
+    # built-ins Sentinel mounts count; a configured upstream is never trusted this way.
+    self_confirming: list[str] = Field(default_factory=lambda: ["device", "agent"])
     # goals typed by clients (sentinel_query) run in a separate worker process under these budgets
     query_seconds: float = Field(2.0, gt=0, le=60)
     query_inferences: int = Field(2_000_000, gt=0)
@@ -342,8 +383,27 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
         raise ConfigError(_format_validation_error(source, err)) from None
     cfg.source = source
     cfg.base_dir = str(base_dir)
+    _anchor_tls_paths(cfg)
     cfg.warnings = [f"{source}: {w}" for w in warnings]
     return cfg
+
+
+def _anchor_tls_paths(cfg: Config) -> None:
+    """Relative certificate, key, CA and CRL paths are relative to the config file."""
+
+    def anchor(p: str | None) -> str | None:
+        if not p:
+            return p
+        path = Path(os.path.expanduser(p))
+        return str(path if path.is_absolute() else (Path(cfg.base_dir) / path).resolve())
+
+    parts: list[Any] = [cfg.sentinel.http.tls, *(s.tls for s in cfg.mcp_servers.values()
+                                                  if isinstance(s, RemoteServer))]
+    for part in parts:
+        if isinstance(part, (ServerTLS, ClientTLS)):
+            for name in ("cert", "key", "ca", "crl"):
+                if hasattr(part, name):
+                    setattr(part, name, anchor(getattr(part, name)))
 
 
 def load_config(path: str | Path | None) -> Config:
@@ -377,10 +437,10 @@ def embedded_default() -> Config:
                                                             "sensors.pl", "swarm.pl")
                           if (RULEBASES_DIR / n).exists()],
             "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"},
-            "builtins": ["sentinel", "device", "sensors", "llm", "swarm", "a2a"],
-            # the shipped 270M base model is too weak to lower the firewall's false positives (and slow):
-            # the heuristics decide until a better model is configured
-            "device": {"backend": "simulated", "risk_classifier": False},
+            "builtins": ["sentinel", "device", "sensors", "llm", "swarm", "a2a", "agent"],
+            # RiskRules decide (measured in benchmarks/risk_classifier.py); the shipped 270M model made them worse
+            # where it was asked, so it is not asked until a better model is configured ("rules+model")
+            "device": {"backend": "simulated", "risk_classifier": "rules"},
             "sensors": {"source": "simulated"},
         },
     }

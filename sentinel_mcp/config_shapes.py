@@ -18,7 +18,7 @@ from typing import Any
 Expand = Callable[[str, str], str]  # (value, where) -> the value with its variables expanded
 
 SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "transport", "prefix", "disabled", "timeout",
-               "connect_timeout", "protocol", "concurrent"}
+               "connect_timeout", "protocol", "concurrent", "tls"}  # tls: how an https:// upstream is verified
 TOP_KEYS = {"mcpServers", "servers", "inputs", "sentinel"}
 APPROVAL_KEYS = {"autoApprove", "alwaysAllow", "autoapprove"}  # Cline, Roo Code and friends
 TYPES = {"stdio": None, "http": "streamable-http", "streamable-http": "streamable-http",

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_http(url: str, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
+def wait_http(url: str, timeout: float = 30.0, proc: subprocess.Popen | None = None, context: Any = None) -> None:
+    """``context``: the SSL context for an https ``url`` (its CA)."""
     import urllib.error
     import urllib.request
 
@@ -32,7 +34,7 @@ def wait_http(url: str, timeout: float = 30.0, proc: subprocess.Popen | None = N
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"process exited with {proc.returncode} before {url} answered")
         try:
-            with urllib.request.urlopen(url, timeout=2) as r:
+            with urllib.request.urlopen(url, timeout=2, context=context) as r:
                 if r.status < 500:
                     return
         except urllib.error.HTTPError as e:

@@ -15,7 +15,7 @@ from ..errors import DeviceError
 from ..gate import Approval
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
-from ..ui_tools import ACT, READ, Result, finish
+from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish
 
 EVENTS = "content://com.android.calendar/events"
 PROJECTION = ["_id", "title", "dtstart", "dtend", "eventLocation", "description"]
@@ -78,7 +78,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         )
         return read_result(text or "no events in that range", {"events": events}, untrusted="calendar events")
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def calendar_create(
         title: str,
         start: str,

@@ -1,18 +1,20 @@
-"""Clock: alarms and timers through the AlarmClock intents (SET_ALARM, SET_TIMER, SHOW_ALARMS)."""
+"""Clock: alarms and timers through the AlarmClock intents (SET_ALARM, SET_TIMER); the list from dumpsys."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult
 
 from .. import commands as C
 from ..actions import ProposedAction
+from ..alarm_dump import parse_alarm_dump
 from ..errors import DeviceError
 from ..gate import Approval
-from ..results import error_result
+from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
-from ..ui_tools import ACT, NAVIGATE, Result, finish
+from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish
 
 EXTRA = "android.intent.extra.alarm."
 DAYS = {"sun": 1, "mon": 2, "tue": 3, "wed": 4, "thu": 5, "fri": 6, "sat": 7}
@@ -35,7 +37,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
         return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run), with_screen=False)
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def alarm_set(
         hour: int, minute: int, ctx: Context, label: str = "", days: list[str] | None = None
     ) -> Result:
@@ -70,7 +72,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             {"hour": hour, "minute": minute, "label": label},
         )
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def timer_set(seconds: int, ctx: Context, label: str = "") -> Result:
         """Start a countdown timer of `seconds` (1..86400)."""
         if not 1 <= seconds <= 86400:
@@ -83,8 +85,20 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             ctx, "timer_set", argv, f"timer set for {seconds}s", {"seconds": seconds, "label": label}
         )
 
-    @mcp.tool(annotations=NAVIGATE)
-    async def alarms_show(ctx: Context) -> Result:
-        """Open the clock app's alarm list on the phone (Android offers no provider to read alarms)."""
-        argv = C.am_start("android.intent.action.SHOW_ALARMS")
-        return await intent(ctx, "alarms_show", argv, "opened the alarm list", {})
+    @mcp.tool(annotations=READ)
+    async def alarms_show() -> CallToolResult:
+        """List the alarms set on the phone (times and the app that set them), read from `dumpsys alarm`
+        (Android has no provider for alarms; labels and repeat days stay inside the clock app)."""
+        try:
+            dump = await rt.gate.read(C.ALARMS)
+        except DeviceError as exc:
+            return error_result(str(exc))
+        if "Permission Denial" in dump or "Can't find service" in dump:
+            return error_result("this backend cannot read the alarm list (`dumpsys alarm` needs adb's shell "
+                                f"permissions): {dump.strip()[:200]}")
+        nexts, clocks = parse_alarm_dump(dump)
+        lines = [f"next alarm: {nexts[0].at}" if nexts else "no alarm clock is set"]
+        lines += [f"- {c.at} ({c.package or 'unknown app'})" for c in clocks]
+        # package names and times come from the phone's dump: data, never instructions
+        data = {"next": [n.public() for n in nexts], "alarms": [c.public() for c in clocks]}
+        return read_result("\n".join(lines), data, untrusted="the phone's alarm list")

@@ -15,7 +15,7 @@ from ..errors import DeviceError
 from ..gate import Approval, CommandGate
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
-from ..ui_tools import ACT, READ, Result, finish
+from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish
 
 PHONES = "content://com.android.contacts/data/phones"
 PROJECTION = ["_id", "display_name", "data1"]
@@ -48,7 +48,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         text = "\n".join(f"{c['name']}: {c['phone']}" for c in found)
         return read_result(text or f"no contact matches {query!r}", {"contacts": found}, untrusted="contacts")
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def contact_create(name: str, phone: str, ctx: Context) -> Result:
         """Add a contact. Opens the phone's contact editor with the fields filled in (the INSERT intent)."""
         if not name.strip():

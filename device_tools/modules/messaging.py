@@ -26,7 +26,7 @@ from ..gate import Approval
 from ..one_time_codes import mask_codes
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
-from ..ui_tools import ACT, READ, Result, finish
+from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish
 from .contacts import PHONE_RE, search
 
 PROJECTION = ["_id", "address", "body", "date", "read"]
@@ -101,7 +101,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             text += f"\n({masked} one-time code(s) masked; reveal_codes=true shows them if the user allows it)"
         return read_result(text or "no messages", data, untrusted="SMS messages")
 
-    @mcp.tool(annotations=ACT)
+    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
     async def sms_send(to: str, body: str, ctx: Context) -> Result:
         """Send an SMS to a phone number or a contact's name. Always asks the user to confirm first."""
         body = body.strip()

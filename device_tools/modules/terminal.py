@@ -21,7 +21,7 @@ from ..errors import DeviceError
 from ..gate import Approval
 from ..results import error_result
 from ..runtime import DeviceRuntime
-from ..ui_tools import Result, finish
+from ..ui_tools import SELF_CONFIRMS, Result, finish
 
 RUN = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=True)
 
@@ -88,7 +88,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     cap = rt.settings.terminal_output_cap
     timeout = rt.settings.terminal_timeout
 
-    @mcp.tool(annotations=RUN)
+    @mcp.tool(annotations=RUN, meta=SELF_CONFIRMS)
     async def terminal_run(command: str, ctx: Context, args: list[str] | None = None) -> Result:
         """Run an allow-listed device shell command (e.g. command="getprop", args=["ro.product.model"]).
         Arguments are passed literally, never interpreted by the shell."""

@@ -13,7 +13,7 @@ class SensorKind(str, Enum):
     ambient_light = "ambient_light"
     barometer = "barometer"
     nearby_devices = "nearby_devices"
-    camera = "camera"  # in the design's table; no source here provides it yet
+    camera = "camera"  # through termux-api (termux-camera-photo) where present
     microphone = "microphone"
 
 
@@ -57,8 +57,8 @@ DESCRIPTIONS: dict[SensorKind, str] = {
     SensorKind.ambient_light: "illuminance in lux",
     SensorKind.barometer: "air pressure in hPa",
     SensorKind.nearby_devices: "nearby radios (scope: minimal=count, standard=+kinds/signal, detailed=+names/addresses)",
-    SensorKind.camera: "camera frames",
-    SensorKind.microphone: "audio level",
+    SensorKind.camera: "one photo from the back camera (JPEG, at most 640 px, no EXIF; Termux only)",
+    SensorKind.microphone: "a 3-second recording (AAC in MP4; Termux only)",
 }
 
 

@@ -7,12 +7,14 @@ scope examples; detailed carries the full fix. Nothing outside a scope's allow-l
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from device_tools.sensors.kinds import Scope, SensorKind
 
-# decimal places kept: 1 ≈ 11 km (city), 2 ≈ 1.1 km (street/neighbourhood), as in the design's examples
-LOCATION_DECIMALS = {Scope.minimal: 1, Scope.standard: 2}
+# minimal: the whole-degree cell, cut toward zero exactly as the design's example (37.7749, -122.4194 ->
+# 37.0, -122.0; about 111 km, a city or region); standard: 2 decimals ≈ 1.1 km (street level, 37.78, -122.42)
+LOCATION_DECIMALS = {Scope.standard: 2}
 LOCATION_ROUNDING_TEXT = {Scope.minimal: "Rounded to city-level precision",
                           Scope.standard: "Rounded to street-level precision"}
 DETAILED_LOCATION_FIELDS = ("latitude", "longitude", "altitude", "horizontalAccuracy", "verticalAccuracy",
@@ -41,8 +43,12 @@ def apply_scope(sensor: SensorKind, scope: Scope, values: dict[str, Any]) -> tup
 def _location(scope: Scope, v: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     if scope is Scope.detailed:
         return {k: v[k] for k in DETAILED_LOCATION_FIELDS if v.get(k) is not None}, []
-    places = LOCATION_DECIMALS[scope]
-    payload = {"latitude": round(float(v["latitude"]), places), "longitude": round(float(v["longitude"]), places)}
+    lat, lon = float(v["latitude"]), float(v["longitude"])
+    if scope is Scope.minimal:
+        payload = {"latitude": float(math.trunc(lat)), "longitude": float(math.trunc(lon))}
+    else:
+        places = LOCATION_DECIMALS[scope]
+        payload = {"latitude": round(lat, places), "longitude": round(lon, places)}
     # the design lists the altitude removal even when the source had none, so the list is the same per scope
     return payload, [LOCATION_ROUNDING_TEXT[scope], "Removed altitude"]
 

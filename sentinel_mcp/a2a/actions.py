@@ -34,6 +34,7 @@ from sentinel_mcp.gateway.port import GatewayPort
 
 SENSOR_TOOL = "sensors__sensor_read"
 LLM_TOOL = "llm__llm_generate"
+AGENT_TOOL = "agent__agent_run"  # the agent loop: a free-form intent becomes guarded steps on the phone
 MAX_TEXT = 8192
 
 
@@ -66,6 +67,10 @@ class Capabilities:
     @property
     def llm(self) -> bool:
         return LLM_TOOL in self.tools
+
+    @property
+    def agent(self) -> bool:
+        return AGENT_TOOL in self.tools
 
     @property
     def sensors(self) -> bool:
@@ -112,6 +117,8 @@ def plan(message: Message, caps: Capabilities, task_id: str) -> Action:
                 return Rejection("Sentinel runs local tool calls only; it does not route calls to other agents")
             return GuardedCall(kind, model.name, dict(model.args))
         if isinstance(model, TaskOffer):
+            if caps.agent:
+                return _agent_call(caps, "task_offer", model.intent)
             if not caps.llm:
                 return Rejection("Sentinel participates but does not plan: no local LLM to take a free-form "
                                  "intent, and no orchestrator here. Send a sensor_request or tool_call.")
@@ -122,11 +129,19 @@ def plan(message: Message, caps: Capabilities, task_id: str) -> Action:
     if text:
         if len(text) > MAX_TEXT:
             raise RpcError(INVALID_PARAMS, f"Invalid params: text longer than {MAX_TEXT} characters")
+        if caps.agent:
+            return _agent_call(caps, "chat", text)
         if not caps.llm:
             return Rejection("no local responder is available (degraded mode: no local LLM). Send a data part "
                              "with a sensor_request or tool_call; the agent card lists the skills.")
         return _llm_call(caps, "chat", text, "You are Sentinel, an on-device assistant. Answer briefly.")
     return Rejection("the message has no text and no sensor_request, tool_call or task_offer data part")
+
+
+def _agent_call(caps: Capabilities, kind: str, goal: str) -> GuardedCall:
+    # the peer's words are the goal; every step the agent takes is guarded, and a step that needs the owner's
+    # confirmation is refused for a peer (it cannot answer for the owner), which stops the run
+    return GuardedCall(kind, AGENT_TOOL, fit_arguments(caps.tools[AGENT_TOOL], {"goal": goal}))
 
 
 def _llm_call(caps: Capabilities, kind: str, prompt: str, system: str) -> GuardedCall:

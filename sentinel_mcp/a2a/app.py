@@ -23,7 +23,10 @@ from sentinel_mcp.a2a.jsonrpc_http import make_endpoint
 from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.ws_binding import make_ws_endpoint
+from sentinel_mcp.config import ConfigError
 from sentinel_mcp.gateway.port import GatewayPort, InvokeOutcome, Refused
+from sentinel_mcp.tls.client_context import httpx_verify
+from sentinel_mcp.tls.server_context import TLSSetupError
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +60,7 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
         return
     zc = open_zeroconf(settings.interfaces)
     advertiser = Advertiser(settings, base_url, zc)
-    browser = PeerBrowser(zc, registry, exclude={instance_name(settings.name)}, ca_file=settings.peer_ca_file)
+    browser = PeerBrowser(zc, registry, exclude={instance_name(settings.name)}, tls=settings.peer_client_tls)
     registered = False
     try:
         try:
@@ -128,16 +131,24 @@ JOURNAL_FILE = "a2a-tasks.db"
 
 
 def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: int,
-              owner_token: str | None = None) -> None:
+              owner_token: str | None = None, front_tls: bool = False, client_certificates: str = "off") -> None:
     """Add the A2A routes to the gateway's Starlette app and its mDNS to the app's lifespan.
 
     Called by ``sentinel_mcp.gateway.serve``; ``holder["runtime"]`` is the running gateway once started.
     The gateway's HTTP host resolves every caller's principal on /a2a too; the card declares the bearer
-    scheme when the owner's token (``owner_token``: configured or generated) is in force.
+    scheme when the owner's token (``owner_token``: configured or generated) is in force. ``front_tls``: the
+    front serves TLS (sentinel.http.tls): the card, the mDNS record and the advertised URL say https/wss;
+    ``client_certificates``: its mutual TLS mode, declared in the card.
     """
     settings = A2ASettings.from_section(config.sentinel.builtin_settings("a2a"))
     if not settings.enabled:
         return
+    if front_tls:
+        settings = settings.served_over_tls(client_certificates=client_certificates)
+    try:
+        httpx_verify(settings.peer_client_tls)  # a peer CA or client certificate that cannot load: say so now
+    except TLSSetupError as e:
+        raise ConfigError(f"sentinel.a2a.peer_tls: {e}") from None
     http_token = owner_token or getattr(config.sentinel.http, "token", None)
     if http_token and not settings.token and len(http_token) >= 8:
         settings = settings.model_copy(update={"token": http_token})

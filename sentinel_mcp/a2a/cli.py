@@ -24,7 +24,7 @@ def _settings(args: argparse.Namespace) -> A2ASettings:
 def _discover(args: argparse.Namespace) -> int:
     settings = _settings(args)
     interfaces = args.interface or settings.interfaces
-    registry = asyncio.run(discover_peers(interfaces, args.timeout, ca_file=settings.peer_ca_file))
+    registry = asyncio.run(discover_peers(interfaces, args.timeout, tls=settings.peer_client_tls))
     peers = [p.summary() for p in registry.verified()]
     if args.json:
         print(json.dumps({"peers": peers, "rejected": registry.rejected}, indent=2))

@@ -1,8 +1,11 @@
 """mDNS / DNS-SD discovery of A2A agents: advertise ``_a2a._tcp.local.``, browse, verify.
 
 TXT: ``path`` (card path), ``v`` (A2A protocol version), ``ver`` (agent version), ``proto`` (binding),
-``tls`` (0/1). TXT contents are never trusted: a peer counts only after its card was fetched, parsed
-as an A2A v1.0 AgentCard, and found to name the advertised host and port in an interface URL.
+``tls`` (0/1). TXT contents are never trusted: a peer counts only after its card was fetched over TLS from a
+server whose certificate checks out (chain to the system's store or ``peer_tls.ca``, the advertised address in
+its names, ``peer_tls.pin_sha256`` when given), parsed as an A2A v1.0 AgentCard, and found to name the
+advertised host and port in an interface URL of the same scheme. Answering on the local network proves
+nothing: a plaintext peer is accepted on a loopback address only (this machine).
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZerocon
 from sentinel_mcp.a2a.card import CARD_PATH
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.config import loopback_host
+from sentinel_mcp.tls.client_context import httpx_verify
+from sentinel_mcp.tls.settings import ClientTLS
 
 log = logging.getLogger(__name__)
 SERVICE_TYPE = "_a2a._tcp.local."
@@ -95,14 +101,18 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     if not path.startswith("/") or "//" in path or len(path) > 200:
         raise PeerRejected(f"bad card path in TXT: {path[:60]!r}")
     scheme = "https" if txt.get("tls") == "1" else "http"
+    if scheme == "http" and not all(loopback_host(a) for a in addresses):
+        raise PeerRejected(f"advertises plaintext (tls=0) at {addresses[0]}: beyond loopback a peer counts only if "
+                           "its certificate checks out")
     host = addresses[0]
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     base_url = f"{scheme}://{netloc}"
     card_url = base_url + path
     try:
         resp = await http.get(card_url, headers={"Accept": "application/json"})
-    except httpx2.HTTPError as e:
-        raise PeerRejected(f"card fetch failed: {type(e).__name__}") from None
+    except (httpx2.HTTPError, ssl.SSLError) as e:  # (a TLS 1.3 refusal arrives as an alert on the read)
+        detail = f" ({e})" if scheme == "https" and str(e) else ""  # e.g. the certificate check that failed
+        raise PeerRejected(f"card fetch failed: {type(e).__name__}{detail}"[:300]) from None
     if resp.status_code != 200:
         raise PeerRejected(f"card fetch answered HTTP {resp.status_code}")
     if len(resp.content) > MAX_CARD_BYTES:
@@ -111,8 +121,10 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
         card = AgentCard.model_validate(json.loads(resp.content))
     except (ValueError, ValidationError) as e:
         raise PeerRejected(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
+    same_scheme = {"https": ("https", "wss"), "http": ("http", "ws")}[scheme]
     named = [i for i in card.supported_interfaces
-             if urlsplit(i.url).hostname in addresses and urlsplit(i.url).port == port]
+             if urlsplit(i.url).hostname in addresses and urlsplit(i.url).port == port
+             and urlsplit(i.url).scheme in same_scheme]
     if not named:
         raise PeerRejected(f"card names none of the advertised endpoints {addresses}:{port}")
     rpc = next((i for i in named if i.protocol_binding == "JSONRPC"), None)
@@ -151,15 +163,14 @@ class PeerBrowser:
     """Browses ``_a2a._tcp.local.``; each new instance is resolved and verified before it is listed."""
 
     def __init__(self, zc: AsyncZeroconf, registry: PeerRegistry, exclude: set[str] | None = None,
-                 resolve_timeout_ms: int = 3000, ca_file: str | None = None) -> None:
+                 resolve_timeout_ms: int = 3000, tls: ClientTLS | None = None) -> None:
         self.zc = zc
         self.registry = registry
         self.exclude = exclude or set()
         self.resolve_timeout_ms = resolve_timeout_ms
         self._browser: AsyncServiceBrowser | None = None
         self._jobs: set[asyncio.Task[None]] = set()
-        verify: Any = ssl.create_default_context(cafile=ca_file) if ca_file else True
-        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False, verify=verify)
+        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False, verify=httpx_verify(tls))
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -218,11 +229,11 @@ def open_zeroconf(interfaces: list[str]) -> AsyncZeroconf:
 
 
 async def discover_peers(interfaces: list[str], timeout: float, exclude: set[str] | None = None,
-                         ca_file: str | None = None) -> PeerRegistry:
+                         tls: ClientTLS | None = None) -> PeerRegistry:
     """Browse for ``timeout`` seconds and return the verified (and rejected) peers."""
     registry = PeerRegistry()
     zc = open_zeroconf(interfaces)
-    browser = PeerBrowser(zc, registry, exclude, ca_file=ca_file)
+    browser = PeerBrowser(zc, registry, exclude, tls=tls)
     try:
         await browser.start()
         await asyncio.sleep(timeout)

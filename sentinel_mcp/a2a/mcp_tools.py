@@ -17,6 +17,7 @@ from sentinel_mcp.a2a.discovery import PeerRegistry, discover_peers, instance_na
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.tls.server_context import TLSSetupError
 
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
@@ -35,8 +36,11 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         if not 0 < timeout <= 30:
             raise ToolError("timeout must be in (0, 30] seconds")
         known = registry()
-        found = await discover_peers(settings.interfaces, timeout, exclude={instance_name(settings.name)},
-                                     ca_file=settings.peer_ca_file)
+        try:
+            found = await discover_peers(settings.interfaces, timeout, exclude={instance_name(settings.name)},
+                                         tls=settings.peer_client_tls)
+        except TLSSetupError as e:
+            raise ToolError(f"sentinel.a2a.peer_tls: {e}") from None
         known.peers.update(found.peers)
         for name in found.rejected:
             known.peers.pop(name, None)
@@ -61,7 +65,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(str(e)) from None
         token = settings.peer_tokens.get(target.base_url)
         try:
-            return await send_message(target.rpc_url, message, token, ca_file=settings.peer_ca_file)
+            return await send_message(target.rpc_url, message, token, tls=settings.peer_client_tls)
         except PeerError as e:
             raise ToolError(str(e)) from None
 

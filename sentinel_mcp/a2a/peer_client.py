@@ -9,6 +9,9 @@ from typing import Any
 import httpx2
 
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, Message, Part
+from sentinel_mcp.tls.client_context import httpx_verify
+from sentinel_mcp.tls.server_context import TLSSetupError
+from sentinel_mcp.tls.settings import ClientTLS
 
 
 class PeerError(Exception):
@@ -33,17 +36,22 @@ def build_message(text: str | None = None, data: dict[str, Any] | None = None, t
 
 
 async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: str | None = None,
-                    timeout: float = 60.0, ca_file: str | None = None) -> Any:
+                    timeout: float = 60.0, tls: ClientTLS | None = None) -> Any:
+    """``tls``: how the peer is verified (CA, pins) and our client certificate (sentinel.a2a.peer_tls)."""
     headers = {"A2A-Version": PROTOCOL_VERSION, "Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     body = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
     try:
-        verify: Any = ssl.create_default_context(cafile=ca_file) if ca_file else True
+        verify = httpx_verify(tls)
+    except TLSSetupError as e:
+        raise PeerError(f"sentinel.a2a.peer_tls: {e}") from None
+    try:
         async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False, verify=verify) as http:
             resp = await http.post(rpc_url, json=body, headers=headers)
-    except httpx2.HTTPError as e:
-        raise PeerError(f"peer unreachable at {rpc_url}: {type(e).__name__}") from None
+    except (httpx2.HTTPError, ssl.SSLError) as e:  # (a TLS 1.3 peer's refusal arrives as an alert on the read)
+        detail = f": {e}" if rpc_url.startswith("https") and str(e) else ""
+        raise PeerError(f"peer unreachable at {rpc_url}: {type(e).__name__}{detail}") from None
     if resp.status_code == 401:
         raise PeerError(f"peer refused our credentials (401): {resp.headers.get('www-authenticate', '')}", 401)
     if resp.status_code != 200:
@@ -61,11 +69,11 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
 
 
 async def send_message(rpc_url: str, message: Message, token: str | None = None,
-                       return_immediately: bool = False, ca_file: str | None = None) -> dict[str, Any]:
+                       return_immediately: bool = False, tls: ClientTLS | None = None) -> dict[str, Any]:
     params: dict[str, Any] = {"message": message.to_wire()}
     if return_immediately:
         params["configuration"] = {"returnImmediately": True}
-    result = await call_peer(rpc_url, "SendMessage", params, token, ca_file=ca_file)
+    result = await call_peer(rpc_url, "SendMessage", params, token, tls=tls)
     if not isinstance(result, dict) or not ({"task", "message"} & set(result)):
         raise PeerError("peer's SendMessage result has neither task nor message")
     return result

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from sentinel_mcp.config import ConfigError
+from sentinel_mcp.tls.settings import ClientTLS
 
 
 class A2ASettings(BaseModel):
@@ -25,10 +26,13 @@ class A2ASettings(BaseModel):
     # mDNS
     advertise: bool = False
     interfaces: list[str] = Field(default_factory=lambda: ["127.0.0.1"])
-    # TLS (the HTTP server terminates it; the card and TXT records say https/wss)
+    # Deprecated: TLS is sentinel.http.tls now (these still switch the whole front to HTTPS, with a warning)
     tls_cert: str | None = None
     tls_key: str | None = None
-    peer_ca_file: str | None = None  # CA bundle trusted for peers' https cards (default: the system's)
+    peer_ca_file: str | None = None  # deprecated: peer_tls.ca
+    # How peers are verified (their CA, pins) and the client certificate Sentinel shows them. A peer found
+    # over mDNS counts only if its certificate checks out (plaintext only on a loopback address).
+    peer_tls: ClientTLS | None = None
     public_url: str | None = None  # base URL to put in the card; default: the URL the caller used
     orchestrator_url: str | None = None  # None: no orchestrator (degraded mode, local capabilities only)
     # tasks: kept in memory, and in SQLite when a path is given (relative paths: under the data dir);
@@ -74,9 +78,34 @@ class A2ASettings(BaseModel):
                 raise ValueError(f"TLS file not found: {p}")
         return self
 
+    _front_tls: bool = PrivateAttr(default=False)  # the HTTP front serves TLS (sentinel.http.tls)
+    _client_certificates: str = PrivateAttr(default="off")  # ... and asks for client certificates
+
     @property
     def tls(self) -> bool:
-        return bool(self.tls_cert)
+        """Whether this agent is reached over TLS (the card and the TXT record say https/wss)."""
+        return bool(self.tls_cert) or self._front_tls
+
+    def served_over_tls(self, on: bool = True, client_certificates: str = "off") -> "A2ASettings":
+        """A copy for a front that serves TLS; ``client_certificates``: its mode ("optional", "required", "off"),
+        declared in the card as the mutual TLS scheme."""
+        copy = self.model_copy()
+        copy._front_tls = on
+        copy._client_certificates = client_certificates if on else "off"
+        return copy
+
+    @property
+    def client_certificates(self) -> str:
+        return self._client_certificates
+
+    @property
+    def peer_client_tls(self) -> ClientTLS | None:
+        """``peer_tls``, with the deprecated ``peer_ca_file`` as its CA."""
+        if self.peer_tls is not None:
+            if self.peer_ca_file and not self.peer_tls.ca:
+                return self.peer_tls.model_copy(update={"ca": self.peer_ca_file})
+            return self.peer_tls
+        return ClientTLS(ca=self.peer_ca_file) if self.peer_ca_file else None
 
     @property
     def auth_required(self) -> bool:

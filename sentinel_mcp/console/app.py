@@ -26,6 +26,7 @@ from sentinel_mcp.console.asking import InboxAsking
 from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.console.web import HEADERS, HERE, Console, page
+from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import Authenticator
 
 HEARTBEAT_SECONDS = 15.0
@@ -97,7 +98,7 @@ async def _login(console: Console, request: Request) -> Response:
     if not console.auth.login_csrf_ok(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
         return await _login_form(console, request, "The sign-in form expired; try again.", 403)
     token = form.get("token")
-    signed = console.auth.sign_in(token if isinstance(token, str) else "")
+    signed = console.auth.sign_in(token if isinstance(token, str) else "", Credentials.from_scope(request.scope))
     if signed is None:
         return await _login_form(console, request, "That token is not one Sentinel accepts.", 401)
     sid, _principal = signed

@@ -2,7 +2,9 @@
 
 The HTTP host's ``CallerGuard`` checks Host and Origin on /console like everywhere, and leaves authentication
 to this module: a browser cannot send a bearer header, so the person signs in once with the same token (or API
-key) the HTTP front accepts, resolved by the same ``Authenticator`` to the same principal. Signing in gives an
+key) the HTTP front accepts, resolved by the same ``Authenticator`` to the same principal. With mutual TLS the
+browser's client certificate is that principal already (no sign-in), and a session never outlives a change of
+certificate to someone else. Signing in gives an
 opaque, random, server-side session (cookie ``HttpOnly; SameSite=Strict; Path=/console``); the token itself is
 never stored in the browser. Scripts may send their bearer token instead of the cookie.
 
@@ -57,13 +59,23 @@ class ConsoleAuth:
 
     # ---------------------------------------------------------------- who
     def viewer(self, request: Request) -> Viewer | None:
+        creds = Credentials.from_scope(request.scope)
+        chain = (creds.tls or {}).get("client_cert_chain") or []
+        try:
+            # mutual TLS: the browser's client certificate is the person, no sign-in needed; a session cookie
+            # then counts only for that same principal (as a token and a certificate must agree on the front)
+            by_certificate = (self.authenticator.authenticate(Credentials(peer=creds.peer, tls=creds.tls))
+                              if chain else None)
+        except AuthFailed:
+            return None
         sid = request.cookies.get(COOKIE)
         if sid:
             found = self._sessions.get(sid)
             if found is not None and found[1] > time.time():
+                if by_certificate is not None and by_certificate.name != found[0].name:
+                    return None
                 return Viewer(found[0], "session:" + sid, sid)
             self._sessions.pop(sid, None)
-        creds = Credentials.from_scope(request.scope)
         if creds.presented or self.open_access:
             try:
                 principal = self.authenticator.authenticate(creds)
@@ -71,18 +83,24 @@ class ConsoleAuth:
                 return None
             secret = creds.bearer or creds.api_key or ""
             return Viewer(principal, "bearer:" + hashlib.sha256(secret.encode()).hexdigest())
+        if by_certificate is not None:
+            return Viewer(by_certificate, "certificate:" + hashlib.sha256(str(chain[0]).encode()).hexdigest())
         return None
 
     # ---------------------------------------------------------------- signing in and out
-    def sign_in(self, token: str) -> tuple[str, Principal] | None:
-        """A new console session for the principal this token names (None: not a token Sentinel accepts)."""
+    def sign_in(self, token: str, presented: Credentials | None = None) -> tuple[str, Principal] | None:
+        """A new console session for the principal this token names (None: not a token Sentinel accepts).
+        ``presented``: the sign-in request's own credentials, for its client certificate (a front that requires
+        one, or one that must agree with the token)."""
         now = time.time()
         self._failures = [t for t in self._failures if t > now - 60]
         if len(self._failures) >= MAX_FAILED_LOGINS:
             return None
         token = token.strip()
+        creds = Credentials(bearer=token or None, peer=presented.peer if presented else None,
+                            tls=presented.tls if presented else None)
         try:
-            principal = self.authenticator.authenticate(Credentials(bearer=token or None)) if token else None
+            principal = self.authenticator.authenticate(creds) if token else None
         except AuthFailed:
             principal = None
         if principal is None or not self.authenticator.required:

@@ -1,6 +1,10 @@
 """The contract of a built-in capability: an in-process MCP server the gateway mounts as an upstream.
 
-A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer``.
+A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer``. A server
+that pushes questions to its caller during a call (elicitation) sets ``server.sentinel_protocol = "legacy"``:
+only handshake-era connections carry server-to-client requests. ``server.sentinel_timeout`` (seconds) raises
+the per-call timeout without progress (300 s) for a built-in whose calls run long (the agent's run); the config's
+``sentinel.builtin_timeouts`` overrides it.
 The gateway connects to it with the real ``mcp.Client`` in-process, exactly as it connects to a
 configured stdio server, so every call to it is guarded and audited on the one path.
 """
@@ -30,6 +34,17 @@ class BuiltinContext:
     services: dict[str, Any] = field(default_factory=dict)  # shared objects the gateway offers ("guard", ...)
 
 
+# A built-in's tool declares in its ``_meta`` that it asks the user itself before every risky action (the device's
+# firewall and classifier decide what is risky). The gateway honours it only for trusted built-ins
+# (``sentinel.policy.self_confirming``), never for a configured upstream.
+SELF_CONFIRMS_KEY = "sentinel/confirms"
+SELF_CONFIRMS = {SELF_CONFIRMS_KEY: "risky-actions"}
+
+
+def declares_self_confirming(meta: dict[str, Any] | None) -> bool:
+    return isinstance(meta, dict) and meta.get(SELF_CONFIRMS_KEY) == SELF_CONFIRMS[SELF_CONFIRMS_KEY]
+
+
 # name -> "module:function"; a module that is missing or fails to import is reported, not fatal.
 BUILTINS: dict[str, str] = {
     "sentinel": "sentinel_mcp.policy.own_tools:create_server",
@@ -38,6 +53,7 @@ BUILTINS: dict[str, str] = {
     "llm": "sentinel_mcp.llm.server:create_server",
     "swarm": "sentinel_mcp.swarm.server:create_server",
     "a2a": "sentinel_mcp.a2a.mcp_tools:create_server",
+    "agent": "sentinel_mcp.agent.server:create_server",
 }
 
 

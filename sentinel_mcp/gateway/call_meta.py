@@ -47,6 +47,11 @@ def client_of(ctx: Any, default: str = "local") -> str:
     return str(_meta_of(ctx).get(CLIENT_KEY) or default)
 
 
+def origin_of(ctx: Any, default: str = "client") -> str:
+    """Which front the call came through (client, a2a, builtin, ...), as the gateway established it."""
+    return str(_meta_of(ctx).get(ORIGIN_KEY) or default)
+
+
 def can_sample_of(ctx: Any) -> bool | None:
     """Through the gateway: whether the calling client's model can be asked (sampling relayed); None standalone."""
     meta = _meta_of(ctx)

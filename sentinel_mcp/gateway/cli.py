@@ -18,6 +18,11 @@ from sentinel_mcp.config import ConfigError, load_config
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="run the gateway (stdio by default; --http for streamable HTTP + SSE)")
     p.add_argument("--http", metavar="[HOST:]PORT", help="serve HTTP instead of stdio (127.0.0.1 by default)")
+    p.add_argument("--tls-local", action="store_true",
+                   help="with --http: serve HTTPS with this data dir's local CA (made on first use, as `sentinel-mcp "
+                        "tls init` makes it; clients trust <data dir>/tls/ca.pem)")
+    p.add_argument("--tls-name", action="append", metavar="NAME",
+                   help="with --tls-local: another DNS name for a new server certificate (repeatable)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("config", help="print configuration snippets")
@@ -45,6 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--url", help="a running Sentinel's streamable HTTP URL (default: start one in-process)")
     p.add_argument("--token", help="bearer token for --url (default: $SENTINEL_TOKEN, else the owner's token of "
                                    "this config's data dir)")
+    p.add_argument("--ca", help="https: the CA the server's certificate must chain to (default: this data dir's local "
+                                "CA from `sentinel-mcp tls init` if there is one, else the system's store)")
+    p.add_argument("--cert", help="https: a client certificate to present (mutual TLS)")
+    p.add_argument("--key", help="https: the client certificate's key")
     p.add_argument("--yes", action="store_true", help="answer every confirmation with yes")
     p.set_defaults(func=cmd_call)
 
@@ -53,11 +62,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from sentinel_mcp.gateway.serve import parse_listen, run_stdio, serve_http
 
     config = load_config(args.config)
+    if args.tls_local and not args.http:
+        raise ConfigError("--tls-local is for the HTTP front: add --http [HOST:]PORT")
     if args.http:
         try:
             host, port = parse_listen(args.http, config.sentinel.http.host)
         except ValueError as e:
             raise ConfigError(str(e)) from None
+        if args.tls_local:
+            from sentinel_mcp.tls.front import local_ca_tls
+
+            config.sentinel.http.tls = local_ca_tls(config, args.tls_name)
         serve_http(config, host, port)
     else:
         run_stdio(config)
@@ -164,9 +179,28 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(f"sentinel-mcp: arguments are not valid JSON: {e.msg} (column {e.colno})", file=sys.stderr)
         return 2
     config = None if args.url else load_config(args.config)
-    token = args.token or os.environ.get("SENTINEL_TOKEN") or (_owner_token(args) if args.url else None)
+    token = args.token or os.environ.get("SENTINEL_TOKEN")
+    if token is None and args.url and not args.cert:  # a client certificate is the caller: no owner's token
+        token = _owner_token(args)
+    verify = _call_tls(args) if args.url and args.url.startswith("https://") else True
     return asyncio.run(call_once(args.tool, arguments, config=config, url=args.url, token=token,
-                                 assume_yes=args.yes))
+                                 assume_yes=args.yes, verify=verify))
+
+
+def _call_tls(args: argparse.Namespace) -> Any:
+    from sentinel_mcp.tls.authority import tls_dir
+    from sentinel_mcp.tls.client_context import client_context
+    from sentinel_mcp.tls.server_context import TLSSetupError
+    from sentinel_mcp.tls.settings import ClientTLS
+
+    ca = args.ca
+    if ca is None:
+        local = tls_dir(load_config(args.config).data_dir) / "ca.pem"
+        ca = str(local) if local.is_file() else None
+    try:
+        return client_context(ClientTLS(ca=ca, cert=args.cert, key=args.key))
+    except (TLSSetupError, ValueError) as e:
+        raise ConfigError(str(e)) from None
 
 
 def _owner_token(args: argparse.Namespace) -> str | None:

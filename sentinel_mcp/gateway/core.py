@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
+from sentinel_mcp.gateway.builtin import declares_self_confirming
 from sentinel_mcp.gateway.call_meta import call_meta
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.consent_gate import ConsentGate
@@ -142,9 +143,10 @@ class Gateway:
     async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str,
                      client: str | None = None, origin: Origin = "client", answers: dict[str, Answer] | None = None,
                      depth: int = 0, progress: ProgressFn | None = None,
-                     principal: Principal | str | None = None) -> InvokeOutcome:
+                     principal: Principal | str | None = None, link: CallerLink | None = None) -> InvokeOutcome:
         outcome = await self.execute(name, arguments, session_id=session_id, client=client, origin=origin,
-                                     answers=answers, depth=depth, progress=progress, principal=principal)
+                                     answers=answers, depth=depth, progress=progress, principal=principal,
+                                     link=link)
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
             what = "; ".join(a for a in asks if a) or "input"
@@ -247,7 +249,8 @@ class Gateway:
                         session_id=session_id, client=client, origin=origin, depth=depth, principal=who.name,
                         purpose=purpose,
                         read_only=ann.read_only_hint if ann else None,
-                        destructive=ann.destructive_hint if ann else None)
+                        destructive=ann.destructive_hint if ann else None,
+                        self_confirming=self._self_confirming(up, route.exposed))
         rec.base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
         if depth > MAX_DEPTH:
             await rec.final("deny", "denied", reason="nesting too deep")
@@ -423,6 +426,19 @@ class Gateway:
                 return answer.message
             answers[key] = answer
         return answers
+
+    def self_confirming(self, name: str) -> bool:
+        """Whether calls to the catalog tool ``name`` are left to its trusted built-in's own confirmation."""
+        route = self.manager.catalog.route(name)
+        up = self.manager.upstreams.get(route.upstream) if route else None
+        return bool(route and up and self._self_confirming(up, route.exposed))
+
+    def _self_confirming(self, up: Any, tool: Tool) -> bool:
+        """A trust decision, not a claim: only a built-in Sentinel mounted itself, named in the config's trust
+        list, may let its own confirmation replace the gateway's; a configured upstream's ``_meta`` counts for
+        nothing (it is never a ``BuiltinTarget``)."""
+        return (isinstance(up.target, BuiltinTarget) and up.name in self.config.sentinel.builtins
+                and up.name in self.config.sentinel.policy.self_confirming and declares_self_confirming(tool.meta))
 
     def _unknown_tool_message(self, name: str, principal: Principal) -> str:
         import difflib

@@ -33,6 +33,9 @@ class ToolCall(BaseModel):
     read_only: bool | None = None  # from MCP annotations (readOnlyHint)
     destructive: bool | None = None  # from MCP annotations (destructiveHint, default true per spec)
     depth: int = 0  # nesting depth for solver-initiated calls
+    # The tool belongs to a built-in Sentinel mounts itself, trusted by config to confirm its own risky actions
+    # (it declared ``_meta["sentinel/confirms"]``); never true for a configured upstream, whatever it claims.
+    self_confirming: bool = False
 
     @property
     def digest(self) -> str:

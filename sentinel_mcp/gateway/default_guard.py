@@ -111,6 +111,9 @@ class DefaultGuard:
         if mode == "deny":
             return Deny(reason="default policy: deny", unmet=["allow_list"],
                         how_to_unblock=["add the tool to sentinel.policy.allow"])
+        if call.self_confirming and mode == "fail-safe":
+            # one question per risky action: the trusted built-in asks itself, with what it sees on the device
+            return Allow(reason=f"{call.server} confirms its own risky actions (trusted built-in)")
         if self.confirmations.holds(call, self.version):
             self.confirmations.consume(call, self.version)
             return Allow(reason="confirmed by the user", proof={"confirmation": confirmation_key(call)})

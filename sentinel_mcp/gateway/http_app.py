@@ -210,8 +210,10 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         conflicts = rt.manager.catalog.conflicts  # shadowed tools: served under another name, say so
         ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
         records = await rt.gateway.records.problem()  # probes a degraded store, so health recovers by itself
+        tls, tls_problems = holder["tls_status"]() if "tls_status" in holder else (None, [])
         body = {"status": "ok" if ok and records is None else "degraded", "tools": len(rt.manager.catalog.tools),
-                "policy": rt.gateway.guard.version, "upstreams": ups, "problems": [*rt.problems, *conflicts],
+                "policy": rt.gateway.guard.version, "upstreams": ups, **({"tls": tls} if tls is not None else {}),
+                "problems": [*rt.problems, *conflicts, *tls_problems],
                 "storage": storage_status(), "instance": rt.instance.id if rt.instance else None}
         if records is not None:
             body["cause"] = records
@@ -220,6 +222,10 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         if policy_problem:  # fail closed: no call is served, and health says so
             body |= {"status": "error", "problem": policy_problem}
             code = 503
+        cortex = rt.services.get("cortex")  # the llm built-in, when mounted: is the model loaded, which one
+        if cortex is not None:
+            from sentinel_mcp.llm.status import model_status
+            body["model"] = model_status(cortex.engine)
         try:
             auth.authenticate(Credentials.from_scope(request.scope))
         except AuthFailed:

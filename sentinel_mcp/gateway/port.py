@@ -58,12 +58,18 @@ class GatewayPort(Protocol):
         depth: int = 0,
         progress: ProgressFn | None = None,
         principal: Any = None,  # a Principal, or a principal's name (A2A); None: the owner of the session
-    ) -> InvokeOutcome: ...
+        link: Any | None = None,
+    ) -> InvokeOutcome:
+        """``link`` (a ``CallerLink`` that can push) relays an upstream's questions during the call to a person,
+        e.g. the agent's own caller; without one they end the call as refused."""
+        ...
 
     def find_tool(self, name: str) -> Tool | None:
         """The catalog entry (annotations, schemas) of an exposed tool name, or None."""
         ...
 
-    def list_catalog_tools(self) -> list[Tool]: ...
+    def list_catalog_tools(self, principal: Any = None) -> list[Tool]:
+        """The catalog, or the part of it ``principal`` (a Principal) may reach."""
+        ...
 
 

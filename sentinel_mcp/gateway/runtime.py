@@ -128,10 +128,14 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             continue
         limits = config.sentinel.builtin_timeouts.get(name)
+        # a built-in may ask for a longer wait without progress (the agent: a run, plus the person's last answer)
+        own = float(getattr(server, "sentinel_timeout", 300.0))
         manager.add(name, BuiltinTarget(
-            server=server, timeout=limits.timeout if limits else 300.0,
+            # a built-in that asks its caller mid-call (the agent) must speak the push era to the gateway
+            server=server, protocol=getattr(server, "sentinel_protocol", "auto"),
+            timeout=limits.timeout if limits else max(300.0, own),
             max_call_seconds=(limits.max_call_seconds if limits and limits.max_call_seconds
-                              else CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS))))
+                              else max(own, CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS)))))
     if not audit.health.ok:  # refused calls until it can be written; say why at start-up too
         problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
     guard = _create_guard(config, gateway, fallback, problems)

@@ -83,23 +83,30 @@ def serve_http(config: Config, host: str, port: int) -> None:
     from sentinel_mcp.gateway.http_app import build_http_app, is_loopback
     from sentinel_mcp.gateway.http_extras import ProtectedResource, metrics_route, oauth_settings
     from sentinel_mcp.identity.http_auth import http_auth_for
+    from sentinel_mcp.tls.front import front_security
 
     http = config.sentinel.http
     if http.auth == "none" and not is_loopback(host):
         raise ConfigError(f"refusing to serve {host}:{port} without authentication: \"auth\": \"none\" is for "
                           "loopback addresses only (remove it to use the owner's token, or add principals)")
-    auth = http_auth_for(config)
+    security = front_security(config, host)  # TLS on the whole front (or a clear refusal to serve plaintext)
+    auth = http_auth_for(config, refused=security.refused_request,
+                         is_revoked=security.contexts.is_revoked if security.contexts else None)
     extra_routes: list[Any] = []
     a2a_settings = config.sentinel.builtin_settings("a2a")
     runtime_cm = running_gateway(config)
     app, holder = build_http_app(runtime_cm, host=host, port=port, auth=auth.authenticator,
                                  extra_hosts=http.allowed_hosts, extra_origins=http.allowed_origins,
                                  extra_routes=extra_routes)
+    # refused client certificates go to the audit log once the gateway runs
+    security.audit_to(lambda: getattr(holder.get("runtime"), "audit", None))
+    holder["tls_status"] = security.health
     if a2a_settings.get("enabled", True):
-        _mount_a2a(app, holder, config, host, port, auth.owner_token)
-    app.router.routes.append(metrics_route(holder))  # behind CallerGuard like /mcp: Host, Origin, token
-    _mount_console(app, holder, config, auth.authenticator, secure=bool(a2a_settings.get("tls_cert")))
-    tools_hint = f"http://{host}:{port}"
+        _mount_a2a(app, holder, config, host, port, auth.owner_token, security.tls is not None,
+                   security.tls.mode if security.tls else "off")
+    app.router.routes.append(metrics_route(holder))  # behind CallerGuard like /mcp: Host, Origin, token or certificate
+    _mount_console(app, holder, config, auth.authenticator, secure=security.tls is not None)
+    tools_hint = f"{security.scheme}://{host}:{port}"
 
     class _Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
@@ -107,7 +114,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
             rt = holder.get("runtime")
             if rt is None:
                 return
-            _banner(startup_lines(config, rt, tools_hint) + token_lines(auth, tools_hint))
+            _banner(startup_lines(config, rt, tools_hint) + security.banner() + token_lines(auth, tools_hint))
 
         async def shutdown(self, sockets: Any = None) -> None:
             # open A2A event streams would hold uvicorn's shutdown; end them (the tasks themselves stay)
@@ -117,28 +124,27 @@ def serve_http(config: Config, host: str, port: int) -> None:
             inbox = holder.get("console_inbox")
             if inbox is not None:  # so do open console pages' live updates
                 inbox.end_watchers()
+            if security.acceptor is not None:
+                await security.acceptor.close()
             await super().shutdown(sockets)
 
-    tls = {k: a2a_settings.get(k) for k in ("tls_cert", "tls_key")}
-    ssl = {"ssl_certfile": tls["tls_cert"], "ssl_keyfile": tls["tls_key"]} if tls["tls_cert"] else {}
-    if ssl:
-        tools_hint = f"https://{host}:{port}"
     asgi: Any = app
     oauth = oauth_settings(config)
     if oauth is not None:  # RFC 9728 metadata, and a challenge that names it
         asgi = ProtectedResource(app, oauth, tools_hint)
     server = _Server(uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on",
-                                     timeout_graceful_shutdown=5, **ssl))
+                                     timeout_graceful_shutdown=5, **security.uvicorn_options()))
     server.run()
 
 
 def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int,
-               owner_token: str | None) -> None:
+               owner_token: str | None, front_tls: bool = False, client_certificates: str = "off") -> None:
     try:
         from sentinel_mcp.a2a.app import mount_a2a  # type: ignore[import-not-found]
     except ImportError:
         return
-    mount_a2a(app, holder, config, host, port, owner_token)
+    mount_a2a(app, holder, config, host, port, owner_token, front_tls=front_tls,
+              client_certificates=client_certificates)
 
 
 def _mount_console(app: Any, holder: dict[str, Any], config: Config, authenticator: Any, secure: bool) -> None:

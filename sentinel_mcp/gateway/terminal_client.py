@@ -40,7 +40,8 @@ def _ask(prop: str, spec: dict[str, Any], assume_yes: bool) -> Any:
 
 
 async def call_once(tool: str, arguments: Any, *, config: Config | None, url: str | None, token: str | None,
-                    assume_yes: bool = False) -> int:
+                    assume_yes: bool = False, verify: Any = True) -> int:
+    """``verify``: for an https ``url``, the SSL context (CA, client certificate) or True (the system's store)."""
     async def on_elicit(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
         print(f"\n{safe_question(params.message)[0]}", file=sys.stderr)
         schema = getattr(params, "requested_schema", {}) or {}
@@ -65,7 +66,7 @@ async def call_once(tool: str, arguments: Any, *, config: Config | None, url: st
     run.on_elicit = on_elicit  # type: ignore[attr-defined]
 
     try:
-        return await _connect_and_run(run, config=config, url=url, token=token)
+        return await _connect_and_run(run, config=config, url=url, token=token, verify=verify)
     except Exception as error:  # noqa: BLE001 - the SDK wraps failures in nested groups; show the first cause
         first: BaseException = error
         while isinstance(first, BaseExceptionGroup):
@@ -74,13 +75,14 @@ async def call_once(tool: str, arguments: Any, *, config: Config | None, url: st
         return 2
 
 
-async def _connect_and_run(run: Any, *, config: Config | None, url: str | None, token: str | None) -> int:
+async def _connect_and_run(run: Any, *, config: Config | None, url: str | None, token: str | None,
+                           verify: Any = True) -> int:
     if url:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=600))
+        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=600), verify=verify)
         async with Client(streamable_http_client(url, http_client=http), elicitation_callback=run.on_elicit) as c:
             return await run(c)
     from sentinel_mcp.gateway.runtime import running_gateway

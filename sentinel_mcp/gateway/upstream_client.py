@@ -59,14 +59,25 @@ def make_client(target: Any, mode: Mode, callbacks: dict[str, Any]) -> Client:
 
 
 def remote_transport(t: RemoteServer) -> Any:
+    import httpx2
+
+    from sentinel_mcp.tls.client_context import httpx_verify
+
+    # https: the server verified (system store or the server's "ca", optional pins), our client certificate
+    verify = httpx_verify(t.tls if t.tls != "off" else None)
     if t.kind == "sse":
         from mcp.client.sse import sse_client
 
-        return sse_client(t.url, headers=t.headers or None, timeout=t.connect_timeout, sse_read_timeout=t.timeout)
-    import httpx2
+        def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(headers=headers, timeout=timeout or httpx2.Timeout(30, read=300),
+                                      auth=auth, verify=verify)
+
+        return sse_client(t.url, headers=t.headers or None, timeout=t.connect_timeout, sse_read_timeout=t.timeout,
+                          httpx_client_factory=factory)
     from mcp.client.streamable_http import streamable_http_client
 
-    http = httpx2.AsyncClient(headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout))
+    http = httpx2.AsyncClient(headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout),
+                              verify=verify)
     return streamable_http_client(t.url, http_client=http)
 
 

@@ -1,16 +1,21 @@
 """The HTTP/A2A authentication a config asks for: the owner's token (configured, or generated on first start),
-the configured principals, and the A2A section's bearer token and API keys, in one resolver chain."""
+the configured principals, and the A2A section's bearer token and API keys, in one resolver chain; with mutual
+TLS (``sentinel.http.tls`` with a CA) the client certificate resolver comes first."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, Config, ConfigError
 from sentinel_mcp.identity import owner_token
+from sentinel_mcp.identity.certificates import CertificateResolver, RefusedHook
 from sentinel_mcp.identity.principal import OWNER_NAME, Principal
 from sentinel_mcp.identity.resolver import Authenticator, PrincipalResolver, TokenResolver
+from sentinel_mcp.tls.peer_certificate import PeerCertificate
+from sentinel_mcp.tls.settings import CertificateMatch, ServerTLS
 
 OWNER_BY_TOKEN = Principal(OWNER_NAME, "token")
 
@@ -29,7 +34,8 @@ class HttpAuth:
 
 def configured_principals(config: Config) -> dict[str, Principal]:
     """Every principal the config names (no secrets): the configured ones and the A2A section's keys."""
-    out = {spec.name: Principal(spec.name, "token", tuple(spec.tools), tuple(spec.upstreams))
+    out = {spec.name: Principal(spec.name, "token" if spec.token or spec.token_sha256 else "certificate",
+                                tuple(spec.tools), tuple(spec.upstreams))
            for spec in config.sentinel.principals}
     for name in _a2a_keys(config, None):
         out.setdefault(name, Principal(name, "token"))
@@ -50,8 +56,34 @@ def _a2a_keys(config: Config, owner: str | None) -> dict[str, str]:
     return peers
 
 
-def http_auth_for(config: Config, extra: list[PrincipalResolver] | None = None) -> HttpAuth:
-    """Build the chain; generates the owner's token file when the config needs one and has none."""
+def certificate_resolver_for(config: Config, tokens: PrincipalResolver | None = None,
+                             refused: RefusedHook | None = None,
+                             is_revoked: Callable[[PeerCertificate], bool] | None = None) -> CertificateResolver | None:
+    """The client-certificate resolver of a front with mutual TLS (None without); ConfigError when a principal
+    names a certificate but the front asks for none."""
+    tls = config.sentinel.http.tls
+    mtls = isinstance(tls, ServerTLS) and tls.mode != "off"
+    with_cert = [spec for spec in config.sentinel.principals if spec.certificate is not None]
+    if not mtls:
+        if with_cert:
+            raise ConfigError(f"principal {with_cert[0].name!r} is known by a client certificate, but "
+                              "sentinel.http.tls asks for none (give it 'ca', the CA that issues them)")
+        return None
+    assert isinstance(tls, ServerTLS)
+    rules: list[tuple[CertificateMatch, Principal]] = []
+    if tls.owner is not None:
+        rules.append((tls.owner, Principal(OWNER_NAME, "certificate")))
+    for spec in with_cert:
+        assert spec.certificate is not None
+        rules.append((spec.certificate, Principal(spec.name, "certificate", tuple(spec.tools), tuple(spec.upstreams))))
+    return CertificateResolver(rules, tls.mode, tokens, is_revoked, refused)
+
+
+def http_auth_for(config: Config, extra: list[PrincipalResolver] | None = None, *,
+                  refused: RefusedHook | None = None,
+                  is_revoked: Callable[[PeerCertificate], bool] | None = None) -> HttpAuth:
+    """Build the chain; generates the owner's token file when the config needs one and has none. ``refused``
+    hears (and audits) every refused client certificate; ``is_revoked`` checks one against the current CRL."""
     http = config.sentinel.http
     tokens = TokenResolver()
     token, file, created = http.token, None, False
@@ -65,8 +97,11 @@ def http_auth_for(config: Config, extra: list[PrincipalResolver] | None = None) 
         tokens.add(OWNER_BY_TOKEN, token=token)
     known = configured_principals(config)
     for spec in config.sentinel.principals:
-        tokens.add(known[spec.name], token=spec.token, sha256_hex=spec.token_sha256)
+        if spec.token is not None or spec.token_sha256 is not None:
+            tokens.add(known[spec.name], token=spec.token, sha256_hex=spec.token_sha256)
     for name, key in _a2a_keys(config, token).items():
         tokens.add(known.get(name) or Principal(name, "token"), token=key)
-    resolvers: list[PrincipalResolver] = [*(extra or []), tokens]
-    return HttpAuth(Authenticator(resolvers, required=http.auth == "token"), token, file, created)
+    certificates = certificate_resolver_for(config, tokens, refused, is_revoked)
+    resolvers: list[PrincipalResolver] = [*([certificates] if certificates else []), *(extra or []), tokens]
+    also = ", or present a client certificate of this front's CA" if certificates else ""
+    return HttpAuth(Authenticator(resolvers, required=http.auth == "token", also=also), token, file, created)

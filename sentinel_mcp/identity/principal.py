@@ -1,7 +1,7 @@
 """A principal: the identity Sentinel establishes for a caller, never one the caller states.
 
 stdio (and in-process) callers are the local user, ``owner``; HTTP and A2A callers are whoever their token,
-API key (or, later, client certificate) names. Consents, approvals, ``user`` facts, A2A tasks and the audit
+API key or client certificate (mutual TLS) names. Consents, approvals, ``user`` facts, A2A tasks and the audit
 view belong to a principal, and a principal may be limited to some tools and upstreams.
 """
 
@@ -29,7 +29,7 @@ class Principal:
     @property
     def is_owner(self) -> bool:
         """The device's/machine's own user: may manage other principals' consents."""
-        return self.name == OWNER_NAME and self.kind in ("local", "token")
+        return self.name == OWNER_NAME and self.kind in ("local", "token", "certificate")
 
     @property
     def unrestricted(self) -> bool:

@@ -66,6 +66,7 @@ class Authenticator:
 
     resolvers: list[PrincipalResolver]
     required: bool = True
+    also: str = ""  # other ways in, named in the refusal (", or a client certificate of this front's CA")
 
     def authenticate(self, credentials: Credentials) -> Principal:
         for r in self.resolvers:
@@ -76,5 +77,5 @@ class Authenticator:
             return ANONYMOUS
         if credentials.presented:
             raise AuthFailed("invalid token or API key")
-        raise AuthFailed("authentication required: send 'Authorization: Bearer <token>' (or 'X-API-Key: <key>'); "
-                         "the owner's token: `sentinel-mcp config token`")
+        raise AuthFailed("authentication required: send 'Authorization: Bearer <token>' (or 'X-API-Key: <key>')"
+                         f"{self.also}; the owner's token: `sentinel-mcp config token`")

@@ -11,7 +11,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 ActionType = Literal["click", "long_click", "type", "clear", "scroll", "swipe", "back", "home", "recents",
-                     "open_app", "wait_for", "screenshot"]
+                     "open_app", "wait_for", "screenshot", "done", "fail"]
+SnapshotId = Annotated[str, StringConstraints(pattern=r"^s-[0-9a-f]{10}$")]
+ElementRef = Annotated[str, StringConstraints(pattern=r"^(e-[0-9a-f]{8}(\.[1-9][0-9]{0,2})?|#?[1-9][0-9]{0,3})$")]
 RiskLevel = Literal["low", "medium", "high", "critical"]
 Severity = Literal["BLOCKER", "MAJOR", "MINOR"]
 
@@ -24,13 +26,15 @@ class _Output(BaseModel):
 
 class UiAction(_Output):
     action: ActionType
-    element_id: int | Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
+    snapshot_id: SnapshotId | None  # the screen the action was decided on (action.gbnf always writes it)
+    element_id: Annotated[int, Field(ge=1, le=9999)] | ElementRef | None = None
     text: Annotated[str, StringConstraints(max_length=500)] | None = None
     reasoning: Reason
 
 
 class ToolCallOutput(_Output):
     tool: Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")]
+    snapshot_id: SnapshotId | None = None
     arguments: dict[str, object]
 
 

@@ -6,6 +6,7 @@ Every Cortex error becomes a tool error with its clear text; nothing here can cr
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -18,6 +19,7 @@ from sentinel_mcp.llm.cortex import Cortex
 from sentinel_mcp.llm.errors import LlmError
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.settings import LlmSettings
+from sentinel_mcp.llm.status import model_status
 
 
 class TokenCounts(BaseModel):
@@ -102,5 +104,15 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
             return RiskResult.model_validate(await cortex.classify_risk(action, context, progress=_progress(ctx)))
         except LlmError as exc:
             raise ToolError(str(exc)) from None
+
+    @server.tool(annotations=READ_ONLY, description=(
+        "The local model's status: loaded or not, which model file, context window (tokens), threads, busy."))
+    async def llm_status() -> dict[str, Any]:
+        return model_status(cortex.engine)
+
+    @server.resource("llm://status", name="model status", mime_type="application/json",
+                     description="The local model's status (the same as llm_status)")
+    def status_resource() -> str:
+        return json.dumps(model_status(cortex.engine))
 
     return server

@@ -148,7 +148,8 @@ class PolicyService:
         call = ToolCall(name=tool, server=server if own else "", tool=own or tool, arguments=arguments,
                         session_id=session, origin="builtin",
                         read_only=ann.read_only_hint if ann else None,
-                        destructive=ann.destructive_hint if ann else None)
+                        destructive=ann.destructive_hint if ann else None,
+                        self_confirming=bool(getattr(port, "self_confirming", lambda _name: False)(tool)))
         d = await self.guard.decide(call)
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):

@@ -30,7 +30,11 @@ from sentinel_mcp.a2a.discovery import PeerRegistry
 from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.gateway.decision import Answer, Deny, Question, argument_digest
+from sentinel_mcp.gateway.http_app import CallerGuard
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, Refused
+from sentinel_mcp.identity.resolver import Authenticator
+from sentinel_mcp.tls.acceptor import TLSAcceptor
+from sentinel_mcp.tls.server_context import FrontTLS, ServerContexts
 
 LOOPBACK = ["127.0.0.1"]
 
@@ -235,24 +239,33 @@ class Served:
 
 @contextlib.asynccontextmanager
 async def serve(port: ClientPort, settings: A2ASettings, peers: PeerRegistry | None = None,
-                task_db: Path | None = None) -> AsyncIterator[Served]:
+                task_db: Path | None = None, tls: FrontTLS | None = None,
+                auth: Authenticator | None = None) -> AsyncIterator[Served]:
+    """``tls``: serve HTTPS as Sentinel's front does (the deprecated ``settings.tls_cert`` too); ``auth``: resolve
+    callers as the front does (e.g. by client certificate) instead of the A2A section's own keys."""
+    if tls is None and settings.tls_cert and settings.tls_key:
+        tls = FrontTLS(Path(settings.tls_cert), Path(settings.tls_key))
+    if tls is not None:
+        settings = settings.served_over_tls(client_certificates=tls.mode)
     service = A2AService(port, settings, peers)
     await service.open(task_db)
     app = Starlette(routes=create_a2a_routes(port, settings, peers, service=service))
+    if auth is not None:
+        app.add_middleware(CallerGuard, bind_host="127.0.0.1", port=0, auth=auth)
     sock = socket.socket()
     # accepted sockets inherit it; uvicorn given a ready socket leaves Nagle on (40 ms per keep-alive reply)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     host_port = sock.getsockname()[1]
-    tls = {"ssl_certfile": settings.tls_cert, "ssl_keyfile": settings.tls_key} if settings.tls else {}
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", **tls))
+    options = TLSAcceptor(ServerContexts(tls)).uvicorn_options() if tls is not None else {}
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", **options))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
             task.result()
         await asyncio.sleep(0.01)
     try:
-        yield Served(f"{'https' if settings.tls else 'http'}://127.0.0.1:{host_port}", port, settings, service)
+        yield Served(f"{'https' if tls is not None else 'http'}://127.0.0.1:{host_port}", port, settings, service)
     finally:
         server.should_exit = True
         await task

@@ -8,8 +8,10 @@ import json
 import os
 import shlex
 import shutil
+import ssl
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx2
@@ -133,14 +135,15 @@ async def test_wheel_in_a_fresh_venv_outside_the_checkout(fresh_venv: Path, tmp_
     await run_embedded_default([str(fresh_venv / "bin" / "sentinel-mcp")], env, tmp_path)
 
 
-async def test_the_container_command_serves_http(fresh_venv: Path, tmp_path: Path) -> None:
-    """The image's ENTRYPOINT + CMD, ENV and HEALTHCHECK, run from the same install (docker itself is not here)."""
+async def test_the_container_command_serves_https(fresh_venv: Path, tmp_path: Path) -> None:
+    """The image's ENTRYPOINT + CMD, ENV and HEALTHCHECK, run from the same install (docker itself is not here).
+    It binds beyond loopback, so it serves TLS: the local CA is made in the volume on first start."""
     steps = dockerfile()
     assert steps["FROM"][-1].startswith("python:3.11-slim-bookworm")  # Debian
     assert any("apt-get install" in r and "swi-prolog-nox" in r for r in steps["RUN"])
     assert steps["USER"] == ["sentinel"] and steps["EXPOSE"] == ["8765"]
     entry, cmd = json.loads(steps["ENTRYPOINT"][0]), json.loads(steps["CMD"][0])
-    assert cmd == ["serve", "--http", "0.0.0.0:8765"]
+    assert cmd == ["serve", "--http", "0.0.0.0:8765", "--tls-local"]
     port = str(free_port())
     here = [a.replace("0.0.0.0:8765", f"127.0.0.1:{port}") for a in cmd]  # this machine: loopback, a free port
     env = user_env(tmp_path)
@@ -151,21 +154,32 @@ async def test_the_container_command_serves_http(fresh_venv: Path, tmp_path: Pat
     proc = subprocess.Popen([*entry, *here], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     try:
-        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
+        ca_file = tmp_path / "data" / "tls" / "ca.pem"
+        for _ in range(600):  # written before the server listens
+            if ca_file.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert ca_file.exists(), proc.stderr.read().decode()[-2000:] if proc.poll() is not None else "no CA"
+        trust = ssl.create_default_context(cafile=str(ca_file))
+        wait_http(f"https://127.0.0.1:{port}/healthz", proc=proc, timeout=90, context=trust)
         health = steps["HEALTHCHECK"][0].split(" CMD ", 1)[1].replace("8765", port)
-        assert health.startswith("python -c ")
+        assert health.startswith("python -c ") and "https://" in health
         probe = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", shlex.split(health)[2]], env=env,
                                capture_output=True, text=True, timeout=30)
         assert probe.returncode == 0, probe.stderr
         # the owner's token, generated on this first start where the image keeps its state (the volume)
         token = (tmp_path / "data" / "http-token").read_text().strip()
-        async with httpx2.AsyncClient(timeout=10) as anonymous:
-            assert (await anonymous.post(f"http://127.0.0.1:{port}/mcp", json={})).status_code == 401
+        async with httpx2.AsyncClient(timeout=10, verify=trust) as anonymous:
+            assert (await anonymous.post(f"https://127.0.0.1:{port}/mcp", json={})).status_code == 401
+        async with httpx2.AsyncClient(timeout=10) as system_store:
+            with pytest.raises(httpx2.HTTPError):  # the local CA is nobody's by default: trusted only when given
+                await system_store.get(f"https://127.0.0.1:{port}/healthz")
+            assert (await system_store.get(f"http://127.0.0.1:{port}/healthz")).status_code == 400  # no plaintext
         shown = subprocess.run([str(fresh_venv / "bin" / "sentinel-mcp"), "config", "token"], env=env, cwd=tmp_path,
                                capture_output=True, text=True, timeout=60)
         assert shown.stdout.strip() == token, shown.stderr  # what `docker exec ... config token` prints
-        http = httpx2.AsyncClient(timeout=60, headers={"Authorization": f"Bearer {token}"})
-        async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+        http = httpx2.AsyncClient(timeout=60, headers={"Authorization": f"Bearer {token}"}, verify=trust)
+        async with Client(streamable_http_client(f"https://127.0.0.1:{port}/mcp", http_client=http)) as c:
             assert "airline__get_user_details" in {t.name for t in (await c.list_tools()).tools}
         # state where the image's volume is (the audit log in this gateway's own instance directory)
         assert list((tmp_path / "data" / "instances").glob("*/sentinel.db"))

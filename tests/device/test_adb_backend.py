@@ -254,13 +254,16 @@ async def test_terminal_arguments_cannot_inject(fake_adb, tmp_path):
 
 
 async def test_calendar_create_sends_content_insert(fake_adb, tmp_path):
-    async with connect(adb_server(fake_adb, tmp_path)) as client:
+    answers = Answers("yes")  # adding an event changes the owner's data: asked once (medium)
+    async with connect(adb_server(fake_adb, tmp_path), answers=answers) as client:
         r = await client.call_tool(
             "calendar_create",
             {"title": "Lunch with Bob", "start": "2026-11-23T12:00:00Z", "duration_minutes": 30},
         )
         listed = await client.call_tool("calendar_list", {"start": "2026-11-23T00:00:00Z", "days": 2})
     assert not r.is_error, r.content[0].text
+    assert answers.questions == ["Add 'Lunch with Bob' to the calendar (2026-11-23T12:00:00+00:00)? Risk medium: "
+                                 "adds a calendar event"]
     assert mutating(fake_adb) == [
         shlex.join(
             [

@@ -106,7 +106,7 @@ async def test_changed_element_is_stale(tmp_path):
 @pytest.mark.parametrize("mode", MODES)
 async def test_password_field_needs_confirmation_and_is_never_echoed(tmp_path, mode):
     server = sim_server(tmp_path)
-    answers = Answers("yes", "yes")  # opening a banking app asks too
+    answers = Answers("yes")  # opening a banking app is navigation: only the password is asked
     async with connect(server, mode, answers) as client:
         login = await client.call_tool("open_app", {"package": "com.example.bank"})
         pw = element(login, resource_id="password")
@@ -114,8 +114,8 @@ async def test_password_field_needs_confirmation_and_is_never_echoed(tmp_path, m
             "type_text", {"element_id": pw["id"], "snapshot_id": snapshot_id(login), "text": "hunter2"}
         )
     assert not r.is_error, r.content[0].text
-    assert "banking" in answers.questions[0]
-    assert "password" in answers.questions[1] and "•••••••" in answers.questions[1]
+    assert len(answers.questions) == 1
+    assert answers.questions[0].startswith("Type a password (7 characters) into 'password' in Bank? Risk critical")
     assert not any("hunter2" in q for q in answers.questions)
     assert (
         "hunter2" not in json.dumps(r.structured_content)
@@ -185,7 +185,7 @@ async def test_tool_modules_on_the_simulated_phone(tmp_path):
     assert [m["body"] for m in revealed.structured_content["messages"]] == ["Your one-time code is 482913"]
     assert contacts.structured_content["contacts"] == [{"id": "1", "name": "Alice", "phone": "+15550100"}]
     assert not created.is_error and found.structured_content["contacts"][0]["name"] == "Carol"
-    assert phone.alarms == [{"HOUR": "7", "MINUTES": "5", "SKIP_UI": "true", "MESSAGE": "Gym", "DAYS": "2,5"}]
+    assert phone.alarms[1:] == [{"HOUR": "7", "MINUTES": "5", "SKIP_UI": "true", "MESSAGE": "Gym", "DAYS": "2,5"}]
     assert phone.timers == [{"LENGTH": "300", "SKIP_UI": "true"}]
     assert not alarm.is_error and not timer.is_error and bad_alarm.is_error
     assert [n["title"] for n in search.structured_content["notes"]] == ["Groceries"]
@@ -260,3 +260,11 @@ async def test_clear_text_and_long_click(tmp_path):
     assert ["input", "keyevent", "KEYCODE_MOVE_END"] in phone.commands
     assert ["input", "keyevent", *["KEYCODE_DEL"] * 4] in phone.commands
     assert not_a_field.is_error and "not a text field" in not_a_field.content[0].text
+
+
+async def test_opening_an_app_that_is_not_installed_is_an_error_not_done(tmp_path):
+    async with connect(sim_server(tmp_path)) as client:
+        r = await client.call_tool("open_app", {"package": "com.example.nothere"})
+        ok = await client.call_tool("open_app", {"package": "com.android.settings"})
+    assert r.is_error and "no app 'com.example.nothere'" in r.content[0].text
+    assert not ok.is_error and ok.structured_content["screen"]["package"] == "com.android.settings"

@@ -190,7 +190,7 @@ async def test_host_and_origin_are_checked_on_every_binding(bind):
 
 
 async def test_a_wildcard_binding_with_a_token_serves_and_keeps_every_check(tmp_path):
-    cfg = write_config(tmp_path)
+    cfg = write_config(tmp_path, http={"tls": "off"})  # plaintext beyond loopback, said explicitly (tests/tls)
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
                              f"0.0.0.0:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -201,6 +201,8 @@ async def test_a_wildcard_binding_with_a_token_serves_and_keeps_every_check(tmp_
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
             body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
             ok = {"Authorization": f"Bearer {ALICE}", "Accept": "application/json, text/event-stream"}
+            health = (await http.get("/healthz", headers=ok)).json()  # details for a caller with a credential
+            assert health["tls"] == "off" and any("plaintext beyond loopback" in p for p in health["problems"])
             assert (await http.post("/mcp", json=body, headers={**ok, "Host": "evil.example"})).status_code == 421
             assert (await http.post("/mcp", json=body, headers={**ok, "Origin": "http://evil.example"})).status_code == 403
             assert (await http.post("/mcp", json=body)).status_code == 401

@@ -84,13 +84,15 @@ def test_mask_path_agrees_with_llama_cpp_on_hand_written_outputs(masks_engine: L
     compiler = masks_engine._masks
     samples = {
         "risk": ['{"risk": "high", "reasons": ["sends money", "caf\\u00e9 \\"quoted\\""]}', '{"risk":"low","reasons":["x"]}'],
-        "action": ['{"action": "click", "element_id": 12, "reasoning": "log in"}',
-                   '{\n "action": "type", "element_id": "e-7", "text": "hello", "reasoning": "r"}'],
+        "action": ['{"action": "click", "snapshot_id": "s-0123456789", "element_id": 12, "reasoning": "log in"}',
+                   '{\n "action": "type", "snapshot_id": "s-abcdef0123", "element_id": "e-1a2b3c4d.2", '
+                   '"text": "hello", "reasoning": "r"}',
+                   '{"action": "done", "snapshot_id": null, "text": "Alice: See you at 7?", "reasoning": "read"}'],
         "tool_call": ['{"tool": "device__click", "arguments": {"a": {"b": [1, -2.5e3, "x", null]}, "c": true}}'],
         "verifier": ['{"warnings": [], "missing_items": ["README"], "quality_score": 0.75}'],
     }
     broken = {"risk": '{"risk": "extreme", "reasons": ["x"]}', "verifier": '{"warnings": [], "missing_items": [], '
-              '"quality_score": 1.5}', "action": '{"action": "click", "reasoning": ""}'}
+              '"quality_score": 1.5}', "action": '{"action": "click", "element_id": 12, "reasoning": "no snapshot"}'}
     bt = byte_tokens(masks_engine._llm)
     for name, texts in samples.items():
         gbnf = Cortex(masks_engine.settings, engine=masks_engine).grammars.get(name).text

@@ -38,10 +38,22 @@ def _text(result) -> str:
 async def test_tools_listed_with_schemas(server, mode):
     async with Client(server, mode=mode) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
-    assert set(tools) == {"llm_generate", "llm_extract", "llm_classify_risk"}
+    assert set(tools) == {"llm_generate", "llm_extract", "llm_classify_risk", "llm_status"}
     gen = tools["llm_generate"].input_schema["properties"]
     assert {"prompt", "system", "max_tokens", "temperature", "grammar", "json_schema", "context"} <= set(gen)
     assert set(tools["llm_classify_risk"].output_schema["properties"]) >= {"risk", "reasons", "requires_confirmation"}
+
+
+async def test_model_status_tool_and_resource(server, mode):
+    async with Client(server, mode=mode) as c:
+        await c.call_tool("llm_generate", {"prompt": "Say hi.", "max_tokens": 4})
+        r = await c.call_tool("llm_status", {})
+        resource = await c.read_resource("llm://status")
+    status = r.structured_content
+    status = status.get("result", status)
+    assert status["loaded"] is True and status["model"] == "tiny-chatml.gguf" and status["busy"] is False
+    assert status["context_tokens"] > 0 and status["threads"] >= 1 and status["generations"] >= 1
+    assert json.loads(resource.contents[0].text)["model"] == "tiny-chatml.gguf"
 
 
 async def test_generate_with_each_grammar_and_plain(server, mode):

@@ -64,3 +64,31 @@ async def test_gateway_starts_without_a_model_and_reports_it_per_call(data_dir, 
         async with Client(rt.front.server, mode="auto") as c:
             r = await c.call_tool("llm__llm_generate", {"prompt": "hi"})
             assert r.is_error and "no local model" in r.content[0].text
+
+
+async def test_healthz_shows_the_model_status(data_dir, tiny_chat_model):
+    """/healthz says whether the model is loaded, which one, its context and threads (loading nothing itself)."""
+    import httpx2
+
+    from sentinel_mcp.gateway.http_app import build_http_app
+    from sentinel_mcp.identity.http_auth import http_auth_for
+
+    # a seed of its own: a fresh engine (engines are shared per process by their settings)
+    config = _config(data_dir, tiny_chat_model, seed=4242)
+    auth = http_auth_for(config)
+    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=8765, auth=auth.authenticator)
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        owner = {"Authorization": f"Bearer {auth.owner_token}"}
+        async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765", headers=owner) as http:
+            # a probe without a credential sees the status word only, the model status is for token holders
+            public = (await http.get("/healthz", headers={"Authorization": ""})).json()
+            assert set(public) == {"status"}
+            before = (await http.get("/healthz")).json()["model"]
+            assert before["loaded"] is False and before["model"] is None
+            assert before["context_tokens"] == 2048 and before["threads"] == 1
+            out = await holder["runtime"].gateway.invoke("llm__llm_generate", {"prompt": "hi", "max_tokens": 2},
+                                                         session_id="s")
+            assert isinstance(out, Completed)
+            after = (await http.get("/healthz")).json()["model"]
+    assert after["loaded"] is True and after["model"] == tiny_chat_model.name and after["generations"] == 1

@@ -103,7 +103,7 @@ async def test_user_answer_once_remember_and_decline(make_bridge, clock):
 # --- scope and redaction -----------------------------------------------------------------------------
 
 LOCATION_SCOPES = [
-    ("minimal", {"latitude": 37.8, "longitude": -122.4},
+    ("minimal", {"latitude": 37.0, "longitude": -122.0},  # the design's example, exactly
      ["Rounded to city-level precision", "Removed altitude"]),
     ("standard", {"latitude": 37.77, "longitude": -122.42},
      ["Rounded to street-level precision", "Removed altitude"]),

@@ -26,6 +26,7 @@ from device_tools.sensors.parsers.termux_json import (
 )
 from device_tools.sensors.reading import Reading
 from device_tools.sensors.sources.adb import values_from_event
+from device_tools.sensors.sources.termux_media import record_audio, take_photo
 
 # which termux-sensor name serves each kind: (must contain, must not contain)
 _NAME_RULES: dict[SensorKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -43,6 +44,7 @@ class TermuxSource:
                  clock: Callable[[], float] = time.time) -> None:
         self._bin_dir, self._timeout, self._clock = bin_dir, timeout, clock
         self._sensor_names: dict[SensorKind, str] | None = None
+        self.record_seconds = 3  # microphone clip length
 
     async def close(self) -> None:
         return None
@@ -101,7 +103,9 @@ class TermuxSource:
     async def available(self) -> set[SensorKind]:
         kinds: set[SensorKind] = set()
         for kind, command in ((SensorKind.location, "termux-location"), (SensorKind.battery, "termux-battery-status"),
-                              (SensorKind.nearby_devices, "termux-wifi-scaninfo")):
+                              (SensorKind.nearby_devices, "termux-wifi-scaninfo"),
+                              (SensorKind.camera, "termux-camera-photo"),
+                              (SensorKind.microphone, "termux-microphone-record")):
             try:
                 self._which(command)
                 kinds.add(kind)
@@ -122,6 +126,10 @@ class TermuxSource:
             values = parse_termux_battery(await self._run("termux-battery-status"))
         elif sensor is SensorKind.nearby_devices:  # Wi-Fi access points in range
             values = parse_termux_wifi_scan(await self._run("termux-wifi-scaninfo"))
+        elif sensor is SensorKind.camera:
+            values = await take_photo(self._run)
+        elif sensor is SensorKind.microphone:
+            values = await record_audio(self._run, self.record_seconds)
         elif sensor in _NAME_RULES:
             name = (await self._names()).get(sensor)
             if name is None:

@@ -9,8 +9,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-Role = Literal["planner", "coder", "critic", "verifier"]
-Grammar = Literal["plan", "critic", "verifier"]
+Role = Literal["planner", "coder", "critic", "verifier", "agent"]
+Grammar = Literal["plan", "critic", "verifier", "action", "tool_call"]
 
 # called once per failed attempt (before any retry), so breakers see every model error
 ErrorSink = Callable[[str], None]

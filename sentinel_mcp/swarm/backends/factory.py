@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from sentinel_mcp.gateway.builtin import ToolInvoker
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError
 from sentinel_mcp.swarm.backends.llm_tool import LlmToolBackend
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend
+from sentinel_mcp.swarm.backends.openai_http import OpenAISettings
 from sentinel_mcp.swarm.backends.sampling import SamplingBackend, client_offers_sampling
-from sentinel_mcp.swarm.settings import SwarmSettings
+
+
+class BackendChoice(Protocol):
+    """What picks a backend: ``sentinel.swarm`` and ``sentinel.agent`` both carry these three keys."""
+
+    backend: str
+    openai: OpenAISettings
+    local: Any  # swarm.settings.LocalSettings: tool, model_path, max_tokens
 
 
 def sampling_problem(session: Any, protocol_version: str | None, relayed: bool | None, wait: bool) -> str | None:
@@ -31,7 +39,7 @@ def sampling_problem(session: Any, protocol_version: str | None, relayed: bool |
     return None if client_offers_sampling(session) else "the calling client does not offer sampling"
 
 
-def choose_backend(settings: SwarmSettings, *, session: Any = None, protocol_version: str | None = None,
+def choose_backend(settings: BackendChoice, *, session: Any = None, protocol_version: str | None = None,
                    relayed: bool | None = None, wait: bool = True) -> str:
     """The backend name a build uses; ``auto`` prefers the calling client's model when it can be asked."""
     if settings.backend != "auto":
@@ -39,7 +47,7 @@ def choose_backend(settings: SwarmSettings, *, session: Any = None, protocol_ver
     return "sampling" if sampling_problem(session, protocol_version, relayed, wait) is None else "local"
 
 
-def make_backend(settings: SwarmSettings, *, call_tool: ToolInvoker | None = None, session: Any = None,
+def make_backend(settings: BackendChoice, *, call_tool: ToolInvoker | None = None, session: Any = None,
                  protocol_version: str | None = None, relayed: bool | None = None, wait: bool = True,
                  related_request_id: Any = None) -> ModelBackend:
     """A fresh backend for one build; ``ModelError`` says why it cannot be had."""

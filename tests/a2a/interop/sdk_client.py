@@ -2,9 +2,11 @@
 
 Not a pytest module: ``test_sdk_interop.py`` runs it with ``$A2A_SDK_PYTHON`` against a live server.
 Usage: python sdk_client.py http://127.0.0.1:PORT   (exit 0 = every check passed)
+       python sdk_client.py https://127.0.0.1:PORT CA.pem [CERT.pem KEY.pem]   (over TLS, with a client certificate)
 """
 
 import asyncio
+import ssl
 import sys
 import uuid
 
@@ -30,8 +32,13 @@ async def one_task(client, msg: pb.Message) -> pb.Task:
     return task
 
 
-async def main(base: str) -> None:
-    async with httpx.AsyncClient(timeout=30) as http:
+async def main(base: str, ca: str | None = None, cert: str | None = None, key: str | None = None) -> None:
+    verify: ssl.SSLContext | bool = True
+    if ca:
+        verify = ssl.create_default_context(cafile=ca)
+        if cert:
+            verify.load_cert_chain(cert, key)
+    async with httpx.AsyncClient(timeout=30, verify=verify) as http:
         card = await A2ACardResolver(http, base).get_agent_card()
         assert card.supported_interfaces[0].protocol_binding == "JSONRPC"
         client = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(card)
@@ -103,4 +110,4 @@ async def streaming(http, card) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    asyncio.run(main(*sys.argv[1:5]))

@@ -2,9 +2,10 @@
 
 Not a pytest module: ``test_sdk_interop.py`` starts it so that Sentinel's discovery check and peer
 client talk to a reference server. It echoes the data parts it gets as an artifact and completes.
-Usage: python sdk_server.py PORT
+Usage: python sdk_server.py PORT [CERT.pem KEY.pem [CLIENT_CA.pem]]   (HTTPS; with a CA, client certificates required)
 """
 
+import ssl
 import sys
 
 import uvicorn
@@ -33,8 +34,8 @@ class EchoExecutor(AgentExecutor):
         raise NotImplementedError
 
 
-def main(port: int) -> None:
-    url = f"http://127.0.0.1:{port}"
+def main(port: int, cert: str | None = None, key: str | None = None, client_ca: str | None = None) -> None:
+    url = f"{'https' if cert else 'http'}://127.0.0.1:{port}"
     card = AgentCard(
         name="sdk-reference-agent", description="a2a-sdk reference agent", version="1.0.0",
         supported_interfaces=[AgentInterface(url=url + "/a2a", protocol_binding="JSONRPC", protocol_version="1.0")],
@@ -43,8 +44,11 @@ def main(port: int) -> None:
         skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["echo"])])
     handler = DefaultRequestHandler(agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
     app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/a2a")])
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    tls = {"ssl_certfile": cert, "ssl_keyfile": key} if cert else {}
+    if client_ca:
+        tls.update(ssl_ca_certs=client_ca, ssl_cert_reqs=ssl.CERT_REQUIRED)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", **tls)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), *sys.argv[2:5])

@@ -1,0 +1,140 @@
+"""The one question a person sees before a risky action: what will happen, where, and why it is risky.
+
+"Tap 'Sign in' in Bank? Risk high: submits credentials; banking app" — written for the phone's owner, not
+for the model: no element ids, no JSON. Every label comes from the screen (hostile text), so it is shown
+escaped (control and direction-changing characters made visible), single-line and short.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sentinel_mcp.gateway.display_text import is_hidden
+
+from .actions import ProposedAction
+from .firewall import Assessment
+
+LABEL_LIMIT = 60
+TEXT_LIMIT = 80
+# package -> what people call the app (the launcher label is not readable over adb without parsing APKs)
+KNOWN_APPS = {
+    "com.google.android.apps.messaging": "Messages",
+    "com.android.mms": "Messages",
+    "com.android.settings": "Settings",
+    "com.google.android.apps.nexuslauncher": "the home screen",
+    "com.android.launcher3": "the home screen",
+    "com.android.chrome": "Chrome",
+    "com.google.android.dialer": "Phone",
+    "com.android.dialer": "Phone",
+    "com.google.android.contacts": "Contacts",
+    "com.google.android.calendar": "Calendar",
+    "com.google.android.deskclock": "Clock",
+    "com.android.vending": "Play Store",
+    "com.android.permissioncontroller": "a permission dialog",
+    "com.google.android.permissioncontroller": "a permission dialog",
+    "com.android.packageinstaller": "the package installer",
+    "com.google.android.packageinstaller": "the package installer",
+}
+_GENERIC = {"com", "org", "net", "io", "de", "uk", "co", "android", "google", "apps", "app", "example",
+            "mobile", "www", "client", "free", "pro", "lite"}
+_REASON_IN_PARENS = re.compile(r"\(([^()]*)\)\s*$")
+VERBS = {
+    "click": "Tap", "long_click": "Long-press", "clear": "Clear", "scroll": "Scroll", "swipe": "Swipe",
+    "back": "Press Back", "home": "Go to the home screen", "recents": "Show the recent apps",
+}
+
+
+def shown(text: str, limit: int = LABEL_LIMIT) -> str:
+    """Screen text made safe to show a person: one line, invisible/bidi characters visible (as ``⟨U+XXXX⟩``, the
+    gateway's notation, which ``safe_question`` then leaves alone), bounded."""
+    out: list[str] = []
+    for ch in text:
+        if ch in "\n\r\t":
+            out.append(" ")
+        elif is_hidden(ch):
+            out.append(f"⟨U+{ord(ch):04X}⟩")
+        else:
+            out.append(ch)
+    flat = re.sub(r"\s+", " ", "".join(out)).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def quoted(text: str, limit: int = LABEL_LIMIT) -> str:
+    return "'" + shown(text, limit).replace("'", "’") + "'"
+
+
+def app_name(package: str | None) -> str:
+    """What a person calls the app: a known label, else the package's telling part ("com.example.bank" -> Bank)."""
+    if not package:
+        return "the current app"
+    if package in KNOWN_APPS:
+        return KNOWN_APPS[package]
+    parts = [p for p in package.split(".") if p and p.lower() not in _GENERIC]
+    name = parts[-1] if parts else package.rsplit(".", 1)[-1]
+    return shown(name.replace("_", " ").title(), 40)
+
+
+def concerns(assessment: Assessment) -> list[str]:
+    """The firewall's reasons, said briefly: "target mentions 'send' (sends a message)" -> "sends a message"."""
+    out: list[str] = []
+    for reason in assessment.reasons:
+        if reason.startswith("llm: "):
+            continue  # the model's words stay in the audit record, not in the owner's question
+        # only the keyword reasons are said by their parenthesis; others are already for a person
+        m = _REASON_IN_PARENS.search(reason) if reason.startswith("target mentions ") else None
+        text = m.group(1) if m else reason
+        if "looks like a banking/payment app" in reason:
+            text = "banking or payment app"
+        if text not in out:
+            out.append(text)
+    # "password" says nothing "types into a password field" does not
+    return [c for c in out if not any(c != other and c in other for other in out)]
+
+
+def _target_label(action: ProposedAction) -> str:
+    t = action.target
+    if t is None:
+        return ""
+    return t.text if not t.editable and t.text else (
+        t.desc or t.hint.split(" | ")[0] or t.resource_id.rsplit("/", 1)[-1].replace("_", " ") or t.cls.rsplit(".", 1)[-1])
+
+
+def what_happens(action: ProposedAction) -> str:
+    """The action as one imperative clause, without the question mark."""
+    app = app_name((action.target.package if action.target else None) or action.package)
+    label = _target_label(action)
+    d = action.details
+    kind = action.kind
+    if kind == "type":
+        password = bool(action.target and action.target.password)
+        typed = f"a password ({len(action.text or '')} characters)" if password else quoted(action.text or "", TEXT_LIMIT)
+        return f"Type {typed} into {quoted(label)} in {app}"
+    if kind in ("click", "long_click", "clear") and action.target is not None:
+        return f"{VERBS[kind]} {quoted(label)} in {app}"
+    if kind == "open_app":
+        return f"Open {app} ({shown(action.package or '', 80)})"
+    if kind == "sms_send":
+        to = shown(str(d.get("to") or "?"), 40)
+        if d.get("name"):
+            to = f"{shown(str(d['name']), 40)} ({to})"
+        return f"Send an SMS to {to}: {quoted(action.text or '', TEXT_LIMIT)}"
+    if kind == "terminal":
+        argv = d.get("argv") or d.get("command") or ""
+        line = " ".join(map(str, argv)) if isinstance(argv, list) else str(argv)
+        return f"Run {quoted(line, TEXT_LIMIT)} on the phone"
+    if kind == "contact_create":
+        return f"Add the contact {quoted(action.text or '')} ({shown(str(d.get('phone', '')), 30)})"
+    if kind == "alarm_set":
+        label_part = f" {quoted(str(d['label']))}" if d.get("label") else ""
+        return f"Set an alarm for {int(d.get('hour', 0)):02d}:{int(d.get('minute', 0)):02d}{label_part}"
+    if kind == "timer_set":
+        return f"Start a timer for {d.get('seconds')} seconds"
+    if kind == "calendar_create":
+        return f"Add {quoted(action.text or '')} to the calendar ({shown(str(d.get('start', '')), 40)})"
+    verb = VERBS.get(kind, kind.replace("_", " ").capitalize())
+    return f"{verb} in {app}" if kind in ("scroll", "swipe") else verb
+
+
+def question_for(action: ProposedAction, assessment: Assessment) -> str:
+    why = "; ".join(concerns(assessment)) or "needs your confirmation"
+    return f"{what_happens(action)}? Risk {assessment.risk}: {why}"

@@ -1,0 +1,149 @@
+"""RiskRules: what an action on the phone risks, from what it says and where it happens.
+
+The firewall's keyword pass (``ActionFirewall``) reads words; these rules read how they are used, because the
+same word can be a view or a deed: "Payment methods" is a page, "Pay now" moves money; "Cancel" in a delete
+dialog is the safe choice; a tap on "Navigate up" inside a banking app is navigation, "Continue" there may
+commit a transfer. The hard checks stay the firewall's, unchanged and unlowerable: passwords, card numbers,
+IBANs and one-time codes in typed text, SMS, permission grants, terminal commands.
+
+Decided here, in this order:
+1. moving about (back, home, scroll, opening an app) is low;
+2. a safe choice (cancel, not now, don't allow, close, ...) is low;
+3. upgrades: money moved by a commit (confirm/pay/send/approve + a money word, or a money verb in a payment
+   app) is critical; turning a security feature off is critical; emptying, clearing data, trashing, removing
+   an account, publishing are high; a security toggle is high; other state changes (save, archive, connect,
+   install, ...) are medium;
+4. downgrades where the words only name a view: a noun-capable keyword next to a view noun ("Order
+   history", "Payment methods", "Call history") and, in a payment app, navigation and view labels are low;
+   other taps in a payment app are medium, commits high; an ordinary settings toggle is medium.
+Measured on ``benchmarks/data/risk_actions.json`` by ``benchmarks/risk_classifier.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sentinel_mcp.gateway.display_text import is_hidden
+
+from .actions import ProposedAction
+from .firewall import (
+    KEYWORDS,
+    PERMISSION_PACKAGES,
+    SETTINGS_PACKAGES,
+    ActionFirewall,
+    Assessment,
+    _visible,
+    is_payment_app,
+)
+
+MOVING = {"back", "home", "recents", "scroll", "swipe", "wait_for", "open_app"}
+SAFE_CHOICES = {"cancel", "not now", "no thanks", "no, thanks", "maybe later", "later", "skip", "dismiss", "close",
+                "don't allow", "dont allow", "do not allow", "deny", "no", "navigate up", "back", "go back",
+                "more options", "menu", "open navigation drawer", "search", "show more", "see all", "expand",
+                "collapse", "got it"}
+VIEW_NOUNS = {"history", "methods", "method", "settings", "details", "list", "status", "options", "log", "logs",
+              "recents", "activity", "statements", "statement", "accounts", "account", "cards", "overview",
+              "profile", "help", "notifications", "inbox", "orders", "your", "info", "summary", "balance"}
+# keywords that are also nouns: next to a view noun they name a page, not a deed
+NOUN_KEYWORDS = {"order", "payment", "call", "transfer", "purchase", "share", "post", "permission", "permissions",
+                 "subscribe", "install", "password", "pin"}
+MONEY = {"pay", "payment", "transfer", "money", "purchase", "buy", "checkout", "withdraw", "donate", "order",
+         "tip", "cash"}
+MONEY_VERBS = {"pay", "buy", "withdraw", "donate", "checkout", "transfer", "purchase"}
+COMMIT = {"confirm", "approve", "authorize", "authorise", "send", "place", "complete", "pay", "submit", "continue",
+          "proceed", "next", "ok", "yes", "agree", "accept", "finish"}
+DESTRUCTIVE_PHRASES = ("empty trash", "empty bin", "move to trash", "move to bin", "clear storage", "clear data",
+                       "clear cache", "clear history", "clear all", "remove account", "close account",
+                       "delete account", "deactivate")
+PUBLISH = {"post", "publish", "tweet", "upload", "broadcast"}
+STATE_VERBS = {"save", "archive", "add", "connect", "disconnect", "block", "unblock", "update", "upgrade",
+               "unsubscribe", "mute", "rename", "move", "restore", "enable", "disable", "apply", "turn"}
+SECURITY_WORDS = ("screen lock", "lock screen", "encryption", "find my device", "play protect", "device admin",
+                  "usb debugging", "developer options", "unknown apps", "unknown sources", "this source",
+                  "smart lock", "biometric", "fingerprint")
+DISABLING = {"none", "off", "turn off", "disable", "remove", "swipe", "no lock"}
+_WORD = re.compile(r"[a-z0-9']+")
+KINDS_THAT_ADD_DATA = {"calendar_create": "adds a calendar event"}
+
+
+def _norm(text: str) -> str:
+    # invisible characters dropped first (as the firewall does): "Pa\u200by" is still "pay", not "pa y"
+    return " ".join(_WORD.findall(_visible(text).lower().replace("’", "'").replace("_", " ")))
+
+
+class RiskRules:
+    def __init__(self, firewall: ActionFirewall | None = None) -> None:
+        self.firewall = firewall or ActionFirewall()
+
+    def assess(self, action: ProposedAction) -> Assessment:
+        if action.kind in MOVING:
+            return Assessment(reasons=[] if action.kind != "open_app" else ["opening an app changes nothing"])
+        base = self.firewall.assess(action)
+        t = action.target
+        if t is not None and any(is_hidden(ch) for x in (t.text, t.desc, t.hint, t.resource_id, action.text or "")
+                                 for ch in x):
+            # what the person would read is not what is there: no rule lowers the firewall's floor for it
+            return base
+        if t is None or action.kind in ("type", "clear") or action.kind not in ("click", "long_click"):
+            return self._kinds(action, base)  # typed text, SMS, terminal, modules: the firewall's checks decide
+        own = [t.text, t.desc] if (t.text or t.desc) else [t.hint.split(" | ")[0], t.resource_id.rsplit("/", 1)[-1]]
+        label = _norm(" ".join(x for x in own if x))
+        context = _norm(" ".join([t.text, t.desc, t.hint, t.resource_id.rsplit("/", 1)[-1]]))
+        words = set(label.split())
+        package = t.package or action.package or ""
+        payment = is_payment_app(package)
+
+        if label in SAFE_CHOICES or _norm(t.desc) in SAFE_CHOICES and not t.text:
+            return Assessment(reasons=["the safe choice (cancel, dismiss, deny, navigate)"])
+        if package in PERMISSION_PACKAGES:
+            return base  # a grant: the firewall's high floor stands
+        if action.kind == "long_click" and not (words & KEYWORDS.keys()):
+            return Assessment(reasons=["a long press opens a menu"])
+
+        a = Assessment()
+        money, commit = words & MONEY, words & COMMIT
+        if (money and commit) or (payment and words & MONEY_VERBS) or ("send" in words and "money" in words):
+            a.flag("critical", "moves money", floor="high")
+        if any(s in context for s in SECURITY_WORDS):
+            if words & DISABLING or label in DISABLING:
+                a.flag("critical", "turns a security feature off", floor="high")
+            elif t.checkable:
+                a.flag("high", "changes a security setting", floor="medium")
+        if any(p in label for p in DESTRUCTIVE_PHRASES):
+            a.flag("high", "deletes data", floor="medium")
+        if words & PUBLISH:
+            a.flag("high", "publishes", floor="medium")
+        view = bool(words & VIEW_NOUNS)
+        for word in sorted(words & KEYWORDS.keys()):
+            if view and word in NOUN_KEYWORDS:
+                continue  # "Order history", "Payment methods": a page, not a deed
+            risk, why = KEYWORDS[word]
+            a.flag(risk, why)  # a bare keyword may be a false positive the model can clear: no floor
+        for phrase in ("sign in", "log in", "sign out", "log out", "factory reset", "erase all", "reset options"):
+            if phrase in label:
+                risk, why = {"sign in": ("medium", "submits credentials"), "log in": ("medium", "submits credentials"),
+                             "sign out": ("medium", "signs out"), "log out": ("medium", "signs out"),
+                             "factory reset": ("critical", "factory reset"), "erase all": ("critical", "erases data"),
+                             "reset options": ("high", "reset")}[phrase]
+                a.flag(risk, why, floor="medium")
+        if words & STATE_VERBS and a.risk == "low":
+            a.flag("medium", "changes something that can be undone")
+        if package in SETTINGS_PACKAGES and t.checkable and a.risk == "low":
+            a.flag("medium", "toggles a system setting", floor="medium")
+        if payment:
+            if commit or a.requires_confirmation:
+                a.flag("high", "banking or payment app", floor="medium")
+            elif not (view or label in SAFE_CHOICES):
+                a.flag("medium", "an unknown control in a banking or payment app", floor="medium")
+        return a
+
+    def _kinds(self, action: ProposedAction, base: Assessment) -> Assessment:
+        why = KINDS_THAT_ADD_DATA.get(action.kind)
+        if why:
+            base.flag("medium", why)
+        if action.kind in ("alarm_set", "timer_set"):
+            return Assessment(reasons=["sets a clock that can be changed back"]) if base.risk == "low" else base
+        if action.kind == "type" and action.target is not None and not action.target.password and base.risk == "low":
+            return Assessment(reasons=["typing is not sending"])
+        return base
+

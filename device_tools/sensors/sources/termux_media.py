@@ -1,0 +1,76 @@
+"""Camera and microphone through termux-api (``termux-camera-photo``, ``termux-microphone-record``).
+
+Both only run after the bridge's consent check, like every sensor. A photo is downscaled to at most 640 px and
+re-encoded as JPEG (no EXIF, so no GPS tag leaves the phone); a recording is a few seconds of AAC. Files live in
+a private temporary directory that is removed after the read, whatever happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, UnidentifiedImageError
+
+from device_tools.sensors.errors import MalformedOutput, NoReading
+
+PHOTO_MAX_SIDE = 640
+PHOTO_MAX_BYTES = 20_000_000  # what the camera may write before we refuse to read it
+RECORD_SECONDS = 3
+AUDIO_MAX_BYTES = 2_000_000
+
+Run = Callable[..., Awaitable[str]]  # TermuxSource._run(command, *args) -> stdout
+
+
+def _api_error(out: str) -> str | None:
+    text = out.strip()
+    return text[:200] if ("API_ERROR" in text or "error" in text.lower()) else None
+
+
+async def take_photo(run: Run, camera: str = "0") -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="sentinel-camera-") as tmp:
+        path = Path(tmp) / "photo.jpg"
+        out = await run("termux-camera-photo", "-c", camera, str(path))
+        if not path.exists() or path.stat().st_size == 0:
+            raise NoReading(f"the camera returned no photo{': ' + _api_error(out) if _api_error(out) else ''} "
+                            "(is the camera permission granted to Termux:API?)")
+        if path.stat().st_size > PHOTO_MAX_BYTES:
+            raise MalformedOutput(f"the photo is larger than {PHOTO_MAX_BYTES} bytes")
+        try:
+            with Image.open(path) as image:
+                image.load()
+                original = image.size
+                image = image.convert("RGB")
+                image.thumbnail((PHOTO_MAX_SIDE, PHOTO_MAX_SIDE))
+                buf = io.BytesIO()
+                image.save(buf, format="JPEG", quality=80)  # re-encoded: the original's EXIF stays behind
+        except (UnidentifiedImageError, OSError) as e:
+            raise MalformedOutput(f"termux-camera-photo wrote something that is not an image ({e})") from None
+    return {"image_base64": base64.b64encode(buf.getvalue()).decode(), "mime_type": "image/jpeg",
+            "width": image.width, "height": image.height, "original_size": list(original), "camera": camera}
+
+
+async def record_audio(run: Run, seconds: int = RECORD_SECONDS) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="sentinel-microphone-") as tmp:
+        path = Path(tmp) / "clip.m4a"
+        # termux-microphone-record returns at once and records in the Termux:API service for -l seconds
+        out = await run("termux-microphone-record", "-f", str(path), "-l", str(seconds), "-e", "aac")
+        if _api_error(out) and "started" not in out.lower():
+            raise NoReading(f"the microphone could not record: {_api_error(out)}")
+        try:
+            await asyncio.sleep(seconds + 0.5)
+        finally:
+            await run("termux-microphone-record", "-q")  # stop it, even when the read is cancelled
+        if not path.exists() or path.stat().st_size == 0:
+            raise NoReading("the microphone returned no recording (is the microphone permission granted to "
+                            "Termux:API?)")
+        data = path.read_bytes()[: AUDIO_MAX_BYTES + 1]
+        if len(data) > AUDIO_MAX_BYTES:
+            raise MalformedOutput(f"the recording is larger than {AUDIO_MAX_BYTES} bytes")
+    return {"audio_base64": base64.b64encode(data).decode(), "mime_type": "audio/mp4", "seconds": seconds,
+            "bytes": len(data)}

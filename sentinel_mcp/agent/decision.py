@@ -1,0 +1,195 @@
+"""One step's decision: the JSON shape the model must produce, made for the screen it is looking at.
+
+The shape is ``grammars/action.gbnf``'s (action, snapshot_id, element_id, text, reasoning), or
+``grammars/tool_call.gbnf``'s (tool, arguments) for the non-screen tools the agent may use. Each step gets a
+JSON Schema whose ``snapshot_id`` is the current snapshot and whose ``element_id`` is one of the ids on the
+current screen, so a grammar-constrained model cannot name an element that is not there. The output is still
+hostile: ``parse_decision`` checks everything again (a backend without grammars can answer anything).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sentinel_mcp.agent.screen import Screen
+
+ELEMENT_ACTIONS = ("click", "long_click", "type", "clear")
+UI_ACTIONS = (*ELEMENT_ACTIONS, "scroll", "back", "home", "open_app", "wait_for", "done", "fail")
+FINAL_ACTIONS = ("done", "fail")
+DIRECTIONS = ("up", "down", "left", "right")
+PACKAGE_PATTERN = "^[A-Za-z][A-Za-z0-9_]*([.][A-Za-z0-9_]+)+$"  # [.]: the grammar converter rejects an escaped dot
+PACKAGE_RE = re.compile(PACKAGE_PATTERN)
+MAX_TEXT = 500
+MAX_REASONING = 300
+MAX_ARGUMENTS_BYTES = 4000
+
+
+class UnusableDecision(ValueError):
+    """The model's answer cannot be acted on (wrong shape, an element not on the screen, ...)."""
+
+
+@dataclass
+class Decision:
+    action: str  # one of UI_ACTIONS, or "tool" for a tool call
+    reasoning: str = ""
+    snapshot_id: str | None = None
+    element_id: str | None = None
+    text: str | None = None
+    tool: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def final(self) -> bool:
+        return self.action in FINAL_ACTIONS
+
+    def public(self, screen: Screen | None = None) -> dict[str, Any]:
+        """For the trace: what was decided; text typed into a password field is never kept."""
+        data: dict[str, Any] = {"action": self.action, "reasoning": self.reasoning[:MAX_REASONING]}
+        if self.tool:
+            data.update(tool=self.tool, arguments=self.arguments)
+            return data
+        data.update(snapshot_id=self.snapshot_id, element_id=self.element_id)
+        target = screen.element(self.element_id) if (screen and self.element_id) else None
+        if target is not None:
+            data["target"] = target.label
+        secret = target is not None and target.password
+        data["text"] = "<redacted password>" if (secret and self.text) else self.text
+        return data
+
+
+def decision_schema(screen: Screen, tools: list[str]) -> dict[str, Any]:
+    """The JSON Schema of this step's answer (compiled to a grammar by the local backend): one alternative per
+    kind of action, each with exactly the fields it needs, so a constrained model cannot produce a decision
+    that is unusable on this screen (an element that is not there, a type without a text field, ...)."""
+    sid = {"enum": [screen.snapshot_id]}
+    reasoning = {"type": "string"}
+
+    def alternative(actions: list[str], **fields: Any) -> dict[str, Any]:
+        props = {"action": {"enum": actions}, "snapshot_id": sid, **fields, "reasoning": reasoning}
+        return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+    ids = [e.id for e in screen.elements]
+    fields = [e.id for e in screen.elements if e.editable]
+    options = [alternative(["click", "long_click"], element_id={"enum": ids})] if ids else []
+    if fields:
+        options += [alternative(["type"], element_id={"enum": fields}, text={"type": "string"}),
+                    alternative(["clear"], element_id={"enum": fields})]
+    options += [
+        alternative(["scroll"], text={"enum": list(DIRECTIONS)}),
+        alternative(["back", "home"]),
+        alternative(["open_app"], text={"type": "string", "pattern": PACKAGE_PATTERN}),
+        alternative(["wait_for"], text={"type": "string"}),
+        alternative(["done", "fail"], text={"type": "string"}),
+    ]
+    if tools:
+        options.append({
+            "type": "object",
+            "properties": {"tool": {"enum": list(tools)}, "snapshot_id": sid, "arguments": {"type": "object"}},
+            "required": ["tool", "snapshot_id", "arguments"],
+            "additionalProperties": False,
+        })
+    return {"anyOf": options}
+
+
+def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
+    """Check a model answer against the current screen and the allowed tools; UnusableDecision says why not."""
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            raise UnusableDecision("the answer is not JSON") from None
+    if not isinstance(data, dict):
+        raise UnusableDecision("the answer is not a JSON object")
+    if "tool" in data:
+        _check_snapshot(data.get("snapshot_id"), screen)
+        return _tool_call(data, tools)
+    action = data.get("action")
+    if action not in UI_ACTIONS:
+        raise UnusableDecision(f"unknown action {str(action)[:40]!r}; use one of {', '.join(UI_ACTIONS)}")
+    reasoning = _optional_text(data.get("reasoning"), "reasoning", MAX_REASONING) or ""
+    text = _optional_text(data.get("text"), "text", MAX_TEXT)
+    decision = Decision(action=action, reasoning=reasoning, text=text)
+    if action in FINAL_ACTIONS:
+        return decision
+    _check_snapshot(data.get("snapshot_id"), screen)
+    decision.snapshot_id = screen.snapshot_id
+    element_id = data.get("element_id")
+    if element_id is not None:
+        if not isinstance(element_id, str | int) or screen.element(str(element_id)) is None:
+            raise UnusableDecision(f"element {str(element_id)[:40]!r} is not on the current screen")
+        decision.element_id = screen.element(str(element_id)).id  # an [index] becomes the grounded id
+    if action in ELEMENT_ACTIONS and decision.element_id is None:
+        raise UnusableDecision(f"{action} needs an element_id from the current screen")
+    if action == "type":
+        if not text:
+            raise UnusableDecision("type needs the text to type")
+        if not screen.element(decision.element_id).editable:  # type: ignore[union-attr, arg-type]
+            raise UnusableDecision(f"element {decision.element_id} is not a text field")
+    if action == "open_app" and not (text and PACKAGE_RE.match(text)):
+        raise UnusableDecision("open_app needs an Android package name in text (e.g. com.android.settings)")
+    if action == "wait_for" and not text:
+        raise UnusableDecision("wait_for needs the text to wait for")
+    if action == "scroll" and text is not None and text not in DIRECTIONS:
+        decision.text = None  # a direction the model made up: scroll down, the usual meaning
+    return decision
+
+
+def _check_snapshot(snapshot: Any, screen: Screen) -> None:
+    """A decision made for another screen is not acted on (the grammar allows null: then the current one)."""
+    if snapshot is not None and snapshot != screen.snapshot_id:
+        raise UnusableDecision(f"snapshot_id {str(snapshot)[:40]!r} is not the current screen "
+                               f"({screen.snapshot_id})")
+
+
+def _tool_call(data: dict[str, Any], tools: set[str]) -> Decision:
+    name = data.get("tool")
+    if not isinstance(name, str) or name not in tools:
+        raise UnusableDecision(f"tool {str(name)[:64]!r} is not one this agent may use")
+    arguments = data.get("arguments", {})
+    if not isinstance(arguments, dict):
+        raise UnusableDecision("arguments must be a JSON object")
+    if len(json.dumps(arguments, default=str)) > MAX_ARGUMENTS_BYTES:
+        raise UnusableDecision(f"arguments are larger than {MAX_ARGUMENTS_BYTES} bytes")
+    return Decision(action="tool", tool=name, arguments=arguments,
+                    reasoning=_optional_text(data.get("reasoning"), "reasoning", MAX_REASONING) or "")
+
+
+def _optional_text(value: Any, what: str, limit: int) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UnusableDecision(f"{what} must be a string")
+    if len(value) > limit:
+        raise UnusableDecision(f"{what} is longer than {limit} characters")
+    return value
+
+
+def device_call(decision: Decision, device: str) -> tuple[str, dict[str, Any]]:
+    """The guarded tool call a screen decision becomes (``device`` is the device built-in's catalog prefix)."""
+    a, sid, eid = decision.action, decision.snapshot_id, decision.element_id
+    on_element = {"element_id": eid, "snapshot_id": sid}
+    if a == "click":
+        return f"{device}__click", on_element
+    if a == "long_click":
+        return f"{device}__long_click", on_element
+    if a == "type":
+        return f"{device}__type_text", on_element | {"text": decision.text}
+    if a == "clear":
+        return f"{device}__clear_text", on_element
+    if a == "scroll":
+        args: dict[str, Any] = {"direction": decision.text or "down"}
+        if eid is not None:
+            args |= on_element
+        return f"{device}__scroll", args
+    if a == "back":
+        return f"{device}__press_back", {}
+    if a == "home":
+        return f"{device}__press_home", {}
+    if a == "open_app":
+        return f"{device}__open_app", {"package": decision.text}
+    if a == "wait_for":
+        return f"{device}__wait_for", {"text": decision.text, "timeout_s": 5}
+    raise UnusableDecision(f"{a} is not a device action")

@@ -1,0 +1,62 @@
+"""Asking the person behind an agent run: the agent's own caller, through the agent tool's MCP context.
+
+A step's question (the device's "Tap 'Sign in' in Bank? ...", or a rulebase askable) is pushed, unchanged, to
+whoever called ``agent_run`` (the gateway relays it to the client, or holds the call for a 2026-era one). The
+agent never answers anything itself: what comes back is the person's answer, or nothing (then the step is
+refused). A caller that cannot be asked (an A2A peer, a client without elicitation) gets refusals.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
+
+from sentinel_mcp.gateway.caller_link import CURRENT_LINK
+from sentinel_mcp.gateway.decision import Answer, Question
+from sentinel_mcp.gateway.upstream import CallerLink
+
+log = logging.getLogger(__name__)
+
+
+class CallerRelay(CallerLink):
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx  # the agent_run call's mcpserver Context
+        # the link of the agent_run call itself (in-process, the gateway routes a push by the calling task's
+        # link): a step's question is pushed under it, so it reaches the person who started the run, and no one
+        # else, even from inside a step's own call (whose link is this relay)
+        self._own_link = CURRENT_LINK.get()
+        self.asked: list[str] = []  # every question shown to the person during the run (for the trace)
+        self.refused = 0  # questions that could not be put to the person (nobody said yes)
+
+    @property
+    def can_push(self) -> bool:
+        caps = getattr(self.ctx, "client_capabilities", None)
+        return caps is not None and caps.elicitation is not None
+
+    async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        if not self.can_push or not isinstance(params, ElicitRequestFormParams):
+            self.refused += 1
+            return ErrorData(code=-32600, message="the agent's caller cannot be asked during the run")
+        self.asked.append(params.message)
+        token = CURRENT_LINK.set(self._own_link)
+        try:
+            return await self.ctx.session.elicit_form(params.message, params.requested_schema,
+                                                      related_request_id=self.ctx.request_id)
+        except Exception as e:  # noqa: BLE001 - no back channel, a transport error: nobody said yes
+            log.info("agent could not ask its caller: %s", e)
+            self.refused += 1
+            return ErrorData(code=-32600, message=f"the agent's caller could not be asked: {e}")
+        finally:
+            CURRENT_LINK.reset(token)
+
+    async def answer(self, questions: list[Question]) -> dict[str, Answer] | None:
+        """The person's answers to the gateway's own questions (askables, confirmations); None: cannot ask."""
+        answers: dict[str, Answer] = {}
+        for q in questions:
+            reply = await self.elicit(ElicitRequestFormParams(message=q.message, requested_schema=q.requested_schema))
+            if not isinstance(reply, ElicitResult):
+                return None
+            answers[q.key] = Answer(action=reply.action, content=reply.content, provenance="user")
+        return answers

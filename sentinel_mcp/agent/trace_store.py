@@ -1,0 +1,116 @@
+"""The agent's runs and their steps in SQLite (``<data_dir>/agent.db``), so a console can show them later.
+
+Each step is written *before* its tool call is made and updated with the outcome after; if the write fails the
+run stops (records before effects). Runs belong to the principal that started them; listings are per principal.
+Old runs are dropped beyond ``keep`` so the file stays bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS agent_runs (
+    run_id TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    session TEXT NOT NULL,
+    goal TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    answer TEXT,
+    started REAL NOT NULL,
+    finished REAL,
+    steps INTEGER NOT NULL DEFAULT 0,
+    tokens INTEGER NOT NULL DEFAULT 0,
+    model TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS agent_runs_by_principal ON agent_runs (principal, started);
+CREATE TABLE IF NOT EXISTS agent_steps (
+    run_id TEXT NOT NULL REFERENCES agent_runs (run_id) ON DELETE CASCADE,
+    n INTEGER NOT NULL,
+    at REAL NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run_id, n)
+);
+"""
+RUN_FIELDS = ("run_id", "principal", "session", "goal", "status", "reason", "answer", "started", "finished",
+              "steps", "tokens", "model")
+
+
+class TraceStoreError(Exception):
+    """The trace could not be written: the run must stop (nothing acts without its record)."""
+
+
+class TraceStore:
+    def __init__(self, path: Path, keep: int = 500) -> None:
+        self.path = path
+        self.keep = keep
+        self._db: aiosqlite.Connection | None = None
+
+    async def open(self) -> TraceStore:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = await aiosqlite.connect(self.path)
+        await self._db.execute("PRAGMA journal_mode=WAL")
+        await self._db.execute("PRAGMA foreign_keys=ON")
+        await self._db.executescript(SCHEMA)
+        await self._db.commit()
+        return self
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise TraceStoreError("the agent trace store is not open")
+        return self._db
+
+    async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        try:
+            await self.db.execute(sql, params)
+            await self.db.commit()
+        except (aiosqlite.Error, OSError, TraceStoreError) as e:
+            raise TraceStoreError(f"the agent trace could not be written: {e}") from None
+
+    async def start_run(self, run_id: str, principal: str, session: str, goal: str, model: str) -> None:
+        await self._write("INSERT INTO agent_runs (run_id, principal, session, goal, status, started, model) "
+                          "VALUES (?, ?, ?, ?, 'running', ?, ?)", (run_id, principal, session, goal, time.time(), model))
+        try:  # bounded: the oldest runs (and their steps) go
+            await self.db.execute("DELETE FROM agent_runs WHERE run_id IN (SELECT run_id FROM agent_runs "
+                                  "ORDER BY started DESC LIMIT -1 OFFSET ?)", (self.keep,))
+            await self.db.commit()
+        except aiosqlite.Error:
+            pass  # trimming is housekeeping; the run's own record is already on disk
+
+    async def record_step(self, run_id: str, n: int, record: dict[str, Any]) -> None:
+        await self._write("INSERT OR REPLACE INTO agent_steps (run_id, n, at, record) VALUES (?, ?, ?, ?)",
+                          (run_id, n, time.time(), json.dumps(record, default=str, ensure_ascii=False)))
+
+    async def finish_run(self, run_id: str, status: str, reason: str, answer: str | None, steps: int,
+                         tokens: int) -> None:
+        await self._write("UPDATE agent_runs SET status = ?, reason = ?, answer = ?, finished = ?, steps = ?, "
+                          "tokens = ? WHERE run_id = ?", (status, reason, answer, time.time(), steps, tokens, run_id))
+
+    async def runs(self, principal: str, limit: int = 20) -> list[dict[str, Any]]:
+        cur = await self.db.execute(f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE principal = ? "
+                                    "ORDER BY started DESC LIMIT ?", (principal, max(1, min(limit, 200))))
+        return [dict(zip(RUN_FIELDS, row)) for row in await cur.fetchall()]
+
+    async def run(self, principal: str, run_id: str) -> dict[str, Any] | None:
+        """One run with its steps, if it belongs to ``principal``."""
+        cur = await self.db.execute(f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE run_id = ? AND "
+                                    "principal = ?", (run_id, principal))
+        row = await cur.fetchone()
+        if row is None:
+            return None
+        out = dict(zip(RUN_FIELDS, row))
+        cur = await self.db.execute("SELECT n, at, record FROM agent_steps WHERE run_id = ? ORDER BY n", (run_id,))
+        out["trace"] = [{"n": n, "at": at, **json.loads(record)} for n, at, record in await cur.fetchall()]
+        return out

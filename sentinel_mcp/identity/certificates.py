@@ -1,0 +1,74 @@
+"""Mutual TLS as a principal: the client certificate the handshake verified names a principal, exactly as a
+token does (same reach, same facts, consents and approvals: they belong to the principal's name).
+
+The handshake has already checked the chain to the front's CA, the dates and the CRL. Per request this
+resolver checks the dates and the CRL again (a keep-alive connection can outlive its certificate or its
+revocation), then maps the certificate through the configured rules. A certificate that names no principal,
+or several, is refused; so is a token that names someone other than the certificate; every refusal is
+audited. In ``required`` mode a request without a certificate is refused even if it brings a token.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Callable, NoReturn
+
+from sentinel_mcp.identity.credentials import Credentials
+from sentinel_mcp.identity.principal import Principal
+from sentinel_mcp.identity.resolver import AuthFailed, PrincipalResolver
+from sentinel_mcp.tls.peer_certificate import PeerCertificate, from_pem
+from sentinel_mcp.tls.settings import CertificateMatch, ClientCertificates
+
+# (peer address, reason, certificate facts, principal or None) -> audited
+RefusedHook = Callable[[str | None, str, dict[str, str], str | None], None]
+
+
+@dataclass
+class CertificateResolver:
+    rules: list[tuple[CertificateMatch, Principal]]
+    mode: ClientCertificates = "optional"
+    tokens: PrincipalResolver | None = None  # to check a token sent alongside a certificate
+    is_revoked: Callable[[PeerCertificate], bool] | None = None
+    on_refused: RefusedHook | None = None
+    now: Callable[[], dt.datetime] = field(default=lambda: dt.datetime.now(dt.timezone.utc))
+
+    def resolve(self, credentials: Credentials) -> Principal | None:
+        chain = (credentials.tls or {}).get("client_cert_chain") or []
+        if not chain:
+            if self.mode == "required":
+                self._refuse(credentials, None, "a client certificate is required on this front")
+            return None
+        try:
+            cert = from_pem(chain[0])
+        except ValueError:
+            self._refuse(credentials, None, "the client certificate cannot be read")
+        now = self.now()
+        if not cert.not_before <= now <= cert.not_after:
+            self._refuse(credentials, cert, f"the client certificate {cert.describe()} is not valid now "
+                                            f"(valid {cert.not_before:%Y-%m-%d} to {cert.not_after:%Y-%m-%d})")
+        if self.is_revoked is not None and self.is_revoked(cert):
+            self._refuse(credentials, cert, f"the client certificate {cert.describe()} has been revoked")
+        found = [p for rule, p in self.rules if cert.matches(rule)]
+        names = sorted({p.name for p in found})
+        if not names:
+            self._refuse(credentials, cert, f"the client certificate {cert.describe()} names no principal (map it "
+                                            "in sentinel.principals[].certificate)")
+        if len(names) > 1:
+            self._refuse(credentials, cert, f"the client certificate {cert.describe()} matches several principals "
+                                            f"({', '.join(names)}); make their certificate rules exclusive")
+        principal = found[0]
+        if credentials.presented and self.tokens is not None:
+            by_token = self.tokens.resolve(credentials)
+            if by_token is None or by_token.name != principal.name:
+                self._refuse(credentials, cert, f"the client certificate names {principal.name!r} but the token "
+                                                "does not; send one or the other", principal.name)
+        return principal
+
+    def _refuse(self, credentials: Credentials, cert: PeerCertificate | None, reason: str,
+                principal: str | None = None) -> NoReturn:
+        if self.on_refused is not None:
+            facts = {} if cert is None else {"subject": cert.subject_text, "sha256": cert.sha256,
+                                             "serial": f"{cert.serial:x}", "not_after": cert.not_after.isoformat()}
+            self.on_refused(credentials.peer, reason, facts, principal)
+        raise AuthFailed(reason)

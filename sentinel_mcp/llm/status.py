@@ -1,0 +1,30 @@
+"""What the local model is doing: loaded or not, which file, context size, threads, whether it is busy.
+
+Read from the engine's public state only and never loads anything, so ``/healthz`` can show it cheaply.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+def model_status(engine: Any) -> dict[str, Any]:
+    settings = getattr(engine, "settings", None)
+    loaded = bool(getattr(engine, "loaded", False))
+    in_flight = getattr(engine, "tokens_in_flight", None)
+    configured = getattr(settings, "model", None) or os.environ.get("SENTINEL_MODEL") or "the small model package"
+    llm = getattr(engine, "_llm", None)
+    n_ctx = llm.n_ctx() if (loaded and llm is not None and hasattr(llm, "n_ctx")) else getattr(settings, "n_ctx", None)
+    return {
+        "loaded": loaded,
+        "model": getattr(engine, "model_name", None) if loaded else None,
+        "configured": str(configured),
+        "context_tokens": n_ctx,
+        "threads": getattr(settings, "n_threads", None) or os.cpu_count() or 1,
+        "max_tokens": getattr(settings, "max_tokens", None),
+        "load_seconds": round(engine.load_seconds, 2) if getattr(engine, "load_seconds", None) else None,
+        "busy": in_flight is not None,
+        "tokens_in_flight": in_flight,
+        "generations": len(getattr(engine, "history", ()) or ()),
+    }

@@ -1,0 +1,170 @@
+"""TLS termination for uvicorn, with the client certificate in the ASGI scope and refused handshakes audited.
+
+uvicorn's own ``ssl_*`` options hand the socket to asyncio, which drops a failed handshake silently and never
+tells the application which certificate the client showed. So uvicorn is given a protocol factory instead:
+each accepted connection is upgraded with ``loop.start_tls`` (public asyncio API), using the context of the
+moment (certificate, CA and CRL re-read when they change); a refused handshake is reported with the peer's
+address and OpenSSL's reason; a completed one is handed to uvicorn's own HTTP protocol, subclassed only to add
+the ASGI TLS extension (``scope["extensions"]["tls"]``) to every request and WebSocket of that connection.
+Everything after the handshake (streaming, SSE, WebSocket upgrades, flow control) is uvicorn's unchanged code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from typing import Any, Callable
+
+from sentinel_mcp.tls.peer_certificate import from_der
+from sentinel_mcp.tls.refusal_reply import Connection, current_connection
+from sentinel_mcp.tls.server_context import ServerContexts
+
+log = logging.getLogger(__name__)
+
+TLS_VERSIONS = {"TLSv1.2": 0x0303, "TLSv1.3": 0x0304}
+# OpenSSL reasons that are about the client's certificate (as opposed to a scanner or a plaintext client)
+CERTIFICATE_REASONS = ("PEER_DID_NOT_RETURN_A_CERTIFICATE", "CERTIFICATE_VERIFY_FAILED", "NO_CERTIFICATE_RETURNED",
+                       "CERTIFICATE_REQUIRED")
+
+RefusalHook = Callable[[str | None, str], None]  # (peer address, reason)
+
+
+def tls_extension(transport: Any) -> dict[str, Any] | None:
+    """The ASGI TLS extension of a connection (None for plaintext): the verified client certificate, if any."""
+    sslobj = transport.get_extra_info("ssl_object")
+    if sslobj is None:
+        return None
+    der = sslobj.getpeercert(binary_form=True)
+    chain, name = [], None
+    if der:
+        chain = [ssl.DER_cert_to_PEM_cert(der)]
+        name = from_der(der).subject_text
+    return {"server_cert": None, "client_cert_chain": chain, "client_cert_name": name, "client_cert_error": None,
+            "tls_version": TLS_VERSIONS.get(sslobj.version() or ""), "cipher_suite": None}
+
+
+def with_tls_scope(base: type) -> type:
+    """A subclass of uvicorn's protocol ``base`` whose requests carry their connection's TLS extension."""
+
+    class TLSScopeProtocol(base):  # type: ignore[valid-type, misc]
+        def connection_made(self, transport: Any) -> None:
+            info = tls_extension(transport)
+            if info is not None:
+                app = self.app
+
+                async def app_with_tls(scope: Any, receive: Any, send: Any) -> None:
+                    if scope.get("type") in ("http", "websocket"):
+                        scope["extensions"] = {**(scope.get("extensions") or {}), "tls": info}
+                    await app(scope, receive, send)
+
+                self.app = app_with_tls
+            super().connection_made(transport)
+
+    TLSScopeProtocol.__name__ = TLSScopeProtocol.__qualname__ = f"TLS{base.__name__}"
+    return TLSScopeProtocol
+
+
+def describe_refusal(exc: BaseException) -> str | None:
+    """A short reason when a handshake failed because of the client's certificate, else None."""
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"client certificate refused: {exc.verify_message or exc.reason or exc}"
+    if isinstance(exc, ssl.SSLError) and (exc.reason or "") in CERTIFICATE_REASONS:
+        if "RETURN" in (exc.reason or "") or "REQUIRED" in (exc.reason or ""):
+            return "client certificate refused: none presented (this front requires one)"
+        return f"client certificate refused: {exc.reason}"
+    return None
+
+
+class _Handshake(asyncio.Protocol):
+    """Owns a fresh connection until its TLS handshake is done, then hands it to uvicorn's protocol.
+
+    Bytes the TLS layer decrypts between the end of the handshake and the hand-over (a client may send its
+    request in the same packet as its last handshake message) are kept and passed on in order."""
+
+    def __init__(self, acceptor: "TLSAcceptor", make_inner: Callable[[], asyncio.Protocol]) -> None:
+        self.acceptor = acceptor
+        self.make_inner = make_inner
+        self.early: list[bytes] = []
+        self.eof = False
+        self.lost = False
+
+    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        transport.pause_reading()  # nothing is read as plaintext
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._upgrade(loop, transport))
+        self.acceptor.pending.add(task)
+        task.add_done_callback(self.acceptor.pending.discard)
+
+    async def _upgrade(self, loop: asyncio.AbstractEventLoop, raw: Any) -> None:
+        peername = raw.get_extra_info("peername")
+        peer = str(peername[0]) if isinstance(peername, (tuple, list)) and peername else None
+        current_connection.set(Connection(raw))  # this task's own context: read when start_tls wraps the socket
+        try:
+            tls = await loop.start_tls(raw, self, self.acceptor.contexts.current(), server_side=True,
+                                       ssl_handshake_timeout=self.acceptor.contexts.tls.handshake_timeout)
+        except asyncio.CancelledError:
+            raw.close()
+            raise
+        except Exception as e:  # noqa: BLE001 - every failed handshake ends its connection, never the server
+            raw.close()
+            self.acceptor.handshake_failed(peer, e)
+            return
+        if tls is None or self.lost:
+            return
+        inner = self.make_inner()
+        tls.set_protocol(inner)
+        inner.connection_made(tls)
+        if self.early:
+            inner.data_received(b"".join(self.early))
+            self.early.clear()
+        if self.eof:
+            inner.eof_received()
+
+    def data_received(self, data: bytes) -> None:
+        self.early.append(data)
+
+    def eof_received(self) -> bool | None:
+        self.eof = True
+        return True  # the inner protocol decides, once it has the connection
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+
+
+class TLSAcceptor:
+    def __init__(self, contexts: ServerContexts, on_refused: RefusalHook | None = None) -> None:
+        self.contexts = contexts
+        self.on_refused = on_refused
+        self.pending: set[asyncio.Task[None]] = set()
+
+    def handshake_failed(self, peer: str | None, exc: BaseException) -> None:
+        reason = describe_refusal(exc)
+        if reason is None:
+            # a plaintext client, a scanner, a timeout or a client that went away: not about a certificate
+            log.debug("TLS handshake with %s failed: %s", peer, exc)
+            return
+        log.warning("TLS: %s refused: %s", peer, reason)
+        if self.on_refused is not None:
+            self.on_refused(peer, reason)
+
+    def uvicorn_options(self) -> dict[str, Any]:
+        """``http=``/``ws=`` for ``uvicorn.Config`` (and no ``ssl_*``: TLS is terminated here)."""
+        from uvicorn.protocols.http.auto import AutoHTTPProtocol
+        from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
+
+        http_class = with_tls_scope(AutoHTTPProtocol)
+
+        def http_factory(**kw: Any) -> asyncio.Protocol:
+            return _Handshake(self, lambda: http_class(**kw))
+
+        options: dict[str, Any] = {"http": http_factory}
+        if AutoWebSocketsProtocol is not None:
+            options["ws"] = with_tls_scope(AutoWebSocketsProtocol)  # type: ignore[arg-type]
+        return options
+
+    async def close(self) -> None:
+        for task in list(self.pending):
+            task.cancel()
+        if self.pending:
+            await asyncio.gather(*self.pending, return_exceptions=True)

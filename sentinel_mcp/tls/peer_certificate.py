@@ -1,0 +1,108 @@
+"""A certificate the other side presented, read once: fingerprint, subject, subjectAltNames, validity.
+
+Parsing is cached by the certificate's bytes (a client reconnecting presents the same one)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import ipaddress
+from dataclasses import dataclass
+from functools import lru_cache
+
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
+
+from sentinel_mcp.tls.settings import CertificateMatch, parse_subject
+
+
+@dataclass(frozen=True)
+class PeerCertificate:
+    der: bytes
+    sha256: str  # hex, lower case
+    subject: x509.Name
+    subject_text: str  # RFC 4514
+    issuer_text: str
+    sans: tuple[tuple[str, str], ...]  # ("DNS", "peer.lan"), ("IP", "192.0.2.7"), ("URI", ...), ("email", ...)
+    serial: int
+    not_before: dt.datetime
+    not_after: dt.datetime
+
+    def describe(self) -> str:
+        return f"{self.subject_text or '(no subject)'} (sha256 {self.sha256[:16]}…, serial {self.serial:x})"
+
+    def matches(self, rule: CertificateMatch) -> bool:
+        """Every part the rule gives must match: the subject as a whole (parsed, so spacing and escaping do
+        not matter), one subjectAltName of the same type (DNS names case-insensitively, IPs by value), the
+        fingerprint in constant time."""
+        if rule.sha256 is not None and not hmac.compare_digest(rule.sha256, self.sha256):
+            return False
+        if rule.subject is not None and _name(rule.subject) != self.subject:
+            return False
+        if rule.san is not None and not _san_matches(rule.san, self.sans):
+            return False
+        return True
+
+
+@lru_cache(maxsize=64)
+def _name(text: str) -> x509.Name | None:
+    try:
+        return parse_subject(text)
+    except ValueError:
+        return None
+
+
+def _san_matches(wanted: str, sans: tuple[tuple[str, str], ...]) -> bool:
+    kind, _, value = wanted.partition(":")
+    kind = {"dns": "DNS", "ip": "IP", "uri": "URI", "email": "email"}.get(kind.lower(), kind)
+    for have_kind, have in sans:
+        if have_kind != kind:
+            continue
+        if kind == "DNS" and have.lower().rstrip(".") == value.lower().rstrip("."):
+            return True
+        if kind == "IP":
+            try:
+                if ipaddress.ip_address(have) == ipaddress.ip_address(value):
+                    return True
+            except ValueError:
+                continue
+        elif kind in ("URI", "email") and have == value:
+            return True
+    return False
+
+
+def _sans(cert: x509.Certificate) -> tuple[tuple[str, str], ...]:
+    try:
+        ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return ()
+    out: list[tuple[str, str]] = []
+    out += [("DNS", v) for v in ext.get_values_for_type(x509.DNSName)]
+    out += [("IP", str(v)) for v in ext.get_values_for_type(x509.IPAddress)]
+    out += [("URI", v) for v in ext.get_values_for_type(x509.UniformResourceIdentifier)]
+    out += [("email", v) for v in ext.get_values_for_type(x509.RFC822Name)]
+    return tuple(out)
+
+
+@lru_cache(maxsize=512)
+def from_der(der: bytes) -> PeerCertificate:
+    cert = x509.load_der_x509_certificate(der)
+    return PeerCertificate(der=der, sha256=hashlib.sha256(der).hexdigest(), subject=cert.subject,
+                           subject_text=cert.subject.rfc4514_string(),
+                           issuer_text=cert.issuer.rfc4514_string(), sans=_sans(cert),
+                           serial=cert.serial_number, not_before=cert.not_valid_before_utc,
+                           not_after=cert.not_valid_after_utc)
+
+
+@lru_cache(maxsize=512)
+def from_pem(pem: str) -> PeerCertificate:
+    return from_der(x509.load_pem_x509_certificate(pem.encode()).public_bytes(Encoding.DER))
+
+
+def fingerprint(der: bytes) -> str:
+    return hashlib.sha256(der).hexdigest()
+
+
+def colon_hex(sha256_hex: str) -> str:
+    return ":".join(sha256_hex[i:i + 2] for i in range(0, len(sha256_hex), 2)).upper()

@@ -1,0 +1,74 @@
+"""Refused certificates go to the audit log (``origin`` "tls"), bounded: a scanner hammering the port cannot
+flood the disk. Within a window at most ``burst`` refusals are written one by one; the rest are counted and
+written as one summary line when the window ends."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Callable
+
+from sentinel_mcp.gateway.audit import AuditEntry
+
+log = logging.getLogger(__name__)
+
+HANDSHAKE = "tls/handshake"  # the audit "tool" of a refusal in the TLS handshake
+REQUEST = "tls/client-certificate"  # ... and of a certificate refused when a request named no principal
+
+
+class RefusalLog:
+    def __init__(self, audit: Callable[[], Any], *, burst: int = 30, window: float = 60.0) -> None:
+        """``audit()`` returns the running AuditLog, or None while the gateway is still starting."""
+        self.audit = audit
+        self.burst, self.window = burst, window
+        self._window_start = time.monotonic()
+        self._written = 0
+        self.suppressed = 0
+        self.total = 0
+        self._pending: set[asyncio.Task[None]] = set()  # writes under way (kept so they are not collected)
+
+    def record(self, peer: str | None, reason: str, *, stage: str = HANDSHAKE,
+               certificate: dict[str, Any] | None = None, principal: str | None = None) -> None:
+        self.total += 1
+        now = time.monotonic()
+        if now - self._window_start >= self.window:
+            self._summarize()
+            self._window_start, self._written = now, 0
+        if self._written >= self.burst:
+            self.suppressed += 1
+            return
+        self._written += 1
+        self._write(AuditEntry(session="tls", principal=principal, client=peer, origin="tls", tool=stage,
+                               decision="deny", reason=reason, arguments=certificate or None, outcome="denied"))
+
+    def _summarize(self) -> None:
+        if self.suppressed:
+            self._write(AuditEntry(session="tls", origin="tls", tool=HANDSHAKE, decision="deny", outcome="denied",
+                                   reason=f"{self.suppressed} more certificate refusals in {self.window:g} s "
+                                          "(not written one by one)"))
+            self.suppressed = 0
+
+    def _write(self, entry: AuditEntry) -> None:
+        """Called from the handshake and from resolvers (sync); the audit log writes durably (async), so the
+        write is its own task on the running loop. A refusal that cannot be written is logged: the caller is
+        refused either way."""
+        audit = self.audit()
+        if audit is None:
+            log.warning("TLS refusal not audited (the gateway is starting): %s from %s", entry.reason, entry.client)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            log.warning("TLS refusal not audited (no event loop): %s from %s", entry.reason, entry.client)
+            return
+        task = loop.create_task(self._persist(audit, entry))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    @staticmethod
+    async def _persist(audit: Any, entry: AuditEntry) -> None:
+        try:
+            await audit.write(entry)
+        except Exception as e:  # StorageError and anything else: never into the connection's path
+            log.warning("TLS refusal not audited (%s): %s from %s", e, entry.reason, entry.client)

@@ -1,0 +1,158 @@
+"""The front's SSL context: its certificate, and with a CA the clients' certificates, checked by OpenSSL in
+the handshake (chain to the CA, validity dates, the CRL). Rebuilt when one of its files changes, so a renewed
+certificate or a new revocation list counts from the next connection on, without a restart."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import ssl
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+
+from sentinel_mcp.tls.peer_certificate import PeerCertificate
+from sentinel_mcp.tls.refusal_reply import AlertingContext
+from sentinel_mcp.tls.settings import ClientCertificates
+
+log = logging.getLogger(__name__)
+RECHECK_SECONDS = 1.0  # how often the files' change times are looked at (at most once per connection)
+
+
+class TLSSetupError(ValueError):
+    """A certificate, key, CA or CRL file that cannot be used; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class FrontTLS:
+    cert: Path
+    key: Path
+    ca: Path | None = None
+    crl: Path | None = None
+    mode: ClientCertificates = "off"
+    handshake_timeout: float = 10.0
+
+    @property
+    def files(self) -> tuple[Path, ...]:
+        return tuple(p for p in (self.cert, self.key, self.ca, self.crl) if p is not None)
+
+
+def _readable(path: Path, what: str) -> None:
+    if not path.is_file():
+        raise TLSSetupError(f"{what} file not found: {path} (`sentinel-mcp tls init` makes a local CA and a server "
+                            "certificate)")
+    try:
+        with path.open("rb"):
+            pass
+    except OSError as e:
+        raise TLSSetupError(f"{what} file {path}: {e.strerror}") from None
+
+
+Revoked = frozenset[tuple[str, int]]  # (issuer, serial number)
+
+
+def check_crl(crl_path: Path, ca_path: Path) -> tuple[list[str], Revoked]:
+    """The CRL must be PEM and signed by one of the CAs. Returns warnings (an expired CRL makes OpenSSL refuse
+    every client certificate) and the revoked certificates, for the per-request check."""
+    data = crl_path.read_bytes()
+    if b"-----BEGIN X509 CRL-----" not in data:
+        raise TLSSetupError(f"CRL file {crl_path} is not a PEM CRL (convert a DER one with "
+                            "`openssl crl -inform DER -in FILE -out crl.pem`)")
+    try:
+        crl = x509.load_pem_x509_crl(data)
+        cas = x509.load_pem_x509_certificates(ca_path.read_bytes())
+    except ValueError as e:
+        raise TLSSetupError(f"CRL file {crl_path}: {e}") from None
+    signed = any(ca.subject == crl.issuer and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
+                 for ca in cas)
+    if not signed:
+        raise TLSSetupError(f"CRL file {crl_path} is not signed by a CA of {ca_path}")
+    warnings = []
+    next_update = crl.next_update_utc
+    if next_update is not None and next_update < dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7):
+        warnings.append(f"the CRL {crl_path} expires {next_update:%Y-%m-%d %H:%M} UTC; after that every client "
+                        "certificate is refused until a new one is written (`sentinel-mcp tls revoke` or "
+                        "`tls crl` writes one)")
+    issuer = crl.issuer.rfc4514_string()
+    return warnings, frozenset((issuer, r.serial_number) for r in crl)
+
+
+def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revoked]:
+    _readable(tls.cert, "TLS certificate")
+    _readable(tls.key, "TLS key")
+    ctx = AlertingContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.set_alpn_protocols(["http/1.1"])
+    try:
+        ctx.load_cert_chain(str(tls.cert), str(tls.key))
+    except ssl.SSLError as e:
+        raise TLSSetupError(f"TLS certificate {tls.cert} and key {tls.key} do not load together ({e.reason or e}); "
+                            "is the key the certificate's?") from None
+    warnings: list[str] = []
+    revoked: Revoked = frozenset()
+    if tls.mode != "off":
+        assert tls.ca is not None
+        _readable(tls.ca, "TLS client CA")
+        try:
+            ctx.load_verify_locations(cafile=str(tls.ca))
+        except ssl.SSLError as e:
+            raise TLSSetupError(f"TLS client CA {tls.ca}: no PEM certificates ({e.reason or e})") from None
+        ctx.verify_mode = ssl.CERT_REQUIRED if tls.mode == "required" else ssl.CERT_OPTIONAL
+        if tls.crl is not None:
+            _readable(tls.crl, "TLS CRL")
+            more, revoked = check_crl(tls.crl, tls.ca)
+            warnings += more
+            ctx.load_verify_locations(cafile=str(tls.crl))
+            ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
+    return ctx, warnings, revoked
+
+
+class ServerContexts:
+    """The current context for each new connection; files re-read when their change time moves."""
+
+    def __init__(self, tls: FrontTLS) -> None:
+        self.tls = tls
+        self._ctx, self.warnings, self.revoked = build_server_context(tls)
+        self._stamp = self._stamps()
+        self._checked = time.monotonic()
+        self._lock = threading.Lock()
+
+    def _stamps(self) -> tuple[tuple[int, int], ...]:
+        out = []
+        for p in self.tls.files:
+            try:
+                st = os.stat(p)
+                out.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append((0, 0))
+        return tuple(out)
+
+    def current(self) -> ssl.SSLContext:
+        now = time.monotonic()
+        if now - self._checked < RECHECK_SECONDS:
+            return self._ctx
+        with self._lock:
+            self._checked = now
+            stamp = self._stamps()
+            if stamp != self._stamp:
+                self._stamp = stamp
+                try:
+                    self._ctx, self.warnings, self.revoked = build_server_context(self.tls)
+                    log.warning("TLS: certificate, CA or CRL changed; new connections use the new files")
+                except (TLSSetupError, OSError) as e:
+                    # keep serving with what was valid; the problem is logged and shown by /healthz
+                    self.warnings = [f"TLS files changed but cannot be used, still serving the previous ones: {e}"]
+                    log.error(self.warnings[0])
+        return self._ctx
+
+    def is_revoked(self, cert: PeerCertificate) -> bool:
+        self.current()  # a CRL written since the last connection counts for this request too
+        return (cert.issuer_text, cert.serial) in self.revoked
+
+    def reload_now(self) -> None:
+        self._checked = 0.0
+        self.current()

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+# the scripted OpenAI-compatible model server (a real HTTP server: the "remote LLM" double) and device helpers
+sys.path.insert(0, str(HERE.parent / "swarm" / "support"))
+sys.path.insert(0, str(HERE.parent / "device"))
+sys.path.insert(0, str(HERE))
+
+from scripted_model import ScriptedModelServer
+
+
+@pytest.fixture
+def model_server() -> Iterator[ScriptedModelServer]:
+    server = ScriptedModelServer().start()
+    yield server
+    server.stop()

@@ -1,0 +1,48 @@
+"""The web console on the TLS front: a browser's client certificate is its principal (no sign-in), a session
+signed in with a token counts only while the browser's certificate names the same principal, a certificate
+that names nobody cannot sign in, and the console's cookies are Secure."""
+
+from __future__ import annotations
+
+import re
+
+import httpx2
+import pytest
+from identity_rig import BOB
+from tls_rig import client_context, https_sentinel, tls_config
+
+pytestmark = pytest.mark.timeout(240)
+CSRF = re.compile(r'name="csrf" value="([0-9a-f]{64})"')
+
+
+async def test_console_over_mutual_tls(tmp_path, pki):
+    cfg = tls_config(tmp_path, pki)  # optional: alice by certificate, bob by certificate or token
+    with https_sentinel(cfg, pki) as (base, _):
+        def browser(who=None, **kw) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(verify=client_context(pki, who), timeout=30, follow_redirects=False, **kw)
+
+        async with browser() as plain:  # no certificate: the token sign-in, cookies Secure over TLS
+            form = await plain.get(f"{base}/console/login")
+            assert form.status_code == 200 and "secure" in form.headers["set-cookie"].lower()
+            r = await plain.post(f"{base}/console/login", data={"csrf": CSRF.search(form.text)[1], "token": BOB},
+                                 headers={"origin": base})
+            assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.text[:500]
+            assert "secure" in r.headers["set-cookie"].lower()
+            session = {"sentinel_console": plain.cookies["sentinel_console"]}
+            assert (await plain.get(f"{base}/console/inbox")).status_code == 200
+        async with browser(pki.alice) as alice:  # her certificate is her principal: straight in
+            page = await alice.get(f"{base}/console/inbox")
+            assert page.status_code == 200 and "alice" in page.text
+            assert (await alice.get(f"{base}/console/login")).headers.get("location") == "/console/inbox"
+        async with browser(pki.alice, cookies=session) as swapped:  # bob's session under alice's certificate
+            r = await swapped.get(f"{base}/console/inbox")
+            assert r.status_code == 303 and r.headers["location"] == "/console/login"
+        async with browser(pki.bob, cookies=session) as bob:  # the same session under bob's own certificate
+            page = await bob.get(f"{base}/console/inbox")
+            assert page.status_code == 200 and "bob" in page.text
+        async with browser(pki.carol) as carol:  # a certificate of the CA that names nobody
+            assert (await carol.get(f"{base}/console/inbox")).status_code == 303
+            form = await carol.get(f"{base}/console/login")
+            r = await carol.post(f"{base}/console/login", data={"csrf": CSRF.search(form.text)[1], "token": BOB},
+                                 headers={"origin": base})
+            assert r.status_code == 401 and "sentinel_console=" not in r.headers.get("set-cookie", "")
