@@ -47,6 +47,9 @@ answer_label(P, V, L) :-
     ).
 
 %  humanized(+Token, -Text): a snake_case token as words, first letter capital.
+%  An unknown value (a fact assumed while it is fetched or asked) stays unknown: its text is the same variable,
+%  never the variable's internal name (that name differs from run to run and read as a number, "_123" -> " 123").
+humanized(V, T) :- var(V), !, T = V.
 humanized(V, T) :-
     ( atom(V) -> A = V ; format(atom(A), '~w', [V]) ),
     atomic_list_concat(Ws, '_', A), atomic_list_concat(Ws, ' ', T0),
