@@ -49,6 +49,10 @@ class PolicyDocuments:
         self.paths: dict[str, Path] = {}
         self.paragraphs: dict[str, list[Paragraph]] = {}
         self.problems: list[tuple[str, str]] = []  # (document name, what is wrong)
+        # (document, anchor) -> its citation: every decision quotes the same few anchors, and resolving one
+        # normalizes every paragraph of its document (the documents never change: a new rulebase version
+        # gets new PolicyDocuments). Bounded, as anchors could come from anywhere.
+        self._cited: dict[tuple[str, str], Citation | None] = {}
 
     @classmethod
     def of_rulebase(cls, rb: Rulebase) -> "PolicyDocuments":
@@ -85,6 +89,15 @@ class PolicyDocuments:
 
     def cite(self, document: str, anchor: str) -> Citation | None:
         """The sentence an anchor names (first paragraph that holds it), or None."""
+        key = (document, anchor)
+        if key in self._cited:
+            return self._cited[key]
+        if len(self._cited) >= 4096:
+            self._cited.clear()
+        cited = self._cited[key] = self._cite(document, anchor)
+        return cited
+
+    def _cite(self, document: str, anchor: str) -> Citation | None:
         for i, p, wanted in self._holding(document, anchor)[:1]:
             sentence = next((s for s in p.sentences if wanted in normalize(s)), p.text)
             if sentence.endswith(":"):  # it introduces a list: the list is what it says
