@@ -2,6 +2,9 @@
 
 The store is the source of truth and survives restarts; the Prolog engine holds a mirror of the valid
 facts of the sessions in use (see ``knowledge.py``). Expired facts are never returned and are purged.
+
+Any Python string is kept, a lone UTF-16 surrogate too (JSON allows ``"\\ud800"`` in a session id or an
+argument; SQLite's UTF-8 cannot hold it): text goes in escaped and comes out restored, exactly (``stored_text``).
 """
 
 from __future__ import annotations
@@ -14,6 +17,10 @@ from typing import Any, Callable, Iterable, Iterator
 from pydantic import BaseModel, Field
 
 from sentinel_mcp.gateway.decision import Provenance
+from sentinel_mcp.policy.stored_text import restored as _back
+from sentinel_mcp.policy.stored_text import restored_opt
+from sentinel_mcp.policy.stored_text import stored as _kept
+from sentinel_mcp.policy.stored_text import stored_opt as _opt
 from sentinel_mcp.storage import Database, Statement, open_database
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.sqlite import SHARED
@@ -59,7 +66,8 @@ def string_values(value: Any) -> Iterator[str]:
 def _value_rows(session: str, predicate: str, args: list[Any], fact: str) -> list[tuple[str, str, str]]:
     if predicate.startswith("$"):  # bookkeeping facts ground nothing
         return []
-    return [(session, v, fact) for v in set(string_values(args))]
+    s, f = _kept(session), _kept(fact)
+    return [(s, _kept(v), f) for v in set(string_values(args))]
 
 
 from sentinel_mcp.policy.fact_schema import STORE_SCHEMA  # noqa: E402 - the schema uses _value_rows
@@ -67,8 +75,9 @@ from sentinel_mcp.policy.fact_schema import STORE_SCHEMA  # noqa: E402 - the sch
 
 def _row_to_fact(row: Iterable[Any]) -> Fact:
     s, p, a, f, prov, st, sd, ctx, est, exp = row
-    return Fact(session=s, predicate=p, args=json.loads(a), fact=f, provenance=prov, source_tool=st,
-                source_digest=sd, contexts=json.loads(ctx), established_at=est, expires_at=exp)
+    return Fact(session=_back(s), predicate=_back(p), args=json.loads(a), fact=_back(f), provenance=prov,
+                source_tool=restored_opt(st), source_digest=restored_opt(sd),
+                contexts=json.loads(ctx), established_at=est, expires_at=exp)
 
 
 _UPSERT = (f"INSERT INTO facts ({_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?) "
@@ -120,46 +129,47 @@ class FactStore:
         """Insert or refresh facts (same session and fact text: the newer one wins), in one transaction."""
         if not facts:
             return
-        rows = [(f.session, f.predicate, json.dumps(f.args), f.fact, f.provenance, f.source_tool, f.source_digest,
-                 json.dumps(f.contexts), f.established_at, f.expires_at) for f in facts]
+        rows = [(_kept(f.session), _kept(f.predicate), json.dumps(f.args), _kept(f.fact), f.provenance,
+                 _opt(f.source_tool), _opt(f.source_digest), json.dumps(f.contexts), f.established_at, f.expires_at)
+                for f in facts]
         values = [r for f in facts for r in _value_rows(f.session, f.predicate, f.args, f.fact)]
         await self.db.run([Statement(_ADD_VALUE, values, many=True), Statement(_UPSERT, rows, many=True)])
 
     async def valid(self, session: str, now: float | None = None, predicate: str | None = None) -> list[Fact]:
         now = time.time() if now is None else now
         sql = f"SELECT {_COLS} FROM facts WHERE session = ? AND (expires_at IS NULL OR expires_at > ?)"
-        params: list[Any] = [session, now]
+        params: list[Any] = [_kept(session), now]
         if predicate is not None:
             sql += " AND predicate = ?"
-            params.append(predicate)
+            params.append(_kept(predicate))
         return [_row_to_fact(r) for r in await self.db.query(sql + " ORDER BY id", params)]
 
     async def known_values(self, session: str, values: Iterable[str], now: float | None = None) -> set[str]:
         """Which of these strings are arguments of a valid non-internal fact of the session (an indexed
         look-up per value; the session's other facts are never read)."""
         now = time.time() if now is None else now
-        wanted = sorted(set(values))
+        wanted = sorted({_kept(v) for v in values})
         found: set[str] = set()
         for i in range(0, len(wanted), 500):  # below SQLite's limit of host parameters
             chunk = wanted[i:i + 500]
             sql = ("SELECT DISTINCT v.value FROM fact_values v JOIN facts f ON f.session = v.session AND f.fact = v.fact "
                    f"WHERE v.session = ? AND v.value IN ({','.join('?' * len(chunk))}) "
                    "AND (f.expires_at IS NULL OR f.expires_at > ?)")
-            found.update(r[0] for r in await self.db.query(sql, [session, *chunk, now]))
+            found.update(_back(r[0]) for r in await self.db.query(sql, [_kept(session), *chunk, now]))
         return found
 
     async def delete(self, session: str, fact_texts: list[str]) -> None:
         if not fact_texts:
             return
-        pairs = [(session, t) for t in fact_texts]
+        pairs = [(_kept(session), _kept(t)) for t in fact_texts]
         await self.db.run([Statement("DELETE FROM facts WHERE session = ? AND fact = ?", pairs, many=True),
                            Statement("DELETE FROM fact_values WHERE session = ? AND fact = ?", pairs, many=True)])
 
     async def delete_depending_on(self, session: str, context: str) -> list[str]:
         """Delete the facts established through a context (rebinding it makes them meaningless)."""
         rows = await self.db.query("SELECT fact, contexts FROM facts WHERE session = ? AND contexts != '[]'",
-                                   (session,))
-        doomed = [f for f, ctx in rows if context in json.loads(ctx)]
+                                   (_kept(session),))
+        doomed = [_back(f) for f, ctx in rows if context in json.loads(ctx)]
         await self.delete(session, doomed)
         return doomed
 
@@ -175,12 +185,12 @@ class FactStore:
     async def sessions(self) -> list[str]:
         rows = await self.db.query(
             "SELECT DISTINCT session FROM facts UNION SELECT DISTINCT session FROM contexts ORDER BY 1")
-        return [r[0] for r in rows]
+        return [_back(r[0]) for r in rows]
 
     async def count(self, session: str | None = None) -> int:
         sql, params = "SELECT COUNT(*) FROM facts", ()
         if session is not None:
-            sql, params = sql + " WHERE session = ?", (session,)
+            sql, params = sql + " WHERE session = ?", (_kept(session),)
         rows = await self.db.query(sql, params)
         return int(rows[0][0]) if rows else 0
 
@@ -189,11 +199,12 @@ class FactStore:
         await self.db.write(
             "INSERT INTO contexts (session, name, value, bound_at) VALUES (?,?,?,?) "
             "ON CONFLICT (session, name) DO UPDATE SET value=excluded.value, bound_at=excluded.bound_at",
-            (session, name, json.dumps(value), time.time()))
+            (_kept(session), _kept(name), json.dumps(value), time.time()))
 
     async def contexts(self, session: str) -> dict[str, Any]:
-        rows = await self.db.query("SELECT name, value FROM contexts WHERE session = ? ORDER BY name", (session,))
-        return {n: json.loads(v) for n, v in rows}
+        rows = await self.db.query("SELECT name, value FROM contexts WHERE session = ? ORDER BY name",
+                                   (_kept(session),))
+        return {_back(n): json.loads(v) for n, v in rows}
 
     # ---------------------------------------------------------------- summary
     async def summary(self, session: str, open_askables: list[str] | None = None, now: float | None = None,

@@ -30,6 +30,9 @@ def _from_prolog_chars(text: str) -> str:
     return _STAND_IN.sub(lambda m: chr(ord(m.group()) - _STAND_IN_BASE), text)
 
 
+from_prolog_chars = _from_prolog_chars
+
+
 def json_text(value: Any) -> str:
     """JSON for the engine: real characters (SWI-Prolog's reader does not join \\u surrogate pairs), lone
     surrogates replaced by their stand-ins."""
@@ -90,7 +93,8 @@ def float_text(x: float) -> str:
 
 def module_name(prefix: str, key: str) -> str:
     """A safe Prolog module name derived from any key (sessions have arbitrary ids)."""
-    return f"{prefix}_{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    # surrogatepass: any Python string hashes (a lone surrogate too), and distinct strings stay distinct
+    return f"{prefix}_{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
 
 
 def term_text(value: Any) -> str:
