@@ -126,18 +126,21 @@ class PolicyDocuments:
         return out
 
     def quote_tree(self, tree: Any) -> Any:
-        """A proof tree with the quoted sentence beside every citation in it."""
-        if isinstance(tree, list):
-            return [self.quote_tree(t) for t in tree]
-        if not isinstance(tree, dict):
-            return tree
-        out = {k: self.quote_tree(v) for k, v in tree.items()}
-        ref = tree.get("policy")
-        if isinstance(ref, dict) and "anchor" in ref:
-            cited = self.cite(ref.get("document", ""), ref["anchor"])
-            if cited is not None:
-                out["policy"] = {**ref, **cited.as_dict()}
-        return out
+        """A proof tree with the quoted sentence beside every citation in it. The tree is changed in place (it is
+        the engine's answer to one pass, parsed for this decision): copying every node cost more than quoting."""
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, list):
+                stack.extend(node)
+            elif isinstance(node, dict):
+                ref = node.get("policy")
+                if isinstance(ref, dict) and "anchor" in ref:
+                    cited = self.cite(ref.get("document", ""), ref["anchor"])
+                    if cited is not None:
+                        node["policy"] = {**ref, **cited.as_dict()}
+                stack.extend(v for k, v in node.items() if k != "policy" and isinstance(v, (list, dict)))
+        return tree
 
     # ---------------------------------------------------------------- coverage
     def coverage(self, citations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
