@@ -29,6 +29,7 @@ from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.solver import Solver, SolverResult
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
+from sentinel_mcp.policy.version_history import PolicyHistory, read_texts
 from sentinel_mcp.policy.withheld_facts import WithheldFn
 from sentinel_mcp.search.search_service import SearchService
 from sentinel_mcp.search.settings import SearchSettings
@@ -61,6 +62,9 @@ class PolicyGuard:
         self.port = port
         self.store = FactStore(store_path)
         self.rulebases = RulebaseHolder(self.engine, rulebase_files, poll_interval=poll_interval)
+        # every version loaded (or refused), with its texts: the console's policy history
+        self.history = PolicyHistory(store_path.parent / "policy_history.db")
+        self.rulebases.observers.append(self._remember_load)
         self.knowledge = Knowledge(self.store, self.engine, f"{os.getpid()}x{next(_instances)}", seeds)
         self.solver = Solver(self.knowledge, port, is_read_only=self.is_read_only,
                              fetch_timeout=max(1.0, self.settings.guard_timeout * 0.8))
@@ -87,6 +91,10 @@ class PolicyGuard:
         problem, until hot reload loads a fixed file (``problem`` says why meanwhile, for /healthz)."""
         await self.store.open()
         try:
+            await self.history.open()
+        except Exception:  # noqa: BLE001 - the history is for people; the policy does not depend on it
+            log.exception("policy history not available")
+        try:
             await self.rulebases.reload()
         except Exception as e:  # noqa: BLE001 - reported; no rulebase, no call
             self.load_error = str(e)
@@ -95,7 +103,12 @@ class PolicyGuard:
             self.rulebases.start_watching()
             self._purger = asyncio.create_task(self._purge_loop(), name="fact-purge")
 
+    async def _remember_load(self, version: str, ok: bool, cause: str, error: str | None) -> None:
+        texts = await asyncio.to_thread(read_texts, self.rulebases.files)
+        await self.history.record(version=version, ok=ok, cause=cause, texts=texts, error=error)
+
     async def close(self) -> None:
+        await self.history.close()
         await self.rulebases.stop_watching()
         if self._purger is not None:
             self._purger.cancel()
