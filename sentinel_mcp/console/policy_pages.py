@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from sentinel_mcp.console import audit_view, policy_history_pages
 from sentinel_mcp.console.auth import Viewer
-from sentinel_mcp.console.proof_view import proof_nodes
+from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
 from sentinel_mcp.console.web import Console
 from sentinel_mcp.gateway.audit import read_audit
@@ -88,7 +88,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                                   settings=guard.settings, seeds=console.runtime.config.sentinel.seeds,
                                   engine=guard.engine, catalog=console.runtime.manager.catalog)
         # each changed call's two proofs, as trees side by side (what the proof page shows for one)
-        sides = [(r, proof_nodes(r.baseline_proof)[0], proof_nodes(r.candidate_proof)[0]) for r in report.changes]
+        sides = [(r, readable_tree(r.baseline_proof), readable_tree(r.candidate_proof)) for r in report.changes]
         return await policy(request, viewer, report=report, chosen=chosen, candidate=text, since=f.since, sides=sides,
                             candidate_problems=[p for p in problems if str(p.file).startswith(tmp)] or
                             [p for p in problems if p.severity == "error"])

@@ -251,6 +251,11 @@ async def test_whatif_replay_flips_a_decision_on_the_page_and_the_command(sentin
         count = int(re.search(r'id="change-count">(\d+)<', r.text).group(1))
         assert count >= 1, re.sub(r"<[^>]+>", " ", report)[:4000]
         assert count >= 1 and "bk__cancel_booking" in r.text and "only pending bookings can be cancelled" in r.text
+        # each changed call's two proofs, side by side, as trees (the one that allowed it names its facts)
+        change = report[report.index('class="card change"'):]
+        now, candidate = change.index('class="proof-now"'), change.index('class="proof-candidate"')
+        assert '<ul class="tree">' in change[now:candidate] and '<ul class="tree">' in change[candidate:]
+        assert "cancel_reason" in change[now:candidate]
         same = await alice.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": original})
         assert re.search(r'id="change-count">0<', same.text)
         broken = await alice.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": "guard(x, ("})
