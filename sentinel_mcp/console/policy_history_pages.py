@@ -89,7 +89,9 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
                               VERSION.match(a) and VERSION.match(b) else (400 if problem else 200),
                               guard=guard, loads=loads, versions=versions, a=a if VERSION.match(a) else "",
                               b=b if VERSION.match(b) else "", lines=lines, problem=problem,
-                              holder=guard.rulebases if guard is not None else None)
+                              holder=guard.rulebases if guard is not None else None,
+                              current=guard.rulebases.current.version if guard is not None
+                              and guard.rulebases.loaded else "")
 
     async def check(request: Request, viewer: Viewer) -> Response:
         form = request.state.form
