@@ -1,20 +1,22 @@
 """The audit log's hash chain as the Activity page shows it, per row: "verified", or "broken at row N".
 
 Verified with ``audit_chain.verify_rows`` (what ``sentinel-mcp audit verify`` runs), per file of the store,
-through this process's open database when it holds the file (never around it). The result is kept while the
-chain heads do not move, so a page view re-verifies only after new rows were written.
+through this process's open database when it holds the file (never around it), incrementally: a page view
+checks the rows written since the last one (and the whole file again every ``FULL_EVERY`` seconds, so an old
+row altered meanwhile is found too).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sentinel_mcp.gateway.audit import audit_files
-from sentinel_mcp.gateway.audit_chain import ChainReport, verify_file, verify_rows
-from sentinel_mcp.gateway.audit_schema import HASHED
+from sentinel_mcp.gateway.audit import audit_files, canonical, chain_hash
+from sentinel_mcp.gateway.audit_chain import ChainReport, verify_file
+from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED
 
 
 @dataclass
@@ -30,21 +32,71 @@ class ChainStatus:
         return "verified" if row_id < self.broken_row else f"broken at row {self.broken_row}"
 
 
-_CACHE: dict[str, tuple[Any, dict[str, ChainStatus]]] = {}
+FULL_EVERY = 300.0  # seconds: the whole file is verified again at least this often (an old row altered)
 
 
-async def _verify_open(db: Any) -> tuple[Any, ChainReport]:
+@dataclass
+class _Verified:
+    """How far a file's rows were verified (new rows are checked from there: each page view costs the rows
+    written since, not the whole log)."""
+
+    heads: tuple[Any, ...]
+    last_id: int
+    last: dict[str, str]  # chain -> hash of its last verified row
+    counts: dict[str, int]
+    broken_row: int | None
+    problem: str | None
+    full_at: float
+
+
+_CACHE: dict[str, _Verified] = {}
+_CLOSED: dict[str, tuple[tuple[int, int], ChainReport, list[str]]] = {}
+
+
+def _check(rows: list[tuple[Any, ...]], state: _Verified) -> None:
+    for row in rows:
+        rid, values, prev_hash, row_hash = row[0], tuple(row[1:1 + len(HASHED)]), row[-2], row[-1]
+        state.last_id = rid
+        if state.problem is not None:
+            continue
+        chain = values[0]
+        if prev_hash != state.last.get(chain, GENESIS) or row_hash != chain_hash(prev_hash, canonical(values)):
+            state.broken_row, state.problem = rid, f"row {rid} (chain {chain}) does not follow its chain"
+            continue
+        state.last[chain] = row_hash
+        state.counts[chain] = state.counts.get(chain, 0) + 1
+
+
+async def _verify_open(db: Any, file: Path) -> _Verified:
     heads = {c: (h, n) for c, h, n in await db.query("SELECT chain, hash, rows FROM audit_head")}
-    rows = await db.query(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit ORDER BY id")
+    key = tuple(sorted(heads.items()))
+    state = _CACHE.get(str(file))
+    if state is not None and state.heads == key:
+        return state
+    now = time.monotonic()
+    if state is None or now - state.full_at > FULL_EVERY or (state.problem and state.broken_row is None):
+        state = _Verified(key, 0, {}, {}, None, None, now)
+    rows = await db.query(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit WHERE id > ? ORDER BY id",
+                          (state.last_id,))
     # rows written after the heads were read are not the heads' yet: each chain is checked up to its head
-    kept, seen = [], dict.fromkeys(heads, 0)
+    seen = dict(state.counts)
+    kept = []
     for r in rows:
         chain = r[1]
-        if chain in heads and seen[chain] >= heads[chain][1]:
-            continue
+        if chain in heads and seen.get(chain, 0) >= heads[chain][1]:
+            break
         seen[chain] = seen.get(chain, 0) + 1
         kept.append(r)
-    return tuple(sorted(heads.items())), verify_rows(kept, heads)
+    _check(kept, state)
+    state.heads = key
+    if state.problem is None:
+        for chain, (head_hash, head_rows) in heads.items():
+            if state.last.get(chain, GENESIS) != head_hash or state.counts.get(chain, 0) != head_rows:
+                state.problem = f"chain {chain}: rows at its end were deleted or its head was changed"
+        if set(state.last) - set(heads):
+            state.problem = "a chain has rows but no head (head deleted)"
+    _CACHE[str(file)] = state
+    return state
 
 
 async def statuses(store: Path) -> dict[str, ChainStatus]:
@@ -56,24 +108,21 @@ async def statuses(store: Path) -> dict[str, ChainStatus]:
         db = find_open(file)
         try:
             if db is not None:
-                heads = tuple(sorted((c, (h, n)) for c, h, n in
-                                     await db.query("SELECT chain, hash, rows FROM audit_head")))
-                cached = _CACHE.get(str(file))
-                if cached is not None and cached[0] == heads:
-                    out.update(cached[1])
-                    continue
-                heads, report = await _verify_open(db)
-                chains = [c for c, _ in heads]
-            else:
-                report = await asyncio.to_thread(verify_file, file)
-                chains = await asyncio.to_thread(_chains_of, file)
-                heads = None
+                state = await _verify_open(db, file)
+                report = ChainReport(broken_row=state.broken_row, problem=state.problem)
+                chains = [c for c, _ in state.heads]
+            else:  # an earlier gateway's log (or another process's): verified again only when the file changed
+                stat = file.stat()
+                mark = (stat.st_mtime_ns, stat.st_size)
+                closed = _CLOSED.get(str(file))
+                if closed is None or closed[0] != mark:
+                    closed = (mark, await asyncio.to_thread(verify_file, file),
+                              await asyncio.to_thread(_chains_of, file))
+                    _CLOSED[str(file)] = closed
+                _mark, report, chains = closed
         except Exception as e:  # noqa: BLE001 - a log that cannot be read is not shown as verified
             report, chains = ChainReport(problem=f"could not be read: {e}"), []
-            heads = None
         found = {c: ChainStatus(report.broken_row, report.problem) for c in chains}
-        if heads is not None:
-            _CACHE[str(file)] = (heads, found)
         out.update(found)
     return out
 
