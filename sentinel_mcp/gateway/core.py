@@ -332,6 +332,7 @@ class Gateway:
             kind = "timeout" if e.timeout else "upstream_error"
             return await done(kind, error_result(str(e), error=kind, upstream=up.name), error=str(e))
         except anyio.get_cancelled_exc_class():
+            rec.timings.forward_s += call_timings.now() - started
             with anyio.CancelScope(shield=True):
                 try:
                     await rec.finished("cancelled", reason=decision.reason, error="cancelled by the caller")

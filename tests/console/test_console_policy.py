@@ -104,6 +104,18 @@ async def test_history_diff_hot_reload_and_check(tmp_path):
             r = await alice.post("/console/policy/check", {"file": "bookings.pl", "candidate": original},
                                  headers={"sec-fetch-site": "cross-site"})
             assert r.status_code == 403
+            # every form of the console, signed in: without alice's own token, nothing is done
+            forms = ("/console/inbox/x", "/console/policy/whatif", "/console/policy/check",
+                     "/console/sessions/alice/x/revoke", "/console/consents/revoke", "/console/logout")
+            bobs = csrf_of(await bob.page("/console/inbox"))
+            for path in forms:
+                for forged in (None, "", "0" * 64, bobs):
+                    r = await alice.post(path, {"file": "bookings.pl", "candidate": original, "fact": "x(1)",
+                                                "kind": "camera", "decision": "approve"}, csrf=forged)
+                    assert r.status_code == 403, (path, forged)
+                r = await alice.post(path, {"decision": "deny"}, headers={"sec-fetch-site": "cross-site"})
+                assert r.status_code == 403, path
+            assert (await alice.get("/console/inbox")).status_code == 200  # still signed in: logout refused
             for path in ("/console/policy/check", "/console/policy/history"):
                 async with __import__("httpx2").AsyncClient() as anon:
                     r = await anon.request("POST" if path.endswith("check") else "GET", base + path)
