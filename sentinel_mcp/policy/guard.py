@@ -54,7 +54,7 @@ class PolicyGuard:
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
                  inference_limit: int = DEFAULT_INFERENCE_LIMIT, search: SearchSettings | None = None,
-                 withheld: WithheldFn | None = None) -> None:
+                 withheld: WithheldFn | None = None, keep_history: bool = False) -> None:
         self.settings = settings or PolicySettings()
         # (tool, principal) -> the personal kind a client's introspection may not see (the consent gate's)
         self.withheld = withheld
@@ -62,8 +62,10 @@ class PolicyGuard:
         self.port = port
         self.store = FactStore(store_path)
         self.rulebases = RulebaseHolder(self.engine, rulebase_files, poll_interval=poll_interval)
-        # every version loaded (or refused), with its texts: the console's policy history
+        # every version loaded (or refused), with its texts: the console's policy history (the gateway's guard
+        # only: a command's or a replay's guard loads nothing into force)
         self.history = PolicyHistory(store_path.parent / "policy_history.db")
+        self.keep_history = keep_history
         self.rulebases.observers.append(self._remember_load)
         self.knowledge = Knowledge(self.store, self.engine, f"{os.getpid()}x{next(_instances)}", seeds)
         self.solver = Solver(self.knowledge, port, is_read_only=self.is_read_only,
@@ -91,7 +93,8 @@ class PolicyGuard:
         problem, until hot reload loads a fixed file (``problem`` says why meanwhile, for /healthz)."""
         await self.store.open()
         try:
-            await self.history.open()
+            if self.keep_history:
+                await self.history.open()
         except Exception:  # noqa: BLE001 - the history is for people; the policy does not depend on it
             log.exception("policy history not available")
         try:
@@ -366,4 +369,5 @@ def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None 
     extra = config.sentinel.model_extra or {}
     return PolicyGuard(config.rulebase_paths(), port, store_path=facts_db_path(config),
                        settings=config.sentinel.policy, seeds=config.sentinel.seeds,
-                       search=SearchSettings.from_section(extra.get("search")), withheld=withheld)
+                       search=SearchSettings.from_section(extra.get("search")), withheld=withheld,
+                       keep_history=True)
