@@ -20,7 +20,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         f = audit_view.Filters.of(request.query_params)
         found = await audit_view.rows(console.runtime.config.store_path, viewer.principal, f)
         return console.render(request, viewer, "activity.html", rows=found, filters=f,
-                              decisions=audit_view.DECISIONS)
+                              decisions=audit_view.DECISIONS, chain_states=audit_view.CHAIN_STATES,
+                              stages=audit_view.STAGES)
 
     async def proof(request: Request, viewer: Viewer) -> Response:
         row = await audit_view.row(console.runtime.config.store_path, viewer.principal,
@@ -36,6 +37,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             for fact in await store.valid(row["session"]):
                 if fact.fact in wanted:
                     ttl[fact.fact] = fact
-        return console.render(request, viewer, "proof.html", row=row, root=root, rest=rest, live=ttl)
+        return console.render(request, viewer, "proof.html", row=row, root=root, rest=rest, live=ttl,
+                              stages=audit_view.STAGES)
 
     return [("/activity", activity, ["GET"], False), ("/activity/{row}", proof, ["GET"], False)]

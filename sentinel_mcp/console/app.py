@@ -21,7 +21,8 @@ from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sentinel_mcp.console import activity_pages, inbox_pages, policy_pages, session_pages, system_pages
+from sentinel_mcp.console import (activity_pages, builds_pages, inbox_pages, policy_pages, session_pages,
+                                  system_pages)
 from sentinel_mcp.console.asking import InboxAsking
 from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.console.inbox import Inbox
@@ -71,7 +72,7 @@ def build_console(holder: dict[str, Any], authenticator: Authenticator, settings
         Route("/events", page(console, lambda r, v: _events(console, r, v)), methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    for module in (inbox_pages, activity_pages, session_pages, policy_pages, system_pages):
+    for module in (inbox_pages, activity_pages, session_pages, policy_pages, system_pages, builds_pages):
         for path, handler, methods, form in module.routes(console):
             routes.append(Route(path, page(console, handler, form=form), methods=methods))
     return Starlette(routes=routes), inbox

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from sentinel_mcp.console.inbox import Inbox
+from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.decision import Answer
 from sentinel_mcp.gateway.port import NeedsInput
 from sentinel_mcp.gateway.redactor import redact_value, sensitive_fields_of
@@ -56,4 +57,8 @@ class InboxAsking:
                                questions=outcome.questions, kind=kind)  # type: ignore[arg-type]
         if kind != "held":
             return None
-        return await self.inbox.wait(item, self.inbox.hold_seconds)
+        asked = call_timings.now()
+        given = await self.inbox.wait(item, self.inbox.hold_seconds)
+        if given:
+            call_timings.waited(call_timings.now() - asked)  # the decision it lets through carries the wait
+        return given

@@ -3,16 +3,20 @@ its storage, then filtered here. A principal reads its own rows; the owner may r
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.console import chain_view
 from sentinel_mcp.gateway.audit import read_audit
 
 SCAN = 5000  # newest rows read per page view (bounded): older ones are reached with a time filter
 PAGE = 200
 DECISIONS = ("allow", "deny", "ask", "error")
+CHAIN_STATES = ("verified", "broken")
+STAGES = ("guard", "fetch", "ask", "forward")
 
 
 @dataclass
@@ -23,15 +27,16 @@ class Filters:
     since: str = ""  # ISO date/time as the browser's datetime-local sends it
     until: str = ""
     principal: str = ""  # the owner only: "" is every principal's
+    chain: str = ""  # "verified" | "broken" ("" either)
 
     @classmethod
     def of(cls, query: Any) -> "Filters":
         def get(key: str) -> str:
             value = query.get(key)
             return value[:200] if isinstance(value, str) else ""
-        decision = get("decision")
+        decision, chain = get("decision"), get("chain")
         return cls(get("session"), get("tool"), decision if decision in DECISIONS else "", get("since"),
-                   get("until"), get("principal"))
+                   get("until"), get("principal"), chain if chain in CHAIN_STATES else "")
 
 
 def _instant(text: str) -> float | None:
@@ -43,17 +48,32 @@ def _instant(text: str) -> float | None:
         return None
 
 
+def _timings(raw: Any) -> dict[str, float] | None:
+    """The recorded latency split (``call_timings``): numbers only, whatever the row holds."""
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    return {k: float(v) for k, v in value.items() if k in STAGES and isinstance(v, (int, float))}
+
+
 def keyed(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each row with its ``key``: its gateway's chain and its id there (ids repeat across gateways' logs)."""
-    return [r | {"key": f"{r.get('chain') or 'main'}.{r.get('id')}"} for r in found]
+    return [r | {"key": f"{r.get('chain') or 'main'}.{r.get('id')}", "timings": _timings(r.get("timings"))}
+            for r in found]
 
 
 async def rows(store: Path, viewer: Any, f: Filters, limit: int = PAGE) -> list[dict[str, Any]]:
     """Newest first."""
     who = f.principal or None if viewer.is_owner else viewer.name
     found = keyed(await read_audit(store, tail=SCAN, session=f.session or None, principal=who))
+    chains = await chain_view.statuses(store)
+    found = [r | {"chain_status": chain_view.status_of(chains, r)} for r in found]
     since, until = _instant(f.since), _instant(f.until)
     out = [r for r in reversed(found)
+           if (not f.chain or (r["chain_status"] == "verified") == (f.chain == "verified"))
            if (not f.tool or f.tool.lower() in str(r.get("tool", "")).lower())
            and (not f.decision or r.get("decision") == f.decision)
            and (since is None or (r.get("ts") or 0) >= since)
@@ -65,5 +85,5 @@ async def row(store: Path, viewer: Any, row_key: str) -> dict[str, Any] | None:
     who = None if viewer.is_owner else viewer.name
     for r in keyed(await read_audit(store, tail=SCAN, principal=who)):
         if r["key"] == row_key:
-            return r
+            return r | {"chain_status": chain_view.status_of(await chain_view.statuses(store), r)}
     return None

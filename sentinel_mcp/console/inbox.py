@@ -16,11 +16,15 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.decision import Answer, Question, argument_digest
 
 ItemKind = Literal["held", "blocked", "retry"]
 MAX_ITEMS = 2000  # across principals; the oldest settled or expired go first
 MAX_OPEN_PER_PRINCIPAL = 200
+# a console page that reloads (after answering: the form's redirect) closes its live stream for a moment; a
+# principal counts as watching for this long after its last page closed
+WATCH_GRACE = 10.0
 
 
 @dataclass
@@ -41,6 +45,7 @@ class InboxItem:
     answers: dict[str, Answer] | None = None  # set once the person answered (or denied)
     denied: bool = False
     used: bool = False
+    answered_at: float = 0.0
     settled: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -68,6 +73,7 @@ class Inbox:
         self.hold_when = hold_when  # "watched" (a console of that principal is open) | "always" | "never"
         self._items: OrderedDict[str, InboxItem] = OrderedDict()
         self._watchers: dict[str, set[asyncio.Queue[str]]] = {}
+        self._last_watched: dict[str, float] = {}
         self.hint = "or the user answers it in Sentinel's web console (/console/inbox); then call again"
 
     # ---------------------------------------------------------------- the front's side
@@ -99,6 +105,8 @@ class Inbox:
         for item in self._items.values():
             if item.call_key == key and item.waiting_for_retry:
                 item.used = True
+                # the retry's decision carries the time the person took to answer here
+                call_timings.waited(max(0.0, item.answered_at - item.created))
                 self._notify(principal, "inbox")
                 return dict(item.answers or {})
         return None
@@ -115,7 +123,9 @@ class Inbox:
     def should_hold(self, principal: str) -> bool:
         if self.hold_seconds <= 0 or self.hold_when == "never":
             return False
-        return self.hold_when == "always" or bool(self._watchers.get(principal))
+        if self.hold_when == "always" or self._watchers.get(principal):
+            return True
+        return time.monotonic() - self._last_watched.get(principal, float("-inf")) < WATCH_GRACE
 
     async def wait(self, item: InboxItem, timeout: float) -> dict[str, Answer] | None:
         """Hold a call open until the person answers (the answers, used now) or ``timeout`` passes (None)."""
@@ -150,6 +160,7 @@ class Inbox:
     def answer(self, item: InboxItem, answers: dict[str, Answer]) -> None:
         item.answers = {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()}
         item.denied = any(a.action != "accept" for a in answers.values())
+        item.answered_at = time.time()
         item.expires = time.time() + self.ttl  # the retry has the full time to come back
         item.settled.set()
         self._notify(item.principal, "inbox")
@@ -169,6 +180,7 @@ class Inbox:
             watchers.discard(queue)
             if not watchers:
                 del self._watchers[principal]
+                self._last_watched[principal] = time.monotonic()
 
     def end_watchers(self) -> None:
         """The server is stopping: every open event stream ends (they would hold the shutdown)."""

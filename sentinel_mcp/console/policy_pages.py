@@ -13,8 +13,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from sentinel_mcp.console import audit_view
+from sentinel_mcp.console import audit_view, policy_history_pages
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
 from sentinel_mcp.console.web import Console
 from sentinel_mcp.gateway.audit import read_audit
@@ -49,16 +50,18 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         guard = _guard(console)
         if guard is None:
             return console.render(request, viewer, "policy.html", guard=None, files=[], texts={}, problems=[],
-                                  **({"report": None, "chosen": "", "candidate": "", "since": ""} | extra))
+                                  **({"report": None, "chosen": "", "candidate": "", "since": "", "sides": [],
+                                      "checked": False} | extra))
         holder = guard.rulebases
         files = list(holder.files)
         texts = _file_texts(files)
         chosen = request.query_params.get("file") or (files[-1].name if files else "")
         values = {"report": None, "chosen": chosen, "candidate": texts.get(chosen, ""), "since": "",
-                  "candidate_problems": None} | extra
+                  "candidate_problems": None, "checked": False, "sides": []} | extra
         return console.render(request, viewer, "policy.html", guard=guard, files=files, texts=texts,
                               problems=await _check(console, files), current=holder.current if holder.loaded
-                              else None, last_error=holder.last_error or guard.load_error, **values)
+                              else None, last_error=holder.last_error or guard.load_error, holder=holder,
+                              **values)
 
     async def whatif(request: Request, viewer: Viewer) -> Response:
         guard = _guard(console)
@@ -84,8 +87,11 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             report = await replay(rows, current=files, candidate=candidate, live_facts=guard.store,
                                   settings=guard.settings, seeds=console.runtime.config.sentinel.seeds,
                                   engine=guard.engine, catalog=console.runtime.manager.catalog)
-        return await policy(request, viewer, report=report, chosen=chosen, candidate=text, since=f.since,
+        # each changed call's two proofs, as trees side by side (what the proof page shows for one)
+        sides = [(r, readable_tree(r.baseline_proof), readable_tree(r.candidate_proof)) for r in report.changes]
+        return await policy(request, viewer, report=report, chosen=chosen, candidate=text, since=f.since, sides=sides,
                             candidate_problems=[p for p in problems if str(p.file).startswith(tmp)] or
                             [p for p in problems if p.severity == "error"])
 
-    return [("/policy", policy, ["GET"], False), ("/policy/whatif", whatif, ["POST"], True)]
+    return [("/policy", policy, ["GET"], False), ("/policy/whatif", whatif, ["POST"], True),
+            *policy_history_pages.routes(console, policy)]

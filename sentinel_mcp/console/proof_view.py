@@ -85,3 +85,16 @@ def facts_with_provenance(node: Node | None) -> list[tuple[str, str]]:
             out.append((n.fact, n.provenance or "observed"))
         stack.extend(n.children)
     return out
+
+
+def readable_tree(proof: Any) -> Node | None:
+    """The proof tree, or, for a decision without one (a denial says which rules failed, an ask what it
+    asked), what the proof holds besides its bookkeeping, as a tree."""
+    root, rest = proof_nodes(proof)
+    if root is not None:
+        return root
+    shown = {k: v for k, v in rest.items() if k not in ("rulebase", "passes", "fetches") and v not in (None, [], {})}
+    if not shown:
+        return None
+    return Node("value", "why", children=[Node("value", str(k), children=[_node(v, [MAX_NODES], 0)])
+                                          for k, v in sorted(shown.items())])

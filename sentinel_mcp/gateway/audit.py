@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, SCHEMA
+from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
 from sentinel_mcp.gateway.redactor import redact_record
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
@@ -53,6 +53,7 @@ class AuditEntry:
     decision_id: str = ""
     event: str = "final"
     principal: str | None = None  # who the call ran for
+    timings: dict[str, float] | None = None  # ms in guard / fetch / ask / forward (``call_timings``)
     sensitive: frozenset[str] = frozenset()  # argument names the tool declares secret (not stored)
 
 
@@ -82,11 +83,16 @@ def _text(value: str | None) -> str | None:
 
 
 def canonical(values: tuple[Any, ...]) -> str:
-    """The text a row's hash covers: its ``HASHED`` columns as JSON (floats round-trip exactly). A row with no
-    principal (the last column) is hashed without it, so rows chained before the column existed still verify;
-    the texts stay distinct (an array of one element fewer), so a principal added or removed breaks the hash."""
-    if values and values[-1] is None:
-        values = values[:-1]
+    """The text a row's hash covers: its ``HASHED`` columns as JSON (floats round-trip exactly). The columns
+    added later (``OPTIONAL_TAIL``: principal, timings) are left out from the end while empty, so rows chained
+    before they existed still verify; the texts stay distinct (arrays of different lengths, or a null kept in
+    the middle), so a value added or removed breaks the hash."""
+    values = tuple(values)
+    for _ in range(OPTIONAL_TAIL):
+        if values and values[-1] is None:
+            values = values[:-1]
+        else:
+            break
     return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -138,7 +144,7 @@ class AuditLog:
                 entry.origin, _text(entry.tool), entry.upstream, entry.arg_digest,
                 _json(entry.arguments, MAX_ARGS_CHARS), entry.decision, _text(entry.reason),
                 _json(entry.proof, MAX_PROOF_CHARS), entry.policy_version, entry.latency_ms, entry.outcome,
-                _text(entry.error), _text(entry.principal))
+                _text(entry.error), _text(entry.principal), _json(entry.timings))
 
     async def _read_head(self) -> str:
         await self.db.write("INSERT INTO audit_head (chain, hash, rows) VALUES (?, ?, 0) "

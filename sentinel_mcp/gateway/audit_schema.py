@@ -9,11 +9,12 @@ from sentinel_mcp.storage import Schema
 
 GENESIS = "0" * 64
 
-# the columns a row's hash covers, in this order (``audit.canonical``; ``principal`` last: a row without one is
-# hashed as rows were before the column existed)
+# the columns a row's hash covers, in this order (``audit.canonical``; the columns added later come last, and a
+# row without them is hashed as rows were before they existed)
 HASHED = ("chain", "ts", "decision_id", "event", "session", "client", "origin", "tool", "upstream", "arg_digest",
           "arguments", "decision", "reason", "proof", "policy_version", "latency_ms", "outcome", "error",
-          "principal")
+          "principal", "timings")
+OPTIONAL_TAIL = 2  # principal, timings
 
 _TABLES = """
 CREATE TABLE audit (
@@ -37,6 +38,7 @@ CREATE TABLE audit (
     outcome TEXT NOT NULL,
     error TEXT,
     principal TEXT,                 -- who the call ran for
+    timings TEXT,                   -- JSON: ms in guard / fetch / ask / forward
     prev_hash TEXT NOT NULL,
     hash TEXT NOT NULL
 );
@@ -69,4 +71,10 @@ def _add_principal(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE audit ADD COLUMN principal TEXT")
 
 
-SCHEMA = Schema("audit", {"sqlite": [_keep_unchained_rows, _add_principal]})
+def _add_timings(conn: sqlite3.Connection) -> None:
+    """Logs from before the latency split: the column is added (their rows keep verifying, see ``HASHED``)."""
+    if "timings" not in {r[1] for r in conn.execute("PRAGMA table_info(audit)")}:
+        conn.execute("ALTER TABLE audit ADD COLUMN timings TEXT")
+
+
+SCHEMA = Schema("audit", {"sqlite": [_keep_unchained_rows, _add_principal, _add_timings]})

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from mcp.types import CallToolResult
 
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, new_decision_id
+from sentinel_mcp.gateway.call_timings import CallTimings, take_waited
 from sentinel_mcp.storage import StorageError
 
 META_KEY = "sentinel/decision_id"  # where a result names its audit record (``_meta``)
@@ -21,7 +22,7 @@ PROBE_EVERY = 0.25
 
 
 class CallRecord:
-    __slots__ = ("audit", "base", "started", "decision_id", "policy_version", "observers")
+    __slots__ = ("audit", "base", "started", "decision_id", "policy_version", "observers", "timings")
 
     def __init__(self, audit: AuditLog, policy_version: str | None,
                  observers: Sequence[Callable[[AuditEntry], None]] = (), **base: Any) -> None:
@@ -31,11 +32,14 @@ class CallRecord:
         self.started = time.perf_counter()
         self.decision_id = new_decision_id()
         self.policy_version = policy_version
+        # the person's answering time that let this call be decided (0 for most calls)
+        self.timings = CallTimings(ask_s=take_waited())
 
     def _entry(self, event: str, decision: str, outcome: str, kw: dict[str, Any]) -> AuditEntry:
         return AuditEntry(**self.base, decision=decision, outcome=outcome, event=event,
                           decision_id=self.decision_id, policy_version=self.policy_version,
-                          latency_ms=(time.perf_counter() - self.started) * 1000, **kw)
+                          latency_ms=(time.perf_counter() - self.started) * 1000,
+                          timings=self.timings.as_dict(), **kw)
 
     async def final(self, decision: str, outcome: str, **kw: Any) -> None:
         """A call that ends here (refused, asked, unknown): decision and outcome in one row."""

@@ -23,6 +23,7 @@ from mcp.types import (
 from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
+from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.builtin import declares_self_confirming
@@ -209,6 +210,10 @@ class Gateway:
         if problem is not None:
             return Refused(reason=problem)
         self.inflight += 1
+        # a policy fetch's time counts for the call whose decision needed it (``call_timings``)
+        parent = call_timings.current() if origin == "solver" else None
+        started = call_timings.now()
+        token = call_timings.enter(rec.timings)
         try:
             return await self._run(rec, who, name, arguments, answers=answers, depth=depth, progress=progress,
                                    link=link, upstream_input=upstream_input, upstream_state=upstream_state,
@@ -216,6 +221,9 @@ class Gateway:
         except StorageError as e:  # the decision could not be recorded: nothing was forwarded
             return Refused(reason=storage_refusal(e), decision_id=rec.decision_id)
         finally:
+            call_timings.leave(token)
+            if parent is not None:
+                parent.fetch_spans.append((started, call_timings.now()))
             self.inflight -= 1
 
     async def _run(self, rec: CallRecord, who: Principal, name: str, arguments: Any, *,
@@ -260,7 +268,9 @@ class Gateway:
         if preapproved_digest is not None and preapproved_digest == call.digest:
             decision: Decision = Allow(reason="continuation of a call already allowed")
         else:
+            started = call_timings.now()
             decision = await self._decide(call, answers or {}, route.exposed)
+            rec.timings.guard_s += call_timings.now() - started
         if isinstance(decision, Deny):
             refused_answer = isinstance(decision, AnswerNotAccepted)
             await rec.final("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,
@@ -294,6 +304,7 @@ class Gateway:
         meta = call_meta(rec.base["session"], rec.base["client"], rec.base["origin"], who.name,
                          can_sample=bool(getattr(link, "relays_sampling", False))) \
             if isinstance(up.target, BuiltinTarget) else None
+        started = call_timings.now()
         try:
             result = await up.call_tool(call.tool, call.arguments, link=link, progress=progress,
                                         input_responses=upstream_input, request_state=upstream_state, meta=meta)
@@ -302,7 +313,10 @@ class Gateway:
                 rounds += 1
                 if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
                     raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
+                asked = call_timings.now()
                 responses = await self._answer_upstream_push(link, result)
+                rec.timings.ask_s += call_timings.now() - asked
+                started += call_timings.now() - asked  # the person's time is not the upstream's
                 if not isinstance(responses, dict):
                     why = responses or "the upstream asked for input that Sentinel cannot relay to this client"
                     return await done("tool_error", error_result(f"{name}: {why}"),
@@ -310,18 +324,22 @@ class Gateway:
                 result = await up.call_tool(call.tool, call.arguments, link=link, progress=progress,
                                             input_responses=responses, request_state=result.request_state, meta=meta)
         except UpstreamUnavailable as e:
+            rec.timings.forward_s += call_timings.now() - started
             return await done("upstream_error", error_result(str(e), error="upstream_unavailable", upstream=up.name),
                               error=str(e))
         except UpstreamCallError as e:
+            rec.timings.forward_s += call_timings.now() - started
             kind = "timeout" if e.timeout else "upstream_error"
             return await done(kind, error_result(str(e), error=kind, upstream=up.name), error=str(e))
         except anyio.get_cancelled_exc_class():
+            rec.timings.forward_s += call_timings.now() - started
             with anyio.CancelScope(shield=True):
                 try:
                     await rec.finished("cancelled", reason=decision.reason, error="cancelled by the caller")
                 except StorageError:
                     pass  # the decision row stays, with outcome "forwarded": the record says it never finished
             raise
+        rec.timings.forward_s += call_timings.now() - started
         if isinstance(result, InputRequiredResult):
             try:
                 await rec.finished("asked", reason="upstream asks for input", proof=_proof_of(decision))

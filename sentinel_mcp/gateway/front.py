@@ -39,6 +39,7 @@ from mcp.types import (
 )
 
 from sentinel_mcp import __version__
+from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.call_meta import SESSION_KEY, call_meta
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
@@ -239,7 +240,9 @@ class Front:
                     continue
             if not isinstance(outcome, NeedsInput) or not can_elicit(ctx) or is_modern(ctx):
                 return self._respond(ctx, params, session, outcome, principal)
+            asked = call_timings.now()
             pushed = await self._push_questions(ctx, outcome.questions)
+            call_timings.waited(call_timings.now() - asked)  # the next decision carries the person's time
             if pushed is None:
                 return self._blocked(outcome)
             answers = {**answers, **pushed}
@@ -303,6 +306,10 @@ class Front:
                                                 tool=params.name, arguments=params.arguments,
                                                 version=self.gateway.guard.version, asked=[event.key],
                                                 schemas=_schemas({event.key: request}), hold=call.id))
+        if isinstance(event, NeedsInput) and self.inbox is not None:  # between rounds: shown in the console too
+            await self.inbox.needs_input(principal=principal.name, session=session, client=self.client_name(ctx),
+                                         name=params.name, arguments=params.arguments, outcome=event,
+                                         client_asks=True, modern=True)
         return self._respond(ctx, params, session, event, principal)
 
     async def _resume_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,

@@ -29,6 +29,7 @@ from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.solver import Solver, SolverResult
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
+from sentinel_mcp.policy.version_history import PolicyHistory, read_texts
 from sentinel_mcp.policy.withheld_facts import WithheldFn
 from sentinel_mcp.search.search_service import SearchService
 from sentinel_mcp.search.settings import SearchSettings
@@ -53,7 +54,8 @@ class PolicyGuard:
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
                  inference_limit: int = DEFAULT_INFERENCE_LIMIT, search: SearchSettings | None = None,
-                 withheld: WithheldFn | None = None, fast_path: bool = True) -> None:
+                 withheld: WithheldFn | None = None, fast_path: bool = True,
+                 keep_history: bool = False) -> None:
         self.settings = settings or PolicySettings()
         # (tool, principal) -> the personal kind a client's introspection may not see (the consent gate's)
         self.withheld = withheld
@@ -61,6 +63,11 @@ class PolicyGuard:
         self.port = port
         self.store = FactStore(store_path)
         self.rulebases = RulebaseHolder(self.engine, rulebase_files, poll_interval=poll_interval)
+        # every version loaded (or refused), with its texts: the console's policy history (the gateway's guard
+        # only: a command's or a replay's guard loads nothing into force)
+        self.history = PolicyHistory(store_path.parent / "policy_history.db")
+        self.keep_history = keep_history
+        self.rulebases.observers.append(self._remember_load)
         self.knowledge = Knowledge(self.store, self.engine, f"{os.getpid()}x{next(_instances)}", seeds)
         self.solver = Solver(self.knowledge, port, is_read_only=self.is_read_only,
                              fetch_timeout=max(1.0, self.settings.guard_timeout * 0.8))
@@ -89,6 +96,11 @@ class PolicyGuard:
         problem, until hot reload loads a fixed file (``problem`` says why meanwhile, for /healthz)."""
         await self.store.open()
         try:
+            if self.keep_history:
+                await self.history.open()
+        except Exception:  # noqa: BLE001 - the history is for people; the policy does not depend on it
+            log.exception("policy history not available")
+        try:
             await self.rulebases.reload()
         except Exception as e:  # noqa: BLE001 - reported; no rulebase, no call
             self.load_error = str(e)
@@ -97,7 +109,12 @@ class PolicyGuard:
             self.rulebases.start_watching()
             self._purger = asyncio.create_task(self._purge_loop(), name="fact-purge")
 
+    async def _remember_load(self, version: str, ok: bool, cause: str, error: str | None) -> None:
+        texts = await asyncio.to_thread(read_texts, self.rulebases.files)
+        await self.history.record(version=version, ok=ok, cause=cause, texts=texts, error=error)
+
     async def close(self) -> None:
+        await self.history.close()
         await self.rulebases.stop_watching()
         if self._purger is not None:
             self._purger.cancel()
@@ -355,4 +372,5 @@ def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None 
     extra = config.sentinel.model_extra or {}
     return PolicyGuard(config.rulebase_paths(), port, store_path=facts_db_path(config),
                        settings=config.sentinel.policy, seeds=config.sentinel.seeds,
-                       search=SearchSettings.from_section(extra.get("search")), withheld=withheld)
+                       search=SearchSettings.from_section(extra.get("search")), withheld=withheld,
+                       keep_history=True)

@@ -10,8 +10,9 @@ import asyncio
 import hashlib
 import itertools
 import logging
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from pydantic import BaseModel, Field
 
@@ -168,6 +169,9 @@ class RulebaseHolder:
         self._retired: Rulebase | None = None
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        # told of every load, done or failed: (version, ok, cause, error); the policy history listens
+        self.observers: list[Callable[[str, bool, str, str | None], Awaitable[None]]] = []
+        self.last_load: tuple[float, str, bool] | None = None  # (when, cause, ok) of the last attempt
 
     @property
     def current(self) -> Rulebase:
@@ -179,7 +183,7 @@ class RulebaseHolder:
     def loaded(self) -> bool:
         return self._current is not None
 
-    async def reload(self) -> bool:
+    async def reload(self, cause: str = "start-up") -> bool:
         """Load the files again; True if a new rulebase is active."""
         async with self._lock:
             self._mtimes = _mtimes(self.files)
@@ -187,12 +191,14 @@ class RulebaseHolder:
                 rb = await load_rulebase(self.engine, self.files)
             except RulebaseError as e:
                 self.last_error = str(e)
+                await self._tell(content_version(self.files), False, cause, str(e))
                 if self._current is not None:
                     log.error("rulebase reload failed, keeping version %s: %s", self._current.version, e)
                     return False
                 raise
             old, self._current = self._current, rb
             self.last_error = None
+            await self._tell(rb.version, True, cause, None)
             for w in rb.warnings:
                 log.warning("%s", w)
             if old is not None:
@@ -203,10 +209,20 @@ class RulebaseHolder:
                 self._retired = old
             return True
 
+    async def _tell(self, version: str, ok: bool, cause: str, error: str | None) -> None:
+        self.last_load = (time.time(), cause, ok)
+        for observe in list(self.observers):
+            try:
+                await observe(version, ok, cause, error)
+            except Exception:  # noqa: BLE001 - a listener (the history) never decides whether a load stands
+                log.exception("rulebase load observer")
+
     async def check_for_changes(self) -> bool:
-        if _mtimes(self.files) == self._mtimes:
+        now = _mtimes(self.files)
+        if now == self._mtimes:
             return False
-        return await self.reload()
+        changed = [f.name for f, a, b in zip(self.files, now, self._mtimes) if a != b] or [f.name for f in self.files]
+        return await self.reload(cause="hot reload: changed " + ", ".join(changed))
 
     async def _watch(self) -> None:
         while True:

@@ -111,7 +111,10 @@ async def test_held_call_approved_and_denied_from_the_inbox_only_by_its_principa
             assert r.status_code == 404
             # alice: no token, a forged one, bob's: refused, nothing answered
             fields = {"decision": "approve", **answer_fields(page, item)}
-            for forged in (None, "", "0" * 64, csrf_of(bob_page), csrf_of(page).upper(), csrf_of(page)[:-1] + "0"):
+            real = csrf_of(page)
+            # one character changed (never "changed" to itself: a token may end in 0)
+            for forged in (None, "", "0" * 64, csrf_of(bob_page), real.upper(), real[:-1] + ("1" if real[-1] == "0"
+                                                                                               else "0")):
                 r = await alice.post(f"/console/inbox/{item}", fields, csrf=forged)
                 assert r.status_code == 403, forged
             r = await alice.post(f"/console/inbox/{item}", fields, headers={"sec-fetch-site": "cross-site"})
@@ -251,6 +254,11 @@ async def test_whatif_replay_flips_a_decision_on_the_page_and_the_command(sentin
         count = int(re.search(r'id="change-count">(\d+)<', r.text).group(1))
         assert count >= 1, re.sub(r"<[^>]+>", " ", report)[:4000]
         assert count >= 1 and "bk__cancel_booking" in r.text and "only pending bookings can be cancelled" in r.text
+        # each changed call's two proofs, side by side, as trees (the one that allowed it names its facts)
+        change = report[report.index('class="card change"'):]
+        now, candidate = change.index('class="proof-now"'), change.index('class="proof-candidate"')
+        assert '<ul class="tree">' in change[now:candidate] and '<ul class="tree">' in change[candidate:]
+        assert "cancel_reason" in change[now:candidate]
         same = await alice.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": original})
         assert re.search(r'id="change-count">0<', same.text)
         broken = await alice.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": "guard(x, ("})

@@ -149,3 +149,36 @@ async def test_a_chained_log_from_before_principals_still_verifies(tmp_path: Pat
     report = verify_file(store)
     assert report.ok and report.rows == 4, report
     assert [r["tool"] for r in await read_audit(store, principal="owner")] == ["t3"]
+
+
+async def test_the_latency_split_is_chained_and_logs_from_before_it_still_verify(tmp_path: Path) -> None:
+    store = tmp_path / "sentinel.db"
+    log = await AuditLog(store).open()
+    await log.write(AuditEntry(session="s", principal="owner", tool="old1", decision="allow", outcome="ok"))
+    await log.write(AuditEntry(session="s", tool="old2", decision="allow", outcome="ok"))
+    await log.close()
+    conn = sqlite3.connect(store)  # as such a log was: no timings column, audit schema version 2
+    conn.execute("ALTER TABLE audit DROP COLUMN timings")
+    conn.execute("UPDATE storage_schema SET version = 2 WHERE store = 'audit'")
+    conn.commit()
+    conn.close()
+    log = await AuditLog(store).open()
+    split = {"guard": 1.5, "fetch": 0.25, "ask": 0.0, "forward": 12.0}
+    await log.write(AuditEntry(session="s", principal="owner", tool="new", decision="allow", outcome="ok",
+                               timings=split))
+    await log.write(AuditEntry(session="s", tool="new2", decision="allow", outcome="ok", timings=split))
+    await log.close()
+    report = verify_file(store)
+    assert report.ok and report.rows == 4, report
+    [row] = [r for r in await read_audit(store, principal="owner") if r["tool"] == "new"]
+    assert json.loads(row["timings"]) == split
+    for sql in ("UPDATE audit SET timings = '{\"guard\": 0.1}' WHERE id = 3",  # a timing changed
+                "UPDATE audit SET timings = NULL WHERE id = 3",  # or removed
+                "UPDATE audit SET timings = '{}' WHERE id = 1"):  # or added to an old row
+        copy = tmp_path / "copy.db"
+        copy.write_bytes(store.read_bytes())
+        conn = sqlite3.connect(copy)
+        conn.execute(sql)
+        conn.commit()
+        conn.close()
+        assert not verify_file(copy).ok, sql

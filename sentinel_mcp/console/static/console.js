@@ -2,6 +2,39 @@
 // nothing is fetched from anywhere else, and no text from the server is ever inserted as HTML.
 (function () {
   "use strict";
+  // The policy editor's live check: the same form the Check button posts, sent while the person types; the
+  // answer is data (JSON) and is shown as text only.
+  var editor = document.getElementById("candidate-text");
+  var live = document.getElementById("live-check");
+  if (editor && live && window.fetch && window.FormData) {
+    var timer = null, sent = 0;
+    editor.addEventListener("input", function () {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(function () {
+        var mine = ++sent;
+        live.textContent = "checking…";
+        fetch("/console/policy/check", {method: "POST", credentials: "same-origin",
+                                        headers: {"x-console-live": "check"},
+                                        body: new URLSearchParams(new FormData(editor.form))})
+          .then(function (r) { return r.json(); })
+          .then(function (data) {
+            if (mine !== sent) return;  // an older answer after a newer question: dropped
+            if (data.error) { live.textContent = data.error; return; }
+            var problems = data.problems || [];
+            live.textContent = problems.length ? "" : "No problems.";
+            live.className = problems.length ? "live-check error" : "live-check ok";
+            problems.forEach(function (p) {
+              var line = document.createElement("span");
+              line.className = "problem " + String(p.severity);
+              line.textContent = "line " + p.line + ": " + p.severity + ": " + p.message;
+              live.appendChild(line);
+              live.appendChild(document.createElement("br"));
+            });
+          })
+          .catch(function () { if (mine === sent) live.textContent = "the check did not answer"; });
+      }, 400);
+    });
+  }
   if (!window.EventSource) return;
   var count = document.getElementById("inbox-count");
   var note = document.getElementById("live-note");

@@ -1,0 +1,130 @@
+"""Builds: the swarm's app builds of this principal (progress, plan steps, attempts, files).
+
+Builds belong to the principal that asked for them (``swarm/build_service.owned``): another principal's build,
+and any id that is not a build's, is "not found" for everybody else, the owner included. Read from the swarm's
+own store (``<data dir>/swarm/swarm.db``, shared: the built-in may be writing it) and its workspaces; a file is
+shown only through ``Workspace.read_file`` (relative, no ``..``, no symlink on the way). While a build runs the
+page refreshes itself (a plain ``<meta refresh>``: no script needed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.web import Console
+from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.swarm.build_service import TASK_ID
+from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path
+from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore
+from sentinel_mcp.swarm.workspace import Workspace
+
+MAX_SHOWN_FILE = 200_000  # characters of one file shown on its page
+LIST = 100
+
+
+def _root(console: Console) -> Path | None:
+    """The swarm built-in's data directory, when it is configured."""
+    config = console.runtime.config
+    return config.data_dir / "swarm" if "swarm" in config.sentinel.builtins else None
+
+
+async def _store(console: Console) -> SwarmStore | None:
+    root = _root(console)
+    if root is None or not (root / "swarm.db").exists():
+        return None
+    return await SwarmStore(root / "swarm.db").open()
+
+
+async def _owned(store: SwarmStore, task_id: str, principal: str) -> dict[str, Any] | None:
+    if not TASK_ID.match(task_id):
+        return None
+    task = await store.get_task(task_id)
+    return task if task is not None and task.get("principal") == principal else None
+
+
+def _progress(task: dict[str, Any], steps: list[dict[str, Any]]) -> tuple[int, int]:
+    """(plan steps accepted, plan steps): the plan's own count, else what the steps show."""
+    plan = task.get("plan") or {}
+    planned = plan.get("steps") if isinstance(plan, dict) else None
+    total = len(planned) if isinstance(planned, list) else len({s["step_number"] for s in steps})
+    done = len({s["step_number"] for s in steps if s.get("status") == "ACCEPTED"})
+    if task.get("state") == "COMPLETED":
+        done = max(done, total)
+    return min(done, total) if total else done, total
+
+
+def _openable(name: str) -> bool:
+    """A file the page may open: a path a build may write (a tool may create others; they are listed only)."""
+    try:
+        check_relative_path(name)
+    except UnsafePathError:
+        return False
+    return True
+
+
+def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
+    async def builds(request: Request, viewer: Viewer) -> Response:
+        store = await _store(console)
+        tasks: list[dict[str, Any]] = []
+        if store is not None:
+            try:
+                for task in await store.list_tasks(LIST, viewer.principal.name):
+                    done, total = _progress(task, await store.steps_of(task["task_id"]))
+                    tasks.append(task | {"done": done, "total": total})
+            finally:
+                await store.close()
+        running = any(t["state"] not in TERMINAL_STATES for t in tasks)
+        return console.render(request, viewer, "builds.html", tasks=tasks, configured=_root(console) is not None,
+                              refresh=running)
+
+    async def build(request: Request, viewer: Viewer) -> Response:
+        task_id = str(request.path_params["task"])[:64]
+        store = await _store(console)
+        if store is None:
+            return console.problem(request, viewer, 404, "no such build of yours")
+        try:
+            task = await _owned(store, task_id, viewer.principal.name)
+            if task is None:
+                return console.problem(request, viewer, 404, "no such build of yours")
+            steps = await store.steps_of(task_id)
+            calls = await store.api_calls_of(task_id)
+        finally:
+            await store.close()
+        done, total = _progress(task, steps)
+        names = await asyncio.to_thread(Workspace(_root(console) / task_id).list_files)  # type: ignore[operator]
+        files = [(name, _openable(name)) for name in names]
+        return console.render(request, viewer, "build.html", task=task, steps=steps, files=files, done=done,
+                              total=total, model_calls=len(calls), refresh=task["state"] not in TERMINAL_STATES)
+
+    async def build_file(request: Request, viewer: Viewer) -> Response:
+        task_id, rel = str(request.path_params["task"])[:64], str(request.path_params["path"])
+        store = await _store(console)
+        if store is None:
+            return console.problem(request, viewer, 404, "no such build of yours")
+        try:
+            task = await _owned(store, task_id, viewer.principal.name)
+        finally:
+            await store.close()
+        if task is None:
+            return console.problem(request, viewer, 404, "no such build of yours")
+        workspace = Workspace(_root(console) / task_id)  # type: ignore[operator]
+        try:
+            content = await asyncio.to_thread(workspace.read_file, rel)
+        except UnsafePathError:
+            return console.problem(request, viewer, 404, "no such file in this build (only paths inside its "
+                                   "workspace, without '..' or links, are shown)")
+        except (OSError, UnicodeDecodeError):
+            return console.problem(request, viewer, 404, "no such text file in this build")
+        # generated code is hostile text too: escaped by the template, invisible and direction characters shown
+        return console.render(request, viewer, "build_file.html", task=task, rel=rel,
+                              content=safe_text(content, MAX_SHOWN_FILE, keep_newlines=True),
+                              cut=len(content) > MAX_SHOWN_FILE)
+
+    return [("/builds", builds, ["GET"], False), ("/builds/{task}", build, ["GET"], False),
+            ("/builds/{task}/files/{path:path}", build_file, ["GET"], False)]

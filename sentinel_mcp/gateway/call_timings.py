@@ -1,0 +1,71 @@
+"""Where a call's time went: the guard's own reasoning, the policy's fetches, waiting for the person's answer,
+and the upstream (forward). Recorded in the call's audit row (``timings``, hashed like every column).
+
+Measured where the time passes, without threading a parameter through every layer: the running call's
+``CallTimings`` is a context variable, so the guard's fetches (nested calls with origin ``solver``, run in
+tasks that copy the context) add their span to the call that needed them; the front adds the time a person
+took to answer (a held call, a pushed question, an answer given in the console before the retry) before the
+call it lets through is decided.
+"""
+
+from __future__ import annotations
+
+import time
+from contextvars import ContextVar
+from typing import Any
+
+_CURRENT: ContextVar["CallTimings | None"] = ContextVar("sentinel_call_timings", default=None)
+_WAITED: ContextVar[float] = ContextVar("sentinel_waited_seconds", default=0.0)
+
+
+class CallTimings:
+    __slots__ = ("guard_s", "fetch_spans", "ask_s", "forward_s")
+
+    def __init__(self, ask_s: float = 0.0) -> None:
+        self.guard_s = 0.0  # the whole decision, fetches included (they are taken out when shown)
+        self.fetch_spans: list[tuple[float, float]] = []
+        self.ask_s = ask_s
+        self.forward_s = 0.0
+
+    def fetch_s(self) -> float:
+        """Wall time of the fetches (they run concurrently: the union of their spans, not the sum)."""
+        total, end = 0.0, float("-inf")
+        for a, b in sorted(self.fetch_spans):
+            if b <= end:
+                continue
+            total += b - max(a, end)
+            end = b
+        return total
+
+    def as_dict(self) -> dict[str, float]:
+        fetch = self.fetch_s()
+        return {"guard": round(max(0.0, self.guard_s - fetch) * 1000, 3), "fetch": round(fetch * 1000, 3),
+                "ask": round(self.ask_s * 1000, 3), "forward": round(self.forward_s * 1000, 3)}
+
+
+def current() -> CallTimings | None:
+    return _CURRENT.get()
+
+
+def enter(timings: CallTimings) -> Any:
+    return _CURRENT.set(timings)
+
+
+def leave(token: Any) -> None:
+    _CURRENT.reset(token)
+
+
+def waited(seconds: float) -> None:
+    """The person took ``seconds`` to answer; the next call decided in this task carries it as ``ask``."""
+    _WAITED.set(_WAITED.get() + max(0.0, seconds))
+
+
+def take_waited() -> float:
+    seconds = _WAITED.get()
+    if seconds:
+        _WAITED.set(0.0)
+    return seconds
+
+
+def now() -> float:
+    return time.perf_counter()
