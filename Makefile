@@ -22,10 +22,13 @@ test: setup setup-interop model ts-deps browser swarm-tools
 
 setup: system $(VENV)/.installed
 
-# SWI-Prolog (the policy engine) and Tesseract (screen OCR, with its English data), from Debian's packages
+# SWI-Prolog (the policy engine), Tesseract (screen OCR, with its English data), PostgreSQL (the shared store of
+# several replicas; its tests start a throwaway server) and haproxy (the cluster recipe), from Debian's packages
 system:
 	@missing=""; command -v swipl >/dev/null 2>&1 || missing="$$missing swi-prolog-nox"; \
 	command -v tesseract >/dev/null 2>&1 || missing="$$missing tesseract-ocr"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v haproxy >/dev/null 2>&1 || missing="$$missing haproxy"; \
 	[ -z "$$missing" ] || { \
 	  echo "installing$$missing through apt"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

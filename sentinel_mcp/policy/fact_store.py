@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from sentinel_mcp.gateway.decision import Provenance
 from sentinel_mcp.storage import Database, Statement, open_database
+from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.sqlite import SHARED
 
@@ -82,7 +83,8 @@ class FactStore:
     """Facts behind the storage seam: every change is one transaction, durable when it returns."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        # a SQLite file, or a postgresql:// URL shared by replicas (kept as text: a Path would mangle it)
+        self.path: Any = path if is_server_url(path) else Path(path)
         self._db: Database | None = None
 
     async def open(self) -> "FactStore":
