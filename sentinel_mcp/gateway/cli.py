@@ -135,6 +135,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     if args.what == "verify":
+        if config.store_url:  # replicas on one PostgreSQL: every replica's chain and the anchors
+            return _verify_cluster(config.store_url)
         return _verify(config.store_path)
     rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session,
                                   principal=args.principal))
@@ -155,6 +157,25 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} "
               f"{r['outcome']:14} {ms:>7}  {reason}")
     return 0
+
+
+def _verify_cluster(url: str) -> int:
+    from sentinel_mcp.gateway.audit_cluster import verify_server
+    from sentinel_mcp.storage import StorageError
+    from sentinel_mcp.storage.location import server_location
+
+    where = server_location(url).redacted
+    try:
+        report = verify_server(url)
+    except StorageError as e:
+        print(f"audit log {where}: cannot be read: {e}")
+        return 2
+    if report.ok:
+        print(f"audit log {where}: {report.rows} rows in {report.chains} replica chain(s), anchors intact, chain intact")
+        return 0
+    print(f"audit log {where}: BROKEN: {report.problem}"
+          + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else ""))
+    return 1
 
 
 def _verify(path: Path) -> int:

@@ -60,8 +60,7 @@ def _create(conn: Any) -> None:
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
 
-# PostgreSQL (replicas sharing facts): the same tables; a change is announced on the ``sentinel_facts`` channel
-# (``NOTIFY`` with the session) so every replica drops its engine's mirror of that session before its next decision
+# PostgreSQL (replicas sharing facts): the same tables, plus each session's change counter (``fact_sessions``)
 PG_SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE facts (
@@ -78,6 +77,9 @@ CREATE TABLE fact_values (session TEXT NOT NULL, value TEXT NOT NULL, fact TEXT 
 CREATE INDEX fact_values_by_fact ON fact_values (session, fact);
 CREATE TABLE contexts (session TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL,
                        bound_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (session, name));
+-- a session's change counter, bumped in the transaction of every change: a replica compares it before a
+-- decision and reloads the session's mirror when another replica changed it (read-through, no stale cache)
+CREATE TABLE fact_sessions (session TEXT PRIMARY KEY, version BIGINT NOT NULL);
 INSERT INTO meta (key, value) VALUES ('schema_version', '2')
 """
 
