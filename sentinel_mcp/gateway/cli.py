@@ -95,11 +95,16 @@ def cmd_config_claude(args: argparse.Namespace) -> int:
 def cmd_config_show(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     data = config.model_dump(mode="json", by_alias=True, exclude_none=True)
-    print(json.dumps({"source": config.source, "store": str(config.store_path), **_masked(data)}, indent=2))
+    store = str(config.store_path)
+    if config.store_url:  # a server URL may carry a password (expanded from ${VAR}): shown redacted
+        from sentinel_mcp.storage.location import server_location
+
+        store = data["sentinel"]["store"] = server_location(config.store_url).redacted
+    print(json.dumps({"source": config.source, "store": store, **_masked(data)}, indent=2))
     return 0
 
 
-_SECRET_KEYS = ("token", "api_keys", "peer_tokens", "authorization", "password", "secret")
+_SECRET_KEYS = ("token", "api_keys", "peer_tokens", "authorization", "password", "secret", "seal_key")
 
 
 def _masked(value: Any, secret: bool = False) -> Any:
