@@ -60,17 +60,19 @@ async def test_answers_and_retries_across_two_replicas(tmp_path: Path, pg_url: s
         cb = await stack.enter_async_context(Client(rt_b.front.server, mode="auto", elicitation_callback=unused))
         a, b = Carried(ca.session), Carried(cb.session)
 
-        # on A: the colour is answered (a user fact in the shared store), the confirmation is not
+        # the conversation starts on A; B decides in it too (and so mirrors it) before anything is answered
         r = await a.call_tool("tb__write_marker", args, allow_input_required=True)
         assert "colour" in kinds(r), r
+        b.session = a.session
+        assert "colour" in kinds(await b.call_tool("tb__write_marker", args, allow_input_required=True))
+        # on A: the colour is answered (a user fact in the shared store), the confirmation is not
         responses = {k: accept({"answer": "red"}) for k in r.input_requests if ".confirm." not in k}
         r = await a.call_tool("tb__write_marker", args, allow_input_required=True, input_responses=responses,
                               request_state=r.request_state)
         assert kinds(r) == ["confirm"], r
 
-        # on B, the same conversation (its sealed id carried over): A's answer decides here, only the
-        # confirmation is asked
-        b.session = a.session
+        # on B, whose mirror of the conversation predates the answer: A's answer decides here (read through),
+        # only the confirmation is asked
         for round_ in range(ROUNDS):
             r = await b.call_tool("tb__write_marker", args, allow_input_required=True)
             assert kinds(r) == ["confirm"], (round_, r)
