@@ -143,8 +143,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if config.store_url:  # replicas on one PostgreSQL: every replica's chain and the anchors
             return _verify_cluster(config.store_url)
         return _verify(config.store_path)
-    rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session,
-                                  principal=args.principal))
+    if config.store_url:  # the cluster's one audit log (every replica's chain)
+        rows = asyncio.run(_read_server_audit(config.store_url, args.tail, args.session, args.principal))
+    else:
+        rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session,
+                                      principal=args.principal))
     if args.json:
         for r in rows:
             print(json.dumps(r, ensure_ascii=False, default=str))
@@ -162,6 +165,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} "
               f"{r['outcome']:14} {ms:>7}  {reason}")
     return 0
+
+
+async def _read_server_audit(url: str, tail: int, session: str | None, principal: str | None) -> list[Any]:
+    from sentinel_mcp.gateway.audit import _read_open
+    from sentinel_mcp.storage.open import open_database, release
+
+    db = open_database(url, "audit")
+    try:
+        return await _read_open(db, tail, session, principal)
+    finally:
+        await release(db)
 
 
 def _verify_cluster(url: str) -> int:

@@ -42,7 +42,7 @@ async def client_calls(port: int, marks: list[str], *, tolerate: bool = False) -
     pending = list(marks)
     for _attempt in range(3):
         try:
-            async with httpx2.AsyncClient(timeout=30, headers=AUTH) as http, \
+            async with httpx2.AsyncClient(timeout=10 if tolerate else 30, headers=AUTH) as http, \
                     Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
                 while pending:
                     m = pending[0]
@@ -84,6 +84,10 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
         verify = cli(cluster, "replica-a", "audit", "verify")
         assert verify.returncode == 0 and "2 replica chain(s)" in verify.stdout, verify.stdout + verify.stderr
         assert "postgres@127.0.0.1" in verify.stdout
+
+        shown = cli(cluster, "replica-b", "audit", "--json", "--tail", "500")  # what a user reads: all replicas
+        assert shown.returncode == 0, shown.stderr
+        assert set(answered.values()) <= {json.loads(line)["decision_id"] for line in shown.stdout.splitlines()}
 
         # kill -9 of replica a while 8 clients call through the balancer
         traffic = asyncio.gather(*(client_calls(port, [f"k{c}-{i}" for i in range(CALLS)], tolerate=True)
