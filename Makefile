@@ -12,7 +12,7 @@ SDK_VENV := .venv-a2a-sdk
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 ARGS ?=
 
-.PHONY: run test setup setup-interop system venv model bench clean ts-deps browser swarm-tools
+.PHONY: cluster run test setup setup-interop system venv model bench clean ts-deps browser swarm-tools
 
 run: setup model swarm-tools
 	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
@@ -22,10 +22,17 @@ test: setup setup-interop model ts-deps browser swarm-tools
 
 setup: system $(VENV)/.installed
 
-# SWI-Prolog (the policy engine) and Tesseract (screen OCR, with its English data), from Debian's packages
+# PostgreSQL in .cluster/, two replicas on it and haproxy in front (docs/cluster.md); Ctrl-C stops them all
+cluster: setup
+	$(BIN)/python -m examples.cluster .cluster
+
+# SWI-Prolog (the policy engine), Tesseract (screen OCR, with its English data), PostgreSQL (the shared store of
+# several replicas; its tests start a throwaway server) and haproxy (the cluster recipe), from Debian's packages
 system:
 	@missing=""; command -v swipl >/dev/null 2>&1 || missing="$$missing swi-prolog-nox"; \
 	command -v tesseract >/dev/null 2>&1 || missing="$$missing tesseract-ocr"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v haproxy >/dev/null 2>&1 || missing="$$missing haproxy"; \
 	[ -z "$$missing" ] || { \
 	  echo "installing$$missing through apt"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

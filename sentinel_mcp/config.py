@@ -240,13 +240,25 @@ class CallTimeouts(_Strict):
     max_call_seconds: float | None = Field(None, gt=0)  # None: the built-in's own default (builtin.CALL_LIMITS)
 
 
+class ClusterSettings(_Strict):
+    """``sentinel.cluster``: several replicas on one PostgreSQL store (``sentinel.store = "postgresql://…"``).
+
+    ``seal_key`` (``${VAR}`` expanded, at least 32 characters) is the same on every replica, so a state one replica
+    sealed (a 2026-07-28 retry, a conversation id) opens on any other; ``replica`` names this one's audit chain
+    (default: host name and a random suffix per start)."""
+
+    replica: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")
+    seal_key: str | None = None
+
+
 class SentinelSettings(BaseModel):
     model_config = ConfigDict(extra="allow")  # built-ins read their own sections (llm, device, ...)
 
     rulebases: list[str] = Field(default_factory=list)
     seeds: dict[str, Any] = Field(default_factory=dict)
     data_dir: str | None = None
-    store: str | None = None
+    store: str | None = None  # a SQLite path, or a postgresql:// URL that several replicas share
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     builtins: list[str] = Field(default_factory=list)
     http: HttpSettings = Field(default_factory=HttpSettings)
     principals: list[PrincipalSpec] = Field(default_factory=list)
@@ -308,8 +320,19 @@ class Config(BaseModel):
         return self._resolve(d) if d else default_data_dir()
 
     @property
-    def store_path(self) -> Path:
+    def store_url(self) -> str | None:
+        """The shared server store (``postgresql://…``, ``${VAR}`` not yet expanded), or None for SQLite."""
+        from sentinel_mcp.storage.location import is_server_url
+
         s = self.sentinel.store
+        return s.strip() if is_server_url(s) else None
+
+    @property
+    def store_path(self) -> Path:
+        """The SQLite store; with a server store, this replica's own local files live beside it."""
+        s = self.sentinel.store
+        if self.store_url:
+            return self.data_dir / "sentinel.db"
         return self._resolve(s) if s else self.data_dir / "sentinel.db"
 
     def rulebase_paths(self) -> list[Path]:

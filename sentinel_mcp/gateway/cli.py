@@ -95,11 +95,16 @@ def cmd_config_claude(args: argparse.Namespace) -> int:
 def cmd_config_show(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     data = config.model_dump(mode="json", by_alias=True, exclude_none=True)
-    print(json.dumps({"source": config.source, "store": str(config.store_path), **_masked(data)}, indent=2))
+    store = str(config.store_path)
+    if config.store_url:  # a server URL may carry a password (expanded from ${VAR}): shown redacted
+        from sentinel_mcp.storage.location import server_location
+
+        store = data["sentinel"]["store"] = server_location(config.store_url).redacted
+    print(json.dumps({"source": config.source, "store": store, **_masked(data)}, indent=2))
     return 0
 
 
-_SECRET_KEYS = ("token", "api_keys", "peer_tokens", "authorization", "password", "secret")
+_SECRET_KEYS = ("token", "api_keys", "peer_tokens", "authorization", "password", "secret", "seal_key")
 
 
 def _masked(value: Any, secret: bool = False) -> Any:
@@ -135,9 +140,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     if args.what == "verify":
+        if config.store_url:  # replicas on one PostgreSQL: every replica's chain and the anchors
+            return _verify_cluster(config.store_url)
         return _verify(config.store_path)
-    rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session,
-                                  principal=args.principal))
+    if config.store_url:  # the cluster's one audit log (every replica's chain)
+        rows = asyncio.run(_read_server_audit(config.store_url, args.tail, args.session, args.principal))
+    else:
+        rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session,
+                                      principal=args.principal))
     if args.json:
         for r in rows:
             print(json.dumps(r, ensure_ascii=False, default=str))
@@ -155,6 +165,36 @@ def cmd_audit(args: argparse.Namespace) -> int:
         print(f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} "
               f"{r['outcome']:14} {ms:>7}  {reason}")
     return 0
+
+
+async def _read_server_audit(url: str, tail: int, session: str | None, principal: str | None) -> list[Any]:
+    from sentinel_mcp.gateway.audit import _read_open
+    from sentinel_mcp.storage.open import open_database, release
+
+    db = open_database(url, "audit")
+    try:
+        return await _read_open(db, tail, session, principal)
+    finally:
+        await release(db)
+
+
+def _verify_cluster(url: str) -> int:
+    from sentinel_mcp.gateway.audit_cluster import verify_server
+    from sentinel_mcp.storage import StorageError
+    from sentinel_mcp.storage.location import server_location
+
+    where = server_location(url).redacted
+    try:
+        report = verify_server(url)
+    except StorageError as e:
+        print(f"audit log {where}: cannot be read: {e}")
+        return 2
+    if report.ok:
+        print(f"audit log {where}: {report.rows} rows in {report.chains} replica chain(s), anchors intact, chain intact")
+        return 0
+    print(f"audit log {where}: BROKEN: {report.problem}"
+          + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else ""))
+    return 1
 
 
 def _verify(path: Path) -> int:

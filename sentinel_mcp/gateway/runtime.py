@@ -19,6 +19,7 @@ from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
+from sentinel_mcp.gateway.audit_cluster import anchor_loop
 from sentinel_mcp.gateway.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, load_factory
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway.consent_gate import ConsentGate
@@ -33,7 +34,11 @@ from sentinel_mcp.gateway.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals
+from sentinel_mcp.gateway.nonce_book import NoNonceBook
+from sentinel_mcp.gateway.replica import open_nonce_book, shared_store
+from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.storage.instances import Instance, settle_dead
+from sentinel_mcp.storage.open import release
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +106,12 @@ def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
 @contextlib.asynccontextmanager
 async def running_gateway(config: Config, *, default_session: str | None = None,
                           startup_wait: float = 15.0) -> AsyncIterator[Runtime]:
+    shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
     instance, audit_path, instance_problem = _claim_instance(config)
-    audit = await AuditLog(audit_path, chain=instance.id if instance else audit_path.parent.name).open()
+    if shared is not None:  # one audit log for the cluster: this replica's own chain in it
+        audit = await AuditLog(shared.url, chain=shared.replica).open()  # type: ignore[arg-type]
+    else:
+        audit = await AuditLog(audit_path, chain=instance.id if instance else audit_path.parent.name).open()
     manager = UpstreamManager()
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
@@ -110,7 +119,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     consents = ConsentBook(config.store_path.parent / "consents.db")
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services: dict[str, Any] = {"gateway": gateway}
-    problems: list[str] = list(config.warnings)  # keys of a pasted host config that Sentinel ignores
+    problems: list[str] = list(config.warnings) + shared_problems  # keys of a pasted host config Sentinel ignores
     if instance_problem:
         problems.append(instance_problem)
     for name, spec in config.mcp_servers.items():
@@ -142,7 +151,16 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     gateway.guard = guard
     services["guard"] = guard
     manager.catalog.governed = getattr(guard, "governed_names", None)
-    front = Front(gateway, default_session=default_session)
+    seal, nonce_db = None, None
+    if shared is not None:
+        nonces, nonce_db = await open_nonce_book(shared)
+        seal = RequestStateSeal(key=shared.key("request state"), max_age=config.sentinel.policy.confirm_ttl,
+                                nonces=nonces)
+        gateway.conversations.seal = RequestStateSeal(key=shared.key("conversation"),
+                                                      max_age=gateway.conversations.seal.max_age,
+                                                      nonces=NoNonceBook())
+        services["replica"] = shared.replica
+    front = Front(gateway, default_session=default_session, seal=seal)
     manager._on_catalog_changed = front.announce_catalog_changed
     for p in problems:
         log.warning("%s", p)
@@ -156,6 +174,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
             start = getattr(guard, "start", None)
             if start is not None:
                 await start()
+            if shared is not None:  # commit every replica's chain head now and then (audit_cluster.py)
+                tg.start_soon(anchor_loop, audit.db, shared.replica)
             await tg.start(lambda task_status: manager.run(task_status, startup_wait=startup_wait))
             try:
                 yield runtime
@@ -171,6 +191,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
                 except Exception:  # noqa: BLE001
                     log.exception("guard close failed")
             await audit.close()
+            if nonce_db is not None:
+                await release(nonce_db)
             consents.close()
             if instance is not None:
                 instance.release()

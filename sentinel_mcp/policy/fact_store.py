@@ -22,6 +22,7 @@ from sentinel_mcp.policy.stored_text import restored_opt
 from sentinel_mcp.policy.stored_text import stored as _kept
 from sentinel_mcp.policy.stored_text import stored_opt as _opt
 from sentinel_mcp.storage import Database, Statement, open_database
+from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.sqlite import SHARED
 
@@ -85,14 +86,21 @@ _UPSERT = (f"INSERT INTO facts ({_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?) "
            "source_tool=excluded.source_tool, source_digest=excluded.source_digest, contexts=excluded.contexts, "
            "established_at=excluded.established_at, expires_at=excluded.expires_at, args=excluded.args")
 _ADD_VALUE = "INSERT INTO fact_values (session, value, fact) VALUES (?,?,?) ON CONFLICT DO NOTHING"
+_BUMP = ("INSERT INTO fact_sessions (session, version) VALUES (?, 1) ON CONFLICT (session) "
+         "DO UPDATE SET version = fact_sessions.version + 1 RETURNING version")
 
 
 class FactStore:
     """Facts behind the storage seam: every change is one transaction, durable when it returns."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        # a SQLite file, or a postgresql:// URL shared by replicas (kept as text: a Path would mangle it)
+        self.path: Any = path if is_server_url(path) else Path(path)
+        # shared by replicas: every change bumps its session's counter (``version``), so a replica's engine
+        # mirror of a session is reloaded when another replica changed it
+        self.shared = is_server_url(path)
         self._db: Database | None = None
+        self.versions: dict[str, int] = {}  # session -> its counter after this store's own last change
 
     async def open(self) -> "FactStore":
         if self._db is not None:
@@ -133,7 +141,40 @@ class FactStore:
                  _opt(f.source_tool), _opt(f.source_digest), json.dumps(f.contexts), f.established_at, f.expires_at)
                 for f in facts]
         values = [r for f in facts for r in _value_rows(f.session, f.predicate, f.args, f.fact)]
-        await self.db.run([Statement(_ADD_VALUE, values, many=True), Statement(_UPSERT, rows, many=True)])
+        await self._run([Statement(_ADD_VALUE, values, many=True), Statement(_UPSERT, rows, many=True)],
+                        {f.session for f in facts})
+
+    async def _run(self, statements: list[Statement], sessions: Iterable[str]) -> list[Any]:
+        """One transaction; on a shared store it also bumps each session's counter (noted in ``versions``)."""
+        if not self.shared:
+            return await self.db.run(statements)
+        order = sorted(set(sessions))  # one lock order on every replica: no deadlock between two of them
+        results = await self.db.run([*statements, *(Statement(_BUMP, (_kept(s),)) for s in order)])
+        for s, r in zip(order, results[len(statements):]):
+            self.versions[s] = int(r.rows[0][0])
+        return results
+
+    async def spend_confirmation(self, session: str, tool: str, digest: str) -> tuple[int, int | None]:
+        """Shared store: delete this call's confirmation(s) atomically (one replica in the cluster gets them;
+        a racing one finds them gone after our commit). Returns (how many, the session's counter after)."""
+        rows = await self.db.consume(
+            "WITH gone AS (DELETE FROM facts WHERE session = ? AND predicate = '$confirmed' AND source_tool = ? "
+            "AND source_digest = ? RETURNING fact), bump AS (INSERT INTO fact_sessions (session, version) "
+            "SELECT ?, 1 WHERE EXISTS (SELECT 1 FROM gone) ON CONFLICT (session) DO UPDATE SET "
+            "version = fact_sessions.version + 1 RETURNING version) "
+            "SELECT (SELECT count(*) FROM gone), (SELECT version FROM bump)",
+            (_kept(session), _opt(tool), _opt(digest), _kept(session)))
+        spent, version = int(rows[0][0]), rows[0][1]
+        if version is not None:
+            self.versions[session] = int(version)
+        return spent, version
+
+    async def version(self, session: str) -> int:
+        """The session's change counter in the shared store (0: never changed); 0 on a SQLite store."""
+        if not self.shared:
+            return 0
+        rows = await self.db.query("SELECT version FROM fact_sessions WHERE session = ?", (_kept(session),))
+        return int(rows[0][0]) if rows else 0
 
     async def valid(self, session: str, now: float | None = None, predicate: str | None = None) -> list[Fact]:
         now = time.time() if now is None else now
@@ -162,8 +203,9 @@ class FactStore:
         if not fact_texts:
             return
         pairs = [(_kept(session), _kept(t)) for t in fact_texts]
-        await self.db.run([Statement("DELETE FROM facts WHERE session = ? AND fact = ?", pairs, many=True),
-                           Statement("DELETE FROM fact_values WHERE session = ? AND fact = ?", pairs, many=True)])
+        await self._run([Statement("DELETE FROM facts WHERE session = ? AND fact = ?", pairs, many=True),
+                         Statement("DELETE FROM fact_values WHERE session = ? AND fact = ?", pairs, many=True)],
+                        [session])
 
     async def delete_depending_on(self, session: str, context: str) -> list[str]:
         """Delete the facts established through a context (rebinding it makes them meaningless)."""
@@ -196,10 +238,10 @@ class FactStore:
 
     # ---------------------------------------------------------------- contexts
     async def bind_context(self, session: str, name: str, value: Any) -> None:
-        await self.db.write(
+        await self._run([Statement(
             "INSERT INTO contexts (session, name, value, bound_at) VALUES (?,?,?,?) "
             "ON CONFLICT (session, name) DO UPDATE SET value=excluded.value, bound_at=excluded.bound_at",
-            (_kept(session), _kept(name), json.dumps(value), time.time()))
+            (_kept(session), _kept(name), json.dumps(value), time.time()))], [session])
 
     async def contexts(self, session: str) -> dict[str, Any]:
         rows = await self.db.query("SELECT name, value FROM contexts WHERE session = ? ORDER BY name",

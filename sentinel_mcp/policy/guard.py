@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import os
 import time
@@ -50,12 +51,14 @@ def _default_guard(settings: PolicySettings) -> Guard:
 
 
 class PolicyGuard:
-    def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path,
+    def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path | str,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
                  inference_limit: int = DEFAULT_INFERENCE_LIMIT, search: SearchSettings | None = None,
                  withheld: WithheldFn | None = None, fast_path: bool = True,
-                 keep_history: bool = False) -> None:
+                 keep_history: bool = False, local_dir: Path | None = None) -> None:
+        """``store_path``: the facts' SQLite file, or the postgresql:// URL replicas share; ``local_dir``: where
+        this process's own indexes live (default: beside the facts' file)."""
         self.settings = settings or PolicySettings()
         # (tool, principal) -> the personal kind a client's introspection may not see (the consent gate's)
         self.withheld = withheld
@@ -65,7 +68,7 @@ class PolicyGuard:
         self.rulebases = RulebaseHolder(self.engine, rulebase_files, poll_interval=poll_interval)
         # every version loaded (or refused), with its texts: the console's policy history (the gateway's guard
         # only: a command's or a replay's guard loads nothing into force)
-        self.history = PolicyHistory(store_path.parent / "policy_history.db")
+        self.history = PolicyHistory((local_dir or Path(store_path).parent) / "policy_history.db")
         self.keep_history = keep_history
         self.rulebases.observers.append(self._remember_load)
         self.knowledge = Knowledge(self.store, self.engine, f"{os.getpid()}x{next(_instances)}", seeds)
@@ -85,7 +88,7 @@ class PolicyGuard:
         self._purger: asyncio.Task[None] | None = None
         self._documents: tuple[str, PolicyDocuments] | None = None  # (rulebase version, its documents)
         # policy documents and memories, searchable (an index next to the facts)
-        self.search = SearchService(store_path.parent / "passages.db", search)
+        self.search = SearchService((local_dir or Path(store_path).parent) / "passages.db", search)
         self._indexed: str | None = None  # the rulebase version whose documents are indexed
 
     # ---------------------------------------------------------------- lifecycle
@@ -215,6 +218,15 @@ class PolicyGuard:
                             how_to_unblock=["establish the values through tools first (or bind a context), then "
                                             "call with the established values"])
         result = await self.prove_call(call, rb)
+        for _ in range(2):  # replicas share the store: a confirmation is used once in the whole cluster
+            if not (result.status == "proved" and self.store.shared and _may_use_confirmation(result.tree)):
+                break
+            if await self.knowledge.spend_confirmation(call.session_id, call.identity, call.digest):
+                break
+            result = await self.prove_call(call, rb)  # another replica used it first: decide on what is stored
+        else:
+            return Deny(reason=f"{call.name}: its confirmation was used by another call at the same time; ask again",
+                        unmet=["confirmation_spent"])
         docs = self.documents(rb)
         proof = {"rulebase": rb.version, "tree": docs.quote_tree(result.tree), "passes": result.passes,
                  "fetches": [f.model_dump() for f in result.fetches]}
@@ -317,6 +329,11 @@ class PolicyGuard:
                                       for text in actions["establish"]])
 
 
+def _may_use_confirmation(tree: Any) -> bool:
+    """Whether a proof may stand on a stored confirmation (a false yes costs one look-up, never a decision)."""
+    return "confirmed" in json.dumps(tree, default=str)
+
+
 def _q(text: str) -> str:
     from sentinel_mcp.policy.prolog_text import quote_atom
 
@@ -370,7 +387,8 @@ def how_to_unblock(result: SolverResult, violations: list[dict[str, Any]] | None
 def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None = None) -> PolicyGuard:
     """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``."""
     extra = config.sentinel.model_extra or {}
-    return PolicyGuard(config.rulebase_paths(), port, store_path=facts_db_path(config),
+    return PolicyGuard(config.rulebase_paths(), port, store_path=config.store_url or facts_db_path(config),
+                       local_dir=config.store_path.parent,
                        settings=config.sentinel.policy, seeds=config.sentinel.seeds,
                        search=SearchSettings.from_section(extra.get("search")), withheld=withheld,
                        keep_history=True)

@@ -13,7 +13,7 @@ from typing import Any
 from sentinel_mcp.gateway.decision import Provenance
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore
-from sentinel_mcp.policy.prolog_text import fact_text, module_name
+from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom
 from sentinel_mcp.policy.rulebase import Rulebase
 
 
@@ -44,6 +44,7 @@ class Knowledge:
         self._loading = asyncio.Lock()
         # session -> a counter bumped on every change of its facts (copies elsewhere know when they are stale)
         self.generation: dict[str, int] = {}
+        self._seen: dict[str, int] = {}  # shared store: session -> its counter the mirror reflects
 
     def _changed(self, session: str) -> None:
         self.generation[session] = self.generation.get(session, 0) + 1
@@ -54,6 +55,8 @@ class Knowledge:
     async def ensure(self, session: str, rb: Rulebase) -> str:
         """Load the session into the engine (once), seed it; returns its module."""
         mod = self.module(session)
+        if self.store.shared:  # replicas share the store: another may have changed this session (read through)
+            await self._follow(session)
         if self._loaded.get(session) == rb.version:
             return mod
         async with self._loading:  # two first decisions of a session must not load it twice
@@ -75,6 +78,42 @@ class Knowledge:
             await self._seed(session, rb)
             self._loaded[session] = rb.version
         return mod
+
+    async def _follow(self, session: str) -> None:
+        """Drop the session's mirror when its counter in the shared store is not the one this replica last saw
+        (one indexed read per decision; measured in ``benchmarks/storage_backends.py``)."""
+        now = await self.store.version(session)
+        if self._seen.get(session) == now:
+            return
+        if session in self._loaded:
+            del self._loaded[session]
+            self._changed(session)
+        self._seen[session] = now
+
+    def _note_own(self, sessions: set[str], before: dict[str, int | None]) -> None:
+        """After this replica's own change: the mirror is current if nobody else changed the session between
+        (its counter moved by exactly our one bump); otherwise it is reloaded before the next decision."""
+        for s in sessions:
+            new, old = self.store.versions.get(s), before.get(s)
+            if new is not None and old is not None and new == old + 1:
+                self._seen[s] = new
+
+    async def spend_confirmation(self, session: str, tool: str, digest: str) -> bool:
+        """Shared store, before a call a confirmation allowed goes on: use it up across the cluster. False when
+        another replica used it first (the session's mirror is then dropped: decide again on what is stored)."""
+        before = {session: self._seen.get(session)}
+        spent, _ = await self.store.spend_confirmation(session, tool, digest)
+        if spent:
+            self._note_own({session}, before)
+            if session in self._loaded:
+                await self.engine.retract(self.module(session), f"'$confirmed'({_atom(tool)}, {_atom(digest)}, _, _)")
+            self._changed(session)
+            return True
+        if await self.store.version(session) == before[session]:
+            return True  # nothing changed since the proof: it did not stand on a stored confirmation
+        self._loaded.pop(session, None)
+        self._changed(session)
+        return False
 
     async def _evict(self) -> None:
         """Keep at most ``max_sessions`` sessions mirrored in the engine; the store keeps everything, and an
@@ -98,7 +137,11 @@ class Knowledge:
     async def add(self, facts: list[Fact]) -> None:
         if not facts:
             return
+        sessions = {f.session for f in facts}
+        before = {s: self._seen.get(s) for s in sessions}
         await self.store.add(facts)
+        if self.store.shared:
+            self._note_own(sessions, before)
         by_session: dict[str, list[tuple[str, float | None, str]]] = {}
         for f in facts:
             self._changed(f.session)
@@ -136,7 +179,10 @@ class Knowledge:
             removed = await self.engine.invalidate(rb.module, mod, pattern)
         else:
             removed = await self.engine.retract(mod, pattern)
+        before = {session: self._seen.get(session)}
         await self.store.delete(session, removed)
+        if self.store.shared and removed:
+            self._note_own({session}, before)
         self._changed(session)
         return removed
 

@@ -1,44 +1,64 @@
-"""Open databases by location; stores that live in the same file share one ``Database`` (one writer)."""
+"""Open databases by location; stores that live in the same file (or server database) share one ``Database``
+(one writer, one group commit)."""
 
 from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
+from sentinel_mcp.storage.location import is_server_url, server_location
 from sentinel_mcp.storage.sqlite import EXCLUSIVE, SQLiteDatabase, SQLiteOptions
 
-_open: dict[str, tuple[SQLiteDatabase, int]] = {}
+_open: dict[str, tuple[Any, int]] = {}
 _lock = threading.Lock()
 
 
-def open_database(location: str | Path, name: str, options: SQLiteOptions = EXCLUSIVE) -> SQLiteDatabase:
-    """The database at ``location`` (a SQLite path; a ``postgresql://`` URL once that backend exists),
-    started on first use and shared after that. Pair every call with ``release``."""
-    key = str(Path(location).resolve())
+def _key(location: str | Path) -> str:
+    if is_server_url(location):
+        return "server:" + server_location(str(location)).dsn  # in memory only; never shown
+    return str(Path(location).resolve())
+
+
+def _key_of(db: Any) -> str:
+    loc = getattr(db, "location", None)
+    return "server:" + loc.dsn if loc is not None else str(db.path.resolve())
+
+
+def open_database(location: str | Path, name: str, options: SQLiteOptions = EXCLUSIVE) -> Any:
+    """The database at ``location``: a SQLite path (``options`` apply), or a ``postgresql://`` URL (``${VAR}``
+    expanded) that several replicas share. Started on first use and shared after that; pair every call with
+    ``release``. Both kinds implement ``storage.Database``."""
+    key = _key(location)
     with _lock:
         held = _open.get(key)
         if held is not None:
             _open[key] = (held[0], held[1] + 1)
             return held[0]
-        db = SQLiteDatabase(Path(location), name, options).start()
+        if is_server_url(location):
+            from sentinel_mcp.storage.postgres import PostgresDatabase  # the driver only when a server is named
+
+            db: Any = PostgresDatabase(server_location(str(location)), name).start()
+        else:
+            db = SQLiteDatabase(Path(location), name, options).start()
         _open[key] = (db, 1)
         return db
 
 
-def open_databases() -> list[SQLiteDatabase]:
+def open_databases() -> list[Any]:
     with _lock:
         return [db for db, _ in _open.values()]
 
 
-def find_open(location: str | Path) -> SQLiteDatabase | None:
+def find_open(location: str | Path) -> Any:
     """The database at ``location`` if this process has it open (then read through it, not around it)."""
     with _lock:
-        held = _open.get(str(Path(location).resolve()))
+        held = _open.get(_key(location))
     return held[0] if held else None
 
 
-async def release(db: SQLiteDatabase) -> None:
-    key = str(db.path.resolve())
+async def release(db: Any) -> None:
+    key = _key_of(db)
     with _lock:
         held = _open.get(key)
         if held is None or held[0] is not db:
@@ -53,8 +73,8 @@ async def release(db: SQLiteDatabase) -> None:
         await db.close()
 
 
-def release_blocking(db: SQLiteDatabase) -> None:
-    key = str(db.path.resolve())
+def release_blocking(db: Any) -> None:
+    key = _key_of(db)
     with _lock:
         held = _open.get(key)
         last = held is None or held[0] is not db or held[1] <= 1

@@ -1,0 +1,105 @@
+"""The cluster's audit record on a shared PostgreSQL store: one hash chain per replica, plus anchors.
+
+Each replica appends to its own chain (``audit.AuditLog`` with ``chain`` = the replica id), so replicas never
+wait on each other's head. An anchor row commits every chain's head at one moment (``heads``: chain -> [hash,
+rows]) and is itself chained to the anchor before it; replicas write one now and then (``anchor_loop``).
+``verify_cluster`` checks every chain row by row, every anchor's hash, and that each anchor's heads are really
+in the chains: a row deleted, changed or added before an anchor breaks either its chain or the anchor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any
+
+from sentinel_mcp.gateway.audit import chain_hash
+from sentinel_mcp.gateway.audit_chain import ChainReport, verify_rows
+from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED
+from sentinel_mcp.storage import Statement, StorageError
+
+log = logging.getLogger(__name__)
+
+ANCHOR_EVERY = 5.0  # seconds between a replica's anchors (only when some chain moved)
+
+
+def _anchor_text(ts: float, by: str, heads: dict[str, list[Any]]) -> str:
+    return json.dumps([ts, by, heads], sort_keys=True, separators=(",", ":"))
+
+
+async def write_anchor(db: Any, by: str) -> str | None:
+    """Commit every chain's current head in one anchor row; None when nothing moved since the last anchor.
+    Optimistic like the chains: the anchor head moves only from the hash this anchor was chained to."""
+    for _ in range(5):
+        heads = {c: [h, int(n)] for c, h, n in await db.query("SELECT chain, hash, rows FROM audit_head ORDER BY chain")}
+        last = await db.query("SELECT a.hash, a.heads FROM audit_anchor_head h JOIN audit_anchor a ON a.hash = h.hash")
+        prev = last[0][0] if last else GENESIS
+        if last and json.loads(last[0][1]) == heads:
+            return None
+        ts = time.time()
+        new = chain_hash(prev, _anchor_text(ts, by, heads))
+        results = await db.run([
+            Statement("INSERT INTO audit_anchor_head (one, hash, rows) VALUES (1, ?, 0) ON CONFLICT (one) DO NOTHING",
+                      (GENESIS,)),
+            Statement("UPDATE audit_anchor_head SET hash = ?, rows = rows + 1 WHERE one = 1 AND hash = ?", (new, prev)),
+            Statement("INSERT INTO audit_anchor (ts, by_chain, heads, prev_hash, hash) SELECT ?, ?, ?, ?, ? "
+                      "FROM audit_anchor_head WHERE one = 1 AND hash = ?",
+                      (ts, by, json.dumps(heads, sort_keys=True), prev, new, new))])
+        if results[2].rowcount == 1:
+            return new
+    return None
+
+
+async def anchor_loop(db: Any, by: str, every: float = ANCHOR_EVERY) -> None:
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await write_anchor(db, by)
+        except StorageError as e:  # the chains go on; the next anchor covers this moment too
+            log.warning("audit anchor not written: %s", e)
+        except Exception:  # noqa: BLE001 - never ends the loop
+            log.exception("audit anchor failed")
+
+
+def verify_cluster(db: Any) -> ChainReport:
+    """Every chain and every anchor in the shared store (blocking; for ``sentinel-mcp audit verify``)."""
+    heads = {c: (h, int(n)) for c, h, n in db.query_blocking("SELECT chain, hash, rows FROM audit_head")}
+    rows = db.query_blocking(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit ORDER BY id")
+    report = verify_rows(rows, heads)
+    if not report.ok:
+        return report
+    # each chain's hash after n rows, to check the anchors against
+    at: dict[str, dict[int, str]] = {}
+    for row in rows:
+        chain = row[1]
+        positions = at.setdefault(chain, {0: GENESIS})
+        positions[len(positions)] = row[-1]
+    anchors = db.query_blocking("SELECT id, ts, by_chain, heads, prev_hash, hash FROM audit_anchor ORDER BY id")
+    prev = GENESIS
+    for aid, ts, by, heads_text, prev_hash, h in anchors:
+        anchored = json.loads(heads_text)
+        if prev_hash != prev or h != chain_hash(prev_hash, _anchor_text(ts, by, anchored)):
+            report.problem = f"anchor {aid}: does not follow the anchor before it, or was altered"
+            return report
+        for chain, (head_hash, n) in anchored.items():
+            if at.get(chain, {0: GENESIS}).get(int(n)) != head_hash:
+                report.problem = (f"anchor {aid}: chain {chain} had {n} rows ending in {head_hash[:12]}… then, "
+                                  "which its rows no longer show (rows changed or removed)")
+                return report
+        prev = h
+    head = db.query_blocking("SELECT hash, rows FROM audit_anchor_head")
+    if (head[0][0] if head else GENESIS) != prev or (int(head[0][1]) if head else 0) != len(anchors):
+        report.problem = "the anchors' head does not match the anchors (anchor rows deleted)"
+    return report
+
+
+def verify_server(url: str) -> ChainReport:
+    from sentinel_mcp.storage.open import open_database, release_blocking
+
+    db = open_database(url, "audit")
+    try:
+        return verify_cluster(db)
+    finally:
+        release_blocking(db)

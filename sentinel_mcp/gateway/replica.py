@@ -1,0 +1,77 @@
+"""One replica of several on a shared PostgreSQL store: what it shares, what it keeps, how it names itself.
+
+Shared (in the database ``sentinel.store`` names): facts and contexts (and so confirmations, used once across
+the cluster), the nonces of sealed request states, the audit log (one hash chain per replica, ``chain`` = the
+replica id). Per replica (in its data dir): the A2A journal, consents, sensor data, the search indexes.
+
+The sealing keys derive from ``sentinel.cluster.seal_key``, the same on every replica: a state sealed by one
+(a 2026-07-28 input-required retry, a conversation id) opens on any other, and is still used once (the nonce
+book is shared). Without a configured key each replica seals with its own random key: safe (another replica
+refuses the state and the question is asked again) but a retry must return to the replica that asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from sentinel_mcp.config import Config
+from sentinel_mcp.storage.location import LocationError, expand, server_location
+
+MIN_KEY_CHARS = 32
+
+
+@dataclass(frozen=True)
+class SharedStore:
+    url: str  # as configured (``${VAR}`` expanded when opened); never logged: see ``redacted``
+    redacted: str
+    replica: str
+    seal_key: bytes | None  # None: not configured (see the module note)
+
+    def key(self, purpose: str) -> bytes | None:
+        """A sealing key for one purpose (request states, conversation ids: never interchangeable)."""
+        if self.seal_key is None:
+            return None
+        return hmac.new(self.seal_key, f"sentinel seal: {purpose}".encode(), hashlib.sha256).digest()
+
+
+def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:
+    """The shared store a config names (None: the embedded SQLite store), and problems to report."""
+    url = config.store_url
+    if url is None:
+        return None, []
+    problems: list[str] = []
+    location = server_location(url)  # LocationError (names the variable, never a secret) stops the start
+    cluster = config.sentinel.cluster
+    replica = cluster.replica or f"{socket.gethostname()[:40]}-{secrets.token_hex(3)}"
+    key: bytes | None = None
+    if cluster.seal_key:
+        try:
+            text = expand(cluster.seal_key)
+        except LocationError as e:
+            raise LocationError(str(e).replace("sentinel.store", "sentinel.cluster.seal_key")) from None
+        if len(text) < MIN_KEY_CHARS:
+            raise LocationError(f"sentinel.cluster.seal_key must be at least {MIN_KEY_CHARS} characters "
+                                "(e.g. the output of `openssl rand -hex 32`)")
+        key = text.encode()
+    else:
+        problems.append("sentinel.cluster.seal_key is not set: states this replica seals open on this replica only "
+                        "(set the same key on every replica)")
+    return SharedStore(url, location.redacted, replica, key), problems
+
+
+async def open_nonce_book(shared: SharedStore) -> tuple[Any, Any]:
+    """The cluster's nonce book and its database (the caller releases the database)."""
+    from sentinel_mcp.gateway.stored_nonces import SCHEMA, StoredNonceBook
+    from sentinel_mcp.storage import StorageError, open_database
+
+    db = open_database(shared.url, "nonces")
+    try:
+        await db.migrate(SCHEMA)
+    except StorageError:
+        pass  # degraded: issuing raises and consuming refuses until the server is back (fail closed)
+    return StoredNonceBook(db), db

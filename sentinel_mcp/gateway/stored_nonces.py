@@ -1,0 +1,52 @@
+"""A ``NonceBook`` in the shared store: single use across every replica on one database.
+
+A replica seals a state and writes its nonce here; whichever replica the retry reaches strikes it out with one
+``DELETE ... RETURNING`` (the row lock lets exactly one transaction in the cluster get the row; a racing one
+finds it gone after that commit). A store that cannot be reached grants nothing: ``consume`` answers False and
+``issue`` raises, so a state is never handed out that no replica could honour.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Callable
+
+from sentinel_mcp.storage import Schema, StorageError
+
+log = logging.getLogger(__name__)
+
+_SQL = "CREATE TABLE {t} (nonce TEXT PRIMARY KEY, expires_at {real} NOT NULL); CREATE INDEX {t}_expiry ON {t} (expires_at)"
+SCHEMA = Schema("nonces", {"sqlite": [_SQL.format(t="nonces", real="REAL")],
+                           "postgres": [_SQL.format(t="nonces", real="DOUBLE PRECISION")]})
+PURGE_EVERY = 500  # issues between sweeps of expired nonces (bounded table without a timer)
+
+
+class StoredNonceBook:
+    def __init__(self, db: Any, clock: Callable[[], float] = time.time) -> None:
+        self.db = db  # an open ``storage.Database`` with ``SCHEMA`` migrated
+        self._clock = clock
+        self._issued = 0
+
+    def issue(self, nonce: str, expires_at: float) -> None:
+        self._issued += 1
+        if self._issued % PURGE_EVERY == 0:
+            try:
+                self.db.write_blocking("DELETE FROM nonces WHERE expires_at < ?", (self._clock(),))
+            except StorageError as e:
+                log.warning("could not sweep expired nonces: %s", e)
+        self.db.write_blocking("INSERT INTO nonces (nonce, expires_at) VALUES (?, ?)", (nonce, expires_at))
+
+    def consume(self, nonce: str) -> bool:
+        try:
+            rows = self.db.run_blocking([_consume(nonce)])[0].rows
+        except StorageError as e:  # fail closed: an answer that cannot be checked is not accepted
+            log.warning("nonce book unavailable, answer refused: %s", e)
+            return False
+        return bool(rows) and float(rows[0][0]) >= self._clock()
+
+
+def _consume(nonce: str) -> Any:
+    from sentinel_mcp.storage import Statement
+
+    return Statement("DELETE FROM nonces WHERE nonce = ? RETURNING expires_at", (nonce,))

@@ -1,0 +1,37 @@
+"""A replica's side of a race, in its own process (own connections): spend what it can, say what it got."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+
+
+async def spend(url: str, kind: str, keys: list[str], seed: int) -> list[str]:
+    from sentinel_mcp.gateway.stored_nonces import SCHEMA, StoredNonceBook
+    from sentinel_mcp.policy.fact_store import FactStore
+    from sentinel_mcp.storage import open_database
+    from sentinel_mcp.storage.open import release
+
+    random.Random(seed).shuffle(keys)
+    won: list[str] = []
+    if kind == "nonce":
+        db = open_database(url, "nonces")
+        await db.migrate(SCHEMA)
+        book = StoredNonceBook(db)
+        results = await asyncio.gather(*(asyncio.to_thread(book.consume, k) for k in keys))
+        won = [k for k, ok in zip(keys, results) if ok]
+        await release(db)
+    else:  # a confirmation fact of session k
+        store = await FactStore(url).open()
+        results = await asyncio.gather(*(store.spend_confirmation(k, "srv__pay", "digest-1") for k in keys))
+        won = [k for k, (n, _) in zip(keys, results) if n]
+        await store.close()
+    return won
+
+
+if __name__ == "__main__":
+    url, kind, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    keys = json.loads(sys.stdin.read())
+    print(json.dumps(asyncio.run(spend(url, kind, keys, seed))))
