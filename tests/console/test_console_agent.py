@@ -18,6 +18,7 @@ import contextlib
 import html
 import json
 import re
+import shutil
 import socket
 import sys
 import uuid
@@ -237,3 +238,44 @@ async def test_model_page_shows_the_model_status_or_says_there_is_none(tmp_path,
             page = await alice.page("/console/model")
             assert "not loaded" in page and "32768 tokens" in page
             assert "llama_cpp (configured)" in page and "hit(s)" in page and "none yet" in page
+
+
+async def test_the_agent_page_follows_a_run_live_in_a_browser_and_runs_no_screen_script(tmp_path, model):
+    pytest.importorskip("playwright.async_api", reason="playwright is a dev dependency (make setup)")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no chromium executable (make test installs Debian's chromium)")
+    from playwright.async_api import async_playwright
+
+    model.script("unknown", hostile_bank, hostile_bank, hostile_bank)
+    async with phone_gateway(tmp_path, model) as (base, _owner, holder):
+        async with async_playwright() as pw, signed_in(base, ALICE) as person, mcp_client(base, ALICE) as c:
+            browser = await pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = await browser.new_page(viewport={"width": 360, "height": 800})
+            dialogs: list[str] = []
+            page.on("dialog", lambda d: (dialogs.append(d.message), asyncio.ensure_future(d.dismiss())))
+            await page.goto(f"{base}/console/login")
+            await page.fill("#token", ALICE)
+            async with page.expect_navigation():
+                await page.click("button[type=submit]")
+            await page.goto(f"{base}/console/agent")
+            await page.wait_for_selector("#runs-empty")
+            await asyncio.sleep(0.5)  # its live stream is open
+            run = asyncio.create_task(c.call_tool("agent__agent_run", {"goal": "sign in to my bank"}))
+            # the run appears without a manual reload (SSE "agent"), waiting on the person's answer
+            await page.wait_for_selector("#agent-runs", timeout=30_000)
+            assert "sign in to my bank" in await page.inner_text("#agent-runs")  # visible at 360 px
+            async with page.expect_navigation():
+                await page.click("#agent-runs a")
+            await page.wait_for_selector("#step-2", timeout=30_000)
+            [item] = items_of(await person.wait_items(1))
+            assert (await person.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 303
+            await asyncio.wait_for(run, 60)
+            # the open trace page shows the run's end by itself
+            await page.wait_for_selector("#step-3", timeout=30_000)
+            await page.wait_for_function(
+                "document.getElementById('run-status').textContent.indexOf('completed') === 0", timeout=30_000)
+            assert HOSTILE in await page.text_content("#step-1")  # shown as text...
+            assert await page.locator("#step-1 script, #step-1 img").count() == 0  # ...never as markup
+            assert dialogs == []  # no alert() ran
+            await browser.close()
