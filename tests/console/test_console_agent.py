@@ -191,6 +191,32 @@ async def test_no_answer_in_time_refuses_the_step_and_withdraws_the_question(tmp
             assert "refused" in trace
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_non_eliciting_clients_own_risky_tap_is_asked_in_its_inbox(tmp_path, model, mode):
+    """No agent: the client's own device__click; the firewall's one question waits in the client principal's inbox
+    (both protocol eras); a denial there is the person's "no", and the tap never happens."""
+    sys.path.insert(0, str(TESTS / "device"))
+    from device_helpers import element, snapshot_id
+
+    async with phone_gateway(tmp_path, model) as (base, _owner, holder):
+        async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob, \
+                mcp_client(base, ALICE, mode=mode) as c:
+            home = await c.call_tool("device__screen_read", {})
+            bank = await c.call_tool("device__click", {"element_id": element(home, text="Bank")["id"],
+                                                       "snapshot_id": snapshot_id(home)})
+            assert not bank.is_error and items_of(await alice.page("/console/inbox")) == []  # navigation: no question
+            tap = asyncio.create_task(c.call_tool("device__click", {
+                "element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)}))
+            page = await alice.wait_items(1)
+            assert BANK_QUESTION in html.unescape(page) and "e-" not in html.unescape(page).split("Tap")[1][:90]
+            [item] = items_of(page)
+            assert items_of(await bob.page("/console/inbox")) == []
+            assert (await alice.post(f"/console/inbox/{item}", {"decision": "deny"})).status_code == 303
+            result = await asyncio.wait_for(tap, 60)
+            assert result.is_error and "declined" in result.content[0].text
+            assert phone_of(holder).screen == "bank_login"
+
+
 async def a2a_send(http, base: str, text: str) -> dict:
     """SendMessage (it returns once the task ends or waits on its peer)."""
     body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
