@@ -45,7 +45,7 @@ from sentinel_mcp.gateway.decision import (
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
-from sentinel_mcp.gateway.person_inbox import PersonInbox, PersonLink, person_for, reaches_person
+from sentinel_mcp.gateway.person_inbox import PERSON_ORIGINS, PersonInbox, PersonLink, person_for, reaches_person
 from sentinel_mcp.gateway.redactor import sensitive_fields_of
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.gateway.upstream import (
@@ -153,9 +153,6 @@ class Gateway:
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
             what = "; ".join(a for a in asks if a) or "input"
-            if self.person_inbox is not None:
-                return Refused(reason=f"{name} needs the person's answer first ({what}); no answer came in "
-                                      "Sentinel's console inbox in time, so it was refused")
             return Refused(reason=f"{name} needs the device owner's answer first ({what}); it can be given "
                                   "through an MCP client of this Sentinel or its CLI, not by this caller")
         return outcome
@@ -300,7 +297,7 @@ class Gateway:
         meta = call_meta(rec.base["session"], rec.base["client"], rec.base["origin"], who.name,
                          can_sample=bool(getattr(link, "relays_sampling", False))) \
             if isinstance(up.target, BuiltinTarget) else None
-        if self.person_inbox is not None and not reaches_person(link):
+        if self.person_inbox is not None and call.origin in PERSON_ORIGINS and not reaches_person(link):
             # nobody behind this call can be asked: the upstream's own questions go to the console inbox
             link = PersonLink(link, self, who.name, call)
         try:

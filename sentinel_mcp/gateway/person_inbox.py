@@ -30,6 +30,8 @@ from sentinel_mcp.gateway.caller_link import CallerLink, refusal
 from sentinel_mcp.gateway.decision import Answer, Question
 from sentinel_mcp.identity.principal import OWNER_NAME
 
+# calls with a person behind them (the policy's own fetches and built-ins' internal calls ask nobody)
+PERSON_ORIGINS = ("client", "a2a", "cli")
 UPSTREAM_QUESTION = "upstream_question"  # Question.meta kind: a form an upstream (the device firewall) asks mid-call
 
 
