@@ -416,7 +416,8 @@ class Gateway:
     async def ask_person(self, *, principal: str, origin: str, session: str, client: str | None, tool: str,
                          arguments: Any, questions: list[Question], reason: str) -> dict[str, Answer] | None:
         """Questions the caller cannot be asked, put to the person in the console inbox (None: no console, or no
-        answer in time). Used for upstream confirmations here and by the agent for the guard's own questions."""
+        answer in time). ``PersonLink`` asks through it: an upstream's questions during a call (the device's
+        confirmation; the agent's steps' own questions, which the agent pushes to its caller's call)."""
         if self.person_inbox is None or not questions:
             return None
         return await self.person_inbox.ask(person=person_for(principal, origin), caller=principal, origin=origin,

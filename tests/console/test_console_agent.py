@@ -64,7 +64,7 @@ def hostile_bank(body: dict) -> str:
 
 
 @contextlib.asynccontextmanager
-async def phone_gateway(tmp_path: Path, model: ScriptedModelServer):
+async def phone_gateway(tmp_path: Path, model: ScriptedModelServer, **agent: object):
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -73,7 +73,8 @@ async def phone_gateway(tmp_path: Path, model: ScriptedModelServer):
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
         "device": {"backend": "simulated", "risk_classifier": False},
         "agent": {"backend": "openai", "a2a_peers": ["rover"],
-                  "openai": {"timeout": 5.0, "backoff_base": 0.01, "max_attempts": 2, "model": "scripted-1"}},
+                  "openai": {"timeout": 5.0, "backoff_base": 0.01, "max_attempts": 2, "model": "scripted-1"}}
+        | agent,
         "console": {"ask_seconds": ASK_SECONDS, "hold_seconds": 5},
         "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB},
                        {"name": "rover", "token": ROVER}],
@@ -227,6 +228,27 @@ async def test_a_non_eliciting_clients_own_risky_tap_is_asked_in_its_inbox(tmp_p
             result = await asyncio.wait_for(tap, 60)
             assert result.is_error and "declined" in result.content[0].text
             assert phone_of(holder).screen == "bank_login"
+
+
+async def test_a_runs_consent_question_is_answered_in_the_inbox_too(tmp_path, model):
+    """The guard's own question during a step (the consent to read messages), not only the device's."""
+    def read_sms(body):
+        return json.dumps({"tool": "device__sms_list", "arguments": {"limit": 1}})
+
+    def report(body):
+        return act("done", screen_of(body)[0], text="read")
+    model.script("unknown", read_sms, report)
+    async with phone_gateway(tmp_path, model, tools=["device__sms_list"]) as (base, _owner, _holder):
+        async with signed_in(base, ALICE) as alice, mcp_client(base, ALICE) as c:
+            run = asyncio.create_task(c.call_tool("agent__agent_run", {"goal": "read my newest SMS"}))
+            page = await alice.wait_items(1)
+            assert "read your messages" in html.unescape(page)
+            [item] = items_of(page)
+            assert (await alice.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 303
+            result = await asyncio.wait_for(run, 60)
+    done = result.structured_content
+    assert done["status"] == "completed" and done["steps"][0]["outcome"] == "done", done
+    assert done["steps"][0]["guard"] == "allowed" and "read your messages" in done["steps"][0]["asked"][0]
 
 
 async def a2a_send(http, base: str, text: str) -> dict:
