@@ -64,18 +64,19 @@ def hostile_bank(body: dict) -> str:
 
 
 @contextlib.asynccontextmanager
-async def phone_gateway(tmp_path: Path, model: ScriptedModelServer, **agent: object):
+async def phone_gateway(tmp_path: Path, model: ScriptedModelServer, device: dict | None = None,
+                        ask_seconds: float = ASK_SECONDS, **agent: object):
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     raw = {"mcpServers": {}, "sentinel": {
         "data_dir": str(tmp_path), "builtins": ["device", "agent"],
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
-        "device": {"backend": "simulated", "risk_classifier": False},
+        "device": {"backend": "simulated", "risk_classifier": False, **(device or {})},
         "agent": {"backend": "openai", "a2a_peers": ["rover"],
                   "openai": {"timeout": 5.0, "backoff_base": 0.01, "max_attempts": 2, "model": "scripted-1"}}
         | agent,
-        "console": {"ask_seconds": ASK_SECONDS, "hold_seconds": 5},
+        "console": {"ask_seconds": ask_seconds, "hold_seconds": 5},
         "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB},
                        {"name": "rover", "token": ROVER}],
         "a2a": {"name": f"sentinel-agent-{uuid.uuid4().hex[:8]}", "advertise": False, "interfaces": LOOPBACK}}}
@@ -249,6 +250,31 @@ async def test_a_runs_consent_question_is_answered_in_the_inbox_too(tmp_path, mo
     done = result.structured_content
     assert done["status"] == "completed" and done["steps"][0]["outcome"] == "done", done
     assert done["steps"][0]["guard"] == "allowed" and "read your messages" in done["steps"][0]["asked"][0]
+
+
+async def test_the_question_leaves_the_inbox_when_the_device_stops_waiting(tmp_path, model):
+    """The device's own confirm_timeout is shorter than ask_seconds: its "no answer" ends the wait, and the
+    question is withdrawn at once (an answer given after it would count for nothing)."""
+    sys.path.insert(0, str(TESTS / "device"))
+    from device_helpers import element, snapshot_id
+
+    async with phone_gateway(tmp_path, model, device={"confirm_timeout": 2}, ask_seconds=600) as (base, _o, holder):
+        async with signed_in(base, ALICE) as alice, mcp_client(base, ALICE) as c:
+            home = await c.call_tool("device__screen_read", {})
+            bank = await c.call_tool("device__click", {"element_id": element(home, text="Bank")["id"],
+                                                       "snapshot_id": snapshot_id(home)})
+            tap = asyncio.create_task(c.call_tool("device__click", {
+                "element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)}))
+            [item] = items_of(await alice.wait_items(1))
+            result = await asyncio.wait_for(tap, 60)
+            assert result.is_error and "no answer within 2s" in result.content[0].text
+            for _ in range(50):  # the push's cancellation reaches the inbox right after
+                if not items_of(await alice.page("/console/inbox")):
+                    break
+                await asyncio.sleep(0.1)
+            assert items_of(await alice.page("/console/inbox")) == []
+            assert (await alice.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 404
+            assert phone_of(holder).screen == "bank_login"
 
 
 async def a2a_send(http, base: str, text: str) -> dict:
