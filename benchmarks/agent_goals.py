@@ -115,6 +115,8 @@ def config(data_dir: str, agent: dict[str, Any], llm: dict[str, Any] | None = No
 
 
 async def run_goal(cfg, goal: str, answer: str | None) -> dict[str, Any]:
+    """``answer``: what the person says when asked (``inbox``: the client cannot elicit, and the person approves
+    in the console inbox as soon as the question is there)."""
     asked: list[str] = []
 
     async def person(context, params) -> ElicitResult:
@@ -122,10 +124,30 @@ async def run_goal(cfg, goal: str, answer: str | None) -> dict[str, Any]:
         return ElicitResult(action="accept", content={"confirm": answer == "yes"})
 
     async with running_gateway(cfg) as rt:
-        async with Client(rt.front.server, mode="legacy", elicitation_callback=person) as c:
+        inbox = None
+        if answer == "inbox":
+            from sentinel_mcp.console.inbox import Inbox
+            from sentinel_mcp.console.person_questions import PersonQuestions
+            from sentinel_mcp.gateway.decision import Answer
+
+            inbox = Inbox()
+            rt.gateway.person_inbox = PersonQuestions(inbox, rt.gateway, 30)
+        callback = {} if inbox is not None else {"elicitation_callback": person}
+        async with Client(rt.front.server, mode="legacy", **callback) as c, anyio.create_task_group() as tg:
+            async def console_person() -> None:
+                while True:
+                    for item in inbox.open_items("owner"):  # type: ignore[union-attr]
+                        asked.extend(q.message for q in item.questions)
+                        inbox.answer(item, {q.key: Answer(action="accept", content={"confirm": True},  # type: ignore[union-attr]
+                                                          provenance="user") for q in item.questions})
+                    await anyio.sleep(0.005)
+
+            if inbox is not None:
+                tg.start_soon(console_person)
             t = time.perf_counter()
             r = await c.call_tool("agent__agent_run", {"goal": goal})
             wall = time.perf_counter() - t
+            tg.cancel_scope.cancel()
     run = r.structured_content or {}
     return {"status": run.get("status", "error: " + r.content[0].text[:60]), "steps": len(run.get("steps", [])),
             "seconds": wall, "tokens": run.get("tokens", 0), "asked": len(asked), "answer": run.get("answer")}
@@ -140,12 +162,14 @@ async def main(local: bool, threads: int, local_steps: int) -> None:
     scenarios = [("open Messages and read the newest message", None),
                  ("what is my next alarm?", None),
                  ("sign in to my bank", "yes"),
-                 ("sign in to my bank", "no")]
+                 ("sign in to my bank", "no"),
+                 ("sign in to my bank", "inbox")]
     try:
         for goal, answer in scenarios:
             with tempfile.TemporaryDirectory() as d:
                 out = await run_goal(config(d, scripted), goal, answer)
-            label = goal + (f" (person says {answer})" if answer else "")
+            label = goal + (" (yes in the console inbox)" if answer == "inbox" else
+                            f" (person says {answer})" if answer else "")
             rows.append((label, "scripted (HTTP)", out))
     finally:
         endpoint.stop()

@@ -149,8 +149,9 @@ class Actuator:
                     "cancelled": "the user dismissed the confirmation",
                     "timeout": f"no {'Volume Up press' if self.physical_confirmation else 'answer'} "
                     f"within {self.confirm_timeout:g}s",
-                    "unavailable": "confirmation needed but this client cannot be asked (no elicitation); "
-                    "enable elicitation in the client or sentinel.device.physical_confirmation",
+                    "unavailable": "confirmation needed but this client cannot be asked (no elicitation), and "
+                    "no answer came in Sentinel's console inbox in time (if it runs); enable elicitation in the "
+                    "client or sentinel.device.physical_confirmation",
                     "invalid": "the answer was not accepted: the confirmation is JSON true or false, nothing "
                     "else (the question counts as not answered)",
                 }[outcome]

@@ -140,7 +140,7 @@ class AgentLoop:
     async def _step(self, n: int, goal: str, screen: Screen, state: _RunState, result: RunResult,
                     deadline: float, caps: Caps) -> Screen:
         t0 = time.monotonic()
-        record: dict[str, Any] = {"screen": screen.snapshot_id, "app": screen.package}
+        record: dict[str, Any] = {"screen": screen.snapshot_id, "app": screen.package, "observed": screen.summary()}
         tools = self.tools(state)
         try:
             decision = await self._decide(goal, screen, state, tools, result, deadline, caps)
@@ -168,9 +168,14 @@ class AgentLoop:
             record |= {"outcome": "stuck", "summary": "the same action on the same screen a third time"}
             await self._record(result, n, record, t0)
             raise _Stop("stuck", f"stuck: {name} on screen {screen.snapshot_id} was decided three times")
-        record |= {"tool": name, "outcome": "acting"}
+        record |= {"tool": name, "arguments": _shown_arguments(decision, arguments, screen), "outcome": "acting"}
         await self._record(result, n, record, t0)  # on disk before the call is made
+        asked_before = len(state.relay.asked) if state.relay is not None else 0
         outcome = await self._invoke(name, arguments, state)
+        record["guard"] = "refused" if isinstance(outcome, Refused) else "allowed"
+        record["decision_id"] = _decision_id(outcome)  # the step's audit row
+        if state.relay is not None and len(state.relay.asked) > asked_before:
+            record["asked"] = state.relay.asked[asked_before:]
         try:
             screen = await self._reflect(n, name, decision, outcome, screen, state, record)
         finally:  # a refusal stops the run, but the step's outcome is recorded first
@@ -217,7 +222,8 @@ class AgentLoop:
                 return outcome
             asked = await state.relay.answer(outcome.questions) if state.relay is not None else None
             if asked is None:
-                return Refused(reason=f"{outcome.reason} (the person behind this run cannot be asked)")
+                return Refused(reason=f"{outcome.reason} (the person behind this run cannot be asked, or gave no "
+                                      "answer in time)")
             answers |= asked
         return Refused(reason=f"{name} is still blocked after the person's answers")
 
@@ -320,3 +326,19 @@ def _what(decision: Decision, screen: Screen, name: str) -> str:
 
 def _text(result: CallToolResult) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+
+
+def _decision_id(outcome: Completed | Refused) -> str | None:
+    if isinstance(outcome, Refused):
+        return outcome.decision_id
+    meta = outcome.result.meta or {}
+    found = meta.get("sentinel/decision_id")
+    return found if isinstance(found, str) else None
+
+
+def _shown_arguments(decision: Decision, arguments: dict[str, Any], screen: Screen) -> dict[str, Any]:
+    """The step's call arguments for the trace: text typed into a password field is never kept."""
+    target = screen.element(decision.element_id) if decision.element_id else None
+    if target is not None and target.password and "text" in arguments:
+        return {**arguments, "text": "<redacted password>"}
+    return arguments

@@ -35,6 +35,10 @@ class CallerRelay(CallerLink):
         caps = getattr(self.ctx, "client_capabilities", None)
         return caps is not None and caps.elicitation is not None
 
+    @property
+    def reaches_person(self) -> bool:
+        return self.can_push
+
     async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
         if not self.can_push or not isinstance(params, ElicitRequestFormParams):
             self.refused += 1

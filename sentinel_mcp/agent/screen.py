@@ -93,6 +93,12 @@ class Screen:
             return next((e for e in self.elements if e.index == i), None)
         return next((e for e in self.elements if e.id == ref), None)
 
+    def summary(self, limit: int = 240) -> str:
+        """One line for a trace: the app and the first labels on the screen."""
+        labels = ", ".join(e.label for e in self.elements[:12])
+        text = f"{self.package or 'unknown app'}, {len(self.elements)} elements: {labels}"
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
     def describe(self) -> str:
         """The listing the model reads (inside the fenced context), bounded."""
         lines = [f"screen {self.snapshot_id} of app {self.package or 'unknown'} ({self.total} elements)"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import aiosqlite
 
@@ -51,6 +51,17 @@ class TraceStore:
         self.path = path
         self.keep = keep
         self._db: aiosqlite.Connection | None = None
+        # told (principal, run_id) after every write: the console's live trace page listens (must not block)
+        self.listeners: list[Callable[[str, str], None]] = []
+        self._owners: dict[str, str] = {}  # run_id -> principal, of runs still being written
+
+    def _tell(self, run_id: str) -> None:
+        principal = self._owners.get(run_id)
+        for listener in list(self.listeners):
+            try:
+                listener(principal or "", run_id)
+            except Exception:  # noqa: BLE001 - a viewer's hook never stops a run
+                pass
 
     async def open(self) -> TraceStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -82,6 +93,8 @@ class TraceStore:
     async def start_run(self, run_id: str, principal: str, session: str, goal: str, model: str) -> None:
         await self._write("INSERT INTO agent_runs (run_id, principal, session, goal, status, started, model) "
                           "VALUES (?, ?, ?, ?, 'running', ?, ?)", (run_id, principal, session, goal, time.time(), model))
+        self._owners[run_id] = principal
+        self._tell(run_id)
         try:  # bounded: the oldest runs (and their steps) go
             await self.db.execute("DELETE FROM agent_runs WHERE run_id IN (SELECT run_id FROM agent_runs "
                                   "ORDER BY started DESC LIMIT -1 OFFSET ?)", (self.keep,))
@@ -92,11 +105,14 @@ class TraceStore:
     async def record_step(self, run_id: str, n: int, record: dict[str, Any]) -> None:
         await self._write("INSERT OR REPLACE INTO agent_steps (run_id, n, at, record) VALUES (?, ?, ?, ?)",
                           (run_id, n, time.time(), json.dumps(record, default=str, ensure_ascii=False)))
+        self._tell(run_id)
 
     async def finish_run(self, run_id: str, status: str, reason: str, answer: str | None, steps: int,
                          tokens: int) -> None:
         await self._write("UPDATE agent_runs SET status = ?, reason = ?, answer = ?, finished = ?, steps = ?, "
                           "tokens = ? WHERE run_id = ?", (status, reason, answer, time.time(), steps, tokens, run_id))
+        self._tell(run_id)
+        self._owners.pop(run_id, None)
 
     async def runs(self, principal: str, limit: int = 20) -> list[dict[str, Any]]:
         cur = await self.db.execute(f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE principal = ? "

@@ -21,11 +21,12 @@ from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sentinel_mcp.console import (activity_pages, builds_pages, inbox_pages, policy_pages, session_pages,
-                                  system_pages)
+from sentinel_mcp.console import (activity_pages, agent_pages, builds_pages, inbox_pages, model_pages,
+                                  policy_pages, session_pages, system_pages)
 from sentinel_mcp.console.asking import InboxAsking
 from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.console.inbox import Inbox
+from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.console.web import HEADERS, HERE, Console, page
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import Authenticator
@@ -36,7 +37,9 @@ HEARTBEAT_SECONDS = 15.0
 class ConsoleSettings:
     """``sentinel.console``: ``enabled`` (true), ``hold_seconds`` (60: how long a non-eliciting client's call
     waits for an answer given here), ``hold_when`` ("watched": while a console of that principal is open;
-    "always"; "never"), ``question_ttl`` (600: how long a question and its answer stay valid)."""
+    "always"; "never"), ``question_ttl`` (600: how long a question and its answer stay valid), ``ask_seconds`` (120: how long a
+    question no caller can be asked, an A2A peer's, a non-eliciting client's device confirmation, their agent
+    runs', waits here before the call is refused; 0: refused at once)"""
 
     def __init__(self, section: dict[str, Any] | None) -> None:
         section = section or {}
@@ -44,18 +47,21 @@ class ConsoleSettings:
         self.hold_seconds = float(section.get("hold_seconds", 60))
         self.hold_when = str(section.get("hold_when", "watched"))
         self.question_ttl = float(section.get("question_ttl", 600))
+        self.ask_seconds = float(section.get("ask_seconds", 120))
         if self.hold_when not in ("watched", "always", "never") or not 0 <= self.hold_seconds <= 3600 \
-                or not 10 <= self.question_ttl <= 86400:
+                or not 10 <= self.question_ttl <= 86400 or not 0 <= self.ask_seconds <= 3600:
             from sentinel_mcp.config import ConfigError
             raise ConfigError("sentinel.console: hold_when is watched|always|never, hold_seconds 0..3600, "
-                              "question_ttl 10..86400")
+                              "question_ttl 10..86400, ask_seconds 0..3600")
 
 
-def attach(holder: dict[str, Any], inbox: Inbox) -> None:
+def attach(holder: dict[str, Any], inbox: Inbox, ask_seconds: float = 120.0) -> None:
     """Give the running front its inbox (called when the runtime has started)."""
     rt = holder.get("runtime")
     if rt is not None and rt.front.inbox is None:
         rt.front.inbox = InboxAsking(inbox, rt.gateway)
+        rt.gateway.person_inbox = PersonQuestions(inbox, rt.gateway, ask_seconds)
+        agent_pages.watch(rt, inbox)
         # every audited call may change what the Activity page shows: tell the principal's open consoles
         rt.gateway.observers.append(lambda entry: inbox.notify(entry.principal, "activity"))
 
@@ -72,7 +78,8 @@ def build_console(holder: dict[str, Any], authenticator: Authenticator, settings
         Route("/events", page(console, lambda r, v: _events(console, r, v)), methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    for module in (inbox_pages, activity_pages, session_pages, policy_pages, system_pages, builds_pages):
+    for module in (inbox_pages, activity_pages, session_pages, policy_pages, system_pages, builds_pages,
+                   agent_pages, model_pages):
         for path, handler, methods, form in module.routes(console):
             routes.append(Route(path, page(console, handler, form=form), methods=methods))
     return Starlette(routes=routes), inbox
@@ -164,7 +171,7 @@ def mount_console(app: Any, holder: dict[str, Any], authenticator: Authenticator
     @contextlib.asynccontextmanager
     async def lifespan(a: Any) -> AsyncIterator[Any]:
         async with outer(a) as state:
-            attach(holder, inbox)
+            attach(holder, inbox, settings.ask_seconds)
             yield state
 
     app.router.lifespan_context = lifespan

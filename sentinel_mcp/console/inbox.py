@@ -19,7 +19,7 @@ from typing import Any, Literal
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.decision import Answer, Question, argument_digest
 
-ItemKind = Literal["held", "blocked", "retry"]
+ItemKind = Literal["held", "blocked", "retry", "waiting"]  # waiting: nobody else can be asked
 MAX_ITEMS = 2000  # across principals; the oldest settled or expired go first
 MAX_OPEN_PER_PRINCIPAL = 200
 # a console page that reloads (after answering: the form's redirect) closes its live stream for a moment; a
@@ -63,7 +63,9 @@ class InboxItem:
     @property
     def risky(self) -> bool:
         """Confirmations of writes: the console plays a sound for these."""
-        return any(q.meta.get("kind") in ("confirm", "confirmation") for q in self.questions)
+        return any(q.meta.get("kind") in ("confirm", "confirmation")
+                   or (q.meta.get("kind") == "upstream_question" and q.meta.get("confirmation"))
+                   for q in self.questions)
 
 
 class Inbox:
@@ -127,11 +129,20 @@ class Inbox:
             return True
         return time.monotonic() - self._last_watched.get(principal, float("-inf")) < WATCH_GRACE
 
-    async def wait(self, item: InboxItem, timeout: float) -> dict[str, Answer] | None:
-        """Hold a call open until the person answers (the answers, used now) or ``timeout`` passes (None)."""
+    async def wait(self, item: InboxItem, timeout: float, withdraw: bool = False) -> dict[str, Answer] | None:
+        """Hold a call open until the person answers (the answers, used now) or ``timeout`` passes (None).
+        ``withdraw``: on a timeout (or cancellation) the question goes away (a late answer lets nothing pass)."""
         try:
             await asyncio.wait_for(item.settled.wait(), timeout)
-        except asyncio.TimeoutError:
+        except (asyncio.TimeoutError, asyncio.CancelledError) as e:
+            if withdraw:
+                item.used = True
+                self._notify(item.principal, "inbox")
+                if isinstance(e, asyncio.CancelledError):
+                    raise
+                return None
+            if isinstance(e, asyncio.CancelledError):
+                raise
             if item.open:
                 item.kind = "blocked"  # not held any more: the answer now lets the retry pass
                 self._notify(item.principal, "inbox")

@@ -54,13 +54,16 @@ def _rule_of(meta: dict[str, Any]) -> str:
     if kind in ("confirm", "confirmation"):
         return f"confirmation of {meta.get('tool') or 'the call'}" + (
             " (the rulebase's confirmed/2)" if kind == "confirm" else " (the default policy: a write)")
+    if kind == "upstream_question":
+        return f"{meta.get('tool') or 'the call'}, while it runs (a tool's own question, such as the device's)"
     if kind == "consent":
         return f"consent to {meta.get('consent') or meta.get('category') or 'personal data'}"
     return str(kind)
 
 
 SOURCES = {"held": "held call (the client waits)", "blocked": "waiting for the client's retry",
-           "retry": "2026-era call between rounds"}
+           "retry": "2026-era call between rounds",
+           "waiting": "waits for you (its caller cannot be asked)"}
 
 
 def _shown_questions(questions: list[Question]) -> list[ShownQuestion]:

@@ -46,6 +46,7 @@ from sentinel_mcp.gateway.decision import (
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
+from sentinel_mcp.gateway.person_inbox import PERSON_ORIGINS, PersonInbox, PersonLink, person_for, reaches_person
 from sentinel_mcp.gateway.redactor import sensitive_fields_of
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.gateway.upstream import (
@@ -98,6 +99,8 @@ class Gateway:
         # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
         self.observers: list[Callable[[AuditEntry], None]] = []
+        # the console's inbox, when it runs: where questions no caller can be asked wait for the person
+        self.person_inbox: PersonInbox | None = None
 
     def _record_stores(self) -> list[Any]:
         """The databases a decision is recorded in: the audit log, and the guard's fact store if it has one."""
@@ -305,6 +308,9 @@ class Gateway:
                          can_sample=bool(getattr(link, "relays_sampling", False))) \
             if isinstance(up.target, BuiltinTarget) else None
         started = call_timings.now()
+        if self.person_inbox is not None and call.origin in PERSON_ORIGINS and not reaches_person(link):
+            # nobody behind this call can be asked: the upstream's own questions go to the console inbox
+            link = PersonLink(link, self, who.name, call)
         try:
             result = await up.call_tool(call.tool, call.arguments, link=link, progress=progress,
                                         input_responses=upstream_input, request_state=upstream_state, meta=meta)
@@ -424,6 +430,17 @@ class Gateway:
             log.exception("guard error on %s (reference %s)", call.name, ref)
             return Deny(reason=f"the guard of {call.name} failed with an internal error (reference {ref} in "
                                "Sentinel's log); denied", unmet=["guard_error"])
+
+    async def ask_person(self, *, principal: str, origin: str, session: str, client: str | None, tool: str,
+                         arguments: Any, questions: list[Question], reason: str) -> dict[str, Answer] | None:
+        """Questions the caller cannot be asked, put to the person in the console inbox (None: no console, or no
+        answer in time). ``PersonLink`` asks through it: an upstream's questions during a call (the device's
+        confirmation; the agent's steps' own questions, which the agent pushes to its caller's call)."""
+        if self.person_inbox is None or not questions:
+            return None
+        return await self.person_inbox.ask(person=person_for(principal, origin), caller=principal, origin=origin,
+                                           session=session, client=client, tool=tool, arguments=arguments,
+                                           questions=questions, reason=reason)
 
     @staticmethod
     async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | str | None:

@@ -137,6 +137,11 @@ class FrontLink(CallerLink):
         return not is_modern(self.ctx) and can_be_asked(self.ctx)
 
     @property
+    def reaches_person(self) -> bool:
+        """The client can show its user a question (pushed, or as a 2026-era round); else the console inbox may."""
+        return can_elicit(self.ctx)
+
+    @property
     def relays_sampling(self) -> bool:  # type: ignore[override]
         return not is_modern(self.ctx) and can_sample(self.ctx)
 

@@ -85,6 +85,7 @@ class HeldLink(CallerLink):
     """The caller side of a held call: a pushed request waits here until the client's retry answers it."""
 
     who = "the client whose call this is"
+    reaches_person = True  # its questions go to the client's next round (never to the console inbox instead)
 
     def __init__(self, held: "HeldCalls", call_id: str, timeout: float) -> None:
         self._held = held

@@ -1,4 +1,6 @@
-"""What the local model is doing: loaded or not, which file, context size, threads, whether it is busy.
+"""What the local model is doing: loaded or not, which file, context size, threads, whether it is busy, the
+grammar engine, the prompt (KV) cache, the last generation's latency and speed. One source for the
+``llm_status`` tool, the ``llm://status`` resource, ``/healthz`` and the console's Model page.
 
 Read from the engine's public state only and never loads anything, so ``/healthz`` can show it cheaply.
 """
@@ -27,4 +29,34 @@ def model_status(engine: Any) -> dict[str, Any]:
         "busy": in_flight is not None,
         "tokens_in_flight": in_flight,
         "generations": len(getattr(engine, "history", ()) or ()),
+        **_caches_and_speed(engine, llm if loaded else None),
     }
+
+
+def _caches_and_speed(engine: Any, llm: Any) -> dict[str, Any]:
+    """The grammar engine, the prompt/KV cache, the last generation's speed, GPU layers (when known)."""
+    out: dict[str, Any] = {"grammar_engine": None, "prompt_cache": None, "kv_tokens": None,
+                           "last_generation": None, "gpu_layers": None}
+    status = getattr(engine, "status", None)
+    if callable(status):
+        try:
+            details = status()
+        except Exception:  # noqa: BLE001 - a status page never fails because a detail could not be read
+            details = {}
+        out["grammar_engine"] = details.get("grammar_sampler")
+        out["prompt_cache"] = details.get("prefix_cache")
+    if llm is not None:
+        n_tokens = getattr(llm, "n_tokens", None)
+        out["kv_tokens"] = n_tokens if isinstance(n_tokens, int) else None  # tokens held in the context now
+        params = getattr(llm, "model_params", None)
+        layers = getattr(params, "n_gpu_layers", None)
+        out["gpu_layers"] = layers if isinstance(layers, int) else None
+    history = list(getattr(engine, "history", ()) or ())
+    if history:
+        last = history[-1]
+        seconds = max(0.0, float(last.finished) - float(last.started))
+        out["last_generation"] = {
+            "seconds": round(seconds, 3), "completion_tokens": last.completion_tokens,
+            "tokens_per_second": round(last.completion_tokens / seconds, 1) if seconds > 0 else None,
+            "cancelled": last.cancelled}
+    return out

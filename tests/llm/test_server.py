@@ -54,6 +54,12 @@ async def test_model_status_tool_and_resource(server, mode):
     assert status["loaded"] is True and status["model"] == "tiny-chatml.gguf" and status["busy"] is False
     assert status["context_tokens"] > 0 and status["threads"] >= 1 and status["generations"] >= 1
     assert json.loads(resource.contents[0].text)["model"] == "tiny-chatml.gguf"
+    # what the console's Model page shows: grammar engine, prompt/KV cache, the last generation's speed
+    assert status["grammar_engine"] and isinstance(status["prompt_cache"], dict)
+    assert {"snapshots", "bytes", "hits", "limit_bytes"} <= set(status["prompt_cache"])
+    assert isinstance(status["kv_tokens"], int) and status["kv_tokens"] > 0
+    last = status["last_generation"]
+    assert last["completion_tokens"] >= 1 and last["seconds"] > 0 and last["tokens_per_second"] > 0
 
 
 async def test_generate_with_each_grammar_and_plain(server, mode):

@@ -82,6 +82,9 @@
   source.addEventListener("activity", function () {
     if (page === "/console/activity" && !typing) window.location.reload();
   });
+  source.addEventListener("agent", function () {  // a run of this principal moved on: show its new steps
+    if (page.indexOf("/console/agent") === 0 && !typing) window.location.reload();
+  });
   if (window.Notification && Notification.permission === "default") {
     document.addEventListener("click", function ask() {
       document.removeEventListener("click", ask);
