@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -47,7 +48,8 @@ from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
 
 PY = sys.executable
 TOOLBOX = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
-PEER_VENV = Path(os.environ.get("BENCH_PEER_VENV", ROOT / ".venv-bench-peers"))
+PEER_VENV = Path(os.environ.get("BENCH_PEER_VENV", ROOT / ".venv-bench-peers"))  # mcp-proxy
+FORGE_VENV = Path(os.environ.get("BENCH_FORGE_VENV", ROOT / ".venv-bench-forge"))  # mcp-contextforge-gateway
 ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
 
 
@@ -78,8 +80,10 @@ def load(url: str, tool: str, seconds: float, pid: int, *, era: str = "2026-07-2
 
 
 def fmt(r: LoadResult) -> str:
-    return (f"{r.rate:7.0f}/s  p50 {r.p50_ms:6.2f}ms  p99 {r.p99_ms:6.2f}ms  server CPU {r.server_cpu:4.2f}  "
-            f"client CPU {r.client_cpu:4.2f}" + (f"  ERRORS {r.errors}" if r.errors else ""))
+    # CPU per call is the figure a busy shared machine distorts least (a rate also depends on who else runs)
+    per_call = 1000 * r.server_cpu / r.rate if r.rate else float("nan")
+    return (f"{r.rate:7.0f}/s  p50 {r.p50_ms:6.2f}ms  p99 {r.p99_ms:6.2f}ms  server CPU {r.server_cpu:4.2f} "
+            f"({per_call:5.2f} ms/call)  client CPU {r.client_cpu:4.2f}" + (f"  ERRORS {r.errors}" if r.errors else ""))
 
 
 # ---------------------------------------------------------------------------------------------------- rows
@@ -127,6 +131,27 @@ def peers(tmp: Path, seconds: float, rows: list) -> None:
         targets.append(("mcp-proxy (no policy)", px, f"http://127.0.0.1:{pport}/mcp", "noop", None))
     else:
         rows.append(("peer mcp-proxy", f"not measured: {proxy_bin} missing (make bench installs it)", "", None))
+    forge_py = FORGE_VENV / "bin" / "python"
+    if forge_py.exists():
+        # ContextForge's stdio-to-HTTP bridge (its gateway proper needs a database and an admin set-up); it
+        # refuses to start without secrets, so the run gets throwaway ones
+        fport = free_port()
+        forge_env = {**ENV, **{k: secrets.token_hex(32) for k in ("JWT_SECRET_KEY", "AUTH_ENCRYPTION_SECRET")},
+                     "PLATFORM_ADMIN_PASSWORD": "Bench-" + secrets.token_hex(8) + "!",
+                     "BASIC_AUTH_PASSWORD": "Bench-" + secrets.token_hex(8) + "!"}
+        fx = subprocess.Popen([str(forge_py), "-m", "mcpgateway.translate", "--stdio", f"{PY} {TOOLBOX}",
+                               "--expose-streamable-http", "--port", str(fport), "--logLevel", "error"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=forge_env,
+                              cwd=tempfile.gettempdir(), start_new_session=True)
+        try:
+            wait_http(f"http://127.0.0.1:{fport}/healthz", proc=fx, timeout=60)
+            targets.append(("ContextForge translate (no policy)", fx, f"http://127.0.0.1:{fport}/mcp", "noop", None))
+        except RuntimeError as e:
+            stop_process(fx)
+            rows.append(("peer ContextForge", f"not measured: {e}", "", None))
+    else:
+        rows.append(("peer ContextForge", f"not measured: {forge_py} missing (make bench tries to install it)", "",
+                     None))
     try:
         for label, proc, url, tool, token in targets:
             assert proc is not None
