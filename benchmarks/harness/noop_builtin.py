@@ -1,0 +1,31 @@
+"""A no-op built-in for the capacity benchmark: one read-only tool that answers "ok" (low-level ``Server``, so
+the figures measure Sentinel's pipeline, not a tool framework). Mounted by ``serve_with_noop.py``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.server import Server, ServerRequestContext
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+
+NOOP = Tool(name="noop", description="Do nothing (for benchmarks).",
+            input_schema={"type": "object", "properties": {}},
+            annotations=ToolAnnotations(read_only_hint=True, destructive_hint=False))
+
+
+def create_server(ctx: Any) -> Server:
+    async def list_tools(_: ServerRequestContext, __: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=[NOOP])
+
+    async def call_tool(_: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="ok")])
+
+    return Server("bench", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)

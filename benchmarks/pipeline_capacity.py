@@ -1,0 +1,260 @@
+"""The whole pipeline under load, side by side in one run, each row with its goal (issue 21):
+
+  1. capacity: 16 concurrent HTTP clients (2026-07-28 single-request ``tools/call``) to an in-process no-op
+     built-in, policy guard on (default rulebase), durable write-ahead audit on;
+  2. a real Python MCP upstream (the test toolbox, MCPServer over streamable HTTP): direct rate against the rate
+     through Sentinel;
+  3. peers, one stdio upstream served over streamable HTTP (handshake era, the only one ``mcp-proxy`` speaks):
+     direct | Sentinel | mcp-proxy (if its venv exists: ``make bench`` makes it), latency with one client and
+     rate with 16;
+  4. cold start of ``serve`` on the embedded default to the first ``tools/list`` answered, and what it spends
+     before the first line of the server runs (imports);
+  5. memory: the gateway's RSS after 1k calls and after --memory-calls calls (100k by default).
+
+The load generator is ``wrk`` (compiled C, Debian's package; ``make bench`` installs it); its CPU share is
+printed beside each rate, and the server's, so a reader can tell which side was the ceiling.
+Usage: python benchmarks/pipeline_capacity.py [--seconds S] [--memory-calls N] [--skip memory,peers,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HARNESS = ROOT / "benchmarks" / "harness"
+sys.path[:0] = [str(ROOT), str(HARNESS)]
+from load import (  # noqa: E402
+    HANDSHAKE,
+    TOKEN,
+    LoadResult,
+    call_body,
+    call_headers,
+    check_call,
+    handshake,
+    have_wrk,
+    post,
+    rss_mb,
+    wrk,
+)
+from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
+
+PY = sys.executable
+TOOLBOX = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
+PEER_VENV = Path(os.environ.get("BENCH_PEER_VENV", ROOT / ".venv-bench-peers"))  # mcp-proxy
+FORGE_VENV = Path(os.environ.get("BENCH_FORGE_VENV", ROOT / ".venv-bench-forge"))  # mcp-contextforge-gateway
+ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
+
+
+def start(cmd: list[str], health: str, env: dict | None = None) -> subprocess.Popen:
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or ENV,
+                            start_new_session=True)
+    wait_http(health, proc=proc, timeout=60)
+    return proc
+
+
+def sentinel(tmp: Path, servers: dict, builtins: list[str], name: str) -> tuple[subprocess.Popen, str]:
+    cfg = tmp / f"{name}.json"
+    cfg.write_text(json.dumps({"mcpServers": servers, "sentinel": {
+        "data_dir": str(tmp / name), "builtins": builtins, "rulebases": [str(ROOT / "rulebases" / "default.pl")],
+        "http": {"token": TOKEN}}}))
+    port = free_port()
+    proc = start([PY, str(HARNESS / "serve_with_noop.py"), "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+                 f"http://127.0.0.1:{port}/healthz")
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
+def load(url: str, tool: str, seconds: float, pid: int, *, era: str = "2026-07-28", session: str | None = None,
+         token: str | None = TOKEN, connections: int = 16) -> LoadResult:
+    check_call(url, tool, era, session, token)
+    body, headers = call_body(tool, era), call_headers(tool, era, session, token)
+    wrk(url, body, headers, connections=connections, seconds=1, server_pid=pid)  # warm up
+    return wrk(url, body, headers, connections=connections, seconds=seconds, server_pid=pid)
+
+
+def fmt(r: LoadResult) -> str:
+    # CPU per call is the figure a busy shared machine distorts least (a rate also depends on who else runs)
+    per_call = 1000 * r.server_cpu / r.rate if r.rate else float("nan")
+    return (f"{r.rate:7.0f}/s  p50 {r.p50_ms:6.2f}ms  p99 {r.p99_ms:6.2f}ms  server CPU {r.server_cpu:4.2f} "
+            f"({per_call:5.2f} ms/call)  client CPU {r.client_cpu:4.2f}" + (f"  ERRORS {r.errors}" if r.errors else ""))
+
+
+# ---------------------------------------------------------------------------------------------------- rows
+def capacity(tmp: Path, seconds: float, rows: list) -> None:
+    proc, url = sentinel(tmp, {}, ["bench"], "capacity")
+    try:
+        r = load(url, "bench__noop", seconds, proc.pid)
+    finally:
+        stop_process(proc)
+    rows.append(("capacity: 16 HTTP clients, in-process no-op built-in, guard + durable audit", fmt(r),
+                 ">= 1500/s", r.rate >= 1500))
+
+
+def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
+    port = free_port()
+    up = start([PY, TOOLBOX, "--http", str(port)], f"http://127.0.0.1:{port}/mcp")
+    direct_url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        d = load(direct_url, "noop", seconds, up.pid, token=None)
+        proc, url = sentinel(tmp, {"tb": {"url": direct_url}}, [], "upstream")
+        try:
+            p = load(url, "tb__noop", seconds, proc.pid)
+        finally:
+            stop_process(proc)
+    finally:
+        stop_process(up)
+    rows.append(("real Python upstream (HTTP), 16 clients: direct", fmt(d), "", None))
+    rows.append(("  through Sentinel", fmt(p) + f"  ratio {p.rate / max(d.rate, 1e-9):.2f}", ">= 0.9x direct",
+                 p.rate >= 0.9 * d.rate))
+
+
+def peers(tmp: Path, seconds: float, rows: list) -> None:
+    """A stdio upstream served over HTTP: the upstream itself over HTTP, Sentinel, mcp-proxy."""
+    targets: list[tuple[str, subprocess.Popen | None, str, str, str | None]] = []
+    port = free_port()
+    up = start([PY, TOOLBOX, "--http", str(port)], f"http://127.0.0.1:{port}/mcp")
+    targets.append(("direct (upstream's own HTTP)", up, f"http://127.0.0.1:{port}/mcp", "noop", None))
+    gw, url = sentinel(tmp, {"tb": {"command": PY, "args": [TOOLBOX]}}, [], "peers")
+    targets.append(("Sentinel (guard, durable audit)", gw, url, "tb__noop", TOKEN))
+    proxy_bin = PEER_VENV / "bin" / "mcp-proxy"
+    if proxy_bin.exists():
+        pport = free_port()
+        px = start([str(proxy_bin), "--port", str(pport), "--transport", "streamablehttp", "--", PY, TOOLBOX],
+                   f"http://127.0.0.1:{pport}/status")
+        targets.append(("mcp-proxy (no policy)", px, f"http://127.0.0.1:{pport}/mcp", "noop", None))
+    else:
+        rows.append(("peer mcp-proxy", f"not measured: {proxy_bin} missing (make bench installs it)", "", None))
+    forge_py = FORGE_VENV / "bin" / "python"
+    if forge_py.exists():
+        # ContextForge's stdio-to-HTTP bridge (its gateway proper needs a database and an admin set-up); it
+        # refuses to start without secrets, so the run gets throwaway ones
+        fport = free_port()
+        forge_env = {**ENV, **{k: secrets.token_hex(32) for k in ("JWT_SECRET_KEY", "AUTH_ENCRYPTION_SECRET")},
+                     "PLATFORM_ADMIN_PASSWORD": "Bench-" + secrets.token_hex(8) + "!",
+                     "BASIC_AUTH_PASSWORD": "Bench-" + secrets.token_hex(8) + "!"}
+        fx = subprocess.Popen([str(forge_py), "-m", "mcpgateway.translate", "--stdio", f"{PY} {TOOLBOX}",
+                               "--expose-streamable-http", "--port", str(fport), "--logLevel", "error"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=forge_env,
+                              cwd=tempfile.gettempdir(), start_new_session=True)
+        try:
+            wait_http(f"http://127.0.0.1:{fport}/healthz", proc=fx, timeout=60)
+            targets.append(("ContextForge translate (no policy)", fx, f"http://127.0.0.1:{fport}/mcp", "noop", None))
+        except RuntimeError as e:
+            stop_process(fx)
+            rows.append(("peer ContextForge", f"not measured: {e}", "", None))
+    else:
+        rows.append(("peer ContextForge", f"not measured: {forge_py} missing (make bench tries to install it)", "",
+                     None))
+    try:
+        for label, proc, url, tool, token in targets:
+            assert proc is not None
+            sid = handshake(url, token)
+            one = load(url, tool, seconds, proc.pid, era=HANDSHAKE, session=sid, token=token, connections=1)
+            many = load(url, tool, seconds, proc.pid, era=HANDSHAKE, session=sid, token=token)
+            rows.append((f"peers, {label}: 1 client", fmt(one), "", None))
+            rows.append((f"peers, {label}: 16 clients", fmt(many), "", None))
+    finally:
+        for _, proc, *_ in targets:
+            if proc is not None:
+                stop_process(proc)
+
+
+def cold_start(tmp: Path, rows: list) -> None:
+    """``sentinel-mcp serve --http`` with no config (the embedded default) to its first tools/list answer."""
+    data = tmp / "cold"
+    env = {**ENV, "SENTINEL_DATA_DIR": str(data)}
+    # the first start on a data dir makes the owner's token; the measured start is the second (as every later one)
+    for attempt in range(2):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([PY, "-m", "sentinel_mcp", "serve", "--http", f"127.0.0.1:{port}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        try:
+            answered = None
+            while time.perf_counter() - t0 < 60 and proc.poll() is None:
+                token_file = data / "http-token"
+                token = token_file.read_text().strip() if token_file.exists() else None
+                try:
+                    status, _, text = post(url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {
+                        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                  "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+                                  "io.modelcontextprotocol/clientCapabilities": {}}}},
+                        {**call_headers("", token=token), "Mcp-Method": "tools/list"}, timeout=5)
+                    if status == 200 and '"tools"' in text:
+                        answered = time.perf_counter() - t0
+                        break
+                except OSError:
+                    pass
+                time.sleep(0.02)
+        finally:
+            stop_process(proc)
+    imports = subprocess.run([PY, "-c", "import time; t = time.perf_counter(); import sentinel_mcp.gateway.serve, "
+                              "sentinel_mcp.gateway.runtime, sentinel_mcp.cli; print(time.perf_counter() - t)"],
+                             capture_output=True, text=True, env=ENV)
+    shown = f"{answered:6.2f}s" if answered is not None else "no answer within 60s"
+    imported = float(imports.stdout.strip() or "nan")
+    rows.append(("cold start, embedded default, to first tools/list", f"{shown}  (imports of the CLI and "
+                 f"gateway alone: {imported:.2f}s)", "<= 1.5 s", answered is not None and answered <= 1.5))
+
+
+def memory(tmp: Path, calls: int, rows: list) -> None:
+    proc, url = sentinel(tmp, {}, ["bench"], "memory")
+    try:
+        check_call(url, "bench__noop")
+        body, headers = call_body("bench__noop"), call_headers("bench__noop")
+        done = 0
+        marks: dict[int, float] = {}
+        for goal in (1_000, calls):
+            while done < goal:
+                # short runs, so the count overshoots its goal by one run at most
+                r = wrk(url, body, headers, connections=16, seconds=1 if goal <= 1_000 else 5)
+                done += r.requests
+                if r.errors:
+                    raise RuntimeError(f"{r.errors} errors during the memory run")
+            marks[goal] = rss_mb(proc.pid)
+    finally:
+        stop_process(proc)
+    growth = marks[calls] / marks[1_000] - 1
+    rows.append((f"memory: RSS after 1k calls -> after {calls // 1000}k", f"{marks[1_000]:.1f} MB -> "
+                 f"{marks[calls]:.1f} MB ({growth:+.1%}, {done} calls made)", "<= +10%", growth <= 0.10))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--memory-calls", type=int, default=100_000)
+    ap.add_argument("--skip", default="", help="comma-separated: capacity,upstream,peers,cold,memory")
+    args = ap.parse_args()
+    if not have_wrk():
+        sys.exit("wrk is not installed (make bench installs it through apt)")
+    skip = set(filter(None, args.skip.split(",")))
+    tmp = Path(tempfile.mkdtemp(prefix="sentinel-pipeline-"))
+    rows: list = []
+    if "cold" not in skip:
+        cold_start(tmp, rows)
+    if "capacity" not in skip:
+        capacity(tmp, args.seconds, rows)
+    if "upstream" not in skip:
+        real_upstream(tmp, args.seconds, rows)
+    if "peers" not in skip:
+        peers(tmp, args.seconds, rows)
+    if "memory" not in skip:
+        memory(tmp, args.memory_calls, rows)
+    print(f"\nThe pipeline under load ({os.cpu_count()} cores, load generator wrk: 1 thread; CPU = seconds per "
+          "second, 1.00 = one core busy)\n")
+    width = max(len(r[0]) for r in rows)
+    for label, figure, goal, met in rows:
+        verdict = "" if met is None else ("  met" if met else "  NOT MET")
+        print(f"{label:{width}}  {figure}" + (f"   goal {goal}{verdict}" if goal else ""))
+
+
+if __name__ == "__main__":
+    main()
