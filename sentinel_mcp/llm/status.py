@@ -22,9 +22,26 @@ def model_status(engine: Any) -> dict[str, Any]:
         "configured": str(configured),
         "context_tokens": n_ctx,
         "threads": getattr(settings, "n_threads", None) or os.cpu_count() or 1,
+        "gpu_layers": getattr(settings, "gpu_layers", 0),
+        "gpu_offload": _gpu_offload(getattr(settings, "gpu_layers", 0)),
         "max_tokens": getattr(settings, "max_tokens", None),
         "load_seconds": round(engine.load_seconds, 2) if getattr(engine, "load_seconds", None) else None,
         "busy": in_flight is not None,
         "tokens_in_flight": in_flight,
         "generations": len(getattr(engine, "history", ()) or ()),
     }
+
+
+def _gpu_offload(layers: int) -> str:
+    """Whether the configured layers really go to a GPU: only when llama.cpp was built with GPU support."""
+    if not layers:
+        return "off (gpu_layers is 0)"
+    try:
+        import llama_cpp
+
+        supported = bool(llama_cpp.llama_supports_gpu_offload())
+    except Exception:  # noqa: BLE001 - no llama.cpp here: nothing is offloaded
+        return "unavailable (llama.cpp is not installed)"
+    if not supported:
+        return "unavailable (this llama.cpp build has no GPU support; every layer runs on the CPU)"
+    return "all layers" if layers < 0 else f"{layers} layers"

@@ -53,6 +53,23 @@ async def test_model_status_tool_and_resource(server, mode):
     status = status.get("result", status)
     assert status["loaded"] is True and status["model"] == "tiny-chatml.gguf" and status["busy"] is False
     assert status["context_tokens"] > 0 and status["threads"] >= 1 and status["generations"] >= 1
+    assert status["gpu_layers"] == 0 and status["gpu_offload"].startswith("off")  # the default: CPU only
+
+
+def test_gpu_layers_setting_is_checked_and_reported(mode):
+    from sentinel_mcp.config import ConfigError
+    from sentinel_mcp.llm.settings import LlmSettings
+    from sentinel_mcp.llm.status import model_status
+
+    class Engine:
+        settings = LlmSettings.from_section({"gpu_layers": 12})
+    status = model_status(Engine())
+    assert status["gpu_layers"] == 12
+    # this machine's llama.cpp has no GPU support: the status says the layers stay on the CPU
+    assert status["gpu_offload"].startswith(("unavailable", "12 layers"))
+    for bad in (-2, "all", 5000):
+        with pytest.raises(ConfigError, match="sentinel.llm.gpu_layers"):
+            LlmSettings.from_section({"gpu_layers": bad})
     assert json.loads(resource.contents[0].text)["model"] == "tiny-chatml.gguf"
 
 
