@@ -54,6 +54,7 @@ async def test_model_status_tool_and_resource(server, mode):
     assert status["loaded"] is True and status["model"] == "tiny-chatml.gguf" and status["busy"] is False
     assert status["context_tokens"] > 0 and status["threads"] >= 1 and status["generations"] >= 1
     assert status["gpu_layers"] == 0 and status["gpu_offload"].startswith("off")  # the default: CPU only
+    assert json.loads(resource.contents[0].text)["model"] == "tiny-chatml.gguf"
 
 
 def test_gpu_layers_setting_is_checked_and_reported(mode):
@@ -70,7 +71,6 @@ def test_gpu_layers_setting_is_checked_and_reported(mode):
     for bad in (-2, "all", 5000):
         with pytest.raises(ConfigError, match="sentinel.llm.gpu_layers"):
             LlmSettings.from_section({"gpu_layers": bad})
-    assert json.loads(resource.contents[0].text)["model"] == "tiny-chatml.gguf"
 
 
 async def test_generate_with_each_grammar_and_plain(server, mode):
