@@ -22,10 +22,12 @@ test: setup setup-interop model ts-deps browser swarm-tools
 
 setup: system $(VENV)/.installed
 
-# SWI-Prolog (the policy engine) and Tesseract (screen OCR, with its English data), from Debian's packages
+# SWI-Prolog (the policy engine), Tesseract (screen OCR, with its English data) and tmux (the tests drive
+# `sentinel-mcp chat` in a real terminal), from Debian's packages
 system:
 	@missing=""; command -v swipl >/dev/null 2>&1 || missing="$$missing swi-prolog-nox"; \
 	command -v tesseract >/dev/null 2>&1 || missing="$$missing tesseract-ocr"; \
+	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	[ -z "$$missing" ] || { \
 	  echo "installing$$missing through apt"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -137,6 +137,15 @@ class AgentLoop:
             result.status, result.reason, result.answer = stop.status, stop.reason, stop.answer
         except TraceStoreError as e:
             result.status, result.reason = "failed", str(e)
+        except anyio.get_cancelled_exc_class():
+            # the caller stopped the run (Ctrl-C in `sentinel-mcp chat`, a cancelled request): say so on disk
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self.store.finish_run(result.run_id, "cancelled", "the caller cancelled the run",
+                                                None, len(result.steps), result.tokens)
+                except TraceStoreError:
+                    pass
+            raise
         result.seconds = time.monotonic() - started
         result.asked = list(relay.asked) if relay is not None else []
         try:
