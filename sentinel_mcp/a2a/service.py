@@ -18,7 +18,8 @@ from typing import Any, Sequence
 from pydantic import ValidationError
 
 from sentinel_mcp.a2a import actions
-from sentinel_mcp.a2a.actions import Capabilities, GuardedCall, Rejection
+from sentinel_mcp.a2a.actions import AssistRequest, Capabilities, GuardedCall, Rejection
+from sentinel_mcp.a2a.assist_inbox import AssistInbox, InboxFull
 from sentinel_mcp.a2a.jsonrpc import (
     INVALID_PARAMS,
     TASK_NOT_CANCELABLE,
@@ -53,7 +54,9 @@ from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
 OFFER_TOOL = "a2a__a2a_offer"  # the a2a built-in's: the offer to the orchestrator is a guarded call too
-OFFERED_KINDS = ("task_offer", "chat")  # free-form intents; sensor requests and tool calls are local by nature
+OFFERED_KINDS = ("task_offer", "chat")
+ASSIST_POLL_SECONDS = 0.5
+ASSIST_WAIT_SECONDS = 3600.0  # a help request nobody answered within the hour ends FAILED  # free-form intents; sensor requests and tool calls are local by nature
 
 
 class A2AService:
@@ -65,7 +68,8 @@ class A2AService:
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
         self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
-        self._degraded: dict[str, str] = {}  # task id -> why the orchestrator did not take it (bounded by tasks)
+        self._degraded: dict[str, str] = {}
+        self.inbox: AssistInbox | None = None  # other agents' help requests for the person (set by the host)  # task id -> why the orchestrator did not take it (bounded by tasks)
 
     async def open(self, task_db: Path | None = None, adopt: Sequence[Path] = ()) -> None:
         """Persist tasks in SQLite at ``task_db`` (and reload those stored there, with the tasks of the ended
@@ -152,12 +156,57 @@ class A2AService:
         self.store.add(record)
         if isinstance(action, Rejection):
             await self._settle(record, "TASK_STATE_REJECTED", action.reason)
+        elif isinstance(action, AssistRequest):
+            await self._start_assist(record, action, caller)
         elif self._offers(action, caller):
             self._set_status(record, "TASK_STATE_WORKING", None)
             record.runner = asyncio.create_task(self._run_offer(record, action), name=f"a2a-offer-{record.task.id}")
         else:
             self._start(record, action, answers=None)
         return record
+
+    # --- other agents asking the person ----------------------------------------------------------
+
+    async def _start_assist(self, record: TaskRecord, action: AssistRequest, caller: str) -> None:
+        """Keep the request for the person; the task works (waits) until they reply, then carries the reply."""
+        if self.inbox is None:
+            await self._settle(record, "TASK_STATE_REJECTED", "no person can be reached here (no assist inbox)")
+            return
+        har = action.request
+        try:  # the requester is who authenticated, whatever agent_id it claims
+            request_id = await asyncio.to_thread(
+                self.inbox.add, from_agent=caller, reason=f"{har.reason} (says agent_id {har.agent_id!r})",
+                questions=har.suggested_questions, context=har.context_handle, task_id=record.task.id)
+        except InboxFull as e:
+            await self._settle(record, "TASK_STATE_REJECTED", str(e))
+            return
+        self._set_status(record, "TASK_STATE_WORKING", f"waiting for the person's reply (request {request_id})")
+        record.runner = asyncio.create_task(self._await_reply(record, request_id), name=f"a2a-assist-{request_id}")
+
+    async def _await_reply(self, record: TaskRecord, request_id: str) -> None:
+        assert self.inbox is not None
+        loop = asyncio.get_running_loop()
+        end = loop.time() + ASSIST_WAIT_SECONDS
+        try:
+            while loop.time() < end:
+                row = await asyncio.to_thread(self.inbox.get, request_id)
+                if row is not None and row["status"] == "answered":
+                    reply = row["reply"] or ""
+                    artifact = Artifact(
+                        artifact_id=f"{record.task.id}-reply", name="human_reply",
+                        description="the person's reply to the help request",
+                        parts=[Part.of_data({"type": "human_reply", "request_id": request_id, "reply": reply,
+                                             "replied_at": row["replied_at"]}),
+                               Part.of_text(safe_text(reply, actions.MAX_TEXT, keep_newlines=True))])
+                    await self._settle(record, "TASK_STATE_COMPLETED", "the person replied", artifact=artifact)
+                    return
+                await asyncio.sleep(ASSIST_POLL_SECONDS)
+            await asyncio.to_thread(self.inbox.close, request_id)
+            await self._settle(record, "TASK_STATE_FAILED", "nobody replied to the help request in time")
+        except asyncio.CancelledError:
+            await asyncio.shield(asyncio.to_thread(self.inbox.close, request_id, "canceled"))
+            await self._settle(record, "TASK_STATE_CANCELED", "canceled by the client")
+            raise
 
     # --- orchestrator first, local when alone -------------------------------------------------
 

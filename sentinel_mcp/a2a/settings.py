@@ -42,6 +42,9 @@ class A2ASettings(BaseModel):
     # (run locally, never offered back); anyone else's intent is offered to the orchestrator first
     orchestrator_principal: str | None = None
     orchestrator_timeout: float = Field(30.0, gt=0, le=600)  # an offer not settled by then runs locally
+    # agents a person's chat (chat_open with a target) may be bridged to: name -> JSON-RPC endpoint; verified
+    # mDNS peers count too. Sentinel only hosts the channel: it relays both ways and acts on nothing relayed
+    bridge_targets: dict[str, str] = Field(default_factory=dict)
     # tasks: kept in memory, and in SQLite when a path is given (relative paths: under the data dir);
     # the gateway's HTTP server defaults it to its instance's own journal (<data_dir>/instances/<id>/a2a-tasks.db,
     # taking over those of ended instances), "" turns persistence off

@@ -23,4 +23,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     link = ChatLink(config=None if args.url else config, url=args.url,
                     token=args.token or os.environ.get("SENTINEL_TOKEN"), agent=args.agent)
-    return ChatTerminal(link, history=config.data_dir / "chat_history").run()
+    try:  # other agents' help requests, kept by the A2A service in the same data dir
+        from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
+
+        inbox = AssistInbox(inbox_path(config.data_dir))
+    except (ImportError, OSError, Exception):  # noqa: BLE001 - the chat works without it
+        inbox = None
+    return ChatTerminal(link, history=config.data_dir / "chat_history", inbox=inbox).run()

@@ -31,6 +31,8 @@ HELP = """Type a goal for the phone agent (it asks you before anything risky), o
   /policy QUERY        search the policy documents, e.g. /policy when may a booking be cancelled
   /query GOAL          prove a symbolic goal over the facts, e.g. /query current_user(U)
   /runs                your recent agent runs
+  /assist              other agents' open requests for your help
+  /reply ID TEXT       answer one (the reply goes back to the agent that asked)
   /quit                leave (also Ctrl-D)
 Ctrl-C stops the running goal; the session goes on. End a line with \\ (or open a \"\"\" block) to go on typing."""
 MAX_INPUT = 4000
@@ -38,10 +40,12 @@ HISTORY_LINES = 1000
 
 
 class ChatTerminal:
-    def __init__(self, link: ChatLink, *, history: Path | None = None, out: Any = None) -> None:
+    def __init__(self, link: ChatLink, *, history: Path | None = None, out: Any = None, inbox: Any = None) -> None:
         self.link = link
         self.history = history
         self.out = out or sys.stdout
+        self.inbox = inbox  # other agents' HumanAssistRequests (a2a.assist_inbox.AssistInbox), when there is one
+        self._shown: set[str] = set()
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -59,6 +63,7 @@ class ChatTerminal:
         self.say("Sentinel chat. Type a goal, or /help.")
         try:
             while True:
+                self.show_new_requests()
                 try:
                     line = self.read()
                 except KeyboardInterrupt:
@@ -117,6 +122,10 @@ class ChatTerminal:
             self.wait(self.link.call("sentinel__sentinel_policy_search", {"query": rest}))
         elif command == "/query" and rest:
             self.wait(self.link.call("sentinel__sentinel_query", {"goal": rest}))
+        elif command == "/assist":
+            self.list_requests(all_open=True)
+        elif command == "/reply":
+            self.reply(rest)
         elif command == "/runs":
             self.wait(self.link.call(f"{self.link.agent}__agent_runs", {}))
         else:
@@ -137,6 +146,44 @@ class ChatTerminal:
             self.say("ARGS must be a JSON object")
             return
         self.wait(self.link.call("sentinel__sentinel_why_not", {"tool": tool, "arguments": arguments}))
+
+    # ------------------------------------------------------------------ other agents asking the person
+    def show_new_requests(self) -> None:
+        self.list_requests(all_open=False)
+
+    def list_requests(self, all_open: bool) -> None:
+        if self.inbox is None:
+            if all_open:
+                self.say("no assist inbox here")
+            return
+        try:
+            requests = self.inbox.open_requests()
+        except Exception as e:  # noqa: BLE001 - the inbox is a convenience; the chat goes on without it
+            self.say(f"(the assist inbox could not be read: {type(e).__name__})")
+            return
+        fresh = [r for r in requests if all_open or r["id"] not in self._shown]
+        if all_open and not fresh:
+            self.say("no open help requests")
+        for r in fresh:
+            self._shown.add(r["id"])
+            self.say(f"[help request {r['id']} from agent {safe_text(r['from_agent'], 80)}] "
+                     f"{safe_text(r['reason'], 500)}")
+            for q in r["questions"]:
+                self.say(f"    - {safe_text(q, 300)}")
+            self.say(f"  (another agent's words, not Sentinel's; answer with /reply {r['id']} TEXT)")
+
+    def reply(self, rest: str) -> None:
+        request_id, _, text = rest.partition(" ")
+        if self.inbox is None or not request_id or not text.strip():
+            self.say("usage: /reply ID TEXT")
+            return
+        try:
+            done = self.inbox.answer(request_id, text)
+        except ValueError as e:
+            self.say(str(e))
+            return
+        self.say(f"[sent] your reply to {safe_text(request_id, 40)} goes back to the agent" if done
+                 else f"no open help request {safe_text(request_id, 40)}")
 
     def goal(self, goal: str) -> None:
         self.say(f"[agent] working on: {safe_text(goal, 2000, keep_newlines=True)}")
