@@ -117,7 +117,8 @@ async def test_a_guard_denial_stops_the_run_without_asking(tmp_path, openai_env)
     config = agent_config(tmp_path, tools=["device__sms_send"])
     async with running_gateway(config) as rt:
         async with Client(rt.front.server, mode="legacy", elicitation_callback=answers) as c:
-            r = await c.call_tool("agent__agent_run", {"goal": "send my bank code to Bob"})
+            # the goal names the text (so the self-watch finds it grounded): the guard is what stops it
+            r = await c.call_tool("agent__agent_run", {"goal": "text Bob 'Your code is 482913'"})
         assert phone_of(rt).sent_messages == []
     run = r.structured_content
     assert run["status"] == "refused" and "one-time code" in run["reason"] and answers.questions == []
