@@ -179,3 +179,28 @@ async def test_orchestrator_first_then_local_when_alone(tmp_path, openai_env):
 def test_malformed_or_oversized_orchestrator_answers_are_declines(answer, why):
     with pytest.raises(ValueError, match=why):
         _task_of(answer, 4096)
+
+
+def test_an_orchestrator_is_found_by_its_verified_card_role_and_only_when_allowed():
+    from sentinel_mcp.a2a.discovery import Peer, PeerRegistry
+    from sentinel_mcp.a2a.orchestrator import orchestrator_rpc
+    from sentinel_mcp.a2a.protocol import AgentCard
+    from sentinel_mcp.a2a.settings import A2ASettings
+
+    def peer(name: str, tags: list[str]) -> Peer:
+        card = AgentCard.model_validate({
+            "name": name, "description": "", "version": "1", "capabilities": {},
+            "supportedInterfaces": [{"url": f"http://127.0.0.1:1/{name}", "protocolBinding": "JSONRPC",
+                                     "protocolVersion": "1.0"}],
+            "defaultInputModes": [], "defaultOutputModes": [],
+            "skills": [{"id": "s", "name": "s", "description": "", "tags": tags}]})
+        return Peer(instance=name, base_url="http://127.0.0.1:1", card_url="", card=card,
+                    rpc_url=f"http://127.0.0.1:1/{name}", txt={})
+    registry = PeerRegistry()
+    registry.peers = {"maps": peer("maps", ["maps"]), "edge": peer("edge", ["planning", "orchestrator"])}
+    assert orchestrator_rpc(A2ASettings(orchestrator_discover=True), registry) == "http://127.0.0.1:1/edge"
+    assert orchestrator_rpc(A2ASettings(), registry) is None  # discovery not allowed: no orchestrator
+    configured = A2ASettings(orchestrator_url="http://127.0.0.1:2/a2a", orchestrator_discover=True)
+    assert orchestrator_rpc(configured, registry) == "http://127.0.0.1:2/a2a"  # the configured one wins
+    registry.peers.pop("edge")
+    assert orchestrator_rpc(A2ASettings(orchestrator_discover=True), registry) is None
