@@ -362,12 +362,12 @@ class _RunState:
         self.history.append(line[:300])
 
     def seen(self, text: str) -> None:
-        self.observed.append(text)
+        self.observed.append(normalise_grounds(text))  # normalised once, when seen, not on every step
         while sum(len(t) for t in self.observed) > MAX_OBSERVED_CHARS and len(self.observed) > 1:
             self.observed.pop(0)
 
     def grounds(self, goal: str, screen: Screen) -> str:
-        return normalise_grounds(goal, screen.describe(), *self.observed)
+        return "\n".join([normalise_grounds(goal, screen.describe()), *self.observed])
 
     def context(self, screen: Screen) -> str:
         """What the model reads as data: the steps so far, the last tool result, the current screen."""
