@@ -19,7 +19,9 @@ from pydantic import ValidationError
 
 from sentinel_mcp.a2a import actions
 from sentinel_mcp.a2a.actions import AssistRequest, Capabilities, GuardedCall, Rejection
-from sentinel_mcp.a2a.assist_inbox import AssistInbox, InboxFull
+from sentinel_mcp.a2a.assist_inbox import AssistInbox
+from sentinel_mcp.a2a.assist_tasks import PersonAssist
+from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
     INVALID_PARAMS,
     TASK_NOT_CANCELABLE,
@@ -59,7 +61,7 @@ ASSIST_POLL_SECONDS = 0.5
 ASSIST_WAIT_SECONDS = 3600.0  # a help request nobody answered within the hour ends FAILED  # free-form intents; sensor requests and tool calls are local by nature
 
 
-class A2AService:
+class A2AService(OrchestratorFirst, PersonAssist):
     def __init__(self, port: GatewayPort, settings: A2ASettings, peers: Any = None) -> None:
         self.port = port
         self.settings = settings
@@ -159,114 +161,10 @@ class A2AService:
         elif isinstance(action, AssistRequest):
             await self._start_assist(record, action, caller)
         elif self._offers(action, caller):
-            self._set_status(record, "TASK_STATE_WORKING", None)
-            record.runner = asyncio.create_task(self._run_offer(record, action), name=f"a2a-offer-{record.task.id}")
+            self._start_offer(record, action)
         else:
             self._start(record, action, answers=None)
         return record
-
-    # --- other agents asking the person ----------------------------------------------------------
-
-    async def _start_assist(self, record: TaskRecord, action: AssistRequest, caller: str) -> None:
-        """Keep the request for the person; the task works (waits) until they reply, then carries the reply."""
-        if self.inbox is None:
-            await self._settle(record, "TASK_STATE_REJECTED", "no person can be reached here (no assist inbox)")
-            return
-        har = action.request
-        try:  # the requester is who authenticated, whatever agent_id it claims
-            request_id = await asyncio.to_thread(
-                self.inbox.add, from_agent=caller, reason=f"{har.reason} (says agent_id {har.agent_id!r})",
-                questions=har.suggested_questions, context=har.context_handle, task_id=record.task.id)
-        except InboxFull as e:
-            await self._settle(record, "TASK_STATE_REJECTED", str(e))
-            return
-        self._set_status(record, "TASK_STATE_WORKING", f"waiting for the person's reply (request {request_id})")
-        record.runner = asyncio.create_task(self._await_reply(record, request_id), name=f"a2a-assist-{request_id}")
-
-    async def _await_reply(self, record: TaskRecord, request_id: str) -> None:
-        assert self.inbox is not None
-        loop = asyncio.get_running_loop()
-        end = loop.time() + ASSIST_WAIT_SECONDS
-        try:
-            while loop.time() < end:
-                row = await asyncio.to_thread(self.inbox.get, request_id)
-                if row is not None and row["status"] == "answered":
-                    reply = row["reply"] or ""
-                    artifact = Artifact(
-                        artifact_id=f"{record.task.id}-reply", name="human_reply",
-                        description="the person's reply to the help request",
-                        parts=[Part.of_data({"type": "human_reply", "request_id": request_id, "reply": reply,
-                                             "replied_at": row["replied_at"]}),
-                               Part.of_text(safe_text(reply, actions.MAX_TEXT, keep_newlines=True))])
-                    await self._settle(record, "TASK_STATE_COMPLETED", "the person replied", artifact=artifact)
-                    return
-                await asyncio.sleep(ASSIST_POLL_SECONDS)
-            await asyncio.to_thread(self.inbox.close, request_id)
-            await self._settle(record, "TASK_STATE_FAILED", "nobody replied to the help request in time")
-        except asyncio.CancelledError:
-            await asyncio.shield(asyncio.to_thread(self.inbox.close, request_id, "canceled"))
-            await self._settle(record, "TASK_STATE_CANCELED", "canceled by the client")
-            raise
-
-    # --- orchestrator first, local when alone -------------------------------------------------
-
-    def _discovered_orchestrator(self) -> str | None:
-        if not self.settings.orchestrator_discover or self.peers is None:
-            return None
-        from sentinel_mcp.a2a.orchestrator import orchestrator_rpc
-
-        return orchestrator_rpc(self.settings, self.peers)
-
-    def _offers(self, action: GuardedCall, caller: str) -> bool:
-        """A free-form intent goes to the orchestrator first, unless the orchestrator itself sent it (a sub-task
-        assigned back: it runs here, through the guarded loop, and is never offered back)."""
-        if action.kind not in OFFERED_KINDS or caller == self.settings.orchestrator_principal:
-            return False
-        if not (self.settings.orchestrator_url or self.settings.orchestrator_discover):
-            return False
-        return any(t.name == OFFER_TOOL for t in self.port.list_catalog_tools())
-
-    async def _run_offer(self, record: TaskRecord, call: GuardedCall) -> None:
-        intent = str(call.arguments.get("goal") or call.arguments.get("prompt") or "")
-        reason = ""
-        try:
-            outcome = await self.port.invoke(
-                OFFER_TOOL, {"intent": intent, "intent_id": record.task.id,
-                             "tools": [t.name for t in self.port.list_catalog_tools()]},
-                session_id=record.session_id, client=record.owner, origin="a2a", principal=record.owner)
-            if isinstance(outcome, Completed) and not outcome.result.is_error:
-                data = outcome.result.structured_content or {}
-                data = data.get("result", data) if isinstance(data, dict) else {}
-                if data.get("taken") is True:
-                    await self._settle_orchestrated(record, data)
-                    return
-                reason = str(data.get("reason") or "the orchestrator did not take the task")
-            elif isinstance(outcome, Completed):
-                reason = f"the offer failed: {actions.result_text(outcome.result)[:300]}"
-            else:  # the guard did not let the offer go out (or wants a confirmation nobody here can give)
-                reason = f"the offer was not allowed: {getattr(outcome, 'reason', 'input required')}"
-        except asyncio.CancelledError:
-            await self._settle(record, "TASK_STATE_CANCELED", "canceled by the client")
-            raise
-        except Exception as e:  # noqa: BLE001 - an offer that breaks is a decline: the local loop runs it
-            log.warning("A2A task %s: the offer to the orchestrator failed", record.task.id, exc_info=True)
-            reason = f"the offer failed: {type(e).__name__}"
-        if len(self._degraded) > self.settings.max_tasks:
-            self._degraded.pop(next(iter(self._degraded)))
-        self._degraded[record.task.id] = reason
-        self._set_status(record, "TASK_STATE_WORKING", f"degraded mode: {reason}; running it locally")
-        await self._run(record, call, None)
-
-    async def _settle_orchestrated(self, record: TaskRecord, data: dict[str, Any]) -> None:
-        """The orchestrator's result, relayed as data marked as another agent's (never acted on here)."""
-        task = record.task
-        relayed = {"type": "relayed", "from_agent": "orchestrator", "orchestrator": data.get("orchestrator"),
-                   "task_id": data.get("task_id"), "artifacts": data.get("artifacts") or []}
-        note = {"type": "execution", "mode": "orchestrated", "orchestrator": data.get("orchestrator")}
-        artifact = Artifact(artifact_id=f"{task.id}-result-{len(task.artifacts or []) + 1}", name="orchestrated",
-                            description="the orchestrator's result (another agent's data)",
-                            parts=[Part.of_data(note), Part.of_data(relayed)])
-        await self._settle(record, "TASK_STATE_COMPLETED", "the orchestrator took the task", artifact=artifact)
 
     async def run_design_message(self, data: dict[str, Any], caller: str, context_id: str | None,
                                  return_immediately: bool = False) -> dict[str, Any]:
