@@ -18,6 +18,9 @@ from sentinel_mcp.gateway.port import Completed
 log = logging.getLogger(__name__)
 OFFER_TOOL = "a2a__a2a_offer"  # the a2a built-in's: the offer to the orchestrator is a guarded call too
 OFFERED_KINDS = ("task_offer", "chat")  # free-form intents; sensor requests and tool calls are local by nature
+# offers waiting at once; beyond it an intent runs locally: an orchestrator that sends each offer back as a new
+# intent (not as its principal) would otherwise nest offers until the timeouts unwind them
+MAX_OFFERS_IN_FLIGHT = 4
 
 
 class OrchestratorFirst:
@@ -25,7 +28,10 @@ class OrchestratorFirst:
 
     _degraded: dict[str, str]
 
+    _offering: set[str]
+
     def _start_offer(self, record: TaskRecord, action: GuardedCall) -> None:
+        self._offering.add(record.task.id)  # counted now: the next intent's check must see it
         self._set_status(record, "TASK_STATE_WORKING", None)  # type: ignore[attr-defined]
         record.runner = asyncio.create_task(self._run_offer(record, action), name=f"a2a-offer-{record.task.id}")
 
@@ -42,6 +48,10 @@ class OrchestratorFirst:
         if action.kind not in OFFERED_KINDS or caller == self.settings.orchestrator_principal:
             return False
         if not (self.settings.orchestrator_url or self.settings.orchestrator_discover):
+            return False
+        if len(self._offering) >= MAX_OFFERS_IN_FLIGHT:
+            log.warning("A2A: %d offers already wait for the orchestrator; running this intent locally",
+                        len(self._offering))
             return False
         return any(t.name == OFFER_TOOL for t in self.port.list_catalog_tools())
 
@@ -70,6 +80,8 @@ class OrchestratorFirst:
         except Exception as e:  # noqa: BLE001 - an offer that breaks is a decline: the local loop runs it
             log.warning("A2A task %s: the offer to the orchestrator failed", record.task.id, exc_info=True)
             reason = f"the offer failed: {type(e).__name__}"
+        finally:
+            self._offering.discard(record.task.id)
         if len(self._degraded) > self.settings.max_tasks:
             self._degraded.pop(next(iter(self._degraded)))
         self._degraded[record.task.id] = reason

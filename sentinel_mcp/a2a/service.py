@@ -71,6 +71,7 @@ class A2AService(OrchestratorFirst, PersonAssist):
         self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
         self._degraded: dict[str, str] = {}
+        self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
         self.inbox: AssistInbox | None = None  # other agents' help requests for the person (set by the host)  # task id -> why the orchestrator did not take it (bounded by tasks)
 
     async def open(self, task_db: Path | None = None, adopt: Sequence[Path] = ()) -> None:
