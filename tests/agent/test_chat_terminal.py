@@ -15,6 +15,7 @@ import pytest
 from audit_rows import audit_rows
 from phone_policies import act, read_newest_message, screen_of, sign_in_to_bank
 
+from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
 from sentinel_mcp.paths import RULEBASES_DIR
 
 pytestmark = [pytest.mark.timeout(180),
@@ -43,7 +44,8 @@ class Tmux:
         self._tmux("send-keys", "-t", self.target, key)
 
     def screen(self) -> str:
-        return self._tmux("capture-pane", "-p", "-t", self.target, "-S", "-500")
+        # without the pane's empty rows below the cursor, so a length marks what was on screen so far
+        return self._tmux("capture-pane", "-p", "-t", self.target, "-S", "-500").rstrip()
 
     def wait_for(self, needle: str, after: int = 0, timeout: float = 60) -> str:
         """The screen once ``needle`` appears after the first ``after`` characters (bounded by time)."""
@@ -94,6 +96,17 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
     term.type("y")  # typed as the schema says: a yes is JSON true
     screen = term.wait_for("[result] agent run")
     assert "completed" in screen and "signed in" in screen
+
+    # another agent asks the person for help (as the A2A service keeps it): shown at the next prompt, answered
+    inbox = AssistInbox(inbox_path(data))
+    request = inbox.add(from_agent="rover", reason="Which seat? \x1b[2J\u202eeno", questions=["Window or aisle?"])
+    mark = len(term.screen())
+    term.type("")
+    screen = term.wait_for(f"[help request {request} from agent rover]", after=mark)
+    assert "Window or aisle?" in screen and "\u202e" not in screen  # shown safely, marked as another agent's
+    term.type(f"/reply {request} aisle please")
+    term.wait_for("[sent]", after=mark)
+    assert inbox.get(request)["reply"] == "aisle please"
 
     # the commands
     mark = len(term.screen())
