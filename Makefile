@@ -27,12 +27,14 @@ cluster: setup
 	$(BIN)/python -m examples.cluster .cluster
 
 # SWI-Prolog (the policy engine), Tesseract (screen OCR, with its English data), PostgreSQL (the shared store of
-# several replicas; its tests start a throwaway server) and haproxy (the cluster recipe), from Debian's packages
+# several replicas; its tests start a throwaway server), haproxy (the cluster recipe) and tmux (the tests drive
+# `sentinel-mcp chat` in a real terminal), from Debian's packages
 system:
 	@missing=""; command -v swipl >/dev/null 2>&1 || missing="$$missing swi-prolog-nox"; \
 	command -v tesseract >/dev/null 2>&1 || missing="$$missing tesseract-ocr"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v haproxy >/dev/null 2>&1 || missing="$$missing haproxy"; \
+	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	[ -z "$$missing" ] || { \
 	  echo "installing$$missing through apt"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -24,6 +24,7 @@ _COMMAND_MODULES = [
     "device_tools.sensors.cli",
     "sentinel_mcp.a2a.cli",
     "sentinel_mcp.console.cli",
+    "sentinel_mcp.agent.chat_cli",
 ]
 
 

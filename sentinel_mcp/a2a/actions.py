@@ -51,7 +51,14 @@ class Rejection:
     reason: str
 
 
-Action = GuardedCall | Rejection
+@dataclass
+class AssistRequest:
+    """Another agent asks Sentinel's person for help: kept in the inbox, the reply goes back (never acted on)."""
+
+    request: HumanAssistRequest
+
+
+Action = GuardedCall | Rejection | AssistRequest
 
 
 @dataclass
@@ -124,6 +131,8 @@ def plan(message: Message, caps: Capabilities, task_id: str) -> Action:
                                  "intent, and no orchestrator here. Send a sensor_request or tool_call.")
             return _llm_call(caps, "task_offer", model.intent,
                              "You are Sentinel, an on-device agent. Do what you can locally; be brief.")
+        if isinstance(model, HumanAssistRequest):
+            return AssistRequest(model)
         return Rejection(f"Sentinel participates and does not coordinate: it does not take {kind} messages")
     text = text_of(message)
     if text:

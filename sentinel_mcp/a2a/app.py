@@ -17,6 +17,7 @@ from typing import Any
 from mcp.types import Tool
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
+from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
 from sentinel_mcp.a2a.card import CARD_PATH, RPC_PATH, WS_PATH, make_card_endpoint
 from sentinel_mcp.a2a.discovery import Advertiser, PeerBrowser, PeerRegistry, instance_name, open_zeroconf
 from sentinel_mcp.a2a.jsonrpc_http import make_endpoint
@@ -167,6 +168,7 @@ def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: in
             if rt is not None:
                 rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
             await service.open(*task_journal(config, settings, rt))
+            service.inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person
             try:
                 if port == 0:
                     log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")

@@ -7,12 +7,14 @@ responder is available. Sentinel only hosts the channel; it does not coordinate.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from sentinel_mcp.a2a.bridge import bridge_rpc
 from sentinel_mcp.a2a.actions import LLM_TOOL, Capabilities, fit_arguments, question_wire, result_text
 from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError
 from sentinel_mcp.a2a.service import A2AService
@@ -20,6 +22,7 @@ from sentinel_mcp.gateway.decision import Answer
 from sentinel_mcp.gateway.port import Completed, NeedsInput
 
 MAX_CHANNELS = 16
+RELAY_TOOL = "a2a__a2a_relay"  # the a2a built-in's: each relayed message is a guarded call
 SYSTEM = "You are Sentinel, an on-device assistant talking with a person over a chat channel. Be brief."
 DEGRADED = ("No responder is available: this agent has no local LLM and no orchestrator (degraded mode). "
             "Sensor requests and tool calls still work.")
@@ -27,6 +30,7 @@ DEGRADED = ("No responder is available: this agent has no local LLM and no orche
 
 class ChatOpenParams(BaseModel):
     topic: str | None = Field(None, max_length=500)
+    target: str | None = Field(None, min_length=1, max_length=300)  # bridge the chat to this agent
 
 
 class ChatMessageParams(BaseModel):
@@ -46,6 +50,9 @@ class Channel:
     topic: str | None
     turns: list[tuple[str, str]] = field(default_factory=list)  # (speaker, text)
     asked: list[str] = field(default_factory=list)  # keys of the guard's open questions on this channel
+    target: str | None = None  # a bridged channel: the agent it is relayed to
+    remote_task: str | None = None  # the target's task waiting for the person (its help request)
+    request_id: str | None = None  # that help request in the assist inbox
 
 
 class ChatHub:
@@ -66,14 +73,64 @@ class ChatHub:
             raise RpcError(INVALID_PARAMS, f"Invalid params: at most {MAX_CHANNELS} chat channels per connection; "
                                            "close one first")
         ch = Channel(id=str(uuid.uuid4()), owner=caller, topic=params.topic)
+        if params.target is not None:
+            return await self._open_bridge(ch, params.target, caller)
         self.channels[ch.id] = ch
         llm = Capabilities.of(self.service.port).llm
         status = self.service.status()
         return {"channel_id": ch.id, "responder": "local_llm" if llm else "none", "degraded": not llm,
                 "status": status, "note": "" if llm else DEGRADED}
 
+    async def _open_bridge(self, ch: Channel, target: str, caller: str) -> dict[str, Any]:
+        if bridge_rpc(self.service.settings, self.service.peers, target) is None:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {target[:80]!r} is not an agent chats may be bridged to "
+                                           "(sentinel.a2a.bridge_targets, or a verified peer)")
+        if self.service.inbox is None:
+            raise RpcError(INVALID_PARAMS, "Invalid params: bridged chats need the assist inbox (not running here)")
+        ch.target = target
+        await asyncio.to_thread(self.service.inbox.record_bridge, ch.id, caller, target)  # recorded before use
+        self.channels[ch.id] = ch
+        return {"channel_id": ch.id, "responder": "bridge", "target": target, "degraded": False,
+                "note": f"this chat is relayed to the agent {target!r}; its answers are its own, and Sentinel acts "
+                        "on none of them"}
+
+    async def _relay(self, ch: Channel, params: ChatMessageParams, caller: str) -> dict[str, Any]:
+        """Pass the person's words to the target and its answer back, marked; act on nothing."""
+        inbox = self.service.inbox
+        assert inbox is not None and ch.target is not None
+        args = {"target": ch.target, "text": params.text, "context_id": ch.id, "task_id": ch.remote_task}
+        outcome = await self.service.port.invoke(RELAY_TOOL, {k: v for k, v in args.items() if v is not None},
+                                                 session_id=f"a2a:{caller}:chat:{ch.id}", client=caller,
+                                                 origin="a2a", principal=caller)
+        base = {"channel_id": ch.id, "responder": "bridge", "from_agent": ch.target, "relayed": True}
+        if not isinstance(outcome, Completed):
+            return base | {"refused": getattr(outcome, "reason", "the relay needs a confirmation nobody gave")}
+        if outcome.result.is_error:
+            return base | {"error": result_text(outcome.result)[:500] or "the relay failed"}
+        if ch.request_id is not None:  # the person's message answered the target's help request
+            await asyncio.to_thread(inbox.answer, ch.request_id, params.text)
+            ch.request_id = None
+        data = outcome.result.structured_content or {}
+        data = data.get("result", data) if isinstance(data, dict) else {}
+        await asyncio.to_thread(inbox.bridge_relayed, ch.id)
+        reply = base | {"state": data.get("state"), "text": "\n".join(data.get("texts") or []),
+                        "note": "from another agent, relayed as it is; Sentinel did not act on it"}
+        assist = data.get("human_assist_request")
+        if assist and data.get("state") in ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"):
+            ch.remote_task = data.get("task_id")
+            ch.request_id = await asyncio.to_thread(
+                inbox.add, from_agent=ch.target, reason=assist["reason"], questions=assist["suggested_questions"],
+                context=assist.get("agent_id"), channel=ch.id, task_id=ch.remote_task)
+            reply["human_assist_request"] = assist | {"request_id": ch.request_id,
+                                                      "how": "your next message on this channel is the reply"}
+        else:
+            ch.remote_task = None
+        return reply
+
     async def say(self, params: ChatMessageParams, caller: str) -> dict[str, Any]:
         ch = self._get(params.channel_id, caller)
+        if ch.target is not None:
+            return await self._relay(ch, params, caller)
         if params.answers is None:
             ch.turns.append(("user", params.text))
         if not Capabilities.of(self.service.port).llm:

@@ -60,10 +60,10 @@ class ToolCall(_Strict):
 
 
 class HumanAssistRequest(_Strict):
-    agent_id: str
-    reason: str
-    context_handle: str | None = None
-    suggested_questions: list[str] = Field(default_factory=list)
+    agent_id: str = Field(max_length=256)
+    reason: str = Field(max_length=8192)
+    context_handle: str | None = Field(None, max_length=256)
+    suggested_questions: list[str] = Field(default_factory=list, max_length=20)
 
 
 class ResultArtifact(_Strict):

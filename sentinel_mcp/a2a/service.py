@@ -18,7 +18,10 @@ from typing import Any, Sequence
 from pydantic import ValidationError
 
 from sentinel_mcp.a2a import actions
-from sentinel_mcp.a2a.actions import Capabilities, GuardedCall, Rejection
+from sentinel_mcp.a2a.actions import AssistRequest, Capabilities, GuardedCall, Rejection
+from sentinel_mcp.a2a.assist_inbox import AssistInbox
+from sentinel_mcp.a2a.assist_tasks import PersonAssist
+from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
     INVALID_PARAMS,
     TASK_NOT_CANCELABLE,
@@ -52,9 +55,13 @@ from sentinel_mcp.gateway.port import Completed, GatewayPort, InvokeOutcome, Nee
 from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
+OFFER_TOOL = "a2a__a2a_offer"  # the a2a built-in's: the offer to the orchestrator is a guarded call too
+OFFERED_KINDS = ("task_offer", "chat")
+ASSIST_POLL_SECONDS = 0.5
+ASSIST_WAIT_SECONDS = 3600.0  # a help request nobody answered within the hour ends FAILED  # free-form intents; sensor requests and tool calls are local by nature
 
 
-class A2AService:
+class A2AService(OrchestratorFirst, PersonAssist):
     def __init__(self, port: GatewayPort, settings: A2ASettings, peers: Any = None) -> None:
         self.port = port
         self.settings = settings
@@ -63,6 +70,9 @@ class A2AService:
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
         self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
+        self._degraded: dict[str, str] = {}
+        self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
+        self.inbox: AssistInbox | None = None  # other agents' help requests for the person (set by the host)  # task id -> why the orchestrator did not take it (bounded by tasks)
 
     async def open(self, task_db: Path | None = None, adopt: Sequence[Path] = ()) -> None:
         """Persist tasks in SQLite at ``task_db`` (and reload those stored there, with the tasks of the ended
@@ -89,7 +99,7 @@ class A2AService:
     def status(self) -> dict[str, Any]:
         caps = Capabilities.of(self.port)
         peers = len(self.peers.verified()) if self.peers is not None else 0
-        orchestrator = self.settings.orchestrator_url
+        orchestrator = self.settings.orchestrator_url or (self._discovered_orchestrator())
         return {
             "degraded": orchestrator is None and peers == 0,
             "orchestrator": orchestrator,
@@ -149,6 +159,10 @@ class A2AService:
         self.store.add(record)
         if isinstance(action, Rejection):
             await self._settle(record, "TASK_STATE_REJECTED", action.reason)
+        elif isinstance(action, AssistRequest):
+            await self._start_assist(record, action, caller)
+        elif self._offers(action, caller):
+            self._start_offer(record, action)
         else:
             self._start(record, action, answers=None)
         return record
@@ -293,8 +307,13 @@ class A2AService:
                 return
             task_result = actions.task_result_of(task.id, call, result)
             artifact_id = f"{task.id}-result-{len(task.artifacts or []) + 1}"
+            parts = actions.result_parts(task_result, result)
+            degraded = self._degraded.pop(task.id, None)
+            if degraded is not None:  # it says it ran alone, and why
+                parts += [Part.of_data({"type": "execution", "mode": "degraded", "reason": degraded}),
+                          Part.of_text(f"ran locally in degraded mode: {degraded}")]
             artifact = Artifact(artifact_id=artifact_id, name=call.kind, description=f"result of {call.tool}",
-                                parts=actions.result_parts(task_result, result))
+                                parts=parts)
             # committed with the artifact before anyone can see it COMPLETED (a restart keeps what was reported)
             await self._settle(record, "TASK_STATE_COMPLETED", f"{call.tool} completed", artifact=artifact)
         elif isinstance(outcome, NeedsInput):

@@ -34,7 +34,17 @@ class A2ASettings(BaseModel):
     # over mDNS counts only if its certificate checks out (plaintext only on a loopback address).
     peer_tls: ClientTLS | None = None
     public_url: str | None = None  # base URL to put in the card; default: the URL the caller used
-    orchestrator_url: str | None = None  # None: no orchestrator (degraded mode, local capabilities only)
+    orchestrator_url: str | None = None  # the orchestrator's JSON-RPC endpoint; None: none configured
+    # with no orchestrator_url: take a peer found over mDNS whose verified card declares the role (a skill
+    # tagged "orchestrator")
+    orchestrator_discover: bool = False
+    # the principal the orchestrator authenticates as when it calls Sentinel: only its task offers are sub-tasks
+    # (run locally, never offered back); anyone else's intent is offered to the orchestrator first
+    orchestrator_principal: str | None = None
+    orchestrator_timeout: float = Field(30.0, gt=0, le=600)  # an offer not settled by then runs locally
+    # agents a person's chat (chat_open with a target) may be bridged to: name -> JSON-RPC endpoint; verified
+    # mDNS peers count too. Sentinel only hosts the channel: it relays both ways and acts on nothing relayed
+    bridge_targets: dict[str, str] = Field(default_factory=dict)
     # tasks: kept in memory, and in SQLite when a path is given (relative paths: under the data dir);
     # the gateway's HTTP server defaults it to its instance's own journal (<data_dir>/instances/<id>/a2a-tasks.db,
     # taking over those of ended instances), "" turns persistence off

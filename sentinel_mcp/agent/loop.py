@@ -8,6 +8,7 @@ refusal (the guard denies, the person declines, nobody can be asked), or a cap (
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -25,6 +26,7 @@ from sentinel_mcp.agent.decision import (
     device_call,
     parse_decision,
 )
+from sentinel_mcp.agent.health import HealthMonitor, HealthSettings, StepHealth, normalise_grounds
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.screen import Screen
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
@@ -37,6 +39,7 @@ Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 MAX_HISTORY_LINES = 12
 RESULT_EXCERPT = 600
 MAX_ASK_ROUNDS = 3
+MAX_OBSERVED_CHARS = 60_000
 
 SYSTEM = (
     "You are Sentinel's phone agent. You reach the user's goal on an Android phone one step at a time. "
@@ -65,11 +68,17 @@ class RunResult:
     seconds: float = 0.0
     model: str = ""
     asked: list[str] = field(default_factory=list)
+    reflections: list[dict[str, Any]] = field(default_factory=list)  # {n, at (UTC ISO), kind, signs, text}
 
     def public(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "goal": self.goal, "status": self.status, "reason": self.reason,
                 "answer": self.answer, "steps": self.steps, "tokens": self.tokens,
-                "seconds": round(self.seconds, 2), "model": self.model, "questions_asked": self.asked}
+                "seconds": round(self.seconds, 2), "model": self.model, "questions_asked": self.asked,
+                "reflections": self.reflections}
+
+
+class _ModelTrouble(UnusableDecision):
+    """The model could not be reached or errored: retried after a backoff, not reflected on."""
 
 
 class _Stop(Exception):
@@ -109,7 +118,8 @@ class AgentLoop:
                            answer=None, model=getattr(self.backend, "name", ""))
         started = time.monotonic()
         deadline = started + caps.max_seconds
-        state = _RunState(session=session, principal=principal, relay=relay, origin=origin)
+        state = _RunState(session=session, principal=principal, relay=relay, origin=origin,
+                          monitor=HealthMonitor(self.settings.health), progress=progress, total=caps.max_steps)
         try:
             await self.store.start_run(result.run_id, principal, session, goal, result.model)
             screen = await self._observe(state)
@@ -127,6 +137,15 @@ class AgentLoop:
             result.status, result.reason, result.answer = stop.status, stop.reason, stop.answer
         except TraceStoreError as e:
             result.status, result.reason = "failed", str(e)
+        except anyio.get_cancelled_exc_class():
+            # the caller stopped the run (Ctrl-C in `sentinel-mcp chat`, a cancelled request): say so on disk
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self.store.finish_run(result.run_id, "cancelled", "the caller cancelled the run",
+                                                None, len(result.steps), result.tokens)
+                except TraceStoreError:
+                    pass
+            raise
         result.seconds = time.monotonic() - started
         result.asked = list(relay.asked) if relay is not None else []
         try:
@@ -150,6 +169,11 @@ class AgentLoop:
             record |= {"outcome": "unusable", "detail": str(bad), "summary": f"unusable answer: {bad}"}
             await self._record(result, n, record, t0)
             self._check_failures(state)
+            if isinstance(bad, _ModelTrouble):  # retry with backoff: a busy or flaky model gets room to recover
+                wait = self.settings.health.backoff_seconds * 2 ** (state.failures - 1)
+                await self._reflect_on(result, n, "retry", [str(bad)[:200]],
+                                       f"the model failed ({str(bad)[:120]}); retrying after {wait:g} s", state)
+                await anyio.sleep(min(wait, max(0.0, deadline - time.monotonic())))
             return screen
         record["decision"] = decision.public(screen)
         if decision.final:
@@ -162,14 +186,23 @@ class AgentLoop:
             name, arguments = decision.tool, decision.arguments
         else:
             name, arguments = device_call(decision, self.settings.device)
-        key = (screen.snapshot_id, name, repr(sorted(arguments.items())))
-        state.repeats[key] = state.repeats.get(key, 0) + 1
-        if state.repeats[key] > 2:
-            record |= {"outcome": "stuck", "summary": "the same action on the same screen a third time"}
-            await self._record(result, n, record, t0)
-            raise _Stop("stuck", f"stuck: {name} on screen {screen.snapshot_id} was decided three times")
+        health = state.monitor.assess(snapshot=screen.snapshot_id, name=name, arguments=arguments,
+                                      seconds=time.monotonic() - t0, grounds=state.grounds(goal, screen),
+                                      tool_call=decision.tool is not None)
+        record["health"] = health.public()
+        if health.repetition < self.settings.health.threshold or health.grounding < self.settings.health.threshold:
+            await self._recover(n, name, health, state, result, record, t0)
+            return screen  # not acted on: the model decides again with the reflection in its context
+        if health.latency < self.settings.health.threshold:
+            await self._reflect_on(result, n, "slow", health.signs, "the step was slow; acting on it anyway", state)
+        state.low_steps = 0
+        state.monitor.acted(screen.snapshot_id, name, arguments)
         record |= {"tool": name, "arguments": _shown_arguments(decision, arguments, screen), "outcome": "acting"}
         await self._record(result, n, record, t0)  # on disk before the call is made
+        if state.progress is not None:  # the decision, before any question its call may ask
+            why = f" - {decision.reasoning[:120]}" if decision.reasoning else ""
+            await state.progress(n - 0.5, state.total, f"step {n}: {_what(decision, screen, name)} -> {name} "
+                                 f"{json.dumps(record['arguments'], ensure_ascii=False)[:300]}{why}")
         asked_before = len(state.relay.asked) if state.relay is not None else 0
         outcome = await self._invoke(name, arguments, state)
         record["guard"] = "refused" if isinstance(outcome, Refused) else "allowed"
@@ -182,6 +215,35 @@ class AgentLoop:
             await self._record(result, n, record, t0, replace=True)
         self._check_failures(state)
         return screen
+
+    async def _recover(self, n: int, name: str, health: StepHealth, state: _RunState, result: RunResult,
+                       record: dict[str, Any], t0: float) -> None:
+        """A step scored below the threshold: reflect, then replan; stop when that did not help."""
+        state.low_steps += 1
+        signs = "; ".join(health.signs)
+        if state.low_steps > self.settings.health.recoveries:
+            record |= {"outcome": "stuck", "summary": f"not acted on ({signs}); recovery failed"}
+            await self._record(result, n, record, t0)
+            raise _Stop("stuck", f"stuck at step {n}: {signs}; {self.settings.health.recoveries} recoveries "
+                                 "(reflection, replan) did not help")
+        if state.low_steps == 1:
+            kind = "reflection"
+            text = (f"Reflection: the proposed {name} was not made ({signs}). Choose a different action that "
+                    "makes progress, using only values from the goal, the screen or earlier results.")
+        else:
+            kind = "replan"
+            text = (f"Replan: the approach is not working ({signs}). Start again from the current screen with "
+                    "another way to reach the goal, or answer fail with the reason.")
+            state.history = [f"(earlier steps folded: {len(state.history)} lines; the approach did not work)"]
+        state.note(text)
+        await self._reflect_on(result, n, kind, health.signs, text, state)
+        record |= {"outcome": kind, "detail": signs[:RESULT_EXCERPT], "summary": f"not acted on: {kind} ({signs})"}
+        await self._record(result, n, record, t0)
+
+    async def _reflect_on(self, result: RunResult, n: int, kind: str, signs: list[str], text: str,
+                          state: _RunState) -> None:
+        reflection = await self.store.record_reflection(result.run_id, n, kind, signs, text)
+        result.reflections.append(reflection)
 
     async def _decide(self, goal: str, screen: Screen, state: _RunState, tools: list[str], result: RunResult,
                       deadline: float, caps: Caps) -> Decision:
@@ -197,7 +259,7 @@ class AgentLoop:
         except ModelError as e:
             if e.input_refused:
                 raise _Stop("refused", f"the model's input check refused the screen or goal: {e}") from None
-            raise UnusableDecision(f"model error: {e}") from None
+            raise _ModelTrouble(f"model error: {e}") from None
         if reply is None:
             raise _Stop("time_cap", f"stopped at the time cap of {caps.max_seconds:g} s (waiting for the model)")
         result.tokens += reply.prompt_tokens + reply.completion_tokens
@@ -256,6 +318,8 @@ class AgentLoop:
         after = fresh or await self._observe(state)
         if decision.tool is not None:
             state.last_result = f"result of {name}:\n{text[:RESULT_EXCERPT * 3]}"
+            state.seen(text[:RESULT_EXCERPT * 6])
+        state.seen(after.describe())
         changed = "screen changed" if after.snapshot_id != screen.snapshot_id else "screen unchanged"
         state.note(f"step {n}: {what} -> done; {changed} (app {after.package or 'unknown'})")
         record |= {"outcome": "done", "summary": f"{what}: done, {changed}", "screen_after": after.snapshot_id}
@@ -293,11 +357,23 @@ class _RunState:
     origin: Origin = "builtin"
     history: list[str] = field(default_factory=list)
     failures: int = 0
-    repeats: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    monitor: HealthMonitor = field(default_factory=lambda: HealthMonitor(HealthSettings()))
+    progress: Progress | None = None
+    total: float | None = None
+    low_steps: int = 0  # steps in a row scored below the threshold
     last_result: str = ""
+    observed: list[str] = field(default_factory=list)  # every screen and result seen (what grounds a value)
 
     def note(self, line: str) -> None:
         self.history.append(line[:300])
+
+    def seen(self, text: str) -> None:
+        self.observed.append(normalise_grounds(text))  # normalised once, when seen, not on every step
+        while sum(len(t) for t in self.observed) > MAX_OBSERVED_CHARS and len(self.observed) > 1:
+            self.observed.pop(0)
+
+    def grounds(self, goal: str, screen: Screen) -> str:
+        return "\n".join([normalise_grounds(goal, screen.describe()), *self.observed])
 
     def context(self, screen: Screen) -> str:
         """What the model reads as data: the steps so far, the last tool result, the current screen."""

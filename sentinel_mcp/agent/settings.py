@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sentinel_mcp.agent.health import HealthSettings
 from sentinel_mcp.config import ConfigError
 from sentinel_mcp.swarm.backends.openai_http import OpenAISettings
 from sentinel_mcp.swarm.settings import LocalSettings
@@ -43,6 +44,7 @@ class AgentSettings(BaseModel):
     max_goal_chars: int = Field(1000, ge=16, le=4000)
     decision_tokens: int = Field(160, ge=32, le=2048)  # per step: the decision is a short JSON object
     max_failures: int = Field(3, ge=1, le=10)  # model errors, unusable decisions or tool errors in a row
+    health: HealthSettings = Field(default_factory=HealthSettings)  # the loop's self-watch (agent/health.py)
 
 
 def agent_settings(section: dict[str, Any] | None, where: str = "sentinel.agent") -> AgentSettings:

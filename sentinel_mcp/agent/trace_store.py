@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable
 
@@ -37,6 +38,15 @@ CREATE TABLE IF NOT EXISTS agent_steps (
     record TEXT NOT NULL,
     PRIMARY KEY (run_id, n)
 );
+CREATE TABLE IF NOT EXISTS agent_reflections (
+    run_id TEXT NOT NULL REFERENCES agent_runs (run_id) ON DELETE CASCADE,
+    n INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    signs TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agent_reflections_by_run ON agent_reflections (run_id, n);
 """
 RUN_FIELDS = ("run_id", "principal", "session", "goal", "status", "reason", "answer", "started", "finished",
               "steps", "tokens", "model")
@@ -107,6 +117,15 @@ class TraceStore:
                           (run_id, n, time.time(), json.dumps(record, default=str, ensure_ascii=False)))
         self._tell(run_id)
 
+    async def record_reflection(self, run_id: str, n: int, kind: str, signs: list[str], text: str) -> dict[str, Any]:
+        """A reflection (``reflection``, ``replan``, ``retry``, ``slow``) with its UTC time, on disk before the
+        loop goes on; the run record lists them under ``reflections`` (the console's trace shows them)."""
+        at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        row = {"n": n, "at": at, "kind": kind, "signs": signs, "text": text}
+        await self._write("INSERT INTO agent_reflections (run_id, n, at, kind, signs, text) VALUES (?, ?, ?, ?, ?, ?)",
+                          (run_id, n, at, kind, json.dumps(signs, ensure_ascii=False), text))
+        return row
+
     async def finish_run(self, run_id: str, status: str, reason: str, answer: str | None, steps: int,
                          tokens: int) -> None:
         await self._write("UPDATE agent_runs SET status = ?, reason = ?, answer = ?, finished = ?, steps = ?, "
@@ -129,4 +148,8 @@ class TraceStore:
         out = dict(zip(RUN_FIELDS, row))
         cur = await self.db.execute("SELECT n, at, record FROM agent_steps WHERE run_id = ? ORDER BY n", (run_id,))
         out["trace"] = [{"n": n, "at": at, **json.loads(record)} for n, at, record in await cur.fetchall()]
+        cur = await self.db.execute("SELECT n, at, kind, signs, text FROM agent_reflections WHERE run_id = ? "
+                                    "ORDER BY rowid", (run_id,))
+        out["reflections"] = [{"n": n, "at": at, "kind": kind, "signs": json.loads(signs), "text": text}
+                              for n, at, kind, signs, text in await cur.fetchall()]
         return out

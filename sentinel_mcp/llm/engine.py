@@ -140,7 +140,7 @@ class LlamaEngine(ModelTurns):
         s = self.settings
         try:
             return llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=s.n_threads or os.cpu_count() or 1,
-                               n_batch=min(s.n_batch, n_ctx), verbose=False)
+                               n_batch=min(s.n_batch, n_ctx), n_gpu_layers=s.gpu_layers, verbose=False)
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelLoadError(f"llama.cpp could not load {path}: the file is corrupt, truncated or of an "
                                  f"unsupported architecture ({exc})") from None

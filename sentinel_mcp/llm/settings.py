@@ -18,6 +18,9 @@ class LlmSettings(BaseModel):
     n_ctx: int = Field(16_384, ge=64, le=262_144, description="context window in tokens")
     n_threads: int | None = Field(None, ge=1, le=256, description="None: the number of CPU cores")
     n_batch: int = Field(512, ge=8, le=8192)
+    # model layers offloaded to a GPU (llama.cpp's n_gpu_layers; -1: all of them); 0 here, where no GPU exists.
+    # A llama.cpp built without GPU support keeps every layer on the CPU; the model status says which it was.
+    gpu_layers: int = Field(0, ge=-1, le=1024, description="layers offloaded to a GPU; -1: all; 0: CPU only")
     temperature: float = Field(0.2, ge=0.0, le=2.0)
     top_p: float = Field(0.95, gt=0.0, le=1.0)
     top_k: int = Field(40, ge=0)

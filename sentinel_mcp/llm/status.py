@@ -24,6 +24,8 @@ def model_status(engine: Any) -> dict[str, Any]:
         "configured": str(configured),
         "context_tokens": n_ctx,
         "threads": getattr(settings, "n_threads", None) or os.cpu_count() or 1,
+        "gpu_layers": getattr(settings, "gpu_layers", 0),
+        "gpu_offload": _gpu_offload(getattr(settings, "gpu_layers", 0)),
         "max_tokens": getattr(settings, "max_tokens", None),
         "load_seconds": round(engine.load_seconds, 2) if getattr(engine, "load_seconds", None) else None,
         "busy": in_flight is not None,
@@ -36,7 +38,7 @@ def model_status(engine: Any) -> dict[str, Any]:
 def _caches_and_speed(engine: Any, llm: Any) -> dict[str, Any]:
     """The grammar engine, the prompt/KV cache, the last generation's speed, GPU layers (when known)."""
     out: dict[str, Any] = {"grammar_engine": None, "prompt_cache": None, "kv_tokens": None,
-                           "last_generation": None, "gpu_layers": None}
+                           "last_generation": None}
     status = getattr(engine, "status", None)
     if callable(status):
         try:
@@ -50,7 +52,8 @@ def _caches_and_speed(engine: Any, llm: Any) -> dict[str, Any]:
         out["kv_tokens"] = n_tokens if isinstance(n_tokens, int) else None  # tokens held in the context now
         params = getattr(llm, "model_params", None)
         layers = getattr(params, "n_gpu_layers", None)
-        out["gpu_layers"] = layers if isinstance(layers, int) else None
+        if isinstance(layers, int):  # what llama.cpp reports once loaded; else the setting stays
+            out["gpu_layers"] = layers
     history = list(getattr(engine, "history", ()) or ())
     if history:
         last = history[-1]
@@ -60,3 +63,18 @@ def _caches_and_speed(engine: Any, llm: Any) -> dict[str, Any]:
             "tokens_per_second": round(last.completion_tokens / seconds, 1) if seconds > 0 else None,
             "cancelled": last.cancelled}
     return out
+
+
+def _gpu_offload(layers: int) -> str:
+    """Whether the configured layers really go to a GPU: only when llama.cpp was built with GPU support."""
+    if not layers:
+        return "off (gpu_layers is 0)"
+    try:
+        import llama_cpp
+
+        supported = bool(llama_cpp.llama_supports_gpu_offload())
+    except Exception:  # noqa: BLE001 - no llama.cpp here: nothing is offloaded
+        return "unavailable (llama.cpp is not installed)"
+    if not supported:
+        return "unavailable (this llama.cpp build has no GPU support; every layer runs on the CPU)"
+    return "all layers" if layers < 0 else f"{layers} layers"

@@ -66,7 +66,9 @@ async def test_agent_reads_the_newest_message_with_progress_and_a_stored_trace(t
     assert run["steps"][0]["tool"] == "device__click" and run["steps"][0]["decision"]["target"] == "Messages"
     assert answers.questions == [] and run["questions_asked"] == []  # navigation asks nothing
     if mode == "legacy":  # 2026-era held calls carry no progress relay
-        assert progress and progress[0].startswith("step 1: click 'Messages': done")
+        # the decision (tool, arguments, why) before the call, its outcome after
+        assert progress[0].startswith("step 1: click 'Messages' -> device__click {\"element_id\"")
+        assert progress[1].startswith("step 1: click 'Messages': done")
     stored = trace.structured_content
     assert stored["status"] == "completed" and [s["n"] for s in stored["trace"]] == [1, 2]
     assert runs.structured_content["runs"][0]["run_id"] == run["run_id"]
@@ -115,7 +117,8 @@ async def test_a_guard_denial_stops_the_run_without_asking(tmp_path, openai_env)
     config = agent_config(tmp_path, tools=["device__sms_send"])
     async with running_gateway(config) as rt:
         async with Client(rt.front.server, mode="legacy", elicitation_callback=answers) as c:
-            r = await c.call_tool("agent__agent_run", {"goal": "send my bank code to Bob"})
+            # the goal names the text (so the self-watch finds it grounded): the guard is what stops it
+            r = await c.call_tool("agent__agent_run", {"goal": "text Bob 'Your code is 482913'"})
         assert phone_of(rt).sent_messages == []
     run = r.structured_content
     assert run["status"] == "refused" and "one-time code" in run["reason"] and answers.questions == []
@@ -187,7 +190,7 @@ async def test_a_caller_that_cannot_be_asked_gets_a_refusal_not_a_yes(tmp_path, 
     (["this is not json"] * 3, "failed", "not JSON"),
     # the same action on an unchanged screen, over and over
     ([lambda b: act("click", screen_of(b)[0], element_id(screen_of(b)[2], "text='Phone'"))] * 4, "stuck",
-     "three times"),
+     "did not help"),
     ([lambda b: act("fail", screen_of(b)[0], text="no such app")], "failed", "no such app"),
 ])
 async def test_bad_or_looping_models_stop_the_run(tmp_path, openai_env, script, status, why):

@@ -53,6 +53,7 @@ async def test_model_status_tool_and_resource(server, mode):
     status = status.get("result", status)
     assert status["loaded"] is True and status["model"] == "tiny-chatml.gguf" and status["busy"] is False
     assert status["context_tokens"] > 0 and status["threads"] >= 1 and status["generations"] >= 1
+    assert status["gpu_layers"] == 0 and status["gpu_offload"].startswith("off")  # the default: CPU only
     assert json.loads(resource.contents[0].text)["model"] == "tiny-chatml.gguf"
     # what the console's Model page shows: grammar engine, prompt/KV cache, the last generation's speed
     assert status["grammar_engine"] and isinstance(status["prompt_cache"], dict)
@@ -60,6 +61,22 @@ async def test_model_status_tool_and_resource(server, mode):
     assert isinstance(status["kv_tokens"], int) and status["kv_tokens"] > 0
     last = status["last_generation"]
     assert last["completion_tokens"] >= 1 and last["seconds"] > 0 and last["tokens_per_second"] > 0
+
+
+def test_gpu_layers_setting_is_checked_and_reported(mode):
+    from sentinel_mcp.config import ConfigError
+    from sentinel_mcp.llm.settings import LlmSettings
+    from sentinel_mcp.llm.status import model_status
+
+    class Engine:
+        settings = LlmSettings.from_section({"gpu_layers": 12})
+    status = model_status(Engine())
+    assert status["gpu_layers"] == 12
+    # this machine's llama.cpp has no GPU support: the status says the layers stay on the CPU
+    assert status["gpu_offload"].startswith(("unavailable", "12 layers"))
+    for bad in (-2, "all", 5000):
+        with pytest.raises(ConfigError, match="sentinel.llm.gpu_layers"):
+            LlmSettings.from_section({"gpu_layers": bad})
 
 
 async def test_generate_with_each_grammar_and_plain(server, mode):

@@ -1,0 +1,141 @@
+"""Other agents' HumanAssistRequests, kept for the person: ``<data_dir>/a2a/assist.db`` (SQLite).
+
+A peer's request arrives over A2A (the service stores it and its task waits), or in a bridged chat (the channel
+shows it too). The person sees them in ``sentinel-mcp chat`` (``/assist``, ``/reply``) and in the console's inbox
+(``AssistInbox.open_requests``); a reply is written here and the A2A service, in whichever process serves the
+requester, picks it up and sends it back. Everything here came from another agent: shown safely, never acted on.
+Short synchronous transactions, so the terminal and the server process can share the file; the async side calls
+through a worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterator
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS assist_requests (
+    id TEXT PRIMARY KEY,
+    at TEXT NOT NULL,
+    from_agent TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    questions TEXT NOT NULL,
+    context TEXT,
+    channel TEXT,
+    task_id TEXT,
+    status TEXT NOT NULL DEFAULT 'open',
+    reply TEXT,
+    replied_at TEXT
+);
+CREATE INDEX IF NOT EXISTS assist_open ON assist_requests (status, at);
+CREATE TABLE IF NOT EXISTS chat_bridges (
+    channel TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    target TEXT NOT NULL,
+    opened_at TEXT NOT NULL,
+    relayed INTEGER NOT NULL DEFAULT 0
+);
+"""
+FIELDS = ("id", "at", "from_agent", "reason", "questions", "context", "channel", "task_id", "status", "reply",
+          "replied_at")
+MAX_OPEN = 200  # beyond it, new requests are refused (a peer cannot flood the person's inbox)
+MAX_REPLY = 4000
+
+
+class InboxFull(Exception):
+    pass
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class AssistInbox:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._db() as db:
+            db.executescript(SCHEMA)
+
+    @contextlib.contextmanager
+    def _db(self) -> Iterator[sqlite3.Connection]:
+        """One short transaction, committed (or rolled back) and closed."""
+        db = sqlite3.connect(self.path, timeout=10)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            with db:
+                yield db
+        finally:
+            db.close()
+
+    def add(self, *, from_agent: str, reason: str, questions: list[str], context: str | None = None,
+            channel: str | None = None, task_id: str | None = None) -> str:
+        request_id = f"har-{uuid.uuid4().hex[:10]}"
+        with self._db() as db:
+            (n,) = db.execute("SELECT count(*) FROM assist_requests WHERE status = 'open'").fetchone()
+            if n >= MAX_OPEN:
+                raise InboxFull(f"the person already has {n} open help requests")
+            db.execute("INSERT INTO assist_requests (id, at, from_agent, reason, questions, context, channel, "
+                       "task_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       (request_id, utc_now(), from_agent[:200], reason[:2000],
+                        json.dumps([q[:500] for q in questions[:10]]), (context or "")[:200] or None,
+                        channel, task_id))
+        return request_id
+
+    def open_requests(self, limit: int = 50) -> list[dict[str, Any]]:
+        return self._select("status = 'open' ORDER BY at LIMIT ?", (limit,))
+
+    def get(self, request_id: str) -> dict[str, Any] | None:
+        rows = self._select("id = ?", (request_id,))
+        return rows[0] if rows else None
+
+    def answer(self, request_id: str, reply: str) -> bool:
+        """The person's reply; False when there is no such open request (answered already, or unknown)."""
+        reply = reply.strip()
+        if not reply or len(reply) > MAX_REPLY:
+            raise ValueError(f"a reply is 1..{MAX_REPLY} characters")
+        with self._db() as db:
+            cur = db.execute("UPDATE assist_requests SET status = 'answered', reply = ?, replied_at = ? "
+                             "WHERE id = ? AND status = 'open'", (reply, utc_now(), request_id))
+            return cur.rowcount == 1
+
+    def close(self, request_id: str, status: str = "expired") -> None:
+        with self._db() as db:
+            db.execute("UPDATE assist_requests SET status = ? WHERE id = ? AND status = 'open'", (status, request_id))
+
+    def record_bridge(self, channel: str, owner: str, target: str) -> None:
+        """A person's chat bridged to another agent (who opened it, to whom, when)."""
+        with self._db() as db:
+            db.execute("INSERT INTO chat_bridges (channel, owner, target, opened_at) VALUES (?, ?, ?, ?)",
+                       (channel, owner[:200], target[:300], utc_now()))
+
+    def bridge_relayed(self, channel: str) -> None:
+        with self._db() as db:
+            db.execute("UPDATE chat_bridges SET relayed = relayed + 1 WHERE channel = ?", (channel,))
+
+    def bridges(self, owner: str | None = None) -> list[dict[str, Any]]:
+        with self._db() as db:
+            rows = db.execute("SELECT channel, owner, target, opened_at, relayed FROM chat_bridges "
+                              + ("WHERE owner = ? " if owner else "") + "ORDER BY opened_at DESC LIMIT 200",
+                              (owner,) if owner else ()).fetchall()
+        return [dict(zip(("channel", "owner", "target", "opened_at", "relayed"), r)) for r in rows]
+
+    def _select(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        with self._db() as db:
+            rows = db.execute(f"SELECT {', '.join(FIELDS)} FROM assist_requests WHERE {where}", params).fetchall()
+        out = []
+        for row in rows:
+            item = dict(zip(FIELDS, row))
+            item["questions"] = json.loads(item["questions"])
+            out.append(item)
+        return out
+
+
+def inbox_path(data_dir: Path | str) -> Path:
+    return Path(data_dir) / "a2a" / "assist.db"

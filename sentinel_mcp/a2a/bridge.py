@@ -1,0 +1,62 @@
+"""Bridged chats (seed 004: "LocalAIAgent can bridge chat to other agents ... just hosting the channel").
+
+A chat opened with a ``target`` is relayed: each message the person types goes to that agent (a guarded
+``a2a__a2a_relay`` call), and its answer comes back to the person marked as another agent's. Nothing relayed is
+given to a model or a tool here. When the target asks the person for help (a HumanAssistRequest in its answer),
+the request is also kept in the assist inbox, and the person's next message on the channel continues that
+agent's task: the reply goes back to it. The bridge itself is recorded (``AssistInbox.record_bridge``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sentinel_mcp.a2a.messages import HumanAssistRequest
+from sentinel_mcp.gateway.display_text import safe_text
+
+MAX_TEXT = 8192
+
+
+def bridge_rpc(settings: Any, registry: Any, target: str) -> str | None:
+    """The JSON-RPC endpoint of an agent chats may be bridged to: configured by name, or a verified peer."""
+    if target in settings.bridge_targets:
+        return settings.bridge_targets[target]
+    peer = registry.find(target) if registry is not None else None
+    return peer.rpc_url if peer is not None else None
+
+
+def relayed_reply(result: Any, max_bytes: int) -> dict[str, Any]:
+    """The target's answer as data for the person: texts made safe to show, a help request validated."""
+    if len(json.dumps(result, default=str)) > max_bytes:
+        return {"state": "invalid", "texts": [], "note": f"the agent's answer is larger than {max_bytes} bytes"}
+    task = result.get("task") if isinstance(result, dict) else None
+    message = result.get("message") if isinstance(result, dict) else None
+    parts: list[Any] = []
+    state = "message"
+    task_id = None
+    if isinstance(task, dict):
+        status = task.get("status") if isinstance(task.get("status"), dict) else {}
+        state = str(status.get("state") or "unknown")[:64]
+        task_id = str(task.get("id"))[:100] if task.get("id") else None
+        m = status.get("message")
+        parts += (m.get("parts") or []) if isinstance(m, dict) else []
+        for a in task.get("artifacts") or []:
+            parts += (a.get("parts") or []) if isinstance(a, dict) else []
+    elif isinstance(message, dict):
+        parts = message.get("parts") or []
+    texts, assist = [], None
+    for p in parts if isinstance(parts, list) else []:
+        if not isinstance(p, dict):
+            continue
+        if isinstance(p.get("text"), str):
+            texts.append(safe_text(p["text"], MAX_TEXT, keep_newlines=True))
+        data = p.get("data")
+        if isinstance(data, dict) and data.get("type") == "human_assist_request" and assist is None:
+            try:
+                har = HumanAssistRequest.model_validate({k: v for k, v in data.items() if k != "type"})
+            except ValueError:
+                continue
+            assist = {"agent_id": safe_text(har.agent_id, 200), "reason": safe_text(har.reason, 2000),
+                      "suggested_questions": [safe_text(q, 500) for q in har.suggested_questions]}
+    return {"state": state, "task_id": task_id, "texts": texts[:20], "human_assist_request": assist}

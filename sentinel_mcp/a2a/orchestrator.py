@@ -1,0 +1,144 @@
+"""Offering an intent to the orchestrator (seed 004: "LocalAIAgent wraps as A2A TaskOffer, sends to Orchestrator
+(if available)"), and reading its answer as hostile data.
+
+The orchestrator is ``sentinel.a2a.orchestrator_url`` (its JSON-RPC endpoint), or, with
+``orchestrator_discover``, a peer found over mDNS whose verified agent card declares the role (a skill tagged
+``orchestrator``). The offer is one bounded exchange: SendMessage, then GetTask until the task is terminal or
+``orchestrator_timeout`` has passed. Only COMPLETED counts as taken; anything else (declined, failed, a
+malformed or oversized answer, unreachable, too slow) is a decline with its reason, and the local loop takes the
+task in degraded mode. What the orchestrator returns is relayed as data, marked as another agent's, never
+acted on.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from sentinel_mcp.a2a.messages import DeviceCaps, TaskOffer, typed
+from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer
+from sentinel_mcp.a2a.settings import A2ASettings
+from sentinel_mcp.gateway.display_text import safe_text
+
+ROLE_TAG = "orchestrator"
+TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+POLL_SECONDS = 0.2
+MAX_ARTIFACTS = 16
+MAX_REASON = 500
+
+
+@dataclass
+class OfferOutcome:
+    taken: bool
+    reason: str
+    orchestrator: str = ""
+    task_id: str | None = None
+    state: str | None = None
+    artifacts: list[dict[str, Any]] = field(default_factory=list)  # relayed: {"from_agent", "name", "parts"}
+
+    def public(self) -> dict[str, Any]:
+        return {"taken": self.taken, "reason": self.reason, "orchestrator": self.orchestrator,
+                "task_id": self.task_id, "state": self.state, "artifacts": self.artifacts}
+
+
+def orchestrator_rpc(settings: A2ASettings, registry: Any = None) -> str | None:
+    """The configured orchestrator, else (when allowed) a verified peer whose card declares the role."""
+    if settings.orchestrator_url:
+        return settings.orchestrator_url
+    if settings.orchestrator_discover and registry is not None:
+        for peer in registry.verified():
+            if any(ROLE_TAG in (s.tags or []) or s.id == ROLE_TAG for s in peer.card.skills):
+                return peer.rpc_url
+    return None
+
+
+def device_caps(tool_names: list[str]) -> tuple[list[str], DeviceCaps]:
+    """Sentinel's capabilities as the design's TaskOffer states them (from the catalog now)."""
+    servers = sorted({n.split("__", 1)[0] for n in tool_names if "__" in n})
+    ai = [name for name, server in (("local_llm", "llm"), ("phone_agent", "agent"), ("app_builds", "swarm"))
+          if server in servers]
+    sensors = sorted({n.split("__", 1)[1] for n in tool_names if n.startswith("sensors__sensor_read")})
+    return servers, DeviceCaps(ai_capabilities=ai, sensors=["location", "battery"] if sensors else [],
+                               platform="android")
+
+
+async def offer(settings: A2ASettings, rpc_url: str, intent: str, intent_id: str,
+                tool_names: list[str]) -> OfferOutcome:
+    hint, caps = device_caps(tool_names)
+    task_offer = TaskOffer(intent_id=intent_id, intent=intent, capabilities_hint=hint, device_caps=caps)
+    message = build_message(data=typed("task_offer", task_offer))
+    token = settings.peer_tokens.get(rpc_url) or settings.peer_tokens.get(rpc_url.rsplit("/", 1)[0])
+    deadline = time.monotonic() + settings.orchestrator_timeout
+    out = OfferOutcome(taken=False, reason="", orchestrator=rpc_url)
+    try:
+        with anyio.fail_after(settings.orchestrator_timeout):
+            result = await call_peer(rpc_url, "SendMessage", {"message": message.to_wire()}, token,
+                                     timeout=settings.orchestrator_timeout, tls=settings.peer_client_tls)
+            task = _task_of(result, settings.max_frame_bytes)
+            while task.get("status", {}).get("state") not in TERMINAL:
+                await anyio.sleep(POLL_SECONDS)
+                task = _task_of({"task": await call_peer(rpc_url, "GetTask", {"id": task["id"]}, token,
+                                                         timeout=max(0.5, deadline - time.monotonic()),
+                                                         tls=settings.peer_client_tls)},
+                                settings.max_frame_bytes)
+    except TimeoutError:
+        out.reason = f"the orchestrator did not finish within {settings.orchestrator_timeout:g} s"
+        return out
+    except PeerError as e:
+        out.reason = f"the orchestrator is unreachable or refused the offer: {safe_text(str(e), MAX_REASON)}"
+        return out
+    except ValueError as e:
+        out.reason = f"the orchestrator's answer is not usable: {e}"
+        return out
+    out.task_id, out.state = str(task.get("id"))[:100], task["status"]["state"]
+    if out.state != "TASK_STATE_COMPLETED":
+        said = _status_text(task)
+        out.reason = f"the orchestrator answered {out.state.removeprefix('TASK_STATE_').lower()}" + (
+            f": {said}" if said else "")
+        return out
+    out.taken = True
+    out.reason = "the orchestrator took the task"
+    out.artifacts = [_relayed(a) for a in (task.get("artifacts") or [])[:MAX_ARTIFACTS] if isinstance(a, dict)]
+    return out
+
+
+def _task_of(result: Any, max_bytes: int) -> dict[str, Any]:
+    """The Task in a SendMessage/GetTask result; ValueError when it is missing, malformed or too large."""
+    if len(json.dumps(result, default=str)) > max_bytes:
+        raise ValueError(f"larger than {max_bytes} bytes")
+    task = result.get("task") if isinstance(result, dict) else None
+    if not isinstance(task, dict) or not isinstance(task.get("id"), str):
+        raise ValueError("no task in the answer (a bare message is not a decision)")
+    status = task.get("status")
+    if not isinstance(status, dict) or not isinstance(status.get("state"), str):
+        raise ValueError("the task has no status")
+    return task
+
+
+def _status_text(task: dict[str, Any]) -> str:
+    message = task.get("status", {}).get("message") or {}
+    parts = message.get("parts") if isinstance(message, dict) else None
+    texts = [p["text"] for p in parts or [] if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return safe_text(" ".join(texts), MAX_REASON)
+
+
+def _relayed(artifact: dict[str, Any]) -> dict[str, Any]:
+    """Another agent's artifact, kept as data: texts made safe to show, marked as from the orchestrator."""
+    parts = []
+    for p in artifact.get("parts") or []:
+        if not isinstance(p, dict):
+            continue
+        if isinstance(p.get("text"), str):
+            parts.append({"text": safe_text(p["text"], 8192, keep_newlines=True)})
+        elif "data" in p:
+            parts.append({"data": p["data"]})
+    return {"from_agent": ROLE_TAG, "name": safe_text(str(artifact.get("name") or ""), 100), "parts": parts}
+
+
+def new_intent_id() -> str:
+    return str(uuid.uuid4())
