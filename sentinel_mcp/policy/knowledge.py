@@ -203,7 +203,8 @@ class Knowledge:
     async def purge(self) -> int:
         now = time.time()
         n = await self.store.purge_expired(now)
-        for s in self._loaded:
+        # a copy: sessions load while this awaits the engine (iterating the live dict raised, and nothing was purged)
+        for s in list(self._loaded):
             await self.engine.purge(self.module(s), now)
         return n
 

@@ -93,3 +93,20 @@ async def test_evicted_sessions_come_back_from_the_store(tmp_path: Path) -> None
         calls = dict(r.state["calls"])
         d = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="a"))
         assert isinstance(d, Ask) and r.state["calls"] == calls  # reloaded from the store, nothing fetched
+
+
+async def test_purge_while_sessions_load(tmp_path: Path) -> None:
+    """Sessions loading while a purge awaits the engine: the purge completes (it once raised mid-way, so
+    expired facts stayed in the engine) and every decision stands."""
+    async with rig(tmp_path / "facts.db") as r:
+        call = r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
+        assert isinstance(await r.guard.decide(call), Ask)
+
+        async def purges() -> list[int]:
+            return [await r.guard.knowledge.purge() for _ in range(20)]
+
+        decisions = [r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"},
+                                                   session_id=f"s{i}")) for i in range(2, 14)]
+        done = await asyncio.gather(purges(), *decisions)
+        assert all(isinstance(n, int) for n in done[0])
+        assert all(isinstance(d, Ask) for d in done[1:])
