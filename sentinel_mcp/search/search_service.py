@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sentinel_mcp.gateway.redactor import scrub_text
+from sentinel_mcp.policy.stored_text import stored as kept_text
 from sentinel_mcp.search.embedding import Embedder, HashingEmbedder, embedder_for
 from sentinel_mcp.search.paragraphs import Paragraph
 from sentinel_mcp.search.passage_index import NewPassage, PassageIndex
@@ -85,7 +86,7 @@ class SearchService:
     def _namespace(principal: str) -> str:
         if not principal:  # every caller has a principal; a memory of nobody's would be everybody's
             raise MemoryRefused("no principal: memories belong to the caller Sentinel established")
-        return f"memory:{principal}"
+        return f"memory:{kept_text(principal)}"  # any principal name is a key SQLite can hold, distinct from others
 
     async def memory_store(self, principal: str, text: str, tags: list[str] | None = None,
                            ttl: float | None = None, *, now: float) -> dict[str, Any]:
@@ -96,6 +97,8 @@ class SearchService:
         if len(text) > s.memory_max_chars:
             raise MemoryRefused(f"a memory is at most {s.memory_max_chars} characters (this one has {len(text)})")
         tags = [str(t).strip() for t in (tags or []) if str(t).strip()]
+        if any(kept_text(t) != t for t in [text, *tags]):  # a lone surrogate (JSON allows one) is not text to keep
+            raise MemoryRefused("a memory's text and tags must be valid Unicode (a lone surrogate was sent)")
         if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG_CHARS for t in tags):
             raise MemoryRefused(f"at most {MAX_TAGS} tags of at most {MAX_TAG_CHARS} characters each")
         if ttl is not None and not (0 < ttl <= s.memory_max_ttl):
@@ -110,7 +113,8 @@ class SearchService:
 
     async def memory_search(self, principal: str, query: str, k: int = 5) -> list[dict[str, Any]]:
         k = max(1, min(int(k), self.settings.max_results))
-        return [h.as_dict() for h in await (await self._idx()).search(self._namespace(principal), query, k)]
+        hits = await (await self._idx()).search(self._namespace(principal), kept_text(query), k)
+        return [h.as_dict() for h in hits]
 
     async def memory_recent(self, principal: str, n: int = 10) -> list[dict[str, Any]]:
         n = max(1, min(int(n), self.settings.max_results))

@@ -74,6 +74,26 @@ async def test_memories_belong_to_their_principal_and_expire(tmp_path: Path) -> 
         await svc.close()
 
 
+async def test_lone_surrogates_in_memories(tmp_path: Path) -> None:
+    """JSON allows a lone surrogate; SQLite cannot keep one: a principal name with one is still its own key,
+    a memory text or tag with one is refused clearly, a query with one finds nothing (none raise)."""
+    svc = SearchService(tmp_path / "p.db", embedder=HashingEmbedder(256))
+    try:
+        now = time.time()
+        await svc.memory_store("al\ud800ice", "window seat please", now=now)
+        await svc.memory_store("al\udfffice", "aisle seat please", now=now)
+        assert [m["text"] for m in await svc.memory_recent("al\ud800ice")] == ["window seat please"]
+        assert [m["text"] for m in await svc.memory_recent("al\udfffice")] == ["aisle seat please"]
+        assert await svc.memory_recent("alice") == []
+        for bad in [dict(text="a\ud800"), dict(text="\udc00"), dict(text="ok", tags=["t\udbff"])]:
+            with pytest.raises(MemoryRefused, match="lone surrogate"):
+                await svc.memory_store("alice", **bad, now=now)  # type: ignore[arg-type]
+        for q in ["seat\ud800", "\udfff", "\U0010f7ff\ud800"]:
+            assert isinstance(await svc.memory_search("al\ud800ice", q), list)
+    finally:
+        await svc.close()
+
+
 async def test_words_and_vectors_are_fused(tmp_path: Path) -> None:
     idx = await PassageIndex(tmp_path / "i.db", HashingEmbedder(256)).open()
     try:
