@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from sentinel_mcp.config import parse_config
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import RULEBASES_DIR
 
 GOALS = "goal: scripted goals complete (or stop on the refusal) with no question for navigation"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 
 from . import ui_tools
 from .actuator import Actuator

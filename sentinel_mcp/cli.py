@@ -15,9 +15,9 @@ from sentinel_mcp.storage import StorageError
 
 # modules that add sub-commands; a missing one is skipped so a partial install still runs
 _COMMAND_MODULES = [
-    "sentinel_mcp.gateway.cli",
-    "sentinel_mcp.gateway.consent_cli",
-    "sentinel_mcp.policy.cli",
+    "sentinel_mcp.app.gateway_cli",
+    "sentinel_mcp.app.consent_cli",
+    "sentinel_mcp.app.policy_cli",
     "sentinel_mcp.tls.cli",
     "sentinel_mcp.policy.draft_cli",
     "sentinel_mcp.swarm.cli",

@@ -28,9 +28,9 @@ from sentinel_mcp.a2a.messages import (
     typed,
 )
 from sentinel_mcp.a2a.protocol import Message, Part
-from sentinel_mcp.gateway.decision import Question
-from sentinel_mcp.gateway.display_text import safe_question, safe_text
-from sentinel_mcp.gateway.port import GatewayPort
+from sentinel_mcp.core.decision import Question
+from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.core.port import GatewayPort
 
 SENSOR_TOOL = "sensors__sensor_read"
 LLM_TOOL = "llm__llm_generate"

@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 from sentinel_mcp.a2a.actions import LLM_TOOL, Capabilities, fit_arguments, question_wire, result_text
 from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError
 from sentinel_mcp.a2a.service import A2AService
-from sentinel_mcp.gateway.decision import Answer
-from sentinel_mcp.gateway.port import Completed, NeedsInput
+from sentinel_mcp.core.decision import Answer
+from sentinel_mcp.core.port import Completed, NeedsInput
 
 MAX_CHANNELS = 16
 SYSTEM = "You are Sentinel, an on-device assistant talking with a person over a chat channel. Be brief."

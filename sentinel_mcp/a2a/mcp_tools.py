@@ -16,7 +16,7 @@ from mcp.types import ToolAnnotations
 from sentinel_mcp.a2a.discovery import PeerRegistry, discover_peers, instance_name
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
 from sentinel_mcp.a2a.settings import A2ASettings
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.tls.server_context import TLSSetupError
 
 

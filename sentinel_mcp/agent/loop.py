@@ -29,8 +29,8 @@ from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.screen import Screen
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
-from sentinel_mcp.gateway.decision import Origin
-from sentinel_mcp.gateway.port import Completed, GatewayPort, NeedsInput, Refused
+from sentinel_mcp.core.decision import Origin
+from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput, Refused
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelRequest
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]

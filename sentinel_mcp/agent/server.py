@@ -22,8 +22,8 @@ from sentinel_mcp.agent.loop import AgentLoop, RunResult
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
 from sentinel_mcp.agent.trace_store import TraceStore
-from sentinel_mcp.gateway.builtin import SELF_CONFIRMS, BuiltinContext
-from sentinel_mcp.gateway.call_meta import can_sample_of, origin_of, principal_of, session_of
+from sentinel_mcp.core.builtin import SELF_CONFIRMS, BuiltinContext
+from sentinel_mcp.core.call_meta import can_sample_of, origin_of, principal_of, session_of
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
 

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sentinel_mcp.gateway.runtime import Runtime
+from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, AuthFailed

@@ -19,17 +19,17 @@ from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
-from sentinel_mcp.gateway.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, load_factory
+from sentinel_mcp.core.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, load_factory
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
-from sentinel_mcp.gateway.decision import Guard
-from sentinel_mcp.gateway.default_guard import DefaultGuard
+from sentinel_mcp.core.decision import Guard
+from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.gateway.front import Front
 from sentinel_mcp.gateway import telemetry
 from sentinel_mcp.gateway.metrics import Metrics
-from sentinel_mcp.gateway.port import Completed, NeedsInput
+from sentinel_mcp.core.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sentinel_mcp.gateway.decision import Answer, Question, argument_digest
+from sentinel_mcp.core.decision import Answer, Question, argument_digest
 
 ItemKind = Literal["held", "blocked", "retry"]
 MAX_ITEMS = 2000  # across principals; the oldest settled or expired go first

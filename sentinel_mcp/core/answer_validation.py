@@ -19,8 +19,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
-from sentinel_mcp.gateway.decision import Answer, Deny, Question
-from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.core.decision import Answer, Deny, Question
+from sentinel_mcp.core.display_text import safe_text
 
 # the default guard's and the policy's confirmations, and the consent gate's questions
 APPROVAL_KINDS = ("confirmation", "confirm", "consent")

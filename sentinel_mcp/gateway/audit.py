@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, SCHEMA
-from sentinel_mcp.gateway.redactor import redact_record
+from sentinel_mcp.core.redactor import redact_record
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
 

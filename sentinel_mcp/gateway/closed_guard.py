@@ -7,7 +7,7 @@ on hot reload.
 
 from __future__ import annotations
 
-from sentinel_mcp.gateway.decision import Answer, Deny, Question, ToolCall
+from sentinel_mcp.core.decision import Answer, Deny, Question, ToolCall
 
 
 class ClosedGuard:

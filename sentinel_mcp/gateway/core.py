@@ -23,14 +23,14 @@ from mcp.types import (
 from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
-from sentinel_mcp.gateway.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
+from sentinel_mcp.core.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
-from sentinel_mcp.gateway.builtin import declares_self_confirming
-from sentinel_mcp.gateway.call_meta import call_meta
+from sentinel_mcp.core.builtin import declares_self_confirming
+from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.conversations import Conversations
-from sentinel_mcp.gateway.decision import (
+from sentinel_mcp.core.decision import (
     Allow,
     Answer,
     Ask,
@@ -44,8 +44,8 @@ from sentinel_mcp.gateway.decision import (
 )
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.telemetry import traced
-from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
-from sentinel_mcp.gateway.redactor import sensitive_fields_of
+from sentinel_mcp.core.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
+from sentinel_mcp.core.redactor import sensitive_fields_of
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,

@@ -37,7 +37,7 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.config import RemoteServer, StdioServer
-from sentinel_mcp.gateway.caller_link import CURRENT_LINK, CallerLink
+from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
 from sentinel_mcp.gateway.telemetry import traced

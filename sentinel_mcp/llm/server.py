@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.llm.cortex import Cortex
 from sentinel_mcp.llm.errors import LlmError
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import BaseModel, Field
 
-from sentinel_mcp.gateway.decision import Provenance
+from sentinel_mcp.core.decision import Provenance
 from sentinel_mcp.storage import Database, Statement, open_database
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.sqlite import SHARED

@@ -18,8 +18,8 @@ from typing import Any
 from mcp.types import CallToolResult
 
 from sentinel_mcp.config import Config, PolicySettings
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
-from sentinel_mcp.gateway.port import GatewayPort
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
+from sentinel_mcp.core.port import GatewayPort
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
@@ -43,7 +43,7 @@ def facts_db_path(config: Config) -> Path:
 
 
 def _default_guard(settings: PolicySettings) -> Guard:
-    from sentinel_mcp.gateway.default_guard import DefaultGuard
+    from sentinel_mcp.policy.default_guard import DefaultGuard
 
     return DefaultGuard(settings)
 

@@ -17,8 +17,8 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import principal_of, session_of
+from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.call_meta import principal_of, session_of
 from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.policy.policy_service import PolicyService
 from sentinel_mcp.policy.questions import AnswerRefused

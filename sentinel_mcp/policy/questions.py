@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from sentinel_mcp.gateway.answer_validation import answer_problem
-from sentinel_mcp.gateway.decision import Answer, Question, ToolCall
-from sentinel_mcp.gateway.display_text import safe_question, safe_text
+from sentinel_mcp.core.answer_validation import answer_problem
+from sentinel_mcp.core.decision import Answer, Question, ToolCall
+from sentinel_mcp.core.display_text import safe_question, safe_text
 
 DONT_KNOW = "i_dont_know"  # the value of "I don't know" in every choice (the loader refuses it as a choice)
 DONT_KNOW_TITLE = "I don't know"

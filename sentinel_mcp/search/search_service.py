@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
-from sentinel_mcp.gateway.redactor import scrub_text
+from sentinel_mcp.core.redactor import scrub_text
 from sentinel_mcp.search.embedding import Embedder, HashingEmbedder, embedder_for
 from sentinel_mcp.search.paragraphs import Paragraph
 from sentinel_mcp.search.passage_index import NewPassage, PassageIndex

@@ -20,8 +20,8 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import can_sample_of, principal_of, session_of
+from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.call_meta import can_sample_of, principal_of, session_of
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
 from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
