@@ -27,6 +27,7 @@ MOVES = {  # old module -> new module (one git mv each)
     "sentinel_mcp.gateway.consent_cli": "sentinel_mcp.app.consent_cli",
     "sentinel_mcp.gateway.terminal_client": "sentinel_mcp.app.terminal_client",
     "sentinel_mcp.policy.cli": "sentinel_mcp.app.policy_cli",
+    "sentinel_mcp.gateway.wire_limits": "sentinel_mcp.core.wire_limits",
 }
 SUFFIXES = {".py", ".md", ".toml", ".cfg", ".ini", ".txt", ".json", ".sh", ".pl"}
 

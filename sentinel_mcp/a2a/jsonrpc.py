@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from sentinel_mcp.gateway import wire_limits
+from sentinel_mcp.core import wire_limits
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

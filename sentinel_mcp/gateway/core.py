@@ -54,7 +54,7 @@ from sentinel_mcp.gateway.upstream import (
     UpstreamUnavailable,
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
-from sentinel_mcp.gateway.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
+from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, OWNER, Principal
 from sentinel_mcp.storage import StorageError
 
