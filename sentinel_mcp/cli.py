@@ -11,6 +11,7 @@ from typing import Callable
 
 from sentinel_mcp import __version__
 from sentinel_mcp.config import ConfigError
+from sentinel_mcp.core.errors import SentinelError, user_message
 from sentinel_mcp.storage import StorageError
 
 # modules that add sub-commands; a missing one is skipped so a partial install still runs
@@ -59,10 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(func(args) or 0)
     except ConfigError as e:
-        print(f"sentinel-mcp: {e}", file=sys.stderr)
+        print(f"sentinel-mcp: {user_message(e)}", file=sys.stderr)
         return 2
     except StorageError as e:  # a store that cannot be read or written (held, read-only, full, ...)
-        print(f"sentinel-mcp: {e}", file=sys.stderr)
+        print(f"sentinel-mcp: {user_message(e)}", file=sys.stderr)
         return 1
+    except SentinelError as e:  # any other deliberate error: its area and its text, no traceback
+        print(f"sentinel-mcp: {user_message(e)}", file=sys.stderr)
+        return e.exit_code
     except KeyboardInterrupt:
         return 130

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
                       model_validator)
 
+from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, parse_inputs, workspace_folder
 from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT, default_data_dir
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
@@ -22,8 +23,6 @@ from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 _VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*))?\}")
 
 
-class ConfigError(Exception):
-    """A config problem a user can fix: says which file, which key and what is wrong."""
 
 
 def expand_vars(value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None,

@@ -32,6 +32,7 @@ from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput, Refused
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelRequest
+from sentinel_mcp.core.errors import AgentError
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 MAX_HISTORY_LINES = 12
@@ -72,7 +73,7 @@ class RunResult:
                 "seconds": round(self.seconds, 2), "model": self.model, "questions_asked": self.asked}
 
 
-class _Stop(Exception):
+class _Stop(AgentError):
     def __init__(self, status: str, reason: str, answer: str | None = None) -> None:
         super().__init__(reason)
         self.status, self.reason, self.answer = status, reason, answer

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+from sentinel_mcp.core.errors import AgentError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS agent_runs (
@@ -42,7 +43,7 @@ RUN_FIELDS = ("run_id", "principal", "session", "goal", "status", "reason", "ans
               "steps", "tokens", "model")
 
 
-class TraceStoreError(Exception):
+class TraceStoreError(AgentError):
     """The trace could not be written: the run must stop (nothing acts without its record)."""
 
 

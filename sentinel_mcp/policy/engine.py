@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, quote_atom
+from sentinel_mcp.core.errors import PolicyError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -25,7 +26,7 @@ CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 DEFAULT_INFERENCE_LIMIT = 2_000_000
 
 
-class EngineError(Exception):
+class EngineError(PolicyError):
     """A query the engine could not run (a bug or a malformed request, never a policy outcome)."""
 
 

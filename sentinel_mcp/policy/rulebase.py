@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sentinel_mcp.policy.engine import PrologEngine
+from sentinel_mcp.core.errors import PolicyError
 
 log = logging.getLogger(__name__)
 _counter = itertools.count(1)
@@ -31,7 +32,7 @@ class Problem(BaseModel):
         return f"{self.file}:{self.line}: {self.severity}: {self.message}"
 
 
-class RulebaseError(Exception):
+class RulebaseError(PolicyError):
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
         super().__init__("; ".join(str(p) for p in problems if p.severity == "error") or "invalid rulebase")

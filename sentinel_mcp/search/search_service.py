@@ -19,13 +19,14 @@ from sentinel_mcp.search.embedding import Embedder, HashingEmbedder, embedder_fo
 from sentinel_mcp.search.paragraphs import Paragraph
 from sentinel_mcp.search.passage_index import NewPassage, PassageIndex
 from sentinel_mcp.search.settings import SearchSettings
+from sentinel_mcp.core.errors import SearchError
 
 log = logging.getLogger(__name__)
 POLICY = "policy"
 MAX_TAGS, MAX_TAG_CHARS = 16, 64
 
 
-class MemoryRefused(ValueError):
+class MemoryRefused(SearchError, ValueError):
     """A memory that cannot be stored (empty, too long, bad tags or lifetime)."""
 
 
