@@ -57,6 +57,36 @@ BUILTINS: dict[str, str] = {
 }
 
 
+# name -> "module:Model": the typed ``Settings`` of each ``sentinel.<name>`` section. ``parse_config`` validates
+# every section present against its model when the config is loaded; a built-in's module exports the same model
+# as ``Settings`` beside ``create_server`` (tests/core/test_builtin_contract.py holds them to it).
+SECTION_MODELS: dict[str, str] = {
+    "sentinel": "sentinel_mcp.core.settings:NoSettings",  # the policy's own tools take none
+    "device": "device_tools.settings:DeviceSettings",
+    "sensors": "device_tools.sensors.settings:SensorSettings",
+    "llm": "sentinel_mcp.llm.settings:LlmSettings",
+    "swarm": "sentinel_mcp.swarm.settings:SwarmSettings",
+    "a2a": "sentinel_mcp.a2a.settings:A2ASettings",
+    "agent": "sentinel_mcp.agent.settings:AgentSettings",
+    "search": "sentinel_mcp.search.settings:SearchSettings",
+}
+# sections of the application floor, validated where they are read at start-up (serve, console, telemetry)
+APPLICATION_SECTIONS = frozenset({"oauth", "console", "telemetry"})
+
+
+def load_section_model(name: str) -> type[Any] | None:
+    """The model of ``sentinel.<name>``; None when its area is not installed (a partial install)."""
+    module_name, _, attr = SECTION_MODELS[name].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and module_name.startswith(e.name):
+            return None
+        raise
+    model: type[Any] = getattr(module, attr)
+    return model
+
+
 # the longest a call to a built-in may run while it reports progress, when the config says nothing: a swarm
 # build may take its own 90-minute cap, plus verifying; the others answer within minutes
 CALL_LIMITS: dict[str, float] = {"swarm": 95 * 60.0}
