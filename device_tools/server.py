@@ -17,6 +17,8 @@ from .risk_classifier import ActionRiskClassifier
 from .runtime import DeviceRuntime
 from .settings import DeviceSettings, load_settings
 
+Settings = DeviceSettings  # the built-in contract: its typed settings beside create_server
+
 INSTRUCTIONS = (
     "Controls an Android phone. Call screen_read first: it lists elements with grounded ids and a "
     "snapshot_id. Actions name (element_id, snapshot_id); if the screen changed, the action is refused "

@@ -29,6 +29,8 @@ from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.core.call_meta import principal_of
 from sentinel_mcp.core.display_text import safe_question
 
+Settings = SensorSettings  # the built-in contract: its typed settings beside create_server
+
 log = logging.getLogger(__name__)
 _NOT_ASKED = "not-asked"  # resolver outcome when no question is needed (or none can be asked)
 SENSOR_HELP = "one of: " + ", ".join(k.value for k in SensorKind)

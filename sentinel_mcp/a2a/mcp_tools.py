@@ -19,6 +19,8 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.tls.server_context import TLSSetupError
 
+Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
+
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = A2ASettings.from_section(ctx.settings)

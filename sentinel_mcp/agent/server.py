@@ -27,6 +27,8 @@ from sentinel_mcp.core.call_meta import can_sample_of, origin_of, principal_of, 
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
 
+Settings = AgentSettings  # the built-in contract: its typed settings beside create_server
+
 log = logging.getLogger(__name__)
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 # it acts on the phone, but only through guarded calls: each step is decided on its own

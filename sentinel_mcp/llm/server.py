@@ -21,6 +21,8 @@ from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.settings import LlmSettings
 from sentinel_mcp.llm.status import model_status
 
+Settings = LlmSettings  # the built-in contract: its typed settings beside create_server
+
 
 class TokenCounts(BaseModel):
     prompt: int

@@ -23,6 +23,9 @@ from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.policy.policy_service import PolicyService
 from sentinel_mcp.policy.questions import AnswerRefused
 from sentinel_mcp.search.search_service import MemoryRefused
+from sentinel_mcp.core.settings import NoSettings
+
+Settings = NoSettings  # the built-in contract: its typed settings beside create_server (none)
 
 
 def principal_of_call(ctx: Any) -> str:

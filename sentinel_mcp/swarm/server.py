@@ -31,6 +31,9 @@ from sentinel_mcp.swarm.settings import swarm_settings
 from sentinel_mcp.swarm.spec import SpecError, parse_spec
 from sentinel_mcp.swarm.state import OWNER
 from sentinel_mcp.swarm.task_lock import BuildBusyError
+from sentinel_mcp.swarm.settings import SwarmSettings
+
+Settings = SwarmSettings  # the built-in contract: its typed settings beside create_server
 
 INSTRUCTIONS = ("Generates complete Android projects (Kotlin, XML, Gradle) from an app spec with a planner, "
                 "coder, critic and verifier under hard caps. Check a spec with swarm_validate, start with swarm_build "
