@@ -76,11 +76,11 @@ class ChatHub:
         ch = self._get(params.channel_id, caller)
         if params.answers is None:
             ch.turns.append(("user", params.text))
-        if not Capabilities.of(self.service.port).llm:
+        tool = Capabilities.of(self.service.port).named.get(LLM_TOOL)
+        if tool is None:
             return {"channel_id": ch.id, "responder": "none", "degraded": True, "text": DEGRADED}
         ch.turns = ch.turns[-2 * self.service.settings.chat_max_turns:]
         transcript = "\n".join(f"{who}: {text}" for who, text in ch.turns) + "\nassistant:"
-        tool = Capabilities.of(self.service.port).tools.get(LLM_TOOL)
         answers = None
         if params.answers is not None:  # a peer's answer is not our user's: provenance from settings
             unasked = sorted(set(params.answers) - set(ch.asked))
@@ -91,7 +91,7 @@ class ChatHub:
             answers = {k: a.model_copy(update={"provenance": self.service.settings.answers_provenance})
                        for k, a in params.answers.items()}
         outcome = await self.service.port.invoke(
-            LLM_TOOL, fit_arguments(tool, {"prompt": transcript, "system": SYSTEM}),
+            tool.name, fit_arguments(tool, {"prompt": transcript, "system": SYSTEM}),
             session_id=f"a2a:{caller}:chat:{ch.id}", client=caller, origin="a2a", answers=answers)
         if isinstance(outcome, Completed):
             text = result_text(outcome.result)

@@ -29,6 +29,7 @@ from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.gateway.front import Front
 from sentinel_mcp.gateway import telemetry
 from sentinel_mcp.gateway.metrics import Metrics
+from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.core.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
@@ -57,7 +58,14 @@ class Runtime:
 
 
 def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
-    async def call_tool(name: str, arguments: dict[str, Any], *, session_id: str | None = None) -> CallToolResult:
+    async def call_tool(name: str | ToolRef, arguments: dict[str, Any], *,
+                        session_id: str | None = None) -> CallToolResult:
+        if isinstance(name, ToolRef):  # another area's tool: the name the catalog exposes it under now
+            tool = name.resolve(gateway)
+            if tool is None:
+                return CallToolResult(content=[TextContent(type="text", text=f"{name.tool} of {name.server!r} is "
+                                                           "not in the catalog")], is_error=True)
+            name = tool.name
         outcome = await gateway.invoke(name, arguments, session_id=session_id or f"builtin:{builtin}",
                                        client=f"builtin:{builtin}", origin="builtin")
         if isinstance(outcome, Completed):

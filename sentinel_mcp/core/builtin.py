@@ -18,11 +18,14 @@ from typing import Any, Awaitable, Callable, Protocol
 
 from mcp.types import CallToolResult
 
+from sentinel_mcp.core.tool_ref import ToolRef
+
 
 class ToolInvoker(Protocol):
-    """Calls a tool through the gateway (guarded and audited), e.g. ``llm__llm_classify_risk``."""
+    """Calls a tool through the gateway (guarded and audited): another area's tool by its ``ToolRef``
+    (``ToolRef("llm", "llm_classify_risk")``, resolved from the catalog), or a name as the catalog exposes it."""
 
-    def __call__(self, name: str, arguments: dict[str, Any]) -> Awaitable[CallToolResult]: ...
+    def __call__(self, name: str | ToolRef, arguments: dict[str, Any]) -> Awaitable[CallToolResult]: ...
 
 
 @dataclass
