@@ -54,7 +54,7 @@ class Runtime:
     @property
     def policy_problem(self) -> str | None:
         """Why the policy cannot govern right now (every call is then denied), or None."""
-        return getattr(self.gateway.guard, "problem", None)
+        return self.gateway.guard.problem
 
 
 def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
@@ -149,7 +149,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
     services["guard"] = guard
-    manager.catalog.governed = getattr(guard, "governed_names", None)
+    manager.catalog.governed = guard.governed_names
     front = Front(gateway, default_session=default_session)
     manager._on_catalog_changed = front.announce_catalog_changed
     for p in problems:
@@ -161,9 +161,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
         problems.append(telemetry_problem)
     try:
         async with anyio.create_task_group() as tg:
-            start = getattr(guard, "start", None)
-            if start is not None:
-                await start()
+            await guard.start()
             await tg.start(lambda task_status: manager.run(task_status, startup_wait=startup_wait))
             try:
                 yield runtime
@@ -172,12 +170,10 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            close = getattr(guard, "close", None)
-            if close is not None:
-                try:
-                    await close()
-                except Exception:  # noqa: BLE001
-                    log.exception("guard close failed")
+            try:
+                await guard.close()
+            except Exception:  # noqa: BLE001
+                log.exception("guard close failed")
             await audit.close()
             consents.close()
             if instance is not None:

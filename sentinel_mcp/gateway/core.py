@@ -99,9 +99,8 @@ class Gateway:
         self.observers: list[Callable[[AuditEntry], None]] = []
 
     def _record_stores(self) -> list[Any]:
-        """The databases a decision is recorded in: the audit log, and the guard's fact store if it has one."""
-        facts = getattr(getattr(self.guard, "store", None), "_db", None)
-        return [self.audit.db, facts]
+        """The databases a decision is recorded in: the audit log, and the guard's own (its fact store)."""
+        return [self.audit.db, *self.guard.record_databases()]
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:
@@ -328,12 +327,10 @@ class Gateway:
             except StorageError as e:
                 return Completed(result=error_result(storage_refusal(e), error="audit_unavailable"))
             return UpstreamNeedsInput(result=result, call=call)
-        observe = getattr(self.guard, "observe", None)
-        if observe is not None:
-            try:
-                await observe(call, result)
-            except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
-                log.exception("guard could not observe the result of %s", name)
+        try:
+            await self.guard.observe(call, result)
+        except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
+            log.exception("guard could not observe the result of %s", name)
         source = untrusted_source(route.exposed, call.identity, self.config.sentinel.untrusted, result)
         if source is not None:
             result = mark_untrusted(result, source)

@@ -85,6 +85,12 @@ class FactStore:
         self.path = Path(path)
         self._db: Database | None = None
 
+
+    @property
+    def database(self) -> Database | None:
+        """The open database (None before ``open`` and after ``close``): the gateway checks its health."""
+        return self._db
+
     async def open(self) -> "FactStore":
         if self._db is not None:
             return self

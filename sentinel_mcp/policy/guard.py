@@ -48,7 +48,7 @@ def _default_guard(settings: PolicySettings) -> Guard:
     return DefaultGuard(settings)
 
 
-class PolicyGuard:
+class PolicyGuard(Guard):
     def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
@@ -139,8 +139,11 @@ class PolicyGuard:
         tool = self.port.find_tool(name) if self.port is not None else None
         return bool(tool and tool.annotations and tool.annotations.read_only_hint)
 
+    def record_databases(self) -> list[Any]:
+        return [self.store.database]
+
     @property
-    def problem(self) -> str | None:
+    def problem(self) -> str | None:  # type: ignore[override]
         """Why this guard cannot govern now (no rulebase loaded), or None when it can."""
         if self.rulebases.loaded:
             return None
