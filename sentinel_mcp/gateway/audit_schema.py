@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 
+from typing import cast
+
 from sentinel_mcp.storage import Schema
+from sentinel_mcp.storage.schema import Migration
 
 GENESIS = "0" * 64
 
@@ -69,4 +72,4 @@ def _add_principal(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE audit ADD COLUMN principal TEXT")
 
 
-SCHEMA = Schema("audit", {"sqlite": [_keep_unchained_rows, _add_principal]})
+SCHEMA = Schema("audit", {"sqlite": [cast(Migration, _keep_unchained_rows), cast(Migration, _add_principal)]})

@@ -29,7 +29,7 @@ UNSPECIFIED = "unspecified"
 ONCE_TTL = 300.0  # a "this call" consent waits this long for its call
 GATED_ORIGINS = ("client", "a2a", "cli")
 
-CONSENT_SCHEMA = {
+CONSENT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "allow": {"type": "boolean", "title": "Allow", "description": "Allow this read?"},
