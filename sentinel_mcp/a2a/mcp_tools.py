@@ -28,7 +28,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
 
     def registry() -> PeerRegistry:
         # the HTTP host shares the registry its mDNS browser keeps filled (set after this server is made)
-        shared = ctx.services.get("a2a_peers")
+        shared = ctx.services.a2a_peers
         return shared if isinstance(shared, PeerRegistry) else own
     server = MCPServer("a2a", instructions="Find other A2A agents on the local network and send them tasks.")
 

@@ -148,4 +148,4 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
 def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = agent_settings(ctx.settings, f"sentinel.{ctx.name}")
     store = TraceStore(ctx.data_dir / "agent.db")
-    return build_server(settings, store, port=ctx.services.get("gateway"), call_tool=ctx.call_tool, name=ctx.name)
+    return build_server(settings, store, port=ctx.services.gateway, call_tool=ctx.call_tool, name=ctx.name)

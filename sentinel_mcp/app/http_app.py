@@ -222,7 +222,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         if policy_problem:  # fail closed: no call is served, and health says so
             body |= {"status": "error", "problem": policy_problem}
             code = 503
-        cortex = rt.services.get("cortex")  # the llm built-in, when mounted: is the model loaded, which one
+        cortex = rt.services.cortex  # the llm built-in, when mounted: is the model loaded, which one
         if cortex is not None:
             from sentinel_mcp.llm.status import model_status
             body["model"] = model_status(cortex.engine)

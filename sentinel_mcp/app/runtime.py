@@ -19,7 +19,7 @@ from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
-from sentinel_mcp.core.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, load_factory
+from sentinel_mcp.core.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, Services, load_factory
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.consents import ConsentBook
@@ -47,7 +47,7 @@ class Runtime:
     manager: UpstreamManager
     audit: AuditLog
     instance: Instance | None = None  # this gateway's own files (None: its directory could not be made)
-    services: dict[str, Any] = field(default_factory=dict)
+    services: Services = field(default_factory=Services)
     problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
     metrics: Metrics = field(default_factory=Metrics)
 
@@ -117,7 +117,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     gateway.principals.update(configured_principals(config))
     consents = ConsentBook(config.store_path.parent / "consents.db")
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
-    services: dict[str, Any] = {"gateway": gateway}
+    services = Services(gateway=gateway)
     problems: list[str] = list(config.warnings)  # keys of a pasted host config that Sentinel ignores
     if instance_problem:
         problems.append(instance_problem)
@@ -148,7 +148,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
         problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
-    services["guard"] = guard
+    services.guard = guard
     manager.catalog.governed = guard.governed_names
     front = Front(gateway, default_session=default_session)
     manager._on_catalog_changed = front.announce_catalog_changed

@@ -18,6 +18,8 @@ from typing import Any, Awaitable, Callable, Protocol
 
 from mcp.types import CallToolResult
 
+from sentinel_mcp.core.decision import Guard
+from sentinel_mcp.core.port import GatewayPort
 from sentinel_mcp.core.tool_ref import ToolRef
 
 
@@ -29,12 +31,53 @@ class ToolInvoker(Protocol):
 
 
 @dataclass
+class Services:
+    """What the gateway shares with its built-ins in-process, by name and type (not a dict of anything)."""
+
+    gateway: GatewayPort | None = None  # guarded calls, the catalog
+    guard: Guard | None = None  # the active guard; the policy's own tools need the policy guard
+    cortex: Any = None  # the llm built-in's Cortex once mounted (its type is the llm area's, not core's)
+    a2a_peers: Any = None  # the A2A host's PeerRegistry, shared with the a2a built-in (the a2a area's type)
+
+    # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
+    def _name(self, key: str) -> str:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(f"no shared service {key!r}; known: {', '.join(self.__dataclass_fields__)}")
+        return key
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, self._name(key))
+        return default if value is None else value
+
+    def __getitem__(self, key: str) -> Any:
+        value = getattr(self, self._name(key))
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        setattr(self, self._name(key), value)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self.__dataclass_fields__ and getattr(self, key) is not None
+
+    def setdefault(self, key: str, value: Any) -> Any:
+        if getattr(self, self._name(key)) is None:
+            setattr(self, key, value)
+        return getattr(self, key)
+
+
+@dataclass
 class BuiltinContext:
     name: str  # the server name it is mounted under ("device", "llm", ...)
     data_dir: Path  # a writable directory for this built-in's own state
     settings: dict[str, Any] = field(default_factory=dict)  # the config's ``sentinel.<name>`` section
     call_tool: ToolInvoker | None = None  # None when the built-in runs on its own (python -m ...)
-    services: dict[str, Any] = field(default_factory=dict)  # shared objects the gateway offers ("guard", ...)
+    services: Services = field(default_factory=Services)  # shared objects the gateway offers (a dict is taken too)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.services, dict):
+            self.services = Services(**self.services)
 
 
 # A built-in's tool declares in its ``_meta`` that it asks the user itself before every risky action (the device's

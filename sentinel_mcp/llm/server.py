@@ -65,7 +65,8 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
     settings = LlmSettings.from_section(ctx.settings, f"sentinel.{ctx.name}")
     # grammars are checked now: a broken file stops start-up with its name and the error
     cortex = cortex or Cortex(settings, grammars=GrammarRegistry.load())
-    ctx.services.setdefault("cortex", cortex)  # other built-ins may call it in-process
+    if ctx.services.cortex is None:
+        ctx.services.cortex = cortex  # other built-ins may call it in-process
     names = ", ".join(cortex.grammars.names())
     server = MCPServer(ctx.name, version="0.1.0", instructions=(
         "Local LLM inference (llama.cpp) with grammar-constrained JSON output. "

@@ -53,7 +53,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                     instructions="Sentinel's policy tools: symbolic queries over established facts and contexts.")
 
     def service(ctx_: Context | None = None) -> PolicyService:
-        guard = ctx.services.get("guard")
+        guard = ctx.services.guard
         if guard is None or not hasattr(guard, "rulebases"):
             raise RuntimeError("the policy engine is not active (no rulebases configured)")
         # a client's look into the policy is its principal's: personal data it has no consent for stays out
@@ -111,7 +111,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         return _result(out)
 
     def guard() -> Any:
-        g = ctx.services.get("guard")
+        g = ctx.services.guard
         if g is None or not hasattr(g, "searchable"):
             raise RuntimeError("the policy engine is not active (no rulebases configured)")
         return g

@@ -79,3 +79,18 @@ async def test_a_built_in_runs_alone_over_stdio(tmp_path, mode):
         result = await client.call_tool("screen_read", {})
         assert not result.is_error, result.content
     assert (tmp_path / "data" / "device").is_dir()
+
+
+def test_services_are_typed_and_refuse_unknown_names(tmp_path):
+    from sentinel_mcp.core.builtin import Services
+
+    ctx = BuiltinContext(name="x", data_dir=tmp_path, services={"guard": "g"})  # the dict spelling still works
+    assert isinstance(ctx.services, Services) and ctx.services.guard == "g" and ctx.services["guard"] == "g"
+    assert "guard" in ctx.services and "gateway" not in ctx.services and ctx.services.get("gateway") is None
+    assert ctx.services.setdefault("cortex", 1) == 1 and ctx.services.setdefault("cortex", 2) == 1
+    for bad in ("gaurd", "Guard", "__class__", "_name", "get"):
+        with pytest.raises((KeyError, TypeError)):
+            ctx.services[bad] = 1
+        assert bad not in ctx.services
+    with pytest.raises(TypeError):
+        BuiltinContext(name="x", data_dir=tmp_path, services={"gaurd": "g"})
