@@ -14,13 +14,14 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
-from mcp.types import CallToolResult
+if TYPE_CHECKING:  # annotations only: the config imports this registry and stays light (no mcp, no port)
+    from mcp.types import CallToolResult
 
-from sentinel_mcp.core.decision import Guard
-from sentinel_mcp.core.port import GatewayPort
-from sentinel_mcp.core.tool_ref import ToolRef
+    from sentinel_mcp.core.decision import Guard
+    from sentinel_mcp.core.port import GatewayPort
+    from sentinel_mcp.core.tool_ref import ToolRef
 
 
 class ToolInvoker(Protocol):
