@@ -12,13 +12,19 @@ SDK_VENV := .venv-a2a-sdk
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 ARGS ?=
 
-.PHONY: cluster run test setup setup-interop system venv model bench bench-tools clean ts-deps browser swarm-tools
+.PHONY: cluster run test lint setup setup-interop system venv model bench bench-tools clean ts-deps browser swarm-tools
 
 run: setup model swarm-tools
 	$(BIN)/sentinel-mcp serve --http 127.0.0.1:8765 $(ARGS)
 
-test: setup setup-interop model ts-deps browser swarm-tools
+test: setup setup-interop model ts-deps browser swarm-tools lint
 	$(BIN)/python -m pytest -q $(ARGS)
+
+# The floors (import-linter contracts in pyproject.toml, docs/architecture.md), lint, and types of core/ and gateway/
+lint: setup
+	$(BIN)/lint-imports
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 setup: system $(VENV)/.installed
 

@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from sentinel_mcp.config import parse_config
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import RULEBASES_DIR
 
 GOALS = "goal: scripted goals complete (or stop on the refusal) with no question for navigation"
@@ -128,7 +128,7 @@ async def run_goal(cfg, goal: str, answer: str | None) -> dict[str, Any]:
         if answer == "inbox":
             from sentinel_mcp.console.inbox import Inbox
             from sentinel_mcp.console.person_questions import PersonQuestions
-            from sentinel_mcp.gateway.decision import Answer
+            from sentinel_mcp.core.decision import Answer
 
             inbox = Inbox()
             rt.gateway.person_inbox = PersonQuestions(inbox, rt.gateway, 30)

@@ -26,13 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sentinel_mcp.config import parse_config  # noqa: E402
-from sentinel_mcp.gateway.answer_validation import answer_problem  # noqa: E402
-from sentinel_mcp.gateway.decision import Answer, ToolCall  # noqa: E402
-from sentinel_mcp.gateway.default_guard import confirmation_question  # noqa: E402
-from sentinel_mcp.gateway.display_text import safe_question  # noqa: E402
+from sentinel_mcp.core.answer_validation import answer_problem  # noqa: E402
+from sentinel_mcp.core.decision import Answer, ToolCall  # noqa: E402
+from sentinel_mcp.policy.default_guard import confirmation_question  # noqa: E402
+from sentinel_mcp.core.display_text import safe_question  # noqa: E402
 from sentinel_mcp.gateway.input_rounds import InputRounds  # noqa: E402
 from sentinel_mcp.gateway.request_state import RequestStateSeal  # noqa: E402
-from sentinel_mcp.gateway.runtime import running_gateway  # noqa: E402
+from sentinel_mcp.app.runtime import running_gateway  # noqa: E402
 
 TOOLBOX = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
 ARGS = {"path": "/tmp/x", "text": "hello"}

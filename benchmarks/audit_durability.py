@@ -126,8 +126,8 @@ async def gateway_rate(tmp: Path, seconds: float) -> tuple[float, int]:
     from mcp.types import ToolAnnotations
 
     from sentinel_mcp.config import parse_config
-    from sentinel_mcp.gateway.port import Completed
-    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.core.port import Completed
+    from sentinel_mcp.app.runtime import running_gateway
     from sentinel_mcp.gateway.upstream import BuiltinTarget
 
     server = MCPServer("bench")

@@ -19,7 +19,7 @@ from device_tools import commands as C
 from device_tools.actions import ProposedAction, Target
 from device_tools.element_registry import parse_dump
 from device_tools.server import create_server
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 
 FLAGS = (
     'checkable="false" checked="false" enabled="true" focused="false" long-clickable="false" '

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 from examples.airline.server import create_server as airline_server  # noqa: E402
 from sentinel_mcp.config import PolicySettings  # noqa: E402
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, ToolCall  # noqa: E402
-from sentinel_mcp.gateway.port import Completed, InvokeOutcome, Refused  # noqa: E402
+from sentinel_mcp.core.decision import Allow, Answer, Ask, ToolCall  # noqa: E402
+from sentinel_mcp.core.port import Completed, InvokeOutcome, Refused  # noqa: E402
 from sentinel_mcp.paths import RULEBASES_DIR  # noqa: E402
 from sentinel_mcp.policy.fact_store import Fact  # noqa: E402
 from sentinel_mcp.policy.guard import PolicyGuard  # noqa: E402

@@ -23,8 +23,8 @@ from mcp.types import Tool  # noqa: E402
 from sentinel_mcp.gateway.consent_gate import ConsentGate  # noqa: E402
 from sentinel_mcp.gateway.consents import ConsentBook  # noqa: E402
 from sentinel_mcp.gateway.conversations import Conversations  # noqa: E402
-from sentinel_mcp.gateway.decision import Allow, ToolCall  # noqa: E402
-from sentinel_mcp.gateway.redactor import redact_record  # noqa: E402
+from sentinel_mcp.core.decision import Allow, ToolCall  # noqa: E402
+from sentinel_mcp.core.redactor import redact_record  # noqa: E402
 from sentinel_mcp.identity.credentials import Credentials  # noqa: E402
 from sentinel_mcp.identity.principal import Principal  # noqa: E402
 from sentinel_mcp.identity.resolver import Authenticator, TokenResolver  # noqa: E402

@@ -196,8 +196,8 @@ def cold_start(tmp: Path, rows: list) -> None:
                 time.sleep(0.02)
         finally:
             stop_process(proc)
-    imports = subprocess.run([PY, "-c", "import time; t = time.perf_counter(); import sentinel_mcp.gateway.serve, "
-                              "sentinel_mcp.gateway.runtime, sentinel_mcp.cli; print(time.perf_counter() - t)"],
+    imports = subprocess.run([PY, "-c", "import time; t = time.perf_counter(); import sentinel_mcp.app.serve, "
+                              "sentinel_mcp.app.runtime, sentinel_mcp.cli; print(time.perf_counter() - t)"],
                              capture_output=True, text=True, env=ENV)
     shown = f"{answered:6.2f}s" if answered is not None else "no answer within 60s"
     imported = float(imports.stdout.strip() or "nan")

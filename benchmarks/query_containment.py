@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sentinel_mcp.paths import RULEBASES_DIR  # noqa: E402
-from sentinel_mcp.policy.fact_store import Fact  # noqa: E402
 from sentinel_mcp.policy.guard import PolicyGuard  # noqa: E402
 from sentinel_mcp.policy.policy_service import PolicyService  # noqa: E402
 from sentinel_mcp.policy.prolog_text import quote_atom  # noqa: E402

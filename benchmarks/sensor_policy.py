@@ -26,7 +26,7 @@ from device_tools.sensors.errors import SensorError
 from device_tools.sensors.kinds import Scope, SensorKind
 from device_tools.sensors.server import create_server
 from device_tools.sensors.sources.simulated import SimulatedSource
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 
 
 class Ticker:

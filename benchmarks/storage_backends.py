@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -36,7 +35,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 from examples.cluster.recipe import Cluster, wait_ok  # noqa: E402
 from sentinel_mcp.paths import RULEBASES_DIR  # noqa: E402
-from sentinel_mcp.storage import Schema, Statement, open_database  # noqa: E402
+from sentinel_mcp.storage import Schema, open_database  # noqa: E402
 from sentinel_mcp.storage.local_server import LocalServer, free_port  # noqa: E402
 from sentinel_mcp.storage.open import release  # noqa: E402
 from sentinel_mcp.storage.sqlite import SHARED  # noqa: E402

@@ -27,7 +27,7 @@ from mcp import Client
 from decided_project import decided
 from scripted_model import BLUEPRINT, MODEL_STEPS, SPEC, ScriptedModelServer
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings
 from sentinel_mcp.swarm.build_service import BuildService
 from sentinel_mcp.swarm.checks import check_project

@@ -30,7 +30,7 @@ from starlette.requests import Request  # noqa: E402
 from starlette.responses import JSONResponse, Response  # noqa: E402
 from starlette.routing import Route  # noqa: E402
 
-from sentinel_mcp.gateway.http_app import CallerGuard  # noqa: E402
+from sentinel_mcp.app.http_app import CallerGuard  # noqa: E402
 from sentinel_mcp.identity.certificates import CertificateResolver  # noqa: E402
 from sentinel_mcp.identity.credentials import Credentials  # noqa: E402
 from sentinel_mcp.identity.principal import Principal  # noqa: E402

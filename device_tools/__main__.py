@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 
 
 def main() -> None:

@@ -25,12 +25,14 @@ from .element_registry import Element, ElementRegistry, Snapshot
 from .errors import CommandRefused, DeviceError, DumpFailed
 from .gate import Approval, CommandGate
 from .risk_classifier import ActionRiskClassifier
+from sentinel_mcp.core.errors import SentinelError
 
 DUMP_FAILURES = ("null root node", "could not get idle state", "error:", "killed")
 Status = Literal["done", "denied", "stale", "error"]
 
 
-class StaleElement(Exception):
+class StaleElement(SentinelError):
+    area = "device"
     def __init__(self, reason: str, fresh: Snapshot) -> None:
         super().__init__(reason)
         self.reason = reason

@@ -22,7 +22,7 @@ from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, Inpu
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict, Field
 
-from sentinel_mcp.gateway.display_text import safe_question
+from sentinel_mcp.core.display_text import safe_question
 
 log = logging.getLogger(__name__)
 CONFIRM_KEY = "device_confirm"

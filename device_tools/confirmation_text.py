@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from sentinel_mcp.gateway.display_text import is_hidden
+from sentinel_mcp.core.display_text import is_hidden
 
 from .actions import ProposedAction
 from .firewall import Assessment

@@ -1,10 +1,12 @@
 """Errors the device layer reports to the user; each says what happened and what to do."""
 
 from __future__ import annotations
+from sentinel_mcp.core.errors import SentinelError
 
 
-class DeviceError(Exception):
+class DeviceError(SentinelError):
     """Base class: a clear, user-facing problem with the device or an action."""
+    area = "device"
 
 
 class DeviceUnavailable(DeviceError):

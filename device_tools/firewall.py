@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from sentinel_mcp.gateway.display_text import is_hidden
+from sentinel_mcp.core.display_text import is_hidden
 
 from .actions import RISK_ORDER, ProposedAction, Risk, max_risk
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image, UnidentifiedImageError
+from sentinel_mcp.core.errors import SentinelError
 
 CONFIDENCE_GATE = 0.6
 MAX_SIDE = 1280
@@ -34,8 +35,9 @@ SCRIPT_LANGUAGES = {
 }
 
 
-class OcrError(Exception):
+class OcrError(SentinelError):
     """OCR could not run (no Tesseract, a bad region, a broken image): the message says what to do."""
+    area = "device"
 
 
 @dataclass

@@ -20,9 +20,10 @@ from pydantic import BaseModel, ValidationError
 from .actions import ProposedAction, max_risk
 from .firewall import ActionFirewall, Assessment
 from .risk_rules import RiskRules
+from sentinel_mcp.core.tool_ref import ToolRef
 
 log = logging.getLogger(__name__)
-CLASSIFY_TOOL = "llm__llm_classify_risk"
+CLASSIFY_TOOL = ToolRef("llm", "llm_classify_risk")  # resolved from the catalog by the gateway
 
 
 class RiskAnswer(BaseModel):

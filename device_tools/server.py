@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 
 from . import ui_tools
 from .actuator import Actuator
@@ -16,6 +16,8 @@ from .modules import calendar, clock, contacts, messaging, notes, screen_ocr, te
 from .risk_classifier import ActionRiskClassifier
 from .runtime import DeviceRuntime
 from .settings import DeviceSettings, load_settings
+
+Settings = DeviceSettings  # the built-in contract: its typed settings beside create_server
 
 INSTRUCTIONS = (
     "Controls an Android phone. Call screen_read first: it lists elements with grounded ids and a "

@@ -9,7 +9,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 
-from sentinel_mcp.gateway.builtin import SELF_CONFIRMS
+from sentinel_mcp.core.builtin import SELF_CONFIRMS
 
 from . import commands as C
 from .actions import ProposedAction, Target

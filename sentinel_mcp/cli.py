@@ -11,20 +11,22 @@ from typing import Callable
 
 from sentinel_mcp import __version__
 from sentinel_mcp.config import ConfigError
+from sentinel_mcp.core.errors import SentinelError, user_message
 from sentinel_mcp.storage import StorageError
 
 # modules that add sub-commands; a missing one is skipped so a partial install still runs
 _COMMAND_MODULES = [
-    "sentinel_mcp.gateway.cli",
-    "sentinel_mcp.gateway.consent_cli",
-    "sentinel_mcp.policy.cli",
+    "sentinel_mcp.app.gateway_cli",
+    "sentinel_mcp.app.consent_cli",
+    "sentinel_mcp.app.builtin_cli",
+    "sentinel_mcp.app.policy_cli",
     "sentinel_mcp.tls.cli",
     "sentinel_mcp.policy.draft_cli",
     "sentinel_mcp.swarm.cli",
     "device_tools.sensors.cli",
     "sentinel_mcp.a2a.cli",
     "sentinel_mcp.console.cli",
-    "sentinel_mcp.agent.chat_cli",
+    "sentinel_mcp.app.chat_cli",
 ]
 
 
@@ -60,10 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(func(args) or 0)
     except ConfigError as e:
-        print(f"sentinel-mcp: {e}", file=sys.stderr)
+        print(f"sentinel-mcp: {user_message(e)}", file=sys.stderr)
         return 2
     except StorageError as e:  # a store that cannot be read or written (held, read-only, full, ...)
-        print(f"sentinel-mcp: {e}", file=sys.stderr)
+        print(f"sentinel-mcp: {user_message(e)}", file=sys.stderr)
         return 1
+    except SentinelError as e:  # any other deliberate error: its area and its text, no traceback
+        print(f"sentinel-mcp: {user_message(e)}", file=sys.stderr)
+        return e.exit_code
     except KeyboardInterrupt:
         return 130

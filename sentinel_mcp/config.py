@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import difflib
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,9 @@ from urllib.parse import urlsplit
 from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
                       model_validator)
 
+from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
+from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
+from sentinel_mcp.core.settings import validate_section
 from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, parse_inputs, workspace_folder
 from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT, default_data_dir
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
@@ -22,8 +26,6 @@ from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 _VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*))?\}")
 
 
-class ConfigError(Exception):
-    """A config problem a user can fix: says which file, which key and what is wrong."""
 
 
 def expand_vars(value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None,
@@ -406,9 +408,42 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
         raise ConfigError(_format_validation_error(source, err)) from None
     cfg.source = source
     cfg.base_dir = str(base_dir)
+    _check_sections(cfg)
     _anchor_tls_paths(cfg)
     cfg.warnings = [f"{source}: {w}" for w in warnings]
     return cfg
+
+
+def _check_sections(cfg: Config) -> None:
+    """Every built-in named exists and every ``sentinel.<name>`` section is known and valid, before anything
+    starts: a misspelt section or a bad value stops Sentinel here, naming the file, the key and the problem."""
+    known = sorted(set(SECTION_MODELS) | APPLICATION_SECTIONS)
+
+    def fail(problem: str) -> ConfigError:
+        return ConfigError(f"invalid config {cfg.source}: {problem}")
+
+    for i, name in enumerate(cfg.sentinel.builtins):
+        if name not in BUILTINS:
+            raise fail(f"sentinel.builtins[{i}]: unknown built-in {name!r}{_did_you_mean(name, sorted(BUILTINS))}")
+    for name in cfg.sentinel.builtin_timeouts:
+        if name not in BUILTINS:
+            raise fail(f"sentinel.builtin_timeouts.{name}: unknown built-in{_did_you_mean(name, sorted(BUILTINS))}")
+    for key, section in (cfg.sentinel.model_extra or {}).items():
+        if key not in known:
+            raise fail(f"sentinel.{key}: unknown section{_did_you_mean(key, known)}")
+        if not isinstance(section, dict):
+            raise fail(f"sentinel.{key}: must be an object of settings, not {type(section).__name__}")
+        model = load_section_model(key) if key in SECTION_MODELS else None
+        if model is not None:
+            try:
+                validate_section(model, section, f"sentinel.{key}")
+            except ConfigError as e:
+                raise fail(str(e)) from None
+
+
+def _did_you_mean(word: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(word.lower(), known, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(known)})"
 
 
 def _anchor_tls_paths(cfg: Config) -> None:

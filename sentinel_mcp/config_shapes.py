@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
+from sentinel_mcp.core.errors import ConfigError
 
 Expand = Callable[[str, str], str]  # (value, where) -> the value with its variables expanded
 
@@ -26,7 +27,7 @@ TYPES = {"stdio": None, "http": "streamable-http", "streamable-http": "streamabl
 ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
 
-class ShapeError(ValueError):
+class ShapeError(ConfigError, ValueError):  # turned into a ConfigError naming the file by parse_config
     """A pasted config that cannot be understood (the message names the key)."""
 
 

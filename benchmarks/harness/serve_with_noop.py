@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sentinel_mcp.gateway import builtin  # noqa: E402
+from sentinel_mcp.core import builtin  # noqa: E402
 
 builtin.BUILTINS["bench"] = "noop_builtin:create_server"
 

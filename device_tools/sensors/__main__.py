@@ -12,7 +12,7 @@ import sys
 
 from device_tools.sensors.server import create_server
 from sentinel_mcp.config import ConfigError
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.paths import default_data_dir
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sentinel_mcp.gateway.display_text import safe_question
+from sentinel_mcp.core.display_text import safe_question
 
 from device_tools.sensors.audit_log import AuditLog
 from device_tools.sensors.consent_registry import Consent, ConsentRegistry

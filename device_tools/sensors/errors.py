@@ -1,9 +1,11 @@
 """Why a sensor request failed: each error has a stable code and a message a user can act on."""
 
 from __future__ import annotations
+from sentinel_mcp.core.errors import SentinelError
 
 
-class SensorError(Exception):
+class SensorError(SentinelError):
+    area = "sensors"
     code = "sensor_error"
 
     def __init__(self, message: str) -> None:

@@ -25,9 +25,11 @@ from device_tools.sensors.errors import SensorError
 from device_tools.sensors.kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
-from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import principal_of
-from sentinel_mcp.gateway.display_text import safe_question
+from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.call_meta import principal_of
+from sentinel_mcp.core.display_text import safe_question
+
+Settings = SensorSettings  # the built-in contract: its typed settings beside create_server
 
 log = logging.getLogger(__name__)
 _NOT_ASKED = "not-asked"  # resolver outcome when no question is needed (or none can be asked)

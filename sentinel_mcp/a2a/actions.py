@@ -28,13 +28,15 @@ from sentinel_mcp.a2a.messages import (
     typed,
 )
 from sentinel_mcp.a2a.protocol import Message, Part
-from sentinel_mcp.gateway.decision import Question
-from sentinel_mcp.gateway.display_text import safe_question, safe_text
-from sentinel_mcp.gateway.port import GatewayPort
+from sentinel_mcp.core.decision import Question
+from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.core.port import GatewayPort
+from sentinel_mcp.core.tool_ref import ToolRef
 
-SENSOR_TOOL = "sensors__sensor_read"
-LLM_TOOL = "llm__llm_generate"
-AGENT_TOOL = "agent__agent_run"  # the agent loop: a free-form intent becomes guarded steps on the phone
+# other areas' tools, resolved from the catalog (whatever prefix exposes them)
+SENSOR_TOOL = ToolRef("sensors", "sensor_read")
+LLM_TOOL = ToolRef("llm", "llm_generate")
+AGENT_TOOL = ToolRef("agent", "agent_run")  # the agent loop: a free-form intent becomes guarded steps on the phone
 MAX_TEXT = 8192
 
 
@@ -66,22 +68,25 @@ class Capabilities:
     """What the local catalog offers right now (it changes as built-ins come and go)."""
 
     tools: dict[str, Tool] = field(default_factory=dict)
+    named: dict[ToolRef, Tool] = field(default_factory=dict)  # the areas' tools A2A uses, as the catalog exposes them
 
     @classmethod
     def of(cls, port: GatewayPort) -> Capabilities:
-        return cls({t.name: t for t in port.list_catalog_tools()})
+        found = {ref: ref.resolve(port) for ref in (SENSOR_TOOL, LLM_TOOL, AGENT_TOOL)}
+        return cls({t.name: t for t in port.list_catalog_tools()},
+                    {ref: tool for ref, tool in found.items() if tool is not None})
 
     @property
     def llm(self) -> bool:
-        return LLM_TOOL in self.tools
+        return LLM_TOOL in self.named
 
     @property
     def agent(self) -> bool:
-        return AGENT_TOOL in self.tools
+        return AGENT_TOOL in self.named
 
     @property
     def sensors(self) -> bool:
-        return SENSOR_TOOL in self.tools
+        return SENSOR_TOOL in self.named
 
 
 def fit_arguments(tool: Tool | None, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -118,7 +123,8 @@ def plan(message: Message, caps: Capabilities, task_id: str) -> Action:
                 return Rejection(f"this agent has no sensors capability ({SENSOR_TOOL} is not in its catalog)")
             args = model.model_dump(mode="json")
             args["task_id"] = args.get("task_id") or task_id  # the requester's id, else this A2A task's
-            return GuardedCall(kind, SENSOR_TOOL, fit_arguments(caps.tools[SENSOR_TOOL], args), model.policy_tag)
+            tool = caps.named[SENSOR_TOOL]
+            return GuardedCall(kind, tool.name, fit_arguments(tool, args), model.policy_tag)
         if isinstance(model, ToolCall):
             if model.locality != "local":
                 return Rejection("Sentinel runs local tool calls only; it does not route calls to other agents")
@@ -150,12 +156,13 @@ def plan(message: Message, caps: Capabilities, task_id: str) -> Action:
 def _agent_call(caps: Capabilities, kind: str, goal: str) -> GuardedCall:
     # the peer's words are the goal; every step the agent takes is guarded, and a step that needs the owner's
     # confirmation is refused for a peer (it cannot answer for the owner), which stops the run
-    return GuardedCall(kind, AGENT_TOOL, fit_arguments(caps.tools[AGENT_TOOL], {"goal": goal}))
+    tool = caps.named[AGENT_TOOL]
+    return GuardedCall(kind, tool.name, fit_arguments(tool, {"goal": goal}))
 
 
 def _llm_call(caps: Capabilities, kind: str, prompt: str, system: str) -> GuardedCall:
-    args = fit_arguments(caps.tools[LLM_TOOL], {"prompt": prompt, "system": system})
-    return GuardedCall(kind, LLM_TOOL, args)
+    tool = caps.named[LLM_TOOL]
+    return GuardedCall(kind, tool.name, fit_arguments(tool, {"prompt": prompt, "system": system}))
 
 
 def answers_in(message: Message) -> dict[str, Any] | None:

@@ -25,7 +25,7 @@ from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.ws_binding import make_ws_endpoint
 from sentinel_mcp.config import ConfigError
-from sentinel_mcp.gateway.port import GatewayPort, InvokeOutcome, Refused
+from sentinel_mcp.core.port import GatewayPort, InvokeOutcome, Refused
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
 
@@ -135,7 +135,7 @@ def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: in
               owner_token: str | None = None, front_tls: bool = False, client_certificates: str = "off") -> None:
     """Add the A2A routes to the gateway's Starlette app and its mDNS to the app's lifespan.
 
-    Called by ``sentinel_mcp.gateway.serve``; ``holder["runtime"]`` is the running gateway once started.
+    Called by ``sentinel_mcp.app.serve``; ``holder["runtime"]`` is the running gateway once started.
     The gateway's HTTP host resolves every caller's principal on /a2a too; the card declares the bearer
     scheme when the owner's token (``owner_token``: configured or generated) is in force. ``front_tls``: the
     front serves TLS (sentinel.http.tls): the card, the mDNS record and the advertised URL say https/wss;

@@ -13,7 +13,7 @@ from sentinel_mcp.a2a.actions import AssistRequest
 from sentinel_mcp.a2a.assist_inbox import AssistInbox, InboxFull
 from sentinel_mcp.a2a.protocol import Artifact, Part
 from sentinel_mcp.a2a.task_store import TaskRecord
-from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.core.display_text import safe_text
 
 ASSIST_POLL_SECONDS = 0.5
 ASSIST_WAIT_SECONDS = 3600.0  # a help request nobody answered within the hour ends FAILED

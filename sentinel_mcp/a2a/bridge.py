@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from sentinel_mcp.a2a.messages import HumanAssistRequest
-from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.core.display_text import safe_text
 
 MAX_TEXT = 8192
 

@@ -18,8 +18,8 @@ from sentinel_mcp.a2a.bridge import bridge_rpc
 from sentinel_mcp.a2a.actions import LLM_TOOL, Capabilities, fit_arguments, question_wire, result_text
 from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError
 from sentinel_mcp.a2a.service import A2AService
-from sentinel_mcp.gateway.decision import Answer
-from sentinel_mcp.gateway.port import Completed, NeedsInput
+from sentinel_mcp.core.decision import Answer
+from sentinel_mcp.core.port import Completed, NeedsInput
 
 MAX_CHANNELS = 16
 RELAY_TOOL = "a2a__a2a_relay"  # the a2a built-in's: each relayed message is a guarded call
@@ -133,11 +133,11 @@ class ChatHub:
             return await self._relay(ch, params, caller)
         if params.answers is None:
             ch.turns.append(("user", params.text))
-        if not Capabilities.of(self.service.port).llm:
+        tool = Capabilities.of(self.service.port).named.get(LLM_TOOL)
+        if tool is None:
             return {"channel_id": ch.id, "responder": "none", "degraded": True, "text": DEGRADED}
         ch.turns = ch.turns[-2 * self.service.settings.chat_max_turns:]
         transcript = "\n".join(f"{who}: {text}" for who, text in ch.turns) + "\nassistant:"
-        tool = Capabilities.of(self.service.port).tools.get(LLM_TOOL)
         answers = None
         if params.answers is not None:  # a peer's answer is not our user's: provenance from settings
             unasked = sorted(set(params.answers) - set(ch.asked))
@@ -148,7 +148,7 @@ class ChatHub:
             answers = {k: a.model_copy(update={"provenance": self.service.settings.answers_provenance})
                        for k, a in params.answers.items()}
         outcome = await self.service.port.invoke(
-            LLM_TOOL, fit_arguments(tool, {"prompt": transcript, "system": SYSTEM}),
+            tool.name, fit_arguments(tool, {"prompt": transcript, "system": SYSTEM}),
             session_id=f"a2a:{caller}:chat:{ch.id}", client=caller, origin="a2a", answers=answers)
         if isinstance(outcome, Completed):
             text = result_text(outcome.result)

@@ -32,13 +32,14 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.config import loopback_host
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.settings import ClientTLS
+from sentinel_mcp.core.errors import A2AError
 
 log = logging.getLogger(__name__)
 SERVICE_TYPE = "_a2a._tcp.local."
 MAX_CARD_BYTES = 256 * 1024
 
 
-class PeerRejected(Exception):
+class PeerRejected(A2AError):
     pass
 
 

@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from sentinel_mcp.gateway import wire_limits
+from sentinel_mcp.core import wire_limits
+from sentinel_mcp.core.errors import A2AError
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -46,7 +47,7 @@ JsonId = str | int | None
 M = TypeVar("M", bound=BaseModel)
 
 
-class RpcError(Exception):
+class RpcError(A2AError):
     """An error that becomes a JSON-RPC error object."""
 
     def __init__(self, code: int, message: str, metadata: dict[str, Any] | None = None) -> None:

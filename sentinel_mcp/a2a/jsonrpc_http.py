@@ -34,12 +34,13 @@ from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION
 from sentinel_mcp.a2a.security import AuthError, caller_identity, unauthorized
 from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.task_events import EventStream
+from sentinel_mcp.core.errors import A2AError
 
 log = logging.getLogger(__name__)
 _HEADERS = {VERSION_HEADER: PROTOCOL_VERSION}
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(A2AError):
     pass
 
 

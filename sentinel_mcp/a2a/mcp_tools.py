@@ -20,8 +20,10 @@ from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
 from sentinel_mcp.a2a.settings import A2ASettings
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.tls.server_context import TLSSetupError
+
+Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
 
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
@@ -30,7 +32,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
 
     def registry() -> PeerRegistry:
         # the HTTP host shares the registry its mDNS browser keeps filled (set after this server is made)
-        shared = ctx.services.get("a2a_peers")
+        shared = ctx.services.a2a_peers
         return shared if isinstance(shared, PeerRegistry) else own
     server = MCPServer("a2a", instructions="Find other A2A agents on the local network and send them tasks.")
 

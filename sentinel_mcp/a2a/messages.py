@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sentinel_mcp.a2a.protocol import AgentCard, Artifact, Message, Part, Task, TaskState, TaskStatus, now_iso
+from sentinel_mcp.core.errors import A2AError
 
 try:  # the sensors helper owns these shapes when present; ours are compatible fallbacks
     from device_tools.sensors.messages import SensorRequest, SensorResponse  # type: ignore[import-not-found]
@@ -122,7 +123,7 @@ def guess_type(data: dict[str, Any]) -> str | None:
     return None
 
 
-class UnknownMessageType(ValueError):
+class UnknownMessageType(A2AError, ValueError):
     pass
 
 

@@ -13,7 +13,7 @@ from sentinel_mcp.a2a import actions
 from sentinel_mcp.a2a.actions import GuardedCall
 from sentinel_mcp.a2a.protocol import Artifact, Part
 from sentinel_mcp.a2a.task_store import TaskRecord
-from sentinel_mcp.gateway.port import Completed
+from sentinel_mcp.core.port import Completed
 
 log = logging.getLogger(__name__)
 OFFER_TOOL = "a2a__a2a_offer"  # the a2a built-in's: the offer to the orchestrator is a guarded call too

@@ -23,7 +23,7 @@ import anyio
 from sentinel_mcp.a2a.messages import DeviceCaps, TaskOffer, typed
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer
 from sentinel_mcp.a2a.settings import A2ASettings
-from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.core.display_text import safe_text
 
 ROLE_TAG = "orchestrator"
 TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}

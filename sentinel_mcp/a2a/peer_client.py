@@ -12,9 +12,10 @@ from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, Message, Part
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
 from sentinel_mcp.tls.settings import ClientTLS
+from sentinel_mcp.core.errors import A2AError
 
 
-class PeerError(Exception):
+class PeerError(A2AError):
     """The peer answered with a JSON-RPC error, or not at all."""
 
     def __init__(self, message: str, code: int | None = None) -> None:

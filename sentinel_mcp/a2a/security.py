@@ -16,12 +16,13 @@ from starlette.responses import JSONResponse
 
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.identity.resolver import SCOPE_KEY
+from sentinel_mcp.core.errors import A2AError
 
 API_KEY_HEADER = "X-API-Key"
 REALM = "sentinel-a2a"
 
 
-class AuthError(Exception):
+class AuthError(A2AError):
     pass
 
 

@@ -49,9 +49,9 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents
 from sentinel_mcp.a2a.task_journal import TaskJournal
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
-from sentinel_mcp.gateway.decision import Answer
-from sentinel_mcp.gateway.display_text import safe_text
-from sentinel_mcp.gateway.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
+from sentinel_mcp.core.decision import Answer
+from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
 from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sentinel_mcp.agent.screen import Screen
+from sentinel_mcp.core.errors import AgentError
 
 ELEMENT_ACTIONS = ("click", "long_click", "type", "clear")
 UI_ACTIONS = (*ELEMENT_ACTIONS, "scroll", "back", "home", "open_app", "wait_for", "done", "fail")
@@ -27,7 +28,7 @@ MAX_REASONING = 300
 MAX_ARGUMENTS_BYTES = 4000
 
 
-class UnusableDecision(ValueError):
+class UnusableDecision(AgentError, ValueError):
     """The model's answer cannot be acted on (wrong shape, an element not on the screen, ...)."""
 
 

@@ -31,9 +31,10 @@ from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.screen import Screen
 from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
-from sentinel_mcp.gateway.decision import Origin
-from sentinel_mcp.gateway.port import Completed, GatewayPort, NeedsInput, Refused
+from sentinel_mcp.core.decision import Origin
+from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput, Refused
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelRequest
+from sentinel_mcp.core.errors import AgentError
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 MAX_HISTORY_LINES = 12
@@ -81,7 +82,7 @@ class _ModelTrouble(UnusableDecision):
     """The model could not be reached or errored: retried after a backoff, not reflected on."""
 
 
-class _Stop(Exception):
+class _Stop(AgentError):
     def __init__(self, status: str, reason: str, answer: str | None = None) -> None:
         super().__init__(reason)
         self.status, self.reason, self.answer = status, reason, answer

@@ -13,9 +13,9 @@ from typing import Any
 
 from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
 
-from sentinel_mcp.gateway.caller_link import CURRENT_LINK
-from sentinel_mcp.gateway.decision import Answer, Question
-from sentinel_mcp.gateway.upstream import CallerLink
+from sentinel_mcp.core.caller_link import CURRENT_LINK
+from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.core.caller_link import CallerLink
 
 log = logging.getLogger(__name__)
 

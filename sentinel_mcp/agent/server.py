@@ -22,10 +22,12 @@ from sentinel_mcp.agent.loop import AgentLoop, RunResult
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
 from sentinel_mcp.agent.trace_store import TraceStore
-from sentinel_mcp.gateway.builtin import SELF_CONFIRMS, BuiltinContext
-from sentinel_mcp.gateway.call_meta import can_sample_of, origin_of, principal_of, session_of
+from sentinel_mcp.core.builtin import SELF_CONFIRMS, BuiltinContext
+from sentinel_mcp.core.call_meta import can_sample_of, origin_of, principal_of, session_of
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
+
+Settings = AgentSettings  # the built-in contract: its typed settings beside create_server
 
 log = logging.getLogger(__name__)
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -147,4 +149,4 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = agent_settings(ctx.settings, f"sentinel.{ctx.name}")
     store = TraceStore(ctx.data_dir / "agent.db")
     ctx.services.setdefault("agent_traces", store)  # the console's agent page reads (and follows) it
-    return build_server(settings, store, port=ctx.services.get("gateway"), call_tool=ctx.call_tool, name=ctx.name)
+    return build_server(settings, store, port=ctx.services.gateway, call_tool=ctx.call_tool, name=ctx.name)

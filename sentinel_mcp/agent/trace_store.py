@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import aiosqlite
+from sentinel_mcp.core.errors import AgentError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS agent_runs (
@@ -52,7 +53,7 @@ RUN_FIELDS = ("run_id", "principal", "session", "goal", "status", "reason", "ans
               "steps", "tokens", "model")
 
 
-class TraceStoreError(Exception):
+class TraceStoreError(AgentError):
     """The trace could not be written: the run must stop (nothing acts without its record)."""
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from starlette.datastructures import FormData
 
-from sentinel_mcp.gateway.answer_validation import answer_problem
-from sentinel_mcp.gateway.decision import Answer, Question
+from sentinel_mcp.core.answer_validation import answer_problem
+from sentinel_mcp.core.decision import Answer, Question
 
 MAX_TEXT = 2000
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.gateway import call_timings
-from sentinel_mcp.gateway.decision import Answer
-from sentinel_mcp.gateway.port import NeedsInput
-from sentinel_mcp.gateway.redactor import redact_value, sensitive_fields_of
+from sentinel_mcp.core.decision import Answer
+from sentinel_mcp.core.port import NeedsInput
+from sentinel_mcp.core.redactor import redact_value, sensitive_fields_of
 
 
 class InboxAsking:

@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import Console
-from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.swarm.build_service import TASK_ID
 from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path
 from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore

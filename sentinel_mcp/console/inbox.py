@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from sentinel_mcp.gateway import call_timings
-from sentinel_mcp.gateway.decision import Answer, Question, argument_digest
+from sentinel_mcp.core.decision import Answer, Question, argument_digest
 
 ItemKind = Literal["held", "blocked", "retry", "waiting"]  # waiting: nobody else can be asked
 MAX_ITEMS = 2000  # across principals; the oldest settled or expired go first

@@ -17,8 +17,8 @@ from starlette.responses import RedirectResponse, Response
 from sentinel_mcp.console.answer_form import Field, fields_of, read_answer
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
-from sentinel_mcp.gateway.decision import Answer, Question
-from sentinel_mcp.gateway.display_text import safe_question
+from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.core.display_text import safe_question
 
 log = logging.getLogger(__name__)
 A2A_PREFIX = "a2a-"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from sentinel_mcp.console.inbox import Inbox
-from sentinel_mcp.gateway.decision import Answer, Question
-from sentinel_mcp.gateway.redactor import redact_value, sensitive_fields_of
+from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.core.redactor import redact_value, sensitive_fields_of
 
 
 class PersonQuestions:

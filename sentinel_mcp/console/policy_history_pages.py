@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
-from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.policy.version_history import diff
 
 VERSION = re.compile(r"^[0-9a-f]{16}$")

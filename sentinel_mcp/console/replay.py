@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.console.proof_view import facts_with_provenance, proof_nodes
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, ToolCall
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, ToolCall
 
 MAX_CALLS = 300
 REPLAYED_ORIGINS = ("client", "a2a", "cli")

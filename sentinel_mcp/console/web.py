@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, cross_site
-from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.core.display_text import safe_text
 
 HERE = Path(__file__).resolve().parent
 FORM_LIMIT = 256 * 1024  # bytes of a form body (a candidate rulebase is the largest)

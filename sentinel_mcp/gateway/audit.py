@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import time
-import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
-from sentinel_mcp.gateway.redactor import redact_record
+from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
+from sentinel_mcp.core.redactor import redact_record
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
 
@@ -29,36 +28,6 @@ MAX_ARGS_CHARS = 4000
 MAX_PROOF_CHARS = 20000
 
 __all__ = ["AuditEntry", "AuditLog", "StorageError", "audit_files", "new_decision_id", "read_audit"]
-
-
-@dataclass(slots=True)
-class AuditEntry:
-    """One event of one call (plain data: built on every call)."""
-
-    session: str
-    tool: str
-    decision: str  # allow | deny | ask | error
-    outcome: str  # forwarded | ok | tool_error | denied | asked | cancelled | timeout | upstream_error | ...
-    ts: float = field(default_factory=time.time)
-    client: str | None = None
-    origin: str = "client"
-    upstream: str | None = None
-    arg_digest: str | None = None
-    arguments: Any = None
-    reason: str | None = None
-    proof: Any = None
-    policy_version: str | None = None
-    latency_ms: float | None = None
-    error: str | None = None
-    decision_id: str = ""
-    event: str = "final"
-    principal: str | None = None  # who the call ran for
-    timings: dict[str, float] | None = None  # ms in guard / fetch / ask / forward (``call_timings``)
-    sensitive: frozenset[str] = frozenset()  # argument names the tool declares secret (not stored)
-
-
-def new_decision_id() -> str:
-    return uuid.uuid4().hex
 
 
 def _json(value: Any, limit: int | None = None) -> str | None:

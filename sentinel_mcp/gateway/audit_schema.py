@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 
+from typing import cast
+
 from sentinel_mcp.storage import Schema
+from sentinel_mcp.storage.schema import Migration
 
 GENESIS = "0" * 64
 
@@ -102,4 +105,5 @@ CREATE TABLE audit_anchor (
 CREATE TABLE audit_anchor_head (one INTEGER PRIMARY KEY CHECK (one = 1), hash TEXT NOT NULL, rows BIGINT NOT NULL)
 """
 
-SCHEMA = Schema("audit", {"sqlite": [_keep_unchained_rows, _add_principal, _add_timings], "postgres": [_PG_TABLES]})
+SCHEMA = Schema("audit", {"sqlite": [cast(Migration, _keep_unchained_rows), cast(Migration, _add_principal),
+                                     cast(Migration, _add_timings)], "postgres": [_PG_TABLES]})

@@ -7,12 +7,12 @@ on hot reload.
 
 from __future__ import annotations
 
-from sentinel_mcp.gateway.decision import Answer, Deny, Question, ToolCall
+from sentinel_mcp.core.decision import Answer, Deny, Guard, Question, ToolCall
 
 
-class ClosedGuard:
+class ClosedGuard(Guard):
     def __init__(self, problem: str) -> None:
-        self.problem = problem
+        self.problem: str | None = problem
 
     @property
     def version(self) -> str:

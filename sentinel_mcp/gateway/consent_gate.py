@@ -17,10 +17,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sentinel_mcp.gateway.answer_validation import approves
+from sentinel_mcp.core.answer_validation import approves
 from sentinel_mcp.gateway.consents import ConsentBook
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Question, ToolCall
-from sentinel_mcp.gateway.display_text import safe_question
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Question, ToolCall
+from sentinel_mcp.core.display_text import safe_question
 
 PERSONAL_META = "sentinel/personal"
 PERSONAL_ARGUMENTS_META = "sentinel/personal_arguments"
@@ -29,7 +29,7 @@ UNSPECIFIED = "unspecified"
 ONCE_TTL = 300.0  # a "this call" consent waits this long for its call
 GATED_ORIGINS = ("client", "a2a", "cli")
 
-CONSENT_SCHEMA = {
+CONSENT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "allow": {"type": "boolean", "title": "Allow", "description": "Allow this read?"},

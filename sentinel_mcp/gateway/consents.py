@@ -12,6 +12,8 @@ a store that cannot be read or written raises ``StorageError`` (the gate then de
 
 from __future__ import annotations
 
+import builtins
+
 import time
 from pathlib import Path
 from typing import Any
@@ -104,13 +106,13 @@ class ConsentBook:
             (principal, kind, purpose, ANY_PURPOSE, time.time(), purpose))
         return _consent(rows[0]) if rows else None
 
-    def list(self, principal: str | None = None) -> list[Consent]:
+    def list(self, principal: str | None = None) -> builtins.list[Consent]:
         rows = self._db.query_blocking("SELECT * FROM consents WHERE (? IS NULL OR principal = ?) AND "
                                        "(expires_at IS NULL OR expires_at > ?) ORDER BY principal, kind, purpose",
                                        (principal, principal, time.time()))
         return [_consent(r) for r in rows]
 
-    def log(self, principal: str | None = None) -> list[dict[str, Any]]:
+    def log(self, principal: str | None = None) -> builtins.list[dict[str, Any]]:
         rows = self._db.query_blocking("SELECT at, action, principal, kind, purpose, by FROM consent_log WHERE "
                                        "(? IS NULL OR principal = ?) ORDER BY id", (principal, principal))
         return [dict(zip(("at", "action", "principal", "kind", "purpose", "by"), r)) for r in rows]

@@ -22,13 +22,14 @@ from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.identity.principal import Principal
+from sentinel_mcp.core.errors import GatewayError
 
 SESSION_HEADER = "x-sentinel-session"
 _LABEL = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 IDLE_SECONDS = 12 * 3600  # a sealed 2026-era conversation id lapses after this long without a call
 
 
-class SessionRefused(Exception):
+class SessionRefused(GatewayError):
     """A supplied session key that is not a live session of the caller (the message never says whose)."""
 
 

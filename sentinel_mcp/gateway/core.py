@@ -24,14 +24,14 @@ from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway import call_timings
-from sentinel_mcp.gateway.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
+from sentinel_mcp.core.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
-from sentinel_mcp.gateway.builtin import declares_self_confirming
-from sentinel_mcp.gateway.call_meta import call_meta
+from sentinel_mcp.core.builtin import declares_self_confirming
+from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.conversations import Conversations
-from sentinel_mcp.gateway.decision import (
+from sentinel_mcp.core.decision import (
     Allow,
     Answer,
     Ask,
@@ -45,9 +45,9 @@ from sentinel_mcp.gateway.decision import (
 )
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.telemetry import traced
-from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
+from sentinel_mcp.core.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
+from sentinel_mcp.core.redactor import sensitive_fields_of
 from sentinel_mcp.gateway.person_inbox import PERSON_ORIGINS, PersonInbox, PersonLink, person_for, reaches_person
-from sentinel_mcp.gateway.redactor import sensitive_fields_of
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
@@ -56,7 +56,7 @@ from sentinel_mcp.gateway.upstream import (
     UpstreamUnavailable,
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
-from sentinel_mcp.gateway.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
+from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, OWNER, Principal
 from sentinel_mcp.storage import StorageError
 
@@ -103,9 +103,8 @@ class Gateway:
         self.person_inbox: PersonInbox | None = None
 
     def _record_stores(self) -> list[Any]:
-        """The databases a decision is recorded in: the audit log, and the guard's fact store if it has one."""
-        facts = getattr(getattr(self.guard, "store", None), "_db", None)
-        return [self.audit.db, facts]
+        """The databases a decision is recorded in: the audit log, and the guard's own (its fact store)."""
+        return [self.audit.db, *self.guard.record_databases()]
 
     # ------------------------------------------------------------------ catalog view
     def find_tool(self, name: str) -> Tool | None:
@@ -354,15 +353,11 @@ class Gateway:
             return UpstreamNeedsInput(result=result, call=call)
         source = untrusted_source(route.exposed, call.identity, self.config.sentinel.untrusted, result)
         marked = mark_untrusted(result, source) if source is not None else result
-        observe = getattr(self.guard, "observe", None)
-        if observe is None:
-            return await done("tool_error" if marked.is_error else "ok", marked, proof=_proof_of(decision),
-                              error=_first_text(marked) if marked.is_error else None)
         # the guard learns from the result (facts store) while the outcome row is committed (audit log): two
         # files, two fsyncs, in parallel instead of one after the other; both are done before the answer leaves
         async def learn() -> None:
             try:
-                await observe(call, result)
+                await self.guard.observe(call, result)
             except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
                 log.exception("guard could not observe the result of %s", name)
 

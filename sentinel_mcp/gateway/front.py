@@ -40,17 +40,17 @@ from mcp.types import (
 
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway import call_timings
-from sentinel_mcp.gateway.call_meta import SESSION_KEY, call_meta
+from sentinel_mcp.core.call_meta import SESSION_KEY, call_meta
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
-from sentinel_mcp.gateway.decision import Answer, Question
-from sentinel_mcp.gateway.display_text import safe_question, safe_text
+from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.core.display_text import safe_question, safe_text
 from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, can_sample, is_modern
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
 from sentinel_mcp.gateway.own_results import sentinel_result
-from sentinel_mcp.gateway.port import Completed, NeedsInput, Refused
+from sentinel_mcp.core.port import Completed, NeedsInput, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found

@@ -34,9 +34,9 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from sentinel_mcp.gateway.answer_validation import BrokenSchema, content_problem
-from sentinel_mcp.gateway.caller_link import CallerLink, refusal
-from sentinel_mcp.gateway.display_text import safe_question, safe_text
+from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
+from sentinel_mcp.core.caller_link import CallerLink, refusal
+from sentinel_mcp.core.display_text import safe_question, safe_text
 from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
-from sentinel_mcp.gateway.caller_link import CallerLink, refusal
+from sentinel_mcp.core.caller_link import CallerLink, refusal
 from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)

@@ -19,9 +19,9 @@ from typing import Any
 
 from mcp.types import ElicitResult
 
-from sentinel_mcp.gateway.answer_validation import BrokenSchema, content_problem
-from sentinel_mcp.gateway.decision import Answer, argument_digest
-from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
+from sentinel_mcp.core.decision import Answer, argument_digest
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 
 OUR_KEY_PREFIX = "sentinel."

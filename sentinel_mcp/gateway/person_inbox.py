@@ -26,8 +26,8 @@ from mcp.types import (
     LoggingMessageNotificationParams,
 )
 
-from sentinel_mcp.gateway.caller_link import CallerLink, refusal
-from sentinel_mcp.gateway.decision import Answer, Question
+from sentinel_mcp.core.caller_link import CallerLink, refusal
+from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.identity.principal import OWNER_NAME
 
 # calls with a person behind them (the policy's own fetches and built-ins' internal calls ask nobody)

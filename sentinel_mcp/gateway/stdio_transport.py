@@ -23,7 +23,7 @@ import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
-from sentinel_mcp.gateway.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
+from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
 
 log = logging.getLogger(__name__)
 CHUNK = 64 * 1024

@@ -37,7 +37,7 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.config import RemoteServer, StdioServer
-from sentinel_mcp.gateway.caller_link import CURRENT_LINK, CallerLink
+from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
 from sentinel_mcp.gateway.telemetry import traced
@@ -49,6 +49,7 @@ from sentinel_mcp.gateway.upstream_client import (
     modes_to_try,
 )
 from sentinel_mcp.gateway.upstream_relays import PushRelays, ResourceWatch
+from sentinel_mcp.core.errors import GatewayError
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 # re-exported: the rest of the gateway imports these from here
@@ -79,7 +80,7 @@ class BuiltinTarget:
 Target = StdioServer | RemoteServer | BuiltinTarget
 
 
-class UpstreamCallError(Exception):
+class UpstreamCallError(GatewayError):
     """A call failed at the protocol level (timeout, connection lost, JSON-RPC error)."""
 
     def __init__(self, message: str, *, timeout: bool = False, code: int | None = None) -> None:
@@ -88,7 +89,7 @@ class UpstreamCallError(Exception):
         self.code = code
 
 
-class HandshakeRejected(Exception):
+class HandshakeRejected(GatewayError):
     """The upstream answered the connect step with a protocol error (it does not speak that era)."""
 
 

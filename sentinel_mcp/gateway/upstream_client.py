@@ -19,8 +19,9 @@ from mcp.types import Implementation
 
 from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
+from sentinel_mcp.core.errors import GatewayError
 
-class UpstreamUnavailable(Exception):
+class UpstreamUnavailable(GatewayError):
     """The upstream cannot take calls now (not connected, or its circuit breaker is open)."""
 
 

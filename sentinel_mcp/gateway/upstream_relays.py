@@ -22,7 +22,7 @@ from mcp.types import (
     LoggingMessageNotificationParams,
 )
 
-from sentinel_mcp.gateway.caller_link import CURRENT_LINK, CallerLink, refusal
+from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ import json
 import mcp_types as types
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sentinel_mcp.gateway.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
+from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
 
 class WireGuard:
     def __init__(self, app: ASGIApp) -> None:

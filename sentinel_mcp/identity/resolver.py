@@ -14,11 +14,12 @@ from typing import Protocol
 
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import ANONYMOUS, Principal
+from sentinel_mcp.core.errors import IdentityError
 
 SCOPE_KEY = "sentinel.principal"  # where the HTTP host leaves the caller's Principal in the ASGI scope
 
 
-class AuthFailed(Exception):
+class AuthFailed(IdentityError):
     """No valid credential: the HTTP host answers 401 with this message."""
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from sentinel_mcp.config import ConfigError
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.llm.errors import LlmError
 from sentinel_mcp.paths import default_data_dir
 

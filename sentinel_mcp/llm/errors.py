@@ -1,10 +1,12 @@
 """What can go wrong in the Cortex, each with a message a user or an LLM caller can act on."""
 
 from __future__ import annotations
+from sentinel_mcp.core.errors import SentinelError
 
 
-class LlmError(Exception):
+class LlmError(SentinelError):
     """Base of every Cortex error; ``str(err)`` is the clear text returned as a tool error."""
+    area = "llm"
 
 
 class ModelUnavailable(LlmError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from sentinel_mcp.core.errors import SentinelError
 
 MAX_REPETITION = 2000  # llama.cpp's MAX_REPETITION_THRESHOLD
 # llama.cpp parses groups recursively on the C++ stack, and so does this checker: a hostile grammar
@@ -20,7 +21,8 @@ _ESCAPES = {"t", "r", "n", "\\", '"', "[", "]", "-"}
 _HEX_LEN = {"x": 2, "u": 4, "U": 8}
 
 
-class GbnfSyntaxError(ValueError):
+class GbnfSyntaxError(SentinelError, ValueError):
+    area = "llm"
     def __init__(self, message: str, line: int, column: int) -> None:
         super().__init__(f"line {line}, column {column}: {message}")
         self.line, self.column = line, column

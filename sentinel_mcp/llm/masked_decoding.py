@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from sentinel_mcp.core.errors import SentinelError
 
 try:
     import numpy as np
@@ -34,8 +35,9 @@ except ImportError:  # numpy comes with llama-cpp-python (the llm extra); withou
 SPARSE_FRACTION = 16  # at most vocab/16 tokens allowed: cut the candidates down before sampling
 
 
-class MaskError(Exception):
+class MaskError(SentinelError):
     """llguidance stopped with an error mid-generation (a bug or an exhausted resource limit)."""
+    area = "llm"
 
 
 @dataclass(frozen=True)

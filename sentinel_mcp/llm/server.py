@@ -14,12 +14,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.llm.cortex import Cortex
 from sentinel_mcp.llm.errors import LlmError
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.settings import LlmSettings
 from sentinel_mcp.llm.status import model_status
+
+Settings = LlmSettings  # the built-in contract: its typed settings beside create_server
 
 
 class TokenCounts(BaseModel):
@@ -63,7 +65,8 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
     settings = LlmSettings.from_section(ctx.settings, f"sentinel.{ctx.name}")
     # grammars are checked now: a broken file stops start-up with its name and the error
     cortex = cortex or Cortex(settings, grammars=GrammarRegistry.load())
-    ctx.services.setdefault("cortex", cortex)  # other built-ins may call it in-process
+    if ctx.services.cortex is None:
+        ctx.services.cortex = cortex  # other built-ins may call it in-process
     names = ", ".join(cortex.grammars.names())
     server = MCPServer(ctx.name, version="0.1.0", instructions=(
         "Local LLM inference (llama.cpp) with grammar-constrained JSON output. "

@@ -14,6 +14,7 @@ import ctypes
 import json
 from collections import OrderedDict
 from typing import Any
+from sentinel_mcp.core.errors import SentinelError
 
 MAX_CACHED_MATCHERS = 64
 MAX_PIECE_BYTES = 16 * 1024
@@ -23,8 +24,9 @@ JSON_WHITESPACE = {"whitespace_pattern": "[ ]?"}
 REASON_CHARS = 400  # llguidance errors quote the grammar; keep log lines short
 
 
-class UnsupportedGrammar(Exception):
+class UnsupportedGrammar(SentinelError):
     """llguidance cannot compile this grammar (the reason is the message)."""
+    area = "llm"
 
 
 def _llguidance() -> Any:

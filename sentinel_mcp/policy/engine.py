@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from sentinel_mcp.policy.prolog_call import PrologCall, PrologCallError
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, json_text, quote_atom
+from sentinel_mcp.core.errors import PolicyError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -27,7 +28,7 @@ DEFAULT_INFERENCE_LIMIT = 2_000_000
 _SN_DECIDE = PrologCall("sentinel_core", "sn_decide", 9)
 
 
-class EngineError(Exception):
+class EngineError(PolicyError):
     """A query the engine could not run (a bug or a malformed request, never a policy outcome)."""
 
 

@@ -16,11 +16,11 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pydantic import BaseModel, Field
 
-from sentinel_mcp.gateway.decision import Provenance
-from sentinel_mcp.policy.stored_text import restored as _back
-from sentinel_mcp.policy.stored_text import restored_opt
-from sentinel_mcp.policy.stored_text import stored as _kept
-from sentinel_mcp.policy.stored_text import stored_opt as _opt
+from sentinel_mcp.core.decision import Provenance
+from sentinel_mcp.core.stored_text import restored as _back
+from sentinel_mcp.core.stored_text import restored_opt
+from sentinel_mcp.core.stored_text import stored as _kept
+from sentinel_mcp.core.stored_text import stored_opt as _opt
 from sentinel_mcp.storage import Database, Statement, open_database
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release
@@ -101,6 +101,11 @@ class FactStore:
         self.shared = is_server_url(path)
         self._db: Database | None = None
         self.versions: dict[str, int] = {}  # session -> its counter after this store's own last change
+
+    @property
+    def database(self) -> Database | None:
+        """The open database (None before ``open`` and after ``close``): the gateway checks its health."""
+        return self._db
 
     async def open(self) -> "FactStore":
         if self._db is not None:

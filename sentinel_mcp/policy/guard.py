@@ -19,8 +19,8 @@ from typing import Any
 from mcp.types import CallToolResult
 
 from sentinel_mcp.config import Config, PolicySettings
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
-from sentinel_mcp.gateway.port import GatewayPort
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
+from sentinel_mcp.core.port import GatewayPort
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
@@ -45,12 +45,12 @@ def facts_db_path(config: Config) -> Path:
 
 
 def _default_guard(settings: PolicySettings) -> Guard:
-    from sentinel_mcp.gateway.default_guard import DefaultGuard
+    from sentinel_mcp.policy.default_guard import DefaultGuard
 
     return DefaultGuard(settings)
 
 
-class PolicyGuard:
+class PolicyGuard(Guard):
     def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path | str,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
@@ -161,8 +161,11 @@ class PolicyGuard:
         tool = self.port.find_tool(name) if self.port is not None else None
         return bool(tool and tool.annotations and tool.annotations.read_only_hint)
 
+    def record_databases(self) -> list[Any]:
+        return [self.store.database]
+
     @property
-    def problem(self) -> str | None:
+    def problem(self) -> str | None:  # type: ignore[override]
         """Why this guard cannot govern now (no rulebase loaded), or None when it can."""
         if self.rulebases.loaded:
             return None

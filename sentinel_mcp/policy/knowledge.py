@@ -10,7 +10,7 @@ import asyncio
 import time
 from typing import Any
 
-from sentinel_mcp.gateway.decision import Provenance
+from sentinel_mcp.core.decision import Provenance
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom

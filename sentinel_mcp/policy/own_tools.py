@@ -17,12 +17,15 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import principal_of, session_of
+from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.call_meta import principal_of, session_of
 from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.policy.policy_service import PolicyService
 from sentinel_mcp.policy.questions import AnswerRefused
 from sentinel_mcp.search.search_service import MemoryRefused
+from sentinel_mcp.core.settings import NoSettings
+
+Settings = NoSettings  # the built-in contract: its typed settings beside create_server (none)
 
 
 def principal_of_call(ctx: Any) -> str:
@@ -50,7 +53,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                     instructions="Sentinel's policy tools: symbolic queries over established facts and contexts.")
 
     def service(ctx_: Context | None = None) -> PolicyService:
-        guard = ctx.services.get("guard")
+        guard = ctx.services.guard
         if guard is None or not hasattr(guard, "rulebases"):
             raise RuntimeError("the policy engine is not active (no rulebases configured)")
         # a client's look into the policy is its principal's: personal data it has no consent for stays out
@@ -108,7 +111,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         return _result(out)
 
     def guard() -> Any:
-        g = ctx.services.get("guard")
+        g = ctx.services.guard
         if g is None or not hasattr(g, "searchable"):
             raise RuntimeError("the policy engine is not active (no rulebases configured)")
         return g

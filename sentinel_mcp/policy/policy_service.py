@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Deny, ToolCall
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny, ToolCall
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.solver import FetchFilter, SolverResult

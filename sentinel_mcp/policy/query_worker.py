@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import resource
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any, Hashable
 
 from sentinel_mcp.policy.prolog_text import from_prolog_json, json_text
+from sentinel_mcp.core.errors import PolicyError
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ MAX_GOAL_CHARS = 4000
 MAX_ANSWER_BYTES = 4 << 20
 
 
-class QueryWorkerError(Exception):
+class QueryWorkerError(PolicyError):
     """The worker could not answer (it overran its budget and was replaced, or could not start)."""
 
 
@@ -167,5 +167,5 @@ class QueryWorker:
                 raise QueryWorkerError(str(e)) from None
 
 
-class _Overrun(Exception):
+class _Overrun(PolicyError):
     pass

@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from sentinel_mcp.gateway.answer_validation import answer_problem
-from sentinel_mcp.gateway.decision import Answer, Question, ToolCall
-from sentinel_mcp.gateway.display_text import safe_question, safe_text
+from sentinel_mcp.core.answer_validation import answer_problem
+from sentinel_mcp.core.decision import Answer, Question, ToolCall
+from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.core.errors import PolicyError
 
 DONT_KNOW = "i_dont_know"  # the value of "I don't know" in every choice (the loader refuses it as a choice)
 DONT_KNOW_TITLE = "I don't know"
@@ -24,7 +25,7 @@ DONT_KNOW_FIELD = "dont_know"  # the checkbox of a text or number question
 YES_NO = [{"const": "yes", "title": "Yes"}, {"const": "no", "title": "No"}]
 
 
-class AnswerRefused(Exception):
+class AnswerRefused(PolicyError):
     """An answer that may not be recorded (wrong provenance, wrong type, value not among the choices)."""
 
 

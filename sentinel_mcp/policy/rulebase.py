@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable
 from pydantic import BaseModel, Field
 
 from sentinel_mcp.policy.engine import PrologEngine
+from sentinel_mcp.core.errors import PolicyError
 
 log = logging.getLogger(__name__)
 _counter = itertools.count(1)
@@ -32,7 +33,7 @@ class Problem(BaseModel):
         return f"{self.file}:{self.line}: {self.severity}: {self.message}"
 
 
-class RulebaseError(Exception):
+class RulebaseError(PolicyError):
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
         super().__init__("; ".join(str(p) for p in problems if p.severity == "error") or "invalid rulebase")

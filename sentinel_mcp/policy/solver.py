@@ -18,8 +18,8 @@ from typing import Any, Awaitable, Callable
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
-from sentinel_mcp.gateway.decision import argument_digest
-from sentinel_mcp.gateway.port import Completed, GatewayPort, NeedsInput
+from sentinel_mcp.core.decision import argument_digest
+from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput
 from sentinel_mcp.policy.fact_store import Fact
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import Rulebase

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, Iterator
 
-from sentinel_mcp.gateway.decision import ToolCall
+from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.fact_store import string_values
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import Rulebase

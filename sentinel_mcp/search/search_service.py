@@ -14,19 +14,20 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
-from sentinel_mcp.gateway.redactor import scrub_text
-from sentinel_mcp.policy.stored_text import stored as kept_text
+from sentinel_mcp.core.redactor import scrub_text
+from sentinel_mcp.core.stored_text import stored as kept_text
 from sentinel_mcp.search.embedding import Embedder, HashingEmbedder, embedder_for
 from sentinel_mcp.search.paragraphs import Paragraph
 from sentinel_mcp.search.passage_index import NewPassage, PassageIndex
 from sentinel_mcp.search.settings import SearchSettings
+from sentinel_mcp.core.errors import SearchError
 
 log = logging.getLogger(__name__)
 POLICY = "policy"
 MAX_TAGS, MAX_TAG_CHARS = 16, 64
 
 
-class MemoryRefused(ValueError):
+class MemoryRefused(SearchError, ValueError):
     """A memory that cannot be stored (empty, too long, bad tags or lifetime)."""
 
 

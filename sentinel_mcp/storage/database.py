@@ -11,12 +11,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 from sentinel_mcp.storage.health import StoreHealth
+from sentinel_mcp.core.errors import SentinelError
 
 Params = Sequence[Any]
 
 
-class StorageError(Exception):
+class StorageError(SentinelError):
     """The store cannot be read or written (disk fault, read-only, deleted, full). Callers fail closed."""
+    area = "storage"
+    prefixed = False  # its messages say "the store ..." themselves
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ import os
 import sys
 
 from sentinel_mcp.config import ConfigError, load_config
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 
 
 def main(argv: list[str] | None = None) -> int:

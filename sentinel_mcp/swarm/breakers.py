@@ -7,6 +7,7 @@ from collections import deque
 from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field
+from sentinel_mcp.core.errors import SwarmError
 
 HARD_CONSECUTIVE_FAILURES = 3
 HARD_MODEL_ERRORS = 5
@@ -23,7 +24,7 @@ class BreakerSettings(BaseModel):
     error_window_seconds: float = Field(HARD_ERROR_WINDOW_SECONDS, gt=0, le=HARD_ERROR_WINDOW_SECONDS * 60)
 
 
-class BreakerTripped(Exception):
+class BreakerTripped(SwarmError):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind

@@ -22,13 +22,14 @@ from sentinel_mcp.swarm.state import OWNER, TERMINAL_STATES, SwarmStore
 from sentinel_mcp.swarm.task_lock import TaskLock, holder_alive
 from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
+from sentinel_mcp.core.errors import SwarmError
 
 log = logging.getLogger("sentinel.swarm")
 TASK_ID = re.compile(r"^t\d{8}-\d{6}-[0-9a-f]{6}$")
 BackendFactory = Callable[[], Awaitable[ModelBackend]]
 
 
-class UnknownTaskError(KeyError):
+class UnknownTaskError(SwarmError, KeyError):
     def __str__(self) -> str:
         return f"no such task: {self.args[0]}"
 

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sentinel_mcp.config import ConfigError
+from sentinel_mcp.core.errors import SwarmError
 
 HARD_MAX_MODEL_CALLS = 80
 HARD_MAX_TOKENS = 200_000
@@ -53,7 +54,7 @@ def limits_from_settings(section: dict[str, Any], where: str = "sentinel.swarm.l
         raise ConfigError(f"{where}.{key}: {err['msg']}") from None
 
 
-class LimitExceeded(Exception):
+class LimitExceeded(SwarmError):
     """A hard cap was hit; the task is aborted."""
 
     def __init__(self, kind: str, message: str) -> None:

@@ -45,11 +45,12 @@ from sentinel_mcp.swarm.spec import TaskSpec
 from sentinel_mcp.swarm.state import SwarmStore
 from sentinel_mcp.swarm.toolchain import Toolchain
 from sentinel_mcp.swarm.workspace import Workspace
+from sentinel_mcp.core.errors import SwarmError
 
 log = logging.getLogger("sentinel.swarm")
 
 
-class StepFailed(Exception):
+class StepFailed(SwarmError):
     """A step was not accepted within its attempts."""
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path, PurePosixPath
+from sentinel_mcp.core.errors import SwarmError
 
 MAX_PATH_CHARS = 240
 _COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 
 
-class UnsafePathError(ValueError):
+class UnsafePathError(SwarmError, ValueError):
     """A generated file path that would escape (or is not allowed in) the workspace."""
 
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path
 from sentinel_mcp.swarm.spec import TaskSpec
+from sentinel_mcp.core.errors import SwarmError
 
 FileType = Literal["kotlin", "xml", "gradle", "properties", "text"]
 _EXTENSIONS: dict[str, tuple[str, ...]] = {
@@ -43,7 +44,7 @@ class Plan(BaseModel):
         return next(s for s in self.steps if s.step_number == number)
 
 
-class PlanError(ValueError):
+class PlanError(SwarmError, ValueError):
     """A plan the orchestrator will not execute; ``problems`` says why (the task aborts, no retry)."""
 
     def __init__(self, problems: list[str]) -> None:

@@ -20,8 +20,8 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import can_sample_of, principal_of, session_of
+from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.call_meta import can_sample_of, principal_of, session_of
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
 from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
@@ -31,6 +31,9 @@ from sentinel_mcp.swarm.settings import swarm_settings
 from sentinel_mcp.swarm.spec import SpecError, parse_spec
 from sentinel_mcp.swarm.state import OWNER
 from sentinel_mcp.swarm.task_lock import BuildBusyError
+from sentinel_mcp.swarm.settings import SwarmSettings
+
+Settings = SwarmSettings  # the built-in contract: its typed settings beside create_server
 
 INSTRUCTIONS = ("Generates complete Android projects (Kotlin, XML, Gradle) from an app spec with a planner, "
                 "coder, critic and verifier under hard caps. Check a spec with swarm_validate, start with swarm_build "

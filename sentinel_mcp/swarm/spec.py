@@ -7,6 +7,7 @@ import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from sentinel_mcp.core.errors import SwarmError
 
 _PACKAGE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 _KOTLIN_KEYWORDS = {"as", "break", "class", "continue", "do", "else", "false", "for", "fun", "if", "in",
@@ -16,7 +17,7 @@ MIN_SDK_FLOOR = 21
 SDK_CEILING = 35
 
 
-class SpecError(ValueError):
+class SpecError(SwarmError, ValueError):
     """An invalid spec; the message lists every problem (field: what is wrong)."""
 
     def __init__(self, problems: list[str]) -> None:

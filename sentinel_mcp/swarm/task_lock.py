@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from sentinel_mcp.core.errors import SwarmError
 
 
-class BuildBusyError(RuntimeError):
+class BuildBusyError(SwarmError, RuntimeError):
     """Another build holds the lock."""
 
 

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from sentinel_mcp.tls.peer_certificate import fingerprint
+from sentinel_mcp.core.errors import TLSError
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # a principal's name (config.PRINCIPAL_NAME)
 CA_DAYS = 3650
@@ -32,7 +33,7 @@ LEAF_DAYS = 397
 CRL_DAYS = 365
 
 
-class AuthorityError(Exception):
+class AuthorityError(TLSError):
     """Something the user can fix (no CA yet, an unknown name, a file that cannot be written)."""
 
 

@@ -15,9 +15,10 @@ from typing import Any
 
 from sentinel_mcp.tls.server_context import TLSSetupError
 from sentinel_mcp.tls.settings import ClientTLS
+from sentinel_mcp.core.errors import TLSError
 
 
-class PinMismatch(ssl.SSLCertVerificationError):
+class PinMismatch(TLSError, ssl.SSLCertVerificationError):
     pass
 
 

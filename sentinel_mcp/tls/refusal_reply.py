@@ -116,7 +116,7 @@ class AlertingContext(ssl.SSLContext):
     sslobject_class = AlertingSSLObject
 
     def wrap_bio(self, incoming: ssl.MemoryBIO, outgoing: ssl.MemoryBIO, server_side: bool = False,
-                 server_hostname: str | None = None, session: Any = None) -> ssl.SSLObject:
+                 server_hostname: str | bytes | None = None, session: Any = None) -> ssl.SSLObject:
         obj = super().wrap_bio(incoming, outgoing, server_side, server_hostname, session)
         if isinstance(obj, AlertingSSLObject):
             obj.sentinel_outgoing = outgoing

@@ -9,7 +9,7 @@ import logging
 import time
 from typing import Any, Callable
 
-from sentinel_mcp.gateway.audit import AuditEntry
+from sentinel_mcp.core.audit_entry import AuditEntry
 
 log = logging.getLogger(__name__)
 

@@ -18,12 +18,13 @@ from cryptography import x509
 from sentinel_mcp.tls.peer_certificate import PeerCertificate
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
+from sentinel_mcp.core.errors import TLSError
 
 log = logging.getLogger(__name__)
 RECHECK_SECONDS = 1.0  # how often the files' change times are looked at (at most once per connection)
 
 
-class TLSSetupError(ValueError):
+class TLSSetupError(TLSError, ValueError):
     """A certificate, key, CA or CRL file that cannot be used; the message names the file and the fix."""
 
 

@@ -29,9 +29,9 @@ from sentinel_mcp.a2a.app import create_a2a_routes
 from sentinel_mcp.a2a.discovery import PeerRegistry
 from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
-from sentinel_mcp.gateway.decision import Answer, Deny, Question, argument_digest
-from sentinel_mcp.gateway.http_app import CallerGuard
-from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, Refused
+from sentinel_mcp.core.decision import Answer, Deny, Question, argument_digest
+from sentinel_mcp.app.http_app import CallerGuard
+from sentinel_mcp.core.port import Completed, InvokeOutcome, NeedsInput, Refused
 from sentinel_mcp.identity.resolver import Authenticator
 from sentinel_mcp.tls.acceptor import TLSAcceptor
 from sentinel_mcp.tls.server_context import FrontTLS, ServerContexts

@@ -20,8 +20,8 @@ from a2a_rig import user_message
 from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.audit import read_audit
-from sentinel_mcp.gateway.http_app import build_http_app
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.http_app import build_http_app
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.identity.http_auth import http_auth_for
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 

@@ -23,7 +23,7 @@ from sentinel_mcp.a2a.app import a2a_lifespan
 from sentinel_mcp.a2a.discovery import PeerRegistry, PeerRejected, discover_peers, txt_record, verify_peer
 from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.a2a.settings import A2ASettings
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -21,9 +21,9 @@ from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.a2a.mcp_tools import create_server
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.audit import audit_files
-from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.http_app import build_http_app
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.app.http_app import build_http_app
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.identity.http_auth import http_auth_for
 
 pytestmark = pytest.mark.timeout(90)

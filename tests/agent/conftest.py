@@ -12,7 +12,7 @@ sys.path.insert(0, str(HERE.parent / "swarm" / "support"))
 sys.path.insert(0, str(HERE.parent / "device"))
 sys.path.insert(0, str(HERE))
 
-from scripted_model import ScriptedModelServer
+from scripted_model import ScriptedModelServer  # noqa: E402 - found through the path set above
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from phone_policies import read_newest_message, screen_of, sign_in_to_bank
 
 from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.config import parse_config
-from sentinel_mcp.gateway.http_app import build_http_app
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.http_app import build_http_app
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.identity.http_auth import http_auth_for
 from sentinel_mcp.paths import RULEBASES_DIR
 

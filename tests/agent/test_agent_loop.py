@@ -14,7 +14,7 @@ from mcp.types import ElicitResult
 from phone_policies import act, element_id, read_newest_message, screen_of, sign_in_to_bank
 
 from sentinel_mcp.config import parse_config
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import RULEBASES_DIR
 
 pytestmark = pytest.mark.timeout(120)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import json
-import socket
 import subprocess
 import sys
 import uuid
@@ -22,10 +20,10 @@ from audit_rows import audit_rows
 
 from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
-from sentinel_mcp.agent.chat_terminal import ChatTerminal
+from sentinel_mcp.app.chat_terminal import ChatTerminal
 from sentinel_mcp.config import parse_config
-from sentinel_mcp.gateway.http_app import build_http_app
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.http_app import build_http_app
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.identity.http_auth import http_auth_for
 from sentinel_mcp.paths import RULEBASES_DIR
 

@@ -15,7 +15,7 @@ from phone_policies import act, element_id, read_newest_message, screen_of
 from test_agent_loop import agent_config, phone_of
 
 from sentinel_mcp.agent.health import HealthMonitor, HealthSettings
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 
 pytestmark = pytest.mark.timeout(120)
 UTC_ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")

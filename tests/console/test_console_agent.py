@@ -32,8 +32,8 @@ from console_rig import ALICE, BOB, items_of, mcp_client, signed_in
 from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.console.app import mount_console
-from sentinel_mcp.gateway.http_app import build_http_app
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.http_app import build_http_app
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.identity.http_auth import http_auth_for
 from sentinel_mcp.paths import RULEBASES_DIR
 

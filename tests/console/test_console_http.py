@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import json
 import re
 import subprocess
 import sys
@@ -170,7 +169,7 @@ XSS = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "'><svg/on
 
 async def test_hostile_text_is_never_markup(sentinel):
     base, _ = sentinel
-    async with signed_in(base, CAROL) as carol, mcp_client(base, CAROL) as c:
+    async with signed_in(base, CAROL) as _carol, mcp_client(base, CAROL) as c:
         # carol may reach bk__list_bookings only: everything else is audited as an unknown tool, name and all
         for spelling in XSS:
             await c.call_tool(spelling, {"x": spelling})

@@ -4,7 +4,6 @@ forward, from the audit row) and its hash-chain status, and a tampered log shows
 
 from __future__ import annotations
 
-import asyncio
 import html
 import re
 import sqlite3

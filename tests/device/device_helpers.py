@@ -9,7 +9,7 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from device_tools.server import create_server
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 
 
 def adb_server(fake, tmp_path, **settings: Any):

@@ -13,7 +13,7 @@ from test_rulebase import guarded_device
 
 from device_tools.device_paths import normal_path, private_path
 from device_tools.modules.terminal import DEFAULT_ALLOW, build_argv
-from sentinel_mcp.gateway.decision import Allow, Deny
+from sentinel_mcp.core.decision import Allow, Deny
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -11,8 +11,8 @@ from mcp import Client
 from mcp.types import Tool
 
 from sentinel_mcp.config import PolicySettings
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Deny, ToolCall
-from sentinel_mcp.gateway.port import Completed, Refused
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny, ToolCall
+from sentinel_mcp.core.port import Completed, Refused
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy.guard import PolicyGuard
 

@@ -14,7 +14,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from device_tools.ocr import OcrError, choose_languages, crop, ocr_region, parse_tsv, script_of
 from sentinel_mcp.config import parse_config
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 
 pytestmark = [pytest.mark.timeout(90),
               pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed "

@@ -254,7 +254,7 @@ def test_untypeable_text_is_refused_clearly(text, unicode_ok, message):
 async def test_classifier_against_the_real_llm_builtin_injection_path(tmp_path):
     """The real `llm` server's contract (tool name, arguments, RiskResult): a screen label that tries to
     instruct the agent is rated critical by its injection detector (no model needed for that path)."""
-    from sentinel_mcp.gateway.builtin import BuiltinContext
+    from sentinel_mcp.core.builtin import BuiltinContext
     from sentinel_mcp.llm.server import create_server as llm_server
 
     server = llm_server(BuiltinContext(name="llm", data_dir=tmp_path))

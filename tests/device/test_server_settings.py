@@ -15,7 +15,7 @@ from device_tools.errors import DeviceCommandFailed
 from device_tools.server import create_server
 from device_tools.termux_backend import TermuxBackend
 from sentinel_mcp.config import ConfigError
-from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
+from sentinel_mcp.core.builtin import BuiltinContext, load_factory
 
 pytestmark = pytest.mark.timeout(60)
 ROOT = Path(__file__).parents[2]

@@ -16,9 +16,9 @@ from mcp import Client
 from mcp.types import ElicitResult, Implementation
 
 from sentinel_mcp.gateway.audit import read_audit
-from sentinel_mcp.gateway.call_meta import SESSION_KEY as SESSION_META
-from sentinel_mcp.gateway.decision import argument_digest
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.core.call_meta import SESSION_KEY as SESSION_META
+from sentinel_mcp.core.decision import argument_digest
+from sentinel_mcp.app.runtime import running_gateway
 
 from .helpers import make_config
 

@@ -7,10 +7,10 @@ import unicodedata
 
 import pytest
 
-from sentinel_mcp.gateway.answer_validation import answer_problem, approves, content_problem, goes_ahead
-from sentinel_mcp.gateway.decision import Answer, Question
-from sentinel_mcp.gateway.default_guard import CONFIRM_SCHEMA
-from sentinel_mcp.gateway.display_text import is_hidden, safe_question, shown
+from sentinel_mcp.core.answer_validation import answer_problem, approves, content_problem, goes_ahead
+from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.policy.default_guard import CONFIRM_SCHEMA
+from sentinel_mcp.core.display_text import is_hidden, safe_question, shown
 from sentinel_mcp.gateway.nonce_book import MemoryNonceBook
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 

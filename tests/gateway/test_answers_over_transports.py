@@ -16,8 +16,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult, Implementation
 
-from sentinel_mcp.gateway.call_meta import SESSION_KEY as SESSION_META
-from sentinel_mcp.gateway.decision import argument_digest
+from sentinel_mcp.core.call_meta import SESSION_KEY as SESSION_META
+from sentinel_mcp.core.decision import argument_digest
 
 from ..conftest import free_port, stop_process, wait_http
 from .helpers import TOOLBOX

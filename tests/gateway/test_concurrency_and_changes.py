@@ -10,7 +10,7 @@ from mcp import Client
 from mcp.client import IncomingMessage
 from mcp.types import ElicitResult, ToolListChangedNotification
 
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 
 from .helpers import make_config
 

@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.types import ToolListChangedNotification
 
 from sentinel_mcp.config import ConfigError, load_config, parse_config
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 
 from .helpers import TOOLBOX, make_config, toolbox_stdio
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.identity import owner_token
 
 from ..conftest import free_port, stop_process

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway import telemetry
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import RULEBASES_DIR
 
 from ..conftest import free_port, stop_process

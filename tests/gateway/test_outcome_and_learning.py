@@ -8,7 +8,7 @@ from __future__ import annotations
 import anyio
 from mcp import Client
 
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 
 from .helpers import make_config
 

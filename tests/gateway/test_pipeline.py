@@ -9,7 +9,7 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.gateway.audit import read_audit
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway.own_results import sentinel_info
 
 from .helpers import make_config, toolbox_stdio

@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.gateway.audit import read_audit
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import RULEBASES_DIR
 
 from .helpers import make_config, toolbox_stdio

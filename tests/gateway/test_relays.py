@@ -22,7 +22,7 @@ from mcp.types import (
     TextContent,
 )
 
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 
 from .helpers import make_config, toolbox_stdio

@@ -7,7 +7,7 @@ import pytest
 from mcp import Client
 
 from sentinel_mcp.gateway.audit import read_audit
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway.own_results import sentinel_info
 
 from .helpers import alive, make_config, toolbox_stdio

@@ -22,8 +22,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from sentinel_mcp.config import ConfigError, parse_config
-from sentinel_mcp.gateway.http_app import CallerGuard
-from sentinel_mcp.gateway.serve import token_lines
+from sentinel_mcp.app.http_app import CallerGuard
+from sentinel_mcp.app.serve import token_lines
 from sentinel_mcp.identity import owner_token
 from sentinel_mcp.identity.http_auth import http_auth_for
 from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, TokenResolver

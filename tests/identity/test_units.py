@@ -13,7 +13,7 @@ from mcp.types import CallToolResult, TextContent, Tool
 from device_tools.one_time_codes import has_code, mask_codes
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.conversations import Conversations, SessionRefused
-from sentinel_mcp.gateway.redactor import redact_record, scrub_text, secret_name, sensitive_fields_of
+from sentinel_mcp.core.redactor import redact_record, scrub_text, secret_name, sensitive_fields_of
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import OWNER, Principal
@@ -220,7 +220,7 @@ def test_untrusted_text_is_marked_and_errors_are_not():
 
 def _consent_gate(tmp_path, purpose="unspecified", principal="alice"):
     from sentinel_mcp.gateway.consent_gate import ConsentGate
-    from sentinel_mcp.gateway.decision import ToolCall
+    from sentinel_mcp.core.decision import ToolCall
 
     gate = ConsentGate(ConsentBook(tmp_path / "consents.db"))
     call = ToolCall(name="dev__sms_list", server="dev", tool="sms_list", principal=principal, purpose=purpose,
@@ -232,8 +232,8 @@ def _consent_gate(tmp_path, purpose="unspecified", principal="alice"):
                                      {"allow": True, "remember": "yes"}, {"allow": True, "remember": 1},
                                      {"allow": True, "extra": 1}, {"Allow": True}])
 def test_a_consent_is_json_true_and_nothing_else(tmp_path, content):
-    from sentinel_mcp.gateway.answer_validation import answer_problem, approves, goes_ahead
-    from sentinel_mcp.gateway.decision import Answer
+    from sentinel_mcp.core.answer_validation import answer_problem, approves, goes_ahead
+    from sentinel_mcp.core.decision import Answer
 
     gate, call, q = _consent_gate(tmp_path)
     answer = Answer(action="accept", content=content)
@@ -243,8 +243,8 @@ def test_a_consent_is_json_true_and_nothing_else(tmp_path, content):
 
 
 def test_a_consent_is_the_users_and_remember_must_be_true_too(tmp_path):
-    from sentinel_mcp.gateway.answer_validation import answer_problem, goes_ahead
-    from sentinel_mcp.gateway.decision import Answer
+    from sentinel_mcp.core.answer_validation import answer_problem, goes_ahead
+    from sentinel_mcp.core.decision import Answer
 
     gate, call, q = _consent_gate(tmp_path)
     for who in ("agent", "seed"):

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 from mcp import Client, StdioServerParameters
 
-from sentinel_mcp.gateway.builtin import BuiltinContext, load_factory
+from sentinel_mcp.core.builtin import BuiltinContext, load_factory
 from sentinel_mcp.llm.cortex import Cortex
 from sentinel_mcp.llm.engine import LlamaEngine
 from sentinel_mcp.llm.output_models import GRAMMAR_MODELS

@@ -10,8 +10,8 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 from mcp import Client
 
 from sentinel_mcp.config import parse_config
-from sentinel_mcp.gateway.port import Completed
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.core.port import Completed
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.llm.output_models import CriticVerdict, Plan
 
 pytestmark = pytest.mark.timeout(120)
@@ -70,7 +70,7 @@ async def test_healthz_shows_the_model_status(data_dir, tiny_chat_model):
     """/healthz says whether the model is loaded, which one, its context and threads (loading nothing itself)."""
     import httpx2
 
-    from sentinel_mcp.gateway.http_app import build_http_app
+    from sentinel_mcp.app.http_app import build_http_app
     from sentinel_mcp.identity.http_auth import http_auth_for
 
     # a seed of its own: a fresh engine (engines are shared per process by their settings)

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 
-from sentinel_mcp.gateway.decision import Answer, Ask
+from sentinel_mcp.core.decision import Answer, Ask
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 
 DATA_DIR = PROJECT_ROOT / "examples" / "airline" / "data"

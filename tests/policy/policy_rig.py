@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent))  # bookings_server (the suite use
 from bookings_server import create  # noqa: E402
 
 from sentinel_mcp.config import PolicySettings  # noqa: E402
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Deny, ToolCall  # noqa: E402
-from sentinel_mcp.gateway.port import Completed, InvokeOutcome, NeedsInput, Refused  # noqa: E402
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny, ToolCall  # noqa: E402
+from sentinel_mcp.core.port import Completed, InvokeOutcome, NeedsInput, Refused  # noqa: E402
 from sentinel_mcp.policy.guard import PolicyGuard  # noqa: E402
 
 RULEBASES = Path(__file__).parent / "rulebases"

@@ -14,7 +14,7 @@ from mcp import Client
 
 from examples.airline.database import AirlineDatabase
 from examples.airline.server import create_server
-from sentinel_mcp.gateway.decision import Allow, Ask, Decision, Deny
+from sentinel_mcp.core.decision import Allow, Ask, Decision, Deny
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -15,7 +15,7 @@ from mcp import Client
 
 from examples.airline.database import AirlineDatabase
 from examples.airline.server import create_server
-from sentinel_mcp.gateway.decision import Allow, Ask, Decision, Deny
+from sentinel_mcp.core.decision import Allow, Ask, Decision, Deny
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -150,7 +150,7 @@ async def test_violations_are_denied_with_the_reason(family: str, user: str, too
 
 
 async def test_the_user_gives_their_own_id(tmp_path: Path) -> None:
-    from sentinel_mcp.gateway.decision import Answer
+    from sentinel_mcp.core.decision import Answer
     from sentinel_mcp.policy.questions import AnswerRefused
 
     async with Client(create_server(fresh_db()), mode="auto") as client:

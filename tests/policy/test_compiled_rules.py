@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sentinel_mcp.gateway.decision import ToolCall
+from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.prolog_text import fact_text, quote_atom

@@ -20,8 +20,8 @@ from mcp.types import Tool
 from examples.airline.server import create_server as airline_server
 from examples.retail.server import create_server as retail_server
 from sentinel_mcp.config import PolicySettings
-from sentinel_mcp.gateway.decision import Answer, Ask, Decision, Question, ToolCall
-from sentinel_mcp.gateway.port import Completed, InvokeOutcome, Refused
+from sentinel_mcp.core.decision import Answer, Ask, Decision, Question, ToolCall
+from sentinel_mcp.core.port import Completed, InvokeOutcome, Refused
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from policy_rig import make_guard
 
-from sentinel_mcp.gateway.decision import Allow, Deny, ToolCall
+from sentinel_mcp.core.decision import Allow, Deny, ToolCall
 from sentinel_mcp.policy.engine import shared_engine
 from sentinel_mcp.policy.rulebase import RulebaseError, RulebaseHolder, load_rulebase
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sentinel_mcp.gateway.decision import ToolCall
+from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.engine import EngineError, shared_engine
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.prolog_text import quote_atom

@@ -62,7 +62,7 @@ async def test_a_store_from_before_the_index_gets_it_on_open(tmp_path: Path) -> 
 
 
 async def test_strict_mode_accepts_seeded_values_on_the_first_call(tmp_path: Path) -> None:
-    from sentinel_mcp.gateway.decision import Deny, ToolCall
+    from sentinel_mcp.core.decision import Deny, ToolCall
     from sentinel_mcp.policy.guard import PolicyGuard
 
     rb = tmp_path / "strict.pl"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from policy_rig import BOOKINGS_PL, rig
 
-from sentinel_mcp.gateway.decision import Ask, Deny
+from sentinel_mcp.core.decision import Ask, Deny
 from sentinel_mcp.policy.fact_store import FactStore
 
 pytestmark = pytest.mark.timeout(60)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from policy_rig import rig
 
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Deny
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny
 from sentinel_mcp.policy.questions import AnswerRefused
 
 pytestmark = pytest.mark.timeout(60)

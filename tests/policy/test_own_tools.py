@@ -9,8 +9,8 @@ import pytest
 from policy_rig import rig
 from mcp import Client
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import call_meta
+from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.policy.own_tools import create_server
 
 pytestmark = pytest.mark.timeout(60)

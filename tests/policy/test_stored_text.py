@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from sentinel_mcp.gateway.decision import ToolCall
+from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.prolog_text import module_name
-from sentinel_mcp.policy.stored_text import restored, stored
+from sentinel_mcp.core.stored_text import restored, stored
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.config import parse_config
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import RULEBASES_DIR
 
 pytestmark = pytest.mark.timeout(90)

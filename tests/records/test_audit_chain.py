@@ -14,7 +14,7 @@ from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, read_audit, redact_entry
 from sentinel_mcp.gateway.audit_chain import ChainReport, verify_file
 from sentinel_mcp.gateway.call_record import META_KEY
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 
 from .rig import RECORDER, audit_rows, executed
 

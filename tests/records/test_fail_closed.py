@@ -68,7 +68,7 @@ async def test_a_fact_store_that_cannot_be_written_denies_and_recovers(tmp_path:
     import sys
 
     from sentinel_mcp.config import parse_config
-    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.app.runtime import running_gateway
     from sentinel_mcp.paths import RULEBASES_DIR
     from sentinel_mcp.policy.guard import facts_db_path
 
@@ -110,7 +110,7 @@ async def test_a_consents_store_that_fails_denies_personal_reads_only(tmp_path: 
     import sys
 
     from sentinel_mcp.config import parse_config
-    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.app.runtime import running_gateway
 
     from .rig import RECORDER
 

@@ -174,7 +174,7 @@ async def test_an_upstream_answering_garbage_fails_the_call_at_once(tmp_path: Pa
     from mcp import Client
 
     from sentinel_mcp.config import parse_config
-    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.app.runtime import running_gateway
 
     from .rig import RECORDER
 

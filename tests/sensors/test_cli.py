@@ -10,8 +10,8 @@ from mcp import Client
 
 from device_tools.sensors.server import create_server
 from sentinel_mcp.cli import main
-from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import PRINCIPAL_KEY
+from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.call_meta import PRINCIPAL_KEY
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.timeout(120), pytest.mark.parametrize("mode", ["legacy
 
 
 async def test_policy_tag_required_and_gps_confirmed_each_time(tmp_path, mode):
-    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.app.runtime import running_gateway
 
     config = parse_config({"mcpServers": {}, "sentinel": {
         "data_dir": str(tmp_path), "builtins": ["sensors"], "rulebases": [str(RULEBASES_DIR / "sensors.pl")]}},

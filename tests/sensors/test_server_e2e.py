@@ -11,8 +11,8 @@ from mcp.types import ElicitResult
 
 from device_tools.sensors.server import create_server
 from sentinel_mcp.config import ConfigError, parse_config
-from sentinel_mcp.gateway.builtin import BuiltinContext
-from sentinel_mcp.gateway.call_meta import PRINCIPAL_KEY
+from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.call_meta import PRINCIPAL_KEY
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.parametrize("mode", ["legacy", "auto"])]
 
@@ -162,7 +162,7 @@ def test_bad_settings_name_the_key(tmp_path, mode):
 
 
 async def test_through_the_sentinel_gateway(tmp_path, mode):
-    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.app.runtime import running_gateway
 
     config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["sensors"]}},
                           source="<test>", base_dir=tmp_path)
@@ -266,7 +266,7 @@ async def test_consent_is_json_true_and_nothing_else(tmp_path, mode, content):
 async def test_consent_question_shows_the_requester_safely(tmp_path, mode):
     from mcp.types import Implementation
 
-    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.app.runtime import running_gateway
 
     # the requester is the caller's principal as the gateway forwards it; whatever its text, it is shown safely
     user = User(content={"allow": True})

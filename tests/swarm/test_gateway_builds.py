@@ -15,7 +15,7 @@ from scripted_model import MODEL_STEPS, PLAN_PATHS, SPEC, default_entry, role_of
 from swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 from sentinel_mcp.config import parse_config
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -18,7 +18,7 @@ from decided_project import decided
 from scripted_model import EDITOR_VM, SPEC
 from tiny_gguf import write_tiny_gguf
 
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.llm.engine import LlamaEngine
 from sentinel_mcp.llm.server import create_server as create_llm_server
 from sentinel_mcp.llm.settings import LlmSettings

@@ -15,7 +15,7 @@ from scripted_model import EDITOR_ACTIVITY, MODEL_STEPS, PLAN_PATHS, SPEC, defau
 from swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 from sentinel_mcp.config import ConfigError
-from sentinel_mcp.gateway.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.swarm.server import create_server
 
 pytestmark = pytest.mark.timeout(60)

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.timeout(120), pytest.mark.parametrize("mode", ["legacy
 
 async def test_build_needs_confirmation_respects_caps_and_reports_progress(tmp_path, model_server, monkeypatch,
                                                                           mode) -> None:
-    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.app.runtime import running_gateway
 
     monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
     monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
@@ -90,7 +90,7 @@ async def test_local_build_calls_the_llm_builtin_through_the_gateway(tmp_path, m
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
     from tiny_gguf import write_tiny_gguf
 
-    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.app.runtime import running_gateway
 
     model = write_tiny_gguf(tmp_path / "tiny.gguf", n_ctx=8192)
     config = parse_config({"mcpServers": {}, "sentinel": {

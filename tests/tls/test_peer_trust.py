@@ -25,7 +25,7 @@ from sentinel_mcp.a2a.app import a2a_lifespan  # noqa: E402
 from sentinel_mcp.a2a.discovery import PeerRejected, discover_peers, txt_record, verify_peer  # noqa: E402
 from sentinel_mcp.a2a.mcp_tools import create_server  # noqa: E402
 from sentinel_mcp.a2a.settings import A2ASettings  # noqa: E402
-from sentinel_mcp.gateway.builtin import BuiltinContext  # noqa: E402
+from sentinel_mcp.core.builtin import BuiltinContext  # noqa: E402
 from sentinel_mcp.identity.certificates import CertificateResolver  # noqa: E402
 from sentinel_mcp.identity.principal import Principal  # noqa: E402
 from sentinel_mcp.identity.resolver import Authenticator  # noqa: E402

@@ -17,7 +17,7 @@ import pytest
 from identity_rig import stop_process
 
 from sentinel_mcp.config import ConfigError, parse_config
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 
 UPSTREAM = Path(__file__).with_name("tls_upstream.py")
 pytestmark = pytest.mark.timeout(180)

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sentinel_mcp.search import index_sql
 from sentinel_mcp.search.embedding import HashingEmbedder
 from sentinel_mcp.search.passage_index import CANDIDATES, NewPassage, PassageIndex
 

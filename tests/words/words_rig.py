@@ -17,7 +17,7 @@ from mcp.types import ElicitResult
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.identity.principal import OWNER_NAME
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 
 

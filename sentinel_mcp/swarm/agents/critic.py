@@ -9,6 +9,7 @@ from sentinel_mcp.swarm.messages import CriticVerdict, Issue
 from sentinel_mcp.swarm.plan import PlanStep
 from sentinel_mcp.swarm.profile import CODING_PROFILE
 from sentinel_mcp.swarm.spec import TaskSpec
+from sentinel_mcp.core.errors import SwarmError
 
 SYSTEM = ("You are the Critic of an Android app generator, the final authority on one file's quality. "
           "Reply with JSON only.\n\n" + CODING_PROFILE)
@@ -28,7 +29,7 @@ VERDICT_SCHEMA: dict[str, Any] = {"anyOf": [
 ]}
 
 
-class CriticOutputError(ValueError):
+class CriticOutputError(SwarmError, ValueError):
     """The critic's reply could not be read (counts as a critic crash: fail open)."""
 
 

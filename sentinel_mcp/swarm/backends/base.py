@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
+from sentinel_mcp.core.errors import SwarmError
 
 Role = Literal["planner", "coder", "critic", "verifier", "agent"]
 Grammar = Literal["plan", "critic", "verifier", "action", "tool_call"]
@@ -59,7 +60,7 @@ class ModelReply(BaseModel):
     attempts: int = 1
 
 
-class ModelError(Exception):
+class ModelError(SwarmError):
     """A model call that failed for good (after the backend's own retries)."""
 
     def __init__(self, message: str, *, transient: bool = False, status: int | None = None,

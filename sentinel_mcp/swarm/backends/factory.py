@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from sentinel_mcp.gateway.builtin import ToolInvoker
+from sentinel_mcp.core.builtin import ToolInvoker
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError
 from sentinel_mcp.swarm.backends.llm_tool import LlmToolBackend
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sentinel_mcp.gateway.builtin import ToolInvoker
+from sentinel_mcp.core.builtin import ToolInvoker
 from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest, estimate_tokens
 
 # how the llm built-in says its injection detector refused an input (sentinel_mcp.llm.injection)

@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.config import parse_config
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import RULEBASES_DIR
 
 SPEC = {"app_name": "Notes", "package_name": "com.example.notes", "features": ["add a note", "list notes"]}

@@ -12,9 +12,9 @@ import json
 import time
 
 from sentinel_mcp.config import PolicySettings
-from sentinel_mcp.gateway.answer_validation import approves
-from sentinel_mcp.gateway.decision import Allow, Answer, Ask, Decision, Deny, Question, ToolCall
-from sentinel_mcp.gateway.display_text import VALUE_LIMIT, Shown, display_note, is_hidden, safe_text, shown
+from sentinel_mcp.core.answer_validation import approves
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
+from sentinel_mcp.core.display_text import VALUE_LIMIT, Shown, display_note, is_hidden, safe_text, shown
 
 CONFIRM_SCHEMA = {
     "type": "object",
@@ -81,7 +81,7 @@ class ConfirmationBook:
         self._granted.pop((call.session_id, call.name, call.digest, version), None)
 
 
-class DefaultGuard:
+class DefaultGuard(Guard):
     """Fail-safe: allow read-only, confirm destructive or unknown; allow/deny lists first."""
 
     def __init__(self, settings: PolicySettings | None = None) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 
 from sentinel_mcp.config import Config, ConfigError
-from sentinel_mcp.gateway.runtime import running_gateway
+from sentinel_mcp.app.runtime import running_gateway
 
 log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0
@@ -80,8 +80,8 @@ async def until_signalled(run: Any, gateway: Any, drain: float = DRAIN_SECONDS) 
 def serve_http(config: Config, host: str, port: int) -> None:
     import uvicorn
 
-    from sentinel_mcp.gateway.http_app import build_http_app, is_loopback
-    from sentinel_mcp.gateway.http_extras import ProtectedResource, metrics_route, oauth_settings
+    from sentinel_mcp.app.http_app import build_http_app, is_loopback
+    from sentinel_mcp.app.http_extras import ProtectedResource, metrics_route, oauth_settings
     from sentinel_mcp.identity.http_auth import http_auth_for
     from sentinel_mcp.tls.front import front_security
 

@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from sentinel_mcp.gateway.serve import parse_listen, run_stdio, serve_http
+    from sentinel_mcp.app.serve import parse_listen, run_stdio, serve_http
 
     config = load_config(args.config)
     if args.tls_local and not args.http:
@@ -211,7 +211,7 @@ def _verify(path: Path) -> int:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
-    from sentinel_mcp.gateway.terminal_client import call_once
+    from sentinel_mcp.app.terminal_client import call_once
 
     try:
         arguments: Any = json.loads(args.arguments)

@@ -16,7 +16,7 @@ from mcp.client import ClientRequestContext
 from mcp.types import ElicitRequestParams, ElicitResult, TextContent
 
 from sentinel_mcp.config import Config
-from sentinel_mcp.gateway.display_text import safe_question, safe_text
+from sentinel_mcp.core.display_text import safe_question, safe_text
 
 
 def _ask(prop: str, spec: dict[str, Any], assume_yes: bool) -> Any:
@@ -85,7 +85,7 @@ async def _connect_and_run(run: Any, *, config: Config | None, url: str | None, 
         http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=600), verify=verify)
         async with Client(streamable_http_client(url, http_client=http), elicitation_callback=run.on_elicit) as c:
             return await run(c)
-    from sentinel_mcp.gateway.runtime import running_gateway
+    from sentinel_mcp.app.runtime import running_gateway
 
     assert config is not None
     async with running_gateway(config, default_session="cli") as rt:

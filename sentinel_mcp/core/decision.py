@@ -6,6 +6,7 @@ import hashlib
 import json
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
 Origin = Literal["client", "solver", "a2a", "builtin", "cli"]
@@ -104,3 +105,27 @@ class Guard(Protocol):
     async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
         """Store an answer so that the next decide() of the same call sees it."""
         ...
+
+    # The rest of the protocol has defaults: a guard that subclasses Guard states only what it does. The gateway
+    # calls every one of them (no probing for what a guard happens to have).
+    problem: str | None = None  # why the guard cannot govern now (every call is then denied), or None
+
+    async def start(self) -> None:
+        """Load what deciding needs (rulebases, stores); awaited once before the gateway serves."""
+        return None
+
+    async def close(self) -> None:
+        """Release what ``start`` took; awaited once at shutdown, even after a failed start."""
+        return None
+
+    async def observe(self, call: ToolCall, result: CallToolResult) -> None:
+        """Learn from the result of a forwarded call (facts for later decisions); errors are logged only."""
+        return None
+
+    def governed_names(self) -> set[str]:
+        """Tool names the policy governs by name (the catalog keeps them from being shadowed)."""
+        return set()
+
+    def record_databases(self) -> list[Any]:
+        """Databases a decision is recorded in besides the audit log (their health gates calls)."""
+        return []

@@ -9,7 +9,7 @@ import time
 
 from sentinel_mcp.config import load_config
 from sentinel_mcp.gateway.consents import ANY_PURPOSE, ConsentBook
-from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.core.display_text import safe_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:

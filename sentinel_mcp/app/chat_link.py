@@ -131,7 +131,7 @@ class ChatLink:
                               elicitation_callback=self._on_elicit) as c:
                 yield c, []
             return
-        from sentinel_mcp.gateway.runtime import running_gateway
+        from sentinel_mcp.app.runtime import running_gateway
 
         assert self.config is not None
         async with running_gateway(self.config, default_session="cli") as rt:

@@ -22,7 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sentinel_mcp.gateway.runtime import Runtime
+from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, AuthFailed
@@ -222,7 +222,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         if policy_problem:  # fail closed: no call is served, and health says so
             body |= {"status": "error", "problem": policy_problem}
             code = 503
-        cortex = rt.services.get("cortex")  # the llm built-in, when mounted: is the model loaded, which one
+        cortex = rt.services.cortex  # the llm built-in, when mounted: is the model loaded, which one
         if cortex is not None:
             from sentinel_mcp.llm.status import model_status
             body["model"] = model_status(cortex.engine)

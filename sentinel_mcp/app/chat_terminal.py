@@ -19,9 +19,9 @@ from typing import Any
 
 from mcp.types import CallToolResult, ElicitResult, TextContent
 
-from sentinel_mcp.agent.chat_link import ChatLink, Notice, Question, Step
-from sentinel_mcp.gateway.display_text import safe_question, safe_text
-from sentinel_mcp.gateway.terminal_client import _ask
+from sentinel_mcp.app.chat_link import ChatLink, Notice, Question, Step
+from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.app.terminal_client import _ask
 
 PROMPT = "you> "
 MORE = "...> "

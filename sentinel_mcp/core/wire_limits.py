@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from typing import Any
+from sentinel_mcp.core.errors import GatewayError
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64  # of a whole message
@@ -22,7 +23,7 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 
 
-class WireError(ValueError):
+class WireError(GatewayError, ValueError):
     def __init__(self, code: int, message: str, id: Any = None) -> None:
         super().__init__(message)
         self.code, self.message, self.id = code, message, id

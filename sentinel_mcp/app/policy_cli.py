@@ -56,7 +56,7 @@ async def _check(args: argparse.Namespace) -> int:
         return 2
     catalog = None
     if args.connect:
-        from sentinel_mcp.gateway.runtime import running_gateway
+        from sentinel_mcp.app.runtime import running_gateway
 
         async with running_gateway(config) as rt:
             catalog = rt.gateway.list_catalog_tools()
@@ -107,7 +107,7 @@ async def _query(args: argparse.Namespace) -> int:
             return await _run_query(args, config, port, store_path)
 
     if args.connect:
-        from sentinel_mcp.gateway.runtime import running_gateway
+        from sentinel_mcp.app.runtime import running_gateway
 
         async with running_gateway(config) as rt:
             return await run(rt.gateway)

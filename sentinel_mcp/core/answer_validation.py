@@ -19,8 +19,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
-from sentinel_mcp.gateway.decision import Answer, Deny, Question
-from sentinel_mcp.gateway.display_text import safe_text
+from sentinel_mcp.core.decision import Answer, Deny, Question
+from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.errors import GatewayError
 
 # the default guard's and the policy's confirmations, and the consent gate's questions
 APPROVAL_KINDS = ("confirmation", "confirm", "consent")
@@ -30,7 +31,7 @@ class AnswerNotAccepted(Deny):
     """A Deny because an answer did not fit its question (wrong type, not asked, wrong provenance)."""
 
 
-class BrokenSchema(Exception):
+class BrokenSchema(GatewayError):
     """The question's own schema is not a valid JSON Schema."""
 
 

@@ -17,8 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from sentinel_mcp.agent.chat_link import ChatLink
-    from sentinel_mcp.agent.chat_terminal import ChatTerminal
+    from sentinel_mcp.app.chat_link import ChatLink
+    from sentinel_mcp.app.chat_terminal import ChatTerminal
 
     config = load_config(args.config)
     link = ChatLink(config=None if args.url else config, url=args.url,

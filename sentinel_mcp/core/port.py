@@ -11,7 +11,7 @@ from typing import Any, Awaitable, Callable, Literal, Protocol
 from mcp.types import CallToolResult, Tool
 from pydantic import BaseModel, ConfigDict
 
-from sentinel_mcp.gateway.decision import Answer, Deny, Origin, Question
+from sentinel_mcp.core.decision import Answer, Deny, Origin, Question
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 

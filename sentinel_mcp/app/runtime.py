@@ -19,18 +19,19 @@ from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.audit import AuditLog
+from sentinel_mcp.core.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, Services, load_factory
 from sentinel_mcp.gateway.audit_cluster import anchor_loop
-from sentinel_mcp.gateway.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, load_factory
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
-from sentinel_mcp.gateway.decision import Guard
-from sentinel_mcp.gateway.default_guard import DefaultGuard
+from sentinel_mcp.core.decision import Guard
+from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.gateway.front import Front
 from sentinel_mcp.gateway import telemetry
 from sentinel_mcp.gateway.metrics import Metrics
-from sentinel_mcp.gateway.port import Completed, NeedsInput
+from sentinel_mcp.core.tool_ref import ToolRef
+from sentinel_mcp.core.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals
@@ -51,18 +52,25 @@ class Runtime:
     manager: UpstreamManager
     audit: AuditLog
     instance: Instance | None = None  # this gateway's own files (None: its directory could not be made)
-    services: dict[str, Any] = field(default_factory=dict)
+    services: Services = field(default_factory=Services)
     problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
     metrics: Metrics = field(default_factory=Metrics)
 
     @property
     def policy_problem(self) -> str | None:
         """Why the policy cannot govern right now (every call is then denied), or None."""
-        return getattr(self.gateway.guard, "problem", None)
+        return self.gateway.guard.problem
 
 
 def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
-    async def call_tool(name: str, arguments: dict[str, Any], *, session_id: str | None = None) -> CallToolResult:
+    async def call_tool(name: str | ToolRef, arguments: dict[str, Any], *,
+                        session_id: str | None = None) -> CallToolResult:
+        if isinstance(name, ToolRef):  # another area's tool: the name the catalog exposes it under now
+            tool = name.resolve(gateway)
+            if tool is None:
+                return CallToolResult(content=[TextContent(type="text", text=f"{name.tool} of {name.server!r} is "
+                                                           "not in the catalog")], is_error=True)
+            name = tool.name
         outcome = await gateway.invoke(name, arguments, session_id=session_id or f"builtin:{builtin}",
                                        client=f"builtin:{builtin}", origin="builtin")
         if isinstance(outcome, Completed):
@@ -118,7 +126,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     gateway.principals.update(configured_principals(config))
     consents = ConsentBook(config.store_path.parent / "consents.db")
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
-    services: dict[str, Any] = {"gateway": gateway}
+    services = Services(gateway=gateway)
     problems: list[str] = list(config.warnings) + shared_problems  # keys of a pasted host config Sentinel ignores
     if instance_problem:
         problems.append(instance_problem)
@@ -149,8 +157,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
         problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
     guard = _create_guard(config, gateway, fallback, problems)
     gateway.guard = guard
-    services["guard"] = guard
-    manager.catalog.governed = getattr(guard, "governed_names", None)
+    services.guard = guard
+    manager.catalog.governed = guard.governed_names
     seal, nonce_db = None, None
     if shared is not None:
         nonces, nonce_db = await open_nonce_book(shared)
@@ -159,7 +167,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
         gateway.conversations.seal = RequestStateSeal(key=shared.key("conversation"),
                                                       max_age=gateway.conversations.seal.max_age,
                                                       nonces=NoNonceBook())
-        services["replica"] = shared.replica
+        services.replica = shared.replica
     front = Front(gateway, default_session=default_session, seal=seal)
     manager._on_catalog_changed = front.announce_catalog_changed
     for p in problems:
@@ -171,9 +179,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
         problems.append(telemetry_problem)
     try:
         async with anyio.create_task_group() as tg:
-            start = getattr(guard, "start", None)
-            if start is not None:
-                await start()
+            await guard.start()
             if shared is not None:  # commit every replica's chain head now and then (audit_cluster.py)
                 tg.start_soon(anchor_loop, audit.db, shared.replica)
             await tg.start(lambda task_status: manager.run(task_status, startup_wait=startup_wait))
@@ -184,12 +190,10 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
-            close = getattr(guard, "close", None)
-            if close is not None:
-                try:
-                    await close()
-                except Exception:  # noqa: BLE001
-                    log.exception("guard close failed")
+            try:
+                await guard.close()
+            except Exception:  # noqa: BLE001
+                log.exception("guard close failed")
             await audit.close()
             if nonce_db is not None:
                 await release(nonce_db)

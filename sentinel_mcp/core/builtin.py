@@ -1,0 +1,152 @@
+"""The contract of a built-in capability: an in-process MCP server the gateway mounts as an upstream.
+
+A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer``. A server
+that pushes questions to its caller during a call (elicitation) sets ``server.sentinel_protocol = "legacy"``:
+only handshake-era connections carry server-to-client requests. ``server.sentinel_timeout`` (seconds) raises
+the per-call timeout without progress (300 s) for a built-in whose calls run long (the agent's run); the config's
+``sentinel.builtin_timeouts`` overrides it.
+The gateway connects to it with the real ``mcp.Client`` in-process, exactly as it connects to a
+configured stdio server, so every call to it is guarded and audited on the one path.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
+
+if TYPE_CHECKING:  # annotations only: the config imports this registry and stays light (no mcp, no port)
+    from mcp.types import CallToolResult
+
+    from sentinel_mcp.core.decision import Guard
+    from sentinel_mcp.core.port import GatewayPort
+    from sentinel_mcp.core.tool_ref import ToolRef
+
+
+class ToolInvoker(Protocol):
+    """Calls a tool through the gateway (guarded and audited): another area's tool by its ``ToolRef``
+    (``ToolRef("llm", "llm_classify_risk")``, resolved from the catalog), or a name as the catalog exposes it."""
+
+    def __call__(self, name: str | ToolRef, arguments: dict[str, Any]) -> Awaitable[CallToolResult]: ...
+
+
+@dataclass
+class Services:
+    """What the gateway shares with its built-ins in-process, by name and type (not a dict of anything)."""
+
+    gateway: GatewayPort | None = None  # guarded calls, the catalog
+    guard: Guard | None = None  # the active guard; the policy's own tools need the policy guard
+    cortex: Any = None  # the llm built-in's Cortex once mounted (its type is the llm area's, not core's)
+    a2a_peers: Any = None  # the A2A host's PeerRegistry, shared with the a2a built-in (the a2a area's type)
+    agent_traces: Any = None  # the agent built-in's TraceStore, read (and followed) by the console's agent page
+    replica: Any = None  # this replica's identity when several share one PostgreSQL store (storage area's type)
+
+    # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
+    def _name(self, key: str) -> str:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(f"no shared service {key!r}; known: {', '.join(self.__dataclass_fields__)}")
+        return key
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, self._name(key))
+        return default if value is None else value
+
+    def __getitem__(self, key: str) -> Any:
+        value = getattr(self, self._name(key))
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        setattr(self, self._name(key), value)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self.__dataclass_fields__ and getattr(self, key) is not None
+
+    def setdefault(self, key: str, value: Any) -> Any:
+        if getattr(self, self._name(key)) is None:
+            setattr(self, key, value)
+        return getattr(self, key)
+
+
+@dataclass
+class BuiltinContext:
+    name: str  # the server name it is mounted under ("device", "llm", ...)
+    data_dir: Path  # a writable directory for this built-in's own state
+    settings: dict[str, Any] = field(default_factory=dict)  # the config's ``sentinel.<name>`` section
+    call_tool: ToolInvoker | None = None  # None when the built-in runs on its own (python -m ...)
+    services: Services = field(default_factory=Services)  # shared objects the gateway offers (a dict is taken too)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.services, dict):
+            self.services = Services(**self.services)
+
+
+# A built-in's tool declares in its ``_meta`` that it asks the user itself before every risky action (the device's
+# firewall and classifier decide what is risky). The gateway honours it only for trusted built-ins
+# (``sentinel.policy.self_confirming``), never for a configured upstream.
+SELF_CONFIRMS_KEY = "sentinel/confirms"
+SELF_CONFIRMS = {SELF_CONFIRMS_KEY: "risky-actions"}
+
+
+def declares_self_confirming(meta: dict[str, Any] | None) -> bool:
+    return isinstance(meta, dict) and meta.get(SELF_CONFIRMS_KEY) == SELF_CONFIRMS[SELF_CONFIRMS_KEY]
+
+
+# name -> "module:function"; a module that is missing or fails to import is reported, not fatal.
+BUILTINS: dict[str, str] = {
+    "sentinel": "sentinel_mcp.policy.own_tools:create_server",
+    "device": "device_tools.server:create_server",
+    "sensors": "device_tools.sensors.server:create_server",
+    "llm": "sentinel_mcp.llm.server:create_server",
+    "swarm": "sentinel_mcp.swarm.server:create_server",
+    "a2a": "sentinel_mcp.a2a.mcp_tools:create_server",
+    "agent": "sentinel_mcp.agent.server:create_server",
+}
+
+
+# name -> "module:Model": the typed ``Settings`` of each ``sentinel.<name>`` section. ``parse_config`` validates
+# every section present against its model when the config is loaded; a built-in's module exports the same model
+# as ``Settings`` beside ``create_server`` (tests/core/test_builtin_contract.py holds them to it).
+SECTION_MODELS: dict[str, str] = {
+    "sentinel": "sentinel_mcp.core.settings:NoSettings",  # the policy's own tools take none
+    "device": "device_tools.settings:DeviceSettings",
+    "sensors": "device_tools.sensors.settings:SensorSettings",
+    "llm": "sentinel_mcp.llm.settings:LlmSettings",
+    "swarm": "sentinel_mcp.swarm.settings:SwarmSettings",
+    "a2a": "sentinel_mcp.a2a.settings:A2ASettings",
+    "agent": "sentinel_mcp.agent.settings:AgentSettings",
+    "search": "sentinel_mcp.search.settings:SearchSettings",
+}
+# sections of the application floor, validated where they are read at start-up (serve, console, telemetry)
+APPLICATION_SECTIONS = frozenset({"oauth", "console", "telemetry"})
+
+
+def load_section_model(name: str) -> type[Any] | None:
+    """The model of ``sentinel.<name>``; None when its area is not installed (a partial install)."""
+    module_name, _, attr = SECTION_MODELS[name].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and module_name.startswith(e.name):
+            return None
+        raise
+    model: type[Any] = getattr(module, attr)
+    return model
+
+
+# the longest a call to a built-in may run while it reports progress, when the config says nothing: a swarm
+# build may take its own 90-minute cap, plus verifying; the others answer within minutes
+CALL_LIMITS: dict[str, float] = {"swarm": 95 * 60.0}
+DEFAULT_MAX_CALL_SECONDS = 3600.0
+
+
+def load_factory(name: str) -> Callable[[BuiltinContext], Any]:
+    try:
+        target = BUILTINS[name]
+    except KeyError:
+        raise KeyError(f"unknown built-in {name!r}; known: {', '.join(sorted(BUILTINS))}") from None
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attr)

@@ -1,0 +1,52 @@
+"""The guard protocol is complete: every guard states the whole interface, the gateway probes for nothing."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+from mcp.types import CallToolResult
+
+import sentinel_mcp
+from sentinel_mcp.core.decision import Guard, ToolCall
+from sentinel_mcp.gateway.closed_guard import ClosedGuard
+from sentinel_mcp.policy.default_guard import DefaultGuard
+from sentinel_mcp.policy.guard import PolicyGuard
+
+LIFECYCLE = ("start", "close", "observe", "governed_names", "record_databases")
+
+
+@pytest.mark.parametrize("cls", [DefaultGuard, ClosedGuard, PolicyGuard])
+def test_every_guard_is_a_guard(cls):
+    assert Guard in cls.__mro__  # subclassed explicitly: the defaults are inherited, nothing is probed
+    for name in ("decide", "record_answer", *LIFECYCLE):
+        assert callable(getattr(cls, name)), name
+
+
+async def test_the_defaults_do_nothing_and_say_so():
+    for guard in (DefaultGuard(), ClosedGuard("no engine")):
+        await guard.start()
+        await guard.observe(ToolCall(name="a__b", server="a", tool="b", arguments={}),
+                            CallToolResult(content=[]))
+        assert guard.governed_names() == set() and guard.record_databases() == []
+        await guard.close()
+    assert DefaultGuard().problem is None and ClosedGuard("no engine").problem == "no engine"
+
+
+def test_no_module_probes_the_guard_with_getattr():
+    # the gateway and the start-up wiring call the protocol; a getattr on a guard would hide a missing method
+    offenders = []
+    root = Path(sentinel_mcp.__file__).parent
+    for path in [*root.joinpath("gateway").glob("*.py"), *root.joinpath("app").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr") \
+                    and "guard" in ast.unparse(node.args[0]).lower():
+                offenders.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    assert offenders == []
+
+
+def test_policy_guard_names_its_fact_store_through_the_protocol():
+    assert "record_databases" in PolicyGuard.__dict__ and "observe" in PolicyGuard.__dict__
+    assert inspect.iscoroutinefunction(PolicyGuard.start) and inspect.iscoroutinefunction(PolicyGuard.close)
