@@ -18,6 +18,7 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from sentinel_mcp.core.errors import A2AError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS assist_requests (
@@ -48,7 +49,7 @@ MAX_OPEN = 200  # beyond it, new requests are refused (a peer cannot flood the p
 MAX_REPLY = 4000
 
 
-class InboxFull(Exception):
+class InboxFull(A2AError):
     pass
 
 

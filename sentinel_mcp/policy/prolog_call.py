@@ -14,6 +14,7 @@ import ctypes
 from typing import Any
 
 from sentinel_mcp.policy.prolog_text import to_prolog_chars
+from sentinel_mcp.core.errors import PolicyError
 
 # SWI-Prolog.h (9.x)
 _PL_ATOM = 2
@@ -60,7 +61,7 @@ def _bind() -> Any:
     return _lib
 
 
-class PrologCallError(Exception):
+class PrologCallError(PolicyError):
     """The predicate failed or raised (its text, when it raised)."""
 
 

@@ -16,9 +16,10 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from sentinel_mcp.storage.database import StorageError
 
 
-class ServerUnavailable(RuntimeError):
+class ServerUnavailable(StorageError, RuntimeError):
     """PostgreSQL's server programs are not installed (``make system`` installs them)."""
 
 

@@ -11,12 +11,13 @@ import os
 import re
 from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit, urlunsplit
+from sentinel_mcp.storage.database import StorageError
 
 SCHEMES = ("postgresql://", "postgres://")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-class LocationError(ValueError):
+class LocationError(StorageError, ValueError):
     """The store setting cannot be used (names an unset variable, a malformed URL); never echoes a secret."""
 
 
