@@ -174,6 +174,13 @@ class FactStore:
             self.versions[session] = int(version)
         return spent, version
 
+    async def has_confirmation(self, session: str, tool: str, digest: str) -> bool:
+        """Whether a confirmation of this exact call is stored (valid or not): a read, no write."""
+        rows = await self.db.query(
+            "SELECT 1 FROM facts WHERE session = ? AND predicate = '$confirmed' AND source_tool = ? "
+            "AND source_digest = ? LIMIT 1", (_kept(session), _opt(tool), _opt(digest)))
+        return bool(rows)
+
     async def version(self, session: str) -> int:
         """The session's change counter in the shared store (0: never changed); 0 on a SQLite store."""
         if not self.shared:

@@ -313,14 +313,23 @@ class PolicyGuard(Guard):
         if not self.rulebases.loaded:
             return
         rb = self.rulebases.current
+        learns = (not result.is_error and self.is_read_only(call.identity)
+                  and any(b.tool == call.identity for b in rb.info.bindings))
+        effects = not result.is_error and (call.identity in rb.info.effects
+                                           or any(e.endswith("*") for e in rb.info.effects))
+        if not learns and not effects and not self.knowledge.is_loaded(call.session_id) \
+                and not await self.store.has_confirmation(call.session_id, call.identity, call.digest):
+            # nothing to learn, apply or consume: loading (and seeding: a write) a session the decision did
+            # not need is the hot path's largest cost for ungoverned tools in fresh conversations
+            return
         await self.knowledge.ensure(call.session_id, rb)
         await self.knowledge.invalidate(call.session_id,
                                         f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _)")
         if result.is_error:
             return
-        if self.is_read_only(call.identity) and any(b.tool == call.identity for b in rb.info.bindings):
+        if learns:
             await self.solver.store_result(rb, call.session_id, call.identity, call.arguments, result)
-        if call.identity in rb.info.effects or any(e.endswith("*") for e in rb.info.effects):
+        if effects:
             actions = await self.engine.effect_actions(rb.module, self.knowledge.module(call.session_id),
                                                        call.identity, call.arguments, time.time())
             for pattern in actions["invalidate"]:

@@ -200,6 +200,10 @@ class Knowledge:
                 await self.engine.retract(mod, t)
         return doomed
 
+    def is_loaded(self, session: str) -> bool:
+        """Whether the engine mirrors this session now (else its facts are only in the store)."""
+        return session in self._loaded
+
     async def purge(self) -> int:
         now = time.time()
         n = await self.store.purge_expired(now)

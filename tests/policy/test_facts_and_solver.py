@@ -110,3 +110,31 @@ async def test_purge_while_sessions_load(tmp_path: Path) -> None:
         done = await asyncio.gather(purges(), *decisions)
         assert all(isinstance(n, int) for n in done[0])
         assert all(isinstance(d, Ask) for d in done[1:])
+
+
+async def test_observe_leaves_a_fresh_session_alone_unless_it_has_something_to_do(tmp_path: Path) -> None:
+    """After a call of a tool no binding reads and no effect names, in a conversation the decision did not load,
+    observing it loads nothing and writes nothing (the hot path's cost); a stored confirmation of that exact
+    call is still consumed, and a binding's read still teaches facts."""
+    from mcp.types import CallToolResult, TextContent
+
+    async with rig(tmp_path / "facts.db") as r:
+        ok = CallToolResult(content=[TextContent(type="text", text="{}")])
+        merge = r.port.call_of("bk__merge_bookings", {"first": "BK-1", "second": "BK-2"}, session_id="fresh")
+        await r.guard.observe(merge, ok)
+        assert not r.guard.knowledge.is_loaded("fresh") and await r.guard.store.count("fresh") == 0
+        # a confirmation of exactly this call, stored earlier (say, by another gateway on this data dir)
+        stored = r.port.call_of("bk__merge_bookings", {"first": "BK-1", "second": "BK-2"}, session_id="held")
+        async with FactStore(tmp_path / "facts.db") as other:
+            fact = await r.guard.knowledge.fact_of_text("held", "'$confirmed'('bk__merge_bookings', "
+                                                        f"'{stored.digest}', v, yes)", "user",
+                                                        source_tool=stored.identity, source_digest=stored.digest)
+            await other.add([fact])
+        assert await r.guard.store.has_confirmation("held", stored.identity, stored.digest)
+        await r.guard.observe(stored, ok)
+        assert not await r.guard.store.has_confirmation("held", stored.identity, stored.digest)  # one call, one use
+        # a binding's read in a fresh conversation still teaches its facts
+        read = r.port.call_of("bk__get_booking", {"booking_id": "BK-789"}, session_id="reader")
+        await r.guard.observe(read, CallToolResult(content=[TextContent(
+            type="text", text='{"id": "BK-789", "status": "confirmed", "cabin": "economy"}')]))
+        assert "booking_status" in {f.predicate for f in await r.guard.store.valid("reader")}
