@@ -2,7 +2,8 @@
 
 Items come from the front (calls of clients that cannot elicit, held open or waiting for their retry; 2026-era
 calls between rounds) and from A2A tasks in ``input-required``. An item id names nothing guessable, and one
-of another principal, or one already settled, is "not found" for everybody else.
+of another principal, or one already settled, is "not found" for everybody else. Other agents' help requests
+are listed for the owner too, and answered here (``assist_pages``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from sentinel_mcp.console import assist_pages
 from sentinel_mcp.console.answer_form import Field, fields_of, read_answer
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
@@ -107,7 +109,8 @@ async def inbox_page(console: Console, request: Request, viewer: Viewer, *, erro
     name = viewer.principal.name
     answered = console.inbox.answered_items(name)
     return console.render(request, viewer, "inbox.html", status=status, items=items_for(console, name),
-                          answered=answered, error=error)
+                          answered=answered, error=error, assists=await assist_pages.open_for(console, viewer),
+                          max_reply=assist_pages.MAX_REPLY)
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
@@ -139,7 +142,16 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             console.inbox.answer(item, answers)
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
 
-    return [("/inbox", show, ["GET"], False), ("/inbox/{item}", decide, ["POST"], True)]
+    async def reply(request: Request, viewer: Viewer) -> Response:
+        """The owner's reply to another agent's help request (it goes back to that agent)."""
+        status, error = await assist_pages.reply(console, viewer, str(request.path_params["request"]),
+                                                 request.state.form)
+        if error is not None:
+            return await inbox_page(console, request, viewer, error=error, status=status)
+        return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
+
+    return [("/inbox", show, ["GET"], False), ("/inbox/{item}", decide, ["POST"], True),
+            ("/inbox/assist/{request}", reply, ["POST"], True)]
 
 
 async def _decide_a2a(console: Console, request: Request, viewer: Viewer, task_id: str, approve: bool) -> Response:
