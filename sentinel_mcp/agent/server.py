@@ -30,6 +30,7 @@ from sentinel_mcp.swarm.backends.factory import make_backend
 Settings = AgentSettings  # the built-in contract: its typed settings beside create_server
 
 log = logging.getLogger(__name__)
+BUSY_GRACE_SECONDS = 5.0  # how long a new run waits for one that is ending
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 # it acts on the phone, but only through guarded calls: each step is decided on its own
 RUN = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
@@ -100,6 +101,12 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
         caps = Caps(max_steps=min(max_steps or settings.caps.max_steps, settings.caps.max_steps),
                     max_seconds=min(max_seconds or settings.caps.max_seconds, settings.caps.max_seconds),
                     max_tokens=settings.caps.max_tokens)
+        if one_at_a_time.locked():
+            # a run just cancelled may still be winding down (its cancellation reaches this server after the
+            # person's Ctrl-C was answered): wait briefly for the phone before calling it busy
+            with anyio.move_on_after(BUSY_GRACE_SECONDS):
+                while one_at_a_time.locked():
+                    await anyio.sleep(0.05)
         if one_at_a_time.locked():
             return _result("another agent run is using the phone; try again when it has finished",
                            {"status": "busy"}, error=True)
