@@ -16,6 +16,11 @@ from test_console_builds import ALICE_TASK, seed
 
 pytestmark = pytest.mark.timeout(180)
 
+OVERFLOWING = """() => [...document.querySelectorAll('body *')]
+  .filter(e => e.getBoundingClientRect().right > 362 && ![...e.children].some(
+    c => c.getBoundingClientRect().right > 362))
+  .slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className + ': ' + e.textContent.slice(0, 120))"""
+
 
 @pytest.fixture
 def playwright_ok():
@@ -41,7 +46,9 @@ async def test_policy_editor_history_and_builds_at_360px_by_keyboard(tmp_path, p
 
             async def no_sideways_scroll() -> None:
                 width = await page.evaluate("document.scrollingElement.scrollWidth")
-                assert width <= 362, (page.url, width)
+                # name what sticks out, so a failure says which element and text to fix
+                wide = await page.evaluate(OVERFLOWING)
+                assert width <= 362, (page.url, width, wide)
 
             # sign in with the keyboard only
             await page.goto(f"{base}/console/login")
