@@ -35,6 +35,7 @@ from sentinel_mcp.llm.errors import (
 from sentinel_mcp.llm.masked_decoding import MaskedSampler, MaskError, SamplingParams, decode_masked
 from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
 from sentinel_mcp.llm.model_turns import ModelTurns, _Job
+from sentinel_mcp.core.closed_at_exit import forget, remember
 from sentinel_mcp.llm.prefix_cache import PrefixCache
 from sentinel_mcp.llm.prompt_format import render_preamble, render_prompt
 from sentinel_mcp.llm.settings import LlmSettings
@@ -134,6 +135,7 @@ class LlamaEngine(ModelTurns):
             llm = self._open(Llama, path, trained)
         self.load_seconds = time.perf_counter() - t0
         self._llm, self._path, self.n_ctx = llm, path, llm.n_ctx()
+        remember(self)
         return llm
 
     def _open(self, llama_class: Any, path: Path, n_ctx: int) -> Any:
@@ -152,6 +154,7 @@ class LlamaEngine(ModelTurns):
                 self._llm.close()
             self._llm, self._grammars, self._masks, self.n_ctx = None, {}, None, None
             self.prefix_cache.clear()
+        forget(self)
 
     # --- grammars ---------------------------------------------------------------------------------
     def _compiled_grammar(self, llm: Any, text: str, label: str) -> Any:

@@ -78,12 +78,19 @@ class LlamaEmbedder:
     def __init__(self, model_path: str | Path, threads: int | None = None, n_ctx: int = 512) -> None:
         from llama_cpp import Llama  # optional dependency ("llm" extra)
 
+        from sentinel_mcp.core.closed_at_exit import remember
+
         self._llm = Llama(model_path=str(model_path), embedding=True, n_ctx=n_ctx, n_threads=threads,
                           verbose=False)
         self._lock = threading.Lock()  # a Llama object is not safe from two threads
         self._n_ctx = n_ctx
         self.name = f"llama:{Path(model_path).name}"
         self.dim = len(self._one("dimension probe"))
+        remember(self)
+
+    def close(self) -> None:
+        with self._lock:
+            self._llm.close()
 
     def _one(self, text: str) -> np.ndarray:
         tokens = self._llm.tokenize(text.encode("utf-8", "replace"))[: self._n_ctx - 8]
