@@ -92,7 +92,8 @@ class PrologEngine:
             self._thread.join(timeout)
 
     def submit(self, fn: Callable[[Any], T]) -> Future[T]:
-        self.start()
+        if not self._ready.is_set() or self._start_error is not None:  # the lock only until it runs
+            self.start()
         fut: Future[T] = Future()
         self._jobs.put((fn, fut))
         return fut
