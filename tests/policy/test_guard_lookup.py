@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sentinel_mcp.core.decision import Allow, Deny, ToolCall
+from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.guard import PolicyGuard
 
 pytestmark = pytest.mark.timeout(60)
