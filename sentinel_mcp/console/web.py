@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.core.display_text import safe_text
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 HERE = Path(__file__).resolve().parent
 FORM_LIMIT = 256 * 1024  # bytes of a form body (a candidate rulebase is the largest)
@@ -59,7 +61,10 @@ def remaining(expires: Any) -> str:
     return f"{left // 3600}h {left % 3600 // 60}m" if left >= 3600 else f"{left // 60}m {left % 60}s"
 
 
-def _environment() -> Environment:
+def _environment() -> "Environment":
+    # jinja2 is imported with the first page, not when the gateway starts
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
     env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(shown=shown, when=when, remaining=remaining)
@@ -73,7 +78,13 @@ class Console:
         self.holder = holder
         self.auth = auth
         self.inbox = inbox
-        self.templates = _environment()
+        self._templates: "Environment | None" = None
+
+    @property
+    def templates(self) -> "Environment":
+        if self._templates is None:
+            self._templates = _environment()
+        return self._templates
 
     @property
     def runtime(self) -> Any:

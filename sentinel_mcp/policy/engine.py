@@ -34,7 +34,8 @@ class EngineError(PolicyError):
 
 class PrologEngine:
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[Any], Any], Future[Any]] | None] = queue.SimpleQueue()
+        # a job's answer goes to a concurrent Future (submit) or straight to an event loop (run)
+        self._jobs: queue.SimpleQueue[tuple[Callable[[Any], Any], Any] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._start_error: BaseException | None = None
@@ -68,6 +69,19 @@ class PrologEngine:
                 self._detach()
                 return
             fn, fut = job
+            if isinstance(fut, tuple):  # from run(): settled on its event loop, one hop, no future chaining
+                loop, settle, waiter = fut
+                if waiter.done():  # the caller was cancelled before the job started
+                    continue
+                try:
+                    ok, value = True, fn(prolog)
+                except BaseException as e:
+                    ok, value = False, e
+                try:
+                    loop.call_soon_threadsafe(settle, waiter, ok, value)
+                except RuntimeError:  # its loop is closed: nobody waits any more
+                    pass
+                continue
             if not fut.set_running_or_notify_cancel():
                 continue
             try:
@@ -92,13 +106,19 @@ class PrologEngine:
             self._thread.join(timeout)
 
     def submit(self, fn: Callable[[Any], T]) -> Future[T]:
-        self.start()
+        if not self._ready.is_set() or self._start_error is not None:  # the lock only until it runs
+            self.start()
         fut: Future[T] = Future()
         self._jobs.put((fn, fut))
         return fut
 
     async def run(self, fn: Callable[[Any], T]) -> T:
-        return await asyncio.wrap_future(self.submit(fn))
+        if not self._ready.is_set() or self._start_error is not None:
+            self.start()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[T] = loop.create_future()
+        self._jobs.put((fn, (loop, _settle, waiter)))
+        return await waiter
 
     def run_sync(self, fn: Callable[[Any], T], timeout: float | None = 60.0) -> T:
         return self.submit(fn).result(timeout)
@@ -273,6 +293,11 @@ class PrologEngine:
 
     async def purge(self, session: str, now: float) -> None:
         await self.goal(f"sentinel_core:sn_purge({quote_atom(session)}, {float_text(now)})")
+
+
+def _settle(waiter: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if not waiter.done():
+        (waiter.set_result if ok else waiter.set_exception)(value)
 
 
 _shared: PrologEngine | None = None

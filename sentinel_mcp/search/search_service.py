@@ -12,15 +12,17 @@ from __future__ import annotations
 import hashlib
 import logging
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from sentinel_mcp.core.redactor import scrub_text
 from sentinel_mcp.core.stored_text import stored as kept_text
-from sentinel_mcp.search.embedding import Embedder, HashingEmbedder, embedder_for
 from sentinel_mcp.search.paragraphs import Paragraph
-from sentinel_mcp.search.passage_index import NewPassage, PassageIndex
 from sentinel_mcp.search.settings import SearchSettings
 from sentinel_mcp.core.errors import SearchError
+
+if TYPE_CHECKING:  # numpy comes with them: imported when the index first opens, not at start-up
+    from sentinel_mcp.search.embedding import Embedder
+    from sentinel_mcp.search.passage_index import PassageIndex
 
 log = logging.getLogger(__name__)
 POLICY = "policy"
@@ -43,6 +45,9 @@ class SearchService:
 
     async def open(self) -> "SearchService":
         if self.index is None:
+            from sentinel_mcp.search.embedding import HashingEmbedder, embedder_for
+            from sentinel_mcp.search.passage_index import PassageIndex
+
             embedder = self._embedder
             if embedder is None:
                 try:
@@ -70,7 +75,7 @@ class SearchService:
         done = []
         for name, paras in paragraphs.items():
             digest = hashlib.sha256(texts.get(name, "").encode()).hexdigest()[:16]
-            passages = [NewPassage(text=p.text, source=name, heading=p.heading_text, line_start=p.line_start,
+            passages = [_passage(text=p.text, source=name, heading=p.heading_text, line_start=p.line_start,
                                    line_end=p.line_end) for p in paras]
             if await idx.replace_source(POLICY, name, passages, digest):
                 done.append(name)
@@ -107,7 +112,7 @@ class SearchService:
         stored, stored_tags = self.redact(text), [self.redact(t) for t in tags]
         expires = now + (ttl if ttl is not None else s.memory_ttl)
         await (await self._idx()).add(self._namespace(principal),
-                                      NewPassage(text=stored, source="memory", tags=stored_tags, expires_at=expires),
+                                      _passage(text=stored, source="memory", tags=stored_tags, expires_at=expires),
                                       keep=s.memory_max_items)
         return {"stored": stored, "tags": stored_tags, "expires_at": expires,
                 "redacted": stored != text or stored_tags != tags}
@@ -120,3 +125,9 @@ class SearchService:
     async def memory_recent(self, principal: str, n: int = 10) -> list[dict[str, Any]]:
         n = max(1, min(int(n), self.settings.max_results))
         return [h.as_dict() for h in await (await self._idx()).recent(self._namespace(principal), n)]
+
+
+def _passage(**fields: Any) -> Any:
+    from sentinel_mcp.search.passage_index import NewPassage
+
+    return NewPassage(**fields)
