@@ -164,8 +164,8 @@ class Front:
         params = ctx.session.client_params
         info = params.client_info if params is not None else None
         if info is None and isinstance(ctx.meta, dict):
-            raw = ctx.meta.get("io.modelcontextprotocol/clientInfo") or {}
-            return f"{raw.get('name')}/{raw.get('version')}" if raw else None
+            raw = ctx.meta.get("io.modelcontextprotocol/clientInfo")
+            return f"{raw.get('name')}/{raw.get('version')}" if isinstance(raw, dict) and raw else None
         return f"{info.name}/{info.version}" if info else None
 
     # ------------------------------------------------------------------ tools
