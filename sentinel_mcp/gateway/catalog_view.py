@@ -7,6 +7,7 @@ Something a principal may not use is as unknown to it as something that does not
 
 from __future__ import annotations
 
+import difflib
 import logging
 from typing import Any, Awaitable, Callable
 
@@ -23,6 +24,8 @@ from mcp.types import (
     Tool,
 )
 
+from sentinel_mcp.config import Config
+from sentinel_mcp.core.builtin import declares_self_confirming
 from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.gateway.consent_gate import ConsentGate
@@ -34,6 +37,7 @@ log = logging.getLogger(__name__)
 
 
 class CatalogView:
+    config: Config
     manager: UpstreamManager
     consent_gate: ConsentGate | None
 
@@ -67,6 +71,28 @@ class CatalogView:
         route = self.manager.catalog.tools.get(name)
         up = self.manager.upstreams.get(route.upstream) if route is not None else None
         return up is not None and up.client is not None and not up.modern
+
+    def self_confirming(self, name: str) -> bool:
+        """Whether calls to the catalog tool ``name`` are left to its trusted built-in's own confirmation."""
+        route = self.manager.catalog.route(name)
+        up = self.manager.upstreams.get(route.upstream) if route else None
+        return bool(route and up and self._self_confirming(up, route.exposed))
+
+    def _self_confirming(self, up: Upstream, tool: Tool) -> bool:
+        """A trust decision, not a claim: only a built-in Sentinel mounted itself, named in the config's trust
+        list, may let its own confirmation replace the gateway's; a configured upstream's ``_meta`` counts for
+        nothing (it is never a ``BuiltinTarget``)."""
+        return (isinstance(up.target, BuiltinTarget) and up.name in self.config.sentinel.builtins
+                and up.name in self.config.sentinel.policy.self_confirming and declares_self_confirming(tool.meta))
+
+    def _unknown_tool_message(self, name: str, principal: Principal) -> str:
+        names = [t.name for t in self.list_catalog_tools(principal)]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        down = [u.name for u in self.manager.upstreams.values() if u.state != "ready"]
+        if down:
+            hint += f" (not connected now: {', '.join(down)})"
+        return f"unknown tool {name!r}{hint}"
 
     # ------------------------------------------------------------------ resources and prompts
     def list_resources(self, principal: Principal) -> list[Resource]:

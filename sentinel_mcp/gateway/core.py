@@ -16,11 +16,7 @@ from typing import Any, Callable
 import anyio
 from mcp.types import (
     CallToolResult,
-    CreateMessageRequest,
-    ElicitRequest,
-    ErrorData,
     InputRequiredResult,
-    ListRootsRequest,
     TextContent,
     Tool,
 )
@@ -28,7 +24,6 @@ from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.core.answer_validation import AnswerNotAccepted
-from sentinel_mcp.core.builtin import declares_self_confirming
 from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.decision import (
@@ -59,10 +54,10 @@ from sentinel_mcp.gateway.own_results import sentinel_result, without_verdict
 from sentinel_mcp.gateway.person_inbox import PERSON_ORIGINS, PersonInbox, PersonLink, person_for, reaches_person
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
+from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
     CallerLink,
-    Upstream,
     UpstreamCallError,
     UpstreamUnavailable,
 )
@@ -313,7 +308,7 @@ class Gateway(CatalogView):
                 if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
                     raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
                 asked = call_timings.now()
-                responses = await self._answer_upstream_push(link, result)
+                responses = await answer_upstream_push(link, result)
                 rec.timings.ask_s += call_timings.now() - asked
                 started += call_timings.now() - asked  # the person's time is not the upstream's
                 if not isinstance(responses, dict):
@@ -418,51 +413,7 @@ class Gateway(CatalogView):
                                            session=session, client=client, tool=tool, arguments=arguments,
                                            questions=questions, reason=reason)
 
-    @staticmethod
-    async def _answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | str | None:
-        """A 2026-era upstream's input requests asked of a handshake-era client: the replies, or why there are
-        none (a refusal's message; None when one cannot be relayed at all)."""
-        answers: dict[str, Any] = {}
-        for key, req in (result.input_requests or {}).items():
-            if isinstance(req, ElicitRequest):
-                answer: Any = await link.elicit(req.params)
-            elif isinstance(req, CreateMessageRequest):
-                answer = await link.sample(req.params)
-            elif isinstance(req, ListRootsRequest):
-                answer = await link.list_roots()
-            else:
-                return None
-            if isinstance(answer, ErrorData):  # not relayed, or a reply that did not fit the question
-                log.info("input request %s not relayed: %s", key, answer.message)
-                return answer.message
-            answers[key] = answer
-        return answers
-
-    # ------------------------------------------------------------------ the route and validate steps' parts
-    def self_confirming(self, name: str) -> bool:
-        """Whether calls to the catalog tool ``name`` are left to its trusted built-in's own confirmation."""
-        route = self.manager.catalog.route(name)
-        up = self.manager.upstreams.get(route.upstream) if route else None
-        return bool(route and up and self._self_confirming(up, route.exposed))
-
-    def _self_confirming(self, up: Upstream, tool: Tool) -> bool:
-        """A trust decision, not a claim: only a built-in Sentinel mounted itself, named in the config's trust
-        list, may let its own confirmation replace the gateway's; a configured upstream's ``_meta`` counts for
-        nothing (it is never a ``BuiltinTarget``)."""
-        return (isinstance(up.target, BuiltinTarget) and up.name in self.config.sentinel.builtins
-                and up.name in self.config.sentinel.policy.self_confirming and declares_self_confirming(tool.meta))
-
-    def _unknown_tool_message(self, name: str, principal: Principal) -> str:
-        import difflib
-
-        names = [t.name for t in self.list_catalog_tools(principal)]
-        close = difflib.get_close_matches(name, names, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        down = [u.name for u in self.manager.upstreams.values() if u.state != "ready"]
-        if down:
-            hint += f" (not connected now: {', '.join(down)})"
-        return f"unknown tool {name!r}{hint}"
-
+    # ------------------------------------------------------------------ the validate step's parts
     def _check_arguments(self, tool: Tool, arguments: Any) -> str | None:
         return self.arguments.problem(tool, arguments, self.config.sentinel.max_argument_bytes)
 
