@@ -273,7 +273,7 @@ class Front:
             state = self.rounds.issue("allowed", principal=principal.name, session=session, tool=params.name,
                                       arguments=params.arguments, version=version, asked=list(requests),
                                       schemas=_schemas(requests), upstream=outcome.result.request_state)
-            meta = {**(outcome.result.meta or {}), META_KEY: outcome.decision_id}
+            meta = {**(outcome.result.meta or {}), **({META_KEY: outcome.decision_id} if outcome.decision_id else {})}
             return outcome.result.model_copy(update={"input_requests": requests, "request_state": state,
                                                      "meta": meta})
         assert isinstance(outcome, NeedsInput)
