@@ -94,7 +94,11 @@ def main() -> None:
         print(json.dumps(anyio.run(_child, args.calls, args.mode, args.data)))
         return
     tmp = Path(tempfile.mkdtemp())
-    trees = {f"before ({args.before})": _tree(args.before, tmp / "before"), "after (this tree)": ROOT}
+    try:
+        trees = {f"before ({args.before})": _tree(args.before, tmp / "before"), "after (this tree)": ROOT}
+    except (subprocess.CalledProcessError, OSError):  # not a git checkout, or no such ref: the noise floor
+        print(f"no git ref {args.before!r} here: comparing this tree with itself (the noise floor)")
+        trees = {"this tree (1)": ROOT, "this tree (2)": ROOT}
     results: dict[tuple[str, str], list[dict[str, float]]] = {}
     for _ in range(args.rounds):
         for mode in ("auto", "legacy"):
