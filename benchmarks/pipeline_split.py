@@ -61,9 +61,19 @@ async def _child(calls: int, mode: str, data_dir: str) -> dict[str, float]:
             out = await rt.gateway.execute("bn__noop", {}, session_id="bench/s", client="bench")
         pipeline = (time.process_time() - cpu0) * 1000 / calls
         assert not out.result.is_error, out
+        # function calls per execute: what the code does, whatever the machine's load (cProfile counts them)
+        import cProfile
+        import pstats
+
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(50):
+            await rt.gateway.execute("bn__noop", {}, session_id="bench/s", client="bench")
+        profile.disable()
+        function_calls = pstats.Stats(profile).total_calls / 50
     times.sort()
     return {"p50": statistics.median(times), "p99": times[min(len(times) - 1, int(0.99 * len(times)))],
-            "cpu": cpu, "pipeline": pipeline}
+            "cpu": cpu, "pipeline": pipeline, "calls": function_calls}
 
 
 def _tree(ref: str, into: Path) -> Path:
@@ -113,15 +123,16 @@ def main() -> None:
     print(f"\nPipeline split: {args.calls} sequential no-op calls per round, {args.rounds} rounds alternating, "
           f"in-process built-in, default guard, durable audit ({os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.1f}); medians over rounds. Goal: after's CPU per call within 5 % of before's\n")
-    print(f"{'tree':24} {'era':12} {'wall p50':>9} {'wall p99':>9} {'CPU/call':>9} {'execute CPU/call':>17}")
+    print(f"{'tree':24} {'era':12} {'wall p50':>9} {'wall p99':>9} {'CPU/call':>9} {'execute CPU/call':>17} "
+          f"{'function calls/execute':>23}")
     for mode, era in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
         cpu = {}
         for label in trees:
             rs = results[(label, mode)]
-            med = {k: statistics.median(r[k] for r in rs) for k in ("p50", "p99", "cpu", "pipeline")}
+            med = {k: statistics.median(r[k] for r in rs) for k in ("p50", "p99", "cpu", "pipeline", "calls")}
             cpu[label] = (med["cpu"], med["pipeline"])
             print(f"{label:24} {era:12} {med['p50']:7.2f}ms {med['p99']:7.2f}ms {med['cpu']:7.2f}ms "
-                  f"{med['pipeline']:15.2f}ms")
+                  f"{med['pipeline']:15.2f}ms {med['calls']:23.0f}")
         (before, before_exec), (after, after_exec) = cpu.values()
         change = (after - before) / before * 100
         change_exec = (after_exec - before_exec) / before_exec * 100
