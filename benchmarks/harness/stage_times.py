@@ -59,7 +59,7 @@ from sentinel_mcp.gateway.wire_guard import WireGuard
 
 timed(Front, "call_tool")
 timed(Gateway, "execute")
-timed(Gateway, "_decide")
+timed(Gateway, "_ask_guard")
 timed(CallRecord, "decided")
 timed(CallRecord, "finished")
 timed(CallRecord, "final")

@@ -25,6 +25,7 @@ from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.ws_binding import make_ws_endpoint
 from sentinel_mcp.config import ConfigError
+from sentinel_mcp.core.host import HostState
 from sentinel_mcp.core.port import GatewayPort, InvokeOutcome, Refused
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
@@ -83,11 +84,11 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
 class LatePort:
     """The gateway as a port before it exists: the HTTP app is built before its lifespan starts the runtime."""
 
-    def __init__(self, holder: dict[str, Any]) -> None:
+    def __init__(self, holder: HostState) -> None:
         self.holder = holder
 
     def _gateway(self) -> GatewayPort | None:
-        rt = self.holder.get("runtime")
+        rt = self.holder.runtime
         return rt.gateway if rt is not None else None
 
     async def invoke(self, name: str, arguments: dict[str, Any] | None, **kw: Any) -> InvokeOutcome:
@@ -131,11 +132,12 @@ def task_journal(config: Any, settings: A2ASettings, runtime: Any) -> tuple[Path
 JOURNAL_FILE = "a2a-tasks.db"
 
 
-def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: int,
+def mount_a2a(app: Any, holder: HostState, config: Any, host: str, port: int,
               owner_token: str | None = None, front_tls: bool = False, client_certificates: str = "off") -> None:
-    """Add the A2A routes to the gateway's Starlette app and its mDNS to the app's lifespan.
+    """Add the A2A routes to the gateway's Starlette app, and its task journal and mDNS to the app's lifespan
+    (``holder.lifespans``: entered once the gateway runs, left before it stops).
 
-    Called by ``sentinel_mcp.app.serve``; ``holder["runtime"]`` is the running gateway once started.
+    Called by ``sentinel_mcp.app.serve``; ``holder.runtime`` is the running gateway once started.
     The gateway's HTTP host resolves every caller's principal on /a2a too; the card declares the bearer
     scheme when the owner's token (``owner_token``: configured or generated) is in force. ``front_tls``: the
     front serves TLS (sentinel.http.tls): the card, the mDNS record and the advertised URL say https/wss;
@@ -155,28 +157,24 @@ def mount_a2a(app: Any, holder: dict[str, Any], config: Any, host: str, port: in
         settings = settings.model_copy(update={"token": http_token})
     peers = PeerRegistry()
     service = A2AService(LatePort(holder), settings, peers)
-    holder["a2a_service"] = service  # the server calls service.end_streams() when it starts to shut down
+    holder.a2a_service = service  # the server calls service.end_streams() when it starts to shut down
     app.router.routes.extend(create_a2a_routes(service.port, settings, peers, service=service))
     scheme = "https" if settings.tls else "http"
     base_url = settings.public_url or f"{scheme}://{host}:{port}"
-    outer = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
-    async def lifespan(a: Any) -> AsyncIterator[Any]:
-        async with outer(a) as state:
-            rt = holder.get("runtime")
-            if rt is not None:
-                rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
-            await service.open(*task_journal(config, settings, rt))
-            service.inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person
-            try:
-                if port == 0:
-                    log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")
-                    yield state
-                    return
-                async with a2a_lifespan(settings, base_url, peers):
-                    yield state
-            finally:
-                await service.close()
+    async def lifespan(rt: Any) -> AsyncIterator[None]:
+        rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
+        await service.open(*task_journal(config, settings, rt))
+        service.inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person
+        try:
+            if port == 0:
+                log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")
+                yield
+                return
+            async with a2a_lifespan(settings, base_url, peers):
+                yield
+        finally:
+            await service.close()
 
-    app.router.lifespan_context = lifespan
+    holder.add_lifespan(lifespan)

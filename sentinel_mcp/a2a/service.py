@@ -299,11 +299,12 @@ class A2AService(OrchestratorFirst, PersonAssist):
 
     async def _apply(self, record: TaskRecord, call: GuardedCall, outcome: InvokeOutcome) -> None:
         task = record.task
+        decided = _decision_meta(outcome)  # the gateway's audit record of this decision, for the peer to quote
         if isinstance(outcome, Completed):
             result = outcome.result
             if result.is_error:
                 text = actions.result_text(result) or "the tool reported an error"
-                await self._settle(record, "TASK_STATE_FAILED", f"{call.tool}: {text}")
+                await self._settle(record, "TASK_STATE_FAILED", f"{call.tool}: {text}", metadata=decided)
                 return
             task_result = actions.task_result_of(task.id, call, result)
             artifact_id = f"{task.id}-result-{len(task.artifacts or []) + 1}"
@@ -313,30 +314,32 @@ class A2AService(OrchestratorFirst, PersonAssist):
                 parts += [Part.of_data({"type": "execution", "mode": "degraded", "reason": degraded}),
                           Part.of_text(f"ran locally in degraded mode: {degraded}")]
             artifact = Artifact(artifact_id=artifact_id, name=call.kind, description=f"result of {call.tool}",
-                                parts=parts)
+                                parts=parts, metadata=decided)
             # committed with the artifact before anyone can see it COMPLETED (a restart keeps what was reported)
-            await self._settle(record, "TASK_STATE_COMPLETED", f"{call.tool} completed", artifact=artifact)
+            await self._settle(record, "TASK_STATE_COMPLETED", f"{call.tool} completed", artifact=artifact,
+                               metadata=decided)
         elif isinstance(outcome, NeedsInput):
             record.pending = PendingCall(call.tool, call.arguments, [q.key for q in outcome.questions], call.kind)
             parts = actions.input_request_parts(self.settings.name, task.context_id, outcome.reason,
                                                 outcome.questions)
-            await self._settle(record, "TASK_STATE_INPUT_REQUIRED", parts=parts)
+            await self._settle(record, "TASK_STATE_INPUT_REQUIRED", parts=parts, metadata=decided)
         else:  # Refused: a guard's Deny is a rejection; anything else (unknown tool, bad args) a failure
             state = "TASK_STATE_REJECTED" if outcome.decision is not None else "TASK_STATE_FAILED"
             reason = outcome.reason
             if outcome.decision is not None and outcome.decision.how_to_unblock:
                 reason += " (to unblock: " + "; ".join(outcome.decision.how_to_unblock) + ")"
-            await self._settle(record, state, reason)
+            await self._settle(record, state, reason, metadata=decided)
 
     async def _settle(self, record: TaskRecord, state: str, text: str | None = None,
-                      parts: list[Part] | None = None, artifact: Artifact | None = None) -> None:
+                      parts: list[Part] | None = None, artifact: Artifact | None = None,
+                      metadata: dict[str, Any] | None = None) -> None:
         """Move to a state a peer may act on: committed to the journal first, then visible and announced."""
         task = record.task
         message = None
         if text or parts:
             shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)  # a person may read it
             message = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
-                              role="ROLE_AGENT", parts=parts or [Part.of_text(shown)])
+                              role="ROLE_AGENT", parts=parts or [Part.of_text(shown)], metadata=metadata)
         history = [*(task.history or []), message] if message else task.history
         artifacts = [*(task.artifacts or []), artifact] if artifact else task.artifacts
         status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
@@ -387,3 +390,16 @@ class A2AService(OrchestratorFirst, PersonAssist):
             wire.pop("artifacts", None)
         return wire
 
+
+
+DECISION_META = "sentinel/decision_id"  # as in an MCP result's ``_meta``
+
+
+def _decision_meta(outcome: InvokeOutcome) -> dict[str, Any] | None:
+    """``{"sentinel/decision_id": id}`` when the outcome went through a decision (Sentinel's own word: the
+    gateway stamped it and dropped any upstream's claim to it)."""
+    if isinstance(outcome, Completed):
+        found = (outcome.result.meta or {}).get(DECISION_META)
+    else:
+        found = outcome.decision_id
+    return {DECISION_META: found} if isinstance(found, str) and found else None

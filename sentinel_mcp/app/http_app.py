@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.app.runtime import Runtime
+from sentinel_mcp.core.host import HostState
 from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, AuthFailed
@@ -180,28 +181,28 @@ async def _reject(scope: Scope, receive: Receive, send: Send, status: int, messa
 
 def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator,
                    extra_hosts: list[str] | None = None, extra_origins: list[str] | None = None,
-                   extra_routes: list[BaseRoute] | None = None) -> tuple[Starlette, dict[str, Any]]:
+                   extra_routes: list[BaseRoute] | None = None) -> tuple[Starlette, HostState]:
     """``runtime_cm`` is an async context manager yielding a ``Runtime`` (entered in the app's lifespan);
     ``auth`` resolves every caller's principal (``http_auth_for(config)`` builds it from a config)."""
-    holder: dict[str, Any] = {}
+    holder = HostState()
 
     owners = McpSessionOwners()
 
     class _LateMCP:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            await owners(holder["mcp_app"], scope, receive, send)
+            await owners(holder.mcp_app, scope, receive, send)
 
     sse = SseServerTransport("/messages/")
 
     async def handle_sse(request: Request) -> Response:
-        rt: Runtime = holder["runtime"]
+        rt: Runtime = holder.runtime
         async with sse.connect_sse(request.scope, request.receive, request._send) as (read, write):
             server = rt.front.server
             await server.run(read, write, server.create_initialization_options())
         return Response()
 
     async def healthz(request: Request) -> JSONResponse:
-        rt: Runtime | None = holder.get("runtime")
+        rt: Runtime | None = holder.runtime
         if rt is None:
             return JSONResponse({"status": "starting"}, status_code=503)
         ups = {n: {"state": u.state, "protocol": u.protocol_version, "tools": len(u.tools),
@@ -210,7 +211,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         conflicts = rt.manager.catalog.conflicts  # shadowed tools: served under another name, say so
         ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
         records = await rt.gateway.records.problem()  # probes a degraded store, so health recovers by itself
-        tls, tls_problems = holder["tls_status"]() if "tls_status" in holder else (None, [])
+        tls, tls_problems = holder.tls_status() if holder.tls_status is not None else (None, [])
         body = {"status": "ok" if ok and records is None else "degraded", "tools": len(rt.manager.catalog.tools),
                 "policy": rt.gateway.guard.version, "upstreams": ups, **({"tls": tls} if tls is not None else {}),
                 "problems": [*rt.problems, *conflicts, *tls_problems],
@@ -237,10 +238,12 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with runtime_cm as rt:
-            holder["runtime"] = rt
+            holder.runtime = rt
             manager = StreamableHTTPSessionManager(app=rt.front.server, json_response=False, stateless=False)
-            holder["mcp_app"] = StreamableHTTPASGIApp(manager)
-            async with manager.run():
+            holder.mcp_app = StreamableHTTPASGIApp(manager)
+            async with manager.run(), contextlib.AsyncExitStack() as mounted:
+                for lifespan_of in holder.lifespans:  # A2A, the console: in the order they were mounted
+                    await mounted.enter_async_context(lifespan_of(rt))
                 yield
 
     routes: list[BaseRoute] = [

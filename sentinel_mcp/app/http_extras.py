@@ -21,6 +21,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.config import Config, ConfigError
+from sentinel_mcp.core.host import HostState
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 PRM_PATH = "/.well-known/oauth-protected-resource"
@@ -103,13 +104,13 @@ def _path_of(url: str) -> str:
     return "/" + rest.split("/", 1)[1] if "/" in rest else ""
 
 
-def metrics_route(holder: dict[str, Any]) -> Route:
+def metrics_route(holder: HostState) -> Route:
     async def metrics(request: Request) -> Response:
         principal = request.scope.get(SCOPE_KEY)  # resolved by CallerGuard (absent only if mounted without it)
         if principal is None or not principal.unrestricted:
             return PlainTextResponse("forbidden: /metrics is for a principal that may reach every tool\n",
                                      status_code=403)
-        rt = holder.get("runtime")
+        rt = holder.runtime
         if rt is None:
             return PlainTextResponse("starting\n", status_code=503)
         return PlainTextResponse(rt.metrics.render(rt.manager), media_type="text/plain; version=0.0.4")

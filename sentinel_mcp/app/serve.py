@@ -11,6 +11,7 @@ import anyio
 
 from sentinel_mcp.config import Config, ConfigError
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.core.host import HostState
 
 log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0
@@ -99,8 +100,8 @@ def serve_http(config: Config, host: str, port: int) -> None:
                                  extra_hosts=http.allowed_hosts, extra_origins=http.allowed_origins,
                                  extra_routes=extra_routes)
     # refused client certificates go to the audit log once the gateway runs
-    security.audit_to(lambda: getattr(holder.get("runtime"), "audit", None))
-    holder["tls_status"] = security.health
+    security.audit_to(lambda: holder.runtime.audit if holder.runtime is not None else None)
+    holder.tls_status = security.health
     if a2a_settings.get("enabled", True):
         _mount_a2a(app, holder, config, host, port, auth.owner_token, security.tls is not None,
                    security.tls.mode if security.tls else "off")
@@ -111,17 +112,17 @@ def serve_http(config: Config, host: str, port: int) -> None:
     class _Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
-            rt = holder.get("runtime")
+            rt = holder.runtime
             if rt is None:
                 return
             _banner(startup_lines(config, rt, tools_hint) + security.banner() + token_lines(auth, tools_hint))
 
         async def shutdown(self, sockets: Any = None) -> None:
             # open A2A event streams would hold uvicorn's shutdown; end them (the tasks themselves stay)
-            service = holder.get("a2a_service")
+            service = holder.a2a_service
             if service is not None:
                 service.end_streams()
-            inbox = holder.get("console_inbox")
+            inbox = holder.console_inbox
             if inbox is not None:  # so do open console pages' live updates
                 inbox.end_watchers()
             if security.acceptor is not None:
@@ -137,7 +138,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
     server.run()
 
 
-def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port: int,
+def _mount_a2a(app: Any, holder: HostState, config: Config, host: str, port: int,
                owner_token: str | None, front_tls: bool = False, client_certificates: str = "off") -> None:
     try:
         from sentinel_mcp.a2a.app import mount_a2a  # type: ignore[import-not-found]
@@ -147,7 +148,7 @@ def _mount_a2a(app: Any, holder: dict[str, Any], config: Config, host: str, port
               client_certificates=client_certificates)
 
 
-def _mount_console(app: Any, holder: dict[str, Any], config: Config, authenticator: Any, secure: bool) -> None:
+def _mount_console(app: Any, holder: HostState, config: Config, authenticator: Any, secure: bool) -> None:
     try:
         from sentinel_mcp.console.app import mount_console
     except ImportError as e:  # jinja2 missing: serve without the console, and say so

@@ -2,7 +2,7 @@
 
     console = build_console(holder, authenticator, config)   # a Starlette app
     app.router.routes.append(Mount("/console", app=console))
-    holder["runtime"].front.inbox = ...                        # done here, once the runtime runs
+    holder.runtime.front.inbox = ...                           # done here, once the runtime runs
 
 Each page is its own module (inbox_pages, activity_pages, session_pages, policy_pages, system_pages); this one
 only wires them.
@@ -28,6 +28,7 @@ from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer,
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.console.web import HEADERS, HERE, Console, page
+from sentinel_mcp.core.host import HostState
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import Authenticator
 
@@ -55,9 +56,9 @@ class ConsoleSettings:
                               "question_ttl 10..86400, ask_seconds 0..3600")
 
 
-def attach(holder: dict[str, Any], inbox: Inbox, ask_seconds: float = 120.0) -> None:
+def attach(holder: HostState, inbox: Inbox, ask_seconds: float = 120.0) -> None:
     """Give the running front its inbox (called when the runtime has started)."""
-    rt = holder.get("runtime")
+    rt = holder.runtime
     if rt is not None and rt.front.inbox is None:
         rt.front.inbox = InboxAsking(inbox, rt.gateway)
         rt.gateway.person_inbox = PersonQuestions(inbox, rt.gateway, ask_seconds)
@@ -66,7 +67,7 @@ def attach(holder: dict[str, Any], inbox: Inbox, ask_seconds: float = 120.0) -> 
         rt.gateway.observers.append(lambda entry: inbox.notify(entry.principal, "activity"))
 
 
-def build_console(holder: dict[str, Any], authenticator: Authenticator, settings: ConsoleSettings,
+def build_console(holder: HostState, authenticator: Authenticator, settings: ConsoleSettings,
                   *, secure_cookies: bool = False) -> tuple[Starlette, Inbox]:
     inbox = Inbox(ttl=settings.question_ttl, hold_seconds=settings.hold_seconds, hold_when=settings.hold_when)
     console = Console(holder, ConsoleAuth(authenticator, secure_cookies), inbox)
@@ -155,7 +156,7 @@ def _sse(event: str, data: str) -> bytes:
     return f"event: {event}\ndata: {data}\n\n".encode()
 
 
-def mount_console(app: Any, holder: dict[str, Any], authenticator: Authenticator, config: Any,
+def mount_console(app: Any, holder: HostState, authenticator: Authenticator, config: Any,
                   *, secure_cookies: bool = False) -> None:
     """Mount the console at /console of the gateway's Starlette app; give the front its inbox once it runs."""
     import contextlib
@@ -165,13 +166,11 @@ def mount_console(app: Any, holder: dict[str, Any], authenticator: Authenticator
         return
     console, inbox = build_console(holder, authenticator, settings, secure_cookies=secure_cookies)
     app.router.routes.append(Mount("/console", app=console))
-    holder["console_inbox"] = inbox
-    outer = app.router.lifespan_context
+    holder.console_inbox = inbox
 
     @contextlib.asynccontextmanager
-    async def lifespan(a: Any) -> AsyncIterator[Any]:
-        async with outer(a) as state:
-            attach(holder, inbox, settings.ask_seconds)
-            yield state
+    async def lifespan(_rt: Any) -> AsyncIterator[None]:
+        attach(holder, inbox, settings.ask_seconds)
+        yield
 
-    app.router.lifespan_context = lifespan
+    holder.add_lifespan(lifespan)

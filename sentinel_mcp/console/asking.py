@@ -30,8 +30,8 @@ class InboxAsking:
         return self.inbox.hint
 
     def _shown(self, name: str, arguments: Any) -> Any:
-        route = self.gateway.manager.catalog.route(name)
-        sensitive = sensitive_fields_of(route.exposed) if route is not None else set()
+        tool = self.gateway.find_tool(name)  # through the port: exposed name (or identity)
+        sensitive = sensitive_fields_of(tool) if tool is not None else set()
         return redact_value(arguments, sensitive, set()) if arguments is not None else None
 
     def given(self, *, principal: str, session: str, name: str, arguments: Any,

@@ -24,7 +24,7 @@ REQUEST_ID = re.compile(r"^har-[0-9a-f]{10}$")
 
 def _inbox(console: Console) -> AssistInbox | None:
     """The A2A service's inbox in this process: the one whose waiting tasks carry a reply back."""
-    service = console.holder.get("a2a_service")
+    service = console.holder.a2a_service
     return getattr(service, "inbox", None) if service is not None else None
 
 

@@ -82,7 +82,7 @@ def _a2a_questions(record: Any) -> list[dict[str, Any]]:
 
 
 def _a2a_items(console: Console, principal: str) -> list[ShownItem]:
-    service = console.holder.get("a2a_service")
+    service = console.holder.a2a_service
     if service is None:
         return []
     out = []
@@ -155,7 +155,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
 
 
 async def _decide_a2a(console: Console, request: Request, viewer: Viewer, task_id: str, approve: bool) -> Response:
-    service = console.holder.get("a2a_service")
+    service = console.holder.a2a_service
     record = next((r for r in service.waiting_for(viewer.principal.name) if r.task.id == task_id), None) \
         if service is not None else None
     if record is None:

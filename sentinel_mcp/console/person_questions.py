@@ -18,8 +18,8 @@ class PersonQuestions:
         self.wait_seconds = wait_seconds
 
     def _shown(self, name: str, arguments: Any) -> Any:
-        route = self.gateway.manager.catalog.route(name)
-        sensitive = sensitive_fields_of(route.exposed) if route is not None else set()
+        tool = self.gateway.find_tool(name)  # through the port: exposed name (or identity)
+        sensitive = sensitive_fields_of(tool) if tool is not None else set()
         return redact_value(arguments, sensitive, set()) if arguments is not None else None
 
     async def ask(self, *, person: str, caller: str, origin: str, session: str, client: str | None, tool: str,

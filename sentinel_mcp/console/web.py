@@ -17,6 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.host import HostState
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -72,9 +73,9 @@ def _environment() -> "Environment":
 
 
 class Console:
-    """The console's shared state: the running gateway (``holder["runtime"]``), its inbox, sign-in."""
+    """The console's shared state: the running gateway (``holder.runtime``), its inbox, sign-in."""
 
-    def __init__(self, holder: dict[str, Any], auth: ConsoleAuth, inbox: Any) -> None:
+    def __init__(self, holder: HostState, auth: ConsoleAuth, inbox: Any) -> None:
         self.holder = holder
         self.auth = auth
         self.inbox = inbox
@@ -88,7 +89,7 @@ class Console:
 
     @property
     def runtime(self) -> Any:
-        return self.holder.get("runtime")
+        return self.holder.runtime
 
     def render(self, request: Request, viewer: Viewer | None, name: str, status: int = 200,
                **values: Any) -> HTMLResponse:

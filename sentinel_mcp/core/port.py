@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Literal, Protocol
 
-from mcp.types import CallToolResult, Tool
+from mcp.types import (
+    CallToolResult,
+    CompleteResult,
+    GetPromptResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
 from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.core.decision import Answer, Deny, Origin, Question
+from sentinel_mcp.core.errors import GatewayError
 
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
@@ -73,3 +83,53 @@ class GatewayPort(Protocol):
         ...
 
 
+
+
+class NotInCatalog(GatewayError, LookupError):
+    """No such prompt, resource or template for this caller (missing, or of an upstream it may not use)."""
+
+
+class FrontPort(GatewayPort, Protocol):
+    """What the MCP front needs of the gateway besides tool calls: the rest of the catalog, and the upstream
+    requests it relays (each to the upstream that owns what it names, for a caller allowed to use it). The
+    front never reaches into the upstream manager or the catalog itself.
+
+    Lookups that find nothing, or find what ``principal`` may not use, raise ``NotInCatalog`` alike (a prompt
+    or resource of another principal is as unknown as a missing one); an upstream that cannot answer raises
+    its ``UpstreamUnavailable``."""
+
+    def upstream_of(self, name: str) -> str | None:
+        """The upstream (by configured name) that serves the exposed tool ``name``."""
+        ...
+
+    def pushes_mid_call(self, name: str) -> bool:
+        """Whether the tool's upstream is a connected handshake-era server (it may push questions mid-call)."""
+        ...
+
+    def list_resources(self, principal: Any) -> list[Resource]: ...
+
+    def list_resource_templates(self, principal: Any) -> list[ResourceTemplate]: ...
+
+    def list_prompts(self, principal: Any) -> list[Prompt]: ...
+
+    async def read_resource(self, uri: str, principal: Any, client: str | None) -> ReadResourceResult: ...
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None, principal: Any) -> GetPromptResult: ...
+
+    async def complete(self, ref: Any, argument: dict[str, Any], context: dict[str, Any] | None,
+                       principal: Any) -> CompleteResult:
+        """``completion/complete`` for a prompt reference (by exposed name) or a resource template."""
+        ...
+
+    def resource_upstream(self, uri: str, principal: Any = None) -> Any:
+        """The upstream that owns ``uri`` (for subscriptions), checked against ``principal`` when given."""
+        ...
+
+    async def set_log_level(self, level: str | None) -> None:
+        """Relay ``logging/setLevel`` (the lowest any client asked for) to every upstream not at it yet."""
+        ...
+
+    def on_upstream_notices(self, resource_updated: Callable[[str, str], Awaitable[None]],
+                            elicit_complete: Callable[[str, str], Awaitable[None]]) -> None:
+        """Where upstreams' ``resources/updated`` and ``elicitation/complete`` notices go (the front's fan-out)."""
+        ...

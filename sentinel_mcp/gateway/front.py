@@ -40,7 +40,7 @@ from mcp.types import (
 
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway import call_timings
-from sentinel_mcp.core.call_meta import SESSION_KEY, call_meta
+from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
 from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
@@ -49,12 +49,13 @@ from sentinel_mcp.core.display_text import safe_question, safe_text
 from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, can_sample, is_modern
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
+from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.own_results import sentinel_result
-from sentinel_mcp.core.port import Completed, NeedsInput, Refused
+from sentinel_mcp.core.port import Completed, NeedsInput, NotInCatalog, Refused
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
-from sentinel_mcp.gateway.upstream import BuiltinTarget, CallerLink, UpstreamUnavailable
+from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
 from sentinel_mcp.identity.principal import OWNER, Principal
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
@@ -97,7 +98,7 @@ class Front:
         # the web console's inbox (console/asking.py) when it runs: where non-eliciting clients' questions wait
         self.inbox: Any = None
         self._legacy_sessions: dict[int, Any] = {}
-        self.utilities = FrontUtilities(gateway.manager, ListenHandler(self.bus), self.bus, self.principal)
+        self.utilities = FrontUtilities(gateway, ListenHandler(self.bus), self.bus, self.principal)
         u = self.utilities
         self.server = SentinelFront(
             "sentinel", version=__version__, instructions=INSTRUCTIONS,
@@ -163,8 +164,8 @@ class Front:
         params = ctx.session.client_params
         info = params.client_info if params is not None else None
         if info is None and isinstance(ctx.meta, dict):
-            raw = ctx.meta.get("io.modelcontextprotocol/clientInfo") or {}
-            return f"{raw.get('name')}/{raw.get('version')}" if raw else None
+            raw = ctx.meta.get("io.modelcontextprotocol/clientInfo")
+            return f"{raw.get('name')}/{raw.get('version')}" if isinstance(raw, dict) and raw else None
         return f"{info.name}/{info.version}" if info else None
 
     # ------------------------------------------------------------------ tools
@@ -225,6 +226,7 @@ class Front:
                 call = self.held.start(params.name, session, run, relays_sampling=can_sample(ctx))
                 return await self._await_held(ctx, params, session, call, principal)
 
+        outcome: Any = None
         for _round in range(4):
             outcome = await self.gateway.execute(
                 params.name, params.arguments, session_id=session, client=client, origin="client",
@@ -246,7 +248,8 @@ class Front:
             if pushed is None:
                 return self._blocked(outcome)
             answers = {**answers, **pushed}
-        return error_result(f"sentinel: {params.name} is still blocked after the user's answers")
+        return error_result(f"sentinel: {params.name} is still blocked after the user's answers",
+                            decision_id=getattr(outcome, "decision_id", None))
 
     def _answer_refused_reporter(self, params: CallToolRequestParams, session: str, client: str | None,
                                  principal: Principal) -> Callable[[str], Awaitable[None]]:
@@ -270,7 +273,9 @@ class Front:
             state = self.rounds.issue("allowed", principal=principal.name, session=session, tool=params.name,
                                       arguments=params.arguments, version=version, asked=list(requests),
                                       schemas=_schemas(requests), upstream=outcome.result.request_state)
-            return outcome.result.model_copy(update={"input_requests": requests, "request_state": state})
+            meta = {**(outcome.result.meta or {}), **({META_KEY: outcome.decision_id} if outcome.decision_id else {})}
+            return outcome.result.model_copy(update={"input_requests": requests, "request_state": state,
+                                                     "meta": meta})
         assert isinstance(outcome, NeedsInput)
         if not can_elicit(ctx):
             return self._blocked(outcome)
@@ -279,20 +284,16 @@ class Front:
             input_requests={wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
                 message=q.message, requested_schema=q.requested_schema)) for q in outcome.questions},
             request_state=self.rounds.issue("ask", principal=principal.name, session=session, tool=params.name,
-                                            arguments=params.arguments, version=version, asked=keys))
+                                            arguments=params.arguments, version=version, asked=keys),
+            _meta={META_KEY: outcome.decision_id} if outcome.decision_id else None)
 
     def _link(self, ctx: ServerRequestContext, name: str, on_refused: Any = None) -> FrontLink:
-        route = self.gateway.manager.catalog.tools.get(name)
         return FrontLink(ctx, levels=self.utilities.levels, urls=self.utilities.urls,
-                         upstream=route.upstream if route is not None else None, on_refused=on_refused)
+                         upstream=self.gateway.upstream_of(name), on_refused=on_refused)
 
     def _needs_holding(self, name: str) -> bool:
         """Only calls to handshake-era upstreams may push questions mid-call."""
-        route = self.gateway.manager.catalog.tools.get(name)
-        if route is None:
-            return False
-        up = self.gateway.manager.upstreams.get(route.upstream)
-        return up is not None and up.client is not None and not up.modern
+        return self.gateway.pushes_mid_call(name)
 
     async def _await_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
                           call: HeldCall, principal: Principal) -> CallToolResult | InputRequiredResult:
@@ -369,44 +370,34 @@ class Front:
     # ------------------------------------------------------------------ resources and prompts
     async def list_resources(self, ctx: ServerRequestContext,
                              params: PaginatedRequestParams | None) -> ListResourcesResult:
-        who = self.principal(ctx)
-        items = [r for up, r in self.gateway.manager.catalog.resources.values() if who.may_use(up)]
+        items = self.gateway.list_resources(self.principal(ctx))
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourcesResult(resources=items[start:end], next_cursor=cursor)
 
     async def list_resource_templates(self, ctx: ServerRequestContext,
                                       params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
-        who = self.principal(ctx)
-        items = [t for _, up, t in self.gateway.manager.catalog.templates if who.may_use(up)]
+        items = self.gateway.list_resource_templates(self.principal(ctx))
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourceTemplatesResult(resource_templates=items[start:end], next_cursor=cursor)
 
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
-        name = self.gateway.manager.catalog.route_resource(params.uri)
-        who = self.principal(ctx)
-        if name is None or not who.may_use(name):
-            raise resource_not_found(params.uri)  # one the caller may not use is as unknown as a missing one
-        up = self.gateway.manager.upstreams[name]
-        # a built-in scopes what it shows to the caller (its builds, its session), as for its tools
-        meta = call_meta("", self.client_name(ctx), "client", who.name) \
-            if isinstance(up.target, BuiltinTarget) else None
         try:
-            return await up.read_resource(params.uri, meta=meta)
+            return await self.gateway.read_resource(params.uri, self.principal(ctx), self.client_name(ctx))
+        except NotInCatalog:
+            raise resource_not_found(params.uri) from None  # one the caller may not use is as unknown as a missing one
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
 
     async def list_prompts(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListPromptsResult:
-        who = self.principal(ctx)
-        items = [r.exposed for r in self.gateway.manager.catalog.prompts.values() if who.may_use(r.upstream)]
+        items = self.gateway.list_prompts(self.principal(ctx))
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListPromptsResult(prompts=items[start:end], next_cursor=cursor)
 
     async def get_prompt(self, ctx: ServerRequestContext, params: GetPromptRequestParams) -> GetPromptResult:
-        route = self.gateway.manager.catalog.prompts.get(params.name)
-        if route is None or not self.principal(ctx).may_use(route.upstream):
-            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {params.name}")
         try:
-            return await self.gateway.manager.upstreams[route.upstream].get_prompt(route.prompt, params.arguments)
+            return await self.gateway.get_prompt(params.name, params.arguments, self.principal(ctx))
+        except NotInCatalog:
+            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {params.name}") from None
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
 

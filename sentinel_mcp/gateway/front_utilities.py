@@ -15,7 +15,7 @@ is as unknown to it as one that does not exist (same error), and a listen stream
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated
@@ -24,7 +24,6 @@ from mcp.types import (
     INVALID_PARAMS,
     CompleteRequestParams,
     CompleteResult,
-    Completion,
     EmptyResult,
     PromptReference,
     ResourceTemplateReference,
@@ -35,12 +34,10 @@ from mcp.types import (
     UnsubscribeRequestParams,
 )
 
+from sentinel_mcp.core.port import FrontPort, NotInCatalog
 from sentinel_mcp.gateway.front_link import ConnectionLevels, UrlElicitations, connection_of
 from sentinel_mcp.gateway.upstream import Upstream, UpstreamUnavailable
 from sentinel_mcp.identity.principal import OWNER, Principal
-
-if TYPE_CHECKING:
-    from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +50,9 @@ def resource_not_found(uri: str) -> MCPError:
 
 
 class FrontUtilities:
-    def __init__(self, manager: "UpstreamManager", listen: ListenHandler, bus: Any,
+    def __init__(self, port: FrontPort, listen: ListenHandler, bus: Any,
                  principal_of: Callable[[ServerRequestContext], Principal] = lambda ctx: OWNER) -> None:
-        self.manager = manager
+        self.port = port
         self.principal_of = principal_of
         self.levels = ConnectionLevels()
         self.urls = UrlElicitations()
@@ -63,60 +60,43 @@ class FrontUtilities:
         self._bus = bus
         # uri -> {connection key: session}; the key is the connection (or a listen stream) holding it
         self._subscribers: dict[str, dict[int, Any]] = {}
-        manager.on_resource_updated = self.resource_updated
-        manager.on_elicit_complete = self.elicit_complete
+        port.on_upstream_notices(self.resource_updated, self.elicit_complete)
 
     # ------------------------------------------------------------------ logging
     async def set_level(self, ctx: ServerRequestContext, params: SetLevelRequestParams) -> EmptyResult:
         self.levels.set(ctx, params.level)
-        lowest = self.levels.lowest()
-        for up in list(self.manager.upstreams.values()):
-            if up.log_level != lowest:
-                try:
-                    await up.set_log_level(lowest)
-                except Exception as e:  # noqa: BLE001 - one upstream's logging never fails the client's request
-                    log.info("upstream %s: log level not applied: %s", up.name, e)
+        await self.port.set_log_level(self.levels.lowest())  # each upstream's failure is logged, not raised
         return EmptyResult()
 
     # ------------------------------------------------------------------ completion
     async def complete(self, ctx: ServerRequestContext, params: CompleteRequestParams) -> CompleteResult:
         ref = params.ref
-        catalog = self.manager.catalog
-        who = self.principal_of(ctx)
-        if isinstance(ref, PromptReference):
-            route = catalog.prompts.get(ref.name)
-            if route is None or not who.may_use(route.upstream):
-                raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {ref.name}")
-            upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
-        elif isinstance(ref, ResourceTemplateReference):
-            upstream = next((u for _, u, t in catalog.templates if t.uri_template == ref.uri and who.may_use(u)),
-                            None)
-            if upstream is None:
-                upstream = catalog.route_resource(ref.uri)
-            if upstream is None or not who.may_use(upstream):
-                raise resource_not_found(ref.uri)
-            upstream_ref = ref
-        else:  # pragma: no cover - the SDK validated the union
+        if not isinstance(ref, (PromptReference, ResourceTemplateReference)):  # pragma: no cover - SDK-checked
             raise MCPError(code=INVALID_PARAMS, message="unknown completion reference")
-        up = self.manager.upstreams[upstream]
-        if not up.offers("completions"):
-            return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest
         context = params.context.model_dump() if params.context is not None else None
         try:
-            return await up.complete(upstream_ref, params.argument.model_dump(), context)
+            return await self.port.complete(ref, params.argument.model_dump(), context, self.principal_of(ctx))
+        except NotInCatalog:
+            if isinstance(ref, PromptReference):
+                raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {ref.name}") from None
+            raise resource_not_found(ref.uri) from None
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
 
     # ------------------------------------------------------------------ resource subscriptions
     def _owner(self, uri: str, who: Principal | None = None) -> Upstream:
-        name = self.manager.catalog.route_resource(uri)
-        if name is None or (who is not None and not who.may_use(name)):
-            raise resource_not_found(uri)
-        return self.manager.upstreams[name]
+        try:
+            up: Upstream = self.port.resource_upstream(uri, who)
+        except NotInCatalog:
+            raise resource_not_found(uri) from None
+        return up
 
     def _usable(self, uri: str, who: Principal) -> bool:
-        name = self.manager.catalog.route_resource(uri)
-        return name is not None and who.may_use(name)
+        try:
+            self.port.resource_upstream(uri, who)
+        except NotInCatalog:
+            return False
+        return True
 
     async def _add(self, uri: str, key: int, session: Any, who: Principal) -> None:
         up = self._owner(uri, who)

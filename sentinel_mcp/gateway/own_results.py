@@ -7,11 +7,12 @@ user would never see why the call was held. ``_meta`` is free for vendor keys; o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, Result, TextContent
 
 META_PREFIX = "sentinel/"
+R = TypeVar("R", bound=Result)
 
 
 def sentinel_result(text: str, **info: Any) -> CallToolResult:
@@ -25,3 +26,21 @@ def sentinel_info(result: CallToolResult) -> dict[str, Any]:
     meta = result.meta or {}
     return {key.removeprefix(META_PREFIX): value for key, value in meta.items()
             if isinstance(key, str) and key.startswith(META_PREFIX)}
+
+
+# What only Sentinel states about a result: its decision and record, why it refused or holds a call, its own
+# errors, the session. An upstream's result naming any of these is hostile (or confused): they are dropped
+# before Sentinel stamps its own. An upstream's other ``sentinel/`` keys (``untrusted``, the device's
+# ``device-decision``) describe its own data and stay.
+VERDICT_KEYS = frozenset(META_PREFIX + key for key in (
+    "decision_id", "decision", "reason", "unmet", "how_to_unblock", "blocked", "questions", "error", "upstream",
+    "session"))
+
+
+def without_verdict(result: R) -> R:
+    """An upstream's result (or input request) without any claim to be Sentinel's word."""
+    meta = result.meta
+    if not meta or VERDICT_KEYS.isdisjoint(meta):
+        return result  # the common case costs one check
+    kept = {k: v for k, v in meta.items() if k not in VERDICT_KEYS}
+    return result.model_copy(update={"meta": kept or None})

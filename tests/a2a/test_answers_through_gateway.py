@@ -182,3 +182,23 @@ async def test_a2a_questions_are_shown_safely(tmp_path: Path) -> None:
             assert not any(ch in t for ch in "\u202e\u200b\x1b"), t
         assert "bills⟨U+202E⟩cod.exe⟨U+200B⟩" in har["suggested_questions"][0]
         assert "Shown safely" in har["suggested_questions"][0]
+
+
+async def test_each_task_names_the_gateways_decision(tmp_path: Path) -> None:
+    """Completed, asked and refused tasks carry ``sentinel/decision_id`` (artifact and status metadata): the
+    key of that decision's audit row."""
+    async with a2a_gateway(tmp_path) as (send, config):
+        done = (await send(call("airline__get_reservation_details", {"reservation_id": "NO6JO3"})))["result"]["task"]
+        assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
+        done_id = done["artifacts"][0]["metadata"]["sentinel/decision_id"]
+        assert done["status"]["message"]["metadata"]["sentinel/decision_id"] == done_id
+        asked = (await send(call("tb__write_marker", {"path": str(tmp_path / "m"), "text": "x"})))["result"]["task"]
+        assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", asked
+        asked_id = asked["status"]["message"]["metadata"]["sentinel/decision_id"]
+        unknown = (await send(call("tb__nope", {})))["result"]["task"]
+        unknown_id = unknown["status"]["message"]["metadata"]["sentinel/decision_id"]
+        rows = {r["decision_id"]: r for r in await read_audit(config.store_path, tail=200)}
+        assert (rows[done_id]["tool"], rows[done_id]["outcome"]) == ("airline__get_reservation_details", "ok")
+        assert (rows[asked_id]["tool"], rows[asked_id]["decision"]) == ("tb__write_marker", "ask")
+        assert rows[unknown_id]["outcome"] == "unknown_tool"
+        assert len({done_id, asked_id, unknown_id}) == 3

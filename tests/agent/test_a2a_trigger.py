@@ -94,7 +94,7 @@ async def test_a2a_text_and_task_offer_run_the_agent_for_allowed_peers_only(tmp_
             assert risky["status"]["state"] == "TASK_STATE_FAILED", risky["status"]
             text = risky["status"]["message"]["parts"][0]["text"]
             assert "refused" in text
-        phone = holder["runtime"].gateway.manager.upstreams["device"].target.server.runtime.backend
+        phone = holder.runtime.gateway.manager.upstreams["device"].target.server.runtime.backend
         assert phone.screen == "bank_login"  # the peer could not confirm the tap on Sign in
     finally:
         server.should_exit = True
@@ -150,7 +150,7 @@ async def test_a_peers_run_reads_personal_data_only_with_that_peers_consent(tmp_
             assert task["status"]["state"] == "TASK_STATE_FAILED", task["status"]
             text = task["status"]["message"]["parts"][0]["text"]
             assert "refused" in text and "consent" in text, text
-            rt = holder["runtime"]
+            rt = holder.runtime
             # the owner grants rover's consent for messages: the same run now reads them, for rover only
             rt.gateway.consent_gate.book.grant("rover", "messages", by="cli")
             done = await send(http, base, {"text": "read my newest SMS"})

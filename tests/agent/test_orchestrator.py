@@ -135,7 +135,7 @@ async def test_orchestrator_first_then_local_when_alone(tmp_path, openai_env):
             # answers "yes" claiming to be the user, and that answer would count as an agent's, not the owner's)
             assert report["hostile_state"] == "TASK_STATE_REJECTED", report
             assert report.get("answered_for_user_state") in (None, "TASK_STATE_REJECTED", "TASK_STATE_FAILED")
-            phone = holder["runtime"].gateway.manager.upstreams["device"].target.server.runtime.backend
+            phone = holder.runtime.gateway.manager.upstreams["device"].target.server.runtime.backend
             assert phone.sent_messages == []
             assert report["subtask_state"] == "TASK_STATE_COMPLETED"
 

@@ -54,7 +54,7 @@ async def test_the_trace_page_shows_reflections_and_step_health_escaped(tmp_path
             run = (await c.call_tool("agent__agent_run", {"goal": "call someone"})).structured_content
             assert [r["kind"] for r in run["reflections"]] == ["reflection"], run
             # a sign quoting hostile model output (what an ungrounded value's sign carries)
-            store = holder["runtime"].services["agent_traces"]
+            store = holder.runtime.services["agent_traces"]
             await store.record_reflection(run["run_id"], 9, "replan", [f"value {HOSTILE!r} found nowhere"], HOSTILE)
             page = await alice.page(f"/console/agent/{run['run_id']}")
     reflections = page[page.index('id="run-reflections"'):]

@@ -87,7 +87,7 @@ async def test_healthz_shows_the_model_status(data_dir, tiny_chat_model):
             before = (await http.get("/healthz")).json()["model"]
             assert before["loaded"] is False and before["model"] is None
             assert before["context_tokens"] == 2048 and before["threads"] == 1
-            out = await holder["runtime"].gateway.invoke("llm__llm_generate", {"prompt": "hi", "max_tokens": 2},
+            out = await holder.runtime.gateway.invoke("llm__llm_generate", {"prompt": "hi", "max_tokens": 2},
                                                          session_id="s")
             assert isinstance(out, Completed)
             after = (await http.get("/healthz")).json()["model"]

@@ -1,0 +1,32 @@
+"""One tool call as it enters the gateway's pipeline (route, validate, decide, forward, observe).
+
+Plain data with slots, no validation: it is built once per call on the hot path, from values the front has
+already checked (the wire guard bounded them; the pipeline's validate step checks the arguments).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sentinel_mcp.core.caller_link import CallerLink
+from sentinel_mcp.core.decision import Answer, Origin
+from sentinel_mcp.core.port import ProgressFn
+
+
+@dataclass(slots=True)
+class CallRequest:
+    name: str  # the tool name as the caller used it (exposed name; the policy's fetches use the identity)
+    arguments: Any  # as received: the validate step refuses anything but a JSON object within the limits
+    session_id: str
+    client: str | None = None
+    origin: Origin = "client"
+    answers: dict[str, Answer] | None = None  # the caller's answers to the guard's questions
+    depth: int = 0  # nesting of the policy's own fetches
+    progress: ProgressFn | None = None
+    link: CallerLink | None = None  # who an upstream's questions during the call go to
+    upstream_input: dict[str, Any] | None = None  # a 2026-era client's answers to an upstream's input requests
+    upstream_state: str | None = None  # ... and the upstream's request state they continue
+    preapproved_digest: str | None = None  # this exact call (by argument digest) was already allowed
+    principal: Any = None  # a Principal, a principal's name, or None (the owner of the session)
+    purpose: str | None = None  # why, as the client states it

@@ -1,0 +1,52 @@
+"""The validate step's check of a call's arguments: a JSON object, within the wire limits and the size limit,
+valid against the tool's input schema (one compiled validator per tool, replaced when the tool changes)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from mcp.types import Tool
+
+from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
+
+
+class ArgumentCheck:
+    def __init__(self) -> None:
+        # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
+        self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
+
+    def problem(self, tool: Tool, arguments: Any, max_bytes: int) -> str | None:
+        """Why ``arguments`` cannot be passed to ``tool`` (None: they can); ``max_bytes``: their JSON's limit."""
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            return f"invalid arguments for {tool.name}: expected a JSON object, got {type(arguments).__name__}"
+        shape = value_problem(arguments, MAX_ARGUMENT_DEPTH)  # before anything walks them recursively
+        if shape is not None:
+            return f"invalid arguments for {tool.name}: {shape}"
+        size = len(json.dumps(arguments, default=str))
+        if size > max_bytes:
+            return f"arguments for {tool.name} are too large ({size} bytes > {max_bytes})"
+        validator = self._validator(tool)
+        if validator is None:
+            return None
+        error = next(iter(validator.iter_errors(arguments)), None)
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path)
+        return f"invalid arguments for {tool.name}: {error.message}" + (f" (at {where})" if where else "")
+
+    def _validator(self, tool: Tool) -> Draft202012Validator | None:
+        cached = self._validators.get(tool.name)
+        if cached is not None and cached[0] is tool:
+            return cached[1]
+        try:
+            Draft202012Validator.check_schema(tool.input_schema)
+            validator: Draft202012Validator | None = Draft202012Validator(tool.input_schema)
+        except SchemaError:
+            validator = None  # an upstream with a broken schema: let the upstream judge its own input
+        self._validators[tool.name] = (tool, validator)
+        return validator

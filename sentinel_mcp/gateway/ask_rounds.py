@@ -1,0 +1,75 @@
+"""The decide step's rounds with the guard: ask it, feed it the answers it asked for, ask again (bounded).
+
+Every answer is checked against its question before any is recorded; a "no" ends the call unremembered; a
+question asked again after a valid answer ends it too (no loop). A guard that errs, times out or cannot reach
+its storage denies.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Awaitable, Callable
+
+import anyio
+
+from sentinel_mcp.core.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
+from sentinel_mcp.core.decision import Answer, Ask, Decision, Deny, Question, ToolCall
+from sentinel_mcp.gateway.call_record import storage_refusal
+from sentinel_mcp.storage import StorageError
+
+log = logging.getLogger(__name__)
+
+MAX_ASK_ROUNDS = 4
+
+
+async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, timeout: float,
+                              decide_once: Callable[[], Awaitable[Decision]],
+                              record: Callable[[Question, Answer], Awaitable[None]]) -> Decision:
+    used: set[str] = set()
+    try:
+        for _ in range(MAX_ASK_ROUNDS):
+            with anyio.fail_after(timeout):
+                decision = await decide_once()
+            if not isinstance(decision, Ask):
+                return decision
+            fresh = [q for q in decision.questions if q.key in answers and q.key not in used]
+            if not fresh:
+                again = [q for q in decision.questions if q.key in used]
+                if again:
+                    # answered (validly) and still asked: the answer did not let the call go ahead. It ends
+                    # here, unremembered, rather than asking the same question in a loop
+                    return Deny(reason=f"the answer to \u201c{again[0].message}\u201d did not let the call go "
+                                       "ahead", unmet=[q.key for q in again],
+                                how_to_unblock=["call again to ask the user again"])
+                return decision
+            # every answer is checked before any is recorded: one bad answer records nothing
+            for q in fresh:
+                problem = answer_problem(q, answers[q.key])
+                if problem:
+                    return AnswerNotAccepted(
+                        reason=f"the answer to \u201c{q.message}\u201d was not accepted: {problem}. "
+                               "The question counts as not answered, and the call was not made.",
+                        unmet=[q.key], how_to_unblock=["call the tool again and answer the question as asked"])
+            declined = [q for q in fresh if not goes_ahead(q, answers[q.key])]
+            if declined:
+                # a "no" ends this call only: nothing is stored, so the next call asks again
+                return Deny(reason=f"you declined: {declined[0].message}",
+                            unmet=["declined"],
+                            how_to_unblock=["nothing was recorded: if the user changes their mind, call the "
+                                            "tool again and they will be asked again"])
+            for q in fresh:
+                used.add(q.key)
+                with anyio.fail_after(timeout):
+                    await record(q, answers[q.key])
+        return decision
+    except TimeoutError:
+        return Deny(reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",
+                    unmet=["guard_timeout"])
+    except StorageError as e:  # the facts or consents it needs cannot be read or written: fail closed
+        return Deny(reason=storage_refusal(e), unmet=["storage"])
+    except Exception:  # noqa: BLE001 - a guard that errors denies
+        ref = uuid.uuid4().hex[:10]  # internals go to the log only
+        log.exception("guard error on %s (reference %s)", call.name, ref)
+        return Deny(reason=f"the guard of {call.name} failed with an internal error (reference {ref} in "
+                           "Sentinel's log); denied", unmet=["guard_error"])

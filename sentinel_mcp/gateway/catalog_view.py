@@ -1,0 +1,163 @@
+"""The gateway's catalog as its ports show it (``core.port.GatewayPort`` and ``FrontPort``): tools, resources,
+templates and prompts a principal may use, and the upstream requests the front relays.
+
+The front, A2A and the policy see only these methods; the upstream manager and the catalog stay the engine's.
+Something a principal may not use is as unknown to it as something that does not exist (the same error).
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from typing import Any, Awaitable, Callable
+
+from mcp.types import (
+    CompleteResult,
+    Completion,
+    GetPromptResult,
+    Prompt,
+    PromptReference,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ResourceTemplateReference,
+    Tool,
+)
+
+from sentinel_mcp.config import Config
+from sentinel_mcp.core.builtin import declares_self_confirming
+from sentinel_mcp.core.call_meta import call_meta
+from sentinel_mcp.core.port import NotInCatalog
+from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
+from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.identity.principal import Principal
+
+log = logging.getLogger(__name__)
+
+
+class CatalogView:
+    config: Config
+    manager: UpstreamManager
+    consent_gate: ConsentGate | None
+
+    # ------------------------------------------------------------------ tools
+    def find_tool(self, name: str) -> Tool | None:
+        """An exposed name's tool, or a tool's identity's (the policy names tools by identity)."""
+        catalog = self.manager.catalog
+        route = catalog.route(name) or catalog.route(name, by_identity=True)
+        return route.exposed if route else None
+
+    def withheld_personal(self, name: str, principal: str) -> str | None:
+        """The kind of personal data tool ``name`` reads that ``principal`` has not consented to (None: none);
+        the policy's introspection tools keep facts from such tools away from that principal."""
+        catalog = self.manager.catalog
+        route = catalog.route(name) or catalog.route(name, by_identity=True)
+        if route is None or self.consent_gate is None:
+            return None
+        return self.consent_gate.withheld_kind(route.exposed, route.identity, principal)
+
+    def list_catalog_tools(self, principal: Principal | None = None) -> list[Tool]:
+        """The catalog, or the part of it ``principal`` may reach."""
+        if principal is None or principal.unrestricted:
+            return self.manager.catalog.tool_list()
+        return [r.exposed for r in self.manager.catalog.tools.values() if principal.may_reach(r.upstream, r.tool)]
+
+    def upstream_of(self, name: str) -> str | None:
+        route = self.manager.catalog.tools.get(name)
+        return route.upstream if route is not None else None
+
+    def pushes_mid_call(self, name: str) -> bool:
+        route = self.manager.catalog.tools.get(name)
+        up = self.manager.upstreams.get(route.upstream) if route is not None else None
+        return up is not None and up.client is not None and not up.modern
+
+    def self_confirming(self, name: str) -> bool:
+        """Whether calls to the catalog tool ``name`` are left to its trusted built-in's own confirmation."""
+        route = self.manager.catalog.route(name)
+        up = self.manager.upstreams.get(route.upstream) if route else None
+        return bool(route and up and self._self_confirming(up, route.exposed))
+
+    def _self_confirming(self, up: Upstream, tool: Tool) -> bool:
+        """A trust decision, not a claim: only a built-in Sentinel mounted itself, named in the config's trust
+        list, may let its own confirmation replace the gateway's; a configured upstream's ``_meta`` counts for
+        nothing (it is never a ``BuiltinTarget``)."""
+        return (isinstance(up.target, BuiltinTarget) and up.name in self.config.sentinel.builtins
+                and up.name in self.config.sentinel.policy.self_confirming and declares_self_confirming(tool.meta))
+
+    def _unknown_tool_message(self, name: str, principal: Principal) -> str:
+        names = [t.name for t in self.list_catalog_tools(principal)]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        down = [u.name for u in self.manager.upstreams.values() if u.state != "ready"]
+        if down:
+            hint += f" (not connected now: {', '.join(down)})"
+        return f"unknown tool {name!r}{hint}"
+
+    # ------------------------------------------------------------------ resources and prompts
+    def list_resources(self, principal: Principal) -> list[Resource]:
+        return [r for up, r in self.manager.catalog.resources.values() if principal.may_use(up)]
+
+    def list_resource_templates(self, principal: Principal) -> list[ResourceTemplate]:
+        return [t for _, up, t in self.manager.catalog.templates if principal.may_use(up)]
+
+    def list_prompts(self, principal: Principal) -> list[Prompt]:
+        return [r.exposed for r in self.manager.catalog.prompts.values() if principal.may_use(r.upstream)]
+
+    def resource_upstream(self, uri: str, principal: Principal | None = None) -> Upstream:
+        name = self.manager.catalog.route_resource(uri)
+        if name is None or (principal is not None and not principal.may_use(name)):
+            raise NotInCatalog(uri)
+        return self.manager.upstreams[name]
+
+    async def read_resource(self, uri: str, principal: Principal, client: str | None) -> ReadResourceResult:
+        up = self.resource_upstream(uri, principal)
+        # a built-in scopes what it shows to the caller (its builds, its session), as for its tools
+        meta = call_meta("", client, "client", principal.name) if isinstance(up.target, BuiltinTarget) else None
+        result: ReadResourceResult = await up.read_resource(uri, meta=meta)
+        return result
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None,
+                         principal: Principal) -> GetPromptResult:
+        route = self.manager.catalog.prompts.get(name)
+        if route is None or not principal.may_use(route.upstream):
+            raise NotInCatalog(name)
+        result: GetPromptResult = await self.manager.upstreams[route.upstream].get_prompt(route.prompt, arguments)
+        return result
+
+    async def complete(self, ref: Any, argument: dict[str, Any], context: dict[str, Any] | None,
+                       principal: Principal) -> CompleteResult:
+        catalog = self.manager.catalog
+        upstream_ref: PromptReference | ResourceTemplateReference
+        if isinstance(ref, PromptReference):
+            route = catalog.prompts.get(ref.name)
+            if route is None or not principal.may_use(route.upstream):
+                raise NotInCatalog(f"unknown prompt: {ref.name}")
+            upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
+        elif isinstance(ref, ResourceTemplateReference):
+            found = next((u for _, u, t in catalog.templates if t.uri_template == ref.uri and principal.may_use(u)),
+                         None)
+            if found is None:
+                found = catalog.route_resource(ref.uri)
+            if found is None or not principal.may_use(found):
+                raise NotInCatalog(ref.uri)
+            upstream, upstream_ref = found, ref
+        else:
+            raise NotInCatalog("unknown completion reference")
+        up = self.manager.upstreams[upstream]
+        if not up.offers("completions"):
+            return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest
+        return await up.complete(upstream_ref, argument, context)
+
+    async def set_log_level(self, level: str | None) -> None:
+        for up in list(self.manager.upstreams.values()):
+            if up.log_level != level:
+                try:
+                    await up.set_log_level(level)
+                except Exception as e:  # noqa: BLE001 - one upstream's logging never fails the client's request
+                    log.info("upstream %s: log level not applied: %s", up.name, e)
+
+    def on_upstream_notices(self, resource_updated: Callable[[str, str], Awaitable[None]],
+                            elicit_complete: Callable[[str, str], Awaitable[None]]) -> None:
+        self.manager.on_resource_updated = resource_updated
+        self.manager.on_elicit_complete = elicit_complete

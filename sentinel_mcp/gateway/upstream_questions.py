@@ -1,0 +1,33 @@
+"""A 2026-era upstream's input requests during a call, asked of a handshake-era client that can be pushed to
+(its ``CallerLink``): the forward step sends the replies back to the upstream, or ends the call with why not."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mcp.types import CreateMessageRequest, ElicitRequest, ErrorData, InputRequiredResult, ListRootsRequest
+
+from sentinel_mcp.core.caller_link import CallerLink
+
+log = logging.getLogger(__name__)
+
+
+async def answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | str | None:
+    """A 2026-era upstream's input requests asked of a handshake-era client: the replies, or why there are
+    none (a refusal's message; None when one cannot be relayed at all)."""
+    answers: dict[str, Any] = {}
+    for key, req in (result.input_requests or {}).items():
+        if isinstance(req, ElicitRequest):
+            answer: Any = await link.elicit(req.params)
+        elif isinstance(req, CreateMessageRequest):
+            answer = await link.sample(req.params)
+        elif isinstance(req, ListRootsRequest):
+            answer = await link.list_roots()
+        else:
+            return None
+        if isinstance(answer, ErrorData):  # not relayed, or a reply that did not fit the question
+            log.info("input request %s not relayed: %s", key, answer.message)
+            return answer.message
+        answers[key] = answer
+    return answers
