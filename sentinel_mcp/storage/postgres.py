@@ -249,7 +249,24 @@ class PostgresDatabase:
             raise
         except Exception as e:  # the pool's own timeout (server unreachable)
             if type(e).__name__ == "PoolTimeout":
-                raise self._fault(e) from None
+                # after an outage the pool may still be backing off its reconnects (seconds) while the server is
+                # back: one direct connection decides (so the first call after a restart is not refused)
+                return self._read_direct(sql, params, dicts, e)
+            raise
+
+    def _read_direct(self, sql: str, params: Params, dicts: bool, cause: BaseException) -> Any:
+        psycopg = _driver()
+        try:
+            with psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
+                cur = conn.execute(translate(sql), tuple(params))
+                rows = cur.fetchall() if cur.description else []
+                if dicts:
+                    names = [d.name for d in cur.description or ()]
+                    return [dict(zip(names, r)) for r in rows]
+                return rows
+        except psycopg.Error as e:
+            if is_fault(e):
+                raise self._fault(cause) from None
             raise
 
     # ------------------------------------------------------------------ writes (one thread, group commit)
