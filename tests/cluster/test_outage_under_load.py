@@ -11,7 +11,6 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import psycopg
