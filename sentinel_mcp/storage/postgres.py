@@ -29,6 +29,7 @@ import asyncio
 import concurrent.futures
 import logging
 import queue
+import random
 import threading
 import time
 import zlib
@@ -373,10 +374,14 @@ class PostgresDatabase:
                         self._conn.rollback()
                 except psycopg.Error:
                     pass
-                if isinstance(e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)) \
-                        and attempt + 1 < _RETRIES:
-                    time.sleep(0.001 * (attempt + 1))
-                    continue
+                if isinstance(e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)):
+                    if attempt + 1 < _RETRIES:
+                        time.sleep(random.uniform(0.001, 0.005) * (attempt + 1))  # jitter: racers drift apart
+                        continue
+                    if len(group) > 1:  # still a victim: each job alone (one job's rows cannot form the cycle)
+                        for job in group:
+                            self._commit_group([job])
+                        return
                 self._drop_connection()  # whatever the state of that connection, start clean
                 err = self._fault(e)
                 break
