@@ -50,7 +50,7 @@ class VersionRow:
 def _safe_relative(path: str) -> Path | None:
     """A document path that stays inside the version's directory, or None (it is then looked up as usual)."""
     parts = Path(path).parts
-    if not parts or Path(path).is_absolute() or not all(_NAME.match(p) for p in parts):
+    if not parts or Path(path).is_absolute() or not all(_NAME.fullmatch(p) for p in parts):
         return None
     return Path(*parts)
 
@@ -82,7 +82,7 @@ def materialize(body: str, directory: Path) -> list[Path]:
     except (ValueError, KeyError, TypeError) as e:
         raise bad(f"the published version is malformed ({type(e).__name__})") from None
     names = [n for n, _ in files]
-    if not files or len(set(names)) != len(names) or not all(_NAME.match(n) for n in names):
+    if not files or len(set(names)) != len(names) or not all(_NAME.fullmatch(n) for n in names):
         raise bad("the published version names no files, a file twice, or a file with an unsafe name")
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
@@ -181,7 +181,7 @@ class SharedRulebases:
         cause = f"cluster: version {row.version} published by {row.replica} (row {row.id})"
         keeping = self.holder.current.version if self.holder.loaded else "none"
         try:
-            if not _VERSION.match(row.version):
+            if not _VERSION.fullmatch(row.version):
                 raise RulebaseError([Problem(severity="error", file="rulebase_versions", line=0,
                                              message=f"row {row.id} has a malformed version name")])
             found = await self.db.query("SELECT body FROM rulebase_versions WHERE id = ?", (row.id,))
