@@ -109,21 +109,31 @@ class SharedRulebases:
         self.seen = 0  # the newest row this replica has acted on
         self.problem: str | None = None  # a published version this replica could not load (for /healthz)
         self._task: asyncio.Task[None] | None = None
+        self._migrated = False
 
     async def start(self) -> None:
-        await self.db.migrate(SCHEMA)
-        latest = await self._latest(0)
-        if latest is None:
-            if self.holder.loaded:
-                await self.publish(self.holder.current, "start-up")
-        elif not self.holder.loaded or latest.version != self.holder.current.version:
-            await self._adopt(latest)
-        else:
-            self.seen = latest.id
+        try:
+            await self._migrate()
+            latest = await self._latest(0)
+            if latest is None:
+                if self.holder.loaded:
+                    await self.publish(self.holder.current, "start-up")
+            elif not self.holder.loaded or latest.version != self.holder.current.version:
+                await self._adopt(latest)
+            else:
+                self.seen = latest.id
+        except StorageError as e:  # the store's health refuses calls meanwhile; the follower keeps trying
+            self.problem = f"the cluster's rulebase versions could not be read at start-up: {e}"
+            log.error("%s", self.problem)
         # first among the observers: told synchronously with the swap, so /healthz never shows a new version
         # beside the old version's problem
         self.holder.observers.insert(0, self._on_load)
         self._task = asyncio.create_task(self._follow(), name="rulebase-follow")
+
+    async def _migrate(self) -> None:
+        if not self._migrated:
+            await self.db.migrate(SCHEMA)
+            self._migrated = True
 
     async def close(self) -> None:
         if self._task is not None:
@@ -164,8 +174,11 @@ class SharedRulebases:
         while True:
             await asyncio.sleep(self.poll_interval)
             try:
+                await self._migrate()
                 latest = await self._latest(self.seen)
                 if latest is None:
+                    if self.seen == 0 and self.holder.loaded:  # nothing published yet (or not readable at start)
+                        await self.publish(self.holder.current, "start-up")
                     continue
                 if self.holder.loaded and latest.version == self.holder.current.version:
                     self.seen, self.problem = latest.id, None
