@@ -236,6 +236,7 @@ class PostgresDatabase:
         if self._pool is None:
             raise StorageError(f"{self.name} store is closed")
         psycopg = _driver()
+        started = time.time()
         try:
             with self._pool.connection() as conn:
                 cur = conn.execute(translate(sql), tuple(params))
@@ -246,16 +247,23 @@ class PostgresDatabase:
                 return rows
         except psycopg.Error as e:
             if is_fault(e):
-                raise self._fault(e) from None
+                raise self._read_fault(e, started) from None
             raise
         except Exception as e:  # the pool's own timeout (server unreachable)
             if type(e).__name__ == "PoolTimeout":
                 # after an outage the pool may still be backing off its reconnects (seconds) while the server is
                 # back: one direct connection decides (so the first call after a restart is not refused)
-                return self._read_direct(sql, params, dicts, e)
+                return self._read_direct(sql, params, dicts, e, started)
             raise
 
-    def _read_direct(self, sql: str, params: Params, dicts: bool, cause: BaseException) -> Any:
+    def _read_fault(self, e: BaseException, started: float) -> StorageError:
+        """A read's fault degrades health, unless the store recovered while the read was failing (a slow read
+        begun during an outage must not mark a store that works again as down)."""
+        if self.health.ok and self.health.since > started:
+            return StorageError(self._say(e))
+        return self._fault(e)
+
+    def _read_direct(self, sql: str, params: Params, dicts: bool, cause: BaseException, started: float) -> Any:
         psycopg = _driver()
         try:
             with psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
@@ -267,7 +275,7 @@ class PostgresDatabase:
                 return rows
         except psycopg.Error as e:
             if is_fault(e):
-                raise self._fault(cause) from None
+                raise self._read_fault(cause, started) from None
             raise
 
     # ------------------------------------------------------------------ writes (one thread, group commit)
