@@ -212,10 +212,18 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
         records = await rt.gateway.records.problem()  # probes a degraded store, so health recovers by itself
         tls, tls_problems = holder.tls_status() if holder.tls_status is not None else (None, [])
+        # a rulebase version the cluster published that this replica cannot load: it keeps its own, and says so
+        policy_sync = rt.gateway.guard.cluster_problem
+        if policy_sync:
+            ok = False
         body = {"status": "ok" if ok and records is None else "degraded", "tools": len(rt.manager.catalog.tools),
                 "policy": rt.gateway.guard.version, "upstreams": ups, **({"tls": tls} if tls is not None else {}),
                 "problems": [*rt.problems, *conflicts, *tls_problems],
-                "storage": storage_status(), "instance": rt.instance.id if rt.instance else None}
+                "storage": storage_status(), "instance": rt.instance.id if rt.instance else None,
+                "replica": rt.services.replica}
+        if policy_sync:
+            body["problems"].append(policy_sync)
+            body["policy_problem"] = policy_sync
         if records is not None:
             body["cause"] = records
         code = 200

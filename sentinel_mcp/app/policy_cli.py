@@ -96,15 +96,13 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 async def _query(args: argparse.Namespace) -> int:
-    from sentinel_mcp.policy.guard import facts_db_path
+    from sentinel_mcp.app.facts_source import facts_location
 
     config = load_config(args.config)
 
     async def run(port: Any) -> int:
-        from sentinel_mcp.storage.snapshot import readable_copy
-
-        with readable_copy(facts_db_path(config)) as store_path:  # a running gateway holds it: query a copy
-            return await _run_query(args, config, port, store_path)
+        with facts_location(config) as (store_path, local_dir):  # the server store, or the file (or a copy)
+            return await _run_query(args, config, port, store_path, local_dir)
 
     if args.connect:
         from sentinel_mcp.app.runtime import running_gateway
@@ -114,11 +112,11 @@ async def _query(args: argparse.Namespace) -> int:
     return await run(None)
 
 
-async def _run_query(args: argparse.Namespace, config: Any, port: Any, store_path: Any) -> int:
+async def _run_query(args: argparse.Namespace, config: Any, port: Any, store_path: Any, local_dir: Any) -> int:
     from sentinel_mcp.policy.guard import PolicyGuard
     from sentinel_mcp.policy.policy_service import PolicyService
 
-    guard = PolicyGuard(config.rulebase_paths(), port, store_path=store_path,
+    guard = PolicyGuard(config.rulebase_paths(), port, store_path=store_path, local_dir=local_dir,
                         settings=config.sentinel.policy, seeds=config.sentinel.seeds)
     await guard.start(watch=False)
     try:
@@ -137,18 +135,16 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 
 async def _facts(args: argparse.Namespace) -> int:
+    from sentinel_mcp.app.facts_source import facts_location, has_facts
     from sentinel_mcp.policy.fact_store import FactStore
     from sentinel_mcp.policy.guard import facts_db_path
 
     config = load_config(args.config)
-    path = facts_db_path(config)
-    if not path.exists():
-        print(f"no fact store yet at {path}", file=sys.stderr)
+    if not has_facts(config):
+        print(f"no fact store yet at {facts_db_path(config)}", file=sys.stderr)
         return 0
-    from sentinel_mcp.storage.snapshot import readable_copy
-
-    with readable_copy(path) as readable:  # a running gateway holds the file: read a copy
-        return await _print_facts(FactStore(readable), args)
+    with facts_location(config) as (location, _scratch):  # the server store, or the file (or a copy)
+        return await _print_facts(FactStore(location), args)
 
 
 async def _print_facts(store: Any, args: argparse.Namespace) -> int:

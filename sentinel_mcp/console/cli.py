@@ -57,8 +57,9 @@ async def _replay(args: argparse.Namespace) -> int:
     candidate = candidate_files(current, given, args.only)
     rows = pick_rows(await read_audit(config.store_path, tail=5000, principal=args.principal),
                      since=parse_since(args.since))
-    facts_path = facts_db_path(config)
-    live = await FactStore(facts_path).open() if facts_path.exists() else None
+    facts_path = facts_db_path(config)  # with a server store, the facts the replicas share
+    live = (await FactStore(config.store_url or facts_path).open()
+            if config.store_url or facts_path.exists() else None)
     try:
         report = await replay(rows, current=current, candidate=candidate, live_facts=live,
                               settings=config.sentinel.policy, seeds=config.sentinel.seeds, engine=shared_engine())

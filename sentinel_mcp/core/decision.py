@@ -110,6 +110,11 @@ class Guard(Protocol):
     # calls every one of them (no probing for what a guard happens to have).
     problem: str | None = None  # why the guard cannot govern now (every call is then denied), or None
 
+    @property
+    def cluster_problem(self) -> str | None:
+        """A policy version shared by other replicas that this one could not load (it keeps its own), or None."""
+        return None
+
     async def start(self) -> None:
         """Load what deciding needs (rulebases, stores); awaited once before the gateway serves."""
         return None

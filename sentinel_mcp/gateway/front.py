@@ -192,10 +192,10 @@ class Front:
         session = conv.id
         client = self.client_name(ctx)
         purpose = _purpose(ctx)
-        retry = self.rounds.accept(modern=is_modern(ctx), can_elicit=can_be_asked(ctx), principal=principal.name,
-                                   session=session, tool=params.name, arguments=params.arguments,
-                                   version=self.gateway.guard.version, responses=params.input_responses,
-                                   request_state=params.request_state)
+        retry = await self.rounds.accept(modern=is_modern(ctx), can_elicit=can_be_asked(ctx), principal=principal.name,
+                                         session=session, tool=params.name, arguments=params.arguments,
+                                         version=self.gateway.guard.version, responses=params.input_responses,
+                                         request_state=params.request_state)
         if isinstance(retry, RefusedRetry):
             if retry.state is not None and retry.state.get("kind") == "hold":
                 self._end_held(retry.state)
@@ -241,7 +241,7 @@ class Front:
                     answers = {**answers, **given}
                     continue
             if not isinstance(outcome, NeedsInput) or not can_elicit(ctx) or is_modern(ctx):
-                return self._respond(ctx, params, session, outcome, principal)
+                return await self._respond(ctx, params, session, outcome, principal)
             asked = call_timings.now()
             pushed = await self._push_questions(ctx, outcome.questions)
             call_timings.waited(call_timings.now() - asked)  # the next decision carries the person's time
@@ -258,8 +258,8 @@ class Front:
                                         origin="client", reason=reason, principal=principal)
         return report
 
-    def _respond(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                 outcome: Any, principal: Principal) -> CallToolResult | InputRequiredResult:
+    async def _respond(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
+                       outcome: Any, principal: Principal) -> CallToolResult | InputRequiredResult:
         """An outcome as the client gets it (a handshake client's questions are pushed by the caller instead)."""
         if isinstance(outcome, Completed):
             return outcome.result
@@ -270,9 +270,9 @@ class Front:
             # 2026-era client: relay the upstream's questions (shown safely), and remember, once, that this
             # exact call was already allowed
             requests = {k: _safe_request(r) for k, r in (outcome.result.input_requests or {}).items()}
-            state = self.rounds.issue("allowed", principal=principal.name, session=session, tool=params.name,
-                                      arguments=params.arguments, version=version, asked=list(requests),
-                                      schemas=_schemas(requests), upstream=outcome.result.request_state)
+            state = await self.rounds.issue("allowed", principal=principal.name, session=session, tool=params.name,
+                                            arguments=params.arguments, version=version, asked=list(requests),
+                                            schemas=_schemas(requests), upstream=outcome.result.request_state)
             meta = {**(outcome.result.meta or {}), **({META_KEY: outcome.decision_id} if outcome.decision_id else {})}
             return outcome.result.model_copy(update={"input_requests": requests, "request_state": state,
                                                      "meta": meta})
@@ -283,8 +283,8 @@ class Front:
         return InputRequiredResult(
             input_requests={wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
                 message=q.message, requested_schema=q.requested_schema)) for q in outcome.questions},
-            request_state=self.rounds.issue("ask", principal=principal.name, session=session, tool=params.name,
-                                            arguments=params.arguments, version=version, asked=keys),
+            request_state=await self.rounds.issue("ask", principal=principal.name, session=session, tool=params.name,
+                                                  arguments=params.arguments, version=version, asked=keys),
             _meta={META_KEY: outcome.decision_id} if outcome.decision_id else None)
 
     def _link(self, ctx: ServerRequestContext, name: str, on_refused: Any = None) -> FrontLink:
@@ -303,15 +303,15 @@ class Front:
             request = _safe_request(event.request)
             return InputRequiredResult(
                 input_requests={event.key: request},
-                request_state=self.rounds.issue("hold", principal=principal.name, session=session,
-                                                tool=params.name, arguments=params.arguments,
-                                                version=self.gateway.guard.version, asked=[event.key],
-                                                schemas=_schemas({event.key: request}), hold=call.id))
+                request_state=await self.rounds.issue("hold", principal=principal.name, session=session,
+                                                      tool=params.name, arguments=params.arguments,
+                                                      version=self.gateway.guard.version, asked=[event.key],
+                                                      schemas=_schemas({event.key: request}), hold=call.id))
         if isinstance(event, NeedsInput) and self.inbox is not None:  # between rounds: shown in the console too
             await self.inbox.needs_input(principal=principal.name, session=session, client=self.client_name(ctx),
                                          name=params.name, arguments=params.arguments, outcome=event,
                                          client_asks=True, modern=True)
-        return self._respond(ctx, params, session, event, principal)
+        return await self._respond(ctx, params, session, event, principal)
 
     async def _resume_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
                            state: dict[str, Any], responses: dict[str, Any],

@@ -52,15 +52,15 @@ class InputRounds:
     def __init__(self, seal: RequestStateSeal) -> None:
         self.seal = seal
 
-    def issue(self, kind: str, *, principal: str, session: str, tool: str, arguments: Any, version: str,
+    async def issue(self, kind: str, *, principal: str, session: str, tool: str, arguments: Any, version: str,
               asked: list[str], schemas: dict[str, Any] | None = None, **extra: Any) -> str:
         """A sealed state for one round; ``schemas`` are those of relayed (upstream) questions."""
-        return self.seal.seal({"kind": kind, "principal": principal, "session": session, "tool": tool,
+        return await self.seal.seal_async({"kind": kind, "principal": principal, "session": session, "tool": tool,
                                "version": version,
                                "digest": argument_digest(arguments if isinstance(arguments, dict) else None),
                                "asked": list(asked), "schemas": schemas or {}, **extra})
 
-    def accept(self, *, modern: bool, can_elicit: bool, principal: str, session: str, tool: str, arguments: Any,
+    async def accept(self, *, modern: bool, can_elicit: bool, principal: str, session: str, tool: str, arguments: Any,
                version: str, responses: dict[str, Any] | None,
                request_state: str | None) -> Retry | RefusedRetry:
         if not responses:
@@ -86,7 +86,7 @@ class InputRounds:
         if unasked:
             return RefusedRetry(f"answers for questions that were not asked: {safe_text(', '.join(unasked), 300)} "
                                 f"(asked: {', '.join(asked)}){AGAIN}")
-        if not self.seal.consume(state):
+        if not await self.seal.consume_async(state):
             return RefusedRetry("this request state was already used: an answer counts once" + AGAIN)
         kind = state.get("kind")
         if kind == "ask":

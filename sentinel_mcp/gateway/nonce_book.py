@@ -24,6 +24,11 @@ class NonceBook(Protocol):
         """Strike the nonce out; True only the first time, and only before it expires."""
         ...
 
+    # the gateway's path: a book in a database writes off the event loop (the same meaning as above)
+    async def issue_async(self, nonce: str, expires_at: float) -> None: ...
+
+    async def consume_async(self, nonce: str) -> bool: ...
+
 
 class MemoryNonceBook:
     """Bounded: when full, the oldest outstanding nonce is dropped (its question is simply asked again:
@@ -43,6 +48,12 @@ class MemoryNonceBook:
     def consume(self, nonce: str) -> bool:
         expires_at = self._open.pop(nonce, None)
         return expires_at is not None and expires_at >= self._clock()
+
+    async def issue_async(self, nonce: str, expires_at: float) -> None:
+        self.issue(nonce, expires_at)
+
+    async def consume_async(self, nonce: str) -> bool:
+        return self.consume(nonce)
 
     def __len__(self) -> int:
         return len(self._open)
@@ -65,4 +76,10 @@ class NoNonceBook:
         return None
 
     def consume(self, nonce: str) -> bool:
+        return False
+
+    async def issue_async(self, nonce: str, expires_at: float) -> None:
+        return None
+
+    async def consume_async(self, nonce: str) -> bool:
         return False

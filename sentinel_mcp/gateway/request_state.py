@@ -30,13 +30,23 @@ class RequestStateSeal:
         self.nonces: NonceBook = nonces if nonces is not None else MemoryNonceBook()
 
     def seal(self, payload: dict[str, Any]) -> str:
+        token, nonce, expires_at = self._sealed(payload)
+        self.nonces.issue(nonce, expires_at)
+        return token
+
+    async def seal_async(self, payload: dict[str, Any]) -> str:
+        """``seal``, with the nonce written off the event loop (a shared book is a database write)."""
+        token, nonce, expires_at = self._sealed(payload)
+        await self.nonces.issue_async(nonce, expires_at)
+        return token
+
+    def _sealed(self, payload: dict[str, Any]) -> tuple[str, str, float]:
         nonce = secrets.token_urlsafe(16)
         expires_at = time.time() + self.max_age
         body = json.dumps({**payload, "nonce": nonce, "exp": expires_at}, separators=(",", ":"),
                           sort_keys=True).encode()
         mac = hmac.new(self.key, body, hashlib.sha256).digest()
-        self.nonces.issue(nonce, expires_at)
-        return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("=")
+        return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("="), nonce, expires_at
 
     def open(self, token: str | None) -> dict[str, Any] | None:
         """The payload, or None when the token is absent, not ours, altered or expired. Not consumed."""
@@ -64,3 +74,8 @@ class RequestStateSeal:
         """Use the state once: True the first time, False on every replay."""
         nonce = payload.get("nonce")
         return isinstance(nonce, str) and self.nonces.consume(nonce)
+
+    async def consume_async(self, payload: dict[str, Any]) -> bool:
+        """``consume`` off the event loop."""
+        nonce = payload.get("nonce")
+        return isinstance(nonce, str) and await self.nonces.consume_async(nonce)

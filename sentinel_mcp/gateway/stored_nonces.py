@@ -46,6 +46,26 @@ class StoredNonceBook:
         return bool(rows) and float(rows[0][0]) >= self._clock()
 
 
+    # the gateway's path: the same statements through the writer thread, awaited (the event loop never blocks
+    # on PostgreSQL while a state is sealed or an answer checked)
+    async def issue_async(self, nonce: str, expires_at: float) -> None:
+        self._issued += 1
+        if self._issued % PURGE_EVERY == 0:
+            try:
+                await self.db.write("DELETE FROM nonces WHERE expires_at < ?", (self._clock(),))
+            except StorageError as e:
+                log.warning("could not sweep expired nonces: %s", e)
+        await self.db.write("INSERT INTO nonces (nonce, expires_at) VALUES (?, ?)", (nonce, expires_at))
+
+    async def consume_async(self, nonce: str) -> bool:
+        try:
+            rows = (await self.db.run([_consume(nonce)]))[0].rows
+        except StorageError as e:  # fail closed: an answer that cannot be checked is not accepted
+            log.warning("nonce book unavailable, answer refused: %s", e)
+            return False
+        return bool(rows) and float(rows[0][0]) >= self._clock()
+
+
 def _consume(nonce: str) -> Any:
     from sentinel_mcp.storage import Statement
 

@@ -28,6 +28,7 @@ from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
 from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value, question_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
+from sentinel_mcp.policy.shared_rulebases import SharedRulebases
 from sentinel_mcp.policy.solver import Solver, SolverResult
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
 from sentinel_mcp.policy.version_history import PolicyHistory, read_texts
@@ -90,6 +91,9 @@ class PolicyGuard(Guard):
         # policy documents and memories, searchable (an index next to the facts)
         self.search = SearchService((local_dir or Path(store_path).parent) / "passages.db", search)
         self._indexed: str | None = None  # the rulebase version whose documents are indexed
+        self.local_dir = local_dir or Path(store_path).parent
+        self.replica: str | None = None  # set (before ``start``) when replicas share the store: versions shared
+        self.shared_versions: SharedRulebases | None = None
 
     # ---------------------------------------------------------------- lifecycle
     async def start(self, watch: bool = True) -> None:
@@ -108,15 +112,26 @@ class PolicyGuard(Guard):
         except Exception as e:  # noqa: BLE001 - reported; no rulebase, no call
             self.load_error = str(e)
             log.error("rulebase not loaded, every call is denied until it is fixed: %s", e)
+        if self.replica is not None and self.store.shared and self.store.database is not None:
+            self.shared_versions = SharedRulebases(self.store.database, self.rulebases, self.replica,
+                                                   self.local_dir / "cluster-rulebases")
+            await self.shared_versions.start()
         if watch:
             self.rulebases.start_watching()
             self._purger = asyncio.create_task(self._purge_loop(), name="fact-purge")
 
+    @property
+    def cluster_problem(self) -> str | None:
+        """A version the cluster published that this replica could not load (it keeps its own), or None."""
+        return self.shared_versions.problem if self.shared_versions is not None else None
+
     async def _remember_load(self, version: str, ok: bool, cause: str, error: str | None) -> None:
-        texts = await asyncio.to_thread(read_texts, self.rulebases.files)
+        texts = await asyncio.to_thread(read_texts, self.rulebases.attempted)
         await self.history.record(version=version, ok=ok, cause=cause, texts=texts, error=error)
 
     async def close(self) -> None:
+        if self.shared_versions is not None:
+            await self.shared_versions.close()
         await self.history.close()
         await self.rulebases.stop_watching()
         if self._purger is not None:

@@ -139,13 +139,14 @@ def _mtimes(files: list[Path]) -> tuple[float | None, ...]:
     return tuple(out)
 
 
-async def load_rulebase(engine: PrologEngine, files: list[Path]) -> Rulebase:
-    """Load and validate files into a new module; raise RulebaseError (module unloaded) on errors."""
+async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | None = None) -> Rulebase:
+    """Load and validate files into a new module; raise RulebaseError (module unloaded) on errors.
+    ``version``: the name it was published under (a replica adopting another's version keeps that name)."""
     missing = [Problem(severity="error", file=str(f), line=0, message="file not found")
                for f in files if not f.is_file()]
     if missing:
         raise RulebaseError(missing)
-    version = content_version(files)
+    version = version or content_version(files)
     module = f"rb_{version}_{next(_counter)}"
     raw = await engine.load(module, [str(f) for f in files])
     errors = [Problem(**p) for p in raw["errors"]]
@@ -173,6 +174,8 @@ class RulebaseHolder:
         # told of every load, done or failed: (version, ok, cause, error); the policy history listens
         self.observers: list[Callable[[str, bool, str, str | None], Awaitable[None]]] = []
         self.last_load: tuple[float, str, bool] | None = None  # (when, cause, ok) of the last attempt
+        # the files of the last load attempted: the configured ones, or a version another replica published
+        self.attempted: list[Path] = list(files)
 
     @property
     def current(self) -> Rulebase:
@@ -188,27 +191,48 @@ class RulebaseHolder:
         """Load the files again; True if a new rulebase is active."""
         async with self._lock:
             self._mtimes = _mtimes(self.files)
+            return await self._swap(self.files, cause, None)
+
+    async def adopt(self, files: list[Path], version: str, cause: str) -> bool:
+        """Load other files (a version published by another replica) under their published name; the configured
+        files stay watched. Raises RulebaseError, keeping the active rulebase, when they do not load here."""
+        async with self._lock:
             try:
-                rb = await load_rulebase(self.engine, self.files)
+                rb = await load_rulebase(self.engine, files, version)
             except RulebaseError as e:
-                self.last_error = str(e)
-                await self._tell(content_version(self.files), False, cause, str(e))
-                if self._current is not None:
-                    log.error("rulebase reload failed, keeping version %s: %s", self._current.version, e)
-                    return False
+                self.attempted = list(files)
+                await self._tell(version, False, cause, str(e))
                 raise
-            old, self._current = self._current, rb
-            self.last_error = None
-            await self._tell(rb.version, True, cause, None)
-            for w in rb.warnings:
-                log.warning("%s", w)
-            if old is not None:
-                log.info("rulebase reloaded: %s -> %s", old.version, rb.version)
-                # a decision in flight may still use the previous module: unload it one reload later
-                if self._retired is not None:
-                    await self.engine.unload(self._retired.module)
-                self._retired = old
+            self.attempted = list(files)
+            await self._activate(rb, cause)
             return True
+
+    async def _swap(self, files: list[Path], cause: str, version: str | None) -> bool:
+        self.attempted = list(files)
+        try:
+            rb = await load_rulebase(self.engine, files, version)
+        except RulebaseError as e:
+            self.last_error = str(e)
+            await self._tell(version or content_version(files), False, cause, str(e))
+            if self._current is not None:
+                log.error("rulebase reload failed, keeping version %s: %s", self._current.version, e)
+                return False
+            raise
+        await self._activate(rb, cause)
+        return True
+
+    async def _activate(self, rb: Rulebase, cause: str) -> None:
+        old, self._current = self._current, rb
+        self.last_error = None
+        await self._tell(rb.version, True, cause, None)
+        for w in rb.warnings:
+            log.warning("%s", w)
+        if old is not None:
+            log.info("rulebase reloaded: %s -> %s", old.version, rb.version)
+            # a decision in flight may still use the previous module: unload it one reload later
+            if self._retired is not None:
+                await self.engine.unload(self._retired.module)
+            self._retired = old
 
     async def _tell(self, version: str, ok: bool, cause: str, error: str | None) -> None:
         self.last_load = (time.time(), cause, ok)

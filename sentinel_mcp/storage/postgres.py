@@ -29,6 +29,7 @@ import asyncio
 import concurrent.futures
 import logging
 import queue
+import random
 import threading
 import time
 import zlib
@@ -235,6 +236,7 @@ class PostgresDatabase:
         if self._pool is None:
             raise StorageError(f"{self.name} store is closed")
         psycopg = _driver()
+        started = time.time()
         try:
             with self._pool.connection() as conn:
                 cur = conn.execute(translate(sql), tuple(params))
@@ -245,11 +247,35 @@ class PostgresDatabase:
                 return rows
         except psycopg.Error as e:
             if is_fault(e):
-                raise self._fault(e) from None
+                raise self._read_fault(e, started) from None
             raise
         except Exception as e:  # the pool's own timeout (server unreachable)
             if type(e).__name__ == "PoolTimeout":
-                raise self._fault(e) from None
+                # after an outage the pool may still be backing off its reconnects (seconds) while the server is
+                # back: one direct connection decides (so the first call after a restart is not refused)
+                return self._read_direct(sql, params, dicts, e, started)
+            raise
+
+    def _read_fault(self, e: BaseException, started: float) -> StorageError:
+        """A read's fault degrades health, unless the store recovered while the read was failing (a slow read
+        begun during an outage must not mark a store that works again as down)."""
+        if self.health.ok and self.health.since > started:
+            return StorageError(self._say(e))
+        return self._fault(e)
+
+    def _read_direct(self, sql: str, params: Params, dicts: bool, cause: BaseException, started: float) -> Any:
+        psycopg = _driver()
+        try:
+            with psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
+                cur = conn.execute(translate(sql), tuple(params))
+                rows = cur.fetchall() if cur.description else []
+                if dicts:
+                    names = [d.name for d in cur.description or ()]
+                    return [dict(zip(names, r)) for r in rows]
+                return rows
+        except psycopg.Error as e:
+            if is_fault(e):
+                raise self._read_fault(cause, started) from None
             raise
 
     # ------------------------------------------------------------------ writes (one thread, group commit)
@@ -356,10 +382,14 @@ class PostgresDatabase:
                         self._conn.rollback()
                 except psycopg.Error:
                     pass
-                if isinstance(e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)) \
-                        and attempt + 1 < _RETRIES:
-                    time.sleep(0.001 * (attempt + 1))
-                    continue
+                if isinstance(e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)):
+                    if attempt + 1 < _RETRIES:
+                        time.sleep(random.uniform(0.001, 0.005) * (attempt + 1))  # jitter: racers drift apart
+                        continue
+                    if len(group) > 1:  # still a victim: each job alone (one job's rows cannot form the cycle)
+                        for job in group:
+                            self._commit_group([job])
+                        return
                 self._drop_connection()  # whatever the state of that connection, start clean
                 err = self._fault(e)
                 break

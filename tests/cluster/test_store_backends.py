@@ -115,6 +115,18 @@ async def test_nonce_book_single_use_and_expiry(store_location: str) -> None:
         assert await asyncio.to_thread(book.consume, "n1") is False  # replay
         assert await asyncio.to_thread(book.consume, "n-old") is False  # expired
         assert await asyncio.to_thread(book.consume, "never-issued") is False
+        # the gateway's path (off the event loop): the same book, the same single use, across both paths
+        await book.issue_async("a1", time.time() + 60)
+        await book.issue_async("a-old", time.time() - 1)
+        await asyncio.to_thread(book.issue, "b1", time.time() + 60)
+        assert await book.consume_async("a1") is True and await book.consume_async("a1") is False
+        assert await asyncio.to_thread(book.consume, "a1") is False
+        assert await book.consume_async("b1") is True and await book.consume_async("a-old") is False
+        both = await asyncio.gather(*(book.consume_async(n) for n in ["a2"] * 8), book.issue_async("c", 0))
+        assert not any(both[:8])  # never issued
+        await book.issue_async("a2", time.time() + 60)
+        raced = await asyncio.gather(*(book.consume_async("a2") for _ in range(8)))
+        assert sum(raced) == 1  # eight at once: one wins
     finally:
         await release(db)
 

@@ -134,30 +134,39 @@ def test_sealed_state_is_bound_signed_and_single_use() -> None:
     assert expired.open(expired.seal({"kind": "ask"})) is None
 
 
-def test_a_request_state_is_bound_to_its_principal_too() -> None:
+async def test_the_async_seal_path_means_the_same() -> None:
+    seal = RequestStateSeal(max_age=60)
+    payload = seal.open(await seal.seal_async({"kind": "ask", "session": "s"}))
+    assert payload is not None and payload["session"] == "s"
+    assert await seal.consume_async(payload) and not await seal.consume_async(payload)
+    assert not seal.consume(payload)  # one book behind both paths
+    assert not await seal.consume_async({"nonce": 5}) and not await seal.consume_async({})
+
+
+async def test_a_request_state_is_bound_to_its_principal_too() -> None:
     from mcp.types import ElicitResult
 
     from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, Retry
 
     rounds = InputRounds(RequestStateSeal(max_age=60))
     args = {"path": "/tmp/x"}
-    state = rounds.issue("ask", principal="alice", session="alice/conv-1", tool="tb__w", arguments=args,
+    state = await rounds.issue("ask", principal="alice", session="alice/conv-1", tool="tb__w", arguments=args,
                          version="v1", asked=["sentinel.confirm.x"])
     yes = {"sentinel.confirm.x": ElicitResult(action="accept", content={"approve": True})}
 
-    def accept(principal: str, session: str = "alice/conv-1") -> Retry | RefusedRetry:
-        return rounds.accept(modern=True, can_elicit=True, principal=principal, session=session, tool="tb__w",
+    async def accept(principal: str, session: str = "alice/conv-1") -> Retry | RefusedRetry:
+        return await rounds.accept(modern=True, can_elicit=True, principal=principal, session=session, tool="tb__w",
                              arguments=args, version="v1", responses=yes, request_state=state)
 
     for who in ("bob", "Alice", "alice ", "", "owner"):  # any other caller, even with the same session named
-        refused = accept(who)
+        refused = await accept(who)
         assert isinstance(refused, RefusedRetry) and "issued to another caller" in refused.reason, who
         assert "alice" not in refused.reason  # never says whose
-    assert isinstance(accept("alice", "alice/conv-2"), RefusedRetry)  # its principal, another conversation
+    assert isinstance(await accept("alice", "alice/conv-2"), RefusedRetry)  # its principal, another conversation
     # none of the refusals used the state up: its own caller's answer counts, once
-    ok = accept("alice")
+    ok = await accept("alice")
     assert isinstance(ok, Retry) and ok.kind == "ask" and ok.ours["confirm.x"].content == {"approve": True}
-    again = accept("alice")
+    again = await accept("alice")
     assert isinstance(again, RefusedRetry) and "already used" in again.reason
 
 

@@ -1,0 +1,224 @@
+"""Rulebase versions shared by the replicas on one PostgreSQL store.
+
+A replica whose rulebase files change (hot reload) publishes the new version as a row of ``rulebase_versions``:
+the texts of its files and of the policy documents they cite. Every replica follows the newest row (one indexed
+read every ``poll_interval``): it writes the texts into its own directory, loads them under the published
+version name and swaps only when they load cleanly. A version that does not load here (an error, a file this
+replica lacks) leaves the active rulebase in force, and ``problem`` says so for ``/healthz``. A replica that
+starts takes the cluster's newest version; the first one publishes its own. Decisions carry the version name
+(the audit's ``policy_version``), the same on every replica.
+
+The newest row wins: two replicas publishing at once converge on whichever row was committed last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, RulebaseHolder
+from sentinel_mcp.storage import Schema, StorageError
+
+log = logging.getLogger(__name__)
+
+_SQL = ("CREATE TABLE rulebase_versions (id {serial} PRIMARY KEY, version TEXT NOT NULL, replica TEXT NOT NULL, "
+        "cause TEXT NOT NULL, body TEXT NOT NULL, at {real} NOT NULL)")
+SCHEMA = Schema("rulebase_versions", {
+    "sqlite": [_SQL.format(serial="INTEGER", real="REAL")],
+    "postgres": [_SQL.format(serial="BIGSERIAL", real="DOUBLE PRECISION")]})
+
+MAX_BODY = 8 << 20  # bytes of texts in one version: a rulebase is small; a huge row is refused, not written out
+KEEP = 20  # materialized versions kept on disk (the active one is always among the newest)
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$")
+_VERSION = re.compile(r"^[A-Za-z0-9_]{1,64}$")  # it names a Prolog module and a directory: checked, not trusted
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRow:
+    id: int
+    version: str
+    replica: str
+
+
+def _safe_relative(path: str) -> Path | None:
+    """A document path that stays inside the version's directory, or None (it is then looked up as usual)."""
+    parts = Path(path).parts
+    if not parts or Path(path).is_absolute() or not all(_NAME.fullmatch(p) for p in parts):
+        return None
+    return Path(*parts)
+
+
+def version_body(rb: Rulebase) -> str:
+    """The texts a replica needs to load ``rb``: its files by name, and its documents by their declared path."""
+    files = [{"name": Path(f).name, "text": Path(f).read_text(encoding="utf-8")} for f in rb.files]
+    docs = []
+    for d in rb.info.documents:
+        rel = _safe_relative(d.path)
+        source = Path(d.file).parent / d.path
+        if rel is not None and source.is_file():
+            docs.append({"path": str(rel), "text": source.read_text(encoding="utf-8")})
+    return json.dumps({"files": files, "documents": docs})
+
+
+def materialize(body: str, directory: Path) -> list[Path]:
+    """Write a published version's texts under ``directory``; the rulebase files in their order. Raises
+    RulebaseError for a body that is not a well-formed version (names are checked, never trusted)."""
+    def bad(why: str) -> RulebaseError:
+        return RulebaseError([Problem(severity="error", file=str(directory), line=0, message=why)])
+
+    if len(body) > MAX_BODY:
+        raise bad(f"the published version is larger than {MAX_BODY} bytes")
+    try:
+        data = json.loads(body)
+        files = [(str(f["name"]), str(f["text"])) for f in data["files"]]
+        docs = [(str(d["path"]), str(d["text"])) for d in data.get("documents", [])]
+    except (ValueError, KeyError, TypeError) as e:
+        raise bad(f"the published version is malformed ({type(e).__name__})") from None
+    names = [n for n, _ in files]
+    if not files or len(set(names)) != len(names) or not all(_NAME.fullmatch(n) for n in names):
+        raise bad("the published version names no files, a file twice, or a file with an unsafe name")
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    for path, text in docs:
+        rel = _safe_relative(path)
+        if rel is not None:
+            (directory / rel).parent.mkdir(parents=True, exist_ok=True)
+            (directory / rel).write_text(text, encoding="utf-8")
+    out = []
+    for name, text in files:
+        (directory / name).write_text(text, encoding="utf-8")
+        out.append(directory / name)
+    return out
+
+
+class SharedRulebases:
+    def __init__(self, db: Any, holder: RulebaseHolder, replica: str, directory: Path,
+                 poll_interval: float = 0.5) -> None:
+        self.db = db  # the shared store's database (the facts'), ``SCHEMA`` migrated by ``start``
+        self.holder = holder
+        self.replica = replica
+        self.directory = directory  # where published versions are written out to be loaded
+        self.poll_interval = poll_interval
+        self.seen = 0  # the newest row this replica has acted on
+        self.problem: str | None = None  # a published version this replica could not load (for /healthz)
+        self._task: asyncio.Task[None] | None = None
+        self._migrated = False
+
+    async def start(self) -> None:
+        try:
+            await self._migrate()
+            latest = await self._latest(0)
+            if latest is None:
+                if self.holder.loaded:
+                    await self.publish(self.holder.current, "start-up")
+            elif not self.holder.loaded or latest.version != self.holder.current.version:
+                await self._adopt(latest)
+            else:
+                self.seen = latest.id
+        except StorageError as e:  # the store's health refuses calls meanwhile; the follower keeps trying
+            self.problem = f"the cluster's rulebase versions could not be read at start-up: {e}"
+            log.error("%s", self.problem)
+        # first among the observers: told synchronously with the swap, so /healthz never shows a new version
+        # beside the old version's problem
+        self.holder.observers.insert(0, self._on_load)
+        self._task = asyncio.create_task(self._follow(), name="rulebase-follow")
+
+    async def _migrate(self) -> None:
+        if not self._migrated:
+            await self.db.migrate(SCHEMA)
+            self._migrated = True
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+
+    async def publish(self, rb: Rulebase, cause: str) -> int:
+        body = await asyncio.to_thread(version_body, rb)
+        rows = (await self.db.write(
+            "INSERT INTO rulebase_versions (version, replica, cause, body, at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+            (rb.version, self.replica, cause[:200], body, time.time()))).rows
+        self.seen = max(self.seen, int(rows[0][0]))
+        self.problem = None
+        log.info("rulebase version %s published to the cluster (row %s)", rb.version, rows[0][0])
+        return self.seen
+
+    async def _on_load(self, version: str, ok: bool, cause: str, error: str | None) -> None:
+        if ok:  # a version is in force that this replica loaded: no earlier failure stands
+            self.problem = None
+        # only this replica's own files changing is news for the cluster (an adopted version came from it)
+        if ok and cause.startswith("hot reload") and self.holder.loaded:
+            try:
+                await self.publish(self.holder.current, cause)
+            except (StorageError, OSError) as e:
+                self.problem = f"rulebase version {version} is active here but could not be published: {e}"
+                log.error("%s", self.problem)
+
+    async def _latest(self, after: int) -> VersionRow | None:
+        rows = await self.db.query("SELECT id, version, replica FROM rulebase_versions WHERE id > ? "
+                                   "ORDER BY id DESC LIMIT 1", (after,))
+        return VersionRow(int(rows[0][0]), str(rows[0][1]), str(rows[0][2])) if rows else None
+
+    async def _follow(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_interval)
+            try:
+                await self._migrate()
+                latest = await self._latest(self.seen)
+                if latest is None:
+                    if self.seen == 0 and self.holder.loaded:  # nothing published yet (or not readable at start)
+                        await self.publish(self.holder.current, "start-up")
+                    continue
+                if self.holder.loaded and latest.version == self.holder.current.version:
+                    self.seen, self.problem = latest.id, None
+                else:
+                    await self._adopt(latest)
+            except StorageError as e:  # the store's health says so; the active version stays in force
+                log.warning("cannot read the cluster's rulebase versions: %s", e)
+            except Exception:  # noqa: BLE001 - never let the follower die
+                log.exception("rulebase follower")
+
+    async def _adopt(self, row: VersionRow) -> None:
+        self.seen = row.id  # acted on once: a version that does not load is not retried every poll
+        cause = f"cluster: version {row.version} published by {row.replica} (row {row.id})"
+        keeping = self.holder.current.version if self.holder.loaded else "none"
+        try:
+            if not _VERSION.fullmatch(row.version):
+                raise RulebaseError([Problem(severity="error", file="rulebase_versions", line=0,
+                                             message=f"row {row.id} has a malformed version name")])
+            found = await self.db.query("SELECT body FROM rulebase_versions WHERE id = ?", (row.id,))
+            directory = self.directory / f"{row.id}-{row.version}"
+            files = await asyncio.to_thread(materialize, str(found[0][0]), directory)
+            await self.holder.adopt(files, row.version, cause)
+        except RulebaseError as e:
+            self.problem = (f"the cluster's rulebase version {row.version} (published by {row.replica}) does not "
+                            f"load on this replica, which keeps version {keeping}: {e}")
+            log.error("%s", self.problem)
+            return
+        except OSError as e:
+            self.problem = (f"the cluster's rulebase version {row.version} could not be written out here "
+                            f"({e.strerror or e}); this replica keeps version {keeping}")
+            log.error("%s", self.problem)
+            return
+        self.problem = None
+        await asyncio.to_thread(self._prune)
+
+    def _prune(self) -> None:
+        try:
+            kept = sorted((p for p in self.directory.iterdir() if p.is_dir()),
+                          key=lambda p: int(p.name.split("-", 1)[0]) if p.name.split("-", 1)[0].isdigit() else 0)
+        except OSError:
+            return
+        for old in kept[:-KEEP]:
+            shutil.rmtree(old, ignore_errors=True)
