@@ -168,8 +168,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
                                                       max_age=gateway.conversations.seal.max_age,
                                                       nonces=NoNonceBook())
         services.replica = shared.replica
-        if hasattr(guard, "shared_versions"):  # a policy guard: rulebase versions follow the cluster's
-            guard.replica = shared.replica
+        guard.join_cluster(shared.replica)  # a policy guard's rulebase versions follow the cluster's
     front = Front(gateway, default_session=default_session, seal=seal)
     manager._on_catalog_changed = front.announce_catalog_changed
     for p in problems:

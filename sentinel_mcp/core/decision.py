@@ -110,6 +110,10 @@ class Guard(Protocol):
     # calls every one of them (no probing for what a guard happens to have).
     problem: str | None = None  # why the guard cannot govern now (every call is then denied), or None
 
+    def join_cluster(self, replica: str) -> None:
+        """This process is replica ``replica`` of a cluster sharing one store (policy versions follow the cluster)."""
+        return None
+
     @property
     def cluster_problem(self) -> str | None:
         """A policy version shared by other replicas that this one could not load (it keeps its own), or None."""

@@ -120,6 +120,9 @@ class PolicyGuard(Guard):
             self.rulebases.start_watching()
             self._purger = asyncio.create_task(self._purge_loop(), name="fact-purge")
 
+    def join_cluster(self, replica: str) -> None:
+        self.replica = replica
+
     @property
     def cluster_problem(self) -> str | None:
         """A version the cluster published that this replica could not load (it keeps its own), or None."""
