@@ -6,7 +6,9 @@
 - a peer's HumanAssistRequest sent over real A2A HTTP appears in the owner's console inbox, marked as another
   agent's; the owner's reply there goes back to the requesting agent (its task completes carrying it);
 - attacks: the peer's own console neither sees nor answers it, another principal gets "not found", a forged or
-  missing CSRF token is refused, an oversized or blank reply is refused and loses nothing.
+  missing CSRF token is refused, an oversized or blank reply, or one with a control, invisible or
+  direction-changing character, is refused naming it and loses nothing; two owner sessions replying at once:
+  exactly one reply goes back, the other is told "already answered".
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ async def test_a_peers_help_request_is_answered_by_the_owner_in_the_console(tmp_
     async with phone_gateway(tmp_path, model) as (base, owner_token, _holder):
         async with httpx2.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http, \
                 signed_in(base, owner_token) as owner, signed_in(base, ROVER) as rover, \
-                signed_in(base, BOB) as bob:
+                signed_in(base, BOB) as bob, signed_in(base, owner_token) as owner2:
             async def rpc(method: str, params: dict) -> dict:
                 body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
                 return (await http.post(base + "/a2a", json=body,
@@ -108,14 +110,25 @@ async def test_a_peers_help_request_is_answered_by_the_owner_in_the_console(tmp_
             for reply in ("x" * 4001, "   ", ""):
                 assert (await owner.post(path, {"reply": reply})).status_code == 400
             assert (await owner.post(path, {})).status_code == 400
+            for reply, code in (("aisle\u202e", "U+202E"), ("\x1b[2Jaisle", "U+001B"), ("ai\u200bsle", "U+200B"),
+                                ("aisle\U000e0041", "U+E0041"), ("a\x00isle", "U+0000"), ("\u2066aisle", "U+2066")):
+                r = await owner.post(path, {"reply": reply})
+                assert r.status_code == 400 and code in html.unescape(r.text), (reply, r.status_code)
             assert request_id in await owner.page("/console/inbox")
             assert (await rpc("GetTask", {"id": task["id"]}))["result"]["status"]["state"] == "TASK_STATE_WORKING"
 
-            # the owner replies: the reply goes back to the agent that asked
-            r = await owner.post(path, {"reply": "aisle, thanks"})
-            assert r.status_code == 303 and r.headers["location"] == "/console/inbox"
+            # two owner sessions reply at once: one reply goes back to the agent that asked, the other is told
+            replies = ("aisle, thanks", "window,\r\nplease")
+            both = await asyncio.gather(owner.post(path, {"reply": replies[0]}), owner2.post(path, {"reply": replies[1]}))
+            assert sorted(r.status_code for r in both) == [303, 409], [r.status_code for r in both]
+            [won] = [replies[i].replace("\r\n", "\n") for i, r in enumerate(both) if r.status_code == 303]
+            [lost] = [r for r in both if r.status_code == 409]
+            assert "already answered" in lost.text and "not sent" in lost.text
+            assert next(r for r in both if r.status_code == 303).headers["location"] == "/console/inbox"
             assert request_id not in await owner.page("/console/inbox")
-            assert (await owner.post(path, {"reply": "twice"})).status_code == 404  # answered already
+            r = await owner.post(path, {"reply": "twice"})  # answered already: told so, nothing more goes back
+            assert r.status_code == 409 and "already answered" in r.text
+            assert (await bob.post(path, {"reply": "twice"})).status_code == 404  # still "not found" to others
             for _ in range(50):
                 got = (await rpc("GetTask", {"id": task["id"]}))["result"]
                 if got["status"]["state"] == "TASK_STATE_COMPLETED":
@@ -124,4 +137,4 @@ async def test_a_peers_help_request_is_answered_by_the_owner_in_the_console(tmp_
             assert got["status"]["state"] == "TASK_STATE_COMPLETED", got
             reply = next(p["data"] for a in got["artifacts"] for p in a["parts"] if "data" in p)
             assert reply["type"] == "human_reply" and reply["request_id"] == request_id
-            assert reply["reply"] == "aisle, thanks"
+            assert reply["reply"] == won
