@@ -62,6 +62,11 @@ async def open_for(console: Console, viewer: Viewer) -> list[dict[str, Any]]:
     return [r for r in rows if _answerable(viewer, r)]
 
 
+async def count_for(console: Console, viewer: Viewer) -> int:
+    """How many requests wait for this viewer's reply (the console's live count)."""
+    return len(await open_for(console, viewer)) if viewer.principal.is_owner else 0
+
+
 async def reply(console: Console, viewer: Viewer, request_id: str, form: Any) -> tuple[int, str | None]:
     """The owner's reply to one request: (status, error). 404 for anything not theirs to answer (the same for a
     made-up id), 409 for one of theirs answered already, 400 for a reply that cannot be kept."""

@@ -23,6 +23,7 @@ from console_rig import ALICE, BOB, csrf_of, mcp_client, signed_in
 from test_console_agent import HOSTILE, ROVER, phone_gateway  # also puts the agent and A2A rigs on sys.path
 
 from a2a_rig import user_message  # noqa: E402
+from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
 from phone_policies import act, element_id, screen_of  # noqa: E402
 from scripted_model import ScriptedModelServer  # noqa: E402
 
@@ -138,3 +139,56 @@ async def test_a_peers_help_request_is_answered_by_the_owner_in_the_console(tmp_
             reply = next(p["data"] for a in got["artifacts"] for p in a["parts"] if "data" in p)
             assert reply["type"] == "human_reply" and reply["request_id"] == request_id
             assert reply["reply"] == won
+
+
+async def test_the_live_count_announces_help_requests(tmp_path, model):
+    """The owner's open console (its event stream) is told when a help request arrives over A2A and when one is
+    answered, in the console or elsewhere (the terminal's /reply writes the same inbox file); nobody else's is."""
+    async with phone_gateway(tmp_path, model) as (base, owner_token, holder):
+        async with httpx2.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http, \
+                signed_in(base, owner_token) as owner:
+            async def rpc(method: str, params: dict) -> dict:
+                body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+                return (await http.post(base + "/a2a", json=body,
+                                        headers={"Authorization": f"Bearer {ROVER}"})).json()
+
+            async def ask(reason: str) -> None:
+                har = {"type": "human_assist_request", "agent_id": "orchestrator", "reason": reason,
+                       "suggested_questions": ["Window or aisle?"]}
+                await rpc("SendMessage", {"message": user_message({"data": har}),
+                                          "configuration": {"returnImmediately": True}})
+
+            counts: dict[str, asyncio.Queue] = {"owner": asyncio.Queue(), "bob": asyncio.Queue()}
+
+            async def listen(who: str, token: str) -> None:
+                async with httpx2.AsyncClient(timeout=None, headers={"Authorization": f"Bearer {token}"}) as c, \
+                        c.stream("GET", f"{base}/console/events") as r:
+                    event = None
+                    async for line in r.aiter_lines():
+                        if line.startswith("event: "):
+                            event = line[7:]
+                        elif line.startswith("data: ") and event == "inbox":
+                            counts[who].put_nowait(int(line[6:].split()[0]))
+
+            async def next_count(who: str) -> int:
+                return await asyncio.wait_for(counts[who].get(), 15)
+
+            listeners = [asyncio.create_task(listen("owner", owner_token)), asyncio.create_task(listen("bob", BOB))]
+            try:
+                assert await next_count("owner") == 0 and await next_count("bob") == 0
+                await ask("Which seat?")
+                assert await next_count("owner") == 1
+                await ask("Which meal?")
+                assert await next_count("owner") == 2
+                [first, second] = [r["id"] for r in holder["a2a_service"].inbox.open_requests()]
+                r = await owner.post(f"/console/inbox/assist/{first}", {"reply": "aisle"})
+                assert r.status_code == 303
+                assert await next_count("owner") == 1
+                # answered elsewhere (as the terminal's /reply does: its own connection to the inbox file)
+                assert AssistInbox(inbox_path(tmp_path)).answer(second, "vegetarian")
+                assert await next_count("owner") == 0
+                assert counts["bob"].empty()  # another principal's count never moved
+            finally:
+                for task in listeners:
+                    task.cancel()
+                await asyncio.gather(*listeners, return_exceptions=True)
