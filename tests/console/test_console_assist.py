@@ -144,7 +144,7 @@ async def test_a_peers_help_request_is_answered_by_the_owner_in_the_console(tmp_
 async def test_the_live_count_announces_help_requests(tmp_path, model):
     """The owner's open console (its event stream) is told when a help request arrives over A2A and when one is
     answered, in the console or elsewhere (the terminal's /reply writes the same inbox file); nobody else's is."""
-    async with phone_gateway(tmp_path, model) as (base, owner_token, holder):
+    async with phone_gateway(tmp_path, model) as (base, owner_token, _holder):
         async with httpx2.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http, \
                 signed_in(base, owner_token) as owner:
             async def rpc(method: str, params: dict) -> dict:
@@ -180,7 +180,7 @@ async def test_the_live_count_announces_help_requests(tmp_path, model):
                 assert await next_count("owner") == 1
                 await ask("Which meal?")
                 assert await next_count("owner") == 2
-                [first, second] = [r["id"] for r in holder["a2a_service"].inbox.open_requests()]
+                [first, second] = [r["id"] for r in AssistInbox(inbox_path(tmp_path)).open_requests()]
                 r = await owner.post(f"/console/inbox/assist/{first}", {"reply": "aisle"})
                 assert r.status_code == 303
                 assert await next_count("owner") == 1
