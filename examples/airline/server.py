@@ -8,13 +8,14 @@ under `result` (`/result/0/flight_number`), with an output schema for each tool.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from examples.tool_results import HANDOFF, READ, WRITE, run_tool
 
 from .database import POLICY_PATH, AirlineDatabase, AirlineError
 from .models import (
@@ -34,11 +35,6 @@ from .operations import AirlineOperations
 SERVER_NAME = "airline"
 SERVER_VERSION = "1.0.0"
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
-# Hands the conversation over; changes no data, so it is neither read-only nor destructive.
-HANDOFF = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                          open_world_hint=False)
 
 UserId = Annotated[str, Field(description="The user ID, such as 'sara_doe_496'.")]
 ReservationId = Annotated[str, Field(description="The reservation ID, such as 'ZFA04Y'.")]
@@ -52,32 +48,8 @@ Passengers = Annotated[list[Passenger], Field(description="An array of objects c
                                                           "passenger.")]
 
 
-def _plain(value: Any) -> Any:
-    """tau2's JSON form of a tool's return value (pydantic models dumped, lists kept)."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
-
-
-def encode_result(value: Any) -> CallToolResult:
-    """A tool result as tau2's text (JSON, or the bare string) plus structured content."""
-    plain = _plain(value)
-    text = plain if isinstance(plain, str) else json.dumps(plain)
-    structured = plain if isinstance(plain, dict) else {"result": plain}
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
-
-
-def encode_error(error: AirlineError) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=f"Error: {error}")], is_error=True)
-
-
 def _run(operation: Any, *args: Any) -> CallToolResult:
-    try:
-        return encode_result(operation(*args))
-    except AirlineError as error:
-        return encode_error(error)
+    return run_tool(AirlineError, operation, *args)
 
 
 def create_server(database: AirlineDatabase | None = None, *, permissive: bool = False) -> MCPServer:

@@ -8,13 +8,14 @@ content: objects as they are (`/status`, `/items/0/item_id`), strings under `res
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp.types import CallToolResult
+from pydantic import Field
+
+from examples.tool_results import HANDOFF, READ, WRITE, run_tool
 
 from .database import POLICY_PATH, RetailDatabase, RetailError
 from .models import Order, Product, User, Variant
@@ -23,11 +24,6 @@ from .operations import RetailOperations
 SERVER_NAME = "retail"
 SERVER_VERSION = "1.0.0"
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
-# Hands the conversation over; changes no data, so it is neither read-only nor destructive.
-HANDOFF = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                          open_world_hint=False)
 
 OrderId = Annotated[str, Field(description="The order id, such as '#W0000000'. Be careful there is a '#' symbol "
                                            "at the beginning of the order id.")]
@@ -46,27 +42,8 @@ Country = Annotated[str, Field(description="The country, such as 'USA'.")]
 Zip = Annotated[str, Field(description="The zip code, such as '12345'.")]
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
-
-
-def encode_result(value: Any) -> CallToolResult:
-    """A tool result as text (JSON, or the bare string) plus structured content (non-objects under `result`)."""
-    plain = _plain(value)
-    text = plain if isinstance(plain, str) else json.dumps(plain)
-    structured = plain if isinstance(plain, dict) else {"result": plain}
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
-
-
 def _run(operation: Any, *args: Any) -> CallToolResult:
-    try:
-        return encode_result(operation(*args))
-    except RetailError as error:
-        return CallToolResult(content=[TextContent(type="text", text=f"Error: {error}")], is_error=True)
+    return run_tool(RetailError, operation, *args)
 
 
 def create_server(database: RetailDatabase | None = None, *, permissive: bool = False) -> MCPServer:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from sentinel_mcp.core.errors import A2AError
+from sentinel_mcp.core.typed_text import typed_text
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS assist_requests (
@@ -97,10 +98,11 @@ class AssistInbox:
         return rows[0] if rows else None
 
     def answer(self, request_id: str, reply: str) -> bool:
-        """The person's reply; False when there is no such open request (answered already, or unknown)."""
-        reply = reply.strip()
-        if not reply or len(reply) > MAX_REPLY:
-            raise ValueError(f"a reply is 1..{MAX_REPLY} characters")
+        """The person's reply; False when there is no such open request (answered already, or unknown).
+
+        ``TypedTextRefused`` (a ValueError) for a reply that is blank, too long or holds a character that changes
+        how text reads. Of several answering at once, exactly one is kept: the UPDATE only takes an open row."""
+        reply = typed_text(reply, limit=MAX_REPLY)
         with self._db() as db:
             cur = db.execute("UPDATE assist_requests SET status = 'answered', reply = ?, replied_at = ? "
                              "WHERE id = ? AND status = 'open'", (reply, utc_now(), request_id))

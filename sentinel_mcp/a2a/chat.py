@@ -14,12 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from sentinel_mcp.a2a.assist_inbox import MAX_REPLY
 from sentinel_mcp.a2a.bridge import bridge_rpc
 from sentinel_mcp.a2a.actions import LLM_TOOL, Capabilities, fit_arguments, question_wire, result_text
 from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError
 from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.port import Completed, NeedsInput
+from sentinel_mcp.core.typed_text import TypedTextRefused, typed_text
 
 MAX_CHANNELS = 16
 RELAY_TOOL = "a2a__a2a_relay"  # the a2a built-in's: each relayed message is a guarded call
@@ -98,6 +100,12 @@ class ChatHub:
         """Pass the person's words to the target and its answer back, marked; act on nothing."""
         inbox = self.service.inbox
         assert inbox is not None and ch.target is not None
+        if ch.request_id is not None:  # this message is the person's reply: kept by the reply rule, so checked first
+            try:
+                typed_text(params.text, limit=MAX_REPLY)
+            except TypedTextRefused as e:  # nothing relayed, the request still waits for a reply
+                return {"channel_id": ch.id, "responder": "bridge", "from_agent": ch.target, "relayed": False,
+                        "refused": str(e)}
         args = {"target": ch.target, "text": params.text, "context_id": ch.id, "task_id": ch.remote_task}
         outcome = await self.service.port.invoke(RELAY_TOOL, {k: v for k, v in args.items() if v is not None},
                                                  session_id=f"a2a:{caller}:chat:{ch.id}", client=caller,

@@ -21,8 +21,8 @@ from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sentinel_mcp.console import (activity_pages, agent_pages, builds_pages, inbox_pages, model_pages,
-                                  policy_pages, session_pages, system_pages)
+from sentinel_mcp.console import (activity_pages, agent_pages, assist_pages, builds_pages, inbox_pages,
+                                  model_pages, policy_pages, session_pages, system_pages)
 from sentinel_mcp.console.asking import InboxAsking
 from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.console.inbox import Inbox
@@ -33,6 +33,7 @@ from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import Authenticator
 
 HEARTBEAT_SECONDS = 15.0
+ASSIST_POLL_SECONDS = 2.0  # how often an open stream looks for new or settled help requests
 
 
 class ConsoleSettings:
@@ -125,31 +126,51 @@ async def _logout(console: Console, request: Request, viewer: Viewer) -> Respons
 
 
 async def _events(console: Console, request: Request, viewer: Viewer) -> Response:
-    """Server-sent events: ``inbox`` (with the number waiting) and ``activity``, for this principal only."""
+    """Server-sent events: ``inbox`` (the number waiting: questions and, for the owner, other agents' help
+    requests) and ``activity``, for this principal only.
+
+    A help request has no event to push: it lives in a SQLite file the A2A service, ``sentinel-mcp chat`` and
+    other processes write, so the stream looks at that count every ``ASSIST_POLL_SECONDS`` (one small query)."""
     name = viewer.principal.name
     queue = console.inbox.watch(name)
 
     async def stream() -> AsyncIterator[bytes]:
         try:
-            yield _sse("inbox", str(len(inbox_pages.items_for(console, name))))
+            assists = await assist_pages.count_for(console, viewer)
+            yield _sse("inbox", _inbox_count(console, name, assists))
+            quiet = 0.0
             while True:
                 try:
-                    what = await asyncio.wait_for(queue.get(), HEARTBEAT_SECONDS)
+                    what = await asyncio.wait_for(queue.get(), ASSIST_POLL_SECONDS)
                 except asyncio.TimeoutError:
-                    if await request.is_disconnected():
-                        return
-                    yield b": keep-alive\n\n"
-                    continue
+                    now = await assist_pages.count_for(console, viewer)
+                    if now == assists:
+                        quiet += ASSIST_POLL_SECONDS
+                        if quiet >= HEARTBEAT_SECONDS:
+                            quiet = 0.0
+                            if await request.is_disconnected():
+                                return
+                            yield b": keep-alive\n\n"
+                        continue
+                    what = "inbox"
                 if what == "end":
                     return
-                items = inbox_pages.items_for(console, name)
-                data = f"{len(items)} {int(any(i.risky for i in items))}" if what == "inbox" else "1"
-                yield _sse(what, data)
+                if what == "inbox":
+                    assists = await assist_pages.count_for(console, viewer)
+                    yield _sse(what, _inbox_count(console, name, assists))
+                else:
+                    yield _sse(what, "1")
         finally:
             console.inbox.unwatch(name, queue)
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={**HEADERS, "x-accel-buffering": "no"})
+
+
+def _inbox_count(console: Console, name: str, assists: int) -> str:
+    """``<number waiting> <1 if a risky call is among them>`` (a help request is not a call: never risky)."""
+    items = inbox_pages.items_for(console, name)
+    return f"{len(items) + assists} {int(any(i.risky for i in items))}"
 
 
 def _sse(event: str, data: str) -> bytes:

@@ -5,6 +5,8 @@ console inbox, and the owner's reply, written exactly as ``/reply`` in ``sentine
 Only the owner principal sees and answers them: a peer (the principal that sent the request, signed in to its own
 console) or any other principal is told "not found", the same answer as for a made-up id. A request that came on
 a bridged chat is answered on that chat (the person's next message there is the reply), so it is not listed here.
+The reply is checked where it is kept (``core.typed_text``: no control, invisible or direction-changing
+character); of two sessions answering at once, the first reply is kept and the other is told "already answered".
 Everything in a request is another agent's words: shown escaped and marked, never acted on.
 """
 
@@ -14,11 +16,13 @@ import asyncio
 import re
 from typing import Any
 
-from sentinel_mcp.a2a.assist_inbox import MAX_REPLY, AssistInbox
+from sentinel_mcp.a2a.assist_inbox import MAX_REPLY, AssistInbox  # noqa: F401 - MAX_REPLY: the page's limit
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import Console
+from sentinel_mcp.core.typed_text import TypedTextRefused
 
 PREFIX = "assist-"
+NOT_FOUND = "no such help request waiting for you"
 REQUEST_ID = re.compile(r"^har-[0-9a-f]{10}$")
 
 
@@ -28,9 +32,22 @@ def _inbox(console: Console) -> AssistInbox | None:
     return getattr(service, "inbox", None) if service is not None else None
 
 
-def _answerable(viewer: Viewer, row: dict[str, Any] | None) -> bool:
-    return (row is not None and viewer.principal.is_owner and row["status"] == "open" and not row["channel"]
+def _visible(viewer: Viewer, row: dict[str, Any] | None) -> bool:
+    """A request this viewer may see at all: the owner's, not bridged, not the viewer's own."""
+    return (row is not None and viewer.principal.is_owner and not row["channel"]
             and row["from_agent"] != viewer.principal.name)
+
+
+def _answerable(viewer: Viewer, row: dict[str, Any] | None) -> bool:
+    return _visible(viewer, row) and row is not None and row["status"] == "open"
+
+
+def _settled(row: dict[str, Any]) -> str:
+    """Why a request the owner sees takes no reply now (another session or the terminal answered it first)."""
+    if row["status"] == "answered":
+        return (f"this help request was already answered (at {row['replied_at']}): your reply was not sent, "
+                "the first reply is the one that went back")
+    return "this help request has expired: your reply was not sent"
 
 
 async def open_for(console: Console, viewer: Viewer) -> list[dict[str, Any]]:
@@ -45,19 +62,30 @@ async def open_for(console: Console, viewer: Viewer) -> list[dict[str, Any]]:
     return [r for r in rows if _answerable(viewer, r)]
 
 
+async def count_for(console: Console, viewer: Viewer) -> int:
+    """How many requests wait for this viewer's reply (the console's live count)."""
+    return len(await open_for(console, viewer)) if viewer.principal.is_owner else 0
+
+
 async def reply(console: Console, viewer: Viewer, request_id: str, form: Any) -> tuple[int, str | None]:
-    """The owner's reply to one request: (status, error). 404 for anything not theirs to answer."""
+    """The owner's reply to one request: (status, error). 404 for anything not theirs to answer (the same for a
+    made-up id), 409 for one of theirs answered already, 400 for a reply that cannot be kept."""
     inbox = _inbox(console)
     if inbox is None or not REQUEST_ID.match(request_id):
-        return 404, "no such help request waiting for you"
+        return 404, NOT_FOUND
     row = await asyncio.to_thread(inbox.get, request_id)
-    if not _answerable(viewer, row):  # another's, a peer's own, bridged, answered already, or made up
-        return 404, "no such help request waiting for you (answered already, or expired)"
+    if row is None or not _visible(viewer, row):  # another's, a peer's own, bridged, or made up
+        return 404, NOT_FOUND
+    if row["status"] != "open":
+        return 409, _settled(row)
     text = form.get("reply")
-    if not isinstance(text, str) or not text.strip():  # a file part, a missing field, blank
+    if not isinstance(text, str):  # a file part, a missing field
         return 400, "write a reply first"
-    if len(text) > MAX_REPLY:
-        return 400, f"a reply is at most {MAX_REPLY} characters"
-    if not await asyncio.to_thread(inbox.answer, request_id, text):
-        return 404, "no such help request waiting for you (answered already, or expired)"
+    try:
+        done = await asyncio.to_thread(inbox.answer, request_id, text)
+    except TypedTextRefused as e:  # blank, too long, or a character that changes how text reads
+        return 400, str(e)
+    if not done:  # answered (or expired) between the look and the write: the store took exactly one reply
+        row = await asyncio.to_thread(inbox.get, request_id)
+        return (409, _settled(row)) if row is not None else (404, NOT_FOUND)
     return 303, None

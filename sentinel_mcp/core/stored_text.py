@@ -6,6 +6,9 @@ one, and the fact store must neither raise nor merge two different strings into 
 So such a character is written as an escape character followed by a code point of Supplementary Private Use
 Area-B (U+10F800 + offset, the stand-in the engine uses too), and the escape character itself is doubled;
 reading undoes both. Text without those characters (nearly all) is passed through unchanged.
+
+Where a lone surrogate is refused instead (text kept as given, such as a memory), ``lone_surrogate`` finds it:
+``stored(t) != t`` is no such test, since the escape character (a valid code point) changes too.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 _ESC = "\U0010f7ff"
 _BASE = 0x10F800 - 0xD800
 _NEEDS = re.compile("[\ud800-\udfff\U0010f7ff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPED = re.compile("\U0010f7ff([\U0010f7ff-\U0010ffff])")
 
 
@@ -35,6 +39,17 @@ def stored(text: str) -> str:
 
 def stored_opt(text: str | None) -> str | None:
     return None if text is None else stored(text)
+
+
+def lone_surrogate(text: str) -> tuple[int, str] | None:
+    """The first lone surrogate in ``text`` (its index and itself), or None when ``text`` is valid Unicode."""
+    m = _SURROGATE.search(text)
+    return None if m is None else (m.start(), m.group())
+
+
+def surrogates_replaced(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, the replacement character (for a search query)."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def restored(text: str) -> str:

@@ -22,6 +22,19 @@ _RULES = r"(?:instructions?|prompts?|rules?|directives?|guidelines?|guardrails?|
 _RULES_SOFT = r"(?:context|messages?|text|commands?|orders)"
 _IGNORE = r"(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|discard|throw away|neglect|dismiss|erase|delete|clear)"
 _IGNORE_SOFT = r"(?:ignore|disregard|forget|overrule|neglect|dismiss)"
+# Discarding what came before, then taking orders from one place only: each half alone is ordinary ("delete the
+# previous message", "follow the next step"); both together, close by, re-program the reader.
+_DISCARD = (rf"\b(?:{_IGNORE}|wipe|purge|flush|remove|reset|scrap|void|cancel) (?:all |any |everything |the rest )?"
+            rf"(?:of )?(?:the |your |my |this )?{_PRIOR}(?: \w+)? (?:context|conversation|history|memory|messages?"
+            r"|text|input|lines?|content|commands?|orders|notes|chat)\b")
+_EXCL = r"(?:only|just|exclusively|alone|instead)"
+_OBEY = r"(?:follow|obey|heed|execute|carry out|comply with|act on|listen to|listen|answer to|do)"
+_SAID = (r"(?:(?:the |my |this |these )?(?:(?:next|following|below|new|last|upcoming|one) )?(?:line|instruction|message"
+         r"|sentence|prompt|command|order|directive|word)s?|me|mine"
+         r"|(?:exactly )?what (?:follows|comes next|i (?:say|write|type)|the (?:next|following) \w+ says?))")
+_ONLY_HERE = (rf"\b(?:{_EXCL} {_OBEY}|{_OBEY} {_EXCL}(?: to)?) {_SAID}\b"  # "only follow ...", "listen only to ..."
+              rf"|\b{_OBEY} (?:exactly )?{_SAID}(?: below| after this| that follows| from here(?: on)?)? {_EXCL}\b"
+              rf"|\b{_OBEY} (?:exactly )?what (?:follows|comes next|the (?:next|following) \w+ says?)")
 
 PATTERNS: dict[str, list[str]] = {
     "instruction override": [
@@ -37,6 +50,7 @@ PATTERNS: dict[str, list[str]] = {
         r"\b(?:from now on|henceforth|starting now|for the rest of this conversation),? (?:you (?:are|will|must|shall|should|have no)|your (?:only )?(?:task|goal|job|role|purpose))",
         r"\byour (?:new|real|true|only) (?:task|goal|role|purpose|instructions?|objective|job) ?(?::|(?:is|are|will be)\b)",
         r"\b(?:reset|wipe|clear) (?:your )?(?:context|memory|instructions|rules)\b",
+        rf"{_DISCARD}.{{0,40}}?(?:{_ONLY_HERE})",
     ],
     "role-play override": [
         r"\byou are (?:now |no longer )(?:an? )?(?:dan|stan|dude|aim|evil|unrestricted|unfiltered|uncensored|jailbroken|free|liberated|developer|admin|root|god)\b",

@@ -3,6 +3,7 @@ binding contexts, answering askables, and "why not" for a tool call."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -102,12 +103,31 @@ class PolicyService:
 
         res = await g.solver.solve(one_pass, rb, session, deadline=time.monotonic() + g.settings.guard_timeout,
                                    may_fetch=self._may_fetch)
+        hidden = await self._hidden(session)
+        if self._may_rest_on_withheld(rb, res, hidden):
+            raise ValueError(f"cannot bind {name} to {value!r}: its check does not hold, or reads personal data "
+                             "this caller has no consent for")
         if res.status != "proved":
             why = "; ".join(res.unmet) or "; ".join(m["fact"] for m in res.missing) or "its check does not hold"
             raise ValueError(f"cannot bind {name} to {value!r}: {why}")
         removed = await g.knowledge.bind_context(session, name, value)
         return {"context": name, "value": value, "invalidated": removed,
                 "proof": Withholding.proof(res.tree, await self._hidden(session))}
+
+    def _may_rest_on_withheld(self, rb: Any, res: SolverResult, hidden: tuple[frozenset[str], frozenset[str]]) -> bool:
+        """Whether a bind's outcome may depend on a fact this caller may not see, so that telling it apart would
+        say whether the fact exists and what it holds (one bit per try). Then every such outcome is one refusal:
+        a fetch refused for want of consent (the fact is absent), a proof through a withheld predicate (present
+        and true), or any failure while withheld facts are in the session (present and false)."""
+        if self.withholding is None:
+            return False
+        withheld = {b.predicate for b in rb.info.bindings if self.withholding.kind(b.tool)} | set(hidden[0])
+        if any(self.withholding.kind(m.get("tool")) for m in res.missing):
+            return True
+        if res.status == "proved":
+            shown = json.dumps(res.tree, default=str)  # a string mentioning one errs on the side of refusing
+            return any(f"{p}(" in shown for p in withheld)
+        return bool(hidden[0] or hidden[1])
 
     async def answer(self, session: str, predicate: str, inputs: list[Any], value: Any,
                      provenance: str = "agent") -> str:

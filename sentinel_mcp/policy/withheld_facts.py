@@ -4,7 +4,8 @@ The policy may fetch from a tool that reads personal data (messages, contacts, .
 facts stay inside Sentinel. A client's ``sentinel_query``, ``sentinel_facts``, ``sentinel_why_not`` and
 ``sentinel_bind`` run for its principal: the facts that came from such tools (and every fact of the same
 predicate, whatever its source) are left out of what the client's goal can see, such fetches are not made
-on the client's behalf, and a proof that would show them is withheld. The consent gate's standing consents
+on the client's behalf, a proof that would show them is withheld, and a bind whose check may rest on them is
+refused alike whether they exist or not (``PolicyService.bind``). The consent gate's standing consents
 lift it (``sentinel-mcp consent grant``); the CLI, run by the device owner, sees everything.
 """
 

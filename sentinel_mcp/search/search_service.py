@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from sentinel_mcp.core.redactor import scrub_text
+from sentinel_mcp.core.stored_text import lone_surrogate, surrogates_replaced
 from sentinel_mcp.core.stored_text import stored as kept_text
 from sentinel_mcp.search.paragraphs import Paragraph
 from sentinel_mcp.search.settings import SearchSettings
@@ -31,6 +32,17 @@ MAX_TAGS, MAX_TAG_CHARS = 16, 64
 
 class MemoryRefused(SearchError, ValueError):
     """A memory that cannot be stored (empty, too long, bad tags or lifetime)."""
+
+
+def _refuse_surrogates(text: str, tags: list[str]) -> None:
+    """A memory is kept as given, so text SQLite cannot hold is refused, naming the character and where it is.
+    Every other code point (private use, non-characters, U+10F7FF, ...) is valid Unicode and kept exactly."""
+    for where, value in [("text", text), *((f"tag {i}", t) for i, t in enumerate(tags, 1))]:
+        found = lone_surrogate(value)
+        if found is not None:
+            at, ch = found
+            raise MemoryRefused(f"a memory's {where} must be valid Unicode: a lone surrogate U+{ord(ch):04X} at "
+                                f"character {at + 1} (JSON can carry one, but it is half of a character)")
 
 
 class SearchService:
@@ -103,8 +115,7 @@ class SearchService:
         if len(text) > s.memory_max_chars:
             raise MemoryRefused(f"a memory is at most {s.memory_max_chars} characters (this one has {len(text)})")
         tags = [str(t).strip() for t in (tags or []) if str(t).strip()]
-        if any(kept_text(t) != t for t in [text, *tags]):  # a lone surrogate (JSON allows one) is not text to keep
-            raise MemoryRefused("a memory's text and tags must be valid Unicode (a lone surrogate was sent)")
+        _refuse_surrogates(text, tags)
         if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG_CHARS for t in tags):
             raise MemoryRefused(f"at most {MAX_TAGS} tags of at most {MAX_TAG_CHARS} characters each")
         if ttl is not None and not (0 < ttl <= s.memory_max_ttl):
@@ -119,7 +130,8 @@ class SearchService:
 
     async def memory_search(self, principal: str, query: str, k: int = 5) -> list[dict[str, Any]]:
         k = max(1, min(int(k), self.settings.max_results))
-        hits = await (await self._idx()).search(self._namespace(principal), kept_text(query), k)
+        # a lone surrogate matches nothing stored (none is kept); the rest of the query still counts
+        hits = await (await self._idx()).search(self._namespace(principal), surrogates_replaced(query), k)
         return [h.as_dict() for h in hits]
 
     async def memory_recent(self, principal: str, n: int = 10) -> list[dict[str, Any]]:

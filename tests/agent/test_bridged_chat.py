@@ -97,6 +97,11 @@ async def test_a_bridged_chat_and_help_requests_answered_by_a_person(tmp_path):
                 # the help request is in the inbox too (the console's inbox and `sentinel-mcp chat` read it)
                 [stored] = [r for r in inbox.open_requests() if r["channel"] == channel]
                 assert stored["from_agent"] == "helper"
+                # a reply the inbox cannot keep (a direction override, too long) is refused before it is relayed
+                for bad, why in (("quiet\u202e please", "U+202E"), ("q" * 4001, "at most 4000")):
+                    refused = (await person.call("chat_message", {"channel_id": channel, "text": bad}))["result"]
+                    assert refused["relayed"] is False and why in refused["refused"], refused
+                assert inbox.get(stored["id"])["status"] == "open"
                 second = (await person.call("chat_message", {"channel_id": channel, "text": "quiet please"}))
                 second = second["result"]
                 assert second["state"] == "TASK_STATE_COMPLETED" and "thanks, noted: quiet please" in second["text"]

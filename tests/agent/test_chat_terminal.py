@@ -18,9 +18,17 @@ from phone_policies import act, read_newest_message, screen_of, sign_in_to_bank
 from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
 from sentinel_mcp.paths import RULEBASES_DIR
 
-pytestmark = [pytest.mark.timeout(180),
-              pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is installed by `make system`")]
+pytestmark = pytest.mark.timeout(180)
 CLI = str(Path(sys.executable).parent / "sentinel-mcp")
+
+
+@pytest.fixture(autouse=True)
+def _tmux_installed() -> None:
+    """Not installed means FAILED, never skipped (as PostgreSQL for the cluster tests): `make system` installs
+    tmux, and the terminal chat untested is a defect."""
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is not installed: `make system` installs it (the terminal chat test needs it)",
+                    pytrace=False)
 
 
 class Tmux:

@@ -6,7 +6,9 @@
 - a peer's HumanAssistRequest sent over real A2A HTTP appears in the owner's console inbox, marked as another
   agent's; the owner's reply there goes back to the requesting agent (its task completes carrying it);
 - attacks: the peer's own console neither sees nor answers it, another principal gets "not found", a forged or
-  missing CSRF token is refused, an oversized or blank reply is refused and loses nothing.
+  missing CSRF token is refused, an oversized or blank reply, or one with a control, invisible or
+  direction-changing character, is refused naming it and loses nothing; two owner sessions replying at once:
+  exactly one reply goes back, the other is told "already answered".
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from console_rig import ALICE, BOB, csrf_of, mcp_client, signed_in
 from test_console_agent import HOSTILE, ROVER, phone_gateway  # also puts the agent and A2A rigs on sys.path
 
 from a2a_rig import user_message  # noqa: E402
+from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
 from phone_policies import act, element_id, screen_of  # noqa: E402
 from scripted_model import ScriptedModelServer  # noqa: E402
 
@@ -72,7 +75,7 @@ async def test_a_peers_help_request_is_answered_by_the_owner_in_the_console(tmp_
     async with phone_gateway(tmp_path, model) as (base, owner_token, _holder):
         async with httpx2.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http, \
                 signed_in(base, owner_token) as owner, signed_in(base, ROVER) as rover, \
-                signed_in(base, BOB) as bob:
+                signed_in(base, BOB) as bob, signed_in(base, owner_token) as owner2:
             async def rpc(method: str, params: dict) -> dict:
                 body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
                 return (await http.post(base + "/a2a", json=body,
@@ -108,14 +111,25 @@ async def test_a_peers_help_request_is_answered_by_the_owner_in_the_console(tmp_
             for reply in ("x" * 4001, "   ", ""):
                 assert (await owner.post(path, {"reply": reply})).status_code == 400
             assert (await owner.post(path, {})).status_code == 400
+            for reply, code in (("aisle\u202e", "U+202E"), ("\x1b[2Jaisle", "U+001B"), ("ai\u200bsle", "U+200B"),
+                                ("aisle\U000e0041", "U+E0041"), ("a\x00isle", "U+0000"), ("\u2066aisle", "U+2066")):
+                r = await owner.post(path, {"reply": reply})
+                assert r.status_code == 400 and code in html.unescape(r.text), (reply, r.status_code)
             assert request_id in await owner.page("/console/inbox")
             assert (await rpc("GetTask", {"id": task["id"]}))["result"]["status"]["state"] == "TASK_STATE_WORKING"
 
-            # the owner replies: the reply goes back to the agent that asked
-            r = await owner.post(path, {"reply": "aisle, thanks"})
-            assert r.status_code == 303 and r.headers["location"] == "/console/inbox"
+            # two owner sessions reply at once: one reply goes back to the agent that asked, the other is told
+            replies = ("aisle, thanks", "window,\r\nplease")
+            both = await asyncio.gather(owner.post(path, {"reply": replies[0]}), owner2.post(path, {"reply": replies[1]}))
+            assert sorted(r.status_code for r in both) == [303, 409], [r.status_code for r in both]
+            [won] = [replies[i].replace("\r\n", "\n") for i, r in enumerate(both) if r.status_code == 303]
+            [lost] = [r for r in both if r.status_code == 409]
+            assert "already answered" in lost.text and "not sent" in lost.text
+            assert next(r for r in both if r.status_code == 303).headers["location"] == "/console/inbox"
             assert request_id not in await owner.page("/console/inbox")
-            assert (await owner.post(path, {"reply": "twice"})).status_code == 404  # answered already
+            r = await owner.post(path, {"reply": "twice"})  # answered already: told so, nothing more goes back
+            assert r.status_code == 409 and "already answered" in r.text
+            assert (await bob.post(path, {"reply": "twice"})).status_code == 404  # still "not found" to others
             for _ in range(50):
                 got = (await rpc("GetTask", {"id": task["id"]}))["result"]
                 if got["status"]["state"] == "TASK_STATE_COMPLETED":
@@ -124,4 +138,57 @@ async def test_a_peers_help_request_is_answered_by_the_owner_in_the_console(tmp_
             assert got["status"]["state"] == "TASK_STATE_COMPLETED", got
             reply = next(p["data"] for a in got["artifacts"] for p in a["parts"] if "data" in p)
             assert reply["type"] == "human_reply" and reply["request_id"] == request_id
-            assert reply["reply"] == "aisle, thanks"
+            assert reply["reply"] == won
+
+
+async def test_the_live_count_announces_help_requests(tmp_path, model):
+    """The owner's open console (its event stream) is told when a help request arrives over A2A and when one is
+    answered, in the console or elsewhere (the terminal's /reply writes the same inbox file); nobody else's is."""
+    async with phone_gateway(tmp_path, model) as (base, owner_token, _holder):
+        async with httpx2.AsyncClient(timeout=60, headers={"A2A-Version": "1.0"}) as http, \
+                signed_in(base, owner_token) as owner:
+            async def rpc(method: str, params: dict) -> dict:
+                body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+                return (await http.post(base + "/a2a", json=body,
+                                        headers={"Authorization": f"Bearer {ROVER}"})).json()
+
+            async def ask(reason: str) -> None:
+                har = {"type": "human_assist_request", "agent_id": "orchestrator", "reason": reason,
+                       "suggested_questions": ["Window or aisle?"]}
+                await rpc("SendMessage", {"message": user_message({"data": har}),
+                                          "configuration": {"returnImmediately": True}})
+
+            counts: dict[str, asyncio.Queue] = {"owner": asyncio.Queue(), "bob": asyncio.Queue()}
+
+            async def listen(who: str, token: str) -> None:
+                async with httpx2.AsyncClient(timeout=None, headers={"Authorization": f"Bearer {token}"}) as c, \
+                        c.stream("GET", f"{base}/console/events") as r:
+                    event = None
+                    async for line in r.aiter_lines():
+                        if line.startswith("event: "):
+                            event = line[7:]
+                        elif line.startswith("data: ") and event == "inbox":
+                            counts[who].put_nowait(int(line[6:].split()[0]))
+
+            async def next_count(who: str) -> int:
+                return await asyncio.wait_for(counts[who].get(), 15)
+
+            listeners = [asyncio.create_task(listen("owner", owner_token)), asyncio.create_task(listen("bob", BOB))]
+            try:
+                assert await next_count("owner") == 0 and await next_count("bob") == 0
+                await ask("Which seat?")
+                assert await next_count("owner") == 1
+                await ask("Which meal?")
+                assert await next_count("owner") == 2
+                [first, second] = [r["id"] for r in AssistInbox(inbox_path(tmp_path)).open_requests()]
+                r = await owner.post(f"/console/inbox/assist/{first}", {"reply": "aisle"})
+                assert r.status_code == 303
+                assert await next_count("owner") == 1
+                # answered elsewhere (as the terminal's /reply does: its own connection to the inbox file)
+                assert AssistInbox(inbox_path(tmp_path)).answer(second, "vegetarian")
+                assert await next_count("owner") == 0
+                assert counts["bob"].empty()  # another principal's count never moved
+            finally:
+                for task in listeners:
+                    task.cancel()
+                await asyncio.gather(*listeners, return_exceptions=True)
