@@ -51,6 +51,12 @@ class SourceUnavailable(SensorError):
     code = "source_unavailable"
 
 
+class ReadRefused(SensorError):
+    """The device gate refused the command (not a read-only one): nothing reached the device."""
+
+    code = "read_refused"
+
+
 class MalformedOutput(SensorError):
     """The source answered, but not in a format we can read."""
 
