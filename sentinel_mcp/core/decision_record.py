@@ -41,7 +41,7 @@ class Outcome(StrEnum):
 class RecordNotWritten(SentinelError):
     """A built-in's decision record could not be stored: whatever it was about is refused."""
 
-    area = "records"
+    area = "storage"  # a record that cannot be stored: the storage area's kind of failure
     code = "record_not_written"
 
 
