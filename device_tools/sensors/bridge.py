@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sentinel_mcp.core.display_text import safe_question
+from sentinel_mcp.core.asking import Asker, AskUser
 
 from device_tools.sensors.audit_log import AuditLog
 from device_tools.sensors.consent_registry import Consent, ConsentRegistry
@@ -66,8 +66,8 @@ class SensorBridge:
         if self._covering(requester, req.sensor, req.scope):
             return None
         scope_text = f" at {req.scope.value} scope" if req.sensor.value in SCOPED_SENSORS else ""
-        return safe_question(f"Allow {requester!r} to read your {req.sensor.value}{scope_text}?",
-                             {"requester": requester})[0]
+        return AskUser(Asker.SENSORS, f"Allow '{requester}' to read your {req.sensor.value}{scope_text}?",
+                       {"requester": requester}).shown()
 
     def _covering(self, requester: str, sensor: SensorKind, scope: Scope) -> Consent | None:
         consent = self.consents.current(requester, sensor)
