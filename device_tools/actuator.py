@@ -25,6 +25,8 @@ from .element_registry import Element, ElementRegistry, Snapshot
 from .errors import CommandRefused, DeviceError, DumpFailed
 from .gate import Approval, CommandGate
 from .risk_classifier import ActionRiskClassifier
+from sentinel_mcp.core.call_meta import decision_id_of
+from sentinel_mcp.core.decision_record import RecordNotWritten
 from sentinel_mcp.core.errors import SentinelError
 
 DUMP_FAILURES = ("null root node", "could not get idle state", "error:", "killed")
@@ -132,6 +134,7 @@ class Actuator:
             "assessment": assessment.public(),
             "confirmation": "not_needed",
             "at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "decision_id": decision_id_of(ctx),  # the gateway's audit row for this call ("" standalone)
         }
         decided_by = "firewall:low-risk"
         if assessment.requires_confirmation:
@@ -171,6 +174,12 @@ class Actuator:
                     )
                 )
             decided_by = "user:volume-up" if self.physical_confirmation else "user:elicitation"
+        if self.on_decision is not None:  # the decision is on record before anything reaches the device
+            try:
+                self.on_decision(decision | {"outcome": "approved", "decided_by": decided_by})
+            except RecordNotWritten as exc:
+                return ActionOutcome("denied", f"not done: the decision could not be recorded ({exc}). Nothing was "
+                                     "sent to the device.", decision | {"outcome": "denied"})
         approval = Approval(action.digest, decided_by).allow(*patterns)
         sent_before = len(self.gate.sent)
         started = time.monotonic()
@@ -195,14 +204,30 @@ class Actuator:
             "outcome": "allowed",
             "decided_by": decided_by,
             "provenance": "user" if decided_by.startswith("user") else "policy",
-            "commands": [
-                " ".join(c) if not (action.target and action.target.password) else "<redacted>" for c in sent
-            ],
+            "commands": [_on_record(c, bool(action.target and action.target.password)) for c in sent],
             "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
         }
         return self._finish(ActionOutcome("done", data.pop("message", "done"), decision, data))
 
     def _finish(self, outcome: ActionOutcome) -> ActionOutcome:
-        if self.on_decision is not None:
+        if self.on_decision is None:
+            return outcome
+        try:
             self.on_decision(outcome.decision)
+        except RecordNotWritten as exc:
+            if outcome.status == "done":  # done on the device: say so, but withhold what it returned
+                return ActionOutcome("error", f"done on the device, but its record could not be written ({exc}); "
+                                     "the result is withheld", outcome.decision | {"outcome": "error"})
+            return ActionOutcome(outcome.status, f"{outcome.message} (its record could not be written: {exc})",
+                                 outcome.decision, snapshot=outcome.snapshot)
         return outcome
+
+
+def _on_record(argv: Sequence[str], password: bool) -> str:
+    """A sent command as records keep it: typed text only by its length (its adb encoding, ``%s`` for spaces,
+    would slip past the redactor's patterns), a password's command not at all."""
+    if password:
+        return "<redacted>"
+    if list(argv[:2]) == ["input", "text"]:
+        return f"input text <{sum(len(a) for a in argv[2:])} characters>"
+    return " ".join(argv)

@@ -23,8 +23,10 @@ class AdbBackend:
     name = "adb"
     unicode_text = False  # `input text` is ASCII-only
 
-    def __init__(self, serial: str | None = None, host: str = "127.0.0.1", port: int = 5037) -> None:
+    def __init__(self, serial: str | None = None, host: str = "127.0.0.1", port: int = 5037, *,
+                 serial_setting: str = "sentinel.device.serial") -> None:
         self.serial = serial
+        self.serial_setting = serial_setting  # named in the error that asks to choose a device
         self.host = host
         self.port = port
         self._device = None
@@ -52,11 +54,12 @@ class AdbBackend:
         except adbutils.AdbError as exc:
             raise DeviceUnavailable(f"adb server at {self.host}:{self.port} failed: {exc}") from None
         if self.serial is None:
-            if len(serials) != 1:
-                found = ", ".join(serials) or "none"
-                raise DeviceUnavailable(
-                    f"set sentinel.device.serial: expected exactly one device, found {found}"
-                )
+            if not serials:
+                raise DeviceUnavailable(f"no device connected to the adb server at {self.host}:{self.port} "
+                                        "(check `adb devices`)")
+            if len(serials) > 1:
+                raise DeviceUnavailable(f"several devices ({', '.join(serials)}): set {self.serial_setting} "
+                                        "to the one to use")
             self.serial = serials[0]
         elif self.serial not in serials:
             raise DeviceUnavailable(

@@ -20,6 +20,12 @@ GETEVENT: Argv = ["getevent", "-l"]
 WINDOW_SIZE: Argv = ["wm", "size"]
 MODEL: Argv = ["getprop", "ro.product.model"]
 ALARMS: Argv = ["dumpsys", "alarm"]  # the only way to list alarms over adb (needs the shell's DUMP permission)
+# what the sensors read over adb (sensors go through the same gate as the screen tools)
+LOCATION: Argv = ["dumpsys", "location"]
+BATTERY: Argv = ["dumpsys", "battery"]
+SENSOR_SERVICE: Argv = ["dumpsys", "sensorservice"]
+UPTIME: Argv = ["cat", "/proc/uptime"]
+SENSOR_READS: tuple[Argv, ...] = (LOCATION, BATTERY, SENSOR_SERVICE, UPTIME)
 
 
 def tap(x: int, y: int) -> Argv:
@@ -104,5 +110,6 @@ def is_read_only(argv: Sequence[str]) -> bool:
         or a == WINDOW_SIZE
         or a == MODEL
         or a == ALARMS
+        or a in SENSOR_READS
         or (len(a) >= 6 and a[:3] == ["content", "query", "--uri"] and a[4] == "--projection")
     )

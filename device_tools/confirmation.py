@@ -22,7 +22,7 @@ from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, Inpu
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, ConfigDict, Field
 
-from sentinel_mcp.core.display_text import safe_question
+from sentinel_mcp.core.asking import Asker, AskUser, Channel
 
 log = logging.getLogger(__name__)
 CONFIRM_KEY = "device_confirm"
@@ -65,7 +65,7 @@ async def confirm_by_elicitation(
 ) -> Outcome | InputRequiredResult:
     if ctx is None:
         return "unavailable"
-    message = safe_question(message)[0]  # labels and typed text come from the screen and the agent
+    message = AskUser(Asker.DEVICE, message).shown()  # labels and typed text come from the screen and the agent
     if _modern(ctx):
         responses = ctx.input_responses or {}
         state = _state(ctx.request_state)
@@ -113,7 +113,7 @@ def _state(raw: str | None) -> dict[str, Any]:
 
 
 async def confirm_by_volume_up(gate: Any, ctx: Any, message: str, timeout: float) -> Outcome:
-    message = safe_question(message)[0]
+    message = AskUser(Asker.DEVICE, message, channel=Channel.PHONE).shown()
     note = f"{message} — press Volume Up on the phone within {timeout:g}s to allow (no press denies)."
     if ctx is not None:
         try:

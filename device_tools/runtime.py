@@ -12,6 +12,7 @@ from .actuator import Actuator
 from .backend import DeviceBackend
 from .gate import CommandGate
 from .settings import DeviceSettings
+from sentinel_mcp.core.decision_record import BuiltinRecord, Outcome, RecordNotWritten
 
 
 @dataclass
@@ -26,7 +27,16 @@ class DeviceRuntime:
         self._log_lock = threading.Lock()
 
     def record_decision(self, decision: dict[str, Any]) -> None:
-        """Append every security decision to ``decisions.jsonl`` in the data dir (local provenance trail)."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        with self._log_lock, open(self.data_dir / "decisions.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(decision, sort_keys=True, default=str) + "\n")
+        """Append a security decision to ``decisions.jsonl`` in the data dir: a ``BuiltinRecord`` (typed
+        outcome, redacted like the gateway's audit rows) pointing to the gateway's decision (``decision_id``).
+        Raises ``RecordNotWritten`` when it cannot be stored: the actuator then refuses (fail closed)."""
+        try:
+            record = BuiltinRecord("device", Outcome(decision.get("outcome", "error")),
+                                   str(decision.get("decision_id", "")), details=decision)
+            line = json.dumps(record.redacted(), sort_keys=True, default=str) + "\n"
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            with self._log_lock, open(self.data_dir / "decisions.jsonl", "a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+        except (OSError, ValueError) as e:
+            raise RecordNotWritten(f"the device's decision record: {e}") from None

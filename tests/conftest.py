@@ -15,7 +15,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-sys.path.insert(0, str(ROOT / "tests" / "support"))  # shared helpers (carried_session, tiny_gguf)
 
 
 def free_port() -> int:

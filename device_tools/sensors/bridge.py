@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sentinel_mcp.core.display_text import safe_question
+from sentinel_mcp.core.asking import Asker, AskUser
 
 from device_tools.sensors.audit_log import AuditLog
 from device_tools.sensors.consent_registry import Consent, ConsentRegistry
@@ -66,8 +66,8 @@ class SensorBridge:
         if self._covering(requester, req.sensor, req.scope):
             return None
         scope_text = f" at {req.scope.value} scope" if req.sensor.value in SCOPED_SENSORS else ""
-        return safe_question(f"Allow {requester!r} to read your {req.sensor.value}{scope_text}?",
-                             {"requester": requester})[0]
+        return AskUser(Asker.SENSORS, f"Allow '{requester}' to read your {req.sensor.value}{scope_text}?",
+                       {"requester": requester}).shown()
 
     def _covering(self, requester: str, sensor: SensorKind, scope: Scope) -> Consent | None:
         consent = self.consents.current(requester, sensor)
@@ -78,14 +78,16 @@ class SensorBridge:
     # --- the pipeline ------------------------------------------------------------------------------
 
     async def handle(self, request: SensorRequest | dict[str, Any], requester: str,
-                     answer: UserConsent | Literal["declined"] | None = None) -> SensorResponse:
-        """Run one request through the policy. Raises a SensorError (already audited) when refused."""
+                     answer: UserConsent | Literal["declined"] | None = None,
+                     decision_id: str = "") -> SensorResponse:
+        """Run one request through the policy. Raises a SensorError (already audited) when refused.
+        ``decision_id``: the gateway's decision for this call, which every audit row points to."""
         raw = request if isinstance(request, dict) else request.model_dump()
         try:
             req, rate = self._validate(request)
         except (ValidationError, ValueError) as e:
             err = InvalidRequest(_explain(e))
-            self._audit(raw, requester, "invalid", err.message, [])
+            self._audit(raw, requester, "invalid", err.message, [], decision_id=decision_id)
             raise err from None
 
         try:
@@ -97,17 +99,18 @@ class SensorBridge:
         except SensorError as e:
             decision = {"consent_required": "denied", "consent_declined": "denied",
                         "throttled": "throttled"}.get(e.code, "failed")
-            self._audit(raw, requester, decision, f"{e.code}: {e.message}", [], req)
+            self._audit(raw, requester, decision, f"{e.code}: {e.message}", [], req, decision_id)
             raise
         except Exception as e:  # noqa: BLE001 - a source bug must not leak a traceback or crash the server
             err = SourceUnavailable(f"{self.source.name} failed reading {req.sensor.value}: {type(e).__name__}: {e}")
-            self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req)
+            self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req, decision_id)
             raise err from None
 
         response = SensorResponse(task_id=req.task_id, payload=payload, redactions=redactions,
                                   timestamp=iso_utc(reading.taken_at))
-        self.vault.store(requester, req.sensor.value, req.scope.value, response, req.retention)  # 4. retention
-        self._audit(raw, requester, "allowed", f"source {reading.source}", redactions, req)  # 5. audit
+        # 4. audit, before the reading is kept or leaves: a row that cannot be written refuses (NotRecorded)
+        self._audit(raw, requester, "allowed", f"source {reading.source}", redactions, req, decision_id)
+        self.vault.store(requester, req.sensor.value, req.scope.value, response, req.retention)  # 5. retention
         return response
 
     def _validate(self, request: SensorRequest | dict[str, Any]) -> tuple[SensorRequest, float]:
@@ -139,7 +142,7 @@ class SensorBridge:
                               "or by answering the consent question in an MCP client that supports elicitation")
 
     def _audit(self, raw: dict[str, Any], requester: str, decision: str, reason: str, redactions: list[str],
-               req: SensorRequest | None = None) -> None:
+               req: SensorRequest | None = None, decision_id: str = "") -> None:
         self.audit.record(
             requester=requester,
             sensor=req.sensor.value if req else str(raw.get("sensor", ""))[:100],
@@ -147,7 +150,7 @@ class SensorBridge:
             policy_tag=req.policy_tag if req else str(raw.get("policy_tag", ""))[:200],
             task_id=req.task_id if req else str(raw.get("task_id", ""))[:200],
             decision=decision, reason=reason[:1000], redactions=redactions,
-            retention=req.retention if req and decision == "allowed" else 0)
+            retention=req.retention if req and decision == "allowed" else 0, decision_id=decision_id)
 
     # --- inventory ---------------------------------------------------------------------------------
 

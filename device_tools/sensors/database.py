@@ -45,7 +45,9 @@ CREATE TABLE IF NOT EXISTS audit (
     retention  INTEGER NOT NULL
 )
 """
-STORE_SCHEMA = Schema("sensors", {"sqlite": [SCHEMA]})
+# 2: each audit row points to the gateway's decision (decision_id, "" standalone): one decision log
+LINK_TO_GATEWAY = "ALTER TABLE audit ADD COLUMN decision_id TEXT NOT NULL DEFAULT ''"
+STORE_SCHEMA = Schema("sensors", {"sqlite": [SCHEMA, LINK_TO_GATEWAY]})
 
 DB_FILENAME = "sensors.db"
 

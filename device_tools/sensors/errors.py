@@ -51,6 +51,18 @@ class SourceUnavailable(SensorError):
     code = "source_unavailable"
 
 
+class NotRecorded(SensorError):
+    """The request's audit row could not be written: refused, nothing read is returned or kept."""
+
+    code = "not_recorded"
+
+
+class ReadRefused(SensorError):
+    """The device gate refused the command (not a read-only one): nothing reached the device."""
+
+    code = "read_refused"
+
+
 class MalformedOutput(SensorError):
     """The source answered, but not in a format we can read."""
 

@@ -26,8 +26,8 @@ from device_tools.sensors.kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
 from sentinel_mcp.core.builtin import BuiltinContext
-from sentinel_mcp.core.call_meta import principal_of
-from sentinel_mcp.core.display_text import safe_question
+from sentinel_mcp.core.call_meta import decision_id_of, principal_of
+from sentinel_mcp.core.asking import Asker, AskUser
 
 Settings = SensorSettings  # the built-in contract: its typed settings beside create_server
 
@@ -112,7 +112,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         request = {"sensor": sensor, "scope": scope, "policy_tag": policy_tag, "retention": retention,
                    "rate": rate, "task_id": task_id}
         try:
-            response = await bridge.handle(request, principal_of(ctx), answer)
+            response = await bridge.handle(request, principal_of(ctx), answer, decision_id_of(ctx))
         except SensorError as e:
             return _error(e)
         return _ok(response.model_dump())
@@ -134,8 +134,8 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _NOT_ASKED
         who = requester or principal_of(ctx)
         until = f" for {expires_in:g} s" if expires_in else " until revoked"
-        question, _ = safe_question(f"Grant {who!r} access to your {sensor} at {scope} scope{until}?",
-                                    {"requester": who})
+        question = AskUser(Asker.SENSORS, f"Grant '{who}' access to your {sensor} at {scope} scope{until}?",
+                           {"requester": who}).shown()
         return Elicit(question, GrantConfirmation)
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))

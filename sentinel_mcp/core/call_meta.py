@@ -14,12 +14,13 @@ CLIENT_KEY = "sentinel/client"
 ORIGIN_KEY = "sentinel/origin"
 CAN_SAMPLE_KEY = "sentinel/can_sample"
 PRINCIPAL_KEY = "sentinel/principal"
+DECISION_KEY = "sentinel/decision_id"  # the gateway's audit row for this call: built-ins' records point to it
 
 
 def call_meta(session_id: str, client: str | None, origin: str, principal: str | None = None, *,
-              can_sample: bool = False) -> dict[str, Any]:
+              can_sample: bool = False, decision_id: str = "") -> dict[str, Any]:
     meta: dict[str, Any] = {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin,
-                            PRINCIPAL_KEY: principal or ""}
+                            PRINCIPAL_KEY: principal or "", DECISION_KEY: decision_id}
     if can_sample:  # true when a sampling request the built-in sends during this call reaches the caller's model
         meta[CAN_SAMPLE_KEY] = True
     return meta
@@ -61,3 +62,9 @@ def can_sample_of(ctx: Any) -> bool | None:
 def principal_of(ctx: Any, default: str = "local") -> str:
     """The principal the call runs for (consents and retained data are theirs); ``default`` standalone."""
     return str(_meta_of(ctx).get(PRINCIPAL_KEY) or default)
+
+
+def decision_id_of(ctx: Any) -> str:
+    """The gateway's decision id for the call being handled ("" standalone or when malformed)."""
+    value = _meta_of(ctx).get(DECISION_KEY)
+    return value if isinstance(value, str) and len(value) <= 200 else ""

@@ -292,7 +292,8 @@ class Gateway(CatalogView):
         up = self.manager.upstreams[route.upstream]
         who, link = rec.base["principal"], req.link
         meta = call_meta(rec.base["session"], rec.base["client"], rec.base["origin"], who,
-                         can_sample=bool(getattr(link, "relays_sampling", False))) \
+                         can_sample=bool(getattr(link, "relays_sampling", False)),
+                         decision_id=rec.decision_id) \
             if isinstance(up.target, BuiltinTarget) else None
         started = call_timings.now()
         if self.person_inbox is not None and call.origin in PERSON_ORIGINS and not reaches_person(link):

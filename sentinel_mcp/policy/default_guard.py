@@ -13,6 +13,7 @@ import time
 
 from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core.answer_validation import approves
+from sentinel_mcp.core.asking import Asker, AskUser, Provenance
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.display_text import VALUE_LIMIT, Shown, display_note, is_hidden, safe_text, shown
 
@@ -48,12 +49,10 @@ def describe_call(call: ToolCall, value_limit: int = VALUE_LIMIT, max_arguments:
 
 def confirmation_question(call: ToolCall, why: str) -> Question:
     described, note = describe_call(call)
-    return Question(
-        key=confirmation_key(call),
-        message=f"Sentinel: allow {described}? {why}" + (f" {note}" if note else ""),
-        requested_schema=CONFIRM_SCHEMA,
-        meta={"kind": "confirmation", "tool": call.name, "digest": call.digest, "from": ["user"]},
-    )
+    ask = AskUser(Asker.GUARD, f"Sentinel: allow {described}? {why}" + (f" {note}" if note else ""),
+                  accepts_from=(Provenance.USER,),
+                  meta={"kind": "confirmation", "tool": call.name, "digest": call.digest})
+    return ask.question(confirmation_key(call), CONFIRM_SCHEMA)
 
 
 class ConfirmationBook:

@@ -15,8 +15,9 @@ import hashlib
 from typing import Any
 
 from sentinel_mcp.core.answer_validation import answer_problem
+from sentinel_mcp.core.asking import Asker, AskUser
 from sentinel_mcp.core.decision import Answer, Question, ToolCall
-from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import PolicyError
 
 DONT_KNOW = "i_dont_know"  # the value of "I don't know" in every choice (the loader refuses it as a choice)
@@ -97,8 +98,7 @@ def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Qu
 
 
 def _shown(need: dict[str, Any], call: ToolCall | None) -> str:
-    text, _ = safe_question(str(need["question"]), call.arguments if call is not None else None)
-    return text
+    return AskUser(Asker.POLICY, str(need["question"]), call.arguments if call is not None else None).shown()
 
 
 def answer_value(question: Question, answer: Answer) -> Any:

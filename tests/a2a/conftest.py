@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx2
 import pytest
 
-sys.path.append(str(Path(__file__).parent))  # a2a_rig (--import-mode=importlib); appended: other areas come first
-
-from a2a_rig import Served, open_port, serve
+from tests.a2a.a2a_rig import Served, open_port, serve
 
 from sentinel_mcp.a2a.settings import A2ASettings
 

@@ -5,24 +5,17 @@ Side effects that must not happen: the toolbox's marker file, and the cancellati
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import socket
 import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
 
 import httpx2
 import pytest
-import uvicorn
-from a2a_rig import user_message
+from tests.a2a.served_gateway import gateway_with_a2a
+from tests.a2a.a2a_rig import user_message
 
-from sentinel_mcp.a2a.app import mount_a2a
-from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.audit import read_audit
-from sentinel_mcp.app.http_app import build_http_app
-from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.identity.http_auth import http_auth_for
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
 
 pytestmark = pytest.mark.timeout(120)
@@ -32,9 +25,6 @@ PEER = "peer-token-0123456789"  # the peer is a principal Sentinel knows by its 
 
 @contextlib.asynccontextmanager
 async def a2a_gateway(tmp_path: Path, answers_provenance: str = "agent") -> AsyncIterator[tuple[Any, Any]]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     raw = {"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]},
                           "airline": {"command": sys.executable, "args": ["-m", "examples.airline"],
                                       "cwd": str(PROJECT_ROOT)}},
@@ -43,24 +33,10 @@ async def a2a_gateway(tmp_path: Path, answers_provenance: str = "agent") -> Asyn
                         "seeds": {"current_user": "mia_li_3668"},
                         "principals": [{"name": "peer", "token": PEER}],
                         "a2a": {"name": "answers-test", "answers_provenance": answers_provenance}}}
-    config = parse_config(raw, source="<test>", base_dir=tmp_path)
-    auth = http_auth_for(config)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator)
-    mount_a2a(app, holder, config, "127.0.0.1", port, auth.owner_token)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        while not server.started:
-            if serving.done():
-                serving.result()
-            await asyncio.sleep(0.02)
-        base = f"http://127.0.0.1:{port}"
+    async with gateway_with_a2a(raw, tmp_path) as gw:
+        base, config = gw.base, gw.config
         headers = {"A2A-Version": "1.0", "Authorization": f"Bearer {PEER}"}
         async with httpx2.AsyncClient(timeout=60, headers=headers) as http:
-            for _ in range(300):
-                if (await http.get(base + "/healthz")).json().get("status") == "ok":
-                    break
-                await asyncio.sleep(0.1)
 
             async def send(*parts: dict[str, Any], task_id: str | None = None,
                            context_id: str | None = None) -> dict[str, Any]:
@@ -69,10 +45,6 @@ async def a2a_gateway(tmp_path: Path, answers_provenance: str = "agent") -> Asyn
                 return (await http.post(base + "/a2a", json=body)).json()
 
             yield send, config
-    finally:
-        server.should_exit = True
-        await serving
-        sock.close()
 
 
 def call(name: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from a2a_rig import open_port, rpc, serve, user_message
+from tests.a2a.a2a_rig import open_port, rpc, serve, user_message
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 

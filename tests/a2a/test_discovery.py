@@ -13,7 +13,7 @@ import uuid
 
 import httpx2
 import pytest
-from a2a_rig import LOOPBACK, multicast_problem, open_port, serve
+from tests.a2a.a2a_rig import LOOPBACK, multicast_problem, open_port, serve
 from mcp import Client
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from a2a_rig import open_port, serve
+from tests.a2a.a2a_rig import open_port, serve
 
 from sentinel_mcp.a2a.discovery import PeerRejected, txt_record, verify_peer
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from a2a_rig import RELEASE, rpc, user_message
+from tests.a2a.a2a_rig import RELEASE, rpc, user_message
 from websockets.asyncio.client import connect
 
 from sentinel_mcp.a2a.task_events import RESYNC, EventStream, TaskEvents
@@ -247,7 +247,7 @@ async def test_slow_subscriber_never_blocks_the_publisher_and_resyncs():
 
 
 async def test_another_callers_task_cannot_be_subscribed_to(http):
-    from a2a_rig import open_port, serve
+    from tests.a2a.a2a_rig import open_port, serve
 
     from sentinel_mcp.a2a.settings import A2ASettings
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from a2a_rig import RELEASE, open_port, rpc, serve, user_message
+from tests.a2a.a2a_rig import RELEASE, open_port, rpc, serve, user_message
 
 from sentinel_mcp.a2a.settings import A2ASettings
 

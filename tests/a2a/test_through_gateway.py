@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import sqlite3
 import sys
 import uuid
@@ -13,18 +12,13 @@ from pathlib import Path
 
 import httpx2
 import pytest
-import uvicorn
-from a2a_rig import LOOPBACK, multicast_problem, user_message
+from tests.a2a.served_gateway import gateway_with_a2a
+from tests.a2a.a2a_rig import LOOPBACK, multicast_problem, user_message
 from mcp import Client
 
-from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.a2a.mcp_tools import create_server
-from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.audit import audit_files
 from sentinel_mcp.core.builtin import BuiltinContext
-from sentinel_mcp.app.http_app import build_http_app
-from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.identity.http_auth import http_auth_for
 
 pytestmark = pytest.mark.timeout(90)
 ROVER = "rover-token-0123456789"
@@ -37,9 +31,6 @@ def sensor_request(scope: str) -> dict:
 
 
 async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path):
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     name = f"sentinel-e2e-{uuid.uuid4().hex[:8]}"
     raw = {"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["sensors"],
                                           "principals": [{"name": "rover", "token": ROVER},
@@ -47,24 +38,10 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
                                           "a2a": {"name": name, "advertise": True, "interfaces": LOOPBACK}}}
     cfg_file = tmp_path / "sentinel.json"
     cfg_file.write_text(json.dumps(raw))
-    config = parse_config(raw, source=str(cfg_file), base_dir=tmp_path)
-    auth = http_auth_for(config)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator)
-    mount_a2a(app, holder, config, "127.0.0.1", port, auth.owner_token)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if serving.done():
-            serving.result()
-        await asyncio.sleep(0.02)
-    base = f"http://127.0.0.1:{port}"
-    try:
+    async with gateway_with_a2a(raw, tmp_path, source=str(cfg_file)) as gw:
+        base, config = gw.base, gw.config
         rover = {"A2A-Version": "1.0", "Authorization": f"Bearer {ROVER}"}
         async with httpx2.AsyncClient(timeout=60, headers=rover) as http:
-            for _ in range(300):  # the built-ins come up in the app's lifespan; wait for the gateway's health
-                if (await http.get(base + "/healthz")).json().get("status") == "ok":
-                    break
-                await asyncio.sleep(0.1)
             card = (await http.get(base + "/.well-known/agent-card.json")).json()
             assert card["name"] == name and card["supportedInterfaces"][0]["url"] == base + "/a2a"
             sensors_status = card["capabilities"]["extensions"][1]["params"]["status"]
@@ -124,10 +101,6 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
                 reading = task["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]
                 assert any("city" in r.lower() for r in reading["redactions"])
             expected_rows = 4
-    finally:
-        server.should_exit = True
-        await serving
-        sock.close()
     # every A2A call is in the gateway's audit log with its origin and the caller's principal
     # (one row per finished call: an allowed call also has its decision row, written before it ran)
     rows = []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from a2a_rig import open_port, serve
+from tests.a2a.a2a_rig import open_port, serve
 from websockets.asyncio.client import connect
 
 from sentinel_mcp.a2a.discovery import PeerRejected, verify_peer

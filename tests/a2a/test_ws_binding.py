@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from a2a_rig import RELEASE, open_port, serve, user_message
+from tests.a2a.a2a_rig import RELEASE, open_port, serve, user_message
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 

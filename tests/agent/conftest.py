@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -8,11 +7,8 @@ import pytest
 
 HERE = Path(__file__).parent
 # the scripted OpenAI-compatible model server (a real HTTP server: the "remote LLM" double) and device helpers
-sys.path.insert(0, str(HERE.parent / "swarm" / "support"))
-sys.path.insert(0, str(HERE.parent / "device"))
-sys.path.insert(0, str(HERE))
 
-from scripted_model import ScriptedModelServer  # noqa: E402 - found through the path set above
+from tests.swarm.support.scripted_model import ScriptedModelServer  # noqa: E402 - found through the path set above
 
 
 @pytest.fixture

@@ -6,26 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import sys
 import uuid
 from pathlib import Path
 
 import httpx2
 import pytest
-import uvicorn
-from audit_rows import audit_rows
-from phone_policies import read_newest_message, screen_of, sign_in_to_bank
+from tests.agent.audit_rows import audit_rows
+from tests.agent.phone_policies import read_newest_message, screen_of, sign_in_to_bank
 
-from sentinel_mcp.a2a.app import mount_a2a
-from sentinel_mcp.config import parse_config
-from sentinel_mcp.app.http_app import build_http_app
-from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.identity.http_auth import http_auth_for
 from sentinel_mcp.paths import RULEBASES_DIR
-
-sys.path.insert(0, str(Path(__file__).parent.parent / "a2a"))
-from a2a_rig import LOOPBACK, user_message
+from tests.a2a.a2a_rig import LOOPBACK, user_message
+from tests.a2a.served_gateway import gateway_with_a2a
 
 pytestmark = pytest.mark.timeout(120)
 FAST_OPENAI = {"timeout": 5.0, "backoff_base": 0.01, "max_attempts": 2, "model": "scripted-1"}
@@ -33,10 +24,7 @@ ROVER = "rover-token-0123456789"
 DRONE = "drone-token-0123456789"
 
 
-async def serve_gateway(tmp_path: Path, peers: list[str], tools: list[str] | None = None):
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
+def serve_gateway(tmp_path: Path, peers: list[str], tools: list[str] | None = None):
     raw = {"mcpServers": {}, "sentinel": {
         "data_dir": str(tmp_path), "builtins": ["device", "agent"],
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
@@ -45,17 +33,7 @@ async def serve_gateway(tmp_path: Path, peers: list[str], tools: list[str] | Non
         | ({"tools": tools} if tools is not None else {}),
         "principals": [{"name": "rover", "token": ROVER}, {"name": "drone", "token": DRONE}],
         "a2a": {"name": f"sentinel-agent-{uuid.uuid4().hex[:8]}", "advertise": False, "interfaces": LOOPBACK}}}
-    config = parse_config(raw, source="<test>", base_dir=tmp_path)
-    auth = http_auth_for(config)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator)
-    mount_a2a(app, holder, config, "127.0.0.1", port, auth.owner_token)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if serving.done():
-            serving.result()
-        await asyncio.sleep(0.02)
-    return server, serving, sock, f"http://127.0.0.1:{port}", holder
+    return gateway_with_a2a(raw, tmp_path)
 
 
 async def send(http, base: str, part: dict) -> dict:
@@ -76,14 +54,10 @@ async def test_a2a_text_and_task_offer_run_the_agent_for_allowed_peers_only(tmp_
     monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
     monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
     model_server.script("unknown", read_newest_message, read_newest_message, *[sign_in_to_bank] * 3)
-    server, serving, sock, base, holder = await serve_gateway(tmp_path, ["rov*"])
-    try:
+    async with serve_gateway(tmp_path, ["rov*"]) as gw:
+        base, holder = gw.base, gw.holder
         rover = {"A2A-Version": "1.0", "Authorization": f"Bearer {ROVER}"}
         async with httpx2.AsyncClient(timeout=60, headers=rover) as http:
-            for _ in range(300):
-                if (await http.get(base + "/healthz")).json().get("status") == "ok":
-                    break
-                await asyncio.sleep(0.1)
             done = await send(http, base, {"text": "open Messages and read the newest message"})
             assert done["status"]["state"] == "TASK_STATE_COMPLETED", done["status"]
             result = done["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]
@@ -96,31 +70,19 @@ async def test_a2a_text_and_task_offer_run_the_agent_for_allowed_peers_only(tmp_
             assert "refused" in text
         phone = holder.runtime.gateway.manager.upstreams["device"].target.server.runtime.backend
         assert phone.screen == "bank_login"  # the peer could not confirm the tap on Sign in
-    finally:
-        server.should_exit = True
-        await serving
-        sock.close()
 
 
 async def test_a_peer_the_owner_did_not_allow_cannot_drive_the_phone(tmp_path, model_server, monkeypatch):
     monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
     monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
-    server, serving, sock, base, _holder = await serve_gateway(tmp_path, ["rover"])
-    try:
+    async with serve_gateway(tmp_path, ["rover"]) as gw:
+        base = gw.base
         drone = {"A2A-Version": "1.0", "Authorization": f"Bearer {DRONE}"}
         async with httpx2.AsyncClient(timeout=60, headers=drone) as http:
-            for _ in range(300):
-                if (await http.get(base + "/healthz")).json().get("status") == "ok":
-                    break
-                await asyncio.sleep(0.1)
             task = await send(http, base, {"text": "open Messages and read the newest message"})
         assert task["status"]["state"] == "TASK_STATE_FAILED"
         assert "has not allowed 'drone'" in task["status"]["message"]["parts"][0]["text"]
         assert model_server.requests == []  # not even the model was asked
-    finally:
-        server.should_exit = True
-        await serving
-        sock.close()
 
 
 async def test_a_peers_run_reads_personal_data_only_with_that_peers_consent(tmp_path, model_server, monkeypatch):
@@ -138,14 +100,10 @@ async def test_a_peers_run_reads_personal_data_only_with_that_peers_consent(tmp_
                            "text": "read", "reasoning": ""})
 
     model_server.script("unknown", read_sms, read_sms, report)
-    server, serving, sock, base, holder = await serve_gateway(tmp_path, ["rover", "drone"], ["device__sms_list"])
-    try:
+    async with serve_gateway(tmp_path, ["rover", "drone"], ["device__sms_list"]) as gw:
+        base, holder = gw.base, gw.holder
         rover = {"A2A-Version": "1.0", "Authorization": f"Bearer {ROVER}"}
         async with httpx2.AsyncClient(timeout=60, headers=rover) as http:
-            for _ in range(300):
-                if (await http.get(base + "/healthz")).json().get("status") == "ok":
-                    break
-                await asyncio.sleep(0.1)
             task = await send(http, base, {"text": "read my newest SMS"})
             assert task["status"]["state"] == "TASK_STATE_FAILED", task["status"]
             text = task["status"]["message"]["parts"][0]["text"]
@@ -158,10 +116,6 @@ async def test_a_peers_run_reads_personal_data_only_with_that_peers_consent(tmp_
             result = done["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]
             assert [s.get("tool") for s in result["steps"]][:1] == ["device__sms_list"]
             assert result["steps"][0]["outcome"] == "done"
-    finally:
-        server.should_exit = True
-        await serving
-        sock.close()
     # the audit log (readable once the gateway has stopped): the peer's read was asked, then allowed with consent
     rows = audit_rows(tmp_path, "origin, principal, decision", "tool = 'device__sms_list' ORDER BY id")
     assert rows == [("a2a", "rover", "ask"), ("a2a", "rover", "allow")], rows

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from audit_rows import audit_rows
-from device_helpers import Answers
+from tests.agent.audit_rows import audit_rows
+from tests.device.device_helpers import Answers
 from mcp import Client
 from mcp.types import ElicitResult
-from phone_policies import act, element_id, read_newest_message, screen_of, sign_in_to_bank
+from tests.agent.phone_policies import act, element_id, read_newest_message, screen_of, sign_in_to_bank
 
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.app.runtime import running_gateway

@@ -12,8 +12,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from audit_rows import audit_rows
-from phone_policies import act, read_newest_message, screen_of, sign_in_to_bank
+from tests.agent.audit_rows import audit_rows
+from tests.agent.phone_policies import act, read_newest_message, screen_of, sign_in_to_bank
 
 from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
 from sentinel_mcp.paths import RULEBASES_DIR

@@ -10,27 +10,19 @@ import asyncio
 import json
 import socket
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import httpx2
 import pytest
-import uvicorn
-from audit_rows import audit_rows
-from phone_policies import read_newest_message
+from tests.agent.audit_rows import audit_rows
+from tests.agent.phone_policies import read_newest_message
 
-from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.a2a.orchestrator import _task_of
-from sentinel_mcp.config import parse_config
-from sentinel_mcp.app.http_app import build_http_app
-from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.identity.http_auth import http_auth_for
 from sentinel_mcp.paths import RULEBASES_DIR
-
-sys.path.insert(0, str(Path(__file__).parent.parent / "a2a"))
-from a2a_rig import LOOPBACK, user_message
-from test_sdk_interop import sdk_python
+from tests.a2a.a2a_rig import LOOPBACK, user_message
+from tests.a2a.served_gateway import gateway_with_a2a
+from tests.a2a.test_sdk_interop import sdk_python
 
 pytestmark = pytest.mark.timeout(180)
 FAST_OPENAI = {"timeout": 5.0, "backoff_base": 0.01, "max_attempts": 2, "model": "scripted-1"}
@@ -69,8 +61,6 @@ async def start_orchestrator(port: int, sentinel_rpc: str) -> subprocess.Popen:
 
 async def test_orchestrator_first_then_local_when_alone(tmp_path, openai_env):
     openai_env.script("unknown", *[read_newest_message] * 12)
-    sock = free_port()
-    port = sock.getsockname()[1]
     orch_port = free_port()
     orch_port_n = orch_port.getsockname()[1]
     orch_port.close()
@@ -84,83 +74,67 @@ async def test_orchestrator_first_then_local_when_alone(tmp_path, openai_env):
         "principals": [{"name": "rover", "token": ROVER}, {"name": "orch", "token": ORCH}],
         "a2a": {"name": f"sentinel-{uuid.uuid4().hex[:8]}", "advertise": False, "interfaces": LOOPBACK,
                 "orchestrator_url": orch_rpc, "orchestrator_principal": "orch", "orchestrator_timeout": 60}}}
-    config = parse_config(raw, source="<test>", base_dir=tmp_path)
-    auth = http_auth_for(config)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator)
-    mount_a2a(app, holder, config, "127.0.0.1", port, auth.owner_token)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if serving.done():
-            serving.result()
-        await asyncio.sleep(0.02)
-    base = f"http://127.0.0.1:{port}"
-    orchestrator = await start_orchestrator(orch_port_n, base + "/a2a")
-    try:
-        async with httpx2.AsyncClient(timeout=120, headers={"A2A-Version": "1.0"}) as http:
-            for _ in range(300):
-                if (await http.get(base + "/healthz")).json().get("status") == "ok":
-                    break
-                await asyncio.sleep(0.1)
+    async with gateway_with_a2a(raw, tmp_path) as gw:
+        base, holder = gw.base, gw.holder
+        orchestrator = await start_orchestrator(orch_port_n, base + "/a2a")
+        try:
+            async with httpx2.AsyncClient(timeout=120, headers={"A2A-Version": "1.0"}) as http:
+                async def send(part: dict, token: str = ROVER) -> dict:
+                    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user_message(part)}}
+                    reply = (await http.post(base + "/a2a", json=body,
+                                             headers={"Authorization": f"Bearer {token}"})).json()
+                    return reply.get("result", {}).get("task") or reply
 
-            async def send(part: dict, token: str = ROVER) -> dict:
-                body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": user_message(part)}}
-                reply = (await http.post(base + "/a2a", json=body,
-                                         headers={"Authorization": f"Bearer {token}"})).json()
-                return reply.get("result", {}).get("task") or reply
+                def parts_of(task: dict) -> list[dict]:
+                    return [p for a in task.get("artifacts", []) for p in a["parts"]]
 
-            def parts_of(task: dict) -> list[dict]:
-                return [p for a in task.get("artifacts", []) for p in a["parts"]]
+                def execution(task: dict) -> dict:
+                    return next(p["data"] for p in parts_of(task) if p.get("data", {}).get("type") == "execution")
 
-            def execution(task: dict) -> dict:
-                return next(p["data"] for p in parts_of(task) if p.get("data", {}).get("type") == "execution")
+                # 1. an intent from a peer goes to the orchestrator, which assigns a sub-task back
+                task = await send({"text": "open Messages and read the newest message"})
+                assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+                assert execution(task)["mode"] == "orchestrated"
+                relayed = next(p["data"] for p in parts_of(task) if p.get("data", {}).get("type") == "relayed")
+                assert relayed["from_agent"] == "orchestrator"
+                report = relayed["artifacts"][0]["parts"][0]["data"]
+                assert report["subtask_state"] == "TASK_STATE_COMPLETED"
+                assert "Alice: See you at 7?" in json.dumps(report["subtask_artifacts"])  # done by the guarded loop
+                assert "phone_agent" in report["offer_caps"]["aiCapabilities" if "aiCapabilities" in
+                                                             report["offer_caps"] else "ai_capabilities"]
 
-            # 1. an intent from a peer goes to the orchestrator, which assigns a sub-task back
-            task = await send({"text": "open Messages and read the newest message"})
-            assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
-            assert execution(task)["mode"] == "orchestrated"
-            relayed = next(p["data"] for p in parts_of(task) if p.get("data", {}).get("type") == "relayed")
-            assert relayed["from_agent"] == "orchestrator"
-            report = relayed["artifacts"][0]["parts"][0]["data"]
-            assert report["subtask_state"] == "TASK_STATE_COMPLETED"
-            assert "Alice: See you at 7?" in json.dumps(report["subtask_artifacts"])  # done by the guarded loop
-            assert "phone_agent" in report["offer_caps"]["aiCapabilities" if "aiCapabilities" in
-                                                         report["offer_caps"] else "ai_capabilities"]
+                # 2. a sub-task naming a tool the orchestrator may not use is not run (it cannot confirm for the owner)
+                task = await send({"text": "hostile read the newest message"})
+                report = next(p["data"] for p in parts_of(task) if p.get("data", {}).get("type") == "relayed")
+                report = report["artifacts"][0]["parts"][0]["data"]
+                # (the device refuses sending texts for a peer outright; were it to ask, the orchestrator's script
+                # answers "yes" claiming to be the user, and that answer would count as an agent's, not the owner's)
+                assert report["hostile_state"] == "TASK_STATE_REJECTED", report
+                assert report.get("answered_for_user_state") in (None, "TASK_STATE_REJECTED", "TASK_STATE_FAILED")
+                phone = holder.runtime.gateway.manager.upstreams["device"].target.server.runtime.backend
+                assert phone.sent_messages == []
+                assert report["subtask_state"] == "TASK_STATE_COMPLETED"
 
-            # 2. a sub-task naming a tool the orchestrator may not use is not run (it cannot confirm for the owner)
-            task = await send({"text": "hostile read the newest message"})
-            report = next(p["data"] for p in parts_of(task) if p.get("data", {}).get("type") == "relayed")
-            report = report["artifacts"][0]["parts"][0]["data"]
-            # (the device refuses sending texts for a peer outright; were it to ask, the orchestrator's script
-            # answers "yes" claiming to be the user, and that answer would count as an agent's, not the owner's)
-            assert report["hostile_state"] == "TASK_STATE_REJECTED", report
-            assert report.get("answered_for_user_state") in (None, "TASK_STATE_REJECTED", "TASK_STATE_FAILED")
-            phone = holder.runtime.gateway.manager.upstreams["device"].target.server.runtime.backend
-            assert phone.sent_messages == []
-            assert report["subtask_state"] == "TASK_STATE_COMPLETED"
+                # 3. a peer posing as the orchestrator: its claims are fields that do not exist; its offer is offered
+                posing = await send({"data": {"type": "task_offer", "intent_id": "x", "intent": "read messages",
+                                              "role": "orchestrator"}})
+                assert posing.get("error", {}).get("code") == -32602, posing
 
-            # 3. a peer posing as the orchestrator: its claims are fields that do not exist; its offer is offered
-            posing = await send({"data": {"type": "task_offer", "intent_id": "x", "intent": "read messages",
-                                          "role": "orchestrator"}})
-            assert posing.get("error", {}).get("code") == -32602, posing
+                # 4. the orchestrator declines: the local loop runs it and says so
+                task = await send({"text": "decline: read the newest message"})
+                assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+                assert execution(task)["mode"] == "degraded" and "rejected" in execution(task)["reason"]
 
-            # 4. the orchestrator declines: the local loop runs it and says so
-            task = await send({"text": "decline: read the newest message"})
-            assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
-            assert execution(task)["mode"] == "degraded" and "rejected" in execution(task)["reason"]
-
-            # 5. the orchestrator is gone: the same intent completes locally, degraded
-            orchestrator.terminate()
-            orchestrator.wait(10)
-            task = await send({"text": "open Messages and read the newest message"})
-            assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
-            assert execution(task)["mode"] == "degraded" and "unreachable" in execution(task)["reason"]
-            assert "Alice: See you at 7?" in json.dumps(task["artifacts"])
-    finally:
-        if orchestrator.poll() is None:
-            orchestrator.kill()
-        server.should_exit = True
-        await serving
+                # 5. the orchestrator is gone: the same intent completes locally, degraded
+                orchestrator.terminate()
+                orchestrator.wait(10)
+                task = await send({"text": "open Messages and read the newest message"})
+                assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+                assert execution(task)["mode"] == "degraded" and "unreachable" in execution(task)["reason"]
+                assert "Alice: See you at 7?" in json.dumps(task["artifacts"])
+        finally:
+            if orchestrator.poll() is None:
+                orchestrator.kill()
     # every crossing is a guarded, audited call: the offers (as the peer) and the sub-tasks (as the orchestrator)
     offers = audit_rows(tmp_path, "principal, decision", "tool = 'a2a__a2a_offer'")
     assert offers and all(r == ("rover", "allow") for r in offers), offers

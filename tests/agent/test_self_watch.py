@@ -8,11 +8,11 @@ import json
 import re
 
 import pytest
-from audit_rows import audit_rows
-from device_helpers import Answers
+from tests.agent.audit_rows import audit_rows
+from tests.device.device_helpers import Answers
 from mcp import Client
-from phone_policies import act, element_id, read_newest_message, screen_of
-from test_agent_loop import agent_config, phone_of
+from tests.agent.phone_policies import act, element_id, read_newest_message, screen_of
+from tests.agent.test_agent_loop import agent_config, phone_of
 
 from sentinel_mcp.agent.health import HealthMonitor, HealthSettings
 from sentinel_mcp.app.runtime import running_gateway

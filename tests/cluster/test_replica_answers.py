@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from carried_session import Carried
+from tests.support.carried_session import Carried
 from mcp import Client
 from mcp.types import ElicitResult
 

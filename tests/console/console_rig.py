@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 import httpx2
-from identity_rig import ALICE, BOB, CAROL, http_sentinel, text, write_config  # noqa: F401 (re-exported)
+from tests.identity.identity_rig import ALICE, BOB, CAROL, http_sentinel, text, write_config  # noqa: F401 (re-exported)
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 

@@ -20,14 +20,13 @@ import json
 import re
 import shutil
 import socket
-import sys
 import uuid
 from pathlib import Path
 
 import httpx2
 import pytest
 import uvicorn
-from console_rig import ALICE, BOB, items_of, mcp_client, signed_in
+from tests.console.console_rig import ALICE, BOB, items_of, mcp_client, signed_in
 
 from sentinel_mcp.a2a.app import mount_a2a
 from sentinel_mcp.config import parse_config
@@ -38,11 +37,9 @@ from sentinel_mcp.identity.http_auth import http_auth_for
 from sentinel_mcp.paths import RULEBASES_DIR
 
 TESTS = Path(__file__).resolve().parent.parent
-for extra in (TESTS / "agent", TESTS / "swarm" / "support", TESTS / "a2a"):
-    sys.path.insert(0, str(extra))
-from a2a_rig import LOOPBACK, user_message  # noqa: E402
-from phone_policies import act, element_id, screen_of  # noqa: E402
-from scripted_model import ScriptedModelServer  # noqa: E402
+from tests.a2a.a2a_rig import LOOPBACK, user_message  # noqa: E402
+from tests.agent.phone_policies import act, element_id, screen_of  # noqa: E402
+from tests.swarm.support.scripted_model import ScriptedModelServer  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)
 ROVER = "rover-token-0123456789abcdef"
@@ -209,8 +206,7 @@ async def test_no_answer_in_time_refuses_the_step_and_withdraws_the_question(tmp
 async def test_a_non_eliciting_clients_own_risky_tap_is_asked_in_its_inbox(tmp_path, model, mode):
     """No agent: the client's own device__click; the firewall's one question waits in the client principal's inbox
     (both protocol eras); a denial there is the person's "no", and the tap never happens."""
-    sys.path.insert(0, str(TESTS / "device"))
-    from device_helpers import element, snapshot_id
+    from tests.device.device_helpers import element, snapshot_id
 
     async with phone_gateway(tmp_path, model) as (base, _owner, holder):
         async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob, \
@@ -255,8 +251,7 @@ async def test_a_runs_consent_question_is_answered_in_the_inbox_too(tmp_path, mo
 async def test_the_question_leaves_the_inbox_when_the_device_stops_waiting(tmp_path, model):
     """The device's own confirm_timeout is shorter than ask_seconds: its "no answer" ends the wait, and the
     question is withdrawn at once (an answer given after it would count for nothing)."""
-    sys.path.insert(0, str(TESTS / "device"))
-    from device_helpers import element, snapshot_id
+    from tests.device.device_helpers import element, snapshot_id
 
     async with phone_gateway(tmp_path, model, device={"confirm_timeout": 2}, ask_seconds=600) as (base, _o, holder):
         async with signed_in(base, ALICE) as alice, mcp_client(base, ALICE) as c:

@@ -19,13 +19,13 @@ import re
 
 import httpx2
 import pytest
-from console_rig import ALICE, BOB, csrf_of, mcp_client, signed_in
-from test_console_agent import HOSTILE, ROVER, phone_gateway  # also puts the agent and A2A rigs on sys.path
+from tests.console.console_rig import ALICE, BOB, csrf_of, mcp_client, signed_in
+from tests.console.test_console_agent import HOSTILE, ROVER, phone_gateway
 
-from a2a_rig import user_message  # noqa: E402
+from tests.a2a.a2a_rig import user_message  # noqa: E402
 from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
-from phone_policies import act, element_id, screen_of  # noqa: E402
-from scripted_model import ScriptedModelServer  # noqa: E402
+from tests.agent.phone_policies import act, element_id, screen_of  # noqa: E402
+from tests.swarm.support.scripted_model import ScriptedModelServer  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)
 UTC_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")

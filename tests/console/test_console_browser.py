@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from console_rig import ALICE, console_config, http_sentinel, mcp_client, text
+from tests.console.console_rig import ALICE, console_config, http_sentinel, mcp_client, text
 
 pytestmark = pytest.mark.timeout(180)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

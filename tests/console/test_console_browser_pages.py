@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 
 import pytest
-from console_rig import ALICE, console_config, http_sentinel
-from test_console_browser import CHROMIUM, DOC_SHOTS
-from test_console_builds import ALICE_TASK, seed
+from tests.console.console_rig import ALICE, console_config, http_sentinel
+from tests.console.test_console_browser import CHROMIUM, DOC_SHOTS
+from tests.console.test_console_builds import ALICE_TASK, seed
 
 pytestmark = pytest.mark.timeout(180)
 

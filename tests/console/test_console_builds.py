@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from console_rig import ALICE, BOB, console_config, http_sentinel, signed_in
+from tests.console.console_rig import ALICE, BOB, console_config, http_sentinel, signed_in
 
 from sentinel_mcp.swarm.state import SwarmStore
 from sentinel_mcp.swarm.workspace import Workspace

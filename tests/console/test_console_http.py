@@ -14,9 +14,9 @@ import uuid
 
 import httpx2
 import pytest
-from console_rig import (ALICE, BOB, CAROL, answer_fields, answer_rounds, console_config, csrf_of, http_sentinel,
+from tests.console.console_rig import (ALICE, BOB, CAROL, answer_fields, answer_rounds, console_config, csrf_of, http_sentinel,
                          items_of, mcp_client, signed_in, text)
-from identity_rig import env_for
+from tests.identity.identity_rig import env_for
 
 pytestmark = pytest.mark.timeout(180)
 BK_PL_FLIP = ("only confirmed bookings can be cancelled')", "only pending bookings can be cancelled')")
@@ -239,7 +239,7 @@ async def test_sessions_show_facts_and_revoke_only_ones_own(sentinel):
 
 async def test_whatif_replay_flips_a_decision_on_the_page_and_the_command(sentinel, tmp_path):
     base, cfg = sentinel
-    from identity_rig import BOOKINGS_PL
+    from tests.identity.identity_rig import BOOKINGS_PL
 
     original = BOOKINGS_PL.read_text()
     flipped = original.replace(*BK_PL_FLIP).replace("booking_status(B, confirmed)", "booking_status(B, pending)")

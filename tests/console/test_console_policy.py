@@ -12,8 +12,8 @@ import re
 import shutil
 
 import pytest
-from console_rig import ALICE, BOB, console_config, csrf_of, http_sentinel, signed_in
-from identity_rig import BOOKINGS_PL
+from tests.console.console_rig import ALICE, BOB, console_config, csrf_of, http_sentinel, signed_in
+from tests.identity.identity_rig import BOOKINGS_PL
 
 pytestmark = pytest.mark.timeout(180)
 XSS_RULE = "% <script>alert('rule')</script> </pre><img src=x onerror=alert(1)>\n"

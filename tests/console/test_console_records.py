@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx2
 import pytest
-from console_rig import ALICE, BOB, answer_fields, console_config, http_sentinel, items_of, signed_in, text
-from identity_rig import User
+from tests.console.console_rig import ALICE, BOB, answer_fields, console_config, http_sentinel, items_of, signed_in, text
+from tests.identity.identity_rig import User
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import InputRequiredResult

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from device_helpers import Answers, adb_server, connect, element, snapshot_id
+from tests.device.device_helpers import Answers, adb_server, connect, element, snapshot_id
 
 from device_tools.adb_backend import AdbBackend
 from device_tools.errors import DeviceUnavailable

@@ -4,7 +4,7 @@ simulated phone through the MCP server, and the real adbutils against the fake a
 from __future__ import annotations
 
 import pytest
-from device_helpers import adb_server, connect, sim_server
+from tests.device.device_helpers import adb_server, connect, sim_server
 
 from device_tools.alarm_dump import parse_alarm_dump
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from device_helpers import sim_server
+from tests.device.device_helpers import sim_server
 from mcp import Client
 from mcp.types import ElicitResult
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from device_helpers import sim_server
+from tests.device.device_helpers import sim_server
 from mcp import Client
-from test_rulebase import guarded_device
+from tests.device.test_rulebase import guarded_device
 
 from device_tools.device_paths import normal_path, private_path
 from device_tools.modules.terminal import DEFAULT_ALLOW, build_argv

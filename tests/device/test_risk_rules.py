@@ -3,17 +3,13 @@ hold case by case (a word can be a view or a deed)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
 
 from device_tools.actions import ProposedAction, Target
 from device_tools.risk_classifier import ActionRiskClassifier
 from device_tools.risk_rules import RiskRules
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from risk_classifier import classify_with, load, metrics
+from benchmarks.risk_classifier import classify_with, load, metrics
 
 
 def test_labelled_sets_are_big_enough_and_cover_every_level():

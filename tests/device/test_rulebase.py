@@ -6,7 +6,7 @@ import contextlib
 from typing import Any
 
 import pytest
-from device_helpers import Answers, element, sim_server, snapshot_id
+from tests.device.device_helpers import Answers, element, sim_server, snapshot_id
 from mcp import Client
 from mcp.types import Tool
 

@@ -8,7 +8,7 @@ import random
 import shutil
 
 import pytest
-from device_helpers import element, snapshot_id
+from tests.device.device_helpers import element, snapshot_id
 from mcp import Client
 from PIL import Image, ImageDraw, ImageFont
 

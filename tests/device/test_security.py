@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 
 import pytest
-from device_helpers import Answers, connect, element, sim_server, snapshot_id
+from tests.device.device_helpers import Answers, connect, element, sim_server, snapshot_id
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel

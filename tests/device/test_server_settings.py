@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from device_helpers import connect, sim_server
+from tests.device.device_helpers import connect, sim_server
 from mcp import Client, StdioServerParameters
 
 from device_tools.errors import DeviceCommandFailed

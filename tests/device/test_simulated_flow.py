@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from device_helpers import Answers, connect, element, sim_server, snapshot_id
+from tests.device.device_helpers import Answers, connect, element, sim_server, snapshot_id
 
 pytestmark = pytest.mark.timeout(60)
 MODES = ["legacy", "auto"]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from device_helpers import Answers, element, snapshot_id
+from tests.device.device_helpers import Answers, element, snapshot_id
 from mcp import Client
 from mcp.types import ElicitResult
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from carried_session import Carried
+from tests.support.carried_session import Carried
 from mcp import Client
 from mcp.types import ElicitResult
 

@@ -1,6 +1,2 @@
 """Make the identity rig importable (the suite uses --import-mode=importlib)."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))

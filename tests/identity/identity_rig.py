@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 import httpx2
-from carried_session import Carried
+from tests.support.carried_session import Carried
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult

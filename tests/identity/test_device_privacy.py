@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from identity_rig import text
+from tests.identity.identity_rig import text
 from mcp import Client
 from mcp.types import ElicitResult
 

@@ -15,7 +15,7 @@ import sys
 import httpx2
 import pytest
 import uvicorn
-from identity_rig import ALICE, free_port, http_sentinel, write_config
+from tests.identity.identity_rig import ALICE, free_port, http_sentinel, write_config
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -195,7 +195,7 @@ async def test_a_wildcard_binding_with_a_token_serves_and_keeps_every_check(tmp_
     proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
                              f"0.0.0.0:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True, env={**os.environ, "SENTINEL_DATA_DIR": str(tmp_path / "state")})
-    from identity_rig import stop_process, wait_http
+    from tests.identity.identity_rig import stop_process, wait_http
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from identity_rig import ALICE, BOB, CAROL, env_for, http_client, http_sentinel, stdio_client, text, write_config
+from tests.identity.identity_rig import ALICE, BOB, CAROL, env_for, http_client, http_sentinel, stdio_client, text, write_config
 
 pytestmark = pytest.mark.timeout(240)
 CARD = "4111 1111 1111 1111"  # passes the Luhn check: the redactor masks it

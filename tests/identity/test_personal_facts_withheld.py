@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 import pytest
-from identity_rig import ALICE, BOB, User, env_for, http_client, http_sentinel, text, write_config
+from tests.identity.identity_rig import ALICE, BOB, User, env_for, http_client, http_sentinel, text, write_config
 
 pytestmark = pytest.mark.timeout(240)
 PERSONAL_VALUES = ("economy", "business", "confirmed", "pending")  # what bk__get_booking reveals

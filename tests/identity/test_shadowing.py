@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from identity_rig import BOOKINGS, BOOKINGS_PL, text
+from tests.identity.identity_rig import BOOKINGS, BOOKINGS_PL, text
 from mcp import Client
 from mcp.types import ElicitResult
 

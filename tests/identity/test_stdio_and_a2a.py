@@ -11,7 +11,7 @@ import uuid
 
 import httpx2
 import pytest
-from identity_rig import (ALICE, BOB, SESSION_META, User, env_for, http_client, http_sentinel, session_line,
+from tests.identity.identity_rig import (ALICE, BOB, SESSION_META, User, env_for, http_client, http_sentinel, session_line,
                           stdio_client, text, write_config)
 
 pytestmark = pytest.mark.timeout(240)

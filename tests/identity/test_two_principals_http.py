@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from identity_rig import (ALICE, BOB, CAROL, SESSION_META, User, env_for, http_client, http_sentinel, session_line,
+from tests.identity.identity_rig import (ALICE, BOB, CAROL, SESSION_META, User, env_for, http_client, http_sentinel, session_line,
                           text, write_config)
 from mcp.types import CallToolResult
 

@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from identity_rig import ALICE, CAROL, free_port, http_client, http_sentinel, stop_process, wait_http, write_config
+from tests.identity.identity_rig import ALICE, CAROL, free_port, http_client, http_sentinel, stop_process, wait_http, write_config
 from mcp.shared.exceptions import MCPError
 from mcp.types import PromptReference, ResourceTemplateReference
 

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parent.parent / "support"))  # tiny_gguf, shared with the swarm tests
-from tiny_gguf import CHATML_TEMPLATE, write_tiny_gguf
+from tests.support.tiny_gguf import CHATML_TEMPLATE, write_tiny_gguf
 
 from sentinel_mcp.llm.engine import LlamaEngine
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
 pytest.importorskip("llguidance", reason="llguidance is not installed")
 
-from gbnf_acceptor import byte_tokens, llama_cpp_accepts
+from tests.support.gbnf_acceptor import byte_tokens, llama_cpp_accepts
 
 from sentinel_mcp.llm import token_masks
 from sentinel_mcp.llm.cortex import Cortex
@@ -204,7 +204,7 @@ async def test_old_and_new_sampler_give_the_same_shapes_for_a_schema(tiny_settin
 
 
 def test_context_window_is_capped_by_the_models_trained_context(tiny_chat_model: Path, tmp_path: Path):
-    from tiny_gguf import write_tiny_gguf
+    from tests.support.tiny_gguf import write_tiny_gguf
 
     small = write_tiny_gguf(tmp_path / "ctx1024.gguf", n_ctx=1024)
     for model, configured, expected in ((tiny_chat_model, None, 4096), (small, None, 1024), (small, 512, 512),

@@ -64,7 +64,7 @@ async def test_gemma_every_grammar_and_a_schema_under_token_masks(monkeypatch):
     import jsonschema
 
     pytest.importorskip("llguidance", reason="llguidance is not installed")
-    from gbnf_acceptor import byte_tokens, llama_cpp_accepts
+    from tests.support.gbnf_acceptor import byte_tokens, llama_cpp_accepts
 
     from sentinel_mcp.llm.cortex import Cortex
     from sentinel_mcp.llm.engine import GenerationRequest, LlamaEngine

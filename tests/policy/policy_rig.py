@@ -4,16 +4,13 @@ guards every call with the policy guard (as the gateway does), and guards on tem
 from __future__ import annotations
 
 import contextlib
-import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
 
 from mcp import Client
 from mcp.types import Tool
 
-sys.path.insert(0, str(Path(__file__).parent))  # bookings_server (the suite uses --import-mode=importlib)
-
-from bookings_server import create  # noqa: E402
+from tests.policy.bookings_server import create  # noqa: E402
 
 from sentinel_mcp.config import PolicySettings  # noqa: E402
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny, ToolCall  # noqa: E402

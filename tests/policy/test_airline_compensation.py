@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from airline_replay import AIRLINE_PL, answer_questions
-from policy_rig import ClientPort, make_guard
+from tests.policy.airline_replay import AIRLINE_PL, answer_questions
+from tests.policy.policy_rig import ClientPort, make_guard
 from mcp import Client
 
 from examples.airline.database import AirlineDatabase

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from airline_replay import AIRLINE_PL, TASKS, WRITES, answer_questions, cancel_reason_of, user_of, write_tasks
-from policy_rig import ClientPort, make_guard
+from tests.policy.airline_replay import AIRLINE_PL, TASKS, WRITES, answer_questions, cancel_reason_of, user_of, write_tasks
+from tests.policy.policy_rig import ClientPort, make_guard
 from mcp import Client
 
 from examples.airline.database import AirlineDatabase

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from policy_rig import BOOKINGS_PL, rig
+from tests.policy.policy_rig import BOOKINGS_PL, rig
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.policy.checker import check_files

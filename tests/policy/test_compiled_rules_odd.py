@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_compiled_rules import R_TOOL, airline_call, airline_facts, both, call, fetched, unnamed
+from tests.policy.test_compiled_rules import R_TOOL, airline_call, airline_facts, both, call, fetched, unnamed
 
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.paths import RULEBASES_DIR

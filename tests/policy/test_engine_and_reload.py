@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from policy_rig import make_guard
+from tests.policy.policy_rig import make_guard
 
 from sentinel_mcp.core.decision import Allow, Deny, ToolCall
 from sentinel_mcp.policy.engine import shared_engine

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from policy_rig import BOOKINGS_PL, rig
+from tests.policy.policy_rig import BOOKINGS_PL, rig
 
 from sentinel_mcp.core.decision import Ask, Deny
 from sentinel_mcp.policy.fact_store import FactStore

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from policy_rig import rig
+from tests.policy.policy_rig import rig
 
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny
 from sentinel_mcp.policy.questions import AnswerRefused
@@ -119,7 +119,7 @@ async def test_unguarded_tools_go_to_the_default_guard(tmp_path: Path) -> None:
         assert isinstance(d, Allow) and "read-only" in d.reason
 
 async def test_strict_symbolic_mode_refuses_made_up_identifiers(tmp_path: Path) -> None:
-    from policy_rig import BOOKINGS_PL
+    from tests.policy.policy_rig import BOOKINGS_PL
 
     strict = tmp_path / "strict.pl"
     strict.write_text(BOOKINGS_PL.read_text() + "\noption(strict_symbolic).\n")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from policy_rig import rig
+from tests.policy.policy_rig import rig
 from mcp import Client
 
 from sentinel_mcp.core.builtin import BuiltinContext

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from carried_session import Carried
-from policy_rig import BOOKINGS_PL
+from tests.support.carried_session import Carried
+from tests.policy.policy_rig import BOOKINGS_PL
 from mcp import Client
 from mcp.types import ElicitResult
 

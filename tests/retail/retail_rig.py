@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from carried_session import Carried
+from tests.support.carried_session import Carried
 from mcp import Client
 from mcp.types import ElicitResult
 

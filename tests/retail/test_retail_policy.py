@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from retail_rig import DONT_KNOW, AnsweringUser, data_of, retail_gateway, text_of
+from tests.retail.retail_rig import DONT_KNOW, AnsweringUser, data_of, retail_gateway, text_of
 
 pytestmark = pytest.mark.timeout(120)
 

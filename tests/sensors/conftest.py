@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # sensors_fake_adb (the suite uses --import-mode=importlib)
 
 from device_tools.sensors.bridge import SensorBridge
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.sources.simulated import START_EPOCH, SimulatedSource
 
-from sensors_support import FIXTURES, recorded  # noqa: E402,F401
+from tests.sensors.sensors_support import FIXTURES, recorded  # noqa: E402,F401
 
 
 class ManualClock:

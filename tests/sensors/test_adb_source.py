@@ -5,8 +5,8 @@ from __future__ import annotations
 import socket
 
 import pytest
-from sensors_support import recorded
-from sensors_fake_adb import FakeAdbServer
+from tests.sensors.sensors_support import recorded
+from tests.sensors.sensors_fake_adb import FakeAdbServer
 
 from device_tools.sensors.errors import MalformedOutput, NoReading, SensorUnsupported, SourceUnavailable
 from device_tools.sensors.kinds import Scope, SensorKind

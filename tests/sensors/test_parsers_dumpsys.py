@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from sensors_support import recorded
+from tests.sensors.sensors_support import recorded
 
 from device_tools.sensors.errors import MalformedOutput, NoReading
 from device_tools.sensors.parsers.dumpsys_battery import parse_dumpsys_battery

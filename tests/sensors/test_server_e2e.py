@@ -187,6 +187,11 @@ async def test_through_the_sentinel_gateway(tmp_path, mode):
             ("location", "allowed", "location-for-search")]
     finally:
         db.close()
+    # ... and points to the gateway's decision for that call: one decision log
+    from tests.agent.audit_rows import audit_rows
+
+    [(decision_id,)] = audit_rows(tmp_path, "decision_id", "tool = 'sensors__sensor_read'")
+    assert decision_id and rows[0]["decision_id"] == decision_id
 
 
 async def test_server_sweeps_expired_readings_while_connected(tmp_path, mode):

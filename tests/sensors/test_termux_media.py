@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from test_termux_source import calls, script
+from tests.sensors.test_termux_source import calls, script
 
 from device_tools.sensors.errors import ConsentRequired, NoReading
 from device_tools.sensors.kinds import Scope, SensorKind

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from sensors_support import FIXTURES
+from tests.sensors.sensors_support import FIXTURES
 
 from device_tools.sensors.errors import MalformedOutput, NoReading, SourceUnavailable
 from device_tools.sensors.kinds import SensorKind

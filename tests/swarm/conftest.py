@@ -1,17 +1,14 @@
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 # helpers live in support/ (not beside conftest.py: other areas import "conftest" by name)
-sys.path.insert(0, str(Path(__file__).parent / "support"))
-sys.path.insert(0, str(Path(__file__).parent.parent / "support"))  # tiny_gguf, shared with the llm tests
 
-from scripted_model import ScriptedModelServer
-from swarm_fixtures import NO_TOOLS
+from tests.swarm.support.scripted_model import ScriptedModelServer
+from tests.swarm.support.swarm_fixtures import NO_TOOLS
 
 from sentinel_mcp.swarm.build_service import BuildService
 from sentinel_mcp.swarm.settings import swarm_settings

@@ -18,8 +18,8 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from scripted_model import SPEC
-from swarm_fixtures import FAST_OPENAI, NO_TOOLS
+from tests.swarm.support.scripted_model import SPEC
+from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 TESTS = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("sentinel_tests_root_conftest_swarm", TESTS / "conftest.py")

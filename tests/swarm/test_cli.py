@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from scripted_model import PLAN_PATHS, SPEC
-from swarm_fixtures import FAST_OPENAI, NO_TOOLS
+from tests.swarm.support.scripted_model import PLAN_PATHS, SPEC
+from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 pytestmark = pytest.mark.timeout(90)
 

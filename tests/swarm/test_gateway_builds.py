@@ -11,8 +11,8 @@ import pytest
 from mcp import Client
 from mcp.client import ClientRequestContext
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, ErrorData, TextContent
-from scripted_model import MODEL_STEPS, PLAN_PATHS, SPEC, default_entry, role_of
-from swarm_fixtures import FAST_OPENAI, NO_TOOLS
+from tests.swarm.support.scripted_model import MODEL_STEPS, PLAN_PATHS, SPEC, default_entry, role_of
+from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.app.runtime import running_gateway

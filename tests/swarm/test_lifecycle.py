@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from scripted_model import PLAN_PATHS, SPEC, answer_for, schema_of
-from swarm_fixtures import openai_factory
+from tests.swarm.support.scripted_model import PLAN_PATHS, SPEC, answer_for, schema_of
+from tests.swarm.support.swarm_fixtures import openai_factory
 
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings
 from sentinel_mcp.swarm.build_service import BuildService

@@ -11,8 +11,8 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client import ClientRequestContext
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, TextContent
-from scripted_model import EDITOR_ACTIVITY, MODEL_STEPS, PLAN_PATHS, SPEC, default_entry, role_of
-from swarm_fixtures import FAST_OPENAI, NO_TOOLS
+from tests.swarm.support.scripted_model import EDITOR_ACTIVITY, MODEL_STEPS, PLAN_PATHS, SPEC, default_entry, role_of
+from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 from sentinel_mcp.config import ConfigError
 from sentinel_mcp.core.builtin import BuiltinContext

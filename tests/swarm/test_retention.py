@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from scripted_model import SPEC
-from swarm_fixtures import NO_TOOLS
+from tests.swarm.support.scripted_model import SPEC
+from tests.swarm.support.swarm_fixtures import NO_TOOLS
 
 from sentinel_mcp.swarm.build_service import BuildService
 from sentinel_mcp.swarm.settings import swarm_settings
@@ -119,7 +119,7 @@ def test_gc_command(tmp_path) -> None:
 
 
 async def test_debug_log_has_its_own_file(tmp_path, model_server) -> None:
-    from swarm_fixtures import openai_factory
+    from tests.swarm.support.swarm_fixtures import openai_factory
 
     service = BuildService(tmp_path / "swarm", swarm_settings({"backend": "openai", "verify": NO_TOOLS,
                                                                 "debug_log": True}))

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 from mcp import Client, StdioServerParameters
-from scripted_model import PLAN_PATHS, SPEC
-from swarm_fixtures import FAST_OPENAI, NO_TOOLS
+from tests.swarm.support.scripted_model import PLAN_PATHS, SPEC
+from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.parametrize("mode", ["legacy", "auto"])]
 

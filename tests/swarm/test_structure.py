@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from decided_project import decided
-from scripted_model import BLUEPRINT, PLAN_PATHS, SPEC
+from tests.swarm.support.decided_project import decided
+from tests.swarm.support.scripted_model import BLUEPRINT, PLAN_PATHS, SPEC
 
 from sentinel_mcp.swarm.blueprint import blueprint_schema, parse_blueprint
 from sentinel_mcp.swarm.checks import check_file, check_project

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 from mcp.types import ElicitResult
-from scripted_model import PLAN_PATHS, SPEC
-from swarm_fixtures import FAST_OPENAI, NO_TOOLS
+from tests.swarm.support.scripted_model import PLAN_PATHS, SPEC
+from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.paths import RULEBASES_DIR
@@ -88,7 +88,7 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(tmp_p
 
 async def test_local_build_calls_the_llm_builtin_through_the_gateway(tmp_path, mode) -> None:
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed")
-    from tiny_gguf import write_tiny_gguf
+    from tests.support.tiny_gguf import write_tiny_gguf
 
     from sentinel_mcp.app.runtime import running_gateway
 

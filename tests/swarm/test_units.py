@@ -7,8 +7,8 @@ import logging
 from pathlib import Path
 
 import pytest
-from hand_project import FILES, PLAN
-from scripted_model import SPEC
+from tests.swarm.support.hand_project import FILES, PLAN
+from tests.swarm.support.scripted_model import SPEC
 
 from sentinel_mcp.swarm.breakers import BreakerTripped, ConsecutiveFailureBreaker, ModelErrorBreaker
 from sentinel_mcp.swarm.checks import (

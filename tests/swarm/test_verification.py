@@ -6,9 +6,9 @@ They come from the Makefile (``make swarm-tools``); a machine without them says 
 from __future__ import annotations
 
 import pytest
-from scripted_model import EDITOR_LAYOUT, EDITOR_VM, SPEC
-from swarm_fixtures import openai_factory
-from decided_project import decided
+from tests.swarm.support.scripted_model import EDITOR_LAYOUT, EDITOR_VM, SPEC
+from tests.swarm.support.swarm_fixtures import openai_factory
+from tests.swarm.support.decided_project import decided
 
 from sentinel_mcp.swarm.build_service import BuildService
 from sentinel_mcp.swarm.settings import swarm_settings

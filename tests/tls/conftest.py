@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # tls_rig (--import-mode=importlib)
-sys.path.insert(0, str(Path(__file__).parent.parent / "identity"))  # identity_rig, which tls_rig builds on
 
 from sentinel_mcp.tls.authority import Issued, LocalCA  # noqa: E402
 

@@ -8,8 +8,8 @@ import re
 
 import httpx2
 import pytest
-from identity_rig import BOB
-from tls_rig import client_context, https_sentinel, tls_config
+from tests.identity.identity_rig import BOB
+from tests.tls.tls_rig import client_context, https_sentinel, tls_config
 
 pytestmark = pytest.mark.timeout(240)
 CSRF = re.compile(r'name="csrf" value="([0-9a-f]{64})"')

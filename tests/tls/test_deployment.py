@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from identity_rig import BOB, free_port, session_line, stop_process, text, wait_http, write_config
-from tls_rig import mcp_over_tls, wait_https
+from tests.identity.identity_rig import BOB, free_port, session_line, stop_process, text, wait_http, write_config
+from tests.tls.tls_rig import mcp_over_tls, wait_https
 
 from sentinel_mcp.config import ConfigError, parse_config
 from sentinel_mcp.tls.authority import machine_addresses

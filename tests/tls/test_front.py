@@ -10,8 +10,8 @@ import ssl
 
 import httpx2
 import pytest
-from identity_rig import BOB, session_line, text
-from tls_rig import audit_rows, client_context, https_sentinel, mcp_over_tls, tls_config
+from tests.identity.identity_rig import BOB, session_line, text
+from tests.tls.tls_rig import audit_rows, client_context, https_sentinel, mcp_over_tls, tls_config
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
@@ -139,7 +139,7 @@ async def test_required_mode_and_a_revocation_while_running(tmp_path, pki):
 async def test_metrics_and_oauth_metadata_over_tls_by_certificate(tmp_path, pki):
     """main's /metrics (only for a principal that may reach every tool) and OAuth protected-resource metadata
     served on the TLS front: the principal is the client certificate's; the metadata names https."""
-    from tls_rig import subject_of
+    from tests.tls.tls_rig import subject_of
 
     principals = [{"name": "alice", "certificate": subject_of("alice"), "tools": ["bk__list_bookings"]},
                   {"name": "bob", "token": BOB, "certificate": subject_of("bob")}]

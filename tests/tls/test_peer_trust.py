@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import sys
 import uuid
-from pathlib import Path
 
 import httpx2
 import pytest
@@ -17,9 +15,7 @@ from mcp import Client
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-
-sys.path.insert(0, str(Path(__file__).parent.parent / "a2a"))
-from a2a_rig import LOOPBACK, multicast_problem, open_port, serve  # noqa: E402
+from tests.a2a.a2a_rig import LOOPBACK, multicast_problem, open_port, serve  # noqa: E402
 
 from sentinel_mcp.a2a.app import a2a_lifespan  # noqa: E402
 from sentinel_mcp.a2a.discovery import PeerRejected, discover_peers, txt_record, verify_peer  # noqa: E402

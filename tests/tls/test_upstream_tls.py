@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from identity_rig import stop_process
+from tests.identity.identity_rig import stop_process
 
 from sentinel_mcp.config import ConfigError, parse_config
 from sentinel_mcp.app.runtime import running_gateway

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
 import httpx2
-from carried_session import Carried
-from identity_rig import BOB, User, free_port, stop_process, write_config
+from tests.support.carried_session import Carried
+from tests.identity.identity_rig import BOB, User, free_port, stop_process, write_config
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client

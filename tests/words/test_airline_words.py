@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from words_rig import DONT_KNOW, PROFILE, AnsweringUser, airline_gateway, data_of, text_of
+from tests.words.words_rig import DONT_KNOW, PROFILE, AnsweringUser, airline_gateway, data_of, text_of
 
 from examples.airline.database import AirlineDatabase
 from sentinel_mcp.gateway.own_results import sentinel_info

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from words_rig import AnsweringUser, airline_gateway, data_of, text_of
+from tests.words.words_rig import AnsweringUser, airline_gateway, data_of, text_of
 
 from sentinel_mcp.search.embedding import HashingEmbedder
 from sentinel_mcp.search.passage_index import NewPassage, PassageIndex, fts_query

@@ -1,19 +1,24 @@
-"""Sensors read over adb (host side, through adbutils and an adb server): ``dumpsys location``,
-``dumpsys battery`` and ``dumpsys sensorservice``."""
+"""Sensors read over adb: ``dumpsys location``, ``dumpsys battery`` and ``dumpsys sensorservice``.
+
+Every read goes through ``device_tools.gate.CommandGate`` (the one way to the device, as for the screen
+tools): this source holds a gate, never an adb client, so it can only send the read-only commands the gate
+lets through, and a refused command sends nothing."""
 
 from __future__ import annotations
 
 import math
-import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import anyio.to_thread
-
+from device_tools.adb_backend import AdbBackend
+from device_tools.commands import BATTERY, LOCATION, SENSOR_SERVICE, UPTIME
+from device_tools.errors import CommandRefused, DeviceUnavailable
+from device_tools.gate import CommandGate
 from device_tools.sensors.errors import (
     MalformedOutput,
     NoReading,
+    ReadRefused,
     SensorError,
     SensorUnsupported,
     SourceUnavailable,
@@ -33,70 +38,36 @@ KIND_TO_TYPE = {kind: android for android, kind in TYPE_TO_KIND.items()}
 
 class AdbSource:
     def __init__(self, host: str = "127.0.0.1", port: int = 5037, serial: str | None = None,
-                 timeout: float = 10.0, clock: Callable[[], float] = time.time) -> None:
-        self._host, self._port, self._serial, self._timeout, self._clock = host, port, serial, timeout, clock
-        self._device: Any = None
+                 timeout: float = 10.0, clock: Callable[[], float] = time.time, *,
+                 gate: CommandGate | None = None) -> None:
+        """``gate``: the device's gate when the device built-in shares it; otherwise a gate of its own over
+        an adb backend for ``serial`` at ``host:port``."""
+        self._backend = None if gate else AdbBackend(serial, host, port, serial_setting="sentinel.sensors.serial")
+        self._gate = gate or CommandGate(self._backend)  # type: ignore[arg-type]
+        self._timeout, self._clock = timeout, clock
         self.name = f"adb:{serial or 'auto'}"
 
     async def close(self) -> None:
-        self._device = None
+        return None
 
-    def _probe_server(self) -> None:
-        # adbutils spawns `adb start-server` on port 5037 when it cannot connect; we never want that
-        # side effect from a sensor read, so check the server is there first.
+    async def _run(self, argv: Sequence[str]) -> str:
         try:
-            with socket.create_connection((self._host, self._port), timeout=3):
-                pass
-        except OSError as e:
-            raise SourceUnavailable(f"no adb server at {self._host}:{self._port} ({e.strerror or e}); "
-                                    "start it with `adb start-server` and connect the phone") from None
-
-    def _connect(self) -> Any:
-        import adbutils
-
-        self._probe_server()
-        try:
-            client = adbutils.AdbClient(host=self._host, port=self._port, socket_timeout=self._timeout)
-            devices = [d for d in client.device_list()]
-        except adbutils.AdbError as e:
-            raise SourceUnavailable(f"adb server at {self._host}:{self._port}: {e}") from None
-        if not devices:
-            raise SourceUnavailable("adb: no device connected (check `adb devices`)")
-        if self._serial is None:
-            if len(devices) > 1:
-                serials = ", ".join(d.serial for d in devices)
-                raise SourceUnavailable(f"adb: several devices ({serials}); set sentinel.sensors.serial")
-            return devices[0]
-        for d in devices:
-            if d.serial == self._serial:
-                return d
-        raise SourceUnavailable(f"adb: device {self._serial!r} is not connected")
-
-    def _shell(self, command: str) -> str:
-        import adbutils
-
-        if self._device is None:
-            self._device = self._connect()
-            self.name = f"adb:{self._device.serial}"
-        try:
-            out = self._device.shell(command, timeout=self._timeout)
-        except adbutils.AdbError as e:
-            self._device = None  # reconnect next time
-            raise SourceUnavailable(f"adb shell {command!r} failed: {e}") from None
-        if not isinstance(out, str):
-            out = out.decode("utf-8", "replace")
+            out = await self._gate.read(argv, timeout=self._timeout)
+        except CommandRefused as e:
+            raise ReadRefused(f"the device gate refused {' '.join(map(str, argv))[:200]!r}: {e}") from None
+        except DeviceUnavailable as e:
+            raise SourceUnavailable(f"adb: {e}") from None
+        if self._backend is not None and self._backend.serial:
+            self.name = f"adb:{self._backend.serial}"
         first = out.strip().splitlines()[0] if out.strip() else ""
         if "Can't find service" in first or first.endswith(": not found") or "unknown" in first and "sh:" in first:
-            raise SourceUnavailable(f"adb shell {command!r}: {first}")
+            raise SourceUnavailable(f"adb shell {' '.join(argv)!r}: {first}")
         return out
-
-    async def _run(self, command: str) -> str:
-        return await anyio.to_thread.run_sync(self._shell, command)
 
     async def available(self) -> set[SensorKind]:
         kinds = {SensorKind.location, SensorKind.battery}
         try:
-            listing = parse_sensor_list(await self._run("dumpsys sensorservice"))
+            listing = parse_sensor_list(await self._run(SENSOR_SERVICE))
         except MalformedOutput:
             listing = []
         kinds |= {SensorKind(TYPE_TO_KIND[s.type]) for s in listing if s.type in TYPE_TO_KIND}
@@ -106,7 +77,7 @@ class AdbSource:
         if sensor is SensorKind.location:
             values = await self._location()
         elif sensor is SensorKind.battery:
-            values = parse_dumpsys_battery(await self._run("dumpsys battery"))
+            values = parse_dumpsys_battery(await self._run(BATTERY))
         elif sensor in KIND_TO_TYPE:
             values = await self._hardware(sensor)
         else:
@@ -114,9 +85,9 @@ class AdbSource:
         return Reading(sensor=sensor, values=values, taken_at=self._clock(), source=self.name)
 
     async def _location(self) -> dict[str, Any]:
-        fix = best_fix(await self._run("dumpsys location"))
+        fix = best_fix(await self._run(LOCATION))
         try:
-            uptime = parse_uptime(await self._run("cat /proc/uptime"))
+            uptime = parse_uptime(await self._run(UPTIME))
         except SensorError:
             uptime = None  # the fix is still good; only its age is unknown
         return {"latitude": fix.latitude, "longitude": fix.longitude, "altitude": fix.altitude,
@@ -125,7 +96,7 @@ class AdbSource:
                 "ageSeconds": _round(fix.age_seconds(uptime))}
 
     async def _hardware(self, sensor: SensorKind) -> dict[str, Any]:
-        text = await self._run("dumpsys sensorservice")
+        text = await self._run(SENSOR_SERVICE)
         android_type = KIND_TO_TYPE[sensor]
         if not any(s.type == android_type for s in parse_sensor_list(text)):
             raise SensorUnsupported(f"this device has no {android_type} sensor")

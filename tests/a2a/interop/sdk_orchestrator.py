@@ -13,7 +13,6 @@ import sys
 import uuid
 
 import httpx
-import uvicorn
 from a2a.helpers.proto_helpers import (
     get_data_parts,
     new_data_part,
@@ -22,11 +21,9 @@ from a2a.helpers.proto_helpers import (
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
-from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
-from starlette.applications import Starlette
+from a2a.server.tasks import TaskUpdater
+from a2a.types import AgentSkill
+from sdk_serve import serve_agent
 
 SENTINEL, TOKEN = sys.argv[2], sys.argv[3]
 
@@ -87,16 +84,8 @@ class Orchestrator(AgentExecutor):
 
 
 def main(port: int) -> None:
-    url = f"http://127.0.0.1:{port}"
-    card = AgentCard(
-        name="sdk-orchestrator", description="a2a-sdk orchestrator double", version="1.0.0",
-        supported_interfaces=[AgentInterface(url=url + "/a2a", protocol_binding="JSONRPC", protocol_version="1.0")],
-        capabilities=AgentCapabilities(streaming=False), default_input_modes=["application/json"],
-        default_output_modes=["application/json"],
-        skills=[AgentSkill(id="plan", name="plan", description="decomposes intents", tags=["orchestrator"])])
-    handler = DefaultRequestHandler(agent_executor=Orchestrator(), task_store=InMemoryTaskStore(), agent_card=card)
-    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/a2a")])
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    serve_agent(Orchestrator(), port, name="sdk-orchestrator", description="a2a-sdk orchestrator double", mode="application/json",
+                skill=AgentSkill(id="plan", name="plan", description="decomposes intents", tags=["orchestrator"]))
 
 
 if __name__ == "__main__":

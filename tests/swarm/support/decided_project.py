@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scripted_model import BLUEPRINT, SPEC
+from tests.swarm.support.scripted_model import BLUEPRINT, SPEC
 
 from sentinel_mcp.swarm.blueprint import parse_blueprint
 from sentinel_mcp.swarm.feature_code.answers import (

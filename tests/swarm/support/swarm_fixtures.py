@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scripted_model import ScriptedModelServer
+from tests.swarm.support.scripted_model import ScriptedModelServer
 
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend, OpenAISettings
 from sentinel_mcp.swarm.build_service import BuildService
