@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from identity_rig import BOB, BOOKINGS_PL, User, env_for, http_client, http_sentinel, text, write_config
+from tests.identity.identity_rig import BOB, BOOKINGS_PL, User, env_for, http_client, http_sentinel, text, write_config
 
 pytestmark = pytest.mark.timeout(240)
 
