@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator
 import anyio
 from mcp.types import CallToolResult, TextContent
 
-from sentinel_mcp.config import Config
+from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.core.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, Services, load_factory
 from sentinel_mcp.gateway.audit_cluster import anchor_loop
@@ -42,6 +42,7 @@ from sentinel_mcp.storage.instances import Instance, settle_dead
 from sentinel_mcp.storage.open import release
 
 log = logging.getLogger(__name__)
+LAUNCH_WAIT = 2.0  # seconds at most that start-up waits for the stdio upstreams' processes to be spawned
 
 
 @dataclass
@@ -114,13 +115,52 @@ def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
 @contextlib.asynccontextmanager
 async def running_gateway(config: Config, *, default_session: str | None = None,
                           startup_wait: float = 15.0) -> AsyncIterator[Runtime]:
+    """The upstreams of the config connect first (a stdio upstream: its process spawned, its own interpreter and
+    imports, its tools), while the gateway loads its built-ins and starts its guard (Prolog, fact store,
+    rulebases): the two starts overlap. No call is taken before both are done; start-up still waits for every
+    upstream (built-ins included) as ``UpstreamManager.run`` says, and failures are reported the same way."""
+    manager = UpstreamManager()
+    for name, spec in config.mcp_servers.items():
+        if not spec.disabled:
+            manager.add(name, spec)
+    all_added = anyio.Event()  # the built-ins are added too: the start-up wait may begin
+    manager_started = anyio.Event()
+    yielded = False
+    try:
+        async with anyio.create_task_group() as early:
+            async def run_manager() -> None:
+                await early.start(lambda task_status: manager.run(task_status, startup_wait=startup_wait,
+                                                                  all_added=all_added))
+                manager_started.set()
+
+            early.start_soon(run_manager, name="upstream-manager")
+            # let the stdio upstreams' processes be spawned before the synchronous part of the set-up (built-ins'
+            # imports) holds the event loop; bounded, it only decides how much the two starts overlap
+            with anyio.move_on_after(LAUNCH_WAIT):
+                for up in list(manager.upstreams.values()):
+                    if isinstance(up.target, StdioServer):
+                        await up.launched.wait()
+            try:
+                async with _assembled(config, manager, all_added, manager_started, default_session) as runtime:
+                    yielded = True
+                    yield runtime
+            finally:
+                early.cancel_scope.cancel()
+    except BaseExceptionGroup as eg:  # a set-up error alone (before serving) is raised as itself, as before
+        if not yielded and len(eg.exceptions) == 1 and isinstance(eg.exceptions[0], Exception):
+            raise eg.exceptions[0] from None
+        raise
+
+
+@contextlib.asynccontextmanager
+async def _assembled(config: Config, manager: UpstreamManager, all_added: anyio.Event,
+                     manager_started: anyio.Event, default_session: str | None) -> AsyncIterator[Runtime]:
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
     instance, audit_path, instance_problem = _claim_instance(config)
     if shared is not None:  # one audit log for the cluster: this replica's own chain in it
         audit = await AuditLog(shared.url, chain=shared.replica).open()  # type: ignore[arg-type]
     else:
         audit = await AuditLog(audit_path, chain=instance.id if instance else audit_path.parent.name).open()
-    manager = UpstreamManager()
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
     gateway.principals.update(configured_principals(config))
@@ -130,9 +170,6 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     problems: list[str] = list(config.warnings) + shared_problems  # keys of a pasted host config Sentinel ignores
     if instance_problem:
         problems.append(instance_problem)
-    for name, spec in config.mcp_servers.items():
-        if not spec.disabled:
-            manager.add(name, spec)
     for name in config.sentinel.builtins:
         try:
             factory = load_factory(name)
@@ -153,6 +190,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
             timeout=limits.timeout if limits else max(300.0, own),
             max_call_seconds=(limits.max_call_seconds if limits and limits.max_call_seconds
                               else max(own, CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS)))))
+    all_added.set()
     if not audit.health.ok:  # refused calls until it can be written; say why at start-up too
         problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
     guard = _create_guard(config, gateway, fallback, problems)
@@ -183,7 +221,7 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
             await guard.start()
             if shared is not None:  # commit every replica's chain head now and then (audit_cluster.py)
                 tg.start_soon(anchor_loop, audit.db, shared.replica)
-            await tg.start(lambda task_status: manager.run(task_status, startup_wait=startup_wait))
+            await manager_started.wait()
             try:
                 yield runtime
             finally:

@@ -26,6 +26,8 @@ import mcp.client.stdio as sdk_stdio
 log = logging.getLogger(__name__)
 
 _current_groups: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("sentinel_groups", default=None)
+_current_launched: contextvars.ContextVar[anyio.Event | None] = contextvars.ContextVar("sentinel_launched",
+                                                                                      default=None)
 _original_spawn = sdk_stdio._create_platform_compatible_process
 
 
@@ -38,7 +40,12 @@ async def _tracked_spawn(command: str, args: list[str], *rest: Any, **kwargs: An
     found = shutil.which(command, path=(env or os.environ).get("PATH"))  # unknown: fail as the SDK does
     if sys.platform.startswith("linux") and found is not None:
         command, args = sys.executable, ["-I", "-S", REAPER, str(os.getpid()), command, *args]
-    process = await _original_spawn(command, args, *rest, **kwargs)
+    try:
+        process = await _original_spawn(command, args, *rest, **kwargs)
+    finally:
+        launched = _current_launched.get()
+        if launched is not None:  # spawned or failed to: the host's start-up may go on (app/runtime.py)
+            launched.set()
     groups = _current_groups.get()
     if groups is not None:
         groups.append(process.pid)  # start_new_session: the leader's pid is the group id
@@ -48,10 +55,12 @@ async def _tracked_spawn(command: str, args: list[str], *rest: Any, **kwargs: An
 sdk_stdio._create_platform_compatible_process = _tracked_spawn
 
 
-def track_groups() -> list[int]:
-    """Start recording the process groups spawned from this task (and the tasks it starts)."""
+def track_groups(launched: anyio.Event | None = None) -> list[int]:
+    """Start recording the process groups spawned from this task (and the tasks it starts); ``launched`` is set
+    once a spawn was attempted (the process exists, or could not be started)."""
     groups: list[int] = []
     _current_groups.set(groups)
+    _current_launched.set(launched)
     return groups
 
 

@@ -142,6 +142,8 @@ class Upstream(PushRelays, ResourceWatch):
         self.prompts: list[Prompt] = []
         self.ready = anyio.Event()
         self.settled = anyio.Event()  # the first connect attempt ended (ready or failed): start-up stops waiting
+        # a stdio upstream's process was spawned (or could not be), or the first attempt ended: see app/runtime.py
+        self.launched = anyio.Event()
         self._dead = anyio.Event()
         self._stop = anyio.Event()
         self._serial = anyio.Lock()
@@ -194,6 +196,7 @@ class Upstream(PushRelays, ResourceWatch):
                 log.warning("upstream %s: %s", self.name, self.last_error)
             finally:
                 self.settled.set()
+                self.launched.set()
                 self._mark_disconnected()
             if self._stop.is_set():
                 break
@@ -213,7 +216,7 @@ class Upstream(PushRelays, ResourceWatch):
         modes = modes_to_try(self.target.protocol, self._mode)
         for mode in modes:
             self._dead = anyio.Event()
-            groups = track_groups()
+            groups = track_groups(self.launched)
             try:
                 await self._serve(make_client(self.target, mode, self._callbacks()), mode)
                 return

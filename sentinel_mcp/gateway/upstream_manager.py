@@ -55,12 +55,17 @@ class UpstreamManager:
             await self.on_elicit_complete(up.name, elicitation_id)
 
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-                  startup_wait: float = 15.0) -> None:
-        """Run every supervisor; reports started once all are ready or ``startup_wait`` has passed."""
+                  startup_wait: float = 15.0, all_added: anyio.Event | None = None) -> None:
+        """Run every supervisor; reports started once all are ready or ``startup_wait`` has passed.
+
+        ``all_added``: the host adds more upstreams while the first ones connect (they start as they are added);
+        the start-up wait begins once it is set."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
             for name, up in self.upstreams.items():
                 tg.start_soon(up.run, name=f"upstream:{name}")
+            if all_added is not None:
+                await all_added.wait()
             # wait for each upstream's first attempt, never beyond its connect_timeout (nor startup_wait in all):
             # one that cannot start stops the wait at once; a slow one joins later, announced by list_changed
             with anyio.move_on_after(startup_wait):
