@@ -146,9 +146,12 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
                     yield runtime
             finally:
                 early.cancel_scope.cancel()
-    except BaseExceptionGroup as eg:  # a set-up error alone (before serving) is raised as itself, as before
-        if not yielded and len(eg.exceptions) == 1 and isinstance(eg.exceptions[0], Exception):
-            raise eg.exceptions[0] from None
+    except BaseExceptionGroup as eg:  # the errors keep the shape they had before this outer task group existed
+        inner = eg.exceptions[0] if len(eg.exceptions) == 1 else None
+        if not yielded and isinstance(inner, Exception):  # a set-up error alone: raised as itself
+            raise inner from None
+        if yielded and isinstance(inner, BaseExceptionGroup):  # the host's own error, grouped once as before
+            raise inner from None
         raise
 
 

@@ -101,3 +101,13 @@ async def test_setup_error_before_serving_is_raised_as_itself(data_dir, monkeypa
     with anyio.fail_after(30), pytest.raises(Broken, match="no instance directory"):
         async with running_gateway(make_config(data_dir)):
             pass
+
+
+async def test_host_error_while_serving_is_grouped_once_as_before(data_dir):
+    class HostFailed(SentinelError):
+        pass
+
+    with anyio.fail_after(30), pytest.raises(BaseExceptionGroup) as caught:
+        async with running_gateway(make_config(data_dir)):
+            raise HostFailed("the host's own error")
+    assert [type(e) for e in caught.value.exceptions] == [HostFailed]
