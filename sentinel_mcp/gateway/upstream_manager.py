@@ -26,6 +26,7 @@ class UpstreamManager:
         self.on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None
         self.on_elicit_complete: Callable[[str, str], Awaitable[None]] | None = None
         self._tg: anyio.abc.TaskGroup | None = None
+        self._stopping = anyio.Event()
 
     def add(self, name: str, target: Target) -> Upstream:
         if name in self.upstreams:
@@ -80,8 +81,11 @@ class UpstreamManager:
                                 up.name, up.last_error or up.state)
             self.catalog.rebuild(self.upstreams.values())
             task_status.started()
+            # open until stop(), even with no upstream yet: one added later (add()) starts here
+            await self._stopping.wait()
         self._tg = None
 
     async def stop(self) -> None:
+        self._stopping.set()
         for up in self.upstreams.values():
             await up.stop()
