@@ -61,17 +61,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     audit.set_defaults(func=_audit)
 
 
-def _settings_and_dir(args: argparse.Namespace) -> tuple[SensorSettings, Path]:
+def _settings_and_dir(args: argparse.Namespace) -> tuple[SensorSettings, Path, str | None]:
     from sentinel_mcp.config import load_config
 
     config = load_config(getattr(args, "config", None))
     settings = SensorSettings.from_section(config.sentinel.builtin_settings("sensors"))
-    return settings, config.data_dir / "sensors"
+    return settings, config.data_dir / "sensors", config.store_url  # the replicas' shared database, if any
 
 
 def _bridge(args: argparse.Namespace) -> SensorBridge:
-    settings, data_dir = _settings_and_dir(args)
-    return SensorBridge(make_source(settings), SensorDatabase(data_dir),
+    settings, data_dir, store = _settings_and_dir(args)
+    return SensorBridge(make_source(settings), SensorDatabase(data_dir, store),
                         default_retention=settings.default_retention, max_retention=settings.max_retention)
 
 

@@ -124,7 +124,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
     gateway.principals.update(configured_principals(config))
-    consents = ConsentBook(config.store_path.parent / "consents.db")
+    # shared by every replica when sentinel.store names PostgreSQL; else next to the facts, as before
+    consents = ConsentBook(shared.url if shared is not None else config.store_path.parent / "consents.db")
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services = Services(gateway=gateway)
     problems: list[str] = list(config.warnings) + shared_problems  # keys of a pasted host config Sentinel ignores
@@ -138,7 +139,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
             factory = load_factory(name)
             ctx = BuiltinContext(name=name, data_dir=config.data_dir / name,
                                  settings=config.sentinel.builtin_settings(name),
-                                 call_tool=_builtin_invoker(gateway, name), services=services)
+                                 call_tool=_builtin_invoker(gateway, name), services=services,
+                                 store=shared.url if shared is not None else None)
             ctx.data_dir.mkdir(parents=True, exist_ok=True)
             server = factory(ctx)
         except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others

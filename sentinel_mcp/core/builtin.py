@@ -77,6 +77,9 @@ class BuiltinContext:
     settings: dict[str, Any] = field(default_factory=dict)  # the config's ``sentinel.<name>`` section
     call_tool: ToolInvoker | None = None  # None when the built-in runs on its own (python -m ...)
     services: Services = field(default_factory=Services)  # shared objects the gateway offers (a dict is taken too)
+    # ``sentinel.store``'s postgresql:// URL when replicas share one database (a built-in's shared records live
+    # there, e.g. the sensors' consents); None: the built-in keeps them in ``data_dir``
+    store: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.services, dict):
