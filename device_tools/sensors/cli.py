@@ -1,7 +1,8 @@
 """``sentinel-mcp sensors ...``: manage sensor consent and read a sensor from the command line.
 
-Works on the same SQLite store as the running built-in (``<data_dir>/sensors/sensors.db``), so a grant
-made here is seen by the server at its next request.
+Works on the same store as the running built-in (``<data_dir>/sensors/sensors.db``, or the PostgreSQL database
+``sentinel.store`` names, shared by every replica), so a grant made here is seen by the server at its next
+request.
 """
 
 from __future__ import annotations

@@ -204,3 +204,40 @@ def test_replicas_on_one_postgresql_share_consents(pg_url: str, tmp_path: Path) 
     finally:
         book.close()
         sensor_db.close()
+
+
+async def test_the_sensors_builtin_keeps_its_records_in_the_shared_database(pg_url: str, tmp_path: Path) -> None:
+    """The built-in as the gateway mounts it (``BuiltinContext.store`` = ``sentinel.store``): a consent another
+    process granted lets a read through, its audit row and retained reading are in PostgreSQL, not the data dir;
+    the other process's revoke refuses the next read."""
+    from mcp import Client
+
+    from device_tools.sensors.server import create_server
+    from sentinel_mcp.core.builtin import BuiltinContext
+    from sentinel_mcp.core.call_meta import DECISION_KEY, PRINCIPAL_KEY
+
+    read = {"sensor": "location", "scope": "standard", "policy_tag": "location-for-search", "retention": 60}
+    script = ("import sys; from pathlib import Path; from device_tools.sensors.database import SensorDatabase; "
+              "from device_tools.sensors.consent_registry import ConsentRegistry; "
+              "from device_tools.sensors.kinds import SensorKind, Scope; "
+              "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1]); r = ConsentRegistry(db); "
+              "r.grant('agent-a', SensorKind.location, Scope.standard) if sys.argv[3] == 'grant' "
+              "else r.revoke('agent-a'); db.close()")
+    _other_process(script, pg_url, str(tmp_path / "a" / "sensors"), "grant")
+    server = create_server(BuiltinContext(name="sensors", data_dir=tmp_path / "b" / "sensors",
+                                          settings={"consent_by_elicitation": False}, store=pg_url))
+    async with Client(server) as c:
+        allowed = await c.call_tool("sensor_read", read, meta={PRINCIPAL_KEY: "agent-a", DECISION_KEY: "d-1"})
+        assert not allowed.is_error, allowed
+        other = await c.call_tool("sensor_read", read, meta={PRINCIPAL_KEY: "agent-b", DECISION_KEY: "d-2"})
+        _other_process(script, pg_url, str(tmp_path / "a" / "sensors"), "revoke")
+        revoked = await c.call_tool("sensor_read", read, meta={PRINCIPAL_KEY: "agent-a", DECISION_KEY: "d-3"})
+    assert other.is_error and revoked.is_error
+    assert not (tmp_path / "b" / "sensors" / "sensors.db").exists()  # nothing per replica
+    db = SensorDatabase(tmp_path / "c", pg_url)
+    try:
+        assert [(r["decision_id"], r["decision"]) for r in SensorAudit(db).rows()] == [
+            ("d-1", "allowed"), ("d-2", "denied"), ("d-3", "denied")]
+        assert [r["requester"] for r in ReadingVault(db).retained()] == ["agent-a"]
+    finally:
+        db.close()
