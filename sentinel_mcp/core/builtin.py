@@ -41,6 +41,7 @@ class Services:
     a2a_peers: Any = None  # the A2A host's PeerRegistry, shared with the a2a built-in (the a2a area's type)
     agent_traces: Any = None  # the agent built-in's TraceStore, read (and followed) by the console's agent page
     replica: Any = None  # this replica's identity when several share one PostgreSQL store (storage area's type)
+    store_url: str | None = None  # the postgresql:// URL replicas share (``${VAR}`` unexpanded); None: SQLite
 
     # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
     def _name(self, key: str) -> str:
