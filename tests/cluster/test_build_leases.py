@@ -119,3 +119,23 @@ async def test_the_reason_names_the_replica_as_data(pg_url: str, tmp_path: Path,
     assert await build_lease.end_lapsed(store.db) == [(tid, spelling)]
     assert (await store.get_task(tid))["error"].startswith(f"interrupted: replica {spelling} stopped")
     await store.close()
+
+
+async def test_the_builds_page_of_any_replica_shows_a_dead_replicas_build_ended(pg_url: str, tmp_path: Path) -> None:
+    from tests.console.console_rig import ALICE, console_config, http_sentinel, signed_in
+
+    cfg = console_config(tmp_path)
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["builtins"] = [*body["sentinel"]["builtins"], "swarm"]
+    body["sentinel"]["store"] = pg_url
+    body["sentinel"]["cluster"] = {"replica": "replica-b"}
+    cfg.write_text(json.dumps(body))
+    store = await SwarmStore(pg_url).open()
+    tid = "t20261124-090000-a1a1a1"
+    await store.create_task(tid, {"app_name": "Notes"}, tmp_path / tid, principal="alice",
+                            lease=("replica-a", "replica-a/x", -1.0))
+    await store.close()
+    with http_sentinel(cfg) as (base, _):
+        async with signed_in(base, ALICE) as alice:
+            detail = await alice.page(f"/console/builds/{tid}")
+    assert "interrupted: replica replica-a stopped" in detail and "FAILED" in detail
