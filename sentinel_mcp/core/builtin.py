@@ -45,6 +45,7 @@ class Services:
     replica: Any = None  # this replica's identity when several share one PostgreSQL store (storage area's type)
     # one gate per phone for the device and sensors built-ins (one record, one rule set); one per gateway
     devices: SharedDevices = field(default_factory=SharedDevices)
+    store_url: str | None = None  # the postgresql:// URL replicas share (``${VAR}`` unexpanded); None: SQLite
 
     # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
     def _name(self, key: str) -> str:
