@@ -128,6 +128,8 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     consents = ConsentBook(shared.url if shared is not None else config.store_path.parent / "consents.db")
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services = Services(gateway=gateway)
+    if shared is not None:  # before the built-ins start: the swarm leases its builds in the shared store
+        services.replica, services.store_url = shared.replica, shared.url
     problems: list[str] = list(config.warnings) + shared_problems  # keys of a pasted host config Sentinel ignores
     if instance_problem:
         problems.append(instance_problem)
