@@ -181,7 +181,7 @@ class Actuator:
                 return ActionOutcome("denied", f"not done: the decision could not be recorded ({exc}). Nothing was "
                                      "sent to the device.", decision | {"outcome": "denied"})
         approval = Approval(action.digest, decided_by).allow(*patterns)
-        sent_before = len(self.gate.sent)
+        sent_before = self.gate.sent_count
         started = time.monotonic()
         try:
             async with self._acting:
@@ -199,7 +199,7 @@ class Actuator:
             return self._finish(ActionOutcome("denied", str(exc), decision | {"outcome": "refused"}))
         except DeviceError as exc:
             return self._finish(ActionOutcome("error", str(exc), decision | {"outcome": "error"}))
-        sent = [c for c in self.gate.sent[sent_before:] if not C.is_read_only(c)]
+        sent = [c for c in self.gate.sent_since(sent_before) if not C.is_read_only(c)]
         decision |= {
             "outcome": "allowed",
             "decided_by": decided_by,

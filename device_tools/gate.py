@@ -4,18 +4,25 @@ The firewall's guarantee lives here: the server, the actuator and the tool modul
 never a backend, and a command that changes the device is sent only if an Approval issued for
 that action covers it (exact argv, or a pattern with wildcards for values our own code computes
 after approval, e.g. the Send button's centre). Each allowance is single-use.
+
+One phone, one gate: when the device and sensors built-ins are configured for the same adb phone they get the
+same gate from ``shared_adb_gate`` (through the gateway's ``Services.devices``), and the sensors hold only its
+``read_only()`` view, which has no way to send anything but a read-only command.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from .backend import DeviceBackend
 from .commands import is_read_only
 from .errors import CommandRefused
+from sentinel_mcp.core.shared_devices import SharedDevices
 
 Pattern = tuple[str | None, ...]  # None matches any single argument
+SENT_KEPT = 512  # the newest commands kept in a gate's record; a long sensor session must not grow it forever
 
 
 @dataclass
@@ -37,9 +44,31 @@ class Approval:
 
 
 class CommandGate:
-    def __init__(self, backend: DeviceBackend) -> None:
+    def __init__(self, backend: DeviceBackend, *, keep: int = SENT_KEPT) -> None:
         self.backend = backend
-        self.sent: list[list[str]] = []  # what actually went out, for results and the audit trail
+        # what actually went out, for results and the audit trail: the newest ``keep`` commands, plus a count of
+        # all of them so a caller can ask for what was sent after a point it marked (``sent_since``)
+        self._sent: deque[list[str]] = deque(maxlen=keep)
+        self.sent_count = 0
+
+    @property
+    def sent(self) -> list[list[str]]:
+        """The newest commands sent (at most ``keep``), oldest first."""
+        return list(self._sent)
+
+    def sent_since(self, mark: int) -> list[list[str]]:
+        """What was sent after ``sent_count`` was ``mark`` (as much of it as the record still holds)."""
+        new = self.sent_count - mark
+        return list(self._sent)[-new:] if new > 0 else []
+
+    def read_only(self, only: Collection[Sequence[str]] | None = None) -> ReadOnlyGate:
+        """A view that can only read, and with ``only`` only those exact commands (the sensors' four reads:
+        a sensor path has no business dumping the screen or querying contacts through the phone's gate)."""
+        return ReadOnlyGate(self, only)
+
+    def _record(self, argv: list[str]) -> None:
+        self._sent.append(argv)
+        self.sent_count += 1
 
     @property
     def unicode_text(self) -> bool:
@@ -47,19 +76,19 @@ class CommandGate:
 
     async def read(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
         self._check_read(argv)
-        self.sent.append(list(argv))
+        self._record(list(argv))
         return await self.backend.shell(argv, timeout=timeout)
 
     async def read_bytes(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
         self._check_read(argv)
-        self.sent.append(list(argv))
+        self._record(list(argv))
         return await self.backend.exec_out(argv, timeout=timeout)
 
     async def run(self, argv: Sequence[str], approval: Approval | None, *, timeout: float = 20.0) -> str:
         argv = [str(a) for a in argv]
         if approval is None or not approval.consume(argv):
             raise CommandRefused(f"not approved, nothing sent: {' '.join(argv)[:200]}")
-        self.sent.append(argv)
+        self._record(argv)
         return await self.backend.shell(argv, timeout=timeout)
 
     async def wait_for_key(self, key: str, *, timeout: float) -> bool:
@@ -72,3 +101,46 @@ class CommandGate:
     def _check_read(argv: Sequence[str]) -> None:
         if not is_read_only(argv):
             raise CommandRefused(f"not a read-only command, nothing sent: {' '.join(map(str, argv))[:200]}")
+
+
+class ReadOnlyGate:
+    """A gate that can only read: what the sensors hold. It has no ``run`` and no backend to reach around it;
+    every read is checked and recorded by the gate it views (``read`` refuses a command that is not read-only)."""
+
+    __slots__ = ("_gate", "_only")
+
+    def __init__(self, gate: CommandGate, only: Collection[Sequence[str]] | None = None) -> None:
+        self._gate = gate
+        self._only = None if only is None else frozenset(tuple(a) for a in only)
+
+    async def read(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
+        self._check(argv)
+        return await self._gate.read(argv, timeout=timeout)
+
+    async def read_bytes(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
+        self._check(argv)
+        return await self._gate.read_bytes(argv, timeout=timeout)
+
+    def _check(self, argv: Sequence[str]) -> None:
+        if self._only is None:
+            return
+        try:  # exact tuples of str: a list, bytes or an int in argv never equals an allowed command
+            allowed = tuple(argv) in self._only
+        except TypeError:  # an unhashable argument
+            allowed = False
+        if not allowed:
+            raise CommandRefused(f"not a command this reader may send, nothing sent: "
+                                 f"{' '.join(map(str, argv))[:200]}")
+
+    @property
+    def serial(self) -> str | None:
+        return getattr(self._gate.backend, "serial", None)
+
+
+def shared_adb_gate(devices: SharedDevices | None, host: str, port: int, serial: str | None,
+                    make_backend: Callable[[], DeviceBackend]) -> CommandGate:
+    """The one gate for the adb phone ``serial`` at ``host:port`` in this gateway (made by the first built-in
+    that asks), or a gate of its own when the built-in runs alone (``devices`` is None)."""
+    if devices is None:
+        return CommandGate(make_backend())
+    return devices.shared(("adb", host, port, serial), lambda: CommandGate(make_backend()), CommandGate)

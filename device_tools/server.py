@@ -11,7 +11,7 @@ from sentinel_mcp.core.builtin import BuiltinContext
 from . import ui_tools
 from .actuator import Actuator
 from .backend import DeviceBackend
-from .gate import CommandGate
+from .gate import CommandGate, shared_adb_gate
 from .modules import calendar, clock, contacts, messaging, notes, screen_ocr, terminal
 from .risk_classifier import ActionRiskClassifier
 from .runtime import DeviceRuntime
@@ -43,8 +43,13 @@ def make_backend(settings: DeviceSettings) -> DeviceBackend:
 
 def build_runtime(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> DeviceRuntime:
     settings = load_settings(ctx.settings, ctx.name)
-    backend = backend or make_backend(settings)
-    gate = CommandGate(backend)
+    if backend is None and settings.backend == "adb":  # one gate per phone, shared with the sensors built-in
+        gate = shared_adb_gate(ctx.services.devices, settings.adb_host, settings.adb_port, settings.serial,
+                               lambda: make_backend(settings))
+        backend = gate.backend
+    else:
+        backend = backend or make_backend(settings)
+        gate = CommandGate(backend)
     use_model = settings.risk_classifier in (True, "rules+model")
     classifier = ActionRiskClassifier(
         ctx.call_tool if use_model else None,

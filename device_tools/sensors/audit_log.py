@@ -25,15 +25,15 @@ class AuditLog:
             row = BuiltinRecord("sensors", Outcome(decision), decision_id, reason=reason,
                                 details={"policy_tag": policy_tag, "task_id": task_id}, at=self._clock()).redacted()
             return self._db.insert(
-                "INSERT INTO audit(at, requester, sensor, scope, policy_tag, task_id, decision, reason, redactions, "
-                "retention, decision_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO sensor_audit(at, requester, sensor, scope, policy_tag, task_id, decision, reason, redactions, "
+                "retention, decision_id) VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
                 (row["recorded_at"], requester, sensor, scope, row["policy_tag"], row["task_id"], row["outcome"],
                  row["reason"], json.dumps(redactions), retention, row["decision_id"]))
         except Exception as e:  # noqa: BLE001 - any failure to record refuses the request (fail closed)
             raise NotRecorded(f"the sensor request could not be recorded ({type(e).__name__}: {e}); "
                               "nothing was returned") from None
     def rows(self, requester: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        sql, params = "SELECT * FROM audit", []
+        sql, params = "SELECT * FROM sensor_audit", []
         if requester is not None:
             sql += " WHERE requester=?"
             params.append(requester)

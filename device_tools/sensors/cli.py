@@ -1,7 +1,8 @@
 """``sentinel-mcp sensors ...``: manage sensor consent and read a sensor from the command line.
 
-Works on the same SQLite store as the running built-in (``<data_dir>/sensors/sensors.db``), so a grant
-made here is seen by the server at its next request.
+Works on the same store as the running built-in (``<data_dir>/sensors/sensors.db``, or the PostgreSQL database
+``sentinel.store`` names, shared by every replica), so a grant made here is seen by the server at its next
+request.
 """
 
 from __future__ import annotations
@@ -61,17 +62,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     audit.set_defaults(func=_audit)
 
 
-def _settings_and_dir(args: argparse.Namespace) -> tuple[SensorSettings, Path]:
+def _settings_and_dir(args: argparse.Namespace) -> tuple[SensorSettings, Path, str | None]:
     from sentinel_mcp.config import load_config
 
     config = load_config(getattr(args, "config", None))
     settings = SensorSettings.from_section(config.sentinel.builtin_settings("sensors"))
-    return settings, config.data_dir / "sensors"
+    return settings, config.data_dir / "sensors", config.store_url  # the replicas' shared database, if any
 
 
 def _bridge(args: argparse.Namespace) -> SensorBridge:
-    settings, data_dir = _settings_and_dir(args)
-    return SensorBridge(make_source(settings), SensorDatabase(data_dir),
+    settings, data_dir, store = _settings_and_dir(args)
+    return SensorBridge(make_source(settings), SensorDatabase(data_dir, store),
                         default_retention=settings.default_retention, max_retention=settings.max_retention)
 
 

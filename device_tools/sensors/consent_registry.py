@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 
@@ -10,6 +11,7 @@ from pydantic import BaseModel
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.kinds import Scope, SensorKind
 
+log = logging.getLogger(__name__)
 ANY_REQUESTER = "*"
 
 
@@ -28,14 +30,14 @@ class ConsentRegistry:
 
     def grant(self, requester: str, sensor: SensorKind, scope: Scope, expires_in: float | None = None,
               granted_by: str = "cli") -> Consent:
-        if not requester:
-            raise ValueError("requester must not be empty")
+        if not requester or "\x00" in requester or "\x00" in granted_by:
+            raise ValueError("requester must not be empty or contain NUL characters")
         if expires_in is not None and expires_in <= 0:
             raise ValueError("expires_in must be a positive number of seconds")
         now = self._clock()
         expires_at = now + expires_in if expires_in is not None else None
         self._db.execute(
-            "INSERT INTO consents(requester, sensor, scope, granted_at, expires_at, granted_by) VALUES (?,?,?,?,?,?) "
+            "INSERT INTO sensor_consents(requester, sensor, scope, granted_at, expires_at, granted_by) VALUES (?,?,?,?,?,?) "
             "ON CONFLICT(requester, sensor) DO UPDATE SET scope=excluded.scope, granted_at=excluded.granted_at, "
             "expires_at=excluded.expires_at, granted_by=excluded.granted_by",
             (requester, sensor.value, scope.value, now, expires_at, granted_by))
@@ -43,29 +45,52 @@ class ConsentRegistry:
                        granted_by=granted_by)
 
     def revoke(self, requester: str, sensor: SensorKind | None = None) -> int:
+        if "\x00" in requester:
+            return 0  # no stored name holds a NUL (PostgreSQL's text cannot)
         if sensor is None:
-            return self._db.execute("DELETE FROM consents WHERE requester=?", (requester,))
-        return self._db.execute("DELETE FROM consents WHERE requester=? AND sensor=?", (requester, sensor.value))
+            return self._db.execute("DELETE FROM sensor_consents WHERE requester=?", (requester,))
+        return self._db.execute("DELETE FROM sensor_consents WHERE requester=? AND sensor=?", (requester, sensor.value))
 
     def current(self, requester: str, sensor: SensorKind) -> Consent | None:
         """The live consent for this requester (or for any requester), None if absent or expired."""
+        if "\x00" in requester:
+            return None
         rows = self._db.query(
-            "SELECT * FROM consents WHERE requester IN (?, ?) AND sensor=? AND (expires_at IS NULL OR expires_at > ?)",
+            "SELECT * FROM sensor_consents WHERE requester IN (?, ?) AND sensor=? AND (expires_at IS NULL OR expires_at > ?)",
             (requester, ANY_REQUESTER, sensor.value, self._clock()))
-        best = sorted((_row(r) for r in rows), key=lambda c: (c.requester == requester, c.scope.level), reverse=True)
+        live = [c for c in (_checked(r) for r in rows) if c is not None and c.requester in (requester, ANY_REQUESTER)]
+        best = sorted(live, key=lambda c: (c.requester == requester, c.scope.level), reverse=True)
         return best[0] if best else None
 
     def list(self, requester: str | None = None, include_expired: bool = False) -> list[Consent]:
-        sql, params = "SELECT * FROM consents WHERE 1=1", []
+        sql, params = "SELECT * FROM sensor_consents WHERE 1=1", []
         if requester is not None:
+            if "\x00" in requester:
+                return []
             sql += " AND requester=?"
             params.append(requester)
         if not include_expired:
             sql += " AND (expires_at IS NULL OR expires_at > ?)"
             params.append(self._clock())
-        return [_row(r) for r in self._db.query(sql + " ORDER BY requester, sensor", params)]
+        rows = self._db.query(sql + " ORDER BY requester, sensor", params)
+        return [c for c in (_checked(r) for r in rows) if c is not None]
 
 
-def _row(r: object) -> Consent:
-    return Consent(requester=r["requester"], sensor=SensorKind(r["sensor"]), scope=Scope(r["scope"]),  # type: ignore[index]
-                   granted_at=r["granted_at"], expires_at=r["expires_at"], granted_by=r["granted_by"])  # type: ignore[index]
+def _checked(r: dict[str, object]) -> Consent | None:
+    """A stored row as a consent, or None (never honoured) when it is malformed: a shared database is written by
+    other processes and people, so a row with an unknown sensor or scope, a wrong type or an impossible time is
+    refused, not guessed at (type-strict: no coercion of text to numbers)."""
+    granted, expires = r.get("granted_at"), r.get("expires_at")
+    texts = all(isinstance(r.get(k), str) and r.get(k) for k in ("requester", "sensor", "scope", "granted_by"))
+    times = isinstance(granted, float) and (expires is None or (isinstance(expires, float) and expires >= granted))
+    known = r.get("sensor") in _SENSORS and r.get("scope") in _SCOPES
+    if not (texts and times and known):
+        log.warning("sensor consent row refused (malformed): requester=%r sensor=%r",
+                    str(r.get("requester"))[:80], str(r.get("sensor"))[:40])
+        return None
+    return Consent(requester=r["requester"], sensor=SensorKind(r["sensor"]), scope=Scope(r["scope"]),  # type: ignore[arg-type]
+                   granted_at=granted, expires_at=expires, granted_by=r["granted_by"])  # type: ignore[arg-type]
+
+
+_SENSORS = frozenset(k.value for k in SensorKind)
+_SCOPES = frozenset(s.value for s in Scope)

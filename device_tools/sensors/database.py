@@ -1,4 +1,11 @@
-"""The sensors' store (consents, retained readings, audit), shared by the server and the CLI."""
+"""The sensors' store (consents, retained readings, audit), shared by the server and the CLI.
+
+Behind the storage seam: a SQLite file in the built-in's data dir (the embedded default), or, when
+``sentinel.store`` names a ``postgresql://`` database, that database, shared by every replica (a consent
+granted through one replica is honoured by all; a revoke is refused everywhere at once; retention sweeps run
+on whichever replica gets there, and deleting an expired row twice is harmless). One schema: the tables are
+``sensor_*`` on both backends (the shared database holds the gateway's own ``audit`` and ``consents``).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.storage import Schema, open_database
+from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release_blocking
 from sentinel_mcp.storage.sqlite import SHARED
 
@@ -47,7 +55,49 @@ CREATE TABLE IF NOT EXISTS audit (
 """
 # 2: each audit row points to the gateway's decision (decision_id, "" standalone): one decision log
 LINK_TO_GATEWAY = "ALTER TABLE audit ADD COLUMN decision_id TEXT NOT NULL DEFAULT ''"
-STORE_SCHEMA = Schema("sensors", {"sqlite": [SCHEMA, LINK_TO_GATEWAY]})
+# 3: the names the shared database can hold next to the gateway's own tables (the same on both backends)
+SENSOR_NAMES = """
+ALTER TABLE consents RENAME TO sensor_consents;
+ALTER TABLE readings RENAME TO sensor_readings;
+ALTER TABLE audit RENAME TO sensor_audit
+"""
+_POSTGRES = """
+CREATE TABLE sensor_consents (
+    requester  TEXT NOT NULL,
+    sensor     TEXT NOT NULL,
+    scope      TEXT NOT NULL,
+    granted_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION,
+    granted_by TEXT NOT NULL,
+    PRIMARY KEY (requester, sensor)
+);
+CREATE TABLE sensor_readings (
+    id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    requester  TEXT NOT NULL,
+    task_id    TEXT NOT NULL,
+    sensor     TEXT NOT NULL,
+    scope      TEXT NOT NULL,
+    response   TEXT NOT NULL,
+    stored_at  DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX sensor_readings_expiry ON sensor_readings(expires_at);
+CREATE TABLE sensor_audit (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at          DOUBLE PRECISION NOT NULL,
+    requester   TEXT NOT NULL,
+    sensor      TEXT NOT NULL,
+    scope       TEXT NOT NULL,
+    policy_tag  TEXT NOT NULL,
+    task_id     TEXT NOT NULL,
+    decision    TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    redactions  TEXT NOT NULL,
+    retention   INTEGER NOT NULL,
+    decision_id TEXT NOT NULL DEFAULT ''
+)
+"""
+STORE_SCHEMA = Schema("sensors", {"sqlite": [SCHEMA, LINK_TO_GATEWAY, SENSOR_NAMES], "postgres": [_POSTGRES]})
 
 DB_FILENAME = "sensors.db"
 
@@ -59,16 +109,28 @@ class SensorDatabase:
     Every change is committed before it returns.
     """
 
-    def __init__(self, data_dir: Path | str) -> None:
-        self.path = Path(data_dir) / DB_FILENAME
+    def __init__(self, data_dir: Path | str, store: str | None = None) -> None:
+        """``store``: a ``postgresql://`` URL (``sentinel.store``) to share with the other replicas; None keeps
+        the SQLite file in ``data_dir``."""
+        self.path: Path | str = store if store and is_server_url(store) else Path(data_dir) / DB_FILENAME
         self._db = open_database(self.path, "sensors", SHARED)
-        self._db.migrate_blocking(STORE_SCHEMA)
+        try:
+            self._db.migrate_blocking(STORE_SCHEMA)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def shared(self) -> bool:
+        return getattr(self._db, "backend", "sqlite") != "sqlite"
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> int:
         return self._db.write_blocking(sql, tuple(params)).rowcount
 
     def insert(self, sql: str, params: Iterable[Any] = ()) -> int:
-        return int(self._db.write_blocking(sql, tuple(params)).lastrowid or 0)
+        """An ``INSERT ... RETURNING id``: the new row's id on either backend."""
+        rows = self._db.write_blocking(sql, tuple(params)).rows
+        return int(rows[0][0]) if rows else 0
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         return self._db.query_dicts_blocking(sql, tuple(params))

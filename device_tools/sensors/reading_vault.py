@@ -28,12 +28,12 @@ class ReadingVault:
             return None
         now = self._clock()
         return self._db.insert(
-            "INSERT INTO readings(requester, task_id, sensor, scope, response, stored_at, expires_at) "
-            "VALUES (?,?,?,?,?,?,?)",
+            "INSERT INTO sensor_readings(requester, task_id, sensor, scope, response, stored_at, expires_at) "
+            "VALUES (?,?,?,?,?,?,?) RETURNING id",
             (requester, response.task_id, sensor, scope, response.model_dump_json(), now, now + retention))
 
     def retained(self, requester: str | None = None, task_id: str | None = None) -> list[dict[str, object]]:
-        sql, params = "SELECT * FROM readings WHERE expires_at > ?", [self._clock()]
+        sql, params = "SELECT * FROM sensor_readings WHERE expires_at > ?", [self._clock()]
         if requester is not None:
             sql += " AND requester=?"
             params.append(requester)
@@ -46,10 +46,10 @@ class ReadingVault:
 
     def count_all(self) -> int:
         """Rows physically present, expired or not (what the sweeper has not yet deleted)."""
-        return int(self._db.query("SELECT COUNT(*) AS n FROM readings")[0]["n"])
+        return int(self._db.query("SELECT COUNT(*) AS n FROM sensor_readings")[0]["n"])
 
     def sweep(self) -> int:
-        deleted = self._db.execute("DELETE FROM readings WHERE expires_at <= ?", (self._clock(),))
+        deleted = self._db.execute("DELETE FROM sensor_readings WHERE expires_at <= ?", (self._clock(),))
         if deleted:
             log.info("retention sweep deleted %d reading(s)", deleted)
         return deleted

@@ -197,6 +197,6 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = SensorSettings.from_section(ctx.settings, f"sentinel.{ctx.name}")
-    bridge = SensorBridge(make_source(settings), SensorDatabase(ctx.data_dir),
+    bridge = SensorBridge(make_source(settings, devices=ctx.services.devices), SensorDatabase(ctx.data_dir, ctx.store),
                           default_retention=settings.default_retention, max_retention=settings.max_retention)
     return build_server(bridge, settings, ctx.name)

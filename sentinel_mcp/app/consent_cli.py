@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _book(args: argparse.Namespace) -> ConsentBook:
-    return ConsentBook(load_config(args.config).store_path.parent / "consents.db")
+    config = load_config(args.config)
+    return ConsentBook(config.store_url or config.store_path.parent / "consents.db")
 
 
 def cmd_grant(args: argparse.Namespace) -> int:

@@ -167,9 +167,12 @@ async def _assembled(config: Config, manager: UpstreamManager, all_added: anyio.
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
     gateway.principals.update(configured_principals(config))
-    consents = ConsentBook(config.store_path.parent / "consents.db")
+    # shared by every replica when sentinel.store names PostgreSQL; else next to the facts, as before
+    consents = ConsentBook(shared.url if shared is not None else config.store_path.parent / "consents.db")
     gateway.consent_gate = ConsentGate(consents, config.sentinel.personal)
     services = Services(gateway=gateway)
+    if shared is not None:  # before the built-ins start: the swarm leases its builds in the shared store
+        services.replica, services.store_url = shared.replica, shared.url
     problems: list[str] = list(config.warnings) + shared_problems  # keys of a pasted host config Sentinel ignores
     if instance_problem:
         problems.append(instance_problem)
@@ -178,7 +181,8 @@ async def _assembled(config: Config, manager: UpstreamManager, all_added: anyio.
             factory = load_factory(name)
             ctx = BuiltinContext(name=name, data_dir=config.data_dir / name,
                                  settings=config.sentinel.builtin_settings(name),
-                                 call_tool=_builtin_invoker(gateway, name), services=services)
+                                 call_tool=_builtin_invoker(gateway, name), services=services,
+                                 store=shared.url if shared is not None else None)
             ctx.data_dir.mkdir(parents=True, exist_ok=True)
             server = factory(ctx)
         except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others

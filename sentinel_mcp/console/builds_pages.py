@@ -19,6 +19,7 @@ from starlette.responses import Response
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import Console
 from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.swarm.build_lease import end_lapsed
 from sentinel_mcp.swarm.build_service import TASK_ID
 from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path
 from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore
@@ -36,6 +37,11 @@ def _root(console: Console) -> Path | None:
 
 async def _store(console: Console) -> SwarmStore | None:
     root = _root(console)
+    url = console.runtime.config.store_url
+    if root is not None and url:  # replicas share the builds: any replica's console shows them all
+        store = await SwarmStore(url).open()
+        await end_lapsed(store.db)  # a dead replica's builds read as ended (with why), never "running" forever
+        return store
     if root is None or not (root / "swarm.db").exists():
         return None
     return await SwarmStore(root / "swarm.db").open()

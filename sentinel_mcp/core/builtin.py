@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
+from sentinel_mcp.core.shared_devices import SharedDevices
+
 if TYPE_CHECKING:  # annotations only: the config imports this registry and stays light (no mcp, no port)
     from mcp.types import CallToolResult
 
@@ -41,6 +43,9 @@ class Services:
     a2a_peers: Any = None  # the A2A host's PeerRegistry, shared with the a2a built-in (the a2a area's type)
     agent_traces: Any = None  # the agent built-in's TraceStore, read (and followed) by the console's agent page
     replica: Any = None  # this replica's identity when several share one PostgreSQL store (storage area's type)
+    # one gate per phone for the device and sensors built-ins (one record, one rule set); one per gateway
+    devices: SharedDevices = field(default_factory=SharedDevices)
+    store_url: str | None = None  # the postgresql:// URL replicas share (``${VAR}`` unexpanded); None: SQLite
 
     # the mapping spelling of older callers (``services.get("guard")``); only the names above exist
     def _name(self, key: str) -> str:
@@ -77,6 +82,9 @@ class BuiltinContext:
     settings: dict[str, Any] = field(default_factory=dict)  # the config's ``sentinel.<name>`` section
     call_tool: ToolInvoker | None = None  # None when the built-in runs on its own (python -m ...)
     services: Services = field(default_factory=Services)  # shared objects the gateway offers (a dict is taken too)
+    # ``sentinel.store``'s postgresql:// URL when replicas share one database (a built-in's shared records live
+    # there, e.g. the sensors' consents); None: the built-in keeps them in ``data_dir``
+    store: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.services, dict):

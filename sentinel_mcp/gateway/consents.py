@@ -7,13 +7,16 @@ in the ``consent_log`` table, and every read it allows is in the audit log with 
 
 The book lives behind the storage seam (``consents`` store): every change is committed before it returns, and
 a store that cannot be read or written raises ``StorageError`` (the gate then denies: fail closed). Shared
-(rollback journal): ``sentinel-mcp consent`` changes it while a gateway runs.
+(rollback journal): ``sentinel-mcp consent`` changes it while a gateway runs. With ``sentinel.store`` naming a
+``postgresql://`` database the book lives there, one for every replica: nothing is cached, so a consent granted
+through one replica is honoured by the next call on any other, and a revoke is refused everywhere at once.
+Rows are checked as they are read (type-strict); a malformed one is never honoured.
 """
 
 from __future__ import annotations
 
 import builtins
-
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -21,9 +24,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
+from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release_blocking
 from sentinel_mcp.storage.sqlite import SHARED
 
+log = logging.getLogger(__name__)
 ANY_PURPOSE = "*"
 _SQL = """
 CREATE TABLE IF NOT EXISTS consents (
@@ -45,8 +50,43 @@ CREATE TABLE IF NOT EXISTS consent_log (
     by        TEXT NOT NULL
 )
 """
-SCHEMA = Schema("consents", {"sqlite": [_SQL]})
-_MATCH = "principal = ? AND (? IS NULL OR kind = ?)"
+_POSTGRES = """
+CREATE TABLE consents (
+    principal  TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    purpose    TEXT NOT NULL,
+    granted_at DOUBLE PRECISION NOT NULL,
+    expires_at DOUBLE PRECISION,
+    granted_by TEXT NOT NULL,
+    PRIMARY KEY (principal, kind, purpose)
+);
+CREATE TABLE consent_log (
+    id        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at        DOUBLE PRECISION NOT NULL,
+    action    TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    kind      TEXT NOT NULL,
+    purpose   TEXT NOT NULL,
+    by        TEXT NOT NULL
+)
+"""
+SCHEMA = Schema("consents", {"sqlite": [_SQL], "postgres": [_POSTGRES]})
+
+
+def _match(principal: str, kind: str | None) -> tuple[str, tuple[str, ...]]:
+    """The rows of a principal (and kind); spelled out rather than ``? IS NULL``, which PostgreSQL cannot type."""
+    if kind is None:
+        return "principal = ?", (principal,)
+    return "principal = ? AND kind = ?", (principal, kind)
+
+
+def _storable(*names: str | None) -> bool:
+    """Names a store can hold on every backend (PostgreSQL's text has no NUL; such a name matches no row)."""
+    return all(n is None or (isinstance(n, str) and "\x00" not in n) for n in names)
+
+
+def _whose(principal: str | None) -> tuple[str, tuple[str, ...]]:
+    return ("principal = ?", (principal,)) if principal is not None else ("1 = 1", ())
 
 
 class Consent(BaseModel):
@@ -59,8 +99,9 @@ class Consent(BaseModel):
 
 
 class ConsentBook:
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
+    def __init__(self, path: Path | str) -> None:
+        """``path``: the SQLite file, or the ``postgresql://`` URL every replica shares (``sentinel.store``)."""
+        self.path: Path | str = path if is_server_url(path) else Path(path)
         self._db: Any = open_database(self.path, "consents", SHARED)
         try:
             self._db.migrate_blocking(SCHEMA)
@@ -76,6 +117,8 @@ class ConsentBook:
               by: str = "cli") -> Consent:
         if not principal or not kind or not purpose:
             raise ValueError("principal, kind and purpose must not be empty")
+        if not _storable(principal, kind, purpose, by):
+            raise ValueError("principal, kind and purpose must not contain NUL characters")
         if expires_in is not None and not expires_in > 0:
             raise ValueError("expires_in must be a positive number of seconds")
         now = time.time()
@@ -90,34 +133,54 @@ class ConsentBook:
                        granted_by=by)
 
     def revoke(self, principal: str, kind: str | None = None, *, by: str = "cli") -> int:
-        params = (principal, kind, kind)
+        if not _storable(principal, kind):
+            return 0  # no stored name holds a NUL: nothing to revoke (PostgreSQL cannot even compare it)
+        where, params = _match(principal, kind)
         results = self._db.run_blocking([  # log lines and removal in one commit
             Statement("INSERT INTO consent_log (at, action, principal, kind, purpose, by) SELECT ?, 'revoke', "
-                      f"principal, kind, purpose, ? FROM consents WHERE {_MATCH} ORDER BY kind, purpose",
+                      f"principal, kind, purpose, ? FROM consents WHERE {where} ORDER BY kind, purpose",
                       (time.time(), by, *params)),
-            Statement(f"DELETE FROM consents WHERE {_MATCH}", params)])
+            Statement(f"DELETE FROM consents WHERE {where}", params)])
         return results[1].rowcount
 
     def current(self, principal: str, kind: str, purpose: str) -> Consent | None:
         """The live consent covering this principal, kind and purpose (its own purpose or every purpose)."""
+        if not _storable(principal, kind, purpose):
+            return None
         rows = self._db.query_blocking(
             "SELECT * FROM consents WHERE principal = ? AND kind = ? AND purpose IN (?, ?) "
             "AND (expires_at IS NULL OR expires_at > ?) ORDER BY purpose = ? DESC",
             (principal, kind, purpose, ANY_PURPOSE, time.time(), purpose))
-        return _consent(rows[0]) if rows else None
+        live = [c for c in map(_checked, rows) if c is not None and c.principal == principal and c.kind == kind]
+        return live[0] if live else None
 
     def list(self, principal: str | None = None) -> builtins.list[Consent]:
-        rows = self._db.query_blocking("SELECT * FROM consents WHERE (? IS NULL OR principal = ?) AND "
+        if not _storable(principal):
+            return []
+        where, params = _whose(principal)
+        rows = self._db.query_blocking(f"SELECT * FROM consents WHERE {where} AND "
                                        "(expires_at IS NULL OR expires_at > ?) ORDER BY principal, kind, purpose",
-                                       (principal, principal, time.time()))
-        return [_consent(r) for r in rows]
+                                       (*params, time.time()))
+        return [c for c in map(_checked, rows) if c is not None]
 
     def log(self, principal: str | None = None) -> builtins.list[dict[str, Any]]:
+        if not _storable(principal):
+            return []
+        where, params = _whose(principal)
         rows = self._db.query_blocking("SELECT at, action, principal, kind, purpose, by FROM consent_log WHERE "
-                                       "(? IS NULL OR principal = ?) ORDER BY id", (principal, principal))
+                                       f"{where} ORDER BY id", params)
         return [dict(zip(("at", "action", "principal", "kind", "purpose", "by"), r)) for r in rows]
 
 
-def _consent(row: tuple[Any, ...]) -> Consent:
-    p, k, pur, g, e, by = row
-    return Consent(principal=p, kind=k, purpose=pur, granted_at=g, expires_at=e, granted_by=by)
+def _checked(row: tuple[Any, ...]) -> Consent | None:
+    """A stored row as a consent, or None (never honoured): the shared database is written by other processes and
+    people, so a row of the wrong shape, with empty or non-text names or times that are not numbers (no coercion)
+    or expire before they were granted, is refused, not guessed at."""
+    if len(row) == 6:
+        p, k, pur, g, e, by = row
+        texts = all(isinstance(v, str) and v for v in (p, k, pur, by))
+        times = type(g) is float and (e is None or (type(e) is float and e >= g))
+        if texts and times:
+            return Consent(principal=p, kind=k, purpose=pur, granted_at=g, expires_at=e, granted_by=by)
+    log.warning("consent row refused (malformed): %r", str(row[:3])[:120])
+    return None

@@ -2,7 +2,8 @@
 
 Shared (in the database ``sentinel.store`` names): facts and contexts (and so confirmations, used once across
 the cluster), the nonces of sealed request states, the audit log (one hash chain per replica, ``chain`` = the
-replica id). Per replica (in its data dir): the A2A journal, consents, sensor data, the search indexes.
+replica id), consents to personal data and the sensors' records. Per replica (in its data dir): the A2A journal,
+the search indexes.
 
 The sealing keys derive from ``sentinel.cluster.seal_key``, the same on every replica: a state sealed by one
 (a 2026-07-28 input-required retry, a conversation id) opens on any other, and is still used once (the nonce

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.swarm import build_lease
 from sentinel_mcp.swarm.backends.base import ModelBackend
 from sentinel_mcp.swarm.logging_setup import setup_swarm_logging
 from sentinel_mcp.swarm.orchestrator import Orchestrator, ProgressEvent, ProgressSink
@@ -41,10 +42,18 @@ def new_task_id() -> str:
 class BuildService:
     """Layout under ``root`` (the built-in's data dir, ``<data dir>/swarm``): swarm.db, swarm.lock, logs/, <task_id>/."""
 
-    def __init__(self, root: Path, settings: SwarmSettings) -> None:
+    def __init__(self, root: Path, settings: SwarmSettings, *, store: str | None = None, replica: str | None = None,
+                 lease_seconds: float = build_lease.LEASE_SECONDS,
+                 renew_every: float = build_lease.RENEW_EVERY) -> None:
+        """``store``: the ``postgresql://`` URL replicas share (builds leased, ``build_lease.py``); ``replica``:
+        this replica's name. Without them the swarm's own SQLite file (one process: the lock file decides)."""
         self.root = Path(root)
         self.settings = settings
-        self.store = SwarmStore(self.root / "swarm.db")
+        self.store = SwarmStore(store if store else self.root / "swarm.db")
+        self.replica = replica or "replica"
+        self.holder = build_lease.new_holder(self.replica)
+        self.lease_seconds, self.renew_every = lease_seconds, renew_every
+        self._leases: asyncio.Task[None] | None = None
         self.lock = TaskLock(self.root / "swarm.lock")
         self._running: dict[str, asyncio.Task[str]] = {}
         self._listeners: dict[str, list[ProgressSink]] = {}
@@ -62,7 +71,10 @@ class BuildService:
                             debug_retention_days=self.settings.retention.debug_log_days
                             if self.settings.debug_log else None)
         await self.store.open()
-        if not holder_alive(self.lock.holder()):
+        if self.store.shared:  # several replicas: builds whose runner is gone end by their lapsed lease
+            await self._end_lapsed()
+            self._leases = asyncio.create_task(self._keep_leases(), name="swarm-leases")
+        elif not holder_alive(self.lock.holder()):
             # tasks left mid-run by a process that is gone: FAILED, with their state kept
             for tid in await self.store.fail_unfinished("interrupted: the process running it stopped"):
                 log.warning("task %s was left unfinished; marked FAILED", tid)
@@ -71,6 +83,11 @@ class BuildService:
             self._sweeper = asyncio.create_task(self._sweep_periodically(), name="swarm-retention")
 
     async def close(self) -> None:
+        if self._leases is not None:
+            self._leases.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._leases
+            self._leases = None
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -123,7 +140,9 @@ class BuildService:
         try:
             workspace = self.workspace_of(task_id).create()
             await self.store.create_task(task_id, spec.model_dump(), workspace.root, session=session,
-                                         backend=backend.name, principal=principal)
+                                         backend=backend.name, principal=principal,
+                                         lease=(self.replica, self.holder, self.lease_seconds)
+                                         if self.store.shared else None)
         except BaseException:
             self.lock.release()
             await backend.aclose()
@@ -145,9 +164,39 @@ class BuildService:
             with contextlib.suppress(Exception):
                 await asyncio.shield(backend.aclose())
             self.lock.release()
+            if self.store.shared:
+                with contextlib.suppress(Exception):  # a lease left behind lapses; the row is already ended
+                    await asyncio.shield(build_lease.release(self.store.db, orch.task_id, self.holder))
             self._running.pop(orch.task_id, None)
             self._listeners.pop(orch.task_id, None)
             self._last_event.pop(orch.task_id, None)
+
+    async def _end_lapsed(self) -> list[str]:
+        ended = await build_lease.end_lapsed(self.store.db)
+        for tid, replica in ended:
+            log.warning("build %s of replica %s: its lease lapsed; ended FAILED (not resumed)", tid, replica or "?")
+        return [tid for tid, _ in ended]
+
+    async def _keep_leases(self) -> None:
+        """Renew the leases of the builds running here, stop those another replica ended (this one could not
+        renew in time), and end other replicas' lapsed builds."""
+        renewed_at = time.monotonic()
+        while True:
+            await asyncio.sleep(self.renew_every)
+            mine = [t for t in self._running if not self._running[t].done()]
+            try:
+                kept = await build_lease.renew(self.store.db, mine, self.holder, self.lease_seconds)
+                renewed_at = time.monotonic()
+                lost = [t for t in mine if t not in kept]
+                await self._end_lapsed()
+            except Exception as e:  # noqa: BLE001 - the database is away: keep trying, but not past the lease
+                log.warning("swarm build leases not renewed: %s", e)
+                lost = mine if time.monotonic() - renewed_at > self.lease_seconds else []
+            for tid in lost:
+                task = self._running.get(tid)
+                if task is not None and not task.done():
+                    log.warning("build %s lost its lease (ended by another replica); stopping it here", tid)
+                    task.cancel()
 
     async def _fan_out(self, event: ProgressEvent) -> None:
         self._last_event[event.task_id] = (time.monotonic(), event)
@@ -218,6 +267,9 @@ class BuildService:
         task = await self.store.get_task(task_id)
         if task is None:
             raise UnknownTaskError(task_id)
+        if self._lapsed(task):  # looked up before a sweep came round: end it now, then show that
+            await self._end_lapsed()
+            task = await self.store.get_task(task_id) or task
         steps = await self.store.steps_of(task_id)
         task["running_here"] = self._running_here(task_id, task["state"])
         task["steps"] = [{k: s[k] for k in ("step_number", "attempt", "file_path", "status", "issues", "warnings")}
@@ -226,8 +278,16 @@ class BuildService:
         task["workspace_removed"] = task["state"] == "FAILED" and not self.workspace_of(task_id).root.exists()
         return task
 
+    def _lapsed(self, task: dict[str, Any]) -> bool:
+        until = task.get("lease_until")
+        return (self.store.shared and task["state"] not in TERMINAL_STATES and until is not None
+                and until < time.time() and not self.is_running(task["task_id"]))
+
     async def list(self, limit: int = 20, principal: str | None = None) -> list[dict[str, Any]]:
         rows = await self.store.list_tasks(limit, principal)
+        if any(self._lapsed(r) for r in rows):
+            await self._end_lapsed()
+            rows = await self.store.list_tasks(limit, principal)
         return [{k: r[k] for k in ("task_id", "state", "error", "created_at", "finished_at", "model_calls")}
                 | {"app_name": (r["spec"] or {}).get("app_name"),
                    "running_here": self._running_here(r["task_id"], r["state"])}

@@ -71,7 +71,9 @@ class _ServiceHolder:
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = swarm_settings(ctx.settings, where=f"sentinel.{ctx.name}")
-    holder = _ServiceHolder(BuildService(Path(ctx.data_dir), settings))
+    # replicas on one PostgreSQL: builds recorded and leased there (build_lease.py); else the data dir's SQLite
+    holder = _ServiceHolder(BuildService(Path(ctx.data_dir), settings, store=ctx.services.store_url,
+                                         replica=ctx.services.replica))
 
     @contextlib.asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:

@@ -303,17 +303,17 @@ async def test_the_fronts_answers_carry_the_decision_id_in_each_shape(data_dir):
         params = SimpleNamespace(name="un__wipe", arguments={"name": "a"})
         q = Question(key="confirm", message="go?", requested_schema={"type": "object", "properties": {}})
         asked = NeedsInput(reason="r", questions=[q], decision_id="a" * 32)
-        modern = front._respond(_ctx(True, True), params, "unit/s1", asked, OWNER)
+        modern = await front._respond(_ctx(True, True), params, "unit/s1", asked, OWNER)
         assert isinstance(modern, InputRequiredResult) and modern.meta[META_KEY] == "a" * 32
-        blocked = front._respond(_ctx(False, False), params, "unit/s1", asked, OWNER)
+        blocked = await front._respond(_ctx(False, False), params, "unit/s1", asked, OWNER)
         assert blocked.is_error and blocked.meta[META_KEY] == "a" * 32
-        refused = front._respond(_ctx(True, True), params, "unit/s1",
-                                 Refused(reason="no\x1b[31m", decision_id="b" * 32), OWNER)
+        refused = await front._respond(_ctx(True, True), params, "unit/s1",
+                                       Refused(reason="no\x1b[31m", decision_id="b" * 32), OWNER)
         assert refused.meta[META_KEY] == "b" * 32 and "\x1b" not in refused.content[0].text
         upstream_asks = UpstreamNeedsInput(result=InputRequiredResult(input_requests={}, request_state="u"),
                                            call=ToolCall(name="un__wipe", server="un", tool="wipe"),
                                            decision_id="c" * 32)
-        relayed = front._respond(_ctx(True, True), params, "unit/s1", upstream_asks, OWNER)
+        relayed = await front._respond(_ctx(True, True), params, "unit/s1", upstream_asks, OWNER)
         assert relayed.meta[META_KEY] == "c" * 32 and relayed.request_state != "u"  # sealed by Sentinel
 
 

@@ -23,7 +23,7 @@ READ = {"sensor": "location", "scope": "standard", "policy_tag": "location-for-s
 def refuse_audit_rows(path) -> None:
     """A real SQLite refusal of every new audit row (what a full disk or a broken store does to the writer)."""
     with sqlite3.connect(path) as db:
-        db.execute("CREATE TRIGGER no_audit BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+        db.execute("CREATE TRIGGER no_audit BEFORE INSERT ON sensor_audit BEGIN SELECT RAISE(ABORT, 'disk full'); END")
     db.close()
 
 
@@ -36,8 +36,8 @@ async def test_a_row_that_cannot_be_written_refuses_and_keeps_nothing(tmp_path, 
     with pytest.raises(NotRecorded, match="could not be recorded"):
         await bridge.handle(dict(READ), "agent-a", decision_id="d-1")
     with sqlite3.connect(tmp_path / "sensors" / DB_FILENAME) as db:
-        assert db.execute("SELECT count(*) FROM readings").fetchone() == (0,)  # nothing kept
-        assert db.execute("SELECT count(*) FROM audit").fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM sensor_readings").fetchone() == (0,)  # nothing kept
+        assert db.execute("SELECT count(*) FROM sensor_audit").fetchone() == (0,)
     db.close()
 
 
@@ -74,7 +74,8 @@ def test_a_store_from_before_the_link_is_migrated_and_keeps_its_rows(tmp_path):
     db = SensorDatabase(folder)  # today's schema, then rolled back to version 1 by hand: an old store
     db.close()
     with sqlite3.connect(folder / DB_FILENAME) as old:
-        old.execute("DROP TABLE audit")
+        for table in ("sensor_audit", "sensor_consents", "sensor_readings"):
+            old.execute(f"DROP TABLE {table}")
         old.executescript(SCHEMA)
         old.execute("UPDATE storage_schema SET version = 1 WHERE store = 'sensors'")
         old.execute("INSERT INTO audit(at, requester, sensor, scope, policy_tag, task_id, decision, reason, "
@@ -82,7 +83,7 @@ def test_a_store_from_before_the_link_is_migrated_and_keeps_its_rows(tmp_path):
     old.close()
     db = SensorDatabase(folder)
     try:
-        [row] = AuditLog(db).rows()
+        [row] = AuditLog(db).rows()  # both steps: the link to the gateway, then the shared names
         assert row["decision"] == "denied" and row["decision_id"] == ""
     finally:
         db.close()

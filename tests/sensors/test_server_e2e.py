@@ -207,9 +207,9 @@ async def test_server_sweeps_expired_readings_while_connected(tmp_path, mode):
         async with Client(server(tmp_path, sweep_interval=0.05), mode=mode) as c:
             r = await c.call_tool("sensor_read", {"sensor": "barometer", "policy_tag": "weather", "retention": 1})
             assert not r.is_error
-            assert other.query("SELECT COUNT(*) AS n FROM readings")[0]["n"] == 1
+            assert other.query("SELECT COUNT(*) AS n FROM sensor_readings")[0]["n"] == 1
             with anyio.fail_after(20):  # bound only; the sweeper deletes it once its second is over
-                while other.query("SELECT COUNT(*) AS n FROM readings")[0]["n"]:
+                while other.query("SELECT COUNT(*) AS n FROM sensor_readings")[0]["n"]:
                     await anyio.sleep(0.05)
     finally:
         other.close()

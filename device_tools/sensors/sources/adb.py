@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from device_tools.adb_backend import AdbBackend
-from device_tools.commands import BATTERY, LOCATION, SENSOR_SERVICE, UPTIME
+from device_tools.commands import BATTERY, LOCATION, SENSOR_READS, SENSOR_SERVICE, UPTIME
 from device_tools.errors import CommandRefused, DeviceUnavailable
-from device_tools.gate import CommandGate
+from device_tools.gate import CommandGate, ReadOnlyGate
 from device_tools.sensors.errors import (
     MalformedOutput,
     NoReading,
@@ -39,11 +39,14 @@ KIND_TO_TYPE = {kind: android for android, kind in TYPE_TO_KIND.items()}
 class AdbSource:
     def __init__(self, host: str = "127.0.0.1", port: int = 5037, serial: str | None = None,
                  timeout: float = 10.0, clock: Callable[[], float] = time.time, *,
-                 gate: CommandGate | None = None) -> None:
-        """``gate``: the device's gate when the device built-in shares it; otherwise a gate of its own over
-        an adb backend for ``serial`` at ``host:port``."""
-        self._backend = None if gate else AdbBackend(serial, host, port, serial_setting="sentinel.sensors.serial")
-        self._gate = gate or CommandGate(self._backend)  # type: ignore[arg-type]
+                 gate: CommandGate | ReadOnlyGate | None = None) -> None:
+        """``gate``: the phone's gate when the device built-in shares it; otherwise a gate of its own over
+        an adb backend for ``serial`` at ``host:port``. Only a read-only view of it that sends the sensor reads
+        alone is kept: nothing here can change the phone or read its screen, whatever gate it was given."""
+        if gate is None:
+            gate = CommandGate(AdbBackend(serial, host, port, serial_setting="sentinel.sensors.serial"))
+        # only the four sensor reads: not the screen, not content queries, though the gate calls them read-only
+        self._gate = gate.read_only(SENSOR_READS) if isinstance(gate, CommandGate) else gate
         self._timeout, self._clock = timeout, clock
         self.name = f"adb:{serial or 'auto'}"
 
@@ -57,8 +60,8 @@ class AdbSource:
             raise ReadRefused(f"the device gate refused {' '.join(map(str, argv))[:200]!r}: {e}") from None
         except DeviceUnavailable as e:
             raise SourceUnavailable(f"adb: {e}") from None
-        if self._backend is not None and self._backend.serial:
-            self.name = f"adb:{self._backend.serial}"
+        if self._gate.serial:
+            self.name = f"adb:{self._gate.serial}"
         first = out.strip().splitlines()[0] if out.strip() else ""
         if "Can't find service" in first or first.endswith(": not found") or "unknown" in first and "sh:" in first:
             raise SourceUnavailable(f"adb shell {' '.join(argv)!r}: {first}")
