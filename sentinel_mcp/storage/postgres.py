@@ -239,12 +239,7 @@ class PostgresDatabase:
         started = time.time()
         try:
             with self._pool.connection() as conn:
-                cur = conn.execute(translate(sql), tuple(params))
-                rows = cur.fetchall() if cur.description else []
-                if dicts:
-                    names = [d.name for d in cur.description or ()]
-                    return [dict(zip(names, r)) for r in rows]
-                return rows
+                return _fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
             if is_fault(e):
                 raise self._read_fault(e, started) from None
@@ -267,12 +262,7 @@ class PostgresDatabase:
         psycopg = _driver()
         try:
             with psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
-                cur = conn.execute(translate(sql), tuple(params))
-                rows = cur.fetchall() if cur.description else []
-                if dicts:
-                    names = [d.name for d in cur.description or ()]
-                    return [dict(zip(names, r)) for r in rows]
-                return rows
+                return _fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
             if is_fault(e):
                 raise self._read_fault(cause, started) from None
@@ -451,3 +441,13 @@ def _resolver(loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Ca
         except RuntimeError:
             pass
     return done
+
+
+def _fetch(conn: Any, sql: str, params: Params, dicts: bool) -> Any:
+    """One read's rows, as tuples or as dicts by column name (the pooled and the direct read alike)."""
+    cur = conn.execute(translate(sql), tuple(params))
+    rows = cur.fetchall() if cur.description else []
+    if dicts:
+        names = [d.name for d in cur.description or ()]
+        return [dict(zip(names, r)) for r in rows]
+    return rows
