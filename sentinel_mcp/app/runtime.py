@@ -214,8 +214,9 @@ async def _assembled(config: Config, manager: UpstreamManager, all_added: anyio.
                                                       nonces=NoNonceBook())
         services.replica = shared.replica
         guard.join_cluster(shared.replica)  # a policy guard's rulebase versions follow the cluster's
-    front = Front(gateway, default_session=default_session, seal=seal)
-    manager._on_catalog_changed = front.announce_catalog_changed
+    front = Front(gateway, gateway.conversations, confirm_ttl=config.sentinel.policy.confirm_ttl,
+                  default_session=default_session, seal=seal)
+    manager.on_catalog_changed = front.announce_catalog_changed
     for p in problems:
         log.warning("%s", p)
     runtime = Runtime(config, gateway, front, manager, audit, instance, services, problems)

@@ -7,11 +7,12 @@ already checked (the wire guard bounded them; the pipeline's validate step check
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.core.decision import Answer, Origin
-from sentinel_mcp.core.port import ProgressFn
+
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from mcp.types import (
     CallToolResult,
     CompleteResult,
     GetPromptResult,
+    InputRequiredResult,
     Prompt,
     ReadResourceResult,
     Resource,
@@ -20,10 +21,12 @@ from mcp.types import (
 )
 from pydantic import BaseModel, ConfigDict
 
-from sentinel_mcp.core.decision import Answer, Deny, Origin, Question
+from sentinel_mcp.core.call_request import CallRequest, ProgressFn
+from sentinel_mcp.core.decision import Answer, Deny, Origin, Question, ToolCall
 from sentinel_mcp.core.errors import GatewayError
 
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+__all__ = ["CallOutcome", "CallRequest", "Completed", "FrontPort", "GatewayPort", "InvokeOutcome",
+           "NeedsInput", "NotInCatalog", "ProgressFn", "Refused", "UpstreamNeedsInput"]
 
 
 class Completed(BaseModel):
@@ -53,6 +56,20 @@ class Refused(BaseModel):
 
 
 InvokeOutcome = Completed | NeedsInput | Refused
+
+
+class UpstreamNeedsInput(BaseModel):
+    """A 2026-era upstream returned ``InputRequiredResult``; the front relays it to its client."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    kind: str = "upstream_needs_input"
+    result: InputRequiredResult
+    call: ToolCall
+    decision_id: str | None = None  # the decision that let the call reach the upstream
+
+
+# what a call through the front may end in: a 2026-era upstream's own questions are relayed to its client
+CallOutcome = InvokeOutcome | UpstreamNeedsInput
 
 
 class GatewayPort(Protocol):
@@ -90,13 +107,30 @@ class NotInCatalog(GatewayError, LookupError):
 
 
 class FrontPort(GatewayPort, Protocol):
-    """What the MCP front needs of the gateway besides tool calls: the rest of the catalog, and the upstream
-    requests it relays (each to the upstream that owns what it names, for a caller allowed to use it). The
-    front never reaches into the upstream manager or the catalog itself.
+    """What the MCP front needs of the gateway: the whole call (``run``, with what only an MCP client brings:
+    answers to an upstream's questions, a call already allowed, its purpose), the refusal of answers that
+    cannot count, the policy version its round trips are sealed with, the rest of the catalog, and the
+    upstream requests it relays (each to the upstream that owns what it names, for a caller allowed to use
+    it). The front never reaches into the engine, the upstream manager or the catalog itself (an
+    import-linter contract holds it to this).
 
     Lookups that find nothing, or find what ``principal`` may not use, raise ``NotInCatalog`` alike (a prompt
     or resource of another principal is as unknown as a missing one); an upstream that cannot answer raises
     its ``UpstreamUnavailable``."""
+
+    @property
+    def policy_version(self) -> str:
+        """The guard's policy version now (a sealed round trip is only good for the version that asked)."""
+        ...
+
+    async def run(self, req: CallRequest) -> CallOutcome:
+        """One call through the whole pipeline (route, validate, decide, forward, observe)."""
+        ...
+
+    async def refuse_answers(self, name: str, arguments: Any, *, session_id: str, client: str | None,
+                             origin: Origin, reason: str, principal: Any = None) -> Refused:
+        """Answers that cannot count (no valid state, replayed, not asked): audited, then refused."""
+        ...
 
     def upstream_of(self, name: str) -> str | None:
         """The upstream (by configured name) that serves the exposed tool ``name``."""

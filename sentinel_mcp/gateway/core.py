@@ -20,7 +20,6 @@ from mcp.types import (
     TextContent,
     Tool,
 )
-from pydantic import BaseModel, ConfigDict
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.core.answer_validation import AnswerNotAccepted
@@ -38,7 +37,15 @@ from sentinel_mcp.core.decision import (
     ToolCall,
     argument_digest,
 )
-from sentinel_mcp.core.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
+from sentinel_mcp.core.port import (
+    CallOutcome,
+    Completed,
+    InvokeOutcome,
+    NeedsInput,
+    ProgressFn,
+    Refused,
+    UpstreamNeedsInput,
+)
 from sentinel_mcp.core.redactor import sensitive_fields_of
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
@@ -71,22 +78,12 @@ MAX_DEPTH = 4  # solver fetches nest: a guard's fetch is itself guarded
 MAX_UPSTREAM_INPUT_ROUNDS = 5
 
 
-class UpstreamNeedsInput(BaseModel):
-    """A 2026-era upstream returned ``InputRequiredResult``; the front relays it to its client."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    kind: str = "upstream_needs_input"
-    result: InputRequiredResult
-    call: ToolCall
-    decision_id: str | None = None  # the decision that let the call reach the upstream
-
-
 def error_result(text: str, **info: Any) -> CallToolResult:
     """Sentinel's own error result (details in ``_meta``, never in ``structuredContent``)."""
     return sentinel_result(text, **info)
 
 
-Outcome = InvokeOutcome | UpstreamNeedsInput
+Outcome = CallOutcome  # the name the engine's tests know
 
 
 class Gateway(CatalogView):
@@ -126,6 +123,10 @@ class Gateway(CatalogView):
         if owner is not None:
             return owner
         return OWNER if origin in ("client", "cli") else INTERNAL
+
+    @property
+    def policy_version(self) -> str:
+        return self.guard.version
 
     # ------------------------------------------------------------------ GatewayPort
     async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str,
@@ -167,10 +168,6 @@ class Gateway(CatalogView):
         return refusal
 
     # ------------------------------------------------------------------ the pipeline
-    @traced(lambda self, name, *a, origin="client", **k: "sentinel.fetch" if origin == "solver" else "sentinel.call",
-            lambda self, name, *a, session_id, origin="client", client=None, **k: {
-                "sentinel.tool": name, "sentinel.origin": origin, "sentinel.session": session_id,
-                "sentinel.client": client})
     async def execute(self, name: str, arguments: Any, *, session_id: str, client: str | None = None,
                       origin: Origin = "client", answers: dict[str, Answer] | None = None, depth: int = 0,
                       progress: ProgressFn | None = None, link: CallerLink | None = None,
@@ -181,6 +178,10 @@ class Gateway(CatalogView):
                                           link, upstream_input, upstream_state, preapproved_digest, principal,
                                           purpose))
 
+    # one span per call, whichever way it came in (``execute``, ``invoke``, or the front's ``run``)
+    @traced(lambda self, req: "sentinel.fetch" if req.origin == "solver" else "sentinel.call",
+            lambda self, req: {"sentinel.tool": req.name, "sentinel.origin": req.origin,
+                               "sentinel.session": req.session_id, "sentinel.client": req.client})
     async def run(self, req: CallRequest) -> Outcome:
         """One call, start to end: admitted (not draining, records writable), then the five steps."""
         who = self.principal_for(req.principal, req.session_id, req.origin)

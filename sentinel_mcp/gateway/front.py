@@ -42,8 +42,7 @@ from sentinel_mcp import __version__
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
-from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, SessionRefused
-from sentinel_mcp.gateway.core import Gateway, UpstreamNeedsInput, error_result
+from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, Conversations, SessionRefused
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_question, safe_text
 from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, can_sample, is_modern
@@ -51,7 +50,16 @@ from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.own_results import sentinel_result
-from sentinel_mcp.core.port import Completed, NeedsInput, NotInCatalog, Refused
+from sentinel_mcp.core.port import (
+    CallOutcome,
+    CallRequest,
+    Completed,
+    FrontPort,
+    NeedsInput,
+    NotInCatalog,
+    Refused,
+    UpstreamNeedsInput,
+)
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
@@ -81,24 +89,29 @@ class SentinelFront(Server):
 
 
 class Front:
-    """Builds the front server over a ``Gateway`` and fans out catalog changes to connected clients."""
+    """The front server over the gateway's ``FrontPort``; it fans out catalog changes to connected clients.
 
-    def __init__(self, gateway: Gateway, *, default_session: str | None = None,
-                 seal: RequestStateSeal | None = None) -> None:
-        """``default_session``: this process serves one conversation (stdio, the CLI), of this kind."""
-        self.gateway = gateway
-        self.conversations = gateway.conversations
+    The front knows the gateway only through the port (``core/port.py``), never the engine
+    (``gateway/core.py``) or the upstream manager; the conversations (whose session a request belongs to) are
+    handed to it."""
+
+    def __init__(self, port: FrontPort, conversations: Conversations, *, confirm_ttl: float,
+                 default_session: str | None = None, seal: RequestStateSeal | None = None) -> None:
+        """``default_session``: this process serves one conversation (stdio, the CLI), of this kind.
+        ``confirm_ttl``: how long a sealed answer round trip or a held call stays good (seconds)."""
+        self.port = port
+        self.conversations = conversations
         self.process_conversation = (self.conversations.open(OWNER, default_session)
                                      if default_session else None)
-        self.seal = seal or RequestStateSeal(max_age=gateway.config.sentinel.policy.confirm_ttl)
+        self.seal = seal or RequestStateSeal(max_age=confirm_ttl)
         self.rounds = InputRounds(self.seal)
         self.bus = InMemorySubscriptionBus()
         self.page_size = PAGE_SIZE
-        self.held = HeldCalls(timeout=gateway.config.sentinel.policy.confirm_ttl)
+        self.held = HeldCalls(timeout=confirm_ttl)
         # the web console's inbox (console/asking.py) when it runs: where non-eliciting clients' questions wait
         self.inbox: Any = None
         self._legacy_sessions: dict[int, Any] = {}
-        self.utilities = FrontUtilities(gateway, ListenHandler(self.bus), self.bus, self.principal)
+        self.utilities = FrontUtilities(port, ListenHandler(self.bus), self.bus, self.principal)
         u = self.utilities
         self.server = SentinelFront(
             "sentinel", version=__version__, instructions=INSTRUCTIONS,
@@ -170,7 +183,7 @@ class Front:
 
     # ------------------------------------------------------------------ tools
     async def list_tools(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
-        tools = self.gateway.list_catalog_tools(self.principal(ctx))
+        tools = self.port.list_catalog_tools(self.principal(ctx))
         start, end, cursor = _page(params, len(tools), self.page_size)
         return ListToolsResult(tools=tools[start:end], next_cursor=cursor)
 
@@ -181,7 +194,7 @@ class Front:
         try:
             conv = self.conversation(ctx, principal, sealed)
         except SessionRefused as e:
-            return error_result(f"sentinel: {e}", error="session_refused")
+            return sentinel_result(f"sentinel: {e}", error="session_refused")
         result = await self._call_tool(ctx, params, principal, conv)
         # the session as the client may carry it back (2026-era clients have no connection to keep it)
         meta = {**(result.meta or {}), SESSION_KEY: self.conversations.sealed(conv)}
@@ -194,12 +207,12 @@ class Front:
         purpose = _purpose(ctx)
         retry = await self.rounds.accept(modern=is_modern(ctx), can_elicit=can_be_asked(ctx), principal=principal.name,
                                          session=session, tool=params.name, arguments=params.arguments,
-                                         version=self.gateway.guard.version, responses=params.input_responses,
+                                         version=self.port.policy_version, responses=params.input_responses,
                                          request_state=params.request_state)
         if isinstance(retry, RefusedRetry):
             if retry.state is not None and retry.state.get("kind") == "hold":
                 self._end_held(retry.state)
-            return self._refused(await self.gateway.refuse_answers(
+            return self._refused(await self.port.refuse_answers(
                 params.name, params.arguments, session_id=session, client=client, origin="client",
                 reason=retry.reason, principal=principal))
         answers = dict(retry.ours)
@@ -219,20 +232,20 @@ class Front:
                 return await self._resume_held(ctx, params, session, retry.state, retry.theirs, principal)
             if self._needs_holding(params.name):
                 async def run(held_link: CallerLink) -> Any:
-                    return await self.gateway.execute(
-                        params.name, params.arguments, session_id=session, client=client, origin="client",
-                        answers=answers, link=held_link, progress=held_link.progress,
-                        preapproved_digest=preapproved, principal=principal, purpose=purpose)
+                    return await self.port.run(CallRequest(
+                        params.name, params.arguments, session, client, "client", answers=answers,
+                        link=held_link, progress=held_link.progress, preapproved_digest=preapproved,
+                        principal=principal, purpose=purpose))
                 call = self.held.start(params.name, session, run, relays_sampling=can_sample(ctx))
                 return await self._await_held(ctx, params, session, call, principal)
 
-        outcome: Any = None
+        outcome: CallOutcome | None = None
         for _round in range(4):
-            outcome = await self.gateway.execute(
-                params.name, params.arguments, session_id=session, client=client, origin="client",
-                answers=answers, progress=progress, link=link, upstream_input=retry.theirs if allowed else None,
+            outcome = await self.port.run(CallRequest(
+                params.name, params.arguments, session, client, "client", answers=answers, progress=progress,
+                link=link, upstream_input=retry.theirs if allowed else None,
                 upstream_state=retry.state.get("upstream") if allowed else None,
-                preapproved_digest=preapproved, principal=principal, purpose=purpose)
+                preapproved_digest=preapproved, principal=principal, purpose=purpose))
             if isinstance(outcome, NeedsInput) and self.inbox is not None:
                 given = await self.inbox.needs_input(
                     principal=principal.name, session=session, client=client, name=params.name,
@@ -248,24 +261,24 @@ class Front:
             if pushed is None:
                 return self._blocked(outcome)
             answers = {**answers, **pushed}
-        return error_result(f"sentinel: {params.name} is still blocked after the user's answers",
+        return sentinel_result(f"sentinel: {params.name} is still blocked after the user's answers",
                             decision_id=getattr(outcome, "decision_id", None))
 
     def _answer_refused_reporter(self, params: CallToolRequestParams, session: str, client: str | None,
                                  principal: Principal) -> Callable[[str], Awaitable[None]]:
         async def report(reason: str) -> None:
-            await self.gateway.refuse_answers(params.name, params.arguments, session_id=session, client=client,
+            await self.port.refuse_answers(params.name, params.arguments, session_id=session, client=client,
                                         origin="client", reason=reason, principal=principal)
         return report
 
     async def _respond(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                       outcome: Any, principal: Principal) -> CallToolResult | InputRequiredResult:
+                       outcome: CallOutcome, principal: Principal) -> CallToolResult | InputRequiredResult:
         """An outcome as the client gets it (a handshake client's questions are pushed by the caller instead)."""
         if isinstance(outcome, Completed):
             return outcome.result
         if isinstance(outcome, Refused):
             return self._refused(outcome)
-        version = self.gateway.guard.version
+        version = self.port.policy_version
         if isinstance(outcome, UpstreamNeedsInput):
             # 2026-era client: relay the upstream's questions (shown safely), and remember, once, that this
             # exact call was already allowed
@@ -289,11 +302,11 @@ class Front:
 
     def _link(self, ctx: ServerRequestContext, name: str, on_refused: Any = None) -> FrontLink:
         return FrontLink(ctx, levels=self.utilities.levels, urls=self.utilities.urls,
-                         upstream=self.gateway.upstream_of(name), on_refused=on_refused)
+                         upstream=self.port.upstream_of(name), on_refused=on_refused)
 
     def _needs_holding(self, name: str) -> bool:
         """Only calls to handshake-era upstreams may push questions mid-call."""
-        return self.gateway.pushes_mid_call(name)
+        return self.port.pushes_mid_call(name)
 
     async def _await_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
                           call: HeldCall, principal: Principal) -> CallToolResult | InputRequiredResult:
@@ -305,7 +318,7 @@ class Front:
                 input_requests={event.key: request},
                 request_state=await self.rounds.issue("hold", principal=principal.name, session=session,
                                                       tool=params.name, arguments=params.arguments,
-                                                      version=self.gateway.guard.version, asked=[event.key],
+                                                      version=self.port.policy_version, asked=[event.key],
                                                       schemas=_schemas({event.key: request}), hold=call.id))
         if isinstance(event, NeedsInput) and self.inbox is not None:  # between rounds: shown in the console too
             await self.inbox.needs_input(principal=principal.name, session=session, client=self.client_name(ctx),
@@ -318,7 +331,8 @@ class Front:
                            principal: Principal) -> CallToolResult | InputRequiredResult:
         call = self.held.calls.get(str(state.get("hold")))
         if call is None or call.name != params.name or call.session != session:
-            return error_result("sentinel: the held call this answer belongs to has ended; call the tool again")
+            return sentinel_result("sentinel: the held call this answer belongs to has ended; "
+                                   "call the tool again")
         pending = call.pending
         if pending is not None:
             self.held.answer(call, responses.get(pending.key))
@@ -370,32 +384,32 @@ class Front:
     # ------------------------------------------------------------------ resources and prompts
     async def list_resources(self, ctx: ServerRequestContext,
                              params: PaginatedRequestParams | None) -> ListResourcesResult:
-        items = self.gateway.list_resources(self.principal(ctx))
+        items = self.port.list_resources(self.principal(ctx))
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourcesResult(resources=items[start:end], next_cursor=cursor)
 
     async def list_resource_templates(self, ctx: ServerRequestContext,
                                       params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
-        items = self.gateway.list_resource_templates(self.principal(ctx))
+        items = self.port.list_resource_templates(self.principal(ctx))
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourceTemplatesResult(resource_templates=items[start:end], next_cursor=cursor)
 
     async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
         try:
-            return await self.gateway.read_resource(params.uri, self.principal(ctx), self.client_name(ctx))
+            return await self.port.read_resource(params.uri, self.principal(ctx), self.client_name(ctx))
         except NotInCatalog:
             raise resource_not_found(params.uri) from None  # one the caller may not use is as unknown as a missing one
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
 
     async def list_prompts(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListPromptsResult:
-        items = self.gateway.list_prompts(self.principal(ctx))
+        items = self.port.list_prompts(self.principal(ctx))
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListPromptsResult(prompts=items[start:end], next_cursor=cursor)
 
     async def get_prompt(self, ctx: ServerRequestContext, params: GetPromptRequestParams) -> GetPromptResult:
         try:
-            return await self.gateway.get_prompt(params.name, params.arguments, self.principal(ctx))
+            return await self.port.get_prompt(params.name, params.arguments, self.principal(ctx))
         except NotInCatalog:
             raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {params.name}") from None
         except UpstreamUnavailable as e:

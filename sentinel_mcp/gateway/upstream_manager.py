@@ -21,7 +21,8 @@ class UpstreamManager:
     def __init__(self, on_catalog_changed: Callable[[], Awaitable[None]] | None = None) -> None:
         self.upstreams: dict[str, Upstream] = {}
         self.catalog = Catalog()
-        self._on_catalog_changed = on_catalog_changed
+        # set by the host once the front exists (the front's fan-out of list_changed)
+        self.on_catalog_changed = on_catalog_changed
         # set by the front: notifications that go to the clients that subscribed or were asked
         self.on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None
         self.on_elicit_complete: Callable[[str, str], Awaitable[None]] | None = None
@@ -41,9 +42,9 @@ class UpstreamManager:
 
     async def _catalog_changed(self, _up: Upstream) -> None:
         self.catalog.rebuild(self.upstreams.values())
-        if self._on_catalog_changed is not None:
+        if self.on_catalog_changed is not None:
             try:
-                await self._on_catalog_changed()
+                await self.on_catalog_changed()
             except Exception:  # noqa: BLE001
                 log.exception("catalog change hook failed")
 
