@@ -25,7 +25,7 @@ from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.ws_binding import make_ws_endpoint
 from sentinel_mcp.config import ConfigError
-from sentinel_mcp.core.host import HostState
+from sentinel_mcp.core.host import HostState, RunningHost
 from sentinel_mcp.core.port import GatewayPort, InvokeOutcome, Refused
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
@@ -84,7 +84,7 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
 class LatePort:
     """The gateway as a port before it exists: the HTTP app is built before its lifespan starts the runtime."""
 
-    def __init__(self, holder: HostState) -> None:
+    def __init__(self, holder: HostState[RunningHost]) -> None:
         self.holder = holder
 
     def _gateway(self) -> GatewayPort | None:
@@ -101,12 +101,12 @@ class LatePort:
         gw = self._gateway()
         return gw.find_tool(name) if gw is not None else None
 
-    def list_catalog_tools(self) -> list[Tool]:
+    def list_catalog_tools(self, principal: Any = None) -> list[Tool]:
         gw = self._gateway()
-        return gw.list_catalog_tools() if gw is not None else []
+        return gw.list_catalog_tools(principal) if gw is not None else []
 
 
-def task_journal(config: Any, settings: A2ASettings, runtime: Any) -> tuple[Path | None, list[Path]]:
+def task_journal(config: Any, settings: A2ASettings, runtime: RunningHost) -> tuple[Path | None, list[Path]]:
     """Where this gateway keeps its A2A tasks, and the journals of ended gateways it takes over.
 
     By default each gateway instance has its own journal (``<data dir>/instances/<id>/a2a-tasks.db``: the
@@ -121,7 +121,7 @@ def task_journal(config: Any, settings: A2ASettings, runtime: Any) -> tuple[Path
     if settings.task_db:
         return data_dir / settings.task_db, []
     legacy = data_dir / "a2a" / "tasks.db"
-    instance = getattr(runtime, "instance", None)
+    instance = runtime.instance
     if instance is None:
         return legacy, []
     adopt = [legacy] if legacy.exists() else []
@@ -132,7 +132,7 @@ def task_journal(config: Any, settings: A2ASettings, runtime: Any) -> tuple[Path
 JOURNAL_FILE = "a2a-tasks.db"
 
 
-def mount_a2a(app: Any, holder: HostState, config: Any, host: str, port: int,
+def mount_a2a(app: Any, holder: HostState[RunningHost], config: Any, host: str, port: int,
               owner_token: str | None = None, front_tls: bool = False, client_certificates: str = "off") -> None:
     """Add the A2A routes to the gateway's Starlette app, and its task journal and mDNS to the app's lifespan
     (``holder.lifespans``: entered once the gateway runs, left before it stops).
@@ -163,7 +163,7 @@ def mount_a2a(app: Any, holder: HostState, config: Any, host: str, port: int,
     base_url = settings.public_url or f"{scheme}://{host}:{port}"
 
     @contextlib.asynccontextmanager
-    async def lifespan(rt: Any) -> AsyncIterator[None]:
+    async def lifespan(rt: RunningHost) -> AsyncIterator[None]:
         rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
         await service.open(*task_journal(config, settings, rt))
         service.inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person

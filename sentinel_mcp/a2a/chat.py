@@ -21,10 +21,11 @@ from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError
 from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.port import Completed, NeedsInput
+from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
 from sentinel_mcp.core.typed_text import TypedTextRefused, typed_text
 
 MAX_CHANNELS = 16
-RELAY_TOOL = "a2a__a2a_relay"  # the a2a built-in's: each relayed message is a guarded call
+RELAY_TOOL = ToolRef("a2a", "a2a_relay")  # the a2a built-in's: each relayed message is a guarded call
 SYSTEM = "You are Sentinel, an on-device assistant talking with a person over a chat channel. Be brief."
 DEGRADED = ("No responder is available: this agent has no local LLM and no orchestrator (degraded mode). "
             "Sensor requests and tool calls still work.")
@@ -107,7 +108,8 @@ class ChatHub:
                 return {"channel_id": ch.id, "responder": "bridge", "from_agent": ch.target, "relayed": False,
                         "refused": str(e)}
         args = {"target": ch.target, "text": params.text, "context_id": ch.id, "task_id": ch.remote_task}
-        outcome = await self.service.port.invoke(RELAY_TOOL, {k: v for k, v in args.items() if v is not None},
+        relay = exposed_name(RELAY_TOOL, self.service.port) or RELAY_TOOL.identity  # by the catalog's name
+        outcome = await self.service.port.invoke(relay, {k: v for k, v in args.items() if v is not None},
                                                  session_id=f"a2a:{caller}:chat:{ch.id}", client=caller,
                                                  origin="a2a", principal=caller)
         base = {"channel_id": ch.id, "responder": "bridge", "from_agent": ch.target, "relayed": True}

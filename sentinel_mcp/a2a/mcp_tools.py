@@ -101,6 +101,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         rpc = orchestrator_rpc(settings, registry())
         if rpc is None:
             return {"taken": False, "reason": "no orchestrator is configured or discovered", "orchestrator": None}
-        return (await offer(settings, rpc, intent, intent_id, [t[:200] for t in (tools or [])[:500]])).public()
+        return (await offer(settings, rpc, intent, intent_id, [t[:200] for t in (tools or [])[:500]],
+                            ctx.services.gateway)).public()
 
     return server

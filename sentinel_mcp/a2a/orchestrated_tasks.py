@@ -14,9 +14,11 @@ from sentinel_mcp.a2a.actions import GuardedCall
 from sentinel_mcp.a2a.protocol import Artifact, Part
 from sentinel_mcp.a2a.task_store import TaskRecord
 from sentinel_mcp.core.port import Completed
+from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
 
 log = logging.getLogger(__name__)
-OFFER_TOOL = "a2a__a2a_offer"  # the a2a built-in's: the offer to the orchestrator is a guarded call too
+# the a2a built-in's: the offer to the orchestrator is a guarded call too (by the name the catalog gives it)
+OFFER_TOOL = ToolRef("a2a", "a2a_offer")
 OFFERED_KINDS = ("task_offer", "chat")  # free-form intents; sensor requests and tool calls are local by nature
 # offers waiting at once; beyond it an intent runs locally: an orchestrator that sends each offer back as a new
 # intent (not as its principal) would otherwise nest offers until the timeouts unwind them
@@ -53,15 +55,16 @@ class OrchestratorFirst:
             log.warning("A2A: %d offers already wait for the orchestrator; running this intent locally",
                         len(self._offering))
             return False
-        return any(t.name == OFFER_TOOL for t in self.port.list_catalog_tools())
+        return OFFER_TOOL.resolve(self.port) is not None
 
     async def _run_offer(self, record: TaskRecord, call: GuardedCall) -> None:
         intent = str(call.arguments.get("goal") or call.arguments.get("prompt") or "")
         reason = ""
         try:
             outcome = await self.port.invoke(
-                OFFER_TOOL, {"intent": intent, "intent_id": record.task.id,
-                             "tools": [t.name for t in self.port.list_catalog_tools()]},
+                exposed_name(OFFER_TOOL, self.port) or OFFER_TOOL.identity,
+                {"intent": intent, "intent_id": record.task.id,
+                 "tools": [t.name for t in self.port.list_catalog_tools()]},
                 session_id=record.session_id, client=record.owner, origin="a2a", principal=record.owner)
             if isinstance(outcome, Completed) and not outcome.result.is_error:
                 data = outcome.result.structured_content or {}

@@ -20,10 +20,12 @@ from typing import Any
 
 import anyio
 
+from sentinel_mcp.a2a.actions import AGENT_TOOL, LLM_TOOL, SENSOR_TOOL
 from sentinel_mcp.a2a.messages import DeviceCaps, TaskOffer, typed
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, call_peer
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.tool_ref import FindsTools, ToolRef, exposed_name
 
 ROLE_TAG = "orchestrator"
 TERMINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
@@ -57,19 +59,30 @@ def orchestrator_rpc(settings: A2ASettings, registry: Any = None) -> str | None:
     return None
 
 
-def device_caps(tool_names: list[str]) -> tuple[list[str], DeviceCaps]:
-    """Sentinel's capabilities as the design's TaskOffer states them (from the catalog now)."""
-    servers = sorted({n.split("__", 1)[0] for n in tool_names if "__" in n})
-    ai = [name for name, server in (("local_llm", "llm"), ("phone_agent", "agent"), ("app_builds", "swarm"))
-          if server in servers]
-    sensors = sorted({n.split("__", 1)[1] for n in tool_names if n.startswith("sensors__sensor_read")})
-    return servers, DeviceCaps(ai_capabilities=ai, sensors=["location", "battery"] if sensors else [],
-                               platform="android")
+# each capability a TaskOffer states, by the tool that shows it: resolved from the catalog (by the tool's
+# identity), so a built-in served under another prefix still counts
+AI_TOOLS = (("local_llm", LLM_TOOL), ("phone_agent", AGENT_TOOL),
+            ("app_builds", ToolRef("swarm", "swarm_build")))
+
+
+def device_caps(tool_names: list[str], catalog: FindsTools | None = None) -> tuple[list[str], DeviceCaps]:
+    """Sentinel's capabilities as the design's TaskOffer states them (from the catalog now): ``tool_names``
+    are the exposed names offered; ``catalog`` resolves each capability's tool to its exposed name (without
+    one, e.g. the built-in run alone, the default prefix is assumed)."""
+    names = set(tool_names)
+    servers = sorted({n.split("__", 1)[0] for n in names if "__" in n})  # a hint: the prefixes as shown
+
+    def offered(ref: ToolRef) -> bool:
+        return (exposed_name(ref, catalog) if catalog is not None else ref.identity) in names
+
+    ai = [name for name, ref in AI_TOOLS if offered(ref)]
+    sensors = ["location", "battery"] if offered(SENSOR_TOOL) else []
+    return servers, DeviceCaps(ai_capabilities=ai, sensors=sensors, platform="android")
 
 
 async def offer(settings: A2ASettings, rpc_url: str, intent: str, intent_id: str,
-                tool_names: list[str]) -> OfferOutcome:
-    hint, caps = device_caps(tool_names)
+                tool_names: list[str], catalog: FindsTools | None = None) -> OfferOutcome:
+    hint, caps = device_caps(tool_names, catalog)
     task_offer = TaskOffer(intent_id=intent_id, intent=intent, capabilities_hint=hint, device_caps=caps)
     message = build_message(data=typed("task_offer", task_offer))
     token = settings.peer_tokens.get(rpc_url) or settings.peer_tokens.get(rpc_url.rsplit("/", 1)[0])

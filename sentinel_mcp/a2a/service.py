@@ -55,7 +55,6 @@ from sentinel_mcp.core.port import Completed, GatewayPort, InvokeOutcome, NeedsI
 from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
-OFFER_TOOL = "a2a__a2a_offer"  # the a2a built-in's: the offer to the orchestrator is a guarded call too
 OFFERED_KINDS = ("task_offer", "chat")
 ASSIST_POLL_SECONDS = 0.5
 ASSIST_WAIT_SECONDS = 3600.0  # a help request nobody answered within the hour ends FAILED  # free-form intents; sensor requests and tool calls are local by nature

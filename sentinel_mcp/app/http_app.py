@@ -181,21 +181,23 @@ async def _reject(scope: Scope, receive: Receive, send: Send, status: int, messa
 
 def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator,
                    extra_hosts: list[str] | None = None, extra_origins: list[str] | None = None,
-                   extra_routes: list[BaseRoute] | None = None) -> tuple[Starlette, HostState]:
+                   extra_routes: list[BaseRoute] | None = None) -> tuple[Starlette, HostState[Runtime]]:
     """``runtime_cm`` is an async context manager yielding a ``Runtime`` (entered in the app's lifespan);
     ``auth`` resolves every caller's principal (``http_auth_for(config)`` builds it from a config)."""
-    holder = HostState()
+    holder: HostState[Runtime] = HostState()
 
     owners = McpSessionOwners()
 
     class _LateMCP:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            assert holder.mcp_app is not None  # the lifespan makes it before the server takes a request
             await owners(holder.mcp_app, scope, receive, send)
 
     sse = SseServerTransport("/messages/")
 
     async def handle_sse(request: Request) -> Response:
-        rt: Runtime = holder.runtime
+        rt = holder.runtime
+        assert rt is not None  # the lifespan starts it before the server takes a request
         async with sse.connect_sse(request.scope, request.receive, request._send) as (read, write):
             server = rt.front.server
             await server.run(read, write, server.create_initialization_options())

@@ -20,6 +20,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.config import Config, ConfigError
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.identity.resolver import SCOPE_KEY
@@ -104,7 +105,7 @@ def _path_of(url: str) -> str:
     return "/" + rest.split("/", 1)[1] if "/" in rest else ""
 
 
-def metrics_route(holder: HostState) -> Route:
+def metrics_route(holder: HostState[Runtime]) -> Route:
     async def metrics(request: Request) -> Response:
         principal = request.scope.get(SCOPE_KEY)  # resolved by CallerGuard (absent only if mounted without it)
         if principal is None or not principal.unrestricted:

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 
 from sentinel_mcp.config import Config, ConfigError
-from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.app.runtime import Runtime, running_gateway
 from sentinel_mcp.core.host import HostState
 
 log = logging.getLogger(__name__)
@@ -138,7 +138,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
     server.run()
 
 
-def _mount_a2a(app: Any, holder: HostState, config: Config, host: str, port: int,
+def _mount_a2a(app: Any, holder: HostState[Runtime], config: Config, host: str, port: int,
                owner_token: str | None, front_tls: bool = False, client_certificates: str = "off") -> None:
     try:
         from sentinel_mcp.a2a.app import mount_a2a  # type: ignore[import-not-found]
@@ -148,7 +148,8 @@ def _mount_a2a(app: Any, holder: HostState, config: Config, host: str, port: int
               client_certificates=client_certificates)
 
 
-def _mount_console(app: Any, holder: HostState, config: Config, authenticator: Any, secure: bool) -> None:
+def _mount_console(app: Any, holder: HostState[Runtime], config: Config, authenticator: Any,
+                   secure: bool) -> None:
     try:
         from sentinel_mcp.console.app import mount_console
     except ImportError as e:  # jinja2 missing: serve without the console, and say so

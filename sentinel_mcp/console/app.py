@@ -27,8 +27,8 @@ from sentinel_mcp.console.asking import InboxAsking
 from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
-from sentinel_mcp.console.web import HEADERS, HERE, Console, page
-from sentinel_mcp.core.host import HostState
+from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, page
+from sentinel_mcp.core.host import HostState, RunningHost
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import Authenticator
 
@@ -57,7 +57,7 @@ class ConsoleSettings:
                               "question_ttl 10..86400, ask_seconds 0..3600")
 
 
-def attach(holder: HostState, inbox: Inbox, ask_seconds: float = 120.0) -> None:
+def attach(holder: HostState[ConsoleHost], inbox: Inbox, ask_seconds: float = 120.0) -> None:
     """Give the running front its inbox (called when the runtime has started)."""
     rt = holder.runtime
     if rt is not None and rt.front.inbox is None:
@@ -68,7 +68,7 @@ def attach(holder: HostState, inbox: Inbox, ask_seconds: float = 120.0) -> None:
         rt.gateway.observers.append(lambda entry: inbox.notify(entry.principal, "activity"))
 
 
-def build_console(holder: HostState, authenticator: Authenticator, settings: ConsoleSettings,
+def build_console(holder: HostState[ConsoleHost], authenticator: Authenticator, settings: ConsoleSettings,
                   *, secure_cookies: bool = False) -> tuple[Starlette, Inbox]:
     inbox = Inbox(ttl=settings.question_ttl, hold_seconds=settings.hold_seconds, hold_when=settings.hold_when)
     console = Console(holder, ConsoleAuth(authenticator, secure_cookies), inbox)
@@ -177,7 +177,7 @@ def _sse(event: str, data: str) -> bytes:
     return f"event: {event}\ndata: {data}\n\n".encode()
 
 
-def mount_console(app: Any, holder: HostState, authenticator: Authenticator, config: Any,
+def mount_console(app: Any, holder: HostState[ConsoleHost], authenticator: Authenticator, config: Any,
                   *, secure_cookies: bool = False) -> None:
     """Mount the console at /console of the gateway's Starlette app; give the front its inbox once it runs."""
     import contextlib
@@ -190,7 +190,7 @@ def mount_console(app: Any, holder: HostState, authenticator: Authenticator, con
     holder.console_inbox = inbox
 
     @contextlib.asynccontextmanager
-    async def lifespan(_rt: Any) -> AsyncIterator[None]:
+    async def lifespan(_rt: RunningHost) -> AsyncIterator[None]:
         attach(holder, inbox, settings.ask_seconds)
         yield
 

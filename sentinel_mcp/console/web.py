@@ -10,14 +10,20 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from sentinel_mcp.config import Config
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, cross_site
+from sentinel_mcp.core.builtin import Services
 from sentinel_mcp.core.display_text import safe_text
-from sentinel_mcp.core.host import HostState
+from sentinel_mcp.core.errors import ConsoleError
+from sentinel_mcp.core.host import HostState, RunningHost
+from sentinel_mcp.gateway.core import Gateway
+from sentinel_mcp.gateway.front import Front
+from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -72,10 +78,35 @@ def _environment() -> "Environment":
     return env
 
 
+class NotStarted(ConsoleError):
+    """A page's handler ran before the gateway started (``page`` answers 503 before it gets there)."""
+
+
+class ConsoleHost(RunningHost, Protocol):
+    """The running gateway as the console uses it (``app.runtime.Runtime`` is one; the console sits below the
+    application floor and cannot name it): the engine (its guard, consent gate, observers), the front (its
+    inbox), the upstream manager (the catalog a candidate policy is checked against) and the config."""
+
+    @property
+    def gateway(self) -> Gateway: ...
+
+    @property
+    def front(self) -> Front: ...
+
+    @property
+    def manager(self) -> UpstreamManager: ...
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def services(self) -> Services: ...
+
+
 class Console:
     """The console's shared state: the running gateway (``holder.runtime``), its inbox, sign-in."""
 
-    def __init__(self, holder: HostState, auth: ConsoleAuth, inbox: Any) -> None:
+    def __init__(self, holder: HostState[ConsoleHost], auth: ConsoleAuth, inbox: Any) -> None:
         self.holder = holder
         self.auth = auth
         self.inbox = inbox
@@ -88,8 +119,16 @@ class Console:
         return self._templates
 
     @property
-    def runtime(self) -> Any:
-        return self.holder.runtime
+    def started(self) -> bool:
+        return self.holder.runtime is not None
+
+    @property
+    def runtime(self) -> ConsoleHost:
+        """The running gateway (``page`` answers 503 until it runs, so a page's handler always has one)."""
+        rt = self.holder.runtime
+        if rt is None:
+            raise NotStarted("Sentinel is starting; reload in a moment")
+        return rt
 
     def render(self, request: Request, viewer: Viewer | None, name: str, status: int = 200,
                **values: Any) -> HTMLResponse:
@@ -114,7 +153,7 @@ def page(console: Console, handler: Handler, *, form: bool = False) -> Callable[
             if request.method == "GET":
                 return RedirectResponse("/console/login", status_code=303, headers=HEADERS)
             return console.problem(request, None, 401, "sign in first")
-        if console.runtime is None:
+        if not console.started:
             return console.problem(request, viewer, 503, "Sentinel is starting; reload in a moment")
         if request.method == "POST":
             if cross_site(request):

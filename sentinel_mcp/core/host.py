@@ -10,20 +10,60 @@ from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Generic, Protocol, TypeVar
+
+from starlette.types import ASGIApp
+
+from sentinel_mcp.core.builtin import Services
+from sentinel_mcp.core.port import GatewayPort
+
+
+class InstanceFiles(Protocol):
+    """This gateway's own directory of files it holds exclusively (``storage.instances.Instance``)."""
+
+    @property
+    def dir(self) -> Path: ...
+
+
+class RunningHost(Protocol):
+    """The running gateway as every part mounted on the HTTP app may use it (``app.runtime.Runtime`` is one;
+    core cannot name the application floor). A part that needs more (the console: the engine, the front)
+    declares its own protocol over this one and is handed a ``HostState`` of it."""
+
+    @property
+    def gateway(self) -> GatewayPort: ...
+
+    @property
+    def services(self) -> Services: ...
+
+    @property
+    def instance(self) -> InstanceFiles | None: ...
+
+
+class EndsWatchers(Protocol):
+    """The console's inbox: its open pages' live updates end when the server starts to shut down."""
+
+    def end_watchers(self) -> None: ...
+
 
 # entered with the running gateway once it has started; left before it stops
-Lifespan = Callable[[Any], AbstractAsyncContextManager[None]]
+Lifespan = Callable[[RunningHost], AbstractAsyncContextManager[None]]
+
+# covariant: a HostState of the application's Runtime is a HostState of every protocol the Runtime satisfies
+# (only the HTTP app that made the holder sets ``runtime``; what is mounted reads it)
+R_co = TypeVar("R_co", bound=RunningHost, covariant=True)
 
 
 @dataclass(slots=True)
-class HostState:
-    # the running gateway (``app.runtime.Runtime``; core cannot name the application floor), None until started
-    runtime: Any = None
-    mcp_app: Any = None  # the streamable HTTP endpoint, created with the runtime
+class HostState(Generic[R_co]):
+    runtime: R_co | None = None  # the running gateway, None until started
+    mcp_app: ASGIApp | None = None  # the streamable HTTP endpoint, created with the runtime
     tls_status: Callable[[], tuple[Any, list[str]]] | None = None  # the front's TLS health, when it serves TLS
-    a2a_service: Any = None  # the A2A participant, when mounted (its streams end when the server shuts down)
-    console_inbox: Any = None  # the web console's inbox, when mounted
+    # the A2A participant, when mounted (an ``a2a.service.A2AService``: core cannot name a built-in; the
+    # server ends its streams at shutdown, the console shows and answers its tasks waiting for the person)
+    a2a_service: Any = None
+    console_inbox: EndsWatchers | None = None  # the web console's inbox, when mounted
     lifespans: list[Lifespan] = field(default_factory=list)
 
     def add_lifespan(self, lifespan: Lifespan) -> None:

@@ -46,3 +46,11 @@ class ToolRef(str):
 def exposed_name(ref: ToolRef, catalog: FindsTools) -> str | None:
     tool = ref.resolve(catalog)
     return tool.name if tool is not None else None
+
+
+def tool_ref(name: str) -> str | ToolRef:
+    """A configured tool name, ``server__tool``, as a reference the catalog resolves (its exposed name, else
+    the tool by that identity: the default name keeps naming the tool under another prefix); a name without
+    the separator is passed as given."""
+    server, sep, tool = name.partition(IDENTITY_SEP)
+    return ToolRef(server, tool) if sep and server and tool else name

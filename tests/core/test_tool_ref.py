@@ -58,3 +58,19 @@ def test_a_ref_is_its_identity_wherever_a_name_went():
     assert ref == "llm__llm_classify_risk" and {ref: 1}["llm__llm_classify_risk"] == 1
     assert (ref.server, ref.tool, ref.identity) == ("llm", "llm_classify_risk", "llm__llm_classify_risk")
     assert repr(ref) == "ToolRef('llm', 'llm_classify_risk')"
+
+
+@pytest.mark.parametrize("prefix", [None, "brain", ""])
+def test_a_configured_default_name_keeps_naming_its_tool_under_another_prefix(prefix):
+    """``tool_ref``: a configured ``server__tool`` (the swarm's llm tool) is resolved, not sent as a literal."""
+    from sentinel_mcp.core.tool_ref import tool_ref
+
+    catalog = _catalog(("llm", prefix, ["llm_generate"]))
+    ref = tool_ref("llm__llm_generate")
+    assert isinstance(ref, ToolRef)
+    tool = ref.resolve(catalog)
+    assert tool is not None and tool.name == {None: "llm__llm_generate", "brain": "brain__llm_generate",
+                                              "": "llm_generate"}[prefix]
+    assert tool_ref("llm_generate") == "llm_generate" and not isinstance(tool_ref("llm_generate"), ToolRef)
+    assert not isinstance(tool_ref("__x"), ToolRef) and not isinstance(tool_ref("x__"), ToolRef)
+

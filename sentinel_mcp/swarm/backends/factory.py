@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from sentinel_mcp.core.builtin import ToolInvoker
+from sentinel_mcp.core.tool_ref import tool_ref
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError
 from sentinel_mcp.swarm.backends.llm_tool import LlmToolBackend
 from sentinel_mcp.swarm.backends.openai_http import OpenAIBackend
@@ -60,6 +61,6 @@ def make_backend(settings: BackendChoice, *, call_tool: ToolInvoker | None = Non
             raise ModelError(f"the sampling backend cannot be used: {problem}")
         return SamplingBackend(session, related_request_id)
     if call_tool is not None:  # mounted in the gateway: the llm built-in, guarded like any call
-        return LlmToolBackend(call_tool, settings.local.tool, settings.local.max_tokens)
+        return LlmToolBackend(call_tool, tool_ref(settings.local.tool), settings.local.max_tokens)
     from sentinel_mcp.swarm.backends.llama_direct import LlamaDirectBackend
     return LlamaDirectBackend.from_model_path(settings.local.model_path, settings.local.max_tokens)

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from sentinel_mcp.core.builtin import ToolInvoker
+from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, ModelRequest, estimate_tokens
 
 # how the llm built-in says its injection detector refused an input (sentinel_mcp.llm.injection)
@@ -23,7 +24,8 @@ def _text_of(result: Any) -> str:
 class LlmToolBackend:
     name = "local"
 
-    def __init__(self, call_tool: ToolInvoker, tool_name: str = "llm__llm_generate", max_tokens: int = 1024) -> None:
+    def __init__(self, call_tool: ToolInvoker, tool_name: str | ToolRef = ToolRef("llm", "llm_generate"),
+                 max_tokens: int = 1024) -> None:
         self._call_tool = call_tool
         self.tool_name = tool_name
         self.max_tokens = max_tokens  # the llm built-in refuses more than its own sentinel.llm.max_tokens
