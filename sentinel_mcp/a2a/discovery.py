@@ -184,6 +184,11 @@ class PeerBrowser:
         self._browser = AsyncServiceBrowser(self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change],
                                             question_type=DNSQuestionType.QM)
 
+    async def settle(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) for the resolutions already under way."""
+        if self._jobs:
+            await asyncio.wait(set(self._jobs), timeout=timeout)
+
     def _changed(self, name: str, change: ServiceStateChange) -> None:
         if name in self.exclude:
             return
@@ -238,8 +243,7 @@ async def discover_peers(interfaces: list[str], timeout: float, exclude: set[str
     try:
         await browser.start()
         await asyncio.sleep(timeout)
-        if browser._jobs:  # let resolutions already under way finish
-            await asyncio.wait(browser._jobs, timeout=5)
+        await browser.settle(5.0)  # let resolutions already under way finish
     finally:
         await browser.stop()
         await zc.async_close()

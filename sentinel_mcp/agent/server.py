@@ -60,7 +60,7 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
                  name: str = "agent") -> MCPServer:
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
-        if store._db is None:
+        if not store.is_open:
             await store.open()
         try:
             yield

@@ -89,6 +89,10 @@ class TraceStore:
             self._db = None
 
     @property
+    def is_open(self) -> bool:
+        return self._db is not None
+
+    @property
     def db(self) -> aiosqlite.Connection:
         if self._db is None:
             raise TraceStoreError("the agent trace store is not open")

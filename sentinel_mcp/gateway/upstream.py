@@ -417,7 +417,7 @@ class Upstream(PushRelays, ResourceWatch):
             raise UpstreamUnavailable(
                 f"upstream {self.name} is failing; circuit open, retry in {self.breaker.retry_after():.0f}s")
         if self.client is None and not await self.wait_ready(min(5.0, self.target.connect_timeout)):
-            self.breaker._probe_in_flight = False
+            self.breaker.probe_not_made()
             raise UpstreamUnavailable(
                 f"upstream {self.name} is not connected ({self.state}; {self.last_error or 'starting'})")
         serialize = not self.modern and not getattr(self.target, "concurrent", False)
