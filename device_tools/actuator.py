@@ -8,6 +8,7 @@ user decided), (5) the gate sends only the commands the approval covers.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,12 +24,13 @@ from .confirmation import confirm_by_elicitation, confirm_by_volume_up
 from .confirmation_text import question_for
 from .element_registry import Element, ElementRegistry, Snapshot
 from .errors import CommandRefused, DeviceError, DumpFailed
-from .gate import Approval, CommandGate
+from .gate import SENT_KEPT, Approval, CommandGate
 from .risk_classifier import ActionRiskClassifier
 from sentinel_mcp.core.call_meta import decision_id_of
 from sentinel_mcp.core.decision_record import RecordNotWritten
 from sentinel_mcp.core.errors import SentinelError
 
+log = logging.getLogger(__name__)
 DUMP_FAILURES = ("null root node", "could not get idle state", "error:", "killed")
 Status = Literal["done", "denied", "stale", "error"]
 
@@ -200,6 +202,11 @@ class Actuator:
         except DeviceError as exc:
             return self._finish(ActionOutcome("error", str(exc), decision | {"outcome": "error"}))
         sent = [c for c in self.gate.sent_since(sent_before) if not C.is_read_only(c)]
+        lost = self.gate.lost_since(sent_before)
+        if lost:  # the record's bound (gate.SENT_KEPT) was hit during this action: say so, never silently
+            log.warning("%s: %d commands sent during this action are older than the gate's record (%d kept); "
+                        "its record lists the newest only", action.kind, lost, SENT_KEPT)
+            decision |= {"commands_lost": lost}
         decision |= {
             "outcome": "allowed",
             "decided_by": decided_by,

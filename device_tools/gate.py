@@ -57,9 +57,14 @@ class CommandGate:
         return list(self._sent)
 
     def sent_since(self, mark: int) -> list[list[str]]:
-        """What was sent after ``sent_count`` was ``mark`` (as much of it as the record still holds)."""
+        """What was sent after ``sent_count`` was ``mark`` (as much of it as the record still holds: how much
+        it lost, ``lost_since(mark)``)."""
         new = self.sent_count - mark
         return list(self._sent)[-new:] if new > 0 else []
+
+    def lost_since(self, mark: int) -> int:
+        """How many commands sent after ``mark`` the record no longer holds (the ring's bound was hit)."""
+        return max(0, self.sent_count - mark - len(self._sent))
 
     def read_only(self, only: Collection[Sequence[str]] | None = None) -> ReadOnlyGate:
         """A view that can only read, and with ``only`` only those exact commands (the sensors' four reads:

@@ -58,6 +58,14 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def settled_reason(row: dict[str, Any]) -> str:
+    """Why a request takes no reply now: another session or the terminal answered it first, or it expired."""
+    if row["status"] == "answered":
+        return (f"this help request was already answered (at {row['replied_at']}): your reply was not sent, "
+                "the first reply is the one that went back")
+    return "this help request has expired: your reply was not sent"
+
+
 class AssistInbox:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -92,6 +100,15 @@ class AssistInbox:
 
     def open_requests(self, limit: int = 50) -> list[dict[str, Any]]:
         return self._select("status = 'open' ORDER BY at LIMIT ?", (limit,))
+
+    def count_open(self, *, not_from: str) -> int:
+        """How many open requests wait for the person's reply in the console: every one (no list cut-off), but
+        not bridged chats' (answered on their chat) nor those of the agent ``not_from`` (the viewer's own)."""
+        with self._db() as db:
+            (n,) = db.execute("SELECT count(*) FROM assist_requests WHERE status = 'open' "
+                              "AND (channel IS NULL OR channel = '') AND from_agent != ?",
+                              (not_from,)).fetchone()
+        return int(n)
 
     def get(self, request_id: str) -> dict[str, Any] | None:
         rows = self._select("id = ?", (request_id,))

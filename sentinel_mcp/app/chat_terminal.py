@@ -19,6 +19,7 @@ from typing import Any
 
 from mcp.types import CallToolResult, ElicitResult, TextContent
 
+from sentinel_mcp.a2a.assist_inbox import settled_reason
 from sentinel_mcp.app.chat_link import ChatLink, Notice, Question, Step
 from sentinel_mcp.core.display_text import safe_question, safe_text
 from sentinel_mcp.app.terminal_client import _ask
@@ -182,7 +183,11 @@ class ChatTerminal:
         except ValueError as e:
             self.say(str(e))
             return
-        self.say(f"[sent] your reply to {safe_text(request_id, 40)} goes back to the agent" if done
+        if done:
+            self.say(f"[sent] your reply to {safe_text(request_id, 40)} goes back to the agent")
+            return
+        row = self.inbox.get(request_id)  # answered first elsewhere (console, another terminal), or expired
+        self.say(settled_reason(row) if row is not None
                  else f"no open help request {safe_text(request_id, 40)}")
 
     def goal(self, goal: str) -> None:

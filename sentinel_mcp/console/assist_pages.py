@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from sentinel_mcp.a2a.assist_inbox import MAX_REPLY, AssistInbox  # noqa: F401 - MAX_REPLY: the page's limit
+from sentinel_mcp.a2a.assist_inbox import settled_reason
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import Console
 from sentinel_mcp.core.typed_text import TypedTextRefused
@@ -42,12 +43,7 @@ def _answerable(viewer: Viewer, row: dict[str, Any] | None) -> bool:
     return _visible(viewer, row) and row is not None and row["status"] == "open"
 
 
-def _settled(row: dict[str, Any]) -> str:
-    """Why a request the owner sees takes no reply now (another session or the terminal answered it first)."""
-    if row["status"] == "answered":
-        return (f"this help request was already answered (at {row['replied_at']}): your reply was not sent, "
-                "the first reply is the one that went back")
-    return "this help request has expired: your reply was not sent"
+_settled = settled_reason  # the terminal's /reply says the same
 
 
 async def open_for(console: Console, viewer: Viewer) -> list[dict[str, Any]]:
@@ -63,8 +59,15 @@ async def open_for(console: Console, viewer: Viewer) -> list[dict[str, Any]]:
 
 
 async def count_for(console: Console, viewer: Viewer) -> int:
-    """How many requests wait for this viewer's reply (the console's live count)."""
-    return len(await open_for(console, viewer)) if viewer.principal.is_owner else 0
+    """How many requests wait for this viewer's reply (the console's live count): counted by the store, so a
+    long inbox is counted whole (the page lists the oldest ``open_requests`` only)."""
+    inbox = _inbox(console)
+    if inbox is None or not viewer.principal.is_owner:
+        return 0
+    try:
+        return await asyncio.to_thread(inbox.count_open, not_from=viewer.principal.name)
+    except Exception:  # noqa: BLE001 - an unreadable inbox counts nothing; the rest of the page still works
+        return 0
 
 
 async def reply(console: Console, viewer: Viewer, request_id: str, form: Any) -> tuple[int, str | None]:

@@ -126,7 +126,9 @@ async def test_a_bridged_chat_and_help_requests_answered_by_a_person(tmp_path):
                 term.handle(f"/reply {request['id']} aisle, thanks")
                 assert "[sent]" in out.getvalue()
                 term.handle(f"/reply {request['id']} twice")  # answered already: nothing more goes back
-                assert "no open help request" in out.getvalue()
+                assert "already answered" in out.getvalue() and "not sent" in out.getvalue()
+                term.handle("/reply har-0000000000 hello")  # made up: nothing of that id
+                assert "no open help request har-0000000000" in out.getvalue()
                 for _ in range(50):
                     got = (await rpc("GetTask", {"id": task["id"]}))["result"]
                     if got["status"]["state"] == "TASK_STATE_COMPLETED":

@@ -146,6 +146,7 @@ async def test_the_gate_record_is_bounded_and_counts_everything():
     assert gate.sent_since(mark) == [["getprop", "ro.product.model"]]
     assert gate.sent_since(gate.sent_count) == []
     assert len(gate.sent_since(0)) == 8  # what is older than the record holds is gone, never made up
+    assert gate.lost_since(mark) == 0 and gate.lost_since(0) == 13  # ... and how much is gone is said
     with pytest.raises(CommandRefused):
         await gate.read(["input", "tap", "1", "1"])
     assert gate.sent_count == 21  # a refused command is not counted as sent
