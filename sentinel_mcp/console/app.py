@@ -28,7 +28,7 @@ from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer,
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, page
-from sentinel_mcp.core.host import HostState, RunningHost
+from sentinel_mcp.core.host import HostState
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.resolver import Authenticator
 
@@ -190,7 +190,7 @@ def mount_console(app: Any, holder: HostState[ConsoleHost], authenticator: Authe
     holder.console_inbox = inbox
 
     @contextlib.asynccontextmanager
-    async def lifespan(_rt: RunningHost) -> AsyncIterator[None]:
+    async def lifespan(_rt: Any) -> AsyncIterator[None]:
         attach(holder, inbox, settings.ask_seconds)
         yield
 
