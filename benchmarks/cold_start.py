@@ -2,15 +2,15 @@
 what it is made of. Each phase runs in its own fresh interpreter; min and median of ``--runs`` starts:
 
 - interpreter + the gateway's imports (cli, serve, runtime);
-- the airline upstream alone (``python -m examples.airline``) to its tools/list: its own interpreter and imports;
+- the airline upstream alone (``python -m examples.airline``) to its tools/list: its interpreter and imports;
 - the gateway without the airline upstream (imports, Prolog start, fact store, rulebase load, built-ins);
 - the whole embedded default (the airline upstream included, spawned by the gateway).
 
 If the whole is close to max(parts) rather than their sum, the upstream's start overlaps the gateway's.
-Beside the wall time, the CPU time of the whole process tree (gateway, reaper, upstream) when the answer arrives.
-``--against TREE`` adds the same rows for another checkout (say, main), interleaved in the same run. Python's
-bytecode is cached in a temporary directory (the first start writes it), as an installed wheel has it.
-Usage: ``python benchmarks/cold_start.py [--runs 3] [--against /work/main]``. Goal beside each row; not a test.
+Beside the wall time, the CPU time of the whole process tree (gateway, reaper, upstream) when the answer
+arrives. ``--against TREE`` adds the same rows for another checkout (say, main), interleaved in the same run.
+Python's bytecode is cached in a temporary directory (the first start writes it), as in an installed wheel.
+Usage: ``python benchmarks/cold_start.py [--runs 3] [--against /work/main]``. Goal beside each row; no test.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def tree_cpu(root: int) -> float:
 CPU: dict[str, list[float]] = {}
 
 
-def to_first_tools_list(cmd: list[str], env: dict[str, str], cwd: Path = ROOT, cpu_row: str | None = None) -> float:
+def to_first_tools_list(cmd: list[str], env: dict[str, str], cwd: Path = ROOT,
+                        cpu_row: str | None = None) -> float:
     """Seconds from spawn to the first tools/list answer, over raw JSON-RPC lines on stdio."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -119,8 +120,8 @@ def main() -> None:
         phases = []
         for label, tree in trees:
             # each tree its own data dir and bytecode cache; the tree first on sys.path (cwd for -m and -c)
-            env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(Path(tmp) / f"pyc{label}"),
-                   "SENTINEL_DATA_DIR": str(Path(tmp) / f"data{label}")}
+            env = {**os.environ, "PYTHONPATH": str(tree), "SENTINEL_DATA_DIR": str(Path(tmp) / f"d{label}"),
+                   "PYTHONPYCACHEPREFIX": str(Path(tmp) / f"pyc{label}")}
             env.pop("PYTHONDONTWRITEBYTECODE", None)
             cfg = Path(tmp) / f"no-airline{label}.json"
             without_airline_config(cfg)
@@ -131,10 +132,11 @@ def main() -> None:
                  partial(to_first_tools_list, [PY, "-m", "examples.airline"], env, tree,
                          f"airline upstream alone{label}"), ""),
                 (f"gateway without upstreams (imports, Prolog, rulebases, built-ins){label}",
-                 partial(to_first_tools_list, [PY, "-m", "sentinel_mcp", "--config", str(cfg), "serve"], env, tree,
-                         f"gateway without upstreams{label}"), ""),
+                 partial(to_first_tools_list, [PY, "-m", "sentinel_mcp", "--config", str(cfg), "serve"], env,
+                         tree, f"gateway without upstreams{label}"), ""),
                 (f"serve, embedded default (stdio), to first tools/list{label}",
-                 partial(to_first_tools_list, serve, env, tree, f"serve, embedded default{label}"), "<= 1.5 s"),
+                 partial(to_first_tools_list, serve, env, tree, f"serve, embedded default{label}"),
+                 "<= 1.5 s"),
             ]
             to_first_tools_list(serve, env, tree)  # the first start makes the data dir and the bytecode cache
             to_first_tools_list([PY, "-m", "examples.airline"], env, tree)

@@ -73,8 +73,8 @@ def _settings_and_dir(args: argparse.Namespace) -> tuple[SensorSettings, Path, s
 
 
 def _bridge(args: argparse.Namespace) -> SensorBridge:
-    # imported here: the bridge loads the MCP SDK; registering the `sensors` sub-command on every start must not
-    # (issue 21: `serve` launches its stdio upstreams before the SDK loads)
+    # imported here: the bridge loads the MCP SDK; registering the `sensors` sub-command on every start must
+    # not (issue 21: `serve` launches its stdio upstreams before the SDK loads)
     from device_tools.sensors.bridge import SensorBridge
 
     settings, data_dir, store = _settings_and_dir(args)

@@ -1,12 +1,13 @@
 """Stdio upstreams launched before the gateway imports the MCP SDK, and adopted when the SDK spawns them.
 
-The SDK's import is most of the gateway's cold start, and a stdio upstream spends its own start importing it too:
-launching the upstream first lets the two starts run side by side on two cores (issue 21). ``launch`` spawns the
-process exactly as the SDK's ``stdio_client`` would (the same command under the reaper, the same environment,
-directory and stderr, a new session); ``adopt``, called from the SDK's spawn hook (``process_groups.py``), hands
-it over only on an exact match of what the SDK asks for, and only once. Anything not adopted by the end of start-up
-is killed with its process group (``discard``): the SDK then spawns as it always did, so a mismatch costs only
-the head start. Standard library and anyio only: this module must not load the SDK.
+The SDK's import is most of the gateway's cold start, and a stdio upstream spends its own start importing it
+too: launching the upstream first lets the two starts run side by side on two cores (issue 21). ``launch``
+spawns the process exactly as the SDK's ``stdio_client`` would (the same command under the reaper, the same
+environment, directory and stderr, a new session); ``adopt``, called from the SDK's spawn hook
+(``process_groups.py``), hands it over only on an exact match of what the SDK asks for, and only once.
+Anything not adopted by the end of start-up is killed with its process group (``discard``): the SDK then
+spawns as it always did, so a mismatch costs only the head start. Standard library and anyio only: this module
+must not load the SDK.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from anyio.abc import Process
 log = logging.getLogger(__name__)
 
 REAPER = str(Path(__file__).with_name("upstream_reaper.py"))
-# what the SDK's stdio_client passes on POSIX: get_default_environment() (these names, shell functions left out)
-# merged with the server's own env (mcp.client.stdio.DEFAULT_INHERITED_ENV_VARS). Should the SDK change it, the
-# launch no longer matches and is discarded: slower, never different.
+# what the SDK's stdio_client passes on POSIX: get_default_environment() (these names, shell functions left
+# out) merged with the server's own env (mcp.client.stdio.DEFAULT_INHERITED_ENV_VARS). Should the SDK change
+# it, the launch no longer matches and is discarded: slower, never different.
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 DISCARD_WAIT = 2.0  # seconds at most to reap a discarded launch after SIGKILL
 
@@ -58,8 +59,8 @@ def _key(command: str, args: list[str], env: dict[str, str] | None, cwd: str | P
 
 
 async def launch(command: str, args: list[str], env: dict[str, str] | None, cwd: str | Path | None) -> bool:
-    """Spawn what the SDK would spawn for ``StdioServerParameters(command, args, env, cwd)``; False when it cannot
-    be spawned (the SDK's own attempt then fails and is reported as before)."""
+    """Spawn what the SDK would spawn for ``StdioServerParameters(command, args, env, cwd)``; False when it
+    cannot be spawned (the SDK's own attempt then fails and is reported as before)."""
     full_env = sdk_environment(env)
     key = _key(command, args, full_env, cwd)
     if key in _launched:

@@ -41,7 +41,7 @@ async def _tracked_spawn(command: str, args: list[str], env: dict[str, str] | No
         # launched before the SDK was imported (the stdio ``serve``, early_spawn.py): the very same process
         process = early_spawn.adopt(command, args, env, errlog, cwd)
         if process is None:
-            # every upstream runs under the reaper: killed with its grandchildren if the gateway dies (even kill -9)
+            # every upstream runs under the reaper: killed with its grandchildren if the gateway dies
             command, args = early_spawn.reaped_command(command, args, env)
             process = await _original_spawn(command, args, env, errlog, cwd)
     finally:

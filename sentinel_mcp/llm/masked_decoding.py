@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from sentinel_mcp.core.errors import SentinelError
 
-# numpy comes with llama-cpp-python (the llm extra); without it no model runs at all, and the llm built-in must
-# still start (a wheel installed without extras) to say how to get one. It is imported by the first masked
-# generation, not when the built-in starts (0.2 to 0.3 s of the gateway's cold start, issue 21).
+# numpy comes with llama-cpp-python (the llm extra); without it no model runs at all, and the llm built-in
+# must still start (a wheel installed without extras) to say how to get one. It is imported by the first
+# masked generation, not when the built-in starts (0.2 to 0.3 s of the gateway's cold start, issue 21).
 if TYPE_CHECKING:
     import numpy as np
 else:

@@ -86,8 +86,8 @@ async def _build(args: argparse.Namespace) -> int:
     bar = ProgressBar()
 
     async def backend_factory():
-        # imported here: the backends load the MCP SDK and an HTTP client; registering the `swarm` sub-command
-        # on every `sentinel-mcp` start must not (issue 21: `serve` launches its upstreams before the SDK loads)
+        # imported here: the backends load the MCP SDK and an HTTP client; registering the `swarm`
+        # sub-command on every start must not (issue 21: `serve` launches its upstreams before the SDK loads)
         from sentinel_mcp.swarm.backends.factory import make_backend
 
         return make_backend(settings)

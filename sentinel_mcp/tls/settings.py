@@ -29,8 +29,8 @@ def normalize_sha256(value: str) -> str:
 def parse_subject(text: str) -> x509.Name:
     """An RFC 4514 name as ``sentinel-mcp tls issue`` prints it (most specific first: ``CN=alice,O=Sentinel``);
     spaces around ``,`` and ``=`` and lower-case attribute types are tolerated. ValueError when unreadable."""
-    # imported here: only a config naming a certificate subject needs it, and ``config.py`` imports this module
-    # on every start (cryptography's x509 is 0.1 s of the gateway's cold start, issue 21)
+    # imported here: only a config naming a certificate subject needs it, and ``config.py`` imports this
+    # module on every start (cryptography's x509 is 0.1 s of the gateway's cold start, issue 21)
     from cryptography import x509
 
     try:

@@ -1,6 +1,9 @@
-"""Cold start (issue 21): the modules `serve` imports before it answers its first tools/list do not import the
-heavy libraries only some later request needs (numpy: the search index, opened on the first search; jinja2: the
-console's templates, made for the first page). A fresh interpreter, so nothing another test imported counts."""
+"""Cold start (issue 21): the modules `serve` imports before it answers its first tools/list do not import
+the heavy libraries only some later request needs (numpy: the search index, opened on the first search, and
+the first masked generation; jinja2: the console's templates, made for the first page; zeroconf: the first
+advertisement or browse; cryptography: the first certificate), and building the command line does not import
+the MCP SDK (the stdio `serve` launches its upstreams first). A fresh interpreter per test, so nothing another
+test imported counts."""
 
 from __future__ import annotations
 

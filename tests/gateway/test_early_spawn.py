@@ -1,6 +1,6 @@
-"""Cold start (issue 21): the stdio ``serve`` launches its stdio upstreams before it imports the MCP SDK, and the
-SDK adopts those processes, only on an exact match and only once; what it does not adopt is killed. A call sent
-the moment the gateway is spawned is still decided by the loaded rulebase, never let through."""
+"""Cold start (issue 21): the stdio ``serve`` launches its stdio upstreams before it imports the MCP SDK, and
+the SDK adopts those processes, only on an exact match and only once; what it does not adopt is killed. A
+call sent the moment the gateway is spawned is still decided by the loaded rulebase, never let through."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ async def test_a_launch_that_does_not_match_is_killed_and_not_used(data_dir: Pat
     with anyio.fail_after(60):
         async with running_gateway(cfg) as rt:
             assert early_spawn.pending() == 0
-            assert not _alive(stray[0]), "a launch the SDK did not ask for must be killed at the end of start-up"
+            assert not _alive(stray[0]), "a launch the SDK did not ask for is killed at the end of start-up"
             assert rt.manager.upstreams["tb"].state == "ready"  # spawned by the SDK as always
             async with Client(rt.front.server) as c:
                 assert (await c.call_tool("tb__echo", {"text": "fresh"})).content[0].text == "fresh"
@@ -99,7 +99,8 @@ def test_a_call_at_spawn_time_waits_for_the_rulebase_and_the_launch_is_adopted(t
     call = {"name": "airline__cancel_reservation", "arguments": {"reservation_id": "NO6JO3"}}
     messages = [
         {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "early", "version": "1"}}},
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "early", "version": "1"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
