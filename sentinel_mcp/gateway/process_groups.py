@@ -39,7 +39,7 @@ async def _tracked_spawn(command: str, args: list[str], env: dict[str, str] | No
                          errlog: TextIO = sys.stderr, cwd: Path | str | None = None) -> Any:
     try:
         # launched before the SDK was imported (the stdio ``serve``, early_spawn.py): the very same process
-        process = early_spawn.adopt(command, args, env, errlog, cwd)
+        process: Any = early_spawn.adopt(command, args, env, errlog, cwd)
         if process is None:
             # every upstream runs under the reaper: killed with its grandchildren if the gateway dies
             command, args = early_spawn.reaped_command(command, args, env)
