@@ -48,7 +48,7 @@ def _imported(code: str, names: tuple[str, ...]) -> list[str]:
 def test_the_command_line_is_built_without_the_mcp_sdk() -> None:
     """`serve` over stdio launches its stdio upstreams before the SDK loads (app/stdio_start.py): building the
     command line (every area's sub-commands) and the stdio start must not import it."""
-    heavy = ("mcp", "mcp_types", "numpy", "jinja2", "zeroconf")
+    heavy = ("mcp", "mcp_types", "numpy", "jinja2", "zeroconf", "cryptography")
     assert _imported("import sentinel_mcp.cli as cli\ncli.build_parser()", heavy) == []
     assert _imported("import sentinel_mcp.app.stdio_start", heavy) == []
 
