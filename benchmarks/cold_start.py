@@ -2,12 +2,15 @@
 what it is made of. Each phase runs in its own fresh interpreter; min and median of ``--runs`` starts:
 
 - interpreter + the gateway's imports (cli, serve, runtime);
-- the airline upstream alone (``python -m examples.airline``) to its tools/list: its own interpreter and imports;
+- the airline upstream alone (``python -m examples.airline``) to its tools/list: its interpreter and imports;
 - the gateway without the airline upstream (imports, Prolog start, fact store, rulebase load, built-ins);
 - the whole embedded default (the airline upstream included, spawned by the gateway).
 
 If the whole is close to max(parts) rather than their sum, the upstream's start overlaps the gateway's.
-Usage: ``python benchmarks/cold_start.py [--runs 3]``. Goal beside each row; nothing here is a test.
+Beside the wall time, the CPU time of the whole process tree (gateway, reaper, upstream) when the answer
+arrives. ``--against TREE`` adds the same rows for another checkout (say, main), interleaved in the same run.
+Python's bytecode is cached in a temporary directory (the first start writes it), as in an installed wheel.
+Usage: ``python benchmarks/cold_start.py [--runs 3] [--against /work/main]``. Goal beside each row; no test.
 """
 
 from __future__ import annotations
@@ -20,20 +23,44 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 HELLO = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}
 
 
-def to_first_tools_list(cmd: list[str], env: dict[str, str]) -> float:
+def tree_cpu(root: int) -> float:
+    """CPU seconds (user + system) of ``root`` and its live descendants, from /proc (0 elsewhere)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in Path("/proc").iterdir() if Path("/proc/self/stat").exists() else []:
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    tree, total = {root}, 0.0
+    for _ in range(8):  # gateway -> reaper -> upstream (-> its children): a few generations
+        tree |= {pid for pid, (ppid, _) in stats.items() if ppid in tree}
+    for pid in tree:
+        total += stats.get(pid, (0, 0.0))[1]
+    return total
+
+
+CPU: dict[str, list[float]] = {}
+
+
+def to_first_tools_list(cmd: list[str], env: dict[str, str], cwd: Path = ROOT,
+                        cpu_row: str | None = None) -> float:
     """Seconds from spawn to the first tools/list answer, over raw JSON-RPC lines on stdio."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=env, text=True, start_new_session=True)
+                            env=env, text=True, start_new_session=True, cwd=cwd)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(json.dumps(HELLO) + "\n")
@@ -50,7 +77,10 @@ def to_first_tools_list(cmd: list[str], env: dict[str, str]) -> float:
             if msg.get("id") == 1:
                 if "tools" not in msg.get("result", {}):
                     raise RuntimeError(f"tools/list failed: {msg}")
-                return time.perf_counter() - t0
+                elapsed = time.perf_counter() - t0
+                if cpu_row is not None:
+                    CPU.setdefault(cpu_row, []).append(tree_cpu(proc.pid))
+                return elapsed
     finally:
         proc.stdin.close()
         try:
@@ -60,10 +90,10 @@ def to_first_tools_list(cmd: list[str], env: dict[str, str]) -> float:
             proc.wait()
 
 
-def imports_only() -> float:
+def imports_only(env: dict[str, str], cwd: Path = ROOT) -> float:
     t0 = time.perf_counter()
     subprocess.run([PY, "-c", "import sentinel_mcp.cli, sentinel_mcp.app.serve, sentinel_mcp.app.runtime"],
-                   env=ENV, check=True)
+                   env=env, check=True, cwd=cwd)
     return time.perf_counter() - t0
 
 
@@ -82,32 +112,46 @@ def without_airline_config(path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--against", type=Path, help="another checkout (its own package, same interpreter)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
+    trees = [("", ROOT)] + ([(f" [{args.against.name}]", args.against.resolve())] if args.against else [])
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**ENV, "SENTINEL_DATA_DIR": str(Path(tmp) / "data")}
-        cfg = Path(tmp) / "no-airline.json"
-        without_airline_config(cfg)
-        serve = [PY, "-m", "sentinel_mcp", "serve"]
-        phases = [
-            ("interpreter + gateway imports", imports_only, ""),
-            ("airline upstream alone, to its tools/list",
-             lambda: to_first_tools_list([PY, "-m", "examples.airline"], ENV), ""),
-            ("gateway without upstreams (imports, Prolog, rulebases, built-ins)",
-             lambda: to_first_tools_list([PY, "-m", "sentinel_mcp", "--config", str(cfg), "serve"], env), ""),
-            ("serve, embedded default (stdio), to first tools/list",
-             lambda: to_first_tools_list(serve, env), "<= 1.5 s"),
-        ]
-        to_first_tools_list(serve, env)  # the first start on a data dir makes its files; measure later ones
+        phases = []
+        for label, tree in trees:
+            # each tree its own data dir and bytecode cache; the tree first on sys.path (cwd for -m and -c)
+            env = {**os.environ, "PYTHONPATH": str(tree), "SENTINEL_DATA_DIR": str(Path(tmp) / f"d{label}"),
+                   "PYTHONPYCACHEPREFIX": str(Path(tmp) / f"pyc{label}")}
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            cfg = Path(tmp) / f"no-airline{label}.json"
+            without_airline_config(cfg)
+            serve = [PY, "-m", "sentinel_mcp", "serve"]
+            phases += [
+                (f"interpreter + gateway imports{label}", partial(imports_only, env, tree), ""),
+                (f"airline upstream alone, to its tools/list{label}",
+                 partial(to_first_tools_list, [PY, "-m", "examples.airline"], env, tree,
+                         f"airline upstream alone{label}"), ""),
+                (f"gateway without upstreams (imports, Prolog, rulebases, built-ins){label}",
+                 partial(to_first_tools_list, [PY, "-m", "sentinel_mcp", "--config", str(cfg), "serve"], env,
+                         tree, f"gateway without upstreams{label}"), ""),
+                (f"serve, embedded default (stdio), to first tools/list{label}",
+                 partial(to_first_tools_list, serve, env, tree, f"serve, embedded default{label}"),
+                 "<= 1.5 s"),
+            ]
+            to_first_tools_list(serve, env, tree)  # the first start makes the data dir and the bytecode cache
+            to_first_tools_list([PY, "-m", "examples.airline"], env, tree)
         times: dict[str, list[float]] = {name: [] for name, _, _ in phases}
         for _ in range(args.runs):  # interleaved, so load changes hit every row alike
             for name, fn, _ in phases:
                 times[name].append(fn())
     print(f"cold start, {args.runs} runs each, interleaved (load average {os.getloadavg()[0]:.1f})")
-    print(f"| {'phase':<70} | {'min':>7} | {'median':>7} | goal |")
-    print(f"|{'-' * 72}|{'-' * 9}|{'-' * 9}|------|")
+    print(f"| {'phase':<78} | {'min':>7} | {'median':>7} | goal |")
+    print(f"|{'-' * 80}|{'-' * 9}|{'-' * 9}|------|")
     for name, _, goal in phases:
-        print(f"| {name:<70} | {min(times[name]):6.2f}s | {statistics.median(times[name]):6.2f}s | {goal} |")
+        print(f"| {name:<78} | {min(times[name]):6.2f}s | {statistics.median(times[name]):6.2f}s | {goal} |")
+    print("\nCPU of the process tree (gateway, reaper, upstream) when the answer arrived, median:")
+    for name, values in CPU.items():
+        print(f"| {name:<78} | {statistics.median(values):6.2f}s |")
 
 
 if __name__ == "__main__":

@@ -12,15 +12,17 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.consent_registry import ANY_REQUESTER
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import SensorError
 from device_tools.sensors.kinds import Scope, SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
+
+if TYPE_CHECKING:
+    from device_tools.sensors.bridge import SensorBridge
 
 SENSORS = [k.value for k in SensorKind]
 SCOPES = [s.value for s in Scope]
@@ -71,6 +73,10 @@ def _settings_and_dir(args: argparse.Namespace) -> tuple[SensorSettings, Path, s
 
 
 def _bridge(args: argparse.Namespace) -> SensorBridge:
+    # imported here: the bridge loads the MCP SDK; registering the `sensors` sub-command on every start must
+    # not (issue 21: `serve` launches its stdio upstreams before the SDK loads)
+    from device_tools.sensors.bridge import SensorBridge
+
     settings, data_dir, store = _settings_and_dir(args)
     return SensorBridge(make_source(settings), SensorDatabase(data_dir, store),
                         default_retention=settings.default_retention, max_retention=settings.max_retention)
@@ -114,6 +120,8 @@ def _read(args: argparse.Namespace) -> int:
     bridge = _bridge(args)
     request = {"sensor": args.sensor, "scope": args.scope, "policy_tag": args.policy_tag,
                "retention": args.retention, "task_id": "cli"}
+    from device_tools.sensors.bridge import UserConsent
+
     answer = UserConsent(allow=True) if args.yes else None
     if answer is None and sys.stdin.isatty():
         question = bridge.consent_question(args.requester, request)

@@ -7,7 +7,6 @@ import asyncio
 import json
 from typing import Any
 
-from sentinel_mcp.a2a.discovery import discover_peers
 from sentinel_mcp.a2a.settings import A2ASettings
 
 
@@ -24,6 +23,9 @@ def _settings(args: argparse.Namespace) -> A2ASettings:
 def _discover(args: argparse.Namespace) -> int:
     settings = _settings(args)
     interfaces = args.interface or settings.interfaces
+    # imported here: zeroconf and the A2A client are only for this command, not for every start (issue 21)
+    from sentinel_mcp.a2a.discovery import discover_peers
+
     registry = asyncio.run(discover_peers(interfaces, args.timeout, tls=settings.peer_client_tls))
     peers = [p.summary() for p in registry.verified()]
     if args.json:

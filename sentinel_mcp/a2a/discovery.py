@@ -18,13 +18,11 @@ import socket
 import ssl
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx2
 from pydantic import ValidationError
-from zeroconf import DNSQuestionType, IPVersion, ServiceStateChange
-from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo, AsyncZeroconf
 
 from sentinel_mcp.a2a.card import CARD_PATH
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
@@ -37,6 +35,20 @@ from sentinel_mcp.core.errors import A2AError
 log = logging.getLogger(__name__)
 SERVICE_TYPE = "_a2a._tcp.local."
 MAX_CARD_BYTES = 256 * 1024
+
+
+if TYPE_CHECKING:
+    from zeroconf import ServiceStateChange
+    from zeroconf.asyncio import AsyncServiceBrowser, AsyncZeroconf
+
+
+def _zeroconf() -> Any:
+    """zeroconf (with ifaddr's ctypes set-up) is imported by the first advertisement or browse, not when the
+    a2a built-in starts: over stdio it never uses mDNS (0.1 to 0.2 s of cold start, issue 21)."""
+    import zeroconf
+    import zeroconf.asyncio
+
+    return zeroconf
 
 
 class PeerRejected(A2AError):
@@ -148,7 +160,7 @@ class Advertiser:
         if not addresses:
             raise ValueError(f"cannot advertise {base_url}: no IPv4 address to announce")
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        self.info = AsyncServiceInfo(
+        self.info = _zeroconf().asyncio.AsyncServiceInfo(
             SERVICE_TYPE, instance_name(settings.name), addresses=[socket.inet_aton(a) for a in addresses],
             port=port, properties=txt_record(settings), server=f"{settings.name.replace('.', '-')[:50]}.local.")
 
@@ -181,8 +193,9 @@ class PeerBrowser:
 
         # QM (multicast answers): several mDNS stacks share port 5353 on one host (SO_REUSEPORT), and a
         # unicast answer to a QU question reaches only one of them, maybe not the asker
-        self._browser = AsyncServiceBrowser(self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change],
-                                            question_type=DNSQuestionType.QM)
+        zeroconf = _zeroconf()
+        self._browser = zeroconf.asyncio.AsyncServiceBrowser(
+            self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change], question_type=zeroconf.DNSQuestionType.QM)
 
     async def settle(self, timeout: float) -> None:
         """Wait (at most ``timeout`` seconds) for the resolutions already under way."""
@@ -192,7 +205,7 @@ class PeerBrowser:
     def _changed(self, name: str, change: ServiceStateChange) -> None:
         if name in self.exclude:
             return
-        if change is ServiceStateChange.Removed:
+        if change is _zeroconf().ServiceStateChange.Removed:
             self.registry.peers.pop(name, None)
             return
         job = asyncio.ensure_future(self._resolve(name))
@@ -200,14 +213,15 @@ class PeerBrowser:
         job.add_done_callback(self._jobs.discard)
 
     async def _resolve(self, name: str) -> None:
-        info = AsyncServiceInfo(SERVICE_TYPE, name)
+        zeroconf = _zeroconf()
+        info = zeroconf.asyncio.AsyncServiceInfo(SERVICE_TYPE, name)
         try:
             if not await info.async_request(self.zc.zeroconf, self.resolve_timeout_ms,
-                                            question_type=DNSQuestionType.QM):
+                                            question_type=zeroconf.DNSQuestionType.QM):
                 self.registry.rejected[name] = "did not resolve"
                 return
             txt = {k: v or "" for k, v in info.decoded_properties.items()}
-            addresses = info.parsed_addresses(IPVersion.V4Only) or info.parsed_addresses()
+            addresses = info.parsed_addresses(zeroconf.IPVersion.V4Only) or info.parsed_addresses()
             peer = await verify_peer(name, addresses, info.port or 0, txt, self._http)
         except PeerRejected as e:
             self.registry.peers.pop(name, None)
@@ -231,7 +245,8 @@ class PeerBrowser:
 
 
 def open_zeroconf(interfaces: list[str]) -> AsyncZeroconf:
-    return AsyncZeroconf(interfaces=interfaces, ip_version=IPVersion.V4Only)
+    zeroconf = _zeroconf()
+    return zeroconf.asyncio.AsyncZeroconf(interfaces=interfaces, ip_version=zeroconf.IPVersion.V4Only)
 
 
 async def discover_peers(interfaces: list[str], timeout: float, exclude: set[str] | None = None,

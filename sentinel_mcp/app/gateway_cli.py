@@ -59,12 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from sentinel_mcp.app.serve import parse_listen, run_stdio, serve_http
-
     config = load_config(args.config)
     if args.tls_local and not args.http:
         raise ConfigError("--tls-local is for the HTTP front: add --http [HOST:]PORT")
     if args.http:
+        from sentinel_mcp.app.serve import parse_listen, serve_http
+
         try:
             host, port = parse_listen(args.http, config.sentinel.http.host)
         except ValueError as e:
@@ -75,6 +75,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             config.sentinel.http.tls = local_ca_tls(config, args.tls_name)
         serve_http(config, host, port)
     else:
+        # not app.serve: the stdio upstreams are launched before the SDK and the engine are imported
+        from sentinel_mcp.app.stdio_start import run_stdio
+
         run_stdio(config)
     return 0
 

@@ -17,11 +17,13 @@ from typing import Any, AsyncIterator
 import anyio
 from mcp.types import CallToolResult, TextContent
 
+from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building a handler it would drop
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.core.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, Services, load_factory
 from sentinel_mcp.gateway.audit_cluster import anchor_loop
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
+from sentinel_mcp.gateway import early_spawn
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
@@ -230,6 +232,7 @@ async def _assembled(config: Config, manager: UpstreamManager, all_added: anyio.
             if shared is not None:  # commit every replica's chain head now and then (audit_cluster.py)
                 tg.start_soon(anchor_loop, audit.db, shared.replica)
             await manager_started.wait()
+            await early_spawn.discard()  # every stdio upstream's first spawn was asked for: the rest are strays
             try:
                 yield runtime
             finally:

@@ -12,16 +12,17 @@ from __future__ import annotations
 import contextvars
 import logging
 import os
-import shutil
 import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 
 import mcp.client.stdio as sdk_stdio
+
+from sentinel_mcp.gateway import early_spawn
 
 log = logging.getLogger(__name__)
 
@@ -31,17 +32,18 @@ _current_launched: contextvars.ContextVar[anyio.Event | None] = contextvars.Cont
 _original_spawn = sdk_stdio._create_platform_compatible_process
 
 
-REAPER = str(Path(__file__).with_name("upstream_reaper.py"))
+REAPER = early_spawn.REAPER
 
 
-async def _tracked_spawn(command: str, args: list[str], *rest: Any, **kwargs: Any) -> Any:
-    # every upstream runs under the reaper: killed with its grandchildren if the gateway dies (even kill -9)
-    env = rest[0] if rest else kwargs.get("env")
-    found = shutil.which(command, path=(env or os.environ).get("PATH"))  # unknown: fail as the SDK does
-    if sys.platform.startswith("linux") and found is not None:
-        command, args = sys.executable, ["-I", "-S", REAPER, str(os.getpid()), command, *args]
+async def _tracked_spawn(command: str, args: list[str], env: dict[str, str] | None = None,
+                         errlog: TextIO = sys.stderr, cwd: Path | str | None = None) -> Any:
     try:
-        process = await _original_spawn(command, args, *rest, **kwargs)
+        # launched before the SDK was imported (the stdio ``serve``, early_spawn.py): the very same process
+        process: Any = early_spawn.adopt(command, args, env, errlog, cwd)
+        if process is None:
+            # every upstream runs under the reaper: killed with its grandchildren if the gateway dies
+            command, args = early_spawn.reaped_command(command, args, env)
+            process = await _original_spawn(command, args, env, errlog, cwd)
     finally:
         launched = _current_launched.get()
         if launched is not None:  # spawned or failed to: the host's start-up may go on (app/runtime.py)

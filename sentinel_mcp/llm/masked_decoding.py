@@ -24,13 +24,26 @@ import ctypes
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from sentinel_mcp.core.errors import SentinelError
 
-try:
+# numpy comes with llama-cpp-python (the llm extra); without it no model runs at all, and the llm built-in
+# must still start (a wheel installed without extras) to say how to get one. It is imported by the first
+# masked generation, not when the built-in starts (0.2 to 0.3 s of the gateway's cold start, issue 21).
+if TYPE_CHECKING:
     import numpy as np
-except ImportError:  # numpy comes with llama-cpp-python (the llm extra); without it no model runs at all, and
-    np = None  # the llm built-in must still start (a wheel installed without extras) to say how to get one
+else:
+    np = None
+
+
+def _numpy() -> Any:
+    global np
+    if np is None:
+        import numpy
+
+        np = numpy
+    return np
+
 
 SPARSE_FRACTION = 16  # at most vocab/16 tokens allowed: cut the candidates down before sampling
 
@@ -56,6 +69,7 @@ class _MaskingSampler:
     """The Python stage at the head of the chain: candidates arrive in token-id order."""
 
     def __init__(self, penalty: float, last_n: int) -> None:
+        _numpy()
         self.penalty = penalty
         self.recent: deque[int] = deque(maxlen=max(last_n, 1))
         self.keep: np.ndarray | None = None  # token ids to cut the candidates down to (sparse mask)
@@ -92,7 +106,7 @@ class MaskedSampler:
 
         self.llm, self.matcher = llm, matcher
         self.n_vocab = llm.n_vocab()
-        self.bitmask = np.zeros((max(vocab_size, self.n_vocab) + 31) // 32, dtype=np.int32)
+        self.bitmask = _numpy().zeros((max(vocab_size, self.n_vocab) + 31) // 32, dtype=np.int32)
         self.stage = _MaskingSampler(params.repeat_penalty, params.penalty_last_n)
         chain = _internals.LlamaSampler()
         chain.add_custom(self.stage.apply)

@@ -12,7 +12,6 @@ from typing import Any
 
 from sentinel_mcp.config import ConfigError, load_config
 from sentinel_mcp.swarm.backends.base import ModelError
-from sentinel_mcp.swarm.backends.factory import make_backend
 from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
 from sentinel_mcp.swarm.progress_bar import ProgressBar
 from sentinel_mcp.swarm.settings import SwarmSettings, swarm_settings
@@ -87,6 +86,10 @@ async def _build(args: argparse.Namespace) -> int:
     bar = ProgressBar()
 
     async def backend_factory():
+        # imported here: the backends load the MCP SDK and an HTTP client; registering the `swarm`
+        # sub-command on every start must not (issue 21: `serve` launches its upstreams before the SDK loads)
+        from sentinel_mcp.swarm.backends.factory import make_backend
+
         return make_backend(settings)
 
     await service.start()

@@ -13,14 +13,20 @@ import argparse
 import ipaddress
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.config import RESERVED_PRINCIPALS, ConfigError, load_config
-from sentinel_mcp.tls.authority import AuthorityError, LocalCA, machine_addresses, machine_names, tls_dir
-from sentinel_mcp.tls.peer_certificate import colon_hex
+
+if TYPE_CHECKING:
+    from sentinel_mcp.tls.authority import LocalCA
+
+# The CA and certificate code (cryptography) is imported by the `tls` commands that use it, not when the
+# sub-command is registered on every `sentinel-mcp` start (0.1 s of the gateway's cold start, issue 21).
 
 
 def _ca(args: argparse.Namespace) -> tuple[Any, LocalCA]:
+    from sentinel_mcp.tls.authority import LocalCA, tls_dir
+
     config = load_config(args.config)
     return config, LocalCA(tls_dir(config.data_dir))
 
@@ -30,6 +36,8 @@ def _j(value: Any) -> str:
 
 
 def _public_host() -> str:
+    from sentinel_mcp.tls.authority import machine_addresses
+
     for a in machine_addresses():
         if not ipaddress.ip_address(a).is_loopback:
             return f"[{a}]" if ":" in a else a
@@ -37,6 +45,8 @@ def _public_host() -> str:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from sentinel_mcp.tls.authority import machine_addresses, machine_names
+
     config, ca = _ca(args)
     for ip in args.ip or []:
         try:
@@ -69,6 +79,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_issue(args: argparse.Namespace) -> int:
+    from sentinel_mcp.tls.peer_certificate import colon_hex
+
     config, ca = _ca(args)
     name = args.name
     if name in RESERVED_PRINCIPALS and name != "owner":
@@ -119,6 +131,8 @@ def cmd_crl(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from sentinel_mcp.tls.authority import AuthorityError
+
     _, ca = _ca(args)
     if not ca.exists:
         raise AuthorityError(f"no local CA in {ca.dir}: run `sentinel-mcp tls init` first")
@@ -137,6 +151,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def _guarded(func: Any) -> Any:
     def run(args: argparse.Namespace) -> int:
+        from sentinel_mcp.tls.authority import AuthorityError
+
         try:
             return int(func(args))
         except AuthorityError as e:

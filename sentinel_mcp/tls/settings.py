@@ -6,13 +6,15 @@ Imports nothing of the project (``config.py`` nests these models)."""
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from cryptography import x509
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ClientCertificates = Literal["required", "optional", "off"]
 _HEX = re.compile(r"^[0-9a-f]{64}$")
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 
 def normalize_sha256(value: str) -> str:
@@ -27,6 +29,10 @@ def normalize_sha256(value: str) -> str:
 def parse_subject(text: str) -> x509.Name:
     """An RFC 4514 name as ``sentinel-mcp tls issue`` prints it (most specific first: ``CN=alice,O=Sentinel``);
     spaces around ``,`` and ``=`` and lower-case attribute types are tolerated. ValueError when unreadable."""
+    # imported here: only a config naming a certificate subject needs it, and ``config.py`` imports this
+    # module on every start (cryptography's x509 is 0.1 s of the gateway's cold start, issue 21)
+    from cryptography import x509
+
     try:
         return x509.Name.from_rfc4514_string(text)
     except ValueError:

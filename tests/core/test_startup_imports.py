@@ -1,6 +1,9 @@
-"""Cold start (issue 21): the modules `serve` imports before it answers its first tools/list do not import the
-heavy libraries only some later request needs (numpy: the search index, opened on the first search; jinja2: the
-console's templates, made for the first page). A fresh interpreter, so nothing another test imported counts."""
+"""Cold start (issue 21): the modules `serve` imports before it answers its first tools/list do not import
+the heavy libraries only some later request needs (numpy: the search index, opened on the first search, and
+the first masked generation; jinja2: the console's templates, made for the first page; zeroconf: the first
+advertisement or browse; cryptography: the first certificate), and building the command line does not import
+the MCP SDK (the stdio `serve` launches its upstreams first). A fresh interpreter per test, so nothing another
+test imported counts."""
 
 from __future__ import annotations
 
@@ -33,3 +36,42 @@ def test_the_lazy_parts_still_work() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "True"]
+
+
+def _imported(code: str, names: tuple[str, ...]) -> list[str]:
+    code += f"\nimport sys\nprint(','.join(m for m in {names!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return [m for m in out.stdout.strip().split(",") if m]
+
+
+def test_the_command_line_is_built_without_the_mcp_sdk() -> None:
+    """`serve` over stdio launches its stdio upstreams before the SDK loads (app/stdio_start.py): building the
+    command line (every area's sub-commands) and the stdio start must not import it."""
+    heavy = ("mcp", "mcp_types", "numpy", "jinja2", "zeroconf", "cryptography")
+    assert _imported("import sentinel_mcp.cli as cli\ncli.build_parser()", heavy) == []
+    assert _imported("import sentinel_mcp.app.stdio_start", heavy) == []
+
+
+def test_the_config_does_not_load_cryptography() -> None:
+    """Only a config naming a certificate subject parses one (tls/settings.py)."""
+    assert _imported("import sentinel_mcp.config", ("cryptography",)) == []
+
+
+def test_the_builtins_load_without_numpy_and_the_sdk_skips_rich_once_logging_is_set_up() -> None:
+    code = ("import logging\nlogging.basicConfig()\nimport sentinel_mcp.app.runtime\n"
+            "from sentinel_mcp.core.builtin import load_factory\n"
+            "for name in ('llm', 'sentinel', 'sensors'):\n    load_factory(name)\n"
+            "from mcp.server.mcpserver import MCPServer\nMCPServer('probe')")
+    assert _imported(code, ("numpy", "rich")) == []
+
+
+def test_without_logging_set_up_the_sdk_still_sets_up_its_own() -> None:
+    code = "import sentinel_mcp.app.runtime\nfrom mcp.server.mcpserver import MCPServer\nMCPServer('probe')"
+    assert _imported(code, ("rich",)) == ["rich"]
+
+
+def test_numpy_is_loaded_by_the_first_masked_generation() -> None:
+    code = ("from sentinel_mcp.llm import masked_decoding as m\nassert m.np is None\n"
+            "stage = m._MaskingSampler(1.1, 8)\nassert m.np is not None and stage.keep is None")
+    assert _imported(code, ("numpy",)) == ["numpy"]

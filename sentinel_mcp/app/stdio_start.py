@@ -1,0 +1,39 @@
+"""``serve`` over stdio, started so that the stdio upstreams' own starts overlap the gateway's (issue 21).
+
+The config's stdio upstreams are launched first, before the gateway imports the MCP SDK, its engine and its
+built-ins (about a second of CPU, most of it the SDK); an upstream (a Python MCP server) spends that second
+importing the same SDK in its own process. The SDK adopts the launched processes when it connects
+(``gateway/early_spawn.py``); what it does not adopt is killed once start-up is over. Nothing is served before
+the gateway is assembled as before: the guard, the audit log and every upstream's first connection included.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from sentinel_mcp.config import Config, StdioServer
+from sentinel_mcp.gateway import early_spawn
+
+
+async def launch_stdio_upstreams(config: Config) -> None:
+    for spec in config.mcp_servers.values():
+        if isinstance(spec, StdioServer) and not spec.disabled:
+            await early_spawn.launch(spec.command, spec.args, spec.env or None, spec.cwd)
+
+
+async def serve_stdio_early(config: Config) -> None:
+    try:
+        await launch_stdio_upstreams(config)
+        # imported now, while the upstreams start: the SDK, the engine, the built-ins' registry
+        from sentinel_mcp.app.serve import serve_stdio
+
+        await serve_stdio(config)
+    finally:
+        await early_spawn.discard()  # start-up failed before the SDK asked for them: nothing is left running
+
+
+def run_stdio(config: Config) -> None:
+    try:
+        anyio.run(serve_stdio_early, config)
+    except KeyboardInterrupt:
+        pass
