@@ -170,17 +170,20 @@ class ClusterInbox:
         await self._withdraw_settled()
         if sweep:
             await self.db.write("DELETE FROM inbox_items WHERE expires < ?", (now - 60,))
+        # one read per tick: other replicas' open questions, and whether answers wait for questions held here
         rows = await self.db.query(
-            "SELECT id, principal, replica, body, expires FROM inbox_items WHERE live = 1 AND answers IS NULL "
-            f"AND expires > ? AND replica <> ? ORDER BY expires LIMIT {MAX_ROWS}", (now, self.replica))
-        remote = {}
+            "SELECT id, principal, replica, body, expires FROM inbox_items WHERE (live = 1 AND answers IS NULL "
+            "AND expires > ? AND replica <> ?) OR (replica = ? AND delivered = 0 AND answers IS NOT NULL) "
+            f"ORDER BY expires LIMIT {MAX_ROWS}", (now, self.replica, self.replica))
+        remote, answered = {}, False
         for item_id, principal, replica, body, expires in rows:
+            if replica == self.replica:
+                answered = True
+                continue
             item = _remote_item(str(item_id), str(principal), str(replica), str(body), float(expires))
             if item is not None:
                 remote[item.id] = item
         self._show(remote)
-        answered = await self.db.query("SELECT 1 FROM inbox_items WHERE replica = ? AND delivered = 0 "
-                                       "AND answers IS NOT NULL LIMIT 1", (self.replica,))
         if answered:
             for item_id, text in await self.db.consume(
                     "UPDATE inbox_items SET delivered = 1 WHERE replica = ? AND delivered = 0 "
