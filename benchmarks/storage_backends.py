@@ -8,8 +8,9 @@ Rows, each with its goal:
 * gateway: guarded calls per second (16 HTTP clients, the default rulebase, a no-op upstream) with one replica
   on SQLite, one on PostgreSQL, and two on PostgreSQL behind haproxy; per-core efficiency (this machine has
   2 cores shared by everything: replicas, PostgreSQL, haproxy, the clients);
-* per call: CPU of the replicas (and of the server's backends) per call, so per-core efficiency can be compared
-  across 1 and 2 replicas on a machine the clients share; PostgreSQL round trips per call (pg_stat_statements);
+* per call: CPU of the replicas (and of the server's backends) per call, so per-core efficiency can be
+  compared across 1 and 2 replicas on a machine the clients share; PostgreSQL round trips per call
+  (pg_stat_statements);
 * capacity: PostgreSQL commits per call (from its own counters) and how many replicas one server could take at
   the measured commit rate.
 

@@ -17,7 +17,7 @@ class SensorError(SentinelError):
 
 
 class StoreUnavailable(SensorError):
-    """The sensors' store (consents, retention, audit) cannot be reached: every call is refused (fail closed)."""
+    """The sensors' store (consents, retention, audit) cannot be reached: calls are refused (fail closed)."""
     code = "store_unavailable"
 
 

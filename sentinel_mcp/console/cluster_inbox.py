@@ -1,21 +1,21 @@
-"""The console inbox across replicas on one PostgreSQL store: every replica's waiting questions, answered once.
+"""The console inbox across replicas on one PostgreSQL: every replica's waiting questions, answered once.
 
 A question waits on the replica that holds its call (an in-process ``InboxItem`` with an event the held call
-awaits); this mirror copies it into the shared ``inbox_items`` table so that the person's console on any replica
-shows it. An answer given on any replica is claimed with one ``UPDATE ... WHERE answers IS NULL AND live = 1
-AND principal = ? RETURNING``: the row lock lets exactly one answer in the cluster count, and another principal's
-answer matches no row (the same "no such question" as a made-up id). The replica that holds the call picks the
-answer up (``delivered`` flips once, again by ``UPDATE ... RETURNING``) and lets its held call go on.
+awaits); this mirror copies it into the shared ``inbox_items`` table so that the person's console on any
+replica shows it. An answer given on any replica is claimed with one ``UPDATE ... WHERE answers IS NULL AND
+live = 1 AND principal = ? RETURNING``: the row lock lets exactly one answer in the cluster count, and another
+principal's answer matches no row (the same "no such question" as a made-up id). The replica that holds the
+call picks the answer up (``delivered`` flips once, again by ``UPDATE ... RETURNING``) and lets its held call
+go on.
 
-Propagation is polling with a bound (``POLL_SECONDS``; a local change wakes the loop at once), not LISTEN/NOTIFY:
-the store's connections belong to its writer and reader threads, and one small indexed read per tick per replica
-is cheap next to the decisions' own round trips. A pushed elicitation (a handshake-era client that can elicit)
-never reaches the inbox: it is answered on the replica holding that client's stream (affinity by
-``Mcp-Session-Id`` at the balancer, ``examples/cluster/``).
+Propagation is polling with a bound (``POLL_SECONDS``; a local change wakes the loop at once), not
+LISTEN/NOTIFY: the store's connections belong to its writer and reader threads, and one small indexed read per
+tick per replica is cheap next to the decisions' own round trips. A pushed elicitation (a handshake-era client
+that can elicit) never reaches the inbox: it is answered on the replica holding that client's stream (affinity
+by ``Mcp-Session-Id`` at the balancer, ``examples/cluster/``).
 
 Fail closed: a store that cannot be reached shows no other replica's questions and claims no answer (the page
-says "no such question"); local questions stay listed but cannot be answered until the store is back.
-"""
+says "no such question"); local questions stay listed but cannot be answered until the store is back."""
 
 from __future__ import annotations
 
@@ -172,8 +172,9 @@ class ClusterInbox:
             await self.db.write("DELETE FROM inbox_items WHERE expires < ?", (now - 60,))
         # one read per tick: other replicas' open questions, and whether answers wait for questions held here
         rows = await self.db.query(
-            "SELECT id, principal, replica, body, expires FROM inbox_items WHERE (live = 1 AND answers IS NULL "
-            "AND expires > ? AND replica <> ?) OR (replica = ? AND delivered = 0 AND answers IS NOT NULL) "
+            "SELECT id, principal, replica, body, expires FROM inbox_items WHERE (live = 1 "
+            "AND answers IS NULL AND expires > ? AND replica <> ?) "
+            "OR (replica = ? AND delivered = 0 AND answers IS NOT NULL) "
             f"ORDER BY expires LIMIT {MAX_ROWS}", (now, self.replica, self.replica))
         remote, answered = {}, False
         for item_id, principal, replica, body, expires in rows:

@@ -79,7 +79,8 @@ class Inbox:
         self._last_watched: dict[str, float] = {}
         self.hint = "or the user answers it in Sentinel's web console (/console/inbox); then call again"
         self.shared: Any = None  # a ClusterInbox when replicas share a PostgreSQL store
-        self.remote: dict[str, InboxItem] = {}  # other replicas' open questions, as the shared store last said
+        # other replicas' open questions, as the shared store last said
+        self.remote: dict[str, InboxItem] = {}
 
     # ---------------------------------------------------------------- the front's side
     def post(self, *, principal: str, session: str, client: str | None, tool: str, arguments: Any,

@@ -244,9 +244,9 @@ class PostgresDatabase:
         except psycopg.Error as e:
             if not is_fault(e):
                 raise
-            # the pool hands out idle connections unchecked (a check would cost a round trip per read): after a
-            # server restart each one it held is dead. A read changes nothing, so it is run once more on a fresh
-            # connection; once that works the pool drops its other dead connections in one sweep.
+            # the pool hands out idle connections unchecked (a check would cost a round trip per read):
+            # after a server restart each one it held is dead. A read changes nothing, so it is run once
+            # more on a fresh connection; once that works the pool drops its other dead ones in one sweep.
             rows = self._read_direct(sql, params, dicts, e, started)
             self._pool.check()
             return rows
@@ -365,7 +365,7 @@ class PostgresDatabase:
 
     def _commit_group(self, group: list[_Job]) -> None:
         psycopg = _driver()
-        fresh_retry = True  # one re-run on a new connection when a stale one failed before the commit was sent
+        fresh_retry = True  # one re-run on a new connection when a stale one failed before COMMIT was sent
         for attempt in range(_RETRIES):
             try:
                 reused = self._conn is not None

@@ -1,7 +1,8 @@
 """The console inbox across two real replicas (subprocesses, HTTP on 127.0.0.1) on one real PostgreSQL: a call
-held on replica A waits in the inbox of its principal on replica B too; the answer given on B lets A's held call
-go on; it counts once (a second answer, on either replica, finds no question; racing answers on both replicas:
-exactly one counts); another principal neither sees nor answers it; a denial given on B ends A's call."""
+held on replica A waits in the inbox of its principal on replica B too; the answer given on B lets A's held
+call go on; it counts once (a second answer, on either replica, finds no question; racing answers on both
+replicas: exactly one counts); another principal neither sees nor answers it; a denial given on B ends A's
+call."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.console.console_rig import (ALICE, BOB, answer_fields, console_config, csrf_of, http_sentinel, items_of,
-                                       mcp_client, signed_in, text)
+from tests.console.console_rig import (ALICE, BOB, answer_fields, console_config, csrf_of, http_sentinel,
+                                       items_of, mcp_client, signed_in, text)
 
 pytestmark = pytest.mark.timeout(240)
 KEY = "cluster-inbox-test-seal-key-0123456789abcdef"
@@ -28,7 +29,8 @@ def replica_config(tmp: Path, url: str, name: str) -> Path:
     return cfg
 
 
-async def test_a_question_held_on_one_replica_is_answered_on_the_other_once(tmp_path: Path, pg_url: str) -> None:
+async def test_a_question_held_on_one_replica_is_answered_on_the_other_once(tmp_path: Path,
+                                                                             pg_url: str) -> None:
     a_dir, b_dir = tmp_path / "a", tmp_path / "b"
     a_dir.mkdir()
     b_dir.mkdir()
@@ -69,7 +71,8 @@ async def test_a_question_held_on_one_replica_is_answered_on_the_other_once(tmp_
                 [item] = items_of(page_b)
                 assert items_of(page_a) == [item]
                 posts = await asyncio.gather(
-                    alice_a.post(f"/console/inbox/{item}", {"decision": "approve", **answer_fields(page_a, item)}),
+                    alice_a.post(f"/console/inbox/{item}",
+                                 {"decision": "approve", **answer_fields(page_a, item)}),
                     alice_b.post(f"/console/inbox/{item}", {"decision": "deny"}))
                 codes = sorted(p.status_code for p in posts)
                 assert codes == [303, 404], codes

@@ -1,7 +1,7 @@
 """Once PostgreSQL is back after a crash, the very first read and the very first write succeed: connections
-opened before the restart (the read pool's idle ones, the writer's own) are dead, and a statement that fails on
-such a connection before anything was committed is run again once on a fresh connection. A commit whose answer
-was lost is never run again (it may have committed)."""
+opened before the restart (the read pool's idle ones, the writer's own) are dead, and a statement that
+fails on such a connection before anything was committed is run again once on a fresh connection. A commit
+whose answer was lost is never run again (it may have committed)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ async def test_first_reads_and_write_after_a_restart_succeed(server: LocalServer
         await db.write("CREATE TABLE t (n INTEGER PRIMARY KEY)")
         for n in range(ROUNDS):
             # every reader thread holds a pooled connection, and the writer its own
-            await asyncio.gather(*(db.query("SELECT pg_sleep(0.05), count(*) FROM t") for _ in range(READERS * 2)))
+            await asyncio.gather(*(db.query("SELECT pg_sleep(0.05), count(*) FROM t")
+                                   for _ in range(READERS * 2)))
             await db.write("INSERT INTO t (n) VALUES (?)", (n * 10,))
             await asyncio.to_thread(server.stop, "immediate")
             with pytest.raises(StorageError):

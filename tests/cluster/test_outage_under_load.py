@@ -80,8 +80,8 @@ async def test_postgres_crash_under_load_denies_records_and_recovers_by_itself()
             assert time.monotonic() < deadline, "the replica did not recover"
             await asyncio.sleep(0.2)
         # the very first call once it is back is served: connections opened before the restart (the read
-        # pool's, the writer's) are dead, and the store runs a statement that failed on one before anything was
-        # committed once more on a fresh connection (tests/cluster/test_first_call_after_restart.py)
+        # pool's, the writer's) are dead, and the store runs a statement that failed on one before anything
+        # was committed once more on a fresh connection (tests/cluster/test_first_call_after_restart.py)
         first = (await calls(port, ["w0"]))[0]
         assert not first[1], first
         after = [r for rs in await asyncio.gather(*(calls(port, [f"a{c}-{i}" for i in range(3)])

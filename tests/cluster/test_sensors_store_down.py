@@ -59,7 +59,8 @@ async def test_sensors_start_degraded_refuse_and_recover(stopped_server: LocalSe
         await asyncio.to_thread(stopped_server.start)
         r = await c.call_tool("sensor_read", READ)
         assert not r.is_error, r.content
-        assert (await c.call_tool("sensor_consent", {"action": "list"})).structured_content == {"consents": []}
+        listed = await c.call_tool("sensor_consent", {"action": "list"})
+        assert listed.structured_content == {"consents": []}
 
 
 async def test_gateway_with_sensors_starts_while_postgres_is_down(stopped_server: LocalServer,
