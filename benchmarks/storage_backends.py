@@ -279,6 +279,17 @@ def statements(url: str) -> int:
         return int(row[0]) if row else 0
 
 
+def top_statements(url: str, calls: int, n: int = 8) -> list[tuple[float, str]]:
+    """The statements behind the round trips: (per call, text) of the most frequent ones."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute("SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements "
+                            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                            "ORDER BY calls DESC LIMIT %s", (n,)).fetchall()
+    return [(int(c) / calls, str(q)[:90]) for c, q in rows]
+
+
 def commits(url: str) -> int:
     import psycopg
 
@@ -328,6 +339,10 @@ async def gateways(server: LocalServer, tmp: Path, clients: int, calls: int, pg_
             all_cpu = (sum(_cpu(p) for p in with_pg) - pg0) / done
             per_call = (commits(url) - before) / done
             trips = (statements(url) - said - 1) / done  # the count's own query aside
+            if n == 1:
+                print("  statements per call (1 replica, whole run incl. start-up):", file=sys.stderr)
+                for per, query in top_statements(url, done):
+                    print(f"    {per:6.2f}  {query}", file=sys.stderr)
         finally:
             await asyncio.to_thread(cluster.down)
         results[f"pg{n}"] = rate

@@ -411,6 +411,8 @@ class PostgresDatabase:
 
     def _transaction(self, conn: Any, group: list[_Job]) -> list[tuple[_Job, Any, BaseException | None]]:
         psycopg = _driver()
+        if len(group) == 1:  # alone in its transaction: its own error rolls it back, no savepoint round trips
+            return self._alone(conn, group[0])
         results: list[tuple[_Job, Any, BaseException | None]] = []
         for job in group:
             conn.execute("SAVEPOINT job")
@@ -432,6 +434,23 @@ class PostgresDatabase:
         self._committing = True
         conn.commit()
         return results
+
+    def _alone(self, conn: Any, job: _Job) -> list[tuple[_Job, Any, BaseException | None]]:
+        psycopg = _driver()
+        try:
+            out = [self._exec(conn, st) for st in job.payload]
+        except psycopg.Error as e:
+            if is_fault(e) or isinstance(e, (psycopg.errors.DeadlockDetected,
+                                             psycopg.errors.SerializationFailure)):
+                raise
+            conn.rollback()
+            return [(job, None, e)]
+        except Exception as e:  # noqa: BLE001 - a job's own error (unencodable value)
+            conn.rollback()
+            return [(job, None, e)]
+        self._committing = True
+        conn.commit()
+        return [(job, out, None)]
 
     @staticmethod
     def _exec(conn: Any, st: Statement) -> WriteResult:

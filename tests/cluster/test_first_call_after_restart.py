@@ -13,7 +13,7 @@ from typing import AsyncIterator
 
 import pytest
 
-from sentinel_mcp.storage import StorageError
+from sentinel_mcp.storage import Statement, StorageError
 from sentinel_mcp.storage.local_server import LocalServer, free_port
 from sentinel_mcp.storage.postgres import READERS, PostgresDatabase
 from sentinel_mcp.storage.location import server_location
@@ -53,5 +53,24 @@ async def test_first_reads_and_write_after_a_restart_succeed(server: LocalServer
             assert await db.query("SELECT count(*) FROM t") == [(n + 2,)]
             await db.write("DELETE FROM t WHERE n = ?", (n * 10 + 1,))
             assert db.health.ok
+    finally:
+        await db.close()
+
+
+async def test_a_lone_write_that_fails_rolls_back_alone(server: LocalServer) -> None:
+    """A write alone in its transaction (no savepoints then): its own error undoes only it, the store stays
+    healthy, and the next write commits."""
+    db = PostgresDatabase(server_location(server.url), "alone").start()
+    try:
+        await db.write("CREATE TABLE u (n INTEGER PRIMARY KEY)")
+        await db.write("INSERT INTO u (n) VALUES (?)", (1,))
+        for _ in range(3):  # bounded: the failed job leaves no aborted transaction behind
+            with pytest.raises(Exception) as failed:
+                await db.run([Statement("INSERT INTO u (n) VALUES (?)", (2,)),
+                              Statement("INSERT INTO u (n) VALUES (?)", (1,))])  # the second one collides
+            assert "duplicate key" in str(failed.value)
+            assert db.health.ok
+        await db.write("INSERT INTO u (n) VALUES (?)", (3,))
+        assert await db.query("SELECT n FROM u ORDER BY n") == [(1,), (3,)]  # 2 was undone with its job
     finally:
         await db.close()
