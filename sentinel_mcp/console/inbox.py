@@ -190,6 +190,8 @@ class Inbox:
         another replica, withdrawn, expired, or the shared store cannot say). Counted once in the cluster."""
         if self.shared is not None:
             if not await self.shared.claim(item, answers):
+                if self.remote.pop(item.id, None) is not None:  # settled elsewhere: not shown until the next poll
+                    self._notify(item.principal, "inbox")
                 return False
             if item.replica is not None:  # another replica holds the call: it picks the answer up
                 self.remote.pop(item.id, None)
