@@ -8,6 +8,9 @@ Rows, each with its goal:
 * gateway: guarded calls per second (16 HTTP clients, the default rulebase, a no-op upstream) with one replica
   on SQLite, one on PostgreSQL, and two on PostgreSQL behind haproxy; per-core efficiency (this machine has
   2 cores shared by everything: replicas, PostgreSQL, haproxy, the clients);
+* per call: CPU of the replicas (and of the server's backends) per call, so per-core efficiency can be
+  compared across 1 and 2 replicas on a machine the clients share; PostgreSQL round trips per call
+  (pg_stat_statements);
 * capacity: PostgreSQL commits per call (from its own counters) and how many replicas one server could take at
   the measured commit rate.
 
@@ -242,6 +245,79 @@ async def calls_per_second(port: int, clients: int, calls: int) -> float:
     return clients * (calls + 1) / (time.perf_counter() - t0)
 
 
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system) a live process and its live children used so far (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    todo, seen = [pid], set()
+    while todo and len(seen) < 500:  # bounded walk
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+def postmaster(server: LocalServer) -> int:
+    return int((server.data / "postmaster.pid").read_text().split()[0])
+
+
+def statements(url: str) -> int:
+    """Statements the server ran in this database so far (pg_stat_statements: each one a round trip)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE dbid = "
+                           "(SELECT oid FROM pg_database WHERE datname = current_database())").fetchone()
+        return int(row[0]) if row else 0
+
+
+def top_statements(url: str, calls: int, n: int = 8) -> list[tuple[float, str]]:
+    """The statements behind the round trips: (per call, text) of the most frequent ones."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute("SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements "
+                            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                            "ORDER BY calls DESC LIMIT %s", (n,)).fetchall()
+    return [(int(c) / calls, str(q)[:90]) for c, q in rows]
+
+
+async def logged_round_trips(server: LocalServer, port: int, calls: int) -> float:
+    """Statements per call as the server logs them (``log_statement = all`` for this phase only: every simple
+    query and every execution of a prepared one is a line, so each is one round trip): one client, one call after
+    the other, so nothing is grouped (the worst case). The replicas' background reads (rulebase versions, the
+    inbox) are included."""
+    import psycopg
+    import re
+
+    def setting(value: str | None) -> None:
+        with psycopg.connect(server.url, autocommit=True) as conn:
+            conn.execute(f"ALTER SYSTEM SET log_statement = '{value}'" if value else
+                         "ALTER SYSTEM RESET log_statement")
+            conn.execute("SELECT pg_reload_conf()")
+
+    log = server.root / "log"
+    setting("all")
+    await asyncio.sleep(0.5)  # the reload reaches every backend
+    start = log.stat().st_size
+    await calls_per_second(port, 1, calls)
+    end = log.stat().st_size
+    setting(None)
+    with log.open("rb") as f:
+        f.seek(start)
+        text = f.read(end - start).decode(errors="replace")
+    said = len(re.findall(r"LOG:  (?:statement|execute [^:]*):", text))
+    return said / (calls + 1)
+
+
 def commits(url: str) -> int:
     import psycopg
 
@@ -263,25 +339,54 @@ async def gateways(server: LocalServer, tmp: Path, clients: int, calls: int, pg_
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
     try:
         await asyncio.to_thread(wait_ok, port, 60.0, proc, AUTH)
+        cpu0 = _cpu(proc.pid)
         results["sqlite1"] = await calls_per_second(port, clients, calls)
+        sqlite_cpu = (_cpu(proc.pid) - cpu0) / (clients * (calls + 1))
     finally:
         proc.terminate()
         proc.wait(15)
-    row("calls/s, 1 replica, SQLite", f"{results['sqlite1']:,.0f}", "baseline", f"{clients} clients, default.pl")
+    row("calls/s, 1 replica, SQLite", f"{results['sqlite1']:,.0f}", "baseline",
+        f"{clients} clients, default.pl; {sqlite_cpu * 1e3:.2f} ms replica CPU per call "
+        f"({1 / max(sqlite_cpu, 1e-9):,.0f} calls per CPU-second); 0 round trips (in process)")
     for n in (1, 2):
         url = new_db(server.url, f"gw{n}")
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         cluster = Cluster(tmp / f"pg{n}", config(None, tmp / "unused"), replicas=n, store_url=url)
         try:
             await asyncio.to_thread(cluster.up, AUTH)
-            before = commits(url)
+            pids = [p.pid for p in cluster.procs.values()]
+            with_pg = [*pids, postmaster(server)]
+            before, said = commits(url), statements(url)
+            cpu0, pg0 = sum(_cpu(p) for p in pids), sum(_cpu(p) for p in with_pg)
             rate = await calls_per_second(cluster.port, clients, calls)
-            per_call = (commits(url) - before) / (clients * (calls + 1))
+            done = clients * (calls + 1)
+            replica_cpu = (sum(_cpu(p) for p in pids) - cpu0) / done
+            all_cpu = (sum(_cpu(p) for p in with_pg) - pg0) / done
+            per_call = (commits(url) - before) / done
+            trips = (statements(url) - said - 1) / done  # the count's own query aside
+            if n == 1:
+                print("  statements per call (1 replica, whole run incl. start-up):", file=sys.stderr)
+                for per, query in top_statements(url, done):
+                    print(f"    {per:6.2f}  {query}", file=sys.stderr)
+                logged = await logged_round_trips(server, cluster.port, 30)
         finally:
             await asyncio.to_thread(cluster.down)
         results[f"pg{n}"] = rate
         goal = "≥ 80% of SQLite" if n == 1 else "> 1 replica (2 cores shared)"
         row(f"calls/s, {n} replica(s), PostgreSQL" + (" + haproxy" if n > 1 else " + haproxy"), f"{rate:,.0f}", goal,
-            f"{rate / n:,.0f} per replica; {per_call:.2f} PostgreSQL commits per call")
+            f"{rate / n:,.0f} per replica; {per_call:.2f} PostgreSQL transactions per call")
+        row(f"  CPU per call, {n} replica(s): replicas / + PostgreSQL", f"{replica_cpu * 1e3:.2f} / "
+            f"{all_cpu * 1e3:.2f} ms", "per-core efficiency",
+            f"{1 / max(replica_cpu, 1e-9):,.0f} calls per replica CPU-second, {1 / max(all_cpu, 1e-9):,.0f} "
+            "counting the server's backends")
+        row(f"  PostgreSQL statements per call, {n} replica(s)", f"{trips:.1f}", "few; SQLite: 0",
+            "pg_stat_statements (it misses prepared utility statements: SAVEPOINT/RELEASE after 5 uses)")
+        if n == 1:
+            row("  PostgreSQL round trips per call, 1 client, nothing grouped", f"{logged:.1f}",
+                "few; SQLite: 0", "every statement the server logged (log_statement = all, this phase only)")
         if n == 1:
             added = (1 / rate - 1 / results["sqlite1"]) * 1000 * clients
             row("added ms per call vs SQLite (at 16 clients)", f"{added:+.2f} ms", "< 2 ms",
@@ -301,7 +406,10 @@ async def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-bench-"))
     server = LocalServer(tmp / "pg", free_port())
     try:
-        server.init().start()
+        server.init()
+        with (server.data / "postgresql.conf").open("a") as conf:  # counts every statement: round trips
+            conf.write("\nshared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n")
+        server.start()
         await drivers(new_db(server.url, "drivers"))
         await seam_writes(str(tmp / "seam.db"), "SQLite")
         pg_rate = await seam_writes(new_db(server.url, "seam"), "PostgreSQL")

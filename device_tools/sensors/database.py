@@ -5,15 +5,23 @@ Behind the storage seam: a SQLite file in the built-in's data dir (the embedded 
 granted through one replica is honoured by all; a revoke is refused everywhere at once; retention sweeps run
 on whichever replica gets there, and deleting an expired row twice is harmless). One schema: the tables are
 ``sensor_*`` on both backends (the shared database holds the gateway's own ``audit`` and ``consents``).
+
+A shared server that cannot be reached when the built-in starts does not stop it: it starts degraded (every
+call refused with ``store_unavailable`` and the cause; the database's health, in ``/healthz``, says why) and
+sets its tables up by itself at the first call once the server is back (at most one attempt per
+``RETRY_SECONDS``, so a refused call costs no connection attempt of its own while the server is down).
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sentinel_mcp.storage import Schema, open_database
+from device_tools.sensors.errors import StoreUnavailable
+from sentinel_mcp.storage import Schema, StorageError, open_database
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release_blocking
 from sentinel_mcp.storage.sqlite import SHARED
@@ -100,6 +108,11 @@ CREATE TABLE sensor_audit (
 STORE_SCHEMA = Schema("sensors", {"sqlite": [SCHEMA, LINK_TO_GATEWAY, SENSOR_NAMES], "postgres": [_POSTGRES]})
 
 DB_FILENAME = "sensors.db"
+RETRY_SECONDS = 1.0
+
+
+def _unavailable(e: StorageError) -> StoreUnavailable:
+    return StoreUnavailable(f"the sensors' store is unavailable, so the call is refused (fail closed): {e}")
 
 
 class SensorDatabase:
@@ -114,26 +127,61 @@ class SensorDatabase:
         the SQLite file in ``data_dir``."""
         self.path: Path | str = store if store and is_server_url(store) else Path(data_dir) / DB_FILENAME
         self._db = open_database(self.path, "sensors", SHARED)
+        self.problem: str | None = None  # why the store is not usable yet (a server down at start)
+        self._next_try = 0.0
+        self._lock = threading.Lock()
         try:
             self._db.migrate_blocking(STORE_SCHEMA)
+        except StorageError as e:
+            if not self.shared:  # a local file that cannot be opened is a broken install: say so at start
+                self.close()
+                raise
+            self.problem = str(e)
+            self._next_try = time.monotonic() + RETRY_SECONDS
         except BaseException:
             self.close()
             raise
+
+    def _ready(self) -> Any:
+        """The database once its tables are set up; ``StoreUnavailable`` (with the cause) until then."""
+        if self.problem is None:
+            return self._db
+        with self._lock:
+            if self.problem is not None and time.monotonic() >= self._next_try:
+                self._next_try = time.monotonic() + RETRY_SECONDS
+                try:
+                    self._db.migrate_blocking(STORE_SCHEMA)
+                    self.problem = None
+                except StorageError as e:
+                    self.problem = str(e)
+            if self.problem is not None:
+                raise StoreUnavailable(f"the sensors' store is unavailable, so the call is refused "
+                                       f"(fail closed): {self.problem}")
+        return self._db
 
     @property
     def shared(self) -> bool:
         return getattr(self._db, "backend", "sqlite") != "sqlite"
 
     def execute(self, sql: str, params: Iterable[Any] = ()) -> int:
-        return self._db.write_blocking(sql, tuple(params)).rowcount
+        try:
+            return self._ready().write_blocking(sql, tuple(params)).rowcount
+        except StorageError as e:
+            raise _unavailable(e) from None
 
     def insert(self, sql: str, params: Iterable[Any] = ()) -> int:
         """An ``INSERT ... RETURNING id``: the new row's id on either backend."""
-        rows = self._db.write_blocking(sql, tuple(params)).rows
+        try:
+            rows = self._ready().write_blocking(sql, tuple(params)).rows
+        except StorageError as e:
+            raise _unavailable(e) from None
         return int(rows[0][0]) if rows else 0
 
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
-        return self._db.query_dicts_blocking(sql, tuple(params))
+        try:
+            return self._ready().query_dicts_blocking(sql, tuple(params))
+        except StorageError as e:
+            raise _unavailable(e) from None
 
     def close(self) -> None:
         if self._db is not None:

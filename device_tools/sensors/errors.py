@@ -16,6 +16,11 @@ class SensorError(SentinelError):
         return {"error": self.code, "message": self.message}
 
 
+class StoreUnavailable(SensorError):
+    """The sensors' store (consents, retention, audit) cannot be reached: calls are refused (fail closed)."""
+    code = "store_unavailable"
+
+
 class InvalidRequest(SensorError):
     code = "invalid_request"
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from device_tools.sensors.database import SensorDatabase
+from device_tools.sensors.errors import StoreUnavailable
 from device_tools.sensors.messages import SensorResponse
 
 log = logging.getLogger(__name__)
@@ -21,7 +22,10 @@ log = logging.getLogger(__name__)
 class ReadingVault:
     def __init__(self, db: SensorDatabase, clock: Callable[[], float] = time.time) -> None:
         self._db, self._clock = db, clock
-        self.sweep()  # whatever expired while we were not running goes first
+        try:
+            self.sweep()  # whatever expired while we were not running goes first
+        except StoreUnavailable as e:  # a shared server down at start: the sweeper's next round does it
+            log.warning("retention sweep at start skipped: %s", e)
 
     def store(self, requester: str, sensor: str, scope: str, response: SensorResponse, retention: int) -> int | None:
         if retention <= 0:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
-from device_tools.sensors.errors import SensorError
+from device_tools.sensors.errors import SensorError, StoreUnavailable
 from device_tools.sensors.kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
@@ -81,7 +81,10 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
                                task_id: str, ctx: Context) -> Elicit[UserConsent] | str:
         request = {"sensor": sensor, "scope": scope, "policy_tag": policy_tag, "retention": retention,
                    "rate": rate, "task_id": task_id}
-        question = bridge.consent_question(principal_of(ctx), request)
+        try:
+            question = bridge.consent_question(principal_of(ctx), request)
+        except StoreUnavailable:
+            return _NOT_ASKED  # the tool body refuses the call with the cause
         if question is None or not settings.consent_by_elicitation or not _can_elicit(ctx):
             return _NOT_ASKED
         return Elicit(question, UserConsent)
@@ -157,7 +160,10 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _error("only the device's owner manages other callers' consents; leave requester out",
                           "forbidden")
         if action == "list":
-            listed = bridge.consents.list(requester if _manages_consents(caller) else caller)
+            try:
+                listed = bridge.consents.list(requester if _manages_consents(caller) else caller)
+            except StoreUnavailable as e:
+                return _error(e)
             return _ok({"consents": [c.model_dump(mode="json") for c in listed]})
         if action not in ("grant", "revoke"):
             return _error(f"unknown action {action!r}; use grant, revoke or list")
@@ -167,7 +173,10 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         except ValueError as e:
             return _error(str(e))
         if action == "revoke":
-            removed = bridge.consents.revoke(who, kind)
+            try:
+                removed = bridge.consents.revoke(who, kind)
+            except StoreUnavailable as e:
+                return _error(e)
             return _ok({"revoked": removed, "requester": who, "sensor": kind.value if kind else None})
         if kind is None:
             return _error("grant needs a sensor")
@@ -183,6 +192,8 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _error("the user did not confirm the grant", "consent_declined")
         try:
             consent = bridge.consents.grant(who, kind, level, expires_in, granted_by="tool")
+        except StoreUnavailable as e:
+            return _error(e)
         except ValueError as e:
             return _error(str(e))
         return _ok({"granted": consent.model_dump(mode="json")})
@@ -190,7 +201,10 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     async def sensor_retained(ctx: Context, task_id: str = "") -> CallToolResult:
         """Your readings still within their retention period (expired ones are already deleted)."""
-        return _ok({"readings": bridge.vault.retained(principal_of(ctx), task_id or None)})
+        try:
+            return _ok({"readings": bridge.vault.retained(principal_of(ctx), task_id or None)})
+        except StoreUnavailable as e:
+            return _error(e)
 
     return server
 

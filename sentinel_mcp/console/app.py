@@ -24,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 from sentinel_mcp.console import (activity_pages, agent_pages, assist_pages, builds_pages, inbox_pages,
                                   model_pages, policy_pages, session_pages, system_pages)
 from sentinel_mcp.console.asking import InboxAsking
+from sentinel_mcp.console.cluster_inbox import ClusterInbox
 from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
@@ -192,6 +193,14 @@ def mount_console(app: Any, holder: HostState[ConsoleHost], authenticator: Authe
     @contextlib.asynccontextmanager
     async def lifespan(_rt: Any) -> AsyncIterator[None]:
         attach(holder, inbox, settings.ask_seconds)
-        yield
+        rt = holder.runtime
+        shared = None
+        if rt is not None and rt.services.store_url and rt.services.replica:  # every replica's questions
+            shared = await ClusterInbox(inbox, rt.services.store_url, rt.services.replica).start()
+        try:
+            yield
+        finally:
+            if shared is not None:
+                await shared.stop()
 
     holder.add_lifespan(lifespan)

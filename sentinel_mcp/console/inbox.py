@@ -47,6 +47,7 @@ class InboxItem:
     used: bool = False
     answered_at: float = 0.0
     settled: asyncio.Event = field(default_factory=asyncio.Event)
+    replica: str | None = None  # another replica's question (cluster_inbox.py); None: held here
 
     @property
     def open(self) -> bool:
@@ -77,6 +78,9 @@ class Inbox:
         self._watchers: dict[str, set[asyncio.Queue[str]]] = {}
         self._last_watched: dict[str, float] = {}
         self.hint = "or the user answers it in Sentinel's web console (/console/inbox); then call again"
+        self.shared: Any = None  # a ClusterInbox when replicas share a PostgreSQL store
+        # other replicas' open questions, as the shared store last said
+        self.remote: dict[str, InboxItem] = {}
 
     # ---------------------------------------------------------------- the front's side
     def post(self, *, principal: str, session: str, client: str | None, tool: str, arguments: Any,
@@ -90,6 +94,8 @@ class Inbox:
                 item.kind, item.questions, item.reason = kind, questions, reason
                 item.expires = time.time() + self.ttl
                 self._notify(principal, "inbox")
+                if self.shared is not None:
+                    self.shared.posted(item)
                 return item
         now = time.time()
         item = InboxItem(secrets.token_urlsafe(16), principal, session, client, kind, tool, shown_arguments, digest,
@@ -97,6 +103,8 @@ class Inbox:
         self._items[item.id] = item
         self._bound(principal)
         self._notify(principal, "inbox")
+        if self.shared is not None:
+            self.shared.posted(item)
         return item
 
     def take(self, *, principal: str, session: str, tool: str, arguments: Any,
@@ -155,7 +163,16 @@ class Inbox:
 
     # ---------------------------------------------------------------- the console's side
     def open_items(self, principal: str) -> list[InboxItem]:
-        return [i for i in reversed(self._items.values()) if i.principal == principal and i.open]
+        """This principal's open questions: held here, then held by other replicas (shared store)."""
+        return ([i for i in reversed(self._items.values()) if i.principal == principal and i.open]
+                + [i for i in self.remote.values() if i.principal == principal and i.open])
+
+    def local(self, item_id: str) -> InboxItem | None:
+        return self._items.get(item_id)
+
+    def is_open(self, item_id: str) -> bool:
+        item = self._items.get(item_id)
+        return item is not None and item.open
 
     def answered_items(self, principal: str) -> list[InboxItem]:
         """Answered here, waiting for the client's retry."""
@@ -163,10 +180,31 @@ class Inbox:
 
     def get(self, principal: str, item_id: str) -> InboxItem | None:
         """An open item of this principal (another principal's, or a settled one, does not exist for it)."""
-        item = self._items.get(item_id)
+        item = self._items.get(item_id) or self.remote.get(item_id)
         if item is None or item.principal != principal or not item.open:
             return None
         return item
+
+    async def give(self, item: InboxItem, answers: dict[str, Answer]) -> bool:
+        """The person's answer from the console; False when it cannot count (answered already, on this or
+        another replica, withdrawn, expired, or the shared store cannot say). Counted once in the cluster."""
+        if self.shared is not None:
+            if not await self.shared.claim(item, answers):
+                if self.remote.pop(item.id, None) is not None:  # settled elsewhere: not shown until the next poll
+                    self._notify(item.principal, "inbox")
+                return False
+            if item.replica is not None:  # another replica holds the call: it picks the answer up
+                self.remote.pop(item.id, None)
+                self._notify(item.principal, "inbox")
+                return True
+        if not item.open:
+            return False
+        self.answer(item, answers)
+        return True
+
+    @staticmethod
+    def denial(item: InboxItem) -> dict[str, Answer]:
+        return {q.key: Answer(action="decline", provenance="user") for q in item.questions}
 
     def answer(self, item: InboxItem, answers: dict[str, Answer]) -> None:
         item.answers = {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()}
@@ -177,7 +215,7 @@ class Inbox:
         self._notify(item.principal, "inbox")
 
     def deny(self, item: InboxItem) -> None:
-        self.answer(item, {q.key: Answer(action="decline", provenance="user") for q in item.questions})
+        self.answer(item, self.denial(item))
 
     # ---------------------------------------------------------------- live updates
     def watch(self, principal: str) -> asyncio.Queue[str]:
@@ -207,6 +245,8 @@ class Inbox:
             self._notify(name, what)
 
     def _notify(self, principal: str, what: str) -> None:
+        if self.shared is not None and what == "inbox":
+            self.shared.changed()  # a local question changed: the shared copy follows now
         for queue in list(self._watchers.get(principal, ())):
             if not queue.full():  # a console that does not read misses updates, never blocks the gateway
                 queue.put_nowait(what)

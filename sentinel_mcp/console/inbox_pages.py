@@ -129,17 +129,19 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         if item is None:  # another principal's, settled, expired, or made up: the same answer for all
             return await inbox_page(console, request, viewer, status=404,
                                     error="no such question waiting for you (answered already, or expired)")
+        answers: dict[str, Answer] = {}
         if not approve:
-            console.inbox.deny(item)
+            answers = console.inbox.denial(item)
         else:
-            answers: dict[str, Answer] = {}
             for i, q in enumerate(item.questions):
                 answer, problem = read_answer(i, q, form, approve=True)
                 if answer is None:
                     return await inbox_page(console, request, viewer, status=400,
                                             error=f"\u201c{safe_question(q.message)[0]}\u201d: {problem}")
                 answers[q.key] = answer
-            console.inbox.answer(item, answers)
+        if not await console.inbox.give(item, answers):  # counted once, whichever replica it was given on
+            return await inbox_page(console, request, viewer, status=404,
+                                    error="no such question waiting for you (answered already, or expired)")
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
 
     async def reply(request: Request, viewer: Viewer) -> Response:

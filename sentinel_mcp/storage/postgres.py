@@ -103,6 +103,7 @@ class PostgresDatabase:
         self._readers = concurrent.futures.ThreadPoolExecutor(READERS, thread_name_prefix=f"pg-read:{name}")
         self.commits = 0
         self.committed_jobs = 0
+        self._committing = False  # the writer thread's own: whether the group's COMMIT has been sent
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "PostgresDatabase":
@@ -241,9 +242,14 @@ class PostgresDatabase:
             with self._pool.connection() as conn:
                 return _fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
-            if is_fault(e):
-                raise self._read_fault(e, started) from None
-            raise
+            if not is_fault(e):
+                raise
+            # the pool hands out idle connections unchecked (a check would cost a round trip per read):
+            # after a server restart each one it held is dead. A read changes nothing, so it is run once
+            # more on a fresh connection; once that works the pool drops its other dead ones in one sweep.
+            rows = self._read_direct(sql, params, dicts, e, started)
+            self._pool.check()
+            return rows
         except Exception as e:  # the pool's own timeout (server unreachable)
             if type(e).__name__ == "PoolTimeout":
                 # after an outage the pool may still be backing off its reconnects (seconds) while the server is
@@ -265,7 +271,7 @@ class PostgresDatabase:
                 return _fetch(conn, sql, params, dicts)
         except psycopg.Error as e:
             if is_fault(e):
-                raise self._read_fault(cause, started) from None
+                raise self._read_fault(e if isinstance(cause, psycopg.Error) else cause, started) from None
             raise
 
     # ------------------------------------------------------------------ writes (one thread, group commit)
@@ -359,9 +365,12 @@ class PostgresDatabase:
 
     def _commit_group(self, group: list[_Job]) -> None:
         psycopg = _driver()
+        fresh_retry = True  # one re-run on a new connection when a stale one failed before COMMIT was sent
         for attempt in range(_RETRIES):
             try:
+                reused = self._conn is not None
                 conn = self._connection()
+                self._committing = False
                 results = self._transaction(conn, group)
             except StorageError as e:
                 err = self._fault(e)
@@ -372,6 +381,14 @@ class PostgresDatabase:
                         self._conn.rollback()
                 except psycopg.Error:
                     pass
+                if reused and fresh_retry and not self._committing and is_fault(e) \
+                        and attempt + 1 < _RETRIES:
+                    # the connection died while idle (a server restart): the server rolled the transaction
+                    # back with it, so nothing of this group was committed and running it again is safe. A
+                    # fault at COMMIT is never re-run (it may have committed): those jobs fail closed.
+                    fresh_retry = False
+                    self._drop_connection()
+                    continue
                 if isinstance(e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)):
                     if attempt + 1 < _RETRIES:
                         time.sleep(random.uniform(0.001, 0.005) * (attempt + 1))  # jitter: racers drift apart
@@ -394,6 +411,8 @@ class PostgresDatabase:
 
     def _transaction(self, conn: Any, group: list[_Job]) -> list[tuple[_Job, Any, BaseException | None]]:
         psycopg = _driver()
+        if len(group) == 1:  # alone in its transaction: its own error rolls it back, no savepoint round trips
+            return self._alone(conn, group[0])
         results: list[tuple[_Job, Any, BaseException | None]] = []
         for job in group:
             conn.execute("SAVEPOINT job")
@@ -412,8 +431,26 @@ class PostgresDatabase:
                 conn.execute("ROLLBACK TO SAVEPOINT job")
                 conn.execute("RELEASE SAVEPOINT job")
                 results.append((job, None, e))
+        self._committing = True
         conn.commit()
         return results
+
+    def _alone(self, conn: Any, job: _Job) -> list[tuple[_Job, Any, BaseException | None]]:
+        psycopg = _driver()
+        try:
+            out = [self._exec(conn, st) for st in job.payload]
+        except psycopg.Error as e:
+            if is_fault(e) or isinstance(e, (psycopg.errors.DeadlockDetected,
+                                             psycopg.errors.SerializationFailure)):
+                raise
+            conn.rollback()
+            return [(job, None, e)]
+        except Exception as e:  # noqa: BLE001 - a job's own error (unencodable value)
+            conn.rollback()
+            return [(job, None, e)]
+        self._committing = True
+        conn.commit()
+        return [(job, out, None)]
 
     @staticmethod
     def _exec(conn: Any, st: Statement) -> WriteResult:

@@ -1,0 +1,218 @@
+"""The console inbox across replicas on one PostgreSQL: every replica's waiting questions, answered once.
+
+A question waits on the replica that holds its call (an in-process ``InboxItem`` with an event the held call
+awaits); this mirror copies it into the shared ``inbox_items`` table so that the person's console on any
+replica shows it. An answer given on any replica is claimed with one ``UPDATE ... WHERE answers IS NULL AND
+live = 1 AND principal = ? RETURNING``: the row lock lets exactly one answer in the cluster count, and another
+principal's answer matches no row (the same "no such question" as a made-up id). The replica that holds the
+call picks the answer up (``delivered`` flips once, again by ``UPDATE ... RETURNING``) and lets its held call
+go on.
+
+Propagation is polling with a bound (``POLL_SECONDS``; a local change wakes the loop at once), not
+LISTEN/NOTIFY: the store's connections belong to its writer and reader threads, and one small indexed read per
+tick per replica is cheap next to the decisions' own round trips. A pushed elicitation (a handshake-era client
+that can elicit) never reaches the inbox: it is answered on the replica holding that client's stream (affinity
+by ``Mcp-Session-Id`` at the balancer, ``examples/cluster/``).
+
+Fail closed: a store that cannot be reached shows no other replica's questions and claims no answer (the page
+says "no such question"); local questions stay listed but cannot be answered until the store is back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any
+
+from pydantic import ValidationError
+
+from sentinel_mcp.console.inbox import Inbox, InboxItem
+from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.storage import Schema, StorageError, open_database
+from sentinel_mcp.storage.open import release
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.5  # the longest an answer given on another replica waits before the held call sees it
+MAX_ROWS = 2000  # other replicas' open questions read per tick (the inbox's own bound)
+SWEEP_EVERY = 120  # ticks between deletions of expired rows
+_TABLE = ("CREATE TABLE inbox_items (id TEXT PRIMARY KEY, principal TEXT NOT NULL, replica TEXT NOT NULL, "
+          "body TEXT NOT NULL, expires {real} NOT NULL, live INTEGER NOT NULL DEFAULT 1, answers TEXT, "
+          "delivered INTEGER NOT NULL DEFAULT 0); "
+          "CREATE INDEX inbox_items_open ON inbox_items (live, expires); "
+          "CREATE INDEX inbox_items_owner ON inbox_items (replica, delivered)")
+SCHEMA = Schema("inbox_items", {"sqlite": [_TABLE.format(real="REAL")],
+                                "postgres": [_TABLE.format(real="DOUBLE PRECISION")]})
+
+_CLAIM = ("UPDATE inbox_items SET answers = ?, delivered = ? WHERE id = ? AND principal = ? AND live = 1 "
+          "AND answers IS NULL AND expires > ? RETURNING replica")
+
+
+def _body(item: InboxItem) -> str:
+    return json.dumps({"session": item.session, "client": item.client, "kind": item.kind, "tool": item.tool,
+                       "arguments": item.arguments, "digest": item.digest, "version": item.version,
+                       "reason": item.reason, "created": item.created,
+                       "questions": [q.model_dump(mode="json") for q in item.questions]}, default=str)
+
+
+def _remote_item(item_id: str, principal: str, replica: str, body: str, expires: float) -> InboxItem | None:
+    """Another replica's question as this console shows it (a malformed row is skipped, never shown)."""
+    try:
+        d = json.loads(body)
+        return InboxItem(id=item_id, principal=principal, session=str(d["session"]), client=d.get("client"),
+                         kind=d["kind"], tool=str(d["tool"]), arguments=d.get("arguments"),
+                         digest=str(d["digest"]), version=str(d["version"]), reason=str(d["reason"]),
+                         questions=[Question.model_validate(q) for q in d["questions"]],
+                         created=float(d["created"]), expires=float(expires), replica=replica)
+    except (ValueError, KeyError, TypeError, ValidationError) as e:
+        log.warning("inbox row %s from replica %s is malformed, not shown: %s", item_id, replica, e)
+        return None
+
+
+def _answers(text: str) -> dict[str, Answer] | None:
+    try:
+        raw = json.loads(text)
+        return {str(k): Answer.model_validate(v).model_copy(update={"provenance": "user"})
+                for k, v in raw.items()}
+    except (ValueError, AttributeError, ValidationError) as e:
+        log.warning("an inbox answer is malformed, not used: %s", e)
+        return None
+
+
+class ClusterInbox:
+    """The shared side of one replica's ``Inbox`` (``inbox.shared``)."""
+
+    def __init__(self, inbox: Inbox, url: str, replica: str) -> None:
+        self.inbox, self.url, self.replica = inbox, url, str(replica)
+        self.db: Any = None
+        self._published: dict[str, asyncio.Task[None]] = {}  # local item id -> its INSERT
+        self._withdrawn: set[str] = set()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.ok = False
+
+    async def start(self) -> "ClusterInbox":
+        self.db = open_database(self.url, "inbox")
+        try:
+            await self.db.migrate(SCHEMA)
+        except StorageError as e:  # degraded: the loop retries; nothing is shown or claimed meanwhile
+            log.warning("shared inbox unavailable at start: %s", e)
+        self.inbox.shared = self
+        self._task = asyncio.create_task(self._loop(), name="cluster-inbox")
+        return self
+
+    async def stop(self) -> None:
+        self.inbox.shared = None
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        for task in self._published.values():
+            task.cancel()
+        if self.db is not None:
+            await release(self.db)
+
+    # ---------------------------------------------------------------- the Inbox's hooks
+    def posted(self, item: InboxItem) -> None:
+        """A local question (new, or asked again): copied to the shared table."""
+        self._published[item.id] = asyncio.get_running_loop().create_task(self._publish(item))
+
+    def changed(self) -> None:
+        self._wake.set()
+
+    async def claim(self, item: InboxItem, answers: dict[str, Answer]) -> bool:
+        """The person's answer, counted once in the cluster (False: answered already, expired, withdrawn,
+        another principal's, or the store is unreachable)."""
+        publishing = self._published.get(item.id)
+        if publishing is not None:
+            await asyncio.gather(publishing, return_exceptions=True)
+        text = json.dumps({k: a.model_dump(mode="json") for k, a in answers.items()})
+        try:
+            rows = await self.db.consume(_CLAIM, (text, int(item.replica is None), item.id, item.principal,
+                                                  time.time()))
+        except StorageError as e:
+            log.warning("inbox answer refused, the shared store is unavailable: %s", e)
+            return False
+        return bool(rows)
+
+    # ---------------------------------------------------------------- the loop
+    async def _publish(self, item: InboxItem) -> None:
+        try:
+            await self.db.write(
+                "INSERT INTO inbox_items (id, principal, replica, body, expires) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET body = excluded.body, expires = excluded.expires",
+                (item.id, item.principal, self.replica, _body(item), item.expires))
+        except StorageError as e:
+            log.warning("inbox question %s not shared (only this replica shows it): %s", item.id, e)
+
+    async def _loop(self) -> None:
+        ticks = 0
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
+            ticks += 1
+            try:
+                await self._tick(sweep=ticks % SWEEP_EVERY == 0)
+                self.ok = True
+            except StorageError as e:
+                if self.ok:
+                    log.warning("shared inbox unavailable: %s", e)
+                self.ok = False
+                self._show({})  # fail closed: nothing another replica holds is shown
+            except Exception:  # noqa: BLE001 - the mirror never dies; the next tick tries again
+                log.exception("shared inbox tick failed")
+
+    async def _tick(self, sweep: bool) -> None:
+        now = time.time()
+        await self._withdraw_settled()
+        if sweep:
+            await self.db.write("DELETE FROM inbox_items WHERE expires < ?", (now - 60,))
+        # one read per tick: other replicas' open questions, and whether answers wait for questions held here
+        rows = await self.db.query(
+            "SELECT id, principal, replica, body, expires FROM inbox_items WHERE (live = 1 "
+            "AND answers IS NULL AND expires > ? AND replica <> ?) "
+            "OR (replica = ? AND delivered = 0 AND answers IS NOT NULL) "
+            f"ORDER BY expires LIMIT {MAX_ROWS}", (now, self.replica, self.replica))
+        remote, answered = {}, False
+        for item_id, principal, replica, body, expires in rows:
+            if replica == self.replica:
+                answered = True
+                continue
+            item = _remote_item(str(item_id), str(principal), str(replica), str(body), float(expires))
+            if item is not None:
+                remote[item.id] = item
+        self._show(remote)
+        if answered:
+            for item_id, text in await self.db.consume(
+                    "UPDATE inbox_items SET delivered = 1 WHERE replica = ? AND delivered = 0 "
+                    "AND answers IS NOT NULL RETURNING id, answers", (self.replica,)):
+                self._deliver(str(item_id), str(text))
+
+    async def _withdraw_settled(self) -> None:
+        """Local questions no longer open (used, withdrawn, expired) leave the other replicas' consoles."""
+        gone = [i for i in self._published if not self.inbox.is_open(i)]
+        if not gone:
+            return
+        await self.db.write(f"UPDATE inbox_items SET live = 0 WHERE id IN ({', '.join('?' * len(gone))})",
+                            gone)
+        for item_id in gone:
+            self._published.pop(item_id, None)
+
+    def _show(self, remote: dict[str, InboxItem]) -> None:
+        before = self.inbox.remote
+        self.inbox.remote = remote
+        for principal in ({i.principal for k, i in before.items() if k not in remote}
+                          | {i.principal for k, i in remote.items() if k not in before}):
+            self.inbox.notify(principal, "inbox")
+
+    def _deliver(self, item_id: str, text: str) -> None:
+        """An answer given on another replica, for a question this replica holds."""
+        item = self.inbox.local(item_id)
+        answers = _answers(text)
+        if item is None or not item.open or answers is None:
+            log.info("an answer from another replica's console came too late for %s: nothing passes", item_id)
+            return
+        self.inbox.answer(item, answers)

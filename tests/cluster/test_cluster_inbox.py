@@ -1,0 +1,101 @@
+"""Two replicas' console inboxes (in one process: each its own ``Inbox`` and ``ClusterInbox``) on a real
+PostgreSQL: a question held by A is listed by B for its principal only; B's answer reaches A's waiting call once;
+an answer for another principal, a second answer and a forged answer row count for nothing; with the server
+down B lists nothing of A's and claims nothing (fail closed), and both recover by themselves."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from pathlib import Path
+from typing import AsyncIterator, Callable
+
+import pytest
+
+from sentinel_mcp.console.cluster_inbox import ClusterInbox
+from sentinel_mcp.console.inbox import Inbox, InboxItem
+from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.storage.local_server import LocalServer, free_port
+
+pytestmark = pytest.mark.timeout(120)
+TICKS = 60  # waits for the mirrors' polls, bounded by count
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[LocalServer]:
+    root = Path(tempfile.mkdtemp(prefix="sentinel-pg-inbox-"))
+    srv = LocalServer(root / "pg", free_port())
+    try:
+        await asyncio.to_thread(lambda: srv.init().start())
+        yield srv
+    finally:
+        await asyncio.to_thread(srv.stop, "immediate")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+async def until(check: Callable[[], bool]) -> None:
+    for _ in range(TICKS):
+        if check():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("not within the bounded wait")
+
+
+def post(inbox: Inbox, principal: str, name: str) -> InboxItem:
+    question = Question(key="confirm", message=f"Delete {name}?",
+                        requested_schema={"type": "object", "properties": {"confirm": {"type": "boolean"}},
+                                          "required": ["confirm"]})
+    return inbox.post(principal=principal, session="s1", client="c", tool="tb__delete_thing",
+                      arguments={"name": name}, shown_arguments={"name": name}, version="v1", reason="asks",
+                      questions=[question], kind="held")
+
+
+YES = {"confirm": Answer(action="accept", content={"confirm": True}, provenance="agent")}
+
+
+async def test_two_replicas_share_questions_and_count_an_answer_once(server: LocalServer) -> None:
+    a, b = Inbox(), Inbox()
+    mirror_a = await ClusterInbox(a, server.url, "replica-a").start()
+    mirror_b = await ClusterInbox(b, server.url, "replica-b").start()
+    try:
+        item = post(a, "alice", "thing-1")
+        waiting = asyncio.create_task(a.wait(item, 60))
+        await until(lambda: [i.id for i in b.open_items("alice")] == [item.id])
+        assert b.open_items("bob") == [] and b.get("bob", item.id) is None  # another principal: nothing
+        shown = b.get("alice", item.id)
+        assert shown is not None and shown.replica == "replica-a" and shown.arguments == {"name": "thing-1"}
+        # bob's answer by alice's item id (as if his console had it): matches no row
+        forged = InboxItem(**{**shown.__dict__, "principal": "bob", "settled": asyncio.Event()})
+        assert not await b.give(forged, YES)
+        assert await b.give(shown, YES)
+        assert not await b.give(shown, YES) and not await a.give(item, YES)  # once, on either replica
+        answers = await asyncio.wait_for(waiting, 30)
+        assert answers is not None and answers["confirm"].provenance == "user"  # given in a console
+        await until(lambda: b.open_items("alice") == [])
+
+        # a question withdrawn by its holder leaves B; a late answer claims nothing
+        item2 = post(a, "alice", "thing-2")
+        await until(lambda: len(b.open_items("alice")) == 1)
+        late = b.get("alice", item2.id)
+        assert late is not None
+        assert await a.wait(item2, 0.01, withdraw=True) is None
+        await until(lambda: b.open_items("alice") == [])
+        assert not await b.give(late, YES)
+
+        # server down: B shows nothing of A's and claims nothing; back: both recover by themselves
+        item3 = post(a, "alice", "thing-3")
+        await until(lambda: len(b.open_items("alice")) == 1)
+        held = b.get("alice", item3.id)
+        assert held is not None
+        await asyncio.to_thread(server.stop, "immediate")
+        await until(lambda: b.open_items("alice") == [])
+        assert not await b.give(held, YES)
+        await asyncio.to_thread(server.start)
+        await until(lambda: len(b.open_items("alice")) == 1)
+        waiting = asyncio.create_task(a.wait(item3, 60))
+        assert await b.give(b.get("alice", item3.id), YES)  # type: ignore[arg-type]
+        assert (await asyncio.wait_for(waiting, 30)) is not None
+    finally:
+        await mirror_b.stop()
+        await mirror_a.stop()
