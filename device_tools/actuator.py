@@ -161,6 +161,8 @@ class Actuator:
                     "client or sentinel.device.physical_confirmation",
                     "invalid": "the answer was not accepted: the confirmation is JSON true or false, nothing "
                     "else (the question counts as not answered)",
+                    "not_user": "the answer was not accepted: it did not come from the user (only the person's "
+                    "own answer confirms a risky action; the question counts as not answered)",
                 }[outcome]
                 return self._finish(
                     ActionOutcome(

@@ -20,19 +20,12 @@ from typing import Any, Literal
 import anyio
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
 from mcp_types.version import is_version_at_least
-from pydantic import BaseModel, ConfigDict, Field
 
-from sentinel_mcp.core.asking import Asker, AskUser, Channel
+from sentinel_mcp.core.asking import Asker, AskUser, Channel, answered_by
 
 log = logging.getLogger(__name__)
 CONFIRM_KEY = "device_confirm"
-Outcome = Literal["confirmed", "declined", "cancelled", "timeout", "unavailable", "invalid"]
-
-
-class ConfirmForm(BaseModel):
-    # strict: only JSON true/false (the string "yes" or the number 1 is not an answer), nothing else
-    model_config = ConfigDict(strict=True, extra="forbid")
-    confirm: bool = Field(description="Allow this action on the phone?")
+Outcome = Literal["confirmed", "declined", "cancelled", "timeout", "unavailable", "invalid", "not_user"]
 
 
 CONFIRM_SCHEMA: dict[str, Any] = {
@@ -65,16 +58,15 @@ async def confirm_by_elicitation(
 ) -> Outcome | InputRequiredResult:
     if ctx is None:
         return "unavailable"
-    message = AskUser(Asker.DEVICE, message).shown()  # labels and typed text come from the screen and the agent
+    ask = AskUser(Asker.DEVICE, message)
+    message = ask.shown()  # labels and typed text come from the screen and the agent
     if _modern(ctx):
         responses = ctx.input_responses or {}
         state = _state(ctx.request_state)
         answer = responses.get(CONFIRM_KEY)
         if answer is not None and state.get("digest") == digest:
             if isinstance(answer, ElicitResult):
-                if answer.action == "accept" and not _is_form_answer(answer.content):
-                    return "invalid"
-                return _outcome_of(answer.action, answer.content)
+                return _judged(ctx, ask, answer)
             return "cancelled"
         caps = ctx.client_capabilities
         if caps is None or caps.elicitation is None:
@@ -90,18 +82,24 @@ async def confirm_by_elicitation(
     result = None
     try:
         with anyio.move_on_after(timeout):
-            result = await ctx.elicit(message, ConfirmForm)
+            result = await ask.push(ctx, CONFIRM_SCHEMA)  # the raw answer: who answered is on it
         if result is None:
             return "timeout"  # an answer that never comes denies
-    except ValueError as exc:  # accepted, but the content is not a JSON true/false: not an answer
-        log.info("confirmation answer refused: %s", exc)
-        return "invalid"
     except Exception as exc:  # noqa: BLE001 - no elicitation capability, no back channel, a transport error
         log.info("elicitation unavailable: %s", exc)
         return "unavailable"
-    if result.action == "accept":
-        return "confirmed" if result.data.confirm else "declined"
-    return "declined" if result.action == "decline" else "cancelled"
+    return _judged(ctx, ask, result)
+
+
+def _judged(ctx: Any, ask: AskUser, answer: ElicitResult) -> Outcome:
+    """An answer as the confirmation takes it: only the user's counts (through the gateway, its mark says who
+    answered: an agent's or a peer's "yes" is nobody's), then only exactly JSON true/false."""
+    if not ask.hears(ctx, answer):
+        log.info("confirmation answer refused: not given by the user (%r)", answered_by(ctx, answer))
+        return "not_user"
+    if answer.action == "accept" and not _is_form_answer(answer.content):
+        return "invalid"
+    return _outcome_of(answer.action, answer.content)
 
 
 def _state(raw: str | None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from . import ui_tools
 from .actuator import Actuator
 from .backend import DeviceBackend
 from .gate import CommandGate, shared_adb_gate
+from .results import DECISION_META
 from .modules import calendar, clock, contacts, messaging, notes, screen_ocr, terminal
 from .risk_classifier import ActionRiskClassifier
 from .runtime import DeviceRuntime
@@ -79,4 +80,6 @@ def create_server(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
     for module in (calendar, clock, contacts, messaging, notes, screen_ocr, terminal):
         module.register(mcp, rt)
     mcp.runtime = rt  # type: ignore[attr-defined]  # for tests and the benchmark
+    # its results' decision key is its own: the gateway drops it from any other upstream's results
+    mcp.sentinel_result_meta = (DECISION_META,)  # type: ignore[attr-defined]
     return mcp

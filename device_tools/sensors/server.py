@@ -14,10 +14,11 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 import anyio
-from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult, render_elicitation_schema
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from mcp_types.version import is_version_at_least
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
@@ -27,12 +28,14 @@ from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
 from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.core.call_meta import decision_id_of, principal_of
-from sentinel_mcp.core.asking import Asker, AskUser
+from sentinel_mcp.core.asking import Asker, AskUser, answered_by
 
 Settings = SensorSettings  # the built-in contract: its typed settings beside create_server
 
 log = logging.getLogger(__name__)
 _NOT_ASKED = "not-asked"  # resolver outcome when no question is needed (or none can be asked)
+_DECLINED = "declined"  # resolver outcome: the user declined or dismissed the question, or it could not be asked
+_NOT_USER = "not-user"  # resolver outcome: the answer did not come from the user (it counts for nothing)
 SENSOR_HELP = "one of: " + ", ".join(k.value for k in SensorKind)
 SCOPE_HELP = "minimal (city) | standard (street) | detailed (GPS); the highest precision returned"
 
@@ -46,6 +49,38 @@ def _can_elicit(ctx: Context) -> bool:
     caps = ctx.client_capabilities
     el = caps.elicitation if caps is not None else None
     return el is not None and (el.form is not None or el.url is None)
+
+
+def _modern(ctx: Context) -> bool:
+    version = ctx.protocol_version
+    return version is not None and is_version_at_least(version, "2026-07-28")
+
+
+async def _pushed(ctx: Context, ask: AskUser, model: type[BaseModel]) -> Any:
+    """Ask during the call (handshake era) and keep the raw answer, so that who answered can be checked: the
+    form's values when the user accepted, else why not (``_DECLINED``, ``_NOT_USER``)."""
+    try:
+        raw = await ask.push(ctx, render_elicitation_schema(model))
+    except Exception as e:  # noqa: BLE001 - no back channel, a transport error: nobody said yes
+        log.info("consent question could not be asked: %s", e)
+        return _DECLINED
+    if not ask.hears(ctx, raw):
+        log.info("consent answer refused: not given by the user (%r)", answered_by(ctx, raw))
+        return _NOT_USER
+    if raw.action != "accept":
+        return _DECLINED
+    try:
+        return model.model_validate(raw.content)
+    except ValidationError:
+        return _DECLINED  # not an answer to the question asked (strict types, nothing extra)
+
+
+def _round_heard(ctx: Context, asker: Asker) -> bool:
+    """2026 era: every answer this round brings (``inputResponses``) was given by the user, as the gateway
+    marked it; handshake era (no round answers), True."""
+    responses = ctx.input_responses or {}
+    ask = AskUser(asker, "")
+    return all(ask.hears(ctx, value) for value in responses.values())
 
 
 def _ok(data: dict[str, Any]) -> CallToolResult:
@@ -87,7 +122,10 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _NOT_ASKED  # the tool body refuses the call with the cause
         if question is None or not settings.consent_by_elicitation or not _can_elicit(ctx):
             return _NOT_ASKED
-        return Elicit(question, UserConsent)
+        ask = AskUser(Asker.SENSORS, question, {"requester": principal_of(ctx)})
+        if _modern(ctx):
+            return Elicit(ask.shown(), UserConsent)  # a round trip; who answered is checked in the tool body
+        return await _pushed(ctx, ask, UserConsent)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     async def sensor_read(
@@ -110,8 +148,12 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         answer: UserConsent | Literal["declined"] | None = None
         if isinstance(consent, AcceptedElicitation):
             answer = consent.data if isinstance(consent.data, UserConsent) else None
+            if consent.data == _DECLINED:
+                answer = "declined"
         else:
             answer = "declined"  # declined or cancelled
+        if not _round_heard(ctx, Asker.SENSORS):
+            answer = None  # an answer that is not the user's is no answer: stored consent decides alone
         request = {"sensor": sensor, "scope": scope, "policy_tag": policy_tag, "retention": retention,
                    "rate": rate, "task_id": task_id}
         try:
@@ -137,9 +179,11 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _NOT_ASKED
         who = requester or principal_of(ctx)
         until = f" for {expires_in:g} s" if expires_in else " until revoked"
-        question = AskUser(Asker.SENSORS, f"Grant '{who}' access to your {sensor} at {scope} scope{until}?",
-                           {"requester": who}).shown()
-        return Elicit(question, GrantConfirmation)
+        ask = AskUser(Asker.SENSORS, f"Grant '{who}' access to your {sensor} at {scope} scope{until}?",
+                      {"requester": who})
+        if _modern(ctx):
+            return Elicit(ask.shown(), GrantConfirmation)
+        return await _pushed(ctx, ask, GrantConfirmation)
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))
     async def sensor_consent(
@@ -182,6 +226,10 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _error("grant needs a sensor")
         if expires_in is not None and not expires_in > 0:
             return _error("expires_in must be a positive number of seconds")
+        if not _round_heard(ctx, Asker.SENSORS) or (isinstance(confirmation, AcceptedElicitation)
+                                                    and confirmation.data in (_DECLINED, _NOT_USER)):
+            return _error("the grant was not confirmed by the user (an answer that is not the user's own "
+                          "counts for nothing)", "consent_declined")
         if not isinstance(confirmation, AcceptedElicitation) or confirmation.data == _NOT_ASKED:
             if isinstance(confirmation, AcceptedElicitation):
                 return _error("granting sensor consent needs the user: this client cannot ask (no elicitation); "

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp.types import ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ErrorData
 
+from sentinel_mcp.core.asking import Provenance, answered_by
 from sentinel_mcp.core.caller_link import CURRENT_LINK
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.caller_link import CallerLink
@@ -21,6 +22,9 @@ log = logging.getLogger(__name__)
 
 
 class CallerRelay(CallerLink):
+    # what comes back was marked by the gateway when the agent's own caller answered: relayed as marked
+    answers_as = None
+
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx  # the agent_run call's mcpserver Context
         # the link of the agent_run call itself (in-process, the gateway routes a push by the calling task's
@@ -62,5 +66,7 @@ class CallerRelay(CallerLink):
             reply = await self.elicit(ElicitRequestFormParams(message=q.message, requested_schema=q.requested_schema))
             if not isinstance(reply, ElicitResult):
                 return None
-            answers[q.key] = Answer(action=reply.action, content=reply.content, provenance="user")
+            # who answered, as the gateway marked it: only the person's answer is the user's
+            who = "user" if answered_by(self.ctx, reply) == Provenance.USER else "agent"
+            answers[q.key] = Answer(action=reply.action, content=reply.content, provenance=who)
         return answers

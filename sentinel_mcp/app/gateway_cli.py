@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--session", help="only this session")
     p.add_argument("--principal", help="only this principal's calls (what that principal may be shown)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    p.add_argument("--decision", metavar="ID", help="only this decision (the id a result names in "
+                   "_meta[\"sentinel/decision_id\"]), with what the built-ins recorded inside it")
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("call", help="call one tool through Sentinel as an MCP client would (asks you on the terminal)")
@@ -151,6 +153,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     else:
         rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session,
                                       principal=args.principal))
+    if args.decision is not None:
+        return _show_decision(config, args, rows)
     if args.json:
         for r in rows:
             print(json.dumps(r, ensure_ascii=False, default=str))
@@ -167,6 +171,32 @@ def cmd_audit(args: argparse.Namespace) -> int:
         who = (r.get("principal") or "")[:10]
         print(f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} "
               f"{r['outcome']:14} {ms:>7}  {reason}")
+    return 0
+
+
+def _show_decision(config: Any, args: argparse.Namespace, rows: list[Any]) -> int:
+    """One decision as one log: the gateway's rows of it (among the newest ``--tail``), then the device's and the
+    sensors' records that point to it."""
+    from sentinel_mcp.app.decision_links import builtin_records
+
+    mine = [r for r in rows if r.get("decision_id") == args.decision]
+    records, problems = builtin_records(config, args.decision)
+    for problem in problems:
+        print(f"note: {problem}", file=sys.stderr)
+    if args.json:
+        for r in [*mine, *records]:
+            print(json.dumps(r, ensure_ascii=False, default=str))
+        return 0 if mine or records else 1
+    if not mine and not records:
+        print(f"no decision {args.decision} among the newest {args.tail} calls (raise --tail) nor in the built-ins' "
+              "records")
+        return 1
+    for r in mine:
+        print(f"gateway  {r['tool']}  {r['decision']} -> {r['outcome']}  {(r.get('reason') or '')[:90]}")
+    for r in records:
+        what = r.get("outcome") or r.get("decision") or ""
+        detail = r.get("reason") or r.get("answer") or r.get("sensor") or ""
+        print(f"{r['area']:8} {what}  {str(detail)[:100]}")
     return 0
 
 

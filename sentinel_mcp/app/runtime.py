@@ -196,6 +196,7 @@ async def _assembled(config: Config, manager: UpstreamManager, all_added: anyio.
         manager.add(name, BuiltinTarget(
             # a built-in that asks its caller mid-call (the agent) must speak the push era to the gateway
             server=server, protocol=getattr(server, "sentinel_protocol", "auto"),
+            result_meta=frozenset(getattr(server, "sentinel_result_meta", ())),
             timeout=limits.timeout if limits else max(300.0, own),
             max_call_seconds=(limits.max_call_seconds if limits and limits.max_call_seconds
                               else max(own, CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS)))))

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console import assist_pages
+from sentinel_mcp.console.agent_pages import DECISION_ID
 from sentinel_mcp.console.answer_form import Field, fields_of, read_answer
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
@@ -32,6 +33,7 @@ class ShownQuestion:
     message: str
     fields: list[Field]
     rule: str  # what asks: the askable's predicate, a confirmation, a consent
+    decision_id: str = ""  # the gateway's decision the question belongs to (a tool's own question mid-call)
 
 
 @dataclass
@@ -69,8 +71,14 @@ SOURCES = {"held": "held call (the client waits)", "blocked": "waiting for the c
 
 
 def _shown_questions(questions: list[Question]) -> list[ShownQuestion]:
-    return [ShownQuestion(q.key, safe_question(q.message)[0], fields_of(i, q.requested_schema), _rule_of(q.meta))
+    return [ShownQuestion(q.key, safe_question(q.message)[0], fields_of(i, q.requested_schema), _rule_of(q.meta),
+                          _decision_of(q.meta))
             for i, q in enumerate(questions)]
+
+
+def _decision_of(meta: dict[str, Any]) -> str:
+    value = meta.get("decision_id")
+    return value if isinstance(value, str) and DECISION_ID.fullmatch(value) else ""
 
 
 def _a2a_questions(record: Any) -> list[dict[str, Any]]:

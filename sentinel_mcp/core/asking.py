@@ -14,10 +14,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from mcp.types import ElicitResult
+
+from sentinel_mcp.core.call_meta import behind_gateway
 from sentinel_mcp.core.decision import Question
 from sentinel_mcp.core.display_text import safe_question
 
-__all__ = ["Asker", "AskUser", "Channel", "Provenance"]
+__all__ = ["ANSWERED_BY", "Asker", "AskUser", "Channel", "Provenance", "answered_by", "marked",
+           "marked_responses"]
 
 
 class Asker(StrEnum):
@@ -72,3 +76,46 @@ class AskUser:
         return Question(key=key, message=self.shown(), requested_schema=requested_schema,
                         meta={"asked_by": self.asker.value, "channel": self.channel.value,
                               "from": [p.value for p in self.accepts_from]} | self.meta)
+
+    def hears(self, ctx: Any, answer: Any) -> bool:
+        """Whether a built-in may take this answer (an ``ElicitResult``) as given by someone it accepts: through
+        the gateway, by the gateway's mark of who answered (``ANSWERED_BY``); run alone, its client is its user."""
+        return isinstance(answer, ElicitResult) and self.counts(answered_by(ctx, answer))
+
+    async def push(self, ctx: Any, requested_schema: dict[str, Any]) -> ElicitResult:
+        """Ask during the call (handshake era: ``elicitation/create`` on the call's own stream). The raw answer,
+        so that who answered can be read (``hears``); ``ctx`` is an MCPServer ``Context``."""
+        return await ctx.request_context.session.elicit_form(self.shown(), requested_schema,
+                                                             related_request_id=ctx.request_id)
+
+
+# --- who answered: the gateway's mark on every answer it passes to a built-in or a guard -----------------------
+ANSWERED_BY = "sentinel/answered_by"  # in an answer's ``_meta``: set by the gateway only, after removing the rest
+_OURS = "sentinel/"
+
+
+def marked(answer: Any, provenance: Provenance | str | None) -> Any:
+    """An ``ElicitResult`` as the gateway passes it on: every ``sentinel/`` key its giver wrote removed (nobody
+    forges the gateway's word), then who answered stamped. ``provenance`` None: the answer is relayed as the
+    gateway already marked it (a built-in relaying its own caller's answer, which the gateway marked)."""
+    if not isinstance(answer, ElicitResult) or provenance is None:
+        return answer
+    kept = {k: v for k, v in (answer.meta or {}).items() if not (isinstance(k, str) and k.startswith(_OURS))}
+    return answer.model_copy(update={"meta": kept | {ANSWERED_BY: Provenance(provenance).value}})
+
+
+def marked_responses(responses: dict[str, Any] | None, provenance: Provenance | str | None) -> dict[str, Any] | None:
+    """A 2026-era round's answers (``inputResponses``), each marked as ``marked`` does."""
+    if responses is None:
+        return None
+    return {key: marked(value, provenance) for key, value in responses.items()}
+
+
+def answered_by(ctx: Any, answer: Any) -> str:
+    """Who gave an answer a built-in received: through the gateway, the gateway's mark ("" when there is none,
+    which counts for nobody); run alone (no gateway), the built-in's own client, which is its user's."""
+    if not behind_gateway(ctx):
+        return Provenance.USER.value
+    meta = getattr(answer, "meta", None) or {}
+    value = meta.get(ANSWERED_BY) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) and value in Provenance._value2member_map_ else ""

@@ -4,7 +4,9 @@ A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Ser
 that pushes questions to its caller during a call (elicitation) sets ``server.sentinel_protocol = "legacy"``:
 only handshake-era connections carry server-to-client requests. ``server.sentinel_timeout`` (seconds) raises
 the per-call timeout without progress (300 s) for a built-in whose calls run long (the agent's run); the config's
-``sentinel.builtin_timeouts`` overrides it.
+``sentinel.builtin_timeouts`` overrides it. ``server.sentinel_result_meta`` names the ``sentinel/`` keys its
+results state about its own work (the device's ``sentinel/device-decision``): the gateway keeps those keys from
+this built-in only and drops them from every other upstream's results.
 The gateway connects to it with the real ``mcp.Client`` in-process, exactly as it connects to a
 configured stdio server, so every call to it is guarded and audited on the one path.
 """

@@ -39,6 +39,11 @@ def _meta_of(ctx: Any) -> dict[str, Any]:
     }
 
 
+def behind_gateway(ctx: Any) -> bool:
+    """Whether the call being handled came through the gateway (which always names its session)."""
+    return SESSION_KEY in _meta_of(ctx)
+
+
 def session_of(ctx: Any, default: str = "default") -> str:
     """The Sentinel session of the call being handled (``default`` when run standalone)."""
     return str(_meta_of(ctx).get(SESSION_KEY) or default)

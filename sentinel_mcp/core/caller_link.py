@@ -24,6 +24,8 @@ from mcp.types import (
     LoggingMessageNotificationParams,
 )
 
+from sentinel_mcp.core.asking import Provenance
+
 NO_BACK_CHANNEL = -32600  # INVALID_REQUEST: what the SDK answers when a client lacks a capability
 
 # The link of the call the current task is forwarding. In-process upstreams (built-ins) run their handler in a
@@ -41,6 +43,15 @@ class CallerLink:
 
     who = "this caller (not an MCP client)"
     relays_sampling = False  # whether sample() reaches a client that declared sampling
+    # who gives the answers this link returns (the gateway marks every answer with it, ``asking.marked``):
+    # a link that does not reach a person gives an agent's answers at best; None relays answers the gateway
+    # already marked as they are (a built-in asking its own caller)
+    answers_as: Provenance | None = Provenance.AGENT
+
+    def decided(self, decision_id: str) -> None:
+        """The gateway's decision that let this call reach its upstream (what the upstream asks during the call
+        belongs to it: the questions held for a 2026-era client and the console's inbox name it)."""
+        return None
 
     async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
         return refusal("an elicitation", f"{self.who} cannot be asked")

@@ -23,6 +23,7 @@ from mcp.types import (
 
 from sentinel_mcp.config import Config
 from sentinel_mcp.core.answer_validation import AnswerNotAccepted
+from sentinel_mcp.core.asking import Provenance, marked_responses
 from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.decision import (
@@ -57,7 +58,7 @@ from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.catalog_view import CatalogView
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.conversations import Conversations
-from sentinel_mcp.gateway.own_results import sentinel_result, without_verdict
+from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.gateway.person_inbox import PERSON_ORIGINS, PersonInbox, PersonLink, person_for, reaches_person
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
@@ -300,9 +301,14 @@ class Gateway(CatalogView):
         if self.person_inbox is not None and call.origin in PERSON_ORIGINS and not reaches_person(link):
             # nobody behind this call can be asked: the upstream's own questions go to the console inbox
             link = PersonLink(link, self, who, call)
+        if link is not None:
+            link.decided(rec.decision_id)
         try:
+            # a 2026-era client's answers to the upstream's questions, marked with who gave them (never as the
+            # client says); the upstream's questions asked meanwhile are marked the same way below
+            given = marked_responses(req.upstream_input, answerer(req.link))
             result = await up.call_tool(call.tool, call.arguments, link=link, progress=req.progress,
-                                        input_responses=req.upstream_input, request_state=req.upstream_state,
+                                        input_responses=given, request_state=req.upstream_state,
                                         meta=meta)
             rounds = 0
             while isinstance(result, InputRequiredResult) and link is not None and getattr(link, "can_push", False):
@@ -318,8 +324,8 @@ class Gateway(CatalogView):
                     return await self._done(rec, decision, "tool_error", error_result(f"{call.name}: {why}"),
                                             proof=_proof_of(decision), error=why)
                 result = await up.call_tool(call.tool, call.arguments, link=link, progress=req.progress,
-                                            input_responses=responses, request_state=result.request_state,
-                                            meta=meta)
+                                            input_responses=marked_responses(responses, answerer(link)),
+                                            request_state=result.request_state, meta=meta)
         except UpstreamUnavailable as e:
             rec.timings.forward_s += call_timings.now() - started
             return await self._done(rec, decision, "upstream_error",
@@ -339,6 +345,8 @@ class Gateway(CatalogView):
             raise
         rec.timings.forward_s += call_timings.now() - started
         result = without_verdict(result)  # upstreams are hostile too: only Sentinel states its decision
+        declared = up.target.result_meta if isinstance(up.target, BuiltinTarget) else frozenset()
+        result = without_others_claims(result, declared)  # nor is any other upstream the device firewall
         if isinstance(result, InputRequiredResult):
             try:
                 await rec.finished("asked", reason="upstream asks for input", proof=_proof_of(decision))
@@ -418,6 +426,11 @@ class Gateway(CatalogView):
     # ------------------------------------------------------------------ the validate step's parts
     def _check_arguments(self, tool: Tool, arguments: Any) -> str | None:
         return self.arguments.problem(tool, arguments, self.config.sentinel.max_argument_bytes)
+
+
+def answerer(link: CallerLink | None) -> Provenance | None:
+    """Who gives the answers that come through a call's link (no link: nobody who counts as the user)."""
+    return link.answers_as if link is not None else Provenance.AGENT
 
 
 def _proof_of(decision: Decision) -> Any:

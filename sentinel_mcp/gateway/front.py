@@ -319,7 +319,8 @@ class Front:
                 request_state=await self.rounds.issue("hold", principal=principal.name, session=session,
                                                       tool=params.name, arguments=params.arguments,
                                                       version=self.port.policy_version, asked=[event.key],
-                                                      schemas=_schemas({event.key: request}), hold=call.id))
+                                                      schemas=_schemas({event.key: request}), hold=call.id),
+                _meta={META_KEY: event.decision_id} if event.decision_id else None)
         if isinstance(event, NeedsInput) and self.inbox is not None:  # between rounds: shown in the console too
             await self.inbox.needs_input(principal=principal.name, session=session, client=self.client_name(ctx),
                                          name=params.name, arguments=params.arguments, outcome=event,

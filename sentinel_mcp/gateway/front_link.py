@@ -35,6 +35,7 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
+from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal
 from sentinel_mcp.core.display_text import safe_question, safe_text
 from sentinel_mcp.gateway.telemetry import traced
@@ -131,6 +132,7 @@ class FrontLink(CallerLink):
         self.upstream = upstream
         self.on_refused = on_refused  # told when a relayed answer was refused (the gateway audits it)
         self.who = "the client whose call this is"
+        self.answers_as = Provenance.USER  # elicitation is shown to the client's user (the MCP contract)
 
     @property
     def can_push(self) -> bool:

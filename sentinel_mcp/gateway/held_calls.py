@@ -30,6 +30,7 @@ from mcp.types import (
 )
 from pydantic import ValidationError
 
+from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal
 from sentinel_mcp.gateway.telemetry import traced
 
@@ -47,6 +48,7 @@ class PendingQuestion:
     key: str
     request: Request
     answer: asyncio.Future[Reply | ErrorData]
+    decision_id: str = ""  # the gateway's decision that let the call reach the upstream that asks
 
     def parse(self, response: Any) -> Reply | ErrorData:
         """The client's answer, typed by what was asked (anything else declines or errors)."""
@@ -86,12 +88,17 @@ class HeldLink(CallerLink):
 
     who = "the client whose call this is"
     reaches_person = True  # its questions go to the client's next round (never to the console inbox instead)
+    answers_as = Provenance.USER  # answered in the 2026-era client's next round, by its user
 
     def __init__(self, held: "HeldCalls", call_id: str, timeout: float) -> None:
         self._held = held
         self._id = call_id
         self._timeout = timeout
         self._numbers = itertools.count(1)
+        self._decision_id = ""
+
+    def decided(self, decision_id: str) -> None:
+        self._decision_id = decision_id
 
     @traced("sentinel.ask", lambda self, request, on_timeout: {"sentinel.method": request.method, "sentinel.held": True})
     async def _ask(self, request: Request, on_timeout: Reply | ErrorData) -> Any:
@@ -99,7 +106,7 @@ class HeldLink(CallerLink):
         if call is None:
             return refusal("a request", "the call it belongs to has ended")
         question = PendingQuestion(f"{KEY_PREFIX}{next(self._numbers)}", request,
-                                   asyncio.get_running_loop().create_future())
+                                   asyncio.get_running_loop().create_future(), self._decision_id)
         await call.questions.put(question)
         try:
             return await asyncio.wait_for(asyncio.shield(question.answer), self._timeout)

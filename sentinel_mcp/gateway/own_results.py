@@ -28,10 +28,24 @@ def sentinel_info(result: CallToolResult) -> dict[str, Any]:
             if isinstance(key, str) and key.startswith(META_PREFIX)}
 
 
+# What one built-in states about its own results (the device firewall's decision): kept only from the upstream
+# that declares it (``BuiltinTarget.result_meta``); from any other upstream it is a claim to be that built-in.
+BUILTIN_KEYS = frozenset({META_PREFIX + "device-decision"})
+
+
+def without_others_claims(result: R, declared: frozenset[str]) -> R:
+    """An upstream's result without a built-in's keys that this upstream has not declared as its own."""
+    meta = result.meta
+    if not meta or BUILTIN_KEYS.isdisjoint(meta):
+        return result  # the common case costs one check
+    kept = {k: v for k, v in meta.items() if k not in BUILTIN_KEYS or k in declared}
+    return result.model_copy(update={"meta": kept or None})
+
+
 # What only Sentinel states about a result: its decision and record, why it refused or holds a call, its own
 # errors, the session. An upstream's result naming any of these is hostile (or confused): they are dropped
-# before Sentinel stamps its own. An upstream's other ``sentinel/`` keys (``untrusted``, the device's
-# ``device-decision``) describe its own data and stay.
+# before Sentinel stamps its own. An upstream's other ``sentinel/`` keys (``untrusted``) describe its own data and
+# stay; a built-in's own keys stay from that built-in only (``without_others_claims``).
 VERDICT_KEYS = frozenset(META_PREFIX + key for key in (
     "decision_id", "decision", "reason", "unmet", "how_to_unblock", "blocked", "questions", "error", "upstream",
     "session"))

@@ -26,6 +26,7 @@ from mcp.types import (
     LoggingMessageNotificationParams,
 )
 
+from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.identity.principal import OWNER_NAME
@@ -62,7 +63,9 @@ class PersonLink(CallerLink):
         self.principal = principal
         self.call = call
         self.who = self.inner.who
+        self.decision_id = ""
 
+    answers_as = Provenance.USER  # the person, in the console inbox (or `sentinel-mcp chat`)
     can_push = True  # pushes and 2026-era input requests are answered here (by the person, or refused)
     reaches_person = True
 
@@ -77,7 +80,8 @@ class PersonLink(CallerLink):
         question = Question(key="confirm", message=params.message,
                             requested_schema=dict(params.requested_schema or {}),
                             meta={"kind": UPSTREAM_QUESTION, "tool": c.name, "from": ["user"],
-                                  "confirmation": _is_confirmation(params.requested_schema)})
+                                  "confirmation": _is_confirmation(params.requested_schema),
+                                  "decision_id": self.decision_id})
         try:
             answers = await self.gateway.ask_person(
                 principal=self.principal, origin=c.origin, session=c.session_id, client=c.client, tool=c.name,
@@ -88,6 +92,10 @@ class PersonLink(CallerLink):
         if answer is None:
             return refusal("an elicitation", "nobody answered it in Sentinel's console inbox in time")
         return ElicitResult(action=answer.action, content=answer.content if answer.action == "accept" else None)
+
+    def decided(self, decision_id: str) -> None:
+        self.decision_id = decision_id
+        self.inner.decided(decision_id)
 
     async def sample(self, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
         return await self.inner.sample(params)

@@ -75,6 +75,7 @@ class BuiltinTarget:
     connect_timeout: float = 20.0
     protocol: Literal["auto", "legacy", "modern"] = "auto"
     concurrent: bool = True
+    result_meta: frozenset[str] = frozenset()  # ``sentinel/`` keys its results state about its own work
 
 
 Target = StdioServer | RemoteServer | BuiltinTarget

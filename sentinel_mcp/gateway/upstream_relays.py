@@ -22,6 +22,7 @@ from mcp.types import (
     LoggingMessageNotificationParams,
 )
 
+from sentinel_mcp.core.asking import marked
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
@@ -61,7 +62,10 @@ class PushRelays:
 
     async def _on_elicit(self, ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
         link = self._caller_for_push()
-        return await link.elicit(params) if link is not None else self._unrouted("an elicitation")
+        if link is None:
+            return self._unrouted("an elicitation")
+        # the upstream hears who answered from the gateway alone: whatever the answerer wrote is removed
+        return marked(await link.elicit(params), link.answers_as)
 
     async def _on_sample(self, ctx: ClientRequestContext,
                          params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:

@@ -136,6 +136,8 @@ async def test_a_non_eliciting_callers_run_is_answered_in_the_inbox_and_traced(t
             assert BANK_QUESTION in html.unescape(page)
             assert "while it runs" in page and "risky" in page  # a tool's own yes/no question: marked risky
             [item] = items_of(page)
+            # the question names the gateway's decision of the call it belongs to (one decision log)
+            [decision] = re.findall(r'href="/console/agent/audit/([0-9a-f]{32})">the call\'s decision', page)
             # another principal: sees nothing, cannot answer (the same "not found" as a made-up id)
             assert items_of(await bob.page("/console/inbox")) == []
             r = await bob.post(f"/console/inbox/{item}", {"decision": "approve"})
@@ -158,6 +160,9 @@ async def test_a_non_eliciting_callers_run_is_answered_in_the_inbox_and_traced(t
             done = result.structured_content
             assert done["status"] == "completed" and phone_of(holder).screen == "bank_transfer"
             run_id = done["run_id"]
+            linked = await alice.get(f"/console/agent/audit/{decision}")
+            assert linked.status_code == 303 and "/console/activity/" in linked.headers["location"]
+            assert (await bob.get(f"/console/agent/audit/{decision}")).status_code == 404
 
             # the Agent page: alice's run, not bob's
             listing = await alice.page("/console/agent")
