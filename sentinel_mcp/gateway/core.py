@@ -39,6 +39,7 @@ from sentinel_mcp.core.decision import (
     argument_digest,
 )
 from sentinel_mcp.core.port import Completed, InvokeOutcome, NeedsInput, ProgressFn, Refused
+from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.core.redactor import sensitive_fields_of
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
@@ -273,6 +274,9 @@ class Gateway(CatalogView):
             started = call_timings.now()
             decision = await self._ask_guard(call, req.answers or {}, route.exposed)
             rec.timings.guard_s += call_timings.now() - started
+            if isinstance(decision, Allow) and decision.proof is not None:
+                # a proof the guard renders when read: rendered now, for the row written ahead below
+                decision = decision.model_copy(update={"proof": await rendered_proof(decision.proof)})
         if isinstance(decision, Deny):
             refused_answer = isinstance(decision, AnswerNotAccepted)
             await rec.final("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,

@@ -14,6 +14,7 @@ import logging
 import queue
 import threading
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
@@ -26,6 +27,15 @@ T = TypeVar("T")
 CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 DEFAULT_INFERENCE_LIMIT = 2_000_000
 _SN_DECIDE = PrologCall("sentinel_core", "sn_decide", 9)
+_SN_DECIDE_COMPACT = PrologCall("sentinel_core", "sn_decide_compact", 9)
+_SN_RENDER_KEPT = PrologCall("sentinel_core", "sn_render_kept_proof", 2)
+
+
+@dataclass(frozen=True)
+class KeptProof:
+    """A proved call's proof tree, kept in the engine until it is rendered (``PrologEngine.render_kept``)."""
+
+    id: int
 
 
 class EngineError(PolicyError):
@@ -208,6 +218,36 @@ class PrologEngine:
             except PrologCallError as e:
                 raise EngineError(f"prolog error: {e}") from None
             return from_prolog_json(out)
+
+        return await self.run(job)
+
+    async def decide_compact(self, rb: str, session: str, now: float, tool: str, arguments: dict[str, Any],
+                             digest: str, version: str, limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:
+        """``decide`` on the fast path, without writing a proved call's tree: its ``tree`` is then a
+        ``KeptProof``, which ``render_kept`` writes when the proof is read (once)."""
+        args = json_text(arguments)
+
+        def job(_: Any) -> dict[str, Any]:
+            try:
+                out = _SN_DECIDE_COMPACT(rb, session, float(now), tool, args, digest, version, int(limit))
+            except PrologCallError as e:
+                raise EngineError(f"prolog error: {e}") from None
+            return from_prolog_json(out)
+
+        out = await self.run(job)
+        tree = out.get("tree")
+        if out.get("status") == "proved" and isinstance(tree, dict) and isinstance(tree.get("kept"), int):
+            out["tree"] = KeptProof(tree["kept"])
+        return out
+
+    async def render_kept(self, kept: KeptProof) -> Any:
+        """The JSON tree of a proof ``decide_compact`` kept (an EngineError if it was read already, or dropped:
+        the engine keeps the last 1024)."""
+        def job(_: Any) -> Any:
+            try:
+                return from_prolog_json(_SN_RENDER_KEPT(kept.id))["tree"]
+            except PrologCallError as e:
+                raise EngineError(f"the proof could not be written: {e}") from None
 
         return await self.run(job)
 
