@@ -222,7 +222,8 @@ class PrologEngine:
         return await self.run(job)
 
     async def decide_compact(self, rb: str, session: str, now: float, tool: str, arguments: dict[str, Any],
-                             digest: str, version: str, limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:
+                             digest: str, version: str,
+                             limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:
         """``decide`` on the fast path, without writing a proved call's tree: its ``tree`` is then a
         ``KeptProof``, which ``render_kept`` writes when the proof is read (once)."""
         args = json_text(arguments)
@@ -241,8 +242,8 @@ class PrologEngine:
         return out
 
     async def render_kept(self, kept: KeptProof) -> Any:
-        """The JSON tree of a proof ``decide_compact`` kept (an EngineError if it was read already, or dropped:
-        the engine keeps the last 1024)."""
+        """The JSON tree of a proof ``decide_compact`` kept (an EngineError if it was read already, or
+        dropped: the engine keeps the last 1024)."""
         def job(_: Any) -> Any:
             try:
                 return from_prolog_json(_SN_RENDER_KEPT(kept.id))["tree"]

@@ -23,13 +23,14 @@ from tests.policy.test_engine_calls import NASTY
 
 pytestmark = pytest.mark.timeout(120)
 
-HOSTILE = [*NASTY, "'),halt,('", "'), halt, ('", "\"), halt, (\"", "x'). :- halt. ('", "a\\'b", "\n:- halt.\n",
+HOSTILE = [*NASTY, "'),halt,('", "'), halt, ('", "\"), halt, (\"", "x'). :- halt. ('", "a\\'b",
+           "\n:- halt.\n",
            "0'a", "[]", "{}", "_", "X", "'", "\\", "%", "/*", "é" * 20000, "q" * 200_000, "\u0000'),halt,('"]
 
 
 async def shown(guard: PolicyGuard, c: ToolCall, *, lazy: bool) -> tuple[Decision, dict[str, Any]]:
-    """The decision on the lazy path (fast, proof kept) or the reference path, and what it shows: kind, reason,
-    unmet conditions, questions and the rendered proof (variables unnamed, fetch times dropped)."""
+    """The decision on the lazy path (fast, proof kept) or the reference path, and what it shows: kind,
+    reason, unmet conditions, questions and the rendered proof (variables unnamed, fetch times dropped)."""
     guard.fast_path, guard.lazy_proofs = lazy, lazy
     try:
         d = await guard.decide(c)
@@ -91,7 +92,8 @@ async def test_hostile_text_is_decided_and_shown_as_on_the_reference_path(tmp_pa
     await guard.start(watch=False)
     try:
         for t in HOSTILE:
-            for name, args, kind in (("t__echo", {"text": t}, "allow"), ("t__both", {"text": t, "other": t}, "deny"),
+            for name, args, kind in (("t__echo", {"text": t}, "allow"),
+                                     ("t__both", {"text": t, "other": t}, "deny"),
                                      ("t__both", {"text": t, "other": t + "."}, "allow"),
                                      ("t__never", {"text": t}, "deny"), ("t__echo", {"txt": t}, "deny"),
                                      ("t__ask", {"text": t}, "ask")):
