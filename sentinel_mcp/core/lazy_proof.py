@@ -21,9 +21,20 @@ class LazyProof:
         self._result: asyncio.Future[Any] | None = None
 
     async def rendered(self) -> Any:
-        if self._result is None:
-            self._result = asyncio.ensure_future(self._render())
-        return await asyncio.shield(self._result)
+        if self._result is not None:  # rendered, or being rendered for another reader
+            return await asyncio.shield(self._result)
+        self._result = asyncio.get_running_loop().create_future()
+        self._result.add_done_callback(_retrieved)
+        try:
+            value = await self._render()  # in this task: no task of its own (a decision's worth of overhead)
+        except asyncio.CancelledError:
+            self._result.cancel()
+            raise
+        except BaseException as e:
+            self._result.set_exception(e)
+            raise
+        self._result.set_result(value)
+        return value
 
     def __repr__(self) -> str:
         return "LazyProof(rendered when read)"
@@ -36,3 +47,8 @@ async def rendered_proof(proof: Any) -> Any:
     if isinstance(proof, dict) and any(isinstance(v, LazyProof) for v in proof.values()):
         return {k: (await v.rendered() if isinstance(v, LazyProof) else v) for k, v in proof.items()}
     return proof
+
+
+def _retrieved(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled():
+        fut.exception()  # raised to the reader that rendered it: not "never retrieved"

@@ -58,6 +58,7 @@ class PolicyGuard(Guard):
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
                  inference_limit: int = DEFAULT_INFERENCE_LIMIT, search: SearchSettings | None = None,
                  withheld: WithheldFn | None = None, fast_path: bool = True, lazy_proofs: bool = False,
+                 write_proofs_behind: bool = False,
                  keep_history: bool = False, local_dir: Path | None = None) -> None:
         """``store_path``: the facts' SQLite file, or the postgresql:// URL replicas share; ``local_dir``: where
         this process's own indexes live (default: beside the facts' file)."""
@@ -88,6 +89,9 @@ class PolicyGuard(Guard):
         self.fast_path = fast_path
         # True: an allow's proof is a LazyProof, rendered when read (the gateway renders it for the audit row)
         self.lazy_proofs = lazy_proofs
+        # True (with lazy_proofs): the engine writes the proof right after answering, in the same job, as the
+        # caller goes on (no second hop): for a caller that reads every proof, like the gateway's audit
+        self.write_proofs_behind = write_proofs_behind
         self.load_error: str | None = None
         self._purger: asyncio.Task[None] | None = None
         self._documents: tuple[str, PolicyDocuments] | None = None  # (rulebase version, its documents)
@@ -293,7 +297,8 @@ class PolicyGuard(Guard):
         async def one_pass() -> dict[str, Any]:
             if compact:
                 return await self.engine.decide_compact(rb.module, mod, time.time(), call.identity,
-                                                        call.arguments, call.digest, rb.version, limit)
+                                                        call.arguments, call.digest, rb.version, limit,
+                                                        write_behind=self.write_proofs_behind)
             return await self.engine.decide(rb.module, mod, time.time(), call.identity, call.arguments,
                                             call.digest, rb.version, limit, fast=self.fast_path)
 
@@ -440,4 +445,4 @@ def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None 
                        local_dir=config.store_path.parent,
                        settings=config.sentinel.policy, seeds=config.sentinel.seeds,
                        search=SearchSettings.from_section(extra.get("search")), withheld=withheld,
-                       keep_history=True, lazy_proofs=True)
+                       keep_history=True, lazy_proofs=True, write_proofs_behind=True)
