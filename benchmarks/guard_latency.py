@@ -146,7 +146,7 @@ async def in_engine(guard: PolicyGuard, c: ToolCall, n: int, fast: bool, lazy: b
     q = (f"findall(T, (between(1, {n}, _), statistics(cputime, T0), {goal}, statistics(cputime, T1), "
          f"T is (T1 - T0) * 1000), Out)")
     rows = await guard.engine.run(lambda p: list(p.query(q, maxresult=1)))
-    await guard.engine.goal("retractall(sentinel_core:kept_proof(_, _))")
+    await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
     return [float(x) for x in rows[0]["Out"]]
 
 

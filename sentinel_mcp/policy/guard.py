@@ -445,4 +445,4 @@ def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None 
                        local_dir=config.store_path.parent,
                        settings=config.sentinel.policy, seeds=config.sentinel.seeds,
                        search=SearchSettings.from_section(extra.get("search")), withheld=withheld,
-                       keep_history=True, lazy_proofs=True, write_proofs_behind=True)
+                       keep_history=True)

@@ -28,14 +28,15 @@ HOSTILE = [*NASTY, "'),halt,('", "'), halt, ('", "\"), halt, (\"", "x'). :- halt
            "0'a", "[]", "{}", "_", "X", "'", "\\", "%", "/*", "é" * 20000, "q" * 200_000, "\u0000'),halt,('"]
 
 
-async def shown(guard: PolicyGuard, c: ToolCall, *, lazy: bool) -> tuple[Decision, dict[str, Any]]:
+async def shown(guard: PolicyGuard, c: ToolCall, *, lazy: bool,
+                behind: bool = False) -> tuple[Decision, dict[str, Any]]:
     """The decision on the lazy path (fast, proof kept) or the reference path, and what it shows: kind,
     reason, unmet conditions, questions and the rendered proof (variables unnamed, fetch times dropped)."""
-    guard.fast_path, guard.lazy_proofs = lazy, lazy
+    guard.fast_path, guard.lazy_proofs, guard.write_proofs_behind = lazy, lazy, behind
     try:
         d = await guard.decide(c)
     finally:
-        guard.fast_path, guard.lazy_proofs = True, False
+        guard.fast_path, guard.lazy_proofs, guard.write_proofs_behind = True, False, False
     proof = await rendered_proof(getattr(d, "proof", None))
     for f in (proof or {}).get("fetches", []):
         f.pop("started"), f.pop("ended")
@@ -43,7 +44,8 @@ async def shown(guard: PolicyGuard, c: ToolCall, *, lazy: bool) -> tuple[Decisio
                        "questions": [q.key for q in getattr(d, "questions", [])]})
 
 
-async def test_airline_lazy_and_reference_decide_and_show_the_same(tmp_path: Path) -> None:
+@pytest.mark.parametrize("behind", [False, True], ids=["when-read", "written-behind"])
+async def test_airline_lazy_and_reference_decide_and_show_the_same(tmp_path: Path, behind: bool) -> None:
     guard = PolicyGuard([RULEBASES_DIR / "airline.pl"], None, store_path=tmp_path / "facts.db",
                         seeds={"current_user": "amelia_davis_8890"})
     await guard.start(watch=False)
@@ -59,7 +61,7 @@ async def test_airline_lazy_and_reference_decide_and_show_the_same(tmp_path: Pat
                 facts.append((fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR,
                               rng.choice(["user", "agent"])))
             await guard.engine.assert_bulk(mod, facts)
-            lazy_d, lazy = await shown(guard, c, lazy=True)
+            lazy_d, lazy = await shown(guard, c, lazy=True, behind=behind)
             _, ref = await shown(guard, c, lazy=False)
             assert lazy == ref, (c, facts)
             # the lazy path was taken: an allow carries a proof rendered when read

@@ -13,7 +13,7 @@
 :- use_module(library(occurs)).
 :- use_module(sentinel_rt, []).
 
-:- dynamic cur/2, need/1, unmet/1, kept_proof/2.
+:- dynamic cur/2, need/1, unmet/1.
 :- discontiguous post_load_problem/2.
 
 :- include(rulebase_loading).
@@ -289,7 +289,8 @@ sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out)
 %  sn_render_kept_proof(+Id, -Out): {"tree": ...} of a kept proof, which is then forgotten (an error if it
 %  is not kept: already rendered, or dropped).
 sn_render_kept_proof(Id, Out) :-
-    (   retract(kept_proof(Id, T)) -> tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
+    kept_key(Id, K),
+    (   nb_current(K, kept(T)) -> nb_delete(K), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
     ;   throw(error(existence_error(kept_proof, Id), _))
     ).
 
@@ -349,11 +350,19 @@ proved_tree(T, TJ) :-
     ;   tree_json(T, TJ)
     ).
 
-%  At most 1024 proofs are kept: the oldest is dropped (its reader is told it is gone).
+%  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each in a global
+%  variable of its own: a copy, without compiling a clause of the tree and decompiling it again.
 keep_proof(T, Id) :-
     flag(sn_kept_proof, Id0, Id0 + 1), Id is Id0 + 1,
-    assertz(kept_proof(Id, T)),
-    Old is Id - 1024, retractall(kept_proof(Old, _)).
+    kept_key(Id, K), nb_setval(K, kept(T)),
+    Old is Id - 1024, kept_key(Old, OK), ( nb_current(OK, _) -> nb_delete(OK) ; true ).
+
+kept_key(Id, K) :- atom_concat('$sn_kept_proof_', Id, K).
+
+%  sn_drop_kept_proofs: forget every kept proof (unread ones: a benchmark's).
+sn_drop_kept_proofs :-
+    findall(K, ( nb_current(K, _), atom(K), sub_atom(K, 0, _, _, '$sn_kept_proof_') ), Ks),
+    maplist(nb_delete, Ks).
 
 limited(G, Limit, R) :- ( call_with_inference_limit(G, Limit, R) -> true ; R = failed ).
 
