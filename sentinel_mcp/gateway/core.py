@@ -276,7 +276,9 @@ class Gateway(CatalogView):
             rec.timings.guard_s += call_timings.now() - started
             if isinstance(decision, Allow) and decision.proof is not None:
                 # a proof the guard renders when read: rendered now, for the row written ahead below
-                decision = decision.model_copy(update={"proof": await rendered_proof(decision.proof)})
+                proof = await rendered_proof(decision.proof)
+                if proof is not decision.proof:
+                    decision = decision.model_copy(update={"proof": proof})
         if isinstance(decision, Deny):
             refused_answer = isinstance(decision, AnswerNotAccepted)
             await rec.final("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,

@@ -130,3 +130,30 @@ async def test_a_proof_is_rendered_once_and_the_engine_keeps_a_bounded_number(tm
         assert "newest" in str(await rendered_proof(newest.proof))
     finally:
         await guard.close()
+
+
+@pytest.mark.parametrize("behind", [False, True], ids=["when-read", "written-behind"])
+async def test_the_gateway_audits_a_lazy_proof_rendered(tmp_path: Path, behind: bool) -> None:
+    """Through the real gateway: the decision row written ahead holds the rendered proof (its tree, with the
+    policy sentence a requirement cites), never a placeholder for it."""
+    from mcp import Client
+
+    from sentinel_mcp.app.runtime import running_gateway
+    from sentinel_mcp.gateway.audit import read_audit
+    from tests.policy.test_through_gateway import config, user_answers
+
+    async with running_gateway(config(tmp_path)) as rt:
+        guard = rt.gateway.guard
+        assert isinstance(guard, PolicyGuard)
+        guard.lazy_proofs, guard.write_proofs_behind = True, behind
+        async with Client(rt.front.server, mode="auto", elicitation_callback=user_answers([])) as c:
+            r = await c.call_tool("bk__cancel_booking", {"booking_id": "BK-789"})
+            assert not r.is_error, r.content[0].text
+        await rt.audit.flush()
+        rows = [row for row in await read_audit(rt.config.store_path, tail=200)
+                if row.get("tool") == "bk__cancel_booking" and row.get("decision") == "allow"]
+    assert rows
+    for row in rows:
+        proof = row["proof"] if isinstance(row["proof"], dict) else json.loads(row["proof"])
+        assert isinstance(proof.get("tree"), dict) and "LazyProof" not in json.dumps(row), row
+        assert proof["rulebase"] and "BK-789" in json.dumps(proof["tree"])
