@@ -246,7 +246,8 @@ class PrologEngine:
             except BaseException as e:  # noqa: BLE001 - the caller gets it
                 ok, out = False, e
             tree = out.get("tree") if ok else None
-            kept_id = tree.get("kept") if ok and out.get("status") == "proved" and isinstance(tree, dict) else None
+            proved = ok and out.get("status") == "proved" and isinstance(tree, dict)
+            kept_id = tree.get("kept") if proved and isinstance(tree, dict) else None
             if isinstance(kept_id, int):
                 out["tree"] = KeptProof(kept_id, written)
             _soon(loop, answer, ok, out)
