@@ -20,6 +20,7 @@ from typing import Any
 from sentinel_mcp.core.answer_validation import approves
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Question, ToolCall
+from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.core.display_text import safe_question
 
 PERSONAL_META = "sentinel/personal"
@@ -117,7 +118,8 @@ class ConsentGate:
                               "consent is needed", questions=questions, unmet=[f"consent:{k}" for k, _ in missing])
         for kind, _ in kinds:  # a one-call consent is spent by the call it allowed
             self._once.pop(self._once_key(call, kind), None)
-        proof = decision.proof if isinstance(decision.proof, dict) else {"policy": decision.proof}
+        proof = await rendered_proof(decision.proof)  # the guard's proof may be rendered when read
+        proof = proof if isinstance(proof, dict) else {"policy": proof}
         return Allow(reason=f"{decision.reason}; consent of {principal} for {', '.join(k for k, _ in kinds)}",
                      proof={**proof, "consent": used})
 

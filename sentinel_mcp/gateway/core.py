@@ -38,6 +38,7 @@ from sentinel_mcp.core.decision import (
     ToolCall,
     argument_digest,
 )
+from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.core.port import (
     CallOutcome,
     Completed,
@@ -59,10 +60,15 @@ from sentinel_mcp.gateway.catalog_view import CatalogView
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
-from sentinel_mcp.gateway.person_inbox import PERSON_ORIGINS, PersonInbox, PersonLink, person_for, reaches_person
+from sentinel_mcp.gateway.person_inbox import (
+    PERSON_ORIGINS,
+    PersonInbox,
+    PersonLink,
+    person_for,
+    reaches_person,
+)
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
-from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
 from sentinel_mcp.gateway.upstream import (
     BuiltinTarget,
     CallerLink,
@@ -70,6 +76,7 @@ from sentinel_mcp.gateway.upstream import (
     UpstreamUnavailable,
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
 from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, OWNER, Principal
 from sentinel_mcp.storage import StorageError
 
@@ -275,6 +282,11 @@ class Gateway(CatalogView):
             started = call_timings.now()
             decision = await self._ask_guard(call, req.answers or {}, route.exposed)
             rec.timings.guard_s += call_timings.now() - started
+            if isinstance(decision, Allow) and decision.proof is not None:
+                # a proof the guard renders when read: rendered now, for the row written ahead below
+                proof = await rendered_proof(decision.proof)
+                if proof is not decision.proof:
+                    decision = decision.model_copy(update={"proof": proof})
         if isinstance(decision, Deny):
             refused_answer = isinstance(decision, AnswerNotAccepted)
             await rec.final("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,

@@ -14,6 +14,7 @@ import logging
 import queue
 import threading
 from concurrent.futures import Future
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
@@ -26,6 +27,16 @@ T = TypeVar("T")
 CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 DEFAULT_INFERENCE_LIMIT = 2_000_000
 _SN_DECIDE = PrologCall("sentinel_core", "sn_decide", 9)
+_SN_DECIDE_COMPACT = PrologCall("sentinel_core", "sn_decide_compact", 9)
+_SN_RENDER_KEPT = PrologCall("sentinel_core", "sn_render_kept_proof", 2)
+
+
+@dataclass(frozen=True)
+class KeptProof:
+    """A proved call's proof tree, kept in the engine until it is rendered (``PrologEngine.render_kept``)."""
+
+    id: int
+    written: "asyncio.Future[Any] | None" = field(default=None, compare=False)  # the tree, written behind
 
 
 class EngineError(PolicyError):
@@ -211,6 +222,62 @@ class PrologEngine:
 
         return await self.run(job)
 
+    async def decide_compact(self, rb: str, session: str, now: float, tool: str, arguments: dict[str, Any],
+                             digest: str, version: str, limit: int = DEFAULT_INFERENCE_LIMIT, *,
+                             write_behind: bool = False) -> dict[str, Any]:
+        """``decide`` on the fast path, answered without writing a proved call's tree: its ``tree`` is then a
+        ``KeptProof``, which ``render_kept`` writes when the proof is read (once). ``write_behind`` (a reader
+        that always reads it, like the gateway's audit): the engine thread writes it right after answering, in
+        the same job, while the caller goes on (no second hop)."""
+        args = json_text(arguments)
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[dict[str, Any]] = loop.create_future()
+        written: asyncio.Future[Any] | None = loop.create_future() if write_behind else None
+        if written is not None:
+            written.add_done_callback(_retrieved)
+
+        def job(_: Any) -> None:
+            try:
+                out: Any = from_prolog_json(_SN_DECIDE_COMPACT(rb, session, float(now), tool, args, digest,
+                                                               version, int(limit)))
+                ok = True
+            except PrologCallError as e:
+                ok, out = False, EngineError(f"prolog error: {e}")
+            except BaseException as e:  # noqa: BLE001 - the caller gets it
+                ok, out = False, e
+            tree = out.get("tree") if ok else None
+            proved = ok and out.get("status") == "proved" and isinstance(tree, dict)
+            kept_id = tree.get("kept") if proved and isinstance(tree, dict) else None
+            if isinstance(kept_id, int):
+                out["tree"] = KeptProof(kept_id, written)
+            _soon(loop, answer, ok, out)
+            if written is None:
+                return
+            if not isinstance(kept_id, int):
+                _soon(loop, written, True, None)
+                return
+            try:
+                _soon(loop, written, True, from_prolog_json(_SN_RENDER_KEPT(kept_id))["tree"])
+            except BaseException as e:  # noqa: BLE001 - the proof's reader gets it
+                _soon(loop, written, False, EngineError(f"the proof could not be written: {e}"))
+
+        self.submit(job)
+        return await answer
+
+    async def render_kept(self, kept: KeptProof) -> Any:
+        """The JSON tree of a proof ``decide_compact`` kept (an EngineError if it was read already, or
+        dropped: the engine keeps the last 1024)."""
+        if kept.written is not None:
+            return await kept.written
+
+        def job(_: Any) -> Any:
+            try:
+                return from_prolog_json(_SN_RENDER_KEPT(kept.id))["tree"]
+            except PrologCallError as e:
+                raise EngineError(f"the proof could not be written: {e}") from None
+
+        return await self.run(job)
+
     async def dump_session(self, session: str, hidden_predicates: Iterable[str] = (),
                            hidden_tools: Iterable[str] = ()) -> str:
         """The session's facts as lines ``Fact<TAB>Expires<TAB>Provenance`` (for a query worker's copy), without
@@ -293,6 +360,19 @@ class PrologEngine:
 
     async def purge(self, session: str, now: float) -> None:
         await self.goal(f"sentinel_core:sn_purge({quote_atom(session)}, {float_text(now)})")
+
+
+def _retrieved(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled():
+        fut.exception()  # a proof nobody read: its error is not "never retrieved"
+
+
+def _soon(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    """Settle an event loop's future from the engine thread."""
+    try:
+        loop.call_soon_threadsafe(_settle, fut, ok, value)
+    except RuntimeError:  # its loop is closed: nobody waits any more
+        pass
 
 
 def _settle(waiter: asyncio.Future[Any], ok: bool, value: Any) -> None:

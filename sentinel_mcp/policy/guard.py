@@ -19,9 +19,10 @@ from typing import Any
 from mcp.types import CallToolResult
 
 from sentinel_mcp.config import Config, PolicySettings
+from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.port import GatewayPort
-from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, PrologEngine, shared_engine
+from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
@@ -56,7 +57,8 @@ class PolicyGuard(Guard):
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
                  inference_limit: int = DEFAULT_INFERENCE_LIMIT, search: SearchSettings | None = None,
-                 withheld: WithheldFn | None = None, fast_path: bool = True,
+                 withheld: WithheldFn | None = None, fast_path: bool = True, lazy_proofs: bool = False,
+                 write_proofs_behind: bool = False,
                  keep_history: bool = False, local_dir: Path | None = None) -> None:
         """``store_path``: the facts' SQLite file, or the postgresql:// URL replicas share; ``local_dir``: where
         this process's own indexes live (default: beside the facts' file)."""
@@ -85,6 +87,11 @@ class PolicyGuard(Guard):
         self.inference_limit = inference_limit
         # False: every rule interpreted and the goal sent as text (the reference the fast path is compared with)
         self.fast_path = fast_path
+        # True: an allow's proof is a LazyProof, rendered when read (the gateway renders it for the audit row)
+        self.lazy_proofs = lazy_proofs
+        # True (with lazy_proofs): the engine writes the proof right after answering, in the same job, as the
+        # caller goes on (no second hop): for a caller that reads every proof, like the gateway's audit
+        self.write_proofs_behind = write_proofs_behind
         self.load_error: str | None = None
         self._purger: asyncio.Task[None] | None = None
         self._documents: tuple[str, PolicyDocuments] | None = None  # (rulebase version, its documents)
@@ -249,6 +256,10 @@ class PolicyGuard(Guard):
             return Deny(reason=f"{call.name}: its confirmation was used by another call at the same time; ask again",
                         unmet=["confirmation_spent"])
         docs = self.documents(rb)
+        if result.status == "proved" and isinstance(result.tree, KeptProof):
+            # kept in the engine: written (with its citations) only when someone reads it
+            return Allow(reason=f"guard of {call.name} proved (rulebase {rb.version})",
+                         proof=LazyProof(lambda: self._rendered(docs, rb.version, result)))
         proof = {"rulebase": rb.version, "tree": docs.quote_tree(result.tree), "passes": result.passes,
                  "fetches": [f.model_dump() for f in result.fetches]}
         if result.status == "proved":
@@ -269,12 +280,25 @@ class PolicyGuard(Guard):
         return Deny(reason=f"{call.name} is not allowed: " + "; ".join(unmet), unmet=unmet,
                     how_to_unblock=how_to_unblock(result, violations), proof=proof)
 
+    async def _rendered(self, docs: PolicyDocuments, version: str, result: SolverResult) -> dict[str, Any]:
+        """An allow's proof as shown and audited: the engine's tree with the policy sentences it cites."""
+        tree = await self.engine.render_kept(result.tree)
+        return {"rulebase": version, "tree": docs.quote_tree(tree), "passes": result.passes,
+                "fetches": [f.model_dump() for f in result.fetches]}
+
     async def prove_call(self, call: ToolCall, rb: Rulebase | None = None) -> SolverResult:
         rb = rb or self.rulebases.current
         mod = await self.knowledge.ensure(call.session_id, rb)
         limit = rb.info.inference_limit(self.inference_limit)
 
+        # a proof whose tree is written later cannot be searched for a confirmation to spend (shared stores)
+        compact = self.fast_path and self.lazy_proofs and not self.store.shared
+
         async def one_pass() -> dict[str, Any]:
+            if compact:
+                return await self.engine.decide_compact(rb.module, mod, time.time(), call.identity,
+                                                        call.arguments, call.digest, rb.version, limit,
+                                                        write_behind=self.write_proofs_behind)
             return await self.engine.decide(rb.module, mod, time.time(), call.identity, call.arguments,
                                             call.digest, rb.version, limit, fast=self.fast_path)
 

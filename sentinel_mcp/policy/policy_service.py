@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny, ToolCall
+from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.solver import FetchFilter, SolverResult
@@ -173,7 +174,7 @@ class PolicyService:
         d = await self.guard.decide(call)
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):
-            out["proof"] = Withholding.proof(d.proof, await self._hidden(session))
+            out["proof"] = Withholding.proof(await rendered_proof(d.proof), await self._hidden(session))
         elif isinstance(d, Deny):
             out |= {"unmet": d.unmet, "how_to_unblock": d.how_to_unblock}
         elif isinstance(d, Ask):

@@ -118,7 +118,7 @@ prove(confirmed(F, A), T) :- !, prove(confirmed(F, A, [user]), T).
 prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
     % the message reads as plain text: JSON values and lists rendered, pending answers named as such
     copy_term(A, A0), readable_args(A0, A1),
-    format(atom(Msg), F, A1),
+    confirmation_text(F, A1, Msg),
     ( cur(call, Tool, Digest, Version) -> true ; throw(error(domain_error(guard_context, confirmed/3), _)) ),
     (   valid_fact('$confirmed'(Tool, Digest, Version, Ans), P), memberchk(P, From)
     ->  ( Ans == yes -> true ; record_unmet(declined(Msg)), fail )
@@ -146,6 +146,11 @@ prove(G, builtin(G)) :- cur(rb, RB),
     ).
 
 cur(call, T, D, V) :- cur(call, c(T, D, V)).
+
+%  The text a confirmation shows: format/3 of its template, which for '~w' and one text (confirmed_items/3:
+%  readable/2 gives atoms) is that text itself, the same atom without format/3 (a cost on every allow).
+confirmation_text(F, A, Msg) :- F == '~w', A = [T], atom(T), !, Msg = T.
+confirmation_text(F, A, Msg) :- format(atom(Msg), F, A).
 
 %  Prove G one requirement deeper (nesting tells how specific a broken rule is); Ok is true or false.
 with_depth(D, G, T, Ok) :-
@@ -274,6 +279,21 @@ sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
     ),
     add_needs(Out0, Out1), to_json_atom(Out1, Out).
 
+%  sn_decide_compact(...): sn_decide/9 (the fast path), but a proved call's tree is kept, not written: its
+%  JSON is {"kept": Id}, and sn_render_kept_proof/2 writes it when it is asked for.
+sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
+    setup_call_cleanup(nb_setval(sn_compact, true),
+                       sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out),
+                       nb_setval(sn_compact, false)).
+
+%  sn_render_kept_proof(+Id, -Out): {"tree": ...} of a kept proof, which is then forgotten (an error if it
+%  is not kept: already rendered, or dropped).
+sn_render_kept_proof(Id, Out) :-
+    kept_key(Id, K),
+    (   nb_current(K, kept(T)) -> nb_delete(K), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
+    ;   throw(error(existence_error(kept_proof, Id), _))
+    ).
+
 %  tool_guards(+RB, +Tool, -Guards): the guards of Tool in clause order. Without a wildcard guard in the rulebase
 %  (noted when it is loaded), the first-argument index finds them; otherwise every guard is matched in turn.
 tool_guards(RB, Tool, Guards) :-
@@ -316,9 +336,33 @@ query_outcome(_, _, _, failed, @(null)) :- denied, !.
 query_outcome(E, R, _, incomplete, @(null)) :- ( nonvar(E) ; R == inference_limit_exceeded ), cur(assumed, true), !.
 query_outcome(E, _, _, error, Msg) :- nonvar(E), !, client_failure(E, json(L)), memberchk(message = Msg, L).
 query_outcome(_, R, _, inference_limit, @(null)) :- R == inference_limit_exceeded, !.
-query_outcome(_, R, Trees, St, TJ) :- R \== failed, !, tree_json(and_all(Trees), TJ),
-    ( cur(assumed, true) -> St = incomplete ; St = proved ).
+query_outcome(_, R, Trees, St, TJ) :- R \== failed, !,
+    (   cur(assumed, true) -> St = incomplete, tree_json(and_all(Trees), TJ)
+    ;   St = proved, proved_tree(and_all(Trees), TJ)
+    ).
+
 query_outcome(_, _, _, failed, @(null)).
+
+%  A proof's tree as JSON terms or, in sn_decide_compact/9, kept as it is (json([kept=Id])) until
+%  sn_render_kept_proof/2 writes it: an allow does not pay for its proof's text, a third of a decision.
+proved_tree(T, TJ) :-
+    (   nb_current(sn_compact, true), catch(keep_proof(T, Id), _, fail) -> TJ = json([kept=Id])
+    ;   tree_json(T, TJ)
+    ).
+
+%  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each in a global
+%  variable of its own: a copy, without compiling a clause of the tree and decompiling it again.
+keep_proof(T, Id) :-
+    flag(sn_kept_proof, Id0, Id0 + 1), Id is Id0 + 1,
+    kept_key(Id, K), nb_setval(K, kept(T)),
+    Old is Id - 1024, kept_key(Old, OK), ( nb_current(OK, _) -> nb_delete(OK) ; true ).
+
+kept_key(Id, K) :- atom_concat('$sn_kept_proof_', Id, K).
+
+%  sn_drop_kept_proofs: forget every kept proof (unread ones: a benchmark's).
+sn_drop_kept_proofs :-
+    findall(K, ( nb_current(K, _), atom(K), sub_atom(K, 0, _, _, '$sn_kept_proof_') ), Ks),
+    maplist(nb_delete, Ks).
 
 limited(G, Limit, R) :- ( call_with_inference_limit(G, Limit, R) -> true ; R = failed ).
 
