@@ -165,7 +165,12 @@ def mount_a2a(app: Any, holder: HostState, config: Any, host: str, port: int,
     @contextlib.asynccontextmanager
     async def lifespan(rt: Any) -> AsyncIterator[None]:
         rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
-        await service.open(*task_journal(config, settings, rt))
+        services = getattr(rt, "services", None)
+        shared_url = getattr(services, "store_url", None)
+        if shared_url and settings.task_db != "":  # replicas on one PostgreSQL: tasks there, leased
+            await service.open(shared_url, replica=getattr(services, "replica", None) or None)
+        else:
+            await service.open(*task_journal(config, settings, rt))
         service.inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person
         try:
             if port == 0:

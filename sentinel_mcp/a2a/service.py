@@ -9,8 +9,10 @@ taskId with ``answers`` resumes the same call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
+import time
 import uuid
 from pathlib import Path
 from typing import Any, Sequence
@@ -47,7 +49,8 @@ from sentinel_mcp.a2a.protocol import (
 )
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents
-from sentinel_mcp.a2a.task_journal import TaskJournal
+from sentinel_mcp.a2a import task_lease
+from sentinel_mcp.a2a.task_journal import LeaseLost, TaskJournal
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.display_text import safe_text
@@ -57,6 +60,7 @@ from sentinel_mcp.storage import StorageError
 log = logging.getLogger(__name__)
 OFFER_TOOL = "a2a__a2a_offer"  # the a2a built-in's: the offer to the orchestrator is a guarded call too
 OFFERED_KINDS = ("task_offer", "chat")
+RUNNING_STATES = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")  # leased in a shared store (task_lease.py)
 ASSIST_POLL_SECONDS = 0.5
 ASSIST_WAIT_SECONDS = 3600.0  # a help request nobody answered within the hour ends FAILED  # free-form intents; sensor requests and tool calls are local by nature
 
@@ -70,18 +74,53 @@ class A2AService(OrchestratorFirst, PersonAssist):
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
         self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
+        self._leases: asyncio.Task[None] | None = None
         self._degraded: dict[str, str] = {}
         self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
         self.inbox: AssistInbox | None = None  # other agents' help requests for the person (set by the host)  # task id -> why the orchestrator did not take it (bounded by tasks)
 
-    async def open(self, task_db: Path | None = None, adopt: Sequence[Path] = ()) -> None:
+    async def open(self, task_db: Path | str | None = None, adopt: Sequence[Path] = (), *,
+                   replica: str | None = None, lease_seconds: float = task_lease.LEASE_SECONDS,
+                   renew_every: float = task_lease.RENEW_EVERY) -> None:
         """Persist tasks in SQLite at ``task_db`` (and reload those stored there, with the tasks of the ended
-        gateways' journals ``adopt``); without it, memory only."""
+        gateways' journals ``adopt``); or in the ``postgresql://`` store replicas share (``task_db`` the URL,
+        ``replica`` this replica's name): tasks leased there (``task_lease.py``), read from any replica.
+        Without it, memory only."""
         if task_db is None:
             return
-        self._journal = TaskJournal(task_db)
+        self._journal = TaskJournal(task_db, replica, lease_seconds)
         self.store.journal = self._journal
         self.store.load(await self._journal.open(adopt))
+        if self._journal.shared:
+            self._leases = asyncio.create_task(self._keep_leases(renew_every), name="a2a-task-leases")
+
+    async def _keep_leases(self, every: float) -> None:
+        """Renew the leases of the tasks running here (one statement), stop those another replica ended (this
+        one could not renew in time), and end other replicas' lapsed tasks."""
+        journal = self._journal
+        assert journal is not None
+        renewed_at = time.monotonic()
+        while True:
+            await asyncio.sleep(every)
+            mine = [r for r in self.store.all_records() if r.task.status.state in RUNNING_STATES]
+            try:
+                kept = await journal.renew()
+                renewed_at = time.monotonic()
+                lost = [r for r in mine if r.task.id not in kept]
+                await journal.end_lapsed()
+            except Exception as e:  # noqa: BLE001 - the database is away: keep trying, but not past the lease
+                log.warning("A2A task leases not renewed: %s", e)
+                lost = mine if time.monotonic() - renewed_at > journal.lease_seconds else []
+            for record in lost:
+                self._lost(record)
+
+    def _lost(self, record: TaskRecord) -> None:
+        """Another replica ended this task (its lease lapsed): stop it here; the store says why it ended."""
+        if self.store.drop(record.task.id) is None:
+            return
+        log.warning("A2A task %s lost its lease (ended by another replica); stopping it here", record.task.id)
+        if record.runner is not None and not record.runner.done():
+            record.runner.cancel()
 
     def end_streams(self) -> None:
         """End open streams (SSE and WebSocket) so an HTTP server can shut down; tasks keep their state."""
@@ -90,6 +129,11 @@ class A2AService(OrchestratorFirst, PersonAssist):
     async def close(self) -> None:
         self.end_streams()
         # running tasks stay WORKING in the journal: the next start reports them as interrupted
+        if self._leases is not None:
+            self._leases.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._leases
+            self._leases = None
         if self._journal is not None:
             await self._journal.close()
             self._journal = None
@@ -134,7 +178,7 @@ class A2AService(OrchestratorFirst, PersonAssist):
         return self._stream(record, req.configuration.history_length if req.configuration else None)
 
     async def subscribe_to_task(self, req: SubscribeToTaskRequest, caller: str) -> EventStream:
-        record = self.store.get(req.id, caller)
+        record = await self.store.held(req.id, caller)
         if record.terminal:  # A2A v1.0 SubscribeToTask: a terminal task is UnsupportedOperationError
             raise RpcError(UNSUPPORTED_OPERATION,
                            f"Task {req.id} is in terminal state: {record.task.status.state}", {"taskId": req.id})
@@ -151,12 +195,14 @@ class A2AService(OrchestratorFirst, PersonAssist):
         if msg.role != "ROLE_USER":
             raise RpcError(INVALID_PARAMS, "Invalid params: message.role must be ROLE_USER")
         if msg.task_id:
-            record = self.store.get(msg.task_id, caller)
+            record = await self.store.held(msg.task_id, caller)
             await self._continue(record, msg)
             return record
         record = self._new_task(msg, caller)
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
         self.store.add(record)
+        if self.store.shared and self._journal is not None:  # leased before anything runs (task_lease.py)
+            await self._journal.commit(record)
         if isinstance(action, Rejection):
             await self._settle(record, "TASK_STATE_REJECTED", action.reason)
         elif isinstance(action, AssistRequest):
@@ -178,11 +224,11 @@ class A2AService(OrchestratorFirst, PersonAssist):
         return await self.send_message(req, caller)
 
     async def get_task(self, req: GetTaskRequest, caller: str) -> dict[str, Any]:
-        return self._view(self.store.get(req.id, caller).task, req.history_length)
+        return self._view((await self.store.find(req.id, caller)).task, req.history_length)
 
     async def list_tasks(self, req: ListTasksRequest, caller: str) -> dict[str, Any]:
-        records = self.store.list(caller, context_id=req.context_id, state=req.status,
-                                  since=req.status_timestamp_after)
+        records = await self.store.listed(caller, context_id=req.context_id, state=req.status,
+                                          since=req.status_timestamp_after)
         size = req.page_size or 50
         after = decode_page_token(req.page_token)
         start = 0 if after is None else next((i for i, r in enumerate(records) if sort_key(r) < after),
@@ -194,7 +240,7 @@ class A2AService(OrchestratorFirst, PersonAssist):
                                  page_size=size, total_size=len(records)).to_wire()
 
     async def cancel_task(self, req: CancelTaskRequest, caller: str) -> dict[str, Any]:
-        record = self.store.get(req.id, caller)
+        record = await self.store.held(req.id, caller)
         if record.terminal:
             raise RpcError(TASK_NOT_CANCELABLE,
                            f"Task {req.id} cannot be canceled: it is {record.task.status.state}",
@@ -245,7 +291,7 @@ class A2AService(OrchestratorFirst, PersonAssist):
 
     async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer]) -> None:
         """The principal's own answers, given in Sentinel's console (provenance ``user``): the task resumes."""
-        record = self.store.get(task_id, caller)
+        record = await self.store.held(task_id, caller)
         async with record.lock:
             pending = record.pending
             if record.terminal or pending is None or record.task.status.state not in INTERRUPTED_STATES:
@@ -349,6 +395,8 @@ class A2AService(OrchestratorFirst, PersonAssist):
                 await journal.commit(record, task.model_copy(update={"history": history, "status": status,
                                                                      "artifacts": artifacts}))
             except StorageError as e:  # not recorded: say so rather than report a state that may not survive
+                if isinstance(e, LeaseLost):  # another replica ended it: the store keeps its reason
+                    self.store.drop(task.id)
                 log.error("A2A task %s: could not record %s: %s", task.id, state, e)
                 fail = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
                                role="ROLE_AGENT", parts=[Part.of_text(safe_text(

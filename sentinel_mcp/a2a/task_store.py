@@ -32,6 +32,7 @@ class TaskRecord:
     pending: PendingCall | None = None
     runner: asyncio.Task[None] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    replica: str = ""  # read from a shared store: the replica that holds it ("" when held here)
 
     @property
     def terminal(self) -> bool:
@@ -42,6 +43,9 @@ class Journal(Protocol):
     def save(self, record: TaskRecord) -> None: ...
     async def commit(self, record: TaskRecord, task: Task | None = None) -> None: ...
     def delete(self, task_id: str) -> None: ...
+    shared: bool
+    async def read(self, task_id: str, owner: str) -> TaskRecord | None: ...
+    async def owned(self, owner: str, limit: int) -> list[TaskRecord]: ...
 
 
 class TaskStore:
@@ -74,22 +78,65 @@ class TaskStore:
                 raise RpcError(UNSUPPORTED_OPERATION,
                                f"task store is full ({self.max_tasks} unfinished tasks); retry later")
             del self._tasks[victim]
-            if self.journal is not None:
+            if self.journal is not None and not self.journal.shared:  # a shared store keeps it for every replica
                 self.journal.delete(victim)
         self._tasks[record.task.id] = record
         self.saved(record)
 
+    @property
+    def shared(self) -> bool:
+        """Tasks live in a store several replicas share (read through; this one holds only its own)."""
+        return self.journal is not None and self.journal.shared
+
+    def drop(self, task_id: str) -> TaskRecord | None:
+        """Forget a task held here (another replica ended it); the store keeps what that replica wrote."""
+        return self._tasks.pop(task_id, None)
+
     def get(self, task_id: str, owner: str) -> TaskRecord:
+        """A task held here (to act on: continue, cancel, subscribe)."""
         record = self._tasks.get(task_id)
         if record is None or record.owner != owner:  # another caller's task does not exist for you
             raise task_not_found(task_id)
         return record
 
+    async def held(self, task_id: str, owner: str) -> TaskRecord:
+        """``get``; in a shared store, a task of this owner held by another replica is named as such."""
+        try:
+            return self.get(task_id, owner)
+        except RpcError:
+            found = await self.find(task_id, owner)
+            if found.terminal:
+                return found
+            raise RpcError(UNSUPPORTED_OPERATION, f"Task {task_id} is held by replica {found.replica or '?'}: "
+                           "only that replica can continue, cancel or stream it (route this client to it, "
+                           "or read it with GetTask from any replica)", {"taskId": task_id}) from None
+
+    async def find(self, task_id: str, owner: str) -> TaskRecord:
+        """A task to read: held here, or (shared store) any replica's, if it is ``owner``'s."""
+        record = self._tasks.get(task_id)
+        if record is not None and record.owner == owner:
+            return record
+        if self.journal is not None and self.journal.shared:
+            found = await self.journal.read(task_id, owner)
+            if found is not None:
+                return found
+        raise task_not_found(task_id)
+
+    async def listed(self, owner: str, *, context_id: str | None, state: str | None,
+                     since: str | None) -> list[TaskRecord]:
+        """``list``; in a shared store, every replica's tasks of ``owner`` (the newest ``max_tasks``), those
+        held here as this replica has them now."""
+        if self.journal is None or not self.journal.shared:
+            return self.list(owner, context_id=context_id, state=state, since=since)
+        merged = {r.task.id: r for r in await self.journal.owned(owner, self.max_tasks)}
+        merged |= {tid: r for tid, r in self._tasks.items() if r.owner == owner}
+        return self.list(owner, context_id=context_id, state=state, since=since, among=list(merged.values()))
+
     def list(self, owner: str, *, context_id: str | None, state: str | None,
-             since: str | None) -> list[TaskRecord]:
+             since: str | None, among: list[TaskRecord] | None = None) -> list[TaskRecord]:
         """Newest status first, as ListTasks wants; ``since`` is an ISO 8601 time (status at or after it)."""
         floor = _instant(since) if since else None
-        out = [r for r in self._tasks.values() if r.owner == owner
+        out = [r for r in (self._tasks.values() if among is None else among) if r.owner == owner
                and (context_id is None or r.task.context_id == context_id)
                and (state is None or r.task.status.state == state)
                and (floor is None or _instant(r.task.status.timestamp) >= floor)]
