@@ -168,7 +168,9 @@ def mount_a2a(app: Any, holder: HostState, config: Any, host: str, port: int,
         services = getattr(rt, "services", None)
         shared_url = getattr(services, "store_url", None)
         if shared_url and settings.task_db != "":  # replicas on one PostgreSQL: tasks there, leased
-            await service.open(shared_url, replica=getattr(services, "replica", None) or None)
+            await service.open(shared_url, replica=getattr(services, "replica", None) or None,
+                               lease_seconds=settings.task_lease_seconds,
+                               renew_every=min(settings.task_lease_renew_seconds, settings.task_lease_seconds / 3))
         else:
             await service.open(*task_journal(config, settings, rt))
         service.inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person
