@@ -165,10 +165,9 @@ def mount_a2a(app: Any, holder: HostState, config: Any, host: str, port: int,
     @contextlib.asynccontextmanager
     async def lifespan(rt: Any) -> AsyncIterator[None]:
         rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
-        services = getattr(rt, "services", None)
-        shared_url = getattr(services, "store_url", None)
+        shared_url = rt.services.store_url
         if shared_url and settings.task_db != "":  # replicas on one PostgreSQL: tasks there, leased
-            await service.open(shared_url, replica=getattr(services, "replica", None) or None,
+            await service.open(shared_url, replica=rt.services.replica or None,
                                lease_seconds=settings.task_lease_seconds,
                                renew_every=min(settings.task_lease_renew_seconds, settings.task_lease_seconds / 3))
         else:
