@@ -25,6 +25,7 @@ from sentinel_mcp.a2a.assist_inbox import AssistInbox
 from sentinel_mcp.a2a.assist_tasks import PersonAssist
 from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     TASK_NOT_CANCELABLE,
     UNSUPPORTED_OPERATION,
@@ -104,7 +105,7 @@ class A2AService(OrchestratorFirst, PersonAssist):
             await asyncio.sleep(every)
             mine = [r for r in self.store.all_records() if r.task.status.state in RUNNING_STATES]
             try:
-                kept = await journal.renew()
+                kept = await journal.renew([r.task.id for r in mine])
                 renewed_at = time.monotonic()
                 lost = [r for r in mine if r.task.id not in kept]
                 await journal.end_lapsed()
@@ -200,9 +201,15 @@ class A2AService(OrchestratorFirst, PersonAssist):
             return record
         record = self._new_task(msg, caller)
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
-        self.store.add(record)
         if self.store.shared and self._journal is not None:  # leased before anything runs (task_lease.py)
-            await self._journal.commit(record)
+            self.store.add(record, save=False)
+            try:
+                await self._journal.commit(record)
+            except StorageError as e:  # fail closed: nothing runs that the cluster could not see
+                self.store.drop(record.task.id)
+                raise RpcError(INTERNAL_ERROR, f"the task store cannot be written, nothing was started: {e}") from None
+        else:
+            self.store.add(record)
         if isinstance(action, Rejection):
             await self._settle(record, "TASK_STATE_REJECTED", action.reason)
         elif isinstance(action, AssistRequest):

@@ -193,8 +193,8 @@ class TaskJournal:
                         tid, replica or "?")
         return [tid for tid, _ in ended]
 
-    async def renew(self) -> set[str]:
-        return await task_lease.renew(self.db, self.holder, self.lease_seconds)
+    async def renew(self, task_ids: list[str]) -> set[str]:
+        return await task_lease.renew(self.db, task_ids, self.holder, self.lease_seconds)
 
     async def read(self, task_id: str, owner: str) -> TaskRecord | None:
         """A task from the shared store (any replica's), if it is ``owner``'s: one round trip."""

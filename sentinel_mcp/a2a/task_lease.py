@@ -61,11 +61,15 @@ _END_LAPSED = _end(f"lease_until < {NOW}", _LAPSED)
 _END_OWN = _end("replica = ? AND lease_holder <> ?", _RESTARTED)
 
 
-async def renew(db: Any, holder: str, seconds: float = LEASE_SECONDS) -> set[str]:
-    """Extend the leases of every running task this holder has (one round trip); returns their ids. A task
-    this process runs that is missing from it was ended by another replica: its runner must stop."""
+async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEASE_SECONDS) -> set[str]:
+    """Extend the leases of the tasks this process runs (one round trip); returns those still its own. One
+    missing from it was ended by another replica: its runner must stop. Only the tasks named are renewed: a
+    row whose runner ended here without its last write landing (the database was away) lapses, never stays
+    "running" for ever."""
+    if not task_ids:
+        return set()
     out = await db.write(f"UPDATE a2a_task SET lease_until={NOW} + ? WHERE lease_holder=? AND state IN {RUNNING} "
-                         "RETURNING id", (seconds, holder))
+                         "AND id = ANY(?) RETURNING id", (seconds, holder, list(task_ids)))
     return {r[0] for r in out.rows}
 
 

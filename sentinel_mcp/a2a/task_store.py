@@ -10,8 +10,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError, task_not_found
+from sentinel_mcp.a2a.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    UNSUPPORTED_OPERATION,
+    RpcError,
+    task_not_found,
+)
 from sentinel_mcp.a2a.protocol import TERMINAL_STATES, Task
+from sentinel_mcp.storage import StorageError
 
 
 @dataclass
@@ -70,7 +77,8 @@ class TaskStore:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    def add(self, record: TaskRecord) -> None:
+    def add(self, record: TaskRecord, save: bool = True) -> None:
+        """Hold a new task (``save``: queue its first write; False when the caller committed it already)."""
         if len(self._tasks) >= self.max_tasks:
             # evict the oldest finished task; live tasks are never dropped silently
             victim = next((tid for tid, r in self._tasks.items() if r.terminal), None)
@@ -81,7 +89,8 @@ class TaskStore:
             if self.journal is not None and not self.journal.shared:  # a shared store keeps it for every replica
                 self.journal.delete(victim)
         self._tasks[record.task.id] = record
-        self.saved(record)
+        if save:
+            self.saved(record)
 
     @property
     def shared(self) -> bool:
@@ -117,7 +126,10 @@ class TaskStore:
         if record is not None and record.owner == owner:
             return record
         if self.journal is not None and self.journal.shared:
-            found = await self.journal.read(task_id, owner)
+            try:
+                found = await self.journal.read(task_id, owner)
+            except StorageError as e:
+                raise _unreadable(e) from None
             if found is not None:
                 return found
         raise task_not_found(task_id)
@@ -128,7 +140,10 @@ class TaskStore:
         held here as this replica has them now."""
         if self.journal is None or not self.journal.shared:
             return self.list(owner, context_id=context_id, state=state, since=since)
-        merged = {r.task.id: r for r in await self.journal.owned(owner, self.max_tasks)}
+        try:
+            merged = {r.task.id: r for r in await self.journal.owned(owner, self.max_tasks)}
+        except StorageError as e:
+            raise _unreadable(e) from None
         merged |= {tid: r for tid, r in self._tasks.items() if r.owner == owner}
         return self.list(owner, context_id=context_id, state=state, since=since, among=list(merged.values()))
 
@@ -145,6 +160,10 @@ class TaskStore:
 
     def all_records(self) -> list[TaskRecord]:
         return list(self._tasks.values())
+
+
+def _unreadable(e: StorageError) -> RpcError:
+    return RpcError(INTERNAL_ERROR, f"the task store cannot be read now: {e}")
 
 
 def _instant(iso: str | None) -> datetime:

@@ -78,11 +78,11 @@ async def test_a_lapsed_task_is_ended_with_the_reason_once_and_the_loser_cannot_
     rec = record()
     await a.commit(rec)
     assert await b.end_lapsed() == []  # a lease being renewed is never taken
-    assert rec.task.id in await a.renew()
+    assert rec.task.id in await a.renew([rec.task.id])
     db_rows(pg_url, "UPDATE a2a_task SET lease_until = 0 WHERE id = %s RETURNING id", (rec.task.id,))
     ended = await asyncio.gather(b.end_lapsed(), b.end_lapsed(), a.end_lapsed())
     assert sorted(sum(ended, [])) == [rec.task.id]  # exactly one sweep ended it
-    assert await a.renew() == set()  # a's renewal no longer finds it: its runner must stop
+    assert await a.renew([rec.task.id]) == set()  # a's renewal no longer finds it: its runner must stop
     with pytest.raises(LeaseLost):  # a's late result changes nothing
         await a.commit(rec, settled(rec, "TASK_STATE_COMPLETED"))
     a.save(rec)  # a queued passing state neither
