@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import builtins
 import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -158,7 +159,7 @@ class TaskStore:
         out.sort(key=sort_key, reverse=True)
         return out
 
-    def all_records(self) -> list[TaskRecord]:
+    def all_records(self) -> builtins.list[TaskRecord]:  # (``list`` is the method above)
         return list(self._tasks.values())
 
 
