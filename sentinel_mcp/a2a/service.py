@@ -286,10 +286,33 @@ class A2AService(OrchestratorFirst, PersonAssist):
                 raise RpcError(UNSUPPORTED_OPERATION, f"Task {task.id} is {task.status.state}; it takes no "
                                                       "input now (wait for it, or cancel it)", {"taskId": task.id})
             answers = self._answers(record.pending, msg)
+            before = task.history
             task.history = [*(task.history or []), msg.model_copy(update={"context_id": task.context_id})]
             pending, record.pending = record.pending, None
+            try:
+                await self._hold_to_run(record)
+            except RpcError:
+                task.history, record.pending = before, pending
+                raise
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
             self._start(record, call, answers=answers)
+
+    async def _hold_to_run(self, record: TaskRecord) -> None:
+        """Shared store: record WORKING under this process's lease before the call runs, so a task another
+        replica took over meanwhile (``TaskStore.held``) is never run here too."""
+        if not self.store.shared or self._journal is None:
+            return
+        working = record.task.model_copy(update={"status": TaskStatus(state="TASK_STATE_WORKING",
+                                                                      timestamp=now_iso())})
+        try:
+            await self._journal.commit(record, working)
+        except LeaseLost:
+            self.store.drop(record.task.id)
+            raise RpcError(UNSUPPORTED_OPERATION, f"Task {record.task.id} was taken over by another replica "
+                           "meanwhile; nothing was run here (read it with GetTask)",
+                           {"taskId": record.task.id}) from None
+        except StorageError as e:
+            raise RpcError(INTERNAL_ERROR, f"the task store cannot be written, nothing was run: {e}") from None
 
     def waiting_for(self, caller: str) -> list[TaskRecord]:
         """The caller's tasks waiting for input (the web console's inbox shows them to that principal)."""
@@ -307,6 +330,11 @@ class A2AService(OrchestratorFirst, PersonAssist):
             if unknown:
                 raise RpcError(INVALID_PARAMS, f"Invalid params: no question {', '.join(unknown)} on this task")
             record.pending = None
+            try:
+                await self._hold_to_run(record)
+            except RpcError:
+                record.pending = pending
+                raise
             given = {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()}
             self._start(record, GuardedCall(pending.kind, pending.tool, pending.arguments), answers=given)
 

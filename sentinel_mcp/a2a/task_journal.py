@@ -67,6 +67,7 @@ CREATE INDEX IF NOT EXISTS a2a_task_holder ON a2a_task(lease_holder)
 """
 SCHEMA = Schema("a2a_tasks", {"sqlite": [_SCHEMA_SQL, _LEASE_COLS], "postgres": [_PG_SQL]})
 _RUNNING = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+_INTERRUPTED = ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")
 _ROW_COLS = "id, owner, session_id, state, updated, task, pending"
 _ADOPT = f"INSERT INTO a2a_task ({_ROW_COLS}) VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING"
 _SAVE = ("INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending) VALUES (?,?,?,?,?,?,?) "
@@ -80,7 +81,7 @@ _SAVE_LEASED = (
     "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated=excluded.updated, task=excluded.task, "
     "pending=excluded.pending, lease_until=excluded.lease_until "
     "WHERE a2a_task.lease_holder = excluded.lease_holder RETURNING id")
-_READ_COLS = "owner, session_id, task, pending, replica"
+_READ_COLS = "owner, session_id, task, pending, replica, lease_holder"
 
 
 class LeaseLost(StorageError):
@@ -124,7 +125,7 @@ class TaskJournal:
         records = []
         rows = await self._db.query("SELECT owner, session_id, task, pending FROM a2a_task ORDER BY updated")
         for owner, session_id, task_json, pending_json in rows:
-            record = _record((owner, session_id, task_json, pending_json, ""))
+            record = _record((owner, session_id, task_json, pending_json, "", ""))
             if record is None:
                 continue
             if record.task.status.state in _RUNNING:
@@ -202,6 +203,16 @@ class TaskJournal:
                                    (task_id, owner))
         return _record(rows[0]) if rows else None
 
+    async def claim(self, record: TaskRecord) -> bool:
+        """Take over a task another replica holds while it waits for input (nothing runs for it there): one
+        statement, so of two replicas claiming (or continuing) at once exactly one gets it. The replica that
+        held it can no longer write it (its next commit raises ``LeaseLost``), so it never runs it too."""
+        out = await self.db.write(
+            "UPDATE a2a_task SET lease_holder=?, replica=? WHERE id=? AND owner=? AND lease_holder=? "
+            "AND state IN (?, ?) AND pending IS NOT NULL RETURNING id",
+            (self.holder, self.replica, record.task.id, record.owner, record.holder, *_INTERRUPTED))
+        return bool(out.rows)
+
     async def owned(self, owner: str, limit: int) -> list[TaskRecord]:
         """``owner``'s newest ``limit`` tasks in the shared store, whichever replica made them: one round trip."""
         rows = await self.db.query(f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ? "
@@ -255,11 +266,11 @@ class TaskJournal:
 
 
 def _record(row: tuple[Any, ...]) -> TaskRecord | None:
-    owner, session_id, task_json, pending_json, replica = row
+    owner, session_id, task_json, pending_json, replica, holder = row
     try:
         return TaskRecord(task=Task.model_validate_json(task_json), owner=owner, session_id=session_id,
                           pending=PendingCall(**json.loads(pending_json)) if pending_json else None,
-                          replica=replica or "")
+                          replica=replica or "", holder=holder or "")
     except (ValueError, TypeError) as e:  # one bad row must not hide the others
         log.warning("A2A task journal: skipping an unreadable task (%s)", e)
         return None

@@ -41,6 +41,7 @@ class TaskRecord:
     runner: asyncio.Task[None] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     replica: str = ""  # read from a shared store: the replica that holds it ("" when held here)
+    holder: str = ""  # read from a shared store: that replica process's lease token (what a take-over checks)
 
     @property
     def terminal(self) -> bool:
@@ -54,6 +55,7 @@ class Journal(Protocol):
     shared: bool
     async def read(self, task_id: str, owner: str) -> TaskRecord | None: ...
     async def owned(self, owner: str, limit: int) -> list[TaskRecord]: ...
+    async def claim(self, record: TaskRecord) -> bool: ...
 
 
 class TaskStore:
@@ -110,16 +112,28 @@ class TaskStore:
         return record
 
     async def held(self, task_id: str, owner: str) -> TaskRecord:
-        """``get``; in a shared store, a task of this owner held by another replica is named as such."""
+        """``get``; in a shared store, a task of this owner that another replica holds while it waits for input
+        is taken over (``claim``: nothing runs for it there); one running there is named as such."""
         try:
             return self.get(task_id, owner)
         except RpcError:
             found = await self.find(task_id, owner)
             if found.terminal:
                 return found
+            if (self.journal is not None and found.pending is not None
+                    and found.task.status.state in ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")):
+                try:
+                    claimed = await self.journal.claim(found)
+                except StorageError as e:
+                    raise _unreadable(e) from None
+                if claimed:
+                    found.replica, found.holder = "", ""
+                    self._tasks[task_id] = found
+                    return found
+                found = await self.find(task_id, owner)  # another replica continued it meanwhile
             raise RpcError(UNSUPPORTED_OPERATION, f"Task {task_id} is held by replica {found.replica or '?'}: "
-                           "only that replica can continue, cancel or stream it (route this client to it, "
-                           "or read it with GetTask from any replica)", {"taskId": task_id}) from None
+                           f"it is {found.task.status.state}; only that replica can cancel or stream it (route "
+                           "this client to it, or read it with GetTask from any replica)", {"taskId": task_id})
 
     async def find(self, task_id: str, owner: str) -> TaskRecord:
         """A task to read: held here, or (shared store) any replica's, if it is ``owner``'s."""

@@ -136,3 +136,25 @@ async def test_the_reason_names_the_replica_as_data(pg_url: str, name: str) -> N
     assert got is not None
     assert got.task.status.message.parts[0].text.startswith(f"interrupted: replica {name} stopped")  # type: ignore
     await a.close()
+
+
+async def test_a_task_waiting_for_input_is_taken_over_by_exactly_one_replica(pg_url: str) -> None:
+    from sentinel_mcp.a2a.task_store import TaskStore
+
+    a, b, c = (TaskJournal(pg_url, f"replica-{n}") for n in "abc")
+    for j in (a, b, c):
+        await j.open()
+    waiting = record(state="TASK_STATE_INPUT_REQUIRED", pending=PendingCall("t", {}, ["k"], "tool_call"))
+    await a.commit(waiting)
+    on_b, on_c = TaskStore(journal=b), TaskStore(journal=c)  # type: ignore[arg-type]
+    got = await asyncio.gather(on_b.held(waiting.task.id, "alice"), on_c.held(waiting.task.id, "alice"),
+                               return_exceptions=True)
+    winners = [g for g in got if isinstance(g, TaskRecord)]
+    assert len(winners) == 1 and winners[0].pending == waiting.pending  # exactly one took it over
+    assert "held by replica" in str([g for g in got if not isinstance(g, TaskRecord)][0])
+    with pytest.raises(LeaseLost):  # a can no longer run it (its continue commits WORKING first)
+        await a.commit(waiting, settled(waiting, RUNNING))
+    with pytest.raises(Exception, match="not found"):  # another principal: no such task, and no take-over
+        await TaskStore(journal=b).held(waiting.task.id, "bob")  # type: ignore[arg-type]
+    for j in (a, b, c):
+        await j.close()
