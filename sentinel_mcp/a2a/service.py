@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import time
 import uuid
 from pathlib import Path
 from typing import Any, Sequence
@@ -23,6 +22,7 @@ from sentinel_mcp.a2a import actions
 from sentinel_mcp.a2a.actions import AssistRequest, Capabilities, GuardedCall, Rejection
 from sentinel_mcp.a2a.assist_inbox import AssistInbox
 from sentinel_mcp.a2a.assist_tasks import PersonAssist
+from sentinel_mcp.a2a.leased_tasks import LeasedTasks
 from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
     INTERNAL_ERROR,
@@ -61,12 +61,11 @@ from sentinel_mcp.storage import StorageError
 log = logging.getLogger(__name__)
 OFFER_TOOL = "a2a__a2a_offer"  # the a2a built-in's: the offer to the orchestrator is a guarded call too
 OFFERED_KINDS = ("task_offer", "chat")
-RUNNING_STATES = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")  # leased in a shared store (task_lease.py)
 ASSIST_POLL_SECONDS = 0.5
 ASSIST_WAIT_SECONDS = 3600.0  # a help request nobody answered within the hour ends FAILED  # free-form intents; sensor requests and tool calls are local by nature
 
 
-class A2AService(OrchestratorFirst, PersonAssist):
+class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
     def __init__(self, port: GatewayPort, settings: A2ASettings, peers: Any = None) -> None:
         self.port = port
         self.settings = settings
@@ -94,34 +93,6 @@ class A2AService(OrchestratorFirst, PersonAssist):
         self.store.load(await self._journal.open(adopt))
         if self._journal.shared:
             self._leases = asyncio.create_task(self._keep_leases(renew_every), name="a2a-task-leases")
-
-    async def _keep_leases(self, every: float) -> None:
-        """Renew the leases of the tasks running here (one statement), stop those another replica ended (this
-        one could not renew in time), and end other replicas' lapsed tasks."""
-        journal = self._journal
-        assert journal is not None
-        renewed_at = time.monotonic()
-        while True:
-            await asyncio.sleep(every)
-            mine = [r for r in self.store.all_records() if r.task.status.state in RUNNING_STATES]
-            try:
-                kept = await journal.renew([r.task.id for r in mine])
-                renewed_at = time.monotonic()
-                lost = [r for r in mine if r.task.id not in kept]
-                await journal.end_lapsed()
-            except Exception as e:  # noqa: BLE001 - the database is away: keep trying, but not past the lease
-                log.warning("A2A task leases not renewed: %s", e)
-                lost = mine if time.monotonic() - renewed_at > journal.lease_seconds else []
-            for record in lost:
-                self._lost(record)
-
-    def _lost(self, record: TaskRecord) -> None:
-        """Another replica ended this task (its lease lapsed): stop it here; the store says why it ended."""
-        if self.store.drop(record.task.id) is None:
-            return
-        log.warning("A2A task %s lost its lease (ended by another replica); stopping it here", record.task.id)
-        if record.runner is not None and not record.runner.done():
-            record.runner.cancel()
 
     def end_streams(self) -> None:
         """End open streams (SSE and WebSocket) so an HTTP server can shut down; tasks keep their state."""
@@ -296,23 +267,6 @@ class A2AService(OrchestratorFirst, PersonAssist):
                 raise
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
             self._start(record, call, answers=answers)
-
-    async def _hold_to_run(self, record: TaskRecord) -> None:
-        """Shared store: record WORKING under this process's lease before the call runs, so a task another
-        replica took over meanwhile (``TaskStore.held``) is never run here too."""
-        if not self.store.shared or self._journal is None:
-            return
-        working = record.task.model_copy(update={"status": TaskStatus(state="TASK_STATE_WORKING",
-                                                                      timestamp=now_iso())})
-        try:
-            await self._journal.commit(record, working)
-        except LeaseLost:
-            self.store.drop(record.task.id)
-            raise RpcError(UNSUPPORTED_OPERATION, f"Task {record.task.id} was taken over by another replica "
-                           "meanwhile; nothing was run here (read it with GetTask)",
-                           {"taskId": record.task.id}) from None
-        except StorageError as e:
-            raise RpcError(INTERNAL_ERROR, f"the task store cannot be written, nothing was run: {e}") from None
 
     def waiting_for(self, caller: str) -> list[TaskRecord]:
         """The caller's tasks waiting for input (the web console's inbox shows them to that principal)."""
