@@ -96,6 +96,7 @@ class TaskJournal:
         self.path = path
         self.shared = is_server_url(path)
         self.replica = replica or "replica"
+        self.named = bool(replica)  # only a replica that knows its name may end "its own" old tasks at start
         self.holder = task_lease.new_holder(self.replica)
         self.lease_seconds = lease_seconds
         self._db: Any = None
@@ -173,12 +174,15 @@ class TaskJournal:
         """A shared store: end this replica's own running tasks left by its previous process (at once: it
         knows they are dead) and everybody's lapsed ones; take back this replica's tasks that wait for input
         (their pending call is stored, so they stay resumable here). Other tasks are read through."""
+        if not self.named:
+            await self.end_lapsed()
+            return []
         for tid in await task_lease.end_own_old(self.db, self.replica, self.holder):
             log.warning("A2A task %s: this replica restarted while it ran; ended FAILED (not run again)", tid)
         await self.end_lapsed()
         taken = await self.db.write(
-            "UPDATE a2a_task SET lease_holder=? WHERE replica=? AND lease_holder<>? AND state=? RETURNING id",
-            (self.holder, self.replica, self.holder, "TASK_STATE_INPUT_REQUIRED"))
+            "UPDATE a2a_task SET lease_holder=? WHERE replica=? AND lease_holder<>? AND state IN (?, ?) "
+            "AND pending IS NOT NULL RETURNING id", (self.holder, self.replica, self.holder, *_INTERRUPTED))
         ids = [r[0] for r in taken.rows]
         if not ids:
             return []

@@ -51,6 +51,7 @@ class BuildService:
         self.settings = settings
         self.store = SwarmStore(store if store else self.root / "swarm.db")
         self.replica = replica or "replica"
+        self._named = bool(replica)  # only a replica that knows its name ends "its own" old builds at start
         self.holder = build_lease.new_holder(self.replica)
         self.lease_seconds, self.renew_every = lease_seconds, renew_every
         self._leases: asyncio.Task[None] | None = None
@@ -72,7 +73,8 @@ class BuildService:
                             if self.settings.debug_log else None)
         await self.store.open()
         if self.store.shared:  # several replicas: builds whose runner is gone end by their lapsed lease
-            for tid in await build_lease.end_own_old(self.store.db, self.replica, self.holder):
+            for tid in (await build_lease.end_own_old(self.store.db, self.replica, self.holder)
+                        if self._named else []):
                 log.warning("build %s: this replica restarted while it ran; ended FAILED (not resumed)", tid)
             await self._end_lapsed()
             self._leases = asyncio.create_task(self._keep_leases(), name="swarm-leases")
