@@ -165,7 +165,13 @@ def mount_a2a(app: Any, holder: HostState[RunningHost], config: Any, host: str, 
     @contextlib.asynccontextmanager
     async def lifespan(rt: RunningHost) -> AsyncIterator[None]:
         rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
-        await service.open(*task_journal(config, settings, rt))
+        shared_url = rt.services.store_url
+        if shared_url and settings.task_db != "":  # replicas on one PostgreSQL: tasks there, leased
+            await service.open(shared_url, replica=rt.services.replica or None,
+                               lease_seconds=settings.task_lease_seconds,
+                               renew_every=min(settings.task_lease_renew_seconds, settings.task_lease_seconds / 3))
+        else:
+            await service.open(*task_journal(config, settings, rt))
         service.inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person
         try:
             if port == 0:

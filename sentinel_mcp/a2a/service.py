@@ -9,6 +9,7 @@ taskId with ``answers`` resumes the same call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import uuid
@@ -21,8 +22,10 @@ from sentinel_mcp.a2a import actions
 from sentinel_mcp.a2a.actions import AssistRequest, Capabilities, GuardedCall, Rejection
 from sentinel_mcp.a2a.assist_inbox import AssistInbox
 from sentinel_mcp.a2a.assist_tasks import PersonAssist
+from sentinel_mcp.a2a.leased_tasks import LeasedTasks
 from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     TASK_NOT_CANCELABLE,
     UNSUPPORTED_OPERATION,
@@ -47,7 +50,8 @@ from sentinel_mcp.a2a.protocol import (
 )
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents
-from sentinel_mcp.a2a.task_journal import TaskJournal
+from sentinel_mcp.a2a import task_lease
+from sentinel_mcp.a2a.task_journal import LeaseLost, TaskJournal
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.display_text import safe_text
@@ -60,7 +64,7 @@ ASSIST_POLL_SECONDS = 0.5
 ASSIST_WAIT_SECONDS = 3600.0  # a help request nobody answered within the hour ends FAILED  # free-form intents; sensor requests and tool calls are local by nature
 
 
-class A2AService(OrchestratorFirst, PersonAssist):
+class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
     def __init__(self, port: GatewayPort, settings: A2ASettings, peers: Any = None) -> None:
         self.port = port
         self.settings = settings
@@ -69,18 +73,25 @@ class A2AService(OrchestratorFirst, PersonAssist):
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
         self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
+        self._leases: asyncio.Task[None] | None = None
         self._degraded: dict[str, str] = {}
         self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
         self.inbox: AssistInbox | None = None  # other agents' help requests for the person (set by the host)  # task id -> why the orchestrator did not take it (bounded by tasks)
 
-    async def open(self, task_db: Path | None = None, adopt: Sequence[Path] = ()) -> None:
+    async def open(self, task_db: Path | str | None = None, adopt: Sequence[Path] = (), *,
+                   replica: str | None = None, lease_seconds: float = task_lease.LEASE_SECONDS,
+                   renew_every: float = task_lease.RENEW_EVERY) -> None:
         """Persist tasks in SQLite at ``task_db`` (and reload those stored there, with the tasks of the ended
-        gateways' journals ``adopt``); without it, memory only."""
+        gateways' journals ``adopt``); or in the ``postgresql://`` store replicas share (``task_db`` the URL,
+        ``replica`` this replica's name): tasks leased there (``task_lease.py``), read from any replica.
+        Without it, memory only."""
         if task_db is None:
             return
-        self._journal = TaskJournal(task_db)
+        self._journal = TaskJournal(task_db, replica, lease_seconds)
         self.store.journal = self._journal
         self.store.load(await self._journal.open(adopt))
+        if self._journal.shared:
+            self._leases = asyncio.create_task(self._keep_leases(renew_every), name="a2a-task-leases")
 
     def end_streams(self) -> None:
         """End open streams (SSE and WebSocket) so an HTTP server can shut down; tasks keep their state."""
@@ -89,6 +100,11 @@ class A2AService(OrchestratorFirst, PersonAssist):
     async def close(self) -> None:
         self.end_streams()
         # running tasks stay WORKING in the journal: the next start reports them as interrupted
+        if self._leases is not None:
+            self._leases.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._leases
+            self._leases = None
         if self._journal is not None:
             await self._journal.close()
             self._journal = None
@@ -133,7 +149,7 @@ class A2AService(OrchestratorFirst, PersonAssist):
         return self._stream(record, req.configuration.history_length if req.configuration else None)
 
     async def subscribe_to_task(self, req: SubscribeToTaskRequest, caller: str) -> EventStream:
-        record = self.store.get(req.id, caller)
+        record = await self.store.held(req.id, caller)
         if record.terminal:  # A2A v1.0 SubscribeToTask: a terminal task is UnsupportedOperationError
             raise RpcError(UNSUPPORTED_OPERATION,
                            f"Task {req.id} is in terminal state: {record.task.status.state}", {"taskId": req.id})
@@ -150,12 +166,20 @@ class A2AService(OrchestratorFirst, PersonAssist):
         if msg.role != "ROLE_USER":
             raise RpcError(INVALID_PARAMS, "Invalid params: message.role must be ROLE_USER")
         if msg.task_id:
-            record = self.store.get(msg.task_id, caller)
+            record = await self.store.held(msg.task_id, caller)
             await self._continue(record, msg)
             return record
         record = self._new_task(msg, caller)
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
-        self.store.add(record)
+        if self.store.shared and self._journal is not None:  # leased before anything runs (task_lease.py)
+            self.store.add(record, save=False)
+            try:
+                await self._journal.commit(record)
+            except StorageError as e:  # fail closed: nothing runs that the cluster could not see
+                self.store.drop(record.task.id)
+                raise RpcError(INTERNAL_ERROR, f"the task store cannot be written, nothing was started: {e}") from None
+        else:
+            self.store.add(record)
         if isinstance(action, Rejection):
             await self._settle(record, "TASK_STATE_REJECTED", action.reason)
         elif isinstance(action, AssistRequest):
@@ -177,11 +201,11 @@ class A2AService(OrchestratorFirst, PersonAssist):
         return await self.send_message(req, caller)
 
     async def get_task(self, req: GetTaskRequest, caller: str) -> dict[str, Any]:
-        return self._view(self.store.get(req.id, caller).task, req.history_length)
+        return self._view((await self.store.find(req.id, caller)).task, req.history_length)
 
     async def list_tasks(self, req: ListTasksRequest, caller: str) -> dict[str, Any]:
-        records = self.store.list(caller, context_id=req.context_id, state=req.status,
-                                  since=req.status_timestamp_after)
+        records = await self.store.listed(caller, context_id=req.context_id, state=req.status,
+                                          since=req.status_timestamp_after)
         size = req.page_size or 50
         after = decode_page_token(req.page_token)
         start = 0 if after is None else next((i for i, r in enumerate(records) if sort_key(r) < after),
@@ -193,7 +217,7 @@ class A2AService(OrchestratorFirst, PersonAssist):
                                  page_size=size, total_size=len(records)).to_wire()
 
     async def cancel_task(self, req: CancelTaskRequest, caller: str) -> dict[str, Any]:
-        record = self.store.get(req.id, caller)
+        record = await self.store.held(req.id, caller)
         if record.terminal:
             raise RpcError(TASK_NOT_CANCELABLE,
                            f"Task {req.id} cannot be canceled: it is {record.task.status.state}",
@@ -232,8 +256,14 @@ class A2AService(OrchestratorFirst, PersonAssist):
                 raise RpcError(UNSUPPORTED_OPERATION, f"Task {task.id} is {task.status.state}; it takes no "
                                                       "input now (wait for it, or cancel it)", {"taskId": task.id})
             answers = self._answers(record.pending, msg)
+            before = task.history
             task.history = [*(task.history or []), msg.model_copy(update={"context_id": task.context_id})]
             pending, record.pending = record.pending, None
+            try:
+                await self._hold_to_run(record)
+            except RpcError:
+                task.history, record.pending = before, pending
+                raise
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
             self._start(record, call, answers=answers)
 
@@ -244,7 +274,7 @@ class A2AService(OrchestratorFirst, PersonAssist):
 
     async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer]) -> None:
         """The principal's own answers, given in Sentinel's console (provenance ``user``): the task resumes."""
-        record = self.store.get(task_id, caller)
+        record = await self.store.held(task_id, caller)
         async with record.lock:
             pending = record.pending
             if record.terminal or pending is None or record.task.status.state not in INTERRUPTED_STATES:
@@ -253,6 +283,11 @@ class A2AService(OrchestratorFirst, PersonAssist):
             if unknown:
                 raise RpcError(INVALID_PARAMS, f"Invalid params: no question {', '.join(unknown)} on this task")
             record.pending = None
+            try:
+                await self._hold_to_run(record)
+            except RpcError:
+                record.pending = pending
+                raise
             given = {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()}
             self._start(record, GuardedCall(pending.kind, pending.tool, pending.arguments), answers=given)
 
@@ -348,6 +383,8 @@ class A2AService(OrchestratorFirst, PersonAssist):
                 await journal.commit(record, task.model_copy(update={"history": history, "status": status,
                                                                      "artifacts": artifacts}))
             except StorageError as e:  # not recorded: say so rather than report a state that may not survive
+                if isinstance(e, LeaseLost):  # another replica ended it: the store keeps its reason
+                    self.store.drop(task.id)
                 log.error("A2A task %s: could not record %s: %s", task.id, state, e)
                 fail = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
                                role="ROLE_AGENT", parts=[Part.of_text(safe_text(

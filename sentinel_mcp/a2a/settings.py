@@ -49,6 +49,10 @@ class A2ASettings(BaseModel):
     # the gateway's HTTP server defaults it to its instance's own journal (<data_dir>/instances/<id>/a2a-tasks.db,
     # taking over those of ended instances), "" turns persistence off
     task_db: str | None = None
+    # replicas on one PostgreSQL (sentinel.store): a running task's lease, renewed by its replica; a task whose
+    # lease lapsed (its replica died) is ended FAILED with the reason by another replica (a2a/task_lease.py)
+    task_lease_seconds: float = Field(30.0, gt=0, le=3600)
+    task_lease_renew_seconds: float = Field(10.0, gt=0, le=3600)
     # limits
     max_tasks: int = Field(1000, ge=1)
     max_frame_bytes: int = Field(1 << 20, ge=1024)

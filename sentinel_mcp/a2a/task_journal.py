@@ -17,9 +17,11 @@ import uuid
 from pathlib import Path
 from typing import Any, Sequence
 
+from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
+from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release
 
 log = logging.getLogger(__name__)
@@ -36,26 +38,83 @@ CREATE TABLE IF NOT EXISTS a2a_task (
 );
 CREATE INDEX IF NOT EXISTS a2a_task_updated ON a2a_task(updated)
 """
-SCHEMA = Schema("a2a_tasks", {"sqlite": [_SCHEMA_SQL]})
+# a server store (several replicas): the same rows, plus the task's lease (``task_lease.py``): the replica
+# running it, that process's token and until when (the database's clock) it is known to be alive. SQLite keeps
+# the columns too (one schema), unused there: one process owns its journal.
+_LEASE_COLS = """
+ALTER TABLE a2a_task ADD COLUMN replica TEXT NOT NULL DEFAULT '';
+ALTER TABLE a2a_task ADD COLUMN lease_holder TEXT NOT NULL DEFAULT '';
+ALTER TABLE a2a_task ADD COLUMN lease_until DOUBLE PRECISION
+"""
+_PG_SQL = """
+CREATE TABLE IF NOT EXISTS a2a_task (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    task TEXT NOT NULL,
+    pending TEXT,
+    replica TEXT NOT NULL DEFAULT '',
+    lease_holder TEXT NOT NULL DEFAULT '',
+    lease_until DOUBLE PRECISION
+);
+CREATE INDEX IF NOT EXISTS a2a_task_owner ON a2a_task(owner, updated);
+CREATE INDEX IF NOT EXISTS a2a_task_lease ON a2a_task(lease_until)
+    WHERE state IN ('TASK_STATE_SUBMITTED','TASK_STATE_WORKING');
+CREATE INDEX IF NOT EXISTS a2a_task_holder ON a2a_task(lease_holder)
+    WHERE state IN ('TASK_STATE_SUBMITTED','TASK_STATE_WORKING')
+"""
+SCHEMA = Schema("a2a_tasks", {"sqlite": [_SCHEMA_SQL, _LEASE_COLS], "postgres": [_PG_SQL]})
 _RUNNING = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+_INTERRUPTED = ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")
 _ROW_COLS = "id, owner, session_id, state, updated, task, pending"
 _ADOPT = f"INSERT INTO a2a_task ({_ROW_COLS}) VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING"
 _SAVE = ("INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending) VALUES (?,?,?,?,?,?,?) "
          "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated=excluded.updated, task=excluded.task, "
          "pending=excluded.pending")
+# shared store: the row carries this process's lease while the task runs; a process whose lease was ended
+# (another replica ended the task) changes nothing any more (``WHERE`` on the holder: ``RETURNING`` says so)
+_SAVE_LEASED = (
+    "INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending, replica, lease_holder, "
+    f"lease_until) VALUES (?,?,?,?,?,?,?,?,?, CASE WHEN ? THEN {task_lease.NOW} + ? ELSE NULL END) "
+    "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated=excluded.updated, task=excluded.task, "
+    "pending=excluded.pending, lease_until=excluded.lease_until "
+    "WHERE a2a_task.lease_holder = excluded.lease_holder RETURNING id")
+_READ_COLS = "owner, session_id, task, pending, replica, lease_holder"
+
+
+class LeaseLost(StorageError):
+    """This process no longer holds the task: another replica ended it (its lease lapsed meanwhile)."""
 
 
 class TaskJournal:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str, replica: str | None = None,
+                 lease_seconds: float = task_lease.LEASE_SECONDS) -> None:
+        """``path``: the gateway's SQLite journal, or the ``postgresql://`` URL replicas share (tasks are then
+        leased, ``task_lease.py``, and read through from any replica); ``replica``: this replica's name."""
         self.path = path
+        self.shared = is_server_url(path)
+        self.replica = replica or "replica"
+        self.named = bool(replica)  # only a replica that knows its name may end "its own" old tasks at start
+        self.holder = task_lease.new_holder(self.replica)
+        self.lease_seconds = lease_seconds
         self._db: Any = None
         self._inflight: set[asyncio.Future[Any]] = set()
+
+    @property
+    def db(self) -> Any:
+        if self._db is None:
+            raise StorageError("A2A task journal is closed")
+        return self._db
 
     async def open(self, adopt: Sequence[Path] = ()) -> list[TaskRecord]:
         """Open (creating it if needed) and return the stored tasks, oldest first. ``adopt``: journals of
         gateways that have ended (dead instances, a journal from before instances); their tasks move here."""
         self._db = open_database(self.path, "a2a_tasks")
         await self._db.migrate(SCHEMA)
+        if self.shared:
+            return await self._open_shared()
         for source in adopt:
             try:
                 moved = await asyncio.to_thread(self._adopt, Path(source))
@@ -67,11 +126,8 @@ class TaskJournal:
         records = []
         rows = await self._db.query("SELECT owner, session_id, task, pending FROM a2a_task ORDER BY updated")
         for owner, session_id, task_json, pending_json in rows:
-            try:
-                record = TaskRecord(task=Task.model_validate_json(task_json), owner=owner, session_id=session_id,
-                                    pending=PendingCall(**json.loads(pending_json)) if pending_json else None)
-            except (ValueError, TypeError) as e:  # one bad row must not hide the others
-                log.warning("A2A task journal: skipping an unreadable task (%s)", e)
+            record = _record((owner, session_id, task_json, pending_json, "", ""))
+            if record is None:
                 continue
             if record.task.status.state in _RUNNING:
                 _interrupted(record)
@@ -114,24 +170,83 @@ class TaskJournal:
                 source.with_name(source.name + suffix).unlink(missing_ok=True)
             return len(rows)
 
-    @staticmethod
-    def _row(record: TaskRecord, task: Task | None = None) -> tuple[Any, ...]:
+    async def _open_shared(self) -> list[TaskRecord]:
+        """A shared store: end this replica's own running tasks left by its previous process (at once: it
+        knows they are dead) and everybody's lapsed ones; take back this replica's tasks that wait for input
+        (their pending call is stored, so they stay resumable here). Other tasks are read through."""
+        if not self.named:
+            await self.end_lapsed()
+            return []
+        for tid in await task_lease.end_own_old(self.db, self.replica, self.holder):
+            log.warning("A2A task %s: this replica restarted while it ran; ended FAILED (not run again)", tid)
+        await self.end_lapsed()
+        taken = await self.db.write(
+            "UPDATE a2a_task SET lease_holder=? WHERE replica=? AND lease_holder<>? AND state IN (?, ?) "
+            "AND pending IS NOT NULL RETURNING id", (self.holder, self.replica, self.holder, *_INTERRUPTED))
+        ids = [r[0] for r in taken.rows]
+        if not ids:
+            return []
+        marks = ", ".join("?" for _ in ids)
+        rows = await self.db.query(f"SELECT {_READ_COLS} FROM a2a_task WHERE id IN ({marks}) ORDER BY updated",
+                                   tuple(ids))
+        return [r for r in (_record(row) for row in rows) if r is not None]
+
+    async def end_lapsed(self) -> list[str]:
+        ended = await task_lease.end_lapsed(self.db)
+        for tid, replica in ended:
+            log.warning("A2A task %s of replica %s: its lease lapsed; ended FAILED (not run again)",
+                        tid, replica or "?")
+        return [tid for tid, _ in ended]
+
+    async def renew(self, task_ids: list[str]) -> set[str]:
+        return await task_lease.renew(self.db, task_ids, self.holder, self.lease_seconds)
+
+    async def read(self, task_id: str, owner: str) -> TaskRecord | None:
+        """A task from the shared store (any replica's), if it is ``owner``'s: one round trip."""
+        rows = await self.db.query(f"SELECT {_READ_COLS} FROM a2a_task WHERE id = ? AND owner = ?",
+                                   (task_id, owner))
+        return _record(rows[0]) if rows else None
+
+    async def claim(self, record: TaskRecord) -> bool:
+        """Take over a task another replica holds while it waits for input (nothing runs for it there): one
+        statement, so of two replicas claiming (or continuing) at once exactly one gets it. The replica that
+        held it can no longer write it (its next commit raises ``LeaseLost``), so it never runs it too."""
+        out = await self.db.write(
+            "UPDATE a2a_task SET lease_holder=?, replica=? WHERE id=? AND owner=? AND lease_holder=? "
+            "AND state IN (?, ?) AND pending IS NOT NULL RETURNING id",
+            (self.holder, self.replica, record.task.id, record.owner, record.holder, *_INTERRUPTED))
+        return bool(out.rows)
+
+    async def owned(self, owner: str, limit: int) -> list[TaskRecord]:
+        """``owner``'s newest ``limit`` tasks in the shared store, whichever replica made them: one round trip."""
+        rows = await self.db.query(f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ? "
+                                   "ORDER BY updated DESC, id DESC LIMIT ?", (owner, limit))
+        return [r for r in (_record(row) for row in rows) if r is not None]
+
+    def _row(self, record: TaskRecord, task: Task | None = None) -> tuple[Any, ...]:
         task = task or record.task
         pending = json.dumps(record.pending.__dict__) if record.pending else None
-        return (task.id, record.owner, record.session_id, task.status.state, task.status.timestamp or now_iso(),
-                task.model_dump_json(by_alias=True, exclude_none=True), pending)
+        row = (task.id, record.owner, record.session_id, task.status.state, task.status.timestamp or now_iso(),
+               task.model_dump_json(by_alias=True, exclude_none=True), pending)
+        if not self.shared:
+            return row
+        return (*row, self.replica, self.holder, task.status.state in _RUNNING, self.lease_seconds)
 
     async def commit(self, record: TaskRecord, task: Task | None = None) -> None:
-        """Store the task (or the state it is about to take, ``task``) durably; raises ``StorageError``."""
-        if self._db is None:
-            raise StorageError("A2A task journal is closed")
-        await self._db.write(_SAVE, self._row(record, task))
+        """Store the task (or the state it is about to take, ``task``) durably; raises ``StorageError``
+        (``LeaseLost`` when another replica ended the task meanwhile: nothing was changed)."""
+        if not self.shared:
+            await self.db.write(_SAVE, self._row(record, task))
+            return
+        out = await self.db.write(_SAVE_LEASED, self._row(record, task))
+        if not out.rows:
+            raise LeaseLost(f"task {record.task.id} was ended by another replica (this one lost its lease)")
 
     def save(self, record: TaskRecord) -> None:
         """Queue the task's current state (a passing state: WORKING); never blocks, never raises."""
         if self._db is None:
             return
-        self._track(self._db.submit_write([Statement(_SAVE, self._row(record))]))
+        self._track(self._db.submit_write([Statement(_SAVE_LEASED if self.shared else _SAVE, self._row(record))]))
 
     def delete(self, task_id: str) -> None:
         if self._db is not None:
@@ -152,6 +267,17 @@ class TaskJournal:
         if self._db is not None:
             db, self._db = self._db, None
             await release(db)
+
+
+def _record(row: tuple[Any, ...]) -> TaskRecord | None:
+    owner, session_id, task_json, pending_json, replica, holder = row
+    try:
+        return TaskRecord(task=Task.model_validate_json(task_json), owner=owner, session_id=session_id,
+                          pending=PendingCall(**json.loads(pending_json)) if pending_json else None,
+                          replica=replica or "", holder=holder or "")
+    except (ValueError, TypeError) as e:  # one bad row must not hide the others
+        log.warning("A2A task journal: skipping an unreadable task (%s)", e)
+        return None
 
 
 def _interrupted(record: TaskRecord) -> None:

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import builtins
 import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, UNSUPPORTED_OPERATION, RpcError, task_not_found
+from sentinel_mcp.a2a.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    UNSUPPORTED_OPERATION,
+    RpcError,
+    task_not_found,
+)
 from sentinel_mcp.a2a.protocol import TERMINAL_STATES, Task
+from sentinel_mcp.storage import StorageError
 
 
 @dataclass
@@ -32,6 +40,8 @@ class TaskRecord:
     pending: PendingCall | None = None
     runner: asyncio.Task[None] | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    replica: str = ""  # read from a shared store: the replica that holds it ("" when held here)
+    holder: str = ""  # read from a shared store: that replica process's lease token (what a take-over checks)
 
     @property
     def terminal(self) -> bool:
@@ -42,6 +52,10 @@ class Journal(Protocol):
     def save(self, record: TaskRecord) -> None: ...
     async def commit(self, record: TaskRecord, task: Task | None = None) -> None: ...
     def delete(self, task_id: str) -> None: ...
+    shared: bool
+    async def read(self, task_id: str, owner: str) -> TaskRecord | None: ...
+    async def owned(self, owner: str, limit: int) -> list[TaskRecord]: ...
+    async def claim(self, record: TaskRecord) -> bool: ...
 
 
 class TaskStore:
@@ -66,7 +80,8 @@ class TaskStore:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    def add(self, record: TaskRecord) -> None:
+    def add(self, record: TaskRecord, save: bool = True) -> None:
+        """Hold a new task (``save``: queue its first write; False when the caller committed it already)."""
         if len(self._tasks) >= self.max_tasks:
             # evict the oldest finished task; live tasks are never dropped silently
             victim = next((tid for tid, r in self._tasks.items() if r.terminal), None)
@@ -74,30 +89,96 @@ class TaskStore:
                 raise RpcError(UNSUPPORTED_OPERATION,
                                f"task store is full ({self.max_tasks} unfinished tasks); retry later")
             del self._tasks[victim]
-            if self.journal is not None:
+            if self.journal is not None and not self.journal.shared:  # a shared store keeps it for every replica
                 self.journal.delete(victim)
         self._tasks[record.task.id] = record
-        self.saved(record)
+        if save:
+            self.saved(record)
+
+    @property
+    def shared(self) -> bool:
+        """Tasks live in a store several replicas share (read through; this one holds only its own)."""
+        return self.journal is not None and self.journal.shared
+
+    def drop(self, task_id: str) -> TaskRecord | None:
+        """Forget a task held here (another replica ended it); the store keeps what that replica wrote."""
+        return self._tasks.pop(task_id, None)
 
     def get(self, task_id: str, owner: str) -> TaskRecord:
+        """A task held here (to act on: continue, cancel, subscribe)."""
         record = self._tasks.get(task_id)
         if record is None or record.owner != owner:  # another caller's task does not exist for you
             raise task_not_found(task_id)
         return record
 
+    async def held(self, task_id: str, owner: str) -> TaskRecord:
+        """``get``; in a shared store, a task of this owner that another replica holds while it waits for input
+        is taken over (``claim``: nothing runs for it there); one running there is named as such."""
+        try:
+            return self.get(task_id, owner)
+        except RpcError:
+            found = await self.find(task_id, owner)
+            if found.terminal:
+                return found
+            if (self.journal is not None and found.pending is not None
+                    and found.task.status.state in ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")):
+                try:
+                    claimed = await self.journal.claim(found)
+                except StorageError as e:
+                    raise _unreadable(e) from None
+                if claimed:
+                    found.replica, found.holder = "", ""
+                    self._tasks[task_id] = found
+                    return found
+                found = await self.find(task_id, owner)  # another replica continued it meanwhile
+            raise RpcError(UNSUPPORTED_OPERATION, f"Task {task_id} is held by replica {found.replica or '?'}: "
+                           f"it is {found.task.status.state}; only that replica can cancel or stream it (route "
+                           "this client to it, or read it with GetTask from any replica)", {"taskId": task_id})
+
+    async def find(self, task_id: str, owner: str) -> TaskRecord:
+        """A task to read: held here, or (shared store) any replica's, if it is ``owner``'s."""
+        record = self._tasks.get(task_id)
+        if record is not None and record.owner == owner:
+            return record
+        if self.journal is not None and self.journal.shared:
+            try:
+                found = await self.journal.read(task_id, owner)
+            except StorageError as e:
+                raise _unreadable(e) from None
+            if found is not None:
+                return found
+        raise task_not_found(task_id)
+
+    async def listed(self, owner: str, *, context_id: str | None, state: str | None,
+                     since: str | None) -> list[TaskRecord]:
+        """``list``; in a shared store, every replica's tasks of ``owner`` (the newest ``max_tasks``), those
+        held here as this replica has them now."""
+        if self.journal is None or not self.journal.shared:
+            return self.list(owner, context_id=context_id, state=state, since=since)
+        try:
+            merged = {r.task.id: r for r in await self.journal.owned(owner, self.max_tasks)}
+        except StorageError as e:
+            raise _unreadable(e) from None
+        merged |= {tid: r for tid, r in self._tasks.items() if r.owner == owner}
+        return self.list(owner, context_id=context_id, state=state, since=since, among=list(merged.values()))
+
     def list(self, owner: str, *, context_id: str | None, state: str | None,
-             since: str | None) -> list[TaskRecord]:
+             since: str | None, among: list[TaskRecord] | None = None) -> list[TaskRecord]:
         """Newest status first, as ListTasks wants; ``since`` is an ISO 8601 time (status at or after it)."""
         floor = _instant(since) if since else None
-        out = [r for r in self._tasks.values() if r.owner == owner
+        out = [r for r in (self._tasks.values() if among is None else among) if r.owner == owner
                and (context_id is None or r.task.context_id == context_id)
                and (state is None or r.task.status.state == state)
                and (floor is None or _instant(r.task.status.timestamp) >= floor)]
         out.sort(key=sort_key, reverse=True)
         return out
 
-    def all_records(self) -> list[TaskRecord]:
+    def all_records(self) -> builtins.list[TaskRecord]:  # (``list`` is the method above)
         return list(self._tasks.values())
+
+
+def _unreadable(e: StorageError) -> RpcError:
+    return RpcError(INTERNAL_ERROR, f"the task store cannot be read now: {e}")
 
 
 def _instant(iso: str | None) -> datetime:

@@ -30,6 +30,7 @@ from sentinel_mcp.policy.policy_documents import PolicyDocuments
 from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value, question_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
+from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.policy.solver import Solver, SolverResult
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
 from sentinel_mcp.policy.version_history import PolicyHistory, read_texts
@@ -96,7 +97,9 @@ class PolicyGuard(Guard):
         self._purger: asyncio.Task[None] | None = None
         self._documents: tuple[str, PolicyDocuments] | None = None  # (rulebase version, its documents)
         # policy documents and memories, searchable (an index next to the facts)
-        self.search = SearchService((local_dir or Path(store_path).parent) / "passages.db", search)
+        # (in the store replicas share when that is PostgreSQL: every replica searches the same memories)
+        self.search = SearchService(store_path if is_server_url(store_path)
+                                    else (local_dir or Path(store_path).parent) / "passages.db", search)
         self._indexed: str | None = None  # the rulebase version whose documents are indexed
         self.local_dir = local_dir or Path(store_path).parent
         self.replica: str | None = None  # set (before ``start``) when replicas share the store: versions shared

@@ -20,6 +20,7 @@ from sentinel_mcp.core.stored_text import stored as kept_text
 from sentinel_mcp.search.paragraphs import Paragraph
 from sentinel_mcp.search.settings import SearchSettings
 from sentinel_mcp.core.errors import SearchError
+from sentinel_mcp.storage.location import is_server_url
 
 if TYPE_CHECKING:  # numpy comes with them: imported when the index first opens, not at start-up
     from sentinel_mcp.search.embedding import Embedder
@@ -49,7 +50,8 @@ class SearchService:
     def __init__(self, path: str | Path, settings: SearchSettings | None = None,
                  embedder: Embedder | None = None, redact: Callable[[str], str] | None = None) -> None:
         self.settings = settings or SearchSettings()
-        self.path = Path(path)
+        # a postgresql:// URL: the index replicas share (``shared_index.py``); else the embedded SQLite file
+        self.path: str | Path = path if is_server_url(path) else Path(path)
         self._embedder = embedder
         self.redact = redact or scrub_text  # the audit's redactor: what a memory may keep
         self.index: PassageIndex | None = None
@@ -69,7 +71,12 @@ class SearchService:
                     self.problem = f"embedding model not loaded ({e}); using hashing vectors"
                     log.error("sentinel.search: %s", self.problem)
                     embedder = HashingEmbedder(self.settings.hashing_dim)
-            self.index = await PassageIndex(self.path, embedder).open()
+            if isinstance(self.path, str):
+                from sentinel_mcp.search.shared_index import SharedPassageIndex
+
+                self.index = await SharedPassageIndex(self.path, embedder).open()
+            else:
+                self.index = await PassageIndex(self.path, embedder).open()
         return self
 
     async def close(self) -> None:

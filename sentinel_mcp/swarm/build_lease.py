@@ -10,7 +10,8 @@ the model calls it spent count against its caps; running it again elsewhere woul
 Ending is one atomic statement: ``UPDATE ... WHERE task_id IN (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING``,
 so of two replicas sweeping at once each build is ended by exactly one. Times are the database's clock
 (``clock_timestamp()``), so replicas whose clocks disagree still agree on a lease. A runner whose renewal finds
-its lease gone (another replica ended it while this one could not reach the database) stops the build.
+its lease gone (another replica ended it while this one could not reach the database) stops the build. A
+replica restarted under the same name ends its own earlier builds at start (``end_own_old``), not a lease later.
 """
 
 from __future__ import annotations
@@ -54,6 +55,19 @@ async def end_lapsed(db: Any, limit: int = 100) -> list[tuple[str, str]]:
         f"AND lease_until < {_NOW} ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED) "
         "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id, replica", (limit,))
     return [(r[0], r[1]) for r in out.rows]
+
+
+async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000) -> list[str]:
+    """At start: end the builds an earlier process of this replica left running (same name, another holder),
+    at once, without waiting for their leases to lapse: this process knows their runner is gone."""
+    out = await db.write(
+        "UPDATE tasks SET state='FAILED', "
+        f"error='{REASON_PREFIX}' || replica || ' restarted while the build ran; the build was not resumed', "
+        f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL "
+        "WHERE task_id IN (SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED') "
+        "AND replica = ? AND lease_holder <> ? ORDER BY task_id LIMIT ? FOR UPDATE SKIP LOCKED) "
+        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id", (replica, holder, limit))
+    return [r[0] for r in out.rows]
 
 
 async def release(db: Any, task_id: str, holder: str) -> None:

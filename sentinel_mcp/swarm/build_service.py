@@ -51,6 +51,7 @@ class BuildService:
         self.settings = settings
         self.store = SwarmStore(store if store else self.root / "swarm.db")
         self.replica = replica or "replica"
+        self._named = bool(replica)  # only a replica that knows its name ends "its own" old builds at start
         self.holder = build_lease.new_holder(self.replica)
         self.lease_seconds, self.renew_every = lease_seconds, renew_every
         self._leases: asyncio.Task[None] | None = None
@@ -72,6 +73,9 @@ class BuildService:
                             if self.settings.debug_log else None)
         await self.store.open()
         if self.store.shared:  # several replicas: builds whose runner is gone end by their lapsed lease
+            for tid in (await build_lease.end_own_old(self.store.db, self.replica, self.holder)
+                        if self._named else []):
+                log.warning("build %s: this replica restarted while it ran; ended FAILED (not resumed)", tid)
             await self._end_lapsed()
             self._leases = asyncio.create_task(self._keep_leases(), name="swarm-leases")
         elif not holder_alive(self.lock.holder()):
@@ -275,8 +279,24 @@ class BuildService:
         task["steps"] = [{k: s[k] for k in ("step_number", "attempt", "file_path", "status", "issues", "warnings")}
                          for s in steps]
         task["files"] = self.workspace_of(task_id).list_files()
-        task["workspace_removed"] = task["state"] == "FAILED" and not self.workspace_of(task_id).root.exists()
+        here = self.workspace_of(task_id).root.exists()
+        elsewhere = self.store.shared and not here and task.get("replica", "") not in ("", self.replica)
+        # a build's files stay on the disk of the replica that made them (not copied into the shared store): say
+        # which replica holds them rather than show an empty or "removed" workspace
+        task["files_on_replica"] = task.get("replica") or self.replica if self.store.shared else None
+        task["workspace_removed"] = task["state"] == "FAILED" and not here and not elsewhere
+        if elsewhere:
+            task["files_note"] = (f"the files of this build are on replica {task['replica']}'s disk; ask that "
+                                  "replica (or its data directory) for them")
         return task
+
+    async def files_elsewhere(self, task_id: str) -> str | None:
+        """The replica whose disk holds this build's files, when that is not this one (shared store only)."""
+        if not self.store.shared or self.workspace_of(task_id).root.exists():
+            return None
+        task = await self.store.get_task(task_id)
+        replica = (task or {}).get("replica") or ""
+        return replica if replica and replica != self.replica else None
 
     def _lapsed(self, task: dict[str, Any]) -> bool:
         until = task.get("lease_until")

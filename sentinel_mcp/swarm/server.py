@@ -176,6 +176,10 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         service = await holder.get()
         try:
             await service.owned(task_id, caller(ctx_))
+            elsewhere = await service.files_elsewhere(task_id)
+            if elsewhere is not None:  # build files stay on the disk of the replica that made them
+                raise ResourceError(f"swarm://{task_id}/{path}: the files of this build are on replica "
+                                    f"{elsewhere}'s disk; read them through that replica")
             return service.workspace_of(task_id).read_file(path)
         except (UnknownTaskError, UnsafePathError, FileNotFoundError, IsADirectoryError) as e:
             raise ResourceError(f"swarm://{task_id}/{path}: {e}") from None

@@ -68,7 +68,8 @@ async def test_evicted_tasks_leave_the_database_and_bad_rows_are_skipped(tmp_pat
                 ids.append(t["id"])
         with sqlite3.connect(db) as conn:
             assert {r[0] for r in conn.execute("SELECT id FROM a2a_task")} == set(ids[1:])
-            conn.execute("INSERT INTO a2a_task VALUES ('bad', 'x', 's', 'TASK_STATE_COMPLETED', 'z', '{not json', NULL)")
+            conn.execute("INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending) "
+                         "VALUES ('bad', 'x', 's', 'TASK_STATE_COMPLETED', 'z', '{not json', NULL)")
         conn.close()  # the journal opens its file exclusively (sentinel_mcp/storage/sqlite.py)
         async with open_port() as port, serve(port, A2ASettings(max_tasks=2), task_db=db) as srv:
             assert (await rpc(http, srv.rpc_url, "GetTask", {"id": ids[0]}))["error"]["code"] == -32001

@@ -139,3 +139,22 @@ async def test_the_builds_page_of_any_replica_shows_a_dead_replicas_build_ended(
         async with signed_in(base, ALICE) as alice:
             detail = await alice.page(f"/console/builds/{tid}")
     assert "interrupted: replica replica-a stopped" in detail and "FAILED" in detail
+
+
+async def test_a_restarted_replica_ends_its_own_old_builds_at_once_and_names_where_files_are(
+        pg_url: str, tmp_path: Path) -> None:
+    store = await SwarmStore(pg_url).open()
+    own, other = "t20261124-090000-0a0a0a", "t20261124-090001-0b0b0b"
+    # leases far from lapsing: only knowing its own name lets the restarted replica end its old build now
+    await store.create_task(own, SPEC, tmp_path / own, lease=("replica-a", "replica-a/old", 600.0))
+    await store.create_task(other, SPEC, tmp_path / "b" / other, lease=("replica-b", "replica-b/x", 600.0))
+    await store.close()
+    a = _service(tmp_path / "a", pg_url, "replica-a")
+    await a.start(sweep=False)
+    status = await a.status(own)
+    assert status["state"] == "FAILED" and status["error"].startswith("interrupted: replica replica-a restarted")
+    theirs = await a.status(other)  # another replica's live build: untouched; its files are on its disk
+    assert theirs["state"] == "PLANNING" and theirs["files"] == [] and not theirs["workspace_removed"]
+    assert theirs["files_on_replica"] == "replica-b" and "replica replica-b's disk" in theirs["files_note"]
+    assert await a.files_elsewhere(other) == "replica-b"
+    await a.close()

@@ -1,0 +1,43 @@
+"""A test upstream whose ``work(mark)`` records that it started (fsynced), then waits until released (a file
+next to its log: ``<log>.release``, or ``<log>.release-<mark>`` for one mark; bounded by count), records that it
+finished and answers. Counting the ``start:`` lines tells
+whether a task's tool call ran once, twice or never."""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from pathlib import Path
+
+from mcp import MCPDeprecationWarning
+from mcp.server.mcpserver import MCPServer
+
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+mcp = MCPServer("slow", version="1.0")
+LOG = Path(os.environ["SLOW_LOG"])
+
+
+def _record(line: str) -> None:
+    fd = os.open(LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@mcp.tool()
+def work(mark: str) -> str:
+    """Start, wait to be released, finish."""
+    _record("start:" + mark)
+    for _ in range(600):  # at most a minute
+        if LOG.with_name(LOG.name + ".release").exists() or LOG.with_name(f"{LOG.name}.release-{mark}").exists():
+            break
+        time.sleep(0.1)
+    _record("done:" + mark)
+    return "done:" + mark
+
+
+if __name__ == "__main__":
+    mcp.run("stdio")

@@ -1,0 +1,160 @@
+"""A2A tasks behind the storage seam, on both backends; on PostgreSQL shared by replicas and leased
+(``a2a/task_lease.py``): read from any replica by their owner only, a dead or restarted replica's running tasks
+ended with the reason (never run again), each by exactly one replica, a late write of the loser changing nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import psycopg
+import pytest
+
+from sentinel_mcp.a2a import task_lease
+from sentinel_mcp.a2a.protocol import Task, TaskStatus, now_iso
+from sentinel_mcp.a2a.task_journal import LeaseLost, TaskJournal
+from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
+from sentinel_mcp.storage.location import is_server_url
+
+RUNNING = "TASK_STATE_WORKING"
+
+
+def record(owner: str = "alice", state: str = RUNNING, pending: PendingCall | None = None) -> TaskRecord:
+    task = Task(id=str(uuid.uuid4()), context_id=str(uuid.uuid4()),
+                status=TaskStatus(state=state, timestamp=now_iso()))  # type: ignore[arg-type]
+    return TaskRecord(task=task, owner=owner, session_id=f"{owner}/s", pending=pending)
+
+
+def settled(rec: TaskRecord, state: str) -> Task:
+    return rec.task.model_copy(update={"status": TaskStatus(state=state, timestamp=now_iso())})  # type: ignore
+
+
+def db_rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+async def test_tasks_are_stored_and_come_back_on_either_backend(store_location: str) -> None:
+    journal = TaskJournal(store_location, "replica-a")
+    assert await journal.open() == []
+    done, waiting = record(), record(state="TASK_STATE_INPUT_REQUIRED",
+                                     pending=PendingCall("t", {"x": 1}, ["k"], "tool_call"))
+    await journal.commit(done, settled(done, "TASK_STATE_COMPLETED"))
+    await journal.commit(waiting)
+    await journal.close()
+    again = TaskJournal(store_location, "replica-a")  # the same replica restarted (or the same gateway)
+    back = {r.task.id: r for r in await again.open()}
+    assert back[waiting.task.id].pending == waiting.pending  # still resumable here
+    if is_server_url(store_location):  # shared: finished tasks are read through, not loaded
+        assert done.task.id not in back
+        got = await again.read(done.task.id, "alice")
+        assert got is not None and got.task.status.state == "TASK_STATE_COMPLETED"
+    else:
+        assert back[done.task.id].task.status.state == "TASK_STATE_COMPLETED"
+    await again.close()
+
+
+async def test_any_replica_reads_a_task_for_its_owner_only(pg_url: str) -> None:
+    a, b = TaskJournal(pg_url, "replica-a"), TaskJournal(pg_url, "replica-b")
+    await a.open()
+    await b.open()
+    mine = record("alice")
+    await a.commit(mine)
+    got = await b.read(mine.task.id, "alice")
+    assert got is not None and got.replica == "replica-a" and got.task.id == mine.task.id
+    for other in ("bob", "ALICE", "alice ", "", "%", "alice' OR '1'='1"):  # another caller: no such task
+        assert await b.read(mine.task.id, other) is None
+        assert await b.owned(other, 100) == []
+    assert [r.task.id for r in await b.owned("alice", 100)] == [mine.task.id]
+    await a.close()
+    await b.close()
+
+
+async def test_a_lapsed_task_is_ended_with_the_reason_once_and_the_loser_cannot_overwrite(pg_url: str) -> None:
+    a = TaskJournal(pg_url, "replica-a", lease_seconds=600)
+    b = TaskJournal(pg_url, "replica-b")
+    await a.open()
+    await b.open()
+    rec = record()
+    await a.commit(rec)
+    assert await b.end_lapsed() == []  # a lease being renewed is never taken
+    assert rec.task.id in await a.renew([rec.task.id])
+    db_rows(pg_url, "UPDATE a2a_task SET lease_until = 0 WHERE id = %s RETURNING id", (rec.task.id,))
+    ended = await asyncio.gather(b.end_lapsed(), b.end_lapsed(), a.end_lapsed())
+    assert sorted(sum(ended, [])) == [rec.task.id]  # exactly one sweep ended it
+    assert await a.renew([rec.task.id]) == set()  # a's renewal no longer finds it: its runner must stop
+    with pytest.raises(LeaseLost):  # a's late result changes nothing
+        await a.commit(rec, settled(rec, "TASK_STATE_COMPLETED"))
+    a.save(rec)  # a queued passing state neither
+    await a.close()
+    got = await b.read(rec.task.id, "alice")
+    assert got is not None and got.task.status.state == "TASK_STATE_FAILED"
+    text = got.task.status.message.parts[0].text  # type: ignore[union-attr]
+    assert text.startswith("interrupted: replica replica-a stopped") and "not run again" in text
+    assert got.task.history and got.task.history[-1].parts[0].text == text
+    await b.close()
+
+
+async def test_a_restarted_replica_ends_its_own_old_tasks_at_once(pg_url: str) -> None:
+    first = TaskJournal(pg_url, "replica-a", lease_seconds=600)  # leases far from lapsing
+    await first.open()
+    running, waiting, other = record(), record(state="TASK_STATE_INPUT_REQUIRED",
+                                               pending=PendingCall("t", {}, ["k"], "tool_call")), record()
+    await first.commit(running)
+    await first.commit(waiting)
+    b = TaskJournal(pg_url, "replica-b", lease_seconds=600)
+    await b.open()
+    await b.commit(other)
+    await first.close()  # the process dies (its rows stay as they were)
+    second = TaskJournal(pg_url, "replica-a")
+    back = await second.open()
+    assert [r.task.id for r in back] == [waiting.task.id]  # taken back, still resumable
+    got = await second.read(running.task.id, "alice")
+    assert got is not None and got.task.status.state == "TASK_STATE_FAILED"
+    assert "replica replica-a restarted" in got.task.status.message.parts[0].text  # type: ignore[union-attr]
+    still = await second.read(other.task.id, "alice")  # another replica's live task is not touched
+    assert still is not None and still.task.status.state == RUNNING
+    # the restarted process holds its waiting task now; the old process could not write it any more
+    await second.commit(waiting, settled(waiting, "TASK_STATE_CANCELED"))
+    assert await first_cannot_write(pg_url, waiting.task.id, first.holder)
+    await second.close()
+    await b.close()
+
+
+async def first_cannot_write(url: str, task_id: str, old_holder: str) -> bool:
+    return db_rows(url, "SELECT lease_holder FROM a2a_task WHERE id = %s", (task_id,))[0][0] != old_holder
+
+
+@pytest.mark.parametrize("name", ["'; DROP TABLE a2a_task; --", "replica\nb", "r" * 64, "a%s?b"])
+async def test_the_reason_names_the_replica_as_data(pg_url: str, name: str) -> None:
+    a = TaskJournal(pg_url, name, lease_seconds=-1)  # its lease lapsed at once
+    await a.open()
+    rec = record()
+    await a.commit(rec)
+    assert await task_lease.end_lapsed(a.db) == [(rec.task.id, name)]
+    got = await a.read(rec.task.id, "alice")
+    assert got is not None
+    assert got.task.status.message.parts[0].text.startswith(f"interrupted: replica {name} stopped")  # type: ignore
+    await a.close()
+
+
+async def test_a_task_waiting_for_input_is_taken_over_by_exactly_one_replica(pg_url: str) -> None:
+    from sentinel_mcp.a2a.task_store import TaskStore
+
+    a, b, c = (TaskJournal(pg_url, f"replica-{n}") for n in "abc")
+    for j in (a, b, c):
+        await j.open()
+    waiting = record(state="TASK_STATE_INPUT_REQUIRED", pending=PendingCall("t", {}, ["k"], "tool_call"))
+    await a.commit(waiting)
+    on_b, on_c = TaskStore(journal=b), TaskStore(journal=c)  # type: ignore[arg-type]
+    got = await asyncio.gather(on_b.held(waiting.task.id, "alice"), on_c.held(waiting.task.id, "alice"),
+                               return_exceptions=True)
+    winners = [g for g in got if isinstance(g, TaskRecord)]
+    assert len(winners) == 1 and winners[0].pending == waiting.pending  # exactly one took it over
+    assert "held by replica" in str([g for g in got if not isinstance(g, TaskRecord)][0])
+    with pytest.raises(LeaseLost):  # a can no longer run it (its continue commits WORKING first)
+        await a.commit(waiting, settled(waiting, RUNNING))
+    with pytest.raises(Exception, match="not found"):  # another principal: no such task, and no take-over
+        await TaskStore(journal=b).held(waiting.task.id, "bob")  # type: ignore[arg-type]
+    for j in (a, b, c):
+        await j.close()
