@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sentinel_mcp.app.lean_calls import LeanCalls
 from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.gateway.wire_guard import WireGuard
@@ -187,6 +188,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
     holder = HostState()
 
     owners = McpSessionOwners()
+    served: list[tuple[Any, Any]] = []  # the front server and its lifespan state, while the runtime runs
 
     class _LateMCP:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -250,9 +252,13 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
             manager = StreamableHTTPSessionManager(app=rt.front.server, json_response=False, stateless=False)
             holder.mcp_app = StreamableHTTPASGIApp(manager)
             async with manager.run(), contextlib.AsyncExitStack() as mounted:
+                served[:] = [(rt.front.server, manager._lifespan_state)]  # entered by run(), the SDK's own
                 for lifespan_of in holder.lifespans:  # A2A, the console: in the order they were mounted
                     await mounted.enter_async_context(lifespan_of(rt))
-                yield
+                try:
+                    yield
+                finally:
+                    served.clear()
 
     routes: list[BaseRoute] = [
         Route("/mcp", _LateMCP(), methods=["GET", "POST", "DELETE"]),
@@ -262,6 +268,8 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         *(extra_routes or []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    # the common 2026-era tools/call skips the SDK's HTTP transport (inside both guards: checked first)
+    app.add_middleware(LeanCalls, target=lambda: served[0] if served else None)
     app.add_middleware(WireGuard)  # inside the caller check: strangers are refused before any parsing
     app.add_middleware(CallerGuard, bind_host=host, port=port, auth=auth, extra_hosts=extra_hosts,
                        extra_origins=extra_origins)
