@@ -27,6 +27,7 @@ from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.call_record import META_KEY
 from tests.conftest import free_port, stop_process, wait_http
 from tests.gateway.helpers import TOOLBOX
+from tests.records.rig import audit_rows
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -37,6 +38,7 @@ ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN,
             "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
 RANDOM_KEYS = {SESSION_KEY, META_KEY, "requestState", "decision_id"}
 LAST_TEXT = [""]  # the raw body of the last answer
+STORE: list[Path] = [Path()]  # the gateway's store (its audit), once the fixture started it
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +53,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Any:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
+        STORE[0] = tmp / "state" / "sentinel.db"
         yield port
     finally:
         stop_process(proc)
@@ -169,6 +172,14 @@ def test_malformed_calls_always_get_an_answer(gateway: int, label: str, raw: Any
         assert isinstance(body, dict) and "error" in body, (label, body)
     else:
         assert status in (400, 404, 406, 413), (label, status, body)
+
+
+def test_a_lean_call_is_audited_before_its_answer(gateway: int) -> None:
+    status, _, body = post(gateway, json.dumps(call("tb__echo", {"text": "audited"})), headers_for("tb__echo"))
+    assert status == 200 and body["result"]["content"][0]["text"] == "audited"
+    decision = body["result"]["_meta"][META_KEY]
+    events = [r["event"] for r in audit_rows(STORE[0]) if r["decision_id"] == decision]
+    assert len(events) >= 2, events  # the decision (written ahead of the call) and the outcome
 
 
 def test_duplicated_routing_header_is_refused(gateway: int) -> None:
