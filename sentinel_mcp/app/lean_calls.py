@@ -1,24 +1,26 @@
-"""The lean path: a 2026-07-28 single-request ``tools/call`` POSTed to /mcp, served without the SDK's HTTP transport.
+"""The lean path: a 2026-07-28 single-request ``tools/call`` POSTed to /mcp, served without the SDK's HTTP
+transport.
 
-The SDK's streamable-HTTP entry costs more per call than the gateway behind it: the session manager, a Starlette
-``Request`` body re-read, a memory stream and a task group per request (to switch to SSE if the handler emits
-progress), and a pydantic round trip of the envelope. The common call needs none of that: one JSON object in,
-one JSON object out. This layer sits inside ``CallerGuard`` (Host, Origin, principal) and ``WireGuard`` (size
-limit, JSON-RPC shape, which leaves the parsed message in the scope), takes only the exact common case and hands
-everything else to the SDK unchanged (its body replayed):
+The SDK's streamable-HTTP entry costs more per call than the gateway behind it: the session manager, a
+Starlette ``Request`` body re-read, a memory stream and a task group per request (to switch to SSE if the
+handler emits progress), and a pydantic round trip of the envelope. The common call needs none of that: one
+JSON object in, one JSON object out. This layer sits inside ``CallerGuard`` (Host, Origin, principal) and
+``WireGuard`` (size limit, JSON-RPC shape, which leaves the parsed message in the scope), takes only the
+exact common case and hands everything else to the SDK unchanged (its body replayed):
 
-- POST /mcp, ``MCP-Protocol-Version: 2026-07-28``, no ``Mcp-Session-Id``, ``Content-Type: application/json``,
-  an Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header sent twice;
-- a request object with an id, ``method: tools/call``, ``params._meta`` without a progress token or a log level
-  (those make the SDK stream notifications as SSE);
+- POST /mcp, ``MCP-Protocol-Version: 2026-07-28``, no ``Mcp-Session-Id``, ``Content-Type:
+  application/json``, an Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header sent
+  twice;
+- a request object with an id, ``method: tools/call``, ``params._meta`` without a progress token or a log
+  level (those make the SDK stream notifications as SSE);
 - the SDK's own envelope ladder (``classify_inbound_request``) accepts it.
 
-The request then runs through the SDK's own kernel (``serve_one``: params validation, the server's middleware,
-``Front.call_tool``) with the same dispatch context the SDK builds, so the guard, the write-ahead audit, the
-conversation and input-request rounds behave exactly as on the SDK path; the answer is written as the SDK writes
-it (compact JSON, the error-code to HTTP-status table). Differences, by design: a client that disconnects does
-not cancel the call (its outcome is audited either way), and a call that runs past the SDK's 15 s SSE window is
-still answered as JSON (the Accept allows both).
+The request then runs through the SDK's own kernel (``serve_one``: params validation, the server's
+middleware, ``Front.call_tool``) with the same dispatch context the SDK builds, so the guard, the
+write-ahead audit, the conversation and input-request rounds behave exactly as on the SDK path; the answer is
+written as the SDK writes it (compact JSON, the error-code to HTTP-status table). Differences, by design: a
+client that disconnects does not cancel the call (its outcome is audited either way), and a call that runs
+past the SDK's 15 s SSE window is still answered as JSON (the Accept allows both).
 """
 
 from __future__ import annotations
@@ -53,7 +55,6 @@ class LeanCalls:
     def __init__(self, app: ASGIApp, *, target: Target) -> None:
         self.app = app
         self.target = target
-        self.served = 0  # calls answered here (the tests check the lean path was taken)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = scope.get(MESSAGE_KEY)
@@ -69,8 +70,9 @@ class LeanCalls:
         rid = message["id"]
         params = message.get("params")
         if params.get("arguments"):
-            # a tool may declare arguments mirrored in Mcp-Param-* headers: the SDK's own check, same answer
-            rejection = await _mcp_param_rejection(server, request, _Req(rid, params), verdict, lifespan_state)
+            # a tool may declare arguments mirrored in Mcp-Param-* headers: the SDK's own check
+            rejection = await _mcp_param_rejection(server, request, _Req(rid, params), verdict,
+                                                   lifespan_state)
             if rejection is not None:
                 return await self.app(scope, receive, send)
         dctx = _SingleExchangeDispatchContext(
@@ -78,7 +80,6 @@ class LeanCalls:
             request_id=rid, message_metadata=ServerMessageMetadata(request_context=request))
         connection = Connection.from_envelope(verdict.protocol_version, verdict.client_info,
                                               verdict.client_capabilities)
-        self.served += 1
         try:
             result = await serve_one(server, dctx, "tools/call", params, connection=connection,
                                      lifespan_state=lifespan_state)
@@ -140,11 +141,12 @@ def _accepts_json_and_sse(accept: str) -> bool:
     types = {t.strip().split(";")[0].strip().lower() for t in accept.split(",")}
     if "*/*" in types:
         return True
-    return bool(types & {"application/json", "application/*"}) and bool(types & {"text/event-stream", "text/*"})
+    takes_json = bool(types & {"application/json", "application/*"})
+    return takes_json and bool(types & {"text/event-stream", "text/*"})
 
 
 async def _respond(send: Send, status: int, body: bytes) -> None:
-    # header order as Starlette's Response writes them, so both paths answer byte for byte alike
+    # header order as Starlette's Response writes them: both paths answer byte for byte alike
     start: Message = {"type": "http.response.start", "status": status,
                       "headers": [(b"content-length", str(len(body)).encode()), JSON_HEADERS]}
     await send(start)

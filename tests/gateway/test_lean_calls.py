@@ -1,10 +1,10 @@
 """The lean HTTP path for 2026-07-28 single-request ``tools/call`` (app/lean_calls.py): it answers as the SDK
 does, keeps every check in front of it, and hands every other shape to the SDK.
 
-The same call is sent twice: plain (the lean path) and with a progress token in ``_meta`` (which the lean path
-leaves to the SDK; a tool that reports no progress gets the same JSON answer there). Answers are compared whole,
-with only the per-call random values (decision ids, sealed session, request state) masked: same status, same
-content type, the same keys in the same order, the same compact encoding.
+The same call is sent twice: plain (the lean path) and with a progress token in ``_meta`` (which the lean
+path leaves to the SDK; a tool that reports no progress gets the same JSON answer there). Answers are
+compared whole, with only the per-call random values (decision ids, sealed session, request state) masked:
+same status, same content type, the same keys in the same order, the same compact encoding.
 """
 
 from __future__ import annotations
@@ -65,10 +65,14 @@ def headers_for(name: str, **extra: str) -> dict[str, str]:
             "Authorization": f"Bearer {TOKEN}", **extra}
 
 
-def post(port: int, body: bytes | str, headers: dict[str, str] | list[tuple[str, str]]) -> tuple[int, str, Any]:
+Headers = dict[str, str] | list[tuple[str, str]]
+
+
+def post(port: int, body: bytes | str, headers: Headers) -> tuple[int, str, Any]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
-        conn.putrequest("POST", "/mcp", skip_host="Host" in dict(headers) if isinstance(headers, dict) else False)
+        own_host = isinstance(headers, dict) and "Host" in headers
+        conn.putrequest("POST", "/mcp", skip_host=own_host)
         data = body.encode() if isinstance(body, str) else body
         for k, v in (headers.items() if isinstance(headers, dict) else headers):
             conn.putheader(k, v)
@@ -126,7 +130,8 @@ def test_lean_and_sdk_paths_answer_alike(gateway: int, name: str, arguments: Any
 
 
 @pytest.mark.parametrize("params", [
-    {"name": 5, "arguments": {}}, {"name": "tb__echo", "arguments": ["a"]}, {"name": "tb__echo", "arguments": 3},
+    {"name": 5, "arguments": {}}, {"name": "tb__echo", "arguments": ["a"]},
+    {"name": "tb__echo", "arguments": 3},
     {"arguments": {}},
 ])
 def test_wrong_types_get_the_sdks_error(gateway: int, params: dict[str, Any]) -> None:
@@ -175,7 +180,8 @@ def test_malformed_calls_always_get_an_answer(gateway: int, label: str, raw: Any
 
 
 def test_a_lean_call_is_audited_before_its_answer(gateway: int) -> None:
-    status, _, body = post(gateway, json.dumps(call("tb__echo", {"text": "audited"})), headers_for("tb__echo"))
+    message = json.dumps(call("tb__echo", {"text": "audited"}))
+    status, _, body = post(gateway, message, headers_for("tb__echo"))
     assert status == 200 and body["result"]["content"][0]["text"] == "audited"
     decision = body["result"]["_meta"][META_KEY]
     events = [r["event"] for r in audit_rows(STORE[0]) if r["decision_id"] == decision]
