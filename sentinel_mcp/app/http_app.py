@@ -27,6 +27,7 @@ from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
+from sentinel_mcp.identity.principal import OWNER, Principal
 from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, AuthFailed
 from sentinel_mcp.storage.open import storage_status
 
@@ -167,6 +168,18 @@ class McpSessionOwners:
         await app(scope, receive, capture)
 
 
+def _schema_lookup(rt: Runtime) -> Any:
+    """A tool's input schema as the caller's ``tools/list`` shows it (None: not shown to this caller)."""
+    def schema_of(name: str, scope: Scope) -> Any:
+        found = scope.get(SCOPE_KEY)
+        principal = found if isinstance(found, Principal) else OWNER  # as the front resolves it
+        for tool in rt.gateway.list_catalog_tools(principal):
+            if tool.name == name:
+                return tool.input_schema
+        return None
+    return schema_of
+
+
 async def _reject(scope: Scope, receive: Receive, send: Send, status: int, message: str,
                   extra: list[tuple[bytes, bytes]] | None = None) -> None:
     if scope["type"] == "websocket":
@@ -188,7 +201,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
     holder = HostState()
 
     owners = McpSessionOwners()
-    served: list[tuple[Any, Any]] = []  # the front server and its lifespan state, while the runtime runs
+    served: list[tuple[Any, Any, Any]] = []  # what the lean path serves with, while the runtime runs
 
     class _LateMCP:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -252,7 +265,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
             manager = StreamableHTTPSessionManager(app=rt.front.server, json_response=False, stateless=False)
             holder.mcp_app = StreamableHTTPASGIApp(manager)
             async with manager.run(), contextlib.AsyncExitStack() as mounted:
-                served[:] = [(rt.front.server, manager._lifespan_state)]  # entered by run(), the SDK's own
+                served[:] = [(rt.front.server, manager._lifespan_state, _schema_lookup(rt))]  # set by run()
                 for lifespan_of in holder.lifespans:  # A2A, the console: in the order they were mounted
                     await mounted.enter_async_context(lifespan_of(rt))
                 try:

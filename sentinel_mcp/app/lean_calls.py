@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from mcp.server._streamable_http_modern import _mcp_param_rejection, _SingleExchangeDispatchContext, _write
+from mcp.server._streamable_http_modern import _SingleExchangeDispatchContext, _write
 from mcp.server.connection import Connection
 from mcp.server.runner import modern_error_data, serve_one
-from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
+from mcp.shared.inbound import InboundModernRoute, classify_inbound_request, validate_mcp_param_headers
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 from mcp_types import LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, JSONRPCError
@@ -45,8 +45,10 @@ MESSAGE_KEY = "sentinel.message"  # the parsed JSON-RPC message WireGuard leaves
 ROUTING_HEADERS = frozenset((b"mcp-protocol-version", b"mcp-method", b"mcp-name"))
 JSON_HEADERS = (b"content-type", b"application/json")
 
-# the server (the MCP front) and its lifespan state, once the runtime has started (None before)
-Target = Callable[[], "tuple[Any, Any] | None"]
+# the server (the MCP front), its lifespan state and a tool's input schema as the caller (the ASGI scope) is
+# shown it, once the runtime has started (None before)
+SchemaOf = Callable[[str, Scope], Any]
+Target = Callable[[], "tuple[Any, Any, SchemaOf] | None"]
 
 
 class LeanCalls:
@@ -65,16 +67,17 @@ class LeanCalls:
         verdict = classify_inbound_request(message, headers=headers)
         if not isinstance(verdict, InboundModernRoute):
             return await self.app(scope, receive, send)  # the SDK writes the rejection
-        server, lifespan_state = target
-        request = Request(scope, receive)
+        server, lifespan_state, schema_of = target
         rid = message["id"]
-        params = message.get("params")
-        if params.get("arguments"):
-            # a tool may declare arguments mirrored in Mcp-Param-* headers: the SDK's own check
-            rejection = await _mcp_param_rejection(server, request, _Req(rid, params), verdict,
-                                                   lifespan_state)
-            if rejection is not None:
-                return await self.app(scope, receive, send)
+        params = message["params"]
+        name, arguments = params.get("name"), params.get("arguments")
+        if arguments and isinstance(name, str) and isinstance(arguments, dict):
+            # a tool may declare arguments mirrored in Mcp-Param-* headers (none were sent): the SDK's check,
+            # on the schema the caller's tools/list shows (the SDK lists the whole catalog per call for it)
+            schema = schema_of(name, scope)
+            if schema is not None and validate_mcp_param_headers(schema, arguments, headers) is not None:
+                return await self.app(scope, receive, send)  # the SDK writes the rejection
+        request = Request(scope, receive)
         dctx = _SingleExchangeDispatchContext(
             transport=TransportContext(kind="streamable-http", can_send_request=False, headers=headers),
             request_id=rid, message_metadata=ServerMessageMetadata(request_context=request))
@@ -88,16 +91,6 @@ class LeanCalls:
             return await _write(error, scope, receive, send)
         body = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}, separators=(",", ":")).encode()
         await _respond(send, 200, body)
-
-
-class _Req:
-    """What the SDK's Mcp-Param check reads of a request: its id, method and params."""
-
-    method = "tools/call"
-
-    def __init__(self, rid: Any, params: dict[str, Any]) -> None:
-        self.id = rid
-        self.params = params
 
 
 def _lean_request(scope: Scope, message: Any) -> bool:
