@@ -53,6 +53,8 @@ class PolicyDocuments:
         # normalizes every paragraph of its document (the documents never change: a new rulebase version
         # gets new PolicyDocuments). Bounded, as anchors could come from anywhere.
         self._cited: dict[tuple[str, str], Citation | None] = {}
+        # (document, anchor) -> the fields a citation adds to a proof node (quote_tree: one look-up per node)
+        self._quoted: dict[tuple[str, str], dict[str, Any]] = {}
 
     @classmethod
     def of_rulebase(cls, rb: Rulebase) -> "PolicyDocuments":
@@ -127,20 +129,56 @@ class PolicyDocuments:
 
     def quote_tree(self, tree: Any) -> Any:
         """A proof tree with the quoted sentence beside every citation in it. The tree is changed in place (it is
-        the engine's answer to one pass, parsed for this decision): copying every node cost more than quoting."""
+        the engine's answer to one pass, parsed for this decision): copying every node cost more than quoting.
+
+        On every decision's path (the gateway audits every proof): one walk, exact type tests first (parsed JSON
+        has no subclasses of dict or list), and each anchor's citation fields computed once."""
+        quoted = self._quoted
         stack = [tree]
+        pop, push = stack.pop, stack.append
         while stack:
-            node = stack.pop()
-            if isinstance(node, list):
-                stack.extend(node)
-            elif isinstance(node, dict):
-                ref = node.get("policy")
+            node = pop()
+            if type(node) is list:
+                for v in node:
+                    t = type(v)
+                    if t is dict or t is list or (t is not str and isinstance(v, (dict, list))):
+                        push(v)
+            elif type(node) is dict:
+                ref = None
+                for k, v in node.items():
+                    if k == "policy":
+                        ref = v
+                    else:
+                        t = type(v)
+                        if t is dict or t is list or (t is not str and isinstance(v, (dict, list))):
+                            push(v)
                 if isinstance(ref, dict) and "anchor" in ref:
-                    cited = self.cite(ref.get("document", ""), ref["anchor"])
-                    if cited is not None:
-                        node["policy"] = {**ref, **cited.as_dict()}
-                stack.extend(v for k, v in node.items() if k != "policy" and isinstance(v, (list, dict)))
+                    key = (ref.get("document", ""), ref["anchor"])
+                    fields = quoted.get(key) if type(key[0]) is str and type(key[1]) is str else None
+                    if fields is None:
+                        cited = self.cite(*key)
+                        if cited is None:
+                            continue
+                        fields = cited.as_dict()
+                        if len(quoted) >= 4096:
+                            quoted.clear()
+                        quoted[key] = fields
+                    node["policy"] = {**ref, **fields, "lines": list(fields["lines"])}
+            elif isinstance(node, (list, dict)):  # not from the JSON parser: the general walk
+                self._quote_any(node, stack)
         return tree
+
+    def _quote_any(self, node: Any, stack: list[Any]) -> None:
+        """One node of a tree not made by the JSON parser (subclasses of dict or list), as the walk always did."""
+        if isinstance(node, list):
+            stack.extend(node)
+            return
+        ref = node.get("policy")
+        if isinstance(ref, dict) and "anchor" in ref:
+            cited = self.cite(ref.get("document", ""), ref["anchor"])
+            if cited is not None:
+                node["policy"] = {**ref, **cited.as_dict()}
+        stack.extend(v for k, v in node.items() if k != "policy" and isinstance(v, (list, dict)))
 
     # ---------------------------------------------------------------- coverage
     def coverage(self, citations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -19,7 +19,28 @@ _STAND_IN = re.compile("[\U0010f800-\U0010ffff]")
 _STAND_IN_BASE = 0x10F800 - 0xD800
 
 
+# On every decision's path (the arguments, the engine's answer): a regex scan costs ~5 ns a character, so
+# the texts that cannot hold the character looked for are told apart first by cheaper checks in C.
+
+
+def _has_surrogate(text: str) -> bool:
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")  # fails on a surrogate, and only on one
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _has_astral(text: str) -> bool:
+    """A character beyond the BMP (the stand-ins are there): it takes two UTF-16 units, the others one."""
+    return not text.isascii() and len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text)
+
+
 def _to_prolog_chars(text: str) -> str:
+    if not _has_surrogate(text):
+        return text
     return _SURROGATE.sub(lambda m: chr(ord(m.group()) + _STAND_IN_BASE), text)
 
 
@@ -27,6 +48,8 @@ to_prolog_chars = _to_prolog_chars
 
 
 def _from_prolog_chars(text: str) -> str:
+    if not _has_astral(text):
+        return text
     return _STAND_IN.sub(lambda m: chr(ord(m.group()) - _STAND_IN_BASE), text)
 
 
@@ -52,7 +75,7 @@ def _restore(value: Any) -> Any:
 def from_prolog_json(text: str) -> Any:
     """Parse JSON written by the engine, restoring lone surrogates (rare: checked once over the text)."""
     value = json.loads(text)
-    return _restore(value) if _STAND_IN.search(text) else value
+    return _restore(value) if _has_astral(text) and _STAND_IN.search(text) else value
 
 
 # printable ASCII but the quote and the backslash: such a text goes between quotes as it is
