@@ -7,9 +7,7 @@ consoles list the answer as waiting for the retry until it is used."""
 from __future__ import annotations
 
 import asyncio
-import html
 import json
-import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,6 @@ from tests.console.console_rig import (ALICE, BOB, Browser, console_config, http
 
 pytestmark = pytest.mark.timeout(240)
 KEY = "cluster-retry-test-seal-key-0123456789abcdef"
-WAITING = "waiting for the client&#39;s retry"
 
 
 def replica_config(tmp: Path, url: str, name: str) -> Path:
@@ -103,7 +100,8 @@ async def test_an_answer_for_a_call_again_is_used_once_by_a_retry_on_any_replica
             # the call that ran on B carries the person's answer (provenance user), in B's chain of the audit
             with psycopg.connect(pg_url) as conn:
                 rows = conn.execute("SELECT chain, proof, event, reason FROM audit WHERE tool = 'tb__delete_thing' "
-                                    "AND decision = 'allow' AND arguments LIKE %s", (f"%{args['name']}%",)).fetchall()
+                                    "AND decision = 'allow' AND arguments LIKE %s",
+                                    (f"%{args['name']}%",)).fetchall()
             # exactly one allowed decision, made on B, on the user's confirmation
             decided = [(chain, reason) for chain, _proof, event, reason in rows if event == "decision"]
             assert decided == [("replica-b", "confirmed by the user")], rows
