@@ -34,7 +34,7 @@ class InboxAsking:
         sensitive = sensitive_fields_of(tool) if tool is not None else set()
         return redact_value(arguments, sensitive, set()) if arguments is not None else None
 
-    def given(self, *, principal: str, session: str, name: str, arguments: Any,
+    async def given(self, *, principal: str, session: str, name: str, arguments: Any,
               retry_kind: str | None) -> dict[str, Answer]:
         """Answers the person gave in the console for this exact call (fresh calls only), once."""
         if retry_kind == "ask":  # the client answered itself
@@ -42,7 +42,7 @@ class InboxAsking:
             return {}
         if retry_kind is not None:
             return {}
-        return self.inbox.take(principal=principal, session=session, tool=name, arguments=arguments,
+        return await self.inbox.take(principal=principal, session=session, tool=name, arguments=arguments,
                                version=self.gateway.guard.version) or {}
 
     async def needs_input(self, *, principal: str, session: str, client: str | None, name: str, arguments: Any,

@@ -42,11 +42,29 @@ _TABLE = ("CREATE TABLE inbox_items (id TEXT PRIMARY KEY, principal TEXT NOT NUL
           "delivered INTEGER NOT NULL DEFAULT 0); "
           "CREATE INDEX inbox_items_open ON inbox_items (live, expires); "
           "CREATE INDEX inbox_items_owner ON inbox_items (replica, delivered)")
-SCHEMA = Schema("inbox_items", {"sqlite": [_TABLE.format(real="REAL")],
-                                "postgres": [_TABLE.format(real="DOUBLE PRECISION")]})
+# step 2: an answer waiting for a retry is used once on any replica: the exact call it is bound to (conversation,
+# tool, argument digest, policy version as JSON; the principal is its own column), when it was answered, and
+# whether a call used it
+_RETRY = ("ALTER TABLE inbox_items ADD COLUMN call_key TEXT; "
+          "ALTER TABLE inbox_items ADD COLUMN answered_at {real}; "
+          "ALTER TABLE inbox_items ADD COLUMN used INTEGER NOT NULL DEFAULT 0; "
+          "CREATE INDEX inbox_items_call ON inbox_items (principal, call_key)")
+SCHEMA = Schema("inbox_items", {"sqlite": [_TABLE.format(real="REAL"), _RETRY.format(real="REAL")],
+                                "postgres": [_TABLE.format(real="DOUBLE PRECISION"),
+                                             _RETRY.format(real="DOUBLE PRECISION")]})
 
-_CLAIM = ("UPDATE inbox_items SET answers = ?, delivered = ? WHERE id = ? AND principal = ? AND live = 1 "
-          "AND answers IS NULL AND expires > ? RETURNING replica")
+_CLAIM = ("UPDATE inbox_items SET answers = ?, delivered = ?, answered_at = ?, expires = ? WHERE id = ? "
+          "AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > ? RETURNING replica")
+# the subquery picks one answered row of exactly this call; the outer ``used = 0`` is checked again on the
+# locked row, so of two replicas taking at once exactly one gets it (the other finds nothing and asks again)
+_TAKE = ("UPDATE inbox_items SET used = 1 WHERE id = (SELECT id FROM inbox_items WHERE principal = ? "
+         "AND call_key = ? AND answers IS NOT NULL AND used = 0 AND expires > ? ORDER BY answered_at LIMIT 1) "
+         "AND used = 0 RETURNING id, answers, answered_at, body")
+_USE = "UPDATE inbox_items SET used = 1 WHERE id = ? AND used = 0 AND answers IS NOT NULL RETURNING id"
+
+
+def call_key(session: str, tool: str, digest: str, version: str) -> str:
+    return json.dumps([session, tool, digest, version])
 
 
 def _body(item: InboxItem) -> str:
@@ -127,21 +145,55 @@ class ClusterInbox:
         if publishing is not None:
             await asyncio.gather(publishing, return_exceptions=True)
         text = json.dumps({k: a.model_dump(mode="json") for k, a in answers.items()})
+        now = time.time()
         try:
-            rows = await self.db.consume(_CLAIM, (text, int(item.replica is None), item.id, item.principal,
-                                                  time.time()))
+            rows = await self.db.consume(_CLAIM, (text, int(item.replica is None), now, now + self.inbox.ttl,
+                                                  item.id, item.principal, now))
         except StorageError as e:
             log.warning("inbox answer refused, the shared store is unavailable: %s", e)
             return False
         return bool(rows)
 
+    async def take(self, key: tuple[str, str, str, str, str]) -> tuple[str, dict[str, Answer], float] | None:
+        """An answer given on any replica for exactly this call (principal, conversation, tool, argument
+        digest, policy version), consumed once in the cluster: (item id, answers, seconds the person took).
+        None: none waits, another replica's retry took it, or the store is unreachable (asked again)."""
+        principal, session, tool, digest, version = key
+        try:
+            rows = await self.db.consume(_TAKE, (principal, call_key(session, tool, digest, version),
+                                                 time.time()))
+        except StorageError as e:
+            log.warning("an answer given in the console is not used, the shared store is unavailable: %s", e)
+            return None
+        for item_id, text, answered_at, body in rows:
+            answers = _answers(str(text))
+            if answers is None:
+                return None
+            try:
+                created = float(json.loads(str(body))["created"])
+            except (ValueError, KeyError, TypeError):
+                created = float(answered_at or 0.0)
+            return str(item_id), answers, max(0.0, float(answered_at or 0.0) - created)
+        return None
+
+    async def use(self, item_id: str) -> bool:
+        """A held call uses the answer to its question: once in the cluster (False: a retry elsewhere took
+        it first, or the store is unreachable)."""
+        try:
+            return bool(await self.db.consume(_USE, (item_id,)))
+        except StorageError as e:
+            log.warning("an answer held here is not used, the shared store is unavailable: %s", e)
+            return False
+
     # ---------------------------------------------------------------- the loop
     async def _publish(self, item: InboxItem) -> None:
         try:
             await self.db.write(
-                "INSERT INTO inbox_items (id, principal, replica, body, expires) VALUES (?, ?, ?, ?, ?) "
+                "INSERT INTO inbox_items (id, principal, replica, body, expires, call_key) "
+                "VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET body = excluded.body, expires = excluded.expires",
-                (item.id, item.principal, self.replica, _body(item), item.expires))
+                (item.id, item.principal, self.replica, _body(item), item.expires,
+                 call_key(item.session, item.tool, item.digest, item.version)))
         except StorageError as e:
             log.warning("inbox question %s not shared (only this replica shows it): %s", item.id, e)
 
@@ -161,7 +213,7 @@ class ClusterInbox:
                 if self.ok:
                     log.warning("shared inbox unavailable: %s", e)
                 self.ok = False
-                self._show({})  # fail closed: nothing another replica holds is shown
+                self._show({}, {})  # fail closed: nothing another replica holds is shown
             except Exception:  # noqa: BLE001 - the mirror never dies; the next tick tries again
                 log.exception("shared inbox tick failed")
 
@@ -170,42 +222,68 @@ class ClusterInbox:
         await self._withdraw_settled()
         if sweep:
             await self.db.write("DELETE FROM inbox_items WHERE expires < ?", (now - 60,))
-        # one read per tick: other replicas' open questions, and whether answers wait for questions held here
+        # answered here before this read: the row says whether a retry (on any replica) used it since
+        waiting_here = self.inbox.waiting_ids()
+        # one read per tick: other replicas' open questions, every replica's answers waiting for a retry, and
+        # whether answers wait for questions held here
         rows = await self.db.query(
-            "SELECT id, principal, replica, body, expires FROM inbox_items WHERE (live = 1 "
-            "AND answers IS NULL AND expires > ? AND replica <> ?) "
+            "SELECT id, principal, replica, body, expires, answers, delivered FROM inbox_items WHERE (live = 1 "
+            "AND answers IS NULL AND used = 0 AND expires > ? AND replica <> ?) "
             "OR (replica = ? AND delivered = 0 AND answers IS NOT NULL) "
-            f"ORDER BY expires LIMIT {MAX_ROWS}", (now, self.replica, self.replica))
-        remote, answered = {}, False
-        for item_id, principal, replica, body, expires in rows:
-            if replica == self.replica:
-                answered = True
+            "OR (answers IS NOT NULL AND used = 0 AND expires > ?) "
+            f"ORDER BY expires LIMIT {MAX_ROWS}", (now, self.replica, self.replica, now))
+        remote: dict[str, InboxItem] = {}
+        answered: dict[str, InboxItem] = {}
+        to_deliver = False
+        for item_id, principal, replica, body, expires, text, delivered in rows:
+            if text is None:
+                item = _remote_item(str(item_id), str(principal), str(replica), str(body), float(expires))
+                if item is not None:
+                    remote[item.id] = item
+                continue
+            if replica == self.replica and not delivered:
+                to_deliver = True
+            if float(expires) <= now:
                 continue
             item = _remote_item(str(item_id), str(principal), str(replica), str(body), float(expires))
-            if item is not None:
-                remote[item.id] = item
-        self._show(remote)
-        if answered:
+            answers = _answers(str(text))
+            if item is not None and answers is not None:
+                item.answers = answers
+                item.denied = any(a.action != "accept" for a in answers.values())
+                answered[item.id] = item
+        self.inbox.used_elsewhere(waiting_here - set(answered))
+        self._show(remote, answered)
+        if to_deliver:
             for item_id, text in await self.db.consume(
                     "UPDATE inbox_items SET delivered = 1 WHERE replica = ? AND delivered = 0 "
                     "AND answers IS NOT NULL RETURNING id, answers", (self.replica,)):
                 self._deliver(str(item_id), str(text))
 
     async def _withdraw_settled(self) -> None:
-        """Local questions no longer open (used, withdrawn, expired) leave the other replicas' consoles."""
+        """Local questions no longer open leave the other replicas' consoles; one withdrawn or settled by the
+        client itself (not answered here) can no longer be answered or used anywhere."""
         gone = [i for i in self._published if not self.inbox.is_open(i)]
         if not gone:
             return
+        waiting = self.inbox.waiting_ids()
+        ended = [i for i in gone if i not in waiting]
         await self.db.write(f"UPDATE inbox_items SET live = 0 WHERE id IN ({', '.join('?' * len(gone))})",
                             gone)
+        if ended:
+            await self.db.write(f"UPDATE inbox_items SET used = 1 WHERE id IN ({', '.join('?' * len(ended))})",
+                                ended)
         for item_id in gone:
             self._published.pop(item_id, None)
 
-    def _show(self, remote: dict[str, InboxItem]) -> None:
-        before = self.inbox.remote
-        self.inbox.remote = remote
-        for principal in ({i.principal for k, i in before.items() if k not in remote}
-                          | {i.principal for k, i in remote.items() if k not in before}):
+    def _show(self, remote: dict[str, InboxItem], answered: dict[str, InboxItem] | None = None) -> None:
+        answered = answered or {}
+        before, before_answered = self.inbox.remote, self.inbox.remote_answered
+        self.inbox.remote, self.inbox.remote_answered = remote, answered
+        changed = set()
+        for old, new in ((before, remote), (before_answered, answered)):
+            changed |= ({i.principal for k, i in old.items() if k not in new}
+                        | {i.principal for k, i in new.items() if k not in old})
+        for principal in changed:
             self.inbox.notify(principal, "inbox")
 
     def _deliver(self, item_id: str, text: str) -> None:

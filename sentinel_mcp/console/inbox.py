@@ -79,8 +79,9 @@ class Inbox:
         self._last_watched: dict[str, float] = {}
         self.hint = "or the user answers it in Sentinel's web console (/console/inbox); then call again"
         self.shared: Any = None  # a ClusterInbox when replicas share a PostgreSQL store
-        # other replicas' open questions, as the shared store last said
+        # other replicas' open questions, and every replica's answers waiting for a retry, as the store last said
         self.remote: dict[str, InboxItem] = {}
+        self.remote_answered: dict[str, InboxItem] = {}
 
     # ---------------------------------------------------------------- the front's side
     def post(self, *, principal: str, session: str, client: str | None, tool: str, arguments: Any,
@@ -107,11 +108,24 @@ class Inbox:
             self.shared.posted(item)
         return item
 
-    def take(self, *, principal: str, session: str, tool: str, arguments: Any,
-             version: str) -> dict[str, Answer] | None:
-        """The answers the person gave in the console for exactly this call, once (None: none given)."""
+    async def take(self, *, principal: str, session: str, tool: str, arguments: Any,
+                   version: str) -> dict[str, Answer] | None:
+        """The answers the person gave in the console for exactly this call, once (None: none given). With a
+        shared store the answer is consumed there, so a retry may land on any replica and passes once."""
         digest = argument_digest(arguments if isinstance(arguments, dict) else None)
         key = (principal, session, tool, digest, version)
+        if self.shared is not None:
+            taken = await self.shared.take(key)
+            if taken is None:
+                return None
+            item_id, answers, waited = taken
+            local = self._items.get(item_id)
+            if local is not None:
+                local.used = True
+            self.remote_answered.pop(item_id, None)
+            call_timings.waited(waited)
+            self._notify(principal, "inbox")
+            return answers
         for item in self._items.values():
             if item.call_key == key and item.waiting_for_retry:
                 item.used = True
@@ -157,6 +171,12 @@ class Inbox:
             return None
         if item.used or item.answers is None:
             return None
+        # shared store: the answer is used once in the cluster (a retry on another replica may not take it too)
+        # (the row decides: a tick that saw it used meanwhile marked this item used too)
+        if self.shared is not None and not await self.shared.use(item.id):
+            item.used = True
+            self._notify(item.principal, "inbox")
+            return None
         item.used = True
         self._notify(item.principal, "inbox")
         return dict(item.answers)
@@ -175,8 +195,23 @@ class Inbox:
         return item is not None and item.open
 
     def answered_items(self, principal: str) -> list[InboxItem]:
-        """Answered here, waiting for the client's retry."""
-        return [i for i in reversed(self._items.values()) if i.principal == principal and i.waiting_for_retry]
+        """Answered, waiting for the client's retry: here, then on other replicas (shared store)."""
+        here = [i for i in reversed(self._items.values()) if i.principal == principal and i.waiting_for_retry]
+        seen = {i.id for i in here}
+        return here + [i for i in self.remote_answered.values()
+                       if i.principal == principal and i.id not in seen and i.waiting_for_retry]
+
+    def waiting_ids(self) -> set[str]:
+        return {i.id for i in self._items.values() if i.waiting_for_retry}
+
+    def used_elsewhere(self, item_ids: set[str]) -> None:
+        """Answers given here that the shared store no longer offers (a retry on another replica used them, or
+        they expired): not listed as waiting any more."""
+        for item_id in item_ids:
+            item = self._items.get(item_id)
+            if item is not None and item.waiting_for_retry:
+                item.used = True
+                self._notify(item.principal, "inbox")
 
     def get(self, principal: str, item_id: str) -> InboxItem | None:
         """An open item of this principal (another principal's, or a settled one, does not exist for it)."""

@@ -217,7 +217,7 @@ class Front:
                 reason=retry.reason, principal=principal))
         answers = dict(retry.ours)
         if self.inbox is not None:  # answers the person gave in the console for exactly this call, once
-            answers.update(self.inbox.given(principal=principal.name, session=session, name=params.name,
+            answers.update(await self.inbox.given(principal=principal.name, session=session, name=params.name,
                                             arguments=params.arguments, retry_kind=retry.kind))
         allowed = retry.kind == "allowed"
         preapproved = retry.state.get("digest") if allowed else None

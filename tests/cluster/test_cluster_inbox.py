@@ -99,3 +99,71 @@ async def test_two_replicas_share_questions_and_count_an_answer_once(server: Loc
     finally:
         await mirror_b.stop()
         await mirror_a.stop()
+
+
+RACES = 4  # retries racing on two replicas, bounded by count
+
+
+async def take(inbox: Inbox, principal: str = "alice", name: str = "thing", session: str = "s1",
+               version: str = "v1") -> dict[str, Answer] | None:
+    return await inbox.take(principal=principal, session=session, tool="tb__delete_thing",
+                            arguments={"name": name}, version=version)
+
+
+async def test_an_answer_waiting_for_a_retry_is_used_once_on_any_replica(server: LocalServer) -> None:
+    a, b, c = Inbox(), Inbox(), Inbox()
+    mirrors = [await ClusterInbox(i, server.url, f"replica-{n}").start() for n, i in zip("abc", (a, b, c))]
+    try:
+        for n in range(RACES):
+            name = f"race-{n}"
+            item = post(a, "alice", name)
+            item.kind = "blocked"  # the client was told to call again
+            await until(lambda: len(c.open_items("alice")) == 1)
+            assert await c.give(c.get("alice", item.id), YES)  # type: ignore[arg-type]
+            # listed as waiting for the retry on every replica (alice's only)
+            await until(lambda: all([i.id for i in x.answered_items("alice")] == [item.id] for x in (a, b, c)))
+            assert b.answered_items("bob") == []
+            # not the same call: another principal, arguments, conversation or policy version
+            assert await take(b, principal="bob", name=name) is None
+            assert await take(b, name=name + "x") is None
+            assert await take(b, name=name, session="s2") is None
+            assert await take(b, name=name, version="v2") is None
+            # the retry sent to A and to B at once: exactly one uses the answer (provenance user)
+            got = await asyncio.gather(take(a, name=name), take(b, name=name))
+            used = [g for g in got if g is not None]
+            assert len(used) == 1 and used[0]["confirm"].provenance == "user", got
+            assert await take(a, name=name) is None and await take(c, name=name) is None
+            await until(lambda: all(x.answered_items("alice") == [] for x in (a, b, c)))
+
+        # a held call and a retry elsewhere race for one answer: exactly one gets it
+        item = post(a, "alice", "held")
+        waiting = asyncio.create_task(a.wait(item, 60))
+        await until(lambda: len(b.open_items("alice")) == 1)
+        retry = asyncio.create_task(take(b, name="held"))
+        assert await b.give(b.get("alice", item.id), YES)  # type: ignore[arg-type]
+        results = [await asyncio.wait_for(waiting, 30), await retry]
+        for _ in range(TICKS):  # the retry may have come before the answer: it tries again, bounded
+            if results[1] is not None or results[0] is not None:
+                break
+            results[1] = await take(b, name="held")
+            await asyncio.sleep(0.1)
+        assert len([r for r in results if r is not None]) == 1, results
+
+        # store down: a retry is asked again (nothing used); back: the answer is still there, used once
+        item = post(a, "alice", "down")
+        item.kind = "blocked"
+        await until(lambda: len(b.open_items("alice")) == 1)
+        assert await b.give(b.get("alice", item.id), YES)  # type: ignore[arg-type]
+        await asyncio.to_thread(server.stop, "immediate")
+        assert await take(c, name="down") is None
+        await asyncio.to_thread(server.start)
+        got_back = None
+        for _ in range(TICKS):  # the store's pool reconnects by itself, bounded
+            got_back = await take(c, name="down")
+            if got_back is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert got_back is not None and await take(a, name="down") is None
+    finally:
+        for mirror in reversed(mirrors):
+            await mirror.stop()
