@@ -37,6 +37,7 @@ class SessionFacts(Protocol):
 
     async def contexts(self, session: str) -> dict[str, Any]: ...
 
-    async def revoke(self, session: str, fact: str) -> None:
-        """Forget one fact by its exact text: gone from the store and from the engine's loaded session."""
+    async def revoke(self, session: str, fact: str) -> bool:
+        """Forget one fact the session holds, by its exact text (never a pattern): gone from the store and from
+        the engine's loaded session. False when the session holds no such fact (nothing is forgotten)."""
         ...

@@ -26,6 +26,11 @@ class HeldFacts:
     async def contexts(self, session: str) -> dict[str, Any]:
         return await self.store.contexts(session)
 
-    async def revoke(self, session: str, fact: str) -> None:
+    async def revoke(self, session: str, fact: str) -> bool:
+        # only a fact the session holds, by its exact text: the engine's invalidate takes a pattern, and a
+        # pattern ("seen(_)") must not retract more from the engine than the store forgets
+        if fact not in {f.fact for f in await self.store.valid(session)}:
+            return False
         await self.knowledge.invalidate(session, fact)  # the engine's mirror, when the session is loaded
         await self.store.delete(session, [fact])
+        return True
