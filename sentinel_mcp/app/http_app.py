@@ -22,10 +22,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from sentinel_mcp.app.lean_calls import LeanCalls
 from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
+from sentinel_mcp.identity.principal import OWNER, Principal
 from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, AuthFailed
 from sentinel_mcp.storage.open import storage_status
 
@@ -166,6 +168,18 @@ class McpSessionOwners:
         await app(scope, receive, capture)
 
 
+def _schema_lookup(rt: Runtime) -> Any:
+    """A tool's input schema as the caller's ``tools/list`` shows it (None: not shown to this caller)."""
+    def schema_of(name: str, scope: Scope) -> Any:
+        found = scope.get(SCOPE_KEY)
+        principal = found if isinstance(found, Principal) else OWNER  # as the front resolves it
+        for tool in rt.gateway.list_catalog_tools(principal):
+            if tool.name == name:
+                return tool.input_schema
+        return None
+    return schema_of
+
+
 async def _reject(scope: Scope, receive: Receive, send: Send, status: int, message: str,
                   extra: list[tuple[bytes, bytes]] | None = None) -> None:
     if scope["type"] == "websocket":
@@ -187,6 +201,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
     holder: HostState[Runtime] = HostState()
 
     owners = McpSessionOwners()
+    served: list[tuple[Any, Any, Any]] = []  # what the lean path serves with, while the runtime runs
 
     class _LateMCP:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -252,9 +267,13 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
             manager = StreamableHTTPSessionManager(app=rt.front.server, json_response=False, stateless=False)
             holder.mcp_app = StreamableHTTPASGIApp(manager)
             async with manager.run(), contextlib.AsyncExitStack() as mounted:
+                served[:] = [(rt.front.server, manager._lifespan_state, _schema_lookup(rt))]  # set by run()
                 for lifespan_of in holder.lifespans:  # A2A, the console: in the order they were mounted
                     await mounted.enter_async_context(lifespan_of(rt))
-                yield
+                try:
+                    yield
+                finally:
+                    served.clear()
 
     routes: list[BaseRoute] = [
         Route("/mcp", _LateMCP(), methods=["GET", "POST", "DELETE"]),
@@ -264,6 +283,8 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         *(extra_routes or []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    # the common 2026-era tools/call skips the SDK's HTTP transport (inside both guards: checked first)
+    app.add_middleware(LeanCalls, target=lambda: served[0] if served else None)
     app.add_middleware(WireGuard)  # inside the caller check: strangers are refused before any parsing
     app.add_middleware(CallerGuard, bind_host=host, port=port, auth=auth, extra_hosts=extra_hosts,
                        extra_origins=extra_origins)

@@ -41,6 +41,7 @@ class WireGuard:
             mid = msg.get("id") if "method" in msg else None
             return await _answer(send, WireError(INVALID_REQUEST, f"Invalid Request: {str(e)[:300]}", mid))
 
+        scope["sentinel.message"] = msg  # parsed once: the lean path (app/lean_calls.py) reads it here
         replayed = False
 
         async def replay() -> Message:

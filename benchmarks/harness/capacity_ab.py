@@ -1,0 +1,63 @@
+"""Capacity of two source trees, interleaved in one run (a busy shared machine moves every rate, so only runs
+taken side by side compare): each tree's gateway serves the capacity row of ``pipeline_capacity.py`` (16 wrk
+connections, 2026-07-28 ``tools/call`` to the in-process no-op built-in, durable audit), the runs alternate,
+and the server's CPU per call is printed beside each rate with wrk's own CPU share.
+
+Usage: python benchmarks/harness/capacity_ab.py --base /work/main [--seconds 5] [--rounds 3]
+Each tree runs with its own ``.venv`` when it has one (else this interpreter) and its sources first on the path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path[:0] = [str(ROOT), str(HERE), str(ROOT / "benchmarks")]
+import pipeline_capacity as pc  # noqa: E402
+from load import call_body, call_headers, check_call, wrk  # noqa: E402
+from tests.conftest import stop_process  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", required=True, help="the other source tree (e.g. main's checkout)")
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="sentinel-ab-"))
+    servers = {}
+    try:
+        for name, tree in (("base", Path(args.base).resolve()), ("this tree", ROOT)):
+            venv_python = tree / ".venv" / "bin" / "python"
+            pc.PY = str(venv_python) if venv_python.exists() else sys.executable
+            pc.HARNESS = tree / "benchmarks" / "harness"
+            pc.ENV = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(tree)}
+            servers[name] = pc.sentinel(tmp, {}, ["bench"], name.replace(" ", "-"))
+        body, headers = call_body("bench__noop"), call_headers("bench__noop")
+        for proc, url in servers.values():
+            check_call(url, "bench__noop")
+            wrk(url, body, headers, seconds=1, server_pid=proc.pid)  # warm up
+        results: dict[str, list] = {name: [] for name in servers}
+        for _ in range(args.rounds):
+            for name, (proc, url) in servers.items():
+                r = wrk(url, body, headers, seconds=args.seconds, server_pid=proc.pid)
+                results[name].append(r)
+                print(f"{name:9}  {pc.fmt(r)}", flush=True)
+    finally:
+        for proc, _ in servers.values():
+            stop_process(proc)
+    print()
+    for name, rs in results.items():
+        rate = sum(r.rate for r in rs) / len(rs)
+        cpu = sum(1000 * r.server_cpu / r.rate for r in rs if r.rate) / len(rs)
+        client = sum(r.client_cpu for r in rs) / len(rs)
+        print(f"{name:9}  mean {rate:6.0f} calls/s  {cpu:5.2f} ms server CPU per call  client CPU {client:.3f}")
+
+
+if __name__ == "__main__":
+    main()

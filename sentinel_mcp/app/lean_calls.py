@@ -1,0 +1,147 @@
+"""The lean path: a 2026-07-28 single-request ``tools/call`` POSTed to /mcp, served without the SDK's HTTP
+transport.
+
+The SDK's streamable-HTTP entry costs more per call than the gateway behind it: the session manager, a
+Starlette ``Request`` body re-read, a memory stream and a task group per request (to switch to SSE if the
+handler emits progress), and a pydantic round trip of the envelope. The common call needs none of that: one
+JSON object in, one JSON object out. This layer sits inside ``CallerGuard`` (Host, Origin, principal) and
+``WireGuard`` (size limit, JSON-RPC shape, which leaves the parsed message in the scope), takes only the
+exact common case and hands everything else to the SDK unchanged (its body replayed):
+
+- POST /mcp, ``MCP-Protocol-Version: 2026-07-28``, no ``Mcp-Session-Id``, ``Content-Type:
+  application/json``, an Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header sent
+  twice;
+- a request object with an id, ``method: tools/call``, ``params._meta`` without a progress token or a log
+  level (those make the SDK stream notifications as SSE);
+- the SDK's own envelope ladder (``classify_inbound_request``) accepts it.
+
+The request then runs through the SDK's own kernel (``serve_one``: params validation, the server's
+middleware, ``Front.call_tool``) with the same dispatch context the SDK builds, so the guard, the
+write-ahead audit, the conversation and input-request rounds behave exactly as on the SDK path; the answer is
+written as the SDK writes it (compact JSON, the error-code to HTTP-status table). Differences, by design: a
+client that disconnects does not cancel the call (its outcome is audited either way), and a call that runs
+past the SDK's 15 s SSE window is still answered as JSON (the Accept allows both).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from mcp.server._streamable_http_modern import _SingleExchangeDispatchContext, _write
+from mcp.server.connection import Connection
+from mcp.server.runner import modern_error_data, serve_one
+from mcp.shared.inbound import InboundModernRoute, classify_inbound_request, validate_mcp_param_headers
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, JSONRPCError
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MODERN = "2026-07-28"
+MESSAGE_KEY = "sentinel.message"  # the parsed JSON-RPC message WireGuard leaves in the scope
+# headers the SDK checks for duplicates (find_duplicated_routing_header): a repeated one goes to the SDK
+ROUTING_HEADERS = frozenset((b"mcp-protocol-version", b"mcp-method", b"mcp-name"))
+JSON_HEADERS = (b"content-type", b"application/json")
+
+# the server (the MCP front), its lifespan state and a tool's input schema as the caller (the ASGI scope) is
+# shown it, once the runtime has started (None before)
+SchemaOf = Callable[[str, Scope], Any]
+Target = Callable[[], "tuple[Any, Any, SchemaOf] | None"]
+
+
+class LeanCalls:
+    """ASGI middleware: serve the common ``tools/call`` itself, pass everything else to ``app``."""
+
+    def __init__(self, app: ASGIApp, *, target: Target) -> None:
+        self.app = app
+        self.target = target
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = scope.get(MESSAGE_KEY)
+        target = self.target() if message is not None else None
+        if target is None or not _lean_request(scope, message):
+            return await self.app(scope, receive, send)
+        headers = Headers(scope=scope)
+        verdict = classify_inbound_request(message, headers=headers)
+        if not isinstance(verdict, InboundModernRoute):
+            return await self.app(scope, receive, send)  # the SDK writes the rejection
+        server, lifespan_state, schema_of = target
+        rid = message["id"]
+        params = message["params"]
+        name, arguments = params.get("name"), params.get("arguments")
+        if arguments and isinstance(name, str) and isinstance(arguments, dict):
+            # a tool may declare arguments mirrored in Mcp-Param-* headers (none were sent): the SDK's check,
+            # on the schema the caller's tools/list shows (the SDK lists the whole catalog per call for it)
+            schema = schema_of(name, scope)
+            if schema is not None and validate_mcp_param_headers(schema, arguments, headers) is not None:
+                return await self.app(scope, receive, send)  # the SDK writes the rejection
+        request = Request(scope, receive)
+        dctx = _SingleExchangeDispatchContext(
+            transport=TransportContext(kind="streamable-http", can_send_request=False, headers=headers),
+            request_id=rid, message_metadata=ServerMessageMetadata(request_context=request))
+        connection = Connection.from_envelope(verdict.protocol_version, verdict.client_info,
+                                              verdict.client_capabilities)
+        try:
+            result = await serve_one(server, dctx, "tools/call", params, connection=connection,
+                                     lifespan_state=lifespan_state)
+        except Exception as exc:  # noqa: BLE001 - mapped to the wire exactly as the SDK maps it
+            error = JSONRPCError(jsonrpc="2.0", id=rid, error=modern_error_data(exc))
+            return await _write(error, scope, receive, send)
+        body = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}, separators=(",", ":")).encode()
+        await _respond(send, 200, body)
+
+
+def _lean_request(scope: Scope, message: Any) -> bool:
+    if scope.get("path") != "/mcp" or scope.get("method") != "POST" or not isinstance(message, dict):
+        return False
+    if message.get("method") != "tools/call" or "id" not in message:
+        return False
+    rid = message["id"]
+    if isinstance(rid, bool) or not isinstance(rid, (int, str)):
+        return False
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or meta.get(PROTOCOL_VERSION_META_KEY) != MODERN:
+        return False
+    if "progressToken" in meta or LOG_LEVEL_META_KEY in meta:
+        return False  # the SDK would stream notifications (SSE) for these
+    version = content_type = accept = None
+    seen: set[bytes] = set()
+    for key, value in scope.get("headers", ()):
+        if key in ROUTING_HEADERS:
+            if key in seen:
+                return False
+            seen.add(key)
+            if key == b"mcp-protocol-version":
+                version = value
+        elif key == b"mcp-session-id" or key.startswith(b"mcp-param-"):
+            return False
+        elif key == b"content-type":
+            content_type = value
+        elif key == b"accept":
+            accept = value
+    if version != MODERN.encode() or content_type is None or accept is None:
+        return False
+    if not content_type.lower().startswith(b"application/json"):
+        return False
+    return _accepts_json_and_sse(accept.decode("latin-1"))
+
+
+def _accepts_json_and_sse(accept: str) -> bool:
+    """The SDK's Accept rule (``check_accept_headers``) for SSE mode: JSON and SSE both acceptable."""
+    types = {t.strip().split(";")[0].strip().lower() for t in accept.split(",")}
+    if "*/*" in types:
+        return True
+    takes_json = bool(types & {"application/json", "application/*"})
+    return takes_json and bool(types & {"text/event-stream", "text/*"})
+
+
+async def _respond(send: Send, status: int, body: bytes) -> None:
+    # header order as Starlette's Response writes them: both paths answer byte for byte alike
+    start: Message = {"type": "http.response.start", "status": status,
+                      "headers": [(b"content-length", str(len(body)).encode()), JSON_HEADERS]}
+    await send(start)
+    await send({"type": "http.response.body", "body": body})
+
