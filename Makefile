@@ -20,7 +20,7 @@ run: setup model swarm-tools
 test: setup setup-interop model ts-deps browser swarm-tools lint
 	$(BIN)/python -m pytest -q $(ARGS)
 
-# The floors (import-linter contracts in pyproject.toml, docs/architecture.md), lint, and types of core/ and gateway/
+# The floors (import-linter contracts in pyproject.toml, docs/architecture.md), lint, and types (pyproject [tool.mypy])
 lint: setup
 	$(BIN)/lint-imports
 	$(BIN)/ruff check .

@@ -152,7 +152,7 @@ def mount_a2a(app: Any, holder: HostState[RunningHost], config: Any, host: str, 
         httpx_verify(settings.peer_client_tls)  # a peer CA or client certificate that cannot load: say so now
     except TLSSetupError as e:
         raise ConfigError(f"sentinel.a2a.peer_tls: {e}") from None
-    http_token = owner_token or getattr(config.sentinel.http, "token", None)
+    http_token = owner_token or config.sentinel.http.token
     if http_token and not settings.token and len(http_token) >= 8:
         settings = settings.model_copy(update={"token": http_token})
     peers = PeerRegistry()

@@ -114,7 +114,7 @@ class ChatHub:
                                                  origin="a2a", principal=caller)
         base = {"channel_id": ch.id, "responder": "bridge", "from_agent": ch.target, "relayed": True}
         if not isinstance(outcome, Completed):
-            return base | {"refused": getattr(outcome, "reason", "the relay needs a confirmation nobody gave")}
+            return base | {"refused": outcome.reason}
         if outcome.result.is_error:
             return base | {"error": result_text(outcome.result)[:500] or "the relay failed"}
         if ch.request_id is not None:  # the person's message answered the target's help request

@@ -76,7 +76,7 @@ class OrchestratorFirst:
             elif isinstance(outcome, Completed):
                 reason = f"the offer failed: {actions.result_text(outcome.result)[:300]}"
             else:  # the guard did not let the offer go out (or wants a confirmation nobody here can give)
-                reason = f"the offer was not allowed: {getattr(outcome, 'reason', 'input required')}"
+                reason = f"the offer was not allowed: {outcome.reason}"
         except asyncio.CancelledError:
             await self._settle(record, "TASK_STATE_CANCELED", "canceled by the client")
             raise

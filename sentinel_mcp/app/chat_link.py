@@ -81,7 +81,7 @@ class ChatLink:
 
     # ------------------------------------------------------------------ what the terminal asks for
     async def run_goal(self, goal: str) -> CallToolResult:
-        async def progress(_p: float, _total: float | None, message: str | None) -> None:
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
             if message:
                 self.events.put(Step(message))
         return await self.client.call_tool(f"{self.agent}__agent_run", {"goal": goal}, progress_callback=progress)
@@ -96,7 +96,7 @@ class ChatLink:
         return self._client
 
     # ------------------------------------------------------------------ the session
-    async def _on_elicit(self, _ctx: Any, params: ElicitRequestParams) -> ElicitResult:
+    async def _on_elicit(self, context: Any, params: ElicitRequestParams) -> ElicitResult:
         question = Question(getattr(params, "message", ""), getattr(params, "requested_schema", {}) or {})
         self.events.put(question)
         try:

@@ -61,7 +61,7 @@ class LeanCalls:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = scope.get(MESSAGE_KEY)
         target = self.target() if message is not None else None
-        if target is None or not _lean_request(scope, message):
+        if target is None or message is None or not _lean_request(scope, message):
             return await self.app(scope, receive, send)
         headers = Headers(scope=scope)
         verdict = classify_inbound_request(message, headers=headers)

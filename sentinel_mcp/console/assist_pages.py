@@ -30,7 +30,8 @@ REQUEST_ID = re.compile(r"^har-[0-9a-f]{10}$")
 def _inbox(console: Console) -> AssistInbox | None:
     """The A2A service's inbox in this process: the one whose waiting tasks carry a reply back."""
     service = console.holder.a2a_service
-    return getattr(service, "inbox", None) if service is not None else None
+    inbox = service.inbox if service is not None else None
+    return inbox if isinstance(inbox, AssistInbox) else None
 
 
 def _visible(viewer: Viewer, row: dict[str, Any] | None) -> bool:

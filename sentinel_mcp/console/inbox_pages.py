@@ -168,7 +168,7 @@ async def _decide_a2a(console: Console, request: Request, viewer: Viewer, task_i
     service = console.holder.a2a_service
     record = next((r for r in service.waiting_for(viewer.principal.name) if r.task.id == task_id), None) \
         if service is not None else None
-    if record is None:
+    if record is None or service is None:
         return await inbox_page(console, request, viewer, status=404,
                                 error="no such question waiting for you (answered already, or expired)")
     answers: dict[str, Answer] = {}

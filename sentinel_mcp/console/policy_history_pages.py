@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.policy.version_history import diff
@@ -27,9 +28,10 @@ VERSION = re.compile(r"^[0-9a-f]{16}$")
 MAX_CANDIDATE = 200_000  # characters
 
 
-def _guard(console: Console) -> Any:
+def _guard(console: Console) -> PolicyGuard | None:
+    """The policy guard, when the gateway runs one (rulebases to show); the default guard has none."""
     guard = console.runtime.gateway.guard
-    return guard if hasattr(guard, "rulebases") else None
+    return guard if isinstance(guard, PolicyGuard) else None
 
 
 async def check_candidate(console: Console, chosen: str, text: str) -> tuple[list[Any], str | None]:
@@ -40,7 +42,7 @@ async def check_candidate(console: Console, chosen: str, text: str) -> tuple[lis
 
     guard = _guard(console)
     files = list(guard.rulebases.files) if guard is not None else []
-    if chosen not in {f.name for f in files} or len(text) > MAX_CANDIDATE:
+    if guard is None or chosen not in {f.name for f in files} or len(text) > MAX_CANDIDATE:
         return [], f"choose one of the loaded files and give its new text (at most {MAX_CANDIDATE} characters)"
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
         path = Path(tmp) / chosen
@@ -78,6 +80,8 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
         if a or b:
             if not (VERSION.match(a) and VERSION.match(b)):
                 problem = "choose two versions from the list"
+            elif guard is None:  # no rulebase, no history
+                problem = "no such version in the history"
             else:
                 old, new = await guard.history.texts(a), await guard.history.texts(b)
                 if old is None or new is None:

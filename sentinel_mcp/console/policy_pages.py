@@ -17,21 +17,22 @@ from sentinel_mcp.console import audit_view, policy_history_pages
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
+from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import Console
 from sentinel_mcp.gateway.audit import read_audit
 
 MAX_CANDIDATE = 200_000  # characters
 
 
-def _guard(console: Console) -> Any:
+def _guard(console: Console) -> PolicyGuard | None:
+    """The policy guard, when the gateway runs one (rulebases to show); the default guard has none."""
     guard = console.runtime.gateway.guard
-    return guard if hasattr(guard, "rulebases") else None
+    return guard if isinstance(guard, PolicyGuard) else None
 
 
-async def _check(console: Console, files: list[Path]) -> list[Any]:
+async def _check(console: Console, guard: PolicyGuard, files: list[Path]) -> list[Any]:
     from sentinel_mcp.policy.checker import check_paths
 
-    guard = _guard(console)
     return await check_paths(guard.engine, files, console.runtime.gateway.list_catalog_tools())
 
 
@@ -59,7 +60,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         values = {"report": None, "chosen": chosen, "candidate": texts.get(chosen, ""), "since": "",
                   "candidate_problems": None, "checked": False, "sides": []} | extra
         return console.render(request, viewer, "policy.html", guard=guard, files=files, texts=texts,
-                              problems=await _check(console, files), current=holder.current if holder.loaded
+                              problems=await _check(console, guard, files), current=holder.current if holder.loaded
                               else None, last_error=holder.last_error or guard.load_error, holder=holder,
                               **values)
 
@@ -83,7 +84,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             path = Path(tmp) / chosen
             path.write_text(text.replace("\r\n", "\n"))
             candidate = candidate_files(files, [path])
-            problems = await _check(console, candidate)
+            problems = await _check(console, guard, candidate)
             report = await replay(rows, current=files, candidate=candidate, live_facts=guard.store,
                                   settings=guard.settings, seeds=console.runtime.config.sentinel.seeds,
                                   engine=guard.engine, catalog=console.runtime.manager.catalog)

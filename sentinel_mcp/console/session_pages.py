@@ -11,6 +11,7 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
+from sentinel_mcp.core.session_facts import SessionFacts
 from sentinel_mcp.identity.principal import Principal
 
 MAX_SESSIONS = 500
@@ -21,15 +22,15 @@ def owns_session(principal: Principal, session: str) -> bool:
     return isinstance(session, str) and session.startswith(principal.name + "/")
 
 
-def _store(console: Console) -> Any:
-    return getattr(console.runtime.gateway.guard, "store", None)
+def _store(console: Console) -> SessionFacts | None:
+    return console.runtime.gateway.guard.session_facts()
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def sessions(request: Request, viewer: Viewer) -> Response:
         store = _store(console)
         ids = [s for s in (await store.sessions() if store is not None else []) if owns_session(viewer.principal, s)]
-        counts = {s: await store.count(s) for s in ids[-MAX_SESSIONS:]}
+        counts = {s: await store.count(s) for s in ids[-MAX_SESSIONS:]} if store is not None else {}
         return console.render(request, viewer, "sessions.html", sessions=counts, policy=store is not None)
 
     async def session(request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200) -> Response:
@@ -54,9 +55,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         if fact is None:
             return await session(request, viewer, error="that fact is not in this session (expired or revoked "
                                  "already)", status=404)
-        guard = console.runtime.gateway.guard
-        await guard.knowledge.invalidate(sid, fact.fact)  # the engine's mirror, when the session is loaded
-        await store.delete(sid, [fact.fact])
+        await store.revoke(sid, fact.fact)  # from the store and the engine's mirror of a loaded session
         console.inbox.notify(viewer.principal.name, "activity")
         return RedirectResponse(f"/console/sessions/{sid}", status_code=303, headers=HEADERS)
 

@@ -10,6 +10,7 @@ from starlette.responses import RedirectResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
+from sentinel_mcp.gateway.consents import ConsentBook
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
@@ -27,9 +28,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                           "tools": sorted(t.name for t in tools)})
         return console.render(request, viewer, "upstreams.html", upstreams=shown)
 
-    def _book() -> Any:
+    def _book() -> ConsentBook | None:
         gate = console.runtime.gateway.consent_gate
-        return getattr(gate, "book", None)
+        return gate.book if gate is not None else None
 
     async def consents(request: Request, viewer: Viewer) -> Response:
         book = _book()

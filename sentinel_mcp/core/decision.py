@@ -9,6 +9,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
+from sentinel_mcp.core.session_facts import SessionFacts
+
 Origin = Literal["client", "solver", "a2a", "builtin", "cli"]
 Provenance = Literal["observed", "user", "agent", "seed"]
 
@@ -138,3 +140,7 @@ class Guard(Protocol):
     def record_databases(self) -> list[Any]:
         """Databases a decision is recorded in besides the audit log (their health gates calls)."""
         return []
+
+    def session_facts(self) -> SessionFacts | None:
+        """The facts this guard learnt, by session, for the console to show and revoke; None if it keeps none."""
+        return None

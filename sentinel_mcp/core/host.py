@@ -11,11 +11,13 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Callable, Generic, Protocol, TypeVar
 
 from starlette.types import ASGIApp
 
 from sentinel_mcp.core.builtin import Services
+from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.port import GatewayPort
 
 
@@ -41,6 +43,28 @@ class RunningHost(Protocol):
     def instance(self) -> InstanceFiles | None: ...
 
 
+class A2AHostService(Protocol):
+    """The A2A participant as the host reads it (``a2a.service.A2AService`` is one; core cannot name it): the
+    server ends its streams at shutdown, the console shows and answers the tasks waiting for the person."""
+
+    def end_streams(self) -> None:
+        """End open event streams so the server can shut down (the tasks keep their state)."""
+        ...
+
+    def waiting_for(self, caller: str) -> Sequence[Any]:
+        """The caller's tasks waiting for input (``a2a.task_store.TaskRecord``s)."""
+        ...
+
+    async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer]) -> None:
+        """The principal's own answers, given in the console: the task resumes."""
+        ...
+
+    @property
+    def inbox(self) -> object | None:
+        """Other agents' help requests for the person (an ``a2a.assist_inbox.AssistInbox``), when kept."""
+        ...
+
+
 class EndsWatchers(Protocol):
     """The console's inbox: its open pages' live updates end when the server starts to shut down."""
 
@@ -60,9 +84,7 @@ class HostState(Generic[R_co]):
     runtime: R_co | None = None  # the running gateway, None until started
     mcp_app: ASGIApp | None = None  # the streamable HTTP endpoint, created with the runtime
     tls_status: Callable[[], tuple[Any, list[str]]] | None = None  # the front's TLS health, when it serves TLS
-    # the A2A participant, when mounted (an ``a2a.service.A2AService``: core cannot name a built-in; the
-    # server ends its streams at shutdown, the console shows and answers its tasks waiting for the person)
-    a2a_service: Any = None
+    a2a_service: A2AHostService | None = None  # the A2A participant, when mounted
     console_inbox: EndsWatchers | None = None  # the web console's inbox, when mounted
     lifespans: list[Lifespan] = field(default_factory=list)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -18,7 +19,7 @@ class Credentials:
         return bool(self.bearer or self.api_key)
 
     @classmethod
-    def from_scope(cls, scope: dict[str, Any]) -> "Credentials":
+    def from_scope(cls, scope: Mapping[str, Any]) -> "Credentials":
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         scheme, _, value = headers.get("authorization", "").partition(" ")
         bearer = value.strip() if scheme.lower() == "bearer" and value.strip() else None

@@ -24,6 +24,7 @@ from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard
 from sentinel_mcp.core.port import GatewayPort
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
+from sentinel_mcp.policy.held_facts import HeldFacts
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
@@ -191,6 +192,9 @@ class PolicyGuard(Guard):
 
     def record_databases(self) -> list[Any]:
         return [self.store.database]
+
+    def session_facts(self) -> HeldFacts:
+        return HeldFacts(self.store, self.knowledge)
 
     @property
     def problem(self) -> str | None:  # type: ignore[override]

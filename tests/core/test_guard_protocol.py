@@ -35,16 +35,36 @@ async def test_the_defaults_do_nothing_and_say_so():
     assert DefaultGuard().problem is None and ClosedGuard("no engine").problem == "no engine"
 
 
+# what the areas share through typed seams (the guard protocol, the port, the host state): never probed
+PROBED = ("guard", "gateway", "runtime", "services", "holder", "a2a_service", "consent_gate")
+
+
 def test_no_module_probes_the_guard_with_getattr():
-    # the gateway and the start-up wiring call the protocol; a getattr on a guard would hide a missing method
+    # the gateway, the start-up wiring, the console and A2A call the protocols; a getattr on a guard (or the
+    # gateway, the runtime, the services) would hide a missing method
     offenders = []
     root = Path(sentinel_mcp.__file__).parent
-    for path in [*root.joinpath("gateway").glob("*.py"), *root.joinpath("app").glob("*.py")]:
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr") \
-                    and "guard" in ast.unparse(node.args[0]).lower():
-                offenders.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    for area in ("gateway", "app", "console", "a2a"):
+        for path in root.joinpath(area).glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr") \
+                        and any(word in ast.unparse(node.args[0]).lower() for word in PROBED):
+                    offenders.append(f"{area}/{path.name}:{node.lineno}: {ast.unparse(node)}")
     assert offenders == []
+
+
+def test_the_probe_check_sees_a_probe():
+    # the check above is only worth something if it finds the spellings it forbids
+    found = [ast.unparse(n.args[0]) for n in ast.walk(ast.parse(
+        "getattr(console.runtime.gateway.guard, 'store', None)\nhasattr(guard, 'rulebases')\n"
+        "getattr(self.holder.a2a_service, 'inbox')\ngetattr(params, 'message', '')"))
+        if isinstance(n, ast.Call) and any(w in ast.unparse(n.args[0]).lower() for w in PROBED)]
+    assert found == ["console.runtime.gateway.guard", "guard", "self.holder.a2a_service"]
+
+
+async def test_only_the_policy_guard_shows_session_facts(tmp_path):
+    assert DefaultGuard().session_facts() is None and ClosedGuard("no engine").session_facts() is None
+    assert "session_facts" in PolicyGuard.__dict__
 
 
 def test_policy_guard_names_its_fact_store_through_the_protocol():
