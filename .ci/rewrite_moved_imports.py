@@ -1,7 +1,8 @@
 """Rewrites imports of modules that moved between floors (docs/architecture.md, "Moves"), in place.
 
 Run it after merging a branch written before the moves: ``python .ci/rewrite_moved_imports.py [PATH ...]``
-(default: sentinel_mcp, device_tools, tests, benchmarks, examples, docs). Dotted names and slash paths both."""
+(default: sentinel_mcp, device_tools, tests, benchmarks, examples, docs). Dotted names and slash paths both.
+"""
 
 from __future__ import annotations
 
@@ -44,17 +45,25 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
         package, _, name = old.rpartition(".")
         new_package, _, new_name = new.rpartition(".")
         # `from sentinel_mcp.gateway import runtime` style
-        out.append((re.compile(rf"from {re.escape(package)} import {name}\b"),
-                    f"from {new_package} import {new_name}" if new_name == name
-                    else f"from {new_package} import {new_name} as {name}"))
+        out.append(
+            (
+                re.compile(rf"from {re.escape(package)} import {name}\b"),
+                f"from {new_package} import {new_name}"
+                if new_name == name
+                else f"from {new_package} import {new_name} as {name}",
+            )
+        )
     return out
 
 
 def rewrite(paths: list[pathlib.Path]) -> int:
     patterns, changed = _patterns(), 0
     for root in paths:
-        files = [root] if root.is_file() else [p for p in root.rglob("*") if p.suffix in SUFFIXES
-                                                 and p.name != "architecture.md"]  # its move list stays
+        files = (
+            [root]
+            if root.is_file()
+            else [p for p in root.rglob("*") if p.suffix in SUFFIXES and p.name != "architecture.md"]
+        )  # its move list stays
         for f in files:
             if any(part in {".venv", "node_modules", ".git"} for part in f.parts):
                 continue
@@ -70,5 +79,13 @@ def rewrite(paths: list[pathlib.Path]) -> int:
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:] or ["sentinel_mcp", "device_tools", "tests", "benchmarks", "examples", "docs", "README.md"]
+    args = sys.argv[1:] or [
+        "sentinel_mcp",
+        "device_tools",
+        "tests",
+        "benchmarks",
+        "examples",
+        "docs",
+        "README.md",
+    ]
     print(f"{rewrite([pathlib.Path(a) for a in args if pathlib.Path(a).exists()])} files rewritten")

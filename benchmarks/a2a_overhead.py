@@ -112,7 +112,10 @@ async def main(n: int) -> None:
         await http.aclose()
 
     base = rows[0][1]
-    print(f"A2A overhead, tools__echo over an in-process MCP server ({n} sequential calls, 16 concurrent callers)")
+    print(
+        f"A2A overhead, tools__echo over an in-process MCP server ({n} sequential calls, 16 concurrent "
+        "callers)"
+    )
     print(f"{'path':<22}{'p50 ms':>9}{'p99 ms':>9}{'x direct':>10}{'calls/s':>10}")
     for label, p50, p99, rate in rows:
         print(f"{label:<22}{p50:>9.2f}{p99:>9.2f}{p50 / base:>10.1f}{rate:>10.0f}")

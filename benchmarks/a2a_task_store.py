@@ -75,14 +75,28 @@ async def main() -> None:
             ids = [r.task.id for r in held]
             p_renew = await timed(lambda: pa.renew(ids), max(10, n // 10))
             p_sweep = await timed(pa.end_lapsed, max(10, n // 10))
-        table += [("commit (durable)", f"{s_commit[0]:.2f} / {s_commit[1]:.2f}", f"{p_commit[0]:.2f} / "
-                   f"{p_commit[1]:.2f}", "1 round trip; < 5 ms"),
-                  ("GetTask, other replica's", "(memory)", f"{p_read[0]:.2f} / {p_read[1]:.2f}", "1 read; < 2 ms"),
-                  ("ListTasks, 200 tasks", "(memory)", f"{p_list[0]:.2f} / {p_list[1]:.2f}", "1 read; < 20 ms"),
-                  (f"lease renew ({len(held)} running)", "-", f"{p_renew[0]:.2f} / {p_renew[1]:.2f}",
-                   "1 statement per replica per 10 s"),
-                  ("sweep (none lapsed)", "-", f"{p_sweep[0]:.2f} / {p_sweep[1]:.2f}",
-                   "1 statement per replica per 10 s")]
+        table += [
+            (
+                "commit (durable)",
+                f"{s_commit[0]:.2f} / {s_commit[1]:.2f}",
+                f"{p_commit[0]:.2f} / {p_commit[1]:.2f}",
+                "1 round trip; < 5 ms",
+            ),
+            ("GetTask, other replica's", "(memory)", f"{p_read[0]:.2f} / {p_read[1]:.2f}", "1 read; < 2 ms"),
+            ("ListTasks, 200 tasks", "(memory)", f"{p_list[0]:.2f} / {p_list[1]:.2f}", "1 read; < 20 ms"),
+            (
+                f"lease renew ({len(held)} running)",
+                "-",
+                f"{p_renew[0]:.2f} / {p_renew[1]:.2f}",
+                "1 statement per replica per 10 s",
+            ),
+            (
+                "sweep (none lapsed)",
+                "-",
+                f"{p_sweep[0]:.2f} / {p_sweep[1]:.2f}",
+                "1 statement per replica per 10 s",
+            ),
+        ]
         for j in (lite, pa, pb):
             await j.close()
         print(f"\n{'operation':28} {'SQLite wall/CPU ms':>20} {'PostgreSQL wall/CPU ms':>24}  goal")

@@ -81,10 +81,21 @@ class ScriptedEndpoint:
         body = await request.json()
         content = decide(body)
         prompt = "".join(m.get("content", "") for m in body["messages"])
-        return JSONResponse({"id": "x", "object": "chat.completion", "model": "scripted",
-                             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                          "finish_reason": "stop"}],
-                             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(content) // 4}})
+        return JSONResponse(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "model": "scripted",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(content) // 4},
+            }
+        )
 
     def start(self) -> ScriptedEndpoint:
         sock = socket.socket()
@@ -92,7 +103,9 @@ class ScriptedEndpoint:
         self.port = sock.getsockname()[1]
         sock.close()
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
-        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self._server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        )
         threading.Thread(target=self._server.run, daemon=True).start()
         while not self._server.started:
             time.sleep(0.01)
@@ -106,16 +119,20 @@ class ScriptedEndpoint:
 def config(data_dir: str, agent: dict[str, Any], llm: dict[str, Any] | None = None):
     builtins = ["device", "agent"] + (["llm"] if llm is not None else [])
     sentinel: dict[str, Any] = {
-        "data_dir": data_dir, "builtins": builtins,
+        "data_dir": data_dir,
+        "builtins": builtins,
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
-        "device": {"backend": "simulated"}, "agent": agent}
+        "device": {"backend": "simulated"},
+        "agent": agent,
+    }
     if llm is not None:
         sentinel["llm"] = llm
     return parse_config({"mcpServers": {}, "sentinel": sentinel}, source="<bench>", base_dir=data_dir)
 
 
 async def run_goal(cfg, goal: str, answer: str | None) -> dict[str, Any]:
-    """``answer``: what the person says when asked (``inbox``: the client cannot elicit, and the person approves
+    """``answer``: what the person says when asked (``inbox``: the client cannot elicit, and the person
+    approves
     in the console inbox as soon as the question is there)."""
     asked: list[str] = []
 
@@ -134,12 +151,22 @@ async def run_goal(cfg, goal: str, answer: str | None) -> dict[str, Any]:
             rt.gateway.person_inbox = PersonQuestions(inbox, rt.gateway, 30)
         callback = {} if inbox is not None else {"elicitation_callback": person}
         async with Client(rt.front.server, mode="legacy", **callback) as c, anyio.create_task_group() as tg:
+
             async def console_person() -> None:
                 while True:
                     for item in inbox.open_items("owner"):  # type: ignore[union-attr]
                         asked.extend(q.message for q in item.questions)
-                        inbox.answer(item, {q.key: Answer(action="accept", content={"confirm": True},  # type: ignore[union-attr]
-                                                          provenance="user") for q in item.questions})
+                        inbox.answer(
+                            item,
+                            {
+                                q.key: Answer(
+                                    action="accept",
+                                    content={"confirm": True},  # type: ignore[union-attr]
+                                    provenance="user",
+                                )
+                                for q in item.questions
+                            },
+                        )
                     await anyio.sleep(0.005)
 
             if inbox is not None:
@@ -149,8 +176,14 @@ async def run_goal(cfg, goal: str, answer: str | None) -> dict[str, Any]:
             wall = time.perf_counter() - t
             tg.cancel_scope.cancel()
     run = r.structured_content or {}
-    return {"status": run.get("status", "error: " + r.content[0].text[:60]), "steps": len(run.get("steps", [])),
-            "seconds": wall, "tokens": run.get("tokens", 0), "asked": len(asked), "answer": run.get("answer")}
+    return {
+        "status": run.get("status", "error: " + r.content[0].text[:60]),
+        "steps": len(run.get("steps", [])),
+        "seconds": wall,
+        "tokens": run.get("tokens", 0),
+        "asked": len(asked),
+        "answer": run.get("answer"),
+    }
 
 
 async def main(local: bool, threads: int, local_steps: int) -> None:
@@ -159,17 +192,24 @@ async def main(local: bool, threads: int, local_steps: int) -> None:
     os.environ["SWARM_OPENAI_BASE_URL"] = f"http://127.0.0.1:{endpoint.port}/v1"
     os.environ.setdefault("SWARM_OPENAI_API_KEY", "bench")
     scripted = {"backend": "openai", "openai": {"model": "scripted", "timeout": 10, "max_attempts": 1}}
-    scenarios = [("open Messages and read the newest message", None),
-                 ("what is my next alarm?", None),
-                 ("sign in to my bank", "yes"),
-                 ("sign in to my bank", "no"),
-                 ("sign in to my bank", "inbox")]
+    scenarios = [
+        ("open Messages and read the newest message", None),
+        ("what is my next alarm?", None),
+        ("sign in to my bank", "yes"),
+        ("sign in to my bank", "no"),
+        ("sign in to my bank", "inbox"),
+    ]
     try:
         for goal, answer in scenarios:
             with tempfile.TemporaryDirectory() as d:
                 out = await run_goal(config(d, scripted), goal, answer)
-            label = goal + (" (yes in the console inbox)" if answer == "inbox" else
-                            f" (person says {answer})" if answer else "")
+            label = goal + (
+                " (yes in the console inbox)"
+                if answer == "inbox"
+                else f" (person says {answer})"
+                if answer
+                else ""
+            )
             rows.append((label, "scripted (HTTP)", out))
     finally:
         endpoint.stop()
@@ -180,10 +220,15 @@ async def main(local: bool, threads: int, local_steps: int) -> None:
             out = await run_goal(config(d, agent, llm), "open Messages and read the newest message", None)
         rows.append(("open Messages and read the newest message", "gemma-3-270m (local)", out))
     print(GOALS)
-    print(f"{'goal':<52} {'model':<22} {'status':<10} {'steps':>5} {'seconds':>8} {'tokens':>7} {'asked':>5}  answer")
+    print(
+        f"{'goal':<52} {'model':<22} {'status':<10} {'steps':>5} {'seconds':>8} {'tokens':>7} {'asked':>5}  "
+        "answer"
+    )
     for goal, model, o in rows:
-        print(f"{goal:<52} {model:<22} {o['status']:<10} {o['steps']:>5} {o['seconds']:>8.2f} {o['tokens']:>7} "
-              f"{o['asked']:>5}  {str(o['answer'])[:40]}")
+        print(
+            f"{goal:<52} {model:<22} {o['status']:<10} {o['steps']:>5} {o['seconds']:>8.2f} {o['tokens']:>7} "
+            f"{o['asked']:>5}  {str(o['answer'])[:40]}"
+        )
 
 
 if __name__ == "__main__":
@@ -194,7 +239,9 @@ if __name__ == "__main__":
         logging.getLogger(noisy).setLevel(logging.WARNING)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--local", action="store_true", help="also run the small local model (minutes)")
-    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (1 is fastest on a shared box)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="llama.cpp threads (1 is fastest on a shared box)"
+    )
     parser.add_argument("--local-steps", type=int, default=4)
     args = parser.parse_args()
     anyio.run(main, args.local, args.threads, args.local_steps)

@@ -1,4 +1,5 @@
-"""The agent loop's self-watch (``sentinel_mcp/agent/health.py``): what scoring a step costs, side by side in one
+"""The agent loop's self-watch (``sentinel_mcp/agent/health.py``): what scoring a step costs, side by side in
+one
 run, against a model step that takes a second or more. Each row: the median over N steps, and its goal.
 
 Usage: python benchmarks/agent_self_watch.py [--steps N]
@@ -37,20 +38,34 @@ def main() -> None:
 
     def grounds() -> str:
         return "\n".join([normalise_grounds("read the newest message from Alice", SCREEN), *observed])
+
     g = grounds()
 
     def screen_step() -> None:
-        monitor.assess(snapshot="s-x", name="device__click", arguments={"element_id": "e-00000001"},
-                       seconds=0.5, grounds=g, tool_call=False)
+        monitor.assess(
+            snapshot="s-x",
+            name="device__click",
+            arguments={"element_id": "e-00000001"},
+            seconds=0.5,
+            grounds=g,
+            tool_call=False,
+        )
 
     def tool_step() -> None:
-        monitor.assess(snapshot="s-x", name="device__contacts_search",
-                       arguments={"query": "Alice", "extra": {"to": "mallory@example.com", "n": 12345}},
-                       seconds=0.5, grounds=g, tool_call=True)
+        monitor.assess(
+            snapshot="s-x",
+            name="device__contacts_search",
+            arguments={"query": "Alice", "extra": {"to": "mallory@example.com", "n": 12345}},
+            seconds=0.5,
+            grounds=g,
+            tool_call=True,
+        )
 
-    rows = [("build the grounds (goal, screen, 60 KB seen)", median_us(grounds, n), "< 5000 us"),
-            ("score a screen action (repetition, cycle, latency)", median_us(screen_step, n), "< 1000 us"),
-            ("score a tool call (+ grounding of 3 values)", median_us(tool_step, n), "< 5000 us")]
+    rows = [
+        ("build the grounds (goal, screen, 60 KB seen)", median_us(grounds, n), "< 5000 us"),
+        ("score a screen action (repetition, cycle, latency)", median_us(screen_step, n), "< 1000 us"),
+        ("score a tool call (+ grounding of 3 values)", median_us(tool_step, n), "< 5000 us"),
+    ]
     print(f"agent self-watch, median of {n} steps (a model step: >= 1,000,000 us)")
     print(f"{'what':<52} {'median us':>10}  goal")
     for what, us, goal in rows:

@@ -66,38 +66,69 @@ def micro_rows(n: int) -> list[tuple[str, list[float], str, str]]:
     it = iter(states)
 
     def accept() -> None:
-        r = rounds.accept(modern=True, can_elicit=True, principal="owner", session="s", tool="tb__write_marker",
-                          arguments=ARGS, version="v", responses=yes, request_state=next(it))
+        r = rounds.accept(
+            modern=True,
+            can_elicit=True,
+            principal="owner",
+            session="s",
+            tool="tb__write_marker",
+            arguments=ARGS,
+            version="v",
+            responses=yes,
+            request_state=next(it),
+        )
         assert r.kind == "ask"
 
     call = ToolCall(name="tb__write_marker", server="tb", tool="write_marker", arguments=ARGS)
     q = confirmation_question(call, "It may change things.")
     answer = Answer(action="accept", content={"approve": True})
-    plain = "Cancel reservation NO6JO3 (reason: change_of_plan)? The refund goes to the original payment methods."
+    plain = (
+        "Cancel reservation NO6JO3 (reason: change_of_plan)? The refund goes to the original payment methods."
+    )
     hostile = "Cancel reservation NO6\u202eJO3\u200b (reason: \x1b[2Kchange_of_plan)? " + "x" * 600
-    tricky = ToolCall(name="tb__write_marker", server="tb", tool="write_marker",
-                      arguments={"path": "/tmp/a\u202egpj.exe", "text": "y" * 2000})
+    tricky = ToolCall(
+        name="tb__write_marker",
+        server="tb",
+        tool="write_marker",
+        arguments={"path": "/tmp/a\u202egpj.exe", "text": "y" * 2000},
+    )
     return [
         ("seal a request state", timed(issue, n), "µs", "< 0.1 ms"),
         ("accept a retry (open+bind+consume)", timed(accept, n), "µs", "< 0.1 ms"),
         ("validate one answer strictly", timed(lambda: answer_problem(q, answer), n), "µs", "< 0.1 ms"),
         ("question text, plain", timed(lambda: safe_question(plain, ARGS), n), "µs", "< 0.1 ms"),
-        ("question text, hidden chars + long", timed(lambda: safe_question(hostile, ARGS), n), "µs", "< 1 ms"),
-        ("default guard question, hostile args", timed(lambda: confirmation_question(tricky, "x"), n), "µs",
-         "< 1 ms"),
+        (
+            "question text, hidden chars + long",
+            timed(lambda: safe_question(hostile, ARGS), n),
+            "µs",
+            "< 1 ms",
+        ),
+        (
+            "default guard question, hostile args",
+            timed(lambda: confirmation_question(tricky, "x"), n),
+            "µs",
+            "< 1 ms",
+        ),
     ]
 
 
 async def end_to_end(calls: int) -> list[tuple[str, list[float], str, str]]:
     tmp = Path(tempfile.mkdtemp())
-    config = parse_config({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-                           "sentinel": {"data_dir": str(tmp), "builtins": []}}, source="<bench>", base_dir=tmp)
+    config = parse_config(
+        {
+            "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+            "sentinel": {"data_dir": str(tmp), "builtins": []},
+        },
+        source="<bench>",
+        base_dir=tmp,
+    )
 
     async def yes(ctx: Any, params: Any) -> ElicitResult:
         return ElicitResult(action="accept", content={"approve": True})
 
     async with running_gateway(config) as rt:
         async with Client(rt.front.server, mode="auto", elicitation_callback=yes) as c:
+
             async def run(name: str, args: dict[str, Any]) -> list[float]:
                 for _ in range(10):
                     await c.call_tool(name, args)
@@ -111,8 +142,15 @@ async def end_to_end(calls: int) -> list[tuple[str, list[float], str, str]]:
 
             plain = await run("tb__echo", {"text": "x"})
             confirmed = await run("tb__write_marker", {"path": str(tmp / "m.txt"), "text": "x"})
-    return [("read-only call, nothing asked (e2e)", plain, "ms", "baseline"),
-            ("destructive call + approval round trip (e2e)", confirmed, "ms", "two round trips: <= 2.5x baseline")]
+    return [
+        ("read-only call, nothing asked (e2e)", plain, "ms", "baseline"),
+        (
+            "destructive call + approval round trip (e2e)",
+            confirmed,
+            "ms",
+            "two round trips: <= 2.5x baseline",
+        ),
+    ]
 
 
 def main() -> None:
@@ -122,10 +160,15 @@ def main() -> None:
     args = ap.parse_args()
     rows = micro_rows(args.n) + anyio.run(end_to_end, args.calls)
     w = max(len(r[0]) for r in rows)
-    print(f"\nApproval checks and safe display ({args.n} runs per micro row, {args.calls} calls end to end)\n")
+    print(
+        f"\nApproval checks and safe display ({args.n} runs per micro row, {args.calls} calls end to end)\n"
+    )
     print(f"{'case':{w}}  {'p50':>10}  {'p99':>10}  goal")
     for name, values, unit, goal in rows:
-        print(f"{name:{w}}  {statistics.median(values):>7.2f} {unit:2}  {pct(values, .99):>7.2f} {unit:2}  {goal}")
+        print(
+            f"{name:{w}}  {statistics.median(values):>7.2f} {unit:2}  {pct(values, 0.99):>7.2f} {unit:2}  "
+            f"{goal}"
+        )
 
 
 if __name__ == "__main__":

@@ -29,9 +29,11 @@ from sentinel_mcp.storage import open_database  # noqa: E402
 from sentinel_mcp.storage.sqlite import SQLiteOptions  # noqa: E402
 
 CLIENTS = 16
-OLD_SCHEMA = ("CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL, session TEXT, "
-              "client TEXT, origin TEXT, tool TEXT, upstream TEXT, arg_digest TEXT, arguments TEXT, decision TEXT, "
-              "reason TEXT, proof TEXT, policy_version TEXT, latency_ms REAL, outcome TEXT, error TEXT)")
+OLD_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL, session TEXT, "
+    "client TEXT, origin TEXT, tool TEXT, upstream TEXT, arg_digest TEXT, arguments TEXT, decision TEXT, "
+    "reason TEXT, proof TEXT, policy_version TEXT, latency_ms REAL, outcome TEXT, error TEXT)"
+)
 
 
 class BatchedWriter:
@@ -65,10 +67,30 @@ class BatchedWriter:
 
     async def write(self, batch: list[AuditEntry]) -> None:
         await self.db.executemany(
-            "INSERT INTO audit (ts, session, client, origin, tool, upstream, arg_digest, arguments, decision, reason,"
+            "INSERT INTO audit (ts, session, client, origin, tool, upstream, arg_digest, arguments, "
+            "decision, reason,"
             " proof, policy_version, latency_ms, outcome, error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [(e.ts, e.session, e.client, e.origin, e.tool, e.upstream, e.arg_digest, '{"i": 1}', e.decision, e.reason,
-              None, e.policy_version, e.latency_ms, e.outcome, e.error) for e in batch])
+            [
+                (
+                    e.ts,
+                    e.session,
+                    e.client,
+                    e.origin,
+                    e.tool,
+                    e.upstream,
+                    e.arg_digest,
+                    '{"i": 1}',
+                    e.decision,
+                    e.reason,
+                    None,
+                    e.policy_version,
+                    e.latency_ms,
+                    e.outcome,
+                    e.error,
+                )
+                for e in batch
+            ],
+        )
         await self.db.commit()
 
     async def close(self) -> None:
@@ -78,9 +100,19 @@ class BatchedWriter:
 
 
 def entry(i: int, event: str = "final") -> AuditEntry:
-    return AuditEntry(session=f"s{i % 16}", tool="bench__noop", decision="allow", outcome="ok", upstream="bench",
-                      arg_digest="d" * 16, arguments={"i": i}, reason="read-only tool", policy_version="bench",
-                      latency_ms=0.1, event=event)
+    return AuditEntry(
+        session=f"s{i % 16}",
+        tool="bench__noop",
+        decision="allow",
+        outcome="ok",
+        upstream="bench",
+        arg_digest="d" * 16,
+        arguments={"i": i},
+        reason="read-only tool",
+        policy_version="bench",
+        latency_ms=0.1,
+        event=event,
+    )
 
 
 async def batched(tmp: Path, calls: int) -> float:
@@ -92,14 +124,16 @@ async def batched(tmp: Path, calls: int) -> float:
         for i in range(per):
             w.record(entry(c * per + i))
             await asyncio.sleep(0)  # the call goes on; the row is written later
+
     t0 = time.perf_counter()
     await asyncio.gather(*[client(c) for c in range(CLIENTS)])
     await w.close()  # until every row is on disk (NORMAL: not fsynced)
     return (time.perf_counter() - t0) / (per * CLIENTS)
 
 
-async def write_ahead(tmp: Path, calls: int, options: SQLiteOptions, name: str,
-                      clients: int = CLIENTS) -> tuple[float, float]:
+async def write_ahead(
+    tmp: Path, calls: int, options: SQLiteOptions, name: str, clients: int = CLIENTS
+) -> tuple[float, float]:
     from sentinel_mcp.storage import open as storage_open
 
     path = tmp / f"{name}.db"
@@ -112,6 +146,7 @@ async def write_ahead(tmp: Path, calls: int, options: SQLiteOptions, name: str,
         for i in range(per):
             await log.write(entry(c * per + i, "decision"))  # before forwarding
             await log.write(entry(c * per + i, "outcome"))  # before answering
+
     t0 = time.perf_counter()
     await asyncio.gather(*[client(c) for c in range(clients)])
     elapsed = time.perf_counter() - t0
@@ -136,8 +171,11 @@ async def gateway_rate(tmp: Path, seconds: float) -> tuple[float, int]:
     def noop() -> str:
         return "ok"
 
-    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp / "gw"), "builtins": []}},
-                          source="<bench>", base_dir=tmp)
+    config = parse_config(
+        {"mcpServers": {}, "sentinel": {"data_dir": str(tmp / "gw"), "builtins": []}},
+        source="<bench>",
+        base_dir=tmp,
+    )
     async with running_gateway(config) as rt:
         up = rt.manager.add("bench", BuiltinTarget(server=server))
         await up.wait_ready(20)
@@ -152,6 +190,7 @@ async def gateway_rate(tmp: Path, seconds: float) -> tuple[float, int]:
                 out = await rt.gateway.invoke("bench__noop", {}, session_id=f"bench{c}")
                 assert isinstance(out, Completed) and not out.result.is_error
                 done += 1
+
         t0 = time.perf_counter()
         await asyncio.gather(*[client(c) for c in range(CLIENTS)])
         rate = done / (time.perf_counter() - t0)
@@ -164,28 +203,66 @@ async def main() -> None:
     ap.add_argument("--calls", type=int, default=1600)
     ap.add_argument("--seconds", type=float, default=5.0)
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="sentinel-bench-", dir=ROOT / ".bench" if (ROOT / ".bench").is_dir() else None))
+    tmp = Path(
+        tempfile.mkdtemp(
+            prefix="sentinel-bench-", dir=ROOT / ".bench" if (ROOT / ".bench").is_dir() else None
+        )
+    )
     try:
         rows: list[tuple[str, str, str, str]] = []
         cost = await batched(tmp, args.calls)
-        rows.append(("audit/call, batched after the answer (before)", f"{cost * 1e6:8.0f} us",
-                     "not durable when answered", "reference"))
+        rows.append(
+            (
+                "audit/call, batched after the answer (before)",
+                f"{cost * 1e6:8.0f} us",
+                "not durable when answered",
+                "reference",
+            )
+        )
         setups = [
-            ("WAL, NORMAL, exclusive", SQLiteOptions(synchronous="NORMAL"), "fast, not on disk before forwarding"),
+            (
+                "WAL, NORMAL, exclusive",
+                SQLiteOptions(synchronous="NORMAL"),
+                "fast, not on disk before forwarding",
+            ),
             ("WAL, FULL, exclusive (shipped)", SQLiteOptions(), "durable, no -shm mmap"),
             ("WAL, FULL, shared -shm", SQLiteOptions(exclusive=False), "durable, -shm mmapped (SIGBUS risk)"),
-            ("rollback journal, FULL", SQLiteOptions(journal="TRUNCATE", exclusive=False), "durable, multi-process"),
+            (
+                "rollback journal, FULL",
+                SQLiteOptions(journal="TRUNCATE", exclusive=False),
+                "durable, multi-process",
+            ),
         ]
         for name, options, note in setups:
-            cost, per_commit = await write_ahead(tmp, args.calls, options, name.split(" (")[0].replace(", ", "-"))
-            rows.append((f"audit/call, write-ahead, {name}", f"{cost * 1e6:8.0f} us",
-                         f"{per_commit:5.1f} writes/commit; {note}", "<= 670 us (1,500 calls/s)"))
+            cost, per_commit = await write_ahead(
+                tmp, args.calls, options, name.split(" (")[0].replace(", ", "-")
+            )
+            rows.append(
+                (
+                    f"audit/call, write-ahead, {name}",
+                    f"{cost * 1e6:8.0f} us",
+                    f"{per_commit:5.1f} writes/commit; {note}",
+                    "<= 670 us (1,500 calls/s)",
+                )
+            )
         cost, per_commit = await write_ahead(tmp, args.calls * 2, SQLiteOptions(), "wal-full-64", clients=64)
-        rows.append(("audit/call, write-ahead, shipped, 64 callers", f"{cost * 1e6:8.0f} us",
-                     f"{per_commit:5.1f} writes/commit; group commit grows with load", "<= 670 us (1,500 calls/s)"))
+        rows.append(
+            (
+                "audit/call, write-ahead, shipped, 64 callers",
+                f"{cost * 1e6:8.0f} us",
+                f"{per_commit:5.1f} writes/commit; group commit grows with load",
+                "<= 670 us (1,500 calls/s)",
+            )
+        )
         rate, audited = await gateway_rate(tmp, args.seconds)
-        rows.append(("guarded calls/s, 16 clients, no-op built-in", f"{rate:8.0f} /s",
-                     f"write-ahead audit ({audited} rows)", ">= 1,500 /s"))
+        rows.append(
+            (
+                "guarded calls/s, 16 clients, no-op built-in",
+                f"{rate:8.0f} /s",
+                f"write-ahead audit ({audited} rows)",
+                ">= 1,500 /s",
+            )
+        )
         width = max(len(r[0]) for r in rows)
         print(f"{'measure':{width}}  {'value':>11}  {'goal':>26}  note")
         for name, value, note, goal in rows:

@@ -50,8 +50,17 @@ async def measure(rows: int) -> list[tuple[str, float, str]]:
         await chain_view.statuses(path)
         warm = (time.perf_counter() - t) * 1000
         for i in range(10):  # ten new calls since the last view: only they are checked
-            await log.write(AuditEntry(session="alice/c1", principal="alice", tool="bk__new", decision="allow",
-                                       outcome="ok", timings=SPLIT, decision_id=f"n{i}"))
+            await log.write(
+                AuditEntry(
+                    session="alice/c1",
+                    principal="alice",
+                    tool="bk__new",
+                    decision="allow",
+                    outcome="ok",
+                    timings=SPLIT,
+                    decision_id=f"n{i}",
+                )
+            )
         t = time.perf_counter()
         found = await chain_view.statuses(path)
         incremental = (time.perf_counter() - t) * 1000
@@ -62,10 +71,12 @@ async def measure(rows: int) -> list[tuple[str, float, str]]:
         page = (time.perf_counter() - t) * 1000
         assert shown and shown[0]["chain_status"] == "verified" and shown[0]["timings"] == SPLIT
         await log.close()
-    return [(f"verify chain, cold ({rows} rows)", cold, "< 1500 ms at 10k rows (once)"),
-            (f"verify chain, nothing new ({rows} rows)", warm, "< 5 ms"),
-            (f"verify chain, 10 new rows ({rows} rows)", incremental, "< 20 ms"),
-            (f"activity rows, cached chain ({rows} rows)", page, "< 300 ms")]
+    return [
+        (f"verify chain, cold ({rows} rows)", cold, "< 1500 ms at 10k rows (once)"),
+        (f"verify chain, nothing new ({rows} rows)", warm, "< 5 ms"),
+        (f"verify chain, 10 new rows ({rows} rows)", incremental, "< 20 ms"),
+        (f"activity rows, cached chain ({rows} rows)", page, "< 300 ms"),
+    ]
 
 
 def split_cost(n: int = 100_000) -> float:

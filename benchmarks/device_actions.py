@@ -42,7 +42,8 @@ def generated_dump(nodes: int = 500) -> str:
         return (
             f'<node index="{count}" text="{text}" resource-id="{"com.bench:id/" + rid if rid else ""}" '
             f'class="android.widget.{cls}" '
-            f'package="com.bench" content-desc="" clickable="{str(clickable).lower()}" focusable="{str(clickable).lower()}" '
+            f'package="com.bench" content-desc="" clickable="{str(clickable).lower()}" '
+            f'focusable="{str(clickable).lower()}" '
             f'scrollable="{str(scrollable).lower()}" {FLAGS} bounds="{b}"{tail}'
         )
 

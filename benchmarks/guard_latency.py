@@ -107,11 +107,22 @@ async def strict_symbolic(tmp: Path, n: int, size: int) -> list[float]:
     try:
         exp = time.time() + 3600
         await guard.knowledge.ensure("strict", guard.rulebases.current)
-        await guard.knowledge.add([Fact(session="strict", predicate="item", args=[f"I{i:06d}", f"owner{i % 100}"],
-                                        fact=f"item('I{i:06d}',owner{i % 100})", provenance="observed",
-                                        expires_at=exp) for i in range(size)])
-        return await timed_decisions(guard, call("bench__use", {"id": f"I{size // 2:06d}", "owner": "owner0"},
-                                                 "strict"), n)
+        await guard.knowledge.add(
+            [
+                Fact(
+                    session="strict",
+                    predicate="item",
+                    args=[f"I{i:06d}", f"owner{i % 100}"],
+                    fact=f"item('I{i:06d}',owner{i % 100})",
+                    provenance="observed",
+                    expires_at=exp,
+                )
+                for i in range(size)
+            ]
+        )
+        return await timed_decisions(
+            guard, call("bench__use", {"id": f"I{size // 2:06d}", "owner": "owner0"}, "strict"), n
+        )
     finally:
         await guard.close()
 
@@ -122,13 +133,27 @@ def filler(session: str, start: int, count: int) -> list[Fact]:
     for i in range(start, start + count):
         r, f = f"Z{i:06d}", f"HZ{i % 997:03d}"
         if i % 2:
-            out.append(Fact(session=session, predicate="reservation_leg", args=[r, f, "2024-05-20", "JFK", "LAX"],
-                            fact=f"reservation_leg('{r}','{f}','2024-05-20','JFK','LAX')", provenance="observed",
-                            expires_at=time.time() + 3600))
+            out.append(
+                Fact(
+                    session=session,
+                    predicate="reservation_leg",
+                    args=[r, f, "2024-05-20", "JFK", "LAX"],
+                    fact=f"reservation_leg('{r}','{f}','2024-05-20','JFK','LAX')",
+                    provenance="observed",
+                    expires_at=time.time() + 3600,
+                )
+            )
         else:
-            out.append(Fact(session=session, predicate="flight_status", args=[f, f"d{i}", "available"],
-                            fact=f"flight_status('{f}',d{i},available)", provenance="observed",
-                            expires_at=time.time() + 3600))
+            out.append(
+                Fact(
+                    session=session,
+                    predicate="flight_status",
+                    args=[f, f"d{i}", "available"],
+                    fact=f"flight_status('{f}',d{i},available)",
+                    provenance="observed",
+                    expires_at=time.time() + 3600,
+                )
+            )
     return out
 
 
@@ -140,18 +165,27 @@ async def in_engine(guard: PolicyGuard, c: ToolCall, n: int, fast: bool, lazy: b
     rb = guard.rulebases.current
     mod = await guard.knowledge.ensure(c.session_id, rb)
     pred = "sn_decide_compact" if lazy else "sn_decide" if fast else "sn_decide_interpreted"
-    goal = (f"sentinel_core:{pred}({quote_atom(rb.module)}, {quote_atom(mod)}, {time.time()!r}, "
-            f"{quote_atom(c.identity)}, {json_atom(c.arguments)}, {quote_atom(c.digest)}, {quote_atom(rb.version)}, "
-            f"{rb.info.inference_limit(guard.inference_limit)}, _)")
-    q = (f"findall(T, (between(1, {n}, _), statistics(cputime, T0), {goal}, statistics(cputime, T1), "
-         f"T is (T1 - T0) * 1000), Out)")
+    goal = (
+        f"sentinel_core:{pred}({quote_atom(rb.module)}, {quote_atom(mod)}, {time.time()!r}, "
+        f"{quote_atom(c.identity)}, {json_atom(c.arguments)}, {quote_atom(c.digest)}, "
+        f"{quote_atom(rb.version)}, "
+        f"{rb.info.inference_limit(guard.inference_limit)}, _)"
+    )
+    q = (
+        f"findall(T, (between(1, {n}, _), statistics(cputime, T0), {goal}, statistics(cputime, T1), "
+        f"T is (T1 - T0) * 1000), Out)"
+    )
     rows = await guard.engine.run(lambda p: list(p.query(q, maxresult=1)))
     await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
     return [float(x) for x in rows[0]["Out"]]
 
 
-STAGE_NAMES = {"prove": "proof (state, arguments, guards, limit)", "tree": "proof tree to JSON terms",
-               "needs": "needs and unmet conditions", "json": "JSON text"}
+STAGE_NAMES = {
+    "prove": "proof (state, arguments, guards, limit)",
+    "tree": "proof tree to JSON terms",
+    "needs": "needs and unmet conditions",
+    "json": "JSON text",
+}
 STAGES = """
     RB = {rb}, S = {s}, Now = {now}, Tool = {tool}, ArgsJson = {args}, Digest = {digest}, Version = {version},
     Limit = {limit},
@@ -167,20 +201,29 @@ STAGES = """
                        statistics(cputime, T0), \\+ \\+ call(G), statistics(cputime, T1), Ms is (T1 - T0) * 1000 ),
             Pairs),
     findall(json([stage=N, ms=M]), member(N-M, Pairs), L), sentinel_core:json_text(json([times=L]), Out)
-"""
+"""  # noqa: E501 (verbatim text)
 
 
 async def engine_stages(guard: PolicyGuard, c: ToolCall, n: int) -> dict[str, list[float]]:
-    """Milliseconds per stage of a fast-path sn_decide inside the engine (its CPU clock): the proof (query state,
+    """Milliseconds per stage of a fast-path sn_decide inside the engine (its CPU clock): the proof (query
+    state,
     arguments, the guards' goals under the inference limit), the proof tree as JSON terms, the needs and unmet
     conditions, the JSON text."""
     from sentinel_mcp.policy.prolog_text import json_atom, quote_atom
 
     rb = guard.rulebases.current
     mod = await guard.knowledge.ensure(c.session_id, rb)
-    goal = STAGES.format(rb=quote_atom(rb.module), s=quote_atom(mod), now=repr(time.time()),
-                         tool=quote_atom(c.identity), args=json_atom(c.arguments), digest=quote_atom(c.digest),
-                         version=quote_atom(rb.version), limit=rb.info.inference_limit(guard.inference_limit), n=n)
+    goal = STAGES.format(
+        rb=quote_atom(rb.module),
+        s=quote_atom(mod),
+        now=repr(time.time()),
+        tool=quote_atom(c.identity),
+        args=json_atom(c.arguments),
+        digest=quote_atom(c.digest),
+        version=quote_atom(rb.version),
+        limit=rb.info.inference_limit(guard.inference_limit),
+        n=n,
+    )
     out: dict[str, list[float]] = {}
     for row in (await guard.engine.json_query(goal.replace("\n", " ")))["times"]:
         out.setdefault(row["stage"], []).append(float(row["ms"]))
@@ -192,12 +235,19 @@ async def airline_cancel(tmp: Path, n: int, sizes: list[int]) -> dict[tuple[int,
     async with Client(airline_server(), mode="auto") as client:
         port = DirectPort(client, "airline")
         await port.refresh()
-        guard = PolicyGuard([RULEBASES_DIR / "airline.pl"], port, store_path=tmp / "airline.db",
-                            settings=PolicySettings(guard_timeout=30), seeds={"current_user": "amelia_davis_8890"})
+        guard = PolicyGuard(
+            [RULEBASES_DIR / "airline.pl"],
+            port,
+            store_path=tmp / "airline.db",
+            settings=PolicySettings(guard_timeout=30),
+            seeds={"current_user": "amelia_davis_8890"},
+        )
         await guard.start(watch=False)
         try:
             c = call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
-            d = await guard.decide(c)  # fetches the reservation, its flights' statuses; asks reason + confirmation
+            d = await guard.decide(
+                c
+            )  # fetches the reservation, its flights' statuses; asks reason + confirmation
             while isinstance(d, Ask):
                 for q in d.questions:
                     value = True if q.meta["kind"] == "confirm" else "change_of_plan"
@@ -215,8 +265,9 @@ async def airline_cancel(tmp: Path, n: int, sizes: list[int]) -> dict[tuple[int,
                     results[(size, f"{label}, in engine")] = await in_engine(guard, c, n, fast)
                 guard.fast_path = guard.lazy_proofs = True  # the gateway's guard: proofs rendered when read
                 results[(size, "fast, lazy proof, guard.decide")] = await timed_decisions(guard, c, n)
-                results[(size, "fast, lazy proof, guard.decide + rendering it")] = \
-                    await timed_decisions(guard, c, n, render=True)
+                results[(size, "fast, lazy proof, guard.decide + rendering it")] = await timed_decisions(
+                    guard, c, n, render=True
+                )
                 results[(size, "fast, lazy proof, in engine")] = await in_engine(guard, c, n, True, lazy=True)
                 guard.lazy_proofs = False
                 for stage, t in (await engine_stages(guard, c, n)).items():
@@ -240,15 +291,18 @@ def slow_server(delay: float) -> MCPServer:
 
 async def solver_fetches(tmp: Path, needs: int, delay: float, rounds: int = 3) -> dict[str, list[float]]:
     rb = tmp / "slow.pl"
-    rb.write_text("binding(slow_value(K, V), tool('slow__lookup', [key = K]), extract([V = '/value']), [ttl(600)]).\n"
-                  "guard('slow__use', [keys = L], forall(member(K, L), slow_value(K, ok))).\n")
+    rb.write_text(
+        "binding(slow_value(K, V), tool('slow__lookup', [key = K]), extract([V = '/value']), [ttl(600)]).\n"
+        "guard('slow__use', [keys = L], forall(member(K, L), slow_value(K, ok))).\n"
+    )
     out: dict[str, list[float]] = {}
     async with Client(slow_server(delay), mode="auto") as client:
         port = DirectPort(client, "slow")
         await port.refresh()
         for label, conc in (("concurrent", 16), ("sequential", 1)):
-            guard = PolicyGuard([rb], port, store_path=tmp / f"slow-{label}.db",
-                                settings=PolicySettings(guard_timeout=120))
+            guard = PolicyGuard(
+                [rb], port, store_path=tmp / f"slow-{label}.db", settings=PolicySettings(guard_timeout=120)
+            )
             guard.solver.max_concurrent_fetches = conc
             await guard.start(watch=False)
             try:
@@ -275,21 +329,59 @@ async def main() -> None:
         tmp = Path(d)
         rows: list[tuple[str, str, str, str, str]] = []
         t = await one_line(tmp, args.decisions)
-        rows.append(("one-line guard, all facts present", f"{pct(t, .5):.3f}", f"{pct(t, .99):.3f}", str(len(t)), ""))
+        rows.append(
+            (
+                "one-line guard, all facts present",
+                f"{pct(t, 0.5):.3f}",
+                f"{pct(t, 0.99):.3f}",
+                str(len(t)),
+                "",
+            )
+        )
         t = await strict_symbolic(tmp, args.decisions, 10_000)
-        rows.append(("strict symbolic guard, 10k facts in session", f"{pct(t, .5):.3f}", f"{pct(t, .99):.3f}",
-                     str(len(t)), ""))
+        rows.append(
+            (
+                "strict symbolic guard, 10k facts in session",
+                f"{pct(t, 0.5):.3f}",
+                f"{pct(t, 0.99):.3f}",
+                str(len(t)),
+                "",
+            )
+        )
         airline = await airline_cancel(tmp, args.decisions, [10_000, 100_000])
         for (size, label), t in airline.items():
-            goal = "p50 <= 0.100, p99 <= 1.000" if size == 100_000 and label in (
-                "fast, guard.decide", "fast, in engine", "fast, lazy proof, guard.decide",
-                "fast, lazy proof, in engine") else ""
-            rows.append((f"airline cancel guard, {size // 1000}k facts, {label}", f"{pct(t, .5):.3f}",
-                         f"{pct(t, .99):.3f}", str(len(t)), goal))
+            goal = (
+                "p50 <= 0.100, p99 <= 1.000"
+                if size == 100_000
+                and label
+                in (
+                    "fast, guard.decide",
+                    "fast, in engine",
+                    "fast, lazy proof, guard.decide",
+                    "fast, lazy proof, in engine",
+                )
+                else ""
+            )
+            rows.append(
+                (
+                    f"airline cancel guard, {size // 1000}k facts, {label}",
+                    f"{pct(t, 0.5):.3f}",
+                    f"{pct(t, 0.99):.3f}",
+                    str(len(t)),
+                    goal,
+                )
+            )
         fetch = await solver_fetches(tmp, args.needs, args.delay)
         for label, t in fetch.items():
-            rows.append((f"solver, {args.needs} needs x {args.delay:.1f}s tool, {label}",
-                         f"{statistics.median(t):.1f}", f"{max(t):.1f}", str(len(t)), ""))
+            rows.append(
+                (
+                    f"solver, {args.needs} needs x {args.delay:.1f}s tool, {label}",
+                    f"{statistics.median(t):.1f}",
+                    f"{max(t):.1f}",
+                    str(len(t)),
+                    "",
+                )
+            )
     w = max(len(r[0]) for r in rows)
     print(f"{'case':{w}}  {'p50 ms':>9}  {'p99 ms':>9}  {'runs':>5}  goal (ms)")
     for name, p50, p99, n, goal in rows:
@@ -298,13 +390,20 @@ async def main() -> None:
         ref, fast = airline[(size, "reference, guard.decide")], airline[(size, "fast, guard.decide")]
         eref, efast = airline[(size, "reference, in engine")], airline[(size, "fast, in engine")]
         lazy = airline[(size, "fast, lazy proof, guard.decide")]
-        print(f"{size // 1000}k facts: the lazy proof is {pct(fast, .5) / pct(lazy, .5):.1f}x faster at "
-              f"guard.decide than the fast path writing its proof (p50)")
-        print(f"{size // 1000}k facts: the fast path is {pct(ref, .5) / pct(fast, .5):.1f}x faster at guard.decide "
-              f"(p50), {pct(eref, .5) / pct(efast, .5):.1f}x inside the engine")
+        print(
+            f"{size // 1000}k facts: the lazy proof is {pct(fast, 0.5) / pct(lazy, 0.5):.1f}x faster at "
+            f"guard.decide than the fast path writing its proof (p50)"
+        )
+        print(
+            f"{size // 1000}k facts: the fast path is {pct(ref, 0.5) / pct(fast, 0.5):.1f}x faster at "
+            "guard.decide "
+            f"(p50), {pct(eref, 0.5) / pct(efast, 0.5):.1f}x inside the engine"
+        )
     speedup = statistics.median(fetch["sequential"]) / statistics.median(fetch["concurrent"])
-    print(f"concurrent fetching is {speedup:.1f}x faster than one fetch after another "
-          "(solver rows: median and max of the runs)")
+    print(
+        f"concurrent fetching is {speedup:.1f}x faster than one fetch after another "
+        "(solver rows: median and max of the runs)"
+    )
 
 
 if __name__ == "__main__":

@@ -75,24 +75,44 @@ def main() -> None:
     sealed = conv.sealed(conv.open(alice, "conv"))
     rows.append(("sealed session key -> conversation", timed(lambda: conv.named(sealed, alice), n), 50))
 
-    typical = {"session": "alice/http-0011223344556677", "tool": "airline__cancel_reservation",
-               "arguments": {"reservation_id": "NO6JO3", "reason": "change of plan"},
-               "reason": "guard of airline__cancel_reservation proved (rulebase 1b158e52)",
-               "proof": {"rulebase": "1b158e52", "tree": [["owns", "u_123", "NO6JO3"], ["confirmed", "yes"]] * 5}}
-    large = {**typical, "arguments": {"snapshot_id": "s-1", "element_id": "e-2", "text": "Tr0ub4dor&3"},
-             "proof": {"tree": [["fact", f"flight_{i}", "2024-05-16", "HAT083", i] for i in range(400)]}}
+    typical = {
+        "session": "alice/http-0011223344556677",
+        "tool": "airline__cancel_reservation",
+        "arguments": {"reservation_id": "NO6JO3", "reason": "change of plan"},
+        "reason": "guard of airline__cancel_reservation proved (rulebase 1b158e52)",
+        "proof": {"rulebase": "1b158e52", "tree": [["owns", "u_123", "NO6JO3"], ["confirmed", "yes"]] * 5},
+    }
+    large = {
+        **typical,
+        "arguments": {"snapshot_id": "s-1", "element_id": "e-2", "text": "Tr0ub4dor&3"},
+        "proof": {"tree": [["fact", f"flight_{i}", "2024-05-16", "HAT083", i] for i in range(400)]},
+    }
     rows.append(("redact a typical audit record", timed(lambda: redact_record(typical), n), 100))
-    rows.append(("redact a record with a 20 KB proof", timed(lambda: redact_record(large, {"text"}), n // 10), 5000))
+    rows.append(
+        ("redact a record with a 20 KB proof", timed(lambda: redact_record(large, {"text"}), n // 10), 5000)
+    )
 
     with tempfile.TemporaryDirectory() as d:
         book = ConsentBook(Path(d) / "consents.db")
         book.grant("alice", "messages", by="cli")
         gate = ConsentGate(book)
-        tool = Tool(name="device__sms_list", input_schema={"type": "object"}, _meta={"sentinel/personal": "messages"})
-        call = ToolCall(name="device__sms_list", server="device", tool="sms_list", principal="alice",
-                        session_id="alice/conv-1")
-        rows.append(("consent gate, standing consent (SQLite)",
-                     atimed(lambda: gate.gate(call, tool, Allow()), n), 300))
+        tool = Tool(
+            name="device__sms_list", input_schema={"type": "object"}, _meta={"sentinel/personal": "messages"}
+        )
+        call = ToolCall(
+            name="device__sms_list",
+            server="device",
+            tool="sms_list",
+            principal="alice",
+            session_id="alice/conv-1",
+        )
+        rows.append(
+            (
+                "consent gate, standing consent (SQLite)",
+                atimed(lambda: gate.gate(call, tool, Allow()), n),
+                300,
+            )
+        )
         book.close()
 
     w = max(len(r[0]) for r in rows)

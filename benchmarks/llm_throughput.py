@@ -46,38 +46,69 @@ from sentinel_mcp.llm.schema_grammar import compile_schema
 from sentinel_mcp.llm.settings import LlmSettings
 
 RATE_GOAL, TTFT_GOAL = 0.70, 1.20
-AGENT = ("You are the decision step of an agent that operates an Android phone for its user. You read the "
-         "current screen, given as a list of elements with ids, and choose exactly one next step. Answer with "
-         "one JSON object and nothing else.")
-SWARM = ("You are part of a pipeline that writes small Android apps in Kotlin. Be concrete and brief; every "
-         "string you write is read by the next agent in the pipeline. Answer with one JSON object only.")
-SCREEN = "Screen 'Bank': [e1] TextView 'Balance 1,204.50 EUR'; [e2] Button 'Send money'; [e3] Button 'Sign in'"
+AGENT = (
+    "You are the decision step of an agent that operates an Android phone for its user. You read the "
+    "current screen, given as a list of elements with ids, and choose exactly one next step. Answer with "
+    "one JSON object and nothing else."
+)
+SWARM = (
+    "You are part of a pipeline that writes small Android apps in Kotlin. Be concrete and brief; every "
+    "string you write is read by the next agent in the pipeline. Answer with one JSON object only."
+)
+SCREEN = (
+    "Screen 'Bank': [e1] TextView 'Balance 1,204.50 EUR'; [e2] Button 'Send money'; [e3] Button 'Sign in'"
+)
 TASKS: dict[str, tuple[str, str]] = {
-    "risk": (RISK_SYSTEM, 'Assess the risk of this action:\n{"action": "click", "element_id": "e2"}\n' + SCREEN),
+    "risk": (
+        RISK_SYSTEM,
+        'Assess the risk of this action:\n{"action": "click", "element_id": "e2"}\n' + SCREEN,
+    ),
     "action": (AGENT, f"{SCREEN}\nGoal: sign in to the bank app. Which UI action comes next?"),
-    "tool_call": (AGENT, ("Tools: device__click(element_id), device__type_text(element_id, text), "
-                          "llm__llm_generate(prompt). Goal: type 'hello' into element e7. Which tool call?")),
+    "tool_call": (
+        AGENT,
+        (
+            "Tools: device__click(element_id), device__type_text(element_id, text), "
+            "llm__llm_generate(prompt). Goal: type 'hello' into element e7. Which tool call?"
+        ),
+    ),
     "plan": (SWARM, "Plan a one-screen Android app that counts taps on a button."),
     "critic": (SWARM, "Review this Kotlin file: fun main() { val x = 1; println(x / 0) }"),
     "verifier": (SWARM, "Verify the app: MainActivity.kt and activity_main.xml exist; no tests; no README."),
 }
 SCHEMAS: dict[str, dict[str, Any]] = {
     "schema:contact": {
-        "type": "object", "required": ["name", "email", "role"],
-        "properties": {"name": {"type": "string", "maxLength": 40}, "email": {"type": "string", "maxLength": 60},
-                       "role": {"enum": ["customer", "supplier", "staff"]},
-                       "age": {"type": "integer", "minimum": 0, "maximum": 130}}},
+        "type": "object",
+        "required": ["name", "email", "role"],
+        "properties": {
+            "name": {"type": "string", "maxLength": 40},
+            "email": {"type": "string", "maxLength": 60},
+            "role": {"enum": ["customer", "supplier", "staff"]},
+            "age": {"type": "integer", "minimum": 0, "maximum": 130},
+        },
+    },
     "schema:order": {
-        "type": "object", "required": ["order_id", "items"],
-        "$defs": {"item": {"type": "object", "required": ["sku", "qty"],
-                           "properties": {"sku": {"type": "string", "maxLength": 12},
-                                          "qty": {"type": "integer", "minimum": 1, "maximum": 99}}}},
-        "properties": {"order_id": {"type": "string", "maxLength": 16},
-                       "items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1, "maxItems": 4},
-                       "paid": {"type": "boolean"}}},
+        "type": "object",
+        "required": ["order_id", "items"],
+        "$defs": {
+            "item": {
+                "type": "object",
+                "required": ["sku", "qty"],
+                "properties": {
+                    "sku": {"type": "string", "maxLength": 12},
+                    "qty": {"type": "integer", "minimum": 1, "maximum": 99},
+                },
+            }
+        },
+        "properties": {
+            "order_id": {"type": "string", "maxLength": 16},
+            "items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1, "maxItems": 4},
+            "paid": {"type": "boolean"},
+        },
+    },
 }
-SCHEMA_TEXT = ("Order 55-A from Jana Novak (jana@example.org, a customer, 41): 2 x SKU-778, 1 x SKU-102, paid "
-               "by card.")
+SCHEMA_TEXT = (
+    "Order 55-A from Jana Novak (jana@example.org, a customer, 41): 2 x SKU-778, 1 x SKU-102, paid by card."
+)
 
 
 @dataclass
@@ -91,8 +122,16 @@ class Cell:
     reused: list[int] = field(default_factory=list)
     samplers: set[str] = field(default_factory=set)
 
-    def add(self, tokens: int, wall: float, ttft: float, valid: bool, complete: bool = False, reused: int = 0,
-            sampler: str = "") -> None:
+    def add(
+        self,
+        tokens: int,
+        wall: float,
+        ttft: float,
+        valid: bool,
+        complete: bool = False,
+        reused: int = 0,
+        sampler: str = "",
+    ) -> None:
         self.tokens += tokens
         self.decode_seconds += max(wall - ttft, 1e-9) if tokens > 1 else 0.0
         self.ttfts.append(ttft)
@@ -147,8 +186,9 @@ def is_valid(text: str, finish: str, check: Any) -> bool:
     return True
 
 
-def raw_run(llm: Llama, tokens: list[int], stop: list[str], s: LlmSettings, max_tokens: int,
-            seed: int) -> tuple[int, float, float]:
+def raw_run(
+    llm: Llama, tokens: list[int], stop: list[str], s: LlmSettings, max_tokens: int, seed: int
+) -> tuple[int, float, float]:
     first: list[float] = []
 
     def note_first_token(_ids: Any, _logits: Any) -> bool:  # the hook Sentinel uses, minus the cancel flag
@@ -158,13 +198,23 @@ def raw_run(llm: Llama, tokens: list[int], stop: list[str], s: LlmSettings, max_
 
     llm.reset()  # a cold context, like every other path
     t0 = time.perf_counter()
-    out = llm.create_completion(tokens, max_tokens=max_tokens, temperature=s.temperature, top_p=s.top_p,
-                                top_k=s.top_k, repeat_penalty=s.repeat_penalty, seed=seed, stop=stop or None,
-                                stopping_criteria=StoppingCriteriaList([note_first_token]))
+    out = llm.create_completion(
+        tokens,
+        max_tokens=max_tokens,
+        temperature=s.temperature,
+        top_p=s.top_p,
+        top_k=s.top_k,
+        repeat_penalty=s.repeat_penalty,
+        seed=seed,
+        stop=stop or None,
+        stopping_criteria=StoppingCriteriaList([note_first_token]),
+    )
     return out["usage"]["completion_tokens"], time.perf_counter() - t0, (first[0] - t0) if first else 0.0
 
 
-async def engine_run(engine: LlamaEngine, request: GenerationRequest, cache: bool) -> tuple[Any, float, float]:
+async def engine_run(
+    engine: LlamaEngine, request: GenerationRequest, cache: bool
+) -> tuple[Any, float, float]:
     engine.prefix_cache.max_bytes = 256 * 1024 * 1024 if cache else 0
     engine._llm.reset()  # drop the previous call's context; snapshots stay
     t0 = time.perf_counter()
@@ -179,7 +229,9 @@ async def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--max-tokens", type=int, default=192)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--tiny", action="store_true", help="use the tiny random-weight GGUF even if gemma is installed")
+    ap.add_argument(
+        "--tiny", action="store_true", help="use the tiny random-weight GGUF even if gemma is installed"
+    )
     ap.add_argument("--only", default="", help="comma-separated task names (grammars, schema:contact, ...)")
     args = ap.parse_args()
     names = [*TASKS, *SCHEMAS]
@@ -187,17 +239,30 @@ async def main() -> None:
         names = [n for n in names if n in args.only.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         path, label = pick_model(Path(tmp), args.tiny)
-        settings = LlmSettings(model=str(path), n_ctx=4096, n_threads=args.threads, temperature=0.7,
-                               max_tokens=4096, grammar_sampler="llguidance")
+        settings = LlmSettings(
+            model=str(path),
+            n_ctx=4096,
+            n_threads=args.threads,
+            temperature=0.7,
+            max_tokens=4096,
+            grammar_sampler="llguidance",
+        )
         masks = LlamaEngine(settings)
         llama = LlamaEngine(settings.model_copy(update={"grammar_sampler": "llama_cpp"}))
         await masks.load()
         await llama.load()
-        raw = Llama(model_path=str(path), n_ctx=settings.n_ctx, n_threads=args.threads, n_batch=settings.n_batch,
-                    verbose=False)
+        raw = Llama(
+            model_path=str(path),
+            n_ctx=settings.n_ctx,
+            n_threads=args.threads,
+            n_batch=settings.n_batch,
+            verbose=False,
+        )
         grammars = GrammarRegistry.load()
         # one call per path first: the first decode of a context pays one-off allocations
-        warm = GenerationRequest([{"role": "user", "content": "Hi."}], max_tokens=4, grammar=grammars.get("risk").text)
+        warm = GenerationRequest(
+            [{"role": "user", "content": "Hi."}], max_tokens=4, grammar=grammars.get("risk").text
+        )
         for engine in (masks, llama):
             await engine.generate(warm)
         raw.create_completion("Hi.", max_tokens=4)
@@ -205,9 +270,15 @@ async def main() -> None:
         prompt_tokens: dict[str, int] = {}
         for name in names:
             if name in SCHEMAS:
-                system, user, schema = EXTRACT_SYSTEM, (f"<context>{SCHEMA_TEXT}</context>\n\nExtract the data as one "
-                                                        f"JSON object matching this JSON Schema:\n"
-                                                        f"{json.dumps(SCHEMAS[name])}"), SCHEMAS[name]
+                system, user, schema = (
+                    EXTRACT_SYSTEM,
+                    (
+                        f"<context>{SCHEMA_TEXT}</context>\n\nExtract the data as one "
+                        f"JSON object matching this JSON Schema:\n"
+                        f"{json.dumps(SCHEMAS[name])}"
+                    ),
+                    SCHEMAS[name],
+                )
                 gbnf = compile_schema(schema)
             else:
                 (system, user), schema = TASKS[name], None
@@ -217,14 +288,15 @@ async def main() -> None:
             tokens = raw.tokenize(prompt.text.encode(), add_bos=not prompt.added_special, special=True)
             prompt_tokens[name] = len(tokens)
             check = validator(name)
-            request = GenerationRequest(messages, max_tokens=args.max_tokens, grammar=gbnf, grammar_label=name,
-                                        json_schema=schema)
+            request = GenerationRequest(
+                messages, max_tokens=args.max_tokens, grammar=gbnf, grammar_label=name, json_schema=schema
+            )
             for i in range(args.runs):
                 seed = 1000 + i
                 request.seed = seed
                 # rotate the order so no path always runs right after another on a warm CPU cache
                 paths = ["raw", "llama", "masks", "masks+pc"]
-                for path_name in paths[i % 4:] + paths[:i % 4]:
+                for path_name in paths[i % 4 :] + paths[: i % 4]:
                     cell = cells.setdefault((name, path_name), Cell())
                     if path_name == "raw":
                         n, wall, ttft = raw_run(raw, tokens, prompt.stop, settings, args.max_tokens, seed)
@@ -234,21 +306,37 @@ async def main() -> None:
                     if path_name == "masks+pc" and i == 0:  # first sight of the preamble: snapshot it
                         await engine_run(engine, dataclasses.replace(request, max_tokens=1), cache=True)
                     g, wall, ttft = await engine_run(engine, request, cache=path_name == "masks+pc")
-                    cell.add(g.completion_tokens, wall, ttft, is_valid(g.text, g.finish_reason, check),
-                             g.finish_reason == "stop", g.cached_prompt_tokens, g.sampler)
+                    cell.add(
+                        g.completion_tokens,
+                        wall,
+                        ttft,
+                        is_valid(g.text, g.finish_reason, check),
+                        g.finish_reason == "stop",
+                        g.cached_prompt_tokens,
+                        g.sampler,
+                    )
         status = masks.status()
         raw.close()
         masks.close()
         llama.close()
-    print(f"model: {label}; prompt format {prompt.format}; max_tokens {args.max_tokens}; {args.runs} runs per cell; "
-          f"{args.threads} threads; temperature {settings.temperature}")
-    print(f"model load {status['load_seconds']:.2f} s; llguidance vocabulary (once per model) "
-          f"{status['tokenizer_seconds']:.2f} s")
-    print("goals: masks tok/s >= 0.70x raw, TTFT <= 1.20x raw, every complete output valid (as with llama); "
-          "masks+pc TTFT below masks")
+    print(
+        f"model: {label}; prompt format {prompt.format}; max_tokens {args.max_tokens}; {args.runs} runs per "
+        "cell; "
+        f"{args.threads} threads; temperature {settings.temperature}"
+    )
+    print(
+        f"model load {status['load_seconds']:.2f} s; llguidance vocabulary (once per model) "
+        f"{status['tokenizer_seconds']:.2f} s"
+    )
+    print(
+        "goals: masks tok/s >= 0.70x raw, TTFT <= 1.20x raw, every complete output valid (as with llama); "
+        "masks+pc TTFT below masks"
+    )
     print("valid: outputs that parse and validate / outputs the grammar completed within max_tokens")
-    head = (f"{'task':<15} {'path':<9} {'prompt':>6} {'reused':>6} {'tokens':>6} {'tok/s':>6} {'TTFT ms':>8} "
-            f"{'valid':>5} {'tok/s vs raw':>12} {'TTFT vs raw':>11}  goal")
+    head = (
+        f"{'task':<15} {'path':<9} {'prompt':>6} {'reused':>6} {'tokens':>6} {'tok/s':>6} {'TTFT ms':>8} "
+        f"{'valid':>5} {'tok/s vs raw':>12} {'TTFT vs raw':>11}  goal"
+    )
     print(head)
     print("-" * len(head))
     for name in names:
@@ -263,16 +351,24 @@ async def main() -> None:
                 goal = f">=0.70x, <=1.20x, all valid: {'met' if ok else 'MISSED'}"
             elif path_name == "masks+pc":
                 base = cells[(name, "masks")].ttft
-                goal = (f"TTFT saved {1000 * (base - c.ttft):+.1f} ms vs masks: "
-                        f"{'met' if c.ttft < base else 'MISSED'}")
+                goal = (
+                    f"TTFT saved {1000 * (base - c.ttft):+.1f} ms vs masks: "
+                    f"{'met' if c.ttft < base else 'MISSED'}"
+                )
             else:
-                goal = "baseline" if path_name == "raw" else (
-                    f"before (old sampler); all valid: {'yes' if old.valid == old.complete else 'NO'}")
+                goal = (
+                    "baseline"
+                    if path_name == "raw"
+                    else (f"before (old sampler); all valid: {'yes' if old.valid == old.complete else 'NO'}")
+                )
             if c.samplers and c.samplers != ({"llama_cpp"} if path_name == "llama" else {"llguidance"}):
                 goal += f" [sampler {','.join(sorted(c.samplers))}]"
-            print(f"{name:<15} {path_name:<9} {prompt_tokens[name]:>6} {statistics.median(c.reused):>6.0f} "
-                  f"{c.tokens:>6} {c.rate:>6.1f} {1000 * c.ttft:>8.1f} {valid:>5} {rate_x:>11.2f}x {ttft_x:>10.2f}x  "
-                  f"{goal}")
+            print(
+                f"{name:<15} {path_name:<9} {prompt_tokens[name]:>6} {statistics.median(c.reused):>6.0f} "
+                f"{c.tokens:>6} {c.rate:>6.1f} {1000 * c.ttft:>8.1f} {valid:>5} {rate_x:>11.2f}x "
+                f"{ttft_x:>10.2f}x  "
+                f"{goal}"
+            )
 
 
 if __name__ == "__main__":

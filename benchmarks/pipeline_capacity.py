@@ -2,7 +2,8 @@
 
   1. capacity: 16 concurrent HTTP clients (2026-07-28 single-request ``tools/call``) to an in-process no-op
      built-in, policy guard on (default rulebase), durable write-ahead audit on;
-  2. a real Python MCP upstream (the test toolbox, MCPServer over streamable HTTP): direct rate against the rate
+  2. a real Python MCP upstream (the test toolbox, MCPServer over streamable HTTP): direct rate against the
+  rate
      through Sentinel;
   3. peers, one stdio upstream served over streamable HTTP (handshake era, the only one ``mcp-proxy`` speaks):
      direct | Sentinel | mcp-proxy (if its venv exists: ``make bench`` makes it), latency with one client and
@@ -54,25 +55,47 @@ ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
 
 
 def start(cmd: list[str], health: str, env: dict | None = None) -> subprocess.Popen:
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or ENV,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or ENV, start_new_session=True
+    )
     wait_http(health, proc=proc, timeout=60)
     return proc
 
 
 def sentinel(tmp: Path, servers: dict, builtins: list[str], name: str) -> tuple[subprocess.Popen, str]:
     cfg = tmp / f"{name}.json"
-    cfg.write_text(json.dumps({"mcpServers": servers, "sentinel": {
-        "data_dir": str(tmp / name), "builtins": builtins, "rulebases": [str(ROOT / "rulebases" / "default.pl")],
-        "http": {"token": TOKEN}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": servers,
+                "sentinel": {
+                    "data_dir": str(tmp / name),
+                    "builtins": builtins,
+                    "rulebases": [str(ROOT / "rulebases" / "default.pl")],
+                    "http": {"token": TOKEN},
+                },
+            }
+        )
+    )
     port = free_port()
-    proc = start([PY, str(HARNESS / "serve_with_noop.py"), "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
-                 f"http://127.0.0.1:{port}/healthz")
+    proc = start(
+        [PY, str(HARNESS / "serve_with_noop.py"), "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+        f"http://127.0.0.1:{port}/healthz",
+    )
     return proc, f"http://127.0.0.1:{port}/mcp"
 
 
-def load(url: str, tool: str, seconds: float, pid: int, *, era: str = "2026-07-28", session: str | None = None,
-         token: str | None = TOKEN, connections: int = 16) -> LoadResult:
+def load(
+    url: str,
+    tool: str,
+    seconds: float,
+    pid: int,
+    *,
+    era: str = "2026-07-28",
+    session: str | None = None,
+    token: str | None = TOKEN,
+    connections: int = 16,
+) -> LoadResult:
     check_call(url, tool, era, session, token)
     body, headers = call_body(tool, era), call_headers(tool, era, session, token)
     wrk(url, body, headers, connections=connections, seconds=1, server_pid=pid)  # warm up
@@ -82,8 +105,11 @@ def load(url: str, tool: str, seconds: float, pid: int, *, era: str = "2026-07-2
 def fmt(r: LoadResult) -> str:
     # CPU per call is the figure a busy shared machine distorts least (a rate also depends on who else runs)
     per_call = 1000 * r.server_cpu / r.rate if r.rate else float("nan")
-    return (f"{r.rate:7.0f}/s  p50 {r.p50_ms:6.2f}ms  p99 {r.p99_ms:6.2f}ms  server CPU {r.server_cpu:4.2f} "
-            f"({per_call:5.2f} ms/call)  client CPU {r.client_cpu:4.2f}" + (f"  ERRORS {r.errors}" if r.errors else ""))
+    return (
+        f"{r.rate:7.0f}/s  p50 {r.p50_ms:6.2f}ms  p99 {r.p99_ms:6.2f}ms  server CPU {r.server_cpu:4.2f} "
+        f"({per_call:5.2f} ms/call)  client CPU {r.client_cpu:4.2f}"
+        + (f"  ERRORS {r.errors}" if r.errors else "")
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- rows
@@ -93,8 +119,14 @@ def capacity(tmp: Path, seconds: float, rows: list) -> None:
         r = load(url, "bench__noop", seconds, proc.pid)
     finally:
         stop_process(proc)
-    rows.append(("capacity: 16 HTTP clients, in-process no-op built-in, guard + durable audit", fmt(r),
-                 ">= 1500/s", r.rate >= 1500))
+    rows.append(
+        (
+            "capacity: 16 HTTP clients, in-process no-op built-in, guard + durable audit",
+            fmt(r),
+            ">= 1500/s",
+            r.rate >= 1500,
+        )
+    )
 
 
 def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
@@ -111,8 +143,14 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
     finally:
         stop_process(up)
     rows.append(("real Python upstream (HTTP), 16 clients: direct", fmt(d), "", None))
-    rows.append(("  through Sentinel", fmt(p) + f"  ratio {p.rate / max(d.rate, 1e-9):.2f}", ">= 0.9x direct",
-                 p.rate >= 0.9 * d.rate))
+    rows.append(
+        (
+            "  through Sentinel",
+            fmt(p) + f"  ratio {p.rate / max(d.rate, 1e-9):.2f}",
+            ">= 0.9x direct",
+            p.rate >= 0.9 * d.rate,
+        )
+    )
 
 
 def peers(tmp: Path, seconds: float, rows: list) -> None:
@@ -126,32 +164,62 @@ def peers(tmp: Path, seconds: float, rows: list) -> None:
     proxy_bin = PEER_VENV / "bin" / "mcp-proxy"
     if proxy_bin.exists():
         pport = free_port()
-        px = start([str(proxy_bin), "--port", str(pport), "--transport", "streamablehttp", "--", PY, TOOLBOX],
-                   f"http://127.0.0.1:{pport}/status")
+        px = start(
+            [str(proxy_bin), "--port", str(pport), "--transport", "streamablehttp", "--", PY, TOOLBOX],
+            f"http://127.0.0.1:{pport}/status",
+        )
         targets.append(("mcp-proxy (no policy)", px, f"http://127.0.0.1:{pport}/mcp", "noop", None))
     else:
-        rows.append(("peer mcp-proxy", f"not measured: {proxy_bin} missing (make bench installs it)", "", None))
+        rows.append(
+            ("peer mcp-proxy", f"not measured: {proxy_bin} missing (make bench installs it)", "", None)
+        )
     forge_py = FORGE_VENV / "bin" / "python"
     if forge_py.exists():
         # ContextForge's stdio-to-HTTP bridge (its gateway proper needs a database and an admin set-up); it
         # refuses to start without secrets, so the run gets throwaway ones
         fport = free_port()
-        forge_env = {**ENV, **{k: secrets.token_hex(32) for k in ("JWT_SECRET_KEY", "AUTH_ENCRYPTION_SECRET")},
-                     "PLATFORM_ADMIN_PASSWORD": "Bench-" + secrets.token_hex(8) + "!",
-                     "BASIC_AUTH_PASSWORD": "Bench-" + secrets.token_hex(8) + "!"}
-        fx = subprocess.Popen([str(forge_py), "-m", "mcpgateway.translate", "--stdio", f"{PY} {TOOLBOX}",
-                               "--expose-streamable-http", "--port", str(fport), "--logLevel", "error"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=forge_env,
-                              cwd=tempfile.gettempdir(), start_new_session=True)
+        forge_env = {
+            **ENV,
+            **{k: secrets.token_hex(32) for k in ("JWT_SECRET_KEY", "AUTH_ENCRYPTION_SECRET")},
+            "PLATFORM_ADMIN_PASSWORD": "Bench-" + secrets.token_hex(8) + "!",
+            "BASIC_AUTH_PASSWORD": "Bench-" + secrets.token_hex(8) + "!",
+        }
+        fx = subprocess.Popen(
+            [
+                str(forge_py),
+                "-m",
+                "mcpgateway.translate",
+                "--stdio",
+                f"{PY} {TOOLBOX}",
+                "--expose-streamable-http",
+                "--port",
+                str(fport),
+                "--logLevel",
+                "error",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=forge_env,
+            cwd=tempfile.gettempdir(),
+            start_new_session=True,
+        )
         try:
             wait_http(f"http://127.0.0.1:{fport}/healthz", proc=fx, timeout=60)
-            targets.append(("ContextForge translate (no policy)", fx, f"http://127.0.0.1:{fport}/mcp", "noop", None))
+            targets.append(
+                ("ContextForge translate (no policy)", fx, f"http://127.0.0.1:{fport}/mcp", "noop", None)
+            )
         except RuntimeError as e:
             stop_process(fx)
             rows.append(("peer ContextForge", f"not measured: {e}", "", None))
     else:
-        rows.append(("peer ContextForge", f"not measured: {forge_py} missing (make bench tries to install it)", "",
-                     None))
+        rows.append(
+            (
+                "peer ContextForge",
+                f"not measured: {forge_py} missing (make bench tries to install it)",
+                "",
+                None,
+            )
+        )
     try:
         for label, proc, url, tool, token in targets:
             assert proc is not None
@@ -170,24 +238,42 @@ def cold_start(tmp: Path, rows: list) -> None:
     """``sentinel-mcp serve --http`` with no config (the embedded default) to its first tools/list answer."""
     data = tmp / "cold"
     env = {**ENV, "SENTINEL_DATA_DIR": str(data)}
-    # the first start on a data dir makes the owner's token; the measured start is the second (as every later one)
+    # the first start on a data dir makes the owner's token; the measured start is the second (as every later
+    # one)
     for attempt in range(2):
         port = free_port()
         url = f"http://127.0.0.1:{port}/mcp"
         t0 = time.perf_counter()
-        proc = subprocess.Popen([PY, "-m", "sentinel_mcp", "serve", "--http", f"127.0.0.1:{port}"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            [PY, "-m", "sentinel_mcp", "serve", "--http", f"127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
         try:
             answered = None
             while time.perf_counter() - t0 < 60 and proc.poll() is None:
                 token_file = data / "http-token"
                 token = token_file.read_text().strip() if token_file.exists() else None
                 try:
-                    status, _, text = post(url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {
-                        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                  "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-                                  "io.modelcontextprotocol/clientCapabilities": {}}}},
-                        {**call_headers("", token=token), "Mcp-Method": "tools/list"}, timeout=5)
+                    status, _, text = post(
+                        url,
+                        {
+                            "jsonrpc": "2.0",
+                            "id": 1,
+                            "method": "tools/list",
+                            "params": {
+                                "_meta": {
+                                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+                                    "io.modelcontextprotocol/clientCapabilities": {},
+                                }
+                            },
+                        },
+                        {**call_headers("", token=token), "Mcp-Method": "tools/list"},
+                        timeout=5,
+                    )
                     if status == 200 and '"tools"' in text:
                         answered = time.perf_counter() - t0
                         break
@@ -196,13 +282,27 @@ def cold_start(tmp: Path, rows: list) -> None:
                 time.sleep(0.02)
         finally:
             stop_process(proc)
-    imports = subprocess.run([PY, "-c", "import time; t = time.perf_counter(); import sentinel_mcp.app.serve, "
-                              "sentinel_mcp.app.runtime, sentinel_mcp.cli; print(time.perf_counter() - t)"],
-                             capture_output=True, text=True, env=ENV)
+    imports = subprocess.run(
+        [
+            PY,
+            "-c",
+            "import time; t = time.perf_counter(); import sentinel_mcp.app.serve, "
+            "sentinel_mcp.app.runtime, sentinel_mcp.cli; print(time.perf_counter() - t)",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     shown = f"{answered:6.2f}s" if answered is not None else "no answer within 60s"
     imported = float(imports.stdout.strip() or "nan")
-    rows.append(("cold start, embedded default, to first tools/list", f"{shown}  (imports of the CLI and "
-                 f"gateway alone: {imported:.2f}s)", "<= 1.5 s", answered is not None and answered <= 1.5))
+    rows.append(
+        (
+            "cold start, embedded default, to first tools/list",
+            f"{shown}  (imports of the CLI and gateway alone: {imported:.2f}s)",
+            "<= 1.5 s",
+            answered is not None and answered <= 1.5,
+        )
+    )
 
 
 def memory(tmp: Path, calls: int, rows: list) -> None:
@@ -223,8 +323,14 @@ def memory(tmp: Path, calls: int, rows: list) -> None:
     finally:
         stop_process(proc)
     growth = marks[calls] / marks[1_000] - 1
-    rows.append((f"memory: RSS after 1k calls -> after {calls // 1000}k", f"{marks[1_000]:.1f} MB -> "
-                 f"{marks[calls]:.1f} MB ({growth:+.1%}, {done} calls made)", "<= +10%", growth <= 0.10))
+    rows.append(
+        (
+            f"memory: RSS after 1k calls -> after {calls // 1000}k",
+            f"{marks[1_000]:.1f} MB -> {marks[calls]:.1f} MB ({growth:+.1%}, {done} calls made)",
+            "<= +10%",
+            growth <= 0.10,
+        )
+    )
 
 
 def main() -> None:
@@ -248,8 +354,10 @@ def main() -> None:
         peers(tmp, args.seconds, rows)
     if "memory" not in skip:
         memory(tmp, args.memory_calls, rows)
-    print(f"\nThe pipeline under load ({os.cpu_count()} cores, load generator wrk: 1 thread; CPU = seconds per "
-          "second, 1.00 = one core busy)\n")
+    print(
+        f"\nThe pipeline under load ({os.cpu_count()} cores, load generator wrk: 1 thread; CPU = seconds per "
+        "second, 1.00 = one core busy)\n"
+    )
     width = max(len(r[0]) for r in rows)
     for label, figure, goal, met in rows:
         verdict = "" if met is None else ("  met" if met else "  NOT MET")

@@ -4,7 +4,8 @@ MCP server mounted as a built-in, the default guard, the durable audit log, the 
 memory, sequential calls, both protocol eras. Rounds alternate between the trees so load drifts hit both.
 
 Prints per-call wall p50/p99 and CPU per call (the process's CPU time / calls: the code's own cost, which the
-fsync waits in the wall time hide), through the client and the front, and of ``Gateway.execute`` alone. Goal: the split costs nothing (after within the noise of before).
+fsync waits in the wall time hide), through the client and the front, and of ``Gateway.execute`` alone. Goal:
+the split costs nothing (after within the noise of before).
 Usage: python benchmarks/pipeline_split.py [--before REF] [--calls N] [--rounds R]
 """
 
@@ -38,8 +39,11 @@ async def _child(calls: int, mode: str, data_dir: str) -> dict[str, float]:
     def noop() -> str:
         return "ok"
 
-    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": data_dir, "builtins": []}},
-                          source="<bench>", base_dir=data_dir)
+    config = parse_config(
+        {"mcpServers": {}, "sentinel": {"data_dir": data_dir, "builtins": []}},
+        source="<bench>",
+        base_dir=data_dir,
+    )
     async with running_gateway(config) as rt:
         up = rt.manager.add("bn", BuiltinTarget(server=server))
         assert await up.wait_ready(20), up.last_error
@@ -72,15 +76,23 @@ async def _child(calls: int, mode: str, data_dir: str) -> dict[str, float]:
         profile.disable()
         function_calls = pstats.Stats(profile).total_calls / 50
     times.sort()
-    return {"p50": statistics.median(times), "p99": times[min(len(times) - 1, int(0.99 * len(times)))],
-            "cpu": cpu, "pipeline": pipeline, "calls": function_calls}
+    return {
+        "p50": statistics.median(times),
+        "p99": times[min(len(times) - 1, int(0.99 * len(times)))],
+        "cpu": cpu,
+        "pipeline": pipeline,
+        "calls": function_calls,
+    }
 
 
 def _tree(ref: str, into: Path) -> Path:
     """``ref`` of this repository as files (git archive), to import instead of the working tree."""
     into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "sentinel_mcp", "device_tools"],
-                             capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "sentinel_mcp", "device_tools"],
+        capture_output=True,
+        check=True,
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
 
@@ -88,8 +100,13 @@ def _tree(ref: str, into: Path) -> Path:
 def _run(tree: Path, calls: int, mode: str, tmp: Path) -> dict[str, float]:
     data = tempfile.mkdtemp(dir=tmp)
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONWARNINGS": "ignore"}
-    out = subprocess.run([sys.executable, __file__, "--child", "--calls", str(calls), "--mode", mode,
-                          "--data", data], capture_output=True, text=True, env=env, timeout=600)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", "--calls", str(calls), "--mode", mode, "--data", data],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     if out.returncode != 0:
         raise SystemExit(f"child failed ({tree}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -120,24 +137,32 @@ def main() -> None:
         for mode in ("auto", "legacy"):
             for label, tree in trees.items():
                 results.setdefault((label, mode), []).append(_run(tree, args.calls, mode, tmp))
-    print(f"\nPipeline split: {args.calls} sequential no-op calls per round, {args.rounds} rounds alternating, "
-          f"in-process built-in, default guard, durable audit ({os.cpu_count()} cores, load "
-          f"{os.getloadavg()[0]:.1f}); medians over rounds. Goal: after's CPU per call within 5 % of before's\n")
-    print(f"{'tree':24} {'era':12} {'wall p50':>9} {'wall p99':>9} {'CPU/call':>9} {'execute CPU/call':>17} "
-          f"{'function calls/execute':>23}")
+    print(
+        f"\nPipeline split: {args.calls} sequential no-op calls per round, {args.rounds} rounds alternating, "
+        f"in-process built-in, default guard, durable audit ({os.cpu_count()} cores, load "
+        f"{os.getloadavg()[0]:.1f}); medians over rounds. Goal: after's CPU per call within 5 % of before's\n"
+    )
+    print(
+        f"{'tree':24} {'era':12} {'wall p50':>9} {'wall p99':>9} {'CPU/call':>9} {'execute CPU/call':>17} "
+        f"{'function calls/execute':>23}"
+    )
     for mode, era in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
         cpu = {}
         for label in trees:
             rs = results[(label, mode)]
             med = {k: statistics.median(r[k] for r in rs) for k in ("p50", "p99", "cpu", "pipeline", "calls")}
             cpu[label] = (med["cpu"], med["pipeline"])
-            print(f"{label:24} {era:12} {med['p50']:7.2f}ms {med['p99']:7.2f}ms {med['cpu']:7.2f}ms "
-                  f"{med['pipeline']:15.2f}ms {med['calls']:23.0f}")
+            print(
+                f"{label:24} {era:12} {med['p50']:7.2f}ms {med['p99']:7.2f}ms {med['cpu']:7.2f}ms "
+                f"{med['pipeline']:15.2f}ms {med['calls']:23.0f}"
+            )
         (before, before_exec), (after, after_exec) = cpu.values()
         change = (after - before) / before * 100
         change_exec = (after_exec - before_exec) / before_exec * 100
-        print(f"{'':24} {era:12} CPU per call {change:+.1f} % (execute alone {change_exec:+.1f} %)  "
-              f"{'met' if max(change, change_exec) <= 5 else 'NOT MET'}")
+        print(
+            f"{'':24} {era:12} CPU per call {change:+.1f} % (execute alone {change_exec:+.1f} %)  "
+            f"{'met' if max(change, change_exec) <= 5 else 'NOT MET'}"
+        )
 
 
 if __name__ == "__main__":

@@ -54,9 +54,21 @@ async def recall(idx: PassageIndex, paras, questions, how: str) -> float:  # noq
 
 async def indexed(tmp: Path, name: str, embedder, paras) -> PassageIndex:  # noqa: ANN001
     idx = await PassageIndex(tmp / f"{name}.db", embedder).open()
-    await idx.replace_source("policy", "airline", [NewPassage(text=p.text, source="airline", heading=p.heading_text,
-                                                              line_start=p.line_start, line_end=p.line_end)
-                                                   for p in paras], "v1")
+    await idx.replace_source(
+        "policy",
+        "airline",
+        [
+            NewPassage(
+                text=p.text,
+                source="airline",
+                heading=p.heading_text,
+                line_start=p.line_start,
+                line_end=p.line_end,
+            )
+            for p in paras
+        ],
+        "v1",
+    )
     return idx
 
 
@@ -69,10 +81,18 @@ async def main(chunks: int, queries: int, use_model: bool) -> None:
         idx = await indexed(tmp, "hash", HashingEmbedder(1024), paras)
         for how in ("words", "vector", "fused"):
             r = await recall(idx, paras, questions, how)
-            label = {"words": "words only (FTS5 bm25)", "vector": "vectors only (hashing trick)",
-                     "fused": "words + vectors, reciprocal rank fusion"}[how]
-            rows.append((f"recall@3, {len(questions)} questions, {label}", f"{r:.0%}",
-                         ">= 70% (fused)" if how == "fused" else "-"))
+            label = {
+                "words": "words only (FTS5 bm25)",
+                "vector": "vectors only (hashing trick)",
+                "fused": "words + vectors, reciprocal rank fusion",
+            }[how]
+            rows.append(
+                (
+                    f"recall@3, {len(questions)} questions, {label}",
+                    f"{r:.0%}",
+                    ">= 70% (fused)" if how == "fused" else "-",
+                )
+            )
         await idx.close()
         if use_model:
             try:
@@ -83,9 +103,14 @@ async def main(chunks: int, queries: int, use_model: bool) -> None:
                 midx = await indexed(tmp, "model", emb, paras)
                 r = await recall(midx, paras, questions, "fused")
                 rv = await recall(midx, paras, questions, "vector")
-                rows.append((f"recall@3, fused, vectors from {emb.name} (base LM, not an embedding model)",
-                             f"{r:.0%} (vectors alone {rv:.0%}; {time.perf_counter() - t0:.0f} s to load and index)",
-                             "-"))
+                rows.append(
+                    (
+                        f"recall@3, fused, vectors from {emb.name} (base LM, not an embedding model)",
+                        f"{r:.0%} (vectors alone {rv:.0%}; {time.perf_counter() - t0:.0f} s to load and "
+                        "index)",
+                        "-",
+                    )
+                )
                 await midx.close()
             except Exception as e:  # noqa: BLE001 - the model package is optional
                 rows.append(("recall@3 with llama-cpp embeddings", f"not measured ({str(e)[:60]})", "-"))
@@ -94,13 +119,31 @@ async def main(chunks: int, queries: int, use_model: bool) -> None:
         rng = random.Random(7)
         vocab = [w for p in paras for w in p.text.split()]
         big = await PassageIndex(tmp / "big.db", HashingEmbedder(1024)).open()
-        fill = [NewPassage(text=" ".join(rng.choice(vocab) for _ in range(rng.randint(12, 40))), source="filler",
-                           heading=f"Section {i // 20}") for i in range(chunks - len(paras))]
+        fill = [
+            NewPassage(
+                text=" ".join(rng.choice(vocab) for _ in range(rng.randint(12, 40))),
+                source="filler",
+                heading=f"Section {i // 20}",
+            )
+            for i in range(chunks - len(paras))
+        ]
         t0 = time.perf_counter()
         await big.replace_source("policy", "filler", fill, "f")
-        await big.replace_source("policy", "airline", [NewPassage(text=p.text, source="airline",
-                                                                  heading=p.heading_text, line_start=p.line_start,
-                                                                  line_end=p.line_end) for p in paras], "a")
+        await big.replace_source(
+            "policy",
+            "airline",
+            [
+                NewPassage(
+                    text=p.text,
+                    source="airline",
+                    heading=p.heading_text,
+                    line_start=p.line_start,
+                    line_end=p.line_end,
+                )
+                for p in paras
+            ],
+            "a",
+        )
         build = time.perf_counter() - t0
         times = []
         await big.search("policy", "warm up", 3)
@@ -118,9 +161,14 @@ async def main(chunks: int, queries: int, use_model: bool) -> None:
 
     report = await coverage(shared_engine(), [RULEBASES_DIR / "airline.pl"])
     for name, r in report.items():
-        rows.append((f"policy.md paragraphs cited by airline.pl ({name})",
-                     f"{r['cited']} of {r['paragraphs']} ({r['share']:.0%}); uncited requirements: {r['uncited_rules']}",
-                     "every rule cited"))
+        rows.append(
+            (
+                f"policy.md paragraphs cited by airline.pl ({name})",
+                f"{r['cited']} of {r['paragraphs']} ({r['share']:.0%}); uncited requirements: "
+                f"{r['uncited_rules']}",
+                "every rule cited",
+            )
+        )
     w = max(len(r[0]) for r in rows)
     print(f"{'measure'.ljust(w)}  {'value':<48} goal")
     for name, value, goal in rows:

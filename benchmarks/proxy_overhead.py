@@ -85,33 +85,57 @@ def main() -> None:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())
     cfg = tmp / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX], **UPSTREAM}},
-                               "sentinel": {"data_dir": str(tmp / "state"), "builtins": [],
-                                            "http": {"token": TOKEN}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX], **UPSTREAM}},
+                "sentinel": {"data_dir": str(tmp / "state"), "builtins": [], "http": {"token": TOKEN}},
+            }
+        )
+    )
     up_port, gw_port = free_port(), free_port()
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    upstream = subprocess.Popen([sys.executable, TOOLBOX, "--http", str(up_port)], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, env=env)
-    gateway = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
-                                f"127.0.0.1:{gw_port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               env=env, start_new_session=True)
+    upstream = subprocess.Popen(
+        [sys.executable, TOOLBOX, "--http", str(up_port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    gateway = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{gw_port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
     try:
         wait_http(f"http://127.0.0.1:{up_port}/mcp", proc=upstream)
         wait_http(f"http://127.0.0.1:{gw_port}/healthz", proc=gateway)
         direct_stdio = StdioServerParameters(command=sys.executable, args=[TOOLBOX], env=env)
-        # the stdio gateway runs beside the HTTP one on the same data dir (as Claude Desktop beside `make run`):
+        # the stdio gateway runs beside the HTTP one on the same data dir (as Claude Desktop beside `make
+        # run`):
         # each writes its own audit log under <data dir>/instances/ (docs/durability.md)
         cfg_stdio = tmp / "sentinel-stdio.json"
-        cfg_stdio.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-                                         "sentinel": {"data_dir": str(tmp / "state"), "builtins": []}}))
-        proxied_stdio = StdioServerParameters(command=sys.executable,
-                                              args=["-m", "sentinel_mcp", "-c", str(cfg_stdio), "serve"], env=env)
+        cfg_stdio.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+                    "sentinel": {"data_dir": str(tmp / "state"), "builtins": []},
+                }
+            )
+        )
+        proxied_stdio = StdioServerParameters(
+            command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg_stdio), "serve"], env=env
+        )
         rows = []
         for era, mode in (("2026-07-28", "auto"), ("2025-11-25", "legacy")):
             for label, direct, proxied in (
                 ("stdio", direct_stdio, proxied_stdio),
-                ("streamable HTTP", http_target(f"http://127.0.0.1:{up_port}/mcp"),
-                 http_target(f"http://127.0.0.1:{gw_port}/mcp")),
+                (
+                    "streamable HTTP",
+                    http_target(f"http://127.0.0.1:{up_port}/mcp"),
+                    http_target(f"http://127.0.0.1:{gw_port}/mcp"),
+                ),
             ):
                 d = anyio.run(sequential, direct, args.calls, mode)
                 p = anyio.run(sequential, proxied, args.calls, mode)
@@ -121,17 +145,26 @@ def main() -> None:
     finally:
         stop_process(gateway)
         stop_process(upstream)
-    print(f"\nProxy overhead, no-op tool, {args.calls} sequential calls each, both protocol eras "
-          f"({os.cpu_count()} cores); added = Sentinel p50 - direct p50, goal <= 0.5 ms\n")
-    print(f"{'transport, era':28} {'direct p50':>11} {'direct p99':>11} {'sentinel p50':>13} {'sentinel p99':>13} "
-          f"{'p50 ratio':>10} {'added p50':>10}")
+    print(
+        f"\nProxy overhead, no-op tool, {args.calls} sequential calls each, both protocol eras "
+        f"({os.cpu_count()} cores); added = Sentinel p50 - direct p50, goal <= 0.5 ms\n"
+    )
+    print(
+        f"{'transport, era':28} {'direct p50':>11} {'direct p99':>11} {'sentinel p50':>13} "
+        f"{'sentinel p99':>13} "
+        f"{'p50 ratio':>10} {'added p50':>10}"
+    )
     for label, d, p in rows:
         added = statistics.median(p) - statistics.median(d)
-        print(f"{label:28} {statistics.median(d):9.2f}ms {pct(d, .99):9.2f}ms {statistics.median(p):11.2f}ms "
-              f"{pct(p, .99):11.2f}ms {statistics.median(p) / statistics.median(d):9.2f}x {added:8.2f}ms"
-              f"  {'met' if added <= 0.5 else 'NOT MET'}")
-    print(f"\n16 concurrent HTTP clients for {args.seconds:.0f}s: direct {d_rps:.0f} calls/s, "
-          f"through Sentinel {p_rps:.0f} calls/s (ratio {p_rps / d_rps:.2f})")
+        print(
+            f"{label:28} {statistics.median(d):9.2f}ms {pct(d, 0.99):9.2f}ms {statistics.median(p):11.2f}ms "
+            f"{pct(p, 0.99):11.2f}ms {statistics.median(p) / statistics.median(d):9.2f}x {added:8.2f}ms"
+            f"  {'met' if added <= 0.5 else 'NOT MET'}"
+        )
+    print(
+        f"\n16 concurrent HTTP clients for {args.seconds:.0f}s: direct {d_rps:.0f} calls/s, "
+        f"through Sentinel {p_rps:.0f} calls/s (ratio {p_rps / d_rps:.2f})"
+    )
 
 
 if __name__ == "__main__":

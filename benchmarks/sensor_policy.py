@@ -61,7 +61,9 @@ async def main(n: int) -> None:
 
     with tempfile.TemporaryDirectory() as d:
         tick = Ticker()
-        bridge = SensorBridge(SimulatedSource(tick), SensorDatabase(Path(d) / "b"), clock=tick, monotonic=tick)
+        bridge = SensorBridge(
+            SimulatedSource(tick), SensorDatabase(Path(d) / "b"), clock=tick, monotonic=tick
+        )
         bridge.consents.grant("bench", SensorKind.location, Scope.detailed)
         req = {"sensor": "location", "scope": "standard", "policy_tag": "bench", "retention": 60}
         rows.append(("bridge: allowed (stored+audited)", await timed(n, lambda: bridge.handle(req, "bench"))))
@@ -69,6 +71,7 @@ async def main(n: int) -> None:
         async def denied():
             with contextlib.suppress(SensorError):
                 await bridge.handle(req, "stranger")
+
         rows.append(("bridge: denied (no consent)", await timed(n, denied)))
 
         for mode in ("legacy", "auto"):
@@ -81,11 +84,14 @@ async def main(n: int) -> None:
                 async def call(c=c, args=args):
                     r = await c.call_tool("sensor_read", args)
                     assert r.is_error and r.structured_content["error"] == "consent_required"
+
                 rows.append((f"MCP in-process {mode}: refused+audited", await timed(n, call)))
 
     print(f"{'path':40} {'n':>6} {'p50 ms':>9} {'p99 ms':>9} {'req/s':>9}")
     for name, s in rows:
-        print(f"{name:40} {len(s):6d} {pct(s, .5):9.3f} {pct(s, .99):9.3f} {1000 / statistics.mean(s):9.0f}")
+        print(
+            f"{name:40} {len(s):6d} {pct(s, 0.5):9.3f} {pct(s, 0.99):9.3f} {1000 / statistics.mean(s):9.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Storage backends and replicas, side by side in one run: SQLite (embedded) vs PostgreSQL (shared by replicas).
+"""Storage backends and replicas, side by side in one run: SQLite (embedded) vs PostgreSQL (shared by
+replicas).
 
 Rows, each with its goal:
 
@@ -14,7 +15,8 @@ Rows, each with its goal:
 * capacity: PostgreSQL commits per call (from its own counters) and how many replicas one server could take at
   the measured commit rate.
 
-Run: ``python benchmarks/storage_backends.py [--calls 25] [--clients 16]`` (starts its own throwaway PostgreSQL).
+Run: ``python benchmarks/storage_backends.py [--calls 25] [--clients 16]`` (starts its own throwaway
+PostgreSQL).
 """
 
 from __future__ import annotations
@@ -103,14 +105,27 @@ async def drivers(url: str, n: int = 2000, commits: int = 300) -> None:
             await a.execute("INSERT INTO d VALUES ($1)", i)
     acom = (time.perf_counter() - t0) / commits * 1e6
     await a.close()
-    row("driver round trip SELECT 1: psycopg / asyncpg", f"{ps:.0f} / {asel:.0f} µs", "pick by measurement",
-        f"psycopg from the event loop via a thread: {ph:.0f} µs")
-    row("driver INSERT + COMMIT: psycopg / asyncpg", f"{pc:.0f} / {acom:.0f} µs", "pick by measurement",
-        "dominated by the server's WAL flush")
+    row(
+        "driver round trip SELECT 1: psycopg / asyncpg",
+        f"{ps:.0f} / {asel:.0f} µs",
+        "pick by measurement",
+        f"psycopg from the event loop via a thread: {ph:.0f} µs",
+    )
+    row(
+        "driver INSERT + COMMIT: psycopg / asyncpg",
+        f"{pc:.0f} / {acom:.0f} µs",
+        "pick by measurement",
+        "dominated by the server's WAL flush",
+    )
 
 
-KV = Schema("bench", {"sqlite": ["CREATE TABLE b (k INTEGER PRIMARY KEY, v TEXT)"],
-                      "postgres": ["CREATE TABLE b (k BIGINT PRIMARY KEY, v TEXT)"]})
+KV = Schema(
+    "bench",
+    {
+        "sqlite": ["CREATE TABLE b (k INTEGER PRIMARY KEY, v TEXT)"],
+        "postgres": ["CREATE TABLE b (k BIGINT PRIMARY KEY, v TEXT)"],
+    },
+)
 
 
 async def seam_writes(location: str, label: str, writers: int = 32, each: int = 50) -> float:
@@ -121,13 +136,18 @@ async def seam_writes(location: str, label: str, writers: int = 32, each: int = 
     async def writer() -> None:
         for _ in range(each):
             await db.write("INSERT INTO b (k, v) VALUES (?, ?)", (next(counter), "x" * 200))
+
     t0 = time.perf_counter()
     await asyncio.gather(*(writer() for _ in range(writers)))
     rate = writers * each / (time.perf_counter() - t0)
     per_commit = db.committed_jobs / max(1, db.commits)
     await release(db)
-    row(f"durable writes/s, 32 writers: {label}", f"{rate:,.0f}", "PostgreSQL within 3x of SQLite",
-        f"{per_commit:.1f} writes per commit (group commit)")
+    row(
+        f"durable writes/s, 32 writers: {label}",
+        f"{rate:,.0f}",
+        "PostgreSQL within 3x of SQLite",
+        f"{per_commit:.1f} writes per commit (group commit)",
+    )
     return rate
 
 
@@ -141,14 +161,19 @@ async def per_decision(url: str, n: int = 500) -> None:
         await store.version("session-1")
     check = (time.perf_counter() - t0) / n * 1e3
     await store.close()
-    row("read-through check per decision (PostgreSQL)", f"{check:.2f} ms", "< 1 ms",
-        "one indexed read; the mirror reloads only when another replica changed the session")
+    row(
+        "read-through check per decision (PostgreSQL)",
+        f"{check:.2f} ms",
+        "< 1 ms",
+        "one indexed read; the mirror reloads only when another replica changed the session",
+    )
     db = open_database(url, "nonces")
     await db.migrate(SCHEMA)
     book = StoredNonceBook(db)
     rounds = n // 5
 
-    # the two ways, interleaved round by round (this machine is shared: a burst of load hits both alike); a ticker
+    # the two ways, interleaved round by round (this machine is shared: a burst of load hits both alike); a
+    # ticker
     # that wakes every millisecond adds up how long the event loop was held beyond that (a busy ticker would
     # fight the writer thread for the GIL)
     took = {"before": 0.0, "now": 0.0}
@@ -180,10 +205,18 @@ async def per_decision(url: str, n: int = 500) -> None:
     before, after = took["before"] / rounds * 1e3, took["now"] / rounds * 1e3
     held_before, held_after = held["before"] / rounds * 1e3, held["now"] / rounds * 1e3
     await release(db)
-    row("nonce issued + used once (PostgreSQL), blocking (before)", f"{before:.2f} ms", "< 5 ms",
-        f"event loop held {held_before:.2f} ms per round")
-    row("nonce issued + used once (PostgreSQL), async (now)", f"{after:.2f} ms", "< 5 ms",
-        f"event loop held {held_after:.2f} ms per round (two durable commits; ask rounds only)")
+    row(
+        "nonce issued + used once (PostgreSQL), blocking (before)",
+        f"{before:.2f} ms",
+        "< 5 ms",
+        f"event loop held {held_before:.2f} ms per round",
+    )
+    row(
+        "nonce issued + used once (PostgreSQL), async (now)",
+        f"{after:.2f} ms",
+        "< 5 ms",
+        f"event loop held {held_after:.2f} ms per round (two durable commits; ask rounds only)",
+    )
 
 
 async def rulebase_reach(url: str, rounds: int = 5) -> None:
@@ -220,13 +253,21 @@ async def rulebase_reach(url: str, rounds: int = 5) -> None:
         await holder.unload_all()
     await release(db)
     shutil.rmtree(tmp, ignore_errors=True)
-    row("rulebase version: reload on A to B deciding on it", f"{sum(waits) / rounds * 1e3:.0f} ms", "about 1 s",
-        f"worst {max(waits) * 1e3:.0f} ms; B polls every 0.5 s, validates, swaps")
+    row(
+        "rulebase version: reload on A to B deciding on it",
+        f"{sum(waits) / rounds * 1e3:.0f} ms",
+        "about 1 s",
+        f"worst {max(waits) * 1e3:.0f} ms; B polls every 0.5 s, validates, swaps",
+    )
 
 
 def config(store: str | None, data: Path) -> dict[str, Any]:
-    s: dict[str, Any] = {"builtins": [], "http": {"token": TOKEN}, "rulebases": [str(RULEBASES_DIR / "default.pl")],
-                         "data_dir": str(data)}
+    s: dict[str, Any] = {
+        "builtins": [],
+        "http": {"token": TOKEN},
+        "rulebases": [str(RULEBASES_DIR / "default.pl")],
+        "data_dir": str(data),
+    }
     if store:
         s["store"] = store
     return {"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}}, "sentinel": s}
@@ -234,12 +275,15 @@ def config(store: str | None, data: Path) -> dict[str, Any]:
 
 async def calls_per_second(port: int, clients: int, calls: int) -> float:
     async def one() -> None:
-        async with httpx2.AsyncClient(timeout=60, headers=AUTH) as http, \
-                Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+        async with (
+            httpx2.AsyncClient(timeout=60, headers=AUTH) as http,
+            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c,
+        ):
             await c.call_tool("tb__noop", {})  # warm: session, first decision
             for _ in range(calls):
                 r = await c.call_tool("tb__noop", {})
                 assert not r.is_error, r
+
     t0 = time.perf_counter()
     await asyncio.gather(*(one() for _ in range(clients)))
     return clients * (calls + 1) / (time.perf_counter() - t0)
@@ -274,8 +318,10 @@ def statements(url: str) -> int:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE dbid = "
-                           "(SELECT oid FROM pg_database WHERE datname = current_database())").fetchone()
+        row = conn.execute(
+            "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE dbid = "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())"
+        ).fetchone()
         return int(row[0]) if row else 0
 
 
@@ -284,15 +330,19 @@ def top_statements(url: str, calls: int, n: int = 8) -> list[tuple[float, str]]:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute("SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements "
-                            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-                            "ORDER BY calls DESC LIMIT %s", (n,)).fetchall()
+        rows = conn.execute(
+            "SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements "
+            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            "ORDER BY calls DESC LIMIT %s",
+            (n,),
+        ).fetchall()
     return [(int(c) / calls, str(q)[:90]) for c, q in rows]
 
 
 async def logged_round_trips(server: LocalServer, port: int, calls: int) -> float:
     """Statements per call as the server logs them (``log_statement = all`` for this phase only: every simple
-    query and every execution of a prepared one is a line, so each is one round trip): one client, one call after
+    query and every execution of a prepared one is a line, so each is one round trip): one client, one call
+    after
     the other, so nothing is grouped (the worst case). The replicas' background reads (rulebase versions, the
     inbox) are included."""
     import psycopg
@@ -300,8 +350,9 @@ async def logged_round_trips(server: LocalServer, port: int, calls: int) -> floa
 
     def setting(value: str | None) -> None:
         with psycopg.connect(server.url, autocommit=True) as conn:
-            conn.execute(f"ALTER SYSTEM SET log_statement = '{value}'" if value else
-                         "ALTER SYSTEM RESET log_statement")
+            conn.execute(
+                f"ALTER SYSTEM SET log_statement = '{value}'" if value else "ALTER SYSTEM RESET log_statement"
+            )
             conn.execute("SELECT pg_reload_conf()")
 
     log = server.root / "log"
@@ -322,8 +373,11 @@ def commits(url: str) -> int:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        return int(conn.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
-                   .fetchone()[0])
+        return int(
+            conn.execute(
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+            ).fetchone()[0]
+        )
 
 
 async def gateways(server: LocalServer, tmp: Path, clients: int, calls: int, pg_rate: float) -> None:
@@ -335,8 +389,13 @@ async def gateways(server: LocalServer, tmp: Path, clients: int, calls: int, pg_
     port = free_port()
     cfg = tmp / "sqlite.json"
     cfg.write_text(json.dumps(config(None, tmp / "sqlite-data")))
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", str(port)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
     try:
         await asyncio.to_thread(wait_ok, port, 60.0, proc, AUTH)
         cpu0 = _cpu(proc.pid)
@@ -345,9 +404,13 @@ async def gateways(server: LocalServer, tmp: Path, clients: int, calls: int, pg_
     finally:
         proc.terminate()
         proc.wait(15)
-    row("calls/s, 1 replica, SQLite", f"{results['sqlite1']:,.0f}", "baseline",
+    row(
+        "calls/s, 1 replica, SQLite",
+        f"{results['sqlite1']:,.0f}",
+        "baseline",
         f"{clients} clients, default.pl; {sqlite_cpu * 1e3:.2f} ms replica CPU per call "
-        f"({1 / max(sqlite_cpu, 1e-9):,.0f} calls per CPU-second); 0 round trips (in process)")
+        f"({1 / max(sqlite_cpu, 1e-9):,.0f} calls per CPU-second); 0 round trips (in process)",
+    )
     for n in (1, 2):
         url = new_db(server.url, f"gw{n}")
         import psycopg
@@ -376,26 +439,53 @@ async def gateways(server: LocalServer, tmp: Path, clients: int, calls: int, pg_
             await asyncio.to_thread(cluster.down)
         results[f"pg{n}"] = rate
         goal = "≥ 80% of SQLite" if n == 1 else "> 1 replica (2 cores shared)"
-        row(f"calls/s, {n} replica(s), PostgreSQL" + (" + haproxy" if n > 1 else " + haproxy"), f"{rate:,.0f}", goal,
-            f"{rate / n:,.0f} per replica; {per_call:.2f} PostgreSQL transactions per call")
-        row(f"  CPU per call, {n} replica(s): replicas / + PostgreSQL", f"{replica_cpu * 1e3:.2f} / "
-            f"{all_cpu * 1e3:.2f} ms", "per-core efficiency",
+        row(
+            f"calls/s, {n} replica(s), PostgreSQL" + (" + haproxy" if n > 1 else " + haproxy"),
+            f"{rate:,.0f}",
+            goal,
+            f"{rate / n:,.0f} per replica; {per_call:.2f} PostgreSQL transactions per call",
+        )
+        row(
+            f"  CPU per call, {n} replica(s): replicas / + PostgreSQL",
+            f"{replica_cpu * 1e3:.2f} / {all_cpu * 1e3:.2f} ms",
+            "per-core efficiency",
             f"{1 / max(replica_cpu, 1e-9):,.0f} calls per replica CPU-second, {1 / max(all_cpu, 1e-9):,.0f} "
-            "counting the server's backends")
-        row(f"  PostgreSQL statements per call, {n} replica(s)", f"{trips:.1f}", "few; SQLite: 0",
-            "pg_stat_statements (it misses prepared utility statements: SAVEPOINT/RELEASE after 5 uses)")
+            "counting the server's backends",
+        )
+        row(
+            f"  PostgreSQL statements per call, {n} replica(s)",
+            f"{trips:.1f}",
+            "few; SQLite: 0",
+            "pg_stat_statements (it misses prepared utility statements: SAVEPOINT/RELEASE after 5 uses)",
+        )
         if n == 1:
-            row("  PostgreSQL round trips per call, 1 client, nothing grouped", f"{logged:.1f}",
-                "few; SQLite: 0", "every statement the server logged (log_statement = all, this phase only)")
+            row(
+                "  PostgreSQL round trips per call, 1 client, nothing grouped",
+                f"{logged:.1f}",
+                "few; SQLite: 0",
+                "every statement the server logged (log_statement = all, this phase only)",
+            )
         if n == 1:
             added = (1 / rate - 1 / results["sqlite1"]) * 1000 * clients
-            row("added ms per call vs SQLite (at 16 clients)", f"{added:+.2f} ms", "< 2 ms",
-                "includes the balancer hop")
+            row(
+                "added ms per call vs SQLite (at 16 clients)",
+                f"{added:+.2f} ms",
+                "< 2 ms",
+                "includes the balancer hop",
+            )
             capacity = pg_rate / max(per_call, 1e-9) / max(rate, 1e-9)
-            row("replicas one PostgreSQL could serve", f"~{capacity:.0f}", "≥ 4",
-                "measured commit capacity / (commits per call × calls/s of one replica)")
-    row("2-replica speed-up on this 2-core machine", f"{results['pg2'] / results['pg1']:.2f}x", "> 1x",
-        "CPU-bound: replicas, PostgreSQL and clients share 2 cores")
+            row(
+                "replicas one PostgreSQL could serve",
+                f"~{capacity:.0f}",
+                "≥ 4",
+                "measured commit capacity / (commits per call × calls/s of one replica)",
+            )
+    row(
+        "2-replica speed-up on this 2-core machine",
+        f"{results['pg2'] / results['pg1']:.2f}x",
+        "> 1x",
+        "CPU-bound: replicas, PostgreSQL and clients share 2 cores",
+    )
 
 
 async def main() -> None:

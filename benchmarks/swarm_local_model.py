@@ -36,19 +36,36 @@ async def main(threads: int) -> None:
     fail_open = sum("fail-open" in w for w in s["warnings"])
     rows = [
         ("state", s["state"], "COMPLETED"),
-        ("planned steps (from the spec / by the model)",
-         f"{run['planned']} ({sum(1 for x in s['plan']['steps'] if x['origin'] == 'scaffold')} / "
-         f"{sum(1 for x in s['plan']['steps'] if x['origin'] == 'model')})", "<= 25"),
-        ("steps accepted", f"{sum(v == 'ACCEPTED' for v in run['final_steps'].values())}/{run['planned']}", "all"),
-        ("step attempts in all (retries)", f"{sum(attempts.values())} ({sum(attempts.values()) - len(attempts)})", ""),
+        (
+            "planned steps (from the spec / by the model)",
+            f"{run['planned']} ({sum(1 for x in s['plan']['steps'] if x['origin'] == 'scaffold')} / "
+            f"{sum(1 for x in s['plan']['steps'] if x['origin'] == 'model')})",
+            "<= 25",
+        ),
+        (
+            "steps accepted",
+            f"{sum(v == 'ACCEPTED' for v in run['final_steps'].values())}/{run['planned']}",
+            "all",
+        ),
+        (
+            "step attempts in all (retries)",
+            f"{sum(attempts.values())} ({sum(attempts.values()) - len(attempts)})",
+            "",
+        ),
         ("wall time", f"{run['seconds']:.0f} s", "<= 5400 s cap; a few minutes"),
         ("  of which model calls", f"{model_s:.0f} s", ""),
-        ("model calls (planner/coder/critic/verifier)",
-         f"{s['model_calls']} ({roles['planner']}/{roles['coder']}/{roles['critic']}/{roles['verifier']})", "<= 80"),
+        (
+            "model calls (planner/coder/critic/verifier)",
+            f"{s['model_calls']} ({roles['planner']}/{roles['coder']}/{roles['critic']}/{roles['verifier']})",
+            "<= 80",
+        ),
         ("tokens prompt + completion", f"{s['prompt_tokens']} + {s['completion_tokens']}", "<= 200000"),
         ("critic fail-opens", str(fail_open), "0"),
-        ("verifier quality score", str((s.get("report") or {}).get("verifier", {}) and
-                                       s["report"]["verifier"]["quality_score"]), "advisory"),
+        (
+            "verifier quality score",
+            str((s.get("report") or {}).get("verifier", {}) and s["report"]["verifier"]["quality_score"]),
+            "advisory",
+        ),
     ]
     width = max(len(r[0]) for r in rows)
     print(f"swarm on the local model (Gemma 3 270M, {threads} thread(s)), 2-feature spec through the gateway")

@@ -90,19 +90,35 @@ async def main(runs: int) -> None:
                 direct.append(t)
                 model.append(m)
             per_call = statistics.median(direct) / CALLS
-            rows.append((f"15-step build, BuildService ({CALLS} model calls)", f"{statistics.median(direct):8.1f} ms"))
+            rows.append(
+                (f"15-step build, BuildService ({CALLS} model calls)", f"{statistics.median(direct):8.1f} ms")
+            )
             rows.append(("  of which model HTTP round trips", f"{statistics.median(model):8.1f} ms"))
             rows.append(("  per model call, all included", f"{per_call:8.1f} ms"))
             for mode in ("legacy", "auto"):
                 times = [await build_mcp(server, Path(tmp) / f"{mode}{i}", mode) for i in range(runs)]
-                rows.append((f"15-step build via MCP swarm_build wait=true ({mode})",
-                             f"{statistics.median(times):8.1f} ms"))
+                rows.append(
+                    (
+                        f"15-step build via MCP swarm_build wait=true ({mode})",
+                        f"{statistics.median(times):8.1f} ms",
+                    )
+                )
     finally:
         server.stop()
     spec = parse_spec(SPEC)
     files = decided()[2]
-    rows.append(("check_project on the 15 generated files", f"{micro(lambda: check_project(files, spec.package_name), 300):8.1f} µs"))
-    rows.append(("blueprint -> validated 15-step plan", f"{micro(lambda: compose_plan(spec, parse_blueprint(BLUEPRINT, spec, max_screens=5), 25), 300):8.1f} µs"))
+    rows.append(
+        (
+            "check_project on the 15 generated files",
+            f"{micro(lambda: check_project(files, spec.package_name), 300):8.1f} µs",
+        )
+    )
+    rows.append(
+        (
+            "blueprint -> validated 15-step plan",
+            f"{micro(lambda: compose_plan(spec, parse_blueprint(BLUEPRINT, spec, max_screens=5), 25), 300):8.1f} µs",  # noqa: E501 (verbatim text)
+        )
+    )
     rows.append(("every answer rendered (the 15 files)", f"{micro(decided, 50):8.1f} µs"))
     width = max(len(r[0]) for r in rows)
     print(f"swarm pipeline benchmark (median of {runs} runs; scripted model answers at once)")

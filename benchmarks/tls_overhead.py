@@ -1,4 +1,5 @@
-"""What TLS and mutual TLS cost on Sentinel's HTTP front, side by side with plaintext and with uvicorn's own TLS:
+"""What TLS and mutual TLS cost on Sentinel's HTTP front, side by side with plaintext and with uvicorn's own
+TLS:
 a request on a kept-alive connection, a new connection (TCP + handshake + request), a 1 MB response, a refused
 certificate, and the per-request certificate -> principal step. Client and server share one event loop on
 127.0.0.1 (so each figure holds both sides' work). Prints one table, each row with its goal.
@@ -91,7 +92,9 @@ async def measure(runs: int) -> list[tuple[str, list[float], float]]:
         ca.create()
         server = ca.issue_server(["localhost"], ["127.0.0.1"])
         alice = ca.issue_client("alice")
-        old = ca.issue_client("old", days=1, not_before=dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=2))
+        old = ca.issue_client(
+            "old", days=1, not_before=dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=2)
+        )
         tokens = TokenResolver()
         tokens.add(Principal("bob", "token"), token=TOKEN)
         rules = [(CertificateMatch(subject="CN=alice,O=Sentinel"), Principal("alice", "certificate"))]
@@ -106,13 +109,17 @@ async def measure(runs: int) -> list[tuple[str, list[float], float]]:
         expired.load_cert_chain(str(old.cert), str(old.key))
         bearer = {"Authorization": f"Bearer {TOKEN}"}
 
-        async def keepalive(port: int, scheme: str, verify: Any, label: str, goal: float, headers: Any = None) -> None:
+        async def keepalive(
+            port: int, scheme: str, verify: Any, label: str, goal: float, headers: Any = None
+        ) -> None:
             async with httpx2.AsyncClient(verify=verify, headers=headers) as http:
                 url = f"{scheme}://127.0.0.1:{port}/who"
                 await http.get(url)
                 rows.append((label, await timed(lambda: http.get(url), runs), goal))
 
-        async def fresh(port: int, scheme: str, verify: Any, label: str, goal: float, headers: Any = None) -> None:
+        async def fresh(
+            port: int, scheme: str, verify: Any, label: str, goal: float, headers: Any = None
+        ) -> None:
             async def one() -> None:
                 async with httpx2.AsyncClient(verify=verify, headers=headers) as http:
                     r = await http.get(f"{scheme}://127.0.0.1:{port}/who")
@@ -120,7 +127,9 @@ async def measure(runs: int) -> list[tuple[str, list[float], float]]:
 
             rows.append((label, await timed(one, max(runs // 5, 20)), goal))
 
-        async def megabyte(port: int, scheme: str, verify: Any, label: str, goal: float, headers: Any = None) -> None:
+        async def megabyte(
+            port: int, scheme: str, verify: Any, label: str, goal: float, headers: Any = None
+        ) -> None:
             async with httpx2.AsyncClient(verify=verify, headers=headers) as http:
                 url = f"{scheme}://127.0.0.1:{port}/big"
                 await http.get(url)
@@ -145,8 +154,9 @@ async def measure(runs: int) -> list[tuple[str, list[float], float]]:
                     with contextlib.suppress(httpx2.HTTPError, ssl.SSLError):
                         await http.get(f"https://127.0.0.1:{tls}/who")
 
-            rows.append(("expired certificate refused (with its alert)", await timed(refused, max(runs // 5, 20)),
-                         35))
+            rows.append(
+                ("expired certificate refused (with its alert)", await timed(refused, max(runs // 5, 20)), 35)
+            )
 
         pem = alice.cert.read_text()
         creds = Credentials(tls={"client_cert_chain": [pem]})
@@ -166,7 +176,9 @@ def main() -> None:
     args = ap.parse_args()
     rows = asyncio.run(measure(args.runs))
     w = max(len(r[0]) for r in rows)
-    print(f"\nTLS on the front ({args.runs} runs for kept-alive requests, fewer for the others; milliseconds)")
+    print(
+        f"\nTLS on the front ({args.runs} runs for kept-alive requests, fewer for the others; milliseconds)"
+    )
     print(f"{'case':{w}}  {'p50 ms':>8}  {'p99 ms':>8}  {'goal p50':>8}  ok")
     for name, samples, goal in rows:
         p50 = statistics.median(samples)

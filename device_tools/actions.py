@@ -51,7 +51,8 @@ class Target(BaseModel):
 
 
 class ProposedAction(BaseModel):
-    kind: str  # click, long_click, type, clear, scroll, swipe, back, home, recents, open_app, sms_send, terminal, ...
+    # click, long_click, type, clear, scroll, swipe, back, home, recents, open_app, sms_send, terminal, ...
+    kind: str
     tool: str  # the MCP tool that proposed it
     target: Target | None = None
     text: str | None = None  # text to type, message body, note text

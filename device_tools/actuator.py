@@ -156,12 +156,15 @@ class Actuator:
                     "cancelled": "the user dismissed the confirmation",
                     "timeout": f"no {'Volume Up press' if self.physical_confirmation else 'answer'} "
                     f"within {self.confirm_timeout:g}s",
-                    "unavailable": "confirmation needed but this client cannot be asked (no elicitation), and "
-                    "no answer came in Sentinel's console inbox in time (if it runs); enable elicitation in the "
+                    "unavailable": "confirmation needed but this client cannot be asked (no elicitation), "
+                        "and "
+                    "no answer came in Sentinel's console inbox in time (if it runs); enable elicitation in "
+                    "the "
                     "client or sentinel.device.physical_confirmation",
                     "invalid": "the answer was not accepted: the confirmation is JSON true or false, nothing "
                     "else (the question counts as not answered)",
-                    "not_user": "the answer was not accepted: it did not come from the user (only the person's "
+                    "not_user": "the answer was not accepted: it did not come from the user (only the "
+                        "person's "
                     "own answer confirms a risky action; the question counts as not answered)",
                 }[outcome]
                 return self._finish(
@@ -182,8 +185,11 @@ class Actuator:
             try:
                 self.on_decision(decision | {"outcome": "approved", "decided_by": decided_by})
             except RecordNotWritten as exc:
-                return ActionOutcome("denied", f"not done: the decision could not be recorded ({exc}). Nothing was "
-                                     "sent to the device.", decision | {"outcome": "denied"})
+                return ActionOutcome(
+                    "denied",
+                    f"not done: the decision could not be recorded ({exc}). Nothing was sent to the device.",
+                    decision | {"outcome": "denied"},
+                )
         approval = Approval(action.digest, decided_by).allow(*patterns)
         sent_before = self.gate.sent_count
         started = time.monotonic()
@@ -206,8 +212,13 @@ class Actuator:
         sent = [c for c in self.gate.sent_since(sent_before) if not C.is_read_only(c)]
         lost = self.gate.lost_since(sent_before)
         if lost:  # the record's bound (gate.SENT_KEPT) was hit during this action: say so, never silently
-            log.warning("%s: %d commands sent during this action are older than the gate's record (%d kept); "
-                        "its record lists the newest only", action.kind, lost, SENT_KEPT)
+            log.warning(
+                "%s: %d commands sent during this action are older than the gate's record (%d kept); "
+                "its record lists the newest only",
+                action.kind,
+                lost,
+                SENT_KEPT,
+            )
             decision |= {"commands_lost": lost}
         decision |= {
             "outcome": "allowed",
@@ -225,10 +236,18 @@ class Actuator:
             self.on_decision(outcome.decision)
         except RecordNotWritten as exc:
             if outcome.status == "done":  # done on the device: say so, but withhold what it returned
-                return ActionOutcome("error", f"done on the device, but its record could not be written ({exc}); "
-                                     "the result is withheld", outcome.decision | {"outcome": "error"})
-            return ActionOutcome(outcome.status, f"{outcome.message} (its record could not be written: {exc})",
-                                 outcome.decision, snapshot=outcome.snapshot)
+                return ActionOutcome(
+                    "error",
+                    f"done on the device, but its record could not be written ({exc}); "
+                    "the result is withheld",
+                    outcome.decision | {"outcome": "error"},
+                )
+            return ActionOutcome(
+                outcome.status,
+                f"{outcome.message} (its record could not be written: {exc})",
+                outcome.decision,
+                snapshot=outcome.snapshot,
+            )
         return outcome
 
 

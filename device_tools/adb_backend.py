@@ -39,7 +39,8 @@ class AdbBackend:
                 pass
         except OSError as exc:
             raise DeviceUnavailable(
-                f"no adb server at {self.host}:{self.port} ({exc.strerror or exc}); start one with `adb start-server`"
+                f"no adb server at {self.host}:{self.port} ({exc.strerror or exc}); start one with `adb "
+                "start-server`"
             ) from None
 
     def _get_device(self):
@@ -55,11 +56,13 @@ class AdbBackend:
             raise DeviceUnavailable(f"adb server at {self.host}:{self.port} failed: {exc}") from None
         if self.serial is None:
             if not serials:
-                raise DeviceUnavailable(f"no device connected to the adb server at {self.host}:{self.port} "
-                                        "(check `adb devices`)")
+                raise DeviceUnavailable(
+                    f"no device connected to the adb server at {self.host}:{self.port} (check `adb devices`)"
+                )
             if len(serials) > 1:
-                raise DeviceUnavailable(f"several devices ({', '.join(serials)}): set {self.serial_setting} "
-                                        "to the one to use")
+                raise DeviceUnavailable(
+                    f"several devices ({', '.join(serials)}): set {self.serial_setting} to the one to use"
+                )
             self.serial = serials[0]
         elif self.serial not in serials:
             raise DeviceUnavailable(

@@ -16,8 +16,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 MAX_ALARMS = 50
-_NEXT = re.compile(r"^\s*user:(\d+)\s+pendingSend:\S+\s+time:(\d+)(?: = (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}))?")
-_HEADER = re.compile(r"^\s*(RTC_WAKEUP|RTC|ELAPSED_WAKEUP|ELAPSED)\s+#\d+:\s+Alarm\{\S+ type \d+ .*?(\S+)\}\s*$")
+_NEXT = re.compile(
+    r"^\s*user:(\d+)\s+pendingSend:\S+\s+time:(\d+)(?: = (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}))?"
+)
+_HEADER = re.compile(
+    r"^\s*(RTC_WAKEUP|RTC|ELAPSED_WAKEUP|ELAPSED)\s+#\d+:\s+Alarm\{\S+ type \d+ .*?(\S+)\}\s*$"
+)
 # an Android package name (what an app that set an alarm is called); anything else in its place is not shown
 _PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_]*)+$")
 _TRIGGER = re.compile(r"^\s*triggerTime=(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")

@@ -19,7 +19,10 @@ SCREENCAP: Argv = ["screencap", "-p"]
 GETEVENT: Argv = ["getevent", "-l"]
 WINDOW_SIZE: Argv = ["wm", "size"]
 MODEL: Argv = ["getprop", "ro.product.model"]
-ALARMS: Argv = ["dumpsys", "alarm"]  # the only way to list alarms over adb (needs the shell's DUMP permission)
+ALARMS: Argv = [
+    "dumpsys",
+    "alarm",
+]  # the only way to list alarms over adb (needs the shell's DUMP permission)
 # what the sensors read over adb (sensors go through the same gate as the screen tools)
 LOCATION: Argv = ["dumpsys", "location"]
 BATTERY: Argv = ["dumpsys", "battery"]

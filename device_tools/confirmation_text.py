@@ -45,7 +45,8 @@ VERBS = {
 
 
 def shown(text: str, limit: int = LABEL_LIMIT) -> str:
-    """Screen text made safe to show a person: one line, invisible/bidi characters visible (as ``⟨U+XXXX⟩``, the
+    """Screen text made safe to show a person: one line, invisible/bidi characters visible (as ``⟨U+XXXX⟩``,
+    the
     gateway's notation, which ``safe_question`` then leaves alone), bounded."""
     out: list[str] = []
     for ch in text:
@@ -64,7 +65,8 @@ def quoted(text: str, limit: int = LABEL_LIMIT) -> str:
 
 
 def app_name(package: str | None) -> str:
-    """What a person calls the app: a known label, else the package's telling part ("com.example.bank" -> Bank)."""
+    """What a person calls the app: a known label, else the package's telling part ("com.example.bank" ->
+    Bank)."""
     if not package:
         return "the current app"
     if package in KNOWN_APPS:
@@ -75,7 +77,8 @@ def app_name(package: str | None) -> str:
 
 
 def concerns(assessment: Assessment) -> list[str]:
-    """The firewall's reasons, said briefly: "target mentions 'send' (sends a message)" -> "sends a message"."""
+    """The firewall's reasons, said briefly: "target mentions 'send' (sends a message)" -> "sends a message".
+    """
     out: list[str] = []
     for reason in assessment.reasons:
         if reason.startswith("llm: "):
@@ -95,8 +98,16 @@ def _target_label(action: ProposedAction) -> str:
     t = action.target
     if t is None:
         return ""
-    return t.text if not t.editable and t.text else (
-        t.desc or t.hint.split(" | ")[0] or t.resource_id.rsplit("/", 1)[-1].replace("_", " ") or t.cls.rsplit(".", 1)[-1])
+    return (
+        t.text
+        if not t.editable and t.text
+        else (
+            t.desc
+            or t.hint.split(" | ")[0]
+            or t.resource_id.rsplit("/", 1)[-1].replace("_", " ")
+            or t.cls.rsplit(".", 1)[-1]
+        )
+    )
 
 
 def what_happens(action: ProposedAction) -> str:
@@ -107,7 +118,11 @@ def what_happens(action: ProposedAction) -> str:
     kind = action.kind
     if kind == "type":
         password = bool(action.target and action.target.password)
-        typed = f"a password ({len(action.text or '')} characters)" if password else quoted(action.text or "", TEXT_LIMIT)
+        typed = (
+            f"a password ({len(action.text or '')} characters)"
+            if password
+            else quoted(action.text or "", TEXT_LIMIT)
+        )
         return f"Type {typed} into {quoted(label)} in {app}"
     if kind in ("click", "long_click", "clear") and action.target is not None:
         return f"{VERBS[kind]} {quoted(label)} in {app}"

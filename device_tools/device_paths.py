@@ -5,7 +5,8 @@ A path in a shell argument can be spelled many ways: ``//data/x``, ``/./data/x``
 ``/proc/1/root/../data/x``. A path is private when either of its two readings is: the *normal* form (resolved
 from ``/``, empty and ``.`` segments dropped, ``..`` undoing the segment before it, aliases mapped) and the
 *physical* form (the same, but a link is followed the moment it is reached, as the kernel does, so a ``..``
-after it climbs from its target). Both are lower case: Android's shared storage is case-insensitive, and on the
+after it climbs from its target). Both are lower case: Android's shared storage is case-insensitive, and on
+the
 case-sensitive parts lower case only ever refuses more. The same rules live in ``rulebases/device.pl``.
 """
 
@@ -60,8 +61,8 @@ def _resolve(path: str, follow_links: bool) -> str:
 
 def _follow_prefix(parts: list[str]) -> list[str]:
     for link, real in ALIASES:
-        if tuple(parts[:len(link)]) == link:
-            return [*real, *parts[len(link):]]
+        if tuple(parts[: len(link)]) == link:
+            return [*real, *parts[len(link) :]]
     return parts
 
 

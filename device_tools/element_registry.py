@@ -171,7 +171,8 @@ class Snapshot:
         pages = max(1, -(-len(self.elements) // page_size))
         page = max(1, min(page, pages))
         chunk = self.elements[(page - 1) * page_size : page * page_size]
-        header = f"snapshot {self.snapshot_id} · {self.package or 'unknown app'} · {len(self.elements)} elements · page {page}/{pages}"
+        app = self.package or "unknown app"
+        header = f"snapshot {self.snapshot_id} · {app} · {len(self.elements)} elements · page {page}/{pages}"
         lines = [header, *(e.line() for e in chunk)]
         if page < pages:
             lines.append(f"… more: call screen_read with page={page + 1}")

@@ -140,7 +140,11 @@ class Assessment:
 
 def _visible(text: str) -> str:
     """The text without invisible characters, so "se\u200bnd" is still the word "send"."""
-    return "".join(ch for ch in text if not is_hidden(ch)) if not text.isascii() or not text.isprintable() else text
+    return (
+        "".join(ch for ch in text if not is_hidden(ch))
+        if not text.isascii() or not text.isprintable()
+        else text
+    )
 
 
 def _words(*texts: str) -> set[str]:
@@ -171,8 +175,11 @@ class ActionFirewall:
         joined = " ".join(_visible(x).lower() for x in label_texts if not (t and x == t.hint))
         if any(is_hidden(ch) for x in [*label_texts, action.text or ""] for ch in x):
             # what the person would read is not what is there: never act on it without asking
-            a.flag("medium", "the target or text holds invisible or direction-changing characters "
-                             "(shown as ⟨U+…⟩)", floor="medium")
+            a.flag(
+                "medium",
+                "the target or text holds invisible or direction-changing characters (shown as ⟨U+…⟩)",
+                floor="medium",
+            )
         for word in sorted(words & KEYWORDS.keys()):
             risk, why = KEYWORDS[word]
             a.flag(risk, f"target mentions {word!r} ({why})")

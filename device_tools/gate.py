@@ -46,7 +46,8 @@ class Approval:
 class CommandGate:
     def __init__(self, backend: DeviceBackend, *, keep: int = SENT_KEPT) -> None:
         self.backend = backend
-        # what actually went out, for results and the audit trail: the newest ``keep`` commands, plus a count of
+        # what actually went out, for results and the audit trail: the newest ``keep`` commands, plus a count
+        # of
         # all of them so a caller can ask for what was sent after a point it marked (``sent_since``)
         self._sent: deque[list[str]] = deque(maxlen=keep)
         self.sent_count = 0
@@ -110,7 +111,8 @@ class CommandGate:
 
 class ReadOnlyGate:
     """A gate that can only read: what the sensors hold. It has no ``run`` and no backend to reach around it;
-    every read is checked and recorded by the gate it views (``read`` refuses a command that is not read-only)."""
+    every read is checked and recorded by the gate it views (``read`` refuses a command that is not
+    read-only)."""
 
     __slots__ = ("_gate", "_only")
 
@@ -134,16 +136,22 @@ class ReadOnlyGate:
         except TypeError:  # an unhashable argument
             allowed = False
         if not allowed:
-            raise CommandRefused(f"not a command this reader may send, nothing sent: "
-                                 f"{' '.join(map(str, argv))[:200]}")
+            raise CommandRefused(
+                f"not a command this reader may send, nothing sent: {' '.join(map(str, argv))[:200]}"
+            )
 
     @property
     def serial(self) -> str | None:
         return getattr(self._gate.backend, "serial", None)
 
 
-def shared_adb_gate(devices: SharedDevices | None, host: str, port: int, serial: str | None,
-                    make_backend: Callable[[], DeviceBackend]) -> CommandGate:
+def shared_adb_gate(
+    devices: SharedDevices | None,
+    host: str,
+    port: int,
+    serial: str | None,
+    make_backend: Callable[[], DeviceBackend],
+) -> CommandGate:
     """The one gate for the adb phone ``serial`` at ``host:port`` in this gateway (made by the first built-in
     that asks), or a gate of its own when the built-in runs alone (``devices`` is None)."""
     if devices is None:

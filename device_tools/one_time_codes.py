@@ -1,7 +1,9 @@
 """One-time codes in message text, masked unless the user allows them for one call.
 
-A code is a run of 4-8 digits (dashes or spaces allowed inside, as in ``G-482 913``) in a message that speaks of
-a code: the words code, otp, pin, passcode, password, verification, verify, one-time, login, sign-in, security,
+A code is a run of 4-8 digits (dashes or spaces allowed inside, as in ``G-482 913``) in a message that speaks
+of
+a code: the words code, otp, pin, passcode, password, verification, verify, one-time, login, sign-in,
+security,
 2fa/mfa, or a ``G-``/``FB-`` style prefix. Masked digits become ``•``; the rest of the message stays readable.
 """
 
@@ -9,8 +11,10 @@ from __future__ import annotations
 
 import re
 
-_CONTEXT = re.compile(r"(?i)\b(code|codes|otp|pin|passcode|password|verification|verify|one[- ]?time|log[- ]?in|"
-                      r"sign[- ]?in|security|2fa|mfa|authenticat\w*|tan)\b|\b[A-Z]{1,3}-\d")
+_CONTEXT = re.compile(
+    r"(?i)\b(code|codes|otp|pin|passcode|password|verification|verify|one[- ]?time|log[- ]?in|"
+    r"sign[- ]?in|security|2fa|mfa|authenticat\w*|tan)\b|\b[A-Z]{1,3}-\d"
+)
 _RUN = re.compile(r"(?<![0-9])(?:[A-Z]{1,3}-)?[0-9](?:[ -]?[0-9]){3,7}(?![0-9])")
 
 

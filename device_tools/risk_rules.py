@@ -37,30 +37,165 @@ from .firewall import (
 )
 
 MOVING = {"back", "home", "recents", "scroll", "swipe", "wait_for", "open_app"}
-SAFE_CHOICES = {"cancel", "not now", "no thanks", "no, thanks", "maybe later", "later", "skip", "dismiss", "close",
-                "don't allow", "dont allow", "do not allow", "deny", "no", "navigate up", "back", "go back",
-                "more options", "menu", "open navigation drawer", "search", "show more", "see all", "expand",
-                "collapse", "got it"}
-VIEW_NOUNS = {"history", "methods", "method", "settings", "details", "list", "status", "options", "log", "logs",
-              "recents", "activity", "statements", "statement", "accounts", "account", "cards", "overview",
-              "profile", "help", "notifications", "inbox", "orders", "your", "info", "summary", "balance"}
+SAFE_CHOICES = {
+    "cancel",
+    "not now",
+    "no thanks",
+    "no, thanks",
+    "maybe later",
+    "later",
+    "skip",
+    "dismiss",
+    "close",
+    "don't allow",
+    "dont allow",
+    "do not allow",
+    "deny",
+    "no",
+    "navigate up",
+    "back",
+    "go back",
+    "more options",
+    "menu",
+    "open navigation drawer",
+    "search",
+    "show more",
+    "see all",
+    "expand",
+    "collapse",
+    "got it",
+}
+VIEW_NOUNS = {
+    "history",
+    "methods",
+    "method",
+    "settings",
+    "details",
+    "list",
+    "status",
+    "options",
+    "log",
+    "logs",
+    "recents",
+    "activity",
+    "statements",
+    "statement",
+    "accounts",
+    "account",
+    "cards",
+    "overview",
+    "profile",
+    "help",
+    "notifications",
+    "inbox",
+    "orders",
+    "your",
+    "info",
+    "summary",
+    "balance",
+}
 # keywords that are also nouns: next to a view noun they name a page, not a deed
-NOUN_KEYWORDS = {"order", "payment", "call", "transfer", "purchase", "share", "post", "permission", "permissions",
-                 "subscribe", "install", "password", "pin"}
-MONEY = {"pay", "payment", "transfer", "money", "purchase", "buy", "checkout", "withdraw", "donate", "order",
-         "tip", "cash"}
+NOUN_KEYWORDS = {
+    "order",
+    "payment",
+    "call",
+    "transfer",
+    "purchase",
+    "share",
+    "post",
+    "permission",
+    "permissions",
+    "subscribe",
+    "install",
+    "password",
+    "pin",
+}
+MONEY = {
+    "pay",
+    "payment",
+    "transfer",
+    "money",
+    "purchase",
+    "buy",
+    "checkout",
+    "withdraw",
+    "donate",
+    "order",
+    "tip",
+    "cash",
+}
 MONEY_VERBS = {"pay", "buy", "withdraw", "donate", "checkout", "transfer", "purchase"}
-COMMIT = {"confirm", "approve", "authorize", "authorise", "send", "place", "complete", "pay", "submit", "continue",
-          "proceed", "next", "ok", "yes", "agree", "accept", "finish"}
-DESTRUCTIVE_PHRASES = ("empty trash", "empty bin", "move to trash", "move to bin", "clear storage", "clear data",
-                       "clear cache", "clear history", "clear all", "remove account", "close account",
-                       "delete account", "deactivate")
+COMMIT = {
+    "confirm",
+    "approve",
+    "authorize",
+    "authorise",
+    "send",
+    "place",
+    "complete",
+    "pay",
+    "submit",
+    "continue",
+    "proceed",
+    "next",
+    "ok",
+    "yes",
+    "agree",
+    "accept",
+    "finish",
+}
+DESTRUCTIVE_PHRASES = (
+    "empty trash",
+    "empty bin",
+    "move to trash",
+    "move to bin",
+    "clear storage",
+    "clear data",
+    "clear cache",
+    "clear history",
+    "clear all",
+    "remove account",
+    "close account",
+    "delete account",
+    "deactivate",
+)
 PUBLISH = {"post", "publish", "tweet", "upload", "broadcast"}
-STATE_VERBS = {"save", "archive", "add", "connect", "disconnect", "block", "unblock", "update", "upgrade",
-               "unsubscribe", "mute", "rename", "move", "restore", "enable", "disable", "apply", "turn"}
-SECURITY_WORDS = ("screen lock", "lock screen", "encryption", "find my device", "play protect", "device admin",
-                  "usb debugging", "developer options", "unknown apps", "unknown sources", "this source",
-                  "smart lock", "biometric", "fingerprint")
+STATE_VERBS = {
+    "save",
+    "archive",
+    "add",
+    "connect",
+    "disconnect",
+    "block",
+    "unblock",
+    "update",
+    "upgrade",
+    "unsubscribe",
+    "mute",
+    "rename",
+    "move",
+    "restore",
+    "enable",
+    "disable",
+    "apply",
+    "turn",
+}
+SECURITY_WORDS = (
+    "screen lock",
+    "lock screen",
+    "encryption",
+    "find my device",
+    "play protect",
+    "device admin",
+    "usb debugging",
+    "developer options",
+    "unknown apps",
+    "unknown sources",
+    "this source",
+    "smart lock",
+    "biometric",
+    "fingerprint",
+)
 DISABLING = {"none", "off", "turn off", "disable", "remove", "swipe", "no lock"}
 _WORD = re.compile(r"[a-z0-9']+")
 KINDS_THAT_ADD_DATA = {"calendar_create": "adds a calendar event"}
@@ -80,13 +215,20 @@ class RiskRules:
             return Assessment(reasons=[] if action.kind != "open_app" else ["opening an app changes nothing"])
         base = self.firewall.assess(action)
         t = action.target
-        if t is not None and any(is_hidden(ch) for x in (t.text, t.desc, t.hint, t.resource_id, action.text or "")
-                                 for ch in x):
+        if t is not None and any(
+            is_hidden(ch) for x in (t.text, t.desc, t.hint, t.resource_id, action.text or "") for ch in x
+        ):
             # what the person would read is not what is there: no rule lowers the firewall's floor for it
             return base
         if t is None or action.kind in ("type", "clear") or action.kind not in ("click", "long_click"):
-            return self._kinds(action, base)  # typed text, SMS, terminal, modules: the firewall's checks decide
-        own = [t.text, t.desc] if (t.text or t.desc) else [t.hint.split(" | ")[0], t.resource_id.rsplit("/", 1)[-1]]
+            return self._kinds(
+                action, base
+            )  # typed text, SMS, terminal, modules: the firewall's checks decide
+        own = (
+            [t.text, t.desc]
+            if (t.text or t.desc)
+            else [t.hint.split(" | ")[0], t.resource_id.rsplit("/", 1)[-1]]
+        )
         label = _norm(" ".join(x for x in own if x))
         context = _norm(" ".join([t.text, t.desc, t.hint, t.resource_id.rsplit("/", 1)[-1]]))
         words = set(label.split())
@@ -119,12 +261,25 @@ class RiskRules:
                 continue  # "Order history", "Payment methods": a page, not a deed
             risk, why = KEYWORDS[word]
             a.flag(risk, why)  # a bare keyword may be a false positive the model can clear: no floor
-        for phrase in ("sign in", "log in", "sign out", "log out", "factory reset", "erase all", "reset options"):
+        for phrase in (
+            "sign in",
+            "log in",
+            "sign out",
+            "log out",
+            "factory reset",
+            "erase all",
+            "reset options",
+        ):
             if phrase in label:
-                risk, why = {"sign in": ("medium", "submits credentials"), "log in": ("medium", "submits credentials"),
-                             "sign out": ("medium", "signs out"), "log out": ("medium", "signs out"),
-                             "factory reset": ("critical", "factory reset"), "erase all": ("critical", "erases data"),
-                             "reset options": ("high", "reset")}[phrase]
+                risk, why = {
+                    "sign in": ("medium", "submits credentials"),
+                    "log in": ("medium", "submits credentials"),
+                    "sign out": ("medium", "signs out"),
+                    "log out": ("medium", "signs out"),
+                    "factory reset": ("critical", "factory reset"),
+                    "erase all": ("critical", "erases data"),
+                    "reset options": ("high", "reset"),
+                }[phrase]
                 a.flag(risk, why, floor="medium")
         if words & STATE_VERBS and a.risk == "low":
             a.flag("medium", "changes something that can be undone")
@@ -142,8 +297,14 @@ class RiskRules:
         if why:
             base.flag("medium", why)
         if action.kind in ("alarm_set", "timer_set"):
-            return Assessment(reasons=["sets a clock that can be changed back"]) if base.risk == "low" else base
-        if action.kind == "type" and action.target is not None and not action.target.password and base.risk == "low":
+            return (
+                Assessment(reasons=["sets a clock that can be changed back"]) if base.risk == "low" else base
+            )
+        if (
+            action.kind == "type"
+            and action.target is not None
+            and not action.target.password
+            and base.risk == "low"
+        ):
             return Assessment(reasons=["typing is not sending"])
         return base
-

@@ -390,7 +390,8 @@ class SimulatedDevice:
                 continue
             cls = node.get("class", "")
             if cls.endswith(("Button", "EditText", "CheckBox", "Switch")):
-                draw.rectangle(b, fill="#e6e6e6")  # controls get a light surface, as on a phone; text has none
+                # controls get a light surface, as on a phone; text has none
+                draw.rectangle(b, fill="#e6e6e6")
             label = node.get("text")  # a content-desc labels an icon for screen readers: it is not drawn
             if label:
                 # text at a phone's size, shrunk to fit its box, so a screenshot reads like a real one

@@ -61,22 +61,33 @@ def alarm_dump_text(alarms: list[dict[str, str]], now: float) -> str:
     out += ["", f"  Pending alarm batches: {len(triggers) + 1}"]
     for i, at in enumerate(triggers):
         ms = int(at.timestamp() * 1000)
-        out += [f"Batch{{5f2a1b{i} num=1 start={ms} end={ms} flgs=0x3}}:",
-                f"    RTC_WAKEUP #0: Alarm{{a1b2c3{i} type 0 origWhen {ms} window 0 exactAllowReason=policy_permission "
-                "com.google.android.deskclock}",
-                "      tag=*walarm*:com.android.deskclock.ALARM_ALERT",
-                f"      type=RTC_WAKEUP origWhen={at.strftime(fmt)}.000 window=0 repeatInterval=0 count=0 flags=0x3",
-                "      Alarm clock:",
-                f"        triggerTime={at.strftime(fmt)}.000",
-                "        showIntent=PendingIntent{9e8d7c6: PendingIntentRecord{1a2b3c com.google.android.deskclock "
-                "startActivity}}",
-                "      operation=PendingIntent{7d6c5b4: PendingIntentRecord{2b3c4d com.google.android.deskclock "
-                "broadcastIntent}}"]
+        out += [
+            f"Batch{{5f2a1b{i} num=1 start={ms} end={ms} flgs=0x3}}:",
+            f"    RTC_WAKEUP #0: Alarm{{a1b2c3{i} type 0 origWhen {ms} window 0 "
+            "exactAllowReason=policy_permission "
+            "com.google.android.deskclock}",
+            "      tag=*walarm*:com.android.deskclock.ALARM_ALERT",
+            f"      type=RTC_WAKEUP origWhen={at.strftime(fmt)}.000 window=0 repeatInterval=0 count=0 "
+            "flags=0x3",
+            "      Alarm clock:",
+            f"        triggerTime={at.strftime(fmt)}.000",
+            "        showIntent=PendingIntent{9e8d7c6: PendingIntentRecord{1a2b3c "
+            "com.google.android.deskclock "
+            "startActivity}}",
+            "      operation=PendingIntent{7d6c5b4: PendingIntentRecord{2b3c4d com.google.android.deskclock "
+            "broadcastIntent}}",
+        ]
     sync = int((now + 3600) * 1000)
-    out += [f"Batch{{77aa11 num=1 start={sync} end={sync + 60000} flgs=0x0}}:",
-            f"    RTC #0: Alarm{{c0ffee1 type 1 origWhen {sync} window 60000 exactAllowReason=N/A com.google.android.gms}}",
-            "      tag=*alarm*:com.google.android.gms.gcm.ACTION_CHECK_QUEUE",
-            f"      type=RTC origWhen={datetime.fromtimestamp(sync / 1000, UTC).strftime(fmt)}.000 window=60000",
-            "      operation=PendingIntent{1234abc: PendingIntentRecord{5678def com.google.android.gms broadcastIntent}}",
-            "", "  Past-due non-wakeup alarms: (none)", ""]
+    out += [
+        f"Batch{{77aa11 num=1 start={sync} end={sync + 60000} flgs=0x0}}:",
+        f"    RTC #0: Alarm{{c0ffee1 type 1 origWhen {sync} window 60000 exactAllowReason=N/A "
+        f"com.google.android.gms}}",
+        "      tag=*alarm*:com.google.android.gms.gcm.ACTION_CHECK_QUEUE",
+        f"      type=RTC origWhen={datetime.fromtimestamp(sync / 1000, UTC).strftime(fmt)}.000 window=60000",
+        "      operation=PendingIntent{1234abc: PendingIntentRecord{5678def com.google.android.gms "
+        "broadcastIntent}}",
+        "",
+        "  Past-due non-wakeup alarms: (none)",
+        "",
+    ]
     return "\n".join(out) + "\n"

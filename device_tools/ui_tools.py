@@ -267,7 +267,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         async def run(approval: Approval) -> dict[str, Any]:
             output = await rt.gate.run(argv, approval)
             if "No activities found" in output or "monkey aborted" in output:
-                raise DeviceError(f"no app {package!r} to open on this phone (monkey: {output.strip()[:200]})")
+                raise DeviceError(
+                    f"no app {package!r} to open on this phone (monkey: {output.strip()[:200]})"
+                )
             return {"message": f"opened {package}", "output": output.strip()[:2000]}
 
         return await finish(rt, await act.guarded(ctx, action, [argv], run))

@@ -33,7 +33,9 @@ def parse_args(domain: Domain, argv: list[str] | None = None) -> argparse.Namesp
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     parser.add_argument("--permissive", action="store_true",
                         help="write tools check nothing (to test what a policy enforces by itself)")
-    parser.add_argument("--db", help=f"db.json to load (default ${domain.db_env_var}, else the bundled pristine copy)")
+    parser.add_argument(
+        "--db", help=f"db.json to load (default ${domain.db_env_var}, else the bundled pristine copy)"
+    )
     return parser.parse_args(argv)
 
 

@@ -13,11 +13,16 @@ from typing import Any, Callable
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+READ = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 # Hands the conversation over; changes no data, so it is neither read-only nor destructive.
-HANDOFF = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                          open_world_hint=False)
+HANDOFF = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 
 def plain(value: Any) -> Any:
@@ -42,7 +47,8 @@ def encode_error(error: Exception) -> CallToolResult:
 
 
 def run_tool(errors: type[Exception], operation: Callable[..., Any], *args: Any) -> CallToolResult:
-    """``operation(*args)`` as a tool result; a domain error (``errors``) as a tool error, anything else raises."""
+    """``operation(*args)`` as a tool result; a domain error (``errors``) as a tool error, anything else
+    raises."""
     try:
         return encode_result(operation(*args))
     except errors as error:

@@ -33,9 +33,14 @@ _COMMAND_MODULES = [
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sentinel-mcp", description="Sentinel: a governed MCP gateway.")
     parser.add_argument("--version", action="version", version=f"sentinel-mcp {__version__}")
-    # SENTINEL_CONFIG: for hosts that pass settings as environment (a container, a desktop bundle); empty = unset
-    parser.add_argument("-c", "--config", default=os.environ.get("SENTINEL_CONFIG") or None,
-                        help="config file (JSON; default: $SENTINEL_CONFIG, else the embedded airline demo)")
+    # SENTINEL_CONFIG: for hosts that pass settings as environment (a container, a desktop bundle); empty =
+    # unset
+    parser.add_argument(
+        "-c",
+        "--config",
+        default=os.environ.get("SENTINEL_CONFIG") or None,
+        help="config file (JSON; default: $SENTINEL_CONFIG, else the embedded airline demo)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
@@ -53,8 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()

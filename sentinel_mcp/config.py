@@ -22,14 +22,14 @@ from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, pa
 from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT, default_data_dir
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
-# ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder}, ${userHome}
+# ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder},
+# ${userHome}
 _VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*))?\}")
 
 
-
-
-def expand_vars(value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None,
-                base_dir: Path | None = None) -> str:
+def expand_vars(
+    value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None, base_dir: Path | None = None
+) -> str:
     """Expand variables; one that has no value and no default is an error naming the key."""
 
     def sub(m: re.Match[str]) -> str:
@@ -50,7 +50,8 @@ def expand_vars(value: str, where: str, inputs: dict[str, dict[str, Any]] | None
 
 
 def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -> str:
-    """A VS Code input: Sentinel cannot prompt at start-up, so it comes from SENTINEL_INPUT_<ID> or its default."""
+    """A VS Code input: Sentinel cannot prompt at start-up, so it comes from SENTINEL_INPUT_<ID> or its
+    default."""
     env = input_env_name(input_id)
     if env in os.environ:
         return os.environ[env]
@@ -60,7 +61,9 @@ def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -
     if isinstance(spec.get("default"), str):
         return spec["default"]
     what = f" ({spec['description']})" if spec.get("description") else ""
-    raise ConfigError(f"{where}: ${{input:{input_id}}}{what} has no value; set the environment variable {env}")
+    raise ConfigError(
+        f"{where}: ${{input:{input_id}}}{what} has no value; set the environment variable {env}"
+    )
 
 
 def expand_tree(value: Any, expand: Callable[[str, str], str], where: str = "") -> Any:
@@ -78,8 +81,9 @@ def expand_tree(value: Any, expand: Callable[[str, str], str], where: str = "") 
 def _no_placeholder(value: str | None, what: str) -> str | None:
     # a literal "${...}" left after expansion would be a password anyone can read in the docs
     if value is not None and "${" in value:
-        raise ValueError(f"{what} still contains '${{' after expansion; set the variable or use "
-                         "${VAR:-default}")
+        raise ValueError(
+            f"{what} still contains '${{' after expansion; set the variable or use ${{VAR:-default}}"
+        )
     if value is not None and not value.strip():
         raise ValueError(f"{what} is empty")
     return value
@@ -96,7 +100,9 @@ class ServerCommon(_Strict):
     # a call ends when its upstream has neither answered nor reported progress for ``timeout`` seconds;
     # progress keeps it alive up to ``max_call_seconds`` in all
     timeout: float = Field(60.0, gt=0, description="seconds a call may go without an answer or progress")
-    max_call_seconds: float = Field(3600.0, gt=0, description="longest a call may run while it reports progress")
+    max_call_seconds: float = Field(
+        3600.0, gt=0, description="longest a call may run while it reports progress"
+    )
     connect_timeout: float = Field(20.0, gt=0)
     # handshake-era upstreams that ignore server/discover would delay each connect by 10 s
     protocol: Literal["auto", "legacy", "modern"] = "auto"
@@ -140,13 +146,17 @@ class RemoteServer(ServerCommon):
     def _no_plaintext_beyond_loopback(self) -> "RemoteServer":
         parts = urlsplit(self.url)
         if parts.scheme == "http" and self.tls != "off" and not loopback_host(parts.hostname):
-            raise ValueError(f"{self.url} is plaintext beyond loopback (headers, tokens and results would travel in "
-                             "the clear): use https://, or say \"tls\": \"off\" to accept that")
+            raise ValueError(
+                f"{self.url} is plaintext beyond loopback (headers, tokens and results would travel in "
+                'the clear): use https://, or say "tls": "off" to accept that'
+            )
         if parts.scheme == "http" and isinstance(self.tls, ClientTLS):
             raise ValueError("'tls' settings need an https:// url")
         if parts.scheme == "https" and self.tls == "off":
-            raise ValueError("\"tls\": \"off\" accepts an http:// url beyond loopback; an https:// server is always "
-                             "verified (give 'ca' or 'pin_sha256' for one the system's store does not know)")
+            raise ValueError(
+                '"tls": "off" accepts an http:// url beyond loopback; an https:// server is always '
+                "verified (give 'ca' or 'pin_sha256' for one the system's store does not know)"
+            )
         return self
 
     @property
@@ -212,8 +222,10 @@ class PrincipalSpec(_Strict):
         if self.token is not None and self.token_sha256 is not None:
             raise ValueError(f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256'")
         if self.token is None and self.token_sha256 is None and self.certificate is None:
-            raise ValueError(f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256' (or a "
-                             "'certificate' for mutual TLS)")
+            raise ValueError(
+                f"principal {self.name!r}: give exactly one of 'token' and 'token_sha256' (or a "
+                "'certificate' for mutual TLS)"
+            )
         if self.name in RESERVED_PRINCIPALS:
             raise ValueError(f"principal name {self.name!r} is reserved ({', '.join(RESERVED_PRINCIPALS)})")
         return self
@@ -225,7 +237,8 @@ class PolicySettings(_Strict):
     deny: list[str] = Field(default_factory=list)  # glob patterns always denied
     confirm_ttl: float = Field(300.0, gt=0)  # seconds a confirmation stays valid
     guard_timeout: float = Field(10.0, gt=0)
-    # Built-ins trusted to confirm their own risky actions (their tools' _meta "sentinel/confirms"): the fail-safe
+    # Built-ins trusted to confirm their own risky actions (their tools' _meta "sentinel/confirms"): the
+    # fail-safe
     # default lets those tools through to the built-in's own risk check instead of asking first. Only names of
     # built-ins Sentinel mounts count; a configured upstream is never trusted this way.
     self_confirming: list[str] = Field(default_factory=lambda: ["device", "agent"])
@@ -239,14 +252,18 @@ class CallTimeouts(_Strict):
     """``sentinel.builtin_timeouts.<name>``: the call timeouts of one built-in (see ``ServerCommon``)."""
 
     timeout: float = Field(300.0, gt=0)
-    max_call_seconds: float | None = Field(None, gt=0)  # None: the built-in's own default (builtin.CALL_LIMITS)
+    max_call_seconds: float | None = Field(
+        None, gt=0
+    )  # None: the built-in's own default (builtin.CALL_LIMITS)
 
 
 class ClusterSettings(_Strict):
     """``sentinel.cluster``: several replicas on one PostgreSQL store (``sentinel.store = "postgresql://…"``).
 
-    ``seal_key`` (``${VAR}`` expanded, at least 32 characters) is the same on every replica, so a state one replica
-    sealed (a 2026-07-28 retry, a conversation id) opens on any other; ``replica`` names this one's audit chain
+    ``seal_key`` (``${VAR}`` expanded, at least 32 characters) is the same on every replica, so a state one
+    replica
+    sealed (a 2026-07-28 retry, a conversation id) opens on any other; ``replica`` names this one's audit
+    chain
     (default: host name and a random suffix per start)."""
 
     replica: str | None = Field(None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")
@@ -278,9 +295,13 @@ class SentinelSettings(BaseModel):
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ValueError(f"principals: the name {dup[0]!r} is used twice")
-        tokens = [p.token for p in self.principals if p.token] + ([self.http.token] if self.http.token else [])
+        tokens = [p.token for p in self.principals if p.token] + (
+            [self.http.token] if self.http.token else []
+        )
         if len(set(tokens)) != len(tokens):
-            raise ValueError("principals: two principals (or a principal and sentinel.http.token) share a token")
+            raise ValueError(
+                "principals: two principals (or a principal and sentinel.http.token) share a token"
+            )
         return self
 
     def builtin_settings(self, name: str) -> dict[str, Any]:
@@ -364,14 +385,17 @@ def _check_prefixes(servers: dict[str, ServerCommon], builtins: list[str]) -> No
         prefix = name if spec.prefix is None else spec.prefix
         if prefix == "":
             continue
-        owner = next((n for n in sorted(names)
-                      if n != name and (prefix == n or prefix.startswith(f"{n}__"))), None)
+        owner = next(
+            (n for n in sorted(names) if n != name and (prefix == n or prefix.startswith(f"{n}__"))), None
+        )
         if owner is None and prefix in seen:
             owner = seen[prefix]
         if owner is not None:
-            raise ValueError(f"mcpServers.{name}.prefix {prefix!r} puts its tools under the names of server "
-                             f"{owner!r}: servers {name!r} and {owner!r} would shadow each other; choose another "
-                             "prefix")
+            raise ValueError(
+                f"mcpServers.{name}.prefix {prefix!r} puts its tools under the names of server "
+                f"{owner!r}: servers {name!r} and {owner!r} would shadow each other; choose another "
+                "prefix"
+            )
         seen[prefix] = name
 
 
@@ -416,7 +440,8 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
 
 def _check_sections(cfg: Config) -> None:
     """Every built-in named exists and every ``sentinel.<name>`` section is known and valid, before anything
-    starts: a misspelt section or a bad value stops Sentinel here, naming the file, the key and the problem."""
+    starts: a misspelt section or a bad value stops Sentinel here, naming the file, the key and the problem.
+    """
     known = sorted(set(SECTION_MODELS) | APPLICATION_SECTIONS)
 
     def fail(problem: str) -> ConfigError:
@@ -424,10 +449,14 @@ def _check_sections(cfg: Config) -> None:
 
     for i, name in enumerate(cfg.sentinel.builtins):
         if name not in BUILTINS:
-            raise fail(f"sentinel.builtins[{i}]: unknown built-in {name!r}{_did_you_mean(name, sorted(BUILTINS))}")
+            raise fail(
+                f"sentinel.builtins[{i}]: unknown built-in {name!r}{_did_you_mean(name, sorted(BUILTINS))}"
+            )
     for name in cfg.sentinel.builtin_timeouts:
         if name not in BUILTINS:
-            raise fail(f"sentinel.builtin_timeouts.{name}: unknown built-in{_did_you_mean(name, sorted(BUILTINS))}")
+            raise fail(
+                f"sentinel.builtin_timeouts.{name}: unknown built-in{_did_you_mean(name, sorted(BUILTINS))}"
+            )
     for key, section in (cfg.sentinel.model_extra or {}).items():
         if key not in known:
             raise fail(f"sentinel.{key}: unknown section{_did_you_mean(key, known)}")
@@ -455,8 +484,10 @@ def _anchor_tls_paths(cfg: Config) -> None:
         path = Path(os.path.expanduser(p))
         return str(path if path.is_absolute() else (Path(cfg.base_dir) / path).resolve())
 
-    parts: list[Any] = [cfg.sentinel.http.tls, *(s.tls for s in cfg.mcp_servers.values()
-                                                  if isinstance(s, RemoteServer))]
+    parts: list[Any] = [
+        cfg.sentinel.http.tls,
+        *(s.tls for s in cfg.mcp_servers.values() if isinstance(s, RemoteServer)),
+    ]
     for part in parts:
         if isinstance(part, (ServerTLS, ClientTLS)):
             for name in ("cert", "key", "ca", "crl"):
@@ -491,12 +522,15 @@ def embedded_default() -> Config:
             "airline": {"command": sys.executable, "args": ["-m", "examples.airline"], "protocol": "auto"},
         },
         "sentinel": {
-            "rulebases": [str(RULEBASES_DIR / n) for n in ("default.pl", "airline.pl", "device.pl",
-                                                            "sensors.pl", "swarm.pl")
-                          if (RULEBASES_DIR / n).exists()],
+            "rulebases": [
+                str(RULEBASES_DIR / n)
+                for n in ("default.pl", "airline.pl", "device.pl", "sensors.pl", "swarm.pl")
+                if (RULEBASES_DIR / n).exists()
+            ],
             "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"},
             "builtins": ["sentinel", "device", "sensors", "llm", "swarm", "a2a", "agent"],
-            # RiskRules decide (measured in benchmarks/risk_classifier.py); the shipped 270M model made them worse
+            # RiskRules decide (measured in benchmarks/risk_classifier.py); the shipped 270M model made them
+            # worse
             # where it was asked, so it is not asked until a better model is configured ("rules+model")
             "device": {"backend": "simulated", "risk_classifier": "rules"},
             "sensors": {"source": "simulated"},

@@ -1,6 +1,7 @@
 """Other hosts' config files, pasted as they are, turned into Sentinel's shape before validation.
 
-Accepted: Claude Desktop and Cursor (``mcpServers``: ``command``/``args``/``env`` or ``url``/``headers``), Claude
+Accepted: Claude Desktop and Cursor (``mcpServers``: ``command``/``args``/``env`` or ``url``/``headers``),
+Claude
 Code (``"type": "stdio" | "http" | "sse"``), VS Code (``servers``, ``inputs``, ``envFile``, ``${input:…}``,
 ``${env:…}``, ``${workspaceFolder}``). A key Sentinel does not use in a server entry or at the top level is a
 warning naming the key, not an error (approval lists such as ``autoApprove`` point to ``sentinel.policy``);
@@ -18,12 +19,31 @@ from sentinel_mcp.core.errors import ConfigError
 
 Expand = Callable[[str, str], str]  # (value, where) -> the value with its variables expanded
 
-SERVER_KEYS = {"command", "args", "env", "cwd", "url", "headers", "transport", "prefix", "disabled", "timeout",
-               "connect_timeout", "protocol", "concurrent", "tls"}  # tls: how an https:// upstream is verified
+SERVER_KEYS = {
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "transport",
+    "prefix",
+    "disabled",
+    "timeout",
+    "connect_timeout",
+    "protocol",
+    "concurrent",
+    "tls",
+}  # tls: how an https:// upstream is verified
 TOP_KEYS = {"mcpServers", "servers", "inputs", "sentinel"}
 APPROVAL_KEYS = {"autoApprove", "alwaysAllow", "autoapprove"}  # Cline, Roo Code and friends
-TYPES = {"stdio": None, "http": "streamable-http", "streamable-http": "streamable-http",
-         "streamableHttp": "streamable-http", "sse": "sse"}
+TYPES = {
+    "stdio": None,
+    "http": "streamable-http",
+    "streamable-http": "streamable-http",
+    "streamableHttp": "streamable-http",
+    "sse": "sse",
+}
 ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
 
@@ -31,8 +51,11 @@ class ShapeError(ConfigError, ValueError):  # turned into a ConfigError naming t
     """A pasted config that cannot be understood (the message names the key)."""
 
 
-def normalize(data: dict[str, Any], base_dir: Path, expand: Expand | None = None) -> tuple[dict[str, Any], list[str]]:
-    """Sentinel's shape of ``data`` and the warnings (one per ignored key). Variables are expanded afterwards, over
+def normalize(
+    data: dict[str, Any], base_dir: Path, expand: Expand | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """Sentinel's shape of ``data`` and the warnings (one per ignored key). Variables are expanded afterwards,
+    over
     the whole result (``config.parse_config``); ``expand`` is for the one path read here, ``envFile``."""
     warnings: list[str] = []
     out = {k: v for k, v in data.items() if k in ("mcpServers", "sentinel")}
@@ -49,15 +72,19 @@ def normalize(data: dict[str, Any], base_dir: Path, expand: Expand | None = None
         for name, spec in entries.items():
             if name in servers:
                 raise ShapeError(f"{block}.{name}: defined twice (in mcpServers and servers)")
-            servers[name] = (_server(f"{block}.{name}", spec, base_dir, warnings, expand)
-                             if isinstance(spec, dict) else spec)
+            servers[name] = (
+                _server(f"{block}.{name}", spec, base_dir, warnings, expand)
+                if isinstance(spec, dict)
+                else spec
+            )
     if servers or "mcpServers" in data or "servers" in data:
         out["mcpServers"] = servers
     return out, warnings
 
 
-def _server(where: str, spec: dict[str, Any], base_dir: Path, warnings: list[str],
-            expand: Expand | None) -> dict[str, Any]:
+def _server(
+    where: str, spec: dict[str, Any], base_dir: Path, warnings: list[str], expand: Expand | None
+) -> dict[str, Any]:
     spec = dict(spec)
     kind = spec.pop("type", None)
     if kind is not None:
@@ -84,8 +111,10 @@ def _server(where: str, spec: dict[str, Any], base_dir: Path, warnings: list[str
             continue
         del spec[key]
         if key in APPROVAL_KEYS:
-            warnings.append(f"{where}.{key}: ignored; Sentinel's policy decides every call "
-                            "(list tools that need no confirmation in sentinel.policy.allow)")
+            warnings.append(
+                f"{where}.{key}: ignored; Sentinel's policy decides every call "
+                "(list tools that need no confirmation in sentinel.policy.allow)"
+            )
         else:
             warnings.append(f"{where}.{key}: not a Sentinel setting; ignored")
     return spec

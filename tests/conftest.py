@@ -23,7 +23,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_http(url: str, timeout: float = 30.0, proc: subprocess.Popen | None = None, context: Any = None) -> None:
+def wait_http(
+    url: str, timeout: float = 30.0, proc: subprocess.Popen | None = None, context: Any = None
+) -> None:
     """``context``: the SSL context for an https ``url`` (its CA)."""
     import urllib.error
     import urllib.request

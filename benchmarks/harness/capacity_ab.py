@@ -4,7 +4,8 @@ connections, 2026-07-28 ``tools/call`` to the in-process no-op built-in, durable
 and the server's CPU per call is printed beside each rate with wrk's own CPU share.
 
 Usage: python benchmarks/harness/capacity_ab.py --base /work/main [--seconds 5] [--rounds 3]
-Each tree runs with its own ``.venv`` when it has one (else this interpreter) and its sources first on the path.
+Each tree runs with its own ``.venv`` when it has one (else this interpreter) and its sources first on the
+path.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ def main() -> None:
         rate = sum(r.rate for r in rs) / len(rs)
         cpu = sum(1000 * r.server_cpu / r.rate for r in rs if r.rate) / len(rs)
         client = sum(r.client_cpu for r in rs) / len(rs)
-        print(f"{name:9}  mean {rate:6.0f} calls/s  {cpu:5.2f} ms server CPU per call  client CPU {client:.3f}")
+        print(
+            f"{name:9}  mean {rate:6.0f} calls/s  {cpu:5.2f} ms server CPU per call  client CPU {client:.3f}"
+        )
 
 
 if __name__ == "__main__":

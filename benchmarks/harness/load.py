@@ -115,8 +115,12 @@ def wrk(url: str, body: str, headers: dict, *, connections: int = 16, seconds: f
     try:
         before = proc_cpu(server_pid) if server_pid else 0.0
         t0 = time.perf_counter()
-        proc = subprocess.Popen(["wrk", "-t1", f"-c{connections}", f"-d{seconds:.0f}s", "--latency", "-s", script,
-                                 url], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(
+            ["wrk", "-t1", f"-c{connections}", f"-d{seconds:.0f}s", "--latency", "-s", script, url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         out = proc.stdout.read() if proc.stdout else ""
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -126,9 +130,15 @@ def wrk(url: str, body: str, headers: dict, *, connections: int = 16, seconds: f
         os.unlink(script)
     if proc.returncode != 0:
         raise RuntimeError(f"wrk failed: {out}")
-    return LoadResult(rate=_number(r"Requests/sec:\s+([\d.]+)", out), p50_ms=_latency(out, "50%"),
-                      p99_ms=_latency(out, "99%"), requests=int(_number(r"(\d+) requests in", out)),
-                      errors=_errors(out), client_cpu=(usage.ru_utime + usage.ru_stime) / wall, server_cpu=server)
+    return LoadResult(
+        rate=_number(r"Requests/sec:\s+([\d.]+)", out),
+        p50_ms=_latency(out, "50%"),
+        p99_ms=_latency(out, "99%"),
+        requests=int(_number(r"(\d+) requests in", out)),
+        errors=_errors(out),
+        client_cpu=(usage.ru_utime + usage.ru_stime) / wall,
+        server_cpu=server,
+    )
 
 
 def _number(pattern: str, text: str) -> float:

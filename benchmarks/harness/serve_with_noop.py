@@ -1,5 +1,7 @@
-"""``sentinel-mcp`` with one more built-in, ``bench`` (a no-op tool), for the capacity benchmark: the product's
-built-in table is left as shipped; this launcher adds the entry in its own process, then runs the normal CLI."""
+"""``sentinel-mcp`` with one more built-in, ``bench`` (a no-op tool), for the capacity benchmark: the
+product's
+built-in table is left as shipped; this launcher adds the entry in its own process, then runs the normal CLI.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Per-stage wall time per call (the profile breakdown of issue 21): ``serve_with_noop.py`` with timers around
 the pipeline's stages; on exit (SIGINT) it writes ms per call of each stage to $STAGE_TIMES (default
 stage_times.txt). Stages nest (execute contains decided, forward, observe, ...).
-Usage: python benchmarks/harness/stage_times.py -c CONFIG serve --http 127.0.0.1:PORT, load it, then SIGINT."""
+Usage: python benchmarks/harness/stage_times.py -c CONFIG serve --http 127.0.0.1:PORT, load it, then SIGINT.
+"""
 
 import atexit
 import sys

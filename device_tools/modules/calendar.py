@@ -42,7 +42,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     async def calendar_list(
         start: str | None = None, days: int = 7, query: str | None = None
     ) -> CallToolResult:
-        """Calendar events from `start` (ISO date-time, default now) for `days` days, optionally matching `query`."""
+        """Calendar events from `start` (ISO date-time, default now) for `days` days, optionally matching
+        `query`."""
         try:
             begin = parse_time(start, "start") if start else datetime.now(UTC) - timedelta(hours=1)
             if not 1 <= days <= 366:

@@ -98,7 +98,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         data: dict[str, Any] = {"messages": messages, "box": box}
         if masked:
             data["codes_masked"] = masked
-            text += f"\n({masked} one-time code(s) masked; reveal_codes=true shows them if the user allows it)"
+            text += (
+                f"\n({masked} one-time code(s) masked; reveal_codes=true shows them if the user allows it)"
+            )
         return read_result(text or "no messages", data, untrusted="SMS messages")
 
     @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)

@@ -1,4 +1,5 @@
-"""``screen_ocr``: read the text in a region of the screen (the design's screen-selection flow) with Tesseract."""
+"""``screen_ocr``: read the text in a region of the screen (the design's screen-selection flow) with
+Tesseract."""
 
 from __future__ import annotations
 
@@ -18,11 +19,18 @@ MAX_HINTS = 4
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     @mcp.tool(annotations=READ)
     async def screen_ocr(
-        x1: int | None = None, y1: int | None = None, x2: int | None = None, y2: int | None = None,
-        element_id: str | None = None, snapshot_id: str | None = None, languages: list[str] | None = None,
+        x1: int | None = None,
+        y1: int | None = None,
+        x2: int | None = None,
+        y2: int | None = None,
+        element_id: str | None = None,
+        snapshot_id: str | None = None,
+        languages: list[str] | None = None,
     ) -> CallToolResult:
-        """Read the text in a screen region: pixel corners (x1, y1)-(x2, y2), or an element (element_id with its
-        snapshot_id), or the whole screen. `languages`: hints such as latin, cyrillic, arabic, cjk or Tesseract
+        """Read the text in a screen region: pixel corners (x1, y1)-(x2, y2), or an element (element_id with
+        its
+        snapshot_id), or the whole screen. `languages`: hints such as latin, cyrillic, arabic, cjk or
+        Tesseract
         codes (eng, rus, ...). Below the confidence gate (0.6) the text is only a candidate: ask the user."""
         hints = [str(h)[:20] for h in (languages or [])][:MAX_HINTS]
         region: tuple[int, int, int, int] | None = None
@@ -30,11 +38,15 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             snapshot = rt.actuator.registry.get(snapshot_id or "")
             found = snapshot.find(element_id) if snapshot else None
             if found is None:
-                return error_result(f"no element {element_id!r} in snapshot {snapshot_id!r}; call screen_read")
+                return error_result(
+                    f"no element {element_id!r} in snapshot {snapshot_id!r}; call screen_read"
+                )
             region = found.bounds
         elif any(v is not None for v in (x1, y1, x2, y2)):
             if None in (x1, y1, x2, y2):
-                return error_result("give all four corners x1, y1, x2, y2 (pixels), or an element, or nothing")
+                return error_result(
+                    "give all four corners x1, y1, x2, y2 (pixels), or an element, or nothing"
+                )
             assert x1 is not None and y1 is not None and x2 is not None and y2 is not None
             if x2 <= x1 or y2 <= y1:
                 return error_result("the region needs x2 > x1 and y2 > y1")
@@ -48,11 +60,15 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         if result.passed_gate:
             text = f"OCR ({result.language_hint}, confidence {result.confidence:.2f}):\n{result.text}"
         elif result.candidate_text:
-            text = (f"OCR confidence {result.confidence:.2f} is below the gate ({CONFIDENCE_GATE}); the text is "
-                    f"unreliable, ask the user what the region says. Candidate:\n{result.candidate_text}")
+            text = (
+                f"OCR confidence {result.confidence:.2f} is below the gate ({CONFIDENCE_GATE}); the text is "
+                f"unreliable, ask the user what the region says. Candidate:\n{result.candidate_text}"
+            )
         else:
             text = "no text found in the region"
         if result.missing_languages:
-            text += (f"\n(language packs not installed: {', '.join(result.missing_languages)}; "
-                     f"used {'+'.join(result.languages)})")
+            text += (
+                f"\n(language packs not installed: {', '.join(result.missing_languages)}; "
+                f"used {'+'.join(result.languages)})"
+            )
         return read_result(text, data, untrusted=SCREEN)  # text on the screen is whatever the apps put there

@@ -79,7 +79,9 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
     # however the path is spelled (//data, /./data, /sdcard/../data, data/data, /DATA, /proc/self/root/data)
     private = [a for a in path_operands(args) if private_path(a)]
     if private:
-        raise ValueError(f"{private[0]!r} is private app data (read as {normal_path(private[0])}); off limits")
+        raise ValueError(
+            f"{private[0]!r} is private app data (read as {normal_path(private[0])}); off limits"
+        )
     return [*entry.words, *args], entry
 
 

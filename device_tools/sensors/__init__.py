@@ -4,5 +4,6 @@
 - ``sources``: simulated (default), adb (dumpsys via adbutils), Termux (termux-api CLIs)
 - ``parsers``: dumpsys location/battery/sensorservice and termux JSON, with the known caveats
 - ``bridge``: consent -> scope -> rate limit -> retention -> audit, on SQLite in the built-in's data dir
-- ``server``: the MCP tools (sensor_list, sensor_read, sensor_consent, sensor_retained); ``cli``: ``sentinel-mcp sensors``
+- ``server``: the MCP tools (sensor_list, sensor_read, sensor_consent, sensor_retained); ``cli``:
+``sentinel-mcp sensors``
 """

@@ -97,20 +97,28 @@ class SensorBridge:
             reading = await self.source.read(req.sensor)
             payload, redactions = apply_scope(req.sensor, req.scope, reading.values)
         except SensorError as e:
-            decision = {"consent_required": "denied", "consent_declined": "denied",
-                        "throttled": "throttled"}.get(e.code, "failed")
+            decision = {
+                "consent_required": "denied",
+                "consent_declined": "denied",
+                "throttled": "throttled",
+            }.get(e.code, "failed")
             self._audit(raw, requester, decision, f"{e.code}: {e.message}", [], req, decision_id)
             raise
         except Exception as e:  # noqa: BLE001 - a source bug must not leak a traceback or crash the server
-            err = SourceUnavailable(f"{self.source.name} failed reading {req.sensor.value}: {type(e).__name__}: {e}")
+            err = SourceUnavailable(
+                f"{self.source.name} failed reading {req.sensor.value}: {type(e).__name__}: {e}"
+            )
             self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req, decision_id)
             raise err from None
 
-        response = SensorResponse(task_id=req.task_id, payload=payload, redactions=redactions,
-                                  timestamp=iso_utc(reading.taken_at))
+        response = SensorResponse(
+            task_id=req.task_id, payload=payload, redactions=redactions, timestamp=iso_utc(reading.taken_at)
+        )
         # 4. audit, before the reading is kept or leaves: a row that cannot be written refuses (NotRecorded)
         self._audit(raw, requester, "allowed", f"source {reading.source}", redactions, req, decision_id)
-        self.vault.store(requester, req.sensor.value, req.scope.value, response, req.retention)  # 5. retention
+        self.vault.store(
+            requester, req.sensor.value, req.scope.value, response, req.retention
+        )  # 5. retention
         return response
 
     def _validate(self, request: SensorRequest | dict[str, Any]) -> tuple[SensorRequest, float]:
@@ -135,22 +143,39 @@ class SensorBridge:
                 self.consents.grant(requester, req.sensor, req.scope, seconds, granted_by="elicitation")
             return
         held = self.consents.current(requester, req.sensor)
-        why = (f"consent for {req.sensor.value} covers scope {held.scope.value!r} only" if held
-               else f"no consent for {requester!r} to read {req.sensor.value}")
-        raise ConsentRequired(f"{why}; the user can grant it with `sentinel-mcp sensors consent grant "
-                              f"{req.sensor.value} --requester {requester} --scope {req.scope.value}` "
-                              "or by answering the consent question in an MCP client that supports elicitation")
+        why = (
+            f"consent for {req.sensor.value} covers scope {held.scope.value!r} only"
+            if held
+            else f"no consent for {requester!r} to read {req.sensor.value}"
+        )
+        raise ConsentRequired(
+            f"{why}; the user can grant it with `sentinel-mcp sensors consent grant "
+            f"{req.sensor.value} --requester {requester} --scope {req.scope.value}` "
+            "or by answering the consent question in an MCP client that supports elicitation"
+        )
 
-    def _audit(self, raw: dict[str, Any], requester: str, decision: str, reason: str, redactions: list[str],
-               req: SensorRequest | None = None, decision_id: str = "") -> None:
+    def _audit(
+        self,
+        raw: dict[str, Any],
+        requester: str,
+        decision: str,
+        reason: str,
+        redactions: list[str],
+        req: SensorRequest | None = None,
+        decision_id: str = "",
+    ) -> None:
         self.audit.record(
             requester=requester,
             sensor=req.sensor.value if req else str(raw.get("sensor", ""))[:100],
             scope=req.scope.value if req else str(raw.get("scope", ""))[:100],
             policy_tag=req.policy_tag if req else str(raw.get("policy_tag", ""))[:200],
             task_id=req.task_id if req else str(raw.get("task_id", ""))[:200],
-            decision=decision, reason=reason[:1000], redactions=redactions,
-            retention=req.retention if req and decision == "allowed" else 0, decision_id=decision_id)
+            decision=decision,
+            reason=reason[:1000],
+            redactions=redactions,
+            retention=req.retention if req and decision == "allowed" else 0,
+            decision_id=decision_id,
+        )
 
     # --- inventory ---------------------------------------------------------------------------------
 
@@ -160,8 +185,16 @@ class SensorBridge:
             available = await self.source.available()
         except SensorError as e:
             available, error = set(), e.message
-        sensors = [{"sensor": k.value, "available": k in available, "max_rate_hz": MAX_RATE_HZ[k],
-                    "scopes": [s.value for s in Scope], "description": DESCRIPTIONS[k]} for k in SensorKind]
+        sensors = [
+            {
+                "sensor": k.value,
+                "available": k in available,
+                "max_rate_hz": MAX_RATE_HZ[k],
+                "scopes": [s.value for s in Scope],
+                "description": DESCRIPTIONS[k],
+            }
+            for k in SensorKind
+        ]
         out: dict[str, Any] = {"source": self.source.name, "sensors": sensors}
         if error:
             out["error"] = error

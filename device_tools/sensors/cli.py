@@ -38,7 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     grant.add_argument("sensor", choices=SENSORS)
     grant.add_argument("--requester", required=True, help=f"caller identity ('{ANY_REQUESTER}' = anyone)")
     grant.add_argument("--scope", choices=SCOPES, default="minimal")
-    grant.add_argument("--expires-in", type=float, default=None, metavar="SECONDS", help="default: until revoked")
+    grant.add_argument(
+        "--expires-in", type=float, default=None, metavar="SECONDS", help="default: until revoked"
+    )
     grant.set_defaults(func=_grant)
     revoke = csub.add_parser("revoke", help="withdraw consent (one sensor, or all with no sensor)")
     revoke.add_argument("sensor", nargs="?", choices=SENSORS)
@@ -78,8 +80,12 @@ def _bridge(args: argparse.Namespace) -> SensorBridge:
     from device_tools.sensors.bridge import SensorBridge
 
     settings, data_dir, store = _settings_and_dir(args)
-    return SensorBridge(make_source(settings), SensorDatabase(data_dir, store),
-                        default_retention=settings.default_retention, max_retention=settings.max_retention)
+    return SensorBridge(
+        make_source(settings),
+        SensorDatabase(data_dir, store),
+        default_retention=settings.default_retention,
+        max_retention=settings.max_retention,
+    )
 
 
 def _print(data: Any) -> None:
@@ -89,8 +95,13 @@ def _print(data: Any) -> None:
 def _grant(args: argparse.Namespace) -> int:
     bridge = _bridge(args)
     try:
-        consent = bridge.consents.grant(args.requester, parse_sensor(args.sensor), parse_scope(args.scope),
-                                        args.expires_in, granted_by="cli")
+        consent = bridge.consents.grant(
+            args.requester,
+            parse_sensor(args.sensor),
+            parse_scope(args.scope),
+            args.expires_in,
+            granted_by="cli",
+        )
     except ValueError as e:
         print(f"sentinel-mcp sensors: {e}", file=sys.stderr)
         return 2
@@ -118,8 +129,13 @@ def _audit(args: argparse.Namespace) -> int:
 
 def _read(args: argparse.Namespace) -> int:
     bridge = _bridge(args)
-    request = {"sensor": args.sensor, "scope": args.scope, "policy_tag": args.policy_tag,
-               "retention": args.retention, "task_id": "cli"}
+    request = {
+        "sensor": args.sensor,
+        "scope": args.scope,
+        "policy_tag": args.policy_tag,
+        "retention": args.retention,
+        "task_id": "cli",
+    }
     from device_tools.sensors.bridge import UserConsent
 
     answer = UserConsent(allow=True) if args.yes else None

@@ -37,28 +37,45 @@ class ConsentRegistry:
         now = self._clock()
         expires_at = now + expires_in if expires_in is not None else None
         self._db.execute(
-            "INSERT INTO sensor_consents(requester, sensor, scope, granted_at, expires_at, granted_by) VALUES (?,?,?,?,?,?) "
-            "ON CONFLICT(requester, sensor) DO UPDATE SET scope=excluded.scope, granted_at=excluded.granted_at, "
+            "INSERT INTO sensor_consents(requester, sensor, scope, granted_at, expires_at, granted_by) "
+            "VALUES (?,?,?,?,?,?) "
+            "ON CONFLICT(requester, sensor) DO UPDATE SET scope=excluded.scope, "
+            "granted_at=excluded.granted_at, "
             "expires_at=excluded.expires_at, granted_by=excluded.granted_by",
-            (requester, sensor.value, scope.value, now, expires_at, granted_by))
-        return Consent(requester=requester, sensor=sensor, scope=scope, granted_at=now, expires_at=expires_at,
-                       granted_by=granted_by)
+            (requester, sensor.value, scope.value, now, expires_at, granted_by),
+        )
+        return Consent(
+            requester=requester,
+            sensor=sensor,
+            scope=scope,
+            granted_at=now,
+            expires_at=expires_at,
+            granted_by=granted_by,
+        )
 
     def revoke(self, requester: str, sensor: SensorKind | None = None) -> int:
         if "\x00" in requester:
             return 0  # no stored name holds a NUL (PostgreSQL's text cannot)
         if sensor is None:
             return self._db.execute("DELETE FROM sensor_consents WHERE requester=?", (requester,))
-        return self._db.execute("DELETE FROM sensor_consents WHERE requester=? AND sensor=?", (requester, sensor.value))
+        return self._db.execute(
+            "DELETE FROM sensor_consents WHERE requester=? AND sensor=?", (requester, sensor.value)
+        )
 
     def current(self, requester: str, sensor: SensorKind) -> Consent | None:
         """The live consent for this requester (or for any requester), None if absent or expired."""
         if "\x00" in requester:
             return None
         rows = self._db.query(
-            "SELECT * FROM sensor_consents WHERE requester IN (?, ?) AND sensor=? AND (expires_at IS NULL OR expires_at > ?)",
-            (requester, ANY_REQUESTER, sensor.value, self._clock()))
-        live = [c for c in (_checked(r) for r in rows) if c is not None and c.requester in (requester, ANY_REQUESTER)]
+            "SELECT * FROM sensor_consents WHERE requester IN (?, ?) AND sensor=? AND (expires_at IS NULL OR "
+            "expires_at > ?)",
+            (requester, ANY_REQUESTER, sensor.value, self._clock()),
+        )
+        live = [
+            c
+            for c in (_checked(r) for r in rows)
+            if c is not None and c.requester in (requester, ANY_REQUESTER)
+        ]
         best = sorted(live, key=lambda c: (c.requester == requester, c.scope.level), reverse=True)
         return best[0] if best else None
 
@@ -77,19 +94,34 @@ class ConsentRegistry:
 
 
 def _checked(r: dict[str, object]) -> Consent | None:
-    """A stored row as a consent, or None (never honoured) when it is malformed: a shared database is written by
-    other processes and people, so a row with an unknown sensor or scope, a wrong type or an impossible time is
+    """A stored row as a consent, or None (never honoured) when it is malformed: a shared database is written
+    by
+    other processes and people, so a row with an unknown sensor or scope, a wrong type or an impossible time
+    is
     refused, not guessed at (type-strict: no coercion of text to numbers)."""
     granted, expires = r.get("granted_at"), r.get("expires_at")
-    texts = all(isinstance(r.get(k), str) and r.get(k) for k in ("requester", "sensor", "scope", "granted_by"))
-    times = isinstance(granted, float) and (expires is None or (isinstance(expires, float) and expires >= granted))
+    texts = all(
+        isinstance(r.get(k), str) and r.get(k) for k in ("requester", "sensor", "scope", "granted_by")
+    )
+    times = isinstance(granted, float) and (
+        expires is None or (isinstance(expires, float) and expires >= granted)
+    )
     known = r.get("sensor") in _SENSORS and r.get("scope") in _SCOPES
     if not (texts and times and known):
-        log.warning("sensor consent row refused (malformed): requester=%r sensor=%r",
-                    str(r.get("requester"))[:80], str(r.get("sensor"))[:40])
+        log.warning(
+            "sensor consent row refused (malformed): requester=%r sensor=%r",
+            str(r.get("requester"))[:80],
+            str(r.get("sensor"))[:40],
+        )
         return None
-    return Consent(requester=r["requester"], sensor=SensorKind(r["sensor"]), scope=Scope(r["scope"]),  # type: ignore[arg-type]
-                   granted_at=granted, expires_at=expires, granted_by=r["granted_by"])  # type: ignore[arg-type]
+    return Consent(
+        requester=r["requester"],
+        sensor=SensorKind(r["sensor"]),
+        scope=Scope(r["scope"]),  # type: ignore[arg-type]
+        granted_at=granted,
+        expires_at=expires,
+        granted_by=r["granted_by"],
+    )  # type: ignore[arg-type]
 
 
 _SENSORS = frozenset(k.value for k in SensorKind)

@@ -123,7 +123,8 @@ class SensorDatabase:
     """
 
     def __init__(self, data_dir: Path | str, store: str | None = None) -> None:
-        """``store``: a ``postgresql://`` URL (``sentinel.store``) to share with the other replicas; None keeps
+        """``store``: a ``postgresql://`` URL (``sentinel.store``) to share with the other replicas; None
+        keeps
         the SQLite file in ``data_dir``."""
         self.path: Path | str = store if store and is_server_url(store) else Path(data_dir) / DB_FILENAME
         self._db = open_database(self.path, "sensors", SHARED)
@@ -155,8 +156,9 @@ class SensorDatabase:
                 except StorageError as e:
                     self.problem = str(e)
             if self.problem is not None:
-                raise StoreUnavailable(f"the sensors' store is unavailable, so the call is refused "
-                                       f"(fail closed): {self.problem}")
+                raise StoreUnavailable(
+                    f"the sensors' store is unavailable, so the call is refused (fail closed): {self.problem}"
+                )
         return self._db
 
     @property

@@ -1,4 +1,5 @@
-"""The sensors Sentinel brokers, their scope levels and maximum rates (the design's "Sensor Types & Policies")."""
+"""The sensors Sentinel brokers, their scope levels and maximum rates (the design's "Sensor Types &
+Policies")."""
 
 from __future__ import annotations
 
@@ -51,12 +52,14 @@ MAX_RATE_HZ: dict[SensorKind, float] = {
 
 DESCRIPTIONS: dict[SensorKind, str] = {
     SensorKind.location: "position fix (scope: minimal=city, standard=street, detailed=GPS)",
-    SensorKind.battery: "charge level and state (scope: minimal=level, standard=+charging, detailed=+health/temp/voltage)",
+    SensorKind.battery: "charge level and state (scope: minimal=level, standard=+charging, "
+        "detailed=+health/temp/voltage)",
     SensorKind.motion: "accelerometer x/y/z in m/s^2",
     SensorKind.compass: "heading in degrees from magnetic north",
     SensorKind.ambient_light: "illuminance in lux",
     SensorKind.barometer: "air pressure in hPa",
-    SensorKind.nearby_devices: "nearby radios (scope: minimal=count, standard=+kinds/signal, detailed=+names/addresses)",
+    SensorKind.nearby_devices: "nearby radios (scope: minimal=count, standard=+kinds/signal, "
+        "detailed=+names/addresses)",
     SensorKind.camera: "one photo from the back camera (JPEG, at most 640 px, no EXIF; Termux only)",
     SensorKind.microphone: "a 3-second recording (AAC in MP4; Termux only)",
 }

@@ -27,14 +27,17 @@ class ReadingVault:
         except StoreUnavailable as e:  # a shared server down at start: the sweeper's next round does it
             log.warning("retention sweep at start skipped: %s", e)
 
-    def store(self, requester: str, sensor: str, scope: str, response: SensorResponse, retention: int) -> int | None:
+    def store(
+        self, requester: str, sensor: str, scope: str, response: SensorResponse, retention: int
+    ) -> int | None:
         if retention <= 0:
             return None
         now = self._clock()
         return self._db.insert(
             "INSERT INTO sensor_readings(requester, task_id, sensor, scope, response, stored_at, expires_at) "
             "VALUES (?,?,?,?,?,?,?) RETURNING id",
-            (requester, response.task_id, sensor, scope, response.model_dump_json(), now, now + retention))
+            (requester, response.task_id, sensor, scope, response.model_dump_json(), now, now + retention),
+        )
 
     def retained(self, requester: str | None = None, task_id: str | None = None) -> list[dict[str, object]]:
         sql, params = "SELECT * FROM sensor_readings WHERE expires_at > ?", [self._clock()]
@@ -45,8 +48,17 @@ class ReadingVault:
             sql += " AND task_id=?"
             params.append(task_id)
         rows = self._db.query(sql + " ORDER BY id", params)
-        return [{"id": r["id"], "sensor": r["sensor"], "scope": r["scope"], "requester": r["requester"],
-                 "expires_at": r["expires_at"], "response": json.loads(r["response"])} for r in rows]
+        return [
+            {
+                "id": r["id"],
+                "sensor": r["sensor"],
+                "scope": r["scope"],
+                "requester": r["requester"],
+                "expires_at": r["expires_at"],
+                "response": json.loads(r["response"]),
+            }
+            for r in rows
+        ]
 
     def count_all(self) -> int:
         """Rows physically present, expired or not (what the sweeper has not yet deleted)."""

@@ -69,6 +69,11 @@ def _nearby(scope: Scope, v: dict[str, Any]) -> tuple[dict[str, Any], list[str]]
     if scope is Scope.minimal:
         return {"count": len(devices)}, ["Removed device list"]
     if scope is Scope.standard:
-        return ({"count": len(devices), "devices": [{"kind": d.get("kind"), "rssi": d.get("rssi")} for d in devices]},
-                ["Removed device names", "Removed device addresses"])
+        return (
+            {
+                "count": len(devices),
+                "devices": [{"kind": d.get("kind"), "rssi": d.get("rssi")} for d in devices],
+            },
+            ["Removed device names", "Removed device addresses"],
+        )
     return {"count": len(devices), "devices": devices}, []

@@ -5,7 +5,8 @@ Consent is asked through MCP elicitation with the era-portable ``Resolve``/``Eli
 2025-era connections, returned as ``InputRequiredResult`` on 2026-07-28 ones (the gateway relays both).
 """
 
-# no `from __future__ import annotations`: MCPServer evaluates tool annotations, and the resolvers are closures
+# no `from __future__ import annotations`: MCPServer evaluates tool annotations, and the resolvers are
+# closures
 
 import contextlib
 import json
@@ -34,7 +35,7 @@ Settings = SensorSettings  # the built-in contract: its typed settings beside cr
 
 log = logging.getLogger(__name__)
 _NOT_ASKED = "not-asked"  # resolver outcome when no question is needed (or none can be asked)
-_DECLINED = "declined"  # resolver outcome: the user declined or dismissed the question, or it could not be asked
+_DECLINED = "declined"
 _NOT_USER = "not-user"  # resolver outcome: the answer did not come from the user (it counts for nothing)
 SENSOR_HELP = "one of: " + ", ".join(k.value for k in SensorKind)
 SCOPE_HELP = "minimal (city) | standard (street) | detailed (GPS); the highest precision returned"
@@ -89,8 +90,11 @@ def _ok(data: dict[str, Any]) -> CallToolResult:
 
 def _error(err: SensorError | str, code: str = "invalid_request") -> CallToolResult:
     data = err.to_dict() if isinstance(err, SensorError) else {"error": code, "message": err}
-    return CallToolResult(content=[TextContent(type="text", text=f"{data['error']}: {data['message']}")],
-                          structured_content=data, is_error=True)
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{data['error']}: {data['message']}")],
+        structured_content=data,
+        is_error=True,
+    )
 
 
 def _manages_consents(principal: str) -> bool:
@@ -109,13 +113,30 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             finally:
                 tg.cancel_scope.cancel()
 
-    server = MCPServer(name, instructions="Device sensors behind consent, scope, rate limits, retention and "
-                       "audit. Every read needs the user's consent and a policy_tag saying why.", lifespan=lifespan)
+    server = MCPServer(
+        name,
+        instructions="Device sensors behind consent, scope, rate limits, retention and "
+        "audit. Every read needs the user's consent and a policy_tag saying why.",
+        lifespan=lifespan,
+    )
 
-    async def ask_read_consent(sensor: str, scope: str, policy_tag: str, retention: int | None, rate: float | None,
-                               task_id: str, ctx: Context) -> Elicit[UserConsent] | str:
-        request = {"sensor": sensor, "scope": scope, "policy_tag": policy_tag, "retention": retention,
-                   "rate": rate, "task_id": task_id}
+    async def ask_read_consent(
+        sensor: str,
+        scope: str,
+        policy_tag: str,
+        retention: int | None,
+        rate: float | None,
+        task_id: str,
+        ctx: Context,
+    ) -> Elicit[UserConsent] | str:
+        request = {
+            "sensor": sensor,
+            "scope": scope,
+            "policy_tag": policy_tag,
+            "retention": retention,
+            "rate": rate,
+            "task_id": task_id,
+        }
         try:
             question = bridge.consent_question(principal_of(ctx), request)
         except StoreUnavailable:
@@ -130,14 +151,20 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
     async def sensor_read(
         sensor: Annotated[str, Field(description=SENSOR_HELP)],
-        policy_tag: Annotated[str, Field(description="why the data is needed (audited), e.g. location-for-search")],
+        policy_tag: Annotated[
+            str, Field(description="why the data is needed (audited), e.g. location-for-search")
+        ],
         consent: Annotated[ElicitationResult[UserConsent], Resolve(ask_read_consent)],
         ctx: Context,
         scope: Annotated[str, Field(description=SCOPE_HELP)] = "minimal",
-        retention: Annotated[int | None, Field(description="seconds the reading may be kept; 0 = not "
-                                                           "stored; default from settings")] = None,
-        rate: Annotated[float | None, Field(description="samples per second you intend to read at "
-                                                        "(at most the sensor's maximum)")] = None,
+        retention: Annotated[
+            int | None,
+            Field(description="seconds the reading may be kept; 0 = not stored; default from settings"),
+        ] = None,
+        rate: Annotated[
+            float | None,
+            Field(description="samples per second you intend to read at (at most the sensor's maximum)"),
+        ] = None,
         task_id: Annotated[str, Field(description="your task id, echoed in the response")] = "",
     ) -> CallToolResult:
         """Read one sensor (location, battery, motion, compass, ambient_light, barometer, nearby_devices).
@@ -154,8 +181,14 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             answer = "declined"  # declined or cancelled
         if not _round_heard(ctx, Asker.SENSORS):
             answer = None  # an answer that is not the user's is no answer: stored consent decides alone
-        request = {"sensor": sensor, "scope": scope, "policy_tag": policy_tag, "retention": retention,
-                   "rate": rate, "task_id": task_id}
+        request = {
+            "sensor": sensor,
+            "scope": scope,
+            "policy_tag": policy_tag,
+            "retention": retention,
+            "rate": rate,
+            "task_id": task_id,
+        }
         try:
             response = await bridge.handle(request, principal_of(ctx), answer, decision_id_of(ctx))
         except SensorError as e:
@@ -167,8 +200,14 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         """Which sensors this device has through the configured source, with rates and scopes."""
         return _ok(await bridge.sensor_list())
 
-    async def ask_grant(action: str, ctx: Context, sensor: str | None = None, requester: str | None = None,
-                        scope: str = "minimal", expires_in: float | None = None) -> Elicit[GrantConfirmation] | str:
+    async def ask_grant(
+        action: str,
+        ctx: Context,
+        sensor: str | None = None,
+        requester: str | None = None,
+        scope: str = "minimal",
+        expires_in: float | None = None,
+    ) -> Elicit[GrantConfirmation] | str:
         if action != "grant" or not _can_elicit(ctx) or sensor is None:
             return _NOT_ASKED
         try:
@@ -179,8 +218,11 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _NOT_ASKED
         who = requester or principal_of(ctx)
         until = f" for {expires_in:g} s" if expires_in else " until revoked"
-        ask = AskUser(Asker.SENSORS, f"Grant '{who}' access to your {sensor} at {scope} scope{until}?",
-                      {"requester": who})
+        ask = AskUser(
+            Asker.SENSORS,
+            f"Grant '{who}' access to your {sensor} at {scope} scope{until}?",
+            {"requester": who},
+        )
         if _modern(ctx):
             return Elicit(ask.shown(), GrantConfirmation)
         return await _pushed(ctx, ask, GrantConfirmation)
@@ -190,19 +232,23 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         action: Annotated[str, Field(description="grant | revoke | list")],
         confirmation: Annotated[ElicitationResult[GrantConfirmation], Resolve(ask_grant)],
         ctx: Context,
-        sensor: Annotated[str | None, Field(description=SENSOR_HELP + "; revoke without it revokes all")] = None,
+        sensor: Annotated[
+            str | None, Field(description=SENSOR_HELP + "; revoke without it revokes all")
+        ] = None,
         requester: Annotated[str | None, Field(description="whose consent; default: the caller")] = None,
         scope: Annotated[str, Field(description=SCOPE_HELP)] = "minimal",
-        expires_in: Annotated[float | None, Field(description="seconds until the grant lapses; "
-                                                               "default: until revoked")] = None,
+        expires_in: Annotated[
+            float | None, Field(description="seconds until the grant lapses; default: until revoked")
+        ] = None,
     ) -> CallToolResult:
         """Manage sensor consent. action: grant | revoke | list. A grant is always confirmed by the user
         (elicitation); requester defaults to the caller; expires_in in seconds (default: until revoked)."""
         caller = principal_of(ctx)
         who = requester or caller
         if who != caller and not _manages_consents(caller):
-            return _error("only the device's owner manages other callers' consents; leave requester out",
-                          "forbidden")
+            return _error(
+                "only the device's owner manages other callers' consents; leave requester out", "forbidden"
+            )
         if action == "list":
             try:
                 listed = bridge.consents.list(requester if _manages_consents(caller) else caller)
@@ -226,15 +272,22 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _error("grant needs a sensor")
         if expires_in is not None and not expires_in > 0:
             return _error("expires_in must be a positive number of seconds")
-        if not _round_heard(ctx, Asker.SENSORS) or (isinstance(confirmation, AcceptedElicitation)
-                                                    and confirmation.data in (_DECLINED, _NOT_USER)):
-            return _error("the grant was not confirmed by the user (an answer that is not the user's own "
-                          "counts for nothing)", "consent_declined")
+        if not _round_heard(ctx, Asker.SENSORS) or (
+            isinstance(confirmation, AcceptedElicitation) and confirmation.data in (_DECLINED, _NOT_USER)
+        ):
+            return _error(
+                "the grant was not confirmed by the user (an answer that is not the user's own "
+                "counts for nothing)",
+                "consent_declined",
+            )
         if not isinstance(confirmation, AcceptedElicitation) or confirmation.data == _NOT_ASKED:
             if isinstance(confirmation, AcceptedElicitation):
-                return _error("granting sensor consent needs the user: this client cannot ask (no elicitation); "
-                              f"run `sentinel-mcp sensors consent grant {kind.value} --requester {who} "
-                              f"--scope {level.value}`", "consent_required")
+                return _error(
+                    "granting sensor consent needs the user: this client cannot ask (no elicitation); "
+                    f"run `sentinel-mcp sensors consent grant {kind.value} --requester {who} "
+                    f"--scope {level.value}`",
+                    "consent_required",
+                )
             return _error("the user did not confirm the grant", "consent_declined")
         if not confirmation.data.confirm:
             return _error("the user did not confirm the grant", "consent_declined")
@@ -259,6 +312,10 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = SensorSettings.from_section(ctx.settings, f"sentinel.{ctx.name}")
-    bridge = SensorBridge(make_source(settings, devices=ctx.services.devices), SensorDatabase(ctx.data_dir, ctx.store),
-                          default_retention=settings.default_retention, max_retention=settings.max_retention)
+    bridge = SensorBridge(
+        make_source(settings, devices=ctx.services.devices),
+        SensorDatabase(ctx.data_dir, ctx.store),
+        default_retention=settings.default_retention,
+        max_retention=settings.max_retention,
+    )
     return build_server(bridge, settings, ctx.name)

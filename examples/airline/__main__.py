@@ -18,8 +18,14 @@ from examples.domain_cli import main as run
 from .database import DB_ENV_VAR, DatabaseLoadError, AirlineDatabase
 from .server import create_server
 
-DOMAIN = Domain(name="airline", description="tau2-bench airline domain as an MCP server", db_env_var=DB_ENV_VAR,
-                load=AirlineDatabase.load, load_error=DatabaseLoadError, create_server=create_server)
+DOMAIN = Domain(
+    name="airline",
+    description="tau2-bench airline domain as an MCP server",
+    db_env_var=DB_ENV_VAR,
+    load=AirlineDatabase.load,
+    load_error=DatabaseLoadError,
+    create_server=create_server,
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -47,7 +47,8 @@ def fold_key(text: str) -> str:
 
 
 def resolve_key(mapping: Mapping[str, T], key: str) -> str | None:
-    """The key of `mapping` that `key` names, exactly or up to case/accents/surrounding space; None if none."""
+    """The key of `mapping` that `key` names, exactly or up to case/accents/surrounding space; None if none.
+    """
     if key in mapping:
         return key
     if key.strip() in mapping:
@@ -74,8 +75,10 @@ def load_database(path: str | os.PathLike[str] | None = None) -> FlightDB:
     try:
         return FlightDB.model_validate_json(raw)
     except ValidationError as exc:
-        raise DatabaseLoadError(f"{source} is not a valid airline database: {exc.error_count()} errors, "
-                                f"first: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}") from exc
+        raise DatabaseLoadError(
+            f"{source} is not a valid airline database: {exc.error_count()} errors, "
+            f"first: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}"
+        ) from exc
 
 
 def next_day(date: str) -> str | None:
@@ -126,8 +129,13 @@ class AirlineDatabase:
                 return reservation_id
         raise AirlineError("Too many reservations")
 
-    def available_flights(self, date: str, origin: str | None = None, destination: str | None = None,
-                          leave_after: str | None = None) -> list[DirectFlight]:
+    def available_flights(
+        self,
+        date: str,
+        origin: str | None = None,
+        destination: str | None = None,
+        leave_after: str | None = None,
+    ) -> list[DirectFlight]:
         """Flights bookable on `date`, optionally filtered by airports and earliest departure (HH:MM:SS)."""
         found: list[DirectFlight] = []
         for flight in self.db.flights.values():
@@ -140,9 +148,16 @@ class AirlineDatabase:
                 continue
             if leave_after is not None and flight.scheduled_departure_time_est < leave_after:
                 continue
-            found.append(DirectFlight(
-                flight_number=flight.flight_number, origin=flight.origin, destination=flight.destination,
-                status="available", scheduled_departure_time_est=flight.scheduled_departure_time_est,
-                scheduled_arrival_time_est=flight.scheduled_arrival_time_est,
-                available_seats=dict(on_date.available_seats), prices=dict(on_date.prices)))
+            found.append(
+                DirectFlight(
+                    flight_number=flight.flight_number,
+                    origin=flight.origin,
+                    destination=flight.destination,
+                    status="available",
+                    scheduled_departure_time_est=flight.scheduled_departure_time_est,
+                    scheduled_arrival_time_est=flight.scheduled_arrival_time_est,
+                    available_seats=dict(on_date.available_seats),
+                    prices=dict(on_date.prices),
+                )
+            )
         return found

@@ -120,7 +120,8 @@ class Flight(BaseModel):
     origin: str = Field(description="IATA code for origin airport")
     destination: str = Field(description="IATA code for destination airport")
     scheduled_departure_time_est: str = Field(description="Scheduled departure time in EST, HH:MM:SS")
-    scheduled_arrival_time_est: str = Field(description="Scheduled arrival time in EST, HH:MM:SS ('+1' = next day)")
+    scheduled_arrival_time_est: str = Field(description="Scheduled arrival time in EST, HH:MM:SS ('+1' = "
+        "next day)")
     dates: dict[str, FlightDateStatus] = Field(description="Flight status by date (YYYY-MM-DD)")
 
 

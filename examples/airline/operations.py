@@ -161,12 +161,15 @@ class AirlineOperations:
         for number in NEW_CERTIFICATE_NUMBERS:
             payment_id = f"certificate_{number}"
             if payment_id not in user.payment_methods:
-                user.payment_methods[payment_id] = Certificate(id=payment_id, amount=amount, source="certificate")
+                user.payment_methods[payment_id] = Certificate(
+                    id=payment_id, amount=amount, source="certificate"
+                )
                 return f"Certificate {payment_id} added to user {user_id} with amount {amount}."
         raise AirlineError("Too many certificates")
 
-    def update_reservation_baggages(self, reservation_id: str, total_baggages: int, nonfree_baggages: int,
-                                    payment_id: str) -> Reservation:
+    def update_reservation_baggages(
+        self, reservation_id: str, total_baggages: int, nonfree_baggages: int, payment_id: str
+    ) -> Reservation:
         reservation = self.database.reservation(reservation_id)
         user = self.database.user(reservation.user_id)
         total_price = NONFREE_BAG_FEE * max(0, nonfree_baggages - reservation.nonfree_baggages)
@@ -177,8 +180,9 @@ class AirlineOperations:
         reservation.nonfree_baggages = nonfree_baggages
         return reservation
 
-    def update_reservation_flights(self, reservation_id: str, cabin: CabinClass, flights: list[FlightInfo],
-                                   payment_id: str) -> Reservation:
+    def update_reservation_flights(
+        self, reservation_id: str, cabin: CabinClass, flights: list[FlightInfo], payment_id: str
+    ) -> Reservation:
         reservation = self.database.reservation(reservation_id)
         user = self.database.user(reservation.user_id)
         passenger_count = len(reservation.passengers)
@@ -187,9 +191,16 @@ class AirlineOperations:
         new_flights: list[ReservationFlight] = []
         for info in flights:
             flight = self.database.flight(info.flight_number)
-            kept = next((f for f in reservation.flights
-                         if f.flight_number == flight.flight_number and f.date == info.date
-                         and cabin == reservation.cabin), None)
+            kept = next(
+                (
+                    f
+                    for f in reservation.flights
+                    if f.flight_number == flight.flight_number
+                    and f.date == info.date
+                    and cabin == reservation.cabin
+                ),
+                None,
+            )
             if kept is not None:  # an unchanged segment keeps the price paid
                 total_price += kept.price * passenger_count
                 new_flights.append(kept)
@@ -199,9 +210,13 @@ class AirlineOperations:
                 raise AirlineError(f"Flight {flight.flight_number} not available on date {info.date}")
             if on_date.available_seats[cabin] < passenger_count:
                 raise AirlineError(f"Not enough seats on flight {flight.flight_number}")
-            segment = ReservationFlight(flight_number=flight.flight_number, date=info.date,
-                                        price=on_date.prices[cabin], origin=flight.origin,
-                                        destination=flight.destination)
+            segment = ReservationFlight(
+                flight_number=flight.flight_number,
+                date=info.date,
+                price=on_date.prices[cabin],
+                origin=flight.origin,
+                destination=flight.destination,
+            )
             total_price += segment.price * passenger_count
             new_flights.append(segment)
         total_price -= sum(f.price for f in reservation.flights) * passenger_count

@@ -1,4 +1,5 @@
-"""``python -m examples.cluster [data dir]`` (``make cluster``): PostgreSQL, two replicas and haproxy, locally."""
+"""``python -m examples.cluster [data dir]`` (``make cluster``): PostgreSQL, two replicas and haproxy,
+locally."""
 
 from __future__ import annotations
 
@@ -14,9 +15,17 @@ from examples.cluster.recipe import Cluster
 def main() -> int:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else ".cluster").resolve()
     token = secrets.token_urlsafe(24)  # one owner token for the cluster (each replica would make its own)
-    cluster = Cluster(root, {"sentinel": {"rulebases": ["rulebases/default.pl", "rulebases/airline.pl"],
-                                          "builtins": [], "http": {"token": token}},
-                             "mcpServers": {"airline": {"command": sys.executable, "args": ["-m", "examples.airline"]}}})
+    cluster = Cluster(
+        root,
+        {
+            "sentinel": {
+                "rulebases": ["rulebases/default.pl", "rulebases/airline.pl"],
+                "builtins": [],
+                "http": {"token": token},
+            },
+            "mcpServers": {"airline": {"command": sys.executable, "args": ["-m", "examples.airline"]}},
+        },
+    )
     print(f"starting PostgreSQL, 2 replicas and haproxy under {root} ...", flush=True)
     try:
         cluster.up()

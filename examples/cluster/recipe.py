@@ -1,7 +1,9 @@
 """A local cluster: PostgreSQL in a data directory, N Sentinel replicas on it, haproxy in front.
 
-``python -m examples.cluster`` (``make cluster``) runs it in the foreground and stops everything on Ctrl-C. The
-tests start the same pieces (``Cluster``). Everything binds 127.0.0.1; the database trusts local connections, so
+``python -m examples.cluster`` (``make cluster``) runs it in the foreground and stops everything on Ctrl-C.
+The
+tests start the same pieces (``Cluster``). Everything binds 127.0.0.1; the database trusts local connections,
+so
 this is a development recipe: the README's deployment section says what to change for production.
 """
 
@@ -30,9 +32,11 @@ def render_haproxy(bind_port: int, replica_ports: list[int]) -> str:
     return text.replace("@BIND@", f"127.0.0.1:{bind_port}").replace("@SERVERS@", servers)
 
 
-def replica_config(base: dict[str, Any], store_url: str, replica: str, data_dir: Path,
-                   balancer: str | None = None) -> dict[str, Any]:
-    """One replica's config: the shared store and cluster settings, its own data dir, and the balancer's address
+def replica_config(
+    base: dict[str, Any], store_url: str, replica: str, data_dir: Path, balancer: str | None = None
+) -> dict[str, Any]:
+    """One replica's config: the shared store and cluster settings, its own data dir, and the balancer's
+    address
     among the Host names it answers (clients address the balancer, not the replica)."""
     cfg = json.loads(json.dumps(base))
     s = cfg.setdefault("sentinel", {})
@@ -46,8 +50,12 @@ def replica_config(base: dict[str, Any], store_url: str, replica: str, data_dir:
     return cfg
 
 
-def wait_ok(port: int, timeout: float = 60.0, proc: subprocess.Popen | None = None,
-            headers: dict[str, str] | None = None) -> dict[str, Any]:
+def wait_ok(
+    port: int,
+    timeout: float = 60.0,
+    proc: subprocess.Popen | None = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
@@ -95,13 +103,28 @@ class Cluster:
         assert self.store_url is not None
         path = self.config_path(name)
         self.port = self.port or free_port()  # the balancer's, known before the replicas start
-        path.write_text(json.dumps(replica_config(self.base_config, self.store_url, name, self.root / name,
-                                                  balancer=f"127.0.0.1:{self.port}")))
+        path.write_text(
+            json.dumps(
+                replica_config(
+                    self.base_config,
+                    self.store_url,
+                    name,
+                    self.root / name,
+                    balancer=f"127.0.0.1:{self.port}",
+                )
+            )
+        )
         port = port or self.ports.get(name) or free_port()
         log = open(self.root / f"{name}.log", "ab")
-        proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(path), "serve", "--http",
-                                 f"127.0.0.1:{port}"], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                cwd=ROOT, env=self.env, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sentinel_mcp", "-c", str(path), "serve", "--http", f"127.0.0.1:{port}"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            cwd=ROOT,
+            env=self.env,
+            start_new_session=True,
+        )
         self.procs[name], self.ports[name] = proc, port
         return port
 
@@ -109,9 +132,13 @@ class Cluster:
         self.port = self.port or free_port()
         cfg = self.root / "haproxy.cfg"
         cfg.write_text(render_haproxy(self.port, list(self.ports.values())))
-        self.haproxy = subprocess.Popen(["haproxy", "-f", str(cfg), "-db"], stdin=subprocess.DEVNULL,
-                                        stdout=open(self.root / "haproxy.log", "ab"), stderr=subprocess.STDOUT,
-                                        start_new_session=True)
+        self.haproxy = subprocess.Popen(
+            ["haproxy", "-f", str(cfg), "-db"],
+            stdin=subprocess.DEVNULL,
+            stdout=open(self.root / "haproxy.log", "ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         return self.port
 
     def up(self, headers: dict[str, str] | None = None) -> "Cluster":

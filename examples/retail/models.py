@@ -103,7 +103,9 @@ class Order(BaseModel):
     cancel_reason: CancelReason | None = Field(None, description="Why the order was cancelled")
     exchange_items: list[str] | None = Field(None, description="Items to be exchanged")
     exchange_new_items: list[str] | None = Field(None, description="Items they are exchanged for")
-    exchange_payment_method_id: str | None = Field(None, description="Payment method of the exchange's difference")
+    exchange_payment_method_id: str | None = Field(
+        None, description="Payment method of the exchange's difference"
+    )
     exchange_price_difference: float | None = Field(None, description="Price difference of the exchange")
     return_items: list[str] | None = Field(None, description="Items to be returned")
     return_payment_method_id: str | None = Field(None, description="Payment method that receives the refund")

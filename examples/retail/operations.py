@@ -78,8 +78,10 @@ class RetailOperations:
         if reason not in CANCEL_REASONS:
             raise RetailError("Invalid reason")
         user = self.database.user(order.user_id)
-        refunds = [OrderPayment(transaction_type="refund", amount=p.amount, payment_method_id=p.payment_method_id)
-                   for p in order.payment_history]
+        refunds = [
+            OrderPayment(transaction_type="refund", amount=p.amount, payment_method_id=p.payment_method_id)
+            for p in order.payment_history
+        ]
         for refund in refunds:  # a gift card gets its refund at once
             method = user.payment_methods.get(refund.payment_method_id)
             if isinstance(method, GiftCard):
@@ -89,13 +91,15 @@ class RetailOperations:
         order.payment_history.extend(refunds)
         return order
 
-    def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str,
-                                     country: str, zip: str) -> Order:
+    def modify_pending_order_address(
+        self, order_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str
+    ) -> Order:
         order = self.database.order(order_id)
         if "pending" not in order.status:
             raise RetailError("Non-pending order cannot be modified")
-        order.address = Address(address1=address1, address2=address2, city=city, state=state, country=country,
-                                zip=zip)
+        order.address = Address(
+            address1=address1, address2=address2, city=city, state=state, country=country, zip=zip
+        )
         return order
 
     def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> Order:
@@ -117,17 +121,21 @@ class RetailOperations:
 
     def _switch_payment(self, order: Order, old_id: str, new_id: str, amount: float) -> None:
         user = self.database.user(order.user_id)
-        order.payment_history.extend([
-            OrderPayment(transaction_type="payment", amount=amount, payment_method_id=new_id),
-            OrderPayment(transaction_type="refund", amount=amount, payment_method_id=old_id)])
+        order.payment_history.extend(
+            [
+                OrderPayment(transaction_type="payment", amount=amount, payment_method_id=new_id),
+                OrderPayment(transaction_type="refund", amount=amount, payment_method_id=old_id),
+            ]
+        )
         new, old = user.payment_methods.get(new_id), user.payment_methods.get(old_id)
         if isinstance(new, GiftCard):
             new.balance = money(new.balance - amount)
         if isinstance(old, GiftCard):
             old.balance = money(old.balance + amount)
 
-    def _replacements(self, order: Order, item_ids: list[str], new_item_ids: list[str],
-                      distinct: bool) -> list[tuple[OrderItem, Variant]]:
+    def _replacements(
+        self, order: Order, item_ids: list[str], new_item_ids: list[str], distinct: bool
+    ) -> list[tuple[OrderItem, Variant]]:
         """(ordered item, new variant) per pair, after the API's checks: the items are in the order (as many
         times as listed), as many new items, each an available variant of the same product."""
         held = Counter(item.item_id for item in order.items)
@@ -147,8 +155,9 @@ class RetailOperations:
             pairs.append((item, variant))
         return pairs
 
-    def modify_pending_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
-                                   payment_method_id: str) -> Order:
+    def modify_pending_order_items(
+        self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
+    ) -> Order:
         order = self.database.order(order_id)
         if order.status != "pending":
             raise RetailError("Non-pending order cannot be modified")
@@ -160,31 +169,47 @@ class RetailOperations:
         self._replace_items(order, pairs, difference, payment_method_id)
         return order
 
-    def _replace_items(self, order: Order, pairs: list[tuple[OrderItem, Variant]], difference: float,
-                       payment_method_id: str) -> None:
+    def _replace_items(
+        self, order: Order, pairs: list[tuple[OrderItem, Variant]], difference: float, payment_method_id: str
+    ) -> None:
         indices: list[int] = []  # each listed item replaces one ordered item (duplicates one by one)
         for item, _ in pairs:
-            index = next((n for n, i in enumerate(order.items) if i.item_id == item.item_id and n not in indices),
-                         None)
+            index = next(
+                (n for n, i in enumerate(order.items) if i.item_id == item.item_id and n not in indices), None
+            )
             if index is None:
                 raise RetailError(f"{item.item_id} not found")
             indices.append(index)
-        order.payment_history.append(OrderPayment(transaction_type="payment" if difference > 0 else "refund",
-                                                  amount=abs(difference), payment_method_id=payment_method_id))
+        order.payment_history.append(
+            OrderPayment(
+                transaction_type="payment" if difference > 0 else "refund",
+                amount=abs(difference),
+                payment_method_id=payment_method_id,
+            )
+        )
         method = self.database.user(order.user_id).payment_methods.get(payment_method_id)
         if isinstance(method, GiftCard):
             method.balance = money(method.balance - difference)
         for index, (_, variant) in zip(indices, pairs):
             target = order.items[index]
-            target.item_id, target.price, target.options = variant.item_id, variant.price, dict(variant.options)
+            target.item_id, target.price, target.options = (
+                variant.item_id,
+                variant.price,
+                dict(variant.options),
+            )
         order.status = "pending (item modified)"
 
-    def return_delivered_order_items(self, order_id: str, item_ids: list[str], payment_method_id: str) -> Order:
+    def return_delivered_order_items(
+        self, order_id: str, item_ids: list[str], payment_method_id: str
+    ) -> Order:
         order = self.database.order(order_id)
         if order.status != "delivered":
             raise RetailError("Non-delivered order cannot be returned")
         method = self.database.payment_method(order.user_id, payment_method_id)
-        if not isinstance(method, GiftCard) and payment_method_id != order.payment_history[0].payment_method_id:
+        if (
+            not isinstance(method, GiftCard)
+            and payment_method_id != order.payment_history[0].payment_method_id
+        ):
             raise RetailError("Payment method should be the original payment method")
         held = Counter(item.item_id for item in order.items)
         if any(count > held[item_id] for item_id, count in Counter(item_ids).items()):
@@ -194,8 +219,9 @@ class RetailOperations:
         order.return_payment_method_id = payment_method_id
         return order
 
-    def exchange_delivered_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
-                                       payment_method_id: str) -> Order:
+    def exchange_delivered_order_items(
+        self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
+    ) -> Order:
         order = self.database.order(order_id)
         if order.status != "delivered":
             raise RetailError("Non-delivered order cannot be exchanged")
@@ -208,17 +234,20 @@ class RetailOperations:
         return order
 
     @staticmethod
-    def _request_exchange(order: Order, item_ids: list[str], new_item_ids: list[str], payment_method_id: str,
-                          difference: float) -> None:
+    def _request_exchange(
+        order: Order, item_ids: list[str], new_item_ids: list[str], payment_method_id: str, difference: float
+    ) -> None:
         order.status = "exchange requested"
         order.exchange_items = sorted(item_ids)
         order.exchange_new_items = sorted(new_item_ids)
         order.exchange_payment_method_id = payment_method_id
         order.exchange_price_difference = difference
 
-    def modify_user_address(self, user_id: str, address1: str, address2: str, city: str, state: str,
-                            country: str, zip: str) -> User:
+    def modify_user_address(
+        self, user_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str
+    ) -> User:
         user = self.database.user(user_id)
-        user.address = Address(address1=address1, address2=address2, city=city, state=state, country=country,
-                               zip=zip)
+        user.address = Address(
+            address1=address1, address2=address2, city=city, state=state, country=country, zip=zip
+        )
         return user

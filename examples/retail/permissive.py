@@ -20,8 +20,11 @@ class PermissiveOperations(RetailOperations):
     def cancel_pending_order(self, order_id: str, reason: str) -> Order:
         order = self.database.order(order_id)
         user = self.database.user(order.user_id)
-        refunds = [OrderPayment(transaction_type="refund", amount=p.amount, payment_method_id=p.payment_method_id)
-                   for p in order.payment_history if p.transaction_type == "payment"]
+        refunds = [
+            OrderPayment(transaction_type="refund", amount=p.amount, payment_method_id=p.payment_method_id)
+            for p in order.payment_history
+            if p.transaction_type == "payment"
+        ]
         for refund in refunds:
             method = user.payment_methods.get(refund.payment_method_id)
             if isinstance(method, GiftCard):
@@ -32,11 +35,13 @@ class PermissiveOperations(RetailOperations):
         order.payment_history.extend(refunds)
         return order
 
-    def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str,
-                                     country: str, zip: str) -> Order:
+    def modify_pending_order_address(
+        self, order_id: str, address1: str, address2: str, city: str, state: str, country: str, zip: str
+    ) -> Order:
         order = self.database.order(order_id)
-        order.address = Address(address1=address1, address2=address2, city=city, state=state, country=country,
-                                zip=zip)
+        order.address = Address(
+            address1=address1, address2=address2, city=city, state=state, country=country, zip=zip
+        )
         return order
 
     def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> Order:
@@ -47,7 +52,9 @@ class PermissiveOperations(RetailOperations):
         self._switch_payment(order, old_id, payment_method_id, amount)
         return order
 
-    def _pairs(self, order: Order, item_ids: list[str], new_item_ids: list[str]) -> list[tuple[OrderItem, Variant]]:
+    def _pairs(
+        self, order: Order, item_ids: list[str], new_item_ids: list[str]
+    ) -> list[tuple[OrderItem, Variant]]:
         pairs = []
         for item_id, new_item_id in zip(item_ids, new_item_ids):
             item = next((i for i in order.items if i.item_id == item_id), None)
@@ -56,8 +63,9 @@ class PermissiveOperations(RetailOperations):
             pairs.append((item, self.database.item(new_item_id)[1]))
         return pairs
 
-    def modify_pending_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
-                                   payment_method_id: str) -> Order:
+    def modify_pending_order_items(
+        self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
+    ) -> Order:
         order = self.database.order(order_id)
         pairs = self._pairs(order, item_ids, new_item_ids)
         difference = money(sum(v.price - i.price for i, v in pairs))
@@ -65,15 +73,18 @@ class PermissiveOperations(RetailOperations):
         self._replace_items(order, pairs, difference, payment_method_id)
         return order
 
-    def return_delivered_order_items(self, order_id: str, item_ids: list[str], payment_method_id: str) -> Order:
+    def return_delivered_order_items(
+        self, order_id: str, item_ids: list[str], payment_method_id: str
+    ) -> Order:
         order = self.database.order(order_id)
         order.status = "return requested"
         order.return_items = sorted(item_ids)
         order.return_payment_method_id = payment_method_id
         return order
 
-    def exchange_delivered_order_items(self, order_id: str, item_ids: list[str], new_item_ids: list[str],
-                                       payment_method_id: str) -> Order:
+    def exchange_delivered_order_items(
+        self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
+    ) -> Order:
         order = self.database.order(order_id)
         pairs = self._pairs(order, item_ids, new_item_ids)
         difference = money(sum(v.price - i.price for i, v in pairs))

@@ -36,7 +36,9 @@ from sentinel_mcp.core.tool_ref import ToolRef
 # other areas' tools, resolved from the catalog (whatever prefix exposes them)
 SENSOR_TOOL = ToolRef("sensors", "sensor_read")
 LLM_TOOL = ToolRef("llm", "llm_generate")
-AGENT_TOOL = ToolRef("agent", "agent_run")  # the agent loop: a free-form intent becomes guarded steps on the phone
+AGENT_TOOL = ToolRef(
+    "agent", "agent_run"
+)  # the agent loop: a free-form intent becomes guarded steps on the phone
 MAX_TEXT = 8192
 
 
@@ -55,7 +57,8 @@ class Rejection:
 
 @dataclass
 class AssistRequest:
-    """Another agent asks Sentinel's person for help: kept in the inbox, the reply goes back (never acted on)."""
+    """Another agent asks Sentinel's person for help: kept in the inbox, the reply goes back (never acted on).
+    """
 
     request: HumanAssistRequest
 
@@ -68,13 +71,17 @@ class Capabilities:
     """What the local catalog offers right now (it changes as built-ins come and go)."""
 
     tools: dict[str, Tool] = field(default_factory=dict)
-    named: dict[ToolRef, Tool] = field(default_factory=dict)  # the areas' tools A2A uses, as the catalog exposes them
+    named: dict[ToolRef, Tool] = field(
+        default_factory=dict
+    )  # the areas' tools A2A uses, as the catalog exposes them
 
     @classmethod
     def of(cls, port: GatewayPort) -> Capabilities:
         found = {ref: ref.resolve(port) for ref in (SENSOR_TOOL, LLM_TOOL, AGENT_TOOL)}
-        return cls({t.name: t for t in port.list_catalog_tools()},
-                    {ref: tool for ref, tool in found.items() if tool is not None})
+        return cls(
+            {t.name: t for t in port.list_catalog_tools()},
+            {ref: tool for ref, tool in found.items() if tool is not None},
+        )
 
     @property
     def llm(self) -> bool:
@@ -120,23 +127,33 @@ def plan(message: Message, caps: Capabilities, task_id: str) -> Action:
         kind, model = parsed
         if isinstance(model, SensorRequest):
             if not caps.sensors:
-                return Rejection(f"this agent has no sensors capability ({SENSOR_TOOL} is not in its catalog)")
+                return Rejection(
+                    f"this agent has no sensors capability ({SENSOR_TOOL} is not in its catalog)"
+                )
             args = model.model_dump(mode="json")
             args["task_id"] = args.get("task_id") or task_id  # the requester's id, else this A2A task's
             tool = caps.named[SENSOR_TOOL]
             return GuardedCall(kind, tool.name, fit_arguments(tool, args), model.policy_tag)
         if isinstance(model, ToolCall):
             if model.locality != "local":
-                return Rejection("Sentinel runs local tool calls only; it does not route calls to other agents")
+                return Rejection(
+                    "Sentinel runs local tool calls only; it does not route calls to other agents"
+                )
             return GuardedCall(kind, model.name, dict(model.args))
         if isinstance(model, TaskOffer):
             if caps.agent:
                 return _agent_call(caps, "task_offer", model.intent)
             if not caps.llm:
-                return Rejection("Sentinel participates but does not plan: no local LLM to take a free-form "
-                                 "intent, and no orchestrator here. Send a sensor_request or tool_call.")
-            return _llm_call(caps, "task_offer", model.intent,
-                             "You are Sentinel, an on-device agent. Do what you can locally; be brief.")
+                return Rejection(
+                    "Sentinel participates but does not plan: no local LLM to take a free-form "
+                    "intent, and no orchestrator here. Send a sensor_request or tool_call."
+                )
+            return _llm_call(
+                caps,
+                "task_offer",
+                model.intent,
+                "You are Sentinel, an on-device agent. Do what you can locally; be brief.",
+            )
         if isinstance(model, HumanAssistRequest):
             return AssistRequest(model)
         return Rejection(f"Sentinel participates and does not coordinate: it does not take {kind} messages")
@@ -147,8 +164,10 @@ def plan(message: Message, caps: Capabilities, task_id: str) -> Action:
         if caps.agent:
             return _agent_call(caps, "chat", text)
         if not caps.llm:
-            return Rejection("no local responder is available (degraded mode: no local LLM). Send a data part "
-                             "with a sensor_request or tool_call; the agent card lists the skills.")
+            return Rejection(
+                "no local responder is available (degraded mode: no local LLM). Send a data part "
+                "with a sensor_request or tool_call; the agent card lists the skills."
+            )
         return _llm_call(caps, "chat", text, "You are Sentinel, an on-device assistant. Answer briefly.")
     return Rejection("the message has no text and no sensor_request, tool_call or task_offer data part")
 
@@ -186,8 +205,12 @@ def task_result_of(task_id: str, call: GuardedCall, result: CallToolResult) -> T
     structured = result.structured_content
     if call.kind == "sensor_request" and isinstance(structured, dict):
         try:  # the reading names the task it answers: the requester's id, else this task's
-            reading = SensorResponse.model_validate({**structured, "task_id": structured.get("task_id") or task_id})
-            artifact = ResultArtifact(artifact_type="sensor_response", content=typed("sensor_response", reading))
+            reading = SensorResponse.model_validate(
+                {**structured, "task_id": structured.get("task_id") or task_id}
+            )
+            artifact = ResultArtifact(
+                artifact_type="sensor_response", content=typed("sensor_response", reading)
+            )
             return TaskResult(task_id=task_id, artifacts=[artifact], policy_tag=call.policy_tag)
         except ValidationError:
             pass  # not a SensorResponse: pass the data through as is
@@ -216,15 +239,26 @@ def input_request_parts(agent_id: str, context_id: str, reason: str, questions: 
     Every text a person may read on the other side is shown safely (``display_text``)."""
     reason = safe_text(reason, MAX_TEXT)
     messages = [safe_question(q.message)[0] for q in questions]
-    har = HumanAssistRequest(agent_id=agent_id, reason=reason, context_handle=context_id,
-                             suggested_questions=messages)
+    har = HumanAssistRequest(
+        agent_id=agent_id, reason=reason, context_handle=context_id, suggested_questions=messages
+    )
     lines = [f"Input required: {reason}"] + [f"- {q.key}: {m}" for q, m in zip(questions, messages)]
-    lines.append('Answer with a data part {"answers": {"<key>": {"action": "accept", "content": {...}}}} '
-                 "on this taskId.")
-    how = {"type": "input_request", "questions": [question_wire(q) for q in questions],
-           "answer_format": {"answers": {q.key: {"action": "accept|decline|cancel", "content": {}}
-                                         for q in questions}}}
-    return [Part.of_text("\n".join(lines)), Part.of_data(typed("human_assist_request", har)), Part.of_data(how)]
+    lines.append(
+        'Answer with a data part {"answers": {"<key>": {"action": "accept", "content": {...}}}} '
+        "on this taskId."
+    )
+    how = {
+        "type": "input_request",
+        "questions": [question_wire(q) for q in questions],
+        "answer_format": {
+            "answers": {q.key: {"action": "accept|decline|cancel", "content": {}} for q in questions}
+        },
+    }
+    return [
+        Part.of_text("\n".join(lines)),
+        Part.of_data(typed("human_assist_request", har)),
+        Part.of_data(how),
+    ]
 
 
 def short_json(value: Any, limit: int = 400) -> str:

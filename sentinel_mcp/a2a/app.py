@@ -82,7 +82,8 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
 
 
 class LatePort:
-    """The gateway as a port before it exists: the HTTP app is built before its lifespan starts the runtime."""
+    """The gateway as a port before it exists: the HTTP app is built before its lifespan starts the runtime.
+    """
 
     def __init__(self, holder: HostState[RunningHost]) -> None:
         self.holder = holder
@@ -132,8 +133,16 @@ def task_journal(config: Any, settings: A2ASettings, runtime: RunningHost) -> tu
 JOURNAL_FILE = "a2a-tasks.db"
 
 
-def mount_a2a(app: Any, holder: HostState[RunningHost], config: Any, host: str, port: int,
-              owner_token: str | None = None, front_tls: bool = False, client_certificates: str = "off") -> None:
+def mount_a2a(
+    app: Any,
+    holder: HostState[RunningHost],
+    config: Any,
+    host: str,
+    port: int,
+    owner_token: str | None = None,
+    front_tls: bool = False,
+    client_certificates: str = "off",
+) -> None:
     """Add the A2A routes to the gateway's Starlette app, and its task journal and mDNS to the app's lifespan
     (``holder.lifespans``: entered once the gateway runs, left before it stops).
 
@@ -167,12 +176,17 @@ def mount_a2a(app: Any, holder: HostState[RunningHost], config: Any, host: str, 
         rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
         shared_url = rt.services.store_url
         if shared_url and settings.task_db != "":  # replicas on one PostgreSQL: tasks there, leased
-            await service.open(shared_url, replica=rt.services.replica or None,
-                               lease_seconds=settings.task_lease_seconds,
-                               renew_every=min(settings.task_lease_renew_seconds, settings.task_lease_seconds / 3))
+            await service.open(
+                shared_url,
+                replica=rt.services.replica or None,
+                lease_seconds=settings.task_lease_seconds,
+                renew_every=min(settings.task_lease_renew_seconds, settings.task_lease_seconds / 3),
+            )
         else:
             await service.open(*task_journal(config, settings, rt))
-        service.inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person
+        service.inbox = AssistInbox(
+            inbox_path(config.data_dir)
+        )  # other agents' help requests, for the person
         try:
             if port == 0:
                 log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")

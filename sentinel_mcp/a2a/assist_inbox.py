@@ -1,10 +1,14 @@
 """Other agents' HumanAssistRequests, kept for the person: ``<data_dir>/a2a/assist.db`` (SQLite).
 
-A peer's request arrives over A2A (the service stores it and its task waits), or in a bridged chat (the channel
-shows it too). The person sees them in ``sentinel-mcp chat`` (``/assist``, ``/reply``) and in the console's inbox
+A peer's request arrives over A2A (the service stores it and its task waits), or in a bridged chat (the
+channel
+shows it too). The person sees them in ``sentinel-mcp chat`` (``/assist``, ``/reply``) and in the console's
+inbox
 (``AssistInbox.open_requests``); a reply is written here and the A2A service, in whichever process serves the
-requester, picks it up and sends it back. Everything here came from another agent: shown safely, never acted on.
-Short synchronous transactions, so the terminal and the server process can share the file; the async side calls
+requester, picks it up and sends it back. Everything here came from another agent: shown safely, never acted
+on.
+Short synchronous transactions, so the terminal and the server process can share the file; the async side
+calls
 through a worker thread.
 """
 
@@ -44,8 +48,19 @@ CREATE TABLE IF NOT EXISTS chat_bridges (
     relayed INTEGER NOT NULL DEFAULT 0
 );
 """
-FIELDS = ("id", "at", "from_agent", "reason", "questions", "context", "channel", "task_id", "status", "reply",
-          "replied_at")
+FIELDS = (
+    "id",
+    "at",
+    "from_agent",
+    "reason",
+    "questions",
+    "context",
+    "channel",
+    "task_id",
+    "status",
+    "reply",
+    "replied_at",
+)
 MAX_OPEN = 200  # beyond it, new requests are refused (a peer cannot flood the person's inbox)
 MAX_REPLY = 4000
 
@@ -61,8 +76,10 @@ def utc_now() -> str:
 def settled_reason(row: dict[str, Any]) -> str:
     """Why a request takes no reply now: another session or the terminal answered it first, or it expired."""
     if row["status"] == "answered":
-        return (f"this help request was already answered (at {row['replied_at']}): your reply was not sent, "
-                "the first reply is the one that went back")
+        return (
+            f"this help request was already answered (at {row['replied_at']}): your reply was not sent, "
+            "the first reply is the one that went back"
+        )
     return "this help request has expired: your reply was not sent"
 
 
@@ -84,18 +101,35 @@ class AssistInbox:
         finally:
             db.close()
 
-    def add(self, *, from_agent: str, reason: str, questions: list[str], context: str | None = None,
-            channel: str | None = None, task_id: str | None = None) -> str:
+    def add(
+        self,
+        *,
+        from_agent: str,
+        reason: str,
+        questions: list[str],
+        context: str | None = None,
+        channel: str | None = None,
+        task_id: str | None = None,
+    ) -> str:
         request_id = f"har-{uuid.uuid4().hex[:10]}"
         with self._db() as db:
             (n,) = db.execute("SELECT count(*) FROM assist_requests WHERE status = 'open'").fetchone()
             if n >= MAX_OPEN:
                 raise InboxFull(f"the person already has {n} open help requests")
-            db.execute("INSERT INTO assist_requests (id, at, from_agent, reason, questions, context, channel, "
-                       "task_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       (request_id, utc_now(), from_agent[:200], reason[:2000],
-                        json.dumps([q[:500] for q in questions[:10]]), (context or "")[:200] or None,
-                        channel, task_id))
+            db.execute(
+                "INSERT INTO assist_requests (id, at, from_agent, reason, questions, context, channel, "
+                "task_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    request_id,
+                    utc_now(),
+                    from_agent[:200],
+                    reason[:2000],
+                    json.dumps([q[:500] for q in questions[:10]]),
+                    (context or "")[:200] or None,
+                    channel,
+                    task_id,
+                ),
+            )
         return request_id
 
     def open_requests(self, limit: int = 50) -> list[dict[str, Any]]:
@@ -105,9 +139,11 @@ class AssistInbox:
         """How many open requests wait for the person's reply in the console: every one (no list cut-off), but
         not bridged chats' (answered on their chat) nor those of the agent ``not_from`` (the viewer's own)."""
         with self._db() as db:
-            (n,) = db.execute("SELECT count(*) FROM assist_requests WHERE status = 'open' "
-                              "AND (channel IS NULL OR channel = '') AND from_agent != ?",
-                              (not_from,)).fetchone()
+            (n,) = db.execute(
+                "SELECT count(*) FROM assist_requests WHERE status = 'open' "
+                "AND (channel IS NULL OR channel = '') AND from_agent != ?",
+                (not_from,),
+            ).fetchone()
         return int(n)
 
     def get(self, request_id: str) -> dict[str, Any] | None:
@@ -117,23 +153,32 @@ class AssistInbox:
     def answer(self, request_id: str, reply: str) -> bool:
         """The person's reply; False when there is no such open request (answered already, or unknown).
 
-        ``TypedTextRefused`` (a ValueError) for a reply that is blank, too long or holds a character that changes
-        how text reads. Of several answering at once, exactly one is kept: the UPDATE only takes an open row."""
+        ``TypedTextRefused`` (a ValueError) for a reply that is blank, too long or holds a character that
+        changes
+        how text reads. Of several answering at once, exactly one is kept: the UPDATE only takes an open row.
+        """
         reply = typed_text(reply, limit=MAX_REPLY)
         with self._db() as db:
-            cur = db.execute("UPDATE assist_requests SET status = 'answered', reply = ?, replied_at = ? "
-                             "WHERE id = ? AND status = 'open'", (reply, utc_now(), request_id))
+            cur = db.execute(
+                "UPDATE assist_requests SET status = 'answered', reply = ?, replied_at = ? "
+                "WHERE id = ? AND status = 'open'",
+                (reply, utc_now(), request_id),
+            )
             return cur.rowcount == 1
 
     def close(self, request_id: str, status: str = "expired") -> None:
         with self._db() as db:
-            db.execute("UPDATE assist_requests SET status = ? WHERE id = ? AND status = 'open'", (status, request_id))
+            db.execute(
+                "UPDATE assist_requests SET status = ? WHERE id = ? AND status = 'open'", (status, request_id)
+            )
 
     def record_bridge(self, channel: str, owner: str, target: str) -> None:
         """A person's chat bridged to another agent (who opened it, to whom, when)."""
         with self._db() as db:
-            db.execute("INSERT INTO chat_bridges (channel, owner, target, opened_at) VALUES (?, ?, ?, ?)",
-                       (channel, owner[:200], target[:300], utc_now()))
+            db.execute(
+                "INSERT INTO chat_bridges (channel, owner, target, opened_at) VALUES (?, ?, ?, ?)",
+                (channel, owner[:200], target[:300], utc_now()),
+            )
 
     def bridge_relayed(self, channel: str) -> None:
         with self._db() as db:
@@ -141,14 +186,19 @@ class AssistInbox:
 
     def bridges(self, owner: str | None = None) -> list[dict[str, Any]]:
         with self._db() as db:
-            rows = db.execute("SELECT channel, owner, target, opened_at, relayed FROM chat_bridges "
-                              + ("WHERE owner = ? " if owner else "") + "ORDER BY opened_at DESC LIMIT 200",
-                              (owner,) if owner else ()).fetchall()
+            rows = db.execute(
+                "SELECT channel, owner, target, opened_at, relayed FROM chat_bridges "
+                + ("WHERE owner = ? " if owner else "")
+                + "ORDER BY opened_at DESC LIMIT 200",
+                (owner,) if owner else (),
+            ).fetchall()
         return [dict(zip(("channel", "owner", "target", "opened_at", "relayed"), r)) for r in rows]
 
     def _select(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         with self._db() as db:
-            rows = db.execute(f"SELECT {', '.join(FIELDS)} FROM assist_requests WHERE {where}", params).fetchall()
+            rows = db.execute(
+                f"SELECT {', '.join(FIELDS)} FROM assist_requests WHERE {where}", params
+            ).fetchall()
         out = []
         for row in rows:
             item = dict(zip(FIELDS, row))

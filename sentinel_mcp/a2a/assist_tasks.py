@@ -1,6 +1,7 @@
 """Other agents asking Sentinel's person for help: the A2A service's side of the assist inbox.
 
-A peer's HumanAssistRequest is kept in the inbox (``assist_inbox.py``) under the principal that sent it; its task
+A peer's HumanAssistRequest is kept in the inbox (``assist_inbox.py``) under the principal that sent it; its
+task
 works until the person replies (in ``sentinel-mcp chat`` or the console), then completes with the reply.
 """
 
@@ -25,20 +26,32 @@ class PersonAssist:
     inbox: AssistInbox | None
 
     async def _start_assist(self, record: TaskRecord, action: AssistRequest, caller: str) -> None:
-        """Keep the request for the person; the task works (waits) until they reply, then carries the reply."""
+        """Keep the request for the person; the task works (waits) until they reply, then carries the reply.
+        """
         if self.inbox is None:
-            await self._settle(record, "TASK_STATE_REJECTED", "no person can be reached here (no assist inbox)")
+            await self._settle(
+                record, "TASK_STATE_REJECTED", "no person can be reached here (no assist inbox)"
+            )
             return
         har = action.request
         try:  # the requester is who authenticated, whatever agent_id it claims
             request_id = await asyncio.to_thread(
-                self.inbox.add, from_agent=caller, reason=f"{har.reason} (says agent_id {har.agent_id!r})",
-                questions=har.suggested_questions, context=har.context_handle, task_id=record.task.id)
+                self.inbox.add,
+                from_agent=caller,
+                reason=f"{har.reason} (says agent_id {har.agent_id!r})",
+                questions=har.suggested_questions,
+                context=har.context_handle,
+                task_id=record.task.id,
+            )
         except InboxFull as e:
             await self._settle(record, "TASK_STATE_REJECTED", str(e))
             return
-        self._set_status(record, "TASK_STATE_WORKING", f"waiting for the person's reply (request {request_id})")
-        record.runner = asyncio.create_task(self._await_reply(record, request_id), name=f"a2a-assist-{request_id}")
+        self._set_status(
+            record, "TASK_STATE_WORKING", f"waiting for the person's reply (request {request_id})"
+        )
+        record.runner = asyncio.create_task(
+            self._await_reply(record, request_id), name=f"a2a-assist-{request_id}"
+        )
 
     async def _await_reply(self, record: TaskRecord, request_id: str) -> None:
         assert self.inbox is not None
@@ -50,12 +63,24 @@ class PersonAssist:
                 if row is not None and row["status"] == "answered":
                     reply = row["reply"] or ""
                     artifact = Artifact(
-                        artifact_id=f"{record.task.id}-reply", name="human_reply",
+                        artifact_id=f"{record.task.id}-reply",
+                        name="human_reply",
                         description="the person's reply to the help request",
-                        parts=[Part.of_data({"type": "human_reply", "request_id": request_id, "reply": reply,
-                                             "replied_at": row["replied_at"]}),
-                               Part.of_text(safe_text(reply, actions.MAX_TEXT, keep_newlines=True))])
-                    await self._settle(record, "TASK_STATE_COMPLETED", "the person replied", artifact=artifact)
+                        parts=[
+                            Part.of_data(
+                                {
+                                    "type": "human_reply",
+                                    "request_id": request_id,
+                                    "reply": reply,
+                                    "replied_at": row["replied_at"],
+                                }
+                            ),
+                            Part.of_text(safe_text(reply, actions.MAX_TEXT, keep_newlines=True)),
+                        ],
+                    )
+                    await self._settle(
+                        record, "TASK_STATE_COMPLETED", "the person replied", artifact=artifact
+                    )
                     return
                 await asyncio.sleep(ASSIST_POLL_SECONDS)
             await asyncio.to_thread(self.inbox.close, request_id)
@@ -64,4 +89,3 @@ class PersonAssist:
             await asyncio.shield(asyncio.to_thread(self.inbox.close, request_id, "canceled"))
             await self._settle(record, "TASK_STATE_CANCELED", "canceled by the client")
             raise
-

@@ -1,8 +1,10 @@
 """Bridged chats (seed 004: "LocalAIAgent can bridge chat to other agents ... just hosting the channel").
 
 A chat opened with a ``target`` is relayed: each message the person types goes to that agent (a guarded
-``a2a__a2a_relay`` call), and its answer comes back to the person marked as another agent's. Nothing relayed is
-given to a model or a tool here. When the target asks the person for help (a HumanAssistRequest in its answer),
+``a2a__a2a_relay`` call), and its answer comes back to the person marked as another agent's. Nothing relayed
+is
+given to a model or a tool here. When the target asks the person for help (a HumanAssistRequest in its
+answer),
 the request is also kept in the assist inbox, and the person's next message on the channel continues that
 agent's task: the reply goes back to it. The bridge itself is recorded (``AssistInbox.record_bridge``).
 """
@@ -29,7 +31,11 @@ def bridge_rpc(settings: Any, registry: Any, target: str) -> str | None:
 def relayed_reply(result: Any, max_bytes: int) -> dict[str, Any]:
     """The target's answer as data for the person: texts made safe to show, a help request validated."""
     if len(json.dumps(result, default=str)) > max_bytes:
-        return {"state": "invalid", "texts": [], "note": f"the agent's answer is larger than {max_bytes} bytes"}
+        return {
+            "state": "invalid",
+            "texts": [],
+            "note": f"the agent's answer is larger than {max_bytes} bytes",
+        }
     task = result.get("task") if isinstance(result, dict) else None
     message = result.get("message") if isinstance(result, dict) else None
     parts: list[Any] = []
@@ -57,6 +63,9 @@ def relayed_reply(result: Any, max_bytes: int) -> dict[str, Any]:
                 har = HumanAssistRequest.model_validate({k: v for k, v in data.items() if k != "type"})
             except ValueError:
                 continue
-            assist = {"agent_id": safe_text(har.agent_id, 200), "reason": safe_text(har.reason, 2000),
-                      "suggested_questions": [safe_text(q, 500) for q in har.suggested_questions]}
+            assist = {
+                "agent_id": safe_text(har.agent_id, 200),
+                "reason": safe_text(har.reason, 2000),
+                "suggested_questions": [safe_text(q, 500) for q in har.suggested_questions],
+            }
     return {"state": state, "task_id": task_id, "texts": texts[:20], "human_assist_request": assist}

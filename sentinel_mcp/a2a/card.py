@@ -37,27 +37,46 @@ WS_SUBPROTOCOL = "a2a.v1.json"
 
 SKILLS = [
     AgentSkill(
-        id="sensor_request", name="Sensor request",
-        description=("Read a device sensor (location, battery, motion, ...) behind consent, scope "
-                     "(minimal/standard/detailed), rate limits and redaction. Send a data part "
-                     '{"type": "sensor_request", "sensor": "location", "scope": "minimal", "policy_tag": '
-                     '"<why you need it>"}; the result is a TaskResult holding a SensorResponse that lists its '
-                     "redactions. The device's owner must have granted you consent."),
+        id="sensor_request",
+        name="Sensor request",
+        description=(
+            "Read a device sensor (location, battery, motion, ...) behind consent, scope "
+            "(minimal/standard/detailed), rate limits and redaction. Send a data part "
+            '{"type": "sensor_request", "sensor": "location", "scope": "minimal", "policy_tag": '
+            '"<why you need it>"}; the result is a TaskResult holding a SensorResponse that lists its '
+            "redactions. The device's owner must have granted you consent."
+        ),
         tags=["sensor", "device", "privacy"],
-        examples=['{"type":"sensor_request","sensor":"location","scope":"minimal","policy_tag":"nearby-search"}'],
-        input_modes=["application/json"], output_modes=["application/json"]),
+        examples=[
+            '{"type":"sensor_request","sensor":"location","scope":"minimal","policy_tag":"nearby-search"}'
+        ],
+        input_modes=["application/json"],
+        output_modes=["application/json"],
+    ),
     AgentSkill(
-        id="tool_call", name="Tool call",
-        description=("Call one tool of this gateway's catalog, checked by its Prolog guard and audited. Send "
-                     '{"type": "tool_call", "tool_call_id": "...", "name": "<server>__<tool>", "args": {...}}. '
-                     "A call that needs a person's answer becomes TASK_STATE_INPUT_REQUIRED with a "
-                     "HumanAssistRequest; answer on the same taskId."),
-        tags=["tools", "mcp", "guarded"], input_modes=["application/json"], output_modes=["application/json"]),
+        id="tool_call",
+        name="Tool call",
+        description=(
+            "Call one tool of this gateway's catalog, checked by its Prolog guard and audited. Send "
+            '{"type": "tool_call", "tool_call_id": "...", "name": "<server>__<tool>", "args": {...}}. '
+            "A call that needs a person's answer becomes TASK_STATE_INPUT_REQUIRED with a "
+            "HumanAssistRequest; answer on the same taskId."
+        ),
+        tags=["tools", "mcp", "guarded"],
+        input_modes=["application/json"],
+        output_modes=["application/json"],
+    ),
     AgentSkill(
-        id="chat", name="Chat",
-        description=("Talk to the agent in text. Answered by the local LLM when it is on; otherwise the "
-                     "agent says that no responder is available (degraded mode)."),
-        tags=["chat", "human"], input_modes=["text/plain"], output_modes=["text/plain"]),
+        id="chat",
+        name="Chat",
+        description=(
+            "Talk to the agent in text. Answered by the local LLM when it is on; otherwise the "
+            "agent says that no responder is available (degraded mode)."
+        ),
+        tags=["chat", "human"],
+        input_modes=["text/plain"],
+        output_modes=["text/plain"],
+    ),
 ]
 
 
@@ -79,23 +98,43 @@ def build_card(settings: A2ASettings, base_url: str, status: dict[str, Any]) -> 
         name=settings.name,
         description=description,
         supported_interfaces=[
-            AgentInterface(url=base_url + RPC_PATH, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION),
-            AgentInterface(url=ws_base + WS_PATH, protocol_binding=WS_BINDING, protocol_version=PROTOCOL_VERSION),
+            AgentInterface(
+                url=base_url + RPC_PATH, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION
+            ),
+            AgentInterface(
+                url=ws_base + WS_PATH, protocol_binding=WS_BINDING, protocol_version=PROTOCOL_VERSION
+            ),
         ],
         version=settings.version,
         capabilities=AgentCapabilities(
-            streaming=True, push_notifications=False, extended_agent_card=False,
+            streaming=True,
+            push_notifications=False,
+            extended_agent_card=False,
             extensions=[
-                AgentExtension(uri=WS_EXTENSION, required=False,
-                               description=f"JSON-RPC 2.0 over WebSocket at {WS_PATH}, subprotocol {WS_SUBPROTOCOL}",
-                               params={"subprotocols": [WS_SUBPROTOCOL]}),
-                AgentExtension(uri=SENTINEL_EXTENSION, required=False,
-                               description="the on-device participant's messages and status",
-                               params={"wsMethods": ["sensor_request", "tool_call", "chat_open", "chat_message",
-                                                     "chat_close"],
-                                       "dataPartTypes": ["sensor_request", "tool_call", "task_offer"],
-                                       "status": status}),
-            ]),
+                AgentExtension(
+                    uri=WS_EXTENSION,
+                    required=False,
+                    description=f"JSON-RPC 2.0 over WebSocket at {WS_PATH}, subprotocol {WS_SUBPROTOCOL}",
+                    params={"subprotocols": [WS_SUBPROTOCOL]},
+                ),
+                AgentExtension(
+                    uri=SENTINEL_EXTENSION,
+                    required=False,
+                    description="the on-device participant's messages and status",
+                    params={
+                        "wsMethods": [
+                            "sensor_request",
+                            "tool_call",
+                            "chat_open",
+                            "chat_message",
+                            "chat_close",
+                        ],
+                        "dataPartTypes": ["sensor_request", "tool_call", "task_offer"],
+                        "status": status,
+                    },
+                ),
+            ],
+        ),
         security_schemes=security[0] if security else None,
         security_requirements=security[1] if security else None,
         default_input_modes=["application/json", "text/plain"],

@@ -73,45 +73,77 @@ class ChatHub:
 
     async def open(self, params: ChatOpenParams, caller: str) -> dict[str, Any]:
         if len(self.channels) >= MAX_CHANNELS:
-            raise RpcError(INVALID_PARAMS, f"Invalid params: at most {MAX_CHANNELS} chat channels per connection; "
-                                           "close one first")
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Invalid params: at most {MAX_CHANNELS} chat channels per connection; close one first",
+            )
         ch = Channel(id=str(uuid.uuid4()), owner=caller, topic=params.topic)
         if params.target is not None:
             return await self._open_bridge(ch, params.target, caller)
         self.channels[ch.id] = ch
         llm = Capabilities.of(self.service.port).llm
         status = self.service.status()
-        return {"channel_id": ch.id, "responder": "local_llm" if llm else "none", "degraded": not llm,
-                "status": status, "note": "" if llm else DEGRADED}
+        return {
+            "channel_id": ch.id,
+            "responder": "local_llm" if llm else "none",
+            "degraded": not llm,
+            "status": status,
+            "note": "" if llm else DEGRADED,
+        }
 
     async def _open_bridge(self, ch: Channel, target: str, caller: str) -> dict[str, Any]:
         if bridge_rpc(self.service.settings, self.service.peers, target) is None:
-            raise RpcError(INVALID_PARAMS, f"Invalid params: {target[:80]!r} is not an agent chats may be bridged to "
-                                           "(sentinel.a2a.bridge_targets, or a verified peer)")
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Invalid params: {target[:80]!r} is not an agent chats may be bridged to "
+                "(sentinel.a2a.bridge_targets, or a verified peer)",
+            )
         if self.service.inbox is None:
-            raise RpcError(INVALID_PARAMS, "Invalid params: bridged chats need the assist inbox (not running here)")
+            raise RpcError(
+                INVALID_PARAMS, "Invalid params: bridged chats need the assist inbox (not running here)"
+            )
         ch.target = target
-        await asyncio.to_thread(self.service.inbox.record_bridge, ch.id, caller, target)  # recorded before use
+        await asyncio.to_thread(
+            self.service.inbox.record_bridge, ch.id, caller, target
+        )  # recorded before use
         self.channels[ch.id] = ch
-        return {"channel_id": ch.id, "responder": "bridge", "target": target, "degraded": False,
-                "note": f"this chat is relayed to the agent {target!r}; its answers are its own, and Sentinel acts "
-                        "on none of them"}
+        return {
+            "channel_id": ch.id,
+            "responder": "bridge",
+            "target": target,
+            "degraded": False,
+            "note": f"this chat is relayed to the agent {target!r}; its answers are its own, and Sentinel "
+                "acts "
+            "on none of them",
+        }
 
     async def _relay(self, ch: Channel, params: ChatMessageParams, caller: str) -> dict[str, Any]:
         """Pass the person's words to the target and its answer back, marked; act on nothing."""
         inbox = self.service.inbox
         assert inbox is not None and ch.target is not None
-        if ch.request_id is not None:  # this message is the person's reply: kept by the reply rule, so checked first
+        if (
+            ch.request_id is not None
+        ):  # this message is the person's reply: kept by the reply rule, so checked first
             try:
                 typed_text(params.text, limit=MAX_REPLY)
             except TypedTextRefused as e:  # nothing relayed, the request still waits for a reply
-                return {"channel_id": ch.id, "responder": "bridge", "from_agent": ch.target, "relayed": False,
-                        "refused": str(e)}
+                return {
+                    "channel_id": ch.id,
+                    "responder": "bridge",
+                    "from_agent": ch.target,
+                    "relayed": False,
+                    "refused": str(e),
+                }
         args = {"target": ch.target, "text": params.text, "context_id": ch.id, "task_id": ch.remote_task}
         relay = exposed_name(RELAY_TOOL, self.service.port) or RELAY_TOOL.identity  # by the catalog's name
-        outcome = await self.service.port.invoke(relay, {k: v for k, v in args.items() if v is not None},
-                                                 session_id=f"a2a:{caller}:chat:{ch.id}", client=caller,
-                                                 origin="a2a", principal=caller)
+        outcome = await self.service.port.invoke(
+            relay,
+            {k: v for k, v in args.items() if v is not None},
+            session_id=f"a2a:{caller}:chat:{ch.id}",
+            client=caller,
+            origin="a2a",
+            principal=caller,
+        )
         base = {"channel_id": ch.id, "responder": "bridge", "from_agent": ch.target, "relayed": True}
         if not isinstance(outcome, Completed):
             return base | {"refused": outcome.reason}
@@ -123,16 +155,27 @@ class ChatHub:
         data = outcome.result.structured_content or {}
         data = data.get("result", data) if isinstance(data, dict) else {}
         await asyncio.to_thread(inbox.bridge_relayed, ch.id)
-        reply = base | {"state": data.get("state"), "text": "\n".join(data.get("texts") or []),
-                        "note": "from another agent, relayed as it is; Sentinel did not act on it"}
+        reply = base | {
+            "state": data.get("state"),
+            "text": "\n".join(data.get("texts") or []),
+            "note": "from another agent, relayed as it is; Sentinel did not act on it",
+        }
         assist = data.get("human_assist_request")
         if assist and data.get("state") in ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"):
             ch.remote_task = data.get("task_id")
             ch.request_id = await asyncio.to_thread(
-                inbox.add, from_agent=ch.target, reason=assist["reason"], questions=assist["suggested_questions"],
-                context=assist.get("agent_id"), channel=ch.id, task_id=ch.remote_task)
-            reply["human_assist_request"] = assist | {"request_id": ch.request_id,
-                                                      "how": "your next message on this channel is the reply"}
+                inbox.add,
+                from_agent=ch.target,
+                reason=assist["reason"],
+                questions=assist["suggested_questions"],
+                context=assist.get("agent_id"),
+                channel=ch.id,
+                task_id=ch.remote_task,
+            )
+            reply["human_assist_request"] = assist | {
+                "request_id": ch.request_id,
+                "how": "your next message on this channel is the reply",
+            }
         else:
             ch.remote_task = None
         return reply
@@ -146,20 +189,30 @@ class ChatHub:
         tool = Capabilities.of(self.service.port).named.get(LLM_TOOL)
         if tool is None:
             return {"channel_id": ch.id, "responder": "none", "degraded": True, "text": DEGRADED}
-        ch.turns = ch.turns[-2 * self.service.settings.chat_max_turns:]
+        ch.turns = ch.turns[-2 * self.service.settings.chat_max_turns :]
         transcript = "\n".join(f"{who}: {text}" for who, text in ch.turns) + "\nassistant:"
         answers = None
         if params.answers is not None:  # a peer's answer is not our user's: provenance from settings
             unasked = sorted(set(params.answers) - set(ch.asked))
             if unasked:  # only the questions this channel was asked, once
-                raise RpcError(INVALID_PARAMS, f"Invalid params: no open question {', '.join(unasked)} on this "
-                                               f"channel; asked: {', '.join(ch.asked) or 'nothing'}")
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"Invalid params: no open question {', '.join(unasked)} on this "
+                    f"channel; asked: {', '.join(ch.asked) or 'nothing'}",
+                )
             ch.asked = []
-            answers = {k: a.model_copy(update={"provenance": self.service.settings.answers_provenance})
-                       for k, a in params.answers.items()}
+            answers = {
+                k: a.model_copy(update={"provenance": self.service.settings.answers_provenance})
+                for k, a in params.answers.items()
+            }
         outcome = await self.service.port.invoke(
-            tool.name, fit_arguments(tool, {"prompt": transcript, "system": SYSTEM}),
-            session_id=f"a2a:{caller}:chat:{ch.id}", client=caller, origin="a2a", answers=answers)
+            tool.name,
+            fit_arguments(tool, {"prompt": transcript, "system": SYSTEM}),
+            session_id=f"a2a:{caller}:chat:{ch.id}",
+            client=caller,
+            origin="a2a",
+            answers=answers,
+        )
         if isinstance(outcome, Completed):
             text = result_text(outcome.result)
             if outcome.result.is_error:
@@ -168,8 +221,14 @@ class ChatHub:
             return {"channel_id": ch.id, "responder": "local_llm", "text": text}
         if isinstance(outcome, NeedsInput):
             ch.asked = [q.key for q in outcome.questions]
-            return {"channel_id": ch.id, "responder": "local_llm", "input_required": {
-                "reason": outcome.reason, "questions": [question_wire(q) for q in outcome.questions]}}
+            return {
+                "channel_id": ch.id,
+                "responder": "local_llm",
+                "input_required": {
+                    "reason": outcome.reason,
+                    "questions": [question_wire(q) for q in outcome.questions],
+                },
+            }
         return {"channel_id": ch.id, "responder": "local_llm", "refused": outcome.reason}
 
     async def close(self, params: ChatCloseParams, caller: str) -> dict[str, Any]:

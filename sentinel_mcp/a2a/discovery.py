@@ -115,8 +115,10 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
         raise PeerRejected(f"bad card path in TXT: {path[:60]!r}")
     scheme = "https" if txt.get("tls") == "1" else "http"
     if scheme == "http" and not all(loopback_host(a) for a in addresses):
-        raise PeerRejected(f"advertises plaintext (tls=0) at {addresses[0]}: beyond loopback a peer counts only if "
-                           "its certificate checks out")
+        raise PeerRejected(
+            f"advertises plaintext (tls=0) at {addresses[0]}: beyond loopback a peer counts only if "
+            "its certificate checks out"
+        )
     host = addresses[0]
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     base_url = f"{scheme}://{netloc}"
@@ -135,9 +137,13 @@ async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[
     except (ValueError, ValidationError) as e:
         raise PeerRejected(f"card is not an A2A AgentCard: {str(e).splitlines()[0][:200]}") from None
     same_scheme = {"https": ("https", "wss"), "http": ("http", "ws")}[scheme]
-    named = [i for i in card.supported_interfaces
-             if urlsplit(i.url).hostname in addresses and urlsplit(i.url).port == port
-             and urlsplit(i.url).scheme in same_scheme]
+    named = [
+        i
+        for i in card.supported_interfaces
+        if urlsplit(i.url).hostname in addresses
+        and urlsplit(i.url).port == port
+        and urlsplit(i.url).scheme in same_scheme
+    ]
     if not named:
         raise PeerRejected(f"card names none of the advertised endpoints {addresses}:{port}")
     rpc = next((i for i in named if i.protocol_binding == "JSONRPC"), None)
@@ -156,13 +162,20 @@ class Advertiser:
         self.zc = zc
         parts = urlsplit(base_url)
         host = _ipv4(parts.hostname)
-        addresses = [host] if host and host != "0.0.0.0" else [a for a in map(_ipv4, settings.interfaces) if a]
+        addresses = (
+            [host] if host and host != "0.0.0.0" else [a for a in map(_ipv4, settings.interfaces) if a]
+        )
         if not addresses:
             raise ValueError(f"cannot advertise {base_url}: no IPv4 address to announce")
         port = parts.port or (443 if parts.scheme == "https" else 80)
         self.info = _zeroconf().asyncio.AsyncServiceInfo(
-            SERVICE_TYPE, instance_name(settings.name), addresses=[socket.inet_aton(a) for a in addresses],
-            port=port, properties=txt_record(settings), server=f"{settings.name.replace('.', '-')[:50]}.local.")
+            SERVICE_TYPE,
+            instance_name(settings.name),
+            addresses=[socket.inet_aton(a) for a in addresses],
+            port=port,
+            properties=txt_record(settings),
+            server=f"{settings.name.replace('.', '-')[:50]}.local.",
+        )
 
     async def start(self) -> str:
         await self.zc.async_register_service(self.info, allow_name_change=True)
@@ -175,15 +188,23 @@ class Advertiser:
 class PeerBrowser:
     """Browses ``_a2a._tcp.local.``; each new instance is resolved and verified before it is listed."""
 
-    def __init__(self, zc: AsyncZeroconf, registry: PeerRegistry, exclude: set[str] | None = None,
-                 resolve_timeout_ms: int = 3000, tls: ClientTLS | None = None) -> None:
+    def __init__(
+        self,
+        zc: AsyncZeroconf,
+        registry: PeerRegistry,
+        exclude: set[str] | None = None,
+        resolve_timeout_ms: int = 3000,
+        tls: ClientTLS | None = None,
+    ) -> None:
         self.zc = zc
         self.registry = registry
         self.exclude = exclude or set()
         self.resolve_timeout_ms = resolve_timeout_ms
         self._browser: AsyncServiceBrowser | None = None
         self._jobs: set[asyncio.Task[None]] = set()
-        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(5.0), follow_redirects=False, verify=httpx_verify(tls))
+        self._http = httpx2.AsyncClient(
+            timeout=httpx2.Timeout(5.0), follow_redirects=False, verify=httpx_verify(tls)
+        )
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -195,7 +216,8 @@ class PeerBrowser:
         # unicast answer to a QU question reaches only one of them, maybe not the asker
         zeroconf = _zeroconf()
         self._browser = zeroconf.asyncio.AsyncServiceBrowser(
-            self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change], question_type=zeroconf.DNSQuestionType.QM)
+            self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change], question_type=zeroconf.DNSQuestionType.QM
+        )
 
     async def settle(self, timeout: float) -> None:
         """Wait (at most ``timeout`` seconds) for the resolutions already under way."""
@@ -216,8 +238,9 @@ class PeerBrowser:
         zeroconf = _zeroconf()
         info = zeroconf.asyncio.AsyncServiceInfo(SERVICE_TYPE, name)
         try:
-            if not await info.async_request(self.zc.zeroconf, self.resolve_timeout_ms,
-                                            question_type=zeroconf.DNSQuestionType.QM):
+            if not await info.async_request(
+                self.zc.zeroconf, self.resolve_timeout_ms, question_type=zeroconf.DNSQuestionType.QM
+            ):
                 self.registry.rejected[name] = "did not resolve"
                 return
             txt = {k: v or "" for k, v in info.decoded_properties.items()}
@@ -249,8 +272,9 @@ def open_zeroconf(interfaces: list[str]) -> AsyncZeroconf:
     return zeroconf.asyncio.AsyncZeroconf(interfaces=interfaces, ip_version=zeroconf.IPVersion.V4Only)
 
 
-async def discover_peers(interfaces: list[str], timeout: float, exclude: set[str] | None = None,
-                         tls: ClientTLS | None = None) -> PeerRegistry:
+async def discover_peers(
+    interfaces: list[str], timeout: float, exclude: set[str] | None = None, tls: ClientTLS | None = None
+) -> PeerRegistry:
     """Browse for ``timeout`` seconds and return the verified (and rejected) peers."""
     registry = PeerRegistry()
     zc = open_zeroconf(interfaces)

@@ -117,7 +117,9 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
                 return Response(status_code=204, headers=_HEADERS)
             return JSONResponse(result_frame(rpc.id, result), headers=_HEADERS)
         except BodyTooLarge:
-            err = RpcError(INVALID_REQUEST, f"Invalid Request: payload larger than {settings.max_frame_bytes} bytes")
+            err = RpcError(
+                INVALID_REQUEST, f"Invalid Request: payload larger than {settings.max_frame_bytes} bytes"
+            )
             return JSONResponse(error_frame(None, err), headers=_HEADERS)
         except RpcError as e:
             return JSONResponse(error_frame(id_of(body), e), headers=_HEADERS)
@@ -125,7 +127,8 @@ def make_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
             return Response(status_code=499)
         except Exception:  # never a traceback to the peer
             log.exception("A2A JSON-RPC request failed")
-            return JSONResponse(error_frame(id_of(body), RpcError(INTERNAL_ERROR, "Internal error")),
-                                headers=_HEADERS)
+            return JSONResponse(
+                error_frame(id_of(body), RpcError(INTERNAL_ERROR, "Internal error")), headers=_HEADERS
+            )
 
     return a2a_jsonrpc

@@ -1,4 +1,5 @@
-"""A2A tasks in a store several replicas share: keeping this replica's leases, and holding a task before it runs.
+"""A2A tasks in a store several replicas share: keeping this replica's leases, and holding a task before it
+runs.
 
 Mixed into ``A2AService`` (uses its ``store`` and ``_journal``); the rules are in ``task_lease.py``.
 """
@@ -56,14 +57,20 @@ class LeasedTasks:
         replica took over meanwhile (``TaskStore.held``) is never run here too."""
         if not self.store.shared or self._journal is None:
             return
-        working = record.task.model_copy(update={"status": TaskStatus(state="TASK_STATE_WORKING",
-                                                                      timestamp=now_iso())})
+        working = record.task.model_copy(
+            update={"status": TaskStatus(state="TASK_STATE_WORKING", timestamp=now_iso())}
+        )
         try:
             await self._journal.commit(record, working)
         except LeaseLost:
             self.store.drop(record.task.id)
-            raise RpcError(UNSUPPORTED_OPERATION, f"Task {record.task.id} was taken over by another replica "
-                           "meanwhile; nothing was run here (read it with GetTask)",
-                           {"taskId": record.task.id}) from None
+            raise RpcError(
+                UNSUPPORTED_OPERATION,
+                f"Task {record.task.id} was taken over by another replica "
+                "meanwhile; nothing was run here (read it with GetTask)",
+                {"taskId": record.task.id},
+            ) from None
         except StorageError as e:
-            raise RpcError(INTERNAL_ERROR, f"the task store cannot be written, nothing was run: {e}") from None
+            raise RpcError(
+                INTERNAL_ERROR, f"the task store cannot be written, nothing was run: {e}"
+            ) from None

@@ -1,4 +1,5 @@
-"""Orchestrator first, local when alone: the A2A service's side of offering intents (``orchestrator.py`` is the
+"""Orchestrator first, local when alone: the A2A service's side of offering intents (``orchestrator.py`` is
+the
 exchange itself). A free-form intent from a peer is offered through the guarded ``a2a__a2a_offer``; when the
 orchestrator does not take it, the local loop runs it and the result says it ran degraded.
 """
@@ -19,8 +20,12 @@ from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
 log = logging.getLogger(__name__)
 # the a2a built-in's: the offer to the orchestrator is a guarded call too (by the name the catalog gives it)
 OFFER_TOOL = ToolRef("a2a", "a2a_offer")
-OFFERED_KINDS = ("task_offer", "chat")  # free-form intents; sensor requests and tool calls are local by nature
-# offers waiting at once; beyond it an intent runs locally: an orchestrator that sends each offer back as a new
+OFFERED_KINDS = (
+    "task_offer",
+    "chat",
+)  # free-form intents; sensor requests and tool calls are local by nature
+# offers waiting at once; beyond it an intent runs locally: an orchestrator that sends each offer back as a
+# new
 # intent (not as its principal) would otherwise nest offers until the timeouts unwind them
 MAX_OFFERS_IN_FLIGHT = 4
 
@@ -35,7 +40,9 @@ class OrchestratorFirst:
     def _start_offer(self, record: TaskRecord, action: GuardedCall) -> None:
         self._offering.add(record.task.id)  # counted now: the next intent's check must see it
         self._set_status(record, "TASK_STATE_WORKING", None)  # type: ignore[attr-defined]
-        record.runner = asyncio.create_task(self._run_offer(record, action), name=f"a2a-offer-{record.task.id}")
+        record.runner = asyncio.create_task(
+            self._run_offer(record, action), name=f"a2a-offer-{record.task.id}"
+        )
 
     def _discovered_orchestrator(self) -> str | None:
         if not self.settings.orchestrator_discover or self.peers is None:
@@ -45,15 +52,18 @@ class OrchestratorFirst:
         return orchestrator_rpc(self.settings, self.peers)
 
     def _offers(self, action: GuardedCall, caller: str) -> bool:
-        """A free-form intent goes to the orchestrator first, unless the orchestrator itself sent it (a sub-task
+        """A free-form intent goes to the orchestrator first, unless the orchestrator itself sent it (a
+        sub-task
         assigned back: it runs here, through the guarded loop, and is never offered back)."""
         if action.kind not in OFFERED_KINDS or caller == self.settings.orchestrator_principal:
             return False
         if not (self.settings.orchestrator_url or self.settings.orchestrator_discover):
             return False
         if len(self._offering) >= MAX_OFFERS_IN_FLIGHT:
-            log.warning("A2A: %d offers already wait for the orchestrator; running this intent locally",
-                        len(self._offering))
+            log.warning(
+                "A2A: %d offers already wait for the orchestrator; running this intent locally",
+                len(self._offering),
+            )
             return False
         return OFFER_TOOL.resolve(self.port) is not None
 
@@ -63,9 +73,16 @@ class OrchestratorFirst:
         try:
             outcome = await self.port.invoke(
                 exposed_name(OFFER_TOOL, self.port) or OFFER_TOOL.identity,
-                {"intent": intent, "intent_id": record.task.id,
-                 "tools": [t.name for t in self.port.list_catalog_tools()]},
-                session_id=record.session_id, client=record.owner, origin="a2a", principal=record.owner)
+                {
+                    "intent": intent,
+                    "intent_id": record.task.id,
+                    "tools": [t.name for t in self.port.list_catalog_tools()],
+                },
+                session_id=record.session_id,
+                client=record.owner,
+                origin="a2a",
+                principal=record.owner,
+            )
             if isinstance(outcome, Completed) and not outcome.result.is_error:
                 data = outcome.result.structured_content or {}
                 data = data.get("result", data) if isinstance(data, dict) else {}
@@ -94,11 +111,20 @@ class OrchestratorFirst:
     async def _settle_orchestrated(self, record: TaskRecord, data: dict[str, Any]) -> None:
         """The orchestrator's result, relayed as data marked as another agent's (never acted on here)."""
         task = record.task
-        relayed = {"type": "relayed", "from_agent": "orchestrator", "orchestrator": data.get("orchestrator"),
-                   "task_id": data.get("task_id"), "artifacts": data.get("artifacts") or []}
+        relayed = {
+            "type": "relayed",
+            "from_agent": "orchestrator",
+            "orchestrator": data.get("orchestrator"),
+            "task_id": data.get("task_id"),
+            "artifacts": data.get("artifacts") or [],
+        }
         note = {"type": "execution", "mode": "orchestrated", "orchestrator": data.get("orchestrator")}
-        artifact = Artifact(artifact_id=f"{task.id}-result-{len(task.artifacts or []) + 1}", name="orchestrated",
-                            description="the orchestrator's result (another agent's data)",
-                            parts=[Part.of_data(note), Part.of_data(relayed)])
-        await self._settle(record, "TASK_STATE_COMPLETED", "the orchestrator took the task", artifact=artifact)
-
+        artifact = Artifact(
+            artifact_id=f"{task.id}-result-{len(task.artifacts or []) + 1}",
+            name="orchestrated",
+            description="the orchestrator's result (another agent's data)",
+            parts=[Part.of_data(note), Part.of_data(relayed)],
+        )
+        await self._settle(
+            record, "TASK_STATE_COMPLETED", "the orchestrator took the task", artifact=artifact
+        )

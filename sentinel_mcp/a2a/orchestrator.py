@@ -1,11 +1,13 @@
-"""Offering an intent to the orchestrator (seed 004: "LocalAIAgent wraps as A2A TaskOffer, sends to Orchestrator
+"""Offering an intent to the orchestrator (seed 004: "LocalAIAgent wraps as A2A TaskOffer, sends to
+Orchestrator
 (if available)"), and reading its answer as hostile data.
 
 The orchestrator is ``sentinel.a2a.orchestrator_url`` (its JSON-RPC endpoint), or, with
 ``orchestrator_discover``, a peer found over mDNS whose verified agent card declares the role (a skill tagged
 ``orchestrator``). The offer is one bounded exchange: SendMessage, then GetTask until the task is terminal or
 ``orchestrator_timeout`` has passed. Only COMPLETED counts as taken; anything else (declined, failed, a
-malformed or oversized answer, unreachable, too slow) is a decline with its reason, and the local loop takes the
+malformed or oversized answer, unreachable, too slow) is a decline with its reason, and the local loop takes
+the
 task in degraded mode. What the orchestrator returns is relayed as data, marked as another agent's, never
 acted on.
 """
@@ -44,8 +46,14 @@ class OfferOutcome:
     artifacts: list[dict[str, Any]] = field(default_factory=list)  # relayed: {"from_agent", "name", "parts"}
 
     def public(self) -> dict[str, Any]:
-        return {"taken": self.taken, "reason": self.reason, "orchestrator": self.orchestrator,
-                "task_id": self.task_id, "state": self.state, "artifacts": self.artifacts}
+        return {
+            "taken": self.taken,
+            "reason": self.reason,
+            "orchestrator": self.orchestrator,
+            "task_id": self.task_id,
+            "state": self.state,
+            "artifacts": self.artifacts,
+        }
 
 
 def orchestrator_rpc(settings: A2ASettings, registry: Any = None) -> str | None:
@@ -61,8 +69,11 @@ def orchestrator_rpc(settings: A2ASettings, registry: Any = None) -> str | None:
 
 # each capability a TaskOffer states, by the tool that shows it: resolved from the catalog (by the tool's
 # identity), so a built-in served under another prefix still counts
-AI_TOOLS = (("local_llm", LLM_TOOL), ("phone_agent", AGENT_TOOL),
-            ("app_builds", ToolRef("swarm", "swarm_build")))
+AI_TOOLS = (
+    ("local_llm", LLM_TOOL),
+    ("phone_agent", AGENT_TOOL),
+    ("app_builds", ToolRef("swarm", "swarm_build")),
+)
 
 
 def device_caps(tool_names: list[str], catalog: FindsTools | None = None) -> tuple[list[str], DeviceCaps]:
@@ -80,8 +91,14 @@ def device_caps(tool_names: list[str], catalog: FindsTools | None = None) -> tup
     return servers, DeviceCaps(ai_capabilities=ai, sensors=sensors, platform="android")
 
 
-async def offer(settings: A2ASettings, rpc_url: str, intent: str, intent_id: str,
-                tool_names: list[str], catalog: FindsTools | None = None) -> OfferOutcome:
+async def offer(
+    settings: A2ASettings,
+    rpc_url: str,
+    intent: str,
+    intent_id: str,
+    tool_names: list[str],
+    catalog: FindsTools | None = None,
+) -> OfferOutcome:
     hint, caps = device_caps(tool_names, catalog)
     task_offer = TaskOffer(intent_id=intent_id, intent=intent, capabilities_hint=hint, device_caps=caps)
     message = build_message(data=typed("task_offer", task_offer))
@@ -90,15 +107,30 @@ async def offer(settings: A2ASettings, rpc_url: str, intent: str, intent_id: str
     out = OfferOutcome(taken=False, reason="", orchestrator=rpc_url)
     try:
         with anyio.fail_after(settings.orchestrator_timeout):
-            result = await call_peer(rpc_url, "SendMessage", {"message": message.to_wire()}, token,
-                                     timeout=settings.orchestrator_timeout, tls=settings.peer_client_tls)
+            result = await call_peer(
+                rpc_url,
+                "SendMessage",
+                {"message": message.to_wire()},
+                token,
+                timeout=settings.orchestrator_timeout,
+                tls=settings.peer_client_tls,
+            )
             task = _task_of(result, settings.max_frame_bytes)
             while task.get("status", {}).get("state") not in TERMINAL:
                 await anyio.sleep(POLL_SECONDS)
-                task = _task_of({"task": await call_peer(rpc_url, "GetTask", {"id": task["id"]}, token,
-                                                         timeout=max(0.5, deadline - time.monotonic()),
-                                                         tls=settings.peer_client_tls)},
-                                settings.max_frame_bytes)
+                task = _task_of(
+                    {
+                        "task": await call_peer(
+                            rpc_url,
+                            "GetTask",
+                            {"id": task["id"]},
+                            token,
+                            timeout=max(0.5, deadline - time.monotonic()),
+                            tls=settings.peer_client_tls,
+                        )
+                    },
+                    settings.max_frame_bytes,
+                )
     except TimeoutError:
         out.reason = f"the orchestrator did not finish within {settings.orchestrator_timeout:g} s"
         return out
@@ -112,11 +144,14 @@ async def offer(settings: A2ASettings, rpc_url: str, intent: str, intent_id: str
     if out.state != "TASK_STATE_COMPLETED":
         said = _status_text(task)
         out.reason = f"the orchestrator answered {out.state.removeprefix('TASK_STATE_').lower()}" + (
-            f": {said}" if said else "")
+            f": {said}" if said else ""
+        )
         return out
     out.taken = True
     out.reason = "the orchestrator took the task"
-    out.artifacts = [_relayed(a) for a in (task.get("artifacts") or [])[:MAX_ARTIFACTS] if isinstance(a, dict)]
+    out.artifacts = [
+        _relayed(a) for a in (task.get("artifacts") or [])[:MAX_ARTIFACTS] if isinstance(a, dict)
+    ]
     return out
 
 

@@ -50,11 +50,16 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
     try:
         async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False, verify=verify) as http:
             resp = await http.post(rpc_url, json=body, headers=headers)
-    except (httpx2.HTTPError, ssl.SSLError) as e:  # (a TLS 1.3 peer's refusal arrives as an alert on the read)
+    except (
+        httpx2.HTTPError,
+        ssl.SSLError,
+    ) as e:  # (a TLS 1.3 peer's refusal arrives as an alert on the read)
         detail = f": {e}" if rpc_url.startswith("https") and str(e) else ""
         raise PeerError(f"peer unreachable at {rpc_url}: {type(e).__name__}{detail}") from None
     if resp.status_code == 401:
-        raise PeerError(f"peer refused our credentials (401): {resp.headers.get('www-authenticate', '')}", 401)
+        raise PeerError(
+            f"peer refused our credentials (401): {resp.headers.get('www-authenticate', '')}", 401
+        )
     if resp.status_code != 200:
         raise PeerError(f"peer answered HTTP {resp.status_code}")
     try:
@@ -69,8 +74,13 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
     return reply.get("result")
 
 
-async def send_message(rpc_url: str, message: Message, token: str | None = None,
-                       return_immediately: bool = False, tls: ClientTLS | None = None) -> dict[str, Any]:
+async def send_message(
+    rpc_url: str,
+    message: Message,
+    token: str | None = None,
+    return_immediately: bool = False,
+    tls: ClientTLS | None = None,
+) -> dict[str, Any]:
     params: dict[str, Any] = {"message": message.to_wire()}
     if return_immediately:
         params["configuration"] = {"returnImmediately": True}

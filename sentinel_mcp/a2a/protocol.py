@@ -59,7 +59,9 @@ class Part(Wire):
     def _one_content(self) -> Part:
         present = [k for k in ("text", "raw", "url", "data") if getattr(self, k) is not None]
         if len(present) != 1:
-            raise ValueError(f"a Part must have exactly one of text, raw, url, data (got {present or 'none'})")
+            raise ValueError(
+                f"a Part must have exactly one of text, raw, url, data (got {present or 'none'})"
+            )
         return self
 
     @field_validator("raw")

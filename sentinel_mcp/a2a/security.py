@@ -85,8 +85,11 @@ def security_declaration(settings: A2ASettings) -> tuple[dict[str, dict], list[d
         schemes["apiKey"] = {"apiKeySecurityScheme": {"location": "header", "name": API_KEY_HEADER}}
         requirements.append({"schemes": {"apiKey": {"list": []}}})
     if settings.client_certificates in ("optional", "required"):
-        # mutual TLS: a client certificate of the front's CA names a principal; "required": nothing else will do
-        schemes["mtls"] = {"mtlsSecurityScheme": {"description": "a client certificate issued by this agent's CA"}}
+        # mutual TLS: a client certificate of the front's CA names a principal; "required": nothing else will
+        # do
+        schemes["mtls"] = {
+            "mtlsSecurityScheme": {"description": "a client certificate issued by this agent's CA"}
+        }
         mtls = {"schemes": {"mtls": {"list": []}}}
         requirements = [mtls] if settings.client_certificates == "required" else [*requirements, mtls]
     return (schemes, requirements) if schemes else None

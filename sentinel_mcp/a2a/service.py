@@ -52,7 +52,14 @@ from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents
 from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.task_journal import LeaseLost, TaskJournal
-from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord, TaskStore, decode_page_token, encode_page_token, sort_key
+from sentinel_mcp.a2a.task_store import (
+    PendingCall,
+    TaskRecord,
+    TaskStore,
+    decode_page_token,
+    encode_page_token,
+    sort_key,
+)
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
@@ -61,7 +68,9 @@ from sentinel_mcp.storage import StorageError
 log = logging.getLogger(__name__)
 OFFERED_KINDS = ("task_offer", "chat")
 ASSIST_POLL_SECONDS = 0.5
-ASSIST_WAIT_SECONDS = 3600.0  # a help request nobody answered within the hour ends FAILED  # free-form intents; sensor requests and tool calls are local by nature
+# a help request nobody answered within the hour ends FAILED  # free-form intents; sensor requests and tool
+# calls are local by nature
+ASSIST_WAIT_SECONDS = 3600.0
 
 
 class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
@@ -76,11 +85,17 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
         self._leases: asyncio.Task[None] | None = None
         self._degraded: dict[str, str] = {}
         self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
-        self.inbox: AssistInbox | None = None  # other agents' help requests for the person (set by the host)  # task id -> why the orchestrator did not take it (bounded by tasks)
+        self.inbox: AssistInbox | None = None
 
-    async def open(self, task_db: Path | str | None = None, adopt: Sequence[Path] = (), *,
-                   replica: str | None = None, lease_seconds: float = task_lease.LEASE_SECONDS,
-                   renew_every: float = task_lease.RENEW_EVERY) -> None:
+    async def open(
+        self,
+        task_db: Path | str | None = None,
+        adopt: Sequence[Path] = (),
+        *,
+        replica: str | None = None,
+        lease_seconds: float = task_lease.LEASE_SECONDS,
+        renew_every: float = task_lease.RENEW_EVERY,
+    ) -> None:
         """Persist tasks in SQLite at ``task_db`` (and reload those stored there, with the tasks of the ended
         gateways' journals ``adopt``); or in the ``postgresql://`` store replicas share (``task_db`` the URL,
         ``replica`` this replica's name): tasks leased there (``task_lease.py``), read from any replica.
@@ -122,10 +137,17 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
             "local_llm": caps.llm,
             "sensors": caps.sensors,
             "tools": len(caps.tools),
-            "note": ("no orchestrator and no peers: local capabilities only ("
-                     + ", ".join(k for k, on in (("sensors", caps.sensors), ("tools", bool(caps.tools)),
-                                                 ("chat", caps.llm)) if on) + ")")
-                    if orchestrator is None and peers == 0 else "",
+            "note": (
+                "no orchestrator and no peers: local capabilities only ("
+                + ", ".join(
+                    k
+                    for k, on in (("sensors", caps.sensors), ("tools", bool(caps.tools)), ("chat", caps.llm))
+                    if on
+                )
+                + ")"
+            )
+            if orchestrator is None and peers == 0
+            else "",
         }
 
     # --- operations ---------------------------------------------------------------------------
@@ -151,13 +173,17 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
     async def subscribe_to_task(self, req: SubscribeToTaskRequest, caller: str) -> EventStream:
         record = await self.store.held(req.id, caller)
         if record.terminal:  # A2A v1.0 SubscribeToTask: a terminal task is UnsupportedOperationError
-            raise RpcError(UNSUPPORTED_OPERATION,
-                           f"Task {req.id} is in terminal state: {record.task.status.state}", {"taskId": req.id})
+            raise RpcError(
+                UNSUPPORTED_OPERATION,
+                f"Task {req.id} is in terminal state: {record.task.status.state}",
+                {"taskId": req.id},
+            )
         return self._stream(record, None)
 
     def _stream(self, record: TaskRecord, history_length: int | None) -> EventStream:
         def snapshot() -> StreamEvent:
             return {"task": self._view(record.task, history_length)}
+
         return EventStream(self.events.subscribe(record.task.id), snapshot)
 
     async def _accept(self, req: SendMessageRequest, caller: str) -> TaskRecord:
@@ -177,7 +203,9 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
                 await self._journal.commit(record)
             except StorageError as e:  # fail closed: nothing runs that the cluster could not see
                 self.store.drop(record.task.id)
-                raise RpcError(INTERNAL_ERROR, f"the task store cannot be written, nothing was started: {e}") from None
+                raise RpcError(
+                    INTERNAL_ERROR, f"the task store cannot be written, nothing was started: {e}"
+                ) from None
         else:
             self.store.add(record)
         if isinstance(action, Rejection):
@@ -190,11 +218,13 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
             self._start(record, action, answers=None)
         return record
 
-    async def run_design_message(self, data: dict[str, Any], caller: str, context_id: str | None,
-                                 return_immediately: bool = False) -> dict[str, Any]:
+    async def run_design_message(
+        self, data: dict[str, Any], caller: str, context_id: str | None, return_immediately: bool = False
+    ) -> dict[str, Any]:
         """The WebSocket binding's ``sensor_request``/``tool_call``: one data part, as a SendMessage."""
-        message = Message(message_id=str(uuid.uuid4()), context_id=context_id, role="ROLE_USER",
-                          parts=[Part.of_data(data)])
+        message = Message(
+            message_id=str(uuid.uuid4()), context_id=context_id, role="ROLE_USER", parts=[Part.of_data(data)]
+        )
         req = SendMessageRequest(message=message)
         if return_immediately:
             req.configuration = SendMessageConfiguration(return_immediately=True)
@@ -204,24 +234,34 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
         return self._view((await self.store.find(req.id, caller)).task, req.history_length)
 
     async def list_tasks(self, req: ListTasksRequest, caller: str) -> dict[str, Any]:
-        records = await self.store.listed(caller, context_id=req.context_id, state=req.status,
-                                          since=req.status_timestamp_after)
+        records = await self.store.listed(
+            caller, context_id=req.context_id, state=req.status, since=req.status_timestamp_after
+        )
         size = req.page_size or 50
         after = decode_page_token(req.page_token)
-        start = 0 if after is None else next((i for i, r in enumerate(records) if sort_key(r) < after),
-                                              len(records))
-        page = records[start:start + size]
+        start = (
+            0
+            if after is None
+            else next((i for i, r in enumerate(records) if sort_key(r) < after), len(records))
+        )
+        page = records[start : start + size]
         nxt = encode_page_token(sort_key(page[-1])) if page and start + size < len(records) else ""
         tasks = [self._view(r.task, req.history_length, artifacts=req.include_artifacts) for r in page]
-        return ListTasksResponse(tasks=[Task.model_validate(t) for t in tasks], next_page_token=nxt,
-                                 page_size=size, total_size=len(records)).to_wire()
+        return ListTasksResponse(
+            tasks=[Task.model_validate(t) for t in tasks],
+            next_page_token=nxt,
+            page_size=size,
+            total_size=len(records),
+        ).to_wire()
 
     async def cancel_task(self, req: CancelTaskRequest, caller: str) -> dict[str, Any]:
         record = await self.store.held(req.id, caller)
         if record.terminal:
-            raise RpcError(TASK_NOT_CANCELABLE,
-                           f"Task {req.id} cannot be canceled: it is {record.task.status.state}",
-                           {"taskId": req.id})
+            raise RpcError(
+                TASK_NOT_CANCELABLE,
+                f"Task {req.id} cannot be canceled: it is {record.task.status.state}",
+                {"taskId": req.id},
+            )
         runner = record.runner
         if runner is not None and not runner.done():
             runner.cancel()
@@ -237,8 +277,12 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
         task_id = str(uuid.uuid4())
         context_id = msg.context_id or str(uuid.uuid4())
         stored = msg.model_copy(update={"task_id": task_id, "context_id": context_id})
-        task = Task(id=task_id, context_id=context_id,
-                    status=TaskStatus(state="TASK_STATE_SUBMITTED", timestamp=now_iso()), history=[stored])
+        task = Task(
+            id=task_id,
+            context_id=context_id,
+            status=TaskStatus(state="TASK_STATE_SUBMITTED", timestamp=now_iso()),
+            history=[stored],
+        )
         # the guard's session: per caller and conversation (and per run of this server, so a restart starts
         # afresh), so peers never share facts by picking an id
         return TaskRecord(task=task, owner=caller, session_id=f"{caller}/a2a-{self.epoch}-{context_id}")
@@ -246,15 +290,25 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
     async def _continue(self, record: TaskRecord, msg: Message) -> None:
         task = record.task
         if msg.context_id and msg.context_id != task.context_id:
-            raise RpcError(INVALID_PARAMS, f"Invalid params: contextId {msg.context_id} does not match "
-                                           f"task {task.id} (contextId {task.context_id})")
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Invalid params: contextId {msg.context_id} does not match "
+                f"task {task.id} (contextId {task.context_id})",
+            )
         async with record.lock:
             if record.terminal:
-                raise RpcError(UNSUPPORTED_OPERATION,
-                               f"Task {task.id} is in terminal state: {task.status.state}", {"taskId": task.id})
+                raise RpcError(
+                    UNSUPPORTED_OPERATION,
+                    f"Task {task.id} is in terminal state: {task.status.state}",
+                    {"taskId": task.id},
+                )
             if task.status.state not in INTERRUPTED_STATES or record.pending is None:
-                raise RpcError(UNSUPPORTED_OPERATION, f"Task {task.id} is {task.status.state}; it takes no "
-                                                      "input now (wait for it, or cancel it)", {"taskId": task.id})
+                raise RpcError(
+                    UNSUPPORTED_OPERATION,
+                    f"Task {task.id} is {task.status.state}; it takes no "
+                    "input now (wait for it, or cancel it)",
+                    {"taskId": task.id},
+                )
             answers = self._answers(record.pending, msg)
             before = task.history
             task.history = [*(task.history or []), msg.model_copy(update={"context_id": task.context_id})]
@@ -269,19 +323,30 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
 
     def waiting_for(self, caller: str) -> list[TaskRecord]:
         """The caller's tasks waiting for input (the web console's inbox shows them to that principal)."""
-        return [r for r in self.store.all_records() if r.owner == caller and r.pending is not None
-                and r.task.status.state in INTERRUPTED_STATES and not r.terminal]
+        return [
+            r
+            for r in self.store.all_records()
+            if r.owner == caller
+            and r.pending is not None
+            and r.task.status.state in INTERRUPTED_STATES
+            and not r.terminal
+        ]
 
     async def answer_as_user(self, task_id: str, caller: str, answers: dict[str, Answer]) -> None:
-        """The principal's own answers, given in Sentinel's console (provenance ``user``): the task resumes."""
+        """The principal's own answers, given in Sentinel's console (provenance ``user``): the task resumes.
+        """
         record = await self.store.held(task_id, caller)
         async with record.lock:
             pending = record.pending
             if record.terminal or pending is None or record.task.status.state not in INTERRUPTED_STATES:
-                raise RpcError(UNSUPPORTED_OPERATION, f"Task {task_id} takes no input now", {"taskId": task_id})
+                raise RpcError(
+                    UNSUPPORTED_OPERATION, f"Task {task_id} takes no input now", {"taskId": task_id}
+                )
             unknown = sorted(set(answers) - set(pending.question_keys))
             if unknown:
-                raise RpcError(INVALID_PARAMS, f"Invalid params: no question {', '.join(unknown)} on this task")
+                raise RpcError(
+                    INVALID_PARAMS, f"Invalid params: no question {', '.join(unknown)} on this task"
+                )
             record.pending = None
             try:
                 await self._hold_to_run(record)
@@ -294,13 +359,19 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
     def _answers(self, pending: PendingCall, msg: Message) -> dict[str, Answer]:
         raw = actions.answers_in(msg)
         if raw is None:
-            raise RpcError(INVALID_PARAMS, "Invalid params: this task waits for answers to "
-                           f"{', '.join(pending.question_keys)}; send a data part "
-                           '{"answers": {"<key>": {"action": "accept", "content": {...}}}}')
+            raise RpcError(
+                INVALID_PARAMS,
+                "Invalid params: this task waits for answers to "
+                f"{', '.join(pending.question_keys)}; send a data part "
+                '{"answers": {"<key>": {"action": "accept", "content": {...}}}}',
+            )
         unknown = sorted(set(raw) - set(pending.question_keys))
         if unknown:
-            raise RpcError(INVALID_PARAMS, f"Invalid params: no question {', '.join(unknown)} on this task; "
-                                           f"asked: {', '.join(pending.question_keys)}")
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Invalid params: no question {', '.join(unknown)} on this task; "
+                f"asked: {', '.join(pending.question_keys)}",
+            )
         answers: dict[str, Answer] = {}
         for key, value in raw.items():
             if not isinstance(value, dict):
@@ -314,13 +385,21 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
 
     def _start(self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None) -> None:
         self._set_status(record, "TASK_STATE_WORKING", None)
-        record.runner = asyncio.create_task(self._run(record, call, answers), name=f"a2a-task-{record.task.id}")
+        record.runner = asyncio.create_task(
+            self._run(record, call, answers), name=f"a2a-task-{record.task.id}"
+        )
 
     async def _run(self, record: TaskRecord, call: GuardedCall, answers: dict[str, Answer] | None) -> None:
         try:
-            outcome = await self.port.invoke(call.tool, call.arguments, session_id=record.session_id,
-                                             client=record.owner, origin="a2a", answers=answers,
-                                             principal=record.owner)
+            outcome = await self.port.invoke(
+                call.tool,
+                call.arguments,
+                session_id=record.session_id,
+                client=record.owner,
+                origin="a2a",
+                answers=answers,
+                principal=record.owner,
+            )
             await self._apply(record, call, outcome)
         except asyncio.CancelledError:
             record.pending = None
@@ -328,12 +407,15 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
             raise
         except Exception as e:  # the peer gets a failed task, never a dead server
             log.exception("A2A task %s: %s failed", record.task.id, call.tool)
-            await self._settle(record, "TASK_STATE_FAILED", f"internal error while calling {call.tool}: "
-                                                            f"{type(e).__name__}")
+            await self._settle(
+                record, "TASK_STATE_FAILED", f"internal error while calling {call.tool}: {type(e).__name__}"
+            )
 
     async def _apply(self, record: TaskRecord, call: GuardedCall, outcome: InvokeOutcome) -> None:
         task = record.task
-        decided = _decision_meta(outcome)  # the gateway's audit record of this decision, for the peer to quote
+        decided = _decision_meta(
+            outcome
+        )  # the gateway's audit record of this decision, for the peer to quote
         if isinstance(outcome, Completed):
             result = outcome.result
             if result.is_error:
@@ -345,17 +427,29 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
             parts = actions.result_parts(task_result, result)
             degraded = self._degraded.pop(task.id, None)
             if degraded is not None:  # it says it ran alone, and why
-                parts += [Part.of_data({"type": "execution", "mode": "degraded", "reason": degraded}),
-                          Part.of_text(f"ran locally in degraded mode: {degraded}")]
-            artifact = Artifact(artifact_id=artifact_id, name=call.kind, description=f"result of {call.tool}",
-                                parts=parts, metadata=decided)
-            # committed with the artifact before anyone can see it COMPLETED (a restart keeps what was reported)
-            await self._settle(record, "TASK_STATE_COMPLETED", f"{call.tool} completed", artifact=artifact,
-                               metadata=decided)
+                parts += [
+                    Part.of_data({"type": "execution", "mode": "degraded", "reason": degraded}),
+                    Part.of_text(f"ran locally in degraded mode: {degraded}"),
+                ]
+            artifact = Artifact(
+                artifact_id=artifact_id,
+                name=call.kind,
+                description=f"result of {call.tool}",
+                parts=parts,
+                metadata=decided,
+            )
+            # committed with the artifact before anyone can see it COMPLETED (a restart keeps what was
+            # reported)
+            await self._settle(
+                record, "TASK_STATE_COMPLETED", f"{call.tool} completed", artifact=artifact, metadata=decided
+            )
         elif isinstance(outcome, NeedsInput):
-            record.pending = PendingCall(call.tool, call.arguments, [q.key for q in outcome.questions], call.kind)
-            parts = actions.input_request_parts(self.settings.name, task.context_id, outcome.reason,
-                                                outcome.questions)
+            record.pending = PendingCall(
+                call.tool, call.arguments, [q.key for q in outcome.questions], call.kind
+            )
+            parts = actions.input_request_parts(
+                self.settings.name, task.context_id, outcome.reason, outcome.questions
+            )
             await self._settle(record, "TASK_STATE_INPUT_REQUIRED", parts=parts, metadata=decided)
         else:  # Refused: a guard's Deny is a rejection; anything else (unknown tool, bad args) a failure
             state = "TASK_STATE_REJECTED" if outcome.decision is not None else "TASK_STATE_FAILED"
@@ -364,55 +458,106 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
                 reason += " (to unblock: " + "; ".join(outcome.decision.how_to_unblock) + ")"
             await self._settle(record, state, reason, metadata=decided)
 
-    async def _settle(self, record: TaskRecord, state: str, text: str | None = None,
-                      parts: list[Part] | None = None, artifact: Artifact | None = None,
-                      metadata: dict[str, Any] | None = None) -> None:
+    async def _settle(
+        self,
+        record: TaskRecord,
+        state: str,
+        text: str | None = None,
+        parts: list[Part] | None = None,
+        artifact: Artifact | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
         """Move to a state a peer may act on: committed to the journal first, then visible and announced."""
         task = record.task
         message = None
         if text or parts:
             shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)  # a person may read it
-            message = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
-                              role="ROLE_AGENT", parts=parts or [Part.of_text(shown)], metadata=metadata)
+            message = Message(
+                message_id=str(uuid.uuid4()),
+                context_id=task.context_id,
+                task_id=task.id,
+                role="ROLE_AGENT",
+                parts=parts or [Part.of_text(shown)],
+                metadata=metadata,
+            )
         history = [*(task.history or []), message] if message else task.history
         artifacts = [*(task.artifacts or []), artifact] if artifact else task.artifacts
         status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
         journal = self.store.journal
         if journal is not None and self.store.holds(record):
             try:
-                await journal.commit(record, task.model_copy(update={"history": history, "status": status,
-                                                                     "artifacts": artifacts}))
+                await journal.commit(
+                    record,
+                    task.model_copy(update={"history": history, "status": status, "artifacts": artifacts}),
+                )
             except StorageError as e:  # not recorded: say so rather than report a state that may not survive
                 if isinstance(e, LeaseLost):  # another replica ended it: the store keeps its reason
                     self.store.drop(task.id)
                 log.error("A2A task %s: could not record %s: %s", task.id, state, e)
-                fail = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
-                               role="ROLE_AGENT", parts=[Part.of_text(safe_text(
-                                   f"the result could not be recorded ({e})", actions.MAX_TEXT))])
+                fail = Message(
+                    message_id=str(uuid.uuid4()),
+                    context_id=task.context_id,
+                    task_id=task.id,
+                    role="ROLE_AGENT",
+                    parts=[
+                        Part.of_text(safe_text(f"the result could not be recorded ({e})", actions.MAX_TEXT))
+                    ],
+                )
                 history, artifacts = [*(task.history or []), fail], task.artifacts
                 status = TaskStatus(state="TASK_STATE_FAILED", message=fail, timestamp=now_iso())
                 artifact = None
         task.history, task.artifacts, task.status = history, artifacts, status
         if artifact is not None:
-            self.events.publish(task.id, {"artifactUpdate": {
-                "taskId": task.id, "contextId": task.context_id, "artifact": artifact.to_wire(),
-                "append": False, "lastChunk": True}})
-        self.events.publish(task.id, {"statusUpdate": {
-            "taskId": task.id, "contextId": task.context_id, "status": task.status.to_wire()}})
+            self.events.publish(
+                task.id,
+                {
+                    "artifactUpdate": {
+                        "taskId": task.id,
+                        "contextId": task.context_id,
+                        "artifact": artifact.to_wire(),
+                        "append": False,
+                        "lastChunk": True,
+                    }
+                },
+            )
+        self.events.publish(
+            task.id,
+            {
+                "statusUpdate": {
+                    "taskId": task.id,
+                    "contextId": task.context_id,
+                    "status": task.status.to_wire(),
+                }
+            },
+        )
 
-    def _set_status(self, record: TaskRecord, state: str, text: str | None = None,
-                    parts: list[Part] | None = None) -> None:
+    def _set_status(
+        self, record: TaskRecord, state: str, text: str | None = None, parts: list[Part] | None = None
+    ) -> None:
         task = record.task
         message = None
         if text or parts:
             shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)  # a person may read it
-            message = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id,
-                              role="ROLE_AGENT", parts=parts or [Part.of_text(shown)])
+            message = Message(
+                message_id=str(uuid.uuid4()),
+                context_id=task.context_id,
+                task_id=task.id,
+                role="ROLE_AGENT",
+                parts=parts or [Part.of_text(shown)],
+            )
             task.history = [*(task.history or []), message]
         task.status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
         self.store.saved(record)
-        self.events.publish(task.id, {"statusUpdate": {
-            "taskId": task.id, "contextId": task.context_id, "status": task.status.to_wire()}})
+        self.events.publish(
+            task.id,
+            {
+                "statusUpdate": {
+                    "taskId": task.id,
+                    "contextId": task.context_id,
+                    "status": task.status.to_wire(),
+                }
+            },
+        )
 
     @staticmethod
     def _view(task: Task, history_length: int | None, artifacts: bool = True) -> dict[str, Any]:
@@ -425,7 +570,6 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
         if not artifacts:
             wire.pop("artifacts", None)
         return wire
-
 
 
 DECISION_META = "sentinel/decision_id"  # as in an MCP result's ``_meta``

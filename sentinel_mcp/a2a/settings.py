@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sentinel_mcp.config import ConfigError
 from sentinel_mcp.tls.settings import ClientTLS
@@ -16,8 +24,10 @@ class A2ASettings(BaseModel):
 
     enabled: bool = True
     name: str = Field("Sentinel", min_length=1, max_length=63)  # also the mDNS instance name (<= 63 bytes)
-    description: str = ("Sentinel: a governed MCP gateway taking part in agent systems. Device sensors and "
-                        "tools, every call checked by a Prolog guard and audited.")
+    description: str = (
+        "Sentinel: a governed MCP gateway taking part in agent systems. Device sensors and "
+        "tools, every call checked by a Prolog guard and audited."
+    )
     version: str = "0.1.0"
     # Auth: a bearer token and/or API keys (X-API-Key). The identity of a caller is the key's name.
     token: str | None = None
@@ -38,7 +48,8 @@ class A2ASettings(BaseModel):
     # with no orchestrator_url: take a peer found over mDNS whose verified card declares the role (a skill
     # tagged "orchestrator")
     orchestrator_discover: bool = False
-    # the principal the orchestrator authenticates as when it calls Sentinel: only its task offers are sub-tasks
+    # the principal the orchestrator authenticates as when it calls Sentinel: only its task offers are
+    # sub-tasks
     # (run locally, never offered back); anyone else's intent is offered to the orchestrator first
     orchestrator_principal: str | None = None
     orchestrator_timeout: float = Field(30.0, gt=0, le=600)  # an offer not settled by then runs locally
@@ -46,10 +57,12 @@ class A2ASettings(BaseModel):
     # mDNS peers count too. Sentinel only hosts the channel: it relays both ways and acts on nothing relayed
     bridge_targets: dict[str, str] = Field(default_factory=dict)
     # tasks: kept in memory, and in SQLite when a path is given (relative paths: under the data dir);
-    # the gateway's HTTP server defaults it to its instance's own journal (<data_dir>/instances/<id>/a2a-tasks.db,
+    # the gateway's HTTP server defaults it to its instance's own journal
+    # (<data_dir>/instances/<id>/a2a-tasks.db,
     # taking over those of ended instances), "" turns persistence off
     task_db: str | None = None
-    # replicas on one PostgreSQL (sentinel.store): a running task's lease, renewed by its replica; a task whose
+    # replicas on one PostgreSQL (sentinel.store): a running task's lease, renewed by its replica; a task
+    # whose
     # lease lapsed (its replica died) is ended FAILED with the reason by another replica (a2a/task_lease.py)
     task_lease_seconds: float = Field(30.0, gt=0, le=3600)
     task_lease_renew_seconds: float = Field(10.0, gt=0, le=3600)
@@ -101,7 +114,8 @@ class A2ASettings(BaseModel):
         return bool(self.tls_cert) or self._front_tls
 
     def served_over_tls(self, on: bool = True, client_certificates: str = "off") -> "A2ASettings":
-        """A copy for a front that serves TLS; ``client_certificates``: its mode ("optional", "required", "off"),
+        """A copy for a front that serves TLS; ``client_certificates``: its mode ("optional", "required",
+        "off"),
         declared in the card as the mutual TLS scheme."""
         copy = self.model_copy()
         copy._front_tls = on

@@ -187,15 +187,19 @@ class TaskJournal:
         if not ids:
             return []
         marks = ", ".join("?" for _ in ids)
-        rows = await self.db.query(f"SELECT {_READ_COLS} FROM a2a_task WHERE id IN ({marks}) ORDER BY updated",
-                                   tuple(ids))
+        rows = await self.db.query(
+            f"SELECT {_READ_COLS} FROM a2a_task WHERE id IN ({marks}) ORDER BY updated", tuple(ids)
+        )
         return [r for r in (_record(row) for row in rows) if r is not None]
 
     async def end_lapsed(self) -> list[str]:
         ended = await task_lease.end_lapsed(self.db)
         for tid, replica in ended:
-            log.warning("A2A task %s of replica %s: its lease lapsed; ended FAILED (not run again)",
-                        tid, replica or "?")
+            log.warning(
+                "A2A task %s of replica %s: its lease lapsed; ended FAILED (not run again)",
+                tid,
+                replica or "?",
+            )
         return [tid for tid, _ in ended]
 
     async def renew(self, task_ids: list[str]) -> set[str]:
@@ -203,8 +207,9 @@ class TaskJournal:
 
     async def read(self, task_id: str, owner: str) -> TaskRecord | None:
         """A task from the shared store (any replica's), if it is ``owner``'s: one round trip."""
-        rows = await self.db.query(f"SELECT {_READ_COLS} FROM a2a_task WHERE id = ? AND owner = ?",
-                                   (task_id, owner))
+        rows = await self.db.query(
+            f"SELECT {_READ_COLS} FROM a2a_task WHERE id = ? AND owner = ?", (task_id, owner)
+        )
         return _record(rows[0]) if rows else None
 
     async def claim(self, record: TaskRecord) -> bool:
@@ -214,20 +219,31 @@ class TaskJournal:
         out = await self.db.write(
             "UPDATE a2a_task SET lease_holder=?, replica=? WHERE id=? AND owner=? AND lease_holder=? "
             "AND state IN (?, ?) AND pending IS NOT NULL RETURNING id",
-            (self.holder, self.replica, record.task.id, record.owner, record.holder, *_INTERRUPTED))
+            (self.holder, self.replica, record.task.id, record.owner, record.holder, *_INTERRUPTED),
+        )
         return bool(out.rows)
 
     async def owned(self, owner: str, limit: int) -> list[TaskRecord]:
-        """``owner``'s newest ``limit`` tasks in the shared store, whichever replica made them: one round trip."""
-        rows = await self.db.query(f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ? "
-                                   "ORDER BY updated DESC, id DESC LIMIT ?", (owner, limit))
+        """``owner``'s newest ``limit`` tasks in the shared store, whichever replica made them: one round
+        trip."""
+        rows = await self.db.query(
+            f"SELECT {_READ_COLS} FROM a2a_task WHERE owner = ? ORDER BY updated DESC, id DESC LIMIT ?",
+            (owner, limit),
+        )
         return [r for r in (_record(row) for row in rows) if r is not None]
 
     def _row(self, record: TaskRecord, task: Task | None = None) -> tuple[Any, ...]:
         task = task or record.task
         pending = json.dumps(record.pending.__dict__) if record.pending else None
-        row = (task.id, record.owner, record.session_id, task.status.state, task.status.timestamp or now_iso(),
-               task.model_dump_json(by_alias=True, exclude_none=True), pending)
+        row = (
+            task.id,
+            record.owner,
+            record.session_id,
+            task.status.state,
+            task.status.timestamp or now_iso(),
+            task.model_dump_json(by_alias=True, exclude_none=True),
+            pending,
+        )
         if not self.shared:
             return row
         return (*row, self.replica, self.holder, task.status.state in _RUNNING, self.lease_seconds)
@@ -246,7 +262,9 @@ class TaskJournal:
         """Queue the task's current state (a passing state: WORKING); never blocks, never raises."""
         if self._db is None:
             return
-        self._track(self._db.submit_write([Statement(_SAVE_LEASED if self.shared else _SAVE, self._row(record))]))
+        self._track(
+            self._db.submit_write([Statement(_SAVE_LEASED if self.shared else _SAVE, self._row(record))])
+        )
 
     def delete(self, task_id: str) -> None:
         if self._db is not None:
@@ -259,6 +277,7 @@ class TaskJournal:
             self._inflight.discard(f)
             if not f.cancelled() and f.exception() is not None:
                 log.warning("A2A task journal: write failed: %s", f.exception())
+
         fut.add_done_callback(done)
 
     async def close(self) -> None:
@@ -272,9 +291,14 @@ class TaskJournal:
 def _record(row: tuple[Any, ...]) -> TaskRecord | None:
     owner, session_id, task_json, pending_json, replica, holder = row
     try:
-        return TaskRecord(task=Task.model_validate_json(task_json), owner=owner, session_id=session_id,
-                          pending=PendingCall(**json.loads(pending_json)) if pending_json else None,
-                          replica=replica or "", holder=holder or "")
+        return TaskRecord(
+            task=Task.model_validate_json(task_json),
+            owner=owner,
+            session_id=session_id,
+            pending=PendingCall(**json.loads(pending_json)) if pending_json else None,
+            replica=replica or "",
+            holder=holder or "",
+        )
     except (ValueError, TypeError) as e:  # one bad row must not hide the others
         log.warning("A2A task journal: skipping an unreadable task (%s)", e)
         return None
@@ -282,8 +306,13 @@ def _record(row: tuple[Any, ...]) -> TaskRecord | None:
 
 def _interrupted(record: TaskRecord) -> None:
     task = record.task
-    note = Message(message_id=str(uuid.uuid4()), context_id=task.context_id, task_id=task.id, role="ROLE_AGENT",
-                   parts=[Part.of_text("the agent restarted while this task was running; it did not finish")])
+    note = Message(
+        message_id=str(uuid.uuid4()),
+        context_id=task.context_id,
+        task_id=task.id,
+        role="ROLE_AGENT",
+        parts=[Part.of_text("the agent restarted while this task was running; it did not finish")],
+    )
     task.history = [*(task.history or []), note]
     task.status = TaskStatus(state="TASK_STATE_FAILED", message=note, timestamp=now_iso())
     record.pending = None

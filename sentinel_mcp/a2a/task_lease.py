@@ -1,7 +1,8 @@
 """Leases of A2A tasks in a shared store (several replicas on one PostgreSQL).
 
 A task row carries the replica that runs it (``replica``), that process's token (``lease_holder``: a restarted
-replica with the same name is another holder) and, while it runs (SUBMITTED, WORKING), ``lease_until``: renewed
+replica with the same name is another holder) and, while it runs (SUBMITTED, WORKING), ``lease_until``:
+renewed
 by the running process every ``RENEW_EVERY`` seconds, on the database's clock (replicas whose clocks disagree
 still agree on a lease).
 
@@ -29,10 +30,13 @@ NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 _NOW_ISO = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 RUNNING = "('TASK_STATE_SUBMITTED','TASK_STATE_WORKING')"
 REASON_PREFIX = "interrupted: replica "
-_LAPSED = " stopped while this task ran (its lease lapsed); it was not run again: its tool call may " \
-          "already have been forwarded"
-_RESTARTED = " restarted while this task ran; it was not run again: its tool call may already have " \
-             "been forwarded"
+_LAPSED = (
+    " stopped while this task ran (its lease lapsed); it was not run again: its tool call may "
+    "already have been forwarded"
+)
+_RESTARTED = (
+    " restarted while this task ran; it was not run again: its tool call may already have been forwarded"
+)
 
 
 def new_holder(replica: str) -> str:
@@ -43,18 +47,22 @@ def new_holder(replica: str) -> str:
 def _end(where: str, tail: str) -> str:
     """End the chosen running tasks FAILED with the reason (rewriting the stored task's status and history
     in the same statement, so the row never says two things)."""
-    note = ("jsonb_build_object('messageId', md5(random()::text || c.id), 'contextId', c.t->'contextId', "
-            "'taskId', c.id, 'role', 'ROLE_AGENT', 'parts', jsonb_build_array(jsonb_build_object("
-            f"'text', '{REASON_PREFIX}' || CASE WHEN c.replica = '' THEN '(unknown)' ELSE c.replica END || "
-            f"'{tail}', 'mediaType', 'text/plain')))")
+    note = (
+        "jsonb_build_object('messageId', md5(random()::text || c.id), 'contextId', c.t->'contextId', "
+        "'taskId', c.id, 'role', 'ROLE_AGENT', 'parts', jsonb_build_array(jsonb_build_object("
+        f"'text', '{REASON_PREFIX}' || CASE WHEN c.replica = '' THEN '(unknown)' ELSE c.replica END || "
+        f"'{tail}', 'mediaType', 'text/plain')))"
+    )
     return (
         "UPDATE a2a_task SET state='TASK_STATE_FAILED', lease_holder='', lease_until=NULL, pending=NULL, "
         f"updated={_NOW_ISO}, task=(c.t || jsonb_build_object("
-        f"'status', jsonb_build_object('state', 'TASK_STATE_FAILED', 'timestamp', {_NOW_ISO}, 'message', {note}),"
+        f"'status', jsonb_build_object('state', 'TASK_STATE_FAILED', 'timestamp', {_NOW_ISO}, 'message', "
+        f"{note}),"
         f" 'history', COALESCE(c.t->'history', '[]'::jsonb) || jsonb_build_array({note})))::text "
         "FROM (SELECT id, replica, task::jsonb AS t FROM a2a_task "
         f"WHERE state IN {RUNNING} AND {where} ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED) AS c "
-        f"WHERE a2a_task.id = c.id AND a2a_task.state IN {RUNNING} RETURNING a2a_task.id, a2a_task.replica")
+        f"WHERE a2a_task.id = c.id AND a2a_task.state IN {RUNNING} RETURNING a2a_task.id, a2a_task.replica"
+    )
 
 
 _END_LAPSED = _end(f"lease_until < {NOW}", _LAPSED)
@@ -68,8 +76,11 @@ async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEAS
     "running" for ever."""
     if not task_ids:
         return set()
-    out = await db.write(f"UPDATE a2a_task SET lease_until={NOW} + ? WHERE lease_holder=? AND state IN {RUNNING} "
-                         "AND id = ANY(?) RETURNING id", (seconds, holder, list(task_ids)))
+    out = await db.write(
+        f"UPDATE a2a_task SET lease_until={NOW} + ? WHERE lease_holder=? AND state IN {RUNNING} "
+        "AND id = ANY(?) RETURNING id",
+        (seconds, holder, list(task_ids)),
+    )
     return {r[0] for r in out.rows}
 
 

@@ -89,7 +89,8 @@ class TaskStore:
                 raise RpcError(UNSUPPORTED_OPERATION,
                                f"task store is full ({self.max_tasks} unfinished tasks); retry later")
             del self._tasks[victim]
-            if self.journal is not None and not self.journal.shared:  # a shared store keeps it for every replica
+            # a shared store keeps it for every replica
+            if self.journal is not None and not self.journal.shared:
                 self.journal.delete(victim)
         self._tasks[record.task.id] = record
         if save:
@@ -112,7 +113,8 @@ class TaskStore:
         return record
 
     async def held(self, task_id: str, owner: str) -> TaskRecord:
-        """``get``; in a shared store, a task of this owner that another replica holds while it waits for input
+        """``get``; in a shared store, a task of this owner that another replica holds while it waits for
+        input
         is taken over (``claim``: nothing runs for it there); one running there is named as such."""
         try:
             return self.get(task_id, owner)
@@ -120,8 +122,11 @@ class TaskStore:
             found = await self.find(task_id, owner)
             if found.terminal:
                 return found
-            if (self.journal is not None and found.pending is not None
-                    and found.task.status.state in ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")):
+            if (
+                self.journal is not None
+                and found.pending is not None
+                and found.task.status.state in ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")
+            ):
                 try:
                     claimed = await self.journal.claim(found)
                 except StorageError as e:
@@ -131,9 +136,13 @@ class TaskStore:
                     self._tasks[task_id] = found
                     return found
                 found = await self.find(task_id, owner)  # another replica continued it meanwhile
-            raise RpcError(UNSUPPORTED_OPERATION, f"Task {task_id} is held by replica {found.replica or '?'}: "
-                           f"it is {found.task.status.state}; only that replica can cancel or stream it (route "
-                           "this client to it, or read it with GetTask from any replica)", {"taskId": task_id})
+            raise RpcError(
+                UNSUPPORTED_OPERATION,
+                f"Task {task_id} is held by replica {found.replica or '?'}: "
+                f"it is {found.task.status.state}; only that replica can cancel or stream it (route "
+                "this client to it, or read it with GetTask from any replica)",
+                {"taskId": task_id},
+            )
 
     async def find(self, task_id: str, owner: str) -> TaskRecord:
         """A task to read: held here, or (shared store) any replica's, if it is ``owner``'s."""
@@ -149,8 +158,9 @@ class TaskStore:
                 return found
         raise task_not_found(task_id)
 
-    async def listed(self, owner: str, *, context_id: str | None, state: str | None,
-                     since: str | None) -> list[TaskRecord]:
+    async def listed(
+        self, owner: str, *, context_id: str | None, state: str | None, since: str | None
+    ) -> list[TaskRecord]:
         """``list``; in a shared store, every replica's tasks of ``owner`` (the newest ``max_tasks``), those
         held here as this replica has them now."""
         if self.journal is None or not self.journal.shared:
@@ -162,14 +172,25 @@ class TaskStore:
         merged |= {tid: r for tid, r in self._tasks.items() if r.owner == owner}
         return self.list(owner, context_id=context_id, state=state, since=since, among=list(merged.values()))
 
-    def list(self, owner: str, *, context_id: str | None, state: str | None,
-             since: str | None, among: list[TaskRecord] | None = None) -> list[TaskRecord]:
+    def list(
+        self,
+        owner: str,
+        *,
+        context_id: str | None,
+        state: str | None,
+        since: str | None,
+        among: list[TaskRecord] | None = None,
+    ) -> list[TaskRecord]:
         """Newest status first, as ListTasks wants; ``since`` is an ISO 8601 time (status at or after it)."""
         floor = _instant(since) if since else None
-        out = [r for r in (self._tasks.values() if among is None else among) if r.owner == owner
-               and (context_id is None or r.task.context_id == context_id)
-               and (state is None or r.task.status.state == state)
-               and (floor is None or _instant(r.task.status.timestamp) >= floor)]
+        out = [
+            r
+            for r in (self._tasks.values() if among is None else among)
+            if r.owner == owner
+            and (context_id is None or r.task.context_id == context_id)
+            and (state is None or r.task.status.state == state)
+            and (floor is None or _instant(r.task.status.timestamp) >= floor)
+        ]
         out.sort(key=sort_key, reverse=True)
         return out
 
@@ -209,4 +230,6 @@ def decode_page_token(token: str | None) -> SortKey | None:
             raise ValueError
         return ts, task_id
     except (ValueError, TypeError, UnicodeDecodeError):
-        raise RpcError(INVALID_PARAMS, "Invalid params: pageToken is not a token this server issued") from None
+        raise RpcError(
+            INVALID_PARAMS, "Invalid params: pageToken is not a token this server issued"
+        ) from None

@@ -78,11 +78,16 @@ class Connection:
         }
 
     async def _sensor_request(self, p: SensorRequestParams, caller: str) -> dict[str, Any]:
-        data = typed("sensor_request", SensorRequest.model_validate(p.model_dump(exclude=set(_DesignCall.model_fields))))
+        data = typed(
+            "sensor_request",
+            SensorRequest.model_validate(p.model_dump(exclude=set(_DesignCall.model_fields))),
+        )
         return await self.service.run_design_message(data, caller, p.context_id, p.return_immediately)
 
     async def _tool_call(self, p: ToolCallParams, caller: str) -> dict[str, Any]:
-        data = typed("tool_call", ToolCall.model_validate(p.model_dump(exclude=set(_DesignCall.model_fields))))
+        data = typed(
+            "tool_call", ToolCall.model_validate(p.model_dump(exclude=set(_DesignCall.model_fields)))
+        )
         return await self.service.run_design_message(data, caller, p.context_id, p.return_immediately)
 
     async def send(self, frame: dict[str, Any]) -> None:
@@ -186,8 +191,13 @@ def make_ws_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
         offered = list(ws.scope.get("subprotocols") or [])
         if offered and WS_SUBPROTOCOL not in offered:
             from starlette.responses import JSONResponse
-            await _refuse(ws, JSONResponse({"error": "unsupported subprotocol", "supported": [WS_SUBPROTOCOL]},
-                                           status_code=400))
+
+            await _refuse(
+                ws,
+                JSONResponse(
+                    {"error": "unsupported subprotocol", "supported": [WS_SUBPROTOCOL]}, status_code=400
+                ),
+            )
             return
         await ws.accept(subprotocol=WS_SUBPROTOCOL if offered else None)
         conn = Connection(ws, service, caller)
@@ -204,13 +214,30 @@ def make_ws_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
                     break
                 text = msg.get("text")
                 if text is None:
-                    await conn.send(error_frame(None, RpcError(
-                        INVALID_REQUEST, f"Invalid Request: binary frames are not accepted; use text frames "
-                                         f"({WS_SUBPROTOCOL})")))
+                    await conn.send(
+                        error_frame(
+                            None,
+                            RpcError(
+                                INVALID_REQUEST,
+                                f"Invalid Request: binary frames are not accepted; use text frames "
+                                f"({WS_SUBPROTOCOL})",
+                            ),
+                        )
+                    )
                     continue
-                if len(text) > settings.max_frame_bytes or len(text.encode("utf-8", "surrogatepass")) > settings.max_frame_bytes:
-                    await conn.send(error_frame(None, RpcError(
-                        INVALID_REQUEST, f"Invalid Request: frame larger than {settings.max_frame_bytes} bytes")))
+                if (
+                    len(text) > settings.max_frame_bytes
+                    or len(text.encode("utf-8", "surrogatepass")) > settings.max_frame_bytes
+                ):
+                    await conn.send(
+                        error_frame(
+                            None,
+                            RpcError(
+                                INVALID_REQUEST,
+                                f"Invalid Request: frame larger than {settings.max_frame_bytes} bytes",
+                            ),
+                        )
+                    )
                     continue
                 await conn.handle_frame(text)
         except WebSocketDisconnect:

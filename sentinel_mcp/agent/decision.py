@@ -21,7 +21,9 @@ ELEMENT_ACTIONS = ("click", "long_click", "type", "clear")
 UI_ACTIONS = (*ELEMENT_ACTIONS, "scroll", "back", "home", "open_app", "wait_for", "done", "fail")
 FINAL_ACTIONS = ("done", "fail")
 DIRECTIONS = ("up", "down", "left", "right")
-PACKAGE_PATTERN = "^[A-Za-z][A-Za-z0-9_]*([.][A-Za-z0-9_]+)+$"  # [.]: the grammar converter rejects an escaped dot
+PACKAGE_PATTERN = (
+    "^[A-Za-z][A-Za-z0-9_]*([.][A-Za-z0-9_]+)+$"  # [.]: the grammar converter rejects an escaped dot
+)
 PACKAGE_RE = re.compile(PACKAGE_PATTERN)
 MAX_TEXT = 500
 MAX_REASONING = 300
@@ -76,8 +78,10 @@ def decision_schema(screen: Screen, tools: list[str]) -> dict[str, Any]:
     fields = [e.id for e in screen.elements if e.editable]
     options = [alternative(["click", "long_click"], element_id={"enum": ids})] if ids else []
     if fields:
-        options += [alternative(["type"], element_id={"enum": fields}, text={"type": "string"}),
-                    alternative(["clear"], element_id={"enum": fields})]
+        options += [
+            alternative(["type"], element_id={"enum": fields}, text={"type": "string"}),
+            alternative(["clear"], element_id={"enum": fields}),
+        ]
     options += [
         alternative(["scroll"], text={"enum": list(DIRECTIONS)}),
         alternative(["back", "home"]),
@@ -86,17 +90,24 @@ def decision_schema(screen: Screen, tools: list[str]) -> dict[str, Any]:
         alternative(["done", "fail"], text={"type": "string"}),
     ]
     if tools:
-        options.append({
-            "type": "object",
-            "properties": {"tool": {"enum": list(tools)}, "snapshot_id": sid, "arguments": {"type": "object"}},
-            "required": ["tool", "snapshot_id", "arguments"],
-            "additionalProperties": False,
-        })
+        options.append(
+            {
+                "type": "object",
+                "properties": {
+                    "tool": {"enum": list(tools)},
+                    "snapshot_id": sid,
+                    "arguments": {"type": "object"},
+                },
+                "required": ["tool", "snapshot_id", "arguments"],
+                "additionalProperties": False,
+            }
+        )
     return {"anyOf": options}
 
 
 def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
-    """Check a model answer against the current screen and the allowed tools; UnusableDecision says why not."""
+    """Check a model answer against the current screen and the allowed tools; UnusableDecision says why not.
+    """
     if isinstance(data, str):
         try:
             data = json.loads(data)
@@ -141,8 +152,9 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
 def _check_snapshot(snapshot: Any, screen: Screen) -> None:
     """A decision made for another screen is not acted on (the grammar allows null: then the current one)."""
     if snapshot is not None and snapshot != screen.snapshot_id:
-        raise UnusableDecision(f"snapshot_id {str(snapshot)[:40]!r} is not the current screen "
-                               f"({screen.snapshot_id})")
+        raise UnusableDecision(
+            f"snapshot_id {str(snapshot)[:40]!r} is not the current screen ({screen.snapshot_id})"
+        )
 
 
 def _tool_call(data: dict[str, Any], tools: set[str]) -> Decision:
@@ -154,8 +166,12 @@ def _tool_call(data: dict[str, Any], tools: set[str]) -> Decision:
         raise UnusableDecision("arguments must be a JSON object")
     if len(json.dumps(arguments, default=str)) > MAX_ARGUMENTS_BYTES:
         raise UnusableDecision(f"arguments are larger than {MAX_ARGUMENTS_BYTES} bytes")
-    return Decision(action="tool", tool=name, arguments=arguments,
-                    reasoning=_optional_text(data.get("reasoning"), "reasoning", MAX_REASONING) or "")
+    return Decision(
+        action="tool",
+        tool=name,
+        arguments=arguments,
+        reasoning=_optional_text(data.get("reasoning"), "reasoning", MAX_REASONING) or "",
+    )
 
 
 def _optional_text(value: Any, what: str, limit: int) -> str | None:
@@ -169,7 +185,8 @@ def _optional_text(value: Any, what: str, limit: int) -> str | None:
 
 
 def device_call(decision: Decision, device: str) -> tuple[str, dict[str, Any]]:
-    """The guarded tool call a screen decision becomes (``device`` is the device built-in's catalog prefix)."""
+    """The guarded tool call a screen decision becomes (``device`` is the device built-in's catalog prefix).
+    """
     a, sid, eid = decision.action, decision.snapshot_id, decision.element_id
     on_element = {"element_id": eid, "snapshot_id": sid}
     if a == "click":

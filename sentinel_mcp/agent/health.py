@@ -85,7 +85,9 @@ class HealthMonitor:
                 # one invented value is enough to hold the call: at most 0.4, lower as more are invented
                 health.grounding = 0.4 * (1 - len(missing) / len(values))
                 shown = ", ".join(repr(v[:40]) for v in missing[:3])
-                health.signs.append(f"ungrounded: {shown} appear nowhere in the goal, the screen or any result")
+                health.signs.append(
+                    f"ungrounded: {shown} appear nowhere in the goal, the screen or any result"
+                )
         return health
 
     def acted(self, snapshot: str, name: str, arguments: dict[str, Any]) -> None:
@@ -97,7 +99,7 @@ class HealthMonitor:
 def _cycle(keys: list[str]) -> int | None:
     """The period of a cycle the last calls form (each period repeated twice, not all one call), if any."""
     for p in CYCLE_PERIODS:
-        tail = keys[-2 * p:]
+        tail = keys[-2 * p :]
         if len(tail) == 2 * p and tail[:p] == tail[p:] and len(set(tail[:p])) > 1:
             return p
     return None

@@ -1,6 +1,8 @@
-"""The agent loop: observe the screen, decide with the model, act through the gateway, reflect; repeat under caps.
+"""The agent loop: observe the screen, decide with the model, act through the gateway, reflect; repeat under
+caps.
 
-Every step is a guarded call on the gateway port (the device's firewall asks the person for risky ones, through
+Every step is a guarded call on the gateway port (the device's firewall asks the person for risky ones,
+through
 the relay); the model call is one too when the backend is the local ``llm`` built-in. The loop stops on
 completion (the model says ``done``), failure (``fail``, repeated unusable answers or errors, a stuck loop), a
 refusal (the guard denies, the person declines, nobody can be asked), or a cap (steps, time, tokens).
@@ -50,9 +52,11 @@ SYSTEM = (
     '{"tool", "arguments"} for one of the listed tools.'
 )
 HOW = (
-    "Actions: click, long_click, clear (element_id from the screen); type (element_id of a text field, text); "
+    "Actions: click, long_click, clear (element_id from the screen); type (element_id of a text field, "
+    "text); "
     "scroll (text: up or down); back; home; open_app (text: the package name); wait_for (text); "
-    "done (text: the answer, or what was achieved) when the goal is reached; fail (text: why) when it cannot be. "
+    "done (text: the answer, or what was achieved) when the goal is reached; fail (text: why) when it cannot "
+    "be. "
     "Use the snapshot_id of the current screen."
 )
 
@@ -72,10 +76,19 @@ class RunResult:
     reflections: list[dict[str, Any]] = field(default_factory=list)  # {n, at (UTC ISO), kind, signs, text}
 
     def public(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "goal": self.goal, "status": self.status, "reason": self.reason,
-                "answer": self.answer, "steps": self.steps, "tokens": self.tokens,
-                "seconds": round(self.seconds, 2), "model": self.model, "questions_asked": self.asked,
-                "reflections": self.reflections}
+        return {
+            "run_id": self.run_id,
+            "goal": self.goal,
+            "status": self.status,
+            "reason": self.reason,
+            "answer": self.answer,
+            "steps": self.steps,
+            "tokens": self.tokens,
+            "seconds": round(self.seconds, 2),
+            "model": self.model,
+            "questions_asked": self.asked,
+            "reflections": self.reflections,
+        }
 
 
 class _ModelTrouble(UnusableDecision):
@@ -95,7 +108,9 @@ def allowed_tool(name: str, patterns: list[str]) -> bool:
 
 
 class AgentLoop:
-    def __init__(self, port: GatewayPort, backend: ModelBackend, store: TraceStore, settings: AgentSettings) -> None:
+    def __init__(
+        self, port: GatewayPort, backend: ModelBackend, store: TraceStore, settings: AgentSettings
+    ) -> None:
         self.port = port
         self.backend = backend
         self.store = store
@@ -111,16 +126,37 @@ class AgentLoop:
             tools = self.port.list_catalog_tools()
         return sorted(t.name for t in tools if allowed_tool(t.name, self.settings.tools))
 
-    async def run(self, goal: str, *, session: str, principal: str, relay: CallerRelay | None = None,
-                  progress: Progress | None = None, caps: Caps | None = None,
-                  origin: Origin = "builtin") -> RunResult:
+    async def run(
+        self,
+        goal: str,
+        *,
+        session: str,
+        principal: str,
+        relay: CallerRelay | None = None,
+        progress: Progress | None = None,
+        caps: Caps | None = None,
+        origin: Origin = "builtin",
+    ) -> RunResult:
         caps = caps or self.settings.caps
-        result = RunResult(run_id=f"run-{uuid.uuid4().hex[:12]}", goal=goal, status="running", reason="",
-                           answer=None, model=getattr(self.backend, "name", ""))
+        result = RunResult(
+            run_id=f"run-{uuid.uuid4().hex[:12]}",
+            goal=goal,
+            status="running",
+            reason="",
+            answer=None,
+            model=getattr(self.backend, "name", ""),
+        )
         started = time.monotonic()
         deadline = started + caps.max_seconds
-        state = _RunState(session=session, principal=principal, relay=relay, origin=origin,
-                          monitor=HealthMonitor(self.settings.health), progress=progress, total=caps.max_steps)
+        state = _RunState(
+            session=session,
+            principal=principal,
+            relay=relay,
+            origin=origin,
+            monitor=HealthMonitor(self.settings.health),
+            progress=progress,
+            total=caps.max_steps,
+        )
         try:
             await self.store.start_run(result.run_id, principal, session, goal, result.model)
             screen = await self._observe(state)
@@ -133,7 +169,9 @@ class AgentLoop:
                 if progress is not None:
                     last = result.steps[-1]
                     await progress(n, caps.max_steps, f"step {n}: {last['summary']}")
-            raise _Stop("step_cap", f"stopped at the step cap of {caps.max_steps} steps without reaching the goal")
+            raise _Stop(
+                "step_cap", f"stopped at the step cap of {caps.max_steps} steps without reaching the goal"
+            )
         except _Stop as stop:
             result.status, result.reason, result.answer = stop.status, stop.reason, stop.answer
         except TraceStoreError as e:
@@ -142,25 +180,44 @@ class AgentLoop:
             # the caller stopped the run (Ctrl-C in `sentinel-mcp chat`, a cancelled request): say so on disk
             with anyio.CancelScope(shield=True):
                 try:
-                    await self.store.finish_run(result.run_id, "cancelled", "the caller cancelled the run",
-                                                None, len(result.steps), result.tokens)
+                    await self.store.finish_run(
+                        result.run_id,
+                        "cancelled",
+                        "the caller cancelled the run",
+                        None,
+                        len(result.steps),
+                        result.tokens,
+                    )
                 except TraceStoreError:
                     pass
             raise
         result.seconds = time.monotonic() - started
         result.asked = list(relay.asked) if relay is not None else []
         try:
-            await self.store.finish_run(result.run_id, result.status, result.reason, result.answer,
-                                        len(result.steps), result.tokens)
+            await self.store.finish_run(
+                result.run_id, result.status, result.reason, result.answer, len(result.steps), result.tokens
+            )
         except TraceStoreError as e:
             result.reason += f" ({e})"
         return result
 
     # ------------------------------------------------------------------ one step
-    async def _step(self, n: int, goal: str, screen: Screen, state: _RunState, result: RunResult,
-                    deadline: float, caps: Caps) -> Screen:
+    async def _step(
+        self,
+        n: int,
+        goal: str,
+        screen: Screen,
+        state: _RunState,
+        result: RunResult,
+        deadline: float,
+        caps: Caps,
+    ) -> Screen:
         t0 = time.monotonic()
-        record: dict[str, Any] = {"screen": screen.snapshot_id, "app": screen.package, "observed": screen.summary()}
+        record: dict[str, Any] = {
+            "screen": screen.snapshot_id,
+            "app": screen.package,
+            "observed": screen.summary(),
+        }
         tools = self.tools(state)
         try:
             decision = await self._decide(goal, screen, state, tools, result, deadline, caps)
@@ -170,15 +227,26 @@ class AgentLoop:
             record |= {"outcome": "unusable", "detail": str(bad), "summary": f"unusable answer: {bad}"}
             await self._record(result, n, record, t0)
             self._check_failures(state)
-            if isinstance(bad, _ModelTrouble):  # retry with backoff: a busy or flaky model gets room to recover
+            if isinstance(
+                bad, _ModelTrouble
+            ):  # retry with backoff: a busy or flaky model gets room to recover
                 wait = self.settings.health.backoff_seconds * 2 ** (state.failures - 1)
-                await self._reflect_on(result, n, "retry", [str(bad)[:200]],
-                                       f"the model failed ({str(bad)[:120]}); retrying after {wait:g} s", state)
+                await self._reflect_on(
+                    result,
+                    n,
+                    "retry",
+                    [str(bad)[:200]],
+                    f"the model failed ({str(bad)[:120]}); retrying after {wait:g} s",
+                    state,
+                )
                 await anyio.sleep(min(wait, max(0.0, deadline - time.monotonic())))
             return screen
         record["decision"] = decision.public(screen)
         if decision.final:
-            record |= {"outcome": decision.action, "summary": f"{decision.action}: {decision.text or ''}"[:200]}
+            record |= {
+                "outcome": decision.action,
+                "summary": f"{decision.action}: {decision.text or ''}"[:200],
+            }
             await self._record(result, n, record, t0)
             if decision.action == "done":
                 raise _Stop("completed", "the goal was reached", decision.text)
@@ -187,23 +255,41 @@ class AgentLoop:
             name, arguments = decision.tool, decision.arguments
         else:
             name, arguments = device_call(decision, self.settings.device)
-        health = state.monitor.assess(snapshot=screen.snapshot_id, name=name, arguments=arguments,
-                                      seconds=time.monotonic() - t0, grounds=state.grounds(goal, screen),
-                                      tool_call=decision.tool is not None)
+        health = state.monitor.assess(
+            snapshot=screen.snapshot_id,
+            name=name,
+            arguments=arguments,
+            seconds=time.monotonic() - t0,
+            grounds=state.grounds(goal, screen),
+            tool_call=decision.tool is not None,
+        )
         record["health"] = health.public()
-        if health.repetition < self.settings.health.threshold or health.grounding < self.settings.health.threshold:
+        if (
+            health.repetition < self.settings.health.threshold
+            or health.grounding < self.settings.health.threshold
+        ):
             await self._recover(n, name, health, state, result, record, t0)
             return screen  # not acted on: the model decides again with the reflection in its context
         if health.latency < self.settings.health.threshold:
-            await self._reflect_on(result, n, "slow", health.signs, "the step was slow; acting on it anyway", state)
+            await self._reflect_on(
+                result, n, "slow", health.signs, "the step was slow; acting on it anyway", state
+            )
         state.low_steps = 0
         state.monitor.acted(screen.snapshot_id, name, arguments)
-        record |= {"tool": name, "arguments": _shown_arguments(decision, arguments, screen), "outcome": "acting"}
+        record |= {
+            "tool": name,
+            "arguments": _shown_arguments(decision, arguments, screen),
+            "outcome": "acting",
+        }
         await self._record(result, n, record, t0)  # on disk before the call is made
         if state.progress is not None:  # the decision, before any question its call may ask
             why = f" - {decision.reasoning[:120]}" if decision.reasoning else ""
-            await state.progress(n - 0.5, state.total, f"step {n}: {_what(decision, screen, name)} -> {name} "
-                                 f"{json.dumps(record['arguments'], ensure_ascii=False)[:300]}{why}")
+            await state.progress(
+                n - 0.5,
+                state.total,
+                f"step {n}: {_what(decision, screen, name)} -> {name} "
+                f"{json.dumps(record['arguments'], ensure_ascii=False)[:300]}{why}",
+            )
         asked_before = len(state.relay.asked) if state.relay is not None else 0
         outcome = await self._invoke(name, arguments, state)
         record["guard"] = "refused" if isinstance(outcome, Refused) else "allowed"
@@ -217,42 +303,75 @@ class AgentLoop:
         self._check_failures(state)
         return screen
 
-    async def _recover(self, n: int, name: str, health: StepHealth, state: _RunState, result: RunResult,
-                       record: dict[str, Any], t0: float) -> None:
+    async def _recover(
+        self,
+        n: int,
+        name: str,
+        health: StepHealth,
+        state: _RunState,
+        result: RunResult,
+        record: dict[str, Any],
+        t0: float,
+    ) -> None:
         """A step scored below the threshold: reflect, then replan; stop when that did not help."""
         state.low_steps += 1
         signs = "; ".join(health.signs)
         if state.low_steps > self.settings.health.recoveries:
             record |= {"outcome": "stuck", "summary": f"not acted on ({signs}); recovery failed"}
             await self._record(result, n, record, t0)
-            raise _Stop("stuck", f"stuck at step {n}: {signs}; {self.settings.health.recoveries} recoveries "
-                                 "(reflection, replan) did not help")
+            raise _Stop(
+                "stuck",
+                f"stuck at step {n}: {signs}; {self.settings.health.recoveries} recoveries "
+                "(reflection, replan) did not help",
+            )
         if state.low_steps == 1:
             kind = "reflection"
-            text = (f"Reflection: the proposed {name} was not made ({signs}). Choose a different action that "
-                    "makes progress, using only values from the goal, the screen or earlier results.")
+            text = (
+                f"Reflection: the proposed {name} was not made ({signs}). Choose a different action that "
+                "makes progress, using only values from the goal, the screen or earlier results."
+            )
         else:
             kind = "replan"
-            text = (f"Replan: the approach is not working ({signs}). Start again from the current screen with "
-                    "another way to reach the goal, or answer fail with the reason.")
+            text = (
+                f"Replan: the approach is not working ({signs}). Start again from the current screen with "
+                "another way to reach the goal, or answer fail with the reason."
+            )
             state.history = [f"(earlier steps folded: {len(state.history)} lines; the approach did not work)"]
         state.note(text)
         await self._reflect_on(result, n, kind, health.signs, text, state)
-        record |= {"outcome": kind, "detail": signs[:RESULT_EXCERPT], "summary": f"not acted on: {kind} ({signs})"}
+        record |= {
+            "outcome": kind,
+            "detail": signs[:RESULT_EXCERPT],
+            "summary": f"not acted on: {kind} ({signs})",
+        }
         await self._record(result, n, record, t0)
 
-    async def _reflect_on(self, result: RunResult, n: int, kind: str, signs: list[str], text: str,
-                          state: _RunState) -> None:
+    async def _reflect_on(
+        self, result: RunResult, n: int, kind: str, signs: list[str], text: str, state: _RunState
+    ) -> None:
         reflection = await self.store.record_reflection(result.run_id, n, kind, signs, text)
         result.reflections.append(reflection)
 
-    async def _decide(self, goal: str, screen: Screen, state: _RunState, tools: list[str], result: RunResult,
-                      deadline: float, caps: Caps) -> Decision:
+    async def _decide(
+        self,
+        goal: str,
+        screen: Screen,
+        state: _RunState,
+        tools: list[str],
+        result: RunResult,
+        deadline: float,
+        caps: Caps,
+    ) -> Decision:
         tool_text = f" Tools you may call: {', '.join(tools)}." if tools else ""
         prompt = f"Goal: {goal}\n\n{HOW}{tool_text}"
-        request = ModelRequest(role="agent", system=SYSTEM, prompt=prompt[:1800],
-                               context=state.context(screen), json_schema=decision_schema(screen, tools),
-                               max_tokens=self.settings.decision_tokens)
+        request = ModelRequest(
+            role="agent",
+            system=SYSTEM,
+            prompt=prompt[:1800],
+            context=state.context(screen),
+            json_schema=decision_schema(screen, tools),
+            max_tokens=self.settings.decision_tokens,
+        )
         reply = None
         try:
             with anyio.move_on_after(max(1.0, deadline - time.monotonic())):
@@ -262,41 +381,71 @@ class AgentLoop:
                 raise _Stop("refused", f"the model's input check refused the screen or goal: {e}") from None
             raise _ModelTrouble(f"model error: {e}") from None
         if reply is None:
-            raise _Stop("time_cap", f"stopped at the time cap of {caps.max_seconds:g} s (waiting for the model)")
+            raise _Stop(
+                "time_cap", f"stopped at the time cap of {caps.max_seconds:g} s (waiting for the model)"
+            )
         result.tokens += reply.prompt_tokens + reply.completion_tokens
         if reply.model:
             result.model = reply.model
-        return parse_decision(reply.json_data if reply.json_data is not None else reply.text, screen,
-                              set(tools))
+        return parse_decision(
+            reply.json_data if reply.json_data is not None else reply.text, screen, set(tools)
+        )
 
     async def _invoke(self, name: str, arguments: dict[str, Any], state: _RunState) -> Completed | Refused:
         answers: dict[str, Any] = {}
         for _ in range(MAX_ASK_ROUNDS):
-            # the step runs as the run's caller: its principal's reach and consents, its front's origin (so the
+            # the step runs as the run's caller: its principal's reach and consents, its front's origin (so
+            # the
             # consent gate and the rulebases see who is really asking), questions to that caller only
             refused_before = state.relay.refused if state.relay is not None else 0
-            outcome = await self.port.invoke(name, arguments, session_id=state.session,
-                                             client=f"agent:{state.principal}", origin=state.origin,
-                                             answers=answers or None, link=state.relay, principal=state.principal)
-            if state.relay is not None and state.relay.refused > refused_before and isinstance(outcome, Completed):
+            outcome = await self.port.invoke(
+                name,
+                arguments,
+                session_id=state.session,
+                client=f"agent:{state.principal}",
+                origin=state.origin,
+                answers=answers or None,
+                link=state.relay,
+                principal=state.principal,
+            )
+            if (
+                state.relay is not None
+                and state.relay.refused > refused_before
+                and isinstance(outcome, Completed)
+            ):
                 # the tool asked the person mid-call and they could not be asked: nobody said yes
-                return Refused(reason=f"{name}: {_text(outcome.result)[:300] or 'a question could not be asked'}")
+                return Refused(
+                    reason=f"{name}: {_text(outcome.result)[:300] or 'a question could not be asked'}"
+                )
             if not isinstance(outcome, NeedsInput):
                 return outcome
             asked = await state.relay.answer(outcome.questions) if state.relay is not None else None
             if asked is None:
-                return Refused(reason=f"{outcome.reason} (the person behind this run cannot be asked, or gave no "
-                                      "answer in time)")
+                return Refused(
+                    reason=f"{outcome.reason} (the person behind this run cannot be asked, or gave no "
+                    "answer in time)"
+                )
             answers |= asked
         return Refused(reason=f"{name} is still blocked after the person's answers")
 
-    async def _reflect(self, n: int, name: str, decision: Decision, outcome: Completed | Refused, screen: Screen,
-                       state: _RunState, record: dict[str, Any]) -> Screen:
+    async def _reflect(
+        self,
+        n: int,
+        name: str,
+        decision: Decision,
+        outcome: Completed | Refused,
+        screen: Screen,
+        state: _RunState,
+        record: dict[str, Any],
+    ) -> Screen:
         """What the step did, for the trace and the next prompt; stops the run on a refusal."""
         what = _what(decision, screen, name)
         if isinstance(outcome, Refused):
-            record |= {"outcome": "refused", "detail": outcome.reason[:RESULT_EXCERPT],
-                       "summary": f"{what}: refused"}
+            record |= {
+                "outcome": "refused",
+                "detail": outcome.reason[:RESULT_EXCERPT],
+                "summary": f"{what}: refused",
+            }
             raise _Stop("refused", f"step {n} ({what}) was refused: {outcome.reason}")
         r = outcome.result
         data = r.structured_content if isinstance(r.structured_content, dict) else {}
@@ -318,12 +467,16 @@ class AgentLoop:
         state.failures = 0
         after = fresh or await self._observe(state)
         if decision.tool is not None:
-            state.last_result = f"result of {name}:\n{text[:RESULT_EXCERPT * 3]}"
-            state.seen(text[:RESULT_EXCERPT * 6])
+            state.last_result = f"result of {name}:\n{text[: RESULT_EXCERPT * 3]}"
+            state.seen(text[: RESULT_EXCERPT * 6])
         state.seen(after.describe())
         changed = "screen changed" if after.snapshot_id != screen.snapshot_id else "screen unchanged"
         state.note(f"step {n}: {what} -> done; {changed} (app {after.package or 'unknown'})")
-        record |= {"outcome": "done", "summary": f"{what}: done, {changed}", "screen_after": after.snapshot_id}
+        record |= {
+            "outcome": "done",
+            "summary": f"{what}: done, {changed}",
+            "screen_after": after.snapshot_id,
+        }
         return after
 
     async def _observe(self, state: _RunState) -> Screen:
@@ -335,8 +488,9 @@ class AgentLoop:
             raise _Stop("failed", f"the screen could not be read: {_text(outcome.result)[:300]}")
         return screen
 
-    async def _record(self, result: RunResult, n: int, record: dict[str, Any], t0: float,
-                      replace: bool = False) -> None:
+    async def _record(
+        self, result: RunResult, n: int, record: dict[str, Any], t0: float, replace: bool = False
+    ) -> None:
         record["seconds"] = round(time.monotonic() - t0, 3)
         await self.store.record_step(result.run_id, n, record)
         if replace and result.steps and result.steps[-1].get("n") == n:
@@ -346,8 +500,11 @@ class AgentLoop:
 
     def _check_failures(self, state: _RunState) -> None:
         if state.failures >= self.settings.max_failures:
-            raise _Stop("failed", f"{state.failures} unusable answers or errors in a row; last: "
-                                  f"{state.history[-1] if state.history else 'none'}")
+            raise _Stop(
+                "failed",
+                f"{state.failures} unusable answers or errors in a row; last: "
+                f"{state.history[-1] if state.history else 'none'}",
+            )
 
 
 @dataclass

@@ -28,7 +28,8 @@ class CallerRelay(CallerLink):
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx  # the agent_run call's mcpserver Context
         # the link of the agent_run call itself (in-process, the gateway routes a push by the calling task's
-        # link): a step's question is pushed under it, so it reaches the person who started the run, and no one
+        # link): a step's question is pushed under it, so it reaches the person who started the run, and no
+        # one
         # else, even from inside a step's own call (whose link is this relay)
         self._own_link = CURRENT_LINK.get()
         self.asked: list[str] = []  # every question shown to the person during the run (for the trace)
@@ -50,8 +51,9 @@ class CallerRelay(CallerLink):
         self.asked.append(params.message)
         token = CURRENT_LINK.set(self._own_link)
         try:
-            return await self.ctx.session.elicit_form(params.message, params.requested_schema,
-                                                      related_request_id=self.ctx.request_id)
+            return await self.ctx.session.elicit_form(
+                params.message, params.requested_schema, related_request_id=self.ctx.request_id
+            )
         except Exception as e:  # noqa: BLE001 - no back channel, a transport error: nobody said yes
             log.info("agent could not ask its caller: %s", e)
             self.refused += 1
@@ -63,7 +65,9 @@ class CallerRelay(CallerLink):
         """The person's answers to the gateway's own questions (askables, confirmations); None: cannot ask."""
         answers: dict[str, Answer] = {}
         for q in questions:
-            reply = await self.elicit(ElicitRequestFormParams(message=q.message, requested_schema=q.requested_schema))
+            reply = await self.elicit(
+                ElicitRequestFormParams(message=q.message, requested_schema=q.requested_schema)
+            )
             if not isinstance(reply, ElicitResult):
                 return None
             # who answered, as the gateway marked it: only the person's answer is the user's

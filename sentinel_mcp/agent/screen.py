@@ -63,7 +63,8 @@ class Screen:
 
     @classmethod
     def from_result(cls, structured: Any) -> Screen | None:
-        """A screen from ``screen_read``'s structured content or an action result's ``screen``; None if absent."""
+        """A screen from ``screen_read``'s structured content or an action result's ``screen``; None if
+        absent."""
         if not isinstance(structured, dict):
             return None
         data = structured.get("screen") if isinstance(structured.get("screen"), dict) else structured
@@ -74,15 +75,24 @@ class Screen:
         for raw in elements[:MAX_ELEMENTS]:
             if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):
                 continue
-            parsed.append(ScreenElement(
-                id=raw["id"][:64], index=int(raw.get("index") or len(parsed) + 1),
-                cls=str(raw.get("class") or "").rsplit(".", 1)[-1][:40],
-                text=str(raw.get("text") or ""), desc=str(raw.get("desc") or ""),
-                resource=str(raw.get("resource_id") or "").rsplit("/", 1)[-1][:60],
-                flags=tuple(str(f) for f in (raw.get("flags") or []) if isinstance(f, str))[:12],
-                hint=str(raw.get("hint") or "")))
-        return cls(snapshot_id=sid[:64], package=str(data.get("package") or "")[:120], elements=parsed,
-                   total=int(data.get("total") or len(parsed)))
+            parsed.append(
+                ScreenElement(
+                    id=raw["id"][:64],
+                    index=int(raw.get("index") or len(parsed) + 1),
+                    cls=str(raw.get("class") or "").rsplit(".", 1)[-1][:40],
+                    text=str(raw.get("text") or ""),
+                    desc=str(raw.get("desc") or ""),
+                    resource=str(raw.get("resource_id") or "").rsplit("/", 1)[-1][:60],
+                    flags=tuple(str(f) for f in (raw.get("flags") or []) if isinstance(f, str))[:12],
+                    hint=str(raw.get("hint") or ""),
+                )
+            )
+        return cls(
+            snapshot_id=sid[:64],
+            package=str(data.get("package") or "")[:120],
+            elements=parsed,
+            total=int(data.get("total") or len(parsed)),
+        )
 
     def element(self, ref: str | None) -> ScreenElement | None:
         if not ref:

@@ -1,6 +1,8 @@
-"""The ``agent`` built-in: ``agent_run(goal)`` drives the phone through the gateway; its runs can be read back.
+"""The ``agent`` built-in: ``agent_run(goal)`` drives the phone through the gateway; its runs can be read
+back.
 
-It speaks the push era to the gateway (``sentinel_protocol = "legacy"``) so a step's question reaches the person
+It speaks the push era to the gateway (``sentinel_protocol = "legacy"``) so a step's question reaches the
+person
 who started the run while the run waits. One run at a time: the phone has one screen.
 """
 
@@ -33,31 +35,42 @@ log = logging.getLogger(__name__)
 BUSY_GRACE_SECONDS = 5.0  # how long a new run waits for one that is ending
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 # it acts on the phone, but only through guarded calls: each step is decided on its own
-RUN = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
-# a run's steps are made as its caller's calls (reach, consent gate, rulebases see that front); a run started by
+RUN = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+)
+# a run's steps are made as its caller's calls (reach, consent gate, rulebases see that front); a run started
+# by
 # another built-in acts as that built-in
 STEP_ORIGINS = ("client", "a2a", "cli")
 INSTRUCTIONS = (
     "A phone agent: agent_run(goal) observes the screen, decides each step with a model, and acts through "
     "Sentinel's guarded device tools. Risky steps ask you first; a refusal stops the run. agent_runs and "
-    "agent_trace show what earlier runs did.")
+    "agent_trace show what earlier runs did."
+)
 
 
 def _result(text: str, data: dict[str, Any], error: bool = False) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data, is_error=error)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=data, is_error=error
+    )
 
 
 def _summary(run: RunResult) -> str:
-    lines = [(f"agent run {run.run_id}: {run.status} after {len(run.steps)} step(s), {run.seconds:.1f} s, "
-              f"{run.tokens} tokens - {run.reason}")]
+    lines = [
+        (
+            f"agent run {run.run_id}: {run.status} after {len(run.steps)} step(s), {run.seconds:.1f} s, "
+            f"{run.tokens} tokens - {run.reason}"
+        )
+    ]
     if run.answer:
         lines.append(f"answer: {run.answer}")
     lines += [f"  {s['n']}. {s.get('summary', '')}" for s in run.steps]
     return "\n".join(lines)
 
 
-def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_tool: Any,
-                 name: str = "agent") -> MCPServer:
+def build_server(
+    settings: AgentSettings, store: TraceStore, *, port: Any, call_tool: Any, name: str = "agent"
+) -> MCPServer:
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
         if not store.is_open:
@@ -76,31 +89,47 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
 
     @server.tool(annotations=RUN, meta=SELF_CONFIRMS)
     async def agent_run(
-        goal: Annotated[str, Field(description="what to achieve on the phone, e.g. 'open Messages and read the "
-                                               "newest message'")],
+        goal: Annotated[
+            str,
+            Field(
+                description="what to achieve on the phone, e.g. 'open Messages and read the newest message'"
+            ),
+        ],
         ctx: Context,
         max_steps: Annotated[int | None, Field(description="lower the step cap for this run", ge=1)] = None,
-        max_seconds: Annotated[float | None, Field(description="lower the time cap for this run", gt=0)] = None,
+        max_seconds: Annotated[
+            float | None, Field(description="lower the time cap for this run", gt=0)
+        ] = None,
     ) -> CallToolResult:
-        """Reach a goal on the phone: observe the screen, decide a step with the model, act through the gateway
+        """Reach a goal on the phone: observe the screen, decide a step with the model, act through the
+        gateway
         (every step guarded; risky ones ask you), reflect, repeat until done, refused or a cap is hit."""
         goal = goal.strip()
         if not goal:
             return _result("goal must not be empty", {"status": "error"}, error=True)
         if len(goal) > settings.max_goal_chars:
-            return _result(f"goal is longer than {settings.max_goal_chars} characters", {"status": "error"},
-                           error=True)
+            return _result(
+                f"goal is longer than {settings.max_goal_chars} characters", {"status": "error"}, error=True
+            )
         origin, principal = origin_of(ctx), principal_of(ctx)
         if origin == "a2a" and not any(fnmatchcase(principal, p) for p in settings.a2a_peers):
-            return _result(f"the phone's owner has not allowed {principal!r} to run the phone agent (add the "
-                           "principal to sentinel.agent.a2a_peers); nothing was done", {"status": "refused"},
-                           error=True)
+            return _result(
+                f"the phone's owner has not allowed {principal!r} to run the phone agent (add the "
+                "principal to sentinel.agent.a2a_peers); nothing was done",
+                {"status": "refused"},
+                error=True,
+            )
         if port is None:
-            return _result("the agent runs inside Sentinel's gateway only (its steps are guarded calls)",
-                           {"status": "error"}, error=True)
-        caps = Caps(max_steps=min(max_steps or settings.caps.max_steps, settings.caps.max_steps),
-                    max_seconds=min(max_seconds or settings.caps.max_seconds, settings.caps.max_seconds),
-                    max_tokens=settings.caps.max_tokens)
+            return _result(
+                "the agent runs inside Sentinel's gateway only (its steps are guarded calls)",
+                {"status": "error"},
+                error=True,
+            )
+        caps = Caps(
+            max_steps=min(max_steps or settings.caps.max_steps, settings.caps.max_steps),
+            max_seconds=min(max_seconds or settings.caps.max_seconds, settings.caps.max_seconds),
+            max_tokens=settings.caps.max_tokens,
+        )
         if one_at_a_time.locked():
             # a run just cancelled may still be winding down (its cancellation reaches this server after the
             # person's Ctrl-C was answered): wait briefly for the phone before calling it busy
@@ -108,13 +137,21 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
                 while one_at_a_time.locked():
                     await anyio.sleep(0.05)
         if one_at_a_time.locked():
-            return _result("another agent run is using the phone; try again when it has finished",
-                           {"status": "busy"}, error=True)
+            return _result(
+                "another agent run is using the phone; try again when it has finished",
+                {"status": "busy"},
+                error=True,
+            )
         try:
             # through the gateway, it says whether the caller's own model can be asked (sampling relayed)
-            backend = make_backend(settings, call_tool=call_tool, session=ctx.session,
-                                   protocol_version=ctx.protocol_version, relayed=can_sample_of(ctx),
-                                   related_request_id=ctx.request_id)
+            backend = make_backend(
+                settings,
+                call_tool=call_tool,
+                session=ctx.session,
+                protocol_version=ctx.protocol_version,
+                relayed=can_sample_of(ctx),
+                related_request_id=ctx.request_id,
+            )
         except ModelError as e:
             return _result(f"no model for the agent: {e}", {"status": "error"}, error=True)
 
@@ -127,8 +164,14 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
         async with one_at_a_time:
             try:
                 run = await AgentLoop(port, backend, store, settings).run(
-                    goal, session=session_of(ctx), principal=principal, relay=CallerRelay(ctx),
-                    progress=progress, caps=caps, origin=origin if origin in STEP_ORIGINS else "builtin")
+                    goal,
+                    session=session_of(ctx),
+                    principal=principal,
+                    relay=CallerRelay(ctx),
+                    progress=progress,
+                    caps=caps,
+                    origin=origin if origin in STEP_ORIGINS else "builtin",
+                )
             finally:
                 await backend.aclose()
         return _result(_summary(run), run.public(), error=run.status != "completed")
@@ -137,13 +180,19 @@ def build_server(settings: AgentSettings, store: TraceStore, *, port: Any, call_
     async def agent_runs(ctx: Context, limit: Annotated[int, Field(ge=1, le=200)] = 20) -> CallToolResult:
         """Your most recent agent runs (goal, status, steps, tokens), newest first."""
         runs = await store.runs(principal_of(ctx), limit)
-        text = "\n".join(f"{r['run_id']} {r['status']} steps={r['steps']} tokens={r['tokens']}: {r['goal'][:80]}"
-                         for r in runs) or "no agent runs yet"
+        text = (
+            "\n".join(
+                f"{r['run_id']} {r['status']} steps={r['steps']} tokens={r['tokens']}: {r['goal'][:80]}"
+                for r in runs
+            )
+            or "no agent runs yet"
+        )
         return _result(text, {"runs": runs})
 
     @server.tool(annotations=READ)
     async def agent_trace(run_id: str, ctx: Context) -> CallToolResult:
-        """Every step of one of your runs: the screen it saw, the decision, the guarded call and its outcome."""
+        """Every step of one of your runs: the screen it saw, the decision, the guarded call and its outcome.
+        """
         run = await store.run(principal_of(ctx), run_id)
         if run is None:
             return _result(f"no agent run {run_id!r} of yours", {"status": "error"}, error=True)

@@ -37,8 +37,10 @@ class AgentSettings(BaseModel):
     tools: list[str] = Field(default_factory=lambda: ["device__sms_list", "device__calendar_list",
                                                       "device__contacts_search", "device__notes_search",
                                                       "device__alarms_show", "device__screen_ocr"])
-    # A2A callers (principal names, glob patterns such as "lab-*"; the owner's token is the principal "owner") the
-    # owner lets start runs on the phone; none by default: a peer's goal would otherwise read the owner's screen
+    # A2A callers (principal names, glob patterns such as "lab-*"; the owner's token is the principal "owner")
+    # the
+    # owner lets start runs on the phone; none by default: a peer's goal would otherwise read the owner's
+    # screen
     # without the owner saying so
     a2a_peers: list[str] = Field(default_factory=list)
     max_goal_chars: int = Field(1000, ge=16, le=4000)

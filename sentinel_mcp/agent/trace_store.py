@@ -1,7 +1,8 @@
 """The agent's runs and their steps in SQLite (``<data_dir>/agent.db``), so a console can show them later.
 
 Each step is written *before* its tool call is made and updated with the outcome after; if the write fails the
-run stops (records before effects). Runs belong to the principal that started them; listings are per principal.
+run stops (records before effects). Runs belong to the principal that started them; listings are per
+principal.
 Old runs are dropped beyond ``keep`` so the file stays bounded.
 """
 
@@ -49,8 +50,20 @@ CREATE TABLE IF NOT EXISTS agent_reflections (
 );
 CREATE INDEX IF NOT EXISTS agent_reflections_by_run ON agent_reflections (run_id, n);
 """
-RUN_FIELDS = ("run_id", "principal", "session", "goal", "status", "reason", "answer", "started", "finished",
-              "steps", "tokens", "model")
+RUN_FIELDS = (
+    "run_id",
+    "principal",
+    "session",
+    "goal",
+    "status",
+    "reason",
+    "answer",
+    "started",
+    "finished",
+    "steps",
+    "tokens",
+    "model",
+)
 
 
 class TraceStoreError(AgentError):
@@ -106,55 +119,83 @@ class TraceStore:
             raise TraceStoreError(f"the agent trace could not be written: {e}") from None
 
     async def start_run(self, run_id: str, principal: str, session: str, goal: str, model: str) -> None:
-        await self._write("INSERT INTO agent_runs (run_id, principal, session, goal, status, started, model) "
-                          "VALUES (?, ?, ?, ?, 'running', ?, ?)", (run_id, principal, session, goal, time.time(), model))
+        await self._write(
+            "INSERT INTO agent_runs (run_id, principal, session, goal, status, started, model) "
+            "VALUES (?, ?, ?, ?, 'running', ?, ?)",
+            (run_id, principal, session, goal, time.time(), model),
+        )
         self._owners[run_id] = principal
         self._tell(run_id)
         try:  # bounded: the oldest runs (and their steps) go
-            await self.db.execute("DELETE FROM agent_runs WHERE run_id IN (SELECT run_id FROM agent_runs "
-                                  "ORDER BY started DESC LIMIT -1 OFFSET ?)", (self.keep,))
+            await self.db.execute(
+                "DELETE FROM agent_runs WHERE run_id IN (SELECT run_id FROM agent_runs "
+                "ORDER BY started DESC LIMIT -1 OFFSET ?)",
+                (self.keep,),
+            )
             await self.db.commit()
         except aiosqlite.Error:
             pass  # trimming is housekeeping; the run's own record is already on disk
 
     async def record_step(self, run_id: str, n: int, record: dict[str, Any]) -> None:
-        await self._write("INSERT OR REPLACE INTO agent_steps (run_id, n, at, record) VALUES (?, ?, ?, ?)",
-                          (run_id, n, time.time(), json.dumps(record, default=str, ensure_ascii=False)))
+        await self._write(
+            "INSERT OR REPLACE INTO agent_steps (run_id, n, at, record) VALUES (?, ?, ?, ?)",
+            (run_id, n, time.time(), json.dumps(record, default=str, ensure_ascii=False)),
+        )
         self._tell(run_id)
 
-    async def record_reflection(self, run_id: str, n: int, kind: str, signs: list[str], text: str) -> dict[str, Any]:
-        """A reflection (``reflection``, ``replan``, ``retry``, ``slow``) with its UTC time, on disk before the
+    async def record_reflection(
+        self, run_id: str, n: int, kind: str, signs: list[str], text: str
+    ) -> dict[str, Any]:
+        """A reflection (``reflection``, ``replan``, ``retry``, ``slow``) with its UTC time, on disk before
+        the
         loop goes on; the run record lists them under ``reflections`` (the console's trace shows them)."""
         at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         row = {"n": n, "at": at, "kind": kind, "signs": signs, "text": text}
-        await self._write("INSERT INTO agent_reflections (run_id, n, at, kind, signs, text) VALUES (?, ?, ?, ?, ?, ?)",
-                          (run_id, n, at, kind, json.dumps(signs, ensure_ascii=False), text))
+        await self._write(
+            "INSERT INTO agent_reflections (run_id, n, at, kind, signs, text) VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, n, at, kind, json.dumps(signs, ensure_ascii=False), text),
+        )
         return row
 
-    async def finish_run(self, run_id: str, status: str, reason: str, answer: str | None, steps: int,
-                         tokens: int) -> None:
-        await self._write("UPDATE agent_runs SET status = ?, reason = ?, answer = ?, finished = ?, steps = ?, "
-                          "tokens = ? WHERE run_id = ?", (status, reason, answer, time.time(), steps, tokens, run_id))
+    async def finish_run(
+        self, run_id: str, status: str, reason: str, answer: str | None, steps: int, tokens: int
+    ) -> None:
+        await self._write(
+            "UPDATE agent_runs SET status = ?, reason = ?, answer = ?, finished = ?, steps = ?, "
+            "tokens = ? WHERE run_id = ?",
+            (status, reason, answer, time.time(), steps, tokens, run_id),
+        )
         self._tell(run_id)
         self._owners.pop(run_id, None)
 
     async def runs(self, principal: str, limit: int = 20) -> list[dict[str, Any]]:
-        cur = await self.db.execute(f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE principal = ? "
-                                    "ORDER BY started DESC LIMIT ?", (principal, max(1, min(limit, 200))))
+        cur = await self.db.execute(
+            f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE principal = ? "
+            "ORDER BY started DESC LIMIT ?",
+            (principal, max(1, min(limit, 200))),
+        )
         return [dict(zip(RUN_FIELDS, row)) for row in await cur.fetchall()]
 
     async def run(self, principal: str, run_id: str) -> dict[str, Any] | None:
         """One run with its steps, if it belongs to ``principal``."""
-        cur = await self.db.execute(f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE run_id = ? AND "
-                                    "principal = ?", (run_id, principal))
+        cur = await self.db.execute(
+            f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE run_id = ? AND principal = ?",
+            (run_id, principal),
+        )
         row = await cur.fetchone()
         if row is None:
             return None
         out = dict(zip(RUN_FIELDS, row))
-        cur = await self.db.execute("SELECT n, at, record FROM agent_steps WHERE run_id = ? ORDER BY n", (run_id,))
+        cur = await self.db.execute(
+            "SELECT n, at, record FROM agent_steps WHERE run_id = ? ORDER BY n", (run_id,)
+        )
         out["trace"] = [{"n": n, "at": at, **json.loads(record)} for n, at, record in await cur.fetchall()]
-        cur = await self.db.execute("SELECT n, at, kind, signs, text FROM agent_reflections WHERE run_id = ? "
-                                    "ORDER BY rowid", (run_id,))
-        out["reflections"] = [{"n": n, "at": at, "kind": kind, "signs": json.loads(signs), "text": text}
-                              for n, at, kind, signs, text in await cur.fetchall()]
+        cur = await self.db.execute(
+            "SELECT n, at, kind, signs, text FROM agent_reflections WHERE run_id = ? ORDER BY rowid",
+            (run_id,),
+        )
+        out["reflections"] = [
+            {"n": n, "at": at, "kind": kind, "signs": json.loads(signs), "text": text}
+            for n, at, kind, signs, text in await cur.fetchall()
+        ]
         return out

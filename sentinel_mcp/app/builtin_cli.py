@@ -2,7 +2,8 @@
 
 The one way to run any built-in outside the gateway (the older ``python -m`` entry points stay). Its settings
 are the config's ``sentinel.<NAME>`` section (``-c``; the embedded default without it), validated by the
-built-in's own ``Settings`` model; ``--set KEY=VALUE`` overrides one key (VALUE is JSON, else a string). Alone,
+built-in's own ``Settings`` model; ``--set KEY=VALUE`` overrides one key (VALUE is JSON, else a string).
+Alone,
 a built-in has no gateway to call (``ctx.call_tool`` is None) and no shared services."""
 
 from __future__ import annotations
@@ -22,8 +23,14 @@ from sentinel_mcp.core.settings import validate_section
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("builtin", help="run one built-in alone over stdio (its settings: sentinel.NAME)")
     p.add_argument("name", choices=sorted(BUILTINS), metavar="NAME", help=", ".join(sorted(BUILTINS)))
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one key of the section (VALUE as JSON, else as a string); repeatable")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one key of the section (VALUE as JSON, else as a string); repeatable",
+    )
     p.add_argument("--data-dir", help="where the built-in keeps its state (default: <data_dir>/NAME)")
     p.set_defaults(func=cmd_builtin)
 

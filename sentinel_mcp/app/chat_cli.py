@@ -9,7 +9,9 @@ from sentinel_mcp.config import load_config
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("chat", help="an interactive session: type goals for the phone agent, answer its questions")
+    p = sub.add_parser(
+        "chat", help="an interactive session: type goals for the phone agent, answer its questions"
+    )
     p.add_argument("--url", help="a running Sentinel's MCP endpoint (default: start one in this process)")
     p.add_argument("--token", help="bearer token for --url (default: $SENTINEL_TOKEN)")
     p.add_argument("--agent", default="agent", help="the agent built-in's catalog prefix (default: agent)")
@@ -21,8 +23,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
     from sentinel_mcp.app.chat_terminal import ChatTerminal
 
     config = load_config(args.config)
-    link = ChatLink(config=None if args.url else config, url=args.url,
-                    token=args.token or os.environ.get("SENTINEL_TOKEN"), agent=args.agent)
+    link = ChatLink(
+        config=None if args.url else config,
+        url=args.url,
+        token=args.token or os.environ.get("SENTINEL_TOKEN"),
+        agent=args.agent,
+    )
     try:  # other agents' help requests, kept by the A2A service in the same data dir
         from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
 

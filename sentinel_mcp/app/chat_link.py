@@ -1,6 +1,7 @@
 """The async side of ``sentinel-mcp chat``: one MCP client session with Sentinel, in a thread of its own.
 
-The terminal (``chat_terminal.py``) owns stdin and stdout in the main thread; this side owns the event loop, the
+The terminal (``chat_terminal.py``) owns stdin and stdout in the main thread; this side owns the event loop,
+the
 gateway (in-process, or a running one over ``--url``) and the real ``mcp`` client. Goals run as
 ``agent__agent_run`` calls, exactly as any client's: the same agent loop, the same guard and audit. What the
 session hears (a step's decision and outcome as progress, a question as an elicitation) is put on ``events``
@@ -39,12 +40,14 @@ class Question:
 @dataclass
 class Notice:
     """Something Sentinel says besides steps and questions (a peer agent's help request, a warning)."""
+
     message: str
 
 
 class ChatLink:
-    def __init__(self, *, config: Config | None, url: str | None = None, token: str | None = None,
-                 agent: str = "agent") -> None:
+    def __init__(
+        self, *, config: Config | None, url: str | None = None, token: str | None = None, agent: str = "agent"
+    ) -> None:
         self.config, self.url, self.token, self.agent = config, url, token, agent
         self.events: queue.Queue[Step | Question | Notice] = queue.Queue()
         self._loop = asyncio.new_event_loop()
@@ -84,7 +87,10 @@ class ChatLink:
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             if message:
                 self.events.put(Step(message))
-        return await self.client.call_tool(f"{self.agent}__agent_run", {"goal": goal}, progress_callback=progress)
+
+        return await self.client.call_tool(
+            f"{self.agent}__agent_run", {"goal": goal}, progress_callback=progress
+        )
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         return await self.client.call_tool(tool, arguments)
@@ -127,8 +133,11 @@ class ChatLink:
 
             headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
             http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=3600))
-            async with Client(streamable_http_client(self.url, http_client=http), mode="legacy",
-                              elicitation_callback=self._on_elicit) as c:
+            async with Client(
+                streamable_http_client(self.url, http_client=http),
+                mode="legacy",
+                elicitation_callback=self._on_elicit,
+            ) as c:
                 yield c, []
             return
         from sentinel_mcp.app.runtime import running_gateway

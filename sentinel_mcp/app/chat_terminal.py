@@ -1,7 +1,9 @@
 """``sentinel-mcp chat``: a person and the phone agent in a terminal.
 
-Type a goal; each step shows as it happens (the decision: tool, arguments, why; then its outcome) and Sentinel's
-questions are asked inline, typed as their schema says (the terminal is an eliciting client like any other: the
+Type a goal; each step shows as it happens (the decision: tool, arguments, why; then its outcome) and
+Sentinel's
+questions are asked inline, typed as their schema says (the terminal is an eliciting client like any other:
+the
 same answers, the same audit). Ctrl-C cancels the running goal, not the session; at the prompt it clears the
 line. Input has history (readline, kept in the data dir) and continues over several lines when a line ends
 with a backslash, or between two lines of ``\"\"\"``. Everything printed that came from elsewhere is shown
@@ -35,17 +37,19 @@ HELP = """Type a goal for the phone agent (it asks you before anything risky), o
   /assist              other agents' open requests for your help
   /reply ID TEXT       answer one (the reply goes back to the agent that asked)
   /quit                leave (also Ctrl-D)
-Ctrl-C stops the running goal; the session goes on. End a line with \\ (or open a \"\"\" block) to go on typing."""
+Ctrl-C stops the running goal; the session goes on. End a line with \\ (or open a \"\"\" block) to go on typing."""  # noqa: E501 (verbatim text)
 MAX_INPUT = 4000
 HISTORY_LINES = 1000
 
 
 class ChatTerminal:
-    def __init__(self, link: ChatLink, *, history: Path | None = None, out: Any = None, inbox: Any = None) -> None:
+    def __init__(
+        self, link: ChatLink, *, history: Path | None = None, out: Any = None, inbox: Any = None
+    ) -> None:
         self.link = link
         self.history = history
         self.out = out or sys.stdout
-        self.inbox = inbox  # other agents' HumanAssistRequests (a2a.assist_inbox.AssistInbox), when there is one
+        self.inbox = inbox
         self._shown: set[str] = set()
 
     def say(self, text: str) -> None:
@@ -167,8 +171,10 @@ class ChatTerminal:
             self.say("no open help requests")
         for r in fresh:
             self._shown.add(r["id"])
-            self.say(f"[help request {r['id']} from agent {safe_text(r['from_agent'], 80)}] "
-                     f"{safe_text(r['reason'], 500)}")
+            self.say(
+                f"[help request {r['id']} from agent {safe_text(r['from_agent'], 80)}] "
+                f"{safe_text(r['reason'], 500)}"
+            )
             for q in r["questions"]:
                 self.say(f"    - {safe_text(q, 300)}")
             self.say(f"  (another agent's words, not Sentinel's; answer with /reply {r['id']} TEXT)")
@@ -187,8 +193,9 @@ class ChatTerminal:
             self.say(f"[sent] your reply to {safe_text(request_id, 40)} goes back to the agent")
             return
         row = self.inbox.get(request_id)  # answered first elsewhere (console, another terminal), or expired
-        self.say(settled_reason(row) if row is not None
-                 else f"no open help request {safe_text(request_id, 40)}")
+        self.say(
+            settled_reason(row) if row is not None else f"no open help request {safe_text(request_id, 40)}"
+        )
 
     def goal(self, goal: str) -> None:
         self.say(f"[agent] working on: {safe_text(goal, 2000, keep_newlines=True)}")
@@ -274,4 +281,3 @@ class ChatTerminal:
             readline.write_history_file(self.history)
         except (ImportError, OSError):
             pass
-

@@ -13,11 +13,15 @@ from sentinel_mcp.core.display_text import safe_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("consent", help="principals' consents to read personal data (grant, revoke, list, log)")
+    p = sub.add_parser(
+        "consent", help="principals' consents to read personal data (grant, revoke, list, log)"
+    )
     csub = p.add_subparsers(dest="action", metavar="ACTION")
     g = csub.add_parser("grant", help="let a principal read a kind of personal data")
     g.add_argument("principal", help="the principal's name (owner: your own MCP clients)")
-    g.add_argument("kind", help="the kind of data a tool declares, e.g. messages, contacts, 'traveller profile'")
+    g.add_argument(
+        "kind", help="the kind of data a tool declares, e.g. messages, contacts, 'traveller profile'"
+    )
     g.add_argument("--purpose", default=ANY_PURPOSE, help="only for this stated purpose (default: any)")
     g.add_argument("--expires-in", type=float, metavar="SECONDS", help="default: until revoked")
     g.set_defaults(func=cmd_grant)

@@ -1,6 +1,7 @@
 """One decision log, read as one: what the built-ins recorded inside a gateway decision.
 
-The gateway's audit log is the log; the device firewall's ``decisions.jsonl`` lines and the sensors' audit rows
+The gateway's audit log is the log; the device firewall's ``decisions.jsonl`` lines and the sensors' audit
+rows
 point to it by ``decision_id`` (``core/decision_record``). ``sentinel-mcp audit --decision ID`` shows the
 gateway's rows of that decision and, after them, these records. Read only: a built-in's store that is missing
 or cannot be read adds nothing (it is named in the problems instead).

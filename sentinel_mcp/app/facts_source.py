@@ -1,7 +1,8 @@
 """Where a command (``sentinel-mcp query``, ``facts``, ``replay``) reads the facts a gateway decides on.
 
 With a server store (``sentinel.store = "postgresql://…"``) that is the shared database itself, which replicas
-write while the command reads (no copy: PostgreSQL serves concurrent readers). With the embedded SQLite store it
+write while the command reads (no copy: PostgreSQL serves concurrent readers). With the embedded SQLite store
+it
 is the facts file, or a consistent copy while a running gateway holds it.
 """
 

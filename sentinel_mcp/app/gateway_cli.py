@@ -18,16 +18,25 @@ from sentinel_mcp.config import ConfigError, load_config
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="run the gateway (stdio by default; --http for streamable HTTP + SSE)")
     p.add_argument("--http", metavar="[HOST:]PORT", help="serve HTTP instead of stdio (127.0.0.1 by default)")
-    p.add_argument("--tls-local", action="store_true",
-                   help="with --http: serve HTTPS with this data dir's local CA (made on first use, as `sentinel-mcp "
-                        "tls init` makes it; clients trust <data dir>/tls/ca.pem)")
-    p.add_argument("--tls-name", action="append", metavar="NAME",
-                   help="with --tls-local: another DNS name for a new server certificate (repeatable)")
+    p.add_argument(
+        "--tls-local",
+        action="store_true",
+        help="with --http: serve HTTPS with this data dir's local CA (made on first use, as `sentinel-mcp "
+        "tls init` makes it; clients trust <data dir>/tls/ca.pem)",
+    )
+    p.add_argument(
+        "--tls-name",
+        action="append",
+        metavar="NAME",
+        help="with --tls-local: another DNS name for a new server certificate (repeatable)",
+    )
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("config", help="print configuration snippets")
     csub = p.add_subparsers(dest="what", metavar="WHAT")
-    c = csub.add_parser("claude", help="the mcpServers snippet for Claude Desktop's claude_desktop_config.json")
+    c = csub.add_parser(
+        "claude", help="the mcpServers snippet for Claude Desktop's claude_desktop_config.json"
+    )
     c.set_defaults(func=cmd_config_claude)
     c = csub.add_parser("show", help="the effective configuration as JSON (tokens masked)")
     c.set_defaults(func=cmd_config_show)
@@ -36,24 +45,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
     p = sub.add_parser("audit", help="show the audit log; `audit verify` checks its hash chain")
-    p.add_argument("what", nargs="?", choices=["verify"],
-                   help="verify: check that no row was changed, removed or inserted (exit 1 at the first broken row)")
+    p.add_argument(
+        "what",
+        nargs="?",
+        choices=["verify"],
+        help="verify: check that no row was changed, removed or inserted (exit 1 at the first broken row)",
+    )
     p.add_argument("--tail", type=int, default=20, metavar="N", help="the newest N entries (default 20)")
     p.add_argument("--session", help="only this session")
     p.add_argument("--principal", help="only this principal's calls (what that principal may be shown)")
     p.add_argument("--json", action="store_true", help="JSON lines instead of a table")
-    p.add_argument("--decision", metavar="ID", help="only this decision (the id a result names in "
-                   "_meta[\"sentinel/decision_id\"]), with what the built-ins recorded inside it")
+    p.add_argument(
+        "--decision",
+        metavar="ID",
+        help="only this decision (the id a result names in "
+        '_meta["sentinel/decision_id"]), with what the built-ins recorded inside it',
+    )
     p.set_defaults(func=cmd_audit)
 
-    p = sub.add_parser("call", help="call one tool through Sentinel as an MCP client would (asks you on the terminal)")
+    p = sub.add_parser(
+        "call", help="call one tool through Sentinel as an MCP client would (asks you on the terminal)"
+    )
     p.add_argument("tool", help="catalog name, e.g. airline__get_user_details")
     p.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
     p.add_argument("--url", help="a running Sentinel's streamable HTTP URL (default: start one in-process)")
-    p.add_argument("--token", help="bearer token for --url (default: $SENTINEL_TOKEN, else the owner's token of "
-                                   "this config's data dir)")
-    p.add_argument("--ca", help="https: the CA the server's certificate must chain to (default: this data dir's local "
-                                "CA from `sentinel-mcp tls init` if there is one, else the system's store)")
+    p.add_argument(
+        "--token",
+        help="bearer token for --url (default: $SENTINEL_TOKEN, else the owner's token of "
+        "this config's data dir)",
+    )
+    p.add_argument(
+        "--ca",
+        help="https: the CA the server's certificate must chain to (default: this data dir's local "
+        "CA from `sentinel-mcp tls init` if there is one, else the system's store)",
+    )
     p.add_argument("--cert", help="https: a client certificate to present (mutual TLS)")
     p.add_argument("--key", help="https: the client certificate's key")
     p.add_argument("--yes", action="store_true", help="answer every confirmation with yes")
@@ -91,9 +116,11 @@ def cmd_config_claude(args: argparse.Namespace) -> int:
         server_args = ["--config", str(Path(args.config).resolve()), *server_args]
     snippet = {"mcpServers": {"sentinel": {"command": exe, "args": server_args}}}
     print(json.dumps(snippet, indent=2))
-    print("\nPaste this into claude_desktop_config.json (Claude menu > Settings > Developer > Edit Config),\n"
-          "replacing the servers Sentinel now fronts: list those under mcpServers in Sentinel's own config.",
-          file=sys.stderr)
+    print(
+        "\nPaste this into claude_desktop_config.json (Claude menu > Settings > Developer > Edit Config),\n"
+        "replacing the servers Sentinel now fronts: list those under mcpServers in Sentinel's own config.",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -135,8 +162,12 @@ def cmd_config_token(args: argparse.Namespace) -> int:
         return 0
     token, created = load_or_create(config.data_dir)
     print(token)
-    print(f"({'generated now, ' if created else ''}kept in {token_path(config.data_dir)}, mode 0600; send it as "
-          "'Authorization: Bearer <token>')", file=sys.stderr)
+    print(
+        f"({'generated now, ' if created else ''}kept in {token_path(config.data_dir)}, mode 0600; send it "
+        "as "
+        "'Authorization: Bearer <token>')",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -151,8 +182,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if config.store_url:  # the cluster's one audit log (every replica's chain)
         rows = asyncio.run(_read_server_audit(config.store_url, args.tail, args.session, args.principal))
     else:
-        rows = asyncio.run(read_audit(config.store_path, tail=args.tail, session=args.session,
-                                      principal=args.principal))
+        rows = asyncio.run(
+            read_audit(config.store_path, tail=args.tail, session=args.session, principal=args.principal)
+        )
     if args.decision is not None:
         return _show_decision(config, args, rows)
     if args.json:
@@ -162,20 +194,25 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no audit entries in {config.store_path}")
         return 0
-    print(f"{'time':19}  {'principal':10} {'session':22} {'tool':32} {'decision':8} {'outcome':14} {'ms':>7}  "
-          "reason")
+    print(
+        f"{'time':19}  {'principal':10} {'session':22} {'tool':32} {'decision':8} {'outcome':14} {'ms':>7}  "
+        "reason"
+    )
     for r in rows:
         ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["ts"]))
         ms = f"{r['latency_ms']:.1f}" if r.get("latency_ms") is not None else ""
         reason = (r.get("reason") or r.get("error") or "").replace("\n", " ")[:70]
         who = (r.get("principal") or "")[:10]
-        print(f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} "
-              f"{r['outcome']:14} {ms:>7}  {reason}")
+        print(
+            f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} "
+            f"{r['outcome']:14} {ms:>7}  {reason}"
+        )
     return 0
 
 
 def _show_decision(config: Any, args: argparse.Namespace, rows: list[Any]) -> int:
-    """One decision as one log: the gateway's rows of it (among the newest ``--tail``), then the device's and the
+    """One decision as one log: the gateway's rows of it (among the newest ``--tail``), then the device's and
+    the
     sensors' records that point to it."""
     from sentinel_mcp.app.decision_links import builtin_records
 
@@ -188,8 +225,11 @@ def _show_decision(config: Any, args: argparse.Namespace, rows: list[Any]) -> in
             print(json.dumps(r, ensure_ascii=False, default=str))
         return 0 if mine or records else 1
     if not mine and not records:
-        print(f"no decision {args.decision} among the newest {args.tail} calls (raise --tail) nor in the built-ins' "
-              "records")
+        print(
+            f"no decision {args.decision} among the newest {args.tail} calls (raise --tail) nor in the "
+            "built-ins' "
+            "records"
+        )
         return 1
     for r in mine:
         print(f"gateway  {r['tool']}  {r['decision']} -> {r['outcome']}  {(r.get('reason') or '')[:90]}")
@@ -223,10 +263,15 @@ def _verify_cluster(url: str) -> int:
         print(f"audit log {where}: cannot be read: {e}")
         return 2
     if report.ok:
-        print(f"audit log {where}: {report.rows} rows in {report.chains} replica chain(s), anchors intact, chain intact")
+        print(
+            f"audit log {where}: {report.rows} rows in {report.chains} replica chain(s), anchors intact, "
+            "chain intact"
+        )
         return 0
-    print(f"audit log {where}: BROKEN: {report.problem}"
-          + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else ""))
+    print(
+        f"audit log {where}: BROKEN: {report.problem}"
+        + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else "")
+    )
     return 1
 
 
@@ -235,11 +280,15 @@ def _verify(path: Path) -> int:
 
     report = verify_store(path)
     if report.ok:
-        print(f"audit log {path}: {report.rows} rows in {report.chains} chain(s) across {report.files} file(s) "
-              "(every gateway instance), chain intact")
+        print(
+            f"audit log {path}: {report.rows} rows in {report.chains} chain(s) across {report.files} file(s) "
+            "(every gateway instance), chain intact"
+        )
         return 0
-    print(f"audit log {report.file or path}: BROKEN: {report.problem}"
-          + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else ""))
+    print(
+        f"audit log {report.file or path}: BROKEN: {report.problem}"
+        + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else "")
+    )
     return 1
 
 
@@ -256,8 +305,11 @@ def cmd_call(args: argparse.Namespace) -> int:
     if token is None and args.url and not args.cert:  # a client certificate is the caller: no owner's token
         token = _owner_token(args)
     verify = _call_tls(args) if args.url and args.url.startswith("https://") else True
-    return asyncio.run(call_once(args.tool, arguments, config=config, url=args.url, token=token,
-                                 assume_yes=args.yes, verify=verify))
+    return asyncio.run(
+        call_once(
+            args.tool, arguments, config=config, url=args.url, token=token, assume_yes=args.yes, verify=verify
+        )
+    )
 
 
 def _call_tls(args: argparse.Namespace) -> Any:

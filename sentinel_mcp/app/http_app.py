@@ -1,7 +1,8 @@
 """The HTTP host: streamable HTTP at /mcp, legacy SSE at /sse, A2A when enabled, one Starlette app.
 
 Every route but the public discovery ones (/healthz, the A2A agent card) is behind ``CallerGuard``: Host and
-Origin checked on every binding (DNS rebinding, cross-site requests), then the caller's principal resolved from
+Origin checked on every binding (DNS rebinding, cross-site requests), then the caller's principal resolved
+from
 what it presented and left in the ASGI scope for the MCP front and the A2A endpoints.
 """
 
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 PUBLIC_PATHS = ("/healthz", "/.well-known/agent-card.json")
 # the web console signs people in itself (a browser sends no bearer header), with the same Authenticator;
 # Host and Origin are still checked here
-SELF_AUTHENTICATED = ("/console/", )
+SELF_AUTHENTICATED = ("/console/",)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 WILDCARDS = ("0.0.0.0", "::", "")
 
@@ -75,12 +76,21 @@ class CallerGuard:
     the caller's principal (401 when no valid credential) into ``scope["sentinel.principal"]``.
 
     Host names accepted: the loopback names, the bound address, the configured ``allowed_hosts``, and, on a
-    wildcard binding, IP literals (a DNS-rebinding page always sends a name). Origins accepted: those hosts over
+    wildcard binding, IP literals (a DNS-rebinding page always sends a name). Origins accepted: those hosts
+    over
     http(s), the configured ``allowed_origins``; ``null`` and everything else are refused.
     """
 
-    def __init__(self, app: ASGIApp, *, bind_host: str, port: int, auth: Authenticator,
-                 extra_hosts: list[str] | None = None, extra_origins: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        bind_host: str,
+        port: int,
+        auth: Authenticator,
+        extra_hosts: list[str] | None = None,
+        extra_origins: list[str] | None = None,
+    ) -> None:
         self.app = app
         self.auth = auth
         self.port = port
@@ -124,19 +134,33 @@ class CallerGuard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         host = headers.get("host")
         if not self.host_allowed(host):
-            return await _reject(scope, receive, send, 421, "invalid Host header (DNS rebinding protection); "
-                                 "add the name to sentinel.http.allowed_hosts")
+            return await _reject(
+                scope,
+                receive,
+                send,
+                421,
+                "invalid Host header (DNS rebinding protection); add the name to sentinel.http.allowed_hosts",
+            )
         origin = headers.get("origin")
         if origin is not None and not self.origin_allowed(origin, host):
-            return await _reject(scope, receive, send, 403, "invalid Origin header; add it to "
-                                 "sentinel.http.allowed_origins")
+            return await _reject(
+                scope, receive, send, 403, "invalid Origin header; add it to sentinel.http.allowed_origins"
+            )
         path = scope.get("path", "")
-        if not path.startswith(PUBLIC_PATHS) and not (path.startswith(SELF_AUTHENTICATED) or path == "/console"):
+        if not path.startswith(PUBLIC_PATHS) and not (
+            path.startswith(SELF_AUTHENTICATED) or path == "/console"
+        ):
             try:
                 scope[SCOPE_KEY] = self.auth.authenticate(Credentials.from_scope(scope))
             except AuthFailed as e:
-                return await _reject(scope, receive, send, 401, str(e),
-                                     extra=[(b"www-authenticate", b'Bearer realm="sentinel"')])
+                return await _reject(
+                    scope,
+                    receive,
+                    send,
+                    401,
+                    str(e),
+                    extra=[(b"www-authenticate", b'Bearer realm="sentinel"')],
+                )
         await self.app(scope, receive, send)
 
 
@@ -170,6 +194,7 @@ class McpSessionOwners:
 
 def _schema_lookup(rt: Runtime) -> Any:
     """A tool's input schema as the caller's ``tools/list`` shows it (None: not shown to this caller)."""
+
     def schema_of(name: str, scope: Scope) -> Any:
         found = scope.get(SCOPE_KEY)
         principal = found if isinstance(found, Principal) else OWNER  # as the front resolves it
@@ -177,25 +202,52 @@ def _schema_lookup(rt: Runtime) -> Any:
             if tool.name == name:
                 return tool.input_schema
         return None
+
     return schema_of
 
 
-async def _reject(scope: Scope, receive: Receive, send: Send, status: int, message: str,
-                  extra: list[tuple[bytes, bytes]] | None = None) -> None:
+async def _reject(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int,
+    message: str,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
     if scope["type"] == "websocket":
-        await send({"type": "websocket.close", "code": 4000 + status % 1000 if status < 1000 else 1008,
-                    "reason": message})
+        await send(
+            {
+                "type": "websocket.close",
+                "code": 4000 + status % 1000 if status < 1000 else 1008,
+                "reason": message,
+            }
+        )
         return
     body = json.dumps({"error": message}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            *(extra or [])]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *(extra or []),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
-def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator,
-                   extra_hosts: list[str] | None = None, extra_origins: list[str] | None = None,
-                   extra_routes: list[BaseRoute] | None = None) -> tuple[Starlette, HostState[Runtime]]:
+def build_http_app(
+    runtime_cm: Any,
+    *,
+    host: str,
+    port: int,
+    auth: Authenticator,
+    extra_hosts: list[str] | None = None,
+    extra_origins: list[str] | None = None,
+    extra_routes: list[BaseRoute] | None = None,
+) -> tuple[Starlette, HostState[Runtime]]:
     """``runtime_cm`` is an async context manager yielding a ``Runtime`` (entered in the app's lifespan);
     ``auth`` resolves every caller's principal (``http_auth_for(config)`` builds it from a config)."""
     holder: HostState[Runtime] = HostState()
@@ -222,22 +274,37 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         rt: Runtime | None = holder.runtime
         if rt is None:
             return JSONResponse({"status": "starting"}, status_code=503)
-        ups = {n: {"state": u.state, "protocol": u.protocol_version, "tools": len(u.tools),
-                   "breaker": u.breaker.state, "reconnects": u.reconnects, "last_error": u.last_error}
-               for n, u in rt.manager.upstreams.items()}
+        ups = {
+            n: {
+                "state": u.state,
+                "protocol": u.protocol_version,
+                "tools": len(u.tools),
+                "breaker": u.breaker.state,
+                "reconnects": u.reconnects,
+                "last_error": u.last_error,
+            }
+            for n, u in rt.manager.upstreams.items()
+        }
         conflicts = rt.manager.catalog.conflicts  # shadowed tools: served under another name, say so
         ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
         records = await rt.gateway.records.problem()  # probes a degraded store, so health recovers by itself
         tls, tls_problems = holder.tls_status() if holder.tls_status is not None else (None, [])
-        # a rulebase version the cluster published that this replica cannot load: it keeps its own, and says so
+        # a rulebase version the cluster published that this replica cannot load: it keeps its own, and says
+        # so
         policy_sync = rt.gateway.guard.cluster_problem
         if policy_sync:
             ok = False
-        body = {"status": "ok" if ok and records is None else "degraded", "tools": len(rt.manager.catalog.tools),
-                "policy": rt.gateway.guard.version, "upstreams": ups, **({"tls": tls} if tls is not None else {}),
-                "problems": [*rt.problems, *conflicts, *tls_problems],
-                "storage": storage_status(), "instance": rt.instance.id if rt.instance else None,
-                "replica": rt.services.replica}
+        body = {
+            "status": "ok" if ok and records is None else "degraded",
+            "tools": len(rt.manager.catalog.tools),
+            "policy": rt.gateway.guard.version,
+            "upstreams": ups,
+            **({"tls": tls} if tls is not None else {}),
+            "problems": [*rt.problems, *conflicts, *tls_problems],
+            "storage": storage_status(),
+            "instance": rt.instance.id if rt.instance else None,
+            "replica": rt.services.replica,
+        }
         if policy_sync:
             body["problems"].append(policy_sync)
             body["policy_problem"] = policy_sync
@@ -251,6 +318,7 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
         cortex = rt.services.cortex  # the llm built-in, when mounted: is the model loaded, which one
         if cortex is not None:
             from sentinel_mcp.llm.status import model_status
+
             body["model"] = model_status(cortex.engine)
         try:
             auth.authenticate(Credentials.from_scope(request.scope))
@@ -286,6 +354,12 @@ def build_http_app(runtime_cm: Any, *, host: str, port: int, auth: Authenticator
     # the common 2026-era tools/call skips the SDK's HTTP transport (inside both guards: checked first)
     app.add_middleware(LeanCalls, target=lambda: served[0] if served else None)
     app.add_middleware(WireGuard)  # inside the caller check: strangers are refused before any parsing
-    app.add_middleware(CallerGuard, bind_host=host, port=port, auth=auth, extra_hosts=extra_hosts,
-                       extra_origins=extra_origins)
+    app.add_middleware(
+        CallerGuard,
+        bind_host=host,
+        port=port,
+        auth=auth,
+        extra_hosts=extra_hosts,
+        extra_origins=extra_origins,
+    )
     return app, holder

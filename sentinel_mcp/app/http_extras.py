@@ -1,9 +1,11 @@
 """What the HTTP host serves beside MCP for the ecosystem around it.
 
-- ``/metrics``: Prometheus text (calls, decisions, latencies, upstream health); behind the bearer token like MCP,
+- ``/metrics``: Prometheus text (calls, decisions, latencies, upstream health); behind the bearer token like
+MCP,
   and only for a principal that may reach every tool (the owner, or a principal configured with ``*`` reach):
   the series name every upstream and tool, which a restricted principal must not learn.
-- OAuth 2.1 protected-resource metadata (RFC 9728) when ``sentinel.oauth.issuer`` names the authorization server
+- OAuth 2.1 protected-resource metadata (RFC 9728) when ``sentinel.oauth.issuer`` names the authorization
+server
   that mints tokens for Sentinel: ``/.well-known/oauth-protected-resource`` (public, also under the resource's
   path), and every 401 names it in ``WWW-Authenticate`` (``resource_metadata=``), so a client such as the MCP
   Inspector can find where to get a token instead of stopping at ``auth_required``.
@@ -85,10 +87,20 @@ class ProtectedResource:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         if scope.get("path") in self.paths and scope.get("method") in ("GET", "HEAD"):
-            await send({"type": "http.response.start", "status": 200, "headers": [
-                (b"content-type", b"application/json"), (b"content-length", str(len(self.document)).encode()),
-                (b"cache-control", b"max-age=3600")]})
-            await send({"type": "http.response.body", "body": self.document if scope["method"] == "GET" else b""})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(self.document)).encode()),
+                        (b"cache-control", b"max-age=3600"),
+                    ],
+                }
+            )
+            await send(
+                {"type": "http.response.body", "body": self.document if scope["method"] == "GET" else b""}
+            )
             return
 
         async def send_with_challenge(message: Message) -> None:
@@ -107,10 +119,13 @@ def _path_of(url: str) -> str:
 
 def metrics_route(holder: HostState[Runtime]) -> Route:
     async def metrics(request: Request) -> Response:
-        principal = request.scope.get(SCOPE_KEY)  # resolved by CallerGuard (absent only if mounted without it)
+        principal = request.scope.get(
+            SCOPE_KEY
+        )  # resolved by CallerGuard (absent only if mounted without it)
         if principal is None or not principal.unrestricted:
-            return PlainTextResponse("forbidden: /metrics is for a principal that may reach every tool\n",
-                                     status_code=403)
+            return PlainTextResponse(
+                "forbidden: /metrics is for a principal that may reach every tool\n", status_code=403
+            )
         rt = holder.runtime
         if rt is None:
             return PlainTextResponse("starting\n", status_code=503)

@@ -15,17 +15,26 @@ from sentinel_mcp.config import Config, load_config
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="check rulebase files (syntax, undefined predicates, askables, tools)")
     p.add_argument("files", nargs="*", help="rulebase files (default: the config's sentinel.rulebases)")
-    p.add_argument("--connect", action="store_true",
-                   help="also start the configured upstreams and check the tools that bindings and guards name")
-    p.add_argument("--coverage", action="store_true",
-                   help="also list the paragraphs of each declared policy document that no rule cites")
+    p.add_argument(
+        "--connect",
+        action="store_true",
+        help="also start the configured upstreams and check the tools that bindings and guards name",
+    )
+    p.add_argument(
+        "--coverage",
+        action="store_true",
+        help="also list the paragraphs of each declared policy document that no rule cites",
+    )
     p.set_defaults(func=cmd_check)
 
     q = sub.add_parser("query", help="prove a symbolic goal over a session's facts and contexts")
     q.add_argument("goal", help="e.g. 'booking_status(booking_of_interest, S)'")
     q.add_argument("--session", default="default")
-    q.add_argument("--connect", action="store_true",
-                   help="start the configured upstreams so that missing facts are fetched")
+    q.add_argument(
+        "--connect",
+        action="store_true",
+        help="start the configured upstreams so that missing facts are fetched",
+    )
     q.set_defaults(func=cmd_query)
 
     f = sub.add_parser("facts", help="the fact store summary of a session (or the list of sessions)")
@@ -84,8 +93,11 @@ async def _print_coverage(files: list[Path], list_uncited: bool) -> None:
     except Exception:  # noqa: BLE001 - the problems above already say why the files do not load
         return
     for name, r in report.items():
-        print(f"policy coverage: {name} ({r['path']}): {r['cited']} of {r['paragraphs']} paragraphs cited "
-              f"({r['share']:.0%}); requirements without a citation: {r['uncited_rules']}", file=sys.stderr)
+        print(
+            f"policy coverage: {name} ({r['path']}): {r['cited']} of {r['paragraphs']} paragraphs cited "
+            f"({r['share']:.0%}); requirements without a citation: {r['uncited_rules']}",
+            file=sys.stderr,
+        )
         if list_uncited:
             for para in r["uncited"]:
                 print(f"{r['path']}:{para.line_start}: info: not cited by any rule: {para.text[:100]}")
@@ -112,12 +124,20 @@ async def _query(args: argparse.Namespace) -> int:
     return await run(None)
 
 
-async def _run_query(args: argparse.Namespace, config: Any, port: Any, store_path: Any, local_dir: Any) -> int:
+async def _run_query(
+    args: argparse.Namespace, config: Any, port: Any, store_path: Any, local_dir: Any
+) -> int:
     from sentinel_mcp.policy.guard import PolicyGuard
     from sentinel_mcp.policy.policy_service import PolicyService
 
-    guard = PolicyGuard(config.rulebase_paths(), port, store_path=store_path, local_dir=local_dir,
-                        settings=config.sentinel.policy, seeds=config.sentinel.seeds)
+    guard = PolicyGuard(
+        config.rulebase_paths(),
+        port,
+        store_path=store_path,
+        local_dir=local_dir,
+        settings=config.sentinel.policy,
+        seeds=config.sentinel.seeds,
+    )
     await guard.start(watch=False)
     try:
         if not guard.rulebases.loaded:

@@ -20,7 +20,13 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building a handler it would drop
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway.audit import AuditLog
-from sentinel_mcp.core.builtin import CALL_LIMITS, DEFAULT_MAX_CALL_SECONDS, BuiltinContext, Services, load_factory
+from sentinel_mcp.core.builtin import (
+    CALL_LIMITS,
+    DEFAULT_MAX_CALL_SECONDS,
+    BuiltinContext,
+    Services,
+    load_factory,
+)
 from sentinel_mcp.gateway.audit_cluster import anchor_loop
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway import early_spawn
@@ -66,16 +72,26 @@ class Runtime:
 
 
 def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped-def]
-    async def call_tool(name: str | ToolRef, arguments: dict[str, Any], *,
-                        session_id: str | None = None) -> CallToolResult:
+    async def call_tool(
+        name: str | ToolRef, arguments: dict[str, Any], *, session_id: str | None = None
+    ) -> CallToolResult:
         if isinstance(name, ToolRef):  # another area's tool: the name the catalog exposes it under now
             tool = name.resolve(gateway)
             if tool is None:
-                return CallToolResult(content=[TextContent(type="text", text=f"{name.tool} of {name.server!r} is "
-                                                           "not in the catalog")], is_error=True)
+                return CallToolResult(
+                    content=[
+                        TextContent(type="text", text=f"{name.tool} of {name.server!r} is not in the catalog")
+                    ],
+                    is_error=True,
+                )
             name = tool.name
-        outcome = await gateway.invoke(name, arguments, session_id=session_id or f"builtin:{builtin}",
-                                       client=f"builtin:{builtin}", origin="builtin")
+        outcome = await gateway.invoke(
+            name,
+            arguments,
+            session_id=session_id or f"builtin:{builtin}",
+            client=f"builtin:{builtin}",
+            origin="builtin",
+        )
         if isinstance(outcome, Completed):
             return outcome.result
         reason = outcome.reason
@@ -109,15 +125,20 @@ def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
         instance = Instance.claim(root)
     except OSError as e:
         unclaimed = root / "instances" / f"unclaimed-{os.getpid()}-{secrets.token_hex(3)}"
-        return None, unclaimed / config.store_path.name, (
-            f"cannot create this gateway's instance directory under {root}: {e.strerror or e}")
+        return (
+            None,
+            unclaimed / config.store_path.name,
+            (f"cannot create this gateway's instance directory under {root}: {e.strerror or e}"),
+        )
     return instance, instance.dir / config.store_path.name, None
 
 
 @contextlib.asynccontextmanager
-async def running_gateway(config: Config, *, default_session: str | None = None,
-                          startup_wait: float = 15.0) -> AsyncIterator[Runtime]:
-    """The upstreams of the config connect first (a stdio upstream: its process spawned, its own interpreter and
+async def running_gateway(
+    config: Config, *, default_session: str | None = None, startup_wait: float = 15.0
+) -> AsyncIterator[Runtime]:
+    """The upstreams of the config connect first (a stdio upstream: its process spawned, its own interpreter
+    and
     imports, its tools), while the gateway loads its built-ins and starts its guard (Prolog, fact store,
     rulebases): the two starts overlap. No call is taken before both are done; start-up still waits for every
     upstream (built-ins included) as ``UpstreamManager.run`` says, and failures are reported the same way."""
@@ -130,25 +151,34 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
     yielded = False
     try:
         async with anyio.create_task_group() as early:
+
             async def run_manager() -> None:
-                await early.start(lambda task_status: manager.run(task_status, startup_wait=startup_wait,
-                                                                  all_added=all_added))
+                await early.start(
+                    lambda task_status: manager.run(
+                        task_status, startup_wait=startup_wait, all_added=all_added
+                    )
+                )
                 manager_started.set()
 
             early.start_soon(run_manager, name="upstream-manager")
-            # let the stdio upstreams' processes be spawned before the synchronous part of the set-up (built-ins'
+            # let the stdio upstreams' processes be spawned before the synchronous part of the set-up
+            # (built-ins'
             # imports) holds the event loop; bounded, it only decides how much the two starts overlap
             with anyio.move_on_after(LAUNCH_WAIT):
                 for up in list(manager.upstreams.values()):
                     if isinstance(up.target, StdioServer):
                         await up.launched.wait()
             try:
-                async with _assembled(config, manager, all_added, manager_started, default_session) as runtime:
+                async with _assembled(
+                    config, manager, all_added, manager_started, default_session
+                ) as runtime:
                     yielded = True
                     yield runtime
             finally:
                 early.cancel_scope.cancel()
-    except BaseExceptionGroup as eg:  # the errors keep the shape they had before this outer task group existed
+    except (
+        BaseExceptionGroup
+    ) as eg:  # the errors keep the shape they had before this outer task group existed
         inner = eg.exceptions[0] if len(eg.exceptions) == 1 else None
         if not yielded and isinstance(inner, Exception):  # a set-up error alone: raised as itself
             raise inner from None
@@ -158,8 +188,13 @@ async def running_gateway(config: Config, *, default_session: str | None = None,
 
 
 @contextlib.asynccontextmanager
-async def _assembled(config: Config, manager: UpstreamManager, all_added: anyio.Event,
-                     manager_started: anyio.Event, default_session: str | None) -> AsyncIterator[Runtime]:
+async def _assembled(
+    config: Config,
+    manager: UpstreamManager,
+    all_added: anyio.Event,
+    manager_started: anyio.Event,
+    default_session: str | None,
+) -> AsyncIterator[Runtime]:
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
     instance, audit_path, instance_problem = _claim_instance(config)
     if shared is not None:  # one audit log for the cluster: this replica's own chain in it
@@ -175,31 +210,46 @@ async def _assembled(config: Config, manager: UpstreamManager, all_added: anyio.
     services = Services(gateway=gateway)
     if shared is not None:  # before the built-ins start: the swarm leases its builds in the shared store
         services.replica, services.store_url = shared.replica, shared.url
-    problems: list[str] = list(config.warnings) + shared_problems  # keys of a pasted host config Sentinel ignores
+    problems: list[str] = (
+        list(config.warnings) + shared_problems
+    )  # keys of a pasted host config Sentinel ignores
     if instance_problem:
         problems.append(instance_problem)
     for name in config.sentinel.builtins:
         try:
             factory = load_factory(name)
-            ctx = BuiltinContext(name=name, data_dir=config.data_dir / name,
-                                 settings=config.sentinel.builtin_settings(name),
-                                 call_tool=_builtin_invoker(gateway, name), services=services,
-                                 store=shared.url if shared is not None else None)
+            ctx = BuiltinContext(
+                name=name,
+                data_dir=config.data_dir / name,
+                settings=config.sentinel.builtin_settings(name),
+                call_tool=_builtin_invoker(gateway, name),
+                services=services,
+                store=shared.url if shared is not None else None,
+            )
             ctx.data_dir.mkdir(parents=True, exist_ok=True)
             server = factory(ctx)
         except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             continue
         limits = config.sentinel.builtin_timeouts.get(name)
-        # a built-in may ask for a longer wait without progress (the agent: a run, plus the person's last answer)
+        # a built-in may ask for a longer wait without progress (the agent: a run, plus the person's last
+        # answer)
         own = float(getattr(server, "sentinel_timeout", 300.0))
-        manager.add(name, BuiltinTarget(
-            # a built-in that asks its caller mid-call (the agent) must speak the push era to the gateway
-            server=server, protocol=getattr(server, "sentinel_protocol", "auto"),
-            result_meta=frozenset(getattr(server, "sentinel_result_meta", ())),
-            timeout=limits.timeout if limits else max(300.0, own),
-            max_call_seconds=(limits.max_call_seconds if limits and limits.max_call_seconds
-                              else max(own, CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS)))))
+        manager.add(
+            name,
+            BuiltinTarget(
+                # a built-in that asks its caller mid-call (the agent) must speak the push era to the gateway
+                server=server,
+                protocol=getattr(server, "sentinel_protocol", "auto"),
+                result_meta=frozenset(getattr(server, "sentinel_result_meta", ())),
+                timeout=limits.timeout if limits else max(300.0, own),
+                max_call_seconds=(
+                    limits.max_call_seconds
+                    if limits and limits.max_call_seconds
+                    else max(own, CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS))
+                ),
+            ),
+        )
     all_added.set()
     if not audit.health.ok:  # refused calls until it can be written; say why at start-up too
         problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
@@ -210,15 +260,21 @@ async def _assembled(config: Config, manager: UpstreamManager, all_added: anyio.
     seal, nonce_db = None, None
     if shared is not None:
         nonces, nonce_db = await open_nonce_book(shared)
-        seal = RequestStateSeal(key=shared.key("request state"), max_age=config.sentinel.policy.confirm_ttl,
-                                nonces=nonces)
-        gateway.conversations.seal = RequestStateSeal(key=shared.key("conversation"),
-                                                      max_age=gateway.conversations.seal.max_age,
-                                                      nonces=NoNonceBook())
+        seal = RequestStateSeal(
+            key=shared.key("request state"), max_age=config.sentinel.policy.confirm_ttl, nonces=nonces
+        )
+        gateway.conversations.seal = RequestStateSeal(
+            key=shared.key("conversation"), max_age=gateway.conversations.seal.max_age, nonces=NoNonceBook()
+        )
         services.replica = shared.replica
         guard.join_cluster(shared.replica)  # a policy guard's rulebase versions follow the cluster's
-    front = Front(gateway, gateway.conversations, confirm_ttl=config.sentinel.policy.confirm_ttl,
-                  default_session=default_session, seal=seal)
+    front = Front(
+        gateway,
+        gateway.conversations,
+        confirm_ttl=config.sentinel.policy.confirm_ttl,
+        default_session=default_session,
+        seal=seal,
+    )
     manager.on_catalog_changed = front.announce_catalog_changed
     for p in problems:
         log.warning("%s", p)
@@ -233,7 +289,9 @@ async def _assembled(config: Config, manager: UpstreamManager, all_added: anyio.
             if shared is not None:  # commit every replica's chain head now and then (audit_cluster.py)
                 tg.start_soon(anchor_loop, audit.db, shared.replica)
             await manager_started.wait()
-            await early_spawn.discard()  # every stdio upstream's first spawn was asked for: the rest are strays
+            await (
+                early_spawn.discard()
+            )  # every stdio upstream's first spawn was asked for: the rest are strays
             try:
                 yield runtime
             finally:

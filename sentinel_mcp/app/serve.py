@@ -88,24 +88,45 @@ def serve_http(config: Config, host: str, port: int) -> None:
 
     http = config.sentinel.http
     if http.auth == "none" and not is_loopback(host):
-        raise ConfigError(f"refusing to serve {host}:{port} without authentication: \"auth\": \"none\" is for "
-                          "loopback addresses only (remove it to use the owner's token, or add principals)")
+        raise ConfigError(
+            f'refusing to serve {host}:{port} without authentication: "auth": "none" is for '
+            "loopback addresses only (remove it to use the owner's token, or add principals)"
+        )
     security = front_security(config, host)  # TLS on the whole front (or a clear refusal to serve plaintext)
-    auth = http_auth_for(config, refused=security.refused_request,
-                         is_revoked=security.contexts.is_revoked if security.contexts else None)
+    auth = http_auth_for(
+        config,
+        refused=security.refused_request,
+        is_revoked=security.contexts.is_revoked if security.contexts else None,
+    )
     extra_routes: list[Any] = []
     a2a_settings = config.sentinel.builtin_settings("a2a")
     runtime_cm = running_gateway(config)
-    app, holder = build_http_app(runtime_cm, host=host, port=port, auth=auth.authenticator,
-                                 extra_hosts=http.allowed_hosts, extra_origins=http.allowed_origins,
-                                 extra_routes=extra_routes)
+    app, holder = build_http_app(
+        runtime_cm,
+        host=host,
+        port=port,
+        auth=auth.authenticator,
+        extra_hosts=http.allowed_hosts,
+        extra_origins=http.allowed_origins,
+        extra_routes=extra_routes,
+    )
     # refused client certificates go to the audit log once the gateway runs
     security.audit_to(lambda: holder.runtime.audit if holder.runtime is not None else None)
     holder.tls_status = security.health
     if a2a_settings.get("enabled", True):
-        _mount_a2a(app, holder, config, host, port, auth.owner_token, security.tls is not None,
-                   security.tls.mode if security.tls else "off")
-    app.router.routes.append(metrics_route(holder))  # behind CallerGuard like /mcp: Host, Origin, token or certificate
+        _mount_a2a(
+            app,
+            holder,
+            config,
+            host,
+            port,
+            auth.owner_token,
+            security.tls is not None,
+            security.tls.mode if security.tls else "off",
+        )
+    app.router.routes.append(
+        metrics_route(holder)
+    )  # behind CallerGuard like /mcp: Host, Origin, token or certificate
     _mount_console(app, holder, config, auth.authenticator, secure=security.tls is not None)
     tools_hint = f"{security.scheme}://{host}:{port}"
 
@@ -133,23 +154,49 @@ def serve_http(config: Config, host: str, port: int) -> None:
     oauth = oauth_settings(config)
     if oauth is not None:  # RFC 9728 metadata, and a challenge that names it
         asgi = ProtectedResource(app, oauth, tools_hint)
-    server = _Server(uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on",
-                                     timeout_graceful_shutdown=5, **security.uvicorn_options()))
+    server = _Server(
+        uvicorn.Config(
+            asgi,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+            **security.uvicorn_options(),
+        )
+    )
     server.run()
 
 
-def _mount_a2a(app: Any, holder: HostState[Runtime], config: Config, host: str, port: int,
-               owner_token: str | None, front_tls: bool = False, client_certificates: str = "off") -> None:
+def _mount_a2a(
+    app: Any,
+    holder: HostState[Runtime],
+    config: Config,
+    host: str,
+    port: int,
+    owner_token: str | None,
+    front_tls: bool = False,
+    client_certificates: str = "off",
+) -> None:
     try:
         from sentinel_mcp.a2a.app import mount_a2a  # type: ignore[import-not-found]
     except ImportError:
         return
-    mount_a2a(app, holder, config, host, port, owner_token, front_tls=front_tls,
-              client_certificates=client_certificates)
+    mount_a2a(
+        app,
+        holder,
+        config,
+        host,
+        port,
+        owner_token,
+        front_tls=front_tls,
+        client_certificates=client_certificates,
+    )
 
 
-def _mount_console(app: Any, holder: HostState[Runtime], config: Config, authenticator: Any,
-                   secure: bool) -> None:
+def _mount_console(
+    app: Any, holder: HostState[Runtime], config: Config, authenticator: Any, secure: bool
+) -> None:
     try:
         from sentinel_mcp.console.app import mount_console
     except ImportError as e:  # jinja2 missing: serve without the console, and say so
@@ -172,38 +219,51 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
     if rt.policy_problem:
         lines.append(policy_problem_line(rt.policy_problem))
     if base_url:
-        lines += [f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"
-                  f"    metrics: {base_url}/metrics", f"  web console: {base_url}/console"]
+        lines += [
+            f"  streamable HTTP: {base_url}/mcp    legacy SSE: {base_url}/sse    health: {base_url}/healthz"
+            f"    metrics: {base_url}/metrics",
+            f"  web console: {base_url}/console",
+        ]
     exe = _command_name()
     url = f" --url {base_url}/mcp" if base_url else ""
     lines += [
         f"Connect Claude Desktop: `{exe} config claude` prints the snippet for claude_desktop_config.json.",
-        f"Try a governed call:    {exe} call airline__cancel_reservation '{{\"reservation_id\": \"NO6JO3\"}}'{url}",
+        f'Try a governed call:    {exe} call airline__cancel_reservation \'{{"reservation_id": '
+        f'"NO6JO3"}}\'{url}',
         f"  (a write asks you first; `{exe} audit` shows every decision with its reason)",
     ]
     return lines
 
 
 def token_lines(auth: Any, base_url: str) -> list[str]:
-    """How to authenticate: the generated token is printed once, when it is created; after that, where it is."""
+    """How to authenticate: the generated token is printed once, when it is created; after that, where it is.
+    """
     exe = _command_name()
     if not auth.required:
-        return ["Authentication: none (\"auth\": \"none\"): every local process can call every tool."]
+        return ['Authentication: none ("auth": "none"): every local process can call every tool.']
     if auth.token_file is None:
-        return ["Authentication: every caller sends 'Authorization: Bearer <token>' (the owner's token is "
-                "sentinel.http.token in the config; principals have their own)."]
+        return [
+            "Authentication: every caller sends 'Authorization: Bearer <token>' (the owner's token is "
+            "sentinel.http.token in the config; principals have their own)."
+        ]
     lines = ["Authentication: every caller sends 'Authorization: Bearer <token>'."]
     if auth.token_created:
-        lines.append(f"  The owner's token (generated now, shown this once; `{exe} config token` shows it again): "
-                     f"{auth.owner_token}")
-    lines.append(f"  The owner's token is in {auth.token_file} (mode 0600); `{exe} config token` prints it; "
-                 f"`{exe} call ... --url {base_url}/mcp` uses it.")
+        lines.append(
+            f"  The owner's token (generated now, shown this once; `{exe} config token` shows it again): "
+            f"{auth.owner_token}"
+        )
+    lines.append(
+        f"  The owner's token is in {auth.token_file} (mode 0600); `{exe} config token` prints it; "
+        f"`{exe} call ... --url {base_url}/mcp` uses it."
+    )
     return lines
 
 
 def policy_problem_line(problem: str) -> str:
-    return (f"ERROR: {problem}\n  Every call is denied until this is fixed; Sentinel reloads the file when it "
-            "changes (/healthz reports status error meanwhile).")
+    return (
+        f"ERROR: {problem}\n  Every call is denied until this is fixed; Sentinel reloads the file when it "
+        "changes (/healthz reports status error meanwhile)."
+    )
 
 
 def _command_name() -> str:

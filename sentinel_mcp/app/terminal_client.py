@@ -1,4 +1,5 @@
-"""``sentinel-mcp call``: one tool call through Sentinel with the real MCP client; questions asked on the terminal.
+"""``sentinel-mcp call``: one tool call through Sentinel with the real MCP client; questions asked on the
+terminal.
 
 Everything printed comes from elsewhere (questions, labels, choices, results): it is shown safely, so an
 escape sequence cannot rewrite the terminal and a direction override cannot disguise a value. Answers are
@@ -39,9 +40,19 @@ def _ask(prop: str, spec: dict[str, Any], assume_yes: bool) -> Any:
     return raw
 
 
-async def call_once(tool: str, arguments: Any, *, config: Config | None, url: str | None, token: str | None,
-                    assume_yes: bool = False, verify: Any = True) -> int:
-    """``verify``: for an https ``url``, the SSL context (CA, client certificate) or True (the system's store)."""
+async def call_once(
+    tool: str,
+    arguments: Any,
+    *,
+    config: Config | None,
+    url: str | None,
+    token: str | None,
+    assume_yes: bool = False,
+    verify: Any = True,
+) -> int:
+    """``verify``: for an https ``url``, the SSL context (CA, client certificate) or True (the system's
+    store)."""
+
     async def on_elicit(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
         print(f"\n{safe_question(params.message)[0]}", file=sys.stderr)
         schema = getattr(params, "requested_schema", {}) or {}
@@ -59,8 +70,13 @@ async def call_once(tool: str, arguments: Any, *, config: Config | None, url: st
             else:
                 print(f"[{safe_text(c.type, 40)} content]")
         if result.structured_content and not result.content:
-            print(safe_text(json.dumps(result.structured_content, indent=2, ensure_ascii=False), 200_000,
-                            keep_newlines=True))
+            print(
+                safe_text(
+                    json.dumps(result.structured_content, indent=2, ensure_ascii=False),
+                    200_000,
+                    keep_newlines=True,
+                )
+            )
         return 1 if result.is_error else 0
 
     run.on_elicit = on_elicit  # type: ignore[attr-defined]
@@ -75,15 +91,18 @@ async def call_once(tool: str, arguments: Any, *, config: Config | None, url: st
         return 2
 
 
-async def _connect_and_run(run: Any, *, config: Config | None, url: str | None, token: str | None,
-                           verify: Any = True) -> int:
+async def _connect_and_run(
+    run: Any, *, config: Config | None, url: str | None, token: str | None, verify: Any = True
+) -> int:
     if url:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=600), verify=verify)
-        async with Client(streamable_http_client(url, http_client=http), elicitation_callback=run.on_elicit) as c:
+        async with Client(
+            streamable_http_client(url, http_client=http), elicitation_callback=run.on_elicit
+        ) as c:
             return await run(c)
     from sentinel_mcp.app.runtime import running_gateway
 

@@ -1,9 +1,11 @@
-"""Agent: the phone agent's runs of the signed-in principal (goal, status, steps) and each run's trace: what the
+"""Agent: the phone agent's runs of the signed-in principal (goal, status, steps) and each run's trace: what
+the
 agent saw, what the model decided, the guarded call (tool, arguments), the guard's answer, the outcome and its
 timing, each step linked to its audit row. Only the principal that started a run sees it (another one's run is
 "not found"). Pages follow a running run live (the SSE event ``agent``).
 
-Everything shown came from the phone's screen or the model (hostile text): autoescaped, made visible by ``shown``.
+Everything shown came from the phone's screen or the model (hostile text): autoescaped, made visible by
+``shown``.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ def watch(rt: Any, inbox: Any) -> None:
     """Tell a principal's open consoles when one of its runs changes (called once the runtime runs)."""
     store = rt.services.get("agent_traces")
     if store is not None:
-        store.listeners.append(lambda principal, _run: inbox.notify(principal or None, "agent")
-                               if principal else None)
+        store.listeners.append(
+            lambda principal, _run: inbox.notify(principal or None, "agent") if principal else None
+        )
 
 
 def _store(console: Console) -> Any:
@@ -42,8 +45,11 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
 
     async def run(request: Request, viewer: Viewer) -> Response:
         store, run_id = _store(console), str(request.path_params["run"])
-        found = await store.run(viewer.principal.name, run_id) \
-            if store is not None and RUN_ID.match(run_id) else None
+        found = (
+            await store.run(viewer.principal.name, run_id)
+            if store is not None and RUN_ID.match(run_id)
+            else None
+        )
         if found is None:  # another principal's run, or none: the same answer
             return console.problem(request, viewer, 404, "no such agent run of yours")
         return console.render(request, viewer, "agent_run.html", run=found)
@@ -52,12 +58,19 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         """A step's decision id -> its row on the Activity page (only within the viewer's own rows)."""
         wanted = str(request.path_params["decision"])
         if DECISION_ID.match(wanted):
-            rows = await audit_view.rows(console.runtime.config.store_path, viewer.principal,
-                                         audit_view.Filters(), limit=audit_view.SCAN)
+            rows = await audit_view.rows(
+                console.runtime.config.store_path,
+                viewer.principal,
+                audit_view.Filters(),
+                limit=audit_view.SCAN,
+            )
             for r in rows:  # newest first: the row with the call's final outcome
                 if r.get("decision_id") == wanted:
                     return RedirectResponse(f"/console/activity/{r['key']}", status_code=303, headers=HEADERS)
         return console.problem(request, viewer, 404, "no such call in your activity")
 
-    return [("/agent", runs, ["GET"], False), ("/agent/{run}", run, ["GET"], False),
-            ("/agent/audit/{decision}", audit_row, ["GET"], False)]
+    return [
+        ("/agent", runs, ["GET"], False),
+        ("/agent/{run}", run, ["GET"], False),
+        ("/agent/audit/{decision}", audit_row, ["GET"], False),
+    ]

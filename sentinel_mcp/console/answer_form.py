@@ -49,14 +49,22 @@ def fields_of(index: int, schema: Any) -> list[Field]:
         enum = spec.get("enum") or [o.get("const") for o in spec.get("oneOf") or [] if isinstance(o, dict)]
         kind = ("checkbox" if spec.get("type") == "boolean" else "select" if enum
                 else "number" if spec.get("type") in ("number", "integer") else "text")
-        out.append(Field(f"q{index}.{prop}", str(prop), kind, str(spec.get("title") or spec.get("description")
-                                                                    or prop), [str(e) for e in enum if e is not None],
-                         prop in required))
+        out.append(
+            Field(
+                f"q{index}.{prop}",
+                str(prop),
+                kind,
+                str(spec.get("title") or spec.get("description") or prop),
+                [str(e) for e in enum if e is not None],
+                prop in required,
+            )
+        )
     return out
 
 
-def read_answer(index: int, question: Question | dict[str, Any], form: FormData,
-                approve: bool) -> tuple[Answer | None, str | None]:
+def read_answer(
+    index: int, question: Question | dict[str, Any], form: FormData, approve: bool
+) -> tuple[Answer | None, str | None]:
     """The answer to one question from the form (or why it cannot be taken)."""
     schema = question.requested_schema if isinstance(question, Question) else question.get("requested_schema")
     if not approve:

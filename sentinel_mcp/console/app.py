@@ -40,7 +40,8 @@ ASSIST_POLL_SECONDS = 2.0  # how often an open stream looks for new or settled h
 class ConsoleSettings:
     """``sentinel.console``: ``enabled`` (true), ``hold_seconds`` (60: how long a non-eliciting client's call
     waits for an answer given here), ``hold_when`` ("watched": while a console of that principal is open;
-    "always"; "never"), ``question_ttl`` (600: how long a question and its answer stay valid), ``ask_seconds`` (120: how long a
+    "always"; "never"), ``question_ttl`` (600: how long a question and its answer stay valid), ``ask_seconds``
+    (120: how long a
     question no caller can be asked, an A2A peer's, a non-eliciting client's device confirmation, their agent
     runs', waits here before the call is refused; 0: refused at once)"""
 
@@ -51,11 +52,18 @@ class ConsoleSettings:
         self.hold_when = str(section.get("hold_when", "watched"))
         self.question_ttl = float(section.get("question_ttl", 600))
         self.ask_seconds = float(section.get("ask_seconds", 120))
-        if self.hold_when not in ("watched", "always", "never") or not 0 <= self.hold_seconds <= 3600 \
-                or not 10 <= self.question_ttl <= 86400 or not 0 <= self.ask_seconds <= 3600:
+        if (
+            self.hold_when not in ("watched", "always", "never")
+            or not 0 <= self.hold_seconds <= 3600
+            or not 10 <= self.question_ttl <= 86400
+            or not 0 <= self.ask_seconds <= 3600
+        ):
             from sentinel_mcp.config import ConfigError
-            raise ConfigError("sentinel.console: hold_when is watched|always|never, hold_seconds 0..3600, "
-                              "question_ttl 10..86400, ask_seconds 0..3600")
+
+            raise ConfigError(
+                "sentinel.console: hold_when is watched|always|never, hold_seconds 0..3600, "
+                "question_ttl 10..86400, ask_seconds 0..3600"
+            )
 
 
 def attach(holder: HostState[ConsoleHost], inbox: Inbox, ask_seconds: float = 120.0) -> None:
@@ -69,8 +77,13 @@ def attach(holder: HostState[ConsoleHost], inbox: Inbox, ask_seconds: float = 12
         rt.gateway.observers.append(lambda entry: inbox.notify(entry.principal, "activity"))
 
 
-def build_console(holder: HostState[ConsoleHost], authenticator: Authenticator, settings: ConsoleSettings,
-                  *, secure_cookies: bool = False) -> tuple[Starlette, Inbox]:
+def build_console(
+    holder: HostState[ConsoleHost],
+    authenticator: Authenticator,
+    settings: ConsoleSettings,
+    *,
+    secure_cookies: bool = False,
+) -> tuple[Starlette, Inbox]:
     inbox = Inbox(ttl=settings.question_ttl, hold_seconds=settings.hold_seconds, hold_when=settings.hold_when)
     console = Console(holder, ConsoleAuth(authenticator, secure_cookies), inbox)
     routes: list[Any] = [
@@ -81,8 +94,16 @@ def build_console(holder: HostState[ConsoleHost], authenticator: Authenticator, 
         Route("/events", page(console, lambda r, v: _events(console, r, v)), methods=["GET"]),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    for module in (inbox_pages, activity_pages, session_pages, policy_pages, system_pages, builds_pages,
-                   agent_pages, model_pages):
+    for module in (
+        inbox_pages,
+        activity_pages,
+        session_pages,
+        policy_pages,
+        system_pages,
+        builds_pages,
+        agent_pages,
+        model_pages,
+    ):
         for path, handler, methods, form in module.routes(console):
             routes.append(Route(path, page(console, handler, form=form), methods=methods))
     return Starlette(routes=routes), inbox
@@ -92,12 +113,15 @@ async def _home(request: Request) -> Response:
     return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
 
 
-async def _login_form(console: Console, request: Request, error: str | None = None, status: int = 200) -> Response:
+async def _login_form(
+    console: Console, request: Request, error: str | None = None, status: int = 200
+) -> Response:
     if console.auth.open_access or console.auth.viewer(request) is not None:
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     nonce = secrets.token_urlsafe(24)
-    response = console.render(request, None, "login.html", status=status, login_csrf=console.auth.login_csrf(nonce),
-                              error=error)
+    response = console.render(
+        request, None, "login.html", status=status, login_csrf=console.auth.login_csrf(nonce), error=error
+    )
     response.set_cookie(LOGIN_COOKIE, nonce, max_age=3600, **console.auth.cookie_args())  # type: ignore[arg-type]
     return response
 
@@ -109,7 +133,9 @@ async def _login(console: Console, request: Request) -> Response:
     if not console.auth.login_csrf_ok(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
         return await _login_form(console, request, "The sign-in form expired; try again.", 403)
     token = form.get("token")
-    signed = console.auth.sign_in(token if isinstance(token, str) else "", Credentials.from_scope(request.scope))
+    signed = console.auth.sign_in(
+        token if isinstance(token, str) else "", Credentials.from_scope(request.scope)
+    )
     if signed is None:
         return await _login_form(console, request, "That token is not one Sentinel accepts.", 401)
     sid, _principal = signed
@@ -131,7 +157,8 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
     requests) and ``activity``, for this principal only.
 
     A help request has no event to push: it lives in a SQLite file the A2A service, ``sentinel-mcp chat`` and
-    other processes write, so the stream looks at that count every ``ASSIST_POLL_SECONDS`` (one small query)."""
+    other processes write, so the stream looks at that count every ``ASSIST_POLL_SECONDS`` (one small query).
+    """
     name = viewer.principal.name
     queue = console.inbox.watch(name)
 
@@ -164,8 +191,9 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
         finally:
             console.inbox.unwatch(name, queue)
 
-    return StreamingResponse(stream(), media_type="text/event-stream",
-                             headers={**HEADERS, "x-accel-buffering": "no"})
+    return StreamingResponse(
+        stream(), media_type="text/event-stream", headers={**HEADERS, "x-accel-buffering": "no"}
+    )
 
 
 def _inbox_count(console: Console, name: str, assists: int) -> str:
@@ -178,8 +206,14 @@ def _sse(event: str, data: str) -> bytes:
     return f"event: {event}\ndata: {data}\n\n".encode()
 
 
-def mount_console(app: Any, holder: HostState[ConsoleHost], authenticator: Authenticator, config: Any,
-                  *, secure_cookies: bool = False) -> None:
+def mount_console(
+    app: Any,
+    holder: HostState[ConsoleHost],
+    authenticator: Authenticator,
+    config: Any,
+    *,
+    secure_cookies: bool = False,
+) -> None:
     """Mount the console at /console of the gateway's Starlette app; give the front its inbox once it runs."""
     import contextlib
 

@@ -1,4 +1,5 @@
-"""The front's hook into the inbox: where a call that needs the user's answer waits when its client cannot ask.
+"""The front's hook into the inbox: where a call that needs the user's answer waits when its client cannot
+ask.
 
 ``Front.inbox`` is an ``InboxAsking`` when the console runs (``None`` otherwise: the front behaves as before).
 - a client that cannot elicit: its questions go to the inbox; the call is held open (``hold_seconds``) while a
@@ -34,27 +35,55 @@ class InboxAsking:
         sensitive = sensitive_fields_of(tool) if tool is not None else set()
         return redact_value(arguments, sensitive, set()) if arguments is not None else None
 
-    async def given(self, *, principal: str, session: str, name: str, arguments: Any,
-              retry_kind: str | None) -> dict[str, Answer]:
+    async def given(
+        self, *, principal: str, session: str, name: str, arguments: Any, retry_kind: str | None
+    ) -> dict[str, Answer]:
         """Answers the person gave in the console for this exact call (fresh calls only), once."""
         if retry_kind == "ask":  # the client answered itself
             self.inbox.settle_elsewhere(principal=principal, session=session, tool=name, arguments=arguments)
             return {}
         if retry_kind is not None:
             return {}
-        return await self.inbox.take(principal=principal, session=session, tool=name, arguments=arguments,
-                               version=self.gateway.guard.version) or {}
+        return (
+            await self.inbox.take(
+                principal=principal,
+                session=session,
+                tool=name,
+                arguments=arguments,
+                version=self.gateway.guard.version,
+            )
+            or {}
+        )
 
-    async def needs_input(self, *, principal: str, session: str, client: str | None, name: str, arguments: Any,
-                          outcome: NeedsInput, client_asks: bool, modern: bool) -> dict[str, Answer] | None:
-        """Post the call's questions; the person's answers when the call was held and they answered in time."""
+    async def needs_input(
+        self,
+        *,
+        principal: str,
+        session: str,
+        client: str | None,
+        name: str,
+        arguments: Any,
+        outcome: NeedsInput,
+        client_asks: bool,
+        modern: bool,
+    ) -> dict[str, Answer] | None:
+        """Post the call's questions; the person's answers when the call was held and they answered in time.
+        """
         if client_asks and not modern:
             return None  # pushed to the client's own user
         kind = "retry" if client_asks else ("held" if self.inbox.should_hold(principal) else "blocked")
-        item = self.inbox.post(principal=principal, session=session, client=client, tool=name,
-                               arguments=arguments, shown_arguments=self._shown(name, arguments),
-                               version=self.gateway.guard.version, reason=outcome.reason,
-                               questions=outcome.questions, kind=kind)  # type: ignore[arg-type]
+        item = self.inbox.post(
+            principal=principal,
+            session=session,
+            client=client,
+            tool=name,
+            arguments=arguments,
+            shown_arguments=self._shown(name, arguments),
+            version=self.gateway.guard.version,
+            reason=outcome.reason,
+            questions=outcome.questions,
+            kind=kind,  # type: ignore[arg-type]
+        )
         if kind != "held":
             return None
         asked = call_timings.now()

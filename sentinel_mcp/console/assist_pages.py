@@ -1,12 +1,17 @@
-"""Other agents asking the owner for help: the peers' HumanAssistRequests (``a2a.assist_inbox``) in the owner's
+"""Other agents asking the owner for help: the peers' HumanAssistRequests (``a2a.assist_inbox``) in the
+owner's
 console inbox, and the owner's reply, written exactly as ``/reply`` in ``sentinel-mcp chat`` writes it
 (``AssistInbox.answer``); the A2A service waiting on the request's task sends it back to the agent that asked.
 
-Only the owner principal sees and answers them: a peer (the principal that sent the request, signed in to its own
-console) or any other principal is told "not found", the same answer as for a made-up id. A request that came on
-a bridged chat is answered on that chat (the person's next message there is the reply), so it is not listed here.
+Only the owner principal sees and answers them: a peer (the principal that sent the request, signed in to its
+own
+console) or any other principal is told "not found", the same answer as for a made-up id. A request that came
+on
+a bridged chat is answered on that chat (the person's next message there is the reply), so it is not listed
+here.
 The reply is checked where it is kept (``core.typed_text``: no control, invisible or direction-changing
-character); of two sessions answering at once, the first reply is kept and the other is told "already answered".
+character); of two sessions answering at once, the first reply is kept and the other is told "already
+answered".
 Everything in a request is another agent's words: shown escaped and marked, never acted on.
 """
 
@@ -36,8 +41,12 @@ def _inbox(console: Console) -> AssistInbox | None:
 
 def _visible(viewer: Viewer, row: dict[str, Any] | None) -> bool:
     """A request this viewer may see at all: the owner's, not bridged, not the viewer's own."""
-    return (row is not None and viewer.principal.is_owner and not row["channel"]
-            and row["from_agent"] != viewer.principal.name)
+    return (
+        row is not None
+        and viewer.principal.is_owner
+        and not row["channel"]
+        and row["from_agent"] != viewer.principal.name
+    )
 
 
 def _answerable(viewer: Viewer, row: dict[str, Any] | None) -> bool:
@@ -72,7 +81,8 @@ async def count_for(console: Console, viewer: Viewer) -> int:
 
 
 async def reply(console: Console, viewer: Viewer, request_id: str, form: Any) -> tuple[int, str | None]:
-    """The owner's reply to one request: (status, error). 404 for anything not theirs to answer (the same for a
+    """The owner's reply to one request: (status, error). 404 for anything not theirs to answer (the same for
+    a
     made-up id), 409 for one of theirs answered already, 400 for a reply that cannot be kept."""
     inbox = _inbox(console)
     if inbox is None or not REQUEST_ID.match(request_id):

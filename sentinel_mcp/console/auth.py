@@ -8,7 +8,8 @@ certificate to someone else. Signing in gives an
 opaque, random, server-side session (cookie ``HttpOnly; SameSite=Strict; Path=/console``); the token itself is
 never stored in the browser. Scripts may send their bearer token instead of the cookie.
 
-Every form POST carries a CSRF token: an HMAC over the principal and the console session (or the bearer token's
+Every form POST carries a CSRF token: an HMAC over the principal and the console session (or the bearer
+token's
 digest), so a token from one principal or sign-in never counts for another; and a cross-site request
 (``Sec-Fetch-Site: cross-site``) is refused before anything else.
 """
@@ -64,8 +65,11 @@ class ConsoleAuth:
         try:
             # mutual TLS: the browser's client certificate is the person, no sign-in needed; a session cookie
             # then counts only for that same principal (as a token and a certificate must agree on the front)
-            by_certificate = (self.authenticator.authenticate(Credentials(peer=creds.peer, tls=creds.tls))
-                              if chain else None)
+            by_certificate = (
+                self.authenticator.authenticate(Credentials(peer=creds.peer, tls=creds.tls))
+                if chain
+                else None
+            )
         except AuthFailed:
             return None
         sid = request.cookies.get(COOKIE)
@@ -90,15 +94,19 @@ class ConsoleAuth:
     # ---------------------------------------------------------------- signing in and out
     def sign_in(self, token: str, presented: Credentials | None = None) -> tuple[str, Principal] | None:
         """A new console session for the principal this token names (None: not a token Sentinel accepts).
-        ``presented``: the sign-in request's own credentials, for its client certificate (a front that requires
+        ``presented``: the sign-in request's own credentials, for its client certificate (a front that
+        requires
         one, or one that must agree with the token)."""
         now = time.time()
         self._failures = [t for t in self._failures if t > now - 60]
         if len(self._failures) >= MAX_FAILED_LOGINS:
             return None
         token = token.strip()
-        creds = Credentials(bearer=token or None, peer=presented.peer if presented else None,
-                            tls=presented.tls if presented else None)
+        creds = Credentials(
+            bearer=token or None,
+            peer=presented.peer if presented else None,
+            tls=presented.tls if presented else None,
+        )
         try:
             principal = self.authenticator.authenticate(creds) if token else None
         except AuthFailed:
@@ -125,16 +133,22 @@ class ConsoleAuth:
         return hmac.new(self.secret, msg, hashlib.sha256).hexdigest()
 
     def csrf_ok(self, viewer: Viewer, presented: object) -> bool:
-        return isinstance(presented, str) and hmac.compare_digest(self.csrf_token(viewer).encode(),
-                                                                  presented.encode("utf-8", "replace"))
+        return isinstance(presented, str) and hmac.compare_digest(
+            self.csrf_token(viewer).encode(), presented.encode("utf-8", "replace")
+        )
 
     def login_csrf(self, nonce: str) -> str:
         """The sign-in form's token: bound to a random cookie set with the form (double submit)."""
         return hmac.new(self.secret, f"login|{nonce}".encode(), hashlib.sha256).hexdigest()
 
     def login_csrf_ok(self, nonce: str | None, presented: object) -> bool:
-        return bool(nonce) and isinstance(presented, str) and hmac.compare_digest(
-            self.login_csrf(nonce or "").encode(), presented.encode("utf-8", "replace"))
+        return (
+            bool(nonce)
+            and isinstance(presented, str)
+            and hmac.compare_digest(
+                self.login_csrf(nonce or "").encode(), presented.encode("utf-8", "replace")
+            )
+        )
 
 
 def cross_site(request: Request) -> bool:

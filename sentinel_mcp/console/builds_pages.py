@@ -2,8 +2,10 @@
 
 Builds belong to the principal that asked for them (``swarm/build_service.owned``): another principal's build,
 and any id that is not a build's, is "not found" for everybody else, the owner included. Read from the swarm's
-own store (``<data dir>/swarm/swarm.db``, shared: the built-in may be writing it) and its workspaces; a file is
-shown only through ``Workspace.read_file`` (relative, no ``..``, no symlink on the way). While a build runs the
+own store (``<data dir>/swarm/swarm.db``, shared: the built-in may be writing it) and its workspaces; a file
+is
+shown only through ``Workspace.read_file`` (relative, no ``..``, no symlink on the way). While a build runs
+the
 page refreshes itself (a plain ``<meta refresh>``: no script needed).
 """
 
@@ -40,7 +42,9 @@ async def _store(console: Console) -> SwarmStore | None:
     url = console.runtime.config.store_url
     if root is not None and url:  # replicas share the builds: any replica's console shows them all
         store = await SwarmStore(url).open()
-        await end_lapsed(store.db)  # a dead replica's builds read as ended (with why), never "running" forever
+        await end_lapsed(
+            store.db
+        )  # a dead replica's builds read as ended (with why), never "running" forever
         return store
     if root is None or not (root / "swarm.db").exists():
         return None
@@ -86,8 +90,14 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             finally:
                 await store.close()
         running = any(t["state"] not in TERMINAL_STATES for t in tasks)
-        return console.render(request, viewer, "builds.html", tasks=tasks, configured=_root(console) is not None,
-                              refresh=running)
+        return console.render(
+            request,
+            viewer,
+            "builds.html",
+            tasks=tasks,
+            configured=_root(console) is not None,
+            refresh=running,
+        )
 
     async def build(request: Request, viewer: Viewer) -> Response:
         task_id = str(request.path_params["task"])[:64]
@@ -105,8 +115,18 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         done, total = _progress(task, steps)
         names = await asyncio.to_thread(Workspace(_root(console) / task_id).list_files)  # type: ignore[operator]
         files = [(name, _openable(name)) for name in names]
-        return console.render(request, viewer, "build.html", task=task, steps=steps, files=files, done=done,
-                              total=total, model_calls=len(calls), refresh=task["state"] not in TERMINAL_STATES)
+        return console.render(
+            request,
+            viewer,
+            "build.html",
+            task=task,
+            steps=steps,
+            files=files,
+            done=done,
+            total=total,
+            model_calls=len(calls),
+            refresh=task["state"] not in TERMINAL_STATES,
+        )
 
     async def build_file(request: Request, viewer: Viewer) -> Response:
         task_id, rel = str(request.path_params["task"])[:64], str(request.path_params["path"])
@@ -123,14 +143,29 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         try:
             content = await asyncio.to_thread(workspace.read_file, rel)
         except UnsafePathError:
-            return console.problem(request, viewer, 404, "no such file in this build (only paths inside its "
-                                   "workspace, without '..' or links, are shown)")
+            return console.problem(
+                request,
+                viewer,
+                404,
+                "no such file in this build (only paths inside its "
+                "workspace, without '..' or links, are shown)",
+            )
         except (OSError, UnicodeDecodeError):
             return console.problem(request, viewer, 404, "no such text file in this build")
-        # generated code is hostile text too: escaped by the template, invisible and direction characters shown
-        return console.render(request, viewer, "build_file.html", task=task, rel=rel,
-                              content=safe_text(content, MAX_SHOWN_FILE, keep_newlines=True),
-                              cut=len(content) > MAX_SHOWN_FILE)
+        # generated code is hostile text too: escaped by the template, invisible and direction characters
+        # shown
+        return console.render(
+            request,
+            viewer,
+            "build_file.html",
+            task=task,
+            rel=rel,
+            content=safe_text(content, MAX_SHOWN_FILE, keep_newlines=True),
+            cut=len(content) > MAX_SHOWN_FILE,
+        )
 
-    return [("/builds", builds, ["GET"], False), ("/builds/{task}", build, ["GET"], False),
-            ("/builds/{task}/files/{path:path}", build_file, ["GET"], False)]
+    return [
+        ("/builds", builds, ["GET"], False),
+        ("/builds/{task}", build, ["GET"], False),
+        ("/builds/{task}/files/{path:path}", build_file, ["GET"], False),
+    ]

@@ -60,7 +60,9 @@ def _check(rows: list[tuple[Any, ...]], state: _Verified) -> None:
         if state.problem is not None:
             continue
         chain = values[0]
-        if prev_hash != state.last.get(chain, GENESIS) or row_hash != chain_hash(prev_hash, canonical(values)):
+        if prev_hash != state.last.get(chain, GENESIS) or row_hash != chain_hash(
+            prev_hash, canonical(values)
+        ):
             state.broken_row, state.problem = rid, f"row {rid} (chain {chain}) does not follow its chain"
             continue
         state.last[chain] = row_hash
@@ -76,8 +78,10 @@ async def _verify_open(db: Any, file: Path) -> _Verified:
     now = time.monotonic()
     if state is None or now - state.full_at > FULL_EVERY or (state.problem and state.broken_row is None):
         state = _Verified(key, 0, {}, {}, None, None, now)
-    rows = await db.query(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit WHERE id > ? ORDER BY id",
-                          (state.last_id,))
+    rows = await db.query(
+        f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit WHERE id > ? ORDER BY id",
+        (state.last_id,),
+    )
     # rows written after the heads were read are not the heads' yet: each chain is checked up to its head
     seen = dict(state.counts)
     kept = []
@@ -111,13 +115,17 @@ async def statuses(store: Path) -> dict[str, ChainStatus]:
                 state = await _verify_open(db, file)
                 report = ChainReport(broken_row=state.broken_row, problem=state.problem)
                 chains = [c for c, _ in state.heads]
-            else:  # an earlier gateway's log (or another process's): verified again only when the file changed
+            # an earlier gateway's log (or another process's): verified again only when the file changed
+            else:
                 stat = file.stat()
                 mark = (stat.st_mtime_ns, stat.st_size)
                 closed = _CLOSED.get(str(file))
                 if closed is None or closed[0] != mark:
-                    closed = (mark, await asyncio.to_thread(verify_file, file),
-                              await asyncio.to_thread(_chains_of, file))
+                    closed = (
+                        mark,
+                        await asyncio.to_thread(verify_file, file),
+                        await asyncio.to_thread(_chains_of, file),
+                    )
                     _CLOSED[str(file)] = closed
                 _mark, report, chains = closed
         except Exception as e:  # noqa: BLE001 - a log that cannot be read is not shown as verified

@@ -12,12 +12,20 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("replay", help="replay recorded calls under a candidate rulebase; list decisions that change")
-    p.add_argument("--rulebase", action="append", required=True, metavar="FILE",
-                   help="candidate file: replaces the configured file of the same name, else joins the set "
-                        "(repeatable)")
+    p = sub.add_parser(
+        "replay", help="replay recorded calls under a candidate rulebase; list decisions that change"
+    )
+    p.add_argument(
+        "--rulebase",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help="candidate file: replaces the configured file of the same name, else joins the set (repeatable)",
+    )
     p.add_argument("--only", action="store_true", help="the candidate is exactly the given files")
-    p.add_argument("--since", default=None, help="only calls at or after this time (ISO 8601, or e.g. 2h, 30m, 1d)")
+    p.add_argument(
+        "--since", default=None, help="only calls at or after this time (ISO 8601, or e.g. 2h, 30m, 1d)"
+    )
     p.add_argument("--principal", default=None, help="only this principal's calls")
     p.add_argument("--all", action="store_true", help="also list calls that do not change")
     p.set_defaults(func=cmd_replay)
@@ -32,7 +40,9 @@ def parse_since(text: str | None) -> float | None:
     try:
         return datetime.fromisoformat(text).timestamp()
     except ValueError:
-        raise SystemExit(f"sentinel-mcp replay: --since expects an ISO 8601 time or a span like 2h, got {text!r}")
+        raise SystemExit(
+            f"sentinel-mcp replay: --since expects an ISO 8601 time or a span like 2h, got {text!r}"
+        )
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -55,14 +65,26 @@ async def _replay(args: argparse.Namespace) -> int:
         return 2
     current = config.rulebase_paths()
     candidate = candidate_files(current, given, args.only)
-    rows = pick_rows(await read_audit(config.store_path, tail=5000, principal=args.principal),
-                     since=parse_since(args.since))
+    rows = pick_rows(
+        await read_audit(config.store_path, tail=5000, principal=args.principal),
+        since=parse_since(args.since),
+    )
     facts_path = facts_db_path(config)  # with a server store, the facts the replicas share
-    live = (await FactStore(config.store_url or facts_path).open()
-            if config.store_url or facts_path.exists() else None)
+    live = (
+        await FactStore(config.store_url or facts_path).open()
+        if config.store_url or facts_path.exists()
+        else None
+    )
     try:
-        report = await replay(rows, current=current, candidate=candidate, live_facts=live,
-                              settings=config.sentinel.policy, seeds=config.sentinel.seeds, engine=shared_engine())
+        report = await replay(
+            rows,
+            current=current,
+            candidate=candidate,
+            live_facts=live,
+            settings=config.sentinel.policy,
+            seeds=config.sentinel.seeds,
+            engine=shared_engine(),
+        )
     finally:
         if live is not None:
             await live.close()
@@ -70,19 +92,26 @@ async def _replay(args: argparse.Namespace) -> int:
         for p in report.problems:
             print(f"sentinel-mcp replay: the candidate does not load: {p}", file=sys.stderr)
         return 2
-    print(f"Replayed {report.examined} recorded call(s): rulebase {report.current_version} -> candidate "
-          f"{report.candidate_version}; {report.skipped_default} decided by the default policy under both "
-          f"(unchanged); {len(report.skipped_other)} skipped.")
+    print(
+        f"Replayed {report.examined} recorded call(s): rulebase {report.current_version} -> candidate "
+        f"{report.candidate_version}; {report.skipped_default} decided by the default policy under both "
+        f"(unchanged); {len(report.skipped_other)} skipped."
+    )
     shown = report.results if args.all else report.changes
     for r in shown:
         ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.row.get("ts") or 0))
         mark = "CHANGES" if r.changed else ("not reproducible" if not r.reproduced else "same")
-        print(f"{mark:16} #{r.row.get('id')} {ts} {r.row.get('session')} {r.row.get('tool')} "
-              f"{r.row.get('arguments')}: {r.recorded} -> {r.candidate}")
+        print(
+            f"{mark:16} #{r.row.get('id')} {ts} {r.row.get('session')} {r.row.get('tool')} "
+            f"{r.row.get('arguments')}: {r.recorded} -> {r.candidate}"
+        )
         print(f"{'':16}   candidate: {r.candidate_reason[:300]}")
     if report.unreproducible and not args.all:
-        print(f"{len(report.unreproducible)} call(s) not reproducible (the current rulebase no longer decides them "
-              "as recorded); --all lists them.")
+        print(
+            f"{len(report.unreproducible)} call(s) not reproducible (the current rulebase no longer decides "
+            "them "
+            "as recorded); --all lists them."
+        )
     for s in report.skipped_other[:20]:
         print(f"skipped: {s}")
     print(f"{len(report.changes)} decision(s) would change.")

@@ -42,24 +42,35 @@ _TABLE = ("CREATE TABLE inbox_items (id TEXT PRIMARY KEY, principal TEXT NOT NUL
           "delivered INTEGER NOT NULL DEFAULT 0); "
           "CREATE INDEX inbox_items_open ON inbox_items (live, expires); "
           "CREATE INDEX inbox_items_owner ON inbox_items (replica, delivered)")
-# step 2: an answer waiting for a retry is used once on any replica: the exact call it is bound to (conversation,
+# step 2: an answer waiting for a retry is used once on any replica: the exact call it is bound to
+# (conversation,
 # tool, argument digest, policy version as JSON; the principal is its own column), when it was answered, and
 # whether a call used it
-_RETRY = ("ALTER TABLE inbox_items ADD COLUMN call_key TEXT; "
-          "ALTER TABLE inbox_items ADD COLUMN answered_at {real}; "
-          "ALTER TABLE inbox_items ADD COLUMN used INTEGER NOT NULL DEFAULT 0; "
-          "CREATE INDEX inbox_items_call ON inbox_items (principal, call_key)")
-SCHEMA = Schema("inbox_items", {"sqlite": [_TABLE.format(real="REAL"), _RETRY.format(real="REAL")],
-                                "postgres": [_TABLE.format(real="DOUBLE PRECISION"),
-                                             _RETRY.format(real="DOUBLE PRECISION")]})
+_RETRY = (
+    "ALTER TABLE inbox_items ADD COLUMN call_key TEXT; "
+    "ALTER TABLE inbox_items ADD COLUMN answered_at {real}; "
+    "ALTER TABLE inbox_items ADD COLUMN used INTEGER NOT NULL DEFAULT 0; "
+    "CREATE INDEX inbox_items_call ON inbox_items (principal, call_key)"
+)
+SCHEMA = Schema(
+    "inbox_items",
+    {
+        "sqlite": [_TABLE.format(real="REAL"), _RETRY.format(real="REAL")],
+        "postgres": [_TABLE.format(real="DOUBLE PRECISION"), _RETRY.format(real="DOUBLE PRECISION")],
+    },
+)
 
-_CLAIM = ("UPDATE inbox_items SET answers = ?, delivered = ?, answered_at = ?, expires = ? WHERE id = ? "
-          "AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > ? RETURNING replica")
+_CLAIM = (
+    "UPDATE inbox_items SET answers = ?, delivered = ?, answered_at = ?, expires = ? WHERE id = ? "
+    "AND principal = ? AND live = 1 AND answers IS NULL AND used = 0 AND expires > ? RETURNING replica"
+)
 # the subquery picks one answered row of exactly this call; the outer ``used = 0`` is checked again on the
 # locked row, so of two replicas taking at once exactly one gets it (the other finds nothing and asks again)
-_TAKE = ("UPDATE inbox_items SET used = 1 WHERE id = (SELECT id FROM inbox_items WHERE principal = ? "
-         "AND call_key = ? AND answers IS NOT NULL AND used = 0 AND expires > ? ORDER BY answered_at LIMIT 1) "
-         "AND used = 0 RETURNING id, answers, answered_at, body")
+_TAKE = (
+    "UPDATE inbox_items SET used = 1 WHERE id = (SELECT id FROM inbox_items WHERE principal = ? "
+    "AND call_key = ? AND answers IS NOT NULL AND used = 0 AND expires > ? ORDER BY answered_at LIMIT 1) "
+    "AND used = 0 RETURNING id, answers, answered_at, body"
+)
 _USE = "UPDATE inbox_items SET used = 1 WHERE id = ? AND used = 0 AND answers IS NOT NULL RETURNING id"
 
 
@@ -68,21 +79,43 @@ def call_key(session: str, tool: str, digest: str, version: str) -> str:
 
 
 def _body(item: InboxItem) -> str:
-    return json.dumps({"session": item.session, "client": item.client, "kind": item.kind, "tool": item.tool,
-                       "arguments": item.arguments, "digest": item.digest, "version": item.version,
-                       "reason": item.reason, "created": item.created,
-                       "questions": [q.model_dump(mode="json") for q in item.questions]}, default=str)
+    return json.dumps(
+        {
+            "session": item.session,
+            "client": item.client,
+            "kind": item.kind,
+            "tool": item.tool,
+            "arguments": item.arguments,
+            "digest": item.digest,
+            "version": item.version,
+            "reason": item.reason,
+            "created": item.created,
+            "questions": [q.model_dump(mode="json") for q in item.questions],
+        },
+        default=str,
+    )
 
 
 def _remote_item(item_id: str, principal: str, replica: str, body: str, expires: float) -> InboxItem | None:
     """Another replica's question as this console shows it (a malformed row is skipped, never shown)."""
     try:
         d = json.loads(body)
-        return InboxItem(id=item_id, principal=principal, session=str(d["session"]), client=d.get("client"),
-                         kind=d["kind"], tool=str(d["tool"]), arguments=d.get("arguments"),
-                         digest=str(d["digest"]), version=str(d["version"]), reason=str(d["reason"]),
-                         questions=[Question.model_validate(q) for q in d["questions"]],
-                         created=float(d["created"]), expires=float(expires), replica=replica)
+        return InboxItem(
+            id=item_id,
+            principal=principal,
+            session=str(d["session"]),
+            client=d.get("client"),
+            kind=d["kind"],
+            tool=str(d["tool"]),
+            arguments=d.get("arguments"),
+            digest=str(d["digest"]),
+            version=str(d["version"]),
+            reason=str(d["reason"]),
+            questions=[Question.model_validate(q) for q in d["questions"]],
+            created=float(d["created"]),
+            expires=float(expires),
+            replica=replica,
+        )
     except (ValueError, KeyError, TypeError, ValidationError) as e:
         log.warning("inbox row %s from replica %s is malformed, not shown: %s", item_id, replica, e)
         return None
@@ -91,8 +124,9 @@ def _remote_item(item_id: str, principal: str, replica: str, body: str, expires:
 def _answers(text: str) -> dict[str, Answer] | None:
     try:
         raw = json.loads(text)
-        return {str(k): Answer.model_validate(v).model_copy(update={"provenance": "user"})
-                for k, v in raw.items()}
+        return {
+            str(k): Answer.model_validate(v).model_copy(update={"provenance": "user"}) for k, v in raw.items()
+        }
     except (ValueError, AttributeError, ValidationError) as e:
         log.warning("an inbox answer is malformed, not used: %s", e)
         return None
@@ -147,8 +181,10 @@ class ClusterInbox:
         text = json.dumps({k: a.model_dump(mode="json") for k, a in answers.items()})
         now = time.time()
         try:
-            rows = await self.db.consume(_CLAIM, (text, int(item.replica is None), now, now + self.inbox.ttl,
-                                                  item.id, item.principal, now))
+            rows = await self.db.consume(
+                _CLAIM,
+                (text, int(item.replica is None), now, now + self.inbox.ttl, item.id, item.principal, now),
+            )
         except StorageError as e:
             log.warning("inbox answer refused, the shared store is unavailable: %s", e)
             return False
@@ -160,8 +196,9 @@ class ClusterInbox:
         None: none waits, another replica's retry took it, or the store is unreachable (asked again)."""
         principal, session, tool, digest, version = key
         try:
-            rows = await self.db.consume(_TAKE, (principal, call_key(session, tool, digest, version),
-                                                 time.time()))
+            rows = await self.db.consume(
+                _TAKE, (principal, call_key(session, tool, digest, version), time.time())
+            )
         except StorageError as e:
             log.warning("an answer given in the console is not used, the shared store is unavailable: %s", e)
             return None
@@ -192,8 +229,15 @@ class ClusterInbox:
                 "INSERT INTO inbox_items (id, principal, replica, body, expires, call_key) "
                 "VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET body = excluded.body, expires = excluded.expires",
-                (item.id, item.principal, self.replica, _body(item), item.expires,
-                 call_key(item.session, item.tool, item.digest, item.version)))
+                (
+                    item.id,
+                    item.principal,
+                    self.replica,
+                    _body(item),
+                    item.expires,
+                    call_key(item.session, item.tool, item.digest, item.version),
+                ),
+            )
         except StorageError as e:
             log.warning("inbox question %s not shared (only this replica shows it): %s", item.id, e)
 
@@ -227,11 +271,14 @@ class ClusterInbox:
         # one read per tick: other replicas' open questions, every replica's answers waiting for a retry, and
         # whether answers wait for questions held here
         rows = await self.db.query(
-            "SELECT id, principal, replica, body, expires, answers, delivered FROM inbox_items WHERE (live = 1 "
+            "SELECT id, principal, replica, body, expires, answers, delivered FROM inbox_items WHERE (live = "
+            "1 "
             "AND answers IS NULL AND used = 0 AND expires > ? AND replica <> ?) "
             "OR (replica = ? AND delivered = 0 AND answers IS NOT NULL) "
             "OR (answers IS NOT NULL AND used = 0 AND expires > ?) "
-            f"ORDER BY expires LIMIT {MAX_ROWS}", (now, self.replica, self.replica, now))
+            f"ORDER BY expires LIMIT {MAX_ROWS}",
+            (now, self.replica, self.replica, now),
+        )
         remote: dict[str, InboxItem] = {}
         answered: dict[str, InboxItem] = {}
         to_deliver = False
@@ -255,8 +302,10 @@ class ClusterInbox:
         self._show(remote, answered)
         if to_deliver:
             for item_id, text in await self.db.consume(
-                    "UPDATE inbox_items SET delivered = 1 WHERE replica = ? AND delivered = 0 "
-                    "AND answers IS NOT NULL RETURNING id, answers", (self.replica,)):
+                "UPDATE inbox_items SET delivered = 1 WHERE replica = ? AND delivered = 0 "
+                "AND answers IS NOT NULL RETURNING id, answers",
+                (self.replica,),
+            ):
                 self._deliver(str(item_id), str(text))
 
     async def _withdraw_settled(self) -> None:
@@ -267,11 +316,13 @@ class ClusterInbox:
             return
         waiting = self.inbox.waiting_ids()
         ended = [i for i in gone if i not in waiting]
-        await self.db.write(f"UPDATE inbox_items SET live = 0 WHERE id IN ({', '.join('?' * len(gone))})",
-                            gone)
+        await self.db.write(
+            f"UPDATE inbox_items SET live = 0 WHERE id IN ({', '.join('?' * len(gone))})", gone
+        )
         if ended:
-            await self.db.write(f"UPDATE inbox_items SET used = 1 WHERE id IN ({', '.join('?' * len(ended))})",
-                                ended)
+            await self.db.write(
+                f"UPDATE inbox_items SET used = 1 WHERE id IN ({', '.join('?' * len(ended))})", ended
+            )
         for item_id in gone:
             self._published.pop(item_id, None)
 
@@ -281,8 +332,9 @@ class ClusterInbox:
         self.inbox.remote, self.inbox.remote_answered = remote, answered
         changed = set()
         for old, new in ((before, remote), (before_answered, answered)):
-            changed |= ({i.principal for k, i in old.items() if k not in new}
-                        | {i.principal for k, i in new.items() if k not in old})
+            changed |= {i.principal for k, i in old.items() if k not in new} | {
+                i.principal for k, i in new.items() if k not in old
+            }
         for principal in changed:
             self.inbox.notify(principal, "inbox")
 

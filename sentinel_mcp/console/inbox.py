@@ -79,14 +79,26 @@ class Inbox:
         self._last_watched: dict[str, float] = {}
         self.hint = "or the user answers it in Sentinel's web console (/console/inbox); then call again"
         self.shared: Any = None  # a ClusterInbox when replicas share a PostgreSQL store
-        # other replicas' open questions, and every replica's answers waiting for a retry, as the store last said
+        # other replicas' open questions, and every replica's answers waiting for a retry, as the store last
+        # said
         self.remote: dict[str, InboxItem] = {}
         self.remote_answered: dict[str, InboxItem] = {}
 
     # ---------------------------------------------------------------- the front's side
-    def post(self, *, principal: str, session: str, client: str | None, tool: str, arguments: Any,
-             shown_arguments: Any, version: str, reason: str, questions: list[Question],
-             kind: ItemKind) -> InboxItem:
+    def post(
+        self,
+        *,
+        principal: str,
+        session: str,
+        client: str | None,
+        tool: str,
+        arguments: Any,
+        shown_arguments: Any,
+        version: str,
+        reason: str,
+        questions: list[Question],
+        kind: ItemKind,
+    ) -> InboxItem:
         """A call's questions, waiting (one open item per exact call: asking again refreshes it)."""
         digest = argument_digest(arguments if isinstance(arguments, dict) else None)
         key = (principal, session, tool, digest, version)
@@ -99,8 +111,21 @@ class Inbox:
                     self.shared.posted(item)
                 return item
         now = time.time()
-        item = InboxItem(secrets.token_urlsafe(16), principal, session, client, kind, tool, shown_arguments, digest,
-                         version, reason, questions, now, now + self.ttl)
+        item = InboxItem(
+            secrets.token_urlsafe(16),
+            principal,
+            session,
+            client,
+            kind,
+            tool,
+            shown_arguments,
+            digest,
+            version,
+            reason,
+            questions,
+            now,
+            now + self.ttl,
+        )
         self._items[item.id] = item
         self._bound(principal)
         self._notify(principal, "inbox")
@@ -108,8 +133,9 @@ class Inbox:
             self.shared.posted(item)
         return item
 
-    async def take(self, *, principal: str, session: str, tool: str, arguments: Any,
-                   version: str) -> dict[str, Answer] | None:
+    async def take(
+        self, *, principal: str, session: str, tool: str, arguments: Any, version: str
+    ) -> dict[str, Answer] | None:
         """The answers the person gave in the console for exactly this call, once (None: none given). With a
         shared store the answer is consumed there, so a retry may land on any replica and passes once."""
         digest = argument_digest(arguments if isinstance(arguments, dict) else None)
@@ -139,8 +165,12 @@ class Inbox:
         """The client answered itself (a 2026-era retry with answers): its console item is no longer open."""
         digest = argument_digest(arguments if isinstance(arguments, dict) else None)
         for item in self._items.values():
-            if (item.principal, item.session, item.tool, item.digest) == (principal, session, tool, digest) \
-                    and item.open:
+            if (item.principal, item.session, item.tool, item.digest) == (
+                principal,
+                session,
+                tool,
+                digest,
+            ) and item.open:
                 item.used = True
                 self._notify(principal, "inbox")
 
@@ -153,7 +183,8 @@ class Inbox:
 
     async def wait(self, item: InboxItem, timeout: float, withdraw: bool = False) -> dict[str, Answer] | None:
         """Hold a call open until the person answers (the answers, used now) or ``timeout`` passes (None).
-        ``withdraw``: on a timeout (or cancellation) the question goes away (a late answer lets nothing pass)."""
+        ``withdraw``: on a timeout (or cancellation) the question goes away (a late answer lets nothing pass).
+        """
         try:
             await asyncio.wait_for(item.settled.wait(), timeout)
         except (asyncio.TimeoutError, asyncio.CancelledError) as e:
@@ -171,7 +202,8 @@ class Inbox:
             return None
         if item.used or item.answers is None:
             return None
-        # shared store: the answer is used once in the cluster (a retry on another replica may not take it too)
+        # shared store: the answer is used once in the cluster (a retry on another replica may not take it
+        # too)
         # (the row decides: a tick that saw it used meanwhile marked this item used too)
         if self.shared is not None and not await self.shared.use(item.id):
             item.used = True
@@ -184,8 +216,9 @@ class Inbox:
     # ---------------------------------------------------------------- the console's side
     def open_items(self, principal: str) -> list[InboxItem]:
         """This principal's open questions: held here, then held by other replicas (shared store)."""
-        return ([i for i in reversed(self._items.values()) if i.principal == principal and i.open]
-                + [i for i in self.remote.values() if i.principal == principal and i.open])
+        return [i for i in reversed(self._items.values()) if i.principal == principal and i.open] + [
+            i for i in self.remote.values() if i.principal == principal and i.open
+        ]
 
     def local(self, item_id: str) -> InboxItem | None:
         return self._items.get(item_id)
@@ -198,8 +231,11 @@ class Inbox:
         """Answered, waiting for the client's retry: here, then on other replicas (shared store)."""
         here = [i for i in reversed(self._items.values()) if i.principal == principal and i.waiting_for_retry]
         seen = {i.id for i in here}
-        return here + [i for i in self.remote_answered.values()
-                       if i.principal == principal and i.id not in seen and i.waiting_for_retry]
+        return here + [
+            i
+            for i in self.remote_answered.values()
+            if i.principal == principal and i.id not in seen and i.waiting_for_retry
+        ]
 
     def waiting_ids(self) -> set[str]:
         return {i.id for i in self._items.values() if i.waiting_for_retry}
@@ -225,7 +261,9 @@ class Inbox:
         another replica, withdrawn, expired, or the shared store cannot say). Counted once in the cluster."""
         if self.shared is not None:
             if not await self.shared.claim(item, answers):
-                if self.remote.pop(item.id, None) is not None:  # settled elsewhere: not shown until the next poll
+                if (
+                    self.remote.pop(item.id, None) is not None
+                ):  # settled elsewhere: not shown until the next poll
                     self._notify(item.principal, "inbox")
                 return False
             if item.replica is not None:  # another replica holds the call: it picks the answer up
@@ -276,7 +314,7 @@ class Inbox:
 
     def notify(self, principal: str | None, what: str) -> None:
         """Tell the principal's open consoles (None: every principal's) that ``what`` changed."""
-        for name in ([principal] if principal is not None else list(self._watchers)):
+        for name in [principal] if principal is not None else list(self._watchers):
             self._notify(name, what)
 
     def _notify(self, principal: str, what: str) -> None:
@@ -288,11 +326,12 @@ class Inbox:
 
     def _bound(self, principal: str) -> None:
         now = time.time()
-        for item_id in [i.id for i in self._items.values() if not i.open and not i.waiting_for_retry
-                        or i.expires < now]:
+        for item_id in [
+            i.id for i in self._items.values() if not i.open and not i.waiting_for_retry or i.expires < now
+        ]:
             self._items.pop(item_id, None)
         mine = [i for i in self._items.values() if i.principal == principal and i.open]
-        for item in mine[:max(0, len(mine) - MAX_OPEN_PER_PRINCIPAL)]:
+        for item in mine[: max(0, len(mine) - MAX_OPEN_PER_PRINCIPAL)]:
             self._items.pop(item.id, None)
         while len(self._items) > MAX_ITEMS:
             self._items.popitem(last=False)

@@ -54,26 +54,40 @@ class ShownItem:
 def _rule_of(meta: dict[str, Any]) -> str:
     kind = meta.get("kind") or "question"
     if kind in ("ask",) and meta.get("predicate"):
-        return f"askable {meta['predicate']}/{len(meta.get('inputs') or []) + (0 if meta.get('type') == 'yes_no' else 1)}"
+        arity = len(meta.get("inputs") or []) + (0 if meta.get("type") == "yes_no" else 1)
+        return f"askable {meta['predicate']}/{arity}"
     if kind in ("confirm", "confirmation"):
         return f"confirmation of {meta.get('tool') or 'the call'}" + (
-            " (the rulebase's confirmed/2)" if kind == "confirm" else " (the default policy: a write)")
+            " (the rulebase's confirmed/2)" if kind == "confirm" else " (the default policy: a write)"
+        )
     if kind == "upstream_question":
-        return f"{meta.get('tool') or 'the call'}, while it runs (a tool's own question, such as the device's)"
+        return (
+            f"{meta.get('tool') or 'the call'}, while it runs (a tool's own question, such as the device's)"
+        )
     if kind == "consent":
         return f"consent to {meta.get('consent') or meta.get('category') or 'personal data'}"
     return str(kind)
 
 
-SOURCES = {"held": "held call (the client waits)", "blocked": "waiting for the client's retry",
-           "retry": "2026-era call between rounds",
-           "waiting": "waits for you (its caller cannot be asked)"}
+SOURCES = {
+    "held": "held call (the client waits)",
+    "blocked": "waiting for the client's retry",
+    "retry": "2026-era call between rounds",
+    "waiting": "waits for you (its caller cannot be asked)",
+}
 
 
 def _shown_questions(questions: list[Question]) -> list[ShownQuestion]:
-    return [ShownQuestion(q.key, safe_question(q.message)[0], fields_of(i, q.requested_schema), _rule_of(q.meta),
-                          _decision_of(q.meta))
-            for i, q in enumerate(questions)]
+    return [
+        ShownQuestion(
+            q.key,
+            safe_question(q.message)[0],
+            fields_of(i, q.requested_schema),
+            _rule_of(q.meta),
+            _decision_of(q.meta),
+        )
+        for i, q in enumerate(questions)
+    ]
 
 
 def _decision_of(meta: dict[str, Any]) -> str:
@@ -96,29 +110,68 @@ def _a2a_items(console: Console, principal: str) -> list[ShownItem]:
     out = []
     for record in service.waiting_for(principal):
         qs = [q for q in _a2a_questions(record) if q.get("key") in record.pending.question_keys]
-        out.append(ShownItem(
-            A2A_PREFIX + record.task.id, "A2A task (input required)", record.pending.tool, record.pending.arguments,
-            record.session_id, record.owner, f"A2A task {record.task.id}",
-            [ShownQuestion(str(q.get("key")), str(q.get("message") or ""), fields_of(i, q.get("requested_schema")),
-                           "a question of the policy")
-             for i, q in enumerate(qs)], None, None, False))
+        out.append(
+            ShownItem(
+                A2A_PREFIX + record.task.id,
+                "A2A task (input required)",
+                record.pending.tool,
+                record.pending.arguments,
+                record.session_id,
+                record.owner,
+                f"A2A task {record.task.id}",
+                [
+                    ShownQuestion(
+                        str(q.get("key")),
+                        str(q.get("message") or ""),
+                        fields_of(i, q.get("requested_schema")),
+                        "a question of the policy",
+                    )
+                    for i, q in enumerate(qs)
+                ],
+                None,
+                None,
+                False,
+            )
+        )
     return out
 
 
 def items_for(console: Console, principal: str) -> list[ShownItem]:
-    items = [ShownItem(i.id, SOURCES.get(i.kind, i.kind), i.tool, i.arguments, i.session, i.client, i.reason,
-                       _shown_questions(i.questions), i.created, i.expires, i.risky)
-             for i in console.inbox.open_items(principal)]
+    items = [
+        ShownItem(
+            i.id,
+            SOURCES.get(i.kind, i.kind),
+            i.tool,
+            i.arguments,
+            i.session,
+            i.client,
+            i.reason,
+            _shown_questions(i.questions),
+            i.created,
+            i.expires,
+            i.risky,
+        )
+        for i in console.inbox.open_items(principal)
+    ]
     return items + _a2a_items(console, principal)
 
 
-async def inbox_page(console: Console, request: Request, viewer: Viewer, *, error: str | None = None,
-                     status: int = 200) -> Response:
+async def inbox_page(
+    console: Console, request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200
+) -> Response:
     name = viewer.principal.name
     answered = console.inbox.answered_items(name)
-    return console.render(request, viewer, "inbox.html", status=status, items=items_for(console, name),
-                          answered=answered, error=error, assists=await assist_pages.open_for(console, viewer),
-                          max_reply=assist_pages.MAX_REPLY)
+    return console.render(
+        request,
+        viewer,
+        "inbox.html",
+        status=status,
+        items=items_for(console, name),
+        answered=answered,
+        error=error,
+        assists=await assist_pages.open_for(console, viewer),
+        max_reply=assist_pages.MAX_REPLY,
+    )
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
@@ -132,11 +185,16 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         if form.get("decision") not in ("approve", "deny"):
             return await inbox_page(console, request, viewer, error="choose Approve or Deny", status=400)
         if item_id.startswith(A2A_PREFIX):
-            return await _decide_a2a(console, request, viewer, item_id[len(A2A_PREFIX):], approve)
+            return await _decide_a2a(console, request, viewer, item_id[len(A2A_PREFIX) :], approve)
         item = console.inbox.get(viewer.principal.name, item_id)
         if item is None:  # another principal's, settled, expired, or made up: the same answer for all
-            return await inbox_page(console, request, viewer, status=404,
-                                    error="no such question waiting for you (answered already, or expired)")
+            return await inbox_page(
+                console,
+                request,
+                viewer,
+                status=404,
+                error="no such question waiting for you (answered already, or expired)",
+            )
         answers: dict[str, Answer] = {}
         if not approve:
             answers = console.inbox.denial(item)
@@ -144,35 +202,61 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             for i, q in enumerate(item.questions):
                 answer, problem = read_answer(i, q, form, approve=True)
                 if answer is None:
-                    return await inbox_page(console, request, viewer, status=400,
-                                            error=f"\u201c{safe_question(q.message)[0]}\u201d: {problem}")
+                    return await inbox_page(
+                        console,
+                        request,
+                        viewer,
+                        status=400,
+                        error=f"\u201c{safe_question(q.message)[0]}\u201d: {problem}",
+                    )
                 answers[q.key] = answer
         if not await console.inbox.give(item, answers):  # counted once, whichever replica it was given on
-            return await inbox_page(console, request, viewer, status=404,
-                                    error="no such question waiting for you (answered already, or expired)")
+            return await inbox_page(
+                console,
+                request,
+                viewer,
+                status=404,
+                error="no such question waiting for you (answered already, or expired)",
+            )
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
 
     async def reply(request: Request, viewer: Viewer) -> Response:
         """The owner's reply to another agent's help request (it goes back to that agent)."""
-        status, error = await assist_pages.reply(console, viewer, str(request.path_params["request"]),
-                                                 request.state.form)
+        status, error = await assist_pages.reply(
+            console, viewer, str(request.path_params["request"]), request.state.form
+        )
         if error is not None:
             return await inbox_page(console, request, viewer, error=error, status=status)
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
 
-    return [("/inbox", show, ["GET"], False), ("/inbox/{item}", decide, ["POST"], True),
-            ("/inbox/assist/{request}", reply, ["POST"], True)]
+    return [
+        ("/inbox", show, ["GET"], False),
+        ("/inbox/{item}", decide, ["POST"], True),
+        ("/inbox/assist/{request}", reply, ["POST"], True),
+    ]
 
 
-async def _decide_a2a(console: Console, request: Request, viewer: Viewer, task_id: str, approve: bool) -> Response:
+async def _decide_a2a(
+    console: Console, request: Request, viewer: Viewer, task_id: str, approve: bool
+) -> Response:
     service = console.holder.a2a_service
-    record = next((r for r in service.waiting_for(viewer.principal.name) if r.task.id == task_id), None) \
-        if service is not None else None
+    record = (
+        next((r for r in service.waiting_for(viewer.principal.name) if r.task.id == task_id), None)
+        if service is not None
+        else None
+    )
     if record is None or service is None:
-        return await inbox_page(console, request, viewer, status=404,
-                                error="no such question waiting for you (answered already, or expired)")
+        return await inbox_page(
+            console,
+            request,
+            viewer,
+            status=404,
+            error="no such question waiting for you (answered already, or expired)",
+        )
     answers: dict[str, Answer] = {}
-    for i, q in enumerate(qq for qq in _a2a_questions(record) if qq.get("key") in record.pending.question_keys):
+    for i, q in enumerate(
+        qq for qq in _a2a_questions(record) if qq.get("key") in record.pending.question_keys
+    ):
         answer, problem = read_answer(i, q, request.state.form, approve=approve)
         if answer is None:
             return await inbox_page(console, request, viewer, status=400, error=str(problem))

@@ -1,4 +1,5 @@
-"""The gateway's ``person_inbox`` (see ``gateway/person_inbox.py``): a question no caller can be asked waits in
+"""The gateway's ``person_inbox`` (see ``gateway/person_inbox.py``): a question no caller can be asked waits
+in
 the console inbox of the person it is for, for ``sentinel.console.ask_seconds``; then it is withdrawn (a late
 answer lets nothing pass) and the call is refused."""
 
@@ -22,16 +23,40 @@ class PersonQuestions:
         sensitive = sensitive_fields_of(tool) if tool is not None else set()
         return redact_value(arguments, sensitive, set()) if arguments is not None else None
 
-    async def ask(self, *, person: str, caller: str, origin: str, session: str, client: str | None, tool: str,
-                  arguments: Any, questions: list[Question], reason: str) -> dict[str, Answer] | None:
+    async def ask(
+        self,
+        *,
+        person: str,
+        caller: str,
+        origin: str,
+        session: str,
+        client: str | None,
+        tool: str,
+        arguments: Any,
+        questions: list[Question],
+        reason: str,
+    ) -> dict[str, Answer] | None:
         if self.wait_seconds <= 0:
             return None
         who = caller if caller == person else f"{caller} ({origin})"
-        note = (f"{reason}. Asked for {who}, who cannot be asked directly; the call waits "
-                f"{self.wait_seconds:g} s for your answer here, then it is refused.")
-        item = self.inbox.post(principal=person, session=session, client=client, tool=tool,
-                               arguments=arguments, shown_arguments=self._shown(tool, arguments),
-                               version=self.gateway.guard.version, reason=note, questions=questions, kind="waiting")
+        note = (
+            f"{reason}. Asked for {who}, who cannot be asked directly; the call waits "
+            f"{self.wait_seconds:g} s for your answer here, then it is refused."
+        )
+        item = self.inbox.post(
+            principal=person,
+            session=session,
+            client=client,
+            tool=tool,
+            arguments=arguments,
+            shown_arguments=self._shown(tool, arguments),
+            version=self.gateway.guard.version,
+            reason=note,
+            questions=questions,
+            kind="waiting",
+        )
         answers = await self.inbox.wait(item, self.wait_seconds, withdraw=True)
         # provenance user whatever was sent: it was given in the person's own signed-in console
-        return {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()} if answers else None
+        return (
+            {k: a.model_copy(update={"provenance": "user"}) for k, a in answers.items()} if answers else None
+        )

@@ -1,4 +1,5 @@
-"""Policy history and the editor's check: every rulebase version this Sentinel loaded (hash, time, cause, who),
+"""Policy history and the editor's check: every rulebase version this Sentinel loaded (hash, time, cause,
+who),
 the difference between any two, and ``check`` of a candidate text as it is typed.
 
 The check works as a plain form post (the policy page comes back with the problems and the text kept); the
@@ -35,7 +36,8 @@ def _guard(console: Console) -> PolicyGuard | None:
 
 
 async def check_candidate(console: Console, chosen: str, text: str) -> tuple[list[Any], str | None]:
-    """The checker's problems of the rulebase with ``chosen`` replaced by ``text`` (those of the candidate file
+    """The checker's problems of the rulebase with ``chosen`` replaced by ``text`` (those of the candidate
+    file
     first; an error elsewhere counts too), or a reason the form is not one to check."""
     from sentinel_mcp.console.replay import candidate_files
     from sentinel_mcp.policy.checker import check_paths
@@ -43,24 +45,36 @@ async def check_candidate(console: Console, chosen: str, text: str) -> tuple[lis
     guard = _guard(console)
     files = list(guard.rulebases.files) if guard is not None else []
     if guard is None or chosen not in {f.name for f in files} or len(text) > MAX_CANDIDATE:
-        return [], f"choose one of the loaded files and give its new text (at most {MAX_CANDIDATE} characters)"
+        return (
+            [],
+            f"choose one of the loaded files and give its new text (at most {MAX_CANDIDATE} characters)",
+        )
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
         path = Path(tmp) / chosen
         path.write_text(text.replace("\r\n", "\n"))
-        problems = await check_paths(guard.engine, candidate_files(files, [path]),
-                                     console.runtime.gateway.list_catalog_tools())
+        problems = await check_paths(
+            guard.engine, candidate_files(files, [path]), console.runtime.gateway.list_catalog_tools()
+        )
         mine = [p for p in problems if str(p.file).startswith(tmp)]
         if mine:
             return mine, None
         # none in the changed file: errors elsewhere count only when the change made them, not those the
         # rulebase in force has (its own text of the file, from the history: the disk may hold a refused one)
-        in_force = await guard.history.texts(guard.rulebases.current.version) if guard.rulebases.loaded else None
+        in_force = (
+            await guard.history.texts(guard.rulebases.current.version) if guard.rulebases.loaded else None
+        )
         path.write_text((in_force or {}).get(chosen) or _disk_text(files, chosen))
-        before = {(Path(str(p.file)).name, p.line, p.message)
-                  for p in await check_paths(guard.engine, candidate_files(files, [path]),
-                                             console.runtime.gateway.list_catalog_tools())}
-        return [p for p in problems if p.severity == "error"
-                and (Path(str(p.file)).name, p.line, p.message) not in before], None
+        before = {
+            (Path(str(p.file)).name, p.line, p.message)
+            for p in await check_paths(
+                guard.engine, candidate_files(files, [path]), console.runtime.gateway.list_catalog_tools()
+            )
+        }
+        return [
+            p
+            for p in problems
+            if p.severity == "error" and (Path(str(p.file)).name, p.line, p.message) not in before
+        ], None
 
 
 def _disk_text(files: list[Path], name: str) -> str:
@@ -89,30 +103,48 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
                 else:
                     lines = diff(old, new, a, b)
         versions = list(dict.fromkeys(load["version"] for load in loads))
-        return console.render(request, viewer, "policy_history.html", status=404 if problem and a and b and
-                              VERSION.match(a) and VERSION.match(b) else (400 if problem else 200),
-                              guard=guard, loads=loads, versions=versions, a=a if VERSION.match(a) else "",
-                              b=b if VERSION.match(b) else "", lines=lines, problem=problem,
-                              holder=guard.rulebases if guard is not None else None,
-                              current=guard.rulebases.current.version if guard is not None
-                              and guard.rulebases.loaded else "")
+        return console.render(
+            request,
+            viewer,
+            "policy_history.html",
+            status=404
+            if problem and a and b and VERSION.match(a) and VERSION.match(b)
+            else (400 if problem else 200),
+            guard=guard,
+            loads=loads,
+            versions=versions,
+            a=a if VERSION.match(a) else "",
+            b=b if VERSION.match(b) else "",
+            lines=lines,
+            problem=problem,
+            holder=guard.rulebases if guard is not None else None,
+            current=guard.rulebases.current.version if guard is not None and guard.rulebases.loaded else "",
+        )
 
     async def check(request: Request, viewer: Viewer) -> Response:
         form = request.state.form
         chosen, text = str(form.get("file") or "")[:300], form.get("candidate")
         if _guard(console) is None:
             return console.problem(request, viewer, 400, "no rulebase is configured: nothing to check")
-        problems, refused = await check_candidate(console, chosen, text if isinstance(text, str) else "\x00" * (
-            MAX_CANDIDATE + 1))
+        problems, refused = await check_candidate(
+            console, chosen, text if isinstance(text, str) else "\x00" * (MAX_CANDIDATE + 1)
+        )
         if request.headers.get("x-console-live") == "check":  # the script's live check: data, never markup
             if refused:
                 return JSONResponse({"error": refused}, status_code=400, headers=HEADERS)
-            return JSONResponse({"problems": [{"line": p.line, "severity": p.severity,
-                                               "message": safe_text(p.message, 500)} for p in problems]},
-                                headers=HEADERS)
+            return JSONResponse(
+                {
+                    "problems": [
+                        {"line": p.line, "severity": p.severity, "message": safe_text(p.message, 500)}
+                        for p in problems
+                    ]
+                },
+                headers=HEADERS,
+            )
         if refused:
             return console.problem(request, viewer, 400, refused)
-        return await policy_page(request, viewer, chosen=chosen, candidate=text, candidate_problems=problems,
-                                 checked=True)
+        return await policy_page(
+            request, viewer, chosen=chosen, candidate=text, candidate_problems=problems, checked=True
+        )
 
     return [("/policy/history", history, ["GET"], False), ("/policy/check", check, ["POST"], True)]

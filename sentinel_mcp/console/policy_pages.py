@@ -1,7 +1,8 @@
 """Policy: the rulebases in force (files, version, warnings, hot-reload status), their check results, and a
 candidate editor: pick a loaded file, change it, check it, and replay recorded calls under it (what-if).
 
-The candidate is written to a private temporary directory only for the check and the replay; the files in force
+The candidate is written to a private temporary directory only for the check and the replay; the files in
+force
 are never touched from the console (Sentinel reloads them when they change on disk)."""
 
 from __future__ import annotations
@@ -50,19 +51,52 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def policy(request: Request, viewer: Viewer, **extra: Any) -> Response:
         guard = _guard(console)
         if guard is None:
-            return console.render(request, viewer, "policy.html", guard=None, files=[], texts={}, problems=[],
-                                  **({"report": None, "chosen": "", "candidate": "", "since": "", "sides": [],
-                                      "checked": False} | extra))
+            return console.render(
+                request,
+                viewer,
+                "policy.html",
+                guard=None,
+                files=[],
+                texts={},
+                problems=[],
+                **(
+                    {
+                        "report": None,
+                        "chosen": "",
+                        "candidate": "",
+                        "since": "",
+                        "sides": [],
+                        "checked": False,
+                    }
+                    | extra
+                ),
+            )
         holder = guard.rulebases
         files = list(holder.files)
         texts = _file_texts(files)
         chosen = request.query_params.get("file") or (files[-1].name if files else "")
-        values = {"report": None, "chosen": chosen, "candidate": texts.get(chosen, ""), "since": "",
-                  "candidate_problems": None, "checked": False, "sides": []} | extra
-        return console.render(request, viewer, "policy.html", guard=guard, files=files, texts=texts,
-                              problems=await _check(console, guard, files), current=holder.current if holder.loaded
-                              else None, last_error=holder.last_error or guard.load_error, holder=holder,
-                              **values)
+        values = {
+            "report": None,
+            "chosen": chosen,
+            "candidate": texts.get(chosen, ""),
+            "since": "",
+            "candidate_problems": None,
+            "checked": False,
+            "sides": [],
+        } | extra
+        return console.render(
+            request,
+            viewer,
+            "policy.html",
+            guard=guard,
+            files=files,
+            texts=texts,
+            problems=await _check(console, guard, files),
+            current=holder.current if holder.loaded else None,
+            last_error=holder.last_error or guard.load_error,
+            holder=holder,
+            **values,
+        )
 
     async def whatif(request: Request, viewer: Viewer) -> Response:
         guard = _guard(console)
@@ -72,27 +106,54 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         chosen, text = str(form.get("file") or ""), form.get("candidate")
         files = list(guard.rulebases.files)
         if chosen not in {f.name for f in files} or not isinstance(text, str) or len(text) > MAX_CANDIDATE:
-            return console.problem(request, viewer, 400, "choose one of the loaded files and give its new text "
-                                   f"(at most {MAX_CANDIDATE} characters)")
+            return console.problem(
+                request,
+                viewer,
+                400,
+                f"choose one of the loaded files and give its new text (at most {MAX_CANDIDATE} characters)",
+            )
         f = audit_view.Filters(since=str(form.get("since") or "")[:40])
         since = audit_view._instant(f.since)
         who = None if viewer.principal.is_owner else viewer.principal.name
-        rows = pick_rows(audit_view.keyed(await read_audit(console.runtime.config.store_path, tail=audit_view.SCAN,
-                                                           principal=who)),
-                         since=since)
+        rows = pick_rows(
+            audit_view.keyed(
+                await read_audit(console.runtime.config.store_path, tail=audit_view.SCAN, principal=who)
+            ),
+            since=since,
+        )
         with tempfile.TemporaryDirectory(prefix="sentinel-candidate-") as tmp:
             path = Path(tmp) / chosen
             path.write_text(text.replace("\r\n", "\n"))
             candidate = candidate_files(files, [path])
             problems = await _check(console, guard, candidate)
-            report = await replay(rows, current=files, candidate=candidate, live_facts=guard.store,
-                                  settings=guard.settings, seeds=console.runtime.config.sentinel.seeds,
-                                  engine=guard.engine, catalog=console.runtime.manager.catalog)
+            report = await replay(
+                rows,
+                current=files,
+                candidate=candidate,
+                live_facts=guard.store,
+                settings=guard.settings,
+                seeds=console.runtime.config.sentinel.seeds,
+                engine=guard.engine,
+                catalog=console.runtime.manager.catalog,
+            )
         # each changed call's two proofs, as trees side by side (what the proof page shows for one)
-        sides = [(r, readable_tree(r.baseline_proof), readable_tree(r.candidate_proof)) for r in report.changes]
-        return await policy(request, viewer, report=report, chosen=chosen, candidate=text, since=f.since, sides=sides,
-                            candidate_problems=[p for p in problems if str(p.file).startswith(tmp)] or
-                            [p for p in problems if p.severity == "error"])
+        sides = [
+            (r, readable_tree(r.baseline_proof), readable_tree(r.candidate_proof)) for r in report.changes
+        ]
+        return await policy(
+            request,
+            viewer,
+            report=report,
+            chosen=chosen,
+            candidate=text,
+            since=f.since,
+            sides=sides,
+            candidate_problems=[p for p in problems if str(p.file).startswith(tmp)]
+            or [p for p in problems if p.severity == "error"],
+        )
 
-    return [("/policy", policy, ["GET"], False), ("/policy/whatif", whatif, ["POST"], True),
-            *policy_history_pages.routes(console, policy)]
+    return [
+        ("/policy", policy, ["GET"], False),
+        ("/policy/whatif", whatif, ["POST"], True),
+        *policy_history_pages.routes(console, policy),
+    ]

@@ -29,18 +29,30 @@ def _node(tree: Any, budget: list[int], depth: int) -> Node:
             items = tree["all"] if isinstance(tree["all"], list) else [tree["all"]]
             return Node("all", "all of", children=[_node(t, budget, depth + 1) for t in items])
         if "fact" in tree:
-            return Node("fact", str(tree["fact"]), f"provenance: {tree.get('provenance')}", fact=str(tree["fact"]),
-                        provenance=str(tree.get("provenance") or "observed"))
+            return Node(
+                "fact",
+                str(tree["fact"]),
+                f"provenance: {tree.get('provenance')}",
+                fact=str(tree["fact"]),
+                provenance=str(tree.get("provenance") or "observed"),
+            )
         if "confirmed" in tree:
             return Node("confirmed", f"confirmed: {tree['confirmed']}", f"by: {tree.get('provenance')}")
         if "context" in tree:
             return Node("context", f"context {tree['context']} = {tree.get('value')}")
         if "require" in tree:
-            return Node("require", f"required: {tree['require']}", children=[_node(tree.get("by"), budget, depth + 1)])
+            return Node(
+                "require", f"required: {tree['require']}", children=[_node(tree.get("by"), budget, depth + 1)]
+            )
         if "if" in tree:
-            return Node("if", "if", children=[_node(tree.get("if"), budget, depth + 1),
-                                              Node("then", "then", children=[_node(tree.get("then"), budget,
-                                                                                   depth + 1)])])
+            return Node(
+                "if",
+                "if",
+                children=[
+                    _node(tree.get("if"), budget, depth + 1),
+                    Node("then", "then", children=[_node(tree.get("then"), budget, depth + 1)]),
+                ],
+            )
         if "not" in tree:
             return Node("not", f"not provable: {tree['not']}")
         if "tool" in tree and len(tree) == 1:
@@ -54,8 +66,14 @@ def _node(tree: Any, budget: list[int], depth: int) -> Node:
             return Node("rule", str(tree["goal"]), children=[_node(by, budget, depth + 1)])
         if "other" in tree:
             return Node("value", str(tree["other"]))
-        return Node("value", "", children=[Node("value", str(k), children=[_node(v, budget, depth + 1)])
-                                           for k, v in list(tree.items())[:200]])
+        return Node(
+            "value",
+            "",
+            children=[
+                Node("value", str(k), children=[_node(v, budget, depth + 1)])
+                for k, v in list(tree.items())[:200]
+            ],
+        )
     if isinstance(tree, list):
         return Node("all", "list", children=[_node(t, budget, depth + 1) for t in tree[:500]])
     return Node("value", "" if tree is None else str(tree))
@@ -93,8 +111,17 @@ def readable_tree(proof: Any) -> Node | None:
     root, rest = proof_nodes(proof)
     if root is not None:
         return root
-    shown = {k: v for k, v in rest.items() if k not in ("rulebase", "passes", "fetches") and v not in (None, [], {})}
+    shown = {
+        k: v
+        for k, v in rest.items()
+        if k not in ("rulebase", "passes", "fetches") and v not in (None, [], {})
+    }
     if not shown:
         return None
-    return Node("value", "why", children=[Node("value", str(k), children=[_node(v, [MAX_NODES], 0)])
-                                          for k, v in sorted(shown.items())])
+    return Node(
+        "value",
+        "why",
+        children=[
+            Node("value", str(k), children=[_node(v, [MAX_NODES], 0)]) for k, v in sorted(shown.items())
+        ],
+    )

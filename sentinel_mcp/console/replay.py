@@ -2,7 +2,8 @@
 
 What a replay can reproduce, and what it cannot (said on every report):
 
-- Each recorded call is decided twice in a sandbox (a scratch fact store; the live one is only read): under the
+- Each recorded call is decided twice in a sandbox (a scratch fact store; the live one is only read): under
+the
   rulebase in force now (the *baseline*) and under the candidate. Both see the same data: the session's facts
   still valid in the live store, plus the facts the recorded proof names (with the provenance they had then),
   plus the seeds. No tool is called: a fact that was neither stored nor in the proof is *missing* in both.
@@ -27,10 +28,12 @@ from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, ToolC
 
 MAX_CALLS = 300
 REPLAYED_ORIGINS = ("client", "a2a", "cli")
-LIMITS = ("what a replay reproduces: the facts still stored and those named in each recorded proof, the seeds, "
-          "and confirmations given then; no tool is called, so a fact neither stored nor in the proof is missing "
-          "under both rulebases. Calls the current rulebase does not decide as recorded are listed as not "
-          "reproducible, not as changes. The consent gate and redacted arguments are outside a replay.")
+LIMITS = (
+    "what a replay reproduces: the facts still stored and those named in each recorded proof, the seeds, "
+    "and confirmations given then; no tool is called, so a fact neither stored nor in the proof is missing "
+    "under both rulebases. Calls the current rulebase does not decide as recorded are listed as not "
+    "reproducible, not as changes. The consent gate and redacted arguments are outside a replay."
+)
 
 
 @dataclass
@@ -106,12 +109,14 @@ def _proof(decision: Decision) -> Any:
 class Sandbox:
     """One rulebase over a scratch fact store, sharing the live Prolog engine (one thread owns it)."""
 
-    def __init__(self, files: list[Path], directory: Path, name: str, settings: Any, seeds: dict[str, Any],
-                 engine: Any) -> None:
+    def __init__(
+        self, files: list[Path], directory: Path, name: str, settings: Any, seeds: dict[str, Any], engine: Any
+    ) -> None:
         from sentinel_mcp.policy.guard import PolicyGuard
 
-        self.guard = PolicyGuard(files, None, store_path=directory / f"{name}.db", settings=settings, seeds=seeds,
-                                 engine=engine)
+        self.guard = PolicyGuard(
+            files, None, store_path=directory / f"{name}.db", settings=settings, seeds=seeds, engine=engine
+        )
         self.loaded_sessions: set[str] = set()
 
     async def start(self) -> str | None:
@@ -147,9 +152,12 @@ class Sandbox:
             try:
                 fact = await knowledge.fact_of_text(session, text, provenance)  # type: ignore[arg-type]
                 out = await self.guard.engine.json_query(
-                    f"term_to_atom(G, {quote_atom(fact.fact)}), findall(MA, ({module}:binding(B, tool(T, Args), _, _), "
-                    "copy_term(B-Args, G1-Args1), G1 = G, ground(Args1), sentinel_core:fetched_marker(G, T, Args1, M), "
-                    "format(atom(MA), '~q', [M])), Ms), sentinel_core:to_json_atom(json([markers=Ms]), Out)")
+                    f"term_to_atom(G, {quote_atom(fact.fact)}), findall(MA, ({module}:binding(B, tool(T, "
+                    "Args), _, _), "
+                    "copy_term(B-Args, G1-Args1), G1 = G, ground(Args1), sentinel_core:fetched_marker(G, T, "
+                    "Args1, M), "
+                    "format(atom(MA), '~q', [M])), Ms), sentinel_core:to_json_atom(json([markers=Ms]), Out)"
+                )
             except Exception:  # noqa: BLE001 - a recorded text that is not a fact is left out
                 continue
             facts.append(fact)
@@ -161,11 +169,16 @@ class Sandbox:
         decision = await self.guard.decide(call)
         if isinstance(decision, Ask) and recorded == "allow":
             # the record shows the call went ahead: the confirmations it asked for were given
-            confirmations = [q for q in decision.questions if q.meta.get("kind") in ("confirm", "confirmation")]
+            confirmations = [
+                q for q in decision.questions if q.meta.get("kind") in ("confirm", "confirmation")
+            ]
             if confirmations and len(confirmations) == len(decision.questions):
                 for q in confirmations:
-                    approval = {k: True for k, v in (q.requested_schema.get("properties") or {}).items()
-                                if isinstance(v, dict) and v.get("type") == "boolean"}
+                    approval = {
+                        k: True
+                        for k, v in (q.requested_schema.get("properties") or {}).items()
+                        if isinstance(v, dict) and v.get("type") == "boolean"
+                    }
                     await self.guard.record_answer(call, q, Answer(action="accept", content=approval))
                 decision = await self.guard.decide(call)
         return decision
@@ -179,12 +192,23 @@ def _call_of(row: dict[str, Any], catalog: Any) -> ToolCall | None:
     if not upstream or not isinstance(row.get("arguments"), (dict, type(None))):
         return None
     route = catalog.route(name) if catalog is not None else None
-    tool = route.tool if route is not None else (name[len(upstream) + 2:] if name.startswith(f"{upstream}__")
-                                                 else name)
+    tool = (
+        route.tool
+        if route is not None
+        else (name[len(upstream) + 2 :] if name.startswith(f"{upstream}__") else name)
+    )
     ann = route.exposed.annotations if route is not None else None
-    return ToolCall(name=name, server=str(upstream), tool=tool, arguments=row.get("arguments") or {},
-                    session_id=str(row.get("session")), principal=row.get("principal"), origin="client",
-                    read_only=ann.read_only_hint if ann else None, destructive=ann.destructive_hint if ann else None)
+    return ToolCall(
+        name=name,
+        server=str(upstream),
+        tool=tool,
+        arguments=row.get("arguments") or {},
+        session_id=str(row.get("session")),
+        principal=row.get("principal"),
+        origin="client",
+        read_only=ann.read_only_hint if ann else None,
+        destructive=ann.destructive_hint if ann else None,
+    )
 
 
 def _redacted(value: Any) -> bool:
@@ -192,7 +216,9 @@ def _redacted(value: Any) -> bool:
     return "[redacted" in repr(value)
 
 
-def pick_rows(rows: list[dict[str, Any]], since: float | None = None, limit: int = MAX_CALLS) -> list[dict[str, Any]]:
+def pick_rows(
+    rows: list[dict[str, Any]], since: float | None = None, limit: int = MAX_CALLS
+) -> list[dict[str, Any]]:
     """Distinct decided calls (newest record of each session, tool and arguments), newest first."""
     seen: set[tuple[Any, ...]] = set()
     out = []
@@ -213,8 +239,17 @@ def pick_rows(rows: list[dict[str, Any]], since: float | None = None, limit: int
     return out
 
 
-async def replay(rows: list[dict[str, Any]], *, current: list[Path], candidate: list[Path], live_facts: Any,
-                 settings: Any, seeds: dict[str, Any], engine: Any, catalog: Any = None) -> ReplayReport:
+async def replay(
+    rows: list[dict[str, Any]],
+    *,
+    current: list[Path],
+    candidate: list[Path],
+    live_facts: Any,
+    settings: Any,
+    seeds: dict[str, Any],
+    engine: Any,
+    catalog: Any = None,
+) -> ReplayReport:
     """Decide ``rows`` (audit records, newest first) under both rulebases. ``live_facts``: the live FactStore
     (read only), or None."""
     with tempfile.TemporaryDirectory(prefix="sentinel-replay-") as tmp:
@@ -236,7 +271,9 @@ async def replay(rows: list[dict[str, Any]], *, current: list[Path], candidate: 
                     report.skipped_other.append(f"{row.get('tool')}: not a call to an upstream tool")
                     continue
                 if _redacted(row.get("arguments")):
-                    report.skipped_other.append(f"{row.get('tool')} (#{row.get('id')}): arguments were redacted")
+                    report.skipped_other.append(
+                        f"{row.get('tool')} (#{row.get('id')}): arguments were redacted"
+                    )
                     continue
                 if not base.governs(call.identity) and not cand.governs(call.identity):
                     report.skipped_default += 1
@@ -252,8 +289,18 @@ async def replay(rows: list[dict[str, Any]], *, current: list[Path], candidate: 
                     await box.add_recorded(call.session_id, sorted(recorded_facts))
                 b = await base.decide(call, str(row.get("decision")))
                 c = await cand.decide(call, str(row.get("decision")))
-                report.results.append(Replayed(row, str(row.get("decision")), kind_of(b), kind_of(c), _reason(b),
-                                               _reason(c), _proof(b), _proof(c)))
+                report.results.append(
+                    Replayed(
+                        row,
+                        str(row.get("decision")),
+                        kind_of(b),
+                        kind_of(c),
+                        _reason(b),
+                        _reason(c),
+                        _proof(b),
+                        _proof(c),
+                    )
+                )
             return report
         finally:
             await cand.close()

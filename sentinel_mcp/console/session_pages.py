@@ -29,20 +29,33 @@ def _store(console: Console) -> SessionFacts | None:
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def sessions(request: Request, viewer: Viewer) -> Response:
         store = _store(console)
-        ids = [s for s in (await store.sessions() if store is not None else []) if owns_session(viewer.principal, s)]
+        ids = [
+            s
+            for s in (await store.sessions() if store is not None else [])
+            if owns_session(viewer.principal, s)
+        ]
         counts = {s: await store.count(s) for s in ids[-MAX_SESSIONS:]} if store is not None else {}
         return console.render(request, viewer, "sessions.html", sessions=counts, policy=store is not None)
 
-    async def session(request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200) -> Response:
+    async def session(
+        request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200
+    ) -> Response:
         sid = str(request.path_params["sid"])
         store = _store(console)
         if store is None or not owns_session(viewer.principal, sid):
             return console.problem(request, viewer, 404, "no such session of yours")
         facts = await store.valid(sid)
-        return console.render(request, viewer, "session.html", status=status, sid=sid,
-                              facts=[f for f in facts if not f.internal],
-                              approvals=[f for f in facts if f.internal and f.predicate == "$confirmed"],
-                              contexts=await store.contexts(sid), error=error)
+        return console.render(
+            request,
+            viewer,
+            "session.html",
+            status=status,
+            sid=sid,
+            facts=[f for f in facts if not f.internal],
+            approvals=[f for f in facts if f.internal and f.predicate == "$confirmed"],
+            contexts=await store.contexts(sid),
+            error=error,
+        )
 
     async def revoke(request: Request, viewer: Viewer) -> Response:
         sid = str(request.path_params["sid"])
@@ -53,11 +66,18 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         # only a fact the store holds for this session, by its exact text: a form never supplies a pattern
         fact = next((f for f in await store.valid(sid) if f.fact == wanted), None)
         if fact is None:
-            return await session(request, viewer, error="that fact is not in this session (expired or revoked "
-                                 "already)", status=404)
+            return await session(
+                request,
+                viewer,
+                error="that fact is not in this session (expired or revoked already)",
+                status=404,
+            )
         await store.revoke(sid, fact.fact)  # from the store and the engine's mirror of a loaded session
         console.inbox.notify(viewer.principal.name, "activity")
         return RedirectResponse(f"/console/sessions/{sid}", status_code=303, headers=HEADERS)
 
-    return [("/sessions", sessions, ["GET"], False), ("/sessions/{sid:path}/revoke", revoke, ["POST"], True),
-            ("/sessions/{sid:path}", session, ["GET"], False)]
+    return [
+        ("/sessions", sessions, ["GET"], False),
+        ("/sessions/{sid:path}/revoke", revoke, ["POST"], True),
+        ("/sessions/{sid:path}", session, ["GET"], False),
+    ]

@@ -23,9 +23,17 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                 continue  # an upstream this principal may not use is not shown to it
             tools = [t for t in rt.gateway.list_catalog_tools(who)
                      if (route := rt.manager.catalog.route(t.name)) is not None and route.upstream == name]
-            shown.append({"name": name, "state": up.state, "protocol": up.protocol_version,
-                          "breaker": up.breaker.state, "reconnects": up.reconnects, "last_error": up.last_error,
-                          "tools": sorted(t.name for t in tools)})
+            shown.append(
+                {
+                    "name": name,
+                    "state": up.state,
+                    "protocol": up.protocol_version,
+                    "breaker": up.breaker.state,
+                    "reconnects": up.reconnects,
+                    "last_error": up.last_error,
+                    "tools": sorted(t.name for t in tools),
+                }
+            )
         return console.render(request, viewer, "upstreams.html", upstreams=shown)
 
     def _book() -> ConsentBook | None:
@@ -45,5 +53,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             book.revoke(viewer.principal.name, kind[:100], by="console")
         return RedirectResponse("/console/consents", status_code=303, headers=HEADERS)
 
-    return [("/upstreams", upstreams, ["GET"], False), ("/consents", consents, ["GET"], False),
-            ("/consents/revoke", revoke, ["POST"], True)]
+    return [
+        ("/upstreams", upstreams, ["GET"], False),
+        ("/consents", consents, ["GET"], False),
+        ("/consents/revoke", revoke, ["POST"], True),
+    ]

@@ -31,9 +31,11 @@ if TYPE_CHECKING:
 HERE = Path(__file__).resolve().parent
 FORM_LIMIT = 256 * 1024  # bytes of a form body (a candidate rulebase is the largest)
 HEADERS = {
-    "content-security-policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                                "connect-src 'self'; media-src 'self' data:; form-action 'self'; "
-                                "frame-ancestors 'none'; base-uri 'none'"),
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; media-src 'self' data:; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    ),
     "x-content-type-options": "nosniff",
     # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on form posts, which the
     # HTTP host (rightly) refuses
@@ -72,8 +74,13 @@ def _environment() -> "Environment":
     # jinja2 is imported with the first page, not when the gateway starts
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-    env = Environment(loader=FileSystemLoader(str(HERE / "templates")), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(str(HERE / "templates")),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters.update(shown=shown, when=when, remaining=remaining)
     return env
 
@@ -130,11 +137,16 @@ class Console:
             raise NotStarted("Sentinel is starting; reload in a moment")
         return rt
 
-    def render(self, request: Request, viewer: Viewer | None, name: str, status: int = 200,
-               **values: Any) -> HTMLResponse:
+    def render(
+        self, request: Request, viewer: Viewer | None, name: str, status: int = 200, **values: Any
+    ) -> HTMLResponse:
         page = self.templates.get_template(name).render(
-            viewer=viewer, csrf=self.auth.csrf_token(viewer) if viewer else "", path=request.url.path,
-            open_access=self.auth.open_access, **values)
+            viewer=viewer,
+            csrf=self.auth.csrf_token(viewer) if viewer else "",
+            path=request.url.path,
+            open_access=self.auth.open_access,
+            **values,
+        )
         return HTMLResponse(page, status_code=status, headers=HEADERS)
 
     def problem(self, request: Request, viewer: Viewer | None, status: int, message: str) -> HTMLResponse:
@@ -144,7 +156,9 @@ class Console:
 Handler = Callable[[Request, Viewer], Awaitable[Response]]
 
 
-def page(console: Console, handler: Handler, *, form: bool = False) -> Callable[[Request], Awaitable[Response]]:
+def page(
+    console: Console, handler: Handler, *, form: bool = False
+) -> Callable[[Request], Awaitable[Response]]:
     """A console endpoint: signed-in viewers only; for a form, same-site and a valid CSRF token first."""
 
     async def endpoint(request: Request) -> Response:
@@ -162,8 +176,12 @@ def page(console: Console, handler: Handler, *, form: bool = False) -> Callable[
                 return console.problem(request, viewer, 413, "the form is too large")
             data = await request.form(max_fields=200, max_part_size=FORM_LIMIT)
             if not console.auth.csrf_ok(viewer, data.get("csrf")):
-                return console.problem(request, viewer, 403, "refused: the form's token is missing or not "
-                                       "yours (reload the page and try again)")
+                return console.problem(
+                    request,
+                    viewer,
+                    403,
+                    "refused: the form's token is missing or not yours (reload the page and try again)",
+                )
             request.state.form = data
         return await handler(request, viewer)
 

@@ -61,7 +61,9 @@ def content_problem(schema: dict[str, Any] | None, content: Any) -> str | None:
     if not isinstance(content, dict):
         return f"the answer must be an object with the question's fields, got {_kind(content)}"
     validator = _validator(json.dumps(schema, sort_keys=True, default=str))
-    errors = sorted(validator.iter_errors(content), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
+    errors = sorted(
+        validator.iter_errors(content), key=lambda e: (len(e.absolute_path), list(map(str, e.path)))
+    )
     return _describe(errors[0], schema) if errors else None
 
 
@@ -70,8 +72,10 @@ def answer_problem(question: Question, answer: Answer) -> str | None:
     allowed = question.meta.get("from") or ["user"]
     if answer.provenance not in allowed:
         who = " or ".join(allowed)
-        return (f"this question must be answered by the {who} (an answer from the {answer.provenance} is not "
-                "accepted)")
+        return (
+            f"this question must be answered by the {who} (an answer from the {answer.provenance} is not "
+            "accepted)"
+        )
     if answer.action != "accept":
         return None  # a decline or a cancel needs no content
     try:
@@ -106,8 +110,11 @@ def approves(question: Question, answer: Answer) -> bool:
     if answer.action != "accept" or not isinstance(answer.content, dict) or answer_problem(question, answer):
         return False
     schema = question.requested_schema
-    fields = [k for k, v in (schema.get("properties") or {}).items()
-              if isinstance(v, dict) and v.get("type") == "boolean"]
+    fields = [
+        k
+        for k, v in (schema.get("properties") or {}).items()
+        if isinstance(v, dict) and v.get("type") == "boolean"
+    ]
     required = [k for k in fields if k in (schema.get("required") or [])]
     fields = required or fields
     return bool(fields) and all(answer.content.get(k) is True for k in fields)
@@ -127,14 +134,18 @@ def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
         return f"field {safe_text(', '.join(missing), 120)!r} is missing (asked: {', '.join(asked)})"
     if error.validator == "additionalProperties" and not path:
         extra = sorted(set(error.instance) - set(asked))
-        return (f"field{'s' if len(extra) != 1 else ''} {safe_text(', '.join(map(str, extra)), 200)} "
-                f"{'were' if len(extra) != 1 else 'was'} not asked for (asked: {', '.join(asked) or 'nothing'})")
+        return (
+            f"field{'s' if len(extra) != 1 else ''} {safe_text(', '.join(map(str, extra)), 200)} "
+            f"{'were' if len(extra) != 1 else 'was'} not asked for (asked: {', '.join(asked) or 'nothing'})"
+        )
     if error.validator == "type":
         expected = error.validator_value
         expected = " or ".join(expected) if isinstance(expected, list) else str(expected)
         hint = " (JSON true or false)" if expected == "boolean" else ""
         return f"{where}: expected a {expected}{hint}, got {_kind(error.instance)}"
-    if error.validator == "oneOf" and all(isinstance(o, dict) and "const" in o for o in error.validator_value):
+    if error.validator == "oneOf" and all(
+        isinstance(o, dict) and "const" in o for o in error.validator_value
+    ):
         choices = ", ".join(json.dumps(o["const"], ensure_ascii=False) for o in error.validator_value)
         return f"{where}: expected one of {safe_text(choices, 400)}, got {_kind(error.instance)}"
     if error.validator == "enum":
@@ -144,8 +155,15 @@ def _describe(error: ValidationError, schema: dict[str, Any]) -> str:
 
 
 def _kind(value: Any) -> str:
-    names = {bool: "boolean", int: "number", float: "number", str: "string", list: "array", dict: "object",
-             type(None): "null"}
+    names = {
+        bool: "boolean",
+        int: "number",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+        type(None): "null",
+    }
     kind = names.get(type(value), type(value).__name__)
     try:
         text = json.dumps(value, ensure_ascii=False)

@@ -78,24 +78,30 @@ class AskUser:
                               "from": [p.value for p in self.accepts_from]} | self.meta)
 
     def hears(self, ctx: Any, answer: Any) -> bool:
-        """Whether a built-in may take this answer (an ``ElicitResult``) as given by someone it accepts: through
-        the gateway, by the gateway's mark of who answered (``ANSWERED_BY``); run alone, its client is its user."""
+        """Whether a built-in may take this answer (an ``ElicitResult``) as given by someone it accepts:
+        through
+        the gateway, by the gateway's mark of who answered (``ANSWERED_BY``); run alone, its client is its
+        user."""
         return isinstance(answer, ElicitResult) and self.counts(answered_by(ctx, answer))
 
     async def push(self, ctx: Any, requested_schema: dict[str, Any]) -> ElicitResult:
-        """Ask during the call (handshake era: ``elicitation/create`` on the call's own stream). The raw answer,
+        """Ask during the call (handshake era: ``elicitation/create`` on the call's own stream). The raw
+        answer,
         so that who answered can be read (``hears``); ``ctx`` is an MCPServer ``Context``."""
-        return await ctx.request_context.session.elicit_form(self.shown(), requested_schema,
-                                                             related_request_id=ctx.request_id)
+        return await ctx.request_context.session.elicit_form(
+            self.shown(), requested_schema, related_request_id=ctx.request_id
+        )
 
 
-# --- who answered: the gateway's mark on every answer it passes to a built-in or a guard -----------------------
-ANSWERED_BY = "sentinel/answered_by"  # in an answer's ``_meta``: set by the gateway only, after removing the rest
+# --- who answered: the gateway's mark on every answer it passes to a built-in or a guard
+# -----------------------
+ANSWERED_BY = "sentinel/answered_by"
 _OURS = "sentinel/"
 
 
 def marked(answer: Any, provenance: Provenance | str | None) -> Any:
-    """An ``ElicitResult`` as the gateway passes it on: every ``sentinel/`` key its giver wrote removed (nobody
+    """An ``ElicitResult`` as the gateway passes it on: every ``sentinel/`` key its giver wrote removed
+    (nobody
     forges the gateway's word), then who answered stamped. ``provenance`` None: the answer is relayed as the
     gateway already marked it (a built-in relaying its own caller's answer, which the gateway marked)."""
     if not isinstance(answer, ElicitResult) or provenance is None:
@@ -104,7 +110,9 @@ def marked(answer: Any, provenance: Provenance | str | None) -> Any:
     return answer.model_copy(update={"meta": kept | {ANSWERED_BY: Provenance(provenance).value}})
 
 
-def marked_responses(responses: dict[str, Any] | None, provenance: Provenance | str | None) -> dict[str, Any] | None:
+def marked_responses(
+    responses: dict[str, Any] | None, provenance: Provenance | str | None
+) -> dict[str, Any] | None:
     """A 2026-era round's answers (``inputResponses``), each marked as ``marked`` does."""
     if responses is None:
         return None

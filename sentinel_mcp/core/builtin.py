@@ -3,9 +3,11 @@
 A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer``. A server
 that pushes questions to its caller during a call (elicitation) sets ``server.sentinel_protocol = "legacy"``:
 only handshake-era connections carry server-to-client requests. ``server.sentinel_timeout`` (seconds) raises
-the per-call timeout without progress (300 s) for a built-in whose calls run long (the agent's run); the config's
+the per-call timeout without progress (300 s) for a built-in whose calls run long (the agent's run); the
+config's
 ``sentinel.builtin_timeouts`` overrides it. ``server.sentinel_result_meta`` names the ``sentinel/`` keys its
-results state about its own work (the device's ``sentinel/device-decision``): the gateway keeps those keys from
+results state about its own work (the device's ``sentinel/device-decision``): the gateway keeps those keys
+from
 this built-in only and drops them from every other upstream's results.
 The gateway connects to it with the real ``mcp.Client`` in-process, exactly as it connects to a
 configured stdio server, so every call to it is guarded and audited on the one path.
@@ -30,7 +32,8 @@ if TYPE_CHECKING:  # annotations only: the config imports this registry and stay
 
 class ToolInvoker(Protocol):
     """Calls a tool through the gateway (guarded and audited): another area's tool by its ``ToolRef``
-    (``ToolRef("llm", "llm_classify_risk")``, resolved from the catalog), or a name as the catalog exposes it."""
+    (``ToolRef("llm", "llm_classify_risk")``, resolved from the catalog), or a name as the catalog exposes it.
+    """
 
     def __call__(self, name: str | ToolRef, arguments: dict[str, Any]) -> Awaitable[CallToolResult]: ...
 
@@ -43,8 +46,8 @@ class Services:
     guard: Guard | None = None  # the active guard; the policy's own tools need the policy guard
     cortex: Any = None  # the llm built-in's Cortex once mounted (its type is the llm area's, not core's)
     a2a_peers: Any = None  # the A2A host's PeerRegistry, shared with the a2a built-in (the a2a area's type)
-    agent_traces: Any = None  # the agent built-in's TraceStore, read (and followed) by the console's agent page
-    replica: Any = None  # this replica's identity when several share one PostgreSQL store (storage area's type)
+    agent_traces: Any = None
+    replica: Any = None
     # one gate per phone for the device and sensors built-ins (one record, one rule set); one per gateway
     devices: SharedDevices = field(default_factory=SharedDevices)
     store_url: str | None = None  # the postgresql:// URL replicas share (``${VAR}`` unexpanded); None: SQLite
@@ -83,8 +86,11 @@ class BuiltinContext:
     data_dir: Path  # a writable directory for this built-in's own state
     settings: dict[str, Any] = field(default_factory=dict)  # the config's ``sentinel.<name>`` section
     call_tool: ToolInvoker | None = None  # None when the built-in runs on its own (python -m ...)
-    services: Services = field(default_factory=Services)  # shared objects the gateway offers (a dict is taken too)
-    # ``sentinel.store``'s postgresql:// URL when replicas share one database (a built-in's shared records live
+    services: Services = field(
+        default_factory=Services
+    )  # shared objects the gateway offers (a dict is taken too)
+    # ``sentinel.store``'s postgresql:// URL when replicas share one database (a built-in's shared records
+    # live
     # there, e.g. the sensors' consents); None: the built-in keeps them in ``data_dir``
     store: str | None = None
 
@@ -93,7 +99,8 @@ class BuiltinContext:
             self.services = Services(**self.services)
 
 
-# A built-in's tool declares in its ``_meta`` that it asks the user itself before every risky action (the device's
+# A built-in's tool declares in its ``_meta`` that it asks the user itself before every risky action (the
+# device's
 # firewall and classifier decide what is risky). The gateway honours it only for trusted built-ins
 # (``sentinel.policy.self_confirming``), never for a configured upstream.
 SELF_CONFIRMS_KEY = "sentinel/confirms"
@@ -116,8 +123,10 @@ BUILTINS: dict[str, str] = {
 }
 
 
-# name -> "module:Model": the typed ``Settings`` of each ``sentinel.<name>`` section. ``parse_config`` validates
-# every section present against its model when the config is loaded; a built-in's module exports the same model
+# name -> "module:Model": the typed ``Settings`` of each ``sentinel.<name>`` section. ``parse_config``
+# validates
+# every section present against its model when the config is loaded; a built-in's module exports the same
+# model
 # as ``Settings`` beside ``create_server`` (tests/core/test_builtin_contract.py holds them to it).
 SECTION_MODELS: dict[str, str] = {
     "sentinel": "sentinel_mcp.core.settings:NoSettings",  # the policy's own tools take none

@@ -21,7 +21,8 @@ def call_meta(session_id: str, client: str | None, origin: str, principal: str |
               can_sample: bool = False, decision_id: str = "") -> dict[str, Any]:
     meta: dict[str, Any] = {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin,
                             PRINCIPAL_KEY: principal or "", DECISION_KEY: decision_id}
-    if can_sample:  # true when a sampling request the built-in sends during this call reaches the caller's model
+    # true when a sampling request the built-in sends during this call reaches the caller's model
+    if can_sample:
         meta[CAN_SAMPLE_KEY] = True
     return meta
 
@@ -59,7 +60,8 @@ def origin_of(ctx: Any, default: str = "client") -> str:
 
 
 def can_sample_of(ctx: Any) -> bool | None:
-    """Through the gateway: whether the calling client's model can be asked (sampling relayed); None standalone."""
+    """Through the gateway: whether the calling client's model can be asked (sampling relayed); None
+    standalone."""
     meta = _meta_of(ctx)
     return bool(meta.get(CAN_SAMPLE_KEY)) if SESSION_KEY in meta else None
 

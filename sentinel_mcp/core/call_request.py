@@ -26,7 +26,9 @@ class CallRequest:
     depth: int = 0  # nesting of the policy's own fetches
     progress: ProgressFn | None = None
     link: CallerLink | None = None  # who an upstream's questions during the call go to
-    upstream_input: dict[str, Any] | None = None  # a 2026-era client's answers to an upstream's input requests
+    upstream_input: dict[str, Any] | None = (
+        None  # a 2026-era client's answers to an upstream's input requests
+    )
     upstream_state: str | None = None  # ... and the upstream's request state they continue
     preapproved_digest: str | None = None  # this exact call (by argument digest) was already allowed
     principal: Any = None  # a Principal, a principal's name, or None (the owner of the session)

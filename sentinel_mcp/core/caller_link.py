@@ -1,11 +1,14 @@
 """The downstream side of one in-flight call: where an upstream's requests *during* that call go.
 
 A handshake-era upstream may push requests back while it works on a call: elicitation (form or URL), sampling
-(``sampling/createMessage``), roots (``roots/list``), log lines. Each belongs to the client whose call caused it,
-never to another one. The gateway hands each forwarded call a ``CallerLink``; the upstream connection routes what
+(``sampling/createMessage``), roots (``roots/list``), log lines. Each belongs to the client whose call caused
+it,
+never to another one. The gateway hands each forwarded call a ``CallerLink``; the upstream connection routes
+what
 the upstream pushes to the link of the call it belongs to (see ``Upstream._caller_for_push``).
 
-The base class refuses everything with a clear error: a caller that is not an MCP client (an A2A peer, the policy
+The base class refuses everything with a clear error: a caller that is not an MCP client (an A2A peer, the
+policy
 solver fetching facts, a built-in) cannot be asked.
 """
 
@@ -30,8 +33,9 @@ NO_BACK_CHANNEL = -32600  # INVALID_REQUEST: what the SDK answers when a client 
 
 # The link of the call the current task is forwarding. In-process upstreams (built-ins) run their handler in a
 # task that inherits this, so their pushes name their call exactly; over stdio/HTTP nothing carries it.
-CURRENT_LINK: contextvars.ContextVar["CallerLink | None"] = contextvars.ContextVar("sentinel_caller_link",
-                                                                                    default=None)
+CURRENT_LINK: contextvars.ContextVar["CallerLink | None"] = contextvars.ContextVar(
+    "sentinel_caller_link", default=None
+)
 
 
 def refusal(what: str, why: str) -> ErrorData:
@@ -49,7 +53,8 @@ class CallerLink:
     answers_as: Provenance | None = Provenance.AGENT
 
     def decided(self, decision_id: str) -> None:
-        """The gateway's decision that let this call reach its upstream (what the upstream asks during the call
+        """The gateway's decision that let this call reach its upstream (what the upstream asks during the
+        call
         belongs to it: the questions held for a 2026-era client and the console's inbox name it)."""
         return None
 

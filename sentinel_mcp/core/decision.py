@@ -36,7 +36,8 @@ class ToolCall(BaseModel):
     read_only: bool | None = None  # from MCP annotations (readOnlyHint)
     destructive: bool | None = None  # from MCP annotations (destructiveHint, default true per spec)
     depth: int = 0  # nesting depth for solver-initiated calls
-    # The tool belongs to a built-in Sentinel mounts itself, trusted by config to confirm its own risky actions
+    # The tool belongs to a built-in Sentinel mounts itself, trusted by config to confirm its own risky
+    # actions
     # (it declared ``_meta["sentinel/confirms"]``); never true for a configured upstream, whatever it claims.
     self_confirming: bool = False
 
@@ -108,17 +109,20 @@ class Guard(Protocol):
         """Store an answer so that the next decide() of the same call sees it."""
         ...
 
-    # The rest of the protocol has defaults: a guard that subclasses Guard states only what it does. The gateway
+    # The rest of the protocol has defaults: a guard that subclasses Guard states only what it does. The
+    # gateway
     # calls every one of them (no probing for what a guard happens to have).
     problem: str | None = None  # why the guard cannot govern now (every call is then denied), or None
 
     def join_cluster(self, replica: str) -> None:
-        """This process is replica ``replica`` of a cluster sharing one store (policy versions follow the cluster)."""
+        """This process is replica ``replica`` of a cluster sharing one store (policy versions follow the
+        cluster)."""
         return None
 
     @property
     def cluster_problem(self) -> str | None:
-        """A policy version shared by other replicas that this one could not load (it keeps its own), or None."""
+        """A policy version shared by other replicas that this one could not load (it keeps its own), or None.
+        """
         return None
 
     async def start(self) -> None:
@@ -142,5 +146,6 @@ class Guard(Protocol):
         return []
 
     def session_facts(self) -> SessionFacts | None:
-        """The facts this guard learnt, by session, for the console to show and revoke; None if it keeps none."""
+        """The facts this guard learnt, by session, for the console to show and revoke; None if it keeps none.
+        """
         return None

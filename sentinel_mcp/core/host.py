@@ -83,7 +83,7 @@ R_co = TypeVar("R_co", bound=RunningHost, covariant=True)
 class HostState(Generic[R_co]):
     runtime: R_co | None = None  # the running gateway, None until started
     mcp_app: ASGIApp | None = None  # the streamable HTTP endpoint, created with the runtime
-    tls_status: Callable[[], tuple[Any, list[str]]] | None = None  # the front's TLS health, when it serves TLS
+    tls_status: Callable[[], tuple[Any, list[str]]] | None = None
     a2a_service: A2AHostService | None = None  # the A2A participant, when mounted
     console_inbox: EndsWatchers | None = None  # the web console's inbox, when mounted
     lifespans: list[Lifespan] = field(default_factory=list)

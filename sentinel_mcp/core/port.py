@@ -87,7 +87,8 @@ class GatewayPort(Protocol):
         principal: Any = None,  # a Principal, or a principal's name (A2A); None: the owner of the session
         link: Any | None = None,
     ) -> InvokeOutcome:
-        """``link`` (a ``CallerLink`` that can push) relays an upstream's questions during the call to a person,
+        """``link`` (a ``CallerLink`` that can push) relays an upstream's questions during the call to a
+        person,
         e.g. the agent's own caller; without one they end the call as refused."""
         ...
 
@@ -98,8 +99,6 @@ class GatewayPort(Protocol):
     def list_catalog_tools(self, principal: Any = None) -> list[Tool]:
         """The catalog, or the part of it ``principal`` (a Principal) may reach."""
         ...
-
-
 
 
 class NotInCatalog(GatewayError, LookupError):
@@ -127,8 +126,17 @@ class FrontPort(GatewayPort, Protocol):
         """One call through the whole pipeline (route, validate, decide, forward, observe)."""
         ...
 
-    async def refuse_answers(self, name: str, arguments: Any, *, session_id: str, client: str | None,
-                             origin: Origin, reason: str, principal: Any = None) -> Refused:
+    async def refuse_answers(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        session_id: str,
+        client: str | None,
+        origin: Origin,
+        reason: str,
+        principal: Any = None,
+    ) -> Refused:
         """Answers that cannot count (no valid state, replayed, not asked): audited, then refused."""
         ...
 
@@ -137,7 +145,8 @@ class FrontPort(GatewayPort, Protocol):
         ...
 
     def pushes_mid_call(self, name: str) -> bool:
-        """Whether the tool's upstream is a connected handshake-era server (it may push questions mid-call)."""
+        """Whether the tool's upstream is a connected handshake-era server (it may push questions mid-call).
+        """
         ...
 
     def list_resources(self, principal: Any) -> list[Resource]: ...
@@ -148,10 +157,13 @@ class FrontPort(GatewayPort, Protocol):
 
     async def read_resource(self, uri: str, principal: Any, client: str | None) -> ReadResourceResult: ...
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None, principal: Any) -> GetPromptResult: ...
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None, principal: Any
+    ) -> GetPromptResult: ...
 
-    async def complete(self, ref: Any, argument: dict[str, Any], context: dict[str, Any] | None,
-                       principal: Any) -> CompleteResult:
+    async def complete(
+        self, ref: Any, argument: dict[str, Any], context: dict[str, Any] | None, principal: Any
+    ) -> CompleteResult:
         """``completion/complete`` for a prompt reference (by exposed name) or a resource template."""
         ...
 
@@ -163,7 +175,11 @@ class FrontPort(GatewayPort, Protocol):
         """Relay ``logging/setLevel`` (the lowest any client asked for) to every upstream not at it yet."""
         ...
 
-    def on_upstream_notices(self, resource_updated: Callable[[str, str], Awaitable[None]],
-                            elicit_complete: Callable[[str, str], Awaitable[None]]) -> None:
-        """Where upstreams' ``resources/updated`` and ``elicitation/complete`` notices go (the front's fan-out)."""
+    def on_upstream_notices(
+        self,
+        resource_updated: Callable[[str, str], Awaitable[None]],
+        elicit_complete: Callable[[str, str], Awaitable[None]],
+    ) -> None:
+        """Where upstreams' ``resources/updated`` and ``elicitation/complete`` notices go (the front's
+        fan-out)."""
         ...

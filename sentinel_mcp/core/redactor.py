@@ -24,22 +24,57 @@ from typing import Any
 SENSITIVE_META = "sentinel/sensitive"
 _NAME_WORDS = re.compile(r"[a-z]+|[0-9]+")
 # words that make an argument secret wherever they appear in its name (password, new_password, apiKey, ...)
-_SECRET_WORDS = {"password", "passwd", "passphrase", "pwd", "secret", "token", "apikey", "credential",
-                 "credentials", "authorization", "cvv", "cvc", "cvv2", "otp", "pin", "passcode", "totp", "mfa"}
+_SECRET_WORDS = {
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+    "credential",
+    "credentials",
+    "authorization",
+    "cvv",
+    "cvc",
+    "cvv2",
+    "otp",
+    "pin",
+    "passcode",
+    "totp",
+    "mfa",
+}
 # two-word names (api_key, card_number, verification_code, one_time_code, security_code, private_key)
-_SECRET_PAIRS = {("api", "key"), ("card", "number"), ("verification", "code"), ("security", "code"),
-                 ("one", "time"), ("auth", "code"), ("private", "key"), ("access", "key"), ("session", "key"),
-                 ("sms", "code"), ("login", "code"), ("card", "pan")}
+_SECRET_PAIRS = {
+    ("api", "key"),
+    ("card", "number"),
+    ("verification", "code"),
+    ("security", "code"),
+    ("one", "time"),
+    ("auth", "code"),
+    ("private", "key"),
+    ("access", "key"),
+    ("session", "key"),
+    ("sms", "code"),
+    ("login", "code"),
+    ("card", "pan"),
+}
 
 _CARD_CANDIDATE = re.compile(r"[0-9][0-9 -]{11,}[0-9]")  # a run that may hold a card number
 _DIGITS = re.compile(r"[0-9]+")
-_CODE = re.compile(r"(?i)\b(code|otp|pin|passcode|verification|one[- ]time|2fa|mfa|security)\b([^0-9\n]{0,24})"
-                   r"([0-9][0-9 -]{2,10}[0-9])(?![0-9])")
-_CODE_BEFORE = re.compile(r"(?i)(?<![0-9])([0-9]{4,8})(?![0-9])(\s{0,3}(?:is|as)\s+(?:your|the)\b[^\n]{0,30}"
-                          r"\b(?:code|otp|pin|passcode))")
+_CODE = re.compile(
+    r"(?i)\b(code|otp|pin|passcode|verification|one[- ]time|2fa|mfa|security)\b([^0-9\n]{0,24})"
+    r"([0-9][0-9 -]{2,10}[0-9])(?![0-9])"
+)
+_CODE_BEFORE = re.compile(
+    r"(?i)(?<![0-9])([0-9]{4,8})(?![0-9])(\s{0,3}(?:is|as)\s+(?:your|the)\b[^\n]{0,30}"
+    r"\b(?:code|otp|pin|passcode))"
+)
 _BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}")
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
-_PAIR = re.compile(r"(?i)\b(password|passwd|pwd|secret|token|api[_-]?key|pin)(\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|\S+)")
+_PAIR = re.compile(
+    r"(?i)\b(password|passwd|pwd|secret|token|api[_-]?key|pin)(\s*[:=]\s*)(\"[^\"]*\"|'[^']*'|\S+)"
+)
 
 
 def mask(value: Any) -> str:
@@ -98,20 +133,31 @@ def _mask_cards(candidate: re.Match[str]) -> str:
             total += groups[j][1] - groups[j][0]
             if total > 19:
                 break
-            if total >= 13 and _luhn("".join(text[a:b] for a, b in groups[i:j + 1])):
+            if total >= 13 and _luhn("".join(text[a:b] for a, b in groups[i : j + 1])):
                 found = j
                 break
         if found is None:
             i += 1
             continue
-        digits = "".join(text[a:b] for a, b in groups[i:found + 1])
-        out += [text[last:groups[i][0]], f"[card ****{digits[-4:]}]"]
+        digits = "".join(text[a:b] for a, b in groups[i : found + 1])
+        out += [text[last : groups[i][0]], f"[card ****{digits[-4:]}]"]
         last, i = groups[found][1], found + 1
     return "".join(out) + text[last:]
 
 
 _DIGIT_TABLE = str.maketrans("", "", "0123456789")
-_CODE_WORDS = ("code", "otp", "pin", "passcode", "verification", "one-time", "one time", "2fa", "mfa", "security")
+_CODE_WORDS = (
+    "code",
+    "otp",
+    "pin",
+    "passcode",
+    "verification",
+    "one-time",
+    "one time",
+    "2fa",
+    "mfa",
+    "security",
+)
 _PAIR_WORDS = ("password", "passwd", "pwd", "secret", "token", "api_key", "api-key", "apikey", "pin")
 
 

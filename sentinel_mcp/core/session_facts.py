@@ -1,6 +1,8 @@
-"""What a guard that learns facts shows of them to the person (the console's sessions, proofs and revocations).
+"""What a guard that learns facts shows of them to the person (the console's sessions, proofs and
+revocations).
 
-A guard without a fact store (the default guard, the closed guard) shows none: ``Guard.session_facts`` is None.
+A guard without a fact store (the default guard, the closed guard) shows none: ``Guard.session_facts`` is
+None.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class SessionFacts(Protocol):
     async def contexts(self, session: str) -> dict[str, Any]: ...
 
     async def revoke(self, session: str, fact: str) -> bool:
-        """Forget one fact the session holds, by its exact text (never a pattern): gone from the store and from
+        """Forget one fact the session holds, by its exact text (never a pattern): gone from the store and
+        from
         the engine's loaded session. False when the session holds no such fact (nothing is forgotten)."""
         ...

@@ -1,6 +1,7 @@
 """Any Python string as text SQLite keeps, and back, exactly.
 
-JSON allows a lone UTF-16 surrogate (``"\\ud800"``) and Python keeps it in a ``str``, but SQLite's UTF-8 cannot
+JSON allows a lone UTF-16 surrogate (``"\\ud800"``) and Python keeps it in a ``str``, but SQLite's UTF-8
+cannot
 hold it: the sqlite3 module raises ``UnicodeEncodeError``. A session id or an argument from a client may carry
 one, and the fact store must neither raise nor merge two different strings into one (a session id is a key).
 So such a character is written as an escape character followed by a code point of Supplementary Private Use
@@ -48,7 +49,8 @@ def lone_surrogate(text: str) -> tuple[int, str] | None:
 
 
 def surrogates_replaced(text: str) -> str:
-    """``text`` with each lone surrogate replaced by U+FFFD, the replacement character (for a search query)."""
+    """``text`` with each lone surrogate replaced by U+FFFD, the replacement character (for a search query).
+    """
     return _SURROGATE.sub("\ufffd", text)
 
 

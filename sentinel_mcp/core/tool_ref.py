@@ -17,7 +17,8 @@ class FindsTools(Protocol):
 
 
 class ToolRef(str):
-    """``ToolRef("llm", "llm_classify_risk")``: the tool's identity, ``llm__llm_classify_risk``, as a string (so
+    """``ToolRef("llm", "llm_classify_risk")``: the tool's identity, ``llm__llm_classify_risk``, as a string
+    (so
     it passes wherever a tool name did), which the gateway resolves to the name the catalog exposes now."""
 
     __slots__ = ("server", "tool")

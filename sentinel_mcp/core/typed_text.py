@@ -1,6 +1,7 @@
 """Text a person typed, as it may be kept and sent on (a reply to another agent's help request).
 
-What a person reads is made safe when it is shown (``display_text``); text a person *writes* that Sentinel keeps
+What a person reads is made safe when it is shown (``display_text``); text a person *writes* that Sentinel
+keeps
 and passes to someone else is checked once, where it comes in, by the same rule: a character a person cannot
 see as itself (``display_text.is_hidden``: controls and terminal escapes, bidi overrides and isolates,
 zero-width and tag characters, surrogates, private use, unassigned) is refused with a message naming it and
@@ -31,6 +32,8 @@ def typed_text(text: str, *, limit: int, what: str = "a reply") -> str:
         raise TypedTextRefused(f"{what} is at most {limit} characters (this one has {len(text)})")
     for i, ch in enumerate(text):
         if ch not in _KEPT and is_hidden(ch):
-            raise TypedTextRefused(f"{what} cannot hold control, invisible or direction-changing characters "
-                                   f"(U+{ord(ch):04X} at character {i + 1}): type it again without it")
+            raise TypedTextRefused(
+                f"{what} cannot hold control, invisible or direction-changing characters "
+                f"(U+{ord(ch):04X} at character {i + 1}): type it again without it"
+            )
     return text

@@ -15,15 +15,19 @@ from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 
 class ArgumentCheck:
     def __init__(self) -> None:
-        # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the catalog)
+        # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the
+        # catalog)
         self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
 
     def problem(self, tool: Tool, arguments: Any, max_bytes: int) -> str | None:
-        """Why ``arguments`` cannot be passed to ``tool`` (None: they can); ``max_bytes``: their JSON's limit."""
+        """Why ``arguments`` cannot be passed to ``tool`` (None: they can); ``max_bytes``: their JSON's limit.
+        """
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
-            return f"invalid arguments for {tool.name}: expected a JSON object, got {type(arguments).__name__}"
+            return (
+                f"invalid arguments for {tool.name}: expected a JSON object, got {type(arguments).__name__}"
+            )
         shape = value_problem(arguments, MAX_ARGUMENT_DEPTH)  # before anything walks them recursively
         if shape is not None:
             return f"invalid arguments for {tool.name}: {shape}"

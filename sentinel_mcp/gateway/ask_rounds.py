@@ -39,9 +39,11 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
                 if again:
                     # answered (validly) and still asked: the answer did not let the call go ahead. It ends
                     # here, unremembered, rather than asking the same question in a loop
-                    return Deny(reason=f"the answer to \u201c{again[0].message}\u201d did not let the call go "
-                                       "ahead", unmet=[q.key for q in again],
-                                how_to_unblock=["call again to ask the user again"])
+                    return Deny(
+                        reason=f"the answer to \u201c{again[0].message}\u201d did not let the call go ahead",
+                        unmet=[q.key for q in again],
+                        how_to_unblock=["call again to ask the user again"],
+                    )
                 return decision
             # every answer is checked before any is recorded: one bad answer records nothing
             for q in fresh:
@@ -49,27 +51,38 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
                 if problem:
                     return AnswerNotAccepted(
                         reason=f"the answer to \u201c{q.message}\u201d was not accepted: {problem}. "
-                               "The question counts as not answered, and the call was not made.",
-                        unmet=[q.key], how_to_unblock=["call the tool again and answer the question as asked"])
+                        "The question counts as not answered, and the call was not made.",
+                        unmet=[q.key],
+                        how_to_unblock=["call the tool again and answer the question as asked"],
+                    )
             declined = [q for q in fresh if not goes_ahead(q, answers[q.key])]
             if declined:
                 # a "no" ends this call only: nothing is stored, so the next call asks again
-                return Deny(reason=f"you declined: {declined[0].message}",
-                            unmet=["declined"],
-                            how_to_unblock=["nothing was recorded: if the user changes their mind, call the "
-                                            "tool again and they will be asked again"])
+                return Deny(
+                    reason=f"you declined: {declined[0].message}",
+                    unmet=["declined"],
+                    how_to_unblock=[
+                        "nothing was recorded: if the user changes their mind, call the "
+                        "tool again and they will be asked again"
+                    ],
+                )
             for q in fresh:
                 used.add(q.key)
                 with anyio.fail_after(timeout):
                     await record(q, answers[q.key])
         return decision
     except TimeoutError:
-        return Deny(reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",
-                    unmet=["guard_timeout"])
+        return Deny(
+            reason=f"the guard of {call.name} timed out after {timeout:.0f}s (denied)",
+            unmet=["guard_timeout"],
+        )
     except StorageError as e:  # the facts or consents it needs cannot be read or written: fail closed
         return Deny(reason=storage_refusal(e), unmet=["storage"])
     except Exception:  # noqa: BLE001 - a guard that errors denies
         ref = uuid.uuid4().hex[:10]  # internals go to the log only
         log.exception("guard error on %s (reference %s)", call.name, ref)
-        return Deny(reason=f"the guard of {call.name} failed with an internal error (reference {ref} in "
-                           "Sentinel's log); denied", unmet=["guard_error"])
+        return Deny(
+            reason=f"the guard of {call.name} failed with an internal error (reference {ref} in "
+            "Sentinel's log); denied",
+            unmet=["guard_error"],
+        )

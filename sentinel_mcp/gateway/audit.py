@@ -68,15 +68,25 @@ def canonical(values: tuple[Any, ...]) -> str:
 def redact_entry(entry: AuditEntry) -> AuditEntry:
     """The entry as it may be stored: secret arguments masked, and their values scrubbed from the reason,
     proof and error (``redactor.redact_record``)."""
-    fields = {"arguments": entry.arguments, "reason": entry.reason, "proof": entry.proof, "error": entry.error}
+    fields = {
+        "arguments": entry.arguments,
+        "reason": entry.reason,
+        "proof": entry.proof,
+        "error": entry.error,
+    }
     return replace(entry, **redact_record(fields, entry.sensitive))
 
 
 # The head moves only from the hash this row was chained to (optimistic: a write computed on a head that
 # did not get committed changes nothing, and is chained again); the row is inserted only if it moved.
 _ADVANCE = "UPDATE audit_head SET hash = ?, rows = rows + 1 WHERE chain = ? AND hash = ?"
-_INSERT = ("INSERT INTO audit (" + ", ".join(HASHED) + ", prev_hash, hash) SELECT "
-           + ", ".join("?" * len(HASHED)) + ", ?, h.hash FROM audit_head h WHERE h.chain = ? AND h.hash = ?")
+_INSERT = (
+    "INSERT INTO audit ("
+    + ", ".join(HASHED)
+    + ", prev_hash, hash) SELECT "
+    + ", ".join("?" * len(HASHED))
+    + ", ?, h.hash FROM audit_head h WHERE h.chain = ? AND h.hash = ?"
+)
 
 
 def chain_hash(prev: str, text: str) -> str:
@@ -84,8 +94,9 @@ def chain_hash(prev: str, text: str) -> str:
 
 
 class AuditLog:
-    def __init__(self, path: Path, *, chain: str = "main",
-                 redactor: Callable[[AuditEntry], AuditEntry] = redact_entry) -> None:
+    def __init__(
+        self, path: Path, *, chain: str = "main", redactor: Callable[[AuditEntry], AuditEntry] = redact_entry
+    ) -> None:
         self.path = path
         self.chain = chain
         self.redactor = redactor  # applied to every entry, once, before its row is built and hashed
@@ -109,15 +120,34 @@ class AuditLog:
     # ------------------------------------------------------------------ the one place a row is built
     def row(self, entry: AuditEntry) -> tuple[Any, ...]:
         entry = self.redactor(entry)
-        return (self.chain, entry.ts, entry.decision_id, entry.event, _text(entry.session), _text(entry.client),
-                entry.origin, _text(entry.tool), entry.upstream, entry.arg_digest,
-                _json(entry.arguments, MAX_ARGS_CHARS), entry.decision, _text(entry.reason),
-                _json(entry.proof, MAX_PROOF_CHARS), entry.policy_version, entry.latency_ms, entry.outcome,
-                _text(entry.error), _text(entry.principal), _json(entry.timings))
+        return (
+            self.chain,
+            entry.ts,
+            entry.decision_id,
+            entry.event,
+            _text(entry.session),
+            _text(entry.client),
+            entry.origin,
+            _text(entry.tool),
+            entry.upstream,
+            entry.arg_digest,
+            _json(entry.arguments, MAX_ARGS_CHARS),
+            entry.decision,
+            _text(entry.reason),
+            _json(entry.proof, MAX_PROOF_CHARS),
+            entry.policy_version,
+            entry.latency_ms,
+            entry.outcome,
+            _text(entry.error),
+            _text(entry.principal),
+            _json(entry.timings),
+        )
 
     async def _read_head(self) -> str:
-        await self.db.write("INSERT INTO audit_head (chain, hash, rows) VALUES (?, ?, 0) "
-                            "ON CONFLICT (chain) DO NOTHING", (self.chain, GENESIS))
+        await self.db.write(
+            "INSERT INTO audit_head (chain, hash, rows) VALUES (?, ?, 0) ON CONFLICT (chain) DO NOTHING",
+            (self.chain, GENESIS),
+        )
         rows = await self.db.query("SELECT hash FROM audit_head WHERE chain = ?", (self.chain,))
         return rows[0][0]
 
@@ -127,8 +157,10 @@ class AuditLog:
         text = canonical(values)
         prev, new = self._head, chain_hash(self._head, text)
         self._head = new
-        return [Statement(_ADVANCE, (new, self.chain, prev)),
-                Statement(_INSERT, (*values, prev, self.chain, new))]
+        return [
+            Statement(_ADVANCE, (new, self.chain, prev)),
+            Statement(_INSERT, (*values, prev, self.chain, new)),
+        ]
 
     async def write(self, entry: AuditEntry) -> str:
         """Append one event durably; its decision id is returned. Raises ``StorageError``."""
@@ -162,8 +194,9 @@ class AuditLog:
     async def flush(self) -> None:
         """Every write is durable when it returns; kept for callers of the batched log."""
 
-    async def read(self, tail: int = 20, session: str | None = None,
-                   principal: str | None = None) -> list[dict[str, Any]]:
+    async def read(
+        self, tail: int = 20, session: str | None = None, principal: str | None = None
+    ) -> list[dict[str, Any]]:
         """The newest ``tail`` calls (decision and outcome merged), oldest first, through the open store."""
         return await _read_open(self.db, tail, session, principal)
 
@@ -182,16 +215,19 @@ def _where(session: str | None, principal: str | None) -> tuple[str, list[str]]:
     return where, [v for _, v in conds]
 
 
-async def _read_open(db: Any, tail: int, session: str | None,
-                     principal: str | None = None) -> list[dict[str, Any]]:
+async def _read_open(
+    db: Any, tail: int, session: str | None, principal: str | None = None
+) -> list[dict[str, Any]]:
     where, params = _where(session, principal)
-    rows = await db.query(f"SELECT {', '.join(_COLUMNS)} FROM audit {where} ORDER BY id DESC LIMIT ?",
-                          [*params, tail * 2])
+    rows = await db.query(
+        f"SELECT {', '.join(_COLUMNS)} FROM audit {where} ORDER BY id DESC LIMIT ?", [*params, tail * 2]
+    )
     return merge_calls(_COLUMNS, rows, tail)
 
 
 def merge_calls(cols: list[str], rows: list[tuple[Any, ...]], tail: int) -> list[dict[str, Any]]:
-    """Newest-first rows -> one dict per call (its latest event wins, the decision row's proof kept), oldest first."""
+    """Newest-first rows -> one dict per call (its latest event wins, the decision row's proof kept), oldest
+    first."""
     calls: dict[str, dict[str, Any]] = {}
     for raw in rows:
         r = dict(zip(cols, raw))
@@ -222,8 +258,9 @@ def audit_files(path: Path) -> list[Path]:
     return files
 
 
-async def read_audit(path: Path, tail: int = 20, session: str | None = None,
-                     principal: str | None = None) -> list[dict[str, Any]]:
+async def read_audit(
+    path: Path, tail: int = 20, session: str | None = None, principal: str | None = None
+) -> list[dict[str, Any]]:
     """The newest ``tail`` calls of every gateway that recorded into the store at ``path`` (all instances,
     merged by time), oldest first (for ``sentinel-mcp audit``; works while gateways run); ``principal``:
     only the calls made for them."""
@@ -241,7 +278,9 @@ async def read_audit(path: Path, tail: int = 20, session: str | None = None,
     return [c[3] for c in calls[-tail:]] if tail > 0 else []
 
 
-def _read_file(path: Path, tail: int, session: str | None, principal: str | None = None) -> list[dict[str, Any]]:
+def _read_file(
+    path: Path, tail: int, session: str | None, principal: str | None = None
+) -> list[dict[str, Any]]:
     import sqlite3
 
     from sentinel_mcp.storage.snapshot import read_connection
@@ -258,7 +297,9 @@ def _read_file(path: Path, tail: int, session: str | None, principal: str | None
             return []
         where, params = _where(session, principal)
         try:
-            rows = conn.execute(f"SELECT * FROM audit {where} ORDER BY id DESC LIMIT ?", [*params, tail * 2]).fetchall()
+            rows = conn.execute(
+                f"SELECT * FROM audit {where} ORDER BY id DESC LIMIT ?", [*params, tail * 2]
+            ).fetchall()
         except sqlite3.Error:
             return []
     if "decision_id" not in cols:  # an unchained log from an older Sentinel: one row per call

@@ -40,16 +40,22 @@ def verify_rows(rows: Iterable[tuple[Any, ...]], heads: dict[str, tuple[str, int
         expected_prev = last.get(chain, GENESIS)
         report.rows += 1
         if prev_hash != expected_prev:
-            what = "a row before it was deleted or changed" if chain in last else "its chain does not start here"
+            what = (
+                "a row before it was deleted or changed" if chain in last else "its chain does not start here"
+            )
             return _broken(report, rid, f"row {rid} (chain {chain}): previous hash does not match ({what})")
         if row_hash != _hash(prev_hash, canonical(values)):
-            return _broken(report, rid, f"row {rid} (chain {chain}): contents do not match its hash (row altered)")
+            return _broken(
+                report, rid, f"row {rid} (chain {chain}): contents do not match its hash (row altered)"
+            )
         last[chain] = row_hash
         counts[chain] = counts.get(chain, 0) + 1
     for chain, (head_hash, head_rows) in heads.items():
         if last.get(chain, GENESIS) != head_hash or counts.get(chain, 0) != head_rows:
-            report.problem = (f"chain {chain}: {head_rows} rows were written but {counts.get(chain, 0)} are "
-                              "there; rows at its end were deleted or the head was changed")
+            report.problem = (
+                f"chain {chain}: {head_rows} rows were written but {counts.get(chain, 0)} are "
+                "there; rows at its end were deleted or the head was changed"
+            )
             return report
     extra = set(last) - set(heads)
     if extra:

@@ -33,20 +33,36 @@ async def write_anchor(db: Any, by: str) -> str | None:
     """Commit every chain's current head in one anchor row; None when nothing moved since the last anchor.
     Optimistic like the chains: the anchor head moves only from the hash this anchor was chained to."""
     for _ in range(5):
-        heads = {c: [h, int(n)] for c, h, n in await db.query("SELECT chain, hash, rows FROM audit_head ORDER BY chain")}
-        last = await db.query("SELECT a.hash, a.heads FROM audit_anchor_head h JOIN audit_anchor a ON a.hash = h.hash")
+        heads = {
+            c: [h, int(n)]
+            for c, h, n in await db.query("SELECT chain, hash, rows FROM audit_head ORDER BY chain")
+        }
+        last = await db.query(
+            "SELECT a.hash, a.heads FROM audit_anchor_head h JOIN audit_anchor a ON a.hash = h.hash"
+        )
         prev = last[0][0] if last else GENESIS
         if last and json.loads(last[0][1]) == heads:
             return None
         ts = time.time()
         new = chain_hash(prev, _anchor_text(ts, by, heads))
-        results = await db.run([
-            Statement("INSERT INTO audit_anchor_head (one, hash, rows) VALUES (1, ?, 0) ON CONFLICT (one) DO NOTHING",
-                      (GENESIS,)),
-            Statement("UPDATE audit_anchor_head SET hash = ?, rows = rows + 1 WHERE one = 1 AND hash = ?", (new, prev)),
-            Statement("INSERT INTO audit_anchor (ts, by_chain, heads, prev_hash, hash) SELECT ?, ?, ?, ?, ? "
-                      "FROM audit_anchor_head WHERE one = 1 AND hash = ?",
-                      (ts, by, json.dumps(heads, sort_keys=True), prev, new, new))])
+        results = await db.run(
+            [
+                Statement(
+                    "INSERT INTO audit_anchor_head (one, hash, rows) VALUES (1, ?, 0) ON CONFLICT (one) DO "
+                    "NOTHING",
+                    (GENESIS,),
+                ),
+                Statement(
+                    "UPDATE audit_anchor_head SET hash = ?, rows = rows + 1 WHERE one = 1 AND hash = ?",
+                    (new, prev),
+                ),
+                Statement(
+                    "INSERT INTO audit_anchor (ts, by_chain, heads, prev_hash, hash) SELECT ?, ?, ?, ?, ? "
+                    "FROM audit_anchor_head WHERE one = 1 AND hash = ?",
+                    (ts, by, json.dumps(heads, sort_keys=True), prev, new, new),
+                ),
+            ]
+        )
         if results[2].rowcount == 1:
             return new
     return None
@@ -76,7 +92,9 @@ def verify_cluster(db: Any) -> ChainReport:
         chain = row[1]
         positions = at.setdefault(chain, {0: GENESIS})
         positions[len(positions)] = row[-1]
-    anchors = db.query_blocking("SELECT id, ts, by_chain, heads, prev_hash, hash FROM audit_anchor ORDER BY id")
+    anchors = db.query_blocking(
+        "SELECT id, ts, by_chain, heads, prev_hash, hash FROM audit_anchor ORDER BY id"
+    )
     prev = GENESIS
     for aid, ts, by, heads_text, prev_hash, h in anchors:
         anchored = json.loads(heads_text)
@@ -85,8 +103,10 @@ def verify_cluster(db: Any) -> ChainReport:
             return report
         for chain, (head_hash, n) in anchored.items():
             if at.get(chain, {0: GENESIS}).get(int(n)) != head_hash:
-                report.problem = (f"anchor {aid}: chain {chain} had {n} rows ending in {head_hash[:12]}… then, "
-                                  "which its rows no longer show (rows changed or removed)")
+                report.problem = (
+                    f"anchor {aid}: chain {chain} had {n} rows ending in {head_hash[:12]}… then, "
+                    "which its rows no longer show (rows changed or removed)"
+                )
                 return report
         prev = h
     head = db.query_blocking("SELECT hash, rows FROM audit_anchor_head")

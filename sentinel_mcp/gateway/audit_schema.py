@@ -12,11 +12,31 @@ from sentinel_mcp.storage.schema import Migration
 
 GENESIS = "0" * 64
 
-# the columns a row's hash covers, in this order (``audit.canonical``; the columns added later come last, and a
+# the columns a row's hash covers, in this order (``audit.canonical``; the columns added later come last, and
+# a
 # row without them is hashed as rows were before they existed)
-HASHED = ("chain", "ts", "decision_id", "event", "session", "client", "origin", "tool", "upstream", "arg_digest",
-          "arguments", "decision", "reason", "proof", "policy_version", "latency_ms", "outcome", "error",
-          "principal", "timings")
+HASHED = (
+    "chain",
+    "ts",
+    "decision_id",
+    "event",
+    "session",
+    "client",
+    "origin",
+    "tool",
+    "upstream",
+    "arg_digest",
+    "arguments",
+    "decision",
+    "reason",
+    "proof",
+    "policy_version",
+    "latency_ms",
+    "outcome",
+    "error",
+    "principal",
+    "timings",
+)
 OPTIONAL_TAIL = 2  # principal, timings
 
 _TABLES = """
@@ -57,7 +77,8 @@ CREATE TABLE audit_head (
 
 
 def _keep_unchained_rows(conn: sqlite3.Connection) -> None:
-    """Stores from before the write-ahead log kept an unchained ``audit`` table: keep it aside, start a chain."""
+    """Stores from before the write-ahead log kept an unchained ``audit`` table: keep it aside, start a chain.
+    """
     cols = {r[1] for r in conn.execute("PRAGMA table_info(audit)")}
     if cols and "hash" not in cols:
         conn.execute("ALTER TABLE audit RENAME TO audit_unchained")
@@ -69,7 +90,8 @@ def _keep_unchained_rows(conn: sqlite3.Connection) -> None:
 
 
 def _add_principal(conn: sqlite3.Connection) -> None:
-    """Chained logs from before principals: the column is added (their rows keep verifying, see ``HASHED``)."""
+    """Chained logs from before principals: the column is added (their rows keep verifying, see ``HASHED``).
+    """
     if "principal" not in {r[1] for r in conn.execute("PRAGMA table_info(audit)")}:
         conn.execute("ALTER TABLE audit ADD COLUMN principal TEXT")
 
@@ -80,7 +102,8 @@ def _add_timings(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE audit ADD COLUMN timings TEXT")
 
 
-# PostgreSQL (several replicas on one database): the same rows, each replica writing its own chain (``chain`` is
+# PostgreSQL (several replicas on one database): the same rows, each replica writing its own chain (``chain``
+# is
 # the replica id); ``audit_anchor`` rows commit every chain's head at once (``audit_cluster.py``)
 _PG_TABLES = """
 CREATE TABLE audit (
@@ -103,7 +126,16 @@ CREATE TABLE audit_anchor (
     prev_hash TEXT NOT NULL,
     hash TEXT NOT NULL UNIQUE);
 CREATE TABLE audit_anchor_head (one INTEGER PRIMARY KEY CHECK (one = 1), hash TEXT NOT NULL, rows BIGINT NOT NULL)
-"""
+"""  # noqa: E501 (verbatim text)
 
-SCHEMA = Schema("audit", {"sqlite": [cast(Migration, _keep_unchained_rows), cast(Migration, _add_principal),
-                                     cast(Migration, _add_timings)], "postgres": [_PG_TABLES]})
+SCHEMA = Schema(
+    "audit",
+    {
+        "sqlite": [
+            cast(Migration, _keep_unchained_rows),
+            cast(Migration, _add_principal),
+            cast(Migration, _add_timings),
+        ],
+        "postgres": [_PG_TABLES],
+    },
+)

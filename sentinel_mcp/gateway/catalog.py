@@ -98,9 +98,12 @@ class Catalog:
                 if name != own and (name in owners or name in governed):
                     other = owners.get(name) or name.split(SEP, 1)[0]
                     conflicts.append(
-                        f"server {up.name!r} exposes a tool named {name!r}, a name of server {other!r}: servers "
-                        f"{up.name!r} and {other!r} collide, so {up.name}.{tname} is withheld (give {up.name!r} "
-                        "a prefix)")
+                        f"server {up.name!r} exposes a tool named {name!r}, a name of server {other!r}: "
+                        "servers "
+                        f"{up.name!r} and {other!r} collide, so {up.name}.{tname} is withheld (give "
+                        f"{up.name!r} "
+                        "a prefix)"
+                    )
                     continue
                 if name in tools:
                     log.warning("tool name collision on %r: %s.%s renamed", name, up.name, tname)
@@ -113,8 +116,13 @@ class Catalog:
                 prompts[name] = PromptRoute(up.name, prompt.name, prompt.model_copy(update={"name": name}))
             for res in up.resources:
                 if res.uri in resources:
-                    log.warning("resource %s offered by %s and %s; %s serves it", res.uri,
-                                resources[res.uri][0], up.name, resources[res.uri][0])
+                    log.warning(
+                        "resource %s offered by %s and %s; %s serves it",
+                        res.uri,
+                        resources[res.uri][0],
+                        up.name,
+                        resources[res.uri][0],
+                    )
                     continue
                 resources[res.uri] = (up.name, res)
             for tpl in up.resource_templates:

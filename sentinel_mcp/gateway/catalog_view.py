@@ -61,7 +61,9 @@ class CatalogView:
         """The catalog, or the part of it ``principal`` may reach."""
         if principal is None or principal.unrestricted:
             return self.manager.catalog.tool_list()
-        return [r.exposed for r in self.manager.catalog.tools.values() if principal.may_reach(r.upstream, r.tool)]
+        return [
+            r.exposed for r in self.manager.catalog.tools.values() if principal.may_reach(r.upstream, r.tool)
+        ]
 
     def upstream_of(self, name: str) -> str | None:
         route = self.manager.catalog.tools.get(name)
@@ -82,8 +84,12 @@ class CatalogView:
         """A trust decision, not a claim: only a built-in Sentinel mounted itself, named in the config's trust
         list, may let its own confirmation replace the gateway's; a configured upstream's ``_meta`` counts for
         nothing (it is never a ``BuiltinTarget``)."""
-        return (isinstance(up.target, BuiltinTarget) and up.name in self.config.sentinel.builtins
-                and up.name in self.config.sentinel.policy.self_confirming and declares_self_confirming(tool.meta))
+        return (
+            isinstance(up.target, BuiltinTarget)
+            and up.name in self.config.sentinel.builtins
+            and up.name in self.config.sentinel.policy.self_confirming
+            and declares_self_confirming(tool.meta)
+        )
 
     def _unknown_tool_message(self, name: str, principal: Principal) -> str:
         names = [t.name for t in self.list_catalog_tools(principal)]
@@ -113,20 +119,26 @@ class CatalogView:
     async def read_resource(self, uri: str, principal: Principal, client: str | None) -> ReadResourceResult:
         up = self.resource_upstream(uri, principal)
         # a built-in scopes what it shows to the caller (its builds, its session), as for its tools
-        meta = call_meta("", client, "client", principal.name) if isinstance(up.target, BuiltinTarget) else None
+        meta = (
+            call_meta("", client, "client", principal.name) if isinstance(up.target, BuiltinTarget) else None
+        )
         result: ReadResourceResult = await up.read_resource(uri, meta=meta)
         return result
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None,
-                         principal: Principal) -> GetPromptResult:
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None, principal: Principal
+    ) -> GetPromptResult:
         route = self.manager.catalog.prompts.get(name)
         if route is None or not principal.may_use(route.upstream):
             raise NotInCatalog(name)
-        result: GetPromptResult = await self.manager.upstreams[route.upstream].get_prompt(route.prompt, arguments)
+        result: GetPromptResult = await self.manager.upstreams[route.upstream].get_prompt(
+            route.prompt, arguments
+        )
         return result
 
-    async def complete(self, ref: Any, argument: dict[str, Any], context: dict[str, Any] | None,
-                       principal: Principal) -> CompleteResult:
+    async def complete(
+        self, ref: Any, argument: dict[str, Any], context: dict[str, Any] | None, principal: Principal
+    ) -> CompleteResult:
         catalog = self.manager.catalog
         upstream_ref: PromptReference | ResourceTemplateReference
         if isinstance(ref, PromptReference):
@@ -135,8 +147,10 @@ class CatalogView:
                 raise NotInCatalog(f"unknown prompt: {ref.name}")
             upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
         elif isinstance(ref, ResourceTemplateReference):
-            found = next((u for _, u, t in catalog.templates if t.uri_template == ref.uri and principal.may_use(u)),
-                         None)
+            found = next(
+                (u for _, u, t in catalog.templates if t.uri_template == ref.uri and principal.may_use(u)),
+                None,
+            )
             if found is None:
                 found = catalog.route_resource(ref.uri)
             if found is None or not principal.may_use(found):
@@ -157,7 +171,10 @@ class CatalogView:
                 except Exception as e:  # noqa: BLE001 - one upstream's logging never fails the client's request
                     log.info("upstream %s: log level not applied: %s", up.name, e)
 
-    def on_upstream_notices(self, resource_updated: Callable[[str, str], Awaitable[None]],
-                            elicit_complete: Callable[[str, str], Awaitable[None]]) -> None:
+    def on_upstream_notices(
+        self,
+        resource_updated: Callable[[str, str], Awaitable[None]],
+        elicit_complete: Callable[[str, str], Awaitable[None]],
+    ) -> None:
         self.manager.on_resource_updated = resource_updated
         self.manager.on_elicit_complete = elicit_complete

@@ -40,7 +40,8 @@ class CircuitBreaker:
         return max(0.0, self.cooldown - (time.monotonic() - self.opened_at))
 
     def probe_not_made(self) -> None:
-        """The call ``allow`` let through as the half-open probe never reached the upstream: another may probe."""
+        """The call ``allow`` let through as the half-open probe never reached the upstream: another may
+        probe."""
         self._probe_in_flight = False
 
     def record_success(self) -> None:

@@ -19,9 +19,11 @@ class ClosedGuard(Guard):
         return "unloaded"
 
     async def decide(self, call: ToolCall) -> Deny:
-        return Deny(reason=f"Sentinel denies every call until its policy loads: {self.problem}",
-                    unmet=["policy_not_loaded"],
-                    how_to_unblock=["tell the user: Sentinel's policy cannot run (above); fix it and restart"])
+        return Deny(
+            reason=f"Sentinel denies every call until its policy loads: {self.problem}",
+            unmet=["policy_not_loaded"],
+            how_to_unblock=["tell the user: Sentinel's policy cannot run (above); fix it and restart"],
+        )
 
     async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
         return None

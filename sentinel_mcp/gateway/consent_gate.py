@@ -72,7 +72,8 @@ class ConsentGate:
         self._once: dict[tuple[str, str, str, str, str], float] = {}
 
     def withheld_kind(self, tool: Any, identity: str, principal: str) -> str | None:
-        """A kind of personal data ``tool`` may read that ``principal`` has no standing consent for (None: none).
+        """A kind of personal data ``tool`` may read that ``principal`` has no standing consent for (None:
+        none).
 
         Facts the policy fetched from such a tool stay inside Sentinel for that principal: its own queries,
         summaries and proofs do not show them. Per-argument kinds are one-call kinds, never standing, so a
@@ -106,22 +107,34 @@ class ConsentGate:
             key = self._once_key(call, kind)
             standing = None if once else self.book.current(principal, kind, purpose)
             if standing is not None:
-                used.append({"kind": kind, "purpose": standing.purpose, "granted_at": standing.granted_at,
-                             "granted_by": standing.granted_by})
+                used.append(
+                    {
+                        "kind": kind,
+                        "purpose": standing.purpose,
+                        "granted_at": standing.granted_at,
+                        "granted_by": standing.granted_by,
+                    }
+                )
             elif self._has_once(key):
                 used.append({"kind": kind, "purpose": purpose, "this_call": True})
             else:
                 missing.append((kind, once))
         if missing:
             questions = [self._question(call, kind, once, purpose) for kind, once in missing]
-            return Ask(reason=f"{call.name} reads personal data ({', '.join(k for k, _ in missing)}): the user's "
-                              "consent is needed", questions=questions, unmet=[f"consent:{k}" for k, _ in missing])
+            return Ask(
+                reason=f"{call.name} reads personal data ({', '.join(k for k, _ in missing)}): the user's "
+                "consent is needed",
+                questions=questions,
+                unmet=[f"consent:{k}" for k, _ in missing],
+            )
         for kind, _ in kinds:  # a one-call consent is spent by the call it allowed
             self._once.pop(self._once_key(call, kind), None)
         proof = await rendered_proof(decision.proof)  # the guard's proof may be rendered when read
         proof = proof if isinstance(proof, dict) else {"policy": proof}
-        return Allow(reason=f"{decision.reason}; consent of {principal} for {', '.join(k for k, _ in kinds)}",
-                     proof={**proof, "consent": used})
+        return Allow(
+            reason=f"{decision.reason}; consent of {principal} for {', '.join(k for k, _ in kinds)}",
+            proof={**proof, "consent": used},
+        )
 
     def _question(self, call: ToolCall, kind: str, once: bool, purpose: str) -> Question:
         # the purpose is the client's text, the principal's name and the kind come from the config or a tool:
@@ -130,13 +143,16 @@ class ConsentGate:
         why = "" if purpose == UNSPECIFIED else f" (purpose: {purpose})"
         tail = " For this call only." if once else " Allow for this call, or remember it until revoked."
         what = kind.replace("_", " ")
-        message, _ = safe_question(f"Sentinel: allow {who} to read your {what} with {call.name}{why}?{tail}",
-                                   {"caller": call.principal or "", "purpose": purpose, "kind": kind,
-                                    "tool": call.name})
-        return Question(key=f"sentinel.consent.{kind}.{call.digest}", message=message,
-                        requested_schema=ONCE_SCHEMA if once else CONSENT_SCHEMA,
-                        meta={"kind": "consent", "consent": kind, "once": once, "purpose": purpose,
-                              "from": ["user"]})
+        message, _ = safe_question(
+            f"Sentinel: allow {who} to read your {what} with {call.name}{why}?{tail}",
+            {"caller": call.principal or "", "purpose": purpose, "kind": kind, "tool": call.name},
+        )
+        return Question(
+            key=f"sentinel.consent.{kind}.{call.digest}",
+            message=message,
+            requested_schema=ONCE_SCHEMA if once else CONSENT_SCHEMA,
+            meta={"kind": "consent", "consent": kind, "once": once, "purpose": purpose, "from": ["user"]},
+        )
 
     def record(self, call: ToolCall, question: Question, answer: Answer) -> None:
         """Only the user's own JSON ``true`` to "allow" counts (``approves``: an agent's or a peer's answer, a
@@ -144,7 +160,11 @@ class ConsentGate:
         if not approves(question, answer):
             return
         content = answer.content or {}
-        kind, once, purpose = question.meta["consent"], bool(question.meta.get("once")), question.meta["purpose"]
+        kind, once, purpose = (
+            question.meta["consent"],
+            bool(question.meta.get("once")),
+            question.meta["purpose"],
+        )
         if content.get("remember") is True and not once:
             self.book.grant(call.principal or "", kind, purpose, by="elicitation")
             return

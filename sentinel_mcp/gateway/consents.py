@@ -8,7 +8,8 @@ in the ``consent_log`` table, and every read it allows is in the audit log with 
 The book lives behind the storage seam (``consents`` store): every change is committed before it returns, and
 a store that cannot be read or written raises ``StorageError`` (the gate then denies: fail closed). Shared
 (rollback journal): ``sentinel-mcp consent`` changes it while a gateway runs. With ``sentinel.store`` naming a
-``postgresql://`` database the book lives there, one for every replica: nothing is cached, so a consent granted
+``postgresql://`` database the book lives there, one for every replica: nothing is cached, so a consent
+granted
 through one replica is honoured by the next call on any other, and a revoke is refused everywhere at once.
 Rows are checked as they are read (type-strict); a malformed one is never honoured.
 """
@@ -74,7 +75,8 @@ SCHEMA = Schema("consents", {"sqlite": [_SQL], "postgres": [_POSTGRES]})
 
 
 def _match(principal: str, kind: str | None) -> tuple[str, tuple[str, ...]]:
-    """The rows of a principal (and kind); spelled out rather than ``? IS NULL``, which PostgreSQL cannot type."""
+    """The rows of a principal (and kind); spelled out rather than ``? IS NULL``, which PostgreSQL cannot
+    type."""
     if kind is None:
         return "principal = ?", (principal,)
     return "principal = ? AND kind = ?", (principal, kind)
@@ -100,21 +102,30 @@ class Consent(BaseModel):
 
 class ConsentBook:
     def __init__(self, path: Path | str) -> None:
-        """``path``: the SQLite file, or the ``postgresql://`` URL every replica shares (``sentinel.store``)."""
+        """``path``: the SQLite file, or the ``postgresql://`` URL every replica shares (``sentinel.store``).
+        """
         self.path: Path | str = path if is_server_url(path) else Path(path)
         self._db: Any = open_database(self.path, "consents", SHARED)
         try:
             self._db.migrate_blocking(SCHEMA)
         except StorageError:
-            pass  # starts degraded: its reads and writes raise, so personal reads are denied until it recovers
+            # starts degraded: its reads and writes raise, so personal reads are denied until it recovers
+            pass
 
     def close(self) -> None:
         if self._db is not None:
             db, self._db = self._db, None
             release_blocking(db)
 
-    def grant(self, principal: str, kind: str, purpose: str = ANY_PURPOSE, *, expires_in: float | None = None,
-              by: str = "cli") -> Consent:
+    def grant(
+        self,
+        principal: str,
+        kind: str,
+        purpose: str = ANY_PURPOSE,
+        *,
+        expires_in: float | None = None,
+        by: str = "cli",
+    ) -> Consent:
         if not principal or not kind or not purpose:
             raise ValueError("principal, kind and purpose must not be empty")
         if not _storable(principal, kind, purpose, by):
@@ -123,24 +134,39 @@ class ConsentBook:
             raise ValueError("expires_in must be a positive number of seconds")
         now = time.time()
         expires = now + expires_in if expires_in is not None else None
-        self._db.run_blocking([  # the consent and its log line in one commit
-            Statement("INSERT INTO consents VALUES (?,?,?,?,?,?) ON CONFLICT (principal, kind, purpose) DO UPDATE "
-                      "SET granted_at=excluded.granted_at, expires_at=excluded.expires_at, "
-                      "granted_by=excluded.granted_by", (principal, kind, purpose, now, expires, by)),
-            Statement("INSERT INTO consent_log (at, action, principal, kind, purpose, by) VALUES (?,?,?,?,?,?)",
-                      (now, "grant", principal, kind, purpose, by))])
-        return Consent(principal=principal, kind=kind, purpose=purpose, granted_at=now, expires_at=expires,
-                       granted_by=by)
+        self._db.run_blocking(
+            [  # the consent and its log line in one commit
+                Statement(
+                    "INSERT INTO consents VALUES (?,?,?,?,?,?) ON CONFLICT (principal, kind, purpose) DO "
+                    "UPDATE "
+                    "SET granted_at=excluded.granted_at, expires_at=excluded.expires_at, "
+                    "granted_by=excluded.granted_by",
+                    (principal, kind, purpose, now, expires, by),
+                ),
+                Statement(
+                    "INSERT INTO consent_log (at, action, principal, kind, purpose, by) VALUES (?,?,?,?,?,?)",
+                    (now, "grant", principal, kind, purpose, by),
+                ),
+            ]
+        )
+        return Consent(
+            principal=principal, kind=kind, purpose=purpose, granted_at=now, expires_at=expires, granted_by=by
+        )
 
     def revoke(self, principal: str, kind: str | None = None, *, by: str = "cli") -> int:
         if not _storable(principal, kind):
             return 0  # no stored name holds a NUL: nothing to revoke (PostgreSQL cannot even compare it)
         where, params = _match(principal, kind)
-        results = self._db.run_blocking([  # log lines and removal in one commit
-            Statement("INSERT INTO consent_log (at, action, principal, kind, purpose, by) SELECT ?, 'revoke', "
-                      f"principal, kind, purpose, ? FROM consents WHERE {where} ORDER BY kind, purpose",
-                      (time.time(), by, *params)),
-            Statement(f"DELETE FROM consents WHERE {where}", params)])
+        results = self._db.run_blocking(
+            [  # log lines and removal in one commit
+                Statement(
+                    "INSERT INTO consent_log (at, action, principal, kind, purpose, by) SELECT ?, 'revoke', "
+                    f"principal, kind, purpose, ? FROM consents WHERE {where} ORDER BY kind, purpose",
+                    (time.time(), by, *params),
+                ),
+                Statement(f"DELETE FROM consents WHERE {where}", params),
+            ]
+        )
         return results[1].rowcount
 
     def current(self, principal: str, kind: str, purpose: str) -> Consent | None:
@@ -150,31 +176,40 @@ class ConsentBook:
         rows = self._db.query_blocking(
             "SELECT * FROM consents WHERE principal = ? AND kind = ? AND purpose IN (?, ?) "
             "AND (expires_at IS NULL OR expires_at > ?) ORDER BY purpose = ? DESC",
-            (principal, kind, purpose, ANY_PURPOSE, time.time(), purpose))
-        live = [c for c in map(_checked, rows) if c is not None and c.principal == principal and c.kind == kind]
+            (principal, kind, purpose, ANY_PURPOSE, time.time(), purpose),
+        )
+        live = [
+            c for c in map(_checked, rows) if c is not None and c.principal == principal and c.kind == kind
+        ]
         return live[0] if live else None
 
     def list(self, principal: str | None = None) -> builtins.list[Consent]:
         if not _storable(principal):
             return []
         where, params = _whose(principal)
-        rows = self._db.query_blocking(f"SELECT * FROM consents WHERE {where} AND "
-                                       "(expires_at IS NULL OR expires_at > ?) ORDER BY principal, kind, purpose",
-                                       (*params, time.time()))
+        rows = self._db.query_blocking(
+            f"SELECT * FROM consents WHERE {where} AND "
+            "(expires_at IS NULL OR expires_at > ?) ORDER BY principal, kind, purpose",
+            (*params, time.time()),
+        )
         return [c for c in map(_checked, rows) if c is not None]
 
     def log(self, principal: str | None = None) -> builtins.list[dict[str, Any]]:
         if not _storable(principal):
             return []
         where, params = _whose(principal)
-        rows = self._db.query_blocking("SELECT at, action, principal, kind, purpose, by FROM consent_log WHERE "
-                                       f"{where} ORDER BY id", params)
+        rows = self._db.query_blocking(
+            f"SELECT at, action, principal, kind, purpose, by FROM consent_log WHERE {where} ORDER BY id",
+            params,
+        )
         return [dict(zip(("at", "action", "principal", "kind", "purpose", "by"), r)) for r in rows]
 
 
 def _checked(row: tuple[Any, ...]) -> Consent | None:
-    """A stored row as a consent, or None (never honoured): the shared database is written by other processes and
-    people, so a row of the wrong shape, with empty or non-text names or times that are not numbers (no coercion)
+    """A stored row as a consent, or None (never honoured): the shared database is written by other processes
+    and
+    people, so a row of the wrong shape, with empty or non-text names or times that are not numbers (no
+    coercion)
     or expire before they were granted, is refused, not guessed at."""
     if len(row) == 6:
         p, k, pur, g, e, by = row

@@ -69,14 +69,16 @@ class Conversations:
         return conv
 
     def named(self, key: str, principal: Principal) -> Conversation:
-        """The conversation a client-supplied key names: a sealed id Sentinel issued, the id of a live session,
+        """The conversation a client-supplied key names: a sealed id Sentinel issued, the id of a live
+        session,
         or a plain label (letters, digits, ``_.-``) naming one of the caller's own conversations."""
         key = str(key).strip()
         if key.startswith(SEAL_PREFIX):
             payload = self.seal.open(key)
             if payload is None or payload.get("principal") != principal.name or not payload.get("session"):
-                raise SessionRefused("the session key is unknown, expired or not yours; call without it to start "
-                                     "a new session")
+                raise SessionRefused(
+                    "the session key is unknown, expired or not yours; call without it to start a new session"
+                )
             return self._live(str(payload["session"]), principal, restore=True)
         if "/" in key:
             return self._live(key, principal, restore=False)
@@ -87,17 +89,21 @@ class Conversations:
                 conv = Conversation(sid, principal)
                 self._remember(conv)
             return self._live(sid, principal, restore=False)
-        raise SessionRefused("a session key is a label of letters, digits, '_', '.', '-' (up to 64), or an id "
-                             "Sentinel issued")
+        raise SessionRefused(
+            "a session key is a label of letters, digits, '_', '.', '-' (up to 64), or an id Sentinel issued"
+        )
 
     def _live(self, sid: str, principal: Principal, *, restore: bool) -> Conversation:
         conv = self._by_id.get(sid)
         if conv is None and restore and sid.startswith(f"{principal.name}/"):
-            conv = Conversation(sid, principal)  # sealed by us in this process, evicted from the registry since
+            conv = Conversation(
+                sid, principal
+            )  # sealed by us in this process, evicted from the registry since
             self._remember(conv)
         if conv is None or conv.principal.name != principal.name or conv.ended:
-            raise SessionRefused("the session key is unknown, ended or not yours; call without it to start a new "
-                                 "session")
+            raise SessionRefused(
+                "the session key is unknown, ended or not yours; call without it to start a new session"
+            )
         self._by_id.move_to_end(sid)
         return conv
 

@@ -137,67 +137,157 @@ class Gateway(CatalogView):
         return self.guard.version
 
     # ------------------------------------------------------------------ GatewayPort
-    async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str,
-                     client: str | None = None, origin: Origin = "client", answers: dict[str, Answer] | None = None,
-                     depth: int = 0, progress: ProgressFn | None = None,
-                     principal: Principal | str | None = None, link: CallerLink | None = None) -> InvokeOutcome:
-        outcome = await self.execute(name, arguments, session_id=session_id, client=client, origin=origin,
-                                     answers=answers, depth=depth, progress=progress, principal=principal,
-                                     link=link)
+    async def invoke(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        session_id: str,
+        client: str | None = None,
+        origin: Origin = "client",
+        answers: dict[str, Answer] | None = None,
+        depth: int = 0,
+        progress: ProgressFn | None = None,
+        principal: Principal | str | None = None,
+        link: CallerLink | None = None,
+    ) -> InvokeOutcome:
+        outcome = await self.execute(
+            name,
+            arguments,
+            session_id=session_id,
+            client=client,
+            origin=origin,
+            answers=answers,
+            depth=depth,
+            progress=progress,
+            principal=principal,
+            link=link,
+        )
         if isinstance(outcome, UpstreamNeedsInput):
             asks = [getattr(r.params, "message", "") for r in (outcome.result.input_requests or {}).values()]
             what = "; ".join(a for a in asks if a) or "input"
-            return Refused(reason=f"{name} needs the device owner's answer first ({what}); it can be given "
-                                  "through an MCP client of this Sentinel or its CLI, not by this caller",
-                           decision_id=outcome.decision_id)
+            return Refused(
+                reason=f"{name} needs the device owner's answer first ({what}); it can be given "
+                "through an MCP client of this Sentinel or its CLI, not by this caller",
+                decision_id=outcome.decision_id,
+            )
         return outcome
 
-    async def refuse_answers(self, name: str, arguments: Any, *, session_id: str, client: str | None,
-                             origin: Origin, reason: str, principal: Principal | str | None = None) -> Refused:
+    async def refuse_answers(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        session_id: str,
+        client: str | None,
+        origin: Origin,
+        reason: str,
+        principal: Principal | str | None = None,
+    ) -> Refused:
         """Answers that cannot count (no valid state, replayed, not asked, ...): audited before the refusal
         leaves (redacted, like every row), nothing recorded. If even that cannot be written, the refusal says
         so."""
-        args = arguments if isinstance(arguments, dict) and value_problem(arguments, MAX_ARGUMENT_DEPTH) is None \
+        args = (
+            arguments
+            if isinstance(arguments, dict) and value_problem(arguments, MAX_ARGUMENT_DEPTH) is None
             else None
+        )
         who = self.principal_for(principal, session_id, origin)
         route = self.manager.catalog.route(name)
         sensitive = frozenset(sensitive_fields_of(route.exposed)) if route is not None else frozenset()
-        rec = CallRecord(self.audit, self.guard.version, self.observers, session=session_id, client=client,
-                         origin=origin, tool=name, principal=who.name, arg_digest=argument_digest(args), arguments=args,
-                         sensitive=sensitive)
+        rec = CallRecord(
+            self.audit,
+            self.guard.version,
+            self.observers,
+            session=session_id,
+            client=client,
+            origin=origin,
+            tool=name,
+            principal=who.name,
+            arg_digest=argument_digest(args),
+            arguments=args,
+            sensitive=sensitive,
+        )
         unblock = ["call the tool again; the user is asked afresh"]
-        refusal = Refused(reason=f"the answer was not accepted: {reason}", decision_id=rec.decision_id,
-                          decision=AnswerNotAccepted(reason=reason, unmet=["answer_refused"], how_to_unblock=unblock))
+        refusal = Refused(
+            reason=f"the answer was not accepted: {reason}",
+            decision_id=rec.decision_id,
+            decision=AnswerNotAccepted(reason=reason, unmet=["answer_refused"], how_to_unblock=unblock),
+        )
         try:
             await rec.final("deny", "answer_refused", reason=reason)
         except StorageError as e:
-            return refusal.model_copy(update={"reason": f"{refusal.reason}; {storage_refusal(e)}",
-                                              "decision_id": None})
+            return refusal.model_copy(
+                update={"reason": f"{refusal.reason}; {storage_refusal(e)}", "decision_id": None}
+            )
         return refusal
 
     # ------------------------------------------------------------------ the pipeline
-    async def execute(self, name: str, arguments: Any, *, session_id: str, client: str | None = None,
-                      origin: Origin = "client", answers: dict[str, Answer] | None = None, depth: int = 0,
-                      progress: ProgressFn | None = None, link: CallerLink | None = None,
-                      upstream_input: dict[str, Any] | None = None, upstream_state: str | None = None,
-                      preapproved_digest: str | None = None, principal: Principal | str | None = None,
-                      purpose: str | None = None) -> Outcome:
-        return await self.run(CallRequest(name, arguments, session_id, client, origin, answers, depth, progress,
-                                          link, upstream_input, upstream_state, preapproved_digest, principal,
-                                          purpose))
+    async def execute(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        session_id: str,
+        client: str | None = None,
+        origin: Origin = "client",
+        answers: dict[str, Answer] | None = None,
+        depth: int = 0,
+        progress: ProgressFn | None = None,
+        link: CallerLink | None = None,
+        upstream_input: dict[str, Any] | None = None,
+        upstream_state: str | None = None,
+        preapproved_digest: str | None = None,
+        principal: Principal | str | None = None,
+        purpose: str | None = None,
+    ) -> Outcome:
+        return await self.run(
+            CallRequest(
+                name,
+                arguments,
+                session_id,
+                client,
+                origin,
+                answers,
+                depth,
+                progress,
+                link,
+                upstream_input,
+                upstream_state,
+                preapproved_digest,
+                principal,
+                purpose,
+            )
+        )
 
     # one span per call, whichever way it came in (``execute``, ``invoke``, or the front's ``run``)
-    @traced(lambda self, req: "sentinel.fetch" if req.origin == "solver" else "sentinel.call",
-            lambda self, req: {"sentinel.tool": req.name, "sentinel.origin": req.origin,
-                               "sentinel.session": req.session_id, "sentinel.client": req.client})
+    @traced(
+        lambda self, req: "sentinel.fetch" if req.origin == "solver" else "sentinel.call",
+        lambda self, req: {
+            "sentinel.tool": req.name,
+            "sentinel.origin": req.origin,
+            "sentinel.session": req.session_id,
+            "sentinel.client": req.client,
+        },
+    )
     async def run(self, req: CallRequest) -> Outcome:
         """One call, start to end: admitted (not draining, records writable), then the five steps."""
         who = self.principal_for(req.principal, req.session_id, req.origin)
-        rec = CallRecord(self.audit, self.guard.version, self.observers, session=req.session_id, client=req.client,
-                         origin=req.origin, tool=req.name, principal=who.name)
+        rec = CallRecord(
+            self.audit,
+            self.guard.version,
+            self.observers,
+            session=req.session_id,
+            client=req.client,
+            origin=req.origin,
+            tool=req.name,
+            principal=who.name,
+        )
         if self.draining and req.depth == 0:
             return Refused(reason="Sentinel is shutting down; call again once it is back")
-        problem = await self.records.problem()  # a store that cannot be written refuses everything (fail closed)
+        problem = (
+            await self.records.problem()
+        )  # a store that cannot be written refuses everything (fail closed)
         if problem is not None:
             return Refused(reason=problem)
         self.inflight += 1
@@ -231,26 +321,32 @@ class Gateway(CatalogView):
         return await self._observe(rec, call, route, decision, forwarded)
 
     async def _route(self, rec: CallRecord, req: CallRequest, who: Principal) -> ToolRoute | Refused:
-        """The catalog's route for the name, if this principal may reach it; else the call is an unknown tool."""
+        """The catalog's route for the name, if this principal may reach it; else the call is an unknown tool.
+        """
         # the policy's own fetches name tools by identity (what rules bind to); everyone else by exposed name
         catalog = self.manager.catalog
         origin = req.origin
         route = catalog.route(req.name, by_identity=True) if origin == "solver" else catalog.route(req.name)
         if route is None and origin == "builtin":
             route = catalog.route(req.name, by_identity=True)
-        reachable = route is not None and (origin in ("solver", "builtin")
-                                           or who.may_reach(route.upstream, route.tool))
+        reachable = route is not None and (
+            origin in ("solver", "builtin") or who.may_reach(route.upstream, route.tool)
+        )
         if route is None or not reachable:
             # a tool the caller may not reach is as unknown to it as a tool that does not exist
-            await rec.final("error", "unknown_tool",
-                            error="unknown tool" if route is None else f"not reachable by {who.name}")
+            await rec.final(
+                "error",
+                "unknown_tool",
+                error="unknown tool" if route is None else f"not reachable by {who.name}",
+            )
             return Refused(reason=self._unknown_tool_message(req.name, who), decision_id=rec.decision_id)
         # argument names the tool declares secret: the audit log's redactor masks them in every row
         rec.base["sensitive"] = frozenset(sensitive_fields_of(route.exposed))
         return route
 
-    async def _validate(self, rec: CallRecord, req: CallRequest, who: Principal,
-                        route: ToolRoute) -> ToolCall | Refused:
+    async def _validate(
+        self, rec: CallRecord, req: CallRequest, who: Principal, route: ToolRoute
+    ) -> ToolCall | Refused:
         """The arguments against the tool's schema and limits, then the call as the guard sees it."""
         name, arguments = req.name, req.arguments
         problem = self._check_arguments(route.exposed, arguments)
@@ -260,21 +356,33 @@ class Gateway(CatalogView):
             await rec.final("error", "bad_arguments", upstream=route.upstream, error=problem, arguments=kept)
             return Refused(reason=problem, decision_id=rec.decision_id)
         ann = route.exposed.annotations
-        call = ToolCall(name=name, server=route.upstream, tool=route.tool, arguments=arguments or {},
-                        session_id=req.session_id, client=req.client, origin=req.origin, depth=req.depth,
-                        principal=who.name, purpose=req.purpose,
-                        read_only=ann.read_only_hint if ann else None,
-                        destructive=ann.destructive_hint if ann else None,
-                        self_confirming=self._self_confirming(self.manager.upstreams[route.upstream], route.exposed))
+        call = ToolCall(
+            name=name,
+            server=route.upstream,
+            tool=route.tool,
+            arguments=arguments or {},
+            session_id=req.session_id,
+            client=req.client,
+            origin=req.origin,
+            depth=req.depth,
+            principal=who.name,
+            purpose=req.purpose,
+            read_only=ann.read_only_hint if ann else None,
+            destructive=ann.destructive_hint if ann else None,
+            self_confirming=self._self_confirming(self.manager.upstreams[route.upstream], route.exposed),
+        )
         rec.base.update(upstream=route.upstream, arg_digest=call.digest, arguments=call.arguments)
         if req.depth > MAX_DEPTH:
             await rec.final("deny", "denied", reason="nesting too deep")
-            return Refused(reason=f"{name}: calls nested deeper than {MAX_DEPTH} levels are refused",
-                           decision_id=rec.decision_id)
+            return Refused(
+                reason=f"{name}: calls nested deeper than {MAX_DEPTH} levels are refused",
+                decision_id=rec.decision_id,
+            )
         return call
 
-    async def _decide(self, rec: CallRecord, req: CallRequest, call: ToolCall,
-                      route: ToolRoute) -> Allow | Refused | NeedsInput:
+    async def _decide(
+        self, rec: CallRecord, req: CallRequest, call: ToolCall, route: ToolRoute
+    ) -> Allow | Refused | NeedsInput:
         """Allow (written ahead to the audit log before anything leaves), or the refusal or the questions."""
         if req.preapproved_digest is not None and req.preapproved_digest == call.digest:
             decision: Decision = Allow(reason="continuation of a call already allowed")
@@ -289,26 +397,45 @@ class Gateway(CatalogView):
                     decision = decision.model_copy(update={"proof": proof})
         if isinstance(decision, Deny):
             refused_answer = isinstance(decision, AnswerNotAccepted)
-            await rec.final("deny", "answer_refused" if refused_answer else "denied", reason=decision.reason,
-                            proof=_proof_of(decision))
+            await rec.final(
+                "deny",
+                "answer_refused" if refused_answer else "denied",
+                reason=decision.reason,
+                proof=_proof_of(decision),
+            )
             return Refused(reason=decision.reason, decision=decision, decision_id=rec.decision_id)
         if isinstance(decision, Ask):
-            await rec.final("ask", "asked", reason=decision.reason,
-                            proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet})
-            return NeedsInput(reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id)
+            await rec.final(
+                "ask",
+                "asked",
+                reason=decision.reason,
+                proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet},
+            )
+            return NeedsInput(
+                reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id
+            )
         await rec.decided(reason=decision.reason, proof=_proof_of(decision))  # on disk before the call leaves
         return decision
 
-    async def _forward(self, rec: CallRecord, req: CallRequest, call: ToolCall, route: ToolRoute,
-                       decision: Allow) -> CallToolResult | Outcome:
+    async def _forward(
+        self, rec: CallRecord, req: CallRequest, call: ToolCall, route: ToolRoute, decision: Allow
+    ) -> CallToolResult | Outcome:
         """The upstream runs the call; a handshake-era client answers what the upstream asks meanwhile. Its
         result goes on to observe; an upstream that failed, or asks a 2026-era client, ends the call here."""
         up = self.manager.upstreams[route.upstream]
         who, link = rec.base["principal"], req.link
-        meta = call_meta(rec.base["session"], rec.base["client"], rec.base["origin"], who,
-                         can_sample=bool(getattr(link, "relays_sampling", False)),
-                         decision_id=rec.decision_id) \
-            if isinstance(up.target, BuiltinTarget) else None
+        meta = (
+            call_meta(
+                rec.base["session"],
+                rec.base["client"],
+                rec.base["origin"],
+                who,
+                can_sample=bool(getattr(link, "relays_sampling", False)),
+                decision_id=rec.decision_id,
+            )
+            if isinstance(up.target, BuiltinTarget)
+            else None
+        )
         started = call_timings.now()
         if self.person_inbox is not None and call.origin in PERSON_ORIGINS and not reaches_person(link):
             # nobody behind this call can be asked: the upstream's own questions go to the console inbox
@@ -319,11 +446,21 @@ class Gateway(CatalogView):
             # a 2026-era client's answers to the upstream's questions, marked with who gave them (never as the
             # client says); the upstream's questions asked meanwhile are marked the same way below
             given = marked_responses(req.upstream_input, answerer(req.link))
-            result = await up.call_tool(call.tool, call.arguments, link=link, progress=req.progress,
-                                        input_responses=given, request_state=req.upstream_state,
-                                        meta=meta)
+            result = await up.call_tool(
+                call.tool,
+                call.arguments,
+                link=link,
+                progress=req.progress,
+                input_responses=given,
+                request_state=req.upstream_state,
+                meta=meta,
+            )
             rounds = 0
-            while isinstance(result, InputRequiredResult) and link is not None and getattr(link, "can_push", False):
+            while (
+                isinstance(result, InputRequiredResult)
+                and link is not None
+                and getattr(link, "can_push", False)
+            ):
                 rounds += 1
                 if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
                     raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
@@ -332,28 +469,49 @@ class Gateway(CatalogView):
                 rec.timings.ask_s += call_timings.now() - asked
                 started += call_timings.now() - asked  # the person's time is not the upstream's
                 if not isinstance(responses, dict):
-                    why = responses or "the upstream asked for input that Sentinel cannot relay to this client"
-                    return await self._done(rec, decision, "tool_error", error_result(f"{call.name}: {why}"),
-                                            proof=_proof_of(decision), error=why)
-                result = await up.call_tool(call.tool, call.arguments, link=link, progress=req.progress,
-                                            input_responses=marked_responses(responses, answerer(link)),
-                                            request_state=result.request_state, meta=meta)
+                    why = (
+                        responses or "the upstream asked for input that Sentinel cannot relay to this client"
+                    )
+                    return await self._done(
+                        rec,
+                        decision,
+                        "tool_error",
+                        error_result(f"{call.name}: {why}"),
+                        proof=_proof_of(decision),
+                        error=why,
+                    )
+                result = await up.call_tool(
+                    call.tool,
+                    call.arguments,
+                    link=link,
+                    progress=req.progress,
+                    input_responses=marked_responses(responses, answerer(link)),
+                    request_state=result.request_state,
+                    meta=meta,
+                )
         except UpstreamUnavailable as e:
             rec.timings.forward_s += call_timings.now() - started
-            return await self._done(rec, decision, "upstream_error",
-                                    error_result(str(e), error="upstream_unavailable", upstream=up.name), error=str(e))
+            return await self._done(
+                rec,
+                decision,
+                "upstream_error",
+                error_result(str(e), error="upstream_unavailable", upstream=up.name),
+                error=str(e),
+            )
         except UpstreamCallError as e:
             rec.timings.forward_s += call_timings.now() - started
             kind = "timeout" if e.timeout else "upstream_error"
-            return await self._done(rec, decision, kind, error_result(str(e), error=kind, upstream=up.name),
-                                    error=str(e))
+            return await self._done(
+                rec, decision, kind, error_result(str(e), error=kind, upstream=up.name), error=str(e)
+            )
         except anyio.get_cancelled_exc_class():
             rec.timings.forward_s += call_timings.now() - started
             with anyio.CancelScope(shield=True):
                 try:
                     await rec.finished("cancelled", reason=decision.reason, error="cancelled by the caller")
                 except StorageError:
-                    pass  # the decision row stays, with outcome "forwarded": the record says it never finished
+                    # the decision row stays, with outcome "forwarded": the record says it never finished
+                    pass
             raise
         rec.timings.forward_s += call_timings.now() - started
         result = without_verdict(result)  # upstreams are hostile too: only Sentinel states its decision
@@ -363,12 +521,15 @@ class Gateway(CatalogView):
             try:
                 await rec.finished("asked", reason="upstream asks for input", proof=_proof_of(decision))
             except StorageError as e:
-                return Completed(result=rec.stamp(error_result(storage_refusal(e), error="audit_unavailable")))
+                return Completed(
+                    result=rec.stamp(error_result(storage_refusal(e), error="audit_unavailable"))
+                )
             return UpstreamNeedsInput(result=result, call=call, decision_id=rec.decision_id)
         return result
 
-    async def _observe(self, rec: CallRecord, call: ToolCall, route: ToolRoute, decision: Allow,
-                       result: CallToolResult) -> Completed:
+    async def _observe(
+        self, rec: CallRecord, call: ToolCall, route: ToolRoute, decision: Allow, result: CallToolResult
+    ) -> Completed:
         """Mark an untrusted source's result; the guard learns from it while the outcome row is committed."""
         source = untrusted_source(route.exposed, call.identity, self.config.sentinel.untrusted, result)
         marked = mark_untrusted(result, source) if source is not None else result
@@ -383,21 +544,33 @@ class Gateway(CatalogView):
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(learn)
-            completed = await self._done(rec, decision, "tool_error" if marked.is_error else "ok", marked,
-                                         proof=_proof_of(decision),
-                                         error=_first_text(marked) if marked.is_error else None)
+            completed = await self._done(
+                rec,
+                decision,
+                "tool_error" if marked.is_error else "ok",
+                marked,
+                proof=_proof_of(decision),
+                error=_first_text(marked) if marked.is_error else None,
+            )
         return completed
 
     @staticmethod
-    async def _done(rec: CallRecord, decision: Decision, outcome: str, result: CallToolResult,
-                    **kw: Any) -> Completed:
+    async def _done(
+        rec: CallRecord, decision: Decision, outcome: str, result: CallToolResult, **kw: Any
+    ) -> Completed:
         """The outcome on disk before the answer leaves; if it cannot be, the answer says so."""
         try:
             await rec.finished(outcome, reason=decision.reason, **kw)
         except StorageError as e:
-            return Completed(result=rec.stamp(error_result(
-                f"{rec.base['tool']} ran, but Sentinel could not record its outcome, so the result is withheld: {e}",
-                error="audit_unavailable")))
+            return Completed(
+                result=rec.stamp(
+                    error_result(
+                        f"{rec.base['tool']} ran, but Sentinel could not record its outcome, so the result "
+                        f"is withheld: {e}",
+                        error="audit_unavailable",
+                    )
+                )
+            )
         return Completed(result=rec.stamp(result))
 
     # ------------------------------------------------------------------ the decide step's parts
@@ -414,26 +587,50 @@ class Gateway(CatalogView):
             return
         await self.guard.record_answer(call, question, answer)
 
-    @traced("sentinel.guard", lambda self, call, answers, tool: {"sentinel.tool": call.name,
-                                                                    "sentinel.answers": len(answers)})
+    @traced(
+        "sentinel.guard",
+        lambda self, call, answers, tool: {"sentinel.tool": call.name, "sentinel.answers": len(answers)},
+    )
     async def _ask_guard(self, call: ToolCall, answers: dict[str, Answer], tool: Tool) -> Decision:
         """Ask the guard (and the consent gate); feed it the answers it asked for, and ask again (bounded).
         Errors deny."""
         return await decide_with_answers(
-            call, answers, timeout=self.config.sentinel.policy.guard_timeout,
+            call,
+            answers,
+            timeout=self.config.sentinel.policy.guard_timeout,
             decide_once=lambda: self._decide_once(call, tool),
-            record=lambda q, a: self._record(call, q, a))
+            record=lambda q, a: self._record(call, q, a),
+        )
 
-    async def ask_person(self, *, principal: str, origin: str, session: str, client: str | None, tool: str,
-                         arguments: Any, questions: list[Question], reason: str) -> dict[str, Answer] | None:
-        """Questions the caller cannot be asked, put to the person in the console inbox (None: no console, or no
+    async def ask_person(
+        self,
+        *,
+        principal: str,
+        origin: str,
+        session: str,
+        client: str | None,
+        tool: str,
+        arguments: Any,
+        questions: list[Question],
+        reason: str,
+    ) -> dict[str, Answer] | None:
+        """Questions the caller cannot be asked, put to the person in the console inbox (None: no console, or
+        no
         answer in time). ``PersonLink`` asks through it: an upstream's questions during a call (the device's
         confirmation; the agent's steps' own questions, which the agent pushes to its caller's call)."""
         if self.person_inbox is None or not questions:
             return None
-        return await self.person_inbox.ask(person=person_for(principal, origin), caller=principal, origin=origin,
-                                           session=session, client=client, tool=tool, arguments=arguments,
-                                           questions=questions, reason=reason)
+        return await self.person_inbox.ask(
+            person=person_for(principal, origin),
+            caller=principal,
+            origin=origin,
+            session=session,
+            client=client,
+            tool=tool,
+            arguments=arguments,
+            questions=questions,
+            reason=reason,
+        )
 
     # ------------------------------------------------------------------ the validate step's parts
     def _check_arguments(self, tool: Tool, arguments: Any) -> str | None:

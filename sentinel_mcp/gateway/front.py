@@ -72,7 +72,8 @@ log = logging.getLogger(__name__)
 PAGE_SIZE = 500
 INSTRUCTIONS = (
     "Sentinel governs these tools: every call is checked by a policy before it runs. A call may be allowed, "
-    "denied (the result says why and what would unblock it), or need the user's answer (you will be asked, or "
+    "denied (the result says why and what would unblock it), or need the user's answer (you will be asked, "
+    "or "
     "the result lists the questions). Tools named sentinel__* query the facts and rules behind decisions."
 )
 
@@ -80,12 +81,15 @@ INSTRUCTIONS = (
 class SentinelFront(Server):
     """Advertise listChanged to handshake-era clients (HTTP/in-memory call this with no arguments)."""
 
-    def create_initialization_options(self, notification_options=None, experimental_capabilities=None,
-                                      extensions=None):  # type: ignore[no-untyped-def]
+    def create_initialization_options(
+        self, notification_options=None, experimental_capabilities=None, extensions=None
+    ):  # type: ignore[no-untyped-def]
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True, prompts_changed=True,
-                                                        resources_changed=True),
-            experimental_capabilities, extensions)
+            notification_options
+            or NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
 
 
 class Front:
@@ -95,33 +99,53 @@ class Front:
     (``gateway/core.py``) or the upstream manager; the conversations (whose session a request belongs to) are
     handed to it."""
 
-    def __init__(self, port: FrontPort, conversations: Conversations, *, confirm_ttl: float,
-                 default_session: str | None = None, seal: RequestStateSeal | None = None) -> None:
+    def __init__(
+        self,
+        port: FrontPort,
+        conversations: Conversations,
+        *,
+        confirm_ttl: float,
+        default_session: str | None = None,
+        seal: RequestStateSeal | None = None,
+    ) -> None:
         """``default_session``: this process serves one conversation (stdio, the CLI), of this kind.
         ``confirm_ttl``: how long a sealed answer round trip or a held call stays good (seconds)."""
         self.port = port
         self.conversations = conversations
-        self.process_conversation = (self.conversations.open(OWNER, default_session)
-                                     if default_session else None)
+        self.process_conversation = (
+            self.conversations.open(OWNER, default_session) if default_session else None
+        )
         self.seal = seal or RequestStateSeal(max_age=confirm_ttl)
         self.rounds = InputRounds(self.seal)
         self.bus = InMemorySubscriptionBus()
         self.page_size = PAGE_SIZE
         self.held = HeldCalls(timeout=confirm_ttl)
-        # the web console's inbox (console/asking.py) when it runs: where non-eliciting clients' questions wait
+        # the web console's inbox (console/asking.py) when it runs: where non-eliciting clients' questions
+        # wait
         self.inbox: Any = None
         self._legacy_sessions: dict[int, Any] = {}
         self.utilities = FrontUtilities(port, ListenHandler(self.bus), self.bus, self.principal)
         u = self.utilities
         self.server = SentinelFront(
-            "sentinel", version=__version__, instructions=INSTRUCTIONS,
-            on_list_tools=self.list_tools, on_call_tool=self.call_tool,
-            on_list_resources=self.list_resources, on_list_resource_templates=self.list_resource_templates,
-            on_read_resource=self.read_resource, on_list_prompts=self.list_prompts, on_get_prompt=self.get_prompt,
-            on_subscriptions_listen=u.listen, on_subscribe_resource=u.subscribe,
-            on_unsubscribe_resource=u.unsubscribe, on_completion=u.complete, on_set_logging_level=u.set_level,
+            "sentinel",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_list_resource_templates=self.list_resource_templates,
+            on_read_resource=self.read_resource,
+            on_list_prompts=self.list_prompts,
+            on_get_prompt=self.get_prompt,
+            on_subscriptions_listen=u.listen,
+            on_subscribe_resource=u.subscribe,
+            on_unsubscribe_resource=u.unsubscribe,
+            on_completion=u.complete,
+            on_set_logging_level=u.set_level,
         )
-        self.server.add_notification_handler("notifications/initialized", NotificationParams, self._on_initialized)
+        self.server.add_notification_handler(
+            "notifications/initialized", NotificationParams, self._on_initialized
+        )
 
     # ------------------------------------------------------------------ sessions and fan-out
     async def _on_initialized(self, ctx: ServerRequestContext, params: NotificationParams) -> None:
@@ -148,8 +172,9 @@ class Front:
         found = scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
         return found if isinstance(found, Principal) else OWNER
 
-    def conversation(self, ctx: ServerRequestContext, principal: Principal,
-                     sealed: dict[str, Any] | None = None) -> Conversation:
+    def conversation(
+        self, ctx: ServerRequestContext, principal: Principal, sealed: dict[str, Any] | None = None
+    ) -> Conversation:
         """The session of this request (raises SessionRefused for a supplied key that is not the caller's)."""
         meta = ctx.meta if isinstance(ctx.meta, dict) else {}
         headers = getattr(ctx.request, "headers", None)
@@ -165,7 +190,9 @@ class Front:
             return self.process_conversation
         if not is_modern(ctx):
             kind = "http" if headers is not None else "mcp"
-            connection = getattr(ctx.session, "_connection", None) or ctx.session  # one per handshake connection
+            connection = (
+                getattr(ctx.session, "_connection", None) or ctx.session
+            )  # one per handshake connection
             return self.conversations.of_transport(connection, principal, kind)
         return self.conversations.open(principal, "conv")
 
@@ -182,13 +209,16 @@ class Front:
         return f"{info.name}/{info.version}" if info else None
 
     # ------------------------------------------------------------------ tools
-    async def list_tools(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
+    async def list_tools(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
         tools = self.port.list_catalog_tools(self.principal(ctx))
         start, end, cursor = _page(params, len(tools), self.page_size)
         return ListToolsResult(tools=tools[start:end], next_cursor=cursor)
 
-    async def call_tool(self, ctx: ServerRequestContext,
-                        params: CallToolRequestParams) -> CallToolResult | InputRequiredResult:
+    async def call_tool(
+        self, ctx: ServerRequestContext, params: CallToolRequestParams
+    ) -> CallToolResult | InputRequiredResult:
         principal = self.principal(ctx)
         sealed = self.seal.open(params.request_state)
         try:
@@ -200,29 +230,57 @@ class Front:
         meta = {**(result.meta or {}), SESSION_KEY: self.conversations.sealed(conv)}
         return result.model_copy(update={"meta": meta})
 
-    async def _call_tool(self, ctx: ServerRequestContext, params: CallToolRequestParams, principal: Principal,
-                         conv: Conversation) -> CallToolResult | InputRequiredResult:
+    async def _call_tool(
+        self,
+        ctx: ServerRequestContext,
+        params: CallToolRequestParams,
+        principal: Principal,
+        conv: Conversation,
+    ) -> CallToolResult | InputRequiredResult:
         session = conv.id
         client = self.client_name(ctx)
         purpose = _purpose(ctx)
-        retry = await self.rounds.accept(modern=is_modern(ctx), can_elicit=can_be_asked(ctx), principal=principal.name,
-                                         session=session, tool=params.name, arguments=params.arguments,
-                                         version=self.port.policy_version, responses=params.input_responses,
-                                         request_state=params.request_state)
+        retry = await self.rounds.accept(
+            modern=is_modern(ctx),
+            can_elicit=can_be_asked(ctx),
+            principal=principal.name,
+            session=session,
+            tool=params.name,
+            arguments=params.arguments,
+            version=self.port.policy_version,
+            responses=params.input_responses,
+            request_state=params.request_state,
+        )
         if isinstance(retry, RefusedRetry):
             if retry.state is not None and retry.state.get("kind") == "hold":
                 self._end_held(retry.state)
-            return self._refused(await self.port.refuse_answers(
-                params.name, params.arguments, session_id=session, client=client, origin="client",
-                reason=retry.reason, principal=principal))
+            return self._refused(
+                await self.port.refuse_answers(
+                    params.name,
+                    params.arguments,
+                    session_id=session,
+                    client=client,
+                    origin="client",
+                    reason=retry.reason,
+                    principal=principal,
+                )
+            )
         answers = dict(retry.ours)
         if self.inbox is not None:  # answers the person gave in the console for exactly this call, once
-            answers.update(await self.inbox.given(principal=principal.name, session=session, name=params.name,
-                                            arguments=params.arguments, retry_kind=retry.kind))
+            answers.update(
+                await self.inbox.given(
+                    principal=principal.name,
+                    session=session,
+                    name=params.name,
+                    arguments=params.arguments,
+                    retry_kind=retry.kind,
+                )
+            )
         allowed = retry.kind == "allowed"
         preapproved = retry.state.get("digest") if allowed else None
-        link = self._link(ctx, params.name,
-                          on_refused=self._answer_refused_reporter(params, session, client, principal))
+        link = self._link(
+            ctx, params.name, on_refused=self._answer_refused_reporter(params, session, client, principal)
+        )
 
         async def progress(p: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(p, total, safe_text(message, 1000) if message else message)
@@ -231,25 +289,57 @@ class Front:
             if retry.kind == "hold":
                 return await self._resume_held(ctx, params, session, retry.state, retry.theirs, principal)
             if self._needs_holding(params.name):
+
                 async def run(held_link: CallerLink) -> Any:
-                    return await self.port.run(CallRequest(
-                        params.name, params.arguments, session, client, "client", answers=answers,
-                        link=held_link, progress=held_link.progress, preapproved_digest=preapproved,
-                        principal=principal, purpose=purpose))
+                    return await self.port.run(
+                        CallRequest(
+                            params.name,
+                            params.arguments,
+                            session,
+                            client,
+                            "client",
+                            answers=answers,
+                            link=held_link,
+                            progress=held_link.progress,
+                            preapproved_digest=preapproved,
+                            principal=principal,
+                            purpose=purpose,
+                        )
+                    )
+
                 call = self.held.start(params.name, session, run, relays_sampling=can_sample(ctx))
                 return await self._await_held(ctx, params, session, call, principal)
 
         outcome: CallOutcome | None = None
         for _round in range(4):
-            outcome = await self.port.run(CallRequest(
-                params.name, params.arguments, session, client, "client", answers=answers, progress=progress,
-                link=link, upstream_input=retry.theirs if allowed else None,
-                upstream_state=retry.state.get("upstream") if allowed else None,
-                preapproved_digest=preapproved, principal=principal, purpose=purpose))
+            outcome = await self.port.run(
+                CallRequest(
+                    params.name,
+                    params.arguments,
+                    session,
+                    client,
+                    "client",
+                    answers=answers,
+                    progress=progress,
+                    link=link,
+                    upstream_input=retry.theirs if allowed else None,
+                    upstream_state=retry.state.get("upstream") if allowed else None,
+                    preapproved_digest=preapproved,
+                    principal=principal,
+                    purpose=purpose,
+                )
+            )
             if isinstance(outcome, NeedsInput) and self.inbox is not None:
                 given = await self.inbox.needs_input(
-                    principal=principal.name, session=session, client=client, name=params.name,
-                    arguments=params.arguments, outcome=outcome, client_asks=can_elicit(ctx), modern=is_modern(ctx))
+                    principal=principal.name,
+                    session=session,
+                    client=client,
+                    name=params.name,
+                    arguments=params.arguments,
+                    outcome=outcome,
+                    client_asks=can_elicit(ctx),
+                    modern=is_modern(ctx),
+                )
                 if given:  # held open and answered in the console: decide again with the person's answers
                     answers = {**answers, **given}
                     continue
@@ -261,19 +351,37 @@ class Front:
             if pushed is None:
                 return self._blocked(outcome)
             answers = {**answers, **pushed}
-        return sentinel_result(f"sentinel: {params.name} is still blocked after the user's answers",
-                            decision_id=getattr(outcome, "decision_id", None))
+        return sentinel_result(
+            f"sentinel: {params.name} is still blocked after the user's answers",
+            decision_id=getattr(outcome, "decision_id", None),
+        )
 
-    def _answer_refused_reporter(self, params: CallToolRequestParams, session: str, client: str | None,
-                                 principal: Principal) -> Callable[[str], Awaitable[None]]:
+    def _answer_refused_reporter(
+        self, params: CallToolRequestParams, session: str, client: str | None, principal: Principal
+    ) -> Callable[[str], Awaitable[None]]:
         async def report(reason: str) -> None:
-            await self.port.refuse_answers(params.name, params.arguments, session_id=session, client=client,
-                                        origin="client", reason=reason, principal=principal)
+            await self.port.refuse_answers(
+                params.name,
+                params.arguments,
+                session_id=session,
+                client=client,
+                origin="client",
+                reason=reason,
+                principal=principal,
+            )
+
         return report
 
-    async def _respond(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                       outcome: CallOutcome, principal: Principal) -> CallToolResult | InputRequiredResult:
-        """An outcome as the client gets it (a handshake client's questions are pushed by the caller instead)."""
+    async def _respond(
+        self,
+        ctx: ServerRequestContext,
+        params: CallToolRequestParams,
+        session: str,
+        outcome: CallOutcome,
+        principal: Principal,
+    ) -> CallToolResult | InputRequiredResult:
+        """An outcome as the client gets it (a handshake client's questions are pushed by the caller instead).
+        """
         if isinstance(outcome, Completed):
             return outcome.result
         if isinstance(outcome, Refused):
@@ -283,74 +391,138 @@ class Front:
             # 2026-era client: relay the upstream's questions (shown safely), and remember, once, that this
             # exact call was already allowed
             requests = {k: _safe_request(r) for k, r in (outcome.result.input_requests or {}).items()}
-            state = await self.rounds.issue("allowed", principal=principal.name, session=session, tool=params.name,
-                                            arguments=params.arguments, version=version, asked=list(requests),
-                                            schemas=_schemas(requests), upstream=outcome.result.request_state)
-            meta = {**(outcome.result.meta or {}), **({META_KEY: outcome.decision_id} if outcome.decision_id else {})}
-            return outcome.result.model_copy(update={"input_requests": requests, "request_state": state,
-                                                     "meta": meta})
+            state = await self.rounds.issue(
+                "allowed",
+                principal=principal.name,
+                session=session,
+                tool=params.name,
+                arguments=params.arguments,
+                version=version,
+                asked=list(requests),
+                schemas=_schemas(requests),
+                upstream=outcome.result.request_state,
+            )
+            meta = {
+                **(outcome.result.meta or {}),
+                **({META_KEY: outcome.decision_id} if outcome.decision_id else {}),
+            }
+            return outcome.result.model_copy(
+                update={"input_requests": requests, "request_state": state, "meta": meta}
+            )
         assert isinstance(outcome, NeedsInput)
         if not can_elicit(ctx):
             return self._blocked(outcome)
         keys = [wire_key(q.key) for q in outcome.questions]
         return InputRequiredResult(
-            input_requests={wire_key(q.key): ElicitRequest(params=ElicitRequestFormParams(
-                message=q.message, requested_schema=q.requested_schema)) for q in outcome.questions},
-            request_state=await self.rounds.issue("ask", principal=principal.name, session=session, tool=params.name,
-                                                  arguments=params.arguments, version=version, asked=keys),
-            _meta={META_KEY: outcome.decision_id} if outcome.decision_id else None)
+            input_requests={
+                wire_key(q.key): ElicitRequest(
+                    params=ElicitRequestFormParams(message=q.message, requested_schema=q.requested_schema)
+                )
+                for q in outcome.questions
+            },
+            request_state=await self.rounds.issue(
+                "ask",
+                principal=principal.name,
+                session=session,
+                tool=params.name,
+                arguments=params.arguments,
+                version=version,
+                asked=keys,
+            ),
+            _meta={META_KEY: outcome.decision_id} if outcome.decision_id else None,
+        )
 
     def _link(self, ctx: ServerRequestContext, name: str, on_refused: Any = None) -> FrontLink:
-        return FrontLink(ctx, levels=self.utilities.levels, urls=self.utilities.urls,
-                         upstream=self.port.upstream_of(name), on_refused=on_refused)
+        return FrontLink(
+            ctx,
+            levels=self.utilities.levels,
+            urls=self.utilities.urls,
+            upstream=self.port.upstream_of(name),
+            on_refused=on_refused,
+        )
 
     def _needs_holding(self, name: str) -> bool:
         """Only calls to handshake-era upstreams may push questions mid-call."""
         return self.port.pushes_mid_call(name)
 
-    async def _await_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                          call: HeldCall, principal: Principal) -> CallToolResult | InputRequiredResult:
+    async def _await_held(
+        self,
+        ctx: ServerRequestContext,
+        params: CallToolRequestParams,
+        session: str,
+        call: HeldCall,
+        principal: Principal,
+    ) -> CallToolResult | InputRequiredResult:
         call.report_progress = ctx.session.report_progress  # progress goes to the round now waiting
         event = await self.held.next_event(call)
         if isinstance(event, PendingQuestion):
             request = _safe_request(event.request)
             return InputRequiredResult(
                 input_requests={event.key: request},
-                request_state=await self.rounds.issue("hold", principal=principal.name, session=session,
-                                                      tool=params.name, arguments=params.arguments,
-                                                      version=self.port.policy_version, asked=[event.key],
-                                                      schemas=_schemas({event.key: request}), hold=call.id),
-                _meta={META_KEY: event.decision_id} if event.decision_id else None)
-        if isinstance(event, NeedsInput) and self.inbox is not None:  # between rounds: shown in the console too
-            await self.inbox.needs_input(principal=principal.name, session=session, client=self.client_name(ctx),
-                                         name=params.name, arguments=params.arguments, outcome=event,
-                                         client_asks=True, modern=True)
+                request_state=await self.rounds.issue(
+                    "hold",
+                    principal=principal.name,
+                    session=session,
+                    tool=params.name,
+                    arguments=params.arguments,
+                    version=self.port.policy_version,
+                    asked=[event.key],
+                    schemas=_schemas({event.key: request}),
+                    hold=call.id,
+                ),
+                _meta={META_KEY: event.decision_id} if event.decision_id else None,
+            )
+        if (
+            isinstance(event, NeedsInput) and self.inbox is not None
+        ):  # between rounds: shown in the console too
+            await self.inbox.needs_input(
+                principal=principal.name,
+                session=session,
+                client=self.client_name(ctx),
+                name=params.name,
+                arguments=params.arguments,
+                outcome=event,
+                client_asks=True,
+                modern=True,
+            )
         return await self._respond(ctx, params, session, event, principal)
 
-    async def _resume_held(self, ctx: ServerRequestContext, params: CallToolRequestParams, session: str,
-                           state: dict[str, Any], responses: dict[str, Any],
-                           principal: Principal) -> CallToolResult | InputRequiredResult:
+    async def _resume_held(
+        self,
+        ctx: ServerRequestContext,
+        params: CallToolRequestParams,
+        session: str,
+        state: dict[str, Any],
+        responses: dict[str, Any],
+        principal: Principal,
+    ) -> CallToolResult | InputRequiredResult:
         call = self.held.calls.get(str(state.get("hold")))
         if call is None or call.name != params.name or call.session != session:
-            return sentinel_result("sentinel: the held call this answer belongs to has ended; "
-                                   "call the tool again")
+            return sentinel_result(
+                "sentinel: the held call this answer belongs to has ended; call the tool again"
+            )
         pending = call.pending
         if pending is not None:
             self.held.answer(call, responses.get(pending.key))
         return await self._await_held(ctx, params, session, call, principal)
 
     def _end_held(self, state: dict[str, Any]) -> None:
-        """A held call whose answer was refused: its upstream gets "cancel" instead of waiting for a timeout."""
+        """A held call whose answer was refused: its upstream gets "cancel" instead of waiting for a timeout.
+        """
         call = self.held.calls.get(str(state.get("hold")))
         if call is not None and call.pending is not None:
             self.held.answer(call, ElicitResult(action="cancel"))
 
     @traced("sentinel.ask", lambda self, ctx, questions: {"sentinel.questions": len(questions)})
-    async def _push_questions(self, ctx: ServerRequestContext, questions: list[Question]) -> dict[str, Answer] | None:
+    async def _push_questions(
+        self, ctx: ServerRequestContext, questions: list[Question]
+    ) -> dict[str, Answer] | None:
         answers: dict[str, Answer] = {}
         for q in questions:
             try:
-                result = await ctx.session.elicit_form(q.message, q.requested_schema, related_request_id=ctx.request_id)
+                result = await ctx.session.elicit_form(
+                    q.message, q.requested_schema, related_request_id=ctx.request_id
+                )
             except MCPError as e:
                 log.info("elicitation failed: %s", e)
                 return None
@@ -374,36 +546,55 @@ class Front:
         return sentinel_result(shown, **info, decision_id=outcome.decision_id)
 
     def _blocked(self, outcome: NeedsInput) -> CallToolResult:
-        qs = [{"key": q.key, "question": q.message, "answer_schema": q.requested_schema} for q in outcome.questions]
-        text = (f"Sentinel is waiting for the user: {safe_text(outcome.reason)}\nAsk the user: "
-                + " | ".join(q.message for q in outcome.questions)
-                + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again"
-                + (f" ({self.inbox.hint})." if self.inbox is not None else "."))
-        return sentinel_result(text, decision="ask", blocked=True, reason=outcome.reason, questions=qs,
-                               decision_id=outcome.decision_id)
+        qs = [
+            {"key": q.key, "question": q.message, "answer_schema": q.requested_schema}
+            for q in outcome.questions
+        ]
+        text = (
+            f"Sentinel is waiting for the user: {safe_text(outcome.reason)}\nAsk the user: "
+            + " | ".join(q.message for q in outcome.questions)
+            + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again"
+            + (f" ({self.inbox.hint})." if self.inbox is not None else ".")
+        )
+        return sentinel_result(
+            text,
+            decision="ask",
+            blocked=True,
+            reason=outcome.reason,
+            questions=qs,
+            decision_id=outcome.decision_id,
+        )
 
     # ------------------------------------------------------------------ resources and prompts
-    async def list_resources(self, ctx: ServerRequestContext,
-                             params: PaginatedRequestParams | None) -> ListResourcesResult:
+    async def list_resources(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
         items = self.port.list_resources(self.principal(ctx))
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourcesResult(resources=items[start:end], next_cursor=cursor)
 
-    async def list_resource_templates(self, ctx: ServerRequestContext,
-                                      params: PaginatedRequestParams | None) -> ListResourceTemplatesResult:
+    async def list_resource_templates(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListResourceTemplatesResult:
         items = self.port.list_resource_templates(self.principal(ctx))
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListResourceTemplatesResult(resource_templates=items[start:end], next_cursor=cursor)
 
-    async def read_resource(self, ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
+    async def read_resource(
+        self, ctx: ServerRequestContext, params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
         try:
             return await self.port.read_resource(params.uri, self.principal(ctx), self.client_name(ctx))
         except NotInCatalog:
-            raise resource_not_found(params.uri) from None  # one the caller may not use is as unknown as a missing one
+            raise resource_not_found(
+                params.uri
+            ) from None  # one the caller may not use is as unknown as a missing one
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
 
-    async def list_prompts(self, ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListPromptsResult:
+    async def list_prompts(
+        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListPromptsResult:
         items = self.port.list_prompts(self.principal(ctx))
         start, end, cursor = _page(params, len(items), self.page_size)
         return ListPromptsResult(prompts=items[start:end], next_cursor=cursor)
@@ -444,5 +635,8 @@ def _safe_request(request: Any) -> Any:
 
 
 def _schemas(requests: dict[str, Any]) -> dict[str, Any]:
-    return {k: r.params.requested_schema for k, r in requests.items()
-            if isinstance(getattr(r, "params", None), ElicitRequestFormParams)}
+    return {
+        k: r.params.requested_schema
+        for k, r in requests.items()
+        if isinstance(getattr(r, "params", None), ElicitRequestFormParams)
+    }

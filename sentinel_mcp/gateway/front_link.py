@@ -104,7 +104,8 @@ class ConnectionLevels:
 
 
 class UrlElicitations:
-    """Which downstream connection got which URL elicitation, so its completion notice reaches it (bounded)."""
+    """Which downstream connection got which URL elicitation, so its completion notice reaches it (bounded).
+    """
 
     LIMIT = 1000
 
@@ -123,9 +124,15 @@ class UrlElicitations:
 class FrontLink(CallerLink):
     """A handshake-era downstream client during one of its calls."""
 
-    def __init__(self, ctx: ServerRequestContext, *, levels: ConnectionLevels | None = None,
-                 urls: UrlElicitations | None = None, upstream: str | None = None,
-                 on_refused: Callable[[str], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: ServerRequestContext,
+        *,
+        levels: ConnectionLevels | None = None,
+        urls: UrlElicitations | None = None,
+        upstream: str | None = None,
+        on_refused: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self.ctx = ctx
         self.levels = levels
         self.urls = urls
@@ -140,7 +147,8 @@ class FrontLink(CallerLink):
 
     @property
     def reaches_person(self) -> bool:
-        """The client can show its user a question (pushed, or as a 2026-era round); else the console inbox may."""
+        """The client can show its user a question (pushed, or as a 2026-era round); else the console inbox
+        may."""
         return can_elicit(self.ctx)
 
     @property
@@ -150,8 +158,13 @@ class FrontLink(CallerLink):
     def _scoped(self) -> ServerMessageMetadata:
         return ServerMessageMetadata(related_request_id=self.ctx.request_id)
 
-    @traced("sentinel.relay", lambda self, request, result_type: {"sentinel.method": request.method,
-                                                                  "sentinel.upstream": self.upstream})
+    @traced(
+        "sentinel.relay",
+        lambda self, request, result_type: {
+            "sentinel.method": request.method,
+            "sentinel.upstream": self.upstream,
+        },
+    )
     async def _ask(self, request: Any, result_type: Any) -> Any:
         try:
             return await self.ctx.session.send_request(request, result_type, metadata=self._scoped())
@@ -206,10 +219,13 @@ class FrontLink(CallerLink):
         floor = self.levels.get(self.ctx) if self.levels is not None else None
         if floor is not None and params.level in LEVELS and LEVELS.index(params.level) < LEVELS.index(floor):
             return
-        data = safe_text(params.data, 8000, keep_newlines=True) if isinstance(params.data, str) else params.data
+        data = (
+            safe_text(params.data, 8000, keep_newlines=True) if isinstance(params.data, str) else params.data
+        )
         try:
-            await self.ctx.session.send_log_message(params.level, data, logger=params.logger,
-                                                    related_request_id=self.ctx.request_id)
+            await self.ctx.session.send_log_message(
+                params.level, data, logger=params.logger, related_request_id=self.ctx.request_id
+            )
         except Exception:  # noqa: BLE001 - a log line is best effort
             log.debug("could not relay upstream log", exc_info=True)
 

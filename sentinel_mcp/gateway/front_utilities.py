@@ -1,6 +1,7 @@
 """The front's utility requests, relayed to the upstream that owns what they name.
 
-- ``logging/setLevel``: remembered per downstream connection (relayed log lines below it are dropped); handshake
+- ``logging/setLevel``: remembered per downstream connection (relayed log lines below it are dropped);
+handshake
   upstreams are set to the lowest level any client asked for.
 - ``completion/complete``: routed by the prompt's exposed name or the resource template to its upstream.
 - ``resources/subscribe`` / ``unsubscribe``: subscribed upstream once per URI, reference-counted over clients;
@@ -50,8 +51,13 @@ def resource_not_found(uri: str) -> MCPError:
 
 
 class FrontUtilities:
-    def __init__(self, port: FrontPort, listen: ListenHandler, bus: Any,
-                 principal_of: Callable[[ServerRequestContext], Principal] = lambda ctx: OWNER) -> None:
+    def __init__(
+        self,
+        port: FrontPort,
+        listen: ListenHandler,
+        bus: Any,
+        principal_of: Callable[[ServerRequestContext], Principal] = lambda ctx: OWNER,
+    ) -> None:
         self.port = port
         self.principal_of = principal_of
         self.levels = ConnectionLevels()
@@ -71,11 +77,15 @@ class FrontUtilities:
     # ------------------------------------------------------------------ completion
     async def complete(self, ctx: ServerRequestContext, params: CompleteRequestParams) -> CompleteResult:
         ref = params.ref
-        if not isinstance(ref, (PromptReference, ResourceTemplateReference)):  # pragma: no cover - SDK-checked
+        if not isinstance(
+            ref, (PromptReference, ResourceTemplateReference)
+        ):  # pragma: no cover - SDK-checked
             raise MCPError(code=INVALID_PARAMS, message="unknown completion reference")
         context = params.context.model_dump() if params.context is not None else None
         try:
-            return await self.port.complete(ref, params.argument.model_dump(), context, self.principal_of(ctx))
+            return await self.port.complete(
+                ref, params.argument.model_dump(), context, self.principal_of(ctx)
+            )
         except NotInCatalog:
             if isinstance(ref, PromptReference):
                 raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {ref.name}") from None
@@ -101,8 +111,9 @@ class FrontUtilities:
     async def _add(self, uri: str, key: int, session: Any, who: Principal) -> None:
         up = self._owner(uri, who)
         if not up.offers("resources", "subscribe"):
-            raise MCPError(code=INVALID_PARAMS,
-                           message=f"upstream {up.name} does not offer subscriptions to {uri}")
+            raise MCPError(
+                code=INVALID_PARAMS, message=f"upstream {up.name} does not offer subscriptions to {uri}"
+            )
         holders = self._subscribers.get(uri)
         if holders is None:
             if len(self._subscribers) >= MAX_SUBSCRIPTIONS:
@@ -132,13 +143,15 @@ class FrontUtilities:
         await self._drop(params.uri, id(connection_of(ctx)))
         return EmptyResult()
 
-    async def listen(self, ctx: ServerRequestContext,
-                     params: SubscriptionsListenRequestParams) -> SubscriptionsListenResult:
+    async def listen(
+        self, ctx: ServerRequestContext, params: SubscriptionsListenRequestParams
+    ) -> SubscriptionsListenResult:
         """A 2026-era client's stream: its resource filter subscribes upstream for as long as it listens."""
         key = id(ctx)
         who = self.principal_of(ctx)
         requested = list(params.notifications.resource_subscriptions or [])
-        # the bus delivers every URI the stream names: keep only those of upstreams this caller may use (one of
+        # the bus delivers every URI the stream names: keep only those of upstreams this caller may use (one
+        # of
         # another principal's upstreams is dropped from the ack exactly like a URI that routes nowhere)
         usable = [uri for uri in requested if self._usable(uri, who)]
         if usable != requested:

@@ -1,7 +1,9 @@
-"""Calls held open across 2026-era round trips, for upstreams that ask by *pushing* (elicitation, sampling, roots).
+"""Calls held open across 2026-era round trips, for upstreams that ask by *pushing* (elicitation, sampling,
+roots).
 
 A handshake-era upstream asks in the middle of a call, and waits for the answer. A 2026-era client cannot be
-pushed to: it must get ``InputRequiredResult`` and call again. So the gateway keeps the upstream call running in a
+pushed to: it must get ``InputRequiredResult`` and call again. So the gateway keeps the upstream call running
+in a
 task, turns each pushed request into an ``InputRequiredResult``, and hands the answer that arrives with the
 client's retry back to the waiting upstream. Progress goes to whichever round of the call is waiting now.
 Abandoned calls are declined after a timeout.
@@ -55,8 +57,11 @@ class PendingQuestion:
         if isinstance(self.request, ElicitRequest):
             models: tuple[type, ...] = (ElicitResult,)
         elif isinstance(self.request, CreateMessageRequest):
-            models = (CreateMessageResultWithTools, CreateMessageResult) if self.request.params.tools \
+            models = (
+                (CreateMessageResultWithTools, CreateMessageResult)
+                if self.request.params.tools
                 else (CreateMessageResult,)
+            )
         else:
             models = (ListRootsResult,)
         if isinstance(response, models):
@@ -100,13 +105,20 @@ class HeldLink(CallerLink):
     def decided(self, decision_id: str) -> None:
         self._decision_id = decision_id
 
-    @traced("sentinel.ask", lambda self, request, on_timeout: {"sentinel.method": request.method, "sentinel.held": True})
+    @traced(
+        "sentinel.ask",
+        lambda self, request, on_timeout: {"sentinel.method": request.method, "sentinel.held": True},
+    )
     async def _ask(self, request: Request, on_timeout: Reply | ErrorData) -> Any:
         call = self._held.calls.get(self._id)
         if call is None:
             return refusal("a request", "the call it belongs to has ended")
-        question = PendingQuestion(f"{KEY_PREFIX}{next(self._numbers)}", request,
-                                   asyncio.get_running_loop().create_future(), self._decision_id)
+        question = PendingQuestion(
+            f"{KEY_PREFIX}{next(self._numbers)}",
+            request,
+            asyncio.get_running_loop().create_future(),
+            self._decision_id,
+        )
         await call.questions.put(question)
         try:
             return await asyncio.wait_for(asyncio.shield(question.answer), self._timeout)
@@ -118,11 +130,15 @@ class HeldLink(CallerLink):
         return await self._ask(ElicitRequest(params=params), ElicitResult(action="cancel"))
 
     async def sample(self, params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
-        return await self._ask(CreateMessageRequest(params=params),
-                               refusal("a sampling request", "the client did not answer in time"))
+        return await self._ask(
+            CreateMessageRequest(params=params),
+            refusal("a sampling request", "the client did not answer in time"),
+        )
 
     async def list_roots(self) -> ListRootsResult | ErrorData:
-        return await self._ask(ListRootsRequest(), refusal("a roots request", "the client did not answer in time"))
+        return await self._ask(
+            ListRootsRequest(), refusal("a roots request", "the client did not answer in time")
+        )
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         call = self._held.calls.get(self._id)
@@ -139,11 +155,17 @@ class HeldCalls:
         self.timeout = timeout
         self.calls: dict[str, HeldCall] = {}
 
-    def start(self, name: str, session: str, run: "callable[[HeldLink], Awaitable[Any]]", *,  # type: ignore[valid-type]
-              relays_sampling: bool = False) -> HeldCall:
+    def start(
+        self,
+        name: str,
+        session: str,
+        run: "callable[[HeldLink], Awaitable[Any]]",
+        *,  # type: ignore[valid-type]
+        relays_sampling: bool = False,
+    ) -> HeldCall:
         call_id = secrets.token_urlsafe(12)
         link = HeldLink(self, call_id, self.timeout)
-        link.relays_sampling = relays_sampling  # the client's answer to a held sampling request comes with its retry
+        link.relays_sampling = relays_sampling
         task = asyncio.get_running_loop().create_task(run(link), name=f"held:{name}")
         call = HeldCall(call_id, name, session, task)
         self.calls[call_id] = call

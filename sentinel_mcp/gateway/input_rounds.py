@@ -55,37 +55,67 @@ class InputRounds:
     async def issue(self, kind: str, *, principal: str, session: str, tool: str, arguments: Any, version: str,
               asked: list[str], schemas: dict[str, Any] | None = None, **extra: Any) -> str:
         """A sealed state for one round; ``schemas`` are those of relayed (upstream) questions."""
-        return await self.seal.seal_async({"kind": kind, "principal": principal, "session": session, "tool": tool,
-                               "version": version,
-                               "digest": argument_digest(arguments if isinstance(arguments, dict) else None),
-                               "asked": list(asked), "schemas": schemas or {}, **extra})
+        return await self.seal.seal_async(
+            {
+                "kind": kind,
+                "principal": principal,
+                "session": session,
+                "tool": tool,
+                "version": version,
+                "digest": argument_digest(arguments if isinstance(arguments, dict) else None),
+                "asked": list(asked),
+                "schemas": schemas or {},
+                **extra,
+            }
+        )
 
-    async def accept(self, *, modern: bool, can_elicit: bool, principal: str, session: str, tool: str, arguments: Any,
-               version: str, responses: dict[str, Any] | None,
-               request_state: str | None) -> Retry | RefusedRetry:
+    async def accept(
+        self,
+        *,
+        modern: bool,
+        can_elicit: bool,
+        principal: str,
+        session: str,
+        tool: str,
+        arguments: Any,
+        version: str,
+        responses: dict[str, Any] | None,
+        request_state: str | None,
+    ) -> Retry | RefusedRetry:
         if not responses:
             return Retry()  # a state without answers grants nothing: the call is decided afresh
         if not modern:
-            return RefusedRetry("answers are not accepted in inputResponses on this connection: it began with the "
-                                "initialize handshake, where Sentinel asks its questions directly (elicitation) "
-                                "and only the replies to those count")
+            return RefusedRetry(
+                "answers are not accepted in inputResponses on this connection: it began with the "
+                "initialize handshake, where Sentinel asks its questions directly (elicitation) "
+                "and only the replies to those count"
+            )
         if not can_elicit:
-            return RefusedRetry("answers are not accepted from a client that declared no elicitation capability "
-                                "(nor sampling or roots): Sentinel never asked it anything")
+            return RefusedRetry(
+                "answers are not accepted from a client that declared no elicitation capability "
+                "(nor sampling or roots): Sentinel never asked it anything"
+            )
         state = self.seal.open(request_state)
         if state is None:
-            why = "without a request state" if not request_state else "with a request state Sentinel did not " \
-                  "issue, or one that was altered or has expired"
-            return RefusedRetry(f"the answers came {why}; an answer counts only with the state of the question "
-                                f"it answers{AGAIN}")
+            why = (
+                "without a request state"
+                if not request_state
+                else "with a request state Sentinel did not issue, or one that was altered or has expired"
+            )
+            return RefusedRetry(
+                f"the answers came {why}; an answer counts only with the state of the question "
+                f"it answers{AGAIN}"
+            )
         problem = self._binding_problem(state, principal, session, tool, arguments, version)
         if problem:
             return RefusedRetry(problem + AGAIN)
         asked = [str(k) for k in state.get("asked") or []]
         unasked = sorted(k for k in responses if k not in asked)
         if unasked:
-            return RefusedRetry(f"answers for questions that were not asked: {safe_text(', '.join(unasked), 300)} "
-                                f"(asked: {', '.join(asked)}){AGAIN}")
+            return RefusedRetry(
+                f"answers for questions that were not asked: {safe_text(', '.join(unasked), 300)} "
+                f"(asked: {', '.join(asked)}){AGAIN}"
+            )
         if not await self.seal.consume_async(state):
             return RefusedRetry("this request state was already used: an answer counts once" + AGAIN)
         kind = state.get("kind")
@@ -104,8 +134,9 @@ class InputRounds:
         return Retry(str(kind), state, theirs=dict(responses))
 
     @staticmethod
-    def _binding_problem(state: dict[str, Any], principal: str, session: str, tool: str, arguments: Any,
-                         version: str) -> str | None:
+    def _binding_problem(
+        state: dict[str, Any], principal: str, session: str, tool: str, arguments: Any, version: str
+    ) -> str | None:
         if state.get("kind") not in ("ask", "allowed", "hold"):
             return "the request state is not one Sentinel issues for answers"
         if state.get("principal") != principal:

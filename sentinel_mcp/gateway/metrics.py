@@ -1,7 +1,9 @@
-"""Prometheus metrics at ``/metrics`` (text exposition format 0.0.4): calls, decisions, latencies, upstream health.
+"""Prometheus metrics at ``/metrics`` (text exposition format 0.0.4): calls, decisions, latencies, upstream
+health.
 
 Fed by every audited decision (``Gateway.observers``), so it counts exactly what the audit log records. Plain
-dicts on the hot path; label sets are bounded (tool names beyond ``MAX_SERIES`` count as ``tool="other"``), so a
+dicts on the hot path; label sets are bounded (tool names beyond ``MAX_SERIES`` count as ``tool="other"``), so
+a
 client calling made-up tool names cannot grow memory.
 """
 
@@ -63,18 +65,28 @@ class Metrics:
 
     def render(self, manager: "UpstreamManager | None" = None) -> str:
         out: list[str] = []
-        out += ["# HELP sentinel_calls_total Tool calls by tool, upstream, origin, decision and outcome.",
-                "# TYPE sentinel_calls_total counter"]
+        out += [
+            "# HELP sentinel_calls_total Tool calls by tool, upstream, origin, decision and outcome.",
+            "# TYPE sentinel_calls_total counter",
+        ]
         for (tool, upstream, origin, decision, outcome), n in sorted(self.calls.items()):
-            out.append(f"sentinel_calls_total{_labels([('tool', tool), ('upstream', upstream), ('origin', origin), ('decision', decision), ('outcome', outcome)])} {n}")
+            pairs = [("tool", tool), ("upstream", upstream), ("origin", origin)]
+            labels = _labels([*pairs, ("decision", decision), ("outcome", outcome)])
+            out.append(f"sentinel_calls_total{labels} {n}")
         decisions: dict[str, int] = {}
         for (_, _, _, decision, _), n in self.calls.items():
             decisions[decision] = decisions.get(decision, 0) + n
-        out += ["# HELP sentinel_decisions_total Guard decisions (allow, deny, ask, error).",
-                "# TYPE sentinel_decisions_total counter"]
-        out += [f"sentinel_decisions_total{_labels([('decision', d)])} {n}" for d, n in sorted(decisions.items())]
-        out += ["# HELP sentinel_call_duration_seconds Time from a call's arrival to its outcome.",
-                "# TYPE sentinel_call_duration_seconds histogram"]
+        out += [
+            "# HELP sentinel_decisions_total Guard decisions (allow, deny, ask, error).",
+            "# TYPE sentinel_decisions_total counter",
+        ]
+        out += [
+            f"sentinel_decisions_total{_labels([('decision', d)])} {n}" for d, n in sorted(decisions.items())
+        ]
+        out += [
+            "# HELP sentinel_call_duration_seconds Time from a call's arrival to its outcome.",
+            "# TYPE sentinel_call_duration_seconds histogram",
+        ]
         for (upstream, decision), h in sorted(self.latency.items()):
             base = [("upstream", upstream), ("decision", decision)]
             running = 0
@@ -91,21 +103,41 @@ class Metrics:
     @staticmethod
     def _upstreams(manager: "UpstreamManager") -> list[str]:
         ups: list[Any] = sorted(manager.upstreams.values(), key=lambda u: u.name)
-        out = ["# HELP sentinel_upstream_up 1 when the upstream is connected and ready.",
-               "# TYPE sentinel_upstream_up gauge"]
-        out += [f"sentinel_upstream_up{_labels([('upstream', u.name)])} {int(u.state == 'ready')}" for u in ups]
-        out += ["# HELP sentinel_upstream_state The upstream's connection state (one series per state).",
-                "# TYPE sentinel_upstream_state gauge"]
+        out = [
+            "# HELP sentinel_upstream_up 1 when the upstream is connected and ready.",
+            "# TYPE sentinel_upstream_up gauge",
+        ]
+        out += [
+            f"sentinel_upstream_up{_labels([('upstream', u.name)])} {int(u.state == 'ready')}" for u in ups
+        ]
+        out += [
+            "# HELP sentinel_upstream_state The upstream's connection state (one series per state).",
+            "# TYPE sentinel_upstream_state gauge",
+        ]
         for u in ups:
-            out += [f"sentinel_upstream_state{_labels([('upstream', u.name), ('state', s)])} {int(u.state == s)}"
-                    for s in STATES]
-        out += ["# HELP sentinel_upstream_reconnects_total Reconnects since start.",
-                "# TYPE sentinel_upstream_reconnects_total counter"]
-        out += [f"sentinel_upstream_reconnects_total{_labels([('upstream', u.name)])} {u.reconnects}" for u in ups]
-        out += ["# HELP sentinel_upstream_breaker_open 1 while the upstream's circuit breaker refuses calls.",
-                "# TYPE sentinel_upstream_breaker_open gauge"]
-        out += [f"sentinel_upstream_breaker_open{_labels([('upstream', u.name)])} {int(u.breaker.state == 'open')}"
-                for u in ups]
-        out += ["# HELP sentinel_upstream_tools Tools the upstream offers.", "# TYPE sentinel_upstream_tools gauge"]
+            out += [
+                f"sentinel_upstream_state{_labels([('upstream', u.name), ('state', s)])} {int(u.state == s)}"
+                for s in STATES
+            ]
+        out += [
+            "# HELP sentinel_upstream_reconnects_total Reconnects since start.",
+            "# TYPE sentinel_upstream_reconnects_total counter",
+        ]
+        out += [
+            f"sentinel_upstream_reconnects_total{_labels([('upstream', u.name)])} {u.reconnects}" for u in ups
+        ]
+        out += [
+            "# HELP sentinel_upstream_breaker_open 1 while the upstream's circuit breaker refuses calls.",
+            "# TYPE sentinel_upstream_breaker_open gauge",
+        ]
+        out += [
+            f"sentinel_upstream_breaker_open{_labels([('upstream', u.name)])} "
+            f"{int(u.breaker.state == 'open')}"
+            for u in ups
+        ]
+        out += [
+            "# HELP sentinel_upstream_tools Tools the upstream offers.",
+            "# TYPE sentinel_upstream_tools gauge",
+        ]
         out += [f"sentinel_upstream_tools{_labels([('upstream', u.name)])} {len(u.tools)}" for u in ups]
         return out

@@ -44,11 +44,24 @@ def without_others_claims(result: R, declared: frozenset[str]) -> R:
 
 # What only Sentinel states about a result: its decision and record, why it refused or holds a call, its own
 # errors, the session. An upstream's result naming any of these is hostile (or confused): they are dropped
-# before Sentinel stamps its own. An upstream's other ``sentinel/`` keys (``untrusted``) describe its own data and
+# before Sentinel stamps its own. An upstream's other ``sentinel/`` keys (``untrusted``) describe its own data
+# and
 # stay; a built-in's own keys stay from that built-in only (``without_others_claims``).
-VERDICT_KEYS = frozenset(META_PREFIX + key for key in (
-    "decision_id", "decision", "reason", "unmet", "how_to_unblock", "blocked", "questions", "error", "upstream",
-    "session"))
+VERDICT_KEYS = frozenset(
+    META_PREFIX + key
+    for key in (
+        "decision_id",
+        "decision",
+        "reason",
+        "unmet",
+        "how_to_unblock",
+        "blocked",
+        "questions",
+        "error",
+        "upstream",
+        "session",
+    )
+)
 
 
 def without_verdict(result: R) -> R:

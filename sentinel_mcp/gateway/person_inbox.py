@@ -1,13 +1,19 @@
 """Questions no caller can be asked, put to the person in Sentinel's console inbox instead of refused.
 
-An A2A peer, an MCP client without elicitation, or an agent run started by one of them cannot show a question to
-anyone. When the console runs, it gives the gateway a ``PersonInbox`` (``Gateway.person_inbox``): such a question
-(the device firewall's "Tap 'Sign in' in Bank? ...", an askable, a consent) waits there for a bounded time; the
-person's answer (provenance ``user``) lets the call go on, no answer refuses it. Without a console nothing changes:
+An A2A peer, an MCP client without elicitation, or an agent run started by one of them cannot show a question
+to
+anyone. When the console runs, it gives the gateway a ``PersonInbox`` (``Gateway.person_inbox``): such a
+question
+(the device firewall's "Tap 'Sign in' in Bank? ...", an askable, a consent) waits there for a bounded time;
+the
+person's answer (provenance ``user``) lets the call go on, no answer refuses it. Without a console nothing
+changes:
 the call is refused as before.
 
-Who is asked: the principal the call is made for, except for calls that come from A2A (a peer, or an agent run a
-peer started): those go to the phone's owner, so a peer can never answer for the user, not even by signing in to
+Who is asked: the principal the call is made for, except for calls that come from A2A (a peer, or an agent run
+a
+peer started): those go to the phone's owner, so a peer can never answer for the user, not even by signing in
+to
 the console with its own token.
 """
 
@@ -33,13 +39,27 @@ from sentinel_mcp.identity.principal import OWNER_NAME
 
 # calls with a person behind them (the policy's own fetches and built-ins' internal calls ask nobody)
 PERSON_ORIGINS = ("client", "a2a", "cli")
-UPSTREAM_QUESTION = "upstream_question"  # Question.meta kind: a form an upstream (the device firewall) asks mid-call
+UPSTREAM_QUESTION = (
+    "upstream_question"  # Question.meta kind: a form an upstream (the device firewall) asks mid-call
+)
 
 
 class PersonInbox(Protocol):
-    async def ask(self, *, person: str, caller: str, origin: str, session: str, client: str | None, tool: str,
-                  arguments: Any, questions: list[Question], reason: str) -> dict[str, Answer] | None:
-        """The person's answers (provenance ``user``), or None: no answer in time, or none can be waited for."""
+    async def ask(
+        self,
+        *,
+        person: str,
+        caller: str,
+        origin: str,
+        session: str,
+        client: str | None,
+        tool: str,
+        arguments: Any,
+        questions: list[Question],
+        reason: str,
+    ) -> dict[str, Answer] | None:
+        """The person's answers (provenance ``user``), or None: no answer in time, or none can be waited for.
+        """
         ...
 
 
@@ -77,21 +97,37 @@ class PersonLink(CallerLink):
         if not isinstance(params, ElicitRequestFormParams):
             return refusal("a URL elicitation", "nobody behind this call can open it")
         c = self.call
-        question = Question(key="confirm", message=params.message,
-                            requested_schema=dict(params.requested_schema or {}),
-                            meta={"kind": UPSTREAM_QUESTION, "tool": c.name, "from": ["user"],
-                                  "confirmation": _is_confirmation(params.requested_schema),
-                                  "decision_id": self.decision_id})
+        question = Question(
+            key="confirm",
+            message=params.message,
+            requested_schema=dict(params.requested_schema or {}),
+            meta={
+                "kind": UPSTREAM_QUESTION,
+                "tool": c.name,
+                "from": ["user"],
+                "confirmation": _is_confirmation(params.requested_schema),
+                "decision_id": self.decision_id,
+            },
+        )
         try:
             answers = await self.gateway.ask_person(
-                principal=self.principal, origin=c.origin, session=c.session_id, client=c.client, tool=c.name,
-                arguments=c.arguments, questions=[question], reason=f"{c.name} asks before it acts")
+                principal=self.principal,
+                origin=c.origin,
+                session=c.session_id,
+                client=c.client,
+                tool=c.name,
+                arguments=c.arguments,
+                questions=[question],
+                reason=f"{c.name} asks before it acts",
+            )
         except Exception as e:  # noqa: BLE001 - an inbox that fails is nobody saying yes
             return refusal("an elicitation", f"the console inbox could not take it ({type(e).__name__})")
         answer = (answers or {}).get(question.key)
         if answer is None:
             return refusal("an elicitation", "nobody answered it in Sentinel's console inbox in time")
-        return ElicitResult(action=answer.action, content=answer.content if answer.action == "accept" else None)
+        return ElicitResult(
+            action=answer.action, content=answer.content if answer.action == "accept" else None
+        )
 
     def decided(self, decision_id: str) -> None:
         self.decision_id = decision_id

@@ -26,17 +26,25 @@ from sentinel_mcp.gateway import early_spawn
 
 log = logging.getLogger(__name__)
 
-_current_groups: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("sentinel_groups", default=None)
-_current_launched: contextvars.ContextVar[anyio.Event | None] = contextvars.ContextVar("sentinel_launched",
-                                                                                      default=None)
+_current_groups: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "sentinel_groups", default=None
+)
+_current_launched: contextvars.ContextVar[anyio.Event | None] = contextvars.ContextVar(
+    "sentinel_launched", default=None
+)
 _original_spawn = sdk_stdio._create_platform_compatible_process
 
 
 REAPER = early_spawn.REAPER
 
 
-async def _tracked_spawn(command: str, args: list[str], env: dict[str, str] | None = None,
-                         errlog: TextIO = sys.stderr, cwd: Path | str | None = None) -> Any:
+async def _tracked_spawn(
+    command: str,
+    args: list[str],
+    env: dict[str, str] | None = None,
+    errlog: TextIO = sys.stderr,
+    cwd: Path | str | None = None,
+) -> Any:
     try:
         # launched before the SDK was imported (the stdio ``serve``, early_spawn.py): the very same process
         process: Any = early_spawn.adopt(command, args, env, errlog, cwd)
@@ -58,7 +66,8 @@ sdk_stdio._create_platform_compatible_process = _tracked_spawn
 
 
 def track_groups(launched: anyio.Event | None = None) -> list[int]:
-    """Start recording the process groups spawned from this task (and the tasks it starts); ``launched`` is set
+    """Start recording the process groups spawned from this task (and the tasks it starts); ``launched`` is
+    set
     once a spawn was attempted (the process exists, or could not be started)."""
     groups: list[int] = []
     _current_groups.set(groups)

@@ -2,7 +2,8 @@
 
 Shared (in the database ``sentinel.store`` names): facts and contexts (and so confirmations, used once across
 the cluster), the nonces of sealed request states, the audit log (one hash chain per replica, ``chain`` = the
-replica id), consents to personal data and the sensors' records. Per replica (in its data dir): the A2A journal,
+replica id), consents to personal data and the sensors' records. Per replica (in its data dir): the A2A
+journal,
 the search indexes.
 
 The sealing keys derive from ``sentinel.cluster.seal_key``, the same on every replica: a state sealed by one
@@ -56,12 +57,16 @@ def shared_store(config: Config) -> tuple[SharedStore | None, list[str]]:
         except LocationError as e:
             raise LocationError(str(e).replace("sentinel.store", "sentinel.cluster.seal_key")) from None
         if len(text) < MIN_KEY_CHARS:
-            raise LocationError(f"sentinel.cluster.seal_key must be at least {MIN_KEY_CHARS} characters "
-                                "(e.g. the output of `openssl rand -hex 32`)")
+            raise LocationError(
+                f"sentinel.cluster.seal_key must be at least {MIN_KEY_CHARS} characters "
+                "(e.g. the output of `openssl rand -hex 32`)"
+            )
         key = text.encode()
     else:
-        problems.append("sentinel.cluster.seal_key is not set: states this replica seals open on this replica only "
-                        "(set the same key on every replica)")
+        problems.append(
+            "sentinel.cluster.seal_key is not set: states this replica seals open on this replica only "
+            "(set the same key on every replica)"
+        )
     return SharedStore(url, location.redacted, replica, key), problems
 
 

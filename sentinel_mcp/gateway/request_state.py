@@ -24,7 +24,9 @@ MAX_TOKEN_CHARS = 256 * 1024  # a state larger than this was not made here
 
 
 class RequestStateSeal:
-    def __init__(self, key: bytes | None = None, max_age: float = 900.0, nonces: NonceBook | None = None) -> None:
+    def __init__(
+        self, key: bytes | None = None, max_age: float = 900.0, nonces: NonceBook | None = None
+    ) -> None:
         self.key = key or os.urandom(32)
         self.max_age = max_age
         self.nonces: NonceBook = nonces if nonces is not None else MemoryNonceBook()
@@ -43,8 +45,9 @@ class RequestStateSeal:
     def _sealed(self, payload: dict[str, Any]) -> tuple[str, str, float]:
         nonce = secrets.token_urlsafe(16)
         expires_at = time.time() + self.max_age
-        body = json.dumps({**payload, "nonce": nonce, "exp": expires_at}, separators=(",", ":"),
-                          sort_keys=True).encode()
+        body = json.dumps(
+            {**payload, "nonce": nonce, "exp": expires_at}, separators=(",", ":"), sort_keys=True
+        ).encode()
         mac = hmac.new(self.key, body, hashlib.sha256).digest()
         return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("="), nonce, expires_at
 
@@ -52,7 +55,7 @@ class RequestStateSeal:
         """The payload, or None when the token is absent, not ours, altered or expired. Not consumed."""
         if not isinstance(token, str) or not token.startswith(PREFIX) or len(token) > MAX_TOKEN_CHARS:
             return None
-        raw = token[len(PREFIX):]
+        raw = token[len(PREFIX) :]
         try:
             data = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4))
         except (ValueError, TypeError):

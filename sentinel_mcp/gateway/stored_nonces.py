@@ -16,9 +16,17 @@ from sentinel_mcp.storage import Schema, StorageError
 
 log = logging.getLogger(__name__)
 
-_SQL = "CREATE TABLE {t} (nonce TEXT PRIMARY KEY, expires_at {real} NOT NULL); CREATE INDEX {t}_expiry ON {t} (expires_at)"
-SCHEMA = Schema("nonces", {"sqlite": [_SQL.format(t="nonces", real="REAL")],
-                           "postgres": [_SQL.format(t="nonces", real="DOUBLE PRECISION")]})
+_SQL = (
+    "CREATE TABLE {t} (nonce TEXT PRIMARY KEY, expires_at {real} NOT NULL); "
+    "CREATE INDEX {t}_expiry ON {t} (expires_at)"
+)
+SCHEMA = Schema(
+    "nonces",
+    {
+        "sqlite": [_SQL.format(t="nonces", real="REAL")],
+        "postgres": [_SQL.format(t="nonces", real="DOUBLE PRECISION")],
+    },
+)
 PURGE_EVERY = 500  # issues between sweeps of expired nonces (bounded table without a timer)
 
 
@@ -44,7 +52,6 @@ class StoredNonceBook:
             log.warning("nonce book unavailable, answer refused: %s", e)
             return False
         return bool(rows) and float(rows[0][0]) >= self._clock()
-
 
     # the gateway's path: the same statements through the writer thread, awaited (the event loop never blocks
     # on PostgreSQL while a state is sealed or an answer checked)

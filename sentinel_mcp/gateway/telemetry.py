@@ -1,8 +1,11 @@
-"""OpenTelemetry spans per call: ``sentinel.call`` with ``sentinel.guard`` (and the solver's ``sentinel.fetch``
-calls inside it), ``sentinel.ask`` (the user is asked), ``sentinel.relay`` (an upstream's request relayed to the
+"""OpenTelemetry spans per call: ``sentinel.call`` with ``sentinel.guard`` (and the solver's
+``sentinel.fetch``
+calls inside it), ``sentinel.ask`` (the user is asked), ``sentinel.relay`` (an upstream's request relayed to
+the
 client) and ``sentinel.forward`` (the upstream call).
 
-Spans go through the OpenTelemetry API only, so they cost next to nothing until an exporter is configured, which
+Spans go through the OpenTelemetry API only, so they cost next to nothing until an exporter is configured,
+which
 is opt-in: ``sentinel.telemetry = {"exporter": "otlp", "endpoint": "http://collector:4318/v1/traces"}`` (or
 ``"console"``), with the ``otel`` extra installed. Attributes carry names, decisions and outcomes, never
 arguments or answers.
@@ -27,7 +30,9 @@ tracer = trace.get_tracer("sentinel_mcp", __version__)
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
-def traced(name: str | Callable[..., str], attributes: Callable[..., dict[str, Any]] | None = None) -> Callable[[F], F]:
+def traced(
+    name: str | Callable[..., str], attributes: Callable[..., dict[str, Any]] | None = None
+) -> Callable[[F], F]:
     """Run an async function inside a span; ``name`` and ``attributes`` may be computed from its arguments."""
 
     def wrap(fn: F) -> F:
@@ -36,7 +41,9 @@ def traced(name: str | Callable[..., str], attributes: Callable[..., dict[str, A
             if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
                 return await fn(*args, **kwargs)  # no provider installed: spans would go nowhere
             span_name = name(*args, **kwargs) if callable(name) else name
-            attrs = {k: v for k, v in (attributes(*args, **kwargs) if attributes else {}).items() if v is not None}
+            attrs = {
+                k: v for k, v in (attributes(*args, **kwargs) if attributes else {}).items() if v is not None
+            }
             with tracer.start_as_current_span(span_name, attributes=attrs) as span:
                 result = await fn(*args, **kwargs)
                 span.set_attribute("sentinel.result", type(result).__name__)
@@ -51,8 +58,14 @@ def annotate(entry: "AuditEntry") -> None:
     """An audited decision, on the span of the call it decides (a ``Gateway.observers`` hook)."""
     span = trace.get_current_span()
     if span.is_recording():
-        span.set_attributes({"sentinel.decision": entry.decision, "sentinel.outcome": entry.outcome,
-                             "sentinel.upstream": entry.upstream or "", "sentinel.policy": entry.policy_version or ""})
+        span.set_attributes(
+            {
+                "sentinel.decision": entry.decision,
+                "sentinel.outcome": entry.outcome,
+                "sentinel.upstream": entry.upstream or "",
+                "sentinel.policy": entry.policy_version or "",
+            }
+        )
 
 
 _configured = False
@@ -77,12 +90,19 @@ def configure(config: "Config") -> str | None:
         try:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
         except ImportError:
-            return "telemetry: the otlp exporter needs the otel extra (pip install 'sentinel-mcp-gateway[otel]')"
-        exporter = OTLPSpanExporter(endpoint=settings.get("endpoint")) if settings.get("endpoint") \
+            return (
+                "telemetry: the otlp exporter needs the otel extra (pip install 'sentinel-mcp-gateway[otel]')"
+            )
+        exporter = (
+            OTLPSpanExporter(endpoint=settings.get("endpoint"))
+            if settings.get("endpoint")
             else OTLPSpanExporter()
+        )
     else:
         return f"telemetry: unknown exporter {exporter_name!r} (otlp or console)"
-    provider = TracerProvider(resource=Resource.create({"service.name": settings.get("service_name", "sentinel")}))
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": settings.get("service_name", "sentinel")})
+    )
     provider.add_span_processor(BatchSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
     _configured = True

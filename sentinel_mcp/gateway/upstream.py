@@ -142,8 +142,10 @@ class Upstream(PushRelays, ResourceWatch):
         self.resource_templates: list[ResourceTemplate] = []
         self.prompts: list[Prompt] = []
         self.ready = anyio.Event()
-        self.settled = anyio.Event()  # the first connect attempt ended (ready or failed): start-up stops waiting
-        # a stdio upstream's process was spawned (or could not be), or the first attempt ended: see app/runtime.py
+        # the first connect attempt ended (ready or failed): start-up stops waiting
+        self.settled = anyio.Event()
+        # a stdio upstream's process was spawned (or could not be), or the first attempt ended: see
+        # app/runtime.py
         self.launched = anyio.Event()
         self._dead = anyio.Event()
         self._stop = anyio.Event()
@@ -174,14 +176,26 @@ class Upstream(PushRelays, ResourceWatch):
         return self.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     def status(self) -> UpstreamStatus:
-        return UpstreamStatus(self.name, self.state, self.protocol_version, len(self.tools), self.breaker.state,
-                              self.reconnects, self.last_error, self.connected_at)
+        return UpstreamStatus(
+            self.name,
+            self.state,
+            self.protocol_version,
+            len(self.tools),
+            self.breaker.state,
+            self.reconnects,
+            self.last_error,
+            self.connected_at,
+        )
 
     # ------------------------------------------------------------------ connection supervisor
     def _callbacks(self) -> dict[str, Any]:
-        return dict(elicitation_callback=self._on_elicit, sampling_callback=self._on_sample,
-                    list_roots_callback=self._on_roots, logging_callback=self._on_log,
-                    message_handler=self._on_message)
+        return dict(
+            elicitation_callback=self._on_elicit,
+            sampling_callback=self._on_sample,
+            list_roots_callback=self._on_roots,
+            logging_callback=self._on_log,
+            message_handler=self._on_message,
+        )
 
     async def run(self) -> None:
         """Supervise the connection until ``stop()``: connect, serve, detect death, back off, reconnect."""
@@ -238,7 +252,9 @@ class Upstream(PushRelays, ResourceWatch):
                     scope.deadline = math.inf  # connected: only the connect step is time-limited
                     # relay, don't police: the client would validate upstream output against its schema
                     client.session.validate_tool_result = _no_validation  # type: ignore[method-assign]
-                    if mode == "2026-07-28":  # pinned: the upstream's real capabilities, and proof it speaks 2026
+                    if (
+                        mode == "2026-07-28"
+                    ):  # pinned: the upstream's real capabilities, and proof it speaks 2026
                         raw = await client.session.send_discover(mode)
                         client.session.adopt(DiscoverResult.model_validate(raw))
                     self.client = client
@@ -251,7 +267,12 @@ class Upstream(PushRelays, ResourceWatch):
                     self.breaker.record_success()
                     self.ready.set()
                     self.settled.set()
-                    log.info("upstream %s ready (%s, %d tools)", self.name, client.protocol_version, len(self.tools))
+                    log.info(
+                        "upstream %s ready (%s, %d tools)",
+                        self.name,
+                        client.protocol_version,
+                        len(self.tools),
+                    )
                     await self._notify_state()
                     await self.hooks.catalog_changed(self)
                     async with anyio.create_task_group() as tg:
@@ -276,9 +297,11 @@ class Upstream(PushRelays, ResourceWatch):
 
     async def _stop_or_dead(self) -> None:
         async with anyio.create_task_group() as tg:
+
             async def wait(ev: anyio.Event) -> None:
                 await ev.wait()
                 tg.cancel_scope.cancel()
+
             tg.start_soon(wait, self._stop)
             tg.start_soon(wait, self._dead)
 
@@ -309,12 +332,16 @@ class Upstream(PushRelays, ResourceWatch):
     async def _listen_loop(self) -> None:
         """2026-era upstreams announce list changes only on a ``subscriptions/listen`` stream."""
         client = self.client
-        if client is None or not (client.server_capabilities and client.server_capabilities.tools
-                                  and client.server_capabilities.tools.list_changed):
+        if client is None or not (
+            client.server_capabilities
+            and client.server_capabilities.tools
+            and client.server_capabilities.tools.list_changed
+        ):
             return
         try:
-            async with client.listen(tools_list_changed=True, prompts_list_changed=True,
-                                     resources_list_changed=True) as sub:
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as sub:
                 async for _event in sub:
                     await self._refresh_and_announce()
         except Exception as e:  # noqa: BLE001 - listening is best effort
@@ -376,8 +403,10 @@ class Upstream(PushRelays, ResourceWatch):
         if isinstance(message, ElicitCompleteNotification) and self.hooks.elicit_complete is not None:
             await self.hooks.elicit_complete(self, message.params.elicitation_id)
             return
-        if isinstance(message, (ToolListChangedNotification, PromptListChangedNotification,
-                                ResourceListChangedNotification)):
+        if isinstance(
+            message,
+            (ToolListChangedNotification, PromptListChangedNotification, ResourceListChangedNotification),
+        ):
             # refresh outside the receive loop: listing from inside it would wait on itself
             import asyncio
 
@@ -400,8 +429,14 @@ class Upstream(PushRelays, ResourceWatch):
             return True
         return False
 
-    @traced("sentinel.forward", lambda self, tool, *a, **k: {"sentinel.upstream": self.name, "sentinel.tool": tool,
-                                                           "sentinel.era": self.protocol_version})
+    @traced(
+        "sentinel.forward",
+        lambda self, tool, *a, **k: {
+            "sentinel.upstream": self.name,
+            "sentinel.tool": tool,
+            "sentinel.era": self.protocol_version,
+        },
+    )
     async def call_tool(
         self,
         tool: str,
@@ -416,21 +451,34 @@ class Upstream(PushRelays, ResourceWatch):
     ) -> CallToolResult | InputRequiredResult:
         if not self.breaker.allow():
             raise UpstreamUnavailable(
-                f"upstream {self.name} is failing; circuit open, retry in {self.breaker.retry_after():.0f}s")
+                f"upstream {self.name} is failing; circuit open, retry in {self.breaker.retry_after():.0f}s"
+            )
         if self.client is None and not await self.wait_ready(min(5.0, self.target.connect_timeout)):
             self.breaker.probe_not_made()
             raise UpstreamUnavailable(
-                f"upstream {self.name} is not connected ({self.state}; {self.last_error or 'starting'})")
+                f"upstream {self.name} is not connected ({self.state}; {self.last_error or 'starting'})"
+            )
         serialize = not self.modern and not getattr(self.target, "concurrent", False)
         if serialize:
             async with self._serial:
-                return await self._call(tool, arguments, link, progress, input_responses, request_state, meta,
-                                        timeout)
-        return await self._call(tool, arguments, link, progress, input_responses, request_state, meta, timeout)
+                return await self._call(
+                    tool, arguments, link, progress, input_responses, request_state, meta, timeout
+                )
+        return await self._call(
+            tool, arguments, link, progress, input_responses, request_state, meta, timeout
+        )
 
-    async def _call(self, tool: str, arguments: dict[str, Any], link: CallerLink | None, progress: Any,
-                    input_responses: dict[str, Any] | None, request_state: str | None,
-                    meta: dict[str, Any] | None, timeout: float | None) -> CallToolResult | InputRequiredResult:
+    async def _call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        link: CallerLink | None,
+        progress: Any,
+        input_responses: dict[str, Any] | None,
+        request_state: str | None,
+        meta: dict[str, Any] | None,
+        timeout: float | None,
+    ) -> CallToolResult | InputRequiredResult:
         client = self.client
         if client is None:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
@@ -453,32 +501,47 @@ class Upstream(PushRelays, ResourceWatch):
         try:
             with deadline, anyio.CancelScope() as flight.scope:
                 result = await client.session.call_tool(
-                    tool, arguments, read_timeout_seconds=longest + 5, progress_callback=on_progress,
-                    input_responses=input_responses, request_state=request_state, meta=meta,  # type: ignore[arg-type]
-                    allow_input_required=True)
+                    tool,
+                    arguments,
+                    read_timeout_seconds=longest + 5,
+                    progress_callback=on_progress,
+                    input_responses=input_responses,
+                    request_state=request_state,
+                    meta=meta,  # type: ignore[arg-type]
+                    allow_input_required=True,
+                )
             if deadline.cancelled_caught:
                 self.breaker.record_failure()
                 ran = anyio.current_time() - started
-                why = (f"did not answer within {idle:.0f}s (and reported no progress)" if ran < longest - 0.01
-                       else f"was still running after {longest:.0f}s (its longest call)")
+                why = (
+                    f"did not answer within {idle:.0f}s (and reported no progress)"
+                    if ran < longest - 0.01
+                    else f"was still running after {longest:.0f}s (its longest call)"
+                )
                 raise UpstreamCallError(f"upstream {self.name} {why}", timeout=True, code=REQUEST_TIMEOUT)
             if flight.garbage is not None and result is None:
                 self.breaker.record_failure()
-                raise UpstreamCallError(f"upstream {self.name} answered with an invalid message ({flight.garbage})")
+                raise UpstreamCallError(
+                    f"upstream {self.name} answered with an invalid message ({flight.garbage})"
+                )
         except MCPError as e:
             if e.code == REQUEST_TIMEOUT:
                 self.breaker.record_failure()
-                raise UpstreamCallError(f"upstream {self.name} did not answer within "
-                                        f"{longest:.0f}s", timeout=True, code=e.code) from None
+                raise UpstreamCallError(
+                    f"upstream {self.name} did not answer within {longest:.0f}s", timeout=True, code=e.code
+                ) from None
             if e.code == CONNECTION_CLOSED or "connection closed" in e.message.lower():
                 self.breaker.record_failure()
                 self.last_error = "connection closed during a call"
                 self._dead.set()
-                raise UpstreamCallError(f"upstream {self.name} went away during the call; reconnecting",
-                                        code=e.code) from None
+                raise UpstreamCallError(
+                    f"upstream {self.name} went away during the call; reconnecting", code=e.code
+                ) from None
             # a JSON-RPC error answer (unknown tool, invalid params...): the upstream itself is healthy
             self.breaker.record_success()
-            raise UpstreamCallError(f"upstream {self.name} error {e.code}: {e.message}", code=e.code) from None
+            raise UpstreamCallError(
+                f"upstream {self.name} error {e.code}: {e.message}", code=e.code
+            ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as e:
             self.breaker.record_failure()
             self._dead.set()
@@ -489,7 +552,9 @@ class Upstream(PushRelays, ResourceWatch):
         self.breaker.record_success()
         if isinstance(result, (CallToolResult, InputRequiredResult)):
             return result
-        raise UpstreamCallError(f"upstream {self.name} returned an unexpected result type {type(result).__name__}")
+        raise UpstreamCallError(
+            f"upstream {self.name} returned an unexpected result type {type(result).__name__}"
+        )
 
     async def read_resource(self, uri: str, meta: dict[str, Any] | None = None) -> Any:
         if self.client is None:
@@ -504,20 +569,25 @@ class Upstream(PushRelays, ResourceWatch):
         return await self.client.session.get_prompt(name, arguments)
 
     def offers(self, capability: str, detail: str | None = None) -> bool:
-        """Whether the connected upstream declared a capability (e.g. "completions", "resources"/"subscribe")."""
+        """Whether the connected upstream declared a capability (e.g. "completions", "resources"/"subscribe").
+        """
         caps = self.client.server_capabilities if self.client is not None else None
         value = getattr(caps, capability, None) if caps is not None else None
         return value is not None and (detail is None or bool(getattr(value, detail, False)))
 
-    async def complete(self, ref: Any, argument: dict[str, str], context: dict[str, dict[str, str]] | None
-                       ) -> CompleteResult:
+    async def complete(
+        self, ref: Any, argument: dict[str, str], context: dict[str, dict[str, str]] | None
+    ) -> CompleteResult:
         if self.client is None:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
-        return await self.client.session.complete(ref, argument, context_arguments=(context or {}).get("arguments"))
+        return await self.client.session.complete(
+            ref, argument, context_arguments=(context or {}).get("arguments")
+        )
 
 
-async def _all_pages(list_page: Callable[..., Awaitable[Any]], field_name: str, *, optional: bool = False
-                     ) -> list[Any]:
+async def _all_pages(
+    list_page: Callable[..., Awaitable[Any]], field_name: str, *, optional: bool = False
+) -> list[Any]:
     """Walk every page of an upstream list (tools, resources, templates, prompts)."""
     items: list[Any] = []
     cursor = None

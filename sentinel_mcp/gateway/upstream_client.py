@@ -1,9 +1,11 @@
 """Building the ``mcp.Client`` for one upstream: its transport, and which protocol era to speak.
 
-``protocol: auto`` speaks the era the upstream actually speaks, handshake first: every server of the stable spec
+``protocol: auto`` speaks the era the upstream actually speaks, handshake first: every server of the stable
+spec
 (2025-11-25 and older) answers ``initialize``, and on that era it can ask the client in the middle of a call
 (elicitation, sampling, roots), which a 2026-07-28 connection forbids. So an upstream that asks by push keeps
-working, and one that ignores the 2026 probe costs no probe timeout. Only an upstream that refuses the handshake
+working, and one that ignores the 2026 probe costs no probe timeout. Only an upstream that refuses the
+handshake
 (2026-only) is spoken to in 2026-07-28, by itself, on the same connect attempt; the era that worked is
 remembered for reconnects. ``legacy`` and ``modern`` pin the era.
 """
@@ -20,6 +22,7 @@ from mcp.types import Implementation
 from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.core.errors import GatewayError
+
 
 class UpstreamUnavailable(GatewayError):
     """The upstream cannot take calls now (not connected, or its circuit breaker is open)."""
@@ -42,8 +45,9 @@ def modes_to_try(protocol: str, known: Mode | None) -> list[Mode]:
 def make_client(target: Any, mode: Mode, callbacks: dict[str, Any]) -> Client:
     """``callbacks``: elicitation, sampling, list_roots, logging and message handlers of the upstream."""
     if isinstance(target, StdioServer):
-        server: Any = StdioServerParameters(command=target.command, args=target.args, env=target.env or None,
-                                            cwd=target.cwd)
+        server: Any = StdioServerParameters(
+            command=target.command, args=target.args, env=target.env or None, cwd=target.cwd
+        )
     elif isinstance(target, RemoteServer):
         server = remote_transport(target)
     else:
@@ -70,15 +74,22 @@ def remote_transport(t: RemoteServer) -> Any:
         from mcp.client.sse import sse_client
 
         def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> httpx2.AsyncClient:
-            return httpx2.AsyncClient(headers=headers, timeout=timeout or httpx2.Timeout(30, read=300),
-                                      auth=auth, verify=verify)
+            return httpx2.AsyncClient(
+                headers=headers, timeout=timeout or httpx2.Timeout(30, read=300), auth=auth, verify=verify
+            )
 
-        return sse_client(t.url, headers=t.headers or None, timeout=t.connect_timeout, sse_read_timeout=t.timeout,
-                          httpx_client_factory=factory)
+        return sse_client(
+            t.url,
+            headers=t.headers or None,
+            timeout=t.connect_timeout,
+            sse_read_timeout=t.timeout,
+            httpx_client_factory=factory,
+        )
     from mcp.client.streamable_http import streamable_http_client
 
-    http = httpx2.AsyncClient(headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout),
-                              verify=verify)
+    http = httpx2.AsyncClient(
+        headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout), verify=verify
+    )
     return streamable_http_client(t.url, http_client=http)
 
 

@@ -60,7 +60,8 @@ class UpstreamManager:
                   startup_wait: float = 15.0, all_added: anyio.Event | None = None) -> None:
         """Run every supervisor; reports started once all are ready or ``startup_wait`` has passed.
 
-        ``all_added``: the host adds more upstreams while the first ones connect (they start as they are added);
+        ``all_added``: the host adds more upstreams while the first ones connect (they start as they are
+        added);
         the start-up wait begins once it is set."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
@@ -68,18 +69,24 @@ class UpstreamManager:
                 tg.start_soon(up.run, name=f"upstream:{name}")
             if all_added is not None:
                 await all_added.wait()
-            # wait for each upstream's first attempt, never beyond its connect_timeout (nor startup_wait in all):
+            # wait for each upstream's first attempt, never beyond its connect_timeout (nor startup_wait in
+            # all):
             # one that cannot start stops the wait at once; a slow one joins later, announced by list_changed
             with anyio.move_on_after(startup_wait):
                 started = anyio.current_time()
                 for up in list(self.upstreams.values()):
-                    left = getattr(up.target, "connect_timeout", startup_wait) - (anyio.current_time() - started)
+                    left = getattr(up.target, "connect_timeout", startup_wait) - (
+                        anyio.current_time() - started
+                    )
                     with anyio.move_on_after(max(0.0, left)):
                         await up.settled.wait()
             for up in self.upstreams.values():
                 if up.state != "ready":
-                    log.warning("upstream %s not ready at start-up (%s): serving without it for now",
-                                up.name, up.last_error or up.state)
+                    log.warning(
+                        "upstream %s not ready at start-up (%s): serving without it for now",
+                        up.name,
+                        up.last_error or up.state,
+                    )
             self.catalog.rebuild(self.upstreams.values())
             task_status.started()
             # open until stop(), even with no upstream yet: one added later (add()) starts here

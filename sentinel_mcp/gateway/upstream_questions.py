@@ -1,5 +1,6 @@
 """A 2026-era upstream's input requests during a call, asked of a handshake-era client that can be pushed to
-(its ``CallerLink``): the forward step sends the replies back to the upstream, or ends the call with why not."""
+(its ``CallerLink``): the forward step sends the replies back to the upstream, or ends the call with why not.
+"""
 
 from __future__ import annotations
 

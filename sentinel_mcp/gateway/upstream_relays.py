@@ -1,5 +1,6 @@
 """What an upstream sends that is not the answer to a call: requests it pushes during a call (elicitation,
-sampling, roots, log lines), routed to the caller whose call it is, and resource updates for subscriptions that
+sampling, roots, log lines), routed to the caller whose call it is, and resource updates for subscriptions
+that
 Sentinel keeps on behalf of its clients (kept across reconnects). Mixins of ``Upstream``.
 """
 
@@ -43,7 +44,8 @@ class PushRelays:
 
     def _caller_for_push(self) -> CallerLink | None:
         """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
-        over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight."""
+        over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight.
+        """
         link = CURRENT_LINK.get()
         if link is not None:
             # named exactly; a call that has ended (a built-in's background work) is asked of no one else
@@ -55,20 +57,26 @@ class PushRelays:
     def _unrouted(self, what: str) -> ErrorData:
         if CURRENT_LINK.get() is not None:
             return refusal(what, "the call it belongs to has ended")
-        why = ("no call to it is in progress" if not self._inflight else
-               f"it names no call and {len(self._inflight)} calls are in flight "
-               "(set \"concurrent\": false on this upstream to serialize its calls)")
+        why = (
+            "no call to it is in progress"
+            if not self._inflight
+            else f"it names no call and {len(self._inflight)} calls are in flight "
+            '(set "concurrent": false on this upstream to serialize its calls)'
+        )
         return refusal(what, why)
 
-    async def _on_elicit(self, ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+    async def _on_elicit(
+        self, ctx: ClientRequestContext, params: ElicitRequestParams
+    ) -> ElicitResult | ErrorData:
         link = self._caller_for_push()
         if link is None:
             return self._unrouted("an elicitation")
         # the upstream hears who answered from the gateway alone: whatever the answerer wrote is removed
         return marked(await link.elicit(params), link.answers_as)
 
-    async def _on_sample(self, ctx: ClientRequestContext,
-                         params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+    async def _on_sample(
+        self, ctx: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | ErrorData:
         link = self._caller_for_push()
         return await link.sample(params) if link is not None else self._unrouted("a sampling request")
 
@@ -101,7 +109,8 @@ class PushRelays:
 
 
 class ResourceWatch:
-    """Resource subscriptions held upstream for Sentinel's clients: ``resources/subscribe`` on the handshake era,
+    """Resource subscriptions held upstream for Sentinel's clients: ``resources/subscribe`` on the handshake
+    era,
     one ``subscriptions/listen`` stream per URI on 2026-07-28."""
 
     name: str
@@ -151,4 +160,3 @@ class ResourceWatch:
                 log.debug("upstream %s: resource listen on %s ended: %s", self.name, uri, describe_error(e))
         if self._watchers.get(uri) is scope:
             del self._watchers[uri]
-

@@ -60,8 +60,11 @@ def _guarded(path: str) -> bool:
 
 async def _answer(send: Send, error: WireError) -> None:
     body = json.dumps(error.response()).encode()
-    await send({"type": "http.response.start", "status": 400,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 400,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
-
-

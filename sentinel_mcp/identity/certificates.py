@@ -45,30 +45,60 @@ class CertificateResolver:
             self._refuse(credentials, None, "the client certificate cannot be read")
         now = self.now()
         if not cert.not_before <= now <= cert.not_after:
-            self._refuse(credentials, cert, f"the client certificate {cert.describe()} is not valid now "
-                                            f"(valid {cert.not_before:%Y-%m-%d} to {cert.not_after:%Y-%m-%d})")
+            self._refuse(
+                credentials,
+                cert,
+                f"the client certificate {cert.describe()} is not valid now "
+                f"(valid {cert.not_before:%Y-%m-%d} to {cert.not_after:%Y-%m-%d})",
+            )
         if self.is_revoked is not None and self.is_revoked(cert):
             self._refuse(credentials, cert, f"the client certificate {cert.describe()} has been revoked")
         found = [p for rule, p in self.rules if cert.matches(rule)]
         names = sorted({p.name for p in found})
         if not names:
-            self._refuse(credentials, cert, f"the client certificate {cert.describe()} names no principal (map it "
-                                            "in sentinel.principals[].certificate)")
+            self._refuse(
+                credentials,
+                cert,
+                f"the client certificate {cert.describe()} names no principal (map it "
+                "in sentinel.principals[].certificate)",
+            )
         if len(names) > 1:
-            self._refuse(credentials, cert, f"the client certificate {cert.describe()} matches several principals "
-                                            f"({', '.join(names)}); make their certificate rules exclusive")
+            self._refuse(
+                credentials,
+                cert,
+                f"the client certificate {cert.describe()} matches several principals "
+                f"({', '.join(names)}); make their certificate rules exclusive",
+            )
         principal = found[0]
         if credentials.presented and self.tokens is not None:
             by_token = self.tokens.resolve(credentials)
             if by_token is None or by_token.name != principal.name:
-                self._refuse(credentials, cert, f"the client certificate names {principal.name!r} but the token "
-                                                "does not; send one or the other", principal.name)
+                self._refuse(
+                    credentials,
+                    cert,
+                    f"the client certificate names {principal.name!r} but the token "
+                    "does not; send one or the other",
+                    principal.name,
+                )
         return principal
 
-    def _refuse(self, credentials: Credentials, cert: PeerCertificate | None, reason: str,
-                principal: str | None = None) -> NoReturn:
+    def _refuse(
+        self,
+        credentials: Credentials,
+        cert: PeerCertificate | None,
+        reason: str,
+        principal: str | None = None,
+    ) -> NoReturn:
         if self.on_refused is not None:
-            facts = {} if cert is None else {"subject": cert.subject_text, "sha256": cert.sha256,
-                                             "serial": f"{cert.serial:x}", "not_after": cert.not_after.isoformat()}
+            facts = (
+                {}
+                if cert is None
+                else {
+                    "subject": cert.subject_text,
+                    "sha256": cert.sha256,
+                    "serial": f"{cert.serial:x}",
+                    "not_after": cert.not_after.isoformat(),
+                }
+            )
             self.on_refused(credentials.peer, reason, facts, principal)
         raise AuthFailed(reason)

@@ -12,7 +12,9 @@ class Credentials:
     bearer: str | None = None  # Authorization: Bearer <token>
     api_key: str | None = None  # X-API-Key: <key>
     peer: str | None = None  # the client's address
-    tls: dict[str, Any] | None = None  # the ASGI "tls" extension (client certificate), for a certificate resolver
+    tls: dict[str, Any] | None = (
+        None  # the ASGI "tls" extension (client certificate), for a certificate resolver
+    )
 
     @property
     def presented(self) -> bool:
@@ -24,5 +26,9 @@ class Credentials:
         scheme, _, value = headers.get("authorization", "").partition(" ")
         bearer = value.strip() if scheme.lower() == "bearer" and value.strip() else None
         client = scope.get("client")
-        return cls(bearer=bearer, api_key=headers.get("x-api-key") or None,
-                   peer=client[0] if client else None, tls=(scope.get("extensions") or {}).get("tls"))
+        return cls(
+            bearer=bearer,
+            api_key=headers.get("x-api-key") or None,
+            peer=client[0] if client else None,
+            tls=(scope.get("extensions") or {}).get("tls"),
+        )

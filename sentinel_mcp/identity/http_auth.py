@@ -49,16 +49,21 @@ def _a2a_keys(config: Config, owner: str | None) -> dict[str, str]:
         peers[str(a2a.get("token_identity") or "bearer")] = a2a["token"]
     for name, key in peers.items():
         if not re.match(PRINCIPAL_NAME, name) or name in RESERVED_PRINCIPALS:
-            raise ConfigError(f"sentinel.a2a: {name!r} cannot name a principal (letters, digits, '_', '.', '-'; "
-                              f"not {', '.join(RESERVED_PRINCIPALS)})")
+            raise ConfigError(
+                f"sentinel.a2a: {name!r} cannot name a principal (letters, digits, '_', '.', '-'; "
+                f"not {', '.join(RESERVED_PRINCIPALS)})"
+            )
         if not isinstance(key, str) or "${" in key or len(key) < 8:
             raise ConfigError(f"sentinel.a2a: the key of {name!r} must be a text of at least 8 characters")
     return peers
 
 
-def certificate_resolver_for(config: Config, tokens: PrincipalResolver | None = None,
-                             refused: RefusedHook | None = None,
-                             is_revoked: Callable[[PeerCertificate], bool] | None = None) -> CertificateResolver | None:
+def certificate_resolver_for(
+    config: Config,
+    tokens: PrincipalResolver | None = None,
+    refused: RefusedHook | None = None,
+    is_revoked: Callable[[PeerCertificate], bool] | None = None,
+) -> CertificateResolver | None:
     """The client-certificate resolver of a front with mutual TLS (None without); ConfigError when a principal
     names a certificate but the front asks for none."""
     tls = config.sentinel.http.tls
@@ -66,8 +71,10 @@ def certificate_resolver_for(config: Config, tokens: PrincipalResolver | None = 
     with_cert = [spec for spec in config.sentinel.principals if spec.certificate is not None]
     if not mtls:
         if with_cert:
-            raise ConfigError(f"principal {with_cert[0].name!r} is known by a client certificate, but "
-                              "sentinel.http.tls asks for none (give it 'ca', the CA that issues them)")
+            raise ConfigError(
+                f"principal {with_cert[0].name!r} is known by a client certificate, but "
+                "sentinel.http.tls asks for none (give it 'ca', the CA that issues them)"
+            )
         return None
     assert isinstance(tls, ServerTLS)
     rules: list[tuple[CertificateMatch, Principal]] = []
@@ -75,13 +82,19 @@ def certificate_resolver_for(config: Config, tokens: PrincipalResolver | None = 
         rules.append((tls.owner, Principal(OWNER_NAME, "certificate")))
     for spec in with_cert:
         assert spec.certificate is not None
-        rules.append((spec.certificate, Principal(spec.name, "certificate", tuple(spec.tools), tuple(spec.upstreams))))
+        rules.append(
+            (spec.certificate, Principal(spec.name, "certificate", tuple(spec.tools), tuple(spec.upstreams)))
+        )
     return CertificateResolver(rules, tls.mode, tokens, is_revoked, refused)
 
 
-def http_auth_for(config: Config, extra: list[PrincipalResolver] | None = None, *,
-                  refused: RefusedHook | None = None,
-                  is_revoked: Callable[[PeerCertificate], bool] | None = None) -> HttpAuth:
+def http_auth_for(
+    config: Config,
+    extra: list[PrincipalResolver] | None = None,
+    *,
+    refused: RefusedHook | None = None,
+    is_revoked: Callable[[PeerCertificate], bool] | None = None,
+) -> HttpAuth:
     """Build the chain; generates the owner's token file when the config needs one and has none. ``refused``
     hears (and audits) every refused client certificate; ``is_revoked`` checks one against the current CRL."""
     http = config.sentinel.http

@@ -33,7 +33,8 @@ def token_digest(token: str) -> bytes:
 
 @dataclass
 class TokenResolver:
-    """Bearer tokens and API keys. Only SHA-256 digests are kept; every entry is compared, in constant time."""
+    """Bearer tokens and API keys. Only SHA-256 digests are kept; every entry is compared, in constant time.
+    """
 
     _entries: list[tuple[bytes, Principal]] = field(default_factory=list)
 
@@ -78,5 +79,7 @@ class Authenticator:
             return ANONYMOUS
         if credentials.presented:
             raise AuthFailed("invalid token or API key")
-        raise AuthFailed("authentication required: send 'Authorization: Bearer <token>' (or 'X-API-Key: <key>')"
-                         f"{self.also}; the owner's token: `sentinel-mcp config token`")
+        raise AuthFailed(
+            "authentication required: send 'Authorization: Bearer <token>' (or 'X-API-Key: <key>')"
+            f"{self.also}; the owner's token: `sentinel-mcp config token`"
+        )

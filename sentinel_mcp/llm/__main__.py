@@ -22,7 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     from sentinel_mcp.llm.server import create_server
 
     try:
-        server = create_server(BuiltinContext(name="llm", data_dir=default_data_dir() / "llm", settings=settings))
+        server = create_server(
+            BuiltinContext(name="llm", data_dir=default_data_dir() / "llm", settings=settings)
+        )
     except (ConfigError, LlmError) as exc:
         print(f"sentinel llm: {exc}", file=sys.stderr)
         return 2

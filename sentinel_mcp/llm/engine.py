@@ -129,8 +129,13 @@ class LlamaEngine(ModelTurns):
         trained = llm._model.n_ctx_train()
         if 0 < trained < self.settings.n_ctx:
             # beyond its trained context a model degrades; the default asks for more than small models have
-            log.info("%s was trained on %d tokens of context; using n_ctx=%d instead of %d", path.name, trained,
-                     trained, self.settings.n_ctx)
+            log.info(
+                "%s was trained on %d tokens of context; using n_ctx=%d instead of %d",
+                path.name,
+                trained,
+                trained,
+                self.settings.n_ctx,
+            )
             llm.close()
             llm = self._open(Llama, path, trained)
         self.load_seconds = time.perf_counter() - t0
@@ -141,11 +146,19 @@ class LlamaEngine(ModelTurns):
     def _open(self, llama_class: Any, path: Path, n_ctx: int) -> Any:
         s = self.settings
         try:
-            return llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=s.n_threads or os.cpu_count() or 1,
-                               n_batch=min(s.n_batch, n_ctx), n_gpu_layers=s.gpu_layers, verbose=False)
+            return llama_class(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=s.n_threads or os.cpu_count() or 1,
+                n_batch=min(s.n_batch, n_ctx),
+                n_gpu_layers=s.gpu_layers,
+                verbose=False,
+            )
         except (ValueError, RuntimeError, OSError) as exc:
-            raise ModelLoadError(f"llama.cpp could not load {path}: the file is corrupt, truncated or of an "
-                                 f"unsupported architecture ({exc})") from None
+            raise ModelLoadError(
+                f"llama.cpp could not load {path}: the file is corrupt, truncated or of an "
+                f"unsupported architecture ({exc})"
+            ) from None
 
     def close(self) -> None:
         """Free the model (waits for a running generation to finish)."""
@@ -167,8 +180,10 @@ class LlamaEngine(ModelTurns):
         # llama-cpp-python does not parse the grammar; a NULL sampler added to the chain would crash.
         sampler = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, text.encode("utf-8"), b"root")
         if not sampler:
-            raise GrammarError(f"{label}: llama.cpp rejected the grammar (syntax, undefined rule or left "
-                               "recursion; llama.cpp printed the details on stderr)")
+            raise GrammarError(
+                f"{label}: llama.cpp rejected the grammar (syntax, undefined rule or left "
+                "recursion; llama.cpp printed the details on stderr)"
+            )
         llama_cpp.llama_sampler_free(sampler)
         grammar = LlamaGrammar.from_string(text, verbose=False)
         if len(self._grammars) >= MAX_CACHED_GRAMMARS:  # ad-hoc schemas must not grow memory forever
@@ -205,13 +220,18 @@ class LlamaEngine(ModelTurns):
             if key not in self._fallbacks_logged:
                 if len(self._fallbacks_logged) < MAX_CACHED_GRAMMARS:
                     self._fallbacks_logged.add(key)
-                log.warning("%s: llguidance cannot take it (%s); using llama.cpp's grammar sampler",
-                            request.grammar_label, reason)
+                log.warning(
+                    "%s: llguidance cannot take it (%s); using llama.cpp's grammar sampler",
+                    request.grammar_label,
+                    reason,
+                )
             return None, reason
 
-    def grammar_sampler_for(self, grammar: str | None = None, json_schema: dict[str, Any] | None = None,
-                            label: str = "grammar") -> tuple[str, str | None]:
-        """("llguidance" | "llama_cpp", the reason for a fallback) for a grammar; loads the model. Blocking."""
+    def grammar_sampler_for(
+        self, grammar: str | None = None, json_schema: dict[str, Any] | None = None, label: str = "grammar"
+    ) -> tuple[str, str | None]:
+        """("llguidance" | "llama_cpp", the reason for a fallback) for a grammar; loads the model. Blocking.
+        """
         job = _Job()
         self._wait_turn_blocking(job)
 
@@ -223,8 +243,9 @@ class LlamaEngine(ModelTurns):
 
                 gbnf = compile_schema(json_schema)
             self._compiled_grammar(llm, gbnf, label)
-            matcher, reason = self._matcher(llm, gbnf, GenerationRequest([], grammar=gbnf, grammar_label=label,
-                                                                         json_schema=json_schema))
+            matcher, reason = self._matcher(
+                llm, gbnf, GenerationRequest([], grammar=gbnf, grammar_label=label, json_schema=json_schema)
+            )
             return ("llguidance", None) if matcher is not None else ("llama_cpp", reason)
 
         return self._holding_lock(which, job)
@@ -237,14 +258,24 @@ class LlamaEngine(ModelTurns):
             sampler = f"llama_cpp (llguidance unavailable: {self._masks_unavailable})"
         else:
             sampler = "llguidance"
-        return {"model": self.model_name, "loaded": self.loaded, "n_ctx": self.n_ctx,
-                "load_seconds": self.load_seconds, "tokenizer_seconds": self.tokenizer_seconds,
-                "grammar_sampler": sampler,
-                "prefix_cache": {"snapshots": len(self.prefix_cache), "bytes": self.prefix_cache.bytes,
-                                 "hits": self.prefix_cache.hits, "limit_bytes": self.prefix_cache.max_bytes}}
+        return {
+            "model": self.model_name,
+            "loaded": self.loaded,
+            "n_ctx": self.n_ctx,
+            "load_seconds": self.load_seconds,
+            "tokenizer_seconds": self.tokenizer_seconds,
+            "grammar_sampler": sampler,
+            "prefix_cache": {
+                "snapshots": len(self.prefix_cache),
+                "bytes": self.prefix_cache.bytes,
+                "hits": self.prefix_cache.hits,
+                "limit_bytes": self.prefix_cache.max_bytes,
+            },
+        }
 
     async def load(self) -> None:
         """Load the model (and llguidance's view of its vocabulary) now; otherwise the first call does."""
+
         def load_all() -> None:
             llm = self._ensure_loaded()
             if self.settings.grammar_sampler == "llguidance":
@@ -291,7 +322,9 @@ class LlamaEngine(ModelTurns):
         assert result is not None
         return result
 
-    def generate_blocking(self, request: GenerationRequest, cancel: threading.Event | None = None) -> Generation:
+    def generate_blocking(
+        self, request: GenerationRequest, cancel: threading.Event | None = None
+    ) -> Generation:
         """The same, for callers already on a worker thread; set ``cancel`` to stop it."""
         job = _Job(cancel=cancel or threading.Event())
         self._wait_turn_blocking(job)
@@ -315,29 +348,42 @@ class LlamaEngine(ModelTurns):
         tokens = llm.tokenize(prompt.text.encode("utf-8"), add_bos=not prompt.added_special, special=True)
         n_ctx = llm.n_ctx()
         if len(tokens) >= n_ctx - 1:
-            raise ContextOverflow(f"the prompt is {len(tokens)} tokens but the model's context window is {n_ctx} "
-                                  "tokens; shorten the prompt or context, or raise sentinel.llm.n_ctx")
+            raise ContextOverflow(
+                f"the prompt is {len(tokens)} tokens but the model's context window is {n_ctx} "
+                "tokens; shorten the prompt or context, or raise sentinel.llm.n_ctx"
+            )
         max_tokens = max(1, min(request.max_tokens, n_ctx - len(tokens) - 1))
         boundary = self._preamble_length(llm, request.messages, prompt, tokens)
         temperature = s.temperature if request.temperature is None else request.temperature
         seed = request.seed if request.seed is not None else s.seed
-        params = SamplingParams(temperature, s.top_p, s.top_k, s.repeat_penalty,
-                                seed if seed is not None else secrets.randbits(31))
+        params = SamplingParams(
+            temperature,
+            s.top_p,
+            s.top_k,
+            s.repeat_penalty,
+            seed if seed is not None else secrets.randbits(31),
+        )
         job.started_at = time.perf_counter()
         record = GenerationRecord(time.monotonic(), 0.0, 0, False)
         result: Generation | None = None
         try:
             if matcher is not None:
                 try:
-                    result = self._decode_with_masks(llm, tokens, boundary, matcher, params, max_tokens, prompt, job)
+                    result = self._decode_with_masks(
+                        llm, tokens, boundary, matcher, params, max_tokens, prompt, job
+                    )
                 except MaskError as exc:
                     reason = f"llguidance failed after {job.tokens} tokens ({exc})"
-                    log.warning("%s: %s; generating again with llama.cpp's grammar sampler",
-                                request.grammar_label, reason)
+                    log.warning(
+                        "%s: %s; generating again with llama.cpp's grammar sampler",
+                        request.grammar_label,
+                        reason,
+                    )
                     job.tokens, job.first_token_at = 0, None
             if result is None:
-                result = self._decode_with_llama(llm, tokens, boundary, grammar, reason, params, max_tokens, prompt,
-                                                 job)
+                result = self._decode_with_llama(
+                    llm, tokens, boundary, grammar, reason, params, max_tokens, prompt, job
+                )
             return result
         finally:
             record.finished = time.monotonic()
@@ -355,8 +401,17 @@ class LlamaEngine(ModelTurns):
 
         return on_token
 
-    def _decode_with_masks(self, llm: Any, tokens: list[int], boundary: int | None, matcher: Any,
-                           params: SamplingParams, max_tokens: int, prompt: Any, job: _Job) -> Generation:
+    def _decode_with_masks(
+        self,
+        llm: Any,
+        tokens: list[int],
+        boundary: int | None,
+        matcher: Any,
+        params: SamplingParams,
+        max_tokens: int,
+        prompt: Any,
+        job: _Job,
+    ) -> Generation:
         loaded = self.prefix_cache.load(llm, tokens, boundary, evaluate_all=True)
         assert self._masks is not None
         sampler = MaskedSampler(llm, matcher, params, self._masks.vocab_size)
@@ -367,35 +422,81 @@ class LlamaEngine(ModelTurns):
         if cancelled:
             raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
         text = llm.detokenize(out, prev_tokens=tokens).decode("utf-8", errors="ignore")
-        return self._result(text, len(tokens), len(out), finish, prompt, job, "llguidance", None, loaded.reused)
+        return self._result(
+            text, len(tokens), len(out), finish, prompt, job, "llguidance", None, loaded.reused
+        )
 
-    def _decode_with_llama(self, llm: Any, tokens: list[int], boundary: int | None, grammar: Any,
-                           reason: str | None, params: SamplingParams, max_tokens: int, prompt: Any,
-                           job: _Job) -> Generation:
+    def _decode_with_llama(
+        self,
+        llm: Any,
+        tokens: list[int],
+        boundary: int | None,
+        grammar: Any,
+        reason: str | None,
+        params: SamplingParams,
+        max_tokens: int,
+        prompt: Any,
+        job: _Job,
+    ) -> Generation:
         from llama_cpp import StoppingCriteriaList
 
         loaded = self.prefix_cache.load(llm, tokens, boundary, evaluate_all=False)
         out = llm.create_completion(
-            tokens, max_tokens=max_tokens, temperature=params.temperature, top_p=params.top_p, top_k=params.top_k,
-            repeat_penalty=params.repeat_penalty, seed=params.seed, grammar=grammar,
+            tokens,
+            max_tokens=max_tokens,
+            temperature=params.temperature,
+            top_p=params.top_p,
+            top_k=params.top_k,
+            repeat_penalty=params.repeat_penalty,
+            seed=params.seed,
+            grammar=grammar,
             stop=None if grammar else (prompt.stop or None),
-            stopping_criteria=StoppingCriteriaList([self._counting(job)]))
+            stopping_criteria=StoppingCriteriaList([self._counting(job)]),
+        )
         if job.cancel.is_set():
             raise GenerationCancelled(f"generation cancelled after {job.tokens} tokens")
         choice, usage = out["choices"][0], out["usage"]
-        return self._result(choice["text"], usage["prompt_tokens"], usage["completion_tokens"],
-                            choice.get("finish_reason") or "stop", prompt, job,
-                            "llama_cpp" if grammar is not None else "none", reason, loaded.reused)
+        return self._result(
+            choice["text"],
+            usage["prompt_tokens"],
+            usage["completion_tokens"],
+            choice.get("finish_reason") or "stop",
+            prompt,
+            job,
+            "llama_cpp" if grammar is not None else "none",
+            reason,
+            loaded.reused,
+        )
 
-    def _result(self, text: str, prompt_tokens: int, completion_tokens: int, finish: str, prompt: Any, job: _Job,
-                sampler: str, reason: str | None, reused: int) -> Generation:
+    def _result(
+        self,
+        text: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        finish: str,
+        prompt: Any,
+        job: _Job,
+        sampler: str,
+        reason: str | None,
+        reused: int,
+    ) -> Generation:
         return Generation(
-            text=text, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, finish_reason=finish,
-            model=self.model_name, prompt_format=prompt.format, seconds=time.perf_counter() - job.started_at,
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            finish_reason=finish,
+            model=self.model_name,
+            prompt_format=prompt.format,
+            seconds=time.perf_counter() - job.started_at,
             first_token_seconds=(job.first_token_at - job.started_at) if job.first_token_at else None,
-            sampler=sampler, fallback_reason=reason, cached_prompt_tokens=reused)
+            sampler=sampler,
+            fallback_reason=reason,
+            cached_prompt_tokens=reused,
+        )
 
-    def _preamble_length(self, llm: Any, messages: list[dict[str, str]], prompt: Any, tokens: list[int]) -> int | None:
+    def _preamble_length(
+        self, llm: Any, messages: list[dict[str, str]], prompt: Any, tokens: list[int]
+    ) -> int | None:
         """How many leading prompt tokens are the shared preamble (everything before the user's content)."""
         if not self.prefix_cache.enabled:
             return None

@@ -49,7 +49,9 @@ class GrammarRegistry:
         if require_models:
             missing = sorted(set(GRAMMAR_MODELS) - set(grammars))
             if missing:
-                raise GrammarError(f"grammar directory {directory} lacks {', '.join(m + '.gbnf' for m in missing)}")
+                raise GrammarError(
+                    f"grammar directory {directory} lacks {', '.join(m + '.gbnf' for m in missing)}"
+                )
         return cls(grammars)
 
     def names(self) -> list[str]:
@@ -59,7 +61,9 @@ class GrammarRegistry:
         try:
             return self._grammars[name]
         except KeyError:
-            raise GrammarError(f"unknown grammar {name!r}; known grammars: {', '.join(self.names())}") from None
+            raise GrammarError(
+                f"unknown grammar {name!r}; known grammars: {', '.join(self.names())}"
+            ) from None
 
     def __iter__(self):
         return iter(self._grammars.values())

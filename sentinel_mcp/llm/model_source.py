@@ -53,8 +53,10 @@ def check_gguf_header(path: Path) -> None:
     except OSError as exc:
         raise ModelLoadError(f"cannot read model file {path}: {exc.strerror}") from None
     if len(head) < 8 or head[:4] != GGUF_MAGIC:
-        raise ModelLoadError(f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes); "
-                             "llama.cpp only loads .gguf files - convert the model or download a GGUF build")
+        raise ModelLoadError(
+            f"{path} is not a GGUF model file (it does not start with the GGUF magic bytes); "
+            "llama.cpp only loads .gguf files - convert the model or download a GGUF build"
+        )
     version = int.from_bytes(head[4:8], "little")
     if version not in (2, 3):
         raise ModelLoadError(f"{path}: unsupported GGUF version {version} (expected 2 or 3)")

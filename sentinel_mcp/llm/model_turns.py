@@ -101,7 +101,8 @@ class ModelTurns:
             raise
 
     async def _in_turn(self, fn: Callable[[], _T], job: _Job) -> _T:
-        """Run ``fn`` in a worker thread once it is our turn; on cancellation stop it and wait until it has."""
+        """Run ``fn`` in a worker thread once it is our turn; on cancellation stop it and wait until it has.
+        """
         await self._wait_turn()
         try:
             return await anyio.to_thread.run_sync(self._holding_lock, fn, job, abandon_on_cancel=True)

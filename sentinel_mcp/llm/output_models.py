@@ -13,7 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 ActionType = Literal["click", "long_click", "type", "clear", "scroll", "swipe", "back", "home", "recents",
                      "open_app", "wait_for", "screenshot", "done", "fail"]
 SnapshotId = Annotated[str, StringConstraints(pattern=r"^s-[0-9a-f]{10}$")]
-ElementRef = Annotated[str, StringConstraints(pattern=r"^(e-[0-9a-f]{8}(\.[1-9][0-9]{0,2})?|#?[1-9][0-9]{0,3})$")]
+ElementRef = Annotated[
+    str, StringConstraints(pattern=r"^(e-[0-9a-f]{8}(\.[1-9][0-9]{0,2})?|#?[1-9][0-9]{0,3})$")
+]
 RiskLevel = Literal["low", "medium", "high", "critical"]
 Severity = Literal["BLOCKER", "MAJOR", "MINOR"]
 

@@ -19,19 +19,24 @@ MAX_SYSTEM_CHARS = 8000
 
 # Role and control tokens of common chat templates. Generic shapes first, then named tokens.
 _CONTROL_TOKEN_PATTERNS = [
-    r"<\|[A-Za-z0-9_\-. ▁]{1,48}\|>",  # ChatML, Llama 3, Phi, Jamba, Command-R, Granite: <|im_start|>, <|eot_id|>
+    # ChatML, Llama 3, Phi, Jamba, Command-R, Granite: <|im_start|>, <|eot_id|>
+    r"<\|[A-Za-z0-9_\-. ▁]{1,48}\|>",
     r"<｜[^<>｜\n]{1,48}｜>",  # DeepSeek's full-width bars: <｜User｜>, <｜begin▁of▁sentence｜>
     r"</?(?:start_of_turn|end_of_turn|bos|eos|pad|unk|mask|start_of_image|end_of_image)>",  # Gemma
     r"</?s>",  # Llama 2 / Mistral BOS/EOS
     r"<</?SYS>>",  # Llama 2 system block
-    r"\[/?(?:INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_RESULTS|TOOL_CALLS|TOOL_CONTENT|THINK)\]",  # Llama 2, Mistral
-    r"</?(?:tool_call|tool_response|think|\|?system\|?|im_start|im_end)>",  # Qwen, reasoning models, loose ChatML
+    # Llama 2, Mistral
+    r"\[/?(?:INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_RESULTS|TOOL_CALLS|TOOL_CONTENT|THINK)\]",
+    # Qwen, reasoning models, loose ChatML
+    r"</?(?:tool_call|tool_response|think|\|?system\|?|im_start|im_end)>",
     r"<(?:reserved_special_token_\d+|\|reserved_\w+\|)>",
 ]
 CONTROL_TOKEN_RE = re.compile("|".join(f"(?:{p})" for p in _CONTROL_TOKEN_PATTERNS), re.IGNORECASE)
 
 # Invisible characters used to smuggle text past readers: zero-width, bidi overrides, the tag block.
-_INVISIBLE_RE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+_INVISIBLE_RE = re.compile(
+    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
 # C0/C1 controls except tab and newline (carriage returns are normalised to newlines first)
 _CONTROL_CHAR_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
@@ -62,8 +67,10 @@ def strip_control(text: str) -> Sanitized:
 
 def cap(text: str, limit: int, what: str) -> str:
     if len(text) > limit:
-        raise InputRejected(f"{what} is {len(text)} characters; the limit is {limit}. Shorten it "
-                            "(nothing was sent to the model)")
+        raise InputRejected(
+            f"{what} is {len(text)} characters; the limit is {limit}. Shorten it "
+            "(nothing was sent to the model)"
+        )
     return text
 
 

@@ -28,7 +28,9 @@ def compile_schema(schema: Any) -> str:
         try:
             schema = json.loads(schema)
         except json.JSONDecodeError as exc:
-            raise SchemaError(f"json_schema is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+            raise SchemaError(
+                f"json_schema is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            ) from None
     if not isinstance(schema, dict):
         raise SchemaError(f"json_schema must be a JSON object, got {type(schema).__name__}")
     text = json.dumps(schema)
@@ -45,7 +47,9 @@ def compile_schema(schema: Any) -> str:
     try:
         gbnf = json_schema_to_gbnf(text)
     except Exception as exc:  # noqa: BLE001 - the converter raises assorted types (Assertion, Key, Value)
-        raise SchemaError(f"json_schema cannot be turned into a grammar: {type(exc).__name__}: {exc}") from None
+        raise SchemaError(
+            f"json_schema cannot be turned into a grammar: {type(exc).__name__}: {exc}"
+        ) from None
     try:
         check_gbnf(gbnf)
     except GbnfSyntaxError as exc:
@@ -57,10 +61,14 @@ def _refuse_unconstrainable(node: Any, where: str) -> None:
     if isinstance(node, dict):
         for key, value in node.items():
             if key in UNCONSTRAINABLE:
-                raise SchemaError(f"json_schema uses {key!r} at {where}, which grammar-constrained decoding cannot "
-                                  "enforce; rewrite the schema without it (enum, anyOf, properties, items work)")
+                raise SchemaError(
+                    f"json_schema uses {key!r} at {where}, which grammar-constrained decoding cannot "
+                    "enforce; rewrite the schema without it (enum, anyOf, properties, items work)"
+                )
             if key == "$ref" and isinstance(value, str) and not value.startswith("#"):
-                raise SchemaError(f"json_schema has a remote $ref {value!r} at {where}; only local '#/...' refs work")
+                raise SchemaError(
+                    f"json_schema has a remote $ref {value!r} at {where}; only local '#/...' refs work"
+                )
             if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
                 # property names are data, not keywords: walk only their sub-schemas
                 for name, sub in value.items():

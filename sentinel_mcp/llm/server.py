@@ -31,7 +31,9 @@ class TokenCounts(BaseModel):
 
 class GenerateResult(BaseModel):
     text: str
-    json_: Any = Field(None, alias="json", description="the parsed, validated JSON when constrained, else null")
+    json_: Any = Field(
+        None, alias="json", description="the parsed, validated JSON when constrained, else null"
+    )
     tokens: TokenCounts
     model: str
     finish_reason: str
@@ -51,7 +53,9 @@ class RiskResult(BaseModel):
 
 
 # Inference reads nothing and changes nothing outside the process: read-only, closed-world.
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
 
 
 def _progress(ctx: Context):
@@ -68,53 +72,103 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
     if ctx.services.cortex is None:
         ctx.services.cortex = cortex  # other built-ins may call it in-process
     names = ", ".join(cortex.grammars.names())
-    server = MCPServer(ctx.name, version="0.1.0", instructions=(
-        "Local LLM inference (llama.cpp) with grammar-constrained JSON output. "
-        f"Grammars: {names}. Inputs are checked for prompt injection."))
+    server = MCPServer(
+        ctx.name,
+        version="0.1.0",
+        instructions=(
+            "Local LLM inference (llama.cpp) with grammar-constrained JSON output. "
+            f"Grammars: {names}. Inputs are checked for prompt injection."
+        ),
+    )
 
-    @server.tool(annotations=READ_ONLY, description=(
-        "Generate text with the local model. Give `grammar` (one of: " + names + ") or `json_schema` to get "
-        "validated JSON in the `json` field. `context` carries documents or screen text (escaped, up to 32,000 "
-        "characters); `prompt` is the request (up to 2,048 characters)."))
-    async def llm_generate(prompt: str, ctx: Context, system: str | None = None,
-                           max_tokens: int = Field(256, ge=1, le=32_768),
-                           temperature: float = Field(0.2, ge=0.0, le=2.0), grammar: str | None = None,
-                           json_schema: dict[str, Any] | None = None, context: str | None = None) -> GenerateResult:
+    @server.tool(
+        annotations=READ_ONLY,
+        description=(
+            "Generate text with the local model. Give `grammar` (one of: "
+            + names
+            + ") or `json_schema` to get "
+            "validated JSON in the `json` field. `context` carries documents or screen text (escaped, up to "
+            "32,000 "
+            "characters); `prompt` is the request (up to 2,048 characters)."
+        ),
+    )
+    async def llm_generate(
+        prompt: str,
+        ctx: Context,
+        system: str | None = None,
+        max_tokens: int = Field(256, ge=1, le=32_768),
+        temperature: float = Field(0.2, ge=0.0, le=2.0),
+        grammar: str | None = None,
+        json_schema: dict[str, Any] | None = None,
+        context: str | None = None,
+    ) -> GenerateResult:
         try:
-            r = await cortex.generate(prompt, system=system, context=context, max_tokens=max_tokens,
-                                      temperature=temperature, grammar=grammar, json_schema=json_schema,
-                                      progress=_progress(ctx))
+            r = await cortex.generate(
+                prompt,
+                system=system,
+                context=context,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                grammar=grammar,
+                json_schema=json_schema,
+                progress=_progress(ctx),
+            )
         except LlmError as exc:
             raise ToolError(str(exc)) from None
         g = r.generation
-        return GenerateResult(text=r.text, json=r.data, model=g.model, finish_reason=g.finish_reason,
-                              tokens=TokenCounts(prompt=g.prompt_tokens, completion=g.completion_tokens))
+        return GenerateResult(
+            text=r.text,
+            json=r.data,
+            model=g.model,
+            finish_reason=g.finish_reason,
+            tokens=TokenCounts(prompt=g.prompt_tokens, completion=g.completion_tokens),
+        )
 
-    @server.tool(annotations=READ_ONLY, description="Extract structured data from `text` as JSON matching `json_schema` (validated).")
-    async def llm_extract(text: str, json_schema: dict[str, Any], ctx: Context,
-                          max_tokens: int = Field(512, ge=1, le=32_768)) -> ExtractResult:
+    @server.tool(
+        annotations=READ_ONLY,
+        description="Extract structured data from `text` as JSON matching `json_schema` (validated).",
+    )
+    async def llm_extract(
+        text: str, json_schema: dict[str, Any], ctx: Context, max_tokens: int = Field(512, ge=1, le=32_768)
+    ) -> ExtractResult:
         try:
             r = await cortex.extract(text, json_schema, max_tokens=max_tokens, progress=_progress(ctx))
         except LlmError as exc:
             raise ToolError(str(exc)) from None
         return ExtractResult(data=r.data)
 
-    @server.tool(annotations=READ_ONLY, description=(
-        "Rate the risk of a UI or tool action (low, medium, high, critical) with reasons; high and critical "
-        "require confirmation. An injection attempt in the action or context is rated critical."))
+    @server.tool(
+        annotations=READ_ONLY,
+        description=(
+            "Rate the risk of a UI or tool action (low, medium, high, critical) with reasons; high and "
+            "critical "
+            "require confirmation. An injection attempt in the action or context is rated critical."
+        ),
+    )
     async def llm_classify_risk(action: dict[str, Any], ctx: Context, context: str = "") -> RiskResult:
         try:
-            return RiskResult.model_validate(await cortex.classify_risk(action, context, progress=_progress(ctx)))
+            return RiskResult.model_validate(
+                await cortex.classify_risk(action, context, progress=_progress(ctx))
+            )
         except LlmError as exc:
             raise ToolError(str(exc)) from None
 
-    @server.tool(annotations=READ_ONLY, description=(
-        "The local model's status: loaded or not, which model file, context window (tokens), threads, busy."))
+    @server.tool(
+        annotations=READ_ONLY,
+        description=(
+            "The local model's status: loaded or not, which model file, context window (tokens), threads, "
+            "busy."
+        ),
+    )
     async def llm_status() -> dict[str, Any]:
         return model_status(cortex.engine)
 
-    @server.resource("llm://status", name="model status", mime_type="application/json",
-                     description="The local model's status (the same as llm_status)")
+    @server.resource(
+        "llm://status",
+        name="model status",
+        mime_type="application/json",
+        description="The local model's status (the same as llm_status)",
+    )
     def status_resource() -> str:
         return json.dumps(model_status(cortex.engine))
 

@@ -18,7 +18,8 @@ class LlmSettings(BaseModel):
     n_ctx: int = Field(16_384, ge=64, le=262_144, description="context window in tokens")
     n_threads: int | None = Field(None, ge=1, le=256, description="None: the number of CPU cores")
     n_batch: int = Field(512, ge=8, le=8192)
-    # model layers offloaded to a GPU (llama.cpp's n_gpu_layers; -1: all of them); 0 here, where no GPU exists.
+    # model layers offloaded to a GPU (llama.cpp's n_gpu_layers; -1: all of them); 0 here, where no GPU
+    # exists.
     # A llama.cpp built without GPU support keeps every layer on the CPU; the model status says which it was.
     gpu_layers: int = Field(0, ge=-1, le=1024, description="layers offloaded to a GPU; -1: all; 0: CPU only")
     temperature: float = Field(0.2, ge=0.0, le=2.0)
@@ -32,7 +33,9 @@ class LlmSettings(BaseModel):
     detect_injection: bool = True
     # "llguidance": token masks (fast); "llama_cpp": llama.cpp's own grammar sampler (the old path)
     grammar_sampler: Literal["llguidance", "llama_cpp"] = "llguidance"
-    prefix_cache_mb: int = Field(256, ge=0, le=65_536, description="KV snapshots of shared prompt preambles; 0: off")
+    prefix_cache_mb: int = Field(
+        256, ge=0, le=65_536, description="KV snapshots of shared prompt preambles; 0: off"
+    )
 
     @classmethod
     def from_section(cls, section: dict[str, Any] | None, where: str = "sentinel.llm") -> LlmSettings:

@@ -15,9 +15,15 @@ def model_status(engine: Any) -> dict[str, Any]:
     settings = getattr(engine, "settings", None)
     loaded = bool(getattr(engine, "loaded", False))
     in_flight = getattr(engine, "tokens_in_flight", None)
-    configured = getattr(settings, "model", None) or os.environ.get("SENTINEL_MODEL") or "the small model package"
+    configured = (
+        getattr(settings, "model", None) or os.environ.get("SENTINEL_MODEL") or "the small model package"
+    )
     llm = getattr(engine, "_llm", None)
-    n_ctx = llm.n_ctx() if (loaded and llm is not None and hasattr(llm, "n_ctx")) else getattr(settings, "n_ctx", None)
+    n_ctx = (
+        llm.n_ctx()
+        if (loaded and llm is not None and hasattr(llm, "n_ctx"))
+        else getattr(settings, "n_ctx", None)
+    )
     return {
         "loaded": loaded,
         "model": getattr(engine, "model_name", None) if loaded else None,
@@ -37,8 +43,12 @@ def model_status(engine: Any) -> dict[str, Any]:
 
 def _caches_and_speed(engine: Any, llm: Any) -> dict[str, Any]:
     """The grammar engine, the prompt/KV cache, the last generation's speed, GPU layers (when known)."""
-    out: dict[str, Any] = {"grammar_engine": None, "prompt_cache": None, "kv_tokens": None,
-                           "last_generation": None}
+    out: dict[str, Any] = {
+        "grammar_engine": None,
+        "prompt_cache": None,
+        "kv_tokens": None,
+        "last_generation": None,
+    }
     status = getattr(engine, "status", None)
     if callable(status):
         try:
@@ -59,9 +69,11 @@ def _caches_and_speed(engine: Any, llm: Any) -> dict[str, Any]:
         last = history[-1]
         seconds = max(0.0, float(last.finished) - float(last.started))
         out["last_generation"] = {
-            "seconds": round(seconds, 3), "completion_tokens": last.completion_tokens,
+            "seconds": round(seconds, 3),
+            "completion_tokens": last.completion_tokens,
             "tokens_per_second": round(last.completion_tokens / seconds, 1) if seconds > 0 else None,
-            "cancelled": last.cancelled}
+            "cancelled": last.cancelled,
+        }
     return out
 
 

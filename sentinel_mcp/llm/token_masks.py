@@ -34,7 +34,9 @@ def _llguidance() -> Any:
         import llguidance
         from llguidance import gbnf_to_lark
     except ImportError as exc:
-        raise UnsupportedGrammar(f"llguidance is not installed ({exc}); pip install 'sentinel-mcp[llm]'") from None
+        raise UnsupportedGrammar(
+            f"llguidance is not installed ({exc}); pip install 'sentinel-mcp[llm]'"
+        ) from None
     return llguidance, gbnf_to_lark
 
 
@@ -57,7 +59,9 @@ def build_tokenizer(llm: Any) -> Any:
     for token in range(n_tokens):
         n = llama_cpp.llama_token_to_piece(vocab, token, buffer, MAX_PIECE_BYTES, 0, True)
         if n < 0:
-            raise UnsupportedGrammar(f"token {token} of the vocabulary is longer than {MAX_PIECE_BYTES} bytes")
+            raise UnsupportedGrammar(
+                f"token {token} of the vocabulary is longer than {MAX_PIECE_BYTES} bytes"
+            )
         piece = buffer.raw[:n]
         attr = llama_cpp.llama_token_get_attr(vocab, token)
         if attr & control or (attr & user_defined and piece.startswith(b"<") and piece.endswith(b">")):
@@ -68,8 +72,9 @@ def build_tokenizer(llm: Any) -> Any:
     if not eog:
         eog = [llama_cpp.llama_vocab_eos(vocab)]
     tokenize = ctypes.cast(llama_cpp.llama_cpp._lib.llama_tokenize, ctypes.c_void_p).value
-    return llguidance.LLTokenizer.from_llamacpp(tokens=pieces, vocab_ptr=vocab, tokenize_fptr=tokenize,
-                                                eos_token=eog, slices=None)
+    return llguidance.LLTokenizer.from_llamacpp(
+        tokens=pieces, vocab_ptr=vocab, tokenize_fptr=tokenize, eos_token=eog, slices=None
+    )
 
 
 class MaskCompiler:
@@ -124,7 +129,9 @@ class MaskCompiler:
     def _schema_grammar(schema: dict[str, Any]) -> str:
         llguidance, _ = _llguidance()
         try:
-            return llguidance.LLMatcher.grammar_from_json_schema(close_objects(schema), overrides=JSON_WHITESPACE)
+            return llguidance.LLMatcher.grammar_from_json_schema(
+                close_objects(schema), overrides=JSON_WHITESPACE
+            )
         except (ValueError, TypeError) as exc:
             raise UnsupportedGrammar(f"JSON Schema compilation failed: {_short(str(exc))}") from None
 

@@ -49,7 +49,9 @@ def problem_line(p: Problem) -> str:
     return f"{p.file}:{p.line}: {p.severity}: {' '.join(p.message.split())}"
 
 
-async def check_paths(engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None) -> list[Problem]:
+async def check_paths(
+    engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None
+) -> list[Problem]:
     """check_files for paths given by a user: missing or unreadable ones are problems of their own, and
     the readable ones are still checked (together, as the gateway loads them)."""
     problems, ok = unreadable_files(files)
@@ -58,7 +60,9 @@ async def check_paths(engine: PrologEngine, files: list[Path], catalog: list[Too
     return problems
 
 
-async def check_files(engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None) -> list[Problem]:
+async def check_files(
+    engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None
+) -> list[Problem]:
     """All problems (errors and warnings) of a set of files, in file/line order."""
     try:
         rb = await load_rulebase(engine, files)
@@ -76,17 +80,36 @@ async def check_files(engine: PrologEngine, files: list[Path], catalog: list[Too
                 if site["kind"] == "binding":
                     t = tools.get(tool)
                     if t is None:
-                        problems.append(Problem(severity="error", message=f"binding to {tool}, which no upstream has",
-                                                **where))
+                        problems.append(
+                            Problem(
+                                severity="error", message=f"binding to {tool}, which no upstream has", **where
+                            )
+                        )
                     elif not ((t.annotations and t.annotations.read_only_hint) or tool in declared_ro):
-                        problems.append(Problem(severity="error", message=f"binding to {tool}, which is not read-only "
-                                                "(no readOnlyHint annotation and no read_only/1 declaration)", **where))
+                        problems.append(
+                            Problem(
+                                severity="error",
+                                message=f"binding to {tool}, which is not read-only "
+                                "(no readOnlyHint annotation and no read_only/1 declaration)",
+                                **where,
+                            )
+                        )
                     elif tool in declared_ro and t.annotations and t.annotations.destructive_hint:
-                        problems.append(Problem(severity="warning", message=f"{tool} is declared read_only but its "
-                                                "upstream marks it destructive", **where))
+                        problems.append(
+                            Problem(
+                                severity="warning",
+                                message=f"{tool} is declared read_only but its upstream marks it destructive",
+                                **where,
+                            )
+                        )
                 elif not _matches(tool, names):
-                    problems.append(Problem(severity="error", message=f"{site['kind']} for {tool}, which no upstream "
-                                            "has", **where))
+                    problems.append(
+                        Problem(
+                            severity="error",
+                            message=f"{site['kind']} for {tool}, which no upstream has",
+                            **where,
+                        )
+                    )
     finally:
         await engine.unload(rb.module)
     return sorted(problems, key=lambda p: (p.file, p.line))
@@ -103,42 +126,74 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool]
     for c in cites["citations"]:
         where = dict(file=c["file"], line=c["line"])
         if c["document"] not in declared_in:
-            out.append(Problem(severity="error", message=f"a citation names the policy document {c['document']!r}, "
-                               "which no policy_document/2 declares", **where))
+            out.append(
+                Problem(
+                    severity="error",
+                    message=f"a citation names the policy document {c['document']!r}, "
+                    "which no policy_document/2 declares",
+                    **where,
+                )
+            )
         elif c["document"] in docs.paragraphs and docs.cite(c["document"], c["anchor"]) is None:
-            out.append(Problem(severity="error", message=f"the anchor {c['anchor']!r} is in no sentence of "
-                               f"{c['document']} ({docs.paths[c['document']]})", **where))
+            out.append(
+                Problem(
+                    severity="error",
+                    message=f"the anchor {c['anchor']!r} is in no sentence of "
+                    f"{c['document']} ({docs.paths[c['document']]})",
+                    **where,
+                )
+            )
     citing_files = set(declared_in.values())
     for u in cites["uncited"]:
         if u["file"] in citing_files:
-            out.append(Problem(severity="warning", file=u["file"], line=u["line"],
-                               message=f"requirement without a citation: {u['reason']!r} (give it "
-                                       "policy_ref(Document, Anchor) as its third argument)"))
+            out.append(
+                Problem(
+                    severity="warning",
+                    file=u["file"],
+                    line=u["line"],
+                    message=f"requirement without a citation: {u['reason']!r} (give it "
+                    "policy_ref(Document, Anchor) as its third argument)",
+                )
+            )
     tools = {t.name: t for t in catalog} if catalog is not None else {}
     for c in await engine.confirmations(rb.module):
         tool = tools.get(c["tool"])
-        if catalog is not None and (tool is None or (tool.annotations and tool.annotations.destructive_hint is False)):
-            continue  # only destructive tools' confirmations must inform (all of them when there is no catalog)
+        if catalog is not None and (
+            tool is None or (tool.annotations and tool.annotations.destructive_hint is False)
+        ):
+            # only destructive tools' confirmations must inform (all of them when there is no catalog)
+            continue
         where = dict(file=c["file"], line=c["line"])
         unshown = [a for a in c["arguments"] if a not in c["shown"] and "all" not in c["shown"]]
         if unshown:
-            out.append(Problem(severity="warning", message=f"the confirmation of {c['tool']} does not show what "
-                               f"{', '.join(unshown)} will do (show each argument, or a value computed from it)",
-                               **where))
+            out.append(
+                Problem(
+                    severity="warning",
+                    message=f"the confirmation of {c['tool']} does not show what "
+                    f"{', '.join(unshown)} will do (show each argument, or a value computed from it)",
+                    **where,
+                )
+            )
         props = (tool.input_schema or {}).get("properties", {}) if tool is not None else {}
         for a in c["raw"]:
             spec = props.get(a) or {}
             kind = spec.get("type")
             if "enum" in spec or kind in ("array", "object") or "$ref" in spec or "anyOf" in spec:
                 what = "a choice token" if "enum" in spec else "JSON data"
-                out.append(Problem(severity="warning", message=f"the confirmation of {c['tool']} shows {a} as it is "
-                                   f"({what}); show a text a person reads (a label, or a sentence computed from it)",
-                                   **where))
+                out.append(
+                    Problem(
+                        severity="warning",
+                        message=f"the confirmation of {c['tool']} shows {a} as it is "
+                        f"({what}); show a text a person reads (a label, or a sentence computed from it)",
+                        **where,
+                    )
+                )
     return out
 
 
 async def coverage(engine: PrologEngine, files: list[Path]) -> dict[str, dict]:
-    """Per declared policy document: its paragraphs, how many some citation resolves to, which ones none does."""
+    """Per declared policy document: its paragraphs, how many some citation resolves to, which ones none does.
+    """
     rb = await load_rulebase(engine, files)
     try:
         docs = PolicyDocuments.of_rulebase(rb)
@@ -146,8 +201,9 @@ async def coverage(engine: PrologEngine, files: list[Path]) -> dict[str, dict]:
         report = docs.coverage(cites["citations"])
         for name, r in report.items():
             r["path"] = str(docs.paths[name])
-            r["uncited_rules"] = len([u for u in cites["uncited"]
-                                      if u["file"] in {d.file for d in rb.info.documents}])
+            r["uncited_rules"] = len(
+                [u for u in cites["uncited"] if u["file"] in {d.file for d in rb.info.documents}]
+            )
         return report
     finally:
         await engine.unload(rb.module)

@@ -1,4 +1,5 @@
-"""The fail-safe default guard (DESIGN §3): read-only tools pass, destructive or unknown ones need confirmation.
+"""The fail-safe default guard (DESIGN §3): read-only tools pass, destructive or unknown ones need
+confirmation.
 
 Configured allow and deny lists (glob patterns over catalog names) come first. A confirmation is bound to the
 session, tool, argument digest and policy version, expires, and is used by one call. Only the user's JSON
@@ -49,9 +50,12 @@ def describe_call(call: ToolCall, value_limit: int = VALUE_LIMIT, max_arguments:
 
 def confirmation_question(call: ToolCall, why: str) -> Question:
     described, note = describe_call(call)
-    ask = AskUser(Asker.GUARD, f"Sentinel: allow {described}? {why}" + (f" {note}" if note else ""),
-                  accepts_from=(Provenance.USER,),
-                  meta={"kind": "confirmation", "tool": call.name, "digest": call.digest})
+    ask = AskUser(
+        Asker.GUARD,
+        f"Sentinel: allow {described}? {why}" + (f" {note}" if note else ""),
+        accepts_from=(Provenance.USER,),
+        meta={"kind": "confirmation", "tool": call.name, "digest": call.digest},
+    )
     return ask.question(confirmation_key(call), CONFIRM_SCHEMA)
 
 
@@ -98,8 +102,11 @@ class DefaultGuard(Guard):
         # the deny list matches either name; the allow list only the identity (server + own name), so a
         # server exposing a tool under an allowed name gains nothing
         if self._matches(self.settings.deny, call.name) or self._matches(self.settings.deny, call.identity):
-            return Deny(reason=f"{call.name} is on the deny list", unmet=["deny_list"],
-                        how_to_unblock=["remove it from sentinel.policy.deny in the config"])
+            return Deny(
+                reason=f"{call.name} is on the deny list",
+                unmet=["deny_list"],
+                how_to_unblock=["remove it from sentinel.policy.deny in the config"],
+            )
         if self._matches(self.settings.allow, call.identity):
             return Allow(reason=f"{call.name} is on the allow list")
         mode = self.settings.default
@@ -108,19 +115,27 @@ class DefaultGuard(Guard):
         if call.read_only and mode != "deny":
             return Allow(reason="read-only tool (fail-safe default)")
         if mode == "deny":
-            return Deny(reason="default policy: deny", unmet=["allow_list"],
-                        how_to_unblock=["add the tool to sentinel.policy.allow"])
+            return Deny(
+                reason="default policy: deny",
+                unmet=["allow_list"],
+                how_to_unblock=["add the tool to sentinel.policy.allow"],
+            )
         if call.self_confirming and mode == "fail-safe":
             # one question per risky action: the trusted built-in asks itself, with what it sees on the device
             return Allow(reason=f"{call.server} confirms its own risky actions (trusted built-in)")
         if self.confirmations.holds(call, self.version):
             self.confirmations.consume(call, self.version)
             return Allow(reason="confirmed by the user", proof={"confirmation": confirmation_key(call)})
-        why = "It may change things (destructive)." if call.destructive is not False else "It is not read-only."
+        why = (
+            "It may change things (destructive)." if call.destructive is not False else "It is not read-only."
+        )
         if call.read_only is None and call.destructive is None:
             why = "Its effects are unknown (no annotations)."
-        return Ask(reason=f"{call.name} needs the user's confirmation: {why}",
-                   questions=[confirmation_question(call, why)], unmet=["confirmation"])
+        return Ask(
+            reason=f"{call.name} needs the user's confirmation: {why}",
+            questions=[confirmation_question(call, why)],
+            unmet=["confirmation"],
+        )
 
     async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
         """Grant the confirmation only for the user's JSON ``true``; a "no" stores nothing (the call ends,

@@ -2,14 +2,18 @@
 
 Deterministic: the same tools and policy give the same text. What it derives:
 
-* a **binding** for each fact a read-only tool's output schema offers, keyed by the tool's inputs: one per scalar
+* a **binding** for each fact a read-only tool's output schema offers, keyed by the tool's inputs: one per
+scalar
   field (``order_status(OrderId, Status)``), one per nested object (its scalar fields together), one per array
   (an element's position or value, with an object element's scalar fields zipped) and one per map of objects
   (the key, with the value's scalar fields);
-* a **guard stub** for every other tool, naming its arguments, listing the paragraphs of the policy that mention
-  it, and asking the user's confirmation of every argument (what a destructive tool gets by default), with TODO
+* a **guard stub** for every other tool, naming its arguments, listing the paragraphs of the policy that
+mention
+  it, and asking the user's confirmation of every argument (what a destructive tool gets by default), with
+  TODO
   markers where the rules go;
-* an **askable** for every argument of a write tool that only the user can give (not an identifier, not a field
+* an **askable** for every argument of a write tool that only the user can give (not an identifier, not a
+field
   any read tool returns);
 * a **context** for every identifier that several tools take (the entities the tools revolve around);
 * **effects** that invalidate, after a write, the facts read about the entity it wrote to.
@@ -80,11 +84,15 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
                 schema = real[0]
                 continue
             merged: dict[str, Any] = {"type": "object", "properties": {}}  # a union of objects: every field,
-            required: set[str] | None = None                                 # required when all require it
+            required: set[str] | None = None  # required when all require it
             for b in real:
                 r = _resolve(b, root)
                 merged["properties"].update(r.get("properties", {}))
-                required = set(r.get("required") or []) if required is None else required & set(r.get("required") or [])
+                required = (
+                    set(r.get("required") or [])
+                    if required is None
+                    else required & set(r.get("required") or [])
+                )
             merged["required"] = sorted(required or [])
             return merged
         return schema
@@ -144,7 +152,9 @@ def bindings_of(server: str, tool: dict[str, Any]) -> list[_Binding]:
         head = f"{pred}({', '.join(in_vars + [v for v, _ in pairs])})"
         out.append(_Binding(head, full, args, [f"{v} = {p}" for v, p in pairs], [p for _, p in pairs]))
 
-    def grouped(pred: str, lead: list[tuple[str, str]], base: str, fields: tuple[list[str], list[str]]) -> None:
+    def grouped(
+        pred: str, lead: list[tuple[str, str]], base: str, fields: tuple[list[str], list[str]]
+    ) -> None:
         required, optional = fields
         if required or not optional:
             add(pred, lead + [(fresh(f), f"'{base}/{f}'") for f in required])
@@ -195,7 +205,8 @@ def _stems(words: list[str]) -> list[str]:
 
 
 def mentions(tool_name: str, paragraphs: list[Paragraph]) -> list[Paragraph]:
-    """The paragraphs that mention a tool: its verb (first word) and the most of its other words, in the text or
+    """The paragraphs that mention a tool: its verb (first word) and the most of its other words, in the text
+    or
     in the heading above (at most MAX_PARAGRAPHS, best first, then in document order)."""
     words = tool_name.split("_")
     verb, others = (_stems(words[:1]) or [""])[0], _stems(words[1:])
@@ -217,45 +228,66 @@ def anchor_of(p: Paragraph) -> str:
     return " ".join(words[:10]).rstrip(".,:;")
 
 
-def draft_rulebase(server: str, tools: list[dict[str, Any]], document: str, document_path: str,
-                   paragraphs: list[Paragraph]) -> Draft:
+def draft_rulebase(
+    server: str, tools: list[dict[str, Any]], document: str, document_path: str, paragraphs: list[Paragraph]
+) -> Draft:
     tools = sorted(tools, key=lambda t: t["name"])
     reads = [t for t in tools if _read_only(t)]
     writes = [t for t in tools if not _read_only(t)]
     draft = Draft(text="")
-    lines = [f"% DRAFT rulebase for the server {server!r}, from its tool schemas and {document_path}.",
-             "% Written by `sentinel-mcp draft`: a candidate for a person to finish (every TODO), check with",
-             "% `sentinel-mcp check --coverage`, and only then load. Language: docs/rulebase-language.md.",
-             "", f"policy_document({document}, {quote(document_path)}).", "",
-             "% ---------------------------------------------------------------- bindings (read-only tools)"]
+    lines = [
+        f"% DRAFT rulebase for the server {server!r}, from its tool schemas and {document_path}.",
+        "% Written by `sentinel-mcp draft`: a candidate for a person to finish (every TODO), check with",
+        "% `sentinel-mcp check --coverage`, and only then load. Language: docs/rulebase-language.md.",
+        "",
+        f"policy_document({document}, {quote(document_path)}).",
+        "",
+        "% ---------------------------------------------------------------- bindings (read-only tools)",
+    ]
     produced: set[str] = set()
     for t in reads:
         bs = bindings_of(server, t)
         if bs:
-            lines.append(f"% {t['name']}: {(t.get('description') or '').splitlines()[0][:100] if t.get('description') else ''}")
+            lines.append(
+                f"% {t['name']}: "
+                f"{(t.get('description') or '').splitlines()[0][:100] if t.get('description') else ''}"
+            )
         for b in bs:
             pred = b.head.split("(")[0]
             if pred in produced:  # two tools offering the same fact name: keep the first, mark the other
                 lines.append(f"% TODO: {pred} is also offered by {b.tool}; rename one if both are wanted")
                 continue
             produced.add(pred)
-            decl = (f"binding({b.head}, tool({quote(b.tool)}, {b.args}),\n"
-                    f"        extract([{', '.join(b.extract)}]), [ttl(60)]).")
+            decl = (
+                f"binding({b.head}, tool({quote(b.tool)}, {b.args}),\n"
+                f"        extract([{', '.join(b.extract)}]), [ttl(60)])."
+            )
             lines.append(decl)
             draft.bindings.append(decl)
     # facts any read tool returns (by field name): a write argument among them is not only the user's to give
-    returned = {seg for t in reads for b in bindings_of(server, t) for p in b.pointers
-                for seg in re.findall(r"/([A-Za-z0-9_]+)", p)}
+    returned = {
+        seg
+        for t in reads
+        for b in bindings_of(server, t)
+        for p in b.pointers
+        for seg in re.findall(r"/([A-Za-z0-9_]+)", p)
+    }
     identifiers: dict[str, int] = {}
     for t in tools:
         for a in (t.get("inputSchema") or {}).get("properties", {}):
             if a.endswith("_id"):
                 identifiers[a] = identifiers.get(a, 0) + 1
-    lines += ["", "% ---------------------------------------------------------------- contexts (entities in focus)"]
+    lines += [
+        "",
+        "% ---------------------------------------------------------------- contexts (entities in focus)",
+    ]
     for ident, n in sorted(identifiers.items()):
         if n >= 2:
             lines.append(f"context({pred_name(ident[:-3], 'of_interest')}).   % {ident}: taken by {n} tools")
-    lines += ["", "% ---------------------------------------------------------------- askables (only the user can say)"]
+    lines += [
+        "",
+        "% ---------------------------------------------------------------- askables (only the user can say)",
+    ]
     asked: dict[str, list[tuple[str, list[str], str]]] = {}
     for t in [w for w in writes if _destructive(w)]:
         props = (t.get("inputSchema") or {}).get("properties", {})
@@ -265,45 +297,70 @@ def draft_rulebase(server: str, tools: list[dict[str, Any]], document: str, docu
             if a.endswith("_id") or a.endswith("_ids") or a in returned or _kind(spec) != "scalar":
                 continue
             pred = pred_name(t["name"], a)
-            typ = ("choice([" + ", ".join(quote(str(v)) for v in spec["enum"]) + "])") if "enum" in spec else (
-                "number" if spec.get("type") in ("integer", "number") else "text")
+            typ = (
+                ("choice([" + ", ".join(quote(str(v)) for v in spec["enum"]) + "])")
+                if "enum" in spec
+                else ("number" if spec.get("type") in ("integer", "number") else "text")
+            )
             ins = [var_name(k) for k in keys]
             head = f"{pred}({', '.join(ins + [var_name(a)])})"
             about = " of ~w" if ins else ""
-            decl = (f"askable({head}, \"What is the {a.replace('_', ' ')}{about}?\", {typ},\n"
-                    f"        [from([user])]).   % TODO: the question in the user's words; the choices' labels")
+            decl = (
+                f'askable({head}, "What is the {a.replace("_", " ")}{about}?", {typ},\n'
+                f"        [from([user])]).   % TODO: the question in the user's words; the choices' labels"
+            )
             lines.append(decl)
             draft.askables.append(decl)
             asked.setdefault(t["name"], []).append((pred, ins, var_name(a)))
-    lines += ["", "% ---------------------------------------------------------------- guards (TODO: the rules)"]
+    lines += [
+        "",
+        "% ---------------------------------------------------------------- guards (TODO: the rules)",
+    ]
     for t in writes:
         full = f"{server}__{t['name']}"
         if not _destructive(t):
-            lines.append(f"% TODO: {t['name']} changes no data (not destructive): without a guard the configured default "
-                         "decides it; write guard(" + quote(full) + ", [], true) to let it through")
+            lines.append(
+                f"% TODO: {t['name']} changes no data (not destructive): without a guard the configured "
+                "default "
+                "decides it; write guard(" + quote(full) + ", [], true) to let it through"
+            )
             continue
         props = list((t.get("inputSchema") or {}).get("properties", {}))
         pattern = "[" + ", ".join(f"{a} = {var_name(a)}" for a in props) + "]"
         found = mentions(t["name"], paragraphs)
-        lines.append(f"% {t['name']} ({'destructive' if _destructive(t) else 'changes no data'}): "
-                     f"{len(found)} paragraph(s) of {document} mention it")
+        lines.append(
+            f"% {t['name']} ({'destructive' if _destructive(t) else 'changes no data'}): "
+            f"{len(found)} paragraph(s) of {document} mention it"
+        )
         for p in found:
             lines.append(f"%   line {p.line_start} ({p.heading_text}): {p.text[:110]}")
         body = ["      ( % TODO: the requirements, each require(Goal, Reason, policy_ref(...)), e.g.:"]
         for p in found[:3]:
-            body.append(f"        % require(Goal, 'TODO: the rule in words', policy_ref({document}, {quote(anchor_of(p))})),")
+            body.append(
+                f"        % require(Goal, 'TODO: the rule in words', policy_ref({document}, "
+                f"{quote(anchor_of(p))})),"
+            )
         for pred, ins, arg in asked.get(t["name"], []):
             cite = anchor_of(found[0]) if found else ""
             ref = f", policy_ref({document}, {quote(cite)})" if cite else ""
-            body.append(f"        {pred}({', '.join(ins + [arg + 'Given'])}), "
-                        f"require({arg} == {arg}Given, 'TODO: the value must be the one the user gave'{ref}),")
+            body.append(
+                f"        {pred}({', '.join(ins + [arg + 'Given'])}), "
+                f"require({arg} == {arg}Given, 'TODO: the value must be the one the user gave'{ref}),"
+            )
         items = ", ".join(f"{quote(a.replace('_', ' ').capitalize())} = {var_name(a)}" for a in props)
         verb = t["name"].replace("_", " ").capitalize()
-        body.append(f"        confirmed_items({quote(verb + '?')}, [{items}]) )).   % TODO: show values a person reads")
+        body.append(
+            f"        confirmed_items({quote(verb + '?')}, [{items}]) )).   % TODO: show values a person "
+            "reads"
+        )
         decl = f"guard({quote(full)}, {pattern},\n" + "\n".join(body)
         lines.append(decl)
         draft.guards.append(decl)
-    lines += ["", "% ---------------------------------------------------------------- effects (facts a write makes stale)"]
+    lines += [
+        "",
+        "% ---------------------------------------------------------------- effects (facts a write makes "
+        "stale)",
+    ]
     by_key: dict[str, list[str]] = {}
     for t in reads:
         ins = list((t.get("inputSchema") or {}).get("properties", {}))
@@ -319,6 +376,9 @@ def draft_rulebase(server: str, tools: list[dict[str, Any]], document: str, docu
                 pred, rest = head.split("(", 1)
                 n = rest.count(",") + 1
                 stale.append(f"invalidate({pred}({', '.join([var_name(k)] + ['_'] * (n - 1))}))")
-            lines.append(f"effect({quote(server + '__' + t['name'])}, [{k} = {var_name(k)}],\n       [{', '.join(stale)}]).")
+            lines.append(
+                f"effect({quote(server + '__' + t['name'])}, [{k} = {var_name(k)}],\n       "
+                f"[{', '.join(stale)}])."
+            )
     draft.text = "\n".join(lines) + "\n"
     return draft

@@ -1,4 +1,5 @@
-"""``sentinel-mcp draft``: a candidate rulebase from a server's tools (or a saved tools list) and a policy document."""
+"""``sentinel-mcp draft``: a candidate rulebase from a server's tools (or a saved tools list) and a policy
+document."""
 
 from __future__ import annotations
 
@@ -15,11 +16,20 @@ from sentinel_mcp.config import ConfigError, RemoteServer, StdioServer, load_con
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("draft", help="draft a rulebase from a server's tool schemas and a policy document")
     p.add_argument("--policy", required=True, help="the policy document (markdown) the rulebase formalises")
-    p.add_argument("--server", required=True,
-                   help="the server's name in mcpServers (its tools are listed; tool names get its prefix)")
-    p.add_argument("--tools", help="a saved tools list (JSON: {\"tools\": [...]} or [...]) instead of connecting")
-    p.add_argument("--document", help="the policy document's name in the rulebase (default: the server's name)")
-    p.add_argument("-o", "--output", help="write the draft here (default: stdout); an existing file is not replaced")
+    p.add_argument(
+        "--server",
+        required=True,
+        help="the server's name in mcpServers (its tools are listed; tool names get its prefix)",
+    )
+    p.add_argument(
+        "--tools", help='a saved tools list (JSON: {"tools": [...]} or [...]) instead of connecting'
+    )
+    p.add_argument(
+        "--document", help="the policy document's name in the rulebase (default: the server's name)"
+    )
+    p.add_argument(
+        "-o", "--output", help="write the draft here (default: stdout); an existing file is not replaced"
+    )
     p.set_defaults(func=cmd_draft)
 
 
@@ -28,7 +38,9 @@ async def list_tools(spec: StdioServer | RemoteServer) -> list[dict[str, Any]]:
     from mcp import Client, StdioServerParameters
 
     if isinstance(spec, StdioServer):
-        target: Any = StdioServerParameters(command=spec.command, args=spec.args, env=spec.env or None, cwd=spec.cwd)
+        target: Any = StdioServerParameters(
+            command=spec.command, args=spec.args, env=spec.env or None, cwd=spec.cwd
+        )
     else:
         from mcp.client.streamable_http import streamable_http_client
 
@@ -41,8 +53,10 @@ async def list_tools(spec: StdioServer | RemoteServer) -> list[dict[str, Any]]:
 def _saved_tools(path: str) -> list[dict[str, Any]]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     tools = data.get("tools") if isinstance(data, dict) else data
-    if not isinstance(tools, list) or not all(isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools):
-        raise ValueError("expected a list of tools (objects with a name), or {\"tools\": [...]}")
+    if not isinstance(tools, list) or not all(
+        isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools
+    ):
+        raise ValueError('expected a list of tools (objects with a name), or {"tools": [...]}')
     return tools
 
 
@@ -65,7 +79,9 @@ def cmd_draft(args: argparse.Namespace) -> int:
             config = load_config(args.config)
             spec = config.mcp_servers.get(args.server)
             if spec is None:
-                raise ConfigError(f"no server {args.server!r} in mcpServers (have: {', '.join(config.mcp_servers)})")
+                raise ConfigError(
+                    f"no server {args.server!r} in mcpServers (have: {', '.join(config.mcp_servers)})"
+                )
             tools = asyncio.run(list_tools(spec))
     except (OSError, ValueError) as e:
         print(f"sentinel-mcp draft: cannot read the tools: {e}", file=sys.stderr)
@@ -82,9 +98,11 @@ def cmd_draft(args: argparse.Namespace) -> int:
         Path(args.output).write_text(draft.text, encoding="utf-8")
     else:
         sys.stdout.write(draft.text)
-    print(f"draft: {len(draft.bindings)} binding(s), {len(draft.guards)} guard stub(s), {len(draft.askables)} "
-          f"askable(s) from {len(tools)} tools; finish every TODO, then `sentinel-mcp check --coverage`",
-          file=sys.stderr)
+    print(
+        f"draft: {len(draft.bindings)} binding(s), {len(draft.guards)} guard stub(s), {len(draft.askables)} "
+        f"askable(s) from {len(tools)} tools; finish every TODO, then `sentinel-mcp check --coverage`",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -198,19 +198,33 @@ class PrologEngine:
                     ["confirmations"])
 
     async def tool_sites(self, module: str) -> list[dict[str, Any]]:
-        return list((await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"])
+        return list(
+            (await self.json_query(f"sentinel_core:sn_tool_sites({quote_atom(module)}, Out)"))["sites"]
+        )
 
-    async def decide(self, rb: str, session: str, now: float, tool: str, arguments: dict[str, Any],
-                     digest: str, version: str, limit: int = DEFAULT_INFERENCE_LIMIT, *,
-                     fast: bool = True) -> dict[str, Any]:
+    async def decide(
+        self,
+        rb: str,
+        session: str,
+        now: float,
+        tool: str,
+        arguments: dict[str, Any],
+        digest: str,
+        version: str,
+        limit: int = DEFAULT_INFERENCE_LIMIT,
+        *,
+        fast: bool = True,
+    ) -> dict[str, Any]:
         """One proof pass of a call's guards. ``fast`` (the default): compiled rules, called directly through
         the C interface; otherwise the reference path (every rule interpreted, the goal sent as query text),
         which the benchmark and the differential tests compare it with."""
         if not fast:
             return await self.json_query(
-                f"sentinel_core:sn_decide_interpreted({quote_atom(rb)}, {quote_atom(session)}, {float_text(now)}, "
+                f"sentinel_core:sn_decide_interpreted({quote_atom(rb)}, {quote_atom(session)}, "
+                f"{float_text(now)}, "
                 f"{quote_atom(tool)}, {json_atom(arguments)}, {quote_atom(digest)}, {quote_atom(version)}, "
-                f"{int(limit)}, Out)")
+                f"{int(limit)}, Out)"
+            )
         args = json_text(arguments)
 
         def job(_: Any) -> dict[str, Any]:
@@ -222,9 +236,19 @@ class PrologEngine:
 
         return await self.run(job)
 
-    async def decide_compact(self, rb: str, session: str, now: float, tool: str, arguments: dict[str, Any],
-                             digest: str, version: str, limit: int = DEFAULT_INFERENCE_LIMIT, *,
-                             write_behind: bool = False) -> dict[str, Any]:
+    async def decide_compact(
+        self,
+        rb: str,
+        session: str,
+        now: float,
+        tool: str,
+        arguments: dict[str, Any],
+        digest: str,
+        version: str,
+        limit: int = DEFAULT_INFERENCE_LIMIT,
+        *,
+        write_behind: bool = False,
+    ) -> dict[str, Any]:
         """``decide`` on the fast path, answered without writing a proved call's tree: its ``tree`` is then a
         ``KeptProof``, which ``render_kept`` writes when the proof is read (once). ``write_behind`` (a reader
         that always reads it, like the gateway's audit): the engine thread writes it right after answering, in
@@ -238,8 +262,9 @@ class PrologEngine:
 
         def job(_: Any) -> None:
             try:
-                out: Any = from_prolog_json(_SN_DECIDE_COMPACT(rb, session, float(now), tool, args, digest,
-                                                               version, int(limit)))
+                out: Any = from_prolog_json(
+                    _SN_DECIDE_COMPACT(rb, session, float(now), tool, args, digest, version, int(limit))
+                )
                 ok = True
             except PrologCallError as e:
                 ok, out = False, EngineError(f"prolog error: {e}")
@@ -278,54 +303,70 @@ class PrologEngine:
 
         return await self.run(job)
 
-    async def dump_session(self, session: str, hidden_predicates: Iterable[str] = (),
-                           hidden_tools: Iterable[str] = ()) -> str:
-        """The session's facts as lines ``Fact<TAB>Expires<TAB>Provenance`` (for a query worker's copy), without
+    async def dump_session(
+        self, session: str, hidden_predicates: Iterable[str] = (), hidden_tools: Iterable[str] = ()
+    ) -> str:
+        """The session's facts as lines ``Fact<TAB>Expires<TAB>Provenance`` (for a query worker's copy),
+        without
         the facts of ``hidden_predicates`` and the fetch markers of ``hidden_tools``."""
         preds = "[" + ",".join(quote_atom(p) for p in sorted(hidden_predicates)) + "]"
         tools = "[" + ",".join(quote_atom(t) for t in sorted(hidden_tools)) + "]"
 
         def job(p: Any) -> str:
-            rows = list(p.query(f"sentinel_core:sn_dump_session({quote_atom(session)}, {preds}, {tools}, Out)",
-                                maxresult=1))
+            rows = list(
+                p.query(
+                    f"sentinel_core:sn_dump_session({quote_atom(session)}, {preds}, {tools}, Out)",
+                    maxresult=1,
+                )
+            )
             out = rows[0]["Out"] if rows else ""
             return out.decode() if isinstance(out, bytes) else str(out)
 
         return await self.run(job)
 
-    async def context_check(self, rb: str, session: str, now: float, name: str, value: Any,
-                            limit: int = DEFAULT_INFERENCE_LIMIT) -> dict[str, Any]:
+    async def context_check(
+        self, rb: str, session: str, now: float, name: str, value: Any, limit: int = DEFAULT_INFERENCE_LIMIT
+    ) -> dict[str, Any]:
         return await self.json_query(
             f"sentinel_core:sn_context_check({quote_atom(rb)}, {quote_atom(session)}, {float_text(now)}, "
-            f"{quote_atom(name)}, {json_atom(value)}, {int(limit)}, Out)")
+            f"{quote_atom(name)}, {json_atom(value)}, {int(limit)}, Out)"
+        )
 
-    async def extract(self, rb: str, tool: str, arguments: dict[str, Any], result: Any) -> list[dict[str, Any]]:
+    async def extract(
+        self, rb: str, tool: str, arguments: dict[str, Any], result: Any
+    ) -> list[dict[str, Any]]:
         out = await self.json_query(
             f"sentinel_core:sn_extract({quote_atom(rb)}, {quote_atom(tool)}, {json_atom(arguments)}, "
-            f"{json_atom(result)}, Out)")
+            f"{json_atom(result)}, Out)"
+        )
         return list(out["facts"])
 
     async def effects(self, rb: str, tool: str, arguments: dict[str, Any]) -> list[str]:
         out = await self.json_query(
-            f"sentinel_core:sn_effects({quote_atom(rb)}, {quote_atom(tool)}, {json_atom(arguments)}, Out)")
+            f"sentinel_core:sn_effects({quote_atom(rb)}, {quote_atom(tool)}, {json_atom(arguments)}, Out)"
+        )
         return list(out["invalidate"])
 
-    async def effect_actions(self, rb: str, session: str, tool: str, arguments: dict[str, Any],
-                             now: float) -> dict[str, list[str]]:
+    async def effect_actions(
+        self, rb: str, session: str, tool: str, arguments: dict[str, Any], now: float
+    ) -> dict[str, list[str]]:
         """After a completed call: fact patterns to invalidate and fact texts to establish (``establish``
         conditions are read from the session's facts as they are before the invalidations)."""
         out = await self.json_query(
             f"sentinel_core:sn_effect_actions({quote_atom(rb)}, {quote_atom(session)}, {quote_atom(tool)}, "
-            f"{json_atom(arguments)}, {float_text(now)}, Out)")
+            f"{json_atom(arguments)}, {float_text(now)}, Out)"
+        )
         return {"invalidate": list(out["invalidate"]), "establish": list(out["establish"])}
 
     async def assert_facts(self, session: str, facts: list[tuple[str, float | None, str]]) -> None:
         """Mirror facts (text, expires_at or None, provenance) into the session module, in one job."""
         if not facts:
             return
-        goals = [f"sentinel_core:sn_assert({quote_atom(session)}, {quote_atom(text)}, "
-                 f"{float_text(exp if exp is not None else float('inf'))}, {quote_atom(prov)})"
-                 for text, exp, prov in facts]
+        goals = [
+            f"sentinel_core:sn_assert({quote_atom(session)}, {quote_atom(text)}, "
+            f"{float_text(exp if exp is not None else float('inf'))}, {quote_atom(prov)})"
+            for text, exp, prov in facts
+        ]
 
         def job(p: Any) -> None:
             for g in goals:
@@ -337,18 +378,23 @@ class PrologEngine:
         """Like assert_facts, but one Prolog call for all (loading a large session)."""
         if not facts:
             return
-        lines = "\n".join(f"{text}\t{float_text(exp if exp is not None else float('inf'))}\t{prov}"
-                          for text, exp, prov in facts)
+        lines = "\n".join(
+            f"{text}\t{float_text(exp if exp is not None else float('inf'))}\t{prov}"
+            for text, exp, prov in facts
+        )
         await self.goal(f"sentinel_core:sn_assert_lines({quote_atom(session)}, {quote_atom(lines)})")
 
     async def retract(self, session: str, pattern: str) -> list[str]:
         out = await self.json_query(
-            f"sentinel_core:sn_retract({quote_atom(session)}, {quote_atom(pattern)}, Out)")
+            f"sentinel_core:sn_retract({quote_atom(session)}, {quote_atom(pattern)}, Out)"
+        )
         return list(out["removed"])
 
     async def invalidate(self, rb: str, session: str, pattern: str) -> list[str]:
-        out = await self.json_query(f"sentinel_core:sn_invalidate({quote_atom(rb)}, {quote_atom(session)}, "
-                                    f"{quote_atom(pattern)}, Out)")
+        out = await self.json_query(
+            f"sentinel_core:sn_invalidate({quote_atom(rb)}, {quote_atom(session)}, "
+            f"{quote_atom(pattern)}, Out)"
+        )
         return list(out["removed"])
 
     async def drop_session(self, session: str) -> None:
@@ -391,6 +437,7 @@ def shared_engine() -> PrologEngine:
         if _shared is None:
             _shared = PrologEngine()
             import pyswip.core  # noqa: F401 - registers pyswip's exit hook first
+
             # registered after pyswip's own exit hook, so it runs before it
             atexit.register(_shared.stop)
         return _shared

@@ -54,10 +54,15 @@ def _create(conn: Any) -> None:
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is not None and int(row[0]) < 2:
         conn.execute("DELETE FROM fact_values")
-        rows = [r for s, p, a, f in conn.execute("SELECT session, predicate, args, fact FROM facts").fetchall()
-                for r in _value_rows(s, p, json.loads(a), f)]
+        rows = [
+            r
+            for s, p, a, f in conn.execute("SELECT session, predicate, args, fact FROM facts").fetchall()
+            for r in _value_rows(s, p, json.loads(a), f)
+        ]
         conn.executemany("INSERT OR IGNORE INTO fact_values (session, value, fact) VALUES (?,?,?)", rows)
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+    )
 
 
 # PostgreSQL (replicas sharing facts): the same tables, plus each session's change counter (``fact_sessions``)

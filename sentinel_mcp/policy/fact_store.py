@@ -4,7 +4,8 @@ The store is the source of truth and survives restarts; the Prolog engine holds 
 facts of the sessions in use (see ``knowledge.py``). Expired facts are never returned and are purged.
 
 Any Python string is kept, a lone UTF-16 surrogate too (JSON allows ``"\\ud800"`` in a session id or an
-argument; SQLite's UTF-8 cannot hold it): text goes in escaped and comes out restored, exactly (``stored_text``).
+argument; SQLite's UTF-8 cannot hold it): text goes in escaped and comes out restored, exactly
+(``stored_text``).
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ class Fact(BaseModel):
         return self.predicate.startswith("$")
 
 
-_COLS = ("session, predicate, args, fact, provenance, source_tool, source_digest, contexts, "
-         "established_at, expires_at")
+_COLS = (
+    "session, predicate, args, fact, provenance, source_tool, source_digest, contexts, "
+    "established_at, expires_at"
+)
 
 
 def string_values(value: Any) -> Iterator[str]:
@@ -76,18 +79,31 @@ from sentinel_mcp.policy.fact_schema import STORE_SCHEMA  # noqa: E402 - the sch
 
 def _row_to_fact(row: Iterable[Any]) -> Fact:
     s, p, a, f, prov, st, sd, ctx, est, exp = row
-    return Fact(session=_back(s), predicate=_back(p), args=json.loads(a), fact=_back(f), provenance=prov,
-                source_tool=restored_opt(st), source_digest=restored_opt(sd),
-                contexts=json.loads(ctx), established_at=est, expires_at=exp)
+    return Fact(
+        session=_back(s),
+        predicate=_back(p),
+        args=json.loads(a),
+        fact=_back(f),
+        provenance=prov,
+        source_tool=restored_opt(st),
+        source_digest=restored_opt(sd),
+        contexts=json.loads(ctx),
+        established_at=est,
+        expires_at=exp,
+    )
 
 
-_UPSERT = (f"INSERT INTO facts ({_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?) "
-           "ON CONFLICT (session, fact) DO UPDATE SET provenance=excluded.provenance, "
-           "source_tool=excluded.source_tool, source_digest=excluded.source_digest, contexts=excluded.contexts, "
-           "established_at=excluded.established_at, expires_at=excluded.expires_at, args=excluded.args")
+_UPSERT = (
+    f"INSERT INTO facts ({_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?) "
+    "ON CONFLICT (session, fact) DO UPDATE SET provenance=excluded.provenance, "
+    "source_tool=excluded.source_tool, source_digest=excluded.source_digest, contexts=excluded.contexts, "
+    "established_at=excluded.established_at, expires_at=excluded.expires_at, args=excluded.args"
+)
 _ADD_VALUE = "INSERT INTO fact_values (session, value, fact) VALUES (?,?,?) ON CONFLICT DO NOTHING"
-_BUMP = ("INSERT INTO fact_sessions (session, version) VALUES (?, 1) ON CONFLICT (session) "
-         "DO UPDATE SET version = fact_sessions.version + 1 RETURNING version")
+_BUMP = (
+    "INSERT INTO fact_sessions (session, version) VALUES (?, 1) ON CONFLICT (session) "
+    "DO UPDATE SET version = fact_sessions.version + 1 RETURNING version"
+)
 
 
 class FactStore:
@@ -142,12 +158,26 @@ class FactStore:
         """Insert or refresh facts (same session and fact text: the newer one wins), in one transaction."""
         if not facts:
             return
-        rows = [(_kept(f.session), _kept(f.predicate), json.dumps(f.args), _kept(f.fact), f.provenance,
-                 _opt(f.source_tool), _opt(f.source_digest), json.dumps(f.contexts), f.established_at, f.expires_at)
-                for f in facts]
+        rows = [
+            (
+                _kept(f.session),
+                _kept(f.predicate),
+                json.dumps(f.args),
+                _kept(f.fact),
+                f.provenance,
+                _opt(f.source_tool),
+                _opt(f.source_digest),
+                json.dumps(f.contexts),
+                f.established_at,
+                f.expires_at,
+            )
+            for f in facts
+        ]
         values = [r for f in facts for r in _value_rows(f.session, f.predicate, f.args, f.fact)]
-        await self._run([Statement(_ADD_VALUE, values, many=True), Statement(_UPSERT, rows, many=True)],
-                        {f.session for f in facts})
+        await self._run(
+            [Statement(_ADD_VALUE, values, many=True), Statement(_UPSERT, rows, many=True)],
+            {f.session for f in facts},
+        )
 
     async def _run(self, statements: list[Statement], sessions: Iterable[str]) -> list[Any]:
         """One transaction; on a shared store it also bumps each session's counter (noted in ``versions``)."""
@@ -155,7 +185,7 @@ class FactStore:
             return await self.db.run(statements)
         order = sorted(set(sessions))  # one lock order on every replica: no deadlock between two of them
         results = await self.db.run([*statements, *(Statement(_BUMP, (_kept(s),)) for s in order)])
-        for s, r in zip(order, results[len(statements):]):
+        for s, r in zip(order, results[len(statements) :]):
             self.versions[s] = int(r.rows[0][0])
         return results
 
@@ -163,12 +193,14 @@ class FactStore:
         """Shared store: delete this call's confirmation(s) atomically (one replica in the cluster gets them;
         a racing one finds them gone after our commit). Returns (how many, the session's counter after)."""
         rows = await self.db.consume(
-            "WITH gone AS (DELETE FROM facts WHERE session = ? AND predicate = '$confirmed' AND source_tool = ? "
+            "WITH gone AS (DELETE FROM facts WHERE session = ? AND predicate = '$confirmed' AND source_tool "
+            "= ? "
             "AND source_digest = ? RETURNING fact), bump AS (INSERT INTO fact_sessions (session, version) "
             "SELECT ?, 1 WHERE EXISTS (SELECT 1 FROM gone) ON CONFLICT (session) DO UPDATE SET "
             "version = fact_sessions.version + 1 RETURNING version) "
             "SELECT (SELECT count(*) FROM gone), (SELECT version FROM bump)",
-            (_kept(session), _opt(tool), _opt(digest), _kept(session)))
+            (_kept(session), _opt(tool), _opt(digest), _kept(session)),
+        )
         spent, version = int(rows[0][0]), rows[0][1]
         if version is not None:
             self.versions[session] = int(version)
@@ -178,7 +210,9 @@ class FactStore:
         """Whether a confirmation of this exact call is stored (valid or not): a read, no write."""
         rows = await self.db.query(
             "SELECT 1 FROM facts WHERE session = ? AND predicate = '$confirmed' AND source_tool = ? "
-            "AND source_digest = ? LIMIT 1", (_kept(session), _opt(tool), _opt(digest)))
+            "AND source_digest = ? LIMIT 1",
+            (_kept(session), _opt(tool), _opt(digest)),
+        )
         return bool(rows)
 
     async def version(self, session: str) -> int:
@@ -204,10 +238,13 @@ class FactStore:
         wanted = sorted({_kept(v) for v in values})
         found: set[str] = set()
         for i in range(0, len(wanted), 500):  # below SQLite's limit of host parameters
-            chunk = wanted[i:i + 500]
-            sql = ("SELECT DISTINCT v.value FROM fact_values v JOIN facts f ON f.session = v.session AND f.fact = v.fact "
-                   f"WHERE v.session = ? AND v.value IN ({','.join('?' * len(chunk))}) "
-                   "AND (f.expires_at IS NULL OR f.expires_at > ?)")
+            chunk = wanted[i : i + 500]
+            sql = (
+                "SELECT DISTINCT v.value FROM fact_values v JOIN facts f ON f.session = v.session AND f.fact "
+                "= v.fact "
+                f"WHERE v.session = ? AND v.value IN ({','.join('?' * len(chunk))}) "
+                "AND (f.expires_at IS NULL OR f.expires_at > ?)"
+            )
             found.update(_back(r[0]) for r in await self.db.query(sql, [_kept(session), *chunk, now]))
         return found
 
@@ -215,30 +252,42 @@ class FactStore:
         if not fact_texts:
             return
         pairs = [(_kept(session), _kept(t)) for t in fact_texts]
-        await self._run([Statement("DELETE FROM facts WHERE session = ? AND fact = ?", pairs, many=True),
-                         Statement("DELETE FROM fact_values WHERE session = ? AND fact = ?", pairs, many=True)],
-                        [session])
+        await self._run(
+            [
+                Statement("DELETE FROM facts WHERE session = ? AND fact = ?", pairs, many=True),
+                Statement("DELETE FROM fact_values WHERE session = ? AND fact = ?", pairs, many=True),
+            ],
+            [session],
+        )
 
     async def delete_depending_on(self, session: str, context: str) -> list[str]:
         """Delete the facts established through a context (rebinding it makes them meaningless)."""
-        rows = await self.db.query("SELECT fact, contexts FROM facts WHERE session = ? AND contexts != '[]'",
-                                   (_kept(session),))
+        rows = await self.db.query(
+            "SELECT fact, contexts FROM facts WHERE session = ? AND contexts != '[]'", (_kept(session),)
+        )
         doomed = [_back(f) for f, ctx in rows if context in json.loads(ctx)]
         await self.delete(session, doomed)
         return doomed
 
     async def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
-        results = await self.db.run([
-            Statement("DELETE FROM fact_values WHERE EXISTS (SELECT 1 FROM facts f WHERE f.session = "
-                      "fact_values.session AND f.fact = fact_values.fact AND f.expires_at IS NOT NULL "
-                      "AND f.expires_at <= ?)", (now,)),
-            Statement("DELETE FROM facts WHERE expires_at IS NOT NULL AND expires_at <= ?", (now,))])
+        results = await self.db.run(
+            [
+                Statement(
+                    "DELETE FROM fact_values WHERE EXISTS (SELECT 1 FROM facts f WHERE f.session = "
+                    "fact_values.session AND f.fact = fact_values.fact AND f.expires_at IS NOT NULL "
+                    "AND f.expires_at <= ?)",
+                    (now,),
+                ),
+                Statement("DELETE FROM facts WHERE expires_at IS NOT NULL AND expires_at <= ?", (now,)),
+            ]
+        )
         return results[1].rowcount or 0
 
     async def sessions(self) -> list[str]:
         rows = await self.db.query(
-            "SELECT DISTINCT session FROM facts UNION SELECT DISTINCT session FROM contexts ORDER BY 1")
+            "SELECT DISTINCT session FROM facts UNION SELECT DISTINCT session FROM contexts ORDER BY 1"
+        )
         return [_back(r[0]) for r in rows]
 
     async def count(self, session: str | None = None) -> int:
@@ -250,19 +299,33 @@ class FactStore:
 
     # ---------------------------------------------------------------- contexts
     async def bind_context(self, session: str, name: str, value: Any) -> None:
-        await self._run([Statement(
-            "INSERT INTO contexts (session, name, value, bound_at) VALUES (?,?,?,?) "
-            "ON CONFLICT (session, name) DO UPDATE SET value=excluded.value, bound_at=excluded.bound_at",
-            (_kept(session), _kept(name), json.dumps(value), time.time()))], [session])
+        await self._run(
+            [
+                Statement(
+                    "INSERT INTO contexts (session, name, value, bound_at) VALUES (?,?,?,?) "
+                    "ON CONFLICT (session, name) DO UPDATE SET value=excluded.value, "
+                    "bound_at=excluded.bound_at",
+                    (_kept(session), _kept(name), json.dumps(value), time.time()),
+                )
+            ],
+            [session],
+        )
 
     async def contexts(self, session: str) -> dict[str, Any]:
-        rows = await self.db.query("SELECT name, value FROM contexts WHERE session = ? ORDER BY name",
-                                   (_kept(session),))
+        rows = await self.db.query(
+            "SELECT name, value FROM contexts WHERE session = ? ORDER BY name", (_kept(session),)
+        )
         return {_back(n): json.loads(v) for n, v in rows}
 
     # ---------------------------------------------------------------- summary
-    async def summary(self, session: str, open_askables: list[str] | None = None, now: float | None = None,
-                      max_facts: int = 200, shows: Callable[[Fact], bool] | None = None) -> str:
+    async def summary(
+        self,
+        session: str,
+        open_askables: list[str] | None = None,
+        now: float | None = None,
+        max_facts: int = 200,
+        shows: Callable[[Fact], bool] | None = None,
+    ) -> str:
         """A compact text for an LLM's context: valid facts (those ``shows`` lets through), bound contexts,
         open questions."""
         now = time.time() if now is None else now

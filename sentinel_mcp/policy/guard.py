@@ -62,7 +62,8 @@ class PolicyGuard(Guard):
                  withheld: WithheldFn | None = None, fast_path: bool = True, lazy_proofs: bool = False,
                  write_proofs_behind: bool = False,
                  keep_history: bool = False, local_dir: Path | None = None) -> None:
-        """``store_path``: the facts' SQLite file, or the postgresql:// URL replicas share; ``local_dir``: where
+        """``store_path``: the facts' SQLite file, or the postgresql:// URL replicas share; ``local_dir``:
+        where
         this process's own indexes live (default: beside the facts' file)."""
         self.settings = settings or PolicySettings()
         # (tool, principal) -> the personal kind a client's introspection may not see (the consent gate's)
@@ -77,17 +78,25 @@ class PolicyGuard(Guard):
         self.keep_history = keep_history
         self.rulebases.observers.append(self._remember_load)
         self.knowledge = Knowledge(self.store, self.engine, f"{os.getpid()}x{next(_instances)}", seeds)
-        self.solver = Solver(self.knowledge, port, is_read_only=self.is_read_only,
-                             fetch_timeout=max(1.0, self.settings.guard_timeout * 0.8))
+        self.solver = Solver(
+            self.knowledge,
+            port,
+            is_read_only=self.is_read_only,
+            fetch_timeout=max(1.0, self.settings.guard_timeout * 0.8),
+        )
         self.default = _default_guard(self.settings)
-        self.queries = QueryWorker(QueryBudget(seconds=self.settings.query_seconds,
-                                               inferences=self.settings.query_inferences,
-                                               stack_bytes=self.settings.query_memory_mb << 20,
-                                               address_space_bytes=(self.settings.query_memory_mb << 20) * 4
-                                               + (512 << 20)))
+        self.queries = QueryWorker(
+            QueryBudget(
+                seconds=self.settings.query_seconds,
+                inferences=self.settings.query_inferences,
+                stack_bytes=self.settings.query_memory_mb << 20,
+                address_space_bytes=(self.settings.query_memory_mb << 20) * 4 + (512 << 20),
+            )
+        )
         self.purge_interval = purge_interval
         self.inference_limit = inference_limit
-        # False: every rule interpreted and the goal sent as text (the reference the fast path is compared with)
+        # False: every rule interpreted and the goal sent as text (the reference the fast path is compared
+        # with)
         self.fast_path = fast_path
         # True: an allow's proof is a LazyProof, rendered when read (the gateway renders it for the audit row)
         self.lazy_proofs = lazy_proofs
@@ -99,11 +108,15 @@ class PolicyGuard(Guard):
         self._documents: tuple[str, PolicyDocuments] | None = None  # (rulebase version, its documents)
         # policy documents and memories, searchable (an index next to the facts)
         # (in the store replicas share when that is PostgreSQL: every replica searches the same memories)
-        self.search = SearchService(store_path if is_server_url(store_path)
-                                    else (local_dir or Path(store_path).parent) / "passages.db", search)
+        self.search = SearchService(
+            store_path
+            if is_server_url(store_path)
+            else (local_dir or Path(store_path).parent) / "passages.db",
+            search,
+        )
         self._indexed: str | None = None  # the rulebase version whose documents are indexed
         self.local_dir = local_dir or Path(store_path).parent
-        self.replica: str | None = None  # set (before ``start``) when replicas share the store: versions shared
+        self.replica: str | None = None
         self.shared_versions: SharedRulebases | None = None
 
     # ---------------------------------------------------------------- lifecycle
@@ -124,8 +137,9 @@ class PolicyGuard(Guard):
             self.load_error = str(e)
             log.error("rulebase not loaded, every call is denied until it is fixed: %s", e)
         if self.replica is not None and self.store.shared and self.store.database is not None:
-            self.shared_versions = SharedRulebases(self.store.database, self.rulebases, self.replica,
-                                                   self.local_dir / "cluster-rulebases")
+            self.shared_versions = SharedRulebases(
+                self.store.database, self.rulebases, self.replica, self.local_dir / "cluster-rulebases"
+            )
             await self.shared_versions.start()
         if watch:
             self.rulebases.start_watching()
@@ -201,15 +215,20 @@ class PolicyGuard(Guard):
         """Why this guard cannot govern now (no rulebase loaded), or None when it can."""
         if self.rulebases.loaded:
             return None
-        return f"the rulebase could not be loaded: {self.rulebases.last_error or self.load_error or 'not loaded yet'}"
+        why = self.rulebases.last_error or self.load_error or "not loaded yet"
+        return f"the rulebase could not be loaded: {why}"
 
     async def decide(self, call: ToolCall) -> Decision:
         if not self.rulebases.loaded:  # fail closed: the tools the rulebase would govern are not served
             problem = self.problem
-            return Deny(reason=f"Sentinel denies every call until its policy loads: {problem}",
-                        unmet=["rulebase_not_loaded"],
-                        how_to_unblock=["tell the user: the policy file has an error (above); once it is fixed, "
-                                        "Sentinel reloads it and calls are decided again"])
+            return Deny(
+                reason=f"Sentinel denies every call until its policy loads: {problem}",
+                unmet=["rulebase_not_loaded"],
+                how_to_unblock=[
+                    "tell the user: the policy file has an error (above); once it is fixed, "
+                    "Sentinel reloads it and calls are decided again"
+                ],
+            )
         rb = self.rulebases.current
         # rules bind to the tool's identity (server + its own name), never to the name that exposes it
         if not rb.info.guards_tool(call.identity):
@@ -222,8 +241,11 @@ class PolicyGuard(Guard):
             # the details (engine goals, stack) go to the log only; the caller gets a reference to them
             ref = uuid.uuid4().hex[:10]
             log.exception("policy guard error on %s (reference %s)", call.name, ref)
-            return Deny(reason=f"the policy guard of {call.name} failed with an internal error (reference {ref} "
-                               "in Sentinel's log); denied", unmet=["guard_error"])
+            return Deny(
+                reason=f"the policy guard of {call.name} failed with an internal error (reference {ref} "
+                "in Sentinel's log); denied",
+                unmet=["guard_error"],
+            )
 
     def documents(self, rb: Rulebase | None = None) -> PolicyDocuments:
         """The policy documents the active rulebase declares, parsed (once per rulebase version)."""
@@ -233,7 +255,8 @@ class PolicyGuard(Guard):
         return self._documents[1]
 
     async def searchable(self) -> SearchService:
-        """The search service, with the active rulebase's policy documents indexed (again when they change)."""
+        """The search service, with the active rulebase's policy documents indexed (again when they change).
+        """
         if self.rulebases.loaded and self._indexed != self.rulebases.current.version:
             rb = self.rulebases.current
             docs = self.documents(rb)
@@ -247,51 +270,79 @@ class PolicyGuard(Guard):
             await self.knowledge.ensure(call.session_id, rb)  # seeds are established values too
             bad = await ungrounded_arguments(self.knowledge, call, rb)
             if bad:
-                return Deny(reason=f"strict symbolic mode: {call.name} has arguments not grounded in established "
-                                   f"facts or contexts: {', '.join(bad)}",
-                            unmet=[f"ungrounded argument {b}" for b in bad],
-                            how_to_unblock=["establish the values through tools first (or bind a context), then "
-                                            "call with the established values"])
+                return Deny(
+                    reason=f"strict symbolic mode: {call.name} has arguments not grounded in established "
+                    f"facts or contexts: {', '.join(bad)}",
+                    unmet=[f"ungrounded argument {b}" for b in bad],
+                    how_to_unblock=[
+                        "establish the values through tools first (or bind a context), then "
+                        "call with the established values"
+                    ],
+                )
         result = await self.prove_call(call, rb)
         for _ in range(2):  # replicas share the store: a confirmation is used once in the whole cluster
             if not (result.status == "proved" and self.store.shared and _may_use_confirmation(result.tree)):
                 break
             if await self.knowledge.spend_confirmation(call.session_id, call.identity, call.digest):
                 break
-            result = await self.prove_call(call, rb)  # another replica used it first: decide on what is stored
+            result = await self.prove_call(
+                call, rb
+            )  # another replica used it first: decide on what is stored
         else:
-            return Deny(reason=f"{call.name}: its confirmation was used by another call at the same time; ask again",
-                        unmet=["confirmation_spent"])
+            return Deny(
+                reason=f"{call.name}: its confirmation was used by another call at the same time; ask again",
+                unmet=["confirmation_spent"],
+            )
         docs = self.documents(rb)
         if result.status == "proved" and isinstance(result.tree, KeptProof):
             # kept in the engine: written (with its citations) only when someone reads it
-            return Allow(reason=f"guard of {call.name} proved (rulebase {rb.version})",
-                         proof=LazyProof(lambda: self._rendered(docs, rb.version, result)))
-        proof = {"rulebase": rb.version, "tree": docs.quote_tree(result.tree), "passes": result.passes,
-                 "fetches": [f.model_dump() for f in result.fetches]}
+            return Allow(
+                reason=f"guard of {call.name} proved (rulebase {rb.version})",
+                proof=LazyProof(lambda: self._rendered(docs, rb.version, result)),
+            )
+        proof = {
+            "rulebase": rb.version,
+            "tree": docs.quote_tree(result.tree),
+            "passes": result.passes,
+            "fetches": [f.model_dump() for f in result.fetches],
+        }
         if result.status == "proved":
             return Allow(reason=f"guard of {call.name} proved (rulebase {rb.version})", proof=proof)
         if result.status not in ("failed", "blocked"):  # an error or an exhausted budget denies
-            return Deny(reason=f"the guard of {call.name} could not be evaluated: {result.error}; denied",
-                        unmet=["guard_error"], proof=proof)
+            return Deny(
+                reason=f"the guard of {call.name} could not be evaluated: {result.error}; denied",
+                unmet=["guard_error"],
+                proof=proof,
+            )
         if result.status == "blocked" and not result.unmet:
             questions = _unique([question_of(q, call, rb.version) for q in result.questions])
-            return Ask(reason=f"{call.name} needs: " + "; ".join(q.message for q in questions),
-                       questions=questions, unmet=[q.meta.get("fact") or q.message for q in questions])
+            return Ask(
+                reason=f"{call.name} needs: " + "; ".join(q.message for q in questions),
+                questions=questions,
+                unmet=[q.meta.get("fact") or q.message for q in questions],
+            )
         violations = docs.quote_violations(result.violations)
         if any(v.get("kind") == "dont_know" for v in violations):
             # "I don't know" ends this call with its next step; the next call asks again
             await self.knowledge.invalidate(call.session_id, "'$dont_know'(_, _)")
         unmet = unmet_of(result, violations)
         proof["violations"] = violations
-        return Deny(reason=f"{call.name} is not allowed: " + "; ".join(unmet), unmet=unmet,
-                    how_to_unblock=how_to_unblock(result, violations), proof=proof)
+        return Deny(
+            reason=f"{call.name} is not allowed: " + "; ".join(unmet),
+            unmet=unmet,
+            how_to_unblock=how_to_unblock(result, violations),
+            proof=proof,
+        )
 
     async def _rendered(self, docs: PolicyDocuments, version: str, result: SolverResult) -> dict[str, Any]:
         """An allow's proof as shown and audited: the engine's tree with the policy sentences it cites."""
         tree = await self.engine.render_kept(result.tree)
-        return {"rulebase": version, "tree": docs.quote_tree(tree), "passes": result.passes,
-                "fetches": [f.model_dump() for f in result.fetches]}
+        return {
+            "rulebase": version,
+            "tree": docs.quote_tree(tree),
+            "passes": result.passes,
+            "fetches": [f.model_dump() for f in result.fetches],
+        }
 
     async def prove_call(self, call: ToolCall, rb: Rulebase | None = None) -> SolverResult:
         rb = rb or self.rulebases.current
@@ -303,11 +354,28 @@ class PolicyGuard(Guard):
 
         async def one_pass() -> dict[str, Any]:
             if compact:
-                return await self.engine.decide_compact(rb.module, mod, time.time(), call.identity,
-                                                        call.arguments, call.digest, rb.version, limit,
-                                                        write_behind=self.write_proofs_behind)
-            return await self.engine.decide(rb.module, mod, time.time(), call.identity, call.arguments,
-                                            call.digest, rb.version, limit, fast=self.fast_path)
+                return await self.engine.decide_compact(
+                    rb.module,
+                    mod,
+                    time.time(),
+                    call.identity,
+                    call.arguments,
+                    call.digest,
+                    rb.version,
+                    limit,
+                    write_behind=self.write_proofs_behind,
+                )
+            return await self.engine.decide(
+                rb.module,
+                mod,
+                time.time(),
+                call.identity,
+                call.arguments,
+                call.digest,
+                rb.version,
+                limit,
+                fast=self.fast_path,
+            )
 
         deadline = time.monotonic() + self.settings.guard_timeout * 0.8
         return await self.solver.solve(one_pass, rb, call.session_id, depth=call.depth, deadline=deadline)
@@ -322,37 +390,53 @@ class PolicyGuard(Guard):
         if kind not in ("ask", "confirm") or answer.action != "accept":
             return  # a cancelled or declined question establishes nothing
         # a confirmation names the tool by its identity (what rules bind to), whatever name exposed it
-        if kind == "confirm" and (question.meta.get("tool") != call.identity
-                                  or question.meta.get("digest") != call.digest):
+        if kind == "confirm" and (
+            question.meta.get("tool") != call.identity or question.meta.get("digest") != call.digest
+        ):
             raise AnswerRefused("this confirmation was asked for another call")
         await self.store_answer(call.session_id, question, answer)
 
-    async def store_answer(self, session: str, question: Question, answer: Answer,
-                           contexts: list[str] | None = None) -> str:
+    async def store_answer(
+        self, session: str, question: Question, answer: Answer, contexts: list[str] | None = None
+    ) -> str:
         """Store an answer as a fact with the answer's provenance; returns the fact text."""
         rb = self.rulebases.current
         await self.knowledge.ensure(session, rb)
         value = answer_value(question, answer)
         meta = question.meta
         if value == DONT_KNOW:  # what it leads to is the rulebase's (askable option unknown/1)
-            fact = await self.knowledge.new_fact(session, "$dont_know", [meta["predicate"], list(meta["inputs"])],
-                                                 answer.provenance, contexts=contexts)
+            fact = await self.knowledge.new_fact(
+                session,
+                "$dont_know",
+                [meta["predicate"], list(meta["inputs"])],
+                answer.provenance,
+                contexts=contexts,
+            )
         elif meta["kind"] == "confirm":
             if meta.get("version") != rb.version:
                 raise AnswerRefused("the rulebase changed since this confirmation was asked; ask again")
             if value is not True:
                 return "nothing stored: the confirmation was not given"
             fact = await self.knowledge.new_fact(
-                session, "$confirmed", [meta["tool"], meta["digest"], meta["version"], "yes"],
-                answer.provenance, ttl=self.settings.confirm_ttl, source_tool=meta["tool"],
-                source_digest=meta["digest"])
+                session,
+                "$confirmed",
+                [meta["tool"], meta["digest"], meta["version"], "yes"],
+                answer.provenance,
+                ttl=self.settings.confirm_ttl,
+                source_tool=meta["tool"],
+                source_digest=meta["digest"],
+            )
         elif meta["type"] == "yes_no":
-            pred, args = (meta["predicate"], list(meta["inputs"])) if value == "yes" else \
-                ("$answered_no", [meta["predicate"], list(meta["inputs"])])
+            pred, args = (
+                (meta["predicate"], list(meta["inputs"]))
+                if value == "yes"
+                else ("$answered_no", [meta["predicate"], list(meta["inputs"])])
+            )
             fact = await self.knowledge.new_fact(session, pred, args, answer.provenance, contexts=contexts)
         else:
-            fact = await self.knowledge.new_fact(session, meta["predicate"], [*meta["inputs"], value],
-                                                 answer.provenance, contexts=contexts)
+            fact = await self.knowledge.new_fact(
+                session, meta["predicate"], [*meta["inputs"], value], answer.provenance, contexts=contexts
+            )
         await self.knowledge.add([fact])
         return fact.fact
 
@@ -362,36 +446,55 @@ class PolicyGuard(Guard):
         if not self.rulebases.loaded:
             return
         rb = self.rulebases.current
-        learns = (not result.is_error and self.is_read_only(call.identity)
-                  and any(b.tool == call.identity for b in rb.info.bindings))
-        effects = not result.is_error and (call.identity in rb.info.effects
-                                           or any(e.endswith("*") for e in rb.info.effects))
-        if not learns and not effects and not self.knowledge.is_loaded(call.session_id) \
-                and not await self.store.has_confirmation(call.session_id, call.identity, call.digest):
+        learns = (
+            not result.is_error
+            and self.is_read_only(call.identity)
+            and any(b.tool == call.identity for b in rb.info.bindings)
+        )
+        effects = not result.is_error and (
+            call.identity in rb.info.effects or any(e.endswith("*") for e in rb.info.effects)
+        )
+        if (
+            not learns
+            and not effects
+            and not self.knowledge.is_loaded(call.session_id)
+            and not await self.store.has_confirmation(call.session_id, call.identity, call.digest)
+        ):
             # nothing to learn, apply or consume: loading (and seeding: a write) a session the decision did
             # not need is the hot path's largest cost for ungoverned tools in fresh conversations
             return
         await self.knowledge.ensure(call.session_id, rb)
-        await self.knowledge.invalidate(call.session_id,
-                                        f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _)")
+        await self.knowledge.invalidate(
+            call.session_id, f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _)"
+        )
         if result.is_error:
             return
         if learns:
             await self.solver.store_result(rb, call.session_id, call.identity, call.arguments, result)
         if effects:
-            actions = await self.engine.effect_actions(rb.module, self.knowledge.module(call.session_id),
-                                                       call.identity, call.arguments, time.time())
+            actions = await self.engine.effect_actions(
+                rb.module, self.knowledge.module(call.session_id), call.identity, call.arguments, time.time()
+            )
             for pattern in actions["invalidate"]:
                 await self.knowledge.invalidate(call.session_id, pattern, rb)
             # what the write did, as an observed fact of this session (e.g. "reservation R was cancelled")
-            await self.knowledge.add([await self.knowledge.fact_of_text(call.session_id, text, "observed",
-                                                                        source_tool=call.identity,
-                                                                        source_digest=call.digest)
-                                      for text in actions["establish"]])
+            await self.knowledge.add(
+                [
+                    await self.knowledge.fact_of_text(
+                        call.session_id,
+                        text,
+                        "observed",
+                        source_tool=call.identity,
+                        source_digest=call.digest,
+                    )
+                    for text in actions["establish"]
+                ]
+            )
 
 
 def _may_use_confirmation(tree: Any) -> bool:
-    """Whether a proof may stand on a stored confirmation (a false yes costs one look-up, never a decision)."""
+    """Whether a proof may stand on a stored confirmation (a false yes costs one look-up, never a decision).
+    """
     return "confirmed" in json.dumps(tree, default=str)
 
 
@@ -412,12 +515,15 @@ def _missing_text(m: dict[str, Any]) -> str:
     """A fact that could not be fetched, in words (no Prolog terms or variables)."""
     what = str(m.get("fact", "")).split("(", 1)[0].replace("_", " ") or "a fact"
     args = ", ".join(f"{k} {v}" for k, v in (m.get("arguments") or {}).items())
-    return (f"Sentinel could not find out the {what} it needs: {m['tool']}"
-            f"{' for ' + args if args else ''} did not tell ({m.get('error') or 'not fetched'})")
+    return (
+        f"Sentinel could not find out the {what} it needs: {m['tool']}"
+        f"{' for ' + args if args else ''} did not tell ({m.get('error') or 'not fetched'})"
+    )
 
 
 def unmet_of(result: SolverResult, violations: list[dict[str, Any]] | None = None) -> list[str]:
-    """Every broken rule, most specific first, each with the policy sentence it formalises when it cites one."""
+    """Every broken rule, most specific first, each with the policy sentence it formalises when it cites one.
+    """
     out = [v["text"] for v in violations] if violations else list(result.unmet)
     out = out or list(result.tentative)
     out += [_missing_text(m) for m in result.missing]
@@ -433,23 +539,35 @@ def explain(result: SolverResult) -> str:
 def how_to_unblock(result: SolverResult, violations: list[dict[str, Any]] | None = None) -> list[str]:
     tips = []
     for m in result.missing:
-        tips.append(f"check the values given to {m['tool']} ({m.get('error') or 'not fetched'}) and call again")
+        tips.append(
+            f"check the values given to {m['tool']} ({m.get('error') or 'not fetched'}) and call again"
+        )
     for q in result.questions:
         tips.append(f"answer: {q.get('question')}")
     if any(v.get("kind") == "dont_know" for v in violations or []):
-        tips.append("the user did not know an answer: follow the step above, then call again (the question is "
-                    "asked again)")
+        tips.append(
+            "the user did not know an answer: follow the step above, then call again (the question is "
+            "asked again)"
+        )
     if result.unmet and not tips:
-        tips.append("the call breaks the rules above (each quoted from the policy where it cites one); tell the "
-                    "user why, in those words")
+        tips.append(
+            "the call breaks the rules above (each quoted from the policy where it cites one); tell the "
+            "user why, in those words"
+        )
     return tips
 
 
 def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None = None) -> PolicyGuard:
     """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``."""
     extra = config.sentinel.model_extra or {}
-    return PolicyGuard(config.rulebase_paths(), port, store_path=config.store_url or facts_db_path(config),
-                       local_dir=config.store_path.parent,
-                       settings=config.sentinel.policy, seeds=config.sentinel.seeds,
-                       search=SearchSettings.from_section(extra.get("search")), withheld=withheld,
-                       keep_history=True)
+    return PolicyGuard(
+        config.rulebase_paths(),
+        port,
+        store_path=config.store_url or facts_db_path(config),
+        local_dir=config.store_path.parent,
+        settings=config.sentinel.policy,
+        seeds=config.sentinel.seeds,
+        search=SearchSettings.from_section(extra.get("search")),
+        withheld=withheld,
+        keep_history=True,
+    )

@@ -32,8 +32,14 @@ def seed_facts_of(seeds: dict[str, Any]) -> list[tuple[str, list[Any]]]:
 
 
 class Knowledge:
-    def __init__(self, store: FactStore, engine: PrologEngine, namespace: str, seeds: dict[str, Any] | None = None,
-                 max_sessions: int = 256):
+    def __init__(
+        self,
+        store: FactStore,
+        engine: PrologEngine,
+        namespace: str,
+        seeds: dict[str, Any] | None = None,
+        max_sessions: int = 256,
+    ):
         self.store = store
         self.engine = engine
         self.namespace = namespace
@@ -55,7 +61,9 @@ class Knowledge:
     async def ensure(self, session: str, rb: Rulebase) -> str:
         """Load the session into the engine (once), seed it; returns its module."""
         mod = self.module(session)
-        if self.store.shared:  # replicas share the store: another may have changed this session (read through)
+        if (
+            self.store.shared
+        ):  # replicas share the store: another may have changed this session (read through)
             await self._follow(session)
         if self._loaded.get(session) == rb.version:
             return mod
@@ -71,7 +79,9 @@ class Knowledge:
             await self.engine.drop_session(mod)
             await self.engine.assert_bulk(mod, [(f.fact, f.expires_at, f.provenance) for f in facts])
             ctx = await self.store.contexts(session)
-            await self.engine.assert_facts(mod, [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()])
+            await self.engine.assert_facts(
+                mod, [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()]
+            )
             self._loaded[session] = ""  # mirrored from here on (seeding below writes through)
             self._changed(session)
         if seeded != rb.version:
@@ -99,14 +109,18 @@ class Knowledge:
                 self._seen[s] = new
 
     async def spend_confirmation(self, session: str, tool: str, digest: str) -> bool:
-        """Shared store, before a call a confirmation allowed goes on: use it up across the cluster. False when
-        another replica used it first (the session's mirror is then dropped: decide again on what is stored)."""
+        """Shared store, before a call a confirmation allowed goes on: use it up across the cluster. False
+        when
+        another replica used it first (the session's mirror is then dropped: decide again on what is stored).
+        """
         before = {session: self._seen.get(session)}
         spent, _ = await self.store.spend_confirmation(session, tool, digest)
         if spent:
             self._note_own({session}, before)
             if session in self._loaded:
-                await self.engine.retract(self.module(session), f"'$confirmed'({_atom(tool)}, {_atom(digest)}, _, _)")
+                await self.engine.retract(
+                    self.module(session), f"'$confirmed'({_atom(tool)}, {_atom(digest)}, _, _)"
+                )
             self._changed(session)
             return True
         if await self.store.version(session) == before[session]:
@@ -130,8 +144,15 @@ class Knowledge:
         for t in texts:
             j = await self.engine.fact_json(t)
             if j["fact"] not in existing:
-                new.append(Fact(session=session, predicate=j["predicate"], args=j["args"], fact=j["fact"],
-                                provenance="seed"))
+                new.append(
+                    Fact(
+                        session=session,
+                        predicate=j["predicate"],
+                        args=j["args"],
+                        fact=j["fact"],
+                        provenance="seed",
+                    )
+                )
         await self.add(new)
 
     async def add(self, facts: list[Fact]) -> None:
@@ -153,23 +174,57 @@ class Knowledge:
             else:
                 await self.engine.assert_facts(self.module(s), rows)
 
-    async def new_fact(self, session: str, predicate: str, args: list[Any], provenance: Provenance, *,
-                       ttl: float | None = None, source_tool: str | None = None, source_digest: str | None = None,
-                       contexts: list[str] | None = None) -> Fact:
+    async def new_fact(
+        self,
+        session: str,
+        predicate: str,
+        args: list[Any],
+        provenance: Provenance,
+        *,
+        ttl: float | None = None,
+        source_tool: str | None = None,
+        source_digest: str | None = None,
+        contexts: list[str] | None = None,
+    ) -> Fact:
         """A Fact with its canonical text (the engine writes it, so it matches facts from proofs)."""
         j = await self.engine.fact_json(fact_text(predicate, args))
         now = time.time()
-        return Fact(session=session, predicate=j["predicate"], args=j["args"], fact=j["fact"], provenance=provenance,
-                    source_tool=source_tool, source_digest=source_digest, contexts=contexts or [],
-                    established_at=now, expires_at=None if ttl is None else now + ttl)
+        return Fact(
+            session=session,
+            predicate=j["predicate"],
+            args=j["args"],
+            fact=j["fact"],
+            provenance=provenance,
+            source_tool=source_tool,
+            source_digest=source_digest,
+            contexts=contexts or [],
+            established_at=now,
+            expires_at=None if ttl is None else now + ttl,
+        )
 
-    async def fact_of_text(self, session: str, text: str, provenance: Provenance, *, source_tool: str | None = None,
-                           source_digest: str | None = None) -> Fact:
+    async def fact_of_text(
+        self,
+        session: str,
+        text: str,
+        provenance: Provenance,
+        *,
+        source_tool: str | None = None,
+        source_digest: str | None = None,
+    ) -> Fact:
         """A Fact from its Prolog text (a ground term the engine wrote, e.g. an effect's ``establish``)."""
         j = await self.engine.fact_json(text)
-        return Fact(session=session, predicate=j["predicate"], args=j["args"], fact=j["fact"], provenance=provenance,
-                    source_tool=source_tool, source_digest=source_digest, contexts=[],
-                    established_at=time.time(), expires_at=None)
+        return Fact(
+            session=session,
+            predicate=j["predicate"],
+            args=j["args"],
+            fact=j["fact"],
+            provenance=provenance,
+            source_tool=source_tool,
+            source_digest=source_digest,
+            contexts=[],
+            established_at=time.time(),
+            expires_at=None,
+        )
 
     async def invalidate(self, session: str, pattern: str, rb: Rulebase | None = None) -> list[str]:
         """Remove the facts unifying with a Prolog pattern (text) from the mirror and the store; with a
@@ -207,7 +262,8 @@ class Knowledge:
     async def purge(self) -> int:
         now = time.time()
         n = await self.store.purge_expired(now)
-        # a copy: sessions load while this awaits the engine (iterating the live dict raised, and nothing was purged)
+        # a copy: sessions load while this awaits the engine (iterating the live dict raised, and nothing was
+        # purged)
         for s in list(self._loaded):
             await self.engine.purge(self.module(s), now)
         return n

@@ -30,7 +30,8 @@ Settings = NoSettings  # the built-in contract: its typed settings beside create
 
 def principal_of_call(ctx: Any) -> str:
     """Whose memory a call reads and writes: the principal the gateway established for the caller and named in
-    the built-in call's ``_meta`` (a client's own ``_meta`` never reaches a built-in); standalone, the owner."""
+    the built-in call's ``_meta`` (a client's own ``_meta`` never reaches a built-in); standalone, the owner.
+    """
     return principal_of(ctx, default=OWNER_NAME)
 
 
@@ -40,8 +41,11 @@ WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent
 
 def _result(data: Any, text: str | None = None, error: bool = False) -> CallToolResult:
     body = text if text is not None else json.dumps(data, indent=1, default=str)
-    return CallToolResult(content=[TextContent(type="text", text=body)],
-                          structured_content=data if isinstance(data, dict) else None, is_error=error)
+    return CallToolResult(
+        content=[TextContent(type="text", text=body)],
+        structured_content=data if isinstance(data, dict) else None,
+        is_error=error,
+    )
 
 
 def _error(msg: str) -> CallToolResult:
@@ -49,8 +53,11 @@ def _error(msg: str) -> CallToolResult:
 
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
-    mcp = MCPServer("sentinel", version="1.0",
-                    instructions="Sentinel's policy tools: symbolic queries over established facts and contexts.")
+    mcp = MCPServer(
+        "sentinel",
+        version="1.0",
+        instructions="Sentinel's policy tools: symbolic queries over established facts and contexts.",
+    )
 
     def service(ctx_: Context | None = None) -> PolicyService:
         guard = ctx.services.guard
@@ -90,8 +97,12 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         return _result(out)
 
     @mcp.tool(annotations=WRITE)
-    async def sentinel_answer(predicate: str, inputs: list[str | int | float | bool], answer: str | int | float | bool,
-                              ctx_: Context) -> CallToolResult:
+    async def sentinel_answer(
+        predicate: str,
+        inputs: list[str | int | float | bool],
+        answer: str | int | float | bool,
+        ctx_: Context,
+    ) -> CallToolResult:
         """Record the answer to an askable (e.g. predicate `cancel_reason`, inputs `["ABC123"]`, answer
         `health`). The fact has provenance `agent`; questions that only the user may answer refuse it."""
         try:
@@ -101,7 +112,9 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         return _result({"recorded": fact, "provenance": "agent"})
 
     @mcp.tool(annotations=READ)
-    async def sentinel_why_not(tool: str, ctx_: Context, arguments: dict[str, Any] | None = None) -> CallToolResult:
+    async def sentinel_why_not(
+        tool: str, ctx_: Context, arguments: dict[str, Any] | None = None
+    ) -> CallToolResult:
         """What a tool call would need: the decision, its proof, what is missing and which questions remain
         (nothing is called except the read-only tools that establish facts)."""
         try:
@@ -125,16 +138,22 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             hits = await (await guard().searchable()).policy_search(query, k)
         except (RuntimeError, ValueError) as e:
             return _error(str(e))
-        lines = [f"{h['document']} lines {h['lines'][0]}-{h['lines'][1]} ({h['heading']}): {h['text']}" for h in hits]
+        lines = [
+            f"{h['document']} lines {h['lines'][0]}-{h['lines'][1]} ({h['heading']}): {h['text']}"
+            for h in hits
+        ]
         return _result({"passages": hits}, text="\n".join(lines) or "no passage found")
 
     @mcp.tool(annotations=WRITE)
-    async def memory_store(text: str, ctx_: Context, tags: list[str] | None = None,
-                           ttl_seconds: float | None = None) -> CallToolResult:
+    async def memory_store(
+        text: str, ctx_: Context, tags: list[str] | None = None, ttl_seconds: float | None = None
+    ) -> CallToolResult:
         """Remember a note for later conversations of the same principal (it expires: ttl_seconds, default
         30 days). Secrets (cards, codes, tokens) are redacted before it is stored."""
         try:
-            out = await guard().search.memory_store(principal_of_call(ctx_), text, tags, ttl_seconds, now=time.time())
+            out = await guard().search.memory_store(
+                principal_of_call(ctx_), text, tags, ttl_seconds, now=time.time()
+            )
         except (RuntimeError, MemoryRefused) as e:
             return _error(str(e))
         return _result(out)

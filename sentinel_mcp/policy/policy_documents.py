@@ -66,8 +66,13 @@ class PolicyDocuments:
     def add(self, name: str, path: str, declared_in: str) -> None:
         found = resolve_document(path, declared_in)
         if found is None:
-            self.problems.append((name, f"policy document {name}: {path} not found (relative paths start at "
-                                        f"{Path(declared_in).parent}, then the project, then the working directory)"))
+            self.problems.append(
+                (
+                    name,
+                    f"policy document {name}: {path} not found (relative paths start at "
+                    f"{Path(declared_in).parent}, then the project, then the working directory)",
+                )
+            )
             return
         try:
             text = found.read_text(encoding="utf-8")
@@ -86,8 +91,11 @@ class PolicyDocuments:
         wanted, where = normalize(fragment), normalize(section)
         if not wanted:
             return []
-        return [(i, p, wanted) for i, p in enumerate(self.paragraphs.get(document, []))
-                if wanted in normalize(p.text) and (not where or where in normalize(p.heading_text))]
+        return [
+            (i, p, wanted)
+            for i, p in enumerate(self.paragraphs.get(document, []))
+            if wanted in normalize(p.text) and (not where or where in normalize(p.heading_text))
+        ]
 
     def cite(self, document: str, anchor: str) -> Citation | None:
         """The sentence an anchor names (first paragraph that holds it), or None."""
@@ -104,8 +112,15 @@ class PolicyDocuments:
             sentence = next((s for s in p.sentences if wanted in normalize(s)), p.text)
             if sentence.endswith(":"):  # it introduces a list: the list is what it says
                 sentence = p.text
-            return Citation(document, str(self.paths[document]), p.heading_text, _cut(sentence), p.line_start,
-                            p.line_end, i)
+            return Citation(
+                document,
+                str(self.paths[document]),
+                p.heading_text,
+                _cut(sentence),
+                p.line_start,
+                p.line_end,
+                i,
+            )
         return None
 
     def matches(self, document: str, anchor: str) -> int:
@@ -128,10 +143,12 @@ class PolicyDocuments:
         return out
 
     def quote_tree(self, tree: Any) -> Any:
-        """A proof tree with the quoted sentence beside every citation in it. The tree is changed in place (it is
+        """A proof tree with the quoted sentence beside every citation in it. The tree is changed in place (it
+        is
         the engine's answer to one pass, parsed for this decision): copying every node cost more than quoting.
 
-        On every decision's path (the gateway audits every proof): one walk, exact type tests first (parsed JSON
+        On every decision's path (the gateway audits every proof): one walk, exact type tests first (parsed
+        JSON
         has no subclasses of dict or list), and each anchor's citation fields computed once."""
         quoted = self._quoted
         stack = [tree]
@@ -169,7 +186,8 @@ class PolicyDocuments:
         return tree
 
     def _quote_any(self, node: Any, stack: list[Any]) -> None:
-        """One node of a tree not made by the JSON parser (subclasses of dict or list), as the walk always did."""
+        """One node of a tree not made by the JSON parser (subclasses of dict or list), as the walk always
+        did."""
         if isinstance(node, list):
             stack.extend(node)
             return
@@ -189,9 +207,12 @@ class PolicyDocuments:
                 cited.setdefault(c["document"], set()).add(i)
         out = {}
         for name, paras in self.paragraphs.items():
-            out[name] = {"paragraphs": len(paras), "cited": len(cited[name]),
-                         "share": (len(cited[name]) / len(paras)) if paras else 1.0,
-                         "uncited": [p for i, p in enumerate(paras) if i not in cited[name]]}
+            out[name] = {
+                "paragraphs": len(paras),
+                "cited": len(cited[name]),
+                "share": (len(cited[name]) / len(paras)) if paras else 1.0,
+                "uncited": [p for i, p in enumerate(paras) if i not in cited[name]],
+            }
         return out
 
 

@@ -74,16 +74,25 @@ class PolicyService:
                 generation=(g.knowledge.generation.get(session, 0), hidden), dump_session=dump,
                 now=time.time(), goal=goal)
 
-        res = await g.solver.solve(one_pass, rb, session, deadline=time.monotonic() + g.settings.guard_timeout,
-                                   may_fetch=self._may_fetch)
+        res = await g.solver.solve(
+            one_pass,
+            rb,
+            session,
+            deadline=time.monotonic() + g.settings.guard_timeout,
+            may_fetch=self._may_fetch,
+        )
         return _query_outcome(goal, res)
 
     async def summary(self, session: str) -> str:
         rb = self._rb
         await self.guard.knowledge.ensure(session, rb)
         answered = {f.predicate for f in await self.guard.store.valid(session)}
-        open_q = [f"{a.predicate}/{a.arity}: {a.question} ({_type_text(a.type)}; "
-                  f"answerable by {', '.join(a.from_)})" for a in rb.info.askables if a.predicate not in answered]
+        open_q = [
+            f"{a.predicate}/{a.arity}: {a.question} ({_type_text(a.type)}; "
+            f"answerable by {', '.join(a.from_)})"
+            for a in rb.info.askables
+            if a.predicate not in answered
+        ]
         hidden = await self._hidden(session)
         text = await self.guard.store.summary(session, open_q, shows=lambda f: Withholding.shows(f, hidden))
         if rb.info.contexts:
@@ -99,26 +108,45 @@ class PolicyService:
         mod = await g.knowledge.ensure(session, rb)
 
         async def one_pass() -> dict[str, Any]:
-            return await g.engine.context_check(rb.module, mod, time.time(), name, value,
-                                                rb.info.inference_limit(g.inference_limit))
+            return await g.engine.context_check(
+                rb.module, mod, time.time(), name, value, rb.info.inference_limit(g.inference_limit)
+            )
 
-        res = await g.solver.solve(one_pass, rb, session, deadline=time.monotonic() + g.settings.guard_timeout,
-                                   may_fetch=self._may_fetch)
+        res = await g.solver.solve(
+            one_pass,
+            rb,
+            session,
+            deadline=time.monotonic() + g.settings.guard_timeout,
+            may_fetch=self._may_fetch,
+        )
         hidden = await self._hidden(session)
         if self._may_rest_on_withheld(rb, res, hidden):
-            raise ValueError(f"cannot bind {name} to {value!r}: its check does not hold, or reads personal data "
-                             "this caller has no consent for")
+            raise ValueError(
+                f"cannot bind {name} to {value!r}: its check does not hold, or reads personal data "
+                "this caller has no consent for"
+            )
         if res.status != "proved":
-            why = "; ".join(res.unmet) or "; ".join(m["fact"] for m in res.missing) or "its check does not hold"
+            why = (
+                "; ".join(res.unmet) or "; ".join(m["fact"] for m in res.missing) or "its check does not hold"
+            )
             raise ValueError(f"cannot bind {name} to {value!r}: {why}")
         removed = await g.knowledge.bind_context(session, name, value)
-        return {"context": name, "value": value, "invalidated": removed,
-                "proof": Withholding.proof(res.tree, await self._hidden(session))}
+        return {
+            "context": name,
+            "value": value,
+            "invalidated": removed,
+            "proof": Withholding.proof(res.tree, await self._hidden(session)),
+        }
 
-    def _may_rest_on_withheld(self, rb: Any, res: SolverResult, hidden: tuple[frozenset[str], frozenset[str]]) -> bool:
-        """Whether a bind's outcome may depend on a fact this caller may not see, so that telling it apart would
-        say whether the fact exists and what it holds (one bit per try). Then every such outcome is one refusal:
-        a fetch refused for want of consent (the fact is absent), a proof through a withheld predicate (present
+    def _may_rest_on_withheld(
+        self, rb: Any, res: SolverResult, hidden: tuple[frozenset[str], frozenset[str]]
+    ) -> bool:
+        """Whether a bind's outcome may depend on a fact this caller may not see, so that telling it apart
+        would
+        say whether the fact exists and what it holds (one bit per try). Then every such outcome is one
+        refusal:
+        a fetch refused for want of consent (the fact is absent), a proof through a withheld predicate
+        (present
         and true), or any failure while withheld facts are in the session (present and false)."""
         if self.withholding is None:
             return False
@@ -130,8 +158,9 @@ class PolicyService:
             return any(f"{p}(" in shown for p in withheld)
         return bool(hidden[0] or hidden[1])
 
-    async def answer(self, session: str, predicate: str, inputs: list[Any], value: Any,
-                     provenance: str = "agent") -> str:
+    async def answer(
+        self, session: str, predicate: str, inputs: list[Any], value: Any, provenance: str = "agent"
+    ) -> str:
         """Answer an askable (provenance ``agent`` from the LLM); inputs may name bound contexts.
 
         Only a declared askable can be answered this way; Sentinel's internal facts (``$confirmed``, ...) are
@@ -141,20 +170,31 @@ class PolicyService:
             raise AnswerRefused(f"{predicate!r} is internal to Sentinel and cannot be answered")
         ask = next((a for a in rb.info.askables if a.predicate == predicate), None)
         if ask is None:
-            raise AnswerRefused(f"{predicate} is not askable; askables: "
-                                + ", ".join(a.predicate for a in rb.info.askables))
+            raise AnswerRefused(
+                f"{predicate} is not askable; askables: " + ", ".join(a.predicate for a in rb.info.askables)
+            )
         contexts = await self.guard.store.contexts(session)
         used = [i for i in inputs if isinstance(i, str) and i in contexts and i in rb.info.contexts]
         resolved = [contexts[i] if isinstance(i, str) and i in used else i for i in inputs]
         expected = ask.arity if ask.type == "yes_no" else ask.arity - 1
         if len(resolved) != expected:
             raise AnswerRefused(f"{predicate} takes {expected} input argument(s), got {len(resolved)}")
-        need = {"kind": "ask", "predicate": predicate, "inputs": resolved, "type": ask.type, "from": ask.from_,
-                "question": ask.question, "fact": f"{predicate}{tuple(resolved)}"}
+        need = {
+            "kind": "ask",
+            "predicate": predicate,
+            "inputs": resolved,
+            "type": ask.type,
+            "from": ask.from_,
+            "question": ask.question,
+            "fact": f"{predicate}{tuple(resolved)}",
+        }
         q = question_of(need, None, rb.version)
-        return await self.guard.store_answer(session, q, Answer(action="accept", content={"answer": value},
-                                                                provenance=provenance),  # type: ignore[arg-type]
-                                             contexts=used)
+        return await self.guard.store_answer(
+            session,
+            q,
+            Answer(action="accept", content={"answer": value}, provenance=provenance),  # type: ignore[arg-type]
+            contexts=used,
+        )
 
     async def why_not(self, session: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """What a call would need: the decision, its proof or what is missing and which questions remain."""
@@ -166,11 +206,17 @@ class PolicyService:
         route = catalog.route(tool) if catalog is not None else None
         if route is not None:  # the tool's identity, whatever prefix exposes it (rules bind to it)
             server, own = route.upstream, route.tool
-        call = ToolCall(name=tool, server=server if own else "", tool=own or tool, arguments=arguments,
-                        session_id=session, origin="builtin",
-                        read_only=ann.read_only_hint if ann else None,
-                        destructive=ann.destructive_hint if ann else None,
-                        self_confirming=bool(getattr(port, "self_confirming", lambda _name: False)(tool)))
+        call = ToolCall(
+            name=tool,
+            server=server if own else "",
+            tool=own or tool,
+            arguments=arguments,
+            session_id=session,
+            origin="builtin",
+            read_only=ann.read_only_hint if ann else None,
+            destructive=ann.destructive_hint if ann else None,
+            self_confirming=bool(getattr(port, "self_confirming", lambda _name: False)(tool)),
+        )
         d = await self.guard.decide(call)
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):
@@ -178,9 +224,17 @@ class PolicyService:
         elif isinstance(d, Deny):
             out |= {"unmet": d.unmet, "how_to_unblock": d.how_to_unblock}
         elif isinstance(d, Ask):
-            out["questions"] = [{"key": q.key, "question": q.message, "schema": q.requested_schema,
-                                 "predicate": q.meta.get("predicate"), "inputs": q.meta.get("inputs"),
-                                 "may_answer": q.meta.get("from")} for q in d.questions]
+            out["questions"] = [
+                {
+                    "key": q.key,
+                    "question": q.message,
+                    "schema": q.requested_schema,
+                    "predicate": q.meta.get("predicate"),
+                    "inputs": q.meta.get("inputs"),
+                    "may_answer": q.meta.get("from"),
+                }
+                for q in d.questions
+            ]
         return out
 
 
@@ -190,7 +244,10 @@ def _type_text(t: Any) -> str:
 
 def _query_outcome(goal: str, res: SolverResult) -> QueryOutcome:
     return QueryOutcome(
-        status=res.status, goal=goal, solutions=res.solutions,
+        status=res.status,
+        goal=goal,
+        solutions=res.solutions,
         questions=[str(q.get("question")) for q in res.questions],
         missing=[f"{m['fact']} (via {m['tool']}: {m.get('error') or 'not fetched'})" for m in res.missing],
-        error=res.error)
+        error=res.error,
+    )

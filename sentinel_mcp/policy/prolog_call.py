@@ -51,7 +51,12 @@ def _bind() -> Any:
         lib.PL_predicate.restype = vp
         lib.PL_call_predicate.argtypes = [vp, c_int, vp, size_t]
         lib.PL_call_predicate.restype = c_int
-        lib.PL_get_nchars.argtypes = [size_t, ctypes.POINTER(size_t), ctypes.POINTER(ctypes.c_char_p), ctypes.c_uint]
+        lib.PL_get_nchars.argtypes = [
+            size_t,
+            ctypes.POINTER(size_t),
+            ctypes.POINTER(ctypes.c_char_p),
+            ctypes.c_uint,
+        ]
         lib.PL_get_nchars.restype = c_int
         lib.PL_exception.argtypes = [vp]
         lib.PL_exception.restype = size_t
@@ -66,7 +71,8 @@ class PrologCallError(PolicyError):
 
 
 class PrologCall:
-    """``module:name(A1, ..., An, Out)``: inputs are str (atoms), float or int; Out must be bound to an atom."""
+    """``module:name(A1, ..., An, Out)``: inputs are str (atoms), float or int; Out must be bound to an atom.
+    """
 
     def __init__(self, module: str, name: str, arity: int) -> None:
         self.module, self.name, self.arity = module, name, arity

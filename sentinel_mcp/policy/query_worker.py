@@ -133,10 +133,14 @@ class QueryWorker:
                     w = self._worker = await self._start()
                 setup = 30.0
                 if w.modules.get(rb_module) != rb_version:
-                    out = await self._request(w, {"op": "load", "module": rb_module, "files": rb_files}, setup)
+                    out = await self._request(
+                        w, {"op": "load", "module": rb_module, "files": rb_files}, setup
+                    )
                     if not out.get("ok") or out.get("errors"):
-                        raise QueryWorkerError("the query worker could not load the rulebase: "
-                                               + "; ".join(e.get("message", "") for e in out.get("errors", [])))
+                        raise QueryWorkerError(
+                            "the query worker could not load the rulebase: "
+                            + "; ".join(e.get("message", "") for e in out.get("errors", []))
+                        )
                     for old in [m for m in w.modules if m != rb_module]:  # one rulebase at a time
                         await self._request(w, {"op": "unload", "module": old}, setup)
                         del w.modules[old]
@@ -147,21 +151,37 @@ class QueryWorker:
                         oldest = next(iter(w.sessions))
                         await self._request(w, {"op": "drop", "session": oldest}, setup)
                         del w.sessions[oldest]
-                    await self._request(w, {"op": "session", "session": session_module, "lines": lines}, setup)
+                    await self._request(
+                        w, {"op": "session", "session": session_module, "lines": lines}, setup
+                    )
                     w.sessions.pop(session_module, None)
                     w.sessions[session_module] = generation
                 # the worker enforces the budget itself; the extra second covers a goal stuck in one
                 # foreign call (a huge atom being built) that no Prolog signal can interrupt
-                return await self._request(w, {
-                    "op": "query", "rb": rb_module, "session": session_module, "now": now, "goal": goal,
-                    "max": b.max_solutions, "limit": inference_limit or b.inferences, "seconds": b.seconds,
-                }, b.seconds + 1.0)
+                return await self._request(
+                    w,
+                    {
+                        "op": "query",
+                        "rb": rb_module,
+                        "session": session_module,
+                        "now": now,
+                        "goal": goal,
+                        "max": b.max_solutions,
+                        "limit": inference_limit or b.inferences,
+                        "seconds": b.seconds,
+                    },
+                    b.seconds + 1.0,
+                )
             except _Overrun as e:
                 log.warning("query worker replaced: %s", e)
                 await self._kill()
                 self.restarts += 1
-                return {"status": "time_limit" if "time" in str(e) else "memory_limit", "message": str(e),
-                        "needs": [], "unmet": []}
+                return {
+                    "status": "time_limit" if "time" in str(e) else "memory_limit",
+                    "message": str(e),
+                    "needs": [],
+                    "unmet": [],
+                }
             except (OSError, QueryWorkerError) as e:
                 await self._kill()
                 raise QueryWorkerError(str(e)) from None

@@ -31,14 +31,18 @@ class AnswerRefused(PolicyError):
 
 
 def humanize(value: Any) -> str:
-    """A token as a person reads it when the rulebase gave no label: ``change_of_plan`` -> "Change of plan"."""
+    """A token as a person reads it when the rulebase gave no label: ``change_of_plan`` -> "Change of plan".
+    """
     text = str(value).replace("_", " ").strip()
     return text[:1].upper() + text[1:] if text else str(value)
 
 
 def _options(choices: list[dict[str, Any]]) -> list[dict[str, str]]:
-    out = [{"const": str(c["value"]), "title": safe_text(c.get("label") or humanize(c["value"]), 200)}
-           for c in choices if str(c["value"]) != DONT_KNOW]
+    out = [
+        {"const": str(c["value"]), "title": safe_text(c.get("label") or humanize(c["value"]), 200)}
+        for c in choices
+        if str(c["value"]) != DONT_KNOW
+    ]
     return out + [{"const": DONT_KNOW, "title": DONT_KNOW_TITLE}]
 
 
@@ -60,8 +64,11 @@ def _answer_schema(kind: str, type_: Any) -> tuple[dict[str, Any], list[str] | N
         prop: dict[str, Any] = {"type": "boolean", "title": "Yes"}
         return {"type": "object", "properties": {"answer": prop}, "required": ["answer"]}, None
     if type_ == "yes_no":
-        prop = {"type": "string", "title": "Your answer", "oneOf": YES_NO + [{"const": DONT_KNOW,
-                                                                               "title": DONT_KNOW_TITLE}]}
+        prop = {
+            "type": "string",
+            "title": "Your answer",
+            "oneOf": YES_NO + [{"const": DONT_KNOW, "title": DONT_KNOW_TITLE}],
+        }
         return {"type": "object", "properties": {"answer": prop}, "required": ["answer"]}, None
     choices = choices_of(type_)
     if choices is not None:
@@ -73,8 +80,10 @@ def _answer_schema(kind: str, type_: Any) -> tuple[dict[str, Any], list[str] | N
         prop = {"type": "string", "title": "Your answer", "minLength": 1}
     unknown = {"type": "boolean", "title": DONT_KNOW_TITLE}
     # either an answer or "I don't know" (checked strictly: exactly one of them)
-    return {"type": "object", "properties": {"answer": prop, DONT_KNOW_FIELD: unknown}, "required": []}, \
-        ["answer", DONT_KNOW_FIELD]
+    return {"type": "object", "properties": {"answer": prop, DONT_KNOW_FIELD: unknown}, "required": []}, [
+        "answer",
+        DONT_KNOW_FIELD,
+    ]
 
 
 def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Question:
@@ -82,16 +91,27 @@ def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Qu
     if kind == "confirm":
         digest = call.digest if call else "none"
         key = f"sentinel.policy.confirm.{digest}"
-        meta = {"kind": "confirm", "tool": call.identity if call else None, "digest": digest, "version": version,
-                "from": need.get("from", ["user"])}
+        meta = {
+            "kind": "confirm",
+            "tool": call.identity if call else None,
+            "digest": digest,
+            "version": version,
+            "from": need.get("from", ["user"]),
+        }
         schema, _ = _answer_schema("confirm", None)
         return Question(key=key, message=_shown(need, call), requested_schema=schema, meta=meta)
     h = hashlib.sha256(str(need["fact"]).encode()).hexdigest()[:12]
     key = f"sentinel.policy.ask.{need['predicate']}.{h}"
     key = "".join(ch if ch.isalnum() or ch in "_.:-" else "_" for ch in key)
     schema, exactly_one = _answer_schema("ask", need["type"])
-    meta = {"kind": "ask", "predicate": need["predicate"], "inputs": need.get("inputs", []), "type": need["type"],
-            "from": need.get("from", ["user", "agent"]), "fact": need["fact"]}
+    meta = {
+        "kind": "ask",
+        "predicate": need["predicate"],
+        "inputs": need.get("inputs", []),
+        "type": need["type"],
+        "from": need.get("from", ["user", "agent"]),
+        "fact": need["fact"],
+    }
     if exactly_one:
         meta["exactly_one"] = exactly_one
     return Question(key=key, message=_shown(need, call), requested_schema=schema, meta=meta)
@@ -108,8 +128,10 @@ def answer_value(question: Question, answer: Answer) -> Any:
         raise AnswerRefused("the question was not answered (declined or cancelled)")
     allowed = question.meta.get("from") or ["user"]
     if answer.provenance not in allowed:  # who may answer comes first: an agent never gives the user's answer
-        raise AnswerRefused(f"this question must be answered by: {', '.join(allowed)} "
-                            f"(an answer with provenance {answer.provenance!r} is not accepted)")
+        raise AnswerRefused(
+            f"this question must be answered by: {', '.join(allowed)} "
+            f"(an answer with provenance {answer.provenance!r} is not accepted)"
+        )
     problem = answer_problem(question, answer)
     if problem:
         raise AnswerRefused(f"the answer was not accepted: {problem}")

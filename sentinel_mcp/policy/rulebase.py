@@ -50,7 +50,8 @@ class AskableInfo(BaseModel):
     predicate: str
     arity: int
     question: str
-    type: str | dict[str, Any]  # "yes_no" | "text" | "number" | {"choice": [...], "labels": [...]} | {"choice_of": []}
+    # "yes_no" | "text" | "number" | {"choice": [...], "labels": [...]} | {"choice_of": []}
+    type: str | dict[str, Any]
     from_: list[str] = Field(alias="from")
 
 
@@ -77,12 +78,18 @@ class RulebaseInfo(BaseModel):
         exempt: dict[str, list[str]] = {}
         for e in raw.get("symbolic_exempt", []):
             exempt.setdefault(e["tool"], []).extend(str(a) for a in e["args"])
-        return cls(guards=sorted({g["tool"] for g in raw["guards"]}),
-                   bindings=[BindingInfo(**b) for b in raw["bindings"]],
-                   askables=[AskableInfo(**a) for a in raw["askables"]], contexts=raw["contexts"],
-                   seeds=raw["seeds"], options=raw["options"], read_only=raw["read_only"],
-                   symbolic_exempt=exempt, effects=sorted(set(raw["effects"])),
-                   documents=[DocumentInfo(**d) for d in raw.get("documents", [])])
+        return cls(
+            guards=sorted({g["tool"] for g in raw["guards"]}),
+            bindings=[BindingInfo(**b) for b in raw["bindings"]],
+            askables=[AskableInfo(**a) for a in raw["askables"]],
+            contexts=raw["contexts"],
+            seeds=raw["seeds"],
+            options=raw["options"],
+            read_only=raw["read_only"],
+            symbolic_exempt=exempt,
+            effects=sorted(set(raw["effects"])),
+            documents=[DocumentInfo(**d) for d in raw.get("documents", [])],
+        )
 
     def guards_tool(self, tool: str) -> bool:
         return any(g == tool or (g.endswith("*") and tool.startswith(g[:-1])) for g in self.guards)
@@ -94,7 +101,7 @@ class RulebaseInfo(BaseModel):
         for o in self.options:
             if o.startswith("inference_limit(") and o.endswith(")"):
                 try:
-                    return int(o[len("inference_limit("):-1])
+                    return int(o[len("inference_limit(") : -1])
                 except ValueError:
                     pass
         return default
@@ -142,8 +149,11 @@ def _mtimes(files: list[Path]) -> tuple[float | None, ...]:
 async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | None = None) -> Rulebase:
     """Load and validate files into a new module; raise RulebaseError (module unloaded) on errors.
     ``version``: the name it was published under (a replica adopting another's version keeps that name)."""
-    missing = [Problem(severity="error", file=str(f), line=0, message="file not found")
-               for f in files if not f.is_file()]
+    missing = [
+        Problem(severity="error", file=str(f), line=0, message="file not found")
+        for f in files
+        if not f.is_file()
+    ]
     if missing:
         raise RulebaseError(missing)
     version = version or content_version(files)
@@ -155,7 +165,9 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
         await engine.unload(module)
         raise RulebaseError(errors + warnings)
     info = RulebaseInfo.from_engine(await engine.info(module))
-    return Rulebase(version=version, module=module, files=[str(f) for f in files], info=info, warnings=warnings)
+    return Rulebase(
+        version=version, module=module, files=[str(f) for f in files], info=info, warnings=warnings
+    )
 
 
 class RulebaseHolder:
@@ -194,7 +206,8 @@ class RulebaseHolder:
             return await self._swap(self.files, cause, None)
 
     async def adopt(self, files: list[Path], version: str, cause: str) -> bool:
-        """Load other files (a version published by another replica) under their published name; the configured
+        """Load other files (a version published by another replica) under their published name; the
+        configured
         files stay watched. Raises RulebaseError, keeping the active rulebase, when they do not load here."""
         async with self._lock:
             try:
@@ -246,7 +259,9 @@ class RulebaseHolder:
         now = _mtimes(self.files)
         if now == self._mtimes:
             return False
-        changed = [f.name for f, a, b in zip(self.files, now, self._mtimes) if a != b] or [f.name for f in self.files]
+        changed = [f.name for f, a, b in zip(self.files, now, self._mtimes) if a != b] or [
+            f.name for f in self.files
+        ]
         return await self.reload(cause="hot reload: changed " + ", ".join(changed))
 
     async def _watch(self) -> None:

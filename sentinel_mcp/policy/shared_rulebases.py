@@ -1,7 +1,9 @@
 """Rulebase versions shared by the replicas on one PostgreSQL store.
 
-A replica whose rulebase files change (hot reload) publishes the new version as a row of ``rulebase_versions``:
-the texts of its files and of the policy documents they cite. Every replica follows the newest row (one indexed
+A replica whose rulebase files change (hot reload) publishes the new version as a row of
+``rulebase_versions``:
+the texts of its files and of the policy documents they cite. Every replica follows the newest row (one
+indexed
 read every ``poll_interval``): it writes the texts into its own directory, loads them under the published
 version name and swaps only when they load cleanly. A version that does not load here (an error, a file this
 replica lacks) leaves the active rulebase in force, and ``problem`` says so for ``/healthz``. A replica that
@@ -28,16 +30,26 @@ from sentinel_mcp.storage import Schema, StorageError
 
 log = logging.getLogger(__name__)
 
-_SQL = ("CREATE TABLE rulebase_versions (id {serial} PRIMARY KEY, version TEXT NOT NULL, replica TEXT NOT NULL, "
-        "cause TEXT NOT NULL, body TEXT NOT NULL, at {real} NOT NULL)")
-SCHEMA = Schema("rulebase_versions", {
-    "sqlite": [_SQL.format(serial="INTEGER", real="REAL")],
-    "postgres": [_SQL.format(serial="BIGSERIAL", real="DOUBLE PRECISION")]})
+_SQL = (
+    "CREATE TABLE rulebase_versions (id {serial} PRIMARY KEY, version TEXT NOT NULL, replica TEXT NOT NULL, "
+    "cause TEXT NOT NULL, body TEXT NOT NULL, at {real} NOT NULL)"
+)
+SCHEMA = Schema(
+    "rulebase_versions",
+    {
+        "sqlite": [_SQL.format(serial="INTEGER", real="REAL")],
+        "postgres": [_SQL.format(serial="BIGSERIAL", real="DOUBLE PRECISION")],
+    },
+)
 
-MAX_BODY = 8 << 20  # bytes of texts in one version: a rulebase is small; a huge row is refused, not written out
+MAX_BODY = (
+    8 << 20
+)  # bytes of texts in one version: a rulebase is small; a huge row is refused, not written out
 KEEP = 20  # materialized versions kept on disk (the active one is always among the newest)
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$")
-_VERSION = re.compile(r"^[A-Za-z0-9_]{1,64}$")  # it names a Prolog module and a directory: checked, not trusted
+_VERSION = re.compile(
+    r"^[A-Za-z0-9_]{1,64}$"
+)  # it names a Prolog module and a directory: checked, not trusted
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +68,8 @@ def _safe_relative(path: str) -> Path | None:
 
 
 def version_body(rb: Rulebase) -> str:
-    """The texts a replica needs to load ``rb``: its files by name, and its documents by their declared path."""
+    """The texts a replica needs to load ``rb``: its files by name, and its documents by their declared path.
+    """
     files = [{"name": Path(f).name, "text": Path(f).read_text(encoding="utf-8")} for f in rb.files]
     docs = []
     for d in rb.info.documents:
@@ -70,6 +83,7 @@ def version_body(rb: Rulebase) -> str:
 def materialize(body: str, directory: Path) -> list[Path]:
     """Write a published version's texts under ``directory``; the rulebase files in their order. Raises
     RulebaseError for a body that is not a well-formed version (names are checked, never trusted)."""
+
     def bad(why: str) -> RulebaseError:
         return RulebaseError([Problem(severity="error", file=str(directory), line=0, message=why)])
 
@@ -99,8 +113,9 @@ def materialize(body: str, directory: Path) -> list[Path]:
 
 
 class SharedRulebases:
-    def __init__(self, db: Any, holder: RulebaseHolder, replica: str, directory: Path,
-                 poll_interval: float = 0.5) -> None:
+    def __init__(
+        self, db: Any, holder: RulebaseHolder, replica: str, directory: Path, poll_interval: float = 0.5
+    ) -> None:
         self.db = db  # the shared store's database (the facts'), ``SCHEMA`` migrated by ``start``
         self.holder = holder
         self.replica = replica
@@ -146,9 +161,13 @@ class SharedRulebases:
 
     async def publish(self, rb: Rulebase, cause: str) -> int:
         body = await asyncio.to_thread(version_body, rb)
-        rows = (await self.db.write(
-            "INSERT INTO rulebase_versions (version, replica, cause, body, at) VALUES (?, ?, ?, ?, ?) RETURNING id",
-            (rb.version, self.replica, cause[:200], body, time.time()))).rows
+        rows = (
+            await self.db.write(
+                "INSERT INTO rulebase_versions (version, replica, cause, body, at) VALUES (?, ?, ?, ?, ?) "
+                "RETURNING id",
+                (rb.version, self.replica, cause[:200], body, time.time()),
+            )
+        ).rows
         self.seen = max(self.seen, int(rows[0][0]))
         self.problem = None
         log.info("rulebase version %s published to the cluster (row %s)", rb.version, rows[0][0])
@@ -166,8 +185,10 @@ class SharedRulebases:
                 log.error("%s", self.problem)
 
     async def _latest(self, after: int) -> VersionRow | None:
-        rows = await self.db.query("SELECT id, version, replica FROM rulebase_versions WHERE id > ? "
-                                   "ORDER BY id DESC LIMIT 1", (after,))
+        rows = await self.db.query(
+            "SELECT id, version, replica FROM rulebase_versions WHERE id > ? ORDER BY id DESC LIMIT 1",
+            (after,),
+        )
         return VersionRow(int(rows[0][0]), str(rows[0][1]), str(rows[0][2])) if rows else None
 
     async def _follow(self) -> None:
@@ -177,7 +198,9 @@ class SharedRulebases:
                 await self._migrate()
                 latest = await self._latest(self.seen)
                 if latest is None:
-                    if self.seen == 0 and self.holder.loaded:  # nothing published yet (or not readable at start)
+                    if (
+                        self.seen == 0 and self.holder.loaded
+                    ):  # nothing published yet (or not readable at start)
                         await self.publish(self.holder.current, "start-up")
                     continue
                 if self.holder.loaded and latest.version == self.holder.current.version:
@@ -195,20 +218,32 @@ class SharedRulebases:
         keeping = self.holder.current.version if self.holder.loaded else "none"
         try:
             if not _VERSION.fullmatch(row.version):
-                raise RulebaseError([Problem(severity="error", file="rulebase_versions", line=0,
-                                             message=f"row {row.id} has a malformed version name")])
+                raise RulebaseError(
+                    [
+                        Problem(
+                            severity="error",
+                            file="rulebase_versions",
+                            line=0,
+                            message=f"row {row.id} has a malformed version name",
+                        )
+                    ]
+                )
             found = await self.db.query("SELECT body FROM rulebase_versions WHERE id = ?", (row.id,))
             directory = self.directory / f"{row.id}-{row.version}"
             files = await asyncio.to_thread(materialize, str(found[0][0]), directory)
             await self.holder.adopt(files, row.version, cause)
         except RulebaseError as e:
-            self.problem = (f"the cluster's rulebase version {row.version} (published by {row.replica}) does not "
-                            f"load on this replica, which keeps version {keeping}: {e}")
+            self.problem = (
+                f"the cluster's rulebase version {row.version} (published by {row.replica}) does not "
+                f"load on this replica, which keeps version {keeping}: {e}"
+            )
             log.error("%s", self.problem)
             return
         except OSError as e:
-            self.problem = (f"the cluster's rulebase version {row.version} could not be written out here "
-                            f"({e.strerror or e}); this replica keeps version {keeping}")
+            self.problem = (
+                f"the cluster's rulebase version {row.version} could not be written out here "
+                f"({e.strerror or e}); this replica keeps version {keeping}"
+            )
             log.error("%s", self.problem)
             return
         self.problem = None
@@ -216,8 +251,10 @@ class SharedRulebases:
 
     def _prune(self) -> None:
         try:
-            kept = sorted((p for p in self.directory.iterdir() if p.is_dir()),
-                          key=lambda p: int(p.name.split("-", 1)[0]) if p.name.split("-", 1)[0].isdigit() else 0)
+            kept = sorted(
+                (p for p in self.directory.iterdir() if p.is_dir()),
+                key=lambda p: int(p.name.split("-", 1)[0]) if p.name.split("-", 1)[0].isdigit() else 0,
+            )
         except OSError:
             return
         for old in kept[:-KEEP]:

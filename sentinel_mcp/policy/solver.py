@@ -41,10 +41,12 @@ class FetchRecord(BaseModel):
 
 
 class SolverResult(BaseModel):
-    status: str  # proved | failed | blocked | error; for client goals also refused | time_limit | memory_limit
+    status: str
     tree: Any = None
     solutions: list[dict[str, Any]] = Field(default_factory=list)
-    questions: list[dict[str, Any]] = Field(default_factory=list)  # ask / confirm needs, after tools are exhausted
+    questions: list[dict[str, Any]] = Field(
+        default_factory=list
+    )  # ask / confirm needs, after tools are exhausted
     unmet: list[str] = Field(default_factory=list)
     tentative: list[str] = Field(default_factory=list)  # failed only after something was assumed
     violations: list[dict[str, Any]] = Field(default_factory=list)  # unmet, with kind and citation
@@ -68,9 +70,17 @@ def result_json(result: CallToolResult) -> Any:
 
 
 class Solver:
-    def __init__(self, knowledge: Knowledge, port: GatewayPort | None, *, max_passes: int = 8,
-                 max_depth: int = 3, fetch_timeout: float = 8.0, is_read_only: Callable[[str], bool] | None = None,
-                 max_concurrent_fetches: int = 16):
+    def __init__(
+        self,
+        knowledge: Knowledge,
+        port: GatewayPort | None,
+        *,
+        max_passes: int = 8,
+        max_depth: int = 3,
+        fetch_timeout: float = 8.0,
+        is_read_only: Callable[[str], bool] | None = None,
+        max_concurrent_fetches: int = 16,
+    ):
         self.knowledge = knowledge
         self.port = port
         self.max_passes = max_passes
@@ -79,8 +89,16 @@ class Solver:
         self.is_read_only = is_read_only or (lambda name: False)
         self.max_concurrent_fetches = max(1, max_concurrent_fetches)
 
-    async def solve(self, run_pass: PassFn, rb: Rulebase, session: str, *, depth: int = 0,
-                    deadline: float | None = None, may_fetch: FetchFilter | None = None) -> SolverResult:
+    async def solve(
+        self,
+        run_pass: PassFn,
+        rb: Rulebase,
+        session: str,
+        *,
+        depth: int = 0,
+        deadline: float | None = None,
+        may_fetch: FetchFilter | None = None,
+    ) -> SolverResult:
         attempted: dict[tuple[str, str], FetchRecord] = {}
         fetches: list[FetchRecord] = []
         out: dict[str, Any] = {}
@@ -90,11 +108,19 @@ class Solver:
             out = await run_pass()
             status = out.get("status")
             if status == "proved":
-                return SolverResult(status="proved", tree=out.get("tree"), solutions=out.get("solutions", []),
-                                    fetches=fetches, passes=passes)
+                return SolverResult(
+                    status="proved",
+                    tree=out.get("tree"),
+                    solutions=out.get("solutions", []),
+                    fetches=fetches,
+                    passes=passes,
+                )
             if status in ("error", "inference_limit", "refused", "time_limit", "memory_limit"):
-                msg = out.get("message") or ("the proof exceeded its inference limit (a looping rule?)"
-                                             if status == "inference_limit" else "error")
+                msg = out.get("message") or (
+                    "the proof exceeded its inference limit (a looping rule?)"
+                    if status == "inference_limit"
+                    else "error"
+                )
                 # a client goal's refusal or exhausted budget keeps its name; everything else is an error
                 kept = status if status in ("refused", "time_limit", "memory_limit") else "error"
                 return SolverResult(status=kept, error=str(msg), fetches=fetches, passes=passes)
@@ -113,21 +139,39 @@ class Solver:
                 attempted[key] = rec
             fetches.extend(records)
         needs = out.get("needs", [])
-        missing = [n | {"error": attempted[(n["tool"], argument_digest(n["arguments"]))].error}
-                   for n in needs if n["kind"] == "fetch"
-                   and (n["tool"], argument_digest(n["arguments"])) in attempted]
-        missing += [n for n in needs if n["kind"] == "fetch"
-                    and (n["tool"], argument_digest(n["arguments"])) not in attempted]
+        missing = [
+            n | {"error": attempted[(n["tool"], argument_digest(n["arguments"]))].error}
+            for n in needs
+            if n["kind"] == "fetch" and (n["tool"], argument_digest(n["arguments"])) in attempted
+        ]
+        missing += [
+            n
+            for n in needs
+            if n["kind"] == "fetch" and (n["tool"], argument_digest(n["arguments"])) not in attempted
+        ]
         questions = [n for n in needs if n["kind"] in ("ask", "confirm")]
         status = "blocked" if questions and not missing else "failed"
         # no solutions: those of a pass that assumed something rest on unknown values, not on facts
-        return SolverResult(status=status, questions=questions, unmet=out.get("unmet", []),
-                            tentative=out.get("tentative", []), missing=missing,
-                            violations=out.get("violations", []),
-                            fetches=fetches, passes=passes)
+        return SolverResult(
+            status=status,
+            questions=questions,
+            unmet=out.get("unmet", []),
+            tentative=out.get("tentative", []),
+            missing=missing,
+            violations=out.get("violations", []),
+            fetches=fetches,
+            passes=passes,
+        )
 
-    async def _fetch_all(self, needs: list[dict[str, Any]], rb: Rulebase, session: str, depth: int,
-                         timeout: float | None, may_fetch: FetchFilter | None = None) -> list[FetchRecord]:
+    async def _fetch_all(
+        self,
+        needs: list[dict[str, Any]],
+        rb: Rulebase,
+        session: str,
+        depth: int,
+        timeout: float | None,
+        may_fetch: FetchFilter | None = None,
+    ) -> list[FetchRecord]:
         gate = asyncio.Semaphore(self.max_concurrent_fetches)
 
         async def gated(n: dict[str, Any]) -> FetchRecord:
@@ -144,17 +188,31 @@ class Solver:
             if t in done and not t.cancelled() and t.exception() is None:
                 records.append(t.result())
             else:
-                err = "timed out" if t in pending else repr(t.exception()) if not t.cancelled() else "cancelled"
-                records.append(FetchRecord(tool=n["tool"], arguments=n["arguments"], ok=False, error=err,
-                                           started=now, ended=now))
+                err = (
+                    "timed out" if t in pending else repr(t.exception()) if not t.cancelled() else "cancelled"
+                )
+                records.append(
+                    FetchRecord(
+                        tool=n["tool"], arguments=n["arguments"], ok=False, error=err, started=now, ended=now
+                    )
+                )
         return records
 
-    async def _fetch(self, tool: str, arguments: dict[str, Any], rb: Rulebase, session: str,
-                     depth: int, may_fetch: FetchFilter | None = None) -> FetchRecord:
+    async def _fetch(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        rb: Rulebase,
+        session: str,
+        depth: int,
+        may_fetch: FetchFilter | None = None,
+    ) -> FetchRecord:
         started = time.time()
 
         def fail(msg: str) -> FetchRecord:
-            return FetchRecord(tool=tool, arguments=arguments, ok=False, error=msg, started=started, ended=time.time())
+            return FetchRecord(
+                tool=tool, arguments=arguments, ok=False, error=msg, started=started, ended=time.time()
+            )
 
         if self.port is None:
             return fail("no gateway to fetch through")
@@ -163,8 +221,12 @@ class Solver:
             return fail(refusal)
         if not self.is_read_only(tool):
             # bindings are only ever served by read-only tools (the checker reports the others)
-            return fail(f"{tool} is not a read-only tool (or not in the catalog); it is never called by the solver")
-        outcome = await self.port.invoke(tool, arguments, session_id=session, origin="solver", depth=depth + 1)
+            return fail(
+                f"{tool} is not a read-only tool (or not in the catalog); it is never called by the solver"
+            )
+        outcome = await self.port.invoke(
+            tool, arguments, session_id=session, origin="solver", depth=depth + 1
+        )
         if isinstance(outcome, NeedsInput):
             return fail(f"{tool} needs input: {outcome.reason}")
         if not isinstance(outcome, Completed):
@@ -173,18 +235,32 @@ class Solver:
             text = " ".join(c.text for c in outcome.result.content if isinstance(c, TextContent))[:300]
             return fail(f"{tool} returned an error: {text}")
         n = await self.store_result(rb, session, tool, arguments, outcome.result)
-        return FetchRecord(tool=tool, arguments=arguments, ok=True, facts=n, started=started, ended=time.time())
+        return FetchRecord(
+            tool=tool, arguments=arguments, ok=True, facts=n, started=started, ended=time.time()
+        )
 
-    async def store_result(self, rb: Rulebase, session: str, tool: str, arguments: dict[str, Any],
-                           result: CallToolResult) -> int:
+    async def store_result(
+        self, rb: Rulebase, session: str, tool: str, arguments: dict[str, Any], result: CallToolResult
+    ) -> int:
         """Extract the facts the bindings of ``tool`` yield from a result, store them as observed."""
         extracted = await self.knowledge.engine.extract(rb.module, tool, arguments, result_json(result))
         if not extracted:
             return 0
         digest = argument_digest(arguments)
         now = time.time()
-        facts = [Fact(session=session, predicate=e["predicate"], args=e["args"], fact=e["fact"], provenance="observed",
-                      source_tool=tool, source_digest=digest, established_at=now,
-                      expires_at=None if e["ttl"] is None else now + float(e["ttl"])) for e in extracted]
+        facts = [
+            Fact(
+                session=session,
+                predicate=e["predicate"],
+                args=e["args"],
+                fact=e["fact"],
+                provenance="observed",
+                source_tool=tool,
+                source_digest=digest,
+                established_at=now,
+                expires_at=None if e["ttl"] is None else now + float(e["ttl"]),
+            )
+            for e in extracted
+        ]
         await self.knowledge.add(facts)
         return sum(1 for f in facts if not f.internal)

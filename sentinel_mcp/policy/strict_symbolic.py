@@ -29,7 +29,12 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
 
 async def ungrounded_arguments(knowledge: Knowledge, call: ToolCall, rb: Rulebase) -> list[str]:
     exempt = set(rb.info.symbolic_exempt.get(call.identity, []))
-    checked = [(p, v) for name, value in call.arguments.items() if name not in exempt for p, v in _strings(value, name)]
+    checked = [
+        (p, v)
+        for name, value in call.arguments.items()
+        if name not in exempt
+        for p, v in _strings(value, name)
+    ]
     if not checked:
         return []
     store = knowledge.store

@@ -90,16 +90,29 @@ class PolicyHistory:
         body = json.dumps(texts, ensure_ascii=False)
         if len(body) > MAX_TEXT:
             body = json.dumps({name: "% (not kept: the files are too large)" for name in texts})
-        await self.db.write("INSERT INTO rulebase_texts (version, texts) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                            (version, body))
-        await self.db.write("INSERT INTO rulebase_loads (ts, version, ok, cause, loaded_by, error, files) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            (time.time(), version, int(ok), cause[:300], (by or loader())[:200],
-                             (error or "")[:4000] or None, json.dumps(sorted(texts))))
-        await self.db.write("DELETE FROM rulebase_loads WHERE id <= (SELECT max(id) FROM rulebase_loads) - ?",
-                            (KEEP_LOADS,))
-        await self.db.write("DELETE FROM rulebase_texts WHERE version NOT IN "
-                            "(SELECT DISTINCT version FROM rulebase_loads)")
+        await self.db.write(
+            "INSERT INTO rulebase_texts (version, texts) VALUES (?, ?) ON CONFLICT DO NOTHING",
+            (version, body),
+        )
+        await self.db.write(
+            "INSERT INTO rulebase_loads (ts, version, ok, cause, loaded_by, error, files) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                time.time(),
+                version,
+                int(ok),
+                cause[:300],
+                (by or loader())[:200],
+                (error or "")[:4000] or None,
+                json.dumps(sorted(texts)),
+            ),
+        )
+        await self.db.write(
+            "DELETE FROM rulebase_loads WHERE id <= (SELECT max(id) FROM rulebase_loads) - ?", (KEEP_LOADS,)
+        )
+        await self.db.write(
+            "DELETE FROM rulebase_texts WHERE version NOT IN (SELECT DISTINCT version FROM rulebase_loads)"
+        )
 
     async def loads(self, limit: int = 200) -> list[dict[str, Any]]:
         """Newest first."""
@@ -120,8 +133,19 @@ def diff(old: dict[str, str], new: dict[str, str], old_name: str, new_name: str)
     out: list[tuple[str, str]] = []
     for name in sorted(set(old) | set(new)):
         a, b = old.get(name, "").splitlines(), new.get(name, "").splitlines()
-        for line in difflib.unified_diff(a, b, f"{name} @ {old_name}", f"{name} @ {new_name}", lineterm="", n=3):
-            kind = ("head" if line.startswith(("---", "+++")) else "hunk" if line.startswith("@@")
-                    else "add" if line.startswith("+") else "del" if line.startswith("-") else "same")
+        for line in difflib.unified_diff(
+            a, b, f"{name} @ {old_name}", f"{name} @ {new_name}", lineterm="", n=3
+        ):
+            kind = (
+                "head"
+                if line.startswith(("---", "+++"))
+                else "hunk"
+                if line.startswith("@@")
+                else "add"
+                if line.startswith("+")
+                else "del"
+                if line.startswith("-")
+                else "same"
+            )
             out.append((kind, line))
     return out

@@ -1,4 +1,5 @@
-"""What a principal's own look into the policy may not show: facts read from personal data it has no consent for.
+"""What a principal's own look into the policy may not show: facts read from personal data it has no consent
+for.
 
 The policy may fetch from a tool that reads personal data (messages, contacts, ...) to decide a call: those
 facts stay inside Sentinel. A client's ``sentinel_query``, ``sentinel_facts``, ``sentinel_why_not`` and
@@ -36,11 +37,14 @@ class Withholding:
         kind = self.kind(tool)
         if kind is None:
             return None
-        return (f"{tool} reads personal data ({kind.replace('_', ' ')}) that this caller has no consent for; "
-                "call the tool itself to be asked")
+        return (
+            f"{tool} reads personal data ({kind.replace('_', ' ')}) that this caller has no consent for; "
+            "call the tool itself to be asked"
+        )
 
     def hidden(self, facts: list[Fact]) -> tuple[frozenset[str], frozenset[str]]:
-        """(predicates, tools) to leave out: every predicate a withheld tool yielded, and its fetch markers."""
+        """(predicates, tools) to leave out: every predicate a withheld tool yielded, and its fetch markers.
+        """
         tools = frozenset(f.source_tool for f in facts if f.source_tool and self.kind(f.source_tool))
         preds = frozenset(f.predicate for f in facts if f.source_tool in tools and not f.internal)
         return preds, tools

@@ -1,1 +1,2 @@
-"""Text search over policy documents and memories: paragraphs, embeddings, one SQLite index (words + vectors)."""
+"""Text search over policy documents and memories: paragraphs, embeddings, one SQLite index (words + vectors).
+"""

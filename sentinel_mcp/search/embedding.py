@@ -18,8 +18,10 @@ import numpy as np
 
 _WORD = re.compile(r"[a-z0-9]+")
 STOP_WORDS = frozenset(
-    "a an and are as at be by can do does for from has have how i if in is it its my of on or our so that the "
-    "their them then there they this to was we what when where which who why will with you your me am".split())
+    "a an and are as at be by can do does for from has have how i if in is it its my of on or our so that "
+    "the "
+    "their them then there they this to was we what when where which who why will with you your me am".split()
+)
 
 
 def words(text: str) -> list[str]:
@@ -73,15 +75,17 @@ class HashingEmbedder:
 
 
 class LlamaEmbedder:
-    """Embeddings from a GGUF model through llama-cpp (mean of the token vectors when the model does not pool)."""
+    """Embeddings from a GGUF model through llama-cpp (mean of the token vectors when the model does not
+    pool)."""
 
     def __init__(self, model_path: str | Path, threads: int | None = None, n_ctx: int = 512) -> None:
         from llama_cpp import Llama  # optional dependency ("llm" extra)
 
         from sentinel_mcp.core.closed_at_exit import remember
 
-        self._llm = Llama(model_path=str(model_path), embedding=True, n_ctx=n_ctx, n_threads=threads,
-                          verbose=False)
+        self._llm = Llama(
+            model_path=str(model_path), embedding=True, n_ctx=n_ctx, n_threads=threads, verbose=False
+        )
         self._lock = threading.Lock()  # a Llama object is not safe from two threads
         self._n_ctx = n_ctx
         self.name = f"llama:{Path(model_path).name}"

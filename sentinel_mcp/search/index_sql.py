@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS sources (
     digest TEXT NOT NULL,             -- of the text and the embedder
     PRIMARY KEY (namespace, source)
 );
-"""
+"""  # noqa: E501 (verbatim text)
 
 # Version 1 (vectors in ``passages``) to 2, in one transaction: the old table is renamed, the new schema made,
 # every passage copied with its id (the FTS index is rebuilt by the insert trigger), the old table dropped.
@@ -80,27 +80,41 @@ INSERT INTO passage_vectors (id, embedder, vector) SELECT id, embedder, vector F
 DROP TABLE passages_v1;
 INSERT OR REPLACE INTO index_meta (key, value) VALUES ('schema_version', '2');
 COMMIT;
-""".format(schema=SCHEMA)
+""".format(schema=SCHEMA)  # noqa: E501 (verbatim text)
 
 HAS_VECTOR_COLUMN = "SELECT 1 FROM pragma_table_info('passages') WHERE name = 'vector'"
-INSERT = ("INSERT INTO passages_in (namespace, source, heading, text, line_start, line_end, tags, created_at, "
-          "expires_at, embedder, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+INSERT = (
+    "INSERT INTO passages_in (namespace, source, heading, text, line_start, line_end, tags, created_at, "
+    "expires_at, embedder, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
 DELETE_SOURCE = "DELETE FROM passages WHERE namespace = ? AND source = ?"
 SOURCE_DIGEST = "SELECT digest FROM sources WHERE namespace = ? AND source = ?"
-SET_SOURCE_DIGEST = ("INSERT INTO sources (namespace, source, digest) VALUES (?,?,?) "
-                     "ON CONFLICT (namespace, source) DO UPDATE SET digest = excluded.digest")
+SET_SOURCE_DIGEST = (
+    "INSERT INTO sources (namespace, source, digest) VALUES (?,?,?) "
+    "ON CONFLICT (namespace, source) DO UPDATE SET digest = excluded.digest"
+)
 _LIVE = "namespace = ? AND (expires_at IS NULL OR expires_at > ?)"
-VECTORS = ("SELECT p.id, v.embedder, v.vector FROM passages p JOIN passage_vectors v ON v.id = p.id "
-           "WHERE p.namespace = ? AND (p.expires_at IS NULL OR p.expires_at > ?)")
+VECTORS = (
+    "SELECT p.id, v.embedder, v.vector FROM passages p JOIN passage_vectors v ON v.id = p.id "
+    "WHERE p.namespace = ? AND (p.expires_at IS NULL OR p.expires_at > ?)"
+)
 SOONEST_EXPIRY = "SELECT MIN(expires_at) FROM passages WHERE namespace = ? AND expires_at > ?"
-WORDS = ("SELECT p.id FROM passages_fts JOIN passages p ON p.id = passages_fts.rowid "
-         "WHERE passages_fts MATCH ? AND p.namespace = ? AND (p.expires_at IS NULL OR p.expires_at > ?) "
-         "ORDER BY bm25(passages_fts) LIMIT ?")
-ROWS = ("SELECT id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at "
-        "FROM passages WHERE id IN ({ids})")
-RECENT = ("SELECT id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at "
-          f"FROM passages WHERE {_LIVE} ORDER BY created_at DESC, id DESC LIMIT ?")
+WORDS = (
+    "SELECT p.id FROM passages_fts JOIN passages p ON p.id = passages_fts.rowid "
+    "WHERE passages_fts MATCH ? AND p.namespace = ? AND (p.expires_at IS NULL OR p.expires_at > ?) "
+    "ORDER BY bm25(passages_fts) LIMIT ?"
+)
+ROWS = (
+    "SELECT id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at "
+    "FROM passages WHERE id IN ({ids})"
+)
+RECENT = (
+    "SELECT id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at "
+    f"FROM passages WHERE {_LIVE} ORDER BY created_at DESC, id DESC LIMIT ?"
+)
 COUNT = f"SELECT COUNT(*) FROM passages WHERE {_LIVE}"
-OLDEST_BEYOND = ("DELETE FROM passages WHERE id IN (SELECT id FROM passages WHERE namespace = ? "
-                 "ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)")
+OLDEST_BEYOND = (
+    "DELETE FROM passages WHERE id IN (SELECT id FROM passages WHERE namespace = ? "
+    "ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?)"
+)
 PURGE = "DELETE FROM passages WHERE expires_at IS NOT NULL AND expires_at <= ?"

@@ -1,7 +1,8 @@
 """Markdown as a person cites it: paragraphs under their headings, with line ranges and sentences.
 
 A paragraph is a block of text between blank lines, or one top-level list item with its sub-items (a rule in a
-policy is usually a bullet). A short line ending in ":" that opens a list ("Payment:") is a label: it joins the
+policy is usually a bullet). A short line ending in ":" that opens a list ("Payment:") is a label: it joins
+the
 heading path of the items below it instead of being a paragraph of its own. These paragraphs are both the
 chunks the index searches and the units a rule's citation resolves to.
 """
@@ -69,7 +70,9 @@ def split_markdown(text: str, document: str) -> list[Paragraph]:
     def emit(lines: list[tuple[int, str]], heading: tuple[str, ...]) -> None:
         parts = [t for t in (_clean(_ITEM.sub(r"\2", raw)) for _, raw in lines) if t]
         if parts:
-            out.append(Paragraph(document, heading, _joined(parts), lines[0][0], lines[-1][0], _sentences(parts)))
+            out.append(
+                Paragraph(document, heading, _joined(parts), lines[0][0], lines[-1][0], _sentences(parts))
+            )
 
     def flush() -> None:
         nonlocal block
@@ -110,8 +113,11 @@ def _split_block(block: list[tuple[int, str]], heading: tuple[str, ...], emit) -
         emit(intro, heading)
         return
     firsts = [_clean(_ITEM.sub(r"\2", it[0][1])) for it in items]
-    fragments = all(not f.endswith((".", "!", "?", ":")) for f in firsts[:-1]) and len(items) > 1 \
+    fragments = (
+        all(not f.endswith((".", "!", "?", ":")) for f in firsts[:-1])
+        and len(items) > 1
         and all(len(it) == 1 for it in items)
+    )
     intro_text = _clean(" ".join(raw for _, raw in intro))
     if fragments and intro_text.endswith(":"):
         emit(intro + [line for it in items for line in it], heading)

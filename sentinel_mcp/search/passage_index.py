@@ -95,17 +95,21 @@ class PassageIndex:
         await db.execute("PRAGMA journal_mode=WAL")
         await db.execute("PRAGMA synchronous=NORMAL")
         try:
-            if await db.execute_fetchall(sql.HAS_VECTOR_COLUMN):  # a version 1 index: vectors move to their table
+            # a version 1 index: vectors move to their table
+            if await db.execute_fetchall(sql.HAS_VECTOR_COLUMN):
                 await db.executescript(sql.MIGRATE_1_TO_2)
             await db.executescript(sql.SCHEMA)
         except BaseException:
-            # a migration that fails half way leaves version 1 as it was (one transaction) and the index closed
+            # a migration that fails half way leaves version 1 as it was (one transaction) and the index
+            # closed
             if db.in_transaction:
                 await db.rollback()
             await db.close()
             raise
-        await db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES ('schema_version', ?)",
-                         (str(sql.SCHEMA_VERSION),))
+        await db.execute(
+            "INSERT OR REPLACE INTO index_meta (key, value) VALUES ('schema_version', ?)",
+            (str(sql.SCHEMA_VERSION),),
+        )
         await db.commit()
         self._db = db
         return self
@@ -125,12 +129,29 @@ class PassageIndex:
     async def _embed(self, texts: list[str]) -> np.ndarray:
         return await asyncio.to_thread(self.embedder.embed, texts)
 
-    def _rows(self, namespace: str, passages: list[NewPassage], vectors: np.ndarray, now: float) -> list[tuple]:
-        return [(namespace, p.source, p.heading, p.text, p.line_start, p.line_end, json.dumps(p.tags), now,
-                 p.expires_at, self.embedder.name, vectors[i].astype(np.float32).tobytes())
-                for i, p in enumerate(passages)]
+    def _rows(
+        self, namespace: str, passages: list[NewPassage], vectors: np.ndarray, now: float
+    ) -> list[tuple]:
+        return [
+            (
+                namespace,
+                p.source,
+                p.heading,
+                p.text,
+                p.line_start,
+                p.line_end,
+                json.dumps(p.tags),
+                now,
+                p.expires_at,
+                self.embedder.name,
+                vectors[i].astype(np.float32).tobytes(),
+            )
+            for i, p in enumerate(passages)
+        ]
 
-    async def replace_source(self, namespace: str, source: str, passages: list[NewPassage], digest: str) -> bool:
+    async def replace_source(
+        self, namespace: str, source: str, passages: list[NewPassage], digest: str
+    ) -> bool:
         """Index a document's passages in place of what it had; False (nothing done) when its digest (text and
         embedder) is the one indexed already."""
         digest = f"{digest}:{self.embedder.name}"
@@ -172,12 +193,18 @@ class PassageIndex:
         if held is not None and held[2] > now:
             return held[0], held[1]
         async with self._lock:
-            rows = [(i, v) for i, e, v in await self.db.execute_fetchall(sql.VECTORS, (namespace, now))
-                    if e == self.embedder.name]
+            rows = [
+                (i, v)
+                for i, e, v in await self.db.execute_fetchall(sql.VECTORS, (namespace, now))
+                if e == self.embedder.name
+            ]
             soonest = (await self.db.execute_fetchall(sql.SOONEST_EXPIRY, (namespace, now)))[0][0]
         ids = np.array([i for i, _ in rows], dtype=np.int64)
-        mat_t = (np.ascontiguousarray(np.vstack([np.frombuffer(v, dtype=np.float32) for _, v in rows]).T) if rows
-                 else np.zeros((self.embedder.dim, 0), dtype=np.float32))
+        mat_t = (
+            np.ascontiguousarray(np.vstack([np.frombuffer(v, dtype=np.float32) for _, v in rows]).T)
+            if rows
+            else np.zeros((self.embedder.dim, 0), dtype=np.float32)
+        )
         self._matrices[namespace] = (ids, mat_t, float(soonest) if soonest is not None else float("inf"))
         return ids, mat_t
 
@@ -214,8 +241,10 @@ class PassageIndex:
 
     async def search(self, namespace: str, query: str, k: int = 3) -> list[Hit]:
         ranked: dict[int, tuple[float, list[str]]] = {}
-        lists = (("words", await self.words_ranked(namespace, query)),
-                 ("vector", await self.vector_ranked(namespace, query)))
+        lists = (
+            ("words", await self.words_ranked(namespace, query)),
+            ("vector", await self.vector_ranked(namespace, query)),
+        )
         for by, ids in lists:
             for rank, pid in enumerate(ids):
                 s, found = ranked.get(pid, (0.0, []))
@@ -243,8 +272,10 @@ class PassageIndex:
         if not ids:
             return []
         async with self._lock:
-            return [_hit(r) for r in await self.db.execute_fetchall(sql.ROWS.format(ids=",".join("?" * len(ids))),
-                                                                     ids)]
+            return [
+                _hit(r)
+                for r in await self.db.execute_fetchall(sql.ROWS.format(ids=",".join("?" * len(ids))), ids)
+            ]
 
 
 def _hit(row: tuple) -> Hit:

@@ -42,13 +42,20 @@ def _refuse_surrogates(text: str, tags: list[str]) -> None:
         found = lone_surrogate(value)
         if found is not None:
             at, ch = found
-            raise MemoryRefused(f"a memory's {where} must be valid Unicode: a lone surrogate U+{ord(ch):04X} at "
-                                f"character {at + 1} (JSON can carry one, but it is half of a character)")
+            raise MemoryRefused(
+                f"a memory's {where} must be valid Unicode: a lone surrogate U+{ord(ch):04X} at "
+                f"character {at + 1} (JSON can carry one, but it is half of a character)"
+            )
 
 
 class SearchService:
-    def __init__(self, path: str | Path, settings: SearchSettings | None = None,
-                 embedder: Embedder | None = None, redact: Callable[[str], str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        settings: SearchSettings | None = None,
+        embedder: Embedder | None = None,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
         self.settings = settings or SearchSettings()
         # a postgresql:// URL: the index replicas share (``shared_index.py``); else the embedded SQLite file
         self.path: str | Path = path if is_server_url(path) else Path(path)
@@ -65,8 +72,11 @@ class SearchService:
             embedder = self._embedder
             if embedder is None:
                 try:
-                    embedder = embedder_for(self.settings.embedding_model, dim=self.settings.hashing_dim,
-                                            threads=self.settings.embedding_threads)
+                    embedder = embedder_for(
+                        self.settings.embedding_model,
+                        dim=self.settings.hashing_dim,
+                        threads=self.settings.embedding_threads,
+                    )
                 except Exception as e:  # noqa: BLE001 - a bad model path must not stop the gateway
                     self.problem = f"embedding model not loaded ({e}); using hashing vectors"
                     log.error("sentinel.search: %s", self.problem)
@@ -88,14 +98,24 @@ class SearchService:
         return (await self.open()).index  # type: ignore[return-value]
 
     # ---------------------------------------------------------------- policy documents
-    async def index_documents(self, paragraphs: dict[str, list[Paragraph]], texts: dict[str, str]) -> list[str]:
+    async def index_documents(
+        self, paragraphs: dict[str, list[Paragraph]], texts: dict[str, str]
+    ) -> list[str]:
         """Index each document's paragraphs (unchanged documents are skipped); returns those indexed now."""
         idx = await self._idx()
         done = []
         for name, paras in paragraphs.items():
             digest = hashlib.sha256(texts.get(name, "").encode()).hexdigest()[:16]
-            passages = [_passage(text=p.text, source=name, heading=p.heading_text, line_start=p.line_start,
-                                   line_end=p.line_end) for p in paras]
+            passages = [
+                _passage(
+                    text=p.text,
+                    source=name,
+                    heading=p.heading_text,
+                    line_start=p.line_start,
+                    line_end=p.line_end,
+                )
+                for p in paras
+            ]
             if await idx.replace_source(POLICY, name, passages, digest):
                 done.append(name)
         return done
@@ -103,24 +123,43 @@ class SearchService:
     async def policy_search(self, query: str, k: int = 3) -> list[dict[str, Any]]:
         k = max(1, min(int(k), self.settings.max_results))
         hits = await (await self._idx()).search(POLICY, query, k)
-        return [{"document": h.source, "heading": h.heading, "lines": [h.line_start, h.line_end], "text": h.text,
-                 "score": round(h.score, 5), "found_by": h.by} for h in hits]
+        return [
+            {
+                "document": h.source,
+                "heading": h.heading,
+                "lines": [h.line_start, h.line_end],
+                "text": h.text,
+                "score": round(h.score, 5),
+                "found_by": h.by,
+            }
+            for h in hits
+        ]
 
     # ---------------------------------------------------------------- memory
     @staticmethod
     def _namespace(principal: str) -> str:
         if not principal:  # every caller has a principal; a memory of nobody's would be everybody's
             raise MemoryRefused("no principal: memories belong to the caller Sentinel established")
-        return f"memory:{kept_text(principal)}"  # any principal name is a key SQLite can hold, distinct from others
+        # any principal name is a key SQLite can hold, distinct from others
+        return f"memory:{kept_text(principal)}"
 
-    async def memory_store(self, principal: str, text: str, tags: list[str] | None = None,
-                           ttl: float | None = None, *, now: float) -> dict[str, Any]:
+    async def memory_store(
+        self,
+        principal: str,
+        text: str,
+        tags: list[str] | None = None,
+        ttl: float | None = None,
+        *,
+        now: float,
+    ) -> dict[str, Any]:
         s = self.settings
         text = (text or "").strip()
         if not text:
             raise MemoryRefused("a memory needs some text")
         if len(text) > s.memory_max_chars:
-            raise MemoryRefused(f"a memory is at most {s.memory_max_chars} characters (this one has {len(text)})")
+            raise MemoryRefused(
+                f"a memory is at most {s.memory_max_chars} characters (this one has {len(text)})"
+            )
         tags = [str(t).strip() for t in (tags or []) if str(t).strip()]
         _refuse_surrogates(text, tags)
         if len(tags) > MAX_TAGS or any(len(t) > MAX_TAG_CHARS for t in tags):
@@ -129,11 +168,17 @@ class SearchService:
             raise MemoryRefused(f"the lifetime must be between 1 second and {s.memory_max_ttl:.0f} seconds")
         stored, stored_tags = self.redact(text), [self.redact(t) for t in tags]
         expires = now + (ttl if ttl is not None else s.memory_ttl)
-        await (await self._idx()).add(self._namespace(principal),
-                                      _passage(text=stored, source="memory", tags=stored_tags, expires_at=expires),
-                                      keep=s.memory_max_items)
-        return {"stored": stored, "tags": stored_tags, "expires_at": expires,
-                "redacted": stored != text or stored_tags != tags}
+        await (await self._idx()).add(
+            self._namespace(principal),
+            _passage(text=stored, source="memory", tags=stored_tags, expires_at=expires),
+            keep=s.memory_max_items,
+        )
+        return {
+            "stored": stored,
+            "tags": stored_tags,
+            "expires_at": expires,
+            "redacted": stored != text or stored_tags != tags,
+        }
 
     async def memory_search(self, principal: str, query: str, k: int = 5) -> list[dict[str, Any]]:
         k = max(1, min(int(k), self.settings.max_results))

@@ -1,4 +1,5 @@
-"""The passage index in the store replicas share (``sentinel.store = "postgresql://…"``), behind the storage seam.
+"""The passage index in the store replicas share (``sentinel.store = "postgresql://…"``), behind the storage
+seam.
 
 The same passages, sources and namespaces as the embedded index (``passage_index.py``, SQLite FTS5), so every
 replica searches the same policy documents and each principal's memories whichever replica stored them:
@@ -53,10 +54,14 @@ CREATE TABLE IF NOT EXISTS passage_ns (namespace TEXT PRIMARY KEY, generation BI
 SCHEMA = Schema("passages", {"postgres": [_PG_SQL]})
 _COLS = "id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at"
 _LIVE = "namespace = ? AND (expires_at IS NULL OR expires_at > ?)"
-_INSERT = ("INSERT INTO passages (namespace, source, heading, text, line_start, line_end, tags, created_at, "
-           "expires_at, embedder, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
-_BUMP = ("INSERT INTO passage_ns (namespace, generation) VALUES (?, 1) ON CONFLICT (namespace) "
-         "DO UPDATE SET generation = passage_ns.generation + 1")
+_INSERT = (
+    "INSERT INTO passages (namespace, source, heading, text, line_start, line_end, tags, created_at, "
+    "expires_at, embedder, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
+_BUMP = (
+    "INSERT INTO passage_ns (namespace, generation) VALUES (?, 1) ON CONFLICT (namespace) "
+    "DO UPDATE SET generation = passage_ns.generation + 1"
+)
 _BUMP_ALL = "UPDATE passage_ns SET generation = generation + 1"
 
 
@@ -93,65 +98,118 @@ class SharedPassageIndex(PassageIndex):
             raise RuntimeError("the passage index is not open")
         return self._store
 
-    def _rows(self, namespace: str, passages: list[NewPassage], vectors: np.ndarray, now: float) -> list[tuple]:
+    def _rows(
+        self, namespace: str, passages: list[NewPassage], vectors: np.ndarray, now: float
+    ) -> list[tuple]:
         for p in passages:
             if "\x00" in p.text or "\x00" in p.heading or any("\x00" in t for t in p.tags):
-                raise PassageTextRefused("a passage's text must not contain the NUL character (U+0000): the "
-                                         "shared store cannot keep it exactly")
-        return [(namespace, p.source, p.heading, p.text, p.line_start, p.line_end, json.dumps(p.tags), now,
-                 p.expires_at, self.embedder.name, vectors[i].astype(np.float32).tobytes())
-                for i, p in enumerate(passages)]
+                raise PassageTextRefused(
+                    "a passage's text must not contain the NUL character (U+0000): the "
+                    "shared store cannot keep it exactly"
+                )
+        return [
+            (
+                namespace,
+                p.source,
+                p.heading,
+                p.text,
+                p.line_start,
+                p.line_end,
+                json.dumps(p.tags),
+                now,
+                p.expires_at,
+                self.embedder.name,
+                vectors[i].astype(np.float32).tobytes(),
+            )
+            for i, p in enumerate(passages)
+        ]
 
-    async def replace_source(self, namespace: str, source: str, passages: list[NewPassage], digest: str) -> bool:
+    async def replace_source(
+        self, namespace: str, source: str, passages: list[NewPassage], digest: str
+    ) -> bool:
         digest = f"{digest}:{self.embedder.name}"
-        row = await self.store.query("SELECT digest FROM passage_sources WHERE namespace = ? AND source = ?",
-                                     (namespace, source))
+        row = await self.store.query(
+            "SELECT digest FROM passage_sources WHERE namespace = ? AND source = ?", (namespace, source)
+        )
         if row and row[0][0] == digest:
             return False
         vectors = await self._embed([f"{p.heading}\n{p.text}" for p in passages])
         rows = self._rows(namespace, passages, vectors, time.time())
-        # one transaction: no replica ever sees the document half indexed; the namespace's row is bumped first,
+        # one transaction: no replica ever sees the document half indexed; the namespace's row is bumped
+        # first,
         # so its lock orders two replicas indexing at once (the second's DELETE then sees the first's rows)
-        await self.store.run([
-            Statement(_BUMP, (namespace,)),
-            Statement("DELETE FROM passages WHERE namespace = ? AND source = ?", (namespace, source)),
-            *([Statement(_INSERT, rows, many=True)] if rows else []),
-            Statement("INSERT INTO passage_sources (namespace, source, digest) VALUES (?,?,?) "
-                      "ON CONFLICT (namespace, source) DO UPDATE SET digest = excluded.digest",
-                      (namespace, source, digest))])
+        await self.store.run(
+            [
+                Statement(_BUMP, (namespace,)),
+                Statement("DELETE FROM passages WHERE namespace = ? AND source = ?", (namespace, source)),
+                *([Statement(_INSERT, rows, many=True)] if rows else []),
+                Statement(
+                    "INSERT INTO passage_sources (namespace, source, digest) VALUES (?,?,?) "
+                    "ON CONFLICT (namespace, source) DO UPDATE SET digest = excluded.digest",
+                    (namespace, source, digest),
+                ),
+            ]
+        )
         self._matrices.pop(namespace, None)
         return True
 
     async def add(self, namespace: str, passage: NewPassage, *, keep: int | None = None) -> None:
         vectors = await self._embed([passage.text])
-        steps = [Statement(_BUMP, (namespace,)),  # first: orders writers of the namespace (see replace_source)
-                 Statement(_INSERT, self._rows(namespace, [passage], vectors, time.time()), many=True)]
+        steps = [
+            Statement(_BUMP, (namespace,)),  # first: orders writers of the namespace (see replace_source)
+            Statement(_INSERT, self._rows(namespace, [passage], vectors, time.time()), many=True),
+        ]
         if keep is not None:
-            steps.append(Statement("DELETE FROM passages WHERE id IN (SELECT id FROM passages WHERE namespace = ? "
-                                   "ORDER BY created_at DESC, id DESC LIMIT ALL OFFSET ?)", (namespace, keep)))
+            steps.append(
+                Statement(
+                    "DELETE FROM passages WHERE id IN (SELECT id FROM passages WHERE namespace = ? "
+                    "ORDER BY created_at DESC, id DESC LIMIT ALL OFFSET ?)",
+                    (namespace, keep),
+                )
+            )
         await self.store.run(steps)
         self._matrices.pop(namespace, None)
 
     async def purge(self, now: float | None = None) -> None:
-        out = await self.store.run([Statement("DELETE FROM passages WHERE expires_at IS NOT NULL AND expires_at <= ?",
-                                              (time.time() if now is None else now,))])
+        out = await self.store.run(
+            [
+                Statement(
+                    "DELETE FROM passages WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                    (time.time() if now is None else now,),
+                )
+            ]
+        )
         if out[0].rowcount:
             await self.store.write(_BUMP_ALL)
         self._matrices.clear()
 
     async def _matrix(self, namespace: str, now: float) -> tuple[np.ndarray, np.ndarray]:
-        gen_rows = await self.store.query("SELECT generation FROM passage_ns WHERE namespace = ?", (namespace,))
+        gen_rows = await self.store.query(
+            "SELECT generation FROM passage_ns WHERE namespace = ?", (namespace,)
+        )
         generation = int(gen_rows[0][0]) if gen_rows else 0
         held = self._matrices.get(namespace)
         if held is not None and held[2] > now and self._generations.get(namespace) == generation:
             return held[0], held[1]
-        rows = [(i, v) for i, e, v in await self.store.query(
-            f"SELECT id, embedder, vector FROM passages WHERE {_LIVE}", (namespace, now)) if e == self.embedder.name]
-        soonest = (await self.store.query(
-            "SELECT MIN(expires_at) FROM passages WHERE namespace = ? AND expires_at > ?", (namespace, now)))[0][0]
+        rows = [
+            (i, v)
+            for i, e, v in await self.store.query(
+                f"SELECT id, embedder, vector FROM passages WHERE {_LIVE}", (namespace, now)
+            )
+            if e == self.embedder.name
+        ]
+        soonest = (
+            await self.store.query(
+                "SELECT MIN(expires_at) FROM passages WHERE namespace = ? AND expires_at > ?",
+                (namespace, now),
+            )
+        )[0][0]
         ids = np.array([i for i, _ in rows], dtype=np.int64)
-        mat_t = (np.ascontiguousarray(np.vstack([np.frombuffer(bytes(v), dtype=np.float32) for _, v in rows]).T)
-                 if rows else np.zeros((self.embedder.dim, 0), dtype=np.float32))
+        mat_t = (
+            np.ascontiguousarray(np.vstack([np.frombuffer(bytes(v), dtype=np.float32) for _, v in rows]).T)
+            if rows
+            else np.zeros((self.embedder.dim, 0), dtype=np.float32)
+        )
         self._matrices[namespace] = (ids, mat_t, float(soonest) if soonest is not None else float("inf"))
         self._generations[namespace] = generation
         return ids, mat_t
@@ -162,16 +220,24 @@ class SharedPassageIndex(PassageIndex):
             return []
         rows = await self.store.query(
             f"SELECT id FROM passages, to_tsquery('english', ?) AS q WHERE words @@ q AND {_LIVE} "
-            "ORDER BY ts_rank_cd(words, q) DESC, id LIMIT ?", (" | ".join(terms), namespace, time.time(), n))
+            "ORDER BY ts_rank_cd(words, q) DESC, id LIMIT ?",
+            (" | ".join(terms), namespace, time.time(), n),
+        )
         return [int(pid) for (pid,) in rows]
 
     async def recent(self, namespace: str, n: int) -> list[Hit]:
-        return [_hit(r) for r in await self.store.query(
-            f"SELECT {_COLS} FROM passages WHERE {_LIVE} ORDER BY created_at DESC, id DESC LIMIT ?",
-            (namespace, time.time(), n))]
+        return [
+            _hit(r)
+            for r in await self.store.query(
+                f"SELECT {_COLS} FROM passages WHERE {_LIVE} ORDER BY created_at DESC, id DESC LIMIT ?",
+                (namespace, time.time(), n),
+            )
+        ]
 
     async def count(self, namespace: str) -> int:
-        rows = await self.store.query(f"SELECT COUNT(*) FROM passages WHERE {_LIVE}", (namespace, time.time()))
+        rows = await self.store.query(
+            f"SELECT COUNT(*) FROM passages WHERE {_LIVE}", (namespace, time.time())
+        )
         return int(rows[0][0])
 
     async def _fetch(self, ids: Iterable[int]) -> list[Hit]:
@@ -179,5 +245,7 @@ class SharedPassageIndex(PassageIndex):
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
-        return [_hit(r) for r in await self.store.query(f"SELECT {_COLS} FROM passages WHERE id IN ({marks})",
-                                                         tuple(ids))]
+        return [
+            _hit(r)
+            for r in await self.store.query(f"SELECT {_COLS} FROM passages WHERE id IN ({marks})", tuple(ids))
+        ]

@@ -7,10 +7,13 @@ here, while what must be shared (facts, consents, the owner's token) stays at th
 processes may write.
 
 An instance holds ``flock`` on its ``lock`` file; the kernel drops it when the process ends, however it ends
-(``kill -9`` too). So "is that instance alive?" is answered by trying the lock, not by a pid that may have been
+(``kill -9`` too). So "is that instance alive?" is answered by trying the lock, not by a pid that may have
+been
 reused. A new directory is prepared under a hidden name and renamed only once its lock is held: a visible
-instance without a lock holder is dead, never one still being born. The files of a dead instance stay where they
-are (readable and verifiable: ``sentinel-mcp audit``); the next gateway settles them (replays their WAL into the
+instance without a lock holder is dead, never one still being born. The files of a dead instance stay where
+they
+are (readable and verifiable: ``sentinel-mcp audit``); the next gateway settles them (replays their WAL into
+the
 database file) and removes instances that recorded nothing.
 """
 
@@ -139,8 +142,17 @@ class Instance:
         fd = _try_lock(hidden / LOCK, create=True)
         if fd is None:  # cannot happen for a fresh directory; refuse rather than share
             raise OSError(f"could not lock the new instance directory {hidden}")
-        (hidden / OWNER).write_text(json.dumps({"id": iid, "pid": os.getpid(), "host": socket.gethostname(),
-                                                "role": role, "started": time.time()}))
+        (hidden / OWNER).write_text(
+            json.dumps(
+                {
+                    "id": iid,
+                    "pid": os.getpid(),
+                    "host": socket.gethostname(),
+                    "role": role,
+                    "started": time.time(),
+                }
+            )
+        )
         directory = base / iid
         os.rename(hidden, directory)
         return cls(iid, directory, fd)
@@ -158,8 +170,13 @@ class Instance:
 
 
 def _databases(directory: Path) -> list[Path]:
-    return [p for p in directory.iterdir() if p.is_file() and p.name not in (LOCK, ADOPT, OWNER)
-            and not p.name.endswith(("-wal", "-shm", "-journal"))]
+    return [
+        p
+        for p in directory.iterdir()
+        if p.is_file()
+        and p.name not in (LOCK, ADOPT, OWNER)
+        and not p.name.endswith(("-wal", "-shm", "-journal"))
+    ]
 
 
 def recorded_nothing(directory: Path) -> bool:
@@ -178,9 +195,13 @@ def recorded_nothing(directory: Path) -> bool:
         try:  # immutable: nothing writes it now (no WAL above), so read it without locks or -shm
             conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True, timeout=0.2)
             try:
-                tables = [r[0] for r in conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-                    "AND name NOT IN ('storage_schema', 'audit_head')")]
+                tables = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+                        "AND name NOT IN ('storage_schema', 'audit_head')"
+                    )
+                ]
                 for table in tables:
                     if conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None:
                         return False
@@ -195,7 +216,7 @@ def settle(directory: Path) -> None:
     """A dead instance's databases with their WAL replayed into the file (what a restart of the same gateway
     did to its own files); removed if it recorded nothing. Call inside ``claimed_dead``."""
     for wal in directory.glob("*-wal"):
-        db = wal.with_name(wal.name[:-len("-wal")])
+        db = wal.with_name(wal.name[: -len("-wal")])
         if not db.exists():
             continue
         try:

@@ -30,7 +30,9 @@ def server_bin() -> Path:
     on_path = shutil.which("initdb") or shutil.which("pg_ctl")
     if on_path:
         return Path(on_path).parent
-    raise ServerUnavailable("PostgreSQL's server is not installed (apt-get install postgresql; `make system` does it)")
+    raise ServerUnavailable(
+        "PostgreSQL's server is not installed (apt-get install postgresql; `make system` does it)"
+    )
 
 
 def free_port() -> int:
@@ -74,12 +76,32 @@ class LocalServer:
         return self
 
     def start(self) -> "LocalServer":
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w", "-t", "30", "-o",
-                  f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=200", "start")
+        self._run(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.root / "log"),
+            "-w",
+            "-t",
+            "30",
+            "-o",
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c max_connections=200",
+            "start",
+        )
         deadline = time.monotonic() + 20
         while True:  # createdb once; an existing database is fine
-            r = self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", self.database,
-                          check=False)
+            r = self._run(
+                "createdb",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                "postgres",
+                self.database,
+                check=False,
+            )
             if r.returncode == 0 or "already exists" in r.stderr:
                 return self
             if time.monotonic() > deadline:

@@ -36,7 +36,9 @@ def open_database(location: str | Path, name: str, options: SQLiteOptions = EXCL
             _open[key] = (held[0], held[1] + 1)
             return held[0]
         if is_server_url(location):
-            from sentinel_mcp.storage.postgres import PostgresDatabase  # the driver only when a server is named
+            from sentinel_mcp.storage.postgres import (
+                PostgresDatabase,
+            )  # the driver only when a server is named
 
             db: Any = PostgresDatabase(server_location(str(location)), name).start()
         else:

@@ -14,12 +14,15 @@ The shape mirrors ``sqlite.py`` so stores cannot tell them apart:
   itself when the server is back.
 - Why psycopg 3 and not asyncpg (``benchmarks/storage_backends.py``, one run on the loaded 2-core machine):
   asyncpg is faster per bare round trip (217 vs 349 µs for ``SELECT 1``), but a durable write is dominated by
-  the server's WAL flush (psycopg 1.6 ms, asyncpg 3.0 ms per INSERT+COMMIT in that run: noise), and group commit
+  the server's WAL flush (psycopg 1.6 ms, asyncpg 3.0 ms per INSERT+COMMIT in that run: noise), and group
+  commit
   divides that among concurrent writers. The seam has blocking callers (sensors, the CLI, the nonce book) as
-  well as async ones; a thread-owned psycopg connection serves both with one code path, where asyncpg would need
+  well as async ones; a thread-owned psycopg connection serves both with one code path, where asyncpg would
+  need
   its own event loop for every blocking caller.
 
-SQL is written once: ``?`` placeholders become ``%s`` here. The password never appears in an error or log line:
+SQL is written once: ``?`` placeholders become ``%s`` here. The password never appears in an error or log
+line:
 every driver message passes through ``ServerLocation.scrub``.
 """
 
@@ -51,7 +54,8 @@ _translated: dict[str, str] = {}
 
 
 def translate(sql: str) -> str:
-    """``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled). Our SQL has no ``?`` inside literals."""
+    """``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled). Our SQL has no ``?`` inside literals.
+    """
     out = _translated.get(sql)
     if out is None:
         out = sql.replace("%", "%%").replace("?", "%s")
@@ -64,8 +68,10 @@ def _driver() -> Any:
     try:
         import psycopg
     except ImportError:  # pragma: no cover - depends on the install
-        raise StorageError("a postgresql:// store needs the PostgreSQL driver: pip install "
-                           "'sentinel-mcp-gateway[postgres]' (psycopg 3)") from None
+        raise StorageError(
+            "a postgresql:// store needs the PostgreSQL driver: pip install "
+            "'sentinel-mcp-gateway[postgres]' (psycopg 3)"
+        ) from None
     return psycopg
 
 
@@ -74,8 +80,14 @@ def is_fault(e: BaseException) -> bool:
     psycopg = _driver()
     if isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError)):
         return not isinstance(e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure))
-    return isinstance(e, (psycopg.errors.ReadOnlySqlTransaction, psycopg.errors.AdminShutdown,
-                          psycopg.errors.CannotConnectNow))
+    return isinstance(
+        e,
+        (
+            psycopg.errors.ReadOnlySqlTransaction,
+            psycopg.errors.AdminShutdown,
+            psycopg.errors.CannotConnectNow,
+        ),
+    )
 
 
 class _Job:
@@ -110,9 +122,15 @@ class PostgresDatabase:
         from psycopg_pool import ConnectionPool
 
         _driver()
-        self._pool = ConnectionPool(self.location.dsn, min_size=0, max_size=READERS, open=True, timeout=CONNECT_TIMEOUT,
-                                    kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
-                                    name=f"sentinel-{self.name}")
+        self._pool = ConnectionPool(
+            self.location.dsn,
+            min_size=0,
+            max_size=READERS,
+            open=True,
+            timeout=CONNECT_TIMEOUT,
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
+            name=f"sentinel-{self.name}",
+        )
         self._thread = threading.Thread(target=self._loop, name=f"storage:{self.name}", daemon=True)
         self._thread.start()
         register(self.health)
@@ -122,7 +140,9 @@ class PostgresDatabase:
         psycopg = _driver()
         try:
             conn = psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
-            conn.execute("CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+            )
             for schema in self._schemas:
                 self._apply(conn, schema)
         except psycopg.Error as e:
@@ -135,22 +155,30 @@ class PostgresDatabase:
         return self.location.scrub(f"{self.name} store {self.location.redacted}: {first}")
 
     def _apply(self, conn: Any, schema: Schema) -> None:
-        """Migrations of one store, once, whichever replica gets there first (an advisory lock serialises them)."""
+        """Migrations of one store, once, whichever replica gets there first (an advisory lock serialises
+        them)."""
         steps = schema.steps(BACKEND)
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(schema.store.encode()),))
-            row = conn.execute("SELECT version FROM storage_schema WHERE store = %s", (schema.store,)).fetchone()
+            row = conn.execute(
+                "SELECT version FROM storage_schema WHERE store = %s", (schema.store,)
+            ).fetchone()
             have = row[0] if row else 0
             if have > len(steps):
-                raise StorageError(f"store {schema.store!r} has schema version {have}, newer than this Sentinel "
-                                   f"knows ({len(steps)}); upgrade Sentinel")
+                raise StorageError(
+                    f"store {schema.store!r} has schema version {have}, newer than this Sentinel "
+                    f"knows ({len(steps)}); upgrade Sentinel"
+                )
             for number, step in enumerate(steps[have:], start=have + 1):
                 if isinstance(step, str):
                     conn.execute(step)  # no parameters: the script's text is sent as it is
                 else:
                     step(conn)
-                conn.execute("INSERT INTO storage_schema (store, version) VALUES (%s, %s) ON CONFLICT (store) "
-                             "DO UPDATE SET version = excluded.version", (schema.store, number))
+                conn.execute(
+                    "INSERT INTO storage_schema (store, version) VALUES (%s, %s) ON CONFLICT (store) "
+                    "DO UPDATE SET version = excluded.version",
+                    (schema.store, number),
+                )
 
     async def migrate(self, schema: Schema) -> None:
         schema.steps(BACKEND)  # a store without a schema for this backend cannot live here: say so now
@@ -206,9 +234,15 @@ class PostgresDatabase:
 
     async def probe(self) -> bool:
         try:
-            await self._submit("write", [Statement(
-                "INSERT INTO storage_schema (store, version) VALUES ('$probe', 0) "
-                "ON CONFLICT (store) DO UPDATE SET version = storage_schema.version + 1")])
+            await self._submit(
+                "write",
+                [
+                    Statement(
+                        "INSERT INTO storage_schema (store, version) VALUES ('$probe', 0) "
+                        "ON CONFLICT (store) DO UPDATE SET version = storage_schema.version + 1"
+                    )
+                ],
+            )
             return True
         except StorageError:
             return False
@@ -252,7 +286,8 @@ class PostgresDatabase:
             return rows
         except Exception as e:  # the pool's own timeout (server unreachable)
             if type(e).__name__ == "PoolTimeout":
-                # after an outage the pool may still be backing off its reconnects (seconds) while the server is
+                # after an outage the pool may still be backing off its reconnects (seconds) while the server
+                # is
                 # back: one direct connection decides (so the first call after a restart is not refused)
                 return self._read_direct(sql, params, dicts, e, started)
             raise
@@ -264,7 +299,9 @@ class PostgresDatabase:
             return StorageError(self._say(e))
         return self._fault(e)
 
-    def _read_direct(self, sql: str, params: Params, dicts: bool, cause: BaseException, started: float) -> Any:
+    def _read_direct(
+        self, sql: str, params: Params, dicts: bool, cause: BaseException, started: float
+    ) -> Any:
         psycopg = _driver()
         try:
             with psycopg.connect(self.location.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT) as conn:
@@ -290,6 +327,7 @@ class PostgresDatabase:
 
         def done(value: Any, error: BaseException | None) -> None:
             fut.set_exception(error) if error is not None else fut.set_result(value)
+
         self._jobs.put(_Job(kind, payload, done))
         return fut.result()
 
@@ -381,8 +419,7 @@ class PostgresDatabase:
                         self._conn.rollback()
                 except psycopg.Error:
                     pass
-                if reused and fresh_retry and not self._committing and is_fault(e) \
-                        and attempt + 1 < _RETRIES:
+                if reused and fresh_retry and not self._committing and is_fault(e) and attempt + 1 < _RETRIES:
                     # the connection died while idle (a server restart): the server rolled the transaction
                     # back with it, so nothing of this group was committed and running it again is safe. A
                     # fault at COMMIT is never re-run (it may have committed): those jobs fail closed.
@@ -393,7 +430,9 @@ class PostgresDatabase:
                     if attempt + 1 < _RETRIES:
                         time.sleep(random.uniform(0.001, 0.005) * (attempt + 1))  # jitter: racers drift apart
                         continue
-                    if len(group) > 1:  # still a victim: each job alone (one job's rows cannot form the cycle)
+                    if (
+                        len(group) > 1
+                    ):  # still a victim: each job alone (one job's rows cannot form the cycle)
                         for job in group:
                             self._commit_group([job])
                         return
@@ -421,8 +460,9 @@ class PostgresDatabase:
                 conn.execute("RELEASE SAVEPOINT job")
                 results.append((job, out, None))
             except psycopg.Error as e:
-                if is_fault(e) or isinstance(e, (psycopg.errors.DeadlockDetected,
-                                                 psycopg.errors.SerializationFailure)):
+                if is_fault(e) or isinstance(
+                    e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
+                ):
                     raise
                 conn.execute("ROLLBACK TO SAVEPOINT job")
                 conn.execute("RELEASE SAVEPOINT job")
@@ -440,8 +480,9 @@ class PostgresDatabase:
         try:
             out = [self._exec(conn, st) for st in job.payload]
         except psycopg.Error as e:
-            if is_fault(e) or isinstance(e, (psycopg.errors.DeadlockDetected,
-                                             psycopg.errors.SerializationFailure)):
+            if is_fault(e) or isinstance(
+                e, (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
+            ):
                 raise
             conn.rollback()
             return [(job, None, e)]
@@ -466,7 +507,9 @@ class PostgresDatabase:
             return WriteResult(cur.rowcount, None, out)
 
 
-def _resolver(loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Callable[[Any, BaseException | None], None]:
+def _resolver(
+    loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]"
+) -> Callable[[Any, BaseException | None], None]:
     def settle(value: Any, error: BaseException | None) -> None:
         if fut.done():
             return
@@ -477,6 +520,7 @@ def _resolver(loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Ca
             loop.call_soon_threadsafe(settle, value, error)
         except RuntimeError:
             pass
+
     return done
 
 

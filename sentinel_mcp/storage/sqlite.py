@@ -116,15 +116,19 @@ class SQLiteDatabase:
             conn.execute(f"PRAGMA synchronous={self.options.synchronous}")
             conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
             conn.create_function("sha256hex", 1, _sha256hex, deterministic=True)
-            conn.execute("CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+            )
             for schema in self._schemas:
                 self._apply(conn, schema)
             st = os.stat(self.path)
         except sqlite3.Error as e:
             if "locked" in str(e) and self.options.exclusive:
                 raise StorageError(
-                    f"{self.name} store {self.path} is held by another process (a file one process owns: a gateway "
-                    "keeps its own under <data dir>/instances/; is this path configured for two of them?)") from e
+                    f"{self.name} store {self.path} is held by another process (a file one process owns: a "
+                    "gateway "
+                    "keeps its own under <data dir>/instances/; is this path configured for two of them?)"
+                ) from e
             raise StorageError(f"{self.name} store {self.path}: {e}") from e
         except OSError as e:
             raise StorageError(f"{self.name} store {self.path}: {e.strerror or e}") from e
@@ -136,8 +140,10 @@ class SQLiteDatabase:
         have = row[0] if row else 0
         steps = schema.steps(BACKEND)
         if have > len(steps):
-            raise sqlite3.OperationalError(f"store {schema.store!r} has schema version {have}, newer than this "
-                                           f"Sentinel knows ({len(steps)}); upgrade Sentinel")
+            raise sqlite3.OperationalError(
+                f"store {schema.store!r} has schema version {have}, newer than this "
+                f"Sentinel knows ({len(steps)}); upgrade Sentinel"
+            )
         for number, step in enumerate(steps[have:], start=have + 1):
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -146,8 +152,11 @@ class SQLiteDatabase:
                         conn.execute(sql)
                 else:
                     step(conn)
-                conn.execute("INSERT INTO storage_schema (store, version) VALUES (?, ?) ON CONFLICT (store) "
-                             "DO UPDATE SET version = excluded.version", (schema.store, number))
+                conn.execute(
+                    "INSERT INTO storage_schema (store, version) VALUES (?, ?) ON CONFLICT (store) "
+                    "DO UPDATE SET version = excluded.version",
+                    (schema.store, number),
+                )
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -202,9 +211,15 @@ class SQLiteDatabase:
 
     async def probe(self) -> bool:
         try:
-            await self._submit("write", [Statement(
-                "INSERT INTO storage_schema (store, version) VALUES ('$probe', 0) "
-                "ON CONFLICT (store) DO UPDATE SET version = storage_schema.version + 1")])
+            await self._submit(
+                "write",
+                [
+                    Statement(
+                        "INSERT INTO storage_schema (store, version) VALUES ('$probe', 0) "
+                        "ON CONFLICT (store) DO UPDATE SET version = storage_schema.version + 1"
+                    )
+                ],
+            )
             return True
         except StorageError:
             return False
@@ -236,6 +251,7 @@ class SQLiteDatabase:
 
         def done(value: Any, error: BaseException | None) -> None:
             fut.set_exception(error) if error is not None else fut.set_result(value)
+
         self._jobs.put(_Job(kind, payload, done))
         return fut.result()
 
@@ -292,8 +308,9 @@ class SQLiteDatabase:
                 except sqlite3.Error:
                     pass
                 self._conn = None
-                raise StorageError(f"{self.name} store {self.path} was deleted or replaced; "
-                                   "re-creating it on the next write")
+                raise StorageError(
+                    f"{self.name} store {self.path} was deleted or replaced; re-creating it on the next write"
+                )
         if self._conn is None:
             self._connect()
         assert self._conn is not None
@@ -378,7 +395,9 @@ class SQLiteDatabase:
         job.done(value, None)
 
 
-def _resolver(loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Callable[[Any, BaseException | None], None]:
+def _resolver(
+    loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]"
+) -> Callable[[Any, BaseException | None], None]:
     def settle(value: Any, error: BaseException | None) -> None:
         if fut.done():  # the caller was cancelled meanwhile
             return
@@ -392,6 +411,7 @@ def _resolver(loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Ca
             loop.call_soon_threadsafe(settle, value, error)
         except RuntimeError:  # the loop is closed: nobody waits any more
             pass
+
     return done
 
 

@@ -25,7 +25,9 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("SENTINEL_SWARM_BACKEND"):
             settings["backend"] = os.environ["SENTINEL_SWARM_BACKEND"]
         from sentinel_mcp.swarm.server import create_server
-        server = create_server(BuiltinContext(name="swarm", data_dir=cfg.data_dir / "swarm", settings=settings))
+        server = create_server(
+            BuiltinContext(name="swarm", data_dir=cfg.data_dir / "swarm", settings=settings)
+        )
     except ConfigError as e:
         print(f"python -m sentinel_mcp.swarm: {e}", file=sys.stderr)
         return 2

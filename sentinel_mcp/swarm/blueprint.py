@@ -24,10 +24,56 @@ CLASS_NAME = r"^[A-Z][A-Za-z0-9]{2,23}$"
 MEMBER_NAME = r"^[a-z][A-Za-z0-9]{1,23}$"
 FieldType = Literal["String", "Int", "Boolean"]
 # names a generated class or member must not take (Kotlin keywords, members every class has, our own names)
-RESERVED = {"as", "break", "class", "continue", "do", "else", "false", "for", "fun", "if", "in", "interface", "is",
-            "null", "object", "package", "return", "super", "this", "throw", "true", "try", "typealias", "typeof",
-            "val", "var", "when", "while", "id", "copy", "equals", "hashCode", "toString", "items", "message",
-            "repository", "item", "parts", "index", "adapter", "list", "action", "viewModel", "component1", "component2", "component3", "component4", "component5"}
+RESERVED = {
+    "as",
+    "break",
+    "class",
+    "continue",
+    "do",
+    "else",
+    "false",
+    "for",
+    "fun",
+    "if",
+    "in",
+    "interface",
+    "is",
+    "null",
+    "object",
+    "package",
+    "return",
+    "super",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typealias",
+    "typeof",
+    "val",
+    "var",
+    "when",
+    "while",
+    "id",
+    "copy",
+    "equals",
+    "hashCode",
+    "toString",
+    "items",
+    "message",
+    "repository",
+    "item",
+    "parts",
+    "index",
+    "adapter",
+    "list",
+    "action",
+    "viewModel",
+    "component1",
+    "component2",
+    "component3",
+    "component4",
+    "component5",
+}
 MAX_FIELDS = 4
 
 
@@ -82,15 +128,31 @@ class Blueprint(BaseModel):
 
 def blueprint_schema(spec: TaskSpec) -> dict[str, Any]:
     """The JSON Schema of a blueprint for this spec (every feature once, in order, its text fixed)."""
-    screen_items = [{"type": "object", "additionalProperties": False, "required": ["feature", "screen", "summary"],
-                     "properties": {"feature": {"const": f}, "screen": {"type": "string", "pattern": CLASS_NAME},
-                                    "summary": {"type": "string", "minLength": 3, "maxLength": 80}}}
-                    for f in spec.features]
-    field = {"type": "object", "additionalProperties": False, "required": ["name", "type"],
-             "properties": {"name": {"type": "string", "pattern": MEMBER_NAME},
-                            "type": {"enum": ["String", "Int", "Boolean"]}}}
+    screen_items = [
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["feature", "screen", "summary"],
+            "properties": {
+                "feature": {"const": f},
+                "screen": {"type": "string", "pattern": CLASS_NAME},
+                "summary": {"type": "string", "minLength": 3, "maxLength": 80},
+            },
+        }
+        for f in spec.features
+    ]
+    field = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name", "type"],
+        "properties": {
+            "name": {"type": "string", "pattern": MEMBER_NAME},
+            "type": {"enum": ["String", "Int", "Boolean"]},
+        },
+    }
     return {
-        "type": "object", "additionalProperties": False,
+        "type": "object",
+        "additionalProperties": False,
         "required": ["entity", "text_field", "more_fields", "screens"],
         "properties": {
             "entity": {"type": "string", "pattern": CLASS_NAME},
@@ -98,17 +160,25 @@ def blueprint_schema(spec: TaskSpec) -> dict[str, Any]:
             # cannot fix an array's first item and vary the rest, so the text field has its own key)
             "text_field": {"type": "string", "pattern": MEMBER_NAME},
             "more_fields": {"type": "array", "items": field, "maxItems": MAX_FIELDS - 1},
-            "screens": {"type": "array", "prefixItems": screen_items, "items": False,
-                        "minItems": len(spec.features), "maxItems": len(spec.features)},
+            "screens": {
+                "type": "array",
+                "prefixItems": screen_items,
+                "items": False,
+                "minItems": len(spec.features),
+                "maxItems": len(spec.features),
+            },
         },
     }
 
 
 def blueprint_example(spec: TaskSpec) -> str:
     """A short example answer for the prompt (small models copy shapes well), from another app."""
-    return ('for a to-do app: {"entity": "Task", "text_field": "title", "more_fields": [{"name": "done", "type": '
-            '"Boolean"}], "screens": [{"feature": "see my tasks", "screen": "TaskList", "summary": "Shows the tasks '
-            'in a list."}, ...]}')
+    return (
+        'for a to-do app: {"entity": "Task", "text_field": "title", "more_fields": [{"name": "done", "type": '
+        '"Boolean"}], "screens": [{"feature": "see my tasks", "screen": "TaskList", "summary": "Shows the '
+        'tasks '
+        'in a list."}, ...]}'
+    )
 
 
 def _words(text: str) -> str:
@@ -119,15 +189,31 @@ def parse_blueprint(data: Any, spec: TaskSpec, *, max_screens: int) -> Blueprint
     """Validate the planner's answer against the spec; ``PlanError`` lists every problem (the task aborts)."""
     if isinstance(data, dict) and isinstance(data.get("more_fields"), list):
         # models write "string"/"int"/"bool": recognisable spellings are not a planning error
-        aliases = {"string": "String", "str": "String", "text": "String", "int": "Int", "integer": "Int",
-                   "number": "Int", "bool": "Boolean", "boolean": "Boolean"}
-        data = dict(data, more_fields=[dict(f, type=aliases.get(str(f.get("type", "")).strip().lower(), f.get("type")))
-                                       if isinstance(f, dict) else f for f in data["more_fields"]])
+        aliases = {
+            "string": "String",
+            "str": "String",
+            "text": "String",
+            "int": "Int",
+            "integer": "Int",
+            "number": "Int",
+            "bool": "Boolean",
+            "boolean": "Boolean",
+        }
+        data = dict(
+            data,
+            more_fields=[
+                dict(f, type=aliases.get(str(f.get("type", "")).strip().lower(), f.get("type")))
+                if isinstance(f, dict)
+                else f
+                for f in data["more_fields"]
+            ],
+        )
     try:
         bp = Blueprint.model_validate(data)
     except ValidationError as err:
-        raise PlanError([f"{'.'.join(str(p) for p in e['loc']) or '(plan)'}: {e['msg']}"
-                         for e in err.errors()[:8]]) from None
+        raise PlanError(
+            [f"{'.'.join(str(p) for p in e['loc']) or '(plan)'}: {e['msg']}" for e in err.errors()[:8]]
+        ) from None
     problems: list[str] = []
     planned = [_words(s.feature) for s in bp.screens]
     wanted = [_words(f) for f in spec.features]
@@ -147,9 +233,13 @@ def parse_blueprint(data: Any, spec: TaskSpec, *, max_screens: int) -> Blueprint
             problems.append(f"field name {name!r} is reserved")
     screens = bp.screen_names()
     if len(screens) > max_screens:
-        problems.append(f"{len(screens)} screens planned; at most {max_screens} fit the step cap "
-                        "(let features share screens)")
-    classes = [bp.entity, f"{bp.entity}Repository"] + [f"{s}{k}" for s in screens for k in ("Activity", "ViewModel")]
+        problems.append(
+            f"{len(screens)} screens planned; at most {max_screens} fit the step cap "
+            "(let features share screens)"
+        )
+    classes = [bp.entity, f"{bp.entity}Repository"] + [
+        f"{s}{k}" for s in screens for k in ("Activity", "ViewModel")
+    ]
     if len(classes) != len(set(classes)):
         problems.append("two generated classes would have the same name: " + ", ".join(sorted(classes)))
     if bp.entity in RESERVED or any(s.lower() == bp.entity.lower() + "repository" for s in screens):

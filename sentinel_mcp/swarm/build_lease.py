@@ -9,9 +9,11 @@ the model calls it spent count against its caps; running it again elsewhere woul
 
 Ending is one atomic statement: ``UPDATE ... WHERE task_id IN (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING``,
 so of two replicas sweeping at once each build is ended by exactly one. Times are the database's clock
-(``clock_timestamp()``), so replicas whose clocks disagree still agree on a lease. A runner whose renewal finds
+(``clock_timestamp()``), so replicas whose clocks disagree still agree on a lease. A runner whose renewal
+finds
 its lease gone (another replica ended it while this one could not reach the database) stops the build. A
-replica restarted under the same name ends its own earlier builds at start (``end_own_old``), not a lease later.
+replica restarted under the same name ends its own earlier builds at start (``end_own_old``), not a lease
+later.
 """
 
 from __future__ import annotations
@@ -37,9 +39,11 @@ async def renew(db: Any, task_ids: list[str], holder: str, seconds: float = LEAS
     if not task_ids:
         return set()
     marks = ", ".join("?" for _ in task_ids)
-    out = await db.write(f"UPDATE tasks SET lease_until={_NOW} + ? WHERE lease_holder=? "
-                         f"AND state NOT IN ('COMPLETED','FAILED') AND task_id IN ({marks}) RETURNING task_id",
-                         (seconds, holder, *task_ids))
+    out = await db.write(
+        f"UPDATE tasks SET lease_until={_NOW} + ? WHERE lease_holder=? "
+        f"AND state NOT IN ('COMPLETED','FAILED') AND task_id IN ({marks}) RETURNING task_id",
+        (seconds, holder, *task_ids),
+    )
     return {r[0] for r in out.rows}
 
 
@@ -53,7 +57,9 @@ async def end_lapsed(db: Any, limit: int = 100) -> list[tuple[str, str]]:
         f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL "
         "WHERE task_id IN (SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED') "
         f"AND lease_until < {_NOW} ORDER BY lease_until LIMIT ? FOR UPDATE SKIP LOCKED) "
-        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id, replica", (limit,))
+        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id, replica",
+        (limit,),
+    )
     return [(r[0], r[1]) for r in out.rows]
 
 
@@ -66,7 +72,9 @@ async def end_own_old(db: Any, replica: str, holder: str, limit: int = 1000) -> 
         f"updated_at={_NOW}, finished_at={_NOW}, lease_until=NULL "
         "WHERE task_id IN (SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED') "
         "AND replica = ? AND lease_holder <> ? ORDER BY task_id LIMIT ? FOR UPDATE SKIP LOCKED) "
-        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id", (replica, holder, limit))
+        "AND state NOT IN ('COMPLETED','FAILED') RETURNING task_id",
+        (replica, holder, limit),
+    )
     return [r[0] for r in out.rows]
 
 

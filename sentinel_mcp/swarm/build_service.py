@@ -1,4 +1,5 @@
-"""Runs builds for the MCP server and the CLI: validation, the lock, background tasks, cancellation, status."""
+"""Runs builds for the MCP server and the CLI: validation, the lock, background tasks, cancellation, status.
+"""
 
 from __future__ import annotations
 
@@ -40,12 +41,21 @@ def new_task_id() -> str:
 
 
 class BuildService:
-    """Layout under ``root`` (the built-in's data dir, ``<data dir>/swarm``): swarm.db, swarm.lock, logs/, <task_id>/."""
+    """Layout under ``root`` (the built-in's data dir, ``<data dir>/swarm``): swarm.db, swarm.lock, logs/,
+    <task_id>/."""
 
-    def __init__(self, root: Path, settings: SwarmSettings, *, store: str | None = None, replica: str | None = None,
-                 lease_seconds: float = build_lease.LEASE_SECONDS,
-                 renew_every: float = build_lease.RENEW_EVERY) -> None:
-        """``store``: the ``postgresql://`` URL replicas share (builds leased, ``build_lease.py``); ``replica``:
+    def __init__(
+        self,
+        root: Path,
+        settings: SwarmSettings,
+        *,
+        store: str | None = None,
+        replica: str | None = None,
+        lease_seconds: float = build_lease.LEASE_SECONDS,
+        renew_every: float = build_lease.RENEW_EVERY,
+    ) -> None:
+        """``store``: the ``postgresql://`` URL replicas share (builds leased, ``build_lease.py``);
+        ``replica``:
         this replica's name. Without them the swarm's own SQLite file (one process: the lock file decides)."""
         self.root = Path(root)
         self.settings = settings
@@ -68,13 +78,16 @@ class BuildService:
         if self._started:
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        setup_swarm_logging(self.root / "logs", self.settings.log_retention_days,
-                            debug_retention_days=self.settings.retention.debug_log_days
-                            if self.settings.debug_log else None)
+        setup_swarm_logging(
+            self.root / "logs",
+            self.settings.log_retention_days,
+            debug_retention_days=self.settings.retention.debug_log_days if self.settings.debug_log else None,
+        )
         await self.store.open()
         if self.store.shared:  # several replicas: builds whose runner is gone end by their lapsed lease
-            for tid in (await build_lease.end_own_old(self.store.db, self.replica, self.holder)
-                        if self._named else []):
+            for tid in (
+                await build_lease.end_own_old(self.store.db, self.replica, self.holder) if self._named else []
+            ):
                 log.warning("build %s: this replica restarted while it ran; ended FAILED (not resumed)", tid)
             await self._end_lapsed()
             self._leases = asyncio.create_task(self._keep_leases(), name="swarm-leases")
@@ -104,11 +117,16 @@ class BuildService:
 
     async def gc(self, *, dry_run: bool = False, now: float | None = None) -> SweepReport:
         """Remove what retention allows (failed workspaces, old rotated logs); see ``retention``."""
-        report = await sweep(self.root, self.store, self.settings, now=now, running=set(self._running),
-                             dry_run=dry_run)
+        report = await sweep(
+            self.root, self.store, self.settings, now=now, running=set(self._running), dry_run=dry_run
+        )
         if report.workspaces or report.logs:
-            log.info("retention sweep%s: %d workspaces, %d log files", " (dry run)" if dry_run else "",
-                     len(report.workspaces), len(report.logs))
+            log.info(
+                "retention sweep%s: %d workspaces, %d log files",
+                " (dry run)" if dry_run else "",
+                len(report.workspaces),
+                len(report.logs),
+            )
         return report
 
     async def _sweep_periodically(self) -> None:
@@ -124,9 +142,16 @@ class BuildService:
             raise UnknownTaskError(task_id)
         return Workspace(self.root / task_id)
 
-    async def submit(self, spec_data: Any, backend_factory: BackendFactory, *, session: str = "",
-                     caps: dict[str, Any] | None = None, listener: ProgressSink | None = None,
-                     principal: str = OWNER) -> str:
+    async def submit(
+        self,
+        spec_data: Any,
+        backend_factory: BackendFactory,
+        *,
+        session: str = "",
+        caps: dict[str, Any] | None = None,
+        listener: ProgressSink | None = None,
+        principal: str = OWNER,
+    ) -> str:
         """Validate, take the lock, record the task and start it in the background; returns its id.
 
         Raises ``SpecError`` (what is wrong with the spec), ``ValueError`` (a cap above the configured
@@ -143,18 +168,32 @@ class BuildService:
             raise
         try:
             workspace = self.workspace_of(task_id).create()
-            await self.store.create_task(task_id, spec.model_dump(), workspace.root, session=session,
-                                         backend=backend.name, principal=principal,
-                                         lease=(self.replica, self.holder, self.lease_seconds)
-                                         if self.store.shared else None)
+            await self.store.create_task(
+                task_id,
+                spec.model_dump(),
+                workspace.root,
+                session=session,
+                backend=backend.name,
+                principal=principal,
+                lease=(self.replica, self.holder, self.lease_seconds) if self.store.shared else None,
+            )
         except BaseException:
             self.lock.release()
             await backend.aclose()
             raise
         self._listeners[task_id] = [listener] if listener else []
-        orch = Orchestrator(task_id=task_id, spec=spec, store=self.store, backend=backend, workspace=workspace,
-                            limits=limits, breakers=self.settings.breakers, progress=self._fan_out,
-                            toolchain=self.toolchain, coder_max_tokens=self.settings.coder_max_tokens)
+        orch = Orchestrator(
+            task_id=task_id,
+            spec=spec,
+            store=self.store,
+            backend=backend,
+            workspace=workspace,
+            limits=limits,
+            breakers=self.settings.breakers,
+            progress=self._fan_out,
+            toolchain=self.toolchain,
+            coder_max_tokens=self.settings.coder_max_tokens,
+        )
         self._running[task_id] = asyncio.create_task(self._run(orch, backend), name=f"swarm-{task_id}")
         log.info("task %s started (backend %s, session %s)", task_id, backend.name, session or "-")
         return task_id
@@ -178,7 +217,9 @@ class BuildService:
     async def _end_lapsed(self) -> list[str]:
         ended = await build_lease.end_lapsed(self.store.db)
         for tid, replica in ended:
-            log.warning("build %s of replica %s: its lease lapsed; ended FAILED (not resumed)", tid, replica or "?")
+            log.warning(
+                "build %s of replica %s: its lease lapsed; ended FAILED (not resumed)", tid, replica or "?"
+            )
         return [tid for tid, _ in ended]
 
     async def _keep_leases(self) -> None:
@@ -221,8 +262,13 @@ class BuildService:
                 continue
             at, event = last
             beat_at = now
-            beat = ProgressEvent(task_id, event.state, event.progress, event.total,
-                                 f"still working ({now - at:.0f} s): {event.message}")
+            beat = ProgressEvent(
+                task_id,
+                event.state,
+                event.progress,
+                event.total,
+                f"still working ({now - at:.0f} s): {event.message}",
+            )
             for listener in list(self._listeners.get(task_id, [])):
                 with contextlib.suppress(Exception):
                     await listener(beat)
@@ -245,7 +291,8 @@ class BuildService:
         return await self.status(task_id)
 
     async def owned(self, task_id: str, principal: str | None) -> None:
-        """Raise ``UnknownTaskError`` unless the build is ``principal``'s (None: the CLI, which sees every build);
+        """Raise ``UnknownTaskError`` unless the build is ``principal``'s (None: the CLI, which sees every
+        build);
         another principal's build is as unknown as a missing one."""
         if not TASK_ID.match(task_id):
             raise UnknownTaskError(task_id)
@@ -276,18 +323,23 @@ class BuildService:
             task = await self.store.get_task(task_id) or task
         steps = await self.store.steps_of(task_id)
         task["running_here"] = self._running_here(task_id, task["state"])
-        task["steps"] = [{k: s[k] for k in ("step_number", "attempt", "file_path", "status", "issues", "warnings")}
-                         for s in steps]
+        task["steps"] = [
+            {k: s[k] for k in ("step_number", "attempt", "file_path", "status", "issues", "warnings")}
+            for s in steps
+        ]
         task["files"] = self.workspace_of(task_id).list_files()
         here = self.workspace_of(task_id).root.exists()
         elsewhere = self.store.shared and not here and task.get("replica", "") not in ("", self.replica)
-        # a build's files stay on the disk of the replica that made them (not copied into the shared store): say
+        # a build's files stay on the disk of the replica that made them (not copied into the shared store):
+        # say
         # which replica holds them rather than show an empty or "removed" workspace
         task["files_on_replica"] = task.get("replica") or self.replica if self.store.shared else None
         task["workspace_removed"] = task["state"] == "FAILED" and not here and not elsewhere
         if elsewhere:
-            task["files_note"] = (f"the files of this build are on replica {task['replica']}'s disk; ask that "
-                                  "replica (or its data directory) for them")
+            task["files_note"] = (
+                f"the files of this build are on replica {task['replica']}'s disk; ask that "
+                "replica (or its data directory) for them"
+            )
         return task
 
     async def files_elsewhere(self, task_id: str) -> str | None:
@@ -300,15 +352,24 @@ class BuildService:
 
     def _lapsed(self, task: dict[str, Any]) -> bool:
         until = task.get("lease_until")
-        return (self.store.shared and task["state"] not in TERMINAL_STATES and until is not None
-                and until < time.time() and not self.is_running(task["task_id"]))
+        return (
+            self.store.shared
+            and task["state"] not in TERMINAL_STATES
+            and until is not None
+            and until < time.time()
+            and not self.is_running(task["task_id"])
+        )
 
     async def list(self, limit: int = 20, principal: str | None = None) -> list[dict[str, Any]]:
         rows = await self.store.list_tasks(limit, principal)
         if any(self._lapsed(r) for r in rows):
             await self._end_lapsed()
             rows = await self.store.list_tasks(limit, principal)
-        return [{k: r[k] for k in ("task_id", "state", "error", "created_at", "finished_at", "model_calls")}
-                | {"app_name": (r["spec"] or {}).get("app_name"),
-                   "running_here": self._running_here(r["task_id"], r["state"])}
-                for r in rows]
+        return [
+            {k: r[k] for k in ("task_id", "state", "error", "created_at", "finished_at", "model_calls")}
+            | {
+                "app_name": (r["spec"] or {}).get("app_name"),
+                "running_here": self._running_here(r["task_id"], r["state"]),
+            }
+            for r in rows
+        ]

@@ -25,7 +25,8 @@ def check_xml(text: str, path: str) -> list[Issue]:
 
 
 def unbalanced_delimiters(text: str) -> str | None:
-    """Why the (), [], {} of Kotlin/Gradle source do not balance, skipping strings and comments; None if fine."""
+    """Why the (), [], {} of Kotlin/Gradle source do not balance, skipping strings and comments; None if fine.
+    """
     stack: list[tuple[str, int]] = []
     i, n, line = 0, len(text), 1
     while i < n:
@@ -77,7 +78,7 @@ def expected_kotlin_package(path: str) -> str | None:
     parts = path.split("/")
     for i, p in enumerate(parts[:-1]):
         if p in ("java", "kotlin") and i >= 2 and parts[i - 2] == "src":
-            return ".".join(parts[i + 1:-1]) or None
+            return ".".join(parts[i + 1 : -1]) or None
     return None
 
 
@@ -89,8 +90,13 @@ def check_kotlin(text: str, path: str) -> list[Issue]:
         if not m:
             issues.append(Issue(severity="BLOCKER", message="no package declaration", file=path))
         elif expected and m.group(1) != expected:
-            issues.append(Issue(severity="BLOCKER", file=path,
-                                message=f"package {m.group(1)} does not match its path (expected {expected})"))
+            issues.append(
+                Issue(
+                    severity="BLOCKER",
+                    file=path,
+                    message=f"package {m.group(1)} does not match its path (expected {expected})",
+                )
+            )
     why = unbalanced_delimiters(text)
     if why:
         issues.append(Issue(severity="BLOCKER", message=f"delimiters do not balance: {why}", file=path))
@@ -101,8 +107,13 @@ def check_placeholders(text: str, path: str) -> list[Issue]:
     m = _PLACEHOLDER.search(text)
     if m:
         line = text.count("\n", 0, m.start()) + 1
-        return [Issue(severity="BLOCKER", file=path,
-                      message=f"contains a placeholder ({m.group(0)!r} on line {line}); write complete code")]
+        return [
+            Issue(
+                severity="BLOCKER",
+                file=path,
+                message=f"contains a placeholder ({m.group(0)!r} on line {line}); write complete code",
+            )
+        ]
     return []
 
 
@@ -163,22 +174,45 @@ def check_project(files: dict[str, str], package_name: str) -> list[Issue]:
             continue
         pkg = _manifest_package(files, root)
         if pkg is None:
-            issues.append(Issue(severity="MAJOR", file=mpath,
-                                message="no package in the manifest and no namespace in build.gradle"))
+            issues.append(
+                Issue(
+                    severity="MAJOR",
+                    file=mpath,
+                    message="no package in the manifest and no namespace in build.gradle",
+                )
+            )
             pkg = package_name
         elif pkg != package_name:
-            issues.append(Issue(severity="BLOCKER", file=mpath,
-                                message=f"manifest package {pkg} differs from the spec's {package_name}"))
+            issues.append(
+                Issue(
+                    severity="BLOCKER",
+                    file=mpath,
+                    message=f"manifest package {pkg} differs from the spec's {package_name}",
+                )
+            )
         for act in root.iter("activity"):
             name = act.get(f"{ANDROID_NS}name")
             if not name:
-                issues.append(Issue(severity="BLOCKER", message="an <activity> has no android:name", file=mpath))
+                issues.append(
+                    Issue(severity="BLOCKER", message="an <activity> has no android:name", file=mpath)
+                )
                 continue
             fqn = pkg + name if name.startswith(".") else (name if "." in name else f"{pkg}.{name}")
             if fqn not in classes:
-                issues.append(Issue(severity="BLOCKER", file=mpath,
-                                    message=f"activity {name} ({fqn}) is not declared in any Kotlin source"))
+                issues.append(
+                    Issue(
+                        severity="BLOCKER",
+                        file=mpath,
+                        message=f"activity {name} ({fqn}) is not declared in any Kotlin source",
+                    )
+                )
     for path, text in files.items():
-        ftype = "xml" if path.endswith(".xml") else "kotlin" if path.endswith((".kt", ".kts", ".gradle")) else "text"
+        ftype = (
+            "xml"
+            if path.endswith(".xml")
+            else "kotlin"
+            if path.endswith((".kt", ".kts", ".gradle"))
+            else "text"
+        )
         issues += check_file(path, ftype, text)
     return issues

@@ -48,7 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=cmd_list)
 
-    gc = sub.add_parser("gc", help="remove failed builds' workspaces and old logs, as the retention settings say")
+    gc = sub.add_parser(
+        "gc", help="remove failed builds' workspaces and old logs, as the retention settings say"
+    )
     gc.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
     gc.add_argument("--json", action="store_true")
     gc.set_defaults(func=cmd_gc)
@@ -81,8 +83,12 @@ def cmd_build(args: argparse.Namespace) -> int:
 async def _build(args: argparse.Namespace) -> int:
     service, settings = _service(args)
     spec_text = _read_spec(args.spec)
-    caps = {"max_steps": args.max_steps, "max_model_calls": args.max_model_calls, "max_tokens": args.max_tokens,
-            "max_wall_seconds": args.max_minutes * 60 if args.max_minutes else None}
+    caps = {
+        "max_steps": args.max_steps,
+        "max_model_calls": args.max_model_calls,
+        "max_tokens": args.max_tokens,
+        "max_wall_seconds": args.max_minutes * 60 if args.max_minutes else None,
+    }
     bar = ProgressBar()
 
     async def backend_factory():
@@ -134,6 +140,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         finally:
             await service.close()
+
     return asyncio.run(run())
 
 
@@ -150,6 +157,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         for t in [] if args.json else tasks:
             print(f"{t['task_id']}  {t['state']:<10} {t['app_name'] or '':<20} {t['error'] or ''}")
         return 0
+
     return asyncio.run(run())
 
 
@@ -166,9 +174,12 @@ def cmd_gc(args: argparse.Namespace) -> int:
             return 0
         verb = "would remove" if args.dry_run else "removed"
         r = settings.retention
-        print(f"{verb} {len(report.workspaces)} failed workspace(s) older than {r.failed_workspace_days:g} days, "
-              f"{len(report.logs)} log file(s) past retention ({settings.log_retention_days} days, debug "
-              f"{r.debug_log_days})")
+        print(
+            f"{verb} {len(report.workspaces)} failed workspace(s) older than {r.failed_workspace_days:g} "
+            "days, "
+            f"{len(report.logs)} log file(s) past retention ({settings.log_retention_days} days, debug "
+            f"{r.debug_log_days})"
+        )
         for tid in report.workspaces:
             print(f"  workspace {tid}")
         for name in report.logs:
@@ -176,6 +187,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
         for why in report.skipped:
             print(f"  kept: {why}")
         return 0
+
     return asyncio.run(run())
 
 
@@ -183,9 +195,15 @@ def _print_status(status: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(status, indent=2, default=str))
         return
-    print(f"task {status['task_id']}: {status['state']}" + (f" ({status['error']})" if status.get("error") else ""))
+    print(
+        f"task {status['task_id']}: {status['state']}"
+        + (f" ({status['error']})" if status.get("error") else "")
+    )
     print(f"workspace: {status['workspace']}")
-    print(f"model calls: {status['model_calls']}, tokens: {status['prompt_tokens'] + status['completion_tokens']}")
+    print(
+        f"model calls: {status['model_calls']}, tokens: "
+        f"{status['prompt_tokens'] + status['completion_tokens']}"
+    )
     for f in status.get("files") or []:
         print(f"  {f}")
     for w in status.get("warnings") or []:

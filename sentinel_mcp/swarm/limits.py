@@ -84,7 +84,9 @@ class Budget:
     def check_wall_clock(self) -> None:
         """Before each agent."""
         if self.elapsed >= self.limits.max_wall_seconds:
-            raise LimitExceeded("wall_clock", f"wall-clock limit of {self.limits.max_wall_seconds:g} s reached")
+            raise LimitExceeded(
+                "wall_clock", f"wall-clock limit of {self.limits.max_wall_seconds:g} s reached"
+            )
 
     def before_model_call(self) -> None:
         """Before each call: the call would be number ``model_calls + 1``."""
@@ -97,4 +99,6 @@ class Budget:
         self.prompt_tokens += max(0, prompt_tokens)
         self.completion_tokens += max(0, completion_tokens)
         if self.tokens > self.limits.max_tokens:
-            raise LimitExceeded("tokens", f"token limit of {self.limits.max_tokens} exceeded ({self.tokens} used)")
+            raise LimitExceeded(
+                "tokens", f"token limit of {self.limits.max_tokens} exceeded ({self.tokens} used)"
+            )

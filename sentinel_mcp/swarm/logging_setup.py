@@ -18,8 +18,10 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 
 
 # phone numbers: an optional +country code, then digit groups; 8-15 digits in all, and not an ISO date
-_PHONE = re.compile(r"(?<![\w.:/-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,5}(?:[\s.-]\d{2,8}){1,4}(?![\w:/-]|\.\d)"
-                    r"|(?<![\w.:/-])\+\d{8,15}(?![\w:/-]|\.\d)")
+_PHONE = re.compile(
+    r"(?<![\w.:/-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,5}(?:[\s.-]\d{2,8}){1,4}(?![\w:/-]|\.\d)"
+    r"|(?<![\w.:/-])\+\d{8,15}(?![\w:/-]|\.\d)"
+)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -59,8 +61,9 @@ _MARK = "_sentinel_swarm_log_dir"
 
 
 def _handler(path: Path, retention_days: int, level: int, mark: str) -> TimedRotatingFileHandler:
-    handler = TimedRotatingFileHandler(path, when="midnight", backupCount=retention_days, encoding="utf-8",
-                                       delay=True)
+    handler = TimedRotatingFileHandler(
+        path, when="midnight", backupCount=retention_days, encoding="utf-8", delay=True
+    )
     setattr(handler, _MARK, mark)
     handler.setLevel(level)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -68,7 +71,9 @@ def _handler(path: Path, retention_days: int, level: int, mark: str) -> TimedRot
     return handler
 
 
-def setup_swarm_logging(log_dir: Path, retention_days: int = 30, *, debug_retention_days: int | None = None) -> Path:
+def setup_swarm_logging(
+    log_dir: Path, retention_days: int = 30, *, debug_retention_days: int | None = None
+) -> Path:
     """Attach a midnight-rotating file handler to the ``sentinel.swarm`` logger (once per directory), and a
     debug log with its own (shorter) retention when ``debug_retention_days`` is given."""
     log_dir = Path(log_dir)
@@ -79,8 +84,9 @@ def setup_swarm_logging(log_dir: Path, retention_days: int = 30, *, debug_retent
     if str(log_dir) not in marks:
         logger.addHandler(_handler(path, retention_days, logging.INFO, str(log_dir)))
     if debug_retention_days is not None and f"{log_dir}#debug" not in marks:
-        logger.addHandler(_handler(log_dir / "swarm-debug.log", debug_retention_days, logging.DEBUG,
-                                   f"{log_dir}#debug"))
+        logger.addHandler(
+            _handler(log_dir / "swarm-debug.log", debug_retention_days, logging.DEBUG, f"{log_dir}#debug")
+        )
         # only this logger goes to DEBUG, and its records stop here: the console keeps its own level
         logger.setLevel(logging.DEBUG)
         logger.propagate = False

@@ -161,14 +161,18 @@ class Orchestrator:
                 if e.status is not None and 400 <= e.status < 500 and e.status != 429:
                     raise  # a permanent refusal (bad key, bad request): retrying cannot help, abort
                 last_reason = f"coder failed: {e}"
-                await self._record(step, attempt, "FAILED", [Issue(severity="BLOCKER", message=last_reason)], [], 0)
+                await self._record(
+                    step, attempt, "FAILED", [Issue(severity="BLOCKER", message=last_reason)], [], 0
+                )
                 self.step_failures.record_failure(f"step {step.step_number}: {last_reason}")
                 continue
             try:
                 data = answer_data(reply)
             except ValueError as e:
                 last_reason = f"coder answer is not JSON ({e})"
-                await self._record(step, attempt, "FAILED", [Issue(severity="BLOCKER", message=last_reason)], [], 0)
+                await self._record(
+                    step, attempt, "FAILED", [Issue(severity="BLOCKER", message=last_reason)], [], 0
+                )
                 self.step_failures.record_failure(f"step {step.step_number}: {last_reason}")
                 feedback = [Issue(severity="BLOCKER", message="answer with one JSON object only")]
                 continue
@@ -195,17 +199,22 @@ class Orchestrator:
                 self.completed[step.file_path] = content
                 self.decisions = trial
                 self.warnings += step_warnings
-                await self._record(step, attempt, "ACCEPTED", verdict.issues, step_warnings,
-                                   len(content.encode("utf-8")))
+                await self._record(
+                    step, attempt, "ACCEPTED", verdict.issues, step_warnings, len(content.encode("utf-8"))
+                )
                 self.step_failures.record_success()
                 self._done += 1
                 await self._emit(f"step {step.step_number} accepted: {step.file_path}")
                 return
             feedback = verdict.issues or [Issue(severity="MAJOR", message="rejected without details")]
             last_reason = "rejected: " + "; ".join(i.line() for i in feedback)[:500]
-            await self._record(step, attempt, "REJECTED", feedback, step_warnings, len(content.encode("utf-8")))
-        raise StepFailed(f"step {step.step_number} ({step.file_path}) not accepted after {attempts} attempts; "
-                         f"last: {last_reason}")
+            await self._record(
+                step, attempt, "REJECTED", feedback, step_warnings, len(content.encode("utf-8"))
+            )
+        raise StepFailed(
+            f"step {step.step_number} ({step.file_path}) not accepted after {attempts} attempts; "
+            f"last: {last_reason}"
+        )
 
     async def _scaffold(self, step: PlanStep) -> None:
         """A file that follows from the spec and the decisions so far: written and checked, no model call."""
@@ -216,8 +225,10 @@ class Orchestrator:
         size = len(content.encode("utf-8"))
         if any(i.severity == "BLOCKER" for i in findings):
             await self._record(step, 1, "REJECTED", findings, [], size)
-            raise StepFailed(f"step {step.step_number} ({step.file_path}), written from the spec, fails its checks: "
-                             + "; ".join(i.line() for i in findings)[:500])
+            raise StepFailed(
+                f"step {step.step_number} ({step.file_path}), written from the spec, fails its checks: "
+                + "; ".join(i.line() for i in findings)[:500]
+            )
         self.workspace.write_file(step.file_path, content)
         self.completed[step.file_path] = content
         await self._record(step, 1, "ACCEPTED", findings, [], size)
@@ -236,9 +247,11 @@ class Orchestrator:
             files = {**self.completed, step.file_path: content}
             if step.kind != "strings":  # layouts name texts that strings.xml gets at its own step
                 files["app/src/main/res/values/strings.xml"] = _strings_xml(d)
-            findings += (await self.toolchain.check_resources(files, self.spec.package_name,
-                                                               min_sdk=self.spec.min_sdk,
-                                                               target_sdk=self.spec.target_sdk)).issues
+            findings += (
+                await self.toolchain.check_resources(
+                    files, self.spec.package_name, min_sdk=self.spec.min_sdk, target_sdk=self.spec.target_sdk
+                )
+            ).issues
         return findings
 
     async def _critique(self, step: PlanStep, content: str, trial: Decisions) -> CriticVerdict:
@@ -247,23 +260,29 @@ class Orchestrator:
         if verdict is not None:
             return verdict
         try:
-            reply = await self._call(critic_request(self.spec, step, content, findings, texts_of(step, trial)),
-                                     step.step_number)
+            reply = await self._call(
+                critic_request(self.spec, step, content, findings, texts_of(step, trial)), step.step_number
+            )
             return parse_critic_reply(reply)
         except (LimitExceeded, BreakerTripped):
             raise
         except ModelError as e:
             if e.input_refused:  # the content itself was refused: failing open would let it through
-                refusal = Issue(severity="BLOCKER", file=step.file_path,
-                                message=f"the file could not be reviewed: {str(e)[:400]}")
+                refusal = Issue(
+                    severity="BLOCKER",
+                    file=step.file_path,
+                    message=f"the file could not be reviewed: {str(e)[:400]}",
+                )
                 return CriticVerdict(decision="REJECT", issues=[*findings, refusal])
             return self._fail_open(step, e, findings)
         except Exception as e:  # noqa: BLE001 - any critic crash fails open, as designed
             return self._fail_open(step, e, findings)
 
     def _fail_open(self, step: PlanStep, e: Exception, findings: list[Issue]) -> CriticVerdict:
-        why = (f"critic failed on step {step.step_number} ({type(e).__name__}: {str(e)[:200]}); "
-               "accepted without review (fail-open)")
+        why = (
+            f"critic failed on step {step.step_number} ({type(e).__name__}: {str(e)[:200]}); "
+            "accepted without review (fail-open)"
+        )
         log.warning("task %s: %s", self.task_id, why)
         return CriticVerdict(decision="ACCEPT", issues=findings, warning=why)
 
@@ -272,14 +291,21 @@ class Orchestrator:
         files = dict(self.completed)
         findings = check_project(files, self.spec.package_name)
         kotlin = await self.toolchain.check_kotlin(files, style=True)
-        resources = await self.toolchain.check_resources(files, self.spec.package_name, min_sdk=self.spec.min_sdk,
-                                                         target_sdk=self.spec.target_sdk)
+        resources = await self.toolchain.check_resources(
+            files, self.spec.package_name, min_sdk=self.spec.min_sdk, target_sdk=self.spec.target_sdk
+        )
         findings += kotlin.issues + resources.issues
-        report: dict = {"checks": [i.model_dump() for i in findings], "verifier": None, "verifier_error": None,
-                        "tools": self.toolchain.describe() + kotlin.notes + resources.notes}
+        report: dict = {
+            "checks": [i.model_dump() for i in findings],
+            "verifier": None,
+            "verifier_error": None,
+            "tools": self.toolchain.describe() + kotlin.notes + resources.notes,
+        }
         if self.spec.architecture != "MVVM":
-            self.warnings.append(f"the spec asks for {self.spec.architecture}; the generated code is MVVM "
-                                 "(the only architecture the swarm renders)")
+            self.warnings.append(
+                f"the spec asks for {self.spec.architecture}; the generated code is MVVM "
+                "(the only architecture the swarm renders)"
+            )
         try:
             reply = await self._call(verifier_request(self.spec, files, findings), None)
             report["verifier"] = parse_verifier_reply(reply).model_dump()
@@ -308,21 +334,48 @@ class Orchestrator:
         try:
             reply = await self.backend.complete(request, on_error)
         except BaseException as e:
-            await asyncio.shield(self.store.record_api_call(
-                self.task_id, step_number=step_number, role=request.role, backend=self.backend.name, model="",
-                status="ERROR", attempts=max(1, len(errors)), prompt_tokens=0, completion_tokens=0,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                error=f"{type(e).__name__}: {e}"[:500] if not isinstance(e, asyncio.CancelledError) else "cancelled"))
+            await asyncio.shield(
+                self.store.record_api_call(
+                    self.task_id,
+                    step_number=step_number,
+                    role=request.role,
+                    backend=self.backend.name,
+                    model="",
+                    status="ERROR",
+                    attempts=max(1, len(errors)),
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                    duration_ms=int((time.monotonic() - started) * 1000),
+                    error=f"{type(e).__name__}: {e}"[:500]
+                    if not isinstance(e, asyncio.CancelledError)
+                    else "cancelled",
+                )
+            )
             await asyncio.shield(self._save_counters())
             raise
-        log.debug("task %s: %s call (step %s) %d+%d tokens in %d ms: %s", self.task_id, request.role, step_number,
-                  reply.prompt_tokens, reply.completion_tokens, int((time.monotonic() - started) * 1000),
-                  reply.text[:2000])
+        log.debug(
+            "task %s: %s call (step %s) %d+%d tokens in %d ms: %s",
+            self.task_id,
+            request.role,
+            step_number,
+            reply.prompt_tokens,
+            reply.completion_tokens,
+            int((time.monotonic() - started) * 1000),
+            reply.text[:2000],
+        )
         await self.store.record_api_call(
-            self.task_id, step_number=step_number, role=request.role, backend=self.backend.name, model=reply.model,
-            status="OK", attempts=reply.attempts, prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens, duration_ms=int((time.monotonic() - started) * 1000),
-            error="; ".join(errors)[:500] or None)
+            self.task_id,
+            step_number=step_number,
+            role=request.role,
+            backend=self.backend.name,
+            model=reply.model,
+            status="OK",
+            attempts=reply.attempts,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            error="; ".join(errors)[:500] or None,
+        )
         try:
             self.budget.after_model_call(reply.prompt_tokens, reply.completion_tokens)
         finally:
@@ -334,14 +387,28 @@ class Orchestrator:
         paths = (self._plan_paths.get(d) for d in step.dependencies)
         return [p for p in paths if p is not None and p in self.completed]
 
-    async def _record(self, step: PlanStep, attempt: int, status: str, issues: list[Issue], warnings: list[str],
-                      size: int) -> None:
-        await self.store.record_step(self.task_id, step.step_number, attempt, step.file_path, status,
-                                     [i.model_dump() for i in issues], warnings, size)
+    async def _record(
+        self, step: PlanStep, attempt: int, status: str, issues: list[Issue], warnings: list[str], size: int
+    ) -> None:
+        await self.store.record_step(
+            self.task_id,
+            step.step_number,
+            attempt,
+            step.file_path,
+            status,
+            [i.model_dump() for i in issues],
+            warnings,
+            size,
+        )
 
     async def _save_counters(self) -> None:
-        await self.store.set_counters(self.task_id, self.budget.model_calls, self.budget.prompt_tokens,
-                                      self.budget.completion_tokens, self.warnings)
+        await self.store.set_counters(
+            self.task_id,
+            self.budget.model_calls,
+            self.budget.prompt_tokens,
+            self.budget.completion_tokens,
+            self.warnings,
+        )
 
     async def _set_state(self, state: str) -> None:
         self.state = state

@@ -30,7 +30,9 @@ def check_relative_path(raw: str) -> PurePosixPath:
     if "\\" in raw:
         raise UnsafePathError(f"file path {raw!r} uses backslashes; use '/'")
     if raw.startswith(("/", "~")) or re.match(r"^[A-Za-z]:", raw):
-        raise UnsafePathError(f"file path {raw!r} is absolute; only paths relative to the project are allowed")
+        raise UnsafePathError(
+            f"file path {raw!r} is absolute; only paths relative to the project are allowed"
+        )
     parts = raw.split("/")
     for part in parts:
         if part == "..":
@@ -38,7 +40,9 @@ def check_relative_path(raw: str) -> PurePosixPath:
         if part in ("", "."):
             raise UnsafePathError(f"file path {raw!r} has an empty or '.' component")
         if not _COMPONENT.match(part):
-            raise UnsafePathError(f"file path {raw!r}: component {part!r} has characters outside [A-Za-z0-9._-]")
+            raise UnsafePathError(
+                f"file path {raw!r}: component {part!r} has characters outside [A-Za-z0-9._-]"
+            )
     return PurePosixPath(*parts)
 
 

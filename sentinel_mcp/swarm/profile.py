@@ -12,4 +12,4 @@ Kotlin/Android coding profile:
 - Forbidden: reflection hacks, GlobalScope, blocking the main thread, deprecated AsyncTask.
 - Rejection criteria: BLOCKER = syntax errors, missing functionality, API misuse; MAJOR = architecture
   violations, missing null checks; MINOR = verbose code, missing edge cases.
-"""
+"""  # noqa: E501 (verbatim text)

@@ -37,18 +37,32 @@ class SweepReport:
     dry_run: bool = False
 
     def as_dict(self) -> dict[str, object]:
-        return {"workspaces": self.workspaces, "logs": self.logs, "skipped": self.skipped, "dry_run": self.dry_run}
+        return {
+            "workspaces": self.workspaces,
+            "logs": self.logs,
+            "skipped": self.skipped,
+            "dry_run": self.dry_run,
+        }
 
 
-async def sweep(root: Path, store: SwarmStore, settings: SwarmSettings, *, now: float | None = None,
-                running: Collection[str] = (), dry_run: bool = False) -> SweepReport:
+async def sweep(
+    root: Path,
+    store: SwarmStore,
+    settings: SwarmSettings,
+    *,
+    now: float | None = None,
+    running: Collection[str] = (),
+    dry_run: bool = False,
+) -> SweepReport:
     now = time.time() if now is None else now
     report = SweepReport(dry_run=dry_run)
     cutoff = now - settings.retention.failed_workspace_days * DAY
     for task_id in await store.failed_before(cutoff):
         ws = root / task_id
         if task_id in running or not TASK_DIR.match(task_id):
-            report.skipped.append(f"{task_id}: still running here" if task_id in running else f"{task_id}: odd id")
+            report.skipped.append(
+                f"{task_id}: still running here" if task_id in running else f"{task_id}: odd id"
+            )
             continue
         if ws.is_symlink():
             report.skipped.append(f"{task_id}: the workspace is a symlink; left alone")
@@ -63,8 +77,12 @@ async def sweep(root: Path, store: SwarmStore, settings: SwarmSettings, *, now: 
     if logs.is_dir() and not logs.is_symlink():
         for f in sorted(logs.iterdir()):
             for base, pattern in _ROTATED.items():
-                if pattern.match(f.name) and f.is_file() and not f.is_symlink() \
-                        and now - f.stat().st_mtime > keep[base] * DAY:
+                if (
+                    pattern.match(f.name)
+                    and f.is_file()
+                    and not f.is_symlink()
+                    and now - f.stat().st_mtime > keep[base] * DAY
+                ):
                     if not dry_run:
                         f.unlink()
                     report.logs.append(f.name)

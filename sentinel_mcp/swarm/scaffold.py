@@ -73,14 +73,19 @@ def app_build_gradle(spec: TaskSpec) -> str:
         kotlinCompilerExtensionVersion = "{COMPOSE_COMPILER}"
     }}
 """ if compose else "")
-    deps = ['implementation("androidx.core:core-ktx:1.13.1")', 'implementation("androidx.activity:activity-ktx:1.9.0")',
-            f'implementation("androidx.lifecycle:lifecycle-viewmodel-ktx:{LIFECYCLE}")',
-            f'implementation("androidx.lifecycle:lifecycle-livedata-ktx:{LIFECYCLE}")']
+    deps = [
+        'implementation("androidx.core:core-ktx:1.13.1")',
+        'implementation("androidx.activity:activity-ktx:1.9.0")',
+        f'implementation("androidx.lifecycle:lifecycle-viewmodel-ktx:{LIFECYCLE}")',
+        f'implementation("androidx.lifecycle:lifecycle-livedata-ktx:{LIFECYCLE}")',
+    ]
     if compose:
-        deps += [f'implementation(platform("androidx.compose:compose-bom:{COMPOSE_BOM}"))',
-                 'implementation("androidx.activity:activity-compose:1.9.0")',
-                 'implementation("androidx.compose.material3:material3")',
-                 'implementation("androidx.compose.runtime:runtime-livedata")']
+        deps += [
+            f'implementation(platform("androidx.compose:compose-bom:{COMPOSE_BOM}"))',
+            'implementation("androidx.activity:activity-compose:1.9.0")',
+            'implementation("androidx.compose.material3:material3")',
+            'implementation("androidx.compose.runtime:runtime-livedata")',
+        ]
     dep_lines = "\n".join(f"    {d}" for d in deps)
     return f"""plugins {{
     id("com.android.application")
@@ -115,26 +120,38 @@ dependencies {{
 
 
 def themes_xml(spec: TaskSpec) -> str:
-    return ('<?xml version="1.0" encoding="utf-8"?>\n<resources>\n'
-            f'    <style name="{theme_name(spec)}" parent="android:Theme.Material.Light.DarkActionBar" />\n'
-            "</resources>\n")
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<resources>\n'
+        f'    <style name="{theme_name(spec)}" parent="android:Theme.Material.Light.DarkActionBar" />\n'
+        "</resources>\n"
+    )
 
 
 def manifest_xml(d: Decisions) -> str:
     screens = d.blueprint.screen_names()
-    lines = ['<?xml version="1.0" encoding="utf-8"?>',
-             '<manifest xmlns:android="http://schemas.android.com/apk/res/android">', "",
-             "    <application", '        android:allowBackup="true"', '        android:label="@string/app_name"',
-             '        android:supportsRtl="true"', f'        android:theme="@style/{theme_name(d.spec)}">']
+    lines = [
+        '<?xml version="1.0" encoding="utf-8"?>',
+        '<manifest xmlns:android="http://schemas.android.com/apk/res/android">',
+        "",
+        "    <application",
+        '        android:allowBackup="true"',
+        '        android:label="@string/app_name"',
+        '        android:supportsRtl="true"',
+        f'        android:theme="@style/{theme_name(d.spec)}">',
+    ]
     for i, screen in enumerate(screens):
         attrs = f'android:name=".ui.{screen}Activity" android:exported="{"true" if i == 0 else "false"}"'
         if screen in d.activities:
             attrs += f' android:label="@string/{label(screen)}"'
         if i == 0:
-            lines += [f"        <activity {attrs}>", "            <intent-filter>",
-                      '                <action android:name="android.intent.action.MAIN" />',
-                      '                <category android:name="android.intent.category.LAUNCHER" />',
-                      "            </intent-filter>", "        </activity>"]
+            lines += [
+                f"        <activity {attrs}>",
+                "            <intent-filter>",
+                '                <action android:name="android.intent.action.MAIN" />',
+                '                <category android:name="android.intent.category.LAUNCHER" />',
+                "            </intent-filter>",
+                "        </activity>",
+            ]
         else:
             lines.append(f"        <activity {attrs} />")
     return "\n".join(lines + ["    </application>", "</manifest>", ""])

@@ -35,13 +35,17 @@ from sentinel_mcp.swarm.settings import SwarmSettings
 
 Settings = SwarmSettings  # the built-in contract: its typed settings beside create_server
 
-INSTRUCTIONS = ("Generates complete Android projects (Kotlin, XML, Gradle) from an app spec with a planner, "
-                "coder, critic and verifier under hard caps. Check a spec with swarm_validate, start with swarm_build "
-                "(wait=false returns the task id at once; wait=true reports progress until the build ends), follow "
-                "with swarm_status or the resource swarm://<task_id>, read files as swarm://<task_id>/<path>.")
-SPEC_HELP = ("App spec: app_name (str), package_name (e.g. com.example.notes), features (1-10 short phrases), "
-             "min_sdk (21-35, default 24), target_sdk (>= min_sdk, default 34), architecture (MVVM|MVP|MVI), "
-             "ui_system (Views|Compose), description (optional)")
+INSTRUCTIONS = (
+    "Generates complete Android projects (Kotlin, XML, Gradle) from an app spec with a planner, "
+    "coder, critic and verifier under hard caps. Check a spec with swarm_validate, start with swarm_build "
+    "(wait=false returns the task id at once; wait=true reports progress until the build ends), follow "
+    "with swarm_status or the resource swarm://<task_id>, read files as swarm://<task_id>/<path>."
+)
+SPEC_HELP = (
+    "App spec: app_name (str), package_name (e.g. com.example.notes), features (1-10 short phrases), "
+    "min_sdk (21-35, default 24), target_sdk (>= min_sdk, default 34), architecture (MVVM|MVP|MVI), "
+    "ui_system (Views|Compose), description (optional)"
+)
 
 
 class _ServiceHolder:
@@ -71,9 +75,11 @@ class _ServiceHolder:
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = swarm_settings(ctx.settings, where=f"sentinel.{ctx.name}")
-    # replicas on one PostgreSQL: builds recorded and leased there (build_lease.py); else the data dir's SQLite
-    holder = _ServiceHolder(BuildService(Path(ctx.data_dir), settings, store=ctx.services.store_url,
-                                         replica=ctx.services.replica))
+    # replicas on one PostgreSQL: builds recorded and leased there (build_lease.py); else the data dir's
+    # SQLite
+    holder = _ServiceHolder(
+        BuildService(Path(ctx.data_dir), settings, store=ctx.services.store_url, replica=ctx.services.replica)
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_server: MCPServer) -> AsyncIterator[dict[str, Any]]:
@@ -84,50 +90,82 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False))
     async def swarm_validate(spec: Annotated[dict[str, Any], Field(description=SPEC_HELP)]) -> dict[str, Any]:
-        """Check an app spec without building anything: valid, or every problem by field. (A text field that holds
-        the JSON literal true, false or null is read as that word: the policy engine, which asks this tool before
+        """Check an app spec without building anything: valid, or every problem by field. (A text field that
+        holds
+        the JSON literal true, false or null is read as that word: the policy engine, which asks this tool
+        before
         a build is confirmed, cannot tell them from strings; swarm_build itself checks strictly.)"""
         try:
             parsed = parse_spec(_literals_as_words(spec))
         except SpecError as e:
-            return {"valid": False, "problems": e.problems,
-                    "summary": "invalid app spec: " + "; ".join(e.problems)[:600]}
-        return {"valid": True, "problems": [],
-                "summary": f"{parsed.app_name} ({parsed.package_name}), {len(parsed.features)} features"}
+            return {
+                "valid": False,
+                "problems": e.problems,
+                "summary": "invalid app spec: " + "; ".join(e.problems)[:600],
+            }
+        return {
+            "valid": True,
+            "problems": [],
+            "summary": f"{parsed.app_name} ({parsed.package_name}), {len(parsed.features)} features",
+        }
 
     @mcp.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=True))
     async def swarm_build(
         spec: Annotated[dict[str, Any], Field(description=SPEC_HELP)],
         ctx_: Context,
-        wait: Annotated[bool, Field(description="true: report progress and return when the build ends")] = False,
+        wait: Annotated[
+            bool, Field(description="true: report progress and return when the build ends")
+        ] = False,
         max_steps: Annotated[int | None, Field(ge=1, le=25, description="lower the plan-step cap")] = None,
         max_model_calls: Annotated[int | None, Field(ge=1, le=80)] = None,
         max_tokens: Annotated[int | None, Field(ge=1, le=200_000)] = None,
         max_minutes: Annotated[float | None, Field(gt=0, le=90)] = None,
     ) -> dict[str, Any]:
-        """Build an Android app from a spec. Returns the task id at once (or the final status with wait=true)."""
+        """Build an Android app from a spec. Returns the task id at once (or the final status with wait=true).
+        """
         service = await holder.get()
-        caps = {"max_steps": max_steps, "max_model_calls": max_model_calls, "max_tokens": max_tokens,
-                "max_wall_seconds": max_minutes * 60 if max_minutes else None}
+        caps = {
+            "max_steps": max_steps,
+            "max_model_calls": max_model_calls,
+            "max_tokens": max_tokens,
+            "max_wall_seconds": max_minutes * 60 if max_minutes else None,
+        }
 
         async def backend_factory():
             # through the gateway, it says whether the caller's own model can be asked (sampling relayed)
-            return make_backend(settings, call_tool=ctx.call_tool, session=ctx_.session,
-                                protocol_version=ctx_.protocol_version, relayed=can_sample_of(ctx_), wait=wait,
-                                related_request_id=ctx_.request_id)
+            return make_backend(
+                settings,
+                call_tool=ctx.call_tool,
+                session=ctx_.session,
+                protocol_version=ctx_.protocol_version,
+                relayed=can_sample_of(ctx_),
+                wait=wait,
+                related_request_id=ctx_.request_id,
+            )
 
         async def report(event: ProgressEvent) -> None:
             await ctx_.report_progress(event.progress, event.total, f"[{event.state}] {event.message}")
 
         try:
-            task_id = await service.submit(spec, backend_factory, session=session_of(ctx_), caps=caps,
-                                           listener=report if wait else None, principal=caller(ctx_))
+            task_id = await service.submit(
+                spec,
+                backend_factory,
+                session=session_of(ctx_),
+                caps=caps,
+                listener=report if wait else None,
+                principal=caller(ctx_),
+            )
         except (SpecError, BuildBusyError, ModelError, ValueError) as e:
             raise ToolError(str(e)) from None
         if not wait:
-            return {"task_id": task_id, "state": "PLANNING", "workspace": str(service.workspace_of(task_id).root),
-                    "backend": (await service.status(task_id))["backend"], "status": f"swarm://{task_id}",
-                    "files": f"swarm://{task_id}/<path>"}
+            return {
+                "task_id": task_id,
+                "state": "PLANNING",
+                "workspace": str(service.workspace_of(task_id).root),
+                "backend": (await service.status(task_id))["backend"],
+                "status": f"swarm://{task_id}",
+                "files": f"swarm://{task_id}/<path>",
+            }
         try:
             status = await service.wait(task_id)
         except asyncio.CancelledError:  # the caller gave up waiting: the build stops too
@@ -159,10 +197,19 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             status = await service.status(task_id, caller(ctx_))
         except UnknownTaskError as e:
             raise ToolError(str(e)) from None
-        return {"task_id": task_id, "cancelled": cancelled, "state": status["state"], "error": status["error"]}
+        return {
+            "task_id": task_id,
+            "cancelled": cancelled,
+            "state": status["state"],
+            "error": status["error"],
+        }
 
-    @mcp.resource("swarm://{task_id}", name="swarm-status", mime_type="application/json",
-                  description="The status of a swarm build (state, counters, steps, files), as swarm_status gives it")
+    @mcp.resource(
+        "swarm://{task_id}",
+        name="swarm-status",
+        mime_type="application/json",
+        description="The status of a swarm build (state, counters, steps, files), as swarm_status gives it",
+    )
     async def swarm_task(task_id: str, ctx_: Context) -> str:
         service = await holder.get()
         try:
@@ -170,16 +217,22 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         except UnknownTaskError as e:
             raise ResourceError(f"swarm://{task_id}: {e}") from None
 
-    @mcp.resource("swarm://{task_id}/{+path}", name="swarm-file", mime_type="text/plain",
-                  description="A file generated by a swarm build")
+    @mcp.resource(
+        "swarm://{task_id}/{+path}",
+        name="swarm-file",
+        mime_type="text/plain",
+        description="A file generated by a swarm build",
+    )
     async def swarm_file(task_id: str, path: str, ctx_: Context) -> str:
         service = await holder.get()
         try:
             await service.owned(task_id, caller(ctx_))
             elsewhere = await service.files_elsewhere(task_id)
             if elsewhere is not None:  # build files stay on the disk of the replica that made them
-                raise ResourceError(f"swarm://{task_id}/{path}: the files of this build are on replica "
-                                    f"{elsewhere}'s disk; read them through that replica")
+                raise ResourceError(
+                    f"swarm://{task_id}/{path}: the files of this build are on replica "
+                    f"{elsewhere}'s disk; read them through that replica"
+                )
             return service.workspace_of(task_id).read_file(path)
         except (UnknownTaskError, UnsafePathError, FileNotFoundError, IsADirectoryError) as e:
             raise ResourceError(f"swarm://{task_id}/{path}: {e}") from None
@@ -197,7 +250,8 @@ _TEXT_FIELDS = ("app_name", "package_name", "description")
 
 
 def _literals_as_words(spec: dict[str, Any]) -> dict[str, Any]:
-    """JSON true/false/null in a text field as the words (how a spec reads after a trip through Prolog terms)."""
+    """JSON true/false/null in a text field as the words (how a spec reads after a trip through Prolog terms).
+    """
     word = {True: "true", False: "false", None: "null"}
 
     def text(v: Any) -> Any:
@@ -210,6 +264,17 @@ def _literals_as_words(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _summary(status: dict[str, Any]) -> dict[str, Any]:
-    keys = ("task_id", "state", "error", "backend", "workspace", "files", "warnings", "model_calls", "prompt_tokens",
-            "completion_tokens", "report")
+    keys = (
+        "task_id",
+        "state",
+        "error",
+        "backend",
+        "workspace",
+        "files",
+        "warnings",
+        "model_calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "report",
+    )
     return {k: status.get(k) for k in keys}

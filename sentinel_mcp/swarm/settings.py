@@ -47,7 +47,9 @@ class SwarmSettings(BaseModel):
     # a caller waiting for a build (wait: true) hears from it at least this often, even while one model
     # call runs for minutes: progress keeps the call's deadline alive through the gateway
     heartbeat_seconds: float = Field(15.0, gt=0, le=300)
-    coder_max_tokens: int = Field(512, ge=64, le=8000)  # the design's 8,000 is for whole files; answers are short
+    coder_max_tokens: int = Field(
+        512, ge=64, le=8000
+    )  # the design's 8,000 is for whole files; answers are short
 
 
 def swarm_settings(section: dict[str, Any] | None, where: str = "sentinel.swarm") -> SwarmSettings:

@@ -50,7 +50,9 @@ class TaskSpec(BaseModel):
     @classmethod
     def _package(cls, v: str) -> str:
         if not _PACKAGE.match(v):
-            raise ValueError("must be a lowercase dotted package with at least two parts, e.g. com.example.app")
+            raise ValueError(
+                "must be a lowercase dotted package with at least two parts, e.g. com.example.app"
+            )
         bad = [p for p in v.split(".") if p in _KOTLIN_KEYWORDS]
         if bad:
             raise ValueError(f"uses Kotlin keyword(s) {', '.join(bad)} as package part(s)")

@@ -180,22 +180,40 @@ class SwarmStore:
     async def create_task(self, task_id: str, spec: dict[str, Any], workspace: Path, *, session: str = "",
                           backend: str = "", principal: str = OWNER,
                           lease: tuple[str, str, float] | None = None) -> None:
-        """``lease`` (shared store): ``(replica, holder, seconds)``, recorded with the row in one statement, so
-        no build is ever in the store unleased (a replica dying right after would leave it running forever)."""
+        """``lease`` (shared store): ``(replica, holder, seconds)``, recorded with the row in one statement,
+        so
+        no build is ever in the store unleased (a replica dying right after would leave it running forever).
+        """
         now = time.time()
         if lease is not None:
             replica, holder, seconds = lease
             await self._write(
-                "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, created_at, "
-                "updated_at, replica, lease_holder, lease_until) VALUES (?, 'PLANNING', ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
+                "created_at, "
+                "updated_at, replica, lease_holder, lease_until) VALUES (?, 'PLANNING', ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, "
                 "EXTRACT(EPOCH FROM clock_timestamp()) + ?)",
-                (task_id, json.dumps(spec), session, principal, backend, str(workspace), now, now, replica, holder,
-                 seconds))
+                (
+                    task_id,
+                    json.dumps(spec),
+                    session,
+                    principal,
+                    backend,
+                    str(workspace),
+                    now,
+                    now,
+                    replica,
+                    holder,
+                    seconds,
+                ),
+            )
             return
         await self._write(
-            "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, created_at, "
+            "INSERT INTO tasks (task_id, state, spec_json, session, principal, backend, workspace, "
+            "created_at, "
             "updated_at) VALUES (?, 'PLANNING', ?, ?, ?, ?, ?, ?, ?)",
-            (task_id, json.dumps(spec), session, principal, backend, str(workspace), now, now))
+            (task_id, json.dumps(spec), session, principal, backend, str(workspace), now, now),
+        )
 
     async def set_state(self, task_id: str, state: str, *, error: str | None = None) -> None:
         assert state in STATES
@@ -204,44 +222,104 @@ class SwarmStore:
         # shared store: an ended build stays ended (another replica may have ended it when its lease lapsed;
         # a late write of its old runner must not bring it back)
         ended = " AND state NOT IN ('COMPLETED','FAILED')" if self.shared else ""
-        await self._write("UPDATE tasks SET state=?, error=COALESCE(?, error), updated_at=?, "
-                          "finished_at=COALESCE(?, finished_at) WHERE task_id=?" + ended,
-                          (state, error, now, finished, task_id))
+        await self._write(
+            "UPDATE tasks SET state=?, error=COALESCE(?, error), updated_at=?, "
+            "finished_at=COALESCE(?, finished_at) WHERE task_id=?" + ended,
+            (state, error, now, finished, task_id),
+        )
 
     async def set_plan(self, task_id: str, plan: dict[str, Any]) -> None:
-        await self._write("UPDATE tasks SET plan_json=?, updated_at=? WHERE task_id=?",
-                          (json.dumps(plan), time.time(), task_id))
+        await self._write(
+            "UPDATE tasks SET plan_json=?, updated_at=? WHERE task_id=?",
+            (json.dumps(plan), time.time(), task_id),
+        )
 
     async def set_report(self, task_id: str, report: dict[str, Any]) -> None:
-        await self._write("UPDATE tasks SET report_json=?, updated_at=? WHERE task_id=?",
-                          (json.dumps(report), time.time(), task_id))
-
-    async def set_counters(self, task_id: str, model_calls: int, prompt_tokens: int, completion_tokens: int,
-                           warnings: list[str]) -> None:
-        await self._write("UPDATE tasks SET model_calls=?, prompt_tokens=?, completion_tokens=?, warnings_json=?, "
-                          "updated_at=? WHERE task_id=?",
-                          (model_calls, prompt_tokens, completion_tokens, json.dumps(warnings), time.time(), task_id))
-
-    async def record_step(self, task_id: str, step_number: int, attempt: int, file_path: str, status: str,
-                          issues: list[dict[str, Any]], warnings: list[str], size: int) -> None:
         await self._write(
-            "INSERT INTO steps (task_id, step_number, attempt, file_path, status, issues_json, warnings_json, bytes,"
+            "UPDATE tasks SET report_json=?, updated_at=? WHERE task_id=?",
+            (json.dumps(report), time.time(), task_id),
+        )
+
+    async def set_counters(
+        self, task_id: str, model_calls: int, prompt_tokens: int, completion_tokens: int, warnings: list[str]
+    ) -> None:
+        await self._write(
+            "UPDATE tasks SET model_calls=?, prompt_tokens=?, completion_tokens=?, warnings_json=?, "
+            "updated_at=? WHERE task_id=?",
+            (model_calls, prompt_tokens, completion_tokens, json.dumps(warnings), time.time(), task_id),
+        )
+
+    async def record_step(
+        self,
+        task_id: str,
+        step_number: int,
+        attempt: int,
+        file_path: str,
+        status: str,
+        issues: list[dict[str, Any]],
+        warnings: list[str],
+        size: int,
+    ) -> None:
+        await self._write(
+            "INSERT INTO steps (task_id, step_number, attempt, file_path, status, issues_json, "
+            "warnings_json, bytes,"
             " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (task_id, step_number, attempt, file_path, status, json.dumps(issues), json.dumps(warnings), size,
-             time.time()))
+            (
+                task_id,
+                step_number,
+                attempt,
+                file_path,
+                status,
+                json.dumps(issues),
+                json.dumps(warnings),
+                size,
+                time.time(),
+            ),
+        )
 
-    async def record_api_call(self, task_id: str, *, step_number: int | None, role: str, backend: str, model: str,
-                              status: str, attempts: int, prompt_tokens: int, completion_tokens: int,
-                              duration_ms: int, error: str | None) -> None:
+    async def record_api_call(
+        self,
+        task_id: str,
+        *,
+        step_number: int | None,
+        role: str,
+        backend: str,
+        model: str,
+        status: str,
+        attempts: int,
+        prompt_tokens: int,
+        completion_tokens: int,
+        duration_ms: int,
+        error: str | None,
+    ) -> None:
         await self._write(
-            "INSERT INTO api_calls (task_id, step_number, role, backend, model, status, attempts, prompt_tokens,"
+            "INSERT INTO api_calls (task_id, step_number, role, backend, model, status, attempts, "
+            "prompt_tokens,"
             " completion_tokens, duration_ms, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (task_id, step_number, role, backend, model, status, attempts, prompt_tokens, completion_tokens,
-             duration_ms, error, time.time()))
+            (
+                task_id,
+                step_number,
+                role,
+                backend,
+                model,
+                status,
+                attempts,
+                prompt_tokens,
+                completion_tokens,
+                duration_ms,
+                error,
+                time.time(),
+            ),
+        )
 
     async def fail_unfinished(self, reason: str) -> list[str]:
         """Tasks left mid-run by a dead process become FAILED (state kept), e.g. at start-up."""
-        ids = [r[0] for r in await self.db.query("SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED')")]
+        ids = [
+            r[0]
+            for r in await self.db.query(
+                "SELECT task_id FROM tasks WHERE state NOT IN ('COMPLETED','FAILED')"
+            )
+        ]
         for tid in ids:
             await self.set_state(tid, "FAILED", error=reason)
         return ids
@@ -252,14 +330,21 @@ class SwarmStore:
 
     async def list_tasks(self, limit: int = 20, principal: str | None = None) -> list[dict[str, Any]]:
         """The newest builds (of ``principal`` only, when named)."""
-        return [_task_dict(r) for r in await self.db.query_dicts(
-            "SELECT * FROM tasks WHERE (CAST(? AS TEXT) IS NULL OR principal = ?) ORDER BY created_at DESC LIMIT ?",
-            (principal, principal, limit))]
+        return [
+            _task_dict(r)
+            for r in await self.db.query_dicts(
+                "SELECT * FROM tasks WHERE (CAST(? AS TEXT) IS NULL OR principal = ?) ORDER BY created_at "
+                "DESC LIMIT ?",
+                (principal, principal, limit),
+            )
+        ]
 
     async def steps_of(self, task_id: str) -> list[dict[str, Any]]:
         rows = await self.db.query_dicts("SELECT * FROM steps WHERE task_id=? ORDER BY id", (task_id,))
-        return [dict(r) | {"issues": json.loads(r["issues_json"]), "warnings": json.loads(r["warnings_json"])}
-                for r in rows]
+        return [
+            dict(r) | {"issues": json.loads(r["issues_json"]), "warnings": json.loads(r["warnings_json"])}
+            for r in rows
+        ]
 
     async def api_calls_of(self, task_id: str) -> list[dict[str, Any]]:
         return await self.db.query_dicts("SELECT * FROM api_calls WHERE task_id=? ORDER BY id", (task_id,))
@@ -267,8 +352,11 @@ class SwarmStore:
     # ---- retention (issue 17): read-only; the sweep removes files, never rows (the audit trail stays) ----
     async def failed_before(self, cutoff: float) -> list[str]:
         """Tasks that ended FAILED before ``cutoff`` (Unix time): their workspaces may be swept."""
-        rows = await self.db.query("SELECT task_id FROM tasks WHERE state='FAILED' "
-                                   "AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at", (cutoff,))
+        rows = await self.db.query(
+            "SELECT task_id FROM tasks WHERE state='FAILED' "
+            "AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at",
+            (cutoff,),
+        )
         return [r[0] for r in rows]
 
 

@@ -29,9 +29,13 @@ from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
 
 FRAMEWORK_RES = Path("/usr/share/android-framework-res/framework-res.apk")
-KTLINT_IN_CHECKOUT = PROJECT_ROOT / ".tools" / "ktlint" / "node_modules" / "@naturalcycles" / "ktlint" / "resources" / "ktlint"
+KTLINT_IN_CHECKOUT = (
+    PROJECT_ROOT / ".tools" / "ktlint" / "node_modules" / "@naturalcycles" / "ktlint" / "resources" / "ktlint"
+)
 _AAPT_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): error: (?P<msg>.+)$", re.MULTILINE)
-_KTLINT_EDITORCONFIG = "root = true\n[*.{kt,kts}]\nktlint_function_naming_ignore_when_annotated_with = Composable\n"
+_KTLINT_EDITORCONFIG = (
+    "root = true\n[*.{kt,kts}]\nktlint_function_naming_ignore_when_annotated_with = Composable\n"
+)
 
 
 class VerifySettings(BaseModel):
@@ -56,7 +60,7 @@ class ToolReport:
 
 def _found(configured: str | None, *candidates: str | Path | None) -> str | None:
     """The configured tool (and only it, when configured), else the first candidate that exists."""
-    for c in ((configured,) if configured else candidates):
+    for c in (configured,) if configured else candidates:
         if not c:
             continue
         p = shutil.which(str(c)) if os.sep not in str(c) else (str(c) if Path(c).is_file() else None)
@@ -71,10 +75,13 @@ class Toolchain:
         self.aapt = _found(s.aapt, "aapt") if s.resources else None
         sdk = os.environ.get("ANDROID_HOME") or os.environ.get("ANDROID_SDK_ROOT")
         jars = sorted(Path(sdk).glob("platforms/android-*/android.jar")) if sdk else []
-        self.platform = _found(s.platform, FRAMEWORK_RES, *(str(j) for j in jars[-1:])) if s.resources else None
+        self.platform = (
+            _found(s.platform, FRAMEWORK_RES, *(str(j) for j in jars[-1:])) if s.resources else None
+        )
         self.java = _found(s.java, "java") if s.kotlin else None
-        self.ktlint = (_found(s.ktlint, os.environ.get("SENTINEL_KTLINT"), KTLINT_IN_CHECKOUT)
-                       if s.kotlin else None)
+        self.ktlint = (
+            _found(s.ktlint, os.environ.get("SENTINEL_KTLINT"), KTLINT_IN_CHECKOUT) if s.kotlin else None
+        )
 
     # ---- what this machine can check -------------------------------------------------------------
     def describe(self) -> list[str]:
@@ -82,14 +89,18 @@ class Toolchain:
         if self.aapt and self.platform:
             notes.append(f"resources and manifest compiled by aapt against {Path(self.platform).name}")
         elif self.settings.resources:
-            notes.append("resources not compiled: aapt or the platform resources (android-framework-res) are "
-                         "missing (make swarm-tools installs them)")
+            notes.append(
+                "resources not compiled: aapt or the platform resources (android-framework-res) are "
+                "missing (make swarm-tools installs them)"
+            )
         if self.ktlint and self.java:
             notes.append("Kotlin parsed by ktlint (syntax; style advisory)")
         elif self.settings.kotlin:
             notes.append("Kotlin not parsed: ktlint or Java is missing (make swarm-tools installs them)")
-        notes.append("not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
-                     "the package registries), Gradle builds (never run)")
+        notes.append(
+            "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
+            "the package registries), Gradle builds (never run)"
+        )
         return notes
 
     @property
@@ -113,8 +124,9 @@ class Toolchain:
             for rel, text in files.items():
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)
                 (root / rel).write_text(text, encoding="utf-8")
-            code, out, err = await self._run([self.java, "-jar", self.ktlint, "--reporter=json", "--relative",
-                                              *files], root)
+            code, out, err = await self._run(
+                [self.java, "-jar", self.ktlint, "--reporter=json", "--relative", *files], root
+            )
             if code is None:
                 report.notes.append(f"ktlint did not finish: {err}")
                 return report
@@ -123,7 +135,7 @@ class Toolchain:
                 report.notes.append(f"ktlint failed (exit {code}): {(err or out).strip()[:200]}")
                 return report
             try:
-                results = json.loads(out[start.start():] if start else "[]")
+                results = json.loads(out[start.start() :] if start else "[]")
             except ValueError:
                 report.notes.append(f"ktlint output unreadable (exit {code}): {(err or out)[:200]}")
                 return report
@@ -132,25 +144,39 @@ class Toolchain:
             for e in entry.get("errors", []):
                 where = f"line {e.get('line')}:{e.get('column')}"
                 if e.get("rule") in ("", None) or "Not a valid Kotlin file" in str(e.get("message", "")):
-                    report.issues.append(Issue(severity="BLOCKER", file=rel,
-                                               message=f"Kotlin syntax error at {where}: {e.get('message')}"))
+                    report.issues.append(
+                        Issue(
+                            severity="BLOCKER",
+                            file=rel,
+                            message=f"Kotlin syntax error at {where}: {e.get('message')}",
+                        )
+                    )
                 elif style:
-                    report.issues.append(Issue(severity="MINOR", file=rel,
-                                               message=f"{where}: {e.get('message')} ({e.get('rule')})"))
+                    report.issues.append(
+                        Issue(
+                            severity="MINOR",
+                            file=rel,
+                            message=f"{where}: {e.get('message')} ({e.get('rule')})",
+                        )
+                    )
         return report
 
     # ---- resources -------------------------------------------------------------------------------
-    async def check_resources(self, files: dict[str, str], package: str, *, min_sdk: int = 21,
-                              target_sdk: int = 34) -> ToolReport:
+    async def check_resources(
+        self, files: dict[str, str], package: str, *, min_sdk: int = 21, target_sdk: int = 34
+    ) -> ToolReport:
         """Compile ``app/src/main/res/**`` and the manifest (a stand-in manifest when there is none yet)."""
         report = ToolReport()
         if not self.checks_resources:
             return report
         res = {p: t for p, t in files.items() if p.startswith("app/src/main/res/")}
         manifest = files.get("app/src/main/AndroidManifest.xml") or (
-            '<manifest xmlns:android="http://schemas.android.com/apk/res/android"><application /></manifest>')
+            '<manifest xmlns:android="http://schemas.android.com/apk/res/android"><application /></manifest>'
+        )
         # AGP puts the package in build.gradle's namespace; aapt 1 wants it in the manifest
-        manifest = re.sub(r"<manifest\b(?![^>]*\bpackage=)", f'<manifest package="{package}"', manifest, count=1)
+        manifest = re.sub(
+            r"<manifest\b(?![^>]*\bpackage=)", f'<manifest package="{package}"', manifest, count=1
+        )
         with tempfile.TemporaryDirectory(prefix="swarm-aapt-") as tmp:
             root = Path(tmp)
             (root / "AndroidManifest.xml").write_text(manifest, encoding="utf-8")
@@ -161,26 +187,61 @@ class Toolchain:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
             code, out, err = await self._run(
-                [self.aapt, "package", "-f", "-m", "-M", "AndroidManifest.xml", "-S", "res", "-I", self.platform,
-                 "-J", "gen", "--min-sdk-version", str(min_sdk), "--target-sdk-version", str(target_sdk)], root)
+                [
+                    self.aapt,
+                    "package",
+                    "-f",
+                    "-m",
+                    "-M",
+                    "AndroidManifest.xml",
+                    "-S",
+                    "res",
+                    "-I",
+                    self.platform,
+                    "-J",
+                    "gen",
+                    "--min-sdk-version",
+                    str(min_sdk),
+                    "--target-sdk-version",
+                    str(target_sdk),
+                ],
+                root,
+            )
         if code is None:
             report.notes.append(f"aapt did not finish: {err}")
         elif code != 0:
             found = list(_AAPT_LINE.finditer(err or ""))
             for m in found[:20]:
                 rel = m.group("file").strip()
-                rel = "app/src/main/AndroidManifest.xml" if rel.endswith("AndroidManifest.xml") else \
-                    "app/src/main/" + rel[rel.find("res/"):] if "res/" in rel else rel
-                report.issues.append(Issue(severity="BLOCKER", file=rel,
-                                           message=f"aapt: line {m.group('line')}: {m.group('msg').strip()}"))
+                rel = (
+                    "app/src/main/AndroidManifest.xml"
+                    if rel.endswith("AndroidManifest.xml")
+                    else "app/src/main/" + rel[rel.find("res/") :]
+                    if "res/" in rel
+                    else rel
+                )
+                report.issues.append(
+                    Issue(
+                        severity="BLOCKER",
+                        file=rel,
+                        message=f"aapt: line {m.group('line')}: {m.group('msg').strip()}",
+                    )
+                )
             if not found:
-                report.issues.append(Issue(severity="BLOCKER", message=f"aapt failed: {(err or out).strip()[:300]}"))
+                report.issues.append(
+                    Issue(severity="BLOCKER", message=f"aapt failed: {(err or out).strip()[:300]}")
+                )
         return report
 
     async def _run(self, argv: list[str | None], cwd: Path) -> tuple[int | None, str, str]:
         try:
-            proc = await asyncio.create_subprocess_exec(*[str(a) for a in argv], cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
-                                                        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            proc = await asyncio.create_subprocess_exec(
+                *[str(a) for a in argv],
+                cwd=cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
         except OSError as e:
             return None, "", f"{type(e).__name__}: {e}"
         try:

@@ -24,14 +24,19 @@ log = logging.getLogger(__name__)
 
 TLS_VERSIONS = {"TLSv1.2": 0x0303, "TLSv1.3": 0x0304}
 # OpenSSL reasons that are about the client's certificate (as opposed to a scanner or a plaintext client)
-CERTIFICATE_REASONS = ("PEER_DID_NOT_RETURN_A_CERTIFICATE", "CERTIFICATE_VERIFY_FAILED", "NO_CERTIFICATE_RETURNED",
-                       "CERTIFICATE_REQUIRED")
+CERTIFICATE_REASONS = (
+    "PEER_DID_NOT_RETURN_A_CERTIFICATE",
+    "CERTIFICATE_VERIFY_FAILED",
+    "NO_CERTIFICATE_RETURNED",
+    "CERTIFICATE_REQUIRED",
+)
 
 RefusalHook = Callable[[str | None, str], None]  # (peer address, reason)
 
 
 def tls_extension(transport: Any) -> dict[str, Any] | None:
-    """The ASGI TLS extension of a connection (None for plaintext): the verified client certificate, if any."""
+    """The ASGI TLS extension of a connection (None for plaintext): the verified client certificate, if any.
+    """
     sslobj = transport.get_extra_info("ssl_object")
     if sslobj is None:
         return None
@@ -40,8 +45,14 @@ def tls_extension(transport: Any) -> dict[str, Any] | None:
     if der:
         chain = [ssl.DER_cert_to_PEM_cert(der)]
         name = from_der(der).subject_text
-    return {"server_cert": None, "client_cert_chain": chain, "client_cert_name": name, "client_cert_error": None,
-            "tls_version": TLS_VERSIONS.get(sslobj.version() or ""), "cipher_suite": None}
+    return {
+        "server_cert": None,
+        "client_cert_chain": chain,
+        "client_cert_name": name,
+        "client_cert_error": None,
+        "tls_version": TLS_VERSIONS.get(sslobj.version() or ""),
+        "cipher_suite": None,
+    }
 
 
 def with_tls_scope(base: type) -> type:
@@ -99,10 +110,17 @@ class _Handshake(asyncio.Protocol):
     async def _upgrade(self, loop: asyncio.AbstractEventLoop, raw: Any) -> None:
         peername = raw.get_extra_info("peername")
         peer = str(peername[0]) if isinstance(peername, (tuple, list)) and peername else None
-        current_connection.set(Connection(raw))  # this task's own context: read when start_tls wraps the socket
+        current_connection.set(
+            Connection(raw)
+        )  # this task's own context: read when start_tls wraps the socket
         try:
-            tls = await loop.start_tls(raw, self, self.acceptor.contexts.current(), server_side=True,
-                                       ssl_handshake_timeout=self.acceptor.contexts.tls.handshake_timeout)
+            tls = await loop.start_tls(
+                raw,
+                self,
+                self.acceptor.contexts.current(),
+                server_side=True,
+                ssl_handshake_timeout=self.acceptor.contexts.tls.handshake_timeout,
+            )
         except asyncio.CancelledError:
             raw.close()
             raise

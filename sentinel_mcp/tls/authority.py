@@ -138,19 +138,36 @@ class LocalCA:
         key = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Sentinel"),
                           x509.NameAttribute(NameOID.COMMON_NAME,
-                                             f"Sentinel local CA {socket.gethostname()[:24]} {secrets.token_hex(3)}")])
+                                             f"Sentinel local CA {socket.gethostname()[:24]} "
+                                             f"{secrets.token_hex(3)}")])
         now = _now()
         ski = x509.SubjectKeyIdentifier.from_public_key(key.public_key())
-        cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-                .serial_number(x509.random_serial_number())
-                .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=CA_DAYS))
-                .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-                .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False,
-                                             key_encipherment=False, data_encipherment=False, key_agreement=False,
-                                             key_cert_sign=True, crl_sign=True, encipher_only=False,
-                                             decipher_only=False), critical=True)
-                .add_extension(ski, critical=False)
-                .sign(key, hashes.SHA256()))
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=CA_DAYS))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=False,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    key_cert_sign=True,
+                    crl_sign=True,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(ski, critical=False)
+            .sign(key, hashes.SHA256())
+        )
         write_private(self.ca_key_path, _key_pem(key))
         write_public(self.ca_cert_path, _cert_pem(cert))
         self._cert, self._key = cert, key
@@ -173,30 +190,60 @@ class LocalCA:
         return self._load()[0].subject.rfc4514_string()
 
     # ---------------------------------------------------------------- certificates
-    def sign(self, common_name: str, *, client: bool, server: bool, dns: list[str] | None = None,
-             ips: list[str] | None = None, days: float = LEAF_DAYS,
-             not_before: dt.datetime | None = None) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    def sign(
+        self,
+        common_name: str,
+        *,
+        client: bool,
+        server: bool,
+        dns: list[str] | None = None,
+        ips: list[str] | None = None,
+        days: float = LEAF_DAYS,
+        not_before: dt.datetime | None = None,
+    ) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
         """A leaf certificate for ``common_name`` (``not_before`` lets tests make one that has expired)."""
         ca_cert, ca_key = self._load()
         key = ec.generate_private_key(ec.SECP256R1())
         start = not_before or (_now() - dt.timedelta(minutes=5))
         usages = ([ExtendedKeyUsageOID.CLIENT_AUTH] if client else []) + (
-            [ExtendedKeyUsageOID.SERVER_AUTH] if server else [])
-        builder = (x509.CertificateBuilder()
-                   .subject_name(x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Sentinel"),
-                                            x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
-                   .issuer_name(ca_cert.subject).public_key(key.public_key())
-                   .serial_number(x509.random_serial_number())
-                   .not_valid_before(start).not_valid_after(start + dt.timedelta(days=days))
-                   .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-                   .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False,
-                                                key_encipherment=False, data_encipherment=False,
-                                                key_agreement=False, key_cert_sign=False, crl_sign=False,
-                                                encipher_only=False, decipher_only=False), critical=True)
-                   .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
-                   .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-                   .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-                                  critical=False))
+            [ExtendedKeyUsageOID.SERVER_AUTH] if server else []
+        )
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(
+                x509.Name(
+                    [
+                        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Sentinel"),
+                        x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+                    ]
+                )
+            )
+            .issuer_name(ca_cert.subject)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(start)
+            .not_valid_after(start + dt.timedelta(days=days))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(
+                x509.KeyUsage(
+                    digital_signature=True,
+                    content_commitment=False,
+                    key_encipherment=False,
+                    data_encipherment=False,
+                    key_agreement=False,
+                    key_cert_sign=False,
+                    crl_sign=False,
+                    encipher_only=False,
+                    decipher_only=False,
+                ),
+                critical=True,
+            )
+            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+            )
+        )
         alt: list[x509.GeneralName] = [x509.DNSName(n) for n in dns or []]
         alt += [x509.IPAddress(ipaddress.ip_address(a)) for a in ips or []]
         if alt:
@@ -204,22 +251,33 @@ class LocalCA:
         return builder.sign(ca_key, hashes.SHA256()), key
 
     def issue_server(self, names: list[str], ips: list[str], days: float = LEAF_DAYS) -> Issued:
-        cert, key = self.sign(names[0] if names else "sentinel", client=False, server=True, dns=names, ips=ips,
-                              days=days)
+        cert, key = self.sign(
+            names[0] if names else "sentinel", client=False, server=True, dns=names, ips=ips, days=days
+        )
         write_private(self.server_key_path, _key_pem(key))
         write_public(self.server_cert_path, _cert_pem(cert))
         return self._issued("(server)", cert, self.server_cert_path, self.server_key_path)
 
-    def issue_client(self, name: str, *, dns: list[str] | None = None, ips: list[str] | None = None,
-                     days: float = LEAF_DAYS, not_before: dt.datetime | None = None,
-                     file_stem: str | None = None) -> Issued:
+    def issue_client(
+        self,
+        name: str,
+        *,
+        dns: list[str] | None = None,
+        ips: list[str] | None = None,
+        days: float = LEAF_DAYS,
+        not_before: dt.datetime | None = None,
+        file_stem: str | None = None,
+    ) -> Issued:
         """A client certificate for a person or a peer; with ``dns``/``ips`` it also serves as that peer's
         server certificate. Re-issuing a name keeps the old certificate valid until it is revoked (its files
         are replaced unless ``file_stem`` names others)."""
         if not NAME.match(name):
-            raise AuthorityError(f"{name!r} cannot name a principal (letters, digits, '_', '.', '-'; 64 at most)")
-        cert, key = self.sign(name, client=True, server=bool(dns or ips), dns=dns, ips=ips, days=days,
-                              not_before=not_before)
+            raise AuthorityError(
+                f"{name!r} cannot name a principal (letters, digits, '_', '.', '-'; 64 at most)"
+            )
+        cert, key = self.sign(
+            name, client=True, server=bool(dns or ips), dns=dns, ips=ips, days=days, not_before=not_before
+        )
         self.issued_dir.mkdir(parents=True, exist_ok=True)
         self.issued_dir.chmod(0o700)
         stem = file_stem or name
@@ -230,16 +288,31 @@ class LocalCA:
         write_public(cert_path, _cert_pem(cert))
         issued = self._issued(name, cert, cert_path, key_path)
         index = self.index()
-        index.append({"name": name, "serial": f"{cert.serial_number:x}", "sha256": issued.sha256,
-                      "subject": issued.subject, "not_after": issued.not_after.isoformat(), "revoked_at": None})
+        index.append(
+            {
+                "name": name,
+                "serial": f"{cert.serial_number:x}",
+                "sha256": issued.sha256,
+                "subject": issued.subject,
+                "not_after": issued.not_after.isoformat(),
+                "revoked_at": None,
+            }
+        )
         self._write_index(index)
         return issued
 
     @staticmethod
     def _issued(name: str, cert: x509.Certificate, cert_path: Path, key_path: Path) -> Issued:
         der = cert.public_bytes(serialization.Encoding.DER)
-        return Issued(name, cert_path, key_path, fingerprint(der), cert.subject.rfc4514_string(),
-                      cert.serial_number, cert.not_valid_after_utc)
+        return Issued(
+            name,
+            cert_path,
+            key_path,
+            fingerprint(der),
+            cert.subject.rfc4514_string(),
+            cert.serial_number,
+            cert.not_valid_after_utc,
+        )
 
     # ---------------------------------------------------------------- revocation
     def index(self) -> list[dict[str, Any]]:
@@ -259,10 +332,16 @@ class LocalCA:
         SHA-256 fingerprint; rewrites ``crl.pem`` (a running front picks it up on its next connection)."""
         wanted = what.strip().lower().replace(":", "")
         index = self.index()
-        hits = [e for e in index if e.get("revoked_at") is None
-                and wanted in (e.get("name", "").lower(), e.get("serial", "").lower(), e.get("sha256", ""))]
+        hits = [
+            e
+            for e in index
+            if e.get("revoked_at") is None
+            and wanted in (e.get("name", "").lower(), e.get("serial", "").lower(), e.get("sha256", ""))
+        ]
         if not hits:
-            raise AuthorityError(f"no live certificate issued to or numbered {what!r} (see `sentinel-mcp tls list`)")
+            raise AuthorityError(
+                f"no live certificate issued to or numbered {what!r} (see `sentinel-mcp tls list`)"
+            )
         stamp = _now().isoformat()
         for e in hits:
             e["revoked_at"] = stamp
@@ -273,15 +352,24 @@ class LocalCA:
     def write_crl(self) -> Path:
         ca_cert, ca_key = self._load()
         now = _now()
-        builder = (x509.CertificateRevocationListBuilder().issuer_name(ca_cert.subject)
-                   .last_update(now - dt.timedelta(minutes=5)).next_update(now + dt.timedelta(days=CRL_DAYS))
-                   .add_extension(x509.CRLNumber(int(now.timestamp() * 1000)), critical=False)
-                   .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-                                  critical=False))
+        builder = (
+            x509.CertificateRevocationListBuilder()
+            .issuer_name(ca_cert.subject)
+            .last_update(now - dt.timedelta(minutes=5))
+            .next_update(now + dt.timedelta(days=CRL_DAYS))
+            .add_extension(x509.CRLNumber(int(now.timestamp() * 1000)), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+            )
+        )
         for e in self.index():
             if e.get("revoked_at"):
-                revoked = (x509.RevokedCertificateBuilder().serial_number(int(e["serial"], 16))
-                           .revocation_date(dt.datetime.fromisoformat(e["revoked_at"])).build())
+                revoked = (
+                    x509.RevokedCertificateBuilder()
+                    .serial_number(int(e["serial"], 16))
+                    .revocation_date(dt.datetime.fromisoformat(e["revoked_at"]))
+                    .build()
+                )
                 builder = builder.add_revoked_certificate(revoked)
         crl = builder.sign(ca_key, hashes.SHA256())
         write_public(self.crl_path, crl.public_bytes(serialization.Encoding.PEM))

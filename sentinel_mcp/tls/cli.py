@@ -1,10 +1,10 @@
 """``sentinel-mcp tls``: a local CA for a small deployment.
 
-    sentinel-mcp tls init            the CA, the front's certificate (this machine's names and addresses), the CRL
-    sentinel-mcp tls issue NAME      a client certificate for a person or a peer, and the config lines to use it
-    sentinel-mcp tls revoke NAME     revoke it (by name, serial or fingerprint); the front re-reads the CRL
-    sentinel-mcp tls list            what was issued
-    sentinel-mcp tls crl             write a fresh CRL (it is valid for a year)
+sentinel-mcp tls init            the CA, the front's certificate (this machine's names and addresses), the CRL
+sentinel-mcp tls issue NAME      a client certificate for a person or a peer, and the config lines to use it
+sentinel-mcp tls revoke NAME     revoke it (by name, serial or fingerprint); the front re-reads the CRL
+sentinel-mcp tls list            what was issued
+sentinel-mcp tls crl             write a fresh CRL (it is valid for a year)
 """
 
 from __future__ import annotations
@@ -61,19 +61,32 @@ def cmd_init(args: argparse.Namespace) -> int:
         made = f"for {', '.join(names + ips)} (valid until {server.not_after:%Y-%m-%d})"
     else:
         made = "kept (--force issues a new one)"
-    print(f"Local CA            {ca.ca_cert_path}  ({'created now' if created else 'already there'}; "
-          f"its key {ca.ca_key_path.name} is mode 0600)")
+    print(
+        f"Local CA            {ca.ca_cert_path}  ({'created now' if created else 'already there'}; "
+        f"its key {ca.ca_key_path.name} is mode 0600)"
+    )
     print(f"Server certificate  {ca.server_cert_path}  {made}")
     print(f"Revocation list     {ca.crl_path}")
-    tls = {"cert": str(ca.server_cert_path), "key": str(ca.server_key_path), "ca": str(ca.ca_cert_path),
-           "crl": str(ca.crl_path), "client_certificates": "optional"}
+    tls = {
+        "cert": str(ca.server_cert_path),
+        "key": str(ca.server_key_path),
+        "ca": str(ca.ca_cert_path),
+        "crl": str(ca.crl_path),
+        "client_certificates": "optional",
+    }
     port = config.sentinel.http.port
-    print("\nAdd to the \"sentinel\" section of your config, then serve on this machine's address "
-          f"(sentinel-mcp serve --http 0.0.0.0:{port}):")
+    print(
+        '\nAdd to the "sentinel" section of your config, then serve on this machine\'s address '
+        f"(sentinel-mcp serve --http 0.0.0.0:{port}):"
+    )
     print(f'  "http": {_j({"host": "0.0.0.0", "port": port, "tls": tls})}')
-    print("  (client_certificates: \"optional\" = a token or a client certificate; \"required\" = a certificate on "
-          "every connection; \"off\" = tokens only)")
-    print(f"\nClients trust this CA:  curl --cacert {ca.ca_cert_path} https://{_public_host()}:{port}/healthz")
+    print(
+        '  (client_certificates: "optional" = a token or a client certificate; "required" = a certificate on '
+        'every connection; "off" = tokens only)'
+    )
+    print(
+        f"\nClients trust this CA:  curl --cacert {ca.ca_cert_path} https://{_public_host()}:{port}/healthz"
+    )
     print("A client certificate for a person or a peer:  sentinel-mcp tls issue NAME")
     return 0
 
@@ -92,7 +105,9 @@ def cmd_issue(args: argparse.Namespace) -> int:
     port = config.sentinel.http.port
     url = f"https://{_public_host()}:{port}"
     files = {"ca": str(ca.ca_cert_path), "cert": str(issued.cert), "key": str(issued.key)}
-    print(f"Client certificate for {name} (valid until {issued.not_after:%Y-%m-%d}; serial {issued.serial:x})")
+    print(
+        f"Client certificate for {name} (valid until {issued.not_after:%Y-%m-%d}; serial {issued.serial:x})"
+    )
     print(f"  subject      {issued.subject}")
     print(f"  sha256       {colon_hex(issued.sha256)}")
     print(f"  certificate  {issued.cert}")
@@ -103,8 +118,10 @@ def cmd_issue(args: argparse.Namespace) -> int:
         print("\nOn this Sentinel it is the owner: in sentinel.http.tls add")
         print(f'  "owner": {_j(match)}')
     else:
-        print(f"\nOn this Sentinel it is the principal {name!r}: add to sentinel.principals (\"tools\" and "
-              "\"upstreams\" limit its reach)")
+        print(
+            f'\nOn this Sentinel it is the principal {name!r}: add to sentinel.principals ("tools" and '
+            '"upstreams" limit its reach)'
+        )
         print(f"  {_j({'name': name, 'certificate': match})}")
     print(f'  (exactly this certificate instead: "certificate": {_j({"sha256": issued.sha256})})')
     print(f"\nWhere {name} uses it (this front at {url}):")
@@ -120,7 +137,10 @@ def cmd_revoke(args: argparse.Namespace) -> int:
     hits = ca.revoke(args.what)
     for e in hits:
         print(f"revoked {e['name']} (serial {e['serial']}, sha256 {e['sha256'][:16]}…)")
-    print(f"{ca.crl_path} rewritten; a running Sentinel refuses the certificate from its next connection or request")
+    print(
+        f"{ca.crl_path} rewritten; a running Sentinel refuses the certificate from its next connection or "
+        "request"
+    )
     return 0
 
 
@@ -142,7 +162,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     print(f"CA {ca.subject} ({ca.ca_cert_path})")
     for e in entries:
-        state = f"revoked {e['revoked_at'][:19]}" if e.get("revoked_at") else f"valid until {e['not_after'][:10]}"
+        state = (
+            f"revoked {e['revoked_at'][:19]}" if e.get("revoked_at") else f"valid until {e['not_after'][:10]}"
+        )
         print(f"  {e['name']:20} serial {e['serial'][:16]:16}  {state}")
     if not entries:
         print("  no client certificates issued yet (sentinel-mcp tls issue NAME)")
@@ -166,21 +188,31 @@ def _guarded(func: Any) -> Any:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tls", help="TLS: a local CA, the front's certificate, client certificates (mutual TLS)")
+    p = sub.add_parser(
+        "tls", help="TLS: a local CA, the front's certificate, client certificates (mutual TLS)"
+    )
     tsub = p.add_subparsers(dest="tls_command", metavar="ACTION")
-    i = tsub.add_parser("init", help="create the local CA and this machine's server certificate in the data dir")
+    i = tsub.add_parser(
+        "init", help="create the local CA and this machine's server certificate in the data dir"
+    )
     i.add_argument("--name", action="append", help="another DNS name for the server certificate (repeatable)")
     i.add_argument("--ip", action="append", help="another IP address for the server certificate (repeatable)")
     i.add_argument("--days", type=float, default=397, help="validity of the server certificate (default 397)")
     i.add_argument("--force", action="store_true", help="issue a new server certificate even if one exists")
     i.set_defaults(func=_guarded(cmd_init))
-    c = tsub.add_parser("issue", help="issue a client certificate for a person or a peer (prints the config lines)")
+    c = tsub.add_parser(
+        "issue", help="issue a client certificate for a person or a peer (prints the config lines)"
+    )
     c.add_argument("name", help="the principal it names")
     c.add_argument("--dns", action="append", help="a DNS name, if the peer also serves with it (repeatable)")
-    c.add_argument("--ip", action="append", help="an IP address, if the peer also serves with it (repeatable)")
+    c.add_argument(
+        "--ip", action="append", help="an IP address, if the peer also serves with it (repeatable)"
+    )
     c.add_argument("--days", type=float, default=397, help="validity in days (default 397)")
     c.set_defaults(func=_guarded(cmd_issue))
-    r = tsub.add_parser("revoke", help="revoke a client certificate (name, serial or SHA-256) and rewrite the CRL")
+    r = tsub.add_parser(
+        "revoke", help="revoke a client certificate (name, serial or SHA-256) and rewrite the CRL"
+    )
     r.add_argument("what")
     r.set_defaults(func=_guarded(cmd_revoke))
     cr = tsub.add_parser("crl", help="write a fresh CRL (valid for a year)")

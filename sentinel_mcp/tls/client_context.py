@@ -1,8 +1,10 @@
-"""Sentinel as a TLS client (upstream MCP servers, A2A peers): the server is verified against the system's store
+"""Sentinel as a TLS client (upstream MCP servers, A2A peers): the server is verified against the system's
+store
 or a configured CA, its name checked, its certificate optionally pinned by SHA-256 fingerprint, and Sentinel
 can present its own client certificate.
 
-A pin is checked inside the handshake (a custom ``SSLObject``, public ``SSLContext.sslobject_class`` API), so a
+A pin is checked inside the handshake (a custom ``SSLObject``, public ``SSLContext.sslobject_class`` API), so
+a
 server with the wrong certificate never receives a byte of the request: no header, no token.
 """
 
@@ -29,8 +31,11 @@ def _pinned_class(pins: frozenset[str]) -> type[ssl.SSLObject]:
             der = self.getpeercert(binary_form=True) or b""
             seen = hashlib.sha256(der).hexdigest()
             if not any(hmac.compare_digest(seen, p) for p in pins):
-                raise PinMismatch(1, f"certificate pin mismatch: the server presented sha256 {seen}, which is not "
-                                  "among the configured pin_sha256")
+                raise PinMismatch(
+                    1,
+                    f"certificate pin mismatch: the server presented sha256 {seen}, which is not "
+                    "among the configured pin_sha256",
+                )
 
     return PinnedSSLObject
 
@@ -49,8 +54,10 @@ def client_context(tls: ClientTLS | None) -> ssl.SSLContext | None:
         try:
             ctx.load_cert_chain(tls.cert, tls.key)
         except (OSError, ssl.SSLError) as e:
-            raise TLSSetupError(f"client certificate {tls.cert} / key {tls.key or '(in the same file)'}: "
-                                f"{getattr(e, 'strerror', None) or e}") from None
+            raise TLSSetupError(
+                f"client certificate {tls.cert} / key {tls.key or '(in the same file)'}: "
+                f"{getattr(e, 'strerror', None) or e}"
+            ) from None
     if tls.pin_sha256:
         ctx.sslobject_class = _pinned_class(frozenset(tls.pin_sha256))
     return ctx

@@ -23,8 +23,9 @@ from sentinel_mcp.tls.settings import ServerTLS
 
 log = logging.getLogger(__name__)
 
-PLAINTEXT_WARNING = ('plaintext beyond loopback ("tls": "off"): tokens, answers and tool results travel in the '
-                     "clear")
+PLAINTEXT_WARNING = (
+    'plaintext beyond loopback ("tls": "off"): tokens, answers and tool results travel in the clear'
+)
 
 
 def server_tls_settings(config: Config) -> ServerTLS | str | None:
@@ -35,18 +36,24 @@ def server_tls_settings(config: Config) -> ServerTLS | str | None:
     a2a = config.sentinel.builtin_settings("a2a")
     cert, key = a2a.get("tls_cert"), a2a.get("tls_key")
     if isinstance(cert, str) and isinstance(key, str) and cert and key:
-        message = ("sentinel.a2a.tls_cert/tls_key are deprecated: TLS covers the whole front now; write "
-                   '"http": {"tls": {"cert": ..., "key": ...}} instead')
+        message = (
+            "sentinel.a2a.tls_cert/tls_key are deprecated: TLS covers the whole front now; write "
+            '"http": {"tls": {"cert": ..., "key": ...}} instead'
+        )
         warnings.warn(message, DeprecationWarning, stacklevel=2)
         log.warning(message)
-        return ServerTLS(cert=str(Path(cert).expanduser().resolve()), key=str(Path(key).expanduser().resolve()))
+        return ServerTLS(
+            cert=str(Path(cert).expanduser().resolve()), key=str(Path(key).expanduser().resolve())
+        )
     return None
 
 
 def local_ca_tls(config: Config, names: list[str] | None = None) -> ServerTLS:
-    """``serve --tls-local``: TLS from the data dir's local CA, made now on first use exactly as ``tls init`` makes
+    """``serve --tls-local``: TLS from the data dir's local CA, made now on first use exactly as ``tls init``
+    makes
     it (a container's first start), then kept; ``names``: more DNS names for a new server certificate. Client
-    certificates of that CA are optional (``tls issue NAME``). A config with its own ``sentinel.http.tls`` wins
+    certificates of that CA are optional (``tls issue NAME``). A config with its own ``sentinel.http.tls``
+    wins
     nothing here: both at once is refused, so no one is unsure which certificate is served."""
     if config.sentinel.http.tls is not None:
         raise ConfigError("--tls-local and sentinel.http.tls both say how to serve TLS: keep one")
@@ -57,25 +64,36 @@ def local_ca_tls(config: Config, names: list[str] | None = None) -> ServerTLS:
             ca.issue_server(list(dict.fromkeys([*machine_names(), *(names or [])])), machine_addresses())
     except (AuthorityError, OSError) as e:
         raise ConfigError(f"--tls-local: {e}") from None
-    return ServerTLS(cert=str(ca.server_cert_path), key=str(ca.server_key_path), ca=str(ca.ca_cert_path),
-                     crl=str(ca.crl_path))
+    return ServerTLS(
+        cert=str(ca.server_cert_path),
+        key=str(ca.server_key_path),
+        ca=str(ca.ca_cert_path),
+        crl=str(ca.crl_path),
+    )
 
 
 def front_tls(setting: ServerTLS | str | None) -> FrontTLS | None:
     if not isinstance(setting, ServerTLS):
         return None
-    return FrontTLS(cert=Path(setting.cert), key=Path(setting.key), ca=Path(setting.ca) if setting.ca else None,
-                    crl=Path(setting.crl) if setting.crl else None, mode=setting.mode,
-                    handshake_timeout=setting.handshake_timeout)
+    return FrontTLS(
+        cert=Path(setting.cert),
+        key=Path(setting.key),
+        ca=Path(setting.ca) if setting.ca else None,
+        crl=Path(setting.crl) if setting.crl else None,
+        mode=setting.mode,
+        handshake_timeout=setting.handshake_timeout,
+    )
 
 
 def check_binding(setting: ServerTLS | str | None, host: str) -> None:
     """A non-loopback address is served over TLS, or plaintext only when the config says so."""
     if loopback_host(host) or setting is not None:
         return
-    raise ConfigError(f"refusing to serve {host} in plaintext: beyond loopback, tokens and tool results would travel "
-                      "in the clear. Run `sentinel-mcp tls init` and add the \"tls\" lines it prints to "
-                      "sentinel.http, or say \"http\": {\"tls\": \"off\"} to accept plaintext")
+    raise ConfigError(
+        f"refusing to serve {host} in plaintext: beyond loopback, tokens and tool results would travel "
+        'in the clear. Run `sentinel-mcp tls init` and add the "tls" lines it prints to '
+        'sentinel.http, or say "http": {"tls": "off"} to accept plaintext'
+    )
 
 
 @dataclass
@@ -102,8 +120,9 @@ class FrontSecurity:
     def uvicorn_options(self) -> dict[str, Any]:
         return self.acceptor.uvicorn_options() if self.acceptor else {}
 
-    def refused_request(self, peer: str | None, reason: str, certificate: dict[str, str],
-                        principal: str | None) -> None:
+    def refused_request(
+        self, peer: str | None, reason: str, certificate: dict[str, str], principal: str | None
+    ) -> None:
         if self.refusals is not None:
             self.refusals.record(peer, reason, stage=REQUEST, certificate=certificate, principal=principal)
 
@@ -113,9 +132,15 @@ class FrontSecurity:
         if self.tls is None:
             return warnings
         t = self.tls
-        clients = {"off": "not asked for", "optional": f"optional (checked against {t.ca})",
-                   "required": f"required (checked against {t.ca})"}[t.mode]
-        return [f"TLS: {t.cert}; client certificates {clients}" + (f"; CRL {t.crl}" if t.crl else ""), *warnings]
+        clients = {
+            "off": "not asked for",
+            "optional": f"optional (checked against {t.ca})",
+            "required": f"required (checked against {t.ca})",
+        }[t.mode]
+        return [
+            f"TLS: {t.cert}; client certificates {clients}" + (f"; CRL {t.crl}" if t.crl else ""),
+            *warnings,
+        ]
 
     def health(self) -> tuple[Any, list[str]]:
         """(the ``tls`` field of /healthz, problems to list)."""
@@ -123,8 +148,11 @@ class FrontSecurity:
             return "off", [PLAINTEXT_WARNING]
         if self.tls is None or self.contexts is None:
             return "none (loopback only)", []
-        return {"client_certificates": self.tls.mode, "crl": bool(self.tls.crl),
-                "refused": self.refusals.total if self.refusals else 0}, list(self.contexts.warnings)
+        return {
+            "client_certificates": self.tls.mode,
+            "crl": bool(self.tls.crl),
+            "refused": self.refusals.total if self.refusals else 0,
+        }, list(self.contexts.warnings)
 
 
 def front_security(config: Config, host: str) -> FrontSecurity:

@@ -24,7 +24,9 @@ class PeerCertificate:
     subject: x509.Name
     subject_text: str  # RFC 4514
     issuer_text: str
-    sans: tuple[tuple[str, str], ...]  # ("DNS", "peer.lan"), ("IP", "192.0.2.7"), ("URI", ...), ("email", ...)
+    sans: tuple[
+        tuple[str, str], ...
+    ]  # ("DNS", "peer.lan"), ("IP", "192.0.2.7"), ("URI", ...), ("email", ...)
     serial: int
     not_before: dt.datetime
     not_after: dt.datetime
@@ -88,11 +90,17 @@ def _sans(cert: x509.Certificate) -> tuple[tuple[str, str], ...]:
 @lru_cache(maxsize=512)
 def from_der(der: bytes) -> PeerCertificate:
     cert = x509.load_der_x509_certificate(der)
-    return PeerCertificate(der=der, sha256=hashlib.sha256(der).hexdigest(), subject=cert.subject,
-                           subject_text=cert.subject.rfc4514_string(),
-                           issuer_text=cert.issuer.rfc4514_string(), sans=_sans(cert),
-                           serial=cert.serial_number, not_before=cert.not_valid_before_utc,
-                           not_after=cert.not_valid_after_utc)
+    return PeerCertificate(
+        der=der,
+        sha256=hashlib.sha256(der).hexdigest(),
+        subject=cert.subject,
+        subject_text=cert.subject.rfc4514_string(),
+        issuer_text=cert.issuer.rfc4514_string(),
+        sans=_sans(cert),
+        serial=cert.serial_number,
+        not_before=cert.not_valid_before_utc,
+        not_after=cert.not_valid_after_utc,
+    )
 
 
 @lru_cache(maxsize=512)
@@ -105,4 +113,4 @@ def fingerprint(der: bytes) -> str:
 
 
 def colon_hex(sha256_hex: str) -> str:
-    return ":".join(sha256_hex[i:i + 2] for i in range(0, len(sha256_hex), 2)).upper()
+    return ":".join(sha256_hex[i : i + 2] for i in range(0, len(sha256_hex), 2)).upper()

@@ -39,14 +39,33 @@ class RefusalLog:
             self.suppressed += 1
             return
         self._written += 1
-        self._write(AuditEntry(session="tls", principal=principal, client=peer, origin="tls", tool=stage,
-                               decision="deny", reason=reason, arguments=certificate or None, outcome="denied"))
+        self._write(
+            AuditEntry(
+                session="tls",
+                principal=principal,
+                client=peer,
+                origin="tls",
+                tool=stage,
+                decision="deny",
+                reason=reason,
+                arguments=certificate or None,
+                outcome="denied",
+            )
+        )
 
     def _summarize(self) -> None:
         if self.suppressed:
-            self._write(AuditEntry(session="tls", origin="tls", tool=HANDSHAKE, decision="deny", outcome="denied",
-                                   reason=f"{self.suppressed} more certificate refusals in {self.window:g} s "
-                                          "(not written one by one)"))
+            self._write(
+                AuditEntry(
+                    session="tls",
+                    origin="tls",
+                    tool=HANDSHAKE,
+                    decision="deny",
+                    outcome="denied",
+                    reason=f"{self.suppressed} more certificate refusals in {self.window:g} s "
+                    "(not written one by one)",
+                )
+            )
             self.suppressed = 0
 
     def _write(self, entry: AuditEntry) -> None:
@@ -55,7 +74,9 @@ class RefusalLog:
         refused either way."""
         audit = self.audit()
         if audit is None:
-            log.warning("TLS refusal not audited (the gateway is starting): %s from %s", entry.reason, entry.client)
+            log.warning(
+                "TLS refusal not audited (the gateway is starting): %s from %s", entry.reason, entry.client
+            )
             return
         try:
             loop = asyncio.get_running_loop()

@@ -44,8 +44,10 @@ class FrontTLS:
 
 def _readable(path: Path, what: str) -> None:
     if not path.is_file():
-        raise TLSSetupError(f"{what} file not found: {path} (`sentinel-mcp tls init` makes a local CA and a server "
-                            "certificate)")
+        raise TLSSetupError(
+            f"{what} file not found: {path} (`sentinel-mcp tls init` makes a local CA and a server "
+            "certificate)"
+        )
     try:
         with path.open("rb"):
             pass
@@ -61,23 +63,29 @@ def check_crl(crl_path: Path, ca_path: Path) -> tuple[list[str], Revoked]:
     every client certificate) and the revoked certificates, for the per-request check."""
     data = crl_path.read_bytes()
     if b"-----BEGIN X509 CRL-----" not in data:
-        raise TLSSetupError(f"CRL file {crl_path} is not a PEM CRL (convert a DER one with "
-                            "`openssl crl -inform DER -in FILE -out crl.pem`)")
+        raise TLSSetupError(
+            f"CRL file {crl_path} is not a PEM CRL (convert a DER one with "
+            "`openssl crl -inform DER -in FILE -out crl.pem`)"
+        )
     try:
         crl = x509.load_pem_x509_crl(data)
         cas = x509.load_pem_x509_certificates(ca_path.read_bytes())
     except ValueError as e:
         raise TLSSetupError(f"CRL file {crl_path}: {e}") from None
-    signed = any(ca.subject == crl.issuer and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
-                 for ca in cas)
+    signed = any(
+        ca.subject == crl.issuer and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
+        for ca in cas
+    )
     if not signed:
         raise TLSSetupError(f"CRL file {crl_path} is not signed by a CA of {ca_path}")
     warnings = []
     next_update = crl.next_update_utc
     if next_update is not None and next_update < dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7):
-        warnings.append(f"the CRL {crl_path} expires {next_update:%Y-%m-%d %H:%M} UTC; after that every client "
-                        "certificate is refused until a new one is written (`sentinel-mcp tls revoke` or "
-                        "`tls crl` writes one)")
+        warnings.append(
+            f"the CRL {crl_path} expires {next_update:%Y-%m-%d %H:%M} UTC; after that every client "
+            "certificate is refused until a new one is written (`sentinel-mcp tls revoke` or "
+            "`tls crl` writes one)"
+        )
     issuer = crl.issuer.rfc4514_string()
     return warnings, frozenset((issuer, r.serial_number) for r in crl)
 
@@ -91,8 +99,10 @@ def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revo
     try:
         ctx.load_cert_chain(str(tls.cert), str(tls.key))
     except ssl.SSLError as e:
-        raise TLSSetupError(f"TLS certificate {tls.cert} and key {tls.key} do not load together ({e.reason or e}); "
-                            "is the key the certificate's?") from None
+        raise TLSSetupError(
+            f"TLS certificate {tls.cert} and key {tls.key} do not load together ({e.reason or e}); "
+            "is the key the certificate's?"
+        ) from None
     warnings: list[str] = []
     revoked: Revoked = frozenset()
     if tls.mode != "off":
@@ -146,7 +156,9 @@ class ServerContexts:
                     log.warning("TLS: certificate, CA or CRL changed; new connections use the new files")
                 except (TLSSetupError, OSError) as e:
                     # keep serving with what was valid; the problem is logged and shown by /healthz
-                    self.warnings = [f"TLS files changed but cannot be used, still serving the previous ones: {e}"]
+                    self.warnings = [
+                        f"TLS files changed but cannot be used, still serving the previous ones: {e}"
+                    ]
                     log.error(self.warnings[0])
         return self._ctx
 

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 
 def normalize_sha256(value: str) -> str:
-    """``AB:CD:...`` or ``abcd...`` (as ``openssl x509 -fingerprint -sha256`` prints it) -> 64 lower-case hex."""
+    """``AB:CD:...`` or ``abcd...`` (as ``openssl x509 -fingerprint -sha256`` prints it) -> 64 lower-case hex.
+    """
     text = value.strip().lower()
     text = text.removeprefix("sha256:").removeprefix("sha256=").replace(":", "")
     if not _HEX.match(text):
@@ -27,7 +28,8 @@ def normalize_sha256(value: str) -> str:
 
 
 def parse_subject(text: str) -> x509.Name:
-    """An RFC 4514 name as ``sentinel-mcp tls issue`` prints it (most specific first: ``CN=alice,O=Sentinel``);
+    """An RFC 4514 name as ``sentinel-mcp tls issue`` prints it (most specific first:
+    ``CN=alice,O=Sentinel``);
     spaces around ``,`` and ``=`` and lower-case attribute types are tolerated. ValueError when unreadable."""
     # imported here: only a config naming a certificate subject needs it, and ``config.py`` imports this
     # module on every start (cryptography's x509 is 0.1 s of the gateway's cold start, issue 21)
@@ -107,8 +109,10 @@ class ServerTLS(_Strict):
         if self.client_certificates is None:
             self.client_certificates = "optional" if self.ca else "off"
         if self.client_certificates != "off" and not self.ca:
-            raise ValueError(f"client_certificates {self.client_certificates!r} needs 'ca' (the CA bundle client "
-                             "certificates are checked against)")
+            raise ValueError(
+                f"client_certificates {self.client_certificates!r} needs 'ca' (the CA bundle client "
+                "certificates are checked against)"
+            )
         if self.crl and not self.ca:
             raise ValueError("'crl' needs 'ca'")
         if self.owner and self.client_certificates == "off":

@@ -75,12 +75,25 @@ def sensors_server() -> MCPServer:
         lat, lon, alt = 37.7749295, -122.4194155, 16.0
         now = datetime.now(UTC).isoformat()
         if scope == "minimal":
-            return Reading(task_id=task_id, payload={"latitude": round(lat), "longitude": round(lon)}, timestamp=now,
-                           redactions=["Rounded to city-level precision", "Removed altitude"])
+            return Reading(
+                task_id=task_id,
+                payload={"latitude": round(lat), "longitude": round(lon)},
+                timestamp=now,
+                redactions=["Rounded to city-level precision", "Removed altitude"],
+            )
         if scope == "standard":
-            return Reading(task_id=task_id, payload={"latitude": round(lat, 2), "longitude": round(lon, 2)}, timestamp=now,
-                           redactions=["Rounded to street-level precision", "Removed altitude"])
-        return Reading(task_id=task_id, payload={"latitude": lat, "longitude": lon, "altitude": alt}, redactions=[], timestamp=now)
+            return Reading(
+                task_id=task_id,
+                payload={"latitude": round(lat, 2), "longitude": round(lon, 2)},
+                timestamp=now,
+                redactions=["Rounded to street-level precision", "Removed altitude"],
+            )
+        return Reading(
+            task_id=task_id,
+            payload={"latitude": lat, "longitude": lon, "altitude": alt},
+            redactions=[],
+            timestamp=now,
+        )
 
     return s
 
@@ -145,26 +158,49 @@ class ClientPort:
     policies: dict[str, Policy] = field(default_factory=dict)
     calls: list[Invocation] = field(default_factory=list)
 
-    async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str,
-                     client: str | None = None, origin: str = "client", answers: dict[str, Answer] | None = None,
-                     depth: int = 0, progress: Any = None, principal: Any = None) -> InvokeOutcome:
+    async def invoke(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        session_id: str,
+        client: str | None = None,
+        origin: str = "client",
+        answers: dict[str, Answer] | None = None,
+        depth: int = 0,
+        progress: Any = None,
+        principal: Any = None,
+    ) -> InvokeOutcome:
         args = dict(arguments or {})
         self.calls.append(Invocation(name, args, session_id, client, origin, answers))
         if name not in self.tools:
             return Refused(reason=f"unknown tool {name!r}")
         policy = self.policies.get(name, "allow")
         if policy == "deny":
-            return Refused(reason=f"{name} is denied by policy",
-                           decision=Deny(reason="denied", unmet=["allowed(forbidden)"],
-                                         how_to_unblock=["ask an administrator"]))
+            return Refused(
+                reason=f"{name} is denied by policy",
+                decision=Deny(
+                    reason="denied", unmet=["allowed(forbidden)"], how_to_unblock=["ask an administrator"]
+                ),
+            )
         if policy == "ask":
             key = f"confirm.{argument_digest(args)}"
             answer = (answers or {}).get(key)
             if answer is None or answer.action == "cancel":
-                return NeedsInput(reason=f"{name} needs confirmation", questions=[Question(
-                    key=key, message=f"Allow {name} with {args}?",
-                    requested_schema={"type": "object", "properties": {"confirm": {"type": "boolean"}},
-                                      "required": ["confirm"]})])
+                return NeedsInput(
+                    reason=f"{name} needs confirmation",
+                    questions=[
+                        Question(
+                            key=key,
+                            message=f"Allow {name} with {args}?",
+                            requested_schema={
+                                "type": "object",
+                                "properties": {"confirm": {"type": "boolean"}},
+                                "required": ["confirm"],
+                            },
+                        )
+                    ],
+                )
             if answer.action == "decline" or not (answer.content or {}).get("confirm"):
                 return Refused(reason="the user declined", decision=Deny(reason="declined"))
         server, _, tool = name.partition("__")
@@ -179,8 +215,9 @@ class ClientPort:
 
 
 @contextlib.asynccontextmanager
-async def open_port(mode: str = "auto", with_llm: bool = False,
-                    with_sensors: bool = True) -> AsyncIterator[ClientPort]:
+async def open_port(
+    mode: str = "auto", with_llm: bool = False, with_sensors: bool = True
+) -> AsyncIterator[ClientPort]:
     """The clients live in a task of their own: anyio cancel scopes must be exited by the task that
     entered them, and pytest-asyncio may set up and tear down a fixture in different tasks."""
     servers = {"tools": tools_server()}
@@ -201,8 +238,11 @@ async def open_port(mode: str = "auto", with_llm: bool = False,
                     clients[name] = c
                     for t in (await c.list_tools()).tools:
                         tools[f"{name}__{t.name}"] = t.model_copy(update={"name": f"{name}__{t.name}"})
-                ready.set_result(ClientPort(clients, tools, policies={"tools__delete_file": "ask",
-                                                                      "tools__forbidden": "deny"}))
+                ready.set_result(
+                    ClientPort(
+                        clients, tools, policies={"tools__delete_file": "ask", "tools__forbidden": "deny"}
+                    )
+                )
                 await stop.wait()
         except BaseException as e:
             if not ready.done():
@@ -238,10 +278,16 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def serve(port: ClientPort, settings: A2ASettings, peers: PeerRegistry | None = None,
-                task_db: Path | None = None, tls: FrontTLS | None = None,
-                auth: Authenticator | None = None) -> AsyncIterator[Served]:
-    """``tls``: serve HTTPS as Sentinel's front does (the deprecated ``settings.tls_cert`` too); ``auth``: resolve
+async def serve(
+    port: ClientPort,
+    settings: A2ASettings,
+    peers: PeerRegistry | None = None,
+    task_db: Path | None = None,
+    tls: FrontTLS | None = None,
+    auth: Authenticator | None = None,
+) -> AsyncIterator[Served]:
+    """``tls``: serve HTTPS as Sentinel's front does (the deprecated ``settings.tls_cert`` too); ``auth``:
+    resolve
     callers as the front does (e.g. by client certificate) instead of the A2A section's own keys."""
     if tls is None and settings.tls_cert and settings.tls_key:
         tls = FrontTLS(Path(settings.tls_cert), Path(settings.tls_key))
@@ -265,7 +311,9 @@ async def serve(port: ClientPort, settings: A2ASettings, peers: PeerRegistry | N
             task.result()
         await asyncio.sleep(0.01)
     try:
-        yield Served(f"{'https' if tls is not None else 'http'}://127.0.0.1:{host_port}", port, settings, service)
+        yield Served(
+            f"{'https' if tls is not None else 'http'}://127.0.0.1:{host_port}", port, settings, service
+        )
     finally:
         server.should_exit = True
         await task
@@ -273,8 +321,9 @@ async def serve(port: ClientPort, settings: A2ASettings, peers: PeerRegistry | N
         await service.close()
 
 
-async def rpc(http: httpx2.AsyncClient, url: str, method: str, params: Any = None, rid: Any = 1,
-              **kw: Any) -> dict[str, Any]:
+async def rpc(
+    http: httpx2.AsyncClient, url: str, method: str, params: Any = None, rid: Any = 1, **kw: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
     if params is not None:
         body["params"] = params
@@ -283,10 +332,19 @@ async def rpc(http: httpx2.AsyncClient, url: str, method: str, params: Any = Non
     return r.json()
 
 
-def user_message(*parts: dict[str, Any], task_id: str | None = None, context_id: str | None = None,
-                 message_id: str | None = None) -> dict[str, Any]:
+def user_message(
+    *parts: dict[str, Any],
+    task_id: str | None = None,
+    context_id: str | None = None,
+    message_id: str | None = None,
+) -> dict[str, Any]:
     import uuid
-    m: dict[str, Any] = {"messageId": message_id or str(uuid.uuid4()), "role": "ROLE_USER", "parts": list(parts)}
+
+    m: dict[str, Any] = {
+        "messageId": message_id or str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": list(parts),
+    }
     if task_id:
         m["taskId"] = task_id
     if context_id:

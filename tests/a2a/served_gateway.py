@@ -39,7 +39,9 @@ async def gateway_with_a2a(raw: dict[str, Any], base_dir: Any, *, source: str = 
     port = sock.getsockname()[1]
     config = parse_config(raw, source=source, base_dir=base_dir)
     auth = http_auth_for(config)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator)
+    app, holder = build_http_app(
+        running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator
+    )
     mount_a2a(app, holder, config, "127.0.0.1", port, auth.owner_token)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     serving = asyncio.create_task(server.serve(sockets=[sock]))

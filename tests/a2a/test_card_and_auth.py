@@ -36,7 +36,9 @@ async def test_card_fields_interfaces_and_etag(rig, http):
     assert etag.startswith('W/"')
     r304 = await http.get(rig.base_url + "/.well-known/agent-card.json", headers={"If-None-Match": etag})
     assert r304.status_code == 304 and r304.content == b""
-    r200 = await http.get(rig.base_url + "/.well-known/agent-card.json", headers={"If-None-Match": 'W/"other"'})
+    r200 = await http.get(
+        rig.base_url + "/.well-known/agent-card.json", headers={"If-None-Match": 'W/"other"'}
+    )
     assert r200.status_code == 200
 
 
@@ -45,17 +47,39 @@ async def test_auth_on_http_and_ws_and_card_declares_it(http):
     async with open_port() as port, serve(port, settings) as srv:
         card = (await http.get(srv.base_url + "/.well-known/agent-card.json")).json()  # the card stays public
         assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
-        assert card["securitySchemes"]["apiKey"]["apiKeySecurityScheme"] == {"location": "header", "name": "X-API-Key"}
+        assert card["securitySchemes"]["apiKey"]["apiKeySecurityScheme"] == {
+            "location": "header",
+            "name": "X-API-Key",
+        }
         assert {"schemes": {"bearer": {"list": []}}} in card["securityRequirements"]
         body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
-        for headers in ({}, {"Authorization": "Bearer wrong-token-xx"}, {"X-API-Key": "nope-nope-nope"},
-                        {"Authorization": "Basic dXNlcjpwYXNz"}):
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong-token-xx"},
+            {"X-API-Key": "nope-nope-nope"},
+            {"Authorization": "Basic dXNlcjpwYXNz"},
+        ):
             r = await http.post(srv.rpc_url, json=body, headers=headers)
             assert r.status_code == 401, headers
             assert "Bearer" in r.headers["www-authenticate"] and "X-API-Key" in r.headers["www-authenticate"]
-        ok = await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(
-            {"data": {"type": "tool_call", "tool_call_id": "1", "name": "tools__echo", "args": {"text": "t"}}})},
-            headers={"Authorization": f"Bearer {TOKEN}"})
+        ok = await rpc(
+            http,
+            srv.rpc_url,
+            "SendMessage",
+            {
+                "message": user_message(
+                    {
+                        "data": {
+                            "type": "tool_call",
+                            "tool_call_id": "1",
+                            "name": "tools__echo",
+                            "args": {"text": "t"},
+                        }
+                    }
+                )
+            },
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        )
         assert ok["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
         assert port.calls[-1].client == "orchestrator"
         # WebSocket: refused at the upgrade with 401, accepted with a key
@@ -64,8 +88,16 @@ async def test_auth_on_http_and_ws_and_card_declares_it(http):
                 pass
         assert exc.value.response.status_code == 401
         async with connect(srv.ws_url, additional_headers={"X-API-Key": "rover-key-1234"}) as ws:
-            await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tool_call", "params": {
-                "tool_call_id": "w", "name": "tools__echo", "args": {"text": "w"}}}))
+            await ws.send(
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "tool_call",
+                        "params": {"tool_call_id": "w", "name": "tools__echo", "args": {"text": "w"}},
+                    }
+                )
+            )
             reply = json.loads(await ws.recv())
             assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
         assert port.calls[-1].client == "rover"

@@ -62,8 +62,18 @@ async def test_two_sentinels_find_each_other_and_read_location_at_minimal_scope(
         ctx = BuiltinContext(name="a2a", data_dir=None, settings={"interfaces": LOOPBACK},  # type: ignore[arg-type]
                              services={"a2a_peers": a_peers})
         async with Client(create_server(ctx)) as tools:
-            result = await tools.call_tool("a2a_send", {"peer": b_set.name, "data": {
-                "type": "sensor_request", "sensor": "location", "scope": "minimal", "policy_tag": "peer-test"}})
+            result = await tools.call_tool(
+                "a2a_send",
+                {
+                    "peer": b_set.name,
+                    "data": {
+                        "type": "sensor_request",
+                        "sensor": "location",
+                        "scope": "minimal",
+                        "policy_tag": "peer-test",
+                    },
+                },
+            )
             unknown = await tools.call_tool("a2a_send", {"peer": "nobody", "text": "hi"})
             assert unknown.is_error and "a2a_discover" in unknown.content[0].text
         task = result.structured_content["task"]
@@ -85,12 +95,23 @@ async def test_discover_peers_one_shot_lists_a_verified_agent():
         assert settings.name in names, registry.rejected
         # the CLI lists it too
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sentinel_mcp", "a2a", "discover", "--timeout", "2", "--json",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            sys.executable,
+            "-m",
+            "sentinel_mcp",
+            "a2a",
+            "discover",
+            "--timeout",
+            "2",
+            "--json",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         out, err = await proc.communicate()
         assert proc.returncode == 0, err.decode()
         listed = json.loads(out)
-        assert any(p["name"] == settings.name and p["rpc_url"] == srv.rpc_url for p in listed["peers"]), listed
+        assert any(p["name"] == settings.name and p["rpc_url"] == srv.rpc_url for p in listed["peers"]), (
+            listed
+        )
 
 
 @pytest.fixture
@@ -100,13 +121,23 @@ async def liar() -> str:
     async def card(request):  # type: ignore[no-untyped-def]
         if request.url.path.endswith("broken.json"):
             return JSONResponse({"name": "no"})
-        return JSONResponse({
-            "name": "liar", "description": "d", "version": "1", "capabilities": {},
-            "supportedInterfaces": [{"url": "http://10.9.9.9:1/a2a", "protocolBinding": "JSONRPC",
-                                     "protocolVersion": "1.0"}],
-            "defaultInputModes": [], "defaultOutputModes": [], "skills": []})
+        return JSONResponse(
+            {
+                "name": "liar",
+                "description": "d",
+                "version": "1",
+                "capabilities": {},
+                "supportedInterfaces": [
+                    {"url": "http://10.9.9.9:1/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+                ],
+                "defaultInputModes": [],
+                "defaultOutputModes": [],
+                "skills": [],
+            }
+        )
 
     import uvicorn
+
     app = Starlette(routes=[Route("/.well-known/agent-card.json", card), Route("/broken.json", card)])
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -140,8 +171,9 @@ async def test_a2a_send_to_a_peer_that_disappeared_is_a_clear_tool_error(tmp_pat
     async with open_port() as port, serve(port, A2ASettings(name="vanishing")) as srv:
         async with httpx2.AsyncClient(timeout=5) as http:
             port_no = int(srv.base_url.rsplit(":", 1)[1])
-            peer = await verify_peer("vanishing._a2a._tcp.local.", ["127.0.0.1"], port_no,
-                                     txt_record(A2ASettings()), http)
+            peer = await verify_peer(
+                "vanishing._a2a._tcp.local.", ["127.0.0.1"], port_no, txt_record(A2ASettings()), http
+            )
         registry.peers[peer.instance] = peer
         ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings={}, services={"a2a_peers": registry})
         async with Client(create_server(ctx)) as tools:

@@ -23,7 +23,9 @@ def tool_part(name: str, args: dict, call_id: str = "call-1") -> dict:
 
 def task_result_of(task: dict) -> dict:
     parts = task["artifacts"][-1]["parts"]
-    return next(p["data"] for p in parts if isinstance(p.get("data"), dict) and p["data"].get("type") == "task_result")
+    return next(
+        p["data"] for p in parts if isinstance(p.get("data"), dict) and p["data"].get("type") == "task_result"
+    )
 
 
 # --- envelope errors ---------------------------------------------------------------------------
@@ -36,15 +38,18 @@ async def test_parse_error_is_32700(rig, http):
         assert r.status_code == 200 and body["error"]["code"] == -32700 and body["id"] is None, raw[:20]
 
 
-@pytest.mark.parametrize("body", [
-    {"jsonrpc": "1.0", "id": 1, "method": "GetTask", "params": {"id": "x"}},
-    {"id": 1, "method": "GetTask"},
-    {"jsonrpc": "2.0", "id": 1},
-    {"jsonrpc": "2.0", "id": True, "method": "GetTask"},
-    {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": "x"},
-    [{"jsonrpc": "2.0", "id": 1, "method": "GetTask"}],
-    "just a string",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"jsonrpc": "1.0", "id": 1, "method": "GetTask", "params": {"id": "x"}},
+        {"id": 1, "method": "GetTask"},
+        {"jsonrpc": "2.0", "id": 1},
+        {"jsonrpc": "2.0", "id": True, "method": "GetTask"},
+        {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": "x"},
+        [{"jsonrpc": "2.0", "id": 1, "method": "GetTask"}],
+        "just a string",
+    ],
+)
 async def test_invalid_request_is_32600(rig, http, body):
     r = await http.post(rig.rpc_url, json=body)
     assert r.status_code == 200
@@ -59,14 +64,27 @@ async def test_unknown_method_is_32601_and_seed_methods_are_not_a2a_methods(rig,
 
 async def test_invalid_params_is_32602(rig, http):
     bad = [
-        ("GetTask", {}),                                           # id missing
+        ("GetTask", {}),  # id missing
         ("GetTask", {"id": "x", "historyLength": -1}),
         ("SendMessage", {"message": {"role": "ROLE_USER", "parts": [{"text": "hi"}]}}),  # messageId missing
-        ("SendMessage", {"message": user_message()}),               # no parts
+        ("SendMessage", {"message": user_message()}),  # no parts
         ("SendMessage", {"message": user_message({"text": "a", "data": {}})}),  # two contents in one part
         ("SendMessage", {"message": {**user_message({"text": "a"}), "role": "ROLE_MARTIAN"}}),
-        ("SendMessage", {"message": user_message({"data": {"type": "sensor_request", "sensor": "location",
-                                                           "scope": "galactic", "policy_tag": "x"}})}),
+        (
+            "SendMessage",
+            {
+                "message": user_message(
+                    {
+                        "data": {
+                            "type": "sensor_request",
+                            "sensor": "location",
+                            "scope": "galactic",
+                            "policy_tag": "x",
+                        }
+                    }
+                )
+            },
+        ),
         ("SendMessage", {"message": user_message({"data": {"type": "teleport"}})}),
         ("ListTasks", {"pageSize": 0}),
         ("ListTasks", {"pageToken": "not-ours"}),
@@ -82,8 +100,9 @@ async def test_task_not_found_is_32001(rig, http):
     for method in ("GetTask", "CancelTask"):
         body = await rpc(http, rig.rpc_url, method, {"id": "no-such-task"})
         assert body["error"]["code"] == -32001
-    body = await rpc(http, rig.rpc_url, "SendMessage",
-                     {"message": user_message({"text": "hi"}, task_id="no-such-task")})
+    body = await rpc(
+        http, rig.rpc_url, "SendMessage", {"message": user_message({"text": "hi"}, task_id="no-such-task")}
+    )
     assert body["error"]["code"] == -32001
 
 
@@ -135,7 +154,11 @@ async def test_sensor_request_completes_with_a_task_result(http, mode):
         call = port.calls[-1]
         assert call.name == "sensors__sensor_read" and call.origin == "a2a"
         assert call.client == "peer:127.0.0.1"
-        assert call.arguments["scope"] == "minimal" and call.session_id.startswith("peer:127.0.0.1/a2a-") and call.session_id.endswith(task["contextId"])
+        assert (
+            call.arguments["scope"] == "minimal"
+            and call.session_id.startswith("peer:127.0.0.1/a2a-")
+            and call.session_id.endswith(task["contextId"])
+        )
         # GetTask returns the same task; history has the user's message and the agent's status message
         got = (await rpc(http, srv.rpc_url, "GetTask", {"id": task["id"]}))["result"]
         assert got["status"]["state"] == "TASK_STATE_COMPLETED" and got["artifacts"] == task["artifacts"]
@@ -152,25 +175,35 @@ async def test_tool_call_error_fails_the_task(rig, http):
 
 
 async def test_unknown_tool_fails_and_denied_tool_is_rejected(rig, http):
-    t1 = (await rpc(http, rig.rpc_url, "SendMessage",
-                    {"message": user_message(tool_part("nope__nothing", {}))}))["result"]["task"]
-    assert t1["status"]["state"] == "TASK_STATE_FAILED" and "unknown tool" in t1["status"]["message"]["parts"][0]["text"]
-    t2 = (await rpc(http, rig.rpc_url, "SendMessage",
-                    {"message": user_message(tool_part("tools__forbidden", {}))}))["result"]["task"]
+    t1 = (
+        await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(tool_part("nope__nothing", {}))})
+    )["result"]["task"]
+    assert (
+        t1["status"]["state"] == "TASK_STATE_FAILED"
+        and "unknown tool" in t1["status"]["message"]["parts"][0]["text"]
+    )
+    t2 = (
+        await rpc(
+            http, rig.rpc_url, "SendMessage", {"message": user_message(tool_part("tools__forbidden", {}))}
+        )
+    )["result"]["task"]
     assert t2["status"]["state"] == "TASK_STATE_REJECTED"
     assert "ask an administrator" in t2["status"]["message"]["parts"][0]["text"]
 
 
 async def test_text_without_llm_is_rejected_saying_degraded(rig, http):
-    task = (await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message({"text": "hello?"})}))["result"]["task"]
+    task = (await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message({"text": "hello?"})}))[
+        "result"
+    ]["task"]
     assert task["status"]["state"] == "TASK_STATE_REJECTED"
     assert "degraded" in task["status"]["message"]["parts"][0]["text"]
 
 
 async def test_text_with_llm_is_answered_through_the_guard(http):
     async with open_port(with_llm=True) as port, serve(port, A2ASettings()) as srv:
-        task = (await rpc(http, srv.rpc_url, "SendMessage",
-                          {"message": user_message({"text": "what is up"})}))["result"]["task"]
+        task = (
+            await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message({"text": "what is up"})})
+        )["result"]["task"]
         assert task["status"]["state"] == "TASK_STATE_COMPLETED"
         assert task_result_of(task)["artifacts"][0]["content"] == {"result": "llm heard: what is up"}
         assert port.calls[-1].name == "llm__llm_generate" and port.calls[-1].origin == "a2a"
@@ -184,19 +217,35 @@ async def test_input_required_then_resume_with_answers(rig, http):
     har = next(p["data"] for p in parts if p.get("data", {}).get("type") == "human_assist_request")
     assert har["agent_id"] == "sentinel-test" and har["context_handle"] == task["contextId"]
     assert har["suggested_questions"][0].startswith("Allow tools__delete_file")
-    questions = next(p["data"] for p in parts if p.get("data", {}).get("type") == "input_request")["questions"]
+    questions = next(p["data"] for p in parts if p.get("data", {}).get("type") == "input_request")[
+        "questions"
+    ]
     key = questions[0]["key"]
     # a message without answers, or answering an unknown question, is refused and changes nothing
-    no_answer = await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message({"text": "ok"}, task_id=task["id"])})
+    no_answer = await rpc(
+        http, rig.rpc_url, "SendMessage", {"message": user_message({"text": "ok"}, task_id=task["id"])}
+    )
     assert no_answer["error"]["code"] == -32602 and key in no_answer["error"]["message"]
-    wrong = await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(
-        {"data": {"answers": {"other": {"action": "accept"}}}}, task_id=task["id"])})
+    wrong = await rpc(
+        http,
+        rig.rpc_url,
+        "SendMessage",
+        {"message": user_message({"data": {"answers": {"other": {"action": "accept"}}}}, task_id=task["id"])},
+    )
     assert wrong["error"]["code"] == -32602
     assert len(rig.port.calls) == 1
     # the answer resumes the same call; the peer cannot claim user provenance
-    answer = {"data": {"answers": {key: {"action": "accept", "content": {"confirm": True}, "provenance": "user"}}}}
-    done = (await rpc(http, rig.rpc_url, "SendMessage",
-                      {"message": user_message(answer, task_id=task["id"], context_id=task["contextId"])}))["result"]["task"]
+    answer = {
+        "data": {"answers": {key: {"action": "accept", "content": {"confirm": True}, "provenance": "user"}}}
+    }
+    done = (
+        await rpc(
+            http,
+            rig.rpc_url,
+            "SendMessage",
+            {"message": user_message(answer, task_id=task["id"], context_id=task["contextId"])},
+        )
+    )["result"]["task"]
     assert done["id"] == task["id"] and done["status"]["state"] == "TASK_STATE_COMPLETED"
     assert task_result_of(done)["artifacts"][0]["content"] == {"result": "deleted /tmp/x"}
     last = rig.port.calls[-1]
@@ -212,18 +261,25 @@ async def test_declined_answer_rejects_the_task(rig, http):
     task = (await rpc(http, rig.rpc_url, "SendMessage", {"message": msg}))["result"]["task"]
     key = task["status"]["message"]["parts"][2]["data"]["questions"][0]["key"]
     answer = {"data": {"answers": {key: {"action": "decline"}}}}
-    done = (await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(answer, task_id=task["id"])}))["result"]["task"]
+    done = (
+        await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(answer, task_id=task["id"])})
+    )["result"]["task"]
     assert done["status"]["state"] == "TASK_STATE_REJECTED"
 
 
 async def test_cancel_working_task_and_not_cancelable(rig, http):
     RELEASE.pop("cancel-me", None)
     msg = user_message(tool_part("tools__wait_for", {"key": "cancel-me"}))
-    task = (await rpc(http, rig.rpc_url, "SendMessage",
-                      {"message": msg, "configuration": {"returnImmediately": True}}))["result"]["task"]
+    task = (
+        await rpc(
+            http, rig.rpc_url, "SendMessage", {"message": msg, "configuration": {"returnImmediately": True}}
+        )
+    )["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_WORKING"
     # a WORKING task takes no input
-    busy = await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message({"text": "hurry"}, task_id=task["id"])})
+    busy = await rpc(
+        http, rig.rpc_url, "SendMessage", {"message": user_message({"text": "hurry"}, task_id=task["id"])}
+    )
     assert busy["error"]["code"] == -32004
     canceled = (await rpc(http, rig.rpc_url, "CancelTask", {"id": task["id"]}))["result"]
     assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
@@ -232,7 +288,9 @@ async def test_cancel_working_task_and_not_cancelable(rig, http):
     again = await rpc(http, rig.rpc_url, "CancelTask", {"id": task["id"]})
     assert again["error"]["code"] == -32002
     # the server still works after a canceled upstream call
-    ok = (await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(tool_part("tools__echo", {"text": "hi"}))}))
+    ok = await rpc(
+        http, rig.rpc_url, "SendMessage", {"message": user_message(tool_part("tools__echo", {"text": "hi"}))}
+    )
     assert ok["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
@@ -246,8 +304,11 @@ async def test_cancel_input_required_task(rig, http):
 async def test_return_immediately_then_poll_until_completed(rig, http):
     RELEASE.pop("poll-me", None)
     msg = user_message(tool_part("tools__wait_for", {"key": "poll-me"}))
-    task = (await rpc(http, rig.rpc_url, "SendMessage",
-                      {"message": msg, "configuration": {"returnImmediately": True}}))["result"]["task"]
+    task = (
+        await rpc(
+            http, rig.rpc_url, "SendMessage", {"message": msg, "configuration": {"returnImmediately": True}}
+        )
+    )["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_WORKING"
     RELEASE.setdefault("poll-me", asyncio.Event()).set()
     runner = rig.service.store.get(task["id"], "peer:127.0.0.1").runner
@@ -260,27 +321,46 @@ async def test_list_tasks_filters_and_pages(rig, http):
     ctx = "ctx-list"
     ids = []
     for i in range(3):
-        t = (await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(
-            tool_part("tools__echo", {"text": str(i)}), context_id=ctx)}))["result"]["task"]
+        t = (
+            await rpc(
+                http,
+                rig.rpc_url,
+                "SendMessage",
+                {"message": user_message(tool_part("tools__echo", {"text": str(i)}), context_id=ctx)},
+            )
+        )["result"]["task"]
         ids.append(t["id"])
     await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message({"text": "other context"})})
     page1 = (await rpc(http, rig.rpc_url, "ListTasks", {"contextId": ctx, "pageSize": 2}))["result"]
     assert page1["totalSize"] == 3 and page1["pageSize"] == 2 and len(page1["tasks"]) == 2
     assert all("artifacts" not in t for t in page1["tasks"])  # includeArtifacts defaults to false
     # a task added between pages does not shift the next page (the token is a cursor, not an offset)
-    await rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(
-        tool_part("tools__echo", {"text": "late"}), context_id=ctx)})
-    page2 = (await rpc(http, rig.rpc_url, "ListTasks", {"contextId": ctx, "pageSize": 2,
-                                                         "pageToken": page1["nextPageToken"]}))["result"]
+    await rpc(
+        http,
+        rig.rpc_url,
+        "SendMessage",
+        {"message": user_message(tool_part("tools__echo", {"text": "late"}), context_id=ctx)},
+    )
+    page2 = (
+        await rpc(
+            http,
+            rig.rpc_url,
+            "ListTasks",
+            {"contextId": ctx, "pageSize": 2, "pageToken": page1["nextPageToken"]},
+        )
+    )["result"]
     assert len(page2["tasks"]) == 1 and page2["nextPageToken"] == "" and page2["totalSize"] == 4
     assert {t["id"] for t in page1["tasks"] + page2["tasks"]} == set(ids)
     newest_first = [t["status"]["timestamp"] for t in page1["tasks"] + page2["tasks"]]
     assert newest_first == sorted(newest_first, reverse=True)
     since = page1["tasks"][0]["status"]["timestamp"].replace("Z", "+00:00")
-    recent = (await rpc(http, rig.rpc_url, "ListTasks", {"contextId": ctx, "statusTimestampAfter": since}))["result"]
+    recent = (await rpc(http, rig.rpc_url, "ListTasks", {"contextId": ctx, "statusTimestampAfter": since}))[
+        "result"
+    ]
     assert page1["tasks"][0]["id"] in [t["id"] for t in recent["tasks"]] and recent["totalSize"] < 4
-    rejected = (await rpc(http, rig.rpc_url, "ListTasks", {"status": "TASK_STATE_REJECTED",
-                                                            "includeArtifacts": True}))["result"]
+    rejected = (
+        await rpc(http, rig.rpc_url, "ListTasks", {"status": "TASK_STATE_REJECTED", "includeArtifacts": True})
+    )["result"]
     assert rejected["totalSize"] == 1 and rejected["tasks"][0]["contextId"] != ctx
 
 
@@ -288,12 +368,21 @@ async def test_tasks_are_private_to_their_caller(http):
     settings = A2ASettings(api_keys={"alice": "alice-key-123", "bob": "bob-key-4567"})
     async with open_port() as port, serve(port, settings) as srv:
         alice = {"X-API-Key": "alice-key-123"}
-        t = (await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(tool_part("tools__echo", {"text": "a"}))},
-                       headers=alice))["result"]["task"]
+        t = (
+            await rpc(
+                http,
+                srv.rpc_url,
+                "SendMessage",
+                {"message": user_message(tool_part("tools__echo", {"text": "a"}))},
+                headers=alice,
+            )
+        )["result"]["task"]
         assert port.calls[-1].client == "alice"
         bob = await rpc(http, srv.rpc_url, "GetTask", {"id": t["id"]}, headers={"X-API-Key": "bob-key-4567"})
         assert bob["error"]["code"] == -32001
-        listed = (await rpc(http, srv.rpc_url, "ListTasks", {}, headers={"X-API-Key": "bob-key-4567"}))["result"]
+        listed = (await rpc(http, srv.rpc_url, "ListTasks", {}, headers={"X-API-Key": "bob-key-4567"}))[
+            "result"
+        ]
         assert listed["totalSize"] == 0
 
 
@@ -302,13 +391,25 @@ async def test_task_store_cap_evicts_finished_tasks_only(http):
         RELEASE.pop("cap", None)
         w = user_message(tool_part("tools__wait_for", {"key": "cap"}))
         for _ in range(2):
-            await rpc(http, srv.rpc_url, "SendMessage", {"message": w, "configuration": {"returnImmediately": True}})
-        full = await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(tool_part("tools__echo", {"text": "x"}))})
+            await rpc(
+                http, srv.rpc_url, "SendMessage", {"message": w, "configuration": {"returnImmediately": True}}
+            )
+        full = await rpc(
+            http,
+            srv.rpc_url,
+            "SendMessage",
+            {"message": user_message(tool_part("tools__echo", {"text": "x"}))},
+        )
         assert full["error"]["code"] == -32004 and "full" in full["error"]["message"]
         RELEASE.setdefault("cap", asyncio.Event()).set()
         for rec in srv.service.store.all_records():
             await asyncio.wait({rec.runner})
-        ok = await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(tool_part("tools__echo", {"text": "x"}))})
+        ok = await rpc(
+            http,
+            srv.rpc_url,
+            "SendMessage",
+            {"message": user_message(tool_part("tools__echo", {"text": "x"}))},
+        )
         assert ok["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
         assert len(srv.service.store) == 2
 
@@ -318,8 +419,12 @@ async def test_concurrent_answers_resume_the_call_once(rig, http):
     task = (await rpc(http, rig.rpc_url, "SendMessage", {"message": msg}))["result"]["task"]
     key = task["status"]["message"]["parts"][2]["data"]["questions"][0]["key"]
     answer = {"data": {"answers": {key: {"action": "accept", "content": {"confirm": True}}}}}
-    replies = await asyncio.gather(*(rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(
-        answer, task_id=task["id"])}) for _ in range(5)))
+    replies = await asyncio.gather(
+        *(
+            rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(answer, task_id=task["id"])})
+            for _ in range(5)
+        )
+    )
     ok = [r for r in replies if "result" in r]
     assert len(ok) == 1 and ok[0]["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert all(r["error"]["code"] == -32004 for r in replies if "error" in r)
@@ -327,8 +432,18 @@ async def test_concurrent_answers_resume_the_call_once(rig, http):
 
 
 async def test_many_concurrent_tasks(rig, http):
-    replies = await asyncio.gather(*(rpc(http, rig.rpc_url, "SendMessage", {"message": user_message(
-        tool_part("tools__echo", {"text": str(i)}, call_id=f"c{i}"))}, rid=i) for i in range(40)))
+    replies = await asyncio.gather(
+        *(
+            rpc(
+                http,
+                rig.rpc_url,
+                "SendMessage",
+                {"message": user_message(tool_part("tools__echo", {"text": str(i)}, call_id=f"c{i}"))},
+                rid=i,
+            )
+            for i in range(40)
+        )
+    )
     assert [r["id"] for r in replies] == list(range(40))
     texts = sorted(r["result"]["task"]["artifacts"][0]["parts"][1]["text"] for r in replies)
     assert texts == sorted(f"echo: {i}" for i in range(40))

@@ -1,8 +1,11 @@
-"""The official a2a-sdk client against Sentinel's server, and Sentinel's peer client against an a2a-sdk server,
+"""The official a2a-sdk client against Sentinel's server, and Sentinel's peer client against an a2a-sdk
+server,
 in plaintext and over TLS with client certificates.
 
-a2a-sdk (import name ``a2a``; Sentinel's own A2A code is ``sentinel_mcp.a2a``) and its dependencies stay out of
-the project venv: it runs in a venv of its own, made by ``make test`` (``.venv-a2a-sdk``); ``A2A_SDK_PYTHON`` may
+a2a-sdk (import name ``a2a``; Sentinel's own A2A code is ``sentinel_mcp.a2a``) and its dependencies stay out
+of
+the project venv: it runs in a venv of its own, made by ``make test`` (``.venv-a2a-sdk``); ``A2A_SDK_PYTHON``
+may
 name another interpreter. Without one these tests fail (they must run in CI, not skip)::
 
     python -m venv .venv-a2a-sdk && .venv-a2a-sdk/bin/pip install 'a2a-sdk[http-server]' httpx uvicorn
@@ -38,14 +41,22 @@ pytestmark = pytest.mark.timeout(120)
 def sdk_python() -> str:
     configured = os.environ.get("A2A_SDK_PYTHON") or str(ROOT / ".venv-a2a-sdk" / "bin" / "python")
     if not Path(configured).exists():
-        pytest.fail(f"no a2a-sdk interpreter at {configured}: run `make setup-interop` (part of `make test`) or set "
-                    "A2A_SDK_PYTHON")
+        pytest.fail(
+            f"no a2a-sdk interpreter at {configured}: run `make setup-interop` (part of `make test`) or set "
+            "A2A_SDK_PYTHON"
+        )
     return configured
 
 
 async def run_sdk_client(*args: str) -> None:
-    proc = await asyncio.create_subprocess_exec(sdk_python(), str(SCRIPT), *args, cwd="/",
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        sdk_python(),
+        str(SCRIPT),
+        *args,
+        cwd="/",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await proc.communicate()
     assert proc.returncode == 0, (out + err).decode()[-3000:]
     assert b"a2a-sdk interop: ok" in out
@@ -79,8 +90,15 @@ def free_port() -> int:
 
 async def start_sdk_server(*args: str) -> tuple[asyncio.subprocess.Process, int]:
     port = free_port()
-    proc = await asyncio.create_subprocess_exec(sdk_python(), str(SCRIPT.with_name("sdk_server.py")), str(port), *args,
-                                                cwd="/", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    proc = await asyncio.create_subprocess_exec(
+        sdk_python(),
+        str(SCRIPT.with_name("sdk_server.py")),
+        str(port),
+        *args,
+        cwd="/",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     for _ in range(300):
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
@@ -96,7 +114,9 @@ async def test_sentinel_verifies_and_calls_an_a2a_sdk_agent():
         async with httpx2.AsyncClient(timeout=5) as http:
             peer = await verify_peer("sdk", ["127.0.0.1"], free, txt_record(A2ASettings()), http)
         assert peer.card.name == "sdk-reference-agent"
-        reply = await send_message(peer.rpc_url, build_message(data={"type": "sensor_request", "sensor": "x"}))
+        reply = await send_message(
+            peer.rpc_url, build_message(data={"type": "sensor_request", "sensor": "x"})
+        )
         task = reply["task"]
         assert task["status"]["state"] == "TASK_STATE_COMPLETED"
         assert task["artifacts"][0]["parts"][0]["text"] == "sdk agent got 1 part(s)"
@@ -115,21 +135,26 @@ async def test_sentinel_calls_an_a2a_sdk_agent_over_mutual_tls_and_refuses_a_wro
     good = ClientTLS(ca=str(ca.ca_cert_path), cert=str(me.cert), key=str(me.key), pin_sha256=[server.sha256])
     try:
         async with httpx2.AsyncClient(timeout=5, verify=httpx_verify(good)) as http:
-            peer = await verify_peer("sdk", ["127.0.0.1"], free, {**txt_record(A2ASettings()), "tls": "1"}, http)
+            peer = await verify_peer(
+                "sdk", ["127.0.0.1"], free, {**txt_record(A2ASettings()), "tls": "1"}, http
+            )
         assert peer.rpc_url.startswith("https://")
         reply = await send_message(peer.rpc_url, build_message(text="over mutual TLS"), tls=good)
         assert reply["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-        # no client certificate: the SDK server refuses; a wrong pin or another CA: Sentinel refuses the server
-        for bad, why in ((ClientTLS(ca=str(ca.ca_cert_path)), "unreachable"),
-                         (good.model_copy(update={"pin_sha256": ["00" * 32]}), "pin mismatch"),
-                         (ClientTLS(cert=str(me.cert), key=str(me.key)), "certificate verify failed")):
+        # no client certificate: the SDK server refuses; a wrong pin or another CA: Sentinel refuses the
+        # server
+        for bad, why in (
+            (ClientTLS(ca=str(ca.ca_cert_path)), "unreachable"),
+            (good.model_copy(update={"pin_sha256": ["00" * 32]}), "pin mismatch"),
+            (ClientTLS(cert=str(me.cert), key=str(me.key)), "certificate verify failed"),
+        ):
             with pytest.raises(PeerError, match=why):
                 await send_message(peer.rpc_url, build_message(text="hello?"), tls=bad)
-        async with httpx2.AsyncClient(timeout=5, verify=httpx_verify(ClientTLS(cert=str(me.cert), key=str(me.key)))) \
-                as untrusting:
+        async with httpx2.AsyncClient(
+            timeout=5, verify=httpx_verify(ClientTLS(cert=str(me.cert), key=str(me.key)))
+        ) as untrusting:
             with pytest.raises(PeerRejected, match="certificate verify failed"):
                 await verify_peer("sdk", ["127.0.0.1"], free, {"tls": "1"}, untrusting)
     finally:
         proc.terminate()
         await proc.wait()
-

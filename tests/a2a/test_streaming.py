@@ -24,16 +24,26 @@ def ws_connect(url: str):  # type: ignore[no-untyped-def]
 
 
 def echo_part(text: str) -> dict[str, Any]:
-    return {"data": {"type": "tool_call", "tool_call_id": "c1", "name": "tools__echo", "args": {"text": text}}}
+    return {
+        "data": {"type": "tool_call", "tool_call_id": "c1", "name": "tools__echo", "args": {"text": text}}
+    }
 
 
 def wait_part(key: str) -> dict[str, Any]:
-    return {"data": {"type": "tool_call", "tool_call_id": "w1", "name": "tools__wait_for", "args": {"key": key}}}
+    return {
+        "data": {"type": "tool_call", "tool_call_id": "w1", "name": "tools__wait_for", "args": {"key": key}}
+    }
 
 
 def delete_part(path: str) -> dict[str, Any]:
-    return {"data": {"type": "tool_call", "tool_call_id": "d1", "name": "tools__delete_file",
-                     "args": {"path": path}}}
+    return {
+        "data": {
+            "type": "tool_call",
+            "tool_call_id": "d1",
+            "name": "tools__delete_file",
+            "args": {"path": path},
+        }
+    }
 
 
 def release(key: str) -> None:
@@ -68,7 +78,9 @@ class SseStream:
                 yield frame
 
 
-async def sse_all(http: httpx2.AsyncClient, url: str, method: str, params: Any, rid: Any = 1) -> list[dict[str, Any]]:
+async def sse_all(
+    http: httpx2.AsyncClient, url: str, method: str, params: Any, rid: Any = 1
+) -> list[dict[str, Any]]:
     """All StreamResponses of a stream that must end by itself."""
     body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
     async with http.stream("POST", url, json=body) as r:
@@ -84,8 +96,11 @@ def input_key(event: dict[str, Any]) -> str:
 
 
 def accept(task_id: str, key: str) -> dict[str, Any]:
-    return {"message": user_message({"data": {"answers": {key: {"action": "accept", "content": {"confirm": True}}}}},
-                                    task_id=task_id)}
+    return {
+        "message": user_message(
+            {"data": {"answers": {key: {"action": "accept", "content": {"confirm": True}}}}}, task_id=task_id
+        )
+    }
 
 
 async def test_card_declares_streaming(rig, http):
@@ -94,7 +109,9 @@ async def test_card_declares_streaming(rig, http):
 
 
 async def test_streamed_tool_call_is_working_then_completed_with_artifact(rig, http):
-    events = await sse_all(http, rig.rpc_url, "SendStreamingMessage", {"message": user_message(echo_part("hi"))})
+    events = await sse_all(
+        http, rig.rpc_url, "SendStreamingMessage", {"message": user_message(echo_part("hi"))}
+    )
     assert [kind(e) for e in events] == ["task", "artifactUpdate", "statusUpdate"]
     task = events[0]["task"]
     assert state(events[0]) == "TASK_STATE_WORKING"
@@ -108,15 +125,17 @@ async def test_streamed_tool_call_is_working_then_completed_with_artifact(rig, h
 
 
 async def test_rejected_message_streams_the_final_task_only(rig, http):
-    events = await sse_all(http, rig.rpc_url, "SendStreamingMessage",
-                           {"message": user_message({"text": "plan my day"})})
+    events = await sse_all(
+        http, rig.rpc_url, "SendStreamingMessage", {"message": user_message({"text": "plan my day"})}
+    )
     assert [kind(e) for e in events] == ["task"]
     assert state(events[0]) == "TASK_STATE_REJECTED"
 
 
 async def test_input_required_ends_the_stream_and_an_answer_resumes_it(rig, http):
-    first = await sse_all(http, rig.rpc_url, "SendStreamingMessage",
-                          {"message": user_message(delete_part("/tmp/x"))})
+    first = await sse_all(
+        http, rig.rpc_url, "SendStreamingMessage", {"message": user_message(delete_part("/tmp/x"))}
+    )
     assert [state(e) for e in first] == ["TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED"]
     task_id = first[0]["task"]["id"]
     key = input_key(first[1])
@@ -124,20 +143,27 @@ async def test_input_required_ends_the_stream_and_an_answer_resumes_it(rig, http
     assert [kind(e) for e in second] == ["task", "artifactUpdate", "statusUpdate"]
     assert second[0]["task"]["id"] == task_id
     assert [state(e) for e in second] == ["TASK_STATE_WORKING", None, "TASK_STATE_COMPLETED"]
-    assert any("deleted /tmp/x" in (p.get("text") or "") for p in second[1]["artifactUpdate"]["artifact"]["parts"])
+    assert any(
+        "deleted /tmp/x" in (p.get("text") or "") for p in second[1]["artifactUpdate"]["artifact"]["parts"]
+    )
     # the answered call ran once more, with the answer
     assert rig.port.calls[-1].answers and key in rig.port.calls[-1].answers
 
 
 async def test_subscribe_to_a_running_task_gets_its_updates_on_both_bindings(rig, http):
     key = f"sub-{uuid.uuid4()}"
-    sent = await rpc(http, rig.rpc_url, "SendMessage",
-                     {"message": user_message(wait_part(key)), "configuration": {"returnImmediately": True}})
+    sent = await rpc(
+        http,
+        rig.rpc_url,
+        "SendMessage",
+        {"message": user_message(wait_part(key)), "configuration": {"returnImmediately": True}},
+    )
     task_id = sent["result"]["task"]["id"]
     body = {"jsonrpc": "2.0", "id": 7, "method": "SubscribeToTask", "params": {"id": task_id}}
     async with ws_connect(rig.ws_url) as ws, http.stream("POST", rig.rpc_url, json=body) as r:
-        await ws.send(json.dumps({"jsonrpc": "2.0", "id": "s1", "method": "SubscribeToTask",
-                                  "params": {"id": task_id}}))
+        await ws.send(
+            json.dumps({"jsonrpc": "2.0", "id": "s1", "method": "SubscribeToTask", "params": {"id": task_id}})
+        )
         ws_first = json.loads(await ws.recv())
         assert ws_first["id"] == "s1" and ws_first["frame"] == "ev"
         assert state(ws_first["result"]) == "TASK_STATE_WORKING"
@@ -161,8 +187,12 @@ async def test_subscribe_to_a_running_task_gets_its_updates_on_both_bindings(rig
 
 async def test_client_that_disconnects_mid_stream_does_not_break_the_task(rig, http):
     key = f"gone-{uuid.uuid4()}"
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
-            "params": {"message": user_message(wait_part(key))}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendStreamingMessage",
+        "params": {"message": user_message(wait_part(key))},
+    }
     async with httpx2.AsyncClient(timeout=30) as leaving, leaving.stream("POST", rig.rpc_url, json=body) as r:
         first = await anext(SseStream(r, 1).frames())
     task_id = first["result"]["task"]["id"]  # the client has gone; the call still waits in the tool
@@ -203,6 +233,7 @@ async def test_stream_errors_come_before_any_event(rig, http):
 
 async def test_websocket_streams_ev_frames_then_fin_and_resumes_input(rig):
     async with ws_connect(rig.ws_url) as ws:
+
         async def stream(rid: str, method: str, params: Any) -> list[dict[str, Any]]:
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}))
             frames = []
@@ -254,14 +285,22 @@ async def test_another_callers_task_cannot_be_subscribed_to(http):
     settings = A2ASettings(api_keys={"rover": "rover-key-1234", "drone": "drone-key-1234"})
     async with open_port() as port, serve(port, settings) as srv:
         key = f"own-{uuid.uuid4()}"
-        sent = await rpc(http, srv.rpc_url, "SendMessage",
-                         {"message": user_message(wait_part(key)), "configuration": {"returnImmediately": True}},
-                         headers={"X-API-Key": "rover-key-1234"})
+        sent = await rpc(
+            http,
+            srv.rpc_url,
+            "SendMessage",
+            {"message": user_message(wait_part(key)), "configuration": {"returnImmediately": True}},
+            headers={"X-API-Key": "rover-key-1234"},
+        )
         task_id = sent["result"]["task"]["id"]
-        other = await rpc(http, srv.rpc_url, "SubscribeToTask", {"id": task_id}, headers={"X-API-Key": "drone-key-1234"})
+        other = await rpc(
+            http, srv.rpc_url, "SubscribeToTask", {"id": task_id}, headers={"X-API-Key": "drone-key-1234"}
+        )
         assert other["error"]["code"] == -32001
-        unauth = await http.post(srv.rpc_url, json={"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask",
-                                                    "params": {"id": task_id}})
+        unauth = await http.post(
+            srv.rpc_url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}},
+        )
         assert unauth.status_code == 401
         body = {"jsonrpc": "2.0", "id": 2, "method": "SubscribeToTask", "params": {"id": task_id}}
         async with http.stream("POST", srv.rpc_url, json=body, headers={"X-API-Key": "rover-key-1234"}) as r:
@@ -273,8 +312,12 @@ async def test_another_callers_task_cannot_be_subscribed_to(http):
 
 async def test_cancel_ends_the_stream_with_canceled(rig, http):
     key = f"cancel-{uuid.uuid4()}"
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
-            "params": {"message": user_message(wait_part(key))}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendStreamingMessage",
+        "params": {"message": user_message(wait_part(key))},
+    }
     async with http.stream("POST", rig.rpc_url, json=body) as r:
         frames = SseStream(r, 1).frames()
         task_id = (await anext(frames))["result"]["task"]["id"]
@@ -287,12 +330,18 @@ async def test_cancel_ends_the_stream_with_canceled(rig, http):
 
 async def test_end_streams_lets_the_server_stop_while_tasks_run_on(rig, http):
     key = f"stop-{uuid.uuid4()}"
-    sent = await rpc(http, rig.rpc_url, "SendMessage",
-                     {"message": user_message(wait_part(key)), "configuration": {"returnImmediately": True}})
+    sent = await rpc(
+        http,
+        rig.rpc_url,
+        "SendMessage",
+        {"message": user_message(wait_part(key)), "configuration": {"returnImmediately": True}},
+    )
     task_id = sent["result"]["task"]["id"]
     body = {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}}
     async with ws_connect(rig.ws_url) as ws, http.stream("POST", rig.rpc_url, json=body) as r:
-        await ws.send(json.dumps({"jsonrpc": "2.0", "id": "w", "method": "SubscribeToTask", "params": {"id": task_id}}))
+        await ws.send(
+            json.dumps({"jsonrpc": "2.0", "id": "w", "method": "SubscribeToTask", "params": {"id": task_id}})
+        )
         assert json.loads(await ws.recv())["frame"] == "ev"
         frames = SseStream(r, 1).frames()
         assert state((await anext(frames))["result"]) == "TASK_STATE_WORKING"

@@ -28,8 +28,15 @@ async def test_tasks_survive_a_restart_and_input_required_resumes(tmp_path: Path
                 tool_part("tools__echo", {"text": "kept"}))}))["result"]["task"]
             asked = (await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(
                 tool_part("tools__delete_file", {"path": "/tmp/j"}))}))["result"]["task"]
-            running = (await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(
-                tool_part("tools__wait_for", {"key": "journal"})), "configuration": {"returnImmediately": True}}))
+            running = await rpc(
+                http,
+                srv.rpc_url,
+                "SendMessage",
+                {
+                    "message": user_message(tool_part("tools__wait_for", {"key": "journal"})),
+                    "configuration": {"returnImmediately": True},
+                },
+            )
             running = running["result"]["task"]
             assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
             assert running["status"]["state"] == "TASK_STATE_WORKING"
@@ -42,10 +49,15 @@ async def test_tasks_survive_a_restart_and_input_required_resumes(tmp_path: Path
             assert "restarted" in interrupted["status"]["message"]["parts"][0]["text"]
             key = asked["status"]["message"]["parts"][2]["data"]["questions"][0]["key"]
             answer = {"data": {"answers": {key: {"action": "accept", "content": {"confirm": True}}}}}
-            resumed = (await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(
-                answer, task_id=asked["id"])}))["result"]["task"]
+            resumed = (
+                await rpc(
+                    http, srv.rpc_url, "SendMessage", {"message": user_message(answer, task_id=asked["id"])}
+                )
+            )["result"]["task"]
             assert resumed["status"]["state"] == "TASK_STATE_COMPLETED"
-            assert port.calls[-1].name == "tools__delete_file" and port.calls[-1].arguments == {"path": "/tmp/j"}
+            assert port.calls[-1].name == "tools__delete_file" and port.calls[-1].arguments == {
+                "path": "/tmp/j"
+            }
             listed = (await rpc(http, srv.rpc_url, "ListTasks", {}))["result"]
             assert listed["totalSize"] == 3
             # still private to the caller that made them
@@ -53,8 +65,11 @@ async def test_tasks_survive_a_restart_and_input_required_resumes(tmp_path: Path
     with sqlite3.connect(db) as conn:
         states = dict(conn.execute("SELECT id, state FROM a2a_task").fetchall())
     conn.close()
-    assert states == {done["id"]: "TASK_STATE_COMPLETED", asked["id"]: "TASK_STATE_COMPLETED",
-                      running["id"]: "TASK_STATE_FAILED"}
+    assert states == {
+        done["id"]: "TASK_STATE_COMPLETED",
+        asked["id"]: "TASK_STATE_COMPLETED",
+        running["id"]: "TASK_STATE_FAILED",
+    }
 
 
 async def test_evicted_tasks_leave_the_database_and_bad_rows_are_skipped(tmp_path: Path):
@@ -63,13 +78,21 @@ async def test_evicted_tasks_leave_the_database_and_bad_rows_are_skipped(tmp_pat
         async with open_port() as port, serve(port, A2ASettings(max_tasks=2), task_db=db) as srv:
             ids = []
             for i in range(3):
-                t = (await rpc(http, srv.rpc_url, "SendMessage", {"message": user_message(
-                    tool_part("tools__echo", {"text": str(i)}))}))["result"]["task"]
+                t = (
+                    await rpc(
+                        http,
+                        srv.rpc_url,
+                        "SendMessage",
+                        {"message": user_message(tool_part("tools__echo", {"text": str(i)}))},
+                    )
+                )["result"]["task"]
                 ids.append(t["id"])
         with sqlite3.connect(db) as conn:
             assert {r[0] for r in conn.execute("SELECT id FROM a2a_task")} == set(ids[1:])
-            conn.execute("INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending) "
-                         "VALUES ('bad', 'x', 's', 'TASK_STATE_COMPLETED', 'z', '{not json', NULL)")
+            conn.execute(
+                "INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending) "
+                "VALUES ('bad', 'x', 's', 'TASK_STATE_COMPLETED', 'z', '{not json', NULL)"
+            )
         conn.close()  # the journal opens its file exclusively (sentinel_mcp/storage/sqlite.py)
         async with open_port() as port, serve(port, A2ASettings(max_tasks=2), task_db=db) as srv:
             assert (await rpc(http, srv.rpc_url, "GetTask", {"id": ids[0]}))["error"]["code"] == -32001

@@ -51,7 +51,9 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
             async def send(scope: str, token: str = ROVER) -> dict:
                 body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
                         "params": {"message": user_message(sensor_request(scope))}}
-                reply = (await http.post(base + "/a2a", json=body, headers={"Authorization": f"Bearer {token}"})).json()
+                reply = (
+                    await http.post(base + "/a2a", json=body, headers={"Authorization": f"Bearer {token}"})
+                ).json()
                 return reply["result"]["task"]
 
             # no token: no A2A at all (the agent card stays public)
@@ -60,14 +62,30 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
 
             # no consent: no data
             refused = await send("minimal")
-            assert refused["status"]["state"] in ("TASK_STATE_FAILED", "TASK_STATE_REJECTED",  # consent is asked of the owner
-                                                  "TASK_STATE_INPUT_REQUIRED"), refused
+            assert refused["status"]["state"] in (
+                "TASK_STATE_FAILED",
+                "TASK_STATE_REJECTED",  # consent is asked of the owner
+                "TASK_STATE_INPUT_REQUIRED",
+            ), refused
             assert "artifacts" not in refused
             # the device's owner grants this peer minimal-scope location, with the sensors CLI
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "sentinel_mcp", "-c", str(cfg_file), "sensors", "consent", "grant",
-                "location", "--requester", "rover", "--scope", "minimal",
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                sys.executable,
+                "-m",
+                "sentinel_mcp",
+                "-c",
+                str(cfg_file),
+                "sensors",
+                "consent",
+                "grant",
+                "location",
+                "--requester",
+                "rover",
+                "--scope",
+                "minimal",
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
             _out, err = await proc.communicate()
             assert proc.returncode == 0, err.decode()
             granted = await send("minimal")
@@ -86,16 +104,20 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
         # another agent finds this gateway over mDNS (card verified) and asks with its a2a_send tool
         expected_rows = 3
         if multicast_problem() is None:
-            ctx = BuiltinContext(name="a2a", data_dir=tmp_path / "peer",
-                                 settings={"name": "peer-agent", "interfaces": LOOPBACK,
-                                           "peer_tokens": {base: ROVER}})
+            ctx = BuiltinContext(
+                name="a2a",
+                data_dir=tmp_path / "peer",
+                settings={"name": "peer-agent", "interfaces": LOOPBACK, "peer_tokens": {base: ROVER}},
+            )
             async with Client(create_server(ctx)) as peer_tools:
                 for _ in range(5):  # the gateway's announcement may still be probing
                     found = (await peer_tools.call_tool("a2a_discover", {"timeout": 2})).structured_content
                     if any(p["name"] == name for p in found["peers"]):
                         break
                 assert any(p["name"] == name and p["rpc_url"] == base + "/a2a" for p in found["peers"]), found
-                sent = await peer_tools.call_tool("a2a_send", {"peer": name, "data": sensor_request("minimal")["data"]})
+                sent = await peer_tools.call_tool(
+                    "a2a_send", {"peer": name, "data": sensor_request("minimal")["data"]}
+                )
                 task = sent.structured_content["task"]
                 assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
                 reading = task["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]
@@ -106,8 +128,12 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
     rows = []
     for file in audit_files(config.store_path):  # the gateway's own log, in its instance directory
         with sqlite3.connect(file) as db:
-            rows += db.execute("SELECT origin, principal, tool FROM audit WHERE tool = 'sensors__sensor_read' "
-                               "AND event != 'decision'").fetchall()
+            rows += db.execute(
+                "SELECT origin, principal, tool FROM audit WHERE tool = 'sensors__sensor_read' "
+                "AND event != 'decision'"
+            ).fetchall()
         db.close()
     assert len(rows) == expected_rows + 1
-    assert sorted(r[1] for r in rows) == ["drone"] + ["rover"] * expected_rows and {r[0] for r in rows} == {"a2a"}
+    assert sorted(r[1] for r in rows) == ["drone"] + ["rover"] * expected_rows and {r[0] for r in rows} == {
+        "a2a"
+    }

@@ -47,6 +47,8 @@ async def test_tls_card_says_https_and_wss_and_peers_verify_with_the_ca(cert):
         async with httpx2.AsyncClient(timeout=10) as untrusting:  # system CAs only: the card is not trusted
             with pytest.raises(PeerRejected, match="card fetch failed"):
                 await verify_peer("tls", ["127.0.0.1"], port_no, {"tls": "1"}, untrusting)
-        async with connect(card["supportedInterfaces"][1]["url"], ssl=ctx, subprotocols=["a2a.v1.json"]) as ws:
+        async with connect(
+            card["supportedInterfaces"][1]["url"], ssl=ctx, subprotocols=["a2a.v1.json"]
+        ) as ws:
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}))
             assert json.loads(await ws.recv())["error"]["code"] == -32001

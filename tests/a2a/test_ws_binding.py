@@ -50,7 +50,9 @@ async def test_subprotocol_negotiated_and_same_operations_as_http(rig):
     async with ws_connect(rig.ws_url, additional_headers={"A2A-Version": "1.0"}) as ws:
         assert ws.subprotocol == "a2a.v1.json"
         peer = Peer(ws)
-        part = {"data": {"type": "tool_call", "tool_call_id": "c1", "name": "tools__echo", "args": {"text": "ws"}}}
+        part = {
+            "data": {"type": "tool_call", "tool_call_id": "c1", "name": "tools__echo", "args": {"text": "ws"}}
+        }
         sent = await peer.call("SendMessage", {"message": user_message(part)})
         task = sent["result"]["task"]
         assert task["status"]["state"] == "TASK_STATE_COMPLETED"
@@ -82,13 +84,16 @@ async def test_bad_frames_get_error_codes_and_the_socket_survives(rig):
     async with ws_connect(rig.ws_url) as ws:
         peer = Peer(ws)
         assert (await peer.raw("{not json"))["error"]["code"] == -32700
-        assert (await peer.raw(json.dumps({"jsonrpc": "1.0", "id": 5, "method": "GetTask"})))["error"]["code"] == -32600
+        assert (await peer.raw(json.dumps({"jsonrpc": "1.0", "id": 5, "method": "GetTask"})))["error"][
+            "code"
+        ] == -32600
         assert (await peer.raw(json.dumps([1, 2])))["error"]["code"] == -32600
         assert (await peer.raw(b"\x00\x01binary"))["error"]["code"] == -32600
         assert (await peer.call("teleport", {}))["error"]["code"] == -32601
         assert (await peer.call("GetTask", {"id": 7}))["error"]["code"] == -32602
-        assert (await peer.call("sensor_request", {"sensor": "location", "scope": "galactic",
-                                                   "policy_tag": "x"}))["error"]["code"] == -32602
+        assert (
+            await peer.call("sensor_request", {"sensor": "location", "scope": "galactic", "policy_tag": "x"})
+        )["error"]["code"] == -32602
         huge = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "GetTask", "params": {"id": "x" * (2 << 20)}})
         big = await peer.raw(huge)
         assert big["error"]["code"] == -32600 and "larger" in big["error"]["message"]
@@ -107,8 +112,15 @@ async def test_version_on_upgrade_request(rig):
 
 async def test_sensor_request_method_returns_task_with_sensor_response(rig):
     async with ws_connect(rig.ws_url) as ws:
-        body = await Peer(ws).call("sensor_request", {"task_id": "task-123", "sensor": "location",
-                                                      "scope": "standard", "policy_tag": "location-for-search"})
+        body = await Peer(ws).call(
+            "sensor_request",
+            {
+                "task_id": "task-123",
+                "sensor": "location",
+                "scope": "standard",
+                "policy_tag": "location-for-search",
+            },
+        )
         task = body["result"]["task"]
         assert task["status"]["state"] == "TASK_STATE_COMPLETED"
         data = task["artifacts"][0]["parts"][0]["data"]
@@ -121,8 +133,9 @@ async def test_sensor_request_method_returns_task_with_sensor_response(rig):
 async def test_tool_call_method_input_required_then_resume_over_ws(rig):
     async with ws_connect(rig.ws_url) as ws:
         peer = Peer(ws)
-        body = await peer.call("tool_call", {"tool_call_id": "c9", "name": "tools__delete_file",
-                                             "args": {"path": "/tmp/z"}})
+        body = await peer.call(
+            "tool_call", {"tool_call_id": "c9", "name": "tools__delete_file", "args": {"path": "/tmp/z"}}
+        )
         task = body["result"]["task"]
         assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
         key = task["status"]["message"]["parts"][2]["data"]["questions"][0]["key"]
@@ -134,11 +147,17 @@ async def test_tool_call_method_input_required_then_resume_over_ws(rig):
 async def test_requests_in_flight_are_multiplexed(rig):
     RELEASE.pop("ws-slow", None)
     async with ws_connect(rig.ws_url) as ws:
-        slow = {"jsonrpc": "2.0", "id": "slow", "method": "tool_call",
-                "params": {"tool_call_id": "s", "name": "tools__wait_for", "args": {"key": "ws-slow"}}}
+        slow = {
+            "jsonrpc": "2.0",
+            "id": "slow",
+            "method": "tool_call",
+            "params": {"tool_call_id": "s", "name": "tools__wait_for", "args": {"key": "ws-slow"}},
+        }
         await ws.send(json.dumps(slow))
         peer = Peer(ws)
-        quick = await peer.call("tool_call", {"tool_call_id": "q", "name": "tools__echo", "args": {"text": "q"}})
+        quick = await peer.call(
+            "tool_call", {"tool_call_id": "q", "name": "tools__echo", "args": {"text": "q"}}
+        )
         assert quick["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"  # not stuck behind "slow"
         RELEASE.setdefault("ws-slow", asyncio.Event()).set()
         done = await peer.reply("slow")
@@ -148,8 +167,16 @@ async def test_requests_in_flight_are_multiplexed(rig):
 async def test_peer_that_disconnects_mid_task_leaves_a_readable_task(rig):
     RELEASE.pop("ws-gone", None)
     async with ws_connect(rig.ws_url) as ws:
-        await ws.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tool_call",
-                                  "params": {"tool_call_id": "g", "name": "tools__wait_for", "args": {"key": "ws-gone"}}}))
+        await ws.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tool_call",
+                    "params": {"tool_call_id": "g", "name": "tools__wait_for", "args": {"key": "ws-gone"}},
+                }
+            )
+        )
         while not rig.service.store.all_records():
             await asyncio.sleep(0.01)
     record = rig.service.store.all_records()[0]
@@ -166,10 +193,16 @@ async def test_chat_degraded_without_llm(rig):
         opened = (await peer.call("chat_open", {"topic": "hello"}))["result"]
         assert opened["degraded"] is True and opened["responder"] == "none"
         assert opened["status"]["degraded"] is True and opened["status"]["sensors"] is True
-        reply = (await peer.call("chat_message", {"channel_id": opened["channel_id"], "text": "hi"}))["result"]
+        reply = (await peer.call("chat_message", {"channel_id": opened["channel_id"], "text": "hi"}))[
+            "result"
+        ]
         assert "No responder is available" in reply["text"]
-        assert (await peer.call("chat_message", {"channel_id": "nope", "text": "hi"}))["error"]["code"] == -32602
-        assert (await peer.call("chat_close", {"channel_id": opened["channel_id"]}))["result"]["closed"] is True
+        assert (await peer.call("chat_message", {"channel_id": "nope", "text": "hi"}))["error"][
+            "code"
+        ] == -32602
+        assert (await peer.call("chat_close", {"channel_id": opened["channel_id"]}))["result"][
+            "closed"
+        ] is True
         for _ in range(16):
             assert "result" in await peer.call("chat_open", {})
         assert (await peer.call("chat_open", {}))["error"]["code"] == -32602  # capped per connection
@@ -184,10 +217,17 @@ async def test_chat_with_local_llm_goes_through_the_guard():
             peer = Peer(ws)
             opened = (await peer.call("chat_open", {}))["result"]
             assert opened["responder"] == "local_llm" and opened["degraded"] is False
-            reply = (await peer.call("chat_message", {"channel_id": opened["channel_id"], "text": "ping"}))["result"]
+            reply = (await peer.call("chat_message", {"channel_id": opened["channel_id"], "text": "ping"}))[
+                "result"
+            ]
             assert reply["text"] == "llm heard: ping"
-            reply2 = (await peer.call("chat_message", {"channel_id": opened["channel_id"], "text": "pong"}))["result"]
+            reply2 = (await peer.call("chat_message", {"channel_id": opened["channel_id"], "text": "pong"}))[
+                "result"
+            ]
             assert reply2["text"] == "llm heard: pong"
         call = port.calls[-1]
         assert call.name == "llm__llm_generate" and call.origin == "a2a" and call.client == "peer:127.0.0.1"
-        assert "user: ping" in call.arguments["prompt"] and "assistant: llm heard: ping" in call.arguments["prompt"]
+        assert (
+            "user: ping" in call.arguments["prompt"]
+            and "assistant: llm heard: ping" in call.arguments["prompt"]
+        )

@@ -1,4 +1,5 @@
-"""Scripted "models" for the agent tests: each reads the screen listing the agent sent (in the chat request) and
+"""Scripted "models" for the agent tests: each reads the screen listing the agent sent (in the chat request)
+and
 answers the next decision, the way a competent model would. They run behind a real OpenAI-compatible HTTP
 server (``ScriptedModelServer``), so the agent's whole backend path is exercised."""
 
@@ -27,7 +28,9 @@ def element_id(lines: list[str], needle: str) -> str:
 
 
 def act(action: str, sid: str, eid: str | None = None, text: str | None = None, why: str = "") -> str:
-    return json.dumps({"action": action, "snapshot_id": sid, "element_id": eid, "text": text, "reasoning": why})
+    return json.dumps(
+        {"action": action, "snapshot_id": sid, "element_id": eid, "text": text, "reasoning": why}
+    )
 
 
 def read_newest_message(body: dict[str, Any]) -> str:
@@ -36,8 +39,11 @@ def read_newest_message(body: dict[str, Any]) -> str:
     if app.endswith("nexuslauncher"):
         return act("click", sid, element_id(lines, "text='Messages'"), why="open Messages")
     if app == "com.google.android.apps.messaging":
-        name = next(re.search(r"text='([^']*)'", ln).group(1) for ln in lines if "res=conversation_name" in ln
-                    or ("TextView" in ln and "text='Alice'" in ln))
+        name = next(
+            re.search(r"text='([^']*)'", ln).group(1)
+            for ln in lines
+            if "res=conversation_name" in ln or ("TextView" in ln and "text='Alice'" in ln)
+        )
         snippet = next(re.search(r"text='([^']*)'", ln).group(1) for ln in lines if "text='See you" in ln)
         return act("done", sid, text=f"{name}: {snippet}", why="the newest conversation is first")
     return act("fail", sid, text=f"unexpected app {app}")

@@ -1,5 +1,6 @@
 """An A2A text or task_offer starts the agent loop (through the gateway's HTTP app with A2A mounted), only for
-peers (principals) the owner allowed; risky steps are refused for a peer, which cannot answer for the owner, and
+peers (principals) the owner allowed; risky steps are refused for a peer, which cannot answer for the owner,
+and
 a peer's run reads personal data only with that peer's consent, which the peer cannot give itself."""
 
 from __future__ import annotations
@@ -25,14 +26,23 @@ DRONE = "drone-token-0123456789"
 
 
 def serve_gateway(tmp_path: Path, peers: list[str], tools: list[str] | None = None):
-    raw = {"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path), "builtins": ["device", "agent"],
-        "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
-        "device": {"backend": "simulated", "risk_classifier": False},
-        "agent": {"backend": "openai", "openai": FAST_OPENAI, "a2a_peers": peers}
-        | ({"tools": tools} if tools is not None else {}),
-        "principals": [{"name": "rover", "token": ROVER}, {"name": "drone", "token": DRONE}],
-        "a2a": {"name": f"sentinel-agent-{uuid.uuid4().hex[:8]}", "advertise": False, "interfaces": LOOPBACK}}}
+    raw = {
+        "mcpServers": {},
+        "sentinel": {
+            "data_dir": str(tmp_path),
+            "builtins": ["device", "agent"],
+            "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
+            "device": {"backend": "simulated", "risk_classifier": False},
+            "agent": {"backend": "openai", "openai": FAST_OPENAI, "a2a_peers": peers}
+            | ({"tools": tools} if tools is not None else {}),
+            "principals": [{"name": "rover", "token": ROVER}, {"name": "drone", "token": DRONE}],
+            "a2a": {
+                "name": f"sentinel-agent-{uuid.uuid4().hex[:8]}",
+                "advertise": False,
+                "interfaces": LOOPBACK,
+            },
+        },
+    }
     return gateway_with_a2a(raw, tmp_path)
 
 
@@ -44,13 +54,19 @@ async def send(http, base: str, part: dict) -> dict:
         if task["status"]["state"] not in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"):
             return task
         await asyncio.sleep(0.05)
-        got = (await http.post(base + "/a2a", json={"jsonrpc": "2.0", "id": 2, "method": "GetTask",
-                                                    "params": {"id": task["id"]}})).json()
+        got = (
+            await http.post(
+                base + "/a2a",
+                json={"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task["id"]}},
+            )
+        ).json()
         task = got["result"]
     raise AssertionError(f"task did not end: {task['status']}")
 
 
-async def test_a2a_text_and_task_offer_run_the_agent_for_allowed_peers_only(tmp_path, model_server, monkeypatch):
+async def test_a2a_text_and_task_offer_run_the_agent_for_allowed_peers_only(
+    tmp_path, model_server, monkeypatch
+):
     monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
     monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
     model_server.script("unknown", read_newest_message, read_newest_message, *[sign_in_to_bank] * 3)
@@ -85,9 +101,13 @@ async def test_a_peer_the_owner_did_not_allow_cannot_drive_the_phone(tmp_path, m
         assert model_server.requests == []  # not even the model was asked
 
 
-async def test_a_peers_run_reads_personal_data_only_with_that_peers_consent(tmp_path, model_server, monkeypatch):
-    """The agent's steps are the peer's own calls: sms_list (personal: messages) passes the consent gate for the
-    peer's principal; the peer cannot answer the consent question, so nothing is read, until the owner grants it
+async def test_a_peers_run_reads_personal_data_only_with_that_peers_consent(
+    tmp_path, model_server, monkeypatch
+):
+    """The agent's steps are the peer's own calls: sms_list (personal: messages) passes the consent gate for
+    the
+    peer's principal; the peer cannot answer the consent question, so nothing is read, until the owner grants
+    it
     (the CLI's consent book), and then only for that principal."""
     monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
     monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
@@ -96,8 +116,15 @@ async def test_a_peers_run_reads_personal_data_only_with_that_peers_consent(tmp_
         return json.dumps({"tool": "device__sms_list", "arguments": {"limit": 1}})
 
     def report(body):
-        return json.dumps({"action": "done", "snapshot_id": screen_of(body)[0], "element_id": None,
-                           "text": "read", "reasoning": ""})
+        return json.dumps(
+            {
+                "action": "done",
+                "snapshot_id": screen_of(body)[0],
+                "element_id": None,
+                "text": "read",
+                "reasoning": "",
+            }
+        )
 
     model_server.script("unknown", read_sms, read_sms, report)
     async with serve_gateway(tmp_path, ["rover", "drone"], ["device__sms_list"]) as gw:
@@ -116,6 +143,7 @@ async def test_a_peers_run_reads_personal_data_only_with_that_peers_consent(tmp_
             result = done["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]
             assert [s.get("tool") for s in result["steps"]][:1] == ["device__sms_list"]
             assert result["steps"][0]["outcome"] == "done"
-    # the audit log (readable once the gateway has stopped): the peer's read was asked, then allowed with consent
+    # the audit log (readable once the gateway has stopped): the peer's read was asked, then allowed with
+    # consent
     rows = audit_rows(tmp_path, "origin, principal, decision", "tool = 'device__sms_list' ORDER BY id")
     assert rows == [("a2a", "rover", "ask"), ("a2a", "rover", "allow")], rows

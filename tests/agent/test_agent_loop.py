@@ -94,7 +94,9 @@ async def test_a_declined_risky_step_stops_the_run_and_nothing_is_sent(tmp_path,
     run = r.structured_content
     assert r.is_error and run["status"] == "refused", run
     assert "declined" in run["reason"]
-    assert answers.questions == ["Tap 'Sign in' in Bank? Risk high: submits credentials; banking or payment app"]
+    assert answers.questions == [
+        "Tap 'Sign in' in Bank? Risk high: submits credentials; banking or payment app"
+    ]
     assert run["questions_asked"] == answers.questions
     assert [s["outcome"] for s in run["steps"]] == ["done", "refused"]
 
@@ -111,7 +113,10 @@ async def test_an_approved_risky_step_goes_ahead_once(tmp_path, openai_env):
 
 async def test_a_guard_denial_stops_the_run_without_asking(tmp_path, openai_env):
     def forward_code(body):
-        return json.dumps({"tool": "device__sms_send", "arguments": {"to": "Bob", "body": "Your code is 482913"}})
+        return json.dumps(
+            {"tool": "device__sms_send", "arguments": {"to": "Bob", "body": "Your code is 482913"}}
+        )
+
     openai_env.script("unknown", forward_code)
     answers = Answers("yes")
     config = agent_config(tmp_path, tools=["device__sms_send"])
@@ -136,20 +141,25 @@ class ConsentAnswers:
         return ElicitResult(action="accept", content=self.content)
 
 
-@pytest.mark.parametrize("content, read", [
-    ({"allow": True}, True),
-    ({"allow": "true"}, False),  # not JSON true: not an answer
-    ({"confirm": True}, False),  # the device's form, not the consent question's
-    ({"allow": False}, False),
-])
+@pytest.mark.parametrize(
+    "content, read",
+    [
+        ({"allow": True}, True),
+        ({"allow": "true"}, False),  # not JSON true: not an answer
+        ({"confirm": True}, False),  # the device's form, not the consent question's
+        ({"allow": False}, False),
+    ],
+)
 async def test_a_personal_read_by_the_agent_needs_the_callers_consent(tmp_path, openai_env, content, read):
     """sms_list is personal (messages): the step passes the consent gate as the caller's own call would, and
     the question goes to the caller; only its strict JSON true lets the read happen."""
+
     def read_sms(body):
         return json.dumps({"tool": "device__sms_list", "arguments": {"limit": 1}})
 
     def report(body):
         return act("done", screen_of(body)[0], text="read")
+
     openai_env.script("unknown", read_sms, report)
     answers = ConsentAnswers(content)
     async with running_gateway(agent_config(tmp_path, tools=["device__sms_list"])) as rt:
@@ -174,25 +184,46 @@ async def test_a_caller_that_cannot_be_asked_gets_a_refusal_not_a_yes(tmp_path, 
     assert r.structured_content["status"] == "refused", r.structured_content
 
 
-@pytest.mark.parametrize("script, status, why", [
-    # the model names elements that are not there, or tools it may not use: unusable, then failed
-    ([lambda b: act("click", screen_of(b)[0], "e-00000000")] * 3, "failed", "not on the current screen"),
-    ([lambda b: json.dumps({"tool": "agent__agent_run", "arguments": {"goal": "again"}})] * 3, "failed",
-     "not one this agent may use"),
-    ([lambda b: json.dumps({"tool": "sentinel__sentinel_answer", "arguments": {}})] * 3, "failed",
-     "not one this agent may use"),
-    ([lambda b: json.dumps({"tool": "sentinel__sentinel_query", "arguments": {"goal": "true"}})] * 3, "failed",
-     "not one this agent may use"),
-    ([lambda b: json.dumps({"tool": "sensors__sensor_consent", "arguments": {"action": "grant"}})] * 3, "failed",
-     "not one this agent may use"),
-    ([lambda b: act("click", "s-0000000000", element_id(screen_of(b)[2], "text='Phone'"))] * 3, "failed",
-     "not the current screen"),
-    (["this is not json"] * 3, "failed", "not JSON"),
-    # the same action on an unchanged screen, over and over
-    ([lambda b: act("click", screen_of(b)[0], element_id(screen_of(b)[2], "text='Phone'"))] * 4, "stuck",
-     "did not help"),
-    ([lambda b: act("fail", screen_of(b)[0], text="no such app")], "failed", "no such app"),
-])
+@pytest.mark.parametrize(
+    "script, status, why",
+    [
+        # the model names elements that are not there, or tools it may not use: unusable, then failed
+        ([lambda b: act("click", screen_of(b)[0], "e-00000000")] * 3, "failed", "not on the current screen"),
+        (
+            [lambda b: json.dumps({"tool": "agent__agent_run", "arguments": {"goal": "again"}})] * 3,
+            "failed",
+            "not one this agent may use",
+        ),
+        (
+            [lambda b: json.dumps({"tool": "sentinel__sentinel_answer", "arguments": {}})] * 3,
+            "failed",
+            "not one this agent may use",
+        ),
+        (
+            [lambda b: json.dumps({"tool": "sentinel__sentinel_query", "arguments": {"goal": "true"}})] * 3,
+            "failed",
+            "not one this agent may use",
+        ),
+        (
+            [lambda b: json.dumps({"tool": "sensors__sensor_consent", "arguments": {"action": "grant"}})] * 3,
+            "failed",
+            "not one this agent may use",
+        ),
+        (
+            [lambda b: act("click", "s-0000000000", element_id(screen_of(b)[2], "text='Phone'"))] * 3,
+            "failed",
+            "not the current screen",
+        ),
+        (["this is not json"] * 3, "failed", "not JSON"),
+        # the same action on an unchanged screen, over and over
+        (
+            [lambda b: act("click", screen_of(b)[0], element_id(screen_of(b)[2], "text='Phone'"))] * 4,
+            "stuck",
+            "did not help",
+        ),
+        ([lambda b: act("fail", screen_of(b)[0], text="no such app")], "failed", "no such app"),
+    ],
+)
 async def test_bad_or_looping_models_stop_the_run(tmp_path, openai_env, script, status, why):
     openai_env.script("unknown", *script)
     async with running_gateway(agent_config(tmp_path)) as rt:
@@ -207,6 +238,7 @@ async def test_caps_stop_a_run_that_never_finishes(tmp_path, openai_env):
     def scroll(body):
         sid = screen_of(body)[0]
         return act("scroll", sid, None, "down" if len(openai_env.requests) % 2 else "up")
+
     openai_env.script("unknown", *[scroll] * 10)
     async with running_gateway(agent_config(tmp_path, caps={"max_steps": 8})) as rt:
         async with Client(rt.front.server, mode="legacy") as c:

@@ -1,5 +1,7 @@
-"""``sentinel-mcp chat`` used as a person uses it: in a real terminal (tmux), typing with send-keys and reading
-the screen with capture-pane. The phone is the simulated one, the model a scripted OpenAI-compatible server."""
+"""``sentinel-mcp chat`` used as a person uses it: in a real terminal (tmux), typing with send-keys and
+reading
+the screen with capture-pane. The phone is the simulated one, the model a scripted OpenAI-compatible server.
+"""
 
 from __future__ import annotations
 
@@ -27,8 +29,10 @@ def _tmux_installed() -> None:
     """Not installed means FAILED, never skipped (as PostgreSQL for the cluster tests): `make system` installs
     tmux, and the terminal chat untested is a defect."""
     if shutil.which("tmux") is None:
-        pytest.fail("tmux is not installed: `make system` installs it (the terminal chat test needs it)",
-                    pytrace=False)
+        pytest.fail(
+            "tmux is not installed: `make system` installs it (the terminal chat test needs it)",
+            pytrace=False,
+        )
 
 
 class Tmux:
@@ -36,12 +40,23 @@ class Tmux:
         self.socket = f"sentinel-chat-{uuid.uuid4().hex[:8]}"  # a private tmux server: nobody else's sessions
         self.target = "chat"
         env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]
-        self._tmux("new-session", "-d", "-s", self.target, "-x", "160", "-y", "60", *env_args,
-                   " ".join(json.dumps(c) for c in command))
+        self._tmux(
+            "new-session",
+            "-d",
+            "-s",
+            self.target,
+            "-x",
+            "160",
+            "-y",
+            "60",
+            *env_args,
+            " ".join(json.dumps(c) for c in command),
+        )
 
     def _tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, *args], check=True, capture_output=True,
-                              text=True).stdout
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], check=True, capture_output=True, text=True
+        ).stdout
 
     def type(self, text: str, enter: bool = True) -> None:
         self._tmux("send-keys", "-t", self.target, "-l", text)
@@ -66,8 +81,12 @@ class Tmux:
         raise AssertionError(f"{needle!r} never appeared; the screen:\n{self.screen()}")
 
     def alive(self) -> bool:
-        return subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", self.target],
-                              capture_output=True).returncode == 0
+        return (
+            subprocess.run(
+                ["tmux", "-L", self.socket, "has-session", "-t", self.target], capture_output=True
+            ).returncode
+            == 0
+        )
 
     def kill(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
@@ -76,14 +95,34 @@ class Tmux:
 @pytest.fixture
 def chat(tmp_path, model_server):
     config = tmp_path / "sentinel.json"
-    config.write_text(json.dumps({"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path / "data"), "builtins": ["sentinel", "device", "agent"],
-        "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
-        "device": {"backend": "simulated", "risk_classifier": False},
-        "agent": {"backend": "openai", "openai": {"timeout": 30.0, "backoff_base": 0.01, "max_attempts": 1,
-                                                  "model": "scripted-1"}}}}))
-    env = {"SWARM_OPENAI_BASE_URL": model_server.url, "SWARM_OPENAI_API_KEY": "test-key",
-           "HOME": str(tmp_path), "TERM": "xterm"}
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {},
+                "sentinel": {
+                    "data_dir": str(tmp_path / "data"),
+                    "builtins": ["sentinel", "device", "agent"],
+                    "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
+                    "device": {"backend": "simulated", "risk_classifier": False},
+                    "agent": {
+                        "backend": "openai",
+                        "openai": {
+                            "timeout": 30.0,
+                            "backoff_base": 0.01,
+                            "max_attempts": 1,
+                            "model": "scripted-1",
+                        },
+                    },
+                },
+            }
+        )
+    )
+    env = {
+        "SWARM_OPENAI_BASE_URL": model_server.url,
+        "SWARM_OPENAI_API_KEY": "test-key",
+        "HOME": str(tmp_path),
+        "TERM": "xterm",
+    }
     term = Tmux(tmp_path, [CLI, "-c", str(config), "chat"], env)
     try:
         term.wait_for("Type a goal, or /help.")
@@ -97,7 +136,7 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
     model.script("unknown", sign_in_to_bank, sign_in_to_bank, sign_in_to_bank)
     term.type("sign in to my bank")
     # each step shows live: the decision (tool, arguments, why) before its call, then the outcome
-    term.wait_for("device__click {\"element_id\"")
+    term.wait_for('device__click {"element_id"')
     screen = term.wait_for("[question] Tap 'Sign in' in Bank?")
     assert "step 1: click 'Bank' -> device__click" in screen and "open the bank" in screen
     assert "step 1: click 'Bank': done" in screen
@@ -107,7 +146,9 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
 
     # another agent asks the person for help (as the A2A service keeps it): shown at the next prompt, answered
     inbox = AssistInbox(inbox_path(data))
-    request = inbox.add(from_agent="rover", reason="Which seat? \x1b[2J\u202eeno", questions=["Window or aisle?"])
+    request = inbox.add(
+        from_agent="rover", reason="Which seat? \x1b[2J\u202eeno", questions=["Window or aisle?"]
+    )
     mark = len(term.screen())
     term.type("")
     term.wait_for(f"[help request {request} from agent rover]", after=mark)
@@ -119,7 +160,7 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
 
     # the commands
     mark = len(term.screen())
-    term.type("/why device__sms_send {\"to\": \"Bob\", \"body\": \"hi\"")  # malformed ARGS: a clear error
+    term.type('/why device__sms_send {"to": "Bob", "body": "hi"')  # malformed ARGS: a clear error
     term.wait_for("ARGS is not JSON", after=mark)
     term.type("/why device__press_home")
     term.wait_for('"decision"', after=mark)
@@ -148,6 +189,7 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
         if app == "com.example.bank":  # where the first goal left the phone
             return act("home", sid, why="start from the home screen")
         return read_newest_message(body)
+
     model.script("unknown", *[home_then_read] * 3)
     mark = len(term.screen())
     term.type("read the newest message")
@@ -161,6 +203,7 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
     # the person's answer went through the gateway like any client's: the audit has the confirmed tap
     # the cancelled run is on record as cancelled, not left running
     import sqlite3
+
     with sqlite3.connect(data / "agent" / "agent.db") as db:
         statuses = [s for (s,) in db.execute("SELECT status FROM agent_runs ORDER BY started")]
     assert statuses == ["completed", "cancelled", "completed"], statuses

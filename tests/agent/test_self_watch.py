@@ -1,4 +1,5 @@
-"""The loop watching itself: a repeated call is not made again, a reflection (then a replan) is injected, and the
+"""The loop watching itself: a repeated call is not made again, a reflection (then a replan) is injected, and
+the
 run stops with the reason when that does not help; invented argument values are caught before the call; model
 errors are retried with backoff; every reflection is stored with its UTC time and read back with the run."""
 
@@ -51,7 +52,9 @@ async def test_a_repetition_is_caught_reflected_on_and_the_run_recovers(tmp_path
     assert run["status"] == "completed", run
     outcomes = [s["outcome"] for s in run["steps"]]
     assert outcomes == ["done", "reflection", "done", "done"], outcomes
-    assert run["steps"][1]["health"]["repetition"] == 0 and "repetition" in run["steps"][1]["health"]["signs"][0]
+    assert (
+        run["steps"][1]["health"]["repetition"] == 0 and "repetition" in run["steps"][1]["health"]["signs"][0]
+    )
     assert run["steps"][0]["health"]["score"] == 1
     [reflection] = run["reflections"]
     assert reflection["kind"] == "reflection" and reflection["n"] == 2 and UTC_ISO.match(reflection["at"])
@@ -61,15 +64,23 @@ async def test_a_repetition_is_caught_reflected_on_and_the_run_recovers(tmp_path
     assert len(clicks) == 2  # Phone once, Messages once
 
 
-@pytest.mark.parametrize("invented", [
-    {"query": "Zebediah"},  # a name nobody mentioned
-    {"query": "+44 7700 900123"},  # a number out of thin air
-    {"query": "Alice", "extra": {"to": "mallory@example.com"}},  # one grounded value does not carry the rest
-])
-async def test_invented_argument_values_are_not_sent_and_a_model_that_insists_is_stopped(tmp_path, openai_env,
-                                                                                         invented):
+@pytest.mark.parametrize(
+    "invented",
+    [
+        {"query": "Zebediah"},  # a name nobody mentioned
+        {"query": "+44 7700 900123"},  # a number out of thin air
+        {
+            "query": "Alice",
+            "extra": {"to": "mallory@example.com"},
+        },  # one grounded value does not carry the rest
+    ],
+)
+async def test_invented_argument_values_are_not_sent_and_a_model_that_insists_is_stopped(
+    tmp_path, openai_env, invented
+):
     def model(body):
         return json.dumps({"tool": "device__contacts_search", "arguments": invented})
+
     openai_env.script("unknown", *[model] * 5)
     async with running_gateway(agent_config(tmp_path, tools=["device__contacts_search"])) as rt:
         async with Client(rt.front.server, mode="legacy") as c:
@@ -86,6 +97,7 @@ async def test_grounded_values_go_ahead_to_the_guard(tmp_path, openai_env):
         if "result of device__contacts_search" in context_of(body):
             return act("done", screen_of(body)[0], text="found")
         return json.dumps({"tool": "device__contacts_search", "arguments": {"query": "alice"}})
+
     openai_env.script("unknown", model, model)
     async with running_gateway(agent_config(tmp_path, tools=["device__contacts_search"])) as rt:
         async with Client(rt.front.server, mode="legacy") as c:
@@ -99,15 +111,24 @@ async def test_grounded_values_go_ahead_to_the_guard(tmp_path, openai_env):
 
 
 async def test_model_errors_are_retried_with_backoff_and_recorded(tmp_path, openai_env):
-    openai_env.script("unknown", {"status": 500}, {"status": 500}, {"status": 500}, {"status": 500},
-                      read_newest_message, read_newest_message)
+    openai_env.script(
+        "unknown",
+        {"status": 500},
+        {"status": 500},
+        {"status": 500},
+        {"status": 500},
+        read_newest_message,
+        read_newest_message,
+    )
     config = agent_config(tmp_path, health={"backoff_seconds": 0.01})
     async with running_gateway(config) as rt:
         async with Client(rt.front.server, mode="legacy") as c:
             r = await c.call_tool("agent__agent_run", {"goal": "read the newest message"})
     run = r.structured_content
     assert run["status"] == "completed", run
-    assert [x["kind"] for x in run["reflections"]][:1] == ["retry"] and "model error" in run["reflections"][0]["signs"][0]
+    assert [x["kind"] for x in run["reflections"]][:1] == ["retry"] and "model error" in run["reflections"][
+        0
+    ]["signs"][0]
 
 
 def test_cycles_and_repeats_score_low_and_the_settings_are_bounded():
@@ -119,9 +140,12 @@ def test_cycles_and_repeats_score_low_and_the_settings_are_bounded():
         m.acted(f"s-{i}", name, args)
     h = m.assess(snapshot="s-9", name=b[0], arguments=b[1], seconds=0.1, grounds="", tool_call=False)
     assert h.repetition == 0.2 and "cycle of 2" in h.signs[0]
-    slow = m.assess(snapshot="s-x", name="device__press_back", arguments={}, seconds=300, grounds="", tool_call=False)
+    slow = m.assess(
+        snapshot="s-x", name="device__press_back", arguments={}, seconds=300, grounds="", tool_call=False
+    )
     assert slow.latency == 0.1 and slow.signs[0].startswith("slow")
     from pydantic import ValidationError
+
     for bad in ({"threshold": 2}, {"recoveries": 99}, {"nope": 1}):
         with pytest.raises(ValidationError):
             HealthSettings.model_validate(bad)

@@ -87,6 +87,9 @@ async def test_http_upstream_serves_tools_reads_writes_and_checks(airline_http: 
 async def test_http_refuses_a_foreign_host_header(airline_http: str) -> None:
     # DNS-rebinding protection of the SDK is on for a 127.0.0.1 bind.
     async with httpx2.AsyncClient() as http:
-        response = await http.post(airline_http, headers={"Host": "evil.example", "Accept": "application/json"},
-                                   json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        response = await http.post(
+            airline_http,
+            headers={"Host": "evil.example", "Accept": "application/json"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        )
     assert response.status_code == 421

@@ -37,15 +37,30 @@ def test_booking_charges_flights_insurance_and_bags_and_takes_seats(ops: Airline
     price = (first.prices["economy"] + second.prices["economy"]) * 2 + 30 * 2 + 50 * 1
     user = ops.database.user("mia_li_3668")
     reservation = ops.book_reservation(
-        "mia_li_3668", "JFK", "DFW", "one_way", "economy",
-        [FlightInfo(flight_number="HAT083", date="2024-05-20"), FlightInfo(flight_number="HAT221", date="2024-05-20")],
-        [MIA, AMELIA], [Payment(payment_id="certificate_7504069", amount=250),
-                        Payment(payment_id="credit_card_4421486", amount=price - 250)],
-        total_baggages=3, nonfree_baggages=1, insurance="yes")
+        "mia_li_3668",
+        "JFK",
+        "DFW",
+        "one_way",
+        "economy",
+        [
+            FlightInfo(flight_number="HAT083", date="2024-05-20"),
+            FlightInfo(flight_number="HAT221", date="2024-05-20"),
+        ],
+        [MIA, AMELIA],
+        [
+            Payment(payment_id="certificate_7504069", amount=250),
+            Payment(payment_id="credit_card_4421486", amount=price - 250),
+        ],
+        total_baggages=3,
+        nonfree_baggages=1,
+        insurance="yes",
+    )
     assert reservation.reservation_id == "HATHAT"
     assert [f.price for f in reservation.flights] == [first.prices["economy"], second.prices["economy"]]
     assert (first.available_seats["economy"], second.available_seats["economy"]) == (
-        economy_before[0] - 2, economy_before[1] - 2)
+        economy_before[0] - 2,
+        economy_before[1] - 2,
+    )
     assert "certificate_7504069" not in user.payment_methods  # a certificate is used up whole
     assert user.reservations[-1] == "HATHAT"
     assert ops.get_reservation_details("HATHAT") is reservation
@@ -57,37 +72,61 @@ def test_gift_card_is_debited_and_reservation_ids_run_out_after_three(ops: Airli
     assert card.amount == 235.0
     price = seats(ops, "HAT001", "2024-05-20").prices["basic_economy"]
     for expected_id in ("HATHAT", "HATHAU", "HATHAV"):
-        booked = ops.book_reservation("lucas_hernandez_8985", "PHL", "LGA", "one_way", "basic_economy",
-                                      [FlightInfo(flight_number="HAT001", date="2024-05-20")], [MIA],
-                                      [Payment(payment_id="gift_card_8525656", amount=price)], 0, 0, "no")
+        booked = ops.book_reservation(
+            "lucas_hernandez_8985",
+            "PHL",
+            "LGA",
+            "one_way",
+            "basic_economy",
+            [FlightInfo(flight_number="HAT001", date="2024-05-20")],
+            [MIA],
+            [Payment(payment_id="gift_card_8525656", amount=price)],
+            0,
+            0,
+            "no",
+        )
         assert booked.reservation_id == expected_id
     assert card.amount == 235.0 - 3 * price
     with pytest.raises(AirlineError, match="^Too many reservations$"):
-        ops.book_reservation("lucas_hernandez_8985", "PHL", "LGA", "one_way", "basic_economy",
-                             [FlightInfo(flight_number="HAT001", date="2024-05-20")], [MIA],
-                             [Payment(payment_id="credit_card_1", amount=price)], 0, 0, "no")
+        ops.book_reservation(
+            "lucas_hernandez_8985",
+            "PHL",
+            "LGA",
+            "one_way",
+            "basic_economy",
+            [FlightInfo(flight_number="HAT001", date="2024-05-20")],
+            [MIA],
+            [Payment(payment_id="credit_card_1", amount=price)],
+            0,
+            0,
+            "no",
+        )
 
 
 def test_changing_flights_charges_or_refunds_the_difference(ops: AirlineOperations) -> None:
     reservation = ops.get_reservation_details("HKEG34")  # business DEN-LAS HAT290 2024-05-27, 1 passenger
     old_price = reservation.flights[0].price
     new_price = seats(ops, "HAT290", "2024-05-28").prices["business"]
-    updated = ops.update_reservation_flights("HKEG34", "business",
-                                             [FlightInfo(flight_number="HAT290", date="2024-05-28")],
-                                             "credit_card_1955700")
+    updated = ops.update_reservation_flights(
+        "HKEG34", "business", [FlightInfo(flight_number="HAT290", date="2024-05-28")], "credit_card_1955700"
+    )
     assert updated.flights[0].date == "2024-05-28"
-    assert updated.payment_history[-1] == Payment(payment_id="credit_card_1955700", amount=new_price - old_price)
+    assert updated.payment_history[-1] == Payment(
+        payment_id="credit_card_1955700", amount=new_price - old_price
+    )
 
     # keeping the same flights in the same cabin costs nothing and records no payment
     history = list(updated.payment_history)
-    ops.update_reservation_flights("HKEG34", "business", [FlightInfo(flight_number="HAT290", date="2024-05-28")],
-                                   "credit_card_1955700")
+    ops.update_reservation_flights(
+        "HKEG34", "business", [FlightInfo(flight_number="HAT290", date="2024-05-28")], "credit_card_1955700"
+    )
     assert updated.payment_history == history
 
     # a cheaper cabin is a refund (negative payment)
     cheaper = seats(ops, "HAT290", "2024-05-28").prices["economy"]
-    ops.update_reservation_flights("HKEG34", "economy", [FlightInfo(flight_number="HAT290", date="2024-05-28")],
-                                   "credit_card_1955700")
+    ops.update_reservation_flights(
+        "HKEG34", "economy", [FlightInfo(flight_number="HAT290", date="2024-05-28")], "credit_card_1955700"
+    )
     assert updated.cabin == "economy"
     assert updated.payment_history[-1].amount == cheaper - new_price < 0
 
@@ -109,7 +148,8 @@ def test_cancel_refunds_every_payment(ops: AirlineOperations) -> None:
 def test_certificates_are_numbered_and_limited_to_three(ops: AirlineOperations) -> None:
     for number in (3221322, 3221323, 3221324):
         assert ops.send_certificate("mia_li_3668", 50) == (
-            f"Certificate certificate_{number} added to user mia_li_3668 with amount 50.")
+            f"Certificate certificate_{number} added to user mia_li_3668 with amount 50."
+        )
     with pytest.raises(AirlineError, match="^Too many certificates$"):
         ops.send_certificate("mia_li_3668", 50)
 
@@ -127,8 +167,11 @@ def test_calculator_matches_tau2_format_and_refuses_code() -> None:
     assert calculate("2 + 2") == "4.0"
     assert calculate("10 / 3") == "3.33"
     assert calculate(" (150 + 50) * 2 ") == "400.0"
-    for expression, message in [("__import__('os')", "Invalid characters in expression"),
-                                 ("9**9**9**9", "Exponent too large"), ("2 +", "invalid syntax")]:
+    for expression, message in [
+        ("__import__('os')", "Invalid characters in expression"),
+        ("9**9**9**9", "Exponent too large"),
+        ("2 +", "invalid syntax"),
+    ]:
         with pytest.raises(AirlineError, match=message):
             calculate(expression)
 
@@ -143,7 +186,13 @@ def test_bad_database_files_give_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_the_command_line_reports_a_bad_database_and_exits_2(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "examples.airline", "--db", str(tmp_path / "nope.json")],
-                          check=False, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.airline", "--db", str(tmp_path / "nope.json")],
+        check=False,
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert "cannot read airline database" in done.stderr and "nope.json" in done.stderr

@@ -1,6 +1,9 @@
-"""The official MCP conformance suite (npm ``@modelcontextprotocol/conformance``, every server scenario), scored
-against the fixture directly and through Sentinel in transparent mode (``"prefix": ""``): the scores must be equal,
-check by check, for each protocol setting of the upstream hop. Sentinel still governs every call (the fixture's
+"""The official MCP conformance suite (npm ``@modelcontextprotocol/conformance``, every server scenario),
+scored
+against the fixture directly and through Sentinel in transparent mode (``"prefix": ""``): the scores must be
+equal,
+check by check, for each protocol setting of the upstream hop. Sentinel still governs every call (the
+fixture's
 tools are read-only, so the fail-safe default allows them) and audits it.
 
 - ``legacy`` and ``auto`` in front of an upstream that asks by push (elicitation, sampling, logging mid-call),
@@ -36,8 +39,12 @@ Checks = dict[tuple[str, str], tuple[str, ...]]
 def run_suite(url: str, out: Path) -> Checks:
     """Every server scenario against ``url``; (scenario, check id) -> the statuses it got."""
     node = require_node()
-    done = subprocess.run([str(node), str(CONFORMANCE), "server", "--url", url, "--suite", "all", "-o", str(out)],
-                          capture_output=True, text=True, timeout=240)
+    done = subprocess.run(
+        [str(node), str(CONFORMANCE), "server", "--url", url, "--suite", "all", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert "Total:" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
     checks: dict[tuple[str, str], list[str]] = {}
     for result in sorted(out.glob("server-*/checks.json")):
@@ -61,8 +68,13 @@ def fixtures(tmp_path_factory: pytest.TempPathFactory):
     try:
         for asks in ("push", "portable"):
             port = free_port()
-            procs.append(subprocess.Popen([sys.executable, str(FIXTURE), str(port), "--asks", asks],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, str(FIXTURE), str(port), "--asks", asks],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
             urls[asks] = f"http://127.0.0.1:{port}/mcp"
             wait_http(urls[asks], proc=procs[-1])
             direct[asks] = run_suite(urls[asks], tmp_path_factory.mktemp(f"direct-{asks}"))
@@ -84,22 +96,34 @@ def test_score_through_sentinel_equals_direct(fixtures, tmp_path: Path, protocol
     urls, direct = fixtures
     cfg = tmp_path / "sentinel.json"
     store = tmp_path / "state" / "sentinel.db"
-    cfg.write_text(json.dumps({
-        "mcpServers": {"fx": {"url": urls[asks], "prefix": "", "protocol": protocol}},
-        # the suite's client sends no token: tokens off explicitly, which Sentinel allows on loopback only
-        "sentinel": {"data_dir": str(tmp_path / "state"), "http": {"auth": "none"}},
-    }))
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"fx": {"url": urls[asks], "prefix": "", "protocol": protocol}},
+                # the suite's client sends no token: tokens off explicitly, which Sentinel allows on loopback
+                # only
+                "sentinel": {"data_dir": str(tmp_path / "state"), "http": {"auth": "none"}},
+            }
+        )
+    )
     port = free_port()
     proc = start_http_sentinel(cfg, port)
     try:
         through = run_suite(f"http://127.0.0.1:{port}/mcp", tmp_path / "out")
     finally:
         stop_process(proc)
-    differences = {k: (direct[asks].get(k), through.get(k)) for k in set(direct[asks]) | set(through)
-                   if direct[asks].get(k) != through.get(k)}
+    differences = {
+        k: (direct[asks].get(k), through.get(k))
+        for k in set(direct[asks]) | set(through)
+        if direct[asks].get(k) != through.get(k)
+    }
     assert differences == {}, f"direct {score(direct[asks])} vs through {score(through)}: {differences}"
     assert score(through) == score(direct[asks])
     # governed, not bypassed: the calls were decided and audited
     rows = anyio.run(read_audit, store, 500)
     decided = {(r["tool"], r["decision"]) for r in rows}
-    assert {("test_simple_text", "allow"), ("test_sampling", "allow"), ("test_elicitation", "allow")} <= decided
+    assert {
+        ("test_simple_text", "allow"),
+        ("test_sampling", "allow"),
+        ("test_elicitation", "allow"),
+    } <= decided

@@ -82,8 +82,14 @@ def test_ts_sdk_client_over_streamable_http_accepts_every_sentinel_result(tmp_pa
     port = free_port()
     proc = start_http_sentinel(_config(tmp_path), port)
     try:
-        plan = {"server": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"Authorization": f"Bearer {TOKEN}"}},
-                "elicit": "none", "calls": CALLS}
+        plan = {
+            "server": {
+                "url": f"http://127.0.0.1:{port}/mcp",
+                "headers": {"Authorization": f"Bearer {TOKEN}"},
+            },
+            "elicit": "none",
+            "calls": CALLS,
+        }
         _check(run_ts_client(plan, tmp_path), "none")
     finally:
         stop_process(proc)

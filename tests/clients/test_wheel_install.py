@@ -1,4 +1,5 @@
-"""Install like a user: build the wheel, install it outside the checkout (a fresh venv, pipx, uvx), and run the
+"""Install like a user: build the wheel, install it outside the checkout (a fresh venv, pipx, uvx), and run
+the
 embedded default through a real MCP client: an allowed governed call, and one that the airline rulebase asks
 about (so the shipped rulebases, grammars and device screens came with the wheel)."""
 
@@ -31,7 +32,8 @@ DOCKERFILE = ROOT / "Dockerfile"
 
 
 def dockerfile() -> dict[str, list[str]]:
-    """The Dockerfile's instructions by keyword, continuation lines joined (``RUN`` in order of appearance)."""
+    """The Dockerfile's instructions by keyword, continuation lines joined (``RUN`` in order of appearance).
+    """
     text = DOCKERFILE.read_text().replace("\\\n", " ")
     steps: dict[str, list[str]] = {}
     for line in text.splitlines():
@@ -76,9 +78,13 @@ def fresh_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("home")
     venv = home / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    install = next(r for r in dockerfile()["RUN"] if " install " in r and "/wheels" in r).split("&&")[0].strip()
-    command = [a.replace("/wheels/*.whl", str(wheel)) for a in docker_run(install, str(venv / "bin" / "python"),
-                                                                           wheel.parent)]
+    install = (
+        next(r for r in dockerfile()["RUN"] if " install " in r and "/wheels" in r).split("&&")[0].strip()
+    )
+    command = [
+        a.replace("/wheels/*.whl", str(wheel))
+        for a in docker_run(install, str(venv / "bin" / "python"), wheel.parent)
+    ]
     subprocess.run(command, check=True, env=user_env(home), cwd=home, capture_output=True, timeout=400)
     return venv
 
@@ -99,7 +105,9 @@ async def run_embedded_default(command: list[str], env: dict[str, str], cwd: Pat
         asked.append(params.message)
         content = {}
         for key, spec in (params.requested_schema or {}).get("properties", {}).items():
-            content[key] = True if spec.get("type") == "boolean" else (spec.get("enum") or ["change_of_plan"])[0]
+            content[key] = (
+                True if spec.get("type") == "boolean" else (spec.get("enum") or ["change_of_plan"])[0]
+            )
         return ElicitResult(action="accept", content=content)
 
     errors = cwd / "stderr.txt"
@@ -107,8 +115,15 @@ async def run_embedded_default(command: list[str], env: dict[str, str], cwd: Pat
     params = StdioServerParameters(command="/bin/sh", args=["-c", shell], env=env, cwd=str(cwd))
     async with Client(params, mode="legacy", elicitation_callback=answer) as c:
         names = {t.name for t in (await c.list_tools()).tools}
-        assert {"airline__cancel_reservation", "airline__get_user_details", "sentinel__sentinel_facts",
-                "device__screen_read", "sensors__sensor_read", "llm__llm_generate", "swarm__swarm_build"} <= names
+        assert {
+            "airline__cancel_reservation",
+            "airline__get_user_details",
+            "sentinel__sentinel_facts",
+            "device__screen_read",
+            "sensors__sensor_read",
+            "llm__llm_generate",
+            "swarm__swarm_build",
+        } <= names
         # the traveller's profile is personal: the user consents once ("remember"), then reads just run
         user = await c.call_tool("airline__get_user_details", {"user_id": "mia_li_3668"})
         assert not user.is_error and len(asked) == 1 and "traveller profile" in asked[0], user.content[0].text
@@ -126,17 +141,30 @@ async def run_embedded_default(command: list[str], env: dict[str, str], cwd: Pat
 
 async def test_wheel_in_a_fresh_venv_outside_the_checkout(fresh_venv: Path, tmp_path: Path) -> None:
     env = user_env(tmp_path)
-    where = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", "import sentinel_mcp, sentinel_mcp.paths as p; "
-                            "print(sentinel_mcp.__file__); print(p.RULEBASES_DIR); print(p.GRAMMARS_DIR)"],
-                           env=env, cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
+    where = subprocess.run(
+        [
+            str(fresh_venv / "bin" / "python"),
+            "-c",
+            "import sentinel_mcp, sentinel_mcp.paths as p; "
+            "print(sentinel_mcp.__file__); print(p.RULEBASES_DIR); print(p.GRAMMARS_DIR)",
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert all(w.startswith(str(fresh_venv)) for w in where), where  # the installed copy, not the sources
     assert len(list(Path(where[1]).glob("*.pl"))) >= 5 and len(list(Path(where[2]).glob("*.gbnf"))) >= 6
-    assert not (fresh_venv / "lib" / "python3.11" / "site-packages" / "a2a").exists()  # the a2a-sdk's name is free
+    assert not (
+        fresh_venv / "lib" / "python3.11" / "site-packages" / "a2a"
+    ).exists()  # the a2a-sdk's name is free
     await run_embedded_default([str(fresh_venv / "bin" / "sentinel-mcp")], env, tmp_path)
 
 
 async def test_the_container_command_serves_https(fresh_venv: Path, tmp_path: Path) -> None:
-    """The image's ENTRYPOINT + CMD, ENV and HEALTHCHECK, run from the same install (docker itself is not here).
+    """The image's ENTRYPOINT + CMD, ENV and HEALTHCHECK, run from the same install (docker itself is not
+    here).
     It binds beyond loopback, so it serves TLS: the local CA is made in the volume on first start."""
     steps = dockerfile()
     assert steps["FROM"][-1].startswith("python:3.11-slim-bookworm")  # Debian
@@ -145,14 +173,22 @@ async def test_the_container_command_serves_https(fresh_venv: Path, tmp_path: Pa
     entry, cmd = json.loads(steps["ENTRYPOINT"][0]), json.loads(steps["CMD"][0])
     assert cmd == ["serve", "--http", "0.0.0.0:8765", "--tls-local"]
     port = str(free_port())
-    here = [a.replace("0.0.0.0:8765", f"127.0.0.1:{port}") for a in cmd]  # this machine: loopback, a free port
+    here = [
+        a.replace("0.0.0.0:8765", f"127.0.0.1:{port}") for a in cmd
+    ]  # this machine: loopback, a free port
     env = user_env(tmp_path)
     for assignment in steps["ENV"][0].split():
         key, _, value = assignment.partition("=")
         env[key] = value.replace("/data", str(tmp_path / "data"))
     env["PATH"] = f"{fresh_venv / 'bin'}{os.pathsep}{env['PATH']}"
-    proc = subprocess.Popen([*entry, *here], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [*entry, *here],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         ca_file = tmp_path / "data" / "tls" / "ca.pem"
         for _ in range(600):  # written before the server listens
@@ -164,19 +200,34 @@ async def test_the_container_command_serves_https(fresh_venv: Path, tmp_path: Pa
         wait_http(f"https://127.0.0.1:{port}/healthz", proc=proc, timeout=90, context=trust)
         health = steps["HEALTHCHECK"][0].split(" CMD ", 1)[1].replace("8765", port)
         assert health.startswith("python -c ") and "https://" in health
-        probe = subprocess.run([str(fresh_venv / "bin" / "python"), "-c", shlex.split(health)[2]], env=env,
-                               capture_output=True, text=True, timeout=30)
+        probe = subprocess.run(
+            [str(fresh_venv / "bin" / "python"), "-c", shlex.split(health)[2]],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert probe.returncode == 0, probe.stderr
         # the owner's token, generated on this first start where the image keeps its state (the volume)
         token = (tmp_path / "data" / "http-token").read_text().strip()
         async with httpx2.AsyncClient(timeout=10, verify=trust) as anonymous:
             assert (await anonymous.post(f"https://127.0.0.1:{port}/mcp", json={})).status_code == 401
         async with httpx2.AsyncClient(timeout=10) as system_store:
-            with pytest.raises(httpx2.HTTPError):  # the local CA is nobody's by default: trusted only when given
+            with pytest.raises(
+                httpx2.HTTPError
+            ):  # the local CA is nobody's by default: trusted only when given
                 await system_store.get(f"https://127.0.0.1:{port}/healthz")
-            assert (await system_store.get(f"http://127.0.0.1:{port}/healthz")).status_code == 400  # no plaintext
-        shown = subprocess.run([str(fresh_venv / "bin" / "sentinel-mcp"), "config", "token"], env=env, cwd=tmp_path,
-                               capture_output=True, text=True, timeout=60)
+            assert (
+                await system_store.get(f"http://127.0.0.1:{port}/healthz")
+            ).status_code == 400  # no plaintext
+        shown = subprocess.run(
+            [str(fresh_venv / "bin" / "sentinel-mcp"), "config", "token"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert shown.stdout.strip() == token, shown.stderr  # what `docker exec ... config token` prints
         http = httpx2.AsyncClient(timeout=60, headers={"Authorization": f"Bearer {token}"}, verify=trust)
         async with Client(streamable_http_client(f"https://127.0.0.1:{port}/mcp", http_client=http)) as c:
@@ -188,42 +239,82 @@ async def test_the_container_command_serves_https(fresh_venv: Path, tmp_path: Pa
 
 
 async def test_pipx_install_of_the_wheel(wheel: Path, tmp_path: Path) -> None:
-    env = user_env(tmp_path, PIPX_HOME=str(tmp_path / "pipx"), PIPX_BIN_DIR=str(tmp_path / "bin"),
-                   PIPX_MAN_DIR=str(tmp_path / "man"), PIPX_DEFAULT_PYTHON=sys._base_executable)
-    done = subprocess.run([str(BIN / "pipx"), "install", str(wheel)], env=env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=400)
+    env = user_env(
+        tmp_path,
+        PIPX_HOME=str(tmp_path / "pipx"),
+        PIPX_BIN_DIR=str(tmp_path / "bin"),
+        PIPX_MAN_DIR=str(tmp_path / "man"),
+        PIPX_DEFAULT_PYTHON=sys._base_executable,
+    )
+    done = subprocess.run(
+        [str(BIN / "pipx"), "install", str(wheel)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     await run_embedded_default([str(tmp_path / "bin" / "sentinel-mcp")], env, tmp_path)
 
 
 async def test_uvx_from_the_wheel(wheel: Path, tmp_path: Path) -> None:
-    env = user_env(tmp_path, UV_PYTHON=sys._base_executable, UV_PYTHON_DOWNLOADS="never",
-                   UV_TOOL_DIR=str(tmp_path / "uv-tools"), UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"))
+    env = user_env(
+        tmp_path,
+        UV_PYTHON=sys._base_executable,
+        UV_PYTHON_DOWNLOADS="never",
+        UV_TOOL_DIR=str(tmp_path / "uv-tools"),
+        UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"),
+    )
     uvx = [str(BIN / "uvx"), "--from", str(wheel), "sentinel-mcp"]
     # the first run resolves and installs; time it apart from the MCP session's own start-up
-    warm = subprocess.run([*uvx, "--help"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=400)
+    warm = subprocess.run(
+        [*uvx, "--help"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=400
+    )
     assert warm.returncode == 0 and "serve" in warm.stdout, warm.stderr[-2000:]
     # the MCP registry's hint (server.json: runtimeHint uvx) runs the command named like the distribution
-    alias = subprocess.run([str(BIN / "uvx"), "--from", str(wheel), "sentinel-mcp-gateway", "--version"], env=env,
-                           cwd=tmp_path, capture_output=True, text=True, timeout=400)
+    alias = subprocess.run(
+        [str(BIN / "uvx"), "--from", str(wheel), "sentinel-mcp-gateway", "--version"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
     assert alias.returncode == 0 and alias.stdout.startswith("sentinel-mcp "), alias.stderr[-2000:]
     await run_embedded_default(uvx, env, tmp_path)
 
 
 async def test_desktop_bundle_runs_with_uv(wheel: Path, tmp_path: Path) -> None:
     """The MCPB bundle (server.type uv): its manifest passes the official CLI's validation, it packs, and the
-    unpacked bundle runs the way its manifest tells a host to (``uv run --directory <bundle> server/main.py``)."""
+    unpacked bundle runs the way its manifest tells a host to (``uv run --directory <bundle>
+    server/main.py``)."""
     from .ts_node import TS_DIR, require_node
 
     node = str(require_node())
     mcpb = str(TS_DIR / "node_modules" / "@anthropic-ai" / "mcpb" / "dist" / "cli" / "cli.js")
-    built = subprocess.run([sys.executable, str(ROOT / "packaging" / "mcpb" / "build_bundle.py"), str(wheel),
-                            str(tmp_path / "out")], check=True, capture_output=True, text=True).stdout.strip()
+    built = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "packaging" / "mcpb" / "build_bundle.py"),
+            str(wheel),
+            str(tmp_path / "out"),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     bundle = Path(built)
-    valid = subprocess.run([node, mcpb, "validate", str(bundle / "manifest.json")], capture_output=True, text=True)
+    valid = subprocess.run(
+        [node, mcpb, "validate", str(bundle / "manifest.json")], capture_output=True, text=True
+    )
     assert valid.returncode == 0 and "validation passes" in valid.stdout, valid.stdout + valid.stderr
-    packed = subprocess.run([node, mcpb, "pack", str(bundle), str(tmp_path / "sentinel.mcpb")], capture_output=True,
-                            text=True, timeout=120)
+    packed = subprocess.run(
+        [node, mcpb, "pack", str(bundle), str(tmp_path / "sentinel.mcpb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert packed.returncode == 0, packed.stdout + packed.stderr
     import zipfile
 
@@ -233,7 +324,14 @@ async def test_desktop_bundle_runs_with_uv(wheel: Path, tmp_path: Path) -> None:
     manifest = json.loads((unpacked / "manifest.json").read_text())
     config = manifest["server"]["mcp_config"]
     assert config["command"] == "uv" and config["args"][-1] == "serve"
-    args = [a.replace("${__dirname}", str(unpacked)) for a in config["args"][:-1]]  # run_embedded_default adds serve
-    env = user_env(tmp_path, UV_PYTHON=sys._base_executable, UV_PYTHON_DOWNLOADS="never",
-                   UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"), SENTINEL_CONFIG="")  # the empty user_config
+    args = [
+        a.replace("${__dirname}", str(unpacked)) for a in config["args"][:-1]
+    ]  # run_embedded_default adds serve
+    env = user_env(
+        tmp_path,
+        UV_PYTHON=sys._base_executable,
+        UV_PYTHON_DOWNLOADS="never",
+        UV_CACHE_DIR=str(Path.home() / ".cache" / "uv"),
+        SENTINEL_CONFIG="",
+    )  # the empty user_config
     await run_embedded_default([str(BIN / "uv"), *args], env, tmp_path)

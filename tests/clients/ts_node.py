@@ -1,5 +1,6 @@
 """The Node toolchain the Makefile installs into ``tests/ts`` (``make ts-deps``): node 22, the TypeScript SDK
-client, the official conformance suite. Tests fail (never skip) when it is missing: ``make test`` installs it."""
+client, the official conformance suite. Tests fail (never skip) when it is missing: ``make test`` installs it.
+"""
 
 from __future__ import annotations
 
@@ -24,8 +25,12 @@ def run_ts_client(plan: dict[str, Any], tmp_path: Path, timeout: float = 90) -> 
     node = require_node()
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(plan))
-    done = subprocess.run([str(node), str(TS_DIR / "sdk_client.mjs"), str(plan_file)], capture_output=True,
-                          text=True, timeout=timeout)
+    done = subprocess.run(
+        [str(node), str(TS_DIR / "sdk_client.mjs"), str(plan_file)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if done.returncode != 0:
         raise AssertionError(f"TypeScript client failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]

@@ -49,11 +49,14 @@ async def build(url: str, root: Path, replica: str) -> None:
     from sentinel_mcp.swarm.build_service import BuildService
     from sentinel_mcp.swarm.settings import SwarmSettings
 
-    service = BuildService(root, SwarmSettings(), store=url, replica=replica, lease_seconds=LEASE, renew_every=RENEW)
+    service = BuildService(
+        root, SwarmSettings(), store=url, replica=replica, lease_seconds=LEASE, renew_every=RENEW
+    )
     await service.start(sweep=False)
 
     async def backend() -> SilentModel:
         return SilentModel()
+
     task_id = await service.submit(SPEC, backend)
     print(task_id, flush=True)
     await asyncio.Event().wait()

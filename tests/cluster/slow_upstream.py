@@ -1,5 +1,6 @@
 """A test upstream whose ``work(mark)`` records that it started (fsynced), then waits until released (a file
-next to its log: ``<log>.release``, or ``<log>.release-<mark>`` for one mark; bounded by count), records that it
+next to its log: ``<log>.release``, or ``<log>.release-<mark>`` for one mark; bounded by count), records that
+it
 finished and answers. Counting the ``start:`` lines tells
 whether a task's tool call ran once, twice or never."""
 
@@ -32,7 +33,10 @@ def work(mark: str) -> str:
     """Start, wait to be released, finish."""
     _record("start:" + mark)
     for _ in range(600):  # at most a minute
-        if LOG.with_name(LOG.name + ".release").exists() or LOG.with_name(f"{LOG.name}.release-{mark}").exists():
+        if (
+            LOG.with_name(LOG.name + ".release").exists()
+            or LOG.with_name(f"{LOG.name}.release-{mark}").exists()
+        ):
             break
         time.sleep(0.1)
     _record("done:" + mark)

@@ -1,6 +1,8 @@
-"""A2A tasks fail closed when the shared store is away: a new task is refused with the reason and its tool call
+"""A2A tasks fail closed when the shared store is away: a new task is refused with the reason and its tool
+call
 never reaches the gateway; reads say the store cannot be read (never "not found", never a stale answer); when
-PostgreSQL is back the same service takes tasks again by itself, and what was answered before is still there."""
+PostgreSQL is back the same service takes tasks again by itself, and what was answered before is still there.
+"""
 
 from __future__ import annotations
 

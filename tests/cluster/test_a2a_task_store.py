@@ -1,6 +1,8 @@
 """A2A tasks behind the storage seam, on both backends; on PostgreSQL shared by replicas and leased
-(``a2a/task_lease.py``): read from any replica by their owner only, a dead or restarted replica's running tasks
-ended with the reason (never run again), each by exactly one replica, a late write of the loser changing nothing."""
+(``a2a/task_lease.py``): read from any replica by their owner only, a dead or restarted replica's running
+tasks
+ended with the reason (never run again), each by exactly one replica, a late write of the loser changing
+nothing."""
 
 from __future__ import annotations
 
@@ -20,8 +22,11 @@ RUNNING = "TASK_STATE_WORKING"
 
 
 def record(owner: str = "alice", state: str = RUNNING, pending: PendingCall | None = None) -> TaskRecord:
-    task = Task(id=str(uuid.uuid4()), context_id=str(uuid.uuid4()),
-                status=TaskStatus(state=state, timestamp=now_iso()))  # type: ignore[arg-type]
+    task = Task(
+        id=str(uuid.uuid4()),
+        context_id=str(uuid.uuid4()),
+        status=TaskStatus(state=state, timestamp=now_iso()),
+    )  # type: ignore[arg-type]
     return TaskRecord(task=task, owner=owner, session_id=f"{owner}/s", pending=pending)
 
 
@@ -37,8 +42,10 @@ def db_rows(url: str, sql: str, params: tuple = ()) -> list[tuple]:
 async def test_tasks_are_stored_and_come_back_on_either_backend(store_location: str) -> None:
     journal = TaskJournal(store_location, "replica-a")
     assert await journal.open() == []
-    done, waiting = record(), record(state="TASK_STATE_INPUT_REQUIRED",
-                                     pending=PendingCall("t", {"x": 1}, ["k"], "tool_call"))
+    done, waiting = (
+        record(),
+        record(state="TASK_STATE_INPUT_REQUIRED", pending=PendingCall("t", {"x": 1}, ["k"], "tool_call")),
+    )
     await journal.commit(done, settled(done, "TASK_STATE_COMPLETED"))
     await journal.commit(waiting)
     await journal.close()
@@ -70,7 +77,9 @@ async def test_any_replica_reads_a_task_for_its_owner_only(pg_url: str) -> None:
     await b.close()
 
 
-async def test_a_lapsed_task_is_ended_with_the_reason_once_and_the_loser_cannot_overwrite(pg_url: str) -> None:
+async def test_a_lapsed_task_is_ended_with_the_reason_once_and_the_loser_cannot_overwrite(
+    pg_url: str,
+) -> None:
     a = TaskJournal(pg_url, "replica-a", lease_seconds=600)
     b = TaskJournal(pg_url, "replica-b")
     await a.open()
@@ -98,8 +107,11 @@ async def test_a_lapsed_task_is_ended_with_the_reason_once_and_the_loser_cannot_
 async def test_a_restarted_replica_ends_its_own_old_tasks_at_once(pg_url: str) -> None:
     first = TaskJournal(pg_url, "replica-a", lease_seconds=600)  # leases far from lapsing
     await first.open()
-    running, waiting, other = record(), record(state="TASK_STATE_INPUT_REQUIRED",
-                                               pending=PendingCall("t", {}, ["k"], "tool_call")), record()
+    running, waiting, other = (
+        record(),
+        record(state="TASK_STATE_INPUT_REQUIRED", pending=PendingCall("t", {}, ["k"], "tool_call")),
+        record(),
+    )
     await first.commit(running)
     await first.commit(waiting)
     b = TaskJournal(pg_url, "replica-b", lease_seconds=600)
@@ -147,8 +159,9 @@ async def test_a_task_waiting_for_input_is_taken_over_by_exactly_one_replica(pg_
     waiting = record(state="TASK_STATE_INPUT_REQUIRED", pending=PendingCall("t", {}, ["k"], "tool_call"))
     await a.commit(waiting)
     on_b, on_c = TaskStore(journal=b), TaskStore(journal=c)  # type: ignore[arg-type]
-    got = await asyncio.gather(on_b.held(waiting.task.id, "alice"), on_c.held(waiting.task.id, "alice"),
-                               return_exceptions=True)
+    got = await asyncio.gather(
+        on_b.held(waiting.task.id, "alice"), on_c.held(waiting.task.id, "alice"), return_exceptions=True
+    )
     winners = [g for g in got if isinstance(g, TaskRecord)]
     assert len(winners) == 1 and winners[0].pending == waiting.pending  # exactly one took it over
     assert "held by replica" in str([g for g in got if not isinstance(g, TaskRecord)][0])

@@ -1,7 +1,10 @@
 """Real replicas (two ``sentinel-mcp serve --http`` processes on one PostgreSQL): an A2A task started on A is
-read on B by the principal that made it and by nobody else; a task waiting for input on A is answered through B
-(B takes it over, the call runs once, A's late answer runs nothing); A killed with ``kill -9`` mid-task: B ends
-the task FAILED, saying replica A stopped, and the tool call it was making ran once (never again, never lost)."""
+read on B by the principal that made it and by nobody else; a task waiting for input on A is answered through
+B
+(B takes it over, the call runs once, A's late answer runs nothing); A killed with ``kill -9`` mid-task: B
+ends
+the task FAILED, saying replica A stopped, and the tool call it was making ran once (never again, never lost).
+"""
 
 from __future__ import annotations
 
@@ -35,24 +38,44 @@ guard('asks__work', [mark = M], colour(M, _)).
 def base_config(tmp: Path) -> dict[str, Any]:
     rules = tmp / "allow.pl"
     rules.write_text(RULES)
-    upstream = {"command": sys.executable, "args": [SLOW], "env": {"SLOW_LOG": str(tmp / "work.log")}, "timeout": 120}
-    return {"mcpServers": {"slow": upstream, "asks": upstream},
-            "sentinel": {"builtins": [], "http": {"token": TOKEN},
-                         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)],
-                         "principals": [{"name": who, "token": token} for who, token in KEYS.items()],
-                         "a2a": {"task_lease_seconds": 2.0, "task_lease_renew_seconds": 0.3}}}
+    upstream = {
+        "command": sys.executable,
+        "args": [SLOW],
+        "env": {"SLOW_LOG": str(tmp / "work.log")},
+        "timeout": 120,
+    }
+    return {
+        "mcpServers": {"slow": upstream, "asks": upstream},
+        "sentinel": {
+            "builtins": [],
+            "http": {"token": TOKEN},
+            "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)],
+            "principals": [{"name": who, "token": token} for who, token in KEYS.items()],
+            "a2a": {"task_lease_seconds": 2.0, "task_lease_renew_seconds": 0.3},
+        },
+    }
 
 
-async def rpc(http: httpx2.AsyncClient, port: int, who: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    r = await http.post(f"http://127.0.0.1:{port}/a2a", headers={"Authorization": f"Bearer {KEYS[who]}"},
-                        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+async def rpc(
+    http: httpx2.AsyncClient, port: int, who: str, method: str, params: dict[str, Any]
+) -> dict[str, Any]:
+    r = await http.post(
+        f"http://127.0.0.1:{port}/a2a",
+        headers={"Authorization": f"Bearer {KEYS[who]}"},
+        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+    )
     assert r.status_code == 200, r.text
     return r.json()
 
 
 def call(tool: str, mark: str) -> dict[str, Any]:
-    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"data": {
-        "type": "tool_call", "tool_call_id": "w1", "name": tool, "args": {"mark": mark}}}]}
+    return {
+        "messageId": str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": [
+            {"data": {"type": "tool_call", "tool_call_id": "w1", "name": tool, "args": {"mark": mark}}}
+        ],
+    }
 
 
 def started(tmp: Path, mark: str) -> int:
@@ -72,8 +95,13 @@ async def test_a_task_is_read_anywhere_by_its_owner_and_a_killed_replicas_task_e
         mark = uuid.uuid4().hex[:8]
         message = call("slow__work", mark)
         async with httpx2.AsyncClient(timeout=30) as http:
-            sent = await rpc(http, a, "alice", "SendMessage",
-                             {"message": message, "configuration": {"returnImmediately": True}})
+            sent = await rpc(
+                http,
+                a,
+                "alice",
+                "SendMessage",
+                {"message": message, "configuration": {"returnImmediately": True}},
+            )
             task_id = sent["result"]["task"]["id"]
             for _ in range(300):  # bounded: the upstream records that the call reached it
                 if started(tmp, mark):
@@ -81,7 +109,9 @@ async def test_a_task_is_read_anywhere_by_its_owner_and_a_killed_replicas_task_e
                 await asyncio.sleep(0.1)
             assert started(tmp, mark) == 1
 
-            seen = await rpc(http, b, "alice", "GetTask", {"id": task_id})  # another replica, the same principal
+            seen = await rpc(
+                http, b, "alice", "GetTask", {"id": task_id}
+            )  # another replica, the same principal
             assert seen["result"]["status"]["state"] == "TASK_STATE_WORKING", seen
             listed = await rpc(http, b, "alice", "ListTasks", {})
             assert [t["id"] for t in listed["result"]["tasks"]] == [task_id]
@@ -89,20 +119,29 @@ async def test_a_task_is_read_anywhere_by_its_owner_and_a_killed_replicas_task_e
                 other = await rpc(http, port, "bob", "GetTask", {"id": task_id})
                 assert "result" not in other and other["error"]["code"] == -32001, other
                 assert (await rpc(http, port, "bob", "ListTasks", {}))["result"]["tasks"] == []
-            cancel = await rpc(http, b, "alice", "CancelTask", {"id": task_id})  # B cannot stop A's running task
+            cancel = await rpc(
+                http, b, "alice", "CancelTask", {"id": task_id}
+            )  # B cannot stop A's running task
             assert "held by replica replica-a" in cancel["error"]["message"], cancel
 
             # a task waiting for input on A, answered through B: B takes it over and runs the call once; A's
             # late answer to the same question runs nothing
             asked = "ask" + uuid.uuid4().hex[:8]
             (tmp / f"work.log.release-{asked}").touch()
-            waiting = (await rpc(http, a, "alice", "SendMessage", {"message": call("asks__work", asked)}))
+            waiting = await rpc(http, a, "alice", "SendMessage", {"message": call("asks__work", asked)})
             waiting = waiting["result"]["task"]
             assert waiting["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", waiting
-            key = next(p["data"] for p in waiting["status"]["message"]["parts"]
-                       if p.get("data", {}).get("type") == "input_request")["questions"][0]["key"]
-            answer = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "taskId": waiting["id"],
-                      "parts": [{"data": {"answers": {key: {"action": "accept", "content": {"answer": "red"}}}}}]}
+            key = next(
+                p["data"]
+                for p in waiting["status"]["message"]["parts"]
+                if p.get("data", {}).get("type") == "input_request"
+            )["questions"][0]["key"]
+            answer = {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "taskId": waiting["id"],
+                "parts": [{"data": {"answers": {key: {"action": "accept", "content": {"answer": "red"}}}}}],
+            }
             bob_try = await rpc(http, b, "bob", "SendMessage", {"message": answer})  # not bob's: no such task
             assert bob_try["error"]["code"] == -32001, bob_try
             done = await rpc(http, b, "alice", "SendMessage", {"message": answer})

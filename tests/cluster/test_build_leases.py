@@ -25,7 +25,9 @@ N = 40
 
 
 def _service(root: Path, url: str, replica: str) -> BuildService:
-    return BuildService(root, SwarmSettings(), store=url, replica=replica, lease_seconds=LEASE, renew_every=RENEW)
+    return BuildService(
+        root, SwarmSettings(), store=url, replica=replica, lease_seconds=LEASE, renew_every=RENEW
+    )
 
 
 async def _until_ended(service: BuildService, task_id: str) -> dict:
@@ -45,8 +47,10 @@ async def test_two_sweepers_end_each_lapsed_build_exactly_once(pg_url: str, tmp_
     live = "t20261124-090099-0000ff"
     await store.create_task(live, SPEC, tmp_path / live, lease=("replica-live", "replica-live/y", 600.0))
     go = tmp_path / "go"
-    procs = [subprocess.Popen([*WORKER, "sweep", pg_url, str(go)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen([*WORKER, "sweep", pg_url, str(go)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     go.touch()
     outs = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
     assert all(p.returncode == 0 for p in procs)
@@ -60,9 +64,15 @@ async def test_two_sweepers_end_each_lapsed_build_exactly_once(pg_url: str, tmp_
     await store.close()
 
 
-async def test_a_replica_killed_mid_build_leaves_it_ended_with_the_reason(pg_url: str, tmp_path: Path) -> None:
-    proc = subprocess.Popen([*WORKER, "build", pg_url, str(tmp_path / "a"), "replica-a"], cwd=ROOT,
-                            stdout=subprocess.PIPE, text=True)
+async def test_a_replica_killed_mid_build_leaves_it_ended_with_the_reason(
+    pg_url: str, tmp_path: Path
+) -> None:
+    proc = subprocess.Popen(
+        [*WORKER, "build", pg_url, str(tmp_path / "a"), "replica-a"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         task_id = proc.stdout.readline().strip()  # type: ignore[union-attr]
         assert task_id, "the replica did not start its build"
@@ -86,7 +96,9 @@ async def test_a_replica_killed_mid_build_leaves_it_ended_with_the_reason(pg_url
             proc.wait(timeout=10)
 
 
-async def test_a_runner_whose_lease_was_ended_elsewhere_stops_and_stays_ended(pg_url: str, tmp_path: Path) -> None:
+async def test_a_runner_whose_lease_was_ended_elsewhere_stops_and_stays_ended(
+    pg_url: str, tmp_path: Path
+) -> None:
     a = _service(tmp_path / "a", pg_url, "replica-a")
     b = _service(tmp_path / "b", pg_url, "replica-b")
     await a.start(sweep=False)
@@ -94,6 +106,7 @@ async def test_a_runner_whose_lease_was_ended_elsewhere_stops_and_stays_ended(pg
 
     async def backend() -> SilentModel:
         return SilentModel()
+
     task_id = await a.submit(SPEC, backend)
     # replica-a could not reach the database for longer than its lease: replica-b ends the build meanwhile
     await a.store.db.write("UPDATE tasks SET lease_until = 0 WHERE task_id = ?", (task_id,))
@@ -105,7 +118,9 @@ async def test_a_runner_whose_lease_was_ended_elsewhere_stops_and_stays_ended(pg
     assert not a.is_running(task_id)
     status = await b.status(task_id)
     # the runner's own "cancelled" did not overwrite why the build ended; it is not run twice
-    assert status["state"] == "FAILED" and status["error"].startswith("interrupted: replica replica-a stopped")
+    assert status["state"] == "FAILED" and status["error"].startswith(
+        "interrupted: replica replica-a stopped"
+    )
     assert await build_lease.end_lapsed(b.store.db) == []
     await a.close()
     await b.close()
@@ -121,7 +136,9 @@ async def test_the_reason_names_the_replica_as_data(pg_url: str, tmp_path: Path,
     await store.close()
 
 
-async def test_the_builds_page_of_any_replica_shows_a_dead_replicas_build_ended(pg_url: str, tmp_path: Path) -> None:
+async def test_the_builds_page_of_any_replica_shows_a_dead_replicas_build_ended(
+    pg_url: str, tmp_path: Path
+) -> None:
     from tests.console.console_rig import ALICE, console_config, http_sentinel, signed_in
 
     cfg = console_config(tmp_path)
@@ -132,8 +149,13 @@ async def test_the_builds_page_of_any_replica_shows_a_dead_replicas_build_ended(
     cfg.write_text(json.dumps(body))
     store = await SwarmStore(pg_url).open()
     tid = "t20261124-090000-a1a1a1"
-    await store.create_task(tid, {"app_name": "Notes"}, tmp_path / tid, principal="alice",
-                            lease=("replica-a", "replica-a/x", -1.0))
+    await store.create_task(
+        tid,
+        {"app_name": "Notes"},
+        tmp_path / tid,
+        principal="alice",
+        lease=("replica-a", "replica-a/x", -1.0),
+    )
     await store.close()
     with http_sentinel(cfg) as (base, _):
         async with signed_in(base, ALICE) as alice:
@@ -142,7 +164,8 @@ async def test_the_builds_page_of_any_replica_shows_a_dead_replicas_build_ended(
 
 
 async def test_a_restarted_replica_ends_its_own_old_builds_at_once_and_names_where_files_are(
-        pg_url: str, tmp_path: Path) -> None:
+    pg_url: str, tmp_path: Path
+) -> None:
     store = await SwarmStore(pg_url).open()
     own, other = "t20261124-090000-0a0a0a", "t20261124-090001-0b0b0b"
     # leases far from lapsing: only knowing its own name lets the restarted replica end its old build now
@@ -152,7 +175,9 @@ async def test_a_restarted_replica_ends_its_own_old_builds_at_once_and_names_whe
     a = _service(tmp_path / "a", pg_url, "replica-a")
     await a.start(sweep=False)
     status = await a.status(own)
-    assert status["state"] == "FAILED" and status["error"].startswith("interrupted: replica replica-a restarted")
+    assert status["state"] == "FAILED" and status["error"].startswith(
+        "interrupted: replica replica-a restarted"
+    )
     theirs = await a.status(other)  # another replica's live build: untouched; its files are on its disk
     assert theirs["state"] == "PLANNING" and theirs["files"] == [] and not theirs["workspace_removed"]
     assert theirs["files_on_replica"] == "replica-b" and "replica replica-b's disk" in theirs["files_note"]

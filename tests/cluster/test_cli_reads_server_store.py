@@ -1,4 +1,5 @@
-"""``sentinel-mcp facts`` and ``sentinel-mcp query`` (real subprocesses) read the shared PostgreSQL store when one
+"""``sentinel-mcp facts`` and ``sentinel-mcp query`` (real subprocesses) read the shared PostgreSQL store when
+one
 is configured: the facts replicas wrote, not a local file (which, on a replica, does not even exist)."""
 
 from __future__ import annotations
@@ -14,20 +15,46 @@ from tests.records.rig import ROOT
 
 
 def cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(config), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 async def test_facts_and_query_read_the_server_store(tmp_path: Path, pg_url: str) -> None:
     async with FactStore(pg_url) as store:  # as a replica writes them
-        await store.add([Fact(session="s1", predicate="colour", args=["car", "red"], fact="colour(car,red)",
-                              provenance="user")])
+        await store.add(
+            [
+                Fact(
+                    session="s1",
+                    predicate="colour",
+                    args=["car", "red"],
+                    fact="colour(car,red)",
+                    provenance="user",
+                )
+            ]
+        )
     rules = tmp_path / "colour.pl"
-    rules.write_text('askable(colour(P, C), "Which colour for ~w?", choice([red, green, blue]), [from([user])]).\n')
+    rules.write_text(
+        'askable(colour(P, C), "Which colour for ~w?", choice([red, green, blue]), [from([user])]).\n'
+    )
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({"mcpServers": {}, "sentinel": {
-        "store": pg_url, "data_dir": str(tmp_path / "data"), "builtins": [],
-        "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)]}}))
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {},
+                "sentinel": {
+                    "store": pg_url,
+                    "data_dir": str(tmp_path / "data"),
+                    "builtins": [],
+                    "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)],
+                },
+            }
+        )
+    )
 
     listed = cli(config, "facts")
     assert listed.returncode == 0 and "s1\t1 fact(s)" in listed.stdout, listed.stdout + listed.stderr

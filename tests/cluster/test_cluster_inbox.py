@@ -1,5 +1,6 @@
 """Two replicas' console inboxes (in one process: each its own ``Inbox`` and ``ClusterInbox``) on a real
-PostgreSQL: a question held by A is listed by B for its principal only; B's answer reaches A's waiting call once;
+PostgreSQL: a question held by A is listed by B for its principal only; B's answer reaches A's waiting call
+once;
 an answer for another principal, a second answer and a forged answer row count for nothing; with the server
 down B lists nothing of A's and claims nothing (fail closed), and both recover by themselves."""
 
@@ -43,12 +44,27 @@ async def until(check: Callable[[], bool]) -> None:
 
 
 def post(inbox: Inbox, principal: str, name: str) -> InboxItem:
-    question = Question(key="confirm", message=f"Delete {name}?",
-                        requested_schema={"type": "object", "properties": {"confirm": {"type": "boolean"}},
-                                          "required": ["confirm"]})
-    return inbox.post(principal=principal, session="s1", client="c", tool="tb__delete_thing",
-                      arguments={"name": name}, shown_arguments={"name": name}, version="v1", reason="asks",
-                      questions=[question], kind="held")
+    question = Question(
+        key="confirm",
+        message=f"Delete {name}?",
+        requested_schema={
+            "type": "object",
+            "properties": {"confirm": {"type": "boolean"}},
+            "required": ["confirm"],
+        },
+    )
+    return inbox.post(
+        principal=principal,
+        session="s1",
+        client="c",
+        tool="tb__delete_thing",
+        arguments={"name": name},
+        shown_arguments={"name": name},
+        version="v1",
+        reason="asks",
+        questions=[question],
+        kind="held",
+    )
 
 
 YES = {"confirm": Answer(action="accept", content={"confirm": True}, provenance="agent")}
@@ -104,10 +120,16 @@ async def test_two_replicas_share_questions_and_count_an_answer_once(server: Loc
 RACES = 4  # retries racing on two replicas, bounded by count
 
 
-async def take(inbox: Inbox, principal: str = "alice", name: str = "thing", session: str = "s1",
-               version: str = "v1") -> dict[str, Answer] | None:
-    return await inbox.take(principal=principal, session=session, tool="tb__delete_thing",
-                            arguments={"name": name}, version=version)
+async def take(
+    inbox: Inbox, principal: str = "alice", name: str = "thing", session: str = "s1", version: str = "v1"
+) -> dict[str, Answer] | None:
+    return await inbox.take(
+        principal=principal,
+        session=session,
+        tool="tb__delete_thing",
+        arguments={"name": name},
+        version=version,
+    )
 
 
 async def test_an_answer_waiting_for_a_retry_is_used_once_on_any_replica(server: LocalServer) -> None:
@@ -121,7 +143,9 @@ async def test_an_answer_waiting_for_a_retry_is_used_once_on_any_replica(server:
             await until(lambda: len(c.open_items("alice")) == 1)
             assert await c.give(c.get("alice", item.id), YES)  # type: ignore[arg-type]
             # listed as waiting for the retry on every replica (alice's only)
-            await until(lambda: all([i.id for i in x.answered_items("alice")] == [item.id] for x in (a, b, c)))
+            await until(
+                lambda: all([i.id for i in x.answered_items("alice")] == [item.id] for x in (a, b, c))
+            )
             assert b.answered_items("bob") == []
             # not the same call: another principal, arguments, conversation or policy version
             assert await take(b, principal="bob", name=name) is None

@@ -88,8 +88,12 @@ def _malformed_consent_rows(shared: bool) -> list[tuple[Any, ...]]:
         ("mallory", "", "*", now, None, "cli"),  # no kind
     ]
     if not shared:  # SQLite keeps what a column's type cannot hold; PostgreSQL refuses it at the door
-        rows += [("mallory", "messages", "*", "yesterday", None, "cli"), ("mallory", "messages", "*", now, "never", "cli"),
-                 (b"mallory", "messages", "*", now, None, "cli"), ("mallory", "messages", "*", b"\x00", None, "cli")]
+        rows += [
+            ("mallory", "messages", "*", "yesterday", None, "cli"),
+            ("mallory", "messages", "*", now, "never", "cli"),
+            (b"mallory", "messages", "*", now, None, "cli"),
+            ("mallory", "messages", "*", b"\x00", None, "cli"),
+        ]
     return rows
 
 
@@ -104,8 +108,10 @@ def test_malformed_consent_rows_are_refused(book: ConsentBook) -> None:
         from sentinel_mcp.storage import StorageError
 
         with pytest.raises(Exception) as info:  # the schema's types refuse text for a time
-            book._db.write_blocking("INSERT INTO consents VALUES (?,?,?,?,?,?)",
-                                    ("mallory", "messages", "x", "yesterday", None, "cli"))
+            book._db.write_blocking(
+                "INSERT INTO consents VALUES (?,?,?,?,?,?)",
+                ("mallory", "messages", "x", "yesterday", None, "cli"),
+            )
         assert not isinstance(info.value, StorageError) and book._db.health.ok  # the row, not the store
 
 
@@ -118,7 +124,10 @@ def test_sensor_consents_retention_and_audit_on_both_backends(sensors: SensorDat
     assert registry.current("agent-z", SensorKind.battery).requester == ANY  # type: ignore[union-attr]
     clock.now += 31
     assert registry.current("agent-a", SensorKind.location) is None  # expired
-    assert [c.sensor for c in registry.list(include_expired=True)] == [SensorKind.battery, SensorKind.location]
+    assert [c.sensor for c in registry.list(include_expired=True)] == [
+        SensorKind.battery,
+        SensorKind.location,
+    ]
     assert registry.revoke("*") == 1 and registry.current("agent-z", SensorKind.battery) is None
 
     vault = ReadingVault(sensors, clock)
@@ -133,13 +142,34 @@ def test_sensor_consents_retention_and_audit_on_both_backends(sensors: SensorDat
     assert vault.sweep() == 0  # a second sweep (another replica's) finds nothing: harmless
 
     audit = SensorAudit(sensors, clock)
-    first = audit.record(requester="agent-a", sensor="battery", scope="minimal", policy_tag="p", task_id="t1",
-                         decision="allowed", reason="ok", redactions=["serial"], retention=100, decision_id="d-1")
-    second = audit.record(requester="agent-b", sensor="location", scope="standard", policy_tag="p", task_id="t2",
-                          decision="denied", reason="no consent", redactions=[], retention=0)
+    first = audit.record(
+        requester="agent-a",
+        sensor="battery",
+        scope="minimal",
+        policy_tag="p",
+        task_id="t1",
+        decision="allowed",
+        reason="ok",
+        redactions=["serial"],
+        retention=100,
+        decision_id="d-1",
+    )
+    second = audit.record(
+        requester="agent-b",
+        sensor="location",
+        scope="standard",
+        policy_tag="p",
+        task_id="t2",
+        decision="denied",
+        reason="no consent",
+        redactions=[],
+        retention=0,
+    )
     assert second > first > 0
     assert [(r["decision"], r["decision_id"], r["redactions"]) for r in audit.rows()] == [
-        ("allowed", "d-1", ["serial"]), ("denied", "", [])]
+        ("allowed", "d-1", ["serial"]),
+        ("denied", "", []),
+    ]
     assert [r["requester"] for r in audit.rows("agent-b")] == ["agent-b"]
 
 
@@ -154,8 +184,10 @@ def test_malformed_sensor_consent_rows_are_refused(sensors: SensorDatabase) -> N
         ("agent-m", "location", "detailed", now, None, ""),  # nobody granted it
     ]
     if not sensors.shared:
-        rows += [("agent-m", "location", "detailed", "now", None, "cli"), ("agent-m", "location", "detailed", now,
-                                                                           "later", "cli")]
+        rows += [
+            ("agent-m", "location", "detailed", "now", None, "cli"),
+            ("agent-m", "location", "detailed", now, "later", "cli"),
+        ]
     for row in rows:
         sensors.execute("DELETE FROM sensor_consents")
         sensors.execute("INSERT INTO sensor_consents VALUES (?,?,?,?,?,?)", row)
@@ -181,7 +213,9 @@ def test_replicas_on_one_postgresql_share_consents(pg_url: str, tmp_path: Path) 
     try:
         assert book.current("alice", "messages", "support") is None
         cli = [sys.executable, "-m", "sentinel_mcp", "-c", str(config), "consent"]
-        granted = subprocess.run([*cli, "grant", "alice", "messages"], capture_output=True, text=True, timeout=120)
+        granted = subprocess.run(
+            [*cli, "grant", "alice", "messages"], capture_output=True, text=True, timeout=120
+        )
         assert granted.returncode == 0, granted.stderr[-2000:]
         assert book.current("alice", "messages", "support") is not None  # honoured on B at once
         assert book.current("bob", "messages", "support") is None
@@ -190,13 +224,15 @@ def test_replicas_on_one_postgresql_share_consents(pg_url: str, tmp_path: Path) 
         assert book.current("alice", "messages", "support") is None  # refused on B at once
         assert [e["action"] for e in book.log("alice")] == ["grant", "revoke"]
 
-        sensor_script = ("import sys; from pathlib import Path; "
-                         "from device_tools.sensors.database import SensorDatabase; "
-                         "from device_tools.sensors.consent_registry import ConsentRegistry; "
-                         "from device_tools.sensors.kinds import SensorKind, Scope; "
-                         "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1]); r = ConsentRegistry(db); "
-                         "r.grant('agent-a', SensorKind.location, Scope.standard) if sys.argv[3] == 'grant' "
-                         "else r.revoke('agent-a'); db.close()")
+        sensor_script = (
+            "import sys; from pathlib import Path; "
+            "from device_tools.sensors.database import SensorDatabase; "
+            "from device_tools.sensors.consent_registry import ConsentRegistry; "
+            "from device_tools.sensors.kinds import SensorKind, Scope; "
+            "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1]); r = ConsentRegistry(db); "
+            "r.grant('agent-a', SensorKind.location, Scope.standard) if sys.argv[3] == 'grant' "
+            "else r.revoke('agent-a'); db.close()"
+        )
         _other_process(sensor_script, pg_url, str(tmp_path / "a" / "sensors"), "grant")
         assert registry.current("agent-a", SensorKind.location).scope is Scope.standard  # type: ignore[union-attr]
         _other_process(sensor_script, pg_url, str(tmp_path / "a" / "sensors"), "revoke")
@@ -206,9 +242,13 @@ def test_replicas_on_one_postgresql_share_consents(pg_url: str, tmp_path: Path) 
         sensor_db.close()
 
 
-async def test_the_sensors_builtin_keeps_its_records_in_the_shared_database(pg_url: str, tmp_path: Path) -> None:
-    """The built-in as the gateway mounts it (``BuiltinContext.store`` = ``sentinel.store``): a consent another
-    process granted lets a read through, its audit row and retained reading are in PostgreSQL, not the data dir;
+async def test_the_sensors_builtin_keeps_its_records_in_the_shared_database(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The built-in as the gateway mounts it (``BuiltinContext.store`` = ``sentinel.store``): a consent
+    another
+    process granted lets a read through, its audit row and retained reading are in PostgreSQL, not the data
+    dir;
     the other process's revoke refuses the next read."""
     from mcp import Client
 
@@ -217,15 +257,23 @@ async def test_the_sensors_builtin_keeps_its_records_in_the_shared_database(pg_u
     from sentinel_mcp.core.call_meta import DECISION_KEY, PRINCIPAL_KEY
 
     read = {"sensor": "location", "scope": "standard", "policy_tag": "location-for-search", "retention": 60}
-    script = ("import sys; from pathlib import Path; from device_tools.sensors.database import SensorDatabase; "
-              "from device_tools.sensors.consent_registry import ConsentRegistry; "
-              "from device_tools.sensors.kinds import SensorKind, Scope; "
-              "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1]); r = ConsentRegistry(db); "
-              "r.grant('agent-a', SensorKind.location, Scope.standard) if sys.argv[3] == 'grant' "
-              "else r.revoke('agent-a'); db.close()")
+    script = (
+        "import sys; from pathlib import Path; from device_tools.sensors.database import SensorDatabase; "
+        "from device_tools.sensors.consent_registry import ConsentRegistry; "
+        "from device_tools.sensors.kinds import SensorKind, Scope; "
+        "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1]); r = ConsentRegistry(db); "
+        "r.grant('agent-a', SensorKind.location, Scope.standard) if sys.argv[3] == 'grant' "
+        "else r.revoke('agent-a'); db.close()"
+    )
     _other_process(script, pg_url, str(tmp_path / "a" / "sensors"), "grant")
-    server = create_server(BuiltinContext(name="sensors", data_dir=tmp_path / "b" / "sensors",
-                                          settings={"consent_by_elicitation": False}, store=pg_url))
+    server = create_server(
+        BuiltinContext(
+            name="sensors",
+            data_dir=tmp_path / "b" / "sensors",
+            settings={"consent_by_elicitation": False},
+            store=pg_url,
+        )
+    )
     async with Client(server) as c:
         allowed = await c.call_tool("sensor_read", read, meta={PRINCIPAL_KEY: "agent-a", DECISION_KEY: "d-1"})
         assert not allowed.is_error, allowed
@@ -237,7 +285,10 @@ async def test_the_sensors_builtin_keeps_its_records_in_the_shared_database(pg_u
     db = SensorDatabase(tmp_path / "c", pg_url)
     try:
         assert [(r["decision_id"], r["decision"]) for r in SensorAudit(db).rows()] == [
-            ("d-1", "allowed"), ("d-2", "denied"), ("d-3", "denied")]
+            ("d-1", "allowed"),
+            ("d-2", "denied"),
+            ("d-3", "denied"),
+        ]
         assert [r["requester"] for r in ReadingVault(db).retained()] == ["agent-a"]
     finally:
         db.close()

@@ -99,9 +99,11 @@ async def test_an_answer_for_a_call_again_is_used_once_by_a_retry_on_any_replica
 
             # the call that ran on B carries the person's answer (provenance user), in B's chain of the audit
             with psycopg.connect(pg_url) as conn:
-                rows = conn.execute("SELECT chain, proof, event, reason FROM audit WHERE tool = 'tb__delete_thing' "
-                                    "AND decision = 'allow' AND arguments LIKE %s",
-                                    (f"%{args['name']}%",)).fetchall()
+                rows = conn.execute(
+                    "SELECT chain, proof, event, reason FROM audit WHERE tool = 'tb__delete_thing' "
+                    "AND decision = 'allow' AND arguments LIKE %s",
+                    (f"%{args['name']}%",),
+                ).fetchall()
             # exactly one allowed decision, made on B, on the user's confirmation
             decided = [(chain, reason) for chain, _proof, event, reason in rows if event == "decision"]
             assert decided == [("replica-b", "confirmed by the user")], rows

@@ -1,4 +1,5 @@
-"""PostgreSQL crashes under a real replica (``sentinel-mcp serve --http``) while 4 clients call through it: calls
+"""PostgreSQL crashes under a real replica (``sentinel-mcp serve --http``) while 4 clients call through it:
+calls
 are refused with a clear reason while it is down, ``/healthz`` says ``degraded``, no call reached the upstream
 without its decision on record, every answered call has its outcome, and the replica serves again by itself
 once the server is back (no restart)."""
@@ -30,8 +31,10 @@ CALLS = 8  # per client and phase: bounded by count
 async def calls(port: int, marks: list[str], pause: float = 0.0) -> list[tuple[str, bool, str, str | None]]:
     """(mark, refused, text, decision id) of each call, one client session, one call after the other."""
     out = []
-    async with httpx2.AsyncClient(timeout=30, headers=AUTH) as http, \
-            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+    async with (
+        httpx2.AsyncClient(timeout=30, headers=AUTH) as http,
+        Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c,
+    ):
         for m in marks:
             r = await c.call_tool("rec__do", {"mark": m})
             out.append((m, r.is_error, r.content[0].text if r.content else "", (r.meta or {}).get(META_KEY)))
@@ -59,16 +62,22 @@ async def test_postgres_crash_under_load_denies_records_and_recovers_by_itself()
         assert server is not None
 
         # load, and the server crashes in the middle of it
-        load = asyncio.gather(*(calls(port, [f"c{c}-{i}" for i in range(CALLS)], pause=0.05)
-                                for c in range(CLIENTS)))
+        load = asyncio.gather(
+            *(calls(port, [f"c{c}-{i}" for i in range(CALLS)], pause=0.05) for c in range(CLIENTS))
+        )
         for _ in range(300):  # the crash lands once calls are flowing (bounded wait)
             if len(executed(tmp)) >= CLIENTS:
                 break
             await asyncio.sleep(0.05)
         await asyncio.to_thread(server.stop, "immediate")
         during = [r for rs in await load for r in rs]
-        down = [r for rs in await asyncio.gather(*(calls(port, [f"d{c}-{i}" for i in range(3)])
-                                                   for c in range(CLIENTS))) for r in rs]
+        down = [
+            r
+            for rs in await asyncio.gather(
+                *(calls(port, [f"d{c}-{i}" for i in range(3)]) for c in range(CLIENTS))
+            )
+            for r in rs
+        ]
         assert all(refused for _, refused, _, _ in down), down  # nothing served without a record
         # the first refusal says the call could not be recorded, the next ones that records cannot be written
         assert all(re.search("could not record|cannot write its records", t) for _, _, t, _ in down), down
@@ -84,8 +93,13 @@ async def test_postgres_crash_under_load_denies_records_and_recovers_by_itself()
         # was committed once more on a fresh connection (tests/cluster/test_first_call_after_restart.py)
         first = (await calls(port, ["w0"]))[0]
         assert not first[1], first
-        after = [r for rs in await asyncio.gather(*(calls(port, [f"a{c}-{i}" for i in range(3)])
-                                                    for c in range(CLIENTS))) for r in rs]
+        after = [
+            r
+            for rs in await asyncio.gather(
+                *(calls(port, [f"a{c}-{i}" for i in range(3)]) for c in range(CLIENTS))
+            )
+            for r in rs
+        ]
         assert not any(refused for _, refused, _, _ in after), [r for r in after if r[1]]
 
         with psycopg.connect(url) as conn:

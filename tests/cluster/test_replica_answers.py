@@ -56,8 +56,12 @@ async def test_answers_and_retries_across_two_replicas(tmp_path: Path, pg_url: s
     async with contextlib.AsyncExitStack() as stack:
         rt_a = await stack.enter_async_context(running_gateway(config(tmp_path / "a", pg_url, "replica-a")))
         rt_b = await stack.enter_async_context(running_gateway(config(tmp_path / "b", pg_url, "replica-b")))
-        ca = await stack.enter_async_context(Client(rt_a.front.server, mode="auto", elicitation_callback=unused))
-        cb = await stack.enter_async_context(Client(rt_b.front.server, mode="auto", elicitation_callback=unused))
+        ca = await stack.enter_async_context(
+            Client(rt_a.front.server, mode="auto", elicitation_callback=unused)
+        )
+        cb = await stack.enter_async_context(
+            Client(rt_b.front.server, mode="auto", elicitation_callback=unused)
+        )
         a, b = Carried(ca.session), Carried(cb.session)
 
         # the conversation starts on A; B decides in it too (and so mirrors it) before anything is answered
@@ -67,8 +71,13 @@ async def test_answers_and_retries_across_two_replicas(tmp_path: Path, pg_url: s
         assert "colour" in kinds(await b.call_tool("tb__write_marker", args, allow_input_required=True))
         # on A: the colour is answered (a user fact in the shared store), the confirmation is not
         responses = {k: accept({"answer": "red"}) for k in r.input_requests if ".confirm." not in k}
-        r = await a.call_tool("tb__write_marker", args, allow_input_required=True, input_responses=responses,
-                              request_state=r.request_state)
+        r = await a.call_tool(
+            "tb__write_marker",
+            args,
+            allow_input_required=True,
+            input_responses=responses,
+            request_state=r.request_state,
+        )
         assert kinds(r) == ["confirm"], r
 
         # on B, whose mirror of the conversation predates the answer: A's answer decides here (read through),
@@ -80,16 +89,31 @@ async def test_answers_and_retries_across_two_replicas(tmp_path: Path, pg_url: s
             # the answered retry sent to both replicas at once: exactly one runs the call
             # (round 0: only to A, the replica that did not ask: a retry lands on any replica)
             targets = (ca.session,) if round_ == 0 else (ca.session, cb.session)
-            results = await asyncio.gather(*(c.call_tool("tb__write_marker", args, allow_input_required=True,
-                                                         input_responses=answer, request_state=r.request_state,
-                                                         meta={"sentinel/session": a.session})
-                                             for c in targets))
+            results = await asyncio.gather(
+                *(
+                    c.call_tool(
+                        "tb__write_marker",
+                        args,
+                        allow_input_required=True,
+                        input_responses=answer,
+                        request_state=r.request_state,
+                        meta={"sentinel/session": a.session},
+                    )
+                    for c in targets
+                )
+            )
             ran = [x for x in results if type(x).__name__ == "CallToolResult" and not x.is_error]
             assert len(ran) == 1, (round_, results)
             assert marker.read_text().count("once") == round_ + 1
             # and a replay of that retry on either replica is refused
-            again = await ca.session.call_tool("tb__write_marker", args, allow_input_required=True, input_responses=answer,
-                                       request_state=r.request_state, meta={"sentinel/session": a.session})
+            again = await ca.session.call_tool(
+                "tb__write_marker",
+                args,
+                allow_input_required=True,
+                input_responses=answer,
+                request_state=r.request_state,
+                meta={"sentinel/session": a.session},
+            )
             assert type(again).__name__ != "CallToolResult" or again.is_error, again
             assert marker.read_text().count("once") == round_ + 1
 

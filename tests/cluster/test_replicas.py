@@ -30,9 +30,21 @@ CALLS = 6  # per client and phase: bounded by count
 
 
 def base_config(tmp: Path) -> dict[str, Any]:
-    return {"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
-                                   "env": {"RECORDER_LOG": str(tmp / "executed.log")}, "timeout": 20}},
-            "sentinel": {"builtins": [], "http": {"token": TOKEN}, "rulebases": [str(RULEBASES_DIR / "default.pl")]}}
+    return {
+        "mcpServers": {
+            "rec": {
+                "command": sys.executable,
+                "args": [RECORDER],
+                "env": {"RECORDER_LOG": str(tmp / "executed.log")},
+                "timeout": 20,
+            }
+        },
+        "sentinel": {
+            "builtins": [],
+            "http": {"token": TOKEN},
+            "rulebases": [str(RULEBASES_DIR / "default.pl")],
+        },
+    }
 
 
 async def client_calls(port: int, marks: list[str], *, tolerate: bool = False) -> dict[str, str]:
@@ -42,8 +54,10 @@ async def client_calls(port: int, marks: list[str], *, tolerate: bool = False) -
     pending = list(marks)
     for _attempt in range(3):
         try:
-            async with httpx2.AsyncClient(timeout=10 if tolerate else 30, headers=AUTH) as http, \
-                    Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+            async with (
+                httpx2.AsyncClient(timeout=10 if tolerate else 30, headers=AUTH) as http,
+                Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c,
+            ):
                 while pending:
                     m = pending[0]
                     r = await c.call_tool("rec__do", {"mark": m})
@@ -59,8 +73,14 @@ async def client_calls(port: int, marks: list[str], *, tolerate: bool = False) -
 
 
 def cli(cluster: Cluster, replica: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cluster.config_path(replica)), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120, env=cluster.env)
+    return subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cluster.config_path(replica)), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=cluster.env,
+    )
 
 
 def rows(url: str, sql: str) -> list[tuple[Any, ...]]:
@@ -74,8 +94,9 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
     try:
         await asyncio.to_thread(cluster.up, AUTH)
         port = cluster.port
-        first = await asyncio.gather(*(client_calls(port, [f"c{c}-{i}" for i in range(CALLS)])
-                                       for c in range(CLIENTS)))
+        first = await asyncio.gather(
+            *(client_calls(port, [f"c{c}-{i}" for i in range(CALLS)]) for c in range(CLIENTS))
+        )
         answered = {m: d for r in first for m, d in r.items()}
         assert len(answered) == CLIENTS * CALLS
         chains = dict(rows(pg_url, "SELECT chain, count(*) FROM audit GROUP BY chain"))
@@ -85,13 +106,18 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
         assert verify.returncode == 0 and "2 replica chain(s)" in verify.stdout, verify.stdout + verify.stderr
         assert "postgres@127.0.0.1" in verify.stdout
 
-        shown = cli(cluster, "replica-b", "audit", "--json", "--tail", "500")  # what a user reads: all replicas
+        shown = cli(
+            cluster, "replica-b", "audit", "--json", "--tail", "500"
+        )  # what a user reads: all replicas
         assert shown.returncode == 0, shown.stderr
-        assert set(answered.values()) <= {json.loads(line)["decision_id"] for line in shown.stdout.splitlines()}
+        assert set(answered.values()) <= {
+            json.loads(line)["decision_id"] for line in shown.stdout.splitlines()
+        }
 
         # kill -9 of replica a while 8 clients call through the balancer
-        traffic = asyncio.gather(*(client_calls(port, [f"k{c}-{i}" for i in range(CALLS)], tolerate=True)
-                                   for c in range(CLIENTS)))
+        traffic = asyncio.gather(
+            *(client_calls(port, [f"k{c}-{i}" for i in range(CALLS)], tolerate=True) for c in range(CLIENTS))
+        )
         await asyncio.sleep(0.3)
         os.kill(cluster.procs["replica-a"].pid, signal.SIGKILL)
         after = await traffic
@@ -112,10 +138,14 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
         assert verify.returncode == 0, verify.stdout + verify.stderr
 
         # one row altered in the database: verify over the cluster says which
-        victim = rows(pg_url, "SELECT id FROM audit WHERE chain = 'replica-b' ORDER BY id LIMIT 1 OFFSET 3")[0][0]
+        victim = rows(pg_url, "SELECT id FROM audit WHERE chain = 'replica-b' ORDER BY id LIMIT 1 OFFSET 3")[
+            0
+        ][0]
         with psycopg.connect(pg_url) as conn:
             conn.execute("UPDATE audit SET outcome = 'denied' WHERE id = %s", (victim,))
         verify = cli(cluster, "replica-b", "audit", "verify")
-        assert verify.returncode == 1 and "BROKEN" in verify.stdout and str(victim) in verify.stdout, verify.stdout
+        assert verify.returncode == 1 and "BROKEN" in verify.stdout and str(victim) in verify.stdout, (
+            verify.stdout
+        )
     finally:
         await asyncio.to_thread(cluster.down)

@@ -1,7 +1,11 @@
-"""Rulebase versions shared by real replicas (two ``sentinel-mcp serve --http`` processes on one PostgreSQL, each
-with its own rulebase file): the replica started second takes the cluster's version; a hot reload on A reaches B
-(B decides on it, and its audit rows name it); a published version B cannot load leaves B on the version it had,
-``degraded`` with the reason in ``/healthz``; the next good version heals it. ``/healthz`` names the replica."""
+"""Rulebase versions shared by real replicas (two ``sentinel-mcp serve --http`` processes on one PostgreSQL,
+each
+with its own rulebase file): the replica started second takes the cluster's version; a hot reload on A reaches
+B
+(B decides on it, and its audit rows name it); a published version B cannot load leaves B on the version it
+had,
+``degraded`` with the reason in ``/healthz``; the next good version heals it. ``/healthz`` names the replica.
+"""
 
 from __future__ import annotations
 
@@ -48,8 +52,10 @@ def wait_for(port: int, check: Any, timeout: float = 20.0) -> dict[str, Any]:
 
 
 async def call(port: int, mark: str) -> tuple[bool, str, str]:
-    async with httpx2.AsyncClient(timeout=30, headers=AUTH) as http, \
-            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+    async with (
+        httpx2.AsyncClient(timeout=30, headers=AUTH) as http,
+        Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c,
+    ):
         r = await c.call_tool("rec__do", {"mark": mark})
         return r.is_error, r.content[0].text, r.meta[META_KEY]
 
@@ -61,7 +67,9 @@ def start(cluster: Cluster, name: str, rules: Path) -> int:
     return port
 
 
-async def test_a_rulebase_version_reaches_every_replica_and_one_that_cannot_load_is_reported(pg_url: str) -> None:
+async def test_a_rulebase_version_reaches_every_replica_and_one_that_cannot_load_is_reported(
+    pg_url: str,
+) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-versions-"))
     cluster = Cluster(tmp, base_config(tmp), store_url=pg_url)
     rules_a, rules_b = tmp / "a-rules" / "gate.pl", tmp / "b-rules" / "gate.pl"
@@ -88,31 +96,48 @@ async def test_a_rulebase_version_reaches_every_replica_and_one_that_cannot_load
         assert hb["status"] == "ok", hb
         denied, text, decision = await call(port_b, "on-b-2")
         assert denied and "not allowed" in text, text
-        assert rows(pg_url, f"SELECT policy_version FROM audit WHERE decision_id = '{decision}' "
-                            "AND event IN ('decision', 'final')") == [(second,)]
+        assert rows(
+            pg_url,
+            f"SELECT policy_version FROM audit WHERE decision_id = '{decision}' "
+            "AND event IN ('decision', 'final')",
+        ) == [(second,)]
         published = rows(pg_url, "SELECT version, replica FROM rulebase_versions ORDER BY id")
         assert published == [(first, "replica-a"), (second, "replica-a")], published
 
         # a version B cannot load: B keeps the one it has, degraded and saying why; calls still decided on it
         body = json.dumps({"files": [{"name": "gate.pl", "text": "guard('rec__do', [mark = _], (true.\n"}]})
         with psycopg.connect(pg_url) as conn:
-            conn.execute("INSERT INTO rulebase_versions (version, replica, cause, body, at) "
-                         "VALUES ('badbadbadbad0001', 'operator', 'test', %s, 0)", (body,))
+            conn.execute(
+                "INSERT INTO rulebase_versions (version, replica, cause, body, at) "
+                "VALUES ('badbadbadbad0001', 'operator', 'test', %s, 0)",
+                (body,),
+            )
         hb = await asyncio.to_thread(wait_for, port_b, lambda h: h["status"] == "degraded", 10.0)
         assert hb["policy"] == second, hb
-        assert "badbadbadbad0001" in hb["policy_problem"] and f"keeps version {second}" in hb["policy_problem"]
+        assert (
+            "badbadbadbad0001" in hb["policy_problem"] and f"keeps version {second}" in hb["policy_problem"]
+        )
         assert hb["policy_problem"] in hb["problems"]
         denied, text, decision = await call(port_b, "on-b-3")
         assert denied, text
-        assert rows(pg_url, f"SELECT policy_version FROM audit WHERE decision_id = '{decision}' "
-                            "AND event IN ('decision', 'final')") == [(second,)]
-        # malformed rows (a hostile version name, a file name that leaves the directory) are refused the same way
+        assert rows(
+            pg_url,
+            f"SELECT policy_version FROM audit WHERE decision_id = '{decision}' "
+            "AND event IN ('decision', 'final')",
+        ) == [(second,)]
+        # malformed rows (a hostile version name, a file name that leaves the directory) are refused the same
+        # way
         for version, name in [("../../etc", "gate.pl"), ("goodname0000002", "../escape.pl")]:
             body = json.dumps({"files": [{"name": name, "text": ALLOW}]})
             with psycopg.connect(pg_url) as conn:
-                conn.execute("INSERT INTO rulebase_versions (version, replica, cause, body, at) "
-                             "VALUES (%s, 'operator', 'test', %s, 0)", (version, body))
-            hb = await asyncio.to_thread(wait_for, port_b, lambda h, v=version: v in h.get("policy_problem", ""))
+                conn.execute(
+                    "INSERT INTO rulebase_versions (version, replica, cause, body, at) "
+                    "VALUES (%s, 'operator', 'test', %s, 0)",
+                    (version, body),
+                )
+            hb = await asyncio.to_thread(
+                wait_for, port_b, lambda h, v=version: v in h.get("policy_problem", "")
+            )
             assert hb["policy"] == second, hb
         assert not list(tmp.rglob("escape.pl"))
 

@@ -1,4 +1,5 @@
-"""The policy and memory index on both backends (SQLite FTS5, PostgreSQL ``tsvector``); on PostgreSQL shared by
+"""The policy and memory index on both backends (SQLite FTS5, PostgreSQL ``tsvector``); on PostgreSQL shared
+by
 replicas: a memory stored through one replica is found through the other (its cached vectors follow), for its
 principal only, and two replicas indexing one document at once leave it indexed once."""
 
@@ -15,9 +16,11 @@ from sentinel_mcp.search.search_service import SearchService
 from sentinel_mcp.search.settings import SearchSettings
 from sentinel_mcp.search.shared_index import PassageTextRefused
 
-DOC = "# Baggage\nGold members get three free checked bags.\n\n# Refunds\nRefunds take ten days to reach the card.\n"
-PARAS = [Paragraph("airline", ("Baggage",), "Gold members get three free checked bags.", 2, 2),
-         Paragraph("airline", ("Refunds",), "Refunds take ten days to reach the card.", 5, 5)]
+DOC = "# Baggage\nGold members get three free checked bags.\n\n# Refunds\nRefunds take ten days to reach the card.\n"  # noqa: E501 (verbatim text)
+PARAS = [
+    Paragraph("airline", ("Baggage",), "Gold members get three free checked bags.", 2, 2),
+    Paragraph("airline", ("Refunds",), "Refunds take ten days to reach the card.", 5, 5),
+]
 
 
 def service(location: str) -> SearchService:
@@ -61,10 +64,13 @@ async def test_two_replicas_indexing_one_document_at_once_index_it_once(pg_url: 
     a, b = await service(pg_url).open(), await service(pg_url).open()
     for round_ in range(4):  # bounded by count; a new text each round
         text = DOC + f"\n{round_}"
-        await asyncio.gather(a.index_documents({"airline": PARAS}, {"airline": text}),
-                             b.index_documents({"airline": PARAS}, {"airline": text}))
+        await asyncio.gather(
+            a.index_documents({"airline": PARAS}, {"airline": text}),
+            b.index_documents({"airline": PARAS}, {"airline": text}),
+        )
         rows = await a.index.store.query(  # type: ignore[union-attr]
-            "SELECT count(*) FROM passages WHERE namespace = 'policy' AND source = 'airline'")
+            "SELECT count(*) FROM passages WHERE namespace = 'policy' AND source = 'airline'"
+        )
         assert rows[0][0] == len(PARAS)
     await a.close()
     await b.close()

@@ -1,4 +1,5 @@
-"""The storage seam's contract on both backends (SQLite file, real PostgreSQL): writes, reads, atomic single use,
+"""The storage seam's contract on both backends (SQLite file, real PostgreSQL): writes, reads, atomic single
+use,
 group commit, one job's error failing that job alone; the stores (facts, audit, nonces) on top of it."""
 
 from __future__ import annotations
@@ -15,8 +16,13 @@ from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.sqlite import SHARED
 
-KV = Schema("kv", {"sqlite": ["CREATE TABLE kv (k TEXT PRIMARY KEY, v REAL NOT NULL)"],
-                   "postgres": ["CREATE TABLE kv (k TEXT PRIMARY KEY, v DOUBLE PRECISION NOT NULL)"]})
+KV = Schema(
+    "kv",
+    {
+        "sqlite": ["CREATE TABLE kv (k TEXT PRIMARY KEY, v REAL NOT NULL)"],
+        "postgres": ["CREATE TABLE kv (k TEXT PRIMARY KEY, v DOUBLE PRECISION NOT NULL)"],
+    },
+)
 
 
 async def open_kv(location: str):  # type: ignore[no-untyped-def]
@@ -45,7 +51,9 @@ async def test_one_jobs_error_fails_that_job_alone_in_a_shared_commit(store_loca
     db = await open_kv(store_location)
     try:
         await db.write("INSERT INTO kv (k, v) VALUES (?, ?)", ("dup", 0.0))
-        jobs = [db.run([Statement("INSERT INTO kv (k, v) VALUES (?, ?)", (f"k{i}", float(i)))]) for i in range(40)]
+        jobs = [
+            db.run([Statement("INSERT INTO kv (k, v) VALUES (?, ?)", (f"k{i}", float(i)))]) for i in range(40)
+        ]
         jobs.insert(20, db.run([Statement("INSERT INTO kv (k, v) VALUES (?, ?)", ("dup", 1.0))]))
         results = await asyncio.gather(*jobs, return_exceptions=True)
         failed = [r for r in results if isinstance(r, BaseException)]
@@ -61,7 +69,9 @@ async def test_blocking_callers_and_many_rows(store_location: str) -> None:
     db = await open_kv(store_location)
     try:
         rows = [(f"m{i}", float(i)) for i in range(300)]
-        await asyncio.to_thread(db.run_blocking, [Statement("INSERT INTO kv (k, v) VALUES (?, ?)", rows, many=True)])
+        await asyncio.to_thread(
+            db.run_blocking, [Statement("INSERT INTO kv (k, v) VALUES (?, ?)", rows, many=True)]
+        )
         assert (await asyncio.to_thread(db.query_blocking, "SELECT count(*) FROM kv"))[0][0] == 300
         assert await db.probe()
     finally:
@@ -72,10 +82,26 @@ async def test_facts_on_both_backends(store_location: str) -> None:
     store = await FactStore(store_location).open()
     try:
         now = time.time()
-        await store.add([Fact(session="s1", predicate="owns", args=["u1", "R-1"], fact="owns(u1,'R-1')",
-                              provenance="observed", expires_at=now + 60),
-                         Fact(session="s1", predicate="old", args=["x"], fact="old(x)", provenance="seed",
-                              expires_at=now - 1)])
+        await store.add(
+            [
+                Fact(
+                    session="s1",
+                    predicate="owns",
+                    args=["u1", "R-1"],
+                    fact="owns(u1,'R-1')",
+                    provenance="observed",
+                    expires_at=now + 60,
+                ),
+                Fact(
+                    session="s1",
+                    predicate="old",
+                    args=["x"],
+                    fact="old(x)",
+                    provenance="seed",
+                    expires_at=now - 1,
+                ),
+            ]
+        )
         assert [f.fact for f in await store.valid("s1")] == ["owns(u1,'R-1')"]
         assert await store.known_values("s1", ["R-1", "R-2"]) == {"R-1"}
         await store.bind_context("s1", "res", "R-1")
@@ -94,8 +120,20 @@ async def test_facts_on_both_backends(store_location: str) -> None:
 async def test_audit_chains_on_both_backends(store_location: str) -> None:
     log = await AuditLog(store_location, chain="replica-a").open()  # type: ignore[arg-type]
     try:
-        ids = await asyncio.gather(*(log.write(AuditEntry(session="s", tool="t", decision="allow", outcome="ok",
-                                                         latency_ms=None if i % 2 else 1.5)) for i in range(30)))
+        ids = await asyncio.gather(
+            *(
+                log.write(
+                    AuditEntry(
+                        session="s",
+                        tool="t",
+                        decision="allow",
+                        outcome="ok",
+                        latency_ms=None if i % 2 else 1.5,
+                    )
+                )
+                for i in range(30)
+            )
+        )
         assert len(set(ids)) == 30
         assert {r["decision_id"] for r in await log.read(tail=50)} == set(ids)
         rows = await log.db.query("SELECT chain, rows FROM audit_head")
@@ -131,9 +169,12 @@ async def test_nonce_book_single_use_and_expiry(store_location: str) -> None:
         await release(db)
 
 
-@pytest.mark.parametrize("setting", ["postgresql://u:s3cr3t-pw@127.0.0.1:1/db", "postgresql://u:${PGPW}@127.0.0.1:1/db"])
+@pytest.mark.parametrize(
+    "setting", ["postgresql://u:s3cr3t-pw@127.0.0.1:1/db", "postgresql://u:${PGPW}@127.0.0.1:1/db"]
+)
 async def test_an_unreachable_server_fails_closed_and_never_shows_the_password(
-        setting: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    setting: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("PGPW", "s3cr3t-pw")
     db = open_database(setting, "kv-down")
     try:

@@ -1,4 +1,5 @@
-"""Make the console rig (and the identity rig it builds on) importable (the suite uses --import-mode=importlib)."""
+"""Make the console rig (and the identity rig it builds on) importable (the suite uses
+--import-mode=importlib)."""
 
 from pathlib import Path
 

@@ -65,7 +65,9 @@ class Browser:
         if csrf == "page":
             csrf = csrf_of(await self.page("/console/inbox"))
         body = {**data, **({"csrf": csrf} if csrf is not None else {})}
-        return await self.http.post(self.base + path, data=body, headers={"origin": self.base, **(headers or {})})
+        return await self.http.post(
+            self.base + path, data=body, headers={"origin": self.base, **(headers or {})}
+        )
 
     async def wait_items(self, n: int = 1, timeout: float = 30) -> str:
         for _ in range(int(timeout * 10)):
@@ -81,8 +83,11 @@ async def signed_in(base: str, token: str) -> AsyncIterator[Browser]:
     async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
         form = await http.get(f"{base}/console/login")
         assert form.status_code == 200, (form.status_code, form.text[:2000])
-        r = await http.post(f"{base}/console/login", data={"csrf": csrf_of(form.text), "token": token},
-                            headers={"origin": base})
+        r = await http.post(
+            f"{base}/console/login",
+            data={"csrf": csrf_of(form.text), "token": token},
+            headers={"origin": base},
+        )
         assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.text[:500]
         yield Browser(base, http)
 
@@ -98,7 +103,7 @@ async def mcp_client(base: str, token: str, mode: str = "legacy") -> AsyncIterat
 def answer_fields(page: str, item_id: str) -> dict[str, str]:
     """Values for every field of an item's form: the first option of a choice, text for text."""
     start = page.index(f'action="/console/inbox/{html.escape(item_id, quote=True)}"')
-    form = page[start:page.index("</form>", start)]
+    form = page[start : page.index("</form>", start)]
     out = {}
     for name in FIELD.findall(form):
         select = re.search(rf'<select[^>]*name="{re.escape(name)}"[^>]*>(.*?)</select>', form, re.S)

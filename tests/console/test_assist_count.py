@@ -1,4 +1,5 @@
-"""The console's live count of help requests: counted by the store (SQL COUNT), not by the first page of rows."""
+"""The console's live count of help requests: counted by the store (SQL COUNT), not by the first page of rows.
+"""
 
 from __future__ import annotations
 

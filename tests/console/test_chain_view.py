@@ -12,8 +12,16 @@ from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 
 async def write(log: AuditLog, n: int, start: int = 0) -> None:
     for i in range(start, start + n):
-        await log.write(AuditEntry(session="s", principal="alice", tool=f"t{i}", decision="allow", outcome="ok",
-                                   timings={"guard": 1.0, "fetch": 0.0, "ask": 0.0, "forward": 2.0}))
+        await log.write(
+            AuditEntry(
+                session="s",
+                principal="alice",
+                tool=f"t{i}",
+                decision="allow",
+                outcome="ok",
+                timings={"guard": 1.0, "fetch": 0.0, "ask": 0.0, "forward": 2.0},
+            )
+        )
 
 
 def status(found: dict, log: AuditLog, row_id: int) -> str:
@@ -34,7 +42,11 @@ async def test_incremental_full_and_truncated(tmp_path, monkeypatch):
         monkeypatch.setattr(chain_view, "FULL_EVERY", -1.0)
         await write(log, 1, 8)
         found = await chain_view.statuses(tmp_path / "audit.db")
-        assert [status(found, log, i) for i in (2, 3, 9)] == ["verified", "broken at row 3", "broken at row 3"]
+        assert [status(found, log, i) for i in (2, 3, 9)] == [
+            "verified",
+            "broken at row 3",
+            "broken at row 3",
+        ]
         await log.db.write("UPDATE audit SET decision = 'allow' WHERE id = 3")
         await write(log, 1, 9)
         assert (await chain_view.statuses(tmp_path / "audit.db"))[log.chain].problem is None
@@ -45,7 +57,10 @@ async def test_incremental_full_and_truncated(tmp_path, monkeypatch):
         await write(log, 1, 11)
         found = await chain_view.statuses(tmp_path / "audit.db")
         [(last,)] = await log.db.query("SELECT max(id) FROM audit")
-        assert status(found, log, last - 1) == f"broken at row {last - 1}" and status(found, log, 2) == "verified"
+        assert (
+            status(found, log, last - 1) == f"broken at row {last - 1}"
+            and status(found, log, 2) == "verified"
+        )
         # rows deleted at the end
         chain_view._CACHE.clear()
         await log.db.write("DELETE FROM audit WHERE id = (SELECT max(id) FROM audit)")

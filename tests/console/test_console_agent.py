@@ -1,10 +1,12 @@
-"""The phone agent in the console, through a real gateway (HTTP on 127.0.0.1, A2A and the console mounted) on the
+"""The phone agent in the console, through a real gateway (HTTP on 127.0.0.1, A2A and the console mounted) on
+the
 simulated phone, with a scripted model behind a real OpenAI-compatible endpoint:
 
 - a run started by a client that cannot elicit waits for the device's risky-action question in the inbox; the
   person's answer there continues it; no answer in time refuses the step and stops the run with the reason;
 - an A2A peer's run asks the phone's owner, never the peer (not even the peer's own console);
-- the Agent page lists a principal's own runs only, with each step (what was seen, decided, called, the guard's
+- the Agent page lists a principal's own runs only, with each step (what was seen, decided, called, the
+guard's
   answer, the result, timing) linked to its audit row; hostile screen/model text is inert;
 - the inbox's answer form: another principal's item is "not found", CSRF and cross-site posts are refused,
   answers are strictly typed;
@@ -61,25 +63,47 @@ def hostile_bank(body: dict) -> str:
 
 
 @contextlib.asynccontextmanager
-async def phone_gateway(tmp_path: Path, model: ScriptedModelServer, device: dict | None = None,
-                        ask_seconds: float = ASK_SECONDS, **agent: object):
+async def phone_gateway(
+    tmp_path: Path,
+    model: ScriptedModelServer,
+    device: dict | None = None,
+    ask_seconds: float = ASK_SECONDS,
+    **agent: object,
+):
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    raw = {"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path), "builtins": ["device", "agent"],
-        "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
-        "device": {"backend": "simulated", "risk_classifier": False, **(device or {})},
-        "agent": {"backend": "openai", "a2a_peers": ["rover"],
-                  "openai": {"timeout": 5.0, "backoff_base": 0.01, "max_attempts": 2, "model": "scripted-1"}}
-        | agent,
-        "console": {"ask_seconds": ask_seconds, "hold_seconds": 5},
-        "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB},
-                       {"name": "rover", "token": ROVER}],
-        "a2a": {"name": f"sentinel-agent-{uuid.uuid4().hex[:8]}", "advertise": False, "interfaces": LOOPBACK}}}
+    raw = {
+        "mcpServers": {},
+        "sentinel": {
+            "data_dir": str(tmp_path),
+            "builtins": ["device", "agent"],
+            "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
+            "device": {"backend": "simulated", "risk_classifier": False, **(device or {})},
+            "agent": {
+                "backend": "openai",
+                "a2a_peers": ["rover"],
+                "openai": {"timeout": 5.0, "backoff_base": 0.01, "max_attempts": 2, "model": "scripted-1"},
+            }
+            | agent,
+            "console": {"ask_seconds": ask_seconds, "hold_seconds": 5},
+            "principals": [
+                {"name": "alice", "token": ALICE},
+                {"name": "bob", "token": BOB},
+                {"name": "rover", "token": ROVER},
+            ],
+            "a2a": {
+                "name": f"sentinel-agent-{uuid.uuid4().hex[:8]}",
+                "advertise": False,
+                "interfaces": LOOPBACK,
+            },
+        },
+    }
     config = parse_config(raw, source="<test>", base_dir=tmp_path)
     auth = http_auth_for(config)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator)
+    app, holder = build_http_app(
+        running_gateway(config), host="127.0.0.1", port=port, auth=auth.authenticator
+    )
     mount_a2a(app, holder, config, "127.0.0.1", port, auth.owner_token)
     mount_console(app, holder, auth.authenticator, config)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
@@ -143,12 +167,20 @@ async def test_a_non_eliciting_callers_run_is_answered_in_the_inbox_and_traced(t
             r = await bob.post(f"/console/inbox/{item}", {"decision": "approve"})
             assert r.status_code == 404
             # the form needs the principal's own CSRF token, from this site, and a decision it knows
-            assert (await alice.post(f"/console/inbox/{item}", {"decision": "approve"}, csrf=None)).status_code == 403
+            assert (
+                await alice.post(f"/console/inbox/{item}", {"decision": "approve"}, csrf=None)
+            ).status_code == 403
             bob_token = csrf_of_page = await csrf(bob)
-            assert (await alice.post(f"/console/inbox/{item}", {"decision": "approve"},
-                                     csrf=bob_token)).status_code == 403
-            assert (await alice.post(f"/console/inbox/{item}", {"decision": "approve"},
-                                     headers={"origin": "http://evil.example"})).status_code == 403
+            assert (
+                await alice.post(f"/console/inbox/{item}", {"decision": "approve"}, csrf=bob_token)
+            ).status_code == 403
+            assert (
+                await alice.post(
+                    f"/console/inbox/{item}",
+                    {"decision": "approve"},
+                    headers={"origin": "http://evil.example"},
+                )
+            ).status_code == 403
             for bad in ("yes", "true", "1", "approve "):
                 assert (await alice.post(f"/console/inbox/{item}", {"decision": bad})).status_code == 400
             assert phone_of(holder).screen == "bank_login"  # nothing went ahead meanwhile
@@ -178,7 +210,9 @@ async def test_a_non_eliciting_callers_run_is_answered_in_the_inbox_and_traced(t
             # hostile model/screen text is text, never markup
             assert "<script>" not in trace and "<img src=x" not in trace and "<b>now</b>" not in trace
             assert "&lt;script&gt;alert(1)&lt;/script&gt;" in trace
-            assert SCREEN_ATTACK not in trace and html.escape(SCREEN_ATTACK) in trace  # screen text, shown as text
+            assert (
+                SCREEN_ATTACK not in trace and html.escape(SCREEN_ATTACK) in trace
+            )  # screen text, shown as text
             # each acting step links to its own audit row, readable by its principal only
             links = re.findall(r'href="(/console/agent/audit/[^"]+)"', trace)
             assert len(links) == 2  # the two taps; "done" calls nothing
@@ -198,7 +232,9 @@ async def test_no_answer_in_time_refuses_the_step_and_withdraws_the_question(tmp
             [item] = items_of(page)
             result = await asyncio.wait_for(run, ASK_SECONDS + 60)
             assert result.is_error and result.structured_content["status"] == "refused"
-            assert "console inbox in time" in result.structured_content["reason"], result.structured_content["reason"]
+            assert "console inbox in time" in result.structured_content["reason"], result.structured_content[
+                "reason"
+            ]
             assert phone_of(holder).screen == "bank_login"
             # the question is gone: a late answer lets nothing pass
             assert items_of(await alice.page("/console/inbox")) == []
@@ -209,21 +245,35 @@ async def test_no_answer_in_time_refuses_the_step_and_withdraws_the_question(tmp
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_non_eliciting_clients_own_risky_tap_is_asked_in_its_inbox(tmp_path, model, mode):
-    """No agent: the client's own device__click; the firewall's one question waits in the client principal's inbox
+    """No agent: the client's own device__click; the firewall's one question waits in the client principal's
+    inbox
     (both protocol eras); a denial there is the person's "no", and the tap never happens."""
     from tests.device.device_helpers import element, snapshot_id
 
     async with phone_gateway(tmp_path, model) as (base, _owner, holder):
-        async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob, \
-                mcp_client(base, ALICE, mode=mode) as c:
+        async with (
+            signed_in(base, ALICE) as alice,
+            signed_in(base, BOB) as bob,
+            mcp_client(base, ALICE, mode=mode) as c,
+        ):
             home = await c.call_tool("device__screen_read", {})
-            bank = await c.call_tool("device__click", {"element_id": element(home, text="Bank")["id"],
-                                                       "snapshot_id": snapshot_id(home)})
-            assert not bank.is_error and items_of(await alice.page("/console/inbox")) == []  # navigation: no question
-            tap = asyncio.create_task(c.call_tool("device__click", {
-                "element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)}))
+            bank = await c.call_tool(
+                "device__click",
+                {"element_id": element(home, text="Bank")["id"], "snapshot_id": snapshot_id(home)},
+            )
+            assert (
+                not bank.is_error and items_of(await alice.page("/console/inbox")) == []
+            )  # navigation: no question
+            tap = asyncio.create_task(
+                c.call_tool(
+                    "device__click",
+                    {"element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)},
+                )
+            )
             page = await alice.wait_items(1)
-            assert BANK_QUESTION in html.unescape(page) and "e-" not in html.unescape(page).split("Tap")[1][:90]
+            assert (
+                BANK_QUESTION in html.unescape(page) and "e-" not in html.unescape(page).split("Tap")[1][:90]
+            )
             [item] = items_of(page)
             assert items_of(await bob.page("/console/inbox")) == []
             assert (await alice.post(f"/console/inbox/{item}", {"decision": "deny"})).status_code == 303
@@ -234,11 +284,13 @@ async def test_a_non_eliciting_clients_own_risky_tap_is_asked_in_its_inbox(tmp_p
 
 async def test_a_runs_consent_question_is_answered_in_the_inbox_too(tmp_path, model):
     """The guard's own question during a step (the consent to read messages), not only the device's."""
+
     def read_sms(body):
         return json.dumps({"tool": "device__sms_list", "arguments": {"limit": 1}})
 
     def report(body):
         return act("done", screen_of(body)[0], text="read")
+
     model.script("unknown", read_sms, report)
     async with phone_gateway(tmp_path, model, tools=["device__sms_list"]) as (base, _owner, _holder):
         async with signed_in(base, ALICE) as alice, mcp_client(base, ALICE) as c:
@@ -258,13 +310,23 @@ async def test_the_question_leaves_the_inbox_when_the_device_stops_waiting(tmp_p
     question is withdrawn at once (an answer given after it would count for nothing)."""
     from tests.device.device_helpers import element, snapshot_id
 
-    async with phone_gateway(tmp_path, model, device={"confirm_timeout": 2}, ask_seconds=600) as (base, _o, holder):
+    async with phone_gateway(tmp_path, model, device={"confirm_timeout": 2}, ask_seconds=600) as (
+        base,
+        _o,
+        holder,
+    ):
         async with signed_in(base, ALICE) as alice, mcp_client(base, ALICE) as c:
             home = await c.call_tool("device__screen_read", {})
-            bank = await c.call_tool("device__click", {"element_id": element(home, text="Bank")["id"],
-                                                       "snapshot_id": snapshot_id(home)})
-            tap = asyncio.create_task(c.call_tool("device__click", {
-                "element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)}))
+            bank = await c.call_tool(
+                "device__click",
+                {"element_id": element(home, text="Bank")["id"], "snapshot_id": snapshot_id(home)},
+            )
+            tap = asyncio.create_task(
+                c.call_tool(
+                    "device__click",
+                    {"element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)},
+                )
+            )
             [item] = items_of(await alice.wait_items(1))
             result = await asyncio.wait_for(tap, 60)
             assert result.is_error and "no answer within 2s" in result.content[0].text
@@ -279,8 +341,12 @@ async def test_the_question_leaves_the_inbox_when_the_device_stops_waiting(tmp_p
 
 async def a2a_send(http, base: str, text: str) -> dict:
     """SendMessage (it returns once the task ends or waits on its peer)."""
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-            "params": {"message": user_message({"text": text})}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {"message": user_message({"text": text})},
+    }
     reply = (await http.post(base + "/a2a", json=body)).json()
     return reply["result"]["task"]
 
@@ -288,8 +354,11 @@ async def a2a_send(http, base: str, text: str) -> dict:
 async def test_a_peers_run_asks_the_owner_and_the_peer_cannot_answer(tmp_path, model):
     model.script("unknown", hostile_bank, hostile_bank, hostile_bank)
     async with phone_gateway(tmp_path, model) as (base, owner_token, holder):
-        async with signed_in(base, owner_token) as owner, signed_in(base, ROVER) as rover, \
-                httpx2.AsyncClient(headers={"Authorization": f"Bearer {ROVER}"}, timeout=60) as peer:
+        async with (
+            signed_in(base, owner_token) as owner,
+            signed_in(base, ROVER) as rover,
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {ROVER}"}, timeout=60) as peer,
+        ):
             sent = asyncio.create_task(a2a_send(peer, base, "sign in to my bank"))
             page = await owner.wait_items(1, timeout=30)
             [item] = items_of(page)
@@ -361,7 +430,8 @@ async def test_the_agent_page_follows_a_run_live_in_a_browser_and_runs_no_screen
             # the open trace page shows the run's end by itself
             await page.wait_for_selector("#step-3", timeout=30_000)
             await page.wait_for_function(
-                "document.getElementById('run-status').textContent.indexOf('completed') === 0", timeout=30_000)
+                "document.getElementById('run-status').textContent.indexOf('completed') === 0", timeout=30_000
+            )
             assert HOSTILE in await page.text_content("#step-1")  # shown as text...
             assert SCREEN_ATTACK in await page.text_content("#step-1 .observed")
             assert await page.locator("#step-1 script, #step-1 img").count() == 0  # ...never as markup

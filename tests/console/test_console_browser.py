@@ -15,14 +15,17 @@ from tests.console.console_rig import ALICE, console_config, http_sentinel, mcp_
 
 pytestmark = pytest.mark.timeout(180)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-# the README's screenshots are refreshed on request only (SENTINEL_SCREENSHOTS=1), so a test run leaves the tree clean
+# the README's screenshots are refreshed on request only (SENTINEL_SCREENSHOTS=1), so a test run leaves the
+# tree clean
 DOC_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
 FLIP = ("booking_status(B, confirmed)", "booking_status(B, pending)")
 
 
 @pytest.fixture
 def browser_page():
-    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is a dev dependency (make setup)")
+    playwright = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is a dev dependency (make setup)"
+    )
     if CHROMIUM is None:
         pytest.skip("no chromium executable (make test installs Debian's chromium)")
     return playwright
@@ -65,7 +68,9 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
                     done, _pending = await asyncio.wait({call}, timeout=3)
                     if done:
                         break
-                    await page.goto(f"{base}/console/inbox")  # the new round may have come during the redirect
+                    await page.goto(
+                        f"{base}/console/inbox"
+                    )  # the new round may have come during the redirect
                     await page.wait_for_selector("li.item", timeout=30_000)
                     for box in await page.locator("li.item input[type=checkbox]").all():
                         await box.check()
@@ -74,8 +79,9 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
                 assert not result.is_error and "cancelled" in text(result)  # the tool ran
                 await page.wait_for_selector("#inbox-empty")
 
-                call = asyncio.create_task(client.call_tool("bk__merge_bookings",
-                                                            {"first": "BK-456", "second": "BK-111"}))
+                call = asyncio.create_task(
+                    client.call_tool("bk__merge_bookings", {"first": "BK-456", "second": "BK-111"})
+                )
                 await page.wait_for_selector("li.item", timeout=30_000)
                 await page.click("li.item button.deny")
                 result = await asyncio.wait_for(call, 60)
@@ -100,7 +106,8 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
             await page.wait_for_load_state()
             assert await page.locator("table.facts tr", has_text="cancel_reason").count() == 0
 
-            # policy -> what-if: a candidate that lets only pending bookings be cancelled flips the recorded allow
+            # policy -> what-if: a candidate that lets only pending bookings be cancelled flips the recorded
+            # allow
             await page.goto(f"{base}/console/policy?file=bookings.pl")
             candidate = (await page.input_value("#candidate-text")).replace(*FLIP)
             await page.fill("#candidate-text", candidate)

@@ -1,4 +1,5 @@
-"""The newer console pages in a real headless Chromium at 360 px, keyboard only: the policy editor's live check
+"""The newer console pages in a real headless Chromium at 360 px, keyboard only: the policy editor's live
+check
 (as the person types) and its plain Check button, the version history and its diff, the Builds page and a
 build; no page scrolls sideways. Screenshots go to docs/console/ with SENTINEL_SCREENSHOTS=1."""
 

@@ -19,7 +19,11 @@ from sentinel_mcp.swarm.state import SwarmStore
 from sentinel_mcp.swarm.workspace import Workspace
 
 pytestmark = pytest.mark.timeout(180)
-ALICE_TASK, BOB_TASK, RUNNING_TASK = "t20260101-000000-aaaaaa", "t20260101-000001-bbbbbb", "t20260101-000002-cccccc"
+ALICE_TASK, BOB_TASK, RUNNING_TASK = (
+    "t20260101-000000-aaaaaa",
+    "t20260101-000001-bbbbbb",
+    "t20260101-000002-cccccc",
+)
 XSS_STEP = '<script>alert("step")</script>'
 XSS_FILE = '"><img src=x onerror=alert(1)>.kt'
 
@@ -27,8 +31,11 @@ XSS_FILE = '"><img src=x onerror=alert(1)>.kt'
 async def seed(root: Path) -> None:
     root.mkdir(parents=True, exist_ok=True)
     async with SwarmStore(root / "swarm.db") as store:
-        for task_id, who, name in ((ALICE_TASK, "alice", "Notes<b>"), (BOB_TASK, "bob", "BobSecretApp"),
-                                   (RUNNING_TASK, "alice", "Running")):
+        for task_id, who, name in (
+            (ALICE_TASK, "alice", "Notes<b>"),
+            (BOB_TASK, "bob", "BobSecretApp"),
+            (RUNNING_TASK, "alice", "Running"),
+        ):
             ws = Workspace(root / task_id).create()
             await store.create_task(task_id, {"app_name": name}, ws.root, principal=who, backend="scripted")
             await store.set_plan(task_id, {"steps": [{"file": "a"}, {"file": "b"}, {"file": "c"}]})
@@ -37,7 +44,9 @@ async def seed(root: Path) -> None:
         await store.record_step(ALICE_TASK, 2, 2, "app/Other.kt", "ACCEPTED", [], [], 5)
         await store.set_state(ALICE_TASK, "FAILED", error="<img src=y onerror=alert(2)> stopped")
         await store.set_state(RUNNING_TASK, "EXECUTING")
-    Workspace(root / ALICE_TASK).write_file("app/Main.kt", "fun main() = println(\"</pre><script>x()</script>\u202e\")")
+    Workspace(root / ALICE_TASK).write_file(
+        "app/Main.kt", 'fun main() = println("</pre><script>x()</script>\u202e")'
+    )
     (root / ALICE_TASK / XSS_FILE).write_text("hostile name")  # a build tool may name files anything
     Workspace(root / BOB_TASK).write_file("secret.txt", "bob's secret")
     (root / ALICE_TASK / "leak.txt").symlink_to(root / BOB_TASK / "secret.txt")  # a link out of the workspace
@@ -52,13 +61,24 @@ async def test_builds_are_per_principal_and_never_markup(tmp_path):
     with http_sentinel(cfg) as (base, _):
         async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob:
             page = await alice.page("/console/builds")
-            assert ALICE_TASK in page and RUNNING_TASK in page and BOB_TASK not in page and "BobSecretApp" not in page
-            assert 'http-equiv="refresh"' in page  # one build runs: the page refreshes itself, no script needed
+            assert (
+                ALICE_TASK in page
+                and RUNNING_TASK in page
+                and BOB_TASK not in page
+                and "BobSecretApp" not in page
+            )
+            assert (
+                'http-equiv="refresh"' in page
+            )  # one build runs: the page refreshes itself, no script needed
             assert "2 / 3 steps" in page and "Notes&lt;b&gt;" in page
             detail = await alice.page(f"/console/builds/{ALICE_TASK}")
-            assert 'id="build-progress">2 / 3<' in detail and "app/Main.kt" in detail and "leak.txt" not in detail
+            assert (
+                'id="build-progress">2 / 3<' in detail
+                and "app/Main.kt" in detail
+                and "leak.txt" not in detail
+            )
             assert 'http-equiv="refresh"' not in detail  # it has ended
-            main = detail[detail.index("<main"):]
+            main = detail[detail.index("<main") :]
             for raw in ("<script>alert", "<img src=x", "<img src=y", "<b>"):
                 assert raw not in main, raw
             assert html.escape(XSS_STEP, quote=False) in main or "&lt;script&gt;" in main
@@ -68,7 +88,7 @@ async def test_builds_are_per_principal_and_never_markup(tmp_path):
             for link in links:
                 r = await alice.get(html.unescape(link))
                 assert r.status_code == 200, (link, r.text[:300])
-                assert "<script>x()" not in r.text and "<img src=x" not in r.text[r.text.index("<main"):]
+                assert "<script>x()" not in r.text and "<img src=x" not in r.text[r.text.index("<main") :]
             shown = await alice.page(f"/console/builds/{ALICE_TASK}/files/app/Main.kt")
             assert "&lt;/pre&gt;&lt;script&gt;" in shown and "\u202e" not in shown
             # bob: alice's builds are not there, by list, by id, or by file
@@ -77,16 +97,32 @@ async def test_builds_are_per_principal_and_never_markup(tmp_path):
                 r = await bob.get(path)
                 assert r.status_code == 404 and "fun main" not in r.text, path
             # alice: bob's build is as unknown as a made-up one
-            for path in (f"/console/builds/{BOB_TASK}", f"/console/builds/{BOB_TASK}/files/secret.txt",
-                         "/console/builds/t20260101-000009-ffffff", "/console/builds/%2e%2e",
-                         "/console/builds/%2e%2e%2fswarm.db"):
+            for path in (
+                f"/console/builds/{BOB_TASK}",
+                f"/console/builds/{BOB_TASK}/files/secret.txt",
+                "/console/builds/t20260101-000009-ffffff",
+                "/console/builds/%2e%2e",
+                "/console/builds/%2e%2e%2fswarm.db",
+            ):
                 r = await alice.get(path)
-                assert r.status_code == 404 and "bob&#39;s secret" not in r.text and "bob's secret" not in r.text, path
+                assert (
+                    r.status_code == 404 and "bob&#39;s secret" not in r.text and "bob's secret" not in r.text
+                ), path
             # traversal out of alice's own workspace, in many spellings: never bob's file, the store, or /etc
-            for rel in ("../" + BOB_TASK + "/secret.txt", "%2e%2e/" + BOB_TASK + "/secret.txt",
-                        "%2e%2e%2f" + BOB_TASK + "%2fsecret.txt", "..%2f..%2fswarm.db", "%2fetc%2fpasswd",
-                        "/etc/passwd", "leak.txt", "app/../leak.txt", "..%5c" + BOB_TASK + "%5csecret.txt",
-                        "app%00/Main.kt", "app//Main.kt", "~/.ssh/id_rsa"):
+            for rel in (
+                "../" + BOB_TASK + "/secret.txt",
+                "%2e%2e/" + BOB_TASK + "/secret.txt",
+                "%2e%2e%2f" + BOB_TASK + "%2fsecret.txt",
+                "..%2f..%2fswarm.db",
+                "%2fetc%2fpasswd",
+                "/etc/passwd",
+                "leak.txt",
+                "app/../leak.txt",
+                "..%5c" + BOB_TASK + "%5csecret.txt",
+                "app%00/Main.kt",
+                "app//Main.kt",
+                "~/.ssh/id_rsa",
+            ):
                 r = await alice.http.get(f"{base}/console/builds/{ALICE_TASK}/files/{rel}")
                 assert r.status_code in (404, 400), (rel, r.status_code)
                 assert "bob's secret" not in r.text and "root:" not in r.text and "SQLite" not in r.text, rel

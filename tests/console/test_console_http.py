@@ -1,7 +1,8 @@
 """The console over real HTTP against a real Sentinel (subprocess): the inbox answers non-eliciting clients'
 questions (held calls complete, retries pass, denials end the call), every principal sees and answers only its
 own items, forms need the principal's CSRF token, nothing hostile is ever rendered as markup, activity opens
-proofs, facts can be revoked, and the what-if replay (page and command) finds the decision a new rule flips."""
+proofs, facts can be revoked, and the what-if replay (page and command) finds the decision a new rule flips.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +15,20 @@ import uuid
 
 import httpx2
 import pytest
-from tests.console.console_rig import (ALICE, BOB, CAROL, answer_fields, answer_rounds, console_config, csrf_of, http_sentinel,
-                         items_of, mcp_client, signed_in, text)
+from tests.console.console_rig import (
+    ALICE,
+    BOB,
+    CAROL,
+    answer_fields,
+    answer_rounds,
+    console_config,
+    csrf_of,
+    http_sentinel,
+    items_of,
+    mcp_client,
+    signed_in,
+    text,
+)
 from tests.identity.identity_rig import env_for
 
 pytestmark = pytest.mark.timeout(180)
@@ -49,8 +62,16 @@ async def watching(base: str, token: str) -> tuple[asyncio.Task, httpx2.AsyncCli
 async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
     base, _ = sentinel
     async with httpx2.AsyncClient(timeout=30) as http:
-        for path in ("/console", "/console/", "/console/inbox", "/console/activity", "/console/activity/1",
-                     "/console/sessions", "/console/policy", "/console/events"):
+        for path in (
+            "/console",
+            "/console/",
+            "/console/inbox",
+            "/console/activity",
+            "/console/activity/1",
+            "/console/sessions",
+            "/console/policy",
+            "/console/events",
+        ):
             r = await http.get(base + path)
             for _ in range(3):  # redirects only, ending at the sign-in form
                 assert r.status_code in (303, 307), (path, r.status_code)
@@ -59,8 +80,13 @@ async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
                     break
                 r = await http.get(where if where.startswith("http") else base + where)
             assert where == "/console/login", path
-        for path in ("/console/inbox/x", "/console/policy/whatif", "/console/sessions/alice/x/revoke",
-                     "/console/consents/revoke", "/console/logout"):
+        for path in (
+            "/console/inbox/x",
+            "/console/policy/whatif",
+            "/console/sessions/alice/x/revoke",
+            "/console/consents/revoke",
+            "/console/logout",
+        ):
             r = await http.post(base + path, data={"csrf": "0" * 64})
             assert r.status_code == 401, path
         for bad in ("Bearer nope-not-a-token-at-all", "Bearer x", "Basic YWxpY2U6eA==", f"bearer {ALICE}x"):
@@ -68,7 +94,9 @@ async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
             assert r.status_code == 303 and r.headers["location"] == "/console/login", bad
         r = await http.get(base + "/console/inbox", headers={"host": "evil.example:80"})
         assert r.status_code == 421
-        r = await http.post(base + "/console/login", data={"token": ALICE}, headers={"origin": "http://evil.example"})
+        r = await http.post(
+            base + "/console/login", data={"token": ALICE}, headers={"origin": "http://evil.example"}
+        )
         assert r.status_code == 403
         # the login form itself: its token is bound to a cookie set with the form (no cookie, no sign-in)
         form = await http.get(base + "/console/login")
@@ -78,14 +106,22 @@ async def test_no_token_foreign_host_and_origin_are_refused(sentinel):
             assert r.status_code == 403 and "console" not in r.cookies
         r = await http.post(base + "/console/login", data={"csrf": stolen, "token": "wrong-token-0123456789"})
         assert r.status_code == 401 and "sentinel_console" not in r.cookies
-        r = await http.post(base + "/console/login", data={"csrf": stolen, "token": ALICE},
-                            headers={"sec-fetch-site": "cross-site"})
+        r = await http.post(
+            base + "/console/login",
+            data={"csrf": stolen, "token": ALICE},
+            headers={"sec-fetch-site": "cross-site"},
+        )
         assert r.status_code == 403
         # the session cookie is HttpOnly, SameSite=Strict, scoped to the console
         form = await http.get(base + "/console/login")
         r = await http.post(base + "/console/login", data={"csrf": csrf_of(form.text), "token": ALICE})
         cookie = r.headers["set-cookie"].lower()
-        assert r.status_code == 303 and "httponly" in cookie and "samesite=strict" in cookie and "path=/console" in cookie
+        assert (
+            r.status_code == 303
+            and "httponly" in cookie
+            and "samesite=strict" in cookie
+            and "path=/console" in cookie
+        )
         assert ALICE not in r.headers["set-cookie"]
         page = await http.get(base + "/console/inbox")
         assert page.status_code == 200 and "alice" in page.text
@@ -105,15 +141,24 @@ async def test_held_call_approved_and_denied_from_the_inbox_only_by_its_principa
             # bob: does not see it, cannot answer it (by its id, with his own valid token)
             bob_page = await bob.page("/console/inbox")
             assert item not in bob_page and "BK-789" not in bob_page
-            r = await bob.post(f"/console/inbox/{item}", {"decision": "approve", **answer_fields(page, item)},
-                               csrf=csrf_of(bob_page))
+            r = await bob.post(
+                f"/console/inbox/{item}",
+                {"decision": "approve", **answer_fields(page, item)},
+                csrf=csrf_of(bob_page),
+            )
             assert r.status_code == 404
             # alice: no token, a forged one, bob's: refused, nothing answered
             fields = {"decision": "approve", **answer_fields(page, item)}
             real = csrf_of(page)
             # one character changed (never "changed" to itself: a token may end in 0)
-            for forged in (None, "", "0" * 64, csrf_of(bob_page), real.upper(), real[:-1] + ("1" if real[-1] == "0"
-                                                                                               else "0")):
+            for forged in (
+                None,
+                "",
+                "0" * 64,
+                csrf_of(bob_page),
+                real.upper(),
+                real[:-1] + ("1" if real[-1] == "0" else "0"),
+            ):
                 r = await alice.post(f"/console/inbox/{item}", fields, csrf=forged)
                 assert r.status_code == 403, forged
             r = await alice.post(f"/console/inbox/{item}", fields, headers={"sec-fetch-site": "cross-site"})
@@ -131,7 +176,9 @@ async def test_held_call_approved_and_denied_from_the_inbox_only_by_its_principa
             assert r.status_code == 404
 
             # deny: the call ends, declined, nothing remembered
-            call = asyncio.create_task(c.call_tool("bk__merge_bookings", {"first": "BK-456", "second": "BK-111"}))
+            call = asyncio.create_task(
+                c.call_tool("bk__merge_bookings", {"first": "BK-456", "second": "BK-111"})
+            )
             page = await alice.wait_items(1)
             [item] = items_of(page)
             assert "Merge BK-456 into BK-111?" in page
@@ -162,9 +209,17 @@ async def test_unwatched_call_is_blocked_at_once_and_the_retry_passes_after_an_a
         assert once.is_error
 
 
-XSS = ['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>', "'><svg/onload=alert(1)>",
-       '</textarea><script>alert(2)</script>', '{{7*7}}{% raw %}', 'javascript:alert(1)',
-       '<a href="javascript:alert(3)">x</a>', '\u202e<b>evil</b>\u200b', '&lt;script&gt;']
+XSS = [
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(1)>',
+    "'><svg/onload=alert(1)>",
+    "</textarea><script>alert(2)</script>",
+    "{{7*7}}{% raw %}",
+    "javascript:alert(1)",
+    '<a href="javascript:alert(3)">x</a>',
+    "\u202e<b>evil</b>\u200b",
+    "&lt;script&gt;",
+]
 
 
 async def test_hostile_text_is_never_markup(sentinel):
@@ -181,7 +236,7 @@ async def test_hostile_text_is_never_markup(sentinel):
             task.cancel()
         pages = [inbox, await carol_activity(base)]
     for page in pages:
-        body = page[page.index("<main"):]
+        body = page[page.index("<main") :]
         assert "<script>alert" not in body and "<img src=x" not in body and "<svg" not in body
         assert "onerror=alert(1)>" not in body and '<a href="javascript' not in body and "<b>evil" not in body
     assert "{{7*7}}" in html.unescape(pages[1])  # shown as text, never evaluated
@@ -200,7 +255,7 @@ async def test_activity_filters_proofs_and_isolation(sentinel):
         page = await alice.page("/console/activity?tool=cancel&decision=allow")
         ids = re.findall(r'href="/console/activity/([^"/]+)"', page)
         assert ids and "bk__cancel_booking" in page and "bk__merge_bookings" not in page
-        assert "bob" not in re.sub(r"<[^>]+>", "", page[page.index("<tbody"):])
+        assert "bob" not in re.sub(r"<[^>]+>", "", page[page.index("<tbody") :])
         proof = await alice.page(f"/console/activity/{ids[0]}")
         assert 'id="proof-tree"' in proof and "cancel_reason(&#39;BK-789&#39;,change_of_plan)" in proof
         assert "provenance: user" in proof and "confirmed: Cancel booking BK-789?" in proof
@@ -242,49 +297,96 @@ async def test_whatif_replay_flips_a_decision_on_the_page_and_the_command(sentin
     from tests.identity.identity_rig import BOOKINGS_PL
 
     original = BOOKINGS_PL.read_text()
-    flipped = original.replace(*BK_PL_FLIP).replace("booking_status(B, confirmed)", "booking_status(B, pending)")
+    flipped = original.replace(*BK_PL_FLIP).replace(
+        "booking_status(B, confirmed)", "booking_status(B, pending)"
+    )
     assert flipped != original
     async with signed_in(base, ALICE) as alice, signed_in(base, BOB) as bob:
         page = await alice.page("/console/policy?file=bookings.pl")
-        assert "No problems" in page or "class=\"problems\"" in page, page[page.index("<main"):][:3000]
+        assert "No problems" in page or 'class="problems"' in page, page[page.index("<main") :][:3000]
         r = await alice.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": flipped})
         assert r.status_code == 200, r.text[:1000]
-        report = r.text[r.text.index('id="whatif-report"'):]
+        report = r.text[r.text.index('id="whatif-report"') :]
         count = int(re.search(r'id="change-count">(\d+)<', r.text).group(1))
         assert count >= 1, re.sub(r"<[^>]+>", " ", report)[:4000]
-        assert count >= 1 and "bk__cancel_booking" in r.text and "only pending bookings can be cancelled" in r.text
+        assert (
+            count >= 1
+            and "bk__cancel_booking" in r.text
+            and "only pending bookings can be cancelled" in r.text
+        )
         # each changed call's two proofs, side by side, as trees (the one that allowed it names its facts)
-        change = report[report.index('class="card change"'):]
+        change = report[report.index('class="card change"') :]
         now, candidate = change.index('class="proof-now"'), change.index('class="proof-candidate"')
         assert '<ul class="tree">' in change[now:candidate] and '<ul class="tree">' in change[candidate:]
         assert "cancel_reason" in change[now:candidate]
         same = await alice.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": original})
         assert re.search(r'id="change-count">0<', same.text)
-        broken = await alice.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": "guard(x, ("})
+        broken = await alice.post(
+            "/console/policy/whatif", {"file": "bookings.pl", "candidate": "guard(x, ("}
+        )
         assert "does not load" in broken.text
         # bob replays only his own calls: alice's cancel is not his to see
         theirs = await bob.post("/console/policy/whatif", {"file": "bookings.pl", "candidate": flipped})
         assert "bk__cancel_booking" not in theirs.text.split('id="whatif-report"')[-1]
     new = tmp_path / "bookings.pl"
     new.write_text(flipped)
-    run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "replay", "--rulebase", str(new)],
-                         capture_output=True, text=True, timeout=120, env=env_for(cfg))
+    run = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "replay", "--rulebase", str(new)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env_for(cfg),
+    )
     assert run.returncode == 1, run.stdout + run.stderr
     assert "CHANGES" in run.stdout and "bk__cancel_booking" in run.stdout and "allow -> deny" in run.stdout
     new.write_text(original)
-    run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "replay", "--rulebase", str(new),
-                          "--since", "1h"], capture_output=True, text=True, timeout=120, env=env_for(cfg))
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sentinel_mcp",
+            "-c",
+            str(cfg),
+            "replay",
+            "--rulebase",
+            str(new),
+            "--since",
+            "1h",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env_for(cfg),
+    )
     assert run.returncode == 0 and "0 decision(s) would change" in run.stdout, run.stdout + run.stderr
 
 
 async def test_a2a_task_waiting_for_input_is_answered_in_the_console(sentinel):
     base, _ = sentinel
-    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"data": {
-        "type": "tool_call", "tool_call_id": "t1", "name": "tb__delete_thing", "args": {"name": "from-a2a"}}}]}
-    async with httpx2.AsyncClient(timeout=60) as http, signed_in(base, BOB) as bob, signed_in(base, ALICE) as alice:
-        reply = await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                                                      "params": {"message": message}},
-                                headers={"Authorization": f"Bearer {BOB}", "A2A-Version": "1.0"})
+    message = {
+        "messageId": str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": [
+            {
+                "data": {
+                    "type": "tool_call",
+                    "tool_call_id": "t1",
+                    "name": "tb__delete_thing",
+                    "args": {"name": "from-a2a"},
+                }
+            }
+        ],
+    }
+    async with (
+        httpx2.AsyncClient(timeout=60) as http,
+        signed_in(base, BOB) as bob,
+        signed_in(base, ALICE) as alice,
+    ):
+        reply = await http.post(
+            f"{base}/a2a",
+            json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}},
+            headers={"Authorization": f"Bearer {BOB}", "A2A-Version": "1.0"},
+        )
         task = reply.json()["result"]["task"]
         assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
         page = await bob.wait_items(1)
@@ -295,9 +397,11 @@ async def test_a2a_task_waiting_for_input_is_answered_in_the_console(sentinel):
         assert r.status_code == 404
         assert (await bob.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 303
         for _ in range(100):
-            got = await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 2, "method": "GetTask",
-                                                        "params": {"id": task["id"]}},
-                                  headers={"Authorization": f"Bearer {BOB}", "A2A-Version": "1.0"})
+            got = await http.post(
+                f"{base}/a2a",
+                json={"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": task["id"]}},
+                headers={"Authorization": f"Bearer {BOB}", "A2A-Version": "1.0"},
+            )
             state = got.json()["result"]["status"]["state"]
             if state not in ("TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED"):
                 break

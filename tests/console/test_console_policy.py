@@ -1,4 +1,5 @@
-"""The Policy page over real HTTP against a real Sentinel: every rulebase version loaded (start-up, hot reload,
+"""The Policy page over real HTTP against a real Sentinel: every rulebase version loaded (start-up, hot
+reload,
 a refused change) with hash, time, cause and loader, the difference between two versions, the hot-reload
 status, the editor's check (a plain form post, and the script's live request), and the what-if replay's two
 proofs side by side as trees. Hostile rule text is never markup; forms need the principal's CSRF token."""
@@ -17,7 +18,7 @@ from tests.identity.identity_rig import BOOKINGS_PL
 
 pytestmark = pytest.mark.timeout(180)
 XSS_RULE = "% <script>alert('rule')</script> </pre><img src=x onerror=alert(1)>\n"
-VERSIONS = re.compile(r'<td><code>([0-9a-f]{16})</code></td>')
+VERSIONS = re.compile(r"<td><code>([0-9a-f]{16})</code></td>")
 
 
 async def wait_versions(person, n: int) -> list[str]:
@@ -37,8 +38,9 @@ async def test_history_diff_hot_reload_and_check(tmp_path):
     shutil.copy(BOOKINGS_PL, mine)
     cfg = console_config(tmp_path)
     body = json.loads(cfg.read_text())
-    body["sentinel"]["rulebases"] = [r if not r.endswith("bookings.pl") else str(mine)
-                                     for r in body["sentinel"]["rulebases"]]
+    body["sentinel"]["rulebases"] = [
+        r if not r.endswith("bookings.pl") else str(mine) for r in body["sentinel"]["rulebases"]
+    ]
     cfg.write_text(json.dumps(body))
     original = mine.read_text()
     with http_sentinel(cfg) as (base, _):
@@ -61,13 +63,17 @@ async def test_history_diff_hot_reload_and_check(tmp_path):
             assert "the last change did not load" in policy and f'id="policy-version">{second}<' in policy
             # the difference between two versions, hostile rule text shown as text
             diff = await alice.page(f"/console/policy/history?a={first}&b={second}")
-            block = diff[diff.index('id="version-diff"'):]
+            block = diff[diff.index('id="version-diff"') :]
             assert '<span class="l-add">+% second version</span>' in block
             assert "<script>alert" not in block and "<img src=x" not in block and "&lt;script&gt;" in block
-            for a, b, status in ((first, "0" * 16, 404), ("../../etc", second, 400), ("<b>", "x", 400),
-                                 (first, "", 400)):
+            for a, b, status in (
+                (first, "0" * 16, 404),
+                ("../../etc", second, 400),
+                ("<b>", "x", 400),
+                (first, "", 400),
+            ):
                 r = await alice.get("/console/policy/history", params={"a": a, "b": b})
-                assert r.status_code == status and "<b>" not in r.text[r.text.index("<main"):], (a, b)
+                assert r.status_code == status and "<b>" not in r.text[r.text.index("<main") :], (a, b)
             # another principal reads the same versions (they are Sentinel's, not alice's)
             assert first in await bob.page("/console/policy/history")
 
@@ -75,43 +81,72 @@ async def test_history_diff_hot_reload_and_check(tmp_path):
             broken = original + "\nguard(x, (\n" + XSS_RULE
             r = await alice.post("/console/policy/check", {"file": "bookings.pl", "candidate": broken})
             assert r.status_code == 200 and 'id="candidate-check"' in r.text
-            section = r.text[r.text.index('id="candidate-check"'):]
-            assert "error" in section and "<script>alert" not in r.text[r.text.index("<main"):]
+            section = r.text[r.text.index('id="candidate-check"') :]
+            assert "error" in section and "<script>alert" not in r.text[r.text.index("<main") :]
             assert html.escape("guard(x, (") in r.text  # the text is kept in the editor
             r = await alice.post("/console/policy/check", {"file": "bookings.pl", "candidate": original})
-            assert "No problems." in r.text[r.text.index('id="candidate-check"'):]
+            assert "No problems." in r.text[r.text.index('id="candidate-check"') :]
             # the script's live check: the same form, JSON back
             csrf = csrf_of(await alice.page("/console/policy"))
-            r = await alice.http.post(f"{base}/console/policy/check", data={
-                "csrf": csrf, "file": "bookings.pl", "candidate": broken},
-                headers={"origin": base, "x-console-live": "check"})
+            r = await alice.http.post(
+                f"{base}/console/policy/check",
+                data={"csrf": csrf, "file": "bookings.pl", "candidate": broken},
+                headers={"origin": base, "x-console-live": "check"},
+            )
             assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
             assert any(p["severity"] == "error" for p in r.json()["problems"])
             # not a loaded file, a path, too long: refused, nothing written anywhere
-            for name, text in (("../bookings.pl", original), ("/etc/passwd", original),
-                               ("other.pl", original), ("bookings.pl", "x" * 200_001)):
+            for name, text in (
+                ("../bookings.pl", original),
+                ("/etc/passwd", original),
+                ("other.pl", original),
+                ("bookings.pl", "x" * 200_001),
+            ):
                 r = await alice.post("/console/policy/check", {"file": name, "candidate": text})
                 assert r.status_code in (400, 413), name
             assert mine.read_text() == original + "guard(x, (\n"  # the files in force are never touched
             # CSRF: no token, a forged one, bob's, or a cross-site form: refused (the JSON variant too)
             for forged in (None, "", "0" * 64, csrf_of(await bob.page("/console/policy"))):
-                r = await alice.post("/console/policy/check", {"file": "bookings.pl", "candidate": original},
-                                     csrf=forged)
+                r = await alice.post(
+                    "/console/policy/check", {"file": "bookings.pl", "candidate": original}, csrf=forged
+                )
                 assert r.status_code == 403, forged
-                r = await alice.post("/console/policy/check", {"file": "bookings.pl", "candidate": original},
-                                     csrf=forged, headers={"x-console-live": "check"})
+                r = await alice.post(
+                    "/console/policy/check",
+                    {"file": "bookings.pl", "candidate": original},
+                    csrf=forged,
+                    headers={"x-console-live": "check"},
+                )
                 assert r.status_code == 403 and not r.headers["content-type"].startswith("application/json")
-            r = await alice.post("/console/policy/check", {"file": "bookings.pl", "candidate": original},
-                                 headers={"sec-fetch-site": "cross-site"})
+            r = await alice.post(
+                "/console/policy/check",
+                {"file": "bookings.pl", "candidate": original},
+                headers={"sec-fetch-site": "cross-site"},
+            )
             assert r.status_code == 403
             # every form of the console, signed in: without alice's own token, nothing is done
-            forms = ("/console/inbox/x", "/console/policy/whatif", "/console/policy/check",
-                     "/console/sessions/alice/x/revoke", "/console/consents/revoke", "/console/logout")
+            forms = (
+                "/console/inbox/x",
+                "/console/policy/whatif",
+                "/console/policy/check",
+                "/console/sessions/alice/x/revoke",
+                "/console/consents/revoke",
+                "/console/logout",
+            )
             bobs = csrf_of(await bob.page("/console/inbox"))
             for path in forms:
                 for forged in (None, "", "0" * 64, bobs):
-                    r = await alice.post(path, {"file": "bookings.pl", "candidate": original, "fact": "x(1)",
-                                                "kind": "camera", "decision": "approve"}, csrf=forged)
+                    r = await alice.post(
+                        path,
+                        {
+                            "file": "bookings.pl",
+                            "candidate": original,
+                            "fact": "x(1)",
+                            "kind": "camera",
+                            "decision": "approve",
+                        },
+                        csrf=forged,
+                    )
                     assert r.status_code == 403, (path, forged)
                 r = await alice.post(path, {"decision": "deny"}, headers={"sec-fetch-site": "cross-site"})
                 assert r.status_code == 403, path

@@ -12,7 +12,16 @@ from typing import Any
 
 import httpx2
 import pytest
-from tests.console.console_rig import ALICE, BOB, answer_fields, console_config, http_sentinel, items_of, signed_in, text
+from tests.console.console_rig import (
+    ALICE,
+    BOB,
+    answer_fields,
+    console_config,
+    http_sentinel,
+    items_of,
+    signed_in,
+    text,
+)
 from tests.identity.identity_rig import User
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -32,7 +41,9 @@ class ModernCaller:
 
     async def call(self, name: str, arguments: dict[str, Any], **kw: Any) -> Any:
         meta = {SESSION_META: self.session} if self.session else None
-        result = await self.client.session.call_tool(name, arguments, meta=meta, allow_input_required=True, **kw)
+        result = await self.client.session.call_tool(
+            name, arguments, meta=meta, allow_input_required=True, **kw
+        )
         self.session = (result.meta or {}).get(SESSION_META) or self.session
         return result
 
@@ -46,9 +57,15 @@ async def test_a_2026_era_call_waits_in_the_inbox_and_its_retry_passes_after_the
     user = User()  # the client's own user: never asked, the person answers in the console
     with http_sentinel(cfg) as (base, _):
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {ALICE}"}, timeout=60)
-        async with Client(streamable_http_client(f"{base}/mcp", http_client=http), mode="auto",
-                          elicitation_callback=user) as c, signed_in(base, ALICE) as alice, \
-                signed_in(base, BOB) as bob:
+        async with (
+            Client(
+                streamable_http_client(f"{base}/mcp", http_client=http),
+                mode="auto",
+                elicitation_callback=user,
+            ) as c,
+            signed_in(base, ALICE) as alice,
+            signed_in(base, BOB) as bob,
+        ):
             caller = ModernCaller(c)
             args = {"booking_id": "BK-789"}
             result = None
@@ -60,8 +77,11 @@ async def test_a_2026_era_call_waits_in_the_inbox_and_its_retry_passes_after_the
                 [item] = items_of(page)
                 assert "2026-era call between rounds" in page and "BK-789" in page
                 assert item not in await bob.page("/console/inbox")  # another principal's: not there
-                r = await bob.post(f"/console/inbox/{item}", {"decision": "approve", **answer_fields(page, item)},
-                                   csrf=None if round_ else "page")
+                r = await bob.post(
+                    f"/console/inbox/{item}",
+                    {"decision": "approve", **answer_fields(page, item)},
+                    csrf=None if round_ else "page",
+                )
                 assert r.status_code in (403, 404)
                 # a retry before the answer is still asked (the item stays)
                 if round_ == 0:
@@ -69,7 +89,9 @@ async def test_a_2026_era_call_waits_in_the_inbox_and_its_retry_passes_after_the
                     assert isinstance(again, InputRequiredResult)
                     [item] = items_of(await alice.wait_items(1))
                     page = await alice.page("/console/inbox")
-                r = await alice.post(f"/console/inbox/{item}", {"decision": "approve", **answer_fields(page, item)})
+                r = await alice.post(
+                    f"/console/inbox/{item}", {"decision": "approve", **answer_fields(page, item)}
+                )
                 assert r.status_code == 303
                 # another call (other arguments) does not pass on this answer
                 other = await caller.call("bk__cancel_booking", {"booking_id": "BK-456"})
@@ -85,13 +107,13 @@ async def test_a_2026_era_call_waits_in_the_inbox_and_its_retry_passes_after_the
             # Activity: the allowed call's row, its latency split and chain status; its proof names the user
             page = await alice.page("/console/activity?tool=cancel&decision=allow")
             rows = SPLIT.findall(page)
-            assert rows, page[page.index("<main"):][:3000]
+            assert rows, page[page.index("<main") :][:3000]
             cell, ok, status = rows[0]
             split = split_of(cell)
             assert set(split) == {"guard", "fetch", "ask", "forward"}, cell
             assert split["ask"] > 0 and split["forward"] > 0 and split["guard"] > 0, split
             assert ok == "ok" and status == "verified"
-            key = re.search(r'href="/console/activity/([^"]+)"', page[page.index("<tbody"):]).group(1)
+            key = re.search(r'href="/console/activity/([^"]+)"', page[page.index("<tbody") :]).group(1)
             proof = await alice.page(f"/console/activity/{html.unescape(key)}")
             assert "provenance: user" in proof and "cancel_reason" in proof
             assert 'id="chain-status" class="chain ok">verified<' in proof and 'id="latency-split"' in proof

@@ -29,7 +29,9 @@ def test_unknown_askers_channels_and_provenances_are_refused(bad):
 
 def test_only_the_named_provenance_counts():
     ask = AskUser(Asker.DEVICE, "Tap Send?", channel=Channel.PHONE)
-    assert ask.counts("user") and not ask.counts("agent") and not ask.counts("policy") and not ask.counts("USER")
+    assert (
+        ask.counts("user") and not ask.counts("agent") and not ask.counts("policy") and not ask.counts("USER")
+    )
     both = AskUser(Asker.POLICY, "Which seat?", accepts_from=(Provenance.USER, Provenance.AGENT))
     assert both.counts("agent")
 

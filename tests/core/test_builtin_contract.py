@@ -84,7 +84,8 @@ async def test_a_built_in_runs_alone_over_stdio(tmp_path, mode):
 def test_services_are_typed_and_refuse_unknown_names(tmp_path):
     from sentinel_mcp.core.builtin import Services
 
-    ctx = BuiltinContext(name="x", data_dir=tmp_path, services={"guard": "g"})  # the dict spelling still works
+    # the dict spelling still works
+    ctx = BuiltinContext(name="x", data_dir=tmp_path, services={"guard": "g"})
     assert isinstance(ctx.services, Services) and ctx.services.guard == "g" and ctx.services["guard"] == "g"
     assert "guard" in ctx.services and "gateway" not in ctx.services and ctx.services.get("gateway") is None
     assert ctx.services.setdefault("cortex", 1) == 1 and ctx.services.setdefault("cortex", 2) == 1

@@ -45,13 +45,21 @@ def test_every_sentinel_error_names_a_known_area():
         assert cls.area in known, cls
 
 
-@pytest.mark.parametrize("module,name", [
-    ("sentinel_mcp.config", "ConfigError"), ("sentinel_mcp.storage", "StorageError"),
-    ("sentinel_mcp.llm.errors", "LlmError"), ("device_tools.errors", "DeviceError"),
-    ("device_tools.sensors.errors", "SensorError"), ("sentinel_mcp.policy.rulebase", "RulebaseError"),
-    ("sentinel_mcp.gateway.upstream_client", "UpstreamUnavailable"), ("sentinel_mcp.a2a.security", "AuthError"),
-    ("sentinel_mcp.swarm.spec", "SpecError"), ("sentinel_mcp.tls.authority", "AuthorityError"),
-])
+@pytest.mark.parametrize(
+    "module,name",
+    [
+        ("sentinel_mcp.config", "ConfigError"),
+        ("sentinel_mcp.storage", "StorageError"),
+        ("sentinel_mcp.llm.errors", "LlmError"),
+        ("device_tools.errors", "DeviceError"),
+        ("device_tools.sensors.errors", "SensorError"),
+        ("sentinel_mcp.policy.rulebase", "RulebaseError"),
+        ("sentinel_mcp.gateway.upstream_client", "UpstreamUnavailable"),
+        ("sentinel_mcp.a2a.security", "AuthError"),
+        ("sentinel_mcp.swarm.spec", "SpecError"),
+        ("sentinel_mcp.tls.authority", "AuthorityError"),
+    ],
+)
 def test_area_errors_are_caught_by_the_root(module, name):
     cls = getattr(importlib.import_module(module), name)
     assert issubclass(cls, SentinelError) and cls.area != "sentinel"
@@ -65,6 +73,7 @@ def test_rebased_errors_keep_their_older_bases():
 
     assert issubclass(SpecError, ValueError) and issubclass(UnknownTaskError, KeyError)
     import ssl
+
     assert issubclass(PinMismatch, ssl.SSLCertVerificationError)
 
 
@@ -74,14 +83,20 @@ def test_config_error_is_one_class_wherever_it_is_imported():
     assert config.ConfigError is ConfigError
 
 
-@pytest.mark.parametrize("error,expected", [
-    (ConfigError("/etc/s.json: sentinel.device.backend: bad"), "/etc/s.json: sentinel.device.backend: bad"),
-    (errors.PolicyError("the rulebase does not load"), "policy: the rulebase does not load"),
-    (errors.PolicyError("policy: already says it"), "policy: already says it"),
-    (errors.GatewayError(""), "gateway: GatewayError"),
-    (SentinelError("plain"), "plain"),
-    (ValueError("not ours"), "not ours"),
-])
+@pytest.mark.parametrize(
+    "error,expected",
+    [
+        (
+            ConfigError("/etc/s.json: sentinel.device.backend: bad"),
+            "/etc/s.json: sentinel.device.backend: bad",
+        ),
+        (errors.PolicyError("the rulebase does not load"), "policy: the rulebase does not load"),
+        (errors.PolicyError("policy: already says it"), "policy: already says it"),
+        (errors.GatewayError(""), "gateway: GatewayError"),
+        (SentinelError("plain"), "plain"),
+        (ValueError("not ours"), "not ours"),
+    ],
+)
 def test_user_message(error, expected):
     assert user_message(error) == expected
 

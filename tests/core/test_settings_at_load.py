@@ -1,4 +1,5 @@
-"""A bad built-in section stops Sentinel when the config is loaded, naming the file, the key and the problem."""
+"""A bad built-in section stops Sentinel when the config is loaded, naming the file, the key and the problem.
+"""
 
 from __future__ import annotations
 
@@ -18,11 +19,37 @@ def _problem(sentinel: dict, source: str = "/etc/sentinel.json") -> str:
     return str(caught.value)
 
 
-@pytest.mark.parametrize("section", [
-    "devcie", "Device", "DEVICE", "device ", " device", "devices", "dev", "sensor", "sensros", "lmm", "LLM",
-    "swarms", "a2A", "agents", "serach", "consoel", "oauth2", "telemetery", "device.backend", "", "\u0435device",
-    "device\u200b", "policy_", "sentinel_", "__class__", "model_config",
-])
+@pytest.mark.parametrize(
+    "section",
+    [
+        "devcie",
+        "Device",
+        "DEVICE",
+        "device ",
+        " device",
+        "devices",
+        "dev",
+        "sensor",
+        "sensros",
+        "lmm",
+        "LLM",
+        "swarms",
+        "a2A",
+        "agents",
+        "serach",
+        "consoel",
+        "oauth2",
+        "telemetery",
+        "device.backend",
+        "",
+        "\u0435device",
+        "device\u200b",
+        "policy_",
+        "sentinel_",
+        "__class__",
+        "model_config",
+    ],
+)
 def test_a_misspelt_section_stops_the_load_with_its_name(section):
     text = _problem({section: {}})
     assert text.startswith("invalid config /etc/sentinel.json: ")
@@ -34,27 +61,30 @@ def test_a_near_miss_suggests_the_section_meant():
     assert "did you mean 'sensors'?" in _problem({"sensros": {}})
 
 
-@pytest.mark.parametrize("sentinel,key", [
-    ({"device": {"backend": "bogus"}}, "sentinel.device.backend"),
-    ({"device": {"backend": "ADB"}}, "sentinel.device.backend"),
-    ({"device": {"backend": ""}}, "sentinel.device.backend"),
-    ({"device": {"backend": None}}, "sentinel.device.backend"),
-    ({"device": {"backend": ["adb"]}}, "sentinel.device.backend"),
-    ({"device": {"backnd": "adb"}}, "sentinel.device.backnd"),
-    ({"device": {"adb_port": 0}}, "sentinel.device.adb_port"),
-    ({"device": {"adb_port": "5037x"}}, "sentinel.device.adb_port"),
-    ({"device": {"confirm_timeout": -1}}, "sentinel.device.confirm_timeout"),
-    ({"device": {"risk_classifier": "model"}}, "sentinel.device.risk_classifier"),
-    ({"sensors": {"source": "bogus"}}, "sentinel.sensors.source"),
-    ({"sensors": {"sourse": "simulated"}}, "sentinel.sensors.sourse"),
-    ({"llm": {"n_ctx": "big"}}, "sentinel.llm.n_ctx"),
-    ({"llm": {"modle": "x.gguf"}}, "sentinel.llm.modle"),
-    ({"swarm": {"backend": "bogus"}}, "sentinel.swarm.backend"),
-    ({"agent": {"unknown_knob": 1}}, "sentinel.agent.unknown_knob"),
-    ({"a2a": {"token": "short"}}, "sentinel.a2a.token"),
-    ({"search": {"hashing_dim": 3}}, "sentinel.search.hashing_dim"),
-    ({"sentinel": {"anything": 1}}, "sentinel.sentinel.anything"),
-])
+@pytest.mark.parametrize(
+    "sentinel,key",
+    [
+        ({"device": {"backend": "bogus"}}, "sentinel.device.backend"),
+        ({"device": {"backend": "ADB"}}, "sentinel.device.backend"),
+        ({"device": {"backend": ""}}, "sentinel.device.backend"),
+        ({"device": {"backend": None}}, "sentinel.device.backend"),
+        ({"device": {"backend": ["adb"]}}, "sentinel.device.backend"),
+        ({"device": {"backnd": "adb"}}, "sentinel.device.backnd"),
+        ({"device": {"adb_port": 0}}, "sentinel.device.adb_port"),
+        ({"device": {"adb_port": "5037x"}}, "sentinel.device.adb_port"),
+        ({"device": {"confirm_timeout": -1}}, "sentinel.device.confirm_timeout"),
+        ({"device": {"risk_classifier": "model"}}, "sentinel.device.risk_classifier"),
+        ({"sensors": {"source": "bogus"}}, "sentinel.sensors.source"),
+        ({"sensors": {"sourse": "simulated"}}, "sentinel.sensors.sourse"),
+        ({"llm": {"n_ctx": "big"}}, "sentinel.llm.n_ctx"),
+        ({"llm": {"modle": "x.gguf"}}, "sentinel.llm.modle"),
+        ({"swarm": {"backend": "bogus"}}, "sentinel.swarm.backend"),
+        ({"agent": {"unknown_knob": 1}}, "sentinel.agent.unknown_knob"),
+        ({"a2a": {"token": "short"}}, "sentinel.a2a.token"),
+        ({"search": {"hashing_dim": 3}}, "sentinel.search.hashing_dim"),
+        ({"sentinel": {"anything": 1}}, "sentinel.sentinel.anything"),
+    ],
+)
 def test_a_bad_key_in_a_known_section_stops_the_load_naming_it(sentinel, key):
     text = _problem(sentinel)
     assert text.startswith("invalid config /etc/sentinel.json: ")
@@ -67,19 +97,36 @@ def test_a_section_that_is_not_an_object_stops_the_load(value):
         assert f"sentinel.{section}: must be an object" in _problem({section: value})
 
 
-@pytest.mark.parametrize("name", ["devcie", "Device", "llm ", "", "gateway", "policy", "../device", "device;rm"])
+@pytest.mark.parametrize(
+    "name", ["devcie", "Device", "llm ", "", "gateway", "policy", "../device", "device;rm"]
+)
 def test_an_unknown_built_in_stops_the_load(name):
     assert "sentinel.builtins[1]: unknown built-in" in _problem({"builtins": ["llm", name]})
     assert f"sentinel.builtin_timeouts.{name}: unknown built-in" in _problem(
-        {"builtin_timeouts": {name: {"timeout": 10}}})
+        {"builtin_timeouts": {name: {"timeout": 10}}}
+    )
 
 
 def test_good_sections_load():
-    cfg = parse_config({"sentinel": {
-        "builtins": sorted(BUILTINS), "device": {"backend": "adb", "adb_port": 5038}, "sensors": {},
-        "llm": {}, "swarm": {}, "agent": {}, "a2a": {}, "search": {"hashing_dim": 512}, "console": {},
-        "telemetry": {}, "oauth": {}, "sentinel": {},
-    }}, "good.json")
+    cfg = parse_config(
+        {
+            "sentinel": {
+                "builtins": sorted(BUILTINS),
+                "device": {"backend": "adb", "adb_port": 5038},
+                "sensors": {},
+                "llm": {},
+                "swarm": {},
+                "agent": {},
+                "a2a": {},
+                "search": {"hashing_dim": 512},
+                "console": {},
+                "telemetry": {},
+                "oauth": {},
+                "sentinel": {},
+            }
+        },
+        "good.json",
+    )
     assert cfg.sentinel.builtin_settings("device") == {"backend": "adb", "adb_port": 5038}
     embedded_default()  # the shipped default passes its own check
 
@@ -101,9 +148,16 @@ def test_load_config_names_the_file(tmp_path):
 
 def test_serve_does_not_start_on_a_bad_section(tmp_path):
     path = tmp_path / "sentinel.json"
-    path.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path / "data"), "devcie": {"backend": "adb"}}}))
-    run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(path), "serve"],
-                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    path.write_text(
+        json.dumps({"sentinel": {"data_dir": str(tmp_path / "data"), "devcie": {"backend": "adb"}}})
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(path), "serve"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert run.returncode == 2, run.stderr
     assert f"invalid config {path}: sentinel.devcie: unknown section (did you mean 'device'?)" in run.stderr
     assert not (tmp_path / "data").exists()  # nothing started, nothing written

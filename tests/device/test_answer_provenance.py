@@ -1,7 +1,9 @@
 """The device firewall's confirmation takes the user's answer only, as the gateway marks who answered.
 
-Through the real gateway (policy guard, rulebases) on the simulated phone: an agent that answers the risky tap's
-question for the user, whatever mark it writes on its answer, sends nothing; the person's answer in the console
+Through the real gateway (policy guard, rulebases) on the simulated phone: an agent that answers the risky
+tap's
+question for the user, whatever mark it writes on its answer, sends nothing; the person's answer in the
+console
 inbox sends the tap. Run alone (no gateway), the device's own client is its user.
 """
 
@@ -45,19 +47,23 @@ class Person:
 
     async def ask(self, *, questions: list[Question], **_: Any) -> dict[str, Answer]:
         self.questions.extend(questions)
-        return {q.key: Answer(action="accept", content={"confirm": True}, provenance="user") for q in questions}
+        return {
+            q.key: Answer(action="accept", content={"confirm": True}, provenance="user") for q in questions
+        }
 
 
 async def to_bank_login(rt: Any, session: str, link: CallerLink | None) -> Any:
     async def call(name: str, args: dict[str, Any]) -> Any:
-        outcome = await rt.gateway.invoke(name, args, session_id=session, origin="a2a", link=link,
-                                          principal="owner")
+        outcome = await rt.gateway.invoke(
+            name, args, session_id=session, origin="a2a", link=link, principal="owner"
+        )
         assert not outcome.result.is_error, outcome.result.content[0].text
         return outcome.result
 
     home = await call("device__screen_read", {})
-    return await call("device__click", {"element_id": element(home, text="Bank")["id"],
-                                        "snapshot_id": snapshot_id(home)})
+    return await call(
+        "device__click", {"element_id": element(home, text="Bank")["id"], "snapshot_id": snapshot_id(home)}
+    )
 
 
 @pytest.mark.parametrize("mark", ["user", "User", ["user"], None])
@@ -67,8 +73,13 @@ async def test_an_agents_yes_sends_nothing_whatever_it_claims(tmp_path, mark):
         phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
         bank = await to_bank_login(rt, "peer/1", agent)
         outcome = await rt.gateway.invoke(
-            "device__click", {"element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)},
-            session_id="peer/1", origin="a2a", link=agent, principal="owner")
+            "device__click",
+            {"element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)},
+            session_id="peer/1",
+            origin="a2a",
+            link=agent,
+            principal="owner",
+        )
         assert phone.screen == "bank_login"  # nothing was sent
     assert agent.asked and "Sign in" in agent.asked[0]  # it was asked, and its yes counted for nothing
     text = outcome.result.content[0].text
@@ -86,8 +97,12 @@ async def test_the_persons_yes_in_the_inbox_sends_the_tap(tmp_path):
         phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
         bank = await to_bank_login(rt, "peer/2", None)
         outcome = await rt.gateway.invoke(
-            "device__click", {"element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)},
-            session_id="peer/2", origin="a2a", principal="owner")
+            "device__click",
+            {"element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)},
+            session_id="peer/2",
+            origin="a2a",
+            principal="owner",
+        )
         assert phone.screen == "bank_transfer"
     assert not outcome.result.is_error, outcome.result.content[0].text
     [question] = person.questions
@@ -108,9 +123,11 @@ async def test_alone_its_clients_answer_is_its_users_whatever_mark_it_writes(tmp
     phone = server.runtime.backend
     async with connect(server, mode, Client()) as c:  # type: ignore[arg-type]
         home = await c.call_tool("screen_read", {})
-        bank = await c.call_tool("click", {"element_id": element(home, text="Bank")["id"],
-                                           "snapshot_id": snapshot_id(home)})
-        signed = await c.call_tool("click", {"element_id": element(bank, text="Sign in")["id"],
-                                             "snapshot_id": snapshot_id(bank)})
+        bank = await c.call_tool(
+            "click", {"element_id": element(home, text="Bank")["id"], "snapshot_id": snapshot_id(home)}
+        )
+        signed = await c.call_tool(
+            "click", {"element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)}
+        )
     assert not signed.is_error, signed.content[0].text
     assert phone.screen == "bank_transfer"

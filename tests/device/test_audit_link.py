@@ -1,4 +1,5 @@
-"""One decision log, read as one: ``sentinel-mcp audit --decision ID`` shows the gateway's rows of a decision and
+"""One decision log, read as one: ``sentinel-mcp audit --decision ID`` shows the gateway's rows of a decision
+and
 what the device firewall and the sensors recorded inside it (their records point to it by ``decision_id``)."""
 
 from __future__ import annotations
@@ -64,18 +65,27 @@ def test_a_decision_shows_the_device_and_sensor_records_inside_it(tmp_path, caps
 
 async def calls(tmp_path, cfg):  # noqa: ANN001, ANN201
     """A risky tap the user confirms and a sensor read the user consents to, through the gateway."""
-    data = {"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path / "state"), "builtins": ["device", "sensors"],
-        "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
-        "device": {"backend": "simulated", "risk_classifier": False}}}
+    data = {
+        "mcpServers": {},
+        "sentinel": {
+            "data_dir": str(tmp_path / "state"),
+            "builtins": ["device", "sensors"],
+            "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
+            "device": {"backend": "simulated", "risk_classifier": False},
+        },
+    }
     cfg.write_text(json.dumps(data))
     async with running_gateway(parse_config(data, source=str(cfg), base_dir=tmp_path)) as rt:
         assert not rt.problems, rt.problems
         async with Client(rt.front.server, mode="legacy", elicitation_callback=say_yes) as c:
             home = await c.call_tool("device__screen_read", {})
-            bank = await c.call_tool("device__click", {"element_id": element(home, text="Bank")["id"],
-                                                       "snapshot_id": snapshot_id(home)})
-            signed = await c.call_tool("device__click", {"element_id": element(bank, text="Sign in")["id"],
-                                                         "snapshot_id": snapshot_id(bank)})
+            bank = await c.call_tool(
+                "device__click",
+                {"element_id": element(home, text="Bank")["id"], "snapshot_id": snapshot_id(home)},
+            )
+            signed = await c.call_tool(
+                "device__click",
+                {"element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)},
+            )
             read = await c.call_tool("sensors__sensor_read", READ)
     return signed, read

@@ -151,5 +151,7 @@ async def test_password_entry_needs_the_users_per_app_grant(tmp_path):
         assert isinstance(asked, Ask) and "com.example.bank" in asked.questions[0].message
         assert isinstance(plain, Allow), plain
         assert isinstance(code, Deny) and "one-time code" in code.unmet[0]
-        await guard.record_answer(call, asked.questions[0], Answer(action="accept", content={"answer": "yes"}))
+        await guard.record_answer(
+            call, asked.questions[0], Answer(action="accept", content={"answer": "yes"})
+        )
         assert isinstance(await guard.decide(call), Allow)

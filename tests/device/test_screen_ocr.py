@@ -101,5 +101,7 @@ async def test_screen_ocr_through_the_gateway_reads_an_element_of_the_simulated_
             assert "Messages" in box.structured_content["text"]
             half = await c.call_tool("device__screen_ocr", {"x1": 0, "y1": 84})
             assert half.is_error and "all four corners" in half.content[0].text
-            stale = await c.call_tool("device__screen_ocr", {"element_id": "e-00000000", "snapshot_id": "s-0"})
+            stale = await c.call_tool(
+                "device__screen_ocr", {"element_id": "e-00000000", "snapshot_id": "s-0"}
+            )
             assert stale.is_error and "call screen_read" in stale.content[0].text

@@ -207,12 +207,17 @@ async def test_server_uses_ctx_call_tool_to_skip_needless_confirmations(tmp_path
     async with llm_service(
         {"risk": "low", "reasons": ["navigation only"], "requires_confirmation": False}
     ) as (call, asked):
-        server = sim_server(tmp_path, call_tool=call, risk_classifier="rules+model", risk_model_role="flagged")
+        server = sim_server(
+            tmp_path, call_tool=call, risk_classifier="rules+model", risk_model_role="flagged"
+        )
         answers = Answers()
         async with connect(server, "auto", answers) as client:
-            login = await client.call_tool("open_app", {"package": "com.example.bank"})  # navigation: no one asked
+            login = await client.call_tool(
+                "open_app", {"package": "com.example.bank"}
+            )  # navigation: no one asked
             r = await client.call_tool(  # a banking app's Sign in: the model says low, the medium floor holds
-                "click", {"element_id": element(login, text="Sign in")["id"], "snapshot_id": snapshot_id(login)}
+                "click",
+                {"element_id": element(login, text="Sign in")["id"], "snapshot_id": snapshot_id(login)},
             )
             msgs = await client.call_tool("press_home", {})
             home = await client.call_tool("screen_read", {})
@@ -221,7 +226,9 @@ async def test_server_uses_ctx_call_tool_to_skip_needless_confirmations(tmp_path
                 {"element_id": element(home, text="Messages")["id"], "snapshot_id": snapshot_id(home)},
             )
     assert not login.is_error and len(asked) == 1  # the model was asked about Sign in only
-    assert r.is_error and answers.questions and "banking" in answers.questions[0]  # floor holds: asked, declined
+    assert (
+        r.is_error and answers.questions and "banking" in answers.questions[0]
+    )  # floor holds: asked, declined
     assert "Risk medium" in answers.questions[0]
     assert not msgs.is_error and not r2.is_error
 

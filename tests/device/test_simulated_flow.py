@@ -115,7 +115,8 @@ async def test_password_field_needs_confirmation_and_is_never_echoed(tmp_path, m
         )
     assert not r.is_error, r.content[0].text
     assert len(answers.questions) == 1
-    assert answers.questions[0].startswith("Type a password (7 characters) into 'password' in Bank? Risk critical")
+    assert answers.questions[0].startswith("Type a password (7 characters) into 'password' in Bank? Risk "
+        "critical")
     assert not any("hunter2" in q for q in answers.questions)
     assert (
         "hunter2" not in json.dumps(r.structured_content)
@@ -185,7 +186,9 @@ async def test_tool_modules_on_the_simulated_phone(tmp_path):
     assert [m["body"] for m in revealed.structured_content["messages"]] == ["Your one-time code is 482913"]
     assert contacts.structured_content["contacts"] == [{"id": "1", "name": "Alice", "phone": "+15550100"}]
     assert not created.is_error and found.structured_content["contacts"][0]["name"] == "Carol"
-    assert phone.alarms[1:] == [{"HOUR": "7", "MINUTES": "5", "SKIP_UI": "true", "MESSAGE": "Gym", "DAYS": "2,5"}]
+    assert phone.alarms[1:] == [
+        {"HOUR": "7", "MINUTES": "5", "SKIP_UI": "true", "MESSAGE": "Gym", "DAYS": "2,5"}
+    ]
     assert phone.timers == [{"LENGTH": "300", "SKIP_UI": "true"}]
     assert not alarm.is_error and not timer.is_error and bad_alarm.is_error
     assert [n["title"] for n in search.structured_content["notes"]] == ["Groceries"]

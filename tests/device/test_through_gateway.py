@@ -27,7 +27,9 @@ def device_config(tmp_path, servers=None, builtins=("device",), **policy):
                 "device": {"backend": "simulated", "risk_classifier": False}}
     if policy:
         sentinel["policy"] = policy
-    return parse_config({"mcpServers": servers or {}, "sentinel": sentinel}, source="<test>", base_dir=tmp_path)
+    return parse_config(
+        {"mcpServers": servers or {}, "sentinel": sentinel}, source="<test>", base_dir=tmp_path
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -38,23 +40,31 @@ async def test_navigation_asks_nothing_and_a_risky_tap_asks_once_for_a_person(tm
         phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
         async with Client(rt.front.server, mode=mode, elicitation_callback=answers) as c:
             home = await c.call_tool("device__screen_read", {})
-            messages = await c.call_tool("device__click", {"element_id": element(home, text="Messages")["id"],
-                                                           "snapshot_id": snapshot_id(home)})
+            messages = await c.call_tool(
+                "device__click",
+                {"element_id": element(home, text="Messages")["id"], "snapshot_id": snapshot_id(home)},
+            )
             assert not messages.is_error, messages.content[0].text
             back = await c.call_tool("device__press_back", {})
             scrolled = await c.call_tool("device__scroll", {"direction": "down"})
             home = await c.call_tool("device__screen_read", {})
-            bank = await c.call_tool("device__click", {"element_id": element(home, text="Bank")["id"],
-                                                       "snapshot_id": snapshot_id(home)})
+            bank = await c.call_tool(
+                "device__click",
+                {"element_id": element(home, text="Bank")["id"], "snapshot_id": snapshot_id(home)},
+            )
             assert not (back.is_error or scrolled.is_error or bank.is_error)
             assert answers.questions == [], answers.questions  # navigation: no question at all
             assert phone.screen == "bank_login"
 
-            signed = await c.call_tool("device__click", {"element_id": element(bank, text="Sign in")["id"],
-                                                         "snapshot_id": snapshot_id(bank)})
+            signed = await c.call_tool(
+                "device__click",
+                {"element_id": element(bank, text="Sign in")["id"], "snapshot_id": snapshot_id(bank)},
+            )
         assert not signed.is_error, signed.content[0].text
         assert phone.screen == "bank_transfer"
-    assert answers.questions == ["Tap 'Sign in' in Bank? Risk high: submits credentials; banking or payment app"]
+    assert answers.questions == [
+        "Tap 'Sign in' in Bank? Risk high: submits credentials; banking or payment app"
+    ]
     assert "e-" not in answers.questions[0] and "{" not in answers.questions[0]  # no ids, no JSON
     decision = signed.structured_content["decision"]
     assert decision["decided_by"] == "user:elicitation" and decision["provenance"] == "user"
@@ -88,8 +98,9 @@ class Declines:
 async def test_a_configured_upstream_claiming_to_confirm_itself_is_still_asked(tmp_path):
     user = Declines()
     # named "device" and declaring sentinel/confirms: neither the name nor the claim buys trust
-    config = device_config(tmp_path, servers={"device": {"command": sys.executable, "args": [CLAIMING]}},
-                           builtins=())
+    config = device_config(
+        tmp_path, servers={"device": {"command": sys.executable, "args": [CLAIMING]}}, builtins=()
+    )
     async with running_gateway(config) as rt:
         tool = rt.gateway.find_tool("device__click")
         assert tool is not None and tool.meta and tool.meta.get("sentinel/confirms") == "risky-actions"
@@ -100,7 +111,8 @@ async def test_a_configured_upstream_claiming_to_confirm_itself_is_still_asked(t
 
 
 async def test_an_untrusted_builtin_is_asked_by_the_gateway_too(tmp_path):
-    """Trust is configuration: with the device left out of sentinel.policy.self_confirming, the gateway asks."""
+    """Trust is configuration: with the device left out of sentinel.policy.self_confirming, the gateway asks.
+    """
     user = Declines()
     async with running_gateway(device_config(tmp_path, self_confirming=[])) as rt:
         phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
@@ -114,7 +126,8 @@ async def test_why_not_agrees_with_the_gateway_about_self_confirming_tools(tmp_p
     config = device_config(tmp_path, builtins=("sentinel", "device"))
     async with running_gateway(config) as rt, Client(rt.front.server, mode="legacy") as c:
         why = await c.call_tool("sentinel__sentinel_why_not", {"tool": "device__press_back", "arguments": {}})
-        notes = await c.call_tool("sentinel__sentinel_why_not",
-                                  {"tool": "device__notes_delete", "arguments": {"note_id": 1}})
+        notes = await c.call_tool(
+            "sentinel__sentinel_why_not", {"tool": "device__notes_delete", "arguments": {"note_id": 1}}
+        )
     assert why.structured_content["decision"] == "allow", why.structured_content
     assert notes.structured_content["decision"] == "ask"  # no claim on this tool: the gateway asks

@@ -31,8 +31,21 @@ def test_tools_are_exposed_under_their_prefix_and_routed_back():
     assert catalog.route("phone__list", by_identity=True) is route  # ...unless asked for by identity
 
 
-@pytest.mark.parametrize("name", ["bk__LIST", "bk__list ", " bk__list", "bk_list", "bk__list\u200b", "", "__list",
-                                  "bk__", "bk__list__", "BK__list"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bk__LIST",
+        "bk__list ",
+        " bk__list",
+        "bk_list",
+        "bk__list\u200b",
+        "",
+        "__list",
+        "bk__",
+        "bk__list__",
+        "BK__list",
+    ],
+)
 def test_near_names_route_nowhere(name):
     catalog = Catalog()
     catalog.rebuild([_up("bk", ["list"])])
@@ -64,6 +77,7 @@ def test_a_rebuild_bumps_the_version_and_drops_vanished_tools():
 
 # -------------------------------------------------------------------------------------- the circuit breaker
 
+
 def test_the_breaker_opens_half_opens_for_one_probe_and_closes(monkeypatch):
     now = [1000.0]
     monkeypatch.setattr(circuit_breaker.time, "monotonic", lambda: now[0])
@@ -85,14 +99,23 @@ def test_the_breaker_opens_half_opens_for_one_probe_and_closes(monkeypatch):
 
 # ------------------------------------------------------------------------------------------- the wire limits
 
-@pytest.mark.parametrize("raw,code", [
-    (b"{", PARSE_ERROR), (b"\xff\xfe{}", PARSE_ERROR), (b"[" * 100 + b"]" * 100, INVALID_REQUEST),
-    (b"[]", INVALID_REQUEST), (b"[{}]", INVALID_REQUEST), (b"1", INVALID_REQUEST), (b'"x"', INVALID_REQUEST),
-    (b'{"jsonrpc": "1.0", "id": 1, "method": "x"}', INVALID_REQUEST),
-    (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "x"}', INVALID_REQUEST),
-    (b'{"jsonrpc": "2.0", "id": 1, "method": 5}', INVALID_REQUEST),
-    (b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "x"}', INVALID_REQUEST),
-])
+
+@pytest.mark.parametrize(
+    "raw,code",
+    [
+        (b"{", PARSE_ERROR),
+        (b"\xff\xfe{}", PARSE_ERROR),
+        (b"[" * 100 + b"]" * 100, INVALID_REQUEST),
+        (b"[]", INVALID_REQUEST),
+        (b"[{}]", INVALID_REQUEST),
+        (b"1", INVALID_REQUEST),
+        (b'"x"', INVALID_REQUEST),
+        (b'{"jsonrpc": "1.0", "id": 1, "method": "x"}', INVALID_REQUEST),
+        (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "x"}', INVALID_REQUEST),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": 5}', INVALID_REQUEST),
+        (b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "x"}', INVALID_REQUEST),
+    ],
+)
 def test_malformed_messages_get_a_json_rpc_error(raw, code):
     with pytest.raises(WireError) as caught:
         parse_message(raw)

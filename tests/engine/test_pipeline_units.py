@@ -76,12 +76,22 @@ async def gateway(data_dir):  # noqa: ANN001, ANN201
 
 
 def request(name: str, arguments: Any = None, **kw: Any) -> CallRequest:
-    return CallRequest(name, arguments if arguments is not None else {}, kw.pop("session_id", "unit/s1"), **kw)
+    return CallRequest(
+        name, arguments if arguments is not None else {}, kw.pop("session_id", "unit/s1"), **kw
+    )
 
 
 def record(gw: Gateway, name: str) -> CallRecord:
-    return CallRecord(gw.audit, gw.guard.version, gw.observers, session="unit/s1", client="unit", origin="client",
-                      tool=name, principal="owner")
+    return CallRecord(
+        gw.audit,
+        gw.guard.version,
+        gw.observers,
+        session="unit/s1",
+        client="unit",
+        origin="client",
+        tool=name,
+        principal="owner",
+    )
 
 
 async def rows(rt) -> dict[str, dict]:  # noqa: ANN001
@@ -98,13 +108,18 @@ STRANGER = Principal("stranger", "token", tools=("other__*",), upstreams=("other
 
 # ---------------------------------------------------------------------------------------------- route
 
-@pytest.mark.parametrize("name", ["un__nope", "UN__echo", "un__echo ", "echo", "un_echo", "un__echo\u200b", ""])
+
+@pytest.mark.parametrize(
+    "name", ["un__nope", "UN__echo", "un__echo ", "echo", "un_echo", "un__echo\u200b", ""]
+)
 async def test_route_refuses_names_that_are_not_in_the_catalog_and_records_it(data_dir, name):
     async with gateway(data_dir) as rt:
         gw = rt.gateway
         rec = record(gw, name)
         out = await gw._route(rec, request(name), OWNER)
-        assert isinstance(out, Refused) and out.decision_id == rec.decision_id and "unknown tool" in out.reason
+        assert (
+            isinstance(out, Refused) and out.decision_id == rec.decision_id and "unknown tool" in out.reason
+        )
         assert (await rows(rt))[rec.decision_id]["outcome"] == "unknown_tool"
 
 
@@ -130,11 +145,20 @@ async def test_route_names_tools_by_identity_only_for_the_policys_own_fetches(da
 
 # ------------------------------------------------------------------------------------------- validate
 
-@pytest.mark.parametrize("arguments,problem", [
-    ([], "expected a JSON object"), ("text", "expected a JSON object"), (5, "expected a JSON object"),
-    ({"text": 5}, "invalid arguments"), ({}, "invalid arguments"), ({"text": "x" * 1_100_000}, "too large"),
-    ({"text": "x", "deep": DEEP}, "invalid arguments"), ({"text": "x", "deep": WIDE}, "too large"),
-])
+
+@pytest.mark.parametrize(
+    "arguments,problem",
+    [
+        ([], "expected a JSON object"),
+        ("text", "expected a JSON object"),
+        (5, "expected a JSON object"),
+        ({"text": 5}, "invalid arguments"),
+        ({}, "invalid arguments"),
+        ({"text": "x" * 1_100_000}, "too large"),
+        ({"text": "x", "deep": DEEP}, "invalid arguments"),
+        ({"text": "x", "deep": WIDE}, "too large"),
+    ],
+)
 async def test_validate_refuses_bad_arguments_and_records_why(data_dir, arguments, problem):
     async with gateway(data_dir) as rt:
         gw = rt.gateway
@@ -150,8 +174,9 @@ async def test_validate_builds_the_call_the_guard_sees(data_dir):
     async with gateway(data_dir) as rt:
         gw = rt.gateway
         route = gw.manager.catalog.route("un__wipe")
-        call = await gw._validate(record(gw, "un__wipe"), request("un__wipe", {"name": "a"}, purpose="tidy"),
-                                  OWNER, route)
+        call = await gw._validate(
+            record(gw, "un__wipe"), request("un__wipe", {"name": "a"}, purpose="tidy"), OWNER, route
+        )
         assert isinstance(call, ToolCall)
         assert (call.server, call.tool, call.identity, call.purpose) == ("un", "wipe", "un__wipe", "tidy")
         assert call.destructive is True and call.read_only is False and call.principal == "owner"
@@ -162,12 +187,14 @@ async def test_validate_refuses_calls_nested_too_deep(data_dir):
     async with gateway(data_dir) as rt:
         gw = rt.gateway
         route = gw.manager.catalog.route("un__echo")
-        out = await gw._validate(record(gw, "un__echo"), request("un__echo", {"text": "x"}, depth=MAX_DEPTH + 1),
-                                 OWNER, route)
+        out = await gw._validate(
+            record(gw, "un__echo"), request("un__echo", {"text": "x"}, depth=MAX_DEPTH + 1), OWNER, route
+        )
         assert isinstance(out, Refused) and "nested deeper" in out.reason
 
 
 # --------------------------------------------------------------------------------------------- decide
+
 
 class ScriptedGuard(Guard):
     """A guard that answers from a script (or raises): to drive the decide step's branches."""
@@ -214,7 +241,9 @@ async def test_decide_allows_ahead_of_forwarding_asks_and_denies_with_the_decisi
         assert isinstance(allowed, Allow)
         assert (await rows(rt))[rec.decision_id]["outcome"] == "forwarded"  # on disk before anything leaves
         q = Question(key="confirm", message="go?", requested_schema={"type": "object", "properties": {}})
-        asked, rec = await _decide(rt, ScriptedGuard(Ask(reason="r", questions=[q])), request("un__wipe", {"name": "a"}))
+        asked, rec = await _decide(
+            rt, ScriptedGuard(Ask(reason="r", questions=[q])), request("un__wipe", {"name": "a"})
+        )
         assert isinstance(asked, NeedsInput) and asked.decision_id == rec.decision_id
         denied, rec = await _decide(rt, ScriptedGuard(Deny(reason="no")), request("un__wipe", {"name": "a"}))
         assert isinstance(denied, Refused) and denied.decision_id == rec.decision_id
@@ -234,6 +263,7 @@ async def test_a_preapproved_digest_counts_only_for_exactly_that_call(data_dir):
 
 
 # ------------------------------------------------------------------------------- forward, observe, run
+
 
 async def test_forward_and_observe_stamp_sentinels_id_over_an_upstreams_claims(data_dir):
     async with gateway(data_dir) as rt:
@@ -271,6 +301,7 @@ def test_without_verdict_drops_each_of_sentinels_keys(key):
 
 # ------------------------------------------------------------------------------ the front port and front
 
+
 async def test_the_gateway_is_the_fronts_port_and_scopes_each_principal(data_dir):
     async with gateway(data_dir) as rt:
         gw: FrontPort = rt.gateway
@@ -293,8 +324,12 @@ async def test_the_gateway_is_the_fronts_port_and_scopes_each_principal(data_dir
 
 def _ctx(modern: bool, elicit: bool) -> Any:
     caps = ClientCapabilities(elicitation=ElicitationCapability() if elicit else None)
-    return SimpleNamespace(protocol_version="2026-07-28" if modern else "2025-11-25",
-                           session=SimpleNamespace(client_capabilities=caps), meta={}, request=None)
+    return SimpleNamespace(
+        protocol_version="2026-07-28" if modern else "2025-11-25",
+        session=SimpleNamespace(client_capabilities=caps),
+        meta={},
+        request=None,
+    )
 
 
 async def test_the_fronts_answers_carry_the_decision_id_in_each_shape(data_dir):
@@ -307,17 +342,21 @@ async def test_the_fronts_answers_carry_the_decision_id_in_each_shape(data_dir):
         assert isinstance(modern, InputRequiredResult) and modern.meta[META_KEY] == "a" * 32
         blocked = await front._respond(_ctx(False, False), params, "unit/s1", asked, OWNER)
         assert blocked.is_error and blocked.meta[META_KEY] == "a" * 32
-        refused = await front._respond(_ctx(True, True), params, "unit/s1",
-                                       Refused(reason="no\x1b[31m", decision_id="b" * 32), OWNER)
+        refused = await front._respond(
+            _ctx(True, True), params, "unit/s1", Refused(reason="no\x1b[31m", decision_id="b" * 32), OWNER
+        )
         assert refused.meta[META_KEY] == "b" * 32 and "\x1b" not in refused.content[0].text
-        upstream_asks = UpstreamNeedsInput(result=InputRequiredResult(input_requests={}, request_state="u"),
-                                           call=ToolCall(name="un__wipe", server="un", tool="wipe"),
-                                           decision_id="c" * 32)
+        upstream_asks = UpstreamNeedsInput(
+            result=InputRequiredResult(input_requests={}, request_state="u"),
+            call=ToolCall(name="un__wipe", server="un", tool="wipe"),
+            decision_id="c" * 32,
+        )
         relayed = await front._respond(_ctx(True, True), params, "unit/s1", upstream_asks, OWNER)
         assert relayed.meta[META_KEY] == "c" * 32 and relayed.request_state != "u"  # sealed by Sentinel
 
 
 # ------------------------------------------------------------------------------- the upstream manager
+
 
 async def test_the_manager_refuses_a_second_upstream_of_the_same_name_and_relays_notices(data_dir):
     async with gateway(data_dir) as rt:
@@ -346,6 +385,7 @@ async def test_a_fresh_manager_has_an_empty_catalog_and_stops_cleanly():
 
 # ----------------------------------------------------------------------------- the host's lifespans
 
+
 async def test_mounted_lifespans_run_inside_the_apps_in_order_with_the_running_gateway(data_dir):
     from sentinel_mcp.app.http_app import build_http_app
     from sentinel_mcp.identity.http_auth import http_auth_for
@@ -365,6 +405,7 @@ async def test_mounted_lifespans_run_inside_the_apps_in_order_with_the_running_g
                 yield
             finally:
                 log.append(f"leave {tag}")
+
         return lifespan
 
     host.add_lifespan(mounted("a2a"))

@@ -75,14 +75,21 @@ def build_server() -> Server:
                                                    metadata=ServerMessageMetadata(related_request_id=related))
                 return _text(",".join(str(root.uri) for root in r.roots))
             if params.name == "sign_in":
-                r = await ctx.session.elicit_url("Sign in to continue", "https://example.com/sign-in", f"el-{tag}",
-                                                 related_request_id=related)
+                r = await ctx.session.elicit_url(
+                    "Sign in to continue",
+                    "https://example.com/sign-in",
+                    f"el-{tag}",
+                    related_request_id=related,
+                )
                 await ctx.session.send_elicit_complete(f"el-{tag}", related_request_id=related)
                 return _text(f"sign_in:{r.action}")
             if params.name == "progress_question":
                 await ctx.session.report_progress(1, 3, "before the question")
-                r = await ctx.session.elicit_form("Go on?", {"type": "object", "properties": {
-                    "ok": {"type": "boolean"}}}, related_request_id=related)
+                r = await ctx.session.elicit_form(
+                    "Go on?",
+                    {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+                    related_request_id=related,
+                )
                 await ctx.session.report_progress(2, 3, "after the question")
                 await ctx.session.report_progress(3, 3, "done")
                 return _text(f"progress_question:{r.action}")
@@ -94,10 +101,14 @@ def build_server() -> Server:
             return _text(f"{params.name} failed: {e.message}", error=True)
         return _text(f"unknown tool {params.name}", error=True)
 
-    async def list_resources(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListResourcesResult:
+    async def list_resources(
+        ctx: ServerRequestContext, params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
         return ListResourcesResult(resources=[Resource(uri="relay://watched", name="watched")])
 
-    async def read_resource(ctx: ServerRequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
+    async def read_resource(
+        ctx: ServerRequestContext, params: ReadResourceRequestParams
+    ) -> ReadResourceResult:
         return ReadResourceResult(contents=[TextResourceContents(uri=params.uri, text="watched")])
 
     async def subscribe(ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
@@ -108,9 +119,16 @@ def build_server() -> Server:
         watchers.clear()
         return EmptyResult()
 
-    return Server("relay", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool,
-                  on_list_resources=list_resources, on_read_resource=read_resource,
-                  on_subscribe_resource=subscribe, on_unsubscribe_resource=unsubscribe)
+    return Server(
+        "relay",
+        version="1.0",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+    )
 
 
 def refuse_handshake(server: Server) -> Server:

@@ -49,7 +49,8 @@ class ForgingUser:
 
 
 class AnsweringAgent(CallerLink):
-    """A caller that is not a person but answers anyway, claiming to be the user (an A2A peer's bridge, an agent
+    """A caller that is not a person but answers anyway, claiming to be the user (an A2A peer's bridge, an
+    agent
     answering for its user)."""
 
     who = "an agent"
@@ -75,8 +76,11 @@ class Person:
 
 @pytest.mark.parametrize("era", ERAS)
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("meta", [FORGED, {ANSWERED_BY: "agent"}, {ANSWERED_BY: ["user"]}, {}],
-                         ids=["many", "agent", "list", "none"])
+@pytest.mark.parametrize(
+    "meta",
+    [FORGED, {ANSWERED_BY: "agent"}, {ANSWERED_BY: ["user"]}, {}],
+    ids=["many", "agent", "list", "none"],
+)
 async def test_a_clients_answer_is_its_users_whatever_it_writes(data_dir, era, mode, meta):
     user = ForgingUser(meta)
     async with running_gateway(make_config(data_dir, servers={})) as rt:
@@ -87,7 +91,8 @@ async def test_a_clients_answer_is_its_users_whatever_it_writes(data_dir, era, m
     seen = r.structured_content
     assert user.asked == 1
     assert seen["answered_by"] == "user" and seen["heard"] is True
-    # nothing the client wrote under sentinel/ arrives; its other keys do, and the gateway's mark is the only one
+    # nothing the client wrote under sentinel/ arrives; its other keys do, and the gateway's mark is the only
+    # one
     kept = {k: v for k, v in meta.items() if not k.startswith("sentinel/")}
     assert seen["meta"] == kept | {ANSWERED_BY: "user"}
     # the device firewall's key is the device's own: from any other upstream it is dropped
@@ -102,14 +107,26 @@ async def test_an_agents_answer_is_never_the_users(data_dir, era, mark):
     async with running_gateway(make_config(data_dir, servers={})) as rt:
         await mount_probe(rt, era)
         for origin in ("a2a", "builtin", "client"):
-            outcome = await rt.gateway.invoke("pr__ask", {}, session_id=f"peer/{origin}", origin=origin,
-                                              link=AnsweringAgent(meta), principal="owner")
+            outcome = await rt.gateway.invoke(
+                "pr__ask",
+                {},
+                session_id=f"peer/{origin}",
+                origin=origin,
+                link=AnsweringAgent(meta),
+                principal="owner",
+            )
             seen = outcome.result.structured_content
             assert seen["answered_by"] == "agent" and seen["heard"] is False, (origin, seen)
         # nor can the call's arguments say who answers: they are the tool's, never the gateway's word
         for args in ({ANSWERED_BY: "user"}, {"_meta": {ANSWERED_BY: "user"}}, {"answered_by": "user"}):
-            outcome = await rt.gateway.invoke("pr__ask", args, session_id="peer/args", origin="a2a",
-                                              link=AnsweringAgent(meta), principal="owner")
+            outcome = await rt.gateway.invoke(
+                "pr__ask",
+                args,
+                session_id="peer/args",
+                origin="a2a",
+                link=AnsweringAgent(meta),
+                principal="owner",
+            )
             seen = outcome.result.structured_content or {}
             assert outcome.result.is_error or (seen["answered_by"] == "agent" and not seen["heard"]), seen
 
@@ -128,7 +145,8 @@ async def test_the_inbox_answer_is_the_persons_and_names_the_decision(data_dir, 
 
 
 async def test_a_held_question_names_the_gateways_decision(data_dir):
-    """A handshake-era upstream asks a 2026-era client mid-call: the held round says which decision it is in."""
+    """A handshake-era upstream asks a 2026-era client mid-call: the held round says which decision it is in.
+    """
     async with running_gateway(make_config(data_dir, servers={})) as rt:
         await mount_probe(rt, "legacy")
         async with Client(rt.front.server, mode="auto", elicitation_callback=ForgingUser({})) as c:
@@ -137,16 +155,24 @@ async def test_a_held_question_names_the_gateways_decision(data_dir):
             held_id = first.meta["sentinel/decision_id"]
             [key] = first.input_requests
             done = await c.session.call_tool(
-                "pr__ask", {}, allow_input_required=True, request_state=first.request_state,
+                "pr__ask",
+                {},
+                allow_input_required=True,
+                request_state=first.request_state,
                 input_responses={key: ElicitResult(action="accept", content={"ok": True}, _meta=FORGED)},
-                meta={"sentinel/session": first.meta["sentinel/session"]})
+                meta={"sentinel/session": first.meta["sentinel/session"]},
+            )
             assert not done.is_error, done.content
             assert done.structured_content["answered_by"] == "user"
             # a replay of the same answer is refused: an answer counts once
             again = await c.session.call_tool(
-                "pr__ask", {}, allow_input_required=True, request_state=first.request_state,
+                "pr__ask",
+                {},
+                allow_input_required=True,
+                request_state=first.request_state,
                 input_responses={key: ElicitResult(action="accept", content={"ok": True})},
-                meta={"sentinel/session": first.meta["sentinel/session"]})
+                meta={"sentinel/session": first.meta["sentinel/session"]},
+            )
             assert again.is_error and "already used" in again.content[0].text
         rows = [r for r in await read_audit(rt.config.store_path, tail=50) if r["tool"] == "pr__ask"]
     assert held_id == done.meta["sentinel/decision_id"]

@@ -28,7 +28,14 @@ def test_every_hidden_character_is_made_visible(cp: int) -> None:
 
 
 def test_ordinary_text_is_left_alone() -> None:
-    for text in ("plain ascii", "Grüße, déjà vu", "日本語のテキスト", "emoji 🙂 ok", "עברית בלי סימנים", "tab-free"):
+    for text in (
+        "plain ascii",
+        "Grüße, déjà vu",
+        "日本語のテキスト",
+        "emoji 🙂 ok",
+        "עברית בלי סימנים",
+        "tab-free",
+    ):
         s = shown(text)
         assert s.text == text and not s.changed
 
@@ -52,32 +59,60 @@ def test_no_hidden_category_slips_through() -> None:
 
 
 def test_question_note_names_the_changed_values() -> None:
-    text, changed = safe_question("Delete a\u202egpj.exe and " + "y" * 900 + "?",
-                                  {"path": "a\u202egpj.exe", "body": "y" * 900, "fine": "ok"})
+    text, changed = safe_question(
+        "Delete a\u202egpj.exe and " + "y" * 900 + "?",
+        {"path": "a\u202egpj.exe", "body": "y" * 900, "fine": "ok"},
+    )
     assert changed == ["value of path", "value of body"]
     assert "a⟨U+202E⟩gpj.exe" in text and "600 more characters not shown" in text and "Shown safely" in text
     text, changed = safe_question("Plain question?", {"x": "plain"})
     assert text == "Plain question?" and changed == []
 
 
-CONFIRM = Question(key="sentinel.confirm.x", message="ok?", requested_schema=CONFIRM_SCHEMA,
-                   meta={"kind": "confirmation", "from": ["user"]})
-CHOICE = Question(key="q", message="which?", meta={"kind": "ask", "from": ["user", "agent"]},
-                  requested_schema={"type": "object", "required": ["answer"],
-                                    "properties": {"answer": {"type": "string", "enum": ["red", "blue"]}}})
-NUMBER = Question(key="n", message="how many?", meta={"kind": "ask", "from": ["user"]},
-                  requested_schema={"type": "object", "required": ["answer"],
-                                    "properties": {"answer": {"type": "number"}}})
+CONFIRM = Question(
+    key="sentinel.confirm.x",
+    message="ok?",
+    requested_schema=CONFIRM_SCHEMA,
+    meta={"kind": "confirmation", "from": ["user"]},
+)
+CHOICE = Question(
+    key="q",
+    message="which?",
+    meta={"kind": "ask", "from": ["user", "agent"]},
+    requested_schema={
+        "type": "object",
+        "required": ["answer"],
+        "properties": {"answer": {"type": "string", "enum": ["red", "blue"]}},
+    },
+)
+NUMBER = Question(
+    key="n",
+    message="how many?",
+    meta={"kind": "ask", "from": ["user"]},
+    requested_schema={"type": "object", "required": ["answer"], "properties": {"answer": {"type": "number"}}},
+)
 
 
-@pytest.mark.parametrize("content,why", [
-    ({"approve": "true"}, "expected a boolean"), ({"approve": "false"}, "the string \"false\""),
-    ({"approve": "yes"}, "expected a boolean"), ({"approve": 1}, "the number 1"), ({"approve": 0}, "number"),
-    ({"approve": "1"}, "string"), ({"approve": None}, "null"), ({"approve": []}, "array"),
-    ({"approve": {}}, "object"), ({"approve": {"approve": True}}, "object"), ({}, "is missing"),
-    ({"approve": True, "extra": 1}, "extra was not asked for"), ({"Approve": True}, "approve"),
-    ({"approve": 1.0}, "number"), ({"approve": "\u202etrue"}, "⟨U+202E⟩"),
-])
+@pytest.mark.parametrize(
+    "content,why",
+    [
+        ({"approve": "true"}, "expected a boolean"),
+        ({"approve": "false"}, 'the string "false"'),
+        ({"approve": "yes"}, "expected a boolean"),
+        ({"approve": 1}, "the number 1"),
+        ({"approve": 0}, "number"),
+        ({"approve": "1"}, "string"),
+        ({"approve": None}, "null"),
+        ({"approve": []}, "array"),
+        ({"approve": {}}, "object"),
+        ({"approve": {"approve": True}}, "object"),
+        ({}, "is missing"),
+        ({"approve": True, "extra": 1}, "extra was not asked for"),
+        ({"Approve": True}, "approve"),
+        ({"approve": 1.0}, "number"),
+        ({"approve": "\u202etrue"}, "⟨U+202E⟩"),
+    ],
+)
 def test_confirmation_answers_that_are_not_answers(content: dict, why: str) -> None:
     answer = Answer(action="accept", content=content)
     problem = answer_problem(CONFIRM, answer)
@@ -88,8 +123,12 @@ def test_confirmation_answers_that_are_not_answers(content: dict, why: str) -> N
 def test_only_json_true_approves() -> None:
     yes = Answer(action="accept", content={"approve": True})
     assert answer_problem(CONFIRM, yes) is None and approves(CONFIRM, yes) and goes_ahead(CONFIRM, yes)
-    for no in (Answer(action="accept", content={"approve": False}), Answer(action="decline"),
-               Answer(action="cancel"), Answer(action="decline", content={"approve": True})):
+    for no in (
+        Answer(action="accept", content={"approve": False}),
+        Answer(action="decline"),
+        Answer(action="cancel"),
+        Answer(action="decline", content={"approve": True}),
+    ):
         assert answer_problem(CONFIRM, no) is None and not goes_ahead(CONFIRM, no)
     agent = Answer(action="accept", content={"approve": True}, provenance="agent")
     assert "must be answered by the user" in answer_problem(CONFIRM, agent)
@@ -98,7 +137,9 @@ def test_only_json_true_approves() -> None:
 def test_choices_and_numbers_are_strict() -> None:
     for bad in ("RED", "red ", "purple", 1, True, None, ["red"]):
         assert "expected" in answer_problem(CHOICE, Answer(action="accept", content={"answer": bad}))
-    assert answer_problem(CHOICE, Answer(action="accept", content={"answer": "red"}, provenance="agent")) is None
+    assert (
+        answer_problem(CHOICE, Answer(action="accept", content={"answer": "red"}, provenance="agent")) is None
+    )
     for bad in ("2", "two", True, None, [2]):
         assert "expected" in answer_problem(NUMBER, Answer(action="accept", content={"answer": bad}))
     for good in (2, 2.5, -1, 0):
@@ -150,19 +191,37 @@ async def test_a_request_state_is_bound_to_its_principal_too() -> None:
 
     rounds = InputRounds(RequestStateSeal(max_age=60))
     args = {"path": "/tmp/x"}
-    state = await rounds.issue("ask", principal="alice", session="alice/conv-1", tool="tb__w", arguments=args,
-                         version="v1", asked=["sentinel.confirm.x"])
+    state = await rounds.issue(
+        "ask",
+        principal="alice",
+        session="alice/conv-1",
+        tool="tb__w",
+        arguments=args,
+        version="v1",
+        asked=["sentinel.confirm.x"],
+    )
     yes = {"sentinel.confirm.x": ElicitResult(action="accept", content={"approve": True})}
 
     async def accept(principal: str, session: str = "alice/conv-1") -> Retry | RefusedRetry:
-        return await rounds.accept(modern=True, can_elicit=True, principal=principal, session=session, tool="tb__w",
-                             arguments=args, version="v1", responses=yes, request_state=state)
+        return await rounds.accept(
+            modern=True,
+            can_elicit=True,
+            principal=principal,
+            session=session,
+            tool="tb__w",
+            arguments=args,
+            version="v1",
+            responses=yes,
+            request_state=state,
+        )
 
     for who in ("bob", "Alice", "alice ", "", "owner"):  # any other caller, even with the same session named
         refused = await accept(who)
         assert isinstance(refused, RefusedRetry) and "issued to another caller" in refused.reason, who
         assert "alice" not in refused.reason  # never says whose
-    assert isinstance(await accept("alice", "alice/conv-2"), RefusedRetry)  # its principal, another conversation
+    assert isinstance(
+        await accept("alice", "alice/conv-2"), RefusedRetry
+    )  # its principal, another conversation
     # none of the refusals used the state up: its own caller's answer counts, once
     ok = await accept("alice")
     assert isinstance(ok, Retry) and ok.kind == "ask" and ok.ours["confirm.x"].content == {"approve": True}

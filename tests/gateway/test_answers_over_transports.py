@@ -24,13 +24,21 @@ from .helpers import TOOLBOX
 
 pytestmark = pytest.mark.timeout(120)
 YES = ElicitResult(action="accept", content={"approve": True})
-TOKEN = "answers-test-owner-token-0123456789"  # Sentinel's HTTP front wants the owner's (or a principal's) token
+TOKEN = (
+    "answers-test-owner-token-0123456789"  # Sentinel's HTTP front wants the owner's (or a principal's) token
+)
 
 
 def write_config(tmp_path: Path) -> Path:
     cfg = tmp_path / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-                               "sentinel": {"data_dir": str(tmp_path / "state"), "http": {"token": TOKEN}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+                "sentinel": {"data_dir": str(tmp_path / "state"), "http": {"token": TOKEN}},
+            }
+        )
+    )
     return cfg
 
 
@@ -38,9 +46,21 @@ def write_config(tmp_path: Path) -> Path:
 def http_sentinel(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     tmp = tmp_path_factory.mktemp("http-answers")
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(write_config(tmp)), "serve", "--http",
-                             f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sentinel_mcp",
+            "-c",
+            str(write_config(tmp)),
+            "serve",
+            "--http",
+            f"127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -48,17 +68,23 @@ def http_sentinel(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
         stop_process(proc)
 
 
-def connect(transport: str, tmp_path: Path, url: str | None, mode: str, callback: Any,
-            name: str = "answers-test") -> Client:
+def connect(
+    transport: str, tmp_path: Path, url: str | None, mode: str, callback: Any, name: str = "answers-test"
+) -> Client:
     info = Implementation(name=name, version="1")
     if transport == "stdio":
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "sentinel_mcp", "-c", str(write_config(tmp_path)), "serve"])
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(write_config(tmp_path)), "serve"]
+        )
         return Client(params, mode=mode, elicitation_callback=callback, client_info=info)
     assert url is not None
     http = httpx2.AsyncClient(timeout=30, headers={"Authorization": f"Bearer {TOKEN}"})
-    return Client(streamable_http_client(url, http_client=http), mode=mode, elicitation_callback=callback,
-                  client_info=info)
+    return Client(
+        streamable_http_client(url, http_client=http),
+        mode=mode,
+        elicitation_callback=callback,
+        client_info=info,
+    )
 
 
 def text(r: Any) -> str:
@@ -70,15 +96,20 @@ async def test_handshake_era_answers(transport: str, tmp_path: Path, request: py
     url = request.getfixturevalue("http_sentinel") if transport == "http" else None
     marker = tmp_path / "marker.txt"
     args = {"path": str(marker), "text": transport}
-    replies = [ElicitResult(action="accept", content={"approve": "true"}),
-               ElicitResult(action="accept", content={"approve": 1}), ElicitResult(action="decline"), YES]
+    replies = [
+        ElicitResult(action="accept", content={"approve": "true"}),
+        ElicitResult(action="accept", content={"approve": 1}),
+        ElicitResult(action="decline"),
+        YES,
+    ]
 
     async def callback(ctx: Any, params: Any) -> ElicitResult:
         return replies.pop(0)
 
     async with connect(transport, tmp_path, url, "legacy", callback) as c:
-        r = await c.session.call_tool("tb__write_marker", args,
-                                      input_responses={f"sentinel.confirm.{argument_digest(args)}": YES})
+        r = await c.session.call_tool(
+            "tb__write_marker", args, input_responses={f"sentinel.confirm.{argument_digest(args)}": YES}
+        )
         assert r.is_error and "handshake" in text(r), text(r)
         for why in ("not accepted", "not accepted", "you declined"):
             r = await c.call_tool("tb__write_marker", args)
@@ -104,26 +135,47 @@ async def test_2026_era_answers(transport: str, tmp_path: Path, request: pytest.
 
     async with connect(transport, tmp_path, url, "auto", yes) as c:
         key = f"sentinel.confirm.{argument_digest(args)}"
-        minted = await c.session.call_tool("tb__write_marker", args, allow_input_required=True,
-                                           input_responses={key: YES})
+        minted = await c.session.call_tool(
+            "tb__write_marker", args, allow_input_required=True, input_responses={key: YES}
+        )
         assert minted.is_error and "without a request state" in text(minted)
         first = await ask(c)
-        r = await c.session.call_tool("tb__write_marker", args, allow_input_required=True, request_state=first.request_state,
-                                      input_responses={key: ElicitResult(action="accept", content={"approve": "yes"})})
+        r = await c.session.call_tool(
+            "tb__write_marker",
+            args,
+            allow_input_required=True,
+            request_state=first.request_state,
+            input_responses={key: ElicitResult(action="accept", content={"approve": "yes"})},
+        )
         assert r.is_error and "expected a boolean" in text(r), text(r)
         first = await ask(c)
         if url is not None:  # another conversation (another client, in its own) cannot use this state
             async with connect(transport, tmp_path, url, "auto", yes, name="another-client") as other:
                 own = (await ask(other)).meta[SESSION_META]  # the other client's conversation, carried back
-                r = await other.session.call_tool("tb__write_marker", args, allow_input_required=True,
-                                                  input_responses={key: YES}, request_state=first.request_state,
-                                                  meta={SESSION_META: own})
+                r = await other.session.call_tool(
+                    "tb__write_marker",
+                    args,
+                    allow_input_required=True,
+                    input_responses={key: YES},
+                    request_state=first.request_state,
+                    meta={SESSION_META: own},
+                )
                 assert r.is_error and "another conversation" in text(r), text(r)
         assert not marker.exists()
-        ok = await c.session.call_tool("tb__write_marker", args, allow_input_required=True,
-                                       input_responses={key: YES}, request_state=first.request_state)
+        ok = await c.session.call_tool(
+            "tb__write_marker",
+            args,
+            allow_input_required=True,
+            input_responses={key: YES},
+            request_state=first.request_state,
+        )
         assert not ok.is_error, text(ok)
-        again = await c.session.call_tool("tb__write_marker", args, allow_input_required=True,
-                                          input_responses={key: YES}, request_state=first.request_state)
+        again = await c.session.call_tool(
+            "tb__write_marker",
+            args,
+            allow_input_required=True,
+            input_responses={key: YES},
+            request_state=first.request_state,
+        )
         assert again.is_error and "already used" in text(again)
     assert marker.read_text() == f"{transport}\n"

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.timeout(90)
 
 
 def word_from_question():
-    """Answers each question with a word derived from the question itself, after a delay that inverts order."""
+    """Answers each question with a word derived from the question itself, after a delay that inverts order.
+    """
+
     async def callback(ctx, params):  # noqa: ANN001
         props = (params.requested_schema or {}).get("properties", {})
         if "approve" in props:
@@ -28,6 +30,7 @@ def word_from_question():
         item = re.search(r"a word for (\w+)", params.message).group(1)
         await anyio.sleep(0.05 * (5 - int(item[-1])))  # later calls are answered first
         return ElicitResult(action="accept", content={"word": item.upper()})
+
     return callback
 
 

@@ -16,28 +16,50 @@ from sentinel_mcp.gateway.catalog import Catalog, exposed_name
 def test_claude_desktop_shape_with_env_expansion(tmp_path, monkeypatch):
     monkeypatch.setenv("API_TOKEN", "t0k")
     cfg = tmp_path / "c.json"
-    cfg.write_text(json.dumps({"mcpServers": {
-        "fs": {"command": "npx", "args": ["-y", "server-fs", "${HOME_DIR:-/srv}"], "env": {"TOKEN": "${API_TOKEN}"}},
-        "web": {"url": "https://example.test/mcp", "headers": {"Authorization": "Bearer ${API_TOKEN}"}},
-        "old": {"url": "http://127.0.0.1:9000/sse"},
-    }}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "fs": {
+                        "command": "npx",
+                        "args": ["-y", "server-fs", "${HOME_DIR:-/srv}"],
+                        "env": {"TOKEN": "${API_TOKEN}"},
+                    },
+                    "web": {
+                        "url": "https://example.test/mcp",
+                        "headers": {"Authorization": "Bearer ${API_TOKEN}"},
+                    },
+                    "old": {"url": "http://127.0.0.1:9000/sse"},
+                }
+            }
+        )
+    )
     c = load_config(cfg)
     assert c.mcp_servers["fs"].env == {"TOKEN": "t0k"} and c.mcp_servers["fs"].args[-1] == "/srv"
     assert c.mcp_servers["web"].headers["Authorization"] == "Bearer t0k"
     assert c.mcp_servers["web"].kind == "streamable-http" and c.mcp_servers["old"].kind == "sse"
 
 
-@pytest.mark.parametrize("data, expected", [
-    ({"mcpServers": {"x": {"args": []}}}, "mcpServers.x: needs either 'command'"),
-    ({"mcpServers": {"x": {"command": "a", "url": "http://b"}}}, "has both 'command' and 'url'"),
-    ({"mcpServers": {"x": {"url": "ftp://b"}}}, "mcpServers.x.url: must start with http"),
-    ({"mcpServers": {"x": {"command": "a", "args": "b"}}}, "mcpServers.x.args: Input should be a valid list"),
-    ({"mcpServers": {"x": {"command": "a", "timeout": -1}}}, "mcpServers.x.timeout"),
-    ({"sentinel": {"http": {"port": "eighty"}}}, "sentinel.http.port"),
-    ({"sentinel": {"policy": {"default": "maybe"}}}, "sentinel.policy.default"),
-    ({"mcpServers": {"x": {"command": "a", "env": {"K": "${NOPE_NOT_SET}"}}}}, "mcpServers.x.env.K: environment variable ${NOPE_NOT_SET} is not set"),
-    ([1, 2], "the top level must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        ({"mcpServers": {"x": {"args": []}}}, "mcpServers.x: needs either 'command'"),
+        ({"mcpServers": {"x": {"command": "a", "url": "http://b"}}}, "has both 'command' and 'url'"),
+        ({"mcpServers": {"x": {"url": "ftp://b"}}}, "mcpServers.x.url: must start with http"),
+        (
+            {"mcpServers": {"x": {"command": "a", "args": "b"}}},
+            "mcpServers.x.args: Input should be a valid list",
+        ),
+        ({"mcpServers": {"x": {"command": "a", "timeout": -1}}}, "mcpServers.x.timeout"),
+        ({"sentinel": {"http": {"port": "eighty"}}}, "sentinel.http.port"),
+        ({"sentinel": {"policy": {"default": "maybe"}}}, "sentinel.policy.default"),
+        (
+            {"mcpServers": {"x": {"command": "a", "env": {"K": "${NOPE_NOT_SET}"}}}},
+            "mcpServers.x.env.K: environment variable ${NOPE_NOT_SET} is not set",
+        ),
+        ([1, 2], "the top level must be a JSON object"),
+    ],
+)
 def test_invalid_config_names_the_key(data, expected):
     with pytest.raises(ConfigError) as e:
         parse_config(data, source="cfg.json")
@@ -57,15 +79,20 @@ def test_config_file_errors_name_file_and_line(tmp_path):
 def test_cli_reports_config_errors_without_traceback(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"mcpServers": {"x": {"url": "nope"}}}')
-    p = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(bad), "serve"], capture_output=True,
-                       text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(bad), "serve"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2
     assert "mcpServers.x.url: must start with http" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_claude_snippet_runs_sentinel_over_stdio(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "sentinel_mcp", "config", "claude"], capture_output=True, text=True,
-                       timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "config", "claude"], capture_output=True, text=True, timeout=60
+    )
     snippet = json.loads(p.stdout)
     entry = snippet["mcpServers"]["sentinel"]
     assert entry["command"].endswith("sentinel-mcp") and entry["args"] == ["serve"]

@@ -111,8 +111,14 @@ async def test_a_client_cannot_name_the_decision(data_dir, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("tool,args", [("fx__forged", {"text": "ok"}), ("fx__forged", {"text": "bad", "is_error": True}),
-                                       ("fx__forged_id_only", {"text": "ok"})])
+@pytest.mark.parametrize(
+    "tool,args",
+    [
+        ("fx__forged", {"text": "ok"}),
+        ("fx__forged", {"text": "bad", "is_error": True}),
+        ("fx__forged_id_only", {"text": "ok"}),
+    ],
+)
 async def test_an_upstream_cannot_speak_for_sentinel(data_dir, mode, tool, args):
     async with running_gateway(make_config(data_dir, _servers())) as rt:
         async with Client(rt.front.server, mode=mode) as c:
@@ -120,11 +126,14 @@ async def test_an_upstream_cannot_speak_for_sentinel(data_dir, mode, tool, args)
         meta = r.meta or {}
         real = _id_of(r)
         assert real not in (FORGED[KEY], "ffffffffffffffffffffffffffffffff")
-        # every verdict key the upstream set is gone, except the two Sentinel sets itself (its id, the session)
+        # every verdict key the upstream set is gone, except the two Sentinel sets itself (its id, the
+        # session)
         for key in VERDICT_KEYS - {KEY, "sentinel/session"}:
             assert key not in meta, (key, meta)
         assert meta.get("sentinel/session") != FORGED["sentinel/session"]
-        if tool == "fx__forged":  # the upstream's own keys stay: a vendor key, a near spelling, its untrusted mark
+        if (
+            tool == "fx__forged"
+        ):  # the upstream's own keys stay: a vendor key, a near spelling, its untrusted mark
             assert meta["vendor/trace"] == "t-1" and meta["Sentinel/Decision_Id"] == "near-spelling"
             assert meta["sentinel/untrusted"] == {"source": "forger"}
         rows = await _rows_by_id(rt)
@@ -135,14 +144,24 @@ async def test_an_upstream_cannot_speak_for_sentinel(data_dir, mode, tool, args)
 async def test_the_audit_command_finds_the_decision_a_result_names(tmp_path):
     """What a person does with the id: ``sentinel-mcp audit --json`` lists that decision's rows."""
     cfg = tmp_path / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {"tb": toolbox_stdio()},
-                               "sentinel": {"data_dir": str(tmp_path / "state"), "builtins": []}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"tb": toolbox_stdio()},
+                "sentinel": {"data_dir": str(tmp_path / "state"), "builtins": []},
+            }
+        )
+    )
     async with running_gateway(make_config(tmp_path / "state")) as rt:
         async with Client(rt.front.server, mode="auto") as c:
             allowed = _id_of(await c.call_tool("tb__echo", {"text": "quoted"}))
             blocked = _id_of(await c.call_tool("tb__delete_thing", {"name": "x"}))
-    audit = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", "--json", "--tail", "50"],
-                           capture_output=True, text=True, timeout=60)
+    audit = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", "--json", "--tail", "50"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert audit.returncode == 0, audit.stderr
     rows = [json.loads(line) for line in audit.stdout.splitlines() if line.strip()]
     named = {r["decision_id"]: r for r in rows}

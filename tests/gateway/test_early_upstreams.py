@@ -1,4 +1,5 @@
-"""Start-up overlap: the config's stdio upstreams are spawned before the built-ins load (and the guard starts),
+"""Start-up overlap: the config's stdio upstreams are spawned before the built-ins load (and the guard
+starts),
 and that order changes nothing about how a broken upstream is reported and reconnected."""
 
 from __future__ import annotations
@@ -60,8 +61,11 @@ async def test_stdio_upstreams_are_spawned_before_the_builtins_load(data_dir, mo
 
 
 async def test_missing_command_spawned_early_is_still_reported_and_retried(data_dir, caplog):
-    cfg = make_config(data_dir, servers={"missing": {"command": "/nonexistent/sentinel-early"},
-                                         "tb": toolbox_stdio()}, builtins=["sentinel"])
+    cfg = make_config(
+        data_dir,
+        servers={"missing": {"command": "/nonexistent/sentinel-early"}, "tb": toolbox_stdio()},
+        builtins=["sentinel"],
+    )
     with caplog.at_level(logging.WARNING), anyio.fail_after(30):
         async with running_gateway(cfg, startup_wait=3.0) as rt:
             missing = rt.manager.upstreams["missing"]

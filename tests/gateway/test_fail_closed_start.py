@@ -1,4 +1,5 @@
-"""A configured rulebase that cannot be loaded at start-up fails closed: every call is denied with the file, line
+"""A configured rulebase that cannot be loaded at start-up fails closed: every call is denied with the file,
+line
 and problem, /healthz says error (503), `serve` says so on stderr; fixing the file recovers on hot reload."""
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from .helpers import TOOLBOX, make_config
 
 pytestmark = pytest.mark.timeout(120)
 GOOD = "guard('tb__delete_thing', [name = N], require(N \\== keep, 'that one is kept')).\n"
-BROKEN = "% line 1\nguard('tb__delete_thing', [name = N], require(N \\== keep, 'kept')).\nthis is not ( prolog.\n"
+BROKEN = (
+    "% line 1\nguard('tb__delete_thing', [name = N], require(N \\== keep, 'kept')).\nthis is not ( prolog.\n"
+)
 
 
 async def _wait_for(predicate, timeout: float = 20.0) -> None:  # noqa: ANN001
@@ -64,7 +67,9 @@ async def test_missing_rulebase_file_fails_closed(data_dir: Path) -> None:
     async with running_gateway(make_config(data_dir, rulebases=[str(missing)])) as rt:
         async with Client(rt.front.server, mode="auto") as c:
             r = await c.call_tool("tb__echo", {"text": "x"})
-            assert r.is_error and f"{missing}:0" in r.content[0].text and "file not found" in r.content[0].text
+            assert (
+                r.is_error and f"{missing}:0" in r.content[0].text and "file not found" in r.content[0].text
+            )
 
 
 def _health(port: int, token: str | None = None) -> tuple[int, dict]:
@@ -82,12 +87,22 @@ def test_serve_reports_the_problem_and_health_recovers(tmp_path: Path) -> None:
     rules = tmp_path / "rules.pl"
     rules.write_text(BROKEN)
     cfg = tmp_path / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-                               "sentinel": {"data_dir": str(tmp_path / "state"), "rulebases": [str(rules)]}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+                "sentinel": {"data_dir": str(tmp_path / "state"), "rulebases": [str(rules)]},
+            }
+        )
+    )
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
-                             f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

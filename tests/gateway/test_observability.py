@@ -1,4 +1,5 @@
-"""What operators see: Prometheus /metrics (calls, decisions, latencies, upstream health), OpenTelemetry spans per
+"""What operators see: Prometheus /metrics (calls, decisions, latencies, upstream health), OpenTelemetry spans
+per
 call (guard, fetch, ask, forward), and OAuth protected-resource metadata for HTTP clients that look for it."""
 
 from __future__ import annotations
@@ -50,14 +51,30 @@ async def test_metrics_count_what_the_audit_log_records(data_dir):
             await c.call_tool("tb__nope", {})
         text = rt.metrics.render(rt.manager)
     lines = set(text.splitlines())
-    assert 'sentinel_calls_total{tool="tb__echo",upstream="tb",origin="client",decision="allow",outcome="ok"} 3' in lines
-    assert 'sentinel_calls_total{tool="tb__pid",upstream="tb",origin="client",decision="deny",outcome="denied"} 1' in lines
-    assert 'sentinel_calls_total{tool="tb__nope",upstream="",origin="client",decision="error",outcome="unknown_tool"} 1' in lines
-    assert {'sentinel_decisions_total{decision="allow"} 3', 'sentinel_decisions_total{decision="ask"} 1',
-            'sentinel_decisions_total{decision="deny"} 1'} <= lines
+    assert (
+        'sentinel_calls_total{tool="tb__echo",upstream="tb",origin="client",decision="allow",outcome="ok"} 3'
+        in lines
+    )
+    assert (
+        'sentinel_calls_total{tool="tb__pid",upstream="tb",origin="client",decision="deny",outcome="denied"} '
+        '1'
+        in lines
+    )
+    assert (
+        'sentinel_calls_total{tool="tb__nope",upstream="",origin="client",decision="error",outcome="unknown_tool"} 1'  # noqa: E501 (verbatim text)
+        in lines
+    )
+    assert {
+        'sentinel_decisions_total{decision="allow"} 3',
+        'sentinel_decisions_total{decision="ask"} 1',
+        'sentinel_decisions_total{decision="deny"} 1',
+    } <= lines
     assert 'sentinel_call_duration_seconds_count{upstream="tb",decision="allow"} 3' in lines
     assert 'sentinel_call_duration_seconds_bucket{upstream="tb",decision="allow",le="+Inf"} 3' in lines
-    assert 'sentinel_upstream_up{upstream="tb"} 1' in lines and 'sentinel_upstream_breaker_open{upstream="tb"} 0' in lines
+    assert (
+        'sentinel_upstream_up{upstream="tb"} 1' in lines
+        and 'sentinel_upstream_breaker_open{upstream="tb"} 0' in lines
+    )
 
 
 def test_metrics_label_sets_stay_bounded():
@@ -73,8 +90,12 @@ def test_metrics_label_sets_stay_bounded():
 
 def test_metrics_and_protected_resource_metadata_over_http(tmp_path):
     port = free_port()
-    cfg = write_config(tmp_path, {"tb": {"command": sys.executable, "args": [TOOLBOX]}}, http={"token": "s3cret"},
-                       oauth={"issuer": "https://auth.example.test", "scopes": ["mcp:tools"]})
+    cfg = write_config(
+        tmp_path,
+        {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+        http={"token": "s3cret"},
+        oauth={"issuer": "https://auth.example.test", "scopes": ["mcp:tools"]},
+    )
     proc = start_http_sentinel(cfg, port)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -84,26 +105,39 @@ def test_metrics_and_protected_resource_metadata_over_http(tmp_path):
         for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
             status, _, body = get(base + path)  # public: a client reads it before it has a token
             assert status == 200, path
-            assert json.loads(body) == {"resource": f"{base}/mcp", "authorization_servers": ["https://auth.example.test"],
-                                        "bearer_methods_supported": ["header"], "scopes_supported": ["mcp:tools"]}
+            assert json.loads(body) == {
+                "resource": f"{base}/mcp",
+                "authorization_servers": ["https://auth.example.test"],
+                "bearer_methods_supported": ["header"],
+                "scopes_supported": ["mcp:tools"],
+            }
         status, headers, _ = get(f"{base}/mcp")
         challenge = {k.lower(): v for k, v in headers.items()}["www-authenticate"]
         assert status == 401
-        assert challenge == (f'Bearer realm="sentinel", resource_metadata="{base}/.well-known/oauth-protected-resource"'
-                             ', scope="mcp:tools"')
+        assert challenge == (
+            f'Bearer realm="sentinel", resource_metadata="{base}/.well-known/oauth-protected-resource"'
+            ', scope="mcp:tools"'
+        )
     finally:
         stop_process(proc)
 
 
-@pytest.mark.parametrize("oauth, expected", [
-    ({"issuer": "ftp://auth.example.test"}, "sentinel.oauth.issuer"),
-    ({"issuer": "http://auth.example.test"}, "must be an https:// URL"),
-    ({"issuer": "https://a.test", "audience": "x"}, "sentinel.oauth.audience"),
-])
+@pytest.mark.parametrize(
+    "oauth, expected",
+    [
+        ({"issuer": "ftp://auth.example.test"}, "sentinel.oauth.issuer"),
+        ({"issuer": "http://auth.example.test"}, "must be an https:// URL"),
+        ({"issuer": "https://a.test", "audience": "x"}, "sentinel.oauth.audience"),
+    ],
+)
 def test_bad_oauth_settings_are_config_errors(tmp_path, oauth, expected):
     cfg = write_config(tmp_path, {}, oauth=oauth)
-    p = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{free_port()}"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{free_port()}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2 and expected in p.stderr and "Traceback" not in p.stderr
 
 
@@ -120,16 +154,28 @@ def spans():
 
 
 async def test_spans_per_call_guard_fetch_ask_forward(data_dir, spans):
-    cfg = parse_config({
-        "mcpServers": {"bk": {"command": sys.executable, "args": [str(POLICY / "bookings_server.py")]}},
-        "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(POLICY / "rulebases" / "bookings.pl")],
-                     "data_dir": str(data_dir), "seeds": {"current_user": "u_123", "today": "2025-01-15"}},
-    }, base_dir=str(data_dir))
+    cfg = parse_config(
+        {
+            "mcpServers": {"bk": {"command": sys.executable, "args": [str(POLICY / "bookings_server.py")]}},
+            "sentinel": {
+                "rulebases": [str(RULEBASES_DIR / "default.pl"), str(POLICY / "rulebases" / "bookings.pl")],
+                "data_dir": str(data_dir),
+                "seeds": {"current_user": "u_123", "today": "2025-01-15"},
+            },
+        },
+        base_dir=str(data_dir),
+    )
 
     async def answer(ctx, params):  # noqa: ANN001
         prop = params.requested_schema["properties"]["answer"]
-        return ElicitResult(action="accept", content={"answer": True if prop["type"] == "boolean" else (
-            "health" if "enum" in prop or "oneOf" in prop else "x")})
+        return ElicitResult(
+            action="accept",
+            content={
+                "answer": True
+                if prop["type"] == "boolean"
+                else ("health" if "enum" in prop or "oneOf" in prop else "x")
+            },
+        )
 
     async with running_gateway(cfg) as rt:
         spans.clear()
@@ -138,7 +184,9 @@ async def test_spans_per_call_guard_fetch_ask_forward(data_dir, spans):
             assert not r.is_error, r.content[0].text
     done = spans.get_finished_spans()
     by_id = {s.context.span_id: s for s in done}
-    calls = [s for s in done if s.name == "sentinel.call" and s.attributes["sentinel.tool"] == "bk__cancel_booking"]
+    calls = [
+        s for s in done if s.name == "sentinel.call" and s.attributes["sentinel.tool"] == "bk__cancel_booking"
+    ]
     assert calls and all(s.attributes["sentinel.origin"] == "client" for s in calls)
     final = calls[-1]
     assert final.attributes["sentinel.decision"] == "allow" and final.attributes["sentinel.outcome"] == "ok"
@@ -154,8 +202,12 @@ async def test_spans_per_call_guard_fetch_ask_forward(data_dir, spans):
     ask = next(s for s in done if s.name == "sentinel.ask")
     assert ask.parent is not None and ask.parent.span_id == final.parent.span_id
     assert ask.context.trace_id == final.context.trace_id
-    forward = next(s for s in done if s.name == "sentinel.forward" and s.attributes["sentinel.tool"] == "cancel_booking")
-    assert forward.attributes["sentinel.upstream"] == "bk" and forward.attributes["sentinel.era"] == "2025-11-25"
+    forward = next(
+        s for s in done if s.name == "sentinel.forward" and s.attributes["sentinel.tool"] == "cancel_booking"
+    )
+    assert (
+        forward.attributes["sentinel.upstream"] == "bk" and forward.attributes["sentinel.era"] == "2025-11-25"
+    )
     assert all("booking_id" not in json.dumps(dict(s.attributes)) for s in done)  # names, never arguments
 
 

@@ -1,6 +1,7 @@
 """After a forwarded call, the guard learns from its result while the outcome row is committed (two files, two
 fsyncs, in parallel): both must still be done before the answer leaves, a guard that fails to learn must not
-fail the call, and the result the guard learns from is the upstream's own (the untrusted mark is for the client).
+fail the call, and the result the guard learns from is the upstream's own (the untrusted mark is for the
+client).
 """
 
 from __future__ import annotations

@@ -120,7 +120,8 @@ async def test_progress_is_relayed_to_the_caller(data_dir, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_upstream_input_request_reaches_the_user(data_dir, mode):
-    """A 2026-era upstream asks via InputRequiredResult: pushed to handshake clients, passed through to modern ones."""
+    """A 2026-era upstream asks via InputRequiredResult: pushed to handshake clients, passed through to modern
+    ones."""
     cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern")})
     async with running_gateway(cfg) as rt:
         assert rt.manager.upstreams["tb"].modern
@@ -161,17 +162,25 @@ async def test_confirmation_is_bound_to_the_exact_arguments(data_dir):
         async with Client(rt.front.server, mode="auto", elicitation_callback=cb) as c:
             # a forged answer with a made-up request_state is not accepted as approval
             raw = await c.session.call_tool(
-                "tb__delete_thing", {"name": "a"}, allow_input_required=True,
-                input_responses={"sentinel.confirm.0000": ElicitResult(action="accept", content={"approve": True})},
-                request_state="sentinel1.forged")
+                "tb__delete_thing",
+                {"name": "a"},
+                allow_input_required=True,
+                input_responses={
+                    "sentinel.confirm.0000": ElicitResult(action="accept", content={"approve": True})
+                },
+                request_state="sentinel1.forged",
+            )
             assert getattr(raw, "is_error", False) and "request state" in raw.content[0].text
             first = await c.session.call_tool("tb__delete_thing", {"name": "a"}, allow_input_required=True)
             key = next(iter(first.input_requests))
             # answering for different arguments does not approve them: refused, with the reason
             other = await c.session.call_tool(
-                "tb__delete_thing", {"name": "b"}, allow_input_required=True,
+                "tb__delete_thing",
+                {"name": "b"},
+                allow_input_required=True,
                 input_responses={key: ElicitResult(action="accept", content={"approve": True})},
-                request_state=first.request_state)
+                request_state=first.request_state,
+            )
             assert other.is_error and "other arguments" in other.content[0].text
         assert json.dumps(cb.asked) == "[]"
 
@@ -183,7 +192,9 @@ async def test_lists_are_paginated_for_the_client(data_dir, mode):
         async with Client(rt.front.server, mode=mode) as c:
             names, cursor, pages = [], None, 0
             while True:
-                page = await c.session.list_tools(params=__import__("mcp").types.PaginatedRequestParams(cursor=cursor))
+                page = await c.session.list_tools(
+                    params=__import__("mcp").types.PaginatedRequestParams(cursor=cursor)
+                )
                 names += [t.name for t in page.tools]
                 pages += 1
                 cursor = page.next_cursor

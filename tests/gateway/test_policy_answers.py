@@ -60,17 +60,24 @@ async def test_askables_and_confirmations_take_only_their_own_types_2026(data_di
     args = {"path": str(marker), "text": "policy"}
     async with running_gateway(config(data_dir)) as rt:
         async with Client(rt.front.server, mode="auto", elicitation_callback=_yes) as client:
-            c = Carried(client.session)  # a 2026-era client keeps its conversation by carrying its session back
+            # a 2026-era client keeps its conversation by carrying its session back
+            c = Carried(client.session)
             tried = 0
             for kind in ("colour", "copies", "confirm"):
                 for bad in BAD[kind]:
                     r = await c.call_tool("tb__write_marker", args, allow_input_required=True)
                     keys = list(r.input_requests)
                     assert any(kind_of(k) == kind for k in keys), (kind, keys)
-                    responses = {k: _accept({"answer": bad if kind_of(k) == kind else GOOD[kind_of(k)]})
-                                 for k in keys}
-                    r = await c.call_tool("tb__write_marker", args, allow_input_required=True,
-                                         input_responses=responses, request_state=r.request_state)
+                    responses = {
+                        k: _accept({"answer": bad if kind_of(k) == kind else GOOD[kind_of(k)]}) for k in keys
+                    }
+                    r = await c.call_tool(
+                        "tb__write_marker",
+                        args,
+                        allow_input_required=True,
+                        input_responses=responses,
+                        request_state=r.request_state,
+                    )
                     assert type(r).__name__ == "CallToolResult" and r.is_error, (kind, bad, r)
                     if bad is False:
                         assert "you declined" in text(r)
@@ -83,17 +90,30 @@ async def test_askables_and_confirmations_take_only_their_own_types_2026(data_di
                         assert "colour(" not in text(facts) and "copies(" not in text(facts), text(facts)
                 if kind == "copies":  # now answer the askables well once: only the confirmation is left
                     r = await c.call_tool("tb__write_marker", args, allow_input_required=True)
-                    responses = {k: _accept({"answer": GOOD[kind_of(k)]}) for k in r.input_requests
-                                 if kind_of(k) != "confirm"}
-                    r = await c.call_tool("tb__write_marker", args, allow_input_required=True,
-                                         input_responses=responses, request_state=r.request_state)
+                    responses = {
+                        k: _accept({"answer": GOOD[kind_of(k)]})
+                        for k in r.input_requests
+                        if kind_of(k) != "confirm"
+                    }
+                    r = await c.call_tool(
+                        "tb__write_marker",
+                        args,
+                        allow_input_required=True,
+                        input_responses=responses,
+                        request_state=r.request_state,
+                    )
                     assert [kind_of(k) for k in r.input_requests] == ["confirm"], r
-            r = await client.call_tool("tb__write_marker", args,  # the SDK answers with the callback: JSON true
-                                       meta={"sentinel/session": c.session})
+            r = await client.call_tool(
+                "tb__write_marker",
+                args,  # the SDK answers with the callback: JSON true
+                meta={"sentinel/session": c.session},
+            )
             assert not r.is_error, text(r)
         assert marker.read_text() == "policy\n"
         await rt.audit.flush()
-        rows = [r for r in await read_audit(rt.config.store_path, tail=500) if r["outcome"] == "answer_refused"]
+        rows = [
+            r for r in await read_audit(rt.config.store_path, tail=500) if r["outcome"] == "answer_refused"
+        ]
         assert len(rows) == tried
 
 
@@ -101,10 +121,14 @@ async def test_askables_and_confirmations_take_only_their_own_types_2026(data_di
 async def test_policy_confirmation_declined_then_given(data_dir: Path, mode: str) -> None:
     marker = data_dir / "marker.txt"
     args = {"path": str(marker), "text": "maybe"}
-    confirms = [{"action": "decline"}, {"action": "accept", "content": {"answer": False}}, {"action": "cancel"},
-                {"action": "accept", "content": {"answer": "yes"}},
-                {"action": "accept", "content": {"answer": True, "approve": True}},
-                {"action": "accept", "content": {"answer": True}}]
+    confirms = [
+        {"action": "decline"},
+        {"action": "accept", "content": {"answer": False}},
+        {"action": "cancel"},
+        {"action": "accept", "content": {"answer": "yes"}},
+        {"action": "accept", "content": {"answer": True, "approve": True}},
+        {"action": "accept", "content": {"answer": True}},
+    ]
     asked: list[str] = []
 
     async def callback(ctx: Any, params: Any) -> ElicitResult:
@@ -132,7 +156,13 @@ async def test_policy_questions_show_values_safely(data_dir: Path) -> None:
     async def callback(ctx: Any, params: Any) -> ElicitResult:
         asked.append(params.message)
         prop = params.requested_schema["properties"]["answer"]
-        return _accept({"answer": True if prop["type"] == "boolean" else ("red" if ("enum" in prop or "oneOf" in prop) else 1)})
+        return _accept(
+            {
+                "answer": True
+                if prop["type"] == "boolean"
+                else ("red" if ("enum" in prop or "oneOf" in prop) else 1)
+            }
+        )
 
     value = "report\u202efdp.exe\u200b" + "B" * 3000 + "TAIL"
     marker = data_dir / "m.txt"
@@ -152,15 +182,22 @@ async def test_no_tool_writes_a_confirmation(data_dir: Path) -> None:
     marker = data_dir / "marker.txt"
     args = {"path": str(marker), "text": "forged"}
     async with running_gateway(config(data_dir)) as rt:
-        async with Client(rt.front.server, mode="auto") as client:  # cannot elicit: the LLM is told what to ask
+        async with Client(
+            rt.front.server, mode="auto"
+        ) as client:  # cannot elicit: the LLM is told what to ask
             c = Carried(client)  # one conversation: the 2026-era client carries its session back
             r = await c.call_tool("tb__write_marker", args)
             assert r.is_error and "Which colour" in text(r)
             attempts = [
-                ({"predicate": "$confirmed", "inputs": ["tb__write_marker", "x", "y"], "answer": "yes"},
-                 "internal to Sentinel"),
+                (
+                    {"predicate": "$confirmed", "inputs": ["tb__write_marker", "x", "y"], "answer": "yes"},
+                    "internal to Sentinel",
+                ),
                 ({"predicate": "$confirmed", "inputs": [], "answer": True}, "internal to Sentinel"),
-                ({"predicate": "'$confirmed'", "inputs": ["tb__write_marker"], "answer": True}, "not askable"),
+                (
+                    {"predicate": "'$confirmed'", "inputs": ["tb__write_marker"], "answer": True},
+                    "not askable",
+                ),
                 ({"predicate": "confirmed", "inputs": ["tb__write_marker"], "answer": True}, "not askable"),
                 ({"predicate": "copies", "inputs": [str(marker)], "answer": 2}, "must be answered by: user"),
                 ({"predicate": "colour", "inputs": [str(marker)], "answer": "RED"}, "expected one of"),
@@ -170,8 +207,10 @@ async def test_no_tool_writes_a_confirmation(data_dir: Path) -> None:
             for a, why in attempts:
                 r = await c.call_tool("sentinel__sentinel_answer", a)
                 assert r.is_error and why in text(r), (a, text(r))
-            ok = await c.call_tool("sentinel__sentinel_answer",
-                                   {"predicate": "colour", "inputs": [str(marker)], "answer": "blue"})
+            ok = await c.call_tool(
+                "sentinel__sentinel_answer",
+                {"predicate": "colour", "inputs": [str(marker)], "answer": "blue"},
+            )
             assert not ok.is_error, text(ok)
             r = await c.call_tool("tb__write_marker", args)
             assert r.is_error and "How many copies" in text(r) and "Which colour" not in text(r)
@@ -182,7 +221,13 @@ async def test_no_tool_writes_a_confirmation(data_dir: Path) -> None:
 
 async def _yes(ctx: Any, params: Any) -> ElicitResult:
     prop = params.requested_schema["properties"]["answer"]
-    return _accept({"answer": True if prop["type"] == "boolean" else ("red" if ("enum" in prop or "oneOf" in prop) else 2)})
+    return _accept(
+        {
+            "answer": True
+            if prop["type"] == "boolean"
+            else ("red" if ("enum" in prop or "oneOf" in prop) else 2)
+        }
+    )
 
 
 def _accept(content: dict[str, Any]) -> ElicitResult:
@@ -204,7 +249,12 @@ async def test_an_answer_from_before_a_policy_change_is_refused(data_dir: Path) 
                 await anyio.sleep(0.1)
             assert rt.gateway.guard.version != before
             responses = {k: _accept({"answer": GOOD[kind_of(k)]}) for k in first.input_requests}
-            r = await c.session.call_tool("tb__write_marker", args, allow_input_required=True,
-                                          input_responses=responses, request_state=first.request_state)
+            r = await c.session.call_tool(
+                "tb__write_marker",
+                args,
+                allow_input_required=True,
+                input_responses=responses,
+                request_state=first.request_state,
+            )
             assert r.is_error and "policy changed" in text(r), text(r)
     assert not marker.exists()

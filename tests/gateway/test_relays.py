@@ -37,7 +37,10 @@ def model(tag: str, seen: list[str] | None = None):  # noqa: ANN201
         if seen is not None:
             seen.append(params.messages[0].content.text)
         await anyio.sleep(0.02)
-        return CreateMessageResult(role="assistant", model=tag, content=TextContent(type="text", text=f"model {tag}"))
+        return CreateMessageResult(
+            role="assistant", model=tag, content=TextContent(type="text", text=f"model {tag}")
+        )
+
     return sampling
 
 
@@ -49,14 +52,17 @@ async def mount_relay(rt, name: str = "rl", **kw):  # noqa: ANN001, ANN003, ANN2
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_sampling_of_a_builtin_reaches_the_client_whose_call_it_is(data_dir, mode):
-    """Concurrent calls from two clients to an in-process built-in: each sampling request goes to its own caller."""
+    """Concurrent calls from two clients to an in-process built-in: each sampling request goes to its own
+    caller."""
     async with running_gateway(make_config(data_dir, servers={})) as rt:
         up = await mount_relay(rt)
         assert not up.modern  # auto: the handshake, so the built-in can push
         seen_a: list[str] = []
         seen_b: list[str] = []
-        async with Client(rt.front.server, mode=mode, sampling_callback=model("A", seen_a)) as a, \
-                Client(rt.front.server, mode=mode, sampling_callback=model("B", seen_b)) as b:
+        async with (
+            Client(rt.front.server, mode=mode, sampling_callback=model("A", seen_a)) as a,
+            Client(rt.front.server, mode=mode, sampling_callback=model("B", seen_b)) as b,
+        ):
             results: dict[str, str] = {}
 
             async def call(client: Client, tag: str) -> None:
@@ -67,8 +73,10 @@ async def test_sampling_of_a_builtin_reaches_the_client_whose_call_it_is(data_di
                 for i in range(3):
                     tg.start_soon(call, a, f"a{i}")
                     tg.start_soon(call, b, f"b{i}")
-        assert results == {**{f"a{i}": f"a{i}<-model A" for i in range(3)},
-                           **{f"b{i}": f"b{i}<-model B" for i in range(3)}}
+        assert results == {
+            **{f"a{i}": f"a{i}<-model A" for i in range(3)},
+            **{f"b{i}": f"b{i}<-model B" for i in range(3)},
+        }
         assert sorted(seen_a) == [f"prompt a{i}" for i in range(3)]
         assert sorted(seen_b) == [f"prompt b{i}" for i in range(3)]
 
@@ -89,11 +97,13 @@ async def test_sampling_and_roots_refused_clearly_without_the_capability(data_di
 async def test_roots_over_stdio_come_from_the_calling_client(data_dir, mode):
     cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
     async with running_gateway(cfg) as rt:
+
         async def roots(ctx):  # noqa: ANN001
             return ListRootsResult(roots=[Root(uri="file:///home/user/project", name="project")])
 
-        async with Client(rt.front.server, mode=mode, list_roots_callback=roots,
-                          sampling_callback=model("S")) as c:
+        async with Client(
+            rt.front.server, mode=mode, list_roots_callback=roots, sampling_callback=model("S")
+        ) as c:
             r = await c.call_tool("rl__roots", {})
             assert not r.is_error and r.content[0].text == "file:///home/user/project"
             r = await c.call_tool("rl__sample", {"tag": "s"})
@@ -115,7 +125,9 @@ async def test_url_elicitation_and_its_completion_reach_the_client(data_dir, mod
             if isinstance(message, ElicitCompleteNotification):
                 completed.append(message.params.elicitation_id)
 
-        async with Client(rt.front.server, mode=mode, elicitation_callback=on_elicit, message_handler=on_message) as c:
+        async with Client(
+            rt.front.server, mode=mode, elicitation_callback=on_elicit, message_handler=on_message
+        ) as c:
             r = await c.call_tool("rl__sign_in", {"tag": "1"})
             assert r.content[0].text == "sign_in:accept"
             with anyio.fail_after(5):
@@ -154,8 +166,10 @@ async def test_resource_updates_reach_subscribers_only(data_dir, mode):
             if isinstance(message, ResourceUpdatedNotification):
                 got.append(message.params.uri)
 
-        async with Client(rt.front.server, mode="legacy", message_handler=on_message) as subscriber, \
-                Client(rt.front.server, mode=mode) as other:
+        async with (
+            Client(rt.front.server, mode="legacy", message_handler=on_message) as subscriber,
+            Client(rt.front.server, mode=mode) as other,
+        ):
             await subscriber.subscribe_resource("relay://watched")
             assert (await other.call_tool("rl__touch", {})).content[0].text == "touched 1"
             with anyio.fail_after(5):
@@ -179,14 +193,20 @@ async def test_log_level_filters_what_is_relayed(data_dir):
             await c.call_tool("tb__chatty", {})
             await c.set_logging_level("warning")
             await c.call_tool("tb__chatty", {})
-        assert lines == ["info:chatty: first line", "warning:chatty: second line", "warning:chatty: second line"]
+        assert lines == [
+            "info:chatty: first line",
+            "warning:chatty: second line",
+            "warning:chatty: second line",
+        ]
         assert rt.manager.upstreams["tb"].log_level == "warning"
 
 
 async def test_auto_speaks_the_era_each_upstream_speaks(data_dir):
     """auto: the handshake for an upstream that has it (it may push), 2026-07-28 for one that refuses it."""
-    servers = {"push": toolbox_stdio(protocol="auto"),
-               "only2026": {"command": sys.executable, "args": [RELAY, "--modern-only"], "protocol": "auto"}}
+    servers = {
+        "push": toolbox_stdio(protocol="auto"),
+        "only2026": {"command": sys.executable, "args": [RELAY, "--modern-only"], "protocol": "auto"},
+    }
     async with running_gateway(make_config(data_dir, servers=servers)) as rt:
         push, only2026 = rt.manager.upstreams["push"], rt.manager.upstreams["only2026"]
         with anyio.fail_after(30):

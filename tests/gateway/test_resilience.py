@@ -1,4 +1,5 @@
-"""Upstreams that die, hang, never start or keep failing: reported, timed out, reconnected; others keep working."""
+"""Upstreams that die, hang, never start or keep failing: reported, timed out, reconnected; others keep
+working."""
 
 from __future__ import annotations
 
@@ -75,12 +76,15 @@ async def test_hanging_upstream_times_out_and_other_calls_keep_being_served(data
 
 
 async def test_broken_and_slow_upstreams_never_block_the_others(data_dir):
-    cfg = make_config(data_dir, servers={
-        "tb": toolbox_stdio(),
-        "missing": {"command": "/nonexistent/binary"},
-        "crashy": {"command": "sh", "args": ["-c", "echo boom >&2; exit 3"]},
-        "silent": {"command": "sleep", "args": ["60"], "connect_timeout": 1.0},
-    })
+    cfg = make_config(
+        data_dir,
+        servers={
+            "tb": toolbox_stdio(),
+            "missing": {"command": "/nonexistent/binary"},
+            "crashy": {"command": "sh", "args": ["-c", "echo boom >&2; exit 3"]},
+            "silent": {"command": "sleep", "args": ["60"], "connect_timeout": 1.0},
+        },
+    )
     with anyio.fail_after(20):
         async with running_gateway(cfg, startup_wait=3.0) as rt:
             # start-up went on without the broken ones; tb is ready (or becomes so on a loaded machine)

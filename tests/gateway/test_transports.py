@@ -51,7 +51,9 @@ def http_upstream():
 async def test_stdio_front_with_a_stdio_and_an_http_upstream(tmp_path, http_upstream, mode):
     cfg = write_config(tmp_path, {"local": {"command": sys.executable, "args": [TOOLBOX]},
                                   "remote": {"url": http_upstream}})
-    params = StdioServerParameters(command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"])
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"]
+    )
     async with Client(params, mode=mode, elicitation_callback=approve) as c:
         names = {t.name for t in (await c.list_tools()).tools}
         assert {"local__echo", "remote__echo"} <= names
@@ -60,9 +62,22 @@ async def test_stdio_front_with_a_stdio_and_an_http_upstream(tmp_path, http_upst
 
 
 def start_http_sentinel(cfg: Path, port: int, *extra: str) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
-                             f"127.0.0.1:{port}", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sentinel_mcp",
+            "-c",
+            str(cfg),
+            "serve",
+            "--http",
+            f"127.0.0.1:{port}",
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc)
     return proc
 
@@ -70,8 +85,9 @@ def start_http_sentinel(cfg: Path, port: int, *extra: str) -> subprocess.Popen:
 @pytest.fixture
 def http_sentinel(tmp_path):
     port = free_port()
-    cfg = write_config(tmp_path, {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
-                       http={"token": "s3cret"})
+    cfg = write_config(
+        tmp_path, {"tb": {"command": sys.executable, "args": [TOOLBOX]}}, http={"token": "s3cret"}
+    )
     proc = start_http_sentinel(cfg, port)
     yield port, proc
     stop_process(proc)
@@ -85,8 +101,9 @@ async def test_http_front_both_transports_both_eras(http_sentinel, mode, transpo
     if transport == "sse":
         target = sse_client(f"http://127.0.0.1:{port}/sse", headers=headers)
     else:
-        target = streamable_http_client(f"http://127.0.0.1:{port}/mcp",
-                                        http_client=httpx2.AsyncClient(headers=headers, timeout=30))
+        target = streamable_http_client(
+            f"http://127.0.0.1:{port}/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=30)
+        )
     async with Client(target, mode=mode, elicitation_callback=approve) as c:
         assert "tb__echo" in {t.name for t in (await c.list_tools()).tools}
         assert (await c.call_tool("tb__echo", {"text": transport})).content[0].text == transport
@@ -98,8 +115,12 @@ def test_http_front_refuses_missing_token_and_foreign_hosts(http_sentinel):
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
 
     def post(headers: dict) -> int:
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=body, method="POST",
-                                     headers={"Content-Type": "application/json", **headers})
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/mcp",
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json", **headers},
+        )
         try:
             with urllib.request.urlopen(req, timeout=5) as r:
                 return r.status
@@ -112,7 +133,9 @@ def test_http_front_refuses_missing_token_and_foreign_hosts(http_sentinel):
     assert post({"Authorization": "Bearer s3cret", "Origin": "http://evil.example"}) == 403
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
         assert json.loads(r.read()) == {"status": "ok"}  # public: the status word only
-    authed = urllib.request.Request(f"http://127.0.0.1:{port}/healthz", headers={"Authorization": "Bearer s3cret"})
+    authed = urllib.request.Request(
+        f"http://127.0.0.1:{port}/healthz", headers={"Authorization": "Bearer s3cret"}
+    )
     with urllib.request.urlopen(authed, timeout=5) as r:
         health = json.loads(r.read())
     assert health["status"] == "ok" and health["upstreams"]["tb"]["state"] == "ready"
@@ -120,10 +143,13 @@ def test_http_front_refuses_missing_token_and_foreign_hosts(http_sentinel):
 
 def test_no_process_is_left_behind_after_shutdown(tmp_path):
     # the upstream spawns a grandchild too (sh -> python): the whole process group must go
-    cfg = write_config(tmp_path, {
-        "a": {"command": sys.executable, "args": [TOOLBOX]},
-        "b": {"command": "sh", "args": ["-c", f"sleep 300 & exec {sys.executable} {TOOLBOX}"]},
-    })
+    cfg = write_config(
+        tmp_path,
+        {
+            "a": {"command": sys.executable, "args": [TOOLBOX]},
+            "b": {"command": "sh", "args": ["-c", f"sleep 300 & exec {sys.executable} {TOOLBOX}"]},
+        },
+    )
     port = free_port()
     proc = start_http_sentinel(cfg, port)
     kids = descendants(proc.pid)
@@ -135,11 +161,22 @@ def test_no_process_is_left_behind_after_shutdown(tmp_path):
 
 def test_stdio_serve_exits_cleanly_when_the_client_goes_away(tmp_path):
     cfg = write_config(tmp_path, {"a": {"command": sys.executable, "args": [TOOLBOX]}})
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                       "clientInfo": {"name": "t", "version": "1"}}}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
     proc.stdin.write((json.dumps(init) + "\n").encode())
     proc.stdin.flush()
     line = proc.stdout.readline()

@@ -89,26 +89,33 @@ class User:
                 content[key] = self.approve
             elif spec.get("oneOf"):  # a titled choice (const + title): yes/no as approved, else the first
                 consts = [o["const"] for o in spec["oneOf"]]
-                content[key] = ("yes" if self.approve else "no") if {"yes", "no"} <= set(consts) else consts[0]
+                content[key] = (
+                    ("yes" if self.approve else "no") if {"yes", "no"} <= set(consts) else consts[0]
+                )
             elif spec.get("enum"):
                 content[key] = spec["enum"][0]
         return ElicitResult(action="accept", content=content)
 
 
 @contextlib.asynccontextmanager
-async def http_client(base: str, token: str, mode: str, user: User | None = None,
-                      headers: dict[str, str] | None = None) -> AsyncIterator[Carried]:
+async def http_client(
+    base: str, token: str, mode: str, user: User | None = None, headers: dict[str, str] | None = None
+) -> AsyncIterator[Carried]:
     """One conversation of a principal (a 2026-era client carries its session id back)."""
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **(headers or {})}, timeout=60)
-    async with Client(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode,
-                      elicitation_callback=user or User()) as c:
+    async with Client(
+        streamable_http_client(f"{base}/mcp", http_client=http),
+        mode=mode,
+        elicitation_callback=user or User(),
+    ) as c:
         yield Carried(c)
 
 
 @contextlib.asynccontextmanager
 async def stdio_client(cfg: Path, mode: str, user: User | None = None) -> AsyncIterator[Carried]:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"],
-                                   env=env_for(cfg))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"], env=env_for(cfg)
+    )
     async with Client(params, mode=mode, elicitation_callback=user or User()) as c:
         yield Carried(c)
 

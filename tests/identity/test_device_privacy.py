@@ -72,10 +72,13 @@ async def test_typed_secrets_never_reach_the_audit_log(tmp_path):
             typed = {"snapshot_id": snap, "element_id": field["password"]}
             denied = await c.call_tool("device__type_text", {**typed, "text": PASSWORD})
             assert denied.is_error and "password" in text(denied)  # the user did not allow password entry
-            card = await c.call_tool("device__type_text", {"snapshot_id": snap, "element_id": field["username"],
-                                                           "text": CARD})
+            card = await c.call_tool(
+                "device__type_text", {"snapshot_id": snap, "element_id": field["username"], "text": CARD}
+            )
             assert card.is_error and "card number" in text(card)
-            bad = await c.call_tool("device__type_text", {**typed, "text": 12345})  # a schema error, not a secret
+            bad = await c.call_tool(
+                "device__type_text", {**typed, "text": 12345}
+            )  # a schema error, not a secret
             assert bad.is_error
         # the "no" to the password question is this conversation's answer; a new conversation asks again
         person.password_ok = True
@@ -83,7 +86,9 @@ async def test_typed_secrets_never_reach_the_audit_log(tmp_path):
             allowed = await c.call_tool("device__type_text", {**typed, "text": PASSWORD})
             assert not allowed.is_error, text(allowed)
         await rt.audit.flush()
-    rows = [r for r in await read_audit(tmp_path / "sentinel.db", tail=100) if r["tool"] == "device__type_text"]
+    rows = [
+        r for r in await read_audit(tmp_path / "sentinel.db", tail=100) if r["tool"] == "device__type_text"
+    ]
     assert {r["decision"] for r in rows} >= {"deny", "allow", "ask"}
     dumped = json.dumps(rows)
     for secret in (PASSWORD, CARD, CARD.replace(" ", ""), "Tr0ub4dor"):
@@ -91,7 +96,9 @@ async def test_typed_secrets_never_reach_the_audit_log(tmp_path):
     assert "[redacted 17 chars]" in dumped
     raw = stored_bytes(tmp_path)
     assert PASSWORD.encode() not in raw and b"4111 1111 1111 1111" not in raw
-    for f in tmp_path.rglob("*"):  # nothing Sentinel keeps (facts, consents, the device's decision log) has it
+    for f in tmp_path.rglob(
+        "*"
+    ):  # nothing Sentinel keeps (facts, consents, the device's decision log) has it
         if f.is_file():
             assert PASSWORD.encode() not in f.read_bytes(), f
 
@@ -111,7 +118,9 @@ async def test_personal_reads_need_consent_and_codes_are_shown_for_one_call_only
             assert inbox.meta["sentinel/untrusted"] == {"source": "SMS messages"}
             assert "482913" not in text(inbox) and "••••••" in text(inbox)
             n = len(person.asked)
-            assert not (await c.call_tool("device__sms_list", {})).is_error and len(person.asked) == n  # remembered
+            assert (
+                not (await c.call_tool("device__sms_list", {})).is_error and len(person.asked) == n
+            )  # remembered
             # one-time codes: asked every call, never remembered
             for _ in range(2):
                 shown = await c.call_tool("device__sms_list", {"reveal_codes": True})
@@ -132,7 +141,9 @@ async def test_personal_reads_need_consent_and_codes_are_shown_for_one_call_only
         kinds = db.execute("SELECT principal, kind, granted_by FROM consents").fetchall()
         log = db.execute("SELECT action, principal, kind FROM consent_log").fetchall()
     assert kinds == [("owner", "messages", "elicitation")] and log == [("grant", "owner", "messages")]
-    rows = [r for r in await read_audit(tmp_path / "sentinel.db", tail=200) if r["tool"] == "device__sms_list"]
+    rows = [
+        r for r in await read_audit(tmp_path / "sentinel.db", tail=200) if r["tool"] == "device__sms_list"
+    ]
     allowed = [r for r in rows if r["decision"] == "allow"]
     assert allowed and all(r["proof"]["consent"] for r in allowed)  # every personal read names its consent
     assert "482913" not in json.dumps(rows)

@@ -42,14 +42,20 @@ def test_the_owner_token_is_generated_once_kept_0600_and_shown_by_the_cli(tmp_pa
     assert not again.token_created and again.owner_token == first.owner_token
     shown_now = "\n".join(token_lines(first, "http://127.0.0.1:1"))
     shown_later = "\n".join(token_lines(again, "http://127.0.0.1:1"))
-    assert first.owner_token in shown_now and first.owner_token not in shown_later and str(path) in shown_later
+    assert (
+        first.owner_token in shown_now and first.owner_token not in shown_later and str(path) in shown_later
+    )
     path.chmod(0o644)  # someone loosened it: tightened on the next start
     http_auth_for(cfg)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     cfg_file = tmp_path / "c.json"
     cfg_file.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path / "state")}}))
-    out = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg_file), "config", "token"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg_file), "config", "token"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0 and out.stdout.strip() == first.owner_token
     path.write_text("short\n")
     with pytest.raises(ConfigError, match="no usable token"):
@@ -68,26 +74,50 @@ def test_a_non_loopback_binding_without_a_token_refuses_to_start(tmp_path, host)
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path), "http": {"auth": "none"}}}))
     listen = f"[{host}]:8765" if ":" in host else f"{host}:8765"
-    p = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", listen],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", listen],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2 and "without authentication" in p.stderr and "Traceback" not in p.stderr
 
 
-@pytest.mark.parametrize("value, expected", [
-    ({"http": {"token": "${SENTINEL_TEST_UNSET_VAR}"}}, "environment variable ${SENTINEL_TEST_UNSET_VAR} is not set"),
-    ({"http": {"token": "${not a var}"}}, "still contains '${'"),
-    ({"http": {"token": "$${X}"}}, "is not set"),
-    ({"http": {"token": "  "}}, "empty"),
-    ({"principals": [{"name": "x", "token": "${1BAD}-0123456789abcdef"}]}, "still contains '${'"),
-    ({"principals": [{"name": "owner", "token": "0123456789abcdef0"}]}, "reserved"),
-    ({"principals": [{"name": "a b", "token": "0123456789abcdef0"}]}, "principals.0.name"),
-    ({"principals": [{"name": "x", "token": "short"}]}, "at least 16"),
-    ({"principals": [{"name": "x"}]}, "exactly one of 'token' and 'token_sha256'"),
-    ({"principals": [{"name": "x", "token": "0123456789abcdef0"}, {"name": "x", "token": "0123456789abcdef1"}]},
-     "used twice"),
-    ({"principals": [{"name": "x", "token": "0123456789abcdef0"}, {"name": "y", "token": "0123456789abcdef0"}]},
-     "share a token"),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (
+            {"http": {"token": "${SENTINEL_TEST_UNSET_VAR}"}},
+            "environment variable ${SENTINEL_TEST_UNSET_VAR} is not set",
+        ),
+        ({"http": {"token": "${not a var}"}}, "still contains '${'"),
+        ({"http": {"token": "$${X}"}}, "is not set"),
+        ({"http": {"token": "  "}}, "empty"),
+        ({"principals": [{"name": "x", "token": "${1BAD}-0123456789abcdef"}]}, "still contains '${'"),
+        ({"principals": [{"name": "owner", "token": "0123456789abcdef0"}]}, "reserved"),
+        ({"principals": [{"name": "a b", "token": "0123456789abcdef0"}]}, "principals.0.name"),
+        ({"principals": [{"name": "x", "token": "short"}]}, "at least 16"),
+        ({"principals": [{"name": "x"}]}, "exactly one of 'token' and 'token_sha256'"),
+        (
+            {
+                "principals": [
+                    {"name": "x", "token": "0123456789abcdef0"},
+                    {"name": "x", "token": "0123456789abcdef1"},
+                ]
+            },
+            "used twice",
+        ),
+        (
+            {
+                "principals": [
+                    {"name": "x", "token": "0123456789abcdef0"},
+                    {"name": "y", "token": "0123456789abcdef0"},
+                ]
+            },
+            "share a token",
+        ),
+    ],
+)
 def test_tokens_and_principals_are_checked(value, expected):
     with pytest.raises(ConfigError) as e:
         parse_config({"sentinel": value}, source="cfg.json")
@@ -100,40 +130,74 @@ def test_variables_expand_in_every_string_of_the_config(tmp_path, monkeypatch):
     monkeypatch.setenv("ST_DIR", str(tmp_path / "st"))
     monkeypatch.setenv("ST_URL", "http://127.0.0.1:9/mcp")
     monkeypatch.setenv("ST_KEY", "peer-key-abcdefgh")
-    cfg = parse_config({
-        "mcpServers": {"web": {"url": "${ST_URL}", "headers": {"X": "${ST_MISSING:-fallback}"}}},
-        "sentinel": {"data_dir": "${ST_DIR}", "http": {"token": "${ST_TOKEN}", "allowed_hosts": ["${ST_HOST:-h.lan}"]},
-                     "seeds": {"current_user": "${ST_USER}", "list": ["${ST_USER}", "x"]},
-                     "principals": [{"name": "p", "token": "${ST_TOKEN}-principal"}],
-                     "a2a": {"api_keys": {"rover": "${ST_KEY}"}}, "policy": {"allow": ["${ST_USER}__*"]}},
-    }, base_dir=tmp_path)
+    cfg = parse_config(
+        {
+            "mcpServers": {"web": {"url": "${ST_URL}", "headers": {"X": "${ST_MISSING:-fallback}"}}},
+            "sentinel": {
+                "data_dir": "${ST_DIR}",
+                "http": {"token": "${ST_TOKEN}", "allowed_hosts": ["${ST_HOST:-h.lan}"]},
+                "seeds": {"current_user": "${ST_USER}", "list": ["${ST_USER}", "x"]},
+                "principals": [{"name": "p", "token": "${ST_TOKEN}-principal"}],
+                "a2a": {"api_keys": {"rover": "${ST_KEY}"}},
+                "policy": {"allow": ["${ST_USER}__*"]},
+            },
+        },
+        base_dir=tmp_path,
+    )
     s = cfg.sentinel
-    assert cfg.mcp_servers["web"].url == "http://127.0.0.1:9/mcp" and cfg.mcp_servers["web"].headers["X"] == "fallback"
+    assert (
+        cfg.mcp_servers["web"].url == "http://127.0.0.1:9/mcp"
+        and cfg.mcp_servers["web"].headers["X"] == "fallback"
+    )
     assert s.http.token == "from-the-environment-123" and s.http.allowed_hosts == ["h.lan"]
-    assert s.seeds == {"current_user": "u_42", "list": ["u_42", "x"]} and str(cfg.data_dir) == str(tmp_path / "st")
+    assert s.seeds == {"current_user": "u_42", "list": ["u_42", "x"]} and str(cfg.data_dir) == str(
+        tmp_path / "st"
+    )
     assert s.principals[0].token == "from-the-environment-123-principal" and s.policy.allow == ["u_42__*"]
     assert s.builtin_settings("a2a")["api_keys"]["rover"] == "peer-key-abcdefgh"
     resolver = http_auth_for(cfg).authenticator
     from sentinel_mcp.identity.credentials import Credentials
+
     assert resolver.authenticate(Credentials(bearer="from-the-environment-123")).name == "owner"
     assert resolver.authenticate(Credentials(api_key="peer-key-abcdefgh")).name == "rover"
 
 
 def test_config_show_masks_secrets(tmp_path):
     cfg = tmp_path / "c.json"
-    cfg.write_text(json.dumps({
-        "mcpServers": {"web": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer s3cr3t-h3ader"}},
-                       "cmd": {"command": "x", "env": {"API_TOKEN": "s3cr3t-env"}}},
-        "sentinel": {"data_dir": str(tmp_path), "http": {"token": "s3cr3t-http-token"},
-                     "principals": [{"name": "p", "token": "s3cr3t-principal-token"}],
-                     "a2a": {"api_keys": {"rover": "s3cr3t-api-key"}, "peer_tokens": {"http://x": "s3cr3t-peer"}}}}))
-    out = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "config", "show"],
-                         capture_output=True, text=True, timeout=60)
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "web": {
+                        "url": "http://127.0.0.1:9/mcp",
+                        "headers": {"Authorization": "Bearer s3cr3t-h3ader"},
+                    },
+                    "cmd": {"command": "x", "env": {"API_TOKEN": "s3cr3t-env"}},
+                },
+                "sentinel": {
+                    "data_dir": str(tmp_path),
+                    "http": {"token": "s3cr3t-http-token"},
+                    "principals": [{"name": "p", "token": "s3cr3t-principal-token"}],
+                    "a2a": {
+                        "api_keys": {"rover": "s3cr3t-api-key"},
+                        "peer_tokens": {"http://x": "s3cr3t-peer"},
+                    },
+                },
+            }
+        )
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "config", "show"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0 and "s3cr3t" not in out.stdout and "***" in out.stdout
     assert json.loads(out.stdout)["sentinel"]["principals"][0]["name"] == "p"
 
 
 # --- Host and Origin on every binding -------------------------------------------------------------------
+
 
 async def _guarded(bind_host: str, port: int, **kw) -> tuple[uvicorn.Server, asyncio.Task, socket.socket]:
     async def whoami(request: Request) -> JSONResponse:
@@ -155,8 +219,9 @@ async def _guarded(bind_host: str, port: int, **kw) -> tuple[uvicorn.Server, asy
 @pytest.mark.parametrize("bind", ["127.0.0.1", "localhost", "::1", "0.0.0.0", "::", "192.0.2.10"])
 async def test_host_and_origin_are_checked_on_every_binding(bind):
     port = free_port()
-    server, task, sock = await _guarded(bind, port, extra_hosts=["sentinel.lan"],
-                                        extra_origins=["https://console.example"])
+    server, task, sock = await _guarded(
+        bind, port, extra_hosts=["sentinel.lan"], extra_origins=["https://console.example"]
+    )
     try:
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
             auth = {"Authorization": f"Bearer {ALICE}"}
@@ -166,19 +231,39 @@ async def test_host_and_origin_are_checked_on_every_binding(bind):
 
             assert await status() == 200
             assert (await http.get("/mcp", headers=auth)).json() == {"principal": "alice"}
-            for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", f"localhost.:{port}",
-                         "", f"127.0.0.1:{port + 1}", "sentinel.lan.evil", "LOCALHOST:1"):
+            for host in (
+                "evil.example",
+                f"evil.example:{port}",
+                "127.0.0.1.evil.example",
+                f"localhost.:{port}",
+                "",
+                f"127.0.0.1:{port + 1}",
+                "sentinel.lan.evil",
+                "LOCALHOST:1",
+            ):
                 assert await status(host=host) == 421, host
             assert await status(host=f"sentinel.lan:{port}") == 200
             assert await status(host=f"[::1]:{port}") == 200
             ip_literal = await status(host=f"203.0.113.7:{port}")
             assert ip_literal == (200 if bind in ("0.0.0.0", "::") else 421)  # a rebinding page sends a name
-            for origin in ("http://evil.example", "null", f"http://evil.example:{port}", "file://", "http://127.0.0.1.nip.io",
-                           f"http://localhost:{port}/path", "javascript:alert(1)", "https://console.example.evil",
-                           f"http://203.0.113.7:{port}"):
+            for origin in (
+                "http://evil.example",
+                "null",
+                f"http://evil.example:{port}",
+                "file://",
+                "http://127.0.0.1.nip.io",
+                f"http://localhost:{port}/path",
+                "javascript:alert(1)",
+                "https://console.example.evil",
+                f"http://203.0.113.7:{port}",
+            ):
                 assert await status(origin=origin) == 403, origin
-            for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}", "https://console.example",
-                           f"http://sentinel.lan:{port}"):
+            for origin in (
+                f"http://127.0.0.1:{port}",
+                f"http://localhost:{port}",
+                "https://console.example",
+                f"http://sentinel.lan:{port}",
+            ):
                 assert await status(origin=origin) == 200, origin
             assert (await http.get("/mcp")).status_code == 401
             assert (await http.get("/mcp", headers={"Authorization": "Bearer wrong"})).status_code == 401
@@ -190,23 +275,38 @@ async def test_host_and_origin_are_checked_on_every_binding(bind):
 
 
 async def test_a_wildcard_binding_with_a_token_serves_and_keeps_every_check(tmp_path):
-    cfg = write_config(tmp_path, http={"tls": "off"})  # plaintext beyond loopback, said explicitly (tests/tls)
+    cfg = write_config(
+        tmp_path, http={"tls": "off"}
+    )  # plaintext beyond loopback, said explicitly (tests/tls)
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
-                             f"0.0.0.0:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, env={**os.environ, "SENTINEL_DATA_DIR": str(tmp_path / "state")})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"0.0.0.0:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, "SENTINEL_DATA_DIR": str(tmp_path / "state")},
+    )
     from tests.identity.identity_rig import stop_process, wait_http
+
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
             body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
             ok = {"Authorization": f"Bearer {ALICE}", "Accept": "application/json, text/event-stream"}
             health = (await http.get("/healthz", headers=ok)).json()  # details for a caller with a credential
-            assert health["tls"] == "off" and any("plaintext beyond loopback" in p for p in health["problems"])
-            assert (await http.post("/mcp", json=body, headers={**ok, "Host": "evil.example"})).status_code == 421
-            assert (await http.post("/mcp", json=body, headers={**ok, "Origin": "http://evil.example"})).status_code == 403
+            assert health["tls"] == "off" and any(
+                "plaintext beyond loopback" in p for p in health["problems"]
+            )
+            assert (
+                await http.post("/mcp", json=body, headers={**ok, "Host": "evil.example"})
+            ).status_code == 421
+            assert (
+                await http.post("/mcp", json=body, headers={**ok, "Origin": "http://evil.example"})
+            ).status_code == 403
             assert (await http.post("/mcp", json=body)).status_code == 401
-            assert (await http.post("/a2a", json=body, headers={**ok, "Origin": "http://evil.example"})).status_code == 403
+            assert (
+                await http.post("/a2a", json=body, headers={**ok, "Origin": "http://evil.example"})
+            ).status_code == 403
     finally:
         stop_process(proc)
 
@@ -223,5 +323,11 @@ async def test_the_generated_token_guards_a_real_sentinel(tmp_path):
             assert (await http.post(f"{base}/mcp", json=body, headers=accept)).status_code == 401
             assert (await http.get(f"{base}/sse")).status_code == 401
             assert (await http.post(f"{base}/messages/?session_id=x", json=body)).status_code == 401
-            r = await http.post(f"{base}/mcp", json=body, headers={**accept, "Authorization": f"Bearer {token}"})
-            assert r.status_code not in (401, 403, 421)  # past the guard (the MCP layer wants initialize first)
+            r = await http.post(
+                f"{base}/mcp", json=body, headers={**accept, "Authorization": f"Bearer {token}"}
+            )
+            assert r.status_code not in (
+                401,
+                403,
+                421,
+            )  # past the guard (the MCP layer wants initialize first)

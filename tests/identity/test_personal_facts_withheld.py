@@ -1,5 +1,6 @@
 """Facts the policy read from personal data stay inside Sentinel for a principal without consent: its
-``sentinel_query`` (in any spelling), ``sentinel_facts`` and ``sentinel_why_not`` do not show them and no fetch
+``sentinel_query`` (in any spelling), ``sentinel_facts`` and ``sentinel_why_not`` do not show them and no
+fetch
 of the personal tool is made for them; a standing consent (elicited or granted at the CLI) shows them, and a
 revoke hides them again at once."""
 
@@ -11,7 +12,16 @@ import sys
 from typing import Any
 
 import pytest
-from tests.identity.identity_rig import ALICE, BOB, User, env_for, http_client, http_sentinel, text, write_config
+from tests.identity.identity_rig import (
+    ALICE,
+    BOB,
+    User,
+    env_for,
+    http_client,
+    http_sentinel,
+    text,
+    write_config,
+)
 
 pytestmark = pytest.mark.timeout(240)
 PERSONAL_VALUES = ("economy", "business", "confirmed", "pending")  # what bk__get_booking reveals
@@ -38,22 +48,32 @@ def values(sols: list[dict[str, Any]]) -> str:
 
 
 def consent(cfg: Any, *args: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "consent", *args],
-                         capture_output=True, text=True, timeout=60, env=env_for(cfg))
+    out = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "consent", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env_for(cfg),
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
 async def test_personal_facts_stay_inside_without_consent(tmp_path):
     cfg = write_config(tmp_path)
     with http_sentinel(cfg) as (base, _):
-        async with (http_client(base, BOB, "auto", User(remember=False)) as bob,
-                    http_client(base, ALICE, "legacy", User(remember=True)) as alice):
-            bound = await bob.call_tool("sentinel__sentinel_bind", {"context": "booking_of_interest",
-                                                                    "value": "BK-789"})
+        async with (
+            http_client(base, BOB, "auto", User(remember=False)) as bob,
+            http_client(base, ALICE, "legacy", User(remember=True)) as alice,
+        ):
+            bound = await bob.call_tool(
+                "sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-789"}
+            )
             assert not bound.is_error, text(bound)  # the context's check reads no personal data
             # the guard itself reads the booking (inside Sentinel) while deciding
-            why = await bob.call_tool("sentinel__sentinel_why_not", {"tool": "bk__cancel_booking",
-                                                                     "arguments": {"booking_id": "BK-789"}})
+            why = await bob.call_tool(
+                "sentinel__sentinel_why_not",
+                {"tool": "bk__cancel_booking", "arguments": {"booking_id": "BK-789"}},
+            )
             assert not why.is_error, text(why)
             assert not any(v in text(why) for v in ("economy", "business")), text(why)
             summary = text(await bob.call_tool("sentinel__sentinel_facts", {}))

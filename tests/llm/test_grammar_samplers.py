@@ -36,12 +36,33 @@ UNSUPPORTED = {
     "token reference": ('root ::= "a" <[66]> "c"', "GBNF to Lark conversion failed"),
 }
 SCHEMAS = [
-    {"type": "object", "required": ["name", "age", "role"],
-     "properties": {"name": {"type": "string", "maxLength": 12}, "age": {"type": "integer", "minimum": 18, "maximum": 99},
-                    "role": {"enum": ["customer", "supplier"]}, "email": {"type": ["string", "null"], "maxLength": 30}}},
-    {"type": "object", "required": ["items"], "$defs": {"item": {"type": "object", "required": ["sku", "qty"], "properties": {
-        "sku": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{2}$"}, "qty": {"type": "integer", "minimum": 1}}}},
-     "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1, "maxItems": 3}}},
+    {
+        "type": "object",
+        "required": ["name", "age", "role"],
+        "properties": {
+            "name": {"type": "string", "maxLength": 12},
+            "age": {"type": "integer", "minimum": 18, "maximum": 99},
+            "role": {"enum": ["customer", "supplier"]},
+            "email": {"type": ["string", "null"], "maxLength": 30},
+        },
+    },
+    {
+        "type": "object",
+        "required": ["items"],
+        "$defs": {
+            "item": {
+                "type": "object",
+                "required": ["sku", "qty"],
+                "properties": {
+                    "sku": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{2}$"},
+                    "qty": {"type": "integer", "minimum": 1},
+                },
+            }
+        },
+        "properties": {
+            "items": {"type": "array", "items": {"$ref": "#/$defs/item"}, "minItems": 1, "maxItems": 3}
+        },
+    },
 ]
 
 
@@ -63,7 +84,9 @@ async def test_mask_path_output_validates_and_llama_cpp_accepts_it(masks_engine:
         assert g.sampler == "llguidance" and g.fallback_reason is None
         assert g.finish_reason == "stop" and g.completion_tokens > 0
         assert GRAMMAR_MODELS[name].model_validate(json.loads(r.text)).model_dump(mode="json") == r.data
-        assert llama_cpp_accepts(masks_engine._llm, gbnf, r.text, byte_tokens(masks_engine._llm)) is None, r.text
+        assert llama_cpp_accepts(masks_engine._llm, gbnf, r.text, byte_tokens(masks_engine._llm)) is None, (
+            r.text
+        )
         texts.add(r.text)
     assert len(texts) == 3  # the seeds really sampled
 
@@ -79,20 +102,31 @@ async def test_mask_path_enforces_json_schemas(masks_engine: LlamaEngine, schema
 
 
 def test_mask_path_agrees_with_llama_cpp_on_hand_written_outputs(masks_engine: LlamaEngine):
-    """Valid texts the GBNF allows are allowed by the converted grammar too, byte for byte; broken ones are not."""
+    """Valid texts the GBNF allows are allowed by the converted grammar too, byte for byte; broken ones are
+    not."""
     anyio.run(masks_engine.load)
     compiler = masks_engine._masks
     samples = {
-        "risk": ['{"risk": "high", "reasons": ["sends money", "caf\\u00e9 \\"quoted\\""]}', '{"risk":"low","reasons":["x"]}'],
-        "action": ['{"action": "click", "snapshot_id": "s-0123456789", "element_id": 12, "reasoning": "log in"}',
-                   '{\n "action": "type", "snapshot_id": "s-abcdef0123", "element_id": "e-1a2b3c4d.2", '
-                   '"text": "hello", "reasoning": "r"}',
-                   '{"action": "done", "snapshot_id": null, "text": "Alice: See you at 7?", "reasoning": "read"}'],
-        "tool_call": ['{"tool": "device__click", "arguments": {"a": {"b": [1, -2.5e3, "x", null]}, "c": true}}'],
+        "risk": [
+            '{"risk": "high", "reasons": ["sends money", "caf\\u00e9 \\"quoted\\""]}',
+            '{"risk":"low","reasons":["x"]}',
+        ],
+        "action": [
+            '{"action": "click", "snapshot_id": "s-0123456789", "element_id": 12, "reasoning": "log in"}',
+            '{\n "action": "type", "snapshot_id": "s-abcdef0123", "element_id": "e-1a2b3c4d.2", '
+            '"text": "hello", "reasoning": "r"}',
+            '{"action": "done", "snapshot_id": null, "text": "Alice: See you at 7?", "reasoning": "read"}',
+        ],
+        "tool_call": [
+            '{"tool": "device__click", "arguments": {"a": {"b": [1, -2.5e3, "x", null]}, "c": true}}'
+        ],
         "verifier": ['{"warnings": [], "missing_items": ["README"], "quality_score": 0.75}'],
     }
-    broken = {"risk": '{"risk": "extreme", "reasons": ["x"]}', "verifier": '{"warnings": [], "missing_items": [], '
-              '"quality_score": 1.5}', "action": '{"action": "click", "element_id": 12, "reasoning": "no snapshot"}'}
+    broken = {
+        "risk": '{"risk": "extreme", "reasons": ["x"]}',
+        "verifier": '{"warnings": [], "missing_items": [], "quality_score": 1.5}',
+        "action": '{"action": "click", "element_id": 12, "reasoning": "no snapshot"}',
+    }
     bt = byte_tokens(masks_engine._llm)
     for name, texts in samples.items():
         gbnf = Cortex(masks_engine.settings, engine=masks_engine).grammars.get(name).text
@@ -125,13 +159,17 @@ async def test_setting_selects_llama_cpps_sampler(tiny_settings: LlmSettings):
 async def test_unsupported_grammar_falls_back_with_a_logged_reason(masks_engine: LlamaEngine, caplog, case):
     gbnf, reason = UNSUPPORTED[case]
     caplog.set_level(logging.WARNING, logger="sentinel_mcp.llm.engine")
-    g = await masks_engine.generate(GenerationRequest(USER, max_tokens=20, grammar=gbnf, grammar_label="odd.gbnf"))
+    g = await masks_engine.generate(
+        GenerationRequest(USER, max_tokens=20, grammar=gbnf, grammar_label="odd.gbnf")
+    )
     assert g.sampler == "llama_cpp" and reason in g.fallback_reason
     assert llama_cpp_accepts(masks_engine._llm, gbnf, g.text) is None
     logged = [r.getMessage() for r in caplog.records if "odd.gbnf" in r.getMessage()]
     assert len(logged) == 1 and reason in logged[0] and "llama.cpp's grammar sampler" in logged[0]
     # the second call falls back again (same reason) without logging it again
-    g2 = await masks_engine.generate(GenerationRequest(USER, max_tokens=20, grammar=gbnf, grammar_label="odd.gbnf"))
+    g2 = await masks_engine.generate(
+        GenerationRequest(USER, max_tokens=20, grammar=gbnf, grammar_label="odd.gbnf")
+    )
     assert g2.sampler == "llama_cpp" and g2.fallback_reason == g.fallback_reason
     assert len([r for r in caplog.records if "odd.gbnf" in r.getMessage()]) == 1
     # shipped grammars on the same engine still take the fast path
@@ -139,7 +177,9 @@ async def test_unsupported_grammar_falls_back_with_a_logged_reason(masks_engine:
     assert masks_engine.grammar_sampler_for(risk) == ("llguidance", None)
 
 
-async def test_missing_llguidance_falls_back_for_every_grammar(tiny_settings: LlmSettings, monkeypatch, caplog):
+async def test_missing_llguidance_falls_back_for_every_grammar(
+    tiny_settings: LlmSettings, monkeypatch, caplog
+):
     def absent():
         raise token_masks.UnsupportedGrammar("llguidance is not installed (No module named 'llguidance')")
 
@@ -158,7 +198,9 @@ async def test_missing_llguidance_falls_back_for_every_grammar(tiny_settings: Ll
 
 
 @pytest.mark.parametrize("sampler", ["llguidance", "llama_cpp"])
-async def test_cancellation_stops_either_sampler_at_the_next_token(tiny_settings, grammars_with_endless, sampler):
+async def test_cancellation_stops_either_sampler_at_the_next_token(
+    tiny_settings, grammars_with_endless, sampler
+):
     engine = LlamaEngine(tiny_settings.model_copy(update={"grammar_sampler": sampler}))
     endless = grammars_with_endless.get("endless").text
     try:
@@ -191,8 +233,16 @@ async def test_old_and_new_sampler_give_the_same_shapes_for_a_schema(tiny_settin
     for sampler in ("llguidance", "llama_cpp"):
         engine = LlamaEngine(tiny_settings.model_copy(update={"grammar_sampler": sampler}))
         try:
-            g = await engine.generate(GenerationRequest(USER, max_tokens=600, grammar=compile_schema(schema),
-                                                        grammar_label="json_schema", json_schema=schema, seed=5))
+            g = await engine.generate(
+                GenerationRequest(
+                    USER,
+                    max_tokens=600,
+                    grammar=compile_schema(schema),
+                    grammar_label="json_schema",
+                    json_schema=schema,
+                    seed=5,
+                )
+            )
             assert g.sampler == sampler and g.finish_reason == "stop"
             data = json.loads(g.text, strict=False)
             if sampler == "llguidance":
@@ -207,8 +257,12 @@ def test_context_window_is_capped_by_the_models_trained_context(tiny_chat_model:
     from tests.support.tiny_gguf import write_tiny_gguf
 
     small = write_tiny_gguf(tmp_path / "ctx1024.gguf", n_ctx=1024)
-    for model, configured, expected in ((tiny_chat_model, None, 4096), (small, None, 1024), (small, 512, 512),
-                                        (tiny_chat_model, 2048, 2048)):
+    for model, configured, expected in (
+        (tiny_chat_model, None, 4096),
+        (small, None, 1024),
+        (small, 512, 512),
+        (tiny_chat_model, 2048, 2048),
+    ):
         settings = LlmSettings(model=str(model), n_threads=1, **({"n_ctx": configured} if configured else {}))
         engine = LlamaEngine(settings)
         try:
@@ -228,9 +282,16 @@ def _nested_arrays(depth: int) -> dict:
 
 HOSTILE_SCHEMAS = {
     # nested repetition: llama.cpp's converter expands it into thousands of nested groups
-    "regex blow-up": {"type": "object", "required": ["a"],
-                      "properties": {"a": {"type": "string", "pattern": "^([a-z]{1,50}){1,1000}$"}}},
-    "long maxLength": {"type": "object", "required": ["a"], "properties": {"a": {"type": "string", "maxLength": 5000}}},
+    "regex blow-up": {
+        "type": "object",
+        "required": ["a"],
+        "properties": {"a": {"type": "string", "pattern": "^([a-z]{1,50}){1,1000}$"}},
+    },
+    "long maxLength": {
+        "type": "object",
+        "required": ["a"],
+        "properties": {"a": {"type": "string", "maxLength": 5000}},
+    },
 }
 
 
@@ -244,8 +305,18 @@ async def test_hostile_schemas_are_refused_clearly_before_the_model(masks_engine
     assert not masks_engine.history
 
 
-@pytest.mark.parametrize("schema", [_nested_arrays(40), {"type": "object", "required": ["a"], "properties": {
-    "a": {"enum": [f"value-{i}" for i in range(3000)]}}}], ids=["40 nested arrays", "3000-value enum"])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        _nested_arrays(40),
+        {
+            "type": "object",
+            "required": ["a"],
+            "properties": {"a": {"enum": [f"value-{i}" for i in range(3000)]}},
+        },
+    ],
+    ids=["40 nested arrays", "3000-value enum"],
+)
 async def test_large_but_legal_schemas_stay_on_the_fast_path(masks_engine: LlamaEngine, schema):
     cortex = Cortex(masks_engine.settings, engine=masks_engine)
     r = await cortex.generate("x", json_schema=schema, max_tokens=2000, seed=1)

@@ -73,7 +73,9 @@ def test_broken_grammar_file_names_the_file_and_error(tmp_path: Path):
 
 def test_missing_grammar_file_is_reported(tmp_path: Path):
     (tmp_path / "action.gbnf").write_text((GRAMMARS_DIR / "action.gbnf").read_text())
-    with pytest.raises(GrammarError, match="lacks critic.gbnf, plan.gbnf, risk.gbnf, tool_call.gbnf, verifier.gbnf"):
+    with pytest.raises(
+        GrammarError, match="lacks critic.gbnf, plan.gbnf, risk.gbnf, tool_call.gbnf, verifier.gbnf"
+    ):
         GrammarRegistry.load(tmp_path)
 
 

@@ -25,13 +25,18 @@ async def test_alternating_preambles_are_restored_not_evaluated_again(tiny_setti
     engine = LlamaEngine(tiny_settings)
     sys_a, sys_b = "You rate risks. " * 12, "You pick UI actions. " * 12
     try:
-        first = await engine.generate(GenerationRequest(_messages(sys_a, "Tap 'Pay'."), max_tokens=3000, grammar=RISK))
+        first = await engine.generate(
+            GenerationRequest(_messages(sys_a, "Tap 'Pay'."), max_tokens=3000, grammar=RISK)
+        )
         assert first.cached_prompt_tokens == 0 and len(engine.prefix_cache) == 1
         other = await engine.generate(GenerationRequest(_messages(sys_b, "Open Mail."), max_tokens=8))
         assert other.cached_prompt_tokens < 30  # only the template's opening (bytes here) is shared with A
-        again = await engine.generate(GenerationRequest(_messages(sys_a, "Tap 'Delete account'."), max_tokens=3000,
-                                                        grammar=RISK))
-        preamble = len(engine._llm.tokenize(("<|im_start|>system\n" + sys_a).encode(), add_bos=True, special=True))
+        again = await engine.generate(
+            GenerationRequest(_messages(sys_a, "Tap 'Delete account'."), max_tokens=3000, grammar=RISK)
+        )
+        preamble = len(
+            engine._llm.tokenize(("<|im_start|>system\n" + sys_a).encode(), add_bos=True, special=True)
+        )
         assert again.cached_prompt_tokens >= preamble  # restored from the snapshot, not evaluated again
         assert engine.prefix_cache.hits == 1 and engine.status()["prefix_cache"]["snapshots"] == 2
         RiskAssessment.model_validate(json.loads(again.text))  # the restored context decodes normally
@@ -45,7 +50,9 @@ async def test_cache_off_reuses_only_what_the_context_still_holds(tiny_settings:
     sys_a = "You rate risks. " * 12
     try:
         await engine.generate(GenerationRequest(_messages(sys_a, "one"), max_tokens=4))
-        await engine.generate(GenerationRequest(_messages("Something else entirely. " * 5, "two"), max_tokens=4))
+        await engine.generate(
+            GenerationRequest(_messages("Something else entirely. " * 5, "two"), max_tokens=4)
+        )
         g = await engine.generate(GenerationRequest(_messages(sys_a, "three"), max_tokens=4))
         assert g.cached_prompt_tokens < 30 and len(engine.prefix_cache) == 0 and engine.prefix_cache.hits == 0
         # the same preamble right after itself is still in the context: llama-cpp-python's own reuse

@@ -42,20 +42,27 @@ async def test_gemma_through_the_mcp_tools(tmp_path: Path, monkeypatch):
 
 
 PROMPTS = {
-    "action": "Screen: [e1] Button 'Sign in'; [e2] TextField 'Email'. Goal: sign in. Give the next UI action.",
+    "action": "Screen: [e1] Button 'Sign in'; [e2] TextField 'Email'. Goal: sign in. Give the next UI action.",  # noqa: E501 (verbatim text)
     "tool_call": "Tools: device__click(element_id). Goal: tap element e1. Give the tool call.",
     "risk": "Action: tap 'Send 250 EUR to Alex' in the banking app. Rate its risk.",
     "plan": "Plan a tiny Android app with one screen in two steps: the layout file, then MainActivity.kt.",
     "critic": "Review this Kotlin line: val x = 1 / 0",
     "verifier": "Verify an app that has MainActivity.kt and no tests.",
 }
-CONTACT = {"type": "object", "required": ["name", "email"],
-           "properties": {"name": {"type": "string", "maxLength": 40}, "email": {"type": "string", "maxLength": 60},
-                          "age": {"type": "integer", "minimum": 0, "maximum": 130}}}
+CONTACT = {
+    "type": "object",
+    "required": ["name", "email"],
+    "properties": {
+        "name": {"type": "string", "maxLength": 40},
+        "email": {"type": "string", "maxLength": 60},
+        "age": {"type": "integer", "minimum": 0, "maximum": 130},
+    },
+}
 
 
 async def test_gemma_every_grammar_and_a_schema_under_token_masks(monkeypatch):
-    """The fast path on the real model: valid output for every shipped grammar, accepted by llama.cpp's grammar.
+    """The fast path on the real model: valid output for every shipped grammar, accepted by llama.cpp's
+    grammar.
 
     ``plan`` is the exception in completeness only: gemma-3-270m (a base model) keeps adding steps up to
     the grammar's 25, well over 2,000 tokens, so it is generated to 300 tokens and every byte of it must
@@ -83,18 +90,31 @@ async def test_gemma_every_grammar_and_a_schema_under_token_masks(monkeypatch):
         for name in sorted(GRAMMAR_MODELS):
             gbnf = cortex.grammars.get(name).text
             if name == "plan":
-                g = await engine.generate(GenerationRequest(cortex.build_messages(PROMPTS[name], system=system),
-                                                            max_tokens=300, grammar=gbnf, grammar_label=name))
+                g = await engine.generate(
+                    GenerationRequest(
+                        cortex.build_messages(PROMPTS[name], system=system),
+                        max_tokens=300,
+                        grammar=gbnf,
+                        grammar_label=name,
+                    )
+                )
                 assert g.sampler == "llguidance"
-                assert llama_cpp_accepts(engine._llm, gbnf, g.text, table, complete=g.finish_reason != "length") is None
+                assert (
+                    llama_cpp_accepts(engine._llm, gbnf, g.text, table, complete=g.finish_reason != "length")
+                    is None
+                )
                 continue
             r = await cortex.generate(PROMPTS[name], system=system, grammar=name, max_tokens=1000)
             g = r.generation
             assert g.sampler == "llguidance" and g.finish_reason == "stop", (name, g)
             GRAMMAR_MODELS[name].model_validate(r.data)
             assert llama_cpp_accepts(engine._llm, gbnf, r.text, table) is None, r.text
-            print(f"\ngemma {name}: {g.completion_tokens} tokens, {g.completion_tokens / g.seconds:.1f} tok/s")
-        r = await cortex.extract("Jana Novak <jana@example.org> is 41 and a customer.", CONTACT, max_tokens=400)
+            print(
+                f"\ngemma {name}: {g.completion_tokens} tokens, {g.completion_tokens / g.seconds:.1f} tok/s"
+            )
+        r = await cortex.extract(
+            "Jana Novak <jana@example.org> is 41 and a customer.", CONTACT, max_tokens=400
+        )
         jsonschema.validate(r.data, CONTACT)
         assert r.generation.sampler == "llguidance"
         # the same engine, switched to llama.cpp's sampler: still valid (the fallback works on the real model)

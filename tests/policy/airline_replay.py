@@ -14,14 +14,21 @@ DATA_DIR = PROJECT_ROOT / "examples" / "airline" / "data"
 TASKS = {t["id"]: t for t in json.loads((DATA_DIR / "tasks.json").read_text())}
 TRAIN = json.loads((DATA_DIR / "split_tasks.json").read_text())["train"]
 AIRLINE_PL = RULEBASES_DIR / "airline.pl"
-WRITES = {"book_reservation", "cancel_reservation", "update_reservation_flights", "update_reservation_baggages",
-          "update_reservation_passengers", "send_certificate"}
+WRITES = {
+    "book_reservation",
+    "cancel_reservation",
+    "update_reservation_flights",
+    "update_reservation_baggages",
+    "update_reservation_passengers",
+    "send_certificate",
+}
 
 
 def scenario_text(task: dict[str, Any]) -> str:
     ins = task["user_scenario"]["instructions"]
-    return " ".join(str(ins.get(k) or "") for k in ("reason_for_call", "known_info", "unknown_info",
-                                                    "task_instructions"))
+    return " ".join(
+        str(ins.get(k) or "") for k in ("reason_for_call", "known_info", "unknown_info", "task_instructions")
+    )
 
 
 def user_of(task: dict[str, Any]) -> str | None:
@@ -54,4 +61,6 @@ async def answer_questions(guard: Any, call: Any, decision: Ask, answers: dict[s
             value: Any = True
         else:
             value = answers[q.meta["predicate"]]
-        await guard.record_answer(call, q, Answer(action="accept", content={"answer": value}, provenance="user"))
+        await guard.record_answer(
+            call, q, Answer(action="accept", content={"answer": value}, provenance="user")
+        )

@@ -1,5 +1,6 @@
 """A small real MCP server for the policy tests: bookings of users, slow reads that report their own
-start/end time, and a destructive cancel. Runs in-process (``create``) or over stdio (``python bookings_server.py``)."""
+start/end time, and a destructive cancel. Runs in-process (``create``) or over stdio (``python
+bookings_server.py``)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,11 @@ def create(delay: float = 0.0) -> tuple[MCPServer, dict[str, Any]]:
         "calls": {},
         "delay": delay,
         "users": {"u_123": ["BK-789", "BK-456"], "u_999": ["BK-111"]},
-        "bookings": {"BK-789": {"status": "confirmed", "cabin": "economy"},
-                     "BK-456": {"status": "pending", "cabin": "business"},
-                     "BK-111": {"status": "confirmed", "cabin": "economy"}},
+        "bookings": {
+            "BK-789": {"status": "confirmed", "cabin": "economy"},
+            "BK-456": {"status": "pending", "cabin": "business"},
+            "BK-111": {"status": "confirmed", "cabin": "economy"},
+        },
     }
     mcp = MCPServer("bookings")
 

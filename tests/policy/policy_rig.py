@@ -47,19 +47,36 @@ class ClientPort:
                 depth: int = 0) -> ToolCall:
         t = self.tools[name]
         ann = t.annotations
-        return ToolCall(name=name, server=self.prefix, tool=name.split("__", 1)[1], arguments=arguments,
-                        session_id=session_id, origin=origin, depth=depth,  # type: ignore[arg-type]
-                        read_only=ann.read_only_hint if ann else None, destructive=ann.destructive_hint if ann else None)
+        return ToolCall(
+            name=name,
+            server=self.prefix,
+            tool=name.split("__", 1)[1],
+            arguments=arguments,
+            session_id=session_id,
+            origin=origin,
+            depth=depth,  # type: ignore[arg-type]
+            read_only=ann.read_only_hint if ann else None,
+            destructive=ann.destructive_hint if ann else None,
+        )
 
-    async def invoke(self, name: str, arguments: dict[str, Any] | None, *, session_id: str, client: str | None = None,
-                     origin: str = "client", answers: dict[str, Answer] | None = None, depth: int = 0,
-                     progress: Any = None) -> InvokeOutcome:
+    async def invoke(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        session_id: str,
+        client: str | None = None,
+        origin: str = "client",
+        answers: dict[str, Answer] | None = None,
+        depth: int = 0,
+        progress: Any = None,
+    ) -> InvokeOutcome:
         if name not in self.tools:
             return Refused(reason=f"unknown tool {name}")
         call = self.call_of(name, arguments or {}, session_id, origin, depth)
         if self.guard is not None:
             d = await self.guard.decide(call)
-            for q in (d.questions if isinstance(d, Ask) else []):
+            for q in d.questions if isinstance(d, Ask) else []:
                 if answers and q.key in answers:
                     await self.guard.record_answer(call, q, answers[q.key])
             if answers and isinstance(d, Ask):
@@ -76,11 +93,21 @@ class ClientPort:
         return Completed(result=result)
 
 
-async def make_guard(port: ClientPort | None, store: Path, files: list[Path] | None = None,
-                     seeds: dict[str, Any] | None = None, **kw: Any) -> PolicyGuard:
-    guard = PolicyGuard(files or [BOOKINGS_PL], port, store_path=store,
-                        settings=PolicySettings(guard_timeout=20.0, confirm_ttl=300.0),
-                        seeds=seeds if seeds is not None else {"current_user": "u_123", "today": "2025-01-15"}, **kw)
+async def make_guard(
+    port: ClientPort | None,
+    store: Path,
+    files: list[Path] | None = None,
+    seeds: dict[str, Any] | None = None,
+    **kw: Any,
+) -> PolicyGuard:
+    guard = PolicyGuard(
+        files or [BOOKINGS_PL],
+        port,
+        store_path=store,
+        settings=PolicySettings(guard_timeout=20.0, confirm_ttl=300.0),
+        seeds=seeds if seeds is not None else {"current_user": "u_123", "today": "2025-01-15"},
+        **kw,
+    )
     if port is not None:
         port.guard = guard
     await guard.start(watch=False)
@@ -93,8 +120,14 @@ class Rig:
 
 
 @contextlib.asynccontextmanager
-async def rig(store: Path, *, delay: float = 0.0, mode: str = "auto", files: list[Path] | None = None,
-              seeds: dict[str, Any] | None = None) -> AsyncIterator[Rig]:
+async def rig(
+    store: Path,
+    *,
+    delay: float = 0.0,
+    mode: str = "auto",
+    files: list[Path] | None = None,
+    seeds: dict[str, Any] | None = None,
+) -> AsyncIterator[Rig]:
     """The bookings server behind a real client, a port over it, and a started guard; all closed after."""
     server, state = create(delay=delay)
     async with Client(server, mode=mode) as client:

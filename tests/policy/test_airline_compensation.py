@@ -21,7 +21,9 @@ pytestmark = pytest.mark.timeout(120)
 SESSION = "s1"
 
 
-async def decide(guard: Any, port: ClientPort, tool: str, args: dict[str, Any], answers: dict[str, Any]) -> Decision:
+async def decide(
+    guard: Any, port: ClientPort, tool: str, args: dict[str, Any], answers: dict[str, Any]
+) -> Decision:
     call = port.call_of(f"airline__{tool}", args, session_id=SESSION)
     d = await guard.decide(call)
     for _ in range(4):
@@ -32,7 +34,9 @@ async def decide(guard: Any, port: ClientPort, tool: str, args: dict[str, Any], 
     return d
 
 
-async def write(guard: Any, port: ClientPort, tool: str, args: dict[str, Any], answers: dict[str, Any]) -> Decision:
+async def write(
+    guard: Any, port: ClientPort, tool: str, args: dict[str, Any], answers: dict[str, Any]
+) -> Decision:
     """Decide (answering as the user), then run and observe an allowed write as the gateway does."""
     d = await decide(guard, port, tool, args, answers)
     if isinstance(d, Allow):
@@ -54,8 +58,11 @@ async def session(tmp: Path, user: str):  # noqa: ANN201 - (guard, port, client)
 
 
 def delayed(reservation: str) -> dict[str, Any]:
-    return {"compensation_reservation": reservation, "compensation_reason": "delayed_flight",
-            "cancel_reason": "other"}
+    return {
+        "compensation_reservation": reservation,
+        "compensation_reason": "delayed_flight",
+        "cancel_reason": "other",
+    }
 
 
 # 3JA7XV: mei_brown_7075, business (cancellable, compensation eligible), 4 passengers, HAT045 delayed today
@@ -67,8 +74,10 @@ async def test_delayed_flight_certificate_after_cancelling(tmp_path: Path) -> No
         assert isinstance(before, Deny), before
         assert any("changed or cancelled" in u for u in before.unmet), before.unmet
 
-        assert isinstance(await write(guard, port, "cancel_reservation", {"reservation_id": "3JA7XV"},
-                                      delayed("3JA7XV")), Allow)
+        assert isinstance(
+            await write(guard, port, "cancel_reservation", {"reservation_id": "3JA7XV"}, delayed("3JA7XV")),
+            Allow,
+        )
         after = await decide(guard, port, "send_certificate", cert, delayed("3JA7XV"))
         assert isinstance(after, Allow), after
 
@@ -80,21 +89,31 @@ async def test_delayed_flight_certificate_after_cancelling(tmp_path: Path) -> No
 
 
 # LWTEDF: liam_ito_4473 (silver), economy one way LGA -> PHX on HAT002 2024-05-15, delayed; 1 passenger
-CHANGE = {"reservation_id": "LWTEDF", "cabin": "economy", "flights": [{"flight_number": "HAT002", "date": "2024-05-20"}],
-          "payment_id": "credit_card_5260935"}
+CHANGE = {
+    "reservation_id": "LWTEDF",
+    "cabin": "economy",
+    "flights": [{"flight_number": "HAT002", "date": "2024-05-20"}],
+    "payment_id": "credit_card_5260935",
+}
 
 
 @pytest.mark.parametrize("status_checked_first", [True, False])
-async def test_delayed_flight_certificate_after_a_flight_change(status_checked_first: bool, tmp_path: Path) -> None:
+async def test_delayed_flight_certificate_after_a_flight_change(
+    status_checked_first: bool, tmp_path: Path
+) -> None:
     guard, port, client = await session(tmp_path, "liam_ito_4473")
     try:
         if status_checked_first:  # the agent confirms the delay before changing the flight away
-            got = await port.invoke("airline__get_flight_status", {"flight_number": "HAT002", "date": "2024-05-15"},
-                                    session_id=SESSION)
+            got = await port.invoke(
+                "airline__get_flight_status",
+                {"flight_number": "HAT002", "date": "2024-05-15"},
+                session_id=SESSION,
+            )
             assert not got.result.is_error
         assert isinstance(await write(guard, port, "update_reservation_flights", CHANGE, {}), Allow)
-        d = await decide(guard, port, "send_certificate", {"user_id": "liam_ito_4473", "amount": 50},
-                         delayed("LWTEDF"))
+        d = await decide(
+            guard, port, "send_certificate", {"user_id": "liam_ito_4473", "amount": 50}, delayed("LWTEDF")
+        )
     finally:
         await guard.close()
         await client.__aexit__(None, None, None)

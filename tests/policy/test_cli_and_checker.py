@@ -20,8 +20,14 @@ pytestmark = pytest.mark.timeout(60)
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
-    return subprocess.run([sys.executable, "-m", "sentinel_mcp", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=50)
+    return subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
 
 
 def test_check_reports_file_and_line(tmp_path: Path) -> None:
@@ -47,7 +53,9 @@ def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
     warn = tmp_path / "warn.pl"
     warn.write_text("ok(1).\n:- initialization(ok(1)).\n")
     r = cli("check", str(warn), cwd=tmp_path)
-    assert r.returncode == 1 and r.stdout.splitlines() == [r.stdout.strip()], r.stdout  # a warning is a problem
+    assert r.returncode == 1 and r.stdout.splitlines() == [r.stdout.strip()], (
+        r.stdout
+    )  # a warning is a problem
     m = line.match(r.stdout.strip())
     assert m and (m["file"], m["line"], m["kind"]) == (str(warn), "2", "warning"), r.stdout
     # a missing file or a directory does not hide the problems of the files that can be read
@@ -58,7 +66,10 @@ def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
     got = [line.match(x) for x in r.stdout.splitlines()]
     assert all(got) and len(got) == 3, r.stdout
     assert {(m["file"], m["line"], m["kind"]) for m in got} == {
-        (str(bad), "2", "error"), (str(tmp_path / "nope.pl"), "0", "error"), (str(tmp_path), "0", "error")}
+        (str(bad), "2", "error"),
+        (str(tmp_path / "nope.pl"), "0", "error"),
+        (str(tmp_path), "0", "error"),
+    }
     assert "unexpected end of file" in r.stdout and "is a directory" in r.stdout
     # usage errors: nothing to check, an unknown option, a config that does not exist
     empty = tmp_path / "empty.json"
@@ -70,17 +81,23 @@ def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
 
 async def test_catalog_checks(tmp_path: Path) -> None:
     f = tmp_path / "cat.pl"
-    f.write_text(BOOKINGS_PL.read_text() + "\n"
-                 "binding(bad_fact(B, S), tool('bk__cancel_booking', [booking_id = B]), extract([S = '/status']), []).\n"
-                 "guard('nosuch__tool', [], true).\n"
-                 "guard('bk__*', [], true).\n")
+    f.write_text(
+        BOOKINGS_PL.read_text() + "\n"
+        "binding(bad_fact(B, S), tool('bk__cancel_booking', [booking_id = B]), extract([S = '/status']), "
+        "[]).\n"
+        "guard('nosuch__tool', [], true).\n"
+        "guard('bk__*', [], true).\n"
+    )
     lines = f.read_text().splitlines()
     async with rig(tmp_path / "facts.db") as r:
         problems = await check_files(shared_engine(), [f], r.port.list_catalog_tools())
     got = {(p.line, p.message) for p in problems}
     n = len(lines)
-    assert (n - 2, "binding to bk__cancel_booking, which is not read-only (no readOnlyHint annotation and no "
-                   "read_only/1 declaration)") in got
+    assert (
+        n - 2,
+        "binding to bk__cancel_booking, which is not read-only (no readOnlyHint annotation and no "
+        "read_only/1 declaration)",
+    ) in got
     assert (n - 1, "guard for nosuch__tool, which no upstream has") in got
     assert not any(ln == n for ln, _ in got)  # a pattern matching existing tools is fine
     assert sum(1 for p in problems if p.severity == "error") == 2
@@ -89,8 +106,17 @@ async def test_catalog_checks(tmp_path: Path) -> None:
 async def test_query_and_facts_commands_on_the_store(tmp_path: Path) -> None:
     data = tmp_path / "data"
     config = tmp_path / "sentinel.json"
-    config.write_text(json.dumps({"sentinel": {"rulebases": [str(BOOKINGS_PL)], "data_dir": str(data),
-                                               "seeds": {"current_user": "u_123"}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "sentinel": {
+                    "rulebases": [str(BOOKINGS_PL)],
+                    "data_dir": str(data),
+                    "seeds": {"current_user": "u_123"},
+                }
+            }
+        )
+    )
     # a guard on the same store establishes facts the commands then read
     async with rig(data / "facts.db") as r:
         await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="cli"))
@@ -113,10 +139,14 @@ async def test_an_effect_establishes_only_declared_base_facts(tmp_path: Path) ->
     from sentinel_mcp.policy.engine import shared_engine
 
     pl = tmp_path / "effects.pl"
-    pl.write_text("fact(done/1).\n"
-                  "effect('t__write', [id = X], [establish(done(X))]).\n"
-                  "effect('t__write', [id = X], [establish(undeclared(X))]).\n"
-                  "effect('t__write', [id = X], [remember(X)]).\n")
-    problems = [(p.line, p.message) for p in await check_files(shared_engine(), [pl]) if p.severity == "error"]
+    pl.write_text(
+        "fact(done/1).\n"
+        "effect('t__write', [id = X], [establish(done(X))]).\n"
+        "effect('t__write', [id = X], [establish(undeclared(X))]).\n"
+        "effect('t__write', [id = X], [remember(X)]).\n"
+    )
+    problems = [
+        (p.line, p.message) for p in await check_files(shared_engine(), [pl]) if p.severity == "error"
+    ]
     assert [line for line, _ in problems if "not a base predicate" in _] == [3], problems
     assert [line for line, _ in problems if "unknown effect action" in _] == [4], problems

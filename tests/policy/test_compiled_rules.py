@@ -35,7 +35,8 @@ def fetched(pred: str, arity: int, tool: str, args: dict[str, Any]) -> str:
 
 
 def unnamed(answer: dict[str, Any]) -> dict[str, Any]:
-    """An answer with its unbound variables unnamed (Prolog numbers them as it pleases: _123 here, _456 there)."""
+    """An answer with its unbound variables unnamed (Prolog numbers them as it pleases: _123 here, _456
+    there)."""
     return json.loads(re.sub(r"\b_[0-9]+\b", "_", json.dumps(answer)))
 
 
@@ -45,9 +46,12 @@ async def both(guard: PolicyGuard, c: ToolCall) -> tuple[dict[str, Any], dict[st
     mod = await guard.knowledge.ensure(c.session_id, rb)
     now = time.time()
     limit = rb.info.inference_limit(guard.inference_limit)
-    fast = await guard.engine.decide(rb.module, mod, now, c.identity, c.arguments, c.digest, rb.version, limit)
-    ref = await guard.engine.decide(rb.module, mod, now, c.identity, c.arguments, c.digest, rb.version, limit,
-                                    fast=False)
+    fast = await guard.engine.decide(
+        rb.module, mod, now, c.identity, c.arguments, c.digest, rb.version, limit
+    )
+    ref = await guard.engine.decide(
+        rb.module, mod, now, c.identity, c.arguments, c.digest, rb.version, limit, fast=False
+    )
     return unnamed(fast), unnamed(ref)
 
 
@@ -59,9 +63,17 @@ async def same_decision(guard: PolicyGuard, c: ToolCall) -> str:
         d = await guard.decide(c)
         for f in (getattr(d, "proof", None) or {}).get("fetches", []):
             f.pop("started"), f.pop("ended")  # when a (failed) fetch ran
-        seen.append(unnamed({"kind": d.kind, "reason": d.reason, "unmet": getattr(d, "unmet", None),
-                             "proof": getattr(d, "proof", None),
-                             "questions": [q.key for q in getattr(d, "questions", [])]}))
+        seen.append(
+            unnamed(
+                {
+                    "kind": d.kind,
+                    "reason": d.reason,
+                    "unmet": getattr(d, "unmet", None),
+                    "proof": getattr(d, "proof", None),
+                    "questions": [q.key for q in getattr(d, "questions", [])],
+                }
+            )
+        )
     guard.fast_path = True
     assert seen[0] == seen[1], c
     return str(seen[0]["kind"])
@@ -70,9 +82,17 @@ async def same_decision(guard: PolicyGuard, c: ToolCall) -> str:
 # ---------------------------------------------------------------- the airline example's rulebase
 
 R_TOOL = "airline__get_reservation_details"
-RES_PREDS = [("reservation_user", 2), ("reservation_cabin", 2), ("reservation_route", 4), ("reservation_created", 2),
-             ("reservation_leg", 5), ("reservation_passenger", 4), ("reservation_insurance", 2),
-             ("reservation_baggage", 3), ("reservation_status", 2)]
+RES_PREDS = [
+    ("reservation_user", 2),
+    ("reservation_cabin", 2),
+    ("reservation_route", 4),
+    ("reservation_created", 2),
+    ("reservation_leg", 5),
+    ("reservation_passenger", 4),
+    ("reservation_insurance", 2),
+    ("reservation_baggage", 3),
+    ("reservation_status", 2),
+]
 
 
 def airline_facts(rng: random.Random, r: str, user: str) -> list[tuple[str, float | None, str]]:
@@ -92,7 +112,11 @@ def airline_facts(rng: random.Random, r: str, user: str) -> list[tuple[str, floa
         if rng.random() < 0.8:
             add(fact_text("reservation_cabin", [r, rng.choice(["business", "economy", "basic_economy"])]))
         if rng.random() < 0.8:
-            add(fact_text("reservation_created", [r, rng.choice(["2024-05-15T01:00:00", "2024-05-01T10:00:00"])]))
+            add(
+                fact_text(
+                    "reservation_created", [r, rng.choice(["2024-05-15T01:00:00", "2024-05-01T10:00:00"])]
+                )
+            )
         if rng.random() < 0.8:
             add(fact_text("reservation_insurance", [r, rng.choice(["yes", "no"])]))
         if rng.random() < 0.7:
@@ -106,14 +130,24 @@ def airline_facts(rng: random.Random, r: str, user: str) -> list[tuple[str, floa
             add(fact_text("reservation_leg", [r, f, d, "BOS", "DEN"]))
             roll = rng.random()
             if roll < 0.7:  # the flight's status was fetched (maybe flown, cancelled or delayed)
-                add(fetched("flight_status", 3, "airline__get_flight_status", {"flight_number": f, "date": d}))
-                add(fact_text("flight_status", [f, d, rng.choice(["available", "flying", "landed", "cancelled",
-                                                                  "delayed"])]))
+                add(
+                    fetched("flight_status", 3, "airline__get_flight_status", {"flight_number": f, "date": d})
+                )
+                add(
+                    fact_text(
+                        "flight_status",
+                        [f, d, rng.choice(["available", "flying", "landed", "cancelled", "delayed"])],
+                    )
+                )
             elif roll < 0.85:  # fetched, no such status (known false)
-                add(fetched("flight_status", 3, "airline__get_flight_status", {"flight_number": f, "date": d}))
+                add(
+                    fetched("flight_status", 3, "airline__get_flight_status", {"flight_number": f, "date": d})
+                )
     if rng.random() < 0.6:
-        add(fact_text("cancel_reason", [r, rng.choice(["change_of_plan", "health", "weather"])]),
-            rng.choice(["user", "agent"]))
+        add(
+            fact_text("cancel_reason", [r, rng.choice(["change_of_plan", "health", "weather"])]),
+            rng.choice(["user", "agent"]),
+        )
     if rng.random() < 0.3:
         add(fact_text("reservation_modified", [r, rng.choice(["cancelled", "changed"])]))
     return out
@@ -123,11 +157,23 @@ def airline_call(rng: random.Random, r: str, user: str, session: str) -> ToolCal
     fl = [{"flight_number": "HAT10", "date": "2024-05-24"}]
     choices = [
         ("airline__cancel_reservation", {"reservation_id": r}),
-        ("airline__update_reservation_baggages", {"reservation_id": r, "total_baggages": rng.randint(0, 4),
-                                                  "nonfree_baggages": rng.randint(0, 2), "payment_id": "cc_1"}),
-        ("airline__update_reservation_passengers", {"reservation_id": r, "passengers": [{"first_name": "A"}]}),
-        ("airline__update_reservation_flights", {"reservation_id": r, "cabin": "economy", "flights": fl,
-                                                 "payment_id": "cc_1"}),
+        (
+            "airline__update_reservation_baggages",
+            {
+                "reservation_id": r,
+                "total_baggages": rng.randint(0, 4),
+                "nonfree_baggages": rng.randint(0, 2),
+                "payment_id": "cc_1",
+            },
+        ),
+        (
+            "airline__update_reservation_passengers",
+            {"reservation_id": r, "passengers": [{"first_name": "A"}]},
+        ),
+        (
+            "airline__update_reservation_flights",
+            {"reservation_id": r, "cabin": "economy", "flights": fl, "payment_id": "cc_1"},
+        ),
         ("airline__send_certificate", {"user_id": user, "amount": rng.choice([50, 100, 200])}),
         ("airline__transfer_to_human_agents", {}),
         ("airline__cancel_reservation", {"reservation": r}),  # a pattern that does not match
@@ -137,8 +183,12 @@ def airline_call(rng: random.Random, r: str, user: str, session: str) -> ToolCal
 
 
 async def test_airline_fast_and_reference_answers_are_identical(tmp_path: Path) -> None:
-    guard = PolicyGuard([RULEBASES_DIR / "airline.pl"], None, store_path=tmp_path / "facts.db",
-                        seeds={"current_user": "amelia_davis_8890"})
+    guard = PolicyGuard(
+        [RULEBASES_DIR / "airline.pl"],
+        None,
+        store_path=tmp_path / "facts.db",
+        seeds={"current_user": "amelia_davis_8890"},
+    )
     await guard.start(watch=False)
     rng = random.Random(21)
     kinds: dict[str, int] = {}
@@ -149,8 +199,13 @@ async def test_airline_fast_and_reference_answers_are_identical(tmp_path: Path) 
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = airline_facts(rng, r, user)
             if rng.random() < 0.4:  # the confirmation of this very call
-                facts.append((fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR,
-                              rng.choice(["user", "agent"])))
+                facts.append(
+                    (
+                        fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]),
+                        FAR,
+                        rng.choice(["user", "agent"]),
+                    )
+                )
             await guard.engine.assert_bulk(mod, facts)
             fast, ref = await both(guard, c)
             assert fast == ref, (c, facts)
@@ -221,7 +276,13 @@ def construct_facts(rng: random.Random, x: str) -> list[tuple[str, float | None,
     for _ in range(rng.randint(0, 10)):
         kind = rng.choice(["p", "q", "r", "b", "ok", "no", "fetched"])
         if kind == "p":
-            out.append((fact_text("p", [rng.choice([x, x, "a", "b"])]), FAR, rng.choice(["observed", "user", "agent"])))
+            out.append(
+                (
+                    fact_text("p", [rng.choice([x, x, "a", "b"])]),
+                    FAR,
+                    rng.choice(["observed", "user", "agent"]),
+                )
+            )
         elif kind == "q":
             out.append((fact_text("q", [rng.choice([x, "a"]), rng.choice(vals)]), FAR, "observed"))
         elif kind == "r":
@@ -253,7 +314,9 @@ async def test_every_construct_fast_and_reference_identical(tmp_path: Path) -> N
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = construct_facts(rng, x)
             if rng.random() < 0.5:
-                facts.append((fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user"))
+                facts.append(
+                    (fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user")
+                )
             await guard.engine.assert_bulk(mod, facts)
             fast, ref = await both(guard, c)
             assert fast == ref, (c, facts)
@@ -279,7 +342,8 @@ async def test_compiled_twins_exist_and_rules_with_a_cut_stay_native(tmp_path: P
         out = await guard.engine.json_query(
             f"findall(N/A, {m}:'$compiled'(N, A, _), L), sort(L, L1), "
             f"findall(X, (member(N0/A0, L1), format(atom(X), '~w/~w', [N0, A0])), Xs), "
-            f"sentinel_core:json_text(json([compiled=Xs]), Out)")
+            f"sentinel_core:json_text(json([compiled=Xs]), Out)"
+        )
         compiled = set(out["compiled"])
         assert {"two/1", "ite/1", "soft/1", "neg/1", "nested/1", "req/1", "asked/1", "zero/0"} <= compiled
         assert "cut/1" not in compiled  # a rule with a cut runs natively, as before

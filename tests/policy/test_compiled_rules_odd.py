@@ -1,6 +1,7 @@
 """The compiled rules (the fast path) against the interpreter (the reference) where the policy in words is
 subtle: values still unknown (assumed while they are fetched or asked, tainted for later questions), requires
-nested and failing on unknowns, choices read off facts, "I don't know", a stored "no" - and where the facts are
+nested and failing on unknowns, choices read off facts, "I don't know", a stored "no" - and where the facts
+are
 hostile: many spellings of a value, huge, deep or odd terms, facts of the wrong arity, answers that are not a
 choice. Every field of the engine's answer and of the guard's decision must be the same on both paths."""
 
@@ -35,11 +36,21 @@ async def same_decision(guard: PolicyGuard, c: ToolCall, facts: list[tuple[str, 
         d = await guard.decide(c.model_copy(update={"session_id": session}))
         for f in (getattr(d, "proof", None) or {}).get("fetches", []):
             f.pop("started"), f.pop("ended")  # when a (failed) fetch ran
-        seen.append(unnamed({"kind": d.kind, "reason": d.reason, "unmet": getattr(d, "unmet", None),
-                             "proof": getattr(d, "proof", None), "how": getattr(d, "how_to_unblock", None),
-                             "questions": [(q.key, q.message) for q in getattr(d, "questions", [])]}))
+        seen.append(
+            unnamed(
+                {
+                    "kind": d.kind,
+                    "reason": d.reason,
+                    "unmet": getattr(d, "unmet", None),
+                    "proof": getattr(d, "proof", None),
+                    "how": getattr(d, "how_to_unblock", None),
+                    "questions": [(q.key, q.message) for q in getattr(d, "questions", [])],
+                }
+            )
+        )
     guard.fast_path = True
     assert seen[0] == seen[1], c
+
 
 WORDS = """
 fact(p/1). fact(q/2).
@@ -65,15 +76,44 @@ guard('t__unknown', [x = X], ( price(X, P), humanized(P, H), reason(X, R), answe
                                format(atom(_), '~w ~w', [H, L]), sure(X) )).
 guard('t__arith', [x = X], ( price(X, P), Q is P * 2, require(Q < 50, 'twice the price under 50'),
                              confirmed('Pay ~w?', [Q]) )).
-"""
+"""  # noqa: E501 (verbatim text)
 
 
 def odd_values(rng: random.Random, x: str) -> list[Any]:
     """Many spellings of a value, and terms nobody expects."""
-    return [x, x.upper(), f" {x}", f"{x}\u200b", f"{x}'", f'{x}"', f"{x}\\", "é", "中文", "lone \ud800", "😀",
-            "", "a" * 5000, 0, -1, 2**200, 1.5, -0.0, 1e308, True, None, [], [x] * 300,
-            {"k": x, "deep": [[[[x]]]]}, [{"a": 1}, {"a": [1, 2, {"b": None}]}], "_", "_G12", "X", "[]", "'$fact'",
-            rng.choice(["me", "you", "ME"])]
+    return [
+        x,
+        x.upper(),
+        f" {x}",
+        f"{x}\u200b",
+        f"{x}'",
+        f'{x}"',
+        f"{x}\\",
+        "é",
+        "中文",
+        "lone \ud800",
+        "😀",
+        "",
+        "a" * 5000,
+        0,
+        -1,
+        2**200,
+        1.5,
+        -0.0,
+        1e308,
+        True,
+        None,
+        [],
+        [x] * 300,
+        {"k": x, "deep": [[[[x]]]]},
+        [{"a": 1}, {"a": [1, 2, {"b": None}]}],
+        "_",
+        "_G12",
+        "X",
+        "[]",
+        "'$fact'",
+        rng.choice(["me", "you", "ME"]),
+    ]
 
 
 def words_facts(rng: random.Random, x: str, u: str) -> list[tuple[str, float | None, str]]:
@@ -92,8 +132,23 @@ def words_facts(rng: random.Random, x: str, u: str) -> list[tuple[str, float | N
             add(fact_text("owner", [x, rng.choice(["me", "me", "you"])]))
 
     for _ in range(rng.randint(0, 12)):
-        kind = rng.choice(["p", "q", "price", "owner", "reason", "pick", "sure", "no", "dont_know", "size",
-                           "fetched", "arity", "deep"])
+        kind = rng.choice(
+            [
+                "p",
+                "q",
+                "price",
+                "owner",
+                "reason",
+                "pick",
+                "sure",
+                "no",
+                "dont_know",
+                "size",
+                "fetched",
+                "arity",
+                "deep",
+            ]
+        )
         v = rng.choice([x, x, u, "me"] + odd)
         if kind == "p":
             add(fact_text("p", [v]), rng.choice(["observed", "user", "agent"]))
@@ -144,7 +199,9 @@ async def test_unknown_values_and_odd_facts_fast_and_reference_identical(tmp_pat
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = words_facts(rng, x, u)
             if rng.random() < 0.4:
-                facts.append((fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user"))
+                facts.append(
+                    (fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user")
+                )
             await guard.engine.assert_bulk(mod, facts)
             fast, ref = await both(guard, c)
             assert fast == ref, (c, facts)
@@ -161,8 +218,12 @@ async def test_unknown_values_and_odd_facts_fast_and_reference_identical(tmp_pat
 async def test_airline_with_hostile_facts_fast_and_reference_identical(tmp_path: Path) -> None:
     """The airline guards over facts of their own predicates with odd values (wrong types, other spellings,
     unparsable dates, huge lists): errors and all, both paths answer the same."""
-    guard = PolicyGuard([RULEBASES_DIR / "airline.pl"], None, store_path=tmp_path / "facts.db",
-                        seeds={"current_user": "amelia_davis_8890"})
+    guard = PolicyGuard(
+        [RULEBASES_DIR / "airline.pl"],
+        None,
+        store_path=tmp_path / "facts.db",
+        seeds={"current_user": "amelia_davis_8890"},
+    )
     await guard.start(watch=False)
     rng = random.Random(2121)
     kinds: dict[str, int] = {}
@@ -174,14 +235,27 @@ async def test_airline_with_hostile_facts_fast_and_reference_identical(tmp_path:
             facts = airline_facts(rng, r, user)
             for _ in range(rng.randint(1, 8)):
                 v = rng.choice(odd_values(rng, r))
-                pred = rng.choice(["reservation_user", "reservation_cabin", "reservation_created",
-                                   "reservation_insurance", "reservation_status", "cancel_reason", "flight_status"])
+                pred = rng.choice(
+                    [
+                        "reservation_user",
+                        "reservation_cabin",
+                        "reservation_created",
+                        "reservation_insurance",
+                        "reservation_status",
+                        "cancel_reason",
+                        "flight_status",
+                    ]
+                )
                 args = [r, v] if pred != "flight_status" else ["HAT100", "2024-05-24", v]
                 facts.append((fact_text(pred, args), FAR, rng.choice(["observed", "user", "agent"])))
                 if rng.random() < 0.3:
-                    facts.append((fact_text("reservation_baggage", [r, v, rng.choice([0, v])]), FAR, "observed"))
+                    facts.append(
+                        (fact_text("reservation_baggage", [r, v, rng.choice([0, v])]), FAR, "observed")
+                    )
                 if rng.random() < 0.2:
-                    facts.append((fetched("reservation_user", 2, R_TOOL, {"reservation_id": v}), FAR, "observed"))
+                    facts.append(
+                        (fetched("reservation_user", 2, R_TOOL, {"reservation_id": v}), FAR, "observed")
+                    )
             await guard.engine.assert_bulk(mod, facts)
             fast, ref = await both(guard, c)
             assert fast == ref, (c, facts)

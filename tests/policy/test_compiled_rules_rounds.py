@@ -55,9 +55,14 @@ def shown(d: Decision) -> dict[str, Any]:
     proof = json.loads(re.sub(r"\b_[0-9]+\b", "_", json.dumps(getattr(d, "proof", None) or {})))
     for f in proof.get("fetches", []):
         f.pop("started", None), f.pop("ended", None)  # when a fetch ran
-    return {"kind": d.kind, "reason": d.reason, "unmet": getattr(d, "unmet", None), "proof": proof,
-            "how": getattr(d, "how_to_unblock", None),
-            "questions": [(q.key, q.message, q.requested_schema, q.meta) for q in getattr(d, "questions", [])]}
+    return {
+        "kind": d.kind,
+        "reason": d.reason,
+        "unmet": getattr(d, "unmet", None),
+        "proof": proof,
+        "how": getattr(d, "how_to_unblock", None),
+        "questions": [(q.key, q.message, q.requested_schema, q.meta) for q in getattr(d, "questions", [])],
+    }
 
 
 def answer_of(q: Question, rng: random.Random, texts: dict[str, list[Any]]) -> Answer:
@@ -80,7 +85,9 @@ def answer_of(q: Question, rng: random.Random, texts: dict[str, list[Any]]) -> A
     return Answer(action="accept", content={"answer": str(value)})
 
 
-async def converse(guard: PolicyGuard, c: ToolCall, seed: int, texts: dict[str, list[Any]], rounds: int = 6) -> list[Any]:
+async def converse(
+    guard: PolicyGuard, c: ToolCall, seed: int, texts: dict[str, list[Any]], rounds: int = 6
+) -> list[Any]:
     rng = random.Random(seed)
     seen: list[Any] = []
     for _ in range(rounds):
@@ -96,12 +103,19 @@ async def converse(guard: PolicyGuard, c: ToolCall, seed: int, texts: dict[str, 
     return seen
 
 
-async def paired_guards(tmp: Path, rulebases: list[Path], port: DirectPort,
-                        seeds: dict[str, Any]) -> AsyncIterator[tuple[PolicyGuard, PolicyGuard]]:
+async def paired_guards(
+    tmp: Path, rulebases: list[Path], port: DirectPort, seeds: dict[str, Any]
+) -> AsyncIterator[tuple[PolicyGuard, PolicyGuard]]:
     guards = []
     for fast in (True, False):
-        g = PolicyGuard(rulebases, port, store_path=tmp / f"facts-{fast}.db", seeds=seeds,
-                        settings=PolicySettings(guard_timeout=60), fast_path=fast)
+        g = PolicyGuard(
+            rulebases,
+            port,
+            store_path=tmp / f"facts-{fast}.db",
+            seeds=seeds,
+            settings=PolicySettings(guard_timeout=60),
+            fast_path=fast,
+        )
         await g.start(watch=False)
         guards.append(g)
     try:
@@ -111,8 +125,13 @@ async def paired_guards(tmp: Path, rulebases: list[Path], port: DirectPort,
             await g.close()
 
 
-async def compare(tmp: Path, rulebases: list[Path], port: DirectPort, seeds: dict[str, Any],
-                  calls: list[tuple[ToolCall, dict[str, list[Any]]]]) -> dict[str, int]:
+async def compare(
+    tmp: Path,
+    rulebases: list[Path],
+    port: DirectPort,
+    seeds: dict[str, Any],
+    calls: list[tuple[ToolCall, dict[str, list[Any]]]],
+) -> dict[str, int]:
     """Each call, in a session of its own, conversed on both paths; the decisions of every round compared."""
     kinds: dict[str, int] = {}
     gen = paired_guards(tmp, rulebases, port, seeds)
@@ -145,15 +164,28 @@ async def test_airline_conversations_decide_the_same_in_every_round(tmp_path: Pa
     calls = []
     for i in range(14):
         r = rng.choice(mine + ["8C8K4E", "LU15PA", "MSJ4OA"] + others[:3])  # cancellable ones more often
-        name, args = rng.choice([
-            ("airline__cancel_reservation", {"reservation_id": r}),
-            ("airline__update_reservation_baggages", {"reservation_id": r, "total_baggages": rng.randint(0, 4),
-                                                      "nonfree_baggages": rng.randint(0, 2),
-                                                      "payment_id": rng.choice(cards + ["cc_nobody"])}),
-            ("airline__send_certificate", {"user_id": user, "amount": rng.choice([50, 100, 200])}),
-            ("airline__update_reservation_passengers", {"reservation_id": r, "passengers": [
-                {"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}]}),
-        ])
+        name, args = rng.choice(
+            [
+                ("airline__cancel_reservation", {"reservation_id": r}),
+                (
+                    "airline__update_reservation_baggages",
+                    {
+                        "reservation_id": r,
+                        "total_baggages": rng.randint(0, 4),
+                        "nonfree_baggages": rng.randint(0, 2),
+                        "payment_id": rng.choice(cards + ["cc_nobody"]),
+                    },
+                ),
+                ("airline__send_certificate", {"user_id": user, "amount": rng.choice([50, 100, 200])}),
+                (
+                    "airline__update_reservation_passengers",
+                    {
+                        "reservation_id": r,
+                        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
+                    },
+                ),
+            ]
+        )
         calls.append((call(name, args, f"air{i}"), {"": ["yes"]}))
     async with Client(airline_server(), mode="auto") as client:
         port = DirectPort(client, "airline")
@@ -172,26 +204,59 @@ async def test_retail_conversations_decide_the_same_in_every_round(tmp_path: Pat
         o = db["orders"][rng.choice(u["orders"])]
         items = [it["item_id"] for it in o["items"]][:2]
         pay = rng.choice(list(u["payment_methods"]) + ["credit_card_0000000"])
-        name, args = rng.choice([
-            ("retail__cancel_pending_order", {"order_id": o["order_id"],
-                                              "reason": rng.choice(["no longer needed", "ordered by mistake", "meh"])}),
-            ("retail__modify_pending_order_payment", {"order_id": o["order_id"], "payment_method_id": pay}),
-            ("retail__return_delivered_order_items", {"order_id": o["order_id"], "item_ids": items,
-                                                      "payment_method_id": pay}),
-            ("retail__modify_pending_order_address", {"order_id": o["order_id"], "address1": "1 Main St",
-                                                      "address2": "", "city": "Austin", "state": "TX",
-                                                      "country": "USA", "zip": "78701"}),
-            ("retail__exchange_delivered_order_items", {"order_id": o["order_id"], "item_ids": items,
-                                                        "new_item_ids": items, "payment_method_id": pay}),
-        ])
+        name, args = rng.choice(
+            [
+                (
+                    "retail__cancel_pending_order",
+                    {
+                        "order_id": o["order_id"],
+                        "reason": rng.choice(["no longer needed", "ordered by mistake", "meh"]),
+                    },
+                ),
+                (
+                    "retail__modify_pending_order_payment",
+                    {"order_id": o["order_id"], "payment_method_id": pay},
+                ),
+                (
+                    "retail__return_delivered_order_items",
+                    {"order_id": o["order_id"], "item_ids": items, "payment_method_id": pay},
+                ),
+                (
+                    "retail__modify_pending_order_address",
+                    {
+                        "order_id": o["order_id"],
+                        "address1": "1 Main St",
+                        "address2": "",
+                        "city": "Austin",
+                        "state": "TX",
+                        "country": "USA",
+                        "zip": "78701",
+                    },
+                ),
+                (
+                    "retail__exchange_delivered_order_items",
+                    {
+                        "order_id": o["order_id"],
+                        "item_ids": items,
+                        "new_item_ids": items,
+                        "payment_method_id": pay,
+                    },
+                ),
+            ]
+        )
         # what the user may say when asked: their own email or name and zip, or someone else's
         other = rng.choice(users)
-        texts = {"email": [u["email"], other["email"], "nobody@example.com"], "first name": [u["name"]["first_name"]],
-                 "last name": [u["name"]["last_name"]], "zip": [u["address"]["zip"], other["address"]["zip"]]}
+        texts = {
+            "email": [u["email"], other["email"], "nobody@example.com"],
+            "first name": [u["name"]["first_name"]],
+            "last name": [u["name"]["last_name"]],
+            "zip": [u["address"]["zip"], other["address"]["zip"]],
+        }
         calls.append((call(name, args, f"shop{i}"), texts))
     async with Client(retail_server(), mode="auto") as client:
         port = DirectPort(client, "retail")
         await port.refresh()
-        kinds = await compare(tmp_path, [RULEBASES_DIR / "default.pl", RULEBASES_DIR / "retail.pl"], port, {},
-                              calls)
+        kinds = await compare(
+            tmp_path, [RULEBASES_DIR / "default.pl", RULEBASES_DIR / "retail.pl"], port, {}, calls
+        )
     assert {"ask", "deny", "allow"} <= set(kinds), kinds

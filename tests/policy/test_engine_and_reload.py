@@ -67,7 +67,9 @@ async def test_rulebase_errors_have_file_and_line(tmp_path: Path) -> None:
     f.write_text(BROKEN)
     with pytest.raises(RulebaseError) as ei:
         await load_rulebase(shared_engine(), [f])
-    got = {(p.line, p.message.split(":")[0].split(" (")[0]) for p in ei.value.problems if p.severity == "error"}
+    got = {
+        (p.line, p.message.split(":")[0].split(" (")[0]) for p in ei.value.problems if p.severity == "error"
+    }
     assert all(p.file == str(f) for p in ei.value.problems)
     assert (2, "syntax error") in got
     assert (3, "call to undefined predicate undefined_thing/1") in got
@@ -122,7 +124,9 @@ async def test_shipped_rulebases_compose_and_cap_llm_tokens(tmp_path: Path) -> N
     g = await make_guard(None, tmp_path / "facts.db", files=files)
     try:
         assert g.rulebases.loaded, g.load_error
-        assert isinstance(await g.decide(call("llm__llm_generate", {"prompt": "hi", "max_tokens": 512})), Allow)
+        assert isinstance(
+            await g.decide(call("llm__llm_generate", {"prompt": "hi", "max_tokens": 512})), Allow
+        )
         assert isinstance(await g.decide(call("llm__llm_generate", {"prompt": "hi"})), Allow)  # default 256
         d = await g.decide(call("llm__llm_generate", {"prompt": "hi", "max_tokens": 4096}))
         assert isinstance(d, Deny) and "max_tokens must be between 1 and 1024" in d.unmet

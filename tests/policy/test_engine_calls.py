@@ -15,15 +15,32 @@ from sentinel_mcp.policy.prolog_text import quote_atom
 
 pytestmark = pytest.mark.timeout(60)
 
-NASTY = ["", "plain", 'quote " inside', "back\\slash", "new\nline", "tab\t", "nul\x00byte", "\x01\x1f", "é ü 中文",
-         "emoji 😀", "lone \ud800 surrogate", "'single'", "}{][,:", "\u2028\u2029", "a" * 3000]
+NASTY = [
+    "",
+    "plain",
+    'quote " inside',
+    "back\\slash",
+    "new\nline",
+    "tab\t",
+    "nul\x00byte",
+    "\x01\x1f",
+    "é ü 中文",
+    "emoji 😀",
+    "lone \ud800 surrogate",
+    "'single'",
+    "}{][,:",
+    "\u2028\u2029",
+    "a" * 3000,
+]
 
 
 async def test_compact_json_reads_back_as_the_library_writes_it() -> None:
     engine = shared_engine()
     rng = random.Random(3)
-    texts = NASTY + ["".join(chr(rng.choice([rng.randint(0, 127), rng.randint(128, 0xD7FF)])) for _ in range(40))
-                     for _ in range(40)]
+    texts = NASTY + [
+        "".join(chr(rng.choice([rng.randint(0, 127), rng.randint(128, 0xD7FF)])) for _ in range(40))
+        for _ in range(40)
+    ]
     for t in texts:
         q = quote_atom(t)
         term = f"json([k={q}, {q}=[{q}, 1, -2.5, @(true), @(null), json([])], n=1.0e18])"
@@ -43,25 +60,33 @@ async def test_terms_the_compact_writer_does_not_know_are_written_or_refused_as_
 
 async def test_decide_passes_any_text_intact(tmp_path: Path) -> None:
     rb = tmp_path / "echo.pl"
-    rb.write_text("fact(seen/1).\nguard('t__echo', [text = T], ( atom(T), atom_length(T, N), N >= 0 )).\n"
-                  "guard('t__never', [text = T], seen(T)).\n")
+    rb.write_text(
+        "fact(seen/1).\nguard('t__echo', [text = T], ( atom(T), atom_length(T, N), N >= 0 )).\n"
+        "guard('t__never', [text = T], seen(T)).\n"
+    )
     guard = PolicyGuard([rb], None, store_path=tmp_path / "facts.db")
     await guard.start(watch=False)
     try:
         for t in NASTY:
             # session ids are arbitrary text too (a lone surrogate included: the fact store keeps it escaped)
             for session in ("s", t):
-                c = ToolCall(name="t__echo", server="t", tool="echo", arguments={"text": t}, session_id=session)
+                c = ToolCall(
+                    name="t__echo", server="t", tool="echo", arguments={"text": t}, session_id=session
+                )
                 d = await guard.decide(c)
                 assert d.kind == "allow", (t, d)
-                c = ToolCall(name="t__never", server="t", tool="never", arguments={"text": t}, session_id=session)
+                c = ToolCall(
+                    name="t__never", server="t", tool="never", arguments={"text": t}, session_id=session
+                )
                 d = await guard.decide(c)
                 assert d.kind == "deny", (t, d)
     finally:
         await guard.close()
 
 
-async def test_a_prolog_error_in_a_direct_call_is_an_engine_error_and_the_engine_goes_on(tmp_path: Path) -> None:
+async def test_a_prolog_error_in_a_direct_call_is_an_engine_error_and_the_engine_goes_on(
+    tmp_path: Path,
+) -> None:
     engine = shared_engine()
     with pytest.raises(EngineError):  # no such rulebase module: sn_decide raises
         await engine.decide("no_such_module", "s", 1.0, "t__x", {}, "d", "v")

@@ -16,18 +16,27 @@ pytestmark = pytest.mark.timeout(30)
 
 
 def fact(session: str, pred: str, args: list, text: str, expires_at: float | None = None) -> Fact:
-    return Fact(session=session, predicate=pred, args=args, fact=text, provenance="observed", expires_at=expires_at)
+    return Fact(
+        session=session, predicate=pred, args=args, fact=text, provenance="observed", expires_at=expires_at
+    )
 
 
 async def test_known_values_follow_the_facts(tmp_path: Path) -> None:
     now = time.time()
     async with FactStore(tmp_path / "facts.db") as store:
-        await store.add([
-            fact("s1", "booking", ["BK-1", {"legs": ["F1", "F2"]}, 3], "booking('BK-1',json([legs=['F1','F2']]),3)"),
-            fact("s1", "status", ["BK-2", "open"], "status('BK-2',open)", expires_at=now + 0.5),
-            fact("s1", "$fetched", ["BK-9"], "'$fetched'('BK-9')"),
-            fact("s2", "booking", ["BK-3"], "booking('BK-3')"),
-        ])
+        await store.add(
+            [
+                fact(
+                    "s1",
+                    "booking",
+                    ["BK-1", {"legs": ["F1", "F2"]}, 3],
+                    "booking('BK-1',json([legs=['F1','F2']]),3)",
+                ),
+                fact("s1", "status", ["BK-2", "open"], "status('BK-2',open)", expires_at=now + 0.5),
+                fact("s1", "$fetched", ["BK-9"], "'$fetched'('BK-9')"),
+                fact("s2", "booking", ["BK-3"], "booking('BK-3')"),
+            ]
+        )
         probe = ["BK-1", "F2", "BK-2", "open", "BK-9", "BK-3", "3", "nowhere"]
         # nested values count; numbers, bookkeeping facts and other sessions do not
         assert await store.known_values("s1", probe, now) == {"BK-1", "F2", "BK-2", "open"}
@@ -70,8 +79,11 @@ async def test_strict_mode_accepts_seeded_values_on_the_first_call(tmp_path: Pat
     guard = PolicyGuard([rb], None, store_path=tmp_path / "facts.db", seeds={"owner": "u_1"})
     await guard.start(watch=False)
     try:
+
         def use(user: str) -> ToolCall:
-            return ToolCall(name="t__use", server="t", tool="use", arguments={"user": user}, session_id="fresh")
+            return ToolCall(
+                name="t__use", server="t", tool="use", arguments={"user": user}, session_id="fresh"
+            )
 
         assert (await guard.decide(use("u_1"))).kind == "allow"
         d = await guard.decide(use("u_2"))

@@ -36,10 +36,15 @@ async def test_expired_fact_is_fetched_again(tmp_path: Path) -> None:
 
 async def test_two_slow_needs_are_in_flight_at_once(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db", delay=0.4) as r:
-        d = await r.guard.decide(r.port.call_of("bk__merge_bookings", {"first": "BK-789", "second": "BK-456"}))
+        d = await r.guard.decide(
+            r.port.call_of("bk__merge_bookings", {"first": "BK-789", "second": "BK-456"})
+        )
         assert isinstance(d, Ask)  # both statuses fetched, then the user's yes is needed
-        windows = {f.args[0]: (f.args[1], f.args[2]) for f in await r.guard.store.valid("s1")
-                   if f.predicate == "booking_window"}
+        windows = {
+            f.args[0]: (f.args[1], f.args[2])
+            for f in await r.guard.store.valid("s1")
+            if f.predicate == "booking_window"
+        }
         assert set(windows) == {"BK-789", "BK-456"}
         (s1, e1), (s2, e2) = windows["BK-789"], windows["BK-456"]
         # the server's own start/end times overlap: the second started before the first ended
@@ -77,10 +82,13 @@ async def test_concurrent_writes_to_the_store(tmp_path: Path) -> None:
     from sentinel_mcp.policy.fact_store import Fact
 
     async with FactStore(tmp_path / "f.db") as store:
+
         def fact(i: int) -> Fact:
             return Fact(session="s", predicate="p", args=[i], fact=f"p({i})", provenance="observed")
 
-        await asyncio.gather(*(store.add([fact(i)]) for i in range(40)), *(store.valid("s") for _ in range(10)))
+        await asyncio.gather(
+            *(store.add([fact(i)]) for i in range(40)), *(store.valid("s") for _ in range(10))
+        )
         assert await store.count("s") == 40
 
 
@@ -91,7 +99,9 @@ async def test_evicted_sessions_come_back_from_the_store(tmp_path: Path) -> None
             await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id=s))
         assert "a" not in r.guard.knowledge._loaded
         calls = dict(r.state["calls"])
-        d = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="a"))
+        d = await r.guard.decide(
+            r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="a")
+        )
         assert isinstance(d, Ask) and r.state["calls"] == calls  # reloaded from the store, nothing fetched
 
 
@@ -105,15 +115,18 @@ async def test_purge_while_sessions_load(tmp_path: Path) -> None:
         async def purges() -> list[int]:
             return [await r.guard.knowledge.purge() for _ in range(20)]
 
-        decisions = [r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"},
-                                                   session_id=f"s{i}")) for i in range(2, 14)]
+        decisions = [
+            r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id=f"s{i}"))
+            for i in range(2, 14)
+        ]
         done = await asyncio.gather(purges(), *decisions)
         assert all(isinstance(n, int) for n in done[0])
         assert all(isinstance(d, Ask) for d in done[1:])
 
 
 async def test_observe_leaves_a_fresh_session_alone_unless_it_has_something_to_do(tmp_path: Path) -> None:
-    """After a call of a tool no binding reads and no effect names, in a conversation the decision did not load,
+    """After a call of a tool no binding reads and no effect names, in a conversation the decision did not
+    load,
     observing it loads nothing and writes nothing (the hot path's cost); a stored confirmation of that exact
     call is still consumed, and a binding's read still teaches facts."""
     from mcp.types import CallToolResult, TextContent
@@ -126,15 +139,29 @@ async def test_observe_leaves_a_fresh_session_alone_unless_it_has_something_to_d
         # a confirmation of exactly this call, stored earlier (say, by another gateway on this data dir)
         stored = r.port.call_of("bk__merge_bookings", {"first": "BK-1", "second": "BK-2"}, session_id="held")
         async with FactStore(tmp_path / "facts.db") as other:
-            fact = await r.guard.knowledge.fact_of_text("held", "'$confirmed'('bk__merge_bookings', "
-                                                        f"'{stored.digest}', v, yes)", "user",
-                                                        source_tool=stored.identity, source_digest=stored.digest)
+            fact = await r.guard.knowledge.fact_of_text(
+                "held",
+                f"'$confirmed'('bk__merge_bookings', '{stored.digest}', v, yes)",
+                "user",
+                source_tool=stored.identity,
+                source_digest=stored.digest,
+            )
             await other.add([fact])
         assert await r.guard.store.has_confirmation("held", stored.identity, stored.digest)
         await r.guard.observe(stored, ok)
-        assert not await r.guard.store.has_confirmation("held", stored.identity, stored.digest)  # one call, one use
+        assert not await r.guard.store.has_confirmation(
+            "held", stored.identity, stored.digest
+        )  # one call, one use
         # a binding's read in a fresh conversation still teaches its facts
         read = r.port.call_of("bk__get_booking", {"booking_id": "BK-789"}, session_id="reader")
-        await r.guard.observe(read, CallToolResult(content=[TextContent(
-            type="text", text='{"id": "BK-789", "status": "confirmed", "cabin": "economy"}')]))
+        await r.guard.observe(
+            read,
+            CallToolResult(
+                content=[
+                    TextContent(
+                        type="text", text='{"id": "BK-789", "status": "confirmed", "cabin": "economy"}'
+                    )
+                ]
+            ),
+        )
         assert "booking_status" in {f.predicate for f in await r.guard.store.valid("reader")}

@@ -40,30 +40,73 @@ def escape_corpus(marker: Path) -> list[str]:
     m = str(marker).replace("'", "")
     touch = f"'touch {m}'"
     return [
-        f"shell({touch})", f"shell({touch}, _)", f"call(shell, {touch})", f"call(shell({touch}))",
-        f"G = shell({touch}), call(G)", f"G = shell({touch}), G", f"G =.. [shell, {touch}], G",
-        f"findall(_, shell({touch}), _)", f"forall(true, shell({touch}))",
-        f"aggregate_all(count, shell({touch}), _)", f"catch(shell({touch}), _, true)",
-        f"\\+ \\+ shell({touch})", f"once(shell({touch}))", f"ignore(shell({touch}))",
-        f"not(shell({touch}))", f"apply(shell, [{touch}])", f"system:shell({touch})", f"user:shell({touch})",
-        f"'$syspreds':shell({touch})", f"setof(X, shell({touch}), X)", f"bagof(X, Y^shell({touch}), X)",
-        f"findall(X, (member(X, [1]), call(shell, {touch})), _)", f"maplist(shell, [{touch}])",
-        f"foldl([A,_,_]>>shell(A), [{touch}], 0, _)", f"include(shell, [{touch}], _)",
+        f"shell({touch})",
+        f"shell({touch}, _)",
+        f"call(shell, {touch})",
+        f"call(shell({touch}))",
+        f"G = shell({touch}), call(G)",
+        f"G = shell({touch}), G",
+        f"G =.. [shell, {touch}], G",
+        f"findall(_, shell({touch}), _)",
+        f"forall(true, shell({touch}))",
+        f"aggregate_all(count, shell({touch}), _)",
+        f"catch(shell({touch}), _, true)",
+        f"\\+ \\+ shell({touch})",
+        f"once(shell({touch}))",
+        f"ignore(shell({touch}))",
+        f"not(shell({touch}))",
+        f"apply(shell, [{touch}])",
+        f"system:shell({touch})",
+        f"user:shell({touch})",
+        f"'$syspreds':shell({touch})",
+        f"setof(X, shell({touch}), X)",
+        f"bagof(X, Y^shell({touch}), X)",
+        f"findall(X, (member(X, [1]), call(shell, {touch})), _)",
+        f"maplist(shell, [{touch}])",
+        f"foldl([A,_,_]>>shell(A), [{touch}], 0, _)",
+        f"include(shell, [{touch}], _)",
         f"forall(member(C, [{touch}]), shell(C))",
-        f"process_create(path(touch), ['{m}'], [])", f"open('{m}', write, S), close(S)",
-        f"tell('{m}'), told", f"append('{m}'), told", f"delete_file('{m}')",
-        "read_file_to_string('/etc/passwd', S, [])", "exists_file('/etc/passwd')",
-        f"thread_create(shell({touch}), _, [])", f"with_output_to(string(_), shell({touch}))",
-        f"format('~@', [shell({touch})])", f"format(atom(_), '~@', [shell({touch})])",
-        f"assertz((foo :- shell({touch}))), foo", "asserta(current_user(attacker))", "retractall(current_user(_))",
+        f"process_create(path(touch), ['{m}'], [])",
+        f"open('{m}', write, S), close(S)",
+        f"tell('{m}'), told",
+        f"append('{m}'), told",
+        f"delete_file('{m}')",
+        "read_file_to_string('/etc/passwd', S, [])",
+        "exists_file('/etc/passwd')",
+        f"thread_create(shell({touch}), _, [])",
+        f"with_output_to(string(_), shell({touch}))",
+        f"format('~@', [shell({touch})])",
+        f"format(atom(_), '~@', [shell({touch})])",
+        f"assertz((foo :- shell({touch}))), foo",
+        "asserta(current_user(attacker))",
+        "retractall(current_user(_))",
         "sentinel_core:cur(session, S), call(assertz, S:'$fact'('$confirmed'(t, d, v, yes), 1.0e18, user))",
-        "'$fact'(F, E, P)", "'$src'(K, T, F, L)", "abolish(current_user/1)",
-        "set_prolog_flag(unknown, fail)", "op(700, xfx, ===)", "op(0, xfx, =)", "nb_setval(k, v)",
-        "b_setval(k, v)", "nb_getval(k, _)", "setenv(x, y)", "getenv('HOME', _)",
-        "current_prolog_flag(argv, _)", "prolog_load_context(directory, _)", "halt", "halt(0)", "sleep(25)",
-        "consult('/etc/passwd')", "use_module(library(process))", "load_files('/etc/passwd', [])",
-        "term_to_atom(T, 'shell(x)'), T", "table(foo/1)", "phrase(shell, _)", "tab(1000000000)",
-        "char_conversion(a, b)", "garbage_collect", "statistics(cputime, _)",
+        "'$fact'(F, E, P)",
+        "'$src'(K, T, F, L)",
+        "abolish(current_user/1)",
+        "set_prolog_flag(unknown, fail)",
+        "op(700, xfx, ===)",
+        "op(0, xfx, =)",
+        "nb_setval(k, v)",
+        "b_setval(k, v)",
+        "nb_getval(k, _)",
+        "setenv(x, y)",
+        "getenv('HOME', _)",
+        "current_prolog_flag(argv, _)",
+        "prolog_load_context(directory, _)",
+        "halt",
+        "halt(0)",
+        "sleep(25)",
+        "consult('/etc/passwd')",
+        "use_module(library(process))",
+        "load_files('/etc/passwd', [])",
+        "term_to_atom(T, 'shell(x)'), T",
+        "table(foo/1)",
+        "phrase(shell, _)",
+        "tab(1000000000)",
+        "char_conversion(a, b)",
+        "garbage_collect",
+        "statistics(cputime, _)",
         f"{{|shell||touch {m}|}}",
     ]
 
@@ -128,10 +171,12 @@ BOMBS = {
     "long_list": "length(L, 400000000)",
     "numlist": "numlist(1, 300000000, L)",
     "big_integer": "X is 7 ** (10 ** 9)",
-    "long_atom": "atom_concat(a, a, A1), " + ", ".join(
-        f"atom_concat(A{i}, A{i}, A{i + 1})" for i in range(1, 31)) + ", atom_length(A31, N)",
-    "long_string": "string_concat(a, a, S1), " + ", ".join(
-        f"string_concat(S{i}, S{i}, S{i + 1})" for i in range(1, 31)) + ", string_length(S31, N)",
+    "long_atom": "atom_concat(a, a, A1), "
+    + ", ".join(f"atom_concat(A{i}, A{i}, A{i + 1})" for i in range(1, 31))
+    + ", atom_length(A31, N)",
+    "long_string": "string_concat(a, a, S1), "
+    + ", ".join(f"string_concat(S{i}, S{i}, S{i + 1})" for i in range(1, 31))
+    + ", string_length(S31, N)",
     "long_text_from_list": "numlist(1, 40000000, L), atomic_list_concat(L, A), atom_length(A, N)",
     "deep_term": "length(L, 30000000), L = [x|_], msort(L, M)",
     "many_solutions": "findall(X, between(1, 200000000, X), L)",
@@ -152,24 +197,35 @@ async def test_a_bomb_leaves_other_sessions_decisions_on_time(tmp_path: Path, bo
 
     cfg = airline_config(tmp_path / "state", query_seconds=6, query_inferences=10**12)
     async with running_gateway(cfg) as rt:
-        async with Client(rt.front.server, mode="legacy") as attacker, \
-                Client(rt.front.server, mode="legacy", elicitation_callback=user) as other:
+        async with (
+            Client(rt.front.server, mode="legacy") as attacker,
+            Client(rt.front.server, mode="legacy", elicitation_callback=user) as other,
+        ):
             await attacker.call_tool("sentinel__sentinel_query", {"goal": "true"})  # worker up
-            bomb_task = asyncio.create_task(attacker.call_tool(
-                "sentinel__sentinel_query", {"goal": BOMBS[bomb]}, meta={"sentinel/session": "attacker"}))
+            bomb_task = asyncio.create_task(
+                attacker.call_tool(
+                    "sentinel__sentinel_query", {"goal": BOMBS[bomb]}, meta={"sentinel/session": "attacker"}
+                )
+            )
             await asyncio.sleep(0.3)
             # a guarded write in another session: a full decision (the solver fetches the reservation and
             # the user through the gateway, the user is asked for their id) while the bomb runs
             running_at_start = not bomb_task.done()
-            r = await other.call_tool("airline__cancel_reservation", {"reservation_id": "NO6JO3"},
-                                      meta={"sentinel/session": "victim"})
+            r = await other.call_tool(
+                "airline__cancel_reservation",
+                {"reservation_id": "NO6JO3"},
+                meta={"sentinel/session": "victim"},
+            )
             finished_first = not bomb_task.done()
             out = await bomb_task
             if running_at_start and data(out).get("status") == "time_limit":
                 assert finished_first, f"{bomb}: the other session waited for the bomb"
             assert r.content, r
             status = data(out).get("status")
-            assert out.is_error and status in ("time_limit", "memory_limit", "error", "refused"), (bomb, data(out))
+            assert out.is_error and status in ("time_limit", "memory_limit", "error", "refused"), (
+                bomb,
+                data(out),
+            )
             # the next client goal is served by a fresh or surviving worker
             ok = await attacker.call_tool("sentinel__sentinel_query", {"goal": "X = 1"})
             assert data(ok)["status"] == "proved"
@@ -179,17 +235,26 @@ async def test_looping_query_does_not_delay_guards_of_another_session(tmp_path: 
     cfg = airline_config(tmp_path / "state", query_seconds=8, query_inferences=10**12)
     async with running_gateway(cfg) as rt:
         async with Client(rt.front.server, mode="auto") as a, Client(rt.front.server, mode="auto") as b:
-            loop = asyncio.create_task(a.call_tool("sentinel__sentinel_query",
-                                                   {"goal": "between(1, inf, _), fail"},
-                                                   meta={"sentinel/session": "looper"}))
+            loop = asyncio.create_task(
+                a.call_tool(
+                    "sentinel__sentinel_query",
+                    {"goal": "between(1, inf, _), fail"},
+                    meta={"sentinel/session": "looper"},
+                )
+            )
             await asyncio.sleep(0.5)
             for rid in ("NO6JO3", "AIXC49", "4WQ150"):
-                r = await b.call_tool("airline__get_reservation_details", {"reservation_id": rid},
-                                      meta={"sentinel/session": "reader"})
+                r = await b.call_tool(
+                    "airline__get_reservation_details",
+                    {"reservation_id": rid},
+                    meta={"sentinel/session": "reader"},
+                )
                 assert not r.is_error
-                r = await b.call_tool("sentinel__sentinel_why_not", {"tool": "airline__cancel_reservation",
-                                                                      "arguments": {"reservation_id": rid}},
-                                      meta={"sentinel/session": "reader"})
+                r = await b.call_tool(
+                    "sentinel__sentinel_why_not",
+                    {"tool": "airline__cancel_reservation", "arguments": {"reservation_id": rid}},
+                    meta={"sentinel/session": "reader"},
+                )
                 assert not r.is_error and data(r)["decision"] in ("ask", "deny", "allow")
             assert not loop.done()
             out = await loop
@@ -201,15 +266,26 @@ async def test_shared_engine_state_is_out_of_reach(tmp_path: Path) -> None:
     they meant."""
     async with running_gateway(airline_config(tmp_path / "state")) as rt:
         async with Client(rt.front.server) as c:
-            for goal in ["op(700, xfx, =)", "op(0, xfx, =)", "op(1200, fx, X)", "set_prolog_flag(double_quotes, atom)",
-                         "nb_setval(sentinel, x)", "char_conversion('1', '2')"]:
-                r = await c.call_tool("sentinel__sentinel_query", {"goal": goal},
-                                      meta={"sentinel/session": "one"})
+            for goal in [
+                "op(700, xfx, =)",
+                "op(0, xfx, =)",
+                "op(1200, fx, X)",
+                "set_prolog_flag(double_quotes, atom)",
+                "nb_setval(sentinel, x)",
+                "char_conversion('1', '2')",
+            ]:
+                r = await c.call_tool(
+                    "sentinel__sentinel_query", {"goal": goal}, meta={"sentinel/session": "one"}
+                )
                 assert r.is_error
-            r = await c.call_tool("sentinel__sentinel_query", {"goal": "X = 1, atom_length(\"abc\", N)"},
-                                  meta={"sentinel/session": "two"})
+            r = await c.call_tool(
+                "sentinel__sentinel_query",
+                {"goal": 'X = 1, atom_length("abc", N)'},
+                meta={"sentinel/session": "two"},
+            )
             assert data(r)["status"] == "proved" and data(r)["solutions"][0]["bindings"] == {"X": 1, "N": 3}
-            # and the guards: the fail-safe read still works and the write still asks (a reservation's details:
+            # and the guards: the fail-safe read still works and the write still asks (a reservation's
+            # details:
             # a read that needs no consent, unlike a traveller's profile)
             r = await c.call_tool("airline__get_reservation_details", {"reservation_id": "NO6JO3"})
             assert not r.is_error, r.content[0].text
@@ -218,8 +294,18 @@ async def test_shared_engine_state_is_out_of_reach(tmp_path: Path) -> None:
 async def test_any_text_reaches_rules_as_data(tmp_path: Path) -> None:
     """Arguments with emoji, bidi controls, NUL, lone surrogates and quotes: decided (never a guard error),
     and a query about such text comes back intact."""
-    texts = ["😀🚀", "a\u202eb\u2066c", "nul\x00byte", "lone\ud800surrogate", "low\udc00", "it's \"quoted\" \\",
-             "\U0010f800stand-in", "'), shell(id), ('", "x\ny\tz", "中文 العربية"]
+    texts = [
+        "😀🚀",
+        "a\u202eb\u2066c",
+        "nul\x00byte",
+        "lone\ud800surrogate",
+        "low\udc00",
+        'it\'s "quoted" \\',
+        "\U0010f800stand-in",
+        "'), shell(id), ('",
+        "x\ny\tz",
+        "中文 العربية",
+    ]
     async with running_gateway(airline_config(tmp_path / "state")) as rt:
         async with Client(rt.front.server) as c:
             for t in texts:
@@ -228,11 +314,16 @@ async def test_any_text_reaches_rules_as_data(tmp_path: Path) -> None:
                 text = r.content[0].text
                 assert "could not be evaluated" not in text and "failed (" not in text, (t, text)
                 assert "sentinel_core" not in text and "prove(" not in text, text
-                r = await c.call_tool("sentinel__sentinel_query",
-                                      {"goal": "X = " + json.dumps(t, ensure_ascii=False) + ", string_length(X, N)"})
+                r = await c.call_tool(
+                    "sentinel__sentinel_query",
+                    {"goal": "X = " + json.dumps(t, ensure_ascii=False) + ", string_length(X, N)"},
+                )
                 assert data(r)["status"] == "proved", (t, data(r))
             await rt.audit.flush()
-            rows = [row for row in await read_audit(rt.config.store_path, tail=200)
-                    if row.get("tool") == "airline__cancel_reservation"]
+            rows = [
+                row
+                for row in await read_audit(rt.config.store_path, tail=200)
+                if row.get("tool") == "airline__cancel_reservation"
+            ]
             assert rows and all(row["decision"] == "deny" for row in rows)
             assert not any("guard_error" in json.dumps(row) for row in rows)

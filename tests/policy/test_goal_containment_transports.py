@@ -70,8 +70,12 @@ async def run_attacks(c: Client, marker: Path) -> None:
 async def test_over_stdio(tmp_path: Path, mode: str) -> None:
     cfg = write_config(tmp_path)
     marker = tmp_path / "pwned"
-    params = StdioServerParameters(command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"],
-                                   env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}, cwd=str(tmp_path))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"],
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
+        cwd=str(tmp_path),
+    )
     async with Client(stdio_client(params), mode=mode) as c:
         await run_attacks(c, marker)
         # guarded reads still work (a reservation's details need no consent, unlike a traveller's profile)
@@ -83,25 +87,44 @@ async def test_over_http_and_a2a(tmp_path: Path) -> None:
     cfg = write_config(tmp_path)
     marker = tmp_path / "pwned"
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
-                             f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)},
+        start_new_session=True,
+    )
     auth = {"Authorization": f"Bearer {TOKEN}"}
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
         for mode in ("legacy", "auto"):
             http = httpx2.AsyncClient(timeout=60, headers=auth)
-            async with Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http),
-                              mode=mode) as c:
+            async with Client(
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http), mode=mode
+            ) as c:
                 await run_attacks(c, marker)
         async with httpx2.AsyncClient(timeout=60, headers=auth) as http:
             for goal in attacks(marker):
-                msg = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [
-                    {"data": {"type": "tool_call", "tool_call_id": "q", "name": "sentinel__sentinel_query",
-                              "args": {"goal": goal}}}]}
-                r = await http.post(f"http://127.0.0.1:{port}/a2a", headers={"A2A-Version": "1.0"},
-                                    json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                                          "params": {"message": msg}})
+                msg = {
+                    "messageId": uuid.uuid4().hex,
+                    "role": "ROLE_USER",
+                    "parts": [
+                        {
+                            "data": {
+                                "type": "tool_call",
+                                "tool_call_id": "q",
+                                "name": "sentinel__sentinel_query",
+                                "args": {"goal": goal},
+                            }
+                        }
+                    ],
+                }
+                r = await http.post(
+                    f"http://127.0.0.1:{port}/a2a",
+                    headers={"A2A-Version": "1.0"},
+                    json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": msg}},
+                )
                 task = r.json()["result"]["task"]
                 assert task["status"]["state"] in ("TASK_STATE_FAILED", "TASK_STATE_REJECTED"), (goal, task)
             assert not marker.exists()

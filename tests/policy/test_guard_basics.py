@@ -44,11 +44,14 @@ async def test_tools_before_questions_then_allow(tmp_path: Path) -> None:
 async def test_failed_fact_denies_without_asking(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state  # noqa: F841
-        d = await guard.decide(port.call_of("bk__cancel_booking", {"booking_id": "BK-456"}))  # pending, not confirmed
+        d = await guard.decide(
+            port.call_of("bk__cancel_booking", {"booking_id": "BK-456"})
+        )  # pending, not confirmed
         assert isinstance(d, Deny)
         assert d.unmet == ["only confirmed bookings can be cancelled"]
         d = await guard.decide(port.call_of("bk__cancel_booking", {"booking_id": "BK-111"}))  # someone else's
         assert isinstance(d, Deny) and "not a booking of the current user" in d.unmet
+
 
 async def test_agent_answer_refused_where_user_is_demanded(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
@@ -58,25 +61,38 @@ async def test_agent_answer_refused_where_user_is_demanded(tmp_path: Path) -> No
         assert isinstance(d, Ask) and d.questions[0].meta["predicate"] == "really_merge"
         q = d.questions[0]
         with pytest.raises(AnswerRefused):
-            await guard.record_answer(call, q, Answer(action="accept", content={"answer": "yes"}, provenance="agent"))
+            await guard.record_answer(
+                call, q, Answer(action="accept", content={"answer": "yes"}, provenance="agent")
+            )
         assert isinstance(await guard.decide(call), Ask)
         # the confirmation of a write must come from the user as well
         cancel = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
-        await guard.record_answer(cancel, (await guard.decide(cancel)).questions[0],
-                                  Answer(action="accept", content={"answer": "other"}, provenance="agent"))
+        await guard.record_answer(
+            cancel,
+            (await guard.decide(cancel)).questions[0],
+            Answer(action="accept", content={"answer": "other"}, provenance="agent"),
+        )
         conf = (await guard.decide(cancel)).questions[-1]
         assert conf.meta["kind"] == "confirm"
         with pytest.raises(AnswerRefused):
-            await guard.record_answer(cancel, conf, Answer(action="accept", content={"answer": True}, provenance="agent"))
-        await guard.record_answer(call, q, Answer(action="accept", content={"answer": "yes"}, provenance="user"))
+            await guard.record_answer(
+                cancel, conf, Answer(action="accept", content={"answer": True}, provenance="agent")
+            )
+        await guard.record_answer(
+            call, q, Answer(action="accept", content={"answer": "yes"}, provenance="user")
+        )
         assert isinstance(await guard.decide(call), Allow)
+
 
 async def test_confirmation_bound_to_arguments_and_consumed(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state  # noqa: F841
         call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
-        await guard.record_answer(call, (await guard.decide(call)).questions[0],
-                                  Answer(action="accept", content={"answer": "health"}))
+        await guard.record_answer(
+            call,
+            (await guard.decide(call)).questions[0],
+            Answer(action="accept", content={"answer": "health"}),
+        )
         conf = (await guard.decide(call)).questions[-1]
         await guard.record_answer(call, conf, Answer(action="accept", content={"answer": True}))
         # a different argument digest is not confirmed
@@ -90,16 +106,23 @@ async def test_confirmation_bound_to_arguments_and_consumed(tmp_path: Path) -> N
         assert state["calls"]["get_booking"] == before + 1
         assert isinstance(d, Deny) and "only confirmed bookings can be cancelled" in d.unmet
 
+
 async def test_a_no_is_not_remembered_the_next_call_asks_again(tmp_path: Path) -> None:
     """A "no" (false, decline, cancel) ends the call that asked; nothing is stored that blocks the next one,
     so the next call asks again and a "yes" then can allow it."""
     async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state  # noqa: F841
         call = port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
-        await guard.record_answer(call, (await guard.decide(call)).questions[0],
-                                  Answer(action="accept", content={"answer": "health"}))
-        for no in (Answer(action="accept", content={"answer": False}), Answer(action="decline"),
-                   Answer(action="cancel")):
+        await guard.record_answer(
+            call,
+            (await guard.decide(call)).questions[0],
+            Answer(action="accept", content={"answer": "health"}),
+        )
+        for no in (
+            Answer(action="accept", content={"answer": False}),
+            Answer(action="decline"),
+            Answer(action="cancel"),
+        ):
             conf = (await guard.decide(call)).questions[-1]
             await guard.record_answer(call, conf, no)
             d = await guard.decide(call)
@@ -108,15 +131,19 @@ async def test_a_no_is_not_remembered_the_next_call_asks_again(tmp_path: Path) -
             assert not [f for f in await guard.store.valid(call.session_id) if f.predicate == "$confirmed"]
         # a string is not an approval, and a strict check refuses it rather than reading it as "yes"
         with pytest.raises(AnswerRefused):
-            await guard.record_answer(call, d.questions[-1], Answer(action="accept", content={"answer": "true"}))
+            await guard.record_answer(
+                call, d.questions[-1], Answer(action="accept", content={"answer": "true"})
+            )
         await guard.record_answer(call, d.questions[-1], Answer(action="accept", content={"answer": True}))
         assert isinstance(await guard.decide(call), Allow)
+
 
 async def test_unguarded_tools_go_to_the_default_guard(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
         port, guard, state = r.port, r.guard, r.state  # noqa: F841
         d = await guard.decide(port.call_of("bk__get_booking", {"booking_id": "BK-789"}))
         assert isinstance(d, Allow) and "read-only" in d.reason
+
 
 async def test_strict_symbolic_mode_refuses_made_up_identifiers(tmp_path: Path) -> None:
     from tests.policy.policy_rig import BOOKINGS_PL
@@ -125,7 +152,11 @@ async def test_strict_symbolic_mode_refuses_made_up_identifiers(tmp_path: Path) 
     strict.write_text(BOOKINGS_PL.read_text() + "\noption(strict_symbolic).\n")
     async with rig(tmp_path / "facts.db", files=[strict]) as r:
         d = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}))
-        assert isinstance(d, Deny) and "strict symbolic mode" in d.reason and "booking_id='BK-789'" in d.reason[-40:]
+        assert (
+            isinstance(d, Deny)
+            and "strict symbolic mode" in d.reason
+            and "booking_id='BK-789'" in d.reason[-40:]
+        )
         # the client reads its bookings: the result is observed, BK-789 becomes an established value
         out = await r.port.invoke("bk__list_bookings", {"user_id": "u_123"}, session_id="s1")
         assert out.kind == "completed"

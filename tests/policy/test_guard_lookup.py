@@ -1,4 +1,5 @@
-"""Which guards a call meets: the engine finds a tool's guards by its first-argument index when no guard of the
+"""Which guards a call meets: the engine finds a tool's guards by its first-argument index when no guard of
+the
 rulebase names its tools by a prefix ('server__*'), and matches every guard otherwise. Both must give the
 same guards in the same order as the reference path; wildcard, variable and exact guards all still apply."""
 
@@ -39,15 +40,29 @@ async def decisions(tmp: Path, text: str, cases: list[tuple[str, dict]]) -> list
             row = []
             for tool, args in cases:
                 d = await guard.decide(call(tool, args, f"s{fast}"))
-                row.append((type(d).__name__, getattr(d, "unmet", None), (getattr(d, "proof", None) or {}).get("tree")))
+                row.append(
+                    (
+                        type(d).__name__,
+                        getattr(d, "unmet", None),
+                        (getattr(d, "proof", None) or {}).get("tree"),
+                    )
+                )
             out.append(row)
         return out
     finally:
         await guard.close()
 
 
-CASES = [("t__a", {"n": 3}), ("t__a", {"n": 0}), ("t__a", {"n": 12}), ("t__a", {"n": 5}), ("t__a", {"n": 7}),
-         ("t__b", {"n": 5}), ("t__c", {"n": 5}), ("t__c", {"n": 7})]
+CASES = [
+    ("t__a", {"n": 3}),
+    ("t__a", {"n": 0}),
+    ("t__a", {"n": 12}),
+    ("t__a", {"n": 5}),
+    ("t__a", {"n": 7}),
+    ("t__b", {"n": 5}),
+    ("t__c", {"n": 5}),
+    ("t__c", {"n": 7}),
+]
 
 
 async def test_exact_guards_only(tmp_path: Path) -> None:

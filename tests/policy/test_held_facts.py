@@ -1,4 +1,5 @@
-"""The policy guard's facts as the console reads and revokes them (``Guard.session_facts``): a real guard, a real
+"""The policy guard's facts as the console reads and revokes them (``Guard.session_facts``): a real guard, a
+real
 SQLite store, real Prolog; a revoked fact no longer proves anything, and only an exact fact text revokes."""
 
 from __future__ import annotations
@@ -22,9 +23,13 @@ async def test_facts_are_read_and_revoked_through_the_guard(tmp_path: Path) -> N
     await guard.start(watch=False)
     try:
         view = guard.session_facts()
-        await guard.knowledge.add([await guard.knowledge.new_fact("alice/1", "seen", ["k"], "observed"),
-                                   await guard.knowledge.new_fact("alice/1", "seen", ["j"], "observed"),
-                                   await guard.knowledge.new_fact("bob/1", "seen", ["k"], "observed")])
+        await guard.knowledge.add(
+            [
+                await guard.knowledge.new_fact("alice/1", "seen", ["k"], "observed"),
+                await guard.knowledge.new_fact("alice/1", "seen", ["j"], "observed"),
+                await guard.knowledge.new_fact("bob/1", "seen", ["k"], "observed"),
+            ]
+        )
         assert (await guard.decide(seen("k", "alice/1"))).kind == "allow"
         assert {"alice/1", "bob/1"} <= set(await view.sessions())
         assert await view.count("alice/1") == 2

@@ -26,12 +26,15 @@ async def _call(client: Client, tool: str, args: dict, session: str = "s1") -> d
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_focus_shift_walkthrough(tmp_path: Path, mode: str) -> None:
     async with rig(tmp_path / "facts.db") as r:
-        server = create_server(BuiltinContext(name="sentinel", data_dir=tmp_path, services={"guard": r.guard}))
+        server = create_server(
+            BuiltinContext(name="sentinel", data_dir=tmp_path, services={"guard": r.guard})
+        )
         async with Client(server, mode=mode) as c:
             # step 1: the session starts with its seeds
             facts = await _call(c, "sentinel_facts", {})
             assert "current_user(u_123)" in facts["summary"] and "today('2025-01-15')" in facts["summary"]
-            # step 3: "check my booking BK-789" binds booking_of_interest (its check fetches the user's bookings)
+            # step 3: "check my booking BK-789" binds booking_of_interest (its check fetches the user's
+            # bookings)
             b = await _call(c, "sentinel_bind", {"context": "booking_of_interest", "value": "BK-789"})
             assert not b["error"], b
             # step 4: the symbolic query resolves the context
@@ -53,24 +56,41 @@ async def test_focus_shift_walkthrough(tmp_path: Path, mode: str) -> None:
 
 async def test_answer_why_not_and_resources(tmp_path: Path) -> None:
     async with rig(tmp_path / "facts.db") as r:
-        server = create_server(BuiltinContext(name="sentinel", data_dir=tmp_path, services={"guard": r.guard}))
+        server = create_server(
+            BuiltinContext(name="sentinel", data_dir=tmp_path, services={"guard": r.guard})
+        )
         async with Client(server) as c:
-            w = await _call(c, "sentinel_why_not", {"tool": "bk__cancel_booking", "arguments": {"booking_id": "BK-789"}})
+            w = await _call(
+                c, "sentinel_why_not", {"tool": "bk__cancel_booking", "arguments": {"booking_id": "BK-789"}}
+            )
             assert w["decision"] == "ask"
             # the reason first: the confirmation is asked only once the reason it states is known
             assert [q["predicate"] for q in w["questions"]] == ["cancel_reason"]
             await _call(c, "sentinel_bind", {"context": "booking_of_interest", "value": "BK-789"})
-            a = await _call(c, "sentinel_answer", {"predicate": "cancel_reason", "inputs": ["booking_of_interest"],
-                                                   "answer": "health"})
+            a = await _call(
+                c,
+                "sentinel_answer",
+                {"predicate": "cancel_reason", "inputs": ["booking_of_interest"], "answer": "health"},
+            )
             assert not a["error"] and a["recorded"] == "cancel_reason('BK-789',health)"
-            bad = await _call(c, "sentinel_answer", {"predicate": "cancel_reason", "inputs": ["BK-789"],
-                                                     "answer": "boredom"})
+            bad = await _call(
+                c,
+                "sentinel_answer",
+                {"predicate": "cancel_reason", "inputs": ["BK-789"], "answer": "boredom"},
+            )
             assert bad["error"] and "expected one of" in bad["text"] and "boredom" in bad["text"]
-            refused = await _call(c, "sentinel_answer", {"predicate": "really_merge", "inputs": ["BK-789", "BK-456"],
-                                                         "answer": True})
+            refused = await _call(
+                c,
+                "sentinel_answer",
+                {"predicate": "really_merge", "inputs": ["BK-789", "BK-456"], "answer": True},
+            )
             assert refused["error"] and "must be answered by: user" in refused["text"]
-            w = await _call(c, "sentinel_why_not", {"tool": "bk__cancel_booking", "arguments": {"booking_id": "BK-789"}})
-            assert w["decision"] == "ask" and [q["predicate"] for q in w["questions"]] == [None]  # only the confirmation
+            w = await _call(
+                c, "sentinel_why_not", {"tool": "bk__cancel_booking", "arguments": {"booking_id": "BK-789"}}
+            )
+            assert w["decision"] == "ask" and [q["predicate"] for q in w["questions"]] == [
+                None
+            ]  # only the confirmation
             # the agent's answer was given through the context: rebinding invalidates it
             await _call(c, "sentinel_bind", {"context": "booking_of_interest", "value": "BK-456"})
             assert not [f for f in await r.guard.store.valid("s1") if f.predicate == "cancel_reason"]

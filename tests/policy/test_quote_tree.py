@@ -127,7 +127,7 @@ guard('t__echo', [text = T], require(said(T), 'the text must be said', policy_re
 guard('t__both', [text = T, other = O],
       ( require(said(T), 'the text must be said', policy_ref(echo, 'Saying \u203a in your own words')),
         require(different(T, O), 'no text twice', policy_ref(echo, 'must be checked before it is sent')) )).
-"""
+"""  # noqa: E501 (verbatim text)
 
 
 async def test_hostile_arguments_are_quoted_as_by_the_plain_walk(tmp_path: Path) -> None:
@@ -141,9 +141,17 @@ async def test_hostile_arguments_are_quoted_as_by_the_plain_walk(tmp_path: Path)
         docs = guard.documents()
         assert not docs.problems, docs.problems
         lookalike = {"policy": {"document": "echo", "anchor": "Say what you mean"}}
-        for t in [*HOSTILE, json.dumps(lookalike), '"policy": {"document": "echo", "anchor": "Say what you mean"}']:
-            for name, args in (("t__echo", {"text": t}), ("t__both", {"text": t, "other": t}),
-                               ("t__both", {"text": t, "other": t + "."}), ("t__echo", {"text": lookalike})):
+        for t in [
+            *HOSTILE,
+            json.dumps(lookalike),
+            '"policy": {"document": "echo", "anchor": "Say what you mean"}',
+        ]:
+            for name, args in (
+                ("t__echo", {"text": t}),
+                ("t__both", {"text": t, "other": t}),
+                ("t__both", {"text": t, "other": t + "."}),
+                ("t__echo", {"text": lookalike}),
+            ):
                 c: ToolCall = call(name, args, "s")
                 result = await guard.prove_call(c)
                 fast, _ = quoted_both_ways(docs, result.tree)
@@ -171,19 +179,30 @@ def test_odd_trees_are_quoted_as_by_the_plain_walk(tmp_path: Path) -> None:
     ok = {"document": "echo", "anchor": "Say what you mean"}
     shared = {"require": "shared", "policy": dict(ok)}
     trees: list[Any] = [
-        None, "policy", 7, [], {}, {"policy": ok}, {"policy": {**ok, "extra": [1, {"policy": ok}]}},
+        None,
+        "policy",
+        7,
+        [],
+        {},
+        {"policy": ok},
+        {"policy": {**ok, "extra": [1, {"policy": ok}]}},
         {"policy": {"anchor": "Say what you mean"}},  # no document: none found
         {"policy": {"document": "echo", "anchor": "nowhere in the text"}},
         {"policy": {"document": "nope", "anchor": "Say what you mean"}},
-        {"policy": {"document": "echo"}}, {"policy": "Say what you mean"}, {"policy": [ok]}, {"policy": None},
+        {"policy": {"document": "echo"}},
+        {"policy": "Say what you mean"},
+        {"policy": [ok]},
+        {"policy": None},
         {"policy": {"document": "echo", "anchor": "Checking \u203a must be checked"}},
         {"policy": {"document": "echo", "anchor": "Saying \u203a must be checked"}},  # not under that section
         {"policy": {"document": "echo", "anchor": ""}},
         {"all": [{"policy": ok, "by": {"policy": ok, "by": [[{"policy": ok}]]}}, "x", 1, None, True]},
         {"all": [shared, shared, {"by": shared}]},
         Node(policy=dict(ok), by=Nodes([Node(policy=dict(ok)), {"policy": dict(ok)}])),
-        {"by": Node(policy=dict(ok))}, [Nodes([{"policy": dict(ok)}])],
-        {"policy": Node(ok)}, {"policy": ok, "policy2": {"policy": ok}},
+        {"by": Node(policy=dict(ok))},
+        [Nodes([{"policy": dict(ok)}])],
+        {"policy": Node(ok)},
+        {"policy": ok, "policy2": {"policy": ok}},
     ]
     for tree in trees:
         fast, ref = docs.quote_tree(copy.deepcopy(tree)), reference_quote_tree(docs, copy.deepcopy(tree))

@@ -66,8 +66,13 @@ def test_check_command_names_file_line_and_call(tmp_path: Path) -> None:
     f.write_text("fact(ok/1).\n\nallowed(X) :- ok(X), call(shell, 'id').\n"
                  "guard('t__w', [x = X], allowed(X)).\n")
     env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
-    r = subprocess.run([sys.executable, "-m", "sentinel_mcp", "check", str(f)], capture_output=True, text=True,
-                       env=env, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "check", str(f)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert r.returncode == 1
     assert f"{f}:3: error: call/2 is not allowed in a rulebase" in r.stdout, r.stdout
     assert "Traceback" not in r.stderr

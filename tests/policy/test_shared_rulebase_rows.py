@@ -1,4 +1,5 @@
-"""A published rulebase version as a replica writes it out: names are checked, never trusted (a row in the shared
+"""A published rulebase version as a replica writes it out: names are checked, never trusted (a row in the
+shared
 database is input like any other); a good version round-trips with the documents it cites."""
 
 from __future__ import annotations
@@ -13,40 +14,66 @@ from sentinel_mcp.policy.shared_rulebases import MAX_BODY, materialize
 
 
 def body(files: list[tuple[str, str]], docs: list[tuple[str, str]] = ()) -> str:  # type: ignore[assignment]
-    return json.dumps({"files": [{"name": n, "text": t} for n, t in files],
-                       "documents": [{"path": p, "text": t} for p, t in docs]})
+    return json.dumps(
+        {
+            "files": [{"name": n, "text": t} for n, t in files],
+            "documents": [{"path": p, "text": t} for p, t in docs],
+        }
+    )
 
 
 def test_a_good_version_is_written_out_with_its_documents(tmp_path: Path) -> None:
-    out = materialize(body([("a.pl", "x."), ("b.pl", "y.")], [("docs/policy.md", "# P"), ("top.md", "t")]),
-                      tmp_path / "v")
+    out = materialize(
+        body([("a.pl", "x."), ("b.pl", "y.")], [("docs/policy.md", "# P"), ("top.md", "t")]), tmp_path / "v"
+    )
     assert [p.name for p in out] == ["a.pl", "b.pl"] and out[0].read_text() == "x."
     assert (tmp_path / "v" / "docs" / "policy.md").read_text() == "# P"
     again = materialize(body([("c.pl", "z.")]), tmp_path / "v")  # a directory is rewritten whole
     assert [p.name for p in again] == ["c.pl"] and not (tmp_path / "v" / "a.pl").exists()
 
 
-@pytest.mark.parametrize("files", [
-    [("../escape.pl", "x.")], [("/etc/passwd", "x.")], [("..", "x.")], [(".hidden.pl", "x.")],
-    [("a/b.pl", "x.")], [("a\\b.pl", "x.")], [("a.pl\0", "x.")], [("a.pl\n", "x.")], [("", "x.")],
-    [("a.pl", "x."), ("a.pl", "y.")], [],
-])
+@pytest.mark.parametrize(
+    "files",
+    [
+        [("../escape.pl", "x.")],
+        [("/etc/passwd", "x.")],
+        [("..", "x.")],
+        [(".hidden.pl", "x.")],
+        [("a/b.pl", "x.")],
+        [("a\\b.pl", "x.")],
+        [("a.pl\0", "x.")],
+        [("a.pl\n", "x.")],
+        [("", "x.")],
+        [("a.pl", "x."), ("a.pl", "y.")],
+        [],
+    ],
+)
 def test_unsafe_or_malformed_file_names_are_refused(tmp_path: Path, files: list[tuple[str, str]]) -> None:
     with pytest.raises(RulebaseError):
         materialize(body(files), tmp_path / "v")
     assert not list(tmp_path.parent.rglob("escape.pl"))
 
 
-@pytest.mark.parametrize("raw", ["not json", "[]", '{"files": 5}', '{"files": [{"name": "a.pl"}]}', "{}",
-                                 '{"files": [{"name": "a.pl", "text": "x."}], "documents": 7}'])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "not json",
+        "[]",
+        '{"files": 5}',
+        '{"files": [{"name": "a.pl"}]}',
+        "{}",
+        '{"files": [{"name": "a.pl", "text": "x."}], "documents": 7}',
+    ],
+)
 def test_malformed_bodies_are_refused(tmp_path: Path, raw: str) -> None:
     with pytest.raises(RulebaseError):
         materialize(raw, tmp_path / "v")
 
 
 def test_documents_outside_the_directory_are_not_written(tmp_path: Path) -> None:
-    out = materialize(body([("a.pl", "x.")], [("../up.md", "u"), ("/abs.md", "a"), ("ok/../../x.md", "x")]),
-                      tmp_path / "v")
+    out = materialize(
+        body([("a.pl", "x.")], [("../up.md", "u"), ("/abs.md", "a"), ("ok/../../x.md", "x")]), tmp_path / "v"
+    )
     assert [p.name for p in out] == ["a.pl"]
     assert sorted(p.name for p in (tmp_path / "v").rglob("*")) == ["a.pl"]
 

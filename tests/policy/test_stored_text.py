@@ -20,13 +20,39 @@ from sentinel_mcp.core.stored_text import restored, stored
 pytestmark = pytest.mark.timeout(60)
 
 ESC, STAND_IN = "\U0010f7ff", "\U0010f800"
-ODD = ["lone \ud800", "\udfff", "pair \ud83d\ude00 reversed \ude00\ud83d", f"escape {ESC}", f"stand-in {STAND_IN}",
-       f"{ESC}{STAND_IN}", f"{ESC}\ud800", f"{ESC}{ESC}", "plain", "", "é 中文 😀", "nul\x00", "a" * 2000 + "\ud800"]
+ODD = [
+    "lone \ud800",
+    "\udfff",
+    "pair \ud83d\ude00 reversed \ude00\ud83d",
+    f"escape {ESC}",
+    f"stand-in {STAND_IN}",
+    f"{ESC}{STAND_IN}",
+    f"{ESC}\ud800",
+    f"{ESC}{ESC}",
+    "plain",
+    "",
+    "é 中文 😀",
+    "nul\x00",
+    "a" * 2000 + "\ud800",
+]
 
 
 def odd_texts(n: int = 300) -> list[str]:
     rng = random.Random(18)
-    alphabet = ["a", "'", "\\", "\ud800", "\udbff", "\udc00", "\udfff", ESC, STAND_IN, "\U0010ffff", "é", "\x00"]
+    alphabet = [
+        "a",
+        "'",
+        "\\",
+        "\ud800",
+        "\udbff",
+        "\udc00",
+        "\udfff",
+        ESC,
+        STAND_IN,
+        "\U0010ffff",
+        "é",
+        "\x00",
+    ]
     return ODD + ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8))) for _ in range(n)]
 
 
@@ -52,14 +78,27 @@ async def test_fact_store_keeps_odd_sessions_and_arguments(tmp_path: Path) -> No
         texts = [t for t in dict.fromkeys(odd_texts(60)) if json.loads(json.dumps(t)) == t]
         now = time.time()
         for i, t in enumerate(texts):
-            await store.add([Fact(session=t, predicate=f"p{i % 3}", args=[t, i], fact=f"fact {i} {t}",
-                                  provenance="observed", source_tool=t, source_digest=t, contexts=[t],
-                                  expires_at=now + 60)])
+            await store.add(
+                [
+                    Fact(
+                        session=t,
+                        predicate=f"p{i % 3}",
+                        args=[t, i],
+                        fact=f"fact {i} {t}",
+                        provenance="observed",
+                        source_tool=t,
+                        source_digest=t,
+                        contexts=[t],
+                        expires_at=now + 60,
+                    )
+                ]
+            )
             await store.bind_context(t, t or "c", {"v": t})
         for i, t in enumerate(texts):
             facts = await store.valid(t)
-            assert [(f.session, f.predicate, f.args, f.fact, f.source_tool) for f in facts] == \
-                [(t, f"p{i % 3}", [t, i], f"fact {i} {t}", t)], repr(t)
+            assert [(f.session, f.predicate, f.args, f.fact, f.source_tool) for f in facts] == [
+                (t, f"p{i % 3}", [t, i], f"fact {i} {t}", t)
+            ], repr(t)
             assert await store.valid(t, predicate=f"p{i % 3}") == facts
             assert await store.count(t) == 1
             assert await store.contexts(t) == {t or "c": {"v": t}}
@@ -75,15 +114,20 @@ async def test_fact_store_keeps_odd_sessions_and_arguments(tmp_path: Path) -> No
 
 async def test_guard_decides_for_odd_sessions_as_for_plain_ones(tmp_path: Path) -> None:
     rb = tmp_path / "odd.pl"
-    rb.write_text("fact(seen/1).\nguard('t__seen', [text = T], seen(T)).\n"
-                  "guard('t__any', [text = T], atom(T)).\n")
+    rb.write_text(
+        "fact(seen/1).\nguard('t__seen', [text = T], seen(T)).\nguard('t__any', [text = T], atom(T)).\n"
+    )
     guard = PolicyGuard([rb], None, store_path=tmp_path / "facts.db")
     await guard.start(watch=False)
     try:
         for t in ODD:
             for session in (t, "plain session"):
-                seen = ToolCall(name="t__seen", server="t", tool="seen", arguments={"text": t}, session_id=session)
-                any_ = ToolCall(name="t__any", server="t", tool="any", arguments={"text": t}, session_id=session)
+                seen = ToolCall(
+                    name="t__seen", server="t", tool="seen", arguments={"text": t}, session_id=session
+                )
+                any_ = ToolCall(
+                    name="t__any", server="t", tool="any", arguments={"text": t}, session_id=session
+                )
                 assert (await guard.decide(any_)).kind == "allow", (repr(t), repr(session))
                 assert (await guard.decide(seen)).kind == "deny", (repr(t), repr(session))
                 fact = await guard.knowledge.new_fact(session, "seen", [t], "observed")
@@ -99,8 +143,12 @@ async def test_guard_decides_for_odd_sessions_as_for_plain_ones(tmp_path: Path) 
     guard = PolicyGuard([rb], None, store_path=tmp_path / "facts.db")
     await guard.start(watch=False)
     try:
-        for session, kind in (("x\ud800", "allow"), ("x\ud801", "deny"), (f"x{STAND_IN}", "deny"),
-                              (stored("x\ud800"), "deny")):
+        for session, kind in (
+            ("x\ud800", "allow"),
+            ("x\ud801", "deny"),
+            (f"x{STAND_IN}", "deny"),
+            (stored("x\ud800"), "deny"),
+        ):
             c = ToolCall(name="t__seen", server="t", tool="seen", arguments={"text": "k"}, session_id=session)
             assert (await guard.decide(c)).kind == kind, repr(session)
     finally:

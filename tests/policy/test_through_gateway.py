@@ -23,19 +23,27 @@ SERVER = Path(__file__).with_name("bookings_server.py")
 
 
 def config(data_dir: Path) -> Any:
-    return parse_config({
-        "mcpServers": {"bk": {"command": sys.executable, "args": [str(SERVER)], "protocol": "auto"}},
-        "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(BOOKINGS_PL)], "builtins": ["sentinel"],
-                     "data_dir": str(data_dir),
-                     "seeds": {"current_user": "u_123", "today": "2025-01-15"}},
-    }, base_dir=str(data_dir))
+    return parse_config(
+        {
+            "mcpServers": {"bk": {"command": sys.executable, "args": [str(SERVER)], "protocol": "auto"}},
+            "sentinel": {
+                "rulebases": [str(RULEBASES_DIR / "default.pl"), str(BOOKINGS_PL)],
+                "builtins": ["sentinel"],
+                "data_dir": str(data_dir),
+                "seeds": {"current_user": "u_123", "today": "2025-01-15"},
+            },
+        },
+        base_dir=str(data_dir),
+    )
 
 
 def user_answers(asked: list[str]):  # noqa: ANN201
     async def on_elicit(context: Any, params: Any) -> ElicitResult:
         asked.append(params.message)
         prop = params.requested_schema["properties"]["answer"]
-        value = True if prop["type"] == "boolean" else ("health" if ("enum" in prop or "oneOf" in prop) else "x")
+        value = (
+            True if prop["type"] == "boolean" else ("health" if ("enum" in prop or "oneOf" in prop) else "x")
+        )
         return ElicitResult(action="accept", content={"answer": value})
 
     return on_elicit
@@ -69,19 +77,29 @@ async def test_focus_shift_and_agent_answers_through_the_gateway(tmp_path: Path,
     async with running_gateway(config(tmp_path)) as rt:
         async with Client(rt.front.server, mode=mode) as raw:  # this client cannot elicit
             c = Carried(raw)  # one conversation: a 2026-era client carries its session id back
-            r = await c.call_tool("sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-789"})
+            r = await c.call_tool(
+                "sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-789"}
+            )
             assert not r.is_error, r.content[0].text
-            r = await c.call_tool("sentinel__sentinel_query", {"goal": "booking_status(booking_of_interest, S)"})
+            r = await c.call_tool(
+                "sentinel__sentinel_query", {"goal": "booking_status(booking_of_interest, S)"}
+            )
             assert [s["bindings"]["S"] for s in data(r)["solutions"]] == ["confirmed"]
-            await c.call_tool("sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-456"})
-            r = await c.call_tool("sentinel__sentinel_query", {"goal": "booking_status(booking_of_interest, S)"})
+            await c.call_tool(
+                "sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-456"}
+            )
+            r = await c.call_tool(
+                "sentinel__sentinel_query", {"goal": "booking_status(booking_of_interest, S)"}
+            )
             assert [s["bindings"]["S"] for s in data(r)["solutions"]] == ["pending"]
             # blocked on questions: the result says what to ask
             r = await c.call_tool("bk__cancel_booking", {"booking_id": "BK-789"})
             assert r.is_error and "Why do you want to cancel BK-789?" in r.content[0].text
             # the agent answers the reason; the confirmation must still come from the user
-            r = await c.call_tool("sentinel__sentinel_answer",
-                                  {"predicate": "cancel_reason", "inputs": ["BK-789"], "answer": "health"})
+            r = await c.call_tool(
+                "sentinel__sentinel_answer",
+                {"predicate": "cancel_reason", "inputs": ["BK-789"], "answer": "health"},
+            )
             assert not r.is_error, r.content[0].text
             r = await c.call_tool("bk__cancel_booking", {"booking_id": "BK-789"})
             assert r.is_error and "Cancel booking BK-789?" in r.content[0].text

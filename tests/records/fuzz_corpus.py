@@ -54,13 +54,22 @@ def corpus() -> list[tuple[str, bytes]]:
         ("arguments a list", _call(15, [1, 2])),
         ("arguments a string", _call(16, "text")),
         ("tool name a number", _call(17, {}, name=5)),
-        ("integer of 5000 digits", b'{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"rec__echo",'
-                                   b'"arguments":{"text":' + b"7" * 5000 + b"}}}"),
-        ("surrogate in arguments", b'{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"rec__echo",'
-                                   b'"arguments":{"text":"\\ud83d"}}}'),
+        (
+            "integer of 5000 digits",
+            b'{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"rec__echo",'
+            b'"arguments":{"text":' + b"7" * 5000 + b"}}}",
+        ),
+        (
+            "surrogate in arguments",
+            b'{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"rec__echo",'
+            b'"arguments":{"text":"\\ud83d"}}}',
+        ),
         ("unknown method", _msg(id=20, method="no/such/method", params={})),
         ("unknown tool", _call(21, {})),
-        ("deep array", b'{"jsonrpc":"2.0","id":22,"method":"ping","params":{"x":' + b"[" * 5000 + b"]" * 5000 + b"}}"),
+        (
+            "deep array",
+            b'{"jsonrpc":"2.0","id":22,"method":"ping","params":{"x":' + b"[" * 5000 + b"]" * 5000 + b"}}",
+        ),
         ("unterminated deep", b"[" * 100_000),
         ("Infinity", b'{"jsonrpc":"2.0","id":23,"method":"ping","params":{"x":Infinity}}'),
     ]

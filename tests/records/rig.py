@@ -25,9 +25,17 @@ def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | N
     env = {"RECORDER_LOG": str(tmp / "executed.log")}
     if grandchild:
         env["RECORDER_GRANDCHILD"] = "1"
-    cfg = {"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER], "env": env, "timeout": timeout}},
-           "sentinel": {"data_dir": str(tmp / "data"), "builtins": builtins or [], "http": {"token": TOKEN},
-                        "rulebases": rulebases or []}}
+    cfg = {
+        "mcpServers": {
+            "rec": {"command": sys.executable, "args": [RECORDER], "env": env, "timeout": timeout}
+        },
+        "sentinel": {
+            "data_dir": str(tmp / "data"),
+            "builtins": builtins or [],
+            "http": {"token": TOKEN},
+            "rulebases": rulebases or [],
+        },
+    }
     path = tmp / "config.json"
     path.write_text(json.dumps(cfg))
     return path
@@ -35,9 +43,14 @@ def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | N
 
 def start_http(config: Path, port: int | None = None) -> tuple[subprocess.Popen, int]:
     port = port or free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "serve", "--http", str(port)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            cwd=ROOT, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(config), "serve", "--http", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        start_new_session=True,
+    )
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
         wait_ready(port)
@@ -62,7 +75,8 @@ def wait_ready(port: int, upstream: str = "rec", timeout: float = 30) -> dict[st
 
 
 def _healthz(port: int) -> Any:
-    """/healthz with the owner's token: the details (upstreams, storage, causes) are for authenticated callers."""
+    """/healthz with the owner's token: the details (upstreams, storage, causes) are for authenticated
+    callers."""
     import urllib.request
 
     return urllib.request.Request(f"http://127.0.0.1:{port}/healthz", headers=AUTH)
@@ -144,7 +158,9 @@ def instance_audit_file(store: Path, timeout: float = 10.0) -> Path:
 
     deadline = time.monotonic() + timeout
     while True:
-        live = [d / store.name for d in instance_dirs(store.parent) if is_live(d) and (d / store.name).exists()]
+        live = [
+            d / store.name for d in instance_dirs(store.parent) if is_live(d) and (d / store.name).exists()
+        ]
         if len(live) == 1 or time.monotonic() > deadline:
             assert len(live) == 1, live
             return live[0]

@@ -44,8 +44,12 @@ async def test_each_call_has_its_decision_before_and_outcome_after(tmp_path: Pat
     allowed = by_call[ok.meta[META_KEY]]
     assert [(r["event"], r["outcome"]) for r in allowed] == [("decision", "forwarded"), ("outcome", "ok")]
     assert allowed[0]["id"] < allowed[1]["id"] and json.loads(allowed[0]["arguments"]) == {"mark": "t1"}
-    assert [(r["event"], r["outcome"]) for r in by_call[refused.meta[META_KEY]]] == [("final", "bad_arguments")]
-    assert [(r["event"], r["outcome"]) for r in by_call[unknown.meta[META_KEY]]] == [("final", "unknown_tool")]
+    assert [(r["event"], r["outcome"]) for r in by_call[refused.meta[META_KEY]]] == [
+        ("final", "bad_arguments")
+    ]
+    assert [(r["event"], r["outcome"]) for r in by_call[unknown.meta[META_KEY]]] == [
+        ("final", "unknown_tool")
+    ]
     assert executed(tmp_path) == ["t1"]
     assert verify(tmp_path, config.store_path).returncode == 0
 
@@ -54,7 +58,9 @@ async def test_verify_finds_the_first_altered_removed_or_truncated_row(tmp_path:
     store = tmp_path / "sentinel.db"
     log = await AuditLog(store).open()
     for i in range(12):
-        await log.write(AuditEntry(session="s", tool=f"t{i}", decision="allow", outcome="ok", arguments={"i": i}))
+        await log.write(
+            AuditEntry(session="s", tool=f"t{i}", decision="allow", outcome="ok", arguments={"i": i})
+        )
     await log.close()
     good = verify(tmp_path, store)
     assert good.returncode == 0 and "12 rows" in good.stdout and "intact" in good.stdout
@@ -73,8 +79,10 @@ async def test_verify_finds_the_first_altered_removed_or_truncated_row(tmp_path:
     assert tamper("UPDATE audit SET decision = 'allow' WHERE id = 5").ok  # put back as it was: intact again
     removed = tamper("DELETE FROM audit WHERE id = 8")
     assert removed.broken_row == 9 and "deleted or changed" in str(removed.problem)
-    columns = ("chain, ts, decision_id, event, session, client, origin, tool, upstream, arg_digest, arguments, "
-               "decision, reason, proof, policy_version, latency_ms, outcome, error, principal, prev_hash, hash")
+    columns = (
+        "chain, ts, decision_id, event, session, client, origin, tool, upstream, arg_digest, arguments, "
+        "decision, reason, proof, policy_version, latency_ms, outcome, error, principal, prev_hash, hash"
+    )
     inserted = tamper(f"INSERT INTO audit (id, {columns}) SELECT 8, {columns} FROM audit WHERE id = 3")
     assert inserted.broken_row == 8
     truncated = tamper("DELETE FROM audit WHERE id >= 8")
@@ -84,9 +92,13 @@ async def test_verify_finds_the_first_altered_removed_or_truncated_row(tmp_path:
 async def test_an_unchained_log_from_before_is_kept_aside(tmp_path: Path) -> None:
     store = tmp_path / "sentinel.db"
     conn = sqlite3.connect(store)
-    conn.execute("CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, session TEXT NOT NULL,"
-                 " tool TEXT NOT NULL, decision TEXT NOT NULL, outcome TEXT NOT NULL)")
-    conn.execute("INSERT INTO audit (ts, session, tool, decision, outcome) VALUES (1, 's', 'old', 'allow', 'ok')")
+    conn.execute(
+        "CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, session TEXT NOT NULL,"
+        " tool TEXT NOT NULL, decision TEXT NOT NULL, outcome TEXT NOT NULL)"
+    )
+    conn.execute(
+        "INSERT INTO audit (ts, session, tool, decision, outcome) VALUES (1, 's', 'old', 'allow', 'ok')"
+    )
     conn.commit()
     conn.close()
     log = await AuditLog(store).open()
@@ -109,11 +121,24 @@ async def test_the_principal_is_chained_and_every_row_is_redacted_once(tmp_path:
     log = await AuditLog(store, redactor=counting).open()
     secret = {"text": "hunter2-typed", "password": "pw-0123456", "to": "ann"}
     for event, outcome in (("decision", "forwarded"), ("outcome", "ok")):
-        await log.write(AuditEntry(session="alice/c1", principal="alice", tool="dev__type_text", decision="allow",
-                                   outcome=outcome, event=event, decision_id="d1", arguments=secret,
-                                   sensitive=frozenset({"text"}), reason="typed hunter2-typed for ann",
-                                   proof={"tree": [["typed", "pw-0123456"]]}))
-    await log.write(AuditEntry(session="bob/c1", principal="bob", tool="t", decision="deny", outcome="denied"))
+        await log.write(
+            AuditEntry(
+                session="alice/c1",
+                principal="alice",
+                tool="dev__type_text",
+                decision="allow",
+                outcome=outcome,
+                event=event,
+                decision_id="d1",
+                arguments=secret,
+                sensitive=frozenset({"text"}),
+                reason="typed hunter2-typed for ann",
+                proof={"tree": [["typed", "pw-0123456"]]},
+            )
+        )
+    await log.write(
+        AuditEntry(session="bob/c1", principal="bob", tool="t", decision="deny", outcome="denied")
+    )
     await log.close()
     assert redacted == ["decision", "outcome", "final"]  # each row once, refused answers included
     conn = sqlite3.connect(store)
@@ -164,17 +189,20 @@ async def test_the_latency_split_is_chained_and_logs_from_before_it_still_verify
     conn.close()
     log = await AuditLog(store).open()
     split = {"guard": 1.5, "fetch": 0.25, "ask": 0.0, "forward": 12.0}
-    await log.write(AuditEntry(session="s", principal="owner", tool="new", decision="allow", outcome="ok",
-                               timings=split))
+    await log.write(
+        AuditEntry(session="s", principal="owner", tool="new", decision="allow", outcome="ok", timings=split)
+    )
     await log.write(AuditEntry(session="s", tool="new2", decision="allow", outcome="ok", timings=split))
     await log.close()
     report = verify_file(store)
     assert report.ok and report.rows == 4, report
     [row] = [r for r in await read_audit(store, principal="owner") if r["tool"] == "new"]
     assert json.loads(row["timings"]) == split
-    for sql in ("UPDATE audit SET timings = '{\"guard\": 0.1}' WHERE id = 3",  # a timing changed
-                "UPDATE audit SET timings = NULL WHERE id = 3",  # or removed
-                "UPDATE audit SET timings = '{}' WHERE id = 1"):  # or added to an old row
+    for sql in (
+        "UPDATE audit SET timings = '{\"guard\": 0.1}' WHERE id = 3",  # a timing changed
+        "UPDATE audit SET timings = NULL WHERE id = 3",  # or removed
+        "UPDATE audit SET timings = '{}' WHERE id = 1",
+    ):  # or added to an old row
         copy = tmp_path / "copy.db"
         copy.write_bytes(store.read_bytes())
         conn = sqlite3.connect(copy)

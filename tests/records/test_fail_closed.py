@@ -13,7 +13,16 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .rig import AUTH, executed, health, instance_audit_file, kill_tree, public_health, start_http, write_config
+from .rig import (
+    AUTH,
+    executed,
+    health,
+    instance_audit_file,
+    kill_tree,
+    public_health,
+    start_http,
+    write_config,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("chattr") is None, reason="needs chattr for a read-only file")
 
@@ -32,8 +41,10 @@ async def test_read_only_then_deleted_audit_log(tmp_path: Path) -> None:
     store = instance_audit_file(tmp_path / "data" / "sentinel.db")  # this gateway's own log
     files = [str(store), str(store) + "-wal"]
     try:
-        async with httpx2.AsyncClient(timeout=60, headers=AUTH) as http, \
-                Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+        async with (
+            httpx2.AsyncClient(timeout=60, headers=AUTH) as http,
+            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c,
+        ):
             assert (await c.call_tool("rec__do", {"mark": "a1"})).content[0].text == "done:a1"
 
             if subprocess.run(["chattr", "+i", *files], capture_output=True).returncode != 0:
@@ -42,7 +53,9 @@ async def test_read_only_then_deleted_audit_log(tmp_path: Path) -> None:
                 for token in ("a2", "a3"):
                     refused = await c.call_tool("rec__do", {"mark": token})
                     text = refused.content[0].text
-                    assert refused.is_error and ("cannot write its records" in text or "could not record" in text)
+                    assert refused.is_error and (
+                        "cannot write its records" in text or "could not record" in text
+                    )
                 body = health(port)
                 assert body["status"] == "degraded" and "audit" in body["cause"], body
                 assert body["storage"]["audit"]["ok"] is False
@@ -74,11 +87,24 @@ async def test_a_fact_store_that_cannot_be_written_denies_and_recovers(tmp_path:
 
     from .rig import RECORDER
 
-    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
-                                                  "env": {"RECORDER_LOG": str(tmp_path / "executed.log")}}},
-                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": [],
-                                        "rulebases": [str(RULEBASES_DIR / "default.pl")]}},
-                          source="<test>", base_dir=tmp_path)
+    config = parse_config(
+        {
+            "mcpServers": {
+                "rec": {
+                    "command": sys.executable,
+                    "args": [RECORDER],
+                    "env": {"RECORDER_LOG": str(tmp_path / "executed.log")},
+                }
+            },
+            "sentinel": {
+                "data_dir": str(tmp_path / "data"),
+                "builtins": [],
+                "rulebases": [str(RULEBASES_DIR / "default.pl")],
+            },
+        },
+        source="<test>",
+        base_dir=tmp_path,
+    )
     facts = facts_db_path(config)
     async with running_gateway(config) as rt:
         async with Client(rt.front.server) as c:
@@ -114,14 +140,29 @@ async def test_a_consents_store_that_fails_denies_personal_reads_only(tmp_path: 
 
     from .rig import RECORDER
 
-    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
-                                                  "env": {"RECORDER_LOG": str(tmp_path / "executed.log")}}},
-                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": [],
-                                        "personal": {"rec__echo": "messages"}}},
-                          source="<test>", base_dir=tmp_path)
+    config = parse_config(
+        {
+            "mcpServers": {
+                "rec": {
+                    "command": sys.executable,
+                    "args": [RECORDER],
+                    "env": {"RECORDER_LOG": str(tmp_path / "executed.log")},
+                }
+            },
+            "sentinel": {
+                "data_dir": str(tmp_path / "data"),
+                "builtins": [],
+                "personal": {"rec__echo": "messages"},
+            },
+        },
+        source="<test>",
+        base_dir=tmp_path,
+    )
     consents = config.store_path.parent / "consents.db"
     async with running_gateway(config) as rt:
-        async with Client(rt.front.server) as c:  # cannot elicit: a consent question comes back as a blocked call
+        async with Client(
+            rt.front.server
+        ) as c:  # cannot elicit: a consent question comes back as a blocked call
             asked = await c.call_tool("rec__echo", {"text": "hi"})
             assert asked.is_error and "consent" in asked.content[0].text, asked.content[0].text
             consents.unlink()  # the store goes away under the running gateway

@@ -23,7 +23,9 @@ CASES = [*corpus(), ("oversized", OVERSIZED)]
 
 
 def is_answer(frame: Any) -> bool:
-    return isinstance(frame, dict) and frame.get("jsonrpc") == "2.0" and ("error" in frame or "result" in frame)
+    return (
+        isinstance(frame, dict) and frame.get("jsonrpc") == "2.0" and ("error" in frame or "result" in frame)
+    )
 
 
 def _id_of(raw: bytes) -> Any:
@@ -35,13 +37,20 @@ def _id_of(raw: bytes) -> Any:
 
 
 def sse_frames(text: str) -> list[Any]:
-    return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    return [
+        json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and line[5:].strip()
+    ]
 
 
 def test_stdio_answers_every_malformed_line(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(write_config(tmp_path)), "serve"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(write_config(tmp_path)), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+        start_new_session=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     try:
         for message in (INIT, INITIALIZED):
@@ -51,8 +60,9 @@ def test_stdio_answers_every_malformed_line(tmp_path: Path) -> None:
         unanswered = []
         for i, (name, raw) in enumerate(CASES):
             marker = f"m{i}"
-            proc.stdin.write(raw + b"\n" + json.dumps({"jsonrpc": "2.0", "id": marker, "method": "ping"}).encode()
-                             + b"\n")
+            proc.stdin.write(
+                raw + b"\n" + json.dumps({"jsonrpc": "2.0", "id": marker, "method": "ping"}).encode() + b"\n"
+            )
             proc.stdin.flush()
             own = _id_of(raw)
             answers: list[Any] = []
@@ -61,6 +71,7 @@ def test_stdio_answers_every_malformed_line(tmp_path: Path) -> None:
             def answered() -> bool:
                 # a refusal comes before the marker's answer; a forwarded call's result may come after it
                 return any(is_answer(a) and a.get("id") in (None, own) for a in answers)
+
             while not (seen_marker and (answered() or own is None)):
                 frame = json.loads(proc.stdout.readline())
                 if frame.get("id") == marker:
@@ -83,8 +94,13 @@ async def _mcp_http(http: httpx2.AsyncClient, base: str) -> list[str]:
     bad = []
     for name, raw in CASES:
         r = await http.post(f"{base}/mcp", content=raw, headers=head)
-        frames = sse_frames(r.text) if r.headers.get("content-type", "").startswith("text/event-stream") \
-            else [r.json()] if r.headers.get("content-type", "").startswith("application/json") else []
+        frames = (
+            sse_frames(r.text)
+            if r.headers.get("content-type", "").startswith("text/event-stream")
+            else [r.json()]
+            if r.headers.get("content-type", "").startswith("application/json")
+            else []
+        )
         if r.status_code >= 500 or not any(is_answer(f) for f in frames):
             bad.append(f"{name}: {r.status_code} {r.text[:80]!r}")
     return bad
@@ -117,6 +133,7 @@ async def _sse(http: httpx2.AsyncClient, base: str) -> list[str]:
                     pending.discard(json.loads(line[5:]).get("id"))
                     if not pending:
                         return
+
         if pending:
             await asyncio.wait_for(drain(), 30)
     return bad
@@ -125,8 +142,9 @@ async def _sse(http: httpx2.AsyncClient, base: str) -> list[str]:
 async def _a2a(http: httpx2.AsyncClient, base: str) -> list[str]:
     bad = []
     for name, raw in CASES:
-        r = await http.post(f"{base}/a2a", content=raw, headers={"A2A-Version": "1.0",
-                                                                 "content-type": "application/json"})
+        r = await http.post(
+            f"{base}/a2a", content=raw, headers={"A2A-Version": "1.0", "content-type": "application/json"}
+        )
         if r.status_code >= 500 or not is_answer(r.json()):
             bad.append(f"{name}: {r.status_code} {r.text[:80]!r}")
     return bad
@@ -134,8 +152,12 @@ async def _a2a(http: httpx2.AsyncClient, base: str) -> list[str]:
 
 async def _ws(base: str) -> list[str]:
     bad = []
-    async with connect(base.replace("http", "ws") + "/a2a/ws", subprotocols=["a2a.v1.json"],
-                       additional_headers={"A2A-Version": "1.0", **AUTH}, max_size=16 << 20) as ws:
+    async with connect(
+        base.replace("http", "ws") + "/a2a/ws",
+        subprotocols=["a2a.v1.json"],
+        additional_headers={"A2A-Version": "1.0", **AUTH},
+        max_size=16 << 20,
+    ) as ws:
         for name, raw in CASES:
             try:
                 text = raw.decode("utf-8")
@@ -178,9 +200,14 @@ async def test_an_upstream_answering_garbage_fails_the_call_at_once(tmp_path: Pa
 
     from .rig import RECORDER
 
-    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER], "timeout": 90}},
-                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []}},
-                          source="<test>", base_dir=tmp_path)
+    config = parse_config(
+        {
+            "mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER], "timeout": 90}},
+            "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []},
+        },
+        source="<test>",
+        base_dir=tmp_path,
+    )
     async with running_gateway(config) as rt:
         async with Client(rt.front.server) as c:
             with anyio.fail_after(60):  # well below the upstream's 90 s timeout

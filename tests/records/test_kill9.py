@@ -80,9 +80,12 @@ async def test_kill_9_loses_no_record_and_no_completed_task(tmp_path: Path) -> N
         try:
             lost = await still_completed(port, completed)  # survived every kill so far
             assert lost == [], f"round {round_}: {len(lost)} COMPLETED task(s) lost"
-            workers = [asyncio.create_task(mcp_worker(port, f"r{round_}m{i}", answered)) for i in range(MCP_CLIENTS)]
-            workers += [asyncio.create_task(a2a_worker(port, f"r{round_}a{i}", completed))
-                        for i in range(A2A_CLIENTS)]
+            workers = [
+                asyncio.create_task(mcp_worker(port, f"r{round_}m{i}", answered)) for i in range(MCP_CLIENTS)
+            ]
+            workers += [
+                asyncio.create_task(a2a_worker(port, f"r{round_}a{i}", completed)) for i in range(A2A_CLIENTS)
+            ]
             start = (len(answered), len(completed))
             for _ in range(400):  # under load first (bounded), then kill at a random moment
                 if len(answered) >= start[0] + 8 and len(completed) >= start[1] + 2:
@@ -106,15 +109,24 @@ async def test_kill_9_loses_no_record_and_no_completed_task(tmp_path: Path) -> N
 
     rows = audit_rows(tmp_path / "data" / "sentinel.db")
     outcomes = {r["decision_id"] for r in rows if r["event"] == "outcome" and r["outcome"] == "ok"}
-    decided = {json.loads(r["arguments"])["mark"] for r in rows
-               if r["event"] == "decision" and r["tool"] == "rec__do"}
+    decided = {
+        json.loads(r["arguments"])["mark"]
+        for r in rows
+        if r["event"] == "decision" and r["tool"] == "rec__do"
+    }
     ran = executed(tmp_path)
     assert answered and completed and ran
     # zero answered calls without their outcome row; zero executed calls without a decision row
     assert [t for t, d in answered.items() if d not in outcomes] == []
     assert [t for t in ran if t not in decided] == []
-    print(f"kill -9 x{ROUNDS}: {len(answered)} MCP calls answered, {len(completed)} A2A tasks COMPLETED, "
-          f"{len(ran)} executed upstream, {len(rows)} audit rows")
-    verify = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "audit", "verify"],
-                            capture_output=True, text=True, timeout=60)
+    print(
+        f"kill -9 x{ROUNDS}: {len(answered)} MCP calls answered, {len(completed)} A2A tasks COMPLETED, "
+        f"{len(ran)} executed upstream, {len(rows)} audit rows"
+    )
+    verify = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(config), "audit", "verify"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert verify.returncode == 0, verify.stdout + verify.stderr

@@ -38,9 +38,14 @@ def stopped_within(proc: subprocess.Popen, sig: int, timeout: float = 20) -> flo
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_stdio_serve_stops_on_a_signal_while_stdin_is_open(tmp_path: Path, sig: int) -> None:
     config = write_config(tmp_path, grandchild=True)
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "serve"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(config), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+        start_new_session=True,
+    )
     try:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write((json.dumps(INIT) + "\n").encode())

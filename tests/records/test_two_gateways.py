@@ -1,4 +1,5 @@
-"""Two gateways on one data dir (``make run`` over HTTP while a desktop client runs ``serve`` over stdio): both
+"""Two gateways on one data dir (``make run`` over HTTP while a desktop client runs ``serve`` over stdio):
+both
 serve guarded calls, each writes its own audit log, ``sentinel-mcp audit`` shows them all, and a ``kill -9``
 of one leaves the other serving and every record verifiable."""
 
@@ -32,16 +33,24 @@ class StdioGateway:
     """``sentinel-mcp serve`` over stdio, spoken to line by line (as a desktop client does)."""
 
     def __init__(self, config: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "serve"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     cwd=ROOT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "sentinel_mcp", "-c", str(config), "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+            start_new_session=True,
+        )
         self._id = 0
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._id += 1
-        self.proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": self._id, "method": method,
-                                           "params": params}) + "\n").encode())
+        self.proc.stdin.write(
+            (
+                json.dumps({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params}) + "\n"
+            ).encode()
+        )
         self.proc.stdin.flush()
         while True:  # notifications may come first
             line = self.proc.stdout.readline()
@@ -53,8 +62,14 @@ class StdioGateway:
 
     def start(self) -> None:
         assert self.proc.stdin is not None
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "desktop", "version": "1"}})
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "desktop", "version": "1"},
+            },
+        )
         self.proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
         self.proc.stdin.flush()
         deadline = time.monotonic() + 60
@@ -70,8 +85,13 @@ class StdioGateway:
 
 
 def cli(config: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(config), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def audit_json(config: Path) -> list[dict[str, Any]]:
@@ -81,8 +101,10 @@ def audit_json(config: Path) -> list[dict[str, Any]]:
 
 
 async def http_calls(port: int, marks: list[str]) -> dict[str, str]:
-    async with httpx2.AsyncClient(timeout=60, headers=AUTH) as http, \
-            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c:
+    async with (
+        httpx2.AsyncClient(timeout=60, headers=AUTH) as http,
+        Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c,
+    ):
         results = await asyncio.gather(*(c.call_tool("rec__do", {"mark": m}) for m in marks))
     for m, r in zip(marks, results):
         assert not r.is_error and r.content[0].text == "done:" + m, r.content[0].text
@@ -100,14 +122,18 @@ async def test_two_gateways_on_one_data_dir_both_serve_and_survive_a_kill_9(tmp_
         # both at once: HTTP clients and the desktop gateway's calls interleave on the shared stores
         over_http, over_stdio = await asyncio.gather(
             http_calls(port, [f"h{i}" for i in range(12)]),
-            asyncio.to_thread(lambda: {f"s{i}": desktop.do(f"s{i}") for i in range(12)}))
+            asyncio.to_thread(lambda: {f"s{i}": desktop.do(f"s{i}") for i in range(12)}),
+        )
         dirs = instance_dirs(tmp_path / "data")
         assert len(dirs) == 2 and all(is_live(d) for d in dirs)
 
         rows = audit_json(config)  # what a user reads while both run
         shown = {r["decision_id"]: r for r in rows}
         assert set(over_http.values()) | set(over_stdio.values()) <= set(shown)
-        chains = {shown[d]["chain"] for d in over_http.values()}, {shown[d]["chain"] for d in over_stdio.values()}
+        chains = (
+            {shown[d]["chain"] for d in over_http.values()},
+            {shown[d]["chain"] for d in over_stdio.values()},
+        )
         assert len(chains[0]) == 1 and len(chains[1]) == 1 and chains[0] != chains[1]  # one log per gateway
 
         # kill -9 of the desktop gateway in the middle of HTTP traffic: HTTP goes on, untouched
@@ -119,7 +145,9 @@ async def test_two_gateways_on_one_data_dir_both_serve_and_survive_a_kill_9(tmp_
         assert desktop.proc.wait(10) == -signal.SIGKILL
         assert sum(is_live(d) for d in instance_dirs(tmp_path / "data")) == 1
 
-        verify = cli(config, "audit", "verify")  # the dead gateway's log (WAL not yet settled) and the live one
+        verify = cli(
+            config, "audit", "verify"
+        )  # the dead gateway's log (WAL not yet settled) and the live one
         assert verify.returncode == 0 and "across 2 file(s)" in verify.stdout, verify.stdout + verify.stderr
         shown = {r["decision_id"] for r in await read_audit(store, tail=500)}  # what `audit` reads now
         assert set(over_stdio.values()) <= shown and set(after_kill.values()) <= shown
@@ -147,16 +175,26 @@ async def test_two_gateways_on_one_data_dir_both_serve_and_survive_a_kill_9(tmp_
 def test_an_instance_is_alive_exactly_as_long_as_its_process(tmp_path: Path) -> None:
     """A killed instance is seen dead at once (its lock went with it), its WAL is settled into the file by the
     next gateway, and an instance that recorded nothing leaves no directory behind."""
-    child = subprocess.Popen([sys.executable, "-c", (
-        "import sqlite3, sys, time\n"
-        "from pathlib import Path\n"
-        "from sentinel_mcp.storage.instances import Instance\n"
-        "i = Instance.claim(Path(sys.argv[1]))\n"
-        "c = sqlite3.connect(i.dir / 'sentinel.db', isolation_level=None)\n"
-        "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('PRAGMA journal_mode=WAL')\n"
-        "c.execute('CREATE TABLE audit (x)'); c.execute('INSERT INTO audit VALUES (1)')\n"
-        "print(i.dir, flush=True); time.sleep(600)\n"), str(tmp_path)],
-        stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sqlite3, sys, time\n"
+                "from pathlib import Path\n"
+                "from sentinel_mcp.storage.instances import Instance\n"
+                "i = Instance.claim(Path(sys.argv[1]))\n"
+                "c = sqlite3.connect(i.dir / 'sentinel.db', isolation_level=None)\n"
+                "c.execute('PRAGMA locking_mode=EXCLUSIVE'); c.execute('PRAGMA journal_mode=WAL')\n"
+                "c.execute('CREATE TABLE audit (x)'); c.execute('INSERT INTO audit VALUES (1)')\n"
+                "print(i.dir, flush=True); time.sleep(600)\n"
+            ),
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         assert child.stdout is not None
         directory = Path(child.stdout.readline().strip())

@@ -1,5 +1,6 @@
 """The real gateway over the retail example (stdio subprocess, permissive by default) with retail.pl, and a
-client whose user answers Sentinel's questions (MCP elicitation) by the first rule whose text occurs in them."""
+client whose user answers Sentinel's questions (MCP elicitation) by the first rule whose text occurs in them.
+"""
 
 from __future__ import annotations
 
@@ -23,11 +24,17 @@ DONT_KNOW = object()
 
 def retail_config(data_dir: Path, *, permissive: bool = True) -> Any:
     args = ["-m", "examples.retail"] + (["--permissive"] if permissive else [])
-    return parse_config({
-        "mcpServers": {"retail": {"command": sys.executable, "args": args, "cwd": str(PROJECT_ROOT)}},
-        "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "retail.pl")],
-                     "builtins": ["sentinel"], "data_dir": str(data_dir)},
-    }, base_dir=str(data_dir))
+    return parse_config(
+        {
+            "mcpServers": {"retail": {"command": sys.executable, "args": args, "cwd": str(PROJECT_ROOT)}},
+            "sentinel": {
+                "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "retail.pl")],
+                "builtins": ["sentinel"],
+                "data_dir": str(data_dir),
+            },
+        },
+        base_dir=str(data_dir),
+    )
 
 
 @dataclass
@@ -65,8 +72,9 @@ class AnsweringUser:
 
 
 @contextlib.asynccontextmanager
-async def retail_gateway(tmp: Path, answers: AnsweringUser, *, mode: str = "auto",
-                         permissive: bool = True) -> AsyncIterator[Carried]:
+async def retail_gateway(
+    tmp: Path, answers: AnsweringUser, *, mode: str = "auto", permissive: bool = True
+) -> AsyncIterator[Carried]:
     """One conversation of the local owner with Sentinel over the retail server."""
     async with running_gateway(retail_config(tmp, permissive=permissive)) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=answers) as client:

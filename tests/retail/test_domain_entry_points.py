@@ -40,6 +40,14 @@ def test_a_bad_database_is_named_on_stderr_with_exit_2(tmp_path: Path, domain: d
 
 
 def test_the_module_entry_point_runs_it() -> None:
-    done = subprocess.run([sys.executable, "-m", "examples.retail", "--db", "/nonexistent/db.json"], check=False,
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and done.stderr.startswith("retail: ") and "db.json" in done.stderr, done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.retail", "--db", "/nonexistent/db.json"],
+        check=False,
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stderr.startswith("retail: ") and "db.json" in done.stderr, (
+        done.stderr
+    )

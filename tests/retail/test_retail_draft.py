@@ -16,28 +16,56 @@ pytestmark = pytest.mark.timeout(90)
 POLICY = PROJECT_ROOT / "examples" / "retail" / "data" / "policy.md"
 
 
-def test_the_draft_of_the_retail_server_passes_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_draft_of_the_retail_server_passes_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({"mcpServers": {"retail": {
-        "command": sys.executable, "args": ["-m", "examples.retail"], "cwd": str(PROJECT_ROOT)}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "retail": {
+                        "command": sys.executable,
+                        "args": ["-m", "examples.retail"],
+                        "cwd": str(PROJECT_ROOT),
+                    }
+                }
+            }
+        )
+    )
     out = tmp_path / "retail_draft.pl"
-    assert main(["-c", str(config), "draft", "--policy", str(POLICY), "--server", "retail", "-o", str(out)]) == 0
+    assert (
+        main(["-c", str(config), "draft", "--policy", str(POLICY), "--server", "retail", "-o", str(out)]) == 0
+    )
     text = out.read_text()
     # bindings from the output schemas, keyed by the read tools' inputs; an optional field gets its own fact
-    assert ("binding(order_status(OrderId, Status), tool('retail__get_order_details', [order_id = OrderId]),\n"
-            "        extract([Status = '/status']), [ttl(60)]).") in text
+    assert (
+        "binding(order_status(OrderId, Status), tool('retail__get_order_details', [order_id = OrderId]),\n"
+        "        extract([Status = '/status']), [ttl(60)])."
+    ) in text
     assert "binding(user_payment_methods_balance(UserId, Id, Balance)" in text
     assert "extract([K = key('/items/*'), Name = '/items/*/name', ProductId = '/items/*/product_id'" in text
     # a guard stub per destructive tool, with its arguments and the paragraphs that mention it
-    for tool in ("cancel_pending_order", "modify_pending_order_items", "return_delivered_order_items",
-                 "exchange_delivered_order_items", "modify_pending_order_payment", "modify_pending_order_address",
-                 "modify_user_address"):
+    for tool in (
+        "cancel_pending_order",
+        "modify_pending_order_items",
+        "return_delivered_order_items",
+        "exchange_delivered_order_items",
+        "modify_pending_order_payment",
+        "modify_pending_order_address",
+        "modify_user_address",
+    ):
         assert f"guard('retail__{tool}', [" in text
     assert "guard('retail__cancel_pending_order', [order_id = OrderId, reason = Reason]," in text
     assert "line 88 (Retail agent policy › Cancel pending order): An order can only be cancelled" in text
-    assert "\nguard('retail__transfer_to_human_agents'" not in text  # not destructive: left to a person (TODO)
+    assert (
+        "\nguard('retail__transfer_to_human_agents'" not in text
+    )  # not destructive: left to a person (TODO)
     # the value only the user can give, the entities, the TODOs
-    assert "askable(cancel_pending_order_reason(OrderId, Reason)" in text and "find_user" not in text.split("askable(")[1]
+    assert (
+        "askable(cancel_pending_order_reason(OrderId, Reason)" in text
+        and "find_user" not in text.split("askable(")[1]
+    )
     assert "context(order_of_interest)." in text and text.count("TODO") >= 8
     # it passes check as it is (a draft is never loaded before a person finishes it)
     capsys.readouterr()
@@ -49,10 +77,22 @@ def test_the_draft_of_the_retail_server_passes_check(tmp_path: Path, capsys: pyt
     import asyncio
 
     listed = asyncio.run(create_server().list_tools())
-    tools.write_text(json.dumps({"tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed]}))
-    assert main(["draft", "--policy", str(POLICY), "--server", "retail", "--tools", str(tools), "-o", str(again)]) == 0
+    tools.write_text(
+        json.dumps({"tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed]})
+    )
+    assert (
+        main(
+            ["draft", "--policy", str(POLICY), "--server", "retail", "--tools", str(tools), "-o", str(again)]
+        )
+        == 0
+    )
     assert again.read_text() == text
-    assert main(["draft", "--policy", str(POLICY), "--server", "retail", "--tools", str(tools), "-o", str(again)]) == 2
+    assert (
+        main(
+            ["draft", "--policy", str(POLICY), "--server", "retail", "--tools", str(tools), "-o", str(again)]
+        )
+        == 2
+    )
 
 
 def test_draft_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,5 +100,7 @@ def test_draft_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[st
     bad.write_text('{"tools": [{"nope": 1}]}')
     assert main(["draft", "--policy", str(POLICY), "--server", "x", "--tools", str(bad)]) == 2
     assert "expected a list of tools" in capsys.readouterr().err
-    assert main(["draft", "--policy", str(tmp_path / "missing.md"), "--server", "x", "--tools", str(bad)]) == 2
+    assert (
+        main(["draft", "--policy", str(tmp_path / "missing.md"), "--server", "x", "--tools", str(bad)]) == 2
+    )
     assert "cannot read the policy" in capsys.readouterr().err

@@ -78,7 +78,9 @@ async def test_request_above_granted_scope_is_refused(make_bridge, clock):
     grant(bridge, scope="standard")
     with pytest.raises(ConsentRequired, match="covers scope 'standard' only"):
         await bridge.handle(req(scope="detailed"), "agent-a")
-    assert (await bridge.handle(req(scope="minimal"), "agent-a")).redactions[0] == "Rounded to city-level precision"
+    assert (await bridge.handle(req(scope="minimal"), "agent-a")).redactions[
+        0
+    ] == "Rounded to city-level precision"
 
 
 async def test_user_answer_once_remember_and_decline(make_bridge, clock):
@@ -93,22 +95,45 @@ async def test_user_answer_once_remember_and_decline(make_bridge, clock):
     await bridge.handle(req(), "agent-a", UserConsent(allow=True, remember="1 hour"))
     (stored,) = bridge.consents.list()
     assert (stored.scope, stored.granted_by, stored.expires_at - stored.granted_at) == (
-        Scope.standard, "elicitation", 3600)
+        Scope.standard,
+        "elicitation",
+        3600,
+    )
     assert bridge.consent_question("agent-a", req()) is None
     assert bridge.consent_question("agent-a", req(scope="detailed")) == (
-        "Allow 'agent-a' to read your location at detailed scope?")
+        "Allow 'agent-a' to read your location at detailed scope?"
+    )
     assert bridge.consent_question("agent-a", req(rate=99)) is None  # invalid: nothing to ask
 
 
 # --- scope and redaction -----------------------------------------------------------------------------
 
 LOCATION_SCOPES = [
-    ("minimal", {"latitude": 37.0, "longitude": -122.0},  # the design's example, exactly
-     ["Rounded to city-level precision", "Removed altitude"]),
-    ("standard", {"latitude": 37.77, "longitude": -122.42},
-     ["Rounded to street-level precision", "Removed altitude"]),
-    ("detailed", {"latitude": 37.7749295, "longitude": -122.4194155, "altitude": 16.0, "horizontalAccuracy": 5.0,
-                  "verticalAccuracy": 3.0, "speed": 1.4, "bearing": 2.2, "provider": "gps", "ageSeconds": 0.0}, []),
+    (
+        "minimal",
+        {"latitude": 37.0, "longitude": -122.0},  # the design's example, exactly
+        ["Rounded to city-level precision", "Removed altitude"],
+    ),
+    (
+        "standard",
+        {"latitude": 37.77, "longitude": -122.42},
+        ["Rounded to street-level precision", "Removed altitude"],
+    ),
+    (
+        "detailed",
+        {
+            "latitude": 37.7749295,
+            "longitude": -122.4194155,
+            "altitude": 16.0,
+            "horizontalAccuracy": 5.0,
+            "verticalAccuracy": 3.0,
+            "speed": 1.4,
+            "bearing": 2.2,
+            "provider": "gps",
+            "ageSeconds": 0.0,
+        },
+        [],
+    ),
 ]
 
 
@@ -117,8 +142,9 @@ async def test_location_scope_exact_redaction(make_bridge, scope, payload, redac
     bridge = make_bridge()
     grant(bridge)
     resp = await bridge.handle(req(scope=scope, task_id="task-123"), "agent-a")
-    assert resp == SensorResponse(task_id="task-123", payload=payload, redactions=redactions,
-                                  timestamp="2025-10-18T12:00:00Z")
+    assert resp == SensorResponse(
+        task_id="task-123", payload=payload, redactions=redactions, timestamp="2025-10-18T12:00:00Z"
+    )
     (row,) = bridge.audit.rows()
     assert row["redactions"] == redactions and row["scope"] == scope
 
@@ -136,12 +162,36 @@ async def test_nothing_finer_than_the_scope_leaves(make_bridge, clock, scope):
             assert math.isclose(v, round(v, places), abs_tol=1e-12)
 
 
-@pytest.mark.parametrize("scope,keys,redactions", [
-    ("minimal", {"percentage"}, ["Removed charging state", "Removed battery health, temperature and voltage"]),
-    ("standard", {"percentage", "charging", "status", "plugged"}, ["Removed battery health, temperature and voltage"]),
-    ("detailed", {"percentage", "charging", "status", "plugged", "health", "temperature_c", "voltage_mv",
-                  "technology", "present"}, []),
-])
+@pytest.mark.parametrize(
+    "scope,keys,redactions",
+    [
+        (
+            "minimal",
+            {"percentage"},
+            ["Removed charging state", "Removed battery health, temperature and voltage"],
+        ),
+        (
+            "standard",
+            {"percentage", "charging", "status", "plugged"},
+            ["Removed battery health, temperature and voltage"],
+        ),
+        (
+            "detailed",
+            {
+                "percentage",
+                "charging",
+                "status",
+                "plugged",
+                "health",
+                "temperature_c",
+                "voltage_mv",
+                "technology",
+                "present",
+            },
+            [],
+        ),
+    ],
+)
 async def test_battery_scopes(make_bridge, scope, keys, redactions):
     bridge = make_bridge()
     grant(bridge, "battery")
@@ -175,7 +225,10 @@ async def test_sensors_without_scope_levels_have_no_redactions(make_bridge, cloc
 
 # --- rate limits -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("sensor", ["location", "motion", "compass", "ambient_light", "barometer", "nearby_devices"])
+
+@pytest.mark.parametrize(
+    "sensor", ["location", "motion", "compass", "ambient_light", "barometer", "nearby_devices"]
+)
 async def test_rate_limit_per_sensor(make_bridge, clock, sensor):
     bridge = make_bridge()
     grant(bridge, sensor)
@@ -222,7 +275,9 @@ async def test_rate_above_the_sensor_maximum_is_invalid(make_bridge):
 async def test_flood_of_requests(make_bridge):
     bridge = make_bridge()
     grant(bridge)
-    results = await asyncio.gather(*(bridge.handle(req(), "agent-a") for _ in range(200)), return_exceptions=True)
+    results = await asyncio.gather(
+        *(bridge.handle(req(), "agent-a") for _ in range(200)), return_exceptions=True
+    )
     assert sum(isinstance(r, SensorResponse) for r in results) == 1
     assert sum(isinstance(r, Throttled) for r in results) == 199
     decisions = [r["decision"] for r in bridge.audit.rows(limit=1000)]
@@ -230,6 +285,7 @@ async def test_flood_of_requests(make_bridge):
 
 
 # --- retention ---------------------------------------------------------------------------------------
+
 
 async def test_reading_gone_after_retention(make_bridge, clock):
     bridge = make_bridge()
@@ -301,6 +357,7 @@ async def test_periodic_sweeper_deletes_expired_rows(make_bridge, clock):
 
 # --- audit and bad input -----------------------------------------------------------------------------
 
+
 async def test_one_audit_row_per_request_with_every_field(make_bridge, clock):
     bridge = make_bridge()
     grant(bridge, scope="standard")
@@ -313,28 +370,39 @@ async def test_one_audit_row_per_request_with_every_field(make_bridge, clock):
         await bridge.handle(req("thermometer", task_id="t4"), "agent-a")
     rows = bridge.audit.rows()
     assert [(r["task_id"], r["decision"]) for r in rows] == [
-        ("t1", "allowed"), ("t2", "throttled"), ("t3", "denied"), ("t4", "invalid")]
+        ("t1", "allowed"),
+        ("t2", "throttled"),
+        ("t3", "denied"),
+        ("t4", "invalid"),
+    ]
     first = rows[0]
     assert (first["requester"], first["sensor"], first["scope"], first["policy_tag"]) == (
-        "agent-a", "location", "standard", "search")
+        "agent-a",
+        "location",
+        "standard",
+        "search",
+    )
     assert first["redactions"] == ["Rounded to street-level precision", "Removed altitude"]
     assert first["time"] == "2025-10-18T12:00:00Z" and first["retention"] == 300
     assert rows[3]["sensor"] == "thermometer"
 
 
-@pytest.mark.parametrize("bad,message", [
-    (req("thermometer"), "unknown sensor 'thermometer'"),
-    (req(scope="gps"), "unknown scope 'gps'"),
-    ({"sensor": "location", "scope": "standard"}, "policy_tag: Field required"),
-    (req(policy_tag=""), "policy_tag"),
-    (req(retention="forever"), "retention"),
-    (req(retention=-1), "retention"),
-    (req(rate=-2), "rate"),
-    (req(rate=float("nan")), "rate"),
-    (req(sensor=None), "sensor"),
-    (req(sensor=["location"]), "sensor"),
-    (req(colour="blue"), "colour: Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        (req("thermometer"), "unknown sensor 'thermometer'"),
+        (req(scope="gps"), "unknown scope 'gps'"),
+        ({"sensor": "location", "scope": "standard"}, "policy_tag: Field required"),
+        (req(policy_tag=""), "policy_tag"),
+        (req(retention="forever"), "retention"),
+        (req(retention=-1), "retention"),
+        (req(rate=-2), "rate"),
+        (req(rate=float("nan")), "rate"),
+        (req(sensor=None), "sensor"),
+        (req(sensor=["location"]), "sensor"),
+        (req(colour="blue"), "colour: Extra inputs are not permitted"),
+    ],
+)
 async def test_bad_requests_are_clear_errors(make_bridge, bad, message):
     bridge = make_bridge()
     grant(bridge)
@@ -371,8 +439,22 @@ async def test_sensor_the_source_lacks(make_bridge):
 
 
 def test_sensor_request_shape_is_the_designs():
-    r = SensorRequest.model_validate({"task_id": "task-123", "sensor": "location", "scope": "standard",
-                                      "retention": 300, "rate": 1.0, "policy_tag": "location-for-search"})
-    assert r.model_dump(mode="json") == {"task_id": "task-123", "sensor": "location", "scope": "standard",
-                                         "retention": 300, "rate": 1.0, "policy_tag": "location-for-search"}
+    r = SensorRequest.model_validate(
+        {
+            "task_id": "task-123",
+            "sensor": "location",
+            "scope": "standard",
+            "retention": 300,
+            "rate": 1.0,
+            "policy_tag": "location-for-search",
+        }
+    )
+    assert r.model_dump(mode="json") == {
+        "task_id": "task-123",
+        "sensor": "location",
+        "scope": "standard",
+        "retention": 300,
+        "rate": 1.0,
+        "policy_tag": "location-for-search",
+    }
     assert set(SensorResponse.model_fields) == {"task_id", "payload", "redactions", "timestamp"}

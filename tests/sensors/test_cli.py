@@ -43,7 +43,9 @@ async def test_cli_grant_is_seen_by_the_server_and_revoke_removes_it(config_file
 
     code, out, _ = run(capsys, "-c", str(config_file), "sensors", "consent", "list")
     assert [(c["requester"], c["sensor"]) for c in out["consents"]] == [("agent-a", "location")]
-    code, out, _ = run(capsys, "-c", str(config_file), "sensors", "consent", "revoke", "--requester", "agent-a")
+    code, out, _ = run(
+        capsys, "-c", str(config_file), "sensors", "consent", "revoke", "--requester", "agent-a"
+    )
     assert out["revoked"] == 1
     code, out, _ = run(capsys, "-c", str(config_file), "sensors", "audit", "--requester", "agent-a")
     assert [(r["decision"], r["policy_tag"]) for r in out["audit"]] == [("allowed", "t")]
@@ -59,7 +61,9 @@ def test_cli_read(config_file, capsys, monkeypatch, tmp_path):
 def _cli_read(config_file, capsys):
     code, out, err = run(capsys, "-c", str(config_file), "sensors", "read", "location", "--scope", "minimal")
     assert code == 1 and out is None and "consent_required" in err
-    code, out, err = run(capsys, "-c", str(config_file), "sensors", "read", "battery", "--scope", "standard", "--yes")
+    code, out, err = run(
+        capsys, "-c", str(config_file), "sensors", "read", "battery", "--scope", "standard", "--yes"
+    )
     assert code == 0 and set(out["payload"]) == {"percentage", "charging", "status", "plugged"}
     code, out, err = run(capsys, "-c", str(config_file), "sensors", "read", "sonar", "--yes")
     assert code == 1 and "unknown sensor 'sonar'" in err
@@ -73,8 +77,19 @@ def test_cli_bad_input(config_file, tmp_path, capsys):
         main(["-c", str(config_file), "sensors", "consent", "grant", "sonar", "--requester", "x"])
     assert e.value.code == 2
     capsys.readouterr()
-    code, _, err = run(capsys, "-c", str(config_file), "sensors", "consent", "grant", "battery",
-                       "--requester", "x", "--expires-in", "-1")
+    code, _, err = run(
+        capsys,
+        "-c",
+        str(config_file),
+        "sensors",
+        "consent",
+        "grant",
+        "battery",
+        "--requester",
+        "x",
+        "--expires-in",
+        "-1",
+    )
     assert code == 2 and "expires_in must be a positive" in err
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path), "sensors": {"source": "radar"}}}))

@@ -1,7 +1,9 @@
 """Sensors' consent takes the user's answer only, as the gateway marks who answered (``core.asking``).
 
-Through the real gateway, the sensors built-in mounted on either connection era (a consent question pushed on a
-handshake connection, an input request on a 2026-07-28 one): an agent that answers the consent question for the
+Through the real gateway, the sensors built-in mounted on either connection era (a consent question pushed on
+a
+handshake connection, an input request on a 2026-07-28 one): an agent that answers the consent question for
+the
 user, whatever mark it writes, gets no reading and grants nothing; a client's user, whatever its answer's
 ``_meta`` claims, consents as before.
 """
@@ -55,20 +57,30 @@ async def mounted(rt: Any, tmp_path: Any, era: str) -> Any:
 
 
 def config(tmp_path: Any) -> Any:
-    return parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": []}},
-                        source="<test>", base_dir=tmp_path)
+    return parse_config(
+        {"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": []}},
+        source="<test>",
+        base_dir=tmp_path,
+    )
 
 
 async def granted_by_the_user_then(rt: Any, link: CallerLink) -> Any:
-    """A grant the gateway's own guard asks the user to confirm first (here the user says yes to the gateway), and
+    """A grant the gateway's own guard asks the user to confirm first (here the user says yes to the gateway),
+    and
     whose built-in question ``link`` answers."""
     args = {"action": "grant", "sensor": "location"}
     call = {"session_id": "peer/1", "origin": "a2a", "link": link, "principal": "owner"}
     first = await rt.gateway.invoke("sn__sensor_consent", args, **call)
     if not isinstance(first, NeedsInput):
         return first
-    answers = {q.key: Answer(action="accept", content={k: True for k in q.requested_schema.get("required", [])},
-                             provenance="user") for q in first.questions}
+    answers = {
+        q.key: Answer(
+            action="accept",
+            content={k: True for k in q.requested_schema.get("required", [])},
+            provenance="user",
+        )
+        for q in first.questions
+    }
     return await rt.gateway.invoke("sn__sensor_consent", args, answers=answers, **call)
 
 
@@ -87,13 +99,16 @@ async def test_an_agents_consent_reads_nothing_and_grants_nothing(tmp_path, era,
     agent = AnsweringAgent({"allow": True, "remember": "until revoked"}, mark)
     async with running_gateway(config(tmp_path)) as rt:
         ctx = await mounted(rt, tmp_path, era)
-        read = await rt.gateway.invoke("sn__sensor_read", READ, session_id="peer/1", origin="a2a", link=agent,
-                                       principal="owner")
+        read = await rt.gateway.invoke(
+            "sn__sensor_read", READ, session_id="peer/1", origin="a2a", link=agent, principal="owner"
+        )
         grant = await granted_by_the_user_then(rt, AnsweringAgent({"confirm": True}, mark))
     assert agent.asked == 1  # asked, and its yes counted for nothing
     assert read.result.is_error and read.result.structured_content["error"] == "consent_required", read.result
     assert "payload" not in read.result.structured_content
-    assert grant.result.is_error and grant.result.structured_content["error"] == "consent_declined", grant.result
+    assert grant.result.is_error and grant.result.structured_content["error"] == "consent_declined", (
+        grant.result
+    )
     rows, consents = audit(ctx)
     assert consents == []  # nothing remembered from the agent's "until revoked", nothing granted
     [row] = rows

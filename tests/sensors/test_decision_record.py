@@ -21,9 +21,13 @@ READ = {"sensor": "location", "scope": "standard", "policy_tag": "location-for-s
 
 
 def refuse_audit_rows(path) -> None:
-    """A real SQLite refusal of every new audit row (what a full disk or a broken store does to the writer)."""
+    """A real SQLite refusal of every new audit row (what a full disk or a broken store does to the writer).
+    """
     with sqlite3.connect(path) as db:
-        db.execute("CREATE TRIGGER no_audit BEFORE INSERT ON sensor_audit BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+        db.execute(
+            "CREATE TRIGGER no_audit BEFORE INSERT ON sensor_audit BEGIN SELECT RAISE(ABORT, 'disk full'); "
+            "END"
+        )
     db.close()
 
 
@@ -51,12 +55,22 @@ async def test_rows_are_typed_and_point_to_the_decision(tmp_path, make_bridge):
     assert [(r["decision"], r["decision_id"]) for r in rows] == [("allowed", "d-42"), ("invalid", "d-43")]
     assert "4111 1111 1111 1111" not in str(rows)  # the one redaction path, as for the gateway's rows
     with pytest.raises(NotRecorded):  # an outcome outside the vocabulary is not written
-        bridge.audit.record(requester="a", sensor="location", scope="minimal", policy_tag="", task_id="",
-                            decision="allowed-ish", reason="", redactions=[], retention=0)
+        bridge.audit.record(
+            requester="a",
+            sensor="location",
+            scope="minimal",
+            policy_tag="",
+            task_id="",
+            decision="allowed-ish",
+            reason="",
+            redactions=[],
+            retention=0,
+        )
 
 
 async def test_standalone_a_clients_decision_id_is_kept_as_given_but_bounded(tmp_path):
-    """Standalone (no gateway) the caller's _meta is all there is; an oversized or non-string id is dropped."""
+    """Standalone (no gateway) the caller's _meta is all there is; an oversized or non-string id is dropped.
+    """
     server = create_server(BuiltinContext(name="sensors", data_dir=tmp_path / "sensors", settings={}))
     async with Client(server) as c:
         for forged in ("x" * 5000, 7, ["d"], {"a": 1}):
@@ -78,8 +92,10 @@ def test_a_store_from_before_the_link_is_migrated_and_keeps_its_rows(tmp_path):
             old.execute(f"DROP TABLE {table}")
         old.executescript(SCHEMA)
         old.execute("UPDATE storage_schema SET version = 1 WHERE store = 'sensors'")
-        old.execute("INSERT INTO audit(at, requester, sensor, scope, policy_tag, task_id, decision, reason, "
-                    "redactions, retention) VALUES (1, 'a', 'location', 'minimal', '', '', 'denied', 'r', '[]', 0)")
+        old.execute(
+            "INSERT INTO audit(at, requester, sensor, scope, policy_tag, task_id, decision, reason, "
+            "redactions, retention) VALUES (1, 'a', 'location', 'minimal', '', '', 'denied', 'r', '[]', 0)"
+        )
     old.close()
     db = SensorDatabase(folder)
     try:

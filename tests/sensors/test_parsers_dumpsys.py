@@ -80,8 +80,17 @@ def test_android_duration(text, ms):
 
 def test_battery_aosp():
     b = parse_dumpsys_battery(recorded("dumpsys_battery_aosp.txt"))
-    assert b == {"percentage": 87.0, "charging": True, "status": "charging", "plugged": "usb", "health": "good",
-                 "temperature_c": 29.3, "voltage_mv": 4215, "technology": "Li-ion", "present": True}
+    assert b == {
+        "percentage": 87.0,
+        "charging": True,
+        "status": "charging",
+        "plugged": "usb",
+        "health": "good",
+        "temperature_c": 29.3,
+        "voltage_mv": 4215,
+        "technology": "Li-ion",
+        "present": True,
+    }
 
 
 def test_battery_updates_stopped_and_oem_keys():
@@ -98,7 +107,9 @@ def test_battery_samsung_eventlog_tail_is_ignored():
     assert b["status"] == "full" and b["plugged"] == "ac" and b["charging"] is True
 
 
-@pytest.mark.parametrize("text", ["", "Can't find service: battery\n", "Current Battery Service state:\n  level: x\n"])
+@pytest.mark.parametrize(
+    "text", ["", "Can't find service: battery\n", "Current Battery Service state:\n  level: x\n"]
+)
 def test_malformed_battery(text):
     with pytest.raises(MalformedOutput):
         parse_dumpsys_battery(text)

@@ -17,8 +17,17 @@ from device_tools.sensors.parsers.termux_json import (
 
 def test_location():
     loc = parse_termux_location(recorded("termux_location.json"))
-    assert loc == {"latitude": 52.5200066, "longitude": 13.404954, "altitude": 34.0, "horizontalAccuracy": 12.0,
-                   "verticalAccuracy": 3.0, "speed": 0.0, "bearing": 0.0, "provider": "gps", "ageSeconds": 0.84}
+    assert loc == {
+        "latitude": 52.5200066,
+        "longitude": 13.404954,
+        "altitude": 34.0,
+        "horizontalAccuracy": 12.0,
+        "verticalAccuracy": 3.0,
+        "speed": 0.0,
+        "bearing": 0.0,
+        "provider": "gps",
+        "ageSeconds": 0.84,
+    }
 
 
 def test_location_before_api_26_has_no_vertical_accuracy():
@@ -46,13 +55,17 @@ def test_sensor_list_and_sample_skipping_the_empty_first_object():
     names = parse_termux_sensor_list(recorded("termux_sensor_list.json"))
     assert "ICM45631 Accelerometer" in names and len(names) == 8
     assert parse_termux_sensor_sample(recorded("termux_sensor_accel.json"), "ICM45631 Accelerometer") == [
-        0.11, 9.79, 0.21]
+        0.11,
+        9.79,
+        0.21,
+    ]
     with pytest.raises(NoReading):
         parse_termux_sensor_sample("{}", "ICM45631 Accelerometer")
 
 
-@pytest.mark.parametrize("text", [recorded("termux_not_json.txt"), "", "[1, 2]", '{"latitude": "north"}',
-                                  '{"latitude": 1.0'])
+@pytest.mark.parametrize(
+    "text", [recorded("termux_not_json.txt"), "", "[1, 2]", '{"latitude": "north"}', '{"latitude": 1.0']
+)
 def test_malformed(text):
     with pytest.raises(MalformedOutput):
         parse_termux_location(text)
@@ -67,9 +80,12 @@ def test_malformed_sensor_values():
 
 def test_wifi_scan_as_nearby_devices():
     nearby = parse_termux_wifi_scan(recorded("termux_wifi_scaninfo.json"))
-    assert nearby == {"devices": [
-        {"name": "CoffeeShop-Guest", "address": "3c:84:6a:9e:10:22", "kind": "wifi", "rssi": -71.0},
-        {"name": None, "address": "f4:5c:89:12:ab:01", "kind": "wifi", "rssi": -48.0}]}  # hidden SSID
+    assert nearby == {
+        "devices": [
+            {"name": "CoffeeShop-Guest", "address": "3c:84:6a:9e:10:22", "kind": "wifi", "rssi": -71.0},
+            {"name": None, "address": "f4:5c:89:12:ab:01", "kind": "wifi", "rssi": -48.0},
+        ]
+    }  # hidden SSID
     assert parse_termux_wifi_scan("[]") == {"devices": []}
     with pytest.raises(SourceUnavailable, match="Location needs to be enabled"):
         parse_termux_wifi_scan('{"API_ERROR": "Location needs to be enabled on the device"}')

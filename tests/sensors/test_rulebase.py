@@ -15,9 +15,18 @@ pytestmark = [pytest.mark.timeout(120), pytest.mark.parametrize("mode", ["legacy
 async def test_policy_tag_required_and_gps_confirmed_each_time(tmp_path, mode):
     from sentinel_mcp.app.runtime import running_gateway
 
-    config = parse_config({"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path), "builtins": ["sensors"], "rulebases": [str(RULEBASES_DIR / "sensors.pl")]}},
-        source="<test>", base_dir=tmp_path)
+    config = parse_config(
+        {
+            "mcpServers": {},
+            "sentinel": {
+                "data_dir": str(tmp_path),
+                "builtins": ["sensors"],
+                "rulebases": [str(RULEBASES_DIR / "sensors.pl")],
+            },
+        },
+        source="<test>",
+        base_dir=tmp_path,
+    )
     questions: list[str] = []
     gps_answer = {"value": True}
 
@@ -25,32 +34,44 @@ async def test_policy_tag_required_and_gps_confirmed_each_time(tmp_path, mode):
         questions.append(params.message)
         if "answer" in params.requested_schema.get("properties", {}):  # the guard's confirmation
             return ElicitResult(action="accept", content={"answer": gps_answer["value"]})
-        return ElicitResult(action="accept", content={"allow": True, "remember": "1 hour"})  # the tool's consent
+        return ElicitResult(
+            action="accept", content={"allow": True, "remember": "1 hour"}
+        )  # the tool's consent
 
     async with running_gateway(config) as rt:
         assert not rt.problems
         async with Client(rt.front.server, mode=mode, elicitation_callback=user) as c:
             r = await c.call_tool("sensors__sensor_read", {"sensor": "location", "policy_tag": ""})
-            assert r.is_error and "a policy_tag saying why the data is needed is required" in r.content[0].text
+            assert (
+                r.is_error and "a policy_tag saying why the data is needed is required" in r.content[0].text
+            )
             assert questions == []
 
-            r = await c.call_tool("sensors__sensor_read", {"sensor": "battery", "scope": "standard",
-                                                           "policy_tag": "power-saving"})
+            r = await c.call_tool(
+                "sensors__sensor_read",
+                {"sensor": "battery", "scope": "standard", "policy_tag": "power-saving"},
+            )
             assert not r.is_error and len(questions) == 1  # only the tool's consent question
 
-            r = await c.call_tool("sensors__sensor_read", {"sensor": "location", "scope": "detailed",
-                                                           "policy_tag": "navigation"})
+            r = await c.call_tool(
+                "sensors__sensor_read",
+                {"sensor": "location", "scope": "detailed", "policy_tag": "navigation"},
+            )
             assert not r.is_error and "altitude" in r.structured_content["payload"]
             assert questions[1] == 'Share your precise GPS location (detailed scope) for "navigation"?'
             assert questions[2].endswith("to read your location at detailed scope?")
 
             gps_answer["value"] = False
-            r = await c.call_tool("sensors__sensor_read", {"sensor": "location", "scope": "detailed",
-                                                           "policy_tag": "navigation-2"})
+            r = await c.call_tool(
+                "sensors__sensor_read",
+                {"sensor": "location", "scope": "detailed", "policy_tag": "navigation-2"},
+            )
             assert r.is_error and "payload" not in (r.structured_content or {})
 
             r = await c.call_tool("sensors__sensor_consent", {"action": "grant"})
             assert r.is_error and "a grant must name the sensor" in r.content[0].text
             r = await c.call_tool("sensors__sensor_consent", {"action": "list"})
             assert not r.is_error and {x["sensor"] for x in r.structured_content["consents"]} == {
-                "battery", "location"}
+                "battery",
+                "location",
+            }

@@ -1,5 +1,6 @@
 """End to end over MCP with the real ``mcp.Client`` in-process, both protocol eras: the sensors server on
-its own, and through Sentinel's gateway (mounted as the ``sensors`` built-in), consent asked by elicitation."""
+its own, and through Sentinel's gateway (mounted as the ``sensors`` built-in), consent asked by elicitation.
+"""
 
 from __future__ import annotations
 
@@ -39,9 +40,10 @@ async def test_read_with_consent_by_elicitation(tmp_path, mode):
     async with Client(server(tmp_path), mode=mode, elicitation_callback=user) as c:
         r = await c.call_tool("sensor_read", READ)
         assert not r.is_error
-        assert r.structured_content["payload"] == {"latitude": pytest.approx(r.structured_content["payload"]
-                                                                             ["latitude"]), "longitude":
-                                                   r.structured_content["payload"]["longitude"]}
+        assert r.structured_content["payload"] == {
+            "latitude": pytest.approx(r.structured_content["payload"]["latitude"]),
+            "longitude": r.structured_content["payload"]["longitude"],
+        }
         assert r.structured_content["redactions"] == ["Rounded to street-level precision", "Removed altitude"]
         assert r.structured_content["task_id"] == "task-123"
         assert user.questions == ["Allow 'local' to read your location at standard scope?"]
@@ -59,7 +61,8 @@ async def test_remembered_consent_is_not_asked_again(tmp_path, mode):
         assert len(user.questions) == 1
         listed = (await c.call_tool("sensor_consent", {"action": "list"})).structured_content["consents"]
         assert [(x["requester"], x["sensor"], x["scope"], x["granted_by"]) for x in listed] == [
-            ("local", "location", "standard", "elicitation")]
+            ("local", "location", "standard", "elicitation")
+        ]
 
 
 async def test_declined_consent_returns_no_data(tmp_path, mode):
@@ -76,9 +79,13 @@ async def test_client_without_elicitation_gets_how_to_grant(tmp_path, mode):
     async with Client(server(tmp_path), mode=mode) as c:
         r = await c.call_tool("sensor_read", READ)
         assert r.is_error and r.structured_content["error"] == "consent_required"
-        assert "sentinel-mcp sensors consent grant location --requester local --scope standard" in \
-            r.structured_content["message"]
-        r = await c.call_tool("sensor_consent", {"action": "grant", "sensor": "location", "scope": "detailed"})
+        assert (
+            "sentinel-mcp sensors consent grant location --requester local --scope standard"
+            in r.structured_content["message"]
+        )
+        r = await c.call_tool(
+            "sensor_consent", {"action": "grant", "sensor": "location", "scope": "detailed"}
+        )
         assert r.is_error and "needs the user" in r.structured_content["message"]  # no self-granting
 
 
@@ -86,15 +93,28 @@ async def test_grant_by_tool_is_confirmed_by_the_user_and_scoped_to_the_caller(t
     user = User(content={"confirm": True})
     srv = server(tmp_path)
     async with Client(srv, mode=mode, elicitation_callback=user) as c:
-        r = await c.call_tool("sensor_consent", {"action": "grant", "sensor": "location", "scope": "detailed",
-                                                 "requester": "agent-a", "expires_in": 600})
+        r = await c.call_tool(
+            "sensor_consent",
+            {
+                "action": "grant",
+                "sensor": "location",
+                "scope": "detailed",
+                "requester": "agent-a",
+                "expires_in": 600,
+            },
+        )
         assert not r.is_error and r.structured_content["granted"]["scope"] == "detailed"
         assert user.questions == ["Grant 'agent-a' access to your location at detailed scope for 600 s?"]
         meta = {PRINCIPAL_KEY: "agent-a"}  # the gateway forwards the caller's principal like this
         r = await c.call_tool("sensor_read", READ | {"scope": "detailed"}, meta=meta)
         assert not r.is_error and r.structured_content["redactions"] == []
-        assert set(r.structured_content["payload"]) >= {"latitude", "longitude", "altitude", "horizontalAccuracy",
-                                                        "verticalAccuracy"}
+        assert set(r.structured_content["payload"]) >= {
+            "latitude",
+            "longitude",
+            "altitude",
+            "horizontalAccuracy",
+            "verticalAccuracy",
+        }
         assert len(user.questions) == 1  # stored consent: no question for the read
         kept = (await c.call_tool("sensor_retained", {}, meta=meta)).structured_content["readings"]
         assert [k["response"]["task_id"] for k in kept] == ["task-123"]
@@ -134,8 +154,15 @@ async def test_bad_arguments_never_crash_the_server(tmp_path, mode):
         listing = (await c.call_tool("sensor_list", {})).structured_content
         assert listing["source"] == "simulated"
         available = {s["sensor"] for s in listing["sensors"] if s["available"]}
-        assert available == {"location", "battery", "motion", "compass", "ambient_light", "barometer",
-                             "nearby_devices"}
+        assert available == {
+            "location",
+            "battery",
+            "motion",
+            "compass",
+            "ambient_light",
+            "barometer",
+            "nearby_devices",
+        }
 
 
 async def test_missing_source_is_reported_by_list_and_read(tmp_path, mode):
@@ -164,8 +191,11 @@ def test_bad_settings_name_the_key(tmp_path, mode):
 async def test_through_the_sentinel_gateway(tmp_path, mode):
     from sentinel_mcp.app.runtime import running_gateway
 
-    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["sensors"]}},
-                          source="<test>", base_dir=tmp_path)
+    config = parse_config(
+        {"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["sensors"]}},
+        source="<test>",
+        base_dir=tmp_path,
+    )
     user = User(content={"allow": True, "remember": "1 day"})
     async with running_gateway(config) as rt:
         assert not rt.problems
@@ -174,7 +204,10 @@ async def test_through_the_sentinel_gateway(tmp_path, mode):
             assert {"sensors__sensor_read", "sensors__sensor_list", "sensors__sensor_consent"} <= names
             r = await c.call_tool("sensors__sensor_read", READ)
             assert not r.is_error, r.content
-            assert r.structured_content["redactions"] == ["Rounded to street-level precision", "Removed altitude"]
+            assert r.structured_content["redactions"] == [
+                "Rounded to street-level precision",
+                "Removed altitude",
+            ]
             assert any("to read your location at standard scope" in q for q in user.questions)
     # the consent and the audit row landed in the built-in's own store under the gateway's data dir
     from device_tools.sensors.audit_log import AuditLog
@@ -184,7 +217,8 @@ async def test_through_the_sentinel_gateway(tmp_path, mode):
     try:
         rows = AuditLog(db).rows()
         assert [(r["sensor"], r["decision"], r["policy_tag"]) for r in rows] == [
-            ("location", "allowed", "location-for-search")]
+            ("location", "allowed", "location-for-search")
+        ]
     finally:
         db.close()
     # ... and points to the gateway's decision for that call: one decision log
@@ -205,7 +239,9 @@ async def test_server_sweeps_expired_readings_while_connected(tmp_path, mode):
     try:
         ConsentRegistry(other).grant("local", SensorKind.barometer, Scope.minimal)
         async with Client(server(tmp_path, sweep_interval=0.05), mode=mode) as c:
-            r = await c.call_tool("sensor_read", {"sensor": "barometer", "policy_tag": "weather", "retention": 1})
+            r = await c.call_tool(
+                "sensor_read", {"sensor": "barometer", "policy_tag": "weather", "retention": 1}
+            )
             assert not r.is_error
             assert other.query("SELECT COUNT(*) AS n FROM sensor_readings")[0]["n"] == 1
             with anyio.fail_after(20):  # bound only; the sweeper deletes it once its second is over
@@ -231,18 +267,25 @@ async def test_concurrent_flood_through_mcp(tmp_path, mode):
                 tg.start_soon(one)
         errors = {r.structured_content["error"] for r in results if r.is_error}
         assert errors <= {"throttled"} and len(results) == 50
-        assert (await c.call_tool("sensor_list", {})).structured_content["source"] == "simulated"  # still serving
+        assert (await c.call_tool("sensor_list", {})).structured_content[
+            "source"
+        ] == "simulated"  # still serving
 
 
 async def test_a_principal_manages_only_its_own_consents(tmp_path, mode):
     user = User(content={"confirm": True})
     srv = server(tmp_path)
     async with Client(srv, mode=mode, elicitation_callback=user) as c:  # the local owner grants agent-a
-        r = await c.call_tool("sensor_consent", {"action": "grant", "sensor": "location", "requester": "agent-a"})
+        r = await c.call_tool(
+            "sensor_consent", {"action": "grant", "sensor": "location", "requester": "agent-a"}
+        )
         assert not r.is_error
         b = {PRINCIPAL_KEY: "agent-b"}
-        for args in ({"action": "revoke", "requester": "agent-a"}, {"action": "list", "requester": "agent-a"},
-                     {"action": "grant", "sensor": "location", "requester": "agent-b-friend"}):
+        for args in (
+            {"action": "revoke", "requester": "agent-a"},
+            {"action": "list", "requester": "agent-a"},
+            {"action": "grant", "sensor": "location", "requester": "agent-b-friend"},
+        ):
             r = await c.call_tool("sensor_consent", args, meta=b)
             assert r.is_error and r.structured_content["error"] == "forbidden", args
         listed = await c.call_tool("sensor_consent", {"action": "list"}, meta=b)
@@ -256,8 +299,18 @@ async def test_a_principal_manages_only_its_own_consents(tmp_path, mode):
         assert not r.is_error  # agent-a's own consent needs no question
 
 
-@pytest.mark.parametrize("content", [{"allow": "true"}, {"allow": "yes"}, {"allow": 1}, {"allow": None},
-                                     {"allow": True, "remember": "forever"}, {"allow": True, "extra": 1}, {}])
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"allow": "true"},
+        {"allow": "yes"},
+        {"allow": 1},
+        {"allow": None},
+        {"allow": True, "remember": "forever"},
+        {"allow": True, "extra": 1},
+        {},
+    ],
+)
 async def test_consent_is_json_true_and_nothing_else(tmp_path, mode, content):
     user = User(content=content)
     async with Client(server(tmp_path), mode=mode, elicitation_callback=user) as c:
@@ -273,7 +326,8 @@ async def test_consent_question_shows_the_requester_safely(tmp_path, mode):
 
     from sentinel_mcp.app.runtime import running_gateway
 
-    # the requester is the caller's principal as the gateway forwards it; whatever its text, it is shown safely
+    # the requester is the caller's principal as the gateway forwards it; whatever its text, it is shown
+    # safely
     user = User(content={"allow": True})
     async with Client(server(tmp_path), mode=mode, elicitation_callback=user) as c:
         r = await c.call_tool("sensor_read", READ, meta={PRINCIPAL_KEY: "weather\u202eknab\u200b\x1b[2K"})
@@ -283,8 +337,11 @@ async def test_consent_question_shows_the_requester_safely(tmp_path, mode):
     assert "weather⟨U+202E⟩knab⟨U+200B⟩" in question or "weather\\u202eknab" in question, question
 
     # through the gateway, a client's self-chosen name is not the requester (its principal is), nor shown raw
-    config = parse_config({"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path / "gw"), "builtins": ["sensors"]}},
-                          source="<test>", base_dir=tmp_path)
+    config = parse_config(
+        {"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path / "gw"), "builtins": ["sensors"]}},
+        source="<test>",
+        base_dir=tmp_path,
+    )
     user = User(content={"allow": True})
     sly = Implementation(name="weather\u202eknab\u200b\x1b[2K", version="1")
     async with running_gateway(config) as rt:

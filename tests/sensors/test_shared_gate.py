@@ -64,10 +64,19 @@ def phone():
 
 def config(tmp_path, port: int, sensors: dict | None = None) -> Any:
     adb = {"serial": "fake-serial", "adb_port": port}
-    return parse_config({"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path), "builtins": ["device", "sensors"],
-        "device": {"backend": "adb", "risk_classifier": False, "dump_backoff": 0} | adb,
-        "sensors": {"source": "adb"} | (adb if sensors is None else sensors)}}, source="<test>", base_dir=tmp_path)
+    return parse_config(
+        {
+            "mcpServers": {},
+            "sentinel": {
+                "data_dir": str(tmp_path),
+                "builtins": ["device", "sensors"],
+                "device": {"backend": "adb", "risk_classifier": False, "dump_backoff": 0} | adb,
+                "sensors": {"source": "adb"} | (adb if sensors is None else sensors),
+            },
+        },
+        source="<test>",
+        base_dir=tmp_path,
+    )
 
 
 async def test_device_and_sensors_on_one_phone_share_one_gate_and_one_record(tmp_path, phone):
@@ -79,8 +88,10 @@ async def test_device_and_sensors_on_one_phone_share_one_gate_and_one_record(tmp
             r = await c.call_tool("sensors__sensor_read", READ)
             assert not r.is_error, r.content
             home = await c.call_tool("device__screen_read", {})
-            r = await c.call_tool("device__click", {"element_id": element(home, text="Messages")["id"],
-                                                    "snapshot_id": snapshot_id(home)})
+            r = await c.call_tool(
+                "device__click",
+                {"element_id": element(home, text="Messages")["id"], "snapshot_id": snapshot_id(home)},
+            )
             assert not r.is_error, r.content
     sent = [" ".join(argv) for argv in gate.sent]
     assert "dumpsys battery" in sent and "input tap 162 1630" in sent  # one record: the sensor's and the tap
@@ -90,15 +101,20 @@ async def test_device_and_sensors_on_one_phone_share_one_gate_and_one_record(tmp
 
 
 async def test_different_phones_get_different_gates(tmp_path, phone):
-    async with running_gateway(config(tmp_path, phone.port, {"serial": "other-serial", "adb_port": phone.port})) as rt:
+    async with running_gateway(
+        config(tmp_path, phone.port, {"serial": "other-serial", "adb_port": phone.port})
+    ) as rt:
         assert len(rt.services.devices) == 2
 
 
 async def test_a_sensors_builtin_alone_reads_through_a_gate_of_its_own(tmp_path):
     fake = SensorFakeAdb(PHONE).start()
     try:
-        ctx = BuiltinContext(name="sensors", data_dir=tmp_path,
-                             settings={"source": "adb", "adb_port": fake.port, "serial": "fake-serial"})
+        ctx = BuiltinContext(
+            name="sensors",
+            data_dir=tmp_path,
+            settings={"source": "adb", "adb_port": fake.port, "serial": "fake-serial"},
+        )
         async with Client(sensors_server(ctx), mode="auto", elicitation_callback=Person()) as c:
             r = await c.call_tool("sensor_read", READ)
             assert not r.is_error, r.content
@@ -117,8 +133,14 @@ async def test_a_sensor_path_on_the_shared_gate_sends_only_sensor_reads(phone):
     assert isinstance(gate, CommandGate)
     view = shared._gate  # type: ignore[attr-defined]
     assert isinstance(view, ReadOnlyGate) and not hasattr(view, "run") and not hasattr(view, "backend")
-    weird: list[Any] = [["dumpsys", b"battery"], ["dumpsys", ["battery"]], ("dumpsys", "battery", ""),
-                        ["dumpsys", "battery", None], ["dumpsys\x00", "battery"], ["dumpsys", "battery "]]
+    weird: list[Any] = [
+        ["dumpsys", b"battery"],
+        ["dumpsys", ["battery"]],
+        ("dumpsys", "battery", ""),
+        ["dumpsys", "battery", None],
+        ["dumpsys\x00", "battery"],
+        ["dumpsys", "battery "],
+    ]
     for argv in BYPASSES + DEVICE_READS + weird:
         with pytest.raises(ReadRefused, match="the device gate refused"):
             await shared._run(argv)  # type: ignore[attr-defined]

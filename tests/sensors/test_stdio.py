@@ -31,7 +31,17 @@ async def test_stdio_read_with_elicited_consent(tmp_path, mode):
 def test_stdio_bad_settings_exit_cleanly(tmp_path):
     import subprocess
 
-    proc = subprocess.run([sys.executable, "-m", "device_tools.sensors"], check=False, capture_output=True, text=True,
-                          env={"SENTINEL_DATA_DIR": str(tmp_path), "SENTINEL_SENSORS": '{"source": "radar"}',
-                               "PATH": "/usr/bin:/bin"}, timeout=60, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "device_tools.sensors"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={
+            "SENTINEL_DATA_DIR": str(tmp_path),
+            "SENTINEL_SENSORS": '{"source": "radar"}',
+            "PATH": "/usr/bin:/bin",
+        },
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 2 and "sentinel.sensors.source" in proc.stderr

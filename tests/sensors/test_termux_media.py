@@ -59,7 +59,11 @@ async def test_camera_and_microphone_need_consent_then_read(media, make_bridge):
     photo = (await bridge.handle({"sensor": "camera", "policy_tag": "look"}, "agent-a")).payload
     clip = (await bridge.handle({"sensor": "microphone", "policy_tag": "listen"}, "agent-a")).payload
     image = Image.open(io.BytesIO(base64.b64decode(photo["image_base64"])))
-    assert image.size == (640, 480) and photo["original_size"] == [1600, 1200] and photo["mime_type"] == "image/jpeg"
+    assert (
+        image.size == (640, 480)
+        and photo["original_size"] == [1600, 1200]
+        and photo["mime_type"] == "image/jpeg"
+    )
     assert 0x8825 not in image.getexif()  # no GPS tag leaves the phone
     assert base64.b64decode(clip["audio_base64"]) == b"ftypM4A fake aac frames" and clip["seconds"] == 1
     log = calls(media)

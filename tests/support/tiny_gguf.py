@@ -14,11 +14,14 @@ import numpy as np
 # ChatML: the most common template; llama-cpp-python renders it with jinja2 like any GGUF template.
 CHATML_TEMPLATE = (
     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
-    "'<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+    "'<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% "
+    "endif %}"
 )
 
 
-def write_tiny_gguf(path: Path, *, n_ctx: int = 4096, chat_template: str | None = None, seed: int = 0) -> Path:
+def write_tiny_gguf(
+    path: Path, *, n_ctx: int = 4096, chat_template: str | None = None, seed: int = 0
+) -> Path:
     n_vocab, n_embd, n_layer, n_head, n_ff = 259, 64, 2, 4, 128
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name("tiny-test")
@@ -33,7 +36,9 @@ def write_tiny_gguf(path: Path, *, n_ctx: int = 4096, chat_template: str | None 
     w.add_file_type(0)
     # SPM-style vocab: <unk>, <s>, </s>, then the 256 byte tokens <0xNN>
     tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{i:02X}>" for i in range(256)]
-    types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [gguf.TokenType.BYTE] * 256
+    types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [
+        gguf.TokenType.BYTE
+    ] * 256
     w.add_tokenizer_model("llama")
     w.add_token_list(tokens)
     w.add_token_scores([0.0] * len(tokens))

@@ -1,5 +1,7 @@
-"""Builds belong to the principal that started them: through a real Sentinel over HTTP, another principal cannot
-list, read (status or files, as tools or ``swarm://`` resources, by guessing ids) or cancel them; the owner of a
+"""Builds belong to the principal that started them: through a real Sentinel over HTTP, another principal
+cannot
+list, read (status or files, as tools or ``swarm://`` resources, by guessing ids) or cancel them; the owner of
+a
 build sees it all."""
 
 from __future__ import annotations
@@ -35,15 +37,29 @@ MANIFEST = "app/src/main/AndroidManifest.xml"
 @contextlib.contextmanager
 def sentinel(tmp_path: Path, model_url: str):
     cfg = tmp_path / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path / "state"), "builtins": ["swarm"], "policy": {"allow": ["swarm__*"]},
-        "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}],
-        "swarm": {"verify": NO_TOOLS, "backend": "openai", "openai": FAST_OPENAI}}}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "mcpServers": {},
+                "sentinel": {
+                    "data_dir": str(tmp_path / "state"),
+                    "builtins": ["swarm"],
+                    "policy": {"allow": ["swarm__*"]},
+                    "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}],
+                    "swarm": {"verify": NO_TOOLS, "backend": "openai", "openai": FAST_OPENAI},
+                },
+            }
+        )
+    )
     port = _root.free_port()
     env = {**os.environ, "SWARM_OPENAI_BASE_URL": model_url, "SWARM_OPENAI_API_KEY": "test-key"}
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
-                             f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=env,
+    )
     try:
         _root.wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
         yield f"http://127.0.0.1:{port}"
@@ -85,9 +101,16 @@ async def test_builds_are_their_principals_own(tmp_path, model_server) -> None:
             assert listed.structured_content["tasks"] == []
             for tool in ("swarm__swarm_status", "swarm__swarm_cancel"):
                 r = await bob.call_tool(tool, {"task_id": task_id})
-                assert r.is_error and "AndroidManifest" not in body(r) and SPEC["app_name"] not in body(r), tool
-            for uri in (f"swarm://{task_id}", f"swarm://{task_id}/{MANIFEST}", f"swarm://{task_id}/./{MANIFEST}",
-                        f"swarm://{task_id.upper()}", f"swarm://{task_id}%2F{MANIFEST}"):
+                assert r.is_error and "AndroidManifest" not in body(r) and SPEC["app_name"] not in body(r), (
+                    tool
+                )
+            for uri in (
+                f"swarm://{task_id}",
+                f"swarm://{task_id}/{MANIFEST}",
+                f"swarm://{task_id}/./{MANIFEST}",
+                f"swarm://{task_id.upper()}",
+                f"swarm://{task_id}%2F{MANIFEST}",
+            ):
                 with pytest.raises(Exception) as refused:
                     await bob.read_resource(uri)
                 assert "android.intent.action.MAIN" not in str(refused.value), uri

@@ -21,8 +21,16 @@ pytestmark = pytest.mark.timeout(90)
 @pytest.fixture
 def cli(tmp_path: Path, model_server):
     config = tmp_path / "sentinel.json"
-    config.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path / "data"),
-                                               "swarm": {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "sentinel": {
+                    "data_dir": str(tmp_path / "data"),
+                    "swarm": {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS},
+                }
+            }
+        )
+    )
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps(SPEC))
     env = dict(os.environ, SWARM_OPENAI_BASE_URL=model_server.url, SWARM_OPENAI_API_KEY="test-key")
@@ -31,8 +39,9 @@ def cli(tmp_path: Path, model_server):
         return [sys.executable, "-m", "sentinel_mcp", "-c", str(config), "swarm", *args]
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(command(*args), env=env, capture_output=True, text=True, timeout=60,
-                              check=False)
+        return subprocess.run(
+            command(*args), env=env, capture_output=True, text=True, timeout=60, check=False
+        )
 
     return run, command, env, spec
 
@@ -41,7 +50,9 @@ def test_build_status_and_list(cli, tmp_path) -> None:
     run, _, _, spec = cli
     done = run("build", str(spec))
     assert done.returncode == 0, done.stderr
-    assert f"[########################] {len(PLAN_PATHS) + 2}/{len(PLAN_PATHS) + 2} COMPLETED" in done.stderr  # the bar
+    assert (
+        f"[########################] {len(PLAN_PATHS) + 2}/{len(PLAN_PATHS) + 2} COMPLETED" in done.stderr
+    )  # the bar
     assert "[PLANNING]" not in done.stdout and ": COMPLETED" in done.stdout
     task_id = done.stdout.split()[1].rstrip(":")
     assert (tmp_path / "data" / "swarm" / task_id / "app/src/main/AndroidManifest.xml").is_file()
@@ -67,8 +78,9 @@ def test_invalid_spec_exits_2_with_what_is_wrong(cli, tmp_path) -> None:
 def test_signal_cancels_the_build_and_keeps_state(cli, model_server, tmp_path, sig, code) -> None:
     _, command, env, spec = cli
     model_server.hold.clear()
-    proc = subprocess.Popen(command("build", str(spec)), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        command("build", str(spec)), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 60
         while not model_server.requests and time.monotonic() < deadline:

@@ -1,4 +1,5 @@
-"""Builds through Sentinel as clients meet them: long calls kept alive by progress (a scaled-down clock), short-timeout
+"""Builds through Sentinel as clients meet them: long calls kept alive by progress (a scaled-down clock),
+short-timeout
 clients following a build through ``swarm://`` resources, and the client's own model answering by sampling."""
 
 from __future__ import annotations
@@ -21,10 +22,20 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def config(tmp_path, *, swarm: dict[str, Any], timeouts: dict[str, Any] | None = None):
-    return parse_config({"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path), "builtins": ["swarm"], "policy": {"allow": ["swarm__*"]},
-        "builtin_timeouts": {"swarm": timeouts} if timeouts else {},
-        "swarm": {"verify": NO_TOOLS} | swarm}}, source="<test>", base_dir=tmp_path)
+    return parse_config(
+        {
+            "mcpServers": {},
+            "sentinel": {
+                "data_dir": str(tmp_path),
+                "builtins": ["swarm"],
+                "policy": {"allow": ["swarm__*"]},
+                "builtin_timeouts": {"swarm": timeouts} if timeouts else {},
+                "swarm": {"verify": NO_TOOLS} | swarm,
+            },
+        },
+        source="<test>",
+        base_dir=tmp_path,
+    )
 
 
 @pytest.fixture
@@ -37,12 +48,18 @@ def openai_env(model_server, monkeypatch):
 SLOW = {"backend": "openai", "openai": FAST_OPENAI | {"timeout": 10.0}}
 
 
-# ---- long builds: the idle timeout (scaled from 300 s to 1 s) is reset by progress, bounded by the longest call ----
+# ---- long builds: the idle timeout (scaled from 300 s to 1 s) is reset by progress, bounded by the longest
+# call ----
+
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_a_call_longer_than_the_timeout_lives_while_it_reports_progress(tmp_path, openai_env, mode) -> None:
+async def test_a_call_longer_than_the_timeout_lives_while_it_reports_progress(
+    tmp_path, openai_env, mode
+) -> None:
     openai_env.script("coder", {"delay": 2.5})  # one model call takes 2.5 idle timeouts
-    cfg = config(tmp_path, swarm=SLOW | {"heartbeat_seconds": 0.2}, timeouts={"timeout": 1.0, "max_call_seconds": 60})
+    cfg = config(
+        tmp_path, swarm=SLOW | {"heartbeat_seconds": 0.2}, timeouts={"timeout": 1.0, "max_call_seconds": 60}
+    )
     messages: list[str] = []
 
     async def on_progress(p: float, total: float | None, message: str | None) -> None:
@@ -50,7 +67,9 @@ async def test_a_call_longer_than_the_timeout_lives_while_it_reports_progress(tm
 
     async with running_gateway(cfg) as rt, Client(rt.front.server, mode=mode) as c:
         started = anyio.current_time()
-        r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True}, progress_callback=on_progress)
+        r = await c.call_tool(
+            "swarm__swarm_build", {"spec": SPEC, "wait": True}, progress_callback=on_progress
+        )
         took = anyio.current_time() - started
     assert not r.is_error, r.content[0].text
     assert r.structured_content["state"] == "COMPLETED" and took > 2.5
@@ -59,7 +78,9 @@ async def test_a_call_longer_than_the_timeout_lives_while_it_reports_progress(tm
 
 async def test_a_silent_call_is_cut_at_the_timeout_and_the_build_ends_cancelled(tmp_path, openai_env) -> None:
     openai_env.script("coder", {"delay": 3})
-    cfg = config(tmp_path, swarm=SLOW | {"heartbeat_seconds": 60}, timeouts={"timeout": 1.0, "max_call_seconds": 60})
+    cfg = config(
+        tmp_path, swarm=SLOW | {"heartbeat_seconds": 60}, timeouts={"timeout": 1.0, "max_call_seconds": 60}
+    )
     async with running_gateway(cfg) as rt, Client(rt.front.server, mode="legacy") as c:
         started = anyio.current_time()
         r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
@@ -71,7 +92,9 @@ async def test_a_silent_call_is_cut_at_the_timeout_and_the_build_ends_cancelled(
 
 async def test_progress_never_keeps_a_call_past_its_longest(tmp_path, openai_env) -> None:
     openai_env.script("coder", {"delay": 4})
-    cfg = config(tmp_path, swarm=SLOW | {"heartbeat_seconds": 0.2}, timeouts={"timeout": 1.0, "max_call_seconds": 2})
+    cfg = config(
+        tmp_path, swarm=SLOW | {"heartbeat_seconds": 0.2}, timeouts={"timeout": 1.0, "max_call_seconds": 2}
+    )
     async with running_gateway(cfg) as rt, Client(rt.front.server, mode="legacy") as c:
         r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
         assert r.is_error and "was still running after 2s" in r.content[0].text
@@ -87,12 +110,16 @@ async def _until_finished(c: Client) -> list[dict[str, Any]]:
             await anyio.sleep(0.05)
 
 
-# ---- a client with a short timeout: start with wait=false, follow the swarm:// resources ----------------------
+# ---- a client with a short timeout: start with wait=false, follow the swarm:// resources
+# ----------------------
+
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_wait_false_then_the_status_resource(tmp_path, openai_env, mode) -> None:
-    async with running_gateway(config(tmp_path, swarm={"backend": "openai", "openai": FAST_OPENAI})) as rt, \
-            Client(rt.front.server, mode=mode) as c:
+    async with (
+        running_gateway(config(tmp_path, swarm={"backend": "openai", "openai": FAST_OPENAI})) as rt,
+        Client(rt.front.server, mode=mode) as c,
+    ):
         with anyio.fail_after(2):  # returns at once, whatever the build's length
             started = (await c.call_tool("swarm__swarm_build", {"spec": SPEC})).structured_content
         task_id = started["task_id"]
@@ -108,25 +135,37 @@ async def test_wait_false_then_the_status_resource(tmp_path, openai_env, mode) -
         assert "android.intent.action.MAIN" in manifest.contents[0].text
 
 
-# ---- the client's own model: sampling relayed to the client whose call started the build ---------------------
+# ---- the client's own model: sampling relayed to the client whose call started the build
+# ---------------------
+
 
 class ClientModel:
-    """What a client that offers sampling does: shows each request to its user, who approves it, then answers."""
+    """What a client that offers sampling does: shows each request to its user, who approves it, then answers.
+    """
 
     def __init__(self, decline: str | None = None) -> None:
         self.asked: list[str] = []
         self.decline = decline
 
-    async def __call__(self, context: ClientRequestContext,
-                       params: CreateMessageRequestParams) -> CreateMessageResult | ErrorData:
+    async def __call__(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult | ErrorData:
         text = params.messages[0].content.text
-        body = {"messages": [{"role": "system", "content": params.system_prompt}, {"role": "user", "content": text}]}
+        body = {
+            "messages": [
+                {"role": "system", "content": params.system_prompt},
+                {"role": "user", "content": text},
+            ]
+        }
         role = role_of(body)
         self.asked.append(role)
         if role == self.decline:
             return ErrorData(code=-1, message="the user declined this request")
-        return CreateMessageResult(role="assistant", model="client-model",
-                                   content=TextContent(type="text", text=default_entry(role, body)))
+        return CreateMessageResult(
+            role="assistant",
+            model="client-model",
+            content=TextContent(type="text", text=default_entry(role, body)),
+        )
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -134,7 +173,9 @@ async def test_a_build_on_the_client_model_through_the_gateway(tmp_path, mode) -
     model = ClientModel()
     async with running_gateway(config(tmp_path, swarm={})) as rt:  # backend auto (the default)
         # on 2026-07-28 each model request is one more round of the same call (the gateway holds it open)
-        async with Client(rt.front.server, mode=mode, sampling_callback=model, input_required_max_rounds=64) as c:
+        async with Client(
+            rt.front.server, mode=mode, sampling_callback=model, input_required_max_rounds=64
+        ) as c:
             r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
             assert not r.is_error, r.content[0].text
             result = r.structured_content
@@ -155,7 +196,9 @@ async def test_the_users_refusal_in_the_client_ends_the_build(tmp_path) -> None:
             r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
         assert not r.is_error and r.structured_content["state"] == "FAILED"
         assert "the user declined this request" in r.structured_content["error"]
-        async with Client(rt.front.server, mode="legacy") as c:  # no sampling offered: refused before it starts
+        async with Client(
+            rt.front.server, mode="legacy"
+        ) as c:  # no sampling offered: refused before it starts
             r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})
             assert r.is_error and "does not offer sampling" in r.content[0].text
     assert model.asked == ["planner"]

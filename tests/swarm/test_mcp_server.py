@@ -11,7 +11,14 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client import ClientRequestContext
 from mcp.types import CreateMessageRequestParams, CreateMessageResult, TextContent
-from tests.swarm.support.scripted_model import EDITOR_ACTIVITY, MODEL_STEPS, PLAN_PATHS, SPEC, default_entry, role_of
+from tests.swarm.support.scripted_model import (
+    EDITOR_ACTIVITY,
+    MODEL_STEPS,
+    PLAN_PATHS,
+    SPEC,
+    default_entry,
+    role_of,
+)
 from tests.swarm.support.swarm_fixtures import FAST_OPENAI, NO_TOOLS
 
 from sentinel_mcp.config import ConfigError
@@ -52,8 +59,9 @@ async def test_build_with_progress_then_status_list_and_files(tmp_path, openai_e
         assert set(tools) == {"swarm_validate", "swarm_build", "swarm_status", "swarm_list", "swarm_cancel"}
         assert tools["swarm_status"].annotations.read_only_hint is True
         assert tools["swarm_validate"].annotations.read_only_hint is True
-        result = data(await client.call_tool("swarm_build", {"spec": SPEC, "wait": True},
-                                             progress_callback=on_progress))
+        result = data(
+            await client.call_tool("swarm_build", {"spec": SPEC, "wait": True}, progress_callback=on_progress)
+        )
         assert result["state"] == "COMPLETED" and sorted(result["files"]) == sorted(PLAN_PATHS)
         task_id = result["task_id"]
 
@@ -72,7 +80,9 @@ async def test_build_with_progress_then_status_list_and_files(tmp_path, openai_e
 
         templates = await client.list_resource_templates()
         assert sorted(t.uri_template for t in templates.resource_templates) == [
-            "swarm://{task_id}", "swarm://{task_id}/{+path}"]
+            "swarm://{task_id}",
+            "swarm://{task_id}/{+path}",
+        ]
         read = await client.read_resource(f"swarm://{task_id}/{MANIFEST}")
         assert read.contents[0].text == (tmp_path / "swarm" / task_id / MANIFEST).read_text()
         state = json.loads((await client.read_resource(f"swarm://{task_id}")).contents[0].text)
@@ -100,8 +110,10 @@ async def test_cancelling_a_waiting_call_cancels_the_build(tmp_path, openai_env,
     openai_env.script("coder", {"hold": True})
     async with Client(swarm(tmp_path), mode=mode) as client:
         async with anyio.create_task_group() as tg:
+
             async def build() -> None:
                 await client.call_tool("swarm_build", {"spec": SPEC, "wait": True})
+
             tg.start_soon(build)
             while not any(r.get("held") for r in openai_env.requests):
                 await anyio.sleep(0.01)
@@ -128,8 +140,9 @@ async def test_closing_the_connection_fails_a_running_build(tmp_path, openai_env
 
 async def test_bad_input_gets_clear_errors(tmp_path, openai_env) -> None:
     async with Client(swarm(tmp_path)) as client:
-        bad = await client.call_tool("swarm_build", {"spec": {"app_name": "X", "package_name": "nodots",
-                                                              "features": ["a"]}})
+        bad = await client.call_tool(
+            "swarm_build", {"spec": {"app_name": "X", "package_name": "nodots", "features": ["a"]}}
+        )
         assert bad.is_error
         assert "package_name: must be a lowercase dotted package" in bad.content[0].text
         over = await client.call_tool("swarm_build", {"spec": SPEC, "max_steps": 99})
@@ -140,8 +153,10 @@ async def test_bad_input_gets_clear_errors(tmp_path, openai_env) -> None:
         assert unknown.is_error and "no such task" in unknown.content[0].text
         nasty = await client.call_tool("swarm_status", {"task_id": "../../etc"})
         assert nasty.is_error and "no such task" in nasty.content[0].text
-        for uri in ("swarm://t20260101-000000-abcdef/app/../../../etc/passwd",
-                    "swarm://t20260101-000000-abcdef/missing.kt"):
+        for uri in (
+            "swarm://t20260101-000000-abcdef/app/../../../etc/passwd",
+            "swarm://t20260101-000000-abcdef/missing.kt",
+        ):
             with pytest.raises(MCPError):
                 await client.read_resource(uri)
         assert data(await client.call_tool("swarm_list", {})) == {"tasks": []}
@@ -156,9 +171,13 @@ async def test_missing_endpoint_env_is_a_clear_error(tmp_path, monkeypatch) -> N
 
 
 def test_settings_errors_name_the_key(tmp_path) -> None:
-    with pytest.raises(ConfigError, match=r"sentinel.swarm.limits.max_model_calls: Input should be less than or equal to 80"):
+    with pytest.raises(
+        ConfigError, match=r"sentinel.swarm.limits.max_model_calls: Input should be less than or equal to 80"
+    ):
         swarm(tmp_path, limits={"max_model_calls": 81})
-    with pytest.raises(ConfigError, match=r"sentinel.swarm.backend: Input should be 'auto', 'local', 'openai' or 'sampling'"):
+    with pytest.raises(
+        ConfigError, match=r"sentinel.swarm.backend: Input should be 'auto', 'local', 'openai' or 'sampling'"
+    ):
         swarm(tmp_path, backend="kimi")
     with pytest.raises(ConfigError, match=r"sentinel.swarm.colour: unknown key"):
         swarm(tmp_path, colour=1)
@@ -167,12 +186,22 @@ def test_settings_errors_name_the_key(tmp_path) -> None:
 async def test_sampling_backend_through_the_calling_client(tmp_path) -> None:
     asked: list[str] = []
 
-    async def sampling(context: ClientRequestContext, params: CreateMessageRequestParams) -> CreateMessageResult:
+    async def sampling(
+        context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
         text = params.messages[0].content.text
-        body = {"messages": [{"role": "system", "content": params.system_prompt}, {"role": "user", "content": text}]}
+        body = {
+            "messages": [
+                {"role": "system", "content": params.system_prompt},
+                {"role": "user", "content": text},
+            ]
+        }
         asked.append(role_of(body))
-        return CreateMessageResult(role="assistant", model="client-model",
-                                   content=TextContent(type="text", text=default_entry(role_of(body), body)))
+        return CreateMessageResult(
+            role="assistant",
+            model="client-model",
+            content=TextContent(type="text", text=default_entry(role_of(body), body)),
+        )
 
     server = swarm(tmp_path, backend="sampling")
     async with Client(server, mode="legacy", sampling_callback=sampling) as client:
@@ -186,6 +215,8 @@ async def test_sampling_backend_through_the_calling_client(tmp_path) -> None:
     async with Client(server, mode="legacy") as client:  # no sampling capability offered
         r = await client.call_tool("swarm_build", {"spec": SPEC, "wait": True})
         assert r.is_error and "does not offer sampling" in r.content[0].text
-    async with Client(server, mode="legacy", sampling_callback=sampling) as client:  # asked during the call only
+    async with Client(
+        server, mode="legacy", sampling_callback=sampling
+    ) as client:  # asked during the call only
         r = await client.call_tool("swarm_build", {"spec": SPEC})
         assert r.is_error and "needs wait: true" in r.content[0].text

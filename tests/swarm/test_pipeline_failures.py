@@ -7,7 +7,16 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from tests.swarm.support.scripted_model import BLUEPRINT, EDITOR_LAYOUT, MODEL_STEPS, PLAN_PATHS, REPOSITORY, SPEC, answer_for, schema_of
+from tests.swarm.support.scripted_model import (
+    BLUEPRINT,
+    EDITOR_LAYOUT,
+    MODEL_STEPS,
+    PLAN_PATHS,
+    REPOSITORY,
+    SPEC,
+    answer_for,
+    schema_of,
+)
 from tests.swarm.support.swarm_fixtures import make_service, openai_factory
 
 from sentinel_mcp.swarm.spec import SpecError
@@ -38,9 +47,14 @@ async def test_rejection_is_retried_with_the_feedback(service, model_server, tmp
     retry = coder[1]["prompt"]
     assert f"Step {FIRST_MODEL_STEP}: {REPOSITORY}." in retry and "Your previous answer was REJECTED" in retry
     assert "the repository must keep notes in insertion order" in retry
-    steps = rows(tmp_path, "SELECT step_number, attempt, status, issues_json FROM steps WHERE task_id=? ORDER BY id",
-                 task_id)
-    assert [s[:3] for s in steps[:FIRST_MODEL_STEP - 1]] == [(n, 1, "ACCEPTED") for n in range(1, FIRST_MODEL_STEP)]
+    steps = rows(
+        tmp_path,
+        "SELECT step_number, attempt, status, issues_json FROM steps WHERE task_id=? ORDER BY id",
+        task_id,
+    )
+    assert [s[:3] for s in steps[: FIRST_MODEL_STEP - 1]] == [
+        (n, 1, "ACCEPTED") for n in range(1, FIRST_MODEL_STEP)
+    ]
     assert steps[FIRST_MODEL_STEP - 1][:3] == (FIRST_MODEL_STEP, 1, "REJECTED")
     assert "insertion order" in steps[FIRST_MODEL_STEP - 1][3]
     assert steps[FIRST_MODEL_STEP][:3] == (FIRST_MODEL_STEP, 2, "ACCEPTED")
@@ -61,25 +75,34 @@ async def test_deterministic_checks_reject_without_asking_the_critic(service, mo
     assert "placeholder ('TODO' on line 1)" in retry
     assert "two buttons do the same action" in retry
     layout = (tmp_path / "swarm" / task_id / EDITOR_LAYOUT).read_text()
-    assert layout.count("<Button") == 1 and "TODO" not in (tmp_path / "swarm" / task_id /
-                                                          "app/src/main/res/values/strings.xml").read_text()
+    assert (
+        layout.count("<Button") == 1
+        and "TODO" not in (tmp_path / "swarm" / task_id / "app/src/main/res/values/strings.xml").read_text()
+    )
     step = [s for s in status["steps"] if s["file_path"] == EDITOR_LAYOUT]
     assert [s["status"] for s in step] == ["REJECTED", "ACCEPTED"]
 
 
-async def test_answers_that_break_the_schema_or_name_what_does_not_exist_are_rejected(service, model_server) -> None:
+async def test_answers_that_break_the_schema_or_name_what_does_not_exist_are_rejected(
+    service, model_server
+) -> None:
     def unknown_action(body):
         answer = answer_for(schema_of(body))
         answer["buttons"] = [{"action": "delete_everything", "label": "Go"}]
         answer["inputs"] = [{"field": "text", "hint": "Write"}, {"field": "ghost", "hint": "Boo"}]
         return json.dumps(answer)
 
-    model_server.script("coder", lambda body: json.dumps(answer_for(schema_of(body))),
-                        '{"title": 5}', unknown_action)
+    model_server.script(
+        "coder", lambda body: json.dumps(answer_for(schema_of(body))), '{"title": 5}', unknown_action
+    )
     _task_id, status = await run(service, model_server)
     assert status["state"] == "COMPLETED"
-    issues = [i["message"] for s in status["steps"] if s["file_path"] == EDITOR_LAYOUT and s["status"] == "REJECTED"
-              for i in s["issues"]]
+    issues = [
+        i["message"]
+        for s in status["steps"]
+        if s["file_path"] == EDITOR_LAYOUT and s["status"] == "REJECTED"
+        for i in s["issues"]
+    ]
     assert any("answer does not fit the schema" in m for m in issues)
     assert any("button action 'delete_everything' is not one of add, open_NoteList" in m for m in issues)
     assert any("input for unknown field 'ghost'" in m for m in issues)
@@ -98,11 +121,14 @@ async def test_retry_cap_fails_the_task(service, model_server, tmp_path) -> None
     assert status["plan"] is not None
 
 
-@pytest.mark.parametrize("caps, expected", [
-    ({"max_model_calls": 4}, "model-call limit of 4 reached"),
-    ({"max_tokens": 3000}, "token limit of 3000 exceeded"),
-    ({"max_steps": 12}, "2 screens planned; at most 1 fit the step cap"),
-])
+@pytest.mark.parametrize(
+    "caps, expected",
+    [
+        ({"max_model_calls": 4}, "model-call limit of 4 reached"),
+        ({"max_tokens": 3000}, "token limit of 3000 exceeded"),
+        ({"max_steps": 12}, "2 screens planned; at most 1 fit the step cap"),
+    ],
+)
 async def test_caps_abort_the_task(service, model_server, tmp_path, caps, expected) -> None:
     task_id, status = await run(service, model_server, caps=caps)
     assert status["state"] == "FAILED" and expected in status["error"]
@@ -134,7 +160,9 @@ async def test_oversized_file_is_truncated_with_a_warning(tmp_path, model_server
     assert status["state"] == "FAILED" and "not accepted" in status["error"]
     cut = [s for s in status["steps"] if s["warnings"]]
     assert cut and all(w.endswith("truncated to 1024 bytes") for s in cut for w in s["warnings"])
-    assert "delimiters do not balance" in json.dumps(cut[0]["issues"]) or "not well-formed" in json.dumps(cut[0]["issues"])
+    assert "delimiters do not balance" in json.dumps(cut[0]["issues"]) or "not well-formed" in json.dumps(
+        cut[0]["issues"]
+    )
     assert not (tmp_path / "swarm" / task_id / cut[0]["file_path"]).exists()
     assert all((tmp_path / "swarm" / task_id / p).stat().st_size <= 1024 for p in status["files"])
 
@@ -154,7 +182,9 @@ async def test_model_error_breaker(service, model_server, tmp_path) -> None:
     assert status["state"] == "FAILED"
     assert "circuit breaker: 5 model errors within 60 s" in status["error"]
     assert len(model_server.calls("coder")) == 5  # 3 attempts, then 2 more: the breaker stops the 6th
-    errors = rows(tmp_path, "SELECT role, status, attempts FROM api_calls WHERE status='ERROR' AND task_id=?", task_id)
+    errors = rows(
+        tmp_path, "SELECT role, status, attempts FROM api_calls WHERE status='ERROR' AND task_id=?", task_id
+    )
     assert errors == [("coder", "ERROR", 3), ("coder", "ERROR", 2)]
 
 
@@ -163,8 +193,9 @@ async def test_transient_errors_are_retried_with_backoff(service, model_server, 
     task_id, status = await run(service, model_server, openai={"timeout": 0.3, "max_attempts": 4})
     assert status["state"] == "COMPLETED"
     assert len(model_server.calls("planner")) == 4
-    planner = rows(tmp_path, "SELECT status, attempts, error FROM api_calls WHERE role='planner' AND task_id=?",
-                   task_id)
+    planner = rows(
+        tmp_path, "SELECT status, attempts, error FROM api_calls WHERE role='planner' AND task_id=?", task_id
+    )
     assert planner[0][:2] == ("OK", 4)
     assert "HTTP 429" in planner[0][2] and "HTTP 503" in planner[0][2] and "timeout" in planner[0][2]
 
@@ -176,17 +207,33 @@ async def test_permanent_4xx_is_not_retried_and_planner_failure_aborts(service, 
     assert len(model_server.requests) == 1
 
 
-@pytest.mark.parametrize("field, value, why", [
-    ("screens", [{"feature": "add a note", "screen": "../../Escape", "summary": "x y z"},
-                 {"feature": "list notes", "screen": "NoteList", "summary": "x y z"}], "screens.0.screen"),
-    ("entity", "/etc/Passwd", "entity: String should match pattern"),
-    ("text_field", 'text"); Runtime.exec("rm', "text_field: String should match pattern"),
-    ("more_fields", [{"name": "a/../b", "type": "String"}], "more_fields.0.name"),
-    ("screens", [{"feature": "add a note", "screen": "NoteEditor", "summary": "x y z"},
-                 {"feature": "send my notes to a server", "screen": "Sender", "summary": "x y z"}],
-     "features not covered by any screen: list notes"),
-])
-async def test_unsafe_or_incomplete_plans_are_refused(service, model_server, tmp_path, field, value, why) -> None:
+@pytest.mark.parametrize(
+    "field, value, why",
+    [
+        (
+            "screens",
+            [
+                {"feature": "add a note", "screen": "../../Escape", "summary": "x y z"},
+                {"feature": "list notes", "screen": "NoteList", "summary": "x y z"},
+            ],
+            "screens.0.screen",
+        ),
+        ("entity", "/etc/Passwd", "entity: String should match pattern"),
+        ("text_field", 'text"); Runtime.exec("rm', "text_field: String should match pattern"),
+        ("more_fields", [{"name": "a/../b", "type": "String"}], "more_fields.0.name"),
+        (
+            "screens",
+            [
+                {"feature": "add a note", "screen": "NoteEditor", "summary": "x y z"},
+                {"feature": "send my notes to a server", "screen": "Sender", "summary": "x y z"},
+            ],
+            "features not covered by any screen: list notes",
+        ),
+    ],
+)
+async def test_unsafe_or_incomplete_plans_are_refused(
+    service, model_server, tmp_path, field, value, why
+) -> None:
     # paths are derived from names the blueprint validated: a name that is not an identifier never reaches one
     model_server.script("planner", json.dumps(dict(BLUEPRINT, **{field: value})))
     _task_id, status = await run(service, model_server)
@@ -194,7 +241,9 @@ async def test_unsafe_or_incomplete_plans_are_refused(service, model_server, tmp
     assert status["error"].startswith("plan rejected") and why in status["error"]
     assert model_server.calls("coder") == []  # no retry, nothing generated
     assert status["files"] == [] and not (tmp_path / "Escape").exists()
-    assert status["plan"]["steps"] == [] and status["plan"]["blueprint"][field] == value  # what was refused, kept
+    assert (
+        status["plan"]["steps"] == [] and status["plan"]["blueprint"][field] == value
+    )  # what was refused, kept
 
 
 async def test_symlink_escape_refused_at_write_time(service, model_server, tmp_path) -> None:
@@ -234,13 +283,23 @@ async def test_failing_verifier_never_blocks_completion(service, model_server) -
 
 
 async def test_invalid_spec_is_refused_with_what_is_wrong(service, model_server) -> None:
-    bad = {"app_name": "", "package_name": "Com.Bad", "features": [], "min_sdk": 30, "target_sdk": 25,
-           "colour": "red"}
+    bad = {
+        "app_name": "",
+        "package_name": "Com.Bad",
+        "features": [],
+        "min_sdk": 30,
+        "target_sdk": 25,
+        "colour": "red",
+    }
     with pytest.raises(SpecError) as err:
         await service.submit(bad, openai_factory(model_server))
     text = str(err.value)
-    for needle in ("app_name: String should have at least 1 character", "package_name: must be a lowercase dotted",
-                   "features: List should have at least 1 item", "colour: unknown field"):
+    for needle in (
+        "app_name: String should have at least 1 character",
+        "package_name: must be a lowercase dotted",
+        "features: List should have at least 1 item",
+        "colour: unknown field",
+    ):
         assert needle in text
     with pytest.raises(SpecError, match="target_sdk \\(25\\) must be >= min_sdk \\(30\\)"):
         await service.submit(dict(SPEC, min_sdk=30, target_sdk=25), openai_factory(model_server))

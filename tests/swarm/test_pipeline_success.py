@@ -64,10 +64,12 @@ async def test_success_path_writes_files_and_audit_rows(service, model_server, t
     assert steps[-1][3] == len(manifest.encode())
     calls = db.execute("SELECT role, status, prompt_tokens, completion_tokens, model FROM api_calls "
                        "WHERE task_id=? ORDER BY id", (task_id,)).fetchall()
-    assert len(calls) == 2 + 2 * MODEL_STEPS and all(c[1] == "OK" and c[2] > 12 and c[3] > 0 and c[4] == "scripted-1"
-                                                     for c in calls)
-    total = db.execute("SELECT prompt_tokens + completion_tokens FROM tasks WHERE task_id=?",
-                       (task_id,)).fetchone()[0]
+    assert len(calls) == 2 + 2 * MODEL_STEPS and all(
+        c[1] == "OK" and c[2] > 12 and c[3] > 0 and c[4] == "scripted-1" for c in calls
+    )
+    total = db.execute(
+        "SELECT prompt_tokens + completion_tokens FROM tasks WHERE task_id=?", (task_id,)
+    ).fetchone()[0]
     assert total == sum(c[2] + c[3] for c in calls)
 
     # each step's schema is built from what is decided: the view model's has one function per action of
@@ -75,13 +77,22 @@ async def test_success_path_writes_files_and_audit_rows(service, model_server, t
     coder = model_server.calls("coder")
     vm_schema = schema_of(coder[2]["body"])
     assert [f["properties"]["action"] for f in vm_schema["properties"]["functions"]["prefixItems"]] == [
-        {"const": "add"}]
+        {"const": "add"}
+    ]
     assert "The screen: title" in coder[2]["prompt"] and "(add)" in coder[2]["prompt"]
     # a screen may only offer what the repository has: this repository was given no extra operations
     ui_schema = schema_of(coder[1]["body"])
-    assert ui_schema["properties"]["buttons"]["items"]["properties"]["action"]["enum"] == ["add", "open_NoteList"]
+    assert ui_schema["properties"]["buttons"]["items"]["properties"]["action"]["enum"] == [
+        "add",
+        "open_NoteList",
+    ]
 
     states = [e.state for e in events]
-    assert states[0] == "PLANNING" and "EXECUTING" in states and "VERIFYING" in states and states[-1] == "COMPLETED"
+    assert (
+        states[0] == "PLANNING"
+        and "EXECUTING" in states
+        and "VERIFYING" in states
+        and states[-1] == "COMPLETED"
+    )
     assert events[-1].progress == events[-1].total == len(PLAN_PATHS) + 2
     assert not service.lock.path.exists()  # the lock is released when the build ends

@@ -20,13 +20,21 @@ from sentinel_mcp.swarm.state import SwarmStore
 
 pytestmark = pytest.mark.timeout(60)
 DAY = 86400
-OLD_FAILED, NEW_FAILED, OLD_DONE = "t20260101-000000-00000a", "t20260101-000000-00000b", "t20260101-000000-00000c"
+OLD_FAILED, NEW_FAILED, OLD_DONE = (
+    "t20260101-000000-00000a",
+    "t20260101-000000-00000b",
+    "t20260101-000000-00000c",
+)
 
 
 async def seed(root: Path, now: float) -> None:
     """Three finished builds with files: failed 8 days ago, failed yesterday, completed 30 days ago."""
     async with SwarmStore(root / "swarm.db") as store:
-        for tid, state, age in ((OLD_FAILED, "FAILED", 8), (NEW_FAILED, "FAILED", 1), (OLD_DONE, "COMPLETED", 30)):
+        for tid, state, age in (
+            (OLD_FAILED, "FAILED", 8),
+            (NEW_FAILED, "FAILED", 1),
+            (OLD_DONE, "COMPLETED", 30),
+        ):
             (root / tid / "app").mkdir(parents=True)
             (root / tid / "app" / "x.kt").write_text("package x\n")
             await store.create_task(tid, SPEC, root / tid)
@@ -34,8 +42,14 @@ async def seed(root: Path, now: float) -> None:
             await store.db.write("UPDATE tasks SET finished_at=? WHERE task_id=?", (now - age * DAY, tid))
     logs = root / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    for name, age in (("swarm.log", 0), ("swarm.log.2026-01-01", 31), ("swarm.log.2026-02-01", 2),
-                      ("swarm-debug.log.2026-01-20", 8), ("swarm-debug.log.2026-01-26", 2), ("notes.txt", 90)):
+    for name, age in (
+        ("swarm.log", 0),
+        ("swarm.log.2026-01-01", 31),
+        ("swarm.log.2026-02-01", 2),
+        ("swarm-debug.log.2026-01-20", 8),
+        ("swarm-debug.log.2026-01-26", 2),
+        ("notes.txt", 90),
+    ):
         (logs / name).write_text("x\n")
         os.utime(logs / name, (now - age * DAY, now - age * DAY))
 
@@ -53,7 +67,9 @@ async def test_sweep_removes_what_retention_allows_and_keeps_the_rest(tmp_path) 
         async with SwarmStore(root / "swarm.db") as store:
             await store.create_task("t20260101-000000-00000d", SPEC, root / "t20260101-000000-00000d")
             await store.set_state("t20260101-000000-00000d", "FAILED", error="x")
-            await store.db.write("UPDATE tasks SET finished_at=? WHERE task_id=?", (now - 9 * DAY, "t20260101-000000-00000d"))
+            await store.db.write(
+                "UPDATE tasks SET finished_at=? WHERE task_id=?", (now - 9 * DAY, "t20260101-000000-00000d")
+            )
         (root / "t20260101-000000-00000d").symlink_to(outside, target_is_directory=True)
 
         dry = await service.gc(dry_run=True)
@@ -64,7 +80,11 @@ async def test_sweep_removes_what_retention_allows_and_keeps_the_rest(tmp_path) 
         assert "symlink" in " ".join(report.skipped)
         assert (root / NEW_FAILED).exists() and (root / OLD_DONE).exists()  # too young; completed builds stay
         assert sorted(p.name for p in (root / "logs").iterdir()) == [
-            "notes.txt", "swarm-debug.log.2026-01-26", "swarm.log", "swarm.log.2026-02-01"]
+            "notes.txt",
+            "swarm-debug.log.2026-01-26",
+            "swarm.log",
+            "swarm.log.2026-02-01",
+        ]
         assert (outside / "keep.txt").read_text() == "mine"
         status = await service.status(OLD_FAILED)  # the audit trail stays; the status says the files are gone
         assert status["state"] == "FAILED" and status["files"] == [] and status["workspace_removed"] is True
@@ -85,9 +105,12 @@ async def test_the_service_sweeps_by_itself(tmp_path) -> None:
         while (root / OLD_FAILED).exists() and time.monotonic() < deadline:
             await __import__("asyncio").sleep(0.05)
         assert not (root / OLD_FAILED).exists() and (root / NEW_FAILED).exists()
-        async with SwarmStore(root / "swarm.db") as store:  # another build fails long ago: the next sweep takes it
-            await store.db.write("UPDATE tasks SET finished_at=? WHERE task_id=?", (time.time() - 30 * DAY,
-                                                                                      NEW_FAILED))
+        async with SwarmStore(
+            root / "swarm.db"
+        ) as store:  # another build fails long ago: the next sweep takes it
+            await store.db.write(
+                "UPDATE tasks SET finished_at=? WHERE task_id=?", (time.time() - 30 * DAY, NEW_FAILED)
+            )
         while (root / NEW_FAILED).exists() and time.monotonic() < deadline:
             await __import__("asyncio").sleep(0.05)
         assert not (root / NEW_FAILED).exists()
@@ -101,12 +124,28 @@ def test_gc_command(tmp_path) -> None:
     data = tmp_path / "data"
     asyncio.run(seed(data / "swarm", time.time()))
     config = tmp_path / "sentinel.json"
-    config.write_text(json.dumps({"sentinel": {"data_dir": str(data), "swarm": {"retention": {
-        "failed_workspace_days": 7, "debug_log_days": 7}, "log_retention_days": 30}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "sentinel": {
+                    "data_dir": str(data),
+                    "swarm": {
+                        "retention": {"failed_workspace_days": 7, "debug_log_days": 7},
+                        "log_retention_days": 30,
+                    },
+                }
+            }
+        )
+    )
 
     def gc(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "swarm", "gc", *args],
-                              capture_output=True, text=True, timeout=60, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "sentinel_mcp", "-c", str(config), "swarm", "gc", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
 
     dry = gc("--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -121,8 +160,9 @@ def test_gc_command(tmp_path) -> None:
 async def test_debug_log_has_its_own_file(tmp_path, model_server) -> None:
     from tests.swarm.support.swarm_fixtures import openai_factory
 
-    service = BuildService(tmp_path / "swarm", swarm_settings({"backend": "openai", "verify": NO_TOOLS,
-                                                                "debug_log": True}))
+    service = BuildService(
+        tmp_path / "swarm", swarm_settings({"backend": "openai", "verify": NO_TOOLS, "debug_log": True})
+    )
     await service.start(sweep=False)
     logger = logging.getLogger("sentinel.swarm")
     try:

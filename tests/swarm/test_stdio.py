@@ -16,12 +16,24 @@ pytestmark = [pytest.mark.timeout(90), pytest.mark.parametrize("mode", ["legacy"
 
 async def test_stdio_build_with_progress(tmp_path, model_server, mode) -> None:
     config = tmp_path / "sentinel.json"
-    config.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path),
-                                               "swarm": {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS}}}))
-    env = {"SWARM_OPENAI_BASE_URL": model_server.url, "SWARM_OPENAI_API_KEY": "test-key",
-           "PATH": os.environ.get("PATH", "")}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "sentinel_mcp.swarm", "-c", str(config)],
-                                   env=env)
+    config.write_text(
+        json.dumps(
+            {
+                "sentinel": {
+                    "data_dir": str(tmp_path),
+                    "swarm": {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS},
+                }
+            }
+        )
+    )
+    env = {
+        "SWARM_OPENAI_BASE_URL": model_server.url,
+        "SWARM_OPENAI_API_KEY": "test-key",
+        "PATH": os.environ.get("PATH", ""),
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "sentinel_mcp.swarm", "-c", str(config)], env=env
+    )
     seen: list[float] = []
 
     async def on_progress(p, total, message):

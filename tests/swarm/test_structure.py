@@ -1,4 +1,5 @@
-"""Structure from the spec, code from the model: the blueprint, the derived plan, the answers and what they render."""
+"""Structure from the spec, code from the model: the blueprint, the derived plan, the answers and what they
+render."""
 
 from __future__ import annotations
 
@@ -32,14 +33,17 @@ def test_plan_follows_from_spec_and_blueprint() -> None:
         compose_plan(spec, bp, 14)
 
 
-@pytest.mark.parametrize("change, why", [
-    ({"more_fields": [{"name": "text", "type": "Int"}]}, "duplicate field names"),
-    ({"more_fields": [{"name": "id", "type": "Int"}]}, "field name 'id' is reserved"),
-    ({"entity": "NoteListViewModel"}, "two generated classes would have the same name"),
-    ({"screens": [BLUEPRINT["screens"][0]]}, "features not covered by any screen: list notes"),
-    ({"screens": BLUEPRINT["screens"] * 2}, "a feature is planned more than once"),
-    ({"more_fields": [{"name": "x", "type": "Float"}]}, "more_fields.0"),
-])
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        ({"more_fields": [{"name": "text", "type": "Int"}]}, "duplicate field names"),
+        ({"more_fields": [{"name": "id", "type": "Int"}]}, "field name 'id' is reserved"),
+        ({"entity": "NoteListViewModel"}, "two generated classes would have the same name"),
+        ({"screens": [BLUEPRINT["screens"][0]]}, "features not covered by any screen: list notes"),
+        ({"screens": BLUEPRINT["screens"] * 2}, "a feature is planned more than once"),
+        ({"more_fields": [{"name": "x", "type": "Float"}]}, "more_fields.0"),
+    ],
+)
 def test_blueprint_problems_are_refused(change, why) -> None:
     with pytest.raises(PlanError, match=why):
         parse_blueprint(dict(BLUEPRINT, **change), parse_spec(SPEC), max_screens=5)
@@ -48,7 +52,9 @@ def test_blueprint_problems_are_refused(change, why) -> None:
 def test_blueprint_schema_fixes_every_feature_in_order() -> None:
     schema = blueprint_schema(parse_spec(SPEC))
     screens = schema["properties"]["screens"]
-    assert [s["properties"]["feature"] for s in screens["prefixItems"]] == [{"const": f} for f in SPEC["features"]]
+    assert [s["properties"]["feature"] for s in screens["prefixItems"]] == [
+        {"const": f} for f in SPEC["features"]
+    ]
     assert screens["minItems"] == screens["maxItems"] == 2 and screens["items"] is False
 
 
@@ -61,7 +67,10 @@ def test_rendered_project_passes_every_deterministic_check(ui) -> None:
     assert check_project(files, "com.example.notes") == []
     strings = files["app/src/main/res/values/strings.xml"]
     # model texts are data: escaped for XML and for aapt, never pasted into code
-    assert "It\\'s \\&quot;mine\\&quot; &amp; &lt;yours&gt;" in strings or "It\\'s \\\"mine\\\" &amp; &lt;yours&gt;" in strings
+    assert (
+        "It\\'s \\&quot;mine\\&quot; &amp; &lt;yours&gt;" in strings
+        or 'It\\\'s \\"mine\\" &amp; &lt;yours&gt;' in strings
+    )
     assert ">\\@Write here<" in strings
     assert all("mine" not in text for path, text in files.items() if path.endswith(".kt"))
 
@@ -79,10 +88,13 @@ def test_answer_schemas_follow_what_is_decided() -> None:
     assert ui["properties"]["buttons"]["items"]["properties"]["action"]["enum"] == ["add", "open_NoteList"]
     assert ui["properties"]["list"]["anyOf"][1]["properties"]["on_click"]["enum"] == ["none"]
     vm = answer_schema(step["viewmodel"], d)
-    assert [i["properties"]["action"]["const"] for i in vm["properties"]["functions"]["prefixItems"]] == ["add"]
+    assert [i["properties"]["action"]["const"] for i in vm["properties"]["functions"]["prefixItems"]] == [
+        "add"
+    ]
     d2, _plan, _ = decided()
     assert answer_schema(step["screen_ui"], d2)["properties"]["list"]["anyOf"][1]["properties"]["on_click"][
-        "enum"] == ["none", "remove", "toggle_done"]
+        "enum"
+    ] == ["none", "remove", "toggle_done"]
 
 
 def test_semantic_answer_problems() -> None:
@@ -92,8 +104,17 @@ def test_semantic_answer_problems() -> None:
     assert any("one function per action is needed" in i.message for i in issues)
     assert any("needs a blank message" in i.message for i in issues)
     ui_step = next(s for s in plan.steps if s.kind == "screen_ui")
-    _a, issues = parse_answer(ui_step, {"title": "T", "inputs": [], "buttons": [{"action": "add", "label": "A"}],
-                                        "list": None, "empty": "E"}, d)
+    _a, issues = parse_answer(
+        ui_step,
+        {
+            "title": "T",
+            "inputs": [],
+            "buttons": [{"action": "add", "label": "A"}],
+            "list": None,
+            "empty": "E",
+        },
+        d,
+    )
     assert [i.message for i in issues] == ["the add button needs an input for text (the Note's text)"]
     _a, issues = parse_answer(ui_step, {"title": 3}, d)
     assert issues and all(i.severity == "BLOCKER" and "schema" in i.message for i in issues)

@@ -15,17 +15,28 @@ from sentinel_mcp.paths import RULEBASES_DIR
 pytestmark = [pytest.mark.timeout(120), pytest.mark.parametrize("mode", ["legacy", "auto"])]
 
 
-async def test_build_needs_confirmation_respects_caps_and_reports_progress(tmp_path, model_server, monkeypatch,
-                                                                          mode) -> None:
+async def test_build_needs_confirmation_respects_caps_and_reports_progress(
+    tmp_path, model_server, monkeypatch, mode
+) -> None:
     from sentinel_mcp.app.runtime import running_gateway
 
     monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
     monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
     site = tmp_path / "site.pl"  # a stricter site policy composes with the shipped one: the lowest cap wins
     site.write_text("swarm_cap(max_steps, 20).\n")
-    config = parse_config({"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path), "builtins": ["swarm"], "rulebases": [str(RULEBASES_DIR / "swarm.pl"), str(site)],
-        "swarm": {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS}}}, source="<test>", base_dir=tmp_path)
+    config = parse_config(
+        {
+            "mcpServers": {},
+            "sentinel": {
+                "data_dir": str(tmp_path),
+                "builtins": ["swarm"],
+                "rulebases": [str(RULEBASES_DIR / "swarm.pl"), str(site)],
+                "swarm": {"backend": "openai", "openai": FAST_OPENAI, "verify": NO_TOOLS},
+            },
+        },
+        source="<test>",
+        base_dir=tmp_path,
+    )
     questions: list[str] = []
     answer = {"yes": False}
 
@@ -42,25 +53,39 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(tmp_p
         assert not rt.problems
         async with Client(rt.front.server, mode=mode, elicitation_callback=user) as c:
             names = {t.name for t in (await c.list_tools()).tools}
-            assert {"swarm__swarm_build", "swarm__swarm_status", "swarm__swarm_list", "swarm__swarm_cancel"} <= names
+            assert {
+                "swarm__swarm_build",
+                "swarm__swarm_status",
+                "swarm__swarm_list",
+                "swarm__swarm_cancel",
+            } <= names
 
             r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "max_steps": 22})
             assert r.is_error and "max_steps must be at most 20 (policy cap)" in r.content[0].text
-            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "max_model_calls": 81})  # schema: le=80
+            r = await c.call_tool(
+                "swarm__swarm_build", {"spec": SPEC, "max_model_calls": 81}
+            )  # schema: le=80
             assert r.is_error and "max_model_calls" in r.content[0].text
             assert questions == [] and model_server.requests == []
 
-            # validate before asking: the solver asks swarm_validate (read-only) first; an invalid spec is refused
+            # validate before asking: the solver asks swarm_validate (read-only) first; an invalid spec is
+            # refused
             # with its problems, and the user is never asked to confirm it (many spellings of wrong)
-            for bad, why in ((dict(SPEC, package_name="com.example..notes"), "package_name: must be a lowercase"),
-                             (dict(SPEC, package_name="com.example.class"), "Kotlin keyword(s) class"),
-                             (dict(SPEC, features=["add a note", "Add a note"]), "features must be unique"),
-                             (dict(SPEC, min_sdk=30, target_sdk=25), "target_sdk (25) must be >= min_sdk (30)"),
-                             (dict(SPEC, colour="red"), "colour: unknown field"),
-                             (dict(SPEC, app_name="true"), None)):
+            for bad, why in (
+                (dict(SPEC, package_name="com.example..notes"), "package_name: must be a lowercase"),
+                (dict(SPEC, package_name="com.example.class"), "Kotlin keyword(s) class"),
+                (dict(SPEC, features=["add a note", "Add a note"]), "features must be unique"),
+                (dict(SPEC, min_sdk=30, target_sdk=25), "target_sdk (25) must be >= min_sdk (30)"),
+                (dict(SPEC, colour="red"), "colour: unknown field"),
+                (dict(SPEC, app_name="true"), None),
+            ):
                 r = await c.call_tool("swarm__swarm_build", {"spec": bad})
-                if why is None:  # a valid spec whose name reads like a JSON literal: asked (and declined) as usual
-                    assert len(questions) == 1 and questions[0].startswith("Build the Android app"), r.content[0].text
+                if (
+                    why is None
+                ):  # a valid spec whose name reads like a JSON literal: asked (and declined) as usual
+                    assert len(questions) == 1 and questions[0].startswith("Build the Android app"), (
+                        r.content[0].text
+                    )
                     questions.clear()
                     continue
                 assert r.is_error and why in r.content[0].text, r.content[0].text
@@ -69,13 +94,20 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(tmp_p
 
             r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True})  # the user says no
             assert r.is_error
-            assert questions == [('Build the Android app "Notes" (com.example.notes)? It may use up to 80 model '
-                                 'calls and 200,000 tokens.')]
+            assert questions == [
+                (
+                    'Build the Android app "Notes" (com.example.notes)? It may use up to 80 model '
+                    "calls and 200,000 tokens."
+                )
+            ]
             assert model_server.requests == []
 
             answer["yes"] = True
-            r = await c.call_tool("swarm__swarm_build", {"spec": SPEC, "wait": True, "max_steps": 20},
-                                  progress_callback=on_progress)
+            r = await c.call_tool(
+                "swarm__swarm_build",
+                {"spec": SPEC, "wait": True, "max_steps": 20},
+                progress_callback=on_progress,
+            )
             assert not r.is_error, r.content
             assert r.structured_content["state"] == "COMPLETED"
             assert sorted(r.structured_content["files"]) == sorted(PLAN_PATHS)
@@ -93,11 +125,24 @@ async def test_local_build_calls_the_llm_builtin_through_the_gateway(tmp_path, m
     from sentinel_mcp.app.runtime import running_gateway
 
     model = write_tiny_gguf(tmp_path / "tiny.gguf", n_ctx=8192)
-    config = parse_config({"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp_path), "builtins": ["llm", "swarm"], "rulebases": [str(RULEBASES_DIR / "swarm.pl")],
-        "llm": {"model": str(model), "n_ctx": 8192, "max_tokens": 2048, "n_threads": 1, "seed": 7},
-        "swarm": {"backend": "local", "local": {"max_tokens": 2048}, "limits": {"max_model_calls": 4}}}},
-        source="<test>", base_dir=tmp_path)
+    config = parse_config(
+        {
+            "mcpServers": {},
+            "sentinel": {
+                "data_dir": str(tmp_path),
+                "builtins": ["llm", "swarm"],
+                "rulebases": [str(RULEBASES_DIR / "swarm.pl")],
+                "llm": {"model": str(model), "n_ctx": 8192, "max_tokens": 2048, "n_threads": 1, "seed": 7},
+                "swarm": {
+                    "backend": "local",
+                    "local": {"max_tokens": 2048},
+                    "limits": {"max_model_calls": 4},
+                },
+            },
+        },
+        source="<test>",
+        base_dir=tmp_path,
+    )
 
     async def user(context, params):
         return ElicitResult(action="accept", content={"answer": True})

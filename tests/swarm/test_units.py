@@ -25,8 +25,23 @@ from sentinel_mcp.swarm.spec import parse_spec
 from sentinel_mcp.swarm.workspace import Workspace
 
 
-@pytest.mark.parametrize("path", ["/abs.kt", "../x.kt", "a/../../x.kt", "a//b.kt", "./a.kt", "a\\b.kt", "C:/x.kt",
-                                  "~/x.kt", "a/b c.kt", "a/\x00.kt", "", "a/" + "b" * 300])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/abs.kt",
+        "../x.kt",
+        "a/../../x.kt",
+        "a//b.kt",
+        "./a.kt",
+        "a\\b.kt",
+        "C:/x.kt",
+        "~/x.kt",
+        "a/b c.kt",
+        "a/\x00.kt",
+        "",
+        "a/" + "b" * 300,
+    ],
+)
 def test_unsafe_paths_are_refused(path: str) -> None:
     with pytest.raises(UnsafePathError):
         check_relative_path(path)
@@ -69,36 +84,46 @@ def test_plan_validation_collects_every_problem() -> None:
     assert len(parse_plan(PLAN["steps"]).steps) == 5  # a bare list is accepted
     with pytest.raises(PlanError, match="steps"):
         parse_plan({"nothing": 1})
-    assert parse_plan({"steps": [dict(PLAN["steps"][4], file_type="Kotlin source")]}).steps[0].file_type == "kotlin"
+    assert (
+        parse_plan({"steps": [dict(PLAN["steps"][4], file_type="Kotlin source")]}).steps[0].file_type
+        == "kotlin"
+    )
 
 
 def test_file_checks() -> None:
     assert check_file("a.xml", "xml", "<a><b></a>")[0].message.startswith("XML is not well-formed")
-    assert check_file("x.kt", "kotlin", "") [0].message == "file is empty"
+    assert check_file("x.kt", "kotlin", "")[0].message == "file is empty"
     assert expected_kotlin_package("app/src/main/java/com/example/notes/ui/A.kt") == "com.example.notes.ui"
     assert expected_kotlin_package("A.kt") is None
-    assert unbalanced_delimiters('fun f() { println("}") /* ) */ val c = \'{\' }') is None
+    assert unbalanced_delimiters("fun f() { println(\"}\") /* ) */ val c = '{' }") is None
     assert unbalanced_delimiters("fun f() { (]") == "unexpected ']' on line 1"
     assert unbalanced_delimiters('val s = """\n{\n"""\nfun g() {}') is None
     assert unbalanced_delimiters('val s = "open') == "unterminated string literal on line 1"
     text = FILES["app/src/main/java/com/example/notes/MainActivity.kt"]
     assert check_file("app/src/main/java/com/example/notes/MainActivity.kt", "kotlin", text) == []
     bad = check_file("app/src/main/java/com/example/other/MainActivity.kt", "kotlin", text)
-    assert [i.message for i in bad] == ["package com.example.notes does not match its path (expected com.example.other)"]
+    assert [i.message for i in bad] == [
+        "package com.example.notes does not match its path (expected com.example.other)"
+    ]
 
 
 def test_project_checks_manifest_against_sources() -> None:
     assert check_project(FILES, "com.example.notes") == []
     files = dict(FILES)
     files["app/src/main/AndroidManifest.xml"] = files["app/src/main/AndroidManifest.xml"].replace(
-        ".MainActivity", ".SettingsActivity")
+        ".MainActivity", ".SettingsActivity"
+    )
     del files["settings.gradle.kts"]
     messages = [i.message for i in check_project(files, "com.example.notes")]
     assert "settings.gradle(.kts) is missing" in messages
-    assert ("activity .SettingsActivity (com.example.notes.SettingsActivity) is not declared in any Kotlin source"
-            in messages)
-    assert any("differs from the spec's com.example.other" in m for m in
-               (i.message for i in check_project(FILES, "com.example.other")))
+    assert (
+        "activity .SettingsActivity (com.example.notes.SettingsActivity) is not declared in any Kotlin source"
+        in messages
+    )
+    assert any(
+        "differs from the spec's com.example.other" in m
+        for m in (i.message for i in check_project(FILES, "com.example.other"))
+    )
 
 
 def test_limits_only_lower_and_budget_enforces() -> None:
@@ -143,8 +168,11 @@ def test_logs_rotate_daily_and_redact_personal_data(tmp_path: Path) -> None:
     log = logging.getLogger("sentinel.swarm")
     handler = next(h for h in log.handlers if getattr(h, "baseFilename", "") == str(path))
     assert handler.when == "MIDNIGHT" and handler.backupCount == 30
-    log.warning("user %s called from +49 170 1234567 with key sk-abcdefghijklmnopqrstuv and %s",
-                "jane.doe@example.org", "Bearer abc.def.ghi.jkl")
+    log.warning(
+        "user %s called from +49 170 1234567 with key sk-abcdefghijklmnopqrstuv and %s",
+        "jane.doe@example.org",
+        "Bearer abc.def.ghi.jkl",
+    )
     handler.flush()
     text = path.read_text()
     for secret in ("jane.doe@example.org", "170 1234567", "sk-abcdefghijklmnopqrstuv", "abc.def.ghi.jkl"):
@@ -152,5 +180,7 @@ def test_logs_rotate_daily_and_redact_personal_data(tmp_path: Path) -> None:
     assert "[REDACTED-EMAIL]" in text and "[REDACTED-PHONE]" in text and "[REDACTED-KEY]" in text
     log.removeHandler(handler)
     handler.close()
-    assert redact("task t20261122-023000-abcdef at 2026-11-22 12:30, v1.2.3") == \
-        "task t20261122-023000-abcdef at 2026-11-22 12:30, v1.2.3"
+    assert (
+        redact("task t20261122-023000-abcdef at 2026-11-22 12:30, v1.2.3")
+        == "task t20261122-023000-abcdef at 2026-11-22 12:30, v1.2.3"
+    )

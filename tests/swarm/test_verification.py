@@ -61,7 +61,9 @@ async def test_missing_tools_are_reported_not_guessed(tmp_path) -> None:
     notes = " ".join(none.describe())
     assert "resources not compiled" in notes and "Kotlin not parsed" in notes and "not checked here" in notes
     _d, _plan, files = decided()
-    assert (await none.check_kotlin(files)).issues == [] and (await none.check_resources(files, "x.y")).issues == []
+    assert (await none.check_kotlin(files)).issues == [] and (
+        await none.check_resources(files, "x.y")
+    ).issues == []
 
 
 @needs_aapt
@@ -76,9 +78,15 @@ async def test_tool_errors_are_the_critics_blockers(tmp_path, model_server) -> N
 
     d, plan, files = decided()
     async with SwarmStore(tmp_path / "swarm.db") as store:
-        orch = Orchestrator(task_id="t20260101-000000-00000b", spec=parse_spec(SPEC), store=store,
-                            backend=await openai_factory(model_server)(), workspace=Workspace(tmp_path / "ws"),
-                            limits=Limits(), toolchain=TOOLS)
+        orch = Orchestrator(
+            task_id="t20260101-000000-00000b",
+            spec=parse_spec(SPEC),
+            store=store,
+            backend=await openai_factory(model_server)(),
+            workspace=Workspace(tmp_path / "ws"),
+            limits=Limits(),
+            toolchain=TOOLS,
+        )
         orch.completed = {p: t for p, t in files.items() if p.endswith("themes.xml")}
         layout = next(s for s in plan.steps if s.file_path == EDITOR_LAYOUT)
         bad = files[EDITOR_LAYOUT].replace('android:padding="16dp"', 'android:padding="sixteen"')

@@ -19,13 +19,18 @@ async def test_console_over_mutual_tls(tmp_path, pki):
     cfg = tls_config(tmp_path, pki)  # optional: alice by certificate, bob by certificate or token
     with https_sentinel(cfg, pki) as (base, _):
         def browser(who=None, **kw) -> httpx2.AsyncClient:
-            return httpx2.AsyncClient(verify=client_context(pki, who), timeout=30, follow_redirects=False, **kw)
+            return httpx2.AsyncClient(
+                verify=client_context(pki, who), timeout=30, follow_redirects=False, **kw
+            )
 
         async with browser() as plain:  # no certificate: the token sign-in, cookies Secure over TLS
             form = await plain.get(f"{base}/console/login")
             assert form.status_code == 200 and "secure" in form.headers["set-cookie"].lower()
-            r = await plain.post(f"{base}/console/login", data={"csrf": CSRF.search(form.text)[1], "token": BOB},
-                                 headers={"origin": base})
+            r = await plain.post(
+                f"{base}/console/login",
+                data={"csrf": CSRF.search(form.text)[1], "token": BOB},
+                headers={"origin": base},
+            )
             assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.text[:500]
             assert "secure" in r.headers["set-cookie"].lower()
             session = {"sentinel_console": plain.cookies["sentinel_console"]}
@@ -43,6 +48,9 @@ async def test_console_over_mutual_tls(tmp_path, pki):
         async with browser(pki.carol) as carol:  # a certificate of the CA that names nobody
             assert (await carol.get(f"{base}/console/inbox")).status_code == 303
             form = await carol.get(f"{base}/console/login")
-            r = await carol.post(f"{base}/console/login", data={"csrf": CSRF.search(form.text)[1], "token": BOB},
-                                 headers={"origin": base})
+            r = await carol.post(
+                f"{base}/console/login",
+                data={"csrf": CSRF.search(form.text)[1], "token": BOB},
+                headers={"origin": base},
+            )
             assert r.status_code == 401 and "sentinel_console=" not in r.headers.get("set-cookie", "")

@@ -33,7 +33,9 @@ def chain_text(e: BaseException) -> str:
 async def refused(base: str, ctx: ssl.SSLContext) -> str:
     """The error a client sees when its certificate is refused in the handshake."""
     async with httpx2.AsyncClient(verify=ctx, timeout=10) as http:
-        with pytest.raises((httpx2.HTTPError, ssl.SSLError)) as e:  # a TLS 1.3 alert arrives on the first read
+        with pytest.raises(
+            (httpx2.HTTPError, ssl.SSLError)
+        ) as e:  # a TLS 1.3 alert arrives on the first read
             await http.post(f"{base}/mcp", json=PING, headers={**ACCEPT, "Authorization": f"Bearer {BOB}"})
     return chain_text(e.value)
 
@@ -50,17 +52,20 @@ async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pk
             assert urls[0].startswith("https://127.0.0.1:") and urls[1].startswith("wss://127.0.0.1:"), urls
             assert "mtlsSecurityScheme" in card["securitySchemes"]["mtls"]  # client certificates are welcome
             assert {"schemes": {"mtls": {"list": []}}} in card["securityRequirements"]
-            got = (await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 1, "method": "GetTask",
-                                                        "params": {"id": "none"}},
-                                   headers={"A2A-Version": "1.0"})).json()
+            got = (
+                await http.post(
+                    f"{base}/a2a",
+                    json={"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "none"}},
+                    headers={"A2A-Version": "1.0"},
+                )
+            ).json()
             assert got["error"]["code"] == -32001  # past authentication: alice's certificate was enough
         # the WebSocket binding over TLS, the caller known by its certificate
         async with connect(urls[1], ssl=alice_ctx, subprotocols=["a2a.v1.json"]) as ws:  # type: ignore[list-item]
             await ws.send(json.dumps({"jsonrpc": "2.0", "id": 7, "method": "GetTask", "params": {"id": "x"}}))
             assert json.loads(await ws.recv())["error"]["code"] == -32001
         with pytest.raises(InvalidStatus) as no_one:  # neither a certificate nor a token: refused
-            async with connect(urls[1], ssl=client_context(pki),
-                               subprotocols=["a2a.v1.json"]):  # type: ignore[list-item]
+            async with connect(urls[1], ssl=client_context(pki), subprotocols=["a2a.v1.json"]):  # type: ignore[list-item]
                 pass
         assert no_one.value.response.status_code == 403
 
@@ -71,25 +76,33 @@ async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pk
 
         # the real MCP client over TLS, both eras and SSE: each certificate is its principal
         for mode in ("legacy", "auto"):
-            async with mcp_over_tls(base, alice_ctx, mode) as alice, mcp_over_tls(base, bob_ctx, mode) as bob, \
-                    mcp_over_tls(base, alice_ctx, mode) as alice2:
+            async with (
+                mcp_over_tls(base, alice_ctx, mode) as alice,
+                mcp_over_tls(base, bob_ctx, mode) as bob,
+                mcp_over_tls(base, alice_ctx, mode) as alice2,
+            ):
                 assert not (await alice.call_tool("sentinel__sentinel_bind", BIND)).is_error
                 mine = await alice.call_tool("sentinel__sentinel_facts", {})
                 assert session_line(mine).startswith("alice/") and BOUND in text(mine)
                 theirs = await bob.call_tool("sentinel__sentinel_facts", {})
                 assert session_line(theirs).startswith("bob/") and BOUND not in text(theirs)
-                stolen = await bob.client.call_tool("sentinel__sentinel_facts", {},
-                                                    meta={"sentinel/session": session_line(mine)})
+                stolen = await bob.client.call_tool(
+                    "sentinel__sentinel_facts", {}, meta={"sentinel/session": session_line(mine)}
+                )
                 assert stolen.is_error and BOUND not in text(stolen)
                 other_conversation = await alice2.call_tool("sentinel__sentinel_facts", {})
                 assert BOUND not in text(other_conversation)
         async with mcp_over_tls(base, bob_ctx, "legacy", transport="sse") as bob:
             assert session_line(await bob.call_tool("sentinel__sentinel_facts", {})).startswith("bob/")
         # bob by token alone (no certificate) is the same principal; a certificate with another's token is not
-        async with mcp_over_tls(base, client_context(pki), "auto", headers={"Authorization": f"Bearer {BOB}"}) as bob:
+        async with mcp_over_tls(
+            base, client_context(pki), "auto", headers={"Authorization": f"Bearer {BOB}"}
+        ) as bob:
             assert session_line(await bob.call_tool("sentinel__sentinel_facts", {})).startswith("bob/")
         async with httpx2.AsyncClient(verify=alice_ctx, timeout=10) as http:
-            r = await http.post(f"{base}/mcp", json=PING, headers={**ACCEPT, "Authorization": f"Bearer {BOB}"})
+            r = await http.post(
+                f"{base}/mcp", json=PING, headers={**ACCEPT, "Authorization": f"Bearer {BOB}"}
+            )
             assert r.status_code == 401 and "names 'alice' but the token does not" in r.json()["error"]
 
         # refused certificates: a clear TLS alert for the client, a line in the audit log for the owner
@@ -105,7 +118,10 @@ async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pk
         assert any("certificate revoked" in x for x in reasons), reasons
         assert any("unable to get local issuer certificate" in x for x in reasons), reasons
         carol = next(r for r in rows if "names no principal" in r["reason"])
-        assert carol["arguments"]["subject"] == "CN=carol,O=Sentinel" and carol["tool"] == "tls/client-certificate"
+        assert (
+            carol["arguments"]["subject"] == "CN=carol,O=Sentinel"
+            and carol["tool"] == "tls/client-certificate"
+        )
         assert carol["arguments"]["sha256"] == pki.carol.sha256
         mixed = next(r for r in rows if "but the token does not" in r["reason"])
         assert mixed["principal"] == "alice"
@@ -121,11 +137,14 @@ async def test_required_mode_and_a_revocation_while_running(tmp_path, pki):
         async with httpx2.AsyncClient(verify=bob_ctx, timeout=10) as kept_alive:
             r = await kept_alive.post(f"{base}/mcp", json=PING, headers=ACCEPT)
             assert r.status_code not in (401, 403, 421), r.text
-            assert (await kept_alive.get(f"{base}/healthz")).json()["tls"]["client_certificates"] == "required"
+            assert (await kept_alive.get(f"{base}/healthz")).json()["tls"][
+                "client_certificates"
+            ] == "required"
             # the owner revokes bob's certificate while Sentinel runs: new connections are refused, and so is
             # the next request on a connection opened before
             pki.ca.revoke(f"{pki.bob.serial:x}")
             import asyncio
+
             await asyncio.sleep(1.1)  # the front looks at its files at most once a second
             r = await kept_alive.post(f"{base}/mcp", json=PING, headers=ACCEPT)
             assert r.status_code == 401 and "revoked" in r.json()["error"]
@@ -133,7 +152,9 @@ async def test_required_mode_and_a_revocation_while_running(tmp_path, pki):
         rows = await audit_rows(cfg, at_least=3)
         reasons = [r["reason"] for r in rows]
         assert any("none presented" in x for x in reasons), reasons
-        assert any("has been revoked" in x for x in reasons) and any("certificate revoked" in x for x in reasons)
+        assert any("has been revoked" in x for x in reasons) and any(
+            "certificate revoked" in x for x in reasons
+        )
 
 
 async def test_metrics_and_oauth_metadata_over_tls_by_certificate(tmp_path, pki):
@@ -141,20 +162,33 @@ async def test_metrics_and_oauth_metadata_over_tls_by_certificate(tmp_path, pki)
     served on the TLS front: the principal is the client certificate's; the metadata names https."""
     from tests.tls.tls_rig import subject_of
 
-    principals = [{"name": "alice", "certificate": subject_of("alice"), "tools": ["bk__list_bookings"]},
-                  {"name": "bob", "token": BOB, "certificate": subject_of("bob")}]
-    tls = {"cert": str(pki.server.cert), "key": str(pki.server.key), "ca": str(pki.ca.ca_cert_path),
-           "crl": str(pki.ca.crl_path)}
-    cfg = tls_config(tmp_path, pki, principals=principals, http={"tls": tls},
-                     oauth={"issuer": "https://auth.example"})
+    principals = [
+        {"name": "alice", "certificate": subject_of("alice"), "tools": ["bk__list_bookings"]},
+        {"name": "bob", "token": BOB, "certificate": subject_of("bob")},
+    ]
+    tls = {
+        "cert": str(pki.server.cert),
+        "key": str(pki.server.key),
+        "ca": str(pki.ca.ca_cert_path),
+        "crl": str(pki.ca.crl_path),
+    }
+    cfg = tls_config(
+        tmp_path, pki, principals=principals, http={"tls": tls}, oauth={"issuer": "https://auth.example"}
+    )
     with https_sentinel(cfg, pki) as (base, _):
         async with httpx2.AsyncClient(verify=client_context(pki, pki.bob), timeout=20) as bob:
             metrics = await bob.get(f"{base}/metrics")
-            assert metrics.status_code == 200 and "sentinel_upstream_up" in metrics.text  # bob may reach everything
+            assert (
+                metrics.status_code == 200 and "sentinel_upstream_up" in metrics.text
+            )  # bob may reach everything
             prm = (await bob.get(f"{base}/.well-known/oauth-protected-resource")).json()
-            assert prm["authorization_servers"] == ["https://auth.example"] and prm["resource"].startswith("https://")
+            assert prm["authorization_servers"] == ["https://auth.example"] and prm["resource"].startswith(
+                "https://"
+            )
         async with httpx2.AsyncClient(verify=client_context(pki, pki.alice), timeout=20) as alice:
-            assert (await alice.get(f"{base}/metrics")).status_code == 403  # restricted: no catalog through metrics
+            assert (
+                await alice.get(f"{base}/metrics")
+            ).status_code == 403  # restricted: no catalog through metrics
         async with httpx2.AsyncClient(verify=client_context(pki, pki.carol), timeout=20) as carol:
             unmapped = await carol.get(f"{base}/metrics")  # the CA's certificate, but nobody's
             assert unmapped.status_code == 401 and "names no principal" in unmapped.text

@@ -88,7 +88,9 @@ async def test_answering_on_the_local_network_proves_nothing():
         sock.close()
 
 
-async def test_mdns_peers_with_bad_certificates_are_not_trusted_and_good_ones_get_our_certificate(tmp_path, pki):
+async def test_mdns_peers_with_bad_certificates_are_not_trusted_and_good_ones_get_our_certificate(
+    tmp_path, pki
+):
     reason = multicast_problem()
     if reason:
         pytest.skip(reason)
@@ -102,10 +104,16 @@ async def test_mdns_peers_with_bad_certificates_are_not_trusted_and_good_ones_ge
     good_set = A2ASettings(name=f"good-{tag}", advertise=True, interfaces=LOOPBACK)
     bad_set = A2ASettings(name=f"bad-{tag}", advertise=True, interfaces=LOOPBACK)
     peer_tls = {"ca": str(pki.ca.ca_cert_path), "cert": str(me.cert), "key": str(me.key)}
-    async with open_port() as gp, serve(gp, good_set, tls=good_tls,
-                                        auth=Authenticator([CertificateResolver(rules, "required")])) as good, \
-            open_port() as bp, serve(bp, bad_set, tls=bad_tls) as bad, \
-            a2a_lifespan(good.settings, good.base_url), a2a_lifespan(bad.settings, bad.base_url):
+    async with (
+        open_port() as gp,
+        serve(
+            gp, good_set, tls=good_tls, auth=Authenticator([CertificateResolver(rules, "required")])
+        ) as good,
+        open_port() as bp,
+        serve(bp, bad_set, tls=bad_tls) as bad,
+        a2a_lifespan(good.settings, good.base_url),
+        a2a_lifespan(bad.settings, bad.base_url),
+    ):
         assert good.settings.tls and bad.settings.tls  # both advertise tls=1
         registry = await discover_peers(LOOPBACK, timeout=3.0, tls=ClientTLS(**peer_tls))
         names = {p.card.name for p in registry.verified()}
@@ -113,17 +121,37 @@ async def test_mdns_peers_with_bad_certificates_are_not_trusted_and_good_ones_ge
         why = next(v for k, v in registry.rejected.items() if k.startswith(bad_set.name))
         assert "certificate verify failed" in why
         # the LLM-facing tool sends to the verified peer, showing our client certificate
-        ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings={"interfaces": LOOPBACK, "peer_tls": peer_tls},
-                             services={"a2a_peers": registry})
+        ctx = BuiltinContext(
+            name="a2a",
+            data_dir=tmp_path,
+            settings={"interfaces": LOOPBACK, "peer_tls": peer_tls},
+            services={"a2a_peers": registry},
+        )
         async with Client(create_server(ctx)) as tools:
-            sent = await tools.call_tool("a2a_send", {"peer": good_set.name, "data": {
-                "type": "tool_call", "tool_call_id": "t", "name": "tools__echo", "args": {"text": "hi"}}})
+            sent = await tools.call_tool(
+                "a2a_send",
+                {
+                    "peer": good_set.name,
+                    "data": {
+                        "type": "tool_call",
+                        "tool_call_id": "t",
+                        "name": "tools__echo",
+                        "args": {"text": "hi"},
+                    },
+                },
+            )
             assert not sent.is_error, sent.content
             assert sent.structured_content["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
         assert gp.calls[-1].client == "sentinel-a"  # the peer knew us by our certificate
         # without our certificate the same peer refuses us
-        ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings={"peer_tls": {"ca": peer_tls["ca"]}},
-                             services={"a2a_peers": registry})
+        ctx = BuiltinContext(
+            name="a2a",
+            data_dir=tmp_path,
+            settings={"peer_tls": {"ca": peer_tls["ca"]}},
+            services={"a2a_peers": registry},
+        )
         async with Client(create_server(ctx)) as tools:
             refused = await tools.call_tool("a2a_send", {"peer": good_set.name, "text": "hi"})
-            assert refused.is_error and "CERTIFICATE_REQUIRED" in refused.content[0].text.upper().replace(" ", "_")
+            assert refused.is_error and "CERTIFICATE_REQUIRED" in refused.content[0].text.upper().replace(
+                " ", "_"
+            )

@@ -1,4 +1,5 @@
-"""Unit tests of the TLS parts: certificate rules (many spellings, none too lenient), the certificate resolver's
+"""Unit tests of the TLS parts: certificate rules (many spellings, none too lenient), the certificate
+resolver's
 decisions, the settings' checks, the front's context reloading, and the bounded refusal log."""
 
 from __future__ import annotations
@@ -37,17 +38,30 @@ def creds(issued=None, bearer: str | None = None) -> Credentials:  # type: ignor
 def test_certificate_rules_match_exactly_what_they_say(pki):
     alice = from_pem(pem(pki.alice))
     assert alice.subject_text == "CN=alice,O=Sentinel" and alice.sha256 == pki.alice.sha256
-    for subject in ("CN=alice,O=Sentinel", "CN=alice, O=Sentinel", "cn = alice , o = Sentinel",
-                    "2.5.4.3=alice,O=Sentinel"):
+    for subject in (
+        "CN=alice,O=Sentinel",
+        "CN=alice, O=Sentinel",
+        "cn = alice , o = Sentinel",
+        "2.5.4.3=alice,O=Sentinel",
+    ):
         assert alice.matches(CertificateMatch(subject=subject)), subject
-    for subject in ("O=Sentinel,CN=alice", "CN=Alice,O=Sentinel", "CN=alice", "CN=alice,O=Sentinel,C=US",
-                    "CN=alice+O=Sentinel", "CN=alic,O=Sentinel", "CN=alice ,O=Sentinel2"):
+    for subject in (
+        "O=Sentinel,CN=alice",
+        "CN=Alice,O=Sentinel",
+        "CN=alice",
+        "CN=alice,O=Sentinel,C=US",
+        "CN=alice+O=Sentinel",
+        "CN=alic,O=Sentinel",
+        "CN=alice ,O=Sentinel2",
+    ):
         assert not alice.matches(CertificateMatch(subject=subject)), subject
-    colons = ":".join(pki.alice.sha256[i:i + 2] for i in range(0, 64, 2)).upper()
+    colons = ":".join(pki.alice.sha256[i : i + 2] for i in range(0, 64, 2)).upper()
     for fp in (pki.alice.sha256, pki.alice.sha256.upper(), colons, "sha256:" + pki.alice.sha256):
         assert alice.matches(CertificateMatch(sha256=fp)), fp
     assert not alice.matches(CertificateMatch(sha256=pki.bob.sha256))
-    assert not alice.matches(CertificateMatch(subject="CN=alice,O=Sentinel", sha256=pki.bob.sha256))  # all must
+    assert not alice.matches(
+        CertificateMatch(subject="CN=alice,O=Sentinel", sha256=pki.bob.sha256)
+    )  # all must
     for bad in ("abc", "zz" * 32, pki.alice.sha256 + "00", ""):
         with pytest.raises(ValueError):
             CertificateMatch(sha256=bad)
@@ -58,13 +72,23 @@ def test_certificate_rules_match_exactly_what_they_say(pki):
 
 
 def test_subject_alternative_names_match_by_type(pki):
-    cert, _ = pki.ca.sign("peer", client=True, server=True, dns=["Peer.LAN"], ips=["192.0.2.7", "2001:db8::7"])
+    cert, _ = pki.ca.sign(
+        "peer", client=True, server=True, dns=["Peer.LAN"], ips=["192.0.2.7", "2001:db8::7"]
+    )
     from cryptography.hazmat.primitives.serialization import Encoding
+
     peer = from_pem(cert.public_bytes(Encoding.PEM).decode())
     for san in ("DNS:peer.lan", "dns:PEER.LAN.", "IP:192.0.2.7", "ip:2001:db8:0::7", "IP:2001:DB8::7"):
         assert peer.matches(CertificateMatch(san=san)), san
-    for san in ("DNS:peer.lan.evil", "DNS:192.0.2.7", "IP:192.0.2.70", "URI:peer.lan", "email:peer.lan",
-                "IP:peer.lan", "DNS:*.lan"):
+    for san in (
+        "DNS:peer.lan.evil",
+        "DNS:192.0.2.7",
+        "IP:192.0.2.70",
+        "URI:peer.lan",
+        "email:peer.lan",
+        "IP:peer.lan",
+        "DNS:*.lan",
+    ):
         assert not peer.matches(CertificateMatch(san=san)), san
     with pytest.raises(ValueError, match="DNS:<name>"):
         CertificateMatch(san="peer.lan")
@@ -75,24 +99,31 @@ def test_the_certificate_resolver_decides_like_the_token_resolver_does(pki):
     tokens.add(Principal("alice", "token"), token=ALICE_TOKEN)
     tokens.add(Principal("bob", "token"), token=BOB_TOKEN)
     refused: list[tuple] = []
-    rules = [(CertificateMatch(subject="CN=alice,O=Sentinel"), Principal("alice", "certificate", ("bk__*",))),
-             (CertificateMatch(sha256=pki.bob.sha256), Principal("bob", "certificate")),
-             (CertificateMatch(subject="CN=bob,O=Sentinel"), Principal("robert", "certificate"))]
+    rules = [
+        (CertificateMatch(subject="CN=alice,O=Sentinel"), Principal("alice", "certificate", ("bk__*",))),
+        (CertificateMatch(sha256=pki.bob.sha256), Principal("bob", "certificate")),
+        (CertificateMatch(subject="CN=bob,O=Sentinel"), Principal("robert", "certificate")),
+    ]
     revoked: set[int] = set()
-    r = CertificateResolver(rules, "optional", tokens, lambda c: c.serial in revoked,
-                            lambda *a: refused.append(a))
+    r = CertificateResolver(
+        rules, "optional", tokens, lambda c: c.serial in revoked, lambda *a: refused.append(a)
+    )
     assert r.resolve(creds(pki.alice)) == Principal("alice", "certificate", ("bk__*",))
     assert r.resolve(creds(pki.alice, bearer=ALICE_TOKEN)).name == "alice"  # the same principal twice: fine
     assert r.resolve(creds()) is None  # optional: no certificate, the token decides
-    for bad, why in ((creds(pki.alice, bearer=BOB_TOKEN), "but the token does not"),
-                     (creds(pki.alice, bearer="not-a-token-at-all"), "but the token does not"),
-                     (creds(pki.carol), "names no principal"),
-                     (creds(pki.bob), r"several principals \(bob, robert\)")):
+    for bad, why in (
+        (creds(pki.alice, bearer=BOB_TOKEN), "but the token does not"),
+        (creds(pki.alice, bearer="not-a-token-at-all"), "but the token does not"),
+        (creds(pki.carol), "names no principal"),
+        (creds(pki.bob), r"several principals \(bob, robert\)"),
+    ):
         with pytest.raises(AuthFailed, match=why):
             r.resolve(bad)
     assert [a[0] for a in refused] == ["192.0.2.9"] * 4 and refused[2][2]["subject"] == "CN=carol,O=Sentinel"
     # checked per request too: dates (a long keep-alive connection) and the current CRL
-    later = CertificateResolver(rules[:1], "optional", now=lambda: dt.datetime.now(dt.UTC) + dt.timedelta(days=800))
+    later = CertificateResolver(
+        rules[:1], "optional", now=lambda: dt.datetime.now(dt.UTC) + dt.timedelta(days=800)
+    )
     with pytest.raises(AuthFailed, match="not valid now"):
         later.resolve(creds(pki.alice))
     revoked.add(pki.alice.serial)
@@ -108,9 +139,12 @@ def test_the_certificate_resolver_decides_like_the_token_resolver_does(pki):
 def test_settings_are_checked(tmp_path, pki):
     base = {"cert": "c.pem", "key": "k.pem"}
     assert ServerTLS(**base).mode == "off" and ServerTLS(**base, ca="ca.pem").mode == "optional"
-    for extra, why in (({"client_certificates": "optional"}, "needs 'ca'"), ({"crl": "x.pem"}, "'crl' needs 'ca'"),
-                       ({"ca": "a", "client_certificates": "off", "owner": {"sha256": "ab" * 32}}, "'owner'"),
-                       ({"client_certificates": "sometimes", "ca": "a"}, "client_certificates")):
+    for extra, why in (
+        ({"client_certificates": "optional"}, "needs 'ca'"),
+        ({"crl": "x.pem"}, "'crl' needs 'ca'"),
+        ({"ca": "a", "client_certificates": "off", "owner": {"sha256": "ab" * 32}}, "'owner'"),
+        ({"client_certificates": "sometimes", "ca": "a"}, "client_certificates"),
+    ):
         with pytest.raises(ConfigError, match=why):
             parse_config({"sentinel": {"http": {"tls": {**base, **extra}}}})
     with pytest.raises(ConfigError, match="'key' without 'cert'"):
@@ -118,10 +152,17 @@ def test_settings_are_checked(tmp_path, pki):
     for tls in ("on", "yes", True, 1):
         with pytest.raises(ConfigError):
             parse_config({"sentinel": {"http": {"tls": tls}}})
-    cfg = parse_config({"mcpServers": {"x": {"url": "https://h/mcp", "tls": {"ca": "ca.pem"}}},
-                        "sentinel": {"http": {"tls": {**base, "ca": "~/ca.pem"}}}}, base_dir=tmp_path)
+    cfg = parse_config(
+        {
+            "mcpServers": {"x": {"url": "https://h/mcp", "tls": {"ca": "ca.pem"}}},
+            "sentinel": {"http": {"tls": {**base, "ca": "~/ca.pem"}}},
+        },
+        base_dir=tmp_path,
+    )
     assert cfg.mcp_servers["x"].tls.ca == str(tmp_path / "ca.pem")  # relative to the config file
-    assert cfg.sentinel.http.tls.cert == str(tmp_path / "c.pem") and not cfg.sentinel.http.tls.ca.startswith("~")
+    assert cfg.sentinel.http.tls.cert == str(tmp_path / "c.pem") and not cfg.sentinel.http.tls.ca.startswith(
+        "~"
+    )
     # a principal known only by its certificate needs a front that asks for certificates
     only_cert = {"principals": [{"name": "p", "certificate": {"subject": "CN=p"}}]}
     with pytest.raises(ConfigError, match="asks for none"):
@@ -132,9 +173,21 @@ def test_settings_are_checked(tmp_path, pki):
 
 def test_the_owner_can_be_a_certificate(tmp_path, pki):
     owner = pki.ca.issue_client("owner")
-    cfg = parse_config({"sentinel": {"data_dir": str(tmp_path), "http": {"tls": {
-        "cert": str(pki.server.cert), "key": str(pki.server.key), "ca": str(pki.ca.ca_cert_path),
-        "owner": {"sha256": owner.sha256}}}}})
+    cfg = parse_config(
+        {
+            "sentinel": {
+                "data_dir": str(tmp_path),
+                "http": {
+                    "tls": {
+                        "cert": str(pki.server.cert),
+                        "key": str(pki.server.key),
+                        "ca": str(pki.ca.ca_cert_path),
+                        "owner": {"sha256": owner.sha256},
+                    }
+                },
+            }
+        }
+    )
     who = http_auth_for(cfg).authenticator.authenticate(creds(owner))
     assert who.name == "owner" and who.kind == "certificate" and who.is_owner
     with pytest.raises(AuthFailed, match="names no principal"):
@@ -144,10 +197,14 @@ def test_the_owner_can_be_a_certificate(tmp_path, pki):
 def test_the_front_rereads_its_files_and_keeps_serving_when_new_ones_are_broken(pki, monkeypatch):
     monkeypatch.setattr(server_context, "RECHECK_SECONDS", 0.0)
     ca = pki.ca
-    contexts = ServerContexts(FrontTLS(pki.server.cert, pki.server.key, ca.ca_cert_path, ca.crl_path, "required"))
+    contexts = ServerContexts(
+        FrontTLS(pki.server.cert, pki.server.key, ca.ca_cert_path, ca.crl_path, "required")
+    )
     first = contexts.current()
     assert first.verify_mode == ssl.CERT_REQUIRED and first.verify_flags & ssl.VERIFY_CRL_CHECK_LEAF
-    assert contexts.is_revoked(from_pem(pem(pki.revoked))) and not contexts.is_revoked(from_pem(pem(pki.alice)))
+    assert contexts.is_revoked(from_pem(pem(pki.revoked))) and not contexts.is_revoked(
+        from_pem(pem(pki.alice))
+    )
     time.sleep(0.01)
     ca.revoke(f"{pki.alice.serial:x}")
     assert contexts.is_revoked(from_pem(pem(pki.alice)))  # a new CRL counts from the next request
@@ -159,10 +216,12 @@ def test_the_front_rereads_its_files_and_keeps_serving_when_new_ones_are_broken(
 
 def test_an_expiring_crl_is_a_warning(pki, monkeypatch):
     from sentinel_mcp.tls import authority
+
     monkeypatch.setattr(authority, "CRL_DAYS", 3)
     pki.ca.write_crl()
-    contexts = ServerContexts(FrontTLS(pki.server.cert, pki.server.key, pki.ca.ca_cert_path, pki.ca.crl_path,
-                                       "optional"))
+    contexts = ServerContexts(
+        FrontTLS(pki.server.cert, pki.server.key, pki.ca.ca_cert_path, pki.ca.crl_path, "optional")
+    )
     assert any("every client certificate is refused" in w for w in contexts.warnings)
 
 

@@ -1,6 +1,7 @@
 """Sentinel as a TLS client of its upstream MCP servers (real servers over HTTPS in subprocesses): it verifies
 the server (configured CA, or the system's store), its name and an optional pin, and presents its own client
-certificate; a server that fails any check never receives a request, and the reason is the upstream's error."""
+certificate; a server that fails any check never receives a request, and the reason is the upstream's error.
+"""
 
 from __future__ import annotations
 
@@ -36,8 +37,13 @@ def upstreams(*specs: list[str]) -> Iterator[list[int]]:
     try:
         for args in specs:
             port = free_port()
-            procs.append(subprocess.Popen([sys.executable, str(UPSTREAM), str(port), *args],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, str(UPSTREAM), str(port), *args],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
             ports.append(port)
         deadline = time.monotonic() + 60
         for port, proc in zip(ports, procs):
@@ -58,27 +64,37 @@ def upstreams(*specs: list[str]) -> Iterator[list[int]]:
 
 async def test_sentinel_verifies_its_upstreams_and_shows_its_certificate(tmp_path, pki):
     ca = pki.ca
-    wrong_name_cert, wrong_name_key = ca.sign("elsewhere.example", client=False, server=True,
-                                              dns=["elsewhere.example"])
+    wrong_name_cert, wrong_name_key = ca.sign(
+        "elsewhere.example", client=False, server=True, dns=["elsewhere.example"]
+    )
     from cryptography.hazmat.primitives import serialization
+
     wn_cert, wn_key = tmp_path / "wn.pem", tmp_path / "wn-key.pem"
     wn_cert.write_bytes(wrong_name_cert.public_bytes(serialization.Encoding.PEM))
-    wn_key.write_bytes(wrong_name_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                    serialization.NoEncryption()))
+    wn_key.write_bytes(
+        wrong_name_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     stranger_server = pki.other_ca.issue_server(["localhost"], ["127.0.0.1"])
     log = tmp_path / "requests.log"
     me = ca.issue_client("sentinel-gw")
     srv = [str(pki.server.cert), str(pki.server.key)]
-    with upstreams([*srv, "--client-ca", str(ca.ca_cert_path), "--log", str(log)],
-                   [*srv, "--sse"],
-                   [str(stranger_server.cert), str(stranger_server.key)],
-                   [str(wn_cert), str(wn_key)]) as (mtls, sse, stranger, wrong_name):
+    with upstreams(
+        [*srv, "--client-ca", str(ca.ca_cert_path), "--log", str(log)],
+        [*srv, "--sse"],
+        [str(stranger_server.cert), str(stranger_server.key)],
+        [str(wn_cert), str(wn_key)],
+    ) as (mtls, sse, stranger, wrong_name):
         trust = {"ca": str(ca.ca_cert_path)}
         mine = {**trust, "cert": str(me.cert), "key": str(me.key)}
 
         def up(port: int, probe: str, tls: Any = None, path: str = "/mcp") -> dict[str, Any]:
-            spec: dict[str, Any] = {"url": f"https://127.0.0.1:{port}{path}", "headers": {"X-Probe": probe},
-                                    "connect_timeout": 5}
+            spec: dict[str, Any] = {
+                "url": f"https://127.0.0.1:{port}{path}",
+                "headers": {"X-Probe": probe},
+                "connect_timeout": 5,
+            }
             if tls is not None:
                 spec["tls"] = tls
             return spec
@@ -94,25 +110,32 @@ async def test_sentinel_verifies_its_upstreams_and_shows_its_certificate(tmp_pat
             "wrongname": up(wrong_name, "wrongname", mine),
             "nofile": up(mtls, "nofile", {"ca": str(tmp_path / "missing.pem")}),
         }
-        config = parse_config({"mcpServers": servers, "sentinel": {"data_dir": str(tmp_path / "state")}},
-                              base_dir=tmp_path)
+        config = parse_config(
+            {"mcpServers": servers, "sentinel": {"data_dir": str(tmp_path / "state")}}, base_dir=tmp_path
+        )
         t0 = time.monotonic()
         async with running_gateway(config, startup_wait=2) as rt:
             print("started", time.monotonic() - t0)
             ups = rt.manager.upstreams
             for _ in range(100):
-                if all(ups[n].state == "ready" for n in ("good", "pinned", "sse")) and \
-                        all(ups[n].last_error for n in servers if n not in ("good", "pinned", "sse")):
+                if all(ups[n].state == "ready" for n in ("good", "pinned", "sse")) and all(
+                    ups[n].last_error for n in servers if n not in ("good", "pinned", "sse")
+                ):
                     break
                 await asyncio.sleep(0.1)
             errors = {n: u.last_error or "" for n, u in ups.items()}
             assert {n for n, u in ups.items() if u.state == "ready"} == {"good", "pinned", "sse"}, errors
             for name in ("good", "pinned", "sse"):
-                result = await rt.gateway.invoke(f"{name}__echo", {"text": name}, session_id="t", origin="client")
+                result = await rt.gateway.invoke(
+                    f"{name}__echo", {"text": name}, session_id="t", origin="client"
+                )
                 assert getattr(result, "result", None) is not None, result
                 assert result.result.content[0].text == f"secure echo: {name}"
             assert "pin mismatch" in errors["wrongpin"] and pki.server.sha256 in errors["wrongpin"]
-            assert "CERTIFICATE_VERIFY_FAILED" in errors["system"] or "certificate verify failed" in errors["system"]
+            assert (
+                "CERTIFICATE_VERIFY_FAILED" in errors["system"]
+                or "certificate verify failed" in errors["system"]
+            )
             assert "certificate verify failed" in errors["stranger"]
             assert "mismatch" in errors["wrongname"]  # the certificate names another host
             # (uvicorn, the upstream here, drops its alert: Sentinel's own front sends it, see test_front)
@@ -131,7 +154,12 @@ def test_plaintext_upstreams_beyond_loopback_are_refused_unless_said():
         with pytest.raises(ConfigError, match="plaintext beyond loopback"):
             parse_config({"mcpServers": {"x": {"url": url}}})
         assert parse_config({"mcpServers": {"x": {"url": url, "tls": "off"}}}).mcp_servers["x"].tls == "off"
-    for url in ("http://127.0.0.1:9/mcp", "http://localhost:9/mcp", "http://[::1]:9/mcp", "http://127.8.9.1/mcp"):
+    for url in (
+        "http://127.0.0.1:9/mcp",
+        "http://localhost:9/mcp",
+        "http://[::1]:9/mcp",
+        "http://127.8.9.1/mcp",
+    ):
         parse_config({"mcpServers": {"x": {"url": url}}})
     with pytest.raises(ConfigError, match="always verified"):
         parse_config({"mcpServers": {"x": {"url": "https://h/mcp", "tls": "off"}}})

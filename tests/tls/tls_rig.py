@@ -1,4 +1,5 @@
-"""Rig for the TLS tests: a real Sentinel (subprocess) serving HTTPS with mutual TLS on a non-loopback binding,
+"""Rig for the TLS tests: a real Sentinel (subprocess) serving HTTPS with mutual TLS on a non-loopback
+binding,
 clients that present certificates, and the audit log read back."""
 
 from __future__ import annotations
@@ -32,10 +33,17 @@ def tls_config(tmp: Path, pki: Any, mode: str = "optional", **sentinel: Any) -> 
     """The identity tests' bookings Sentinel with TLS on the front: alice by certificate, bob by certificate
     or token (the same principal), carol's certificate mapped to nobody."""
     ca = pki.ca
-    tls = {"cert": str(pki.server.cert), "key": str(pki.server.key), "ca": str(ca.ca_cert_path),
-           "crl": str(ca.crl_path), "client_certificates": mode}
-    principals = [{"name": "alice", "certificate": subject_of("alice")},
-                  {"name": "bob", "token": BOB, "certificate": subject_of("bob")}]
+    tls = {
+        "cert": str(pki.server.cert),
+        "key": str(pki.server.key),
+        "ca": str(ca.ca_cert_path),
+        "crl": str(ca.crl_path),
+        "client_certificates": mode,
+    }
+    principals = [
+        {"name": "alice", "certificate": subject_of("alice")},
+        {"name": "bob", "token": BOB, "certificate": subject_of("bob")},
+    ]
     return write_config(tmp, **{"http": {"tls": tls}, "principals": principals, **sentinel})
 
 
@@ -53,7 +61,9 @@ def wait_https(url: str, ctx: ssl.SSLContext, proc: subprocess.Popen, timeout: f
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"Sentinel exited with {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
+            raise RuntimeError(
+                f"Sentinel exited with {proc.returncode}: {proc.stderr.read().decode()[-2000:]}"
+            )
         try:
             with urllib.request.urlopen(url, timeout=2, context=ctx) as r:
                 if r.status < 500:
@@ -71,9 +81,13 @@ def wait_https(url: str, ctx: ssl.SSLContext, proc: subprocess.Popen, timeout: f
 def https_sentinel(cfg: Path, pki: Any, bind: str = "0.0.0.0") -> Iterator[tuple[str, subprocess.Popen]]:
     """Serve ``cfg`` on ``bind`` (a non-loopback binding by default), reached through 127.0.0.1."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
-                             f"{bind}:{port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, env={**os.environ, "SENTINEL_DATA_DIR": str(cfg.parent / "state")})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"{bind}:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, "SENTINEL_DATA_DIR": str(cfg.parent / "state")},
+    )
     try:
         wait_https(f"https://127.0.0.1:{port}/healthz", client_context(pki, pki.alice), proc)
         yield f"https://127.0.0.1:{port}", proc
@@ -82,30 +96,50 @@ def https_sentinel(cfg: Path, pki: Any, bind: str = "0.0.0.0") -> Iterator[tuple
 
 
 @contextlib.asynccontextmanager
-async def mcp_over_tls(base: str, ctx: ssl.SSLContext, mode: str, transport: str = "streamable-http",
-                       headers: dict[str, str] | None = None, user: User | None = None) -> AsyncIterator[Carried]:
+async def mcp_over_tls(
+    base: str,
+    ctx: ssl.SSLContext,
+    mode: str,
+    transport: str = "streamable-http",
+    headers: dict[str, str] | None = None,
+    user: User | None = None,
+) -> AsyncIterator[Carried]:
     """The real MCP Python client over HTTPS, presenting whatever certificate ``ctx`` holds."""
     if transport == "sse":
+
         def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> httpx2.AsyncClient:
             return httpx2.AsyncClient(headers=headers, timeout=timeout or 60, auth=auth, verify=ctx)
 
         target: Any = sse_client(f"{base}/sse", headers=headers, httpx_client_factory=factory)
     else:
-        target = streamable_http_client(f"{base}/mcp", http_client=httpx2.AsyncClient(
-            headers=headers, timeout=60, verify=ctx))
+        target = streamable_http_client(
+            f"{base}/mcp", http_client=httpx2.AsyncClient(headers=headers, timeout=60, verify=ctx)
+        )
     async with Client(target, mode=mode, elicitation_callback=user or User()) as c:
         yield Carried(c)
 
 
-async def audit_rows(cfg: Path, origin: str = "tls", wait: float = 10.0, at_least: int = 1) -> list[dict[str, Any]]:
+async def audit_rows(
+    cfg: Path, origin: str = "tls", wait: float = 10.0, at_least: int = 1
+) -> list[dict[str, Any]]:
     """The audit log's rows of one origin, read with the CLI (as an operator would)."""
     deadline = time.monotonic() + wait
     rows: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", "--json", "--tail", "200",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "SENTINEL_DATA_DIR": str(cfg.parent / "state")})
+            sys.executable,
+            "-m",
+            "sentinel_mcp",
+            "-c",
+            str(cfg),
+            "audit",
+            "--json",
+            "--tail",
+            "200",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "SENTINEL_DATA_DIR": str(cfg.parent / "state")},
+        )
         out, _ = await proc.communicate()
         rows = [r for r in map(json.loads, out.decode().splitlines()) if r.get("origin") == origin]
         if len(rows) >= at_least:

@@ -1,4 +1,5 @@
-"""An MCP server over HTTPS (uvicorn's own TLS: the other party, not Sentinel's code), for Sentinel as a client.
+"""An MCP server over HTTPS (uvicorn's own TLS: the other party, not Sentinel's code), for Sentinel as a
+client.
 
 Usage: python tls_upstream.py PORT CERT KEY [--client-ca CA] [--sse] [--log FILE]
 With --client-ca it requires a client certificate; --log appends one line per request (method, path, the

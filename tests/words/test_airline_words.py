@@ -41,7 +41,8 @@ async def test_the_confirmation_states_the_reason_the_user_gave(tmp_path: Path, 
 
 
 async def test_i_dont_know_the_reason_counts_as_another_reason(tmp_path: Path) -> None:
-    # 4BMN53 is insured: only a health or weather reason makes it cancellable; "I don't know" is "another reason"
+    # 4BMN53 is insured: only a health or weather reason makes it cancellable; "I don't know" is "another
+    # reason"
     user = AnsweringUser([("Why do you want to cancel", DONT_KNOW), ("Cancel this reservation?", True)])
     async with airline_gateway(tmp_path, "sofia_kim_7287", user) as c:
         r = await c.call_tool("airline__cancel_reservation", {"reservation_id": "4BMN53"})
@@ -57,15 +58,24 @@ async def test_i_dont_know_the_reason_counts_as_another_reason(tmp_path: Path) -
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_the_reservation_question_offers_the_users_reservations(tmp_path: Path, mode: str) -> None:
-    # daiki (silver) asks for compensation for the cancelled flight... of which reservation? He picks from his own.
-    user = AnsweringUser([("Which of your reservations", "59XX6W"), ("What happened", "cancelled_flight"),
-                          ("Send this travel certificate?", True)])
+    # daiki (silver) asks for compensation for the cancelled flight... of which reservation? He picks from his
+    # own.
+    user = AnsweringUser(
+        [
+            ("Which of your reservations", "59XX6W"),
+            ("What happened", "cancelled_flight"),
+            ("Send this travel certificate?", True),
+        ]
+    )
     async with airline_gateway(tmp_path, "daiki_muller_1116", user, mode=mode) as c:
         r = await c.call_tool("airline__send_certificate", {"user_id": "daiki_muller_1116", "amount": 200})
         text = text_of(r)
     which = user.asked[0]
     assert set(which.options) == set(DB.users["daiki_muller_1116"].reservations) | {"i_dont_know"}
-    assert which.options["59XX6W"] == "59XX6W: Las Vegas (LAS) to Atlanta (ATL), round trip, first flight 2024-05-19"
+    assert (
+        which.options["59XX6W"]
+        == "59XX6W: Las Vegas (LAS) to Atlanta (ATL), round trip, first flight 2024-05-19"
+    )
     assert "Which of your reservations is this about?" == which.message
     # the next question is about the reservation the user chose, not one Sentinel picked
     assert user.asked[1].message == "What happened to the flights of your reservation 59XX6W?"
@@ -103,18 +113,33 @@ def _price(flight: str, date: str, cabin: str) -> int:
     return int(DB.flights[flight].dates[date].prices[cabin])
 
 
-BOOK = {"user_id": "mia_li_3668", "origin": "JFK", "destination": "SEA", "flight_type": "one_way", "cabin": "economy",
-        "flights": [{"flight_number": "HAT136", "date": "2024-05-20"}, {"flight_number": "HAT039", "date": "2024-05-20"}],
-        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"},
-                       {"first_name": "Omar", "last_name": "Rossi", "dob": "1985-02-11"}],
-        "total_baggages": 7, "nonfree_baggages": 1, "insurance": "yes"}
+BOOK = {
+    "user_id": "mia_li_3668",
+    "origin": "JFK",
+    "destination": "SEA",
+    "flight_type": "one_way",
+    "cabin": "economy",
+    "flights": [
+        {"flight_number": "HAT136", "date": "2024-05-20"},
+        {"flight_number": "HAT039", "date": "2024-05-20"},
+    ],
+    "passengers": [
+        {"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"},
+        {"first_name": "Omar", "last_name": "Rossi", "dob": "1985-02-11"},
+    ],
+    "total_baggages": 7,
+    "nonfree_baggages": 1,
+    "insurance": "yes",
+}
 
 
 def _booking(**changes: object) -> dict:
     flights = sum(_price(f["flight_number"], f["date"], "economy") for f in BOOK["flights"]) * 2
     total = flights + 30 * 2 + 50 * 1  # two passengers insured, one paid bag (gold, economy: 3 free each)
-    pay = [{"payment_id": "certificate_7504069", "amount": 250},
-           {"payment_id": "credit_card_4421486", "amount": total - 250}]
+    pay = [
+        {"payment_id": "certificate_7504069", "amount": 250},
+        {"payment_id": "credit_card_4421486", "amount": total - 250},
+    ]
     return BOOK | {"payment_methods": pay} | changes
 
 
@@ -149,19 +174,26 @@ async def test_a_no_reads_you_declined_and_nothing_is_booked(tmp_path: Path) -> 
 
 async def test_a_denial_lists_every_broken_rule_with_its_policy_sentence(tmp_path: Path) -> None:
     # six passengers (gold, economy: 18 free bags, so none of the 7 is paid), two certificates, and the sum
-    args = _booking(passengers=BOOK["passengers"] * 3, nonfree_baggages=3,
-                    payment_methods=[{"payment_id": "certificate_7504069", "amount": 250},
-                                     {"payment_id": "certificate_4856383", "amount": 100}])
+    args = _booking(
+        passengers=BOOK["passengers"] * 3,
+        nonfree_baggages=3,
+        payment_methods=[
+            {"payment_id": "certificate_7504069", "amount": 250},
+            {"payment_id": "certificate_4856383", "amount": 100},
+        ],
+    )
     user = AnsweringUser([])
     async with airline_gateway(tmp_path, "mia_li_3668", user) as c:
         r = await c.call_tool("airline__book_reservation", args)
         text = text_of(r)
         unmet = sentinel_info(r)["unmet"]
     assert r.is_error and not user.asked
-    expected = [("one to five passengers", "Each reservation can have at most five passengers."),
-                ("at most one travel certificate", "at most one travel certificate, at most one credit card"),
-                ("the paid bags must be exactly", "Each extra baggage is 50 dollars."),
-                ("the payments must add up", "The travel insurance is 30 dollars per passenger")]
+    expected = [
+        ("one to five passengers", "Each reservation can have at most five passengers."),
+        ("at most one travel certificate", "at most one travel certificate, at most one credit card"),
+        ("the paid bags must be exactly", "Each extra baggage is 50 dollars."),
+        ("the payments must add up", "The travel insurance is 30 dollars per passenger"),
+    ]
     for reason, quote in expected:
         line = next((u for u in unmet if reason in u), None)
         assert line is not None and quote in line, (reason, unmet)
@@ -178,46 +210,97 @@ async def test_baggage_rules_hold_against_an_api_that_accepts_everything(tmp_pat
     user = AnsweringUser([("Update the checked bags", True)])
     async with airline_gateway(tmp_path, "sofia_kim_7287", user) as c:
         # a certificate pays nothing but a booking; and the second bag is free, so it is not charged
-        r = await c.call_tool("airline__update_reservation_baggages", {
-            "reservation_id": "OBUT9V", "total_baggages": 2, "nonfree_baggages": 1, "payment_id": "certificate_8544743"})
+        r = await c.call_tool(
+            "airline__update_reservation_baggages",
+            {
+                "reservation_id": "OBUT9V",
+                "total_baggages": 2,
+                "nonfree_baggages": 1,
+                "payment_id": "certificate_8544743",
+            },
+        )
         unmet = sentinel_info(r)["unmet"]
         assert r.is_error and len(unmet) == 2, unmet
         assert "never a travel certificate" in unmet[0] and "no free bag is charged" in unmet[1]
         # a bag cannot be removed
-        r = await c.call_tool("airline__update_reservation_baggages", {
-            "reservation_id": "OBUT9V", "total_baggages": 0, "nonfree_baggages": 0, "payment_id": "gift_card_7091239"})
+        r = await c.call_tool(
+            "airline__update_reservation_baggages",
+            {
+                "reservation_id": "OBUT9V",
+                "total_baggages": 0,
+                "nonfree_baggages": 0,
+                "payment_id": "gift_card_7091239",
+            },
+        )
         assert r.is_error and "The user can add but not remove checked bags." in text_of(r)
         # two more bags beyond the allowance cost $100: a gift card with $6 does not cover them
-        r = await c.call_tool("airline__update_reservation_baggages", {
-            "reservation_id": "OBUT9V", "total_baggages": 4, "nonfree_baggages": 2, "payment_id": "gift_card_7480005"})
+        r = await c.call_tool(
+            "airline__update_reservation_baggages",
+            {
+                "reservation_id": "OBUT9V",
+                "total_baggages": 4,
+                "nonfree_baggages": 2,
+                "payment_id": "gift_card_7480005",
+            },
+        )
         assert r.is_error and "gift card balance does not cover" in text_of(r)
         assert (await _reservation(c, "OBUT9V"))["total_baggages"] == 1  # nothing reached the database
         assert not user.asked
         # within the rules: the free bag, then two paid ones charged to a card that covers them
-        r = await c.call_tool("airline__update_reservation_baggages", {
-            "reservation_id": "OBUT9V", "total_baggages": 2, "nonfree_baggages": 0, "payment_id": "gift_card_7091239"})
+        r = await c.call_tool(
+            "airline__update_reservation_baggages",
+            {
+                "reservation_id": "OBUT9V",
+                "total_baggages": 2,
+                "nonfree_baggages": 0,
+                "payment_id": "gift_card_7091239",
+            },
+        )
         assert not r.is_error, text_of(r)
-        r = await c.call_tool("airline__update_reservation_baggages", {
-            "reservation_id": "OBUT9V", "total_baggages": 4, "nonfree_baggages": 2, "payment_id": "gift_card_7091239"})
+        r = await c.call_tool(
+            "airline__update_reservation_baggages",
+            {
+                "reservation_id": "OBUT9V",
+                "total_baggages": 4,
+                "nonfree_baggages": 2,
+                "payment_id": "gift_card_7091239",
+            },
+        )
         assert not r.is_error, text_of(r)
         assert (await _reservation(c, "OBUT9V"))["nonfree_baggages"] == 2
     assert "Charged now: nothing." in user.asked[0].message
-    assert "Checked bags: 4 in all (2 free, 2 paid). Charged now: $100 charged now to gift card 7091239." \
+    assert (
+        "Checked bags: 4 in all (2 free, 2 paid). Charged now: $100 charged now to gift card 7091239."
         in user.asked[1].message
+    )
 
 
 async def test_payment_rules_hold_against_an_api_that_accepts_everything(tmp_path: Path) -> None:
     user = AnsweringUser([("Change the flights", True), ("Book this reservation?", True)])
     async with airline_gateway(tmp_path, "sofia_kim_7287", user, consents=(PROFILE,)) as c:
         # a cabin change alone is paid with a card too, never a certificate
-        r = await c.call_tool("airline__update_reservation_flights", {
-            "reservation_id": "OBUT9V", "cabin": "business", "payment_id": "certificate_8544743",
-            "flights": [{"flight_number": f.flight_number, "date": f.date} for f in DB.reservations["OBUT9V"].flights]})
+        r = await c.call_tool(
+            "airline__update_reservation_flights",
+            {
+                "reservation_id": "OBUT9V",
+                "cabin": "business",
+                "payment_id": "certificate_8544743",
+                "flights": [
+                    {"flight_number": f.flight_number, "date": f.date}
+                    for f in DB.reservations["OBUT9V"].flights
+                ],
+            },
+        )
         assert r.is_error and "single gift card or credit card" in text_of(r), text_of(r)
         assert (await _reservation(c, "OBUT9V"))["cabin"] == "economy"
         # a payment method that is not in the profile, and payments that do not add up
-        args = _booking(user_id="sofia_kim_7287", passengers=BOOK["passengers"][:1], total_baggages=0,
-                        nonfree_baggages=0, payment_methods=[{"payment_id": "gift_card_0000000", "amount": 10}])
+        args = _booking(
+            user_id="sofia_kim_7287",
+            passengers=BOOK["passengers"][:1],
+            total_baggages=0,
+            nonfree_baggages=0,
+            payment_methods=[{"payment_id": "gift_card_0000000", "amount": 10}],
+        )
         r = await c.call_tool("airline__book_reservation", args)
         unmet = sentinel_info(r)["unmet"]
         assert r.is_error and any("already be in the user profile" in u for u in unmet), unmet

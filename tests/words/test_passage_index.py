@@ -38,22 +38,55 @@ END;
 CREATE TABLE sources (namespace TEXT NOT NULL, source TEXT NOT NULL, digest TEXT NOT NULL,
                       PRIMARY KEY (namespace, source));
 INSERT INTO index_meta VALUES ('schema_version', '1');
-"""
+"""  # noqa: E501 (verbatim text)
 
-MEMORIES = ["Mia prefers aisle seats on long flights", "Mia's trip to Seattle is for a conference in May",
-            "Omar travels with a cat in the cabin"]
+MEMORIES = [
+    "Mia prefers aisle seats on long flights",
+    "Mia's trip to Seattle is for a conference in May",
+    "Omar travels with a cat in the cabin",
+]
 
 
 def _v1_index(path: Path, emb: HashingEmbedder, extra_sql: str = "") -> None:
     db = sqlite3.connect(path)
     db.executescript(V1_SCHEMA + extra_sql)
     now = time.time()
-    rows = [("memory:alice", "memory", "", t, None, None, json.dumps(["t"]), now - 10 + i, None, emb.name,
-             emb.embed([t])[0].tobytes()) for i, t in enumerate(MEMORIES)]
-    rows.append(("policy", "airline", "Baggage", "Gold members get three free checked bags", 10, 12, "[]", now,
-                 None, emb.name, emb.embed(["Baggage\nGold members get three free checked bags"])[0].tobytes()))
-    db.executemany("INSERT INTO passages (namespace, source, heading, text, line_start, line_end, tags, "
-                   "created_at, expires_at, embedder, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+    rows = [
+        (
+            "memory:alice",
+            "memory",
+            "",
+            t,
+            None,
+            None,
+            json.dumps(["t"]),
+            now - 10 + i,
+            None,
+            emb.name,
+            emb.embed([t])[0].tobytes(),
+        )
+        for i, t in enumerate(MEMORIES)
+    ]
+    rows.append(
+        (
+            "policy",
+            "airline",
+            "Baggage",
+            "Gold members get three free checked bags",
+            10,
+            12,
+            "[]",
+            now,
+            None,
+            emb.name,
+            emb.embed(["Baggage\nGold members get three free checked bags"])[0].tobytes(),
+        )
+    )
+    db.executemany(
+        "INSERT INTO passages (namespace, source, heading, text, line_start, line_end, tags, "
+        "created_at, expires_at, embedder, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        rows,
+    )
     db.execute("INSERT INTO sources VALUES ('policy', 'airline', 'd1')")
     db.commit()
     db.close()
@@ -72,15 +105,21 @@ async def test_a_version_1_index_is_migrated_keeping_every_passage(tmp_path: Pat
             hit = (await idx.search("policy", "free checked bags for gold", 1))[0]
             assert (hit.heading, hit.line_start, hit.line_end) == ("Baggage", 10, 12)
             await idx.add("memory:alice", NewPassage(text="Mia is allergic to peanuts", source="memory"))
-            assert (await idx.search("memory:alice", "peanuts allergy", 1))[0].text == "Mia is allergic to peanuts"
+            assert (await idx.search("memory:alice", "peanuts allergy", 1))[
+                0
+            ].text == "Mia is allergic to peanuts"
         finally:
             await idx.close()
     db = sqlite3.connect(tmp_path / "p.db")
     cols = {r[1] for r in db.execute("PRAGMA table_info(passages)")}
     assert "vector" not in cols and "embedder" not in cols
     assert db.execute("SELECT value FROM index_meta WHERE key = 'schema_version'").fetchone() == ("2",)
-    assert db.execute("SELECT COUNT(*) FROM passages").fetchone() == (6,)  # 4 migrated, 2 added (one per open)
-    assert db.execute("SELECT COUNT(*) FROM passage_vectors v JOIN passages p ON p.id = v.id").fetchone() == (6,)
+    assert db.execute("SELECT COUNT(*) FROM passages").fetchone() == (
+        6,
+    )  # 4 migrated, 2 added (one per open)
+    assert db.execute("SELECT COUNT(*) FROM passage_vectors v JOIN passages p ON p.id = v.id").fetchone() == (
+        6,
+    )
     assert db.execute("SELECT digest FROM sources").fetchone() == ("d1",)
     db.close()
 
@@ -104,11 +143,18 @@ async def test_deleting_a_passage_deletes_its_vector(tmp_path: Path) -> None:
     idx = await PassageIndex(tmp_path / "p.db", HashingEmbedder(128)).open()
     try:
         now = time.time()
-        await idx.replace_source("policy", "doc", [NewPassage(text=f"rule {i}", source="doc") for i in range(5)], "a")
-        await idx.replace_source("policy", "doc", [NewPassage(text=f"rule {i}", source="doc") for i in range(3)], "b")
+        await idx.replace_source(
+            "policy", "doc", [NewPassage(text=f"rule {i}", source="doc") for i in range(5)], "a"
+        )
+        await idx.replace_source(
+            "policy", "doc", [NewPassage(text=f"rule {i}", source="doc") for i in range(3)], "b"
+        )
         for i in range(6):
-            await idx.add("memory:bob", NewPassage(text=f"note {i}", source="memory", expires_at=now + 100 * (i % 2)),
-                          keep=4)
+            await idx.add(
+                "memory:bob",
+                NewPassage(text=f"note {i}", source="memory", expires_at=now + 100 * (i % 2)),
+                keep=4,
+            )
         await idx.purge(now + 50)
         n_passages = (await idx.db.execute_fetchall("SELECT COUNT(*) FROM passages"))[0][0]
         n_vectors = (await idx.db.execute_fetchall("SELECT COUNT(*) FROM passage_vectors"))[0][0]
@@ -121,7 +167,7 @@ async def test_deleting_a_passage_deletes_its_vector(tmp_path: Path) -> None:
 async def test_the_sparse_product_ranks_as_the_full_product(tmp_path: Path) -> None:
     emb = HashingEmbedder(1024)
     rng = random.Random(3)
-    vocab = "bag fee gold silver member cabin economy basic refund cancel change flight seat pet insurance".split()
+    vocab = "bag fee gold silver member cabin economy basic refund cancel change flight seat pet insurance".split()  # noqa: E501 (verbatim text)
     texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(3, 12))) for _ in range(400)]
     idx = await PassageIndex(tmp_path / "p.db", emb).open()
     try:
@@ -129,7 +175,13 @@ async def test_the_sparse_product_ranks_as_the_full_product(tmp_path: Path) -> N
         ids, mat_t = await idx._matrix("ns", time.time())
         long_query = " ".join(f"w{i}" for i in range(150))  # many dimensions: the full product is used
         assert np.count_nonzero(emb.embed([long_query])[0]) * 4 >= emb.dim and len(long_query) < 2000
-        for q in ["gold bag fee", "cancel refund", "pet in cabin", "nothing matches zzz", long_query + " seat"]:
+        for q in [
+            "gold bag fee",
+            "cancel refund",
+            "pet in cabin",
+            "nothing matches zzz",
+            long_query + " seat",
+        ]:
             dense = emb.embed([q])[0] @ mat_t
             got = await idx.vector_ranked("ns", q)
             by_id = dict(zip(ids.tolist(), dense.tolist()))

@@ -55,7 +55,9 @@ async def test_memory_through_the_gateway(tmp_path: Path, mode: str) -> None:
 
 
 async def test_memories_belong_to_their_principal_and_expire(tmp_path: Path) -> None:
-    svc = SearchService(tmp_path / "p.db", embedder=HashingEmbedder(256), redact=lambda t: t.replace("1234", "****"))
+    svc = SearchService(
+        tmp_path / "p.db", embedder=HashingEmbedder(256), redact=lambda t: t.replace("1234", "****")
+    )
     try:
         now = time.time()
         out = await svc.memory_store("alice", "alice's PIN hint: 1234", ["secret"], now=now)
@@ -65,9 +67,15 @@ async def test_memories_belong_to_their_principal_and_expire(tmp_path: Path) -> 
         assert len(await svc.memory_recent("alice")) == 2
         await asyncio.sleep(0.3)
         assert [m["text"] for m in await svc.memory_recent("alice")] == ["alice's PIN hint: ****"]
-        assert await svc.memory_search("alice", "gates") == [] or \
-            all("gates" not in m["text"] for m in await svc.memory_search("alice", "gates"))
-        for bad in [dict(text=""), dict(text="a" * 5000), dict(text="ok", tags=["t"] * 40), dict(text="ok", ttl=-1)]:
+        assert await svc.memory_search("alice", "gates") == [] or all(
+            "gates" not in m["text"] for m in await svc.memory_search("alice", "gates")
+        )
+        for bad in [
+            dict(text=""),
+            dict(text="a" * 5000),
+            dict(text="ok", tags=["t"] * 40),
+            dict(text="ok", ttl=-1),
+        ]:
             with pytest.raises(MemoryRefused):
                 await svc.memory_store("alice", **bad, now=now)  # type: ignore[arg-type]
     finally:
@@ -97,8 +105,12 @@ async def test_lone_surrogates_in_memories(tmp_path: Path) -> None:
 async def test_words_and_vectors_are_fused(tmp_path: Path) -> None:
     idx = await PassageIndex(tmp_path / "i.db", HashingEmbedder(256)).open()
     try:
-        texts = ["Checked bags are free for gold members", "The refund arrives within a week",
-                 "Pets travel in the cabin", "Gold members board first"]
+        texts = [
+            "Checked bags are free for gold members",
+            "The refund arrives within a week",
+            "Pets travel in the cabin",
+            "Gold members board first",
+        ]
         await idx.replace_source("ns", "doc", [NewPassage(text=t, source="doc") for t in texts], "d1")
         assert not await idx.replace_source("ns", "doc", [], "d1")  # same digest: nothing to do
         hits = await idx.search("ns", "free bags for gold", 2)

@@ -14,7 +14,15 @@ from device_tools.sensors.parsers.numbers import locale_float
 
 _HEADER = "Current Battery Service state:"
 STATUS = {1: "unknown", 2: "charging", 3: "discharging", 4: "not_charging", 5: "full"}
-HEALTH = {1: "unknown", 2: "good", 3: "overheat", 4: "dead", 5: "over_voltage", 6: "unspecified_failure", 7: "cold"}
+HEALTH = {
+    1: "unknown",
+    2: "good",
+    3: "overheat",
+    4: "dead",
+    5: "over_voltage",
+    6: "unspecified_failure",
+    7: "cold",
+}
 
 
 def parse_dumpsys_battery(text: str) -> dict[str, Any]:
@@ -26,7 +34,7 @@ def parse_dumpsys_battery(text: str) -> dict[str, Any]:
         raise MalformedOutput("dumpsys battery: no 'Current Battery Service state:' header") from None
     raw: dict[str, str] = {}
     updates_stopped = False
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.strip() or not line[:1].isspace():
             break  # end of the section; what follows (EventLog, ...) is not ours
         if "UPDATES STOPPED" in line:
@@ -38,9 +46,16 @@ def parse_dumpsys_battery(text: str) -> dict[str, Any]:
     level, scale = _int(raw.get("level")), _int(raw.get("scale")) or 100
     if level is None:
         raise MalformedOutput("dumpsys battery: no readable 'level'")
-    plugged = [src for src, key in (("ac", "AC powered"), ("usb", "USB powered"),
-                                    ("wireless", "Wireless powered"), ("dock", "Dock powered"))
-               if raw.get(key) == "true"]
+    plugged = [
+        src
+        for src, key in (
+            ("ac", "AC powered"),
+            ("usb", "USB powered"),
+            ("wireless", "Wireless powered"),
+            ("dock", "Dock powered"),
+        )
+        if raw.get(key) == "true"
+    ]
     status = STATUS.get(_int(raw.get("status")) or 1, "unknown")
     temperature = locale_float(raw.get("temperature", ""))
     values: dict[str, Any] = {

@@ -12,13 +12,16 @@ from dataclasses import dataclass
 
 from device_tools.sensors.errors import MalformedOutput
 
-# 0x01010001) ICM45631 Accelerometer    | Invensense      | ver: 1 | type: android.sensor.accelerometer(1) | ...
+# 0x01010001) ICM45631 Accelerometer    | Invensense      | ver: 1 | type: android.sensor.accelerometer(1) |
+# ...
 _SENSOR_LINE = re.compile(
     r"^\s*0x(?P<handle>[0-9a-fA-F]+)\)\s*(?P<name>[^|]+?)\s*\|\s*(?P<vendor>[^|]*?)\s*\|.*?"
     r"type:\s*(?P<type>[\w.]+)\((?P<type_id>\d+)\)"
 )
 # "lsm6dsv Accelerometer Non-wakeup: last 3 events"
-_EVENTS_HEADER = re.compile(r"^(?P<name>.+?)(?:\s+(?:Non-wakeup|Wakeup|non-wakeup|wakeup))?:\s*last\s+\d+\s+events")
+_EVENTS_HEADER = re.compile(
+    r"^(?P<name>.+?)(?:\s+(?:Non-wakeup|Wakeup|non-wakeup|wakeup))?:\s*last\s+\d+\s+events"
+)
 # "	 1 (ts=100.001, wall=19:44:27.248) 0.10, -9.80, 0.20, 0.00, "
 _EVENT = re.compile(r"^\s*\d+\s+\(ts=(?P<ts>[\d.]+),\s*wall=(?P<wall>[\d:.]+)\)\s*(?P<values>.*)$")
 
@@ -54,8 +57,15 @@ def parse_sensor_list(text: str) -> list[HardwareSensor]:
     for line in text.splitlines():
         m = _SENSOR_LINE.match(line)
         if m:
-            sensors.append(HardwareSensor(int(m.group("handle"), 16), m.group("name").strip(),
-                                          m.group("vendor").strip(), m.group("type"), int(m.group("type_id"))))
+            sensors.append(
+                HardwareSensor(
+                    int(m.group("handle"), 16),
+                    m.group("name").strip(),
+                    m.group("vendor").strip(),
+                    m.group("type"),
+                    int(m.group("type_id")),
+                )
+            )
     return sensors
 
 

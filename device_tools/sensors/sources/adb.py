@@ -41,11 +41,13 @@ class AdbSource:
                  timeout: float = 10.0, clock: Callable[[], float] = time.time, *,
                  gate: CommandGate | ReadOnlyGate | None = None) -> None:
         """``gate``: the phone's gate when the device built-in shares it; otherwise a gate of its own over
-        an adb backend for ``serial`` at ``host:port``. Only a read-only view of it that sends the sensor reads
+        an adb backend for ``serial`` at ``host:port``. Only a read-only view of it that sends the sensor
+        reads
         alone is kept: nothing here can change the phone or read its screen, whatever gate it was given."""
         if gate is None:
             gate = CommandGate(AdbBackend(serial, host, port, serial_setting="sentinel.sensors.serial"))
-        # only the four sensor reads: not the screen, not content queries, though the gate calls them read-only
+        # only the four sensor reads: not the screen, not content queries, though the gate calls them
+        # read-only
         self._gate = gate.read_only(SENSOR_READS) if isinstance(gate, CommandGate) else gate
         self._timeout, self._clock = timeout, clock
         self.name = f"adb:{serial or 'auto'}"
@@ -63,7 +65,12 @@ class AdbSource:
         if self._gate.serial:
             self.name = f"adb:{self._gate.serial}"
         first = out.strip().splitlines()[0] if out.strip() else ""
-        if "Can't find service" in first or first.endswith(": not found") or "unknown" in first and "sh:" in first:
+        if (
+            "Can't find service" in first
+            or first.endswith(": not found")
+            or "unknown" in first
+            and "sh:" in first
+        ):
             raise SourceUnavailable(f"adb shell {' '.join(argv)!r}: {first}")
         return out
 
@@ -93,10 +100,17 @@ class AdbSource:
             uptime = parse_uptime(await self._run(UPTIME))
         except SensorError:
             uptime = None  # the fix is still good; only its age is unknown
-        return {"latitude": fix.latitude, "longitude": fix.longitude, "altitude": fix.altitude,
-                "horizontalAccuracy": fix.horizontal_accuracy, "verticalAccuracy": fix.vertical_accuracy,
-                "speed": fix.speed, "bearing": fix.bearing, "provider": fix.provider,
-                "ageSeconds": _round(fix.age_seconds(uptime))}
+        return {
+            "latitude": fix.latitude,
+            "longitude": fix.longitude,
+            "altitude": fix.altitude,
+            "horizontalAccuracy": fix.horizontal_accuracy,
+            "verticalAccuracy": fix.vertical_accuracy,
+            "speed": fix.speed,
+            "bearing": fix.bearing,
+            "provider": fix.provider,
+            "ageSeconds": _round(fix.age_seconds(uptime)),
+        }
 
     async def _hardware(self, sensor: SensorKind) -> dict[str, Any]:
         text = await self._run(SENSOR_SERVICE)
@@ -106,8 +120,10 @@ class AdbSource:
         found = latest_event_for(text, android_type)
         if found is None:
             # dumpsys only shows events while an app listens; adb cannot sample on demand
-            raise NoReading(f"no recent {android_type} events: no app is listening to it right now, "
-                            "and adb cannot sample a sensor on demand (use the Termux source)")
+            raise NoReading(
+                f"no recent {android_type} events: no app is listening to it right now, "
+                "and adb cannot sample a sensor on demand (use the Termux source)"
+            )
         hw, ev = found
         return values_from_event(sensor, ev.values) | {"hardware": hw.name}
 

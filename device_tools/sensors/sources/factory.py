@@ -24,8 +24,9 @@ def make_source(settings: SensorSettings, clock: Callable[[], float] = time.time
         gate = shared_adb_gate(devices, settings.adb_host, settings.adb_port, settings.serial,
                                lambda: AdbBackend(settings.serial, settings.adb_host, settings.adb_port,
                                                   serial_setting="sentinel.sensors.serial"))
-        return AdbSource(settings.adb_host, settings.adb_port, settings.serial, settings.command_timeout, clock,
-                         gate=gate)
+        return AdbSource(
+            settings.adb_host, settings.adb_port, settings.serial, settings.command_timeout, clock, gate=gate
+        )
     if settings.source == "termux":
         return TermuxSource(settings.termux_bin_dir, settings.command_timeout, clock)
     return SimulatedSource(clock)

@@ -90,10 +90,21 @@ class SimulatedSource:
                       "plugged": "unplugged", "health": "good", "temperature_c": 29.3, "voltage_mv": 4215,
                       "technology": "Li-ion", "present": True}
         else:
-            values = {"devices": [
-                {"name": "Pixel Buds Pro", "address": "F4:5C:89:12:AB:01", "kind": "bluetooth",
-                 "rssi": -48 + int(3 * math.sin(phase))},
-                {"name": "Galaxy Watch6", "address": "A8:9C:ED:44:21:7F", "kind": "bluetooth_le", "rssi": -67},
-                {"name": "CoffeeShop-Guest", "address": "3C:84:6A:9E:10:22", "kind": "wifi", "rssi": -71},
-            ]}
+            values = {
+                "devices": [
+                    {
+                        "name": "Pixel Buds Pro",
+                        "address": "F4:5C:89:12:AB:01",
+                        "kind": "bluetooth",
+                        "rssi": -48 + int(3 * math.sin(phase)),
+                    },
+                    {
+                        "name": "Galaxy Watch6",
+                        "address": "A8:9C:ED:44:21:7F",
+                        "kind": "bluetooth_le",
+                        "rssi": -67,
+                    },
+                    {"name": "CoffeeShop-Guest", "address": "3C:84:6A:9E:10:22", "kind": "wifi", "rssi": -71},
+                ]
+            }
         return Reading(sensor=sensor, values=values, taken_at=t, source=self.name)

@@ -59,10 +59,14 @@ class TermuxSource:
 
     async def _run(self, command: str, *args: str) -> str:
         exe = self._which(command)
-        proc = await asyncio.create_subprocess_exec(exe, *args, stdin=asyncio.subprocess.DEVNULL,
-                                                    stdout=asyncio.subprocess.PIPE,
-                                                    stderr=asyncio.subprocess.PIPE,
-                                                    start_new_session=True)  # so a timeout kills the whole group
+        proc = await asyncio.create_subprocess_exec(
+            exe,
+            *args,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )  # so a timeout kills the whole group
         try:
             out, err = await asyncio.wait_for(proc.communicate(), self._timeout)
         except TimeoutError:
@@ -71,8 +75,10 @@ class TermuxSource:
             await proc.wait()
             if command == "termux-sensor":
                 await self._release_listeners()
-            raise SourceUnavailable(f"{command} {' '.join(args)}: no answer within {self._timeout:g} s "
-                                    "(is the Termux:API app installed and allowed?)") from None
+            raise SourceUnavailable(
+                f"{command} {' '.join(args)}: no answer within {self._timeout:g} s "
+                "(is the Termux:API app installed and allowed?)"
+            ) from None
         if proc.returncode != 0:
             msg = (err or out).decode("utf-8", "replace").strip()[:200]
             raise SourceUnavailable(f"{command} exited with {proc.returncode}: {msg or 'no message'}")
@@ -81,8 +87,9 @@ class TermuxSource:
     async def _release_listeners(self) -> None:
         try:
             exe = self._which("termux-sensor")
-            proc = await asyncio.create_subprocess_exec(exe, "-c", stdout=asyncio.subprocess.DEVNULL,
-                                                        stderr=asyncio.subprocess.DEVNULL)
+            proc = await asyncio.create_subprocess_exec(
+                exe, "-c", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+            )
             await asyncio.wait_for(proc.wait(), 5)
         except (TimeoutError, OSError, SourceUnavailable):
             pass  # best effort: the listener dies with the Termux:API service anyway
@@ -102,10 +109,13 @@ class TermuxSource:
 
     async def available(self) -> set[SensorKind]:
         kinds: set[SensorKind] = set()
-        for kind, command in ((SensorKind.location, "termux-location"), (SensorKind.battery, "termux-battery-status"),
-                              (SensorKind.nearby_devices, "termux-wifi-scaninfo"),
-                              (SensorKind.camera, "termux-camera-photo"),
-                              (SensorKind.microphone, "termux-microphone-record")):
+        for kind, command in (
+            (SensorKind.location, "termux-location"),
+            (SensorKind.battery, "termux-battery-status"),
+            (SensorKind.nearby_devices, "termux-wifi-scaninfo"),
+            (SensorKind.camera, "termux-camera-photo"),
+            (SensorKind.microphone, "termux-microphone-record"),
+        ):
             try:
                 self._which(command)
                 kinds.add(kind)

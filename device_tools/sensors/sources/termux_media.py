@@ -1,7 +1,8 @@
 """Camera and microphone through termux-api (``termux-camera-photo``, ``termux-microphone-record``).
 
 Both only run after the bridge's consent check, like every sensor. A photo is downscaled to at most 640 px and
-re-encoded as JPEG (no EXIF, so no GPS tag leaves the phone); a recording is a few seconds of AAC. Files live in
+re-encoded as JPEG (no EXIF, so no GPS tag leaves the phone); a recording is a few seconds of AAC. Files live
+in
 a private temporary directory that is removed after the read, whatever happens.
 """
 
@@ -37,8 +38,10 @@ async def take_photo(run: Run, camera: str = "0") -> dict[str, Any]:
         path = Path(tmp) / "photo.jpg"
         out = await run("termux-camera-photo", "-c", camera, str(path))
         if not path.exists() or path.stat().st_size == 0:
-            raise NoReading(f"the camera returned no photo{': ' + _api_error(out) if _api_error(out) else ''} "
-                            "(is the camera permission granted to Termux:API?)")
+            raise NoReading(
+                f"the camera returned no photo{': ' + _api_error(out) if _api_error(out) else ''} "
+                "(is the camera permission granted to Termux:API?)"
+            )
         if path.stat().st_size > PHOTO_MAX_BYTES:
             raise MalformedOutput(f"the photo is larger than {PHOTO_MAX_BYTES} bytes")
         try:
@@ -51,8 +54,14 @@ async def take_photo(run: Run, camera: str = "0") -> dict[str, Any]:
                 image.save(buf, format="JPEG", quality=80)  # re-encoded: the original's EXIF stays behind
         except (UnidentifiedImageError, OSError) as e:
             raise MalformedOutput(f"termux-camera-photo wrote something that is not an image ({e})") from None
-    return {"image_base64": base64.b64encode(buf.getvalue()).decode(), "mime_type": "image/jpeg",
-            "width": image.width, "height": image.height, "original_size": list(original), "camera": camera}
+    return {
+        "image_base64": base64.b64encode(buf.getvalue()).decode(),
+        "mime_type": "image/jpeg",
+        "width": image.width,
+        "height": image.height,
+        "original_size": list(original),
+        "camera": camera,
+    }
 
 
 async def record_audio(run: Run, seconds: int = RECORD_SECONDS) -> dict[str, Any]:
@@ -67,10 +76,15 @@ async def record_audio(run: Run, seconds: int = RECORD_SECONDS) -> dict[str, Any
         finally:
             await run("termux-microphone-record", "-q")  # stop it, even when the read is cancelled
         if not path.exists() or path.stat().st_size == 0:
-            raise NoReading("the microphone returned no recording (is the microphone permission granted to "
-                            "Termux:API?)")
+            raise NoReading(
+                "the microphone returned no recording (is the microphone permission granted to Termux:API?)"
+            )
         data = path.read_bytes()[: AUDIO_MAX_BYTES + 1]
         if len(data) > AUDIO_MAX_BYTES:
             raise MalformedOutput(f"the recording is larger than {AUDIO_MAX_BYTES} bytes")
-    return {"audio_base64": base64.b64encode(data).decode(), "mime_type": "audio/mp4", "seconds": seconds,
-            "bytes": len(data)}
+    return {
+        "audio_base64": base64.b64encode(data).decode(),
+        "mime_type": "audio/mp4",
+        "seconds": seconds,
+        "bytes": len(data),
+    }

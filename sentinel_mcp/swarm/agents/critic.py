@@ -38,17 +38,27 @@ def critic_request(spec: TaskSpec, step: PlanStep, content: str, findings: list[
     material = [f"App {spec.app_name} ({spec.package_name}), features: {'; '.join(spec.features)}.",
                 f"File {step.file_path}:\n{content[:MAX_FILE_CHARS]}"]
     if texts:
-        material.append("Texts it shows (string resources):\n" + "\n".join(f"{k}: {v}" for k, v in texts.items()))
+        material.append(
+            "Texts it shows (string resources):\n" + "\n".join(f"{k}: {v}" for k, v in texts.items())
+        )
     if findings:
         material.append("Automatic checks found (minor):\n" + "\n".join(f"- {i.line()}" for i in findings))
-    prompt = (f"Review the file above for step {step.step_number}: {step.file_path} ({step.file_type}). "
-              f"Its task: {step.description[:800]}\n"
-              'ACCEPT a file that does its task: {"decision": "ACCEPT", "issues": []}. REJECT only for a BLOCKER '
-              '(syntax error, missing functionality, API misuse) or MAJOR issue (architecture violation, missing '
-              'null check), each named in one sentence: {"decision": "REJECT", "issues": [{"severity": "BLOCKER", '
-              '"message": "<what is wrong, where>"}]}.')
-    return ModelRequest(role="critic", system=SYSTEM, prompt=prompt, context="\n\n".join(material),
-                        json_schema=VERDICT_SCHEMA, max_tokens=256)
+    prompt = (
+        f"Review the file above for step {step.step_number}: {step.file_path} ({step.file_type}). "
+        f"Its task: {step.description[:800]}\n"
+        'ACCEPT a file that does its task: {"decision": "ACCEPT", "issues": []}. REJECT only for a BLOCKER '
+        "(syntax error, missing functionality, API misuse) or MAJOR issue (architecture violation, missing "
+        'null check), each named in one sentence: {"decision": "REJECT", "issues": [{"severity": "BLOCKER", '
+        '"message": "<what is wrong, where>"}]}.'
+    )
+    return ModelRequest(
+        role="critic",
+        system=SYSTEM,
+        prompt=prompt,
+        context="\n\n".join(material),
+        json_schema=VERDICT_SCHEMA,
+        max_tokens=256,
+    )
 
 
 def parse_critic_reply(reply: ModelReply) -> CriticVerdict:

@@ -14,22 +14,32 @@ from sentinel_mcp.swarm.plan import Plan, PlanError
 from sentinel_mcp.swarm.project_plan import compose_plan, max_screens
 from sentinel_mcp.swarm.spec import TaskSpec
 
-SYSTEM = ("You are the Planner of an Android app generator (Kotlin, MVVM). You decide what the app is made of: "
-          "its data and its screens. Reply with JSON only.")
+SYSTEM = (
+    "You are the Planner of an Android app generator (Kotlin, MVVM). You decide what the app is made of: "
+    "its data and its screens. Reply with JSON only."
+)
 
 
 def planner_request(spec: TaskSpec, max_steps: int) -> ModelRequest:
     prompt = (
-        "Plan the app described above. entity: the data the app keeps (a PascalCase noun). text_field: the name "
-        "of its text (camelCase). more_fields: Int or Boolean fields, only if a feature needs them (e.g. done: "
+        "Plan the app described above. entity: the data the app keeps (a PascalCase noun). text_field: the "
+        "name "
+        "of its text (camelCase). more_fields: Int or Boolean fields, only if a feature needs them (e.g. "
+        "done: "
         "Boolean), else []. screens: for each feature, in order, the screen that implements it "
         f"(PascalCase, e.g. TaskList; features may share a screen; at most {max(1, max_screens(max_steps))} "
         "screens) and a one-line summary of what the user sees and does there.\n"
         f"Example {blueprint_example(spec)}"
     )
     context = f"App spec:\n{json.dumps(spec.model_dump(), indent=1)}"
-    return ModelRequest(role="planner", system=SYSTEM, prompt=prompt, context=context,
-                        json_schema=blueprint_schema(spec), max_tokens=768)
+    return ModelRequest(
+        role="planner",
+        system=SYSTEM,
+        prompt=prompt,
+        context=context,
+        json_schema=blueprint_schema(spec),
+        max_tokens=768,
+    )
 
 
 def parse_planner_reply(reply: ModelReply, spec: TaskSpec, max_steps: int) -> tuple[Blueprint, Plan]:

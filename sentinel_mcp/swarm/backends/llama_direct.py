@@ -38,8 +38,14 @@ class LlamaDirectBackend:
 
         grammar = self._grammars.get(request.grammar).text if request.grammar else None
         gen_request = GenerationRequest(
-            messages=[{"role": "system", "content": request.system}, {"role": "user", "content": request.full_prompt}],
-            max_tokens=min(request.max_tokens, self.max_tokens), grammar=grammar, grammar_label=f"{request.grammar}.gbnf")
+            messages=[
+                {"role": "system", "content": request.system},
+                {"role": "user", "content": request.full_prompt},
+            ],
+            max_tokens=min(request.max_tokens, self.max_tokens),
+            grammar=grammar,
+            grammar_label=f"{request.grammar}.gbnf",
+        )
         try:
             gen = await self._engine.generate(gen_request)
         except LlmError as e:
@@ -51,8 +57,13 @@ class LlamaDirectBackend:
                 data = json.loads(gen.text)
             except ValueError:
                 data = None  # cut off at max_tokens: the agent's parser reports it
-        return ModelReply(text=gen.text, json_data=data, prompt_tokens=gen.prompt_tokens,
-                          completion_tokens=gen.completion_tokens, model=gen.model)
+        return ModelReply(
+            text=gen.text,
+            json_data=data,
+            prompt_tokens=gen.prompt_tokens,
+            completion_tokens=gen.completion_tokens,
+            model=gen.model,
+        )
 
     async def _complete_schema(self, request: ModelRequest, on_error: ErrorSink) -> ModelReply:
         """Through the Cortex (the llm package's in-process API): schema to grammar, decode, validate."""
@@ -62,17 +73,26 @@ class LlamaDirectBackend:
         cortex = Cortex(self._engine.settings, engine=self._engine, grammars=self._grammars)
         try:
             # the swarm wrote the prompt; the context (spec, answers, files) is checked and fenced as data
-            r = await cortex.generate_with_trusted_prompt(request.prompt, request.system, request.context or None,
-                                                          json_schema=request.json_schema,
-                                                          max_tokens=min(request.max_tokens, self.max_tokens))
+            r = await cortex.generate_with_trusted_prompt(
+                request.prompt,
+                request.system,
+                request.context or None,
+                json_schema=request.json_schema,
+                max_tokens=min(request.max_tokens, self.max_tokens),
+            )
         except InjectionDetected as e:  # the input was refused, the model is fine: no model error
             raise ModelError(f"local engine refused the input: {e}", input_refused=True) from None
         except LlmError as e:
             on_error(f"local engine: {e}")
             raise ModelError(f"local engine: {e}") from None
         g = r.generation
-        return ModelReply(text=r.text, json_data=r.data, prompt_tokens=g.prompt_tokens,
-                          completion_tokens=g.completion_tokens, model=g.model)
+        return ModelReply(
+            text=r.text,
+            json_data=r.data,
+            prompt_tokens=g.prompt_tokens,
+            completion_tokens=g.completion_tokens,
+            model=g.model,
+        )
 
     async def aclose(self) -> None:
         return None  # the engine is shared by the process

@@ -58,10 +58,13 @@ class LlmToolBackend:
                 data = {"text": _text_of(result)}
         text = str(data.get("text") or "")
         tokens = data.get("tokens") if isinstance(data.get("tokens"), dict) else {}
-        return ModelReply(text=text, json_data=data.get("json"),
-                          prompt_tokens=int(tokens.get("prompt") or estimate_tokens(request.system + request.full_prompt)),
-                          completion_tokens=int(tokens.get("completion") or estimate_tokens(text)),
-                          model=str(data.get("model") or "local"))
+        return ModelReply(
+            text=text,
+            json_data=data.get("json"),
+            prompt_tokens=int(tokens.get("prompt") or estimate_tokens(request.system + request.full_prompt)),
+            completion_tokens=int(tokens.get("completion") or estimate_tokens(text)),
+            model=str(data.get("model") or "local"),
+        )
 
     async def aclose(self) -> None:
         return None

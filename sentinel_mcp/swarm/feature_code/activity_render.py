@@ -28,31 +28,57 @@ def _call(d: Decisions, screen: str, action: str, arg: str = "") -> str:
 
 
 def _common_tail(d: Decisions, screen: str) -> list[str]:
-    lines = ["", "    override fun onResume() {", "        super.onResume()", "        viewModel.refresh()", "    }"]
+    lines = [
+        "",
+        "    override fun onResume() {",
+        "        super.onResume()",
+        "        viewModel.refresh()",
+        "    }",
+    ]
     if d.screens[screen].listing is not None:
         lines += [""] + describe_lines(d.blueprint, d.activities[screen].show_fields)
     if d.activities[screen].confirm:
-        lines += ["", "    private fun confirm(action: () -> Unit) {", "        AlertDialog.Builder(this)",
-                  f"            .setMessage(R.string.{res.CONFIRM_MESSAGE})",
-                  "            .setPositiveButton(android.R.string.ok) { _, _ -> action() }",
-                  "            .setNegativeButton(android.R.string.cancel, null)", "            .show()", "    }"]
+        lines += [
+            "",
+            "    private fun confirm(action: () -> Unit) {",
+            "        AlertDialog.Builder(this)",
+            f"            .setMessage(R.string.{res.CONFIRM_MESSAGE})",
+            "            .setPositiveButton(android.R.string.ok) { _, _ -> action() }",
+            "            .setNegativeButton(android.R.string.cancel, null)",
+            "            .show()",
+            "    }",
+        ]
     return lines + ["}", ""]
 
 
 def _message_observer() -> list[str]:
-    return ["        viewModel.message.observe(this) { message ->", "            if (message != null) {",
-            "                Toast.makeText(this, message, Toast.LENGTH_SHORT).show()",
-            "                viewModel.messageShown()", "            }", "        }"]
+    return [
+        "        viewModel.message.observe(this) { message ->",
+        "            if (message != null) {",
+        "                Toast.makeText(this, message, Toast.LENGTH_SHORT).show()",
+        "                viewModel.messageShown()",
+        "            }",
+        "        }",
+    ]
 
 
 def activity_kt(package: str, screen: str, d: Decisions) -> str:
-    return _compose_activity(package, screen, d) if d.spec.ui_system == "Compose" else _views_activity(package, screen, d)
+    return (
+        _compose_activity(package, screen, d)
+        if d.spec.ui_system == "Compose"
+        else _views_activity(package, screen, d)
+    )
 
 
 def _imports(package: str, screen: str, d: Decisions, extra: set[str]) -> list[str]:
     ui, act = d.screens[screen], d.activities[screen]
-    imports = {"android.os.Bundle", "android.widget.Toast", "androidx.activity.ComponentActivity",
-               "androidx.activity.viewModels", f"{package}.R"} | extra
+    imports = {
+        "android.os.Bundle",
+        "android.widget.Toast",
+        "androidx.activity.ComponentActivity",
+        "androidx.activity.viewModels",
+        f"{package}.R",
+    } | extra
     if any(b.action.startswith("open_") for b in ui.buttons):
         imports.add("android.content.Intent")
     if act.confirm:
@@ -73,14 +99,22 @@ def _views_activity(package: str, screen: str, d: Decisions) -> str:
         extra |= {"android.widget.ArrayAdapter", "android.widget.ListView", "android.widget.TextView"}
     e = d.blueprint.entity
     lines = [f"package {package}.ui", ""] + _imports(package, screen, d, extra) + [""]
-    lines += [f"class {screen}Activity : ComponentActivity() {{",
-              f"    private val viewModel: {screen}ViewModel by viewModels()"]
+    lines += [
+        f"class {screen}Activity : ComponentActivity() {{",
+        f"    private val viewModel: {screen}ViewModel by viewModels()",
+    ]
     if ui.listing is not None:
         lines.append(f"    private var shown: List<{e}> = emptyList()")
-    lines += ["", "    override fun onCreate(savedInstanceState: Bundle?) {",
-              "        super.onCreate(savedInstanceState)", f"        setContentView(R.layout.{layout_name(screen)})",
-              f"        setTitle(R.string.{res.label(screen)})"]
-    lines += [f"        val {_var(i.field)} = findViewById<EditText>(R.id.{input_id(i.field)})" for i in ui.inputs]
+    lines += [
+        "",
+        "    override fun onCreate(savedInstanceState: Bundle?) {",
+        "        super.onCreate(savedInstanceState)",
+        f"        setContentView(R.layout.{layout_name(screen)})",
+        f"        setTitle(R.string.{res.label(screen)})",
+    ]
+    lines += [
+        f"        val {_var(i.field)} = findViewById<EditText>(R.id.{input_id(i.field)})" for i in ui.inputs
+    ]
     for b in ui.buttons:
         lines.append(f"        findViewById<Button>(R.id.{button_id(b.action)}).setOnClickListener {{")
         if b.action == "add":
@@ -91,16 +125,27 @@ def _views_activity(package: str, screen: str, d: Decisions) -> str:
             lines.append(f"            {_call(d, screen, b.action)}")
         lines.append("        }")
     if ui.listing is not None:
-        lines += ["        val list = findViewById<ListView>(R.id.items)",
-                  "        list.emptyView = findViewById<TextView>(R.id.empty)",
-                  "        val adapter = ArrayAdapter<String>(this, android.R.layout.simple_list_item_1, mutableListOf())",
-                  "        list.adapter = adapter"]
+        lines += [
+            "        val list = findViewById<ListView>(R.id.items)",
+            "        list.emptyView = findViewById<TextView>(R.id.empty)",
+            "        val adapter = ArrayAdapter<String>(this, android.R.layout.simple_list_item_1, "
+            "mutableListOf())",
+            "        list.adapter = adapter",
+        ]
         if ui.listing.on_click != "none":
-            lines += ["        list.setOnItemClickListener { _, _, position, _ ->",
-                      f"            shown.getOrNull(position)?.let {{ item -> {_call(d, screen, ui.listing.on_click, 'item')} }}",
-                      "        }"]
-        lines += ["        viewModel.items.observe(this) { items ->", "            shown = items",
-                  "            adapter.clear()", "            adapter.addAll(items.map { describe(it) })", "        }"]
+            lines += [
+                "        list.setOnItemClickListener { _, _, position, _ ->",
+                f"            shown.getOrNull(position)?.let {{ item -> "
+                f"{_call(d, screen, ui.listing.on_click, 'item')} }}",
+                "        }",
+            ]
+        lines += [
+            "        viewModel.items.observe(this) { items ->",
+            "            shown = items",
+            "            adapter.clear()",
+            "            adapter.addAll(items.map { describe(it) })",
+            "        }",
+        ]
     lines += _message_observer() + ["    }"]
     return "\n".join(lines + _common_tail(d, screen))
 
@@ -111,10 +156,16 @@ def _compose_activity(package: str, screen: str, d: Decisions) -> str:
     if ui.listing is not None:
         extra |= {"androidx.compose.runtime.getValue", "androidx.compose.runtime.livedata.observeAsState"}
     lines = [f"package {package}.ui", ""] + _imports(package, screen, d, extra) + [""]
-    lines += [f"class {screen}Activity : ComponentActivity() {{",
-              f"    private val viewModel: {screen}ViewModel by viewModels()", "",
-              "    override fun onCreate(savedInstanceState: Bundle?) {", "        super.onCreate(savedInstanceState)",
-              f"        setTitle(R.string.{res.label(screen)})", "        setContent {", "            MaterialTheme {"]
+    lines += [
+        f"class {screen}Activity : ComponentActivity() {{",
+        f"    private val viewModel: {screen}ViewModel by viewModels()",
+        "",
+        "    override fun onCreate(savedInstanceState: Bundle?) {",
+        "        super.onCreate(savedInstanceState)",
+        f"        setTitle(R.string.{res.label(screen)})",
+        "        setContent {",
+        "            MaterialTheme {",
+    ]
     if ui.listing is not None:
         lines.append("                val items by viewModel.items.observeAsState(emptyList())")
     lines.append(f"                {screen}Screen(")
@@ -126,9 +177,13 @@ def _compose_activity(package: str, screen: str, d: Decisions) -> str:
     for b in ui.buttons:
         if b.action == "add":
             names = ", ".join(i.field for i in ui.inputs)
-            lines.append(f"                    {callback_name(b.action)} = {{ {names} -> "
-                         f"{_call(d, screen, b.action, names)} }},")
+            lines.append(
+                f"                    {callback_name(b.action)} = {{ {names} -> "
+                f"{_call(d, screen, b.action, names)} }},"
+            )
         else:
-            lines.append(f"                    {callback_name(b.action)} = {{ {_call(d, screen, b.action)} }},")
+            lines.append(
+                f"                    {callback_name(b.action)} = {{ {_call(d, screen, b.action)} }},"
+            )
     lines += ["                )", "            }", "        }"] + _message_observer() + ["    }"]
     return "\n".join(lines + _common_tail(d, screen))

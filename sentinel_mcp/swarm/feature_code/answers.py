@@ -27,7 +27,9 @@ class _Answer(BaseModel):
 
 
 class RepositoryAnswer(_Answer):
-    operations: list[Literal["remove", "update", "clear"]] = Field(default_factory=list, max_length=3)  # add: always
+    operations: list[Literal["remove", "update", "clear"]] = Field(
+        default_factory=list, max_length=3
+    )  # add: always
     order: Literal["newest_first", "oldest_first", "alphabetical"]
 
     def has(self, op: str) -> bool:
@@ -85,8 +87,12 @@ class ActivityAnswer(_Answer):
     show_fields: list[str] = Field(default_factory=list, max_length=3)
 
 
-ANSWER_MODELS: dict[str, type[_Answer]] = {"repository": RepositoryAnswer, "screen_ui": ScreenAnswer,
-                                           "viewmodel": ViewModelAnswer, "activity": ActivityAnswer}
+ANSWER_MODELS: dict[str, type[_Answer]] = {
+    "repository": RepositoryAnswer,
+    "screen_ui": ScreenAnswer,
+    "viewmodel": ViewModelAnswer,
+    "activity": ActivityAnswer,
+}
 
 
 @dataclass
@@ -130,43 +136,84 @@ TEXT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ,.!?'()-]{0,%d}$"
 def _text(max_length: int = TEXT_MAX) -> dict[str, Any]:
     # plain words and punctuation (texts become string resources); the bound sits in the pattern too,
     # because a grammar made from a pattern ignores maxLength
-    return {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": TEXT_PATTERN % (max_length - 1)}
+    return {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": max_length,
+        "pattern": TEXT_PATTERN % (max_length - 1),
+    }
 
 
 def _obj(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "properties": props,
-            "required": required if required is not None else list(props)}
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": props,
+        "required": required if required is not None else list(props),
+    }
 
 
 def answer_schema(step: PlanStep, d: Decisions) -> dict[str, Any]:
     """The JSON Schema the coder answers under for ``step``."""
     bp = d.blueprint
     if step.kind == "repository":
-        return _obj({"operations": {"type": "array", "items": {"enum": ["remove", "update", "clear"]}, "maxItems": 3},
-                     "order": {"enum": ["newest_first", "oldest_first", "alphabetical"]}})
+        return _obj(
+            {
+                "operations": {
+                    "type": "array",
+                    "items": {"enum": ["remove", "update", "clear"]},
+                    "maxItems": 3,
+                },
+                "order": {"enum": ["newest_first", "oldest_first", "alphabetical"]},
+            }
+        )
     screen = step.screen or ""
     if step.kind == "screen_ui":
-        inputs = {"type": "array", "maxItems": len(bp.text_fields),
-                  "items": _obj({"field": {"enum": [f.name for f in bp.text_fields]}, "hint": _text()})}
-        buttons = {"type": "array", "minItems": 1, "maxItems": 3,
-                   "items": _obj({"action": {"enum": d.button_actions(screen)}, "label": _text(24)})}
+        inputs = {
+            "type": "array",
+            "maxItems": len(bp.text_fields),
+            "items": _obj({"field": {"enum": [f.name for f in bp.text_fields]}, "hint": _text()}),
+        }
+        buttons = {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": _obj({"action": {"enum": d.button_actions(screen)}, "label": _text(24)}),
+        }
         listing = {"anyOf": [{"type": "null"}, _obj({"on_click": {"enum": d.item_actions()}})]}
-        return _obj({"title": _text(), "inputs": inputs, "buttons": buttons, "list": listing, "empty": _text()})
+        return _obj(
+            {"title": _text(), "inputs": inputs, "buttons": buttons, "list": listing, "empty": _text()}
+        )
     if step.kind == "viewmodel":
         ui = d.screens.get(screen)
         items = []
-        for action in (ui.actions() if ui else []):
-            props: dict[str, Any] = {"action": {"const": action}, "name": {"type": "string", "pattern": MEMBER_NAME},
-                                     "done": _text()}
+        for action in ui.actions() if ui else []:
+            props: dict[str, Any] = {
+                "action": {"const": action},
+                "name": {"type": "string", "pattern": MEMBER_NAME},
+                "done": _text(),
+            }
             if action == "add":
                 props["blank"] = _text()
             items.append(_obj(props))
-        return _obj({"functions": {"type": "array", "prefixItems": items, "items": False,
-                                   "minItems": len(items), "maxItems": len(items)}})
+        return _obj(
+            {
+                "functions": {
+                    "type": "array",
+                    "prefixItems": items,
+                    "items": False,
+                    "minItems": len(items),
+                    "maxItems": len(items),
+                }
+            }
+        )
     if step.kind == "activity":
         others = [f.name for f in bp.fields[1:]]
-        shown: dict[str, Any] = ({"type": "array", "maxItems": min(3, len(others)), "items": {"enum": others}}
-                                 if others else {"type": "array", "maxItems": 0})
+        shown: dict[str, Any] = (
+            {"type": "array", "maxItems": min(3, len(others)), "items": {"enum": others}}
+            if others
+            else {"type": "array", "maxItems": 0}
+        )
         return _obj({"label": _text(30), "confirm": {"type": "boolean"}, "show_fields": shown})
     raise ValueError(f"step {step.step_number} ({step.kind}) has no answer schema")
 
@@ -175,10 +222,13 @@ def answer_example(step: PlanStep) -> str:
     """A one-line example of the answer's shape for the prompt."""
     return {
         "repository": '{"operations": ["remove"], "order": "newest_first"}',
-        "screen_ui": ('{"title": "My tasks", "inputs": [{"field": "title", "hint": "New task"}], '
-                      '"buttons": [{"action": "add", "label": "Add"}], "list": {"on_click": "none"}, '
-                      '"empty": "No tasks yet"}'),
-        "viewmodel": '{"functions": [{"action": "add", "name": "addTask", "done": "Task added", "blank": "Type a task"}]}',
+        "screen_ui": (
+            '{"title": "My tasks", "inputs": [{"field": "title", "hint": "New task"}], '
+            '"buttons": [{"action": "add", "label": "Add"}], "list": {"on_click": "none"}, '
+            '"empty": "No tasks yet"}'
+        ),
+        "viewmodel": '{"functions": [{"action": "add", "name": "addTask", "done": "Task added", "blank": '
+            '"Type a task"}]}',
         "activity": '{"label": "Tasks", "confirm": true, "show_fields": []}',
     }.get(step.kind or "", "{}")
 
@@ -190,9 +240,14 @@ def parse_answer(step: PlanStep, data: Any, d: Decisions) -> tuple[_Answer | Non
     try:
         answer = model.model_validate(data)
     except ValidationError as err:
-        return None, [Issue(severity="BLOCKER", file=path,
-                            message=f"answer does not fit the schema: {'.'.join(str(p) for p in e['loc'])}: {e['msg']}")
-                      for e in err.errors()[:5]]
+        return None, [
+            Issue(
+                severity="BLOCKER",
+                file=path,
+                message=f"answer does not fit the schema: {'.'.join(str(p) for p in e['loc'])}: {e['msg']}",
+            )
+            for e in err.errors()[:5]
+        ]
     return answer, _semantic_issues(step, answer, d)
 
 
@@ -211,11 +266,15 @@ def _semantic_issues(step: PlanStep, a: _Answer, d: Decisions) -> list[Issue]:
         if len(actions) != len(set(actions)):
             problems.append("two buttons do the same action; give each action at most one button")
         allowed = d.button_actions(screen)
-        problems += [f"button action {x!r} is not one of {', '.join(allowed)}" for x in actions if x not in allowed]
+        problems += [
+            f"button action {x!r} is not one of {', '.join(allowed)}" for x in actions if x not in allowed
+        ]
         if "add" in actions and bp.fields[0].name not in fields:
             problems.append(f"the add button needs an input for {bp.fields[0].name} (the {bp.entity}'s text)")
         if a.listing is not None and a.listing.on_click not in d.item_actions():
-            problems.append(f"list on_click {a.listing.on_click!r} is not one of {', '.join(d.item_actions())}")
+            problems.append(
+                f"list on_click {a.listing.on_click!r} is not one of {', '.join(d.item_actions())}"
+            )
         if a.listing is None and not actions:
             problems.append("the screen shows nothing the user can use: add a list or a button")
     elif isinstance(a, ViewModelAnswer):
@@ -223,18 +282,29 @@ def _semantic_issues(step: PlanStep, a: _Answer, d: Decisions) -> list[Issue]:
         wanted = ui.actions() if ui else []
         got = [f.action for f in a.functions]
         if got != wanted:
-            problems.append(f"one function per action is needed, in this order: {', '.join(wanted) or 'none'}")
+            problems.append(
+                f"one function per action is needed, in this order: {', '.join(wanted) or 'none'}"
+            )
         names = [f.name for f in a.functions]
         if len(names) != len(set(names)):
             problems.append("two functions have the same name")
-        problems += [f"function name {n!r} is reserved" for n in names if n in RESERVED or n in ("refresh",
-                                                                                                  "messageShown")]
-        problems += [f"function {f.name} ({f.action}) needs a blank message" for f in a.functions
-                     if f.action == "add" and not f.blank]
+        problems += [
+            f"function name {n!r} is reserved"
+            for n in names
+            if n in RESERVED or n in ("refresh", "messageShown")
+        ]
+        problems += [
+            f"function {f.name} ({f.action}) needs a blank message"
+            for f in a.functions
+            if f.action == "add" and not f.blank
+        ]
     elif isinstance(a, ActivityAnswer):
         others = {f.name for f in bp.fields[1:]}
-        problems += [f"show_fields names {x!r}, which is not a field after the first" for x in a.show_fields
-                     if x not in others]
+        problems += [
+            f"show_fields names {x!r}, which is not a field after the first"
+            for x in a.show_fields
+            if x not in others
+        ]
         if len(a.show_fields) != len(set(a.show_fields)):
             problems.append("show_fields repeats a field")
     return [Issue(severity="BLOCKER", file=step.file_path, message=p) for p in problems]

@@ -15,7 +15,11 @@ from sentinel_mcp.swarm.plan import PlanStep
 def with_answer(d: Decisions, step: PlanStep, answer: _Answer) -> Decisions:
     """The decisions as they would be if ``answer`` were accepted (``d`` itself is not changed)."""
     trial = copy.copy(d)
-    trial.screens, trial.viewmodels, trial.activities = dict(d.screens), dict(d.viewmodels), dict(d.activities)
+    trial.screens, trial.viewmodels, trial.activities = (
+        dict(d.screens),
+        dict(d.viewmodels),
+        dict(d.activities),
+    )
     trial.accept(step, answer)
     return trial
 

@@ -15,10 +15,17 @@ def serve_agent(executor: AgentExecutor, port: int, *, name: str, description: s
     """Blocks serving ``executor`` with a JSONRPC 1.0 card (no streaming, ``mode`` in and out)."""
     url = f"http://127.0.0.1:{port}"
     card = AgentCard(
-        name=name, description=description, version="1.0.0",
-        supported_interfaces=[AgentInterface(url=url + "/a2a", protocol_binding="JSONRPC", protocol_version="1.0")],
-        capabilities=AgentCapabilities(streaming=False), default_input_modes=[mode], default_output_modes=[mode],
-        skills=[skill])
+        name=name,
+        description=description,
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url + "/a2a", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=False),
+        default_input_modes=[mode],
+        default_output_modes=[mode],
+        skills=[skill],
+    )
     handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card)
     app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/a2a")])
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")

@@ -2,7 +2,8 @@
 
 Not a pytest module: ``test_sdk_interop.py`` starts it so that Sentinel's discovery check and peer
 client talk to a reference server. It echoes the data parts it gets as an artifact and completes.
-Usage: python sdk_server.py PORT [CERT.pem KEY.pem [CLIENT_CA.pem]]   (HTTPS; with a CA, client certificates required)
+Usage: python sdk_server.py PORT [CERT.pem KEY.pem [CLIENT_CA.pem]]   (HTTPS; with a CA, client certificates
+required)
 """
 
 import ssl
@@ -37,12 +38,20 @@ class EchoExecutor(AgentExecutor):
 def main(port: int, cert: str | None = None, key: str | None = None, client_ca: str | None = None) -> None:
     url = f"{'https' if cert else 'http'}://127.0.0.1:{port}"
     card = AgentCard(
-        name="sdk-reference-agent", description="a2a-sdk reference agent", version="1.0.0",
-        supported_interfaces=[AgentInterface(url=url + "/a2a", protocol_binding="JSONRPC", protocol_version="1.0")],
-        capabilities=AgentCapabilities(streaming=False), default_input_modes=["application/json", "text/plain"],
+        name="sdk-reference-agent",
+        description="a2a-sdk reference agent",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url + "/a2a", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=False),
+        default_input_modes=["application/json", "text/plain"],
         default_output_modes=["text/plain"],
-        skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["echo"])])
-    handler = DefaultRequestHandler(agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
+        skills=[AgentSkill(id="echo", name="echo", description="echoes", tags=["echo"])],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
     app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, rpc_url="/a2a")])
     tls = {"ssl_certfile": cert, "ssl_keyfile": key} if cert else {}
     if client_ca:

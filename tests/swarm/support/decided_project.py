@@ -1,4 +1,5 @@
-"""A whole project decided by hand, answer by answer, as a build accumulates them (for the structure tests)."""
+"""A whole project decided by hand, answer by answer, as a build accumulates them (for the structure tests).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from sentinel_mcp.swarm.spec import parse_spec
 
 
 def decided(spec_data=SPEC, blueprint=BLUEPRINT, *, repo_ops=("remove", "update", "clear"), confirm=True):
-    """Every step of a build decided by hand, the way accepted answers accumulate: (decisions, {path: text})."""
+    """Every step of a build decided by hand, the way accepted answers accumulate: (decisions, {path: text}).
+    """
     spec = parse_spec(spec_data)
     bp = parse_blueprint(blueprint, spec, max_screens=5)
     plan = compose_plan(spec, bp, 25)
@@ -33,14 +35,28 @@ def decided(spec_data=SPEC, blueprint=BLUEPRINT, *, repo_ops=("remove", "update"
         others = [s for s in bp.screen_names() if s != screen]
         answer = {
             "repository": lambda: RepositoryAnswer(operations=list(repo_ops), order="alphabetical"),
-            "screen_ui": lambda: ScreenAnswer.model_validate({
-                "title": "It's \"mine\" & <yours>", "inputs": [{"field": bp.text_field, "hint": "@Write here"}],
-                "buttons": [{"action": "add", "label": "Save"}] + [{"action": f"open_{o}", "label": "Go"} for o in others]
-                + ([{"action": "clear", "label": "Clear"}] if "clear" in repo_ops else []),
-                "list": {"on_click": "remove" if "remove" in repo_ops else "none"}, "empty": "Nothing yet"}),
-            "viewmodel": lambda: ViewModelAnswer(functions=[
-                {"action": a, "name": f"do{a.title().replace('_', '')}", "done": "Done.",
-                 "blank": "Type something" if a == "add" else None} for a in d.screens[screen].actions()]),
+            "screen_ui": lambda: ScreenAnswer.model_validate(
+                {
+                    "title": 'It\'s "mine" & <yours>',
+                    "inputs": [{"field": bp.text_field, "hint": "@Write here"}],
+                    "buttons": [{"action": "add", "label": "Save"}]
+                    + [{"action": f"open_{o}", "label": "Go"} for o in others]
+                    + ([{"action": "clear", "label": "Clear"}] if "clear" in repo_ops else []),
+                    "list": {"on_click": "remove" if "remove" in repo_ops else "none"},
+                    "empty": "Nothing yet",
+                }
+            ),
+            "viewmodel": lambda: ViewModelAnswer(
+                functions=[
+                    {
+                        "action": a,
+                        "name": f"do{a.title().replace('_', '')}",
+                        "done": "Done.",
+                        "blank": "Type something" if a == "add" else None,
+                    }
+                    for a in d.screens[screen].actions()
+                ]
+            ),
             "activity": lambda: ActivityAnswer(label="Notes", confirm=confirm, show_fields=["done"]),
         }[step.kind]()
         answer_obj, issues = parse_answer(step, answer.model_dump(by_alias=True), d)

@@ -5,7 +5,8 @@ It stands in for a remote model service (which cannot exist here). Replies are s
 "competent model" answers: the blueprint, for each coder step an answer that fits the JSON Schema
 spelled out in its prompt, ACCEPT, and a verifier report. Scripted
 entries may be a reply text, ``{"status": 429}``-style errors, ``{"delay": s}`` for timeouts,
-``{"hold": True}`` to park that one request until ``release`` is set, or a callable ``(body) -> entry``. Every request is recorded for assertions.
+``{"hold": True}`` to park that one request until ``release`` is set, or a callable ``(body) -> entry``. Every
+request is recorded for assertions.
 """
 
 from __future__ import annotations
@@ -26,23 +27,46 @@ from starlette.routing import Route
 
 ROLES = {"Planner": "planner", "Coder": "coder", "Critic": "critic", "Verifier": "verifier"}
 
-SPEC = {"app_name": "Notes", "package_name": "com.example.notes",
-        "features": ["add a note", "list notes"], "min_sdk": 24, "target_sdk": 34}
+SPEC = {
+    "app_name": "Notes",
+    "package_name": "com.example.notes",
+    "features": ["add a note", "list notes"],
+    "min_sdk": 24,
+    "target_sdk": 34,
+}
 
 # the planner's answer: the entity and a screen per feature; the plan's 15 steps follow from it
-BLUEPRINT = {"entity": "Note", "text_field": "text", "more_fields": [{"name": "done", "type": "Boolean"}],
-             "screens": [{"feature": "add a note", "screen": "NoteEditor", "summary": "Type a note and save it."},
-                         {"feature": "list notes", "screen": "NoteList", "summary": "All notes, newest first."}]}
+BLUEPRINT = {
+    "entity": "Note",
+    "text_field": "text",
+    "more_fields": [{"name": "done", "type": "Boolean"}],
+    "screens": [
+        {"feature": "add a note", "screen": "NoteEditor", "summary": "Type a note and save it."},
+        {"feature": "list notes", "screen": "NoteList", "summary": "All notes, newest first."},
+    ],
+}
 PKG = "app/src/main/java/com/example/notes"
 REPOSITORY = f"{PKG}/data/NoteRepository.kt"
 EDITOR_LAYOUT = "app/src/main/res/layout/activity_note_editor.xml"
 EDITOR_VM = f"{PKG}/ui/NoteEditorViewModel.kt"
 EDITOR_ACTIVITY = f"{PKG}/ui/NoteEditorActivity.kt"
-PLAN_PATHS = ["settings.gradle.kts", "build.gradle.kts", "gradle.properties", "app/build.gradle.kts",
-              "app/src/main/res/values/themes.xml", f"{PKG}/data/Note.kt", REPOSITORY, EDITOR_LAYOUT, EDITOR_VM,
-              EDITOR_ACTIVITY, "app/src/main/res/layout/activity_note_list.xml", f"{PKG}/ui/NoteListViewModel.kt",
-              f"{PKG}/ui/NoteListActivity.kt", "app/src/main/res/values/strings.xml",
-              "app/src/main/AndroidManifest.xml"]
+PLAN_PATHS = [
+    "settings.gradle.kts",
+    "build.gradle.kts",
+    "gradle.properties",
+    "app/build.gradle.kts",
+    "app/src/main/res/values/themes.xml",
+    f"{PKG}/data/Note.kt",
+    REPOSITORY,
+    EDITOR_LAYOUT,
+    EDITOR_VM,
+    EDITOR_ACTIVITY,
+    "app/src/main/res/layout/activity_note_list.xml",
+    f"{PKG}/ui/NoteListViewModel.kt",
+    f"{PKG}/ui/NoteListActivity.kt",
+    "app/src/main/res/values/strings.xml",
+    "app/src/main/AndroidManifest.xml",
+]
 MODEL_STEPS = 7  # the repository, then layout, view model and activity of each of the two screens
 
 Entry = Any  # str | dict | Callable[[dict], Entry]
@@ -67,7 +91,7 @@ def schema_of(body: dict[str, Any]) -> dict[str, Any]:
     """The JSON Schema a backend without constrained decoding spells out in the prompt."""
     text = user_prompt(body)
     marker = "matches this JSON Schema exactly:\n"
-    return json.loads(text[text.index(marker) + len(marker):]) if marker in text else {}
+    return json.loads(text[text.index(marker) + len(marker) :]) if marker in text else {}
 
 
 def answer_for(schema: dict[str, Any], key: str = "", _n: list[int] = [0]) -> Any:  # noqa: B006 - a counter
@@ -80,13 +104,18 @@ def answer_for(schema: dict[str, Any], key: str = "", _n: list[int] = [0]) -> An
         return answer_for(next(o for o in schema["anyOf"] if o.get("type") != "null"), key)
     kind = schema.get("type")
     if kind == "object":
-        return {k: answer_for(v, k) for k, v in schema.get("properties", {}).items()
-                if k in schema.get("required", [])}
+        return {
+            k: answer_for(v, k)
+            for k, v in schema.get("properties", {}).items()
+            if k in schema.get("required", [])
+        }
     if kind == "array":
         if "prefixItems" in schema:
             return [answer_for(s, key) for s in schema["prefixItems"]]
         items = schema.get("items")
-        count = schema.get("minItems", 0) or (1 if isinstance(items, dict) and schema.get("maxItems", 1) > 0 else 0)
+        count = schema.get("minItems", 0) or (
+            1 if isinstance(items, dict) and schema.get("maxItems", 1) > 0 else 0
+        )
         return [answer_for(items, key) for _ in range(count)]
     if kind == "boolean":
         return True
@@ -159,25 +188,39 @@ class ScriptedModelServer:
                 await asyncio.sleep(entry["delay"])
             if entry.get("status"):
                 record["status"] = entry["status"]
-                return JSONResponse({"error": {"message": f"scripted {entry['status']}"}},
-                                    status_code=entry["status"])
+                return JSONResponse(
+                    {"error": {"message": f"scripted {entry['status']}"}}, status_code=entry["status"]
+                )
             content = entry.get("content", default_entry(role, body))
         self.replies.append(content)
         prompt_text = "".join(m.get("content", "") for m in body.get("messages", []))
-        return JSONResponse({
-            "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", "scripted"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": "stop"}],
-            # realistic usage: ~4 characters per token, plus the chat template's overhead
-            "usage": {"prompt_tokens": len(prompt_text) // 4 + 12, "completion_tokens": len(content) // 4 + 1,
-                      "total_tokens": len(prompt_text) // 4 + 13 + len(content) // 4},
-        })
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "scripted"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                # realistic usage: ~4 characters per token, plus the chat template's overhead
+                "usage": {
+                    "prompt_tokens": len(prompt_text) // 4 + 12,
+                    "completion_tokens": len(content) // 4 + 1,
+                    "total_tokens": len(prompt_text) // 4 + 13 + len(content) // 4,
+                },
+            }
+        )
 
     def start(self) -> ScriptedModelServer:
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
-                                timeout_graceful_shutdown=1)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_level="warning", lifespan="off", timeout_graceful_shutdown=1
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
         self._thread.start()

@@ -24,4 +24,6 @@ def openai_factory(server: ScriptedModelServer, **overrides: Any):
 
 
 def make_service(tmp_path: Path, section: dict[str, Any]) -> BuildService:
-    return BuildService(tmp_path / "swarm", swarm_settings({"backend": "openai", "verify": NO_TOOLS} | section))
+    return BuildService(
+        tmp_path / "swarm", swarm_settings({"backend": "openai", "verify": NO_TOOLS} | section)
+    )
