@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
+from mcp.client import stdio as sdk_stdio
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.app.stdio_start import launch_stdio_upstreams
@@ -32,8 +33,14 @@ def _alive(pid: int) -> bool:
     return not (stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
 
 
-async def test_the_sdk_adopts_the_launched_upstream_and_talks_to_it(data_dir: Path) -> None:
+async def test_the_sdk_adopts_the_launched_upstream_and_talks_to_it(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cfg = make_config(data_dir, builtins=["sentinel"])
+    # in `serve` the SDK is imported after the launch and binds that same sys.stderr as its default
+    # errlog; under pytest, output capture swaps sys.stderr, so both sides get the process's own stderr
+    monkeypatch.setattr(sys, "stderr", sys.__stderr__)
+    monkeypatch.setattr(sdk_stdio.stdio_client.__wrapped__, "__defaults__", (sys.__stderr__,))
     await launch_stdio_upstreams(cfg)
     launched = early_spawn.launched_pids()
     assert len(launched) == 1
