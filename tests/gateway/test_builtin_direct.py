@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from mcp.types import ElicitResult, LoggingMessageNotificationParams
 
 from sentinel_mcp.app.runtime import running_gateway
@@ -195,6 +196,16 @@ async def test_time_limit_and_cancellation(data_dir):
                 assert r.is_error
                 texts.append(r.content[0].text.replace(name, "<up>"))  # type: ignore[union-attr]
             assert texts[0] == texts[1] and "still running" in texts[0]
+        # the session's own read timeout (the gateway's deadline is shorter; a direct client of the session)
+        codes = []
+        for name in ("tm", "td"):
+            client = rt.manager.upstreams[name].client
+            assert client is not None
+            with pytest.raises(MCPError) as caught:
+                await client.session.call_tool("sleep", {"seconds": 30}, read_timeout_seconds=0.2)
+            codes.append(caught.value.code)
+        assert codes == [-32001, -32001]
+        assert rt.manager.upstreams["td"].direct.direct_calls == 2  # type: ignore[union-attr]
         # a caller that gives up cancels the tool's own work (it runs in the caller's task)
         td = rt.manager.upstreams["td"]
         with anyio.move_on_after(0.2):
