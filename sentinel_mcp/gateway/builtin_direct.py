@@ -37,6 +37,7 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.transport_context import TransportContext
 from mcp.types import ErrorData, Implementation, LoggingMessageNotificationParams
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
 
@@ -152,17 +153,19 @@ async def direct_path(
     tools: frozenset[str],
     on_log: Callable[[LoggingMessageNotificationParams], Awaitable[None]],
 ) -> AsyncIterator[DirectDispatcher | None]:
-    """While connected: ``tools/call`` of ``tools`` bypasses the in-memory pair (nothing declared: no change).
+    """While connected: ``tools/call`` of ``tools`` bypasses the in-memory pair (nothing declared, or a
+    2026-07-28 connection: no change).
 
     The server's lifespan is entered once more for the direct kernel (the in-memory server entered its own);
     the connection the kernel sees carries the negotiated version, the gateway's client info and the
     capabilities the session advertised, and no standalone channel (a declared tool sends nothing outside its
     call's own progress and log lines)."""
-    if not tools:
+    version = client.protocol_version or "2025-11-25"
+    # a 2026-07-28 connection to an in-process server is already the SDK's own in-task peer pair (no streams)
+    if not tools or version in MODERN_PROTOCOL_VERSIONS:
         yield None
         return
     session = client.session
-    version = client.protocol_version or "2025-11-25"
     connection = Connection.from_envelope(
         version,
         Implementation(name="sentinel-mcp", version=__version__).model_dump(by_alias=True, exclude_none=True),
