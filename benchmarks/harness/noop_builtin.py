@@ -3,6 +3,7 @@ the figures measure Sentinel's pipeline, not a tool framework). Mounted by ``ser
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from mcp.server import Server, ServerRequestContext
@@ -28,4 +29,9 @@ def create_server(ctx: Any) -> Server:
     async def call_tool(_: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
         return CallToolResult(content=[TextContent(type="text", text="ok")])
 
-    return Server("bench", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    server = Server("bench", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    # it never asks: the gateway calls it in-task (sentinel_mcp/gateway/builtin_direct.py); BENCH_MCP_PATH=1
+    # keeps it on the in-memory MCP pair, to measure what that costs
+    if not os.environ.get("BENCH_MCP_PATH"):
+        server.sentinel_direct_tools = ("noop",)  # type: ignore[attr-defined]
+    return server

@@ -242,6 +242,7 @@ async def _assembled(
                 server=server,
                 protocol=getattr(server, "sentinel_protocol", "auto"),
                 result_meta=frozenset(getattr(server, "sentinel_result_meta", ())),
+                direct_tools=frozenset(getattr(server, "sentinel_direct_tools", ())),
                 timeout=limits.timeout if limits else max(300.0, own),
                 max_call_seconds=(
                     limits.max_call_seconds

@@ -8,7 +8,9 @@ config's
 ``sentinel.builtin_timeouts`` overrides it. ``server.sentinel_result_meta`` names the ``sentinel/`` keys its
 results state about its own work (the device's ``sentinel/device-decision``): the gateway keeps those keys
 from
-this built-in only and drops them from every other upstream's results.
+this built-in only and drops them from every other upstream's results. ``server.sentinel_direct_tools`` names
+the tools that never ask their caller anything nor announce list changes (progress and log lines are fine):
+the gateway calls those in its own task, not over the in-memory MCP pair (``gateway/builtin_direct.py``).
 The gateway connects to it with the real ``mcp.Client`` in-process, exactly as it connects to a
 configured stdio server, so every call to it is guarded and audited on the one path.
 """

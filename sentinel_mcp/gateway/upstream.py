@@ -12,6 +12,7 @@ import math
 import random
 import time
 import warnings
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Literal
 
@@ -38,6 +39,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
+from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
 from sentinel_mcp.gateway.telemetry import traced
@@ -76,6 +78,9 @@ class BuiltinTarget:
     protocol: Literal["auto", "legacy", "modern"] = "auto"
     concurrent: bool = True
     result_meta: frozenset[str] = frozenset()  # ``sentinel/`` keys its results state about its own work
+    # tools that never ask their caller: called in the caller's task, not over the in-memory pair
+    # (``builtin_direct.py``)
+    direct_tools: frozenset[str] = frozenset()
 
 
 Target = StdioServer | RemoteServer | BuiltinTarget
@@ -137,6 +142,7 @@ class Upstream(PushRelays, ResourceWatch):
         self.reconnects = 0
         self.connected_at: float | None = None
         self.client: Client | None = None
+        self.direct: DirectDispatcher | None = None  # a built-in's direct calls (builtin_direct.py)
         self.tools: dict[str, Tool] = {}
         self.resources: list[Resource] = []
         self.resource_templates: list[ResourceTemplate] = []
@@ -248,7 +254,7 @@ class Upstream(PushRelays, ResourceWatch):
         with anyio.CancelScope() as scope:
             scope.deadline = anyio.current_time() + self.target.connect_timeout
             try:
-                async with client:
+                async with client, AsyncExitStack() as stack:
                     scope.deadline = math.inf  # connected: only the connect step is time-limited
                     # relay, don't police: the client would validate upstream output against its schema
                     client.session.validate_tool_result = _no_validation  # type: ignore[method-assign]
@@ -257,6 +263,11 @@ class Upstream(PushRelays, ResourceWatch):
                     ):  # pinned: the upstream's real capabilities, and proof it speaks 2026
                         raw = await client.session.send_discover(mode)
                         client.session.adopt(DiscoverResult.model_validate(raw))
+                    if isinstance(self.target, BuiltinTarget):
+                        tools = self.target.direct_tools
+                        self.direct = await stack.enter_async_context(
+                            direct_path(client, self.target.server, tools, self._on_log)
+                        )
                     self.client = client
                     self._mode = mode
                     await self._apply_log_level()
@@ -351,6 +362,7 @@ class Upstream(PushRelays, ResourceWatch):
         self._tg = None
         self._watchers.clear()
         self.client = None
+        self.direct = None
         self.ready = anyio.Event()
         self.connected_at = None
 

@@ -172,4 +172,9 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
     def status_resource() -> str:
         return json.dumps(model_status(cortex.engine))
 
+    # none of these asks its caller (progress only): the gateway calls them in-task
+    # (gateway/builtin_direct.py)
+    server.sentinel_direct_tools = (  # type: ignore[attr-defined]
+        "llm_generate", "llm_extract", "llm_classify_risk", "llm_status",
+    )
     return server
