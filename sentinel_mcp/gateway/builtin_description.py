@@ -20,7 +20,7 @@ from mcp.types import Prompt, Resource, ResourceTemplate, ServerCapabilities, To
 FILE = Path(__file__).with_name("builtin_descriptions.json")
 # built-ins whose start-up has no effect on the rest but their own server: deferring them changes nothing
 # else (the llm shares its Cortex, the agent its trace store, with /healthz and the console at start)
-DEFERRABLE = ("device", "sensors", "swarm")
+DEFERRABLE = ("sentinel", "device", "sensors", "swarm", "a2a")
 
 
 @dataclass(frozen=True)

@@ -81,8 +81,8 @@ def test_numpy_is_loaded_by_the_first_masked_generation() -> None:
 
 
 def test_the_deferrable_builtins_are_not_imported_to_answer_the_first_tools_list() -> None:
-    """The device, sensors and swarm built-ins are listed from their recorded descriptions and imported on
-    their first use (gateway/builtin_description.py): starting the embedded default loads none of them."""
+    """The device, sensors, swarm and a2a built-ins are listed from their recorded descriptions and imported
+    on their first use (gateway/builtin_description.py): starting the embedded default loads none of them."""
     code = ("import anyio\nfrom sentinel_mcp.config import embedded_default\n"
             "from sentinel_mcp.app.runtime import running_gateway\n"
             "async def main():\n"
@@ -90,6 +90,7 @@ def test_the_deferrable_builtins_are_not_imported_to_answer_the_first_tools_list
             "    async with running_gateway(config) as rt:\n"
             "        assert 'device__screen_read' in rt.manager.catalog.tools\n"
             "anyio.run(main)")
-    heavy = ("device_tools.server", "device_tools.sensors.server", "sentinel_mcp.swarm.server")
+    heavy = ("device_tools.server", "device_tools.sensors.server", "sentinel_mcp.swarm.server",
+             "sentinel_mcp.a2a.mcp_tools")
     with tempfile.TemporaryDirectory() as state:
         assert _imported(code, heavy, env={"SENTINEL_DATA_DIR": state}) == []
