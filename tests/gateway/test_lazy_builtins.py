@@ -105,3 +105,15 @@ async def test_other_settings_than_the_recorded_ones_start_eagerly(tmp_path, dat
     async with running_gateway(config) as rt:
         assert rt.manager.upstreams["sensors"].loaded
         assert not rt.manager.upstreams["device"].loaded
+
+
+async def test_reading_a_resource_builds_its_builtin(tmp_path, data_dir):
+    async with running_gateway(_config()) as rt:
+        up = rt.manager.upstreams["sentinel"]
+        assert not up.loaded
+        async with Client(rt.front.server, mode="legacy") as c:
+            listed = (await c.list_resources()).resources
+            assert "sentinel://rulebase" in {str(r.uri) for r in listed} and not up.loaded
+            read = await c.read_resource("sentinel://rulebase")
+        assert up.loaded and up.client is not None
+        assert read.contents
