@@ -282,6 +282,7 @@ def build_http_app(
                 "breaker": u.breaker.state,
                 "reconnects": u.reconnects,
                 "last_error": u.last_error,
+                **({} if u.loaded else {"loaded": False}),  # a built-in served from its description
             }
             for n, u in rt.manager.upstreams.items()
         }

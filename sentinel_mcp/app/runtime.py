@@ -7,12 +7,13 @@ long as it does, however many clients come and go.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 import anyio
 from mcp.types import CallToolResult, TextContent
@@ -21,6 +22,7 @@ from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building 
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.core.builtin import (
+    BUILTINS,
     CALL_LIMITS,
     DEFAULT_MAX_CALL_SECONDS,
     BuiltinContext,
@@ -28,6 +30,7 @@ from sentinel_mcp.core.builtin import (
     load_factory,
 )
 from sentinel_mcp.gateway.audit_cluster import anchor_loop
+from sentinel_mcp.gateway import builtin_description
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway import early_spawn
 from sentinel_mcp.gateway.consent_gate import ConsentGate
@@ -133,9 +136,45 @@ def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
     return instance, instance.dir / config.store_path.name, None
 
 
+def _builder(name: str, ctx: BuiltinContext, problems: list[str]) -> Callable[[], Any]:
+    def build() -> Any:
+        try:
+            factory = load_factory(name)
+            ctx.data_dir.mkdir(parents=True, exist_ok=True)
+            return factory(ctx)
+        except Exception as e:
+            problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
+            raise
+
+    return build
+
+
+def _target(config: Config, name: str, described: Any, build: Callable[[], Any] | None) -> BuiltinTarget:
+    target = BuiltinTarget(server=None, described=described, build=build)
+    if described is not None:
+        _limit(config, name, target, described.timeout, described.protocol, described.result_meta)
+    return target
+
+
+def _limit(config: Config, name: str, target: BuiltinTarget, own: float, protocol: Any,
+           result_meta: frozenset[str]) -> None:
+    """The server's own wishes (timeout, era, result keys), under the config's ``builtin_timeouts``."""
+    limits = config.sentinel.builtin_timeouts.get(name)
+    # a built-in that asks its caller mid-call (the agent) must speak the push era to the gateway
+    target.protocol = protocol
+    target.result_meta = result_meta
+    target.timeout = limits.timeout if limits else max(300.0, own)
+    target.max_call_seconds = (
+        limits.max_call_seconds
+        if limits and limits.max_call_seconds
+        else max(own, CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS))
+    )
+
+
 @contextlib.asynccontextmanager
 async def running_gateway(
-    config: Config, *, default_session: str | None = None, startup_wait: float = 15.0
+    config: Config, *, default_session: str | None = None, startup_wait: float = 15.0,
+    lazy_builtins: bool = True,
 ) -> AsyncIterator[Runtime]:
     """The upstreams of the config connect first (a stdio upstream: its process spawned, its own interpreter
     and
@@ -170,7 +209,7 @@ async def running_gateway(
                         await up.launched.wait()
             try:
                 async with _assembled(
-                    config, manager, all_added, manager_started, default_session
+                    config, manager, all_added, manager_started, default_session, lazy_builtins
                 ) as runtime:
                     yielded = True
                     yield runtime
@@ -194,6 +233,7 @@ async def _assembled(
     all_added: anyio.Event,
     manager_started: anyio.Event,
     default_session: str | None,
+    lazy_builtins: bool = True,
 ) -> AsyncIterator[Runtime]:
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
     instance, audit_path, instance_problem = _claim_instance(config)
@@ -216,41 +256,38 @@ async def _assembled(
     if instance_problem:
         problems.append(instance_problem)
     for name in config.sentinel.builtins:
+        ctx = BuiltinContext(
+            name=name,
+            data_dir=config.data_dir / name,
+            settings=config.sentinel.builtin_settings(name),
+            call_tool=_builtin_invoker(gateway, name),
+            services=services,
+            store=shared.url if shared is not None else None,
+        )
+        described = (
+            builtin_description.load(name, ctx.settings) if lazy_builtins and ctx.store is None else None
+        )
+        if described is not None and importlib.util.find_spec(BUILTINS[name].partition(":")[0]) is not None:
+            # its catalog from the record; its module imported and its server built on first use (a failure
+            # then is reported as the eager start reports it: in ``problems``, and the upstream stopped)
+            manager.add(name, _target(config, name, described, _builder(name, ctx, problems)))
+            continue
         try:
             factory = load_factory(name)
-            ctx = BuiltinContext(
-                name=name,
-                data_dir=config.data_dir / name,
-                settings=config.sentinel.builtin_settings(name),
-                call_tool=_builtin_invoker(gateway, name),
-                services=services,
-                store=shared.url if shared is not None else None,
-            )
             ctx.data_dir.mkdir(parents=True, exist_ok=True)
             server = factory(ctx)
         except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             continue
-        limits = config.sentinel.builtin_timeouts.get(name)
-        # a built-in may ask for a longer wait without progress (the agent: a run, plus the person's last
-        # answer)
+        target = _target(config, name, None, None)
+        target.server = server
         own = float(getattr(server, "sentinel_timeout", 300.0))
-        manager.add(
-            name,
-            BuiltinTarget(
-                # a built-in that asks its caller mid-call (the agent) must speak the push era to the gateway
-                server=server,
-                protocol=getattr(server, "sentinel_protocol", "auto"),
-                result_meta=frozenset(getattr(server, "sentinel_result_meta", ())),
-                direct_tools=frozenset(getattr(server, "sentinel_direct_tools", ())),
-                timeout=limits.timeout if limits else max(300.0, own),
-                max_call_seconds=(
-                    limits.max_call_seconds
-                    if limits and limits.max_call_seconds
-                    else max(own, CALL_LIMITS.get(name, DEFAULT_MAX_CALL_SECONDS))
-                ),
-            ),
-        )
+        _limit(config, name, target, own, getattr(server, "sentinel_protocol", "auto"),
+               frozenset(getattr(server, "sentinel_result_meta", ())))
+        # tools that never ask their caller are called in its task (builtin_direct.py); a built-in known by
+        # its recorded description stays on the in-memory pair (nothing it records says which tools may ask)
+        target.direct_tools = frozenset(getattr(server, "sentinel_direct_tools", ()))
+        manager.add(name, target)
     all_added.set()
     if not audit.health.ok:  # refused calls until it can be written; say why at start-up too
         problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")

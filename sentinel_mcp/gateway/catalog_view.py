@@ -72,7 +72,8 @@ class CatalogView:
     def pushes_mid_call(self, name: str) -> bool:
         route = self.manager.catalog.tools.get(name)
         up = self.manager.upstreams.get(route.upstream) if route is not None else None
-        return up is not None and up.client is not None and not up.modern
+        # a built-in not built yet answers in the era its description recorded (it is built by this call)
+        return up is not None and up.protocol_version is not None and not up.modern
 
     def self_confirming(self, name: str) -> bool:
         """Whether calls to the catalog tool ``name`` are left to its trusted built-in's own confirmation."""

@@ -70,7 +70,7 @@ State = Literal["connecting", "ready", "backoff", "stopped"]
 class BuiltinTarget:
     """An in-process MCP server (``Server`` or ``MCPServer``) mounted like any other upstream."""
 
-    server: Any
+    server: Any  # None while a described built-in is not built yet (``build`` makes it on first use)
     prefix: str | None = None
     timeout: float = 300.0  # seconds without an answer or progress
     max_call_seconds: float = 3600.0  # progress keeps a call alive up to this long
@@ -81,6 +81,10 @@ class BuiltinTarget:
     # tools that never ask their caller: called in the caller's task, not over the in-memory pair
     # (``builtin_direct.py``)
     direct_tools: frozenset[str] = frozenset()
+    # a built-in known by its recorded description (gateway/builtin_description.py): its catalog is served
+    # from it, and ``build()`` makes the server (imports included) when a call, read or prompt first needs it
+    described: Any = None
+    build: Callable[[], Any] | None = None
 
 
 Target = StdioServer | RemoteServer | BuiltinTarget
@@ -153,6 +157,9 @@ class Upstream(PushRelays, ResourceWatch):
         # a stdio upstream's process was spawned (or could not be), or the first attempt ended: see
         # app/runtime.py
         self.launched = anyio.Event()
+        self._described = getattr(target, "described", None)
+        self._wake = anyio.Event()  # a described built-in is needed: build it
+        self._failed = anyio.Event()  # ... and building it failed
         self._dead = anyio.Event()
         self._stop = anyio.Event()
         self._serial = anyio.Lock()
@@ -175,7 +182,14 @@ class Upstream(PushRelays, ResourceWatch):
 
     @property
     def protocol_version(self) -> str | None:
-        return self.client.protocol_version if self.client is not None else None
+        if self.client is not None:
+            return self.client.protocol_version
+        return self._described.protocol_version if self._described is not None else None
+
+    @property
+    def loaded(self) -> bool:
+        """False while a described built-in waits for its first use (its server not built yet)."""
+        return self._described is None
 
     @property
     def modern(self) -> bool:
@@ -205,6 +219,9 @@ class Upstream(PushRelays, ResourceWatch):
 
     async def run(self) -> None:
         """Supervise the connection until ``stop()``: connect, serve, detect death, back off, reconnect."""
+        if self._described is not None and not await self._until_first_use():
+            self.state = "stopped"
+            return
         attempt = 0
         while not self._stop.is_set():
             self.state = "connecting"
@@ -232,6 +249,58 @@ class Upstream(PushRelays, ResourceWatch):
             with anyio.move_on_after(delay):
                 await self._stop.wait()
         self.state = "stopped"
+
+    async def _until_first_use(self) -> bool:
+        """Serve the recorded catalog until something needs the server, then build it: True once built."""
+        d = self._described
+        self.tools = {t.name: t for t in d.tools}
+        self.resources, self.resource_templates, self.prompts = d.resources, d.resource_templates, d.prompts
+        self.state = "ready"
+        self.settled.set()
+        self.launched.set()
+        await self._notify_state()
+        await self.hooks.catalog_changed(self)
+        async with anyio.create_task_group() as tg:  # the first of: a use, stop()
+
+            async def first(ev: anyio.Event) -> None:
+                await ev.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(first, self._wake)
+            tg.start_soon(first, self._stop)
+        if self._stop.is_set():
+            return False
+        try:
+            self.target.server = self.target.build()
+        except Exception as e:  # noqa: BLE001 - said in status, healthz and to the call that woke it
+            self.last_error = f"built-in {self.name!r} not started: {type(e).__name__}: {e}"
+            log.warning("%s", self.last_error)
+            self._described = None
+            self.tools, self.resources, self.resource_templates, self.prompts = {}, [], [], []
+            self.state = "stopped"
+            self.settled.set()
+            self._failed.set()
+            await self._notify_state()
+            await self.hooks.catalog_changed(self)
+            return False
+        self._described = None
+        return True
+
+    async def _woken(self) -> None:
+        """A use of a described built-in: build it now, and wait (bounded) for its connection."""
+        if self._described is not None:
+            self._wake.set()
+            with anyio.move_on_after(self.target.connect_timeout):
+                async with anyio.create_task_group() as tg:
+
+                    async def first(ev: anyio.Event) -> None:
+                        await ev.wait()
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(first, self.ready)
+                    tg.start_soon(first, self._failed)
+        if self._failed.is_set():
+            raise UpstreamUnavailable(self.last_error or f"built-in {self.name!r} not started")
 
     async def _connect_and_serve(self) -> None:
         modes = modes_to_try(self.target.protocol, self._mode)
@@ -461,6 +530,8 @@ class Upstream(PushRelays, ResourceWatch):
         meta: dict[str, Any] | None = None,
         timeout: float | None = None,
     ) -> CallToolResult | InputRequiredResult:
+        if self._described is not None:
+            await self._woken()
         if not self.breaker.allow():
             raise UpstreamUnavailable(
                 f"upstream {self.name} is failing; circuit open, retry in {self.breaker.retry_after():.0f}s"
@@ -569,6 +640,8 @@ class Upstream(PushRelays, ResourceWatch):
         )
 
     async def read_resource(self, uri: str, meta: dict[str, Any] | None = None) -> Any:
+        if not self.loaded:
+            await self._woken()
         if self.client is None:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         if meta is None:
@@ -576,6 +649,8 @@ class Upstream(PushRelays, ResourceWatch):
         return await self.client.session.read_resource(uri, meta=meta)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> Any:
+        if not self.loaded:
+            await self._woken()
         if self.client is None:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         return await self.client.session.get_prompt(name, arguments)
@@ -584,12 +659,16 @@ class Upstream(PushRelays, ResourceWatch):
         """Whether the connected upstream declared a capability (e.g. "completions", "resources"/"subscribe").
         """
         caps = self.client.server_capabilities if self.client is not None else None
+        if caps is None and self._described is not None:
+            caps = self._described.capabilities
         value = getattr(caps, capability, None) if caps is not None else None
         return value is not None and (detail is None or bool(getattr(value, detail, False)))
 
     async def complete(
         self, ref: Any, argument: dict[str, str], context: dict[str, dict[str, str]] | None
     ) -> CompleteResult:
+        if not self.loaded:
+            await self._woken()
         if self.client is None:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         return await self.client.session.complete(

@@ -7,8 +7,10 @@ test imported counts."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
 
 LAZY = ("numpy", "jinja2")
 
@@ -38,9 +40,10 @@ def test_the_lazy_parts_still_work() -> None:
     assert out.stdout.split() == ["True", "True"]
 
 
-def _imported(code: str, names: tuple[str, ...]) -> list[str]:
+def _imported(code: str, names: tuple[str, ...], env: dict[str, str] | None = None) -> list[str]:
     code += f"\nimport sys\nprint(','.join(m for m in {names!r} if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, **(env or {})})
     assert out.returncode == 0, out.stderr
     return [m for m in out.stdout.strip().split(",") if m]
 
@@ -75,3 +78,19 @@ def test_numpy_is_loaded_by_the_first_masked_generation() -> None:
     code = ("from sentinel_mcp.llm import masked_decoding as m\nassert m.np is None\n"
             "stage = m._MaskingSampler(1.1, 8)\nassert m.np is not None and stage.keep is None")
     assert _imported(code, ("numpy",)) == ["numpy"]
+
+
+def test_the_deferrable_builtins_are_not_imported_to_answer_the_first_tools_list() -> None:
+    """The device, sensors, swarm and a2a built-ins are listed from their recorded descriptions and imported
+    on their first use (gateway/builtin_description.py): starting the embedded default loads none of them."""
+    code = ("import anyio\nfrom sentinel_mcp.config import embedded_default\n"
+            "from sentinel_mcp.app.runtime import running_gateway\n"
+            "async def main():\n"
+            "    config = embedded_default()\n    config.mcp_servers.clear()\n"
+            "    async with running_gateway(config) as rt:\n"
+            "        assert 'device__screen_read' in rt.manager.catalog.tools\n"
+            "anyio.run(main)")
+    heavy = ("device_tools.server", "device_tools.sensors.server", "sentinel_mcp.swarm.server",
+             "sentinel_mcp.a2a.mcp_tools")
+    with tempfile.TemporaryDirectory() as state:
+        assert _imported(code, heavy, env={"SENTINEL_DATA_DIR": state}) == []
