@@ -239,7 +239,16 @@ class PolicyService:
 
 
 def _type_text(t: Any) -> str:
-    return f"one of {', '.join(t['choice'])}" if isinstance(t, dict) else str(t)
+    """An askable's answer type as the facts summary shows it (rulebase.AskableInfo.type: a name, a fixed
+    ``choice``, or a ``choice_of`` whose values the rulebase finds when it asks)."""
+    if not isinstance(t, dict):
+        return str(t)
+    choice = t.get("choice")
+    if isinstance(choice, list):
+        return f"one of {', '.join(str(c) for c in choice)}"
+    if "choice_of" in t:
+        return "one of the values the rulebase finds when it asks"
+    return "a choice"
 
 
 def _query_outcome(goal: str, res: SolverResult) -> QueryOutcome:
