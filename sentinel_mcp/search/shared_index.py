@@ -12,7 +12,6 @@ replica searches the same policy documents and each principal's memories whichev
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Iterable
 
@@ -107,22 +106,7 @@ class SharedPassageIndex(PassageIndex):
                     "a passage's text must not contain the NUL character (U+0000): the "
                     "shared store cannot keep it exactly"
                 )
-        return [
-            (
-                namespace,
-                p.source,
-                p.heading,
-                p.text,
-                p.line_start,
-                p.line_end,
-                json.dumps(p.tags),
-                now,
-                p.expires_at,
-                self.embedder.name,
-                vectors[i].astype(np.float32).tobytes(),
-            )
-            for i, p in enumerate(passages)
-        ]
+        return super()._rows(namespace, passages, vectors, now)
 
     async def replace_source(
         self, namespace: str, source: str, passages: list[NewPassage], digest: str
