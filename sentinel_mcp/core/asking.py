@@ -15,8 +15,10 @@ from enum import StrEnum
 from typing import Any
 
 from mcp.types import ElicitResult
+from pydantic import BaseModel
 
 from sentinel_mcp.core.call_meta import behind_gateway
+
 from sentinel_mcp.core.decision import Question
 from sentinel_mcp.core.display_text import safe_question
 
@@ -104,9 +106,13 @@ def marked(answer: Any, provenance: Provenance | str | None) -> Any:
     (nobody
     forges the gateway's word), then who answered stamped. ``provenance`` None: the answer is relayed as the
     gateway already marked it (a built-in relaying its own caller's answer, which the gateway marked)."""
-    if not isinstance(answer, ElicitResult) or provenance is None:
+    # any result a round can carry (an elicitation, a sampling or roots answer): each has a ``_meta``
+    # its giver writes, so each is stripped and stamped, not only the elicitation results
+    if not isinstance(answer, BaseModel) or "meta" not in type(answer).model_fields or provenance is None:
         return answer
-    kept = {k: v for k, v in (answer.meta or {}).items() if not (isinstance(k, str) and k.startswith(_OURS))}
+    meta = getattr(answer, "meta", None)
+    given = meta if isinstance(meta, dict) else {}
+    kept = {k: v for k, v in given.items() if not (isinstance(k, str) and k.startswith(_OURS))}
     return answer.model_copy(update={"meta": kept | {ANSWERED_BY: Provenance(provenance).value}})
 
 
