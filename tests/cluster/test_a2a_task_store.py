@@ -152,22 +152,54 @@ async def test_the_reason_names_the_replica_as_data(pg_url: str, name: str) -> N
 
 async def test_a_task_waiting_for_input_is_taken_over_by_exactly_one_replica(pg_url: str) -> None:
     from sentinel_mcp.a2a.task_store import TaskStore
+    from sentinel_mcp.core.errors import SentinelError
 
     a, b, c = (TaskJournal(pg_url, f"replica-{n}") for n in "abc")
     for j in (a, b, c):
         await j.open()
     waiting = record(state="TASK_STATE_INPUT_REQUIRED", pending=PendingCall("t", {}, ["k"], "tool_call"))
     await a.commit(waiting)
-    on_b, on_c = TaskStore(journal=b), TaskStore(journal=c)  # type: ignore[arg-type]
-    got = await asyncio.gather(
-        on_b.held(waiting.task.id, "alice"), on_c.held(waiting.task.id, "alice"), return_exceptions=True
-    )
-    winners = [g for g in got if isinstance(g, TaskRecord)]
-    assert len(winners) == 1 and winners[0].pending == waiting.pending  # exactly one took it over
-    assert "held by replica" in str([g for g in got if not isinstance(g, TaskRecord)][0])
+    # b and c read the task a holds and claim it at once: one statement each, so exactly one gets it
+    seen_b, seen_c = await b.read(waiting.task.id, "alice"), await c.read(waiting.task.id, "alice")
+    assert seen_b is not None and seen_c is not None
+    claimed = await asyncio.gather(b.claim(seen_b), c.claim(seen_c))
+    assert sorted(claimed) == [False, True]
+    winner, loser = (b, c) if claimed[0] else (c, b)
     with pytest.raises(LeaseLost):  # a can no longer run it (its continue commits WORKING first)
         await a.commit(waiting, settled(waiting, RUNNING))
+    # the winner continues it (WORKING first): from then on no replica can take it over; the loser is told who
+    # holds it
+    await winner.commit(waiting, settled(waiting, RUNNING))
+    with pytest.raises(SentinelError, match="held by replica"):
+        await TaskStore(journal=loser).held(waiting.task.id, "alice")  # type: ignore[arg-type]
     with pytest.raises(Exception, match="not found"):  # another principal: no such task, and no take-over
         await TaskStore(journal=b).held(waiting.task.id, "bob")  # type: ignore[arg-type]
+    for j in (a, b, c):
+        await j.close()
+
+
+async def test_a_task_waiting_for_input_is_never_run_by_two_replicas(pg_url: str) -> None:
+    """Through the store, two replicas asked at once may both take a waiting task over in turn (the second
+    read can see the first's claim and take it from a replica where nothing runs for it): of their two
+    continues exactly one commits, so it runs once."""
+    from sentinel_mcp.a2a.task_store import TaskStore
+
+    a, b, c = (TaskJournal(pg_url, f"replica-{n}") for n in "abc")
+    for j in (a, b, c):
+        await j.open()
+    for _ in range(3):
+        waiting = record(state="TASK_STATE_INPUT_REQUIRED", pending=PendingCall("t", {}, ["k"], "tool_call"))
+        await a.commit(waiting)
+        got = await asyncio.gather(
+            TaskStore(journal=b).held(waiting.task.id, "alice"),  # type: ignore[arg-type]
+            TaskStore(journal=c).held(waiting.task.id, "alice"),  # type: ignore[arg-type]
+            return_exceptions=True,
+        )
+        takers = [j for j, g in zip((b, c), got) if isinstance(g, TaskRecord)]
+        assert takers and all(g.pending == waiting.pending for g in got if isinstance(g, TaskRecord))
+        runs = await asyncio.gather(
+            *(j.commit(waiting, settled(waiting, RUNNING)) for j in (a, *takers)), return_exceptions=True
+        )
+        assert [r for r in runs if not isinstance(r, LeaseLost)] == [None]
     for j in (a, b, c):
         await j.close()

@@ -31,6 +31,21 @@ def browser_page():
     return playwright
 
 
+async def goto(page, url: str) -> None:
+    """``page.goto``, again when the inbox's live stream reloaded the page at that moment (a user's click
+    would race the same way; the page itself is fine)."""
+    from playwright.async_api import Error as PlaywrightError
+
+    for attempt in range(3):
+        try:
+            await page.goto(url)
+            return
+        except PlaywrightError as e:
+            if "interrupted by another navigation" not in str(e) or attempt == 2:
+                raise
+            await page.wait_for_load_state()
+
+
 async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser_page):
     from playwright.async_api import async_playwright
 
@@ -68,9 +83,8 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
                     done, _pending = await asyncio.wait({call}, timeout=3)
                     if done:
                         break
-                    await page.goto(
-                        f"{base}/console/inbox"
-                    )  # the new round may have come during the redirect
+                    # the new round may have come during the redirect
+                    await goto(page, f"{base}/console/inbox")
                     await page.wait_for_selector("li.item", timeout=30_000)
                     for box in await page.locator("li.item input[type=checkbox]").all():
                         await box.check()
@@ -88,7 +102,7 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
                 assert result.is_error and "declined" in text(result)
 
             # activity -> the approved call's proof, as a tree
-            await page.goto(f"{base}/console/activity?tool=cancel&decision=allow")
+            await goto(page, f"{base}/console/activity?tool=cancel&decision=allow")
             await shot("activity")
             await page.click("table.activity tbody tr a")
             await page.wait_for_selector("#proof-tree")
@@ -97,7 +111,7 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
             await shot("proof")
 
             # sessions -> revoke the answer
-            await page.goto(f"{base}/console/sessions")
+            await goto(page, f"{base}/console/sessions")
             await page.click("ul.sessions a")
             row = page.locator("table.facts tr", has_text="cancel_reason")
             assert await row.count() == 1
@@ -108,7 +122,7 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
 
             # policy -> what-if: a candidate that lets only pending bookings be cancelled flips the recorded
             # allow
-            await page.goto(f"{base}/console/policy?file=bookings.pl")
+            await goto(page, f"{base}/console/policy?file=bookings.pl")
             candidate = (await page.input_value("#candidate-text")).replace(*FLIP)
             await page.fill("#candidate-text", candidate)
             await page.click("#run-whatif")
@@ -117,6 +131,6 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
             assert "bk__cancel_booking" in await page.inner_text("#whatif-report")
             await shot("whatif")
             await page.set_viewport_size({"width": 1100, "height": 800})
-            await page.goto(f"{base}/console/upstreams")
+            await goto(page, f"{base}/console/upstreams")
             await shot("upstreams")
             await browser.close()
