@@ -440,42 +440,22 @@ pl_json(T, A) :- q_atom(T, A).
 %  which costs SWI-Prolog about a third less than format/3 does; a proof tree writes some 30 goals.
 q_atom(T, A) :- with_output_to(atom(A), writeq(T)).
 
-%  tree_json(+Tree, -Json): the goals of a tree are written (writeq/1) together, through one memory stream,
-%  not one stream each (~25 % of a decision that writes its proof); the text is the same, goal by goal.
-tree_json(T, J) :- tree_json(T, J, Qs, []), q_atoms(Qs).
-
-tree_json(true, json([goal=true]), Q, Q) :- !.
-tree_json(and_all(Ts), json([all=Js]), Q0, Q) :- !, trees_json(Ts, Js, Q0, Q).
-tree_json(and(A, B), json([all=Js]), Q0, Q) :- !, flatten_and(and(A, B), Ts), trees_json(Ts, Js, Q0, Q).
-tree_json(if(C, T), json([if=CJ, then=TJ]), Q0, Q) :- !, tree_json(C, CJ, Q0, Q1), tree_json(T, TJ, Q1, Q).
-tree_json(not(G), json([not=GA]), [G-GA|Q], Q) :- !.
-tree_json(required(W, Ref, T), json([require=WA, policy=PJ, by=TJ]), Q0, Q) :- !, unmet_text(W, WA),
-    ref_json(Ref, PJ), tree_json(T, TJ, Q0, Q).
-tree_json(unmet(W, Ref), json([unmet=WA, policy=PJ]), Q, Q) :- !, unmet_text(W, WA), ref_json(Ref, PJ).
-tree_json(confirmed(M, P), json([confirmed=M, provenance=P]), Q, Q) :- !.
-tree_json(fact(G, P), json([fact=GA, provenance=P]), [G-GA|Q], Q) :- !.
-tree_json(context(N, V), json([context=N, value=VA]), [V-VA|Q], Q) :- !.
-tree_json(call_tool(T), json([tool=T]), Q, Q) :- !.
-tree_json(rule(G, T), json([goal=GA, by=TJ]), [G-GA|Q0], Q) :- !, tree_json(T, TJ, Q0, Q).
-tree_json(builtin(G), json([builtin=GA]), [G-GA|Q], Q) :- !.
-tree_json(native(G), json([goal=GA, by=native]), [G-GA|Q], Q) :- !.
-tree_json(T, json([other=TA]), [T-TA|Q], Q).
-
-trees_json([], [], Q, Q).
-trees_json([T|Ts], [J|Js], Q0, Q) :- tree_json(T, J, Q0, Q1), trees_json(Ts, Js, Q1, Q).
-
-%  q_atoms(+Pairs): each Term-Atom pair's Atom is q_atom/2 of its Term. The terms are written one after the
-%  other, each followed by the character 1, which writeq/1 never writes unescaped (a control character is
-%  written quoted, as \001\), and no token is written differently after it (tests/policy: test_tree_text).
-q_atoms([]) :- !.
-q_atoms([T-A]) :- !, q_atom(T, A).
-q_atoms(Qs) :-
-    with_output_to(string(S), forall(member(T-_, Qs), ( writeq(T), put_char('\x1\') ))),
-    split_string(S, "\x1\", "", Ps), append(Ps0, [""], Ps),
-    q_texts(Qs, Ps0).
-
-q_texts([], []).
-q_texts([_-A|Qs], [P|Ps]) :- atom_string(A, P), q_texts(Qs, Ps).
+tree_json(true, json([goal=true])) :- !.
+tree_json(and_all(Ts), json([all=Js])) :- !, maplist(tree_json, Ts, Js).
+tree_json(and(A, B), json([all=Js])) :- !, flatten_and(and(A, B), Ts), maplist(tree_json, Ts, Js).
+tree_json(if(C, T), json([if=CJ, then=TJ])) :- !, tree_json(C, CJ), tree_json(T, TJ).
+tree_json(not(G), json([not=GA])) :- !, q_atom(G, GA).
+tree_json(required(W, Ref, T), json([require=WA, policy=PJ, by=TJ])) :- !, unmet_text(W, WA), ref_json(Ref, PJ),
+    tree_json(T, TJ).
+tree_json(unmet(W, Ref), json([unmet=WA, policy=PJ])) :- !, unmet_text(W, WA), ref_json(Ref, PJ).
+tree_json(confirmed(M, P), json([confirmed=M, provenance=P])) :- !.
+tree_json(fact(G, P), json([fact=GA, provenance=P])) :- !, q_atom(G, GA).
+tree_json(context(N, V), json([context=N, value=VA])) :- !, q_atom(V, VA).
+tree_json(call_tool(T), json([tool=T])) :- !.
+tree_json(rule(G, T), json([goal=GA, by=TJ])) :- !, q_atom(G, GA), tree_json(T, TJ).
+tree_json(builtin(G), json([builtin=GA])) :- !, q_atom(G, GA).
+tree_json(native(G), json([goal=GA, by=native])) :- !, q_atom(G, GA).
+tree_json(T, json([other=TA])) :- q_atom(T, TA).
 
 ref_json(policy_ref(Doc, Anchor), json([document=Doc, anchor=AA])) :- !, text_to_atom(Anchor, AA).
 ref_json(_, @(null)).
