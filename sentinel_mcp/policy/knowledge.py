@@ -48,6 +48,7 @@ class Knowledge:
         # session -> rulebase version its seeds came from; insertion order = least recently loaded first
         self._loaded: dict[str, str] = {}
         self._loading = asyncio.Lock()
+        self._modules: dict[str, str] = {}  # session -> its module's name (module())
         # session -> a counter bumped on every change of its facts (copies elsewhere know when they are stale)
         self.generation: dict[str, int] = {}
         self._seen: dict[str, int] = {}  # shared store: session -> its counter the mirror reflects
@@ -56,7 +57,14 @@ class Knowledge:
         self.generation[session] = self.generation.get(session, 0) + 1
 
     def module(self, session: str) -> str:
-        return module_name(f"s{self.namespace}", session)
+        # a sha256 per call otherwise (on every decision); bounded, as session ids come from clients
+        mod = self._modules.get(session)
+        if mod is None:
+            mod = module_name(f"s{self.namespace}", session)
+            if len(self._modules) >= 4096:
+                self._modules.clear()
+            self._modules[session] = mod
+        return mod
 
     async def ensure(self, session: str, rb: Rulebase) -> str:
         """Load the session into the engine (once), seed it; returns its module."""

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.core.errors import PolicyError
@@ -72,6 +72,9 @@ class RulebaseInfo(BaseModel):
     symbolic_exempt: dict[str, list[str]] = Field(default_factory=dict)
     effects: list[str] = Field(default_factory=list)
     documents: list[DocumentInfo] = Field(default_factory=list)
+    # tool -> guards_tool(tool): asked on every call (a scan of every guard pattern); a loaded rulebase's
+    # info is not changed afterwards (a new version gets a new RulebaseInfo). Bounded: any name may be asked.
+    _governs: dict[str, bool] = PrivateAttr(default_factory=dict)
 
     @classmethod
     def from_engine(cls, raw: dict[str, Any]) -> "RulebaseInfo":
@@ -92,7 +95,13 @@ class RulebaseInfo(BaseModel):
         )
 
     def guards_tool(self, tool: str) -> bool:
-        return any(g == tool or (g.endswith("*") and tool.startswith(g[:-1])) for g in self.guards)
+        known = self._governs.get(tool)
+        if known is None:
+            known = any(g == tool or (g.endswith("*") and tool.startswith(g[:-1])) for g in self.guards)
+            if len(self._governs) >= 4096:
+                self._governs.clear()
+            self._governs[tool] = known
+        return known
 
     def option(self, name: str) -> bool:
         return name in self.options

@@ -17,10 +17,11 @@ json_text(Term, Atom) :-
     ).
 
 %  json_plain(+Text): no character of Text needs an escape in a JSON string. (split_string/4 reads its
-%  separators as a C string, so the NUL character is looked for on its own.)
+%  separators as a C string, so the NUL character is looked for on its own: sub_atom_icasechk/3 is a C
+%  search, ~7x faster than sub_atom/5's over a proof's few kilobytes; NUL has no case.)
 json_plain(All) :-
     json_escaped_chars(Cs), split_string(All, Cs, "", [_]),
-    char_code(Nul, 0), \+ sub_atom(All, _, _, _, Nul).
+    char_code(Nul, 0), \+ sub_atom_icasechk(All, _, Nul).
 
 json_escaped_chars(Cs) :-
     (   nb_current(sn_json_escaped, Cs0) -> Cs = Cs0

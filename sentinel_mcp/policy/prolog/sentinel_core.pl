@@ -57,7 +57,12 @@ begin_query(RB, Session, Now) :-
     assertz(cur(req_depth, 0)), assertz(cur(unmet_seq, 0)),
     ensure_session(Session).
 
-ensure_session(S) :- ( current_predicate(S:'$fact'/5) -> true ; dynamic(S:'$fact'/5) ).  % fact_terms.pl
+%  (The last session made ready is remembered: the look-up of a module's predicate was ~3 % of a decision;
+%  a session's '$fact'/5 stays defined once it is: sn_drop_session/1 only retracts.)
+ensure_session(S) :-
+    (   nb_current(sn_ready_session, S0), S0 == S -> true
+    ;   ( current_predicate(S:'$fact'/5) -> true ; dynamic(S:'$fact'/5) ), nb_setval(sn_ready_session, S)
+    ).  % fact_terms.pl
 
 record_need(N) :- ( need(N0), N0 =@= N -> true ; assertz(need(N)) ).
 
@@ -134,12 +139,15 @@ prove(confirmed_items(H, Items, From), T) :- !,
 prove(fact_provenance(G, P), fact(G, P)) :- !, fact_provenance(G, P).
 prove(context_value(N, V), context(N, V)) :- !, context_value(N, V).
 prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
-prove(G, fact(G, P)) :- cur(rb, RB), base(RB, G), !, base_solve(RB, G, P).
-prove(G, native(G)) :- cur(rb, RB), functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !, call(RB:G).
-prove(G, T) :- cur(rb, RB), compiled_rule(RB, G, T, Call), !, call(Call).  % rule_compiler.pl
-prove(G, rule(G, T)) :- cur(rb, RB), user_pred(RB, G), !, clause(RB:G, Body), prove(Body, T).
-prove(G, decl(G)) :- functor(G, N, A), decl_indicator(N/A), !, cur(rb, RB), call(RB:G).
-prove(G, builtin(G)) :- cur(rb, RB),
+prove(G, T) :- cur(rb, RB), prove_goal(RB, G, T).
+
+%  A goal that is no control construct: the rulebase is looked up once for all the kinds it may be.
+prove_goal(RB, G, fact(G, P)) :- base(RB, G), !, base_solve(RB, G, P).
+prove_goal(RB, G, native(G)) :- functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !, call(RB:G).
+prove_goal(RB, G, T) :- compiled_rule(RB, G, T, Call), !, call(Call).  % rule_compiler.pl
+prove_goal(RB, G, rule(G, T)) :- user_pred(RB, G), !, clause(RB:G, Body), prove(Body, T).
+prove_goal(RB, G, decl(G)) :- functor(G, N, A), decl_indicator(N/A), !, call(RB:G).
+prove_goal(RB, G, builtin(G)) :-
     (   runtime_allowed(RB, G)
     ->  call(RB:G)
     ;   functor(G, N, A), throw(error(permission_error(call, builtin, N/A), _))
@@ -366,6 +374,9 @@ sn_drop_kept_proofs :-
 
 limited(G, Limit, R) :- ( call_with_inference_limit(G, Limit, R) -> true ; R = failed ).
 
+add_needs(json(L), json(L2)) :-  % nothing needed nor unmet (every allow): no findall over empty tables
+    \+ need(_), \+ unmet(_), !,
+    append(L, [needs=[], unmet=[], tentative=[], violations=[]], L2).
 add_needs(json(L), json(L2)) :-
     findall(N, ( need(N0), need_json(N0, N) ), Needs),
     findall(k(D1, S)-U0, ( unmet(u(D, S, U0)), U0 \= tentative(_), D1 is -D ), Us0), keysort(Us0, Us),
