@@ -13,7 +13,8 @@ import pytest
 
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from tests.cluster.test_console_retry_replicas import blocked, replica_config
-from tests.console.console_rig import ALICE, BOB, Browser, http_sentinel, items_of, mcp_client, signed_in, text
+from tests.console.console_rig import (ALICE, BOB, Browser, http_sentinel, items_of, mcp_client, signed_in,
+                                       text)
 
 pytestmark = pytest.mark.timeout(240)
 
