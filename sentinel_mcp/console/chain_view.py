@@ -138,7 +138,7 @@ async def statuses(store: Path) -> dict[str, ChainStatus]:
 async def _verify_chain(db: Any, chain: str, head: tuple[str, int]) -> _Verified:
     """One replica's chain in the shared store, from where the last page view left it. By chain, not by
     id: replicas' rows commit out of id order, but a chain's rows commit in order (each moves its head)."""
-    key = f"shared:{chain}"
+    key = f"shared:{id(db)}:{chain}"  # the store this replica has open (one per process, but tests run many)
     state = _CACHE.get(key)
     mark = ((chain, head),)
     if state is not None and state.heads == mark:
