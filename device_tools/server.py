@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 
 from . import ui_tools
 from .actuator import Actuator
@@ -81,5 +81,4 @@ def create_server(ctx: BuiltinContext, backend: DeviceBackend | None = None) -> 
         module.register(mcp, rt)
     mcp.runtime = rt  # type: ignore[attr-defined]  # for tests and the benchmark
     # its results' decision key is its own: the gateway drops it from any other upstream's results
-    mcp.sentinel_result_meta = (DECISION_META,)  # type: ignore[attr-defined]
-    return mcp
+    return declare(mcp, BuiltinTraits(result_meta=frozenset({DECISION_META})))

@@ -7,6 +7,8 @@ import os
 from typing import Any
 
 from mcp.server import Server, ServerRequestContext
+
+from sentinel_mcp.core.builtin import BuiltinTraits, declare
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
@@ -32,6 +34,5 @@ def create_server(ctx: Any) -> Server:
     server = Server("bench", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
     # it never asks: the gateway calls it in-task (sentinel_mcp/gateway/builtin_direct.py); BENCH_MCP_PATH=1
     # keeps it on the in-memory MCP pair, to measure what that costs
-    if not os.environ.get("BENCH_MCP_PATH"):
-        server.sentinel_direct_tools = ("noop",)  # type: ignore[attr-defined]
-    return server
+    direct = frozenset() if os.environ.get("BENCH_MCP_PATH") else frozenset({"noop"})
+    return declare(server, BuiltinTraits(direct_tools=direct))

@@ -27,7 +27,7 @@ from device_tools.sensors.errors import SensorError, StoreUnavailable
 from device_tools.sensors.kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
-from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import decision_id_of, principal_of
 from sentinel_mcp.core.asking import Asker, AskUser, answered_by
 
@@ -318,4 +318,5 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         default_retention=settings.default_retention,
         max_retention=settings.max_retention,
     )
-    return build_server(bridge, settings, ctx.name)
+    # the defaults: quick calls, either era, no result keys of its own, every call over the MCP pair
+    return declare(build_server(bridge, settings, ctx.name), BuiltinTraits())

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.types import CallToolResult, Tool
+from mcp.types import CallToolResult, TextContent, Tool
 from pydantic import ValidationError
 
 from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError, invalid_params_from
@@ -197,7 +197,7 @@ def answers_in(message: Message) -> dict[str, Any] | None:
 
 
 def result_text(result: CallToolResult) -> str:
-    texts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
+    texts = [c.text for c in result.content if isinstance(c, TextContent)]
     return "\n".join(texts)
 
 

@@ -13,6 +13,7 @@ from sentinel_mcp.a2a import actions
 from sentinel_mcp.a2a.actions import AssistRequest
 from sentinel_mcp.a2a.assist_inbox import AssistInbox, InboxFull
 from sentinel_mcp.a2a.protocol import Artifact, Part
+from sentinel_mcp.a2a.task_host import TaskHost
 from sentinel_mcp.a2a.task_store import TaskRecord
 from sentinel_mcp.core.display_text import safe_text
 
@@ -20,7 +21,7 @@ ASSIST_POLL_SECONDS = 0.5
 ASSIST_WAIT_SECONDS = 3600.0  # a help request nobody answered within the hour ends FAILED
 
 
-class PersonAssist:
+class PersonAssist(TaskHost):
     """Mixed into ``A2AService`` (uses its ``_settle`` and ``_set_status``)."""
 
     inbox: AssistInbox | None

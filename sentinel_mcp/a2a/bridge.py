@@ -28,6 +28,12 @@ def bridge_rpc(settings: Any, registry: Any, target: str) -> str | None:
     return peer.rpc_url if peer is not None else None
 
 
+def _parts_of(holder: Any) -> list[Any]:
+    """A message's or artifact's parts, when it has a list of them (a peer's answer may carry anything)."""
+    parts = holder.get("parts") if isinstance(holder, dict) else None
+    return parts if isinstance(parts, list) else []
+
+
 def relayed_reply(result: Any, max_bytes: int) -> dict[str, Any]:
     """The target's answer as data for the person: texts made safe to show, a help request validated."""
     if len(json.dumps(result, default=str)) > max_bytes:
@@ -42,17 +48,19 @@ def relayed_reply(result: Any, max_bytes: int) -> dict[str, Any]:
     state = "message"
     task_id = None
     if isinstance(task, dict):
-        status = task.get("status") if isinstance(task.get("status"), dict) else {}
+        got = task.get("status")
+        status: dict[str, Any] = got if isinstance(got, dict) else {}
         state = str(status.get("state") or "unknown")[:64]
         task_id = str(task.get("id"))[:100] if task.get("id") else None
         m = status.get("message")
-        parts += (m.get("parts") or []) if isinstance(m, dict) else []
-        for a in task.get("artifacts") or []:
-            parts += (a.get("parts") or []) if isinstance(a, dict) else []
+        parts += _parts_of(m)
+        artifacts = task.get("artifacts")
+        for a in artifacts if isinstance(artifacts, list) else []:
+            parts += _parts_of(a)
     elif isinstance(message, dict):
-        parts = message.get("parts") or []
+        parts = _parts_of(message)
     texts, assist = [], None
-    for p in parts if isinstance(parts, list) else []:
+    for p in parts:
         if not isinstance(p, dict):
             continue
         if isinstance(p.get("text"), str):

@@ -13,15 +13,15 @@ import time
 from sentinel_mcp.a2a.jsonrpc import INTERNAL_ERROR, UNSUPPORTED_OPERATION, RpcError
 from sentinel_mcp.a2a.protocol import TaskStatus, now_iso
 from sentinel_mcp.a2a.task_journal import LeaseLost, TaskJournal
-from sentinel_mcp.a2a.task_store import TaskRecord, TaskStore
+from sentinel_mcp.a2a.task_host import TaskHost
+from sentinel_mcp.a2a.task_store import TaskRecord
 from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger("sentinel_mcp.a2a.service")
 RUNNING_STATES = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")  # leased in a shared store (task_lease.py)
 
 
-class LeasedTasks:
-    store: TaskStore
+class LeasedTasks(TaskHost):
     _journal: TaskJournal | None
 
     async def _keep_leases(self, every: float) -> None:

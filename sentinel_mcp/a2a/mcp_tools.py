@@ -21,7 +21,7 @@ from sentinel_mcp.a2a.bridge import bridge_rpc, relayed_reply
 from sentinel_mcp.a2a.orchestrator import offer, orchestrator_rpc
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
 from sentinel_mcp.a2a.settings import A2ASettings
-from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.tls.server_context import TLSSetupError
 
 Settings = A2ASettings  # the built-in contract: its typed settings beside create_server
@@ -135,4 +135,4 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             )
         ).public()
 
-    return server
+    return declare(server, BuiltinTraits())  # the defaults: its calls answer within the peer timeouts

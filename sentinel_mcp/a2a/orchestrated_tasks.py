@@ -13,6 +13,7 @@ from typing import Any
 from sentinel_mcp.a2a import actions
 from sentinel_mcp.a2a.actions import GuardedCall
 from sentinel_mcp.a2a.protocol import Artifact, Part
+from sentinel_mcp.a2a.task_host import TaskHost
 from sentinel_mcp.a2a.task_store import TaskRecord
 from sentinel_mcp.core.port import Completed
 from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
@@ -30,7 +31,7 @@ OFFERED_KINDS = (
 MAX_OFFERS_IN_FLIGHT = 4
 
 
-class OrchestratorFirst:
+class OrchestratorFirst(TaskHost):
     """Mixed into ``A2AService`` (uses its ``port``, ``settings``, ``peers``, ``_run``, ``_settle``)."""
 
     _degraded: dict[str, str]
@@ -39,7 +40,7 @@ class OrchestratorFirst:
 
     def _start_offer(self, record: TaskRecord, action: GuardedCall) -> None:
         self._offering.add(record.task.id)  # counted now: the next intent's check must see it
-        self._set_status(record, "TASK_STATE_WORKING", None)  # type: ignore[attr-defined]
+        self._set_status(record, "TASK_STATE_WORKING", None)
         record.runner = asyncio.create_task(
             self._run_offer(record, action), name=f"a2a-offer-{record.task.id}"
         )

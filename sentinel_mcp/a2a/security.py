@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
+from typing import Any
 
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
@@ -90,6 +91,6 @@ def security_declaration(settings: A2ASettings) -> tuple[dict[str, dict], list[d
         schemes["mtls"] = {
             "mtlsSecurityScheme": {"description": "a client certificate issued by this agent's CA"}
         }
-        mtls = {"schemes": {"mtls": {"list": []}}}
+        mtls: dict[str, Any] = {"schemes": {"mtls": {"list": []}}}
         requirements = [mtls] if settings.client_certificates == "required" else [*requirements, mtls]
     return (schemes, requirements) if schemes else None

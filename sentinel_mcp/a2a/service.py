@@ -14,7 +14,7 @@ import logging
 import secrets
 import uuid
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from pydantic import ValidationError
 
@@ -65,6 +65,9 @@ from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
 from sentinel_mcp.storage import StorageError
 
+if TYPE_CHECKING:  # discovery pulls in the TLS client; a registry is passed only when discovery runs
+    from sentinel_mcp.a2a.discovery import PeerRegistry
+
 log = logging.getLogger(__name__)
 OFFERED_KINDS = ("task_offer", "chat")
 ASSIST_POLL_SECONDS = 0.5
@@ -74,7 +77,7 @@ ASSIST_WAIT_SECONDS = 3600.0
 
 
 class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
-    def __init__(self, port: GatewayPort, settings: A2ASettings, peers: Any = None) -> None:
+    def __init__(self, port: GatewayPort, settings: A2ASettings, peers: PeerRegistry | None = None) -> None:
         self.port = port
         self.settings = settings
         self.store = TaskStore(settings.max_tasks)

@@ -28,7 +28,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from sentinel_mcp.a2a.card import WS_SUBPROTOCOL
 from sentinel_mcp.a2a.chat import ChatCloseParams, ChatHub, ChatMessageParams, ChatOpenParams
-from sentinel_mcp.a2a.dispatch import STREAM_METHODS, check_version, dispatch, open_stream
+from sentinel_mcp.a2a.dispatch import STREAM_METHODS, Handler, check_version, dispatch, open_stream
 from sentinel_mcp.a2a.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -69,7 +69,7 @@ class Connection:
         self.send_lock = asyncio.Lock()
         self.slots = asyncio.Semaphore(service.settings.max_concurrent_per_socket)
         self.inflight: set[asyncio.Task[None]] = set()
-        self.extra = {
+        self.extra: dict[str, tuple[type[BaseModel], Handler]] = {
             "sensor_request": (SensorRequestParams, self._sensor_request),
             "tool_call": (ToolCallParams, self._tool_call),
             "chat_open": (ChatOpenParams, self.chat.open),

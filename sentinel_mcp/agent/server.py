@@ -1,7 +1,7 @@
 """The ``agent`` built-in: ``agent_run(goal)`` drives the phone through the gateway; its runs can be read
 back.
 
-It speaks the push era to the gateway (``sentinel_protocol = "legacy"``) so a step's question reaches the
+It speaks the push era to the gateway (``BuiltinTraits(protocol="legacy")``) so a step's question reaches the
 person
 who started the run while the run waits. One run at a time: the phone has one screen.
 """
@@ -24,7 +24,7 @@ from sentinel_mcp.agent.loop import AgentLoop, RunResult
 from sentinel_mcp.agent.relay import CallerRelay
 from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
 from sentinel_mcp.agent.trace_store import TraceStore
-from sentinel_mcp.core.builtin import SELF_CONFIRMS, BuiltinContext
+from sentinel_mcp.core.builtin import SELF_CONFIRMS, BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import can_sample_of, origin_of, principal_of, session_of
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
@@ -82,9 +82,9 @@ def build_server(
                 await store.close()
 
     server = MCPServer(name, version="0.1.0", instructions=INSTRUCTIONS, lifespan=lifespan)
-    server.sentinel_protocol = "legacy"  # type: ignore[attr-defined]  # pushes the steps' questions mid-call
-    # a run may take its whole time cap, plus a person's answer to the last step's question
-    server.sentinel_timeout = settings.caps.max_seconds + 120  # type: ignore[attr-defined]
+    # it pushes the steps' questions mid-call; a run may take its whole time cap, plus a person's answer to
+    # the last step's question
+    declare(server, BuiltinTraits(protocol="legacy", timeout=settings.caps.max_seconds + 120))
     one_at_a_time = anyio.Lock()
 
     @server.tool(annotations=RUN, meta=SELF_CONFIRMS)

@@ -28,6 +28,7 @@ from sentinel_mcp.core.builtin import (
     BuiltinContext,
     Services,
     load_factory,
+    traits_of,
 )
 from sentinel_mcp.gateway.audit_cluster import anchor_loop
 from sentinel_mcp.gateway import builtin_description
@@ -141,7 +142,9 @@ def _builder(name: str, ctx: BuiltinContext, problems: list[str]) -> Callable[[]
         try:
             factory = load_factory(name)
             ctx.data_dir.mkdir(parents=True, exist_ok=True)
-            return factory(ctx)
+            server = factory(ctx)
+            traits_of(server)  # the contract holds on first use too (its recorded description gave them)
+            return server
         except Exception as e:
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             raise
@@ -276,17 +279,16 @@ async def _assembled(
             factory = load_factory(name)
             ctx.data_dir.mkdir(parents=True, exist_ok=True)
             server = factory(ctx)
+            traits = traits_of(server)  # a server that declares nothing breaks the contract: not mounted
         except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             continue
         target = _target(config, name, None, None)
         target.server = server
-        own = float(getattr(server, "sentinel_timeout", 300.0))
-        _limit(config, name, target, own, getattr(server, "sentinel_protocol", "auto"),
-               frozenset(getattr(server, "sentinel_result_meta", ())))
+        _limit(config, name, target, traits.timeout, traits.protocol, traits.result_meta)
         # tools that never ask their caller are called in its task (builtin_direct.py); a built-in known by
         # its recorded description stays on the in-memory pair (nothing it records says which tools may ask)
-        target.direct_tools = frozenset(getattr(server, "sentinel_direct_tools", ()))
+        target.direct_tools = traits.direct_tools
         manager.add(name, target)
     all_added.set()
     if not audit.health.ok:  # refused calls until it can be written; say why at start-up too

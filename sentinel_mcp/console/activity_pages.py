@@ -18,13 +18,13 @@ from sentinel_mcp.console.web import Console
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def activity(request: Request, viewer: Viewer) -> Response:
         f = audit_view.Filters.of(request.query_params)
-        found = await audit_view.rows(console.runtime.config.store_path, viewer.principal, f)
+        found = await audit_view.rows(audit_view.AuditSource.of(console.runtime), viewer.principal, f)
         return console.render(request, viewer, "activity.html", rows=found, filters=f,
                               decisions=audit_view.DECISIONS, chain_states=audit_view.CHAIN_STATES,
                               stages=audit_view.STAGES)
 
     async def proof(request: Request, viewer: Viewer) -> Response:
-        row = await audit_view.row(console.runtime.config.store_path, viewer.principal,
+        row = await audit_view.row(audit_view.AuditSource.of(console.runtime), viewer.principal,
                                    str(request.path_params["row"])[:40])
         if row is None:
             return console.problem(request, viewer, 404, "no such call in your activity")

@@ -59,7 +59,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         wanted = str(request.path_params["decision"])
         if DECISION_ID.match(wanted):
             rows = await audit_view.rows(
-                console.runtime.config.store_path,
+                audit_view.AuditSource.of(console.runtime),
                 viewer.principal,
                 audit_view.Filters(),
                 limit=audit_view.SCAN,

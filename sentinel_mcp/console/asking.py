@@ -72,6 +72,11 @@ class InboxAsking:
         if client_asks and not modern:
             return None  # pushed to the client's own user
         kind = "retry" if client_asks else ("held" if self.inbox.should_hold(principal) else "blocked")
+        version = self.gateway.guard.version
+        if kind != "held" and await self.inbox.open_elsewhere(
+            principal=principal, session=session, tool=name, arguments=arguments, version=version
+        ):
+            return None  # asked on another replica and not answered yet: that question is this call's too
         item = self.inbox.post(
             principal=principal,
             session=session,
@@ -79,7 +84,7 @@ class InboxAsking:
             tool=name,
             arguments=arguments,
             shown_arguments=self._shown(name, arguments),
-            version=self.gateway.guard.version,
+            version=version,
             reason=outcome.reason,
             questions=outcome.questions,
             kind=kind,  # type: ignore[arg-type]

@@ -1,5 +1,7 @@
 """The audit log as the console reads it: only through ``gateway.audit.read_audit`` (the CLI's reader), never
-its storage, then filtered here. A principal reads its own rows; the owner may read everyone's."""
+its storage, then filtered here. A principal reads its own rows; the owner may read everyone's. On a shared
+PostgreSQL store (replicas, ``docs/cluster.md``) it reads the cluster's one audit table through this replica's
+open log: every replica's rows (each named by its replica), not only this one's."""
 
 from __future__ import annotations
 
@@ -7,10 +9,13 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.console import chain_view
-from sentinel_mcp.gateway.audit import read_audit
+from sentinel_mcp.gateway.audit import AuditLog, read_audit
+
+if TYPE_CHECKING:
+    from sentinel_mcp.console.web import ConsoleHost
 
 SCAN = 5000  # newest rows read per page view (bounded): older ones are reached with a time filter
 PAGE = 200
@@ -59,17 +64,41 @@ def _timings(raw: Any) -> dict[str, float] | None:
     return {k: float(v) for k, v in value.items() if k in STAGES and isinstance(v, (int, float))}
 
 
+@dataclass(frozen=True)
+class AuditSource:
+    """Where the audit is read: the store's files (every gateway instance's log), or the cluster's table."""
+
+    store: Path
+    shared: AuditLog | None = None  # this replica's log open on the shared PostgreSQL store (None: files)
+
+    @classmethod
+    def of(cls, runtime: ConsoleHost) -> "AuditSource":
+        return cls(runtime.config.store_path, runtime.audit if runtime.config.store_url else None)
+
+    async def read(self, tail: int, session: str | None = None,
+                   principal: str | None = None) -> list[dict[str, Any]]:
+        if self.shared is None:
+            return await read_audit(self.store, tail=tail, session=session, principal=principal)
+        # one table, every replica's chain; a row's chain is the replica that wrote it
+        return [r | {"replica": r.get("chain")} for r in await self.shared.read(tail, session, principal)]
+
+    async def statuses(self) -> dict[str, chain_view.ChainStatus]:
+        if self.shared is None:
+            return await chain_view.statuses(self.store)
+        return await chain_view.shared_statuses(self.shared.db)
+
+
 def keyed(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each row with its ``key``: its gateway's chain and its id there (ids repeat across gateways' logs)."""
     return [r | {"key": f"{r.get('chain') or 'main'}.{r.get('id')}", "timings": _timings(r.get("timings"))}
             for r in found]
 
 
-async def rows(store: Path, viewer: Any, f: Filters, limit: int = PAGE) -> list[dict[str, Any]]:
+async def rows(source: AuditSource, viewer: Any, f: Filters, limit: int = PAGE) -> list[dict[str, Any]]:
     """Newest first."""
     who = f.principal or None if viewer.is_owner else viewer.name
-    found = keyed(await read_audit(store, tail=SCAN, session=f.session or None, principal=who))
-    chains = await chain_view.statuses(store)
+    found = keyed(await source.read(SCAN, session=f.session or None, principal=who))
+    chains = await source.statuses()
     found = [r | {"chain_status": chain_view.status_of(chains, r)} for r in found]
     since, until = _instant(f.since), _instant(f.until)
     out = [r for r in reversed(found)
@@ -81,9 +110,9 @@ async def rows(store: Path, viewer: Any, f: Filters, limit: int = PAGE) -> list[
     return out[:limit]
 
 
-async def row(store: Path, viewer: Any, row_key: str) -> dict[str, Any] | None:
+async def row(source: AuditSource, viewer: Any, row_key: str) -> dict[str, Any] | None:
     who = None if viewer.is_owner else viewer.name
-    for r in keyed(await read_audit(store, tail=SCAN, principal=who)):
+    for r in keyed(await source.read(SCAN, principal=who)):
         if r["key"] == row_key:
-            return r | {"chain_status": chain_view.status_of(await chain_view.statuses(store), r)}
+            return r | {"chain_status": chain_view.status_of(await source.statuses(), r)}
     return None

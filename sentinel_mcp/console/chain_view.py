@@ -135,6 +135,45 @@ async def statuses(store: Path) -> dict[str, ChainStatus]:
     return out
 
 
+async def _verify_chain(db: Any, chain: str, head: tuple[str, int]) -> _Verified:
+    """One replica's chain in the shared store, from where the last page view left it. By chain, not by
+    id: replicas' rows commit out of id order, but a chain's rows commit in order (each moves its head)."""
+    key = f"shared:{id(db)}:{chain}"  # the store this replica has open (one per process, but tests run many)
+    state = _CACHE.get(key)
+    mark = ((chain, head),)
+    if state is not None and state.heads == mark:
+        return state
+    now = time.monotonic()
+    if state is None or now - state.full_at > FULL_EVERY or state.problem is not None:
+        state = _Verified(mark, 0, {}, {}, None, None, now)
+    rows = await db.query(
+        f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit WHERE chain = ? AND id > ? ORDER BY id",
+        (chain, state.last_id),
+    )
+    _check(rows[: max(0, head[1] - state.counts.get(chain, 0))], state)  # rows after the head read: next time
+    state.heads = mark
+    if state.problem is None and (
+        state.last.get(chain, GENESIS) != head[0] or state.counts.get(chain, 0) != head[1]
+    ):
+        state.problem = f"chain {chain}: rows at its end were deleted or its head was changed"
+    _CACHE[key] = state
+    return state
+
+
+async def shared_statuses(db: Any) -> dict[str, ChainStatus]:
+    """chain (replica) -> its status, for the cluster's one audit table on PostgreSQL (``audit_cluster.py``;
+    ``sentinel-mcp audit verify`` checks the anchors too)."""
+    heads = {c: (h, int(n)) for c, h, n in await db.query("SELECT chain, hash, rows FROM audit_head")}
+    out: dict[str, ChainStatus] = {}
+    for chain, head in heads.items():
+        try:
+            state = await _verify_chain(db, chain, head)
+            out[chain] = ChainStatus(state.broken_row, state.problem)
+        except Exception as e:  # noqa: BLE001 - a chain that cannot be read is not shown as verified
+            out[chain] = ChainStatus(None, f"could not be read: {e}")
+    return out
+
+
 def _chains_of(file: Path) -> list[str]:
     from sentinel_mcp.storage.snapshot import read_connection
 

@@ -213,6 +213,22 @@ class ClusterInbox:
             return str(item_id), answers, max(0.0, float(answered_at or 0.0) - created)
         return None
 
+    async def open_elsewhere(self, key: tuple[str, str, str, str, str]) -> str | None:
+        """Another replica's open question for exactly this call (its id), read from the store now (not the
+        last tick's copy: a retry may reach this replica before the tick). None: none, or the store is
+        unreachable (then this replica posts its own, as without the store)."""
+        principal, session, tool, digest, version = key
+        try:
+            rows = await self.db.query(
+                "SELECT id FROM inbox_items WHERE principal = ? AND call_key = ? AND live = 1 "
+                "AND answers IS NULL AND used = 0 AND expires > ? AND replica <> ? ORDER BY expires LIMIT 1",
+                (principal, call_key(session, tool, digest, version), time.time(), self.replica),
+            )
+        except StorageError as e:
+            log.warning("inbox: could not look for this question on other replicas: %s", e)
+            return None
+        return str(rows[0][0]) if rows else None
+
     async def use(self, item_id: str) -> bool:
         """A held call uses the answer to its question: once in the cluster (False: a retry elsewhere took
         it first, or the store is unreachable)."""

@@ -161,6 +161,19 @@ class Inbox:
                 return dict(item.answers or {})
         return None
 
+    async def open_elsewhere(
+        self, *, principal: str, session: str, tool: str, arguments: Any, version: str
+    ) -> str | None:
+        """The id of another replica's open question for exactly this call, when replicas share a store and
+        this replica holds none of its own: a retry that lands here joins it (one question, one answer)."""
+        if self.shared is None:
+            return None
+        digest = argument_digest(arguments if isinstance(arguments, dict) else None)
+        key = (principal, session, tool, digest, version)
+        if any(item.call_key == key and item.open for item in self._items.values()):
+            return None  # asked here before: post() refreshes this replica's own item
+        return await self.shared.open_elsewhere(key)
+
     def settle_elsewhere(self, *, principal: str, session: str, tool: str, arguments: Any) -> None:
         """The client answered itself (a 2026-era retry with answers): its console item is no longer open."""
         digest = argument_digest(arguments if isinstance(arguments, dict) else None)

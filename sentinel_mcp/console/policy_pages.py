@@ -20,7 +20,6 @@ from sentinel_mcp.console.proof_view import readable_tree
 from sentinel_mcp.console.replay import candidate_files, pick_rows, replay
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.console.web import Console
-from sentinel_mcp.gateway.audit import read_audit
 
 MAX_CANDIDATE = 200_000  # characters
 
@@ -117,7 +116,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         who = None if viewer.principal.is_owner else viewer.principal.name
         rows = pick_rows(
             audit_view.keyed(
-                await read_audit(console.runtime.config.store_path, tail=audit_view.SCAN, principal=who)
+                await audit_view.AuditSource.of(console.runtime).read(audit_view.SCAN, principal=who)
             ),
             since=since,
         )

@@ -21,6 +21,7 @@ from sentinel_mcp.core.builtin import Services
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import ConsoleError
 from sentinel_mcp.core.host import HostState, RunningHost
+from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.front import Front
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
@@ -92,7 +93,8 @@ class NotStarted(ConsoleError):
 class ConsoleHost(RunningHost, Protocol):
     """The running gateway as the console uses it (``app.runtime.Runtime`` is one; the console sits below the
     application floor and cannot name it): the engine (its guard, consent gate, observers), the front (its
-    inbox), the upstream manager (the catalog a candidate policy is checked against) and the config."""
+    inbox), the upstream manager (the catalog a candidate policy is checked against), the config and the audit
+    log."""
 
     @property
     def gateway(self) -> Gateway: ...
@@ -108,6 +110,9 @@ class ConsoleHost(RunningHost, Protocol):
 
     @property
     def services(self) -> Services: ...
+
+    @property
+    def audit(self) -> AuditLog: ...  # on a shared store: the cluster's one audit table, every replica's rows
 
 
 class Console:

@@ -1,27 +1,28 @@
 """The contract of a built-in capability: an in-process MCP server the gateway mounts as an upstream.
 
-A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer``. A server
-that pushes questions to its caller during a call (elicitation) sets ``server.sentinel_protocol = "legacy"``:
-only handshake-era connections carry server-to-client requests. ``server.sentinel_timeout`` (seconds) raises
-the per-call timeout without progress (300 s) for a built-in whose calls run long (the agent's run); the
-config's
-``sentinel.builtin_timeouts`` overrides it. ``server.sentinel_result_meta`` names the ``sentinel/`` keys its
+A built-in module exposes ``create_server(ctx: BuiltinContext) -> mcp.server.Server | MCPServer`` and states
+how the gateway treats that server with ``declare(server, BuiltinTraits(...))`` (every built-in does, the
+defaults too; a server that declares nothing is not mounted). ``protocol="legacy"``: it pushes questions to
+its caller during a call (elicitation), which only handshake-era connections carry. ``timeout`` (seconds)
+raises the per-call timeout without progress (300 s) for a built-in whose calls run long (the agent's run);
+the config's ``sentinel.builtin_timeouts`` overrides it. ``result_meta`` names the ``sentinel/`` keys its
 results state about its own work (the device's ``sentinel/device-decision``): the gateway keeps those keys
-from
-this built-in only and drops them from every other upstream's results. ``server.sentinel_direct_tools`` names
-the tools that never ask their caller anything nor announce list changes (progress and log lines are fine):
-the gateway calls those in its own task, not over the in-memory MCP pair (``gateway/builtin_direct.py``).
+from this built-in only and drops them from every other upstream's results. ``direct_tools`` names the tools
+that never ask their caller anything nor announce list changes (progress and log lines are fine): the gateway
+calls those in its own task, not over the in-memory MCP pair (``gateway/builtin_direct.py``).
 The gateway connects to it with the real ``mcp.Client`` in-process, exactly as it connects to a
 configured stdio server, so every call to it is guarded and audited on the one path.
 """
-
 from __future__ import annotations
 
 import importlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Protocol, TypeVar
+from weakref import WeakKeyDictionary
 
+from sentinel_mcp.core.errors import SentinelError
 from sentinel_mcp.core.shared_devices import SharedDevices
 
 if TYPE_CHECKING:  # annotations only: the config imports this registry and stays light (no mcp, no port)
@@ -99,6 +100,59 @@ class BuiltinContext:
     def __post_init__(self) -> None:
         if isinstance(self.services, dict):
             self.services = Services(**self.services)
+
+
+DEFAULT_TIMEOUT = 300.0  # seconds a call may go without progress, unless a built-in or the config says more
+
+
+@dataclass(frozen=True)
+class BuiltinTraits:
+    """How the gateway treats a built-in's server (the module docstring says what each one means)."""
+
+    timeout: float = DEFAULT_TIMEOUT
+    protocol: Literal["auto", "legacy"] = "auto"
+    result_meta: frozenset[str] = frozenset()
+    direct_tools: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:  # type-strict: a tuple or list given is kept as a frozenset
+        seconds = self.timeout
+        if isinstance(seconds, bool) or not (isinstance(seconds, (int, float)) and 0 < seconds < math.inf):
+            raise BuiltinContractError(f"a built-in's timeout must be positive seconds, not {self.timeout!r}")
+        if self.protocol not in ("auto", "legacy"):
+            raise BuiltinContractError(f"a built-in's protocol is 'auto' or 'legacy', not {self.protocol!r}")
+        for name in ("result_meta", "direct_tools"):
+            value = getattr(self, name)
+            listed = isinstance(value, (frozenset, set, tuple, list))
+            if not listed or any(not isinstance(v, str) for v in value):
+                raise BuiltinContractError(f"a built-in's {name} is a set of names, not {value!r}")
+            object.__setattr__(self, name, frozenset(value))
+        object.__setattr__(self, "timeout", float(self.timeout))
+
+
+class BuiltinContractError(SentinelError):
+    """A built-in broke its contract (it declared no traits, or traits of the wrong shape)."""
+
+
+# the traits each built server declared; weak: a server dropped (a test's, a stopped upstream's) leaves it
+_DECLARED: WeakKeyDictionary[Any, BuiltinTraits] = WeakKeyDictionary()
+S = TypeVar("S")
+
+
+def declare(server: S, traits: BuiltinTraits) -> S:
+    """A built-in states how the gateway treats ``server`` (returned, so ``return declare(server, ...)``)."""
+    _DECLARED[server] = traits
+    return server
+
+
+def traits_of(server: Any) -> BuiltinTraits:
+    """What ``server`` declared; a server that declared nothing breaks the contract."""
+    try:
+        return _DECLARED[server]
+    except (KeyError, TypeError):
+        raise BuiltinContractError(
+            f"the built-in server {type(server).__name__} declares no traits "
+            "(sentinel_mcp.core.builtin.declare)"
+        ) from None
 
 
 # A built-in's tool declares in its ``_meta`` that it asks the user itself before every risky action (the

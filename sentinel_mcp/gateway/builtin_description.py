@@ -17,6 +17,8 @@ from typing import Any
 
 from mcp.types import Prompt, Resource, ResourceTemplate, ServerCapabilities, Tool
 
+from sentinel_mcp.core.builtin import traits_of
+
 FILE = Path(__file__).with_name("builtin_descriptions.json")
 # built-ins whose start-up has no effect on the rest but their own server: deferring them changes nothing
 # else (the llm shares its Cortex, the agent its trace store, with /healthz and the console at start)
@@ -31,8 +33,8 @@ class Description:
     resources: list[Resource]
     resource_templates: list[ResourceTemplate]
     prompts: list[Prompt]
-    timeout: float  # the server's ``sentinel_timeout`` (300 s when it sets none)
-    protocol: str  # its ``sentinel_protocol``
+    timeout: float  # the server's declared ``BuiltinTraits.timeout``
+    protocol: str  # its ``BuiltinTraits.protocol``
     result_meta: frozenset[str]
 
 
@@ -47,6 +49,7 @@ def record(up: Any, server: Any) -> dict[str, Any]:
         return [i.model_dump(mode="json", by_alias=True, exclude_unset=True) for i in items]
 
     caps = up.client.server_capabilities
+    traits = traits_of(server)
     return {
         "protocol_version": up.protocol_version,
         "capabilities": caps.model_dump(mode="json", by_alias=True, exclude_unset=True),
@@ -54,9 +57,9 @@ def record(up: Any, server: Any) -> dict[str, Any]:
         "resources": dump(up.resources),
         "resource_templates": dump(up.resource_templates),
         "prompts": dump(up.prompts),
-        "timeout": float(getattr(server, "sentinel_timeout", 300.0)),
-        "protocol": getattr(server, "sentinel_protocol", "auto"),
-        "result_meta": sorted(getattr(server, "sentinel_result_meta", ())),
+        "timeout": traits.timeout,
+        "protocol": traits.protocol,
+        "result_meta": sorted(traits.result_meta),
     }
 
 

@@ -3,7 +3,7 @@
 A built-in is mounted through the SDK's in-memory transport: every call is framed as a JSON-RPC request, put
 on a memory stream, picked up by the server's dispatcher task, answered on another stream and matched back
 (issue 21: ~13 % of the gateway's event loop on a no-op built-in). For the tools a built-in declares never ask
-their caller anything (``server.sentinel_direct_tools``), this dispatcher hands the ``tools/call`` straight to
+their caller anything (``BuiltinTraits.direct_tools``), this dispatcher hands the ``tools/call`` straight to
 the SDK's own request kernel (``ServerRunner.on_request``: the same surface validation, handler, middleware
 and wire shaping as the in-memory server) and gives the result dict back to the client session, which parses
 and checks it exactly as it parses an answer off the wire. Every other request, and every call of a tool not

@@ -353,7 +353,7 @@ class Front:
             answers = {**answers, **pushed}
         return sentinel_result(
             f"sentinel: {params.name} is still blocked after the user's answers",
-            decision_id=getattr(outcome, "decision_id", None),
+            decision_id=outcome.decision_id if isinstance(outcome, NeedsInput) else None,  # asks go round
         )
 
     def _answer_refused_reporter(

@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
-from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.llm.cortex import Cortex
 from sentinel_mcp.llm.errors import LlmError
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
@@ -174,7 +174,5 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
 
     # none of these asks its caller (progress only): the gateway calls them in-task
     # (gateway/builtin_direct.py)
-    server.sentinel_direct_tools = (  # type: ignore[attr-defined]
-        "llm_generate", "llm_extract", "llm_classify_risk", "llm_status",
-    )
-    return server
+    direct = frozenset({"llm_generate", "llm_extract", "llm_classify_risk", "llm_status"})
+    return declare(server, BuiltinTraits(direct_tools=direct))

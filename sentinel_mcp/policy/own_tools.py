@@ -17,7 +17,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import principal_of, session_of
 from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.policy.policy_service import PolicyService
@@ -194,4 +194,4 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         except RuntimeError as e:
             return f"% {e}"
 
-    return mcp
+    return declare(mcp, BuiltinTraits())  # the defaults: quick calls, either era, no keys of its own

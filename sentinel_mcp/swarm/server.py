@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from sentinel_mcp.core.builtin import BuiltinContext
+from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import can_sample_of, principal_of, session_of
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
@@ -237,7 +237,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         except (UnknownTaskError, UnsafePathError, FileNotFoundError, IsADirectoryError) as e:
             raise ResourceError(f"swarm://{task_id}/{path}: {e}") from None
 
-    return mcp
+    # the defaults: a build reports progress, so the timeout without progress holds (CALL_LIMITS caps it)
+    return declare(mcp, BuiltinTraits())
 
 
 def caller(ctx_: Context) -> str:

@@ -36,7 +36,8 @@ async def test_the_defaults_do_nothing_and_say_so():
 
 
 # what the areas share through typed seams (the guard protocol, the port, the host state): never probed
-PROBED = ("guard", "gateway", "runtime", "services", "holder", "a2a_service", "consent_gate")
+# (and a call's outcome: its kinds are typed in core.port, a getattr on one hides which kind carries what)
+PROBED = ("guard", "gateway", "runtime", "services", "holder", "a2a_service", "consent_gate", "outcome")
 
 
 def test_no_module_probes_the_guard_with_getattr():
@@ -57,9 +58,10 @@ def test_the_probe_check_sees_a_probe():
     # the check above is only worth something if it finds the spellings it forbids
     found = [ast.unparse(n.args[0]) for n in ast.walk(ast.parse(
         "getattr(console.runtime.gateway.guard, 'store', None)\nhasattr(guard, 'rulebases')\n"
-        "getattr(self.holder.a2a_service, 'inbox')\ngetattr(params, 'message', '')"))
+        "getattr(self.holder.a2a_service, 'inbox')\ngetattr(params, 'message', '')\n"
+        "getattr(outcome, 'decision_id', None)"))
         if isinstance(n, ast.Call) and any(w in ast.unparse(n.args[0]).lower() for w in PROBED)]
-    assert found == ["console.runtime.gateway.guard", "guard", "self.holder.a2a_service"]
+    assert found == ["console.runtime.gateway.guard", "guard", "self.holder.a2a_service", "outcome"]
 
 
 async def test_only_the_policy_guard_shows_session_facts(tmp_path):

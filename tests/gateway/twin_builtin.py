@@ -2,7 +2,7 @@
 same server mounted twice, once with its tools declared direct, once not. Its tools echo what they received
 (arguments, the request's ``_meta``), report progress and log lines, fail in each way a tool fails, declare an
 output schema, and one asks its caller (push on a handshake connection). The tests name the direct tools
-(``BuiltinTarget.direct_tools``; a built-in declares them as ``server.sentinel_direct_tools``)."""
+(``BuiltinTarget.direct_tools``; a built-in declares them as ``BuiltinTraits.direct_tools``)."""
 
 from __future__ import annotations
 
