@@ -10,6 +10,7 @@ an outcome; every outcome that went through a decision carries its ``decision_id
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, Callable
 
@@ -542,8 +543,10 @@ class Gateway(CatalogView):
             except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
                 log.exception("guard could not observe the result of %s", call.name)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(learn)
+        # a bare task rather than a task group (a fifth of this step's cost); awaited (or cancelled with the
+        # call) before the answer leaves, as a task group would
+        learning = asyncio.ensure_future(learn())
+        try:
             completed = await self._done(
                 rec,
                 decision,
@@ -552,6 +555,12 @@ class Gateway(CatalogView):
                 proof=_proof_of(decision),
                 error=_first_text(marked) if marked.is_error else None,
             )
+            await learning
+        except BaseException:
+            learning.cancel()
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait([learning])
+            raise
         return completed
 
     @staticmethod

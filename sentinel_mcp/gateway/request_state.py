@@ -21,6 +21,7 @@ from sentinel_mcp.gateway.nonce_book import MemoryNonceBook, NonceBook
 
 PREFIX = "sentinel2."
 MAX_TOKEN_CHARS = 256 * 1024  # a state larger than this was not made here
+_COMPACT = json.JSONEncoder(separators=(",", ":"), sort_keys=True)  # built once (a seal per call)
 
 
 class RequestStateSeal:
@@ -45,9 +46,7 @@ class RequestStateSeal:
     def _sealed(self, payload: dict[str, Any]) -> tuple[str, str, float]:
         nonce = secrets.token_urlsafe(16)
         expires_at = time.time() + self.max_age
-        body = json.dumps(
-            {**payload, "nonce": nonce, "exp": expires_at}, separators=(",", ":"), sort_keys=True
-        ).encode()
+        body = _COMPACT.encode({**payload, "nonce": nonce, "exp": expires_at}).encode()
         mac = hmac.new(self.key, body, hashlib.sha256).digest()
         return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("="), nonce, expires_at
 
