@@ -147,7 +147,8 @@ async def test_a_group_is_handed_back_at_once_each_caller_its_own_answer(tmp_pat
         writes = [r for i, r in enumerate(results) if i % 3]
         failed = [r for r in writes if isinstance(r, Exception)]
         assert failed and all("UNIQUE" in str(e) for e in failed)
-        assert len(writes) - len(failed) == (await db.query("SELECT COUNT(*) FROM t WHERE x != 'cancelled'"))[0][0]
+        stored = await db.query("SELECT COUNT(*) FROM t WHERE x != 'cancelled'")
+        assert len(writes) - len(failed) == stored[0][0]
         assert handed < len(jobs)  # answered by groups, not one wake-up per job
     finally:
         await release(db)
