@@ -79,7 +79,10 @@ def redact_entry(entry: AuditEntry) -> AuditEntry:
         "proof": entry.proof,
         "error": entry.error,
     }
-    return replace(entry, **redact_record(fields, entry.sensitive))
+    redacted = redact_record(fields, entry.sensitive)
+    if all(redacted[k] is v or redacted[k] == v for k, v in fields.items()):
+        return entry  # nothing was masked (the usual row): the entry as it is, not a copy of every field
+    return replace(entry, **redacted)
 
 
 # The head moves only from the hash this row was chained to (optimistic: a write computed on a head that
