@@ -15,9 +15,13 @@ Origin = Literal["client", "solver", "a2a", "builtin", "cli"]
 Provenance = Literal["observed", "user", "agent", "seed"]
 
 
+# built once: ``json.dumps`` with options builds a new encoder on every call (a digest or more per call)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+
+
 def argument_digest(arguments: dict[str, Any] | None) -> str:
     """A stable digest of tool arguments: canonical JSON, sha256, first 16 hex digits."""
-    canonical = json.dumps(arguments or {}, sort_keys=True, separators=(",", ":"), default=str)
+    canonical = _CANONICAL.encode(arguments or {})
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 

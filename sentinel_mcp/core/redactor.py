@@ -16,6 +16,7 @@ Pure functions over plain data: the audit writer (or any other record builder) c
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -89,6 +90,20 @@ def _words(name: str) -> list[str]:
 
 def secret_name(name: str) -> bool:
     """Whether an argument's name says it holds a secret."""
+    # every audit row asks this of every argument name (two rows a call): short names are remembered, long
+    # ones (a caller's choice) are not, so the cache stays small whatever callers send
+    return _secret_name_known(name) if len(name) <= _CACHED_NAME_CHARS else _secret_name(name)
+
+
+_CACHED_NAME_CHARS = 64
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_name_known(name: str) -> bool:
+    return _secret_name(name)
+
+
+def _secret_name(name: str) -> bool:
     words = _words(name)
     if any(w in _SECRET_WORDS for w in words) or "".join(words) in _SECRET_WORDS:
         return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, TypeVar
 
 import anyio
 
@@ -21,6 +21,15 @@ from sentinel_mcp.storage import StorageError
 log = logging.getLogger(__name__)
 
 MAX_ASK_ROUNDS = 4
+T = TypeVar("T")
+
+
+async def _within(timeout: float, step: Callable[[], Awaitable[T]]) -> T:
+    """``anyio.fail_after`` without its two generator context managers (it runs on every call): the step's
+    result, or ``TimeoutError`` when the deadline cancelled it."""
+    with anyio.CancelScope(deadline=anyio.current_time() + timeout):
+        return await step()
+    raise TimeoutError  # reached only when the scope's deadline cancelled the step (and caught it)
 
 
 async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, timeout: float,
@@ -29,8 +38,7 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
     used: set[str] = set()
     try:
         for _ in range(MAX_ASK_ROUNDS):
-            with anyio.fail_after(timeout):
-                decision = await decide_once()
+            decision = await _within(timeout, decide_once)
             if not isinstance(decision, Ask):
                 return decision
             fresh = [q for q in decision.questions if q.key in answers and q.key not in used]
@@ -68,8 +76,7 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
                 )
             for q in fresh:
                 used.add(q.key)
-                with anyio.fail_after(timeout):
-                    await record(q, answers[q.key])
+                await _within(timeout, lambda: record(q, answers[q.key]))
         return decision
     except TimeoutError:
         return Deny(

@@ -30,11 +30,16 @@ MAX_PROOF_CHARS = 20000
 __all__ = ["AuditEntry", "AuditLog", "StorageError", "audit_files", "new_decision_id", "read_audit"]
 
 
+# built once: ``json.dumps`` with options builds a new encoder on every call (several per row, every call)
+# ASCII: any text (lone surrogates too) is stored escaped, exactly, and can always be encoded
+_STORED = json.JSONEncoder(ensure_ascii=True, default=str, sort_keys=True)
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _json(value: Any, limit: int | None = None) -> str | None:
     if value is None:
         return None
-    # ASCII: any text (lone surrogates too) is stored escaped, exactly, and can always be encoded
-    text = json.dumps(value, ensure_ascii=True, default=str, sort_keys=True)
+    text = _STORED.encode(value)
     if limit and len(text) > limit:
         text = text[:limit] + "…"
     return text
@@ -62,7 +67,7 @@ def canonical(values: tuple[Any, ...]) -> str:
             values = values[:-1]
         else:
             break
-    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+    return _CANONICAL.encode(values)
 
 
 def redact_entry(entry: AuditEntry) -> AuditEntry:
@@ -74,7 +79,10 @@ def redact_entry(entry: AuditEntry) -> AuditEntry:
         "proof": entry.proof,
         "error": entry.error,
     }
-    return replace(entry, **redact_record(fields, entry.sensitive))
+    redacted = redact_record(fields, entry.sensitive)
+    if all(redacted[k] is v or redacted[k] == v for k, v in fields.items()):
+        return entry  # nothing was masked (the usual row): the entry as it is, not a copy of every field
+    return replace(entry, **redacted)
 
 
 # The head moves only from the hash this row was chained to (optimistic: a write computed on a head that

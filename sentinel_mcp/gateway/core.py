@@ -10,6 +10,7 @@ an outcome; every outcome that went through a decision carries its ``decision_id
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, Callable
 
@@ -29,21 +30,16 @@ from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.decision import (
     Allow,
     Answer,
-    Ask,
     Decision,
-    Deny,
     Guard,
     Origin,
-    Question,
     ToolCall,
     argument_digest,
 )
-from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.core.port import (
     CallOutcome,
     Completed,
     InvokeOutcome,
-    NeedsInput,
     ProgressFn,
     Refused,
     UpstreamNeedsInput,
@@ -52,19 +48,18 @@ from sentinel_mcp.core.redactor import sensitive_fields_of
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
-from sentinel_mcp.gateway.ask_rounds import decide_with_answers
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
 from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.catalog_view import CatalogView
 from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.gateway.person_inbox import (
     PERSON_ORIGINS,
     PersonInbox,
     PersonLink,
-    person_for,
     reaches_person,
 )
 from sentinel_mcp.gateway.telemetry import traced
@@ -94,7 +89,7 @@ def error_result(text: str, **info: Any) -> CallToolResult:
 Outcome = CallOutcome  # the name the engine's tests know
 
 
-class Gateway(CatalogView):
+class Gateway(DecideStep, CatalogView):
     """Implements ``GatewayPort`` and ``FrontPort``: the one path every tool call takes."""
 
     def __init__(self, config: Config, audit: AuditLog, manager: UpstreamManager, guard: Guard) -> None:
@@ -380,43 +375,6 @@ class Gateway(CatalogView):
             )
         return call
 
-    async def _decide(
-        self, rec: CallRecord, req: CallRequest, call: ToolCall, route: ToolRoute
-    ) -> Allow | Refused | NeedsInput:
-        """Allow (written ahead to the audit log before anything leaves), or the refusal or the questions."""
-        if req.preapproved_digest is not None and req.preapproved_digest == call.digest:
-            decision: Decision = Allow(reason="continuation of a call already allowed")
-        else:
-            started = call_timings.now()
-            decision = await self._ask_guard(call, req.answers or {}, route.exposed)
-            rec.timings.guard_s += call_timings.now() - started
-            if isinstance(decision, Allow) and decision.proof is not None:
-                # a proof the guard renders when read: rendered now, for the row written ahead below
-                proof = await rendered_proof(decision.proof)
-                if proof is not decision.proof:
-                    decision = decision.model_copy(update={"proof": proof})
-        if isinstance(decision, Deny):
-            refused_answer = isinstance(decision, AnswerNotAccepted)
-            await rec.final(
-                "deny",
-                "answer_refused" if refused_answer else "denied",
-                reason=decision.reason,
-                proof=_proof_of(decision),
-            )
-            return Refused(reason=decision.reason, decision=decision, decision_id=rec.decision_id)
-        if isinstance(decision, Ask):
-            await rec.final(
-                "ask",
-                "asked",
-                reason=decision.reason,
-                proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet},
-            )
-            return NeedsInput(
-                reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id
-            )
-        await rec.decided(reason=decision.reason, proof=_proof_of(decision))  # on disk before the call leaves
-        return decision
-
     async def _forward(
         self, rec: CallRecord, req: CallRequest, call: ToolCall, route: ToolRoute, decision: Allow
     ) -> CallToolResult | Outcome:
@@ -542,8 +500,10 @@ class Gateway(CatalogView):
             except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
                 log.exception("guard could not observe the result of %s", call.name)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(learn)
+        # a bare task rather than a task group (a fifth of this step's cost); awaited (or cancelled with the
+        # call) before the answer leaves, as a task group would
+        learning = asyncio.ensure_future(learn())
+        try:
             completed = await self._done(
                 rec,
                 decision,
@@ -552,6 +512,12 @@ class Gateway(CatalogView):
                 proof=_proof_of(decision),
                 error=_first_text(marked) if marked.is_error else None,
             )
+            await learning
+        except BaseException:
+            learning.cancel()
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait([learning])
+            raise
         return completed
 
     @staticmethod
@@ -573,65 +539,6 @@ class Gateway(CatalogView):
             )
         return Completed(result=rec.stamp(result))
 
-    # ------------------------------------------------------------------ the decide step's parts
-    async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
-        decision = await self.guard.decide(call)
-        if self.consent_gate is not None:
-            decision = await self.consent_gate.gate(call, tool, decision)
-        return decision
-
-    async def _record(self, call: ToolCall, question: Question, answer: Answer) -> None:
-        if question.meta.get("kind") == "consent":
-            if self.consent_gate is not None:
-                self.consent_gate.record(call, question, answer)
-            return
-        await self.guard.record_answer(call, question, answer)
-
-    @traced(
-        "sentinel.guard",
-        lambda self, call, answers, tool: {"sentinel.tool": call.name, "sentinel.answers": len(answers)},
-    )
-    async def _ask_guard(self, call: ToolCall, answers: dict[str, Answer], tool: Tool) -> Decision:
-        """Ask the guard (and the consent gate); feed it the answers it asked for, and ask again (bounded).
-        Errors deny."""
-        return await decide_with_answers(
-            call,
-            answers,
-            timeout=self.config.sentinel.policy.guard_timeout,
-            decide_once=lambda: self._decide_once(call, tool),
-            record=lambda q, a: self._record(call, q, a),
-        )
-
-    async def ask_person(
-        self,
-        *,
-        principal: str,
-        origin: str,
-        session: str,
-        client: str | None,
-        tool: str,
-        arguments: Any,
-        questions: list[Question],
-        reason: str,
-    ) -> dict[str, Answer] | None:
-        """Questions the caller cannot be asked, put to the person in the console inbox (None: no console, or
-        no
-        answer in time). ``PersonLink`` asks through it: an upstream's questions during a call (the device's
-        confirmation; the agent's steps' own questions, which the agent pushes to its caller's call)."""
-        if self.person_inbox is None or not questions:
-            return None
-        return await self.person_inbox.ask(
-            person=person_for(principal, origin),
-            caller=principal,
-            origin=origin,
-            session=session,
-            client=client,
-            tool=tool,
-            arguments=arguments,
-            questions=questions,
-            reason=reason,
-        )
-
     # ------------------------------------------------------------------ the validate step's parts
     def _check_arguments(self, tool: Tool, arguments: Any) -> str | None:
         return self.arguments.problem(tool, arguments, self.config.sentinel.max_argument_bytes)
@@ -640,10 +547,6 @@ class Gateway(CatalogView):
 def answerer(link: CallerLink | None) -> Provenance | None:
     """Who gives the answers that come through a call's link (no link: nobody who counts as the user)."""
     return link.answers_as if link is not None else Provenance.AGENT
-
-
-def _proof_of(decision: Decision) -> Any:
-    return getattr(decision, "proof", None)
 
 
 def _first_text(result: CallToolResult) -> str | None:

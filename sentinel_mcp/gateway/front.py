@@ -24,7 +24,6 @@ from mcp.types import (
     CallToolResult,
     ElicitRequest,
     ElicitRequestFormParams,
-    ElicitResult,
     GetPromptRequestParams,
     GetPromptResult,
     InputRequiredResult,
@@ -44,9 +43,10 @@ from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, Conversations, SessionRefused
 from sentinel_mcp.core.decision import Answer, Question
-from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.gateway.front_held import HeldRounds, shown_request, request_schemas
 from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, can_sample, is_modern
-from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
+from sentinel_mcp.gateway.held_calls import HeldCalls
 from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.own_results import sentinel_result
@@ -92,7 +92,7 @@ class SentinelFront(Server):
         )
 
 
-class Front:
+class Front(HeldRounds):
     """The front server over the gateway's ``FrontPort``; it fans out catalog changes to connected clients.
 
     The front knows the gateway only through the port (``core/port.py``), never the engine
@@ -390,7 +390,7 @@ class Front:
         if isinstance(outcome, UpstreamNeedsInput):
             # 2026-era client: relay the upstream's questions (shown safely), and remember, once, that this
             # exact call was already allowed
-            requests = {k: _safe_request(r) for k, r in (outcome.result.input_requests or {}).items()}
+            requests = {k: shown_request(r) for k, r in (outcome.result.input_requests or {}).items()}
             state = await self.rounds.issue(
                 "allowed",
                 principal=principal.name,
@@ -399,7 +399,7 @@ class Front:
                 arguments=params.arguments,
                 version=version,
                 asked=list(requests),
-                schemas=_schemas(requests),
+                schemas=request_schemas(requests),
                 upstream=outcome.result.request_state,
             )
             meta = {
@@ -440,78 +440,6 @@ class Front:
             upstream=self.port.upstream_of(name),
             on_refused=on_refused,
         )
-
-    def _needs_holding(self, name: str) -> bool:
-        """Only calls to handshake-era upstreams may push questions mid-call."""
-        return self.port.pushes_mid_call(name)
-
-    async def _await_held(
-        self,
-        ctx: ServerRequestContext,
-        params: CallToolRequestParams,
-        session: str,
-        call: HeldCall,
-        principal: Principal,
-    ) -> CallToolResult | InputRequiredResult:
-        call.report_progress = ctx.session.report_progress  # progress goes to the round now waiting
-        event = await self.held.next_event(call)
-        if isinstance(event, PendingQuestion):
-            request = _safe_request(event.request)
-            return InputRequiredResult(
-                input_requests={event.key: request},
-                request_state=await self.rounds.issue(
-                    "hold",
-                    principal=principal.name,
-                    session=session,
-                    tool=params.name,
-                    arguments=params.arguments,
-                    version=self.port.policy_version,
-                    asked=[event.key],
-                    schemas=_schemas({event.key: request}),
-                    hold=call.id,
-                ),
-                _meta={META_KEY: event.decision_id} if event.decision_id else None,
-            )
-        if (
-            isinstance(event, NeedsInput) and self.inbox is not None
-        ):  # between rounds: shown in the console too
-            await self.inbox.needs_input(
-                principal=principal.name,
-                session=session,
-                client=self.client_name(ctx),
-                name=params.name,
-                arguments=params.arguments,
-                outcome=event,
-                client_asks=True,
-                modern=True,
-            )
-        return await self._respond(ctx, params, session, event, principal)
-
-    async def _resume_held(
-        self,
-        ctx: ServerRequestContext,
-        params: CallToolRequestParams,
-        session: str,
-        state: dict[str, Any],
-        responses: dict[str, Any],
-        principal: Principal,
-    ) -> CallToolResult | InputRequiredResult:
-        call = self.held.calls.get(str(state.get("hold")))
-        if call is None or call.name != params.name or call.session != session:
-            return sentinel_result(
-                "sentinel: the held call this answer belongs to has ended; call the tool again"
-            )
-        pending = call.pending
-        if pending is not None:
-            self.held.answer(call, responses.get(pending.key))
-        return await self._await_held(ctx, params, session, call, principal)
-
-    def _end_held(self, state: dict[str, Any]) -> None:
-        """A held call whose answer was refused: its upstream gets "cancel" instead of waiting for a timeout.
-        """
-        call = self.held.calls.get(str(state.get("hold")))
-        if call is not None and call.pending is not None:
-            self.held.answer(call, ElicitResult(action="cancel"))
 
     @traced("sentinel.ask", lambda self, ctx, questions: {"sentinel.questions": len(questions)})
     async def _push_questions(
@@ -623,20 +551,3 @@ def _purpose(ctx: ServerRequestContext) -> str | None:
     meta = ctx.meta if isinstance(ctx.meta, dict) else {}
     value = meta.get(PURPOSE_META)
     return value[:80] if isinstance(value, str) and value.strip() else None
-
-
-def _safe_request(request: Any) -> Any:
-    """An upstream's question with its text made safe to show (its schema and key unchanged)."""
-    params = getattr(request, "params", None)
-    if not isinstance(params, ElicitRequestFormParams):
-        return request
-    text, _ = safe_question(params.message)
-    return request.model_copy(update={"params": params.model_copy(update={"message": text})})
-
-
-def _schemas(requests: dict[str, Any]) -> dict[str, Any]:
-    return {
-        k: r.params.requested_schema
-        for k, r in requests.items()
-        if isinstance(getattr(r, "params", None), ElicitRequestFormParams)
-    }

@@ -9,7 +9,6 @@ from the ``NonceBook`` so that it can be used once (a client cannot replay it).
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 import json
 import os
@@ -21,6 +20,7 @@ from sentinel_mcp.gateway.nonce_book import MemoryNonceBook, NonceBook
 
 PREFIX = "sentinel2."
 MAX_TOKEN_CHARS = 256 * 1024  # a state larger than this was not made here
+_COMPACT = json.JSONEncoder(separators=(",", ":"), sort_keys=True)  # built once (a seal per call)
 
 
 class RequestStateSeal:
@@ -45,10 +45,8 @@ class RequestStateSeal:
     def _sealed(self, payload: dict[str, Any]) -> tuple[str, str, float]:
         nonce = secrets.token_urlsafe(16)
         expires_at = time.time() + self.max_age
-        body = json.dumps(
-            {**payload, "nonce": nonce, "exp": expires_at}, separators=(",", ":"), sort_keys=True
-        ).encode()
-        mac = hmac.new(self.key, body, hashlib.sha256).digest()
+        body = _COMPACT.encode({**payload, "nonce": nonce, "exp": expires_at}).encode()
+        mac = hmac.digest(self.key, body, "sha256")  # the one-shot C HMAC (same bytes)
         return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("="), nonce, expires_at
 
     def open(self, token: str | None) -> dict[str, Any] | None:
@@ -61,7 +59,7 @@ class RequestStateSeal:
         except (ValueError, TypeError):
             return None
         mac, body = data[:32], data[32:]
-        if not hmac.compare_digest(mac, hmac.new(self.key, body, hashlib.sha256).digest()):
+        if not hmac.compare_digest(mac, hmac.digest(self.key, body, "sha256")):
             return None
         try:
             payload = json.loads(body)

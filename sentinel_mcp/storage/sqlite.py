@@ -87,6 +87,8 @@ class SQLiteDatabase:
         self._identity: tuple[int, int] | None = None
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        # answers for the event loop, handed over once per group (one wake-up), not once per job
+        self._settled: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = []
         self.commits = 0  # transactions committed, and the write jobs they carried (group commit at work)
         self.committed_jobs = 0
 
@@ -206,7 +208,7 @@ class SQLiteDatabase:
         """Queue a write and return its future at once (the caller awaits it when it must be durable)."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[list[WriteResult]] = loop.create_future()
-        self._jobs.put(_Job("write", list(statements), _resolver(loop, fut)))
+        self._jobs.put(_Job("write", list(statements), _resolver(loop, fut, self._settled)))
         return fut
 
     async def probe(self) -> bool:
@@ -241,7 +243,7 @@ class SQLiteDatabase:
             raise StorageError(f"{self.name} store is closed")
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
-        self._jobs.put(_Job(kind, payload, _resolver(loop, fut)))
+        self._jobs.put(_Job(kind, payload, _resolver(loop, fut, self._settled)))
         return fut
 
     def _submit_blocking(self, kind: str, payload: Any) -> Any:
@@ -284,15 +286,32 @@ class SQLiteDatabase:
                     log.exception("storage writer %s: unexpected error", self.name)
                     for job in batch[i:j]:
                         job.done(None, StorageError(f"{self.name} store: {type(e).__name__}: {e}"))
+                self._hand_over()
                 i = j
             if stop:
                 break
+        self._hand_over()
         if self._conn is not None:
             try:
                 self._conn.close()
             except sqlite3.Error:
                 pass
             self._conn = None
+
+    def _hand_over(self) -> None:
+        """The answers of the group just run, to their event loops: one ``call_soon_threadsafe`` (one write to
+        the loop's wake-up pipe) per loop for the whole group, in the order the jobs ran."""
+        if not self._settled:
+            return
+        settled, self._settled[:] = list(self._settled), []
+        by_loop: dict[asyncio.AbstractEventLoop, list[Callable[[], None]]] = {}
+        for loop, settle in settled:
+            by_loop.setdefault(loop, []).append(settle)
+        for loop, settles in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_settle_all, settles)
+            except RuntimeError:  # the loop is closed: nobody waits any more
+                pass
 
     def _ensure_connection(self) -> sqlite3.Connection:
         """The connection, after checking the file is still the one we opened (reopening it if not)."""
@@ -396,8 +415,13 @@ class SQLiteDatabase:
 
 
 def _resolver(
-    loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]"
+    loop: asyncio.AbstractEventLoop,
+    fut: "asyncio.Future[Any]",
+    settled: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]],
 ) -> Callable[[Any, BaseException | None], None]:
+    """How the writer thread answers an async caller: kept in ``settled`` (the writer's own list) and handed
+    to the loop with the rest of its group (``_hand_over``)."""
+
     def settle(value: Any, error: BaseException | None) -> None:
         if fut.done():  # the caller was cancelled meanwhile
             return
@@ -407,12 +431,17 @@ def _resolver(
             fut.set_result(value)
 
     def done(value: Any, error: BaseException | None) -> None:
-        try:
-            loop.call_soon_threadsafe(settle, value, error)
-        except RuntimeError:  # the loop is closed: nobody waits any more
-            pass
+        settled.append((loop, lambda: settle(value, error)))
 
     return done
+
+
+def _settle_all(settles: list[Callable[[], None]]) -> None:
+    for settle in settles:
+        try:
+            settle()
+        except Exception:  # noqa: BLE001 - one caller's trouble must not leave the others waiting
+            log.exception("storage: could not hand a result back")
 
 
 def _split_script(script: str) -> list[str]:

@@ -73,3 +73,75 @@ async def test_the_guard_learns_from_the_upstreams_result_not_the_marked_one(dat
             result = await c.call_tool("tb__echo", {"text": "plain words"})
         assert learner.learned == [("tb__echo", "plain words")]
         assert result.content[0].text != "plain words"  # the client's copy carries the untrusted mark
+
+
+class Learner:
+    """Wraps the gateway's guard: ``observe`` blocks until cancelled (and says so)."""
+
+    def __init__(self, inner) -> None:  # noqa: ANN001
+        self.inner = inner
+        self.started = anyio.Event()
+        self.cancelled = False
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - everything else is the real guard's
+        return getattr(self.inner, name)
+
+    async def decide(self, call):  # noqa: ANN001, ANN201
+        return await self.inner.decide(call)
+
+    async def observe(self, call, result) -> None:  # noqa: ANN001
+        self.started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            self.cancelled = True
+            raise
+
+
+async def test_a_call_cancelled_while_the_guard_learns_takes_the_learning_with_it(data_dir):
+    """The learning runs beside the outcome row; a call cancelled meanwhile leaves nothing running."""
+    cfg = make_config(data_dir)
+    async with running_gateway(cfg) as rt:
+        learner = Learner(rt.gateway.guard)
+        rt.gateway.guard = learner
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                await rt.gateway.execute("tb__echo", {"text": "x"}, session_id="owner/cancel-test")
+
+            tg.start_soon(call)
+            await learner.started.wait()
+            tg.cancel_scope.cancel()
+        assert learner.cancelled  # cancelled with the call, and awaited: not left running
+        assert rt.gateway.inflight == 0
+
+
+class StuckGuard:
+    """A guard whose decision never comes."""
+
+    def __init__(self, inner) -> None:  # noqa: ANN001
+        self.inner = inner
+        self.asked = 0
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self.inner, name)
+
+    async def decide(self, call):  # noqa: ANN001, ANN201
+        self.asked += 1
+        await anyio.sleep_forever()
+
+
+async def test_a_guard_that_does_not_answer_in_time_denies_and_nothing_is_forwarded(data_dir):
+    cfg = make_config(data_dir, policy={"guard_timeout": 0.2})
+    async with running_gateway(cfg) as rt:
+        stuck = StuckGuard(rt.gateway.guard)
+        rt.gateway.guard = stuck
+        async with Client(rt.front.server) as c:
+            for _ in range(2):  # the deadline is per decision, not spent once
+                result = await c.call_tool("tb__echo", {"text": "must not run"})
+                assert result.is_error
+                assert "timed out" in result.content[0].text
+                assert "must not run" not in result.content[0].text
+        rows = await rt.audit.read(tail=5)
+        assert [(r["decision"], r["outcome"]) for r in rows] == [("deny", "denied")] * 2
+        assert all("forwarded" != r["outcome"] for r in rows) and stuck.asked == 2

@@ -110,3 +110,45 @@ async def test_another_process_reads_a_held_file_through_a_consistent_copy(tmp_p
         conn.close()
     finally:
         await release(db)
+
+
+async def test_a_group_is_handed_back_at_once_each_caller_its_own_answer(tmp_path: Path) -> None:
+    """The writer answers a whole group with one wake-up of the loop: every caller still gets its own result
+    (reads, writes, errors mixed), a caller cancelled meanwhile changes nothing for the others, and a group
+    of many jobs is answered with far fewer hand-overs than jobs."""
+    db = open_database(tmp_path / "h.db", "t")
+    try:
+        await db.migrate(SCHEMA)
+        loop = asyncio.get_running_loop()
+        handed = 0
+        real = loop.call_soon_threadsafe
+
+        def counting(callback, *args):  # noqa: ANN001, ANN202
+            nonlocal handed
+            handed += 1
+            return real(callback, *args)
+
+        loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+        try:
+            jobs = []
+            for i in range(200):
+                if i % 3 == 0:
+                    jobs.append(db.query("SELECT ?", (i,)))
+                else:
+                    jobs.append(db.write("INSERT INTO t (x) VALUES (?)", (str(i % 100),)))
+            doomed = asyncio.ensure_future(db.write("INSERT INTO t (x) VALUES ('cancelled')"))
+            doomed.cancel()
+            results = await asyncio.gather(*jobs, return_exceptions=True)
+        finally:
+            del loop.call_soon_threadsafe
+        for i, r in enumerate(results):
+            if i % 3 == 0:
+                assert r == [(i,)]  # each read its own row, not a neighbour's
+        writes = [r for i, r in enumerate(results) if i % 3]
+        failed = [r for r in writes if isinstance(r, Exception)]
+        assert failed and all("UNIQUE" in str(e) for e in failed)
+        stored = await db.query("SELECT COUNT(*) FROM t WHERE x != 'cancelled'")
+        assert len(writes) - len(failed) == stored[0][0]
+        assert handed < len(jobs)  # answered by groups, not one wake-up per job
+    finally:
+        await release(db)

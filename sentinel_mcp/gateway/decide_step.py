@@ -1,0 +1,134 @@
+"""The decide step of the gateway's pipeline (``core.py``): the guard and the consent gate decide a validated
+call, fed the answers they asked for (bounded rounds, ``ask_rounds.py``); an allowed call's decision row is
+on disk before anything leaves, a refusal or a question ends the call with its row. Also the person's inbox
+for questions no caller can be asked (``ask_person``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.types import Tool
+
+from sentinel_mcp.config import Config
+from sentinel_mcp.core.answer_validation import AnswerNotAccepted
+from sentinel_mcp.core.call_request import CallRequest
+from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
+from sentinel_mcp.core.lazy_proof import rendered_proof
+from sentinel_mcp.core.port import NeedsInput, Refused
+from sentinel_mcp.gateway import call_timings
+from sentinel_mcp.gateway.ask_rounds import decide_with_answers
+from sentinel_mcp.gateway.call_record import CallRecord
+from sentinel_mcp.gateway.catalog import ToolRoute
+from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.person_inbox import PersonInbox, person_for
+from sentinel_mcp.gateway.telemetry import traced
+
+
+class DecideStep:
+    """The ``Gateway``'s decide step and its parts (a base of ``Gateway``, which sets these attributes)."""
+
+    config: Config
+    guard: Guard
+    consent_gate: ConsentGate | None
+    person_inbox: PersonInbox | None
+
+    async def _decide(
+        self, rec: CallRecord, req: CallRequest, call: ToolCall, route: ToolRoute
+    ) -> Allow | Refused | NeedsInput:
+        """Allow (written ahead to the audit log before anything leaves), or the refusal or the questions."""
+        if req.preapproved_digest is not None and req.preapproved_digest == call.digest:
+            decision: Decision = Allow(reason="continuation of a call already allowed")
+        else:
+            started = call_timings.now()
+            decision = await self._ask_guard(call, req.answers or {}, route.exposed)
+            rec.timings.guard_s += call_timings.now() - started
+            if isinstance(decision, Allow) and decision.proof is not None:
+                # a proof the guard renders when read: rendered now, for the row written ahead below
+                proof = await rendered_proof(decision.proof)
+                if proof is not decision.proof:
+                    decision = decision.model_copy(update={"proof": proof})
+        if isinstance(decision, Deny):
+            refused_answer = isinstance(decision, AnswerNotAccepted)
+            await rec.final(
+                "deny",
+                "answer_refused" if refused_answer else "denied",
+                reason=decision.reason,
+                proof=_proof_of(decision),
+            )
+            return Refused(reason=decision.reason, decision=decision, decision_id=rec.decision_id)
+        if isinstance(decision, Ask):
+            await rec.final(
+                "ask",
+                "asked",
+                reason=decision.reason,
+                proof={"questions": [q.key for q in decision.questions], "unmet": decision.unmet},
+            )
+            return NeedsInput(
+                reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id
+            )
+        await rec.decided(reason=decision.reason, proof=_proof_of(decision))  # on disk before the call leaves
+        return decision
+
+    # ------------------------------------------------------------------ the decide step's parts
+    async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
+        decision = await self.guard.decide(call)
+        if self.consent_gate is not None:
+            decision = await self.consent_gate.gate(call, tool, decision)
+        return decision
+
+    async def _record(self, call: ToolCall, question: Question, answer: Answer) -> None:
+        if question.meta.get("kind") == "consent":
+            if self.consent_gate is not None:
+                self.consent_gate.record(call, question, answer)
+            return
+        await self.guard.record_answer(call, question, answer)
+
+    @traced(
+        "sentinel.guard",
+        lambda self, call, answers, tool: {"sentinel.tool": call.name, "sentinel.answers": len(answers)},
+    )
+    async def _ask_guard(self, call: ToolCall, answers: dict[str, Answer], tool: Tool) -> Decision:
+        """Ask the guard (and the consent gate); feed it the answers it asked for, and ask again (bounded).
+        Errors deny."""
+        return await decide_with_answers(
+            call,
+            answers,
+            timeout=self.config.sentinel.policy.guard_timeout,
+            decide_once=lambda: self._decide_once(call, tool),
+            record=lambda q, a: self._record(call, q, a),
+        )
+
+    async def ask_person(
+        self,
+        *,
+        principal: str,
+        origin: str,
+        session: str,
+        client: str | None,
+        tool: str,
+        arguments: Any,
+        questions: list[Question],
+        reason: str,
+    ) -> dict[str, Answer] | None:
+        """Questions the caller cannot be asked, put to the person in the console inbox (None: no console, or
+        no
+        answer in time). ``PersonLink`` asks through it: an upstream's questions during a call (the device's
+        confirmation; the agent's steps' own questions, which the agent pushes to its caller's call)."""
+        if self.person_inbox is None or not questions:
+            return None
+        return await self.person_inbox.ask(
+            person=person_for(principal, origin),
+            caller=principal,
+            origin=origin,
+            session=session,
+            client=client,
+            tool=tool,
+            arguments=arguments,
+            questions=questions,
+            reason=reason,
+        )
+
+
+def _proof_of(decision: Decision) -> Any:
+    return getattr(decision, "proof", None)

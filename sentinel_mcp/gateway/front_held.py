@@ -1,0 +1,126 @@
+"""The front's held calls: a 2026-era client's call to a handshake-era upstream that may push questions
+mid-call is held open between the client's rounds (``held_calls.py``); each question the upstream asks goes
+back as an input-required result with a sealed ``requestState``, and the client's answer resumes the same
+call. Also how an upstream's questions are shown to a client (their text made safe, their schemas kept).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from mcp.server import ServerRequestContext
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+)
+
+from sentinel_mcp.core.display_text import safe_question
+from sentinel_mcp.core.port import FrontPort, NeedsInput
+from sentinel_mcp.gateway.call_record import META_KEY
+from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
+from sentinel_mcp.gateway.input_rounds import InputRounds
+from sentinel_mcp.gateway.own_results import sentinel_result
+from sentinel_mcp.identity.principal import Principal
+
+
+class HeldRounds:
+    """The ``Front``'s held-call rounds (a base of ``Front``, which sets these attributes)."""
+
+    port: FrontPort
+    held: HeldCalls
+    rounds: InputRounds
+    inbox: Any
+    client_name: Callable[[ServerRequestContext], str | None]
+    _respond: Callable[..., Awaitable[CallToolResult | InputRequiredResult]]
+
+    def _needs_holding(self, name: str) -> bool:
+        """Only calls to handshake-era upstreams may push questions mid-call."""
+        return self.port.pushes_mid_call(name)
+
+    async def _await_held(
+        self,
+        ctx: ServerRequestContext,
+        params: CallToolRequestParams,
+        session: str,
+        call: HeldCall,
+        principal: Principal,
+    ) -> CallToolResult | InputRequiredResult:
+        call.report_progress = ctx.session.report_progress  # progress goes to the round now waiting
+        event = await self.held.next_event(call)
+        if isinstance(event, PendingQuestion):
+            request = shown_request(event.request)
+            return InputRequiredResult(
+                input_requests={event.key: request},
+                request_state=await self.rounds.issue(
+                    "hold",
+                    principal=principal.name,
+                    session=session,
+                    tool=params.name,
+                    arguments=params.arguments,
+                    version=self.port.policy_version,
+                    asked=[event.key],
+                    schemas=request_schemas({event.key: request}),
+                    hold=call.id,
+                ),
+                _meta={META_KEY: event.decision_id} if event.decision_id else None,
+            )
+        if (
+            isinstance(event, NeedsInput) and self.inbox is not None
+        ):  # between rounds: shown in the console too
+            await self.inbox.needs_input(
+                principal=principal.name,
+                session=session,
+                client=self.client_name(ctx),
+                name=params.name,
+                arguments=params.arguments,
+                outcome=event,
+                client_asks=True,
+                modern=True,
+            )
+        return await self._respond(ctx, params, session, event, principal)
+
+    async def _resume_held(
+        self,
+        ctx: ServerRequestContext,
+        params: CallToolRequestParams,
+        session: str,
+        state: dict[str, Any],
+        responses: dict[str, Any],
+        principal: Principal,
+    ) -> CallToolResult | InputRequiredResult:
+        call = self.held.calls.get(str(state.get("hold")))
+        if call is None or call.name != params.name or call.session != session:
+            return sentinel_result(
+                "sentinel: the held call this answer belongs to has ended; call the tool again"
+            )
+        pending = call.pending
+        if pending is not None:
+            self.held.answer(call, responses.get(pending.key))
+        return await self._await_held(ctx, params, session, call, principal)
+
+    def _end_held(self, state: dict[str, Any]) -> None:
+        """A held call whose answer was refused: its upstream gets "cancel" instead of waiting for a timeout.
+        """
+        call = self.held.calls.get(str(state.get("hold")))
+        if call is not None and call.pending is not None:
+            self.held.answer(call, ElicitResult(action="cancel"))
+
+
+def shown_request(request: Any) -> Any:
+    """An upstream's question with its text made safe to show (its schema and key unchanged)."""
+    params = getattr(request, "params", None)
+    if not isinstance(params, ElicitRequestFormParams):
+        return request
+    text, _ = safe_question(params.message)
+    return request.model_copy(update={"params": params.model_copy(update={"message": text})})
+
+
+def request_schemas(requests: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: r.params.requested_schema
+        for k, r in requests.items()
+        if isinstance(getattr(r, "params", None), ElicitRequestFormParams)
+    }

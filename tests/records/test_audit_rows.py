@@ -1,0 +1,77 @@
+"""Audit rows built cheaply must be the same rows: the stored and hashed JSON texts are byte for byte what
+they were (old rows keep verifying), an entry with nothing to mask is stored as it is, and secret argument
+names are found however long and however many names callers send (the name check is cached for short names
+only)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+
+from sentinel_mcp.core.audit_entry import AuditEntry
+from sentinel_mcp.core.decision import argument_digest
+from sentinel_mcp.core.redactor import redact_record, secret_name
+from sentinel_mcp.gateway.audit import _json, canonical, redact_entry
+
+VALUES = [
+    {"b": 1, "a": [1.5, None, True, "é"], "c": {"z": "\ud800 lone", "y": "日本"}},
+    ["\u2028", "\x00", 10**30, -0.0, 1e-300],
+    {"when": datetime(2026, 1, 1, tzinfo=timezone.utc), "set": "plain"},  # default=str
+    "a plain string",
+    {},
+]
+
+
+def test_the_stored_and_hashed_texts_are_what_json_dumps_wrote() -> None:
+    for value in VALUES:
+        assert _json(value) == json.dumps(value, ensure_ascii=True, default=str, sort_keys=True)
+        if not isinstance(value, dict) or "when" not in value:
+            row = ("main", 1.0, value, None, None)
+            assert canonical(row) == json.dumps(
+                ("main", 1.0, value), ensure_ascii=False, separators=(",", ":")
+            )  # the optional tail's empty columns left out, as before
+        if isinstance(value, dict):
+            text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+            assert argument_digest(value) == hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _entry(**kw: object) -> AuditEntry:
+    base = dict(session="owner/s", tool="t__x", decision="allow", outcome="ok", reason="fine", proof=None)
+    return AuditEntry(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def test_an_entry_with_nothing_to_mask_is_stored_as_it_is_and_a_secret_never_is() -> None:
+    plain = _entry(arguments={"city": "Lyon", "n": 3, "flags": [True, None]})
+    assert redact_entry(plain) is plain
+    for args in (
+        {"password": "hunter2-long"},
+        {"nested": {"apiKey": "sk-abc-123456"}},
+        {"userPassword": "pw-987654"},
+        {"note": "Authorization: Bearer abcdefghijklmnop"},
+        {"card": "4111 1111 1111 1111"},
+    ):
+        entry = _entry(arguments=args, reason=f"because {json.dumps(args)}")
+        stored = redact_entry(entry)
+        assert stored is not entry
+        secret = [v for v in _leaves(args)][0]
+        assert secret not in json.dumps(stored.arguments) and secret not in (stored.reason or "")
+        assert entry.arguments == args  # the caller's entry is untouched
+
+
+def _leaves(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _leaves(v)]
+    return [value.split(": ")[-1] if "Bearer" in value else value] if isinstance(value, str) else []
+
+
+def test_secret_names_are_found_however_long_and_however_many_names_came_before() -> None:
+    for i in range(5000):  # fills the cache of short names with harmless ones
+        assert not secret_name(f"field_{i}")
+    spellings = ["password", "api_key", "apiKey", "API-KEY", "userPassword", "client_secret", "accessToken"]
+    long_ones = ["x" * 80 + "_password", "a_really_" * 12 + "secret", "y" * 500 + "ApiKey"]
+    for name in spellings + long_ones:
+        assert secret_name(name), name
+        out = redact_record({"arguments": {name: "value-that-is-secret"}})
+        assert "value-that-is-secret" not in json.dumps(out), name
+    assert not secret_name("z" * 200)  # a long harmless name stays harmless (and is not remembered)
