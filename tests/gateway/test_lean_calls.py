@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.lean_calls import _lean_request
+from sentinel_mcp.app.lean_kernel import span_records_nothing
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.call_record import META_KEY
 from tests.conftest import free_port, stop_process, wait_http
@@ -242,3 +243,35 @@ def test_only_the_common_call_takes_the_lean_path() -> None:
     assert not _lean_request(_scope(headers_for("tb__echo")), {**ok, "method": "tools/list"})
     assert not _lean_request(_scope(headers_for("tb__echo")), {k: v for k, v in ok.items() if k != "id"})
     assert not _lean_request(_scope(headers_for("tb__echo")), {**ok, "id": True})
+
+
+def test_the_span_is_left_out_only_when_it_records_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp.server.lowlevel.server import Server
+    from opentelemetry import trace
+
+    server: Any = Server("lean-kernel")
+    assert span_records_nothing(server, ENVELOPE)
+    assert span_records_nothing(server, {})
+    for extra in ({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                  {"tracestate": "a=b"}, {"baggage": "k=v"}, {"progressToken": 1}, {"x": None}):
+        assert not span_records_nothing(server, {**ENVELOPE, **extra}), extra
+    server.middleware.append(server.middleware[0])  # another middleware: the SDK's chain runs whole
+    assert not span_records_nothing(server, ENVELOPE)
+    server.middleware[:] = []
+    assert not span_records_nothing(server, ENVELOPE)
+    server = Server("lean-kernel")
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: trace.NoOpTracerProvider())  # one installed
+    assert not span_records_nothing(server, ENVELOPE)
+
+
+@pytest.mark.parametrize("meta", [{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                                  {"com.example/extra": {"a": 1}}])
+def test_a_call_the_span_may_matter_for_answers_alike(gateway: int, meta: dict[str, Any]) -> None:
+    """Extra ``_meta`` keys keep the lean path but run the SDK's whole kernel: still the SDK's answer."""
+    body = call("tb__echo", {"text": "traced"})
+    body["params"]["_meta"].update(meta)
+    lean = post(gateway, json.dumps(body), headers_for("tb__echo"))
+    lean_wire = wire_form(LAST_TEXT[0])
+    body["params"]["_meta"]["progressToken"] = "p1"  # the SDK's transport
+    sdk = post(gateway, json.dumps(body), headers_for("tb__echo"))
+    assert lean[0] == sdk[0] == 200 and masked(lean[2]) == masked(sdk[2]) and lean_wire == wire_form(LAST_TEXT[0])

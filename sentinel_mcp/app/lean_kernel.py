@@ -1,0 +1,59 @@
+"""The SDK's single-request kernel (``serve_one``) for the lean path, minus what records nothing.
+
+``serve_one`` wraps every call in the server's middleware, which in this SDK is only its OpenTelemetry span,
+and unwinds the per-call connection's exit stack under a shielded, time-bounded cancel scope. With no tracer
+provider installed and no trace context in the call's ``_meta`` the span is a no-op that still costs a few
+percent of the event loop per call (attribute dict, context attach and detach); an exit stack nothing
+entered has nothing to unwind. Everything else is the SDK's own code, unchanged and in the same order:
+surface validation of the params for the era, the handler's params model, ``Front.call_tool``, the result's
+shaping for the wire. So answers are the same bytes either way (``tests/gateway/test_lean_calls.py``).
+
+The span is kept, through ``serve_one`` itself, whenever it could matter: a tracer provider is installed
+(``sentinel.telemetry``), the server has any middleware besides the SDK's span, or ``_meta`` carries any key
+beyond the three of the 2026 envelope (a ``traceparent`` would make the no-op span current for what follows).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from mcp.server._otel import OpenTelemetryMiddleware
+from mcp.server.connection import Connection
+from mcp.server.runner import CallNext, ServerRunner, aclose_shielded, serve_one
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+from opentelemetry import trace
+
+ENVELOPE_KEYS = frozenset((PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY))
+
+
+class _Unspanned(ServerRunner[Any]):
+    """The SDK's runner with its middleware chain left out (used only when that chain is the no-op span)."""
+
+    def _compose_server_middleware(self, inner: CallNext) -> CallNext:
+        return inner
+
+
+def span_records_nothing(server: Any, meta: Mapping[str, Any]) -> bool:
+    middleware = server.middleware
+    return (
+        len(middleware) == 1
+        and type(middleware[0]) is OpenTelemetryMiddleware
+        and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        and meta.keys() <= ENVELOPE_KEYS
+    )
+
+
+async def serve_call(
+    server: Any, dctx: Any, params: Mapping[str, Any], *, connection: Connection, lifespan_state: Any
+) -> dict[str, Any]:
+    """``serve_one(server, dctx, "tools/call", params, ...)``, the same result or the same exception."""
+    if not span_records_nothing(server, params.get("_meta") or {}):
+        return await serve_one(server, dctx, "tools/call", params, connection=connection,
+                               lifespan_state=lifespan_state)
+    runner = _Unspanned(server, connection, lifespan_state)
+    try:
+        return await runner.on_request(dctx, "tools/call", params)
+    finally:
+        # CPython's AsyncExitStack keeps its callbacks here; nothing entered means nothing to unwind
+        if connection.exit_stack._exit_callbacks:
+            await aclose_shielded(connection)
