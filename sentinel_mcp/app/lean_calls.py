@@ -9,8 +9,8 @@ JSON object in, one JSON object out. This layer sits inside ``CallerGuard`` (Hos
 exact common case and hands everything else to the SDK unchanged (its body replayed):
 
 - POST /mcp, ``MCP-Protocol-Version: 2026-07-28``, no ``Mcp-Session-Id``, ``Content-Type:
-  application/json``, an Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header sent
-  twice;
+  application/json``, an Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header,
+  Content-Type or Accept sent twice;
 - a request object with an id, ``method: tools/call``, ``params._meta`` without a progress token or a log
   level (those make the SDK stream notifications as SSE);
 - the SDK's own envelope ladder (``classify_inbound_request``) accepts it.
@@ -122,8 +122,12 @@ def _lean_request(scope: Scope, message: Any) -> bool:
         elif key == b"mcp-session-id" or key.startswith(b"mcp-param-"):
             return False
         elif key == b"content-type":
+            if content_type is not None:
+                return False  # sent twice: the SDK reads the first; let it answer
             content_type = value
         elif key == b"accept":
+            if accept is not None:
+                return False
             accept = value
     if version != MODERN.encode() or content_type is None or accept is None:
         return False
