@@ -1,9 +1,9 @@
 """Where the event loop thread's time goes under the capacity load (issue 21, the per-stage table).
 
-Starts this tree's gateway as ``pipeline_capacity.py`` does (in-process no-op built-in, durable audit), puts 16
-wrk connections on it and samples the main thread with py-spy (``--gil``, 200 Hz) meanwhile; each sample is
-counted once, in the deepest stage its stack reaches. Prints the share of each stage, the rate, the server's
-CPU per call and wrk's CPU share.
+Starts this tree's gateway as ``pipeline_capacity.py`` does (in-process no-op built-in, durable audit),
+puts 16 wrk connections on it and samples the event loop thread with py-spy (``--gil``, 200 Hz) meanwhile;
+each sample is counted once, in the deepest stage its stack reaches. Prints the share of each stage, the
+rate, the server's CPU per call and wrk's CPU share.
 
 Usage: python benchmarks/harness/loop_profile.py [--seconds 12]   (needs ``py-spy`` from PyPI and ``wrk``)
 """

@@ -6,7 +6,9 @@ uvicorn's pure-Python h11 parser was about a sixth of the event loop's time per 
 (request line and headers) larger than 16 KiB; uvicorn's httptools protocol has no such bound, and httptools
 buffers an unfinished header field itself, so the bound is kept here on the bytes received while a head is
 incomplete: past ``MAX_HEAD_BYTES`` the connection gets a 431 and is closed (memory held: the bound plus one
-read); a head that arrived whole in one read is measured as parsed and refused with a 400. A ``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it. Everything else (keep-alive, flow control, upgrades, the 400 on a framing error) is uvicorn's own.
+read); a head that arrived whole in one read is measured as parsed and refused with a 400. A
+``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it. Everything else (keep-alive, flow
+control, upgrades, the 400 on a framing error) is uvicorn's own.
 """
 
 from __future__ import annotations

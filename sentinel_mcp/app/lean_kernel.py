@@ -55,5 +55,5 @@ async def serve_call(
         return await runner.on_request(dctx, "tools/call", params)
     finally:
         # CPython's AsyncExitStack keeps its callbacks here; nothing entered means nothing to unwind
-        if connection.exit_stack._exit_callbacks:
+        if connection.exit_stack._exit_callbacks:  # type: ignore[attr-defined]
             await aclose_shielded(connection)

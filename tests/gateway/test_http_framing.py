@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def head(port: int, *lines: str, length: int | None = None) -> bytes:
-    base = [f"POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
+    base = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
             "Accept: application/json, text/event-stream", "MCP-Protocol-Version: 2026-07-28",
             "Mcp-Method: tools/call", "Mcp-Name: tb__echo", f"Authorization: Bearer {TOKEN}"]
     if length is not None:
@@ -80,7 +80,8 @@ def chunked(body: bytes, size: int = 10) -> bytes:
 
 
 def test_a_chunked_call_is_served_like_a_plain_one(gateway: int) -> None:  # noqa: F811
-    [(status, body)] = exchange(gateway, head(gateway, "Transfer-Encoding: chunked") + chunked(echo("chunks")))
+    data = head(gateway, "Transfer-Encoding: chunked") + chunked(echo("chunks"))
+    [(status, body)] = exchange(gateway, data)
     assert status == 200 and body["result"]["content"][0]["text"] == "chunks"
 
 
@@ -115,7 +116,8 @@ def test_pipelined_calls_are_answered_in_order(gateway: int) -> None:  # noqa: F
     ("chunked twice", lambda p, b: head(p, "Transfer-Encoding: chunked", "Transfer-Encoding: chunked")
      + chunked(b)),
     ("text content type first, json second", lambda p, b: head(p, length=len(b)).replace(
-        b"Content-Type: application/json", b"Content-Type: text/plain\r\nContent-Type: application/json") + b),
+        b"Content-Type: application/json",
+        b"Content-Type: text/plain\r\nContent-Type: application/json") + b),
     ("bare LF line ends", lambda p, b: head(p, length=len(b)).replace(b"\r\n", b"\n") + b),
 ])
 def test_framing_tricks_get_an_answer_and_run_nothing(gateway: int, label: str, data: Any) -> None:  # noqa: F811

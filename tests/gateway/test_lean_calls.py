@@ -274,4 +274,5 @@ def test_a_call_the_span_may_matter_for_answers_alike(gateway: int, meta: dict[s
     lean_wire = wire_form(LAST_TEXT[0])
     body["params"]["_meta"]["progressToken"] = "p1"  # the SDK's transport
     sdk = post(gateway, json.dumps(body), headers_for("tb__echo"))
-    assert lean[0] == sdk[0] == 200 and masked(lean[2]) == masked(sdk[2]) and lean_wire == wire_form(LAST_TEXT[0])
+    assert lean[0] == sdk[0] == 200 and masked(lean[2]) == masked(sdk[2])
+    assert lean_wire == wire_form(LAST_TEXT[0])
