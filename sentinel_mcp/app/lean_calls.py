@@ -16,8 +16,8 @@ exact common case and hands everything else to the SDK unchanged (its body repla
 - the SDK's own envelope ladder (``classify_inbound_request``) accepts it.
 
 The request then runs through the SDK's own kernel (``serve_one``: params validation, the server's
-middleware, ``Front.call_tool``; ``lean_kernel.py`` leaves out its OpenTelemetry span when that records
-nothing) with the same dispatch context the SDK builds, so the guard, the
+middleware, ``Front.call_tool``; ``gateway/unspanned_kernel.py`` leaves out its OpenTelemetry span when
+that records nothing) with the same dispatch context the SDK builds, so the guard, the
 write-ahead audit, the conversation and input-request rounds behave exactly as on the SDK path; the answer is
 written as the SDK writes it (compact JSON, the error-code to HTTP-status table). Differences, by design: a
 client that disconnects does not cancel the call (its outcome is audited either way), and a call that runs
@@ -40,7 +40,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from sentinel_mcp.app.lean_kernel import serve_call
+from sentinel_mcp.gateway.unspanned_kernel import serve_call
 
 MODERN = "2026-07-28"
 MESSAGE_KEY = "sentinel.message"  # the parsed JSON-RPC message WireGuard leaves in the scope

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.lean_calls import _lean_request
-from sentinel_mcp.app.lean_kernel import span_records_nothing
+from sentinel_mcp.gateway.unspanned_kernel import span_records_nothing
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.call_record import META_KEY
 from tests.conftest import free_port, stop_process, wait_http

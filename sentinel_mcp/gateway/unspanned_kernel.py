@@ -1,4 +1,5 @@
-"""The SDK's single-request kernel (``serve_one``) for the lean path, minus what records nothing.
+"""The SDK's request kernel minus what records nothing: the lean HTTP path's ``serve_one`` and the direct
+calls into in-process built-ins (``builtin_direct.py``).
 
 ``serve_one`` wraps every call in the server's middleware, which in this SDK is only its OpenTelemetry span,
 and unwinds the per-call connection's exit stack under a shielded, time-bounded cancel scope. With no tracer
@@ -6,7 +7,8 @@ provider installed and no trace context in the call's ``_meta`` the span is a no
 percent of the event loop per call (attribute dict, context attach and detach); an exit stack nothing
 entered has nothing to unwind. Everything else is the SDK's own code, unchanged and in the same order:
 surface validation of the params for the era, the handler's params model, ``Front.call_tool``, the result's
-shaping for the wire. So answers are the same bytes either way (``tests/gateway/test_lean_calls.py``).
+shaping for the wire. So answers are the same bytes either way (``tests/gateway/test_lean_calls.py``,
+``tests/gateway/test_builtin_direct.py``).
 
 The span is kept, through ``serve_one`` itself, whenever it could matter: a tracer provider is installed
 (``sentinel.telemetry``), the server has any middleware besides the SDK's span, or ``_meta`` carries any key
@@ -26,7 +28,7 @@ from opentelemetry import trace
 ENVELOPE_KEYS = frozenset((PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY))
 
 
-class _Unspanned(ServerRunner[Any]):
+class UnspannedRunner(ServerRunner[Any]):
     """The SDK's runner with its middleware chain left out (used only when that chain is the no-op span)."""
 
     def _compose_server_middleware(self, inner: CallNext) -> CallNext:
@@ -50,7 +52,7 @@ async def serve_call(
     if not span_records_nothing(server, params.get("_meta") or {}):
         return await serve_one(server, dctx, "tools/call", params, connection=connection,
                                lifespan_state=lifespan_state)
-    runner = _Unspanned(server, connection, lifespan_state)
+    runner = UnspannedRunner(server, connection, lifespan_state)
     try:
         return await runner.on_request(dctx, "tools/call", params)
     finally:
