@@ -12,7 +12,8 @@ shaping for the wire. So answers are the same bytes either way (``tests/gateway/
 
 The span is kept, through ``serve_one`` itself, whenever it could matter: a tracer provider is installed
 (``sentinel.telemetry``), the server has any middleware besides the SDK's span, or ``_meta`` carries any key
-beyond the three of the 2026 envelope (a ``traceparent`` would make the no-op span current for what follows).
+beyond the three of the 2026 envelope and a progress token (a ``traceparent`` would make the no-op span
+current for what follows).
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from mcp.server.runner import CallNext, ServerRunner, aclose_shielded, serve_one
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 from opentelemetry import trace
 
-ENVELOPE_KEYS = frozenset((PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY))
+# _meta keys that carry no trace context: the 2026 envelope, and the progress token the gateway's client
+# session stamps on every call to a built-in; any other key (traceparent, baggage, b3...) keeps the span
+QUIET_META_KEYS = frozenset(
+    (PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY, "progressToken"))
 
 
 class UnspannedRunner(ServerRunner[Any]):
@@ -41,7 +45,7 @@ def span_records_nothing(server: Any, meta: Mapping[str, Any]) -> bool:
         len(middleware) == 1
         and type(middleware[0]) is OpenTelemetryMiddleware
         and isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
-        and meta.keys() <= ENVELOPE_KEYS
+        and meta.keys() <= QUIET_META_KEYS
     )
 
 

@@ -252,8 +252,9 @@ def test_the_span_is_left_out_only_when_it_records_nothing(monkeypatch: pytest.M
     server: Any = Server("lean-kernel")
     assert span_records_nothing(server, ENVELOPE)
     assert span_records_nothing(server, {})
+    assert span_records_nothing(server, {**ENVELOPE, "progressToken": 3})  # no trace context in it
     for extra in ({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-                  {"tracestate": "a=b"}, {"baggage": "k=v"}, {"progressToken": 1}, {"x": None}):
+                  {"tracestate": "a=b"}, {"baggage": "k=v"}, {"b3": "1-2-1"}, {"x": None}):
         assert not span_records_nothing(server, {**ENVELOPE, **extra}), extra
     server.middleware.append(server.middleware[0])  # another middleware: the SDK's chain runs whole
     assert not span_records_nothing(server, ENVELOPE)
