@@ -134,7 +134,7 @@ class DirectDispatcher:
         deadline = anyio.current_time() + limit if limit is not None else math.inf
         try:
             with anyio.CancelScope(deadline=deadline):
-                quiet = span_records_nothing(self._server, out.get("_meta") or {})
+                quiet = span_records_nothing(out.get("_meta") or {})
                 return await (self._unspanned if quiet else self._runner).on_request(dctx, method, out)
             # here only when the deadline cancelled the call (a cancel from outside propagates)
             raise MCPError(

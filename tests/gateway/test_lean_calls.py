@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.lean_calls import _lean_request
-from sentinel_mcp.gateway.unspanned_kernel import span_records_nothing
+from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, span_records_nothing
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.call_record import META_KEY
 from tests.conftest import free_port, stop_process, wait_http
@@ -246,23 +246,44 @@ def test_only_the_common_call_takes_the_lean_path() -> None:
 
 
 def test_the_span_is_left_out_only_when_it_records_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp.server.lowlevel.server import Server
     from opentelemetry import trace
 
-    server: Any = Server("lean-kernel")
-    assert span_records_nothing(server, ENVELOPE)
-    assert span_records_nothing(server, {})
-    assert span_records_nothing(server, {**ENVELOPE, "progressToken": 3})  # no trace context in it
+    assert span_records_nothing(ENVELOPE)
+    assert span_records_nothing({})
+    assert span_records_nothing({**ENVELOPE, "progressToken": 3})  # no trace context in it
+    assert span_records_nothing({"progressToken": 3, "sentinel/principal": "owner"})  # to a built-in
     for extra in ({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-                  {"tracestate": "a=b"}, {"baggage": "k=v"}, {"b3": "1-2-1"}, {"x": None}):
-        assert not span_records_nothing(server, {**ENVELOPE, **extra}), extra
-    server.middleware.append(server.middleware[0])  # another middleware: the SDK's chain runs whole
-    assert not span_records_nothing(server, ENVELOPE)
-    server.middleware[:] = []
-    assert not span_records_nothing(server, ENVELOPE)
-    server = Server("lean-kernel")
+                  {"tracestate": "a=b"}, {"baggage": "k=v"}, {"b3": "1-2-1"}, {"x": None},
+                  {"sentinel": 1}, {"uber-trace-id": "a:b:0:1"}):
+        assert not span_records_nothing({**ENVELOPE, **extra}), extra
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: trace.NoOpTracerProvider())  # one installed
-    assert not span_records_nothing(server, ENVELOPE)
+    assert not span_records_nothing(ENVELOPE)
+
+
+async def test_the_unspanned_runner_keeps_every_other_middleware() -> None:
+    from mcp.server.connection import Connection
+    from mcp.server.lowlevel.server import Server
+
+    server: Any = Server("lean-kernel")
+    seen: list[str] = []
+
+    class Mark:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        async def __call__(self, ctx: Any, call_next: Any) -> Any:
+            seen.append(self.name)
+            return await call_next(ctx)
+
+    server.middleware[:] = [Mark("outer"), *server.middleware, Mark("inner")]
+
+    async def handler(ctx: Any) -> Any:
+        seen.append("handler")
+        return {"ok": ctx}
+
+    runner = UnspannedRunner(server, Connection.from_envelope(MODERN, None, None), None)
+    assert await runner._compose_server_middleware(handler)("ctx") == {"ok": "ctx"}
+    assert seen == ["outer", "inner", "handler"]  # the span left out, the rest in order
 
 
 @pytest.mark.parametrize("meta", [{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
