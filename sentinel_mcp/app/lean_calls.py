@@ -9,14 +9,15 @@ JSON object in, one JSON object out. This layer sits inside ``CallerGuard`` (Hos
 exact common case and hands everything else to the SDK unchanged (its body replayed):
 
 - POST /mcp, ``MCP-Protocol-Version: 2026-07-28``, no ``Mcp-Session-Id``, ``Content-Type:
-  application/json``, an Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header sent
-  twice;
+  application/json``, an Accept that takes JSON and SSE, no ``Mcp-Param-*`` header, no routing header,
+  Content-Type or Accept sent twice;
 - a request object with an id, ``method: tools/call``, ``params._meta`` without a progress token or a log
   level (those make the SDK stream notifications as SSE);
 - the SDK's own envelope ladder (``classify_inbound_request``) accepts it.
 
 The request then runs through the SDK's own kernel (``serve_one``: params validation, the server's
-middleware, ``Front.call_tool``) with the same dispatch context the SDK builds, so the guard, the
+middleware, ``Front.call_tool``; ``gateway/unspanned_kernel.py`` leaves out its OpenTelemetry span when
+that records nothing) with the same dispatch context the SDK builds, so the guard, the
 write-ahead audit, the conversation and input-request rounds behave exactly as on the SDK path; the answer is
 written as the SDK writes it (compact JSON, the error-code to HTTP-status table). Differences, by design: a
 client that disconnects does not cancel the call (its outcome is audited either way), and a call that runs
@@ -30,7 +31,7 @@ from typing import Any, Callable
 
 from mcp.server._streamable_http_modern import _SingleExchangeDispatchContext, _write
 from mcp.server.connection import Connection
-from mcp.server.runner import modern_error_data, serve_one
+from mcp.server.runner import modern_error_data
 from mcp.shared.inbound import InboundModernRoute, classify_inbound_request, validate_mcp_param_headers
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
@@ -38,6 +39,8 @@ from mcp_types import LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, JSONRPCErro
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sentinel_mcp.gateway.unspanned_kernel import serve_call
 
 MODERN = "2026-07-28"
 MESSAGE_KEY = "sentinel.message"  # the parsed JSON-RPC message WireGuard leaves in the scope
@@ -84,8 +87,8 @@ class LeanCalls:
         connection = Connection.from_envelope(verdict.protocol_version, verdict.client_info,
                                               verdict.client_capabilities)
         try:
-            result = await serve_one(server, dctx, "tools/call", params, connection=connection,
-                                     lifespan_state=lifespan_state)
+            result = await serve_call(server, dctx, params, connection=connection,
+                                      lifespan_state=lifespan_state)
         except Exception as exc:  # noqa: BLE001 - mapped to the wire exactly as the SDK maps it
             error = JSONRPCError(jsonrpc="2.0", id=rid, error=modern_error_data(exc))
             return await _write(error, scope, receive, send)
@@ -119,8 +122,12 @@ def _lean_request(scope: Scope, message: Any) -> bool:
         elif key == b"mcp-session-id" or key.startswith(b"mcp-param-"):
             return False
         elif key == b"content-type":
+            if content_type is not None:
+                return False  # sent twice: the SDK reads the first; let it answer
             content_type = value
         elif key == b"accept":
+            if accept is not None:
+                return False
             accept = value
     if version != MODERN.encode() or content_type is None or accept is None:
         return False

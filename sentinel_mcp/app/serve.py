@@ -82,6 +82,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
     import uvicorn
 
     from sentinel_mcp.app.http_app import build_http_app, is_loopback
+    from sentinel_mcp.app.http_protocol import FrontHTTPProtocol
     from sentinel_mcp.app.http_extras import ProtectedResource, metrics_route, oauth_settings
     from sentinel_mcp.identity.http_auth import http_auth_for
     from sentinel_mcp.tls.front import front_security
@@ -162,7 +163,8 @@ def serve_http(config: Config, host: str, port: int) -> None:
             log_level="warning",
             lifespan="on",
             timeout_graceful_shutdown=5,
-            **security.uvicorn_options(),
+            # httptools' parser with h11's bound on a request head, under TLS too
+            **(security.uvicorn_options(http_base=FrontHTTPProtocol) or {"http": FrontHTTPProtocol}),
         )
     )
     server.run()

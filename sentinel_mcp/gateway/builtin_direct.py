@@ -40,6 +40,7 @@ from mcp.types import ErrorData, Implementation, LoggingMessageNotificationParam
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
+from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, span_records_nothing
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +104,10 @@ class DirectDispatcher:
         on_log: Callable[[LoggingMessageNotificationParams], Awaitable[None]],
     ) -> None:
         self._inner = inner
-        self._runner = ServerRunner(lowlevel(server), connection, lifespan_state)
+        self._server = lowlevel(server)
+        self._runner = ServerRunner(self._server, connection, lifespan_state)
+        # the same kernel without the server's OpenTelemetry span, for calls where it would record nothing
+        self._unspanned = UnspannedRunner(self._server, connection, lifespan_state)
         self.tools = tools
         self._on_log = on_log
         self._ids = count(1)
@@ -130,7 +134,8 @@ class DirectDispatcher:
         deadline = anyio.current_time() + limit if limit is not None else math.inf
         try:
             with anyio.CancelScope(deadline=deadline):
-                return await self._runner.on_request(dctx, method, out)
+                quiet = span_records_nothing(out.get("_meta") or {})
+                return await (self._unspanned if quiet else self._runner).on_request(dctx, method, out)
             # here only when the deadline cancelled the call (a cancel from outside propagates)
             raise MCPError(
                 code=REQUEST_TIMEOUT,

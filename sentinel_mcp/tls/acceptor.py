@@ -166,12 +166,13 @@ class TLSAcceptor:
         if self.on_refused is not None:
             self.on_refused(peer, reason)
 
-    def uvicorn_options(self) -> dict[str, Any]:
-        """``http=``/``ws=`` for ``uvicorn.Config`` (and no ``ssl_*``: TLS is terminated here)."""
+    def uvicorn_options(self, http_base: type | None = None) -> dict[str, Any]:
+        """``http=``/``ws=`` for ``uvicorn.Config`` (and no ``ssl_*``: TLS is terminated here); ``http_base``:
+        the HTTP protocol run after the handshake (uvicorn's automatic choice by default)."""
         from uvicorn.protocols.http.auto import AutoHTTPProtocol
         from uvicorn.protocols.websockets.auto import AutoWebSocketsProtocol
 
-        http_class = with_tls_scope(AutoHTTPProtocol)
+        http_class = with_tls_scope(http_base or AutoHTTPProtocol)
 
         def http_factory(**kw: Any) -> asyncio.Protocol:
             return _Handshake(self, lambda: http_class(**kw))

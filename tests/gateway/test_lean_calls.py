@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.lean_calls import _lean_request
+from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, span_records_nothing
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.call_record import META_KEY
 from tests.conftest import free_port, stop_process, wait_http
@@ -242,3 +243,58 @@ def test_only_the_common_call_takes_the_lean_path() -> None:
     assert not _lean_request(_scope(headers_for("tb__echo")), {**ok, "method": "tools/list"})
     assert not _lean_request(_scope(headers_for("tb__echo")), {k: v for k, v in ok.items() if k != "id"})
     assert not _lean_request(_scope(headers_for("tb__echo")), {**ok, "id": True})
+
+
+def test_the_span_is_left_out_only_when_it_records_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry import trace
+
+    assert span_records_nothing(ENVELOPE)
+    assert span_records_nothing({})
+    assert span_records_nothing({**ENVELOPE, "progressToken": 3})  # no trace context in it
+    assert span_records_nothing({"progressToken": 3, "sentinel/principal": "owner"})  # to a built-in
+    for extra in ({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                  {"tracestate": "a=b"}, {"baggage": "k=v"}, {"b3": "1-2-1"}, {"x": None},
+                  {"sentinel": 1}, {"uber-trace-id": "a:b:0:1"}):
+        assert not span_records_nothing({**ENVELOPE, **extra}), extra
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: trace.NoOpTracerProvider())  # one installed
+    assert not span_records_nothing(ENVELOPE)
+
+
+async def test_the_unspanned_runner_keeps_every_other_middleware() -> None:
+    from mcp.server.connection import Connection
+    from mcp.server.lowlevel.server import Server
+
+    server: Any = Server("lean-kernel")
+    seen: list[str] = []
+
+    class Mark:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        async def __call__(self, ctx: Any, call_next: Any) -> Any:
+            seen.append(self.name)
+            return await call_next(ctx)
+
+    server.middleware[:] = [Mark("outer"), *server.middleware, Mark("inner")]
+
+    async def handler(ctx: Any) -> Any:
+        seen.append("handler")
+        return {"ok": ctx}
+
+    runner = UnspannedRunner(server, Connection.from_envelope(MODERN, None, None), None)
+    assert await runner._compose_server_middleware(handler)("ctx") == {"ok": "ctx"}
+    assert seen == ["outer", "inner", "handler"]  # the span left out, the rest in order
+
+
+@pytest.mark.parametrize("meta", [{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                                  {"com.example/extra": {"a": 1}}])
+def test_a_call_the_span_may_matter_for_answers_alike(gateway: int, meta: dict[str, Any]) -> None:
+    """Extra ``_meta`` keys keep the lean path but run the SDK's whole kernel: still the SDK's answer."""
+    body = call("tb__echo", {"text": "traced"})
+    body["params"]["_meta"].update(meta)
+    lean = post(gateway, json.dumps(body), headers_for("tb__echo"))
+    lean_wire = wire_form(LAST_TEXT[0])
+    body["params"]["_meta"]["progressToken"] = "p1"  # the SDK's transport
+    sdk = post(gateway, json.dumps(body), headers_for("tb__echo"))
+    assert lean[0] == sdk[0] == 200 and masked(lean[2]) == masked(sdk[2])
+    assert lean_wire == wire_form(LAST_TEXT[0])

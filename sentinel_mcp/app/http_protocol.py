@@ -1,0 +1,71 @@
+"""The HTTP/1.1 protocol the front runs under uvicorn: httptools' C parser (llhttp), with h11's bound on the
+size of a request head.
+
+uvicorn's pure-Python h11 parser was about a sixth of the event loop's time per call under load
+(benchmarks/README.md, branch i21-http); httptools parses the same requests in C. h11 refuses a request head
+(request line and headers) larger than 16 KiB; uvicorn's httptools protocol has no such bound, and httptools
+buffers an unfinished header field itself, so the bound is kept here on the bytes received while a head is
+incomplete: past ``MAX_HEAD_BYTES`` the connection gets a 431 and is closed (memory held: the bound plus one
+read); a head that arrived whole in one read is measured as parsed and refused with a 400. A
+``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it. Everything else (keep-alive, flow
+control, upgrades, the 400 on a framing error) is uvicorn's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+MAX_HEAD_BYTES = 16 * 1024  # h11's max_incomplete_event_size, uvicorn's default with h11
+TOO_LARGE = b"Request head too large"
+
+
+class FrontHTTPProtocol(HttpToolsProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._in_head = True  # bytes received now belong to a request head not yet complete
+        self._head_bytes = 0
+        self._fields = 0  # the parsed size of the current head
+
+    def data_received(self, data: bytes) -> None:
+        if self._in_head:
+            self._head_bytes += len(data)
+        super().data_received(data)  # the parser's callbacks below move the head state
+        if self._in_head and self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
+            self.transport.write(
+                b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(TOO_LARGE), TOO_LARGE))
+            self.transport.close()
+
+    def on_message_begin(self) -> None:
+        self._fields = 0
+        super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        self._count(len(url))
+        super().on_url(url)
+
+    def _count(self, n: int) -> None:
+        # a whole head arrived in one read is measured here (its fields as parsed); raised in a parser
+        # callback, this is a parser error: uvicorn answers 400 and closes the connection
+        self._fields += n
+        if self._fields > MAX_HEAD_BYTES:
+            raise ValueError("request head too large")
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count(len(name) + len(value) + 4)
+        if name.lower() == b"transfer-encoding" and value.strip().lower() != b"chunked":
+            # h11 refuses any other coding too: a body framed by a coding nobody here decodes ("gzip,
+            # chunked") is not a JSON message, and a coding list is where request smuggling hides
+            raise ValueError("unsupported Transfer-Encoding")
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._head_bytes = 0
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        self._in_head = True  # what follows on this connection is the next request's head
