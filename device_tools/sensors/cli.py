@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from device_tools.sensors.consent_registry import ANY_REQUESTER
-from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import SensorError
 from device_tools.sensors.kinds import Scope, SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
-from device_tools.sensors.sources.factory import make_source
 
 if TYPE_CHECKING:
     from device_tools.sensors.bridge import SensorBridge
@@ -78,6 +76,8 @@ def _bridge(args: argparse.Namespace) -> SensorBridge:
     # imported here: the bridge loads the MCP SDK; registering the `sensors` sub-command on every start must
     # not (issue 21: `serve` launches its stdio upstreams before the SDK loads)
     from device_tools.sensors.bridge import SensorBridge
+    from device_tools.sensors.database import SensorDatabase
+    from device_tools.sensors.sources.factory import make_source  # the sources' parsers and back-ends
 
     settings, data_dir, store = _settings_and_dir(args)
     return SensorBridge(

@@ -137,10 +137,23 @@ def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
     return instance, instance.dir / config.store_path.name, None
 
 
-def _builder(name: str, ctx: BuiltinContext, problems: list[str]) -> Callable[[], Any]:
+BuildSteps = tuple[Callable[[], Any], Callable[[], Any]]  # a described built-in's (load, build)
+
+
+def _builder(name: str, ctx: BuiltinContext, problems: list[str]) -> BuildSteps:
+    """A described built-in's ``load`` (its imports, in a worker thread) and ``build`` (on the event loop: a
+    factory may make event-loop objects)."""
+
+    def load() -> Any:
+        try:
+            return load_factory(name)
+        except Exception as e:
+            problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
+            raise
+
     def build() -> Any:
         try:
-            factory = load_factory(name)
+            factory = load_factory(name)  # imported already by load(): a look-up
             ctx.data_dir.mkdir(parents=True, exist_ok=True)
             server = factory(ctx)
             traits_of(server)  # the contract holds on first use too (its recorded description gave them)
@@ -149,11 +162,12 @@ def _builder(name: str, ctx: BuiltinContext, problems: list[str]) -> Callable[[]
             problems.append(f"built-in {name!r} not started: {type(e).__name__}: {e}")
             raise
 
-    return build
+    return load, build
 
 
-def _target(config: Config, name: str, described: Any, build: Callable[[], Any] | None) -> BuiltinTarget:
-    target = BuiltinTarget(server=None, described=described, build=build)
+def _target(config: Config, name: str, described: Any, steps: BuildSteps | None) -> BuiltinTarget:
+    load, build = steps or (None, None)
+    target = BuiltinTarget(server=None, described=described, build=build, load=load)
     if described is not None:
         _limit(config, name, target, described.timeout, described.protocol, described.result_meta)
     return target

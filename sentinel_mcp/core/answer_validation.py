@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.core.decision import Answer, Deny, Question
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import GatewayError
+
+if TYPE_CHECKING:  # jsonschema is imported by the first answer checked, not at start-up (issue 21)
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 # the default guard's and the policy's confirmations, and the consent gate's questions
 APPROVAL_KINDS = ("confirmation", "confirm", "consent")
@@ -37,6 +38,9 @@ class BrokenSchema(GatewayError):
 
 @functools.lru_cache(maxsize=256)
 def _validator(schema_json: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     schema = json.loads(schema_json)
     try:
         Draft202012Validator.check_schema(schema)

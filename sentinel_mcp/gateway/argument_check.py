@@ -4,13 +4,14 @@ valid against the tool's input schema (one compiled validator per tool, replaced
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from mcp.types import Tool
 
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
+
+if TYPE_CHECKING:  # jsonschema is imported by the first call's check, not at start-up (issue 21)
+    from jsonschema import Draft202012Validator
 
 
 class ArgumentCheck:
@@ -47,6 +48,9 @@ class ArgumentCheck:
         cached = self._validators.get(tool.name)
         if cached is not None and cached[0] is tool:
             return cached[1]
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
         try:
             Draft202012Validator.check_schema(tool.input_schema)
             validator: Draft202012Validator | None = Draft202012Validator(tool.input_schema)

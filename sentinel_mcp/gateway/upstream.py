@@ -41,6 +41,7 @@ from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
+from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
 from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import (
@@ -50,6 +51,7 @@ from sentinel_mcp.gateway.upstream_client import (
     make_client,
     modes_to_try,
 )
+from sentinel_mcp.gateway.upstream_listing import UpstreamListing
 from sentinel_mcp.gateway.upstream_relays import PushRelays, ResourceWatch
 from sentinel_mcp.core.errors import GatewayError
 
@@ -61,30 +63,8 @@ log = logging.getLogger(__name__)
 
 CONNECTION_CLOSED = -32000  # what the SDK raises for calls on a connection whose peer went away
 REQUEST_TIMEOUT = -32001
-METHOD_NOT_FOUND = -32601
 
 State = Literal["connecting", "ready", "backoff", "stopped"]
-
-
-@dataclass
-class BuiltinTarget:
-    """An in-process MCP server (``Server`` or ``MCPServer``) mounted like any other upstream."""
-
-    server: Any  # None while a described built-in is not built yet (``build`` makes it on first use)
-    prefix: str | None = None
-    timeout: float = 300.0  # seconds without an answer or progress
-    max_call_seconds: float = 3600.0  # progress keeps a call alive up to this long
-    connect_timeout: float = 20.0
-    protocol: Literal["auto", "legacy", "modern"] = "auto"
-    concurrent: bool = True
-    result_meta: frozenset[str] = frozenset()  # ``sentinel/`` keys its results state about its own work
-    # tools that never ask their caller: called in the caller's task, not over the in-memory pair
-    # (``builtin_direct.py``)
-    direct_tools: frozenset[str] = frozenset()
-    # a built-in known by its recorded description (gateway/builtin_description.py): its catalog is served
-    # from it, and ``build()`` makes the server (imports included) when a call, read or prompt first needs it
-    described: Any = None
-    build: Callable[[], Any] | None = None
 
 
 Target = StdioServer | RemoteServer | BuiltinTarget
@@ -132,7 +112,7 @@ class _InFlight:
     garbage: str | None = None  # the upstream sent something that is not MCP while this call waited
 
 
-class Upstream(PushRelays, ResourceWatch):
+class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
     def __init__(self, name: str, target: Target, hooks: UpstreamHooks, *, health_interval: float = 5.0,
                  breaker: CircuitBreaker | None = None, max_backoff: float = 30.0) -> None:
         self.name = name
@@ -157,9 +137,7 @@ class Upstream(PushRelays, ResourceWatch):
         # a stdio upstream's process was spawned (or could not be), or the first attempt ended: see
         # app/runtime.py
         self.launched = anyio.Event()
-        self._described = getattr(target, "described", None)
-        self._wake = anyio.Event()  # a described built-in is needed: build it
-        self._failed = anyio.Event()  # ... and building it failed
+        self._init_lazy(target)
         self._dead = anyio.Event()
         self._stop = anyio.Event()
         self._serial = anyio.Lock()
@@ -185,11 +163,6 @@ class Upstream(PushRelays, ResourceWatch):
         if self.client is not None:
             return self.client.protocol_version
         return self._described.protocol_version if self._described is not None else None
-
-    @property
-    def loaded(self) -> bool:
-        """False while a described built-in waits for its first use (its server not built yet)."""
-        return self._described is None
 
     @property
     def modern(self) -> bool:
@@ -249,58 +222,6 @@ class Upstream(PushRelays, ResourceWatch):
             with anyio.move_on_after(delay):
                 await self._stop.wait()
         self.state = "stopped"
-
-    async def _until_first_use(self) -> bool:
-        """Serve the recorded catalog until something needs the server, then build it: True once built."""
-        d = self._described
-        self.tools = {t.name: t for t in d.tools}
-        self.resources, self.resource_templates, self.prompts = d.resources, d.resource_templates, d.prompts
-        self.state = "ready"
-        self.settled.set()
-        self.launched.set()
-        await self._notify_state()
-        await self.hooks.catalog_changed(self)
-        async with anyio.create_task_group() as tg:  # the first of: a use, stop()
-
-            async def first(ev: anyio.Event) -> None:
-                await ev.wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(first, self._wake)
-            tg.start_soon(first, self._stop)
-        if self._stop.is_set():
-            return False
-        try:
-            self.target.server = self.target.build()
-        except Exception as e:  # noqa: BLE001 - said in status, healthz and to the call that woke it
-            self.last_error = f"built-in {self.name!r} not started: {type(e).__name__}: {e}"
-            log.warning("%s", self.last_error)
-            self._described = None
-            self.tools, self.resources, self.resource_templates, self.prompts = {}, [], [], []
-            self.state = "stopped"
-            self.settled.set()
-            self._failed.set()
-            await self._notify_state()
-            await self.hooks.catalog_changed(self)
-            return False
-        self._described = None
-        return True
-
-    async def _woken(self) -> None:
-        """A use of a described built-in: build it now, and wait (bounded) for its connection."""
-        if self._described is not None:
-            self._wake.set()
-            with anyio.move_on_after(self.target.connect_timeout):
-                async with anyio.create_task_group() as tg:
-
-                    async def first(ev: anyio.Event) -> None:
-                        await ev.wait()
-                        tg.cancel_scope.cancel()
-
-                    tg.start_soon(first, self.ready)
-                    tg.start_soon(first, self._failed)
-        if self._failed.is_set():
-            raise UpstreamUnavailable(self.last_error or f"built-in {self.name!r} not started")
 
     async def _connect_and_serve(self) -> None:
         modes = modes_to_try(self.target.protocol, self._mode)
@@ -444,35 +365,6 @@ class Upstream(PushRelays, ResourceWatch):
 
     async def stop(self) -> None:
         self._stop.set()
-
-    # ------------------------------------------------------------------ catalog
-    async def refresh(self) -> None:
-        client = self.client
-        if client is None:
-            return
-        caps = client.server_capabilities
-        tools: list[Tool] = []
-        if caps is None or caps.tools is not None:
-            tools = await _all_pages(client.list_tools, "tools")
-        resources: list[Resource] = []
-        templates: list[ResourceTemplate] = []
-        if caps is not None and caps.resources is not None:
-            resources = await _all_pages(client.list_resources, "resources")
-            # the resources capability does not promise templates: a server without them answers -32601
-            templates = await _all_pages(client.list_resource_templates, "resource_templates", optional=True)
-        prompts: list[Prompt] = []
-        if caps is not None and caps.prompts is not None:
-            prompts = await _all_pages(client.list_prompts, "prompts")
-        self.tools = {t.name: t for t in tools}
-        self.resources, self.resource_templates, self.prompts = resources, templates, prompts
-
-    async def _refresh_and_announce(self) -> None:
-        try:
-            await self.refresh()
-        except Exception as e:  # noqa: BLE001
-            log.warning("upstream %s: refresh after list_changed failed: %s", self.name, describe_error(e))
-            return
-        await self.hooks.catalog_changed(self)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):
@@ -655,15 +547,6 @@ class Upstream(PushRelays, ResourceWatch):
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         return await self.client.session.get_prompt(name, arguments)
 
-    def offers(self, capability: str, detail: str | None = None) -> bool:
-        """Whether the connected upstream declared a capability (e.g. "completions", "resources"/"subscribe").
-        """
-        caps = self.client.server_capabilities if self.client is not None else None
-        if caps is None and self._described is not None:
-            caps = self._described.capabilities
-        value = getattr(caps, capability, None) if caps is not None else None
-        return value is not None and (detail is None or bool(getattr(value, detail, False)))
-
     async def complete(
         self, ref: Any, argument: dict[str, str], context: dict[str, dict[str, str]] | None
     ) -> CompleteResult:
@@ -674,25 +557,6 @@ class Upstream(PushRelays, ResourceWatch):
         return await self.client.session.complete(
             ref, argument, context_arguments=(context or {}).get("arguments")
         )
-
-
-async def _all_pages(
-    list_page: Callable[..., Awaitable[Any]], field_name: str, *, optional: bool = False
-) -> list[Any]:
-    """Walk every page of an upstream list (tools, resources, templates, prompts)."""
-    items: list[Any] = []
-    cursor = None
-    while True:
-        try:
-            page = await list_page(cursor=cursor)
-        except MCPError as e:
-            if optional and e.code == METHOD_NOT_FOUND:
-                return items
-            raise
-        items.extend(getattr(page, field_name))
-        cursor = page.next_cursor
-        if not cursor:
-            return items
 
 
 def _protocol_error(e: BaseException) -> bool:

@@ -10,9 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
-from jsonschema.validators import Draft202012Validator
-
 from sentinel_mcp.llm.errors import OutputInvalid, SchemaError
 from sentinel_mcp.llm.gbnf_syntax import GbnfSyntaxError, check_gbnf
 
@@ -36,9 +33,13 @@ def compile_schema(schema: Any) -> str:
     text = json.dumps(schema)
     if len(text) > MAX_SCHEMA_BYTES:
         raise SchemaError(f"json_schema is {len(text)} bytes; the limit is {MAX_SCHEMA_BYTES}")
+    # jsonschema is imported by the first schema checked, not with the llm built-in at start-up (issue 21)
+    from jsonschema import SchemaError as BrokenSchema
+    from jsonschema.validators import Draft202012Validator
+
     try:
         Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
+    except BrokenSchema as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
         raise SchemaError(f"json_schema is not a valid JSON Schema at {where}: {exc.message}") from None
     _refuse_unconstrainable(schema, "#")
@@ -82,6 +83,8 @@ def _refuse_unconstrainable(node: Any, where: str) -> None:
 
 def validate_against_schema(data: Any, schema: dict[str, Any]) -> None:
     """Raise OutputInvalid listing (up to 3) places where ``data`` breaks ``schema``."""
+    from jsonschema.validators import Draft202012Validator
+
     errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         parts = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors[:3]]

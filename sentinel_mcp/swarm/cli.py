@@ -8,15 +8,13 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.config import ConfigError, load_config
-from sentinel_mcp.swarm.backends.base import ModelError
-from sentinel_mcp.swarm.build_service import BuildService, UnknownTaskError
-from sentinel_mcp.swarm.progress_bar import ProgressBar
-from sentinel_mcp.swarm.settings import SwarmSettings, swarm_settings
-from sentinel_mcp.swarm.spec import SpecError
-from sentinel_mcp.swarm.task_lock import BuildBusyError
+
+if TYPE_CHECKING:
+    from sentinel_mcp.swarm.build_service import BuildService
+    from sentinel_mcp.swarm.settings import SwarmSettings
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -57,6 +55,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _service(args: argparse.Namespace) -> tuple[BuildService, SwarmSettings]:
+    # the build service (orchestrator, agents, settings: pydantic models) is imported by a swarm command, not
+    # by registering the sub-command, which every start of every command does (issue 21)
+    from sentinel_mcp.swarm.build_service import BuildService
+    from sentinel_mcp.swarm.settings import swarm_settings
+
     cfg = load_config(args.config)
     section = dict(cfg.sentinel.builtin_settings("swarm"))
     if getattr(args, "backend", None):
@@ -81,6 +84,11 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 async def _build(args: argparse.Namespace) -> int:
+    from sentinel_mcp.swarm.backends.base import ModelError
+    from sentinel_mcp.swarm.progress_bar import ProgressBar
+    from sentinel_mcp.swarm.spec import SpecError
+    from sentinel_mcp.swarm.task_lock import BuildBusyError
+
     service, settings = _service(args)
     spec_text = _read_spec(args.spec)
     caps = {
@@ -129,6 +137,8 @@ async def _build(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from sentinel_mcp.swarm.build_service import UnknownTaskError
+
     async def run() -> int:
         service, _ = _service(args)
         await service.start()

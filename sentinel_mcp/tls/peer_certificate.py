@@ -10,11 +10,12 @@ import hmac
 import ipaddress
 from dataclasses import dataclass
 from functools import lru_cache
-
-from cryptography import x509
-from cryptography.hazmat.primitives.serialization import Encoding
+from typing import TYPE_CHECKING
 
 from sentinel_mcp.tls.settings import CertificateMatch, parse_subject
+
+if TYPE_CHECKING:  # cryptography is imported by the first certificate read, not at start-up (issue 21)
+    from cryptography import x509
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ def _san_matches(wanted: str, sans: tuple[tuple[str, str], ...]) -> bool:
 
 
 def _sans(cert: x509.Certificate) -> tuple[tuple[str, str], ...]:
+    from cryptography import x509
+
     try:
         ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:
@@ -89,6 +92,8 @@ def _sans(cert: x509.Certificate) -> tuple[tuple[str, str], ...]:
 
 @lru_cache(maxsize=512)
 def from_der(der: bytes) -> PeerCertificate:
+    from cryptography import x509
+
     cert = x509.load_der_x509_certificate(der)
     return PeerCertificate(
         der=der,
@@ -105,6 +110,9 @@ def from_der(der: bytes) -> PeerCertificate:
 
 @lru_cache(maxsize=512)
 def from_pem(pem: str) -> PeerCertificate:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import Encoding
+
     return from_der(x509.load_pem_x509_certificate(pem.encode()).public_bytes(Encoding.DER))
 
 

@@ -7,6 +7,8 @@ reported (problems, its upstream stopped, its tools withdrawn) at that first use
 from __future__ import annotations
 
 import json
+import sys
+import threading
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from sentinel_mcp.gateway.audit import read_audit
 from sentinel_mcp.gateway.builtin_description import DEFERRABLE, FILE
 
 pytestmark = pytest.mark.timeout(120)
+THREADED = "tests.gateway.threaded_import_builtin"
 
 
 def _config() -> Any:  # its state under the ``data_dir`` fixture's directory
@@ -96,6 +99,37 @@ async def test_a_builtin_that_fails_to_build_is_reported_at_first_use(tmp_path, 
 
 def _broken(ctx: Any) -> Any:
     raise RuntimeError("no toolchain here")
+
+
+async def test_the_first_use_imports_the_builtin_off_the_event_loop(tmp_path, data_dir, monkeypatch):
+    """Its modules are imported in a worker thread (other requests keep being served), then its server built.
+    """
+    monkeypatch.setitem(builtin_registry.BUILTINS, "swarm", f"{THREADED}:create_server")
+    monkeypatch.delitem(sys.modules, THREADED, raising=False)
+    async with running_gateway(_config()) as rt:
+        up = rt.manager.upstreams["swarm"]
+        assert THREADED not in sys.modules
+        async with Client(rt.front.server, mode="legacy") as c:
+            result = await c.call_tool("swarm__swarm_validate", {"spec": {}})
+        assert up.loaded and up.target.server is not None and rt.problems == []
+        assert result.content  # answered by the built server (the spec's problems)
+        module = sys.modules[THREADED]
+        assert module.IMPORTED_IN is not threading.main_thread()
+
+
+async def test_a_builtin_whose_import_fails_is_reported_at_first_use(tmp_path, data_dir, monkeypatch):
+    monkeypatch.setitem(builtin_registry.BUILTINS, "swarm", f"{THREADED}:create_server")
+    monkeypatch.delitem(sys.modules, THREADED, raising=False)
+    monkeypatch.setenv("SENTINEL_TEST_BROKEN_IMPORT", "1")
+    async with running_gateway(_config()) as rt:
+        up = rt.manager.upstreams["swarm"]
+        async with Client(rt.front.server, mode="legacy") as c:
+            result = await c.call_tool("swarm__swarm_validate", {"spec": {}})
+            names = {t.name for t in (await c.list_tools()).tools}
+        assert result.is_error and "does not import" in str(result.content)
+        assert up.state == "stopped" and up.target.server is None
+        assert rt.problems == ["built-in 'swarm' not started: RuntimeError: a module of it does not import"]
+        assert not any(n.startswith("swarm__") for n in names) and "device__screen_read" in names
 
 
 async def test_other_settings_than_the_recorded_ones_start_eagerly(tmp_path, data_dir):
