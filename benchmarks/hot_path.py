@@ -82,7 +82,8 @@ def latency_rows(calls: int) -> list[Row]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--skip", default="", help="comma-separated: guard,latency,capacity,upstream,peers,cold,memory")
+    ap.add_argument("--skip", default="",
+                    help="comma-separated: guard,latency,capacity,upstream,peers,cold,memory")
     ap.add_argument("--memory-calls", type=int, default=0, help="default 100k (10k with --quick)")
     args = ap.parse_args()
     if not pc.have_wrk():

@@ -1,8 +1,8 @@
 """Where the gateway's memory grows between 1k calls and N (issue 21's memory goal): the pipeline benchmark's
 gateway (in-process no-op built-in, default rulebase, durable audit) under ``memory_probe.py``, loaded by
-``wrk`` (16 connections, 2026-07-28 single-request calls, each a new conversation) to each mark; at each mark a
-probe report (RSS, tracemalloc, gc, object counts, SWI-Prolog's statistics). Prints RSS per mark and the largest
-growths between the first and the last mark: allocation sites, object types, Prolog figures.
+``wrk`` (16 connections, 2026-07-28 single-request calls, each a new conversation) to each mark; at each
+mark a probe report (RSS, tracemalloc, gc, object counts, SWI-Prolog's statistics). Prints RSS per mark and
+the largest growths between the first and the last mark: allocation sites, object types, Prolog figures.
 Usage: python benchmarks/harness/memory_growth.py [--marks 1000,20000,100000] [--top 25] [--out DIR]
 """
 
@@ -52,7 +52,8 @@ def main() -> None:
     port = free_port()
     report = tmp / "probe.json"
     proc = subprocess.Popen(
-        [sys.executable, str(HARNESS / "memory_probe.py"), "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+        [sys.executable, str(HARNESS / "memory_probe.py"), "-c", str(cfg), "serve", "--http",
+         f"127.0.0.1:{port}"],
         stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "w"), start_new_session=True,
         env={**os.environ, "PYTHONWARNINGS": "ignore", "MEMORY_PROBE": str(report),
              "MEMORY_PROBE_FRAMES": "0" if args.no_trace else "1"},

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-# MEMORY_PROBE_FRAMES=0: no tracemalloc (it slows the server by several times; RSS, gc and Prolog figures only)
+# MEMORY_PROBE_FRAMES=0: no tracemalloc (it slows the server several times; RSS, gc and Prolog figures only)
 FRAMES = int(os.environ.get("MEMORY_PROBE_FRAMES", "1"))
 if FRAMES:
     tracemalloc.start(FRAMES)
@@ -76,7 +76,8 @@ def _report(*_: Any) -> None:
         "gc_stats": gc.get_stats(),
         "objects": len(gc.get_objects()),
         "types": dict(types.most_common(300)),
-        "sites": {f"{s.traceback[0].filename}:{s.traceback[0].lineno}": [s.size, s.count] for s in stats[:3000]},
+        "sites": {f"{s.traceback[0].filename}:{s.traceback[0].lineno}": [s.size, s.count]
+                  for s in stats[:3000]},
         "prolog": _prolog(),
     }
     target = Path(os.environ.get("MEMORY_PROBE", "memory_probe.json"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -30,7 +31,8 @@ from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
 
 ENV = {**os.environ, "PYTHONWARNINGS": "ignore"}
 STAGES = ("process CPU since 1st call", "Front.call_tool", "Gateway.run", "Gateway._route",
-          "Gateway._validate", "Gateway._decide", "PolicyGuard.decide", "Gateway._forward", "Upstream.call_tool",
+          "Gateway._validate", "Gateway._decide", "PolicyGuard.decide", "Gateway._forward",
+          "Upstream.call_tool",
           "Gateway._observe", "PolicyGuard.observe", "Gateway._done", "AuditLog.write", "CallRecord.decided",
           "CallRecord.finished", "SQLiteDatabase._commit_group")
 
@@ -56,7 +58,8 @@ def run(where: Path, calls: int) -> list[tuple[str, float, float, dict[str, floa
                 data = Path(tempfile.mkdtemp(prefix=f"stages-{tag}-", dir=where))
                 stages = data / "stages.txt"
                 cfg = data / "sentinel.json"
-                cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+                upstreams = {"tb": {"command": sys.executable, "args": [TOOLBOX]}}
+                cfg.write_text(json.dumps({"mcpServers": upstreams,
                                            "sentinel": {"data_dir": str(data / "state"), "builtins": [],
                                                         "http": {"token": TOKEN}}}))
                 env = {**ENV, "STAGE_TIMES": str(stages)}
@@ -67,13 +70,15 @@ def run(where: Path, calls: int) -> list[tuple[str, float, float, dict[str, floa
                     proxied = anyio.run(sequential, StdioServerParameters(
                         command=sys.executable, args=cmd[1:], env=env), calls, mode)
                 else:
-                    direct = anyio.run(sequential, http_target(f"http://127.0.0.1:{up_port}/mcp"), calls, mode)
+                    direct_url = f"http://127.0.0.1:{up_port}/mcp"
+                    direct = anyio.run(sequential, http_target(direct_url), calls, mode)
                     port = free_port()
                     gw = subprocess.Popen(cmd + ["--http", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
                                           stderr=subprocess.DEVNULL, env=env, start_new_session=True)
                     try:
                         wait_http(f"http://127.0.0.1:{port}/healthz", proc=gw, timeout=60)
-                        proxied = anyio.run(sequential, http_target(f"http://127.0.0.1:{port}/mcp"), calls, mode)
+                        gw_url = f"http://127.0.0.1:{port}/mcp"
+                        proxied = anyio.run(sequential, http_target(gw_url), calls, mode)
                         gw.send_signal(signal.SIGINT)
                         gw.wait(30)
                     finally:
@@ -84,6 +89,7 @@ def run(where: Path, calls: int) -> list[tuple[str, float, float, dict[str, floa
                     anyio.run(anyio.sleep, 0.1)
                 results.append((f"{transport}, {era}", statistics.median(direct), statistics.median(proxied),
                                 read_stages(stages) if stages.exists() else {}))
+                shutil.rmtree(data, ignore_errors=True)  # tmpfs is memory
     finally:
         stop_process(upstream)
     return results

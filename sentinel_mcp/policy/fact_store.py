@@ -191,8 +191,8 @@ class FactStore:
         return results
 
     def _note_version(self, session: str, version: int) -> None:
-        # the most recently changed sessions only (a conversation per call must not grow it forever); a session
-        # missing here only costs its next decision a reload from the store
+        # the most recently changed sessions only (a conversation per call must not grow it forever); a
+        # session missing here only costs its next decision a reload from the store
         self.versions.pop(session, None)
         self.versions[session] = version
         while len(self.versions) > MAX_VERSIONS:
