@@ -78,11 +78,10 @@ async def throughput(url: str, clients: int, seconds: float) -> float:
     return done / (time.perf_counter() - t0)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--calls", type=int, default=300)
-    ap.add_argument("--seconds", type=float, default=5.0)
-    args = ap.parse_args()
+def measure(calls: int, seconds: float, clients: int = 16) -> tuple[list, float, float]:
+    """Sequential latency direct and through Sentinel per transport and era, then the 16-client rates:
+    ([(label, direct ms list, proxied ms list)], direct calls/s, Sentinel calls/s; rates 0 when seconds is 0).
+    """
     tmp = Path(tempfile.mkdtemp())
     cfg = tmp / "sentinel.json"
     cfg.write_text(
@@ -108,6 +107,7 @@ def main() -> None:
         env=env,
         start_new_session=True,
     )
+    d_rps = p_rps = 0.0
     try:
         wait_http(f"http://127.0.0.1:{up_port}/mcp", proc=upstream)
         wait_http(f"http://127.0.0.1:{gw_port}/healthz", proc=gateway)
@@ -137,14 +137,24 @@ def main() -> None:
                     http_target(f"http://127.0.0.1:{gw_port}/mcp"),
                 ),
             ):
-                d = anyio.run(sequential, direct, args.calls, mode)
-                p = anyio.run(sequential, proxied, args.calls, mode)
+                d = anyio.run(sequential, direct, calls, mode)
+                p = anyio.run(sequential, proxied, calls, mode)
                 rows.append((f"{label}, {era}", d, p))
-        d_rps = anyio.run(throughput, f"http://127.0.0.1:{up_port}/mcp", 16, args.seconds)
-        p_rps = anyio.run(throughput, f"http://127.0.0.1:{gw_port}/mcp", 16, args.seconds)
+        if seconds:
+            d_rps = anyio.run(throughput, f"http://127.0.0.1:{up_port}/mcp", clients, seconds)
+            p_rps = anyio.run(throughput, f"http://127.0.0.1:{gw_port}/mcp", clients, seconds)
     finally:
         stop_process(gateway)
         stop_process(upstream)
+    return rows, d_rps, p_rps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--seconds", type=float, default=5.0)
+    args = ap.parse_args()
+    rows, d_rps, p_rps = measure(args.calls, args.seconds)
     print(
         f"\nProxy overhead, no-op tool, {args.calls} sequential calls each, both protocol eras "
         f"({os.cpu_count()} cores); added = Sentinel p50 - direct p50, goal <= 0.5 ms\n"

@@ -33,7 +33,7 @@ class SessionRefused(GatewayError):
     """A supplied session key that is not a live session of the caller (the message never says whose)."""
 
 
-@dataclass
+@dataclass(slots=True)  # the registry holds up to 20,000 of them: no per-object __dict__
 class Conversation:
     id: str
     principal: Principal

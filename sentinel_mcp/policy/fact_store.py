@@ -99,6 +99,7 @@ _UPSERT = (
     "source_tool=excluded.source_tool, source_digest=excluded.source_digest, contexts=excluded.contexts, "
     "established_at=excluded.established_at, expires_at=excluded.expires_at, args=excluded.args"
 )
+MAX_VERSIONS = 20_000  # sessions whose shared-store counter this process remembers (most recently changed)
 _ADD_VALUE = "INSERT INTO fact_values (session, value, fact) VALUES (?,?,?) ON CONFLICT DO NOTHING"
 _BUMP = (
     "INSERT INTO fact_sessions (session, version) VALUES (?, 1) ON CONFLICT (session) "
@@ -186,8 +187,16 @@ class FactStore:
         order = sorted(set(sessions))  # one lock order on every replica: no deadlock between two of them
         results = await self.db.run([*statements, *(Statement(_BUMP, (_kept(s),)) for s in order)])
         for s, r in zip(order, results[len(statements) :]):
-            self.versions[s] = int(r.rows[0][0])
+            self._note_version(s, int(r.rows[0][0]))
         return results
+
+    def _note_version(self, session: str, version: int) -> None:
+        # the most recently changed sessions only (a conversation per call must not grow it forever); a
+        # session missing here only costs its next decision a reload from the store
+        self.versions.pop(session, None)
+        self.versions[session] = version
+        while len(self.versions) > MAX_VERSIONS:
+            del self.versions[next(iter(self.versions))]
 
     async def spend_confirmation(self, session: str, tool: str, digest: str) -> tuple[int, int | None]:
         """Shared store: delete this call's confirmation(s) atomically (one replica in the cluster gets them;
@@ -203,7 +212,7 @@ class FactStore:
         )
         spent, version = int(rows[0][0]), rows[0][1]
         if version is not None:
-            self.versions[session] = int(version)
+            self._note_version(session, int(version))
         return spent, version
 
     async def has_confirmation(self, session: str, tool: str, digest: str) -> bool:

@@ -7,6 +7,7 @@ stored facts. A session is loaded into the engine on first use (valid facts, con
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from typing import Any
 
@@ -39,6 +40,7 @@ class Knowledge:
         namespace: str,
         seeds: dict[str, Any] | None = None,
         max_sessions: int = 256,
+        max_counters: int = 20_000,
     ):
         self.store = store
         self.engine = engine
@@ -52,9 +54,16 @@ class Knowledge:
         # session -> a counter bumped on every change of its facts (copies elsewhere know when they are stale)
         self.generation: dict[str, int] = {}
         self._seen: dict[str, int] = {}  # shared store: session -> its counter the mirror reflects
+        # both maps keep the most recently changed ``max_counters`` sessions (a conversation per call must not
+        # grow them forever); values come from one process-wide clock, so a session dropped and changed again
+        # never gets back a value a stale copy still holds, and a dropped one reads 0 (its copies rebuild)
+        self.max_counters = max_counters
+        self._clock = itertools.count(1)
 
     def _changed(self, session: str) -> None:
-        self.generation[session] = self.generation.get(session, 0) + 1
+        self.generation.pop(session, None)  # re-inserted last: insertion order = least recently changed first
+        self.generation[session] = next(self._clock)
+        _trim(self.generation, self.max_counters)
 
     def module(self, session: str) -> str:
         # a sha256 per call otherwise (on every decision); bounded, as session ids come from clients
@@ -106,7 +115,9 @@ class Knowledge:
         if session in self._loaded:
             del self._loaded[session]
             self._changed(session)
+        self._seen.pop(session, None)
         self._seen[session] = now
+        _trim(self._seen, self.max_counters)  # a session missing here is simply reloaded from the store
 
     def _note_own(self, sessions: set[str], before: dict[str, int | None]) -> None:
         """After this replica's own change: the mirror is current if nobody else changed the session between
@@ -280,3 +291,8 @@ class Knowledge:
         for s in list(self._loaded):
             await self.engine.drop_session(self.module(s))
         self._loaded.clear()
+
+
+def _trim(counters: dict[str, int], keep: int) -> None:
+    while len(counters) > keep:
+        del counters[next(iter(counters))]

@@ -1,0 +1,104 @@
+"""Where the gateway's memory grows between 1k calls and N (issue 21's memory goal): the pipeline benchmark's
+gateway (in-process no-op built-in, default rulebase, durable audit) under ``memory_probe.py``, loaded by
+``wrk`` (16 connections, 2026-07-28 single-request calls, each a new conversation) to each mark; at each
+mark a probe report (RSS, tracemalloc, gc, object counts, SWI-Prolog's statistics). Prints RSS per mark and
+the largest growths between the first and the last mark: allocation sites, object types, Prolog figures.
+Usage: python benchmarks/harness/memory_growth.py [--marks 1000,20000,100000] [--top 25] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HARNESS = Path(__file__).resolve().parent
+ROOT = HARNESS.parent.parent
+sys.path[:0] = [str(ROOT), str(HARNESS)]
+from load import TOKEN, call_body, call_headers, check_call, rss_mb, wrk  # noqa: E402
+from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
+import subprocess  # noqa: E402
+
+
+def probe(pid: int, path: Path) -> dict:
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    os.kill(pid, signal.SIGUSR1)
+    for _ in range(1200):  # 120 s at most (a snapshot of a large heap under load takes seconds)
+        if path.exists() and path.stat().st_mtime_ns != before:
+            return json.loads(path.read_text())
+        time.sleep(0.1)
+    raise RuntimeError("the probe did not answer")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--marks", default="1000,20000,100000")
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--out", default="")
+    ap.add_argument("--no-trace", action="store_true", help="no tracemalloc (full speed; RSS, gc, Prolog)")
+    args = ap.parse_args()
+    marks = [int(m) for m in args.marks.split(",")]
+    tmp = Path(args.out or tempfile.mkdtemp(prefix="sentinel-memory-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    cfg = tmp / "memory.json"
+    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp / "data"), "builtins": ["bench"],
+        "rulebases": [str(ROOT / "rulebases" / "default.pl")], "http": {"token": TOKEN}}}))
+    port = free_port()
+    report = tmp / "probe.json"
+    proc = subprocess.Popen(
+        [sys.executable, str(HARNESS / "memory_probe.py"), "-c", str(cfg), "serve", "--http",
+         f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "w"), start_new_session=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore", "MEMORY_PROBE": str(report),
+             "MEMORY_PROBE_FRAMES": "0" if args.no_trace else "1"},
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    reports: dict[int, dict] = {}
+    t0 = time.perf_counter()
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
+        check_call(url, "bench__noop")
+        body, headers = call_body("bench__noop"), call_headers("bench__noop")
+        done = 1
+        for goal in marks:
+            while done < goal:
+                step = 1 if goal - done < 1500 else 5
+                r = wrk(url, body, headers, connections=16, seconds=step)
+                done += r.requests
+                if r.errors:
+                    raise RuntimeError(f"{r.errors} errors during the memory run")
+            reports[goal] = probe(proc.pid, report)
+            reports[goal]["calls"] = done
+            (tmp / f"probe-{goal}.json").write_text(json.dumps(reports[goal]))
+            print(f"{done:7d} calls  RSS {reports[goal]['rss_kb'] / 1024:7.1f} MB  traced "
+                  f"{reports[goal]['traced'] / 2**20:6.1f} MB  objects {reports[goal]['objects']:8d}  "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        print(f"RSS now (after the last probe): {rss_mb(proc.pid):.1f} MB")
+    finally:
+        stop_process(proc)
+    first, last = reports[marks[0]], reports[marks[-1]]
+    print(f"\nRSS {first['rss_kb'] / 1024:.1f} -> {last['rss_kb'] / 1024:.1f} MB "
+          f"({last['rss_kb'] / first['rss_kb'] - 1:+.1%}); traced {first['traced'] / 2**20:.1f} -> "
+          f"{last['traced'] / 2**20:.1f} MB; reports in {tmp}")
+    print(f"\nallocation sites, growth {marks[0]} -> {marks[-1]} calls (bytes, blocks):")
+    sites = {k: (v[0] - first["sites"].get(k, [0, 0])[0], v[1] - first["sites"].get(k, [0, 0])[1])
+             for k, v in last["sites"].items()}
+    for k, (size, count) in sorted(sites.items(), key=lambda kv: -kv[1][0])[: args.top]:
+        print(f"  {size:+11d} B {count:+8d}  {k}")
+    print("\nobject types, growth:")
+    types = {k: v - first["types"].get(k, 0) for k, v in last["types"].items()}
+    for k, n in sorted(types.items(), key=lambda kv: -kv[1])[: args.top]:
+        print(f"  {n:+9d}  {k}")
+    print("\nSWI-Prolog statistics:")
+    for k, v in last["prolog"].items():
+        print(f"  {k:18} {first['prolog'].get(k)} -> {v}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""Issue 21 (the hot path), every goal in one run, one table: row | measured | goal | met?
+
+Rows: the airline cancel guard at 100k facts (the gateway's guard: fast path, lazy proof; at
+``PolicyGuard.decide`` and inside the engine); the added latency of one sequential no-op call over stdio and
+streamable HTTP in both protocol eras (``proxy_overhead.py``); capacity with 16 HTTP clients to an in-process
+no-op built-in with the durable audit on, wrk's CPU share beside it; a real Python MCP upstream direct against
+through Sentinel; the peers (mcp-proxy, ContextForge's translate) beside direct and Sentinel; cold start of
+``serve`` on the embedded default to its first ``tools/list``; RSS after 1k calls and after N
+(``pipeline_capacity.py``). Each part is bounded (by calls or seconds); the load generator is wrk.
+Usage: python benchmarks/hot_path.py [--quick] [--skip guard,latency,capacity,upstream,peers,cold,memory]
+  --quick: 100 decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls (about 3 minutes idle)
+  default: 300 decisions, 300 calls, 8 s loads, memory 1k -> 100k calls (about 12 minutes idle)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path[:0] = [str(ROOT.parent), str(ROOT)]
+import guard_latency as gl  # noqa: E402
+import pipeline_capacity as pc  # noqa: E402
+import proxy_overhead as po  # noqa: E402
+
+Row = tuple[str, str, str, "bool | None"]
+
+
+async def guard_rows(tmp: Path, n: int, facts: int) -> list[Row]:
+    from mcp import Client
+
+    async with Client(gl.airline_server(), mode="auto") as client:
+        port = gl.DirectPort(client, "airline")
+        await port.refresh()
+        guard = gl.PolicyGuard(
+            [gl.RULEBASES_DIR / "airline.pl"], port, store_path=tmp / "airline.db",
+            settings=gl.PolicySettings(guard_timeout=30), seeds={"current_user": "amelia_davis_8890"},
+        )
+        await guard.start(watch=False)
+        try:
+            c = gl.call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
+            d = await guard.decide(c)  # fetches the reservation and its flights; asks reason + confirmation
+            while isinstance(d, gl.Ask):
+                for q in d.questions:
+                    value = True if q.meta["kind"] == "confirm" else "change_of_plan"
+                    await guard.record_answer(c, q, gl.Answer(action="accept", content={"answer": value}))
+                d = await guard.decide(c)
+            assert isinstance(d, gl.Allow), d
+            await guard.knowledge.add(gl.filler("bench", 0, facts))
+            guard.fast_path = guard.lazy_proofs = True  # the gateway's guard
+            at_decide = await gl.timed_decisions(guard, c, n)
+            in_engine = await gl.in_engine(guard, c, n, True, lazy=True)
+        finally:
+            await guard.close()
+    out: list[Row] = []
+    for label, t in (("PolicyGuard.decide", at_decide), ("inside the engine (its CPU clock)", in_engine)):
+        p50, p99 = gl.pct(t, 0.5), gl.pct(t, 0.99)
+        out.append((f"guard: airline cancel, {facts // 1000}k facts, {label}",
+                    f"p50 {1000 * p50:.0f} us, p99 {1000 * p99:.0f} us ({len(t)} decisions)",
+                    "p50 <= 100 us, p99 <= 1 ms", p50 <= 0.1 and p99 <= 1.0))
+    return out
+
+
+def latency_rows(calls: int) -> list[Row]:
+    rows, _, _ = po.measure(calls, 0)
+    out: list[Row] = []
+    for label, d, p in rows:
+        added = statistics.median(p) - statistics.median(d)
+        out.append((f"added latency, one sequential no-op call, {label}",
+                    f"{added:+.2f} ms p50 (direct {statistics.median(d):.2f} -> Sentinel "
+                    f"{statistics.median(p):.2f} ms; p99 {po.pct(d, 0.99):.2f} -> {po.pct(p, 0.99):.2f})",
+                    "<= 0.5 ms p50", added <= 0.5))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--skip", default="",
+                    help="comma-separated: guard,latency,capacity,upstream,peers,cold,memory")
+    ap.add_argument("--memory-calls", type=int, default=0, help="default 100k (10k with --quick)")
+    args = ap.parse_args()
+    if not pc.have_wrk():
+        sys.exit("wrk is not installed (make bench installs it through apt)")
+    skip = set(filter(None, args.skip.split(",")))
+    decisions, calls, seconds = (100, 100, 3.0) if args.quick else (300, 300, 8.0)
+    memory_calls = args.memory_calls or (10_000 if args.quick else 100_000)
+    tmp = Path(tempfile.mkdtemp(prefix="sentinel-hot-path-"))
+    rows: list[Row] = []
+    t0, load0 = time.perf_counter(), os.getloadavg()[0]
+    steps = [
+        ("guard", lambda: rows.extend(asyncio.run(guard_rows(tmp, decisions, 100_000)))),
+        ("latency", lambda: rows.extend(latency_rows(calls))),
+        ("cold", lambda: pc.cold_start(tmp, rows)),
+        ("capacity", lambda: pc.capacity(tmp, seconds, rows)),
+        ("upstream", lambda: pc.real_upstream(tmp, seconds, rows)),
+        ("peers", lambda: pc.peers(tmp, seconds, rows)),
+        ("memory", lambda: pc.memory(tmp, memory_calls, rows)),
+    ]
+    for name, step in steps:
+        if name in skip:
+            continue
+        print(f"... {name}", file=sys.stderr, flush=True)
+        try:
+            step()
+        except Exception as e:  # noqa: BLE001 - one part failing still prints the others, and says why
+            rows.append((f"{name}: not measured", f"{type(e).__name__}: {e}"[:200], "", False))
+    print(f"\nIssue 21, the hot path: every goal in one run ({os.cpu_count()} cores, load average "
+          f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, {time.perf_counter() - t0:.0f} s; "
+          "CPU = seconds per second, 1.00 = one core; load generator wrk, 1 thread)\n")
+    width = max(len(r[0]) for r in rows)
+    fig = max(len(r[1]) for r in rows)
+    print(f"{'row':{width}}  {'measured':{fig}}  {'goal':27}  met?")
+    for label, figure, goal, met in rows:
+        verdict = "" if met is None else ("met" if met else "NOT MET")
+        print(f"{label:{width}}  {figure:{fig}}  {goal:27}  {verdict}")
+
+
+if __name__ == "__main__":
+    main()
