@@ -7,11 +7,10 @@ its storage denies.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from typing import Awaitable, Callable, TypeVar
-
-import anyio
 
 from sentinel_mcp.core.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.core.decision import Answer, Ask, Decision, Deny, Question, ToolCall
@@ -25,11 +24,12 @@ T = TypeVar("T")
 
 
 async def _within(timeout: float, step: Callable[[], Awaitable[T]]) -> T:
-    """``anyio.fail_after`` without its two generator context managers (it runs on every call): the step's
-    result, or ``TimeoutError`` when the deadline cancelled it."""
-    with anyio.CancelScope(deadline=anyio.current_time() + timeout):
+    """The step's result, or ``TimeoutError`` when the deadline cancelled it. asyncio's own timeout: the
+    gateway runs only on asyncio (its storage and guard engine hand results back through asyncio futures),
+    and anyio's cancel scope asks which async library runs on every call (issue 21). A cancellation from
+    outside (the caller gone, an anyio scope) stays a cancellation, never a deny."""
+    async with asyncio.timeout(timeout):
         return await step()
-    raise TimeoutError  # reached only when the scope's deadline cancelled the step (and caught it)
 
 
 async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, timeout: float,
