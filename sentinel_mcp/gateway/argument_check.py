@@ -13,12 +13,17 @@ from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 if TYPE_CHECKING:  # jsonschema is imported by the first call's check, not at start-up (issue 21)
     from jsonschema import Draft202012Validator
 
+# ``json.dumps(arguments, default=str)``'s encoder, built once (dumps with an option builds one per call)
+_SIZE = json.JSONEncoder(default=str)
+_EMPTY_SIZE = 2  # len("{}")
+
 
 class ArgumentCheck:
     def __init__(self) -> None:
-        # one compiled validator per tool name, replaced when the upstream's tool changes (bounded by the
-        # catalog)
-        self._validators: dict[str, tuple[Tool, Draft202012Validator | None]] = {}
+        # per tool name: the tool, its compiled validator, and the verdict on ``{}`` (the arguments of most
+        # calls to tools without parameters: it depends on the schema only); replaced when the upstream's
+        # tool changes (bounded by the catalog)
+        self._validators: dict[str, tuple[Tool, Draft202012Validator | None, str | None]] = {}
 
     def problem(self, tool: Tool, arguments: Any, max_bytes: int) -> str | None:
         """Why ``arguments`` cannot be passed to ``tool`` (None: they can); ``max_bytes``: their JSON's limit.
@@ -29,25 +34,22 @@ class ArgumentCheck:
             return (
                 f"invalid arguments for {tool.name}: expected a JSON object, got {type(arguments).__name__}"
             )
+        if not arguments:  # ``{}``: nothing to walk or encode, and the schema's verdict on it is remembered
+            if _EMPTY_SIZE > max_bytes:
+                return f"arguments for {tool.name} are too large ({_EMPTY_SIZE} bytes > {max_bytes})"
+            return self._compiled(tool)[2]
         shape = value_problem(arguments, MAX_ARGUMENT_DEPTH)  # before anything walks them recursively
         if shape is not None:
             return f"invalid arguments for {tool.name}: {shape}"
-        size = len(json.dumps(arguments, default=str))
+        size = len(_SIZE.encode(arguments))
         if size > max_bytes:
             return f"arguments for {tool.name} are too large ({size} bytes > {max_bytes})"
-        validator = self._validator(tool)
-        if validator is None:
-            return None
-        error = next(iter(validator.iter_errors(arguments)), None)
-        if error is None:
-            return None
-        where = "/".join(str(p) for p in error.absolute_path)
-        return f"invalid arguments for {tool.name}: {error.message}" + (f" (at {where})" if where else "")
+        return _verdict(tool, self._compiled(tool)[1], arguments)
 
-    def _validator(self, tool: Tool) -> Draft202012Validator | None:
+    def _compiled(self, tool: Tool) -> tuple[Tool, Draft202012Validator | None, str | None]:
         cached = self._validators.get(tool.name)
         if cached is not None and cached[0] is tool:
-            return cached[1]
+            return cached
         from jsonschema import Draft202012Validator
         from jsonschema.exceptions import SchemaError
 
@@ -56,5 +58,15 @@ class ArgumentCheck:
             validator: Draft202012Validator | None = Draft202012Validator(tool.input_schema)
         except SchemaError:
             validator = None  # an upstream with a broken schema: let the upstream judge its own input
-        self._validators[tool.name] = (tool, validator)
-        return validator
+        compiled = self._validators[tool.name] = (tool, validator, _verdict(tool, validator, {}))
+        return compiled
+
+
+def _verdict(tool: Tool, validator: Draft202012Validator | None, arguments: dict[str, Any]) -> str | None:
+    if validator is None:
+        return None
+    error = next(iter(validator.iter_errors(arguments)), None)
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    return f"invalid arguments for {tool.name}: {error.message}" + (f" (at {where})" if where else "")
