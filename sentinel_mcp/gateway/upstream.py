@@ -7,6 +7,7 @@ breaker, and flags a dead connection so the supervisor reconnects and re-initial
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import random
@@ -463,37 +464,48 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         token = CURRENT_LINK.set(link)
         idle = timeout or self.target.timeout
         longest = max(idle, getattr(self.target, "max_call_seconds", idle))
-        started = anyio.current_time()
-        # the deadline moves with every progress notification, never past the call's longest run
-        deadline = anyio.CancelScope(deadline=started + idle)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        # the deadline moves with every progress notification, never past the call's longest run. asyncio's
+        # own timeout: the gateway runs on asyncio only, and anyio's scopes ask which library runs, per call
+        deadline = asyncio.timeout(idle)
 
         async def on_progress(p: float, total: float | None, message: str | None) -> None:
-            deadline.deadline = min(anyio.current_time() + idle, started + longest)
+            try:
+                deadline.reschedule(min(loop.time() + idle, started + longest))
+            except RuntimeError:
+                pass  # a notification after the call ended or timed out: no deadline left to move
             if progress is not None:
                 await progress(p, total, message)
 
         result: Any = None
         try:
-            with deadline, anyio.CancelScope() as flight.scope:
-                result = await client.session.call_tool(
-                    tool,
-                    arguments,
-                    read_timeout_seconds=longest + 5,
-                    progress_callback=on_progress,
-                    input_responses=input_responses,
-                    request_state=request_state,
-                    meta=meta,  # type: ignore[arg-type]
-                    allow_input_required=True,
-                )
-            if deadline.cancelled_caught:
+            try:
+                async with deadline:
+                    with anyio.CancelScope() as flight.scope:
+                        result = await client.session.call_tool(
+                            tool,
+                            arguments,
+                            read_timeout_seconds=longest + 5,
+                            progress_callback=on_progress,
+                            input_responses=input_responses,
+                            request_state=request_state,
+                            meta=meta,  # type: ignore[arg-type]
+                            allow_input_required=True,
+                        )
+            except TimeoutError:
+                if not deadline.expired():
+                    raise  # not this deadline's
                 self.breaker.record_failure()
-                ran = anyio.current_time() - started
+                ran = loop.time() - started
                 why = (
                     f"did not answer within {idle:.0f}s (and reported no progress)"
                     if ran < longest - 0.01
                     else f"was still running after {longest:.0f}s (its longest call)"
                 )
-                raise UpstreamCallError(f"upstream {self.name} {why}", timeout=True, code=REQUEST_TIMEOUT)
+                raise UpstreamCallError(
+                    f"upstream {self.name} {why}", timeout=True, code=REQUEST_TIMEOUT
+                ) from None
             if flight.garbage is not None and result is None:
                 self.breaker.record_failure()
                 raise UpstreamCallError(
