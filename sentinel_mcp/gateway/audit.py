@@ -39,7 +39,8 @@ _CANONICAL = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 def _json(value: Any, limit: int | None = None) -> str | None:
     if value is None:
         return None
-    text = _STORED.encode(value)
+    # ``{}``: the arguments of most calls to tools without parameters (its text, without the encoder's set-up)
+    text = "{}" if type(value) is dict and not value else _STORED.encode(value)
     if limit and len(text) > limit:
         text = text[:limit] + "…"
     return text

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from datetime import datetime, timezone
 
 from sentinel_mcp.core.audit_entry import AuditEntry
@@ -20,6 +21,9 @@ VALUES = [
     {"when": datetime(2026, 1, 1, tzinfo=timezone.utc), "set": "plain"},  # default=str
     "a plain string",
     {},
+    [],
+    OrderedDict(),
+    {"": {}},
 ]
 
 
@@ -34,6 +38,13 @@ def test_the_stored_and_hashed_texts_are_what_json_dumps_wrote() -> None:
         if isinstance(value, dict):
             text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
             assert argument_digest(value) == hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def test_a_cut_stored_text_is_cut_as_before() -> None:
+    for value in VALUES:
+        for limit in (1, 2, 3):
+            full = json.dumps(value, ensure_ascii=True, default=str, sort_keys=True)
+            assert _json(value, limit) == (full[:limit] + "…" if len(full) > limit else full)
 
 
 def _entry(**kw: object) -> AuditEntry:
