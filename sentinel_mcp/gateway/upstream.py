@@ -109,7 +109,8 @@ class UpstreamStatus:
 class _InFlight:
     link: CallerLink
     started: float = field(default_factory=time.monotonic)
-    scope: anyio.CancelScope | None = None
+    # ended from outside (``_on_garbage``): falls due at once; asyncio's, like the call's deadline
+    scope: asyncio.Timeout | None = None
     garbage: str | None = None  # the upstream sent something that is not MCP while this call waited
 
 
@@ -394,7 +395,10 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         for flight in list(self._inflight.values()):
             if flight.scope is not None and flight.garbage is None:
                 flight.garbage = what
-                flight.scope.cancel()
+                try:
+                    flight.scope.reschedule(-math.inf)  # due now: the waiting call ends (below, in _call)
+                except RuntimeError:
+                    pass  # the call has just ended: nothing is waiting
 
     # ------------------------------------------------------------------ calls
     async def wait_ready(self, timeout: float) -> bool:
@@ -481,31 +485,31 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         result: Any = None
         try:
             try:
-                async with deadline:
-                    with anyio.CancelScope() as flight.scope:
-                        result = await client.session.call_tool(
-                            tool,
-                            arguments,
-                            read_timeout_seconds=longest + 5,
-                            progress_callback=on_progress,
-                            input_responses=input_responses,
-                            request_state=request_state,
-                            meta=meta,  # type: ignore[arg-type]
-                            allow_input_required=True,
-                        )
+                async with deadline, asyncio.timeout(None) as flight.scope:
+                    result = await client.session.call_tool(
+                        tool,
+                        arguments,
+                        read_timeout_seconds=longest + 5,
+                        progress_callback=on_progress,
+                        input_responses=input_responses,
+                        request_state=request_state,
+                        meta=meta,  # type: ignore[arg-type]
+                        allow_input_required=True,
+                    )
             except TimeoutError:
-                if not deadline.expired():
-                    raise  # not this deadline's
-                self.breaker.record_failure()
-                ran = loop.time() - started
-                why = (
-                    f"did not answer within {idle:.0f}s (and reported no progress)"
-                    if ran < longest - 0.01
-                    else f"was still running after {longest:.0f}s (its longest call)"
-                )
-                raise UpstreamCallError(
-                    f"upstream {self.name} {why}", timeout=True, code=REQUEST_TIMEOUT
-                ) from None
+                if flight.scope is None or not flight.scope.expired():  # not ended by _on_garbage (below)
+                    if not deadline.expired():
+                        raise  # neither scope's
+                    self.breaker.record_failure()
+                    ran = loop.time() - started
+                    why = (
+                        f"did not answer within {idle:.0f}s (and reported no progress)"
+                        if ran < longest - 0.01
+                        else f"was still running after {longest:.0f}s (its longest call)"
+                    )
+                    raise UpstreamCallError(
+                        f"upstream {self.name} {why}", timeout=True, code=REQUEST_TIMEOUT
+                    ) from None
             if flight.garbage is not None and result is None:
                 self.breaker.record_failure()
                 raise UpstreamCallError(

@@ -54,3 +54,33 @@ async def test_a_cancellation_from_outside_stays_a_cancellation(data_dir):
         assert together.cancelled_caught and not up._inflight
         result = await up.call_tool("sleep", {"seconds": 0.05})
         assert result.content[0].text == "slept"  # type: ignore[union-attr]
+
+
+async def test_an_invalid_message_ends_the_waiting_calls_at_once(data_dir):
+    async with running_gateway(make_config(data_dir, servers={})) as rt:
+        up = rt.manager.add("tg", BuiltinTarget(server=build_twin(), timeout=30, max_call_seconds=30))
+        assert await up.wait_ready(20), up.last_error
+        up._on_garbage(ValueError("nothing waits"))  # nothing in flight: nothing to end
+        errors: list[UpstreamCallError] = []
+
+        async def call() -> None:
+            try:
+                await up.call_tool("sleep", {"seconds": 30})
+            except UpstreamCallError as e:
+                errors.append(e)
+
+        with anyio.fail_after(20):  # ended by the message, long before the call's deadline
+            async with anyio.create_task_group() as tg:
+                for _ in range(2):
+                    tg.start_soon(call)
+                for _ in range(2000):  # both calls waiting on the upstream
+                    if len(up._inflight) == 2:
+                        break
+                    await anyio.sleep(0.01)
+                up._on_garbage(ValueError("not JSON-RPC"))
+        assert [str(e) for e in errors] == [
+            "upstream tg answered with an invalid message (ValueError: not JSON-RPC)"] * 2
+        assert not any(e.timeout for e in errors) and not up._inflight
+        up.breaker.record_success()
+        result = await up.call_tool("sleep", {"seconds": 0.05})
+        assert result.content[0].text == "slept"  # type: ignore[union-attr]
