@@ -230,4 +230,5 @@ def _validated(raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:
     except KeyError:
         return CallToolResult.model_validate(raw, by_name=False)
     except ValueError as e:
-        raise MCPError(PARSE_ERROR, f"upstream result is not a valid tools/call result: {str(e)[:300]}") from None
+        why = str(e)[:300]
+        raise MCPError(PARSE_ERROR, f"upstream result is not a valid tools/call result: {why}") from None
