@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable
 
@@ -45,6 +46,7 @@ PARSE_ERROR = -32700
 MODERN = "2026-07-28"
 
 LogSink = Callable[[LoggingMessageNotificationParams], Awaitable[None]]
+ProgressSink = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class LeanCaller:
@@ -61,8 +63,15 @@ class LeanCaller:
         return client is self.client and client.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     async def call_tool(
-        self, tool: str, arguments: dict[str, Any], meta: dict[str, Any] | None, on_log: LogSink
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        meta: dict[str, Any] | None,
+        on_log: LogSink,
+        on_progress: ProgressSink,
     ) -> CallToolResult | InputRequiredResult:
+        self._next_id += 1
+        rid = self._next_id
         params: dict[str, Any] = {"name": tool, "arguments": arguments}
         if meta:
             params["_meta"] = dict(meta)
@@ -70,8 +79,8 @@ class LeanCaller:
         opts: dict[str, Any] = {}
         # the SDK's own stamp: the same envelope, log opt-in, Mcp-Method/Mcp-Name/Mcp-Param-* headers
         self.client.session._stamp(data, opts)  # type: ignore[arg-type]
-        self._next_id += 1
-        rid = self._next_id
+        # as the SDK's dispatcher: progress is asked for under the request's own id
+        params.setdefault("_meta", {})["progressToken"] = rid
         body = json.dumps({"jsonrpc": "2.0", "id": rid, **data}, separators=(",", ":"), ensure_ascii=False)
         headers = {
             "accept": "application/json, text/event-stream",
@@ -80,14 +89,16 @@ class LeanCaller:
         }
         try:
             async with self.http.stream("POST", self.url, content=body.encode(), headers=headers) as response:
-                raw = await self._answer(response, rid, on_log)
+                raw = await self._answer(response, rid, on_log, on_progress)
         except httpx2.TimeoutException as e:
             raise MCPError(REQUEST_TIMEOUT, f"Request timed out: {type(e).__name__}") from None
         except httpx2.TransportError as e:
             raise MCPError(CONNECTION_CLOSED, f"Connection closed: {type(e).__name__}: {e}") from None
         return _validated(raw)
 
-    async def _answer(self, response: httpx2.Response, rid: int, on_log: LogSink) -> dict[str, Any]:
+    async def _answer(
+        self, response: httpx2.Response, rid: int, on_log: LogSink, on_progress: ProgressSink
+    ) -> dict[str, Any]:
         status = response.status_code
         ctype = response.headers.get("content-type", "").lower()
         if status == 202:
@@ -108,7 +119,7 @@ class LeanCaller:
         if ctype.startswith("application/json"):
             return _response_for(_parse(await _read_bounded(response, MAX_ANSWER_BYTES)), rid)
         if ctype.startswith("text/event-stream"):
-            return await _from_event_stream(response, rid, on_log)
+            return await _from_event_stream(response, rid, on_log, on_progress)
         raise MCPError(INVALID_REQUEST, f"Unexpected content type: {ctype[:80]}")
 
 
@@ -116,7 +127,8 @@ class LeanCaller:
 async def lean_caller(target: Any, client: Client) -> AsyncIterator[LeanCaller | None]:
     """A lean caller for a connected modern streamable-HTTP upstream; None for every other kind."""
     if (
-        not isinstance(target, RemoteServer)
+        os.environ.get("SENTINEL_LEAN_UPSTREAM", "on") == "off"  # every call through the SDK's client
+        or not isinstance(target, RemoteServer)
         or target.kind != "streamable-http"
         or client.protocol_version not in MODERN_PROTOCOL_VERSIONS
     ):
@@ -182,10 +194,12 @@ def _raise_error(error: dict[str, Any]) -> None:
     raise MCPError(code, message[:2000], error.get("data"))
 
 
-async def _from_event_stream(response: httpx2.Response, rid: int, on_log: LogSink) -> dict[str, Any]:
-    """Read events until the answer to ``rid``: log lines go to ``on_log``, other notifications are
-    dropped (no progress was asked for), a request from the upstream is refused by omission (the
-    2026 era forbids them mid-call)."""
+async def _from_event_stream(
+    response: httpx2.Response, rid: int, on_log: LogSink, on_progress: ProgressSink
+) -> dict[str, Any]:
+    """Read events until the answer to ``rid``: log lines go to ``on_log``, progress under our token to
+    ``on_progress`` (which also moves the call's deadline), other notifications are dropped, and a request
+    from the upstream is ignored (the 2026 era forbids them mid-call)."""
     data: list[str] = []
     size = 0
     async for line in response.aiter_lines():
@@ -202,19 +216,37 @@ async def _from_event_stream(response: httpx2.Response, rid: int, on_log: LogSin
         msg = _parse("\n".join(data))
         data, size = [], 0
         if isinstance(msg, dict) and "method" in msg and "id" not in msg:
-            if msg.get("method") == "notifications/message":
+            method = msg.get("method")
+            if method == "notifications/message":
                 try:
                     params = LoggingMessageNotificationParams.model_validate(msg.get("params"))
                 except ValueError:
                     log.info("lean upstream call: malformed log line dropped")
                     continue
                 await on_log(params)
+            elif method == "notifications/progress":
+                await _progress(msg.get("params"), rid, on_progress)
             continue
         if isinstance(msg, dict) and "method" in msg:
             log.info("lean upstream call: upstream request %r mid-call ignored", str(msg.get("method"))[:60])
             continue
         return _response_for(msg, rid)
-    raise MCPError(CONNECTION_CLOSED, "Connection closed: the event stream ended without an answer")
+    raise MCPError(INTERNAL_ERROR, "the upstream's event stream ended without an answer")
+
+
+async def _progress(params: Any, rid: int, on_progress: ProgressSink) -> None:
+    if not isinstance(params, dict) or params.get("progressToken") != rid:
+        return  # another call's, or malformed: as the SDK, dropped
+    p, total, message = params.get("progress"), params.get("total"), params.get("message")
+    if not _number(p) or not (total is None or _number(total)):
+        return
+    await on_progress(
+        float(p), None if total is None else float(total), message if isinstance(message, str) else None
+    )
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
 
 
 def _validated(raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:

@@ -480,10 +480,10 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         try:
             with deadline, anyio.CancelScope() as flight.scope:
                 lean = self.lean
-                if lean is not None and progress is None and input_responses is None and (
-                    request_state is None and lean.usable(client)
+                if lean is not None and input_responses is None and request_state is None and (
+                    lean.usable(client)
                 ):
-                    result = await lean.call_tool(tool, arguments, meta, self._on_log)
+                    result = await lean.call_tool(tool, arguments, meta, self._on_log, on_progress)
                 else:
                     result = await client.session.call_tool(
                         tool,
