@@ -3,7 +3,8 @@ taken side by side compare): each tree's gateway serves the capacity row of ``pi
 connections, 2026-07-28 ``tools/call`` to the in-process no-op built-in, durable audit), the runs alternate,
 and the server's CPU per call is printed beside each rate with wrk's own CPU share.
 
-Usage: python benchmarks/harness/capacity_ab.py --base /work/main [--seconds 5] [--rounds 3] [--upstream modern]
+Usage: python benchmarks/harness/capacity_ab.py --base /work/main [--seconds 5] [--rounds 3]
+  [--upstream modern]
 ``--upstream ERA``: instead, both gateways front one real Python MCP upstream (the test toolbox over
 streamable HTTP, ``"protocol": ERA``) calling its ``noop``, and the upstream's own direct rate is measured
 in the same rounds.

@@ -238,7 +238,7 @@ async def _progress(params: Any, rid: int, on_progress: ProgressSink) -> None:
     if not isinstance(params, dict) or params.get("progressToken") != rid:
         return  # another call's, or malformed: as the SDK, dropped
     p, total, message = params.get("progress"), params.get("total"), params.get("message")
-    if not _number(p) or not (total is None or _number(total)):
+    if not isinstance(p, (int, float)) or not _number(p) or not (total is None or _number(total)):
         return
     await on_progress(
         float(p), None if total is None else float(total), message if isinstance(message, str) else None
