@@ -138,7 +138,8 @@ async def lean_caller(target: Any, client: Client) -> AsyncIterator[LeanCaller |
 
     http = httpx2.AsyncClient(
         headers=target.headers,
-        timeout=httpx2.Timeout(target.connect_timeout, read=target.timeout),
+        # no pool timeout: a call waiting for a free connection is bounded by its own deadline instead
+        timeout=httpx2.Timeout(target.connect_timeout, read=target.timeout, pool=None),
         verify=httpx_verify(target.tls if target.tls != "off" else None),
         follow_redirects=False,
         limits=httpx2.Limits(max_connections=64, max_keepalive_connections=32),
