@@ -140,6 +140,12 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
             p = load(url, "tb__noop", seconds, proc.pid)
         finally:
             stop_process(proc)
+        # pinned to 2026-07-28: the lean upstream client's path (gateway/lean_upstream.py)
+        proc, url = sentinel(tmp, {"tb": {"url": direct_url, "protocol": "modern"}}, [], "upstream-modern")
+        try:
+            m = load(url, "tb__noop", seconds, proc.pid)
+        finally:
+            stop_process(proc)
     finally:
         stop_process(up)
     rows.append(("real Python upstream (HTTP), 16 clients: direct", fmt(d), "", None))
@@ -149,6 +155,14 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
             fmt(p) + f"  ratio {p.rate / max(d.rate, 1e-9):.2f}",
             ">= 0.9x direct",
             p.rate >= 0.9 * d.rate,
+        )
+    )
+    rows.append(
+        (
+            '  through Sentinel, "protocol": "modern"',
+            fmt(m) + f"  ratio {m.rate / max(d.rate, 1e-9):.2f}",
+            ">= 0.9x direct",
+            m.rate >= 0.9 * d.rate,
         )
     )
 

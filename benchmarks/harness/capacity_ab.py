@@ -4,6 +4,10 @@ connections, 2026-07-28 ``tools/call`` to the in-process no-op built-in, durable
 and the server's CPU per call is printed beside each rate with wrk's own CPU share.
 
 Usage: python benchmarks/harness/capacity_ab.py --base /work/main [--seconds 5] [--rounds 3]
+  [--upstream modern]
+``--upstream ERA``: instead, both gateways front one real Python MCP upstream (the test toolbox over
+streamable HTTP, ``"protocol": ERA``) calling its ``noop``, and the upstream's own direct rate is measured
+in the same rounds.
 Each tree runs with its own ``.venv`` when it has one (else this interpreter) and its sources first on the
 path.
 """
@@ -29,29 +33,44 @@ def main() -> None:
     ap.add_argument("--base", required=True, help="the other source tree (e.g. main's checkout)")
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--upstream", choices=["auto", "legacy", "modern"], default=None)
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-ab-"))
     servers = {}
+    up = None
+    tool, upstreams, builtins = "bench__noop", {}, ["bench"]
     try:
+        if args.upstream:
+            port = pc.free_port()
+            direct = f"http://127.0.0.1:{port}/mcp"
+            up = pc.start([sys.executable, pc.TOOLBOX, "--http", str(port)], direct)
+            tool, builtins = "tb__noop", []
+            upstreams = {"tb": {"url": direct, "protocol": args.upstream}}
         for name, tree in (("base", Path(args.base).resolve()), ("this tree", ROOT)):
             venv_python = tree / ".venv" / "bin" / "python"
             pc.PY = str(venv_python) if venv_python.exists() else sys.executable
             pc.HARNESS = tree / "benchmarks" / "harness"
             pc.ENV = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(tree)}
-            servers[name] = pc.sentinel(tmp, {}, ["bench"], name.replace(" ", "-"))
-        body, headers = call_body("bench__noop"), call_headers("bench__noop")
-        for proc, url in servers.values():
-            check_call(url, "bench__noop")
-            wrk(url, body, headers, seconds=1, server_pid=proc.pid)  # warm up
+            servers[name] = pc.sentinel(tmp, upstreams, builtins, name.replace(" ", "-"))
+        calls = {name: (call_body(tool), call_headers(tool)) for name in servers}
+        if up is not None:
+            servers["direct"] = (up, direct)
+            calls["direct"] = (call_body("noop"), call_headers("noop", token=None))
+        for name, (proc, url) in servers.items():
+            if name != "direct":
+                check_call(url, tool)
+            wrk(url, *calls[name], seconds=1, server_pid=proc.pid)  # warm up
         results: dict[str, list] = {name: [] for name in servers}
         for _ in range(args.rounds):
             for name, (proc, url) in servers.items():
-                r = wrk(url, body, headers, seconds=args.seconds, server_pid=proc.pid)
+                r = wrk(url, *calls[name], seconds=args.seconds, server_pid=proc.pid)
                 results[name].append(r)
                 print(f"{name:9}  {pc.fmt(r)}", flush=True)
     finally:
         for proc, _ in servers.values():
             stop_process(proc)
+        if up is not None and "direct" not in servers:
+            stop_process(up)
     print()
     for name, rs in results.items():
         rate = sum(r.rate for r in rs) / len(rs)

@@ -43,6 +43,7 @@ from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
+from sentinel_mcp.gateway.lean_upstream import LeanCaller, lean_caller
 from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import (
@@ -129,6 +130,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         self.connected_at: float | None = None
         self.client: Client | None = None
         self.direct: DirectDispatcher | None = None  # a built-in's direct calls (builtin_direct.py)
+        self.lean: LeanCaller | None = None  # a modern HTTP upstream's plain calls (lean_upstream.py)
         self.tools: dict[str, Tool] = {}
         self.resources: list[Resource] = []
         self.resource_templates: list[ResourceTemplate] = []
@@ -260,6 +262,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                         self.direct = await stack.enter_async_context(
                             direct_path(client, self.target.server, tools, self._on_log)
                         )
+                    self.lean = await stack.enter_async_context(lean_caller(self.target, client))
                     self.client = client
                     self._mode = mode
                     await self._apply_log_level()
@@ -355,6 +358,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         self._watchers.clear()
         self.client = None
         self.direct = None
+        self.lean = None
         self.ready = anyio.Event()
         self.connected_at = None
 
@@ -486,16 +490,22 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         try:
             try:
                 async with deadline, asyncio.timeout(None) as flight.scope:
-                    result = await client.session.call_tool(
-                        tool,
-                        arguments,
-                        read_timeout_seconds=longest + 5,
-                        progress_callback=on_progress,
-                        input_responses=input_responses,
-                        request_state=request_state,
-                        meta=meta,  # type: ignore[arg-type]
-                        allow_input_required=True,
-                    )
+                    lean = self.lean
+                    if lean is not None and input_responses is None and request_state is None and (
+                        lean.usable(client)
+                    ):
+                        result = await lean.call_tool(tool, arguments, meta, self._on_log, on_progress)
+                    else:
+                        result = await client.session.call_tool(
+                            tool,
+                            arguments,
+                            read_timeout_seconds=longest + 5,
+                            progress_callback=on_progress,
+                            input_responses=input_responses,
+                            request_state=request_state,
+                            meta=meta,  # type: ignore[arg-type]
+                            allow_input_required=True,
+                        )
             except TimeoutError:
                 if flight.scope is None or not flight.scope.expired():  # not ended by _on_garbage (below)
                     if not deadline.expired():

@@ -1,0 +1,133 @@
+"""The toolbox over streamable HTTP, except that a ``tools/call`` of one of ``ATTACKS`` gets a hostile answer
+(wrong JSON, another id, a batch, too large, a slow drip, a wrong content type, an event stream...).
+Everything else (server/discover, tools/list, the toolbox's own tools) is the real SDK server.
+
+python hostile_http_upstream.py PORT
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import uvicorn
+
+from tests.gateway.toolbox_server import mcp
+
+BIG = 17 * 1024 * 1024  # above the lean client's 16 MiB answer limit
+RESULT = {"content": [{"type": "text", "text": "hostile ok"}], "isError": False, "resultType": "complete"}
+
+
+def _json(rid: Any, result: Any = None) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "result": result or RESULT}).encode()
+
+
+def _event(msg: dict) -> bytes:
+    return b"event: message\ndata: " + json.dumps(msg).encode() + b"\n\n"
+
+
+async def attack(name: str, rid: Any, send: Any) -> None:
+    ctype, body, status = "application/json", b"", 200
+    if name == "bad_json":
+        body = b'{"jsonrpc": "2.0", "id": ' + str(rid).encode() + b', "result": {"content": ['
+    elif name == "wrong_id":
+        body = _json(rid + 1000 if isinstance(rid, int) else "other")
+    elif name == "string_id":
+        body = _json(str(rid))
+    elif name == "rpc_error":
+        error = {"code": -32602, "message": "no such thing"}
+        body = json.dumps({"jsonrpc": "2.0", "id": rid, "error": error}).encode()
+    elif name == "batch":
+        body = b"[" + _json(rid) + b"]"
+    elif name == "not_a_result":
+        body = _json(rid, {"content": "not a list"})
+    elif name == "wrong_type":
+        ctype, body = "text/html", b"<html>hello</html>"
+    elif name == "status_500":
+        status, body = 500, b"oops"
+    elif name == "oversize_declared":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(BIG).encode())]})
+        await send({"type": "http.response.body", "body": b"{" + b" " * 1000, "more_body": False})
+        return
+    elif name == "oversize_chunked":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        chunk = b" " * (1024 * 1024)
+        for _ in range(BIG // len(chunk) + 1):
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    elif name == "drip":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        for _ in range(60):  # bounded: about 30 s, far past the test's call timeout
+            await send({"type": "http.response.body", "body": b" ", "more_body": True})
+            await asyncio.sleep(0.5)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    elif name in ("sse_answer", "sse_no_answer", "sse_oversize"):
+        events = [_event({"jsonrpc": "2.0", "method": "notifications/message",
+                          "params": {"level": "info", "data": "working"}}),
+                  _event({"jsonrpc": "2.0", "method": "notifications/progress",
+                          "params": {"progressToken": "x", "progress": 1}})]
+        if name == "sse_answer":
+            events.append(_event({"jsonrpc": "2.0", "id": rid, "result": RESULT}))
+        if name == "sse_oversize":
+            events.append(b"data: " + b"x" * (2 * 1024 * 1024) + b"\n\n")
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        for e in events:
+            await send({"type": "http.response.body", "body": e, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+ATTACKS = {"bad_json", "wrong_id", "string_id", "rpc_error", "batch", "not_a_result", "wrong_type",
+           "status_500", "oversize_declared", "oversize_chunked", "drip", "sse_answer", "sse_no_answer",
+           "sse_oversize"}
+
+
+def hostile(inner: Any) -> Any:
+    async def app(scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await inner(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            m = await receive()
+            chunks.append(m.get("body", b""))
+            if not m.get("more_body"):
+                break
+        raw = b"".join(chunks)
+        try:
+            msg = json.loads(raw)
+        except ValueError:
+            msg = None
+        if isinstance(msg, dict) and msg.get("method") == "tools/call":
+            name = (msg.get("params") or {}).get("name")
+            if name in ATTACKS:
+                await attack(name, msg.get("id"), send)
+                return
+        sent = [False]
+
+        async def replay() -> dict:
+            if not sent[0]:
+                sent[0] = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await receive()
+
+        await inner(scope, replay, send)
+
+    return app
+
+
+if __name__ == "__main__":
+    app = hostile(mcp.streamable_http_app())
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
