@@ -7,7 +7,6 @@ unreachable store grants nothing."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 
 import pytest

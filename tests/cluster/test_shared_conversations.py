@@ -74,7 +74,8 @@ async def client(port: int, who: str, answers: list[Any] | None = None, headers:
         return ElicitResult(action="accept", content=answers.pop(0))
 
     async with (
-        httpx2.AsyncClient(timeout=60, headers={"Authorization": f"Bearer {KEYS[who]}", **(headers or {})}) as http,
+        httpx2.AsyncClient(timeout=60, headers={"Authorization": f"Bearer {KEYS[who]}", **(headers or {})})
+        as http,
         Client(
             streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http),
             elicitation_callback=elicit,
