@@ -2,9 +2,9 @@
 
 A client may name its conversation with a label (``X-Sentinel-Session: trip``). On one gateway the label maps
 to a conversation in the process; with replicas, the label of a principal must name the same conversation on
-every replica (its facts, its confirmations), whichever replica a call reaches. The mapping lives in the shared
-database: one row per (principal, label) with the conversation's id and when it was last used. Naming a label
-is one upsert that keeps the row's conversation while it is in use and starts a new one once it has been idle
+every replica (its facts, its confirmations), whichever replica a call reaches. The mapping lives in the
+shared database: one row per (principal, label) with the conversation's id and when it was last used.
+Naming a label is one upsert that keeps the row's conversation while it is in use and starts a new one once it has been idle
 for ``idle`` seconds (the same time to live on every replica), so two replicas naming a new label at once get
 the same conversation (the row's lock orders them).
 
@@ -86,7 +86,8 @@ class SharedLabels:
         self._trips += 1
         try:
             if self._trips % PURGE_EVERY == 0:
-                await self.db.write("DELETE FROM conversation_labels WHERE used_at < ?", (now - 2 * self.idle,))
+                cutoff = now - 2 * self.idle
+                await self.db.write("DELETE FROM conversation_labels WHERE used_at < ?", (cutoff,))
             out = await self.db.write(
                 _NAME, (principal, label, prefix + secrets.token_hex(8), now, now - self.idle)
             )

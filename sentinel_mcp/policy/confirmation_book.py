@@ -87,7 +87,7 @@ class SharedConfirmationBook:
         return cls(db, ttl)
 
     async def grant(self, call: ToolCall, version: str) -> None:
-        """Raises ``StorageError`` when it cannot be stored (the guard then refuses the call with the cause)."""
+        """Raises ``StorageError`` when it cannot be stored (the call is then refused with the cause)."""
         self._grants += 1
         if self._grants % PURGE_EVERY == 0:
             try:
