@@ -4,9 +4,9 @@ A client may name its conversation with a label (``X-Sentinel-Session: trip``). 
 to a conversation in the process; with replicas, the label of a principal must name the same conversation on
 every replica (its facts, its confirmations), whichever replica a call reaches. The mapping lives in the
 shared database: one row per (principal, label) with the conversation's id and when it was last used.
-Naming a label is one upsert that keeps the row's conversation while it is in use and starts a new one once it has been idle
-for ``idle`` seconds (the same time to live on every replica), so two replicas naming a new label at once get
-the same conversation (the row's lock orders them).
+Naming a label is one upsert that keeps the row's conversation while it is in use and starts a new one once it
+has been idle for ``idle`` seconds (the same time to live on every replica), so two replicas naming a new
+label at once get the same conversation (the row's lock orders them).
 
 A replica remembers a label's conversation for ``refresh`` seconds (far below ``idle``) before it touches the
 row again: a call within that time costs no round trip, and since the row was touched less than ``refresh``
