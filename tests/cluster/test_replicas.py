@@ -43,8 +43,6 @@ guard('swarm__swarm_build', [spec = _], true).
 
 
 def base_config(tmp: Path) -> dict[str, Any]:
-    rules = tmp / "cluster.pl"
-    rules.write_text(RULES)
     return {
         "mcpServers": {
             "rec": {
@@ -52,19 +50,32 @@ def base_config(tmp: Path) -> dict[str, Any]:
                 "args": [RECORDER],
                 "env": {"RECORDER_LOG": str(tmp / "executed.log")},
                 "timeout": 20,
-            },
-            "slow": {"command": sys.executable, "args": [SLOW], "env": {"SLOW_LOG": str(tmp / "work.log")},
-                     "timeout": 120},
+            }
         },
         "sentinel": {
-            "builtins": ["swarm"],
+            "builtins": [],
             "http": {"token": TOKEN},
-            "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)],
-            "a2a": {"task_lease_seconds": 2.0, "task_lease_renew_seconds": 0.3},
-            # builds ask a model that never answers (they stay mid-run); short leases for the test
-            "swarm": {"backend": "openai", "build_lease_seconds": 3.0, "build_lease_renew_seconds": 0.3},
+            "rulebases": [str(RULEBASES_DIR / "default.pl")],
         },
     }
+
+
+def busy_config(tmp: Path) -> dict[str, Any]:
+    """``base_config`` with work that outlives a call: A2A tasks on a slow upstream, swarm builds."""
+    rules = tmp / "cluster.pl"
+    rules.write_text(RULES)
+    config = base_config(tmp)
+    config["mcpServers"]["slow"] = {
+        "command": sys.executable, "args": [SLOW], "env": {"SLOW_LOG": str(tmp / "work.log")}, "timeout": 120
+    }
+    config["sentinel"].update({
+        "builtins": ["swarm"],
+        "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)],
+        "a2a": {"task_lease_seconds": 2.0, "task_lease_renew_seconds": 0.3},
+        # builds ask a model that never answers (they stay mid-run); short leases for the test
+        "swarm": {"backend": "openai", "build_lease_seconds": 3.0, "build_lease_renew_seconds": 0.3},
+    })
+    return config
 
 
 @contextlib.asynccontextmanager
@@ -159,7 +170,7 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-cluster-"))
-    cluster = Cluster(tmp, base_config(tmp), store_url=pg_url)
+    cluster = Cluster(tmp, busy_config(tmp), store_url=pg_url)
     model = silent_model()
     monkeypatch.setenv("SWARM_OPENAI_BASE_URL", await model.__aenter__())  # the replicas inherit it
     try:
