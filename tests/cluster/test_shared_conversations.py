@@ -50,12 +50,13 @@ def base_config(tmp: Path) -> dict[str, Any]:
     upstream = {"command": sys.executable, "args": [SLOW], "env": {"SLOW_LOG": str(tmp / "work.log")}}
     (tmp / "work.log.release").write_text("")  # every call finishes at once
     return {
-        "mcpServers": {"slow": upstream, "asks": upstream},
+        "mcpServers": {"slow": upstream, "asks": upstream, "priv": upstream},
         "sentinel": {
             "builtins": ["sentinel"],
             "http": {"token": TOKEN},
             "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)],
             "principals": [{"name": who, "token": token} for who, token in KEYS.items()],
+            "personal": {"priv__work": "notes"},  # its work reads personal data: the user's consent too
         },
     }
 
@@ -201,3 +202,28 @@ async def test_a_confirmation_is_used_once_in_the_cluster(cluster: Cluster) -> N
         r = await c.call_tool("slow__work", {"mark": "r0"}, meta={SESSION: "race"})
         assert r.is_error and len(c.asked) == 1, text(r)  # type: ignore[attr-defined]
     assert starts(cluster.root, "r0") == 1
+
+
+async def test_confirmation_and_consent_in_rounds_that_reach_both_replicas(cluster: Cluster) -> None:
+    """A destructive tool that reads personal data, 2026-07-28 era through the balancer: its rounds land on
+    either replica; the confirmation and the consent are asked once each, in one round, and the call runs
+    once."""
+    for n in range(3):
+        mark = f"p{n}"
+        asked: list[str] = []
+
+        async def answer(ctx: Any, params: Any) -> ElicitResult:
+            schema = str(params.requested_schema)
+            asked.append("confirm" if "approve" in schema else "consent")
+            return ElicitResult(action="accept",
+                                content={"approve": True} if "approve" in schema else {"allow": True})
+
+        async with (
+            httpx2.AsyncClient(timeout=60, headers={"Authorization": f"Bearer {KEYS['alice']}"}) as http,
+            Client(streamable_http_client(f"http://127.0.0.1:{cluster.port}/mcp", http_client=http),
+                   elicitation_callback=answer) as c,
+        ):
+            r = await c.call_tool("priv__work", {"mark": mark}, meta={SESSION: "private"})
+        assert not r.is_error, text(r)
+        assert sorted(asked) == ["confirm", "consent"], asked
+        assert starts(cluster.root, mark) == 1
