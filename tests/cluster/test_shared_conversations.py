@@ -227,3 +227,44 @@ async def test_confirmation_and_consent_in_rounds_that_reach_both_replicas(clust
         assert not r.is_error, text(r)
         assert sorted(asked) == ["confirm", "consent"], asked
         assert starts(cluster.root, mark) == 1
+
+
+async def test_a_sealed_answer_used_on_one_replica_is_refused_on_the_other(cluster: Cluster) -> None:
+    """2026-07-28 era, driven round by round: a confirmation answered in a retry on A runs the call there;
+    the same retry replayed on B runs nothing (its sealed state was used); the answered retry sent to A and B
+    at once runs the call exactly once."""
+    a, b = cluster.ports["replica-a"], cluster.ports["replica-b"]
+
+    async def unused(ctx: Any, params: Any) -> ElicitResult:  # declares elicitation; answers go in retries
+        raise AssertionError("nothing is pushed in the 2026-07-28 era")
+
+    async with contextlib.AsyncExitStack() as stack:
+        sessions = []
+        for port in (a, b):
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(timeout=60, headers={"Authorization": f"Bearer {KEYS['alice']}"})
+            )
+            c = await stack.enter_async_context(Client(
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http),
+                elicitation_callback=unused,
+            ))
+            sessions.append(c.session)
+        on_a, on_b = sessions
+        for n, targets in enumerate(((on_a,), (on_a, on_b), (on_b, on_a))):
+            mark = f"s{n}"
+            args, meta = {"mark": mark}, {SESSION: "sealed"}
+            r = await on_a.call_tool("slow__work", args, allow_input_required=True, meta=meta)
+            assert hasattr(r, "input_requests"), r
+            answer = {k: ElicitResult(action="accept", content={"approve": True}) for k in r.input_requests}
+
+            async def retry(session: Any, state: str = r.request_state) -> Any:
+                return await session.call_tool("slow__work", args, allow_input_required=True, meta=meta,
+                                               input_responses=answer, request_state=state)
+
+            results = await asyncio.gather(*(retry(t) for t in targets))
+            ran = [x for x in results if type(x).__name__ == "CallToolResult" and not x.is_error]
+            assert len(ran) == 1, results
+            for replay_on in (on_a, on_b):  # used: a replay on either replica runs nothing
+                again = await retry(replay_on)
+                assert type(again).__name__ != "CallToolResult" or again.is_error, again
+            assert starts(cluster.root, mark) == 1
