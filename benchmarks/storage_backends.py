@@ -230,7 +230,7 @@ async def shared_meaning(url: str, n: int = 300) -> None:
     tasks)."""
     from sentinel_mcp.a2a.task_journal import TaskJournal
     from sentinel_mcp.core.decision import ToolCall
-    from sentinel_mcp.gateway.conversation_labels import SharedLabels
+    from sentinel_mcp.storage.conversation_names import SharedLabels
     from sentinel_mcp.policy.confirmation_book import ConfirmationBook, SharedConfirmationBook
 
     db = open_database(url, "meaning")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import secrets
 import uuid
@@ -66,6 +67,9 @@ from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
 from sentinel_mcp.storage import StorageError
+from sentinel_mcp.storage.conversation_names import SharedLabels
+
+CONTEXT_IDLE_SECONDS = 12 * 3600  # a context's conversation lapses after this long without a task (as MCP's)
 
 if TYPE_CHECKING:  # discovery pulls in the TLS client; a registry is passed only when discovery runs
     from sentinel_mcp.a2a.discovery import PeerRegistry
@@ -89,6 +93,7 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
         self._journal: TaskJournal | None = None
         self._leases: asyncio.Task[None] | None = None
         self._cancels: asyncio.Task[None] | None = None  # cancels asked through other replicas
+        self._contexts: SharedLabels | None = None  # replicas: a caller's context is one conversation
         self._followers: dict[str, asyncio.Task[None]] = {}  # other replicas' tasks streamed from here
         self._degraded: dict[str, str] = {}
         self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
@@ -114,6 +119,7 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
         self.store.load(await self._journal.open(adopt))
         if self._journal.shared:
             self._leases = asyncio.create_task(self._keep_leases(renew_every), name="a2a-task-leases")
+            self._contexts = await SharedLabels.open(self._journal.db, CONTEXT_IDLE_SECONDS)
             self._cancels = asyncio.create_task(
                 self._watch_cancels(min(task_lease.CANCEL_POLL, renew_every)), name="a2a-task-cancels"
             )
@@ -209,7 +215,7 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
             record = await self.store.held(msg.task_id, caller)
             await self._continue(record, msg)
             return record
-        record = self._new_task(msg, caller)
+        record = await self._new_task(msg, caller)
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
         if self.store.shared and self._journal is not None:  # leased before anything runs (task_lease.py)
             self.store.add(record, save=False)
@@ -291,7 +297,7 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _new_task(self, msg: Message, caller: str) -> TaskRecord:
+    async def _new_task(self, msg: Message, caller: str) -> TaskRecord:
         task_id = str(uuid.uuid4())
         context_id = msg.context_id or str(uuid.uuid4())
         stored = msg.model_copy(update={"task_id": task_id, "context_id": context_id})
@@ -302,8 +308,18 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
             history=[stored],
         )
         # the guard's session: per caller and conversation (and per run of this server, so a restart starts
-        # afresh), so peers never share facts by picking an id
-        return TaskRecord(task=task, owner=caller, session_id=f"{caller}/a2a-{self.epoch}-{context_id}")
+        # afresh), so peers never share facts by picking an id. Replicas on one store: the same for a caller's
+        # context on every replica (a shared row, idle for 12 hours at most: storage/conversation_names.py)
+        if self._contexts is None:
+            return TaskRecord(task=task, owner=caller, session_id=f"{caller}/a2a-{self.epoch}-{context_id}")
+        digest = hashlib.sha256(context_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        try:
+            session = await self._contexts.session(caller, digest, kind="a2a")
+        except StorageError as e:  # fail closed: whose facts the task would use is not known
+            raise RpcError(
+                INTERNAL_ERROR, f"the task store cannot be read, nothing was started: {e}"
+            ) from None
+        return TaskRecord(task=task, owner=caller, session_id=session)
 
     async def _continue(self, record: TaskRecord, msg: Message) -> None:
         task = record.task

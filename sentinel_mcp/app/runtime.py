@@ -36,7 +36,7 @@ from sentinel_mcp.gateway import builtin_description
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway import early_spawn
 from sentinel_mcp.gateway.consent_gate import ConsentGate
-from sentinel_mcp.gateway.conversation_labels import SharedLabels
+from sentinel_mcp.storage.conversation_names import SharedLabels
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.core.decision import Guard

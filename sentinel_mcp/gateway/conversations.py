@@ -7,7 +7,8 @@ random and never reused (Python's ``id()`` is), so a session's facts end with it
 audit, and no later conversation can load them. Every session belongs to the principal that opened it; a
 session key a client supplies (``X-Sentinel-Session``, ``_meta["sentinel/session"]``) counts only when it
 names a live session of the same principal. With replicas on one database a plain label names the same
-conversation on every replica (``conversation_labels.py``: the label's row, with its idle time to live).
+conversation on every replica (``storage/conversation_names.py``: the label's row, with its idle time to
+live).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from sentinel_mcp.gateway.conversation_labels import LabelsUnavailable, SharedLabels
+from sentinel_mcp.storage.conversation_names import LabelsUnavailable, SharedLabels
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
 from sentinel_mcp.gateway.request_state import RequestStateSeal

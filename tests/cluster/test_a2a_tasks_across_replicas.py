@@ -279,3 +279,45 @@ async def test_a_running_task_is_cancelled_and_streamed_through_another_replica(
             assert started(tmp, streamed) == 1
     finally:
         await asyncio.to_thread(cluster.down)
+
+
+async def test_a_context_is_one_conversation_on_every_replica(pg_url: str) -> None:
+    """A peer's A2A context names the same conversation on every replica (its answers count on each), and
+    only for that peer: a fact answered in a task on A decides a new task of the same context on B; another
+    context, or another principal using the same context id, is asked again."""
+    tmp = Path(tempfile.mkdtemp(prefix="sentinel-a2a-context-"))
+    (tmp / "work.log.release").touch()  # every call finishes at once
+    cluster = Cluster(tmp, base_config(tmp), store_url=pg_url)
+    try:
+        for name in ("replica-a", "replica-b"):
+            cluster.start_replica(name)
+        for name, port in cluster.ports.items():
+            await asyncio.to_thread(wait_ok, port, 90.0, cluster.procs[name], AUTH)
+        a, b = cluster.ports["replica-a"], cluster.ports["replica-b"]
+        context = f"trip-{uuid.uuid4()}"
+
+        def in_context(mark: str, ctx: str) -> dict[str, Any]:
+            return {**call("asks__work", mark), "contextId": ctx}
+
+        async with httpx2.AsyncClient(timeout=60) as http:
+            first = (await rpc(http, a, "alice", "SendMessage", {"message": in_context("m1", context)}))
+            task = first["result"]["task"]
+            assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
+            key = next(p["data"] for p in task["status"]["message"]["parts"]
+                       if p.get("data", {}).get("type") == "input_request")["questions"][0]["key"]
+            red = {key: {"action": "accept", "content": {"answer": "red"}}}
+            answer = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "taskId": task["id"],
+                      "parts": [{"data": {"answers": red}}]}
+            done = await rpc(http, a, "alice", "SendMessage", {"message": answer})
+            assert done["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", done
+
+            # the same context on B: the colour answered on A decides there, nothing is asked
+            again = await rpc(http, b, "alice", "SendMessage", {"message": in_context("m1", context)})
+            assert again["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", again
+            # another principal with the same context id, and alice's other context: asked
+            for who, ctx in (("bob", context), ("alice", f"other-{uuid.uuid4()}")):
+                other = await rpc(http, b, who, "SendMessage", {"message": in_context("m1", ctx)})
+                assert other["result"]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", (who, other)
+        assert started(tmp, "m1") == 2
+    finally:
+        await asyncio.to_thread(cluster.down)

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from sentinel_mcp.core.decision import Allow, Answer, Ask, ToolCall
-from sentinel_mcp.gateway.conversation_labels import LabelsUnavailable, SharedLabels
+from sentinel_mcp.storage.conversation_names import LabelsUnavailable, SharedLabels
 from sentinel_mcp.gateway.conversations import Conversations, SessionRefused
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.policy.confirmation_book import SharedConfirmationBook
@@ -131,7 +131,12 @@ async def test_conversations_resolve_labels_through_the_shared_store(pg_url: str
         assert (await b.resolve("trip", bob)).id != conv.id
         with pytest.raises(SessionRefused):  # bob names alice's conversation by its id
             await b.resolve(conv.id, bob)
-        for hostile in ("../trip", "trip\x00", "t" * 65, "tr\nip", "trïp", "", "a b", "*", "'; DROP TABLE x"):
+        # an A2A context's conversation is another namespace: no client label can name it
+        context = await a.labels.session("alice", "0123abcd", kind="a2a")  # type: ignore[union-attr]
+        assert context.startswith("alice/a2a-0123abcd-")
+        assert context != (await a.resolve("0123abcd", alice)).id
+        for hostile in ("a2a:0123abcd", "../trip", "trip\x00", "t" * 65, "tr\nip", "trïp", "", "a b", "*",
+                        "'; DROP TABLE x"):
             with pytest.raises(SessionRefused):
                 await b.resolve(hostile, alice)
         sealed = a.sealed(conv)  # the sealed id still works (the same seal key on every replica)

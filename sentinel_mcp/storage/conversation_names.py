@@ -1,4 +1,4 @@
-"""Conversations named by a plain label, shared by the replicas of one database.
+"""Conversations named by a plain label (or an A2A context), shared by the replicas of one database.
 
 A client may name its conversation with a label (``X-Sentinel-Session: trip``). On one gateway the label maps
 to a conversation in the process; with replicas, the label of a principal must name the same conversation on
@@ -12,6 +12,9 @@ A replica remembers a label's conversation for ``refresh`` seconds (far below ``
 row again: a call within that time costs no round trip, and since the row was touched less than ``refresh``
 ago, no replica can find it idle meanwhile. The principal is part of the key, so one principal's label never
 names another's conversation; a row whose conversation id is not that principal's is refused, never used.
+
+Kinds keep namespaces apart: a client's label (``kind="label"``: letters, digits, ``_.-``) and an A2A peer's
+context (``kind="a2a"``, stored as ``a2a:<digest of the context id>``) never name each other's conversation.
 """
 
 from __future__ import annotations
@@ -74,14 +77,18 @@ class SharedLabels:
             log.warning("conversation labels: the shared store is unavailable at start: %s", e)
         return cls(db, idle)
 
-    async def session(self, principal: str, label: str) -> str:
-        """The id of the conversation ``label`` names for ``principal`` (the same on every replica)."""
+    async def session(self, principal: str, label: str, kind: str = "label") -> str:
+        """The id of the conversation ``label`` names for ``principal`` (the same on every replica):
+        ``<principal>/<kind>-<label>-<random>``. ``kind`` and ``label`` come from Sentinel (a checked label, a
+        digest), never verbatim from a client."""
+        if kind != "label":
+            label = f"{kind}:{label}"  # a client's label has no ':' (its allow list): no collision
         key = (principal, label)
         known = self._known.get(key)
         if known is not None and self._monotonic() - known[1] < self.refresh:
             self._known.move_to_end(key)
             return known[0]
-        prefix = f"{principal}/label-{label}-"
+        prefix = f"{principal}/{kind}-{label.removeprefix(kind + ':')}-"
         now = self._clock()
         self._trips += 1
         try:
