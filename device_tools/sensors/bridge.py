@@ -86,9 +86,9 @@ class SensorBridge:
         try:
             req, rate = self._validate(request)
         except (ValidationError, ValueError) as e:
-            err = InvalidRequest(_explain(e))
-            self._audit(raw, requester, "invalid", err.message, [], decision_id=decision_id)
-            raise err from None
+            invalid = InvalidRequest(_explain(e))
+            self._audit(raw, requester, "invalid", invalid.message, [], decision_id=decision_id)
+            raise invalid from None
 
         try:
             self._check_consent(req, requester, answer)  # 1. consent

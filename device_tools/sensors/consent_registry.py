@@ -80,7 +80,8 @@ class ConsentRegistry:
         return best[0] if best else None
 
     def list(self, requester: str | None = None, include_expired: bool = False) -> list[Consent]:
-        sql, params = "SELECT * FROM sensor_consents WHERE 1=1", []
+        sql = "SELECT * FROM sensor_consents WHERE 1=1"
+        params: list[str | float] = []
         if requester is not None:
             if "\x00" in requester:
                 return []

@@ -40,7 +40,8 @@ class ReadingVault:
         )
 
     def retained(self, requester: str | None = None, task_id: str | None = None) -> list[dict[str, object]]:
-        sql, params = "SELECT * FROM sensor_readings WHERE expires_at > ?", [self._clock()]
+        sql = "SELECT * FROM sensor_readings WHERE expires_at > ?"
+        params: list[str | float] = [self._clock()]
         if requester is not None:
             sql += " AND requester=?"
             params.append(requester)

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -184,9 +185,8 @@ def mount_a2a(
             )
         else:
             await service.open(*task_journal(config, settings, rt))
-        service.inbox = AssistInbox(
-            inbox_path(config.data_dir)
-        )  # other agents' help requests, for the person
+        inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person
+        service.inbox = inbox
         try:
             if port == 0:
                 log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")
@@ -196,5 +196,6 @@ def mount_a2a(
                 yield
         finally:
             await service.close()
+            await asyncio.to_thread(inbox.release)
 
     holder.add_lifespan(lifespan)

@@ -130,9 +130,10 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
     decision.snapshot_id = screen.snapshot_id
     element_id = data.get("element_id")
     if element_id is not None:
-        if not isinstance(element_id, str | int) or screen.element(str(element_id)) is None:
+        found = screen.element(str(element_id)) if isinstance(element_id, str | int) else None
+        if found is None:
             raise UnusableDecision(f"element {str(element_id)[:40]!r} is not on the current screen")
-        decision.element_id = screen.element(str(element_id)).id  # an [index] becomes the grounded id
+        decision.element_id = found.id  # an [index] becomes the grounded id
     if action in ELEMENT_ACTIONS and decision.element_id is None:
         raise UnusableDecision(f"{action} needs an element_id from the current screen")
     if action == "type":

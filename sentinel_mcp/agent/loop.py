@@ -19,7 +19,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 import anyio
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.agent.decision import (
     Decision,
@@ -559,7 +559,7 @@ def _what(decision: Decision, screen: Screen, name: str) -> str:
 
 
 def _text(result: CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
 def _decision_id(outcome: Completed | Refused) -> str | None:

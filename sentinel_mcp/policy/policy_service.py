@@ -59,7 +59,7 @@ class PolicyService:
         mod = await g.knowledge.ensure(session, rb)
         goal = goal.strip().rstrip(".")
 
-        hidden = (frozenset(), frozenset())
+        hidden: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
         async def dump() -> str:
             return await g.engine.dump_session(mod, *hidden)

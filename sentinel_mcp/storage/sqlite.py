@@ -150,7 +150,7 @@ class SQLiteDatabase:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if isinstance(step, str):
-                    for sql in _split_script(step):
+                    for sql in split_statements(step):
                         conn.execute(sql)
                 else:
                     step(conn)
@@ -444,6 +444,16 @@ def _settle_all(settles: list[Callable[[], None]]) -> None:
             log.exception("storage: could not hand a result back")
 
 
-def _split_script(script: str) -> list[str]:
-    """Statements of a schema script (our scripts have no ';' inside literals or triggers)."""
-    return [s.strip() for s in script.split(";") if s.strip()]
+def split_statements(script: str) -> list[str]:
+    """The statements of a schema script, each whole: a ``;`` inside a literal or a trigger's body does not
+    end one (SQLite's own ``complete_statement`` says where one ends)."""
+    out, pending = [], ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \t\r\n;"):
+                out.append(pending.strip().removesuffix(";").strip())
+            pending = ""
+    if pending.strip(" \t\r\n;"):
+        out.append(pending.strip().removesuffix(";").strip())
+    return out

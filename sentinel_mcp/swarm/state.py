@@ -8,12 +8,10 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
-from sentinel_mcp.storage import Database, Schema, open_database
-from sentinel_mcp.storage.location import is_server_url
-from sentinel_mcp.storage.open import release
-from sentinel_mcp.storage.sqlite import SHARED
+from sentinel_mcp.storage import Schema
+from sentinel_mcp.storage.store import SeamStore
 
 TERMINAL_STATES = ("COMPLETED", "FAILED")
 OWNER = "owner"  # the device owner's principal (stdio clients, the CLI)
@@ -137,42 +135,12 @@ CREATE INDEX IF NOT EXISTS api_calls_task ON api_calls(task_id)
 SCHEMA = Schema("swarm", {"sqlite": [_SQL, _add_principal], "postgres": [_PG_SQL]})
 
 
-class SwarmStore:
+class SwarmStore(SeamStore):
     """``location``: the swarm's SQLite file, or the ``postgresql://`` URL replicas share (builds are then
-    leased: ``build_lease.py``)."""
+    leased: ``build_lease.py``). Shared: the swarm CLI reads builds while a gateway runs them."""
 
-    def __init__(self, location: Path | str) -> None:
-        self.shared = is_server_url(location)
-        self.path: Any = str(location) if self.shared else Path(location)  # a Path would mangle a URL
-        self._db: Database | None = None
-
-    async def open(self) -> SwarmStore:
-        # shared: the swarm CLI reads builds while a gateway runs them (rollback journal, still no -shm mmap)
-        db = open_database(self.path, "swarm", SHARED)
-        try:
-            await db.migrate(SCHEMA)
-        except BaseException:
-            await release(db)
-            raise
-        self._db = db
-        return self
-
-    async def close(self) -> None:
-        if self._db is not None:
-            db, self._db = self._db, None
-            await release(db)
-
-    async def __aenter__(self) -> Self:
-        return await self.open()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
-    @property
-    def db(self) -> Database:
-        if self._db is None:
-            raise RuntimeError("SwarmStore is not open")
-        return self._db
+    schema = SCHEMA
+    database_name = "swarm"
 
     async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         await self.db.write(sql, params)
