@@ -49,6 +49,8 @@ class NoteStore:
 
     def list(self, query: str | None, limit: int) -> list[dict[str, Any]]:
         sql, args = "SELECT * FROM notes", []
+        if query and "\x00" in query:
+            return []  # SQLite's LIKE stops at a NUL: the pattern would match every note
         if query:
             sql += " WHERE title LIKE ? ESCAPE '\\' OR body LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\'"
             like = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
