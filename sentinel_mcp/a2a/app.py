@@ -26,8 +26,10 @@ from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.ws_binding import make_ws_endpoint
 from sentinel_mcp.config import ConfigError
+from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.host import HostState, RunningHost
 from sentinel_mcp.core.port import GatewayPort, InvokeOutcome, Refused
+from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
 
@@ -106,6 +108,20 @@ class LatePort:
     def list_catalog_tools(self, principal: Any = None) -> list[Tool]:
         gw = self._gateway()
         return gw.list_catalog_tools(principal) if gw is not None else []
+
+    def identity_of(self, name: str) -> ToolRef | None:
+        gw = self._gateway()
+        return gw.identity_of(name) if gw is not None else None
+
+    def self_confirming(self, name: str) -> bool:
+        gw = self._gateway()
+        return gw.self_confirming(name) if gw is not None else False
+
+    def principal_for(self, principal: Any, session_id: str, origin: Origin) -> Any:
+        gw = self._gateway()
+        if gw is None:
+            raise LookupError("the gateway is starting; no principal can be resolved yet")
+        return gw.principal_for(principal, session_id, origin)
 
 
 def task_journal(config: Any, settings: A2ASettings, runtime: RunningHost) -> tuple[Path | None, list[Path]]:

@@ -202,10 +202,9 @@ class PolicyService:
         t = port.find_tool(tool) if port is not None else None
         ann = t.annotations if t else None
         server, _, own = tool.partition("__")
-        catalog = getattr(getattr(port, "manager", None), "catalog", None)
-        route = catalog.route(tool) if catalog is not None else None
-        if route is not None:  # the tool's identity, whatever prefix exposes it (rules bind to it)
-            server, own = route.upstream, route.tool
+        ref = port.identity_of(tool) if port is not None else None
+        if ref is not None:  # the tool's identity, whatever prefix exposes it (rules bind to it)
+            server, own = ref.server, ref.tool
         call = ToolCall(
             name=tool,
             server=server if own else "",
@@ -215,7 +214,7 @@ class PolicyService:
             origin="builtin",
             read_only=ann.read_only_hint if ann else None,
             destructive=ann.destructive_hint if ann else None,
-            self_confirming=bool(getattr(port, "self_confirming", lambda _name: False)(tool)),
+            self_confirming=port.self_confirming(tool) if port is not None else False,
         )
         d = await self.guard.decide(call)
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
