@@ -26,7 +26,9 @@ from sentinel_mcp.storage.open import release
 
 log = logging.getLogger(__name__)
 
-_SCHEMA_SQL = """
+# a task's row on both backends; a server store (several replicas) adds the task's lease (``task_lease.py``):
+# the replica running it, that process's token and until when (the database's clock) it is known to be alive
+_TASK_TABLE = """
 CREATE TABLE IF NOT EXISTS a2a_task (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -34,31 +36,22 @@ CREATE TABLE IF NOT EXISTS a2a_task (
     state TEXT NOT NULL,
     updated TEXT NOT NULL,
     task TEXT NOT NULL,
-    pending TEXT
-);
+    pending TEXT{lease}
+)"""
+_SCHEMA_SQL = _TASK_TABLE.format(lease="") + """;
 CREATE INDEX IF NOT EXISTS a2a_task_updated ON a2a_task(updated)
 """
-# a server store (several replicas): the same rows, plus the task's lease (``task_lease.py``): the replica
-# running it, that process's token and until when (the database's clock) it is known to be alive. SQLite keeps
-# the columns too (one schema), unused there: one process owns its journal.
+# SQLite keeps the lease columns too (one schema), unused there: one process owns its journal.
 _LEASE_COLS = """
 ALTER TABLE a2a_task ADD COLUMN replica TEXT NOT NULL DEFAULT '';
 ALTER TABLE a2a_task ADD COLUMN lease_holder TEXT NOT NULL DEFAULT '';
 ALTER TABLE a2a_task ADD COLUMN lease_until DOUBLE PRECISION
 """
-_PG_SQL = """
-CREATE TABLE IF NOT EXISTS a2a_task (
-    id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    state TEXT NOT NULL,
-    updated TEXT NOT NULL,
-    task TEXT NOT NULL,
-    pending TEXT,
+_PG_LEASE = """,
     replica TEXT NOT NULL DEFAULT '',
     lease_holder TEXT NOT NULL DEFAULT '',
-    lease_until DOUBLE PRECISION
-);
+    lease_until DOUBLE PRECISION"""
+_PG_SQL = _TASK_TABLE.format(lease=_PG_LEASE) + """;
 CREATE INDEX IF NOT EXISTS a2a_task_owner ON a2a_task(owner, updated);
 CREATE INDEX IF NOT EXISTS a2a_task_lease ON a2a_task(lease_until)
     WHERE state IN ('TASK_STATE_SUBMITTED','TASK_STATE_WORKING');
