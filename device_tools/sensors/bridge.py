@@ -24,8 +24,8 @@ from device_tools.sensors.errors import (
     SensorError,
     SourceUnavailable,
 )
-from device_tools.sensors.kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
-from device_tools.sensors.messages import SensorRequest, SensorResponse, iso_utc
+from sentinel_mcp.core.sensor_kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
+from sentinel_mcp.core.sensor_messages import SensorRequest, SensorResponse, iso_utc
 from device_tools.sensors.rate_limiter import RateLimiter
 from device_tools.sensors.reading_vault import ReadingVault
 from device_tools.sensors.redaction import apply_scope

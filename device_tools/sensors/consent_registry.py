@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from device_tools.sensors.database import SensorDatabase
-from device_tools.sensors.kinds import Scope, SensorKind
+from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 
 log = logging.getLogger(__name__)
 ANY_REQUESTER = "*"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import StoreUnavailable
-from device_tools.sensors.messages import SensorResponse
+from sentinel_mcp.core.sensor_messages import SensorResponse
 
 log = logging.getLogger(__name__)
 

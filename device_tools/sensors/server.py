@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import SensorError, StoreUnavailable
-from device_tools.sensors.kinds import SensorKind, parse_scope, parse_sensor
+from sentinel_mcp.core.sensor_kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare

@@ -21,7 +21,7 @@ from device_tools.errors import CommandRefused
 from device_tools.gate import SENT_KEPT, CommandGate, ReadOnlyGate, shared_adb_gate
 from device_tools.phone_identity import adb_phone_key, attached_serials
 from device_tools.sensors.errors import ReadRefused
-from device_tools.sensors.kinds import SensorKind
+from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.server import create_server as sensors_server
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
