@@ -29,6 +29,7 @@ from .actions import ProposedAction, Risk
 from .firewall import (
     KEYWORDS,
     PERMISSION_PACKAGES,
+    PHRASES,
     SETTINGS_PACKAGES,
     ActionFirewall,
     Assessment,
@@ -36,15 +37,11 @@ from .firewall import (
     is_payment_app,
 )
 
-# phrases in a label that act on the account or the phone whatever the words around them (checked in order)
+# phrases in a label that act on the account or the phone whatever the words around them (checked in this
+# order), rated as the firewall rates them
 ACCOUNT_PHRASES: dict[str, tuple[Risk, str]] = {
-    "sign in": ("medium", "submits credentials"),
-    "log in": ("medium", "submits credentials"),
-    "sign out": ("medium", "signs out"),
-    "log out": ("medium", "signs out"),
-    "factory reset": ("critical", "factory reset"),
-    "erase all": ("critical", "erases data"),
-    "reset options": ("high", "reset"),
+    phrase: PHRASES[phrase]
+    for phrase in ("sign in", "log in", "sign out", "log out", "factory reset", "erase all", "reset options")
 }
 MOVING = {"back", "home", "recents", "scroll", "swipe", "wait_for", "open_app"}
 SAFE_CHOICES = {

@@ -81,11 +81,16 @@ def config(tmp_path, port: int, sensors: dict | None = None, device: dict | None
     )
 
 
+def the_one_gate(rt: Any) -> CommandGate:
+    """The gateway started cleanly with one gate, the device built-in's."""
+    assert not rt.problems, rt.problems
+    assert len(rt.services.devices) == 1
+    return rt.gateway.manager.upstreams["device"].target.server.runtime.gate
+
+
 async def test_device_and_sensors_on_one_phone_share_one_gate_and_one_record(tmp_path, phone):
     async with running_gateway(config(tmp_path, phone.port)) as rt:
-        assert not rt.problems, rt.problems
-        assert len(rt.services.devices) == 1
-        gate = rt.gateway.manager.upstreams["device"].target.server.runtime.gate
+        gate = the_one_gate(rt)
         async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
             r = await c.call_tool("sensors__sensor_read", READ)
             assert not r.is_error, r.content
@@ -213,9 +218,7 @@ def test_an_adb_backend_is_made_once_per_phone():
 async def test_two_spellings_of_one_phone_get_one_gate(tmp_path, phone, device, sensors):
     adb = {"adb_port": phone.port}
     async with running_gateway(config(tmp_path, phone.port, adb | sensors, adb | device)) as rt:
-        assert not rt.problems, rt.problems
-        assert len(rt.services.devices) == 1
-        gate = rt.gateway.manager.upstreams["device"].target.server.runtime.gate
+        gate = the_one_gate(rt)
         async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
             r = await c.call_tool("sensors__sensor_read", READ)
             assert not r.is_error, r.content
