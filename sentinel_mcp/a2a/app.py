@@ -190,7 +190,8 @@ def mount_a2a(
 
     @contextlib.asynccontextmanager
     async def lifespan(rt: RunningHost) -> AsyncIterator[None]:
-        rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
+        if rt.services.a2a_peers is None:  # a2a_discover/a2a_send see the same peers
+            rt.services.a2a_peers = peers
         shared_url = rt.services.store_url
         if shared_url and settings.task_db != "":  # replicas on one PostgreSQL: tasks there, leased
             await service.open(
