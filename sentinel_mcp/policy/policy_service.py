@@ -74,14 +74,15 @@ class PolicyService:
                 generation=(g.knowledge.generation.get(session, 0), hidden), dump_session=dump,
                 now=time.time(), goal=goal)
 
-        res = await g.solver.solve(
-            one_pass,
-            rb,
-            session,
-            deadline=time.monotonic() + g.settings.guard_timeout,
-            may_fetch=self._may_fetch,
-        )
+        res = await self._solve(one_pass, rb, session)
         return _query_outcome(goal, res)
+
+    async def _solve(self, one_pass: Any, rb: Any, session: str) -> Any:
+        """The solver's passes until the goal is decided, bounded by the guard's time limit; what it fetches
+        is this caller's to see (``_may_fetch``)."""
+        g = self.guard
+        deadline = time.monotonic() + g.settings.guard_timeout
+        return await g.solver.solve(one_pass, rb, session, deadline=deadline, may_fetch=self._may_fetch)
 
     async def summary(self, session: str) -> str:
         rb = self._rb
@@ -112,13 +113,7 @@ class PolicyService:
                 rb.module, mod, time.time(), name, value, rb.info.inference_limit(g.inference_limit)
             )
 
-        res = await g.solver.solve(
-            one_pass,
-            rb,
-            session,
-            deadline=time.monotonic() + g.settings.guard_timeout,
-            may_fetch=self._may_fetch,
-        )
+        res = await self._solve(one_pass, rb, session)
         hidden = await self._hidden(session)
         if self._may_rest_on_withheld(rb, res, hidden):
             raise ValueError(
