@@ -26,7 +26,7 @@ async def serve_stdio(config: Config) -> None:
     from sentinel_mcp.gateway.stdio_transport import stdio_transport
 
     async with running_gateway(config, default_session="stdio") as rt:
-        for p in [*rt.problems, *rt.manager.catalog.conflicts]:
+        for p in [*rt.problems, *rt.catalog_health.conflicts]:
             log.warning(p)
         if rt.policy_problem:
             _banner([policy_problem_line(rt.policy_problem)])
@@ -198,15 +198,16 @@ def _mount_console(
 
 
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
-    ups = rt.manager.upstreams
-    ready = [n for n, u in ups.items() if u.state == "ready"]
+    catalog = rt.catalog_health
+    ups = catalog.upstreams()
+    ready = [u.name for u in ups if u.state == "ready"]
     lines = [
-        f"Sentinel {__import__('sentinel_mcp').__version__} is serving {len(rt.manager.catalog.tools)} tools "
+        f"Sentinel {__import__('sentinel_mcp').__version__} is serving {catalog.tool_count} tools "
         f"from {len(ready)}/{len(ups)} upstreams ({', '.join(ready) or 'none'}); config: {config.source}",
         f"Policy: {rt.gateway.guard.version}; audit log: {rt.audit.path}"
         + (f" (instance {rt.instance.id}; `sentinel-mcp audit` reads every instance)" if rt.instance else ""),
     ]
-    for p in [*rt.problems, *rt.manager.catalog.conflicts]:
+    for p in [*rt.problems, *catalog.conflicts]:
         lines.append(f"  warning: {p}")
     if rt.policy_problem:
         lines.append(policy_problem_line(rt.policy_problem))
