@@ -97,7 +97,7 @@ def main() -> None:
     steps = [
         ("guard", lambda: rows.extend(asyncio.run(guard_rows(tmp, decisions, 100_000)))),
         ("latency", lambda: rows.extend(latency_rows(calls))),
-        ("cold", lambda: pc.cold_start(tmp, rows)),
+        ("cold", lambda: pc.cold_start(tmp, rows, runs=3 if args.quick else 5)),
         ("capacity", lambda: pc.capacity(tmp, seconds, rows)),
         ("upstream", lambda: pc.real_upstream(tmp, seconds, rows)),
         ("peers", lambda: pc.peers(tmp, seconds, rows)),

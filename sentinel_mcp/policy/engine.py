@@ -136,8 +136,8 @@ class PrologEngine:
 
     # ---------------------------------------------------------------- queries
     @staticmethod
-    def _json_query(prolog: Any, goal: str) -> dict[str, Any]:
-        """Run ``goal`` whose last argument is Out (a JSON atom); return the decoded object."""
+    def _first_row(prolog: Any, goal: str, failed: str) -> dict[str, Any]:
+        """The first solution of ``goal``; a Prolog error or no solution is an ``EngineError``."""
         from pyswip.prolog import PrologError
 
         try:
@@ -145,22 +145,20 @@ class PrologEngine:
         except PrologError as e:
             raise EngineError(f"prolog error: {e}") from None
         if not rows:
-            raise EngineError(f"query failed: {goal[:200]}")
-        out = rows[0]["Out"]
+            raise EngineError(f"{failed}: {goal[:200]}")
+        return dict(rows[0])
+
+    @staticmethod
+    def _json_query(prolog: Any, goal: str) -> dict[str, Any]:
+        """Run ``goal`` whose last argument is Out (a JSON atom); return the decoded object."""
+        out = PrologEngine._first_row(prolog, goal, "query failed")["Out"]
         if isinstance(out, bytes):
             out = out.decode()
         return from_prolog_json(str(out))
 
     @staticmethod
     def _run_goal(prolog: Any, goal: str) -> None:
-        from pyswip.prolog import PrologError
-
-        try:
-            rows = list(prolog.query(goal, maxresult=1))
-        except PrologError as e:
-            raise EngineError(f"prolog error: {e}") from None
-        if not rows:
-            raise EngineError(f"goal failed: {goal[:200]}")
+        PrologEngine._first_row(prolog, goal, "goal failed")
 
     async def json_query(self, goal: str) -> dict[str, Any]:
         return await self.run(lambda p: self._json_query(p, goal))
