@@ -3,9 +3,9 @@
 Shared (in the database ``sentinel.store`` names): facts and contexts (and so confirmations, used once across
 the cluster; the default guard's too), conversations named by a plain label, the nonces of sealed request
 states, the audit log (one hash chain per replica, ``chain`` = the replica id), A2A tasks and swarm builds
-(leased), the search index, consents and the sensors' records, rulebase versions, agent traces, the console
-inbox. Per replica (in its data dir): a build's files, other agents' help requests, the console's rulebase
-load history (docs/cluster.md has the table).
+(leased), the search index, consents and the sensors' records, rulebase versions, agent traces, other agents'
+help requests, the console inbox. Per replica (in its data dir): a build's files, the console's rulebase load
+history (docs/cluster.md has the table).
 
 The sealing keys derive from ``sentinel.cluster.seal_key``, the same on every replica: a state sealed by one
 (a 2026-07-28 input-required retry, a conversation id) opens on any other, and is still used once (the nonce
