@@ -43,7 +43,7 @@ from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
-from sentinel_mcp.gateway.lean_upstream import LeanCaller, lean_caller
+from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, lean_caller
 from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import (
@@ -232,8 +232,9 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         for mode in modes:
             self._dead = anyio.Event()
             groups = track_groups(self.launched)
+            session = HttpSession()
             try:
-                await self._serve(make_client(self.target, mode, self._callbacks()), mode)
+                await self._serve(make_client(self.target, mode, self._callbacks(), session), mode, session)
                 return
             except HandshakeRejected as e:
                 if mode == modes[-1]:
@@ -244,7 +245,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                     with anyio.CancelScope(shield=True):
                         await kill_groups(groups)
 
-    async def _serve(self, client: Client, mode: Mode) -> None:
+    async def _serve(self, client: Client, mode: Mode, session: HttpSession) -> None:
         with anyio.CancelScope() as scope:
             scope.deadline = anyio.current_time() + self.target.connect_timeout
             try:
@@ -262,7 +263,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                         self.direct = await stack.enter_async_context(
                             direct_path(client, self.target.server, tools, self._on_log)
                         )
-                    self.lean = await stack.enter_async_context(lean_caller(self.target, client))
+                    self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
                     self.client = client
                     self._mode = mode
                     await self._apply_log_level()
@@ -442,8 +443,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             raise UpstreamUnavailable(
                 f"upstream {self.name} is not connected ({self.state}; {self.last_error or 'starting'})"
             )
-        serialize = not self.modern and not getattr(self.target, "concurrent", False)
-        if serialize:
+        if self._serialized(input_responses is None and request_state is None):
             async with self._serial:
                 return await self._call(
                     tool, arguments, link, progress, input_responses, request_state, meta, timeout
@@ -451,6 +451,19 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         return await self._call(
             tool, arguments, link, progress, input_responses, request_state, meta, timeout
         )
+
+    def _serialized(self, plain: bool) -> bool:
+        """Whether this call waits for the upstream's other calls. A handshake-era upstream's pushed questions
+        over stdio (and SSE) name no call, so they are routed only while one call is in flight; a lean call
+        reads the upstream's requests on its own stream and answers them for itself, so it runs beside
+        others. ``"concurrent"`` in the config says either way for every call."""
+        if self.modern:
+            return False
+        concurrent = getattr(self.target, "concurrent", None)
+        if concurrent is not None:
+            return not concurrent
+        lean = self.lean
+        return not (plain and lean is not None and lean.usable(self.client))
 
     async def _call(
         self,
@@ -494,7 +507,9 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                     if lean is not None and input_responses is None and request_state is None and (
                         lean.usable(client)
                     ):
-                        result = await lean.call_tool(tool, arguments, meta, self._on_log, on_progress)
+                        result = await lean.call_tool(
+                            tool, arguments, meta, self._on_log, on_progress, self._on_message
+                        )
                     else:
                         result = await client.session.call_tool(
                             tool,
