@@ -36,6 +36,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from mcp import Client
 from mcp.client.session import ClientRequestContext, ClientResponse, _later_revision_fields
 from mcp.shared.exceptions import MCPError
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.types import (
     CallToolResult,
     ErrorData,
@@ -45,6 +46,7 @@ from mcp.types import (
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import methods as sdk_methods
+from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
 from sentinel_mcp.gateway.lean_http import HttpAnswer, HttpFault, HttpPool, pool_for
@@ -236,38 +238,39 @@ class LeanCaller:
             log.info("lean upstream call: upstream request with a malformed id dropped")
             return
         method, params = msg.get("method"), msg.get("params")
-        answer: dict[str, Any]
         try:
-            if not isinstance(method, str) or not (params is None or isinstance(params, dict)):
-                raise MCPError(INVALID_REQUEST, "Invalid request")
-            try:
-                request: Any = sdk_methods.parse_server_request(method, self.era, params)
-            except KeyError:
-                raise MCPError(METHOD_NOT_FOUND, "Method not found", method[:100]) from None
-            except (ValueError, RuntimeError) as e:
-                raise MCPError(INVALID_REQUEST, f"Invalid request: {str(e)[:300]}") from None
-            if isinstance(request, PingRequest):
-                result: Any = {}
-            else:
-                ctx = ClientRequestContext(session=self.client.session, request_id=server_id,
-                                           meta=request.params.meta if request.params else None)
-                response = ClientResponse.validate_python(
-                    await self.client.session.dispatch_input_request(ctx, request))
-                if isinstance(response, ErrorData):
-                    raise MCPError.from_error_data(response)
-                result = response.model_dump(by_alias=True, mode="json", exclude_none=True)
-                try:
-                    sdk_methods.validate_client_result(method, self.era, result)
-                except ValueError:
-                    log.exception("lean upstream call: a callback for %r returned an invalid result", method)
-                    raise MCPError(INTERNAL_ERROR, "Client callback returned an invalid result") from None
-            answer = {"jsonrpc": "2.0", "id": server_id, "result": result}
-        except MCPError as e:
-            error = {"code": e.code, "message": e.message}
-            if e.error.data is not None:
-                error["data"] = e.error.data
-            answer = {"jsonrpc": "2.0", "id": server_id, "error": error}
+            result = await self._callback(method, params, server_id)
+            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": server_id, "result": result}
+        except Exception as e:  # noqa: BLE001 - whatever failed, the upstream gets an answer, the call goes on
+            error = handler_exception_to_error_data(e)
+            if error is None:  # no text of ours on the wire (the SDK's dispatcher would send str(e))
+                log.exception("lean upstream call: answering %r failed", str(method)[:60])
+                error = ErrorData(code=INTERNAL_ERROR, message="Internal error")
+            answer = {"jsonrpc": "2.0", "id": server_id,
+                      "error": error.model_dump(by_alias=True, mode="json", exclude_none=True)}
         await self._post_quietly(answer, f"the answer to {str(method)[:60]!r}")
+
+    async def _callback(self, method: Any, params: Any, server_id: int | str) -> dict[str, Any]:
+        if not isinstance(method, str) or not (params is None or isinstance(params, dict)):
+            raise MCPError(INVALID_REQUEST, "Invalid request")
+        try:
+            request: Any = sdk_methods.parse_server_request(method, self.era, params)
+        except KeyError:
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", method) from None
+        if isinstance(request, PingRequest):
+            return {}  # answered without a context, as the SDK does
+        ctx = ClientRequestContext(session=self.client.session, request_id=server_id,
+                                   meta=request.params.meta if request.params else None)
+        response = ClientResponse.validate_python(await self.client.session.dispatch_input_request(ctx, request))
+        if isinstance(response, ErrorData):
+            raise MCPError.from_error_data(response)
+        result: dict[str, Any] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
+        try:
+            sdk_methods.validate_client_result(method, self.era, result)
+        except ValidationError:
+            log.exception("lean upstream call: a callback for %r returned an invalid result", method)
+            raise MCPError(INTERNAL_ERROR, "Client callback returned an invalid result") from None
+        return result
 
     def _validated(self, raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:
         """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on this era."""
@@ -386,7 +389,7 @@ def _response_for(msg: Any, rid: int) -> dict[str, Any]:
         raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: {what}")
     mid = msg.get("id")
     if type(mid) is not int or mid != rid:
-        raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: answer to id {str(mid)[:40]}, not {rid}")
+        raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: answer to id {repr(mid)[:40]}, not {rid}")
     if "error" in msg:
         error = msg["error"]
         if not isinstance(error, dict):

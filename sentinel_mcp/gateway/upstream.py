@@ -19,6 +19,7 @@ from typing import Any, Awaitable, Callable, Literal
 
 import anyio
 from mcp import Client, MCPDeprecationWarning
+from pydantic import ValidationError
 from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
@@ -65,6 +66,7 @@ log = logging.getLogger(__name__)
 
 CONNECTION_CLOSED = -32000  # what the SDK raises for calls on a connection whose peer went away
 REQUEST_TIMEOUT = -32001
+PARSE_ERROR = -32700
 
 State = Literal["connecting", "ready", "backoff", "stopped"]
 
@@ -557,6 +559,15 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             self.breaker.record_success()
             raise UpstreamCallError(
                 f"upstream {self.name} error {e.code}: {e.message}", code=e.code
+            ) from None
+        except ValidationError as e:
+            # the SDK's client parses the answer into the era's result types and raises pydantic's error for
+            # one that does not fit: an answer like any other bad answer, said as the lean path says it
+            self.breaker.record_success()
+            raise UpstreamCallError(
+                f"upstream {self.name} error {PARSE_ERROR}: upstream result is not a valid tools/call result: "
+                f"{str(e)[:300]}",
+                code=PARSE_ERROR,
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as e:
             self.breaker.record_failure()
