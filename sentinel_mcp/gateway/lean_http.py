@@ -119,7 +119,8 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
         if not self.complete and self.fault is None:
-            self.fault = HttpFault(f"connection closed before the answer ended ({type(exc).__name__ if exc else 'EOF'})")
+            why = type(exc).__name__ if exc else "EOF"
+            self.fault = HttpFault(f"connection closed before the answer ended ({why})")
         self._wake()
 
     # ------------------------------------------------------------------ httptools callbacks

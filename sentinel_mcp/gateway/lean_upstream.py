@@ -261,7 +261,8 @@ class LeanCaller:
             return {}  # answered without a context, as the SDK does
         ctx = ClientRequestContext(session=self.client.session, request_id=server_id,
                                    meta=request.params.meta if request.params else None)
-        response = ClientResponse.validate_python(await self.client.session.dispatch_input_request(ctx, request))
+        answered = await self.client.session.dispatch_input_request(ctx, request)
+        response = ClientResponse.validate_python(answered)
         if isinstance(response, ErrorData):
             raise MCPError.from_error_data(response)
         result: dict[str, Any] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -389,7 +390,8 @@ def _response_for(msg: Any, rid: int) -> dict[str, Any]:
         raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: {what}")
     mid = msg.get("id")
     if type(mid) is not int or mid != rid:
-        raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: answer to id {repr(mid)[:40]}, not {rid}")
+        what = repr(mid)[:40]
+        raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: answer to id {what}, not {rid}")
     if "error" in msg:
         error = msg["error"]
         if not isinstance(error, dict):

@@ -565,8 +565,8 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             # one that does not fit: an answer like any other bad answer, said as the lean path says it
             self.breaker.record_success()
             raise UpstreamCallError(
-                f"upstream {self.name} error {PARSE_ERROR}: upstream result is not a valid tools/call result: "
-                f"{str(e)[:300]}",
+                f"upstream {self.name} error {PARSE_ERROR}: upstream result is not a valid tools/call "
+                f"result: {str(e)[:300]}",
                 code=PARSE_ERROR,
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as e:
