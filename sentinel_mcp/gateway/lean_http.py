@@ -77,7 +77,8 @@ class _Connection(asyncio.Protocol):
     def _reset(self) -> None:
         self.status = 0
         self.headers: dict[str, str] = {}
-        self.head_bytes = 0
+        self.head_bytes = 0  # received while the head is incomplete
+        self.head_fields = 0
         self.head_done = False
         self.keep_alive = False
         self.complete = False
@@ -85,6 +86,8 @@ class _Connection(asyncio.Protocol):
         self.buffered = 0
         self.paused = False
         self.fault: HttpFault | None = None
+        self.refused: str | None = None  # why a parser callback refused the answer
+        self.unasked = False  # bytes after the answer: the start of an answer to nothing
         self.wake: asyncio.Future[None] | None = None
 
     # ------------------------------------------------------------------ asyncio
@@ -104,8 +107,8 @@ class _Connection(asyncio.Protocol):
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._fail("the server switched protocols")
-        except (httptools.HttpParserError, HttpFault) as e:
-            self._fail(f"malformed HTTP answer: {str(e)[:200]}")
+        except httptools.HttpParserError as e:  # a callback's refusal comes out wrapped: say what it was
+            self._fail(self.refused or f"malformed HTTP answer: {str(e)[:200]}")
         if not self.head_done and self.head_bytes > MAX_HEAD_BYTES and self.fault is None:
             self._fail(f"answer head larger than {MAX_HEAD_BYTES} bytes")
         if self.buffered > MAX_BUFFERED and not self.paused and self.transport is not None:
@@ -124,19 +127,31 @@ class _Connection(asyncio.Protocol):
         self._wake()
 
     # ------------------------------------------------------------------ httptools callbacks
+    def _refuse(self, why: str) -> None:
+        self.refused = why
+        raise ValueError(why)  # httptools turns it into HttpParserCallbackError
+
+    def on_message_begin(self) -> None:
+        if self.head_done:
+            self.unasked = True
+
     def on_header(self, name: bytes, value: bytes) -> None:
+        self.head_fields += len(name) + len(value) + 4  # a head that arrived whole in one read, as parsed
+        if self.head_fields > MAX_HEAD_BYTES:
+            self._refuse(f"answer head larger than {MAX_HEAD_BYTES} bytes")
         key = name.decode("latin-1").lower()
         text = value.decode("latin-1")
         if key == "transfer-encoding" and text.strip().lower() != "chunked":
-            raise HttpFault(f"unsupported Transfer-Encoding {text[:40]!r}")
+            self._refuse(f"unsupported Transfer-Encoding {text[:40]!r}")
         if key == "content-encoding" and text.strip().lower() not in ("", "identity"):
-            raise HttpFault(f"unsupported Content-Encoding {text[:40]!r} (none was asked for)")
+            self._refuse(f"unsupported Content-Encoding {text[:40]!r} (none was asked for)")
         self.headers[key] = f"{self.headers[key]}, {text}" if key in self.headers else text
 
     def on_headers_complete(self) -> None:
         status = self.parser.get_status_code()
         if 100 <= status < 200:  # an interim answer: the real one follows on the same connection
             self.headers = {}
+            self.head_fields = 0
             return
         self.status = status
         self.keep_alive = self.parser.should_keep_alive()  # only meaningful while the message is parsed
@@ -189,7 +204,7 @@ class _Connection(asyncio.Protocol):
             await self._wait()
 
     def reusable(self) -> bool:
-        return self.complete and not self.lost and self.keep_alive
+        return self.complete and not self.lost and self.keep_alive and not self.unasked
 
     def close(self) -> None:
         self.lost = True
