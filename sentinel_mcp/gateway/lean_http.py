@@ -52,7 +52,9 @@ def proxied(url: str) -> bool:
     proxies = urllib.request.getproxies_environment()
     if not (proxies.get(parts.scheme) or proxies.get("all")):
         return False
-    return not urllib.request.proxy_bypass_environment(parts.hostname or "", proxies)
+    # the check urllib's own opener makes (its no_proxy rules); not in typeshed's stubs
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    return not bypass(parts.hostname or "", proxies)
 
 
 def _checked(text: str) -> bytes:

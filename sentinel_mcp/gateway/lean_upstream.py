@@ -221,10 +221,10 @@ class LeanCaller:
         elif method == "notifications/progress":
             await _progress(msg.get("params"), rid, on_progress)
         elif isinstance(method, str) and method != "notifications/cancelled":
-            params = msg.get("params")
+            raw = msg.get("params")
             try:
                 notice = sdk_methods.parse_server_notification(
-                    method, self.era, params if isinstance(params, dict) else None)
+                    method, self.era, raw if isinstance(raw, dict) else None)
             except (KeyError, ValueError, RuntimeError):
                 log.info("lean upstream call: notification %r dropped", method[:60])
                 return
@@ -234,7 +234,7 @@ class LeanCaller:
         """A request the upstream sent on this call's stream, answered as the SDK session answers it
         (``ClientSession._on_request``: its parsing, callback table, result checks), in the calling task."""
         server_id = msg.get("id")
-        if type(server_id) not in (int, str) or isinstance(server_id, bool):
+        if not isinstance(server_id, (int, str)) or isinstance(server_id, bool):
             log.info("lean upstream call: upstream request with a malformed id dropped")
             return
         method, params = msg.get("method"), msg.get("params")

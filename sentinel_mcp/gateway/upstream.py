@@ -15,7 +15,7 @@ import time
 import warnings
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Awaitable, Callable, Literal, cast
 
 import anyio
 from mcp import Client, MCPDeprecationWarning
@@ -30,6 +30,7 @@ from mcp.types import (
     InputRequiredResult,
     Prompt,
     PromptListChangedNotification,
+    RequestParamsMeta,
     Resource,
     ResourceListChangedNotification,
     ResourceTemplate,
@@ -390,8 +391,6 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             (ToolListChangedNotification, PromptListChangedNotification, ResourceListChangedNotification),
         ):
             # refresh outside the receive loop: listing from inside it would wait on itself
-            import asyncio
-
             asyncio.get_running_loop().create_task(self._refresh_and_announce())
 
     def _on_garbage(self, error: Exception) -> None:
@@ -472,7 +471,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         tool: str,
         arguments: dict[str, Any],
         link: CallerLink | None,
-        progress: Any,
+        relay: Callable[[float, float | None, str | None], Awaitable[None]] | None,
         input_responses: dict[str, Any] | None,
         request_state: str | None,
         meta: dict[str, Any] | None,
@@ -493,13 +492,13 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         # own timeout: the gateway runs on asyncio only, and anyio's scopes ask which library runs, per call
         deadline = asyncio.timeout(idle)
 
-        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             try:
                 deadline.reschedule(min(loop.time() + idle, started + longest))
             except RuntimeError:
                 pass  # a notification after the call ended or timed out: no deadline left to move
-            if progress is not None:
-                await progress(p, total, message)
+            if relay is not None:
+                await relay(progress, total, message)
 
         result: Any = None
         try:
@@ -520,7 +519,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                             progress_callback=on_progress,
                             input_responses=input_responses,
                             request_state=request_state,
-                            meta=meta,  # type: ignore[arg-type]
+                            meta=cast("RequestParamsMeta | None", meta),
                             allow_input_required=True,
                         )
             except TimeoutError:
@@ -590,7 +589,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         if meta is None:
             return await self.client.session.read_resource(uri)
-        return await self.client.session.read_resource(uri, meta=meta)
+        return await self.client.session.read_resource(uri, meta=cast("RequestParamsMeta", meta))
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> Any:
         if not self.loaded:
