@@ -81,6 +81,8 @@ class HttpSession:
 class LeanCaller:
     """One upstream's lean ``tools/call`` path; lives as long as its SDK connection."""
 
+    own_stream = True  # what the upstream asks mid-call comes on the call's own stream: calls may overlap
+
     def __init__(self, pool: HttpPool, client: Client, session: HttpSession) -> None:
         self.pool = pool
         self.client = client
@@ -133,7 +135,7 @@ class LeanCaller:
         finally:
             if not answered and not self.modern:
                 self._cancel_later(rid)
-        return self._validated(raw)
+        return validated_result(self.client, self.era, raw)
 
     def _cancel_later(self, rid: int) -> None:
         """The handshake era's courtesy cancel, sent beside whatever ends the call (never delaying it)."""
@@ -182,7 +184,7 @@ class LeanCaller:
                 raise MCPError(METHOD_NOT_FOUND, "Not Found")
             raise MCPError(INTERNAL_ERROR, "Server returned an error response")
         if ctype.startswith("application/json"):
-            return _response_for(_parse(await _read_bounded(response, MAX_ANSWER_BYTES)), rid)
+            return response_for(_parse(await _read_bounded(response, MAX_ANSWER_BYTES)), rid)
         if ctype.startswith("text/event-stream"):
             return await self._from_event_stream(response, rid, on_log, on_progress, on_notice)
         raise MCPError(INVALID_REQUEST, f"Unexpected content type: {ctype[:80]}")
@@ -205,7 +207,7 @@ class LeanCaller:
                 else:
                     await self._answer_request(msg)
                 continue
-            return _response_for(msg, rid)
+            return response_for(msg, rid)
         raise MCPError(INTERNAL_ERROR, "the upstream's event stream ended without an answer")
 
     async def _notification(self, msg: dict[str, Any], rid: int, on_log: LogSink, on_progress: ProgressSink,
@@ -272,27 +274,6 @@ class LeanCaller:
             log.exception("lean upstream call: a callback for %r returned an invalid result", method)
             raise MCPError(INTERNAL_ERROR, "Client callback returned an invalid result") from None
         return result
-
-    def _validated(self, raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:
-        """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on this era."""
-        ttl = raw.get("ttlMs")
-        if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
-            raw["ttlMs"] = 0
-        try:
-            try:
-                sdk_methods.validate_server_result("tools/call", self.era, raw)
-            except KeyError:
-                pass
-            if not (foreign := _later_revision_fields("tools/call", self.era)).isdisjoint(raw):
-                raw = {key: value for key, value in raw.items() if key not in foreign}
-            result = self.client.session._call_tool_adapter.validate_python(raw, by_name=False)
-        except ValueError as e:
-            why = str(e)[:300]
-            raise MCPError(PARSE_ERROR, f"upstream result is not a valid tools/call result: {why}") from None
-        if isinstance(result, (CallToolResult, InputRequiredResult)):
-            return result
-        raise MCPError(PARSE_ERROR, f"upstream result is not a tools/call result: {type(result).__name__}")
-
 
 @asynccontextmanager
 async def lean_caller(target: Any, client: Client, session: HttpSession | None) -> AsyncIterator[
@@ -383,7 +364,28 @@ def _parse(raw: bytes | str) -> Any:
         raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: {type(e).__name__}") from None
 
 
-def _response_for(msg: Any, rid: int) -> dict[str, Any]:
+def validated_result(client: Client, era: str, raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:
+    """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on ``era``."""
+    ttl = raw.get("ttlMs")
+    if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
+        raw["ttlMs"] = 0
+    try:
+        try:
+            sdk_methods.validate_server_result("tools/call", era, raw)
+        except KeyError:
+            pass
+        if not (foreign := _later_revision_fields("tools/call", era)).isdisjoint(raw):
+            raw = {key: value for key, value in raw.items() if key not in foreign}
+        result = client.session._call_tool_adapter.validate_python(raw, by_name=False)
+    except ValueError as e:
+        why = str(e)[:300]
+        raise MCPError(PARSE_ERROR, f"upstream result is not a valid tools/call result: {why}") from None
+    if isinstance(result, (CallToolResult, InputRequiredResult)):
+        return result
+    raise MCPError(PARSE_ERROR, f"upstream result is not a tools/call result: {type(result).__name__}")
+
+
+def response_for(msg: Any, rid: int) -> dict[str, Any]:
     """The result of JSON-RPC response ``msg`` to request ``rid``; raises on anything else."""
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
         what = "a batch" if isinstance(msg, list) else "not a JSON-RPC 2.0 message"
@@ -414,6 +416,11 @@ async def _progress(params: Any, rid: int, on_progress: ProgressSink) -> None:
     token = params.get("progressToken") if isinstance(params, dict) else None
     if type(token) is not int or token != rid:
         return  # another call's, or malformed: as the SDK, dropped
+    await progress_to(params, on_progress)
+
+
+async def progress_to(params: dict[str, Any], on_progress: ProgressSink) -> None:
+    """A progress notification's values to ``on_progress``; malformed ones are dropped, as the SDK does."""
     p, total, message = params.get("progress"), params.get("total"), params.get("message")
     if not isinstance(p, (int, float)) or not _number(p) or not (total is None or _number(total)):
         return

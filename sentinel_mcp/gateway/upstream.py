@@ -46,7 +46,8 @@ from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, lean_caller
-from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
+from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
+from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import (
     Mode,
@@ -133,7 +134,8 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         self.connected_at: float | None = None
         self.client: Client | None = None
         self.direct: DirectDispatcher | None = None  # a built-in's direct calls (builtin_direct.py)
-        self.lean: LeanCaller | None = None  # a modern HTTP upstream's plain calls (lean_upstream.py)
+        # an HTTP or stdio upstream's plain tools/call (lean_upstream.py, lean_stdio.py)
+        self.lean: LeanCaller | StdioCaller | None = None
         self.tools: dict[str, Tool] = {}
         self.resources: list[Resource] = []
         self.resource_templates: list[ResourceTemplate] = []
@@ -235,9 +237,11 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         for mode in modes:
             self._dead = anyio.Event()
             groups = track_groups(self.launched)
+            taps = tap_pipes() if stdio_caller(self.target) else None
             session = HttpSession()
             try:
-                await self._serve(make_client(self.target, mode, self._callbacks(), session), mode, session)
+                await self._serve(make_client(self.target, mode, self._callbacks(), session), mode, session,
+                                  taps)
                 return
             except HandshakeRejected as e:
                 if mode == modes[-1]:
@@ -248,7 +252,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                     with anyio.CancelScope(shield=True):
                         await kill_groups(groups)
 
-    async def _serve(self, client: Client, mode: Mode, session: HttpSession) -> None:
+    async def _serve(self, client: Client, mode: Mode, session: HttpSession, taps: list[Any] | None) -> None:
         with anyio.CancelScope() as scope:
             scope.deadline = anyio.current_time() + self.target.connect_timeout
             try:
@@ -266,7 +270,10 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                         self.direct = await stack.enter_async_context(
                             direct_path(client, self.target.server, tools, self._on_log)
                         )
-                    self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
+                    if taps:  # a stdio upstream's process, its pipes shared with the lean calls
+                        self.lean = StdioCaller(taps[-1].tap, client)
+                    else:
+                        self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
                     self.client = client
                     self._mode = mode
                     await self._apply_log_level()
@@ -464,7 +471,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         if concurrent is not None:
             return not concurrent
         lean = self.lean
-        return not (plain and lean is not None and lean.usable(self.client))
+        return not (plain and lean is not None and lean.own_stream and lean.usable(self.client))
 
     async def _call(
         self,
