@@ -197,7 +197,9 @@ class StdioTap:
         if "method" in msg:
             if msg.get("method") == "notifications/progress" and "id" not in msg:
                 params = msg.get("params")
-                token = params.get("progressToken") if isinstance(params, dict) else None
+                if not isinstance(params, dict):
+                    return False
+                token = params.get("progressToken")
                 waiting = self.waiting.get(token) if type(token) is int else None
                 if waiting is not None:
                     await progress_to(params, waiting.on_progress)
