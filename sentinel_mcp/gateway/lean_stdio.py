@@ -8,10 +8,11 @@ Here the SDK keeps the process and everything else on its pipes: the process it 
 wrapped (``TappedProcess``, made in ``process_groups``' spawn hook), whose stdin is shared under a lock
 (lines are never interleaved) and whose stdout is read through a tap. The tap is driven by the SDK's own
 reader task: each line is passed on to the SDK unchanged, except the answers to lean calls (a response, no
-``method``, to one of the ids waiting here; the ids live far above the SDK's own) and the progress under
-their tokens, which go straight to their calls. So the upstream's requests, log lines and notifications
-still reach the SDK session, which answers and routes them as before (a handshake-era stdio upstream's
-calls stay serialized: what it pushes names no call). Input rounds and every other method take the SDK.
+``method``, to one of the ids waiting here; the ids live far above the SDK's own), the progress under their
+tokens, and log lines while they wait (routed as the SDK's logging callback routes them, and in order, before
+the answer that follows them). So the upstream's requests and other notifications still reach the SDK
+session, which answers and routes them as before (a handshake-era stdio upstream's calls stay serialized:
+what it pushes names no call). Input rounds and every other method take the SDK.
 
 The upstream is hostile: an answer is held to its id's type, it must be a JSON-RPC 2.0 object with a result
 object or a well-formed error, and is validated as the SDK validates it (``LeanCaller``'s shared checks); a
@@ -31,12 +32,13 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import CallToolResult, InputRequiredResult, LoggingMessageNotificationParams
 
 from sentinel_mcp.config import StdioServer
 from sentinel_mcp.gateway.lean_upstream import (
     CONNECTION_CLOSED,
     HANDSHAKE_IDS,
+    LogSink,
     ProgressSink,
     progress_to,
     response_for,
@@ -49,11 +51,14 @@ CHUNK = 64 * 1024
 
 
 class _Waiting:
-    __slots__ = ("answer", "on_progress")
+    __slots__ = ("answer", "on_progress", "on_log")
 
-    def __init__(self, answer: asyncio.Future[dict[str, Any]], on_progress: ProgressSink) -> None:
+    def __init__(
+        self, answer: asyncio.Future[dict[str, Any]], on_progress: ProgressSink, on_log: LogSink
+    ) -> None:
         self.answer = answer
         self.on_progress = on_progress
+        self.on_log = on_log
 
 
 class _SharedStdin(ByteSendStream):
@@ -177,8 +182,9 @@ class StdioTap:
         self.gone: str | None = None  # the process's stdout ended: why
 
     async def sift(self, lines: bytes) -> bytes:
-        """Complete lines from stdout: the answers and progress of waiting lean calls are taken, the rest is
-        returned for the SDK, unchanged."""
+        """Complete lines from stdout: the answers, progress and log lines of waiting lean calls are taken
+        (in order: a call's log lines reach its caller before its result, as on the SDK's own path), the rest
+        is returned for the SDK, unchanged."""
         kept: list[bytes] = []
         for line in lines.split(b"\n")[:-1]:
             if not await self._take(line):
@@ -186,7 +192,7 @@ class StdioTap:
         return b"".join(kept)
 
     async def _take(self, line: bytes) -> bool:
-        if b'"id"' not in line and b"progressToken" not in line:
+        if b'"id"' not in line and b"progressToken" not in line and b"notifications/message" not in line:
             return False  # cannot be ours: not worth parsing
         try:
             msg = json.loads(line)
@@ -194,6 +200,14 @@ class StdioTap:
             return False  # the SDK reports it (and fails the waiting calls)
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
             return False
+        if msg.get("method") == "notifications/message" and "id" not in msg and self.waiting:
+            try:
+                line_params = LoggingMessageNotificationParams.model_validate(msg.get("params"))
+            except ValueError:
+                return False  # the SDK's session drops it, as before
+            # routed as the SDK's logging callback routes it (the one call in flight)
+            await next(iter(self.waiting.values())).on_log(line_params)
+            return True
         if "method" in msg:
             if msg.get("method") == "notifications/progress" and "id" not in msg:
                 params = msg.get("params")
@@ -246,11 +260,12 @@ class StdioCaller:
         tool: str,
         arguments: dict[str, Any],
         meta: dict[str, Any] | None,
-        on_log: Any,
+        on_log: LogSink,
         on_progress: ProgressSink,
         on_notice: Any,
     ) -> CallToolResult | InputRequiredResult:
-        """``on_log`` and ``on_notice`` are unused: log lines and notifications reach the SDK's session."""
+        """``on_notice`` is unused: notifications other than progress and log lines reach the SDK's
+        session."""
         self._next_id += 1
         rid = self._next_id
         params: dict[str, Any] = {"name": tool, "arguments": arguments}
@@ -261,7 +276,7 @@ class StdioCaller:
         params.setdefault("_meta", {})["progressToken"] = rid
         line = json.dumps({"jsonrpc": "2.0", "id": rid, **data}, separators=(",", ":"), ensure_ascii=False)
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.tap.waiting[rid] = _Waiting(answer, on_progress)
+        self.tap.waiting[rid] = _Waiting(answer, on_progress, on_log)
         answered = False
         try:
             await self._send(line)

@@ -73,9 +73,12 @@ NoticeSink = Callable[[Any], Awaitable[None]]  # a parsed server notification (l
 
 @dataclass
 class HttpSession:
-    """The ``Mcp-Session-Id`` the upstream gave the SDK client's handshake (noted from its answers)."""
+    """The ``Mcp-Session-Id`` the upstream gave the SDK client's handshake (noted from its answers), and
+    whether the upstream has since answered a request on it with 404: the session is gone (it restarted or
+    ended it) and, as the spec says, the client must start a new one."""
 
     session_id: str | None = None
+    gone: bool = False
 
 
 class LeanCaller:
@@ -170,6 +173,9 @@ class LeanCaller:
             raise MCPError(INVALID_REQUEST, "server answered a request with 202 Accepted")
         if 300 <= status < 400:
             raise MCPError(INVALID_REQUEST, f"server redirected the request ({status}); not followed")
+        if status == 404 and not self.modern and self.session.session_id:
+            self.session.gone = True
+            raise MCPError(INVALID_REQUEST, "Session terminated")  # as the SDK says it
         if status >= 400:
             if ctype.startswith("application/json"):
                 try:
@@ -179,8 +185,6 @@ class LeanCaller:
                 except (ValueError, UnicodeDecodeError, RecursionError):
                     pass
             if status == 404:
-                if not self.modern and self.session.session_id:
-                    raise MCPError(INVALID_REQUEST, "Session terminated")  # as the SDK says it
                 raise MCPError(METHOD_NOT_FOUND, "Not Found")
             raise MCPError(INTERNAL_ERROR, "Server returned an error response")
         if ctype.startswith("application/json"):

@@ -154,6 +154,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         self._next_call = 0
         self._mode: Mode | None = None  # the connect mode that worked (reconnects start there)
         self._tg: anyio.abc.TaskGroup | None = None  # the connection's own tasks
+        self._session: HttpSession | None = None  # the connection's HTTP session (see _session_gone)
         self.subscribed: set[str] = set()  # resource URIs some client subscribed to through us
         self._watchers: dict[str, anyio.CancelScope] = {}  # 2026 upstreams: one listen stream per URI
         self.log_level: str | None = None
@@ -238,7 +239,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             self._dead = anyio.Event()
             groups = track_groups(self.launched)
             taps = tap_pipes() if stdio_caller(self.target) else None
-            session = HttpSession()
+            session = self._session = HttpSession()
             try:
                 await self._serve(make_client(self.target, mode, self._callbacks(), session), mode, session,
                                   taps)
@@ -332,8 +333,8 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                 with anyio.fail_after(max(2.0, self.health_interval)):
                     await client.send_ping()
             except MCPError as e:
-                if e.code == CONNECTION_CLOSED or "closed" in e.message.lower():
-                    self.last_error = "connection closed"
+                if e.code == CONNECTION_CLOSED or "closed" in e.message.lower() or self._session_gone():
+                    self.last_error = "session terminated" if self._session_gone() else "connection closed"
                     self._dead.set()
                     return
                 # e.g. a server that does not implement ping: alive enough
@@ -460,6 +461,11 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             tool, arguments, link, progress, input_responses, request_state, meta, timeout
         )
 
+    def _session_gone(self) -> bool:
+        """A streamable-HTTP upstream answered 404 on this connection's session (it restarted, or ended the
+        session): the SDK's client would go on asking on it; a new connection starts a new session."""
+        return self._session is not None and self._session.gone
+
     def _serialized(self, plain: bool) -> bool:
         """Whether this call waits for the upstream's other calls. A handshake-era upstream's pushed questions
         over stdio (and SSE) name no call, so they are routed only while one call is in flight; a lean call
@@ -554,7 +560,8 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                 raise UpstreamCallError(
                     f"upstream {self.name} did not answer within {longest:.0f}s", timeout=True, code=e.code
                 ) from None
-            if e.code == CONNECTION_CLOSED or "connection closed" in e.message.lower():
+            closed = e.code == CONNECTION_CLOSED or "connection closed" in e.message.lower()
+            if closed or self._session_gone():
                 self.breaker.record_failure()
                 self.last_error = "connection closed during a call"
                 self._dead.set()

@@ -100,6 +100,8 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
             sid = response.headers.get("mcp-session-id")
             if sid and session.session_id is None:
                 session.session_id = sid
+            if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
+                session.gone = True  # the SDK's client would go on asking on it
 
         hooks["response"] = [note_session]
     http = httpx2.AsyncClient(

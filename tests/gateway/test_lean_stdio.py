@@ -79,7 +79,7 @@ ATTACKS = ["bad_json", "wrong_id", "batch", "not_a_result", "rpc_error", "error_
            "progress_then_answer", "die"]
 
 
-async def _attacks(up: Upstream, names: list[str]) -> list:
+async def _attacks(up: Upstream, names: list[str], timeout: float = 3.0) -> list:
     out = []
     for tool in names:
         link = Asker("hostile")
@@ -90,7 +90,7 @@ async def _attacks(up: Upstream, names: list[str]) -> list:
 
         with anyio.fail_after(60):  # never a hang
             try:
-                r = _plain(await up.call_tool(tool, {}, link=link, progress=progress))
+                r = _plain(await up.call_tool(tool, {}, link=link, progress=progress, timeout=timeout))
                 out.append(("result", r, seen, link.logged))
             except UpstreamCallError as e:
                 out.append(("error", str(e), seen, link.logged))
@@ -108,10 +108,9 @@ async def _attacks(up: Upstream, names: list[str]) -> list:
 
 @pytest.mark.parametrize("era", ERAS)
 def test_a_hostile_upstream_gets_the_same_outcomes_down_both_paths(era: str) -> None:
-    lean = anyio.run(lambda: _with_upstream(HOSTILE, lambda up: _attacks(up, ATTACKS), protocol=era,
-                                            timeout=3.0))
+    lean = anyio.run(lambda: _with_upstream(HOSTILE, lambda up: _attacks(up, ATTACKS), protocol=era))
     sdk = anyio.run(lambda: _with_upstream(HOSTILE, lambda up: _attacks(up, ATTACKS), protocol=era,
-                                           lean=False, timeout=3.0))
+                                           lean=False))
     outcomes = {name: o[0] for name, o in zip(ATTACKS, lean)}
     assert outcomes == {name: o[0] for name, o in zip(ATTACKS, sdk)}
     assert outcomes == {name: "result" if name == "progress_then_answer" else "error" for name in ATTACKS}
@@ -131,10 +130,10 @@ def test_an_answer_with_the_id_spelled_as_a_string_is_not_taken() -> None:
     goes on to the SDK's session, which knows no such request), so the call ends at its time limit."""
     async def body(up: Upstream) -> str:
         with pytest.raises(UpstreamCallError) as e:
-            await up.call_tool("string_id", {})
+            await up.call_tool("string_id", {}, timeout=2.0)
         return str(e.value)
 
-    said = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy", timeout=2.0))
+    said = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy"))
     assert "did not answer within 2s" in said
 
 

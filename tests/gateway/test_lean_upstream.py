@@ -265,12 +265,13 @@ HOSTILE = [
 ]
 
 
-async def _attacks(up: Upstream, names: list[str]) -> list:
+async def _attacks(up: Upstream, names: list[str], timeout: float | None = None) -> list:
     out = []
     for tool in names:
         with anyio.fail_after(60):  # never a hang
             try:
-                out.append(("result", _plain(await up.call_tool(tool, {}, link=Asker("hostile")))))
+                r = await up.call_tool(tool, {}, link=Asker("hostile"), timeout=timeout)
+                out.append(("result", _plain(r)))
             except UpstreamCallError as e:
                 out.append(("error", str(e)))
         for attempt in range(2):
@@ -296,8 +297,8 @@ def test_a_hostile_upstream_gets_clear_errors_and_the_next_call_works(hostile: s
     # an answer it cannot recognise until the call's time limit, so that is short here. One deliberate
     # difference: the SDK takes an answer whose id is the request's id spelled as a string ("5" for 5), the
     # lean path holds ids to their type
-    sdk = dict(zip(names, anyio.run(lambda: _with_upstream(hostile, lambda up: _attacks(up, names),
-                                                           protocol=era, lean=False, timeout=3.0))))
+    sdk = dict(zip(names, anyio.run(lambda: _with_upstream(hostile, lambda up: _attacks(up, names, 3.0),
+                                                           protocol=era, lean=False))))
     assert sdk.pop("string_id")[0] == "result"
     assert {name: kind for name, (kind, _) in sdk.items()} == {name: "error" for name in sdk}
 
@@ -337,12 +338,12 @@ def test_a_slow_drip_times_out_instead_of_hanging(hostile: str, era: str) -> Non
     async def body(up: Upstream) -> str:
         with anyio.fail_after(30):
             with pytest.raises(UpstreamCallError) as e:
-                await up.call_tool("drip", {})
+                await up.call_tool("drip", {}, timeout=2.0)
         assert e.value.timeout
         assert _plain(await up.call_tool("noop", {}))["content"][0]["text"] == "ok"
         return str(e.value)
 
-    said = anyio.run(lambda: _with_upstream(hostile, body, protocol=era, timeout=2.0))
+    said = anyio.run(lambda: _with_upstream(hostile, body, protocol=era))
     assert "did not answer within 2s" in said
 
 
@@ -415,3 +416,39 @@ def test_through_a_gateway_both_eras_get_the_same_answers_lean_or_not(
     finally:
         for proc, _ in gateways:
             stop_process(proc)
+
+
+@pytest.mark.parametrize("lean", [True, False])
+def test_a_restarted_handshake_upstream_gets_a_new_session(lean: bool) -> None:
+    """The upstream restarts on the same port and forgets the session: the call that meets the 404 fails
+    (nothing can say whether it ran), the upstream reconnects with a new session, and calls work again."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    proc = _serve([sys.executable, TOOLBOX, "--http", str(port)], port)
+
+    async def body(up: Upstream) -> Any:
+        nonlocal proc
+        assert _plain(await up.call_tool("noop", {}))["content"][0]["text"] == "ok"
+        first = up._session.session_id if up._session is not None else None
+        stop_process(proc)
+        proc = _serve([sys.executable, TOOLBOX, "--http", str(port)], port)
+        with pytest.raises(UpstreamCallError) as e:
+            await up.call_tool("noop", {})
+        with anyio.fail_after(60):
+            while True:
+                await up.wait_ready(30)
+                try:
+                    result = _plain(await up.call_tool("noop", {}))
+                    break
+                except UpstreamCallError:
+                    await anyio.sleep(0.5)  # still the old connection: its reconnect is under way
+        again = up._session.session_id if up._session is not None else None
+        return str(e.value), result, first, again
+
+    try:
+        said, result, first, again = anyio.run(
+            lambda: _with_upstream(url, body, protocol="legacy", lean=lean))
+    finally:
+        stop_process(proc)
+    assert "went away" in said and result["content"][0]["text"] == "ok"
+    assert first is not None and again is not None and first != again
