@@ -287,14 +287,16 @@ async def lean_caller(target: Any, client: Client, session: HttpSession | None) 
     if not isinstance(target, RemoteServer) or target.kind != "streamable-http" or session is None:
         yield None
         return
-    from sentinel_mcp.tls.client_context import client_context
+    context = None
+    if target.url.startswith("https://"):
+        import httpx2
 
-    import httpx2
+        from sentinel_mcp.tls.client_context import client_context
 
-    # the same TLS context httpx2 builds for the SDK client: the configured CA, pins and client certificate,
-    # or the default store
-    tls = client_context(target.tls if target.tls != "off" else None)
-    context = httpx2.create_ssl_context(verify=tls if tls is not None else True)
+        # the same TLS context httpx2 builds for the SDK's client: the configured CA, pins and client
+        # certificate, or the default store
+        tls = client_context(target.tls if target.tls != "off" else None)
+        context = httpx2.create_ssl_context(verify=tls if tls is not None else True)
     pool = pool_for(target.url, dict(target.headers), context, target.connect_timeout)
     if pool is None:
         yield None

@@ -19,7 +19,6 @@ from typing import Any, Awaitable, Callable, Literal, cast
 
 import anyio
 from mcp import Client, MCPDeprecationWarning
-from pydantic import ValidationError
 from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
@@ -39,6 +38,7 @@ from mcp.types import (
     ToolListChangedNotification,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
