@@ -1,13 +1,14 @@
-"""A small HTTP/1.1 client for the lean upstream calls: one POST on a kept-alive connection, read by
-httptools' C parser (llhttp) on an asyncio protocol.
+"""A small HTTP/1.1 client for the lean upstream calls: one POST (or a GET resuming an event stream) on a
+kept-alive connection, read by httptools' C parser (llhttp) on an asyncio protocol.
 
 httpx2/httpcore2 cost the gateway about as much CPU per forwarded call as the upstream spends on it: two
 socket writes per request, h11's event machinery in Python, and a readability check (a ``select`` system
 call) of every pooled connection for every request. Here a request is one ``transport.write`` and the answer
-is parsed in C as it arrives. It does only what the lean path needs: POST with a body, status, headers and a
-body read chunk by chunk; keep-alive; TLS with the context Sentinel's TLS settings build (its pins checked in
-the handshake, as for httpx2). Redirects are not followed, no proxy is spoken (``proxied`` says when the
-environment names one; the lean path then stays off), no content coding is asked for or accepted.
+is parsed in C as it arrives. It does only what the lean path needs: POST with a body (GET without), status,
+headers and a body read chunk by chunk; keep-alive; TLS with the context Sentinel's TLS settings build (its
+pins checked in the handshake, as for httpx2). Redirects are not followed, no proxy is spoken (``proxied``
+says when the environment names one; the lean path then stays off), no content coding is asked for or
+accepted.
 
 The server is hostile: a response head over ``MAX_HEAD_BYTES``, a ``Transfer-Encoding`` other than
 ``chunked``, a ``Content-Encoding`` other than ``identity``, a framing error or a connection that ends before
@@ -239,10 +240,10 @@ class HttpPool:
         self.connect_timeout = connect_timeout
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         authority = parts.netloc.rpartition("@")[2]
-        fixed = [b"POST " + _checked(path) + b" HTTP/1.1", b"host: " + _checked(authority)]
+        fixed = [b" " + _checked(path) + b" HTTP/1.1", b"host: " + _checked(authority)]
         fixed += [_checked(k) + b": " + _checked(v) for k, v in headers.items()
                   if k.lower() not in REQUEST_HEADERS]
-        self._head = b"\r\n".join(fixed) + b"\r\n"
+        self._head = b"\r\n".join(fixed) + b"\r\n"  # after the method
         self._idle: list[_Connection] = []
         self._draining: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(MAX_CONNECTIONS)
@@ -272,14 +273,17 @@ class HttpPool:
         return protocol
 
     @asynccontextmanager
-    async def post(self, body: bytes, headers: dict[str, str]) -> AsyncIterator[HttpAnswer]:
-        """POST ``body``; yields the answer once its head arrived. Leaving with an error closes the
-        connection; leaving before the answer's end (an event stream whose answer came) drains the rest
-        beside the caller, bounded, before the connection is reused."""
+    async def request(self, method: str, body: bytes, headers: dict[str, str]) -> AsyncIterator[HttpAnswer]:
+        """``method`` (POST with ``body``, or GET); yields the answer once its head arrived. Leaving with an
+        error closes the connection; leaving before the answer's end (an event stream whose answer came)
+        drains the rest beside the caller, bounded, before the connection is reused."""
         if self._closed:
             raise HttpFault("the connection pool is closed")
+        if method not in ("POST", "GET"):
+            raise HttpFault(f"method {method[:20]!r} is not spoken here")
         extra = b"".join(_checked(k) + b": " + _checked(v) + b"\r\n" for k, v in headers.items())
-        request = self._head + extra + b"content-length: %d\r\n\r\n" % len(body) + body
+        length = b"content-length: %d\r\n" % len(body) if method == "POST" else b""
+        request = method.encode() + self._head + extra + length + b"\r\n" + body
         async with self._slots:
             conn = await self._connection()
             try:

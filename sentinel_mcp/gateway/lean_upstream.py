@@ -36,6 +36,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from mcp import Client
 from mcp.client.session import ClientRequestContext, ClientResponse, _later_revision_fields
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.types import (
     CallToolResult,
@@ -65,6 +66,8 @@ PARSE_ERROR = -32700
 # the server keys each request's stream by its id, so ours live far above the SDK's
 HANDSHAKE_IDS = 1 << 40
 CANCEL_SECONDS = 5.0  # the courtesy cancel's own bound
+MAX_RESUMES = 2  # failed attempts in a row to resume an event stream (the SDK's MAX_RECONNECTION_ATTEMPTS)
+RESUME_DELAY_MS = 1000  # before resuming, when the server said no ``retry`` (the SDK's default)
 
 LogSink = Callable[[LoggingMessageNotificationParams], Awaitable[None]]
 ProgressSink = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -79,6 +82,14 @@ class HttpSession:
 
     session_id: str | None = None
     gone: bool = False
+
+
+@dataclass
+class _Resume:
+    """Where an event stream stopped: its last event id and the server's reconnection delay (ms)."""
+
+    last_id: str | None = None
+    retry: int | None = None
 
 
 class LeanCaller:
@@ -130,7 +141,7 @@ class LeanCaller:
         body = json.dumps({"jsonrpc": "2.0", "id": rid, **data}, separators=(",", ":"), ensure_ascii=False)
         answered = False
         try:
-            async with self.pool.post(body.encode(), self._headers(opts)) as response:
+            async with self.pool.request("POST", body.encode(), self._headers(opts)) as response:
                 raw = await self._answer(response, rid, on_log, on_progress, on_notice)
                 answered = True
         except HttpFault as e:
@@ -159,7 +170,7 @@ class LeanCaller:
         try:
             async with asyncio.timeout(CANCEL_SECONDS):
                 body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
-                async with self.pool.post(body, self._headers(opts)) as response:
+                async with self.pool.request("POST", body, self._headers(opts)) as response:
                     async for _ in response.body():
                         pass
         except (HttpFault, TimeoutError) as e:
@@ -198,9 +209,43 @@ class LeanCaller:
         """Read events until the answer to ``rid``. Log lines go to ``on_log``, progress under our token to
         ``on_progress`` (which also moves the call's deadline), other notifications the SDK knows to
         ``on_notice``; a request from the upstream is answered on the handshake era and ignored on 2026-07-28
-        (the era forbids them mid-call)."""
-        async for payload in _events(response):
-            msg = _parse(payload)
+        (the era forbids them mid-call). A handshake-era stream that ends without the answer after an event
+        with an id (the server keeps its events) is resumed as the SDK resumes it: a GET with
+        ``Last-Event-ID`` after the server's ``retry`` delay; two failed attempts in a row end the call."""
+        state = _Resume()
+        answer = await self._read_events(response, rid, on_log, on_progress, on_notice, state)
+        failures = 0
+        while answer is None:
+            if state.last_id is None or self.modern or failures >= MAX_RESUMES:
+                why = "the upstream's event stream ended without an answer"
+                raise MCPError(INTERNAL_ERROR, why if failures == 0 else f"{why} (resuming it failed)")
+            await asyncio.sleep((state.retry if state.retry is not None else RESUME_DELAY_MS) / 1000)
+            headers = {"accept": "text/event-stream", "last-event-id": state.last_id,
+                       MCP_PROTOCOL_VERSION_HEADER: self.era}
+            if self.session.session_id:
+                headers["mcp-session-id"] = self.session.session_id
+            try:
+                async with self.pool.request("GET", b"", headers) as resumed:
+                    ctype = resumed.headers.get("content-type", "").lower()
+                    if resumed.status != 200 or not ctype.startswith("text/event-stream"):
+                        failures += 1
+                        continue
+                    failures = 0
+                    answer = await self._read_events(resumed, rid, on_log, on_progress, on_notice, state)
+            except HttpFault:
+                failures += 1
+        return answer
+
+    async def _read_events(self, response: HttpAnswer, rid: int, on_log: LogSink, on_progress: ProgressSink,
+                           on_notice: NoticeSink, state: "_Resume") -> dict[str, Any] | None:
+        async for event in _events(response):
+            if event.id is not None:
+                state.last_id = event.id
+            if event.retry is not None:
+                state.retry = event.retry
+            if event.kind != "message" or not event.data:
+                continue  # another type of event, or a priming event (an id, no message): as the SDK does
+            msg = _parse(event.data)
             if isinstance(msg, dict) and "method" in msg and "id" not in msg:
                 await self._notification(msg, rid, on_log, on_progress, on_notice)
                 continue
@@ -212,7 +257,7 @@ class LeanCaller:
                     await self._answer_request(msg)
                 continue
             return response_for(msg, rid)
-        raise MCPError(INTERNAL_ERROR, "the upstream's event stream ended without an answer")
+        return None
 
     async def _notification(self, msg: dict[str, Any], rid: int, on_log: LogSink, on_progress: ProgressSink,
                             on_notice: NoticeSink) -> None:
@@ -322,12 +367,22 @@ async def _read_bounded(response: HttpAnswer, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def _events(response: HttpAnswer) -> AsyncIterator[str]:
-    """The data of each event of an event stream (lines end in LF, CRLF or CR), one event at most
-    ``MAX_EVENT_BYTES``, a line never buffered past that either."""
+@dataclass
+class _Event:
+    """One server-sent event: its type, data, and the id and reconnection delay it set (if any)."""
+
+    kind: str = "message"
+    data: str = ""
+    id: str | None = None
+    retry: int | None = None
+
+
+async def _events(response: HttpAnswer) -> AsyncIterator[_Event]:
+    """Each event of an event stream (lines end in LF, CRLF or CR; fields as the SSE spec reads them), one
+    event at most ``MAX_EVENT_BYTES``, a line never buffered past that either."""
     pending = b""
+    event, size, seen = _Event(), 0, False
     data: list[str] = []
-    size = 0
     async for chunk in response.body():
         pending += chunk
         while True:
@@ -339,17 +394,28 @@ async def _events(response: HttpAnswer) -> AsyncIterator[str]:
             end, skip = cut
             line = pending[:end].decode("utf-8", "replace")
             pending = pending[end + skip:]
-            if line:
-                if line.startswith("data:"):
-                    part = line[5:].removeprefix(" ")
-                    size += len(part) + 1
-                    if size > MAX_EVENT_BYTES:
-                        raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
-                    data.append(part)
+            if not line:  # the end of an event
+                if seen:
+                    event.data = "\n".join(data)
+                    yield event
+                event, data, size, seen = _Event(), [], 0, False
                 continue
-            if data:
-                yield "\n".join(data)
-                data, size = [], 0
+            if line.startswith(":"):
+                continue  # a comment (a keep-alive)
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            seen = True
+            if field == "data":
+                size += len(value) + 1
+                if size > MAX_EVENT_BYTES:
+                    raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
+                data.append(value)
+            elif field == "event":
+                event.kind = value or "message"
+            elif field == "id" and "\0" not in value:
+                event.id = value[:200]
+            elif field == "retry" and value.isascii() and value.isdigit():
+                event.retry = int(value[:9])
 
 
 def _line_end(buf: bytes) -> tuple[int, int] | None:

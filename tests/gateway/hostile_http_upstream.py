@@ -40,6 +40,7 @@ PUSHES = {
     "push_bad_params": ("elicitation/create", {"message": 5}, "h-5"),
 }
 ANSWERS: dict[Any, asyncio.Future] = {}  # a pushed request's id -> the client's answer
+RESUMED: list[str] = []  # the Last-Event-IDs of the resumptions asked for (each refused)
 
 
 async def push(name: str, rid: Any, send: Any) -> None:
@@ -106,6 +107,20 @@ async def attack(name: str, rid: Any, send: Any) -> None:
             await asyncio.sleep(0.5)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         return
+    elif name in ("sse_odd_events", "sse_resume_refused"):
+        events = [b": a comment, as a keep-alive\n\n", b"id: hostile-1\ndata:\n\n",  # a priming event
+                  b"event: ping\ndata: {not json\n\n", b"retry: soon\nid: hostile-2\n\n"]
+        if name == "sse_odd_events":
+            events.append(b"event: message\r\ndata: " + json.dumps(
+                {"jsonrpc": "2.0", "id": rid, "result": RESULT}).encode() + b"\r\n\r\n")
+        else:
+            events.append(b"retry: 10\n\n")  # then the stream ends; its resumption (a GET) is refused
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        for e in events:
+            await send({"type": "http.response.body", "body": e, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
     elif name in ("sse_answer", "sse_no_answer", "sse_oversize"):
         events = [_event({"jsonrpc": "2.0", "method": "notifications/message",
                           "params": {"level": "info", "data": "working"}}),
@@ -128,11 +143,17 @@ async def attack(name: str, rid: Any, send: Any) -> None:
 
 ATTACKS = {"bad_json", "wrong_id", "string_id", "rpc_error", "batch", "not_a_result", "wrong_type",
            "status_500", "oversize_declared", "oversize_chunked", "drip", "sse_answer", "sse_no_answer",
-           "sse_oversize", *PUSHES}
+           "sse_oversize", "sse_odd_events", "sse_resume_refused", *PUSHES}
 
 
 def hostile(inner: Any) -> Any:
     async def app(scope: dict, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers") or [])
+        if scope["type"] == "http" and headers.get(b"last-event-id", b"").startswith(b"hostile-"):
+            RESUMED.append(headers[b"last-event-id"].decode())
+            await send({"type": "http.response.start", "status": 405, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
         if scope["type"] != "http" or scope["method"] != "POST":
             await inner(scope, receive, send)
             return

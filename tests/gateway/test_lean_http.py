@@ -61,7 +61,8 @@ async def _with(answers: list[Any], body: Callable[[HttpPool, RawServer], Any]) 
 
 async def _post(pool: HttpPool, headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
     async with asyncio.timeout(10):
-        async with pool.post(b'{"x":1}', headers or {"content-type": "application/json"}) as answer:
+        headers = headers or {"content-type": "application/json"}
+        async with pool.request("POST", b'{"x":1}', headers) as answer:
             body = b"".join([chunk async for chunk in answer.body()])
             return answer.status, answer.headers, body
 
