@@ -99,7 +99,8 @@ def main() -> None:
         r = anyio.run(run, Path(args.base).resolve(), args.calls, args.block, mode)
         rows.append((era, r))
     print(f"\nSequential no-op over stdio (client -> sentinel stdio -> toolbox stdio), {args.calls} calls "
-          f"each in blocks of {args.block}, interleaved; load average {load:.1f} -> {os.getloadavg()[0]:.1f}\n")
+          f"each in blocks of {args.block}, interleaved; load average {load:.1f} -> "
+          f"{os.getloadavg()[0]:.1f}\n")
     print(f"{'era':12} {'direct p50':>11} {'base p50':>9} {'added':>7} {'this p50':>9} {'added':>7} "
           f"{'base CPU/call':>14} {'this CPU/call':>14}   goal: added <= 0.5 ms")
     for era, r in rows:
