@@ -169,19 +169,22 @@ def test_streamable_http_upstreams_get_the_lean_path_in_both_eras(toolbox: str) 
 
 
 def test_a_proxy_in_the_environment_keeps_the_sdk_path(toolbox: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # the lean client speaks no proxy
-    monkeypatch.setenv("no_proxy", "")
-
-    async def body(up: Upstream) -> Any:
-        return up.lean
-
-    # httpx2 would send the SDK's own requests through it too: only that the lean path stays off is checked
-    with pytest.raises(BaseException):
-        anyio.run(lambda: _with_upstream(toolbox, body, protocol="legacy", timeout=2, connect_timeout=3))
+    """The lean client speaks no proxy: where the environment sends an upstream through one (as httpx2 would
+    for the SDK's client), it makes no pool and the upstream's calls stay on the SDK's path."""
     from sentinel_mcp.gateway.lean_http import pool_for, proxied
-    assert proxied(toolbox) and pool_for(toolbox, {}, None, 3) is None
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                 "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
     assert not proxied(toolbox) and pool_for(toolbox, {}, None, 3) is not None
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    assert proxied(toolbox) and pool_for(toolbox, {}, None, 3) is None
+    assert not proxied("https://example.org/mcp")  # no https proxy named
+    monkeypatch.setenv("ALL_PROXY", "http://127.0.0.1:9")
+    assert proxied("https://example.org/mcp")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,example.org")
+    assert not proxied(toolbox) and not proxied("https://example.org/mcp")
+    assert pool_for(toolbox, {}, None, 3) is not None
 
 
 def test_pushes_on_a_calls_own_stream_reach_its_caller_and_calls_run_concurrently(toolbox: str) -> None:
