@@ -189,7 +189,7 @@ STAGE_NAMES = {
 STAGES = """
     RB = {rb}, S = {s}, Now = {now}, Tool = {tool}, ArgsJson = {args}, Digest = {digest}, Version = {version},
     Limit = {limit},
-    Prove = ( sentinel_core:begin_query(RB, S, Now), assertz(sentinel_core:cur(call, c(Tool, Digest, Version))),
+    Prove = ( sentinel_core:begin_query(RB, S, Now, c(Tool, Digest, Version)),
               sentinel_core:from_json_atom(ArgsJson, json(CA)),
               findall(g(Pat, Goal), ( RB:guard(T, Pat, Goal), sentinel_core:tool_matches(T, Tool) ), Gs),
               sentinel_core:limited(sentinel_core:prove_guards(Gs, CA, Trees0), Limit, _) ),

@@ -228,7 +228,7 @@ install_base_wrappers(RB) :-
 wrapped(RB, PI) :- catch(RB:'$wrapped'(PI), _, fail).
 
 sn_finish_load(RB) :- dynamic(RB:'$wrapped'/1), install_base_wrappers(RB), mark_cuts(RB), compile_rulebase(RB),
-    note_guard_wildcards(RB).
+    note_guard_wildcards(RB), compile_guards(RB).
 
 % Clauses with a cut run natively (the meta-interpreter does not model cut); their base facts are still
 % looked up (and needs recorded) through the base wrappers.

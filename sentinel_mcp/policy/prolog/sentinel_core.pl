@@ -22,6 +22,7 @@
 :- include(goal_check).
 :- include(rule_compiler).
 :- include(json_text).
+:- include(native_guards).
 
 
 declaration(binding(_, _, _, _)).
@@ -51,11 +52,24 @@ from_json_atom(Atom, Term) :- json_opts(O), atom_json_term(Atom, Term, O).
 
 % ---------------------------------------------------------------- per-query state
 
-begin_query(RB, Session, Now) :-
-    retractall(cur(_, _)), retractall(need(_)), retractall(unmet(_)),
-    assertz(cur(rb, RB)), assertz(cur(session, Session)), assertz(cur(now, Now)),
-    assertz(cur(req_depth, 0)), assertz(cur(unmet_seq, 0)),
+%  The query's rulebase, session, time and call (c(Tool, Digest, Version), or none outside a decision) are one
+%  global term, read where a fact is looked up (some 40 times a decision); the rest of the state (cur/2,
+%  need/1, unmet/1) is what a pass that is not a plain proof records, and is emptied only when a pass left
+%  some: asserting and retracting the same facts on every decision cost more than the look-ups.
+begin_query(RB, Session, Now) :- begin_query(RB, Session, Now, none).
+
+begin_query(RB, Session, Now, Call) :-
+    nb_setval(sn_query, q(RB, Session, Now, Call)),
+    ( need(_) -> retractall(need(_)) ; true ),
+    ( unmet(_) -> retractall(unmet(_)) ; true ),
+    (   findall(K-V, cur(K, V), [req_depth-0, unmet_seq-0])
+    ->  true
+    ;   retractall(cur(_, _)), assertz(cur(req_depth, 0)), assertz(cur(unmet_seq, 0))
+    ),
     ensure_session(Session).
+
+query_rb(RB) :- nb_getval(sn_query, q(RB, _, _, _)).
+query_now(Now) :- nb_getval(sn_query, q(_, _, Now, _)).
 
 %  (The last session made ready is remembered: the look-up of a module's predicate was ~3 % of a decision;
 %  a session's '$fact'/5 stays defined once it is: sn_drop_session/1 only retracts.)
@@ -64,24 +78,24 @@ ensure_session(S) :-
     ;   ( current_predicate(S:'$fact'/5) -> true ; dynamic(S:'$fact'/5) ), nb_setval(sn_ready_session, S)
     ).  % fact_terms.pl
 
-record_need(N) :- ( need(N0), N0 =@= N -> true ; assertz(need(N)) ).
+record_need(N) :- native_event, ( need(N0), N0 =@= N -> true ; assertz(need(N)) ).
 
 %  Unmet conditions are kept as u(Depth, Seq, What): a requirement met deep inside another one's goal is
 %  more specific than the one around it, and is listed first (then in the order they were found).
 record_unmet(W) :- cur(req_depth, D), record_unmet(W, D).
 record_unmet(W, D) :-
+    native_event,
     (   unmet(u(_, _, W0)), W0 =@= W -> true
     ;   retract(cur(unmet_seq, S)), S1 is S + 1, assertz(cur(unmet_seq, S1)), assertz(unmet(u(D, S1, W)))
     ).
-unmet(W) :- unmet(u(_, _, W)).
 
 %  After a requirement held, what its goal's failed alternatives noted is no longer true: forget it.
 forget_unmet_after(S0) :- forall(( unmet(u(D, S, W)), S > S0 ), retract(unmet(u(D, S, W)))).
 
 denied :- cur(denied, true).
-mark_denied :- ( denied -> true ; assertz(cur(denied, true)) ).
+mark_denied :- native_event, ( denied -> true ; assertz(cur(denied, true)) ).
 
-valid_fact(G, P) :- cur(session, S), cur(now, Now), stored_fact(S, G, Exp, P), Exp > Now.
+valid_fact(G, P) :- nb_getval(sn_query, q(_, S, Now, _)), stored_fact(S, G, Exp, P), Exp > Now.
 
 % ---------------------------------------------------------------- the meta-interpreter
 
@@ -139,7 +153,7 @@ prove(confirmed_items(H, Items, From), T) :- !,
 prove(fact_provenance(G, P), fact(G, P)) :- !, fact_provenance(G, P).
 prove(context_value(N, V), context(N, V)) :- !, context_value(N, V).
 prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
-prove(G, T) :- cur(rb, RB), prove_goal(RB, G, T).
+prove(G, T) :- query_rb(RB), prove_goal(RB, G, T).
 
 %  A goal that is no control construct: the rulebase is looked up once for all the kinds it may be.
 prove_goal(RB, G, fact(G, P)) :- base(RB, G), !, base_solve(RB, G, P).
@@ -153,7 +167,7 @@ prove_goal(RB, G, builtin(G)) :-
     ;   functor(G, N, A), throw(error(permission_error(call, builtin, N/A), _))
     ).
 
-cur(call, T, D, V) :- cur(call, c(T, D, V)).
+cur(call, T, D, V) :- nb_getval(sn_query, q(_, _, _, c(T, D, V))).
 
 %  The text a confirmation shows: format/3 of its template, which for '~w' and one text (confirmed_items/3:
 %  readable/2 gives atoms) is that text itself, the same atom without format/3 (a cost on every allow).
@@ -170,7 +184,7 @@ set_depth(D) :- retractall(cur(req_depth, _)), assertz(cur(req_depth, D)).
 user_pred(RB, G) :- predicate_property(RB:G, dynamic), \+ predicate_property(RB:G, imported_from(_)),
     functor(G, N, A), \+ decl_indicator(N/A).
 
-base_native(G) :- cur(rb, RB), base_solve(RB, G, _).
+base_native(G) :- query_rb(RB), base_solve(RB, G, _).
 
 %  base_solve(+RB, ?G, -Prov): a valid stored fact, else record what would establish it and fail.
 base_solve(RB, G, P) :-
@@ -185,7 +199,7 @@ base_solve(RB, G, P) :-
 %  A fact that is being fetched (or asked) is assumed for the rest of this pass (its unknown arguments
 %  left unbound), so one pass collects the needs of every later goal too and they are fetched together;
 %  a pass that assumed anything never proves.
-assume(G) :- ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ), taint_vars(G).
+assume(G) :- native_event, ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ), taint_vars(G).
 
 %  What an assumed fact leaves unknown must not become the subject of a question in the same pass: its
 %  variables are marked, and a value one of them is later bound to (e.g. by enumerating stored facts) is
@@ -198,8 +212,17 @@ tainted(T) :- sub_term(A, T), atomic(A), cur(tainted, A), !.
 
 %  If a binding covers G, its inputs are ground, and it was not fetched (or expired): record a need.
 ensure_fetched(RB, G) :-
-    \+ ( bindings_of(RB, G, G1, T, Args1), G1 = G, ground(Args1),
-         \+ ( fetched_marker(G, T, Args1, M), valid_fact(M, _) ),
+    (   current_predicate(RB:'$binding'/5)
+    ->  functor(G, N, A), fetched(RB, N, A, G)
+    ;   \+ ( bindings_of(RB, G, G1, T, Args1), G1 = G, ground(Args1),
+             \+ ( fetched_marker(G, T, Args1, M), valid_fact(M, _) ),
+             record_need(fetch(T, Args1, G)) )
+    ).
+
+%  fetched(+RB, +N, +A, +G): ensure_fetched/2 for G of predicate N/A, by the bindings index (rule_compiler.pl).
+fetched(RB, N, A, G) :-
+    \+ ( RB:'$binding'(N, A, G1, T, Args1), G1 = G, ground(Args1),
+         \+ valid_fact('$fetched'(N, A, T, json(Args1)), _),
          record_need(fetch(T, Args1, G)) ).
 
 fetched_marker(G, T, Args, '$fetched'(N, A, T, json(Args))) :- functor(G, N, A).
@@ -274,9 +297,16 @@ inputs_of_askable(_, H, Ins) :- H =.. [_|As], ( As == [] -> Ins = [] ; append(In
 
 %  sn_decide(+RB, +Session, +Now, +Tool, +ArgsJson, +Digest, +Version, +Limit, -Out)
 sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
-    begin_query(RB, Session, Now),
-    assertz(cur(call, c(Tool, Digest, Version))),
+    begin_query(RB, Session, Now, c(Tool, Digest, Version)),
     from_json_atom(ArgsJson, json(CallArgs)),
+    (   native_decision(RB, Tool, CallArgs, Limit, Out0)  % native_guards.pl
+    ->  true
+    ;   full_pass(RB, Tool, CallArgs, Limit, Out0)
+    ),
+    add_needs(Out0, Out1), to_json_atom(Out1, Out).
+
+%  The pass that decides every outcome (the meta-interpreter, with the compiled rules unless interpreted).
+full_pass(RB, Tool, CallArgs, Limit, Out0) :-
     tool_guards(RB, Tool, Guards),
     (   Guards == []
     ->  Out0 = json([status=no_guard])
@@ -284,8 +314,7 @@ sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
         query_outcome(E, R, Trees, Status, TreeJ),
         ( Status == error -> Out0 = json([status=Status, message=TreeJ]) ; Out0 = json([status=Status, tree=TreeJ]) ),
         ( Status == error -> print_message(warning, format('guard error: ~q', [E])) ; true )
-    ),
-    add_needs(Out0, Out1), to_json_atom(Out1, Out).
+    ).
 
 %  sn_decide_compact(...): sn_decide/9 (the fast path), but a proved call's tree is kept, not written: its
 %  JSON is {"kept": Id}, and sn_render_kept_proof/2 writes it when it is asked for.
@@ -554,6 +583,6 @@ prove_all([], []).
 prove_all([G|Gs], [T|Ts]) :- once(prove(G, T)), prove_all(Gs, Ts).
 
 % natively callable (sentinel_rt re-exports them to rulebases)
-fact_provenance(G, P) :- cur(rb, RB), ensure_fetched(RB, G), valid_fact(G, P).
+fact_provenance(G, P) :- query_rb(RB), ensure_fetched(RB, G), valid_fact(G, P).
 context_value(N, V) :- valid_fact('$context'(N, V), _).
 call_tool_name(T) :- cur(call, T, _, _).
