@@ -127,10 +127,13 @@ base_code(RB, G, P, Code) :-
     (   RB:'$askable'(N, A, _, _, _, _)
     ->  Code = sentinel_core:base_solve(RB, G, P)
     ;   RB:'$binding'(N, A, _, _, _)
-    ->  Code = ( sentinel_core:fetched(RB, N, A, G) -> sentinel_core:valid_fact(G, P)
-               ; sentinel_core:assume(G), P = assumed )
-    ;   Code = sentinel_core:valid_fact(G, P)
+    ->  fact_code(N, A, G, P, Found),
+        Code = ( sentinel_core:fetched(RB, N, A, G) -> Found ; sentinel_core:assume(G), P = assumed )
+    ;   fact_code(N, A, G, P, Code)
     ).
+
+fact_code(N, A, G, P, Code) :-
+    ( A > 0 -> Code = sentinel_core:valid_fact_of(N, G, P) ; Code = sentinel_core:valid_fact(G, P) ).
 
 %  The twin of a rule being compiled now or already (all rules of the rulebase are compiled together).
 compiled_twin(RB, G, T, Call) :-

@@ -11,6 +11,7 @@
 :- use_module(library(time)).
 :- use_module(library(solution_sequences)).
 :- use_module(library(occurs)).
+:- use_module(library(aggregate)).  % loaded here, never autoloaded during a decision (sn_decide_capped/10)
 :- use_module(sentinel_rt, []).
 
 :- dynamic cur/2, need/1, unmet/1.
@@ -97,6 +98,11 @@ mark_denied :- native_event, ( denied -> true ; assertz(cur(denied, true)) ).
 
 valid_fact(G, P) :- nb_getval(sn_query, q(_, S, Now, _)), stored_fact(S, G, Exp, P), Exp > Now.
 
+%  valid_fact_of(+N, +G, -P): valid_fact/2 for G, a compound of predicate name N (its stored_fact/4 key known:
+%  the compiled base goals, the fetch markers; about 40 look-ups an allowed call).
+valid_fact_of(N, G, P) :-
+    nb_getval(sn_query, q(_, S, Now, _)), arg(1, G, K), S:'$fact'(N, K, G, Exp, P), Exp > Now.
+
 % ---------------------------------------------------------------- the meta-interpreter
 
 prove(V, _) :- var(V), !, throw(error(instantiation_error, prove/2)).
@@ -115,7 +121,7 @@ prove(require(G, Why, Ref), Tree) :- !,
     (   D =:= 0
     ->  % at the top of a guard, a requirement that cannot be evaluated because an earlier one failed or a fact
         % is still unknown (an unbound value reaching arithmetic) is skipped: the pass cannot prove anyway
-        catch(with_depth(D, G, T, Ok), E, ( ( denied ; cur(assumed, true) ) -> Ok = skipped ; throw(E) ))
+        catch(with_depth(D, G, T, Ok), E, skipped_on(E, Ok))
     ;   with_depth(D, G, T, Ok)
     ),
     (   Ok == true
@@ -174,6 +180,15 @@ cur(call, T, D, V) :- nb_getval(sn_query, q(_, _, _, c(T, D, V))).
 confirmation_text(F, A, Msg) :- F == '~w', A = [T], atom(T), !, Msg = T.
 confirmation_text(F, A, Msg) :- format(atom(Msg), F, A).
 
+%  An error in a requirement after the pass was denied or assumed something skips it; not in a capped pass
+%  (sn_decide_capped/10), where an error may be one the cap caused (a library autoloaded under it): that pass
+%  is decided again with the whole limit.
+skipped_on(E, Ok) :-
+    (   E \== sn_over_cap, ( denied ; cur(assumed, true) )
+    ->  ( nb_current(sn_capped, true) -> throw(sn_over_cap) ; Ok = skipped )
+    ;   throw(E)
+    ).
+
 %  Prove G one requirement deeper (nesting tells how specific a broken rule is); Ok is true or false.
 with_depth(D, G, T, Ok) :-
     D1 is D + 1, set_depth(D1),
@@ -222,7 +237,7 @@ ensure_fetched(RB, G) :-
 %  fetched(+RB, +N, +A, +G): ensure_fetched/2 for G of predicate N/A, by the bindings index (rule_compiler.pl).
 fetched(RB, N, A, G) :-
     \+ ( RB:'$binding'(N, A, G1, T, Args1), G1 = G, ground(Args1),
-         \+ valid_fact('$fetched'(N, A, T, json(Args1)), _),
+         \+ valid_fact_of('$fetched', '$fetched'(N, A, T, json(Args1)), _),
          record_need(fetch(T, Args1, G)) ).
 
 fetched_marker(G, T, Args, '$fetched'(N, A, T, json(Args))) :- functor(G, N, A).
@@ -311,10 +326,26 @@ full_pass(RB, Tool, CallArgs, Limit, Out0) :-
     (   Guards == []
     ->  Out0 = json([status=no_guard])
     ;   catch(limited(prove_guards(Guards, CallArgs, Trees), Limit, R), E, true),
-        query_outcome(E, R, Trees, Status, TreeJ),
-        ( Status == error -> Out0 = json([status=Status, message=TreeJ]) ; Out0 = json([status=Status, tree=TreeJ]) ),
-        ( Status == error -> print_message(warning, format('guard error: ~q', [E])) ; true )
+        (   nb_current(sn_capped, true), ( R == inference_limit_exceeded ; E == sn_over_cap )
+        ->  Out0 = json([status=over_limit])  % sn_decide_capped/10: decided again with the whole limit
+        ;   query_outcome(E, R, Trees, Status, TreeJ),
+            ( Status == error -> Out0 = json([status=Status, message=TreeJ]) ; Out0 = json([status=Status, tree=TreeJ]) ),
+            ( Status == error -> print_message(warning, format('guard error: ~q', [E])) ; true )
+        )
     ).
+
+%  sn_decide_capped(+Compact, +RB, +Session, +Now, +Tool, +ArgsJson, +Digest, +Version, +Cap, -Out): sn_decide/9
+%  (sn_decide_compact/9 when Compact is true) under Cap inferences, fewer than the rulebase's limit, for a
+%  caller that runs it on its own thread (engine.py): a pass that needs more answers {"status": "over_limit"}
+%  instead of deciding, and is decided again on the engine's thread with the whole limit; so does a pass
+%  that erred (the caller asks again), as an error may be one the cap caused.
+sn_decide_capped(Compact, RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out) :-
+    setup_call_cleanup(nb_setval(sn_capped, true),
+                       (   Compact == true
+                       ->  sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out)
+                       ;   sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out)
+                       ),
+                       nb_setval(sn_capped, false)).
 
 %  sn_decide_compact(...): sn_decide/9 (the fast path), but a proved call's tree is kept, not written: its
 %  JSON is {"kept": Id}, and sn_render_kept_proof/2 writes it when it is asked for.
@@ -327,7 +358,7 @@ sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out)
 %  is not kept: already rendered, or dropped).
 sn_render_kept_proof(Id, Out) :-
     kept_key(Id, K),
-    (   nb_current(K, kept(T)) -> nb_delete(K), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
+    (   recorded(K, kept(T), Ref) -> erase(Ref), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
     ;   throw(error(existence_error(kept_proof, Id), _))
     ).
 
@@ -387,19 +418,20 @@ proved_tree(T, TJ) :-
     ;   tree_json(T, TJ)
     ).
 
-%  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each in a global
-%  variable of its own: a copy, without compiling a clause of the tree and decompiling it again.
+%  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each recorded under a
+%  key of its own: a copy, without compiling a clause of the tree and decompiling it again; in the recorded
+%  database, which every engine shares (a proof kept by a decision on a caller's thread, engine.py's try_now,
+%  is written by whichever engine reads it), and which garbage collection does not walk.
 keep_proof(T, Id) :-
     flag(sn_kept_proof, Id0, Id0 + 1), Id is Id0 + 1,
-    kept_key(Id, K), nb_setval(K, kept(T)),
-    Old is Id - 1024, kept_key(Old, OK), ( nb_current(OK, _) -> nb_delete(OK) ; true ).
+    kept_key(Id, K), recordz(K, kept(T)),
+    Old is Id - 1024, kept_key(Old, OK), forall(recorded(OK, _, R), erase(R)).
 
 kept_key(Id, K) :- atom_concat('$sn_kept_proof_', Id, K).
 
 %  sn_drop_kept_proofs: forget every kept proof (unread ones: a benchmark's).
 sn_drop_kept_proofs :-
-    findall(K, ( nb_current(K, _), atom(K), sub_atom(K, 0, _, _, '$sn_kept_proof_') ), Ks),
-    maplist(nb_delete, Ks).
+    forall(( current_key(K), atom(K), sub_atom(K, 0, _, _, '$sn_kept_proof_') ), forall(recorded(K, _, R), erase(R))).
 
 limited(G, Limit, R) :- ( call_with_inference_limit(G, Limit, R) -> true ; R = failed ).
 

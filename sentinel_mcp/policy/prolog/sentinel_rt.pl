@@ -2,6 +2,7 @@
 :- module(sentinel_rt, [now/1, iso_hours_between/3, iso_date_before/2, option_value/4, json_get/3,
                         fact_provenance/2, context_value/2, call_tool_name/1, answer_label/3, humanized/2]).
 :- use_module(library(lists)).
+:- use_module(library(date)).  % parse_time/3: loaded here, never autoloaded during a decision
 
 now(T) :- sentinel_core:query_now(T).
 
