@@ -29,11 +29,11 @@ compiled_rule(RB, G, T, RB:Call) :-
     \+ nb_current(sn_interpreted, true),
     compound(G), !,
     compound_name_arguments(G, N, As), length(As, A),
-    catch(RB:'$compiled'(N, A, CN), _, fail),
+    undefined_fails(RB:'$compiled'(N, A, CN)),
     append(As, [T], As1), Call =.. [CN|As1].
 compiled_rule(RB, G, T, RB:Call) :-
     atom(G), \+ nb_current(sn_interpreted, true),
-    catch(RB:'$compiled'(G, 0, CN), _, fail),
+    undefined_fails(RB:'$compiled'(G, 0, CN)),
     Call =.. [CN, T].
 
 %  sn_decide_interpreted(...): sn_decide/9 with every rule interpreted by prove/2 (the reference path).

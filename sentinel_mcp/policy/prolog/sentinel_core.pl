@@ -163,7 +163,7 @@ prove(G, T) :- query_rb(RB), prove_goal(RB, G, T).
 
 %  A goal that is no control construct: the rulebase is looked up once for all the kinds it may be.
 prove_goal(RB, G, fact(G, P)) :- base(RB, G), !, base_solve(RB, G, P).
-prove_goal(RB, G, native(G)) :- functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !, call(RB:G).
+prove_goal(RB, G, native(G)) :- functor(G, N, A), undefined_fails(RB:'$has_cut'(N/A)), !, call(RB:G).
 prove_goal(RB, G, T) :- compiled_rule(RB, G, T, Call), !, call(Call).  % rule_compiler.pl
 prove_goal(RB, G, rule(G, T)) :- user_pred(RB, G), !, clause(RB:G, Body), prove(Body, T).
 prove_goal(RB, G, decl(G)) :- functor(G, N, A), decl_indicator(N/A), !, call(RB:G).
@@ -173,6 +173,10 @@ prove_goal(RB, G, builtin(G)) :-
     ;   functor(G, N, A), throw(error(permission_error(call, builtin, N/A), _))
     ).
 
+%  undefined_fails(:G): G, failing if its predicate is not defined (a module loaded without sn_finish_load/1);
+%  a catch of that error only, so that a limit reached in a proof is never caught on the way.
+undefined_fails(G) :- catch(G, error(existence_error(procedure, _), _), fail).
+
 cur(call, T, D, V) :- nb_getval(sn_query, q(_, _, _, c(T, D, V))).
 
 %  The text a confirmation shows: format/3 of its template, which for '~w' and one text (confirmed_items/3:
@@ -181,13 +185,16 @@ confirmation_text(F, A, Msg) :- F == '~w', A = [T], atom(T), !, Msg = T.
 confirmation_text(F, A, Msg) :- format(atom(Msg), F, A).
 
 %  An error in a requirement after the pass was denied or assumed something skips it; not in a capped pass
-%  (sn_decide_capped/10), where an error may be one the cap caused (a library autoloaded under it): that pass
-%  is decided again with the whole limit.
+%  (sn_decide_capped/10), where an error may be one the cap caused: that pass is decided again with the whole
+%  limit. A limit reached is never skipped: SWI-Prolog raises it once, and a pass that caught it would go on
+%  with no limit at all (a later looping requirement then never ended, and the engine with it).
 skipped_on(E, Ok) :-
-    (   E \== sn_over_cap, ( denied ; cur(assumed, true) )
+    (   \+ limit_signal(E), ( denied ; cur(assumed, true) )
     ->  ( nb_current(sn_capped, true) -> throw(sn_over_cap) ; Ok = skipped )
     ;   throw(E)
     ).
+
+limit_signal(E) :- atom(E), memberchk(E, [inference_limit_exceeded, time_limit_exceeded, sn_over_cap, sn_native_abort]).
 
 %  Prove G one requirement deeper (nesting tells how specific a broken rule is); Ok is true or false.
 with_depth(D, G, T, Ok) :-
@@ -299,7 +306,7 @@ dont_know(G, a(_, Q, Ty, O), P0, P) :-
 %  A question with its inputs (a question may use fewer of them than it has: the first ones).
 question_text(Q, Ins, Msg) :-
     text_to_atom(Q, QA), readable_args(Ins, T),
-    (   append(Used, _, T), catch(format(atom(Msg), QA, Used), _, fail) -> true ; Msg = QA ).
+    (   append(Used, _, T), catch(format(atom(Msg), QA, Used), error(_, _), fail) -> true ; Msg = QA ).
 
 %  G0: G with the answer argument free (the whole G for yes_no).
 askable_inputs(G, yes_no, G) :- !.
