@@ -109,7 +109,10 @@ class PrologEngine:
                 with self._count:
                     self._waiting -= 1
             # settled once the engine is free: the caller may decide on its own thread at once (try_now)
-            settle()
+            try:
+                settle()
+            except Exception:  # noqa: BLE001 - the engine thread goes on whatever a future does
+                log.exception("settling a Prolog job")
 
     @staticmethod
     def _one(prolog: Any, fn: Callable[[Any], Any], fut: Any) -> Callable[[], None]:
@@ -127,8 +130,9 @@ class PrologEngine:
             return _nothing
         try:
             value = fn(prolog)
-        except BaseException as e:
-            return lambda: fut.set_exception(e)
+        except BaseException as e:  # noqa: BLE001 - the job's caller gets it
+            error = e  # (the name ``e`` is unbound after the except clause)
+            return lambda: fut.set_exception(error)
         return lambda: fut.set_result(value)
 
     def _put(self, job: tuple[Callable[[Any], Any], Any] | None) -> None:
@@ -154,7 +158,8 @@ class PrologEngine:
     def _thread_has_engine(self) -> bool:
         has = getattr(self._has_engine, "value", None)
         if has is None:
-            has = self._has_engine.value = threading.current_thread() is not self._thread and thread_has_engine()
+            has = threading.current_thread() is not self._thread and thread_has_engine()
+            self._has_engine.value = has
         return bool(has)
 
     @staticmethod
@@ -298,7 +303,8 @@ class PrologEngine:
         return await self.run(job)
 
     def _decide_now(self, compact: bool, key: tuple[Any, ...], limit: int) -> dict[str, Any] | None:
-        """A pass on the caller's thread (see the module's docstring), or None: it is to run on the engine's."""
+        """A pass on the caller's thread (see the module's docstring), or None: it is to run on the engine's.
+        """
         if len(key[4]) > INLINE_ARGUMENT_CHARS:
             return None
         cap = min(limit, INLINE_INFERENCES)
@@ -504,7 +510,9 @@ def _nothing() -> None:
     pass
 
 
-def _soon_with(loop: asyncio.AbstractEventLoop, settle: Callable[..., None], waiter: Any, ok: bool, value: Any) -> None:
+def _soon_with(
+    loop: asyncio.AbstractEventLoop, settle: Callable[..., None], waiter: Any, ok: bool, value: Any
+) -> None:
     try:
         loop.call_soon_threadsafe(settle, waiter, ok, value)
     except RuntimeError:  # its loop is closed: nobody waits any more

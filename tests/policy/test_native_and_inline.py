@@ -2,11 +2,11 @@
 
 The native proof (``native_guards.pl``): a guard's body compiled, tried first; it may only ever say "proved",
 with exactly the tree the full pass would build; anything else (a need, an assumption, an unmet condition, an
-error, the limit) is the full pass's to decide. The decision on the caller's thread (``PrologEngine.try_now``):
-the same answer as on the engine thread, under a small inference cap (a pass over it, or one that errs, is
-decided again on the engine thread with the whole limit), never before a job put earlier, never for big
-arguments. Compared over corpora of rulebases, calls, arguments and fact states (present, missing, pending,
-expired, another session's), every field of the answer, not just allow or deny.
+error, the limit) is the full pass's to decide. The decision on the caller's thread
+(``PrologEngine.try_now``): the same answer as on the engine thread, under a small inference cap (a pass
+over it, or one that errs, is decided again on the engine thread with the whole limit), never before a job
+put earlier, never for big arguments. Compared over corpora of rulebases, calls, arguments and fact states
+(present, missing, pending, expired, another session's), every field of the answer, not just allow or deny.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ pytestmark = pytest.mark.timeout(240)
 NATIVE_ONLY = (
     "sentinel_core:begin_query({rb}, {s}, {now}, c({tool}, {digest}, {version})), "
     "sentinel_core:from_json_atom({args}, json(CA)), "
-    "( sentinel_core:native_decision({rb}, {tool}, CA, {limit}, O0) -> true ; O0 = json([status=fallback]) ), "
+    "( sentinel_core:native_decision({rb}, {tool}, CA, {limit}, O0) -> true "
+    "; O0 = json([status=fallback]) ), "
     "sentinel_core:add_needs(O0, O1), sentinel_core:to_json_atom(O1, Out)"
 )
 
@@ -63,6 +64,11 @@ async def native_and_reference(guard: PolicyGuard, c: ToolCall) -> tuple[dict[st
     ref = await guard.engine.decide(rb.module, mod, now, c.identity, c.arguments, c.digest, rb.version, limit,
                                     fast=False)
     return unnamed(native), unnamed(ref)
+
+
+def confirmation(c: ToolCall, guard: PolicyGuard) -> tuple[str, float, str]:
+    """The user's confirmation of this very call."""
+    return fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user"
 
 
 def check_native(native: dict[str, Any], ref: dict[str, Any], seen: dict[str, int]) -> None:
@@ -90,7 +96,7 @@ async def test_a_native_proof_is_the_reference_proof_on_every_construct(tmp_path
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = construct_facts(rng, x)
             if rng.random() < 0.5:
-                facts.append((fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user"))
+                facts.append(confirmation(c, guard))
             await guard.engine.assert_bulk(mod, facts)
             native, ref = await native_and_reference(guard, c)
             check_native(native, ref, seen)
@@ -202,7 +208,8 @@ async def test_expired_facts_and_other_sessions_facts_are_never_a_native_proof(t
         cases = [  # (facts of session "mine", facts of session "theirs", expected status)
             ([("owner('I1',me)", FAR), ("status('I1',open)", FAR), (marker, FAR)], [], "proved"),
             ([("owner('I1',me)", time.time() - 1), ("status('I1',open)", FAR), (marker, FAR)], [], "failed"),
-            ([("owner('I1',me)", FAR), ("status('I1',open)", FAR), (marker, time.time() - 1)], [], "incomplete"),
+            ([("owner('I1',me)", FAR), ("status('I1',open)", FAR), (marker, time.time() - 1)], [],
+             "incomplete"),
             ([("owner('I1',me)", FAR)], [("status('I1',open)", FAR), (marker, FAR)], "incomplete"),
             ([], [("owner('I1',me)", FAR), ("status('I1',open)", FAR), (marker, FAR)], "failed"),
         ]
@@ -222,7 +229,7 @@ async def test_expired_facts_and_other_sessions_facts_are_never_a_native_proof(t
         await guard.close()
 
 
-# ---------------------------------------------------------------- the caller's thread against the engine thread
+# ---------------------------------------------------------------- the caller's thread, the engine thread
 
 
 async def decide_on_engine_thread(engine: PrologEngine, *args: Any, **kw: Any) -> Any:
@@ -254,8 +261,9 @@ class InlineSpy:
         monkeypatch.setattr(engine, "_put", counted_put)
 
 
-async def test_the_caller_thread_and_the_engine_thread_decide_the_same(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_caller_thread_and_the_engine_thread_decide_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     guard = PolicyGuard([RULEBASES_DIR / "airline.pl"], None, store_path=tmp_path / "facts.db",
                         seeds={"current_user": "amelia_davis_8890"})
     await guard.start(watch=False)
@@ -270,7 +278,7 @@ async def test_the_caller_thread_and_the_engine_thread_decide_the_same(tmp_path:
             mod = await guard.knowledge.ensure(session, rb)
             facts = airline_facts(rng, r, user)
             if rng.random() < 0.6:
-                facts.append((fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user"))
+                facts.append(confirmation(c, guard))
             await guard.engine.assert_bulk(mod, facts)
             now, limit = time.time(), rb.info.inference_limit(guard.inference_limit)
             args = (rb.module, mod, now, c.identity, c.arguments, c.digest, rb.version, limit)
@@ -304,8 +312,9 @@ guard('t__loops', [n = N], ( require(item(none), 'an item none'), require(loop(N
 async def test_over_the_cap_or_an_error_is_decided_on_the_engine_thread_with_the_whole_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A pass needing more than INLINE_INFERENCES is allowed as before (decided again with the rulebase's limit
-    on the engine thread); a loop is denied at the limit; an error denies; each as on the reference path."""
+    """A pass needing more than INLINE_INFERENCES is allowed as before (decided again with the rulebase's
+    limit on the engine thread); a loop is denied at the limit; an error denies; each as on the reference
+    path."""
     rb = tmp_path / "heavy.pl"
     rb.write_text(HEAVY)
     guard = PolicyGuard([rb], None, store_path=tmp_path / "facts.db", inference_limit=400_000)
@@ -370,6 +379,12 @@ async def test_a_job_put_earlier_runs_before_a_decision_on_the_callers_thread() 
         time.sleep(0.01)
     else:
         raise AssertionError("the engine never became free for the caller's thread")
+    def failing(_: Any) -> None:
+        raise ValueError("a job's own error")
+
+    with pytest.raises(ValueError, match="own error"):  # a job that raises: its caller gets the error
+        engine.submit(failing).result(10)
+    assert engine.submit(lambda _: "still here").result(10) == "still here"  # and the engine goes on
     other: list[Any] = []
     t = threading.Thread(target=lambda: other.append(engine.try_now(lambda _: "there")))
     t.start()
