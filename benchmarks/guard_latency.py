@@ -89,8 +89,8 @@ async def timed_decisions(guard: PolicyGuard, c: ToolCall, n: int, render: bool 
 
 
 async def from_other_thread(guard: PolicyGuard, c: ToolCall, n: int) -> list[float]:
-    """``timed_decisions`` from an event loop on a thread without a SWI-Prolog engine of its own: every pass is
-    a job on the engine thread (the hop a decision on the caller's thread saves)."""
+    """``timed_decisions`` from an event loop on a thread without a SWI-Prolog engine of its own: each pass
+    is a job on the engine thread (the hop a decision on the caller's thread saves)."""
     import threading
 
     out: list[float] = []
