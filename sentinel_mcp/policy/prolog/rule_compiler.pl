@@ -127,10 +127,27 @@ base_code(RB, G, P, Code) :-
     (   RB:'$askable'(N, A, _, _, _, _)
     ->  Code = sentinel_core:base_solve(RB, G, P)
     ;   RB:'$binding'(N, A, _, _, _)
-    ->  fact_code(N, A, G, P, Found),
-        Code = ( sentinel_core:fetched(RB, N, A, G) -> Found ; sentinel_core:assume(G), P = assumed )
+    ->  fact_code(N, A, G, P, Found), fetched_code(RB, N, A, G, Fetched),
+        Code = ( Fetched -> Found ; sentinel_core:assume(G), P = assumed )
     ;   fact_code(N, A, G, P, Code)
     ).
+
+%  fetched_code(+RB, +N, +A, +G, -Code): sentinel_core:fetched(RB, N, A, G) with the bindings of N/A written
+%  out in their order (each one's look-up done here, once): for each, a binding whose inputs the goal grounds
+%  and whose fetch marker is not valid records the fetch and fails the check.
+fetched_code(RB, N, A, G, Code) :-
+    findall(H-T-Args, RB:'$binding'(N, A, H, T, Args), Bs),
+    maplist(binding_check(N, A, G), Bs, Checks),
+    conjunction(Checks, Code).
+
+binding_check(N, A, G, H-T-Args,
+              \+ ( H = G, ground(Args),
+                   \+ sentinel_core:valid_fact_of('$fetched', '$fetched'(N, A, T, json(Args)), _),
+                   sentinel_core:record_need(fetch(T, Args, G)) )).
+
+conjunction([], true).
+conjunction([C], C) :- !.
+conjunction([C|Cs], (C, Rest)) :- conjunction(Cs, Rest).
 
 fact_code(N, A, G, P, Code) :-
     ( A > 0 -> Code = sentinel_core:valid_fact_of(N, G, P) ; Code = sentinel_core:valid_fact(G, P) ).
