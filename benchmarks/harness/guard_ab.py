@@ -3,7 +3,7 @@ so only runs taken side by side compare): each round runs each tree in a child p
 builds ``hot_path.py``'s guard (the airline cancel guard, every fact present, 100k other facts) and prints, as
 JSON: ``PolicyGuard.decide`` with the proof kept and not read (p50, p99, process CPU per decision), inside the
 engine (SWI-Prolog's CPU clock, p50, p99), decide with the proof written at once (the gateway's guard) and
-decide with the kept proof then read (CPU, p50). The summary gives each figure's best / median over the rounds.
+decide with the kept proof then read (CPU, p50). The summary gives each figure's best / median over rounds.
 
 Usage: python benchmarks/harness/guard_ab.py --base /work/main [--rounds 3] [--decisions 1000]
 Each tree runs with its own ``.venv`` when it has one (else this interpreter), its sources first on the path.
