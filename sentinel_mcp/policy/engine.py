@@ -74,6 +74,7 @@ class PrologEngine:
         self._waiting = 0  # jobs queued or running: a caller may not go before them
         self._count = threading.Lock()
         self._has_engine = threading.local()  # per thread: whether it has a SWI-Prolog engine of its own
+        self._stopped = False  # at exit: nothing more runs on a caller's thread either
 
     # ---------------------------------------------------------------- thread
     def start(self) -> None:
@@ -146,10 +147,12 @@ class PrologEngine:
         and the caller submits a job instead. ``fn``'s exception is raised."""
         if not self._ready.is_set() or self._start_error is not None:
             self.start()
-        if self._waiting or not self._thread_has_engine() or not self._use.acquire(blocking=False):
+        if self._waiting or self._stopped or not self._thread_has_engine():
+            return False, None
+        if not self._use.acquire(blocking=False):
             return False, None
         try:
-            if self._waiting:
+            if self._waiting or self._stopped:
                 return False, None
             return True, fn(None)
         finally:
@@ -174,6 +177,7 @@ class PrologEngine:
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the engine thread (at process exit; the engine cannot be started again afterwards)."""
+        self._stopped = True
         if self._thread is not None and self._thread.is_alive():
             self._put(None)
             self._thread.join(timeout)
