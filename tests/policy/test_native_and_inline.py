@@ -189,6 +189,42 @@ async def test_a_native_proof_is_the_reference_proof_with_citations_questions_an
     assert {"fallback/failed", "fallback/incomplete"} <= set(seen), seen
 
 
+WILDCARD = """
+fact(p/1). fact(q/1).
+guard('w__*', [], ( p(a), require(\\+ q(blocked), 'nothing is blocked') )).
+guard('w__use', [n = N], ( q(N), require(p(N), 'p of the item') )).
+guard('w__all', [args(All)], ( is_list(All), length(All, L), L =< 2 )).
+"""
+
+
+async def test_wildcard_and_whole_argument_guards_are_proved_natively_as_by_the_reference(
+    tmp_path: Path,
+) -> None:
+    """Guards that name their tools by a prefix apply with the tool's own guards, in clause order, natively
+    as in the full pass; a guard over all the arguments too."""
+    rb = tmp_path / "wild.pl"
+    rb.write_text(WILDCARD)
+    guard = PolicyGuard([rb], None, store_path=tmp_path / "facts.db")
+    await guard.start(watch=False)
+    rng = random.Random(2116)
+    seen: dict[str, int] = {}
+    try:
+        for i in range(120):
+            name = rng.choice(["w__use", "w__all", "w__other"])
+            args = {"n": rng.choice(["a", "b"])} if name == "w__use" else {
+                k: 1 for k in rng.sample(["x", "y", "z"], rng.randint(0, 3))}
+            c = call(name, args, f"w{i}")
+            mod = await guard.knowledge.ensure(c.session_id, guard.rulebases.current)
+            facts = [(fact_text(rng.choice(["p", "q"]), [rng.choice(["a", "b", "blocked"])]), FAR, "observed")
+                     for _ in range(rng.randint(0, 5))]
+            await guard.engine.assert_bulk(mod, facts)
+            native, ref = await native_and_reference(guard, c)
+            check_native(native, ref, seen)
+    finally:
+        await guard.close()
+    assert seen.get("proved/proved", 0) >= 10 and seen.get("fallback/failed", 0) >= 10, seen
+
+
 TTL = """
 fact(owner/2).
 binding(status(R, S), tool('t__status', [id = R]), extract([S = '/status']), [ttl(60)]).
