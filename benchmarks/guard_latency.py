@@ -177,14 +177,19 @@ def filler(session: str, start: int, count: int) -> list[Fact]:
 async def in_engine(guard: PolicyGuard, c: ToolCall, n: int, fast: bool, lazy: bool = False) -> list[float]:
     """Milliseconds per sn_decide inside the engine thread (its CPU clock): the logic without the plumbing
     (``lazy``: the proof kept, not written; the kept proofs dropped after each run)."""
+    from sentinel_mcp.policy import engine
     from sentinel_mcp.policy.prolog_text import json_atom, quote_atom
 
     rb = guard.rulebases.current
     mod = await guard.knowledge.ensure(c.session_id, rb)
     pred = "sn_decide_compact" if lazy else "sn_decide" if fast else "sn_decide_interpreted"
+    # the arguments as the fast path passes them (a tree without call_args_text passes JSON)
+    args = quote_atom(engine.call_args_text(c.arguments)) if fast and hasattr(engine, "call_args_text") else (
+        json_atom(c.arguments)
+    )
     goal = (
         f"sentinel_core:{pred}({quote_atom(rb.module)}, {quote_atom(mod)}, {time.time()!r}, "
-        f"{quote_atom(c.identity)}, {json_atom(c.arguments)}, {quote_atom(c.digest)}, "
+        f"{quote_atom(c.identity)}, {args}, {quote_atom(c.digest)}, "
         f"{quote_atom(rb.version)}, "
         f"{rb.info.inference_limit(guard.inference_limit)}, _)"
     )
@@ -198,21 +203,24 @@ async def in_engine(guard: PolicyGuard, c: ToolCall, n: int, fast: bool, lazy: b
 
 
 STAGE_NAMES = {
-    "prove": "proof (state, arguments, guards, limit)",
-    "tree": "proof tree to JSON terms",
+    "state": "query state and arguments",
+    "prove": "native proof (guards' goals under the limit)",
+    "keep": "proof kept (recorded)",
+    "tree": "proof tree to JSON terms (when written)",
     "needs": "needs and unmet conditions",
-    "json": "JSON text",
+    "json": "JSON text of a written proof",
 }
 STAGES = """
     RB = {rb}, S = {s}, Now = {now}, Tool = {tool}, ArgsJson = {args}, Digest = {digest}, Version = {version},
     Limit = {limit},
-    Prove = ( sentinel_core:begin_query(RB, S, Now, c(Tool, Digest, Version)),
-              sentinel_core:from_json_atom(ArgsJson, json(CA)),
-              findall(g(Pat, Goal), ( RB:guard(T, Pat, Goal), sentinel_core:tool_matches(T, Tool) ), Gs),
-              sentinel_core:limited(sentinel_core:prove_guards(Gs, CA, Trees0), Limit, _) ),
+    State = ( sentinel_core:begin_query(RB, S, Now, c(Tool, Digest, Version)), sentinel_core:call_args(ArgsJson, CA) ),
+    call(State), sentinel_core:native_guards_of(RB, Tool, Is),
+    Prove = ( sentinel_core:native_guards_of(RB, Tool, Is0),
+              call_with_inference_limit(sentinel_core:prove_native(Is0, RB, CA, Trees0), Limit, _) ),
     copy_term(Prove-Trees0, Once-Trees), call(Once), sentinel_core:tree_json(and_all(Trees), TJ),
     sentinel_core:add_needs(json([status=proved, tree=TJ]), J),
-    Timed = [prove-Prove, tree-(sentinel_core:tree_json(and_all(Trees), _)),
+    Timed = [state-State, prove-Prove, keep-(sentinel_core:keep_proof(and_all(Trees), _)),
+             tree-(sentinel_core:tree_json(and_all(Trees), _)),
              needs-(sentinel_core:add_needs(json([status=proved, tree=TJ]), _)), json-(sentinel_core:to_json_atom(J, _))],
     findall(Name-Ms, ( member(Name-G, Timed), between(1, {n}, _),
                        statistics(cputime, T0), \\+ \\+ call(G), statistics(cputime, T1), Ms is (T1 - T0) * 1000 ),
@@ -222,11 +230,11 @@ STAGES = """
 
 
 async def engine_stages(guard: PolicyGuard, c: ToolCall, n: int) -> dict[str, list[float]]:
-    """Milliseconds per stage of a fast-path sn_decide inside the engine (its CPU clock): the proof (query
-    state,
-    arguments, the guards' goals under the inference limit), the proof tree as JSON terms, the needs and unmet
-    conditions, the JSON text."""
-    from sentinel_mcp.policy.prolog_text import json_atom, quote_atom
+    """Milliseconds per stage of a fast-path sn_decide inside the engine (its CPU clock): the query state and
+    the call's arguments, the native proof under the inference limit, keeping the proof, the proof tree as
+    JSON terms and its JSON text (when the proof is written at once), the needs and unmet conditions."""
+    from sentinel_mcp.policy.engine import call_args_text
+    from sentinel_mcp.policy.prolog_text import quote_atom
 
     rb = guard.rulebases.current
     mod = await guard.knowledge.ensure(c.session_id, rb)
@@ -235,7 +243,7 @@ async def engine_stages(guard: PolicyGuard, c: ToolCall, n: int) -> dict[str, li
         s=quote_atom(mod),
         now=repr(time.time()),
         tool=quote_atom(c.identity),
-        args=json_atom(c.arguments),
+        args=quote_atom(call_args_text(c.arguments)),
         digest=quote_atom(c.digest),
         version=quote_atom(rb.version),
         limit=rb.info.inference_limit(guard.inference_limit),
@@ -244,6 +252,7 @@ async def engine_stages(guard: PolicyGuard, c: ToolCall, n: int) -> dict[str, li
     out: dict[str, list[float]] = {}
     for row in (await guard.engine.json_query(goal.replace("\n", " ")))["times"]:
         out.setdefault(row["stage"], []).append(float(row["ms"]))
+    await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
     return out
 
 

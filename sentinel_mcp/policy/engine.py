@@ -292,7 +292,7 @@ class PrologEngine:
                 f"{quote_atom(tool)}, {json_atom(arguments)}, {quote_atom(digest)}, {quote_atom(version)}, "
                 f"{int(limit)}, Out)"
             )
-        key = (rb, session, float(now), tool, json_text(arguments), digest, version)
+        key = (rb, session, float(now), tool, call_args_text(arguments), digest, version)
         here = self._decide_now(False, key, int(limit))
         if here is not None:
             return here
@@ -347,7 +347,7 @@ class PrologEngine:
         ``KeptProof``, which ``render_kept`` writes when the proof is read (once). ``write_behind`` (a reader
         that always reads it, like the gateway's audit): the engine thread writes it right after answering, in
         the same job, while the caller goes on (no second hop)."""
-        key = (rb, session, float(now), tool, json_text(arguments), digest, version)
+        key = (rb, session, float(now), tool, call_args_text(arguments), digest, version)
         loop = asyncio.get_running_loop()
         written: asyncio.Future[Any] | None = loop.create_future() if write_behind else None
         if written is not None:
@@ -501,6 +501,32 @@ class PrologEngine:
 
     async def purge(self, session: str, now: float) -> None:
         await self.goal(f"sentinel_core:sn_purge({quote_atom(session)}, {float_text(now)})")
+
+
+_TAG = {True: "t", False: "f", None: "n"}
+
+
+def call_args_text(arguments: dict[str, Any]) -> str:
+    """A call's arguments for ``sn_decide``: a flat object of texts, integers, booleans and nulls as its keys
+    and tagged values joined by 0x1F after a 0x1E (split in C; see call_args/2 in sentinel_core.pl), anything
+    else, or a key or value holding one of those two characters, as JSON."""
+    parts = ["\x1e"]
+    for k, v in arguments.items():
+        t = type(v)
+        if type(k) is not str:
+            return json_text(arguments)
+        if t is str:
+            parts += (k, "s" + v)
+        elif t is bool or v is None:
+            parts += (k, _TAG[v])
+        elif t is int:
+            parts += (k, "i" + str(v))
+        else:
+            return json_text(arguments)
+    text = "\x1f".join(parts)
+    if text.count("\x1f") != 2 * len(arguments) or text.count("\x1e") != 1:
+        return json_text(arguments)
+    return text
 
 
 def _decide_call(mode: str, key: tuple[Any, ...], limit: int) -> str:

@@ -459,6 +459,30 @@ async def test_big_arguments_and_hostile_text_are_decided_as_on_the_reference_pa
         await guard.close()
 
 
+async def test_call_arguments_split_in_c_are_the_terms_the_json_reader_gives() -> None:
+    """The flat form of a call's arguments (engine.call_args_text) reads back as exactly the terms of their
+    JSON: texts (hostile ones too), integers of any size and sign, booleans, nulls, empty texts and objects;
+    anything else, or the form's own separators in a key or value, goes as JSON."""
+    engine = engine_module.shared_engine()
+    rng = random.Random(2117)
+    texts = [*HOSTILE[:40], "", "\x1e", "\x1f", "a\x1fb", "s", "i5", "t", "\x1e\x1f", "k=v", "[]", "json([])"]
+    values: list[Any] = [*texts, 0, -1, 7, 2**70, -(2**65), True, False, None, 1.5, [1, "a"], {"x": 1}]
+    seen = {"flat": 0, "json": 0}
+    for i in range(300):
+        args = {rng.choice(texts) if rng.random() < 0.5 else f"k{j}": rng.choice(values)
+                for j in range(rng.randint(0, 5))}
+        flat = engine_module.call_args_text(args)
+        seen["flat" if flat.startswith("\x1e") else "json"] += 1
+        pc = engine_module.PrologCall("user", "sn_test_args", 3)
+        await engine.goal(
+            "( current_predicate(user:sn_test_args/3) -> true ; assertz((user:sn_test_args(A, B, Out) :- "
+            "sentinel_core:call_args(A, PA), sentinel_core:from_json_atom(B, json(PB)), "
+            "( PA == PB -> Out = same ; format(atom(Out), '~q ~q', [PA, PB]) ))) )")
+        same = await engine.run(lambda _: pc(flat, engine_module.json_text(args)))
+        assert same == "same", (args, same)
+    assert seen["flat"] >= 50 and seen["json"] >= 50, seen
+
+
 async def test_a_proof_kept_on_the_callers_thread_is_rendered_by_the_engine_thread(tmp_path: Path) -> None:
     """Kept proofs live where every engine reads them: a proof kept by a decision on this thread is written
     the same by the engine thread, exactly as the proof a decision writes at once."""
