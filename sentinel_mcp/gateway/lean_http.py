@@ -31,6 +31,8 @@ from urllib.parse import urlsplit
 
 import httptools
 
+from sentinel_mcp.core.errors import GatewayError
+
 MAX_HEAD_BYTES = 64 * 1024  # a response's status line and headers
 MAX_BUFFERED = 256 * 1024  # received and not yet consumed: reading pauses past this
 IDLE_SECONDS = 4.0  # a kept-alive connection idle longer is closed, not reused (servers close at ~5 s)
@@ -43,8 +45,12 @@ REQUEST_HEADERS = {"host", "content-length", "transfer-encoding", "connection", 
                    "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name"}
 
 
-class HttpFault(Exception):
+class HttpFault(GatewayError):
     """The connection failed, or the server's answer broke HTTP/1.1 (the connection is closed)."""
+
+
+class HeaderRefused(HttpFault):
+    """A request header could split the request: nothing was sent (the connection is fine)."""
 
 
 def proxied(url: str) -> bool:
@@ -59,10 +65,14 @@ def proxied(url: str) -> bool:
 
 
 def _checked(text: str) -> bytes:
-    """A header name or value as bytes; one that could split or end the request head is refused."""
-    data = text.encode("latin-1")
+    """A header name or value as bytes; one that could split or end the request head, or is not latin-1
+    text (what HTTP/1.1 fields carry), is refused."""
+    try:
+        data = text.encode("latin-1")
+    except UnicodeEncodeError:
+        raise HeaderRefused("a request header is not latin-1 text; not sent") from None
     if b"\r" in data or b"\n" in data or b"\0" in data:
-        raise HttpFault("a request header holds a line break or NUL; not sent")
+        raise HeaderRefused("a request header holds a line break or NUL; not sent")
     return data
 
 

@@ -50,7 +50,7 @@ from mcp_types import methods as sdk_methods
 from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
-from sentinel_mcp.gateway.lean_http import HttpAnswer, HttpFault, HttpPool, pool_for
+from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +144,9 @@ class LeanCaller:
             async with self.pool.request("POST", body.encode(), self._headers(opts)) as response:
                 raw = await self._answer(response, rid, on_log, on_progress, on_notice)
                 answered = True
+        except HeaderRefused as e:
+            answered = True  # nothing was sent: nothing to cancel
+            raise MCPError(INVALID_REQUEST, str(e)) from None
         except HttpFault as e:
             raise MCPError(CONNECTION_CLOSED, f"Connection closed: {e}") from None
         finally:

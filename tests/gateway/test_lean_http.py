@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import pytest
 
-from sentinel_mcp.gateway.lean_http import MAX_HEAD_BYTES, HttpFault, HttpPool
+from sentinel_mcp.gateway.lean_http import MAX_HEAD_BYTES, HeaderRefused, HttpFault, HttpPool
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -144,10 +144,11 @@ def test_bytes_arriving_on_an_idle_connection_end_it() -> None:
 
 @pytest.mark.parametrize("headers", [
     {"mcp-name": "tool\r\nx-injected: 1"}, {"x-a\r\nb": "v"}, {"mcp-name": "a\nb"}, {"mcp-name": "a\0b"},
+    {"mcp-name": "price \u20ac"}, {"x-\u2028": "v"},
 ])
 def test_a_header_that_could_split_the_request_is_never_sent(headers: dict[str, str]) -> None:
     async def body(pool: HttpPool, server: RawServer) -> Any:
-        with pytest.raises(HttpFault, match="line break or NUL"):
+        with pytest.raises(HeaderRefused, match="line break or NUL|not latin-1"):
             await _post(pool, headers)
         return server.requests
 
