@@ -179,7 +179,7 @@ class FrontLink(CallerLink):
         if isinstance(params, ElicitRequestURLParams):
             if not can_elicit(self.ctx, "url"):
                 return refusal("a URL elicitation", f"{self.who} did not declare URL-mode elicitation")
-            if self.urls is not None and self.upstream is not None:
+            if self.urls is not None and self.upstream is not None and params.elicitation_id is not None:
                 self.urls.remember(self.upstream, params.elicitation_id, self.ctx.session)
             return await self._ask(ElicitRequest(params=params), ElicitResult)
         if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):

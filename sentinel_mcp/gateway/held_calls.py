@@ -16,7 +16,7 @@ import itertools
 import logging
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Awaitable
+from typing import Any, Callable, Coroutine
 
 from mcp.types import (
     CreateMessageRequest,
@@ -54,8 +54,9 @@ class PendingQuestion:
 
     def parse(self, response: Any) -> Reply | ErrorData:
         """The client's answer, typed by what was asked (anything else declines or errors)."""
+        models: tuple[type[Reply], ...]
         if isinstance(self.request, ElicitRequest):
-            models: tuple[type, ...] = (ElicitResult,)
+            models = (ElicitResult,)
         elif isinstance(self.request, CreateMessageRequest):
             models = (
                 (CreateMessageResultWithTools, CreateMessageResult)
@@ -64,8 +65,9 @@ class PendingQuestion:
             )
         else:
             models = (ListRootsResult,)
-        if isinstance(response, models):
-            return response
+        for model in models:
+            if isinstance(response, model):
+                return response
         if isinstance(response, dict):
             for model in models:
                 try:
@@ -159,8 +161,8 @@ class HeldCalls:
         self,
         name: str,
         session: str,
-        run: "callable[[HeldLink], Awaitable[Any]]",
-        *,  # type: ignore[valid-type]
+        run: Callable[[HeldLink], Coroutine[Any, Any, Any]],
+        *,
         relays_sampling: bool = False,
     ) -> HeldCall:
         call_id = secrets.token_urlsafe(12)

@@ -1,13 +1,21 @@
-"""The lean upstream client: a ``tools/call`` to a 2026-07-28 streamable-HTTP upstream as one POST.
+"""The lean upstream client: a ``tools/call`` to a streamable-HTTP upstream as one POST, in either era.
 
-The SDK's client reads every answer as an event stream through per-request task groups and memory streams;
-on a busy gateway that costs more CPU than the upstream spends on the call. For the common case (a
-modern-era HTTP upstream, no progress wanted, no input round being answered) the call is one POST on a
-kept-alive connection of this upstream's own ``httpx2`` client, stamped exactly as the SDK stamps it (its
-``_meta`` envelope and ``Mcp-*`` headers), and a plain JSON answer is parsed once and validated as the SDK
-validates it. Everything else goes through the SDK (``Upstream._call`` decides before anything is sent, so
-a call is never sent twice). An event-stream answer to a lean call is still read here, bounded: its log
-lines go to the caller, its one answer is the result.
+The SDK's client reads every answer as an event stream through per-request task groups and memory streams
+(and, on the handshake era, closes the connection after each event-stream answer); on a busy gateway that
+cost more CPU than the upstream spends on the call. Here a call is one POST on a kept-alive connection of
+this upstream's own pool (``lean_http``), stamped exactly as the SDK stamps it (its ``_meta`` envelope on
+2026-07-28; ``Mcp-Session-Id`` and ``MCP-Protocol-Version`` on the handshake era; ``Mcp-*`` headers), and
+its answer is validated as the SDK validates it. Everything else goes through the SDK (``Upstream._call``
+decides before anything is sent, so a call is never sent twice): input rounds, stdio, the SSE transport,
+every other method.
+
+A JSON answer is parsed once. An event-stream answer is read here, bounded: log lines go to the caller,
+progress under the call's token moves its deadline, the upstream's requests on the call's own stream
+(elicitation, sampling, roots, ping: handshake era only) are answered through the SDK session's own
+callback table in the calling task, so they reach exactly the client whose call it is, and their answers are
+POSTed back on the session; other notifications go to the upstream's message handler. A lean call that is
+cancelled or times out tells the upstream: on the handshake era with ``notifications/cancelled`` (as the
+SDK does), on 2026-07-28 by closing its connection (the era's signal).
 
 The upstream is hostile: an answer larger than ``MAX_ANSWER_BYTES`` (or an event larger than
 ``MAX_EVENT_BYTES``), not JSON, not JSON-RPC 2.0, a batch, an answer to another id, or of a wrong content
@@ -18,20 +26,31 @@ treat both paths alike.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-import os
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable
 
-import httpx2
 from mcp import Client
+from mcp.client.session import ClientRequestContext, ClientResponse, _later_revision_fields
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, InputRequiredResult, LoggingMessageNotificationParams
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
+from mcp.types import (
+    CallToolResult,
+    ErrorData,
+    InputRequiredResult,
+    LoggingMessageNotificationParams,
+    PingRequest,
+)
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import methods as sdk_methods
+from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
+from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
 
 log = logging.getLogger(__name__)
 
@@ -43,24 +62,61 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
 PARSE_ERROR = -32700
-MODERN = "2026-07-28"
+# handshake-era lean calls share the upstream's session with the SDK client, whose request ids count from 0:
+# the server keys each request's stream by its id, so ours live far above the SDK's
+HANDSHAKE_IDS = 1 << 40
+CANCEL_SECONDS = 5.0  # the courtesy cancel's own bound
+MAX_RESUMES = 2  # failed attempts in a row to resume an event stream (the SDK's MAX_RECONNECTION_ATTEMPTS)
+RESUME_DELAY_MS = 1000  # before resuming, when the server said no ``retry`` (the SDK's default)
 
 LogSink = Callable[[LoggingMessageNotificationParams], Awaitable[None]]
 ProgressSink = Callable[[float, float | None, str | None], Awaitable[None]]
+NoticeSink = Callable[[Any], Awaitable[None]]  # a parsed server notification (list changes, updates...)
+
+
+@dataclass
+class HttpSession:
+    """The ``Mcp-Session-Id`` the upstream gave the SDK client's handshake (noted from its answers), and
+    whether the upstream has since answered a request on it with 404: the session is gone (it restarted or
+    ended it) and, as the spec says, the client must start a new one."""
+
+    session_id: str | None = None
+    gone: bool = False
+
+
+@dataclass
+class _Resume:
+    """Where an event stream stopped: its last event id and the server's reconnection delay (ms)."""
+
+    last_id: str | None = None
+    retry: int | None = None
 
 
 class LeanCaller:
     """One upstream's lean ``tools/call`` path; lives as long as its SDK connection."""
 
-    def __init__(self, url: str, http: httpx2.AsyncClient, client: Client) -> None:
-        self.url = url
-        self.http = http
+    own_stream = True  # what the upstream asks mid-call comes on the call's own stream: calls may overlap
+
+    def __init__(self, pool: HttpPool, client: Client, session: HttpSession) -> None:
+        self.pool = pool
         self.client = client
-        self._next_id = 0
+        self.session = session
+        self.era = client.protocol_version or ""
+        self.modern = self.era in MODERN_PROTOCOL_VERSIONS
+        self._next_id = 0 if self.modern else HANDSHAKE_IDS
+        self._cancels: set[asyncio.Task[None]] = set()
 
     def usable(self, client: Client | None) -> bool:
-        """Still the connection this was made for, still on the modern era."""
-        return client is self.client and client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        """Still the connection this was made for, still on its era."""
+        return client is self.client and client.protocol_version == self.era
+
+    def _headers(self, opts: dict[str, Any]) -> dict[str, str]:
+        headers = {"accept": "application/json, text/event-stream", "content-type": "application/json",
+                   **opts.get("headers", {})}
+        sid = self.session.session_id
+        if not self.modern and sid:
+            headers["mcp-session-id"] = sid
+        return headers
 
     async def call_tool(
         self,
@@ -69,6 +125,7 @@ class LeanCaller:
         meta: dict[str, Any] | None,
         on_log: LogSink,
         on_progress: ProgressSink,
+        on_notice: NoticeSink,
     ) -> CallToolResult | InputRequiredResult:
         self._next_id += 1
         rid = self._next_id
@@ -77,89 +134,302 @@ class LeanCaller:
             params["_meta"] = dict(meta)
         data: dict[str, Any] = {"method": "tools/call", "params": params}
         opts: dict[str, Any] = {}
-        # the SDK's own stamp: the same envelope, log opt-in, Mcp-Method/Mcp-Name/Mcp-Param-* headers
+        # the SDK's own stamp: the era's envelope, log opt-in and headers (Mcp-Method, Mcp-Name, Mcp-Param-*)
         self.client.session._stamp(data, opts)  # type: ignore[arg-type]
         # as the SDK's dispatcher: progress is asked for under the request's own id
         params.setdefault("_meta", {})["progressToken"] = rid
         body = json.dumps({"jsonrpc": "2.0", "id": rid, **data}, separators=(",", ":"), ensure_ascii=False)
-        headers = {
-            "accept": "application/json, text/event-stream",
-            "content-type": "application/json",
-            **opts.get("headers", {}),
-        }
+        answered = False
         try:
-            async with self.http.stream("POST", self.url, content=body.encode(), headers=headers) as response:
-                raw = await self._answer(response, rid, on_log, on_progress)
-        except httpx2.TimeoutException as e:
-            raise MCPError(REQUEST_TIMEOUT, f"Request timed out: {type(e).__name__}") from None
-        except httpx2.TransportError as e:
-            raise MCPError(CONNECTION_CLOSED, f"Connection closed: {type(e).__name__}: {e}") from None
-        return _validated(raw)
+            async with self.pool.request("POST", body.encode(), self._headers(opts)) as response:
+                raw = await self._answer(response, rid, on_log, on_progress, on_notice)
+                answered = True
+        except HeaderRefused as e:
+            answered = True  # nothing was sent: nothing to cancel
+            raise MCPError(INVALID_REQUEST, str(e)) from None
+        except HttpFault as e:
+            raise MCPError(CONNECTION_CLOSED, f"Connection closed: {e}") from None
+        finally:
+            if not answered and not self.modern:
+                self._cancel_later(rid)
+        return validated_result(self.client, self.era, raw)
 
-    async def _answer(
-        self, response: httpx2.Response, rid: int, on_log: LogSink, on_progress: ProgressSink
-    ) -> dict[str, Any]:
-        status = response.status_code
+    def _cancel_later(self, rid: int) -> None:
+        """The handshake era's courtesy cancel, sent beside whatever ends the call (never delaying it)."""
+        task = asyncio.get_running_loop().create_task(self._send_cancel(rid))
+        self._cancels.add(task)
+        task.add_done_callback(self._cancels.discard)
+
+    async def _send_cancel(self, rid: int) -> None:
+        note = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": rid, "reason": "caller cancelled"}}
+        await self._post_quietly(note, "courtesy cancel")
+
+    async def _post_quietly(self, message: dict[str, Any], what: str) -> None:
+        """A notification or an answer to the upstream's request: 202 expected, nothing to read."""
+        data: dict[str, Any] = {"method": message.get("method", "")}
+        opts: dict[str, Any] = {}
+        self.client.session._stamp(data, opts)  # type: ignore[arg-type]
+        try:
+            async with asyncio.timeout(CANCEL_SECONDS):
+                body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+                async with self.pool.request("POST", body, self._headers(opts)) as response:
+                    async for _ in response.body():
+                        pass
+        except (HttpFault, TimeoutError) as e:
+            log.info("lean upstream call: %s not delivered: %s", what, e)
+
+    async def _answer(self, response: HttpAnswer, rid: int, on_log: LogSink, on_progress: ProgressSink,
+                      on_notice: NoticeSink) -> dict[str, Any]:
+        status = response.status
         ctype = response.headers.get("content-type", "").lower()
         if status == 202:
             raise MCPError(INVALID_REQUEST, "server answered a request with 202 Accepted")
         if 300 <= status < 400:
             raise MCPError(INVALID_REQUEST, f"server redirected the request ({status}); not followed")
+        if status == 404 and not self.modern and self.session.session_id:
+            self.session.gone = True
+            raise MCPError(INVALID_REQUEST, "Session terminated")  # as the SDK says it
         if status >= 400:
             if ctype.startswith("application/json"):
                 try:
                     msg = json.loads(await _read_bounded(response, MAX_ANSWER_BYTES))
                     if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
                         _raise_error(msg["error"])
-                except (ValueError, UnicodeDecodeError):
+                except (ValueError, UnicodeDecodeError, RecursionError):
                     pass
             if status == 404:
                 raise MCPError(METHOD_NOT_FOUND, "Not Found")
             raise MCPError(INTERNAL_ERROR, "Server returned an error response")
         if ctype.startswith("application/json"):
-            return _response_for(_parse(await _read_bounded(response, MAX_ANSWER_BYTES)), rid)
+            return response_for(_parse(await _read_bounded(response, MAX_ANSWER_BYTES)), rid)
         if ctype.startswith("text/event-stream"):
-            return await _from_event_stream(response, rid, on_log, on_progress)
+            return await self._from_event_stream(response, rid, on_log, on_progress, on_notice)
         raise MCPError(INVALID_REQUEST, f"Unexpected content type: {ctype[:80]}")
 
+    async def _from_event_stream(self, response: HttpAnswer, rid: int, on_log: LogSink,
+                                 on_progress: ProgressSink, on_notice: NoticeSink) -> dict[str, Any]:
+        """Read events until the answer to ``rid``. Log lines go to ``on_log``, progress under our token to
+        ``on_progress`` (which also moves the call's deadline), other notifications the SDK knows to
+        ``on_notice``; a request from the upstream is answered on the handshake era and ignored on 2026-07-28
+        (the era forbids them mid-call). A handshake-era stream that ends without the answer after an event
+        with an id (the server keeps its events) is resumed as the SDK resumes it: a GET with
+        ``Last-Event-ID`` after the server's ``retry`` delay; two failed attempts in a row end the call."""
+        state = _Resume()
+        answer = await self._read_events(response, rid, on_log, on_progress, on_notice, state)
+        failures = 0
+        while answer is None:
+            if state.last_id is None or self.modern or failures >= MAX_RESUMES:
+                why = "the upstream's event stream ended without an answer"
+                raise MCPError(INTERNAL_ERROR, why if failures == 0 else f"{why} (resuming it failed)")
+            await asyncio.sleep((state.retry if state.retry is not None else RESUME_DELAY_MS) / 1000)
+            headers = {"accept": "text/event-stream", "last-event-id": state.last_id,
+                       MCP_PROTOCOL_VERSION_HEADER: self.era}
+            if self.session.session_id:
+                headers["mcp-session-id"] = self.session.session_id
+            try:
+                async with self.pool.request("GET", b"", headers) as resumed:
+                    ctype = resumed.headers.get("content-type", "").lower()
+                    if resumed.status != 200 or not ctype.startswith("text/event-stream"):
+                        failures += 1
+                        continue
+                    failures = 0
+                    answer = await self._read_events(resumed, rid, on_log, on_progress, on_notice, state)
+            except HttpFault:
+                failures += 1
+        return answer
+
+    async def _read_events(self, response: HttpAnswer, rid: int, on_log: LogSink, on_progress: ProgressSink,
+                           on_notice: NoticeSink, state: "_Resume") -> dict[str, Any] | None:
+        async for event in _events(response):
+            if event.id is not None:
+                state.last_id = event.id
+            if event.retry is not None:
+                state.retry = event.retry
+            if event.kind != "message" or not event.data:
+                continue  # another type of event, or a priming event (an id, no message): as the SDK does
+            msg = _parse(event.data)
+            if isinstance(msg, dict) and "method" in msg and "id" not in msg:
+                await self._notification(msg, rid, on_log, on_progress, on_notice)
+                continue
+            if isinstance(msg, dict) and "method" in msg:
+                if self.modern:
+                    log.info("lean upstream call: upstream request %r mid-call ignored",
+                             str(msg.get("method"))[:60])
+                else:
+                    await self._answer_request(msg)
+                continue
+            return response_for(msg, rid)
+        return None
+
+    async def _notification(self, msg: dict[str, Any], rid: int, on_log: LogSink, on_progress: ProgressSink,
+                            on_notice: NoticeSink) -> None:
+        method = msg.get("method")
+        if method == "notifications/message":
+            try:
+                params = LoggingMessageNotificationParams.model_validate(msg.get("params"))
+            except ValueError:
+                log.info("lean upstream call: malformed log line dropped")
+                return
+            await on_log(params)
+        elif method == "notifications/progress":
+            await _progress(msg.get("params"), rid, on_progress)
+        elif isinstance(method, str) and method != "notifications/cancelled":
+            raw = msg.get("params")
+            try:
+                notice = sdk_methods.parse_server_notification(
+                    method, self.era, raw if isinstance(raw, dict) else None)
+            except (KeyError, ValueError, RuntimeError):
+                log.info("lean upstream call: notification %r dropped", method[:60])
+                return
+            await on_notice(notice)
+
+    async def _answer_request(self, msg: dict[str, Any]) -> None:
+        """A request the upstream sent on this call's stream, answered as the SDK session answers it
+        (``ClientSession._on_request``: its parsing, callback table, result checks), in the calling task."""
+        server_id = msg.get("id")
+        if not isinstance(server_id, (int, str)) or isinstance(server_id, bool):
+            log.info("lean upstream call: upstream request with a malformed id dropped")
+            return
+        method, params = msg.get("method"), msg.get("params")
+        try:
+            result = await self._callback(method, params, server_id)
+            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": server_id, "result": result}
+        except Exception as e:  # noqa: BLE001 - whatever failed, the upstream gets an answer, the call goes on
+            error = handler_exception_to_error_data(e)
+            if error is None:  # no text of ours on the wire (the SDK's dispatcher would send str(e))
+                log.exception("lean upstream call: answering %r failed", str(method)[:60])
+                error = ErrorData(code=INTERNAL_ERROR, message="Internal error")
+            answer = {"jsonrpc": "2.0", "id": server_id,
+                      "error": error.model_dump(by_alias=True, mode="json", exclude_none=True)}
+        await self._post_quietly(answer, f"the answer to {str(method)[:60]!r}")
+
+    async def _callback(self, method: Any, params: Any, server_id: int | str) -> dict[str, Any]:
+        if not isinstance(method, str) or not (params is None or isinstance(params, dict)):
+            raise MCPError(INVALID_REQUEST, "Invalid request")
+        try:
+            request: Any = sdk_methods.parse_server_request(method, self.era, params)
+        except KeyError:
+            raise MCPError(METHOD_NOT_FOUND, "Method not found", method) from None
+        if isinstance(request, PingRequest):
+            return {}  # answered without a context, as the SDK does
+        ctx = ClientRequestContext(session=self.client.session, request_id=server_id,
+                                   meta=request.params.meta if request.params else None)
+        answered = await self.client.session.dispatch_input_request(ctx, request)
+        response = ClientResponse.validate_python(answered)
+        if isinstance(response, ErrorData):
+            raise MCPError.from_error_data(response)
+        result: dict[str, Any] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
+        try:
+            sdk_methods.validate_client_result(method, self.era, result)
+        except ValidationError:
+            log.exception("lean upstream call: a callback for %r returned an invalid result", method)
+            raise MCPError(INTERNAL_ERROR, "Client callback returned an invalid result") from None
+        return result
 
 @asynccontextmanager
-async def lean_caller(target: Any, client: Client) -> AsyncIterator[LeanCaller | None]:
-    """A lean caller for a connected modern streamable-HTTP upstream; None for every other kind."""
-    if (
-        os.environ.get("SENTINEL_LEAN_UPSTREAM", "on") == "off"  # every call through the SDK's client
-        or not isinstance(target, RemoteServer)
-        or target.kind != "streamable-http"
-        or client.protocol_version not in MODERN_PROTOCOL_VERSIONS
-    ):
+async def lean_caller(target: Any, client: Client, session: HttpSession | None) -> AsyncIterator[
+        LeanCaller | None]:
+    """A lean caller for a connected streamable-HTTP upstream; None for every other kind, and when the
+    environment sends the upstream through a proxy or says ``SENTINEL_LEAN_UPSTREAM=off``."""
+    if not isinstance(target, RemoteServer) or target.kind != "streamable-http" or session is None:
         yield None
         return
-    from sentinel_mcp.tls.client_context import httpx_verify
+    context = None
+    if target.url.startswith("https://"):
+        import httpx2
 
-    http = httpx2.AsyncClient(
-        headers=target.headers,
-        # no pool timeout: a call waiting for a free connection is bounded by its own deadline instead
-        timeout=httpx2.Timeout(target.connect_timeout, read=target.timeout, pool=None),
-        verify=httpx_verify(target.tls if target.tls != "off" else None),
-        follow_redirects=False,
-        limits=httpx2.Limits(max_connections=64, max_keepalive_connections=32),
-    )
-    async with http:
-        yield LeanCaller(target.url, http, client)
+        from sentinel_mcp.tls.client_context import client_context
+
+        # the same TLS context httpx2 builds for the SDK's client: the configured CA, pins and client
+        # certificate, or the default store
+        tls = client_context(target.tls if target.tls != "off" else None)
+        context = httpx2.create_ssl_context(verify=tls if tls is not None else True)
+    pool = pool_for(target.url, dict(target.headers), context, target.connect_timeout)
+    if pool is None:
+        yield None
+        return
+    caller = LeanCaller(pool, client, session)
+    try:
+        yield caller
+    finally:
+        await pool.aclose()
 
 
-async def _read_bounded(response: httpx2.Response, limit: int) -> bytes:
+async def _read_bounded(response: HttpAnswer, limit: int) -> bytes:
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes ({declared} declared)")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in response.body():
         size += len(chunk)
         if size > limit:
             raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+@dataclass
+class _Event:
+    """One server-sent event: its type, data, and the id and reconnection delay it set (if any)."""
+
+    kind: str = "message"
+    data: str = ""
+    id: str | None = None
+    retry: int | None = None
+
+
+async def _events(response: HttpAnswer) -> AsyncIterator[_Event]:
+    """Each event of an event stream (lines end in LF, CRLF or CR; fields as the SSE spec reads them), one
+    event at most ``MAX_EVENT_BYTES``, a line never buffered past that either."""
+    pending = b""
+    event, size, seen = _Event(), 0, False
+    data: list[str] = []
+    async for chunk in response.body():
+        pending += chunk
+        while True:
+            cut = _line_end(pending)
+            if cut is None:
+                if len(pending) > MAX_EVENT_BYTES:
+                    raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
+                break
+            end, skip = cut
+            line = pending[:end].decode("utf-8", "replace")
+            pending = pending[end + skip:]
+            if not line:  # the end of an event
+                if seen:
+                    event.data = "\n".join(data)
+                    yield event
+                event, data, size, seen = _Event(), [], 0, False
+                continue
+            if line.startswith(":"):
+                continue  # a comment (a keep-alive)
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            seen = True
+            if field == "data":
+                size += len(value) + 1
+                if size > MAX_EVENT_BYTES:
+                    raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
+                data.append(value)
+            elif field == "event":
+                event.kind = value or "message"
+            elif field == "id" and "\0" not in value:
+                event.id = value[:200]
+            elif field == "retry" and value.isascii() and value.isdigit():
+                event.retry = int(value[:9])
+
+
+def _line_end(buf: bytes) -> tuple[int, int] | None:
+    """Where the first line of ``buf`` ends and how long its terminator is; None when none is complete (a
+    CR at the very end may yet be followed by its LF)."""
+    lf, cr = buf.find(b"\n"), buf.find(b"\r")
+    if cr < 0 or (0 <= lf < cr):
+        return (lf, 1) if lf >= 0 else None
+    if cr + 1 == len(buf):
+        return None
+    return (cr, 2) if buf[cr + 1:cr + 2] == b"\n" else (cr, 1)
 
 
 def _parse(raw: bytes | str) -> Any:
@@ -169,14 +439,36 @@ def _parse(raw: bytes | str) -> Any:
         raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: {type(e).__name__}") from None
 
 
-def _response_for(msg: Any, rid: int) -> dict[str, Any]:
+def validated_result(client: Client, era: str, raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:
+    """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on ``era``."""
+    ttl = raw.get("ttlMs")
+    if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
+        raw["ttlMs"] = 0
+    try:
+        try:
+            sdk_methods.validate_server_result("tools/call", era, raw)
+        except KeyError:
+            pass
+        if not (foreign := _later_revision_fields("tools/call", era)).isdisjoint(raw):
+            raw = {key: value for key, value in raw.items() if key not in foreign}
+        result = client.session._call_tool_adapter.validate_python(raw, by_name=False)
+    except ValueError as e:
+        why = str(e)[:300]
+        raise MCPError(PARSE_ERROR, f"upstream result is not a valid tools/call result: {why}") from None
+    if isinstance(result, (CallToolResult, InputRequiredResult)):
+        return result
+    raise MCPError(PARSE_ERROR, f"upstream result is not a tools/call result: {type(result).__name__}")
+
+
+def response_for(msg: Any, rid: int) -> dict[str, Any]:
     """The result of JSON-RPC response ``msg`` to request ``rid``; raises on anything else."""
     if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0":
         what = "a batch" if isinstance(msg, list) else "not a JSON-RPC 2.0 message"
         raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: {what}")
     mid = msg.get("id")
     if type(mid) is not int or mid != rid:
-        raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: answer to id {str(mid)[:40]}, not {rid}")
+        what = repr(mid)[:40]
+        raise MCPError(PARSE_ERROR, f"Failed to parse JSON response: answer to id {what}, not {rid}")
     if "error" in msg:
         error = msg["error"]
         if not isinstance(error, dict):
@@ -195,49 +487,15 @@ def _raise_error(error: dict[str, Any]) -> None:
     raise MCPError(code, message[:2000], error.get("data"))
 
 
-async def _from_event_stream(
-    response: httpx2.Response, rid: int, on_log: LogSink, on_progress: ProgressSink
-) -> dict[str, Any]:
-    """Read events until the answer to ``rid``: log lines go to ``on_log``, progress under our token to
-    ``on_progress`` (which also moves the call's deadline), other notifications are dropped, and a request
-    from the upstream is ignored (the 2026 era forbids them mid-call)."""
-    data: list[str] = []
-    size = 0
-    async for line in response.aiter_lines():
-        if line:
-            if line.startswith("data:"):
-                part = line[5:].removeprefix(" ")
-                size += len(part) + 1
-                if size > MAX_EVENT_BYTES:
-                    raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
-                data.append(part)
-            continue
-        if not data:
-            continue
-        msg = _parse("\n".join(data))
-        data, size = [], 0
-        if isinstance(msg, dict) and "method" in msg and "id" not in msg:
-            method = msg.get("method")
-            if method == "notifications/message":
-                try:
-                    params = LoggingMessageNotificationParams.model_validate(msg.get("params"))
-                except ValueError:
-                    log.info("lean upstream call: malformed log line dropped")
-                    continue
-                await on_log(params)
-            elif method == "notifications/progress":
-                await _progress(msg.get("params"), rid, on_progress)
-            continue
-        if isinstance(msg, dict) and "method" in msg:
-            log.info("lean upstream call: upstream request %r mid-call ignored", str(msg.get("method"))[:60])
-            continue
-        return _response_for(msg, rid)
-    raise MCPError(INTERNAL_ERROR, "the upstream's event stream ended without an answer")
-
-
 async def _progress(params: Any, rid: int, on_progress: ProgressSink) -> None:
-    if not isinstance(params, dict) or params.get("progressToken") != rid:
+    token = params.get("progressToken") if isinstance(params, dict) else None
+    if type(token) is not int or token != rid:
         return  # another call's, or malformed: as the SDK, dropped
+    await progress_to(params, on_progress)
+
+
+async def progress_to(params: dict[str, Any], on_progress: ProgressSink) -> None:
+    """A progress notification's values to ``on_progress``; malformed ones are dropped, as the SDK does."""
     p, total, message = params.get("progress"), params.get("total"), params.get("message")
     if not isinstance(p, (int, float)) or not _number(p) or not (total is None or _number(total)):
         return
@@ -248,20 +506,3 @@ async def _progress(params: Any, rid: int, on_progress: ProgressSink) -> None:
 
 def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
-
-
-def _validated(raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:
-    """As the SDK's ``send_request`` + ``call_tool`` validate a modern ``tools/call`` result."""
-    ttl = raw.get("ttlMs")
-    if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
-        raw["ttlMs"] = 0
-    try:
-        sdk_methods.validate_server_result("tools/call", MODERN, raw)
-        if raw.get("resultType") == "input_required":
-            return InputRequiredResult.model_validate(raw, by_name=False)
-        return CallToolResult.model_validate(raw, by_name=False)
-    except KeyError:
-        return CallToolResult.model_validate(raw, by_name=False)
-    except ValueError as e:
-        why = str(e)[:300]
-        raise MCPError(PARSE_ERROR, f"upstream result is not a valid tools/call result: {why}") from None

@@ -32,6 +32,10 @@ _current_groups: contextvars.ContextVar[list[int] | None] = contextvars.ContextV
 _current_launched: contextvars.ContextVar[anyio.Event | None] = contextvars.ContextVar(
     "sentinel_launched", default=None
 )
+# the processes spawned from this task, handed to the SDK with their pipes shared with the lean calls
+_current_taps: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "sentinel_taps", default=None
+)
 _original_spawn = sdk_stdio._create_platform_compatible_process
 
 
@@ -59,10 +63,24 @@ async def _tracked_spawn(
     groups = _current_groups.get()
     if groups is not None:
         groups.append(process.pid)  # start_new_session: the leader's pid is the group id
+    taps = _current_taps.get()
+    if taps is not None:
+        from sentinel_mcp.gateway.lean_stdio import TappedProcess
+
+        process = TappedProcess(process)
+        taps.append(process)
     return process
 
 
 sdk_stdio._create_platform_compatible_process = _tracked_spawn
+
+
+def tap_pipes() -> list[Any]:
+    """Hand the processes spawned from this task (and the tasks it starts) to the SDK as
+    ``lean_stdio.TappedProcess``es, recorded in the list returned."""
+    taps: list[Any] = []
+    _current_taps.set(taps)
+    return taps
 
 
 def track_groups(launched: anyio.Event | None = None) -> list[int]:

@@ -15,7 +15,7 @@ import time
 import warnings
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Awaitable, Callable, Literal, cast
 
 import anyio
 from mcp import Client, MCPDeprecationWarning
@@ -29,6 +29,7 @@ from mcp.types import (
     InputRequiredResult,
     Prompt,
     PromptListChangedNotification,
+    RequestParamsMeta,
     Resource,
     ResourceListChangedNotification,
     ResourceTemplate,
@@ -37,14 +38,16 @@ from mcp.types import (
     ToolListChangedNotification,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
-from sentinel_mcp.gateway.lean_upstream import LeanCaller, lean_caller
-from sentinel_mcp.gateway.process_groups import kill_groups, track_groups
+from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, lean_caller
+from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
+from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import (
     Mode,
@@ -65,6 +68,7 @@ log = logging.getLogger(__name__)
 
 CONNECTION_CLOSED = -32000  # what the SDK raises for calls on a connection whose peer went away
 REQUEST_TIMEOUT = -32001
+PARSE_ERROR = -32700
 
 State = Literal["connecting", "ready", "backoff", "stopped"]
 
@@ -130,7 +134,8 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         self.connected_at: float | None = None
         self.client: Client | None = None
         self.direct: DirectDispatcher | None = None  # a built-in's direct calls (builtin_direct.py)
-        self.lean: LeanCaller | None = None  # a modern HTTP upstream's plain calls (lean_upstream.py)
+        # an HTTP or stdio upstream's plain tools/call (lean_upstream.py, lean_stdio.py)
+        self.lean: LeanCaller | StdioCaller | None = None
         self.tools: dict[str, Tool] = {}
         self.resources: list[Resource] = []
         self.resource_templates: list[ResourceTemplate] = []
@@ -149,6 +154,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         self._next_call = 0
         self._mode: Mode | None = None  # the connect mode that worked (reconnects start there)
         self._tg: anyio.abc.TaskGroup | None = None  # the connection's own tasks
+        self._session: HttpSession | None = None  # the connection's HTTP session (see _session_gone)
         self.subscribed: set[str] = set()  # resource URIs some client subscribed to through us
         self._watchers: dict[str, anyio.CancelScope] = {}  # 2026 upstreams: one listen stream per URI
         self.log_level: str | None = None
@@ -232,8 +238,11 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         for mode in modes:
             self._dead = anyio.Event()
             groups = track_groups(self.launched)
+            taps = tap_pipes() if stdio_caller(self.target) else None
+            session = self._session = HttpSession()
             try:
-                await self._serve(make_client(self.target, mode, self._callbacks()), mode)
+                await self._serve(make_client(self.target, mode, self._callbacks(), session), mode, session,
+                                  taps)
                 return
             except HandshakeRejected as e:
                 if mode == modes[-1]:
@@ -244,7 +253,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                     with anyio.CancelScope(shield=True):
                         await kill_groups(groups)
 
-    async def _serve(self, client: Client, mode: Mode) -> None:
+    async def _serve(self, client: Client, mode: Mode, session: HttpSession, taps: list[Any] | None) -> None:
         with anyio.CancelScope() as scope:
             scope.deadline = anyio.current_time() + self.target.connect_timeout
             try:
@@ -262,7 +271,10 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                         self.direct = await stack.enter_async_context(
                             direct_path(client, self.target.server, tools, self._on_log)
                         )
-                    self.lean = await stack.enter_async_context(lean_caller(self.target, client))
+                    if taps:  # a stdio upstream's process, its pipes shared with the lean calls
+                        self.lean = StdioCaller(taps[-1].tap, client)
+                    else:
+                        self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
                     self.client = client
                     self._mode = mode
                     await self._apply_log_level()
@@ -321,8 +333,8 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                 with anyio.fail_after(max(2.0, self.health_interval)):
                     await client.send_ping()
             except MCPError as e:
-                if e.code == CONNECTION_CLOSED or "closed" in e.message.lower():
-                    self.last_error = "connection closed"
+                if e.code == CONNECTION_CLOSED or "closed" in e.message.lower() or self._session_gone():
+                    self.last_error = "session terminated" if self._session_gone() else "connection closed"
                     self._dead.set()
                     return
                 # e.g. a server that does not implement ping: alive enough
@@ -387,8 +399,6 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             (ToolListChangedNotification, PromptListChangedNotification, ResourceListChangedNotification),
         ):
             # refresh outside the receive loop: listing from inside it would wait on itself
-            import asyncio
-
             asyncio.get_running_loop().create_task(self._refresh_and_announce())
 
     def _on_garbage(self, error: Exception) -> None:
@@ -442,8 +452,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             raise UpstreamUnavailable(
                 f"upstream {self.name} is not connected ({self.state}; {self.last_error or 'starting'})"
             )
-        serialize = not self.modern and not getattr(self.target, "concurrent", False)
-        if serialize:
+        if self._serialized(input_responses is None and request_state is None):
             async with self._serial:
                 return await self._call(
                     tool, arguments, link, progress, input_responses, request_state, meta, timeout
@@ -452,12 +461,30 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             tool, arguments, link, progress, input_responses, request_state, meta, timeout
         )
 
+    def _session_gone(self) -> bool:
+        """A streamable-HTTP upstream answered 404 on this connection's session (it restarted, or ended the
+        session): the SDK's client would go on asking on it; a new connection starts a new session."""
+        return self._session is not None and self._session.gone
+
+    def _serialized(self, plain: bool) -> bool:
+        """Whether this call waits for the upstream's other calls. A handshake-era upstream's pushed questions
+        over stdio (and SSE) name no call, so they are routed only while one call is in flight; a lean call
+        reads the upstream's requests on its own stream and answers them for itself, so it runs beside
+        others. ``"concurrent"`` in the config says either way for every call."""
+        if self.modern:
+            return False
+        concurrent = getattr(self.target, "concurrent", None)
+        if concurrent is not None:
+            return not concurrent
+        lean = self.lean
+        return not (plain and lean is not None and lean.own_stream and lean.usable(self.client))
+
     async def _call(
         self,
         tool: str,
         arguments: dict[str, Any],
         link: CallerLink | None,
-        progress: Any,
+        relay: Callable[[float, float | None, str | None], Awaitable[None]] | None,
         input_responses: dict[str, Any] | None,
         request_state: str | None,
         meta: dict[str, Any] | None,
@@ -478,13 +505,13 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         # own timeout: the gateway runs on asyncio only, and anyio's scopes ask which library runs, per call
         deadline = asyncio.timeout(idle)
 
-        async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             try:
                 deadline.reschedule(min(loop.time() + idle, started + longest))
             except RuntimeError:
                 pass  # a notification after the call ended or timed out: no deadline left to move
-            if progress is not None:
-                await progress(p, total, message)
+            if relay is not None:
+                await relay(progress, total, message)
 
         result: Any = None
         try:
@@ -494,7 +521,9 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                     if lean is not None and input_responses is None and request_state is None and (
                         lean.usable(client)
                     ):
-                        result = await lean.call_tool(tool, arguments, meta, self._on_log, on_progress)
+                        result = await lean.call_tool(
+                            tool, arguments, meta, self._on_log, on_progress, self._on_message
+                        )
                     else:
                         result = await client.session.call_tool(
                             tool,
@@ -503,7 +532,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                             progress_callback=on_progress,
                             input_responses=input_responses,
                             request_state=request_state,
-                            meta=meta,  # type: ignore[arg-type]
+                            meta=cast("RequestParamsMeta | None", meta),
                             allow_input_required=True,
                         )
             except TimeoutError:
@@ -531,7 +560,8 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                 raise UpstreamCallError(
                     f"upstream {self.name} did not answer within {longest:.0f}s", timeout=True, code=e.code
                 ) from None
-            if e.code == CONNECTION_CLOSED or "connection closed" in e.message.lower():
+            closed = e.code == CONNECTION_CLOSED or "connection closed" in e.message.lower()
+            if closed or self._session_gone():
                 self.breaker.record_failure()
                 self.last_error = "connection closed during a call"
                 self._dead.set()
@@ -542,6 +572,15 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             self.breaker.record_success()
             raise UpstreamCallError(
                 f"upstream {self.name} error {e.code}: {e.message}", code=e.code
+            ) from None
+        except ValidationError as e:
+            # the SDK's client parses the answer into the era's result types and raises pydantic's error for
+            # one that does not fit: an answer like any other bad answer, said as the lean path says it
+            self.breaker.record_success()
+            raise UpstreamCallError(
+                f"upstream {self.name} error {PARSE_ERROR}: upstream result is not a valid tools/call "
+                f"result: {str(e)[:300]}",
+                code=PARSE_ERROR,
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as e:
             self.breaker.record_failure()
@@ -564,7 +603,7 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         if meta is None:
             return await self.client.session.read_resource(uri)
-        return await self.client.session.read_resource(uri, meta=meta)
+        return await self.client.session.read_resource(uri, meta=cast("RequestParamsMeta", meta))
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> Any:
         if not self.loaded:

@@ -22,6 +22,7 @@ from mcp.types import Implementation
 from sentinel_mcp import __version__
 from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.gateway.lean_upstream import HttpSession
 
 
 class UpstreamUnavailable(GatewayError):
@@ -42,14 +43,17 @@ def modes_to_try(protocol: str, known: Mode | None) -> list[Mode]:
     return [first, "auto" if first == "legacy" else "legacy"]
 
 
-def make_client(target: Any, mode: Mode, callbacks: dict[str, Any]) -> Client:
-    """``callbacks``: elicitation, sampling, list_roots, logging and message handlers of the upstream."""
+def make_client(
+    target: Any, mode: Mode, callbacks: dict[str, Any], session: HttpSession | None = None
+) -> Client:
+    """``callbacks``: elicitation, sampling, list_roots, logging and message handlers of the upstream;
+    ``session``: where a streamable-HTTP upstream's ``Mcp-Session-Id`` is noted (for the lean calls)."""
     if isinstance(target, StdioServer):
         server: Any = StdioServerParameters(
             command=target.command, args=target.args, env=target.env or None, cwd=target.cwd
         )
     elif isinstance(target, RemoteServer):
-        server = remote_transport(target)
+        server = remote_transport(target, session)
     else:
         server = target.server  # an in-process built-in
     return Client(
@@ -63,7 +67,7 @@ def make_client(target: Any, mode: Mode, callbacks: dict[str, Any]) -> Client:
     )
 
 
-def remote_transport(t: RemoteServer) -> Any:
+def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any:
     import httpx2
 
     from sentinel_mcp.tls.client_context import httpx_verify
@@ -87,8 +91,22 @@ def remote_transport(t: RemoteServer) -> Any:
         )
     from mcp.client.streamable_http import streamable_http_client
 
+    hooks: dict[str, list[Any]] = {}
+    if session is not None:
+
+        async def note_session(response: httpx2.Response) -> None:
+            # the SDK keeps the id inside its transport (taken from the first answer); the lean calls share
+            # the session, so note the same one here
+            sid = response.headers.get("mcp-session-id")
+            if sid and session.session_id is None:
+                session.session_id = sid
+            if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
+                session.gone = True  # the SDK's client would go on asking on it
+
+        hooks["response"] = [note_session]
     http = httpx2.AsyncClient(
-        headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout), verify=verify
+        headers=t.headers, timeout=httpx2.Timeout(t.connect_timeout, read=t.timeout), verify=verify,
+        event_hooks=hooks,
     )
     return streamable_http_client(t.url, http_client=http)
 

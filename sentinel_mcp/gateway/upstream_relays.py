@@ -7,7 +7,7 @@ Sentinel keeps on behalf of its clients (kept across reconnects). Mixins of ``Up
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from mcp import Client
@@ -28,7 +28,7 @@ from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:
-    from sentinel_mcp.gateway.upstream import UpstreamHooks
+    from sentinel_mcp.gateway.upstream import Upstream, UpstreamHooks
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,10 @@ class PushRelays:
     client: Client | None
     log_level: str | None
     _inflight: dict[int, Any]
-    modern: bool
+
+    @property
+    def modern(self) -> bool:  # Upstream's: the era its connection speaks
+        raise NotImplementedError
 
     def _caller_for_push(self) -> CallerLink | None:
         """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
@@ -116,10 +119,13 @@ class ResourceWatch:
     name: str
     client: Client | None
     hooks: "UpstreamHooks"
-    modern: bool
     subscribed: set[str]
     _watchers: dict[str, anyio.CancelScope]
     _tg: anyio.abc.TaskGroup | None
+
+    @property
+    def modern(self) -> bool:  # Upstream's: the era its connection speaks
+        raise NotImplementedError
 
     async def subscribe(self, uri: str, *, on: bool = True) -> None:
         """Subscribe to a resource's updates (kept across reconnects) or drop the subscription."""
@@ -155,7 +161,7 @@ class ResourceWatch:
                 async with client.listen(resource_subscriptions=[uri]) as sub:
                     async for _event in sub:
                         if self.hooks.resource_updated is not None:
-                            await self.hooks.resource_updated(self, uri)
+                            await self.hooks.resource_updated(cast("Upstream", self), uri)
             except Exception as e:  # noqa: BLE001 - the stream ended; a resubscribe starts another
                 log.debug("upstream %s: resource listen on %s ended: %s", self.name, uri, describe_error(e))
         if self._watchers.get(uri) is scope:

@@ -1,6 +1,8 @@
 """The toolbox over streamable HTTP, except that a ``tools/call`` of one of ``ATTACKS`` gets a hostile answer
-(wrong JSON, another id, a batch, too large, a slow drip, a wrong content type, an event stream...).
-Everything else (server/discover, tools/list, the toolbox's own tools) is the real SDK server.
+(wrong JSON, another id, a batch, too large, a slow drip, a wrong content type, an event stream, requests of
+its own on the call's stream...). Everything else (initialize, server/discover, tools/list, the toolbox's own
+tools) is the real SDK server. A ``push_*`` attack asks the client something on the call's event stream,
+waits for the client's answer (POSTed back) and returns that answer as its result's text.
 
 python hostile_http_upstream.py PORT
 """
@@ -28,7 +30,43 @@ def _event(msg: dict) -> bytes:
     return b"event: message\ndata: " + json.dumps(msg).encode() + b"\n\n"
 
 
+ELICIT = {"message": "hostile asks",
+          "requestedSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
+PUSHES = {
+    "push_elicit": ("elicitation/create", ELICIT, "h-1"),
+    "push_ping": ("ping", None, 7),
+    "push_roots": ("roots/list", None, "h-3"),
+    "push_unknown": ("hostile/unknown", {}, "h-4"),
+    "push_bad_params": ("elicitation/create", {"message": 5}, "h-5"),
+}
+ANSWERS: dict[Any, asyncio.Future] = {}  # a pushed request's id -> the client's answer
+RESUMED: list[str] = []  # the Last-Event-IDs of the resumptions asked for (each refused)
+
+
+async def push(name: str, rid: Any, send: Any) -> None:
+    method, params, sid = PUSHES[name]
+    request = {"jsonrpc": "2.0", "id": sid, "method": method, **({"params": params} if params else {})}
+    answer = ANSWERS[sid] = asyncio.get_running_loop().create_future()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")]})
+    await send({"type": "http.response.body", "body": _event(request), "more_body": True})
+    try:
+        got = await asyncio.wait_for(answer, 20)
+        got.pop("jsonrpc", None)
+        text = json.dumps(got, sort_keys=True)
+    except TimeoutError:
+        text = "no answer"
+    finally:
+        ANSWERS.pop(sid, None)
+    result = {"content": [{"type": "text", "text": text}], "isError": False}
+    await send({"type": "http.response.body", "body": _event({"jsonrpc": "2.0", "id": rid, "result": result}),
+                "more_body": False})
+
+
 async def attack(name: str, rid: Any, send: Any) -> None:
+    if name in PUSHES:
+        await push(name, rid, send)
+        return
     ctype, body, status = "application/json", b"", 200
     if name == "bad_json":
         body = b'{"jsonrpc": "2.0", "id": ' + str(rid).encode() + b', "result": {"content": ['
@@ -69,6 +107,20 @@ async def attack(name: str, rid: Any, send: Any) -> None:
             await asyncio.sleep(0.5)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         return
+    elif name in ("sse_odd_events", "sse_resume_refused"):
+        events = [b": a comment, as a keep-alive\n\n", b"id: hostile-1\ndata:\n\n",  # a priming event
+                  b"event: ping\ndata: {not json\n\n", b"retry: soon\nid: hostile-2\n\n"]
+        if name == "sse_odd_events":
+            events.append(b"event: message\r\ndata: " + json.dumps(
+                {"jsonrpc": "2.0", "id": rid, "result": RESULT}).encode() + b"\r\n\r\n")
+        else:
+            events.append(b"retry: 10\n\n")  # then the stream ends; its resumption (a GET) is refused
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        for e in events:
+            await send({"type": "http.response.body", "body": e, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
     elif name in ("sse_answer", "sse_no_answer", "sse_oversize"):
         events = [_event({"jsonrpc": "2.0", "method": "notifications/message",
                           "params": {"level": "info", "data": "working"}}),
@@ -91,11 +143,17 @@ async def attack(name: str, rid: Any, send: Any) -> None:
 
 ATTACKS = {"bad_json", "wrong_id", "string_id", "rpc_error", "batch", "not_a_result", "wrong_type",
            "status_500", "oversize_declared", "oversize_chunked", "drip", "sse_answer", "sse_no_answer",
-           "sse_oversize"}
+           "sse_oversize", "sse_odd_events", "sse_resume_refused", *PUSHES}
 
 
 def hostile(inner: Any) -> Any:
     async def app(scope: dict, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers") or [])
+        if scope["type"] == "http" and headers.get(b"last-event-id", b"").startswith(b"hostile-"):
+            RESUMED.append(headers[b"last-event-id"].decode())
+            await send({"type": "http.response.start", "status": 405, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
         if scope["type"] != "http" or scope["method"] != "POST":
             await inner(scope, receive, send)
             return
@@ -110,6 +168,11 @@ def hostile(inner: Any) -> Any:
             msg = json.loads(raw)
         except ValueError:
             msg = None
+        if isinstance(msg, dict) and "method" not in msg and msg.get("id") in ANSWERS:
+            ANSWERS[msg["id"]].set_result(msg)  # the client's answer to a pushed request
+            await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
         if isinstance(msg, dict) and msg.get("method") == "tools/call":
             name = (msg.get("params") or {}).get("name")
             if name in ATTACKS:

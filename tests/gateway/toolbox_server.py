@@ -74,6 +74,20 @@ async def chatty(ctx: Context) -> str:
 
 
 @mcp.tool(annotations=RO)
+async def hang_marked(path: str) -> str:
+    """Never answers; appends "started" to a file, and "cancelled" when its call is cancelled."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("started\n")
+    try:
+        await anyio.sleep(3600)
+    except anyio.get_cancelled_exc_class():
+        with open(path, "a", encoding="utf-8") as f:
+            f.write("cancelled\n")
+        raise
+    return "unreachable"
+
+
+@mcp.tool(annotations=RO)
 async def hang() -> str:
     """Never answers."""
     await anyio.sleep(3600)

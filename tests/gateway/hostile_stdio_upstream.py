@@ -1,0 +1,130 @@
+"""The toolbox over stdio, except that a ``tools/call`` of one of ``ATTACKS`` gets a hostile answer: a line
+that is not JSON, an answer to another id or with a string id, a batch, a result or an error of the wrong
+shape, progress under another token, log lines, a request of its own mid-call (whose answer it returns as
+its result's text), or the process dying mid-call. Everything else is the real SDK server (both eras).
+
+python hostile_stdio_upstream.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import anyio
+
+from tests.gateway.toolbox_server import mcp
+
+RESULT = {"content": [{"type": "text", "text": "hostile ok"}], "isError": False, "resultType": "complete"}
+ELICIT = {"message": "hostile asks",
+          "requestedSchema": {"type": "object", "properties": {"word": {"type": "string"}}}}
+
+
+class Wire:
+    """The real stdout, one line at a time, for the SDK server and the attacks alike."""
+
+    def __init__(self) -> None:
+        self.out = anyio.wrap_file(sys.stdout)
+        self.lock = anyio.Lock()
+        self.answers: dict[Any, Any] = {}  # a pushed request's id -> a memory stream for its answer
+
+    async def write(self, text: str) -> None:
+        async with self.lock:
+            await self.out.write(text)
+            await self.out.flush()
+
+    async def flush(self) -> None:
+        return None
+
+    async def line(self, msg: Any) -> None:
+        await self.write((msg if isinstance(msg, str) else json.dumps(msg)) + "\n")
+
+
+async def attack(wire: Wire, name: str, rid: Any) -> None:
+    def answer(result: Any = None, **over: Any) -> dict:
+        return {"jsonrpc": "2.0", "id": rid, "result": result or RESULT, **over}
+
+    if name == "bad_json":
+        await wire.line('{"jsonrpc": "2.0", "id": %s, "result": {"content": [' % json.dumps(rid))
+    elif name == "wrong_id":
+        await wire.line(answer(id=rid + 1000 if isinstance(rid, int) else "other"))
+    elif name == "string_id":
+        await wire.line(answer(id=str(rid)))
+    elif name == "batch":
+        await wire.line([answer()])
+    elif name == "not_a_result":
+        await wire.line(answer({"content": "not a list"}))
+    elif name == "rpc_error":
+        await wire.line({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "no such thing"}})
+    elif name == "error_not_object":
+        await wire.line({"jsonrpc": "2.0", "id": rid, "error": "broken"})
+    elif name == "progress_then_answer":
+        await wire.line({"jsonrpc": "2.0", "method": "notifications/progress",
+                         "params": {"progressToken": "someone-else", "progress": 9}})
+        await wire.line({"jsonrpc": "2.0", "method": "notifications/progress",
+                         "params": {"progressToken": True, "progress": 8}})
+        await wire.line({"jsonrpc": "2.0", "method": "notifications/message",
+                         "params": {"level": "info", "data": "working"}})
+        await wire.line(answer())
+    elif name == "push_elicit":
+        send, receive = anyio.create_memory_object_stream[Any](1)
+        wire.answers["h-1"] = send
+        await wire.line({"jsonrpc": "2.0", "id": "h-1", "method": "elicitation/create", "params": ELICIT})
+        with anyio.move_on_after(20):
+            got = await receive.receive()
+            got.pop("jsonrpc", None)
+            await wire.line(answer({"content": [{"type": "text", "text": json.dumps(got, sort_keys=True)}]}))
+    elif name == "die":
+        os._exit(3)
+
+
+ATTACKS = {"bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
+           "progress_then_answer", "push_elicit", "die"}
+
+
+class Lines:
+    """The real stdin's lines for the SDK server, without the attacked calls and the answers to pushes."""
+
+    def __init__(self, wire: Wire, tg: Any) -> None:
+        self.wire, self.tg = wire, tg
+        self.stdin = anyio.wrap_file(sys.stdin)
+
+    def __aiter__(self) -> "Lines":
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            line = await self.stdin.readline()
+            if not line:
+                raise StopAsyncIteration
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                return line
+            if not isinstance(msg, dict):
+                return line
+            if "method" not in msg and msg.get("id") in self.wire.answers:
+                await self.wire.answers.pop(msg["id"]).send(msg)
+                continue
+            name = (msg.get("params") or {}).get("name") if msg.get("method") == "tools/call" else None
+            if name in ATTACKS:
+                self.tg.start_soon(attack, self.wire, name, msg.get("id"))
+                continue
+            return line
+
+
+async def main() -> None:
+    from mcp.server.stdio import stdio_server
+
+    wire = Wire()
+    server = mcp._lowlevel_server
+    async with anyio.create_task_group() as tg:
+        async with stdio_server(stdin=Lines(wire, tg), stdout=wire) as (read, write):  # type: ignore[arg-type]
+            await server.run(read, write, server.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -1,0 +1,176 @@
+"""The lean upstream calls' HTTP/1.1 client (gateway/lean_http.py) against a raw server on 127.0.0.1 that
+answers each request with bytes a test chose: well-formed answers are read whole and their connection
+reused; every broken, oversized, smuggling-shaped or unasked-for answer is an ``HttpFault`` and its connection
+is never reused; a request header that could split the request is never sent."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+import pytest
+
+from sentinel_mcp.gateway.lean_http import MAX_HEAD_BYTES, HeaderRefused, HttpFault, HttpPool
+
+pytestmark = pytest.mark.timeout(60)
+
+OK = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
+
+
+class RawServer:
+    """Answers the n-th request with ``answers[n]`` (bytes, or a callable writing to the stream)."""
+
+    def __init__(self, answers: list[Any]) -> None:
+        self.answers = answers
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.writers.append(writer)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                                  if line.lower().startswith(b"content-length")))
+                self.requests.append(head + await reader.readexactly(length))
+                answer = self.answers[min(len(self.requests), len(self.answers)) - 1]
+                if callable(answer):
+                    await answer(writer)
+                else:
+                    writer.write(answer)
+                    await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+async def _with(answers: list[Any], body: Callable[[HttpPool, RawServer], Any]) -> Any:
+    server = RawServer(answers)
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    pool = HttpPool(f"http://127.0.0.1:{port}/mcp", {"authorization": "Bearer t"}, None, 5.0)
+    try:
+        return await body(pool, server)
+    finally:
+        await pool.aclose()
+        listener.close()
+
+
+async def _post(pool: HttpPool, headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
+    async with asyncio.timeout(10):
+        headers = headers or {"content-type": "application/json"}
+        async with pool.request("POST", b'{"x":1}', headers) as answer:
+            body = b"".join([chunk async for chunk in answer.body()])
+            return answer.status, answer.headers, body
+
+
+def test_answers_are_read_whole_and_the_connection_is_reused() -> None:
+    chunked = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+               b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+    interim = b"HTTP/1.1 100 Continue\r\n\r\n" + OK
+
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        got = [await _post(pool) for _ in range(4)]
+        return got, server.connections, server.requests[0]
+
+    got, connections, first = asyncio.run(_with([OK, chunked, interim, OK], body))
+    assert [g[2] for g in got] == [b"{}", b"hello world", b"{}", b"{}"]
+    assert got[1][1]["content-type"] == "text/event-stream"
+    assert connections == 1
+    assert first.startswith(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:")
+    assert b"authorization: Bearer t\r\n" in first and first.endswith(b'content-length: 7\r\n\r\n{"x":1}')
+
+
+def test_a_closing_answer_is_not_reused() -> None:
+    close = b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\n{}"
+
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        await _post(pool)
+        await _post(pool)
+        return server.connections
+
+    assert asyncio.run(_with([close, OK], body)) == 2
+
+
+async def _write_slowly(writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n{}")  # 8 bytes short, then gone
+    await writer.drain()
+    writer.close()
+
+
+@pytest.mark.parametrize("answer, why", [
+    (b"HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\n", "Transfer-Encoding"),
+    (b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: 2\r\n\r\n{}", "Content-Encoding"),
+    (b"HTTP/1.1 200 OK\r\nx-big: " + b"a" * (MAX_HEAD_BYTES + 10) + b"\r\n\r\n", "head larger"),
+    (b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\n{}", "malformed"),
+    (b"NOT HTTP AT ALL\r\n\r\n", "malformed"),
+    (b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}HTTP/1.1 200 OK\r\n", None),  # smuggled extra answer
+    (_write_slowly, "connection closed before the answer ended"),
+    (b"HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n", "switched"),
+])
+def test_a_broken_answer_is_a_fault_and_its_connection_is_dropped(answer: Any, why: str | None) -> None:
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        try:
+            first: Any = await _post(pool)
+        except HttpFault as e:
+            first = str(e)
+        await asyncio.sleep(0.05)
+        second = await _post(pool)  # a fresh connection answers
+        return first, second, server.connections
+
+    first, second, connections = asyncio.run(_with([answer, OK], body))
+    if why is None:  # the first answer was whole; the bytes after it were nobody's: that connection is gone
+        assert first[2] == b"{}"
+    else:
+        assert why in first, first
+    assert second[2] == b"{}" and connections == 2
+
+
+def test_bytes_arriving_on_an_idle_connection_end_it() -> None:
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        await _post(pool)
+        server.writers[0].write(OK)  # an answer nobody asked for
+        await server.writers[0].drain()
+        await asyncio.sleep(0.1)
+        second = await _post(pool)
+        return second, server.connections
+
+    second, connections = asyncio.run(_with([OK, OK], body))
+    assert second[2] == b"{}" and connections == 2
+
+
+@pytest.mark.parametrize("headers", [
+    {"mcp-name": "tool\r\nx-injected: 1"}, {"x-a\r\nb": "v"}, {"mcp-name": "a\nb"}, {"mcp-name": "a\0b"},
+    {"mcp-name": "price \u20ac"}, {"x-\u2028": "v"},
+])
+def test_a_header_that_could_split_the_request_is_never_sent(headers: dict[str, str]) -> None:
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        with pytest.raises(HeaderRefused, match="line break or NUL|not latin-1"):
+            await _post(pool, headers)
+        return server.requests
+
+    assert asyncio.run(_with([OK], body)) == []
+
+
+def test_a_configured_header_that_names_a_request_header_is_left_out() -> None:
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        await _post(pool)
+        return server.requests[0]
+
+    async def run() -> bytes:
+        server = RawServer([OK])
+        listener = await asyncio.start_server(server.handle, "127.0.0.1", 0)
+        port = listener.sockets[0].getsockname()[1]
+        pool = HttpPool(f"http://127.0.0.1:{port}/mcp", {"Content-Length": "0", "Host": "evil", "X-Ok": "1"},
+                        None, 5.0)
+        try:
+            return await body(pool, server)
+        finally:
+            await pool.aclose()
+            listener.close()
+
+    request = asyncio.run(run()).lower()
+    assert request.count(b"content-length") == 1 and b"evil" not in request and b"x-ok: 1" in request

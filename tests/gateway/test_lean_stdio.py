@@ -1,0 +1,169 @@
+"""The lean upstream calls over stdio (gateway/lean_stdio.py): a ``tools/call`` written to the process's
+stdin, its answer taken off its stdout by id, beside the SDK's session on the same pipes. Against real
+upstream processes, both eras, each case down the lean path and down the SDK's client
+(``SENTINEL_LEAN_UPSTREAM=off``):
+
+- the same calls give the same results, progress, log lines and pushed questions;
+- a hostile upstream (tests/gateway/hostile_stdio_upstream.py) gets the same outcome down both paths (an
+  error or the same result) for every attack, never a hang, and the next call works (after a reconnect
+  when the process died);
+- a cancelled call is cancelled upstream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from sentinel_mcp.config import StdioServer
+from sentinel_mcp.gateway.lean_stdio import StdioCaller
+from sentinel_mcp.gateway.upstream import Upstream, UpstreamCallError, UpstreamHooks
+from tests.gateway.helpers import TOOLBOX
+from tests.gateway.test_lean_upstream import ASKING, CALLS, Asker, _plain, _run
+
+pytestmark = pytest.mark.timeout(240)
+ROOT = Path(__file__).resolve().parents[2]
+ERAS = ["modern", "legacy"]
+HOSTILE = [sys.executable, "-m", "tests.gateway.hostile_stdio_upstream"]
+
+
+async def _nothing(*_: Any) -> None:
+    return None
+
+
+async def _with_upstream(cmd: list[str], body: Any, *, protocol: str, lean: bool = True,
+                         timeout: float = 60.0) -> Any:
+    os.environ["SENTINEL_LEAN_UPSTREAM"] = "on" if lean else "off"  # read when the process is spawned
+    try:
+        target = StdioServer(command=cmd[0], args=cmd[1:], cwd=str(ROOT), protocol=protocol,  # type: ignore[arg-type]
+                             timeout=timeout)
+        up = Upstream("tb", target, UpstreamHooks(catalog_changed=_nothing), health_interval=3600)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(up.run)
+            assert await up.wait_ready(30), up.last_error
+            assert isinstance(up.lean, StdioCaller) == lean
+            try:
+                return await body(up)
+            finally:
+                await up.stop()
+    finally:
+        os.environ.pop("SENTINEL_LEAN_UPSTREAM", None)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_lean_and_sdk_paths_give_the_same_results(era: str) -> None:
+    calls = CALLS + (ASKING if era == "legacy" else [])
+
+    async def body(up: Upstream) -> list:
+        return await _run(up, calls)
+
+    cmd = [sys.executable, TOOLBOX]
+    lean = anyio.run(lambda: _with_upstream(cmd, body, protocol=era))
+    sdk = anyio.run(lambda: _with_upstream(cmd, body, protocol=era, lean=False))
+    assert lean == sdk
+    assert lean[0][0]["content"][0]["text"] == "ok"
+    assert lean[6][2] == ["chatty: first line", "chatty: second line"]  # log lines reach their caller
+    assert lean[7][1] == ["1.0/4.0/step 1", "2.0/4.0/step 2", "3.0/4.0/step 3", "4.0/4.0/step 4"]
+    if era == "legacy":
+        assert lean[8][0]["content"][0]["text"] == "i1=answered"
+        assert lean[9][0]["content"][0]["text"] == "ship:accept:True"
+
+
+ATTACKS = ["bad_json", "wrong_id", "batch", "not_a_result", "rpc_error", "error_not_object",
+           "progress_then_answer", "die"]
+
+
+async def _attacks(up: Upstream, names: list[str], timeout: float = 3.0) -> list:
+    out = []
+    for tool in names:
+        link = Asker("hostile")
+        seen: list[Any] = []
+
+        async def progress(p: float, total: float | None, message: str | None) -> None:
+            seen.append(p)
+
+        with anyio.fail_after(60):  # never a hang
+            try:
+                r = _plain(await up.call_tool(tool, {}, link=link, progress=progress, timeout=timeout))
+                out.append(("result", r, seen, link.logged))
+            except UpstreamCallError as e:
+                out.append(("error", str(e), seen, link.logged))
+        for attempt in range(3):  # a process that died is spawned again
+            await up.wait_ready(30)
+            try:
+                assert _plain(await up.call_tool("noop", {}))["content"][0]["text"] == "ok"
+                break
+            except UpstreamCallError as e:
+                if attempt == 2 or "went away" not in str(e) and "not connected" not in str(e):
+                    raise
+                await anyio.sleep(1)
+    return out
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_hostile_upstream_gets_the_same_outcomes_down_both_paths(era: str) -> None:
+    lean = anyio.run(lambda: _with_upstream(HOSTILE, lambda up: _attacks(up, ATTACKS), protocol=era))
+    sdk = anyio.run(lambda: _with_upstream(HOSTILE, lambda up: _attacks(up, ATTACKS), protocol=era,
+                                           lean=False))
+    outcomes = {name: o[0] for name, o in zip(ATTACKS, lean)}
+    assert outcomes == {name: o[0] for name, o in zip(ATTACKS, sdk)}
+    assert outcomes == {name: "result" if name == "progress_then_answer" else "error" for name in ATTACKS}
+    said = {name: o[1] for name, o in zip(ATTACKS, lean)}
+    assert "invalid message" in said["bad_json"] and "invalid message" in said["batch"]
+    assert "did not answer within 3s" in said["wrong_id"]
+    assert "not a valid tools/call result" in said["not_a_result"]
+    assert "error -32602: no such thing" in said["rpc_error"]
+    assert "went away" in said["die"]
+    # progress under another token (or a bool one) is not this call's; the log line is
+    assert lean[ATTACKS.index("progress_then_answer")][2:] == ([], ["working"])
+    assert sdk[ATTACKS.index("progress_then_answer")][2:] == ([], ["working"])
+
+
+def test_an_answer_with_the_id_spelled_as_a_string_is_not_taken() -> None:
+    """The SDK's client takes "5" for 5 on its own requests; the lean path holds ids to their type (the line
+    goes on to the SDK's session, which knows no such request), so the call ends at its time limit."""
+    async def body(up: Upstream) -> str:
+        with pytest.raises(UpstreamCallError) as e:
+            await up.call_tool("string_id", {}, timeout=2.0)
+        return str(e.value)
+
+    said = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy"))
+    assert "did not answer within 2s" in said
+
+
+def test_a_request_the_upstream_pushes_mid_call_gets_the_same_answer_down_both_paths() -> None:
+    async def body(up: Upstream) -> Any:
+        r = _plain(await up.call_tool("push_elicit", {}, link=Asker("pushed")))
+        return json.loads(r["content"][0]["text"])
+
+    lean = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy"))
+    sdk = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy", lean=False))
+    assert lean == sdk
+    assert lean["id"] == "h-1" and lean["result"]["content"]["word"] == "pushed"
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("lean", [True, False])
+def test_a_cancelled_call_is_cancelled_upstream(tmp_path: Path, era: str, lean: bool) -> None:
+    marker = tmp_path / "marker"
+
+    async def body(up: Upstream) -> None:
+        with anyio.move_on_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: up.call_tool("hang_marked", {"path": str(marker)}))
+                while "started" not in (marker.read_text() if marker.exists() else ""):
+                    await anyio.sleep(0.05)
+                tg.cancel_scope.cancel()
+        with anyio.fail_after(20):
+            while "cancelled" not in marker.read_text():
+                await anyio.sleep(0.05)
+        assert _plain(await up.call_tool("noop", {}))["content"][0]["text"] == "ok"
+
+    anyio.run(lambda: _with_upstream([sys.executable, TOOLBOX], body, protocol=era, lean=lean))
+    assert marker.read_text().split() == ["started", "cancelled"]
