@@ -8,13 +8,17 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from examples.cluster.recipe import Cluster
 
 
 def main() -> int:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else ".cluster").resolve()
-    token = secrets.token_urlsafe(24)  # one owner token for the cluster (each replica would make its own)
+    root.mkdir(parents=True, exist_ok=True)
+    # one owner token and one seal key for the cluster, kept in the data dir: a client configured once, and a
+    # conversation or answer sealed before a restart, keep working after it
+    token = _kept(root / "token", lambda: secrets.token_urlsafe(24))
     cluster = Cluster(
         root,
         {
@@ -25,19 +29,18 @@ def main() -> int:
             },
             "mcpServers": {"airline": {"command": sys.executable, "args": ["-m", "examples.airline"]}},
         },
+        seal_key=_kept(root / "seal-key", lambda: secrets.token_hex(32)),
     )
     print(f"starting PostgreSQL, 2 replicas and haproxy under {root} ...", flush=True)
     try:
         cluster.up()
     except BaseException:
-        cluster.down()
+        _stop(cluster)
         raise
     print(f"\nSentinel cluster up: connect MCP clients to http://127.0.0.1:{cluster.port}/mcp")
     for name, port in cluster.ports.items():
         print(f"  {name}: http://127.0.0.1:{port}/healthz   config {cluster.config_path(name)}")
     print(f"  database: {cluster.store_url}\n  seal key: in {root}/seal-key (the same on every replica)")
-    (root / "seal-key").write_text(cluster.seal_key)
-    (root / "seal-key").chmod(0o600)
     print(f"  token:    {token}  (send 'Authorization: Bearer <token>'; it is in each replica's config)")
     print("stop with Ctrl-C", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
@@ -48,8 +51,27 @@ def main() -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        cluster.down()
+        _stop(cluster)
     return 0
+
+
+def _stop(cluster: Cluster) -> None:
+    """Stop everything; a second Ctrl-C while stopping must not leave a replica or the database running."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    print("\nstopping haproxy, the replicas and PostgreSQL ...", flush=True)
+    cluster.down()
+    print("stopped", flush=True)
+
+
+def _kept(path: Path, make: Callable[[], str]) -> str:
+    """A secret kept in the data dir (mode 600), made on the first start."""
+    if path.exists():
+        return path.read_text().strip()
+    value = make()
+    path.touch(mode=0o600)
+    path.write_text(value)
+    return value
 
 
 if __name__ == "__main__":

@@ -28,8 +28,13 @@ ROOT = HERE.parents[1]
 
 def render_haproxy(bind_port: int, replica_ports: list[int]) -> str:
     servers = "\n".join(f"    server r{i} 127.0.0.1:{p}" for i, p in enumerate(replica_ports))
+    console = "\n".join(f"    server r{i} 127.0.0.1:{p} cookie r{i}" for i, p in enumerate(replica_ports))
     text = (HERE / "haproxy.cfg.in").read_text()
-    return text.replace("@BIND@", f"127.0.0.1:{bind_port}").replace("@SERVERS@", servers)
+    return (
+        text.replace("@BIND@", f"127.0.0.1:{bind_port}")
+        .replace("@CONSOLE_SERVERS@", console)
+        .replace("@SERVERS@", servers)
+    )
 
 
 def replica_config(

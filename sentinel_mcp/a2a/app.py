@@ -18,7 +18,7 @@ from typing import Any
 from mcp.types import Tool
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 
-from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
+from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_location
 from sentinel_mcp.a2a.card import CARD_PATH, RPC_PATH, WS_PATH, make_card_endpoint
 from sentinel_mcp.a2a.discovery import Advertiser, PeerBrowser, PeerRegistry, instance_name, open_zeroconf
 from sentinel_mcp.a2a.jsonrpc_http import make_endpoint
@@ -202,7 +202,8 @@ def mount_a2a(
             )
         else:
             await service.open(*task_journal(config, settings, rt))
-        inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person
+        # other agents' help requests, for the person (replicas: in the shared store, any console answers)
+        inbox = AssistInbox(inbox_location(config.data_dir, shared_url or None))
         service.inbox = inbox
         try:
             if port == 0:

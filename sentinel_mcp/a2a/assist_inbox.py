@@ -1,4 +1,5 @@
-"""Other agents' HumanAssistRequests, kept for the person: ``<data_dir>/a2a/assist.db``.
+"""Other agents' HumanAssistRequests, kept for the person: ``<data_dir>/a2a/assist.db`` (with replicas: the
+PostgreSQL store they share, so any replica's console shows them and the reply reaches the waiting task).
 
 A peer's request arrives over A2A (the service stores it and its task waits), or in a bridged chat (the
 channel
@@ -50,7 +51,9 @@ CREATE TABLE IF NOT EXISTS chat_bridges (
     relayed INTEGER NOT NULL DEFAULT 0
 )
 """
-SCHEMA = Schema("assist", {"sqlite": [_SQLITE]})
+# replicas on one PostgreSQL keep help requests there: the person answers on any replica's console, and the
+# replica whose task waits for the reply reads it (it polls ``get``); the same tables
+SCHEMA = Schema("assist", {"sqlite": [_SQLITE], "postgres": [_SQLITE]})
 FIELDS = (
     "id",
     "at",
@@ -66,7 +69,9 @@ FIELDS = (
 )
 MAX_OPEN = 200  # beyond it, new requests are refused (a peer cannot flood the person's inbox)
 MAX_REPLY = 4000
-# one statement: the count and the insert are one atomic step, so concurrent peers cannot pass the bound
+# one statement: the count and the insert are one atomic step, so concurrent peers cannot pass the bound (on
+# PostgreSQL, whose statements see what was committed when they began, by no more than the inserts in flight
+# at the moment the bound is reached)
 _ADD = (
     "INSERT INTO assist_requests (id, at, from_agent, reason, questions, context, channel, task_id) "
     "SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM assist_requests WHERE status = 'open') < ?"
@@ -92,7 +97,8 @@ def settled_reason(row: dict[str, Any]) -> str:
 
 
 class AssistInbox:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str) -> None:
+        """``path``: the data dir's file (``inbox_path``), or the ``postgresql://`` URL replicas share."""
         self.path = path
         self._db = open_database(path, "assist", SHARED)
         try:
@@ -203,3 +209,8 @@ class AssistInbox:
 
 def inbox_path(data_dir: Path | str) -> Path:
     return Path(data_dir) / "a2a" / "assist.db"
+
+
+def inbox_location(data_dir: Path | str, store_url: str | None) -> Path | str:
+    """Where help requests live: the store replicas share, when there is one; else the data dir's file."""
+    return store_url or inbox_path(data_dir)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import secrets
 import uuid
@@ -23,6 +24,7 @@ from sentinel_mcp.a2a.actions import AssistRequest, Capabilities, GuardedCall, R
 from sentinel_mcp.a2a.assist_inbox import AssistInbox
 from sentinel_mcp.a2a.assist_tasks import PersonAssist
 from sentinel_mcp.a2a.leased_tasks import LeasedTasks
+from sentinel_mcp.a2a.remote_tasks import RemoteTasks
 from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
 from sentinel_mcp.a2a.jsonrpc import (
     INTERNAL_ERROR,
@@ -53,6 +55,7 @@ from sentinel_mcp.a2a.task_events import EventStream, StreamEvent, TaskEvents
 from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.task_journal import LeaseLost, TaskJournal
 from sentinel_mcp.a2a.task_store import (
+    HeldElsewhere,
     PendingCall,
     TaskRecord,
     TaskStore,
@@ -64,6 +67,9 @@ from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.port import Completed, GatewayPort, InvokeOutcome, NeedsInput
 from sentinel_mcp.storage import StorageError
+from sentinel_mcp.storage.conversation_names import SharedLabels
+
+CONTEXT_IDLE_SECONDS = 12 * 3600  # a context's conversation lapses after this long without a task (as MCP's)
 
 if TYPE_CHECKING:  # discovery pulls in the TLS client; a registry is passed only when discovery runs
     from sentinel_mcp.a2a.discovery import PeerRegistry
@@ -76,7 +82,7 @@ ASSIST_POLL_SECONDS = 0.5
 ASSIST_WAIT_SECONDS = 3600.0
 
 
-class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
+class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
     def __init__(self, port: GatewayPort, settings: A2ASettings, peers: PeerRegistry | None = None) -> None:
         self.port = port
         self.settings = settings
@@ -86,6 +92,9 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
         self.epoch = secrets.token_hex(4)
         self._journal: TaskJournal | None = None
         self._leases: asyncio.Task[None] | None = None
+        self._cancels: asyncio.Task[None] | None = None  # cancels asked through other replicas
+        self._contexts: SharedLabels | None = None  # replicas: a caller's context is one conversation
+        self._followers: dict[str, asyncio.Task[None]] = {}  # other replicas' tasks streamed from here
         self._degraded: dict[str, str] = {}
         self._offering: set[str] = set()  # tasks whose intent is being offered to the orchestrator now
         self.inbox: AssistInbox | None = None
@@ -110,6 +119,10 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
         self.store.load(await self._journal.open(adopt))
         if self._journal.shared:
             self._leases = asyncio.create_task(self._keep_leases(renew_every), name="a2a-task-leases")
+            self._contexts = await SharedLabels.open(self._journal.db, CONTEXT_IDLE_SECONDS)
+            self._cancels = asyncio.create_task(
+                self._watch_cancels(min(task_lease.CANCEL_POLL, renew_every)), name="a2a-task-cancels"
+            )
 
     def end_streams(self) -> None:
         """End open streams (SSE and WebSocket) so an HTTP server can shut down; tasks keep their state."""
@@ -118,11 +131,12 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
     async def close(self) -> None:
         self.end_streams()
         # running tasks stay WORKING in the journal: the next start reports them as interrupted
-        if self._leases is not None:
-            self._leases.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._leases
-            self._leases = None
+        for loop in (self._leases, self._cancels, *self._followers.values()):
+            if loop is not None:
+                loop.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await loop
+        self._leases = self._cancels = None
         if self._journal is not None:
             await self._journal.close()
             self._journal = None
@@ -174,7 +188,10 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
         return self._stream(record, req.configuration.history_length if req.configuration else None)
 
     async def subscribe_to_task(self, req: SubscribeToTaskRequest, caller: str) -> EventStream:
-        record = await self.store.held(req.id, caller)
+        try:
+            record = await self.store.held(req.id, caller)
+        except HeldElsewhere as e:  # running on another replica: followed through the shared store
+            return self._follow(e.record, caller, lambda task: self._view(task, None))
         if record.terminal:  # A2A v1.0 SubscribeToTask: a terminal task is UnsupportedOperationError
             raise RpcError(
                 UNSUPPORTED_OPERATION,
@@ -198,7 +215,7 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
             record = await self.store.held(msg.task_id, caller)
             await self._continue(record, msg)
             return record
-        record = self._new_task(msg, caller)
+        record = await self._new_task(msg, caller)
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
         if self.store.shared and self._journal is not None:  # leased before anything runs (task_lease.py)
             self.store.add(record, save=False)
@@ -258,25 +275,29 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
         ).to_wire()
 
     async def cancel_task(self, req: CancelTaskRequest, caller: str) -> dict[str, Any]:
-        record = await self.store.held(req.id, caller)
+        for _ in range(2):  # a task running elsewhere that waits for input meanwhile: taken over, then here
+            try:
+                record = await self.store.held(req.id, caller)
+            except HeldElsewhere as e:  # the replica running it cancels it (remote_tasks.py)
+                task = await self._cancel_elsewhere(e.record, caller)
+                if task is None:
+                    continue
+                return self._view(task, None)
+            break
+        else:
+            record = await self.store.held(req.id, caller)
         if record.terminal:
             raise RpcError(
                 TASK_NOT_CANCELABLE,
                 f"Task {req.id} cannot be canceled: it is {record.task.status.state}",
                 {"taskId": req.id},
             )
-        runner = record.runner
-        if runner is not None and not runner.done():
-            runner.cancel()
-            await asyncio.wait({runner})
-        if not record.terminal:
-            record.pending = None
-            await self._settle(record, "TASK_STATE_CANCELED", "canceled by the client")
+        await self._cancel_here(record)
         return self._view(record.task, None)
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _new_task(self, msg: Message, caller: str) -> TaskRecord:
+    async def _new_task(self, msg: Message, caller: str) -> TaskRecord:
         task_id = str(uuid.uuid4())
         context_id = msg.context_id or str(uuid.uuid4())
         stored = msg.model_copy(update={"task_id": task_id, "context_id": context_id})
@@ -287,8 +308,18 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
             history=[stored],
         )
         # the guard's session: per caller and conversation (and per run of this server, so a restart starts
-        # afresh), so peers never share facts by picking an id
-        return TaskRecord(task=task, owner=caller, session_id=f"{caller}/a2a-{self.epoch}-{context_id}")
+        # afresh), so peers never share facts by picking an id. Replicas on one store: the same for a caller's
+        # context on every replica (a shared row, idle for 12 hours at most: storage/conversation_names.py)
+        if self._contexts is None:
+            return TaskRecord(task=task, owner=caller, session_id=f"{caller}/a2a-{self.epoch}-{context_id}")
+        digest = hashlib.sha256(context_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        try:
+            session = await self._contexts.session(caller, digest, kind="a2a")
+        except StorageError as e:  # fail closed: whose facts the task would use is not known
+            raise RpcError(
+                INTERNAL_ERROR, f"the task store cannot be read, nothing was started: {e}"
+            ) from None
+        return TaskRecord(task=task, owner=caller, session_id=session)
 
     async def _continue(self, record: TaskRecord, msg: Message) -> None:
         task = record.task

@@ -87,6 +87,11 @@ class TaskEvents:
             for sub in list(subs):
                 sub.end()
 
+    def end_task(self, task_id: str) -> None:
+        """End the open streams of one task (their pending events first)."""
+        for sub in list(self._subs.get(task_id, ())):
+            sub.end()
+
     def unsubscribe(self, sub: Subscription) -> None:
         subs = self._subs.get(sub.task_id)
         if subs is not None:

@@ -58,23 +58,41 @@ CREATE INDEX IF NOT EXISTS a2a_task_lease ON a2a_task(lease_until)
 CREATE INDEX IF NOT EXISTS a2a_task_holder ON a2a_task(lease_holder)
     WHERE state IN ('TASK_STATE_SUBMITTED','TASK_STATE_WORKING')
 """
-SCHEMA = Schema("a2a_tasks", {"sqlite": [_SCHEMA_SQL, _LEASE_COLS], "postgres": [_PG_SQL]})
+# every leased write and every take-over counts the row's revision, so a take-over can be conditional on the
+# exact round it read (``claim``): holder and state alone repeat when the task waits for input again
+_REV_SQLITE = "ALTER TABLE a2a_task ADD COLUMN rev INTEGER NOT NULL DEFAULT 0"
+_REV_PG = "ALTER TABLE a2a_task ADD COLUMN IF NOT EXISTS rev BIGINT NOT NULL DEFAULT 0"
+# a cancel asked for on a replica that does not run the task, for the replica that does (``cancel_asked``)
+_CANCEL_SQLITE = "ALTER TABLE a2a_task ADD COLUMN cancel_asked TEXT"
+_CANCEL_PG = "ALTER TABLE a2a_task ADD COLUMN IF NOT EXISTS cancel_asked TEXT"
+SCHEMA = Schema(
+    "a2a_tasks",
+    {
+        "sqlite": [_SCHEMA_SQL, _LEASE_COLS, _REV_SQLITE, _CANCEL_SQLITE],
+        "postgres": [_PG_SQL, _REV_PG, _CANCEL_PG],
+    },
+)
 _RUNNING = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
 _INTERRUPTED = ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")
 _ROW_COLS = "id, owner, session_id, state, updated, task, pending"
 _ADOPT = f"INSERT INTO a2a_task ({_ROW_COLS}) VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING"
-_SAVE = ("INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending) VALUES (?,?,?,?,?,?,?) "
-         "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated=excluded.updated, task=excluded.task, "
-         "pending=excluded.pending")
+_SAVE = (
+    "INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending) VALUES (?,?,?,?,?,?,?) "
+    "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated=excluded.updated, task=excluded.task, "
+    "pending=excluded.pending"
+)
 # shared store: the row carries this process's lease while the task runs; a process whose lease was ended
 # (another replica ended the task) changes nothing any more (``WHERE`` on the holder: ``RETURNING`` says so)
 _SAVE_LEASED = (
     "INSERT INTO a2a_task (id, owner, session_id, state, updated, task, pending, replica, lease_holder, "
     f"lease_until) VALUES (?,?,?,?,?,?,?,?,?, CASE WHEN ? THEN {task_lease.NOW} + ? ELSE NULL END) "
     "ON CONFLICT(id) DO UPDATE SET state=excluded.state, updated=excluded.updated, task=excluded.task, "
-    "pending=excluded.pending, lease_until=excluded.lease_until "
-    "WHERE a2a_task.lease_holder = excluded.lease_holder RETURNING id")
-_READ_COLS = "owner, session_id, task, pending, replica, lease_holder"
+    "pending=excluded.pending, lease_until=excluded.lease_until, rev=a2a_task.rev + 1, "
+    # a cancel asked by another replica holds only while the task runs: a later round starts without it
+    f"cancel_asked=CASE WHEN excluded.state IN {task_lease.RUNNING} THEN a2a_task.cancel_asked ELSE NULL END "
+    "WHERE a2a_task.lease_holder = excluded.lease_holder RETURNING id"
+)
+_READ_COLS = "owner, session_id, task, pending, replica, lease_holder, rev"
 
 
 class LeaseLost(StorageError):
@@ -82,8 +100,9 @@ class LeaseLost(StorageError):
 
 
 class TaskJournal:
-    def __init__(self, path: Path | str, replica: str | None = None,
-                 lease_seconds: float = task_lease.LEASE_SECONDS) -> None:
+    def __init__(
+        self, path: Path | str, replica: str | None = None, lease_seconds: float = task_lease.LEASE_SECONDS
+    ) -> None:
         """``path``: the gateway's SQLite journal, or the ``postgresql://`` URL replicas share (tasks are then
         leased, ``task_lease.py``, and read through from any replica); ``replica``: this replica's name."""
         self.path = path
@@ -119,7 +138,7 @@ class TaskJournal:
         records = []
         rows = await self._db.query("SELECT owner, session_id, task, pending FROM a2a_task ORDER BY updated")
         for owner, session_id, task_json, pending_json in rows:
-            record = _record((owner, session_id, task_json, pending_json, "", ""))
+            record = _record((owner, session_id, task_json, pending_json, "", "", 0))
             if record is None:
                 continue
             if record.task.status.state in _RUNNING:
@@ -147,8 +166,10 @@ class TaskJournal:
             log.warning("A2A task %s: this replica restarted while it ran; ended FAILED (not run again)", tid)
         await self.end_lapsed()
         taken = await self.db.write(
-            "UPDATE a2a_task SET lease_holder=? WHERE replica=? AND lease_holder<>? AND state IN (?, ?) "
-            "AND pending IS NOT NULL RETURNING id", (self.holder, self.replica, self.holder, *_INTERRUPTED))
+            "UPDATE a2a_task SET lease_holder=?, rev=rev + 1 WHERE replica=? AND lease_holder<>? "
+            "AND state IN (?, ?) AND pending IS NOT NULL RETURNING id",
+            (self.holder, self.replica, self.holder, *_INTERRUPTED),
+        )
         ids = [r[0] for r in taken.rows]
         if not ids:
             return []
@@ -181,13 +202,47 @@ class TaskJournal:
     async def claim(self, record: TaskRecord) -> bool:
         """Take over a task another replica holds while it waits for input (nothing runs for it there): one
         statement, so of two replicas claiming (or continuing) at once exactly one gets it. The replica that
-        held it can no longer write it (its next commit raises ``LeaseLost``), so it never runs it too."""
+        held it can no longer write it (its next commit raises ``LeaseLost``), so it never runs it too. Only
+        the exact round ``record`` was read in is taken (its revision): a read that is older than another
+        replica's whole round (take-over, run, waiting again) takes nothing, so its pending call, already run,
+        never runs again."""
         out = await self.db.write(
-            "UPDATE a2a_task SET lease_holder=?, replica=? WHERE id=? AND owner=? AND lease_holder=? "
-            "AND state IN (?, ?) AND pending IS NOT NULL RETURNING id",
-            (self.holder, self.replica, record.task.id, record.owner, record.holder, *_INTERRUPTED),
+            "UPDATE a2a_task SET lease_holder=?, replica=?, rev=rev + 1 WHERE id=? AND owner=? AND "
+            "lease_holder=? AND rev=? AND state IN (?, ?) AND pending IS NOT NULL RETURNING rev",
+            (
+                self.holder,
+                self.replica,
+                record.task.id,
+                record.owner,
+                record.holder,
+                record.rev,
+                *_INTERRUPTED,
+            ),
         )
+        if out.rows:
+            record.rev = int(out.rows[0][0])
         return bool(out.rows)
+
+    async def ask_cancel(self, task_id: str, owner: str) -> str | None:
+        """Ask the replica running ``owner``'s task to cancel it (it looks every ``task_lease.CANCEL_POLL``
+        seconds, ``asked_cancels``): the replica's name, or None when the task is not running (any more)."""
+        out = await self.db.write(
+            f"UPDATE a2a_task SET cancel_asked={task_lease.NOW_TEXT} WHERE id=? AND owner=? "
+            f"AND state IN {task_lease.RUNNING} AND lease_holder <> '' RETURNING replica",
+            (task_id, owner),
+        )
+        return str(out.rows[0][0] or "?") if out.rows else None
+
+    async def asked_cancels(self, task_ids: list[str]) -> list[str]:
+        """Which of the tasks running here another replica asked to cancel (one indexed read)."""
+        if not task_ids:
+            return []
+        rows = await self.db.query(
+            f"SELECT id FROM a2a_task WHERE lease_holder=? AND state IN {task_lease.RUNNING} "
+            "AND cancel_asked IS NOT NULL AND id = ANY(?)",
+            (self.holder, list(task_ids)),
+        )
+        return [str(r[0]) for r in rows]
 
     async def owned(self, owner: str, limit: int) -> list[TaskRecord]:
         """``owner``'s newest ``limit`` tasks in the shared store, whichever replica made them: one round
@@ -255,7 +310,7 @@ class TaskJournal:
 
 
 def _record(row: tuple[Any, ...]) -> TaskRecord | None:
-    owner, session_id, task_json, pending_json, replica, holder = row
+    owner, session_id, task_json, pending_json, replica, holder, rev = row
     try:
         return TaskRecord(
             task=Task.model_validate_json(task_json),
@@ -264,6 +319,7 @@ def _record(row: tuple[Any, ...]) -> TaskRecord | None:
             pending=PendingCall(**json.loads(pending_json)) if pending_json else None,
             replica=replica or "",
             holder=holder or "",
+            rev=int(rev or 0),
         )
     except (ValueError, TypeError) as e:  # one bad row must not hide the others
         log.warning("A2A task journal: skipping an unreadable task (%s)", e)

@@ -26,7 +26,11 @@ from typing import Any
 LEASE_SECONDS = 30.0  # a running task not renewed for this long is taken for dead
 RENEW_EVERY = 10.0  # how often a replica renews its tasks' leases and sweeps lapsed ones
 
+CANCEL_POLL = 0.5  # how often a replica running tasks looks for cancels asked through other replicas
+CANCEL_WAIT = 10.0  # how long a cancel asked through another replica waits to see the task end
+
 NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+NOW_TEXT = "CAST(clock_timestamp() AS TEXT)"
 _NOW_ISO = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 RUNNING = "('TASK_STATE_SUBMITTED','TASK_STATE_WORKING')"
 REASON_PREFIX = "interrupted: replica "

@@ -42,10 +42,26 @@ class TaskRecord:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     replica: str = ""  # read from a shared store: the replica that holds it ("" when held here)
     holder: str = ""  # read from a shared store: that replica process's lease token (what a take-over checks)
+    rev: int = 0  # read from a shared store: the row's revision (a take-over takes only the round it read)
 
     @property
     def terminal(self) -> bool:
         return self.task.status.state in TERMINAL_STATES
+
+
+class HeldElsewhere(RpcError):
+    """A task another replica is running (it cannot be taken over): cancelled through the shared store
+    (``ask_cancel``), followed by reading the store (``A2AService``), never run here."""
+
+    def __init__(self, record: "TaskRecord") -> None:
+        task_id = record.task.id
+        super().__init__(
+            UNSUPPORTED_OPERATION,
+            f"Task {task_id} is held by replica {record.replica or '?'}: it is {record.task.status.state}; "
+            "it takes no input now (wait for it, or cancel it)",
+            {"taskId": task_id},
+        )
+        self.record = record
 
 
 class Journal(Protocol):
@@ -136,13 +152,7 @@ class TaskStore:
                     self._tasks[task_id] = found
                     return found
                 found = await self.find(task_id, owner)  # another replica continued it meanwhile
-            raise RpcError(
-                UNSUPPORTED_OPERATION,
-                f"Task {task_id} is held by replica {found.replica or '?'}: "
-                f"it is {found.task.status.state}; only that replica can cancel or stream it (route "
-                "this client to it, or read it with GetTask from any replica)",
-                {"taskId": task_id},
-            )
+            raise HeldElsewhere(found)
 
     async def find(self, task_id: str, owner: str) -> TaskRecord:
         """A task to read: held here, or (shared store) any replica's, if it is ``owner``'s."""

@@ -203,7 +203,8 @@ def build_server(
 
 def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = agent_settings(ctx.settings, f"sentinel.{ctx.name}")
-    store = TraceStore(ctx.data_dir / "agent.db")
+    # replicas on one PostgreSQL keep runs there (any replica's console shows them); else the data dir's file
+    store = TraceStore(ctx.store or ctx.data_dir / "agent.db")
     if ctx.services.agent_traces is None:  # the console's agent page reads (and follows) it
         ctx.services.agent_traces = store
     return build_server(settings, store, port=ctx.services.gateway, call_tool=ctx.call_tool, name=ctx.name)

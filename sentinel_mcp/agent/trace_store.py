@@ -1,4 +1,5 @@
-"""The agent's runs and their steps (``<data_dir>/agent.db``), so a console can show them later.
+"""The agent's runs and their steps (``<data_dir>/agent.db``, or the PostgreSQL store replicas share), so a
+console can show them later (with replicas: any replica's console, whichever replica ran the agent).
 
 Behind the storage seam (``SeamStore``): its schema is migrated there, every write is committed (group
 commit, ``synchronous=FULL``) before it returns, and a store that cannot be written refuses. Each step is
@@ -56,7 +57,12 @@ CREATE TABLE IF NOT EXISTS agent_reflections (
 );
 CREATE INDEX IF NOT EXISTS agent_reflections_by_run ON agent_reflections (run_id, n)
 """
-SCHEMA = Schema("agent", {"sqlite": [_SQLITE]})
+# replicas on one PostgreSQL keep their agents' runs in it, so any replica's console shows them: the same
+# tables (SQLite's REAL is PostgreSQL's DOUBLE PRECISION)
+_POSTGRES = _SQLITE.replace(" REAL", " DOUBLE PRECISION")
+# reflections keep the order they were written in (SQLite's rowid did that; PostgreSQL has none)
+_SEQ = "ALTER TABLE agent_reflections ADD COLUMN seq INTEGER"
+SCHEMA = Schema("agent", {"sqlite": [_SQLITE, _SEQ], "postgres": [_POSTGRES, _SEQ]})
 RUN_FIELDS = (
     "run_id",
     "principal",
@@ -71,8 +77,12 @@ RUN_FIELDS = (
     "tokens",
     "model",
 )
-# the runs beyond the newest ``keep`` (their steps and reflections go first, in the same transaction)
-_OLD_RUNS = "SELECT run_id FROM agent_runs ORDER BY started DESC LIMIT -1 OFFSET ?"
+# the runs older than the newest ``keep`` (their steps and reflections go first, in the same transaction);
+# written for both backends (SQLite's "LIMIT -1" is not PostgreSQL's)
+_OLD_RUNS = (
+    "SELECT run_id FROM agent_runs WHERE started < "
+    "(SELECT started FROM agent_runs ORDER BY started DESC LIMIT 1 OFFSET ?)"
+)
 _TRIM = (
     f"DELETE FROM agent_steps WHERE run_id IN ({_OLD_RUNS})",
     f"DELETE FROM agent_reflections WHERE run_id IN ({_OLD_RUNS})",
@@ -88,7 +98,7 @@ class TraceStore(SeamStore):
     schema = SCHEMA
     database_name = "agent"
 
-    def __init__(self, path: Path, keep: int = 500) -> None:
+    def __init__(self, path: Path | str, keep: int = 500) -> None:
         super().__init__(path)
         self.keep = keep
         # told (principal, run_id) after every write: the console's live trace page listens (must not block)
@@ -121,13 +131,14 @@ class TraceStore(SeamStore):
         self._owners[run_id] = principal
         self._tell(run_id)
         try:  # bounded: the oldest runs (and their steps) go
-            await self.db.run([Statement(sql, (self.keep,)) for sql in _TRIM])
+            await self.db.run([Statement(sql, (max(0, self.keep - 1),)) for sql in _TRIM])
         except Exception:  # noqa: BLE001 - trimming is housekeeping; the run's own record is already on disk
             pass
 
     async def record_step(self, run_id: str, n: int, record: dict[str, Any]) -> None:
         await self._write(
-            "INSERT OR REPLACE INTO agent_steps (run_id, n, at, record) VALUES (?, ?, ?, ?)",
+            "INSERT INTO agent_steps (run_id, n, at, record) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, n) "
+            "DO UPDATE SET at = excluded.at, record = excluded.record",
             (run_id, n, time.time(), json.dumps(record, default=str, ensure_ascii=False)),
         )
         self._tell(run_id)
@@ -141,8 +152,9 @@ class TraceStore(SeamStore):
         at = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         row = {"n": n, "at": at, "kind": kind, "signs": signs, "text": text}
         await self._write(
-            "INSERT INTO agent_reflections (run_id, n, at, kind, signs, text) VALUES (?, ?, ?, ?, ?, ?)",
-            (run_id, n, at, kind, json.dumps(signs, ensure_ascii=False), text),
+            "INSERT INTO agent_reflections (run_id, n, at, kind, signs, text, seq) VALUES (?, ?, ?, ?, ?, ?, "
+            "(SELECT COALESCE(MAX(seq), 0) + 1 FROM agent_reflections WHERE run_id = ?))",
+            (run_id, n, at, kind, json.dumps(signs, ensure_ascii=False), text, run_id),
         )
         return row
 
@@ -179,7 +191,7 @@ class TraceStore(SeamStore):
         )
         out["trace"] = [{"n": n, "at": at, **json.loads(record)} for n, at, record in steps]
         reflections = await self.db.query(
-            "SELECT n, at, kind, signs, text FROM agent_reflections WHERE run_id = ? ORDER BY rowid",
+            "SELECT n, at, kind, signs, text FROM agent_reflections WHERE run_id = ? ORDER BY seq, n, at",
             (run_id,),
         )
         out["reflections"] = [

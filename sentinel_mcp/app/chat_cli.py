@@ -29,10 +29,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
         token=args.token or os.environ.get("SENTINEL_TOKEN"),
         agent=args.agent,
     )
-    try:  # other agents' help requests, kept by the A2A service in the same data dir
-        from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_path
+    try:  # other agents' help requests, kept by the A2A service (its data dir, or the replicas' store)
+        from sentinel_mcp.a2a.assist_inbox import AssistInbox, inbox_location
 
-        inbox = AssistInbox(inbox_path(config.data_dir))
+        inbox = AssistInbox(inbox_location(config.data_dir, config.store_url))
     except Exception:  # noqa: BLE001 - no a2a area, or a data dir it cannot write: the chat works without it
         inbox = None
     return ChatTerminal(link, history=config.data_dir / "chat_history", inbox=inbox).run()

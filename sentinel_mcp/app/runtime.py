@@ -36,9 +36,11 @@ from sentinel_mcp.gateway import builtin_description
 from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.gateway import early_spawn
 from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.storage.conversation_names import SharedLabels
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.core.decision import Guard
+from sentinel_mcp.policy.confirmation_book import SharedConfirmationBook
 from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.gateway.front import Front
 from sentinel_mcp.gateway import telemetry
@@ -120,7 +122,7 @@ def _create_guard(config: Config, gateway: Gateway, fallback: DefaultGuard, prob
         from sentinel_mcp.policy.guard import create_guard
     except ImportError as e:  # rulebases are configured: without them nothing is served (fail closed)
         return ClosedGuard(f"the policy engine is unavailable ({e})")
-    return create_guard(config, gateway, withheld=gateway.withheld_personal)
+    return create_guard(config, gateway, withheld=gateway.withheld_personal, default=fallback)
 
 
 def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
@@ -324,12 +326,19 @@ async def _assembled(
     seal, nonce_db = None, None
     if shared is not None:
         nonces, nonce_db = await open_nonce_book(shared)
+        # the default guard's confirmations (also the policy guard's, for tools no rulebase governs): used
+        # once in the cluster, in the same database
+        fallback.share_confirmations(
+            await SharedConfirmationBook.open(nonce_db, config.sentinel.policy.confirm_ttl)
+        )
         seal = RequestStateSeal(
             key=shared.key("request state"), max_age=config.sentinel.policy.confirm_ttl, nonces=nonces
         )
         gateway.conversations.seal = RequestStateSeal(
             key=shared.key("conversation"), max_age=gateway.conversations.seal.max_age, nonces=NoNonceBook()
         )
+        # a plain label names the same conversation on every replica (its idle time to live shared too)
+        gateway.conversations.labels = await SharedLabels.open(nonce_db, gateway.conversations.idle)
         services.replica = shared.replica
         guard.join_cluster(shared.replica)  # a policy guard's rulebase versions follow the cluster's
     front = Front(

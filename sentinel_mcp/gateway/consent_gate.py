@@ -93,6 +93,18 @@ class ConsentGate:
             return False
         return expiry is not None
 
+    def asks(self, call: ToolCall, tool: Any) -> Ask | None:
+        """The consent questions this call would need once allowed (None: none), changing nothing. The guard's
+        own questions are asked together with them: a confirmation the guard uses when it allows must not be
+        spent on a call the gate then stops to ask for consent (the next round would ask it again)."""
+        if call.origin not in GATED_ORIGINS:
+            return None
+        kinds = personal_kinds(tool, call, self.configured)
+        if not kinds:
+            return None
+        decision = self._consented(call, kinds, Allow())
+        return decision if isinstance(decision, Ask) else None
+
     async def gate(self, call: ToolCall, tool: Any, decision: Decision) -> Decision:
         """The policy's Allow stands only with consent for each kind read; otherwise the user is asked."""
         if not isinstance(decision, Allow) or call.origin not in GATED_ORIGINS:
@@ -100,6 +112,23 @@ class ConsentGate:
         kinds = personal_kinds(tool, call, self.configured)
         if not kinds:
             return decision
+        checked = self._consented(call, kinds, decision)
+        if not isinstance(checked, Allow):
+            return checked
+        used = checked.proof
+        for kind, _ in kinds:  # a one-call consent is spent by the call it allowed
+            self._once.pop(self._once_key(call, kind), None)
+        proof = await rendered_proof(decision.proof)  # the guard's proof may be rendered when read
+        proof = proof if isinstance(proof, dict) else {"policy": proof}
+        principal = call.principal or ""
+        return Allow(
+            reason=f"{decision.reason}; consent of {principal} for {', '.join(k for k, _ in kinds)}",
+            proof={**proof, "consent": used},
+        )
+
+    def _consented(self, call: ToolCall, kinds: list[tuple[str, bool]], decision: Allow) -> Decision:
+        """Ask for the kinds without consent; else an Allow whose proof is the consents used (nothing
+        spent)."""
         principal, purpose = call.principal or "", call.purpose or UNSPECIFIED
         missing: list[tuple[str, bool]] = []
         used: list[dict[str, Any]] = []
@@ -127,14 +156,7 @@ class ConsentGate:
                 questions=questions,
                 unmet=[f"consent:{k}" for k, _ in missing],
             )
-        for kind, _ in kinds:  # a one-call consent is spent by the call it allowed
-            self._once.pop(self._once_key(call, kind), None)
-        proof = await rendered_proof(decision.proof)  # the guard's proof may be rendered when read
-        proof = proof if isinstance(proof, dict) else {"policy": proof}
-        return Allow(
-            reason=f"{decision.reason}; consent of {principal} for {', '.join(k for k, _ in kinds)}",
-            proof={**proof, "consent": used},
-        )
+        return Allow(reason=decision.reason, proof=used)
 
     def _question(self, call: ToolCall, kind: str, once: bool, purpose: str) -> Question:
         # the purpose is the client's text, the principal's name and the kind come from the config or a tool:

@@ -6,7 +6,9 @@ Sentinel issues and seals, carried back in ``requestState`` and in ``_meta["sent
 random and never reused (Python's ``id()`` is), so a session's facts end with it: they stay in the store for
 audit, and no later conversation can load them. Every session belongs to the principal that opened it; a
 session key a client supplies (``X-Sentinel-Session``, ``_meta["sentinel/session"]``) counts only when it
-names a live session of the same principal.
+names a live session of the same principal. With replicas on one database a plain label names the same
+conversation on every replica (``storage/conversation_names.py``: the label's row, with its idle time to
+live).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from sentinel_mcp.storage.conversation_names import LabelsUnavailable, SharedLabels
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
 from sentinel_mcp.gateway.request_state import RequestStateSeal
@@ -42,6 +45,7 @@ class Conversation:
 
 class Conversations:
     def __init__(self, *, idle: float = IDLE_SECONDS, capacity: int = 20_000) -> None:
+        self.idle = idle
         self.epoch = secrets.token_hex(4)  # labels name a different conversation after every restart
         # its own key, so a conversation id is never accepted as a request state (or the other way round);
         # reusable: a client carries it back on every call
@@ -49,6 +53,7 @@ class Conversations:
         self.capacity = capacity
         self._by_id: OrderedDict[str, Conversation] = OrderedDict()
         self._by_transport: weakref.WeakKeyDictionary[Any, Conversation] = weakref.WeakKeyDictionary()
+        self.labels: SharedLabels | None = None  # replicas: labels name the cluster's conversations
 
     # ---------------------------------------------------------------- opening
     def open(self, principal: Principal, kind: str) -> Conversation:
@@ -67,6 +72,22 @@ class Conversations:
         elif conv.principal != principal:
             raise SessionRefused("this connection belongs to another caller; start your own session")
         return conv
+
+    async def resolve(self, key: str, principal: Principal) -> Conversation:
+        """``named``; a plain label, when replicas share the store, through the shared row (one round trip
+        now and then: ``SharedLabels.refresh``). Raises ``SessionRefused``."""
+        key = str(key).strip()
+        if self.labels is None or not _LABEL.match(key):
+            return self.named(key, principal)
+        try:
+            sid = await self.labels.session(principal.name, key)
+        except LabelsUnavailable as e:  # fail closed: whose facts a call uses must be known
+            raise SessionRefused(f"{e}; call again later") from None
+        conv = self._by_id.get(sid)
+        if conv is None or conv.principal.name != principal.name:
+            conv = Conversation(sid, principal)
+            self._remember(conv)
+        return self._live(sid, principal, restore=False)
 
     def named(self, key: str, principal: Principal) -> Conversation:
         """The conversation a client-supplied key names: a sealed id Sentinel issued, the id of a live

@@ -73,9 +73,18 @@ class DecideStep:
     # ------------------------------------------------------------------ the decide step's parts
     async def _decide_once(self, call: ToolCall, tool: Tool) -> Decision:
         decision = await self.guard.decide(call)
-        if self.consent_gate is not None:
-            decision = await self.consent_gate.gate(call, tool, decision)
-        return decision
+        if self.consent_gate is None:
+            return decision
+        if isinstance(decision, Ask):  # its consent questions in the same round (ConsentGate.asks)
+            consent = self.consent_gate.asks(call, tool)
+            if consent is None:
+                return decision
+            return Ask(
+                reason=f"{decision.reason}; {consent.reason}",
+                questions=[*decision.questions, *consent.questions],
+                unmet=[*decision.unmet, *consent.unmet],
+            )
+        return await self.consent_gate.gate(call, tool, decision)
 
     async def _record(self, call: ToolCall, question: Question, answer: Answer) -> None:
         if question.meta.get("kind") == "consent":

@@ -172,7 +172,7 @@ class Front(HeldRounds):
         found = scope.get(SCOPE_KEY) if isinstance(scope, dict) else None
         return found if isinstance(found, Principal) else OWNER
 
-    def conversation(
+    async def conversation(
         self, ctx: ServerRequestContext, principal: Principal, sealed: dict[str, Any] | None = None
     ) -> Conversation:
         """The session of this request (raises SessionRefused for a supplied key that is not the caller's)."""
@@ -180,7 +180,7 @@ class Front(HeldRounds):
         headers = getattr(ctx.request, "headers", None)
         named = meta.get(SESSION_KEY) or (headers.get(SESSION_HEADER) if headers is not None else None)
         if named:
-            return self.conversations.named(str(named), principal)
+            return await self.conversations.resolve(str(named), principal)
         if sealed and sealed.get("session") and sealed.get("principal") == principal.name:
             # a 2026-era answer round trip continues the conversation that asked
             return self.conversations.named(str(sealed["session"]), principal)
@@ -196,8 +196,8 @@ class Front(HeldRounds):
             return self.conversations.of_transport(connection, principal, kind)
         return self.conversations.open(principal, "conv")
 
-    def session_id(self, ctx: ServerRequestContext) -> str:
-        return self.conversation(ctx, self.principal(ctx)).id
+    async def session_id(self, ctx: ServerRequestContext) -> str:
+        return (await self.conversation(ctx, self.principal(ctx))).id
 
     @staticmethod
     def client_name(ctx: ServerRequestContext) -> str | None:
@@ -221,7 +221,7 @@ class Front(HeldRounds):
         principal = self.principal(ctx)
         sealed = self.seal.open(params.request_state)
         try:
-            conv = self.conversation(ctx, principal, sealed)
+            conv = await self.conversation(ctx, principal, sealed)
         except SessionRefused as e:
             return sentinel_result(f"sentinel: {e}", error="session_refused")
         result = await self._call_tool(ctx, params, principal, conv)

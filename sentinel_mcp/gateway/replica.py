@@ -1,10 +1,11 @@
 """One replica of several on a shared PostgreSQL store: what it shares, what it keeps, how it names itself.
 
 Shared (in the database ``sentinel.store`` names): facts and contexts (and so confirmations, used once across
-the cluster), the nonces of sealed request states, the audit log (one hash chain per replica, ``chain`` = the
-replica id), consents to personal data and the sensors' records. Per replica (in its data dir): the A2A
-journal,
-the search indexes.
+the cluster; the default guard's too), conversations named by a plain label, the nonces of sealed request
+states, the audit log (one hash chain per replica, ``chain`` = the replica id), A2A tasks and swarm builds
+(leased), the search index, consents and the sensors' records, rulebase versions, agent traces, other agents'
+help requests, the console inbox. Per replica (in its data dir): a build's files, the console's rulebase load
+history (docs/cluster.md has the table).
 
 The sealing keys derive from ``sentinel.cluster.seal_key``, the same on every replica: a state sealed by one
 (a 2026-07-28 input-required retry, a conversation id) opens on any other, and is still used once (the nonce

@@ -2,7 +2,8 @@
 confirmation.
 
 Configured allow and deny lists (glob patterns over catalog names) come first. A confirmation is bound to the
-session, tool, argument digest and policy version, expires, and is used by one call. Only the user's JSON
+session, tool, argument digest and policy version, expires, and is used by one call (``confirmation_book.py``:
+in the process, or shared by replicas). Only the user's JSON
 ``true`` grants it; a "no" ends that call and is not remembered.
 """
 
@@ -10,13 +11,13 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import time
 
 from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core.answer_validation import approves
 from sentinel_mcp.core.asking import Asker, AskUser, Provenance
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.display_text import VALUE_LIMIT, Shown, display_note, is_hidden, safe_text, shown
+from sentinel_mcp.policy.confirmation_book import ConfirmationBook, Confirmations
 
 CONFIRM_SCHEMA = {
     "type": "object",
@@ -59,37 +60,17 @@ def confirmation_question(call: ToolCall, why: str) -> Question:
     return ask.question(confirmation_key(call), CONFIRM_SCHEMA)
 
 
-class ConfirmationBook:
-    """Confirmations granted by the user, bound to (session, tool, digest, version), with expiry."""
-
-    def __init__(self, ttl: float) -> None:
-        self.ttl = ttl
-        self._granted: dict[tuple[str, str, str, str], float] = {}
-
-    def grant(self, call: ToolCall, version: str) -> None:
-        self._granted[(call.session_id, call.name, call.digest, version)] = time.monotonic() + self.ttl
-
-    def holds(self, call: ToolCall, version: str) -> bool:
-        key = (call.session_id, call.name, call.digest, version)
-        expiry = self._granted.get(key)
-        if expiry is None:
-            return False
-        if expiry < time.monotonic():
-            del self._granted[key]
-            return False
-        return True
-
-    def consume(self, call: ToolCall, version: str) -> None:
-        # one confirmation, one call: a second identical destructive call asks again
-        self._granted.pop((call.session_id, call.name, call.digest, version), None)
-
-
 class DefaultGuard(Guard):
     """Fail-safe: allow read-only, confirm destructive or unknown; allow/deny lists first."""
 
     def __init__(self, settings: PolicySettings | None = None) -> None:
         self.settings = settings or PolicySettings()
-        self.confirmations = ConfirmationBook(self.settings.confirm_ttl)
+        # in this process; replicas on one database share theirs (``share_confirmations``)
+        self.confirmations: Confirmations = ConfirmationBook(self.settings.confirm_ttl)
+
+    def share_confirmations(self, book: Confirmations) -> None:
+        """Keep confirmations in the replicas' shared store: given on one, used once in the cluster."""
+        self.confirmations = book
 
     @property
     def version(self) -> str:
@@ -123,8 +104,7 @@ class DefaultGuard(Guard):
         if call.self_confirming and mode == "fail-safe":
             # one question per risky action: the trusted built-in asks itself, with what it sees on the device
             return Allow(reason=f"{call.server} confirms its own risky actions (trusted built-in)")
-        if self.confirmations.holds(call, self.version):
-            self.confirmations.consume(call, self.version)
+        if await self.confirmations.take(call, self.version):  # one confirmation, one call (cluster-wide)
             return Allow(reason="confirmed by the user", proof={"confirmation": confirmation_key(call)})
         why = (
             "It may change things (destructive)." if call.destructive is not False else "It is not read-only."
@@ -143,4 +123,4 @@ class DefaultGuard(Guard):
         if question.meta.get("kind") != "confirmation" or question.key != confirmation_key(call):
             return
         if approves(question, answer):  # valid, from the user, and JSON true
-            self.confirmations.grant(call, self.version)
+            await self.confirmations.grant(call, self.version)

@@ -61,7 +61,8 @@ class PolicyGuard(Guard):
                  inference_limit: int = DEFAULT_INFERENCE_LIMIT, search: SearchSettings | None = None,
                  withheld: WithheldFn | None = None, fast_path: bool = True, lazy_proofs: bool = False,
                  write_proofs_behind: bool = False,
-                 keep_history: bool = False, local_dir: Path | None = None) -> None:
+                 keep_history: bool = False, local_dir: Path | None = None,
+                 default: Guard | None = None) -> None:
         """``store_path``: the facts' SQLite file, or the postgresql:// URL replicas share; ``local_dir``:
         where
         this process's own indexes live (default: beside the facts' file)."""
@@ -84,7 +85,7 @@ class PolicyGuard(Guard):
             is_read_only=self.is_read_only,
             fetch_timeout=max(1.0, self.settings.guard_timeout * 0.8),
         )
-        self.default = _default_guard(self.settings)
+        self.default = default or _default_guard(self.settings)  # the gateway's: one book of confirmations
         self.queries = QueryWorker(
             QueryBudget(
                 seconds=self.settings.query_seconds,
@@ -557,8 +558,10 @@ def how_to_unblock(result: SolverResult, violations: list[dict[str, Any]] | None
     return tips
 
 
-def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None = None) -> PolicyGuard:
-    """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``."""
+def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None = None,
+                 default: Guard | None = None) -> PolicyGuard:
+    """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``.
+    ``default``: the gateway's fail-safe guard, which decides the tools no rulebase governs."""
     extra = config.sentinel.model_extra or {}
     return PolicyGuard(
         config.rulebase_paths(),
@@ -570,4 +573,5 @@ def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None 
         search=SearchSettings.from_section(extra.get("search")),
         withheld=withheld,
         keep_history=True,
+        default=default,
     )

@@ -78,7 +78,14 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     # replicas on one PostgreSQL: builds recorded and leased there (build_lease.py); else the data dir's
     # SQLite
     holder = _ServiceHolder(
-        BuildService(Path(ctx.data_dir), settings, store=ctx.services.store_url, replica=ctx.services.replica)
+        BuildService(
+            Path(ctx.data_dir),
+            settings,
+            store=ctx.services.store_url,
+            replica=ctx.services.replica,
+            lease_seconds=settings.build_lease_seconds,
+            renew_every=min(settings.build_lease_renew_seconds, settings.build_lease_seconds / 3),
+        )
     )
 
     @contextlib.asynccontextmanager

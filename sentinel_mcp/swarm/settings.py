@@ -47,6 +47,10 @@ class SwarmSettings(BaseModel):
     # a caller waiting for a build (wait: true) hears from it at least this often, even while one model
     # call runs for minutes: progress keeps the call's deadline alive through the gateway
     heartbeat_seconds: float = Field(15.0, gt=0, le=300)
+    # replicas on one PostgreSQL: a build's lease (build_lease.py), renewed by the replica running it; one not
+    # renewed for this long is ended FAILED by another replica (its replica is taken for dead)
+    build_lease_seconds: float = Field(30.0, gt=0, le=3600)
+    build_lease_renew_seconds: float = Field(10.0, gt=0, le=3600)
     coder_max_tokens: int = Field(
         512, ge=64, le=8000
     )  # the design's 8,000 is for whole files; answers are short

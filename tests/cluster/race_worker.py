@@ -23,6 +23,19 @@ async def spend(url: str, kind: str, keys: list[str], seed: int) -> list[str]:
         results = await asyncio.gather(*(asyncio.to_thread(book.consume, k) for k in keys))
         won = [k for k, ok in zip(keys, results) if ok]
         await release(db)
+    elif kind == "default-confirmation":  # the default guard's confirmation of session k's call
+        from sentinel_mcp.core.decision import Allow, ToolCall
+        from sentinel_mcp.policy.confirmation_book import SharedConfirmationBook
+        from sentinel_mcp.policy.default_guard import DefaultGuard
+
+        db = open_database(url, "confirmations")
+        guard = DefaultGuard()
+        guard.share_confirmations(await SharedConfirmationBook.open(db, 300))
+        calls = [ToolCall(name="srv__pay", server="srv", tool="pay", arguments={"n": 1}, session_id=k)
+                 for k in keys]
+        results = await asyncio.gather(*(guard.decide(c) for c in calls))
+        won = [k for k, d in zip(keys, results) if isinstance(d, Allow)]
+        await release(db)
     else:  # a confirmation fact of session k
         store = await FactStore(url).open()
         results = await asyncio.gather(*(store.spend_confirmation(k, "srv__pay", "digest-1") for k in keys))

@@ -203,3 +203,33 @@ async def test_a_task_waiting_for_input_is_never_run_by_two_replicas(pg_url: str
         assert [r for r in runs if not isinstance(r, LeaseLost)] == [None]
     for j in (a, b, c):
         await j.close()
+
+
+async def test_a_stale_read_never_takes_over_a_later_round_of_the_task(pg_url: str) -> None:
+    """B takes the waiting task over; C reads it (holder B, waiting); before C claims it, B runs its call and
+    the task waits for input again (holder B, a new pending call). C's claim on its old snapshot must fail: it
+    would run the call B already ran (the holder and the state alone look as they did when C read them)."""
+    a, b, c = (TaskJournal(pg_url, f"replica-{n}") for n in "abc")
+    for j in (a, b, c):
+        await j.open()
+    try:
+        first = PendingCall("t", {"n": 1}, ["k"], "tool_call")
+        waiting = record(state="TASK_STATE_INPUT_REQUIRED", pending=first)
+        await a.commit(waiting)
+        seen = await b.read(waiting.task.id, "alice")
+        assert seen is not None and await b.claim(seen)
+        stale = await c.read(waiting.task.id, "alice")
+        assert stale is not None and stale.pending == waiting.pending
+        seen = await b.read(waiting.task.id, "alice")  # as B holds it (the service keeps its own copy)
+        assert seen is not None
+        await b.commit(seen, settled(seen, RUNNING))  # B continues: WORKING first, then its call runs
+        seen.pending = PendingCall("t", {"n": 2}, ["k2"], "tool_call")  # ... and asks again
+        await b.commit(seen, settled(seen, "TASK_STATE_INPUT_REQUIRED"))
+        assert not await c.claim(stale)  # the first round's snapshot takes nothing over
+        fresh = await c.read(waiting.task.id, "alice")
+        assert fresh is not None and fresh.pending == seen.pending and await c.claim(fresh)
+        with pytest.raises(LeaseLost):  # and B, which held the second round, can no longer run it
+            await b.commit(seen, settled(seen, RUNNING))
+    finally:
+        for j in (a, b, c):
+            await j.close()

@@ -9,13 +9,15 @@ the task FAILED, saying replica A stopped, and the tool call it was making ran o
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import signal
 import sys
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 import httpx2
 import pytest
@@ -30,6 +32,7 @@ KEYS = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789ab"}  # t
 # slow__work is allowed (this test is about where tasks live); asks__work asks a question an agent may answer
 RULES = """
 guard('slow__work', [mark = _], true).
+guard('slow2__work', [mark = _], true).
 askable(colour(M, C), "Which colour for ~w?", choice([red, green, blue]), [from([user, agent])]).
 guard('asks__work', [mark = M], colour(M, _)).
 """
@@ -45,7 +48,7 @@ def base_config(tmp: Path) -> dict[str, Any]:
         "timeout": 120,
     }
     return {
-        "mcpServers": {"slow": upstream, "asks": upstream},
+        "mcpServers": {"slow": upstream, "slow2": upstream, "asks": upstream},  # one call at a time each
         "sentinel": {
             "builtins": [],
             "http": {"token": TOKEN},
@@ -76,6 +79,37 @@ def call(tool: str, mark: str) -> dict[str, Any]:
             {"data": {"type": "tool_call", "tool_call_id": "w1", "name": tool, "args": {"mark": mark}}}
         ],
     }
+
+
+async def first_streamed(http: httpx2.AsyncClient, port: int, who: str, task_id: str) -> dict[str, Any]:
+    async with stream(http, port, who, task_id) as frames:
+        return await anext(frames)
+
+
+@contextlib.asynccontextmanager
+async def stream(
+    http: httpx2.AsyncClient, port: int, who: str, task_id: str
+) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+    """SubscribeToTask over SSE: the stream's results, one by one."""
+    body = {"jsonrpc": "2.0", "id": 9, "method": "SubscribeToTask", "params": {"id": task_id}}
+    headers = {"Authorization": f"Bearer {KEYS[who]}"}
+    async with http.stream("POST", f"http://127.0.0.1:{port}/a2a", json=body, headers=headers) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+
+        async def frames() -> AsyncIterator[dict[str, Any]]:
+            async for line in r.aiter_lines():
+                if line.startswith("data:"):
+                    frame = json.loads(line[5:])
+                    assert "result" in frame, frame
+                    yield frame["result"]
+
+        yield frames()
+
+
+def state_of(event: dict[str, Any]) -> str | None:
+    if "task" in event:
+        return event["task"]["status"]["state"]
+    return event["statusUpdate"]["status"]["state"] if "statusUpdate" in event else None
 
 
 def started(tmp: Path, mark: str) -> int:
@@ -119,10 +153,8 @@ async def test_a_task_is_read_anywhere_by_its_owner_and_a_killed_replicas_task_e
                 other = await rpc(http, port, "bob", "GetTask", {"id": task_id})
                 assert "result" not in other and other["error"]["code"] == -32001, other
                 assert (await rpc(http, port, "bob", "ListTasks", {}))["result"]["tasks"] == []
-            cancel = await rpc(
-                http, b, "alice", "CancelTask", {"id": task_id}
-            )  # B cannot stop A's running task
-            assert "held by replica replica-a" in cancel["error"]["message"], cancel
+            first = await first_streamed(http, b, "alice", task_id)  # B streams A's running task
+            assert first["task"]["status"]["state"] == "TASK_STATE_WORKING", first
 
             # a task waiting for input on A, answered through B: B takes it over and runs the call once; A's
             # late answer to the same question runs nothing
@@ -178,5 +210,114 @@ async def test_a_task_is_read_anywhere_by_its_owner_and_a_killed_replicas_task_e
             done = await rpc(http, b, "alice", "SendMessage", {"message": call("slow__work", second)})
             assert done["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", done
             assert started(tmp, second) == 1 and started(tmp, mark) == 1
+    finally:
+        await asyncio.to_thread(cluster.down)
+
+
+async def test_a_running_task_is_cancelled_and_streamed_through_another_replica(pg_url: str) -> None:
+    """A task running on A: B streams it (its completion and result arrive through the shared store) and
+    cancels it (A stops it: CANCELED everywhere, its call run once, a late result changes nothing); a task
+    that finished first is not cancelable; another principal cancels nothing."""
+    tmp = Path(tempfile.mkdtemp(prefix="sentinel-a2a-cancel-"))
+    cluster = Cluster(tmp, base_config(tmp), store_url=pg_url)
+    try:
+        for name in ("replica-a", "replica-b"):
+            cluster.start_replica(name)
+        for name, port in cluster.ports.items():
+            await asyncio.to_thread(wait_ok, port, 90.0, cluster.procs[name], AUTH)
+        a, b = cluster.ports["replica-a"], cluster.ports["replica-b"]
+        async with httpx2.AsyncClient(timeout=60) as http:
+
+            async def start_on_a(server: str, mark: str) -> str:
+                message = call(f"{server}__work", mark)
+                sent = await rpc(http, a, "alice", "SendMessage",
+                                 {"message": message, "configuration": {"returnImmediately": True}})
+                for _ in range(300):  # bounded: the upstream records that the call reached it
+                    if started(tmp, mark):
+                        break
+                    await asyncio.sleep(0.1)
+                assert started(tmp, mark) == 1
+                return sent["result"]["task"]["id"]
+
+            streamed, cancelled = uuid.uuid4().hex[:8], uuid.uuid4().hex[:8]
+            t1, t2 = await start_on_a("slow", streamed), await start_on_a("slow2", cancelled)
+
+            # another principal: no such task to cancel or stream, on either replica
+            for port in (a, b):
+                for method in ("CancelTask", "SubscribeToTask"):
+                    other = await rpc(http, port, "bob", method, {"id": t2})
+                    assert other["error"]["code"] == -32001, other
+
+            cancel = await rpc(http, b, "alice", "CancelTask", {"id": t2})
+            assert cancel["result"]["status"]["state"] == "TASK_STATE_CANCELED", cancel
+            for port in (a, b):
+                seen = (await rpc(http, port, "alice", "GetTask", {"id": t2}))["result"]
+                assert seen["status"]["state"] == "TASK_STATE_CANCELED", seen
+            (tmp / f"work.log.release-{cancelled}").touch()  # the upstream finishes: too late to count
+            for _ in range(100):
+                if f"done:{cancelled}" in (tmp / "work.log").read_text():
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(0.5)
+            assert (await rpc(http, a, "alice", "GetTask", {"id": t2}))["result"]["status"]["state"] == (
+                "TASK_STATE_CANCELED"
+            )
+            again = await rpc(http, b, "alice", "CancelTask", {"id": t2})
+            assert again["error"]["code"] == -32002, again  # not cancelable: it ended
+            assert started(tmp, cancelled) == 1
+
+            async with stream(http, b, "alice", t1) as frames:
+                first = await anext(frames)
+                assert state_of(first) == "TASK_STATE_WORKING", first
+                (tmp / f"work.log.release-{streamed}").touch()
+                rest = [event async for event in frames]  # the stream ends by itself
+            assert state_of(rest[-1]) == "TASK_STATE_COMPLETED", rest
+            artifacts = [e["artifactUpdate"]["artifact"] for e in rest if "artifactUpdate" in e]
+            assert any(f"done:{streamed}" in json.dumps(x) for x in artifacts), rest
+            late = await rpc(http, b, "alice", "CancelTask", {"id": t1})
+            assert late["error"]["code"] == -32002 and "COMPLETED" in late["error"]["message"], late
+            assert started(tmp, streamed) == 1
+    finally:
+        await asyncio.to_thread(cluster.down)
+
+
+async def test_a_context_is_one_conversation_on_every_replica(pg_url: str) -> None:
+    """A peer's A2A context names the same conversation on every replica (its answers count on each), and
+    only for that peer: a fact answered in a task on A decides a new task of the same context on B; another
+    context, or another principal using the same context id, is asked again."""
+    tmp = Path(tempfile.mkdtemp(prefix="sentinel-a2a-context-"))
+    (tmp / "work.log.release").touch()  # every call finishes at once
+    cluster = Cluster(tmp, base_config(tmp), store_url=pg_url)
+    try:
+        for name in ("replica-a", "replica-b"):
+            cluster.start_replica(name)
+        for name, port in cluster.ports.items():
+            await asyncio.to_thread(wait_ok, port, 90.0, cluster.procs[name], AUTH)
+        a, b = cluster.ports["replica-a"], cluster.ports["replica-b"]
+        context = f"trip-{uuid.uuid4()}"
+
+        def in_context(mark: str, ctx: str) -> dict[str, Any]:
+            return {**call("asks__work", mark), "contextId": ctx}
+
+        async with httpx2.AsyncClient(timeout=60) as http:
+            first = (await rpc(http, a, "alice", "SendMessage", {"message": in_context("m1", context)}))
+            task = first["result"]["task"]
+            assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
+            key = next(p["data"] for p in task["status"]["message"]["parts"]
+                       if p.get("data", {}).get("type") == "input_request")["questions"][0]["key"]
+            red = {key: {"action": "accept", "content": {"answer": "red"}}}
+            answer = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "taskId": task["id"],
+                      "parts": [{"data": {"answers": red}}]}
+            done = await rpc(http, a, "alice", "SendMessage", {"message": answer})
+            assert done["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", done
+
+            # the same context on B: the colour answered on A decides there, nothing is asked
+            again = await rpc(http, b, "alice", "SendMessage", {"message": in_context("m1", context)})
+            assert again["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", again
+            # another principal with the same context id, and alice's other context: asked
+            for who, ctx in (("bob", context), ("alice", f"other-{uuid.uuid4()}")):
+                other = await rpc(http, b, who, "SendMessage", {"message": in_context("m1", ctx)})
+                assert other["result"]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", (who, other)
+        assert started(tmp, "m1") == 2
     finally:
         await asyncio.to_thread(cluster.down)

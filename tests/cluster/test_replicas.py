@@ -1,32 +1,45 @@
 """Real replicas: two ``sentinel-mcp serve --http`` processes on one PostgreSQL, haproxy in front, 8 clients.
 Calls go through both replicas into one audit record (a chain per replica); ``sentinel-mcp audit verify``
-checks the cluster and finds a tampered row; a ``kill -9`` of one replica under load leaves no executed call
-without its decision row and no answered call without its outcome, and the clients go on through the other."""
+checks the cluster and finds a tampered row. A ``kill -9`` of one replica while 8 clients call through the
+balancer, A2A tasks run and swarm builds wait for their model on both replicas: no executed call without its
+decision row, no answered call without its outcome; each client's calls go on through the other replica (only
+the call in flight at the kill may be lost to its client); every A2A task and build is still there, through
+the balancer: finished once, or ended FAILED saying the replica stopped, never run twice, never lost."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 import httpx2
 import psycopg
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from examples.cluster.recipe import Cluster, wait_ok
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.paths import RULEBASES_DIR
+from tests.cluster.lease_worker import SPEC
 from tests.records.rig import AUTH, RECORDER, ROOT, TOKEN, executed
 
 CLIENTS = 8
 CALLS = 6  # per client and phase: bounded by count
+TASKS = 4  # A2A tasks in flight at the kill
+SLOW = str(Path(__file__).with_name("slow_upstream.py"))
+RULES = """
+guard('slow__work', [mark = _], true).
+guard('swarm__swarm_build', [spec = _], true).
+"""
 
 
 def base_config(tmp: Path) -> dict[str, Any]:
@@ -45,6 +58,71 @@ def base_config(tmp: Path) -> dict[str, Any]:
             "rulebases": [str(RULEBASES_DIR / "default.pl")],
         },
     }
+
+
+def busy_config(tmp: Path) -> dict[str, Any]:
+    """``base_config`` with work that outlives a call: A2A tasks on a slow upstream, swarm builds."""
+    rules = tmp / "cluster.pl"
+    rules.write_text(RULES)
+    config = base_config(tmp)
+    config["mcpServers"]["slow"] = {
+        "command": sys.executable, "args": [SLOW], "env": {"SLOW_LOG": str(tmp / "work.log")}, "timeout": 120
+    }
+    config["sentinel"].update({
+        "builtins": ["swarm"],
+        "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)],
+        "a2a": {"task_lease_seconds": 2.0, "task_lease_renew_seconds": 0.3},
+        # builds ask a model that never answers (they stay mid-run); short leases for the test
+        "swarm": {"backend": "openai", "build_lease_seconds": 3.0, "build_lease_renew_seconds": 0.3},
+    })
+    return config
+
+
+@contextlib.asynccontextmanager
+async def silent_model() -> AsyncIterator[str]:
+    """An OpenAI-style endpoint that accepts requests and never answers: the base URL."""
+    waiting: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        waiting.append(writer)
+        await reader.read()  # until the client goes away
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+    finally:
+        for w in waiting:
+            w.close()
+        server.close()
+
+
+async def mcp_json(port: int, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """One 2026-07-28 call through the balancer (any replica); the tool's JSON answer."""
+    async with (
+        httpx2.AsyncClient(timeout=30, headers=AUTH) as http,
+        Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as c,
+    ):
+        r = await c.call_tool(tool, args)
+        assert not r.is_error, r.content[0].text
+        return r.structured_content or json.loads(r.content[0].text)
+
+
+async def a2a(http: httpx2.AsyncClient, port: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    r = await http.post(f"http://127.0.0.1:{port}/a2a", headers=AUTH,
+                        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def task_message(mark: str) -> dict[str, Any]:
+    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+            "parts": [{"data": {"type": "tool_call", "tool_call_id": "w", "name": "slow__work",
+                                "args": {"mark": mark}}}]}
+
+
+def work_log(tmp: Path) -> list[str]:
+    log = tmp / "work.log"
+    return log.read_text().split() if log.exists() else []
 
 
 async def client_calls(port: int, marks: list[str], *, tolerate: bool = False) -> dict[str, str]:
@@ -88,9 +166,13 @@ def rows(url: str, sql: str) -> list[tuple[Any, ...]]:
         return conn.execute(sql).fetchall()
 
 
-async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9(pg_url: str) -> None:
+async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-cluster-"))
-    cluster = Cluster(tmp, base_config(tmp), store_url=pg_url)
+    cluster = Cluster(tmp, busy_config(tmp), store_url=pg_url)
+    model = silent_model()
+    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", await model.__aenter__())  # the replicas inherit it
     try:
         await asyncio.to_thread(cluster.up, AUTH)
         port = cluster.port
@@ -114,6 +196,25 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
             json.loads(line)["decision_id"] for line in shown.stdout.splitlines()
         }
 
+        # work in flight on both replicas: a build on each (its model never answers), A2A tasks running
+        builds: dict[str, str] = {}  # build id -> the replica it runs on (one build at a time each)
+        for name in ("replica-a", "replica-b"):
+            started = await mcp_json(cluster.ports[name], "swarm__swarm_build", {"spec": SPEC})
+            builds[started["task_id"]] = name
+        for tid, name in builds.items():  # read through the balancer, either replica
+            assert (await mcp_json(port, "swarm__swarm_status", {"task_id": tid}))["replica"] == name
+        async with httpx2.AsyncClient(timeout=30) as http:
+            tasks: dict[str, str] = {}  # task id -> mark
+            for n in range(TASKS):
+                mark = f"task{n}"
+                params = {"message": task_message(mark), "configuration": {"returnImmediately": True}}
+                sent = await a2a(http, port, "SendMessage", params)
+                tasks[sent["result"]["task"]["id"]] = mark
+            for _ in range(300):  # bounded: a task's call has reached the upstream on each replica
+                if len([w for w in work_log(tmp) if w.startswith("start:")]) >= 2:
+                    break
+                await asyncio.sleep(0.1)
+
         # kill -9 of replica a while 8 clients call through the balancer
         traffic = asyncio.gather(
             *(client_calls(port, [f"k{c}-{i}" for i in range(CALLS)], tolerate=True) for c in range(CLIENTS))
@@ -121,12 +222,51 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
         await asyncio.sleep(0.3)
         os.kill(cluster.procs["replica-a"].pid, signal.SIGKILL)
         after = await traffic
+        # each client's calls went on through the other replica: only the call in flight may be lost to it
+        assert all(len(r) >= CALLS - 1 for r in after), [len(r) for r in after]
         later = await client_calls(port, [f"later-{i}" for i in range(4)])  # the survivor serves new clients
         assert len(later) == 4
         answered |= {m: d for r in after for m, d in r.items()} | later
 
+        # no task lost, none run twice: finished once, or ended saying its replica stopped
+        (tmp / "work.log.release").touch()
+        async with httpx2.AsyncClient(timeout=30) as http:
+            ended: dict[str, dict[str, Any]] = {}
+            for _ in range(300):  # bounded: the lease is 2 s, sweeps every 0.3 s
+                for tid in tasks:
+                    got = await a2a(http, port, "GetTask", {"id": tid})
+                    assert "result" in got, got  # never "not found": the task is not lost
+                    ended[tid] = got["result"]["status"]
+                states = {st["state"] for st in ended.values()}
+                if not states & {"TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"}:
+                    break
+                await asyncio.sleep(0.1)
+        starts = [w.removeprefix("start:") for w in work_log(tmp) if w.startswith("start:")]
+        assert all(starts.count(m) <= 1 for m in tasks.values()), starts  # never run twice
+        for tid, st in ended.items():
+            if st["state"] == "TASK_STATE_COMPLETED":
+                assert starts.count(tasks[tid]) == 1
+            else:
+                assert st["state"] == "TASK_STATE_FAILED", st
+                assert st["message"]["parts"][0]["text"].startswith("interrupted: replica replica-a"), st
+        assert "TASK_STATE_COMPLETED" in {st["state"] for st in ended.values()}  # B's ran to the end
+
+        # builds: A's ended with the reason (never resumed), B's still running, each read through the balancer
+        for tid, where in builds.items():
+            for _ in range(200):  # bounded: the build lease is 3 s
+                status = await mcp_json(port, "swarm__swarm_status", {"task_id": tid})
+                if where == "replica-b" or status["state"] == "FAILED":
+                    break
+                await asyncio.sleep(0.1)
+            if where == "replica-a":
+                assert status["state"] == "FAILED", status
+                assert status["error"].startswith("interrupted: replica replica-a stopped"), status["error"]
+            else:
+                assert status["state"] not in ("FAILED", "COMPLETED"), status
+                assert status["replica"] == "replica-b", status
+
         audit = rows(pg_url, "SELECT decision_id, event, outcome, arguments FROM audit")
-        decided = {json.loads(a)["mark"] for _, e, _, a in audit if e == "decision" and a}
+        decided = {json.loads(a).get("mark") for _, e, _, a in audit if e == "decision" and a}
         finished = {d for d, e, o, _ in audit if e == "outcome" and o == "ok"}
         assert set(executed(tmp)) <= decided  # nothing ran without its decision on record
         assert set(answered.values()) <= finished  # every answered call has its outcome
@@ -149,3 +289,4 @@ async def test_two_replicas_behind_haproxy_share_one_record_and_survive_a_kill_9
         )
     finally:
         await asyncio.to_thread(cluster.down)
+        await model.__aexit__(None, None, None)

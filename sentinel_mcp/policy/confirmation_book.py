@@ -1,0 +1,105 @@
+"""The default guard's confirmations: granted by the user, bound to (session, tool, argument digest, policy
+version), expiring, used by exactly one call.
+
+``ConfirmationBook`` keeps them in the process (one gateway). ``SharedConfirmationBook`` keeps them in the
+database replicas share, so a confirmation given through one replica is used by the next identical call on
+any replica, and by one call only in the whole cluster: using it is one ``DELETE ... RETURNING`` (the row lock
+lets exactly one transaction have the row; a racing replica finds it gone after that commit). A store that
+cannot be reached grants nothing (the call is asked again, or refused with the cause).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Callable, Protocol
+
+from sentinel_mcp.core.decision import ToolCall
+from sentinel_mcp.storage import Schema, StorageError
+
+log = logging.getLogger(__name__)
+
+_SQL = (
+    "CREATE TABLE confirmations (session TEXT NOT NULL, tool TEXT NOT NULL, digest TEXT NOT NULL, "
+    "version TEXT NOT NULL, expires_at {real} NOT NULL, PRIMARY KEY (session, tool, digest, version)); "
+    "CREATE INDEX confirmations_expiry ON confirmations (expires_at)"
+)
+SCHEMA = Schema(
+    "confirmations",
+    {"sqlite": [_SQL.format(real="REAL")], "postgres": [_SQL.format(real="DOUBLE PRECISION")]},
+)
+_GRANT = (
+    "INSERT INTO confirmations (session, tool, digest, version, expires_at) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (session, tool, digest, version) DO UPDATE SET expires_at = excluded.expires_at"
+)
+_TAKE = (
+    "DELETE FROM confirmations WHERE session = ? AND tool = ? AND digest = ? AND version = ? "
+    "RETURNING expires_at"
+)
+PURGE_EVERY = 200  # grants between sweeps of expired rows (a bounded table without a timer)
+
+
+class Confirmations(Protocol):
+    ttl: float
+
+    async def grant(self, call: ToolCall, version: str) -> None: ...
+
+    async def take(self, call: ToolCall, version: str) -> bool:
+        """Use this call's confirmation if one is held (then it is gone): True exactly once per grant."""
+        ...
+
+
+def _key(call: ToolCall, version: str) -> tuple[str, str, str, str]:
+    return (call.session_id, call.name, call.digest, version)
+
+
+class ConfirmationBook:
+    """In this process (a single gateway): a dict with expiry."""
+
+    def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl = ttl
+        self._clock = clock
+        self._granted: dict[tuple[str, str, str, str], float] = {}
+
+    async def grant(self, call: ToolCall, version: str) -> None:
+        self._granted[_key(call, version)] = self._clock() + self.ttl
+
+    async def take(self, call: ToolCall, version: str) -> bool:
+        expiry = self._granted.pop(_key(call, version), None)
+        return expiry is not None and expiry >= self._clock()
+
+
+class SharedConfirmationBook:
+    """In the database every replica shares (``SCHEMA`` migrated by ``open``)."""
+
+    def __init__(self, db: Any, ttl: float, clock: Callable[[], float] = time.time) -> None:
+        self.db = db
+        self.ttl = ttl
+        self._clock = clock  # wall clock: the expiry is compared on another replica's machine
+        self._grants = 0
+
+    @classmethod
+    async def open(cls, db: Any, ttl: float) -> "SharedConfirmationBook":
+        try:
+            await db.migrate(SCHEMA)
+        except StorageError as e:  # degraded: grants fail and nothing is taken until the server is back
+            log.warning("confirmations: the shared store is unavailable at start: %s", e)
+        return cls(db, ttl)
+
+    async def grant(self, call: ToolCall, version: str) -> None:
+        """Raises ``StorageError`` when it cannot be stored (the call is then refused with the cause)."""
+        self._grants += 1
+        if self._grants % PURGE_EVERY == 0:
+            try:
+                await self.db.write("DELETE FROM confirmations WHERE expires_at < ?", (self._clock(),))
+            except StorageError as e:
+                log.warning("could not sweep expired confirmations: %s", e)
+        await self.db.write(_GRANT, (*_key(call, version), self._clock() + self.ttl))
+
+    async def take(self, call: ToolCall, version: str) -> bool:
+        try:
+            rows = await self.db.consume(_TAKE, _key(call, version))
+        except StorageError as e:  # fail closed: a confirmation that cannot be checked does not count
+            log.warning("confirmations unavailable, the call is asked again: %s", e)
+            return False
+        return bool(rows) and isinstance(rows[0][0], (int, float)) and float(rows[0][0]) >= self._clock()

@@ -1,0 +1,111 @@
+"""Conversations named by a plain label (or an A2A context), shared by the replicas of one database.
+
+A client may name its conversation with a label (``X-Sentinel-Session: trip``). On one gateway the label maps
+to a conversation in the process; with replicas, the label of a principal must name the same conversation on
+every replica (its facts, its confirmations), whichever replica a call reaches. The mapping lives in the
+shared database: one row per (principal, label) with the conversation's id and when it was last used.
+Naming a label is one upsert that keeps the row's conversation while it is in use and starts a new one once it
+has been idle for ``idle`` seconds (the same time to live on every replica), so two replicas naming a new
+label at once get the same conversation (the row's lock orders them).
+
+A replica remembers a label's conversation for ``refresh`` seconds (far below ``idle``) before it touches the
+row again: a call within that time costs no round trip, and since the row was touched less than ``refresh``
+ago, no replica can find it idle meanwhile. The principal is part of the key, so one principal's label never
+names another's conversation; a row whose conversation id is not that principal's is refused, never used.
+
+Kinds keep namespaces apart: a client's label (``kind="label"``: letters, digits, ``_.-``) and an A2A peer's
+context (``kind="a2a"``, stored as ``a2a:<digest of the context id>``) never name each other's conversation.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from typing import Any, Callable
+
+from sentinel_mcp.storage import Schema, StorageError
+
+log = logging.getLogger(__name__)
+
+_SQL = (
+    "CREATE TABLE conversation_labels (principal TEXT NOT NULL, label TEXT NOT NULL, session TEXT NOT NULL, "
+    "used_at {real} NOT NULL, PRIMARY KEY (principal, label)); "
+    "CREATE INDEX conversation_labels_used ON conversation_labels (used_at)"
+)
+SCHEMA = Schema(
+    "conversation_labels",
+    {"sqlite": [_SQL.format(real="REAL")], "postgres": [_SQL.format(real="DOUBLE PRECISION")]},
+)
+# keeps the row's conversation unless it was idle past the cutoff; ``used_at`` only moves forward (replicas'
+# clocks may differ by a little)
+_NAME = (
+    "INSERT INTO conversation_labels (principal, label, session, used_at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (principal, label) DO UPDATE SET "
+    "session = CASE WHEN conversation_labels.used_at < ? THEN excluded.session "
+    "ELSE conversation_labels.session END, "
+    "used_at = CASE WHEN conversation_labels.used_at > excluded.used_at THEN conversation_labels.used_at "
+    "ELSE excluded.used_at END "
+    "RETURNING session"
+)
+PURGE_EVERY = 500  # round trips between sweeps of rows idle past twice the time to live
+
+
+class LabelsUnavailable(StorageError):
+    """The shared store cannot say which conversation a label names (the call is refused)."""
+
+
+class SharedLabels:
+    def __init__(self, db: Any, idle: float, *, refresh: float | None = None, capacity: int = 20_000,
+                 clock: Callable[[], float] = time.time, monotonic: Callable[[], float] = time.monotonic
+                 ) -> None:
+        self.db = db
+        self.idle = idle
+        self.refresh = min(60.0, idle / 10) if refresh is None else refresh
+        self.capacity = capacity
+        self._clock = clock  # wall clock: rows are compared by other replicas
+        self._monotonic = monotonic
+        self._known: OrderedDict[tuple[str, str], tuple[str, float]] = OrderedDict()
+        self._trips = 0
+
+    @classmethod
+    async def open(cls, db: Any, idle: float) -> "SharedLabels":
+        try:
+            await db.migrate(SCHEMA)
+        except StorageError as e:  # degraded: labels are refused until the server is back
+            log.warning("conversation labels: the shared store is unavailable at start: %s", e)
+        return cls(db, idle)
+
+    async def session(self, principal: str, label: str, kind: str = "label") -> str:
+        """The id of the conversation ``label`` names for ``principal`` (the same on every replica):
+        ``<principal>/<kind>-<label>-<random>``. ``kind`` and ``label`` come from Sentinel (a checked label, a
+        digest), never verbatim from a client."""
+        if kind != "label":
+            label = f"{kind}:{label}"  # a client's label has no ':' (its allow list): no collision
+        key = (principal, label)
+        known = self._known.get(key)
+        if known is not None and self._monotonic() - known[1] < self.refresh:
+            self._known.move_to_end(key)
+            return known[0]
+        prefix = f"{principal}/{kind}-{label.removeprefix(kind + ':')}-"
+        now = self._clock()
+        self._trips += 1
+        try:
+            if self._trips % PURGE_EVERY == 0:
+                cutoff = now - 2 * self.idle
+                await self.db.write("DELETE FROM conversation_labels WHERE used_at < ?", (cutoff,))
+            out = await self.db.write(
+                _NAME, (principal, label, prefix + secrets.token_hex(8), now, now - self.idle)
+            )
+        except StorageError as e:
+            raise LabelsUnavailable(f"the shared store cannot say which conversation this is: {e}") from None
+        sid = out.rows[0][0] if out.rows else None
+        if not isinstance(sid, str) or not sid.startswith(prefix) or len(sid) > len(prefix) + 64:
+            log.error("conversation label row of %r is malformed; refused", principal)
+            raise LabelsUnavailable("the shared store holds a malformed conversation for this label")
+        self._known[key] = (sid, self._monotonic())
+        self._known.move_to_end(key)
+        while len(self._known) > self.capacity:
+            self._known.popitem(last=False)
+        return sid
