@@ -17,7 +17,9 @@ what it pushes names no call). Input rounds and every other method take the SDK.
 The upstream is hostile: an answer is held to its id's type, it must be a JSON-RPC 2.0 object with a result
 object or a well-formed error, and is validated as the SDK validates it (``LeanCaller``'s shared checks); a
 line that is not JSON reaches the SDK as before (which fails the waiting calls at once); a process that ends
-fails every waiting lean call with the SDK's "connection closed", so the upstream reconnects.
+fails every waiting lean call with the SDK's "connection closed", so the upstream reconnects. A line
+longer than ``MAX_LINE_BYTES`` (the SDK's reader would hold all of it) ends the connection the same way, with
+that reason.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from sentinel_mcp.config import StdioServer
 from sentinel_mcp.gateway.lean_upstream import (
     CONNECTION_CLOSED,
     HANDSHAKE_IDS,
+    MAX_ANSWER_BYTES,
     LogSink,
     ProgressSink,
     progress_to,
@@ -48,6 +51,9 @@ from sentinel_mcp.gateway.lean_upstream import (
 log = logging.getLogger(__name__)
 
 CHUNK = 64 * 1024
+# one line of the upstream's stdout (a message) at most: the bound of a lean HTTP answer. The SDK's reader
+# keeps whatever comes before a newline, so a line past it ends the connection (the upstream is reconnected)
+MAX_LINE_BYTES = MAX_ANSWER_BYTES
 
 
 class _Waiting:
@@ -88,15 +94,26 @@ class _TappedStdout(ByteReceiveStream):
         self.tap = tap
         self.pending = b""  # the start of a line held back while lean calls wait
         self.midline = False  # the SDK was given the start of a line whose end has not come yet
+        self.line_bytes = 0  # bytes since the last newline
+        self.overlong: str | None = None
 
     async def receive(self, max_bytes: int = CHUNK) -> bytes:
         while True:
+            if self.overlong is not None:
+                raise anyio.BrokenResourceError(self.overlong)
             try:
                 chunk = await self.inner.receive(max_bytes)
             except BaseException as e:
                 if not isinstance(e, (asyncio.CancelledError, GeneratorExit)):
                     self.tap.ended(type(e).__name__)
                 raise
+            newline = chunk.rfind(b"\n")
+            self.line_bytes = len(chunk) - newline - 1 if newline >= 0 else self.line_bytes + len(chunk)
+            if self.line_bytes > MAX_LINE_BYTES:
+                self.overlong = f"the upstream wrote a line of more than {MAX_LINE_BYTES} bytes"
+                self.pending = b""
+                self.tap.ended(self.overlong)
+                raise anyio.BrokenResourceError(self.overlong)
             if not self.tap.waiting and not self.pending:
                 self.midline = not chunk.endswith(b"\n")
                 return chunk  # no lean call in flight: the bytes go through as they came

@@ -565,8 +565,12 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                 self.breaker.record_failure()
                 self.last_error = "connection closed during a call"
                 self._dead.set()
+                # the reason the lean tap gave, when it ended the connection itself (an overlong line)
+                opening = "Connection closed ("
+                why = e.message[len(opening) : -1] if e.message.startswith(opening) else ""
+                cause = f" ({why})" if why.startswith("the upstream ") else ""
                 raise UpstreamCallError(
-                    f"upstream {self.name} went away during the call; reconnecting", code=e.code
+                    f"upstream {self.name} went away during the call{cause}; reconnecting", code=e.code
                 ) from None
             # a JSON-RPC error answer (unknown tool, invalid params...): the upstream itself is healthy
             self.breaker.record_success()

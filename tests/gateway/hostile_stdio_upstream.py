@@ -1,7 +1,7 @@
 """The toolbox over stdio, except that a ``tools/call`` of one of ``ATTACKS`` gets a hostile answer: a line
 that is not JSON, an answer to another id or with a string id, a batch, a result or an error of the wrong
 shape, progress under another token, log lines, a request of its own mid-call (whose answer it returns as
-its result's text), or the process dying mid-call. Everything else is the real SDK server (both eras).
+its result's text), the process dying mid-call, or a line that never ends. Everything else is the real SDK server (both eras).
 
 python hostile_stdio_upstream.py
 """
@@ -78,10 +78,13 @@ async def attack(wire: Wire, name: str, rid: Any) -> None:
             await wire.line(answer({"content": [{"type": "text", "text": json.dumps(got, sort_keys=True)}]}))
     elif name == "die":
         os._exit(3)
+    elif name == "endless_line":  # 17 MiB, no newline (one write: nothing comes between), then silence
+        await wire.write("x" * (17 * 1024 * 1024))
+        await anyio.sleep(3600)
 
 
 ATTACKS = {"bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
-           "progress_then_answer", "push_elicit", "die"}
+           "progress_then_answer", "push_elicit", "die", "endless_line"}
 
 
 class Lines:

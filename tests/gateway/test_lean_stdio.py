@@ -125,6 +125,27 @@ def test_a_hostile_upstream_gets_the_same_outcomes_down_both_paths(era: str) -> 
     assert sdk[ATTACKS.index("progress_then_answer")][2:] == ([], ["working"])
 
 
+def test_a_line_that_never_ends_ends_the_connection_not_the_memory() -> None:
+    """An upstream writing megabytes with no newline: the SDK's reader would keep all of it; past
+    MAX_LINE_BYTES the lean tap ends the connection, the call fails at once with the reason (not at its time
+    limit), and the upstream is spawned again for the next call."""
+    from sentinel_mcp.gateway.lean_stdio import MAX_LINE_BYTES
+
+    async def body(up: Upstream) -> str:
+        with anyio.fail_after(120):
+            with pytest.raises(UpstreamCallError) as e:
+                await up.call_tool("endless_line", {}, timeout=100.0)
+        for _ in range(600):  # the process is spawned again (bounded by count, up to a minute)
+            if up.reconnects and up.state == "ready":
+                break
+            await anyio.sleep(0.1)
+        assert _plain(await up.call_tool("noop", {}))["content"][0]["text"] == "ok"
+        return str(e.value)
+
+    said = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="modern"))
+    assert f"more than {MAX_LINE_BYTES} bytes" in said
+
+
 def test_an_answer_with_the_id_spelled_as_a_string_is_not_taken() -> None:
     """The SDK's client takes "5" for 5 on its own requests; the lean path holds ids to their type (the line
     goes on to the SDK's session, which knows no such request), so the call ends at its time limit."""
