@@ -1,7 +1,8 @@
 """The toolbox over stdio, except that a ``tools/call`` of one of ``ATTACKS`` gets a hostile answer: a line
 that is not JSON, an answer to another id or with a string id, a batch, a result or an error of the wrong
 shape, progress under another token, log lines, a request of its own mid-call (whose answer it returns as
-its result's text), the process dying mid-call, or a line that never ends. Everything else is the real SDK server (both eras).
+its result's text), the process dying mid-call, or a line that never ends. Everything else is the real
+SDK server (both eras).
 
 python hostile_stdio_upstream.py
 """
