@@ -25,7 +25,8 @@ from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.connection import Connection
 from mcp.server.runner import CallNext, ServerRunner, _apply_middleware, aclose_shielded, serve_one
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
-from opentelemetry import trace
+
+from sentinel_mcp.gateway.telemetry import tracing_off
 
 # _meta keys that carry no trace context: the 2026 envelope, the progress token the gateway's client session
 # stamps on every call to a built-in, and the gateway's own keys on that call (no propagator reads a name
@@ -49,7 +50,7 @@ class UnspannedRunner(ServerRunner[Any]):
 
 def span_records_nothing(meta: Mapping[str, Any]) -> bool:
     return (
-        isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        tracing_off()
         and all(key in QUIET_META_KEYS or key.startswith(GATEWAY_PREFIX) for key in meta)
     )
 
