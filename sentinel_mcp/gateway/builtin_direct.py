@@ -12,9 +12,10 @@ declared, takes the in-memory path unchanged.
 The session's ``call_tool`` is wrapped too, so a declared tool's call skips the client side's model round
 trip as well (issue 21): its params are what the session would put on the wire (``_json_shaped``: the same
 dict, the same copies; anything that is not plain JSON takes the session's own way), the kernel runs without
-re-validating params it was just handed in that exact shape (``_serve``), and the result dict, which is
-already the negotiated version's surface dump, is parsed once by the session's own result adapter and checked
-against the tool's output schema by the session, as ``ClientSession.call_tool`` does.
+re-validating params it was just handed in that exact shape (``unspanned_kernel.serve_checked_call``), and
+the result dict, which is already the negotiated version's surface dump, is parsed once by the session's own
+result adapter and checked against the tool's output schema by the session, as ``ClientSession.call_tool``
+does.
 
 What the in-memory pair did and this keeps: the request's ``_meta`` (with a ``progressToken`` when the caller
 wants progress), progress reports (straight to the caller's callback), request-scoped log lines (to the
@@ -41,15 +42,11 @@ from mcp.server.connection import Connection
 from mcp.server.runner import ServerRunner
 from mcp.client.extension import UnexpectedClaimedResult
 from mcp.client.session import _input_required_unexpected
-from mcp.server.runner import _dump_result, _extract_meta
-from mcp_types import methods as _methods
 from mcp.shared.dispatcher import CallOptions
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.transport_context import TransportContext
 from mcp.types import (
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
     CallToolResult,
     ErrorData,
     Implementation,
@@ -59,13 +56,13 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
-from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, span_records_nothing
+from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_checked_call, span_records_nothing
 
 log = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT = -32001
 _TRANSPORT = TransportContext(kind="in-process", can_send_request=False)
-_EVENT: list[type] = []  # anyio's Event class of the running backend (asyncio: the gateway runs on nothing else)
+_EVENT: list[type] = []  # anyio's Event class of the running backend (the gateway runs on asyncio only)
 
 
 def _event() -> anyio.Event:
@@ -236,9 +233,9 @@ class DirectDispatcher:
         if meta is not None:
             if type(meta) is not dict:
                 raise _NotPlain
-            out["_meta"] = {k: _json_shaped(v) for k, v in meta.items() if v is not None and k != "progressToken"}
             if "progressToken" in meta:
                 raise _NotPlain  # the dispatcher's own; a caller's would be typed by the model
+            out["_meta"] = {k: _json_shaped(v) for k, v in meta.items() if v is not None}
         out["name"] = name
         if arguments is not None:
             if type(arguments) is not dict:
@@ -261,8 +258,8 @@ class DirectDispatcher:
         try:
             with anyio.CancelScope(deadline=deadline):
                 quiet = span_records_nothing(out.get("_meta") or {})
-                if quiet and checked:
-                    return await self._serve(dctx, out)
+                if quiet and checked:  # params built by _wire_params: the kernel's surface check holds
+                    return await serve_checked_call(self._unspanned, dctx, out)
                 return await (self._unspanned if quiet else self._runner).on_request(dctx, "tools/call", out)
             # here only when the deadline cancelled the call (a cancel from outside propagates)
             raise MCPError(
@@ -277,38 +274,6 @@ class DirectDispatcher:
                 log.error("built-in handler for tools/call raised", exc_info=e)
                 error = ErrorData(code=0, message=str(e))
             raise MCPError.from_error_data(error) from None
-
-    async def _serve(self, dctx: _CallContext, params: dict[str, Any]) -> dict[str, Any]:
-        """The kernel's ``tools/call`` (``ServerRunner._on_request``: the server's middleware but the span,
-        which records nothing here) minus its surface validation of ``params``: they are the session's own
-        dump of a validated ``CallToolRequestParams`` (``_wire_params``), which that validation always passes
-        (``tests/gateway/test_builtin_direct.py`` checks it on every case). Params a middleware replaced are
-        validated as the kernel validates them. The handler's own params model, the handler and the result's
-        shaping for the wire are the SDK's."""
-        runner = self._unspanned
-        version = runner.connection.protocol_version
-
-        async def inner(ctx: Any) -> Any:
-            method, given = ctx.method, ctx.params
-            if method in _methods.SPEC_CLIENT_METHODS and not (method == "tools/call" and given is params):
-                try:
-                    _methods.validate_client_request(method, version, given)
-                except KeyError:
-                    raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method) from None
-            entry = self._server.get_request_handler(method)
-            if entry is None:
-                raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
-            if not runner.connection.initialize_accepted:
-                raise MCPError(code=INVALID_PARAMS, message="Invalid request parameters", data="")
-            typed = entry.params_type.model_validate({} if given is None else given, by_name=False)
-            result = await entry.handler(ctx, typed)
-            if isinstance(result, ErrorData):
-                raise MCPError.from_error_data(result)
-            return runner._serialize(method, version, result)
-
-        ctx = runner._make_context(dctx, "tools/call", params, _extract_meta(params), version)
-        return _dump_result(await runner._compose_server_middleware(inner)(ctx))
-
 
 @asynccontextmanager
 async def direct_path(

@@ -26,6 +26,11 @@ from mcp.server.connection import Connection
 from mcp.server.runner import CallNext, ServerRunner, _apply_middleware, aclose_shielded, serve_one
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
+from mcp.server.runner import _dump_result, _extract_meta
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, ErrorData
+from mcp_types import methods as _methods
+
 from sentinel_mcp.gateway.telemetry import tracing_off
 
 # _meta keys that carry no trace context: the 2026 envelope, the progress token the gateway's client session
@@ -53,6 +58,38 @@ def span_records_nothing(meta: Mapping[str, Any]) -> bool:
         tracing_off()
         and all(key in QUIET_META_KEYS or key.startswith(GATEWAY_PREFIX) for key in meta)
     )
+
+
+async def serve_checked_call(runner: ServerRunner[Any], dctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """``runner.on_request(dctx, "tools/call", params)`` for params already known to pass the kernel's surface
+    validation for the connection's version (its caller proved it: ``plain_call.PlainCalls``, the built-ins'
+    ``builtin_direct._wire_params``), which is therefore not run again. Everything else is the kernel's own
+    ``_on_request``, in its order: the context, the server's middleware as the runner composes it (params a
+    middleware replaced are validated as the kernel validates them), the handler's params model, the handler,
+    the result's shaping for the wire. The same result or the same exception."""
+    version = runner.connection.protocol_version
+    server = runner.server
+
+    async def inner(ctx: Any) -> Any:
+        method, given = ctx.method, ctx.params
+        if method in _methods.SPEC_CLIENT_METHODS and not (method == "tools/call" and given is params):
+            try:
+                _methods.validate_client_request(method, version, given)
+            except KeyError:
+                raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method) from None
+        entry = server.get_request_handler(method)
+        if entry is None:
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
+        if not runner.connection.initialize_accepted:
+            raise MCPError(code=INVALID_PARAMS, message="Invalid request parameters", data="")
+        typed = entry.params_type.model_validate({} if given is None else given, by_name=False)
+        result = await entry.handler(ctx, typed)
+        if isinstance(result, ErrorData):
+            raise MCPError.from_error_data(result)
+        return runner._serialize(method, version, result)
+
+    ctx = runner._make_context(dctx, "tools/call", params, _extract_meta(params), version)
+    return _dump_result(await runner._compose_server_middleware(inner)(ctx))
 
 
 async def serve_call(

@@ -36,8 +36,8 @@ class WireGuard:
         raw = bytes(body)
         try:
             msg = parse_message(raw)
-            # the SDK parses the raw body again, with its own parser (stricter on lone surrogates): same check,
-            # asked only when its answer is not already known
+            # the SDK parses the raw body again, with its own parser (stricter on lone surrogates): the same
+            # check, asked only when its answer is not already known
             if not sdk_accepts(msg, raw):
                 types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
         except WireError as e:
@@ -60,8 +60,8 @@ class WireGuard:
 
 
 def sdk_accepts(message: dict[str, Any], raw: bytes) -> bool:
-    """Whether the SDK's parse of ``raw`` (``jsonrpc_message_adapter``) is sure to accept what ``parse_message``
-    accepted: a request or notification (``jsonrpc`` "2.0", an integer or string id, a string method: what
+    """Whether the SDK's parse of ``raw`` (``jsonrpc_message_adapter``) is sure to accept what
+    ``parse_message`` accepted: a request or notification (``jsonrpc`` "2.0", an integer or string id, a string method: what
     ``check_envelope`` holds) whose params are an object or absent, in a body with no ``\\u`` escape. Its
     parser then differs from Python's in nothing that matters here: the one text it refuses and Python's
     takes is an escaped lone surrogate, duplicate keys resolve alike (the last wins), and numbers past the

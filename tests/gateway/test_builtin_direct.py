@@ -224,14 +224,15 @@ def nested_list(depth: int) -> Any:
     return value
 
 
-WIRE_META = [None, {}, META, {"sentinel/session": "s", "sentinel/client": None, "x": {"y": None, "z": (1, 2)}},
+WIRE_META = [None, {}, META,
+             {"sentinel/session": "s", "sentinel/client": None, "x": {"y": None, "z": (1, 2)}},
              {"sentinel/can_sample": True, "n": 1.5, "l": [None, {"a": ()}]}]
 
 
 @pytest.mark.parametrize("meta", WIRE_META)
 def test_the_params_a_declared_call_sends_are_the_sessions_own(meta):
-    """``_wire_params`` builds exactly what ``ClientSession.call_tool`` dumps onto the wire, which the kernel's
-    surface validation (skipped on this path) passes for the handshake era the built-in speaks; and every
+    """``_wire_params`` builds exactly what ``ClientSession.call_tool`` dumps onto the wire, which the
+    kernel's surface validation (skipped on this path) passes for the handshake era the built-in speaks; and every
     container is a copy (the tool never holds the gateway's objects)."""
     from mcp.types import CallToolRequest, CallToolRequestParams
     from mcp_types import methods
@@ -267,8 +268,8 @@ def test_what_is_not_plain_json_takes_the_sessions_way(args, meta):
 
 
 async def test_a_session_call_of_odd_values_answers_as_the_pair(data_dir):
-    """Values the gateway's front never passes (tuples, non-finite numbers, sets) reach a declared tool through
-    the session as they would over the pair: the same result or the same error."""
+    """Values the gateway's front never passes (tuples, non-finite numbers, sets) reach a declared tool
+    through the session as they would over the pair: the same result or the same error."""
     async with running_gateway(make_config(data_dir, servers={})) as rt:
         mcp_path, direct = await mount_twins(rt)
         assert direct.direct is not None

@@ -32,7 +32,8 @@ def bodies() -> list[bytes]:
             parts.append(b'"params":' + params)
         out.append(b"{" + b",".join(parts) + b"}")
     for method, params in itertools.product(METHODS, PARAMS):  # notifications
-        out.append(b'{"jsonrpc":"2.0","method":' + method + (b',"params":' + params if params else b"") + b"}")
+        tail = b',"params":' + params if params else b""
+        out.append(b'{"jsonrpc":"2.0","method":' + method + tail + b"}")
     out += [
         b'{"jsonrpc":"1.0","jsonrpc":"2.0","id":1,"method":"ping"}',  # duplicates: the last one counts
         b'{"jsonrpc":"2.0","jsonrpc":"1.0","id":1,"method":"ping"}',
