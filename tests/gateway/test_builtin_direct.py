@@ -232,8 +232,8 @@ WIRE_META = [None, {}, META,
 @pytest.mark.parametrize("meta", WIRE_META)
 def test_the_params_a_declared_call_sends_are_the_sessions_own(meta):
     """``_wire_params`` builds exactly what ``ClientSession.call_tool`` dumps onto the wire, which the
-    kernel's surface validation (skipped on this path) passes for the handshake era the built-in speaks; and every
-    container is a copy (the tool never holds the gateway's objects)."""
+    kernel's surface validation (skipped on this path) passes for the handshake era the built-in speaks; and
+    every container is a copy (the tool never holds the gateway's objects)."""
     from mcp.types import CallToolRequest, CallToolRequestParams
     from mcp_types import methods
 
