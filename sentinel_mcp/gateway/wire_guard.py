@@ -62,11 +62,11 @@ class WireGuard:
 def sdk_accepts(message: dict[str, Any], raw: bytes) -> bool:
     """Whether the SDK's parse of ``raw`` (``jsonrpc_message_adapter``) is sure to accept what
     ``parse_message`` accepted: a request or notification (``jsonrpc`` "2.0", an integer or string id, a
-    string method: what ``check_envelope`` holds) whose params are an object or absent, in a body with no ``\\u`` escape. Its
-    parser then differs from Python's in nothing that matters here: the one text it refuses and Python's
-    takes is an escaped lone surrogate, duplicate keys resolve alike (the last wins), and numbers past the
-    wire limits were refused already. Anything else (a response, params of another type, any escape) is
-    still put to the SDK's parser (``tests/gateway/test_wire_parse_once.py``)."""
+    string method: what ``check_envelope`` holds) whose params are an object or absent, in a body with no
+    ``\\u`` escape. Its parser then differs from Python's in nothing that matters here: the one text it
+    refuses and Python's takes is an escaped lone surrogate, duplicate keys resolve alike (the last wins), and
+    numbers past the wire limits were refused already. Anything else (a response, params of another type, any
+    escape) is still put to the SDK's parser (``tests/gateway/test_wire_parse_once.py``)."""
     return "method" in message and type(message.get("params", {})) is dict and b"\\u" not in raw
 
 
