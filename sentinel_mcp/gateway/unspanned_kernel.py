@@ -93,14 +93,18 @@ async def serve_checked_call(runner: ServerRunner[Any], dctx: Any, params: dict[
 
 
 async def serve_call(
-    server: Any, dctx: Any, params: Mapping[str, Any], *, connection: Connection, lifespan_state: Any
+    server: Any, dctx: Any, params: Mapping[str, Any], *, connection: Connection, lifespan_state: Any,
+    checked: bool = False,
 ) -> dict[str, Any]:
-    """``serve_one(server, dctx, "tools/call", params, ...)``, the same result or the same exception."""
+    """``serve_one(server, dctx, "tools/call", params, ...)``, the same result or the same exception.
+    ``checked``: the params are known to pass the kernel's surface check (``plain_calls.PlainCalls``)."""
     if not span_records_nothing(params.get("_meta") or {}):
         return await serve_one(server, dctx, "tools/call", params, connection=connection,
                                lifespan_state=lifespan_state)
     runner = UnspannedRunner(server, connection, lifespan_state)
     try:
+        if checked and type(params) is dict:
+            return await serve_checked_call(runner, dctx, params)
         return await runner.on_request(dctx, "tools/call", params)
     finally:
         # CPython's AsyncExitStack keeps its callbacks here; nothing entered means nothing to unwind
