@@ -18,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from sentinel_mcp.core.random_pool import token_hex
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
 from sentinel_mcp.gateway.request_state import RequestStateSeal
@@ -52,7 +53,7 @@ class Conversations:
 
     # ---------------------------------------------------------------- opening
     def open(self, principal: Principal, kind: str) -> Conversation:
-        conv = Conversation(f"{principal.name}/{kind}-{secrets.token_hex(8)}", principal)
+        conv = Conversation(f"{principal.name}/{kind}-{token_hex(8)}", principal)
         self._remember(conv)
         return conv
 

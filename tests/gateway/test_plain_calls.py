@@ -24,10 +24,10 @@ CAPS: list[Any] = [{}, {"elicitation": {"form": {}}}, {"elicitation": {"form": "
                    {"elicitation": {}, "unknown": {"a": 1}}]
 NAMES: list[Any] = ["t", "", "a" * 5000, "\ud800", 5, None, ["t"]]
 ARGUMENTS: list[Any] = ["absent", {}, {"a": [1, {"b": None}]}, None, [], "x", 1]
-EXTRA_META: list[dict[str, Any]] = [{}, {"sentinel/session": "s"}, {"sentinel/purpose": "p", "sentinel/x": ""},
-                                    {"sentinel/session": 5}, {"sentinel/session": None}, {"progressToken": 1},
-                                    {"io.modelcontextprotocol/logLevel": "debug"}, {"traceparent": "00-1"},
-                                    {"other": "x"}]
+EXTRA_META: list[dict[str, Any]] = [
+    {}, {"sentinel/session": "s"}, {"sentinel/purpose": "p", "sentinel/x": ""}, {"sentinel/session": 5},
+    {"sentinel/session": None}, {"progressToken": 1}, {"io.modelcontextprotocol/logLevel": "debug"},
+    {"traceparent": "00-1"}, {"other": "x"}]
 
 
 def params_corpus() -> list[dict[str, Any]]:
