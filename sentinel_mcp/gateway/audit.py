@@ -12,6 +12,7 @@ and hashed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 from dataclasses import replace
@@ -20,7 +21,7 @@ from typing import Any, Callable
 
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
-from sentinel_mcp.core.redactor import redact_record
+from sentinel_mcp.core.redactor import redact_record, scrub_text
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
 
@@ -71,9 +72,31 @@ def canonical(values: tuple[Any, ...]) -> str:
     return _CANONICAL.encode(values)
 
 
+MAX_KEPT_TEXT = 1000  # reasons and errors up to this long have their scrubbed text kept (they repeat)
+
+
+@functools.lru_cache(maxsize=1024)
+def _scrubbed(text: str) -> str:
+    return scrub_text(text, set())
+
+
+def _scrub(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return _scrubbed(text) if len(text) <= MAX_KEPT_TEXT else scrub_text(text, set())
+
+
 def redact_entry(entry: AuditEntry) -> AuditEntry:
     """The entry as it may be stored: secret arguments masked, and their values scrubbed from the reason,
     proof and error (``redactor.redact_record``)."""
+    if not entry.arguments and entry.proof is None and type(entry.arguments) in (dict, type(None)):
+        # no arguments (no secret values to look for) and no proof, the usual row of a tool without
+        # parameters: what redact_record does comes down to scrubbing the reason and the error, whose texts
+        # repeat from call to call (the same words, the same result: kept)
+        reason, error = _scrub(entry.reason), _scrub(entry.error)
+        if reason == entry.reason and error == entry.error:
+            return entry
+        return replace(entry, reason=reason, error=error)
     fields = {
         "arguments": entry.arguments,
         "reason": entry.reason,

@@ -86,3 +86,25 @@ def test_secret_names_are_found_however_long_and_however_many_names_came_before(
         out = redact_record({"arguments": {name: "value-that-is-secret"}})
         assert "value-that-is-secret" not in json.dumps(out), name
     assert not secret_name("z" * 200)  # a long harmless name stays harmless (and is not remembered)
+
+
+TEXTS = [None, "", "read-only: allowed by default", "card 4111 1111 1111 1111 in the reason",
+         "Authorization: Bearer abcdefghijklmnopqrstu", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+         "your code is 123456", "password=hunter2-long", "api_key: sk-abc-123456", "\ud800 lone \u202e",
+         "x" * 2000 + " 4111111111111111", "日本 0000-0000-0000-0000"]
+
+
+def test_an_entry_without_arguments_or_proof_is_redacted_as_the_full_way_does() -> None:
+    """The short way for rows of calls without arguments (no secret values to look for; the scrubbed text of
+    a reason or error kept, as they repeat) stores what ``redact_record`` stores, every time."""
+    for _ in range(2):  # the second time from the kept texts
+        for reason in TEXTS:
+            for error in TEXTS:
+                for arguments in (None, {}):
+                    entry = _entry(arguments=arguments, reason=reason, error=error)
+                    full = redact_record({"arguments": arguments, "reason": reason, "proof": None,
+                                          "error": error}, entry.sensitive)
+                    stored = redact_entry(entry)
+                    assert (stored.arguments, stored.reason, stored.proof, stored.error) == (
+                        full["arguments"], full["reason"], full["proof"], full["error"])
+                    assert (stored is entry) == (full["reason"] == reason and full["error"] == error)
