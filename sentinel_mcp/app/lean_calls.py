@@ -49,6 +49,8 @@ MESSAGE_KEY = "sentinel.message"  # the parsed JSON-RPC message WireGuard leaves
 # headers the SDK checks for duplicates (find_duplicated_routing_header): a repeated one goes to the SDK
 ROUTING_HEADERS = frozenset((b"mcp-protocol-version", b"mcp-method", b"mcp-name"))
 JSON_HEADERS = (b"content-type", b"application/json")
+# json.dumps(..., separators=(",", ":")) with its encoder built once (json.dumps builds one per call)
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 # the server (the MCP front), its lifespan state and a tool's input schema as the caller (the ASGI scope) is
 # shown it, once the runtime has started (None before)
@@ -98,7 +100,7 @@ class LeanCalls:
         except Exception as exc:  # noqa: BLE001 - mapped to the wire exactly as the SDK maps it
             error = JSONRPCError(jsonrpc="2.0", id=rid, error=modern_error_data(exc))
             return await _write(error, scope, receive, send)
-        body = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}, separators=(",", ":")).encode()
+        body = _COMPACT.encode({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
         await _respond(send, 200, body)
 
 

@@ -81,3 +81,34 @@ def test_a_body_vouched_for_is_one_the_sdk_parses() -> None:
 ])
 def test_what_is_not_vouched_for_is_put_to_the_sdk(raw: bytes) -> None:
     assert not sdk_accepts(parse_message(raw), raw)
+
+
+def test_the_parser_built_once_reads_as_json_loads_did() -> None:
+    """``wire_limits.loads`` keeps its decoder (json.loads built one per call): every body of the corpus gives
+    the same value, or the same parse error text, as ``json.loads`` with the same hooks."""
+    from sentinel_mcp.core import wire_limits
+
+    extra = [b"\xef\xbb\xbf{}", b" \xef\xbb\xbf{}", b"", b'{"a":1} x', b'"\\x"', b"[" * 5000 + b"]" * 5000]
+    for raw in [*bodies(), *extra]:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        try:
+            expected: object = json.loads(text, parse_int=wire_limits._int, parse_float=wire_limits._float,
+                                          parse_constant=wire_limits._constant)
+        except WireError as e:
+            expected = ("error", e.message)
+        except RecursionError:
+            continue  # refused by depth either way (the message says so)
+        except ValueError as e:
+            expected = ("error", f"Parse error: {e}")
+        try:
+            got: object = wire_limits.loads(raw)
+        except WireError as e:
+            got = ("error", e.message)
+        if isinstance(got, tuple) and "nested deeper" in str(got[1]) or "deeper" in str(expected):
+            continue
+        if not isinstance(expected, tuple) and wire_limits.value_problem(expected, wire_limits.MAX_DEPTH):
+            continue  # parsed alike, then refused by the value limits
+        assert got == expected, raw[:80]
