@@ -18,6 +18,7 @@ beyond the three of the 2026 envelope, a progress token and the gateway's ``sent
 
 from __future__ import annotations
 
+import weakref
 from functools import partial
 from typing import Any, Mapping
 
@@ -28,7 +29,8 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOC
 
 from mcp.server.runner import _dump_result, _extract_meta
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, ErrorData
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, SERVER_INFO_META_KEY, ErrorData
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import methods as _methods
 
 from sentinel_mcp.gateway.telemetry import tracing_off
@@ -43,7 +45,23 @@ GATEWAY_PREFIX = "sentinel/"
 
 class UnspannedRunner(ServerRunner[Any]):
     """The SDK's runner with the server's middleware chain minus the SDK's span (used only when the span would
-    record nothing); every other middleware (a built-in's request-state boundary) runs, in its order."""
+    record nothing); every other middleware (a built-in's request-state boundary) runs, in its order. Its
+    answers go straight to a JSON encoder (the lean path; the built-ins' direct calls, of the handshake era,
+    are never stamped), so the 2026 answers' ``serverInfo`` stamp is one copy per server rather than a deep
+    copy per answer (``_stamp_server_info``)."""
+
+    def _stamp_server_info(self, version: str, result: dict[str, Any]) -> dict[str, Any]:
+        # the SDK's rule, word for word (ServerRunner._stamp_server_info), with the stamp copied once per
+        # server: nobody holds these answers to change them (they are encoded at once)
+        if version not in MODERN_PROTOCOL_VERSIONS:
+            return result
+        raw_meta = result.get("_meta")
+        if raw_meta is None:
+            result["_meta"] = {SERVER_INFO_META_KEY: _stamp_of(self.server)}
+        elif isinstance(raw_meta, dict):
+            if raw_meta.get(SERVER_INFO_META_KEY) is None:
+                result["_meta"] = {**raw_meta, SERVER_INFO_META_KEY: _stamp_of(self.server)}
+        return result
 
     def _compose_server_middleware(self, inner: CallNext) -> CallNext:
         call = inner
@@ -53,6 +71,17 @@ class UnspannedRunner(ServerRunner[Any]):
         return call
 
 
+_STAMPS: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
+
+
+def _stamp_of(server: Any) -> dict[str, Any]:
+    """``server.server_info_stamp`` (a fresh deep copy of the server's identity), made once per server."""
+    stamp = _STAMPS.get(server)
+    if stamp is None:
+        stamp = _STAMPS[server] = server.server_info_stamp
+    return stamp
+
+
 def span_records_nothing(meta: Mapping[str, Any]) -> bool:
     return (
         tracing_off()
@@ -60,13 +89,16 @@ def span_records_nothing(meta: Mapping[str, Any]) -> bool:
     )
 
 
-async def serve_checked_call(runner: ServerRunner[Any], dctx: Any, params: dict[str, Any]) -> dict[str, Any]:
+async def serve_checked_call(
+    runner: ServerRunner[Any], dctx: Any, params: dict[str, Any], meta: Any = None
+) -> dict[str, Any]:
     """``runner.on_request(dctx, "tools/call", params)`` for params already known to pass the kernel's surface
     validation for the connection's version (its caller proved it: ``plain_call.PlainCalls``, the built-ins'
     ``builtin_direct._wire_params``), which is therefore not run again. Everything else is the kernel's own
     ``_on_request``, in its order: the context, the server's middleware as the runner composes it (params a
     middleware replaced are validated as the kernel validates them), the handler's params model, the handler,
-    the result's shaping for the wire. The same result or the same exception."""
+    the result's shaping for the wire. The same result or the same exception. ``meta``: what the kernel's
+    ``_extract_meta(params)`` gives, when the caller knows it already (plain params: a copy of ``_meta``)."""
     version = runner.connection.protocol_version
     server = runner.server
 
@@ -88,7 +120,9 @@ async def serve_checked_call(runner: ServerRunner[Any], dctx: Any, params: dict[
             raise MCPError.from_error_data(result)
         return runner._serialize(method, version, result)
 
-    ctx = runner._make_context(dctx, "tools/call", params, _extract_meta(params), version)
+    if meta is None:
+        meta = _extract_meta(params)
+    ctx = runner._make_context(dctx, "tools/call", params, meta, version)
     return _dump_result(await runner._compose_server_middleware(inner)(ctx))
 
 
@@ -104,7 +138,8 @@ async def serve_call(
     runner = UnspannedRunner(server, connection, lifespan_state)
     try:
         if checked and type(params) is dict:
-            return await serve_checked_call(runner, dctx, params)
+            # plain params: their _meta validates to an equal copy of itself (tests/gateway/test_plain_calls)
+            return await serve_checked_call(runner, dctx, params, dict(params["_meta"]))
         return await runner.on_request(dctx, "tools/call", params)
     finally:
         # CPython's AsyncExitStack keeps its callbacks here; nothing entered means nothing to unwind

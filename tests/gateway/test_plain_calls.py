@@ -104,3 +104,46 @@ def test_a_refused_envelope_is_remembered_as_refused(caps: Any) -> None:
     assert plain.connection(params) is None
     assert list(plain._kept.values()) == [None]
     assert plain.connection(params) is None and len(plain._kept) == 1
+
+
+def test_the_meta_of_plain_params_is_a_copy_of_their_meta() -> None:
+    """The lean path hands the kernel's context ``dict(params["_meta"])`` for plain params: what the kernel's
+    ``_extract_meta`` would give."""
+    from mcp.server.runner import _extract_meta
+
+    plain = PlainCalls()
+    seen = 0
+    for params in params_corpus():
+        if plain.connection(params) is not None:
+            seen += 1
+            assert _extract_meta(params) == dict(params["_meta"]), params
+    assert seen > 50
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+def test_the_server_info_stamp_is_the_sdks(version: str) -> None:
+    """The lean runner stamps 2026 answers with one copy of the server's identity per server: the same
+    values, in the same places, as the SDK's runner (which deep-copies it per answer)."""
+    from mcp.server import Server
+    from mcp.server.runner import ServerRunner
+
+    from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner
+
+    server = Server("s", version="9", title="T", website_url="https://example.org")
+    connection = Connection.from_envelope("2026-07-28", None, {})
+    ours, sdk = UnspannedRunner(server, connection, None), ServerRunner(server, connection, None)
+    key = "io.modelcontextprotocol/serverInfo"
+    for result in ({}, {"content": []}, {"_meta": {"a": 1}}, {"_meta": {key: None, "b": 2}},
+                   {"_meta": {key: {"name": "handler's"}}}, {"_meta": "not a dict"}, {"_meta": None}):
+        a = ours._stamp_server_info(version, json_copy(result))
+        b = sdk._stamp_server_info(version, json_copy(result))
+        assert a == b, result
+    stamped = ours._stamp_server_info("2026-07-28", {})
+    assert stamped["_meta"][key] == server.server_info_stamp
+    assert ours._stamp_server_info("2026-07-28", {})["_meta"][key] is stamped["_meta"][key]  # made once
+
+
+def json_copy(value: Any) -> Any:
+    import json
+
+    return json.loads(json.dumps(value))
