@@ -28,6 +28,7 @@ error, never a silent answer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -253,19 +254,22 @@ class DirectDispatcher:
         dctx = _CallContext(request_id, on_progress, self._on_log)
         self.direct_calls += 1
         limit = opts.get("timeout")
-        # a bare scope: anyio.fail_after's generator context costs about a tenth of this path
-        deadline = anyio.current_time() + limit if limit is not None else math.inf
+        # asyncio's own timeout (the gateway runs on asyncio only; an anyio scope asks which library runs, per
+        # call); none at all without a limit. A cancellation from outside stays a cancellation
+        deadline = asyncio.timeout(limit) if limit is not None else None
         try:
-            with anyio.CancelScope(deadline=deadline):
-                quiet = span_records_nothing(out.get("_meta") or {})
-                if quiet and checked:  # params built by _wire_params: the kernel's surface check holds
-                    return await serve_checked_call(self._unspanned, dctx, out)
-                return await (self._unspanned if quiet else self._runner).on_request(dctx, "tools/call", out)
-            # here only when the deadline cancelled the call (a cancel from outside propagates)
-            raise MCPError(
-                code=REQUEST_TIMEOUT,
-                message=f"Timed out while waiting for response to tools/call. Waited {limit} seconds.",
-            )
+            try:
+                if deadline is None:
+                    return await self._serve(dctx, out, checked)
+                async with deadline:
+                    return await self._serve(dctx, out, checked)
+            except TimeoutError:
+                if deadline is None or not deadline.expired():
+                    raise  # the handler's own: shaped below
+                raise MCPError(
+                    code=REQUEST_TIMEOUT,
+                    message=f"Timed out while waiting for response to tools/call. Waited {limit} seconds.",
+                ) from None
         except MCPError:
             raise
         except Exception as e:  # noqa: BLE001 - shaped as the SDK's dispatcher shapes a handler's failure
@@ -274,6 +278,13 @@ class DirectDispatcher:
                 log.error("built-in handler for tools/call raised", exc_info=e)
                 error = ErrorData(code=0, message=str(e))
             raise MCPError.from_error_data(error) from None
+
+    async def _serve(self, dctx: _CallContext, out: dict[str, Any], checked: bool) -> dict[str, Any]:
+        quiet = span_records_nothing(out.get("_meta") or {})
+        if quiet and checked:  # params built by _wire_params: the kernel's surface check holds
+            return await serve_checked_call(self._unspanned, dctx, out)
+        return await (self._unspanned if quiet else self._runner).on_request(dctx, "tools/call", out)
+
 
 @asynccontextmanager
 async def direct_path(

@@ -122,12 +122,12 @@ async def test_low_level_handler_errors_are_shaped_alike(data_dir):
         for up in (a_up, b_up):
             assert await up.wait_ready(20), up.last_error
         async with Client(rt.front.server, mode="auto") as c:
-            for kind in ("runtime", "mcp", "fine", None):
+            for kind in ("runtime", "mcp", "timeout", "fine", None):
                 args = {"kind": kind} if kind is not None else {}
                 a = await c.call_tool("lo__raise", args)
                 b = await c.call_tool("ld__raise", args)
                 assert _same(a.model_dump(mode="json")) == _same(b.model_dump(mode="json")), kind
-        assert b_up.direct is not None and b_up.direct.direct_calls == 4
+        assert b_up.direct is not None and b_up.direct.direct_calls == 5
 
 
 async def test_progress_and_log_lines_reach_the_caller(data_dir):
