@@ -64,23 +64,24 @@ class PlainCalls:
         if meta.get(PROTOCOL_VERSION_META_KEY) != MODERN or CLIENT_CAPABILITIES_META_KEY not in meta:
             return None
         info = meta.get(CLIENT_INFO_META_KEY, _ABSENT)
-        capabilities = meta[CLIENT_CAPABILITIES_META_KEY]
-        envelope = [info is not _ABSENT, None if info is _ABSENT else info, capabilities]
+        raw_capabilities = meta[CLIENT_CAPABILITIES_META_KEY]
+        envelope = [info is not _ABSENT, None if info is _ABSENT else info, raw_capabilities]
         try:
             key = _KEY.encode(envelope)
         except (TypeError, ValueError):
             return None
-        kept = self._kept.get(key, _ABSENT)
-        if kept is _ABSENT:
+        if key in self._kept:
+            kept = self._kept[key]
+        else:
             if len(key) > MAX_KEY_CHARS:
                 return None
-            kept = self._judge(meta)
-            self._kept[key] = kept
+            kept = self._kept[key] = self._judge(meta)
             while len(self._kept) > self.capacity:
                 self._kept.popitem(last=False)
         if kept is None:
             return None
-        client_params, capabilities = kept  # type: ignore[misc]
+        client_params: InitializeRequestParams | None = kept[0]
+        capabilities: ClientCapabilities | None = kept[1]
         connection = Connection(_NO_CHANNEL, protocol_version=MODERN, client_params=client_params)
         connection.client_capabilities = capabilities
         connection.initialized.set()
