@@ -57,6 +57,7 @@ from mcp.types import (
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
+from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_checked_call, span_records_nothing
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ def _event() -> anyio.Event:
     return _EVENT[0]()  # type: ignore[no-any-return]
 
 
-class _NotPlain(Exception):
+class _NotPlain(GatewayError):
     """A value that is not plain JSON: the call takes the session's own way."""
 
 
