@@ -33,6 +33,8 @@ MOVES = {  # old module -> new module (one git mv each)
     "sentinel_mcp.agent.chat_cli": "sentinel_mcp.app.chat_cli",
     "sentinel_mcp.agent.chat_link": "sentinel_mcp.app.chat_link",
     "sentinel_mcp.agent.chat_terminal": "sentinel_mcp.app.chat_terminal",
+    "device_tools.sensors.kinds": "sentinel_mcp.core.sensor_kinds",
+    "device_tools.sensors.messages": "sentinel_mcp.core.sensor_messages",
 }
 SUFFIXES = {".py", ".md", ".toml", ".cfg", ".ini", ".txt", ".json", ".sh", ".pl"}
 

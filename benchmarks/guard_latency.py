@@ -5,9 +5,10 @@ up among the session's facts on every call); the airline cancel guard (rulebases
 example server) with 10k and 100k other facts in the session's store, each on the reference path (every rule
 interpreted by prove/2, the goal sent as query text: ``fast_path=False``), on the fast path (compiled rules,
 direct C call) and on the fast path with a lazy proof (the gateway's guard: an allow's proof kept in the
-engine and rendered when read; with and without rendering it), measured at PolicyGuard.decide and inside the
-engine (Prolog only, its own CPU clock); the solver fetching N facts from a real slow read-only MCP tool with
-concurrent fetches vs one fetch at a time.
+engine and rendered when read; with and without rendering it), measured at PolicyGuard.decide (from the event
+loop's thread, which has a SWI-Prolog engine of its own, and from a thread without one: a job on the engine
+thread) and inside the engine (Prolog only, its own CPU clock); the solver fetching N facts from a real slow
+read-only MCP tool with concurrent fetches vs one fetch at a time.
 Prints one table, each row with its goal (issue 21: airline cancel guard at 100k facts p50 <= 0.1 ms,
 p99 <= 1 ms).
 Usage: python benchmarks/guard_latency.py [--decisions N] [--needs N] [--delay S]
@@ -87,6 +88,22 @@ async def timed_decisions(guard: PolicyGuard, c: ToolCall, n: int, render: bool 
     return out
 
 
+async def from_other_thread(guard: PolicyGuard, c: ToolCall, n: int) -> list[float]:
+    """``timed_decisions`` from an event loop on a thread without a SWI-Prolog engine of its own: each pass
+    is a job on the engine thread (the hop a decision on the caller's thread saves)."""
+    import threading
+
+    out: list[float] = []
+
+    def thread() -> None:
+        out.extend(asyncio.run(timed_decisions(guard, c, n)))
+
+    t = threading.Thread(target=thread)
+    t.start()
+    await asyncio.to_thread(t.join)
+    return out
+
+
 async def one_line(tmp: Path, n: int) -> list[float]:
     rb = tmp / "one_line.pl"
     rb.write_text("guard('bench__ping', [n = N], N =< 10).\n")
@@ -160,14 +177,19 @@ def filler(session: str, start: int, count: int) -> list[Fact]:
 async def in_engine(guard: PolicyGuard, c: ToolCall, n: int, fast: bool, lazy: bool = False) -> list[float]:
     """Milliseconds per sn_decide inside the engine thread (its CPU clock): the logic without the plumbing
     (``lazy``: the proof kept, not written; the kept proofs dropped after each run)."""
+    from sentinel_mcp.policy import engine
     from sentinel_mcp.policy.prolog_text import json_atom, quote_atom
 
     rb = guard.rulebases.current
     mod = await guard.knowledge.ensure(c.session_id, rb)
     pred = "sn_decide_compact" if lazy else "sn_decide" if fast else "sn_decide_interpreted"
+    # the arguments as the fast path passes them (a tree without call_args_text passes JSON)
+    args = quote_atom(engine.call_args_text(c.arguments)) if fast and hasattr(engine, "call_args_text") else (
+        json_atom(c.arguments)
+    )
     goal = (
         f"sentinel_core:{pred}({quote_atom(rb.module)}, {quote_atom(mod)}, {time.time()!r}, "
-        f"{quote_atom(c.identity)}, {json_atom(c.arguments)}, {quote_atom(c.digest)}, "
+        f"{quote_atom(c.identity)}, {args}, {quote_atom(c.digest)}, "
         f"{quote_atom(rb.version)}, "
         f"{rb.info.inference_limit(guard.inference_limit)}, _)"
     )
@@ -181,21 +203,24 @@ async def in_engine(guard: PolicyGuard, c: ToolCall, n: int, fast: bool, lazy: b
 
 
 STAGE_NAMES = {
-    "prove": "proof (state, arguments, guards, limit)",
-    "tree": "proof tree to JSON terms",
+    "state": "query state and arguments",
+    "prove": "native proof (guards' goals under the limit)",
+    "keep": "proof kept (recorded)",
+    "tree": "proof tree to JSON terms (when written)",
     "needs": "needs and unmet conditions",
-    "json": "JSON text",
+    "json": "JSON text of a written proof",
 }
 STAGES = """
     RB = {rb}, S = {s}, Now = {now}, Tool = {tool}, ArgsJson = {args}, Digest = {digest}, Version = {version},
     Limit = {limit},
-    Prove = ( sentinel_core:begin_query(RB, S, Now), assertz(sentinel_core:cur(call, c(Tool, Digest, Version))),
-              sentinel_core:from_json_atom(ArgsJson, json(CA)),
-              findall(g(Pat, Goal), ( RB:guard(T, Pat, Goal), sentinel_core:tool_matches(T, Tool) ), Gs),
-              sentinel_core:limited(sentinel_core:prove_guards(Gs, CA, Trees0), Limit, _) ),
+    State = ( sentinel_core:begin_query(RB, S, Now, c(Tool, Digest, Version)), sentinel_core:call_args(ArgsJson, CA) ),
+    call(State), sentinel_core:native_guards_of(RB, Tool, Is),
+    Prove = ( sentinel_core:native_guards_of(RB, Tool, Is0),
+              call_with_inference_limit(sentinel_core:prove_native(Is0, RB, CA, Trees0), Limit, _) ),
     copy_term(Prove-Trees0, Once-Trees), call(Once), sentinel_core:tree_json(and_all(Trees), TJ),
     sentinel_core:add_needs(json([status=proved, tree=TJ]), J),
-    Timed = [prove-Prove, tree-(sentinel_core:tree_json(and_all(Trees), _)),
+    Timed = [state-State, prove-Prove, keep-(sentinel_core:keep_proof(and_all(Trees), _)),
+             tree-(sentinel_core:tree_json(and_all(Trees), _)),
              needs-(sentinel_core:add_needs(json([status=proved, tree=TJ]), _)), json-(sentinel_core:to_json_atom(J, _))],
     findall(Name-Ms, ( member(Name-G, Timed), between(1, {n}, _),
                        statistics(cputime, T0), \\+ \\+ call(G), statistics(cputime, T1), Ms is (T1 - T0) * 1000 ),
@@ -205,11 +230,11 @@ STAGES = """
 
 
 async def engine_stages(guard: PolicyGuard, c: ToolCall, n: int) -> dict[str, list[float]]:
-    """Milliseconds per stage of a fast-path sn_decide inside the engine (its CPU clock): the proof (query
-    state,
-    arguments, the guards' goals under the inference limit), the proof tree as JSON terms, the needs and unmet
-    conditions, the JSON text."""
-    from sentinel_mcp.policy.prolog_text import json_atom, quote_atom
+    """Milliseconds per stage of a fast-path sn_decide inside the engine (its CPU clock): the query state and
+    the call's arguments, the native proof under the inference limit, keeping the proof, the proof tree as
+    JSON terms and its JSON text (when the proof is written at once), the needs and unmet conditions."""
+    from sentinel_mcp.policy.engine import call_args_text
+    from sentinel_mcp.policy.prolog_text import quote_atom
 
     rb = guard.rulebases.current
     mod = await guard.knowledge.ensure(c.session_id, rb)
@@ -218,7 +243,7 @@ async def engine_stages(guard: PolicyGuard, c: ToolCall, n: int) -> dict[str, li
         s=quote_atom(mod),
         now=repr(time.time()),
         tool=quote_atom(c.identity),
-        args=json_atom(c.arguments),
+        args=quote_atom(call_args_text(c.arguments)),
         digest=quote_atom(c.digest),
         version=quote_atom(rb.version),
         limit=rb.info.inference_limit(guard.inference_limit),
@@ -227,6 +252,7 @@ async def engine_stages(guard: PolicyGuard, c: ToolCall, n: int) -> dict[str, li
     out: dict[str, list[float]] = {}
     for row in (await guard.engine.json_query(goal.replace("\n", " ")))["times"]:
         out.setdefault(row["stage"], []).append(float(row["ms"]))
+    await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
     return out
 
 
@@ -263,8 +289,11 @@ async def airline_cancel(tmp: Path, n: int, sizes: list[int]) -> dict[tuple[int,
                     label = "fast" if fast else "reference"
                     results[(size, f"{label}, guard.decide")] = await timed_decisions(guard, c, n)
                     results[(size, f"{label}, in engine")] = await in_engine(guard, c, n, fast)
-                guard.fast_path = guard.lazy_proofs = True  # the gateway's guard: proofs rendered when read
+                guard.fast_path = guard.lazy_proofs = True  # proofs rendered when read
                 results[(size, "fast, lazy proof, guard.decide")] = await timed_decisions(guard, c, n)
+                results[(size, "fast, lazy proof, guard.decide from a thread without an engine")] = (
+                    await from_other_thread(guard, c, n)
+                )
                 results[(size, "fast, lazy proof, guard.decide + rendering it")] = await timed_decisions(
                     guard, c, n, render=True
                 )

@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import secrets
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -248,54 +249,16 @@ def peers(tmp: Path, seconds: float, rows: list) -> None:
                 stop_process(proc)
 
 
-def cold_start(tmp: Path, rows: list) -> None:
-    """``sentinel-mcp serve --http`` with no config (the embedded default) to its first tools/list answer."""
+def cold_start(tmp: Path, rows: list, runs: int = 3) -> None:
+    """``sentinel-mcp serve --http`` with no config (the embedded default) to its first tools/list answer: the
+    median (and min) of ``runs`` starts on one data dir, after a first start that makes the owner's token."""
     data = tmp / "cold"
     env = {**ENV, "SENTINEL_DATA_DIR": str(data)}
-    # the first start on a data dir makes the owner's token; the measured start is the second (as every later
-    # one)
-    for attempt in range(2):
-        port = free_port()
-        url = f"http://127.0.0.1:{port}/mcp"
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            [PY, "-m", "sentinel_mcp", "serve", "--http", f"127.0.0.1:{port}"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-        try:
-            answered = None
-            while time.perf_counter() - t0 < 60 and proc.poll() is None:
-                token_file = data / "http-token"
-                token = token_file.read_text().strip() if token_file.exists() else None
-                try:
-                    status, _, text = post(
-                        url,
-                        {
-                            "jsonrpc": "2.0",
-                            "id": 1,
-                            "method": "tools/list",
-                            "params": {
-                                "_meta": {
-                                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
-                                    "io.modelcontextprotocol/clientCapabilities": {},
-                                }
-                            },
-                        },
-                        {**call_headers("", token=token), "Mcp-Method": "tools/list"},
-                        timeout=5,
-                    )
-                    if status == 200 and '"tools"' in text:
-                        answered = time.perf_counter() - t0
-                        break
-                except OSError:
-                    pass
-                time.sleep(0.02)
-        finally:
-            stop_process(proc)
+    times: list[float] = []
+    for attempt in range(runs + 1):
+        answered = _first_tools_list(data, env)
+        if attempt and answered is not None:
+            times.append(answered)
     imports = subprocess.run(
         [
             PY,
@@ -307,16 +270,64 @@ def cold_start(tmp: Path, rows: list) -> None:
         text=True,
         env=ENV,
     )
-    shown = f"{answered:6.2f}s" if answered is not None else "no answer within 60s"
     imported = float(imports.stdout.strip() or "nan")
+    if times:
+        median = statistics.median(times)
+        shown = f"median {median:.2f}s, min {min(times):.2f}s of {len(times)} starts"
+    else:
+        median, shown = None, "no answer within 60s"
     rows.append(
         (
             "cold start, embedded default, to first tools/list",
             f"{shown}  (imports of the CLI and gateway alone: {imported:.2f}s)",
             "<= 1.5 s",
-            answered is not None and answered <= 1.5,
+            median is not None and median <= 1.5 and len(times) == runs,
         )
     )
+
+
+def _first_tools_list(data: Path, env: dict[str, str]) -> float | None:
+    """Seconds from spawning ``serve --http`` to its first tools/list answer (polled every 20 ms), or None."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [PY, "-m", "sentinel_mcp", "serve", "--http", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        while time.perf_counter() - t0 < 60 and proc.poll() is None:
+            token_file = data / "http-token"
+            token = token_file.read_text().strip() if token_file.exists() else None
+            try:
+                status, _, text = post(
+                    url,
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "tools/list",
+                        "params": {
+                            "_meta": {
+                                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+                                "io.modelcontextprotocol/clientCapabilities": {},
+                            }
+                        },
+                    },
+                    {**call_headers("", token=token), "Mcp-Method": "tools/list"},
+                    timeout=5,
+                )
+                if status == 200 and '"tools"' in text:
+                    return time.perf_counter() - t0
+            except OSError:
+                pass
+            time.sleep(0.02)
+    finally:
+        stop_process(proc)
+    return None
 
 
 def memory(tmp: Path, calls: int, rows: list) -> None:

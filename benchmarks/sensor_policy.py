@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from device_tools.sensors.bridge import SensorBridge
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import SensorError
-from device_tools.sensors.kinds import Scope, SensorKind
+from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 from device_tools.sensors.server import create_server
 from device_tools.sensors.sources.simulated import SimulatedSource
 from sentinel_mcp.core.builtin import BuiltinContext

@@ -19,13 +19,14 @@ def main() -> None:
     from .settings import DeviceSettings
 
     prefix = "SENTINEL_DEVICE_"
-    settings = {
+    settings: dict[str, object] = {
         k[len(prefix) :].lower(): v
         for k, v in os.environ.items()
         if k.startswith(prefix) and k[len(prefix) :].lower() in DeviceSettings.model_fields
     }
-    if "terminal_allow" in settings:
-        settings["terminal_allow"] = [s.strip() for s in settings["terminal_allow"].split(",") if s.strip()]
+    allow = settings.get("terminal_allow")
+    if isinstance(allow, str):
+        settings["terminal_allow"] = [s.strip() for s in allow.split(",") if s.strip()]
     data_dir = Path(os.environ.get("SENTINEL_DEVICE_DATA_DIR") or Path(default_data_dir()) / "device")
     create_server(BuiltinContext(name="device", data_dir=data_dir, settings=settings)).run()
 

@@ -14,8 +14,8 @@ Risk = Literal["low", "medium", "high", "critical"]
 RISK_ORDER: dict[str, int] = {"low": 0, "medium": 1, "high": 2, "critical": 3}
 
 
-def max_risk(*risks: str) -> Risk:
-    return max(risks, key=lambda r: RISK_ORDER[r])  # type: ignore[return-value]
+def max_risk(*risks: Risk) -> Risk:
+    return max(risks, key=lambda r: RISK_ORDER[r])
 
 
 class Target(BaseModel):

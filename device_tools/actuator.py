@@ -146,9 +146,10 @@ class Actuator:
                 outcome = await confirm_by_volume_up(self.gate, ctx, question, self.confirm_timeout)
             else:
                 decision["confirmation"] = "elicitation"
-                outcome = await confirm_by_elicitation(ctx, question, action.digest, self.confirm_timeout)
-                if isinstance(outcome, InputRequiredResult):
-                    return outcome  # the client answers and retries this same call
+                asked = await confirm_by_elicitation(ctx, question, action.digest, self.confirm_timeout)
+                if isinstance(asked, InputRequiredResult):
+                    return asked  # the client answers and retries this same call
+                outcome = asked
             decision["answer"] = outcome
             if outcome != "confirmed":
                 why = {

@@ -39,7 +39,7 @@ CONFIRM_SCHEMA: dict[str, Any] = {
 
 def _modern(ctx: Any) -> bool:
     version = getattr(ctx, "protocol_version", None)
-    return bool(version) and is_version_at_least(version, "2026-07-28")
+    return isinstance(version, str) and bool(version) and is_version_at_least(version, "2026-07-28")
 
 
 def _is_form_answer(content: dict[str, Any] | None) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from .backend import DeviceBackend
 from .commands import is_read_only
 from .errors import CommandRefused
+from .phone_identity import adb_phone_key
 from sentinel_mcp.core.shared_devices import SharedDevices
 
 Pattern = tuple[str | None, ...]  # None matches any single argument
@@ -153,7 +154,8 @@ def shared_adb_gate(
     make_backend: Callable[[], DeviceBackend],
 ) -> CommandGate:
     """The one gate for the adb phone ``serial`` at ``host:port`` in this gateway (made by the first built-in
-    that asks), or a gate of its own when the built-in runs alone (``devices`` is None)."""
+    that asks, whichever way it spells the phone: ``phone_identity``), or a gate of its own when the built-in
+    runs alone (``devices`` is None)."""
     if devices is None:
         return CommandGate(make_backend())
-    return devices.shared(("adb", host, port, serial), lambda: CommandGate(make_backend()), CommandGate)
+    return devices.shared(adb_phone_key(host, port, serial), lambda: CommandGate(make_backend()), CommandGate)

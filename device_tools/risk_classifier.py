@@ -82,11 +82,14 @@ class ActionRiskClassifier:
         return heuristic.requires_confirmation
 
     async def _ask(self, action: ProposedAction, context: str) -> RiskAnswer | None:
+        call_tool = self._call_tool
+        if call_tool is None:
+            return None
         self.calls += 1
         result = None
         try:
             with anyio.move_on_after(self._timeout):  # a slow model must not hold the action hostage
-                result = await self._call_tool(
+                result = await call_tool(
                     CLASSIFY_TOOL, {"action": action.for_classifier(), "context": context}
                 )
         except Exception as exc:  # noqa: BLE001 - the gateway, the tool or the model failed: heuristics decide

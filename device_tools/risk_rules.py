@@ -25,10 +25,11 @@ import re
 
 from sentinel_mcp.core.display_text import is_hidden
 
-from .actions import ProposedAction
+from .actions import ProposedAction, Risk
 from .firewall import (
     KEYWORDS,
     PERMISSION_PACKAGES,
+    PHRASES,
     SETTINGS_PACKAGES,
     ActionFirewall,
     Assessment,
@@ -36,6 +37,12 @@ from .firewall import (
     is_payment_app,
 )
 
+# phrases in a label that act on the account or the phone whatever the words around them (checked in this
+# order), rated as the firewall rates them
+ACCOUNT_PHRASES: dict[str, tuple[Risk, str]] = {
+    phrase: PHRASES[phrase]
+    for phrase in ("sign in", "log in", "sign out", "log out", "factory reset", "erase all", "reset options")
+}
 MOVING = {"back", "home", "recents", "scroll", "swipe", "wait_for", "open_app"}
 SAFE_CHOICES = {
     "cancel",
@@ -261,25 +268,8 @@ class RiskRules:
                 continue  # "Order history", "Payment methods": a page, not a deed
             risk, why = KEYWORDS[word]
             a.flag(risk, why)  # a bare keyword may be a false positive the model can clear: no floor
-        for phrase in (
-            "sign in",
-            "log in",
-            "sign out",
-            "log out",
-            "factory reset",
-            "erase all",
-            "reset options",
-        ):
+        for phrase, (risk, why) in ACCOUNT_PHRASES.items():
             if phrase in label:
-                risk, why = {
-                    "sign in": ("medium", "submits credentials"),
-                    "log in": ("medium", "submits credentials"),
-                    "sign out": ("medium", "signs out"),
-                    "log out": ("medium", "signs out"),
-                    "factory reset": ("critical", "factory reset"),
-                    "erase all": ("critical", "erases data"),
-                    "reset options": ("high", "reset"),
-                }[phrase]
                 a.flag(risk, why, floor="medium")
         if words & STATE_VERBS and a.risk == "low":
             a.flag("medium", "changes something that can be undone")

@@ -19,7 +19,7 @@ MAX_SIDE = 1280
 
 def to_image_content(png: bytes, max_side: int = MAX_SIDE) -> tuple[ImageContent, dict[str, int]]:
     try:
-        image = Image.open(io.BytesIO(png))
+        image: Image.Image = Image.open(io.BytesIO(png))
         image.load()
     except Exception as exc:
         head = png[:60].decode("utf-8", errors="replace").strip()
@@ -28,7 +28,7 @@ def to_image_content(png: bytes, max_side: int = MAX_SIDE) -> tuple[ImageContent
     scale = min(1.0, max_side / max(original))
     if scale < 1.0:
         image = image.resize(
-            (max(1, round(original[0] * scale)), max(1, round(original[1] * scale))), Image.LANCZOS
+            (max(1, round(original[0] * scale)), max(1, round(original[1] * scale))), Image.Resampling.LANCZOS
         )
     buf = io.BytesIO()
     image.convert("RGB").save(buf, format="JPEG", quality=80)

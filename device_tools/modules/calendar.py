@@ -55,7 +55,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         needle = (query or "").lower()
         events = []
         for r in rows:
-            t = int(r["dtstart"]) if (r.get("dtstart") or "").isdigit() else None
+            start = r.get("dtstart") or ""
+            t = int(start) if start.isdigit() else None
             if t is None or not lo <= t < hi:
                 continue
             if (

@@ -1,22 +1,30 @@
-"""Notes: a local SQLite store in the built-in's data dir (nothing goes to the phone)."""
+"""Notes: a local store in the built-in's data dir (nothing goes to the phone).
+
+Behind the storage seam: the schema is migrated there, every change is committed before the tool answers,
+and a store that cannot be written refuses. Shared (rollback journal): every gateway on a data dir serves
+the same notes.
+"""
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
+
+from sentinel_mcp.storage import Schema, open_database
+from sentinel_mcp.storage.sqlite import SHARED
 
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import READ
 
-SCHEMA = """CREATE TABLE IF NOT EXISTS notes (
+# version 1 is the file kept before the seam (the same table: an old notes file gains the version row)
+SCHEMA = Schema("notes", {"sqlite": ["""CREATE TABLE IF NOT EXISTS notes (
   id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, body TEXT NOT NULL DEFAULT '',
-  tags TEXT NOT NULL DEFAULT '', created TEXT NOT NULL)"""
+  tags TEXT NOT NULL DEFAULT '', created TEXT NOT NULL)"""]})
 WRITE = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
@@ -27,38 +35,31 @@ DELETE = ToolAnnotations(
 
 class NoteStore:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        with closing(self._db()) as db, db:
-            db.execute(SCHEMA)
-
-    def _db(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=5)
-        db.row_factory = sqlite3.Row
-        return db
+        self._db = open_database(path, "notes", SHARED)
+        self._db.migrate_blocking(SCHEMA)
 
     def add(self, title: str, body: str, tags: list[str]) -> int:
         now = datetime.now(UTC).isoformat(timespec="seconds")
-        with closing(self._db()) as db, db:
-            cur = db.execute(
-                "INSERT INTO notes (title, body, tags, created) VALUES (?, ?, ?, ?)",
-                (title, body, ",".join(t.strip() for t in tags if t.strip()), now),
-            )
-            return int(cur.lastrowid)
+        added = self._db.write_blocking(
+            "INSERT INTO notes (title, body, tags, created) VALUES (?, ?, ?, ?) RETURNING id",
+            (title, body, ",".join(t.strip() for t in tags if t.strip()), now),
+        )
+        return int(added.rows[0][0])
 
-    def list(self, query: str | None, limit: int) -> list[dict]:
+    def list(self, query: str | None, limit: int) -> list[dict[str, Any]]:
         sql, args = "SELECT * FROM notes", []
+        if query and "\x00" in query:
+            return []  # SQLite's LIKE stops at a NUL: the pattern would match every note
         if query:
             sql += " WHERE title LIKE ? ESCAPE '\\' OR body LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\'"
             like = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             args = [like, like, like]
         sql += " ORDER BY id DESC LIMIT ?"
-        with closing(self._db()) as db:
-            return [dict(r) for r in db.execute(sql, [*args, limit])]
+        return self._db.query_dicts_blocking(sql, [*args, limit])
 
     def delete(self, note_id: int) -> bool:
-        with closing(self._db()) as db, db:
-            return db.execute("DELETE FROM notes WHERE id = ?", (note_id,)).rowcount > 0
+        return self._db.write_blocking("DELETE FROM notes WHERE id = ?", (note_id,)).rowcount > 0
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import NotRecorded
-from device_tools.sensors.messages import iso_utc
+from sentinel_mcp.core.sensor_messages import iso_utc
 from sentinel_mcp.core.decision_record import BuiltinRecord, Outcome
 
 

@@ -24,8 +24,8 @@ from device_tools.sensors.errors import (
     SensorError,
     SourceUnavailable,
 )
-from device_tools.sensors.kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
-from device_tools.sensors.messages import SensorRequest, SensorResponse, iso_utc
+from sentinel_mcp.core.sensor_kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
+from sentinel_mcp.core.sensor_messages import SensorRequest, SensorResponse, iso_utc
 from device_tools.sensors.rate_limiter import RateLimiter
 from device_tools.sensors.reading_vault import ReadingVault
 from device_tools.sensors.redaction import apply_scope
@@ -86,9 +86,9 @@ class SensorBridge:
         try:
             req, rate = self._validate(request)
         except (ValidationError, ValueError) as e:
-            err = InvalidRequest(_explain(e))
-            self._audit(raw, requester, "invalid", err.message, [], decision_id=decision_id)
-            raise err from None
+            invalid = InvalidRequest(_explain(e))
+            self._audit(raw, requester, "invalid", invalid.message, [], decision_id=decision_id)
+            raise invalid from None
 
         try:
             self._check_consent(req, requester, answer)  # 1. consent

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from device_tools.sensors.consent_registry import ANY_REQUESTER
 from device_tools.sensors.errors import SensorError
-from device_tools.sensors.kinds import Scope, SensorKind, parse_scope, parse_sensor
+from sentinel_mcp.core.sensor_kinds import Scope, SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from device_tools.sensors.database import SensorDatabase
-from device_tools.sensors.kinds import Scope, SensorKind
+from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 
 log = logging.getLogger(__name__)
 ANY_REQUESTER = "*"
@@ -80,7 +80,8 @@ class ConsentRegistry:
         return best[0] if best else None
 
     def list(self, requester: str | None = None, include_expired: bool = False) -> list[Consent]:
-        sql, params = "SELECT * FROM sensor_consents WHERE 1=1", []
+        sql = "SELECT * FROM sensor_consents WHERE 1=1"
+        params: list[str | float] = []
         if requester is not None:
             if "\x00" in requester:
                 return []

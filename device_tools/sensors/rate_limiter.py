@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 from device_tools.sensors.errors import Throttled
-from device_tools.sensors.kinds import MAX_RATE_HZ, SensorKind
+from sentinel_mcp.core.sensor_kinds import MAX_RATE_HZ, SensorKind
 
 
 class RateLimiter:

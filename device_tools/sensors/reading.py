@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from device_tools.sensors.kinds import SensorKind
+from sentinel_mcp.core.sensor_kinds import SensorKind
 
 
 class Reading(BaseModel):

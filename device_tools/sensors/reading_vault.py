@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import StoreUnavailable
-from device_tools.sensors.messages import SensorResponse
+from sentinel_mcp.core.sensor_messages import SensorResponse
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,8 @@ class ReadingVault:
         )
 
     def retained(self, requester: str | None = None, task_id: str | None = None) -> list[dict[str, object]]:
-        sql, params = "SELECT * FROM sensor_readings WHERE expires_at > ?", [self._clock()]
+        sql = "SELECT * FROM sensor_readings WHERE expires_at > ?"
+        params: list[str | float] = [self._clock()]
         if requester is not None:
             sql += " AND requester=?"
             params.append(requester)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from device_tools.sensors.kinds import Scope, SensorKind
+from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 
 # minimal: the whole-degree cell, cut toward zero exactly as the design's example (37.7749, -122.4194 ->
 # 37.0, -122.0; about 111 km, a city or region); standard: 2 decimals ≈ 1.1 km (street level, 37.78, -122.42)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from device_tools.sensors.bridge import SensorBridge, UserConsent
 from device_tools.sensors.database import SensorDatabase
 from device_tools.sensors.errors import SensorError, StoreUnavailable
-from device_tools.sensors.kinds import SensorKind, parse_scope, parse_sensor
+from sentinel_mcp.core.sensor_kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
@@ -129,14 +129,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         task_id: str,
         ctx: Context,
     ) -> Elicit[UserConsent] | str:
-        request = {
-            "sensor": sensor,
-            "scope": scope,
-            "policy_tag": policy_tag,
-            "retention": retention,
-            "rate": rate,
-            "task_id": task_id,
-        }
+        request = sensor_request(sensor, scope, policy_tag, retention, rate, task_id)
         try:
             question = bridge.consent_question(principal_of(ctx), request)
         except StoreUnavailable:
@@ -181,14 +174,7 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             answer = "declined"  # declined or cancelled
         if not _round_heard(ctx, Asker.SENSORS):
             answer = None  # an answer that is not the user's is no answer: stored consent decides alone
-        request = {
-            "sensor": sensor,
-            "scope": scope,
-            "policy_tag": policy_tag,
-            "retention": retention,
-            "rate": rate,
-            "task_id": task_id,
-        }
+        request = sensor_request(sensor, scope, policy_tag, retention, rate, task_id)
         try:
             response = await bridge.handle(request, principal_of(ctx), answer, decision_id_of(ctx))
         except SensorError as e:
@@ -308,6 +294,20 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
             return _error(e)
 
     return server
+
+
+def sensor_request(
+    sensor: str, scope: str, policy_tag: str, retention: int | None, rate: float | None, task_id: str
+) -> dict[str, Any]:
+    """A ``sensor_read`` call as the bridge reads it (its consent question is asked of the same request)."""
+    return {
+        "sensor": sensor,
+        "scope": scope,
+        "policy_tag": policy_tag,
+        "retention": retention,
+        "rate": rate,
+        "task_id": task_id,
+    }
 
 
 def create_server(ctx: BuiltinContext) -> MCPServer:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -25,8 +26,10 @@ from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
 from sentinel_mcp.a2a.ws_binding import make_ws_endpoint
 from sentinel_mcp.config import ConfigError
+from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.host import HostState, RunningHost
 from sentinel_mcp.core.port import GatewayPort, InvokeOutcome, Refused
+from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
 
@@ -106,6 +109,20 @@ class LatePort:
         gw = self._gateway()
         return gw.list_catalog_tools(principal) if gw is not None else []
 
+    def identity_of(self, name: str) -> ToolRef | None:
+        gw = self._gateway()
+        return gw.identity_of(name) if gw is not None else None
+
+    def self_confirming(self, name: str) -> bool:
+        gw = self._gateway()
+        return gw.self_confirming(name) if gw is not None else False
+
+    def principal_for(self, principal: Any, session_id: str, origin: Origin) -> Any:
+        gw = self._gateway()
+        if gw is None:
+            raise LookupError("the gateway is starting; no principal can be resolved yet")
+        return gw.principal_for(principal, session_id, origin)
+
 
 def task_journal(config: Any, settings: A2ASettings, runtime: RunningHost) -> tuple[Path | None, list[Path]]:
     """Where this gateway keeps its A2A tasks, and the journals of ended gateways it takes over.
@@ -173,7 +190,8 @@ def mount_a2a(
 
     @contextlib.asynccontextmanager
     async def lifespan(rt: RunningHost) -> AsyncIterator[None]:
-        rt.services.setdefault("a2a_peers", peers)  # a2a_discover/a2a_send see the same peers
+        if rt.services.a2a_peers is None:  # a2a_discover/a2a_send see the same peers
+            rt.services.a2a_peers = peers
         shared_url = rt.services.store_url
         if shared_url and settings.task_db != "":  # replicas on one PostgreSQL: tasks there, leased
             await service.open(
@@ -184,9 +202,8 @@ def mount_a2a(
             )
         else:
             await service.open(*task_journal(config, settings, rt))
-        service.inbox = AssistInbox(
-            inbox_path(config.data_dir)
-        )  # other agents' help requests, for the person
+        inbox = AssistInbox(inbox_path(config.data_dir))  # other agents' help requests, for the person
+        service.inbox = inbox
         try:
             if port == 0:
                 log.warning("A2A: not advertising over mDNS, the HTTP port is not fixed (0)")
@@ -196,5 +213,6 @@ def mount_a2a(
                 yield
         finally:
             await service.close()
+            await asyncio.to_thread(inbox.release)
 
     holder.add_lifespan(lifespan)

@@ -1,4 +1,4 @@
-"""Other agents' HumanAssistRequests, kept for the person: ``<data_dir>/a2a/assist.db`` (SQLite).
+"""Other agents' HumanAssistRequests, kept for the person: ``<data_dir>/a2a/assist.db``.
 
 A peer's request arrives over A2A (the service stores it and its task waits), or in a bridged chat (the
 channel
@@ -7,25 +7,27 @@ inbox
 (``AssistInbox.open_requests``); a reply is written here and the A2A service, in whichever process serves the
 requester, picks it up and sends it back. Everything here came from another agent: shown safely, never acted
 on.
-Short synchronous transactions, so the terminal and the server process can share the file; the async side
-calls
-through a worker thread.
+Behind the storage seam (its schema migrated there, every change committed before it returns, a store
+that cannot be written refuses): shared (rollback journal), so the terminal and the server process write the
+same file. The API is blocking; the async side calls it through a worker thread.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
-from collections.abc import Iterator
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
 from sentinel_mcp.core.errors import A2AError
 from sentinel_mcp.core.typed_text import typed_text
+from sentinel_mcp.storage import Schema, open_database
+from sentinel_mcp.storage.open import release_blocking
+from sentinel_mcp.storage.sqlite import SHARED
 
-SCHEMA = """
+# version 1 is the file kept before the seam (unchanged tables: an old assist.db gains the version row)
+_SQLITE = """
 CREATE TABLE IF NOT EXISTS assist_requests (
     id TEXT PRIMARY KEY,
     at TEXT NOT NULL,
@@ -46,8 +48,9 @@ CREATE TABLE IF NOT EXISTS chat_bridges (
     target TEXT NOT NULL,
     opened_at TEXT NOT NULL,
     relayed INTEGER NOT NULL DEFAULT 0
-);
+)
 """
+SCHEMA = Schema("assist", {"sqlite": [_SQLITE]})
 FIELDS = (
     "id",
     "at",
@@ -63,6 +66,11 @@ FIELDS = (
 )
 MAX_OPEN = 200  # beyond it, new requests are refused (a peer cannot flood the person's inbox)
 MAX_REPLY = 4000
+# one statement: the count and the insert are one atomic step, so concurrent peers cannot pass the bound
+_ADD = (
+    "INSERT INTO assist_requests (id, at, from_agent, reason, questions, context, channel, task_id) "
+    "SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM assist_requests WHERE status = 'open') < ?"
+)
 
 
 class InboxFull(A2AError):
@@ -86,20 +94,18 @@ def settled_reason(row: dict[str, Any]) -> str:
 class AssistInbox:
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self._db() as db:
-            db.executescript(SCHEMA)
-
-    @contextlib.contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        """One short transaction, committed (or rolled back) and closed."""
-        db = sqlite3.connect(self.path, timeout=10)
+        self._db = open_database(path, "assist", SHARED)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            with db:
-                yield db
-        finally:
-            db.close()
+            self._db.migrate_blocking(SCHEMA)
+        except BaseException:
+            self.release()
+            raise
+
+    def release(self) -> None:
+        """Let go of the database (the last holder in this process closes it)."""
+        if self._db is not None:
+            db, self._db = self._db, None
+            release_blocking(db)
 
     def add(
         self,
@@ -112,24 +118,19 @@ class AssistInbox:
         task_id: str | None = None,
     ) -> str:
         request_id = f"har-{uuid.uuid4().hex[:10]}"
-        with self._db() as db:
-            (n,) = db.execute("SELECT count(*) FROM assist_requests WHERE status = 'open'").fetchone()
-            if n >= MAX_OPEN:
-                raise InboxFull(f"the person already has {n} open help requests")
-            db.execute(
-                "INSERT INTO assist_requests (id, at, from_agent, reason, questions, context, channel, "
-                "task_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    request_id,
-                    utc_now(),
-                    from_agent[:200],
-                    reason[:2000],
-                    json.dumps([q[:500] for q in questions[:10]]),
-                    (context or "")[:200] or None,
-                    channel,
-                    task_id,
-                ),
-            )
+        row = (
+            request_id,
+            utc_now(),
+            from_agent[:200],
+            reason[:2000],
+            json.dumps([q[:500] for q in questions[:10]]),
+            (context or "")[:200] or None,
+            channel,
+            task_id,
+        )
+        if self._db.write_blocking(_ADD, (*row, MAX_OPEN)).rowcount != 1:
+            (n,) = self._db.query_blocking("SELECT count(*) FROM assist_requests WHERE status = 'open'")[0]
+            raise InboxFull(f"the person already has {n} open help requests")
         return request_id
 
     def open_requests(self, limit: int = 50) -> list[dict[str, Any]]:
@@ -138,12 +139,11 @@ class AssistInbox:
     def count_open(self, *, not_from: str) -> int:
         """How many open requests wait for the person's reply in the console: every one (no list cut-off), but
         not bridged chats' (answered on their chat) nor those of the agent ``not_from`` (the viewer's own)."""
-        with self._db() as db:
-            (n,) = db.execute(
-                "SELECT count(*) FROM assist_requests WHERE status = 'open' "
-                "AND (channel IS NULL OR channel = '') AND from_agent != ?",
-                (not_from,),
-            ).fetchone()
+        (n,) = self._db.query_blocking(
+            "SELECT count(*) FROM assist_requests WHERE status = 'open' "
+            "AND (channel IS NULL OR channel = '') AND from_agent != ?",
+            (not_from,),
+        )[0]
         return int(n)
 
     def get(self, request_id: str) -> dict[str, Any] | None:
@@ -154,51 +154,45 @@ class AssistInbox:
         """The person's reply; False when there is no such open request (answered already, or unknown).
 
         ``TypedTextRefused`` (a ValueError) for a reply that is blank, too long or holds a character that
-        changes
-        how text reads. Of several answering at once, exactly one is kept: the UPDATE only takes an open row.
+        changes how text reads. Of several answering at once, exactly one is kept: the UPDATE only takes an
+        open row.
         """
         reply = typed_text(reply, limit=MAX_REPLY)
-        with self._db() as db:
-            cur = db.execute(
-                "UPDATE assist_requests SET status = 'answered', reply = ?, replied_at = ? "
-                "WHERE id = ? AND status = 'open'",
-                (reply, utc_now(), request_id),
-            )
-            return cur.rowcount == 1
+        done = self._db.write_blocking(
+            "UPDATE assist_requests SET status = 'answered', reply = ?, replied_at = ? "
+            "WHERE id = ? AND status = 'open'",
+            (reply, utc_now(), request_id),
+        )
+        return done.rowcount == 1
 
     def close(self, request_id: str, status: str = "expired") -> None:
-        with self._db() as db:
-            db.execute(
-                "UPDATE assist_requests SET status = ? WHERE id = ? AND status = 'open'", (status, request_id)
-            )
+        self._db.write_blocking(
+            "UPDATE assist_requests SET status = ? WHERE id = ? AND status = 'open'", (status, request_id)
+        )
 
     def record_bridge(self, channel: str, owner: str, target: str) -> None:
         """A person's chat bridged to another agent (who opened it, to whom, when)."""
-        with self._db() as db:
-            db.execute(
-                "INSERT INTO chat_bridges (channel, owner, target, opened_at) VALUES (?, ?, ?, ?)",
-                (channel, owner[:200], target[:300], utc_now()),
-            )
+        self._db.write_blocking(
+            "INSERT INTO chat_bridges (channel, owner, target, opened_at) VALUES (?, ?, ?, ?)",
+            (channel, owner[:200], target[:300], utc_now()),
+        )
 
     def bridge_relayed(self, channel: str) -> None:
-        with self._db() as db:
-            db.execute("UPDATE chat_bridges SET relayed = relayed + 1 WHERE channel = ?", (channel,))
+        self._db.write_blocking("UPDATE chat_bridges SET relayed = relayed + 1 WHERE channel = ?", (channel,))
 
     def bridges(self, owner: str | None = None) -> list[dict[str, Any]]:
-        with self._db() as db:
-            rows = db.execute(
-                "SELECT channel, owner, target, opened_at, relayed FROM chat_bridges "
-                + ("WHERE owner = ? " if owner else "")
-                + "ORDER BY opened_at DESC LIMIT 200",
-                (owner,) if owner else (),
-            ).fetchall()
+        rows = self._db.query_blocking(
+            "SELECT channel, owner, target, opened_at, relayed FROM chat_bridges "
+            + ("WHERE owner = ? " if owner else "")
+            + "ORDER BY opened_at DESC LIMIT 200",
+            (owner,) if owner else (),
+        )
         return [dict(zip(("channel", "owner", "target", "opened_at", "relayed"), r)) for r in rows]
 
     def _select(self, where: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
-        with self._db() as db:
-            rows = db.execute(
-                f"SELECT {', '.join(FIELDS)} FROM assist_requests WHERE {where}", params
-            ).fetchall()
+        rows = self._db.query_blocking(
+            f"SELECT {', '.join(FIELDS)} FROM assist_requests WHERE {where}", params
+        )
         out = []
         for row in rows:
             item = dict(zip(FIELDS, row))

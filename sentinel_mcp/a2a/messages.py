@@ -15,24 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sentinel_mcp.a2a.protocol import AgentCard, Artifact, Message, Part, Task, TaskState, TaskStatus, now_iso
 from sentinel_mcp.core.errors import A2AError
 
-try:  # the sensors helper owns these shapes when present; ours are compatible fallbacks
-    from device_tools.sensors.messages import SensorRequest, SensorResponse  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on which areas are installed
-
-    class SensorRequest(BaseModel):  # type: ignore[no-redef]
-        model_config = ConfigDict(extra="forbid")
-        task_id: str | None = None
-        sensor: str = Field(min_length=1)
-        scope: Literal["minimal", "standard", "detailed"] = "minimal"
-        retention: int | None = Field(None, ge=0, description="seconds the reading may be kept")
-        rate: float | None = Field(None, gt=0, description="samples per second wanted")
-        policy_tag: str | None = None
-
-    class SensorResponse(BaseModel):  # type: ignore[no-redef]
-        task_id: str | None = None
-        payload: dict[str, Any]
-        redactions: list[str] = Field(default_factory=list)
-        timestamp: str
+# the design's sensor request and answer: a contract the sensors built-in shares (core.sensor_messages)
+from sentinel_mcp.core.sensor_messages import SensorRequest, SensorResponse
 
 
 class _Strict(BaseModel):

@@ -472,17 +472,7 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
     ) -> None:
         """Move to a state a peer may act on: committed to the journal first, then visible and announced."""
         task = record.task
-        message = None
-        if text or parts:
-            shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)  # a person may read it
-            message = Message(
-                message_id=str(uuid.uuid4()),
-                context_id=task.context_id,
-                task_id=task.id,
-                role="ROLE_AGENT",
-                parts=parts or [Part.of_text(shown)],
-                metadata=metadata,
-            )
+        message = _agent_message(task, text, parts, metadata)
         history = [*(task.history or []), message] if message else task.history
         artifacts = [*(task.artifacts or []), artifact] if artifact else task.artifacts
         status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
@@ -523,34 +513,20 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks):
                     }
                 },
             )
-        self.events.publish(
-            task.id,
-            {
-                "statusUpdate": {
-                    "taskId": task.id,
-                    "contextId": task.context_id,
-                    "status": task.status.to_wire(),
-                }
-            },
-        )
+        self._announce_status(task)
 
     def _set_status(
         self, record: TaskRecord, state: str, text: str | None = None, parts: list[Part] | None = None
     ) -> None:
         task = record.task
-        message = None
-        if text or parts:
-            shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)  # a person may read it
-            message = Message(
-                message_id=str(uuid.uuid4()),
-                context_id=task.context_id,
-                task_id=task.id,
-                role="ROLE_AGENT",
-                parts=parts or [Part.of_text(shown)],
-            )
+        message = _agent_message(task, text, parts)
+        if message is not None:
             task.history = [*(task.history or []), message]
         task.status = TaskStatus(state=state, message=message, timestamp=now_iso())  # type: ignore[arg-type]
         self.store.saved(record)
+        self._announce_status(task)
+
+    def _announce_status(self, task: Task) -> None:
         self.events.publish(
             task.id,
             {
@@ -586,3 +562,20 @@ def _decision_meta(outcome: InvokeOutcome) -> dict[str, Any] | None:
     else:
         found = outcome.decision_id
     return {DECISION_META: found} if isinstance(found, str) and found else None
+
+
+def _agent_message(
+    task: Task, text: str | None, parts: list[Part] | None, metadata: dict[str, Any] | None = None
+) -> Message | None:
+    """The agent's message a new status carries (its text made safe: a person may read it), if any."""
+    if not (text or parts):
+        return None
+    shown = safe_text(text or "", actions.MAX_TEXT, keep_newlines=True)
+    return Message(
+        message_id=str(uuid.uuid4()),
+        context_id=task.context_id,
+        task_id=task.id,
+        role="ROLE_AGENT",
+        parts=parts or [Part.of_text(shown)],
+        metadata=metadata,
+    )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,12 +20,15 @@ from sentinel_mcp.a2a import task_lease
 from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
+from sentinel_mcp.storage.instances import take_over_rows
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release
 
 log = logging.getLogger(__name__)
 
-_SCHEMA_SQL = """
+# a task's row on both backends; a server store (several replicas) adds the task's lease (``task_lease.py``):
+# the replica running it, that process's token and until when (the database's clock) it is known to be alive
+_TASK_TABLE = """
 CREATE TABLE IF NOT EXISTS a2a_task (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
@@ -34,31 +36,22 @@ CREATE TABLE IF NOT EXISTS a2a_task (
     state TEXT NOT NULL,
     updated TEXT NOT NULL,
     task TEXT NOT NULL,
-    pending TEXT
-);
+    pending TEXT{lease}
+)"""
+_SCHEMA_SQL = _TASK_TABLE.format(lease="") + """;
 CREATE INDEX IF NOT EXISTS a2a_task_updated ON a2a_task(updated)
 """
-# a server store (several replicas): the same rows, plus the task's lease (``task_lease.py``): the replica
-# running it, that process's token and until when (the database's clock) it is known to be alive. SQLite keeps
-# the columns too (one schema), unused there: one process owns its journal.
+# SQLite keeps the lease columns too (one schema), unused there: one process owns its journal.
 _LEASE_COLS = """
 ALTER TABLE a2a_task ADD COLUMN replica TEXT NOT NULL DEFAULT '';
 ALTER TABLE a2a_task ADD COLUMN lease_holder TEXT NOT NULL DEFAULT '';
 ALTER TABLE a2a_task ADD COLUMN lease_until DOUBLE PRECISION
 """
-_PG_SQL = """
-CREATE TABLE IF NOT EXISTS a2a_task (
-    id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    state TEXT NOT NULL,
-    updated TEXT NOT NULL,
-    task TEXT NOT NULL,
-    pending TEXT,
+_PG_LEASE = """,
     replica TEXT NOT NULL DEFAULT '',
     lease_holder TEXT NOT NULL DEFAULT '',
-    lease_until DOUBLE PRECISION
-);
+    lease_until DOUBLE PRECISION"""
+_PG_SQL = _TASK_TABLE.format(lease=_PG_LEASE) + """;
 CREATE INDEX IF NOT EXISTS a2a_task_owner ON a2a_task(owner, updated);
 CREATE INDEX IF NOT EXISTS a2a_task_lease ON a2a_task(lease_until)
     WHERE state IN ('TASK_STATE_SUBMITTED','TASK_STATE_WORKING');
@@ -136,39 +129,12 @@ class TaskJournal:
         return records
 
     def _adopt(self, source: Path) -> int:
-        """Move the tasks of an ended gateway's journal into this one (blocking; in a thread). The source is
-        held exclusively throughout, so two gateways starting at once cannot both take it; its tasks are
-        durable here before they are deleted there (a crash in between only leaves a copy to merge again)."""
-        from sentinel_mcp.storage.instances import claimed_file
+        """Move the tasks of an ended gateway's journal into this one (blocking; in a thread): durable here
+        before they are deleted there (``storage.instances.take_over_rows``)."""
+        def keep(rows: list[tuple[Any, ...]]) -> None:
+            self.db.run_blocking([Statement(_ADOPT, rows, many=True)])
 
-        with claimed_file(source) as mine:
-            if not mine or not source.exists():
-                return 0
-            try:
-                conn = sqlite3.connect(f"file:{source}?mode=rw", uri=True, timeout=0.2, isolation_level=None)
-            except sqlite3.Error as e:
-                log.warning("A2A task journal: %s cannot be opened: %s", source, e)
-                return 0
-            try:
-                conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # as its owner wrote it: no -shm
-                conn.execute("PRAGMA mmap_size=0")
-                conn.execute("BEGIN EXCLUSIVE")  # fails while its owner (an older Sentinel) still holds it
-                if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'a2a_task'").fetchone() is None:
-                    rows = []
-                else:
-                    rows = conn.execute(f"SELECT {_ROW_COLS} FROM a2a_task").fetchall()
-                if rows:
-                    self._db.run_blocking([Statement(_ADOPT, rows, many=True)])
-                    conn.execute("DELETE FROM a2a_task")
-                conn.execute("COMMIT")
-            except sqlite3.Error as e:
-                log.warning("A2A task journal: %s not taken over: %s", source, e)
-                return 0
-            finally:
-                conn.close()
-            for suffix in ("", "-wal", "-journal", "-shm"):
-                source.with_name(source.name + suffix).unlink(missing_ok=True)
-            return len(rows)
+        return take_over_rows(source, "a2a_task", _ROW_COLS, keep)
 
     async def _open_shared(self) -> list[TaskRecord]:
         """A shared store: end this replica's own running tasks left by its previous process (at once: it

@@ -16,6 +16,7 @@ from typing import Any
 
 from sentinel_mcp.agent.screen import Screen
 from sentinel_mcp.core.errors import AgentError
+from sentinel_mcp.core.tool_ref import ToolRef
 
 ELEMENT_ACTIONS = ("click", "long_click", "type", "clear")
 UI_ACTIONS = (*ELEMENT_ACTIONS, "scroll", "back", "home", "open_app", "wait_for", "done", "fail")
@@ -130,9 +131,10 @@ def parse_decision(data: Any, screen: Screen, tools: set[str]) -> Decision:
     decision.snapshot_id = screen.snapshot_id
     element_id = data.get("element_id")
     if element_id is not None:
-        if not isinstance(element_id, str | int) or screen.element(str(element_id)) is None:
+        found = screen.element(str(element_id)) if isinstance(element_id, str | int) else None
+        if found is None:
             raise UnusableDecision(f"element {str(element_id)[:40]!r} is not on the current screen")
-        decision.element_id = screen.element(str(element_id)).id  # an [index] becomes the grounded id
+        decision.element_id = found.id  # an [index] becomes the grounded id
     if action in ELEMENT_ACTIONS and decision.element_id is None:
         raise UnusableDecision(f"{action} needs an element_id from the current screen")
     if action == "type":
@@ -184,30 +186,30 @@ def _optional_text(value: Any, what: str, limit: int) -> str | None:
     return value
 
 
-def device_call(decision: Decision, device: str) -> tuple[str, dict[str, Any]]:
-    """The guarded tool call a screen decision becomes (``device`` is the device built-in's catalog prefix).
-    """
+def device_call(decision: Decision, device: str) -> tuple[ToolRef, dict[str, Any]]:
+    """The guarded tool call a screen decision becomes: the device tool by identity (``device`` is the server
+    that serves the phone, by its configured name), resolved to its exposed name through the catalog."""
     a, sid, eid = decision.action, decision.snapshot_id, decision.element_id
     on_element = {"element_id": eid, "snapshot_id": sid}
     if a == "click":
-        return f"{device}__click", on_element
+        return ToolRef(device, "click"), on_element
     if a == "long_click":
-        return f"{device}__long_click", on_element
+        return ToolRef(device, "long_click"), on_element
     if a == "type":
-        return f"{device}__type_text", on_element | {"text": decision.text}
+        return ToolRef(device, "type_text"), on_element | {"text": decision.text}
     if a == "clear":
-        return f"{device}__clear_text", on_element
+        return ToolRef(device, "clear_text"), on_element
     if a == "scroll":
         args: dict[str, Any] = {"direction": decision.text or "down"}
         if eid is not None:
             args |= on_element
-        return f"{device}__scroll", args
+        return ToolRef(device, "scroll"), args
     if a == "back":
-        return f"{device}__press_back", {}
+        return ToolRef(device, "press_back"), {}
     if a == "home":
-        return f"{device}__press_home", {}
+        return ToolRef(device, "press_home"), {}
     if a == "open_app":
-        return f"{device}__open_app", {"package": decision.text}
+        return ToolRef(device, "open_app"), {"package": decision.text}
     if a == "wait_for":
-        return f"{device}__wait_for", {"text": decision.text, "timeout_s": 5}
+        return ToolRef(device, "wait_for"), {"text": decision.text, "timeout_s": 5}
     raise UnusableDecision(f"{a} is not a device action")

@@ -19,7 +19,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 import anyio
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.agent.decision import (
     Decision,
@@ -35,6 +35,7 @@ from sentinel_mcp.agent.settings import FORBIDDEN_TOOLS, AgentSettings, Caps
 from sentinel_mcp.agent.trace_store import TraceStore, TraceStoreError
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput, Refused
+from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
 from sentinel_mcp.swarm.backends.base import ModelBackend, ModelError, ModelRequest
 from sentinel_mcp.core.errors import AgentError
 
@@ -101,10 +102,15 @@ class _Stop(AgentError):
         self.status, self.reason, self.answer = status, reason, answer
 
 
-def allowed_tool(name: str, patterns: list[str]) -> bool:
-    if any(fnmatchcase(name, p) for p in FORBIDDEN_TOOLS):
+def allowed_tool(name: str, ref: ToolRef | None, patterns: list[str]) -> bool:
+    """Whether the catalog tool exposed as ``name`` (``ref``: which tool it is) is the agent's to call. The
+    configured globs name tools by identity (``server__tool``), so a tool keeps its place whatever prefix
+    exposes it; Sentinel's own tools are never the agent's, by identity or by the name exposing them."""
+    if ref is None:
         return False
-    return any(fnmatchcase(name, p) for p in patterns)
+    if any(fnmatchcase(n, p) for n in (ref.identity, name) for p in FORBIDDEN_TOOLS):
+        return False
+    return any(fnmatchcase(ref.identity, p) for p in patterns)
 
 
 class AgentLoop:
@@ -117,14 +123,21 @@ class AgentLoop:
         self.settings = settings
 
     def tools(self, state: _RunState | None = None) -> list[str]:
-        """The non-screen tools the model may call: configured, in the catalog now and within the reach of the
-        run's principal, never a forbidden one."""
-        resolve = getattr(self.port, "principal_for", None)  # the gateway's: the configured Principal by name
-        if state is not None and resolve is not None:
-            tools = self.port.list_catalog_tools(resolve(state.principal, state.session, state.origin))
+        """The non-screen tools the model may call (their exposed names): configured, in the catalog now and
+        within the reach of the run's principal, never a forbidden one."""
+        if state is not None:  # the configured Principal of the run's caller
+            tools = self.port.list_catalog_tools(
+                self.port.principal_for(state.principal, state.session, state.origin)
+            )
         else:
             tools = self.port.list_catalog_tools()
-        return sorted(t.name for t in tools if allowed_tool(t.name, self.settings.tools))
+        patterns, identity_of = self.settings.tools, self.port.identity_of
+        return sorted(t.name for t in tools if allowed_tool(t.name, identity_of(t.name), patterns))
+
+    def device_tool(self, ref: ToolRef) -> str:
+        """The name a device tool is exposed under now (its identity when the catalog lacks it: the call is
+        then refused as an unknown tool, as any name the catalog does not have)."""
+        return exposed_name(ref, self.port) or ref.identity
 
     async def run(
         self,
@@ -254,7 +267,8 @@ class AgentLoop:
         if decision.tool is not None:
             name, arguments = decision.tool, decision.arguments
         else:
-            name, arguments = device_call(decision, self.settings.device)
+            ref, arguments = device_call(decision, self.settings.device)
+            name = self.device_tool(ref)
         health = state.monitor.assess(
             snapshot=screen.snapshot_id,
             name=name,
@@ -480,7 +494,8 @@ class AgentLoop:
         return after
 
     async def _observe(self, state: _RunState) -> Screen:
-        outcome = await self._invoke(f"{self.settings.device}__screen_read", {}, state)
+        screen_read = self.device_tool(ToolRef(self.settings.device, "screen_read"))
+        outcome = await self._invoke(screen_read, {}, state)
         if isinstance(outcome, Refused):
             raise _Stop("refused", f"reading the screen was refused: {outcome.reason}")
         screen = Screen.from_result(outcome.result.structured_content)
@@ -559,7 +574,7 @@ def _what(decision: Decision, screen: Screen, name: str) -> str:
 
 
 def _text(result: CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if getattr(c, "type", None) == "text")
+    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
 def _decision_id(outcome: Completed | Refused) -> str | None:

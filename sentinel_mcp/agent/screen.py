@@ -67,7 +67,8 @@ class Screen:
         absent."""
         if not isinstance(structured, dict):
             return None
-        data = structured.get("screen") if isinstance(structured.get("screen"), dict) else structured
+        inner = structured.get("screen")
+        data: dict[str, Any] = inner if isinstance(inner, dict) else structured
         sid, elements = data.get("snapshot_id"), data.get("elements")
         if not isinstance(sid, str) or not isinstance(elements, list):
             return None

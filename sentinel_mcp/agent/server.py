@@ -26,6 +26,7 @@ from sentinel_mcp.agent.settings import AgentSettings, Caps, agent_settings
 from sentinel_mcp.agent.trace_store import TraceStore
 from sentinel_mcp.core.builtin import SELF_CONFIRMS, BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import can_sample_of, origin_of, principal_of, session_of
+from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.swarm.backends.base import ModelError
 from sentinel_mcp.swarm.backends.factory import make_backend
 
@@ -39,9 +40,8 @@ RUN = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
 )
 # a run's steps are made as its caller's calls (reach, consent gate, rulebases see that front); a run started
-# by
-# another built-in acts as that built-in
-STEP_ORIGINS = ("client", "a2a", "cli")
+# by another built-in acts as that built-in
+STEP_ORIGINS: dict[str, Origin] = {"client": "client", "a2a": "a2a", "cli": "cli"}
 INSTRUCTIONS = (
     "A phone agent: agent_run(goal) observes the screen, decides each step with a model, and acts through "
     "Sentinel's guarded device tools. Risky steps ask you first; a refusal stops the run. agent_runs and "
@@ -170,7 +170,7 @@ def build_server(
                     relay=CallerRelay(ctx),
                     progress=progress,
                     caps=caps,
-                    origin=origin if origin in STEP_ORIGINS else "builtin",
+                    origin=STEP_ORIGINS.get(origin, "builtin"),
                 )
             finally:
                 await backend.aclose()
@@ -204,5 +204,6 @@ def build_server(
 def create_server(ctx: BuiltinContext) -> MCPServer:
     settings = agent_settings(ctx.settings, f"sentinel.{ctx.name}")
     store = TraceStore(ctx.data_dir / "agent.db")
-    ctx.services.setdefault("agent_traces", store)  # the console's agent page reads (and follows) it
+    if ctx.services.agent_traces is None:  # the console's agent page reads (and follows) it
+        ctx.services.agent_traces = store
     return build_server(settings, store, port=ctx.services.gateway, call_tool=ctx.call_tool, name=ctx.name)

@@ -13,7 +13,7 @@ from sentinel_mcp.swarm.settings import LocalSettings
 
 # Never reachable from the loop, whatever the config says: the agent must not start agents, answer questions
 # or bind contexts in the user's name (any of Sentinel's own tools), manage consents, or speak for Sentinel to
-# other agents.
+# other agents. Matched against a tool's identity and the name exposing it.
 FORBIDDEN_TOOLS = ("agent__*", "sentinel__*", "a2a__*", "sensors__sensor_consent")
 
 
@@ -32,8 +32,11 @@ class AgentSettings(BaseModel):
     openai: OpenAISettings = Field(default_factory=OpenAISettings)
     local: LocalSettings = Field(default_factory=lambda: LocalSettings(max_tokens=256))
     caps: Caps = Field(default_factory=Caps)
-    device: str = "device"  # the catalog prefix of the device built-in (its tools are device__click, ...)
-    # glob patterns of catalog names the agent may call besides the screen actions; each call is still guarded
+    # the server that serves the phone, by its configured name (the device built-in): its screen tools are
+    # found by identity (device__click, ...), whatever prefix exposes them
+    device: str = "device"
+    # glob patterns of the tools the agent may call besides the screen actions, by identity (``server__tool``:
+    # the server's configured name, whatever prefix exposes the tool); each call is still guarded
     tools: list[str] = Field(default_factory=lambda: ["device__sms_list", "device__calendar_list",
                                                       "device__contacts_search", "device__notes_search",
                                                       "device__alarms_show", "device__screen_ocr"])

@@ -1,9 +1,11 @@
-"""The agent's runs and their steps in SQLite (``<data_dir>/agent.db``), so a console can show them later.
+"""The agent's runs and their steps (``<data_dir>/agent.db``), so a console can show them later.
 
-Each step is written *before* its tool call is made and updated with the outcome after; if the write fails the
-run stops (records before effects). Runs belong to the principal that started them; listings are per
-principal.
-Old runs are dropped beyond ``keep`` so the file stays bounded.
+Behind the storage seam (``SeamStore``): its schema is migrated there, every write is committed (group
+commit, ``synchronous=FULL``) before it returns, and a store that cannot be written refuses. Each step is
+written *before* its tool call is made and updated with the outcome after; if the write fails the run stops
+(records before effects). Runs belong to the principal that started them; listings are per principal.
+Old runs are dropped beyond ``keep`` (with their steps and reflections) so the file stays bounded. Shared
+(rollback journal): every gateway on a data dir runs its agent over the same file.
 """
 
 from __future__ import annotations
@@ -14,10 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable
 
-import aiosqlite
 from sentinel_mcp.core.errors import AgentError
+from sentinel_mcp.storage import Schema, Statement
+from sentinel_mcp.storage.store import SeamStore
 
-SCHEMA = """
+# version 1 is the file the agent kept before the seam (its tables unchanged, so an old agent.db just
+# gains the seam's version row); the steps and reflections of a dropped run are deleted with it explicitly
+# (the seam does not turn on SQLite's foreign keys, so ON DELETE CASCADE is not relied on)
+_SQLITE = """
 CREATE TABLE IF NOT EXISTS agent_runs (
     run_id TEXT PRIMARY KEY,
     principal TEXT NOT NULL,
@@ -48,8 +54,9 @@ CREATE TABLE IF NOT EXISTS agent_reflections (
     signs TEXT NOT NULL,
     text TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS agent_reflections_by_run ON agent_reflections (run_id, n);
+CREATE INDEX IF NOT EXISTS agent_reflections_by_run ON agent_reflections (run_id, n)
 """
+SCHEMA = Schema("agent", {"sqlite": [_SQLITE]})
 RUN_FIELDS = (
     "run_id",
     "principal",
@@ -64,20 +71,32 @@ RUN_FIELDS = (
     "tokens",
     "model",
 )
+# the runs beyond the newest ``keep`` (their steps and reflections go first, in the same transaction)
+_OLD_RUNS = "SELECT run_id FROM agent_runs ORDER BY started DESC LIMIT -1 OFFSET ?"
+_TRIM = (
+    f"DELETE FROM agent_steps WHERE run_id IN ({_OLD_RUNS})",
+    f"DELETE FROM agent_reflections WHERE run_id IN ({_OLD_RUNS})",
+    f"DELETE FROM agent_runs WHERE run_id IN ({_OLD_RUNS})",
+)
 
 
 class TraceStoreError(AgentError):
     """The trace could not be written: the run must stop (nothing acts without its record)."""
 
 
-class TraceStore:
+class TraceStore(SeamStore):
+    schema = SCHEMA
+    database_name = "agent"
+
     def __init__(self, path: Path, keep: int = 500) -> None:
-        self.path = path
+        super().__init__(path)
         self.keep = keep
-        self._db: aiosqlite.Connection | None = None
         # told (principal, run_id) after every write: the console's live trace page listens (must not block)
         self.listeners: list[Callable[[str, str], None]] = []
         self._owners: dict[str, str] = {}  # run_id -> principal, of runs still being written
+
+    def not_open(self) -> Exception:
+        return TraceStoreError("the agent trace store is not open")
 
     def _tell(self, run_id: str) -> None:
         principal = self._owners.get(run_id)
@@ -87,35 +106,10 @@ class TraceStore:
             except Exception:  # noqa: BLE001 - a viewer's hook never stops a run
                 pass
 
-    async def open(self) -> TraceStore:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path)
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        await self._db.execute("PRAGMA foreign_keys=ON")
-        await self._db.executescript(SCHEMA)
-        await self._db.commit()
-        return self
-
-    async def close(self) -> None:
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
-
-    @property
-    def is_open(self) -> bool:
-        return self._db is not None
-
-    @property
-    def db(self) -> aiosqlite.Connection:
-        if self._db is None:
-            raise TraceStoreError("the agent trace store is not open")
-        return self._db
-
     async def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         try:
-            await self.db.execute(sql, params)
-            await self.db.commit()
-        except (aiosqlite.Error, OSError, TraceStoreError) as e:
+            await self.db.write(sql, params)
+        except Exception as e:  # noqa: BLE001 - a fault, a closed store or a refused row: the run stops
             raise TraceStoreError(f"the agent trace could not be written: {e}") from None
 
     async def start_run(self, run_id: str, principal: str, session: str, goal: str, model: str) -> None:
@@ -127,14 +121,9 @@ class TraceStore:
         self._owners[run_id] = principal
         self._tell(run_id)
         try:  # bounded: the oldest runs (and their steps) go
-            await self.db.execute(
-                "DELETE FROM agent_runs WHERE run_id IN (SELECT run_id FROM agent_runs "
-                "ORDER BY started DESC LIMIT -1 OFFSET ?)",
-                (self.keep,),
-            )
-            await self.db.commit()
-        except aiosqlite.Error:
-            pass  # trimming is housekeeping; the run's own record is already on disk
+            await self.db.run([Statement(sql, (self.keep,)) for sql in _TRIM])
+        except Exception:  # noqa: BLE001 - trimming is housekeeping; the run's own record is already on disk
+            pass
 
     async def record_step(self, run_id: str, n: int, record: dict[str, Any]) -> None:
         await self._write(
@@ -169,33 +158,32 @@ class TraceStore:
         self._owners.pop(run_id, None)
 
     async def runs(self, principal: str, limit: int = 20) -> list[dict[str, Any]]:
-        cur = await self.db.execute(
+        rows = await self.db.query(
             f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE principal = ? "
             "ORDER BY started DESC LIMIT ?",
             (principal, max(1, min(limit, 200))),
         )
-        return [dict(zip(RUN_FIELDS, row)) for row in await cur.fetchall()]
+        return [dict(zip(RUN_FIELDS, row)) for row in rows]
 
     async def run(self, principal: str, run_id: str) -> dict[str, Any] | None:
         """One run with its steps, if it belongs to ``principal``."""
-        cur = await self.db.execute(
+        rows = await self.db.query(
             f"SELECT {', '.join(RUN_FIELDS)} FROM agent_runs WHERE run_id = ? AND principal = ?",
             (run_id, principal),
         )
-        row = await cur.fetchone()
-        if row is None:
+        if not rows:
             return None
-        out = dict(zip(RUN_FIELDS, row))
-        cur = await self.db.execute(
+        out = dict(zip(RUN_FIELDS, rows[0]))
+        steps = await self.db.query(
             "SELECT n, at, record FROM agent_steps WHERE run_id = ? ORDER BY n", (run_id,)
         )
-        out["trace"] = [{"n": n, "at": at, **json.loads(record)} for n, at, record in await cur.fetchall()]
-        cur = await self.db.execute(
+        out["trace"] = [{"n": n, "at": at, **json.loads(record)} for n, at, record in steps]
+        reflections = await self.db.query(
             "SELECT n, at, kind, signs, text FROM agent_reflections WHERE run_id = ? ORDER BY rowid",
             (run_id,),
         )
         out["reflections"] = [
             {"n": n, "at": at, "kind": kind, "signs": json.loads(signs), "text": text}
-            for n, at, kind, signs, text in await cur.fetchall()
+            for n, at, kind, signs, text in reflections
         ]
         return out

@@ -90,7 +90,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.tls_local and not args.http:
         raise ConfigError("--tls-local is for the HTTP front: add --http [HOST:]PORT")
     if args.http:
-        from sentinel_mcp.app.serve import parse_listen, serve_http
+        # not app.serve: the stdio upstreams are launched before the SDK and the engine are imported
+        from sentinel_mcp.app.early_start import run_http
+        from sentinel_mcp.app.listen_address import parse_listen
 
         try:
             host, port = parse_listen(args.http, config.sentinel.http.host)
@@ -100,10 +102,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             from sentinel_mcp.tls.front import local_ca_tls
 
             config.sentinel.http.tls = local_ca_tls(config, args.tls_name)
-        serve_http(config, host, port)
+        run_http(config, host, port)
     else:
-        # not app.serve: the stdio upstreams are launched before the SDK and the engine are imported
-        from sentinel_mcp.app.stdio_start import run_stdio
+        from sentinel_mcp.app.early_start import run_stdio
 
         run_stdio(config)
     return 0

@@ -288,19 +288,20 @@ def build_http_app(
         rt: Runtime | None = holder.runtime
         if rt is None:
             return JSONResponse({"status": "starting"}, status_code=503)
+        catalog = rt.catalog_health
         ups = {
-            n: {
+            u.name: {
                 "state": u.state,
-                "protocol": u.protocol_version,
-                "tools": len(u.tools),
-                "breaker": u.breaker.state,
+                "protocol": u.protocol,
+                "tools": u.tools,
+                "breaker": u.breaker,
                 "reconnects": u.reconnects,
                 "last_error": u.last_error,
                 **({} if u.loaded else {"loaded": False}),  # a built-in served from its description
             }
-            for n, u in rt.manager.upstreams.items()
+            for u in catalog.upstreams()
         }
-        conflicts = rt.manager.catalog.conflicts  # shadowed tools: served under another name, say so
+        conflicts = catalog.conflicts  # shadowed tools: served under another name, say so
         ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
         records = await rt.gateway.records.problem()  # probes a degraded store, so health recovers by itself
         tls, tls_problems = holder.tls_status() if holder.tls_status is not None else (None, [])
@@ -311,7 +312,7 @@ def build_http_app(
             ok = False
         body = {
             "status": "ok" if ok and records is None else "degraded",
-            "tools": len(rt.manager.catalog.tools),
+            "tools": catalog.tool_count,
             "policy": rt.gateway.guard.version,
             "upstreams": ups,
             **({"tls": tls} if tls is not None else {}),

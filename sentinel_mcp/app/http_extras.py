@@ -129,6 +129,6 @@ def metrics_route(holder: HostState[Runtime]) -> Route:
         rt = holder.runtime
         if rt is None:
             return PlainTextResponse("starting\n", status_code=503)
-        return PlainTextResponse(rt.metrics.render(rt.manager), media_type="text/plain; version=0.0.4")
+        return PlainTextResponse(rt.metrics.render(rt.catalog_health), media_type="text/plain; version=0.0.4")
 
     return Route("/metrics", metrics, methods=["GET"])

@@ -46,6 +46,7 @@ from sentinel_mcp.gateway.metrics import Metrics
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.core.port import Completed, NeedsInput
 from sentinel_mcp.gateway.upstream import BuiltinTarget
+from sentinel_mcp.gateway.catalog_health import CatalogHealth
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.http_auth import configured_principals
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
@@ -69,6 +70,11 @@ class Runtime:
     services: Services = field(default_factory=Services)
     problems: list[str] = field(default_factory=list)  # built-ins or rulebases that could not start
     metrics: Metrics = field(default_factory=Metrics)
+
+    @property
+    def catalog_health(self) -> CatalogHealth:
+        """The upstreams and the catalog, read-only: what health, metrics, the banner and the console show."""
+        return CatalogHealth(self.manager)
 
     @property
     def policy_problem(self) -> str | None:

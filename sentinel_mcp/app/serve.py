@@ -17,21 +17,6 @@ log = logging.getLogger(__name__)
 DRAIN_SECONDS = 5.0
 
 
-def parse_listen(value: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
-    """``PORT``, ``HOST:PORT`` or ``[V6]:PORT``."""
-    host, sep, port = value.rpartition(":")
-    if not sep:
-        host, port = default_host, value
-    host = host.strip("[]") or default_host
-    try:
-        number = int(port)
-    except ValueError:
-        raise ValueError(f"--http expects [HOST:]PORT, got {value!r}") from None
-    if not 0 <= number <= 65535:
-        raise ValueError(f"port out of range: {number}")
-    return host, number
-
-
 def _banner(lines: list[str]) -> None:
     for line in lines:
         print(line, file=sys.stderr, flush=True)
@@ -41,7 +26,7 @@ async def serve_stdio(config: Config) -> None:
     from sentinel_mcp.gateway.stdio_transport import stdio_transport
 
     async with running_gateway(config, default_session="stdio") as rt:
-        for p in [*rt.problems, *rt.manager.catalog.conflicts]:
+        for p in [*rt.problems, *rt.catalog_health.conflicts]:
             log.warning(p)
         if rt.policy_problem:
             _banner([policy_problem_line(rt.policy_problem)])
@@ -79,6 +64,12 @@ async def until_signalled(run: Any, gateway: Any, drain: float = DRAIN_SECONDS) 
 
 
 def serve_http(config: Config, host: str, port: int) -> None:
+    http_server(config, host, port).run()
+
+
+def http_server(config: Config, host: str, port: int) -> Any:
+    """The uvicorn server of the HTTP front, assembled (not started): ``serve_http`` runs it in a loop of its
+    own, ``app/early_start.py`` awaits its ``serve()`` in the loop that launched the stdio upstreams."""
     import uvicorn
 
     from sentinel_mcp.app.http_app import build_http_app, is_loopback
@@ -155,7 +146,7 @@ def serve_http(config: Config, host: str, port: int) -> None:
     oauth = oauth_settings(config)
     if oauth is not None:  # RFC 9728 metadata, and a challenge that names it
         asgi = ProtectedResource(app, oauth, tools_hint)
-    server = _Server(
+    return _Server(
         uvicorn.Config(
             asgi,
             host=host,
@@ -167,7 +158,6 @@ def serve_http(config: Config, host: str, port: int) -> None:
             **(security.uvicorn_options(http_base=FrontHTTPProtocol) or {"http": FrontHTTPProtocol}),
         )
     )
-    server.run()
 
 
 def _mount_a2a(
@@ -208,15 +198,16 @@ def _mount_console(
 
 
 def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
-    ups = rt.manager.upstreams
-    ready = [n for n, u in ups.items() if u.state == "ready"]
+    catalog = rt.catalog_health
+    ups = catalog.upstreams()
+    ready = [u.name for u in ups if u.state == "ready"]
     lines = [
-        f"Sentinel {__import__('sentinel_mcp').__version__} is serving {len(rt.manager.catalog.tools)} tools "
+        f"Sentinel {__import__('sentinel_mcp').__version__} is serving {catalog.tool_count} tools "
         f"from {len(ready)}/{len(ups)} upstreams ({', '.join(ready) or 'none'}); config: {config.source}",
         f"Policy: {rt.gateway.guard.version}; audit log: {rt.audit.path}"
         + (f" (instance {rt.instance.id}; `sentinel-mcp audit` reads every instance)" if rt.instance else ""),
     ]
-    for p in [*rt.problems, *rt.manager.catalog.conflicts]:
+    for p in [*rt.problems, *catalog.conflicts]:
         lines.append(f"  warning: {p}")
     if rt.policy_problem:
         lines.append(policy_problem_line(rt.policy_problem))

@@ -19,6 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from sentinel_mcp.console import audit_view
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
+from sentinel_mcp.core.builtin import RunTraces
 
 RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
 DECISION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,80}$")
@@ -26,15 +27,15 @@ DECISION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,80}$")
 
 def watch(rt: Any, inbox: Any) -> None:
     """Tell a principal's open consoles when one of its runs changes (called once the runtime runs)."""
-    store = rt.services.get("agent_traces")
+    store = rt.services.agent_traces
     if store is not None:
         store.listeners.append(
             lambda principal, _run: inbox.notify(principal or None, "agent") if principal else None
         )
 
 
-def _store(console: Console) -> Any:
-    return console.runtime.services.get("agent_traces")
+def _store(console: Console) -> RunTraces | None:
+    return console.runtime.services.agent_traces
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:

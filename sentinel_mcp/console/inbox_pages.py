@@ -188,13 +188,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             return await _decide_a2a(console, request, viewer, item_id[len(A2A_PREFIX) :], approve)
         item = console.inbox.get(viewer.principal.name, item_id)
         if item is None:  # another principal's, settled, expired, or made up: the same answer for all
-            return await inbox_page(
-                console,
-                request,
-                viewer,
-                status=404,
-                error="no such question waiting for you (answered already, or expired)",
-            )
+            return await _gone(console, request, viewer)
         answers: dict[str, Answer] = {}
         if not approve:
             answers = console.inbox.denial(item)
@@ -211,13 +205,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                     )
                 answers[q.key] = answer
         if not await console.inbox.give(item, answers):  # counted once, whichever replica it was given on
-            return await inbox_page(
-                console,
-                request,
-                viewer,
-                status=404,
-                error="no such question waiting for you (answered already, or expired)",
-            )
+            return await _gone(console, request, viewer)
         return RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
 
     async def reply(request: Request, viewer: Viewer) -> Response:
@@ -236,6 +224,12 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     ]
 
 
+async def _gone(console: Console, request: Request, viewer: Viewer) -> Response:
+    """Another principal's question, a settled or expired one, or a made-up id: the same answer for all."""
+    error = "no such question waiting for you (answered already, or expired)"
+    return await inbox_page(console, request, viewer, status=404, error=error)
+
+
 async def _decide_a2a(
     console: Console, request: Request, viewer: Viewer, task_id: str, approve: bool
 ) -> Response:
@@ -246,13 +240,7 @@ async def _decide_a2a(
         else None
     )
     if record is None or service is None:
-        return await inbox_page(
-            console,
-            request,
-            viewer,
-            status=404,
-            error="no such question waiting for you (answered already, or expired)",
-        )
+        return await _gone(console, request, viewer)
     answers: dict[str, Answer] = {}
     for i, q in enumerate(
         qq for qq in _a2a_questions(record) if qq.get("key") in record.pending.question_keys

@@ -15,7 +15,7 @@ from sentinel_mcp.console.web import Console
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
     async def model(request: Request, viewer: Viewer) -> Response:
-        cortex = console.runtime.services.get("cortex")
+        cortex = console.runtime.services.cortex
         status = None
         if cortex is not None:
             from sentinel_mcp.llm.status import model_status  # the llm built-in is optional

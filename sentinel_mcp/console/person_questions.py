@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from sentinel_mcp.console.inbox import Inbox
-from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.core.decision import Answer
+from sentinel_mcp.gateway.person_inbox import PersonQuestion
 from sentinel_mcp.core.redactor import redact_value, sensitive_fields_of
 
 
@@ -23,36 +24,25 @@ class PersonQuestions:
         sensitive = sensitive_fields_of(tool) if tool is not None else set()
         return redact_value(arguments, sensitive, set()) if arguments is not None else None
 
-    async def ask(
-        self,
-        *,
-        person: str,
-        caller: str,
-        origin: str,
-        session: str,
-        client: str | None,
-        tool: str,
-        arguments: Any,
-        questions: list[Question],
-        reason: str,
-    ) -> dict[str, Answer] | None:
+    async def ask(self, asked: PersonQuestion) -> dict[str, Answer] | None:
         if self.wait_seconds <= 0:
             return None
-        who = caller if caller == person else f"{caller} ({origin})"
+        person, caller = asked.person, asked.caller
+        who = caller if caller == person else f"{caller} ({asked.origin})"
         note = (
-            f"{reason}. Asked for {who}, who cannot be asked directly; the call waits "
+            f"{asked.reason}. Asked for {who}, who cannot be asked directly; the call waits "
             f"{self.wait_seconds:g} s for your answer here, then it is refused."
         )
         item = self.inbox.post(
             principal=person,
-            session=session,
-            client=client,
-            tool=tool,
-            arguments=arguments,
-            shown_arguments=self._shown(tool, arguments),
+            session=asked.session,
+            client=asked.client,
+            tool=asked.tool,
+            arguments=asked.arguments,
+            shown_arguments=self._shown(asked.tool, asked.arguments),
             version=self.gateway.guard.version,
             reason=note,
-            questions=questions,
+            questions=asked.questions,
             kind="waiting",
         )
         answers = await self.inbox.wait(item, self.wait_seconds, withdraw=True)

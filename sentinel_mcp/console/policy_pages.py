@@ -133,7 +133,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                 settings=guard.settings,
                 seeds=console.runtime.config.sentinel.seeds,
                 engine=guard.engine,
-                catalog=console.runtime.manager.catalog,
+                catalog=console.runtime.catalog_health,
             )
         # each changed call's two proofs, as trees side by side (what the proof page shows for one)
         sides = [

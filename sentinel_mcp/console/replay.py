@@ -25,6 +25,7 @@ from typing import Any
 
 from sentinel_mcp.console.proof_view import facts_with_provenance, proof_nodes
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, ToolCall
+from sentinel_mcp.gateway.catalog_health import CatalogHealth
 
 MAX_CALLS = 300
 REPLAYED_ORIGINS = ("client", "a2a", "cli")
@@ -187,7 +188,7 @@ class Sandbox:
         await self.guard.close()
 
 
-def _call_of(row: dict[str, Any], catalog: Any) -> ToolCall | None:
+def _call_of(row: dict[str, Any], catalog: CatalogHealth | None) -> ToolCall | None:
     name, upstream = str(row.get("tool") or ""), row.get("upstream")
     if not upstream or not isinstance(row.get("arguments"), (dict, type(None))):
         return None
@@ -248,7 +249,7 @@ async def replay(
     settings: Any,
     seeds: dict[str, Any],
     engine: Any,
-    catalog: Any = None,
+    catalog: CatalogHealth | None = None,
 ) -> ReplayReport:
     """Decide ``rows`` (audit records, newest first) under both rulebases. ``live_facts``: the live FactStore
     (read only), or None."""

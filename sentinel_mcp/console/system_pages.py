@@ -18,17 +18,18 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         rt = console.runtime
         who = viewer.principal
         shown = []
-        for name, up in sorted(rt.manager.upstreams.items()):
+        catalog = rt.catalog_health
+        for up in sorted(catalog.upstreams(), key=lambda u: u.name):
+            name = up.name
             if not who.may_use(name):
                 continue  # an upstream this principal may not use is not shown to it
-            tools = [t for t in rt.gateway.list_catalog_tools(who)
-                     if (route := rt.manager.catalog.route(t.name)) is not None and route.upstream == name]
+            tools = [t for t in rt.gateway.list_catalog_tools(who) if catalog.upstream_of(t.name) == name]
             shown.append(
                 {
                     "name": name,
                     "state": up.state,
-                    "protocol": up.protocol_version,
-                    "breaker": up.breaker.state,
+                    "protocol": up.protocol,
+                    "breaker": up.breaker,
                     "reconnects": up.reconnects,
                     "last_error": up.last_error,
                     "tools": sorted(t.name for t in tools),

@@ -24,7 +24,7 @@ from sentinel_mcp.core.host import HostState, RunningHost
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.gateway.core import Gateway
 from sentinel_mcp.gateway.front import Front
-from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from sentinel_mcp.gateway.catalog_health import CatalogHealth
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -93,8 +93,8 @@ class NotStarted(ConsoleError):
 class ConsoleHost(RunningHost, Protocol):
     """The running gateway as the console uses it (``app.runtime.Runtime`` is one; the console sits below the
     application floor and cannot name it): the engine (its guard, consent gate, observers), the front (its
-    inbox), the upstream manager (the catalog a candidate policy is checked against), the config and the audit
-    log."""
+    inbox), a read-only view of the upstreams and the catalog (what a candidate policy is checked against),
+    the config and the audit log."""
 
     @property
     def gateway(self) -> Gateway: ...
@@ -103,7 +103,7 @@ class ConsoleHost(RunningHost, Protocol):
     def front(self) -> Front: ...
 
     @property
-    def manager(self) -> UpstreamManager: ...
+    def catalog_health(self) -> CatalogHealth: ...  # read-only: the upstreams' states and the tool routes
 
     @property
     def config(self) -> Config: ...

@@ -41,6 +41,17 @@ class ToolInvoker(Protocol):
     def __call__(self, name: str | ToolRef, arguments: dict[str, Any]) -> Awaitable[CallToolResult]: ...
 
 
+class RunTraces(Protocol):
+    """The agent's runs as others read them (the agent area's ``TraceStore``): the console lists a principal's
+    runs, shows one, and follows changes through ``listeners`` (told ``(principal, run_id)``)."""
+
+    listeners: list[Callable[[str, str], None]]
+
+    async def runs(self, principal: str, limit: int = 20) -> list[dict[str, Any]]: ...
+
+    async def run(self, principal: str, run_id: str) -> dict[str, Any] | None: ...
+
+
 @dataclass
 class Services:
     """What the gateway shares with its built-ins in-process, by name and type (not a dict of anything)."""
@@ -49,7 +60,7 @@ class Services:
     guard: Guard | None = None  # the active guard; the policy's own tools need the policy guard
     cortex: Any = None  # the llm built-in's Cortex once mounted (its type is the llm area's, not core's)
     a2a_peers: Any = None  # the A2A host's PeerRegistry, shared with the a2a built-in (the a2a area's type)
-    agent_traces: Any = None
+    agent_traces: RunTraces | None = None  # the agent built-in's runs, once mounted
     replica: Any = None
     # one gate per phone for the device and sensors built-ins (one record, one rule set); one per gateway
     devices: SharedDevices = field(default_factory=SharedDevices)

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from sentinel_mcp.core.call_request import CallRequest, ProgressFn
 from sentinel_mcp.core.decision import Answer, Deny, Origin, Question, ToolCall
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.tool_ref import ToolRef
 
 __all__ = ["CallOutcome", "CallRequest", "Completed", "FrontPort", "GatewayPort", "InvokeOutcome",
            "NeedsInput", "NotInCatalog", "ProgressFn", "Refused", "UpstreamNeedsInput"]
@@ -98,6 +99,20 @@ class GatewayPort(Protocol):
 
     def list_catalog_tools(self, principal: Any = None) -> list[Tool]:
         """The catalog, or the part of it ``principal`` (a Principal) may reach."""
+        ...
+
+    def identity_of(self, name: str) -> ToolRef | None:
+        """Which tool an exposed name is (the server that owns it and the tool's own name, whatever prefix
+        exposes it: what configured globs and rules name), or None when the catalog has no such name."""
+        ...
+
+    def self_confirming(self, name: str) -> bool:
+        """Whether calls to the catalog tool ``name`` are left to its trusted built-in's own confirmation."""
+        ...
+
+    def principal_for(self, principal: Any, session_id: str, origin: Origin) -> Any:
+        """The principal (a Principal) a call runs for: the one given (by name: as configured), else the owner
+        of its session."""
         ...
 
 

@@ -28,6 +28,7 @@ from sentinel_mcp.config import Config
 from sentinel_mcp.core.builtin import declares_self_confirming
 from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.core.port import NotInCatalog
+from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
@@ -64,6 +65,11 @@ class CatalogView:
         return [
             r.exposed for r in self.manager.catalog.tools.values() if principal.may_reach(r.upstream, r.tool)
         ]
+
+    def identity_of(self, name: str) -> ToolRef | None:
+        """The tool an exposed name is, by identity (``core.port.GatewayPort.identity_of``)."""
+        route = self.manager.catalog.route(name)
+        return ToolRef(route.upstream, route.tool) if route is not None else None
 
     def upstream_of(self, name: str) -> str | None:
         route = self.manager.catalog.tools.get(name)

@@ -21,7 +21,7 @@ from sentinel_mcp.gateway.ask_rounds import decide_with_answers
 from sentinel_mcp.gateway.call_record import CallRecord
 from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.consent_gate import ConsentGate
-from sentinel_mcp.gateway.person_inbox import PersonInbox, person_for
+from sentinel_mcp.gateway.person_inbox import PersonInbox, PersonQuestion
 from sentinel_mcp.gateway.telemetry import traced
 
 
@@ -99,35 +99,14 @@ class DecideStep:
             record=lambda q, a: self._record(call, q, a),
         )
 
-    async def ask_person(
-        self,
-        *,
-        principal: str,
-        origin: str,
-        session: str,
-        client: str | None,
-        tool: str,
-        arguments: Any,
-        questions: list[Question],
-        reason: str,
-    ) -> dict[str, Answer] | None:
+    async def ask_person(self, asked: PersonQuestion) -> dict[str, Answer] | None:
         """Questions the caller cannot be asked, put to the person in the console inbox (None: no console, or
-        no
-        answer in time). ``PersonLink`` asks through it: an upstream's questions during a call (the device's
-        confirmation; the agent's steps' own questions, which the agent pushes to its caller's call)."""
-        if self.person_inbox is None or not questions:
+        no answer in time). ``PersonLink`` asks through it: an upstream's questions during a call (the
+        device's confirmation; the agent's steps' own questions, which the agent pushes to its caller's
+        call)."""
+        if self.person_inbox is None or not asked.questions:
             return None
-        return await self.person_inbox.ask(
-            person=person_for(principal, origin),
-            caller=principal,
-            origin=origin,
-            session=session,
-            client=client,
-            tool=tool,
-            arguments=arguments,
-            questions=questions,
-            reason=reason,
-        )
+        return await self.person_inbox.ask(asked)
 
 
 def _proof_of(decision: Decision) -> Any:

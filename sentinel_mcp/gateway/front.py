@@ -7,7 +7,7 @@ Both protocol eras: handshake-era clients get pushed elicitation and ``list_chan
 from __future__ import annotations
 
 import logging
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.subscriptions import (
@@ -212,9 +212,8 @@ class Front(HeldRounds):
     async def list_tools(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListToolsResult:
-        tools = self.port.list_catalog_tools(self.principal(ctx))
-        start, end, cursor = _page(params, len(tools), self.page_size)
-        return ListToolsResult(tools=tools[start:end], next_cursor=cursor)
+        tools, cursor = _page(params, self.port.list_catalog_tools(self.principal(ctx)), self.page_size)
+        return ListToolsResult(tools=tools, next_cursor=cursor)
 
     async def call_tool(
         self, ctx: ServerRequestContext, params: CallToolRequestParams
@@ -497,16 +496,14 @@ class Front(HeldRounds):
     async def list_resources(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        items = self.port.list_resources(self.principal(ctx))
-        start, end, cursor = _page(params, len(items), self.page_size)
-        return ListResourcesResult(resources=items[start:end], next_cursor=cursor)
+        items, cursor = _page(params, self.port.list_resources(self.principal(ctx)), self.page_size)
+        return ListResourcesResult(resources=items, next_cursor=cursor)
 
     async def list_resource_templates(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourceTemplatesResult:
-        items = self.port.list_resource_templates(self.principal(ctx))
-        start, end, cursor = _page(params, len(items), self.page_size)
-        return ListResourceTemplatesResult(resource_templates=items[start:end], next_cursor=cursor)
+        items, cursor = _page(params, self.port.list_resource_templates(self.principal(ctx)), self.page_size)
+        return ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
 
     async def read_resource(
         self, ctx: ServerRequestContext, params: ReadResourceRequestParams
@@ -523,9 +520,8 @@ class Front(HeldRounds):
     async def list_prompts(
         self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListPromptsResult:
-        items = self.port.list_prompts(self.principal(ctx))
-        start, end, cursor = _page(params, len(items), self.page_size)
-        return ListPromptsResult(prompts=items[start:end], next_cursor=cursor)
+        items, cursor = _page(params, self.port.list_prompts(self.principal(ctx)), self.page_size)
+        return ListPromptsResult(prompts=items, next_cursor=cursor)
 
     async def get_prompt(self, ctx: ServerRequestContext, params: GetPromptRequestParams) -> GetPromptResult:
         try:
@@ -536,14 +532,18 @@ class Front(HeldRounds):
             raise MCPError(code=-32603, message=str(e)) from None
 
 
-def _page(params: PaginatedRequestParams | None, total: int, size: int) -> tuple[int, int, str | None]:
+T = TypeVar("T")
+
+
+def _page(params: PaginatedRequestParams | None, items: list[T], size: int) -> tuple[list[T], str | None]:
+    """The page of ``items`` the request's cursor asks for, and the next page's cursor (None: the last)."""
     cursor = params.cursor if params is not None else None
     try:
         start = int(cursor) if cursor else 0
     except ValueError:
         raise MCPError(code=INVALID_PARAMS, message=f"invalid cursor {cursor!r}") from None
-    end = min(total, start + size)
-    return start, end, (str(end) if end < total else None)
+    end = min(len(items), start + size)
+    return items[start:end], (str(end) if end < len(items) else None)
 
 
 def _purpose(ctx: ServerRequestContext) -> str | None:

@@ -10,11 +10,11 @@ client calling made-up tool names cannot grow memory.
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.audit import AuditEntry
-    from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+    from sentinel_mcp.gateway.catalog_health import CatalogHealth
 
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 MAX_SERIES = 2000
@@ -63,7 +63,7 @@ class Metrics:
                 hist = self.latency[hkey] = Histogram()
             hist.observe(entry.latency_ms / 1000)
 
-    def render(self, manager: "UpstreamManager | None" = None) -> str:
+    def render(self, catalog: "CatalogHealth | None" = None) -> str:
         out: list[str] = []
         out += [
             "# HELP sentinel_calls_total Tool calls by tool, upstream, origin, decision and outcome.",
@@ -96,13 +96,13 @@ class Metrics:
                 out.append(f"sentinel_call_duration_seconds_bucket{_labels([*base, ('le', le)])} {running}")
             out.append(f"sentinel_call_duration_seconds_sum{_labels(base)} {h.total:.6f}")
             out.append(f"sentinel_call_duration_seconds_count{_labels(base)} {h.count}")
-        if manager is not None:
-            out += self._upstreams(manager)
+        if catalog is not None:
+            out += self._upstreams(catalog)
         return "\n".join(out) + "\n"
 
     @staticmethod
-    def _upstreams(manager: "UpstreamManager") -> list[str]:
-        ups: list[Any] = sorted(manager.upstreams.values(), key=lambda u: u.name)
+    def _upstreams(catalog: "CatalogHealth") -> list[str]:
+        ups = sorted(catalog.upstreams(), key=lambda u: u.name)
         out = [
             "# HELP sentinel_upstream_up 1 when the upstream is connected and ready.",
             "# TYPE sentinel_upstream_up gauge",
@@ -132,12 +132,12 @@ class Metrics:
         ]
         out += [
             f"sentinel_upstream_breaker_open{_labels([('upstream', u.name)])} "
-            f"{int(u.breaker.state == 'open')}"
+            f"{int(u.breaker == 'open')}"
             for u in ups
         ]
         out += [
             "# HELP sentinel_upstream_tools Tools the upstream offers.",
             "# TYPE sentinel_upstream_tools gauge",
         ]
-        out += [f"sentinel_upstream_tools{_labels([('upstream', u.name)])} {len(u.tools)}" for u in ups]
+        out += [f"sentinel_upstream_tools{_labels([('upstream', u.name)])} {u.tools}" for u in ups]
         return out

@@ -19,6 +19,7 @@ the console with its own token.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mcp.types import (
@@ -44,20 +45,26 @@ UPSTREAM_QUESTION = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class PersonQuestion:
+    """Questions about one call that its caller cannot be asked, for the person it stands for (``person``)."""
+
+    caller: str  # the principal the call is made for
+    origin: str
+    session: str
+    client: str | None
+    tool: str
+    arguments: Any
+    questions: list[Question]
+    reason: str
+
+    @property
+    def person(self) -> str:
+        return person_for(self.caller, self.origin)
+
+
 class PersonInbox(Protocol):
-    async def ask(
-        self,
-        *,
-        person: str,
-        caller: str,
-        origin: str,
-        session: str,
-        client: str | None,
-        tool: str,
-        arguments: Any,
-        questions: list[Question],
-        reason: str,
-    ) -> dict[str, Answer] | None:
+    async def ask(self, asked: PersonQuestion) -> dict[str, Answer] | None:
         """The person's answers (provenance ``user``), or None: no answer in time, or none can be waited for.
         """
         ...
@@ -111,14 +118,16 @@ class PersonLink(CallerLink):
         )
         try:
             answers = await self.gateway.ask_person(
-                principal=self.principal,
-                origin=c.origin,
-                session=c.session_id,
-                client=c.client,
-                tool=c.name,
-                arguments=c.arguments,
-                questions=[question],
-                reason=f"{c.name} asks before it acts",
+                PersonQuestion(
+                    caller=self.principal,
+                    origin=c.origin,
+                    session=c.session_id,
+                    client=c.client,
+                    tool=c.name,
+                    arguments=c.arguments,
+                    questions=[question],
+                    reason=f"{c.name} asks before it acts",
+                )
             )
         except Exception as e:  # noqa: BLE001 - an inbox that fails is nobody saying yes
             return refusal("an elicitation", f"the console inbox could not take it ({type(e).__name__})")

@@ -79,6 +79,8 @@ class _MaskingSampler:
         arr = cur_p.contents
         size = int(arr.size)
         address = ctypes.cast(arr.data, ctypes.c_void_p).value
+        if address is None:
+            raise ValueError("llama.cpp handed over no candidate array")
         rows = np.ctypeslib.as_array((ctypes.c_int32 * (3 * size)).from_address(address)).reshape(size, 3)
         logits = rows.view(np.float32)[:, 1]
         # llama.cpp fills the array in token-id order; should that ever change, map ids to positions

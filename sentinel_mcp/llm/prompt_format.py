@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 PLAIN_ROLES = {"system": "System", "user": "User", "assistant": "Assistant"}
 _MARK = "\ue000sentinel-preamble-end\ue000"  # stands in for the last user content when splitting
@@ -53,7 +53,8 @@ def _render_template(llm: Any, template: str, messages: list[dict[str, str]]) ->
     # Some templates (Gemma, Mistral) refuse a system role: fold it into the first user turn.
     for attempt in (messages, _fold_system(messages)):
         try:
-            result = formatter(messages=attempt)
+            # our plain role/content dicts are what llama.cpp's message TypedDicts describe
+            result = formatter(messages=cast("list[Any]", attempt))
         except Exception:  # noqa: BLE001, S112 - jinja raise_exception / template errors: try the next shape
             continue
         stop = [s for s in ([result.stop] if isinstance(result.stop, str) else (result.stop or [])) if s]

@@ -151,7 +151,7 @@ def close_objects(schema: Any) -> Any:
             return [walk(item) for item in node]
         if not isinstance(node, dict):
             return node
-        out = {}
+        out: dict[str, Any] = {}
         for key, value in node.items():
             if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
                 out[key] = {name: walk(sub) for name, sub in value.items()}

@@ -22,10 +22,8 @@ from sentinel_mcp.core.stored_text import restored as _back
 from sentinel_mcp.core.stored_text import restored_opt
 from sentinel_mcp.core.stored_text import stored as _kept
 from sentinel_mcp.core.stored_text import stored_opt as _opt
-from sentinel_mcp.storage import Database, Statement, open_database
-from sentinel_mcp.storage.location import is_server_url
-from sentinel_mcp.storage.open import release
-from sentinel_mcp.storage.sqlite import SHARED
+from sentinel_mcp.storage import Statement
+from sentinel_mcp.storage.store import SeamStore
 
 
 class Fact(BaseModel):
@@ -107,52 +105,19 @@ _BUMP = (
 )
 
 
-class FactStore:
-    """Facts behind the storage seam: every change is one transaction, durable when it returns."""
+class FactStore(SeamStore):
+    """Facts behind the storage seam: every change is one transaction, durable when it returns.
+
+    Shared: every gateway on a data dir keeps its sessions' facts here (rollback journal, no -shm); with a
+    server store every change bumps its session's counter (``version``), so a replica's engine mirror of a
+    session is reloaded when another replica changed it."""
+
+    schema = STORE_SCHEMA
+    database_name = "facts"
 
     def __init__(self, path: str | Path) -> None:
-        # a SQLite file, or a postgresql:// URL shared by replicas (kept as text: a Path would mangle it)
-        self.path: Any = path if is_server_url(path) else Path(path)
-        # shared by replicas: every change bumps its session's counter (``version``), so a replica's engine
-        # mirror of a session is reloaded when another replica changed it
-        self.shared = is_server_url(path)
-        self._db: Database | None = None
+        super().__init__(path)
         self.versions: dict[str, int] = {}  # session -> its counter after this store's own last change
-
-    @property
-    def database(self) -> Database | None:
-        """The open database (None before ``open`` and after ``close``): the gateway checks its health."""
-        return self._db
-
-    async def open(self) -> "FactStore":
-        if self._db is not None:
-            return self
-        # shared: every gateway on a data dir keeps its sessions' facts here (rollback journal, no -shm)
-        db = open_database(self.path, "facts", SHARED)
-        try:
-            await db.migrate(STORE_SCHEMA)
-        except BaseException:
-            await release(db)
-            raise
-        self._db = db
-        return self
-
-    async def close(self) -> None:
-        if self._db is not None:
-            db, self._db = self._db, None
-            await release(db)
-
-    async def __aenter__(self) -> "FactStore":
-        return await self.open()
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.close()
-
-    @property
-    def db(self) -> Database:
-        if self._db is None:
-            raise RuntimeError("fact store is not open")
-        return self._db
 
     # ---------------------------------------------------------------- facts
     async def add(self, facts: list[Fact]) -> None:
@@ -300,7 +265,8 @@ class FactStore:
         return [_back(r[0]) for r in rows]
 
     async def count(self, session: str | None = None) -> int:
-        sql, params = "SELECT COUNT(*) FROM facts", ()
+        sql = "SELECT COUNT(*) FROM facts"
+        params: tuple[str, ...] = ()
         if session is not None:
             sql, params = sql + " WHERE session = ?", (_kept(session),)
         rows = await self.db.query(sql, params)

@@ -207,19 +207,7 @@ class Knowledge:
     ) -> Fact:
         """A Fact with its canonical text (the engine writes it, so it matches facts from proofs)."""
         j = await self.engine.fact_json(fact_text(predicate, args))
-        now = time.time()
-        return Fact(
-            session=session,
-            predicate=j["predicate"],
-            args=j["args"],
-            fact=j["fact"],
-            provenance=provenance,
-            source_tool=source_tool,
-            source_digest=source_digest,
-            contexts=contexts or [],
-            established_at=now,
-            expires_at=None if ttl is None else now + ttl,
-        )
+        return _fact(session, j, provenance, source_tool, source_digest, contexts or [], ttl)
 
     async def fact_of_text(
         self,
@@ -232,18 +220,7 @@ class Knowledge:
     ) -> Fact:
         """A Fact from its Prolog text (a ground term the engine wrote, e.g. an effect's ``establish``)."""
         j = await self.engine.fact_json(text)
-        return Fact(
-            session=session,
-            predicate=j["predicate"],
-            args=j["args"],
-            fact=j["fact"],
-            provenance=provenance,
-            source_tool=source_tool,
-            source_digest=source_digest,
-            contexts=[],
-            established_at=time.time(),
-            expires_at=None,
-        )
+        return _fact(session, j, provenance, source_tool, source_digest, [], None)
 
     async def invalidate(self, session: str, pattern: str, rb: Rulebase | None = None) -> list[str]:
         """Remove the facts unifying with a Prolog pattern (text) from the mirror and the store; with a
@@ -296,3 +273,28 @@ class Knowledge:
 def _trim(counters: dict[str, int], keep: int) -> None:
     while len(counters) > keep:
         del counters[next(iter(counters))]
+
+
+def _fact(
+    session: str,
+    j: dict[str, Any],
+    provenance: Provenance,
+    source_tool: str | None,
+    source_digest: str | None,
+    contexts: list[str],
+    ttl: float | None,
+) -> Fact:
+    """A Fact from the engine's canonical JSON of it (``fact_json``), established now."""
+    now = time.time()
+    return Fact(
+        session=session,
+        predicate=j["predicate"],
+        args=j["args"],
+        fact=j["fact"],
+        provenance=provenance,
+        source_tool=source_tool,
+        source_digest=source_digest,
+        contexts=contexts,
+        established_at=now,
+        expires_at=None if ttl is None else now + ttl,
+    )

@@ -20,6 +20,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import principal_of, session_of
 from sentinel_mcp.identity.principal import OWNER_NAME
+from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.policy_service import PolicyService
 from sentinel_mcp.policy.questions import AnswerRefused
 from sentinel_mcp.search.search_service import MemoryRefused
@@ -61,7 +62,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
 
     def service(ctx_: Context | None = None) -> PolicyService:
         guard = ctx.services.guard
-        if guard is None or not hasattr(guard, "rulebases"):
+        if not isinstance(guard, PolicyGuard):
             raise RuntimeError("the policy engine is not active (no rulebases configured)")
         # a client's look into the policy is its principal's: personal data it has no consent for stays out
         return PolicyService(guard, principal_of(ctx_) if ctx_ is not None else None)

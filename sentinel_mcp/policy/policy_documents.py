@@ -134,7 +134,7 @@ class PolicyDocuments:
             item = dict(v)
             ref = v.get("policy")
             cited = self.cite(ref["document"], ref["anchor"]) if isinstance(ref, dict) else None
-            if cited is not None:
+            if cited is not None and isinstance(ref, dict):
                 item["policy"] = {**ref, **cited.as_dict()}
                 item["text"] = f"{v['reason']} (policy, {cited.heading}: \u201c{cited.quote}\u201d)"
             else:

@@ -59,7 +59,7 @@ class PolicyService:
         mod = await g.knowledge.ensure(session, rb)
         goal = goal.strip().rstrip(".")
 
-        hidden = (frozenset(), frozenset())
+        hidden: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
         async def dump() -> str:
             return await g.engine.dump_session(mod, *hidden)
@@ -74,14 +74,15 @@ class PolicyService:
                 generation=(g.knowledge.generation.get(session, 0), hidden), dump_session=dump,
                 now=time.time(), goal=goal)
 
-        res = await g.solver.solve(
-            one_pass,
-            rb,
-            session,
-            deadline=time.monotonic() + g.settings.guard_timeout,
-            may_fetch=self._may_fetch,
-        )
+        res = await self._solve(one_pass, rb, session)
         return _query_outcome(goal, res)
+
+    async def _solve(self, one_pass: Any, rb: Any, session: str) -> Any:
+        """The solver's passes until the goal is decided, bounded by the guard's time limit; what it fetches
+        is this caller's to see (``_may_fetch``)."""
+        g = self.guard
+        deadline = time.monotonic() + g.settings.guard_timeout
+        return await g.solver.solve(one_pass, rb, session, deadline=deadline, may_fetch=self._may_fetch)
 
     async def summary(self, session: str) -> str:
         rb = self._rb
@@ -112,13 +113,7 @@ class PolicyService:
                 rb.module, mod, time.time(), name, value, rb.info.inference_limit(g.inference_limit)
             )
 
-        res = await g.solver.solve(
-            one_pass,
-            rb,
-            session,
-            deadline=time.monotonic() + g.settings.guard_timeout,
-            may_fetch=self._may_fetch,
-        )
+        res = await self._solve(one_pass, rb, session)
         hidden = await self._hidden(session)
         if self._may_rest_on_withheld(rb, res, hidden):
             raise ValueError(
@@ -202,10 +197,9 @@ class PolicyService:
         t = port.find_tool(tool) if port is not None else None
         ann = t.annotations if t else None
         server, _, own = tool.partition("__")
-        catalog = getattr(getattr(port, "manager", None), "catalog", None)
-        route = catalog.route(tool) if catalog is not None else None
-        if route is not None:  # the tool's identity, whatever prefix exposes it (rules bind to it)
-            server, own = route.upstream, route.tool
+        ref = port.identity_of(tool) if port is not None else None
+        if ref is not None:  # the tool's identity, whatever prefix exposes it (rules bind to it)
+            server, own = ref.server, ref.tool
         call = ToolCall(
             name=tool,
             server=server if own else "",
@@ -215,7 +209,7 @@ class PolicyService:
             origin="builtin",
             read_only=ann.read_only_hint if ann else None,
             destructive=ann.destructive_hint if ann else None,
-            self_confirming=bool(getattr(port, "self_confirming", lambda _name: False)(tool)),
+            self_confirming=port.self_confirming(tool) if port is not None else False,
         )
         d = await self.guard.decide(call)
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}

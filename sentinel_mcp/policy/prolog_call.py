@@ -5,7 +5,8 @@ Python: for a guard decision that is more work than the decision. A ``PrologCall
 once and puts each argument into a term reference (atoms from any text, length given, so no quoting and no
 parsing), calls it, and reads the last argument (an atom holding JSON) back as text.
 
-Only the engine thread may use it (the thread that initialised SWI-Prolog through pyswip), like pyswip.
+A call runs on the calling thread's own SWI-Prolog engine: the engine thread's, or (``PrologEngine.try_now``)
+that of a thread that already has one, such as the thread that initialised SWI-Prolog.
 """
 
 from __future__ import annotations
@@ -62,8 +63,15 @@ def _bind() -> Any:
         lib.PL_exception.restype = size_t
         lib.PL_clear_exception.argtypes = []
         lib.PL_clear_exception.restype = None
+        lib.PL_thread_self.argtypes = []
+        lib.PL_thread_self.restype = c_int
         _lib = lib
     return _lib
+
+
+def thread_has_engine() -> bool:
+    """Whether the calling thread has a SWI-Prolog engine of its own (it initialised Prolog, or attached)."""
+    return bool(_bind().PL_thread_self() > 0)
 
 
 class PrologCallError(PolicyError):

@@ -56,10 +56,14 @@ def _from_prolog_chars(text: str) -> str:
 from_prolog_chars = _from_prolog_chars
 
 
+# built once: json.dumps with options builds a new encoder on every call (every decision's arguments)
+_ENGINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def json_text(value: Any) -> str:
     """JSON for the engine: real characters (SWI-Prolog's reader does not join \\u surrogate pairs), lone
     surrogates replaced by their stand-ins."""
-    return _to_prolog_chars(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+    return _to_prolog_chars(_ENGINE_JSON.encode(value))
 
 
 def _restore(value: Any) -> Any:

@@ -95,12 +95,14 @@ class RulebaseInfo(BaseModel):
         )
 
     def guards_tool(self, tool: str) -> bool:
-        known = self._governs.get(tool)
+        # the private dict itself: ``self._governs`` goes through pydantic's __getattr__ (~2 us a call)
+        governs: dict[str, bool] = self.__pydantic_private__["_governs"]  # type: ignore[index]
+        known = governs.get(tool)
         if known is None:
             known = any(g == tool or (g.endswith("*") and tool.startswith(g[:-1])) for g in self.guards)
-            if len(self._governs) >= 4096:
-                self._governs.clear()
-            self._governs[tool] = known
+            if len(governs) >= 4096:
+                governs.clear()
+            governs[tool] = known
         return known
 
     def option(self, name: str) -> bool:

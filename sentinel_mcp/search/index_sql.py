@@ -63,10 +63,10 @@ CREATE TABLE IF NOT EXISTS sources (
 );
 """  # noqa: E501 (verbatim text)
 
-# Version 1 (vectors in ``passages``) to 2, in one transaction: the old table is renamed, the new schema made,
-# every passage copied with its id (the FTS index is rebuilt by the insert trigger), the old table dropped.
+# Version 1 (vectors in ``passages``) to 2, in the seam's migration transaction: the old table is renamed,
+# the new schema made, every passage copied with its id (the FTS index is rebuilt by the insert trigger), the
+# old table dropped.
 MIGRATE_1_TO_2 = """
-BEGIN IMMEDIATE;
 DROP TRIGGER IF EXISTS passages_ai;
 DROP TRIGGER IF EXISTS passages_ad;
 DROP TABLE IF EXISTS passages_fts;
@@ -78,9 +78,8 @@ INSERT INTO passages (id, namespace, source, heading, text, line_start, line_end
     SELECT id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at FROM passages_v1;
 INSERT INTO passage_vectors (id, embedder, vector) SELECT id, embedder, vector FROM passages_v1;
 DROP TABLE passages_v1;
-INSERT OR REPLACE INTO index_meta (key, value) VALUES ('schema_version', '2');
-COMMIT;
 """.format(schema=SCHEMA)  # noqa: E501 (verbatim text)
+SET_VERSION = f"INSERT OR REPLACE INTO index_meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}');"
 
 HAS_VECTOR_COLUMN = "SELECT 1 FROM pragma_table_info('passages') WHERE name = 'vector'"
 INSERT = (

@@ -10,6 +10,11 @@ rows (the same sums as the full product), the candidates are taken with a partia
 embedded inline (no thread hop). The words list is bm25 inside SQLite with a LIMIT. Dropping a question's
 common words before the FTS query would halve its cost but changes which passages bm25 ranks first (recall@3
 at 10,000 chunks fell from 31% to 19%), so every word is kept.
+
+Behind the storage seam (``SeamStore``): the schema is migrated there (a version 1 index, or one kept before
+the seam, in the seam's first migration, in one transaction), every change is one transaction committed
+before it returns, and a fault refuses. Shared (rollback journal): every gateway on a data dir searches and
+stores memories in the same file. ``shared_index.py`` is the same index in a server database.
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import aiosqlite
 import numpy as np
 
 from sentinel_mcp.search import index_sql as sql
 from sentinel_mcp.search.embedding import STOP_WORDS, Embedder
+from sentinel_mcp.storage import Schema, Statement
+from sentinel_mcp.storage.sqlite import split_statements
+from sentinel_mcp.storage.store import SeamStore
 
 RRF_K = 60
 CANDIDATES = 50  # from each list
@@ -78,52 +85,27 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(f'"{t}"' for t in query_terms(text)) or None
 
 
-class PassageIndex:
+def _version_2(conn: Any) -> None:
+    """The seam's first step: a version 1 index has its vectors moved to their table; any other (new, or a
+    version 2 index from before the seam) gets the schema it lacks. In the seam's migration transaction, so
+    a migration that fails half way leaves version 1 as it was and the index closed."""
+    script = sql.MIGRATE_1_TO_2 if conn.execute(sql.HAS_VECTOR_COLUMN).fetchone() else sql.SCHEMA
+    for statement in split_statements(script + sql.SET_VERSION):
+        conn.execute(statement)
+
+
+class PassageIndex(SeamStore):
+    schema = Schema("passages", {"sqlite": [_version_2]})
+    database_name = "passages"
+
     def __init__(self, path: str | Path, embedder: Embedder) -> None:
-        self.path = Path(path)
+        super().__init__(path)
         self.embedder = embedder
-        self._db: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
         # ns -> (ids, vectors transposed: dim x n, the soonest expiry among them)
         self._matrices: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
 
-    async def open(self) -> "PassageIndex":
-        if self._db is not None:
-            return self
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(str(self.path))
-        await db.execute("PRAGMA journal_mode=WAL")
-        await db.execute("PRAGMA synchronous=NORMAL")
-        try:
-            # a version 1 index: vectors move to their table
-            if await db.execute_fetchall(sql.HAS_VECTOR_COLUMN):
-                await db.executescript(sql.MIGRATE_1_TO_2)
-            await db.executescript(sql.SCHEMA)
-        except BaseException:
-            # a migration that fails half way leaves version 1 as it was (one transaction) and the index
-            # closed
-            if db.in_transaction:
-                await db.rollback()
-            await db.close()
-            raise
-        await db.execute(
-            "INSERT OR REPLACE INTO index_meta (key, value) VALUES ('schema_version', ?)",
-            (str(sql.SCHEMA_VERSION),),
-        )
-        await db.commit()
-        self._db = db
-        return self
-
-    async def close(self) -> None:
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
-
-    @property
-    def db(self) -> aiosqlite.Connection:
-        if self._db is None:
-            raise RuntimeError("the passage index is not open")
-        return self._db
+    def not_open(self) -> Exception:
+        return RuntimeError("the passage index is not open")
 
     # ---------------------------------------------------------------- writing
     async def _embed(self, texts: list[str]) -> np.ndarray:
@@ -131,7 +113,7 @@ class PassageIndex:
 
     def _rows(
         self, namespace: str, passages: list[NewPassage], vectors: np.ndarray, now: float
-    ) -> list[tuple]:
+    ) -> list[tuple[object, ...]]:
         return [
             (
                 namespace,
@@ -155,35 +137,32 @@ class PassageIndex:
         """Index a document's passages in place of what it had; False (nothing done) when its digest (text and
         embedder) is the one indexed already."""
         digest = f"{digest}:{self.embedder.name}"
-        async with self._lock:
-            async with self.db.execute(sql.SOURCE_DIGEST, (namespace, source)) as cur:
-                row = await cur.fetchone()
-        if row is not None and row[0] == digest:
+        row = await self.db.query(sql.SOURCE_DIGEST, (namespace, source))
+        if row and row[0][0] == digest:
             return False
         vectors = await self._embed([f"{p.heading}\n{p.text}" for p in passages])
         rows = self._rows(namespace, passages, vectors, time.time())
-        async with self._lock:
-            await self.db.execute(sql.DELETE_SOURCE, (namespace, source))
-            await self.db.executemany(sql.INSERT, rows)
-            await self.db.execute(sql.SET_SOURCE_DIGEST, (namespace, source, digest))
-            await self.db.commit()
+        await self.db.run(  # one transaction: no search sees the document half indexed
+            [
+                Statement(sql.DELETE_SOURCE, (namespace, source)),
+                *([Statement(sql.INSERT, rows, many=True)] if rows else []),
+                Statement(sql.SET_SOURCE_DIGEST, (namespace, source, digest)),
+            ]
+        )
         self._matrices.pop(namespace, None)
         return True
 
     async def add(self, namespace: str, passage: NewPassage, *, keep: int | None = None) -> None:
         """Add one passage; with ``keep``, the namespace keeps only its newest ``keep`` passages."""
         vectors = await self._embed([passage.text])
-        async with self._lock:
-            await self.db.executemany(sql.INSERT, self._rows(namespace, [passage], vectors, time.time()))
-            if keep is not None:
-                await self.db.execute(sql.OLDEST_BEYOND, (namespace, keep))
-            await self.db.commit()
+        steps = [Statement(sql.INSERT, self._rows(namespace, [passage], vectors, time.time()), many=True)]
+        if keep is not None:
+            steps.append(Statement(sql.OLDEST_BEYOND, (namespace, keep)))
+        await self.db.run(steps)
         self._matrices.pop(namespace, None)
 
     async def purge(self, now: float | None = None) -> None:
-        async with self._lock:
-            await self.db.execute(sql.PURGE, (time.time() if now is None else now,))
-            await self.db.commit()
+        await self.db.write(sql.PURGE, (time.time() if now is None else now,))
         self._matrices.clear()
 
     # ---------------------------------------------------------------- reading
@@ -192,13 +171,9 @@ class PassageIndex:
         held = self._matrices.get(namespace)
         if held is not None and held[2] > now:
             return held[0], held[1]
-        async with self._lock:
-            rows = [
-                (i, v)
-                for i, e, v in await self.db.execute_fetchall(sql.VECTORS, (namespace, now))
-                if e == self.embedder.name
-            ]
-            soonest = (await self.db.execute_fetchall(sql.SOONEST_EXPIRY, (namespace, now)))[0][0]
+        live = await self.db.query(sql.VECTORS, (namespace, now))
+        rows = [(i, v) for i, e, v in live if e == self.embedder.name]
+        soonest = (await self.db.query(sql.SOONEST_EXPIRY, (namespace, now)))[0][0]
         ids = np.array([i for i, _ in rows], dtype=np.int64)
         mat_t = (
             np.ascontiguousarray(np.vstack([np.frombuffer(v, dtype=np.float32) for _, v in rows]).T)
@@ -213,8 +188,7 @@ class PassageIndex:
         q = fts_query(query)
         if q is None:
             return []
-        async with self._lock:
-            rows = await self.db.execute_fetchall(sql.WORDS, (q, namespace, time.time(), n))
+        rows = await self.db.query(sql.WORDS, (q, namespace, time.time(), n))
         return [pid for (pid,) in rows]
 
     async def _query_vector(self, query: str) -> np.ndarray:
@@ -245,13 +219,13 @@ class PassageIndex:
             ("words", await self.words_ranked(namespace, query)),
             ("vector", await self.vector_ranked(namespace, query)),
         )
-        for by, ids in lists:
+        for name, ids in lists:
             for rank, pid in enumerate(ids):
                 s, found = ranked.get(pid, (0.0, []))
-                ranked[pid] = (s + 1.0 / (RRF_K + rank + 1), found + [by])
+                ranked[pid] = (s + 1.0 / (RRF_K + rank + 1), found + [name])
         best = sorted(ranked.items(), key=lambda kv: (-kv[1][0], kv[0]))[:k]
         hits = {h.id: h for h in await self._fetch([pid for pid, _ in best])}
-        out = []
+        out: list[Hit] = []
         for pid, (score, by) in best:
             h = hits.get(pid)
             if h is not None:
@@ -259,25 +233,21 @@ class PassageIndex:
                 out.append(h)
         return out
 
+    # the same SQL on both backends (``shared_index.py`` inherits these)
     async def recent(self, namespace: str, n: int) -> list[Hit]:
-        async with self._lock:
-            return [_hit(r) for r in await self.db.execute_fetchall(sql.RECENT, (namespace, time.time(), n))]
+        return [_hit(r) for r in await self.db.query(sql.RECENT, (namespace, time.time(), n))]
 
     async def count(self, namespace: str) -> int:
-        async with self._lock:
-            return int((await self.db.execute_fetchall(sql.COUNT, (namespace, time.time())))[0][0])
+        return int((await self.db.query(sql.COUNT, (namespace, time.time())))[0][0])
 
     async def _fetch(self, ids: Iterable[int]) -> list[Hit]:
-        ids = list(ids)
-        if not ids:
+        wanted = list(ids)
+        if not wanted:
             return []
-        async with self._lock:
-            return [
-                _hit(r)
-                for r in await self.db.execute_fetchall(sql.ROWS.format(ids=",".join("?" * len(ids))), ids)
-            ]
+        marks = ",".join("?" * len(wanted))
+        return [_hit(r) for r in await self.db.query(sql.ROWS.format(ids=marks), wanted)]
 
 
-def _hit(row: tuple) -> Hit:
+def _hit(row: tuple[Any, ...]) -> Hit:
     pid, _ns, source, heading, text, ls, le, tags, created, expires = row
     return Hit(pid, source, heading, text, ls, le, json.loads(tags), created, expires)

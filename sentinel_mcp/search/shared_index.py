@@ -13,15 +13,13 @@ replica searches the same policy documents and each principal's memories whichev
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable
 
 import numpy as np
 
 from sentinel_mcp.core.errors import SearchError
 from sentinel_mcp.search.embedding import Embedder
-from sentinel_mcp.search.passage_index import Hit, NewPassage, PassageIndex, _hit, query_terms
-from sentinel_mcp.storage import Schema, Statement, open_database
-from sentinel_mcp.storage.open import release
+from sentinel_mcp.search.passage_index import NewPassage, PassageIndex, query_terms
+from sentinel_mcp.storage import Schema, Statement
 
 _PG_SQL = """
 CREATE TABLE IF NOT EXISTS passages (
@@ -51,7 +49,6 @@ CREATE TABLE IF NOT EXISTS passage_sources (
 CREATE TABLE IF NOT EXISTS passage_ns (namespace TEXT PRIMARY KEY, generation BIGINT NOT NULL DEFAULT 0)
 """
 SCHEMA = Schema("passages", {"postgres": [_PG_SQL]})
-_COLS = "id, namespace, source, heading, text, line_start, line_end, tags, created_at, expires_at"
 _LIVE = "namespace = ? AND (expires_at IS NULL OR expires_at > ?)"
 _INSERT = (
     "INSERT INTO passages (namespace, source, heading, text, line_start, line_end, tags, created_at, "
@@ -69,37 +66,19 @@ class PassageTextRefused(SearchError, ValueError):
 
 
 class SharedPassageIndex(PassageIndex):
+    """The embedded index's reads that are the same SQL on both backends (``recent``, ``count``, the rows
+    of a search) are inherited; what differs is here."""
+
+    schema = SCHEMA
+
     def __init__(self, url: str, embedder: Embedder) -> None:
-        super().__init__("shared", embedder)
+        super().__init__(url, embedder)
         self.url = url
-        self._store: Any = None
         self._generations: dict[str, int] = {}
-
-    async def open(self) -> "SharedPassageIndex":
-        if self._store is None:
-            db = open_database(self.url, "passages")
-            try:
-                await db.migrate(SCHEMA)
-            except BaseException:
-                await release(db)
-                raise
-            self._store = db
-        return self
-
-    async def close(self) -> None:
-        if self._store is not None:
-            db, self._store = self._store, None
-            await release(db)
-
-    @property
-    def store(self) -> Any:
-        if self._store is None:
-            raise RuntimeError("the passage index is not open")
-        return self._store
 
     def _rows(
         self, namespace: str, passages: list[NewPassage], vectors: np.ndarray, now: float
-    ) -> list[tuple]:
+    ) -> list[tuple[object, ...]]:
         for p in passages:
             if "\x00" in p.text or "\x00" in p.heading or any("\x00" in t for t in p.tags):
                 raise PassageTextRefused(
@@ -112,7 +91,7 @@ class SharedPassageIndex(PassageIndex):
         self, namespace: str, source: str, passages: list[NewPassage], digest: str
     ) -> bool:
         digest = f"{digest}:{self.embedder.name}"
-        row = await self.store.query(
+        row = await self.db.query(
             "SELECT digest FROM passage_sources WHERE namespace = ? AND source = ?", (namespace, source)
         )
         if row and row[0][0] == digest:
@@ -122,7 +101,7 @@ class SharedPassageIndex(PassageIndex):
         # one transaction: no replica ever sees the document half indexed; the namespace's row is bumped
         # first,
         # so its lock orders two replicas indexing at once (the second's DELETE then sees the first's rows)
-        await self.store.run(
+        await self.db.run(
             [
                 Statement(_BUMP, (namespace,)),
                 Statement("DELETE FROM passages WHERE namespace = ? AND source = ?", (namespace, source)),
@@ -151,11 +130,11 @@ class SharedPassageIndex(PassageIndex):
                     (namespace, keep),
                 )
             )
-        await self.store.run(steps)
+        await self.db.run(steps)
         self._matrices.pop(namespace, None)
 
     async def purge(self, now: float | None = None) -> None:
-        out = await self.store.run(
+        out = await self.db.run(
             [
                 Statement(
                     "DELETE FROM passages WHERE expires_at IS NOT NULL AND expires_at <= ?",
@@ -164,11 +143,11 @@ class SharedPassageIndex(PassageIndex):
             ]
         )
         if out[0].rowcount:
-            await self.store.write(_BUMP_ALL)
+            await self.db.write(_BUMP_ALL)
         self._matrices.clear()
 
     async def _matrix(self, namespace: str, now: float) -> tuple[np.ndarray, np.ndarray]:
-        gen_rows = await self.store.query(
+        gen_rows = await self.db.query(
             "SELECT generation FROM passage_ns WHERE namespace = ?", (namespace,)
         )
         generation = int(gen_rows[0][0]) if gen_rows else 0
@@ -177,13 +156,13 @@ class SharedPassageIndex(PassageIndex):
             return held[0], held[1]
         rows = [
             (i, v)
-            for i, e, v in await self.store.query(
+            for i, e, v in await self.db.query(
                 f"SELECT id, embedder, vector FROM passages WHERE {_LIVE}", (namespace, now)
             )
             if e == self.embedder.name
         ]
         soonest = (
-            await self.store.query(
+            await self.db.query(
                 "SELECT MIN(expires_at) FROM passages WHERE namespace = ? AND expires_at > ?",
                 (namespace, now),
             )
@@ -202,34 +181,9 @@ class SharedPassageIndex(PassageIndex):
         terms = query_terms(query)
         if not terms:
             return []
-        rows = await self.store.query(
+        rows = await self.db.query(
             f"SELECT id FROM passages, to_tsquery('english', ?) AS q WHERE words @@ q AND {_LIVE} "
             "ORDER BY ts_rank_cd(words, q) DESC, id LIMIT ?",
             (" | ".join(terms), namespace, time.time(), n),
         )
         return [int(pid) for (pid,) in rows]
-
-    async def recent(self, namespace: str, n: int) -> list[Hit]:
-        return [
-            _hit(r)
-            for r in await self.store.query(
-                f"SELECT {_COLS} FROM passages WHERE {_LIVE} ORDER BY created_at DESC, id DESC LIMIT ?",
-                (namespace, time.time(), n),
-            )
-        ]
-
-    async def count(self, namespace: str) -> int:
-        rows = await self.store.query(
-            f"SELECT COUNT(*) FROM passages WHERE {_LIVE}", (namespace, time.time())
-        )
-        return int(rows[0][0])
-
-    async def _fetch(self, ids: Iterable[int]) -> list[Hit]:
-        ids = list(ids)
-        if not ids:
-            return []
-        marks = ",".join("?" * len(ids))
-        return [
-            _hit(r)
-            for r in await self.store.query(f"SELECT {_COLS} FROM passages WHERE id IN ({marks})", tuple(ids))
-        ]

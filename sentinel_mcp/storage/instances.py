@@ -30,7 +30,7 @@ import socket
 import sqlite3
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 log = logging.getLogger(__name__)
 
@@ -261,3 +261,41 @@ def _sweep_unborn(base: Path, age: float = 60.0) -> None:
             continue
         if old and not is_live(p):
             shutil.rmtree(p, ignore_errors=True)
+
+
+def take_over_rows(
+    source: Path, table: str, columns: str, keep: Callable[[list[tuple[Any, ...]]], object]
+) -> int:
+    """Move the rows of ``table`` out of an ended gateway's own database ``source`` (blocking): ``keep``
+    makes them durable in the caller's store first, then they are deleted there and its files removed.
+    The source is held exclusively throughout (``claimed_file``, then SQLite's own exclusive lock, which an
+    older Sentinel still holding it keeps), so two gateways starting at once cannot both take it; a crash
+    in between only leaves a copy to merge again. How many rows moved; 0 when it cannot be taken now."""
+    with claimed_file(source) as mine:
+        if not mine or not source.exists():
+            return 0
+        try:
+            conn = sqlite3.connect(f"file:{source}?mode=rw", uri=True, timeout=0.2, isolation_level=None)
+        except sqlite3.Error as e:
+            log.warning("%s cannot be opened to take its %s rows over: %s", source, table, e)
+            return 0
+        try:
+            conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # as its owner wrote it: no -shm
+            conn.execute("PRAGMA mmap_size=0")
+            conn.execute("BEGIN EXCLUSIVE")  # fails while its owner (an older Sentinel) still holds it
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is None:
+                rows = []
+            else:
+                rows = conn.execute(f'SELECT {columns} FROM "{table}"').fetchall()
+            if rows:
+                keep(rows)
+                conn.execute(f'DELETE FROM "{table}"')
+            conn.execute("COMMIT")
+        except sqlite3.Error as e:
+            log.warning("%s: its %s rows were not taken over: %s", source, table, e)
+            return 0
+        finally:
+            conn.close()
+        for suffix in ("", "-wal", "-journal", "-shm"):
+            source.with_name(source.name + suffix).unlink(missing_ok=True)
+        return len(rows)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TypeGuard
 from urllib.parse import unquote, urlsplit, urlunsplit
 from sentinel_mcp.storage.database import StorageError
 
@@ -21,19 +23,19 @@ class LocationError(StorageError, ValueError):
     """The store setting cannot be used (names an unset variable, a malformed URL); never echoes a secret."""
 
 
-def is_server_url(location: object) -> bool:
+def is_server_url(location: object) -> TypeGuard[str]:
     return isinstance(location, str) and location.strip().lower().startswith(SCHEMES)
 
 
-def expand(text: str, env: dict[str, str] | None = None) -> str:
+def expand(text: str, env: Mapping[str, str] | None = None) -> str:
     """``${VAR}`` replaced from the environment; an unset variable is an error naming the variable only."""
-    env = os.environ if env is None else env
+    names: Mapping[str, str] = os.environ if env is None else env
 
     def one(m: re.Match[str]) -> str:
         name = m.group(1)
-        if name not in env:
+        if name not in names:
             raise LocationError(f"sentinel.store refers to ${{{name}}}, which is not set in the environment")
-        return env[name]
+        return names[name]
     return _VAR.sub(one, text)
 
 

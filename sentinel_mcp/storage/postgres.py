@@ -31,22 +31,20 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import queue
 import random
-import threading
 import time
 import zlib
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
+from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.schema import Schema
 
 log = logging.getLogger(__name__)
 
 BACKEND = "postgres"
-MAX_GROUP = 512
 READERS = 4
 CONNECT_TIMEOUT = 3  # seconds: a replica whose server is gone answers "degraded" quickly, not after minutes
 _RETRIES = 3  # a group chosen as a deadlock victim (replicas locking rows in different orders) is re-run
@@ -90,15 +88,9 @@ def is_fault(e: BaseException) -> bool:
     )
 
 
-class _Job:
-    __slots__ = ("kind", "payload", "done")
-
-    def __init__(self, kind: str, payload: Any, done: Callable[[Any, BaseException | None], None]) -> None:
-        self.kind, self.payload, self.done = kind, payload, done
-
-
-class PostgresDatabase:
-    """Implements ``storage.Database`` for one PostgreSQL database."""
+class PostgresDatabase(JobWriter):
+    """Implements ``storage.Database`` for one PostgreSQL database: writes on the writer thread
+    (``job_writer.py``), reads from the pool."""
 
     backend = BACKEND
 
@@ -109,8 +101,6 @@ class PostgresDatabase:
         self.health = StoreHealth(name)
         self._schemas: list[Schema] = []
         self._conn: Any = None
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
         self._pool: Any = None
         self._readers = concurrent.futures.ThreadPoolExecutor(READERS, thread_name_prefix=f"pg-read:{name}")
         self.commits = 0
@@ -131,8 +121,7 @@ class PostgresDatabase:
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
             name=f"sentinel-{self.name}",
         )
-        self._thread = threading.Thread(target=self._loop, name=f"storage:{self.name}", daemon=True)
-        self._thread.start()
+        self._start_writer()
         register(self.health)
         return self
 
@@ -203,10 +192,7 @@ class PostgresDatabase:
         await asyncio.get_running_loop().run_in_executor(None, self.close_blocking)
 
     def close_blocking(self) -> None:
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread.join()
-            self._thread = None
+        self._stop_writer()
         self._readers.shutdown(wait=True)
         if self._pool is not None:
             self._pool.close()
@@ -220,47 +206,11 @@ class PostgresDatabase:
     async def query_dicts(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         return await self._read_async(sql, params, dicts=True)
 
-    async def write(self, sql: str, params: Params = ()) -> WriteResult:
-        return (await self._submit("write", [Statement(sql, params)]))[0]
-
-    async def run(self, statements: Sequence[Statement]) -> list[WriteResult]:
-        return await self._submit("write", list(statements))
-
-    async def consume(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
-        return (await self._submit("write", [Statement(sql, params)]))[0].rows
-
-    def submit_write(self, statements: Sequence[Statement]) -> "asyncio.Future[list[WriteResult]]":
-        return self._submit("write", list(statements))
-
-    async def probe(self) -> bool:
-        try:
-            await self._submit(
-                "write",
-                [
-                    Statement(
-                        "INSERT INTO storage_schema (store, version) VALUES ('$probe', 0) "
-                        "ON CONFLICT (store) DO UPDATE SET version = storage_schema.version + 1"
-                    )
-                ],
-            )
-            return True
-        except StorageError:
-            return False
-
     def query_blocking(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         return self._read(sql, params, False)
 
     def query_dicts_blocking(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         return self._read(sql, params, True)
-
-    def write_blocking(self, sql: str, params: Params = ()) -> WriteResult:
-        return self._submit_blocking("write", [Statement(sql, params)])[0]
-
-    def run_blocking(self, statements: Sequence[Statement]) -> list[WriteResult]:
-        return self._submit_blocking("write", list(statements))
-
-    def consume_blocking(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
-        return self._submit_blocking("write", [Statement(sql, params)])[0].rows
 
     # ------------------------------------------------------------------ reads (pool, off the writer)
     async def _read_async(self, sql: str, params: Params, dicts: bool) -> Any:
@@ -312,55 +262,13 @@ class PostgresDatabase:
             raise
 
     # ------------------------------------------------------------------ writes (one thread, group commit)
-    def _submit(self, kind: str, payload: Any) -> "asyncio.Future[Any]":
-        if self._thread is None:
-            raise StorageError(f"{self.name} store is closed")
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Any] = loop.create_future()
-        self._jobs.put(_Job(kind, payload, _resolver(loop, fut)))
-        return fut
+    def _answer(self, loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Done:
+        return _resolver(loop, fut)
 
-    def _submit_blocking(self, kind: str, payload: Any) -> Any:
-        if self._thread is None:
-            raise StorageError(f"{self.name} store is closed")
-        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    def _writer_error(self, e: BaseException) -> StorageError:
+        return StorageError(self._say(e))
 
-        def done(value: Any, error: BaseException | None) -> None:
-            fut.set_exception(error) if error is not None else fut.set_result(value)
-
-        self._jobs.put(_Job(kind, payload, done))
-        return fut.result()
-
-    def _loop(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                break
-            batch, stop = [job], False
-            while len(batch) < MAX_GROUP:
-                try:
-                    nxt = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    stop = True
-                    break
-                batch.append(nxt)
-            i = 0
-            while i < len(batch):  # consecutive writes share one commit; order is kept
-                j = i + 1
-                if batch[i].kind == "write":
-                    while j < len(batch) and batch[j].kind == "write":
-                        j += 1
-                try:
-                    self._commit_group(batch[i:j]) if batch[i].kind == "write" else self._run_call(batch[i])
-                except BaseException as e:  # noqa: BLE001 - the writer never dies; its callers hear why
-                    log.exception("storage writer %s: unexpected error", self.name)
-                    for one in batch[i:j]:
-                        one.done(None, StorageError(self._say(e)))
-                i = j
-            if stop:
-                break
+    def _writer_stopped(self) -> None:
         self._drop_connection()
 
     def _drop_connection(self) -> None:
@@ -384,7 +292,7 @@ class PostgresDatabase:
         log.warning("storage fault: %s", err)
         return err
 
-    def _run_call(self, job: _Job) -> None:
+    def _run_call(self, job: Job) -> None:
         psycopg = _driver()
         try:
             value = job.payload(self._connection())
@@ -401,7 +309,7 @@ class PostgresDatabase:
             return
         job.done(value, None)
 
-    def _commit_group(self, group: list[_Job]) -> None:
+    def _commit_group(self, group: list[Job]) -> None:
         psycopg = _driver()
         fresh_retry = True  # one re-run on a new connection when a stale one failed before COMMIT was sent
         for attempt in range(_RETRIES):
@@ -448,11 +356,11 @@ class PostgresDatabase:
         for job in group:
             job.done(None, err)
 
-    def _transaction(self, conn: Any, group: list[_Job]) -> list[tuple[_Job, Any, BaseException | None]]:
+    def _transaction(self, conn: Any, group: list[Job]) -> list[tuple[Job, Any, BaseException | None]]:
         psycopg = _driver()
         if len(group) == 1:  # alone in its transaction: its own error rolls it back, no savepoint round trips
             return self._alone(conn, group[0])
-        results: list[tuple[_Job, Any, BaseException | None]] = []
+        results: list[tuple[Job, Any, BaseException | None]] = []
         for job in group:
             conn.execute("SAVEPOINT job")
             try:
@@ -475,7 +383,7 @@ class PostgresDatabase:
         conn.commit()
         return results
 
-    def _alone(self, conn: Any, job: _Job) -> list[tuple[_Job, Any, BaseException | None]]:
+    def _alone(self, conn: Any, job: Job) -> list[tuple[Job, Any, BaseException | None]]:
         psycopg = _driver()
         try:
             out = [self._exec(conn, st) for st in job.payload]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Union
+from typing import Any, Callable, Union
 
-# a migration is SQL (script) or a function of the backend's raw connection (for data rewrites)
-Migration = Union[str, Callable[[object], None]]
+# a migration is SQL (script) or a function of the backend's raw connection (for data rewrites): a
+# ``sqlite3.Connection`` or a psycopg connection, whichever the backend it is listed under gives it
+Migration = Union[str, Callable[[Any], None]]
 
 
 @dataclass(frozen=True)

@@ -17,24 +17,21 @@ Why this shape (measured in ``benchmarks/audit_durability.py``):
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import os
-import queue
 import sqlite3
-import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
+from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
 from sentinel_mcp.storage.schema import Schema
 
 log = logging.getLogger(__name__)
 
 BACKEND = "sqlite"
-MAX_GROUP = 512  # jobs per commit; bounds the time one commit holds the writer
 # error names that mean the storage itself is at fault (not the statement): fail closed and degrade
 _FAULTS = ("SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_CORRUPT",
            "SQLITE_NOTADB", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_PERM", "SQLITE_NOLFS", "SQLITE_PROTOCOL")
@@ -67,15 +64,9 @@ def _sha256hex(text: str | None) -> str:
     return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()
 
 
-class _Job:
-    __slots__ = ("kind", "payload", "done")
-
-    def __init__(self, kind: str, payload: Any, done: Callable[[Any, BaseException | None], None]) -> None:
-        self.kind, self.payload, self.done = kind, payload, done
-
-
-class SQLiteDatabase:
-    """Implements ``storage.Database`` for one SQLite file."""
+class SQLiteDatabase(JobWriter):
+    """Implements ``storage.Database`` for one SQLite file: reads, writes and migrations all on the writer
+    thread (``job_writer.py``), which owns the one connection."""
 
     def __init__(self, path: Path, name: str, options: SQLiteOptions = EXCLUSIVE) -> None:
         self.path = Path(path)
@@ -85,8 +76,6 @@ class SQLiteDatabase:
         self._schemas: list[Schema] = []
         self._conn: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
         # answers for the event loop, handed over once per group (one wake-up), not once per job
         self._settled: list[tuple[asyncio.AbstractEventLoop, Callable[[], None]]] = []
         self.commits = 0  # transactions committed, and the write jobs they carried (group commit at work)
@@ -98,8 +87,7 @@ class SQLiteDatabase:
             self._connect()
         except StorageError as e:  # start degraded (calls are refused) and retry on each write
             self._fault(e)
-        self._thread = threading.Thread(target=self._loop, name=f"storage:{self.name}", daemon=True)
-        self._thread.start()
+        self._start_writer()
         register(self.health)
         return self
 
@@ -150,7 +138,7 @@ class SQLiteDatabase:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if isinstance(step, str):
-                    for sql in _split_script(step):
+                    for sql in split_statements(step):
                         conn.execute(sql)
                 else:
                     step(conn)
@@ -175,17 +163,11 @@ class SQLiteDatabase:
         self._submit_blocking("call", lambda conn: self._apply(conn, schema))
 
     async def close(self) -> None:
-        if self._thread is not None:
-            self._jobs.put(None)
-            await asyncio.get_running_loop().run_in_executor(None, self._thread.join)
-            self._thread = None
+        await asyncio.get_running_loop().run_in_executor(None, self._stop_writer)
         unregister(self.health)
 
     def close_blocking(self) -> None:
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread.join()
-            self._thread = None
+        self._stop_writer()
         unregister(self.health)
 
     # ------------------------------------------------------------------ the interface
@@ -195,102 +177,20 @@ class SQLiteDatabase:
     async def query_dicts(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         return await self._submit("read_dicts", (sql, params))
 
-    async def write(self, sql: str, params: Params = ()) -> WriteResult:
-        return (await self._submit("write", [Statement(sql, params)]))[0]
-
-    async def run(self, statements: Sequence[Statement]) -> list[WriteResult]:
-        return await self._submit("write", list(statements))
-
-    async def consume(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
-        return (await self._submit("write", [Statement(sql, params)]))[0].rows
-
-    def submit_write(self, statements: Sequence[Statement]) -> "asyncio.Future[list[WriteResult]]":
-        """Queue a write and return its future at once (the caller awaits it when it must be durable)."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[list[WriteResult]] = loop.create_future()
-        self._jobs.put(_Job("write", list(statements), _resolver(loop, fut, self._settled)))
-        return fut
-
-    async def probe(self) -> bool:
-        try:
-            await self._submit(
-                "write",
-                [
-                    Statement(
-                        "INSERT INTO storage_schema (store, version) VALUES ('$probe', 0) "
-                        "ON CONFLICT (store) DO UPDATE SET version = storage_schema.version + 1"
-                    )
-                ],
-            )
-            return True
-        except StorageError:
-            return False
-
     def query_blocking(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         return self._submit_blocking("read", (sql, params))
 
     def query_dicts_blocking(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         return self._submit_blocking("read_dicts", (sql, params))
 
-    def write_blocking(self, sql: str, params: Params = ()) -> WriteResult:
-        return self._submit_blocking("write", [Statement(sql, params)])[0]
-
-    def run_blocking(self, statements: Sequence[Statement]) -> list[WriteResult]:
-        return self._submit_blocking("write", list(statements))
-
-    def _submit(self, kind: str, payload: Any) -> "asyncio.Future[Any]":
-        if self._thread is None:
-            raise StorageError(f"{self.name} store is closed")
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Any] = loop.create_future()
-        self._jobs.put(_Job(kind, payload, _resolver(loop, fut, self._settled)))
-        return fut
-
-    def _submit_blocking(self, kind: str, payload: Any) -> Any:
-        if self._thread is None:
-            raise StorageError(f"{self.name} store is closed")
-        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
-
-        def done(value: Any, error: BaseException | None) -> None:
-            fut.set_exception(error) if error is not None else fut.set_result(value)
-
-        self._jobs.put(_Job(kind, payload, done))
-        return fut.result()
-
     # ------------------------------------------------------------------ the writer thread
-    def _loop(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                break
-            batch = [job]
-            stop = False
-            while len(batch) < MAX_GROUP:
-                try:
-                    nxt = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    stop = True
-                    break
-                batch.append(nxt)
-            i = 0
-            while i < len(batch):  # consecutive writes share one commit; order is kept
-                j = i + 1
-                if batch[i].kind == "write":
-                    while j < len(batch) and batch[j].kind == "write":
-                        j += 1
-                try:
-                    self._commit_group(batch[i:j]) if batch[i].kind == "write" else self._run_one(batch[i])
-                except BaseException as e:  # noqa: BLE001 - the writer never dies; its callers hear why
-                    log.exception("storage writer %s: unexpected error", self.name)
-                    for job in batch[i:j]:
-                        job.done(None, StorageError(f"{self.name} store: {type(e).__name__}: {e}"))
-                self._hand_over()
-                i = j
-            if stop:
-                break
+    def _answer(self, loop: asyncio.AbstractEventLoop, fut: "asyncio.Future[Any]") -> Done:
+        return _resolver(loop, fut, self._settled)
+
+    def _after_run(self) -> None:
         self._hand_over()
+
+    def _writer_stopped(self) -> None:
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -341,7 +241,7 @@ class SQLiteDatabase:
         log.warning("storage fault: %s", err)
         return err
 
-    def _commit_group(self, group: list[_Job]) -> None:
+    def _commit_group(self, group: list[Job]) -> None:
         try:
             conn = self._ensure_connection()
             conn.execute("BEGIN IMMEDIATE")
@@ -350,7 +250,7 @@ class SQLiteDatabase:
             for job in group:
                 job.done(None, err)
             return
-        results: list[tuple[_Job, Any, BaseException | None]] = []
+        results: list[tuple[Job, Any, BaseException | None]] = []
         # a job alone in its group has the transaction to itself: no savepoint around it (each statement this
         # thread runs hands the interpreter over and back, contended by the event loop under load)
         alone = len(group) == 1
@@ -400,7 +300,7 @@ class SQLiteDatabase:
         rows = cur.fetchall() if cur.description else []
         return WriteResult(cur.rowcount, cur.lastrowid, rows)
 
-    def _run_one(self, job: _Job) -> None:
+    def _run_call(self, job: Job) -> None:
         try:
             conn = self._ensure_connection()
             if job.kind == "read":
@@ -455,6 +355,16 @@ def _settle_all(settles: list[Callable[[], None]]) -> None:
             log.exception("storage: could not hand a result back")
 
 
-def _split_script(script: str) -> list[str]:
-    """Statements of a schema script (our scripts have no ';' inside literals or triggers)."""
-    return [s.strip() for s in script.split(";") if s.strip()]
+def split_statements(script: str) -> list[str]:
+    """The statements of a schema script, each whole: a ``;`` inside a literal or a trigger's body does not
+    end one (SQLite's own ``complete_statement`` says where one ends)."""
+    out, pending = [], ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \t\r\n;"):
+                out.append(pending.strip().removesuffix(";").strip())
+            pending = ""
+    if pending.strip(" \t\r\n;"):
+        out.append(pending.strip().removesuffix(";").strip())
+    return out

@@ -95,10 +95,10 @@ def parse_spec(data: Any) -> TaskSpec:
         return TaskSpec.model_validate(data)
     except ValidationError as err:
         problems = []
-        for e in err.errors():
-            loc = ".".join(str(p) for p in e["loc"]) or "(spec)"
-            msg = e["msg"].removeprefix("Value error, ")
-            if e["type"] == "extra_forbidden":
+        for problem in err.errors():
+            loc = ".".join(str(p) for p in problem["loc"]) or "(spec)"
+            msg = problem["msg"].removeprefix("Value error, ")
+            if problem["type"] == "extra_forbidden":
                 msg = f"unknown field (known: {', '.join(TaskSpec.model_fields)})"
             problems.append(f"{loc}: {msg}")
         raise SpecError(problems) from None

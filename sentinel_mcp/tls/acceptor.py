@@ -59,6 +59,8 @@ def with_tls_scope(base: type) -> type:
     """A subclass of uvicorn's protocol ``base`` whose requests carry their connection's TLS extension."""
 
     class TLSScopeProtocol(base):  # type: ignore[valid-type, misc]
+        app: Any  # uvicorn's protocols hold the ASGI app they serve (an annotation only: nothing is set here)
+
         def connection_made(self, transport: Any) -> None:
             info = tls_extension(transport)
             if info is not None:

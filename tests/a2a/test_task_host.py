@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_make_lint_holds_the_a2a_area_under_mypy():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
-    assert "sentinel_mcp/a2a" in config["files"]
+    assert any(Path("sentinel_mcp/a2a").is_relative_to(f) for f in config["files"])
     ignored = [m for o in config.get("overrides", []) if o.get("ignore_errors") for m in o["module"]]
     assert not [m for m in ignored if m.startswith("sentinel_mcp.a2a")]
 

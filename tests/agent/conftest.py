@@ -16,3 +16,11 @@ def model_server() -> Iterator[ScriptedModelServer]:
     server = ScriptedModelServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def openai_env(model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedModelServer:
+    """The agent's ``openai`` backend pointed at the scripted model server."""
+    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
+    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
+    return model_server

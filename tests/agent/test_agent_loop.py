@@ -31,13 +31,6 @@ def agent_config(tmp_path, **agent):
         source="<test>", base_dir=tmp_path)
 
 
-@pytest.fixture
-def openai_env(model_server, monkeypatch):
-    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
-    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
-    return model_server
-
-
 def phone_of(rt):
     return rt.gateway.manager.upstreams["device"].target.server.runtime.backend
 

@@ -39,13 +39,6 @@ def free_port() -> socket.socket:
     return sock
 
 
-@pytest.fixture
-def openai_env(model_server, monkeypatch):
-    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
-    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
-    return model_server
-
-
 async def start_orchestrator(port: int, sentinel_rpc: str) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sdk_python(), str(SCRIPT), str(port), sentinel_rpc, ORCH],

@@ -22,13 +22,6 @@ pytestmark = pytest.mark.timeout(120)
 UTC_ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
-@pytest.fixture
-def openai_env(model_server, monkeypatch):
-    monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
-    monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
-    return model_server
-
-
 def context_of(body) -> str:
     return next(m["content"] for m in body["messages"] if m["role"] == "user")
 

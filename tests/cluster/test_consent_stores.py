@@ -17,8 +17,8 @@ import pytest
 from device_tools.sensors.audit_log import AuditLog as SensorAudit
 from device_tools.sensors.consent_registry import ConsentRegistry
 from device_tools.sensors.database import SensorDatabase
-from device_tools.sensors.kinds import Scope, SensorKind
-from device_tools.sensors.messages import SensorResponse
+from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
+from sentinel_mcp.core.sensor_messages import SensorResponse
 from device_tools.sensors.reading_vault import ReadingVault
 from sentinel_mcp.gateway.consents import ANY_PURPOSE, ConsentBook
 
@@ -228,7 +228,7 @@ def test_replicas_on_one_postgresql_share_consents(pg_url: str, tmp_path: Path) 
             "import sys; from pathlib import Path; "
             "from device_tools.sensors.database import SensorDatabase; "
             "from device_tools.sensors.consent_registry import ConsentRegistry; "
-            "from device_tools.sensors.kinds import SensorKind, Scope; "
+            "from sentinel_mcp.core.sensor_kinds import SensorKind, Scope; "
             "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1]); r = ConsentRegistry(db); "
             "r.grant('agent-a', SensorKind.location, Scope.standard) if sys.argv[3] == 'grant' "
             "else r.revoke('agent-a'); db.close()"
@@ -260,7 +260,7 @@ async def test_the_sensors_builtin_keeps_its_records_in_the_shared_database(
     script = (
         "import sys; from pathlib import Path; from device_tools.sensors.database import SensorDatabase; "
         "from device_tools.sensors.consent_registry import ConsentRegistry; "
-        "from device_tools.sensors.kinds import SensorKind, Scope; "
+        "from sentinel_mcp.core.sensor_kinds import SensorKind, Scope; "
         "db = SensorDatabase(Path(sys.argv[2]), sys.argv[1]); r = ConsentRegistry(db); "
         "r.grant('agent-a', SensorKind.location, Scope.standard) if sys.argv[3] == 'grant' "
         "else r.revoke('agent-a'); db.close()"

@@ -68,7 +68,7 @@ async def test_two_replicas_indexing_one_document_at_once_index_it_once(pg_url: 
             a.index_documents({"airline": PARAS}, {"airline": text}),
             b.index_documents({"airline": PARAS}, {"airline": text}),
         )
-        rows = await a.index.store.query(  # type: ignore[union-attr]
+        rows = await a.index.db.query(  # type: ignore[union-attr]
             "SELECT count(*) FROM passages WHERE namespace = 'policy' AND source = 'airline'"
         )
         assert rows[0][0] == len(PARAS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -37,20 +38,28 @@ async def test_the_defaults_do_nothing_and_say_so():
 
 # what the areas share through typed seams (the guard protocol, the port, the host state): never probed
 # (and a call's outcome: its kinds are typed in core.port, a getattr on one hides which kind carries what)
-PROBED = ("guard", "gateway", "runtime", "services", "holder", "a2a_service", "consent_gate", "outcome")
+PROBED = (
+    "guard", "gateway", "runtime", "services", "holder", "a2a_service", "consent_gate", "outcome", "port",
+)
+
+
+def _probes(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) in ("getattr", "hasattr")
+        and any(word in PROBED for word in re.findall(r"[a-z0-9_]+", ast.unparse(node.args[0]).lower()))
+    )
 
 
 def test_no_module_probes_the_guard_with_getattr():
-    # the gateway, the start-up wiring, the console and A2A call the protocols; a getattr on a guard (or the
-    # gateway, the runtime, the services) would hide a missing method
+    # every area calls the protocols; a getattr on a guard (or the gateway, its port, the runtime, the
+    # services) would hide a missing method
     offenders = []
     root = Path(sentinel_mcp.__file__).parent
-    for area in ("gateway", "app", "console", "a2a"):
-        for path in root.joinpath(area).glob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text())):
-                if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr") \
-                        and any(word in ast.unparse(node.args[0]).lower() for word in PROBED):
-                    offenders.append(f"{area}/{path.name}:{node.lineno}: {ast.unparse(node)}")
+    for path in [*root.rglob("*.py"), *(root.parent / "device_tools").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if _probes(node):
+                offenders.append(f"{path.relative_to(root.parent)}:{node.lineno}: {ast.unparse(node)}")
     assert offenders == []
 
 
@@ -59,9 +68,11 @@ def test_the_probe_check_sees_a_probe():
     found = [ast.unparse(n.args[0]) for n in ast.walk(ast.parse(
         "getattr(console.runtime.gateway.guard, 'store', None)\nhasattr(guard, 'rulebases')\n"
         "getattr(self.holder.a2a_service, 'inbox')\ngetattr(params, 'message', '')\n"
-        "getattr(outcome, 'decision_id', None)"))
-        if isinstance(n, ast.Call) and any(w in ast.unparse(n.args[0]).lower() for w in PROBED)]
-    assert found == ["console.runtime.gateway.guard", "guard", "self.holder.a2a_service", "outcome"]
+        "getattr(outcome, 'decision_id', None)\ngetattr(self.port, 'principal_for', None)\n"
+        "getattr(transport, 'get_extra_info')")) if _probes(n)]
+    assert found == [
+        "console.runtime.gateway.guard", "guard", "self.holder.a2a_service", "outcome", "self.port"
+    ]
 
 
 async def test_only_the_policy_guard_shows_session_facts(tmp_path):

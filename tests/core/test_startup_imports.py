@@ -49,14 +49,14 @@ def _imported(code: str, names: tuple[str, ...], env: dict[str, str] | None = No
 
 
 def test_the_command_line_is_built_without_the_mcp_sdk() -> None:
-    """`serve` over stdio launches its stdio upstreams before the SDK loads (app/stdio_start.py): building the
+    """`serve` over stdio launches its stdio upstreams before the SDK loads (app/early_start.py): building the
     command line (every area's sub-commands) and the stdio start must not import it."""
     heavy = ("mcp", "mcp_types", "numpy", "jinja2", "zeroconf", "cryptography", "jsonschema",
              # a command's own services: imported by that command, not by registering it
              "sentinel_mcp.swarm.build_service", "sentinel_mcp.swarm.settings",
              "device_tools.sensors.sources.factory")
     assert _imported("import sentinel_mcp.cli as cli\ncli.build_parser()", heavy) == []
-    assert _imported("import sentinel_mcp.app.stdio_start", heavy) == []
+    assert _imported("import sentinel_mcp.app.early_start", heavy) == []
 
 
 def test_the_config_does_not_load_cryptography() -> None:

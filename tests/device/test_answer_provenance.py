@@ -18,6 +18,7 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.asking import ANSWERED_BY
 from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.gateway.person_inbox import PersonQuestion
 from tests.device.device_helpers import connect, element, sim_server, snapshot_id
 from tests.device.test_through_gateway import device_config
 
@@ -45,10 +46,11 @@ class Person:
     def __init__(self) -> None:
         self.questions: list[Question] = []
 
-    async def ask(self, *, questions: list[Question], **_: Any) -> dict[str, Answer]:
-        self.questions.extend(questions)
+    async def ask(self, asked: PersonQuestion) -> dict[str, Answer]:
+        self.questions.extend(asked.questions)
         return {
-            q.key: Answer(action="accept", content={"confirm": True}, provenance="user") for q in questions
+            q.key: Answer(action="accept", content={"confirm": True}, provenance="user")
+            for q in asked.questions
         }
 
 

@@ -20,6 +20,7 @@ from sentinel_mcp.core.asking import ANSWERED_BY
 from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.gateway.audit import read_audit
+from sentinel_mcp.gateway.person_inbox import PersonQuestion
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 from tests.gateway.answer_probe import build_probe
 from tests.gateway.helpers import make_config
@@ -69,9 +70,11 @@ class Person:
     def __init__(self) -> None:
         self.questions: list[Question] = []
 
-    async def ask(self, *, questions: list[Question], **_: Any) -> dict[str, Answer]:
-        self.questions.extend(questions)
-        return {q.key: Answer(action="accept", content={"ok": True}, provenance="user") for q in questions}
+    async def ask(self, asked: PersonQuestion) -> dict[str, Answer]:
+        self.questions.extend(asked.questions)
+        return {
+            q.key: Answer(action="accept", content={"ok": True}, provenance="user") for q in asked.questions
+        }
 
 
 @pytest.mark.parametrize("era", ERAS)

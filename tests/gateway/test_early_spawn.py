@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client import stdio as sdk_stdio
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.app.stdio_start import launch_stdio_upstreams
+from sentinel_mcp.app.early_start import launch_stdio_upstreams
 from sentinel_mcp.gateway import early_spawn
 
 from .helpers import make_config, toolbox_stdio
@@ -138,3 +138,59 @@ def test_a_call_at_spawn_time_waits_for_the_rulebase_and_the_launch_is_adopted(t
     log = proc.stderr.read()
     assert "adopted (launched before the SDK loaded)" in log
     assert "discarded" not in log
+
+
+def test_serve_over_http_launches_its_upstream_early_and_serves_through_it(tmp_path: Path) -> None:
+    """`serve --http` takes the same early start (app/early_start.py): the airline upstream launched before
+    the SDK loaded is the one adopted and used (never discarded and spawned again), uvicorn runs in the loop
+    that launched it, and SIGINT stops the gateway (exit 130, as before) with every upstream process gone."""
+    import signal
+    import socket
+    import time
+    import urllib.request
+
+    from .helpers import descendants
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    state = tmp_path / "state"
+    env = {**os.environ, "SENTINEL_DATA_DIR": str(state)}
+    command = [sys.executable, "-m", "sentinel_mcp", "-v", "serve", "--http", f"127.0.0.1:{port}"]
+    proc = subprocess.Popen(command,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    try:
+        for _ in range(600):  # bounded by count: up to a minute on a loaded machine
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        token = (state / "http-token").read_text().strip()
+        body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "airline__get_reservation_details", "arguments": {"reservation_id": "NO6JO3"},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientInfo": {"name": "early-http", "version": "1"},
+                      "io.modelcontextprotocol/clientCapabilities": {}}}}
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/mcp", data=json.dumps(body).encode(), method="POST",
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                     "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28",
+                     "Mcp-Method": "tools/call", "Mcp-Name": "airline__get_reservation_details"})
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            result = json.loads(answer.read())["result"]
+        assert not result.get("isError"), result
+        assert "NO6JO3" in json.dumps(result)  # the airline upstream answered
+        children = descendants(proc.pid)
+        assert children, "the airline upstream runs under the gateway"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(60)
+    log = proc.stderr.read()
+    assert rc == 130, log  # as before: uvicorn re-raises SIGINT once it has drained and stopped
+    assert "Traceback" not in log
+    assert "adopted (launched before the SDK loaded)" in log
+    assert "discarded" not in log
+    time.sleep(0.5)
+    assert not [pid for pid in children if _alive(pid)], "every upstream process ended with the gateway"

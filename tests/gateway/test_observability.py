@@ -49,7 +49,7 @@ async def test_metrics_count_what_the_audit_log_records(data_dir):
             await c.call_tool("tb__pid", {})
             await c.call_tool("tb__delete_thing", {"name": "x"})  # asks; this client cannot answer
             await c.call_tool("tb__nope", {})
-        text = rt.metrics.render(rt.manager)
+        text = rt.metrics.render(rt.catalog_health)
     lines = set(text.splitlines())
     assert (
         'sentinel_calls_total{tool="tb__echo",upstream="tb",origin="client",decision="allow",outcome="ok"} 3'

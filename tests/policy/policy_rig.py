@@ -10,6 +10,8 @@ from typing import Any, AsyncIterator
 from mcp import Client
 from mcp.types import Tool
 
+from sentinel_mcp.core.tool_ref import ToolRef
+
 from tests.policy.bookings_server import create  # noqa: E402
 
 from sentinel_mcp.config import PolicySettings  # noqa: E402
@@ -42,6 +44,12 @@ class ClientPort:
 
     def list_catalog_tools(self) -> list[Tool]:
         return list(self.tools.values())
+
+    def identity_of(self, name: str) -> ToolRef | None:
+        return ToolRef(self.prefix, name.split("__", 1)[1]) if name in self.tools else None
+
+    def self_confirming(self, name: str) -> bool:
+        return False
 
     def call_of(self, name: str, arguments: dict[str, Any], session_id: str = "s1", origin: str = "client",
                 depth: int = 0) -> ToolCall:

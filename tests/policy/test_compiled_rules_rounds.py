@@ -17,6 +17,8 @@ import pytest
 from mcp import Client
 from mcp.types import Tool
 
+from sentinel_mcp.core.tool_ref import ToolRef
+
 from examples.airline.server import create_server as airline_server
 from examples.retail.server import create_server as retail_server
 from sentinel_mcp.config import PolicySettings
@@ -43,6 +45,12 @@ class DirectPort:
 
     def list_catalog_tools(self) -> list[Tool]:
         return list(self.tools.values())
+
+    def identity_of(self, name: str) -> ToolRef | None:
+        return ToolRef(self.prefix, name.split("__", 1)[1]) if name in self.tools else None
+
+    def self_confirming(self, name: str) -> bool:
+        return False
 
     async def invoke(self, name: str, arguments: dict[str, Any] | None, **_: Any) -> InvokeOutcome:
         if name not in self.tools:

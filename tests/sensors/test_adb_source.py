@@ -9,7 +9,7 @@ from tests.sensors.sensors_support import recorded
 from tests.sensors.sensors_fake_adb import FakeAdbServer
 
 from device_tools.sensors.errors import MalformedOutput, NoReading, SensorUnsupported, SourceUnavailable
-from device_tools.sensors.kinds import Scope, SensorKind
+from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 from device_tools.sensors.sources.adb import AdbSource
 
 pytestmark = pytest.mark.timeout(60)

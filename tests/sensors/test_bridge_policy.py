@@ -16,8 +16,8 @@ from device_tools.sensors.errors import (
     SourceUnavailable,
     Throttled,
 )
-from device_tools.sensors.kinds import MAX_RATE_HZ, Scope, SensorKind
-from device_tools.sensors.messages import SensorRequest, SensorResponse
+from sentinel_mcp.core.sensor_kinds import MAX_RATE_HZ, Scope, SensorKind
+from sentinel_mcp.core.sensor_messages import SensorRequest, SensorResponse
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -11,7 +11,7 @@ from mcp import Client
 from device_tools.sensors.audit_log import AuditLog
 from device_tools.sensors.database import DB_FILENAME, SCHEMA, SensorDatabase
 from device_tools.sensors.errors import InvalidRequest, NotRecorded
-from device_tools.sensors.kinds import Scope, SensorKind
+from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 from device_tools.sensors.server import create_server
 from sentinel_mcp.core.builtin import BuiltinContext
 from sentinel_mcp.core.call_meta import DECISION_KEY, PRINCIPAL_KEY

@@ -233,7 +233,7 @@ async def test_server_sweeps_expired_readings_while_connected(tmp_path, mode):
 
     from device_tools.sensors.consent_registry import ConsentRegistry
     from device_tools.sensors.database import SensorDatabase
-    from device_tools.sensors.kinds import Scope, SensorKind
+    from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 
     other = SensorDatabase(tmp_path / "sensors")  # a second connection, as the CLI would open
     try:

@@ -18,9 +18,10 @@ from tests.sensors.test_through_gate import BYPASSES
 
 from device_tools.adb_backend import AdbBackend
 from device_tools.errors import CommandRefused
-from device_tools.gate import SENT_KEPT, CommandGate, ReadOnlyGate
+from device_tools.gate import SENT_KEPT, CommandGate, ReadOnlyGate, shared_adb_gate
+from device_tools.phone_identity import adb_phone_key, attached_serials
 from device_tools.sensors.errors import ReadRefused
-from device_tools.sensors.kinds import SensorKind
+from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.server import create_server as sensors_server
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
@@ -62,7 +63,7 @@ def phone():
     fake.stop()
 
 
-def config(tmp_path, port: int, sensors: dict | None = None) -> Any:
+def config(tmp_path, port: int, sensors: dict | None = None, device: dict | None = None) -> Any:
     adb = {"serial": "fake-serial", "adb_port": port}
     return parse_config(
         {
@@ -70,7 +71,8 @@ def config(tmp_path, port: int, sensors: dict | None = None) -> Any:
             "sentinel": {
                 "data_dir": str(tmp_path),
                 "builtins": ["device", "sensors"],
-                "device": {"backend": "adb", "risk_classifier": False, "dump_backoff": 0} | adb,
+                "device": {"backend": "adb", "risk_classifier": False, "dump_backoff": 0}
+                | (adb if device is None else device),
                 "sensors": {"source": "adb"} | (adb if sensors is None else sensors),
             },
         },
@@ -79,11 +81,16 @@ def config(tmp_path, port: int, sensors: dict | None = None) -> Any:
     )
 
 
+def the_one_gate(rt: Any) -> CommandGate:
+    """The gateway started cleanly with one gate, the device built-in's."""
+    assert not rt.problems, rt.problems
+    assert len(rt.services.devices) == 1
+    return rt.gateway.manager.upstreams["device"].target.server.runtime.gate
+
+
 async def test_device_and_sensors_on_one_phone_share_one_gate_and_one_record(tmp_path, phone):
     async with running_gateway(config(tmp_path, phone.port)) as rt:
-        assert not rt.problems, rt.problems
-        assert len(rt.services.devices) == 1
-        gate = rt.gateway.manager.upstreams["device"].target.server.runtime.gate
+        gate = the_one_gate(rt)
         async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
             r = await c.call_tool("sensors__sensor_read", READ)
             assert not r.is_error, r.content
@@ -198,3 +205,71 @@ def test_an_adb_backend_is_made_once_per_phone():
     services.devices.shared(("adb", "x", 1, None), object, object)
     with pytest.raises(TypeError, match="not a CommandGate"):
         shared_adb_gate(services.devices, "x", 1, None, backend)
+
+
+@pytest.mark.parametrize(
+    "device, sensors",
+    [
+        ({"serial": "fake-serial", "adb_host": "localhost"}, {}),  # the serial in one section only
+        ({}, {"serial": "fake-serial", "adb_host": "::1"}),  # the other way round, another loopback
+        ({"adb_host": "localhost"}, {"adb_host": "127.0.0.1"}),  # no serial in either
+    ],
+)
+async def test_two_spellings_of_one_phone_get_one_gate(tmp_path, phone, device, sensors):
+    adb = {"adb_port": phone.port}
+    async with running_gateway(config(tmp_path, phone.port, adb | sensors, adb | device)) as rt:
+        gate = the_one_gate(rt)
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
+            r = await c.call_tool("sensors__sensor_read", READ)
+            assert not r.is_error, r.content
+    assert [" ".join(argv) for argv in gate.sent] == ["dumpsys battery"]  # the sensor's read, in its record
+
+
+def _ask(serials: list[str]):  # noqa: ANN202
+    asked: list[tuple[str, int]] = []
+
+    def ask(host: str, port: int) -> list[str]:
+        asked.append((host, port))
+        return serials
+
+    return ask, asked
+
+
+@pytest.mark.parametrize(
+    "host", ["localhost", "LocalHost.", " 127.0.0.1", "127.0.0.2", "::1", "[::1]", "0:0::1"]
+)
+def test_loopback_spellings_are_one_adb_server(host):
+    assert adb_phone_key(host, 5037, "s1") == adb_phone_key("127.0.0.1", 5037, "s1")
+
+
+@pytest.mark.parametrize(
+    "listed, serial", [(["s1"], "s1"), ([], None), (["s1", "s2"], None), (["s1", "s1 "], None)]
+)
+def test_a_missing_serial_is_the_only_attached_phone_or_none(listed, serial):
+    ask, asked = _ask(listed)
+    assert adb_phone_key("10.0.0.5", 5555, None, ask) == ("adb", "10.0.0.5", 5555, serial)
+    assert asked == [("10.0.0.5", 5555)]
+    ask, asked = _ask(["other"])
+    assert adb_phone_key("10.0.0.5", 5555, "s1", ask)[3] == "s1" and asked == []  # a named serial is kept
+
+
+def test_other_servers_and_phones_stay_apart():
+    keys = {
+        adb_phone_key("127.0.0.1", 5037, "s1"),
+        adb_phone_key("127.0.0.1", 5038, "s1"),
+        adb_phone_key("10.0.0.5", 5037, "s1"),
+        adb_phone_key("127.0.0.1", 5037, "s2"),
+        adb_phone_key("phone.lan", 5037, "s1"),
+    }
+    assert len(keys) == 5
+
+
+def test_a_phone_the_server_lists_among_several_gets_no_guess(phone):
+    services = Services()
+    make = lambda: AdbBackend(None, "127.0.0.1", 1)  # noqa: E731 - never connected here
+    assert attached_serials("127.0.0.1", phone.port) == ["fake-serial"]
+    assert attached_serials("127.0.0.1", 1) == []  # nobody there: nothing listed, no server started
+    named = shared_adb_gate(services.devices, "127.0.0.1", phone.port, "fake-serial", make)
+    assert shared_adb_gate(services.devices, "localhost", phone.port, None, make) is named
+    phone.serial = "second"  # the server now lists another phone only: no serial is not "fake-serial"
+    assert shared_adb_gate(services.devices, "localhost", phone.port, None, make) is not named

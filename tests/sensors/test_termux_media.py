@@ -15,7 +15,7 @@ from PIL import Image
 from tests.sensors.test_termux_source import calls, script
 
 from device_tools.sensors.errors import ConsentRequired, NoReading
-from device_tools.sensors.kinds import Scope, SensorKind
+from sentinel_mcp.core.sensor_kinds import Scope, SensorKind
 from device_tools.sensors.sources.termux import TermuxSource
 
 pytestmark = pytest.mark.timeout(60)

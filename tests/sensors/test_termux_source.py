@@ -12,7 +12,7 @@ import pytest
 from tests.sensors.sensors_support import FIXTURES
 
 from device_tools.sensors.errors import MalformedOutput, NoReading, SourceUnavailable
-from device_tools.sensors.kinds import SensorKind
+from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.sources.termux import TermuxSource
 
 pytestmark = pytest.mark.timeout(60)

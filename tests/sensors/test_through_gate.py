@@ -15,7 +15,7 @@ import device_tools.sensors
 from device_tools.adb_backend import AdbBackend
 from device_tools.gate import CommandGate
 from device_tools.sensors.errors import ReadRefused, SensorError
-from device_tools.sensors.kinds import SensorKind
+from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.sources.adb import AdbSource
 
 pytestmark = pytest.mark.timeout(60)

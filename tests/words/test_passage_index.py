@@ -156,8 +156,8 @@ async def test_deleting_a_passage_deletes_its_vector(tmp_path: Path) -> None:
                 keep=4,
             )
         await idx.purge(now + 50)
-        n_passages = (await idx.db.execute_fetchall("SELECT COUNT(*) FROM passages"))[0][0]
-        n_vectors = (await idx.db.execute_fetchall("SELECT COUNT(*) FROM passage_vectors"))[0][0]
+        n_passages = (await idx.db.query("SELECT COUNT(*) FROM passages"))[0][0]
+        n_vectors = (await idx.db.query("SELECT COUNT(*) FROM passage_vectors"))[0][0]
         assert n_passages == 3 + 2 and n_vectors == n_passages  # 4 kept, 2 of them expired
         assert [h.text for h in await idx.recent("memory:bob", 9)] == ["note 5", "note 3"]
     finally:

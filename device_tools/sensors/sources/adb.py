@@ -23,7 +23,7 @@ from device_tools.sensors.errors import (
     SensorUnsupported,
     SourceUnavailable,
 )
-from device_tools.sensors.kinds import SensorKind
+from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.parsers.dumpsys_battery import parse_dumpsys_battery
 from device_tools.sensors.parsers.dumpsys_location import best_fix, parse_uptime
 from device_tools.sensors.parsers.dumpsys_sensorservice import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from device_tools.sensors.kinds import SensorKind
+from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.reading import Reading
 
 

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from device_tools.sensors.errors import SensorUnsupported
-from device_tools.sensors.kinds import SensorKind
+from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.reading import Reading
 
 # waypoints (lat, lon, altitude m) of a closed walk; ~1.4 m/s walking speed

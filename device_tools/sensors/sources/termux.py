@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from device_tools.sensors.errors import SensorUnsupported, SourceUnavailable
-from device_tools.sensors.kinds import SensorKind
+from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.parsers.termux_json import (
     parse_termux_battery,
     parse_termux_location,

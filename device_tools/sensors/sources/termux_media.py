@@ -38,17 +38,18 @@ async def take_photo(run: Run, camera: str = "0") -> dict[str, Any]:
         path = Path(tmp) / "photo.jpg"
         out = await run("termux-camera-photo", "-c", camera, str(path))
         if not path.exists() or path.stat().st_size == 0:
+            problem = _api_error(out)
             raise NoReading(
-                f"the camera returned no photo{': ' + _api_error(out) if _api_error(out) else ''} "
+                f"the camera returned no photo{': ' + problem if problem else ''} "
                 "(is the camera permission granted to Termux:API?)"
             )
         if path.stat().st_size > PHOTO_MAX_BYTES:
             raise MalformedOutput(f"the photo is larger than {PHOTO_MAX_BYTES} bytes")
         try:
-            with Image.open(path) as image:
-                image.load()
-                original = image.size
-                image = image.convert("RGB")
+            with Image.open(path) as taken:
+                taken.load()
+                original = taken.size
+                image = taken.convert("RGB")
                 image.thumbnail((PHOTO_MAX_SIDE, PHOTO_MAX_SIDE))
                 buf = io.BytesIO()
                 image.save(buf, format="JPEG", quality=80)  # re-encoded: the original's EXIF stays behind

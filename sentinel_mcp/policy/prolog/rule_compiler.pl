@@ -29,11 +29,11 @@ compiled_rule(RB, G, T, RB:Call) :-
     \+ nb_current(sn_interpreted, true),
     compound(G), !,
     compound_name_arguments(G, N, As), length(As, A),
-    catch(RB:'$compiled'(N, A, CN), _, fail),
+    undefined_fails(RB:'$compiled'(N, A, CN)),
     append(As, [T], As1), Call =.. [CN|As1].
 compiled_rule(RB, G, T, RB:Call) :-
     atom(G), \+ nb_current(sn_interpreted, true),
-    catch(RB:'$compiled'(G, 0, CN), _, fail),
+    undefined_fails(RB:'$compiled'(G, 0, CN)),
     Call =.. [CN, T].
 
 %  sn_decide_interpreted(...): sn_decide/9 with every rule interpreted by prove/2 (the reference path).
@@ -85,34 +85,72 @@ compile_clause(RB, CN, Clause, (CH :- Code)) :-
 
 %  body_code(+Goal, +RB, ?Tree, -Code): Code proves Goal as prove(Goal, Tree) would. Tree is only ever bound
 %  by Code at run time (a branch binding it here would constrain the other branches).
-body_code(V, _, T, sentinel_core:prove(V, T)) :- var(V), !.
-body_code(true, _, T, T = true) :- !.
-body_code((A, B), RB, T, (T = and(TA, TB), CA, CB)) :- !,
-    body_code(A, RB, TA, CA), body_code(B, RB, TB, CB).
-body_code((C -> Th ; E), RB, T, ( CC -> CTh, T = if(TC, TTh) ; CE )) :- !,
-    body_code(C, RB, TC, CC), body_code(Th, RB, TTh, CTh), body_code(E, RB, T, CE).
-body_code((C *-> Th ; E), RB, T, ( CC *-> CTh, T = if(TC, TTh) ; CE )) :- !,
-    body_code(C, RB, TC, CC), body_code(Th, RB, TTh, CTh), body_code(E, RB, T, CE).
-body_code((A ; B), RB, T, ( CA ; CB )) :- !,
-    body_code(A, RB, T, CA), body_code(B, RB, T, CB).
-body_code((C -> Th), RB, T, ( T = if(TC, TTh), ( CC -> CTh ) )) :- !,
-    body_code(C, RB, TC, CC), body_code(Th, RB, TTh, CTh).
-body_code(\+ G, RB, T, ( T = not(G), \+ CG )) :- !,
-    body_code(G, RB, _, CG).
-body_code(once(G), RB, T, once(CG)) :- !,
-    body_code(G, RB, T, CG).
-body_code(ignore(G), RB, T, ( CG -> true ; T = true )) :- !,
-    body_code(G, RB, T, CG).
-body_code(G, _, T, sentinel_core:prove(G, T)) :- \+ callable(G), !.
-body_code(G, _, T, sentinel_core:prove(G, T)) :- G = _:_, !.
-body_code(G, _, T, sentinel_core:prove(G, T)) :- special_form(G), !.
-body_code(G, RB, T, ( T = fact(G, P), sentinel_core:base_solve(RB, G, P) )) :- base(RB, G), !.
-body_code(G, RB, T, ( T = native(G), RB:G )) :- functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !.
-body_code(G, RB, T, RB:Call) :- compiled_twin(RB, G, T, Call), !.
-body_code(G, RB, T, sentinel_core:prove(G, T)) :- user_pred(RB, G), !.  % a rule left to the interpreter
-body_code(G, RB, T, ( T = decl(G), RB:G )) :- functor(G, N, A), decl_indicator(N/A), !.
-body_code(G, RB, T, ( T = builtin(G), RB:G )) :- catch(runtime_allowed(RB, G), _, fail), !.
-body_code(G, _, T, sentinel_core:prove(G, T)).  % refused at run time, as prove/2 refuses it
+body_code(G, RB, T, Code) :- body_code(rule, G, RB, T, Code).
+
+%  body_code(+Mode, +Goal, +RB, ?Tree, -Code): Mode rule (the twins: every policy construct is prove/2's) or
+%  guard (a guard's native proof, native_guards.pl: a requirement is proved in place).
+body_code(_, V, _, T, sentinel_core:prove(V, T)) :- var(V), !.
+body_code(_, true, _, T, T = true) :- !.
+body_code(M, (A, B), RB, T, (T = and(TA, TB), CA, CB)) :- !,
+    body_code(M, A, RB, TA, CA), body_code(M, B, RB, TB, CB).
+body_code(M, (C -> Th ; E), RB, T, ( CC -> CTh, T = if(TC, TTh) ; CE )) :- !,
+    body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh), body_code(M, E, RB, T, CE).
+body_code(M, (C *-> Th ; E), RB, T, ( CC *-> CTh, T = if(TC, TTh) ; CE )) :- !,
+    body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh), body_code(M, E, RB, T, CE).
+body_code(M, (A ; B), RB, T, ( CA ; CB )) :- !,
+    body_code(M, A, RB, T, CA), body_code(M, B, RB, T, CB).
+body_code(M, (C -> Th), RB, T, ( T = if(TC, TTh), ( CC -> CTh ) )) :- !,
+    body_code(M, C, RB, TC, CC), body_code(M, Th, RB, TTh, CTh).
+body_code(M, \+ G, RB, T, ( T = not(G), \+ CG )) :- !,
+    body_code(M, G, RB, _, CG).
+body_code(M, once(G), RB, T, once(CG)) :- !,
+    body_code(M, G, RB, T, CG).
+body_code(M, ignore(G), RB, T, ( CG -> true ; T = true )) :- !,
+    body_code(M, G, RB, T, CG).
+body_code(guard, G, RB, T, Code) :- native_requirement(G, RB, T, Code), !.  % native_guards.pl
+body_code(_, G, _, T, sentinel_core:prove(G, T)) :- \+ callable(G), !.
+body_code(_, G, _, T, sentinel_core:prove(G, T)) :- G = _:_, !.
+body_code(_, G, _, T, sentinel_core:prove(G, T)) :- special_form(G), !.
+body_code(_, G, RB, T, ( T = fact(G, P), Code )) :- base(RB, G), !, base_code(RB, G, P, Code).
+body_code(_, G, RB, T, ( T = native(G), RB:G )) :- functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !.
+body_code(_, G, RB, T, RB:Call) :- compiled_twin(RB, G, T, Call), !.
+body_code(_, G, RB, T, sentinel_core:prove(G, T)) :- user_pred(RB, G), !.  % a rule left to the interpreter
+body_code(_, G, RB, T, ( T = decl(G), RB:G )) :- functor(G, N, A), decl_indicator(N/A), !.
+body_code(_, G, RB, T, ( T = builtin(G), RB:G )) :- catch(runtime_allowed(RB, G), _, fail), !.
+body_code(_, G, _, T, sentinel_core:prove(G, T)).  % refused at run time, as prove/2 refuses it
+
+%  base_code(+RB, +G, ?P, -Code): base_solve(RB, G, P), with what the rulebase declares about G's predicate
+%  settled now: a predicate without an askable skips the askable look-up (askable_of/3 finds nothing for it),
+%  one without a binding the fetch check too (ensure_fetched/2 holds for it, whatever its arguments).
+base_code(RB, G, P, Code) :-
+    functor(G, N, A),
+    (   RB:'$askable'(N, A, _, _, _, _)
+    ->  Code = sentinel_core:base_solve(RB, G, P)
+    ;   RB:'$binding'(N, A, _, _, _)
+    ->  fact_code(N, A, G, P, Found), fetched_code(RB, N, A, G, Fetched),
+        Code = ( Fetched -> Found ; sentinel_core:assume(G), P = assumed )
+    ;   fact_code(N, A, G, P, Code)
+    ).
+
+%  fetched_code(+RB, +N, +A, +G, -Code): sentinel_core:fetched(RB, N, A, G) with the bindings of N/A written
+%  out in their order (each one's look-up done here, once): for each, a binding whose inputs the goal grounds
+%  and whose fetch marker is not valid records the fetch and fails the check.
+fetched_code(RB, N, A, G, Code) :-
+    findall(H-T-Args, RB:'$binding'(N, A, H, T, Args), Bs),
+    maplist(binding_check(N, A, G), Bs, Checks),
+    conjunction(Checks, Code).
+
+binding_check(N, A, G, H-T-Args,
+              \+ ( H = G, ground(Args),
+                   \+ sentinel_core:valid_fact_of('$fetched', '$fetched'(N, A, T, json(Args)), _),
+                   sentinel_core:record_need(fetch(T, Args, G)) )).
+
+conjunction([], true).
+conjunction([C], C) :- !.
+conjunction([C|Cs], (C, Rest)) :- conjunction(Cs, Rest).
+
+fact_code(N, A, G, P, Code) :-
+    ( A > 0 -> Code = sentinel_core:valid_fact_of(N, G, P) ; Code = sentinel_core:valid_fact(G, P) ).
 
 %  The twin of a rule being compiled now or already (all rules of the rulebase are compiled together).
 compiled_twin(RB, G, T, Call) :-

@@ -228,7 +228,13 @@ install_base_wrappers(RB) :-
 wrapped(RB, PI) :- catch(RB:'$wrapped'(PI), _, fail).
 
 sn_finish_load(RB) :- dynamic(RB:'$wrapped'/1), install_base_wrappers(RB), mark_cuts(RB), compile_rulebase(RB),
-    note_guard_wildcards(RB).
+    note_guard_wildcards(RB), compile_guards(RB), define_library_goals(RB).
+
+%  Every library predicate the rulebase's bodies call is loaded now, with no inference limit, not autoloaded
+%  by the first decision that calls it (a decision under a small cap, sn_decide_capped/10, could not).
+define_library_goals(RB) :-
+    forall(( RB:'$src'(Kind, T, _, _), body_of(Kind, T, Body), leaf_goal(Body, G), callable(G), G \= _:_ ),
+           ignore(catch('$define_predicate'(RB:G), _, true))).
 
 % Clauses with a cut run natively (the meta-interpreter does not model cut); their base facts are still
 % looked up (and needs recorded) through the base wrappers.

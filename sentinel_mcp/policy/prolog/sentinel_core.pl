@@ -11,6 +11,7 @@
 :- use_module(library(time)).
 :- use_module(library(solution_sequences)).
 :- use_module(library(occurs)).
+:- use_module(library(aggregate)).  % loaded here, never autoloaded during a decision (sn_decide_capped/10)
 :- use_module(sentinel_rt, []).
 
 :- dynamic cur/2, need/1, unmet/1.
@@ -22,6 +23,7 @@
 :- include(goal_check).
 :- include(rule_compiler).
 :- include(json_text).
+:- include(native_guards).
 
 
 declaration(binding(_, _, _, _)).
@@ -51,11 +53,24 @@ from_json_atom(Atom, Term) :- json_opts(O), atom_json_term(Atom, Term, O).
 
 % ---------------------------------------------------------------- per-query state
 
-begin_query(RB, Session, Now) :-
-    retractall(cur(_, _)), retractall(need(_)), retractall(unmet(_)),
-    assertz(cur(rb, RB)), assertz(cur(session, Session)), assertz(cur(now, Now)),
-    assertz(cur(req_depth, 0)), assertz(cur(unmet_seq, 0)),
+%  The query's rulebase, session, time and call (c(Tool, Digest, Version), or none outside a decision) are one
+%  global term, read where a fact is looked up (some 40 times a decision); the rest of the state (cur/2,
+%  need/1, unmet/1) is what a pass that is not a plain proof records, and is emptied only when a pass left
+%  some: asserting and retracting the same facts on every decision cost more than the look-ups.
+begin_query(RB, Session, Now) :- begin_query(RB, Session, Now, none).
+
+begin_query(RB, Session, Now, Call) :-
+    nb_setval(sn_query, q(RB, Session, Now, Call)),
+    ( need(_) -> retractall(need(_)) ; true ),
+    ( unmet(_) -> retractall(unmet(_)) ; true ),
+    (   findall(K-V, cur(K, V), [req_depth-0, unmet_seq-0])
+    ->  true
+    ;   retractall(cur(_, _)), assertz(cur(req_depth, 0)), assertz(cur(unmet_seq, 0))
+    ),
     ensure_session(Session).
+
+query_rb(RB) :- nb_getval(sn_query, q(RB, _, _, _)).
+query_now(Now) :- nb_getval(sn_query, q(_, _, Now, _)).
 
 %  (The last session made ready is remembered: the look-up of a module's predicate was ~3 % of a decision;
 %  a session's '$fact'/5 stays defined once it is: sn_drop_session/1 only retracts.)
@@ -64,24 +79,29 @@ ensure_session(S) :-
     ;   ( current_predicate(S:'$fact'/5) -> true ; dynamic(S:'$fact'/5) ), nb_setval(sn_ready_session, S)
     ).  % fact_terms.pl
 
-record_need(N) :- ( need(N0), N0 =@= N -> true ; assertz(need(N)) ).
+record_need(N) :- native_event, ( need(N0), N0 =@= N -> true ; assertz(need(N)) ).
 
 %  Unmet conditions are kept as u(Depth, Seq, What): a requirement met deep inside another one's goal is
 %  more specific than the one around it, and is listed first (then in the order they were found).
 record_unmet(W) :- cur(req_depth, D), record_unmet(W, D).
 record_unmet(W, D) :-
+    native_event,
     (   unmet(u(_, _, W0)), W0 =@= W -> true
     ;   retract(cur(unmet_seq, S)), S1 is S + 1, assertz(cur(unmet_seq, S1)), assertz(unmet(u(D, S1, W)))
     ).
-unmet(W) :- unmet(u(_, _, W)).
 
 %  After a requirement held, what its goal's failed alternatives noted is no longer true: forget it.
 forget_unmet_after(S0) :- forall(( unmet(u(D, S, W)), S > S0 ), retract(unmet(u(D, S, W)))).
 
 denied :- cur(denied, true).
-mark_denied :- ( denied -> true ; assertz(cur(denied, true)) ).
+mark_denied :- native_event, ( denied -> true ; assertz(cur(denied, true)) ).
 
-valid_fact(G, P) :- cur(session, S), cur(now, Now), stored_fact(S, G, Exp, P), Exp > Now.
+valid_fact(G, P) :- nb_getval(sn_query, q(_, S, Now, _)), stored_fact(S, G, Exp, P), Exp > Now.
+
+%  valid_fact_of(+N, +G, -P): valid_fact/2 for G, a compound of predicate name N (its stored_fact/4 key known:
+%  the compiled base goals, the fetch markers; about 40 look-ups an allowed call).
+valid_fact_of(N, G, P) :-
+    nb_getval(sn_query, q(_, S, Now, _)), arg(1, G, K), S:'$fact'(N, K, G, Exp, P), Exp > Now.
 
 % ---------------------------------------------------------------- the meta-interpreter
 
@@ -101,7 +121,7 @@ prove(require(G, Why, Ref), Tree) :- !,
     (   D =:= 0
     ->  % at the top of a guard, a requirement that cannot be evaluated because an earlier one failed or a fact
         % is still unknown (an unbound value reaching arithmetic) is skipped: the pass cannot prove anyway
-        catch(with_depth(D, G, T, Ok), E, ( ( denied ; cur(assumed, true) ) -> Ok = skipped ; throw(E) ))
+        catch(with_depth(D, G, T, Ok), E, skipped_on(E, Ok))
     ;   with_depth(D, G, T, Ok)
     ),
     (   Ok == true
@@ -139,11 +159,11 @@ prove(confirmed_items(H, Items, From), T) :- !,
 prove(fact_provenance(G, P), fact(G, P)) :- !, fact_provenance(G, P).
 prove(context_value(N, V), context(N, V)) :- !, context_value(N, V).
 prove(call_tool_name(T), call_tool(T)) :- !, cur(call, T, _, _).
-prove(G, T) :- cur(rb, RB), prove_goal(RB, G, T).
+prove(G, T) :- query_rb(RB), prove_goal(RB, G, T).
 
 %  A goal that is no control construct: the rulebase is looked up once for all the kinds it may be.
 prove_goal(RB, G, fact(G, P)) :- base(RB, G), !, base_solve(RB, G, P).
-prove_goal(RB, G, native(G)) :- functor(G, N, A), catch(RB:'$has_cut'(N/A), _, fail), !, call(RB:G).
+prove_goal(RB, G, native(G)) :- functor(G, N, A), undefined_fails(RB:'$has_cut'(N/A)), !, call(RB:G).
 prove_goal(RB, G, T) :- compiled_rule(RB, G, T, Call), !, call(Call).  % rule_compiler.pl
 prove_goal(RB, G, rule(G, T)) :- user_pred(RB, G), !, clause(RB:G, Body), prove(Body, T).
 prove_goal(RB, G, decl(G)) :- functor(G, N, A), decl_indicator(N/A), !, call(RB:G).
@@ -153,12 +173,28 @@ prove_goal(RB, G, builtin(G)) :-
     ;   functor(G, N, A), throw(error(permission_error(call, builtin, N/A), _))
     ).
 
-cur(call, T, D, V) :- cur(call, c(T, D, V)).
+%  undefined_fails(:G): G, failing if its predicate is not defined (a module loaded without sn_finish_load/1);
+%  a catch of that error only, so that a limit reached in a proof is never caught on the way.
+undefined_fails(G) :- catch(G, error(existence_error(procedure, _), _), fail).
+
+cur(call, T, D, V) :- nb_getval(sn_query, q(_, _, _, c(T, D, V))).
 
 %  The text a confirmation shows: format/3 of its template, which for '~w' and one text (confirmed_items/3:
 %  readable/2 gives atoms) is that text itself, the same atom without format/3 (a cost on every allow).
 confirmation_text(F, A, Msg) :- F == '~w', A = [T], atom(T), !, Msg = T.
 confirmation_text(F, A, Msg) :- format(atom(Msg), F, A).
+
+%  An error in a requirement after the pass was denied or assumed something skips it; not in a capped pass
+%  (sn_decide_capped/10), where an error may be one the cap caused: that pass is decided again with the whole
+%  limit. A limit reached is never skipped: SWI-Prolog raises it once, and a pass that caught it would go on
+%  with no limit at all (a later looping requirement then never ended, and the engine with it).
+skipped_on(E, Ok) :-
+    (   \+ limit_signal(E), ( denied ; cur(assumed, true) )
+    ->  ( nb_current(sn_capped, true) -> throw(sn_over_cap) ; Ok = skipped )
+    ;   throw(E)
+    ).
+
+limit_signal(E) :- atom(E), memberchk(E, [inference_limit_exceeded, time_limit_exceeded, sn_over_cap, sn_native_abort]).
 
 %  Prove G one requirement deeper (nesting tells how specific a broken rule is); Ok is true or false.
 with_depth(D, G, T, Ok) :-
@@ -170,7 +206,7 @@ set_depth(D) :- retractall(cur(req_depth, _)), assertz(cur(req_depth, D)).
 user_pred(RB, G) :- predicate_property(RB:G, dynamic), \+ predicate_property(RB:G, imported_from(_)),
     functor(G, N, A), \+ decl_indicator(N/A).
 
-base_native(G) :- cur(rb, RB), base_solve(RB, G, _).
+base_native(G) :- query_rb(RB), base_solve(RB, G, _).
 
 %  base_solve(+RB, ?G, -Prov): a valid stored fact, else record what would establish it and fail.
 base_solve(RB, G, P) :-
@@ -185,7 +221,7 @@ base_solve(RB, G, P) :-
 %  A fact that is being fetched (or asked) is assumed for the rest of this pass (its unknown arguments
 %  left unbound), so one pass collects the needs of every later goal too and they are fetched together;
 %  a pass that assumed anything never proves.
-assume(G) :- ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ), taint_vars(G).
+assume(G) :- native_event, ( cur(assumed, true) -> true ; assertz(cur(assumed, true)) ), taint_vars(G).
 
 %  What an assumed fact leaves unknown must not become the subject of a question in the same pass: its
 %  variables are marked, and a value one of them is later bound to (e.g. by enumerating stored facts) is
@@ -198,8 +234,17 @@ tainted(T) :- sub_term(A, T), atomic(A), cur(tainted, A), !.
 
 %  If a binding covers G, its inputs are ground, and it was not fetched (or expired): record a need.
 ensure_fetched(RB, G) :-
-    \+ ( bindings_of(RB, G, G1, T, Args1), G1 = G, ground(Args1),
-         \+ ( fetched_marker(G, T, Args1, M), valid_fact(M, _) ),
+    (   current_predicate(RB:'$binding'/5)
+    ->  functor(G, N, A), fetched(RB, N, A, G)
+    ;   \+ ( bindings_of(RB, G, G1, T, Args1), G1 = G, ground(Args1),
+             \+ ( fetched_marker(G, T, Args1, M), valid_fact(M, _) ),
+             record_need(fetch(T, Args1, G)) )
+    ).
+
+%  fetched(+RB, +N, +A, +G): ensure_fetched/2 for G of predicate N/A, by the bindings index (rule_compiler.pl).
+fetched(RB, N, A, G) :-
+    \+ ( RB:'$binding'(N, A, G1, T, Args1), G1 = G, ground(Args1),
+         \+ valid_fact_of('$fetched', '$fetched'(N, A, T, json(Args1)), _),
          record_need(fetch(T, Args1, G)) ).
 
 fetched_marker(G, T, Args, '$fetched'(N, A, T, json(Args))) :- functor(G, N, A).
@@ -261,7 +306,7 @@ dont_know(G, a(_, Q, Ty, O), P0, P) :-
 %  A question with its inputs (a question may use fewer of them than it has: the first ones).
 question_text(Q, Ins, Msg) :-
     text_to_atom(Q, QA), readable_args(Ins, T),
-    (   append(Used, _, T), catch(format(atom(Msg), QA, Used), _, fail) -> true ; Msg = QA ).
+    (   append(Used, _, T), catch(format(atom(Msg), QA, Used), error(_, _), fail) -> true ; Msg = QA ).
 
 %  G0: G with the answer argument free (the whole G for yes_no).
 askable_inputs(G, yes_no, G) :- !.
@@ -274,18 +319,67 @@ inputs_of_askable(_, H, Ins) :- H =.. [_|As], ( As == [] -> Ins = [] ; append(In
 
 %  sn_decide(+RB, +Session, +Now, +Tool, +ArgsJson, +Digest, +Version, +Limit, -Out)
 sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
-    begin_query(RB, Session, Now),
-    assertz(cur(call, c(Tool, Digest, Version))),
-    from_json_atom(ArgsJson, json(CallArgs)),
+    begin_query(RB, Session, Now, c(Tool, Digest, Version)),
+    call_args(ArgsJson, CallArgs),
+    (   native_decision(RB, Tool, CallArgs, Limit, Out0)  % native_guards.pl
+    ->  true
+    ;   full_pass(RB, Tool, CallArgs, Limit, Out0)
+    ),
+    answer_text(Out0, Out).
+
+%  call_args(+Text, -Pairs): a call's arguments, from their JSON (an object), or from the form engine.py gives a
+%  flat object of texts, integers, booleans and nulls: 0x1E, then each key and its tagged value (s Text,
+%  i Integer, t, f, n) after a 0x1F, in the object's order (the characters 0x1E and 0x1F never in a key or value).
+%  The same terms the JSON reader gives (texts are atoms), split in C instead of parsed.
+call_args(Text, Pairs) :-
+    (   sub_atom(Text, 0, 1, _, '\x1e\')
+    ->  atomic_list_concat(['\x1e\'|Parts], '\x1f\', Text), tagged_pairs(Parts, Pairs)
+    ;   from_json_atom(Text, json(Pairs))
+    ).
+
+tagged_pairs([], []).
+tagged_pairs([K, TV|Parts], [K=V|Pairs]) :-
+    sub_atom(TV, 0, 1, _, Tag), sub_atom(TV, 1, _, 0, VT), tagged_value(Tag, VT, V),
+    tagged_pairs(Parts, Pairs).
+
+tagged_value(s, T, T).
+tagged_value(i, T, V) :- atom_number(T, V), integer(V).
+tagged_value(t, '', true).
+tagged_value(f, '', false).
+tagged_value(n, '', null).
+
+%  The answer's JSON; an allow whose proof is kept (nothing needed or unmet) is one fixed text around its id.
+answer_text(json([status=proved, tree=json([kept=Id])]), Out) :- integer(Id), \+ need(_), \+ unmet(_), !,
+    format(atom(Out), '{"status":"proved","tree":{"kept":~d},"needs":[],"unmet":[],"tentative":[],"violations":[]}',
+           [Id]).
+answer_text(Out0, Out) :- add_needs(Out0, Out1), to_json_atom(Out1, Out).
+
+%  The pass that decides every outcome (the meta-interpreter, with the compiled rules unless interpreted).
+full_pass(RB, Tool, CallArgs, Limit, Out0) :-
     tool_guards(RB, Tool, Guards),
     (   Guards == []
     ->  Out0 = json([status=no_guard])
     ;   catch(limited(prove_guards(Guards, CallArgs, Trees), Limit, R), E, true),
-        query_outcome(E, R, Trees, Status, TreeJ),
-        ( Status == error -> Out0 = json([status=Status, message=TreeJ]) ; Out0 = json([status=Status, tree=TreeJ]) ),
-        ( Status == error -> print_message(warning, format('guard error: ~q', [E])) ; true )
-    ),
-    add_needs(Out0, Out1), to_json_atom(Out1, Out).
+        (   nb_current(sn_capped, true), ( R == inference_limit_exceeded ; E == sn_over_cap )
+        ->  Out0 = json([status=over_limit])  % sn_decide_capped/10: decided again with the whole limit
+        ;   query_outcome(E, R, Trees, Status, TreeJ),
+            ( Status == error -> Out0 = json([status=Status, message=TreeJ]) ; Out0 = json([status=Status, tree=TreeJ]) ),
+            ( Status == error -> print_message(warning, format('guard error: ~q', [E])) ; true )
+        )
+    ).
+
+%  sn_decide_capped(+Compact, +RB, +Session, +Now, +Tool, +ArgsJson, +Digest, +Version, +Cap, -Out): sn_decide/9
+%  (sn_decide_compact/9 when Compact is true) under Cap inferences, fewer than the rulebase's limit, for a
+%  caller that runs it on its own thread (engine.py): a pass that needs more answers {"status": "over_limit"}
+%  instead of deciding, and is decided again on the engine's thread with the whole limit; so does a pass
+%  that erred (the caller asks again), as an error may be one the cap caused.
+sn_decide_capped(Compact, RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out) :-
+    setup_call_cleanup(nb_setval(sn_capped, true),
+                       (   Compact == true
+                       ->  sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out)
+                       ;   sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out)
+                       ),
+                       nb_setval(sn_capped, false)).
 
 %  sn_decide_compact(...): sn_decide/9 (the fast path), but a proved call's tree is kept, not written: its
 %  JSON is {"kept": Id}, and sn_render_kept_proof/2 writes it when it is asked for.
@@ -298,7 +392,7 @@ sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out)
 %  is not kept: already rendered, or dropped).
 sn_render_kept_proof(Id, Out) :-
     kept_key(Id, K),
-    (   nb_current(K, kept(T)) -> nb_delete(K), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
+    (   recorded(K, kept(T), Ref) -> erase(Ref), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
     ;   throw(error(existence_error(kept_proof, Id), _))
     ).
 
@@ -358,19 +452,20 @@ proved_tree(T, TJ) :-
     ;   tree_json(T, TJ)
     ).
 
-%  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each in a global
-%  variable of its own: a copy, without compiling a clause of the tree and decompiling it again.
+%  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each recorded under a
+%  key of its own: a copy, without compiling a clause of the tree and decompiling it again; in the recorded
+%  database, which every engine shares (a proof kept by a decision on a caller's thread, engine.py's try_now,
+%  is written by whichever engine reads it), and which garbage collection does not walk.
 keep_proof(T, Id) :-
     flag(sn_kept_proof, Id0, Id0 + 1), Id is Id0 + 1,
-    kept_key(Id, K), nb_setval(K, kept(T)),
-    Old is Id - 1024, kept_key(Old, OK), ( nb_current(OK, _) -> nb_delete(OK) ; true ).
+    kept_key(Id, K), recordz(K, kept(T)),
+    Old is Id - 1024, kept_key(Old, OK), forall(recorded(OK, _, R), erase(R)).
 
 kept_key(Id, K) :- atom_concat('$sn_kept_proof_', Id, K).
 
 %  sn_drop_kept_proofs: forget every kept proof (unread ones: a benchmark's).
 sn_drop_kept_proofs :-
-    findall(K, ( nb_current(K, _), atom(K), sub_atom(K, 0, _, _, '$sn_kept_proof_') ), Ks),
-    maplist(nb_delete, Ks).
+    forall(( current_key(K), atom(K), sub_atom(K, 0, _, _, '$sn_kept_proof_') ), forall(recorded(K, _, R), erase(R))).
 
 limited(G, Limit, R) :- ( call_with_inference_limit(G, Limit, R) -> true ; R = failed ).
 
@@ -554,6 +649,6 @@ prove_all([], []).
 prove_all([G|Gs], [T|Ts]) :- once(prove(G, T)), prove_all(Gs, Ts).
 
 % natively callable (sentinel_rt re-exports them to rulebases)
-fact_provenance(G, P) :- cur(rb, RB), ensure_fetched(RB, G), valid_fact(G, P).
+fact_provenance(G, P) :- query_rb(RB), ensure_fetched(RB, G), valid_fact(G, P).
 context_value(N, V) :- valid_fact('$context'(N, V), _).
 call_tool_name(T) :- cur(call, T, _, _).

@@ -2,8 +2,9 @@
 :- module(sentinel_rt, [now/1, iso_hours_between/3, iso_date_before/2, option_value/4, json_get/3,
                         fact_provenance/2, context_value/2, call_tool_name/1, answer_label/3, humanized/2]).
 :- use_module(library(lists)).
+:- use_module(library(date)).  % parse_time/3: loaded here, never autoloaded during a decision
 
-now(T) :- sentinel_core:cur(now, T).
+now(T) :- sentinel_core:query_now(T).
 
 fact_provenance(G, P) :- sentinel_core:fact_provenance(G, P).
 context_value(N, V) :- sentinel_core:context_value(N, V).
@@ -41,7 +42,7 @@ json_get(json(KVs), K, V) :- memberchk(K = V, KVs).
 %  answer_label(+Predicate, +Value, -Label): how the askable Predicate offers Value to a person (its label in
 %  choice([Value - Label, ...])), else the value humanized (change_of_plan -> 'Change of plan').
 answer_label(P, V, L) :-
-    (   sentinel_core:cur(rb, RB), RB:askable(H, _, choice(Cs), _), functor(H, P, _), memberchk(V - L0, Cs)
+    (   sentinel_core:query_rb(RB), RB:askable(H, _, choice(Cs), _), functor(H, P, _), memberchk(V - L0, Cs)
     ->  ( string(L0) -> atom_string(L, L0) ; L = L0 )
     ;   humanized(V, L)
     ).

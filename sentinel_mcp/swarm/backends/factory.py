@@ -16,9 +16,14 @@ from sentinel_mcp.swarm.backends.sampling import SamplingBackend, client_offers_
 class BackendChoice(Protocol):
     """What picks a backend: ``sentinel.swarm`` and ``sentinel.agent`` both carry these three keys."""
 
-    backend: str
-    openai: OpenAISettings
-    local: Any  # swarm.settings.LocalSettings: tool, model_path, max_tokens
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def openai(self) -> OpenAISettings: ...
+
+    @property
+    def local(self) -> Any: ...  # swarm.settings.LocalSettings: tool, model_path, max_tokens
 
 
 def sampling_problem(

@@ -57,7 +57,8 @@ class LlmToolBackend:
             except ValueError:
                 data = {"text": _text_of(result)}
         text = str(data.get("text") or "")
-        tokens = data.get("tokens") if isinstance(data.get("tokens"), dict) else {}
+        counted = data.get("tokens")
+        tokens: dict[str, Any] = counted if isinstance(counted, dict) else {}
         return ModelReply(
             text=text,
             json_data=data.get("json"),

@@ -1,6 +1,7 @@
 """Wire shapes of a sensor request and its answer, exactly as the on-device agent design defines them.
 
-``SensorRequest``/``SensorResponse`` are shared with the A2A participant (``sensor_request``).
+A contract between areas: the sensors built-in (``device_tools.sensors``) answers them and the A2A participant
+(``sensor_request``) carries them, and neither imports the other.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from device_tools.sensors.kinds import MAX_RATE_HZ, Scope, SensorKind, parse_scope, parse_sensor
+from sentinel_mcp.core.sensor_kinds import MAX_RATE_HZ, Scope, SensorKind, parse_scope, parse_sensor
 
 
 class SensorRequest(BaseModel):

@@ -1,10 +1,13 @@
-"""``serve`` over stdio, started so that the stdio upstreams' own starts overlap the gateway's (issue 21).
+"""``serve`` started so that the stdio upstreams' own starts overlap the gateway's (issue 21), either front.
 
 The config's stdio upstreams are launched first, before the gateway imports the MCP SDK, its engine and its
 built-ins (about a second of CPU, most of it the SDK); an upstream (a Python MCP server) spends that second
 importing the same SDK in its own process. The SDK adopts the launched processes when it connects
 (``gateway/early_spawn.py``); what it does not adopt is killed once start-up is over. Nothing is served before
 the gateway is assembled as before: the guard, the audit log and every upstream's first connection included.
+Over HTTP the uvicorn server runs in the same event loop that launched the upstreams (adopted processes belong
+to the loop that spawned them), as ``await server.serve()``; uvicorn handles SIGINT and SIGTERM as in its own
+``run``.
 """
 
 from __future__ import annotations
@@ -32,8 +35,23 @@ async def serve_stdio_early(config: Config) -> None:
         await early_spawn.discard()  # start-up failed before the SDK asked for them: nothing is left running
 
 
+async def serve_http_early(config: Config, host: str, port: int) -> None:
+    try:
+        await launch_stdio_upstreams(config)
+        from sentinel_mcp.app.serve import http_server
+
+        server = http_server(config, host, port)  # a refusal to serve (TLS, auth) raises here, no socket yet
+        await server.serve()
+    finally:
+        await early_spawn.discard()
+
+
 def run_stdio(config: Config) -> None:
     try:
         anyio.run(serve_stdio_early, config)
     except KeyboardInterrupt:
         pass
+
+
+def run_http(config: Config, host: str, port: int) -> None:
+    anyio.run(serve_http_early, config, host, port)

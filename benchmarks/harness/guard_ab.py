@@ -1,0 +1,118 @@
+"""The guard decision of two source trees, interleaved in one run (a busy shared machine moves every figure,
+so only runs taken side by side compare): each round runs each tree in a child process of its own, which
+builds ``hot_path.py``'s guard (the airline cancel guard, every fact present, 100k other facts) and prints, as
+JSON: ``PolicyGuard.decide`` with the proof kept and not read (p50, p99, process CPU per decision), inside the
+engine (SWI-Prolog's CPU clock, p50, p99), decide with the proof written at once (the gateway's guard) and
+decide with the kept proof then read (CPU, p50). The summary gives each figure's best / median over rounds.
+
+Usage: python benchmarks/harness/guard_ab.py --base /work/main [--rounds 3] [--decisions 1000]
+Each tree runs with its own ``.venv`` when it has one (else this interpreter), its sources first on the path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve()
+
+
+async def measure(n: int) -> dict[str, float]:
+    """In the child: this tree's guard, measured."""
+    import guard_latency as gl
+    from mcp import Client
+
+    from sentinel_mcp.core.lazy_proof import rendered_proof
+
+    out: dict[str, float] = {}
+
+    async def timed(guard: Any, c: Any, prefix: str, read: bool) -> None:
+        walls = []
+        c0 = time.process_time()
+        for _ in range(n):
+            t = time.perf_counter()
+            d = await guard.decide(c)
+            if read:
+                await rendered_proof(d.proof)
+            walls.append(time.perf_counter() - t)
+        out[f"{prefix}_cpu"] = (time.process_time() - c0) / n * 1e6
+        out[f"{prefix}_p50"] = gl.pct(walls, 0.5) * 1e6
+        out[f"{prefix}_p99"] = gl.pct(walls, 0.99) * 1e6
+
+    with tempfile.TemporaryDirectory() as d:
+        async with Client(gl.airline_server(), mode="auto") as client:
+            port = gl.DirectPort(client, "airline")
+            await port.refresh()
+            guard = gl.PolicyGuard([gl.RULEBASES_DIR / "airline.pl"], port, store_path=Path(d) / "airline.db",
+                                   settings=gl.PolicySettings(guard_timeout=30),
+                                   seeds={"current_user": "amelia_davis_8890"})
+            await guard.start(watch=False)
+            try:
+                c = gl.call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
+                dec = await guard.decide(c)
+                while isinstance(dec, gl.Ask):
+                    for q in dec.questions:
+                        value = True if q.meta["kind"] == "confirm" else "change_of_plan"
+                        await guard.record_answer(c, q, gl.Answer(action="accept", content={"answer": value}))
+                    dec = await guard.decide(c)
+                assert isinstance(dec, gl.Allow), dec
+                await guard.knowledge.add(gl.filler("bench", 0, 100_000))
+                guard.fast_path = guard.lazy_proofs = True
+                for _ in range(50):
+                    await guard.decide(c)
+                await timed(guard, c, "decide", read=False)
+                await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
+                t = await gl.in_engine(guard, c, min(n, 300), True, lazy=True)
+                out["engine_p50"], out["engine_p99"] = gl.pct(t, 0.5) * 1000, gl.pct(t, 0.99) * 1000
+                await timed(guard, c, "lazy_read", read=True)
+                guard.lazy_proofs = False
+                await timed(guard, c, "written", read=True)
+            finally:
+                await guard.close()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", help="the other source tree (e.g. main's checkout)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--decisions", type=int, default=1000)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(asyncio.run(measure(args.decisions))))
+        return
+    if not args.base:
+        ap.error("--base is required")
+    trees = {"base": Path(args.base).resolve(), "this tree": HERE.parent.parent.parent}
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for r in range(args.rounds):
+        for name, tree in trees.items():
+            python = tree / ".venv" / "bin" / "python"
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(tree / "benchmarks")]))
+            p = subprocess.run([str(python if python.exists() else sys.executable), str(HERE), "--child",
+                                "--decisions", str(args.decisions)], env=env, cwd=tree, capture_output=True,
+                               text=True)
+            lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
+            if not lines:
+                sys.exit(f"{name}: no figures\n{p.stderr[-3000:]}")
+            rows[name].append(json.loads(lines[-1]))
+            print(f"round {r + 1}, {name}: " + ", ".join(f"{k} {v:.0f}" for k, v in rows[name][-1].items())
+                  + f" (load {os.getloadavg()[0]:.1f})", flush=True)
+    print("\nbest / median over the rounds (us):")
+    for name, results in rows.items():
+        keys = results[0].keys()
+        figures = {k: sorted(x[k] for x in results) for k in keys}
+        print(f"{name}: " + ", ".join(f"{k} {v[0]:.0f}/{v[len(v) // 2]:.0f}" for k, v in figures.items()))
+
+
+if __name__ == "__main__":
+    main()

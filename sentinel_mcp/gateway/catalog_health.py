@@ -1,0 +1,65 @@
+"""What the floors above the engine may know of the upstreams and the catalog: a read-only view.
+
+``/healthz``, ``/metrics``, the start-up banner, the console's upstreams page and a candidate policy's replay
+report on the upstreams and look tools up; none of them connects, calls, adds or withdraws anything. So they
+get snapshots (``UpstreamHealth``, plain frozen data) and lookups (``route``, ``upstream_of``) through
+``Runtime.catalog_health``, and the ``UpstreamManager`` stays the engine's (``tests/engine`` holds that the
+application floor and the console do not reach it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sentinel_mcp.gateway.catalog import ToolRoute
+from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamHealth:
+    name: str
+    state: str  # starting, ready, reconnecting, stopped (``upstream.STATES``)
+    protocol: str | None  # the protocol version it speaks (None before it is known)
+    tools: int  # how many tools it offers
+    breaker: str  # its circuit breaker: closed, open, half-open
+    reconnects: int
+    last_error: str | None
+    loaded: bool  # False: a built-in served from its description, not built yet
+
+
+class CatalogHealth:
+    def __init__(self, manager: UpstreamManager) -> None:
+        self._manager = manager
+
+    def upstreams(self) -> list[UpstreamHealth]:
+        """Every upstream as it is now, in the order they were added."""
+        return [
+            UpstreamHealth(
+                name=name,
+                state=up.state,
+                protocol=up.protocol_version,
+                tools=len(up.tools),
+                breaker=up.breaker.state,
+                reconnects=up.reconnects,
+                last_error=up.last_error,
+                loaded=up.loaded,
+            )
+            for name, up in self._manager.upstreams.items()
+        ]
+
+    @property
+    def conflicts(self) -> list[str]:
+        """Tools withheld because they would shadow another's name (a copy: health says so)."""
+        return list(self._manager.catalog.conflicts)
+
+    @property
+    def tool_count(self) -> int:
+        return len(self._manager.catalog.tools)
+
+    def route(self, exposed: str) -> ToolRoute | None:
+        """Where an exposed tool name leads (frozen: the upstream, its own name, the Tool as exposed)."""
+        return self._manager.catalog.route(exposed)
+
+    def upstream_of(self, exposed: str) -> str | None:
+        route = self._manager.catalog.route(exposed)
+        return route.upstream if route is not None else None
