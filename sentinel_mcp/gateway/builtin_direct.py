@@ -58,6 +58,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_checked_call, span_records_nothing
 
 log = logging.getLogger(__name__)
@@ -256,16 +257,16 @@ class DirectDispatcher:
         self.direct_calls += 1
         limit = opts.get("timeout")
         # asyncio's own timeout (the gateway runs on asyncio only; an anyio scope asks which library runs, per
-        # call); none at all without a limit. A cancellation from outside stays a cancellation
-        deadline = asyncio.timeout(limit) if limit is not None else None
+        # call), armed only if the handler waits (step_deadline.py); none at all without a limit. A
+        # cancellation from outside stays a cancellation
+        deadline = None if limit is None else StepDeadline(asyncio.get_running_loop().time() + limit)
         try:
             try:
                 if deadline is None:
                     return await self._serve(dctx, out, checked)
-                async with deadline:
-                    return await self._serve(dctx, out, checked)
+                return await deadline.run(lambda: self._serve(dctx, out, checked))
             except TimeoutError:
-                if deadline is None or not deadline.expired():
+                if deadline is None or not deadline.expired:
                     raise  # the handler's own: shaped below
                 raise MCPError(
                     code=REQUEST_TIMEOUT,
