@@ -15,6 +15,7 @@ import asyncio
 import functools
 import hashlib
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
@@ -45,6 +46,24 @@ def _json(value: Any, limit: int | None = None) -> str | None:
     if limit and len(text) > limit:
         text = text[:limit] + "…"
     return text
+
+
+_TIMING_KEYS = ("ask", "fetch", "forward", "guard")  # CallTimings.as_dict's keys, in sorted order
+
+
+def _timings_text(timings: Any) -> str | None:
+    """``_json(timings)`` for a call's timings (four finite floats under fixed names: the usual row) written
+    out directly, the same text (sorted keys, ``json``'s separators, ``repr`` of each float); anything else
+    through ``_json``."""
+    if type(timings) is dict and len(timings) == 4:
+        try:
+            ask, fetch, forward, guard = (timings[k] for k in _TIMING_KEYS)
+        except KeyError:
+            return _json(timings)
+        if (type(ask) is float and type(fetch) is float and type(forward) is float and type(guard) is float
+                and math.isfinite(ask + fetch + forward + guard)):
+            return f'{{"ask": {ask!r}, "fetch": {fetch!r}, "forward": {forward!r}, "guard": {guard!r}}}'
+    return _json(timings)
 
 
 def _text(value: str | None) -> str | None:
@@ -172,7 +191,7 @@ class AuditLog:
             entry.outcome,
             _text(entry.error),
             _text(entry.principal),
-            _json(entry.timings),
+            _timings_text(entry.timings),
         )
 
     async def _read_head(self) -> str:
