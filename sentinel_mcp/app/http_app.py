@@ -39,6 +39,8 @@ PUBLIC_PATHS = ("/healthz", "/.well-known/agent-card.json")
 # Host and Origin are still checked here
 SELF_AUTHENTICATED = ("/console/",)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+# the headers the caller check reads (the rest are not decoded on every request)
+CHECKED_HEADERS = frozenset((b"host", b"origin", b"authorization", b"x-api-key"))
 WILDCARDS = ("0.0.0.0", "::", "")
 
 
@@ -131,7 +133,7 @@ class CallerGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        headers = checked_headers(scope)
         host = headers.get("host")
         if not self.host_allowed(host):
             return await _reject(
@@ -151,7 +153,7 @@ class CallerGuard:
             path.startswith(SELF_AUTHENTICATED) or path == "/console"
         ):
             try:
-                scope[SCOPE_KEY] = self.auth.authenticate(Credentials.from_scope(scope))
+                scope[SCOPE_KEY] = self.auth.authenticate(Credentials.from_scope(scope, headers))
             except AuthFailed as e:
                 return await _reject(
                     scope,
@@ -162,6 +164,18 @@ class CallerGuard:
                     extra=[(b"www-authenticate", b'Bearer realm="sentinel"')],
                 )
         await self.app(scope, receive, send)
+
+
+def checked_headers(scope: Scope) -> dict[str, str]:
+    """Host, Origin, Authorization and X-API-Key as ``{name.decode().lower(): value.decode()}`` of all the
+    scope's headers would hold them (the last of a repeated one), without decoding the others. Matching the
+    lowered bytes is the same test: lower-casing a Latin-1 character outside ASCII never gives ASCII."""
+    found: dict[str, str] = {}
+    for key, value in scope.get("headers", ()):
+        key = key.lower()
+        if key in CHECKED_HEADERS:
+            found[key.decode("latin-1")] = value.decode("latin-1")
+    return found
 
 
 class McpSessionOwners:

@@ -17,9 +17,10 @@ exact common case and hands everything else to the SDK unchanged (its body repla
 
 The request then runs through the SDK's own kernel (``serve_one``: params validation, the server's
 middleware, ``Front.call_tool``; ``gateway/unspanned_kernel.py`` leaves out its OpenTelemetry span when
-that records nothing) with the same dispatch context the SDK builds, so the guard, the
-write-ahead audit, the conversation and input-request rounds behave exactly as on the SDK path; the answer is
-written as the SDK writes it (compact JSON, the error-code to HTTP-status table). Differences, by design: a
+that records nothing, and ``gateway/plain_calls.py`` its second check of params already known to pass it)
+with the same dispatch context the SDK builds, so the guard, the write-ahead audit, the conversation and
+input-request rounds behave exactly as on the SDK path; the answer is written as the SDK writes it (compact
+JSON, the error-code to HTTP-status table). Differences, by design: a
 client that disconnects does not cancel the call (its outcome is audited either way), and a call that runs
 past the SDK's 15 s SSE window is still answered as JSON (the Accept allows both).
 """
@@ -40,6 +41,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from sentinel_mcp.gateway.plain_calls import PlainCalls
 from sentinel_mcp.gateway.unspanned_kernel import serve_call
 
 MODERN = "2026-07-28"
@@ -47,6 +49,8 @@ MESSAGE_KEY = "sentinel.message"  # the parsed JSON-RPC message WireGuard leaves
 # headers the SDK checks for duplicates (find_duplicated_routing_header): a repeated one goes to the SDK
 ROUTING_HEADERS = frozenset((b"mcp-protocol-version", b"mcp-method", b"mcp-name"))
 JSON_HEADERS = (b"content-type", b"application/json")
+# json.dumps(..., separators=(",", ":")) with its encoder built once (json.dumps builds one per call)
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 # the server (the MCP front), its lifespan state and a tool's input schema as the caller (the ASGI scope) is
 # shown it, once the runtime has started (None before)
@@ -60,6 +64,7 @@ class LeanCalls:
     def __init__(self, app: ASGIApp, *, target: Target) -> None:
         self.app = app
         self.target = target
+        self.plain = PlainCalls()  # the verdicts on the envelopes its clients send
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = scope.get(MESSAGE_KEY)
@@ -84,15 +89,18 @@ class LeanCalls:
         dctx = _SingleExchangeDispatchContext(
             transport=TransportContext(kind="streamable-http", can_send_request=False, headers=headers),
             request_id=rid, message_metadata=ServerMessageMetadata(request_context=request))
-        connection = Connection.from_envelope(verdict.protocol_version, verdict.client_info,
-                                              verdict.client_capabilities)
+        connection = self.plain.connection(params)  # plain params: a kept envelope, no second check
+        checked = connection is not None
+        if connection is None:
+            connection = Connection.from_envelope(verdict.protocol_version, verdict.client_info,
+                                                  verdict.client_capabilities)
         try:
             result = await serve_call(server, dctx, params, connection=connection,
-                                      lifespan_state=lifespan_state)
+                                      lifespan_state=lifespan_state, checked=checked)
         except Exception as exc:  # noqa: BLE001 - mapped to the wire exactly as the SDK maps it
             error = JSONRPCError(jsonrpc="2.0", id=rid, error=modern_error_data(exc))
             return await _write(error, scope, receive, send)
-        body = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}, separators=(",", ":")).encode()
+        body = _COMPACT.encode({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
         await _respond(send, 200, body)
 
 

@@ -7,7 +7,6 @@ long as it does, however many clients come and go.
 from __future__ import annotations
 
 import contextlib
-import gc
 import importlib.util
 import logging
 import os
@@ -20,6 +19,7 @@ import anyio
 from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building a handler it would drop
+from sentinel_mcp.app.collector import serving_collector
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.core.builtin import (
@@ -238,10 +238,8 @@ async def running_gateway(
                     config, manager, all_added, manager_started, default_session, lazy_builtins
                 ) as runtime:
                     yielded = True
-                    # what start-up built lives as long as the gateway: kept out of the collector's full
-                    # passes (they scanned it all: pauses of up to 0.5 s on the event loop under load)
-                    gc.freeze()
-                    yield runtime
+                    with serving_collector():  # start-up's objects frozen, young ones collected less often
+                        yield runtime
             finally:
                 early.cancel_scope.cancel()
     except (

@@ -138,6 +138,8 @@ class Inbox:
     ) -> dict[str, Answer] | None:
         """The answers the person gave in the console for exactly this call, once (None: none given). With a
         shared store the answer is consumed there, so a retry may land on any replica and passes once."""
+        if self.shared is None and not self._items:
+            return None  # nothing was ever asked here (most calls): no digest to compute
         digest = argument_digest(arguments if isinstance(arguments, dict) else None)
         key = (principal, session, tool, digest, version)
         if self.shared is not None:

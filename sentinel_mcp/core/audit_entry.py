@@ -5,9 +5,10 @@ The log itself (``gateway/audit.py``) stores, redacts and chains these; this rec
 from __future__ import annotations
 
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
+
+from sentinel_mcp.core.random_pool import uuid4_hex
 
 
 @dataclass(slots=True)
@@ -37,4 +38,4 @@ class AuditEntry:
 
 
 def new_decision_id() -> str:
-    return uuid.uuid4().hex
+    return uuid4_hex()

@@ -53,6 +53,10 @@ def _constant(name: str) -> Any:
     raise WireError(PARSE_ERROR, f"Parse error: {name} is not JSON")
 
 
+# ``json.loads(text, parse_int=..., ...)`` builds this decoder (and its scanner) on every call: built once
+_DECODER = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant)
+
+
 def loads(raw: bytes | str) -> Any:
     """Parse one message under the limits; raises ``WireError`` (id unknown yet: null)."""
     if len(raw) > MAX_MESSAGE_BYTES:
@@ -63,7 +67,9 @@ def loads(raw: bytes | str) -> Any:
         except UnicodeDecodeError as e:
             raise WireError(PARSE_ERROR, f"Parse error: not UTF-8 (byte {e.start})") from None
     try:
-        value = json.loads(raw, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        if raw.startswith("\ufeff"):  # what json.loads says before decoding
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", raw, 0)
+        value = _DECODER.decode(raw)
     except WireError:
         raise
     except RecursionError:  # the parser gave up before the end: we cannot tell it is JSON at all

@@ -15,6 +15,7 @@ from typing import Awaitable, Callable, TypeVar
 from sentinel_mcp.core.answer_validation import AnswerNotAccepted, answer_problem, goes_ahead
 from sentinel_mcp.core.decision import Answer, Ask, Decision, Deny, Question, ToolCall
 from sentinel_mcp.gateway.call_record import storage_refusal
+from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.storage import StorageError
 
 log = logging.getLogger(__name__)
@@ -26,10 +27,10 @@ T = TypeVar("T")
 async def _within(timeout: float, step: Callable[[], Awaitable[T]]) -> T:
     """The step's result, or ``TimeoutError`` when the deadline cancelled it. asyncio's own timeout: the
     gateway runs only on asyncio (its storage and guard engine hand results back through asyncio futures),
-    and anyio's cancel scope asks which async library runs on every call (issue 21). A cancellation from
+    and anyio's cancel scope asks which async library runs on every call (issue 21); armed only if the step
+    waits (``step_deadline.py``: a decision made on the caller's thread does not). A cancellation from
     outside (the caller gone, an anyio scope) stays a cancellation, never a deny."""
-    async with asyncio.timeout(timeout):
-        return await step()
+    return await StepDeadline(asyncio.get_running_loop().time() + timeout).run(step)
 
 
 async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, timeout: float,

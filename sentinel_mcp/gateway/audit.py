@@ -12,15 +12,17 @@ and hashed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
-from sentinel_mcp.core.redactor import redact_record
+from sentinel_mcp.core.redactor import redact_record, scrub_text
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
 
@@ -44,6 +46,24 @@ def _json(value: Any, limit: int | None = None) -> str | None:
     if limit and len(text) > limit:
         text = text[:limit] + "…"
     return text
+
+
+_TIMING_KEYS = ("ask", "fetch", "forward", "guard")  # CallTimings.as_dict's keys, in sorted order
+
+
+def _timings_text(timings: Any) -> str | None:
+    """``_json(timings)`` for a call's timings (four finite floats under fixed names: the usual row) written
+    out directly, the same text (sorted keys, ``json``'s separators, ``repr`` of each float); anything else
+    through ``_json``."""
+    if type(timings) is dict and len(timings) == 4:
+        try:
+            ask, fetch, forward, guard = (timings[k] for k in _TIMING_KEYS)
+        except KeyError:
+            return _json(timings)
+        if (type(ask) is float and type(fetch) is float and type(forward) is float and type(guard) is float
+                and math.isfinite(ask + fetch + forward + guard)):
+            return f'{{"ask": {ask!r}, "fetch": {fetch!r}, "forward": {forward!r}, "guard": {guard!r}}}'
+    return _json(timings)
 
 
 def _text(value: str | None) -> str | None:
@@ -71,9 +91,31 @@ def canonical(values: tuple[Any, ...]) -> str:
     return _CANONICAL.encode(values)
 
 
+MAX_KEPT_TEXT = 1000  # reasons and errors up to this long have their scrubbed text kept (they repeat)
+
+
+@functools.lru_cache(maxsize=1024)
+def _scrubbed(text: str) -> str:
+    return scrub_text(text, set())
+
+
+def _scrub(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return _scrubbed(text) if len(text) <= MAX_KEPT_TEXT else scrub_text(text, set())
+
+
 def redact_entry(entry: AuditEntry) -> AuditEntry:
     """The entry as it may be stored: secret arguments masked, and their values scrubbed from the reason,
     proof and error (``redactor.redact_record``)."""
+    if not entry.arguments and entry.proof is None and type(entry.arguments) in (dict, type(None)):
+        # no arguments (no secret values to look for) and no proof, the usual row of a tool without
+        # parameters: what redact_record does comes down to scrubbing the reason and the error, whose texts
+        # repeat from call to call (the same words, the same result: kept)
+        reason, error = _scrub(entry.reason), _scrub(entry.error)
+        if reason == entry.reason and error == entry.error:
+            return entry
+        return replace(entry, reason=reason, error=error)
     fields = {
         "arguments": entry.arguments,
         "reason": entry.reason,
@@ -149,7 +191,7 @@ class AuditLog:
             entry.outcome,
             _text(entry.error),
             _text(entry.principal),
-            _json(entry.timings),
+            _timings_text(entry.timings),
         )
 
     async def _read_head(self) -> str:

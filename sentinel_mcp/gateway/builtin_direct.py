@@ -9,6 +9,14 @@ and wire shaping as the in-memory server) and gives the result dict back to the 
 and checks it exactly as it parses an answer off the wire. Every other request, and every call of a tool not
 declared, takes the in-memory path unchanged.
 
+The session's ``call_tool`` is wrapped too, so a declared tool's call skips the client side's model round
+trip as well (issue 21): its params are what the session would put on the wire (``_json_shaped``: the same
+dict, the same copies; anything that is not plain JSON takes the session's own way), the kernel runs without
+re-validating params it was just handed in that exact shape (``unspanned_kernel.serve_checked_call``), and
+the result dict, which is already the negotiated version's surface dump, is parsed once by the session's own
+result adapter and checked against the tool's output schema by the session, as ``ClientSession.call_tool``
+does.
+
 What the in-memory pair did and this keeps: the request's ``_meta`` (with a ``progressToken`` when the caller
 wants progress), progress reports (straight to the caller's callback), request-scoped log lines (to the
 upstream's log relay), the time limit (``opts["timeout"]``, as the JSON-RPC dispatcher's -32001), cancellation
@@ -20,6 +28,7 @@ error, never a silent answer.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -32,20 +41,67 @@ import anyio
 from mcp import Client
 from mcp.server.connection import Connection
 from mcp.server.runner import ServerRunner
+from mcp.client.extension import UnexpectedClaimedResult
+from mcp.client.session import _input_required_unexpected
 from mcp.shared.dispatcher import CallOptions
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.transport_context import TransportContext
-from mcp.types import ErrorData, Implementation, LoggingMessageNotificationParams
+from mcp.types import (
+    CallToolResult,
+    ErrorData,
+    Implementation,
+    InputRequiredResult,
+    LoggingMessageNotificationParams,
+)
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp import __version__
-from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, span_records_nothing
+from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.gateway.step_deadline import StepDeadline
+from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_checked_call, span_records_nothing
 
 log = logging.getLogger(__name__)
 
 REQUEST_TIMEOUT = -32001
 _TRANSPORT = TransportContext(kind="in-process", can_send_request=False)
+_EVENT: list[type] = []  # anyio's Event class of the running backend (the gateway runs on asyncio only)
+
+
+def _event() -> anyio.Event:
+    """``anyio.Event()`` without asking which async library runs on every call (its constructor does)."""
+    if not _EVENT:
+        _EVENT.append(type(anyio.Event()))
+    return _EVENT[0]()  # type: ignore[no-any-return]
+
+
+class _NotPlain(GatewayError):
+    """A value that is not plain JSON: the call takes the session's own way."""
+
+
+def _json_shaped(value: Any, depth: int = 0) -> Any:
+    """A copy of a JSON value as the session's ``model_dump(mode="json")`` puts it on the wire (tuples become
+    lists; every container is new, so the tool never holds the gateway's own objects). Anything else (a
+    non-finite number, a non-string key, another type, more than 64 levels) raises ``_NotPlain``."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        if not math.isfinite(value):
+            raise _NotPlain
+        return value
+    if depth > 64:
+        raise _NotPlain
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NotPlain
+            out[k] = _json_shaped(v, depth + 1)
+        return out
+    if kind is list or kind is tuple:
+        return [_json_shaped(v, depth + 1) for v in value]
+    raise _NotPlain
 
 
 def lowlevel(server: Any) -> Any:
@@ -63,7 +119,7 @@ class _CallContext:
     on_log: Callable[[LoggingMessageNotificationParams], Awaitable[None]]
     transport: TransportContext = _TRANSPORT
     message_metadata: None = None
-    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    cancel_requested: anyio.Event = field(default_factory=_event)
     can_send_request: bool = False
 
     async def send_raw_request(
@@ -112,6 +168,8 @@ class DirectDispatcher:
         self._on_log = on_log
         self._ids = count(1)
         self.direct_calls = 0  # how many calls took this path (tests and the benchmark read it)
+        self._session: Any = None  # the session whose call_tool this serves (``direct_path`` sets it)
+        self._sdk_call_tool: Any = None
 
     def __getattr__(self, name: str) -> Any:  # everything else is the in-memory session's dispatcher
         return getattr(self._inner, name)
@@ -121,26 +179,99 @@ class DirectDispatcher:
     ) -> dict[str, Any]:
         if method != "tools/call" or params is None or params.get("name") not in self.tools:
             return await self._inner.send_raw_request(method, params, opts)  # type: ignore[no-any-return]
-        opts = opts or {}
+        return await self._run(dict(params), opts or {}, checked=False)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: Any = None,
+        *,
+        input_responses: Any = None,
+        request_state: str | None = None,
+        meta: Any = None,
+        allow_input_required: bool = False,
+        allow_claimed: bool = False,
+    ) -> Any:
+        """``ClientSession.call_tool`` for a declared tool: the same result, or the same exception."""
+        session = self._session
+        params = None
+        if name in self.tools and input_responses is None and request_state is None:
+            try:
+                params = self._wire_params(name, arguments, meta)
+            except _NotPlain:
+                params = None
+        if params is None:
+            return await self._sdk_call_tool(
+                name, arguments, read_timeout_seconds, progress_callback, input_responses=input_responses,
+                request_state=request_state, meta=meta, allow_input_required=allow_input_required,
+                allow_claimed=allow_claimed)
+        opts: CallOptions = {}
+        timeout = read_timeout_seconds if read_timeout_seconds is not None else (
+            session._session_read_timeout_seconds)
+        if timeout is not None:
+            opts["timeout"] = timeout
+        if progress_callback is not None:
+            opts["on_progress"] = progress_callback
+        raw = await self._run(params, opts, checked=True)
+        # ``raw`` is the kernel's surface dump for the negotiated version: what the session's
+        # ``validate_server_result`` and its later-revision sieve would check and keep is all of it
+        result = session._call_tool_adapter.validate_python(raw, by_name=False)
+        if isinstance(result, CallToolResult) and not result.is_error:
+            await session.validate_tool_result(name, result)
+        if isinstance(result, InputRequiredResult) and not allow_input_required:
+            raise _input_required_unexpected("call_tool")
+        if not isinstance(result, CallToolResult | InputRequiredResult) and not allow_claimed:
+            raise UnexpectedClaimedResult(result)
+        return result
+
+    @staticmethod
+    def _wire_params(name: str, arguments: Any, meta: Any) -> dict[str, Any]:
+        """What ``CallToolRequest(params=CallToolRequestParams(...)).model_dump(by_alias=True, mode="json",
+        exclude_none=True)["params"]`` holds (``_NotPlain`` when that is not sure)."""
+        if type(name) is not str:
+            raise _NotPlain
+        out: dict[str, Any] = {}
+        if meta is not None:
+            if type(meta) is not dict:
+                raise _NotPlain
+            if "progressToken" in meta:
+                raise _NotPlain  # the dispatcher's own; a caller's would be typed by the model
+            out["_meta"] = {k: _json_shaped(v) for k, v in meta.items() if v is not None}
+        out["name"] = name
+        if arguments is not None:
+            if type(arguments) is not dict:
+                raise _NotPlain
+            out["arguments"] = _json_shaped(arguments)
+        return out
+
+    async def _run(self, out: dict[str, Any], opts: CallOptions, *, checked: bool) -> dict[str, Any]:
+        """The kernel on ``out`` (``checked``: params in the session's own wire shape, built here) in the
+        caller's task, under the time limit, errors shaped as the JSON-RPC dispatcher shapes them."""
         request_id = next(self._ids)
-        out = dict(params)
         on_progress = opts.get("on_progress")
         if on_progress is not None:  # what the JSON-RPC dispatcher stamps: the server reports against it
             out["_meta"] = {**(out.get("_meta") or {}), "progressToken": request_id}
         dctx = _CallContext(request_id, on_progress, self._on_log)
         self.direct_calls += 1
         limit = opts.get("timeout")
-        # a bare scope: anyio.fail_after's generator context costs about a tenth of this path
-        deadline = anyio.current_time() + limit if limit is not None else math.inf
+        # asyncio's own timeout (the gateway runs on asyncio only; an anyio scope asks which library runs, per
+        # call), armed only if the handler waits (step_deadline.py); none at all without a limit. A
+        # cancellation from outside stays a cancellation
+        deadline = None if limit is None else StepDeadline(asyncio.get_running_loop().time() + limit)
         try:
-            with anyio.CancelScope(deadline=deadline):
-                quiet = span_records_nothing(out.get("_meta") or {})
-                return await (self._unspanned if quiet else self._runner).on_request(dctx, method, out)
-            # here only when the deadline cancelled the call (a cancel from outside propagates)
-            raise MCPError(
-                code=REQUEST_TIMEOUT,
-                message=f"Timed out while waiting for response to tools/call. Waited {limit} seconds.",
-            )
+            try:
+                if deadline is None:
+                    return await self._serve(dctx, out, checked)
+                return await deadline.run(lambda: self._serve(dctx, out, checked))
+            except TimeoutError:
+                if deadline is None or not deadline.expired:
+                    raise  # the handler's own: shaped below
+                raise MCPError(
+                    code=REQUEST_TIMEOUT,
+                    message=f"Timed out while waiting for response to tools/call. Waited {limit} seconds.",
+                ) from None
         except MCPError:
             raise
         except Exception as e:  # noqa: BLE001 - shaped as the SDK's dispatcher shapes a handler's failure
@@ -149,6 +280,12 @@ class DirectDispatcher:
                 log.error("built-in handler for tools/call raised", exc_info=e)
                 error = ErrorData(code=0, message=str(e))
             raise MCPError.from_error_data(error) from None
+
+    async def _serve(self, dctx: _CallContext, out: dict[str, Any], checked: bool) -> dict[str, Any]:
+        quiet = span_records_nothing(out.get("_meta") or {})
+        if quiet and checked:  # params built by _wire_params: the kernel's surface check holds
+            return await serve_checked_call(self._unspanned, dctx, out)
+        return await (self._unspanned if quiet else self._runner).on_request(dctx, "tools/call", out)
 
 
 @asynccontextmanager
@@ -180,7 +317,11 @@ async def direct_path(
     async with inner.lifespan(inner) as lifespan_state:
         wrapped = DirectDispatcher(session._dispatcher, server, tools, connection, lifespan_state, on_log)
         session._dispatcher = wrapped  # type: ignore[assignment]  # the session's one way to its server
+        # and its call_tool, for the declared tools (an attribute of this session object, not of the class)
+        wrapped._session, wrapped._sdk_call_tool = session, session.call_tool
+        session.call_tool = wrapped.call_tool  # type: ignore[method-assign]
         try:
             yield wrapped
         finally:
             session._dispatcher = wrapped._inner
+            del session.call_tool  # the class's method again

@@ -20,6 +20,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from sentinel_mcp.core.random_pool import token_hex
 from sentinel_mcp.storage.conversation_names import LabelsUnavailable, SharedLabels
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
@@ -57,7 +58,7 @@ class Conversations:
 
     # ---------------------------------------------------------------- opening
     def open(self, principal: Principal, kind: str) -> Conversation:
-        conv = Conversation(f"{principal.name}/{kind}-{secrets.token_hex(8)}", principal)
+        conv = Conversation(f"{principal.name}/{kind}-{token_hex(8)}", principal)
         self._remember(conv)
         return conv
 

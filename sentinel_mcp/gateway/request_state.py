@@ -9,18 +9,43 @@ from the ``NonceBook`` so that it can be used once (a client cannot replay it).
 from __future__ import annotations
 
 import base64
+import hashlib
 import hmac
 import json
 import os
-import secrets
 import time
 from typing import Any
 
+from sentinel_mcp.core.random_pool import token_urlsafe
 from sentinel_mcp.gateway.nonce_book import MemoryNonceBook, NonceBook
 
 PREFIX = "sentinel2."
 MAX_TOKEN_CHARS = 256 * 1024  # a state larger than this was not made here
 _COMPACT = json.JSONEncoder(separators=(",", ":"), sort_keys=True)  # built once (a seal per call)
+_BLOCK = 64  # SHA-256's block size
+_INNER = bytes(x ^ 0x36 for x in range(256))
+_OUTER = bytes(x ^ 0x5C for x in range(256))
+
+
+class Sha256Mac:
+    """HMAC-SHA256 under one key (RFC 2104; the same bytes as ``hmac.digest(key, msg, "sha256")``), with the
+    key's inner and outer block hashed once. ``hmac.digest`` redoes that per call and lets go of the
+    interpreter around it, a point where a storage writer thread takes it and the event loop waits (issue 21);
+    hashing a short message here keeps it (``hashlib`` lets go only from 2 KiB up)."""
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) > _BLOCK:
+            key = hashlib.sha256(key).digest()
+        key = key.ljust(_BLOCK, b"\0")
+        self._inner = hashlib.sha256(key.translate(_INNER))
+        self._outer = hashlib.sha256(key.translate(_OUTER))
+
+    def digest(self, message: bytes) -> bytes:
+        inner = self._inner.copy()
+        inner.update(message)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()
 
 
 class RequestStateSeal:
@@ -28,6 +53,8 @@ class RequestStateSeal:
         self, key: bytes | None = None, max_age: float = 900.0, nonces: NonceBook | None = None
     ) -> None:
         self.key = key or os.urandom(32)
+        self._mac = Sha256Mac(self.key)
+        self._mac_key = self.key
         self.max_age = max_age
         self.nonces: NonceBook = nonces if nonces is not None else MemoryNonceBook()
 
@@ -43,11 +70,16 @@ class RequestStateSeal:
         return token
 
     def _sealed(self, payload: dict[str, Any]) -> tuple[str, str, float]:
-        nonce = secrets.token_urlsafe(16)
+        nonce = token_urlsafe(16)
         expires_at = time.time() + self.max_age
         body = _COMPACT.encode({**payload, "nonce": nonce, "exp": expires_at}).encode()
-        mac = hmac.digest(self.key, body, "sha256")  # the one-shot C HMAC (same bytes)
+        mac = self._digest(body)
         return PREFIX + base64.urlsafe_b64encode(mac + body).decode().rstrip("="), nonce, expires_at
+
+    def _digest(self, body: bytes) -> bytes:
+        if self.key is not self._mac_key:  # the key was replaced: its MAC with it
+            self._mac, self._mac_key = Sha256Mac(self.key), self.key
+        return self._mac.digest(body)
 
     def open(self, token: str | None) -> dict[str, Any] | None:
         """The payload, or None when the token is absent, not ours, altered or expired. Not consumed."""
@@ -59,7 +91,7 @@ class RequestStateSeal:
         except (ValueError, TypeError):
             return None
         mac, body = data[:32], data[32:]
-        if not hmac.compare_digest(mac, hmac.digest(self.key, body, "sha256")):
+        if not hmac.compare_digest(mac, self._digest(body)):
             return None
         try:
             payload = json.loads(body)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from opentelemetry import trace
@@ -28,18 +29,36 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("sentinel_mcp", __version__)
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+# ``get_tracer_provider`` looks this variable up in ``os.environ`` on every call until a provider is set (five
+# times per call on the hot path); it is read once here, as the API reads it once to load that provider
+_PROVIDER_FROM_ENV = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+_UNKNOWN = object()
+
+
+def tracing_off() -> bool:
+    """No tracer provider is installed, so every span would be a no-op (the answer
+    ``isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)`` gives, without the environment
+    look-up while none is set)."""
+    if not _PROVIDER_FROM_ENV and getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None:
+        return True
+    return isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 def traced(
     name: str | Callable[..., str], attributes: Callable[..., dict[str, Any]] | None = None
 ) -> Callable[[F], F]:
-    """Run an async function inside a span; ``name`` and ``attributes`` may be computed from its arguments."""
+    """Run an async function inside a span; ``name`` and ``attributes`` may be computed from its arguments.
+    Without a tracer provider the call is the function's own coroutine, with no layer around it (three such
+    layers per call on the hot path): the wrapper is a plain function returning an awaitable."""
 
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
-        async def inner(*args: Any, **kwargs: Any) -> Any:
-            if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
-                return await fn(*args, **kwargs)  # no provider installed: spans would go nowhere
+        def inner(*args: Any, **kwargs: Any) -> Awaitable[Any]:
+            if tracing_off():
+                return fn(*args, **kwargs)  # no provider installed: spans would go nowhere
+            return spanned(*args, **kwargs)
+
+        async def spanned(*args: Any, **kwargs: Any) -> Any:
             span_name = name(*args, **kwargs) if callable(name) else name
             attrs = {
                 k: v for k, v in (attributes(*args, **kwargs) if attributes else {}).items() if v is not None

@@ -18,6 +18,7 @@ beyond the three of the 2026 envelope, a progress token and the gateway's ``sent
 
 from __future__ import annotations
 
+import weakref
 from functools import partial
 from typing import Any, Mapping
 
@@ -25,7 +26,14 @@ from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.connection import Connection
 from mcp.server.runner import CallNext, ServerRunner, _apply_middleware, aclose_shielded, serve_one
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
-from opentelemetry import trace
+
+from mcp.server.runner import _dump_result, _extract_meta
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, SERVER_INFO_META_KEY, ErrorData
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types import methods as _methods
+
+from sentinel_mcp.gateway.telemetry import tracing_off
 
 # _meta keys that carry no trace context: the 2026 envelope, the progress token the gateway's client session
 # stamps on every call to a built-in, and the gateway's own keys on that call (no propagator reads a name
@@ -37,7 +45,23 @@ GATEWAY_PREFIX = "sentinel/"
 
 class UnspannedRunner(ServerRunner[Any]):
     """The SDK's runner with the server's middleware chain minus the SDK's span (used only when the span would
-    record nothing); every other middleware (a built-in's request-state boundary) runs, in its order."""
+    record nothing); every other middleware (a built-in's request-state boundary) runs, in its order. Its
+    answers go straight to a JSON encoder (the lean path; the built-ins' direct calls, of the handshake era,
+    are never stamped), so the 2026 answers' ``serverInfo`` stamp is one copy per server rather than a deep
+    copy per answer (``_stamp_server_info``)."""
+
+    def _stamp_server_info(self, version: str, result: dict[str, Any]) -> dict[str, Any]:
+        # the SDK's rule, word for word (ServerRunner._stamp_server_info), with the stamp copied once per
+        # server: nobody holds these answers to change them (they are encoded at once)
+        if version not in MODERN_PROTOCOL_VERSIONS:
+            return result
+        raw_meta = result.get("_meta")
+        if raw_meta is None:
+            result["_meta"] = {SERVER_INFO_META_KEY: _stamp_of(self.server)}
+        elif isinstance(raw_meta, dict):
+            if raw_meta.get(SERVER_INFO_META_KEY) is None:
+                result["_meta"] = {**raw_meta, SERVER_INFO_META_KEY: _stamp_of(self.server)}
+        return result
 
     def _compose_server_middleware(self, inner: CallNext) -> CallNext:
         call = inner
@@ -47,22 +71,75 @@ class UnspannedRunner(ServerRunner[Any]):
         return call
 
 
+_STAMPS: "weakref.WeakKeyDictionary[Any, dict[str, Any]]" = weakref.WeakKeyDictionary()
+
+
+def _stamp_of(server: Any) -> dict[str, Any]:
+    """``server.server_info_stamp`` (a fresh deep copy of the server's identity), made once per server."""
+    stamp = _STAMPS.get(server)
+    if stamp is None:
+        stamp = _STAMPS[server] = server.server_info_stamp
+    return stamp
+
+
 def span_records_nothing(meta: Mapping[str, Any]) -> bool:
     return (
-        isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        tracing_off()
         and all(key in QUIET_META_KEYS or key.startswith(GATEWAY_PREFIX) for key in meta)
     )
 
 
-async def serve_call(
-    server: Any, dctx: Any, params: Mapping[str, Any], *, connection: Connection, lifespan_state: Any
+async def serve_checked_call(
+    runner: ServerRunner[Any], dctx: Any, params: dict[str, Any], meta: Any = None
 ) -> dict[str, Any]:
-    """``serve_one(server, dctx, "tools/call", params, ...)``, the same result or the same exception."""
+    """``runner.on_request(dctx, "tools/call", params)`` for params already known to pass the kernel's surface
+    validation for the connection's version (its caller proved it: ``plain_call.PlainCalls``, the built-ins'
+    ``builtin_direct._wire_params``), which is therefore not run again. Everything else is the kernel's own
+    ``_on_request``, in its order: the context, the server's middleware as the runner composes it (params a
+    middleware replaced are validated as the kernel validates them), the handler's params model, the handler,
+    the result's shaping for the wire. The same result or the same exception. ``meta``: what the kernel's
+    ``_extract_meta(params)`` gives, when the caller knows it already (plain params: a copy of ``_meta``)."""
+    version = runner.connection.protocol_version
+    server = runner.server
+
+    async def inner(ctx: Any) -> Any:
+        method, given = ctx.method, ctx.params
+        if method in _methods.SPEC_CLIENT_METHODS and not (method == "tools/call" and given is params):
+            try:
+                _methods.validate_client_request(method, version, given)
+            except KeyError:
+                raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method) from None
+        entry = server.get_request_handler(method)
+        if entry is None:
+            raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)
+        if not runner.connection.initialize_accepted:
+            raise MCPError(code=INVALID_PARAMS, message="Invalid request parameters", data="")
+        typed = entry.params_type.model_validate({} if given is None else given, by_name=False)
+        result = await entry.handler(ctx, typed)
+        if isinstance(result, ErrorData):
+            raise MCPError.from_error_data(result)
+        return runner._serialize(method, version, result)
+
+    if meta is None:
+        meta = _extract_meta(params)
+    ctx = runner._make_context(dctx, "tools/call", params, meta, version)
+    return _dump_result(await runner._compose_server_middleware(inner)(ctx))
+
+
+async def serve_call(
+    server: Any, dctx: Any, params: Mapping[str, Any], *, connection: Connection, lifespan_state: Any,
+    checked: bool = False,
+) -> dict[str, Any]:
+    """``serve_one(server, dctx, "tools/call", params, ...)``, the same result or the same exception.
+    ``checked``: the params are known to pass the kernel's surface check (``plain_calls.PlainCalls``)."""
     if not span_records_nothing(params.get("_meta") or {}):
         return await serve_one(server, dctx, "tools/call", params, connection=connection,
                                lifespan_state=lifespan_state)
     runner = UnspannedRunner(server, connection, lifespan_state)
     try:
+        if checked and type(params) is dict:
+            # plain params: their _meta validates to an equal copy of itself (tests/gateway/test_plain_calls)
+            return await serve_checked_call(runner, dctx, params, dict(params["_meta"]))
         return await runner.on_request(dctx, "tools/call", params)
     finally:
         # CPython's AsyncExitStack keeps its callbacks here; nothing entered means nothing to unwind

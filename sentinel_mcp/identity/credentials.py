@@ -21,8 +21,11 @@ class Credentials:
         return bool(self.bearer or self.api_key)
 
     @classmethod
-    def from_scope(cls, scope: Mapping[str, Any]) -> "Credentials":
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    def from_scope(cls, scope: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> "Credentials":
+        """``headers``: the scope's headers already decoded (names lower case, the last of a repeated one),
+        at least ``authorization`` and ``x-api-key`` when sent (the HTTP host's caller check has them)."""
+        if headers is None:
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         scheme, _, value = headers.get("authorization", "").partition(" ")
         bearer = value.strip() if scheme.lower() == "bearer" and value.strip() else None
         client = scope.get("client")

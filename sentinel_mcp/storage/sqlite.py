@@ -251,20 +251,31 @@ class SQLiteDatabase(JobWriter):
                 job.done(None, err)
             return
         results: list[tuple[Job, Any, BaseException | None]] = []
+        # a job alone in its group has the transaction to itself: no savepoint around it (each statement this
+        # thread runs hands the interpreter over and back, contended by the event loop under load)
+        alone = len(group) == 1
+        rolled_back = False
         try:
             for job in group:
-                conn.execute("SAVEPOINT job")
+                if not alone:
+                    conn.execute("SAVEPOINT job")
                 try:
                     out = [self._exec(conn, st) for st in job.payload]
-                    conn.execute("RELEASE job")
+                    if not alone:
+                        conn.execute("RELEASE job")
                     results.append((job, out, None))
                 except Exception as e:  # noqa: BLE001 - a job's own error (constraint, unencodable text)
                     if isinstance(e, sqlite3.Error) and is_fault(e):
                         raise
-                    conn.execute("ROLLBACK TO job")
-                    conn.execute("RELEASE job")
+                    if alone:
+                        conn.execute("ROLLBACK")
+                        rolled_back = True
+                    else:
+                        conn.execute("ROLLBACK TO job")
+                        conn.execute("RELEASE job")
                     results.append((job, None, e))
-            conn.execute("COMMIT")
+            if not rolled_back:
+                conn.execute("COMMIT")
             self.commits += 1
             self.committed_jobs += len(group)
         except sqlite3.Error as e:

@@ -122,12 +122,12 @@ async def test_low_level_handler_errors_are_shaped_alike(data_dir):
         for up in (a_up, b_up):
             assert await up.wait_ready(20), up.last_error
         async with Client(rt.front.server, mode="auto") as c:
-            for kind in ("runtime", "mcp", "fine", None):
+            for kind in ("runtime", "mcp", "timeout", "fine", None):
                 args = {"kind": kind} if kind is not None else {}
                 a = await c.call_tool("lo__raise", args)
                 b = await c.call_tool("ld__raise", args)
                 assert _same(a.model_dump(mode="json")) == _same(b.model_dump(mode="json")), kind
-        assert b_up.direct is not None and b_up.direct.direct_calls == 4
+        assert b_up.direct is not None and b_up.direct.direct_calls == 5
 
 
 async def test_progress_and_log_lines_reach_the_caller(data_dir):
@@ -215,3 +215,105 @@ async def test_time_limit_and_cancellation(data_dir):
         with anyio.move_on_after(0.2):
             await td.call_tool("sleep", {"seconds": 30})
         assert not td._inflight  # nothing left waiting
+
+
+def nested_list(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+WIRE_META = [None, {}, META,
+             {"sentinel/session": "s", "sentinel/client": None, "x": {"y": None, "z": (1, 2)}},
+             {"sentinel/can_sample": True, "n": 1.5, "l": [None, {"a": ()}]}]
+
+
+@pytest.mark.parametrize("meta", WIRE_META)
+def test_the_params_a_declared_call_sends_are_the_sessions_own(meta):
+    """``_wire_params`` builds exactly what ``ClientSession.call_tool`` dumps onto the wire, which the
+    kernel's surface validation (skipped on this path) passes for the handshake era the built-in speaks; and
+    every container is a copy (the tool never holds the gateway's objects)."""
+    from mcp.types import CallToolRequest, CallToolRequestParams
+    from mcp_types import methods
+
+    from sentinel_mcp.gateway.builtin_direct import DirectDispatcher
+
+    extra: list[tuple[str, Any]] = [("echo", None), ("echo", {"t": (1, (2, 3)), "n": None, "d": {"e": [{}]}}),
+                                    ("echo", {"f": 1e308, "i": -(2**70), "b": False, "s": "\ud800x"})]
+    for name, args in [*cases(), *extra]:
+        ours = DirectDispatcher._wire_params(name, args, meta)
+        sdk = CallToolRequest(params=CallToolRequestParams(name=name, arguments=args, _meta=meta)).model_dump(
+            by_alias=True, mode="json", exclude_none=True)["params"]
+        assert ours == sdk, (name, args, meta)
+        methods.validate_client_request("tools/call", "2025-11-25", {**ours, "_meta": {
+            **ours.get("_meta", {}), "progressToken": 7}})
+        if args:
+            assert ours["arguments"] is not args
+            for key, value in args.items():
+                if isinstance(value, (dict, list)):
+                    assert ours["arguments"][key] is not value
+
+
+@pytest.mark.parametrize("args,meta", [
+    ({"x": float("nan")}, None), ({"x": float("inf")}, None), ({1: "a"}, None), ({"x": {1, 2}}, None),
+    ({"x": b"bytes"}, None), ({"x": object()}, None), ({"x": nested_list(70)}, None), ("not a dict", None),
+    ({}, {"progressToken": 3}), ({}, {"k": float("nan")}), ({}, "not a dict"),
+])
+def test_what_is_not_plain_json_takes_the_sessions_way(args, meta):
+    from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, _NotPlain
+
+    with pytest.raises(_NotPlain):
+        DirectDispatcher._wire_params("echo", args, meta)
+
+
+async def test_a_session_call_of_odd_values_answers_as_the_pair(data_dir):
+    """Values the gateway's front never passes (tuples, non-finite numbers, sets) reach a declared tool
+    through the session as they would over the pair: the same result or the same error."""
+    async with running_gateway(make_config(data_dir, servers={})) as rt:
+        mcp_path, direct = await mount_twins(rt)
+        assert direct.direct is not None
+        before = direct.direct.direct_calls
+        for args in ({"text": "t", "tags": ("a", "b")}, {"text": "t", "count": float("nan")},
+                     {"text": "t", "tags": {"a"}}, {"text": ("x",)}):
+            outs = []
+            for up in (mcp_path, direct):
+                assert up.client is not None
+                try:
+                    r = await up.client.session.call_tool("echo", args)
+                    outs.append(_same(r.model_dump(mode="json", by_alias=True, exclude_none=True)))
+                except Exception as e:  # noqa: BLE001 - compared by kind and text
+                    outs.append((type(e).__name__, str(e).replace("mcp", "<up>").replace("dir", "<up>")))
+            assert outs[0] == outs[1], args
+        assert direct.direct.direct_calls > before  # the plain ones went direct
+
+
+async def test_params_a_middleware_replaced_are_validated_as_the_kernel_does(data_dir):
+    """The direct path skips the kernel's surface check only for the params it built itself: a built-in's
+    middleware that hands the handler other params (here a tool name of the wrong type, or the right ones)
+    gets the kernel's own check and answer, on both mounts."""
+    from dataclasses import replace
+
+    def rewriting(params: dict[str, Any]) -> Any:
+        async def middleware(ctx: Any, call_next: Any) -> Any:
+            if ctx.method != "tools/call":
+                return await call_next(ctx)
+            return await call_next(replace(ctx, params=params))
+
+        return middleware
+
+    for params, fails in (({"name": 5, "arguments": {}}, True), ({"name": "raise", "arguments": {}}, False)):
+        async with running_gateway(make_config(data_dir, servers={})) as rt:
+            outs = []
+            for name, tools in (("lo", frozenset()), ("ld", frozenset({"raise"}))):
+                server = build_lowlevel_twin()
+                server.middleware.append(rewriting(params))
+                up = rt.manager.add(name, BuiltinTarget(server=server, direct_tools=tools))
+                assert await up.wait_ready(20), up.last_error
+            async with Client(rt.front.server, mode="legacy") as c:
+                for name in ("lo", "ld"):
+                    r = await c.call_tool(f"{name}__raise", {"kind": "fine"})
+                    outs.append(_same(r.model_dump(mode="json")))
+            assert outs[0] == outs[1]
+            assert outs[0]["is_error"] is fails, outs[0]
+            assert rt.manager.upstreams["ld"].direct.direct_calls == 1  # type: ignore[union-attr]

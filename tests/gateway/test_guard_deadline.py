@@ -83,3 +83,71 @@ async def test_a_cancellation_from_outside_and_the_deadline_together_stay_a_canc
         with anyio.move_on_after(0.1) as outer:
             answers.append(await rt.gateway.execute("tb__echo", {"text": "x"}, session_id="o/both"))
         assert outer.cancelled_caught and answers == [] and stuck.cancelled == 1
+
+
+class PacedGuard:
+    """A guard that thinks synchronously for ``busy`` seconds, then waits ``waits`` times (``pause`` each)
+    before deciding as the real guard does, or failing with ``error``."""
+
+    def __init__(self, inner, *, busy: float = 0.0, waits: int = 0, pause: float = 0.01,  # noqa: ANN001
+                 error: Exception | None = None) -> None:
+        self.inner, self.busy, self.waits, self.pause, self.error = inner, busy, waits, pause, error
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self.inner, name)
+
+    async def decide(self, call):  # noqa: ANN001, ANN201
+        import time
+
+        end = time.monotonic() + self.busy
+        while time.monotonic() < end:
+            pass  # holds the loop: no deadline can end this part, before or after this change
+        for _ in range(self.waits):
+            await anyio.sleep(self.pause)
+        if self.error is not None:
+            raise self.error
+        return await self.inner.decide(call)
+
+
+async def test_a_guard_that_never_waits_is_decided_without_a_timer(data_dir, monkeypatch):
+    from sentinel_mcp.gateway import ask_rounds
+
+    armed: list[float] = []
+    real = ask_rounds.asyncio.timeout_at
+
+    def counting(when):  # noqa: ANN001, ANN202
+        armed.append(when)
+        return real(when)
+
+    monkeypatch.setattr(ask_rounds.asyncio, "timeout_at", counting)
+    cfg = make_config(data_dir, policy={"guard_timeout": 5})
+    async with running_gateway(cfg) as rt:
+        rt.gateway.guard = PacedGuard(rt.gateway.guard)  # decides at once
+        result = await rt.gateway.execute("tb__echo", {"text": "now"}, session_id="o/now")
+        assert isinstance(result, Completed) and result.result.content[0].text == "now"
+        assert armed == []
+        rt.gateway.guard = PacedGuard(rt.gateway.guard.inner, waits=3)  # waits: under the deadline
+        result = await rt.gateway.execute("tb__echo", {"text": "later"}, session_id="o/later")
+        assert isinstance(result, Completed) and result.result.content[0].text == "later"
+        assert len(armed) == 1
+
+
+async def test_the_deadline_counts_from_the_start_of_the_decision(data_dir):
+    """A guard busy past its deadline before it first waits is denied at that wait (the deadline is the
+    decision's start plus the timeout, as before), not given the whole timeout again."""
+    cfg = make_config(data_dir, policy={"guard_timeout": 0.2})
+    async with running_gateway(cfg) as rt:
+        rt.gateway.guard = PacedGuard(rt.gateway.guard, busy=0.3, waits=1, pause=30)
+        with anyio.fail_after(10):
+            result = await rt.gateway.execute("tb__echo", {"text": "x"}, session_id="o/busy")
+        assert isinstance(result, Refused) and result.decision.unmet == ["guard_timeout"]
+
+
+async def test_an_error_after_a_wait_denies_as_before(data_dir):
+    cfg = make_config(data_dir, policy={"guard_timeout": 5})
+    async with running_gateway(cfg) as rt:
+        for waits in (0, 2):
+            rt.gateway.guard = PacedGuard(getattr(rt.gateway.guard, "inner", rt.gateway.guard), waits=waits,
+                                          error=RuntimeError("kaput"))
+            result = await rt.gateway.execute("tb__echo", {"text": "x"}, session_id=f"o/err{waits}")
+            assert isinstance(result, Refused) and result.decision.unmet == ["guard_error"], waits

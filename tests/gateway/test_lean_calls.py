@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.lean_calls import _lean_request
+from sentinel_mcp.gateway import telemetry
 from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, span_records_nothing
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.call_record import META_KEY
@@ -256,7 +257,12 @@ def test_the_span_is_left_out_only_when_it_records_nothing(monkeypatch: pytest.M
                   {"tracestate": "a=b"}, {"baggage": "k=v"}, {"b3": "1-2-1"}, {"x": None},
                   {"sentinel": 1}, {"uber-trace-id": "a:b:0:1"}):
         assert not span_records_nothing({**ENVELOPE, **extra}), extra
-    monkeypatch.setattr(trace, "get_tracer_provider", lambda: trace.NoOpTracerProvider())  # one installed
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", trace.NoOpTracerProvider())  # one installed (its global)
+    assert not span_records_nothing(ENVELOPE)
+    monkeypatch.undo()
+    # one named in the environment (OTEL_PYTHON_TRACER_PROVIDER), loaded by the API on first use
+    monkeypatch.setattr(telemetry, "_PROVIDER_FROM_ENV", True)
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: trace.NoOpTracerProvider())
     assert not span_records_nothing(ENVELOPE)
 
 

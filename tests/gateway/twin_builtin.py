@@ -96,6 +96,8 @@ def build_lowlevel_twin() -> Server:
             raise RuntimeError("kaput <script>\x1b[31m")
         if kind == "mcp":
             raise MCPError(code=-32099, message="low-level MCP error", data={"x": 1})
+        if kind == "timeout":  # the handler's own, not a time limit's
+            raise TimeoutError("the handler's own timeout")
         return CallToolResult(content=[TextContent(type="text", text=f"fine {kind!r}")])
 
     return Server("lowtwin", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)

@@ -331,3 +331,25 @@ async def test_the_generated_token_guards_a_real_sentinel(tmp_path):
                 403,
                 421,
             )  # past the guard (the MCP layer wants initialize first)
+
+
+@pytest.mark.parametrize("headers", [
+    [],
+    [(b"host", b"127.0.0.1:8"), (b"authorization", b"Bearer t"), (b"accept", b"*/*")],
+    [(b"Host", b"a"), (b"HOST", b"b"), (b"hOsT", b"c")],  # every spelling, the last one counts
+    [(b"origin", b"http://x"), (b"Origin", b"null"), (b"x-api-key", b"k1"), (b"X-API-KEY", b"k2")],
+    [(b"ho\xc0st", b"h"), (b"host\xff", b"h"), (b"\xc1uthorization", b"Bearer z"), (b"host", b"\xe9t\xe9")],
+    [(b"authorization", b"Bearer a"), (b"Authorization", b"Basic b"), (b"x-forwarded-host", b"evil")],
+])
+def test_the_caller_check_reads_its_headers_as_a_full_decode_would(headers):
+    """``checked_headers`` decodes only the four headers the caller check reads: they must be exactly what
+    decoding every header name and value (names lower-cased, the last repeat winning) gives for those four,
+    and so the credentials alike."""
+    from sentinel_mcp.app.http_app import CHECKED_HEADERS, checked_headers
+    from sentinel_mcp.identity.credentials import Credentials
+
+    scope = {"type": "http", "headers": headers, "client": ("127.0.0.1", 1)}
+    full = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in headers}
+    wanted = {name.decode() for name in CHECKED_HEADERS}
+    assert checked_headers(scope) == {k: v for k, v in full.items() if k in wanted}
+    assert Credentials.from_scope(scope, checked_headers(scope)) == Credentials.from_scope(scope)

@@ -86,3 +86,52 @@ def test_secret_names_are_found_however_long_and_however_many_names_came_before(
         out = redact_record({"arguments": {name: "value-that-is-secret"}})
         assert "value-that-is-secret" not in json.dumps(out), name
     assert not secret_name("z" * 200)  # a long harmless name stays harmless (and is not remembered)
+
+
+TEXTS = [None, "", "read-only: allowed by default", "card 4111 1111 1111 1111 in the reason",
+         "Authorization: Bearer abcdefghijklmnopqrstu", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+         "your code is 123456", "password=hunter2-long", "api_key: sk-abc-123456", "\ud800 lone \u202e",
+         "x" * 2000 + " 4111111111111111", "日本 0000-0000-0000-0000"]
+
+
+def test_an_entry_without_arguments_or_proof_is_redacted_as_the_full_way_does() -> None:
+    """The short way for rows of calls without arguments (no secret values to look for; the scrubbed text of
+    a reason or error kept, as they repeat) stores what ``redact_record`` stores, every time."""
+    for _ in range(2):  # the second time from the kept texts
+        for reason in TEXTS:
+            for error in TEXTS:
+                for arguments in (None, {}):
+                    entry = _entry(arguments=arguments, reason=reason, error=error)
+                    full = redact_record({"arguments": arguments, "reason": reason, "proof": None,
+                                          "error": error}, entry.sensitive)
+                    stored = redact_entry(entry)
+                    assert (stored.arguments, stored.reason, stored.proof, stored.error) == (
+                        full["arguments"], full["reason"], full["proof"], full["error"])
+                    assert (stored is entry) == (full["reason"] == reason and full["error"] == error)
+
+
+def test_the_timings_text_is_what_json_wrote() -> None:
+    """A call's timings are written out directly (four floats under fixed names): the same stored and hashed
+    text as the encoder's, and anything of another shape through the encoder."""
+    import random
+
+    from sentinel_mcp.gateway.audit import _timings_text
+    from sentinel_mcp.gateway.call_timings import CallTimings
+
+    rng = random.Random(21)
+    values = [0.0, -0.0, 1e-9, 0.001, 123.456, 1e21, 1e300, 5e-324, 0.1 + 0.2]
+    for _ in range(500):
+        t = CallTimings(ask_s=rng.choice([0.0, rng.random() * 100]))
+        t.guard_s, t.forward_s = rng.random() / 100, rng.choice(values)
+        if rng.random() < 0.3:
+            t.fetch_spans.append((0.0, rng.random() / 1000))
+        d = t.as_dict()
+        assert _timings_text(d) == _json(d)
+    rest = {"fetch": 0.0, "forward": 0.0, "guard": 0.0}
+    for odd in ({"ask": 1, **rest}, {"ask": float("nan"), **rest}, {"ask": float("inf"), **rest},
+                {"ask": True, **rest}, {"ask": "0.0", **rest}, {"a": 0.0, "b": 0.0, "c": 0.0, "d": 0.0},
+                {"ask": 0.0}, {}, None):
+        assert _timings_text(odd) == _json(odd), odd
+    for v in values:
+        d = {"ask": v, "fetch": v, "forward": v, "guard": v}
+        assert _timings_text(d) == _json(d)

@@ -37,6 +37,27 @@ async def test_concurrent_writes_share_commits_and_a_bad_job_fails_alone(tmp_pat
         await release(db)
 
 
+async def test_a_bad_job_alone_in_its_group_fails_alone(tmp_path: Path) -> None:
+    """One write at a time (each alone in its commit group, no savepoint): a failing one leaves nothing of
+    itself, its error is the caller's, and the store goes on."""
+    db = open_database(tmp_path / "a.db", "t")
+    try:
+        await db.migrate(SCHEMA)
+        await db.write("INSERT INTO t (x) VALUES (?)", ("a",))
+        insert = "INSERT INTO t (x) VALUES (?)"
+        two = [Statement(insert, ("b",)), Statement(insert, ("a",))]
+        with pytest.raises(Exception, match="UNIQUE"):
+            await db.run(two)  # its first statement ran before the second failed: undone with it
+        assert db.health.ok
+        await db.write("INSERT INTO t (x) VALUES (?)", ("c",))
+        assert [r[0] for r in await db.query("SELECT x FROM t ORDER BY id")] == ["a", "c"]
+        await release(db)
+        db = open_database(tmp_path / "a.db", "t")
+        assert [r[0] for r in await db.query("SELECT x FROM t ORDER BY id")] == ["a", "c"]
+    finally:
+        await release(db)
+
+
 async def test_consume_is_single_use_under_concurrency(tmp_path: Path) -> None:
     db = open_database(tmp_path / "a.db", "t")
     try:

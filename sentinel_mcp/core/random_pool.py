@@ -1,0 +1,60 @@
+"""Random bytes from the operating system, drawn a block at a time.
+
+``os.urandom`` (and ``secrets``, ``uuid.uuid4`` on top of it) lets go of the interpreter for its system call
+on every draw. On the gateway's event loop each such point lets a storage writer thread take the interpreter,
+and the loop waits for it back: a call drew three times (a conversation id, a seal's nonce, a decision id;
+issue 21). These are the same bytes of the same generator, fetched ``BLOCK`` bytes at a time and each handed
+out once; a process made by ``fork`` starts with an empty pool, never with its parent's bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import threading
+import uuid
+
+BLOCK = 4096
+
+
+class RandomPool:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        self._block = b""
+        self._used = 0
+
+    def take(self, n: int) -> bytes:
+        """``n`` fresh random bytes (``os.urandom(n)``'s kind), never handed out before."""
+        with self._lock:
+            if self._used + n > len(self._block):
+                self._block = os.urandom(max(BLOCK, n))
+                self._used = 0
+            start = self._used
+            self._used += n
+            return self._block[start : start + n]
+
+
+_POOL = RandomPool()
+os.register_at_fork(after_in_child=_POOL.reset)
+
+
+def token_bytes(n: int) -> bytes:
+    return _POOL.take(n)
+
+
+def token_hex(n: int) -> str:
+    """As ``secrets.token_hex(n)``."""
+    return _POOL.take(n).hex()
+
+
+def token_urlsafe(n: int) -> str:
+    """As ``secrets.token_urlsafe(n)``."""
+    return base64.urlsafe_b64encode(_POOL.take(n)).rstrip(b"=").decode("ascii")
+
+
+def uuid4_hex() -> str:
+    """As ``uuid.uuid4().hex``."""
+    return uuid.UUID(bytes=_POOL.take(16), version=4).hex

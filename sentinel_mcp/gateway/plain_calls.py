@@ -1,0 +1,113 @@
+"""The plain 2026-07-28 ``tools/call``: params the SDK's kernel is sure to accept, known without asking again.
+
+Every 2026-era request carries its client's envelope (protocol version, client info, capabilities) in
+``_meta``, and the kernel validates it twice per call: its surface check of the params for the era (typing the
+reserved ``_meta`` keys strictly) and ``Connection.from_envelope`` (client info and capabilities as models). A
+client sends the same envelope on every call, so the verdict is kept per envelope (its JSON text, bounded):
+params are *plain* when they hold only ``name`` (a string), ``arguments`` (an object, or absent) and
+``_meta`` with the envelope (a verdict kept as accepted) and ``sentinel/`` keys with string values (the
+session a client carries back, the purpose of the call). Such params pass the kernel's surface check whatever
+the name and arguments are (``tests/gateway/test_plain_calls.py`` puts both to the SDK), so the lean path runs
+the kernel without it (``unspanned_kernel.serve_checked_call``), on a connection built from the kept models.
+Anything else (other params keys, another ``_meta`` key, an envelope the SDK refuses, an unseen envelope
+over ``MAX_KEY_CHARS``) takes the kernel's full way, which answers as before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any, Mapping
+
+from mcp.server.connection import _NO_CHANNEL, Connection
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    ClientCapabilities,
+    Implementation,
+    InitializeRequestParams,
+)
+from mcp_types import methods as _methods
+from pydantic import ValidationError
+
+MODERN = "2026-07-28"
+PLAIN_KEYS = frozenset(("name", "arguments", "_meta"))
+ENVELOPE_KEYS = frozenset((PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY))
+GATEWAY_PREFIX = "sentinel/"
+MAX_KEY_CHARS = 4096  # an envelope this long is checked by the kernel each time, never kept
+_KEY = json.JSONEncoder(separators=(",", ":"), sort_keys=True, ensure_ascii=True)
+_ABSENT = object()
+# what a kept envelope holds: the client's params as the kernel would build them, and its capabilities
+Kept = tuple[InitializeRequestParams | None, ClientCapabilities | None]
+
+
+class PlainCalls:
+    """The verdicts on the envelopes seen (the last ``capacity`` of them), and connections built from them."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self.capacity = capacity
+        self._kept: OrderedDict[str, Kept | None] = OrderedDict()  # None: the SDK refuses it
+
+    def connection(self, params: Mapping[str, Any]) -> Connection | None:
+        """A connection for plain ``params`` (a ``tools/call`` of the 2026 era whose envelope the inbound
+        ladder accepted), as ``Connection.from_envelope`` builds it; None when they are not plain."""
+        if not PLAIN_KEYS.issuperset(params) or type(params.get("name")) is not str:
+            return None
+        arguments = params.get("arguments", _ABSENT)
+        meta = params.get("_meta")
+        if (arguments is not _ABSENT and type(arguments) is not dict) or type(meta) is not dict:
+            return None
+        for key, value in meta.items():
+            if key not in ENVELOPE_KEYS and not (key.startswith(GATEWAY_PREFIX) and type(value) is str):
+                return None
+        if meta.get(PROTOCOL_VERSION_META_KEY) != MODERN or CLIENT_CAPABILITIES_META_KEY not in meta:
+            return None
+        info = meta.get(CLIENT_INFO_META_KEY, _ABSENT)
+        raw_capabilities = meta[CLIENT_CAPABILITIES_META_KEY]
+        envelope = [info is not _ABSENT, None if info is _ABSENT else info, raw_capabilities]
+        try:
+            key = _KEY.encode(envelope)
+        except (TypeError, ValueError):
+            return None
+        if key in self._kept:
+            kept = self._kept[key]
+        else:
+            if len(key) > MAX_KEY_CHARS:
+                return None
+            kept = self._kept[key] = self._judge(meta)
+            while len(self._kept) > self.capacity:
+                self._kept.popitem(last=False)
+        if kept is None:
+            return None
+        client_params: InitializeRequestParams | None = kept[0]
+        capabilities: ClientCapabilities | None = kept[1]
+        connection = Connection(_NO_CHANNEL, protocol_version=MODERN, client_params=client_params)
+        connection.client_capabilities = capabilities
+        connection.initialized.set()
+        return connection
+
+    @staticmethod
+    def _judge(meta: Mapping[str, Any]) -> Kept | None:
+        """The kernel's surface check of a call carrying this envelope (None: refused), and the models
+        ``Connection.from_envelope`` makes of it."""
+        envelope = {k: v for k, v in meta.items() if k in ENVELOPE_KEYS}
+        try:
+            _methods.validate_client_request("tools/call", MODERN, {"name": "t", "_meta": envelope})
+        except (ValidationError, ValueError, KeyError):
+            return None
+        info = _typed(Implementation, envelope.get(CLIENT_INFO_META_KEY))
+        capabilities = _typed(ClientCapabilities, envelope[CLIENT_CAPABILITIES_META_KEY])
+        client_params = None
+        if info is not None and capabilities is not None:
+            client_params = InitializeRequestParams(
+                protocol_version=MODERN, capabilities=capabilities, client_info=info)
+        return client_params, capabilities
+
+
+def _typed(model: Any, raw: Any) -> Any:
+    """As ``mcp.server.connection._typed``: a mis-shaped value reads as not supplied."""
+    try:
+        return model.model_validate(raw, by_name=False)
+    except ValidationError:
+        return None

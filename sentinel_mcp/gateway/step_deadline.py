@@ -1,0 +1,79 @@
+"""A deadline on one awaited step that arms its timer only if the step waits.
+
+A deadline can end a step only where it waits (asyncio cancels a task at its next suspension). Most steps on
+the hot path finish without waiting at all: a guard decision made on the caller's thread, an in-process
+built-in's no-op handler. So the step runs first on its own, and only a step that waits goes on under
+``asyncio.timeout_at`` with the deadline it had from the start (issue 21: the timer, its handle in the loop's
+heap and its cancellation were a few percent of the event loop per call). The answer, the exception and the
+cancellation are the ones ``async with asyncio.timeout_at(when): await step()`` gives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable, Callable, Coroutine, Generator, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class StepDeadline:
+    """``await StepDeadline(when).run(step)``; ``expired`` tells afterwards whether this deadline ended it (as
+    ``asyncio.Timeout.expired()`` does: a ``TimeoutError`` of the step's own leaves it False)."""
+
+    __slots__ = ("when", "expired")
+
+    def __init__(self, when: float) -> None:
+        self.when = when
+        self.expired = False
+
+    async def run(self, step: Callable[[], Awaitable[T]]) -> T:
+        awaitable = step()
+        if not asyncio.iscoroutine(awaitable):  # another kind of awaitable: the whole of it under the timer
+            return await self._timed(awaitable)
+        try:
+            waiting_on = awaitable.send(None)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        except BaseException:
+            awaitable.close()
+            raise
+        return await self._timed(Resumed(awaitable, waiting_on))
+
+    async def _timed(self, awaitable: Awaitable[T]) -> T:
+        timeout = asyncio.timeout_at(self.when)
+        try:
+            async with timeout:
+                return await awaitable
+        finally:
+            self.expired = timeout.expired()
+
+
+class Resumed(Generic[T]):
+    """Awaiting it goes on with a coroutine already started (its first ``send`` done, ``waiting_on`` what it
+    yielded to the event loop): the rest of ``yield from`` by hand (PEP 380), so the task awaiting it drives
+    the coroutine exactly as if it had awaited it from the start (what it sends, throws in, and closing)."""
+
+    __slots__ = ("_coro", "_waiting_on")
+
+    def __init__(self, coro: Coroutine[Any, Any, T], waiting_on: Any) -> None:
+        self._coro = coro
+        self._waiting_on = waiting_on
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        coro, value = self._coro, self._waiting_on
+        while True:
+            try:
+                sent = yield value
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # noqa: BLE001 - thrown in by the task (a cancellation): passed on
+                try:
+                    value = coro.throw(exc)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+            else:
+                try:
+                    value = coro.send(sent)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]

@@ -1,0 +1,136 @@
+"""A deadline armed only if the step waits (``gateway/step_deadline.py``): the same results, errors and
+cancellations as ``async with asyncio.timeout_at(when): await step()``, and no timer for a step that never
+waits."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from sentinel_mcp.gateway import step_deadline
+from sentinel_mcp.gateway.step_deadline import Resumed, StepDeadline
+
+
+def soon(seconds: float) -> float:
+    return asyncio.get_running_loop().time() + seconds
+
+
+async def test_a_step_that_never_waits_takes_no_timer(monkeypatch: pytest.MonkeyPatch) -> None:
+    armed: list[float] = []
+    real = step_deadline.asyncio.timeout_at
+    monkeypatch.setattr(step_deadline.asyncio, "timeout_at", lambda when: armed.append(when) or real(when))
+
+    async def at_once() -> str:
+        return "done"
+
+    deadline = StepDeadline(soon(-1))  # even one already past: nothing could have ended it
+    assert await deadline.run(at_once) == "done" and armed == [] and not deadline.expired
+
+    async def waits() -> str:
+        await asyncio.sleep(0)
+        return "later"
+
+    assert await StepDeadline(soon(5)).run(waits) == "later" and len(armed) == 1
+
+
+async def test_what_a_waiting_step_awaits_reaches_it() -> None:
+    loop = asyncio.get_running_loop()
+
+    async def step() -> list[object]:
+        got: list[object] = []
+        for value in ("a", 2, None):
+            fut = loop.create_future()
+            loop.call_soon(fut.set_result, value)
+            got.append(await fut)
+        fut = loop.create_future()
+        loop.call_soon(fut.set_exception, KeyError("k"))
+        try:
+            await fut
+        except KeyError as e:
+            got.append(e.args[0])
+        return got
+
+    deadline = StepDeadline(soon(5))
+    assert await deadline.run(step) == ["a", 2, None, "k"] and not deadline.expired
+
+
+async def test_past_its_deadline_a_waiting_step_is_cancelled_and_the_run_times_out() -> None:
+    seen: list[str] = []
+
+    async def step() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+        finally:
+            seen.append("finally")
+
+    deadline = StepDeadline(soon(0.05))
+    with pytest.raises(TimeoutError):
+        await deadline.run(step)
+    assert deadline.expired and seen == ["cancelled", "finally"]
+
+
+async def test_a_steps_own_timeout_error_is_not_the_deadlines() -> None:
+    async def step() -> None:
+        await asyncio.sleep(0)
+        raise TimeoutError("its own")
+
+    deadline = StepDeadline(soon(5))
+    with pytest.raises(TimeoutError, match="its own"):
+        await deadline.run(step)
+    assert not deadline.expired
+
+
+async def test_a_cancellation_from_outside_stays_a_cancellation() -> None:
+    seen: list[str] = []
+    started = asyncio.Event()
+
+    async def step() -> None:
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    deadline = StepDeadline(soon(30))
+    task = asyncio.ensure_future(deadline.run(step))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert seen == ["cancelled"] and not deadline.expired
+
+
+async def test_an_awaitable_that_is_not_a_coroutine_runs_under_the_timer() -> None:
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+    loop.call_later(0.01, fut.set_result, 7)
+    assert await StepDeadline(soon(5)).run(lambda: fut) == 7
+    never = loop.create_future()
+    deadline = StepDeadline(soon(0.02))
+    with pytest.raises(TimeoutError):
+        await deadline.run(lambda: never)
+    assert deadline.expired
+
+
+async def test_closing_a_resumed_coroutine_closes_the_step() -> None:
+    seen: list[str] = []
+
+    async def step() -> None:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            seen.append("closed")
+
+    coro = step()
+    waiting_on = coro.send(None)
+    gen = Resumed(coro, waiting_on).__await__()
+    assert gen.send(None) is waiting_on
+    gen.close()
+    assert seen == ["closed"]
+    if asyncio.isfuture(waiting_on):
+        waiting_on.cancel()

@@ -1,0 +1,149 @@
+"""Plain 2026-07-28 ``tools/call`` params (``gateway/plain_calls.py``): whatever ``PlainCalls`` calls plain,
+the SDK's kernel surface check accepts, and the connection it builds is the one ``Connection.from_envelope``
+builds. A corpus of envelopes, names, arguments and ``_meta`` keys (hostile spellings among them) checks the
+rule; the lean path's answers themselves are compared with the SDK's in ``test_lean_calls.py``."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+from mcp.server.connection import Connection
+from mcp_types import methods
+
+from sentinel_mcp.gateway.plain_calls import MAX_KEY_CHARS, PlainCalls
+
+PV, CI, CC = ("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientInfo",
+              "io.modelcontextprotocol/clientCapabilities")
+INFOS: list[Any] = [None, {"name": "c", "version": "1"}, {"name": "c"}, {"name": 5, "version": "1"},
+                    {"name": "c", "version": "1", "title": "T", "extra": [1]}, "text", [], {}, 3,
+                    {"name": "\u202e", "version": "\ud800"}, {"name": "c", "version": "1", "icons": "x"}]
+CAPS: list[Any] = [{}, {"elicitation": {"form": {}}}, {"elicitation": {"form": "no"}}, {"sampling": 1},
+                   {"roots": {"listChanged": True}}, None, [], "all", {"experimental": {"x": {"y": None}}},
+                   {"elicitation": {}, "unknown": {"a": 1}}]
+NAMES: list[Any] = ["t", "", "a" * 5000, "\ud800", 5, None, ["t"]]
+ARGUMENTS: list[Any] = ["absent", {}, {"a": [1, {"b": None}]}, None, [], "x", 1]
+EXTRA_META: list[dict[str, Any]] = [
+    {}, {"sentinel/session": "s"}, {"sentinel/purpose": "p", "sentinel/x": ""}, {"sentinel/session": 5},
+    {"sentinel/session": None}, {"progressToken": 1}, {"io.modelcontextprotocol/logLevel": "debug"},
+    {"traceparent": "00-1"}, {"other": "x"}]
+
+
+def params_corpus() -> list[dict[str, Any]]:
+    out = []
+    for info, caps in itertools.product([*INFOS, "absent"], [*CAPS, "absent"]):
+        meta: dict[str, Any] = {PV: "2026-07-28"}
+        if info != "absent":
+            meta[CI] = info
+        if caps != "absent":
+            meta[CC] = caps
+        out.append({"name": "t", "arguments": {}, "_meta": meta})
+    base = {PV: "2026-07-28", CI: {"name": "c", "version": "1"}, CC: {}}
+    for name, arguments, extra in itertools.product(NAMES, ARGUMENTS, EXTRA_META):
+        p: dict[str, Any] = {"name": name, "_meta": {**base, **extra}}
+        if arguments != "absent":
+            p["arguments"] = arguments
+        out.append(p)
+    for key, value in (("inputResponses", {}), ("requestState", "s"), ("task", {}), ("x", 1)):
+        out.append({"name": "t", "arguments": {}, "_meta": base, key: value})
+    out += [{"name": "t", "_meta": {**base, PV: "2025-11-25"}}, {"name": "t", "_meta": "m"}]
+    return out
+
+
+def sdk_accepts(params: dict[str, Any]) -> bool:
+    try:
+        methods.validate_client_request("tools/call", "2026-07-28", params)
+        return True
+    except ValueError:
+        return False
+
+
+def test_plain_params_are_params_the_kernel_accepts() -> None:
+    plain = PlainCalls()
+    taken = refused = 0
+    for params in params_corpus():
+        connection = plain.connection(params)
+        if connection is None:
+            refused += 1
+            continue
+        taken += 1
+        assert sdk_accepts(params), params
+        meta = params["_meta"]
+        theirs = Connection.from_envelope("2026-07-28", meta.get(CI), meta.get(CC))
+        assert connection.protocol_version == theirs.protocol_version == "2026-07-28"
+        assert connection.client_params == theirs.client_params, params
+        assert connection.client_capabilities == theirs.client_capabilities, params
+        assert connection.initialized.is_set() and not connection.exit_stack._exit_callbacks
+        assert connection is not plain.connection(params)  # one connection per request
+    assert taken > 50 and refused > 50
+
+
+def test_what_the_kernel_refuses_is_never_plain() -> None:
+    plain = PlainCalls()
+    for params in params_corpus():
+        if not sdk_accepts(params):
+            assert plain.connection(params) is None, params
+
+
+def test_the_verdicts_kept_are_bounded() -> None:
+    plain = PlainCalls(capacity=4)
+    for i in range(20):
+        meta = {PV: "2026-07-28", CI: {"name": f"c{i}", "version": "1"}, CC: {}}
+        assert plain.connection({"name": "t", "_meta": meta}) is not None
+        assert len(plain._kept) <= 4
+    big = {PV: "2026-07-28", CI: {"name": "c" * MAX_KEY_CHARS, "version": "1"}, CC: {}}
+    assert plain.connection({"name": "t", "_meta": big}) is None  # checked by the kernel each time instead
+    assert all(len(key) <= MAX_KEY_CHARS for key in plain._kept)
+
+
+@pytest.mark.parametrize("caps", [{"elicitation": {"form": "no"}}, None, "all"])
+def test_a_refused_envelope_is_remembered_as_refused(caps: Any) -> None:
+    plain = PlainCalls()
+    params = {"name": "t", "_meta": {PV: "2026-07-28", CC: caps}}
+    assert plain.connection(params) is None
+    assert list(plain._kept.values()) == [None]
+    assert plain.connection(params) is None and len(plain._kept) == 1
+
+
+def test_the_meta_of_plain_params_is_a_copy_of_their_meta() -> None:
+    """The lean path hands the kernel's context ``dict(params["_meta"])`` for plain params: what the kernel's
+    ``_extract_meta`` would give."""
+    from mcp.server.runner import _extract_meta
+
+    plain = PlainCalls()
+    seen = 0
+    for params in params_corpus():
+        if plain.connection(params) is not None:
+            seen += 1
+            assert _extract_meta(params) == dict(params["_meta"]), params
+    assert seen > 50
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+def test_the_server_info_stamp_is_the_sdks(version: str) -> None:
+    """The lean runner stamps 2026 answers with one copy of the server's identity per server: the same
+    values, in the same places, as the SDK's runner (which deep-copies it per answer)."""
+    from mcp.server import Server
+    from mcp.server.runner import ServerRunner
+
+    from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner
+
+    server = Server("s", version="9", title="T", website_url="https://example.org")
+    connection = Connection.from_envelope("2026-07-28", None, {})
+    ours, sdk = UnspannedRunner(server, connection, None), ServerRunner(server, connection, None)
+    key = "io.modelcontextprotocol/serverInfo"
+    for result in ({}, {"content": []}, {"_meta": {"a": 1}}, {"_meta": {key: None, "b": 2}},
+                   {"_meta": {key: {"name": "handler's"}}}, {"_meta": "not a dict"}, {"_meta": None}):
+        a = ours._stamp_server_info(version, json_copy(result))
+        b = sdk._stamp_server_info(version, json_copy(result))
+        assert a == b, result
+    stamped = ours._stamp_server_info("2026-07-28", {})
+    assert stamped["_meta"][key] == server.server_info_stamp
+    assert ours._stamp_server_info("2026-07-28", {})["_meta"][key] is stamped["_meta"][key]  # made once
+
+
+def json_copy(value: Any) -> Any:
+    import json
+
+    return json.loads(json.dumps(value))
