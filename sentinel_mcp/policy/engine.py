@@ -312,7 +312,9 @@ class PrologEngine:
         ran, out = self._pass_here(compact, key, limit)
         return out if ran else None
 
-    def _pass_here(self, compact: bool, key: tuple[Any, ...], limit: int) -> tuple[bool, dict[str, Any] | None]:
+    def _pass_here(
+        self, compact: bool, key: tuple[Any, ...], limit: int
+    ) -> tuple[bool, dict[str, Any] | None]:
         """(ran, answer) of a pass tried on the caller's thread: (False, None) when it did not run there (the
         engine is busy, the thread has no engine, the arguments are large); (True, None) when it ran but must
         be decided again on the engine thread (over the cap, or an error the cap may have caused)."""

@@ -281,7 +281,8 @@ class PolicyGuard(Guard):
         )
 
     async def _rendered_kept(self, rb: Rulebase, kept: KeptProof) -> dict[str, Any]:
-        """The proof of an allow decided by its first pass, as ``_rendered`` writes it (one pass, no fetch)."""
+        """The proof of an allow decided by its first pass, as ``_rendered`` writes it (one pass, no
+        fetch)."""
         return await self._rendered(self.documents(rb), rb.version, SolverResult(status="proved", tree=kept,
                                                                                   passes=1))
 
@@ -386,11 +387,14 @@ class PolicyGuard(Guard):
         }
 
     async def prove_call(
-        self, call: ToolCall, rb: Rulebase | None = None, first: tuple[bool, dict[str, Any] | None] | None = None
+        self,
+        call: ToolCall,
+        rb: Rulebase | None = None,
+        first: tuple[bool, dict[str, Any] | None] | None = None,
     ) -> SolverResult:
-        """The solver's passes over the call's guards. ``first``: (ran, answer) of a first pass already tried
-        on the caller's thread (``_first_pass_here``): its answer is the first pass's, or, when it ran over its
-        cap, the first pass runs on the engine thread."""
+        """The solver's passes over the call's guards. ``first``: (ran, answer) of a first pass already
+        tried on the caller's thread (``_first_pass_here``): its answer is the first pass's, or, when it ran
+        over its cap, the first pass runs on the engine thread."""
         rb = rb or self.rulebases.current
         mod = await self.knowledge.ensure(call.session_id, rb)
         limit = rb.info.inference_limit(self.inference_limit)

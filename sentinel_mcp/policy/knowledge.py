@@ -88,8 +88,8 @@ class Knowledge:
             return await self._load(session, rb, mod)
 
     def ready(self, session: str, rb: Rulebase) -> str | None:
-        """The session's module when ``ensure`` would have nothing to do (mirrored and seeded for this rulebase
-        version, in a store of this process only), else None (then ``ensure``)."""
+        """The session's module when ``ensure`` would have nothing to do (mirrored and seeded for this
+        rulebase version, in a store of this process only), else None (then ``ensure``)."""
         if self.store.shared or self._loaded.get(session) != rb.version:
             return None
         return self.module(session)

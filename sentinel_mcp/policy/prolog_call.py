@@ -102,7 +102,7 @@ class PrologCall:
                 t = type(a)
                 if t is str:
                     # ASCII (most arguments: names, digests) has no surrogate to map
-                    b = (a if a.isascii() else to_prolog_chars(a)).encode()  # type: ignore[union-attr]
+                    b = (a if a.isascii() else to_prolog_chars(a)).encode()  # type: ignore[union-attr, arg-type]
                     ok = put_chars(t0 + i, _PL_ATOM | _REP_UTF8, len(b), b)
                 elif t is int:
                     ok = lib.PL_put_int64(t0 + i, a)

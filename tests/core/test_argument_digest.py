@@ -15,8 +15,9 @@ import pytest
 
 from sentinel_mcp.core.decision import _CANONICAL, _flat_canonical, argument_digest
 
-TEXTS = ["", "a", "A", "é", "日本", "\u0000", "\n\t\r", '"', "\\", "\\u0041", "\ud800", "\udfff", "\ud83d\ude00",
-         "😀", "\u2028", "\u202e", "\x7f", "\x1e\x1f", "'),halt,('", "{}", "[]", "null", "true", "1", " ", "~w",
+TEXTS = ["", "a", "A", "é", "日本", "\u0000", "\n\t\r", '"', "\\", "\\u0041", "\ud800", "\udfff",
+         "\ud83d\ude00", "😀", "\u2028", "\u202e", "\x7f", "\x1e\x1f", "'),halt,('", "{}", "[]", "null",
+         "true", "1", " ", "~w",
          "q" * 5000, "\U0010ffff", "\ufeff", "Z" * 3 + "é" * 3]
 
 
@@ -38,7 +39,10 @@ def test_flat_objects_are_written_as_the_encoder_writes_them() -> None:
     ints = [0, 1, -1, 7, 2**63, -(2**70), 10**100]
     written = 0
     for _ in range(3000):
-        keys = [rng.choice(TEXTS) if rng.random() < 0.6 else f"k{rng.randint(0, 9)}" for _ in range(rng.randint(0, 6))]
+        keys = [
+            rng.choice(TEXTS) if rng.random() < 0.6 else f"k{rng.randint(0, 9)}"
+            for _ in range(rng.randint(0, 6))
+        ]
         args: dict[str, Any] = {}
         for k in keys:
             args[k] = rng.choice([rng.choice(TEXTS), rng.choice(ints), True, False, None])

@@ -1,9 +1,9 @@
-"""A lazy guard's first pass run at once on the caller's thread (``PolicyGuard._first_pass_here``): an allow
-proved by it is answered without the solver, anything else goes on from that very pass. It must decide and show
-exactly what the general path does, and never run a pass twice: the same decisions, proofs and questions as the
-guard without the shortcut and as the reference path, with the same number of passes through the engine; a
-first pass over the caller's cap decided once more on the engine thread only; sessions not loaded yet, shared
-stores, strict symbolic mode and proofs written at once or behind taking the general path.
+"""A lazy guard's first pass run at once on the caller's thread (``PolicyGuard._first_pass_here``): an
+allow proved by it is answered without the solver, anything else goes on from that very pass. It must decide
+and show exactly what the general path does, and never run a pass twice: the same decisions, proofs and
+questions as the guard without the shortcut and as the reference path, with the same number of passes through
+the engine; a first pass over the caller's cap decided once more on the engine thread only; sessions not
+loaded yet, shared stores, strict symbolic mode and proofs written at once or behind taking the general path.
 """
 
 from __future__ import annotations
@@ -77,7 +77,9 @@ async def view(d: Any) -> dict[str, Any]:
         f.pop("started"), f.pop("ended")
     return unnamed({"kind": d.kind, "reason": d.reason, "unmet": getattr(d, "unmet", None),
                     "unblock": getattr(d, "how_to_unblock", None), "proof": proof,
-                    "questions": [[q.key, q.message, q.requested_schema, q.meta] for q in getattr(d, "questions", [])]})
+                    "questions": [
+                        [q.key, q.message, q.requested_schema, q.meta] for q in getattr(d, "questions", [])
+                    ]})
 
 
 async def test_first_passes_decide_as_the_general_path_with_no_pass_run_twice(
@@ -146,7 +148,9 @@ async def test_a_first_pass_over_the_cap_is_decided_once_more_on_the_engine_thre
 ) -> None:
     rb = tmp_path / "heavy.pl"
     rb.write_text(HEAVY)
-    guard = PolicyGuard([rb], None, store_path=tmp_path / "facts.db", inference_limit=400_000, lazy_proofs=True)
+    guard = PolicyGuard(
+        [rb], None, store_path=tmp_path / "facts.db", inference_limit=400_000, lazy_proofs=True
+    )
     await guard.start(watch=False)
     try:
         mod = await guard.knowledge.ensure("s", guard.rulebases.current)
@@ -244,13 +248,15 @@ async def test_kept_proofs_live_under_integer_keys_only_and_are_dropped(tmp_path
         d = await guard.decide(call("t__echo", {"text": "x"}, "s"))
         await guard.decide(call("t__echo", {"text": "y"}, "s"))
         keys = (await guard.engine.json_query(
-            "findall(K, ( current_key(K), recorded(K, kept(_)) ), Ks), sentinel_core:to_json_atom(json([k=Ks]), Out)"
+            "findall(K, ( current_key(K), recorded(K, kept(_)) ), Ks), "
+            "sentinel_core:to_json_atom(json([k=Ks]), Out)"
         ))["k"]
         assert keys and all(isinstance(k, int) for k in keys), keys
         assert "x" in json.dumps(await rendered_proof(d.proof))
         await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
         left = (await guard.engine.json_query(
-            "findall(K, ( current_key(K), recorded(K, kept(_)) ), Ks), sentinel_core:to_json_atom(json([k=Ks]), Out)"
+            "findall(K, ( current_key(K), recorded(K, kept(_)) ), Ks), "
+            "sentinel_core:to_json_atom(json([k=Ks]), Out)"
         ))["k"]
         assert left == []
     finally:
