@@ -23,6 +23,7 @@ import asyncio
 import atexit
 import logging
 import queue
+import re
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ DEFAULT_INFERENCE_LIMIT = 2_000_000
 _SN_DECIDE = PrologCall("sentinel_core", "sn_decide", 9)
 _SN_DECIDE_COMPACT = PrologCall("sentinel_core", "sn_decide_compact", 9)
 _SN_DECIDE_CAPPED = PrologCall("sentinel_core", "sn_decide_capped", 10)
+_SN_DECIDE_INLINE = PrologCall("sentinel_core", "sn_decide_inline", 9)
 _SN_RENDER_KEPT = PrologCall("sentinel_core", "sn_render_kept_proof", 2)
 # A decision on the caller's thread (try_now) blocks that thread (an event loop's) while it runs: it is tried
 # there only for arguments up to this many characters (their JSON is parsed in Prolog), and under this many
@@ -307,26 +309,60 @@ class PrologEngine:
     def _decide_now(self, compact: bool, key: tuple[Any, ...], limit: int) -> dict[str, Any] | None:
         """A pass on the caller's thread (see the module's docstring), or None: it is to run on the engine's.
         """
-        if len(key[4]) > INLINE_ARGUMENT_CHARS:
-            return None
-        cap = min(limit, INLINE_INFERENCES)
+        ran, out = self._pass_here(compact, key, limit)
+        return out if ran else None
 
-        mode = ("capped_compact" if compact else "capped_written") if cap < limit else (
-            "compact" if compact else "written"
-        )
+    def _pass_here(
+        self, compact: bool, key: tuple[Any, ...], limit: int
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """(ran, answer) of a pass tried on the caller's thread: (False, None) when it did not run there (the
+        engine is busy, the thread has no engine, the arguments are large); (True, None) when it ran but must
+        be decided again on the engine thread (over the cap, or an error the cap may have caused)."""
+        if len(key[4]) > INLINE_ARGUMENT_CHARS:
+            return False, None
+        cap = min(limit, INLINE_INFERENCES)
+        if cap < limit:
+            call = _SN_DECIDE_INLINE if compact else _SN_DECIDE_CAPPED_WRITTEN
+        else:
+            call = _SN_DECIDE_COMPACT if compact else _SN_DECIDE
 
         def here(_: Any) -> str:
-            return _decide_call(mode, key, cap)
+            return call(*key, cap)
 
         try:
             ran, text = self.try_now(here)
         except PrologCallError as e:
             raise EngineError(f"prolog error: {e}") from None
         if not ran or text is None:
-            return None
-        out: dict[str, Any] = from_prolog_json(text)
+            return False, None
+        out: dict[str, Any] = answer_of(text)
         # over the cap, or an error the cap may have caused: decided again on the engine thread
-        return None if cap < limit and out.get("status") in ("over_limit", "error") else out
+        if cap < limit and out.get("status") in ("over_limit", "error"):
+            return True, None
+        return True, out
+
+    def decide_compact_here(
+        self,
+        rb: str,
+        session: str,
+        now: float,
+        tool: str,
+        arguments: dict[str, Any],
+        digest: str,
+        version: str,
+        limit: int = DEFAULT_INFERENCE_LIMIT,
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """``decide_compact`` (no proof written behind) as one call on the caller's thread, when it may run
+        there: (ran, answer) as ``_pass_here``; a proved call's ``tree`` is then a small ``KeptProof``. A
+        caller given (False, None) or (True, None) decides through ``decide_compact`` (with ``here=False``
+        after (True, None): the engine thread, with the whole limit)."""
+        key = (rb, session, float(now), tool, call_args_text(arguments), digest, version)
+        ran, out = self._pass_here(True, key, int(limit))
+        if out is not None:
+            kept_id = _kept_id(out)
+            if kept_id is not None:
+                out["tree"] = KeptProof(kept_id, None, small=True)
+        return ran, out
 
     async def decide_compact(
         self,
@@ -340,17 +376,19 @@ class PrologEngine:
         limit: int = DEFAULT_INFERENCE_LIMIT,
         *,
         write_behind: bool = False,
+        try_here: bool = True,
     ) -> dict[str, Any]:
         """``decide`` on the fast path, answered without writing a proved call's tree: its ``tree`` is then a
         ``KeptProof``, which ``render_kept`` writes when the proof is read (once). ``write_behind`` (a reader
         that always reads it, like the gateway's audit): the engine thread writes it right after answering, in
-        the same job, while the caller goes on (no second hop)."""
+        the same job, while the caller goes on (no second hop). ``try_here=False``: on the engine thread (a
+        pass ``decide_compact_here`` found over its cap)."""
         key = (rb, session, float(now), tool, call_args_text(arguments), digest, version)
         loop = asyncio.get_running_loop()
         written: asyncio.Future[Any] | None = loop.create_future() if write_behind else None
         if written is not None:
             written.add_done_callback(_retrieved)
-        here = self._decide_now(True, key, int(limit))
+        here = self._decide_now(True, key, int(limit)) if try_here else None
         if here is not None:
             kept_id = _kept_id(here)
             if isinstance(kept_id, int):
@@ -362,7 +400,7 @@ class PrologEngine:
 
         def job(_: Any) -> None:
             try:
-                out: Any = from_prolog_json(_decide_call("compact", key, int(limit)))
+                out: Any = answer_of(_decide_call("compact", key, int(limit)))
                 ok = True
             except PrologCallError as e:
                 ok, out = False, EngineError(f"prolog error: {e}")
@@ -525,6 +563,28 @@ def call_args_text(arguments: dict[str, Any]) -> str:
     if text.count("\x1f") != 2 * len(arguments) or text.count("\x1e") != 1:
         return json_text(arguments)
     return text
+
+
+def _SN_DECIDE_CAPPED_WRITTEN(*args: Any) -> str:
+    return _SN_DECIDE_CAPPED("false", *args)
+
+
+# the answer of a proved pass whose proof is kept: one fixed text around its id (answer_text/2 in
+# sentinel_core.pl), read without a JSON parse; any other answer is parsed
+_KEPT_ANSWER = re.compile(
+    r'\{"status":"proved","tree":\{"kept":([1-9][0-9]{0,17})\},"needs":\[\],"unmet":\[\],"tentative":\[\],'
+    r'"violations":\[\]\}'
+)
+
+
+def answer_of(text: str) -> dict[str, Any]:
+    """A decision pass's answer (the engine's JSON text) as a dict."""
+    m = _KEPT_ANSWER.fullmatch(text)
+    if m is not None:
+        return {"status": "proved", "tree": {"kept": int(m.group(1))}, "needs": [], "unmet": [],
+                "tentative": [], "violations": []}
+    out: dict[str, Any] = from_prolog_json(text)
+    return out
 
 
 def _decide_call(mode: str, key: tuple[Any, ...], limit: int) -> str:

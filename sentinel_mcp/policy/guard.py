@@ -14,6 +14,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -242,7 +243,15 @@ class PolicyGuard(Guard):
                 return Allow(reason=f"{call.name} is declared read-only by the rulebase")
             return await self.default.decide(call)
         try:
-            return await self._decide_guarded(call, rb)
+            first = self._first_pass_here(call, rb)
+            if first is not None and first[1] is not None and first[1].get("status") == "proved":
+                tree = first[1].get("tree")
+                if isinstance(tree, KeptProof):  # the common case, answered without the solver's machinery
+                    return Allow(
+                        reason=f"guard of {call.name} proved (rulebase {rb.version})",
+                        proof=LazyProof(partial(self._rendered_kept, rb, tree)),
+                    )
+            return await self._decide_guarded(call, rb, first)
         except Exception:  # noqa: BLE001 - a guard that errors denies
             # the details (engine goals, stack) go to the log only; the caller gets a reference to them
             ref = uuid.uuid4().hex[:10]
@@ -252,6 +261,35 @@ class PolicyGuard(Guard):
                 "in Sentinel's log); denied",
                 unmet=["guard_error"],
             )
+
+    def _first_pass_here(self, call: ToolCall, rb: Rulebase) -> tuple[bool, dict[str, Any] | None] | None:
+        """The first proof pass of a lazy guard, run at once on the caller's thread when it may: (ran, answer)
+        as ``PrologEngine.decide_compact_here``, or None when this guard or call takes the general path (a
+        reference or written proof, a store replicas share, strict symbolic mode, a session not loaded yet).
+        The solver starts from it (``prove_call``), so no pass runs twice."""
+        if not (self.fast_path and self.lazy_proofs) or self.write_proofs_behind or rb.info.option(
+            "strict_symbolic"
+        ):
+            return None
+        mod = self.knowledge.ready(call.session_id, rb)
+        if mod is None:
+            return None
+        return self.engine.decide_compact_here(
+            rb.module,
+            mod,
+            time.time(),
+            call.identity,
+            call.arguments,
+            call.digest,
+            rb.version,
+            rb.info.inference_limit(self.inference_limit),
+        )
+
+    async def _rendered_kept(self, rb: Rulebase, kept: KeptProof) -> dict[str, Any]:
+        """The proof of an allow decided by its first pass, as ``_rendered`` writes it (one pass, no
+        fetch)."""
+        return await self._rendered(self.documents(rb), rb.version, SolverResult(status="proved", tree=kept,
+                                                                                  passes=1))
 
     def documents(self, rb: Rulebase | None = None) -> PolicyDocuments:
         """The policy documents the active rulebase declares, parsed (once per rulebase version)."""
@@ -271,7 +309,10 @@ class PolicyGuard(Guard):
             self._indexed = rb.version
         return self.search
 
-    async def _decide_guarded(self, call: ToolCall, rb: Rulebase) -> Decision:
+    async def _decide_guarded(
+        self, call: ToolCall, rb: Rulebase, first: tuple[bool, dict[str, Any] | None] | None = None
+    ) -> Decision:
+        """``first``: the first pass as ``_first_pass_here`` ran it (the solver starts from its answer)."""
         if rb.info.option("strict_symbolic"):
             await self.knowledge.ensure(call.session_id, rb)  # seeds are established values too
             bad = await ungrounded_arguments(self.knowledge, call, rb)
@@ -285,7 +326,7 @@ class PolicyGuard(Guard):
                         "call with the established values"
                     ],
                 )
-        result = await self.prove_call(call, rb)
+        result = await self.prove_call(call, rb, first)
         for _ in range(2):  # replicas share the store: a confirmation is used once in the whole cluster
             if not (result.status == "proved" and self.store.shared and _may_use_confirmation(result.tree)):
                 break
@@ -350,15 +391,30 @@ class PolicyGuard(Guard):
             "fetches": [f.model_dump() for f in result.fetches],
         }
 
-    async def prove_call(self, call: ToolCall, rb: Rulebase | None = None) -> SolverResult:
+    async def prove_call(
+        self,
+        call: ToolCall,
+        rb: Rulebase | None = None,
+        first: tuple[bool, dict[str, Any] | None] | None = None,
+    ) -> SolverResult:
+        """The solver's passes over the call's guards. ``first``: (ran, answer) of a first pass already
+        tried on the caller's thread (``_first_pass_here``): its answer is the first pass's, or, when it ran
+        over its cap, the first pass runs on the engine thread."""
         rb = rb or self.rulebases.current
         mod = await self.knowledge.ensure(call.session_id, rb)
         limit = rb.info.inference_limit(self.inference_limit)
 
         # a proof whose tree is written later cannot be searched for a confirmation to spend (shared stores)
         compact = self.fast_path and self.lazy_proofs and not self.store.shared
+        given = first[1] if first is not None else None
+        # a first pass over the caller's cap: it and the passes after it (as large) go to the engine thread
+        here = first is None or first[0] is False
 
         async def one_pass() -> dict[str, Any]:
+            nonlocal given
+            if given is not None:
+                out, given = given, None
+                return out
             if compact:
                 return await self.engine.decide_compact(
                     rb.module,
@@ -370,6 +426,7 @@ class PolicyGuard(Guard):
                     rb.version,
                     limit,
                     write_behind=self.write_proofs_behind,
+                    try_here=here,
                 )
             return await self.engine.decide(
                 rb.module,

@@ -87,6 +87,13 @@ class Knowledge:
         async with self._loading:  # two first decisions of a session must not load it twice
             return await self._load(session, rb, mod)
 
+    def ready(self, session: str, rb: Rulebase) -> str | None:
+        """The session's module when ``ensure`` would have nothing to do (mirrored and seeded for this
+        rulebase version, in a store of this process only), else None (then ``ensure``)."""
+        if self.store.shared or self._loaded.get(session) != rb.version:
+            return None
+        return self.module(session)
+
     async def _load(self, session: str, rb: Rulebase, mod: str) -> str:
         seeded = self._loaded.get(session)
         if seeded is None:

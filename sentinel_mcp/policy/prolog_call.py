@@ -12,6 +12,7 @@ that of a thread that already has one, such as the thread that initialised SWI-P
 from __future__ import annotations
 
 import ctypes
+import threading
 from typing import Any
 
 from sentinel_mcp.policy.prolog_text import to_prolog_chars
@@ -28,6 +29,7 @@ _PL_Q_NODEBUG = 0x0004
 _PL_Q_CATCH_EXCEPTION = 0x0008
 
 _lib: Any = None
+_string_at = ctypes.string_at
 
 
 def _bind() -> Any:
@@ -95,16 +97,26 @@ class PrologCall:
         fid = lib.PL_open_foreign_frame()
         try:
             t0 = lib.PL_new_term_refs(self.arity)
+            put_chars = lib.PL_put_chars
             for i, a in enumerate(args):
-                if isinstance(a, str):
-                    b = to_prolog_chars(a).encode()
-                    ok = lib.PL_put_chars(t0 + i, _PL_ATOM | _REP_UTF8, len(b), b)
+                t = type(a)
+                if t is str:
+                    # ASCII (most arguments: names, digests) has no surrogate to map
+                    b = (a if a.isascii() else to_prolog_chars(a)).encode()  # type: ignore[union-attr, arg-type]
+                    ok = put_chars(t0 + i, _PL_ATOM | _REP_UTF8, len(b), b)
+                elif t is int:
+                    ok = lib.PL_put_int64(t0 + i, a)
+                elif t is float:
+                    ok = lib.PL_put_float(t0 + i, a)
+                elif isinstance(a, str):  # a str subclass: its text, as above
+                    b = to_prolog_chars(str(a)).encode()
+                    ok = put_chars(t0 + i, _PL_ATOM | _REP_UTF8, len(b), b)
                 elif isinstance(a, bool) or not isinstance(a, (int, float)):
                     raise TypeError(f"argument {i} of {self.name}: {type(a).__name__}")
                 elif isinstance(a, int):
-                    ok = lib.PL_put_int64(t0 + i, a)
+                    ok = lib.PL_put_int64(t0 + i, int(a))
                 else:
-                    ok = lib.PL_put_float(t0 + i, a)
+                    ok = lib.PL_put_float(t0 + i, float(a))
                 if not ok:
                     raise PrologCallError(f"{self.name}: cannot pass argument {i}")
             if not lib.PL_call_predicate(None, _PL_Q_NODEBUG | _PL_Q_CATCH_EXCEPTION, self._pred, t0):
@@ -121,9 +133,23 @@ class PrologCall:
             lib.PL_discard_foreign_frame(fid)
 
 
+class _TextBuffers(threading.local):
+    """The length and pointer PL_get_nchars fills, made once per thread (two ctypes objects and their byref
+    per answer otherwise: a few microseconds of every decision)."""
+
+    def __init__(self) -> None:
+        self.n = ctypes.c_size_t()
+        self.s = ctypes.c_char_p()
+        self.n_ref = ctypes.byref(self.n)
+        self.s_ref = ctypes.byref(self.s)
+
+
+_buffers = _TextBuffers()
+
+
 def _text(lib: Any, term: int, cvt: int) -> str | None:
-    n = ctypes.c_size_t()
-    s = ctypes.c_char_p()
-    if not lib.PL_get_nchars(term, ctypes.byref(n), ctypes.byref(s), cvt | _BUF_STACK | _REP_UTF8):
+    buf = _buffers
+    if not lib.PL_get_nchars(term, buf.n_ref, buf.s_ref, cvt | _BUF_STACK | _REP_UTF8):
         return None
-    return ctypes.string_at(s, n.value).decode("utf-8", "replace")
+    # the bytes are SWI-Prolog's (its stack) until the frame is discarded: copied out here
+    return _string_at(buf.s, buf.n.value).decode("utf-8", "replace")

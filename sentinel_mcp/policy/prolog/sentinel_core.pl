@@ -381,6 +381,13 @@ sn_decide_capped(Compact, RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap
                        ),
                        nb_setval(sn_capped, false)).
 
+%  sn_decide_inline(+RB, +Session, +Now, +Tool, +ArgsJson, +Digest, +Version, +Cap, -Out): sn_decide_capped/10
+%  with Compact true (a decision on the caller's thread, engine.py), its two flags set at once.
+sn_decide_inline(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out) :-
+    setup_call_cleanup(( nb_setval(sn_capped, true), nb_setval(sn_compact, true) ),
+                       sn_decide(RB, Session, Now, Tool, ArgsJson, Digest, Version, Cap, Out),
+                       ( nb_setval(sn_compact, false), nb_setval(sn_capped, false) )).
+
 %  sn_decide_compact(...): sn_decide/9 (the fast path), but a proved call's tree is kept, not written: its
 %  JSON is {"kept": Id}, and sn_render_kept_proof/2 writes it when it is asked for.
 sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out) :-
@@ -391,8 +398,7 @@ sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out)
 %  sn_render_kept_proof(+Id, -Out): {"tree": ...} of a kept proof, which is then forgotten (an error if it
 %  is not kept: already rendered, or dropped).
 sn_render_kept_proof(Id, Out) :-
-    kept_key(Id, K),
-    (   recorded(K, kept(T), Ref) -> erase(Ref), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
+    (   integer(Id), recorded(Id, kept(T), Ref) -> erase(Ref), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
     ;   throw(error(existence_error(kept_proof, Id), _))
     ).
 
@@ -452,20 +458,19 @@ proved_tree(T, TJ) :-
     ;   tree_json(T, TJ)
     ).
 
-%  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each recorded under a
-%  key of its own: a copy, without compiling a clause of the tree and decompiling it again; in the recorded
-%  database, which every engine shares (a proof kept by a decision on a caller's thread, engine.py's try_now,
-%  is written by whichever engine reads it), and which garbage collection does not walk.
+%  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each recorded under its
+%  id, an integer (no atom made per decision, which atom garbage collection would then sweep): a copy, without
+%  compiling a clause of the tree and decompiling it again; in the recorded database, which every engine
+%  shares (a proof kept by a decision on a caller's thread, engine.py's try_now, is written by whichever engine
+%  reads it), and which garbage collection does not walk. Nothing else in the engine records under an integer.
 keep_proof(T, Id) :-
     flag(sn_kept_proof, Id0, Id0 + 1), Id is Id0 + 1,
-    kept_key(Id, K), recordz(K, kept(T)),
-    Old is Id - 1024, kept_key(Old, OK), forall(recorded(OK, _, R), erase(R)).
-
-kept_key(Id, K) :- atom_concat('$sn_kept_proof_', Id, K).
+    recordz(Id, kept(T)),
+    Old is Id - 1024, forall(recorded(Old, _, R), erase(R)).
 
 %  sn_drop_kept_proofs: forget every kept proof (unread ones: a benchmark's).
 sn_drop_kept_proofs :-
-    forall(( current_key(K), atom(K), sub_atom(K, 0, _, _, '$sn_kept_proof_') ), forall(recorded(K, _, R), erase(R))).
+    forall(( current_key(K), integer(K) ), forall(recorded(K, _, R), erase(R))).
 
 limited(G, Limit, R) :- ( call_with_inference_limit(G, Limit, R) -> true ; R = failed ).
 
