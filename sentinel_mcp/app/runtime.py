@@ -318,6 +318,10 @@ async def _assembled(
     if not audit.health.ok:  # refused calls until it can be written; say why at start-up too
         problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
     guard = _create_guard(config, gateway, fallback, problems)
+    if shared is None and hasattr(guard, "private"):
+        # a conversation this gateway opened has an id made here from random bytes: no other process writes
+        # its facts (the policy guard's observe needs no store look-up for it; replicas share sessions)
+        guard.private = gateway.conversations.minted_here
     gateway.guard = guard
     services.guard = guard
     manager.catalog.governed = guard.governed_names

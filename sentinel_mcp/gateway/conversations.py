@@ -42,6 +42,7 @@ class Conversation:
     id: str
     principal: Principal
     ended: bool = False
+    minted: bool = False  # opened here with a fresh random id (``open``), not named by a client or a replica
 
 
 class Conversations:
@@ -58,7 +59,7 @@ class Conversations:
 
     # ---------------------------------------------------------------- opening
     def open(self, principal: Principal, kind: str) -> Conversation:
-        conv = Conversation(f"{principal.name}/{kind}-{token_hex(8)}", principal)
+        conv = Conversation(f"{principal.name}/{kind}-{token_hex(8)}", principal, minted=True)
         self._remember(conv)
         return conv
 
@@ -143,6 +144,12 @@ class Conversations:
         conv = self._by_id.get(sid)
         if conv is not None:
             conv.ended = True
+
+    def minted_here(self, sid: str) -> bool:
+        """Whether ``sid`` is a conversation this registry opened (``open``: a fresh random id, which no other
+        process's conversations can name) and still holds; False for anything else, evicted ones too."""
+        conv = self._by_id.get(sid)
+        return conv is not None and conv.minted
 
     def principal_of(self, sid: str) -> Principal | None:
         conv = self._by_id.get(sid)

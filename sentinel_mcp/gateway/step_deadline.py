@@ -20,11 +20,20 @@ class StepDeadline:
     """``await StepDeadline(when).run(step)``; ``expired`` tells afterwards whether this deadline ended it (as
     ``asyncio.Timeout.expired()`` does: a ``TimeoutError`` of the step's own leaves it False)."""
 
-    __slots__ = ("when", "expired")
+    __slots__ = ("when", "expired", "_timeout")
 
     def __init__(self, when: float) -> None:
         self.when = when
         self.expired = False
+        self._timeout: asyncio.Timeout | None = None  # the timer, once the step waits
+
+    def reschedule(self, when: float) -> None:
+        """Move the deadline (``asyncio.Timeout.reschedule``): before the step waits only the time changes; a
+        waiting step's timer moves, ``-math.inf`` ending it now. Raises RuntimeError once the timer is done
+        (the step ended or timed out), as asyncio's does."""
+        self.when = when
+        if self._timeout is not None:
+            self._timeout.reschedule(when)
 
     async def run(self, step: Callable[[], Awaitable[T]]) -> T:
         awaitable = step()
@@ -40,7 +49,7 @@ class StepDeadline:
         return await self._timed(Resumed(awaitable, waiting_on))
 
     async def _timed(self, awaitable: Awaitable[T]) -> T:
-        timeout = asyncio.timeout_at(self.when)
+        timeout = self._timeout = asyncio.timeout_at(self.when)
         try:
             async with timeout:
                 return await awaitable

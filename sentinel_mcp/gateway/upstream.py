@@ -48,6 +48,7 @@ from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, lean_caller
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
+from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import (
     Mode,
@@ -114,8 +115,8 @@ class UpstreamStatus:
 class _InFlight:
     link: CallerLink
     started: float = field(default_factory=time.monotonic)
-    # ended from outside (``_on_garbage``): falls due at once; asyncio's, like the call's deadline
-    scope: asyncio.Timeout | None = None
+    # the call's deadline once it runs: ``_on_garbage`` ends it from outside (due at once)
+    deadline: StepDeadline | None = None
     garbage: str | None = None  # the upstream sent something that is not MCP while this call waited
 
 
@@ -407,10 +408,10 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         what = f"{type(error).__name__}: {str(error)[:200]}"
         log.warning("upstream %s sent an invalid message (%s)", self.name, what)
         for flight in list(self._inflight.values()):
-            if flight.scope is not None and flight.garbage is None:
+            if flight.deadline is not None and flight.garbage is None:
                 flight.garbage = what
                 try:
-                    flight.scope.reschedule(-math.inf)  # due now: the waiting call ends (below, in _call)
+                    flight.deadline.reschedule(-math.inf)  # due now: the waiting call ends (below, in _call)
                 except RuntimeError:
                     pass  # the call has just ended: nothing is waiting
 
@@ -501,44 +502,48 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         longest = max(idle, getattr(self.target, "max_call_seconds", idle))
         loop = asyncio.get_running_loop()
         started = loop.time()
-        # the deadline moves with every progress notification, never past the call's longest run. asyncio's
-        # own timeout: the gateway runs on asyncio only, and anyio's scopes ask which library runs, per call
-        deadline = asyncio.timeout(idle)
+        # one deadline for both ends of a call from outside: no answer in time (moved by every progress
+        # notification, never past the call's longest run), and ``_on_garbage`` (due at once). Armed only if
+        # the call waits (step_deadline.py): an in-process built-in's call mostly never does
+        deadline = StepDeadline(started + idle)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            try:
-                deadline.reschedule(min(loop.time() + idle, started + longest))
-            except RuntimeError:
-                pass  # a notification after the call ended or timed out: no deadline left to move
+            if flight.garbage is None:  # once ended by garbage, it stays ended
+                try:
+                    deadline.reschedule(min(loop.time() + idle, started + longest))
+                except RuntimeError:
+                    pass  # a notification after the call ended or timed out: no deadline left to move
             if relay is not None:
                 await relay(progress, total, message)
+
+        async def step() -> Any:
+            lean = self.lean
+            if lean is not None and input_responses is None and request_state is None and (
+                lean.usable(client)
+            ):
+                return await lean.call_tool(
+                    tool, arguments, meta, self._on_log, on_progress, self._on_message
+                )
+            return await client.session.call_tool(
+                tool,
+                arguments,
+                read_timeout_seconds=longest + 5,
+                progress_callback=on_progress,
+                input_responses=input_responses,
+                request_state=request_state,
+                meta=cast("RequestParamsMeta | None", meta),
+                allow_input_required=True,
+            )
 
         result: Any = None
         try:
             try:
-                async with deadline, asyncio.timeout(None) as flight.scope:
-                    lean = self.lean
-                    if lean is not None and input_responses is None and request_state is None and (
-                        lean.usable(client)
-                    ):
-                        result = await lean.call_tool(
-                            tool, arguments, meta, self._on_log, on_progress, self._on_message
-                        )
-                    else:
-                        result = await client.session.call_tool(
-                            tool,
-                            arguments,
-                            read_timeout_seconds=longest + 5,
-                            progress_callback=on_progress,
-                            input_responses=input_responses,
-                            request_state=request_state,
-                            meta=cast("RequestParamsMeta | None", meta),
-                            allow_input_required=True,
-                        )
+                flight.deadline = deadline
+                result = await deadline.run(step)
             except TimeoutError:
-                if flight.scope is None or not flight.scope.expired():  # not ended by _on_garbage (below)
-                    if not deadline.expired():
-                        raise  # neither scope's
+                if not deadline.expired:
+                    raise  # not ours
+                if flight.garbage is None:  # not ended by _on_garbage (below)
                     self.breaker.record_failure()
                     ran = loop.time() - started
                     why = (

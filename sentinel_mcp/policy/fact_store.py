@@ -22,6 +22,7 @@ from sentinel_mcp.core.stored_text import restored as _back
 from sentinel_mcp.core.stored_text import restored_opt
 from sentinel_mcp.core.stored_text import stored as _kept
 from sentinel_mcp.core.stored_text import stored_opt as _opt
+from sentinel_mcp.policy.confirmed_tools import ConfirmedTools
 from sentinel_mcp.storage import Statement
 from sentinel_mcp.storage.store import SeamStore
 
@@ -118,12 +119,15 @@ class FactStore(SeamStore):
     def __init__(self, path: str | Path) -> None:
         super().__init__(path)
         self.versions: dict[str, int] = {}  # session -> its counter after this store's own last change
+        # the tools named by the confirmations this process wrote or read (confirmed_tools.py)
+        self.confirmed_tools = ConfirmedTools(knowable=not self.shared)
 
     # ---------------------------------------------------------------- facts
     async def add(self, facts: list[Fact]) -> None:
         """Insert or refresh facts (same session and fact text: the newer one wins), in one transaction."""
         if not facts:
             return
+        self.confirmed_tools.note(facts)  # before the write: a confirmation is never stored unnoted
         rows = [
             (
                 _kept(f.session),
@@ -203,7 +207,9 @@ class FactStore(SeamStore):
         if predicate is not None:
             sql += " AND predicate = ?"
             params.append(_kept(predicate))
-        return [_row_to_fact(r) for r in await self.db.query(sql + " ORDER BY id", params)]
+        facts = [_row_to_fact(r) for r in await self.db.query(sql + " ORDER BY id", params)]
+        self.confirmed_tools.note(facts)  # what an engine mirror of the session may be loaded with
+        return facts
 
     async def known_values(self, session: str, values: Iterable[str], now: float | None = None) -> set[str]:
         """Which of these strings are arguments of a valid non-internal fact of the session (an indexed

@@ -13,9 +13,10 @@ import logging
 import os
 import time
 import uuid
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from mcp.types import CallToolResult
 
@@ -118,6 +119,10 @@ class PolicyGuard(Guard):
         )
         self._indexed: str | None = None  # the rulebase version whose documents are indexed
         self.local_dir = local_dir or Path(store_path).parent
+        self._observed: ObservedTools | None = None  # what observe needs of the rulebase, per version
+        # whether a session is one no other process writes facts for (its id made here from random bytes: the
+        # gateway's conversations tell); None: every session may be written by others
+        self.private: Callable[[str], bool] | None = None
         self.replica: str | None = None
         self.shared_versions: SharedRulebases | None = None
 
@@ -504,23 +509,27 @@ class PolicyGuard(Guard):
         if not self.rulebases.loaded:
             return
         rb = self.rulebases.current
-        learns = (
-            not result.is_error
-            and self.is_read_only(call.identity)
-            and any(b.tool == call.identity for b in rb.info.bindings)
-        )
-        effects = not result.is_error and (
-            call.identity in rb.info.effects or any(e.endswith("*") for e in rb.info.effects)
-        )
-        if (
-            not learns
-            and not effects
-            and not self.knowledge.is_loaded(call.session_id)
-            and not await self.store.has_confirmation(call.session_id, call.identity, call.digest)
-        ):
-            # nothing to learn, apply or consume: loading (and seeding: a write) a session the decision did
-            # not need is the hot path's largest cost for ungoverned tools in fresh conversations
-            return
+        observed = self._observed
+        if observed is None or observed.rulebase is not rb:
+            observed = self._observed = ObservedTools.of(rb)
+        ok = not result.is_error
+        identity = call.identity
+        learns = ok and identity in observed.bound and self.is_read_only(identity)
+        effects = ok and (observed.any_effect or identity in observed.effects)
+        if not learns and not effects:
+            # nothing to learn or apply: only a confirmation held for this very call matters (spent below)
+            session = call.session_id
+            loaded = self.knowledge.is_loaded(session)
+            if not self.store.confirmed_tools.may_name(identity) and (
+                loaded or (self.private is not None and self.private(session))
+            ):
+                # no confirmation this process wrote or read names the tool: the session's mirror holds none,
+                # nor does the store for a session no other process writes (confirmed_tools.py)
+                return
+            if not loaded and not await self.store.has_confirmation(session, identity, call.digest):
+                # loading (and seeding: a write) a session the decision did not need is the hot path's
+                # largest cost for ungoverned tools in fresh conversations
+                return
         await self.knowledge.ensure(call.session_id, rb)
         await self.knowledge.invalidate(
             call.session_id, f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _)"
@@ -548,6 +557,28 @@ class PolicyGuard(Guard):
                     for text in actions["establish"]
                 ]
             )
+
+
+@dataclass(frozen=True)
+class ObservedTools:
+    """What ``observe`` asks of a rulebase on every call, computed once per loaded version: the tools its
+    bindings learn from, the tools its effects name, and whether an effect names tools by a pattern (then
+    every tool is asked about)."""
+
+    rulebase: Rulebase
+    bound: frozenset[str]
+    effects: frozenset[str]
+    any_effect: bool
+
+    @classmethod
+    def of(cls, rb: Rulebase) -> "ObservedTools":
+        info = rb.info
+        return cls(
+            rulebase=rb,
+            bound=frozenset(b.tool for b in info.bindings),
+            effects=frozenset(info.effects),
+            any_effect=any(e.endswith("*") for e in info.effects),
+        )
 
 
 def _may_use_confirmation(tree: Any) -> bool:

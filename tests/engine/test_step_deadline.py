@@ -134,3 +134,46 @@ async def test_closing_a_resumed_coroutine_closes_the_step() -> None:
     assert seen == ["closed"]
     if asyncio.isfuture(waiting_on):
         waiting_on.cancel()
+
+
+async def test_a_deadline_moved_before_the_step_waits_is_the_one_armed() -> None:
+    deadline = StepDeadline(soon(0.01))
+
+    async def step() -> str:
+        deadline.reschedule(soon(5))  # a progress report made before the first wait
+        await asyncio.sleep(0.05)
+        return "in time"
+
+    assert await deadline.run(step) == "in time" and not deadline.expired
+    early = StepDeadline(soon(5))
+
+    async def late() -> str:
+        early.reschedule(soon(0.01))
+        await asyncio.sleep(5)
+        return "never"
+
+    with pytest.raises(TimeoutError):
+        await early.run(late)
+    assert early.expired
+
+
+async def test_a_waiting_step_moved_to_minus_infinity_ends_now_and_a_done_one_cannot_move() -> None:
+    import math
+
+    loop = asyncio.get_running_loop()
+    deadline = StepDeadline(soon(60))
+    waiting = loop.create_future()
+    loop.call_soon(lambda: deadline.reschedule(-math.inf))  # what an upstream's garbage does to its calls
+    with pytest.raises(TimeoutError):
+        await deadline.run(lambda: waiting)
+    assert deadline.expired and waiting.cancelled()
+
+    done = StepDeadline(soon(5))
+
+    async def waits_once() -> str:
+        await asyncio.sleep(0)
+        return "ok"
+
+    assert await done.run(waits_once) == "ok"
+    with pytest.raises(RuntimeError):
+        done.reschedule(soon(10))  # as asyncio's own timeout once exited

@@ -113,13 +113,16 @@ async def test_a_guard_that_never_waits_is_decided_without_a_timer(data_dir, mon
     from sentinel_mcp.gateway import ask_rounds
 
     armed: list[float] = []
-    real = ask_rounds.asyncio.timeout_at
 
-    def counting(when):  # noqa: ANN001, ANN202
-        armed.append(when)
-        return real(when)
+    class Counting(ask_rounds.StepDeadline):
+        """The guard's deadline, noting when it arms its timer (the upstream call has a deadline of its own,
+        armed when the call to the stdio upstream waits: not counted here)."""
 
-    monkeypatch.setattr(ask_rounds.asyncio, "timeout_at", counting)
+        async def _timed(self, awaitable):  # noqa: ANN001, ANN202
+            armed.append(self.when)
+            return await super()._timed(awaitable)
+
+    monkeypatch.setattr(ask_rounds, "StepDeadline", Counting)
     cfg = make_config(data_dir, policy={"guard_timeout": 5})
     async with running_gateway(cfg) as rt:
         rt.gateway.guard = PacedGuard(rt.gateway.guard)  # decides at once

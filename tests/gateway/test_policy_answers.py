@@ -258,3 +258,46 @@ async def test_an_answer_from_before_a_policy_change_is_refused(data_dir: Path) 
             )
             assert r.is_error and "policy changed" in text(r), text(r)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_one_confirmation_one_call_and_no_look_up_for_tools_nobody_confirmed(
+    data_dir: Path, mode: str
+) -> None:
+    """The write runs once on its confirmation and is asked again after; calls of a tool nobody ever
+    confirmed, in conversations this gateway opened, cost the fact store no look-up (PolicyGuard.observe);
+    in a labelled one (a name, not a fresh id of this process) the store is asked, as before."""
+    marker = data_dir / "marker.txt"
+    args = {"path": str(marker), "text": "once"}
+    asked: list[str] = []
+
+    async def callback(ctx: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        prop = params.requested_schema["properties"]["answer"]
+        if prop["type"] == "boolean":
+            return _accept({"answer": True})
+        return _accept({"answer": "green" if ("enum" in prop or "oneOf" in prop) else 3})
+
+    async with running_gateway(config(data_dir)) as rt:
+        guard = rt.gateway.guard
+        assert guard.private == rt.gateway.conversations.minted_here
+        looked: list[str] = []
+        real = guard.store.has_confirmation
+
+        async def has_confirmation(session: str, tool: str, digest: str) -> bool:
+            looked.append(tool)
+            return await real(session, tool, digest)
+
+        guard.store.has_confirmation = has_confirmation
+        async with Client(rt.front.server, mode=mode, elicitation_callback=callback) as raw:
+            c = Carried(raw)
+            assert not (await c.call_tool("tb__write_marker", args)).is_error
+            assert sum(q.startswith("Write ") for q in asked) == 1
+            marker.unlink()
+            assert not (await c.call_tool("tb__write_marker", args)).is_error
+            assert sum(q.startswith("Write ") for q in asked) == 2  # the first "yes" was spent
+            for word in ("a", "b", "c"):
+                assert text(await raw.call_tool("tb__echo", {"text": word})) == word
+            assert "tb__echo" not in looked, looked
+            labelled = await raw.call_tool("tb__echo", {"text": "d"}, meta={"sentinel/session": "trip"})
+            assert text(labelled) == "d" and looked.count("tb__echo") == 1, looked

@@ -115,6 +115,32 @@ def test_the_registry_is_bounded_and_sealed_ids_survive_eviction():
     assert conv.named(sealed, ALICE).id == first.id  # the seal vouches for it
 
 
+def test_only_a_conversation_opened_here_counts_as_minted_here():
+    """What the policy guard's observe trusts to skip a fact store look-up: a fresh random id from ``open``
+    (no other process's conversations can name it); a label, a restored seal, an unknown or evicted id, a
+    look-alike, or another registry's conversation never counts."""
+    conv = Conversations(capacity=10)
+    a = conv.open(ALICE, "conv")
+    assert conv.minted_here(a.id)
+
+    class Connection:
+        pass
+
+    held = Connection()
+    assert conv.of_transport(held, ALICE, "http").minted  # a connection's conversation is opened too
+    label = conv.named("trip", ALICE)
+    assert not conv.minted_here(label.id)
+    for other in ("", "alice/conv-0000000000000000", a.id.upper(), a.id + " ", "builtin:device", "alice/"):
+        assert not conv.minted_here(other)
+    assert not Conversations().minted_here(a.id)
+    sealed = conv.sealed(a)
+    for _ in range(20):
+        conv.open(BOB, "conv")
+    assert not conv.minted_here(a.id)  # evicted: unknown
+    restored = conv.named(sealed, ALICE)
+    assert restored.id == a.id and not conv.minted_here(a.id)  # the seal vouches for the caller, not the mint
+
+
 # --- the redactor --------------------------------------------------------------------------------------
 
 
