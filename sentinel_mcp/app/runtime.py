@@ -115,14 +115,21 @@ def _builtin_invoker(gateway: Gateway, builtin: str):  # type: ignore[no-untyped
     return call_tool
 
 
-def _create_guard(config: Config, gateway: Gateway, fallback: DefaultGuard, problems: list[str]) -> Guard:
+def _create_guard(
+    config: Config, gateway: Gateway, fallback: DefaultGuard, problems: list[str], *, shared: bool
+) -> Guard:
     if not config.sentinel.rulebases:
         return fallback
     try:
         from sentinel_mcp.policy.guard import create_guard
     except ImportError as e:  # rulebases are configured: without them nothing is served (fail closed)
         return ClosedGuard(f"the policy engine is unavailable ({e})")
-    return create_guard(config, gateway, withheld=gateway.withheld_personal, default=fallback)
+    # a conversation this gateway opened has an id made here from random bytes: no other process writes its
+    # facts (the policy guard's observe needs no store look-up for it); replicas share sessions
+    private = None if shared else gateway.conversations.minted_here
+    return create_guard(
+        config, gateway, withheld=gateway.withheld_personal, default=fallback, private=private
+    )
 
 
 def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
@@ -317,11 +324,7 @@ async def _assembled(
     all_added.set()
     if not audit.health.ok:  # refused calls until it can be written; say why at start-up too
         problems.append(f"audit log not writable, calls are refused until it is: {audit.health.cause}")
-    guard = _create_guard(config, gateway, fallback, problems)
-    if shared is None and hasattr(guard, "private"):
-        # a conversation this gateway opened has an id made here from random bytes: no other process writes
-        # its facts (the policy guard's observe needs no store look-up for it; replicas share sessions)
-        guard.private = gateway.conversations.minted_here
+    guard = _create_guard(config, gateway, fallback, problems, shared=shared is not None)
     gateway.guard = guard
     services.guard = guard
     manager.catalog.governed = guard.governed_names

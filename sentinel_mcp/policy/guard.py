@@ -647,11 +647,12 @@ def how_to_unblock(result: SolverResult, violations: list[dict[str, Any]] | None
 
 
 def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None = None,
-                 default: Guard | None = None) -> PolicyGuard:
+                 default: Guard | None = None, private: Callable[[str], bool] | None = None) -> PolicyGuard:
     """The gateway's guard for a config; the caller awaits ``start()`` and, at shutdown, ``close()``.
-    ``default``: the gateway's fail-safe guard, which decides the tools no rulebase governs."""
+    ``default``: the gateway's fail-safe guard, which decides the tools no rulebase governs; ``private``:
+    whether a session is one no other process writes facts for (``PolicyGuard.private``)."""
     extra = config.sentinel.model_extra or {}
-    return PolicyGuard(
+    guard = PolicyGuard(
         config.rulebase_paths(),
         port,
         store_path=config.store_url or facts_db_path(config),
@@ -663,3 +664,5 @@ def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None 
         keep_history=True,
         default=default,
     )
+    guard.private = private
+    return guard
