@@ -43,6 +43,13 @@ _SN_DECIDE_COMPACT = PrologCall("sentinel_core", "sn_decide_compact", 9)
 _SN_DECIDE_CAPPED = PrologCall("sentinel_core", "sn_decide_capped", 10)
 _SN_DECIDE_INLINE = PrologCall("sentinel_core", "sn_decide_inline", 9)
 _SN_RENDER_KEPT = PrologCall("sentinel_core", "sn_render_kept_proof", 2)
+
+
+def _sn_decide_capped_written(*args: Any) -> str:
+    """sn_decide_capped/10 writing the proof (a capped pass on the caller's thread, ``_pass_here``)."""
+    return _SN_DECIDE_CAPPED("false", *args)
+
+
 # A decision on the caller's thread (try_now) blocks that thread (an event loop's) while it runs: it is tried
 # there only for arguments up to this many characters (their JSON is parsed in Prolog), and under this many
 # inferences (about a millisecond; the airline cancel guard's allow takes ~1,400)
@@ -299,7 +306,7 @@ class PrologEngine:
 
         def job(_: Any) -> dict[str, Any]:
             try:
-                out = _decide_call("written", key, int(limit))
+                out = _SN_DECIDE(*key, int(limit))
             except PrologCallError as e:
                 raise EngineError(f"prolog error: {e}") from None
             return from_prolog_json(out)
@@ -322,7 +329,7 @@ class PrologEngine:
             return False, None
         cap = min(limit, INLINE_INFERENCES)
         if cap < limit:
-            call = _SN_DECIDE_INLINE if compact else _SN_DECIDE_CAPPED_WRITTEN
+            call = _SN_DECIDE_INLINE if compact else _sn_decide_capped_written
         else:
             call = _SN_DECIDE_COMPACT if compact else _SN_DECIDE
 
@@ -400,7 +407,7 @@ class PrologEngine:
 
         def job(_: Any) -> None:
             try:
-                out: Any = answer_of(_decide_call("compact", key, int(limit)))
+                out: Any = answer_of(_SN_DECIDE_COMPACT(*key, int(limit)))
                 ok = True
             except PrologCallError as e:
                 ok, out = False, EngineError(f"prolog error: {e}")
@@ -565,10 +572,6 @@ def call_args_text(arguments: dict[str, Any]) -> str:
     return text
 
 
-def _SN_DECIDE_CAPPED_WRITTEN(*args: Any) -> str:
-    return _SN_DECIDE_CAPPED("false", *args)
-
-
 # the answer of a proved pass whose proof is kept: one fixed text around its id (answer_text/2 in
 # sentinel_core.pl), read without a JSON parse; any other answer is parsed
 _KEPT_ANSWER = re.compile(
@@ -585,13 +588,6 @@ def answer_of(text: str) -> dict[str, Any]:
                 "tentative": [], "violations": []}
     out: dict[str, Any] = from_prolog_json(text)
     return out
-
-
-def _decide_call(mode: str, key: tuple[Any, ...], limit: int) -> str:
-    """One decision pass through the C interface, on the thread that holds the engine."""
-    if mode.startswith("capped_"):
-        return _SN_DECIDE_CAPPED("true" if mode == "capped_compact" else "false", *key, limit)
-    return (_SN_DECIDE_COMPACT if mode == "compact" else _SN_DECIDE)(*key, limit)
 
 
 def _nothing() -> None:

@@ -13,7 +13,6 @@ import logging
 import os
 import time
 import uuid
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable
@@ -64,10 +63,11 @@ class PolicyGuard(Guard):
                  withheld: WithheldFn | None = None, fast_path: bool = True, lazy_proofs: bool = False,
                  write_proofs_behind: bool = False,
                  keep_history: bool = False, local_dir: Path | None = None,
-                 default: Guard | None = None) -> None:
+                 default: Guard | None = None, private: Callable[[str], bool] | None = None) -> None:
         """``store_path``: the facts' SQLite file, or the postgresql:// URL replicas share; ``local_dir``:
-        where
-        this process's own indexes live (default: beside the facts' file)."""
+        where this process's own indexes live (default: beside the facts' file); ``private``: whether a
+        session is one no other process writes facts for (its id made here from random bytes: the gateway's
+        conversations tell); None: every session may be written by others."""
         self.settings = settings or PolicySettings()
         # (tool, principal) -> the personal kind a client's introspection may not see (the consent gate's)
         self.withheld = withheld
@@ -119,10 +119,7 @@ class PolicyGuard(Guard):
         )
         self._indexed: str | None = None  # the rulebase version whose documents are indexed
         self.local_dir = local_dir or Path(store_path).parent
-        self._observed: ObservedTools | None = None  # what observe needs of the rulebase, per version
-        # whether a session is one no other process writes facts for (its id made here from random bytes: the
-        # gateway's conversations tell); None: every session may be written by others
-        self.private: Callable[[str], bool] | None = None
+        self.private = private
         self.replica: str | None = None
         self.shared_versions: SharedRulebases | None = None
 
@@ -509,13 +506,10 @@ class PolicyGuard(Guard):
         if not self.rulebases.loaded:
             return
         rb = self.rulebases.current
-        observed = self._observed
-        if observed is None or observed.rulebase is not rb:
-            observed = self._observed = ObservedTools.of(rb)
         ok = not result.is_error
         identity = call.identity
-        learns = ok and identity in observed.bound and self.is_read_only(identity)
-        effects = ok and (observed.any_effect or identity in observed.effects)
+        learns = ok and rb.info.binds(identity) and self.is_read_only(identity)
+        effects = ok and rb.info.has_effect(identity)
         if not learns and not effects:
             # nothing to learn or apply: only a confirmation held for this very call matters (spent below)
             session = call.session_id
@@ -557,28 +551,6 @@ class PolicyGuard(Guard):
                     for text in actions["establish"]
                 ]
             )
-
-
-@dataclass(frozen=True)
-class ObservedTools:
-    """What ``observe`` asks of a rulebase on every call, computed once per loaded version: the tools its
-    bindings learn from, the tools its effects name, and whether an effect names tools by a pattern (then
-    every tool is asked about)."""
-
-    rulebase: Rulebase
-    bound: frozenset[str]
-    effects: frozenset[str]
-    any_effect: bool
-
-    @classmethod
-    def of(cls, rb: Rulebase) -> "ObservedTools":
-        info = rb.info
-        return cls(
-            rulebase=rb,
-            bound=frozenset(b.tool for b in info.bindings),
-            effects=frozenset(info.effects),
-            any_effect=any(e.endswith("*") for e in info.effects),
-        )
 
 
 def _may_use_confirmation(tree: Any) -> bool:
@@ -652,7 +624,7 @@ def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None 
     ``default``: the gateway's fail-safe guard, which decides the tools no rulebase governs; ``private``:
     whether a session is one no other process writes facts for (``PolicyGuard.private``)."""
     extra = config.sentinel.model_extra or {}
-    guard = PolicyGuard(
+    return PolicyGuard(
         config.rulebase_paths(),
         port,
         store_path=config.store_url or facts_db_path(config),
@@ -663,6 +635,5 @@ def create_guard(config: Config, port: GatewayPort, withheld: WithheldFn | None 
         withheld=withheld,
         keep_history=True,
         default=default,
+        private=private,
     )
-    guard.private = private
-    return guard

@@ -75,6 +75,9 @@ class RulebaseInfo(BaseModel):
     # tool -> guards_tool(tool): asked on every call (a scan of every guard pattern); a loaded rulebase's
     # info is not changed afterwards (a new version gets a new RulebaseInfo). Bounded: any name may be asked.
     _governs: dict[str, bool] = PrivateAttr(default_factory=dict)
+    # what ``PolicyGuard.observe`` asks after every call, as sets made on first use (the same promise: a
+    # loaded rulebase's info is not changed): the tools bindings read, the tools effects name, any pattern
+    _observed: tuple[frozenset[str], frozenset[str], bool] | None = PrivateAttr(default=None)
 
     @classmethod
     def from_engine(cls, raw: dict[str, Any]) -> "RulebaseInfo":
@@ -104,6 +107,26 @@ class RulebaseInfo(BaseModel):
                 governs.clear()
             governs[tool] = known
         return known
+
+    def _observed_sets(self) -> tuple[frozenset[str], frozenset[str], bool]:
+        private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]
+        sets: tuple[frozenset[str], frozenset[str], bool] | None = private["_observed"]
+        if sets is None:
+            sets = private["_observed"] = (
+                frozenset(b.tool for b in self.bindings),
+                frozenset(self.effects),
+                any(e.endswith("*") for e in self.effects),
+            )
+        return sets
+
+    def binds(self, tool: str) -> bool:
+        """Whether a binding reads ``tool`` (its results become facts)."""
+        return tool in self._observed_sets()[0]
+
+    def has_effect(self, tool: str) -> bool:
+        """Whether an effect names ``tool``; an effect naming tools by a pattern counts for every tool."""
+        _, effects, by_pattern = self._observed_sets()
+        return by_pattern or tool in effects
 
     def option(self, name: str) -> bool:
         return name in self.options
