@@ -33,6 +33,7 @@ from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, SERVER_INFO_META_KEY, Er
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import methods as _methods
 
+from sentinel_mcp.gateway.plain_tool_result import plain_tool_result
 from sentinel_mcp.gateway.telemetry import tracing_off
 
 # _meta keys that carry no trace context: the 2026 envelope, the progress token the gateway's client session
@@ -62,6 +63,15 @@ class UnspannedRunner(ServerRunner[Any]):
             if raw_meta.get(SERVER_INFO_META_KEY) is None:
                 result["_meta"] = {**raw_meta, SERVER_INFO_META_KEY: _stamp_of(self.server)}
         return result
+
+    def _serialize(self, method: str, version: str, result: Any) -> dict[str, Any]:
+        # a plain tools/call result shaped without the sieve's two model passes (plain_tool_result.py), the
+        # same dict; anything else, or a cache hint to apply, by the SDK's own
+        if method == "tools/call" and self.server.cache_hints.get(method) is None:
+            plain = plain_tool_result(result, version)
+            if plain is not None:
+                return self._stamp_server_info(version, plain)
+        return super()._serialize(method, version, result)
 
     def _compose_server_middleware(self, inner: CallNext) -> CallNext:
         call = inner
