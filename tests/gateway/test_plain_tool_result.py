@@ -152,3 +152,15 @@ def test_a_subclass_is_left_to_the_sdk() -> None:
         pass
 
     assert ptr.plain_tool_result(Mine(content=[]), VERSIONS[-1]) is None
+
+
+@pytest.mark.parametrize("depth", [100, 254, 255, 256, 300, 5000])
+def test_deep_structured_content_fails_or_passes_alike(depth: int) -> None:
+    """Nesting near and past pydantic's serialization depth: the same answer or the same refusal."""
+    nested: Any = "x"
+    for _ in range(depth):
+        nested = {"a": [nested]} if depth % 2 else {"a": nested}
+    r = CallToolResult(content=[TextContent(type="text", text="t")], structured_content={"d": nested})
+    for version in VERSIONS:
+        ours, sdk = runners(version)
+        assert shaped(ours, version, r) == shaped(sdk, version, r), (depth, version)
