@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -172,6 +173,33 @@ def filler(session: str, start: int, count: int) -> list[Fact]:
                 )
             )
     return out
+
+
+@contextlib.asynccontextmanager
+async def allowed_airline_guard(tmp: Path, facts: int) -> AsyncIterator[tuple[PolicyGuard, ToolCall]]:
+    """The airline cancel guard with the call allowed (its reservation and flights fetched, its reason and
+    confirmation answered), ``facts`` other facts in the session, on the fast path with lazy proofs."""
+    async with Client(airline_server(), mode="auto") as client:
+        port = DirectPort(client, "airline")
+        await port.refresh()
+        guard = PolicyGuard([RULEBASES_DIR / "airline.pl"], port, store_path=tmp / "airline-allowed.db",
+                            settings=PolicySettings(guard_timeout=30),
+                            seeds={"current_user": "amelia_davis_8890"})
+        await guard.start(watch=False)
+        try:
+            c = call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
+            d = await guard.decide(c)
+            while isinstance(d, Ask):
+                for q in d.questions:
+                    value = True if q.meta["kind"] == "confirm" else "change_of_plan"
+                    await guard.record_answer(c, q, Answer(action="accept", content={"answer": value}))
+                d = await guard.decide(c)
+            assert isinstance(d, Allow), d
+            await guard.knowledge.add(filler("bench", 0, facts))
+            guard.fast_path = guard.lazy_proofs = True
+            yield guard, c
+        finally:
+            await guard.close()
 
 
 async def in_engine(guard: PolicyGuard, c: ToolCall, n: int, fast: bool, lazy: bool = False) -> list[float]:

@@ -62,62 +62,44 @@ async def main() -> None:
     ap.add_argument("--facts", type=int, default=100_000)
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-interaction-"))
-    async with gl.Client(gl.airline_server(), mode="auto") as client:
-        port = gl.DirectPort(client, "airline")
-        await port.refresh()
-        guard = gl.PolicyGuard([gl.RULEBASES_DIR / "airline.pl"], port, store_path=tmp / "a.db",
-                               settings=gl.PolicySettings(guard_timeout=30),
-                               seeds={"current_user": "amelia_davis_8890"})
-        await guard.start(watch=False)
-        try:
-            c = gl.call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
-            d = await guard.decide(c)
-            while isinstance(d, gl.Ask):
-                for q in d.questions:
-                    value = True if q.meta["kind"] == "confirm" else "change_of_plan"
-                    await guard.record_answer(c, q, gl.Answer(action="accept", content={"answer": value}))
-                d = await guard.decide(c)
-            await guard.knowledge.add(gl.filler("bench", 0, args.facts))
-            guard.fast_path = guard.lazy_proofs = True
-            rb = guard.rulebases.current
-            mod = guard.knowledge.ready(c.session_id, rb)
-            assert mod is not None
-            key = (rb.module, mod, time.time(), c.identity, engine.call_args_text(c.arguments), c.digest,
-                   rb.version, engine.INLINE_INFERENCES)
-            await guard.engine.goal("( current_predicate(user:sn_bench_noop/9) -> true ; "
-                                    "assertz(user:sn_bench_noop(_,_,_,_,_,_,_,_,'x')) )")
-            noop = PrologCall("user", "sn_bench_noop", 9)
-            real = engine._SN_DECIDE_INLINE
-            answer = real(*key)
+    async with gl.allowed_airline_guard(tmp, args.facts) as (guard, c):
+        rb = guard.rulebases.current
+        mod = guard.knowledge.ready(c.session_id, rb)
+        assert mod is not None
+        key = (rb.module, mod, time.time(), c.identity, engine.call_args_text(c.arguments), c.digest,
+               rb.version, engine.INLINE_INFERENCES)
+        await guard.engine.goal("( current_predicate(user:sn_bench_noop/9) -> true ; "
+                                "assertz(user:sn_bench_noop(_,_,_,_,_,_,_,_,'x')) )")
+        noop = PrologCall("user", "sn_bench_noop", 9)
+        real = engine._SN_DECIDE_INLINE
+        answer = real(*key)
 
-            def decide() -> Any:
-                out = driven(guard.decide(c))
-                assert isinstance(out, gl.Allow), out
-                return out
+        def decide() -> Any:
+            out = driven(guard.decide(c))
+            assert isinstance(out, gl.Allow), out
+            return out
 
-            def plumbing() -> Any:  # decide, the C call answered by its text
-                engine._SN_DECIDE_INLINE = lambda *a: answer  # type: ignore[assignment]
-                try:
-                    return decide()
-                finally:
-                    engine._SN_DECIDE_INLINE = real
+        def plumbing() -> Any:  # decide, the C call answered by its text
+            engine._SN_DECIDE_INLINE = lambda *a: answer  # type: ignore[assignment]
+            try:
+                return decide()
+            finally:
+                engine._SN_DECIDE_INLINE = real
 
-            nothing: Callable[[], Any] = lambda: None  # noqa: E731
-            rows: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
-                "the decision's C call (sn_decide_inline), alone": (nothing, lambda: real(*key)),
-                "a trivial predicate of nine arguments through PrologCall": (nothing, lambda: noop(*key)),
-                "PolicyGuard.decide, whole": (nothing, decide),
-                "decide's Python plumbing alone (the C call answered by its text)": (nothing, plumbing),
-                "the same plumbing, right after a real decision": (lambda: real(*key), plumbing),
-                "the same plumbing, right after the trivial predicate": (lambda: noop(*key), plumbing),
-            }
-            times: dict[str, list[float]] = {k: [] for k in rows}
-            for _ in range(args.rounds):
-                for label, (before, work) in rows.items():
-                    times[label].append(per_call_us(before, work, args.calls))
-            await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
-        finally:
-            await guard.close()
+        nothing: Callable[[], Any] = lambda: None  # noqa: E731
+        rows: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+            "the decision's C call (sn_decide_inline), alone": (nothing, lambda: real(*key)),
+            "a trivial predicate of nine arguments through PrologCall": (nothing, lambda: noop(*key)),
+            "PolicyGuard.decide, whole": (nothing, decide),
+            "decide's Python plumbing alone (the C call answered by its text)": (nothing, plumbing),
+            "the same plumbing, right after a real decision": (lambda: real(*key), plumbing),
+            "the same plumbing, right after the trivial predicate": (lambda: noop(*key), plumbing),
+        }
+        times: dict[str, list[float]] = {k: [] for k in rows}
+        for _ in range(args.rounds):
+            for label, (before, work) in rows.items():
+                times[label].append(per_call_us(before, work, args.calls))
+        await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
     print(f"airline cancel guard, {args.facts} other facts, {args.calls} calls x {args.rounds} rounds "
           f"(interleaved); mean per call, us: median of rounds (best)")
     for label, t in times.items():
