@@ -178,7 +178,7 @@ def filler(session: str, start: int, count: int) -> list[Fact]:
 @contextlib.asynccontextmanager
 async def allowed_airline_guard(tmp: Path, facts: int) -> AsyncIterator[tuple[PolicyGuard, ToolCall]]:
     """The airline cancel guard with the call allowed (its reservation and flights fetched, its reason and
-    confirmation answered), ``facts`` other facts in the session, on the fast path with lazy proofs."""
+    confirmation answered) and ``facts`` other facts in the session; its paths as the guard starts."""
     async with Client(airline_server(), mode="auto") as client:
         port = DirectPort(client, "airline")
         await port.refresh()
@@ -195,8 +195,8 @@ async def allowed_airline_guard(tmp: Path, facts: int) -> AsyncIterator[tuple[Po
                     await guard.record_answer(c, q, Answer(action="accept", content={"answer": value}))
                 d = await guard.decide(c)
             assert isinstance(d, Allow), d
-            await guard.knowledge.add(filler("bench", 0, facts))
-            guard.fast_path = guard.lazy_proofs = True
+            if facts:
+                await guard.knowledge.add(filler("bench", 0, facts))
             yield guard, c
         finally:
             await guard.close()
@@ -286,51 +286,28 @@ async def engine_stages(guard: PolicyGuard, c: ToolCall, n: int) -> dict[str, li
 
 async def airline_cancel(tmp: Path, n: int, sizes: list[int]) -> dict[tuple[int, str], list[float]]:
     results: dict[tuple[int, str], list[float]] = {}
-    async with Client(airline_server(), mode="auto") as client:
-        port = DirectPort(client, "airline")
-        await port.refresh()
-        guard = PolicyGuard(
-            [RULEBASES_DIR / "airline.pl"],
-            port,
-            store_path=tmp / "airline.db",
-            settings=PolicySettings(guard_timeout=30),
-            seeds={"current_user": "amelia_davis_8890"},
-        )
-        await guard.start(watch=False)
-        try:
-            c = call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
-            d = await guard.decide(
-                c
-            )  # fetches the reservation, its flights' statuses; asks reason + confirmation
-            while isinstance(d, Ask):
-                for q in d.questions:
-                    value = True if q.meta["kind"] == "confirm" else "change_of_plan"
-                    await guard.record_answer(c, q, Answer(action="accept", content={"answer": value}))
-                d = await guard.decide(c)
-            assert isinstance(d, Allow), d
-            have = 0
-            for size in sizes:
-                await guard.knowledge.add(filler("bench", have, size - have))
-                have = size
-                for fast in (False, True):  # the reference path, then the fast path, on the same facts
-                    guard.fast_path = fast
-                    label = "fast" if fast else "reference"
-                    results[(size, f"{label}, guard.decide")] = await timed_decisions(guard, c, n)
-                    results[(size, f"{label}, in engine")] = await in_engine(guard, c, n, fast)
-                guard.fast_path = guard.lazy_proofs = True  # proofs rendered when read
-                results[(size, "fast, lazy proof, guard.decide")] = await timed_decisions(guard, c, n)
-                results[(size, "fast, lazy proof, guard.decide from a thread without an engine")] = (
-                    await from_other_thread(guard, c, n)
-                )
-                results[(size, "fast, lazy proof, guard.decide + rendering it")] = await timed_decisions(
-                    guard, c, n, render=True
-                )
-                results[(size, "fast, lazy proof, in engine")] = await in_engine(guard, c, n, True, lazy=True)
-                guard.lazy_proofs = False
-                for stage, t in (await engine_stages(guard, c, n)).items():
-                    results[(size, f"fast, in engine: {STAGE_NAMES[stage]}")] = t
-        finally:
-            await guard.close()
+    async with allowed_airline_guard(tmp, 0) as (guard, c):
+        have = 0
+        for size in sizes:
+            await guard.knowledge.add(filler("bench", have, size - have))
+            have = size
+            for fast in (False, True):  # the reference path, then the fast path, on the same facts
+                guard.fast_path = fast
+                label = "fast" if fast else "reference"
+                results[(size, f"{label}, guard.decide")] = await timed_decisions(guard, c, n)
+                results[(size, f"{label}, in engine")] = await in_engine(guard, c, n, fast)
+            guard.fast_path = guard.lazy_proofs = True  # proofs rendered when read
+            results[(size, "fast, lazy proof, guard.decide")] = await timed_decisions(guard, c, n)
+            results[(size, "fast, lazy proof, guard.decide from a thread without an engine")] = (
+                await from_other_thread(guard, c, n)
+            )
+            results[(size, "fast, lazy proof, guard.decide + rendering it")] = await timed_decisions(
+                guard, c, n, render=True
+            )
+            results[(size, "fast, lazy proof, in engine")] = await in_engine(guard, c, n, True, lazy=True)
+            guard.lazy_proofs = False
+            for stage, t in (await engine_stages(guard, c, n)).items():
+                results[(size, f"fast, in engine: {STAGE_NAMES[stage]}")] = t
     return results
 
 

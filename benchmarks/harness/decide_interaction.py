@@ -63,6 +63,7 @@ async def main() -> None:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-interaction-"))
     async with gl.allowed_airline_guard(tmp, args.facts) as (guard, c):
+        guard.fast_path = guard.lazy_proofs = True  # the gateway's guard: compiled rules, proofs kept
         rb = guard.rulebases.current
         mod = guard.knowledge.ready(c.session_id, rb)
         assert mod is not None
