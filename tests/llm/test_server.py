@@ -227,11 +227,13 @@ async def test_gateway_factory_and_config_errors(tmp_path, mode, tiny_chat_model
     factory = load_factory("llm")
     with pytest.raises(ConfigError, match="sentinel.llm.n_threads"):
         factory(BuiltinContext("llm", tmp_path, {"n_threads": 0}))
-    ctx = BuiltinContext("llm", tmp_path, {"model": str(tiny_chat_model), "n_ctx": 512, "n_threads": 1})
+    # room for the risk grammar's longest answer (three reasons of 200 escaped characters: about 3,700 tokens
+    # of the tiny model's byte vocabulary), so whatever the random weights sample, the JSON completes
+    ctx = BuiltinContext("llm", tmp_path, {"model": str(tiny_chat_model), "n_ctx": 4096, "n_threads": 1})
     server = factory(ctx)
     assert isinstance(ctx.services["cortex"], Cortex)
     async with Client(server, mode=mode) as c:
-        r = await c.call_tool("llm_generate", {"prompt": "hi", "grammar": "risk", "max_tokens": 1000})
+        r = await c.call_tool("llm_generate", {"prompt": "hi", "grammar": "risk", "max_tokens": 4000})
         assert not r.is_error, _text(r)
 
 
@@ -239,9 +241,9 @@ async def test_gateway_factory_and_config_errors(tmp_path, mode, tiny_chat_model
 async def test_standalone_over_stdio(mode, tiny_chat_model):
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "sentinel_mcp.llm", "--model", str(tiny_chat_model), "--n-ctx", "1024", "--threads", "1"],
+        args=["-m", "sentinel_mcp.llm", "--model", str(tiny_chat_model), "--n-ctx", "4096", "--threads", "1"],
     )
-    async with Client(params, mode=mode) as c:
-        r = await c.call_tool("llm_generate", {"prompt": "Tap OK", "grammar": "risk", "max_tokens": 1000})
+    async with Client(params, mode=mode) as c:  # room for the grammar's longest answer (above)
+        r = await c.call_tool("llm_generate", {"prompt": "Tap OK", "grammar": "risk", "max_tokens": 4000})
         assert not r.is_error, _text(r)
         assert json.loads(r.structured_content["text"])["risk"] == r.structured_content["json"]["risk"]
