@@ -66,8 +66,8 @@ class UnspannedRunner(ServerRunner[Any]):
 
     def _serialize(self, method: str, version: str, result: Any) -> dict[str, Any]:
         # a plain tools/call result shaped without the sieve's two model passes (plain_tool_result.py), the
-        # same dict; anything else, or a cache hint to apply, by the SDK's own
-        if method == "tools/call" and self.server.cache_hints.get(method) is None:
+        # same dict; anything else by the SDK's own (tools/call takes no cache hint: Server refuses one)
+        if method == "tools/call":
             plain = plain_tool_result(result, version)
             if plain is not None:
                 return self._stamp_server_info(version, plain)
