@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import warnings
 from typing import Any
 
 import pytest
@@ -164,3 +165,26 @@ def test_deep_structured_content_fails_or_passes_alike(depth: int) -> None:
     for version in VERSIONS:
         ours, sdk = runners(version)
         assert shaped(ours, version, r) == shaped(sdk, version, r), (depth, version)
+
+
+class _Text(str):
+    pass
+
+
+def test_results_changed_without_validation_are_shaped_alike() -> None:
+    """What a model_copy(update=...) may put where the model would not: a block as a plain dict, a text of a
+    str subclass, a tuple or bytes as values, an integer for a flag: the same answer or the same failure."""
+    base = CallToolResult(content=[TextContent(type="text", text="t")])
+    cases = [
+        base.model_copy(update={"content": [{"type": "text", "text": "x"}]}),
+        base.model_copy(update={"content": [TextContent.model_construct(type="text", text=_Text("x"))]}),
+        base.model_copy(update={"meta": {"a": (1, 2)}}),
+        base.model_copy(update={"structured_content": {"a": b"\xff"}}),
+        base.model_copy(update={"is_error": 1}),
+    ]
+    for version in VERSIONS:
+        ours, sdk = runners(version)
+        for r in cases:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # pydantic's serializer warns about the unexpected types
+                assert shaped(ours, version, r) == shaped(sdk, version, r), (version, r)
