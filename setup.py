@@ -3,7 +3,7 @@ checkout (``rulebases/``, ``grammars/``) and install as package data inside ``se
 uvx).
 ``sentinel_mcp.paths`` finds them in either place."""
 
-from setuptools import find_namespace_packages, setup
+from setuptools import Extension, find_namespace_packages, setup
 
 SHIPPED = {"sentinel_mcp.rulebases": "rulebases", "sentinel_mcp.grammars": "grammars"}
 
@@ -14,4 +14,13 @@ setup(
     )
     + list(SHIPPED),
     package_dir=SHIPPED,
+    # a guard decision's call into SWI-Prolog in one C function (not linked: it gets pyswip's addresses);
+    # optional: without a C compiler the install goes on, and prolog_call.py calls through ctypes
+    ext_modules=[
+        Extension(
+            "sentinel_mcp.policy.prolog_call_native",
+            ["sentinel_mcp/policy/prolog_call_native.c"],
+            optional=True,
+        )
+    ],
 )

@@ -4,7 +4,9 @@ connections, 2026-07-28 ``tools/call`` to the in-process no-op built-in, durable
 and the server's CPU per call is printed beside each rate with wrk's own CPU share.
 
 Usage: python benchmarks/harness/capacity_ab.py --base /work/main [--seconds 5] [--rounds 3]
-  [--upstream modern]
+  [--upstream modern] [--base-env NAME=VALUE ...]
+``--base-env``: set in the base's environment only (e.g. ``--base /work/main --base-env
+SENTINEL_PROLOG_CALL=ctypes``: one tree, the guard's C call off in the base).
 ``--upstream ERA``: instead, both gateways front one real Python MCP upstream (the test toolbox over
 streamable HTTP, ``"protocol": ERA``) calling its ``noop``, and the upstream's own direct rate is measured
 in the same rounds.
@@ -34,6 +36,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--upstream", choices=["auto", "legacy", "modern"], default=None)
+    ap.add_argument("--base-env", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-ab-"))
     servers = {}
@@ -51,6 +54,8 @@ def main() -> None:
             pc.PY = str(venv_python) if venv_python.exists() else sys.executable
             pc.HARNESS = tree / "benchmarks" / "harness"
             pc.ENV = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(tree)}
+            if name == "base":
+                pc.ENV.update(kv.split("=", 1) for kv in args.base_env)
             servers[name] = pc.sentinel(tmp, upstreams, builtins, name.replace(" ", "-"))
         calls = {name: (call_body(tool), call_headers(tool)) for name in servers}
         if up is not None:

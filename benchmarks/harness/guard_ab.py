@@ -6,6 +6,7 @@ engine (SWI-Prolog's CPU clock, p50, p99), decide with the proof written at once
 decide with the kept proof then read (CPU, p50). The summary gives each figure's best / median over rounds.
 
 Usage: python benchmarks/harness/guard_ab.py --base /work/main [--rounds 3] [--decisions 1000]
+       [--base-env NAME=VALUE ...]   (e.g. the same tree as base with SENTINEL_PROLOG_CALL=ctypes)
 Each tree runs with its own ``.venv`` when it has one (else this interpreter), its sources first on the path.
 """
 
@@ -85,6 +86,8 @@ def main() -> None:
     ap.add_argument("--base", help="the other source tree (e.g. main's checkout)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--decisions", type=int, default=1000)
+    ap.add_argument("--base-env", action="append", default=[], metavar="NAME=VALUE",
+                    help="set in the base's environment only")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -98,6 +101,8 @@ def main() -> None:
         for name, tree in trees.items():
             python = tree / ".venv" / "bin" / "python"
             env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree), str(tree / "benchmarks")]))
+            if name == "base":
+                env.update(kv.split("=", 1) for kv in args.base_env)
             p = subprocess.run([str(python if python.exists() else sys.executable), str(HERE), "--child",
                                 "--decisions", str(args.decisions)], env=env, cwd=tree, capture_output=True,
                                text=True)

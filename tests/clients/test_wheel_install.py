@@ -146,7 +146,9 @@ async def test_wheel_in_a_fresh_venv_outside_the_checkout(fresh_venv: Path, tmp_
             str(fresh_venv / "bin" / "python"),
             "-c",
             "import sentinel_mcp, sentinel_mcp.paths as p; "
-            "print(sentinel_mcp.__file__); print(p.RULEBASES_DIR); print(p.GRAMMARS_DIR)",
+            "print(sentinel_mcp.__file__); print(p.RULEBASES_DIR); print(p.GRAMMARS_DIR); "
+            "from sentinel_mcp.policy.engine import shared_engine; shared_engine().start(); "
+            "from sentinel_mcp.policy import prolog_call; print(prolog_call.native_in_use())",
         ],
         env=env,
         cwd=tmp_path,
@@ -154,7 +156,10 @@ async def test_wheel_in_a_fresh_venv_outside_the_checkout(fresh_venv: Path, tmp_
         text=True,
         check=True,
     ).stdout.split()
+    *where, native = where
     assert all(w.startswith(str(fresh_venv)) for w in where), where  # the installed copy, not the sources
+    # built where a C compiler is (this machine): the guard calls Prolog through the wheel's C function
+    assert native == str(shutil.which("cc") is not None), native
     assert len(list(Path(where[1]).glob("*.pl"))) >= 5 and len(list(Path(where[2]).glob("*.gbnf"))) >= 6
     assert not (
         fresh_venv / "lib" / "python3.11" / "site-packages" / "a2a"

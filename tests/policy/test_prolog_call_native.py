@@ -1,0 +1,216 @@
+"""A predicate called through the C function (``prolog_call_native.c``) is called exactly as through the
+ctypes steps: the same terms reach Prolog for every kind of input (the C function takes ASCII texts, floats
+and 64-bit integers, and hands everything else back to ctypes), the same answers and the same errors come
+back, its frames are discarded, and other Python threads run while Prolog works. Every comparison runs real
+SWI-Prolog twice, the C function on and off."""
+
+from __future__ import annotations
+
+import enum
+import math
+import os
+import random
+import shutil
+import sysconfig
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from sentinel_mcp.policy import prolog_call
+from sentinel_mcp.policy.engine import shared_engine
+from sentinel_mcp.policy.prolog_call import PrologCall
+from tests.policy.test_lazy_proofs import HOSTILE
+
+ECHO = PrologCall("user", "sn_test_echo", 5)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def predicates() -> Iterator[None]:
+    engine = shared_engine()
+    engine.run_sync(lambda p: list(p.query(
+        "forall(member(C, ["
+        "(user:sn_test_echo(A, B, C0, D, Out) :- "
+        "format(atom(Out), '~q|~q|~q|~q', [A, B, C0, D])),"
+        "(user:sn_test_fail(_, _) :- fail),"
+        "(user:sn_test_raise(A, _) :- "
+        "throw(error(type_error(thing, A), context(here, 'd\u00e9j\u00e0 vu')))),"
+        "(user:sn_test_compound(A, f(A))),"
+        "(user:sn_test_number(_, 42)),"
+        "(user:sn_test_string(A, S) :- atom_string(A, S)),"
+        "(user:sn_test_sleep(T, done) :- sleep(T))"
+        "]), assertz(C))")))
+    was = prolog_call.native_in_use()
+    yield
+    prolog_call.use_native(was)
+
+
+@pytest.fixture()
+def native_module() -> Iterator[Any]:
+    """The C function's module, the C function on during the test (and as it was after)."""
+    module = pytest.importorskip("sentinel_mcp.policy.prolog_call_native")
+    was = prolog_call.native_in_use()
+    assert prolog_call.use_native(True)
+    yield module
+    prolog_call.use_native(was)
+
+
+def both(fn: Callable[[], Any]) -> tuple[Any, Any]:
+    """``fn`` on the engine thread with the C function, then with the ctypes steps: its value or its error."""
+    engine = shared_engine()
+
+    def outcome() -> Any:
+        try:
+            return ("value", engine.run_sync(lambda _: fn()))
+        except Exception as e:  # noqa: BLE001 - compared
+            return ("error", type(e).__name__, str(e))
+
+    was = prolog_call.native_in_use()
+    try:
+        assert prolog_call.use_native(True)
+        native = outcome()
+        prolog_call.use_native(False)
+        assert not prolog_call.native_in_use()
+        plain = outcome()
+    finally:
+        prolog_call.use_native(was)
+    return native, plain
+
+
+def test_the_package_calls_prolog_through_its_c_function() -> None:
+    """Where a C compiler and Python's headers are (this machine, CI's), the install compiled it and uses it:
+    a build that silently fell back to ctypes would lose the decision's time without anyone noticing."""
+    shared_engine().start()
+    if os.environ.get("SENTINEL_PROLOG_CALL") == "ctypes":  # turned off by whoever runs the tests
+        assert not prolog_call.native_in_use()
+        return
+    if shutil.which("cc") is None or not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
+        pytest.skip("no C compiler or no Python headers here: the install uses the ctypes steps")
+    assert prolog_call.native_in_use()
+
+
+class Colour(enum.IntEnum):
+    RED = 3
+
+
+class Text(str):
+    pass
+
+
+class Real(float):
+    pass
+
+
+def inputs() -> list[Any]:
+    rng = random.Random(4121)
+    texts = [*HOSTILE, "", "a", "'", "\\", "\x00", "\x00x", "é", "日本", "\ud800", "a\udfffb", "\U0001f600",
+             "x" * 5000, "ab\x00cd" * 100, "\x1e\x1f", "0", "1.5", "[]", "_", "A", "Var", "f(x)"]
+    numbers: list[Any] = [0, -1, 1, 2**31, 2**63 - 1, -(2**63), 2**63, -(2**63) - 1, 2**200, 0.0, -0.0, 1.5,
+                          -2.25e-308, 1e308, math.inf, -math.inf, math.nan, 5e-324]
+    odd: list[Any] = [True, False, None, b"bytes", Colour.RED, Text("sub"), Text("日"), Real(2.5), [1], (1,),
+                      {"k": 1}, object()]
+    pool = texts + numbers + odd
+    rows = [(a, "b", 1.0, 2) for a in pool]
+    rows += [tuple(rng.choice(pool) for _ in range(4)) for _ in range(300)]
+    return rows
+
+
+def test_every_kind_of_input_reaches_prolog_as_through_ctypes(native_module: Any) -> None:
+    """ASCII and other texts (control characters, NUL, lone surrogates, long ones), integers at and past 64
+    bits, every special float, subclasses, and values that are not inputs at all: the same written terms, or
+    the same error, both ways."""
+    kinds: set[str] = set()
+    for row in inputs():
+        native, plain = both(lambda row=row: ECHO(*row))
+        assert native == plain, row
+        kinds.add(native[0])
+    assert kinds == {"value", "error"}
+
+
+def test_failure_exception_and_answers_that_are_not_text_are_the_same_errors(native_module: Any) -> None:
+    cases: list[tuple[str, tuple[Any, ...]]] = [
+        ("sn_test_fail", ("a",)),
+        ("sn_test_raise", ("abc",)),
+        ("sn_test_raise", ("日本",)),
+        ("sn_test_compound", ("x",)),
+        ("sn_test_number", ("x",)),
+        ("sn_test_string", ("some text",)),
+        ("sn_test_string", ("texte é",)),
+        ("sn_test_nowhere", ("x",)),
+    ]
+    seen = []
+    for name, args in cases:
+        call = PrologCall("user", name, 2)
+        native, plain = both(lambda call=call, args=args: call(*args))
+        assert native == plain, (name, args)
+        seen.append(native)
+    assert seen[0] == ("error", "PrologCallError", "sn_test_fail failed")
+    # PL_Q_CATCH_EXCEPTION: the exception is gone once the call returns, both ways (the call only failed)
+    assert seen[1] == ("error", "PrologCallError", "sn_test_raise failed") == seen[2]
+    assert seen[3] == ("error", "PrologCallError", "sn_test_compound: the answer is not text")
+    assert seen[4] == ("error", "PrologCallError", "sn_test_number: the answer is not text")
+    assert seen[5] == ("value", "some text") and seen[6] == ("value", "texte é")
+    assert seen[7] == ("error", "PrologCallError", "sn_test_nowhere failed")
+
+
+def test_the_c_function_checks_what_it_is_given(native_module: Any) -> None:
+    """Called directly with the wrong shape it raises; it never calls Prolog with a wrong arity."""
+    native = native_module
+    with pytest.raises(TypeError):
+        native.call(1, 2)
+    with pytest.raises(TypeError):
+        native.call("1", 2, ())
+    with pytest.raises(TypeError):
+        native.call(1, 2, ["a"])
+    with pytest.raises(ValueError):
+        native.call(1, 5, ("a",))  # four inputs for arity 5
+    with pytest.raises(ValueError):
+        native.call(0, 2, ("a",))  # no predicate
+    with pytest.raises(ValueError):
+        native.call(1, 40, tuple("a" * 39))
+    with pytest.raises(ValueError):
+        native.bind(*([0] * 10))
+    with pytest.raises(ValueError):
+        ECHO("a", "b")
+
+
+def test_frames_are_discarded_and_other_threads_run_during_a_call(native_module: Any) -> None:
+    """Ten thousand calls leave no term reference behind (the next one made is the one made before them), and
+    a Python thread keeps running while Prolog sleeps inside a call."""
+    engine = shared_engine()
+    lib = prolog_call._bind()
+
+    def refs_after(n: int) -> int:
+        for i in range(n):
+            ECHO(f"a{i}", "b", float(i), i)
+        fid = lib.PL_open_foreign_frame()
+        try:
+            return int(lib.PL_new_term_refs(1))
+        finally:
+            lib.PL_discard_foreign_frame(fid)
+
+    assert prolog_call.native_in_use()
+    before = engine.run_sync(lambda _: refs_after(0))
+    assert engine.run_sync(lambda _: refs_after(10_000)) == before
+
+    ticks = 0
+    stop = threading.Event()
+
+    def tick() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    sleeper = PrologCall("user", "sn_test_sleep", 2)
+    t = threading.Thread(target=tick)
+    t.start()
+    try:
+        start = ticks
+        assert engine.run_sync(lambda _: sleeper(0.3)) == "done"
+        assert ticks - start >= 20, ticks - start
+    finally:
+        stop.set()
+        t.join()
