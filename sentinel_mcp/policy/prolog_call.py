@@ -33,7 +33,10 @@ _CVT_STRING = 0x0002
 _CVT_WRITEQ = 0x0200
 _BUF_STACK = 0x00010000
 _PL_Q_NODEBUG = 0x0004
-_PL_Q_CATCH_EXCEPTION = 0x0008
+# the exception is left pending for PL_exception(0) (with PL_Q_CATCH_EXCEPTION it is gone once the call
+# returns, and a predicate that raised read as one that failed), then cleared here
+_PL_Q_PASS_EXCEPTION = 0x0010
+_WHY_CHARS = 2000  # an exception may hold a big term: its text is cut there
 
 _lib: Any = None
 _string_at = ctypes.string_at
@@ -138,7 +141,7 @@ class PrologCall:
             if out is not NotImplemented:
                 what, detail = out
                 if what == 0:
-                    raise PrologCallError(f"{self.name} raised {detail}" if detail else f"{self.name} failed")
+                    raise _failed(self.name, detail)
                 if what == 1:
                     raise PrologCallError(f"{self.name}: cannot pass argument {detail}")
                 raise PrologCallError(f"{self.name}: the answer is not text")
@@ -167,18 +170,26 @@ class PrologCall:
                     ok = lib.PL_put_float(t0 + i, float(a))
                 if not ok:
                     raise PrologCallError(f"{self.name}: cannot pass argument {i}")
-            if not lib.PL_call_predicate(None, _PL_Q_NODEBUG | _PL_Q_CATCH_EXCEPTION, self._pred, t0):
+            if not lib.PL_call_predicate(None, _PL_Q_NODEBUG | _PL_Q_PASS_EXCEPTION, self._pred, t0):
                 ex = lib.PL_exception(None)
                 why = _text(lib, ex, _CVT_WRITEQ) if ex else None
                 if ex:
                     lib.PL_clear_exception()
-                raise PrologCallError(f"{self.name} raised {why}" if why else f"{self.name} failed")
+                raise _failed(self.name, why)
             out = _text(lib, t0 + self.arity - 1, _CVT_ATOM | _CVT_STRING)
             if out is None:
                 raise PrologCallError(f"{self.name}: the answer is not text")
             return out
         finally:
             lib.PL_discard_foreign_frame(fid)
+
+
+def _failed(name: str, why: str | None) -> PrologCallError:
+    if not why:
+        return PrologCallError(f"{name} failed")
+    if len(why) > _WHY_CHARS:
+        why = why[:_WHY_CHARS] + f"... ({len(why)} characters)"
+    return PrologCallError(f"{name} raised {why}")
 
 
 class _TextBuffers(threading.local):

@@ -26,7 +26,7 @@ typedef uintptr_t fid_t;
 #define CVT_WRITEQ 0x0200
 #define BUF_STACK 0x00010000
 #define PL_Q_NODEBUG 0x0004
-#define PL_Q_CATCH_EXCEPTION 0x0008
+#define PL_Q_PASS_EXCEPTION 0x0010
 #define MAX_ARITY 16
 
 static fid_t (*open_foreign_frame)(void);
@@ -150,7 +150,7 @@ static PyObject *call(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
     int called;
     /* other Python threads run while Prolog decides, as they do around a ctypes call */
     Py_BEGIN_ALLOW_THREADS
-    called = call_predicate(NULL, PL_Q_NODEBUG | PL_Q_CATCH_EXCEPTION, pred, t0);
+    called = call_predicate(NULL, PL_Q_NODEBUG | PL_Q_PASS_EXCEPTION, pred, t0);
     Py_END_ALLOW_THREADS
     if (!called) {
         term_t ex = exception_term(NULL);
