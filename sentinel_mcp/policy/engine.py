@@ -1,20 +1,13 @@
-"""The Prolog engine: SWI-Prolog through pyswip, owned by one dedicated thread, driven from asyncio.
+"""The Prolog engine: what the policy asks of SWI-Prolog (rulebases, sessions' facts, decisions), on the
+thread that owns it (``engine_thread.EngineThread``).
 
-pyswip is not thread-safe, and SWI-Prolog can be initialised only once per process, so there is one
-engine per process (``shared_engine()``); every caller submits a function that runs on the engine
-thread and gets a future back. Rulebases and sessions live in distinct Prolog modules, so several
-guards (tests, reloads) share the engine without seeing each other's clauses or facts.
+There is one engine per process (``shared_engine()``). Rulebases and sessions live in distinct Prolog modules,
+so several guards (tests, reloads) share the engine without seeing each other's clauses or facts.
 
-A decision can also run on the caller's own thread, without the two thread wake-ups of a job (about 70 us on
-this machine, more than the decision): when nothing is queued or running and the caller's thread has a
-SWI-Prolog engine of its own (the thread that imported pyswip initialised Prolog: usually the main thread,
-where the event loop runs), one direct C call runs there (``try_now``), holding the lock jobs hold, so Prolog
-still runs one call at a time, in the order asked (the per-query state and the rulebases are shared by all
-engines). Only direct calls (``PrologCall``) run there, never pyswip; and only work that is bounded small: a
-decision of small arguments under ``INLINE_INFERENCES`` (a pass that needs more is decided again on the engine
-thread with the whole limit), and the rendering of a proof decided so. (Lending the engine thread's engine to
-another thread instead, with PL_set_engine, crashes SWI-Prolog 9.0: its C-stack checks keep the stack of the
-thread that created the engine.)
+A decision runs on the caller's own thread when it may (``EngineThread.try_now``: nothing queued or running,
+and the thread has a SWI-Prolog engine of its own), as one direct C call (``PrologCall``), and only when it is
+bounded small: arguments up to ``INLINE_ARGUMENT_CHARS`` and under ``INLINE_INFERENCES`` (a pass that needs
+more is decided again on the engine thread with the whole limit); so is the rendering of a proof decided so.
 """
 
 from __future__ import annotations
@@ -22,21 +15,20 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
-import queue
 import re
 import threading
-from concurrent.futures import Future
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Iterable, TypeVar
 
-from sentinel_mcp.policy.prolog_call import PrologCall, PrologCallError, thread_has_engine
+from sentinel_mcp.policy.engine_thread import EngineError, EngineThread, settle_soon
+from sentinel_mcp.policy.prolog_call import PrologCall, PrologCallError
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, json_text, quote_atom
-from sentinel_mcp.core.errors import PolicyError
+
+__all__ = ["DEFAULT_INFERENCE_LIMIT", "EngineError", "KeptProof", "PrologEngine", "call_args_text",
+           "shared_engine"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 DEFAULT_INFERENCE_LIMIT = 2_000_000
 _SN_DECIDE = PrologCall("sentinel_core", "sn_decide", 9)
 _SN_DECIDE_COMPACT = PrologCall("sentinel_core", "sn_decide_compact", 9)
@@ -66,148 +58,10 @@ class KeptProof:
     small: bool = False  # proved under INLINE_INFERENCES (its tree may be written on the caller's thread)
 
 
-class EngineError(PolicyError):
-    """A query the engine could not run (a bug or a malformed request, never a policy outcome)."""
+class PrologEngine(EngineThread):
+    """The engine thread (``EngineThread``) and what the policy asks of Prolog: rulebases, sessions' facts,
+    decisions."""
 
-
-class PrologEngine:
-    def __init__(self) -> None:
-        # a job's answer goes to a concurrent Future (submit) or straight to an event loop (run)
-        self._jobs: queue.SimpleQueue[tuple[Callable[[Any], Any], Any] | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._start_error: BaseException | None = None
-        self._lock = threading.Lock()
-        # whoever holds _use runs Prolog: the engine thread for a job, or a caller on its own thread (try_now)
-        self._use = threading.Lock()
-        self._waiting = 0  # jobs queued or running: a caller may not go before them
-        self._count = threading.Lock()
-        self._has_engine = threading.local()  # per thread: whether it has a SWI-Prolog engine of its own
-        self._stopped = False  # at exit: nothing more runs on a caller's thread either
-
-    # ---------------------------------------------------------------- thread
-    def start(self) -> None:
-        with self._lock:
-            if self._thread is not None:
-                return
-            self._thread = threading.Thread(target=self._run, name="sentinel-prolog", daemon=True)
-            self._thread.start()
-        self._ready.wait()
-        if self._start_error is not None:
-            raise EngineError(f"cannot start SWI-Prolog: {self._start_error}")
-
-    def _run(self) -> None:
-        try:
-            from pyswip import Prolog
-
-            prolog = Prolog()
-            list(prolog.query(f"use_module({quote_atom(str(CORE))})"))
-        except BaseException as e:  # reported to start()
-            self._start_error = e
-            self._ready.set()
-            return
-        self._ready.set()
-        while True:
-            job = self._jobs.get()
-            try:
-                with self._use:
-                    if job is None:
-                        self._detach()
-                        return
-                    settle = self._one(prolog, *job)
-            finally:
-                with self._count:
-                    self._waiting -= 1
-            # settled once the engine is free: the caller may decide on its own thread at once (try_now)
-            try:
-                settle()
-            except Exception:  # noqa: BLE001 - the engine thread goes on whatever a future does
-                log.exception("settling a Prolog job")
-
-    @staticmethod
-    def _one(prolog: Any, fn: Callable[[Any], Any], fut: Any) -> Callable[[], None]:
-        """Run a job; returns what settles its future."""
-        if isinstance(fut, tuple):  # from run(): settled on its event loop, one hop, no future chaining
-            loop, settle, waiter = fut
-            if waiter.done():  # the caller was cancelled before the job started
-                return _nothing
-            try:
-                ok, value = True, fn(prolog)
-            except BaseException as e:
-                ok, value = False, e
-            return lambda: _soon_with(loop, settle, waiter, ok, value)
-        if not fut.set_running_or_notify_cancel():
-            return _nothing
-        try:
-            value = fn(prolog)
-        except BaseException as e:  # noqa: BLE001 - the job's caller gets it
-            error = e  # (the name ``e`` is unbound after the except clause)
-            return lambda: fut.set_exception(error)
-        return lambda: fut.set_result(value)
-
-    def _put(self, job: tuple[Callable[[Any], Any], Any] | None) -> None:
-        with self._count:
-            self._waiting += 1
-        self._jobs.put(job)
-
-    def try_now(self, fn: Callable[[Any], T]) -> tuple[bool, T | None]:
-        """Run ``fn`` (direct calls only: it gets no pyswip handle) on the calling thread's own engine, if the
-        thread has one, no job runs and none waits (a job put earlier runs first); (False, None) otherwise,
-        and the caller submits a job instead. ``fn``'s exception is raised."""
-        if not self._ready.is_set() or self._start_error is not None:
-            self.start()
-        if self._waiting or self._stopped or not self._thread_has_engine():
-            return False, None
-        if not self._use.acquire(blocking=False):
-            return False, None
-        try:
-            if self._waiting or self._stopped:
-                return False, None
-            return True, fn(None)
-        finally:
-            self._use.release()
-
-    def _thread_has_engine(self) -> bool:
-        has = getattr(self._has_engine, "value", None)
-        if has is None:
-            has = threading.current_thread() is not self._thread and thread_has_engine()
-            self._has_engine.value = has
-        return bool(has)
-
-    @staticmethod
-    def _detach() -> None:
-        # an attached thread still alive at exit makes SWI-Prolog print "Failed to stop Prolog threads"
-        try:
-            from pyswip.core import _lib
-
-            _lib.PL_thread_destroy_engine()
-        except Exception:  # noqa: BLE001 - cosmetic only
-            pass
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop the engine thread (at process exit; the engine cannot be started again afterwards)."""
-        self._stopped = True
-        if self._thread is not None and self._thread.is_alive():
-            self._put(None)
-            self._thread.join(timeout)
-
-    def submit(self, fn: Callable[[Any], T]) -> Future[T]:
-        if not self._ready.is_set() or self._start_error is not None:  # the lock only until it runs
-            self.start()
-        fut: Future[T] = Future()
-        self._put((fn, fut))
-        return fut
-
-    async def run(self, fn: Callable[[Any], T]) -> T:
-        if not self._ready.is_set() or self._start_error is not None:
-            self.start()
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[T] = loop.create_future()
-        self._put((fn, (loop, _settle, waiter)))
-        return await waiter
-
-    def run_sync(self, fn: Callable[[Any], T], timeout: float | None = 60.0) -> T:
-        return self.submit(fn).result(timeout)
 
     # ---------------------------------------------------------------- queries
     @staticmethod
@@ -416,7 +270,7 @@ class PrologEngine:
             kept_id = _kept_id(out) if ok else None
             if isinstance(kept_id, int):
                 out["tree"] = KeptProof(kept_id, written)
-            _soon(loop, answer, ok, out)
+            settle_soon(loop, answer, ok, out)
             if written is not None:
                 _write_kept(loop, written, kept_id)
 
@@ -590,19 +444,6 @@ def answer_of(text: str) -> dict[str, Any]:
     return out
 
 
-def _nothing() -> None:
-    pass
-
-
-def _soon_with(
-    loop: asyncio.AbstractEventLoop, settle: Callable[..., None], waiter: Any, ok: bool, value: Any
-) -> None:
-    try:
-        loop.call_soon_threadsafe(settle, waiter, ok, value)
-    except RuntimeError:  # its loop is closed: nobody waits any more
-        pass
-
-
 def _kept_id(out: dict[str, Any]) -> int | None:
     """The id of a proved pass's kept proof ({"kept": Id} as its tree), or None."""
     tree = out.get("tree")
@@ -613,30 +454,17 @@ def _kept_id(out: dict[str, Any]) -> int | None:
 def _write_kept(loop: asyncio.AbstractEventLoop, written: asyncio.Future[Any], kept_id: int | None) -> None:
     """On the engine thread: settle ``written`` with the kept proof's tree (None when nothing was kept)."""
     if kept_id is None:
-        _soon(loop, written, True, None)
+        settle_soon(loop, written, True, None)
         return
     try:
-        _soon(loop, written, True, from_prolog_json(_SN_RENDER_KEPT(kept_id))["tree"])
+        settle_soon(loop, written, True, from_prolog_json(_SN_RENDER_KEPT(kept_id))["tree"])
     except BaseException as e:  # noqa: BLE001 - the proof's reader gets it
-        _soon(loop, written, False, EngineError(f"the proof could not be written: {e}"))
+        settle_soon(loop, written, False, EngineError(f"the proof could not be written: {e}"))
 
 
 def _retrieved(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()  # a proof nobody read: its error is not "never retrieved"
-
-
-def _soon(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
-    """Settle an event loop's future from the engine thread."""
-    try:
-        loop.call_soon_threadsafe(_settle, fut, ok, value)
-    except RuntimeError:  # its loop is closed: nobody waits any more
-        pass
-
-
-def _settle(waiter: asyncio.Future[Any], ok: bool, value: Any) -> None:
-    if not waiter.done():
-        (waiter.set_result if ok else waiter.set_exception)(value)
 
 
 _shared: PrologEngine | None = None

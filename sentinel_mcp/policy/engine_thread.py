@@ -1,0 +1,204 @@
+"""The thread that owns SWI-Prolog, driven from asyncio (``EngineThread``; ``engine.PrologEngine`` adds the
+queries and decisions).
+
+pyswip is not thread-safe, and SWI-Prolog can be initialised only once per process, so one dedicated thread
+runs every job: a caller submits a function and gets a future back (``submit``), or awaits it on its event
+loop, settled there in one hop (``run``).
+
+A small piece of work can also run on the caller's own thread, without the two thread wake-ups of a job
+(about 70 us on this machine, more than a guard decision): when nothing is queued or running and the caller's
+thread has a SWI-Prolog engine of its own (the thread that imported pyswip initialised Prolog: usually the
+main thread, where the event loop runs), ``try_now`` runs it there, holding the lock jobs hold, so Prolog
+still runs one call at a time, in the order asked (the per-query state and the rulebases are shared by all
+engines). Only direct calls (``PrologCall``) run there, never pyswip. (Lending the engine thread's engine to
+another thread instead, with PL_set_engine, crashes SWI-Prolog 9.0: its C-stack checks keep the stack of the
+thread that created the engine.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from sentinel_mcp.core.errors import PolicyError
+from sentinel_mcp.policy.prolog_call import thread_has_engine
+from sentinel_mcp.policy.prolog_text import quote_atom
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
+
+
+class EngineError(PolicyError):
+    """A query the engine could not run (a bug or a malformed request, never a policy outcome)."""
+
+
+class EngineThread:
+    def __init__(self) -> None:
+        # a job's answer goes to a concurrent Future (submit) or straight to an event loop (run)
+        self._jobs: queue.SimpleQueue[tuple[Callable[[Any], Any], Any] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._start_error: BaseException | None = None
+        self._lock = threading.Lock()
+        # whoever holds _use runs Prolog: the engine thread for a job, or a caller on its own thread (try_now)
+        self._use = threading.Lock()
+        self._waiting = 0  # jobs queued or running: a caller may not go before them
+        self._count = threading.Lock()
+        self._has_engine = threading.local()  # per thread: whether it has a SWI-Prolog engine of its own
+        self._stopped = False  # at exit: nothing more runs on a caller's thread either
+
+    # ---------------------------------------------------------------- thread
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._thread = threading.Thread(target=self._run, name="sentinel-prolog", daemon=True)
+            self._thread.start()
+        self._ready.wait()
+        if self._start_error is not None:
+            raise EngineError(f"cannot start SWI-Prolog: {self._start_error}")
+
+    def _run(self) -> None:
+        try:
+            from pyswip import Prolog
+
+            prolog = Prolog()
+            list(prolog.query(f"use_module({quote_atom(str(CORE))})"))
+        except BaseException as e:  # reported to start()
+            self._start_error = e
+            self._ready.set()
+            return
+        self._ready.set()
+        while True:
+            job = self._jobs.get()
+            try:
+                with self._use:
+                    if job is None:
+                        self._detach()
+                        return
+                    settle = self._one(prolog, *job)
+            finally:
+                with self._count:
+                    self._waiting -= 1
+            # settled once the engine is free: the caller may decide on its own thread at once (try_now)
+            try:
+                settle()
+            except Exception:  # noqa: BLE001 - the engine thread goes on whatever a future does
+                log.exception("settling a Prolog job")
+
+    @staticmethod
+    def _one(prolog: Any, fn: Callable[[Any], Any], fut: Any) -> Callable[[], None]:
+        """Run a job; returns what settles its future."""
+        if isinstance(fut, tuple):  # from run(): settled on its event loop, one hop, no future chaining
+            loop, settle, waiter = fut
+            if waiter.done():  # the caller was cancelled before the job started
+                return _nothing
+            try:
+                ok, value = True, fn(prolog)
+            except BaseException as e:
+                ok, value = False, e
+            return lambda: settle_soon_with(loop, settle, waiter, ok, value)
+        if not fut.set_running_or_notify_cancel():
+            return _nothing
+        try:
+            value = fn(prolog)
+        except BaseException as e:  # noqa: BLE001 - the job's caller gets it
+            error = e  # (the name ``e`` is unbound after the except clause)
+            return lambda: fut.set_exception(error)
+        return lambda: fut.set_result(value)
+
+    def _put(self, job: tuple[Callable[[Any], Any], Any] | None) -> None:
+        with self._count:
+            self._waiting += 1
+        self._jobs.put(job)
+
+    def try_now(self, fn: Callable[[Any], T]) -> tuple[bool, T | None]:
+        """Run ``fn`` (direct calls only: it gets no pyswip handle) on the calling thread's own engine, if the
+        thread has one, no job runs and none waits (a job put earlier runs first); (False, None) otherwise,
+        and the caller submits a job instead. ``fn``'s exception is raised."""
+        if not self._ready.is_set() or self._start_error is not None:
+            self.start()
+        if self._waiting or self._stopped or not self._thread_has_engine():
+            return False, None
+        if not self._use.acquire(blocking=False):
+            return False, None
+        try:
+            if self._waiting or self._stopped:
+                return False, None
+            return True, fn(None)
+        finally:
+            self._use.release()
+
+    def _thread_has_engine(self) -> bool:
+        has = getattr(self._has_engine, "value", None)
+        if has is None:
+            has = threading.current_thread() is not self._thread and thread_has_engine()
+            self._has_engine.value = has
+        return bool(has)
+
+    @staticmethod
+    def _detach() -> None:
+        # an attached thread still alive at exit makes SWI-Prolog print "Failed to stop Prolog threads"
+        try:
+            from pyswip.core import _lib
+
+            _lib.PL_thread_destroy_engine()
+        except Exception:  # noqa: BLE001 - cosmetic only
+            pass
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the engine thread (at process exit; the engine cannot be started again afterwards)."""
+        self._stopped = True
+        if self._thread is not None and self._thread.is_alive():
+            self._put(None)
+            self._thread.join(timeout)
+
+    def submit(self, fn: Callable[[Any], T]) -> Future[T]:
+        if not self._ready.is_set() or self._start_error is not None:  # the lock only until it runs
+            self.start()
+        fut: Future[T] = Future()
+        self._put((fn, fut))
+        return fut
+
+    async def run(self, fn: Callable[[Any], T]) -> T:
+        if not self._ready.is_set() or self._start_error is not None:
+            self.start()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[T] = loop.create_future()
+        self._put((fn, (loop, _settle, waiter)))
+        return await waiter
+
+    def run_sync(self, fn: Callable[[Any], T], timeout: float | None = 60.0) -> T:
+        return self.submit(fn).result(timeout)
+
+
+def _nothing() -> None:
+    pass
+
+
+def settle_soon_with(
+    loop: asyncio.AbstractEventLoop, settle: Callable[..., None], waiter: Any, ok: bool, value: Any
+) -> None:
+    try:
+        loop.call_soon_threadsafe(settle, waiter, ok, value)
+    except RuntimeError:  # its loop is closed: nobody waits any more
+        pass
+
+
+def settle_soon(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    """Settle an event loop's future from the engine thread."""
+    try:
+        loop.call_soon_threadsafe(_settle, fut, ok, value)
+    except RuntimeError:  # its loop is closed: nobody waits any more
+        pass
+
+
+def _settle(waiter: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if not waiter.done():
+        (waiter.set_result if ok else waiter.set_exception)(value)
