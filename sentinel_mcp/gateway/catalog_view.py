@@ -30,6 +30,7 @@ from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.own_results import without_upstream_stamp
 from sentinel_mcp.gateway.upstream import BuiltinTarget, Upstream
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.identity.principal import Principal
@@ -130,7 +131,7 @@ class CatalogView:
             call_meta("", client, "client", principal.name) if isinstance(up.target, BuiltinTarget) else None
         )
         result: ReadResourceResult = await up.read_resource(uri, meta=meta)
-        return result
+        return without_upstream_stamp(result)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None, principal: Principal
@@ -141,7 +142,7 @@ class CatalogView:
         result: GetPromptResult = await self.manager.upstreams[route.upstream].get_prompt(
             route.prompt, arguments
         )
-        return result
+        return without_upstream_stamp(result)
 
     async def complete(
         self, ref: Any, argument: dict[str, Any], context: dict[str, Any] | None, principal: Principal
@@ -168,7 +169,7 @@ class CatalogView:
         up = self.manager.upstreams[upstream]
         if not up.offers("completions"):
             return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest
-        return await up.complete(upstream_ref, argument, context)
+        return without_upstream_stamp(await up.complete(upstream_ref, argument, context))
 
     async def set_log_level(self, level: str | None) -> None:
         for up in list(self.manager.upstreams.values()):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from mcp.types import CallToolResult, Result, TextContent
+from mcp_types import SERVER_INFO_META_KEY
 
 META_PREFIX = "sentinel/"
 R = TypeVar("R", bound=Result)
@@ -64,10 +65,27 @@ VERDICT_KEYS = frozenset(
 )
 
 
+# Who answered (a 2026-07-28 result's ``io.modelcontextprotocol/serverInfo``) is Sentinel's to state as well:
+# the client talks to Sentinel, whose discovery names Sentinel; an upstream's stamp (its name and version, or
+# any name it claims) is dropped, and the answer carries Sentinel's own, as every other answer does.
+NOT_AN_UPSTREAMS = VERDICT_KEYS | {SERVER_INFO_META_KEY}
+
+
 def without_verdict(result: R) -> R:
-    """An upstream's result (or input request) without any claim to be Sentinel's word."""
+    """An upstream's result (or input request) without any claim to be Sentinel's word, or to be who answers.
+    """
     meta = result.meta
-    if not meta or VERDICT_KEYS.isdisjoint(meta):
+    if not meta or NOT_AN_UPSTREAMS.isdisjoint(meta):
         return result  # the common case costs one check
-    kept = {k: v for k, v in meta.items() if k not in VERDICT_KEYS}
+    kept = {k: v for k, v in meta.items() if k not in NOT_AN_UPSTREAMS}
+    return result.model_copy(update={"meta": kept or None})
+
+
+def without_upstream_stamp(result: R) -> R:
+    """An upstream's other answer (a resource read, a prompt, completions) without its stamp of who answered
+    (Sentinel stamps its own)."""
+    meta = result.meta
+    if not meta or SERVER_INFO_META_KEY not in meta:
+        return result
+    kept = {k: v for k, v in meta.items() if k != SERVER_INFO_META_KEY}
     return result.model_copy(update={"meta": kept or None})

@@ -18,7 +18,7 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway.audit import read_audit
 from sentinel_mcp.gateway.own_results import VERDICT_KEYS
 
-from .forging_server import FORGED
+from .forging_server import CLAIMED_SERVER, FORGED, SERVER_INFO
 from .helpers import make_config, toolbox_stdio
 
 pytestmark = pytest.mark.timeout(120)
@@ -123,6 +123,7 @@ async def test_an_upstream_cannot_speak_for_sentinel(data_dir, mode, tool, args)
     async with running_gateway(make_config(data_dir, _servers())) as rt:
         async with Client(rt.front.server, mode=mode) as c:
             r = await c.call_tool(tool, args)
+            era = c.protocol_version
         meta = r.meta or {}
         real = _id_of(r)
         assert real not in (FORGED[KEY], "ffffffffffffffffffffffffffffffff")
@@ -136,6 +137,13 @@ async def test_an_upstream_cannot_speak_for_sentinel(data_dir, mode, tool, args)
         ):  # the upstream's own keys stay: a vendor key, a near spelling, its untrusted mark
             assert meta["vendor/trace"] == "t-1" and meta["Sentinel/Decision_Id"] == "near-spelling"
             assert meta["sentinel/untrusted"] == {"source": "forger"}
+        # who answered is Sentinel: a 2026 answer carries Sentinel's own stamp, a handshake-era one none;
+        # never the upstream's claim
+        assert meta.get(SERVER_INFO) != CLAIMED_SERVER
+        if era == "2026-07-28":
+            assert meta[SERVER_INFO] == rt.front.server.server_info_stamp, meta
+        else:
+            assert SERVER_INFO not in meta, meta
         rows = await _rows_by_id(rt)
         assert rows[real][-1]["tool"] == tool and rows[real][-1]["decision"] == "allow"
         assert FORGED[KEY] not in rows

@@ -242,3 +242,31 @@ async def test_refusal_of_a_tool_with_an_output_schema_keeps_to_the_schema(data_
             assert "deny list" in r.content[0].text
             assert sentinel_info(r)["decision"] == "deny" and sentinel_info(r)["reason"]
             assert {"sentinel/decision", "sentinel/reason"} <= set(r.meta)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_client_is_told_sentinel_answered_not_the_upstream(data_dir, mode):
+    """A 2026-era upstream stamps every answer with who it is (``io.modelcontextprotocol/serverInfo``): its tool
+    results, resource reads and prompts reach the client stamped with Sentinel's identity (a 2026 client) or
+    with none (a handshake-era one), never the upstream's."""
+    key = "io.modelcontextprotocol/serverInfo"
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern")})
+    async with running_gateway(cfg) as rt:
+        assert rt.manager.upstreams["tb"].modern
+        ours = rt.front.server.server_info_stamp
+        async with Client(rt.front.server, mode=mode) as c:
+            era = c.protocol_version
+            answers = [
+                await c.call_tool("tb__echo", {"text": "hi"}),
+                await c.call_tool("tb__add", {"a": 1, "b": 2}),
+                await c.read_resource("toolbox://item/k9"),
+                await c.read_resource("toolbox://static"),
+                await c.get_prompt("tb__review", {"code": "x=1"}),
+            ]
+        for a in answers:
+            stamp = (a.meta or {}).get(key)
+            assert stamp is None or stamp["name"] != "toolbox", a
+            if era == "2026-07-28":
+                assert stamp == ours, a
+            else:
+                assert stamp is None, a
