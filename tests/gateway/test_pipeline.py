@@ -246,9 +246,9 @@ async def test_refusal_of_a_tool_with_an_output_schema_keeps_to_the_schema(data_
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_client_is_told_sentinel_answered_not_the_upstream(data_dir, mode):
-    """A 2026-era upstream stamps every answer with who it is (``io.modelcontextprotocol/serverInfo``): its tool
-    results, resource reads and prompts reach the client stamped with Sentinel's identity (a 2026 client) or
-    with none (a handshake-era one), never the upstream's."""
+    """A 2026-era upstream stamps every answer with who it is (``io.modelcontextprotocol/serverInfo``): its
+    tool results, resource reads and prompts reach the client stamped with Sentinel's identity (a 2026 client)
+    or with none (a handshake-era one), never the upstream's."""
     key = "io.modelcontextprotocol/serverInfo"
     cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern")})
     async with running_gateway(cfg) as rt:
