@@ -13,6 +13,7 @@ import ssl
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import httpx2
@@ -52,9 +53,12 @@ def docker_run(command: str, python: str, wheels: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Built like the Dockerfile's build stage: only what it COPYs, then its ``pip wheel`` command."""
-    out = tmp_path_factory.mktemp("wheel")
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def build_wheel(out: Path, env: dict[str, str] | None = None) -> Path:
     src = out / "src"
-    src.mkdir()
+    src.mkdir(parents=True)
     for copy in dockerfile()["COPY"]:
         if copy.startswith("--from="):
             continue
@@ -67,7 +71,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 shutil.copy(source, src / name)
     build = next(r for r in dockerfile()["RUN"] if " wheel " in r)
     command = [a.replace("/wheels", str(out)) for a in docker_run(build, sys.executable, out)]
-    subprocess.run(command, check=True, capture_output=True, text=True, timeout=300, cwd=src)
+    subprocess.run(command, check=True, capture_output=True, text=True, timeout=300, cwd=src, env=env)
     (built,) = out.glob("sentinel_mcp_gateway-*.whl")
     return built
 
@@ -165,6 +169,33 @@ async def test_wheel_in_a_fresh_venv_outside_the_checkout(fresh_venv: Path, tmp_
         fresh_venv / "lib" / "python3.11" / "site-packages" / "a2a"
     ).exists()  # the a2a-sdk's name is free
     await run_embedded_default([str(fresh_venv / "bin" / "sentinel-mcp")], env, tmp_path)
+
+
+async def test_a_wheel_built_without_a_c_compiler_decides_through_ctypes(
+    fresh_venv: Path, tmp_path: Path
+) -> None:
+    """The container's build stage (python:3.11-slim) has no C compiler: the guard's C function is optional,
+    so the wheel builds without it, installs, and the guard calls Prolog through ctypes; the embedded default
+    then allows and asks as the full install does. (Its dependencies come from the fresh venv's
+    site-packages, after its own.)"""
+    built = build_wheel(tmp_path / "built", env={**os.environ, "CC": "false"})  # every compile fails
+    assert not [n for n in zipfile.ZipFile(built).namelist() if n.endswith(".so")]
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    env = user_env(tmp_path)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(built)],
+                   check=True, env=env, cwd=tmp_path, capture_output=True, timeout=300)
+    site = "lib/python3.11/site-packages"
+    (venv / site / "deps.pth").write_text(str(fresh_venv / site) + "\n")
+    where, native = subprocess.run(
+        [str(venv / "bin" / "python"), "-c",
+         "import sentinel_mcp; print(sentinel_mcp.__file__); "
+         "from sentinel_mcp.policy.engine import shared_engine; shared_engine().start(); "
+         "from sentinel_mcp.policy import prolog_call; print(prolog_call.native_in_use())"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert where.startswith(str(venv)) and native == "False", (where, native)
+    await run_embedded_default([str(venv / "bin" / "sentinel-mcp")], env, tmp_path)
 
 
 async def test_the_container_command_serves_https(fresh_venv: Path, tmp_path: Path) -> None:
