@@ -537,8 +537,26 @@ pl_json(S, A) :- string(S), !, atom_string(A, S).
 pl_json(T, A) :- q_atom(T, A).
 
 %  q_atom(+Term, -Atom): Term as writeq/1 writes it (as format's ~q: the same text), through a memory stream,
-%  which costs SWI-Prolog about a third less than format/3 does; a proof tree writes some 30 goals.
-q_atom(T, A) :- with_output_to(atom(A), writeq(T)).
+%  which costs SWI-Prolog about a third less than format/3 does; a proof tree writes some 30 goals, and the same
+%  ones from call to call (the user, the reservation's facts): the texts of the last few thousand ground,
+%  acyclic terms written short are kept, found by the term's hash (writeq's text is a function of the term:
+%  no rulebase can change the operator table or the flags). A variable's name differs from write to write, so
+%  a term with one is always written.
+:- dynamic q_memo/3.
+q_atom(T, A) :-
+    (   ground(T), acyclic_term(T), term_hash(T, H)
+    ->  (   q_memo(H, T0, A0), T0 == T
+        ->  A = A0
+        ;   with_output_to(atom(A), writeq(T)),
+            (   atom_length(A, L), L =< 512
+            ->  flag(sn_q_memo, N, N + 1),
+                ( N >= 4096 -> retractall(q_memo(_, _, _)), flag(sn_q_memo, _, 1) ; true ),
+                assertz(q_memo(H, T, A))
+            ;   true
+            )
+        )
+    ;   with_output_to(atom(A), writeq(T))
+    ).
 
 tree_json(true, json([goal=true])) :- !.
 tree_json(and_all(Ts), json([all=Js])) :- !, maplist(tree_json, Ts, Js).
