@@ -17,6 +17,7 @@ environment (or ``use_native(False)``) turns the C function off.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import threading
 from types import ModuleType
@@ -38,6 +39,7 @@ _PL_Q_NODEBUG = 0x0004
 _PL_Q_PASS_EXCEPTION = 0x0010
 _WHY_CHARS = 2000  # an exception may hold a big term: its text is cut there
 
+log = logging.getLogger(__name__)
 _lib: Any = None
 _string_at = ctypes.string_at
 _native: ModuleType | None = None  # the C function's module, bound to pyswip's library (_bind)
@@ -52,7 +54,11 @@ def _load_native(lib: Any) -> ModuleType | None:
     names = ("PL_open_foreign_frame", "PL_discard_foreign_frame", "PL_new_term_refs", "PL_put_chars",
              "PL_put_float", "PL_put_int64", "PL_call_predicate", "PL_exception", "PL_clear_exception",
              "PL_get_nchars")
-    prolog_call_native.bind(*(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value or 0 for n in names))
+    try:
+        prolog_call_native.bind(*(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value or 0 for n in names))
+    except (AttributeError, ValueError, TypeError) as e:  # a library without one of them: the ctypes steps
+        log.warning("the C call into SWI-Prolog is off (%s); calls go through ctypes", e)
+        return None
     return prolog_call_native
 
 

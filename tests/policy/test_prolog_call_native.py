@@ -227,3 +227,19 @@ def test_frames_are_discarded_and_other_threads_run_during_a_call(native_module:
     finally:
         stop.set()
         t.join()
+
+
+def test_a_c_function_that_cannot_be_bound_leaves_the_ctypes_steps(native_module: Any, monkeypatch) -> None:
+    """A library the C function cannot be bound to (an address missing) turns it off with a warning; calls go
+    on through ctypes, with the same answers."""
+    def refuse(*_: Any) -> None:
+        raise ValueError("a null function address")
+
+    expected = shared_engine().run_sync(lambda _: ECHO("a", "b", 1.0, 2))
+    monkeypatch.setattr(native_module, "bind", refuse)
+    try:
+        assert prolog_call.use_native(True) is False and not prolog_call.native_in_use()
+        assert shared_engine().run_sync(lambda _: ECHO("a", "b", 1.0, 2)) == expected
+    finally:
+        monkeypatch.undo()
+        assert prolog_call.use_native(True)
