@@ -35,6 +35,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from mcp import Client
 from mcp.client.session import ClientRequestContext, ClientResponse, _later_revision_fields
+from mcp.client.session import _CallToolResultAdapter as _CORE_CALL_TOOL_ADAPTER
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
@@ -50,6 +51,7 @@ from mcp_types import methods as sdk_methods
 from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
+from sentinel_mcp.gateway.plain_upstream_result import plain_call_result
 from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
 
 log = logging.getLogger(__name__)
@@ -440,7 +442,12 @@ def _parse(raw: bytes | str) -> Any:
 
 
 def validated_result(client: Client, era: str, raw: dict[str, Any]) -> CallToolResult | InputRequiredResult:
-    """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on ``era``."""
+    """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on ``era`` (a plain one
+    read directly into the same model: plain_upstream_result.py)."""
+    if client.session._call_tool_adapter is _CORE_CALL_TOOL_ADAPTER:
+        plain = plain_call_result(era, raw)
+        if plain is not None:
+            return plain
     ttl = raw.get("ttlMs")
     if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl < 0:
         raw["ttlMs"] = 0

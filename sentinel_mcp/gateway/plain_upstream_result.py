@@ -1,0 +1,86 @@
+"""An upstream's plain ``tools/call`` result read into the model the SDK's client validation builds, without
+its three pydantic passes.
+
+The lean upstream client validates a result as the SDK's client does (``lean_upstream.validated_result``):
+against the era's surface model (a validation and a dump), then through the client's union adapter
+(``CallToolResult | InputRequiredResult``): some 6 % of the event loop's time under a forwarding load. A
+plain result - text blocks of exactly ``type`` and ``text``, an object of structured content, a boolean
+``isError``, a ``_meta`` object (its values are ``Any`` to both models), ``resultType`` "complete"
+(2026-07-28; absent or "complete" before), every text writable as UTF-8, and nothing else - passes all of
+them unchanged, so the same model (the same field values, the same fields set) is built directly. Anything
+else, or a client whose adapter has extension claims, returns None and takes the SDK's passes.
+``tests/gateway/test_plain_upstream_result.py`` compares both over generated results in every protocol
+version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+_KEYS = frozenset({"content", "structuredContent", "isError", "_meta", "resultType"})
+_construct_block = TextContent.model_construct
+_construct_result = CallToolResult.model_construct
+
+
+def _writable(value: Any, depth: int = 0) -> bool:
+    """Whether every text in ``value`` (keys too) can be written as UTF-8: the SDK's surface check dumps the
+    result, and refuses one holding a lone surrogate (which a JSON ``\\ud800`` escape gives). Deep nesting
+    goes to the SDK's passes too."""
+    t = type(value)
+    if t is str:
+        if value.isascii():
+            return True
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    if t is dict:
+        return depth < 64 and all(_writable(k, depth) and _writable(v, depth + 1) for k, v in value.items())
+    if t is list:
+        return depth < 64 and all(_writable(v, depth + 1) for v in value)
+    return True
+
+
+def plain_call_result(era: str, raw: Any) -> CallToolResult | None:
+    """The model the SDK's validation of ``raw`` (a parsed ``tools/call`` result on ``era``) builds, when
+    ``raw`` is plain; None otherwise."""
+    if type(raw) is not dict or not raw.keys() <= _KEYS:
+        return None
+    kind = raw.get("resultType")
+    if era in MODERN_PROTOCOL_VERSIONS:
+        if kind != "complete" or type(kind) is not str:
+            return None
+    elif "resultType" in raw and (kind != "complete" or type(kind) is not str):
+        return None
+    content = raw.get("content")
+    if type(content) is not list:
+        return None
+    blocks = []
+    for b in content:
+        if type(b) is not dict or len(b) != 2 or b.get("type") != "text":
+            return None
+        text = b.get("text")
+        if type(text) is not str or type(b["type"]) is not str or not _writable(text):
+            return None
+        blocks.append(_construct_block({"type", "text"}, type="text", text=text))
+    fields: dict[str, Any] = {"content": blocks}
+    if "structuredContent" in raw:
+        if type(raw["structuredContent"]) is not dict or not _writable(raw["structuredContent"]):
+            return None  # the surfaces type it an object
+        fields["structured_content"] = raw["structuredContent"]
+    if "isError" in raw:
+        if type(raw["isError"]) is not bool:
+            return None
+        fields["is_error"] = raw["isError"]
+    if "_meta" in raw:
+        meta = raw["_meta"]
+        if meta is not None and (type(meta) is not dict or not _writable(meta)):
+            return None
+        fields["meta"] = meta
+    if era in MODERN_PROTOCOL_VERSIONS:
+        fields["result_type"] = "complete"
+    return _construct_result(set(fields), **fields)
