@@ -36,11 +36,7 @@ BUILTIN_KEYS = frozenset({META_PREFIX + "device-decision"})
 
 def without_others_claims(result: R, declared: frozenset[str]) -> R:
     """An upstream's result without a built-in's keys that this upstream has not declared as its own."""
-    meta = result.meta
-    if not meta or BUILTIN_KEYS.isdisjoint(meta):
-        return result  # the common case costs one check
-    kept = {k: v for k, v in meta.items() if k not in BUILTIN_KEYS or k in declared}
-    return result.model_copy(update={"meta": kept or None})
+    return _without(result, BUILTIN_KEYS - declared if declared else BUILTIN_KEYS)
 
 
 # What only Sentinel states about a result: its decision and record, why it refused or holds a call, its own
@@ -69,23 +65,25 @@ VERDICT_KEYS = frozenset(
 # the client talks to Sentinel, whose discovery names Sentinel; an upstream's stamp (its name and version, or
 # any name it claims) is dropped, and the answer carries Sentinel's own, as every other answer does.
 NOT_AN_UPSTREAMS = VERDICT_KEYS | {SERVER_INFO_META_KEY}
+_STAMP = frozenset({SERVER_INFO_META_KEY})
 
 
 def without_verdict(result: R) -> R:
     """An upstream's result (or input request) without any claim to be Sentinel's word, or to be who answers.
     """
-    meta = result.meta
-    if not meta or NOT_AN_UPSTREAMS.isdisjoint(meta):
-        return result  # the common case costs one check
-    kept = {k: v for k, v in meta.items() if k not in NOT_AN_UPSTREAMS}
-    return result.model_copy(update={"meta": kept or None})
+    return _without(result, NOT_AN_UPSTREAMS)
 
 
 def without_upstream_stamp(result: R) -> R:
     """An upstream's other answer (a resource read, a prompt, completions) without its stamp of who answered
     (Sentinel stamps its own)."""
+    return _without(result, _STAMP)
+
+
+def _without(result: R, keys: frozenset[str]) -> R:
+    """``result`` without those ``_meta`` keys (the same object when it has none of them)."""
     meta = result.meta
-    if not meta or SERVER_INFO_META_KEY not in meta:
-        return result
-    kept = {k: v for k, v in meta.items() if k != SERVER_INFO_META_KEY}
+    if not meta or keys.isdisjoint(meta):
+        return result  # the common case costs one check
+    kept = {k: v for k, v in meta.items() if k not in keys}
     return result.model_copy(update={"meta": kept or None})
