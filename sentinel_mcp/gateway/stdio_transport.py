@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import selectors
 import stat
 from typing import AsyncIterator
 
@@ -66,10 +67,26 @@ class _Lines:
                 out.append(line)
 
 
-async def _reader(fd: int) -> AsyncIterator[bytes]:
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can wait on ``fd``: a pipe, socket or terminal can; a regular file, and a
+    character device such as /dev/null (``serve < /dev/null``), cannot (epoll refuses them with EPERM, and
+    the loop would only say so in a callback, leaving the gateway waiting on nothing)."""
     mode = os.fstat(fd).st_mode
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return False
+    probe = selectors.DefaultSelector()
+    try:
+        probe.register(fd, selectors.EVENT_READ)
+        return True
+    except (PermissionError, ValueError, OSError):
+        return False
+    finally:
+        probe.close()
+
+
+async def _reader(fd: int) -> AsyncIterator[bytes]:
     loop = asyncio.get_running_loop()
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+    if _pollable(fd):
         reader = asyncio.StreamReader(limit=CHUNK * 4)
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0, closefd=False))
@@ -78,7 +95,7 @@ async def _reader(fd: int) -> AsyncIterator[bytes]:
                 yield chunk
         finally:
             transport.close()
-    else:  # a regular file: reads never block for long
+    else:  # a regular file or /dev/null: reads never block for long
         while chunk := await anyio.to_thread.run_sync(os.read, fd, CHUNK):
             yield chunk
 

@@ -67,3 +67,30 @@ def test_http_serve_stops_on_a_signal(tmp_path: Path, sig: int) -> None:
         assert wait_gone(family) == set()
     finally:
         kill_tree(proc)
+
+
+@pytest.mark.parametrize("stdin", ["devnull", "file"])
+def test_stdio_serve_reads_a_stdin_it_cannot_poll_and_stops_at_its_end(tmp_path: Path, stdin: str) -> None:
+    """``serve < /dev/null`` and ``serve < messages.jsonl``: epoll refuses both (a character device that is
+    not a terminal, a regular file); the gateway reads them without it, answers each line, and ends at EOF
+    instead of logging the loop's refusal and waiting for ever."""
+    config = write_config(tmp_path)
+    source = Path("/dev/null")
+    if stdin == "file":
+        source = tmp_path / "messages.jsonl"
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        source.write_text("\n".join([json.dumps(INIT), json.dumps(ping), "not json {"]) + "\n")
+    with source.open("rb") as src:
+        proc = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "serve"], stdin=src,
+                              capture_output=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert b"Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert b"Operation not permitted" not in proc.stderr, proc.stderr[-2000:]
+    answers = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+    if stdin == "devnull":
+        assert answers == []
+    else:
+        by_id = {a.get("id"): a for a in answers}
+        assert by_id[1]["result"]["serverInfo"]["name"]
+        assert by_id[2]["result"] == {}
+        assert by_id[None]["error"]["code"] == -32700
