@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
+import inspect
 import statistics
 import sys
 import tempfile
@@ -72,6 +74,15 @@ def call(name: str, args: dict[str, Any], session: str) -> ToolCall:
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def looking(guard: PolicyGuard) -> PolicyGuard:
+    """The guard deciding without using up the confirmation its proof stands on: a benchmark decides one
+    confirmed call again and again (the logic the goal times), where a real call uses its confirmation once.
+    A tree from before ``spend`` decides as it is."""
+    if "spend" in inspect.signature(guard.decide).parameters:
+        guard.decide = functools.partial(guard.decide, spend=False)  # type: ignore[method-assign]
+    return guard
 
 
 async def timed_decisions(guard: PolicyGuard, c: ToolCall, n: int, render: bool = False) -> list[float]:
@@ -186,6 +197,7 @@ async def allowed_airline_guard(tmp: Path, facts: int) -> AsyncIterator[tuple[Po
                             settings=PolicySettings(guard_timeout=30),
                             seeds={"current_user": "amelia_davis_8890"})
         await guard.start(watch=False)
+        looking(guard)
         try:
             c = call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
             d = await guard.decide(c)

@@ -44,6 +44,7 @@ async def guard_rows(tmp: Path, n: int, facts: int) -> list[Row]:
             settings=gl.PolicySettings(guard_timeout=30), seeds={"current_user": "amelia_davis_8890"},
         )
         await guard.start(watch=False)
+        gl.looking(guard)
         try:
             c = gl.call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
             d = await guard.decide(c)  # fetches the reservation and its flights; asks reason + confirmation

@@ -48,6 +48,10 @@ class Confirmations(Protocol):
         """Use this call's confirmation if one is held (then it is gone): True exactly once per grant."""
         ...
 
+    async def held(self, call: ToolCall, version: str) -> bool:
+        """Whether this call's confirmation is held, leaving it there (what the call would get)."""
+        ...
+
 
 def _key(call: ToolCall, version: str) -> tuple[str, str, str, str]:
     return (call.session_id, call.name, call.digest, version)
@@ -66,6 +70,10 @@ class ConfirmationBook:
 
     async def take(self, call: ToolCall, version: str) -> bool:
         expiry = self._granted.pop(_key(call, version), None)
+        return expiry is not None and expiry >= self._clock()
+
+    async def held(self, call: ToolCall, version: str) -> bool:
+        expiry = self._granted.get(_key(call, version))
         return expiry is not None and expiry >= self._clock()
 
 
@@ -101,5 +109,14 @@ class SharedConfirmationBook:
             rows = await self.db.consume(_TAKE, _key(call, version))
         except StorageError as e:  # fail closed: a confirmation that cannot be checked does not count
             log.warning("confirmations unavailable, the call is asked again: %s", e)
+            return False
+        return bool(rows) and isinstance(rows[0][0], (int, float)) and float(rows[0][0]) >= self._clock()
+
+    async def held(self, call: ToolCall, version: str) -> bool:
+        try:
+            rows = await self.db.query(
+                "SELECT expires_at FROM confirmations WHERE session = ? AND tool = ? AND digest = ? "
+                "AND version = ?", _key(call, version))
+        except StorageError:
             return False
         return bool(rows) and isinstance(rows[0][0], (int, float)) and float(rows[0][0]) >= self._clock()

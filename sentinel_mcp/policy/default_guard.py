@@ -79,7 +79,8 @@ class DefaultGuard(Guard):
     def _matches(self, patterns: list[str], name: str) -> bool:
         return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
-    async def decide(self, call: ToolCall) -> Decision:
+    async def decide(self, call: ToolCall, *, spend: bool = True) -> Decision:
+        """``spend`` False: what the call would get, its confirmation left unused (``why_not``)."""
         # the deny list matches either name; the allow list only the identity (server + own name), so a
         # server exposing a tool under an allowed name gains nothing
         if self._matches(self.settings.deny, call.name) or self._matches(self.settings.deny, call.identity):
@@ -104,7 +105,8 @@ class DefaultGuard(Guard):
         if call.self_confirming and mode == "fail-safe":
             # one question per risky action: the trusted built-in asks itself, with what it sees on the device
             return Allow(reason=f"{call.server} confirms its own risky actions (trusted built-in)")
-        if await self.confirmations.take(call, self.version):  # one confirmation, one call (cluster-wide)
+        book = self.confirmations
+        if await (book.take if spend else book.held)(call, self.version):  # one confirmation, one call
             return Allow(reason="confirmed by the user", proof={"confirmation": confirmation_key(call)})
         why = (
             "It may change things (destructive)." if call.destructive is not False else "It is not read-only."

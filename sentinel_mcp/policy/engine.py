@@ -62,6 +62,10 @@ class PrologEngine(EngineThread):
     """The engine thread (``EngineThread``) and what the policy asks of Prolog: rulebases, sessions' facts,
     decisions."""
 
+    # confirmations taken so far (``take_confirmation``): a decision that finds none to take, while this moved
+    # since its proof began, may have been proved on one another call took (guard.py decides it again)
+    confirmations_taken = 0
+
 
     # ---------------------------------------------------------------- queries
     @staticmethod
@@ -381,6 +385,20 @@ class PrologEngine(EngineThread):
             f"sentinel_core:sn_retract({quote_atom(session)}, {quote_atom(pattern)}, Out)"
         )
         return list(out["removed"])
+
+    async def take_confirmation(self, session: str, tool: str, digest: str, version: str) -> str | None:
+        """Remove one confirmation of this call from the session's facts (its text), atomically: of two
+        callers only one gets it. ``confirmations_taken`` counts the takes, moved inside the same job."""
+        goal = (f"sentinel_core:sn_take_confirmation({quote_atom(session)}, {quote_atom(tool)}, "
+                f"{quote_atom(digest)}, {quote_atom(version)}, Out)")
+
+        def job(p: Any) -> str | None:
+            taken = self._json_query(p, goal)["taken"]
+            if taken is not None:
+                self.confirmations_taken += 1
+            return taken
+
+        return await self.run(job)
 
     async def invalidate(self, rb: str, session: str, pattern: str) -> list[str]:
         out = await self.json_query(

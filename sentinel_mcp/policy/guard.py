@@ -223,7 +223,9 @@ class PolicyGuard(Guard):
         why = self.rulebases.last_error or self.load_error or "not loaded yet"
         return f"the rulebase could not be loaded: {why}"
 
-    async def decide(self, call: ToolCall) -> Decision:
+    async def decide(self, call: ToolCall, *, spend: bool = True) -> Decision:
+        """``spend``: an allow uses up the confirmation its proof stands on (one confirmation, one call);
+        False only asks what the call would get (``why_not``), leaving everything as it was."""
         if not self.rulebases.loaded:  # fail closed: the tools the rulebase would govern are not served
             problem = self.problem
             return Deny(
@@ -239,17 +241,26 @@ class PolicyGuard(Guard):
         if not rb.info.guards_tool(call.identity):
             if call.identity in rb.info.read_only:
                 return Allow(reason=f"{call.name} is declared read-only by the rulebase")
+            if spend:
+                return await self.default.decide(call)
+            from sentinel_mcp.policy.default_guard import DefaultGuard
+
+            if isinstance(self.default, DefaultGuard):  # only it keeps confirmations a look could use up
+                return await self.default.decide(call, spend=False)
             return await self.default.decide(call)
         try:
+            epoch = self.engine.confirmations_taken  # before the proof (see _spent)
             first = self._first_pass_here(call, rb)
             if first is not None and first[1] is not None and first[1].get("status") == "proved":
                 tree = first[1].get("tree")
                 if isinstance(tree, KeptProof):  # the common case, answered without the solver's machinery
+                    if spend and not await self._spent(call, rb, epoch):
+                        return await self._decide_guarded(call, rb, spend=spend)  # on what is left now
                     return Allow(
                         reason=f"guard of {call.name} proved (rulebase {rb.version})",
                         proof=LazyProof(partial(self._rendered_kept, rb, tree)),
                     )
-            return await self._decide_guarded(call, rb, first)
+            return await self._decide_guarded(call, rb, first, spend=spend, epoch=epoch)
         except Exception:  # noqa: BLE001 - a guard that errors denies
             # the details (engine goals, stack) go to the log only; the caller gets a reference to them
             ref = uuid.uuid4().hex[:10]
@@ -308,9 +319,13 @@ class PolicyGuard(Guard):
         return self.search
 
     async def _decide_guarded(
-        self, call: ToolCall, rb: Rulebase, first: tuple[bool, dict[str, Any] | None] | None = None
+        self, call: ToolCall, rb: Rulebase, first: tuple[bool, dict[str, Any] | None] | None = None, *,
+        spend: bool = True, epoch: int | None = None,
     ) -> Decision:
-        """``first``: the first pass as ``_first_pass_here`` ran it (the solver starts from its answer)."""
+        """``first``: the first pass as ``_first_pass_here`` ran it (the solver starts from its answer);
+        ``epoch``: ``confirmations_taken`` before that pass."""
+        if epoch is None:
+            epoch = self.engine.confirmations_taken
         if rb.info.option("strict_symbolic"):
             await self.knowledge.ensure(call.session_id, rb)  # seeds are established values too
             bad = await ungrounded_arguments(self.knowledge, call, rb)
@@ -325,14 +340,19 @@ class PolicyGuard(Guard):
                     ],
                 )
         result = await self.prove_call(call, rb, first)
-        for _ in range(2):  # replicas share the store: a confirmation is used once in the whole cluster
-            if not (result.status == "proved" and self.store.shared and _may_use_confirmation(result.tree)):
+        for _ in range(3):  # a confirmation is used by one call (in the whole cluster when replicas share it)
+            if result.status != "proved" or not spend:
                 break
-            if await self.knowledge.spend_confirmation(call.session_id, call.identity, call.digest):
+            if self.store.shared:
+                if not _may_use_confirmation(result.tree):
+                    break
+                if await self.knowledge.spend_confirmation(call.session_id, call.identity, call.digest):
+                    break
+            elif await self._spent(call, rb, epoch):
                 break
-            result = await self.prove_call(
-                call, rb
-            )  # another replica used it first: decide on what is stored
+            # another call (or replica) used it first: decide on what is stored now
+            epoch = self.engine.confirmations_taken
+            result = await self.prove_call(call, rb)
         else:
             return Deny(
                 reason=f"{call.name}: its confirmation was used by another call at the same time; ask again",
@@ -378,6 +398,17 @@ class PolicyGuard(Guard):
             how_to_unblock=how_to_unblock(result, violations),
             proof=proof,
         )
+
+    async def _spent(self, call: ToolCall, rb: Rulebase, epoch: int) -> bool:
+        """A store of this process only, after a proof allowed ``call``: whether it may go ahead, its
+        confirmation (if it stood on one) used up. Taking is atomic in the engine; a call that finds none to
+        take while another was taken since its proof began (``epoch``) may have been proved on that very one,
+        and is decided again (False). Tools no confirmation ever named cost nothing here."""
+        if not self.store.confirmed_tools.may_name(call.identity):
+            return True
+        if await self.knowledge.take_confirmation(call.session_id, rb, call.identity, call.digest):
+            return True
+        return self.engine.confirmations_taken == epoch
 
     async def _rendered(self, docs: PolicyDocuments, version: str, result: SolverResult) -> dict[str, Any]:
         """An allow's proof as shown and audited: the engine's tree with the policy sentences it cites."""

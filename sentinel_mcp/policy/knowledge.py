@@ -155,6 +155,18 @@ class Knowledge:
         self._changed(session)
         return False
 
+    async def take_confirmation(self, session: str, rb: Rulebase, tool: str, digest: str) -> bool:
+        """A store of this process only, before a call a proof allowed goes on: use up a confirmation of this
+        very call (one confirmation, one call), from the engine (atomically) and then the store, whose delete
+        is committed before this returns (a reload never brings it back). False when there is none."""
+        mod = await self.ensure(session, rb)  # a session evicted since its proof is loaded again first
+        taken = await self.engine.take_confirmation(mod, tool, digest, rb.version)
+        if taken is None:
+            return False
+        self._changed(session)
+        await self.store.delete(session, [taken])
+        return True
+
     async def _evict(self) -> None:
         """Keep at most ``max_sessions`` sessions mirrored in the engine; the store keeps everything, and an
         evicted session is simply loaded again on its next use."""

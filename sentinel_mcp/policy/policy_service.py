@@ -211,7 +211,7 @@ class PolicyService:
             destructive=ann.destructive_hint if ann else None,
             self_confirming=port.self_confirming(tool) if port is not None else False,
         )
-        d = await self.guard.decide(call)
+        d = await self.guard.decide(call, spend=False)  # asking uses nothing up
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):
             out["proof"] = Withholding.proof(await rendered_proof(d.proof), await self._hidden(session))

@@ -5,6 +5,7 @@ bound read tool, apply an effect."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ async def _confirm(guard: PolicyGuard, port: ClientPort, arguments: dict[str, An
     ask = await guard.decide(call)
     assert isinstance(ask, Ask) and ask.questions[-1].meta["kind"] == "confirm", ask
     await guard.record_answer(call, ask.questions[-1], Answer(action="accept", content={"answer": True}))
-    assert isinstance(await guard.decide(call), Allow)
+    assert isinstance(await guard.decide(call, spend=False), Allow)  # what it would get, nothing used up
     return call
 
 
@@ -221,3 +222,65 @@ async def test_the_store_notes_what_it_writes_and_reads(tmp_path: Path) -> None:
             await fresh.close()
     finally:
         await store.close()
+
+
+# ------------------------------------------------------- one confirmation, one call, at decision time
+async def test_one_yes_lets_one_of_several_identical_calls_through(tmp_path: Path) -> None:
+    """A confirmation is used up when the call it allows is decided, not after that call ran: identical calls
+    decided meanwhile (one after the other, or together) are asked again, never allowed on the same "yes"."""
+    async with rig(tmp_path / "facts.db", files=[_rulebase(tmp_path, CONFIRMED_MERGE)]) as r:
+        call = await _confirm(r.guard, r.port, MERGE)
+        assert isinstance(await r.guard.decide(call), Allow)
+        again = await r.guard.decide(call)
+        assert isinstance(again, Ask) and again.questions[-1].meta["kind"] == "confirm", again
+        assert not [f for f in await r.guard.store.valid(call.session_id) if f.predicate == "$confirmed"]
+        for n in (2, 5, 16):
+            await _confirm(r.guard, r.port, MERGE)
+            decisions = await asyncio.gather(*(r.guard.decide(call) for _ in range(n)))
+            assert [type(d).__name__ for d in decisions].count("Allow") == 1, decisions
+            assert all(isinstance(d, (Allow, Ask)) for d in decisions), decisions
+
+
+async def test_identical_calls_through_the_gateway_run_once_on_one_yes(tmp_path: Path) -> None:
+    async with rig(tmp_path / "facts.db", files=[_rulebase(tmp_path, CONFIRMED_MERGE)]) as r:
+        call = await _confirm(r.guard, r.port, MERGE)
+        outs = await asyncio.gather(*(r.port.invoke("bk__merge_bookings", MERGE, session_id=call.session_id)
+                                      for _ in range(4)))
+        assert sorted(o.kind for o in outs) == ["completed"] + ["needs_input"] * 3, outs
+
+
+async def test_asking_what_a_call_would_get_uses_nothing_up(tmp_path: Path) -> None:
+    """``spend=False`` (``why_not``): the answer a call would get, its confirmation still there for it."""
+    async with rig(tmp_path / "facts.db", files=[_rulebase(tmp_path, CONFIRMED_MERGE)]) as r:
+        call = await _confirm(r.guard, r.port, MERGE)
+        for _ in range(3):
+            assert isinstance(await r.guard.decide(call, spend=False), Allow)
+        assert isinstance(await r.guard.decide(call), Allow)
+        assert isinstance(await r.guard.decide(call, spend=False), Ask)
+
+
+async def test_a_confirmation_is_taken_even_from_a_session_evicted_since_its_proof(tmp_path: Path) -> None:
+    """Taking loads the session first: a mirror dropped between proof and take must not leave the stored
+    confirmation for the next load (which would allow the call again)."""
+    async with rig(tmp_path / "facts.db", files=[_rulebase(tmp_path, CONFIRMED_MERGE)]) as r:
+        call = await _confirm(r.guard, r.port, MERGE)
+        await r.guard.knowledge.forget_sessions()
+        assert await r.guard.knowledge.take_confirmation(call.session_id, r.guard.rulebases.current,
+                                                         call.identity, call.digest)
+        await r.guard.knowledge.forget_sessions()
+        assert isinstance(await r.guard.decide(call), Ask)
+
+
+async def test_the_default_guard_looks_without_using_up_too() -> None:
+    from sentinel_mcp.core.decision import ToolCall
+    from sentinel_mcp.policy.default_guard import DefaultGuard
+
+    guard = DefaultGuard()
+    call = ToolCall(name="up__wipe", server="up", tool="wipe", arguments={"x": 1}, destructive=True)
+    ask = await guard.decide(call)
+    assert isinstance(ask, Ask)
+    await guard.record_answer(call, ask.questions[0], Answer(action="accept", content={"approve": True}))
+    assert isinstance(await guard.decide(call, spend=False), Allow)
+    assert isinstance(await guard.decide(call, spend=False), Allow)
+    assert isinstance(await guard.decide(call), Allow)
+    assert isinstance(await guard.decide(call), Ask)

@@ -82,7 +82,7 @@ async def test_airline_trees_are_quoted_as_by_the_plain_walk(tmp_path: Path) -> 
                           "nonfree_baggages": rng.randint(0, 2), "payment_id": "credit_card_1"}),
                         ("airline__cancel_reservation", {"reservation_id": r})])
                     c = port.call_of(name, args, session)
-                    d = await guard.decide(c)
+                    d = await guard.decide(c, spend=False)
                     for _ in range(3):  # bounded: each round answers every question asked
                         if not isinstance(d, Ask):
                             break
@@ -90,13 +90,13 @@ async def test_airline_trees_are_quoted_as_by_the_plain_walk(tmp_path: Path) -> 
                         for q in d.questions:
                             if q.meta.get("kind") == "confirm" or q.meta.get("predicate") in answers:
                                 await answer_questions(guard, c, Ask(reason="", questions=[q]), answers)
-                        d = await guard.decide(c)
+                        d = await guard.decide(c, spend=False)
                     result = await guard.prove_call(c)  # the engine's tree, as the gateway's guard gets it
                     statuses.add(result.status)
                     fast, _ = quoted_both_ways(docs, result.tree)
                     quoted += citations(fast)
                     # the decision carries that tree, quoted (another pass: variables unnamed)
-                    proof = getattr(await guard.decide(c), "proof", None)
+                    proof = getattr(await guard.decide(c, spend=False), "proof", None)
                     if isinstance(proof, dict) and proof.get("tree") is not None:
                         assert unnamed(proof["tree"]) == unnamed(fast), (user, r, name)
         finally:

@@ -112,6 +112,15 @@ sn_retract(Session, PatternAtom, Out) :-
     retract_facts(Session, P),
     to_json_atom(json([removed=L]), Out).
 
+%  sn_take_confirmation(+Session, +Tool, +Digest, +Version, -Out): remove one confirmation of this very call
+%  (Out: {"taken": its fact text or null}). retract/1 is atomic: of two calls proved on one confirmation,
+%  exactly one takes it (guard.py: the other decides again).
+sn_take_confirmation(Session, Tool, Digest, Version, Out) :-
+    ensure_session(Session),
+    G = '$confirmed'(Tool, Digest, Version, yes),
+    (   retract(Session:'$fact'('$confirmed', Tool, G, _, _)) -> format(atom(T), '~q', [G]) ; T = @(null) ),
+    to_json_atom(json([taken=T]), Out).
+
 sn_drop_session(Session) :- ( current_predicate(Session:'$fact'/5) -> retractall(Session:'$fact'(_, _, _, _, _)) ; true ).
 
 %  sn_fact_json(+FactAtom, -Out): predicate name and JSON args of a fact text (for the store).
