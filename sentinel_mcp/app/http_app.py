@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.app.lean_calls import LeanCalls
+from sentinel_mcp.app.sse_session_owners import SseSessionOwners
 from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.gateway.wire_guard import WireGuard
@@ -41,6 +42,9 @@ SELF_AUTHENTICATED = ("/console/",)
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 # the headers the caller check reads (the rest are not decoded on every request)
 CHECKED_HEADERS = frozenset((b"host", b"origin", b"authorization", b"x-api-key"))
+# headers that name one thing (who calls, which session, which protocol): sent twice, one reader would take
+# the first and another the last (the SDK's session look-up and our owner check did): refused
+SINGLE_HEADERS = CHECKED_HEADERS | {b"mcp-session-id", b"mcp-protocol-version", b"last-event-id"}
 WILDCARDS = ("0.0.0.0", "::", "")
 
 
@@ -133,6 +137,9 @@ class CallerGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
+        repeated = _repeated(scope)
+        if repeated is not None:
+            return await _reject(scope, receive, send, 400, f"the {repeated} header is sent more than once")
         headers = checked_headers(scope)
         host = headers.get("host")
         if not self.host_allowed(host):
@@ -178,6 +185,18 @@ def checked_headers(scope: Scope) -> dict[str, str]:
     return found
 
 
+def _repeated(scope: Scope) -> str | None:
+    """The first of ``SINGLE_HEADERS`` the request sends more than once, or None."""
+    seen: set[bytes] = set()
+    for key, _ in scope.get("headers", ()):
+        key = key.lower()
+        if key in SINGLE_HEADERS:
+            if key in seen:
+                return key.decode("latin-1")
+            seen.add(key)
+    return None
+
+
 class McpSessionOwners:
     """Each ``Mcp-Session-Id`` belongs to the principal whose request opened it: another principal presenting
     it (to send on it, listen to it or end it) is told the session does not exist (404)."""
@@ -191,7 +210,9 @@ class McpSessionOwners:
         who = getattr(principal, "name", "")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         sid = headers.get("mcp-session-id")
-        if sid is not None and self._owner.get(sid, who) != who:
+        # a session opened here is always in the table; one it no longer holds (pushed out past its capacity)
+        # is nobody's: not found (its client starts a new one), rather than open to whoever names it
+        if sid is not None and self._owner.get(sid) != who:
             return await _reject(scope, receive, send, 404, "session not found")
 
         async def capture(message: Any) -> None:
@@ -275,13 +296,18 @@ def build_http_app(
             await owners(holder.mcp_app, scope, receive, send)
 
     sse = SseServerTransport("/messages/")
+    sse_owners = SseSessionOwners(_reject)
 
     async def handle_sse(request: Request) -> Response:
         rt = holder.runtime
         assert rt is not None  # the lifespan starts it before the server takes a request
-        async with sse.connect_sse(request.scope, request.receive, request._send) as (read, write):
-            server = rt.front.server
-            await server.run(read, write, server.create_initialization_options())
+        noting, closed = sse_owners.opening(request.scope, request._send)
+        try:
+            async with sse.connect_sse(request.scope, request.receive, noting) as (read, write):
+                server = rt.front.server
+                await server.run(read, write, server.create_initialization_options())
+        finally:
+            closed()
         return Response()
 
     async def healthz(request: Request) -> JSONResponse:
@@ -362,7 +388,7 @@ def build_http_app(
     routes: list[BaseRoute] = [
         Route("/mcp", _LateMCP(), methods=["GET", "POST", "DELETE"]),
         Route("/sse", handle_sse, methods=["GET"]),
-        Mount("/messages/", app=sse.handle_post_message),
+        Mount("/messages/", app=sse_owners.guarding(sse.handle_post_message)),
         Route("/healthz", healthz, methods=["GET"]),
         *(extra_routes or []),
     ]

@@ -224,3 +224,119 @@ async def test_an_mcp_session_id_is_its_principals_only(tmp_path):
             assert (await http.delete(f"{base}/mcp", headers=bob)).status_code == 404
             mine = {**accept, "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": sid}
             assert (await http.post(f"{base}/mcp", json=ping, headers=mine)).status_code != 404
+
+
+INIT_2025 = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "a", "version": "1"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+async def test_a_header_that_names_one_thing_is_refused_when_sent_twice(tmp_path):
+    """One reader took the first of two ``Mcp-Session-Id`` headers (the SDK's session look-up) and another
+    the last (the owner check): bob's id last and alice's first got him into her session. Any such header
+    sent twice is refused, whatever the order or the spelling of its name."""
+    import httpx2
+
+    cfg = write_config(tmp_path)
+    with http_sentinel(cfg) as (base, _):
+        async with httpx2.AsyncClient(timeout=10) as http:
+            sid = (await http.post(f"{base}/mcp", json=INIT_2025, headers={
+                **ACCEPT, "Authorization": f"Bearer {ALICE}"})).headers["mcp-session-id"]
+            bob_sid = (await http.post(f"{base}/mcp", json=INIT_2025, headers={
+                **ACCEPT, "Authorization": f"Bearer {BOB}"})).headers["mcp-session-id"]
+            ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+            spellings = (("Mcp-Session-Id", "mcp-session-id"), ("MCP-SESSION-ID", "Mcp-Session-Id"))
+            for name_a, name_b in spellings:
+                for first, last in ((sid, bob_sid), (bob_sid, sid)):
+                    headers = [*ACCEPT.items(), ("Authorization", f"Bearer {BOB}"), (name_a, first),
+                               (name_b, last)]
+                    for method in ("POST", "GET", "DELETE"):
+                        body = ping if method == "POST" else None
+                        r = await http.request(method, f"{base}/mcp", content=body, headers=headers)
+                        assert r.status_code == 400 and "more than once" in r.text, (method, r.status_code)
+            twice = [*ACCEPT.items(), ("Authorization", f"Bearer {BOB}"),
+                     ("Authorization", f"Bearer {ALICE}")]
+            assert (await http.post(f"{base}/mcp", content=ping, headers=twice)).status_code == 400
+            versions = [*ACCEPT.items(), ("Authorization", f"Bearer {ALICE}"),
+                        ("MCP-Protocol-Version", "2026-07-28"), ("MCP-Protocol-Version", "2025-11-25")]
+            assert (await http.post(f"{base}/mcp", content=ping, headers=versions)).status_code == 400
+            # alice's session is still hers, and answers her
+            mine = {**ACCEPT, "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": sid}
+            assert (await http.post(f"{base}/mcp", content=ping, headers=mine)).status_code == 200
+
+
+async def test_a_legacy_sse_session_is_its_openers_only(tmp_path):
+    """``/messages/?session_id=`` of alice's SSE stream, posted by bob (the id in every spelling the SDK reads
+    as the same UUID): not found; so is a session nobody opened; alice's own post goes through."""
+    import uuid
+
+    import httpx2
+
+    cfg = write_config(tmp_path)
+    with http_sentinel(cfg) as (base, _):
+        async with httpx2.AsyncClient(timeout=10) as http:
+            opener = {"Authorization": f"Bearer {ALICE}"}
+            async with http.stream("GET", f"{base}/sse", headers=opener) as stream:
+                lines = stream.aiter_lines()  # kept open: leaving an ``async for`` would close the stream
+                endpoint = None
+                while endpoint is None:
+                    line = await lines.__anext__()
+                    if line.startswith("data: ") and "session_id=" in line:
+                        endpoint = line[len("data: "):]
+                hex_id = endpoint.split("session_id=")[1]
+                u = uuid.UUID(hex=hex_id)
+                init = json.dumps(INIT_2025)
+                bob = {"Authorization": f"Bearer {BOB}", "Content-Type": "application/json"}
+                for spelt in (hex_id, hex_id.upper(), str(u), "{" + str(u) + "}", f"urn:uuid:{u}"):
+                    r = await http.post(f"{base}/messages/?session_id={spelt}", content=init, headers=bob)
+                    assert r.status_code == 404, (spelt, r.status_code, r.text)
+                r = await http.post(f"{base}/messages/?session_id={hex_id}&session_id={uuid.uuid4().hex}",
+                                    content=init, headers=bob)
+                assert r.status_code == 400
+                nobody = await http.post(f"{base}/messages/?session_id={uuid.uuid4().hex}", content=init,
+                                         headers={**bob, "Authorization": f"Bearer {ALICE}"})
+                assert nobody.status_code == 404
+                assert (await http.post(f"{base}/messages/", content=init, headers=bob)).status_code == 400
+                alice = {"Authorization": f"Bearer {ALICE}", "Content-Type": "application/json"}
+                own = await http.post(f"{base}{endpoint}", content=init, headers=alice)
+                assert own.status_code == 202, (endpoint, own.status_code, own.text)
+
+
+async def test_a_session_pushed_out_of_the_owner_table_is_nobodys():
+    """Past its capacity the table forgets its oldest session: that id is then not found for anyone (its
+    client starts a new session), never open to whoever names it."""
+    from sentinel_mcp.app.http_app import McpSessionOwners
+    from sentinel_mcp.identity.principal import Principal
+    from sentinel_mcp.identity.resolver import SCOPE_KEY
+
+    owners = McpSessionOwners(capacity=2)
+    made = iter(["s1", "s2", "s3"])
+    statuses: list[int] = []
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"mcp-session-id", next(made).encode())] if scope["new"] else []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def call(who: str, sid: str | None) -> int:
+        headers = [(b"mcp-session-id", sid.encode())] if sid else []
+        scope = {"type": "http", "headers": headers, "new": sid is None,
+                 SCOPE_KEY: Principal(name=who, kind="token") if who else None}
+        got: list[int] = []
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                got.append(message["status"])
+
+        async def receive():
+            return {"type": "http.request", "body": b""}
+
+        await owners(app, scope, receive, send)
+        return got[0]
+
+    for _ in range(3):
+        statuses.append(await call("alice", None))  # opens s1, s2, s3 (s1 pushed out)
+    assert statuses == [200, 200, 200]
+    assert await call("alice", "s3") == 200 and await call("bob", "s3") == 404
+    assert await call("bob", "s1") == 404 and await call("alice", "s1") == 404
+    assert await call("bob", "never-opened") == 404
