@@ -25,6 +25,7 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
+from sentinel_mcp.gateway.wire_guard import sdk_accepts
 
 log = logging.getLogger(__name__)
 CHUNK = 64 * 1024
@@ -100,6 +101,18 @@ async def _reader(fd: int) -> AsyncIterator[bytes]:
             yield chunk
 
 
+def _line_of(message: types.JSONRPCMessage) -> str:
+    """A message as one line. A text that JSON cannot carry as UTF-8 (a lone surrogate a hostile argument or
+    result put in an answer) is written with it replaced (``send_line``), never ending the writer: the
+    gateway would otherwise stop answering for good."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True)
+    except ValueError:  # pydantic's serialization error
+        log.warning("stdio: an answer had text not writable as UTF-8; it is sent with that text replaced")
+        plain = message.model_dump(by_alias=True, exclude_unset=True, mode="json")
+        return json.dumps(plain, ensure_ascii=False)
+
+
 @contextlib.asynccontextmanager
 async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1):  # type: ignore[no-untyped-def]
     """Yields ``(read_stream, write_stream)`` for ``Server.run``, like the SDK's ``stdio_server``."""
@@ -134,6 +147,10 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1):  # type: ignor
                         continue
                     try:
                         message = parse_message(item)
+                        # what HTTP's front accepts (``wire_guard``): the SDK's own parse, stricter (an
+                        # escaped lone surrogate is refused), asked when its answer is not already known
+                        if not sdk_accepts(message, item):
+                            types.jsonrpc_message_adapter.validate_json(item, by_name=False)
                         parsed = types.jsonrpc_message_adapter.validate_python(message, by_name=False)
                     except WireError as e:
                         await send_line(json.dumps(e.response()))
@@ -151,7 +168,7 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1):  # type: ignor
     async def stdout_loop() -> None:
         async with write_reader:
             async for session_message in write_reader:
-                await send_line(session_message.message.model_dump_json(by_alias=True, exclude_unset=True))
+                await send_line(_line_of(session_message.message))
 
     try:
         async with anyio.create_task_group() as tg:

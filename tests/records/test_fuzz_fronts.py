@@ -215,3 +215,45 @@ async def test_an_upstream_answering_garbage_fails_the_call_at_once(tmp_path: Pa
             assert result.is_error and "invalid message" in result.content[0].text, result.content[0].text
             # the connection is still good for the next call
             assert (await c.call_tool("rec__echo", {"text": "after"})).content[0].text == "after"
+
+
+def test_stdio_refuses_an_escaped_lone_surrogate_as_http_does(tmp_path: Path) -> None:
+    """``"\\ud800"`` is valid JSON text but no Unicode: HTTP's front refuses it at the door (the SDK's parse).
+    Over stdio it was let in, and a refusal that quoted the argument then could not be written, which ended
+    the gateway's writer for good. Now refused alike, and the gateway answers the next message."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(write_config(tmp_path)), "serve"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT,
+        start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for message in (INIT, INITIALIZED):
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == "init"
+        for i, spelt in enumerate((b'"\\ud800"', b'"a\\udfffb"', b'"\\uDBFF"', b'"\\ud800\\u0041"')):
+            call = (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"rec__record",'
+                    b'"arguments":{"reservation_id":%s}}}' % (i, spelt))
+            ping = json.dumps({"jsonrpc": "2.0", "id": f"p{i}", "method": "ping"}).encode()
+            proc.stdin.write(call + b"\n" + ping + b"\n")
+            proc.stdin.flush()
+            frames = [json.loads(proc.stdout.readline()) for _ in range(2)]
+            by_id = {f.get("id"): f for f in frames}
+            assert by_id[i]["error"]["code"] == -32600, frames
+            assert by_id[f"p{i}"]["result"] == {}, frames
+        assert proc.poll() is None
+    finally:
+        kill_tree(proc)
+
+
+def test_an_answer_with_text_utf8_cannot_carry_is_written_replaced() -> None:
+    import mcp_types as types
+
+    from sentinel_mcp.gateway.stdio_transport import _line_of
+
+    answer = types.JSONRPCResponse(jsonrpc="2.0", id=7, result={
+        "content": [{"type": "text", "text": "refused: x\ud800y"}], "isError": True})
+    line = _line_of(answer)
+    assert json.loads(line)["result"]["content"][0]["text"].startswith("refused: x")
+    assert line.encode("utf-8", "replace").decode("utf-8")  # what send_line writes
