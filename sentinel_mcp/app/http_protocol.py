@@ -6,7 +6,8 @@ uvicorn's pure-Python h11 parser was about a sixth of the event loop's time per 
 (request line and headers) larger than 16 KiB; uvicorn's httptools protocol has no such bound, and httptools
 buffers an unfinished header field itself, so the bound is kept here on the bytes received while a head is
 incomplete: past ``MAX_HEAD_BYTES`` the connection gets a 431 and is closed (memory held: the bound plus one
-read); a head that arrived whole in one read is measured as parsed and refused with a 400. A
+read); a head that arrived whole in one read is measured as parsed and refused with a 400. A request is
+read in bounded time (``HEAD_SECONDS``, ``BODY_SECONDS``; 408 past them: slowloris). A
 ``Transfer-Encoding`` other than ``chunked`` is refused, as h11 refuses it. Everything else (keep-alive, flow
 control, upgrades, the 400 on a framing error) is uvicorn's own.
 
@@ -25,6 +26,12 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MAX_HEAD_BYTES = 16 * 1024  # h11's max_incomplete_event_size, uvicorn's default with h11
 TOO_LARGE = b"Request head too large"
+# a request is read in bounded time: its head within HEAD_SECONDS of its first byte (or of the connection),
+# its body within BODY_SECONDS of its head. uvicorn bounds neither, so a client sending a header line every
+# few seconds held its connection (and a file descriptor) for hours: a thousand and nobody else got in.
+HEAD_SECONDS = 10.0
+BODY_SECONDS = 30.0
+TOO_SLOW = b"Request not received in time"
 
 
 class HeadHoldingTransport:
@@ -81,9 +88,35 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._in_head = True  # bytes received now belong to a request head not yet complete
         self._head_bytes = 0
         self._fields = 0  # the parsed size of the current head
+        self._reading: asyncio.TimerHandle | None = None  # the deadline of the request being read
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(HeadHoldingTransport(transport, self.loop))  # type: ignore[arg-type]
+        self._arm(HEAD_SECONDS)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self._reading = self.loop.call_later(seconds, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._reading is not None:
+            self._reading.cancel()
+            self._reading = None
+
+    def _too_slow(self) -> None:
+        self._reading = None
+        transport = self.transport
+        if transport is None or transport.is_closing() or transport.get_protocol() is not self:
+            return  # gone, or upgraded (a WebSocket is its protocol's own)
+        if self._in_head or self.cycle is None or not self.cycle.response_started:
+            transport.write(
+                b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(TOO_SLOW), TOO_SLOW))
+        transport.close()
 
     def data_received(self, data: bytes) -> None:
         if self._in_head:
@@ -97,6 +130,7 @@ class FrontHTTPProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         self._fields = 0
+        self._arm(HEAD_SECONDS)
         super().on_message_begin()
 
     def on_url(self, url: bytes) -> None:
@@ -121,8 +155,10 @@ class FrontHTTPProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._head_bytes = 0
+        self._arm(BODY_SECONDS)
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
+        self._disarm()  # read whole: the answer may take as long as it takes (a stream, a slow tool)
         super().on_message_complete()
         self._in_head = True  # what follows on this connection is the next request's head

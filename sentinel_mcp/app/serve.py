@@ -142,6 +142,7 @@ def http_server(config: Config, host: str, port: int) -> Any:
                 await security.acceptor.close()
             await super().shutdown(sockets)
 
+    _more_file_descriptors()
     asgi: Any = app
     oauth = oauth_settings(config)
     if oauth is not None:  # RFC 9728 metadata, and a challenge that names it
@@ -158,6 +159,22 @@ def http_server(config: Config, host: str, port: int) -> Any:
             **(security.uvicorn_options(http_base=FrontHTTPProtocol) or {"http": FrontHTTPProtocol}),
         )
     )
+
+
+def _more_file_descriptors() -> None:
+    """Every connection holds a file descriptor; the usual soft limit (1024) is a few hundred clients with
+    their streams and upstreams. Raised to the hard limit the system grants (a server's usual first step),
+    so that many idle or slow connections (each cut off after its read bounds, ``http_protocol.py``) do not
+    leave the gateway unable to accept."""
+    import resource
+
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        wanted = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+        if soft != resource.RLIM_INFINITY and soft < wanted:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    except (ValueError, OSError):  # not ours to change here: the limit stays as it was
+        pass
 
 
 def _mount_a2a(

@@ -153,3 +153,77 @@ def test_a_head_past_the_bound_is_refused_and_one_below_is_served(gateway: int) 
     finally:
         sock.close()
     assert got.startswith(b"HTTP/1.1 431") or got.startswith(b"HTTP/1.1 400"), got[:80]
+
+
+def _trickle(port: int, first: bytes, then: bytes, every: float) -> bytes:
+    """Send ``first``, then ``then`` every ``every`` seconds (never finishing the request) until the server
+    answers or closes; what it sent back."""
+    import time
+
+    sock = socket.create_connection(("127.0.0.1", port), timeout=2)
+    got = b""
+    started = time.monotonic()
+    try:
+        if first:
+            sock.sendall(first)
+        while time.monotonic() - started < 90:  # far past the bounds: a server that never closes fails here
+            try:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    return got
+                got += chunk
+            except socket.timeout:
+                pass
+            if then:
+                try:
+                    sock.sendall(then)
+                except (BrokenPipeError, ConnectionResetError):
+                    return got
+            if every > 2:
+                time.sleep(every - 2)
+    except ConnectionResetError:
+        return got
+    finally:
+        sock.close()
+    raise AssertionError(f"the connection was held for 90 s: {got[:80]!r}")
+
+
+def test_a_request_read_too_slowly_is_cut_off_and_others_are_served(gateway: int) -> None:  # noqa: F811
+    """Slowloris: a head sent a line at a time, a connection that sends nothing, a body that stalls, a
+    kept-alive connection's next head that never ends. Each is answered 408 (or closed) after its bound,
+    not held for hours, and a normal call is served meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    body = echo("after the slow ones")
+    cases = {
+        "head a line at a time": (b"POST /mcp HTTP/1.1\r\n", b"X-Slow: 1\r\n", 2.0),
+        "nothing at all": (b"", b"", 2.0),
+        "a body that stalls": (head(gateway, length=len(body)) + body[:5], b"", 2.0),
+        "the next head on a kept-alive connection": (head(gateway, length=len(body)) + body + b"POST /mcp HT",
+                                                     b"", 2.0),
+    }
+    with ThreadPoolExecutor(len(cases)) as pool:
+        futures = {name: pool.submit(_trickle, gateway, *args) for name, args in cases.items()}
+        [(status, answer)] = exchange(gateway, head(gateway, length=len(body)) + body)
+        assert status == 200 and answer["result"]["content"][0]["text"] == "after the slow ones"
+        for name, future in futures.items():
+            got = future.result()  # closed within its bound (``_trickle`` fails a connection held on)
+            if name.startswith("the next head"):  # its first answer, then 408 or the keep-alive close
+                assert got.startswith(b"HTTP/1.1 200") and got.count(b"HTTP/1.1 ") <= 2, got[:200]
+            else:
+                assert got == b"" or got.startswith(b"HTTP/1.1 408"), (name, got[:200])
+
+
+def test_the_server_takes_the_file_descriptors_the_system_grants() -> None:
+    import resource
+
+    from sentinel_mcp.app.serve import _more_file_descriptors
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(256, hard), hard))
+        _more_file_descriptors()
+        now, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        assert now == (hard if hard != resource.RLIM_INFINITY else 65536)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
