@@ -28,6 +28,7 @@ from sentinel_mcp.console.cluster_inbox import ClusterInbox
 from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
+from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, page
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.identity.credentials import Credentials
@@ -73,8 +74,16 @@ def attach(holder: HostState[ConsoleHost], inbox: Inbox, ask_seconds: float = 12
         rt.front.inbox = InboxAsking(inbox, rt.gateway)
         rt.gateway.person_inbox = PersonQuestions(inbox, rt.gateway, ask_seconds)
         agent_pages.watch(rt, inbox)
-        # every audited call may change what the Activity page shows: tell the principal's open consoles
-        rt.gateway.observers.append(lambda entry: inbox.notify(entry.principal, "activity"))
+        # every audited call may change what the Activity page shows: tell the principal's open consoles; a
+        # peer's call may have a question for the owner (inbox_pages: peers answer none)
+        peers = inbox_pages.peer_names(rt.config)
+
+        def tell(entry: Any) -> None:
+            inbox.notify(entry.principal, "activity")
+            if entry.principal in peers:
+                inbox.notify(OWNER_NAME, "inbox")
+
+        rt.gateway.observers.append(tell)
 
 
 def build_console(
@@ -165,7 +174,7 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
     async def stream() -> AsyncIterator[bytes]:
         try:
             assists = await assist_pages.count_for(console, viewer)
-            yield _sse("inbox", _inbox_count(console, name, assists))
+            yield _sse("inbox", _inbox_count(console, name, assists, viewer.principal.is_owner))
             quiet = 0.0
             while True:
                 try:
@@ -185,7 +194,7 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
                     return
                 if what == "inbox":
                     assists = await assist_pages.count_for(console, viewer)
-                    yield _sse(what, _inbox_count(console, name, assists))
+                    yield _sse(what, _inbox_count(console, name, assists, viewer.principal.is_owner))
                 else:
                     yield _sse(what, "1")
         finally:
@@ -196,9 +205,9 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
     )
 
 
-def _inbox_count(console: Console, name: str, assists: int) -> str:
+def _inbox_count(console: Console, name: str, assists: int, is_owner: bool = False) -> str:
     """``<number waiting> <1 if a risky call is among them>`` (a help request is not a call: never risky)."""
-    items = inbox_pages.items_for(console, name)
+    items = inbox_pages.items_for(console, name, is_owner)
     return f"{len(items) + assists} {int(any(i.risky for i in items))}"
 
 

@@ -22,6 +22,7 @@ from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_question
+from sentinel_mcp.identity.principal import OWNER_NAME
 
 log = logging.getLogger(__name__)
 A2A_PREFIX = "a2a-"
@@ -103,12 +104,40 @@ def _a2a_questions(record: Any) -> list[dict[str, Any]]:
     return []
 
 
-def _a2a_items(console: Console, principal: str) -> list[ShownItem]:
+def peer_names(config: Any) -> frozenset[str]:
+    """The names A2A peers sign in as (``sentinel.a2a`` keys and bearer identity) that are not configured
+    principals: agents, not people. Their questions are the owner's to answer, never their own."""
+    a2a = config.sentinel.builtin_settings("a2a")
+    names = set(a2a.get("api_keys") or {})
+    if isinstance(a2a.get("token"), str):
+        names.add(str(a2a.get("token_identity") or "bearer"))
+    return frozenset(names - {p.name for p in config.sentinel.principals} - {OWNER_NAME})
+
+
+def a2a_peers(console: Console) -> frozenset[str]:
+    rt = console.holder.runtime
+    return peer_names(rt.config) if rt is not None else frozenset()
+
+
+def _a2a_waiting(console: Console, viewer_name: str, is_owner: bool) -> list[Any]:
+    """The A2A tasks waiting for input this viewer answers: a person's own; the owner's own and every
+    peer's (a peer cannot answer for the phone's user, not by signing in here either); a peer's, none."""
     service = console.holder.a2a_service
     if service is None:
         return []
+    peers = a2a_peers(console)
+    if viewer_name in peers:
+        return []
+    records = list(service.waiting_for(viewer_name))
+    if is_owner:
+        for peer in sorted(peers):
+            records += service.waiting_for(peer)
+    return records
+
+
+def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:
     out = []
-    for record in service.waiting_for(principal):
+    for record in _a2a_waiting(console, principal, is_owner):
         qs = [q for q in _a2a_questions(record) if q.get("key") in record.pending.question_keys]
         out.append(
             ShownItem(
@@ -136,7 +165,9 @@ def _a2a_items(console: Console, principal: str) -> list[ShownItem]:
     return out
 
 
-def items_for(console: Console, principal: str) -> list[ShownItem]:
+def items_for(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:
+    if principal in a2a_peers(console):
+        return []  # an agent answers no question in the user's name, its own MCP calls' neither
     items = [
         ShownItem(
             i.id,
@@ -153,7 +184,7 @@ def items_for(console: Console, principal: str) -> list[ShownItem]:
         )
         for i in console.inbox.open_items(principal)
     ]
-    return items + _a2a_items(console, principal)
+    return items + _a2a_items(console, principal, is_owner)
 
 
 async def inbox_page(
@@ -166,7 +197,7 @@ async def inbox_page(
         viewer,
         "inbox.html",
         status=status,
-        items=items_for(console, name),
+        items=items_for(console, name, viewer.principal.is_owner),
         answered=answered,
         error=error,
         assists=await assist_pages.open_for(console, viewer),
@@ -186,8 +217,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             return await inbox_page(console, request, viewer, error="choose Approve or Deny", status=400)
         if item_id.startswith(A2A_PREFIX):
             return await _decide_a2a(console, request, viewer, item_id[len(A2A_PREFIX) :], approve)
-        item = console.inbox.get(viewer.principal.name, item_id)
-        if item is None:  # another principal's, settled, expired, or made up: the same answer for all
+        name = viewer.principal.name
+        item = None if name in a2a_peers(console) else console.inbox.get(name, item_id)
+        if item is None:  # another principal's, settled, expired, made up, or a peer's: the same for all
             return await _gone(console, request, viewer)
         answers: dict[str, Answer] = {}
         if not approve:
@@ -234,11 +266,8 @@ async def _decide_a2a(
     console: Console, request: Request, viewer: Viewer, task_id: str, approve: bool
 ) -> Response:
     service = console.holder.a2a_service
-    record = (
-        next((r for r in service.waiting_for(viewer.principal.name) if r.task.id == task_id), None)
-        if service is not None
-        else None
-    )
+    waiting = _a2a_waiting(console, viewer.principal.name, viewer.principal.is_owner)
+    record = next((r for r in waiting if r.task.id == task_id), None)
     if record is None or service is None:
         return await _gone(console, request, viewer)
     answers: dict[str, Answer] = {}
@@ -250,7 +279,7 @@ async def _decide_a2a(
             return await inbox_page(console, request, viewer, status=400, error=str(problem))
         answers[str(q.get("key"))] = answer
     try:
-        await service.answer_as_user(task_id, viewer.principal.name, answers)
+        await service.answer_as_user(task_id, record.owner, answers)  # the task's, answered by this viewer
     except Exception as e:  # noqa: BLE001 - the task moved on meanwhile (canceled, answered by the peer)
         log.info("A2A answer from the console not taken: %s", e)
         return await inbox_page(console, request, viewer, status=409, error="that task takes no answer now")

@@ -407,3 +407,49 @@ async def test_a2a_task_waiting_for_input_is_answered_in_the_console(sentinel):
                 break
             await asyncio.sleep(0.1)
         assert state == "TASK_STATE_COMPLETED", got.json()
+
+
+async def test_a_peers_question_is_the_owners_to_answer_not_the_peers(tmp_path):
+    """An A2A peer (a key of ``sentinel.a2a``, not a configured principal) signing in to the console with its
+    own key sees no question and can answer none: not its own task's (that would be the phone's user's "yes"
+    given by the agent), not any other. The owner's inbox lists the peer's task and the owner's answer
+    resumes it."""
+    import json as _json
+
+
+    owner_token, rover_key = "owner-token-" + "x" * 20, "rover-key-1234"
+    cfg = console_config(tmp_path)
+    body = _json.loads(cfg.read_text())
+    body["sentinel"]["a2a"]["api_keys"] = {"rover": rover_key}
+    body["sentinel"]["http"] = {"token": owner_token}
+    cfg.write_text(_json.dumps(body))
+    call = {"type": "tool_call", "tool_call_id": "t1", "name": "tb__delete_thing",
+            "args": {"name": "peer-thing"}}
+    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"data": call}]}
+    with http_sentinel(cfg) as (base, _):
+        async with httpx2.AsyncClient(timeout=60) as http:
+            peer = {"X-API-Key": rover_key, "A2A-Version": "1.0"}
+            reply = await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+                                                         "params": {"message": message}}, headers=peer)
+            task = reply.json()["result"]["task"]
+            assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
+            item = "a2a-" + task["id"]
+            async with signed_in(base, rover_key) as rover, signed_in(base, owner_token) as owner:
+                assert item not in await rover.page("/console/inbox")
+                refused = await rover.post(f"/console/inbox/{item}", {"decision": "approve"})
+                assert refused.status_code == 404
+                got = await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 2, "method": "GetTask",
+                                                           "params": {"id": task["id"]}}, headers=peer)
+                assert got.json()["result"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+                page = await owner.wait_items(1)
+                assert item in items_of(page) and "peer-thing" in page
+                approved = await owner.post(f"/console/inbox/{item}", {"decision": "approve"})
+                assert approved.status_code == 303
+                for _ in range(100):
+                    got = await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 3, "method": "GetTask",
+                                                               "params": {"id": task["id"]}}, headers=peer)
+                    state = got.json()["result"]["status"]["state"]
+                    if state not in ("TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED"):
+                        break
+                    await asyncio.sleep(0.1)
+                assert state == "TASK_STATE_COMPLETED", got.json()
