@@ -239,6 +239,9 @@ class PolicySettings(_Strict):
     deny: list[str] = Field(default_factory=list)  # glob patterns always denied
     confirm_ttl: float = Field(300.0, gt=0)  # seconds a confirmation stays valid
     guard_timeout: float = Field(10.0, gt=0)
+    # look-ups (bound read-only tool calls) one decision may make in all: a call whose arguments name
+    # thousands of things cannot turn one decision into thousands of upstream calls (it is denied instead)
+    max_fetches: int = Field(128, ge=1, le=100_000)
     # Built-ins trusted to confirm their own risky actions (their tools' _meta "sentinel/confirms"): the
     # fail-safe
     # default lets those tools through to the built-in's own risk check instead of asking first. Only names of

@@ -87,6 +87,7 @@ class PolicyGuard(Guard):
             port,
             is_read_only=self.is_read_only,
             fetch_timeout=max(1.0, self.settings.guard_timeout * 0.8),
+            max_fetches=self.settings.max_fetches,
         )
         self.default = default or _default_guard(self.settings)  # the gateway's: one book of confirmations
         self.queries = QueryWorker(

@@ -80,6 +80,7 @@ class Solver:
         fetch_timeout: float = 8.0,
         is_read_only: Callable[[str], bool] | None = None,
         max_concurrent_fetches: int = 16,
+        max_fetches: int = 128,
     ):
         self.knowledge = knowledge
         self.port = port
@@ -88,6 +89,7 @@ class Solver:
         self.fetch_timeout = fetch_timeout
         self.is_read_only = is_read_only or (lambda name: False)
         self.max_concurrent_fetches = max(1, max_concurrent_fetches)
+        self.max_fetches = max(1, max_fetches)  # per decision, all passes together
 
     async def solve(
         self,
@@ -133,6 +135,14 @@ class Solver:
                         todo[key] = n
             if not todo or depth >= self.max_depth or (deadline is not None and time.monotonic() >= deadline):
                 break
+            if len(attempted) + len(todo) > self.max_fetches:  # bounded before any of them is made
+                return SolverResult(
+                    status="error",
+                    error=f"deciding it would take more than {self.max_fetches} look-ups "
+                    f"({len(attempted) + len(todo)} so far; sentinel.policy.max_fetches)",
+                    fetches=fetches,
+                    passes=passes,
+                )
             remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
             records = await self._fetch_all(list(todo.values()), rb, session, depth, remaining, may_fetch)
             for key, rec in zip(todo, records):

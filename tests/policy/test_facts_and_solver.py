@@ -165,3 +165,25 @@ async def test_observe_leaves_a_fresh_session_alone_unless_it_has_something_to_d
             ),
         )
         assert "booking_status" in {f.predicate for f in await r.guard.store.valid("reader")}
+
+
+async def test_a_decision_makes_at_most_max_fetches_look_ups(tmp_path: Path) -> None:
+    """One call whose arguments name more things than ``max_fetches`` is denied before any look-up is made
+    (a client must not turn one decision into thousands of upstream calls); at the bound it is decided."""
+    async with rig(tmp_path / "facts.db") as r:
+        merge = r.port.call_of("bk__merge_bookings", {"first": "BK-789", "second": "BK-456"})
+        r.guard.solver.max_fetches = 1
+        d = await r.guard.decide(merge)
+        assert isinstance(d, Deny) and "look-ups" in d.reason, d
+        assert r.state["calls"].get("get_booking", 0) == 0
+        r.guard.solver.max_fetches = 2
+        assert isinstance(await r.guard.decide(merge), Ask)
+        assert r.state["calls"]["get_booking"] == 2
+
+
+def test_the_bound_is_a_setting() -> None:
+    from sentinel_mcp.config import PolicySettings
+
+    assert PolicySettings().max_fetches == 128 and PolicySettings(max_fetches=5).max_fetches == 5
+    with pytest.raises(ValueError):
+        PolicySettings(max_fetches=0)
