@@ -48,6 +48,7 @@ class WireGuard:
 
         scope["sentinel.message"] = msg  # parsed once: the lean path (app/lean_calls.py) reads it here
         replayed = False
+        mid = msg.get("id") if isinstance(msg, dict) and "method" in msg else None
 
         async def replay() -> Message:
             nonlocal replayed
@@ -56,7 +57,58 @@ class WireGuard:
                 return {"type": "http.request", "body": raw, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        await self.app(scope, replay, _json_rpc_errors(send, mid))
+
+
+def _json_rpc_errors(send: Send, mid: Any) -> Send:
+    """``send`` for a message's answer: an error answer that is not a JSON-RPC error (the SDK's transports
+    answer a wrong Content-Type or Accept in plain text or with no body at all, a session check with a plain
+    object) is sent as one, with the message's id and the same status, so every malformed message gets a
+    JSON-RPC error. Anything else passes as it is."""
+    held: dict[str, Any] | None = None
+    body = bytearray()
+
+    async def sending(message: Message) -> None:
+        nonlocal held
+        if message["type"] == "http.response.start" and message.get("status", 200) >= 400:
+            held = dict(message)
+            return
+        if held is None or message["type"] != "http.response.body":
+            return await send(message)
+        body.extend(message.get("body", b""))
+        if message.get("more_body", False) and len(body) <= MAX_ERROR_BYTES:
+            return
+        text = _as_json_rpc_error(bytes(body), mid, held.get("status", 400))
+        headers = [(k, v) for k, v in held.get("headers", [])
+                   if k.lower() not in (b"content-type", b"content-length")]
+        headers += [(b"content-type", b"application/json"), (b"content-length", str(len(text)).encode())]
+        start, held = {**held, "headers": headers}, None
+        await send(start)
+        await send({"type": "http.response.body", "body": text})
+
+    return sending
+
+
+MAX_ERROR_BYTES = 64 * 1024  # an error answer longer than this is cut (it is read whole before it is sent)
+
+
+def _as_json_rpc_error(body: bytes, mid: Any, status: int) -> bytes:
+    try:
+        found = json.loads(body) if body else None
+    except ValueError:
+        found = None
+    if isinstance(found, dict) and found.get("jsonrpc") == "2.0" and isinstance(found.get("error"), dict):
+        return body
+    if isinstance(found, dict) and isinstance(found.get("error"), str):
+        text = found["error"]
+    else:
+        text = body.decode("utf-8", "replace").strip() or _PHRASES.get(status, f"HTTP {status}")
+    return json.dumps({"jsonrpc": "2.0", "id": mid, "error": {"code": INVALID_REQUEST, "message": text[:300]}}
+                      ).encode()
+
+
+_PHRASES = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable",
+            415: "Unsupported Media Type", 413: "Payload Too Large"}
 
 
 def sdk_accepts(message: dict[str, Any], raw: bytes) -> bool:

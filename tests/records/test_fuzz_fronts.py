@@ -257,3 +257,43 @@ def test_an_answer_with_text_utf8_cannot_carry_is_written_replaced() -> None:
     line = _line_of(answer)
     assert json.loads(line)["result"]["content"][0]["text"].startswith("refused: x")
     assert line.encode("utf-8", "replace").decode("utf-8")  # what send_line writes
+
+
+async def test_a_wrong_content_type_accept_or_session_gets_a_json_rpc_error(tmp_path: Path) -> None:
+    """The SDK's transports answered these in plain text or with an empty body: each now gets a JSON-RPC
+    error (the status kept), with the message's id when it had one."""
+    proc, port = start_http(write_config(tmp_path, timeout=60))
+    base = f"http://127.0.0.1:{port}"
+    ping = b'{"jsonrpc":"2.0","id":7,"method":"ping"}'
+    both = "application/json, text/event-stream"
+    cases = {
+        "text/plain, 2026": {"content-type": "text/plain", "accept": both,
+                             "mcp-protocol-version": "2026-07-28"},
+        "text/plain, 2025": {"content-type": "text/plain", "accept": both},
+        "no content-type, 2026": {"accept": both, "mcp-protocol-version": "2026-07-28"},
+        "no accept, 2026": {"content-type": "application/json", "mcp-protocol-version": "2026-07-28"},
+        "no accept, 2025": {"content-type": "application/json"},
+        "json only, 2026": {"content-type": "application/json", "accept": "application/json",
+                            "mcp-protocol-version": "2026-07-28"},
+        "xml, 2025": {"content-type": "application/xml", "accept": both},
+    }
+    try:
+        async with httpx2.AsyncClient(timeout=30, headers=AUTH) as http:
+            for name, headers in cases.items():
+                r = await http.post(f"{base}/mcp", content=ping, headers=headers)
+                assert r.status_code >= 400, (name, r.status_code)
+                body = r.json()
+                assert body["jsonrpc"] == "2.0" and isinstance(body["error"]["code"], int), (name, body)
+                assert body["id"] in (7, None), (name, body)
+            for query in ("", "?session_id=zz", "?session_id=" + "0" * 32, "?session_id=a&session_id=b"):
+                r = await http.post(f"{base}/messages/{query}", content=ping,
+                                    headers={"content-type": "application/json"})
+                assert r.status_code in (400, 404), (query, r.status_code)
+                body = r.json()
+                assert body["jsonrpc"] == "2.0" and "message" in body["error"], (query, body)
+            # and a well-formed call is still served
+            ok = await http.post(f"{base}/mcp", content=json.dumps(INIT), headers={
+                "content-type": "application/json", "accept": both})
+            assert ok.status_code == 200 and "mcp-session-id" in ok.headers
+    finally:
+        kill_tree(proc)
