@@ -88,27 +88,39 @@ class FrontHTTPProtocol(HttpToolsProtocol):
         self._in_head = True  # bytes received now belong to a request head not yet complete
         self._head_bytes = 0
         self._fields = 0  # the parsed size of the current head
-        self._reading: asyncio.TimerHandle | None = None  # the deadline of the request being read
+        # when the part of the request being read must have arrived (None: nothing is being read), and the one
+        # timer that checks it: moving the deadline costs no timer (a request reads three parts)
+        self._deadline: float | None = None
+        self._reading: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(HeadHoldingTransport(transport, self.loop))  # type: ignore[arg-type]
         self._arm(HEAD_SECONDS)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
-
-    def _arm(self, seconds: float) -> None:
-        self._disarm()
-        self._reading = self.loop.call_later(seconds, self._too_slow)
-
-    def _disarm(self) -> None:
+        self._deadline = None
         if self._reading is not None:
             self._reading.cancel()
             self._reading = None
+        super().connection_lost(exc)
 
-    def _too_slow(self) -> None:
+    def _arm(self, seconds: float) -> None:
+        self._deadline = self.loop.time() + seconds
+        if self._reading is None:
+            self._reading = self.loop.call_at(self._deadline, self._check)
+
+    def _disarm(self) -> None:
+        self._deadline = None  # the timer, when it fires, finds nothing to check and ends
+
+    def _check(self) -> None:
         self._reading = None
+        deadline = self._deadline
+        if deadline is None:
+            return
+        if self.loop.time() < deadline:  # moved since the timer was set: check again then
+            self._reading = self.loop.call_at(deadline, self._check)
+            return
+        self._deadline = None
         transport = self.transport
         if transport is None or transport.is_closing() or transport.get_protocol() is not self:
             return  # gone, or upgraded (a WebSocket is its protocol's own)
