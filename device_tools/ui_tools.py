@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Literal
 
@@ -12,7 +13,7 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from sentinel_mcp.core.builtin import SELF_CONFIRMS
 
 from . import commands as C
-from .actions import ProposedAction, Target
+from .actions import RISK_ORDER, ProposedAction, Target
 from .actuator import ActionOutcome, StaleElement
 from .element_registry import Element
 from .errors import DeviceError
@@ -215,14 +216,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     ) -> Result:
         """Scroll the screen, or one scrollable element, to reveal content further up/down/left/right."""
         if element_id is not None:
-            return await on_element(
-                ctx,
-                "scroll",
-                "scroll",
-                element_id,
-                snapshot_id or "",
-                lambda e: ([scroll_swipe(e.bounds, direction)], f"scrolled {direction} in {e.label!r}"),
-            )
+
+            def plan(e: Element) -> tuple[list[list[str]], str]:
+                if not e.scrollable:  # a swipe inside a button's bounds is a press on it, not a scroll
+                    raise ValueError(f"element {e.id} ({e.label!r}) does not scroll: scroll the screen, or "
+                                     "an element marked scrollable")
+                return [scroll_swipe(e.bounds, direction)], f"scrolled {direction} in {e.label!r}"
+
+            return await on_element(ctx, "scroll", "scroll", element_id, snapshot_id or "", plan)
         try:
             width, height = await _screen_size(rt)
         except (DeviceError, ValueError) as exc:
@@ -236,7 +237,35 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         """Swipe between two screen points (pixels)."""
         if not (0 < duration_ms <= 10000) or min(x1, y1, x2, y2) < 0:
             return error_result("coordinates must be >= 0 and duration_ms in 1..10000")
-        return await simple(ctx, "swipe", "swipe", C.swipe(x1, y1, x2, y2, duration_ms), "swiped")
+        if math.hypot(x2 - x1, y2 - y1) < MIN_SWIPE_PX:
+            return error_result(
+                f"a swipe that moves less than {MIN_SWIPE_PX} px is a tap or a long press: use click or "
+                "long_click on the element (they ask first when it is risky)")
+        argv = C.swipe(x1, y1, x2, y2, duration_ms)
+        try:
+            screen = await act.observe()
+        except (DeviceError, ValueError) as exc:
+            return error_result(str(exc))
+        # the finger lands on (and lifts from) an element that acts on it (a "slide to pay" control, a button
+        # a short drag still presses): the swipe is judged as acting on it, the riskier of the two
+        pressed = {e.id: e for e in (pressed_at(screen, x1, y1), pressed_at(screen, x2, y2)) if e is not None}
+        if not pressed:
+            return await simple(ctx, "swipe", "swipe", argv, "swiped")
+        rated = []
+        for e in pressed.values():
+            proposed = ProposedAction(kind="click", tool="swipe", target=Target.of(e), package=e.package)
+            rated.append((RISK_ORDER[(await act.classifier.assess(proposed)).risk], proposed, e))
+        _, action, element = max(rated, key=lambda r: r[0])
+
+        async def run(approval: Approval) -> dict[str, Any]:
+            if approval.decided_by.startswith("user"):
+                await act.recheck(element)  # the screen may have changed while the user decided
+            output = await rt.gate.run(argv, approval)
+            return {"message": f"swiped from {element.label!r}", "output": output.strip()[:2000]}
+
+        return await finish(
+            rt, await act.guarded(ctx, action, [argv], run, context=f"screen of {element.package}")
+        )
 
     @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
     async def press_back(ctx: Context) -> Result:
@@ -311,6 +340,18 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result(str(exc))
         info = {**info, "physical_confirmation": str(rt.settings.physical_confirmation)}
         return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info)
+
+
+MIN_SWIPE_PX = 48  # Android's touch slop is 8 dp (24 px at 3x): a shorter movement is a tap or a long press
+
+
+def pressed_at(screen: Any, x: int, y: int) -> Element | None:
+    """The element a finger put down at (x, y) acts on: the smallest clickable or long-clickable element
+    there that does not scroll (a list under a finger scrolls; a button presses)."""
+    hits = [e for e in screen.elements
+            if (e.clickable or e.long_clickable) and not e.scrollable
+            and e.bounds[0] <= x < e.bounds[2] and e.bounds[1] <= y < e.bounds[3]]
+    return min(hits, key=lambda e: (e.bounds[2] - e.bounds[0]) * (e.bounds[3] - e.bounds[1]), default=None)
 
 
 def scroll_swipe(bounds: tuple[int, int, int, int], direction: str) -> list[str]:

@@ -271,3 +271,49 @@ async def test_opening_an_app_that_is_not_installed_is_an_error_not_done(tmp_pat
         ok = await client.call_tool("open_app", {"package": "com.android.settings"})
     assert r.is_error and "no app 'com.example.nothere'" in r.content[0].text
     assert not ok.is_error and ok.structured_content["screen"]["package"] == "com.android.settings"
+
+
+async def _transfer_screen(client):
+    home = await client.call_tool("screen_read", {})
+    bank = await client.call_tool("click", {"element_id": element(home, text="Bank")["id"],
+                                            "snapshot_id": snapshot_id(home)})
+    return await client.call_tool("click", {"element_id": element(bank, resource_id="sign_in")["id"],
+                                            "snapshot_id": snapshot_id(bank)})
+
+
+@pytest.mark.parametrize("how", ["stationary", "tiny", "drag from the button", "drag onto the button",
+                                 "scroll on the button"])
+async def test_a_swipe_on_a_risky_button_is_judged_as_pressing_it(tmp_path, how):
+    """``swipe`` takes raw coordinates: a stationary or tiny one is a tap or a long press (refused: use
+    click/long_click), and one that lands on or lifts from an element that acts is judged as acting on it
+    (the user is asked; "no" sends nothing). ``scroll`` on an element that does not scroll is refused."""
+    server = sim_server(tmp_path)
+    phone = server.runtime.backend
+    answers = Answers("yes", "no")  # yes: signing in; no: the swipe over "Transfer now"
+    async with connect(server, "legacy", answers) as client:
+        screen = await _transfer_screen(client)
+        button = element(screen, resource_id="confirm_transfer")
+        x1, y1, x2, y2 = button["bounds"]
+        cx, cy = (x1 + x2) // 2, (y1 + y2) // 2
+        sent = len(phone.commands)
+        asked = len(answers.questions)
+        if how == "scroll on the button":
+            r = await client.call_tool("scroll", {"direction": "left", "element_id": button["id"],
+                                                  "snapshot_id": snapshot_id(screen)})
+            assert r.is_error and "does not scroll" in r.content[0].text
+        else:
+            start, end = {
+                "stationary": ((cx, cy), (cx, cy)),
+                "tiny": ((cx, cy), (cx + 20, cy + 10)),
+                "drag from the button": ((cx, cy), (cx, max(0, cy - 400))),
+                "drag onto the button": ((cx, max(0, cy - 400)), (cx, cy)),
+            }[how]
+            r = await client.call_tool("swipe", {"x1": start[0], "y1": start[1], "x2": end[0], "y2": end[1],
+                                                 "duration_ms": 50})
+            if how in ("stationary", "tiny"):
+                assert r.is_error and "tap or a long press" in r.content[0].text
+            else:
+                assert len(answers.questions) == asked + 1, answers.questions  # asked about this swipe
+                assert r.structured_content["decision"]["assessment"]["requires_confirmation"]
+                assert "not done" in r.content[0].text
+        assert not [c for c in phone.commands[sent:] if c[:2] == ["input", "swipe"]], phone.commands[sent:]
