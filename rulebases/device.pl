@@ -60,8 +60,8 @@ guard('device__terminal_run', [command = C, args(A)],
         require(\+ ( member(X, Args), private_arg(X) ), 'private app data and databases are off limits') )).
 
 terminal_command(C) :-
-    member(C, [getprop, date, uptime, whoami, id, ls, df, ps, 'pm list packages', 'dumpsys battery',
-               'wm size', 'wm density', 'settings get', echo, cat]).
+    member(C, [getprop, date, uptime, whoami, id, ls, df, ps, 'pm list packages',
+               'wm size', 'wm density', 'settings get', echo, cat]).  % the battery: the sensors' (consent)
 
 % A path is private when either reading of it is (the same rules as device_tools/device_paths.py): the
 % normal form (resolved from / -- the adb shell's working directory --, empty and '.' segments dropped, '..'

@@ -306,3 +306,15 @@ async def test_gate_sends_nothing_without_a_matching_approval(fake_adb):
     with pytest.raises(CommandRefused):
         await gate.run(["input", "tap", "1", "2"], approval)  # allowances are single-use
     assert mutating(fake_adb) == ["input tap 1 2", "input tap 3 4"]
+
+
+async def test_the_battery_is_read_through_the_sensors_not_the_terminal(fake_adb, tmp_path):
+    """``dumpsys battery`` (health, temperature, voltage) is a sensor reading: behind the sensors' consent,
+    scope and redaction, so the terminal does not run it (in any spelling of the words)."""
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        spellings = (("dumpsys battery", []), ("dumpsys  battery", []), ("dumpsys", ["battery"]),
+                     (" dumpsys battery ", []))
+        tried = [await client.call_tool("terminal_run", {"command": command, "args": args})
+                 for command, args in spellings]
+    assert all(r.is_error and "not on the terminal allow list" in r.content[0].text for r in tried), tried
+    assert not [c for c in fake_adb.device_commands() if "battery" in c]

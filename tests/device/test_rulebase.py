@@ -155,3 +155,9 @@ async def test_password_entry_needs_the_users_per_app_grant(tmp_path):
             call, asked.questions[0], Answer(action="accept", content={"answer": "yes"})
         )
         assert isinstance(await guard.decide(call), Allow)
+
+
+async def test_the_terminal_guard_refuses_the_battery(tmp_path):
+    async with guarded_device(tmp_path) as (_, port, guard):
+        battery = await guard.decide(port.call_of("device__terminal_run", {"command": "dumpsys battery"}))
+    assert isinstance(battery, Deny), battery
