@@ -82,10 +82,19 @@ class PeerRegistry:
         return list(self.peers.values())
 
     def find(self, name_or_url: str) -> Peer | None:
+        """The peer an mDNS instance or URL names (each names one), or the one peer whose card carries this
+        name. A name two verified peers' cards carry is nobody's: a card names itself, so a second agent
+        announcing the same name must not receive what was meant for the first (``ambiguous`` says who)."""
         for p in self.peers.values():
-            if name_or_url in (p.instance, p.card.name, p.base_url, p.rpc_url):
+            if name_or_url in (p.instance, p.base_url, p.rpc_url):
                 return p
-        return None
+        named = [p for p in self.peers.values() if p.card.name == name_or_url]
+        return named[0] if len(named) == 1 else None
+
+    def ambiguous(self, name: str) -> list[str]:
+        """The instances of the verified peers whose cards carry ``name``, when more than one does."""
+        named = sorted(p.instance for p in self.peers.values() if p.card.name == name)
+        return named if len(named) > 1 else []
 
 
 def txt_record(settings: A2ASettings) -> dict[str, str]:

@@ -81,6 +81,10 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         Returns the peer's task (or message)."""
         target = registry().find(peer)
         if target is None:
+            twins = registry().ambiguous(peer)
+            if twins:
+                raise ToolError(f"{len(twins)} verified peers call themselves {peer!r}: name one by its mDNS "
+                                f"instance or URL ({', '.join(twins)})")
             raise ToolError(f"unknown or unverified peer {peer!r}; run a2a_discover first")
         try:
             message = build_message(text, data, task_id, context_id)

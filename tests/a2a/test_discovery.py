@@ -184,3 +184,24 @@ async def test_a2a_send_to_a_peer_that_disappeared_is_a_clear_tool_error(tmp_pat
     async with Client(create_server(ctx)) as tools:  # the peer's server is gone now
         gone = await tools.call_tool("a2a_send", {"peer": "vanishing", "text": "still there?"})
         assert gone.is_error and "unreachable" in gone.content[0].text
+
+
+def test_a_name_two_verified_peers_carry_names_neither():
+    """A card names itself: a second agent announcing the first's name (zeroconf renames its instance) must
+    not get what was meant for the first. By that name neither is found (``ambiguous`` lists both); each is
+    still found by its instance or URL."""
+    from types import SimpleNamespace
+
+    from sentinel_mcp.a2a.discovery import Peer
+
+    registry = PeerRegistry()
+    for instance, port in (("home-hub._a2a._tcp.local.", 8001), ("home-hub-2._a2a._tcp.local.", 8002)):
+        base = f"http://127.0.0.1:{port}"
+        registry.peers[instance] = Peer(instance, base, base + "/.well-known/agent-card.json",
+                                        SimpleNamespace(name="home-hub"), base + "/a2a", {})  # type: ignore[arg-type]
+    assert registry.find("home-hub") is None
+    assert registry.ambiguous("home-hub") == ["home-hub-2._a2a._tcp.local.", "home-hub._a2a._tcp.local."]
+    assert registry.find("home-hub-2._a2a._tcp.local.").base_url.endswith(":8002")
+    assert registry.find("http://127.0.0.1:8001/a2a").instance == "home-hub._a2a._tcp.local."
+    del registry.peers["home-hub-2._a2a._tcp.local."]
+    assert registry.find("home-hub").base_url.endswith(":8001") and registry.ambiguous("home-hub") == []
