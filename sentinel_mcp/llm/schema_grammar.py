@@ -17,6 +17,13 @@ from sentinel_mcp.llm.gbnf_syntax import GbnfSyntaxError, check_gbnf
 UNCONSTRAINABLE = ("not", "if", "then", "else", "dependentSchemas", "dependentRequired", "patternProperties",
                    "propertyNames", "contains", "unevaluatedProperties", "unevaluatedItems", "$dynamicRef")
 MAX_SCHEMA_BYTES = 64_000
+# a length or count bound becomes that many grammar repetitions, built before the model is asked: a schema of
+# 60 bytes with "minLength": 20000000 took 20 s and 800 MB. Each bound, and all of them together, are capped
+# (a model's answer is cut at max_tokens long before such lengths anyway).
+REPEAT_KEYWORDS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties",
+                   "minContains", "maxContains")
+MAX_REPEAT = 4_096
+MAX_REPEAT_TOTAL = 16_384
 
 
 def compile_schema(schema: Any) -> str:
@@ -43,6 +50,7 @@ def compile_schema(schema: Any) -> str:
         where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
         raise SchemaError(f"json_schema is not a valid JSON Schema at {where}: {exc.message}") from None
     _refuse_unconstrainable(schema, "#")
+    _bound_repetitions(schema)
     from llama_cpp.llama_grammar import json_schema_to_gbnf  # heavy import, only when needed
 
     try:
@@ -56,6 +64,28 @@ def compile_schema(schema: Any) -> str:
     except GbnfSyntaxError as exc:
         raise SchemaError(f"json_schema produced a grammar llama.cpp would reject: {exc}") from None
     return gbnf
+
+
+def _bound_repetitions(schema: Any) -> None:
+    total = 0
+    stack: list[tuple[Any, str]] = [(schema, "#")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in REPEAT_KEYWORDS and isinstance(value, (int, float)) and not isinstance(value, bool):
+                    if value > MAX_REPEAT:
+                        raise SchemaError(f"json_schema asks {key} {value:g} at {where}; at most "
+                                          f"{MAX_REPEAT} here (a model's answer is cut at max_tokens long "
+                                          "before that)")
+                    total += int(value)
+                elif key not in ("enum", "const", "default", "examples"):
+                    stack.append((value, f"{where}/{key}"))
+        elif isinstance(node, list):
+            stack.extend((item, f"{where}/{i}") for i, item in enumerate(node))
+    if total > MAX_REPEAT_TOTAL:
+        raise SchemaError(f"json_schema's length and count bounds add up to {total}; at most "
+                          f"{MAX_REPEAT_TOTAL} in one schema")
 
 
 def _refuse_unconstrainable(node: Any, where: str) -> None:

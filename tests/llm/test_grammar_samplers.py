@@ -290,7 +290,7 @@ HOSTILE_SCHEMAS = {
     "long maxLength": {
         "type": "object",
         "required": ["a"],
-        "properties": {"a": {"type": "string", "maxLength": 5000}},
+        "properties": {"a": {"type": "string", "maxLength": 1000}},
     },
 }
 
@@ -330,3 +330,34 @@ def test_gbnf_nesting_is_bounded_with_a_position():
     check_gbnf("root ::= " + "(" * 300 + '"a"' + ")" * 300)
     with pytest.raises(GbnfSyntaxError, match=r"line 1, column 310: groups nested deeper than 300 levels"):
         check_gbnf("root ::= " + "(" * 301 + '"a"' + ")" * 301)
+
+
+@pytest.mark.parametrize(
+    "schema, message",
+    [
+        ({"type": "object", "properties": {"s": {"type": "string", "minLength": 20_000_000}}},
+         "at most 4096"),
+        ({"type": "array", "items": {"type": "integer"}, "minItems": 10**7}, "at most 4096"),
+        ({"type": "object", "minProperties": 1e9}, "at most 4096"),
+        ({"type": "object", "properties": {f"p{i}": {"type": "string", "minLength": 4000} for i in range(5)}},
+         "add up to 20000"),
+        ({"type": "object", "$defs": {"big": {"type": "string", "minLength": 9999}},
+          "properties": {"a": {"$ref": "#/$defs/big"}}}, "at most 4096"),
+    ],
+    ids=["minLength 2e7", "minItems 1e7", "minProperties 1e9", "five of 4000", "in $defs"],
+)
+def test_length_and_count_bounds_are_capped_before_any_grammar_is_built(schema, message):
+    """A 60-byte schema with "minLength": 20000000 became a 100 MB grammar, built on the event loop (20 s,
+    800 MB): each bound and their sum are capped, and the schema is refused before the converter runs."""
+    from sentinel_mcp.llm.errors import SchemaError
+    from sentinel_mcp.llm.schema_grammar import compile_schema
+
+    with pytest.raises(SchemaError, match=message):
+        compile_schema(schema)
+
+
+def test_a_property_named_like_a_bound_is_not_a_bound():
+    from sentinel_mcp.llm.schema_grammar import compile_schema
+
+    schema = {"type": "object", "properties": {"minLength": {"type": "integer"}}, "required": ["minLength"]}
+    assert "minLength" in compile_schema(schema)
