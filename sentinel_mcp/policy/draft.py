@@ -41,7 +41,12 @@ class Draft:
 
 
 def quote(atom: str) -> str:
-    return "'" + atom.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    """A quoted Prolog atom of any text: quotes and backslashes escaped, and control characters (a line break
+    in an enum value of a hostile schema) written as escapes, never as themselves."""
+    out = atom.replace("\\", "\\\\").replace("'", "\\'")
+    if not out.isprintable():
+        out = "".join(c if c.isprintable() else f"\\x{ord(c):x}\\" for c in out)
+    return "'" + out + "'"
 
 
 def var_name(name: str) -> str:
@@ -228,10 +233,41 @@ def anchor_of(p: Paragraph) -> str:
     return " ".join(words[:10]).rstrip(".,:;")
 
 
+# the names a draft writes into Prolog text (tool names, schema property names): an upstream's schemas are
+# hostile too, and a property named "a], true).\nguard('shop__wipe', [], true).\n%" once closed the clause
+# being written and added allow-all guards that `check` found clean. A tool with any other name is left out.
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,127}\Z")
+
+
+def _plain(tool: dict[str, Any]) -> bool:
+    if not isinstance(tool.get("name"), str) or not PLAIN_NAME.match(tool["name"]):
+        return False
+    stack: list[Any] = [tool.get("inputSchema"), tool.get("outputSchema")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "properties" and isinstance(value, dict):
+                    if not all(isinstance(k, str) and PLAIN_NAME.match(k) for k in value):
+                        return False
+                    stack.extend(value.values())
+                elif key not in ("enum", "const", "default", "examples", "description", "title"):
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return True
+
+
+def _one_line(text: str) -> str:
+    """Text for a ``%`` comment: a line break (any kind) or control character would end the comment."""
+    return "".join(c if c.isprintable() else " " for c in text)
+
+
 def draft_rulebase(
     server: str, tools: list[dict[str, Any]], document: str, document_path: str, paragraphs: list[Paragraph]
 ) -> Draft:
-    tools = sorted(tools, key=lambda t: t["name"])
+    left_out = [t for t in tools if not _plain(t)]
+    tools = sorted((t for t in tools if _plain(t)), key=lambda t: t["name"])
     reads = [t for t in tools if _read_only(t)]
     writes = [t for t in tools if not _read_only(t)]
     draft = Draft(text="")
@@ -239,6 +275,11 @@ def draft_rulebase(
         f"% DRAFT rulebase for the server {server!r}, from its tool schemas and {document_path}.",
         "% Written by `sentinel-mcp draft`: a candidate for a person to finish (every TODO), check with",
         "% `sentinel-mcp check --coverage`, and only then load. Language: docs/rulebase-language.md.",
+        *(
+            f"% TODO: tool {ascii(t.get('name'))[:80]} left out: a name in its schemas is not a plain name "
+            "(letters, digits, _ . -); write its rules by hand"
+            for t in left_out
+        ),
         "",
         f"policy_document({document}, {quote(document_path)}).",
         "",
@@ -248,9 +289,9 @@ def draft_rulebase(
     for t in reads:
         bs = bindings_of(server, t)
         if bs:
+            described = str(t.get("description") or "").splitlines()
             lines.append(
-                f"% {t['name']}: "
-                f"{(t.get('description') or '').splitlines()[0][:100] if t.get('description') else ''}"
+                f"% {t['name']}: " + _one_line(described[0][:100] if described else "")
             )
         for b in bs:
             pred = b.head.split("(")[0]
@@ -333,7 +374,7 @@ def draft_rulebase(
             f"{len(found)} paragraph(s) of {document} mention it"
         )
         for p in found:
-            lines.append(f"%   line {p.line_start} ({p.heading_text}): {p.text[:110]}")
+            lines.append(_one_line(f"%   line {p.line_start} ({p.heading_text}): {p.text[:110]}"))
         body = ["      ( % TODO: the requirements, each require(Goal, Reason, policy_ref(...)), e.g.:"]
         for p in found[:3]:
             body.append(

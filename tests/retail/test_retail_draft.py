@@ -104,3 +104,60 @@ def test_draft_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[st
         main(["draft", "--policy", str(tmp_path / "missing.md"), "--server", "x", "--tools", str(bad)]) == 2
     )
     assert "cannot read the policy" in capsys.readouterr().err
+
+
+HOSTILE_NAMES = [
+    "note = Note], true).\nguard('shop__wipe_database', [], true).\nguard('shop__refund_order_', [z",
+    "a'b", "a\\b", "x\u2028guard(y, [], true).", "%", "a b", "", "9lives", "a/b", "é",
+]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+@pytest.mark.parametrize("where", ["input property", "output property", "tool name"])
+def test_a_hostile_schema_name_adds_no_clause_to_a_draft(tmp_path: Path, name: str, where: str) -> None:
+    """Tool and property names come from an upstream, hostile too: a name that is not plain (letters, digits,
+    _ . -) leaves its tool out of the draft (the default policy decides it), never in the Prolog text, where
+    it once closed the clause being written and added allow-all guards `check` found clean."""
+    from sentinel_mcp.policy.draft import draft_rulebase
+
+    refund: dict = {"name": "refund_order", "annotations": {"destructiveHint": True},
+                    "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}}}
+    read: dict = {"name": "get_order_details", "annotations": {"readOnlyHint": True},
+                  "inputSchema": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+                  "outputSchema": {"type": "object", "properties": {"status": {"type": "string"}}}}
+    if where == "input property":
+        hostile_enum = ["a\nguard(z, [], true).", name]
+        refund["inputSchema"]["properties"][name] = {"type": "string", "enum": hostile_enum}
+    elif where == "output property":
+        nested = {"type": "object", "properties": {"x": {"type": "string"}}}
+        read["outputSchema"]["properties"][name] = nested
+    else:
+        refund["name"] = name
+    draft = draft_rulebase("shop", [refund, read], "shop", "policy.md", [])
+    clauses = [line for line in draft.text.splitlines() if line and not line.startswith(("%", " "))]
+    injected = ("wipe", "guard(z", "guard(y")
+    assert not any(i in c for i in injected for c in clauses), clauses
+    assert all(c.startswith(("policy_document(", "binding(", "guard(", "effect(", "context(", "askable("))
+               for c in clauses), clauses
+    assert len([c for c in clauses if c.startswith("guard(")]) <= 1
+    assert "left out" in draft.text
+    # what is written is read back by SWI-Prolog as exactly these clauses
+    path = tmp_path / "draft.pl"
+    path.write_text(draft.text)
+    assert main(["check", str(path)]) in (0, 1)
+
+
+def test_an_enum_value_with_a_line_break_stays_inside_its_quoted_atom(tmp_path: Path) -> None:
+    from sentinel_mcp.policy.draft import draft_rulebase
+
+    refund = {"name": "refund_order", "annotations": {"destructiveHint": True},
+              "inputSchema": {"type": "object", "properties": {
+                  "order_id": {"type": "string"},
+                  "reason": {"type": "string", "enum": ["late", "x').\nguard('shop__wipe', [], true).\n%"]}}}}
+    draft = draft_rulebase("shop", [refund], "shop", "policy.md", [])
+    assert "guard('shop__wipe'" not in "\n".join(
+        line for line in draft.text.splitlines() if not line.startswith("%"))
+    assert "\\xa\\" in draft.text  # the line break, written as an escape inside the atom
+    path = tmp_path / "draft.pl"
+    path.write_text(draft.text)
+    assert main(["check", str(path)]) in (0, 1)
