@@ -67,11 +67,14 @@ def _json_rpc_errors(send: Send, mid: Any) -> Send:
     JSON-RPC error. Anything else passes as it is."""
     held: dict[str, Any] | None = None
     body = bytearray()
+    answered = False  # the error went out whole: what the app still sends of it is dropped
 
     async def sending(message: Message) -> None:
-        nonlocal held
+        nonlocal held, answered
         if message["type"] == "http.response.start" and message.get("status", 200) >= 400:
             held = dict(message)
+            return
+        if answered and message["type"] == "http.response.body":
             return
         if held is None or message["type"] != "http.response.body":
             return await send(message)
@@ -82,7 +85,7 @@ def _json_rpc_errors(send: Send, mid: Any) -> Send:
         headers = [(k, v) for k, v in held.get("headers", [])
                    if k.lower() not in (b"content-type", b"content-length")]
         headers += [(b"content-type", b"application/json"), (b"content-length", str(len(text)).encode())]
-        start, held = {**held, "headers": headers}, None
+        start, held, answered = {**held, "headers": headers}, None, True
         await send(start)
         await send({"type": "http.response.body", "body": text})
 

@@ -297,3 +297,23 @@ async def test_a_wrong_content_type_accept_or_session_gets_a_json_rpc_error(tmp_
             assert ok.status_code == 200 and "mcp-session-id" in ok.headers
     finally:
         kill_tree(proc)
+
+
+async def test_a_long_error_answer_is_cut_and_sent_once() -> None:
+    """An error answer is read whole before it is rewritten: one past the bound is cut, and what the app
+    still sends of it is dropped (never a second body after a complete one)."""
+    from sentinel_mcp.gateway.wire_guard import _json_rpc_errors
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    relay = _json_rpc_errors(send, 5)
+    await relay({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"text/plain")]})
+    await relay({"type": "http.response.body", "body": b"x" * 70_000, "more_body": True})
+    await relay({"type": "http.response.body", "body": b"y" * 10, "more_body": False})
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    body = json.loads(sent[1]["body"])
+    assert body["id"] == 5 and body["error"]["message"] == "x" * 300
+    assert dict(sent[0]["headers"])[b"content-length"] == str(len(sent[1]["body"])).encode()
