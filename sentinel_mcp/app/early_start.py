@@ -12,6 +12,9 @@ to the loop that spawned them), as ``await server.serve()``; uvicorn handles SIG
 
 from __future__ import annotations
 
+import signal
+from typing import Any
+
 import anyio
 
 from sentinel_mcp.config import Config, StdioServer
@@ -35,12 +38,14 @@ async def serve_stdio_early(config: Config) -> None:
         await early_spawn.discard()  # start-up failed before the SDK asked for them: nothing is left running
 
 
-async def serve_http_early(config: Config, host: str, port: int) -> None:
+async def serve_http_early(config: Config, host: str, port: int, served: list[Any] | None = None) -> None:
     try:
         await launch_stdio_upstreams(config)
         from sentinel_mcp.app.serve import http_server
 
         server = http_server(config, host, port)  # a refusal to serve (TLS, auth) raises here, no socket yet
+        if served is not None:
+            served.append(server)
         await server.serve()
     finally:
         await early_spawn.discard()
@@ -54,4 +59,10 @@ def run_stdio(config: Config) -> None:
 
 
 def run_http(config: Config, host: str, port: int) -> None:
-    anyio.run(serve_http_early, config, host, port)
+    served: list[Any] = []
+    anyio.run(serve_http_early, config, host, port, served)
+    # uvicorn raises a SIGINT it stopped for again once it has stopped; the event loop's own handler turns it
+    # into a cancellation of the main task, lost when that task ends before its next await (exit 0, now and
+    # then, instead of 130): say it here too
+    if served and signal.SIGINT in getattr(served[0], "_captured_signals", ()):
+        raise KeyboardInterrupt
