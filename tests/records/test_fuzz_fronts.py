@@ -42,7 +42,8 @@ def sse_frames(text: str) -> list[Any]:
     ]
 
 
-def test_stdio_answers_every_malformed_line(tmp_path: Path) -> None:
+def _stdio_gateway(tmp_path: Path) -> subprocess.Popen:
+    """``serve`` over stdio, its session initialized."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "sentinel_mcp", "-c", str(write_config(tmp_path)), "serve"],
         stdin=subprocess.PIPE,
@@ -52,11 +53,17 @@ def test_stdio_answers_every_malformed_line(tmp_path: Path) -> None:
         start_new_session=True,
     )
     assert proc.stdin is not None and proc.stdout is not None
+    for message in (INIT, INITIALIZED):
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == "init"
+    return proc
+
+
+def test_stdio_answers_every_malformed_line(tmp_path: Path) -> None:
+    proc = _stdio_gateway(tmp_path)
+    assert proc.stdin is not None and proc.stdout is not None
     try:
-        for message in (INIT, INITIALIZED):
-            proc.stdin.write(json.dumps(message).encode() + b"\n")
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["id"] == "init"
         unanswered = []
         for i, (name, raw) in enumerate(CASES):
             marker = f"m{i}"
@@ -221,17 +228,9 @@ def test_stdio_refuses_an_escaped_lone_surrogate_as_http_does(tmp_path: Path) ->
     """``"\\ud800"`` is valid JSON text but no Unicode: HTTP's front refuses it at the door (the SDK's parse).
     Over stdio it was let in, and a refusal that quoted the argument then could not be written, which ended
     the gateway's writer for good. Now refused alike, and the gateway answers the next message."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sentinel_mcp", "-c", str(write_config(tmp_path)), "serve"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT,
-        start_new_session=True,
-    )
+    proc = _stdio_gateway(tmp_path)
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        for message in (INIT, INITIALIZED):
-            proc.stdin.write(json.dumps(message).encode() + b"\n")
-        proc.stdin.flush()
-        assert json.loads(proc.stdout.readline())["id"] == "init"
         for i, spelt in enumerate((b'"\\ud800"', b'"a\\udfffb"', b'"\\uDBFF"', b'"\\ud800\\u0041"')):
             call = (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"rec__record",'
                     b'"arguments":{"reservation_id":%s}}}' % (i, spelt))
