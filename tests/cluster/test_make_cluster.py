@@ -60,7 +60,10 @@ def alive(pids: set[int]) -> set[int]:
 
 
 def start(root: Path) -> tuple[subprocess.Popen, dict[str, str]]:
+    # as from a terminal: a Ctrl-C is heard, even when this test runs where SIGINT is ignored (a shell's
+    # background job inherits SIG_IGN, and Python keeps an ignored SIGINT ignored)
     proc = subprocess.Popen([sys.executable, "-m", "examples.cluster", str(root)], cwd=ROOT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     assert proc.stdout is not None
     shown: dict[str, str] = {}

@@ -157,7 +157,9 @@ def test_serve_over_http_launches_its_upstream_early_and_serves_through_it(tmp_p
     state = tmp_path / "state"
     env = {**os.environ, "SENTINEL_DATA_DIR": str(state)}
     command = [sys.executable, "-m", "sentinel_mcp", "-v", "serve", "--http", f"127.0.0.1:{port}"]
+    # SIGINT heard as from a terminal, even where this test runs with it ignored (a background job)
     proc = subprocess.Popen(command,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
     try:
