@@ -28,6 +28,7 @@ from sentinel_mcp.console.cluster_inbox import ClusterInbox
 from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
+from sentinel_mcp.identity.http_auth import a2a_peer_names
 from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.console.web import HEADERS, HERE, Console, ConsoleHost, page
 from sentinel_mcp.core.host import HostState
@@ -76,7 +77,7 @@ def attach(holder: HostState[ConsoleHost], inbox: Inbox, ask_seconds: float = 12
         agent_pages.watch(rt, inbox)
         # every audited call may change what the Activity page shows: tell the principal's open consoles; a
         # peer's call may have a question for the owner (inbox_pages: peers answer none)
-        peers = inbox_pages.peer_names(rt.config)
+        peers = a2a_peer_names(rt.config)
 
         def tell(entry: Any) -> None:
             inbox.notify(entry.principal, "activity")

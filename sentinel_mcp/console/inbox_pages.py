@@ -22,7 +22,7 @@ from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.web import HEADERS, Console
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_question
-from sentinel_mcp.identity.principal import OWNER_NAME
+from sentinel_mcp.identity.http_auth import a2a_peer_names
 
 log = logging.getLogger(__name__)
 A2A_PREFIX = "a2a-"
@@ -104,19 +104,10 @@ def _a2a_questions(record: Any) -> list[dict[str, Any]]:
     return []
 
 
-def peer_names(config: Any) -> frozenset[str]:
-    """The names A2A peers sign in as (``sentinel.a2a`` keys and bearer identity) that are not configured
-    principals: agents, not people. Their questions are the owner's to answer, never their own."""
-    a2a = config.sentinel.builtin_settings("a2a")
-    names = set(a2a.get("api_keys") or {})
-    if isinstance(a2a.get("token"), str):
-        names.add(str(a2a.get("token_identity") or "bearer"))
-    return frozenset(names - {p.name for p in config.sentinel.principals} - {OWNER_NAME})
-
-
 def a2a_peers(console: Console) -> frozenset[str]:
+    """The A2A peers' names (``identity.http_auth.a2a_peer_names``): their questions are the owner's."""
     rt = console.holder.runtime
-    return peer_names(rt.config) if rt is not None else frozenset()
+    return a2a_peer_names(rt.config) if rt is not None else frozenset()
 
 
 def _a2a_waiting(console: Console, viewer_name: str, is_owner: bool) -> list[Any]:

@@ -42,6 +42,13 @@ def configured_principals(config: Config) -> dict[str, Principal]:
     return out
 
 
+def a2a_peer_names(config: Config) -> frozenset[str]:
+    """The names the A2A section's keys and bearer identity sign in as that no configured principal has:
+    agents, not people (their questions are the owner's to answer, never their own)."""
+    people = {spec.name for spec in config.sentinel.principals}
+    return frozenset(set(_a2a_keys(config, None)) - people - {OWNER_NAME})
+
+
 def _a2a_keys(config: Config, owner: str | None) -> dict[str, str]:
     a2a = config.sentinel.builtin_settings("a2a")
     peers = dict(a2a.get("api_keys") or {})
