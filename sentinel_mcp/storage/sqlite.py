@@ -111,6 +111,8 @@ class SQLiteDatabase(JobWriter):
             )
             for schema in self._schemas:
                 self._apply(conn, schema)
+            if self.options.journal.upper() == "WAL":
+                _presize_wal(conn, self.path)
             st = os.stat(self.path)
         except sqlite3.Error as e:
             if "locked" in str(e) and self.options.exclusive:
@@ -323,6 +325,38 @@ class SQLiteDatabase(JobWriter):
             job.done(None, e)
             return
         job.done(value, None)
+
+
+def _presize_wal(conn: sqlite3.Connection, path: Path) -> None:
+    """Grow a fresh write-ahead log to the size it reaches before its first checkpoint, once at start.
+
+    Why: while the WAL grows, every commit's fsync also has to write the file's new size (a filesystem journal
+    commit): measured here, 0.19-0.35 ms per commit for the first ~500 commits after a start against 0.12 ms once
+    the log is reused. One rolled-back transaction whose pages spill from a tiny cache writes the log to its
+    full size in ~6 ms; its frames carry no commit mark, so recovery ignores them and the next commits overwrite
+    them; the database file itself is not touched."""
+    try:
+        wal = os.path.getsize(f"{path}-wal")
+    except OSError:
+        wal = 0
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    pages = conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    if pages <= 0 or wal >= pages * page:
+        return
+    cache = conn.execute("PRAGMA cache_size").fetchone()[0]
+    try:
+        conn.execute("PRAGMA cache_size=16")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("CREATE TABLE sentinel_wal_presize (b BLOB)")
+            # a little over the checkpoint size: the pages the small cache keeps are never spilled
+            conn.execute("INSERT INTO sentinel_wal_presize VALUES (zeroblob(?))", ((pages + 64) * page,))
+        finally:
+            conn.execute("ROLLBACK")
+    except sqlite3.Error as e:  # only speed is at stake; a real fault shows on the first write
+        log.debug("could not pre-size the write-ahead log of %s: %s", path, e)
+    finally:
+        conn.execute(f"PRAGMA cache_size={int(cache)}")
 
 
 def _resolver(

@@ -173,3 +173,44 @@ async def test_a_group_is_handed_back_at_once_each_caller_its_own_answer(tmp_pat
         assert handed < len(jobs)  # answered by groups, not one wake-up per job
     finally:
         await release(db)
+
+
+_KILLED_WRITER = """
+import asyncio, os, sys
+from pathlib import Path
+from sentinel_mcp.storage import Schema, open_database
+SCHEMA = Schema("t", {"sqlite": ["CREATE TABLE t (id INTEGER PRIMARY KEY, x TEXT UNIQUE)"]})
+async def main():
+    db = open_database(Path(sys.argv[1]), "t")
+    await db.migrate(SCHEMA)
+    for i in range(int(sys.argv[2]), int(sys.argv[2]) + 40):
+        await db.write("INSERT INTO t (x) VALUES (?)", (str(i),))
+    print(os.path.getsize(sys.argv[1] + "-wal"), flush=True)
+    os._exit(0)  # like kill -9: no close, no checkpoint; the log holds the only copy of the rows
+asyncio.run(main())
+"""
+
+
+async def test_the_write_ahead_log_starts_full_size_and_loses_nothing_when_killed(tmp_path: Path) -> None:
+    """The log is grown to its checkpoint size at start (commits then do not pay for the file's growth); the
+    frames that growing leaves carry no commit, so a writer killed after its commits loses none of them, the
+    next start recovers them and grows nothing twice, and the database holds no trace of the growing."""
+    path = tmp_path / "a.db"
+    sizes = []
+    for start in (0, 40):
+        out = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", _KILLED_WRITER, str(path), str(start)],
+                                      capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        sizes.append(int(out.stdout.strip()))
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        assert all(s >= 1000 * page for s in sizes), sizes  # full size from the first commit on
+        assert conn.execute("SELECT COUNT(*), COUNT(DISTINCT x) FROM t").fetchone() == (80, 80)
+        assert sorted(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")) == [
+            "storage_schema", "t"]
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        conn.close()
