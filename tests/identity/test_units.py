@@ -83,6 +83,28 @@ def test_sessions_are_the_callers_only():
     assert Conversations().named("trip", ALICE).id != label.id  # another run: another conversation
 
 
+def test_a_sealed_id_is_handed_out_again_for_a_minute_then_sealed_afresh(monkeypatch):
+    from sentinel_mcp.gateway import conversations as module
+    from sentinel_mcp.gateway.request_state import RequestStateSeal
+
+    clock = [1000.0]
+    monkeypatch.setattr(module.time, "monotonic", lambda: clock[0])
+    conv = Conversations()
+    a, b = conv.open(ALICE, "http"), conv.open(ALICE, "http")
+    first = conv.sealed(a)
+    clock[0] += module.RESEAL_SECONDS - 1
+    assert conv.sealed(a) == first and conv.sealed(b) != first  # each conversation its own
+    clock[0] += 2
+    again = conv.sealed(a)
+    assert again != first and conv.named(again, ALICE) is a and conv.named(first, ALICE) is a
+    # a new key (the cluster's shared one) seals afresh at once, and the old key's tokens no longer open
+    conv.seal = RequestStateSeal(max_age=conv.seal.max_age)
+    fresh = conv.sealed(a)
+    assert fresh != again and conv.named(fresh, ALICE) is a
+    with pytest.raises(SessionRefused):
+        conv.named(again, ALICE)
+
+
 def test_a_connection_is_a_conversation_that_ends_with_it():
     conv = Conversations()
 
