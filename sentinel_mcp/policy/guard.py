@@ -23,6 +23,7 @@ from sentinel_mcp.config import Config, PolicySettings
 from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.port import GatewayPort
+from sentinel_mcp.policy.answer_facts import answer_fact
 from sentinel_mcp.policy.denial_words import how_to_unblock, unmet_of
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
@@ -30,7 +31,7 @@ from sentinel_mcp.policy.held_facts import HeldFacts
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
-from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value, question_of
+from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
 from sentinel_mcp.storage.location import is_server_url
@@ -495,41 +496,12 @@ class PolicyGuard(Guard):
         """Store an answer as a fact with the answer's provenance; returns the fact text."""
         rb = self.rulebases.current
         await self.knowledge.ensure(session, rb)
-        value = answer_value(question, answer)
-        meta = question.meta
-        if value == DONT_KNOW:  # what it leads to is the rulebase's (askable option unknown/1)
-            fact = await self.knowledge.new_fact(
-                session,
-                "$dont_know",
-                [meta["predicate"], list(meta["inputs"])],
-                answer.provenance,
-                contexts=contexts,
-            )
-        elif meta["kind"] == "confirm":
-            if meta.get("version") != rb.version:
-                raise AnswerRefused("the rulebase changed since this confirmation was asked; ask again")
-            if value is not True:
-                return "nothing stored: the confirmation was not given"
-            fact = await self.knowledge.new_fact(
-                session,
-                "$confirmed",
-                [meta["tool"], meta["digest"], meta["version"], "yes"],
-                answer.provenance,
-                ttl=self.settings.confirm_ttl,
-                source_tool=meta["tool"],
-                source_digest=meta["digest"],
-            )
-        elif meta["type"] == "yes_no":
-            pred, args = (
-                (meta["predicate"], list(meta["inputs"]))
-                if value == "yes"
-                else ("$answered_no", [meta["predicate"], list(meta["inputs"])])
-            )
-            fact = await self.knowledge.new_fact(session, pred, args, answer.provenance, contexts=contexts)
-        else:
-            fact = await self.knowledge.new_fact(
-                session, meta["predicate"], [*meta["inputs"], value], answer.provenance, contexts=contexts
-            )
+        fact = await answer_fact(
+            self.knowledge, rb, session, question, answer, confirm_ttl=self.settings.confirm_ttl,
+            contexts=contexts,
+        )
+        if fact is None:
+            return "nothing stored: the confirmation was not given"
         await self.knowledge.add([fact])
         return fact.fact
 

@@ -198,8 +198,8 @@ async def test_the_write_ahead_log_starts_full_size_and_loses_nothing_when_kille
     path = tmp_path / "a.db"
     sizes = []
     for start in (0, 40):
-        out = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", _KILLED_WRITER, str(path), str(start)],
-                                      capture_output=True, text=True, timeout=60)
+        command = [sys.executable, "-c", _KILLED_WRITER, str(path), str(start)]
+        out = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         sizes.append(int(out.stdout.strip()))
     import sqlite3

@@ -1,0 +1,58 @@
+"""The fact an accepted answer becomes: what the person said, with its provenance, in the session's store.
+
+A "don't know" is kept as ``'$dont_know'`` (what it leads to is the rulebase's ``unknown/1`` option); a
+confirmation only for JSON ``true`` and only for the rulebase version that asked it (``'$confirmed'``, with
+the confirmation's time to live); a yes/no question as its predicate or ``'$answered_no'``; any other answer
+as the predicate with the value as its last argument.
+"""
+
+from __future__ import annotations
+
+from sentinel_mcp.core.decision import Answer, Question
+from sentinel_mcp.policy.fact_store import Fact
+from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
+from sentinel_mcp.policy.rulebase import Rulebase
+
+
+async def answer_fact(
+    knowledge: Knowledge,
+    rb: Rulebase,
+    session: str,
+    question: Question,
+    answer: Answer,
+    *,
+    confirm_ttl: float,
+    contexts: list[str] | None = None,
+) -> Fact | None:
+    """The fact to store, or None when nothing is (a confirmation that was not given). Raises
+    ``AnswerRefused`` for a confirmation asked under another rulebase version."""
+    value = answer_value(question, answer)
+    meta = question.meta
+    if value == DONT_KNOW:
+        args = [meta["predicate"], list(meta["inputs"])]
+        return await knowledge.new_fact(session, "$dont_know", args, answer.provenance, contexts=contexts)
+    if meta["kind"] == "confirm":
+        if meta.get("version") != rb.version:
+            raise AnswerRefused("the rulebase changed since this confirmation was asked; ask again")
+        if value is not True:
+            return None
+        return await knowledge.new_fact(
+            session,
+            "$confirmed",
+            [meta["tool"], meta["digest"], meta["version"], "yes"],
+            answer.provenance,
+            ttl=confirm_ttl,
+            source_tool=meta["tool"],
+            source_digest=meta["digest"],
+        )
+    if meta["type"] == "yes_no":
+        pred, args = (
+            (meta["predicate"], list(meta["inputs"]))
+            if value == "yes"
+            else ("$answered_no", [meta["predicate"], list(meta["inputs"])])
+        )
+        return await knowledge.new_fact(session, pred, args, answer.provenance, contexts=contexts)
+    return await knowledge.new_fact(
+        session, meta["predicate"], [*meta["inputs"], value], answer.provenance, contexts=contexts
+    )
