@@ -78,6 +78,9 @@ def attach(holder: HostState[ConsoleHost], inbox: Inbox, ask_seconds: float = 12
         # every audited call may change what the Activity page shows: tell the principal's open consoles; a
         # peer's call may have a question for the owner (inbox_pages: peers answer none)
         peers = a2a_peer_names(rt.config)
+        # another agent's MCP calls ask nothing of its client: their questions are the owner's (held while the
+        # owner's console is open, listed and answered there)
+        inbox.answerer = lambda principal: OWNER_NAME if principal in peers else principal
 
         def tell(entry: Any) -> None:
             inbox.notify(entry.principal, "activity")

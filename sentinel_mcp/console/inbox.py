@@ -14,7 +14,7 @@ import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.core.decision import Answer, Question, argument_digest
@@ -83,6 +83,8 @@ class Inbox:
         # said
         self.remote: dict[str, InboxItem] = {}
         self.remote_answered: dict[str, InboxItem] = {}
+        # whose console answers a principal's questions: its own, except another agent's (the owner's)
+        self.answerer: Callable[[str], str] = _itself
 
     # ---------------------------------------------------------------- the front's side
     def post(
@@ -192,9 +194,10 @@ class Inbox:
     def should_hold(self, principal: str) -> bool:
         if self.hold_seconds <= 0 or self.hold_when == "never":
             return False
-        if self.hold_when == "always" or self._watchers.get(principal):
+        who = self.answerer(principal)  # whose open console would answer it
+        if self.hold_when == "always" or self._watchers.get(who):
             return True
-        return time.monotonic() - self._last_watched.get(principal, float("-inf")) < WATCH_GRACE
+        return time.monotonic() - self._last_watched.get(who, float("-inf")) < WATCH_GRACE
 
     async def wait(self, item: InboxItem, timeout: float, withdraw: bool = False) -> dict[str, Answer] | None:
         """Hold a call open until the person answers (the answers, used now) or ``timeout`` passes (None).
@@ -335,7 +338,9 @@ class Inbox:
     def _notify(self, principal: str, what: str) -> None:
         if self.shared is not None and what == "inbox":
             self.shared.changed()  # a local question changed: the shared copy follows now
-        for queue in list(self._watchers.get(principal, ())):
+        who = self.answerer(principal)
+        names = [principal] if who == principal else [principal, who]
+        for queue in [q for name in names for q in self._watchers.get(name, ())]:
             if not queue.full():  # a console that does not read misses updates, never blocks the gateway
                 queue.put_nowait(what)
 
@@ -350,3 +355,7 @@ class Inbox:
             self._items.pop(item.id, None)
         while len(self._items) > MAX_ITEMS:
             self._items.popitem(last=False)
+
+
+def _itself(principal: str) -> str:
+    return principal

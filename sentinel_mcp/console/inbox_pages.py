@@ -156,6 +156,15 @@ def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list
     return out
 
 
+def _askers(console: Console, viewer: str, is_owner: bool) -> list[str]:
+    """Whose questions this viewer answers: its own; the owner also every peer's (an agent answers no
+    question in the user's name, its own MCP calls' neither); a peer, nobody's."""
+    peers = a2a_peers(console)
+    if viewer in peers:
+        return []
+    return [viewer, *sorted(peers)] if is_owner else [viewer]
+
+
 def items_for(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:
     if principal in a2a_peers(console):
         return []  # an agent answers no question in the user's name, its own MCP calls' neither
@@ -173,7 +182,8 @@ def items_for(console: Console, principal: str, is_owner: bool = False) -> list[
             i.expires,
             i.risky,
         )
-        for i in console.inbox.open_items(principal)
+        for asker in _askers(console, principal, is_owner)
+        for i in console.inbox.open_items(asker)
     ]
     return items + _a2a_items(console, principal, is_owner)
 
@@ -182,7 +192,8 @@ async def inbox_page(
     console: Console, request: Request, viewer: Viewer, *, error: str | None = None, status: int = 200
 ) -> Response:
     name = viewer.principal.name
-    answered = console.inbox.answered_items(name)
+    answered = [i for asker in _askers(console, name, viewer.principal.is_owner)
+                for i in console.inbox.answered_items(asker)]
     return console.render(
         request,
         viewer,
@@ -208,8 +219,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             return await inbox_page(console, request, viewer, error="choose Approve or Deny", status=400)
         if item_id.startswith(A2A_PREFIX):
             return await _decide_a2a(console, request, viewer, item_id[len(A2A_PREFIX) :], approve)
-        name = viewer.principal.name
-        item = None if name in a2a_peers(console) else console.inbox.get(name, item_id)
+        askers = _askers(console, viewer.principal.name, viewer.principal.is_owner)
+        item = next((i for i in (console.inbox.get(a, item_id) for a in askers) if i is not None), None)
         if item is None:  # another principal's, settled, expired, made up, or a peer's: the same for all
             return await _gone(console, request, viewer)
         answers: dict[str, Answer] = {}

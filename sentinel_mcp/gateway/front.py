@@ -239,9 +239,13 @@ class Front(HeldRounds):
         session = conv.id
         client = self.client_name(ctx)
         purpose = _purpose(ctx)
+        # another agent's client is asked nothing (it would answer for the user): its calls' questions wait
+        # for the owner in the console inbox, as if it could not elicit
+        person = not principal.agent
+        elicits, askable = person and can_elicit(ctx), person and can_be_asked(ctx)
         retry = await self.rounds.accept(
             modern=is_modern(ctx),
-            can_elicit=can_be_asked(ctx),
+            can_elicit=askable,
             principal=principal.name,
             session=session,
             tool=params.name,
@@ -278,13 +282,14 @@ class Front(HeldRounds):
         allowed = retry.kind == "allowed"
         preapproved = retry.state.get("digest") if allowed else None
         link = self._link(
-            ctx, params.name, on_refused=self._answer_refused_reporter(params, session, client, principal)
+            ctx, params.name, on_refused=self._answer_refused_reporter(params, session, client, principal),
+            person=person,
         )
 
         async def progress(p: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(p, total, safe_text(message, 1000) if message else message)
 
-        if is_modern(ctx) and can_be_asked(ctx):
+        if is_modern(ctx) and askable:
             if retry.kind == "hold":
                 return await self._resume_held(ctx, params, session, retry.state, retry.theirs, principal)
             if self._needs_holding(params.name):
@@ -336,13 +341,13 @@ class Front(HeldRounds):
                     name=params.name,
                     arguments=params.arguments,
                     outcome=outcome,
-                    client_asks=can_elicit(ctx),
+                    client_asks=elicits,
                     modern=is_modern(ctx),
                 )
                 if given:  # held open and answered in the console: decide again with the person's answers
                     answers = {**answers, **given}
                     continue
-            if not isinstance(outcome, NeedsInput) or not can_elicit(ctx) or is_modern(ctx):
+            if not isinstance(outcome, NeedsInput) or not elicits or is_modern(ctx):
                 return await self._respond(ctx, params, session, outcome, principal)
             asked = call_timings.now()
             pushed = await self._push_questions(ctx, outcome.questions)
@@ -386,6 +391,15 @@ class Front(HeldRounds):
         if isinstance(outcome, Refused):
             return self._refused(outcome)
         version = self.port.policy_version
+        if isinstance(outcome, UpstreamNeedsInput) and principal.agent:
+            # what the upstream asks is for the user; another agent may not answer it (with the console
+            # running it went to the owner's inbox instead, through the person link)
+            return sentinel_result(
+                f"sentinel: {params.name} asks a question only the user can answer, and {principal.name} is "
+                "another agent: it is not asked; the owner answers such questions in Sentinel's console",
+                error="agent_cannot_answer",
+                decision_id=outcome.decision_id,
+            )
         if isinstance(outcome, UpstreamNeedsInput):
             # 2026-era client: relay the upstream's questions (shown safely), and remember, once, that this
             # exact call was already allowed
@@ -409,7 +423,7 @@ class Front(HeldRounds):
                 update={"input_requests": requests, "request_state": state, "meta": meta}
             )
         assert isinstance(outcome, NeedsInput)
-        if not can_elicit(ctx):
+        if not can_elicit(ctx) or principal.agent:
             return self._blocked(outcome)
         keys = [wire_key(q.key) for q in outcome.questions]
         return InputRequiredResult(
@@ -431,13 +445,16 @@ class Front(HeldRounds):
             _meta={META_KEY: outcome.decision_id} if outcome.decision_id else None,
         )
 
-    def _link(self, ctx: ServerRequestContext, name: str, on_refused: Any = None) -> FrontLink:
+    def _link(
+        self, ctx: ServerRequestContext, name: str, on_refused: Any = None, person: bool = True
+    ) -> FrontLink:
         return FrontLink(
             ctx,
             levels=self.utilities.levels,
             urls=self.utilities.urls,
             upstream=self.port.upstream_of(name),
             on_refused=on_refused,
+            person=person,
         )
 
     @traced("sentinel.ask", lambda self, ctx, questions: {"sentinel.questions": len(questions)})

@@ -132,6 +132,7 @@ class FrontLink(CallerLink):
         urls: UrlElicitations | None = None,
         upstream: str | None = None,
         on_refused: Callable[[str], Awaitable[None]] | None = None,
+        person: bool = True,
     ) -> None:
         self.ctx = ctx
         self.levels = levels
@@ -139,17 +140,20 @@ class FrontLink(CallerLink):
         self.upstream = upstream
         self.on_refused = on_refused  # told when a relayed answer was refused (the gateway audits it)
         self.who = "the client whose call this is"
-        self.answers_as = Provenance.USER  # elicitation is shown to the client's user (the MCP contract)
+        # ``person``: a person stands behind the client (elicitation is shown to the client's user: the MCP
+        # contract); False for another agent's client (``Principal.agent``), which is asked nothing
+        self.person = person
+        self.answers_as = Provenance.USER if person else Provenance.AGENT
 
     @property
     def can_push(self) -> bool:
-        return not is_modern(self.ctx) and can_be_asked(self.ctx)
+        return self.person and not is_modern(self.ctx) and can_be_asked(self.ctx)
 
     @property
     def reaches_person(self) -> bool:
         """The client can show its user a question (pushed, or as a 2026-era round); else the console inbox
         may."""
-        return can_elicit(self.ctx)
+        return self.person and can_elicit(self.ctx)
 
     @property
     def relays_sampling(self) -> bool:  # type: ignore[override]
@@ -172,6 +176,8 @@ class FrontLink(CallerLink):
             return ErrorData(code=e.code, message=e.message, data=getattr(e, "data", None))
 
     async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
+        if not self.person:
+            return refusal("an elicitation", f"{self.who} is another agent's; it cannot answer for the user")
         if not can_elicit(self.ctx) and not can_elicit(self.ctx, "url"):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")
         if is_modern(self.ctx):

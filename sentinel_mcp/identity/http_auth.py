@@ -38,7 +38,7 @@ def configured_principals(config: Config) -> dict[str, Principal]:
                                 tuple(spec.tools), tuple(spec.upstreams))
            for spec in config.sentinel.principals}
     for name in _a2a_keys(config, None):
-        out.setdefault(name, Principal(name, "token"))
+        out.setdefault(name, Principal(name, "token", agent=name != OWNER_NAME))
     return out
 
 
@@ -120,7 +120,7 @@ def http_auth_for(
         if spec.token is not None or spec.token_sha256 is not None:
             tokens.add(known[spec.name], token=spec.token, sha256_hex=spec.token_sha256)
     for name, key in _a2a_keys(config, token).items():
-        tokens.add(known.get(name) or Principal(name, "token"), token=key)
+        tokens.add(known.get(name) or Principal(name, "token", agent=name != OWNER_NAME), token=key)
     certificates = certificate_resolver_for(config, tokens, refused, is_revoked)
     resolvers: list[PrincipalResolver] = [*([certificates] if certificates else []), *(extra or []), tokens]
     also = ", or present a client certificate of this front's CA" if certificates else ""

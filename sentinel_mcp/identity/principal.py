@@ -25,6 +25,9 @@ class Principal:
     # glob patterns over a tool's identity (<server>__<tool>) and over server names; ("*",) is everything
     tools: tuple[str, ...] = ("*",)
     upstreams: tuple[str, ...] = ("*",)
+    # another agent (an A2A key's name), not a person: its client never answers for the user; the questions
+    # its calls raise are the owner's to answer (the console inbox)
+    agent: bool = False
 
     @property
     def is_owner(self) -> bool:

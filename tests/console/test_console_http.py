@@ -453,3 +453,73 @@ async def test_a_peers_question_is_the_owners_to_answer_not_the_peers(tmp_path):
                         break
                     await asyncio.sleep(0.1)
                 assert state == "TASK_STATE_COMPLETED", got.json()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_peers_own_mcp_calls_ask_the_owner_never_the_peers_client(tmp_path, mode):
+    """An A2A peer signed in to the MCP front with its key, its client able to elicit and saying yes to
+    everything: it is asked nothing (its yes would be the user's), in either era. The call is blocked; the
+    question waits in the owner's inbox (not the peer's), the peer cannot answer it there, and after the
+    owner's yes the peer's retry runs. A question the upstream itself pushes during a peer's call is not put
+    to the peer either. While the owner's console is open, a peer's call is held and completes on the owner's
+    answer."""
+    import json as _json
+
+    from tests.identity.identity_rig import User, http_client
+
+    owner_token, rover_key = "owner-token-" + "x" * 20, "rover-key-1234"
+    cfg = console_config(tmp_path)
+    body = _json.loads(cfg.read_text())
+    body["sentinel"]["a2a"]["api_keys"] = {"rover": rover_key}
+    body["sentinel"]["http"] = {"token": owner_token}
+    cfg.write_text(_json.dumps(body))
+    with http_sentinel(cfg) as (base, _):
+        says_yes = User(approve=True)
+        async with http_client(base, rover_key, mode, user=says_yes) as peer, \
+                signed_in(base, rover_key) as rover, signed_in(base, owner_token) as owner:
+            blocked = await peer.call_tool("tb__delete_thing", {"name": "peer-thing"})
+            assert blocked.is_error and "deleted" not in text(blocked), text(blocked)
+            assert says_yes.asked == []
+            page = await owner.wait_items(1)
+            [item] = items_of(page)
+            assert "peer-thing" in page
+            assert item not in await rover.page("/console/inbox")
+            assert (await rover.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 404
+            assert (await owner.post(f"/console/inbox/{item}", {"decision": "approve"})).status_code == 303
+            done = await peer.call_tool("tb__delete_thing", {"name": "peer-thing"})
+            assert not done.is_error and text(done) == "deleted peer-thing", text(done)
+            assert says_yes.asked == []
+
+            if mode == "legacy":  # the upstream's own pushed question, after the owner's yes to the call
+                blocked = await peer.call_tool("tb__confirm_push", {"what": "wipe"})
+                assert blocked.is_error, text(blocked)
+                [item] = items_of(await owner.wait_items(1))
+                yes = await owner.post(f"/console/inbox/{item}", {"decision": "approve"})
+                assert yes.status_code == 303
+                call = asyncio.create_task(peer.call_tool("tb__confirm_push", {"what": "wipe"}))
+                page = await owner.wait_items(1)  # what the upstream asks, put to the owner, not the peer
+                [item] = items_of(page)
+                assert "really wipe" in page
+                answer = {**answer_fields(page, item), "decision": "approve"}
+                assert (await owner.post(f"/console/inbox/{item}", answer)).status_code == 303
+                pushed = await asyncio.wait_for(call, 60)
+                assert text(pushed).startswith("wipe:accept:"), text(pushed)
+                assert says_yes.asked == []
+
+        # the owner's console open: the peer's call is held, and the owner's answer completes it
+        listen, http = await watching(base, owner_token)
+        try:
+            async with http_client(base, rover_key, mode, user=says_yes) as peer, \
+                    signed_in(base, owner_token) as owner:
+                call = asyncio.create_task(peer.call_tool("tb__delete_thing", {"name": "held-thing"}))
+                page = await owner.wait_items(1)
+                [item] = items_of(page)
+                assert not call.done()
+                yes = await owner.post(f"/console/inbox/{item}", {"decision": "approve"})
+                assert yes.status_code == 303
+                held = await asyncio.wait_for(call, 60)
+                assert not held.is_error and text(held) == "deleted held-thing", text(held)
+                assert says_yes.asked == []
+        finally:
+            listen.cancel()
+            await http.aclose()

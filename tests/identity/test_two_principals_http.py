@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from tests.identity.identity_rig import (
@@ -28,6 +29,7 @@ from mcp.types import CallToolResult
 from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
 
 pytestmark = pytest.mark.timeout(240)
+TOOLBOX = Path(__file__).resolve().parent.parent / "gateway" / "toolbox_server.py"
 BIND = {"context": "booking_of_interest", "value": "BK-789"}
 BOUND = 'booking_of_interest = "BK-789"'  # the summary line of a bound context
 
@@ -340,3 +342,26 @@ async def test_a_session_pushed_out_of_the_owner_table_is_nobodys():
     assert await call("alice", "s3") == 200 and await call("bob", "s3") == 404
     assert await call("bob", "s1") == 404 and await call("alice", "s1") == 404
     assert await call("bob", "never-opened") == 404
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_another_agents_client_answers_no_question_even_with_no_console(tmp_path, mode):
+    """An A2A peer's key signs in to the MCP front as an agent: the gateway's questions are not put to its
+    client (a yes there would be the user's), in either era, and with no console to send them to the call is
+    blocked, not run; a person's client with the same capabilities is still asked."""
+    cfg = write_config(tmp_path, console={"enabled": False}, a2a={"name": "identity-test", "task_db": "",
+                                                                   "api_keys": {"rover": "rover-key-1234"}})
+    body = json.loads(cfg.read_text())
+    body["mcpServers"]["tb"] = {"command": sys.executable, "args": [str(TOOLBOX)]}
+    cfg.write_text(json.dumps(body))
+    with http_sentinel(cfg) as (base, _):
+        agent_user, person = User(approve=True), User(approve=True)
+        async with http_client(base, "rover-key-1234", mode, user=agent_user) as rover:
+            for _ in range(2):
+                r = await rover.call_tool("tb__delete_thing", {"name": "x"})
+                assert r.is_error and "deleted" not in text(r), text(r)
+            assert agent_user.asked == []
+        async with http_client(base, ALICE, mode, user=person) as alice:
+            r = await alice.call_tool("tb__delete_thing", {"name": "y"})
+            assert not r.is_error and text(r) == "deleted y", text(r)
+            assert person.asked
