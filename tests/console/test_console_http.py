@@ -409,32 +409,39 @@ async def test_a2a_task_waiting_for_input_is_answered_in_the_console(sentinel):
         assert state == "TASK_STATE_COMPLETED", got.json()
 
 
+OWNER_TOKEN, ROVER_KEY = "owner-token-" + "x" * 20, "rover-key-1234"
+
+
+def with_peer(tmp_path):
+    """The console rig with an A2A peer "rover" (its key) and the owner's token."""
+    import json as _json
+
+    cfg = console_config(tmp_path)
+    body = _json.loads(cfg.read_text())
+    body["sentinel"]["a2a"]["api_keys"] = {"rover": ROVER_KEY}
+    body["sentinel"]["http"] = {"token": OWNER_TOKEN}
+    cfg.write_text(_json.dumps(body))
+    return cfg
+
+
 async def test_a_peers_question_is_the_owners_to_answer_not_the_peers(tmp_path):
     """An A2A peer (a key of ``sentinel.a2a``, not a configured principal) signing in to the console with its
     own key sees no question and can answer none: not its own task's (that would be the phone's user's "yes"
     given by the agent), not any other. The owner's inbox lists the peer's task and the owner's answer
     resumes it."""
-    import json as _json
-
-
-    owner_token, rover_key = "owner-token-" + "x" * 20, "rover-key-1234"
-    cfg = console_config(tmp_path)
-    body = _json.loads(cfg.read_text())
-    body["sentinel"]["a2a"]["api_keys"] = {"rover": rover_key}
-    body["sentinel"]["http"] = {"token": owner_token}
-    cfg.write_text(_json.dumps(body))
+    cfg = with_peer(tmp_path)
     call = {"type": "tool_call", "tool_call_id": "t1", "name": "tb__delete_thing",
             "args": {"name": "peer-thing"}}
     message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"data": call}]}
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=60) as http:
-            peer = {"X-API-Key": rover_key, "A2A-Version": "1.0"}
+            peer = {"X-API-Key": ROVER_KEY, "A2A-Version": "1.0"}
             reply = await http.post(f"{base}/a2a", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
                                                          "params": {"message": message}}, headers=peer)
             task = reply.json()["result"]["task"]
             assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED", task
             item = "a2a-" + task["id"]
-            async with signed_in(base, rover_key) as rover, signed_in(base, owner_token) as owner:
+            async with signed_in(base, ROVER_KEY) as rover, signed_in(base, OWNER_TOKEN) as owner:
                 assert item not in await rover.page("/console/inbox")
                 refused = await rover.post(f"/console/inbox/{item}", {"decision": "approve"})
                 assert refused.status_code == 404
@@ -463,20 +470,13 @@ async def test_a_peers_own_mcp_calls_ask_the_owner_never_the_peers_client(tmp_pa
     owner's yes the peer's retry runs. A question the upstream itself pushes during a peer's call is not put
     to the peer either. While the owner's console is open, a peer's call is held and completes on the owner's
     answer."""
-    import json as _json
-
     from tests.identity.identity_rig import User, http_client
 
-    owner_token, rover_key = "owner-token-" + "x" * 20, "rover-key-1234"
-    cfg = console_config(tmp_path)
-    body = _json.loads(cfg.read_text())
-    body["sentinel"]["a2a"]["api_keys"] = {"rover": rover_key}
-    body["sentinel"]["http"] = {"token": owner_token}
-    cfg.write_text(_json.dumps(body))
+    cfg = with_peer(tmp_path)
     with http_sentinel(cfg) as (base, _):
         says_yes = User(approve=True)
-        async with http_client(base, rover_key, mode, user=says_yes) as peer, \
-                signed_in(base, rover_key) as rover, signed_in(base, owner_token) as owner:
+        async with http_client(base, ROVER_KEY, mode, user=says_yes) as peer, \
+                signed_in(base, ROVER_KEY) as rover, signed_in(base, OWNER_TOKEN) as owner:
             blocked = await peer.call_tool("tb__delete_thing", {"name": "peer-thing"})
             assert blocked.is_error and "deleted" not in text(blocked), text(blocked)
             assert says_yes.asked == []
@@ -507,10 +507,10 @@ async def test_a_peers_own_mcp_calls_ask_the_owner_never_the_peers_client(tmp_pa
                 assert says_yes.asked == []
 
         # the owner's console open: the peer's call is held, and the owner's answer completes it
-        listen, http = await watching(base, owner_token)
+        listen, http = await watching(base, OWNER_TOKEN)
         try:
-            async with http_client(base, rover_key, mode, user=says_yes) as peer, \
-                    signed_in(base, owner_token) as owner:
+            async with http_client(base, ROVER_KEY, mode, user=says_yes) as peer, \
+                    signed_in(base, OWNER_TOKEN) as owner:
                 call = asyncio.create_task(peer.call_tool("tb__delete_thing", {"name": "held-thing"}))
                 page = await owner.wait_items(1)
                 [item] = items_of(page)
