@@ -146,10 +146,11 @@ async def _login(console: Console, request: Request) -> Response:
     if not console.auth.login_csrf_ok(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
         return await _login_form(console, request, "The sign-in form expired; try again.", 403)
     token = form.get("token")
-    signed = console.auth.sign_in(
-        token if isinstance(token, str) else "", Credentials.from_scope(request.scope)
-    )
+    presented = Credentials.from_scope(request.scope)
+    signed = console.auth.sign_in(token if isinstance(token, str) else "", presented)
     if signed is None:
+        if console.auth.flooding(presented.peer):
+            return await _login_form(console, request, "Too many wrong tokens from here; wait a minute.", 429)
         return await _login_form(console, request, "That token is not one Sentinel accepts.", 401)
     sid, _principal = signed
     response = RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)

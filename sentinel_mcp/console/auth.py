@@ -33,7 +33,11 @@ COOKIE = "sentinel_console"
 LOGIN_COOKIE = "sentinel_console_login"
 SESSION_SECONDS = 12 * 3600
 MAX_SESSIONS = 1000
-MAX_FAILED_LOGINS = 20  # per minute, for the whole console: a token is 256 bits, this only slows a flood
+# wrong tokens per minute from one client address before its further wrong tokens are answered 429; a right
+# token always signs in (a count others can fill must never lock the people out), and a token is >= 16
+# characters of secret, so the count only slows a flood
+MAX_FAILED_LOGINS = 20
+MAX_FAILING_ADDRESSES = 4096  # addresses whose failures are remembered (the oldest forgotten first)
 
 
 @dataclass
@@ -51,7 +55,7 @@ class ConsoleAuth:
         self.secure = secure_cookies
         self.secret = secrets.token_bytes(32)  # per process: a restart signs everyone out
         self._sessions: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
-        self._failures: list[float] = []
+        self._failures: OrderedDict[str, list[float]] = OrderedDict()  # client address -> failure times
 
     @property
     def open_access(self) -> bool:
@@ -98,9 +102,6 @@ class ConsoleAuth:
         requires
         one, or one that must agree with the token)."""
         now = time.time()
-        self._failures = [t for t in self._failures if t > now - 60]
-        if len(self._failures) >= MAX_FAILED_LOGINS:
-            return None
         token = token.strip()
         creds = Credentials(
             bearer=token or None,
@@ -112,13 +113,25 @@ class ConsoleAuth:
         except AuthFailed:
             principal = None
         if principal is None or not self.authenticator.required:
-            self._failures.append(now)
+            self._failed(presented.peer if presented else None, now)
             return None
         sid = secrets.token_urlsafe(32)
         self._sessions[sid] = (principal, now + SESSION_SECONDS)
         while len(self._sessions) > MAX_SESSIONS:
             self._sessions.popitem(last=False)
         return sid, principal
+
+    def _failed(self, address: str | None, now: float) -> None:
+        key = address or "?"
+        times = [t for t in self._failures.pop(key, []) if t > now - 60][-MAX_FAILED_LOGINS:]
+        self._failures[key] = [*times, now]
+        while len(self._failures) > MAX_FAILING_ADDRESSES:
+            self._failures.popitem(last=False)
+
+    def flooding(self, address: str | None) -> bool:
+        """Whether this address sent more than ``MAX_FAILED_LOGINS`` wrong tokens in the last minute."""
+        now = time.time()
+        return sum(1 for t in self._failures.get(address or "?", ()) if t > now - 60) > MAX_FAILED_LOGINS
 
     def sign_out(self, viewer: Viewer) -> None:
         if viewer.session_id:

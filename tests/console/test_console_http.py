@@ -523,3 +523,24 @@ async def test_a_peers_own_mcp_calls_ask_the_owner_never_the_peers_client(tmp_pa
         finally:
             listen.cancel()
             await http.aclose()
+
+
+async def test_a_flood_of_wrong_tokens_never_locks_a_right_one_out(tmp_path):
+    """Wrong tokens (many spellings, one client address) pile up to 429 for that sender's wrong tokens; the
+    people's right tokens still sign in at once, from the same address too (a count that anybody can fill
+    must not keep the people who answer approvals out)."""
+    cfg = with_peer(tmp_path)
+    wrong = ["", " ", "x", OWNER_TOKEN[:-1], OWNER_TOKEN.upper(), OWNER_TOKEN + "x", "Bearer " + OWNER_TOKEN,
+             ALICE[::-1], ROVER_KEY + " x", "\u0430" + ALICE[1:], "%00", "a" * 8000]
+    with http_sentinel(cfg) as (base, _):
+        async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+            statuses = []
+            for i in range(30):
+                form = await http.get(f"{base}/console/login")  # each try on a fresh form (single use)
+                r = await http.post(f"{base}/console/login", headers={"origin": base},
+                                    data={"csrf": csrf_of(form.text), "token": wrong[i % len(wrong)]})
+                statuses.append(r.status_code)
+            assert set(statuses[:20]) == {401} and set(statuses[20:]) == {429}, statuses
+        for token in (OWNER_TOKEN, ALICE):
+            async with signed_in(base, token) as person:
+                assert "inbox" in (await person.page("/console/inbox")).lower()
