@@ -363,10 +363,13 @@ def build_http_app(
 
             body["model"] = model_status(cortex.engine)
         try:
-            auth.authenticate(Credentials.from_scope(request.scope))
+            who = auth.authenticate(Credentials.from_scope(request.scope))
         except AuthFailed:
+            who = None
+        if who is None or not who.unrestricted or who.agent:
             # public (a probe needs no token): the status word only; upstreams, file paths and causes are
-            # shown to callers with a credential (the same admission as /mcp)
+            # shown to a person who may reach every tool (as /metrics), not to a principal limited to some
+            # upstreams nor to another agent
             return JSONResponse({"status": body["status"]}, status_code=code)
         return JSONResponse(body, status_code=code)
 

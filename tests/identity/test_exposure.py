@@ -15,7 +15,7 @@ import sys
 import httpx2
 import pytest
 import uvicorn
-from tests.identity.identity_rig import ALICE, free_port, http_sentinel, write_config
+from tests.identity.identity_rig import ALICE, CAROL, free_port, http_sentinel, write_config
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -353,3 +353,20 @@ def test_the_caller_check_reads_its_headers_as_a_full_decode_would(headers):
     wanted = {name.decode() for name in CHECKED_HEADERS}
     assert checked_headers(scope) == {k: v for k, v in full.items() if k in wanted}
     assert Credentials.from_scope(scope, checked_headers(scope)) == Credentials.from_scope(scope)
+
+
+async def test_health_details_are_for_a_person_who_may_reach_everything(tmp_path):
+    """/healthz names upstreams, file paths and causes: a person who may reach every tool sees them (as
+    /metrics); a principal limited to some upstreams, another agent's key, a wrong or absent credential get
+    the status word only."""
+    cfg = write_config(tmp_path, a2a={"name": "identity-test", "task_db": "",
+                                      "api_keys": {"rover": "rover-key-1234"}})
+    with http_sentinel(cfg) as (base, _):
+        async with httpx2.AsyncClient(timeout=10) as http:
+            full = (await http.get(f"{base}/healthz", headers={"Authorization": f"Bearer {ALICE}"})).json()
+            assert "upstreams" in full and "storage" in full, full
+            for headers in ({"Authorization": f"Bearer {CAROL}"}, {"X-API-Key": CAROL},
+                            {"X-API-Key": "rover-key-1234"}, {"Authorization": "Bearer rover-key-1234"},
+                            {"Authorization": f"Bearer {ALICE}x"}, {}):
+                r = await http.get(f"{base}/healthz", headers=headers)
+                assert r.status_code == 200 and r.json() == {"status": full["status"]}, (headers, r.text)
