@@ -18,6 +18,7 @@ from sentinel_mcp.config import load_config
 from sentinel_mcp.core.builtin import BUILTINS, BuiltinContext, load_factory, load_section_model
 from sentinel_mcp.core.errors import ConfigError
 from sentinel_mcp.core.settings import validate_section
+from sentinel_mcp.storage.private_paths import private_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,7 +59,7 @@ def cmd_builtin(args: argparse.Namespace) -> int:
     if model is not None:
         validate_section(model, settings, where)  # a bad --set stops here, naming the key
     data_dir = Path(args.data_dir) if args.data_dir else config.data_dir / name
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)
     server = load_factory(name)(BuiltinContext(name=name, data_dir=data_dir, settings=settings))
     print(f"sentinel-mcp builtin {name}: serving over stdio (state in {data_dir})", file=sys.stderr)
     server.run("stdio")

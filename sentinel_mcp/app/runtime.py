@@ -56,6 +56,7 @@ from sentinel_mcp.gateway.replica import open_nonce_book, shared_store
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.storage.instances import Instance, settle_dead
 from sentinel_mcp.storage.open import release
+from sentinel_mcp.storage.private_paths import private_dir
 
 log = logging.getLogger(__name__)
 LAUNCH_WAIT = 2.0  # seconds at most that start-up waits for the stdio upstreams' processes to be spawned
@@ -170,7 +171,7 @@ def _builder(name: str, ctx: BuiltinContext, problems: list[str]) -> BuildSteps:
     def build() -> Any:
         try:
             factory = load_factory(name)  # imported already by load(): a look-up
-            ctx.data_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(ctx.data_dir)
             server = factory(ctx)
             traits_of(server)  # the contract holds on first use too (its recorded description gave them)
             return server
@@ -308,7 +309,7 @@ async def _assembled(
             continue
         try:
             factory = load_factory(name)
-            ctx.data_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(ctx.data_dir)
             server = factory(ctx)
             traits = traits_of(server)  # a server that declares nothing breaks the contract: not mounted
         except Exception as e:  # noqa: BLE001 - one broken built-in must not stop the others

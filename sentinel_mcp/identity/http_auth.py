@@ -16,6 +16,7 @@ from sentinel_mcp.identity.principal import OWNER_NAME, Principal
 from sentinel_mcp.identity.resolver import Authenticator, PrincipalResolver, TokenResolver
 from sentinel_mcp.tls.peer_certificate import PeerCertificate
 from sentinel_mcp.tls.settings import CertificateMatch, ServerTLS
+from sentinel_mcp.storage.private_paths import private_dir
 
 OWNER_BY_TOKEN = Principal(OWNER_NAME, "token")
 
@@ -110,6 +111,7 @@ def http_auth_for(
     if http.auth == "token" and token is None:
         file = owner_token.token_path(config.data_dir)
         try:
+            private_dir(config.data_dir)  # a new data dir is the owner's only (the stores live there too)
             token, created = owner_token.load_or_create(config.data_dir)
         except (OSError, ValueError) as e:
             raise ConfigError(f"the owner's token ({file}): {e}") from None

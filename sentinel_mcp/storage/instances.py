@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from sentinel_mcp.storage.private_paths import private_dir
+
 log = logging.getLogger(__name__)
 
 INSTANCES = "instances"
@@ -133,7 +135,7 @@ class Instance:
     @classmethod
     def claim(cls, root: Path, role: str = "gateway") -> "Instance":
         base = instances_dir(root)
-        base.mkdir(parents=True, exist_ok=True)
+        private_dir(base)
         # sortable by start time; pid for people reading the list; random so that pid reuse (pid 1 in every
         # container) can never name an earlier instance
         iid = f"{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}-{secrets.token_hex(3)}"

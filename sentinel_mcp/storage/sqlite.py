@@ -27,6 +27,7 @@ from typing import Any, Callable
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 from sentinel_mcp.storage.health import StoreHealth, register, unregister
 from sentinel_mcp.storage.job_writer import Done, Job, JobWriter
+from sentinel_mcp.storage.private_paths import private_dir, private_file
 from sentinel_mcp.storage.schema import Schema
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,8 @@ class SQLiteDatabase(JobWriter):
 
     def _connect(self) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
+            private_file(self.path)
             # exclusive: nobody else should wait on it, and a probe must not hold the writer for long
             timeout = 0.5 if self.options.exclusive else self.options.busy_timeout_ms / 1000
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)

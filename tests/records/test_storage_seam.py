@@ -13,6 +13,7 @@ import pytest
 
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
 from sentinel_mcp.storage.open import release
+from sentinel_mcp.storage.sqlite import SHARED
 
 SCHEMA = Schema("t", {"sqlite": ["CREATE TABLE t (id INTEGER PRIMARY KEY, x TEXT UNIQUE)"]})
 
@@ -214,3 +215,40 @@ async def test_the_write_ahead_log_starts_full_size_and_loses_nothing_when_kille
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         conn.close()
+
+
+async def test_stores_are_the_owners_only_whatever_the_umask(tmp_path: Path) -> None:
+    """A new store's directories are 0700, its file and its journals 0600, under a permissive umask; an
+    existing store of ours that others could read is tightened; a directory the user made keeps its mode."""
+    old = os.umask(0o002)
+    try:
+        for options, journal in ((None, "-wal"), ("shared", "-journal")):
+            base = tmp_path / f"new-{journal}"
+            path = base / "deep" / "er" / "a.db"
+            db = open_database(path, "t", SHARED) if options else open_database(path, "t")
+            try:
+                await db.migrate(SCHEMA)
+                await db.write("INSERT INTO t (x) VALUES (?)", ("a",))
+                for d in (base, base / "deep", base / "deep" / "er"):
+                    assert oct(d.stat().st_mode & 0o777) == "0o700", d
+                assert oct(path.stat().st_mode & 0o777) == "0o600"
+                side = Path(str(path) + journal)
+                if side.exists():
+                    assert oct(side.stat().st_mode & 0o777) == "0o600", side
+            finally:
+                await release(db)
+        mine = tmp_path / "mine"
+        mine.mkdir(mode=0o755)
+        os.chmod(mine, 0o755)
+        loose = mine / "b.db"
+        loose.write_bytes(b"")
+        os.chmod(loose, 0o644)
+        db = open_database(loose, "t")
+        try:
+            await db.migrate(SCHEMA)
+            assert oct(loose.stat().st_mode & 0o777) == "0o600"
+            assert oct(mine.stat().st_mode & 0o777) == "0o755"
+        finally:
+            await release(db)
+    finally:
+        os.umask(old)
