@@ -71,7 +71,7 @@ class AdbSource:
             or "unknown" in first
             and "sh:" in first
         ):
-            raise SourceUnavailable(f"adb shell {' '.join(argv)!r}: {first}")
+            raise SourceUnavailable(f"adb shell {' '.join(argv)!r}: the service or command is missing")
         return out
 
     async def available(self) -> set[SensorKind]:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from device_tools.sensors.errors import SensorUnsupported, SourceUnavailable
+from device_tools.sensors.errors import MalformedOutput, SensorUnsupported, SourceMissing, SourceUnavailable
 from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.parsers.termux_json import (
     parse_termux_battery,
@@ -37,6 +37,34 @@ _NAME_RULES: dict[SensorKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+STDOUT_MAX_BYTES = 512_000  # the largest JSON a termux-api command prints is a Wi-Fi scan of a few KB
+STDERR_MAX_BYTES = 64_000
+MAX_CONCURRENT_READS = 4
+
+
+class _Oversize(Exception):
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+async def _bounded(stream: asyncio.StreamReader, limit: int) -> bytes:
+    """All of ``stream``, read in chunks; _Oversize as soon as it passes ``limit`` bytes."""
+    chunks, size = [], 0
+    while chunk := await stream.read(65_536):
+        size += len(chunk)
+        if size > limit:
+            raise _Oversize(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # the wrapper script and the termux-api child it spawned
+    await proc.wait()
+
+
 class TermuxSource:
     name = "termux"
 
@@ -45,6 +73,7 @@ class TermuxSource:
         self._bin_dir, self._timeout, self._clock = bin_dir, timeout, clock
         self._sensor_names: dict[SensorKind, str] | None = None
         self.record_seconds = 3  # microphone clip length
+        self._reads = asyncio.Semaphore(MAX_CONCURRENT_READS)
 
     async def close(self) -> None:
         return None
@@ -53,7 +82,7 @@ class TermuxSource:
         path = shutil.which(command, path=self._bin_dir) if self._bin_dir else shutil.which(command)
         if path is None:
             where = self._bin_dir or os.environ.get("PATH", "")
-            raise SourceUnavailable(f"{command} not found (in {where}); install Termux:API and "
+            raise SourceMissing(f"{command} not found (in {where}); install Termux:API and "
                                     "`pkg install termux-api`")
         return path
 
@@ -66,22 +95,28 @@ class TermuxSource:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-        )  # so a timeout kills the whole group
+        )  # so a timeout or an oversize output kills the whole group
+        assert proc.stdout is not None and proc.stderr is not None
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), self._timeout)
+            out, _, code = await asyncio.wait_for(asyncio.gather(
+                _bounded(proc.stdout, STDOUT_MAX_BYTES), _bounded(proc.stderr, STDERR_MAX_BYTES), proc.wait()
+            ), self._timeout)
         except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # the wrapper script and the termux-api child it spawned
-            await proc.wait()
+            await _kill_group(proc)
             if command == "termux-sensor":
                 await self._release_listeners()
             raise SourceUnavailable(
                 f"{command} {' '.join(args)}: no answer within {self._timeout:g} s "
                 "(is the Termux:API app installed and allowed?)"
             ) from None
-        if proc.returncode != 0:
-            msg = (err or out).decode("utf-8", "replace").strip()[:200]
-            raise SourceUnavailable(f"{command} exited with {proc.returncode}: {msg or 'no message'}")
+        except _Oversize as e:
+            await _kill_group(proc)
+            if command == "termux-sensor":
+                await self._release_listeners()
+            raise MalformedOutput(f"{command}: output passed {e.limit} bytes (killed)") from None
+        if code != 0:
+            # stdout is the reading and stderr may quote it: neither goes into the error
+            raise SourceUnavailable(f"{command} exited with {code} ({len(out)} bytes of output)")
         return out.decode("utf-8", "replace")
 
     async def _release_listeners(self) -> None:
@@ -129,6 +164,13 @@ class TermuxSource:
         return kinds
 
     async def read(self, sensor: SensorKind) -> Reading:
+        # a bounded number of reads at once: each may hold up to the byte caps (a photo, a clip) in memory
+        if self._reads.locked():
+            raise SourceUnavailable(f"termux: {MAX_CONCURRENT_READS} reads already running")
+        async with self._reads:
+            return await self._read(sensor)
+
+    async def _read(self, sensor: SensorKind) -> Reading:
         values: dict[str, Any]
         if sensor is SensorKind.location:
             values = parse_termux_location(await self._run("termux-location", "-p", "gps", "-r", "once"))
