@@ -62,7 +62,21 @@ async def _bounded(stream: asyncio.StreamReader, limit: int) -> bytes:
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # the wrapper script and the termux-api child it spawned
-    await proc.wait()
+    # asyncio reports the exit only once both pipes reach EOF: drain them, keeping nothing. Bounded, in case
+    # a child left the group and holds a pipe open
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(_discard(proc.stdout), _discard(proc.stderr), proc.wait()), 5)
+
+
+async def _stop(reads: list[asyncio.Future[bytes]]) -> None:
+    for read in reads:
+        read.cancel()
+    await asyncio.gather(*reads, return_exceptions=True)
+
+
+async def _discard(stream: asyncio.StreamReader | None) -> None:
+    while stream is not None and await stream.read(65_536):
+        pass
 
 
 class TermuxSource:
@@ -97,11 +111,14 @@ class TermuxSource:
             start_new_session=True,
         )  # so a timeout or an oversize output kills the whole group
         assert proc.stdout is not None and proc.stderr is not None
+        reads = [asyncio.ensure_future(_bounded(proc.stdout, STDOUT_MAX_BYTES)),
+                 asyncio.ensure_future(_bounded(proc.stderr, STDERR_MAX_BYTES))]
         try:
-            out, _, code = await asyncio.wait_for(asyncio.gather(
-                _bounded(proc.stdout, STDOUT_MAX_BYTES), _bounded(proc.stderr, STDERR_MAX_BYTES), proc.wait()
-            ), self._timeout)
+            async with asyncio.timeout(self._timeout):
+                out, _ = await asyncio.gather(*reads)
+                code = await proc.wait()
         except TimeoutError:
+            await _stop(reads)
             await _kill_group(proc)
             if command == "termux-sensor":
                 await self._release_listeners()
@@ -110,10 +127,15 @@ class TermuxSource:
                 "(is the Termux:API app installed and allowed?)"
             ) from None
         except _Oversize as e:
+            await _stop(reads)
             await _kill_group(proc)
             if command == "termux-sensor":
                 await self._release_listeners()
             raise MalformedOutput(f"{command}: output passed {e.limit} bytes (killed)") from None
+        except asyncio.CancelledError:  # the read was abandoned: leave nothing running on the phone
+            await _stop(reads)
+            await _kill_group(proc)
+            raise
         if code != 0:
             # stdout is the reading and stderr may quote it: neither goes into the error
             raise SourceUnavailable(f"{command} exited with {code} ({len(out)} bytes of output)")
