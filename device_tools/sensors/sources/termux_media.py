@@ -12,6 +12,7 @@ import asyncio
 import base64
 import io
 import tempfile
+import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,10 @@ async def take_photo(run: Run, camera: str = "0") -> dict[str, Any]:
         if path.stat().st_size > PHOTO_MAX_BYTES:
             raise MalformedOutput(f"the photo is larger than {PHOTO_MAX_BYTES} bytes")
         try:
-            with Image.open(path) as taken:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", Image.DecompressionBombWarning)  # PIL's own check, as an error
+                taken = Image.open(path)
+            with taken:
                 original = taken.size  # from the header: nothing is decoded yet
                 if original[0] * original[1] > PHOTO_MAX_PIXELS:
                     raise MalformedOutput(f"the photo has more than {PHOTO_MAX_PIXELS} pixels")
@@ -60,7 +64,7 @@ async def take_photo(run: Run, camera: str = "0") -> dict[str, Any]:
                 image.thumbnail((PHOTO_MAX_SIDE, PHOTO_MAX_SIDE))
                 buf = io.BytesIO()
                 image.save(buf, format="JPEG", quality=80)  # re-encoded: the original's EXIF stays behind
-        except (UnidentifiedImageError, OSError, Image.DecompressionBombError):
+        except (UnidentifiedImageError, OSError, Image.DecompressionBombError, Image.DecompressionBombWarning):
             raise MalformedOutput("termux-camera-photo wrote no readable image") from None
     return {
         "image_base64": base64.b64encode(buf.getvalue()).decode(),
