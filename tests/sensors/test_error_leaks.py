@@ -45,7 +45,8 @@ def _assert_clean(err: SensorError, bridge) -> None:
 
 @pytest.mark.parametrize("name", sorted(ADB_SPELLINGS))
 async def test_adb_parse_failure_quotes_nothing(name, make_bridge):
-    server = FakeAdbServer({"dumpsys location": ADB_SPELLINGS[name], "cat /proc/uptime": "100.0 50.0\n"}).start()
+    canned = {"dumpsys location": ADB_SPELLINGS[name], "cat /proc/uptime": "100.0 50.0\n"}
+    server = FakeAdbServer(canned).start()
     try:
         bridge = make_bridge(AdbSource(host="127.0.0.1", port=server.port, timeout=10))
         bridge.consents.grant("agent-a", SensorKind.location, Scope.minimal)
@@ -63,7 +64,8 @@ TERMUX_SPELLINGS = {
     "fix printed then exit 1": f"echo '{FIX}'; exit 1",
     "fix on stderr then exit 3": f"echo '{FIX}' >&2; exit 3",
     "API_ERROR carrying the fix": """echo '{"API_ERROR": "at 47.123456,8.654321: denied"}'""",
-    "API_ERROR no-fix kind carrying it": """echo '{"API_ERROR": "Failed to get location 47.123456 8.654321"}'""",
+    "API_ERROR no-fix kind carrying it":
+        """echo '{"API_ERROR": "Failed to get location 47.123456 8.654321"}'""",
     "fix then garbage": f"echo '{FIX} 47.123456 8.654321 ]['",
     "fix with an out-of-range latitude": """echo '{"latitude": 147.123456, "longitude": 8.654321}'""",
 }

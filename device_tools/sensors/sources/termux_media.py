@@ -64,7 +64,8 @@ async def take_photo(run: Run, camera: str = "0") -> dict[str, Any]:
                 image.thumbnail((PHOTO_MAX_SIDE, PHOTO_MAX_SIDE))
                 buf = io.BytesIO()
                 image.save(buf, format="JPEG", quality=80)  # re-encoded: the original's EXIF stays behind
-        except (UnidentifiedImageError, OSError, Image.DecompressionBombError, Image.DecompressionBombWarning):
+        except (UnidentifiedImageError, OSError, Image.DecompressionBombError,
+                Image.DecompressionBombWarning):
             raise MalformedOutput("termux-camera-photo wrote no readable image") from None
     return {
         "image_base64": base64.b64encode(buf.getvalue()).decode(),
