@@ -89,7 +89,8 @@ def test_termux_battery_refuses_hostile_percentage(text):
         parse_termux_battery(text)
 
 
-@pytest.mark.parametrize("values", ["[NaN, 1.0, 2.0]", "[1.0, Infinity, 2.0]", "[1e400]", '["1.0"]', "[true]"])
+@pytest.mark.parametrize("values", ["[NaN, 1.0, 2.0]", "[1.0, Infinity, 2.0]", "[1e400]", '["1.0"]',
+                                    "[true]", "[]"])
 def test_termux_sensor_values_must_be_finite(values):
     with pytest.raises(MalformedOutput):
         parse_termux_sensor_sample(f'{{"Accel": {{"values": {values}}}}}', "Accel")

@@ -16,6 +16,9 @@ from sentinel_mcp.core.call_meta import PRINCIPAL_KEY, SESSION_KEY
 pytestmark = [pytest.mark.timeout(60), pytest.mark.parametrize("mode", ["legacy", "auto"])]
 
 
+GRANT_ALICE = {"action": "grant", "sensor": "location", "requester": "alice"}
+
+
 async def _confirm(context, params):
     return ElicitResult(action="accept", content={"confirm": True})
 
@@ -30,7 +33,7 @@ async def _confirm(context, params):
 async def test_local_behind_the_gateway_is_not_the_owner(tmp_path, mode, action):
     srv = create_server(BuiltinContext(name="sensors", data_dir=tmp_path / "sensors"))
     async with Client(srv, mode=mode, elicitation_callback=_confirm) as c:
-        r = await c.call_tool("sensor_consent", {"action": "grant", "sensor": "location", "requester": "alice"})
+        r = await c.call_tool("sensor_consent", GRANT_ALICE)
         assert not r.is_error  # standalone, the local user (the client) is the owner
         owner = {SESSION_KEY: "s-owner", PRINCIPAL_KEY: "owner"}  # the owner as the gateway names it
         local = {SESSION_KEY: "s-local", PRINCIPAL_KEY: "local"}
@@ -44,8 +47,9 @@ async def test_local_behind_the_gateway_is_not_the_owner(tmp_path, mode, action)
 
 async def test_standalone_local_user_still_manages(tmp_path, mode):
     srv = create_server(BuiltinContext(name="sensors", data_dir=tmp_path / "sensors"))
-    async with Client(srv, mode=mode, elicitation_callback=_confirm) as c:  # no gateway: the client is the user
-        r = await c.call_tool("sensor_consent", {"action": "grant", "sensor": "location", "requester": "alice"})
+    # no gateway: the client is the user
+    async with Client(srv, mode=mode, elicitation_callback=_confirm) as c:
+        r = await c.call_tool("sensor_consent", GRANT_ALICE)
         assert not r.is_error
         listed = await c.call_tool("sensor_consent", {"action": "list", "requester": "alice"})
         assert [x["requester"] for x in listed.structured_content["consents"]] == ["alice"]
