@@ -12,7 +12,7 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from device_tools.sensors.errors import MalformedOutput, SensorUnsupported, SourceMissing, SourceUnavailable
@@ -68,7 +68,7 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
         await asyncio.wait_for(asyncio.gather(_discard(proc.stdout), _discard(proc.stderr), proc.wait()), 5)
 
 
-async def _stop(reads: list[asyncio.Future[bytes]]) -> None:
+async def _stop(reads: Sequence[asyncio.Future[bytes]]) -> None:
     for read in reads:
         read.cancel()
     await asyncio.gather(*reads, return_exceptions=True)
