@@ -110,7 +110,7 @@ async def test_only_a_few_reads_run_at_once(tmp_path: Path):
     script(b, "termux-battery-status", f"while [ ! -e {shlex.quote(str(gate))} ]; do sleep 0.05; done\n"
            'echo \'{"percentage": 50, "status": "FULL"}\'')
     src = TermuxSource(str(b), timeout=30)
-    from device_tools.sensors.sources.termux import MAX_CONCURRENT_READS
+    from device_tools.sensors.read_slots import MAX_CONCURRENT_READS
 
     running = [asyncio.create_task(src.read(SensorKind.battery)) for _ in range(MAX_CONCURRENT_READS)]
     while len(calls(b)) < MAX_CONCURRENT_READS:
@@ -120,3 +120,30 @@ async def test_only_a_few_reads_run_at_once(tmp_path: Path):
     gate.touch()
     assert all(r.values["percentage"] == 50.0 for r in await asyncio.gather(*running))
     assert (await src.read(SensorKind.battery)).values["percentage"] == 50.0  # free again
+
+
+async def test_adb_reads_are_capped_too():
+    """The adb source holds the same cap (its gate is a stand-in here that answers when the test says so)."""
+    from device_tools.sensors.read_slots import MAX_CONCURRENT_READS
+    from device_tools.sensors.sources.adb import AdbSource
+
+    class SlowGate:
+        serial = "slow"
+
+        def __init__(self) -> None:
+            self.go, self.waiting = asyncio.Event(), 0
+
+        async def read(self, argv, *, timeout):
+            self.waiting += 1
+            await self.go.wait()
+            return "Current Battery Service state:\n  level: 50\n  scale: 100\n"
+
+    gate = SlowGate()
+    src = AdbSource(gate=gate)  # type: ignore[arg-type]
+    running = [asyncio.create_task(src.read(SensorKind.battery)) for _ in range(MAX_CONCURRENT_READS)]
+    while gate.waiting < MAX_CONCURRENT_READS:
+        await asyncio.sleep(0.01)
+    with pytest.raises(SourceUnavailable, match="reads already running"):
+        await src.read(SensorKind.battery)
+    gate.go.set()
+    assert all(r.values["percentage"] == 50.0 for r in await asyncio.gather(*running))

@@ -24,6 +24,7 @@ from device_tools.sensors.parsers.termux_json import (
     parse_termux_sensor_sample,
     parse_termux_wifi_scan,
 )
+from device_tools.sensors.read_slots import ReadSlots
 from device_tools.sensors.reading import Reading
 from device_tools.sensors.sources.adb import values_from_event
 from device_tools.sensors.sources.termux_media import record_audio, take_photo
@@ -39,7 +40,6 @@ _NAME_RULES: dict[SensorKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 STDOUT_MAX_BYTES = 512_000  # the largest JSON a termux-api command prints is a Wi-Fi scan of a few KB
 STDERR_MAX_BYTES = 64_000
-MAX_CONCURRENT_READS = 4
 
 
 class _Oversize(Exception):
@@ -87,7 +87,7 @@ class TermuxSource:
         self._bin_dir, self._timeout, self._clock = bin_dir, timeout, clock
         self._sensor_names: dict[SensorKind, str] | None = None
         self.record_seconds = 3  # microphone clip length
-        self._reads = asyncio.Semaphore(MAX_CONCURRENT_READS)
+        self._reads = ReadSlots("termux")
 
     async def close(self) -> None:
         return None
@@ -187,9 +187,7 @@ class TermuxSource:
 
     async def read(self, sensor: SensorKind) -> Reading:
         # a bounded number of reads at once: each may hold up to the byte caps (a photo, a clip) in memory
-        if self._reads.locked():
-            raise SourceUnavailable(f"termux: {MAX_CONCURRENT_READS} reads already running")
-        async with self._reads:
+        async with self._reads.hold():
             return await self._read(sensor)
 
     async def _read(self, sensor: SensorKind) -> Reading:
