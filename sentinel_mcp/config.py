@@ -180,7 +180,8 @@ ServerSpec = Annotated[
 
 
 PRINCIPAL_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
-RESERVED_PRINCIPALS = ("owner", "anonymous", "sentinel")
+# "local" is the standalone built-ins' caller (device_tools.sensors treats it as the device's owner)
+RESERVED_PRINCIPALS = ("owner", "anonymous", "sentinel", "local")
 
 
 class HttpSettings(_Strict):

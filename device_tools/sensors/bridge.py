@@ -22,11 +22,12 @@ from device_tools.sensors.errors import (
     ConsentRequired,
     InvalidRequest,
     SensorError,
-    SourceUnavailable,
+    device_failure,
 )
 from sentinel_mcp.core.sensor_kinds import DESCRIPTIONS, MAX_RATE_HZ, SCOPED_SENSORS, Scope, SensorKind
 from sentinel_mcp.core.sensor_messages import SensorRequest, SensorResponse, iso_utc
 from device_tools.sensors.rate_limiter import RateLimiter
+from device_tools.sensors.reading_check import check_reading
 from device_tools.sensors.reading_vault import ReadingVault
 from device_tools.sensors.redaction import apply_scope
 from device_tools.sensors.sources.base import SensorSource
@@ -92,10 +93,7 @@ class SensorBridge:
 
         try:
             self._check_consent(req, requester, answer)  # 1. consent
-            # 2. scope is enforced by apply_scope below: the reading is cut down before it exists outside
             self.limiter.acquire(req.sensor, requester, rate)  # 3. rate limit
-            reading = await self.source.read(req.sensor)
-            payload, redactions = apply_scope(req.sensor, req.scope, reading.values)
         except SensorError as e:
             decision = {
                 "consent_required": "denied",
@@ -104,10 +102,14 @@ class SensorBridge:
             }.get(e.code, "failed")
             self._audit(raw, requester, decision, f"{e.code}: {e.message}", [], req, decision_id)
             raise
+        try:
+            reading = await self.source.read(req.sensor)
+            check_reading(reading.values)
+            # 2. scope is enforced by apply_scope: the reading is cut down before it exists outside
+            payload, redactions = apply_scope(req.sensor, req.scope, reading.values)
         except Exception as e:  # noqa: BLE001 - a source bug must not leak a traceback or crash the server
-            err = SourceUnavailable(
-                f"{self.source.name} failed reading {req.sensor.value}: {type(e).__name__}: {e}"
-            )
+            # a fixed message per code: the source's own text may quote device output (exact coordinates)
+            err = device_failure(e, self.source.name, req.sensor.value)
             self._audit(raw, requester, "failed", f"{err.code}: {err.message}", [], req, decision_id)
             raise err from None
 
@@ -184,7 +186,7 @@ class SensorBridge:
         try:
             available = await self.source.available()
         except SensorError as e:
-            available, error = set(), e.message
+            available, error = set(), device_failure(e, self.source.name, "its sensors").message
         sensors = [
             {
                 "sensor": k.value,

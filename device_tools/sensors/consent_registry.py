@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 
@@ -32,8 +33,12 @@ class ConsentRegistry:
               granted_by: str = "cli") -> Consent:
         if not requester or "\x00" in requester or "\x00" in granted_by:
             raise ValueError("requester must not be empty or contain NUL characters")
-        if expires_in is not None and expires_in <= 0:
-            raise ValueError("expires_in must be a positive number of seconds")
+        # NaN passes `<= 0` and SQLite stores it as NULL ("until revoked"); inf never expires either
+        if expires_in is not None and (
+            isinstance(expires_in, bool) or not isinstance(expires_in, (int, float))
+            or not math.isfinite(expires_in) or expires_in <= 0
+        ):
+            raise ValueError("expires_in must be a finite positive number of seconds")
         now = self._clock()
         expires_at = now + expires_in if expires_in is not None else None
         self._db.execute(

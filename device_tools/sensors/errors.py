@@ -56,6 +56,10 @@ class SourceUnavailable(SensorError):
     code = "source_unavailable"
 
 
+class SourceMissing(SourceUnavailable):
+    """The source's command is not installed here: its message is our own (command and search path), kept."""
+
+
 class NotRecorded(SensorError):
     """The request's audit row could not be written: refused, nothing read is returned or kept."""
 
@@ -78,3 +82,24 @@ class NoReading(SensorError):
     """The source works but has no value right now (e.g. no last known location)."""
 
     code = "no_reading"
+
+
+# What a client and the audits learn of a failed read: a fixed sentence per code. A source's or parser's own
+# text can quote the device's output (a fix's coordinates), and it must not pass the granted scope.
+_FIXED: dict[str, str] = {
+    SourceUnavailable.code: "{source} could not read {sensor} (unreachable, failed or timed out)",
+    MalformedOutput.code: "{source} answered for {sensor} in a form that cannot be read",
+    NoReading.code: "{source} has no {sensor} reading right now",
+    SensorUnsupported.code: "{source} cannot read {sensor} on this device",
+    ReadRefused.code: "the device gate refused the {sensor} read",
+}
+
+
+def device_failure(error: Exception, source: str, sensor: str) -> SensorError:
+    """The error to report for a failed device read: same code, a fixed message (never the device's text)."""
+    if isinstance(error, SourceMissing):
+        return error
+    kinds: tuple[type[SensorError], ...] = (SourceUnavailable, MalformedOutput, NoReading, SensorUnsupported,
+                                            ReadRefused)
+    kind = next((k for k in kinds if isinstance(error, k)), SourceUnavailable)
+    return kind(_FIXED[kind.code].format(source=source[:100], sensor=sensor))

@@ -28,7 +28,8 @@ from sentinel_mcp.core.sensor_kinds import SensorKind, parse_scope, parse_sensor
 from device_tools.sensors.settings import SensorSettings
 from device_tools.sensors.sources.factory import make_source
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
-from sentinel_mcp.core.call_meta import decision_id_of, principal_of
+from sentinel_mcp.core.call_meta import behind_gateway, decision_id_of, principal_of
+from sentinel_mcp.identity.principal import OWNER_NAME
 from sentinel_mcp.core.asking import Asker, AskUser, answered_by
 
 Settings = SensorSettings  # the built-in contract: its typed settings beside create_server
@@ -85,7 +86,9 @@ def _round_heard(ctx: Context, asker: Asker) -> bool:
 
 
 def _ok(data: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))], structured_content=data)
+    # allow_nan=False: the text stays strict JSON (readings are checked finite; this refuses any that is not)
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, allow_nan=False))],
+                          structured_content=data)
 
 
 def _error(err: SensorError | str, code: str = "invalid_request") -> CallToolResult:
@@ -97,9 +100,13 @@ def _error(err: SensorError | str, code: str = "invalid_request") -> CallToolRes
     )
 
 
-def _manages_consents(principal: str) -> bool:
-    # the owner (stdio, the owner's token) and a standalone server's local user; never a token principal
-    return principal in ("owner", "local")
+def _manages_consents(ctx: Context) -> bool:
+    """The device's owner: behind the gateway, the principal it names the owner (a reserved name no token
+    principal can have); standalone (no gateway), also the local user. Never decided by a name alone."""
+    principal = principal_of(ctx)
+    if behind_gateway(ctx):
+        return principal == OWNER_NAME
+    return principal in (OWNER_NAME, "local")
 
 
 def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "sensors") -> MCPServer:
@@ -231,13 +238,13 @@ def build_server(bridge: SensorBridge, settings: SensorSettings, name: str = "se
         (elicitation); requester defaults to the caller; expires_in in seconds (default: until revoked)."""
         caller = principal_of(ctx)
         who = requester or caller
-        if who != caller and not _manages_consents(caller):
+        if who != caller and not _manages_consents(ctx):
             return _error(
                 "only the device's owner manages other callers' consents; leave requester out", "forbidden"
             )
         if action == "list":
             try:
-                listed = bridge.consents.list(requester if _manages_consents(caller) else caller)
+                listed = bridge.consents.list(requester if _manages_consents(ctx) else caller)
             except StoreUnavailable as e:
                 return _error(e)
             return _ok({"consents": [c.model_dump(mode="json") for c in listed]})

@@ -95,6 +95,8 @@ def test_a_non_loopback_binding_without_a_token_refuses_to_start(tmp_path, host)
         ({"http": {"token": "  "}}, "empty"),
         ({"principals": [{"name": "x", "token": "${1BAD}-0123456789abcdef"}]}, "still contains '${'"),
         ({"principals": [{"name": "owner", "token": "0123456789abcdef0"}]}, "reserved"),
+        # the standalone built-ins' caller: the sensors built-in treats it as the device's owner
+        ({"principals": [{"name": "local", "token": "0123456789abcdef0"}]}, "'local' is reserved"),
         ({"principals": [{"name": "a b", "token": "0123456789abcdef0"}]}, "principals.0.name"),
         ({"principals": [{"name": "x", "token": "short"}]}, "at least 16"),
         ({"principals": [{"name": "x"}]}, "exactly one of 'token' and 'token_sha256'"),

@@ -78,7 +78,7 @@ async def test_null_location_and_malformed_output():
         src = source_for(server)
         with pytest.raises(NoReading, match="no last known location"):
             await src.read(SensorKind.location)
-        with pytest.raises(SourceUnavailable, match="Can't find service"):
+        with pytest.raises(SourceUnavailable, match="service or command is missing"):
             await src.read(SensorKind.battery)
         with pytest.raises(MalformedOutput):
             await src.read(SensorKind.motion)
@@ -90,7 +90,7 @@ async def test_null_location_and_malformed_output():
 async def test_missing_command_on_device():
     server = FakeAdbServer({}).start()
     try:
-        with pytest.raises(SourceUnavailable, match="not found"):
+        with pytest.raises(SourceUnavailable, match="service or command is missing"):
             await source_for(server).read(SensorKind.battery)
     finally:
         server.stop()

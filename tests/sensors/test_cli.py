@@ -90,7 +90,7 @@ def test_cli_bad_input(config_file, tmp_path, capsys):
         "--expires-in",
         "-1",
     )
-    assert code == 2 and "expires_in must be a positive" in err
+    assert code == 2 and "expires_in must be a finite positive" in err
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path), "sensors": {"source": "radar"}}}))
     code, _, err = run(capsys, "-c", str(bad), "sensors", "consent", "list")

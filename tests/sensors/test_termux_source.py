@@ -95,9 +95,9 @@ async def test_failing_and_malformed_commands(tmp_path):
     script(b, "termux-battery-status", "echo 'Termux:API app not installed' >&2; exit 1")
     script(b, "termux-sensor", f"cat {FIXTURES / 'termux_not_json.txt'}")
     src = TermuxSource(str(b), timeout=10)
-    with pytest.raises(NoReading, match="Failed to get location"):
+    with pytest.raises(NoReading, match="no location fix"):
         await src.read(SensorKind.location)
-    with pytest.raises(SourceUnavailable, match="exited with 1: Termux:API app not installed"):
+    with pytest.raises(SourceUnavailable, match="exited with 1"):
         await src.read(SensorKind.battery)
     with pytest.raises(MalformedOutput, match="termux-sensor -l: output is not JSON"):
         await src.read(SensorKind.motion)

@@ -1,5 +1,7 @@
 """Parse ``adb shell dumpsys location`` into location fixes.
 
+Errors name the failure and a position or length, never the text: it may hold the exact fix.
+
 Caveats handled (research note §2.2):
 - ``et=`` is elapsed realtime since boot when the fix was made, NOT its age: age = uptime - et.
 - Some locales print decimal commas: ``Location[fused -26,107600,28,056800 hAcc=14,5 ...]``.
@@ -72,9 +74,9 @@ def _split_coordinates(text: str) -> tuple[float, float]:
     elif len(parts) == 4:  # decimal-comma locale: "-26,107600,28,056800"
         lat, lon = locale_float(f"{parts[0]}.{parts[1]}"), locale_float(f"{parts[2]}.{parts[3]}")
     else:
-        raise MalformedOutput(f"dumpsys location: cannot read coordinates {text!r}")
+        raise MalformedOutput(f"dumpsys location: coordinates in {len(parts)} comma parts")
     if lat is None or lon is None or not (-90 <= lat <= 90) or not (-180 <= lon <= 180):
-        raise MalformedOutput(f"dumpsys location: coordinates out of range {text!r}")
+        raise MalformedOutput("dumpsys location: coordinates unreadable or out of range")
     return lat, lon
 
 
@@ -82,7 +84,7 @@ def _parse_legacy(body: str) -> LocationFix:
     fields = dict(p.split("=", 1) for p in body.split(",") if "=" in p)
     lat, lon = locale_float(fields.get("mLatitude", "")), locale_float(fields.get("mLongitude", ""))
     if lat is None or lon is None:
-        raise MalformedOutput(f"dumpsys location: legacy fix without coordinates {body[:80]!r}")
+        raise MalformedOutput(f"dumpsys location: legacy fix without coordinates ({len(body)} chars)")
     nanos = fields.get("mElapsedRealtimeNanos")
     has_alt = fields.get("mHasAltitude", "true") == "true"
     return LocationFix(
@@ -107,7 +109,7 @@ def _location_bodies(line: str) -> list[str]:
             if depth == 0:
                 break
         if depth != 0:
-            raise MalformedOutput(f"dumpsys location: unterminated Location[ in {line.strip()[:80]!r}")
+            raise MalformedOutput(f"dumpsys location: unterminated Location[ at column {start}")
         bodies.append(line[start + len("Location["):i])
         start = line.find("Location[", i)
     return bodies
@@ -144,5 +146,5 @@ def parse_uptime(text: str) -> float:
     first = text.strip().split()[0] if text.strip() else ""
     value = locale_float(first)
     if value is None:
-        raise MalformedOutput(f"/proc/uptime: unexpected content {text[:40]!r}")
+        raise MalformedOutput(f"/proc/uptime: unexpected content ({len(text)} chars)")
     return value

@@ -1,11 +1,16 @@
-"""Parse the JSON the termux-api commands print (research note §2.4)."""
+"""Parse the JSON the termux-api commands print (research note §2.4).
+
+Numbers must be finite, names short strings; errors never quote the output (it may hold the reading)."""
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from device_tools.sensors.errors import MalformedOutput, NoReading, SourceUnavailable
+
+MAX_TEXT = 256  # a provider, technology, sensor or access point name
 
 
 def json_objects(text: str, command: str) -> list[dict[str, Any]]:
@@ -28,56 +33,59 @@ def json_objects(text: str, command: str) -> list[dict[str, Any]]:
         raise MalformedOutput(f"{command}: empty output")
     for obj in out:
         if "API_ERROR" in obj:
-            message = str(obj["API_ERROR"])
-            if "Failed to get location" in message:
-                raise NoReading(f"{command}: {message}")
-            raise SourceUnavailable(f"{command}: Termux:API error: {message}")
+            message = obj["API_ERROR"]  # its text is the device's: only its kind and length are reported
+            size = len(message) if isinstance(message, str) else 0
+            if isinstance(message, str) and "Failed to get location" in message:
+                raise NoReading(f"{command}: the device has no location fix ({size} chars)")
+            raise SourceUnavailable(f"{command}: Termux:API error ({size} chars)")
     return out
 
 
 def parse_termux_location(text: str) -> dict[str, Any]:
     obj = json_objects(text, "termux-location")[-1]
-    lat, lon = obj.get("latitude"), obj.get("longitude")
-    if not isinstance(lat, (int, float)) or not isinstance(lon, (int, float)):
-        raise MalformedOutput("termux-location: no numeric latitude/longitude")
-    elapsed = obj.get("elapsedMs")  # unlike adb's et=, this IS the fix's age
+    lat, lon = _num(obj.get("latitude")), _num(obj.get("longitude"))
+    if lat is None or lon is None:
+        raise MalformedOutput("termux-location: no finite numeric latitude/longitude")
+    if not (-90 <= lat <= 90 and -180 <= lon <= 180):
+        raise MalformedOutput("termux-location: latitude/longitude out of range")
+    elapsed = _num(obj.get("elapsedMs"))  # unlike adb's et=, this IS the fix's age
     return {
-        "latitude": float(lat),
-        "longitude": float(lon),
+        "latitude": lat,
+        "longitude": lon,
         "altitude": _num(obj.get("altitude")),
         "horizontalAccuracy": _num(obj.get("accuracy")),
         "verticalAccuracy": _num(obj.get("vertical_accuracy")),  # only on API 26+
         "speed": _num(obj.get("speed")),
         "bearing": _num(obj.get("bearing")),
-        "provider": obj.get("provider"),
-        "ageSeconds": round(elapsed / 1000, 3) if isinstance(elapsed, (int, float)) else None,
+        "provider": _text(obj.get("provider")),
+        "ageSeconds": round(elapsed / 1000, 3) if elapsed is not None else None,
     }
 
 
 def parse_termux_battery(text: str) -> dict[str, Any]:
     obj = json_objects(text, "termux-battery-status")[-1]
-    pct = obj.get("percentage")
-    if not isinstance(pct, (int, float)):
-        raise MalformedOutput("termux-battery-status: no numeric 'percentage'")
-    status = str(obj.get("status", "UNKNOWN")).lower()
-    plugged = str(obj.get("plugged", "UNPLUGGED")).lower().removeprefix("plugged_")
+    pct = _num(obj.get("percentage"))
+    if pct is None or not 0 <= pct <= 100:
+        raise MalformedOutput("termux-battery-status: no 'percentage' from 0 to 100")
+    status = (_text(obj.get("status")) or "UNKNOWN").lower()
+    plugged = (_text(obj.get("plugged")) or "UNPLUGGED").lower().removeprefix("plugged_")
     return {
-        "percentage": float(pct),
+        "percentage": pct,
         "charging": status == "charging",
         "status": status,
         "plugged": plugged,
-        "health": str(obj.get("health", "UNKNOWN")).lower(),
+        "health": (_text(obj.get("health")) or "UNKNOWN").lower(),
         "temperature_c": _num(obj.get("temperature")),
         "voltage_mv": _num(obj.get("voltage")),
-        "technology": obj.get("technology"),
-        "present": bool(obj.get("present", True)),
+        "technology": _text(obj.get("technology")),
+        "present": obj.get("present") is not False,
     }
 
 
 def parse_termux_sensor_list(text: str) -> list[str]:
     obj = json_objects(text, "termux-sensor -l")[-1]
     names = obj.get("sensors")
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+    if not isinstance(names, list) or not all(isinstance(n, str) and 0 < len(n) <= MAX_TEXT for n in names):
         raise MalformedOutput("termux-sensor -l: expected {\"sensors\": [names]}")
     return names
 
@@ -88,10 +96,11 @@ def parse_termux_sensor_sample(text: str, name: str) -> list[float]:
         entry = obj.get(name)
         if isinstance(entry, dict) and isinstance(entry.get("values"), list):
             values = entry["values"]
-            if not all(isinstance(v, (int, float)) for v in values) or not values:
-                raise MalformedOutput(f"termux-sensor: non-numeric values for {name!r}")
-            return [float(v) for v in values]
-    raise NoReading(f"termux-sensor: no sample of {name!r} in the output")
+            numbers = [_num(v) for v in values]
+            if not numbers or len(numbers) > 64 or any(v is None for v in numbers):
+                raise MalformedOutput(f"termux-sensor: {len(values)} values, not all finite numbers")
+            return [v for v in numbers if v is not None]
+    raise NoReading("termux-sensor: no sample of the sensor in the output")
 
 
 def parse_termux_wifi_scan(text: str) -> dict[str, Any]:
@@ -108,9 +117,21 @@ def parse_termux_wifi_scan(text: str) -> dict[str, Any]:
         raise MalformedOutput("termux-wifi-scaninfo: expected a JSON array")
     if not isinstance(data, list) or not all(isinstance(ap, dict) for ap in data):
         raise MalformedOutput("termux-wifi-scaninfo: expected a JSON array of access points")
-    return {"devices": [{"name": ap.get("ssid") or None, "address": ap.get("bssid"), "kind": "wifi",
-                         "rssi": _num(ap.get("rssi"))} for ap in data]}
+    return {"devices": [{"name": _text(ap.get("ssid")) or None, "address": _text(ap.get("bssid")),
+                         "kind": "wifi", "rssi": _num(ap.get("rssi"))} for ap in data]}
 
 
 def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    """A finite float, else None: JSON's NaN, Infinity and 1e400 are not readings."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:  # a 400-digit integer
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _text(v: Any) -> str | None:
+    """A short string, else None: a name never arrives as an object, a number or a megabyte."""
+    return v if isinstance(v, str) and len(v) <= MAX_TEXT else None

@@ -31,6 +31,7 @@ from device_tools.sensors.parsers.dumpsys_sensorservice import (
     latest_event_for,
     parse_sensor_list,
 )
+from device_tools.sensors.read_slots import ReadSlots
 from device_tools.sensors.reading import Reading
 
 KIND_TO_TYPE = {kind: android for android, kind in TYPE_TO_KIND.items()}
@@ -51,6 +52,7 @@ class AdbSource:
         self._gate = gate.read_only(SENSOR_READS) if isinstance(gate, CommandGate) else gate
         self._timeout, self._clock = timeout, clock
         self.name = f"adb:{serial or 'auto'}"
+        self._reads = ReadSlots("adb")
 
     async def close(self) -> None:
         return None
@@ -71,7 +73,7 @@ class AdbSource:
             or "unknown" in first
             and "sh:" in first
         ):
-            raise SourceUnavailable(f"adb shell {' '.join(argv)!r}: {first}")
+            raise SourceUnavailable(f"adb shell {' '.join(argv)!r}: the service or command is missing")
         return out
 
     async def available(self) -> set[SensorKind]:
@@ -84,6 +86,10 @@ class AdbSource:
         return kinds
 
     async def read(self, sensor: SensorKind) -> Reading:
+        async with self._reads.hold():
+            return await self._read(sensor)
+
+    async def _read(self, sensor: SensorKind) -> Reading:
         if sensor is SensorKind.location:
             values = await self._location()
         elif sensor is SensorKind.battery:

@@ -12,10 +12,10 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from device_tools.sensors.errors import SensorUnsupported, SourceUnavailable
+from device_tools.sensors.errors import MalformedOutput, SensorUnsupported, SourceMissing, SourceUnavailable
 from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.parsers.termux_json import (
     parse_termux_battery,
@@ -24,6 +24,7 @@ from device_tools.sensors.parsers.termux_json import (
     parse_termux_sensor_sample,
     parse_termux_wifi_scan,
 )
+from device_tools.sensors.read_slots import ReadSlots
 from device_tools.sensors.reading import Reading
 from device_tools.sensors.sources.adb import values_from_event
 from device_tools.sensors.sources.termux_media import record_audio, take_photo
@@ -37,6 +38,47 @@ _NAME_RULES: dict[SensorKind, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+STDOUT_MAX_BYTES = 512_000  # the largest JSON a termux-api command prints is a Wi-Fi scan of a few KB
+STDERR_MAX_BYTES = 64_000
+
+
+class _Oversize(Exception):
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit)
+        self.limit = limit
+
+
+async def _bounded(stream: asyncio.StreamReader, limit: int) -> bytes:
+    """All of ``stream``, read in chunks; _Oversize as soon as it passes ``limit`` bytes."""
+    chunks, size = [], 0
+    while chunk := await stream.read(65_536):
+        size += len(chunk)
+        if size > limit:
+            raise _Oversize(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # the wrapper script and the termux-api child it spawned
+    # asyncio reports the exit only once both pipes reach EOF: drain them, keeping nothing. Bounded, in case
+    # a child left the group and holds a pipe open
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(_discard(proc.stdout), _discard(proc.stderr), proc.wait()), 5)
+
+
+async def _stop(reads: Sequence[asyncio.Future[bytes]]) -> None:
+    for read in reads:
+        read.cancel()
+    await asyncio.gather(*reads, return_exceptions=True)
+
+
+async def _discard(stream: asyncio.StreamReader | None) -> None:
+    while stream is not None and await stream.read(65_536):
+        pass
+
+
 class TermuxSource:
     name = "termux"
 
@@ -45,6 +87,7 @@ class TermuxSource:
         self._bin_dir, self._timeout, self._clock = bin_dir, timeout, clock
         self._sensor_names: dict[SensorKind, str] | None = None
         self.record_seconds = 3  # microphone clip length
+        self._reads = ReadSlots("termux")
 
     async def close(self) -> None:
         return None
@@ -53,7 +96,7 @@ class TermuxSource:
         path = shutil.which(command, path=self._bin_dir) if self._bin_dir else shutil.which(command)
         if path is None:
             where = self._bin_dir or os.environ.get("PATH", "")
-            raise SourceUnavailable(f"{command} not found (in {where}); install Termux:API and "
+            raise SourceMissing(f"{command} not found (in {where}); install Termux:API and "
                                     "`pkg install termux-api`")
         return path
 
@@ -66,22 +109,36 @@ class TermuxSource:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
-        )  # so a timeout kills the whole group
+        )  # so a timeout or an oversize output kills the whole group
+        assert proc.stdout is not None and proc.stderr is not None
+        reads = [asyncio.ensure_future(_bounded(proc.stdout, STDOUT_MAX_BYTES)),
+                 asyncio.ensure_future(_bounded(proc.stderr, STDERR_MAX_BYTES))]
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), self._timeout)
+            async with asyncio.timeout(self._timeout):
+                out, _ = await asyncio.gather(*reads)
+                code = await proc.wait()
         except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # the wrapper script and the termux-api child it spawned
-            await proc.wait()
+            await _stop(reads)
+            await _kill_group(proc)
             if command == "termux-sensor":
                 await self._release_listeners()
             raise SourceUnavailable(
                 f"{command} {' '.join(args)}: no answer within {self._timeout:g} s "
                 "(is the Termux:API app installed and allowed?)"
             ) from None
-        if proc.returncode != 0:
-            msg = (err or out).decode("utf-8", "replace").strip()[:200]
-            raise SourceUnavailable(f"{command} exited with {proc.returncode}: {msg or 'no message'}")
+        except _Oversize as e:
+            await _stop(reads)
+            await _kill_group(proc)
+            if command == "termux-sensor":
+                await self._release_listeners()
+            raise MalformedOutput(f"{command}: output passed {e.limit} bytes (killed)") from None
+        except asyncio.CancelledError:  # the read was abandoned: leave nothing running on the phone
+            await _stop(reads)
+            await _kill_group(proc)
+            raise
+        if code != 0:
+            # stdout is the reading and stderr may quote it: neither goes into the error
+            raise SourceUnavailable(f"{command} exited with {code} ({len(out)} bytes of output)")
         return out.decode("utf-8", "replace")
 
     async def _release_listeners(self) -> None:
@@ -129,6 +186,11 @@ class TermuxSource:
         return kinds
 
     async def read(self, sensor: SensorKind) -> Reading:
+        # a bounded number of reads at once: each may hold up to the byte caps (a photo, a clip) in memory
+        async with self._reads.hold():
+            return await self._read(sensor)
+
+    async def _read(self, sensor: SensorKind) -> Reading:
         values: dict[str, Any]
         if sensor is SensorKind.location:
             values = parse_termux_location(await self._run("termux-location", "-p", "gps", "-r", "once"))
