@@ -35,6 +35,10 @@ class A2ASettings(BaseModel):
     api_keys: dict[str, str] = Field(default_factory=dict)  # identity -> key
     # mDNS
     advertise: bool = False
+    # a peer announced over mDNS with plaintext (tls=0) on a loopback address: refused unless this is on. The
+    # announcement's addresses are whatever its sender says, so any host on the link could otherwise make
+    # Sentinel send GETs to this machine's own local services
+    allow_loopback_plaintext: bool = False
     interfaces: list[str] = Field(default_factory=lambda: ["127.0.0.1"])
     # Deprecated: TLS is sentinel.http.tls now (these still switch the whole front to HTTPS, with a warning)
     tls_cert: str | None = None

@@ -16,7 +16,8 @@ from sentinel_mcp.a2a.assist_inbox import MAX_OPEN, MAX_OPEN_PER_AGENT, AssistIn
         {"channel": "chan-1"},  # bridged chats count too
         {"task_id": "t-1", "context": "ctx"},
         {"questions": [], "reason": ""},  # empty requests
-        {"questions": ["q" * 10_000] * 50, "reason": "r" * 100_000},  # oversize ones (truncated, still counted)
+        # oversize ones (truncated, still counted)
+        {"questions": ["q" * 10_000] * 50, "reason": "r" * 100_000},
     ],
 )
 def test_one_agent_has_its_own_cap_and_the_others_still_get_through(tmp_path: Path, spelling: dict) -> None:

@@ -50,7 +50,8 @@ async def test_one_caller_cannot_lock_the_others_out(settings: A2ASettings, shar
                 out = await service.send_message(req, "rover")
                 assert out["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
             # more asks, a call that would complete, one sent to return at once: all refused, for rover only
-            for req in [*_waiting(3), _call("tools__echo", text="hi"), _immediate(_call("tools__echo", text="x"))]:
+            more = [*_waiting(3), _call("tools__echo", text="hi"), _immediate(_call("tools__echo", text="x"))]
+            for req in more:
                 with pytest.raises(RpcError) as refused:
                     await service.send_message(req, "rover")
                 assert refused.value.code == -32004 and "your share" in refused.value.message
