@@ -105,7 +105,7 @@ class TaskStore:
         An owner holding ``per_caller`` unfinished tasks is refused (only that owner: one peer cannot fill the
         store and lock the others out)."""
         mine = sum(1 for r in self._tasks.values() if r.owner == record.owner and not r.terminal)
-        if mine >= self.per_caller:
+        if mine >= self.per_caller and self.per_caller < self.max_tasks:  # (a whole store's share: "full")
             raise RpcError(
                 UNSUPPORTED_OPERATION,
                 f"you have {mine} unfinished tasks, your share of this agent's task store: "
