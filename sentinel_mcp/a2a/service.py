@@ -91,6 +91,7 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
         self.settings = settings
         self.store = TaskStore(settings.max_tasks, per_caller=settings.open_per_caller)
         self._next_expiry = 0.0  # (monotonic) when tasks waiting for input are next looked over
+        self._expiry: asyncio.Task[None] | None = None  # looks them over when no new task arrives
         self.events = TaskEvents()  # status/artifact updates per task, for streams
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
         self.epoch = secrets.token_hex(4)
@@ -135,12 +136,12 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
     async def close(self) -> None:
         self.end_streams()
         # running tasks stay WORKING in the journal: the next start reports them as interrupted
-        for loop in (self._leases, self._cancels, *self._followers.values()):
+        for loop in (self._leases, self._cancels, self._expiry, *self._followers.values()):
             if loop is not None:
                 loop.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await loop
-        self._leases = self._cancels = None
+        self._leases = self._cancels = self._expiry = None
         if self._journal is not None:
             await self._journal.close()
             self._journal = None
@@ -219,6 +220,7 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
             record = await self.store.held(msg.task_id, caller)
             await self._continue(record, msg)
             return record
+        self._watch_expiry()
         await self._expire_waiting()
         record = await self._new_task(msg, caller)
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
@@ -359,6 +361,21 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
                 raise
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
             self._start(record, call, answers=answers)
+
+    def _watch_expiry(self) -> None:
+        """Started with the first task (the service is made outside a running loop): tasks waiting for input
+        expire even when no new task arrives (the owner's inbox drops them too)."""
+        if self._expiry is None or self._expiry.done():
+            self._expiry = asyncio.create_task(self._expiry_loop(), name="a2a-input-expiry")
+
+    async def _expiry_loop(self) -> None:
+        every = min(self.settings.input_wait_seconds / 10, 30.0)
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self._expire_waiting()
+            except Exception:  # noqa: BLE001 - the next round tries again; a task ends FAILED either way
+                log.exception("A2A: tasks waiting for input could not be looked over")
 
     async def _expire_waiting(self) -> None:
         """End FAILED the tasks held here that waited for input longer than ``input_wait_seconds``: a task

@@ -86,6 +86,23 @@ async def test_a_task_waiting_for_input_ends_failed_when_nobody_answers_in_time(
             await service.close()
 
 
+async def test_a_waiting_task_expires_with_no_new_task_arriving() -> None:
+    async with open_port() as port:
+        service = A2AService(port, A2ASettings(input_wait_seconds=0.05))
+        try:
+            task_id = (await service.send_message(_waiting(1)[0], "rover"))["task"]["id"]
+            assert [r.task.id for r in service.waiting_for("rover")] == [task_id]
+            for _ in range(400):  # waits for the sweep (bounded); nothing here measures time
+                if not service.waiting_for("rover"):
+                    break
+                await asyncio.sleep(0.05)
+            record = next(r for r in service.store.all_records() if r.task.id == task_id)
+            assert record.task.status.state == "TASK_STATE_FAILED"
+        finally:
+            await service.close()
+        assert service._expiry is None  # closed with the service
+
+
 def test_the_share_is_validated() -> None:
     from sentinel_mcp.config import ConfigError
 
