@@ -65,7 +65,10 @@ async def a2a_lifespan(settings: A2ASettings, base_url: str,
         return
     zc = open_zeroconf(settings.interfaces)
     advertiser = Advertiser(settings, base_url, zc)
-    browser = PeerBrowser(zc, registry, exclude={instance_name(settings.name)}, tls=settings.peer_client_tls)
+    browser = PeerBrowser(
+        zc, registry, exclude={instance_name(settings.name)}, tls=settings.peer_client_tls,
+        allow_loopback_plaintext=settings.allow_loopback_plaintext,
+    )
     registered = False
     try:
         try:

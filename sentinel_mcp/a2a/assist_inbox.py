@@ -67,14 +67,18 @@ FIELDS = (
     "reply",
     "replied_at",
 )
-MAX_OPEN = 200  # beyond it, new requests are refused (a peer cannot flood the person's inbox)
+# beyond them, new requests are refused: one agent cannot flood the person's inbox (MAX_OPEN_PER_AGENT), nor
+# all of them together (MAX_OPEN: room for 25 agents at their cap)
+MAX_OPEN_PER_AGENT = 20
+MAX_OPEN = 500
 MAX_REPLY = 4000
 # one statement: the count and the insert are one atomic step, so concurrent peers cannot pass the bound (on
 # PostgreSQL, whose statements see what was committed when they began, by no more than the inserts in flight
 # at the moment the bound is reached)
 _ADD = (
     "INSERT INTO assist_requests (id, at, from_agent, reason, questions, context, channel, task_id) "
-    "SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM assist_requests WHERE status = 'open') < ?"
+    "SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM assist_requests WHERE status = 'open') < ? "
+    "AND (SELECT count(*) FROM assist_requests WHERE status = 'open' AND from_agent = ?) < ?"
 )
 
 
@@ -134,7 +138,15 @@ class AssistInbox:
             channel,
             task_id,
         )
-        if self._db.write_blocking(_ADD, (*row, MAX_OPEN)).rowcount != 1:
+        if self._db.write_blocking(_ADD, (*row, MAX_OPEN, row[2], MAX_OPEN_PER_AGENT)).rowcount != 1:
+            (mine,) = self._db.query_blocking(
+                "SELECT count(*) FROM assist_requests WHERE status = 'open' AND from_agent = ?", (row[2],)
+            )[0]
+            if mine >= MAX_OPEN_PER_AGENT:
+                raise InboxFull(
+                    f"you already have {mine} open help requests to the person (at most {MAX_OPEN_PER_AGENT} "
+                    "per agent): wait for replies"
+                )
             (n,) = self._db.query_blocking("SELECT count(*) FROM assist_requests WHERE status = 'open'")[0]
             raise InboxFull(f"the person already has {n} open help requests")
         return request_id

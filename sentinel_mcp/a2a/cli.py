@@ -26,7 +26,9 @@ def _discover(args: argparse.Namespace) -> int:
     # imported here: zeroconf and the A2A client are only for this command, not for every start (issue 21)
     from sentinel_mcp.a2a.discovery import discover_peers
 
-    registry = asyncio.run(discover_peers(interfaces, args.timeout, tls=settings.peer_client_tls))
+    loopback_plaintext = settings.allow_loopback_plaintext or args.allow_loopback_plaintext
+    registry = asyncio.run(discover_peers(interfaces, args.timeout, tls=settings.peer_client_tls,
+                                          allow_loopback_plaintext=loopback_plaintext))
     peers = [p.summary() for p in registry.verified()]
     if args.json:
         print(json.dumps({"peers": peers, "rejected": registry.rejected}, indent=2))
@@ -47,5 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     disc.add_argument("--timeout", type=float, default=3.0, help="seconds to browse (default 3)")
     disc.add_argument("--interface", action="append", help="interface address to browse on (repeatable)")
     disc.add_argument("--json", action="store_true", help="print JSON")
+    disc.add_argument("--allow-loopback-plaintext", action="store_true",
+                      help="accept plaintext peers on loopback (as sentinel.a2a.allow_loopback_plaintext)")
     disc.set_defaults(func=_discover)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])

@@ -5,7 +5,10 @@ TXT: ``path`` (card path), ``v`` (A2A protocol version), ``ver`` (agent version)
 server whose certificate checks out (chain to the system's store or ``peer_tls.ca``, the advertised address in
 its names, ``peer_tls.pin_sha256`` when given), parsed as an A2A v1.0 AgentCard, and found to name the
 advertised host and port in an interface URL of the same scheme. Answering on the local network proves
-nothing: a plaintext peer is accepted on a loopback address only (this machine).
+nothing: a plaintext peer is accepted on a loopback address only, and only when
+``sentinel.a2a.allow_loopback_plaintext`` is on (an announcement's addresses are its sender's word: any host
+on the link can announce 127.0.0.1). The TXT card path is a plain path (letters, digits, ``-._~/``): no
+query, fragment, escapes or dot segments.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import asyncio
 import ipaddress
 import json
 import logging
+import re
 import socket
 import ssl
 import time
@@ -24,6 +28,7 @@ from urllib.parse import urlsplit
 import httpx2
 from pydantic import ValidationError
 
+from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.card import CARD_PATH
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, AgentCard
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -35,6 +40,9 @@ from sentinel_mcp.core.errors import A2AError
 log = logging.getLogger(__name__)
 SERVICE_TYPE = "_a2a._tcp.local."
 MAX_CARD_BYTES = 256 * 1024
+# a card path: a plain absolute path, no query, fragment, percent-escape, backslash or dot segment
+_SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")
+CARD_DEADLINE = 10.0  # seconds for the whole card fetch (connect, headers, body)
 
 
 if TYPE_CHECKING:
@@ -114,33 +122,55 @@ def instance_name(name: str) -> str:
     return f"{label}.{SERVICE_TYPE}"
 
 
+def plain_path(path: str) -> bool:
+    """An absolute path of segments of letters, digits and ``-._~`` (none empty, none ``.`` or ``..``), at
+    most 200 characters; the last segment may be empty (a trailing slash)."""
+    if len(path) > 200 or not path.startswith("/"):
+        return False
+    segments = path[1:].split("/")
+    if segments[-1] == "":
+        segments.pop()
+    return all(_SEGMENT.fullmatch(seg) and seg not in (".", "..") for seg in segments)
+
+
 async def verify_peer(instance: str, addresses: list[str], port: int, txt: dict[str, str],
-                      http: httpx2.AsyncClient) -> Peer:
-    """Fetch and check the card of an advertised peer; PeerRejected says why it is not trusted."""
+                      http: httpx2.AsyncClient, *, allow_loopback_plaintext: bool = False) -> Peer:
+    """Fetch and check the card of an advertised peer; PeerRejected says why it is not trusted.
+
+    ``allow_loopback_plaintext``: accept a plaintext peer on loopback (as ``sentinel.a2a`` says).
+    """
     if not addresses or not port:
         raise PeerRejected("no address or port advertised")
     path = txt.get("path") or CARD_PATH
-    if not path.startswith("/") or "//" in path or len(path) > 200:
-        raise PeerRejected(f"bad card path in TXT: {path[:60]!r}")
+    if not plain_path(path):
+        raise PeerRejected(f"bad card path in TXT (a plain path only): {path[:60]!r}")
     scheme = "https" if txt.get("tls") == "1" else "http"
     if scheme == "http" and not all(loopback_host(a) for a in addresses):
         raise PeerRejected(
             f"advertises plaintext (tls=0) at {addresses[0]}: beyond loopback a peer counts only if "
             "its certificate checks out"
         )
+    if scheme == "http" and not allow_loopback_plaintext:
+        raise PeerRejected(
+            f"advertises plaintext (tls=0) at {addresses[0]}: a plaintext peer on loopback counts only with "
+            "sentinel.a2a.allow_loopback_plaintext on (anyone on the link can announce a loopback address)"
+        )
     host = addresses[0]
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     base_url = f"{scheme}://{netloc}"
     card_url = base_url + path
     try:
-        resp = await http.get(card_url, headers={"Accept": "application/json"})
+        resp = await exchange(
+            http, "GET", card_url, limit=MAX_CARD_BYTES, deadline=CARD_DEADLINE,
+            headers={"Accept": "application/json"},
+        )
+    except BodyRefused as e:
+        raise PeerRejected(f"card fetch refused: {e}"[:300]) from None
     except (httpx2.HTTPError, ssl.SSLError) as e:  # (a TLS 1.3 refusal arrives as an alert on the read)
         detail = f" ({e})" if scheme == "https" and str(e) else ""  # e.g. the certificate check that failed
         raise PeerRejected(f"card fetch failed: {type(e).__name__}{detail}"[:300]) from None
     if resp.status_code != 200:
         raise PeerRejected(f"card fetch answered HTTP {resp.status_code}")
-    if len(resp.content) > MAX_CARD_BYTES:
-        raise PeerRejected("card larger than 256 KiB")
     try:
         card = AgentCard.model_validate(json.loads(resp.content))
     except (ValueError, ValidationError) as e:
@@ -204,8 +234,10 @@ class PeerBrowser:
         exclude: set[str] | None = None,
         resolve_timeout_ms: int = 3000,
         tls: ClientTLS | None = None,
+        allow_loopback_plaintext: bool = False,
     ) -> None:
         self.zc = zc
+        self.allow_loopback_plaintext = allow_loopback_plaintext
         self.registry = registry
         self.exclude = exclude or set()
         self.resolve_timeout_ms = resolve_timeout_ms
@@ -254,7 +286,10 @@ class PeerBrowser:
                 return
             txt = {k: v or "" for k, v in info.decoded_properties.items()}
             addresses = info.parsed_addresses(zeroconf.IPVersion.V4Only) or info.parsed_addresses()
-            peer = await verify_peer(name, addresses, info.port or 0, txt, self._http)
+            peer = await verify_peer(
+                name, addresses, info.port or 0, txt, self._http,
+                allow_loopback_plaintext=self.allow_loopback_plaintext,
+            )
         except PeerRejected as e:
             self.registry.peers.pop(name, None)
             self.registry.rejected[name] = str(e)
@@ -282,12 +317,16 @@ def open_zeroconf(interfaces: list[str]) -> AsyncZeroconf:
 
 
 async def discover_peers(
-    interfaces: list[str], timeout: float, exclude: set[str] | None = None, tls: ClientTLS | None = None
+    interfaces: list[str],
+    timeout: float,
+    exclude: set[str] | None = None,
+    tls: ClientTLS | None = None,
+    allow_loopback_plaintext: bool = False,
 ) -> PeerRegistry:
     """Browse for ``timeout`` seconds and return the verified (and rejected) peers."""
     registry = PeerRegistry()
     zc = open_zeroconf(interfaces)
-    browser = PeerBrowser(zc, registry, exclude, tls=tls)
+    browser = PeerBrowser(zc, registry, exclude, tls=tls, allow_loopback_plaintext=allow_loopback_plaintext)
     try:
         await browser.start()
         await asyncio.sleep(timeout)

@@ -51,6 +51,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
                 timeout,
                 exclude={instance_name(settings.name)},
                 tls=settings.peer_client_tls,
+                allow_loopback_plaintext=settings.allow_loopback_plaintext,
             )
         except TLSSetupError as e:
             raise ToolError(f"sentinel.a2a.peer_tls: {e}") from None
@@ -92,7 +93,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
             raise ToolError(str(e)) from None
         token = settings.peer_tokens.get(target.base_url)
         try:
-            return await send_message(target.rpc_url, message, token, tls=settings.peer_client_tls)
+            return await send_message(target.rpc_url, message, token, tls=settings.peer_client_tls,
+                                      max_bytes=settings.max_frame_bytes)
         except PeerError as e:
             raise ToolError(str(e)) from None
 
@@ -112,7 +114,8 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
         try:
             message = build_message(text, None, task_id, context_id)
             token = settings.peer_tokens.get(rpc) or settings.peer_tokens.get(rpc.rsplit("/", 1)[0])
-            result = await send_message(rpc, message, token, tls=settings.peer_client_tls)
+            result = await send_message(rpc, message, token, tls=settings.peer_client_tls,
+                                        max_bytes=settings.max_frame_bytes)
         except (PeerError, ValueError) as e:
             raise ToolError(f"the bridged agent could not be reached: {e}") from None
         return relayed_reply(result, settings.max_frame_bytes)

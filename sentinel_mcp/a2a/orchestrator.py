@@ -114,6 +114,7 @@ async def offer(
                 token,
                 timeout=settings.orchestrator_timeout,
                 tls=settings.peer_client_tls,
+                max_bytes=settings.max_frame_bytes,
             )
             task = _task_of(result, settings.max_frame_bytes)
             while task.get("status", {}).get("state") not in TERMINAL:
@@ -127,6 +128,7 @@ async def offer(
                             token,
                             timeout=max(0.5, deadline - time.monotonic()),
                             tls=settings.peer_client_tls,
+                            max_bytes=settings.max_frame_bytes,
                         )
                     },
                     settings.max_frame_bytes,

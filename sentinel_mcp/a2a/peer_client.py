@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import ssl
 import uuid
 from typing import Any
 
 import httpx2
 
+from sentinel_mcp.a2a.bounded_body import BodyRefused, exchange
 from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, Message, Part
 from sentinel_mcp.tls.client_context import httpx_verify
 from sentinel_mcp.tls.server_context import TLSSetupError
@@ -36,9 +38,14 @@ def build_message(text: str | None = None, data: dict[str, Any] | None = None, t
                    context_id=context_id)
 
 
+MAX_ANSWER_BYTES = 1 << 20  # as sentinel.a2a.max_frame_bytes' default
+
+
 async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: str | None = None,
-                    timeout: float = 60.0, tls: ClientTLS | None = None) -> Any:
-    """``tls``: how the peer is verified (CA, pins) and our client certificate (sentinel.a2a.peer_tls)."""
+                    timeout: float = 60.0, tls: ClientTLS | None = None,
+                    max_bytes: int = MAX_ANSWER_BYTES) -> Any:
+    """``tls``: how the peer is verified (CA, pins) and our client certificate (sentinel.a2a.peer_tls);
+    ``timeout``: for the whole exchange; ``max_bytes``: the largest answer read (``PeerError`` beyond it)."""
     headers = {"A2A-Version": PROTOCOL_VERSION, "Content-Type": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -49,7 +56,11 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
         raise PeerError(f"sentinel.a2a.peer_tls: {e}") from None
     try:
         async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False, verify=verify) as http:
-            resp = await http.post(rpc_url, json=body, headers=headers)
+            resp = await exchange(
+                http, "POST", rpc_url, limit=max_bytes, deadline=timeout, json=body, headers=headers
+            )
+    except BodyRefused as e:
+        raise PeerError(f"peer at {rpc_url}: {e}") from None
     except (
         httpx2.HTTPError,
         ssl.SSLError,
@@ -63,7 +74,7 @@ async def call_peer(rpc_url: str, method: str, params: dict[str, Any], token: st
     if resp.status_code != 200:
         raise PeerError(f"peer answered HTTP {resp.status_code}")
     try:
-        reply = resp.json()
+        reply = json.loads(resp.content)
     except ValueError:
         raise PeerError("peer answered something that is not JSON") from None
     if not isinstance(reply, dict):
@@ -80,11 +91,12 @@ async def send_message(
     token: str | None = None,
     return_immediately: bool = False,
     tls: ClientTLS | None = None,
+    max_bytes: int = MAX_ANSWER_BYTES,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {"message": message.to_wire()}
     if return_immediately:
         params["configuration"] = {"returnImmediately": True}
-    result = await call_peer(rpc_url, "SendMessage", params, token, tls=tls)
+    result = await call_peer(rpc_url, "SendMessage", params, token, tls=tls, max_bytes=max_bytes)
     if not isinstance(result, dict) or not ({"task", "message"} & set(result)):
         raise PeerError("peer's SendMessage result has neither task nor message")
     return result

@@ -13,7 +13,9 @@ import contextlib
 import hashlib
 import logging
 import secrets
+import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -59,6 +61,7 @@ from sentinel_mcp.a2a.task_store import (
     PendingCall,
     TaskRecord,
     TaskStore,
+    instant,
     decode_page_token,
     encode_page_token,
     sort_key,
@@ -86,7 +89,9 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
     def __init__(self, port: GatewayPort, settings: A2ASettings, peers: PeerRegistry | None = None) -> None:
         self.port = port
         self.settings = settings
-        self.store = TaskStore(settings.max_tasks)
+        self.store = TaskStore(settings.max_tasks, per_caller=settings.open_per_caller)
+        self._next_expiry = 0.0  # (monotonic) when tasks waiting for input are next looked over
+        self._expiry: asyncio.Task[None] | None = None  # looks them over when no new task arrives
         self.events = TaskEvents()  # status/artifact updates per task, for streams
         self.peers = peers  # a discovery.PeerRegistry, when discovery runs
         self.epoch = secrets.token_hex(4)
@@ -131,12 +136,12 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
     async def close(self) -> None:
         self.end_streams()
         # running tasks stay WORKING in the journal: the next start reports them as interrupted
-        for loop in (self._leases, self._cancels, *self._followers.values()):
+        for loop in (self._leases, self._cancels, self._expiry, *self._followers.values()):
             if loop is not None:
                 loop.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await loop
-        self._leases = self._cancels = None
+        self._leases = self._cancels = self._expiry = None
         if self._journal is not None:
             await self._journal.close()
             self._journal = None
@@ -215,6 +220,8 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
             record = await self.store.held(msg.task_id, caller)
             await self._continue(record, msg)
             return record
+        self._watch_expiry()
+        await self._expire_waiting()
         record = await self._new_task(msg, caller)
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
         if self.store.shared and self._journal is not None:  # leased before anything runs (task_lease.py)
@@ -354,6 +361,43 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
                 raise
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
             self._start(record, call, answers=answers)
+
+    def _watch_expiry(self) -> None:
+        """Started with the first task (the service is made outside a running loop): tasks waiting for input
+        expire even when no new task arrives (the owner's inbox drops them too)."""
+        if self._expiry is None or self._expiry.done():
+            self._expiry = asyncio.create_task(self._expiry_loop(), name="a2a-input-expiry")
+
+    async def _expiry_loop(self) -> None:
+        every = min(self.settings.input_wait_seconds / 10, 30.0)
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self._expire_waiting()
+            except Exception:  # noqa: BLE001 - the next round tries again; a task ends FAILED either way
+                log.exception("A2A: tasks waiting for input could not be looked over")
+
+    async def _expire_waiting(self) -> None:
+        """End FAILED the tasks held here that waited for input longer than ``input_wait_seconds``: a task
+        cannot be parked forever (it would hold its caller's share of the store, and the owner's inbox).
+        Looked over before a new task is taken, at most every tenth of that time (and every 30 s)."""
+        now = time.monotonic()
+        if now < self._next_expiry:
+            return
+        ttl = self.settings.input_wait_seconds
+        self._next_expiry = now + min(ttl / 10, 30.0)
+        cutoff = datetime.now(UTC) - timedelta(seconds=ttl)
+        for record in self.store.all_records():
+            if not _waited_out(record, cutoff):
+                continue
+            async with record.lock:
+                if not _waited_out(record, cutoff) or not self.store.holds(record):
+                    continue
+                record.pending = None
+                await self._settle(
+                    record, "TASK_STATE_FAILED",
+                    f"no answer in time: the task waited for input longer than {ttl:g} s",
+                )
 
     def waiting_for(self, caller: str) -> list[TaskRecord]:
         """The caller's tasks waiting for input (the web console's inbox shows them to that principal)."""
@@ -580,6 +624,15 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
         if not artifacts:
             wire.pop("artifacts", None)
         return wire
+
+
+def _waited_out(record: TaskRecord, cutoff: datetime) -> bool:
+    return (
+        record.pending is not None
+        and record.task.status.state in INTERRUPTED_STATES
+        and not record.terminal
+        and instant(record.task.status.timestamp) < cutoff
+    )
 
 
 DECISION_META = "sentinel/decision_id"  # as in an MCP result's ``_meta``

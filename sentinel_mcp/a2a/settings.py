@@ -35,6 +35,10 @@ class A2ASettings(BaseModel):
     api_keys: dict[str, str] = Field(default_factory=dict)  # identity -> key
     # mDNS
     advertise: bool = False
+    # a peer announced over mDNS with plaintext (tls=0) on a loopback address: refused unless this is on. The
+    # announcement's addresses are whatever its sender says, so any host on the link could otherwise make
+    # Sentinel send GETs to this machine's own local services
+    allow_loopback_plaintext: bool = False
     interfaces: list[str] = Field(default_factory=lambda: ["127.0.0.1"])
     # Deprecated: TLS is sentinel.http.tls now (these still switch the whole front to HTTPS, with a warning)
     tls_cert: str | None = None
@@ -68,6 +72,12 @@ class A2ASettings(BaseModel):
     task_lease_renew_seconds: float = Field(10.0, gt=0, le=3600)
     # limits
     max_tasks: int = Field(1000, ge=1)
+    # unfinished tasks one caller may hold at once (its share of max_tasks, so one peer cannot lock the
+    # others out); None: max_tasks // 10 (at least 1)
+    max_open_per_caller: int | None = Field(None, ge=1)
+    # a task waiting for input (INPUT_REQUIRED, AUTH_REQUIRED) with no answer after this long ends FAILED
+    # ("no answer in time"); as the console's question_ttl by default (600 s)
+    input_wait_seconds: float = Field(600.0, gt=0, le=86400)
     max_frame_bytes: int = Field(1 << 20, ge=1024)
     max_concurrent_per_socket: int = Field(8, ge=1)
     # Who answered a HumanAssistRequest relayed by a peer cannot be checked: "agent" by default, so
@@ -134,6 +144,11 @@ class A2ASettings(BaseModel):
                 return self.peer_tls.model_copy(update={"ca": self.peer_ca_file})
             return self.peer_tls
         return ClientTLS(ca=self.peer_ca_file) if self.peer_ca_file else None
+
+    @property
+    def open_per_caller(self) -> int:
+        """The unfinished tasks one caller may hold (``max_open_per_caller``, or a tenth of ``max_tasks``)."""
+        return min(self.max_tasks, self.max_open_per_caller or max(1, self.max_tasks // 10))
 
     @property
     def auth_required(self) -> bool:

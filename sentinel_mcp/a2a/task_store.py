@@ -75,8 +75,11 @@ class Journal(Protocol):
 
 
 class TaskStore:
-    def __init__(self, max_tasks: int = 1000, journal: Journal | None = None) -> None:
+    def __init__(
+        self, max_tasks: int = 1000, journal: Journal | None = None, per_caller: int | None = None
+    ) -> None:
         self.max_tasks = max_tasks
+        self.per_caller = per_caller or max_tasks  # unfinished tasks one owner may hold here
         self.journal = journal
         self._tasks: OrderedDict[str, TaskRecord] = OrderedDict()
 
@@ -97,7 +100,17 @@ class TaskStore:
         return len(self._tasks)
 
     def add(self, record: TaskRecord, save: bool = True) -> None:
-        """Hold a new task (``save``: queue its first write; False when the caller committed it already)."""
+        """Hold a new task (``save``: queue its first write; False when the caller committed it already).
+
+        An owner holding ``per_caller`` unfinished tasks is refused (only that owner: one peer cannot fill the
+        store and lock the others out)."""
+        mine = sum(1 for r in self._tasks.values() if r.owner == record.owner and not r.terminal)
+        if mine >= self.per_caller and self.per_caller < self.max_tasks:  # (a whole store's share: "full")
+            raise RpcError(
+                UNSUPPORTED_OPERATION,
+                f"you have {mine} unfinished tasks, your share of this agent's task store: "
+                "wait for some to finish, answer or cancel them, then retry",
+            )
         if len(self._tasks) >= self.max_tasks:
             # evict the oldest finished task; live tasks are never dropped silently
             victim = next((tid for tid, r in self._tasks.items() if r.terminal), None)
@@ -192,14 +205,14 @@ class TaskStore:
         among: list[TaskRecord] | None = None,
     ) -> list[TaskRecord]:
         """Newest status first, as ListTasks wants; ``since`` is an ISO 8601 time (status at or after it)."""
-        floor = _instant(since) if since else None
+        floor = instant(since) if since else None
         out = [
             r
             for r in (self._tasks.values() if among is None else among)
             if r.owner == owner
             and (context_id is None or r.task.context_id == context_id)
             and (state is None or r.task.status.state == state)
-            and (floor is None or _instant(r.task.status.timestamp) >= floor)
+            and (floor is None or instant(r.task.status.timestamp) >= floor)
         ]
         out.sort(key=sort_key, reverse=True)
         return out
@@ -212,7 +225,7 @@ def _unreadable(e: StorageError) -> RpcError:
     return RpcError(INTERNAL_ERROR, f"the task store cannot be read now: {e}")
 
 
-def _instant(iso: str | None) -> datetime:
+def instant(iso: str | None) -> datetime:
     if not iso:
         return datetime.min.replace(tzinfo=UTC)
     t = datetime.fromisoformat(iso)

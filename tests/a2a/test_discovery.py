@@ -43,8 +43,10 @@ async def test_two_sentinels_find_each_other_and_read_location_at_minimal_scope(
     if reason:
         pytest.skip(reason)
     tag = uuid.uuid4().hex[:8]
-    a_set = A2ASettings(name=f"sentinel-a-{tag}", advertise=True, interfaces=LOOPBACK)
-    b_set = A2ASettings(name=f"sentinel-b-{tag}", advertise=True, interfaces=LOOPBACK)
+    a_set = A2ASettings(name=f"sentinel-a-{tag}", advertise=True, interfaces=LOOPBACK,
+                        allow_loopback_plaintext=True)
+    b_set = A2ASettings(name=f"sentinel-b-{tag}", advertise=True, interfaces=LOOPBACK,
+                        allow_loopback_plaintext=True)
     a_peers, b_peers = PeerRegistry(), PeerRegistry()
     async with open_port() as port_a, serve(port_a, a_set, a_peers) as a, \
             open_port() as port_b, serve(port_b, b_set, b_peers) as b, \
@@ -59,7 +61,8 @@ async def test_two_sentinels_find_each_other_and_read_location_at_minimal_scope(
         # with a verified peer, A is no longer in degraded mode
         assert a.service.status()["degraded"] is False and a.service.status()["verified_peers"] >= 1
         # A's LLM-facing tool sends a sensor_request to B through the a2a_send tool
-        ctx = BuiltinContext(name="a2a", data_dir=None, settings={"interfaces": LOOPBACK},  # type: ignore[arg-type]
+        ctx = BuiltinContext(name="a2a", data_dir=None,  # type: ignore[arg-type]
+                             settings={"interfaces": LOOPBACK, "allow_loopback_plaintext": True},
                              services={"a2a_peers": a_peers})
         async with Client(create_server(ctx)) as tools:
             result = await tools.call_tool(
@@ -88,9 +91,10 @@ async def test_discover_peers_one_shot_lists_a_verified_agent():
     reason = multicast_problem()
     if reason:
         pytest.skip(reason)
-    settings = A2ASettings(name=f"sentinel-solo-{uuid.uuid4().hex[:8]}", advertise=True, interfaces=LOOPBACK)
+    settings = A2ASettings(name=f"sentinel-solo-{uuid.uuid4().hex[:8]}", advertise=True, interfaces=LOOPBACK,
+                        allow_loopback_plaintext=True)
     async with open_port() as port, serve(port, settings) as srv, a2a_lifespan(settings, srv.base_url):
-        registry = await discover_peers(LOOPBACK, timeout=3.0)
+        registry = await discover_peers(LOOPBACK, timeout=3.0, allow_loopback_plaintext=True)
         names = [p.card.name for p in registry.verified()]
         assert settings.name in names, registry.rejected
         # the CLI lists it too
@@ -103,6 +107,7 @@ async def test_discover_peers_one_shot_lists_a_verified_agent():
             "--timeout",
             "2",
             "--json",
+            "--allow-loopback-plaintext",
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
@@ -154,15 +159,17 @@ async def test_verify_peer_refuses_cards_that_do_not_check_out(liar, rig):
     txt = txt_record(A2ASettings())
     async with httpx2.AsyncClient(timeout=5) as http:
         with pytest.raises(PeerRejected, match="names none of the advertised"):
-            await verify_peer("liar", ["127.0.0.1"], liar, txt, http)
+            await verify_peer("liar", ["127.0.0.1"], liar, txt, http, allow_loopback_plaintext=True)
         with pytest.raises(PeerRejected, match="not an A2A AgentCard"):
-            await verify_peer("broken", ["127.0.0.1"], liar, {**txt, "path": "/broken.json"}, http)
+            await verify_peer("broken", ["127.0.0.1"], liar, {**txt, "path": "/broken.json"}, http,
+                              allow_loopback_plaintext=True)
         with pytest.raises(PeerRejected, match="bad card path"):
             await verify_peer("evil", ["127.0.0.1"], liar, {**txt, "path": "http://elsewhere/"}, http)
         with pytest.raises(PeerRejected, match="card fetch"):
-            await verify_peer("gone", ["127.0.0.1"], 1, txt, http)  # nothing listens on port 1
+            # nothing listens on port 1
+            await verify_peer("gone", ["127.0.0.1"], 1, txt, http, allow_loopback_plaintext=True)
         port = int(rig.base_url.rsplit(":", 1)[1])
-        peer = await verify_peer("ok", ["127.0.0.1"], port, txt, http)
+        peer = await verify_peer("ok", ["127.0.0.1"], port, txt, http, allow_loopback_plaintext=True)
         assert peer.rpc_url == rig.rpc_url and peer.card.name == "sentinel-test"
 
 
@@ -172,7 +179,8 @@ async def test_a2a_send_to_a_peer_that_disappeared_is_a_clear_tool_error(tmp_pat
         async with httpx2.AsyncClient(timeout=5) as http:
             port_no = int(srv.base_url.rsplit(":", 1)[1])
             peer = await verify_peer(
-                "vanishing._a2a._tcp.local.", ["127.0.0.1"], port_no, txt_record(A2ASettings()), http
+                "vanishing._a2a._tcp.local.", ["127.0.0.1"], port_no, txt_record(A2ASettings()), http,
+                allow_loopback_plaintext=True,
             )
         registry.peers[peer.instance] = peer
         ctx = BuiltinContext(name="a2a", data_dir=tmp_path, settings={}, services={"a2a_peers": registry})

@@ -387,7 +387,8 @@ async def test_tasks_are_private_to_their_caller(http):
 
 
 async def test_task_store_cap_evicts_finished_tasks_only(http):
-    async with open_port() as port, serve(port, A2ASettings(max_tasks=2)) as srv:
+    # the whole store's cap (one caller here, its share the whole store; the share: test_task_quota.py)
+    async with open_port() as port, serve(port, A2ASettings(max_tasks=2, max_open_per_caller=2)) as srv:
         RELEASE.pop("cap", None)
         w = user_message(tool_part("tools__wait_for", {"key": "cap"}))
         for _ in range(2):

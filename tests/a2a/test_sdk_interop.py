@@ -112,7 +112,8 @@ async def test_sentinel_verifies_and_calls_an_a2a_sdk_agent():
     proc, free = await start_sdk_server()
     try:
         async with httpx2.AsyncClient(timeout=5) as http:
-            peer = await verify_peer("sdk", ["127.0.0.1"], free, txt_record(A2ASettings()), http)
+            peer = await verify_peer("sdk", ["127.0.0.1"], free, txt_record(A2ASettings()), http,
+                                     allow_loopback_plaintext=True)
         assert peer.card.name == "sdk-reference-agent"
         reply = await send_message(
             peer.rpc_url, build_message(data={"type": "sensor_request", "sensor": "x"})

@@ -35,7 +35,8 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
     raw = {"mcpServers": {}, "sentinel": {"data_dir": str(tmp_path), "builtins": ["sensors"],
                                           "principals": [{"name": "rover", "token": ROVER},
                                                          {"name": "drone", "token": DRONE}],
-                                          "a2a": {"name": name, "advertise": True, "interfaces": LOOPBACK}}}
+                                          "a2a": {"name": name, "advertise": True, "interfaces": LOOPBACK,
+                                                  "allow_loopback_plaintext": True}}}
     cfg_file = tmp_path / "sentinel.json"
     cfg_file.write_text(json.dumps(raw))
     async with gateway_with_a2a(raw, tmp_path, source=str(cfg_file)) as gw:
@@ -107,7 +108,8 @@ async def test_sensor_request_through_the_gateway_honours_consent(tmp_path: Path
             ctx = BuiltinContext(
                 name="a2a",
                 data_dir=tmp_path / "peer",
-                settings={"name": "peer-agent", "interfaces": LOOPBACK, "peer_tokens": {base: ROVER}},
+                settings={"name": "peer-agent", "interfaces": LOOPBACK, "peer_tokens": {base: ROVER},
+                          "allow_loopback_plaintext": True},
             )
             async with Client(create_server(ctx)) as peer_tools:
                 for _ in range(5):  # the gateway's announcement may still be probing

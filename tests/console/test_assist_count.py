@@ -14,7 +14,7 @@ async def test_the_live_count_counts_every_open_request_the_owner_may_answer(tmp
     inbox = AssistInbox(tmp_path / "assist.db")
     waiting = 120  # more than the page lists (open_requests' limit is 50)
     for i in range(waiting):
-        inbox.add(from_agent="rover", reason=f"r{i}", questions=["q"])
+        inbox.add(from_agent=f"rover-{i % 10}", reason=f"r{i}", questions=["q"])  # within each agent's cap
     inbox.add(from_agent="rover", reason="bridged", questions=["q"], channel="chan-1")  # answered on its chat
     inbox.add(from_agent=OWNER.name, reason="the viewer's own", questions=["q"])  # not the viewer's to answer
     answered = inbox.add(from_agent="rover", reason="done", questions=["q"])

@@ -153,7 +153,7 @@ inbox = AssistInbox(Path(sys.argv[1]))
 added = 0
 for i in range(int(sys.argv[2])):
     try:
-        inbox.add(from_agent="peer", reason="help", questions=["?"])
+        inbox.add(from_agent=f"peer-{sys.argv[3]}-{i % 20}", reason="help", questions=["?"])
         added += 1
     except InboxFull:
         pass
@@ -167,9 +167,9 @@ def test_the_open_requests_bound_holds_across_processes(tmp_path: Path) -> None:
     AssistInbox(path).release()  # the schema exists before the writers race
     each = MAX_OPEN * 3 // 4
     procs = [
-        subprocess.Popen([sys.executable, "-c", ADDER, str(path), str(each)], cwd=ROOT,
+        subprocess.Popen([sys.executable, "-c", ADDER, str(path), str(each), str(n)], cwd=ROOT,
                          stdout=subprocess.PIPE, text=True)
-        for _ in range(2)
+        for n in range(2)
     ]
     added = [int(p.communicate(timeout=300)[0]) for p in procs]
     assert all(p.returncode == 0 for p in procs)
@@ -178,7 +178,7 @@ def test_the_open_requests_bound_holds_across_processes(tmp_path: Path) -> None:
     try:
         assert len(inbox.open_requests(limit=MAX_OPEN * 2)) == MAX_OPEN
         with pytest.raises(InboxFull, match=str(MAX_OPEN)):
-            inbox.add(from_agent="peer", reason="one more", questions=["?"])
+            inbox.add(from_agent="a-new-peer", reason="one more", questions=["?"])
     finally:
         inbox.release()
 

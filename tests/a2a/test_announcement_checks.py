@@ -1,0 +1,102 @@
+"""An mDNS announcement is its sender's word: it cannot make Sentinel GET arbitrary local ports or paths. A
+plaintext peer on loopback counts only with ``allow_loopback_plaintext`` on (off by default), and the card
+path in TXT is a plain path (no query, fragment, escapes, dot segments), checked before any request."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import httpx2
+import pytest
+
+from sentinel_mcp.a2a.discovery import PeerRejected, verify_peer
+from sentinel_mcp.a2a.settings import A2ASettings
+
+
+class Listener:
+    """A local service that records every request line it receives (and answers 404)."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.port = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await reader.readline()
+            self.requests.append(line.decode("latin-1").strip())
+            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            await writer.drain()
+        finally:
+            writer.close()
+
+
+@pytest.fixture
+async def local_service() -> AsyncIterator[Listener]:
+    listener = Listener()
+    server = await asyncio.start_server(listener.handle, "127.0.0.1", 0)
+    listener.port = server.sockets[0].getsockname()[1]
+    try:
+        yield listener
+    finally:
+        server.close()
+
+
+HOSTILE_PATHS = [
+    "/admin/shutdown?now=1",
+    "/x#frag",
+    "/.well-known/agent-card.json?x=1",
+    "/%2e%2e/admin",
+    "/../admin",
+    "/a/./b",
+    "/a/../../etc/passwd",
+    "/a b",
+    "/a\\b",
+    "/a;b=c",
+    "/a@evil",
+    "/é",
+    "/\u202eevil",
+    "//evil.example/x",
+    "http://127.0.0.1:22/",
+    "admin",
+    "/" + "a" * 250,
+]
+
+
+@pytest.mark.parametrize("path", HOSTILE_PATHS)
+async def test_a_hostile_card_path_is_refused_before_any_request(local_service: Listener, path: str) -> None:
+    async with httpx2.AsyncClient(timeout=5) as http:
+        with pytest.raises(PeerRejected, match="bad card path"):
+            await verify_peer("evil", ["127.0.0.1"], local_service.port, {"tls": "0", "path": path}, http,
+                              allow_loopback_plaintext=True)
+        with pytest.raises(PeerRejected, match="bad card path"):  # over TLS just the same
+            await verify_peer("evil", ["127.0.0.1"], local_service.port, {"tls": "1", "path": path}, http)
+    assert local_service.requests == []
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "127.0.0.2", "127.255.255.254", "::1"])
+@pytest.mark.parametrize("path", ["/.well-known/agent-card.json", "/admin/shutdown", "/"])
+async def test_a_plaintext_loopback_announcement_is_refused_by_default(
+    local_service: Listener, address: str, path: str
+) -> None:
+    txt = {"tls": "0", "path": path}
+    async with httpx2.AsyncClient(timeout=5) as http:
+        with pytest.raises(PeerRejected, match="allow_loopback_plaintext"):
+            await verify_peer("spoof", [address], local_service.port, txt, http)
+        with pytest.raises(PeerRejected, match="allow_loopback_plaintext"):  # a missing tls key is plaintext
+            await verify_peer("spoof", [address], local_service.port, {"path": path}, http)
+    assert local_service.requests == []
+
+
+async def test_with_the_setting_on_a_plain_loopback_path_is_fetched(local_service: Listener) -> None:
+    async with httpx2.AsyncClient(timeout=5) as http:
+        with pytest.raises(PeerRejected, match="HTTP 404"):
+            await verify_peer("local", ["127.0.0.1"], local_service.port,
+                              {"tls": "0", "path": "/.well-known/agent-card.json"}, http,
+                              allow_loopback_plaintext=True)
+    assert local_service.requests == ["GET /.well-known/agent-card.json HTTP/1.1"]
+
+
+def test_loopback_plaintext_is_off_unless_configured() -> None:
+    assert A2ASettings().allow_loopback_plaintext is False
+    assert A2ASettings.from_section({"allow_loopback_plaintext": True}).allow_loopback_plaintext is True
