@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Callable, NoReturn
+from typing import TYPE_CHECKING, Callable, NoReturn
 
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.identity.resolver import AuthFailed, PrincipalResolver
 from sentinel_mcp.tls.peer_certificate import PeerCertificate, from_pem
 from sentinel_mcp.tls.settings import CertificateMatch, ClientCertificates
+
+if TYPE_CHECKING:
+    from sentinel_mcp.tls.trusted_cas import TrustedCAs
 
 # (peer address, reason, certificate facts, principal or None) -> audited
 RefusedHook = Callable[[str | None, str, dict[str, str], str | None], None]
@@ -32,6 +35,11 @@ class CertificateResolver:
     is_revoked: Callable[[PeerCertificate], bool] | None = None
     on_refused: RefusedHook | None = None
     now: Callable[[], dt.datetime] = field(default=lambda: dt.datetime.now(dt.timezone.utc))
+    # the front's CA bundle as it is now (re-read when its file changes). Without it (a caller that built a
+    # one-CA front itself) a rule naming an issuer matches nothing; with it, a subject or SAN rule without an
+    # issuer matches nothing while the bundle holds several CAs (refused at start; this covers a bundle that
+    # grew since)
+    trusted_cas: Callable[[], TrustedCAs | None] | None = None
 
     def resolve(self, credentials: Credentials) -> Principal | None:
         chain = (credentials.tls or {}).get("client_cert_chain") or []
@@ -53,7 +61,14 @@ class CertificateResolver:
             )
         if self.is_revoked is not None and self.is_revoked(cert):
             self._refuse(credentials, cert, f"the client certificate {cert.describe()} has been revoked")
-        found = [p for rule, p in self.rules if cert.matches(rule)]
+        cas = self.trusted_cas() if self.trusted_cas is not None else None
+        issued_by = cas.issuers_of(cert.der) if cas is not None else ()
+        unbound_refused = cas is not None and cas.several
+        found = [
+            p
+            for rule, p in self.rules
+            if cert.matches(rule, issued_by) and not (unbound_refused and _unbound(rule))
+        ]
         names = sorted({p.name for p in found})
         if not names:
             self._refuse(
@@ -102,3 +117,9 @@ class CertificateResolver:
             )
             self.on_refused(credentials.peer, reason, facts, principal)
         raise AuthFailed(reason)
+
+
+def _unbound(rule: CertificateMatch) -> bool:
+    """A rule any CA of the bundle could satisfy: a name without an issuer (a fingerprint pins one
+    certificate)."""
+    return rule.sha256 is None and rule.issuer is None and rule.issuer_sha256 is None

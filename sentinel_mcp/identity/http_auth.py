@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from sentinel_mcp.config import PRINCIPAL_NAME, RESERVED_PRINCIPALS, Config, ConfigError
 from sentinel_mcp.identity import owner_token
@@ -17,6 +17,9 @@ from sentinel_mcp.identity.resolver import Authenticator, PrincipalResolver, Tok
 from sentinel_mcp.tls.peer_certificate import PeerCertificate
 from sentinel_mcp.tls.settings import CertificateMatch, ServerTLS
 from sentinel_mcp.storage.private_paths import private_dir
+
+if TYPE_CHECKING:  # cryptography is loaded by a front with client certificates only (issue 21)
+    from sentinel_mcp.tls.trusted_cas import TrustedCAs
 
 OWNER_BY_TOKEN = Principal(OWNER_NAME, "token")
 
@@ -71,9 +74,12 @@ def certificate_resolver_for(
     tokens: PrincipalResolver | None = None,
     refused: RefusedHook | None = None,
     is_revoked: Callable[[PeerCertificate], bool] | None = None,
+    trusted_cas: Callable[[], TrustedCAs | None] | None = None,
 ) -> CertificateResolver | None:
     """The client-certificate resolver of a front with mutual TLS (None without); ConfigError when a principal
-    names a certificate but the front asks for none."""
+    names a certificate but the front asks for none, or when a rule cannot be trusted with the CA bundle (a
+    name without an issuer beside other CAs). ``trusted_cas``: the bundle as it is now (the front's contexts,
+    which re-read it); by default the bundle as read here."""
     tls = config.sentinel.http.tls
     mtls = isinstance(tls, ServerTLS) and tls.mode != "off"
     with_cert = [spec for spec in config.sentinel.principals if spec.certificate is not None]
@@ -93,7 +99,19 @@ def certificate_resolver_for(
         rules.append(
             (spec.certificate, Principal(spec.name, "certificate", tuple(spec.tools), tuple(spec.upstreams)))
         )
-    return CertificateResolver(rules, tls.mode, tokens, is_revoked, refused)
+    where = ["sentinel.http.tls.owner"] if tls.owner is not None else []
+    where += [f"the certificate rule of principal {spec.name!r}" for spec in with_cert]
+    assert tls.ca is not None  # a mode other than "off" needs one (ServerTLS checks)
+    from sentinel_mcp.tls.trusted_cas import TrustedCAs
+
+    try:
+        at_start = TrustedCAs.from_file(tls.ca)
+        at_start.check([(w, rule) for w, (rule, _) in zip(where, rules)])
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"sentinel.http.tls.ca ({tls.ca}): {e}") from None
+    return CertificateResolver(
+        rules, tls.mode, tokens, is_revoked, refused, trusted_cas=trusted_cas or (lambda: at_start)
+    )
 
 
 def http_auth_for(
@@ -102,6 +120,7 @@ def http_auth_for(
     *,
     refused: RefusedHook | None = None,
     is_revoked: Callable[[PeerCertificate], bool] | None = None,
+    trusted_cas: Callable[[], TrustedCAs | None] | None = None,
 ) -> HttpAuth:
     """Build the chain; generates the owner's token file when the config needs one and has none. ``refused``
     hears (and audits) every refused client certificate; ``is_revoked`` checks one against the current CRL."""
@@ -123,7 +142,7 @@ def http_auth_for(
             tokens.add(known[spec.name], token=spec.token, sha256_hex=spec.token_sha256)
     for name, key in _a2a_keys(config, token).items():
         tokens.add(known.get(name) or Principal(name, "token", agent=name != OWNER_NAME), token=key)
-    certificates = certificate_resolver_for(config, tokens, refused, is_revoked)
+    certificates = certificate_resolver_for(config, tokens, refused, is_revoked, trusted_cas)
     resolvers: list[PrincipalResolver] = [*([certificates] if certificates else []), *(extra or []), tokens]
     also = ", or present a client certificate of this front's CA" if certificates else ""
     return HttpAuth(Authenticator(resolvers, required=http.auth == "token", also=also), token, file, created)

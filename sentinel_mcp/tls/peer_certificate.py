@@ -17,6 +17,8 @@ from sentinel_mcp.tls.settings import CertificateMatch, parse_subject
 if TYPE_CHECKING:  # cryptography is imported by the first certificate read, not at start-up (issue 21)
     from cryptography import x509
 
+    from sentinel_mcp.tls.trusted_cas import TrustedCA
+
 
 @dataclass(frozen=True)
 class PeerCertificate:
@@ -35,10 +37,15 @@ class PeerCertificate:
     def describe(self) -> str:
         return f"{self.subject_text or '(no subject)'} (sha256 {self.sha256[:16]}…, serial {self.serial:x})"
 
-    def matches(self, rule: CertificateMatch) -> bool:
+    def matches(self, rule: CertificateMatch, issued_by: tuple[TrustedCA, ...] = ()) -> bool:
         """Every part the rule gives must match: the subject as a whole (parsed, so spacing and escaping do
         not matter), one subjectAltName of the same type (DNS names case-insensitively, IPs by value), the
-        fingerprint in constant time."""
+        fingerprint in constant time, and the issuer: one of ``issued_by`` (the CAs of the bundle that signed
+        this certificate, ``TrustedCAs.issuers_of``) must be the CA the rule names."""
+        if (rule.issuer is not None or rule.issuer_sha256 is not None) and not any(
+            ca.answers_to(rule) for ca in issued_by
+        ):
+            return False
         if rule.sha256 is not None and not hmac.compare_digest(rule.sha256, self.sha256):
             return False
         if rule.subject is not None and _name(rule.subject) != self.subject:

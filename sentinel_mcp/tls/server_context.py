@@ -18,6 +18,7 @@ from cryptography import x509
 from sentinel_mcp.tls.peer_certificate import PeerCertificate
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
+from sentinel_mcp.tls.trusted_cas import TrustedCAs
 from sentinel_mcp.core.errors import TLSError
 
 log = logging.getLogger(__name__)
@@ -122,12 +123,22 @@ def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revo
     return ctx, warnings, revoked
 
 
+def _trusted_cas(tls: FrontTLS) -> TrustedCAs | None:
+    if tls.mode == "off" or tls.ca is None:
+        return None
+    try:
+        return TrustedCAs.from_file(tls.ca)
+    except ValueError as e:
+        raise TLSSetupError(f"TLS client CA {tls.ca}: {e}") from None
+
+
 class ServerContexts:
     """The current context for each new connection; files re-read when their change time moves."""
 
     def __init__(self, tls: FrontTLS) -> None:
         self.tls = tls
         self._ctx, self.warnings, self.revoked = build_server_context(tls)
+        self._cas = _trusted_cas(tls)
         self._stamp = self._stamps()
         self._checked = time.monotonic()
         self._lock = threading.Lock()
@@ -152,7 +163,10 @@ class ServerContexts:
             if stamp != self._stamp:
                 self._stamp = stamp
                 try:
-                    self._ctx, self.warnings, self.revoked = build_server_context(self.tls)
+                    ctx, warnings, revoked = build_server_context(self.tls)
+                    cas = _trusted_cas(self.tls)
+                    # all at once: a request is checked against the bundle its handshake could have used
+                    self._ctx, self.warnings, self.revoked, self._cas = ctx, warnings, revoked, cas
                     log.warning("TLS: certificate, CA or CRL changed; new connections use the new files")
                 except (TLSSetupError, OSError) as e:
                     # keep serving with what was valid; the problem is logged and shown by /healthz
@@ -165,6 +179,11 @@ class ServerContexts:
     def is_revoked(self, cert: PeerCertificate) -> bool:
         self.current()  # a CRL written since the last connection counts for this request too
         return (cert.issuer_text, cert.serial) in self.revoked
+
+    def trusted_cas(self) -> TrustedCAs | None:
+        """The CAs of the bundle as it is now (None when no client certificate is asked for)."""
+        self.current()
+        return self._cas
 
     def reload_now(self) -> None:
         self._checked = 0.0

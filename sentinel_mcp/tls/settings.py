@@ -59,18 +59,22 @@ class _Strict(BaseModel):
 
 class CertificateMatch(_Strict):
     """Which client certificates name a principal. Every field given must match; the certificate has already
-    been checked against the front's CA (so ``subject`` and ``san`` mean "issued by that CA to this name")."""
+    been checked against the front's CA bundle. With several CAs in it, ``subject`` and ``san`` mean nothing
+    without the issuer (any of them could issue that name): ``issuer`` or ``issuer_sha256`` names the CA of the
+    bundle that must have signed the certificate, and a rule without either is refused at start."""
 
-    subject: str | None = None  # RFC 4514, e.g. "CN=alice,O=Sentinel local CA"
+    subject: str | None = None  # RFC 4514, e.g. "CN=alice,O=Sentinel"
     san: str | None = None  # a subjectAltName: "DNS:peer.lan", "IP:192.0.2.7", "URI:...", "email:..."
     sha256: str | None = None  # the certificate's SHA-256 fingerprint: exactly this certificate
+    issuer: str | None = None  # RFC 4514 subject of the CA (in the bundle) that signed the certificate
+    issuer_sha256: str | None = None  # SHA-256 fingerprint of that CA's certificate
 
-    @field_validator("sha256")
+    @field_validator("sha256", "issuer_sha256")
     @classmethod
     def _fingerprint(cls, v: str | None) -> str | None:
         return normalize_sha256(v) if v is not None else None
 
-    @field_validator("subject")
+    @field_validator("subject", "issuer")
     @classmethod
     def _subject(cls, v: str | None) -> str | None:
         if v is not None:
