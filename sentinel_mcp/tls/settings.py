@@ -60,8 +60,8 @@ class _Strict(BaseModel):
 class CertificateMatch(_Strict):
     """Which client certificates name a principal. Every field given must match; the certificate has already
     been checked against the front's CA bundle. With several CAs in it, ``subject`` and ``san`` mean nothing
-    without the issuer (any of them could issue that name): ``issuer`` or ``issuer_sha256`` names the CA of the
-    bundle that must have signed the certificate, and a rule without either is refused at start."""
+    without the issuer (any of them could issue that name): ``issuer`` or ``issuer_sha256`` names the CA of
+    the bundle that must have signed the certificate; a rule without either is refused at start."""
 
     subject: str | None = None  # RFC 4514, e.g. "CN=alice,O=Sentinel"
     san: str | None = None  # a subjectAltName: "DNS:peer.lan", "IP:192.0.2.7", "URI:...", "email:..."
@@ -77,8 +77,8 @@ class CertificateMatch(_Strict):
     @field_validator("subject", "issuer")
     @classmethod
     def _subject(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_subject(v)
+        if v is not None and not len(parse_subject(v)):
+            raise ValueError("an empty name: write it as RFC 4514, such as 'CN=alice,O=Sentinel'")
         return v
 
     @field_validator("san")

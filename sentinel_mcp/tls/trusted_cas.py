@@ -92,9 +92,9 @@ class TrustedCAs:
         return found
 
     def check(self, rules: list[tuple[str, CertificateMatch]]) -> None:
-        """ValueError naming the rule when one cannot be trusted with this bundle: a subject or SAN rule without
-        an issuer when the bundle holds several CAs (any of them could issue that name), or an issuer that no
-        CA, or several CAs, of the bundle answer to. ``rules``: (where the rule is written, the rule)."""
+        """ValueError naming the rule when one cannot be trusted with this bundle: a subject or SAN rule
+        without an issuer when the bundle holds several CAs (any of them could issue that name), or an issuer
+        that no CA, or several CAs, of the bundle answer to. ``rules``: (where it is written, the rule)."""
         for where, rule in rules:
             if rule.issuer is None and rule.issuer_sha256 is None:
                 if rule.sha256 is None and self.several:
