@@ -331,13 +331,12 @@ def _call_tls(args: argparse.Namespace) -> Any:
 
 def _owner_token(args: argparse.Namespace) -> str | None:
     """The token a local Sentinel on this config's data dir uses (None when it has none yet)."""
-    from sentinel_mcp.identity.owner_token import token_path
+    from sentinel_mcp.identity.owner_token import read, token_path
 
     config = load_config(args.config)
     if config.sentinel.http.token is not None:
         return config.sentinel.http.token
-    path = token_path(config.data_dir)
-    try:
-        return path.read_text().strip() or None
-    except OSError:
+    try:  # the same checks as the server's (no symbolic link, this user's file, nobody else writes it)
+        return read(token_path(config.data_dir))
+    except (OSError, ValueError):
         return None

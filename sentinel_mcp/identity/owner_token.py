@@ -1,7 +1,13 @@
-"""The owner's HTTP/A2A token: generated on first start, kept in the data dir with mode 0600."""
+"""The owner's HTTP/A2A token: generated on first start, kept in the data dir with mode 0600.
+
+The file is trusted only as a regular file of this user's that nobody else can write: a data dir on a shared
+volume or under /tmp may hold a planted symbolic link or file whose text an attacker knows. It appears whole
+or not at all: the token is written to a temporary file that is then hard-linked into place, which fails if
+the name exists (two first starts agree on one token, and no reader ever sees it empty or half written)."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import secrets
@@ -11,6 +17,15 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 TOKEN_FILE = "http-token"
+MAX_BYTES = 4096  # a token is 43 characters; a larger file is not one
+MIN_CHARS = 16
+# hard links unsupported (some FUSE, SMB and vfat volumes): create with O_EXCL instead
+_NO_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS}
+_OPEN_FLAGS = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class TokenFileError(ValueError):
+    """The token file cannot be trusted or used; the message names the file and the fix."""
 
 
 def token_path(data_dir: Path) -> Path:
@@ -18,26 +33,136 @@ def token_path(data_dir: Path) -> Path:
 
 
 def load_or_create(data_dir: Path) -> tuple[str, bool]:
-    """The owner's token and whether it was created just now. The file is created exclusively (no race
-    with a second Sentinel) and readable by its owner only; a file others can read is tightened."""
+    """The owner's token and whether it was created just now. TokenFileError (a ValueError) when the file
+    is there but is not a regular file of this user's that only this user can write, or holds no token."""
     path = token_path(data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return _read(path), False
+        return read(path), False
+    except FileNotFoundError:
+        pass
     token = secrets.token_urlsafe(32)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(token + "\n")
-    return token, True
+    if _publish(path, (token + "\n").encode()):
+        return token, True
+    return read(path), False  # another start made it first: its token is everyone's
 
 
-def _read(path: Path) -> str:
-    mode = stat.S_IMODE(path.stat().st_mode)
-    if mode & 0o077:
-        log.warning("%s was readable by others (mode %o); tightened to 0600", path, mode)
-        path.chmod(0o600)
-    token = path.read_text().strip()
-    if len(token) < 16:
-        raise ValueError(f"{path} holds no usable token (delete it to have a new one generated)")
+def read(path: Path) -> str:
+    """The token kept at ``path`` (FileNotFoundError when there is none). Opened without following a
+    symbolic link, then checked on the open descriptor (no race between the check and the read); a file
+    others can read is tightened to 0600 and kept (a warning says so)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _OPEN_FLAGS)  # NONBLOCK: a planted FIFO never hangs
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise TokenFileError(
+                f"{path} is a symbolic link; the owner's token must be a regular file of its own (remove the "
+                "link: a token is generated on the next start)"
+            ) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise TokenFileError(
+                f"{path} is not a regular file (remove it: a token is generated on the next start)"
+            )
+        if st.st_uid != os.geteuid():
+            raise TokenFileError(
+                f"{path} belongs to user id {st.st_uid}, not to this user ({os.geteuid()}): someone else may "
+                "have chosen this token (remove it, and keep the data dir this user's only)"
+            )
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o022:
+            raise TokenFileError(
+                f"{path} can be written by others (mode {mode:o}): someone else may have chosen this token "
+                "(remove it: a new token is generated on the next start)"
+            )
+        if mode & 0o077:
+            log.warning("%s was readable by others (mode %o); tightened to 0600", path, mode)
+            os.fchmod(fd, 0o600)
+        data = _read_at_most(fd, MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    return _token_in(path, data)
+
+
+def _token_in(path: Path, data: bytes) -> str:
+    try:
+        token = data.decode("ascii").strip()
+    except UnicodeDecodeError:
+        token = ""
+    if len(data) > MAX_BYTES or len(token) < MIN_CHARS or not all("!" <= c <= "~" for c in token):
+        raise TokenFileError(
+            f"{path} holds no usable token ({MIN_CHARS} to {MAX_BYTES} visible ASCII characters); if no "
+            "Sentinel uses it, delete it to have a new one generated"
+        )
     return token
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks, size = [], 0
+    while size < limit:
+        chunk = os.read(fd, limit - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _publish(path: Path, data: bytes) -> bool:
+    """Make ``path`` hold ``data`` unless it exists (False then). Written and synced under a temporary name
+    first, then linked into place, so the name never shows an empty or partial file."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path, follow_symlinks=False)  # fails on any existing name, a dangling link included
+        except FileExistsError:
+            return False
+        except OSError as e:
+            if e.errno not in _NO_LINKS:
+                raise
+            return _create_exclusively(path, data)
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+    _sync_dir(path.parent)
+    return True
+
+
+def _create_exclusively(path: Path, data: bytes) -> bool:
+    """Without hard links: O_EXCL keeps two first starts to one token, but a reader at that instant may see
+    the file empty (refused, never mistaken for a token)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _OPEN_FLAGS, 0o600)
+    except FileExistsError:
+        return False
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return True
+
+
+def _sync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # durability of the name only: the next start makes a new token if it is lost
+    finally:
+        os.close(fd)
