@@ -14,6 +14,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from sentinel_mcp.storage.private_paths import private_dir
+
 log = logging.getLogger(__name__)
 
 TOKEN_FILE = "http-token"
@@ -36,7 +38,7 @@ def load_or_create(data_dir: Path) -> tuple[str, bool]:
     """The owner's token and whether it was created just now. TokenFileError (a ValueError) when the file
     is there but is not a regular file of this user's that only this user can write, or holds no token."""
     path = token_path(data_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)  # a data dir made here (`config token` before any start) is the owner's only
     try:
         return read(path), False
     except FileNotFoundError:

@@ -195,3 +195,13 @@ def test_the_cli_reads_the_token_with_the_same_checks(tmp_path, monkeypatch):
     os.unlink(token_path(data))
     token, _ = load_or_create(Path(data))
     assert gateway_cli._owner_token(Args()) == token  # type: ignore[arg-type]
+
+
+def test_a_data_dir_made_for_the_token_is_the_owners_only(tmp_path):
+    old = os.umask(0o022)
+    try:
+        load_or_create(tmp_path / "new" / "data")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "new" / "data").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
