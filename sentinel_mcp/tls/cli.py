@@ -113,7 +113,10 @@ def cmd_issue(args: argparse.Namespace) -> int:
     print(f"  certificate  {issued.cert}")
     print(f"  key          {issued.key}  (mode 0600: hand it over privately)")
     print(f"  CA           {ca.ca_cert_path}")
-    match = {"subject": issued.subject}
+    from sentinel_mcp.tls.trusted_cas import TrustedCAs
+
+    # bound to this CA: the rule stays right if the front's bundle later trusts other CAs too (docs/tls.md)
+    match = {"subject": issued.subject, "issuer": TrustedCAs.from_file(ca.ca_cert_path).cas[0].subject_text}
     if name == "owner":
         print("\nOn this Sentinel it is the owner: in sentinel.http.tls add")
         print(f'  "owner": {_j(match)}')

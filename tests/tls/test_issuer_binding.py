@@ -233,3 +233,48 @@ def test_a_bundle_that_grows_after_start_does_not_open_name_rules(tmp_path, pki,
     with pytest.raises(AuthFailed, match="names no principal"):
         resolver.resolve(creds(pki.stranger))
     assert resolver.resolve(creds(pki.bob)) == Principal("bob", "certificate")
+
+
+async def test_over_https_another_cas_owner_is_refused_and_the_real_one_admitted(tmp_path, pki):
+    """A real Sentinel on a non-loopback binding, its ``ca`` holding our CA and a partner's: the red team's
+    repro (the partner's CA issues itself CN=owner,O=Sentinel) with issuer-bound rules, and the unbound
+    config refused at start."""
+    import subprocess
+    import sys
+
+    import httpx2
+    from tests.identity.identity_rig import write_config
+    from tests.tls.tls_rig import client_context, https_sentinel
+
+    two = bundle(tmp_path, pki.ca, pki.other_ca)
+    tls = {"cert": str(pki.server.cert), "key": str(pki.server.key), "ca": str(two)}
+    unbound = write_config(
+        tmp_path, http={"tls": {**tls, "owner": {"subject": "CN=owner,O=Sentinel"}}}, principals=[]
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(unbound), "serve", "--http", "0.0.0.0:1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode != 0 and "sentinel.http.tls.owner" in out.stderr and "issuer" in out.stderr
+    ours = ca_of(pki.ca)
+    owner_rule = {"subject": "CN=owner,O=Sentinel", "issuer": ours.subject_text}
+    alice_rule = {"subject": "CN=alice,O=Sentinel", "issuer_sha256": colon_hex(ours.sha256)}
+    cfg = write_config(
+        tmp_path,
+        http={"tls": {**tls, "owner": owner_rule}},
+        principals=[{"name": "alice", "certificate": alice_rule}],
+    )
+    owner = pki.ca.issue_client("owner")
+    forged = pki.other_ca.issue_client("owner", file_stem="forged-owner")
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    with https_sentinel(cfg, pki) as (base, _):
+        for who, expected in ((owner, None), (pki.alice, None), (forged, 401), (pki.stranger, 401)):
+            async with httpx2.AsyncClient(verify=client_context(pki, who), timeout=30) as http:
+                r = await http.post(f"{base}/mcp", json=ping, headers=accept)
+            if expected is None:
+                assert r.status_code not in (401, 403), (who.name, r.text)
+            else:
+                assert r.status_code == 401 and "names no principal" in r.json()["error"], r.text
