@@ -3,9 +3,10 @@ token does (same reach, same facts, consents and approvals: they belong to the p
 
 The handshake has already checked the chain to the front's CA, the dates and the CRL. Per request this
 resolver checks the dates and the CRL again (a keep-alive connection can outlive its certificate or its
-revocation), then maps the certificate through the configured rules. A certificate that names no principal,
-or several, is refused; so is a token that names someone other than the certificate; every refusal is
-audited. In ``required`` mode a request without a certificate is refused even if it brings a token.
+revocation), then maps the certificate through the configured rules (a rule that names an issuer
+matches only a certificate that CA of the bundle signed: ``tls/trusted_cas.py``). A certificate that names
+no principal, or several, is refused; so is a token that names someone other than the certificate; every
+refusal is audited. In ``required`` mode a request without a certificate is refused even if it brings a token.
 """
 
 from __future__ import annotations
@@ -70,6 +71,13 @@ class CertificateResolver:
             if cert.matches(rule, issued_by) and not (unbound_refused and _unbound(rule))
         ]
         names = sorted({p.name for p in found})
+        if not names and unbound_refused and any(_unbound(r) and cert.matches(r) for r, _ in self.rules):
+            self._refuse(
+                credentials,
+                cert,
+                f"the client certificate {cert.describe()} matches only rules that name no issuer, and the "
+                'CA bundle now holds several CAs (add "issuer" or "issuer_sha256" to the rule)',
+            )
         if not names:
             self._refuse(
                 credentials,

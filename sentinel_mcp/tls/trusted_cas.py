@@ -98,10 +98,11 @@ class TrustedCAs:
         for where, rule in rules:
             if rule.issuer is None and rule.issuer_sha256 is None:
                 if rule.sha256 is None and self.several:
+                    listed = "; ".join(f"{c.subject_text} sha256 {c.sha256}" for c in self.cas)
                     raise ValueError(
                         f"{where} matches a certificate by subject or SAN only, but the CA bundle holds "
-                        f"{len(self.cas)} CAs ({'; '.join(c.subject_text for c in self.cas)}), and any of "
-                        "them could issue that name. Add \"issuer\": \"<the CA's subject>\" or "
+                        f"{len(self.cas)} CAs ({listed}), and any of "
+                        'them could issue that name. Add "issuer": "<the CA\'s subject>" or '
                         '"issuer_sha256": "<the CA certificate\'s SHA-256>" to the rule, or match the '
                         'certificate itself with "sha256"'
                     )
@@ -115,9 +116,7 @@ class TrustedCAs:
             if len(named) > 1:
                 raise ValueError(
                     f"{where} names the issuer {rule.issuer!r}, but {len(named)} CAs of the bundle have that "
-                    "subject; name it by \"issuer_sha256\" instead ("
-                    + ", ".join(c.sha256 for c in named)
-                    + ")"
+                    'subject; name it by "issuer_sha256" instead (' + ", ".join(c.sha256 for c in named) + ")"
                 )
 
 

@@ -228,10 +228,11 @@ def test_a_bundle_that_grows_after_start_does_not_open_name_rules(tmp_path, pki,
     ca_file.write_bytes(pki.ca.ca_cert_path.read_bytes() + pki.other_ca.ca_cert_path.read_bytes() + b"\n")
     contexts.reload_now()
     assert contexts.trusted_cas() is not None and contexts.trusted_cas().several  # type: ignore[union-attr]
-    with pytest.raises(AuthFailed, match="names no principal"):
-        resolver.resolve(creds(pki.alice))
-    with pytest.raises(AuthFailed, match="names no principal"):
-        resolver.resolve(creds(pki.stranger))
+    for who in (pki.alice, pki.stranger):  # ours, and the new CA's CN=alice
+        with pytest.raises(AuthFailed, match="only rules that name no issuer, and the CA bundle now holds"):
+            resolver.resolve(creds(who))
+    with pytest.raises(AuthFailed, match="names no principal"):  # bob's rule is ours only
+        resolver.resolve(creds(pki.other_ca.issue_client("bob", file_stem="bob-theirs")))
     assert resolver.resolve(creds(pki.bob)) == Principal("bob", "certificate")
 
 
