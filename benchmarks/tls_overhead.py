@@ -97,11 +97,14 @@ async def measure(runs: int) -> list[tuple[str, list[float], float]]:
         )
         tokens = TokenResolver()
         tokens.add(Principal("bob", "token"), token=TOKEN)
-        rules = [(CertificateMatch(subject="CN=alice,O=Sentinel"), Principal("alice", "certificate"))]
-        certs = CertificateResolver(rules, "optional", tokens)
-        app = app_for([certs, tokens])
         front = FrontTLS(server.cert, server.key, ca.ca_cert_path, ca.crl_path, "optional")
         contexts = ServerContexts(front)
+        issuer = contexts.trusted_cas().cas[0].subject_text  # type: ignore[union-attr]
+        alice_rule = CertificateMatch(subject="CN=alice,O=Sentinel", issuer=issuer)
+        rules = [(alice_rule, Principal("alice", "certificate"))]
+        # as serve_http wires it: the rule bound to its CA, the bundle as the front has it now
+        certs = CertificateResolver(rules, "optional", tokens, trusted_cas=contexts.trusted_cas)
+        app = app_for([certs, tokens])
         trust = ssl.create_default_context(cafile=str(ca.ca_cert_path))
         mine = ssl.create_default_context(cafile=str(ca.ca_cert_path))
         mine.load_cert_chain(str(alice.cert), str(alice.key))
