@@ -15,7 +15,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from device_tools.sensors.errors import MalformedOutput, SensorUnsupported, SourceMissing, SourceUnavailable
+from device_tools.sensors.errors import (
+    MalformedOutput,
+    SensorError,
+    SensorUnsupported,
+    SourceMissing,
+    SourceUnavailable,
+)
 from sentinel_mcp.core.sensor_kinds import SensorKind
 from device_tools.sensors.parsers.termux_json import (
     parse_termux_battery,
@@ -42,7 +48,7 @@ STDOUT_MAX_BYTES = 512_000  # the largest JSON a termux-api command prints is a 
 STDERR_MAX_BYTES = 64_000
 
 
-class _Oversize(Exception):
+class _Oversize(SensorError):
     def __init__(self, limit: int) -> None:
         super().__init__(limit)
         self.limit = limit
