@@ -119,8 +119,7 @@ def test_a_connections_sealed_id_never_brings_it_back_once_gone():
     c, d = Connection(), Connection()
     ended, evicted = here.of_transport(c, ALICE, "http"), here.of_transport(d, ALICE, "http")
     modern = here.open(ALICE, "conv")
-    sealed_ended, sealed_evicted = here.sealed(ended), here.sealed(evicted)
-    sealed_modern = here.sealed(modern)
+    sealed_ended, sealed_evicted, sealed_modern = here.sealed(ended), here.sealed(evicted), here.sealed(modern)
     assert here.named(sealed_ended, ALICE) is ended  # live: the same principal may name it
     with pytest.raises(SessionRefused):
         replica.named(sealed_ended, ALICE)
