@@ -45,7 +45,6 @@ class Conversation:
     principal: Principal
     ended: bool = False
     minted: bool = False  # opened here with a fresh random id (``open``), not named by a client or a replica
-    bound: bool = False  # one connection's (``of_transport``): it ends with the connection, wherever named
     # its sealed id as last handed out: (the seal that made it, monotonic time made, the token)
     sealed: tuple[Any, float, str] | None = None
 
@@ -74,7 +73,6 @@ class Conversations:
         conv = self._by_transport.get(transport)
         if conv is None:
             conv = self.open(principal, kind)
-            conv.bound = True
             self._by_transport[transport] = conv
             weakref.finalize(transport, self.end, conv.id)
         elif conv.principal != principal:
@@ -108,9 +106,7 @@ class Conversations:
                 raise SessionRefused(
                     "the session key is unknown, expired or not yours; call without it to start a new session"
                 )
-            # a connection's conversation is never brought back from its seal (evicted here, or named on
-            # another replica): it lives only as long as its connection, in the registry that holds it
-            return self._live(str(payload["session"]), principal, restore=not payload.get("bound"))
+            return self._live(str(payload["session"]), principal, restore=True)
         if "/" in key:
             return self._live(key, principal, restore=False)
         if _LABEL.match(key):
@@ -151,10 +147,7 @@ class Conversations:
         held = conv.sealed
         if held is not None and held[0] is self.seal and now - held[1] < RESEAL_SECONDS:
             return held[2]
-        body: dict[str, Any] = {"session": conv.id, "principal": conv.principal.name}
-        if conv.bound:
-            body["bound"] = True
-        token = self.seal.seal(body)
+        token = self.seal.seal({"session": conv.id, "principal": conv.principal.name})
         conv.sealed = (self.seal, now, token)
         return token
 

@@ -105,35 +105,6 @@ def test_a_sealed_id_is_handed_out_again_for_a_minute_then_sealed_afresh(monkeyp
         conv.named(again, ALICE)
 
 
-def test_a_connections_sealed_id_never_brings_it_back_once_gone():
-    """A connection's conversation is named by its sealed id only while the registry holds it live: not
-    after it ended, not once evicted, not on another replica (another registry, same shared key); a 2026-era
-    conversation's sealed id is still restored."""
-    from sentinel_mcp.gateway.request_state import RequestStateSeal
-
-    class Connection:
-        pass
-
-    here, replica = Conversations(capacity=10), Conversations(capacity=10)
-    replica.seal = here.seal = RequestStateSeal(max_age=here.seal.max_age)  # the cluster's shared key
-    c, d = Connection(), Connection()
-    ended, evicted = here.of_transport(c, ALICE, "http"), here.of_transport(d, ALICE, "http")
-    modern = here.open(ALICE, "conv")
-    sealed_ended, sealed_evicted, sealed_modern = here.sealed(ended), here.sealed(evicted), here.sealed(modern)
-    assert here.named(sealed_ended, ALICE) is ended  # live: the same principal may name it
-    with pytest.raises(SessionRefused):
-        replica.named(sealed_ended, ALICE)
-    assert replica.named(sealed_modern, ALICE).id == modern.id
-    here.end(ended.id)
-    for _ in range(20):
-        here.open(ALICE, "conv")
-    for key in (sealed_ended, sealed_evicted):
-        with pytest.raises(SessionRefused):
-            here.named(key, ALICE)
-    assert here.named(sealed_modern, ALICE).id == modern.id
-    del c, d
-
-
 def test_a_connection_is_a_conversation_that_ends_with_it():
     conv = Conversations()
 
