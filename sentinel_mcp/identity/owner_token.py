@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from sentinel_mcp.storage.private_paths import private_dir
+from sentinel_mcp.core.errors import IdentityError
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +27,7 @@ _NO_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.E
 _OPEN_FLAGS = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-class TokenFileError(ValueError):
+class TokenFileError(IdentityError, ValueError):
     """The token file cannot be trusted or used; the message names the file and the fix."""
 
 
