@@ -50,7 +50,7 @@ STDERR_MAX_BYTES = 64_000
 
 class _Oversize(SensorError):
     def __init__(self, limit: int) -> None:
-        super().__init__(limit)
+        super().__init__(f"output passed {limit} bytes")
         self.limit = limit
 
 
