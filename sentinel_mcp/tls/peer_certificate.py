@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from sentinel_mcp.tls.settings import CertificateMatch, parse_subject
+from sentinel_mcp.tls.settings import CertificateMatch, subject_name
 
 if TYPE_CHECKING:  # cryptography is imported by the first certificate read, not at start-up (issue 21)
     from cryptography import x509
@@ -48,19 +48,11 @@ class PeerCertificate:
             return False
         if rule.sha256 is not None and not hmac.compare_digest(rule.sha256, self.sha256):
             return False
-        if rule.subject is not None and _name(rule.subject) != self.subject:
+        if rule.subject is not None and subject_name(rule.subject) != self.subject:
             return False
         if rule.san is not None and not _san_matches(rule.san, self.sans):
             return False
         return True
-
-
-@lru_cache(maxsize=64)
-def _name(text: str) -> x509.Name | None:
-    try:
-        return parse_subject(text)
-    except ValueError:
-        return None
 
 
 def _san_matches(wanted: str, sans: tuple[tuple[str, str], ...]) -> bool:

@@ -6,6 +6,7 @@ Imports nothing of the project (``config.py`` nests these models)."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -25,6 +26,15 @@ def normalize_sha256(value: str) -> str:
     if not _HEX.match(text):
         raise ValueError(f"{value!r} is not a SHA-256 fingerprint (64 hex digits, colons allowed)")
     return text
+
+
+@lru_cache(maxsize=64)
+def subject_name(text: str) -> x509.Name | None:
+    """``parse_subject``, or None when unreadable; cached: every client certificate is matched."""
+    try:
+        return parse_subject(text)
+    except ValueError:
+        return None
 
 
 def parse_subject(text: str) -> x509.Name:

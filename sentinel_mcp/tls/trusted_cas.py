@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from threading import Lock
 
@@ -20,7 +19,7 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.serialization import Encoding
 
-from sentinel_mcp.tls.settings import CertificateMatch, parse_subject
+from sentinel_mcp.tls.settings import CertificateMatch, subject_name
 
 _CACHE = 512  # certificates whose issuers are remembered (a client reconnecting shows the same one)
 
@@ -36,7 +35,7 @@ class TrustedCA:
         """This CA is the one the rule names (every issuer part given must match)."""
         if rule.issuer_sha256 is not None and rule.issuer_sha256 != self.sha256:
             return False
-        return rule.issuer is None or _name(rule.issuer) == self.subject
+        return rule.issuer is None or subject_name(rule.issuer) == self.subject
 
 
 class TrustedCAs:
@@ -120,9 +119,3 @@ class TrustedCAs:
                 )
 
 
-@lru_cache(maxsize=64)
-def _name(text: str) -> x509.Name | None:
-    try:
-        return parse_subject(text)
-    except ValueError:
-        return None

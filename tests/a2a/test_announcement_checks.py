@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
+from tests.a2a.raw_listener import listening
 
 from sentinel_mcp.a2a.discovery import PeerRejected, verify_peer
 from sentinel_mcp.a2a.settings import A2ASettings
@@ -33,13 +34,8 @@ class Listener:
 
 @pytest.fixture
 async def local_service() -> AsyncIterator[Listener]:
-    listener = Listener()
-    server = await asyncio.start_server(listener.handle, "127.0.0.1", 0)
-    listener.port = server.sockets[0].getsockname()[1]
-    try:
+    async with listening(Listener()) as listener:
         yield listener
-    finally:
-        server.close()
 
 
 HOSTILE_PATHS = [

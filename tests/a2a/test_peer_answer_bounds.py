@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
+from tests.a2a.raw_listener import listening
 
 from sentinel_mcp.a2a import discovery
 from sentinel_mcp.a2a.discovery import PeerRejected, verify_peer
@@ -74,13 +75,8 @@ class HostilePeer:
 
 @pytest.fixture
 async def peer() -> AsyncIterator[HostilePeer]:
-    hostile = HostilePeer()
-    server = await asyncio.start_server(hostile.handle, "127.0.0.1", 0)
-    hostile.port = server.sockets[0].getsockname()[1]
-    try:
+    async with listening(HostilePeer()) as hostile:
         yield hostile
-    finally:
-        server.close()
 
 
 TXT_LOOPBACK = {"tls": "0"}
