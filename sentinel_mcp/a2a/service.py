@@ -13,9 +13,7 @@ import contextlib
 import hashlib
 import logging
 import secrets
-import time
 import uuid
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -25,6 +23,7 @@ from sentinel_mcp.a2a import actions
 from sentinel_mcp.a2a.actions import AssistRequest, Capabilities, GuardedCall, Rejection
 from sentinel_mcp.a2a.assist_inbox import AssistInbox
 from sentinel_mcp.a2a.assist_tasks import PersonAssist
+from sentinel_mcp.a2a.input_expiry import InputExpiry
 from sentinel_mcp.a2a.leased_tasks import LeasedTasks
 from sentinel_mcp.a2a.remote_tasks import RemoteTasks
 from sentinel_mcp.a2a.orchestrated_tasks import OrchestratorFirst
@@ -61,7 +60,6 @@ from sentinel_mcp.a2a.task_store import (
     PendingCall,
     TaskRecord,
     TaskStore,
-    instant,
     decode_page_token,
     encode_page_token,
     sort_key,
@@ -85,7 +83,7 @@ ASSIST_POLL_SECONDS = 0.5
 ASSIST_WAIT_SECONDS = 3600.0
 
 
-class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
+class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks, InputExpiry):
     def __init__(self, port: GatewayPort, settings: A2ASettings, peers: PeerRegistry | None = None) -> None:
         self.port = port
         self.settings = settings
@@ -362,43 +360,6 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
             call = GuardedCall(pending.kind, pending.tool, pending.arguments)
             self._start(record, call, answers=answers)
 
-    def _watch_expiry(self) -> None:
-        """Started with the first task (the service is made outside a running loop): tasks waiting for input
-        expire even when no new task arrives (the owner's inbox drops them too)."""
-        if self._expiry is None or self._expiry.done():
-            self._expiry = asyncio.create_task(self._expiry_loop(), name="a2a-input-expiry")
-
-    async def _expiry_loop(self) -> None:
-        every = min(self.settings.input_wait_seconds / 10, 30.0)
-        while True:
-            await asyncio.sleep(every)
-            try:
-                await self._expire_waiting()
-            except Exception:  # noqa: BLE001 - the next round tries again; a task ends FAILED either way
-                log.exception("A2A: tasks waiting for input could not be looked over")
-
-    async def _expire_waiting(self) -> None:
-        """End FAILED the tasks held here that waited for input longer than ``input_wait_seconds``: a task
-        cannot be parked forever (it would hold its caller's share of the store, and the owner's inbox).
-        Looked over before a new task is taken, at most every tenth of that time (and every 30 s)."""
-        now = time.monotonic()
-        if now < self._next_expiry:
-            return
-        ttl = self.settings.input_wait_seconds
-        self._next_expiry = now + min(ttl / 10, 30.0)
-        cutoff = datetime.now(UTC) - timedelta(seconds=ttl)
-        for record in self.store.all_records():
-            if not _waited_out(record, cutoff):
-                continue
-            async with record.lock:
-                if not _waited_out(record, cutoff) or not self.store.holds(record):
-                    continue
-                record.pending = None
-                await self._settle(
-                    record, "TASK_STATE_FAILED",
-                    f"no answer in time: the task waited for input longer than {ttl:g} s",
-                )
-
     def waiting_for(self, caller: str) -> list[TaskRecord]:
         """The caller's tasks waiting for input (the web console's inbox shows them to that principal)."""
         return [
@@ -624,15 +585,6 @@ class A2AService(OrchestratorFirst, PersonAssist, LeasedTasks, RemoteTasks):
         if not artifacts:
             wire.pop("artifacts", None)
         return wire
-
-
-def _waited_out(record: TaskRecord, cutoff: datetime) -> bool:
-    return (
-        record.pending is not None
-        and record.task.status.state in INTERRUPTED_STATES
-        and not record.terminal
-        and instant(record.task.status.timestamp) < cutoff
-    )
 
 
 DECISION_META = "sentinel/decision_id"  # as in an MCP result's ``_meta``

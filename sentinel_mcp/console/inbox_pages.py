@@ -116,14 +116,7 @@ def _a2a_waiting(console: Console, viewer_name: str, is_owner: bool) -> list[Any
     service = console.holder.a2a_service
     if service is None:
         return []
-    peers = a2a_peers(console)
-    if viewer_name in peers:
-        return []
-    records = list(service.waiting_for(viewer_name))
-    if is_owner:
-        for peer in sorted(peers):
-            records += service.waiting_for(peer)
-    return records
+    return [r for asker in _askers(console, viewer_name, is_owner) for r in service.waiting_for(asker)]
 
 
 def _a2a_items(console: Console, principal: str, is_owner: bool = False) -> list[ShownItem]:
