@@ -18,6 +18,12 @@ import anyio.to_thread
 from .commands import MODEL
 from .errors import DeviceUnavailable
 
+# What one command may print before the device is taken for hostile or broken: a UI dump of a busy screen is
+# ~1 MB, a PNG screenshot of a large screen ~10 MB; a shell command's text (dumpsys, content query) far less.
+SHELL_MAX_BYTES = 4_000_000
+EXEC_MAX_BYTES = 32_000_000
+GETEVENT_LINE_MAX = 4096  # one `getevent -l` line is ~80 bytes
+
 
 class AdbBackend:
     name = "adb"
@@ -85,22 +91,28 @@ class AdbBackend:
 
     async def shell(self, argv: Sequence[str], *, timeout: float = 20.0) -> str:
         command = shlex.join(str(a) for a in argv)
-        return await anyio.to_thread.run_sync(lambda: self._call(lambda d: d.shell(command, timeout=timeout)))
+        out = await self._read_service("shell:" + command, timeout, SHELL_MAX_BYTES)
+        return out.decode("utf-8", errors="replace").rstrip()  # what adbutils' shell() returns
 
     async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
-        command = shlex.join(str(a) for a in argv)
+        return await self._read_service("exec:" + shlex.join(str(a) for a in argv), timeout, EXEC_MAX_BYTES)
+
+    async def _read_service(self, service: str, timeout: float, limit: int) -> bytes:
+        """A device service's whole output, within ``timeout`` in all and ``limit`` bytes: adbutils' own reads
+        time out per ``recv`` only and keep whatever arrives, so a device trickling or flooding output would
+        hold a worker thread and memory without end."""
+        command = service.split(":", 1)[1]
 
         def run(d) -> bytes:
             conn = d.open_transport(timeout=timeout)
             try:
-                conn.send_command("exec:" + command)
+                conn.send_command(service)
                 conn.check_okay()
-                conn.conn.settimeout(timeout)
-                return conn.read_until_close(encoding=None)
+                return _read_until_close(conn.conn, time.monotonic() + timeout, limit, command)
             finally:
                 conn.close()
 
-        return await anyio.to_thread.run_sync(lambda: self._call(run))
+        return await anyio.to_thread.run_sync(lambda: self._call(run), abandon_on_cancel=True)
 
     async def wait_for_key(self, key: str, *, timeout: float) -> bool:
         """Stream ``getevent -l`` until ``<key> DOWN`` or the deadline (a timeout denies)."""
@@ -120,6 +132,8 @@ class AdbBackend:
                         return False  # getevent ended (device gone): never a yes
                     buffer += chunk
                     *lines, buffer = buffer.split(b"\n")
+                    if len(buffer) > GETEVENT_LINE_MAX:
+                        return False  # not getevent's output: never a yes
                     for line in lines:
                         words = line.decode("ascii", errors="replace").split()
                         if key in words and "DOWN" in words:
@@ -138,3 +152,23 @@ class AdbBackend:
             "model": model,
             "adb": f"{self.host}:{self.port}",
         }
+
+
+def _read_until_close(sock: socket.socket, deadline: float, limit: int, command: str) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise DeviceUnavailable(f"the device did not finish {command!r} in time")
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            raise DeviceUnavailable(f"the device did not finish {command!r} in time") from None
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise DeviceUnavailable(f"the device's output of {command!r} passed {limit:,} bytes; refused")
+        chunks.append(chunk)

@@ -4,7 +4,9 @@ Started from ../shared/notes/android/fake_adb.py. It answers host:version/device
 host:tport:serial and host:transport, then ``shell:`` and ``exec:`` services, splitting the command
 with shlex exactly as the device's ``sh -c`` would, and records every service string it receives.
 ``getevent -l`` streams: it stays open and emits a KEY_VOLUMEUP DOWN line when ``press_key`` is
-called. Scripted overrides (``script``) answer a command with canned output first, e.g. dump failures.
+called. Scripted overrides (``script``) answer a command with canned output first, e.g. dump failures;
+``streams`` hands a command's connection to a coroutine that writes what it likes (a hostile device's flood or
+trickle).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import shlex
 import threading
 from collections import defaultdict, deque
+from typing import Awaitable, Callable
 
 from device_tools.simulated import SimulatedDevice
 
@@ -27,6 +30,7 @@ class FakeAdbServer:
         self.device = device or SimulatedDevice()
         self.log: list[str] = []  # every request, host and device services
         self.script: dict[str, deque[bytes]] = defaultdict(deque)
+        self.streams: dict[str, Callable[[asyncio.StreamWriter], Awaitable[None]]] = {}
         self.online = True
         self.port = 0
         self._loop = asyncio.new_event_loop()
@@ -117,6 +121,14 @@ class FakeAdbServer:
             w.close()
             return
         w.write(b"OKAY")
+        if command in self.streams:
+            try:
+                await self.streams[command](w)
+            except ConnectionError:
+                pass  # the client hung up on it
+            finally:
+                w.close()
+            return
         if command == "getevent -l":
             self._key_waiters.append(w)
             try:

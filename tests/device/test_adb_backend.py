@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import threading
 import time
@@ -318,3 +319,60 @@ async def test_the_battery_is_read_through_the_sensors_not_the_terminal(fake_adb
                  for command, args in spellings]
     assert all(r.is_error and "not on the terminal allow list" in r.content[0].text for r in tried), tried
     assert not [c for c in fake_adb.device_commands() if "battery" in c]
+
+
+# ---- a hostile or broken device: its output is bounded in bytes and in time, whatever it sends -------------
+async def flood(w) -> None:
+    chunk = b"<node text='x'/>" * 4096
+    for _ in range(10_000):  # ~650 MB unless the reader hangs up first
+        w.write(chunk)
+        await w.drain()
+
+
+async def trickle(w) -> None:
+    while True:  # one byte at a time, each well inside any per-read timeout, forever
+        w.write(b"a")
+        await w.drain()
+        await asyncio.sleep(0.05)
+
+
+async def no_newline(w) -> None:
+    w.write(b"KEY_VOLUMEUP " * 8192)  # 100 KB that is no getevent line, then a press that must not count
+    w.write(b"\n/dev/input/event0: EV_KEY       KEY_VOLUMEUP         DOWN\n")
+    await w.drain()
+    await asyncio.sleep(30)
+
+
+@pytest.mark.parametrize("command", [DUMP, "getprop ro.product.model"])
+async def test_a_flooding_device_is_refused_past_the_byte_cap(fake_adb, command):
+    fake_adb.streams[command] = flood
+    backend = AdbBackend(serial=fake_adb.serial, port=fake_adb.port)
+    with pytest.raises(DeviceUnavailable, match="passed .* bytes"):
+        if command == DUMP:
+            await backend.exec_out(shlex.split(command), timeout=30)
+        else:
+            await backend.shell(shlex.split(command), timeout=30)
+
+
+@pytest.mark.parametrize("how", ["exec_out", "shell"])
+async def test_a_trickling_device_is_cut_at_the_command_deadline(fake_adb, how):
+    fake_adb.streams["wm size"] = trickle
+    backend = AdbBackend(serial=fake_adb.serial, port=fake_adb.port)
+    with pytest.raises(DeviceUnavailable, match="did not finish 'wm size' in time"):
+        await getattr(backend, how)(["wm", "size"], timeout=1.0)
+
+
+async def test_getevent_without_line_ends_is_never_a_key_press(fake_adb):
+    fake_adb.streams["getevent -l"] = no_newline
+    backend = AdbBackend(serial=fake_adb.serial, port=fake_adb.port)
+    assert await backend.wait_for_key("KEY_VOLUMEUP", timeout=10) is False
+
+
+async def test_a_flooded_screen_read_is_an_error_and_the_next_one_works(fake_adb, tmp_path):
+    fake_adb.streams[DUMP] = flood
+    async with connect(adb_server(fake_adb, tmp_path)) as client:
+        r = await client.call_tool("screen_read", {})
+        assert r.is_error and "bytes" in r.content[0].text
+        del fake_adb.streams[DUMP]
+        r = await client.call_tool("screen_read", {})
+    assert not r.is_error and r.structured_content["total"] > 0
