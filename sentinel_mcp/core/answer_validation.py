@@ -20,9 +20,12 @@ from sentinel_mcp.core.decision import Answer, Deny, Question
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import GatewayError
 
+from sentinel_mcp.core import outside_schema
+from sentinel_mcp.core.outside_schema import UnusableSchema
+
 if TYPE_CHECKING:  # jsonschema is imported by the first answer checked, not at start-up (issue 21)
-    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
 
 # the default guard's and the policy's confirmations, and the consent gate's questions
 APPROVAL_KINDS = ("confirmation", "confirm", "consent")
@@ -33,20 +36,17 @@ class AnswerNotAccepted(Deny):
 
 
 class BrokenSchema(GatewayError):
-    """The question's own schema is not a valid JSON Schema."""
+    """The question's own schema cannot be checked: invalid, a reference outside itself, a pattern that cannot
+    run in linear time (an upstream's question is outside input: ``core/outside_schema.py``)."""
 
 
 @functools.lru_cache(maxsize=256)
-def _validator(schema_json: str) -> Draft202012Validator:
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-
+def _validator(schema_json: str) -> Validator:
     schema = json.loads(schema_json)
     try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as e:
-        raise BrokenSchema(e.message) from None
-    return Draft202012Validator(_closed(schema))
+        return outside_schema.validator(_closed(schema))
+    except UnusableSchema as e:
+        raise BrokenSchema(str(e)) from None
 
 
 def _closed(schema: dict[str, Any]) -> dict[str, Any]:
@@ -65,9 +65,11 @@ def content_problem(schema: dict[str, Any] | None, content: Any) -> str | None:
     if not isinstance(content, dict):
         return f"the answer must be an object with the question's fields, got {_kind(content)}"
     validator = _validator(json.dumps(schema, sort_keys=True, default=str))
-    errors = sorted(
-        validator.iter_errors(content), key=lambda e: (len(e.absolute_path), list(map(str, e.path)))
-    )
+    try:
+        found = outside_schema.errors(validator, content)
+    except UnusableSchema as e:
+        raise BrokenSchema(str(e)) from None
+    errors = sorted(found, key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
     return _describe(errors[0], schema) if errors else None
 
 

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.types import Tool
 
+from sentinel_mcp.core import outside_schema
+from sentinel_mcp.core.outside_schema import UnusableSchema
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 
 if TYPE_CHECKING:  # jsonschema is imported by the first call's check, not at start-up (issue 21)
-    from jsonschema import Draft202012Validator
+    from jsonschema.protocols import Validator
 
 # ``json.dumps(arguments, default=str)``'s encoder, built once (dumps with an option builds one per call)
 _SIZE = json.JSONEncoder(default=str)
@@ -23,7 +25,7 @@ class ArgumentCheck:
         # per tool name: the tool, its compiled validator, and the verdict on ``{}`` (the arguments of most
         # calls to tools without parameters: it depends on the schema only); replaced when the upstream's
         # tool changes (bounded by the catalog)
-        self._validators: dict[str, tuple[Tool, Draft202012Validator | None, str | None]] = {}
+        self._validators: dict[str, tuple[Tool, Validator | None, str | None]] = {}
 
     def problem(self, tool: Tool, arguments: Any, max_bytes: int) -> str | None:
         """Why ``arguments`` cannot be passed to ``tool`` (None: they can); ``max_bytes``: their JSON's limit.
@@ -46,27 +48,27 @@ class ArgumentCheck:
             return f"arguments for {tool.name} are too large ({size} bytes > {max_bytes})"
         return _verdict(tool, self._compiled(tool)[1], arguments)
 
-    def _compiled(self, tool: Tool) -> tuple[Tool, Draft202012Validator | None, str | None]:
+    def _compiled(self, tool: Tool) -> tuple[Tool, Validator | None, str | None]:
         cached = self._validators.get(tool.name)
         if cached is not None and cached[0] is tool:
             return cached
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
-        try:
-            Draft202012Validator.check_schema(tool.input_schema)
-            validator: Draft202012Validator | None = Draft202012Validator(tool.input_schema)
-        except SchemaError:
-            validator = None  # an upstream with a broken schema: let the upstream judge its own input
+        try:  # the upstream's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)
+            validator: Validator | None = outside_schema.validator(tool.input_schema)
+        except UnusableSchema:
+            validator = None  # a schema we cannot check here: let the upstream judge its own input
         compiled = self._validators[tool.name] = (tool, validator, _verdict(tool, validator, {}))
         return compiled
 
 
-def _verdict(tool: Tool, validator: Draft202012Validator | None, arguments: dict[str, Any]) -> str | None:
+def _verdict(tool: Tool, validator: Validator | None, arguments: dict[str, Any]) -> str | None:
     if validator is None:
         return None
-    error = next(iter(validator.iter_errors(arguments)), None)
-    if error is None:
+    try:
+        found = outside_schema.errors(validator, arguments)
+    except UnusableSchema:
+        return None  # as for a schema found unusable when compiled: the upstream judges
+    if not found:
         return None
+    error = found[0]
     where = "/".join(str(p) for p in error.absolute_path)
     return f"invalid arguments for {tool.name}: {error.message}" + (f" (at {where})" if where else "")

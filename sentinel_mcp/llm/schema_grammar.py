@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sentinel_mcp.core import outside_schema
+from sentinel_mcp.core.outside_schema import UnusableSchema
 from sentinel_mcp.llm.errors import OutputInvalid, SchemaError
 from sentinel_mcp.llm.gbnf_syntax import GbnfSyntaxError, check_gbnf
 
@@ -40,15 +42,10 @@ def compile_schema(schema: Any) -> str:
     text = json.dumps(schema)
     if len(text) > MAX_SCHEMA_BYTES:
         raise SchemaError(f"json_schema is {len(text)} bytes; the limit is {MAX_SCHEMA_BYTES}")
-    # jsonschema is imported by the first schema checked, not with the llm built-in at start-up (issue 21)
-    from jsonschema import SchemaError as BrokenSchema
-    from jsonschema.validators import Draft202012Validator
-
-    try:
-        Draft202012Validator.check_schema(schema)
-    except BrokenSchema as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-        raise SchemaError(f"json_schema is not a valid JSON Schema at {where}: {exc.message}") from None
+    try:  # the caller's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)
+        outside_schema.validator(schema)
+    except UnusableSchema as exc:
+        raise SchemaError(f"json_schema is unusable: {exc}") from None
     _refuse_unconstrainable(schema, "#")
     _bound_repetitions(schema)
     from llama_cpp.llama_grammar import json_schema_to_gbnf  # heavy import, only when needed
@@ -113,9 +110,11 @@ def _refuse_unconstrainable(node: Any, where: str) -> None:
 
 def validate_against_schema(data: Any, schema: dict[str, Any]) -> None:
     """Raise OutputInvalid listing (up to 3) places where ``data`` breaks ``schema``."""
-    from jsonschema.validators import Draft202012Validator
-
-    errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    try:
+        found = outside_schema.errors(outside_schema.validator(schema), data)
+    except UnusableSchema as exc:
+        raise OutputInvalid(f"the output cannot be checked against the schema: {exc}") from None
+    errors = sorted(found, key=lambda e: list(e.absolute_path))
     if errors:
         parts = [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors[:3]]
         raise OutputInvalid("the model's output does not satisfy the schema: " + "; ".join(parts))

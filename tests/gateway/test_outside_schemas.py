@@ -1,0 +1,94 @@
+"""An upstream's tool schemas are outside input (core/outside_schema.py): the gateway's argument check
+never fetches a ``$ref`` (URL or file), never runs a pattern with a backtracking engine, never checks
+``uniqueItems`` pairwise. A schema it cannot check that way is the upstream's to judge: the call goes on,
+and is recorded."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import sys
+import threading
+
+import anyio
+import pytest
+from mcp import Client
+
+from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.gateway.audit import read_audit
+
+from .helpers import make_config, toolbox_stdio
+
+pytestmark = pytest.mark.timeout(90)
+# with a backtracking engine, ^([a-z ]+)+$ against this takes 2^60 steps; RE2 answers at once
+HOURS = "find me the cheapest flights to lisbon and porto in june now?"
+
+
+class Listener:
+    """A real HTTP server on 127.0.0.1 that counts every request made to it (it must stay at zero)."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        listener = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                listener.requests.append(self.path)
+                body = json.dumps({"const": "from-the-network"}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/schema.json"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def listener():
+    one = Listener()
+    yield one
+    one.close()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_hostile_schemas_are_never_fetched_nor_backtracked(data_dir, tmp_path, listener, mode):
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"s": {"const": "TOPSECRET-43"}}))
+    env = {"REF_URL": listener.url, "REF_FILE": str(secret), "PYTHONPATH": str(sys.path[0])}
+    servers = {"ev": {"command": sys.executable, "args": ["-m", "tests.gateway.schema_upstream"], "env": env},
+               "tb": toolbox_stdio()}
+    with anyio.fail_after(80):
+        async with running_gateway(make_config(data_dir, servers)) as rt, \
+                Client(rt.front.server, mode=mode) as c:
+            for tool in ("url_ref", "file_ref"):
+                r = await c.call_tool(f"ev__{tool}", {"q": "x"})
+                # nothing fetched or read: the schema is unusable here, so the upstream judges its own input
+                assert not r.is_error and json.loads(r.content[0].text) == {"q": "x"}, r.content[0].text
+                assert "TOPSECRET" not in r.content[0].text
+            for text in (HOURS, HOURS[:-1]):  # '?' does not match: a backtracking engine tries every split
+                r = await c.call_tool("ev__search", {"q": text})
+                assert r.is_error == text.endswith("?"), r.content[0].text  # checked, in linear time
+            keys = HOURS.replace(" ", "")  # one key that matches (its value is checked), one that backtracks
+            r = await c.call_tool("ev__keyed", {keys[:-1]: "not a number", keys: "anything"})
+            assert r.is_error and "not a number" in r.content[0].text
+            r = await c.call_tool("ev__lookaround", {"q": "b"})  # RE2 cannot run it: the upstream judges
+            assert not r.is_error
+            r = await c.call_tool("ev__distinct", {"items": [{"k": i} for i in range(30_000)]})
+            assert not r.is_error  # linear, not 4.5e8 pairwise comparisons
+            r = await c.call_tool("ev__distinct", {"items": [{"k": 1}, {"k": 1.0}]})
+            assert r.is_error and "non-unique" in r.content[0].text
+            assert (await c.call_tool("tb__echo", {"text": "still here"})).content[0].text == "still here"
+            rows = await read_audit(rt.config.store_path, tail=50)
+    assert listener.requests == []
+    called = [r["tool"] for r in rows]
+    for tool in ("ev__url_ref", "ev__file_ref", "ev__search", "ev__keyed", "ev__lookaround", "ev__distinct"):
+        assert tool in called, (tool, called)
