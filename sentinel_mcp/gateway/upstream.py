@@ -399,8 +399,8 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
             message,
             (ToolListChangedNotification, PromptListChangedNotification, ResourceListChangedNotification),
         ):
-            # refresh outside the receive loop: listing from inside it would wait on itself
-            asyncio.get_running_loop().create_task(self._refresh_and_announce())
+            # refresh outside the receive loop (listing from inside it would wait on itself), one at a time
+            self.relist()
 
     def _on_garbage(self, error: Exception) -> None:
         """The upstream wrote something that is not a JSON-RPC message. Its answer to a waiting call may be

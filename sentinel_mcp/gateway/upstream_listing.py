@@ -1,15 +1,25 @@
 """What a connected upstream offers: every page of its tools, resources, templates and prompts, listed on
-connect and again when it announces a change, and the capabilities it declared (or a built-in's record)."""
+connect and again when it announces a change, and the capabilities it declared (or a built-in's record).
+
+A listing is the upstream's word, so it is bounded: at most ``MAX_PAGES`` pages, ``MAX_ITEMS`` items and
+``MAX_LISTING_BYTES`` of items per kind, a cursor seen twice ends it, and the whole refresh has the
+upstream's call timeout. Past a bound the listing is refused (at connect the connection fails and is retried
+with back-off; after a change the previous catalog stays) and the reason is the upstream's ``last_error``.
+Change notices never pile up: one refresh runs at a time, and notices that arrive meanwhile ask for one more.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+import anyio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
+from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.upstream_client import describe_error
 
 if TYPE_CHECKING:
@@ -18,6 +28,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 METHOD_NOT_FOUND = -32601
+MAX_PAGES = 100
+MAX_ITEMS = 10_000  # tools (or resources, templates, prompts) of one upstream
+MAX_LISTING_BYTES = 32_000_000  # of one kind's items, as JSON
+
+
+class ListingRefused(GatewayError):
+    """An upstream's listing passed a bound (pages, items, bytes, a repeated cursor, its timeout)."""
 
 
 class UpstreamListing:
@@ -31,8 +48,24 @@ class UpstreamListing:
     resource_templates: list[ResourceTemplate]
     prompts: list[Prompt]
     _described: Any
+    last_error: str | None
+    _relisting: asyncio.Task[None] | None = None
+    _relist_again = False
+
+    @property
+    def timeout(self) -> float:
+        raise NotImplementedError
 
     async def refresh(self) -> None:
+        """List everything again, within the upstream's call timeout; raises ``ListingRefused`` past a bound
+        (the previous catalog is kept: nothing is replaced until every listing is complete)."""
+        try:
+            with anyio.fail_after(self.timeout):
+                await self._refresh()
+        except TimeoutError:
+            raise ListingRefused(f"listing took longer than {self.timeout:g} s") from None
+
+    async def _refresh(self) -> None:
         client = self.client
         if client is None:
             return
@@ -52,11 +85,26 @@ class UpstreamListing:
         self.tools = {t.name: t for t in tools}
         self.resources, self.resource_templates, self.prompts = resources, templates, prompts
 
+    def relist(self) -> None:
+        """A change notice: refresh now, or once more after the refresh that is running."""
+        if self._relisting is not None and not self._relisting.done():
+            self._relist_again = True
+            return
+        self._relisting = asyncio.get_running_loop().create_task(self._relist_while_asked())
+
+    async def _relist_while_asked(self) -> None:
+        again = True
+        while again:
+            self._relist_again = False
+            await self._refresh_and_announce()
+            again = self._relist_again
+
     async def _refresh_and_announce(self) -> None:
         try:
             await self.refresh()
         except Exception as e:  # noqa: BLE001
-            log.warning("upstream %s: refresh after list_changed failed: %s", self.name, describe_error(e))
+            self.last_error = f"refresh after list_changed failed: {describe_error(e)}"
+            log.warning("upstream %s: %s", self.name, self.last_error)
             return
         await self.hooks.catalog_changed(self)  # type: ignore[arg-type]
 
@@ -73,17 +121,29 @@ class UpstreamListing:
 async def _all_pages(
     list_page: Callable[..., Awaitable[Any]], field_name: str, *, optional: bool = False
 ) -> list[Any]:
-    """Walk every page of an upstream list (tools, resources, templates, prompts)."""
+    """Walk every page of an upstream list (tools, resources, templates, prompts), within the bounds."""
     items: list[Any] = []
+    size = 0
     cursor = None
-    while True:
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
         try:
             page = await list_page(cursor=cursor)
         except MCPError as e:
             if optional and e.code == METHOD_NOT_FOUND:
                 return items
             raise
-        items.extend(getattr(page, field_name))
+        got = getattr(page, field_name)
+        items.extend(got)
+        if len(items) > MAX_ITEMS:
+            raise ListingRefused(f"it lists more than {MAX_ITEMS:,} {field_name}")
+        size += sum(len(item.model_dump_json(by_alias=True, exclude_none=True)) for item in got)
+        if size > MAX_LISTING_BYTES:
+            raise ListingRefused(f"its {field_name} take more than {MAX_LISTING_BYTES:,} bytes")
         cursor = page.next_cursor
         if not cursor:
             return items
+        if cursor in seen:
+            raise ListingRefused(f"its {field_name} listing repeats the cursor {cursor[:40]!r}")
+        seen.add(cursor)
+    raise ListingRefused(f"its {field_name} listing has more than {MAX_PAGES} pages")

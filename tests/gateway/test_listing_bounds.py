@@ -1,0 +1,92 @@
+"""An upstream's listings are bounded (gateway/upstream_listing.py): pages, items, a repeated cursor, the
+refresh's time; change notices never pile up refreshes. The other upstreams are served throughout."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.gateway import upstream_listing
+
+from .helpers import make_config, toolbox_stdio
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def servers(log: Path, **env: str) -> dict:
+    env = {"LOG": str(log), "PYTHONPATH": str(sys.path[0]), **env}
+    return {"ev": {"command": sys.executable, "args": ["-m", "tests.gateway.listing_upstream"], "env": env,
+                   "timeout": 5}, "tb": toolbox_stdio()}
+
+
+def listed(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+async def wait_until(predicate, timeout: float = 30.0) -> None:  # noqa: ANN001
+    with anyio.fail_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.05)
+
+
+@pytest.mark.parametrize("listing,why", [("endless", "more than 7 pages"), ("repeat", "repeats the cursor")])
+async def test_an_endless_listing_at_connect_is_refused_and_reported(data_dir, tmp_path, monkeypatch,
+                                                                    listing, why):
+    monkeypatch.setattr(upstream_listing, "MAX_PAGES", 7)
+    log = tmp_path / "lists.log"
+    cfg = make_config(data_dir, servers(log, LISTING=listing))
+    async with running_gateway(cfg, startup_wait=3.0) as rt:
+        ev = rt.manager.upstreams["ev"]
+        await wait_until(lambda: ev.last_error is not None and why in ev.last_error)
+        assert ev.state != "ready" and ev.tools == {}
+        assert listed(log) <= 7 * (ev.reconnects + 1)  # each attempt stops at the bound
+        async with Client(rt.front.server) as c:
+            assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
+            r = await c.call_tool("ev__ping", {})
+            assert r.is_error
+
+
+async def test_too_many_items_are_refused(data_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(upstream_listing, "MAX_ITEMS", 120)
+    log = tmp_path / "lists.log"
+    cfg = make_config(data_dir, servers(log, LISTING="endless"))
+    async with running_gateway(cfg, startup_wait=3.0) as rt:
+        ev = rt.manager.upstreams["ev"]
+        await wait_until(lambda: ev.last_error is not None and "more than 120 tools" in ev.last_error)
+        assert listed(log) <= 3 * (ev.reconnects + 1)
+
+
+async def test_an_endless_listing_after_a_change_keeps_the_catalog(data_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(upstream_listing, "MAX_PAGES", 7)
+    log = tmp_path / "lists.log"
+    async with running_gateway(make_config(data_dir, servers(log, ARMED="endless")), startup_wait=5.0) as rt:
+        ev = rt.manager.upstreams["ev"]
+        await wait_until(lambda: ev.state == "ready")
+        async with Client(rt.front.server) as c:
+            assert not (await c.call_tool("ev__arm", {})).is_error
+            await wait_until(lambda: ev.last_error is not None and "more than 7 pages" in ev.last_error)
+            assert sorted(ev.tools) == ["arm", "ping"]  # the listing before the change
+            assert (await c.call_tool("ev__ping", {})).content[0].text == "pong"
+            assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
+
+
+async def test_change_notices_do_not_pile_up_refreshes(data_dir, tmp_path):
+    log = tmp_path / "lists.log"
+    cfg = make_config(data_dir, servers(log, ARMED="hang", NOTICES="3000"))
+    async with running_gateway(cfg, startup_wait=5.0) as rt:
+        ev = rt.manager.upstreams["ev"]
+        await wait_until(lambda: ev.state == "ready")
+        before = listed(log)
+        async with Client(rt.front.server) as c:
+            assert not (await c.call_tool("ev__arm", {})).is_error
+            assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
+            # the one refresh that waits is ended by its deadline (5 s), then at most one more runs
+            await wait_until(lambda: ev.last_error is not None and "longer than 5 s" in ev.last_error)
+            await wait_until(lambda: ev._relisting is not None and ev._relisting.done(), timeout=20)
+            assert (await c.call_tool("ev__ping", {})).content[0].text == "pong"
+    assert 1 <= listed(log) - before <= 2
