@@ -23,6 +23,7 @@ from .actions import ProposedAction
 from .confirmation import confirm_by_elicitation, confirm_by_volume_up
 from .confirmation_text import question_for
 from .element_registry import Element, ElementRegistry, Snapshot
+from .hit_test import tap_receivers
 from .errors import CommandRefused, DeviceError, DumpFailed
 from .gate import SENT_KEPT, Approval, CommandGate
 from .risk_classifier import ActionRiskClassifier
@@ -110,13 +111,22 @@ class Actuator:
             )
         return now, fresh
 
-    async def recheck(self, element: Element) -> Element:
+    async def recheck(self, element: Element, *, tapped: str | None = None) -> Element:
+        """The element as it is now, unchanged since it was rated; ``tapped``: and a tap at its centre still
+        reaches that element id (nothing was put over it meanwhile)."""
         fresh = await self.observe()
         now = fresh.by_id.get(element.id)
         if now is None or now.fingerprint != element.fingerprint:
             raise StaleElement(
                 f"element {element.id} ({element.label!r}) changed while waiting for confirmation", fresh
             )
+        if tapped is not None:
+            found = tap_receivers(fresh, now)
+            if isinstance(found, str) or found[-1].id != tapped:
+                why = "a tap there reaches another element"
+                if isinstance(found, str):
+                    why = found.removeprefix("refused: ")
+                raise StaleElement(f"while waiting for confirmation, {why}", fresh)
         return now
 
     # ---- acting -----------------------------------------------------------------------

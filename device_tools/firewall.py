@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from sentinel_mcp.core.display_text import is_hidden
 
 from .actions import RISK_ORDER, ProposedAction, Risk, max_risk
+from .label_fold import fold, mixes_scripts
 
 KEYWORDS: dict[str, tuple[Risk, str]] = {
     # word: (risk, category)
@@ -139,12 +140,9 @@ class Assessment:
 
 
 def _visible(text: str) -> str:
-    """The text without invisible characters, so "se\u200bnd" is still the word "send"."""
-    return (
-        "".join(ch for ch in text if not is_hidden(ch))
-        if not text.isascii() or not text.isprintable()
-        else text
-    )
+    """The text as a person reads it, in plain Latin letters: "se\u200bnd", "Ｓｅｎｄ", "Sеnd" (a Cyrillic е)
+    and "Sénd" are all the word "send" (``label_fold.py``)."""
+    return fold(text)
 
 
 def _words(*texts: str) -> set[str]:
@@ -180,6 +178,9 @@ class ActionFirewall:
                 "the target or text holds invisible or direction-changing characters (shown as ⟨U+…⟩)",
                 floor="medium",
             )
+        if any(mixes_scripts(x) for x in label_texts):
+            # a word spelled with letters of two alphabets that look alike: made to pass for another word
+            a.flag("medium", "the target's label mixes look-alike letters of two alphabets", floor="medium")
         for word in sorted(words & KEYWORDS.keys()):
             risk, why = KEYWORDS[word]
             a.flag(risk, f"target mentions {word!r} ({why})")

@@ -26,6 +26,7 @@ import re
 from sentinel_mcp.core.display_text import is_hidden
 
 from .actions import ProposedAction, Risk
+from .label_fold import mixes_scripts
 from .firewall import (
     KEYWORDS,
     PERMISSION_PACKAGES,
@@ -222,8 +223,9 @@ class RiskRules:
             return Assessment(reasons=[] if action.kind != "open_app" else ["opening an app changes nothing"])
         base = self.firewall.assess(action)
         t = action.target
-        if t is not None and any(
-            is_hidden(ch) for x in (t.text, t.desc, t.hint, t.resource_id, action.text or "") for ch in x
+        if t is not None and (
+            any(is_hidden(ch) for x in (t.text, t.desc, t.hint, t.resource_id, action.text or "") for ch in x)
+            or any(mixes_scripts(x) for x in (t.text, t.desc, t.hint, t.resource_id))
         ):
             # what the person would read is not what is there: no rule lowers the firewall's floor for it
             return base

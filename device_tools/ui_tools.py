@@ -18,6 +18,7 @@ from .actuator import ActionOutcome, StaleElement
 from .element_registry import Element
 from .errors import DeviceError
 from .gate import Approval
+from .hit_test import tap_receivers, under_finger
 from .results import SCREEN, error_result, outcome_result, read_result
 from .runtime import DeviceRuntime
 from .screenshot import to_image_content
@@ -72,17 +73,24 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             )
         except (ValueError, DeviceError) as exc:
             return error_result(str(exc))
+        receivers = [element]
+        if kind in TAPPING:  # the device acts on what receives the touch: that is what is rated
+            found = tap_receivers(_fresh, element)
+            if isinstance(found, str):
+                return error_result(found, element=element.public())
+            receivers = found
         try:
             patterns, message = plan(element)
         except (ValueError, DeviceError) as exc:
             return error_result(str(exc), element=element.public())
-        action = ProposedAction(
-            kind=kind, tool=tool, target=Target.of(element), text=text, package=element.package
-        )
+        # a label and the row it is in, each as its own app says and as the screen's app: the riskiest
+        action = await riskiest(kind, tool, receivers, _fresh.package, text)
+        tapped = receivers[-1].id if kind in TAPPING else None
 
         async def run(approval: Approval) -> dict[str, Any]:
             if approval.decided_by.startswith("user"):
-                await act.recheck(element)  # the screen may have changed while the user decided
+                # the screen may have changed while the user decided (the element, or what lies over it)
+                await act.recheck(element, tapped=tapped)
             for argv in patterns:
                 await rt.gate.run(argv, approval)
             return {"message": message, "element": element.public()}
@@ -90,6 +98,20 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return await finish(
             rt, await act.guarded(ctx, action, patterns, run, context=f"screen of {element.package}")
         )
+
+    async def riskiest(kind: str, tool: str, elements: list[Element], screen_app: str,
+                       text: str | None) -> ProposedAction:
+        """The action on each element, rated with the element's own package and with the screen's app (a
+        node's ``package`` attribute is the screen's word, and may name a harmless app): the riskiest."""
+        options = [
+            ProposedAction(kind=kind, tool=tool, target=Target.of(e).model_copy(update={"package": app}),
+                           text=text, package=app)
+            for e in elements for app in dict.fromkeys(p for p in (e.package, screen_app) if p) or [""]
+        ]
+        if len(options) == 1:
+            return options[0]
+        rated = [(RISK_ORDER[(await act.classifier.assess(o)).risk], i, o) for i, o in enumerate(options)]
+        return max(rated, key=lambda r: (r[0], -r[1]))[2]
 
     async def simple(
         ctx: Context, tool: str, kind: str, argv: list[str], message: str, **fields: Any
@@ -248,14 +270,11 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result(str(exc))
         # the finger lands on (and lifts from) an element that acts on it (a "slide to pay" control, a button
         # a short drag still presses): the swipe is judged as acting on it, the riskier of the two
-        pressed = {e.id: e for e in (pressed_at(screen, x1, y1), pressed_at(screen, x2, y2)) if e is not None}
+        pressed = {e.id: e for e in (*pressed_at(screen, x1, y1), *pressed_at(screen, x2, y2))}
         if not pressed:
             return await simple(ctx, "swipe", "swipe", argv, "swiped")
-        rated = []
-        for e in pressed.values():
-            proposed = ProposedAction(kind="click", tool="swipe", target=Target.of(e), package=e.package)
-            rated.append((RISK_ORDER[(await act.classifier.assess(proposed)).risk], proposed, e))
-        _, action, element = max(rated, key=lambda r: r[0])
+        action = await riskiest("click", "swipe", list(pressed.values()), screen.package, None)
+        element = pressed[action.target.id if action.target else next(iter(pressed))]
 
         async def run(approval: Approval) -> dict[str, Any]:
             if approval.decided_by.startswith("user"):
@@ -342,16 +361,15 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return read_result("\n".join(f"{k}: {v}" for k, v in info.items()), info)
 
 
+TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
 MIN_SWIPE_PX = 48  # Android's touch slop is 8 dp (24 px at 3x): a shorter movement is a tap or a long press
 
 
-def pressed_at(screen: Any, x: int, y: int) -> Element | None:
-    """The element a finger put down at (x, y) acts on: the smallest clickable or long-clickable element
-    there that does not scroll (a list under a finger scrolls; a button presses)."""
-    hits = [e for e in screen.elements
-            if (e.clickable or e.long_clickable) and not e.scrollable
-            and e.bounds[0] <= x < e.bounds[2] and e.bounds[1] <= y < e.bounds[3]]
-    return min(hits, key=lambda e: (e.bounds[2] - e.bounds[0]) * (e.bounds[3] - e.bounds[1]), default=None)
+def pressed_at(screen: Any, x: int, y: int) -> list[Element]:
+    """The elements a finger put down at (x, y) may act on: every touch-handling element there that does not
+    scroll (a list under a finger scrolls; a button presses). All of them, not only the topmost: the swipe
+    is rated as the riskiest, so whichever one the screen really puts on top was rated."""
+    return [e for e in under_finger(screen, x, y) if not e.scrollable]
 
 
 def scroll_swipe(bounds: tuple[int, int, int, int], direction: str) -> list[str]:

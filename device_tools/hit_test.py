@@ -1,0 +1,60 @@
+"""Which element a finger at (x, y) acts on, as Android dispatches a touch: the topmost element there that
+handles touches. In a uiautomator dump, later in document order is drawn later, so on top (a node's children
+after it, a later sibling's subtree after an earlier one); a node that is not clickable, long-clickable,
+checkable or editable lets the touch through to what lies under it.
+
+Why it matters: the firewall rates the element an action names, but the device acts on the element that
+receives the touch. A screen can put a "Cancel" under "Transfer now" (same bounds, or a bigger Cancel whose
+centre lies under the button), or label a container "Cancel" over a "Buy" child at its centre. An action is
+sent only when the element that receives it is the element that was rated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .element_registry import Element, Snapshot
+
+
+def touchable(e: Element) -> bool:
+    return e.clickable or e.long_clickable or e.checkable or e.editable
+
+
+def contains(e: Element, x: int, y: int) -> bool:
+    x1, y1, x2, y2 = e.bounds
+    return x1 <= x < x2 and y1 <= y < y2
+
+
+def under_finger(snapshot: Snapshot, x: int, y: int) -> Iterable[Element]:
+    """Every touch-handling element at (x, y), topmost first."""
+    return (e for e in reversed(snapshot.elements) if touchable(e) and contains(e, x, y))
+
+
+def receiver(snapshot: Snapshot, x: int, y: int) -> Element | None:
+    """The element a tap at (x, y) reaches (None: nothing there handles touches)."""
+    return next(iter(under_finger(snapshot, x, y)), None)
+
+
+def is_ancestor(snapshot: Snapshot, a: Element, d: Element) -> bool:
+    """Whether ``a`` encloses ``d`` in the view tree (elements are in document pre-order: ``a``'s subtree is
+    the run of elements after it that are deeper than it)."""
+    start, end = a.index - 1, d.index - 1
+    return start < end and all(snapshot.elements[k].depth > a.depth for k in range(start + 1, end + 1))
+
+
+def tap_receivers(snapshot: Snapshot, target: Element) -> list[Element] | str:
+    """What a tap at ``target``'s centre acts on, to be rated together: the target itself, or a label and the
+    row that holds it (a tap on text that does not handle touches reaches the enclosing control). A string
+    says why the tap is refused: another element, drawn over the point or inside the target, would get it.
+    """
+    x, y = target.center
+    hit = receiver(snapshot, x, y)
+    if hit is None or hit.id == target.id:
+        return [target]
+    if not touchable(target) and is_ancestor(snapshot, hit, target):
+        return [target, hit]
+    return (
+        f"refused: a tap at the centre of {target.id} ({target.label!r}) would reach {hit.id} "
+        f"({hit.label!r}), which lies over that point. Nothing was sent; act on {hit.id} itself if that is "
+        "what you mean"
+    )
