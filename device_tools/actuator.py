@@ -16,13 +16,14 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import anyio
+import anyio.to_thread
 from mcp.types import InputRequiredResult
 
 from . import commands as C
 from .actions import ProposedAction
 from .confirmation import confirm_by_elicitation, confirm_by_volume_up
 from .confirmation_text import question_for
-from .element_registry import Element, ElementRegistry, Snapshot
+from .element_registry import Element, ElementRegistry, Snapshot, parse_dump
 from .hit_test import tap_receivers
 from .errors import CommandRefused, DeviceError, DumpFailed
 from .gate import SENT_KEPT, Approval, CommandGate
@@ -84,7 +85,8 @@ class Actuator:
             raw = await self.gate.read_bytes(C.DUMP)
             text = raw.decode("utf-8", errors="replace")
             if "<hierarchy" in text:
-                return self.registry.build(text)
+                # parsed off the event loop: a screen of many nodes must not stall every other call
+                return self.registry.remember(await anyio.to_thread.run_sync(parse_dump, text))
             stripped = text.strip()
             last = stripped.splitlines()[0][:160] if stripped else "empty output"
             if stripped and not any(f in stripped.lower() for f in DUMP_FAILURES):

@@ -23,7 +23,10 @@ from dataclasses import dataclass, field
 from .errors import DumpFailed
 
 MAX_DEPTH = 50
+MAX_NODES = 5000  # nodes walked per dump: a busy real screen has a few hundred
+MAX_DUMP_BYTES = 4_000_000  # a busy real screen's dump is 50-300 KB
 PAGE_SIZE = 60
+_FEED = 65536  # parsed a slice at a time: the parse runs in a worker thread, and lets the event loop in
 _BOUNDS = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 
 
@@ -56,6 +59,7 @@ class Element:
     path: str
     fingerprint: str
     hint: str = ""  # for an unlabeled container: the labels inside it ("Reset options | Reset Wi-Fi…")
+    seq: int = 0  # position in the dump's document order, counting every node (what is drawn over what)
 
     @property
     def center(self) -> tuple[int, int]:
@@ -153,6 +157,9 @@ class Snapshot:
     package: str
     rotation: str = "0"
     truncated_depth: bool = False
+    truncated_nodes: bool = False  # the dump had more than MAX_NODES nodes: the rest was not read
+    # touch-handling nodes deeper than MAX_DEPTH (not listed, but drawn): (seq, bounds), for the hit test
+    unlisted: list[tuple[int, tuple[int, int, int, int]]] = field(default_factory=list)
     by_id: dict[str, Element] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -178,6 +185,8 @@ class Snapshot:
             lines.append(f"… more: call screen_read with page={page + 1}")
         if self.truncated_depth:
             lines.append(f"(nodes deeper than {MAX_DEPTH} levels were skipped)")
+        if self.truncated_nodes:
+            lines.append(f"(only the first {MAX_NODES} nodes were read: taps on this screen are refused)")
         return {
             "snapshot_id": self.snapshot_id,
             "package": self.package,
@@ -197,7 +206,10 @@ class ElementRegistry:
         self._snapshots: dict[str, Snapshot] = {}
 
     def build(self, dump: str | bytes) -> Snapshot:
-        snapshot = parse_dump(dump)
+        return self.remember(parse_dump(dump))
+
+    def remember(self, snapshot: Snapshot) -> Snapshot:
+        """Keep a snapshot parsed elsewhere (in a worker thread: ``Actuator.observe``)."""
         self._snapshots.pop(snapshot.snapshot_id, None)
         self._snapshots[snapshot.snapshot_id] = snapshot
         while len(self._snapshots) > self._keep:
@@ -231,19 +243,37 @@ def _descendant_labels(node: ET.Element, limit: int = 3) -> list[str]:
 
 
 def parse_dump(dump: str | bytes) -> Snapshot:
+    if len(dump) > MAX_DUMP_BYTES:
+        raise DumpFailed(f"the UI dump is {len(dump):,} bytes, more than {MAX_DUMP_BYTES:,}: refused")
+    text = extract_xml(dump)
     try:
-        root = ET.fromstring(extract_xml(dump))
+        parser = ET.XMLParser()
+        for i in range(0, len(text), _FEED):
+            parser.feed(text[i : i + _FEED])
+        root = parser.close()
     except ET.ParseError as exc:
         raise DumpFailed(f"the UI dump is not valid XML: {exc}") from exc
     kept: list[tuple[str, dict]] = []
-    truncated = False
+    truncated = truncated_nodes = False
+    unlisted: list[tuple[int, tuple[int, int, int, int]]] = []
     packages: dict[str, int] = {}
     # Iterative walk: (node, depth, parent path); deep trees cannot blow the Python stack.
     stack: list[tuple[ET.Element, int, str]] = [(child, 1, "") for child in reversed(list(root))]
+    seq = 0
     while stack:
         node, depth, path = stack.pop()
-        if depth > MAX_DEPTH:
+        seq += 1
+        if seq > MAX_NODES:
+            truncated_nodes = True
+            break
+        if depth > MAX_DEPTH:  # not listed, but still drawn: a control down there can lie over a listed one
             truncated = True
+            stack.extend((child, depth + 1, path) for child in reversed(list(node)))
+            deep = parse_bounds(node.get("bounds", ""))
+            handles = _is_editable(node) or any(_truthy(node, f) for f in ("clickable", "long-clickable",
+                                                                           "checkable"))
+            if deep is not None and handles:
+                unlisted.append((seq, deep))
             continue
         cls = node.get("class", "")
         rid = node.get("resource-id", "")
@@ -291,6 +321,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
                     "path": path or "/",
                     "fingerprint": _digest(*state, n=12),
                     "hint": " | ".join(inner),
+                    "seq": seq,
                 },
             )
         )
@@ -303,4 +334,5 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         elements.append(Element(id=eid, index=i, **attrs))
     package = max(packages, key=lambda p: packages[p]) if packages else ""
     snapshot_id = "s-" + _digest(*(f"{e.id}:{e.fingerprint}:{e.text}" for e in elements), n=10)
-    return Snapshot(snapshot_id, elements, package, root.get("rotation", "0"), truncated)
+    return Snapshot(snapshot_id, elements, package, root.get("rotation", "0"), truncated, truncated_nodes,
+                    unlisted)

@@ -48,6 +48,17 @@ def tap_receivers(snapshot: Snapshot, target: Element) -> list[Element] | str:
     says why the tap is refused: another element, drawn over the point or inside the target, would get it.
     """
     x, y = target.center
+    if snapshot.truncated_nodes:
+        return (
+            f"refused: this screen has too many nodes to read whole, so what lies over {target.id} "
+            f"({target.label!r}) is unknown. Nothing was sent"
+        )
+    for seq, (x1, y1, x2, y2) in snapshot.unlisted:
+        if seq > target.seq and x1 <= x < x2 and y1 <= y < y2:
+            return (
+                f"refused: a control nested too deep to list lies over the centre of {target.id} "
+                f"({target.label!r}). Nothing was sent"
+            )
     hit = receiver(snapshot, x, y)
     if hit is None or hit.id == target.id:
         return [target]

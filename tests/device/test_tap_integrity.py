@@ -150,3 +150,45 @@ def test_folding_reads_what_a_person_reads():
     assert fold("Se\u200bnd") == "send" and fold("Send") == "send"
     assert mixes_scripts("D\u0435lete account") and mixes_scripts("\u03a1ublish")
     assert not mixes_scripts("Удалить") and not mixes_scripts("Διαγραφή") and not mixes_scripts("Delete 削除")
+
+
+# ---- a screen too big or too deep to read whole: never a tap on what could not be seen ---------------------
+def filler(n: int) -> list[ET.Element]:
+    return [node(text=f"row {i}", cls=TEXT, clickable="false", bounds=f"[0,{i % 2000}][1080,{i % 2000 + 1}]")
+            for i in range(n)]
+
+
+async def test_a_dump_over_the_byte_cap_is_refused(tmp_path):
+    server = sim_server(tmp_path)
+    new_screen(phone_of(server), "huge", GAME, filler(25_000), f"{GAME}:id/none")
+    async with connect(server) as client:
+        r = await client.call_tool("screen_read", {})
+    assert r.is_error and "more than 4,000,000" in r.content[0].text
+
+
+async def test_past_the_node_cap_the_screen_is_listed_but_taps_are_refused(tmp_path):
+    server = sim_server(tmp_path)
+    phone = phone_of(server)
+    ok = node(text="OK", rid=f"{GAME}:id/ok", bounds="[90,2100][990,2200]")
+    new_screen(phone, "busy", GAME, [ok, *filler(6_000)], f"{GAME}:id/none")
+    answers = Answers("yes")
+    async with connect(server, "legacy", answers) as client:
+        screen = await client.call_tool("screen_read", {})
+        assert not screen.is_error and "only the first 5000 nodes" in screen.content[0].text
+        target = element(screen, text="OK")
+        r = await client.call_tool("click", {"element_id": target["id"], "snapshot_id": snapshot_id(screen)})
+    assert r.is_error and "too many nodes" in r.content[0].text and taps(phone) == []
+
+
+async def test_a_control_nested_too_deep_to_list_still_blocks_a_tap_under_it(tmp_path):
+    server = sim_server(tmp_path)
+    phone = phone_of(server)
+    cancel = node(text="Cancel", rid=f"{GAME}:id/cancel", bounds="[90,1000][990,1140]")
+    deep = node(text="Pay $40", rid=f"{GAME}:id/pay", bounds="[90,1000][990,1140]")
+    for _ in range(60):  # wrappers that handle nothing, down past the listing's depth
+        deep = node(cls="android.widget.FrameLayout", clickable="false", bounds="[0,0][1080,2400]",
+                    children=[deep])
+    new_screen(phone, "nested", GAME, [cancel, deep], f"{GAME}:id/pay")
+    r = await tap(server, Answers("no"), text="Cancel")
+    assert r.is_error and "nested too deep" in r.content[0].text
+    assert phone.transfers == [] and taps(phone) == []
