@@ -75,7 +75,8 @@ class Catalog:
         self.resources: dict[str, tuple[str, Resource]] = {}
         self.templates: list[tuple[UriTemplate, str, ResourceTemplate]] = []
         self.identities: dict[str, str] = {}  # identity -> exposed name
-        self.conflicts: list[str] = []  # tools withheld because they would shadow another's name
+        self.conflicts: list[str] = []  # tools and resources withheld because they would shadow another's
+        self.contested: set[str] = set()  # resource URIs two servers claim: served by neither
         # names the policy governs (guards, bindings, read-only declarations), set by the guard
         self.governed: Callable[[], set[str]] | None = None
         self.version = 0
@@ -89,6 +90,7 @@ class Catalog:
         prompts: dict[str, PromptRoute] = {}
         resources: dict[str, tuple[str, Resource]] = {}
         templates: list[tuple[UriTemplate, str, ResourceTemplate]] = []
+        offered: dict[str, dict[str, Resource]] = {}  # uri -> server -> its resource
         for up in ordered:
             prefix = up.name if up.prefix is None else up.prefix
             for tname in sorted(up.tools):
@@ -115,25 +117,30 @@ class Catalog:
                     name = exposed_name(prefix, prompt.name, salt=f"{up.name}:{prompt.name}")
                 prompts[name] = PromptRoute(up.name, prompt.name, prompt.model_copy(update={"name": name}))
             for res in up.resources:
-                if res.uri in resources:
-                    log.warning(
-                        "resource %s offered by %s and %s; %s serves it",
-                        res.uri,
-                        resources[res.uri][0],
-                        up.name,
-                        resources[res.uri][0],
-                    )
-                    continue
-                resources[res.uri] = (up.name, res)
+                offered.setdefault(res.uri, {}).setdefault(up.name, res)
             for tpl in up.resource_templates:
                 try:
                     templates.append((UriTemplate.parse(tpl.uri_template), up.name, tpl))
                 except Exception:  # noqa: BLE001 - a bad template from one upstream is skipped, not fatal
                     log.warning("upstream %s: unusable URI template %r", up.name, tpl.uri_template)
+        contested: set[str] = set()
+        for uri, by in offered.items():
+            claimants = set(by) | {u for t, u, _ in templates if _matches(t, uri)}
+            if len(claimants) > 1:  # never settled by name order: the URI is served by nobody
+                contested.add(uri)
+                names = ", ".join(repr(n) for n in sorted(claimants))
+                conflicts.append(
+                    f"servers {names} all claim the resource {uri[:200]!r} (as a URI or a template): it is "
+                    "withheld from all of them (give each server its own URI scheme)"
+                )
+                continue
+            (owner, res), = by.items()
+            resources[uri] = (owner, res)
         for c in conflicts:
             if c not in self.conflicts:
                 log.error("catalog: %s", c)
         self.tools, self.prompts, self.resources, self.templates = tools, prompts, resources, templates
+        self.contested = contested
         self.identities = {r.identity: n for n, r in tools.items()}
         self.conflicts = conflicts
         self.version += 1
@@ -155,13 +162,22 @@ class Catalog:
         return self.tools.get(name)
 
     def route_resource(self, uri: str) -> str | None:
+        """The one server a URI belongs to: its exact URI or a template's, and no other server's. A URI two
+        servers could claim (two templates, a URI under another's template) is nobody's: a read of it is
+        refused rather than sent to whichever server sorts first."""
+        if uri in self.contested:
+            return None
         hit = self.resources.get(uri)
-        if hit is not None:
-            return hit[0]
-        for template, upstream, _ in self.templates:
-            if template.match(uri) is not None:
-                return upstream
-        return None
+        claimants = {hit[0]} if hit is not None else set()
+        claimants.update(upstream for template, upstream, _ in self.templates if _matches(template, uri))
+        return claimants.pop() if len(claimants) == 1 else None
 
     def tool_list(self) -> list[Tool]:
         return [r.exposed for r in self.tools.values()]
+
+
+def _matches(template: UriTemplate, uri: str) -> bool:
+    try:
+        return template.match(uri) is not None
+    except Exception:  # noqa: BLE001 - an upstream's odd template matches nothing, it does not break reads
+        return False
