@@ -159,6 +159,11 @@ class FrontPort(GatewayPort, Protocol):
         """The upstream (by configured name) that serves the exposed tool ``name``."""
         ...
 
+    def mounted_by_sentinel(self, name: str) -> bool:
+        """Whether the exposed tool ``name`` is a built-in Sentinel mounted itself (its questions are
+        Sentinel's own; any other server's are shown as that server's)."""
+        ...
+
     def pushes_mid_call(self, name: str) -> bool:
         """Whether the tool's upstream is a connected handshake-era server (it may push questions mid-call).
         """

@@ -76,6 +76,12 @@ class CatalogView:
         route = self.manager.catalog.tools.get(name)
         return route.upstream if route is not None else None
 
+    def mounted_by_sentinel(self, name: str) -> bool:
+        route = self.manager.catalog.tools.get(name)
+        up = self.manager.upstreams.get(route.upstream) if route is not None else None
+        return (up is not None and isinstance(up.target, BuiltinTarget)
+                and up.name in self.config.sentinel.builtins)
+
     def pushes_mid_call(self, name: str) -> bool:
         route = self.manager.catalog.tools.get(name)
         up = self.manager.upstreams.get(route.upstream) if route is not None else None

@@ -44,7 +44,7 @@ from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, Conversations, SessionRefused
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_text
-from sentinel_mcp.gateway.front_held import HeldRounds, shown_request, request_schemas
+from sentinel_mcp.gateway.front_held import HeldRounds, asker, request_schemas, shown_request
 from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, can_sample, is_modern
 from sentinel_mcp.gateway.held_calls import HeldCalls
 from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
@@ -403,7 +403,8 @@ class Front(HeldRounds):
         if isinstance(outcome, UpstreamNeedsInput):
             # 2026-era client: relay the upstream's questions (shown safely), and remember, once, that this
             # exact call was already allowed
-            requests = {k: shown_request(r) for k, r in (outcome.result.input_requests or {}).items()}
+            asked = (outcome.result.input_requests or {}).items()
+            requests = {k: shown_request(r, asker(self.port, params.name)) for k, r in asked}
             state = await self.rounds.issue(
                 "allowed",
                 principal=principal.name,
@@ -453,6 +454,7 @@ class Front(HeldRounds):
             levels=self.utilities.levels,
             urls=self.utilities.urls,
             upstream=self.port.upstream_of(name),
+            relayed=not self.port.mounted_by_sentinel(name),
             on_refused=on_refused,
             person=person,
         )

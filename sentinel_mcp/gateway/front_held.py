@@ -17,7 +17,7 @@ from mcp.types import (
     InputRequiredResult,
 )
 
-from sentinel_mcp.core.display_text import safe_question
+from sentinel_mcp.core.display_text import safe_question, safe_text
 from sentinel_mcp.core.port import FrontPort, NeedsInput
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
@@ -51,7 +51,7 @@ class HeldRounds:
         call.report_progress = ctx.session.report_progress  # progress goes to the round now waiting
         event = await self.held.next_event(call)
         if isinstance(event, PendingQuestion):
-            request = shown_request(event.request)
+            request = shown_request(event.request, asker(self.port, params.name))
             return InputRequiredResult(
                 input_requests={event.key: request},
                 request_state=await self.rounds.issue(
@@ -109,13 +109,29 @@ class HeldRounds:
             self.held.answer(call, ElicitResult(action="cancel"))
 
 
-def shown_request(request: Any) -> Any:
-    """An upstream's question with its text made safe to show (its schema and key unchanged)."""
+def shown_request(request: Any, source: str | None) -> Any:
+    """An upstream's question with its text made safe to show and its source named (its schema and key
+    unchanged); ``source``: the server that asks (None: a built-in Sentinel mounted, whose questions
+    are Sentinel's own)."""
     params = getattr(request, "params", None)
     if not isinstance(params, ElicitRequestFormParams):
         return request
-    text, _ = safe_question(params.message)
+    text = relayed_question(params.message, f"the server {source}")
+    if not source:
+        text = safe_question(params.message)[0]
     return request.model_copy(update={"params": params.model_copy(update={"message": text})})
+
+
+def asker(port: FrontPort, tool: str) -> str | None:
+    """Whose question a tool's call relays: its server's name, or None for a built-in Sentinel mounted."""
+    return None if port.mounted_by_sentinel(tool) else (port.upstream_of(tool) or "an upstream server")
+
+
+def relayed_question(message: str, source: str) -> str:
+    """An upstream's question as the user sees it: made safe, and never passing for Sentinel's own (an
+    upstream can copy Sentinel's wording, not this mark, which comes first)."""
+    text, _ = safe_question(message)
+    return f"[asked by {safe_text(source, 80)}, not by Sentinel] {text}"
 
 
 def request_schemas(requests: dict[str, Any]) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
 from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal
 from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.gateway.front_held import relayed_question
 from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)
@@ -133,8 +134,10 @@ class FrontLink(CallerLink):
         upstream: str | None = None,
         on_refused: Callable[[str], Awaitable[None]] | None = None,
         person: bool = True,
+        relayed: bool = True,
     ) -> None:
         self.ctx = ctx
+        self.relayed = relayed  # an outside server's questions are shown as its own, never as Sentinel's
         self.levels = levels
         self.urls = urls
         self.upstream = upstream
@@ -190,7 +193,10 @@ class FrontLink(CallerLink):
             return await self._ask(ElicitRequest(params=params), ElicitResult)
         if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")
-        message, _ = safe_question(params.message)
+        source = f"the server {self.upstream}" if self.upstream else "an upstream server"
+        message = relayed_question(params.message, source)
+        if not self.relayed:
+            message = safe_question(params.message)[0]
         shown = params.model_copy(update={"message": message})
         result = await self._ask(ElicitRequest(params=shown), ElicitResult)
         if not isinstance(result, ElicitResult) or result.action != "accept":

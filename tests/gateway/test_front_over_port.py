@@ -79,6 +79,9 @@ class PortDouble:
     def upstream_of(self, name: str) -> str | None:
         return "tb" if name == ECHO.name else None
 
+    def mounted_by_sentinel(self, name: str) -> bool:
+        return False
+
     def pushes_mid_call(self, name: str) -> bool:
         return False
 

@@ -16,6 +16,7 @@ from .helpers import make_config, toolbox_stdio
 
 pytestmark = pytest.mark.timeout(90)
 MODES = ["legacy", "auto"]
+RELAYED = "[asked by the server tb, not by Sentinel] "  # how a server's own question is shown (front_held.py)
 
 
 def approve(value: bool = True):
@@ -130,7 +131,7 @@ async def test_upstream_input_request_reaches_the_user(data_dir, mode):
             r = await c.call_tool("tb__ask_word", {"item": "sky"})
             assert not r.is_error, r.content[0].text
             assert r.content[0].text == "sky=blue"
-        assert cb.asked == ["[toolbox] a word for sky"]
+        assert cb.asked == [f"{RELAYED}[toolbox] a word for sky"]  # the server's question, marked as such
 
 
 async def test_push_elicitation_of_a_handshake_upstream_is_relayed(data_dir):
@@ -142,7 +143,7 @@ async def test_push_elicitation_of_a_handshake_upstream_is_relayed(data_dir):
             r = await c.call_tool("tb__confirm_push", {"what": "ship"})
             assert r.content[0].text == "ship:accept:True"
         # first the gateway's own confirmation (destructive), then the upstream's question
-        assert len(cb.asked) == 2 and cb.asked[1] == "[toolbox] really ship?"
+        assert len(cb.asked) == 2 and cb.asked[1] == f"{RELAYED}[toolbox] really ship?"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -225,7 +226,7 @@ async def test_pushed_question_of_a_handshake_upstream_reaches_a_2026_client(dat
             assert r.content[0].text == "ship:accept:True"
             r = await c.call_tool("tb__echo", {"text": "plain calls are not held"})
             assert r.content[0].text == "plain calls are not held"
-        assert cb.asked[-1] == "[toolbox] really ship?"
+        assert cb.asked[-1] == f"{RELAYED}[toolbox] really ship?"
         assert rt.front.held.calls == {}
 
 
