@@ -513,10 +513,39 @@ def load_config(path: str | Path | None) -> Config:
     except OSError as e:
         raise ConfigError(f"cannot read config file {p}: {e.strerror}") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as e:
         raise ConfigError(f"invalid JSON in {p}, line {e.lineno} column {e.colno}: {e.msg}") from None
+    except _DuplicateKey as e:
+        raise ConfigError(f"invalid config {p}, line {_line_of_second(text, e.key)}: the key {e.key!r} is "
+                          "given twice in one object (which one was meant is unknowable; JSON would keep the "
+                          "last silently)") from None
+    except RecursionError:
+        raise ConfigError(f"invalid config {p}: nested too deep") from None
     return parse_config(data, source=str(p), base_dir=p.resolve().parent)
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _line_of_second(text: str, key: str) -> int:
+    """The line of the key's second appearance (where the duplicate most likely is)."""
+    quoted = json.dumps(key)
+    first = text.find(quoted)
+    second = text.find(quoted, first + 1) if first >= 0 else -1
+    return text.count("\n", 0, second if second >= 0 else max(first, 0)) + 1
 
 
 def embedded_default() -> Config:

@@ -76,6 +76,25 @@ def test_config_file_errors_name_file_and_line(tmp_path):
         load_config(tmp_path / "missing.json")
 
 
+@pytest.mark.parametrize("text,key,line", [
+    ('{"mcpServers": {},\n "sentinel": {"rulebases": ["strict.pl"],\n  "rulebases": []}}', "rulebases", 3),
+    ('{"sentinel": {"rulebases": ["strict.pl"]},\n "mcpServers": {},\n "sentinel": {}}', "sentinel", 3),
+    ('{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}', "a", 1),
+])
+def test_a_key_given_twice_is_refused_never_the_last_one_kept(tmp_path, text, key, line):
+    bad = tmp_path / "sentinel.json"
+    bad.write_text(text)
+    with pytest.raises(ConfigError, match=f"line {line}: the key {key!r} is given twice"):
+        load_config(bad)
+
+
+def test_config_nested_too_deep_is_a_config_error(tmp_path):
+    bad = tmp_path / "sentinel.json"
+    bad.write_text('{"mcpServers": {}, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ConfigError, match="nested too deep"):
+        load_config(bad)
+
+
 def test_cli_reports_config_errors_without_traceback(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"mcpServers": {"x": {"url": "nope"}}}')
