@@ -189,8 +189,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.decision is not None:
         return _show_decision(config, args, rows)
     if args.json:
-        for r in rows:
-            print(json.dumps(r, ensure_ascii=False, default=str))
+        for r in rows:  # ASCII: a stored control or bidi character never reaches the terminal raw
+            print(json.dumps(r, ensure_ascii=True, default=str))
         return 0
     if not rows:
         print(f"no audit entries in {config.store_path}")
@@ -202,11 +202,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
     for r in rows:
         ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["ts"]))
         ms = f"{r['latency_ms']:.1f}" if r.get("latency_ms") is not None else ""
-        reason = (r.get("reason") or r.get("error") or "").replace("\n", " ")[:70]
-        who = (r.get("principal") or "")[:10]
+        # every stored value is a client's or an upstream's words: shown, never interpreted by the terminal
+        reason = _shown(r.get("reason") or r.get("error"), 70)
         print(
-            f"{ts}  {who:10} {r['session'][:22]:22} {r['tool'][:32]:32} {r['decision']:8} "
-            f"{r['outcome']:14} {ms:>7}  {reason}"
+            f"{ts}  {_shown(r.get('principal'), 10):10} {_shown(r['session'], 22):22} "
+            f"{_shown(r['tool'], 32):32} {_shown(r['decision'], 8):8} {_shown(r['outcome'], 14):14} "
+            f"{ms:>7}  {reason}"
         )
     return 0
 
@@ -223,7 +224,7 @@ def _show_decision(config: Any, args: argparse.Namespace, rows: list[Any]) -> in
         print(f"note: {problem}", file=sys.stderr)
     if args.json:
         for r in [*mine, *records]:
-            print(json.dumps(r, ensure_ascii=False, default=str))
+            print(json.dumps(r, ensure_ascii=True, default=str))
         return 0 if mine or records else 1
     if not mine and not records:
         print(
@@ -233,11 +234,12 @@ def _show_decision(config: Any, args: argparse.Namespace, rows: list[Any]) -> in
         )
         return 1
     for r in mine:
-        print(f"gateway  {r['tool']}  {r['decision']} -> {r['outcome']}  {(r.get('reason') or '')[:90]}")
+        print(f"gateway  {_shown(r['tool'], 200)}  {_shown(r['decision'], 20)} -> "
+              f"{_shown(r['outcome'], 40)}  {_shown(r.get('reason'), 90)}")
     for r in records:
         what = r.get("outcome") or r.get("decision") or ""
         detail = r.get("reason") or r.get("answer") or r.get("sensor") or ""
-        print(f"{r['area']:8} {what}  {str(detail)[:100]}")
+        print(f"{_shown(r['area'], 8):8} {_shown(what, 40)}  {_shown(detail, 100)}")
     return 0
 
 
@@ -340,3 +342,11 @@ def _owner_token(args: argparse.Namespace) -> str | None:
         return read(token_path(config.data_dir))
     except (OSError, ValueError):
         return None
+
+
+def _shown(value: Any, width: int) -> str:
+    """A stored value for the terminal: control, escape and direction characters shown as ⟨U+…⟩, one line,
+    cut to ``width`` characters."""
+    from sentinel_mcp.core.display_text import safe_text
+
+    return safe_text("" if value is None else str(value), 10_000)[:width]

@@ -10,6 +10,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from sentinel_mcp.core.display_text import safe_text
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -101,11 +103,13 @@ async def _replay(args: argparse.Namespace) -> int:
     for r in shown:
         ts = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.row.get("ts") or 0))
         mark = "CHANGES" if r.changed else ("not reproducible" if not r.reproduced else "same")
+        row = {k: safe_text("" if r.row.get(k) is None else str(r.row.get(k)), 400)  # stored words, shown
+               for k in ("id", "session", "tool", "arguments")}
         print(
-            f"{mark:16} #{r.row.get('id')} {ts} {r.row.get('session')} {r.row.get('tool')} "
-            f"{r.row.get('arguments')}: {r.recorded} -> {r.candidate}"
+            f"{mark:16} #{row['id']} {ts} {row['session']} {row['tool']} "
+            f"{row['arguments']}: {safe_text(str(r.recorded), 40)} -> {safe_text(str(r.candidate), 40)}"
         )
-        print(f"{'':16}   candidate: {r.candidate_reason[:300]}")
+        print(f"{'':16}   candidate: {safe_text(r.candidate_reason, 300)}")
     if report.unreproducible and not args.all:
         print(
             f"{len(report.unreproducible)} call(s) not reproducible (the current rulebase no longer decides "
@@ -113,7 +117,7 @@ async def _replay(args: argparse.Namespace) -> int:
             "as recorded); --all lists them."
         )
     for s in report.skipped_other[:20]:
-        print(f"skipped: {s}")
+        print(f"skipped: {safe_text(str(s), 400)}")
     print(f"{len(report.changes)} decision(s) would change.")
     print(f"Note: {report.limits}")
     return 1 if report.changes else 0

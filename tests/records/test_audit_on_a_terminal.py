@@ -1,0 +1,55 @@
+"""What a client wrote is stored as it was, and shown to the operator as text: `sentinel-mcp audit` (table,
+--json, --decision) never hands the terminal a control, escape or direction character a client chose (a
+window title, a cleared screen, a forged "allow" line)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.config import parse_config
+from sentinel_mcp.gateway.call_record import META_KEY
+
+from .rig import RECORDER
+
+pytestmark = pytest.mark.timeout(120)
+HOSTILE = [
+    "rec__\x1b]0;OWNED\x07\x1b[2J\x1b[31mFAKE allow\x1b[0m",
+    "rec__x\r2026-01-01 00:00:00  owner      allow",
+    "rec__\x9b2J\u202eevil",
+    "rec__\x7f\x08\x08\x08tab\there",
+]
+
+
+def raw_controls(text: str) -> list[str]:
+    return sorted({f"U+{ord(ch):04X}" for ch in text
+                   if ch != "\n" and (unicodedata.category(ch) in ("Cc", "Cf") or 0x80 <= ord(ch) < 0xA0)})
+
+
+async def test_audit_views_never_hand_the_terminal_a_clients_control_characters(tmp_path: Path) -> None:
+    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
+                                                  "env": {"RECORDER_LOG": str(tmp_path / "executed.log")}}},
+                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []}},
+                          source="<test>", base_dir=tmp_path)
+    async with running_gateway(config) as rt, Client(rt.front.server) as c:
+        results = [await c.call_tool(name, {"note": name}) for name in HOSTILE]
+    cfg = tmp_path / "cli.json"
+    cfg.write_text(json.dumps({"sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []}}))
+    views = [["audit"], ["audit", "--json"], *(["audit", "--decision", r.meta[META_KEY]] for r in results)]
+    for view in views:
+        run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), *view],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert "unknown_tool" in run.stdout or "unknown" in run.stdout, run.stdout
+        assert raw_controls(run.stdout) == [], (view, run.stdout)
+    rows = [json.loads(line) for line in subprocess.run(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", "--json"],
+        capture_output=True, text=True, timeout=60).stdout.splitlines()]
+    assert {r["tool"] for r in rows} >= set(HOSTILE)  # stored and exported exactly: only the display is safe
