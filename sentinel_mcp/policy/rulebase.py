@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from sentinel_mcp.policy.clause_bounds import clause_problems
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.core.errors import PolicyError
 
@@ -190,6 +191,13 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     ]
     if missing:
         raise RulebaseError(missing)
+    # before Prolog reads it: a clause nested deep enough crashes SWI-Prolog's reader (clause_bounds.py)
+    bounds = await asyncio.to_thread(
+        lambda: [Problem(severity="error", file=str(f), line=line, message=message)
+                 for f in files for line, message in clause_problems(f)]
+    )
+    if bounds:
+        raise RulebaseError(bounds)
     version = version or content_version(files)
     module = f"rb_{version}_{next(_counter)}"
     raw = await engine.load(module, [str(f) for f in files])

@@ -1,0 +1,119 @@
+"""Bounds on a rulebase file's clauses, checked in Python before SWI-Prolog reads a byte of it.
+
+SWI-Prolog's reader recurses on the C stack for each nested argument and prefix operator: a clause with a
+term ~50,000 levels deep (``f(f(f(...)))`` or ``\\+ \\+ \\+ ...``, a 300 KB file) kills the whole process
+with SIGSEGV, in ``check``, at start or on a hot reload. No honest rulebase comes near that, so a file is
+refused, naming the file and the clause's line, when a clause nests brackets deeper than ``MAX_NESTING`` or
+has more than ``MAX_CLAUSE_TOKENS`` tokens (a bound on any nesting, operators included), or the file is
+larger than ``MAX_FILE_BYTES``. Quoted atoms, strings, character codes and comments are skipped as the
+reader would skip them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+MAX_FILE_BYTES = 32_000_000
+MAX_CLAUSE_TOKENS = 20_000
+MAX_NESTING = 1_000
+_SYMBOL = set("#$&*+-./:<=>?@^~\\")
+_SOLO = set("()[]{},|!;")
+_OPEN, _CLOSE = set("([{"), set(")]}")
+
+
+def clause_problems(path: Path) -> list[tuple[int, str]]:
+    """(line, problem) for each bound the file breaks (at most a few: the first one per kind stops it)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return []  # a missing or unreadable file is reported by the loader
+    if size > MAX_FILE_BYTES:
+        return [(0, f"the file is {size:,} bytes, more than {MAX_FILE_BYTES:,}")]
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return text_problems(text)
+
+
+def text_problems(text: str) -> list[tuple[int, str]]:
+    problems: list[tuple[int, str]] = []
+    i, n, line = 0, len(text), 1
+    start, tokens, depth, deepest = 1, 0, 0, 0
+
+    def end_clause() -> None:
+        nonlocal tokens, depth, deepest
+        if tokens > MAX_CLAUSE_TOKENS:
+            problems.append((start, f"the clause has more than {MAX_CLAUSE_TOKENS:,} tokens: split it (a "
+                                    "long list of data belongs in facts, one per clause)"))
+        elif deepest > MAX_NESTING:
+            problems.append((start, f"the clause nests brackets more than {MAX_NESTING:,} deep"))
+        tokens = depth = deepest = 0
+
+    while i < n and not problems:
+        ch = text[i]
+        if ch == "\n":
+            line += 1
+            i += 1
+        elif ch.isspace():
+            i += 1
+        elif ch == "%":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif ch == "/" and text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            line += text.count("\n", i, j)
+            i = j
+        elif ch in "'\"`":
+            j = _quoted_end(text, i)
+            line += text.count("\n", i, j)
+            i, tokens = j, tokens + 1
+        elif ch == "0" and text.startswith("0'", i):  # a character code: 0'a, 0''', 0'\n
+            i += 3 + (i + 2 < n and text[i + 2] in "\\'")
+            tokens += 1
+        elif ch.isalnum() or ch == "_":
+            while i < n and (text[i].isalnum() or text[i] == "_"):
+                i += 1
+            tokens += 1
+        elif ch in _SYMBOL:
+            j = i
+            while j < n and text[j] in _SYMBOL:
+                j += 1
+            if text[i:j] == "." and (j >= n or text[j].isspace() or text[j] == "%"):
+                tokens += 1
+                end_clause()
+                start = line + (0 if j >= n or text[j] != "\n" else 1)
+            else:
+                tokens += 1
+            i = j
+        else:
+            if ch in _OPEN:
+                depth += 1
+                deepest = max(deepest, depth)
+            elif ch in _CLOSE:
+                depth = max(depth - 1, 0)
+            tokens += 1
+            i += 1
+        if tokens > MAX_CLAUSE_TOKENS or deepest > MAX_NESTING:
+            end_clause()
+    if not problems:
+        end_clause()
+    return problems
+
+
+def _quoted_end(text: str, i: int) -> int:
+    """The index just past the quoted item that starts at ``i`` (its quote doubled or escaped inside)."""
+    quote, j, n = text[i], i + 1, len(text)
+    while j < n:
+        c = text[j]
+        if c == "\\":
+            j += 2
+        elif c == quote:
+            if j + 1 < n and text[j + 1] == quote:
+                j += 2
+            else:
+                return j + 1
+        else:
+            j += 1
+    return n

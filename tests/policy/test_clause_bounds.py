@@ -1,0 +1,50 @@
+"""A rulebase clause nested deep enough kills SWI-Prolog's reader with SIGSEGV; the bounds are checked in
+Python first (policy/clause_bounds.py), so `check`, start-up and a hot reload name the file and line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from sentinel_mcp.paths import RULEBASES_DIR
+from sentinel_mcp.policy.clause_bounds import MAX_CLAUSE_TOKENS, MAX_NESTING, text_problems
+
+pytestmark = pytest.mark.timeout(120)
+DEEP = 60_000  # well past what crashes the reader on an 8 MB stack
+
+
+@pytest.mark.parametrize("name,text,why", [
+    ("parens", "ok.\nc(" + "f(" * DEEP + "x" + ")" * DEEP + ").\n", "nests brackets"),
+    ("lists", "ok.\nc(" + "[" * DEEP + "]" * DEEP + ").\n", "nests brackets"),
+    ("prefix operators", "ok.\nd :- " + "\\+ " * DEEP + "true.\n", "tokens"),
+    ("a conjunction", "ok.\nb :- " + ", ".join(["true"] * DEEP) + ".\n", "tokens"),
+    ("a refused clause", "ok.\na = " + "f(" * DEEP + "x" + ")" * DEEP + ".\n", "nests brackets"),
+])
+def test_check_names_the_file_and_line_instead_of_crashing(tmp_path, name, text, why):
+    bad = tmp_path / "deep.pl"
+    bad.write_text(text)
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {"builtins": [], "data_dir": str(tmp_path)}}))
+    run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "check", str(bad)],
+                         capture_output=True, text=True, timeout=100)
+    assert run.returncode == 1, (run.returncode, run.stdout[-500:], run.stderr[-500:])
+    assert f"{bad}:2: error:" in run.stdout and why in run.stdout
+
+
+def test_what_is_quoted_or_commented_does_not_count():
+    text = ("a('((((((', \"[[[[\", `{{{{`, 0'(, 0''', 0'\\\\). % ((((((\n"
+            "/* [[[[[[ */ b(x) :- c(y). q :- X = 'don''t (', X \\= \"it\\\"s [\".\n")
+    assert text_problems(text.replace("((((((", "(" * (MAX_NESTING + 5))) == []
+    nested = "p(" + "f(" * (MAX_NESTING + 1) + ")" * (MAX_NESTING + 1) + ").\n"
+    deep = f"the clause nests brackets more than {MAX_NESTING:,} deep"
+    assert text_problems("a.\n" + nested) == [(2, deep)]
+    long = "q(" + ",".join(["1"] * MAX_CLAUSE_TOKENS) + ").\n"
+    assert text_problems(long)[0][0] == 1
+
+
+def test_every_shipped_rulebase_is_within_the_bounds():
+    files = list(RULEBASES_DIR.glob("*.pl"))
+    assert files and all(text_problems(f.read_text()) == [] for f in files)
