@@ -48,3 +48,20 @@ def test_what_is_quoted_or_commented_does_not_count():
 def test_every_shipped_rulebase_is_within_the_bounds():
     files = list(RULEBASES_DIR.glob("*.pl"))
     assert files and all(text_problems(f.read_text()) == [] for f in files)
+
+
+@pytest.mark.parametrize("clause", [
+    "seed(x(X)) :- seed(x(X)).",
+    "binding(p(X), t, [], 60) :- binding(p(X), t, [], 60).",
+    "askable(q(X), 'Q?', yes_no, [user]) :- repeat, fail.",
+    "fact(N/A) :- fact(N/A).",
+    "read_only(T) :- read_only(T).",
+])
+def test_a_declaration_with_a_body_is_refused_it_would_run_at_load_time(tmp_path, clause):
+    bad = tmp_path / "loop.pl"
+    bad.write_text("ok.\n" + clause + "\n")
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {"builtins": [], "data_dir": str(tmp_path)}}))
+    run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "check", str(bad)],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and f"{bad}:2: error: the declaration" in run.stdout, run.stdout + run.stderr

@@ -86,6 +86,11 @@ add_term(RB, File, Line, T, Ps) :-
         problem(error, File, Line, M, P), Ps = [P]
     ;   functor(H, N, A), system_pred(N/A)
     ->  format(atom(M), 'cannot redefine the built-in ~w/~w', [N, A]), problem(error, File, Line, M, P), Ps = [P]
+    ;   declaration(H), T = (_ :- _), H \= guard(_, _, _)
+    ->  % the loader reads declarations by calling them: a body would run (and could loop) at load time
+        functor(H, N, A),
+        format(atom(M), 'the declaration ~w/~w is a fact, not a rule: it cannot have a body', [N, A]),
+        problem(error, File, Line, M, P), Ps = [P]
     ;   declaration(H), T \= (_ :- _)
     ->  check_declaration(T, File, Line, Ps),
         assertz(RB:T), assertz(RB:'$src'(decl, T, File, Line))
