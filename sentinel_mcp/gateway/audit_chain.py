@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -74,13 +75,17 @@ def verify_file(path: Path) -> ChainReport:
 
     if not path.exists():
         return ChainReport(problem=f"no audit log at {path}")
-    with read_connection(path) as conn:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "audit_head" not in tables:
-            return ChainReport(problem=f"{path} has no chained audit log")
-        heads = {c: (h, n) for c, h, n in conn.execute("SELECT chain, hash, rows FROM audit_head")}
-        rows = conn.execute(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit ORDER BY id")
-        return verify_rows(rows, heads)
+    try:
+        with read_connection(path) as conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "audit_head" not in tables:
+                return ChainReport(problem=f"{path} has no chained audit log")
+            heads = {c: (h, n) for c, h, n in conn.execute("SELECT chain, hash, rows FROM audit_head")}
+            rows = conn.execute(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit ORDER BY id")
+            return verify_rows(rows, heads)
+    except (sqlite3.Error, TypeError, ValueError, UnicodeError) as e:
+        # a damaged file, or a value of a type the log never writes: the log is not intact, say where
+        return ChainReport(problem=f"{path} is unreadable as an audit log ({type(e).__name__}: {e})")
 
 
 def verify_store(path: Path) -> ChainReport:

@@ -210,3 +210,23 @@ async def test_the_latency_split_is_chained_and_logs_from_before_it_still_verify
         conn.commit()
         conn.close()
         assert not verify_file(copy).ok, sql
+
+
+async def test_a_damaged_log_is_reported_broken_naming_the_file_never_a_traceback(tmp_path: Path) -> None:
+    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
+                                                  "env": {"RECORDER_LOG": str(tmp_path / "executed.log")}}},
+                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []}},
+                          source="<test>", base_dir=tmp_path)
+    async with running_gateway(config) as rt, Client(rt.front.server) as c:
+        for i in range(30):
+            await c.call_tool("rec__do", {"mark": f"m{i}"})
+    files = sorted((tmp_path / "data").rglob("*.db"))
+    log = next(f for f in files if "audit_head" in {r[0] for r in sqlite3.connect(f).execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table'")})
+    with sqlite3.connect(log) as db:  # a value of a type the log never writes
+        db.execute("UPDATE audit SET tool = x'00ff' WHERE id = (SELECT max(id) FROM audit)")
+    run = verify(tmp_path, config.store_path)
+    assert run.returncode == 1 and "Traceback" not in run.stderr and str(log) in run.stdout + run.stderr
+    log.write_bytes(log.read_bytes()[: log.stat().st_size // 2])  # cut mid-table
+    run = verify(tmp_path, config.store_path)
+    assert run.returncode == 1 and "Traceback" not in run.stderr and "BROKEN" in run.stdout + run.stderr
