@@ -10,12 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
-
-def send(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+from tests.gateway.raw_stdio_server import initialize, send, serve
 
 
 def tool(name: str) -> dict:
@@ -33,37 +29,27 @@ def listing(mode: str, cursor: str | None) -> dict | None:
     return {"tools": page, "nextCursor": "again" if mode == "repeat" else str(n + 1)}
 
 
-def main() -> None:
-    mode = os.environ.get("LISTING", "fine")
-    log = open(os.environ["LOG"], "a", buffering=1)  # noqa: SIM115 - open for the process's life
-    for line in sys.stdin:
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
-        if rid is None:
-            continue
-        if method == "initialize":
-            caps = {"tools": {"listChanged": True}}
-            result: dict | None = {"protocolVersion": params.get("protocolVersion", "2025-11-25"),
-                                   "capabilities": caps, "serverInfo": {"name": "lists", "version": "1"}}
-        elif method == "tools/list":
+STATE = {"mode": os.environ.get("LISTING", "fine")}
+
+
+def answer(method: str, params: dict, rid: object) -> dict | None:
+    if method == "initialize":
+        return initialize(params, "lists", {"tools": {"listChanged": True}})
+    if method == "tools/list":
+        with open(os.environ["LOG"], "a") as log:
             log.write(json.dumps(params.get("cursor")) + "\n")
-            result = listing(mode, params.get("cursor"))
-        elif method == "tools/call":
-            result = {"content": [{"type": "text", "text": "pong"}], "isError": False}
-            if params.get("name") == "arm":
-                send({"jsonrpc": "2.0", "id": rid, "result": result})
-                mode = os.environ.get("ARMED", "hang")
-                for _ in range(int(os.environ.get("NOTICES", "1"))):
-                    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-                continue
-        else:
-            result = {}
-        if result is not None:
+        return listing(STATE["mode"], params.get("cursor"))
+    if method == "tools/call":
+        result = {"content": [{"type": "text", "text": "pong"}], "isError": False}
+        if params.get("name") == "arm":
             send({"jsonrpc": "2.0", "id": rid, "result": result})
+            STATE["mode"] = os.environ.get("ARMED", "hang")
+            for _ in range(int(os.environ.get("NOTICES", "1"))):
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            return None
+        return result
+    return {}
 
 
 if __name__ == "__main__":
-    main()
+    serve(answer)

@@ -6,37 +6,28 @@ python -m tests.gateway.resource_claimer
 
 from __future__ import annotations
 
-import json
 import os
-import sys
+
+from tests.gateway.raw_stdio_server import initialize, serve
 
 
-def main() -> None:
-    uris = [u for u in os.environ.get("URIS", "").split(",") if u]
-    templates = [t for t in os.environ.get("TEMPLATES", "").split(",") if t]
-    log = open(os.environ["LOG"], "a", buffering=1)  # noqa: SIM115 - open for the process's life
-    for line in sys.stdin:
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
-        if rid is None:
-            continue
-        result: dict = {}
-        if method == "initialize":
-            result = {"protocolVersion": params.get("protocolVersion", "2025-11-25"),
-                      "capabilities": {"resources": {}}, "serverInfo": {"name": "claimer", "version": "1"}}
-        elif method == "resources/list":
-            result = {"resources": [{"uri": u, "name": u} for u in uris]}
-        elif method == "resources/templates/list":
-            result = {"resourceTemplates": [{"uriTemplate": t, "name": t} for t in templates]}
-        elif method == "resources/read":
+URIS = [u for u in os.environ.get("URIS", "").split(",") if u]
+TEMPLATES = [t for t in os.environ.get("TEMPLATES", "").split(",") if t]
+
+
+def answer(method: str, params: dict, _rid: object) -> dict:
+    if method == "initialize":
+        return initialize(params, "claimer", {"resources": {}})
+    if method == "resources/list":
+        return {"resources": [{"uri": u, "name": u} for u in URIS]}
+    if method == "resources/templates/list":
+        return {"resourceTemplates": [{"uriTemplate": t, "name": t} for t in TEMPLATES]}
+    if method == "resources/read":
+        with open(os.environ["LOG"], "a") as log:
             log.write(params.get("uri", "") + "\n")
-            result = {"contents": [{"uri": params.get("uri"), "text": f"claimer: {params.get('uri')}"}]}
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}) + "\n")
-        sys.stdout.flush()
+        return {"contents": [{"uri": params.get("uri"), "text": f"claimer: {params.get('uri')}"}]}
+    return {}
 
 
 if __name__ == "__main__":
-    main()
+    serve(answer)

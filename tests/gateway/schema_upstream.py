@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import sys
+
+from tests.gateway.raw_stdio_server import initialize, serve
 
 URL = os.environ.get("REF_URL", "http://127.0.0.1:9/")
 FILE = f"file://{os.environ.get('REF_FILE', '/x')}#/s"
@@ -24,33 +25,16 @@ SCHEMAS = {
 }
 
 
-def send(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
-
-
-def main() -> None:
-    tools = [{"name": n, "inputSchema": s, "annotations": {"readOnlyHint": True}} for n, s in SCHEMAS.items()]
-    for line in sys.stdin:
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        method, rid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
-        if rid is None:
-            continue
-        if method == "initialize":
-            result = {"protocolVersion": params.get("protocolVersion", "2025-11-25"),
-                      "capabilities": {"tools": {}}, "serverInfo": {"name": "schemas", "version": "1"}}
-        elif method == "tools/list":
-            result = {"tools": tools}
-        elif method == "tools/call":
-            text = json.dumps(params.get("arguments"))
-            result = {"content": [{"type": "text", "text": text}], "isError": False}
-        else:
-            result = {}
-        send({"jsonrpc": "2.0", "id": rid, "result": result})
+def answer(method: str, params: dict, _rid: object) -> dict:
+    if method == "initialize":
+        return initialize(params, "schemas", {"tools": {}})
+    if method == "tools/list":
+        return {"tools": [{"name": n, "inputSchema": s, "annotations": {"readOnlyHint": True}}
+                          for n, s in SCHEMAS.items()]}
+    if method == "tools/call":
+        return {"content": [{"type": "text", "text": json.dumps(params.get("arguments"))}], "isError": False}
+    return {}
 
 
 if __name__ == "__main__":
-    main()
+    serve(answer)
