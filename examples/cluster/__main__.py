@@ -37,14 +37,14 @@ def main() -> int:
     except BaseException:
         _stop(cluster)
         raise
-    print(f"\nSentinel cluster up: connect MCP clients to http://127.0.0.1:{cluster.port}/mcp")
-    for name, port in cluster.ports.items():
-        print(f"  {name}: http://127.0.0.1:{port}/healthz   config {cluster.config_path(name)}")
-    print(f"  database: {cluster.store_url}\n  seal key: in {root}/seal-key (the same on every replica)")
-    print(f"  token:    {token}  (send 'Authorization: Bearer <token>'; it is in each replica's config)")
-    print("stop with Ctrl-C", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    try:
+    try:  # from here a Ctrl-C at any moment (even while the banner prints) stops what was started
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        print(f"\nSentinel cluster up: connect MCP clients to http://127.0.0.1:{cluster.port}/mcp")
+        for name, port in cluster.ports.items():
+            print(f"  {name}: http://127.0.0.1:{port}/healthz   config {cluster.config_path(name)}")
+        print(f"  database: {cluster.store_url}\n  seal key: in {root}/seal-key (the same on every replica)")
+        print(f"  token:    {token}  (send 'Authorization: Bearer <token>'; it is in each replica's config)")
+        print("stop with Ctrl-C", flush=True)
         while all(p.poll() is None for p in cluster.procs.values()):
             time.sleep(1)
         print("a replica ended; stopping the cluster", file=sys.stderr)
