@@ -525,7 +525,7 @@ def load_config(path: str | Path | None) -> Config:
     return parse_config(data, source=str(p), base_dir=p.resolve().parent)
 
 
-class _DuplicateKey(ValueError):
+class _DuplicateKey(ConfigError):
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
