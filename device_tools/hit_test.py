@@ -11,7 +11,7 @@ sent only when the element that receives it is the element that was rated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator
 
 from .element_registry import Element, Snapshot
 
@@ -20,19 +20,19 @@ def touchable(e: Element) -> bool:
     return e.clickable or e.long_clickable or e.checkable or e.editable
 
 
-def contains(e: Element, x: int, y: int) -> bool:
-    x1, y1, x2, y2 = e.bounds
+def contains(bounds: tuple[int, int, int, int], x: int, y: int) -> bool:
+    x1, y1, x2, y2 = bounds
     return x1 <= x < x2 and y1 <= y < y2
 
 
-def under_finger(snapshot: Snapshot, x: int, y: int) -> Iterable[Element]:
+def under_finger(snapshot: Snapshot, x: int, y: int) -> Iterator[Element]:
     """Every touch-handling element at (x, y), topmost first."""
-    return (e for e in reversed(snapshot.elements) if touchable(e) and contains(e, x, y))
+    return (e for e in reversed(snapshot.elements) if touchable(e) and contains(e.bounds, x, y))
 
 
 def receiver(snapshot: Snapshot, x: int, y: int) -> Element | None:
     """The element a tap at (x, y) reaches (None: nothing there handles touches)."""
-    return next(iter(under_finger(snapshot, x, y)), None)
+    return next(under_finger(snapshot, x, y), None)
 
 
 def is_ancestor(snapshot: Snapshot, a: Element, d: Element) -> bool:
@@ -53,8 +53,8 @@ def tap_receivers(snapshot: Snapshot, target: Element) -> list[Element] | str:
             f"refused: this screen has too many nodes to read whole, so what lies over {target.id} "
             f"({target.label!r}) is unknown. Nothing was sent"
         )
-    for seq, (x1, y1, x2, y2) in snapshot.unlisted:
-        if seq > target.seq and x1 <= x < x2 and y1 <= y < y2:
+    for seq, bounds in snapshot.unlisted:
+        if seq > target.seq and contains(bounds, x, y):
             return (
                 f"refused: a control nested too deep to list lies over the centre of {target.id} "
                 f"({target.label!r}). Nothing was sent"

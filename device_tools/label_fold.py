@@ -24,26 +24,37 @@ _LOOK_ALIKES = str.maketrans({
     "υ": "u", "χ": "x", "γ": "y", "ω": "w", "μ": "u", "ς": "c", "σ": "o", "ϲ": "c", "ϳ": "j",
 })
 _CONFUSABLE_SCRIPTS = frozenset({"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "GLAGOLITIC"})
+CACHED_LENGTH = 200  # labels are short; a hostile screen's long text is folded each time, never kept
 
 
-@functools.lru_cache(maxsize=4096)
 def fold(text: str) -> str:
     """``text`` lower-cased, without invisible characters or marks, with look-alike letters made Latin."""
     if text.isascii() and text.isprintable():
         return text.lower()
+    return _fold_label(text) if len(text) <= CACHED_LENGTH else _fold(text)
+
+
+def mixes_scripts(text: str) -> bool:
+    """Whether one word of ``text`` has Latin letters and letters of a script that imitates Latin."""
+    if text.isascii():
+        return False
+    return _mixes_label(text) if len(text) <= CACHED_LENGTH else _mixes(text)
+
+
+def _fold(text: str) -> str:
     visible = "".join(ch for ch in text if not is_hidden(ch))
     plain = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", visible))
     bare = "".join(ch for ch in plain if not unicodedata.combining(ch))
     return unicodedata.normalize("NFC", bare).lower().translate(_LOOK_ALIKES)
 
 
-@functools.lru_cache(maxsize=4096)
-def mixes_scripts(text: str) -> bool:
-    """Whether one word of ``text`` has Latin letters and letters of a script that imitates Latin."""
-    if text.isascii():
-        return False
+def _mixes(text: str) -> bool:
     for word in unicodedata.normalize("NFKC", text).split():
         scripts = {unicodedata.name(ch, "?").split(" ", 1)[0] for ch in word if ch.isalpha()}
         if "LATIN" in scripts and scripts & _CONFUSABLE_SCRIPTS:
             return True
     return False
+
+
+_fold_label = functools.lru_cache(maxsize=4096)(_fold)
+_mixes_label = functools.lru_cache(maxsize=4096)(_mixes)

@@ -116,9 +116,7 @@ def shown_request(request: Any, source: str | None) -> Any:
     params = getattr(request, "params", None)
     if not isinstance(params, ElicitRequestFormParams):
         return request
-    text = relayed_question(params.message, f"the server {source}")
-    if not source:
-        text = safe_question(params.message)[0]
+    text = relayed_question(params.message, f"the server {source}" if source else None)
     return request.model_copy(update={"params": params.model_copy(update={"message": text})})
 
 
@@ -127,11 +125,12 @@ def asker(port: FrontPort, tool: str) -> str | None:
     return None if port.mounted_by_sentinel(tool) else (port.upstream_of(tool) or "an upstream server")
 
 
-def relayed_question(message: str, source: str) -> str:
+def relayed_question(message: str, source: str | None) -> str:
     """An upstream's question as the user sees it: made safe, and never passing for Sentinel's own (an
-    upstream can copy Sentinel's wording, not this mark, which comes first)."""
+    upstream can copy Sentinel's wording, not this mark, which comes first). ``source`` None: a built-in
+    Sentinel mounted, whose questions are Sentinel's own (no mark)."""
     text, _ = safe_question(message)
-    return f"[asked by {safe_text(source, 80)}, not by Sentinel] {text}"
+    return f"[asked by {safe_text(source, 80)}, not by Sentinel] {text}" if source else text
 
 
 def request_schemas(requests: dict[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
 from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal
-from sentinel_mcp.core.display_text import safe_question, safe_text
+from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_held import relayed_question
 from sentinel_mcp.gateway.telemetry import traced
 
@@ -193,11 +193,10 @@ class FrontLink(CallerLink):
             return await self._ask(ElicitRequest(params=params), ElicitResult)
         if not isinstance(params, ElicitRequestFormParams) or not can_elicit(self.ctx):
             return refusal("an elicitation", f"{self.who} did not declare elicitation")
-        source = f"the server {self.upstream}" if self.upstream else "an upstream server"
-        message = relayed_question(params.message, source)
-        if not self.relayed:
-            message = safe_question(params.message)[0]
-        shown = params.model_copy(update={"message": message})
+        source = None  # a built-in Sentinel mounted asks as Sentinel
+        if self.relayed:
+            source = f"the server {self.upstream}" if self.upstream else "an upstream server"
+        shown = params.model_copy(update={"message": relayed_question(params.message, source)})
         result = await self._ask(ElicitRequest(params=shown), ElicitResult)
         if not isinstance(result, ElicitResult) or result.action != "accept":
             return result

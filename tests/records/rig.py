@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sentinel_mcp.config import Config, parse_config
 from tests.conftest import free_port, wait_http
 from tests.gateway.helpers import alive, descendants
 
@@ -39,6 +40,14 @@ def write_config(tmp: Path, *, grandchild: bool = False, builtins: list[str] | N
     path = tmp / "config.json"
     path.write_text(json.dumps(cfg))
     return path
+
+
+def recorder_config(tmp: Path) -> Config:
+    """An in-process gateway's config: the recorder upstream as ``rec``, data under ``tmp/data``."""
+    return parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
+                                                "env": {"RECORDER_LOG": str(tmp / "executed.log")}}},
+                         "sentinel": {"data_dir": str(tmp / "data"), "builtins": []}},
+                        source="<test>", base_dir=tmp)
 
 
 def start_http(config: Path, port: int | None = None) -> tuple[subprocess.Popen, int]:

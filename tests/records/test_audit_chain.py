@@ -10,13 +10,12 @@ from pathlib import Path
 
 from mcp import Client
 
-from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, read_audit, redact_entry
 from sentinel_mcp.gateway.audit_chain import ChainReport, verify_file
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.app.runtime import running_gateway
 
-from .rig import RECORDER, audit_rows, executed
+from .rig import audit_rows, executed, recorder_config
 
 
 def verify(tmp: Path, store: Path) -> subprocess.CompletedProcess:
@@ -27,10 +26,7 @@ def verify(tmp: Path, store: Path) -> subprocess.CompletedProcess:
 
 
 async def test_each_call_has_its_decision_before_and_outcome_after(tmp_path: Path) -> None:
-    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
-                                                  "env": {"RECORDER_LOG": str(tmp_path / "executed.log")}}},
-                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []}},
-                          source="<test>", base_dir=tmp_path)
+    config = recorder_config(tmp_path)
     async with running_gateway(config) as rt:
         async with Client(rt.front.server) as c:
             ok = await c.call_tool("rec__do", {"mark": "t1"})
@@ -213,10 +209,7 @@ async def test_the_latency_split_is_chained_and_logs_from_before_it_still_verify
 
 
 async def test_a_damaged_log_is_reported_broken_naming_the_file_never_a_traceback(tmp_path: Path) -> None:
-    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
-                                                  "env": {"RECORDER_LOG": str(tmp_path / "executed.log")}}},
-                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []}},
-                          source="<test>", base_dir=tmp_path)
+    config = recorder_config(tmp_path)
     async with running_gateway(config) as rt, Client(rt.front.server) as c:
         for i in range(30):
             await c.call_tool("rec__do", {"mark": f"m{i}"})

@@ -14,10 +14,9 @@ import pytest
 from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.call_record import META_KEY
 
-from .rig import RECORDER
+from .rig import recorder_config
 
 pytestmark = pytest.mark.timeout(120)
 HOSTILE = [
@@ -34,10 +33,7 @@ def raw_controls(text: str) -> list[str]:
 
 
 async def test_audit_views_never_hand_the_terminal_a_clients_control_characters(tmp_path: Path) -> None:
-    config = parse_config({"mcpServers": {"rec": {"command": sys.executable, "args": [RECORDER],
-                                                  "env": {"RECORDER_LOG": str(tmp_path / "executed.log")}}},
-                           "sentinel": {"data_dir": str(tmp_path / "data"), "builtins": []}},
-                          source="<test>", base_dir=tmp_path)
+    config = recorder_config(tmp_path)
     async with running_gateway(config) as rt, Client(rt.front.server) as c:
         results = [await c.call_tool(name, {"note": name}) for name in HOSTILE]
     cfg = tmp_path / "cli.json"
