@@ -48,7 +48,7 @@ _BRANCHING = frozenset({
     "unevaluatedItems", "unevaluatedProperties",
 })
 BRANCH_STEPS = 5
-MESSAGE_CHARS_PER_STEP = 16  # an error's message repeats the value it is about: its making costs by its length
+MESSAGE_CHARS_PER_STEP = 16  # an error's message quotes the value it is about: it costs by its length
 PATTERN_UNITS_PER_STEP = 512  # RE2 program size x characters searched that count as one step
 _NOT_SCHEMAS = frozenset({"enum", "const", "default", "examples"})  # values, not subschemas: never walked
 # keywords whose value maps names (property names, patterns, definition names) to subschemas: the names are
@@ -220,6 +220,6 @@ def _validator_class() -> Any:
     base = validators.Draft202012Validator
     own = {"pattern": _pattern, "patternProperties": _pattern_properties, "uniqueItems": _unique_items}
     keywords = {**base.VALIDATORS, **own}
-    return validators.extend(base, {
-        name: _counted(keyword, BRANCH_STEPS if name in _BRANCHING else 1) for name, keyword in keywords.items()
-    })
+    steps = {name: BRANCH_STEPS if name in _BRANCHING else 1 for name in keywords}
+    counted = {name: _counted(keyword, steps[name]) for name, keyword in keywords.items()}
+    return validators.extend(base, counted)
