@@ -21,7 +21,7 @@ from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import GatewayError
 
 from sentinel_mcp.core import outside_schema
-from sentinel_mcp.core.outside_schema import UnusableSchema
+from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 
 if TYPE_CHECKING:  # jsonschema is imported by the first answer checked, not at start-up (issue 21)
     from jsonschema.exceptions import ValidationError
@@ -59,7 +59,8 @@ def _closed(schema: dict[str, Any]) -> dict[str, Any]:
 def content_problem(schema: dict[str, Any] | None, content: Any) -> str | None:
     """Why ``content`` does not answer a question with ``schema`` (None when it does).
 
-    Raises ``BrokenSchema`` when the schema itself is invalid (the caller decides: ours never is).
+    Raises ``BrokenSchema`` when the schema itself is invalid (the caller decides: ours never is); an answer
+    too costly to check against it (``outside_schema.TooCostly``) is a problem, never an answer.
     """
     schema = schema if isinstance(schema, dict) else {"type": "object"}
     if not isinstance(content, dict):
@@ -69,6 +70,8 @@ def content_problem(schema: dict[str, Any] | None, content: Any) -> str | None:
         found = outside_schema.errors(validator, content)
     except UnusableSchema as e:
         raise BrokenSchema(str(e)) from None
+    except TooCostly as e:  # no verdict is not a yes: the answer does not count
+        return f"the answer cannot be checked against the question's schema ({e})"
     errors = sorted(found, key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
     return _describe(errors[0], schema) if errors else None
 

@@ -12,15 +12,24 @@ built here:
 - ``pattern`` and ``patternProperties`` run on RE2 (linear time in the input); a pattern RE2 cannot take
   (look-around, back-references) makes the schema unusable;
 - ``uniqueItems`` compares hashed canonical forms (linear), with JSON Schema's equality (``1 == 1.0``,
-  ``true`` is not ``1``).
+  ``true`` is not ``1``);
+- checking one value is bounded by work in proportion to the value's size (``BASE_STEPS`` plus
+  ``STEPS_PER_BYTE`` per byte of its JSON): every keyword applied is a step (one that applies subschemas,
+  ``BRANCH_STEPS``), an error by its message's length (it quotes the value), a pattern's search by its
+  program's size times the string's length (RE2 is linear in the string, but its fallback is linear in
+  both). Local references are allowed, so a small schema can still fan out (``anyOf`` of two references to
+  the next level, 40 levels: 2^40 steps); past the bound the check stops with ``TooCostly``.
 
 What the caller does with an unusable schema is its own rule (the argument check lets the upstream judge its
-own input; an answer to an unusable question does not count).
+own input; an answer to an unusable question does not count). A check that costs too much is not the schema's
+verdict but one that cannot be had: the callers refuse the value (a check that fails denies).
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import threading
 from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.core.errors import SentinelError
@@ -30,11 +39,30 @@ if TYPE_CHECKING:  # jsonschema and re2 are imported by the first schema compile
     from jsonschema.protocols import Validator
 
 MAX_PATTERNS = 256  # distinct compiled patterns kept
+BASE_STEPS = 10_000  # the work any value may take to check (a step: one keyword applied, ~2-3 us)
+STEPS_PER_BYTE = 4  # and per byte of its JSON (a legitimate schema takes about one step per byte)
+# keywords that apply subschemas (and make errors of the branches that fail): 5 steps each, so that a
+# schema fanning out through them stops at about the same time as one that does not (~5 us a step)
+_BRANCHING = frozenset({
+    "$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "contains", "dependentSchemas",
+    "unevaluatedItems", "unevaluatedProperties",
+})
+BRANCH_STEPS = 5
+MESSAGE_CHARS_PER_STEP = 16  # an error's message quotes the value it is about: it costs by its length
+PATTERN_UNITS_PER_STEP = 512  # RE2 program size x characters searched that count as one step
 _NOT_SCHEMAS = frozenset({"enum", "const", "default", "examples"})  # values, not subschemas: never walked
+# keywords whose value maps names (property names, patterns, definition names) to subschemas: the names are
+# data, never keywords (a property named "enum" still has a subschema to walk)
+_NAMED_SCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_budget = threading.local()  # steps left to the check running on this thread (``errors``)
 
 
 class UnusableSchema(SentinelError):
     """The schema cannot be checked here: invalid, a reference outside itself, or a pattern RE2 cannot run."""
+
+
+class TooCostly(SentinelError):
+    """Checking this value against the schema takes more work than the value's size allows."""
 
 
 def validator(schema: Any) -> Validator:
@@ -53,14 +81,52 @@ def validator(schema: Any) -> Validator:
     return cls(schema, registry=Registry())  # no retrieve: a reference resolves inside the document or fails
 
 
-def errors(checker: Validator, instance: Any) -> list[ValidationError]:
-    """Every error of ``instance``; raises ``UnusableSchema`` when checking itself fails (nothing escapes)."""
+def errors(checker: Validator, instance: Any, size: int | None = None) -> list[ValidationError]:
+    """Every error of ``instance``; raises ``UnusableSchema`` when checking itself fails (nothing escapes) and
+    ``TooCostly`` past the work bound. ``size``: the length of ``instance``'s JSON, when the caller has it."""
+    if size is None:
+        try:
+            size = len(json.dumps(instance, default=str))
+        except (TypeError, ValueError, RecursionError):
+            raise TooCostly("the value cannot be measured (not JSON, or nested too deep)") from None
+    steps = BASE_STEPS + STEPS_PER_BYTE * size
+    _budget.left = steps
     try:
         return list(checker.iter_errors(instance))
+    except TooCostly:
+        raise TooCostly(f"checking it against the schema takes more than {steps} steps") from None
     except RecursionError:
         raise UnusableSchema("the schema refers to itself without end") from None
     except Exception as e:  # noqa: BLE001 - an outside schema's failure is the schema's, never the gateway's
         raise UnusableSchema(f"checking against it failed: {type(e).__name__}") from None
+    finally:
+        _budget.left = 0  # a validator used outside ``errors`` has no steps: it stops at its first keyword
+
+
+def _spend(steps: int) -> None:
+    left = getattr(_budget, "left", 0) - steps
+    _budget.left = left
+    if left < 0:
+        raise TooCostly
+
+
+def _counted(keyword: Any, steps: int) -> Any:
+    def counted(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        _spend(steps)
+        found = keyword(validator, value, instance, schema)
+        return None if found is None else _charged(found)
+
+    return counted
+
+
+def _charged(found: Any) -> Any:
+    """The errors a keyword yields, each paid for once (by its message's length) as it is made: a value of
+    a megabyte quoted in the errors of a thousand failing branches is a gigabyte of formatting."""
+    for error in found:
+        if not getattr(error, "_sentinel_paid", False):  # a subschema's error passing up is paid for already
+            error._sentinel_paid = True
+            _spend(1 + len(error.message) // MESSAGE_CHARS_PER_STEP)
+        yield error
 
 
 def _refuse_outside_parts(node: Any, where: str, depth: int = 0) -> None:
@@ -72,10 +138,12 @@ def _refuse_outside_parts(node: Any, where: str, depth: int = 0) -> None:
                 raise UnusableSchema(f"{key} {value[:80]!r} at {where} points outside the schema")
             if key == "pattern" and isinstance(value, str):
                 _linear(value)
-            elif key == "patternProperties" and isinstance(value, dict):
-                for pattern in value:
-                    _linear(pattern)
-            if key not in _NOT_SCHEMAS:
+            if key in _NAMED_SCHEMAS and isinstance(value, dict):
+                for name, sub in value.items():
+                    if key == "patternProperties":
+                        _linear(name)
+                    _refuse_outside_parts(sub, f"{where}/{key}/{name}", depth + 1)
+            elif key not in _NOT_SCHEMAS:
                 _refuse_outside_parts(value, f"{where}/{key}", depth + 1)
     elif isinstance(node, list):
         for i, item in enumerate(node):
@@ -101,7 +169,11 @@ def _linear(pattern: str) -> Any:
 def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Any:
     from jsonschema.exceptions import ValidationError
 
-    if validator.is_type(instance, "string") and not _linear(pattern).search(instance):
+    if not validator.is_type(instance, "string"):
+        return
+    compiled = _linear(pattern)
+    _spend(len(instance) * compiled.programsize // PATTERN_UNITS_PER_STEP)
+    if not compiled.search(instance):
         yield ValidationError(f"{instance[:200]!r} does not match {pattern[:200]!r}")
 
 
@@ -111,6 +183,7 @@ def _pattern_properties(validator: Any, properties: Any, instance: Any, schema: 
     for pattern, subschema in properties.items():
         compiled = _linear(pattern)
         for key, value in instance.items():
+            _spend(1 + len(key) * compiled.programsize // PATTERN_UNITS_PER_STEP)
             if compiled.search(key):
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
@@ -118,7 +191,10 @@ def _pattern_properties(validator: Any, properties: Any, instance: Any, schema: 
 def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
     from jsonschema.exceptions import ValidationError
 
-    if unique and validator.is_type(instance, "array") and len({_same(v) for v in instance}) != len(instance):
+    if not (unique and validator.is_type(instance, "array")):
+        return
+    _spend(len(instance))
+    if len({_same(v) for v in instance}) != len(instance):
         yield ValidationError(f"the array of {len(instance)} items has non-unique elements")
 
 
@@ -142,7 +218,8 @@ def _validator_class() -> Any:
     from jsonschema import validators
 
     base = validators.Draft202012Validator
-    return validators.extend(
-        base,
-        {"pattern": _pattern, "patternProperties": _pattern_properties, "uniqueItems": _unique_items},
-    )
+    own = {"pattern": _pattern, "patternProperties": _pattern_properties, "uniqueItems": _unique_items}
+    keywords = {**base.VALIDATORS, **own}
+    steps = {name: BRANCH_STEPS if name in _BRANCHING else 1 for name in keywords}
+    counted = {name: _counted(keyword, steps[name]) for name, keyword in keywords.items()}
+    return validators.extend(base, counted)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from mcp.types import Tool
 
 from sentinel_mcp.core import outside_schema
-from sentinel_mcp.core.outside_schema import UnusableSchema
+from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 
 if TYPE_CHECKING:  # jsonschema is imported by the first call's check, not at start-up (issue 21)
@@ -46,7 +46,7 @@ class ArgumentCheck:
         size = len(_SIZE.encode(arguments))
         if size > max_bytes:
             return f"arguments for {tool.name} are too large ({size} bytes > {max_bytes})"
-        return _verdict(tool, self._compiled(tool)[1], arguments)
+        return _verdict(tool, self._compiled(tool)[1], arguments, size)
 
     def _compiled(self, tool: Tool) -> tuple[Tool, Validator | None, str | None]:
         cached = self._validators.get(tool.name)
@@ -56,17 +56,19 @@ class ArgumentCheck:
             validator: Validator | None = outside_schema.validator(tool.input_schema)
         except UnusableSchema:
             validator = None  # a schema we cannot check here: let the upstream judge its own input
-        compiled = self._validators[tool.name] = (tool, validator, _verdict(tool, validator, {}))
+        compiled = self._validators[tool.name] = (tool, validator, _verdict(tool, validator, {}, _EMPTY_SIZE))
         return compiled
 
 
-def _verdict(tool: Tool, validator: Validator | None, arguments: dict[str, Any]) -> str | None:
+def _verdict(tool: Tool, validator: Validator | None, arguments: dict[str, Any], size: int) -> str | None:
     if validator is None:
         return None
     try:
-        found = outside_schema.errors(validator, arguments)
+        found = outside_schema.errors(validator, arguments, size)
     except UnusableSchema:
         return None  # as for a schema found unusable when compiled: the upstream judges
+    except TooCostly as e:  # a check that cannot finish is no verdict: refused, never waved through
+        return f"invalid arguments for {tool.name}: they cannot be checked against the tool's schema ({e})"
     if not found:
         return None
     error = found[0]

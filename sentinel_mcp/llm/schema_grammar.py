@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from sentinel_mcp.core import outside_schema
-from sentinel_mcp.core.outside_schema import UnusableSchema
+from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.llm.errors import OutputInvalid, SchemaError
 from sentinel_mcp.llm.gbnf_syntax import GbnfSyntaxError, check_gbnf
 
@@ -112,7 +112,7 @@ def validate_against_schema(data: Any, schema: dict[str, Any]) -> None:
     """Raise OutputInvalid listing (up to 3) places where ``data`` breaks ``schema``."""
     try:
         found = outside_schema.errors(outside_schema.validator(schema), data)
-    except UnusableSchema as exc:
+    except (UnusableSchema, TooCostly) as exc:
         raise OutputInvalid(f"the output cannot be checked against the schema: {exc}") from None
     errors = sorted(found, key=lambda e: list(e.absolute_path))
     if errors:

@@ -1,6 +1,7 @@
 """An upstream whose tool schemas are hostile (raw JSON-RPC over stdio, handshake era): a ``$ref`` to the
 URL in ``REF_URL`` and to the file ``file://$REF_FILE#/s``, a backtracking ``pattern``, a look-around
-pattern, ``uniqueItems``. Every call answers with the arguments it received, so a test sees what reached
+pattern, ``uniqueItems``, a schema fanning out through
+local references. Every call answers with the arguments it received, so a test sees what reached
 the upstream.
 
 python -m tests.gateway.schema_upstream
@@ -22,6 +23,10 @@ SCHEMAS = {
     "lookaround": {"type": "object", "properties": {"q": {"type": "string", "pattern": "^(?=a)a+$"}}},
     "keyed": {"type": "object", "patternProperties": {"^([a-z]+)+$": {"type": "integer"}}},
     "distinct": {"type": "object", "properties": {"items": {"type": "array", "uniqueItems": True}}},
+    # local references only, but each level applies the next one twice: 2^40 subschemas for one value
+    "fanout": {"type": "object", "properties": {"q": {"$ref": "#/$defs/l0"}},
+               "$defs": {**{f"l{i}": {"anyOf": [{"$ref": f"#/$defs/l{i + 1}"}, {"$ref": f"#/$defs/l{i + 1}"}]}
+                            for i in range(40)}, "l40": {"type": "integer"}}},
 }
 
 

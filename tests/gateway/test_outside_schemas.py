@@ -92,3 +92,34 @@ async def test_hostile_schemas_are_never_fetched_nor_backtracked(data_dir, tmp_p
     called = [r["tool"] for r in rows]
     for tool in ("ev__url_ref", "ev__file_ref", "ev__search", "ev__keyed", "ev__lookaround", "ev__distinct"):
         assert tool in called, (tool, called)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_schema_that_fans_out_is_refused_and_recorded_while_others_go_on(data_dir, mode):
+    env = {"PYTHONPATH": str(sys.path[0])}
+    servers = {"ev": {"command": sys.executable, "args": ["-m", "tests.gateway.schema_upstream"], "env": env},
+               "tb": toolbox_stdio()}
+    with anyio.fail_after(80):
+        async with running_gateway(make_config(data_dir, servers)) as rt, \
+                Client(rt.front.server, mode=mode) as alice, Client(rt.front.server, mode=mode) as bob:
+            answers: dict[str, object] = {}
+
+            async def fan(value: object) -> None:
+                answers[repr(value)[:20]] = await alice.call_tool("ev__fanout", {"q": value})
+
+            async def echo() -> None:
+                answers["bob"] = await bob.call_tool("tb__echo", {"text": "still here"})
+
+            async with anyio.create_task_group() as tg:  # with a check of 2^40 steps, neither would finish
+                tg.start_soon(fan, "x")
+                tg.start_soon(fan, "x" * 100_000)
+                tg.start_soon(echo)
+            assert answers["bob"].content[0].text == "still here"
+            for key in ("'x'", repr("x" * 100_000)[:20]):
+                text = answers[key].content[0].text
+                assert answers[key].is_error and "cannot be checked against the tool's schema" in text, text
+            r = await alice.call_tool("ev__fanout", {"q": 7})  # a value the check can settle: it goes on
+            assert not r.is_error and json.loads(r.content[0].text) == {"q": 7}
+            rows = await read_audit(rt.config.store_path, tail=50)
+    refused = [r for r in rows if r["tool"] == "ev__fanout"]
+    assert len(refused) >= 3, refused  # every call recorded, the refusals too
