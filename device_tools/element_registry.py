@@ -229,6 +229,12 @@ def _is_editable(node: ET.Element) -> bool:
     return cls.endswith("EditText") or "AutoCompleteTextView" in cls or _truthy(node, "password")
 
 
+def handles_touch(node: ET.Element) -> bool:
+    """Whether a node takes a touch (``hit_test.touchable`` for an XML node): one that does not lets the touch
+    through to what is drawn under it. The simulated phone dispatches taps by this too."""
+    return _is_editable(node) or any(_truthy(node, f) for f in ("clickable", "long-clickable", "checkable"))
+
+
 def _descendant_labels(node: ET.Element, limit: int = 3) -> list[str]:
     labels: list[str] = []
     for d in node.iter():
@@ -270,9 +276,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
             truncated = True
             stack.extend((child, depth + 1, path) for child in reversed(list(node)))
             deep = parse_bounds(node.get("bounds", ""))
-            handles = _is_editable(node) or any(_truthy(node, f) for f in ("clickable", "long-clickable",
-                                                                           "checkable"))
-            if deep is not None and handles:
+            if deep is not None and handles_touch(node):
                 unlisted.append((seq, deep))
             continue
         cls = node.get("class", "")
