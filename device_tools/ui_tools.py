@@ -95,18 +95,19 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 await rt.gate.run(argv, approval)
             return {"message": message, "element": element.public()}
 
-        return await finish(
-            rt, await act.guarded(ctx, action, patterns, run, context=f"screen of {element.package}")
-        )
+        context = f"screen of {element.window or element.package}"
+        return await finish(rt, await act.guarded(ctx, action, patterns, run, context=context))
 
     async def riskiest(kind: str, tool: str, elements: list[Element], screen_app: str,
                        text: str | None) -> ProposedAction:
-        """The action on each element, rated with the element's own package and with the screen's app (a
-        node's ``package`` attribute is the screen's word, and may name a harmless app): the riskiest."""
+        """The action on each element, rated with the element's own package, the package of the window it is
+        drawn in and the screen's app (a node's ``package`` attribute is the screen's word, and may name a
+        harmless app or none): the riskiest."""
         options = [
             ProposedAction(kind=kind, tool=tool, target=Target.of(e).model_copy(update={"package": app}),
                            text=text, package=app)
-            for e in elements for app in dict.fromkeys(p for p in (e.package, screen_app) if p) or [""]
+            for e in elements
+            for app in dict.fromkeys(p for p in (e.package, e.window, screen_app) if p) or [""]
         ]
         return await riskiest_of(options)
 
@@ -312,7 +313,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             said = f"{message} (from {element.label!r})" if element is not None and pressed else message
             return {"message": said, "output": output.strip()[:2000]}
 
-        context = f"screen of {element.package}" if element is not None else ""
+        context = f"screen of {element.window or element.package}" if element is not None else ""
         return await finish(rt, await act.guarded(ctx, action, [argv], run, context=context))
 
     @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)

@@ -12,7 +12,17 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from tests.device.device_helpers import Answers, connect, element, sim_server, snapshot_id
-from tests.device.test_tap_integrity import GAME, TEXT, bank_screen, new_screen, node, phone_of, tap
+from tests.device.test_tap_integrity import (
+    BANK,
+    GAME,
+    TEXT,
+    bank_screen,
+    new_screen,
+    node,
+    phone_of,
+    tap,
+    taps,
+)
 
 from device_tools.element_registry import parse_dump
 from device_tools.hit_test import receiver
@@ -173,3 +183,30 @@ def test_folding_knows_latin_look_alikes_and_any_script_mixed_in_a_word():
         assert not mixes_scripts(honest), honest
 
 
+
+
+# ---- whose screen it is: the window's app, which the nodes cannot outvote ---------------------------------
+async def test_nodes_outvoting_the_window_app_do_not_lower_the_rating(tmp_path):
+    """The bank's window, filled with nodes that claim the notes app (so the snapshot's majority package is
+    notes), and a Continue that claims notes too: it is rated as the bank's, whose window it is drawn in."""
+    server = sim_server(tmp_path)
+    phone = phone_of(server)
+    notes = "com.example.notes"
+    rows = [node(text=f"Note {i}", cls=TEXT, pkg=notes, clickable="false",
+                 bounds=f"[0,{100 * i}][1080,{100 * i + 90}]") for i in range(1, 9)]
+    go = node(text="Continue", rid=f"{BANK}:id/go", pkg=notes, bounds="[90,1000][990,1140]")
+    new_screen(phone, "bank_go", BANK, [*rows, go], f"{BANK}:id/go")
+    answers = Answers("no")
+    r = await tap(server, answers, text="Continue")
+    assert r.is_error and len(answers.questions) == 1, r.content[0].text
+    assert phone.transfers == [] and taps(phone) == []
+
+
+def test_each_element_knows_the_window_it_is_drawn_in():
+    dump = ('<hierarchy><node package="com.example.bank" bounds="[0,0][1080,2400]" class="F">'
+            '<node package="com.example.notes" text="Continue" clickable="true" bounds="[0,0][10,10]"/>'
+            '</node>'
+            '<node package="com.android.systemui" bounds="[0,0][1080,80]" class="F">'
+            '<node package="" text="12:00" bounds="[0,0][100,80]"/></node></hierarchy>')
+    windows = {e.text: e.window for e in parse_dump(dump).elements}
+    assert windows == {"Continue": "com.example.bank", "12:00": "com.android.systemui"}
