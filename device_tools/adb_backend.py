@@ -15,13 +15,17 @@ from collections.abc import Sequence
 import anyio
 import anyio.to_thread
 
-from .commands import MODEL
+from .commands import DUMP, MODEL
+from .element_registry import MAX_DUMP_BYTES
 from .errors import DeviceUnavailable
 
 # What one command may print before the device is taken for hostile or broken: a UI dump of a busy screen is
 # ~1 MB, a PNG screenshot of a large screen ~10 MB; a shell command's text (dumpsys, content query) far less.
 SHELL_MAX_BYTES = 4_000_000
-EXEC_MAX_BYTES = 32_000_000
+EXEC_MAX_BYTES = 32_000_000  # a screenshot: a 1440x3200 PNG of a busy screen is a few MB
+# the UI dump has its own, smaller cap: the parser refuses a dump past MAX_DUMP_BYTES anyway, so reading on
+# would only hold a worker thread and memory for output that is thrown away (slack: uiautomator's own line)
+UI_DUMP_MAX_BYTES = MAX_DUMP_BYTES + 4096
 GETEVENT_LINE_MAX = 4096  # one `getevent -l` line is ~80 bytes
 
 
@@ -95,7 +99,8 @@ class AdbBackend:
         return out.decode("utf-8", errors="replace").rstrip()  # what adbutils' shell() returns
 
     async def exec_out(self, argv: Sequence[str], *, timeout: float = 20.0) -> bytes:
-        return await self._read_service("exec:" + shlex.join(str(a) for a in argv), timeout, EXEC_MAX_BYTES)
+        limit = UI_DUMP_MAX_BYTES if [str(a) for a in argv] == DUMP else EXEC_MAX_BYTES
+        return await self._read_service("exec:" + shlex.join(str(a) for a in argv), timeout, limit)
 
     async def _read_service(self, service: str, timeout: float, limit: int) -> bytes:
         """A device service's whole output, within ``timeout`` in all and ``limit`` bytes: adbutils' own reads

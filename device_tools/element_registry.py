@@ -60,6 +60,9 @@ class Element:
     fingerprint: str
     hint: str = ""  # for an unlabeled container: the labels inside it ("Reset options | Reset Wi-Fi…")
     seq: int = 0  # position in the dump's document order, counting every node (what is drawn over what)
+    # the package of the window this element is drawn in (the top node of its tree, which Android itself
+    # names): a node's own ``package`` is the screen's word, and a virtual node can claim any app
+    window: str = ""
 
     @property
     def center(self) -> tuple[int, int]:
@@ -229,6 +232,12 @@ def _is_editable(node: ET.Element) -> bool:
     return cls.endswith("EditText") or "AutoCompleteTextView" in cls or _truthy(node, "password")
 
 
+def handles_touch(node: ET.Element) -> bool:
+    """Whether a node takes a touch (``hit_test.touchable`` for an XML node): one that does not lets the touch
+    through to what is drawn under it. The simulated phone dispatches taps by this too."""
+    return _is_editable(node) or any(_truthy(node, f) for f in ("clickable", "long-clickable", "checkable"))
+
+
 def _descendant_labels(node: ET.Element, limit: int = 3) -> list[str]:
     labels: list[str] = []
     for d in node.iter():
@@ -258,28 +267,28 @@ def parse_dump(dump: str | bytes) -> Snapshot:
     unlisted: list[tuple[int, tuple[int, int, int, int]]] = []
     packages: dict[str, int] = {}
     # Iterative walk: (node, depth, parent path); deep trees cannot blow the Python stack.
-    stack: list[tuple[ET.Element, int, str]] = [(child, 1, "") for child in reversed(list(root))]
+    stack: list[tuple[ET.Element, int, str, str]] = [
+        (child, 1, "", child.get("package", "")) for child in reversed(list(root))
+    ]
     seq = 0
     while stack:
-        node, depth, path = stack.pop()
+        node, depth, path, window = stack.pop()
         seq += 1
         if seq > MAX_NODES:
             truncated_nodes = True
             break
         if depth > MAX_DEPTH:  # not listed, but still drawn: a control down there can lie over a listed one
             truncated = True
-            stack.extend((child, depth + 1, path) for child in reversed(list(node)))
+            stack.extend((child, depth + 1, path, window) for child in reversed(list(node)))
             deep = parse_bounds(node.get("bounds", ""))
-            handles = _is_editable(node) or any(_truthy(node, f) for f in ("clickable", "long-clickable",
-                                                                           "checkable"))
-            if deep is not None and handles:
+            if deep is not None and handles_touch(node):
                 unlisted.append((seq, deep))
             continue
         cls = node.get("class", "")
         rid = node.get("resource-id", "")
         step = cls.rsplit(".", 1)[-1] + (f"#{rid.rsplit('/', 1)[-1]}" if rid else "")
         for child in reversed(list(node)):
-            stack.append((child, depth + 1, f"{path}/{step}"))
+            stack.append((child, depth + 1, f"{path}/{step}", window))
         bounds = parse_bounds(node.get("bounds", ""))
         if bounds is None or bounds[2] <= bounds[0] or bounds[3] <= bounds[1]:
             continue  # nothing to act on or show
@@ -322,6 +331,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
                     "fingerprint": _digest(*state, n=12),
                     "hint": " | ".join(inner),
                     "seq": seq,
+                    "window": window,
                 },
             )
         )

@@ -69,3 +69,25 @@ def tap_receivers(snapshot: Snapshot, target: Element) -> list[Element] | str:
         f"({hit.label!r}), which lies over that point. Nothing was sent; act on {hit.id} itself if that is "
         "what you mean"
     )
+
+
+def drag_receivers(snapshot: Snapshot, points: Iterable[tuple[int, int]]) -> list[Element] | str:
+    """What a swipe (a scroll is one) whose finger goes down and lifts at ``points`` may act on: every
+    touch-handling element there that does not scroll (a "slide to pay" control, a button a drag still
+    presses), whichever the screen really puts on top. The screen's own ``scrollable`` flag never excuses
+    one: a hostile screen sets it where it likes. A string says why the swipe is refused: part of the screen
+    was not read (too many nodes), or a control too deep to list lies under a point."""
+    found: dict[str, Element] = {}
+    for x, y in points:
+        if snapshot.truncated_nodes:
+            return (
+                "refused: this screen has too many nodes to read whole, so what a swipe there presses is "
+                "unknown. Nothing was sent"
+            )
+        if any(x1 <= x < x2 and y1 <= y < y2 for _, (x1, y1, x2, y2) in snapshot.unlisted):
+            return (
+                f"refused: a control nested too deep to list lies under ({x}, {y}), where the swipe presses "
+                "or lifts. Nothing was sent"
+            )
+        found.update((e.id, e) for e in under_finger(snapshot, x, y) if not e.scrollable)
+    return list(found.values())

@@ -2,10 +2,12 @@
 
 The risk rules match English words ("delete", "buy", "send"). A hostile screen spells them so a reader sees
 the word and a matcher does not: fullwidth letters ("Ｄｅｌｅｔｅ"), combining accents ("Délete"), letters of
-another script that look Latin ("Dеlete" with a Cyrillic е, "Вuy", "Ρublish" with a Greek Ρ). ``fold``
-undoes all three (compatibility forms, marks, the look-alike letters of Cyrillic and Greek) after the
-invisible characters are dropped; ``mixes_scripts`` tells a word that mixes Latin with such a script, which
-no honest label does, so the firewall asks whatever the word says.
+another script that look Latin ("Dеlete" with a Cyrillic е, "Вuy", "Ρublish" with a Greek Ρ), Latin letters
+that NFKC keeps ("ᴅᴇʟᴇᴛᴇ" in small capitals, "Unınstall" with a dotless ı). ``fold`` undoes them
+(compatibility forms, marks, the look-alike letters of Cyrillic, Greek and Latin: the common part of the
+TR39 confusables) after the invisible characters are dropped. No table is complete, so ``mixes_scripts``
+tells a word that mixes Latin with any script that may imitate it (everything but CJK, kana and Hangul),
+which no honest label does: the firewall asks whatever the word says.
 """
 
 from __future__ import annotations
@@ -15,15 +17,24 @@ import unicodedata
 
 from sentinel_mcp.core.display_text import is_hidden
 
-# Cyrillic and Greek letters that a reader takes for Latin ones (Unicode TR39 confusables, the common part)
+# Letters that a reader takes for plain Latin ones (Unicode TR39 confusables, the common part)
 _LOOK_ALIKES = str.maketrans({
     "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
     "т": "t", "у": "y", "х": "x", "і": "i", "ї": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w",
     "ӏ": "l", "ү": "y", "һ": "h", "ɡ": "g", "ь": "b", "п": "n", "г": "r", "д": "d", "л": "n", "и": "u",
     "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t",
     "υ": "u", "χ": "x", "γ": "y", "ω": "w", "μ": "u", "ς": "c", "σ": "o", "ϲ": "c", "ϳ": "j",
+    # Latin letters that NFKC keeps and a reader takes for plain ones: small capitals ("ᴅᴇʟᴇᴛᴇ"), IPA
+    # letters, the dotless i ("Unınstall"), letters with a stroke; "ß" is what casefold makes of it
+    "ı": "i", "ɩ": "i", "ɪ": "i", "ʟ": "l", "ᴅ": "d", "ᴇ": "e", "ᴛ": "t", "ʙ": "b", "ᴜ": "u", "ʏ": "y",
+    "ɴ": "n", "ꜱ": "s", "ᴘ": "p", "ᴀ": "a", "ᴄ": "c", "ᴏ": "o", "ʀ": "r", "ᴍ": "m", "ᴋ": "k", "ᴡ": "w",
+    "ᴠ": "v", "ᴢ": "z", "ʜ": "h", "ᴊ": "j", "ɑ": "a", "ɵ": "o", "ł": "l", "ø": "o", "đ": "d",
+    "ħ": "h", "ŧ": "t", "ƚ": "l", "ȷ": "j", "ɾ": "r", "ʋ": "u", "ɯ": "w",
 })
-_CONFUSABLE_SCRIPTS = frozenset({"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE", "COPTIC", "GLAGOLITIC"})
+# Scripts a word may mix with Latin letters without looking like a Latin word (CJK labels do: "Wi-Fi设置");
+# any other letter next to Latin ones in one word (Cyrillic, Greek, Armenian, Cherokee, Lisu, ...) is how a
+# look-alike is spelled, so the allow list is what is known to be fine, not a list of the bad scripts
+_SCRIPTS_MIXED_HONESTLY = frozenset({"LATIN", "CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL"})
 CACHED_LENGTH = 200  # labels are short; a hostile screen's long text is folded each time, never kept
 
 
@@ -35,7 +46,8 @@ def fold(text: str) -> str:
 
 
 def mixes_scripts(text: str) -> bool:
-    """Whether one word of ``text`` has Latin letters and letters of a script that imitates Latin."""
+    """Whether one word of ``text`` has Latin letters and letters of a script that may imitate Latin (any
+    script but the few known not to: ``_SCRIPTS_MIXED_HONESTLY``)."""
     if text.isascii():
         return False
     return _mixes_label(text) if len(text) <= CACHED_LENGTH else _mixes(text)
@@ -45,13 +57,14 @@ def _fold(text: str) -> str:
     visible = "".join(ch for ch in text if not is_hidden(ch))
     plain = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", visible))
     bare = "".join(ch for ch in plain if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFC", bare).lower().translate(_LOOK_ALIKES)
+    return unicodedata.normalize("NFC", bare).casefold().translate(_LOOK_ALIKES)
 
 
 def _mixes(text: str) -> bool:
-    for word in unicodedata.normalize("NFKC", text).split():
+    visible = "".join(ch for ch in text if not is_hidden(ch))  # "D\u200bеlete" is one word to a reader
+    for word in unicodedata.normalize("NFKC", visible).split():
         scripts = {unicodedata.name(ch, "?").split(" ", 1)[0] for ch in word if ch.isalpha()}
-        if "LATIN" in scripts and scripts & _CONFUSABLE_SCRIPTS:
+        if "LATIN" in scripts and scripts - _SCRIPTS_MIXED_HONESTLY:
             return True
     return False
 

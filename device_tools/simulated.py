@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from . import content_rows
-from .element_registry import parse_bounds
+from .element_registry import handles_touch, parse_bounds
 from .simulated_programs import alarm_dump_text, shell_program
 from .text_input import decode_input_text
 
@@ -208,11 +208,14 @@ class SimulatedDevice:
         return root
 
     def _hit(self, x: int, y: int) -> tuple[str, ET.Element, list[ET.Element]] | None:
+        """The node a touch at (x, y) reaches, as Android dispatches it and as ``hit_test.receiver`` predicts:
+        the topmost node there that takes touches (later in document order = drawn on top); a node that does
+        not take touches lets it through to what lies under it."""
         best = None
         for key, node, ancestors in self._walk(self._render()):
             b = parse_bounds(node.get("bounds", ""))
-            if b and b[0] <= x < b[2] and b[1] <= y < b[3]:
-                best = (key, node, ancestors)  # later in document order = drawn on top
+            if b and b[0] <= x < b[2] and b[1] <= y < b[3] and handles_touch(node):
+                best = (key, node, ancestors)
         return best
 
     def _tap(self, x: int, y: int, *, long: bool) -> None:

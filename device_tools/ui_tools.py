@@ -15,10 +15,10 @@ from sentinel_mcp.core.builtin import SELF_CONFIRMS
 from . import commands as C
 from .actions import RISK_ORDER, ProposedAction, Target
 from .actuator import ActionOutcome, StaleElement
-from .element_registry import Element
+from .element_registry import Element, Snapshot
 from .errors import DeviceError
 from .gate import Approval
-from .hit_test import tap_receivers, under_finger
+from .hit_test import drag_receivers, tap_receivers
 from .results import SCREEN, error_result, outcome_result, read_result
 from .runtime import DeviceRuntime
 from .screenshot import to_image_content
@@ -95,19 +95,23 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 await rt.gate.run(argv, approval)
             return {"message": message, "element": element.public()}
 
-        return await finish(
-            rt, await act.guarded(ctx, action, patterns, run, context=f"screen of {element.package}")
-        )
+        context = f"screen of {element.window or element.package}"
+        return await finish(rt, await act.guarded(ctx, action, patterns, run, context=context))
 
     async def riskiest(kind: str, tool: str, elements: list[Element], screen_app: str,
                        text: str | None) -> ProposedAction:
-        """The action on each element, rated with the element's own package and with the screen's app (a
-        node's ``package`` attribute is the screen's word, and may name a harmless app): the riskiest."""
+        """The action on each element, rated with the element's own package, the package of the window it is
+        drawn in and the screen's app (a node's ``package`` attribute is the screen's word, and may name a
+        harmless app or none): the riskiest."""
         options = [
             ProposedAction(kind=kind, tool=tool, target=Target.of(e).model_copy(update={"package": app}),
                            text=text, package=app)
-            for e in elements for app in dict.fromkeys(p for p in (e.package, screen_app) if p) or [""]
+            for e in elements
+            for app in dict.fromkeys(p for p in (e.package, e.window, screen_app) if p) or [""]
         ]
+        return await riskiest_of(options)
+
+    async def riskiest_of(options: list[ProposedAction]) -> ProposedAction:
         if len(options) == 1:
             return options[0]
         rated = [(RISK_ORDER[(await act.classifier.assess(o)).risk], i, o) for i, o in enumerate(options)]
@@ -237,22 +241,27 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         snapshot_id: str | None = None,
     ) -> Result:
         """Scroll the screen, or one scrollable element, to reveal content further up/down/left/right."""
-        if element_id is not None:
-
-            def plan(e: Element) -> tuple[list[list[str]], str]:
-                if not e.scrollable:  # a swipe inside a button's bounds is a press on it, not a scroll
-                    raise ValueError(f"element {e.id} ({e.label!r}) does not scroll: scroll the screen, or "
-                                     "an element marked scrollable")
-                return [scroll_swipe(e.bounds, direction)], f"scrolled {direction} in {e.label!r}"
-
-            return await on_element(ctx, "scroll", "scroll", element_id, snapshot_id or "", plan)
+        subject: Element | None = None
         try:
-            width, height = await _screen_size(rt)
+            if element_id is not None:
+                subject, screen = await act.target(element_id, snapshot_id or "")
+                if not subject.scrollable:  # a swipe inside a button's bounds is a press on it, not a scroll
+                    return error_result(
+                        f"element {subject.id} ({subject.label!r}) does not scroll: scroll the screen, or an "
+                        "element marked scrollable", element=subject.public())
+                bounds = subject.bounds
+            else:
+                width, height = await _screen_size(rt)
+                screen, bounds = await act.observe(), (0, 0, width, height)
+        except StaleElement as stale:
+            return outcome_result(ActionOutcome(
+                "stale", f"refused as stale: {stale.reason}. Nothing was sent; here is the fresh screen.",
+                snapshot=stale.fresh))
         except (DeviceError, ValueError) as exc:
             return error_result(str(exc))
-        return await simple(
-            ctx, "scroll", "scroll", scroll_swipe((0, 0, width, height), direction), f"scrolled {direction}"
-        )
+        argv = scroll_swipe(bounds, direction)
+        where = f" in {subject.label!r}" if subject is not None else ""
+        return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject)
 
     @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
     async def swipe(x1: int, y1: int, x2: int, y2: int, ctx: Context, duration_ms: int = 300) -> Result:
@@ -268,23 +277,44 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             screen = await act.observe()
         except (DeviceError, ValueError) as exc:
             return error_result(str(exc))
-        # the finger lands on (and lifts from) an element that acts on it (a "slide to pay" control, a button
-        # a short drag still presses): the swipe is judged as acting on it, the riskier of the two
-        pressed = {e.id: e for e in (*pressed_at(screen, x1, y1), *pressed_at(screen, x2, y2))}
-        if not pressed:
-            return await simple(ctx, "swipe", "swipe", argv, "swiped")
-        action = await riskiest("click", "swipe", list(pressed.values()), screen.package, None)
-        element = pressed[action.target.id if action.target else next(iter(pressed))]
+        return await drag(ctx, "swipe", argv, screen, "swiped", None)
+
+    async def drag(ctx: Context, tool: str, argv: list[str], screen: Snapshot, message: str,
+                   subject: Element | None) -> Result:
+        """A swipe (``argv``: ``input swipe x1 y1 x2 y2 ms``) judged by what its finger presses and lifts from
+        on ``screen`` (a "slide to pay" control, a button a short drag still presses: the riskiest of them),
+        and, for a scroll of one element, by that element too."""
+        points = ((int(argv[2]), int(argv[3])), (int(argv[4]), int(argv[5])))
+        pressed = drag_receivers(screen, points)
+        if isinstance(pressed, str):
+            return error_result(pressed)
+        kind = "scroll" if tool == "scroll" else "swipe"
+        options = [await riskiest("click", tool, pressed, screen.package, None)] if pressed else []
+        if subject is not None:
+            options.append(await riskiest(kind, tool, [subject], screen.package, None))
+        if not options:
+            return await simple(ctx, tool, kind, argv, message)
+        action = await riskiest_of(options)
+        ids = sorted(e.id for e in pressed)
+        named = {e.id: e for e in (*pressed, *([subject] if subject else []))}
+        element = named[action.target.id] if action.target and action.target.id in named else None
 
         async def run(approval: Approval) -> dict[str, Any]:
             if approval.decided_by.startswith("user"):
-                await act.recheck(element)  # the screen may have changed while the user decided
+                # the screen may have changed while the user decided: the same elements under the finger
+                if subject is not None:
+                    await act.recheck(subject)
+                fresh = await act.observe()
+                now = drag_receivers(fresh, points)
+                if isinstance(now, str) or sorted(e.id for e in now) != ids:
+                    raise StaleElement("while waiting for confirmation, what lies under the swipe changed",
+                                       fresh)
             output = await rt.gate.run(argv, approval)
-            return {"message": f"swiped from {element.label!r}", "output": output.strip()[:2000]}
+            said = f"{message} (from {element.label!r})" if element is not None and pressed else message
+            return {"message": said, "output": output.strip()[:2000]}
 
-        return await finish(
-            rt, await act.guarded(ctx, action, [argv], run, context=f"screen of {element.package}")
-        )
+        context = f"screen of {element.window or element.package}" if element is not None else ""
+        return await finish(rt, await act.guarded(ctx, action, [argv], run, context=context))
 
     @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
     async def press_back(ctx: Context) -> Result:
@@ -363,13 +393,6 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
 TAPPING = ("click", "long_click", "type", "clear")  # kinds whose commands tap the target's centre
 MIN_SWIPE_PX = 48  # Android's touch slop is 8 dp (24 px at 3x): a shorter movement is a tap or a long press
-
-
-def pressed_at(screen: Any, x: int, y: int) -> list[Element]:
-    """The elements a finger put down at (x, y) may act on: every touch-handling element there that does not
-    scroll (a list under a finger scrolls; a button presses). All of them, not only the topmost: the swipe
-    is rated as the riskiest, so whichever one the screen really puts on top was rated."""
-    return [e for e in under_finger(screen, x, y) if not e.scrollable]
 
 
 def scroll_swipe(bounds: tuple[int, int, int, int], direction: str) -> list[str]:

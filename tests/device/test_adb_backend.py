@@ -10,7 +10,7 @@ import time
 import pytest
 from tests.device.device_helpers import Answers, adb_server, connect, element, snapshot_id
 
-from device_tools.adb_backend import AdbBackend
+from device_tools.adb_backend import UI_DUMP_MAX_BYTES, AdbBackend
 from device_tools.errors import DeviceUnavailable
 
 pytestmark = pytest.mark.timeout(60)
@@ -376,3 +376,19 @@ async def test_a_flooded_screen_read_is_an_error_and_the_next_one_works(fake_adb
         del fake_adb.streams[DUMP]
         r = await client.call_tool("screen_read", {})
     assert not r.is_error and r.structured_content["total"] > 0
+
+
+async def six_megabytes(w) -> None:
+    w.write(b"<hierarchy>" + b"<node text='x'/>" * 375_000 + b"</hierarchy>")  # 6 MB, then the end
+    await w.drain()
+
+
+async def test_a_ui_dump_is_cut_at_its_own_cap_while_a_screenshot_may_be_bigger(fake_adb):
+    """The parser refuses a dump over 4 MB: the reader stops there too rather than read up to the 32 MB that
+    a screenshot may take (and that cap still holds for screenshots)."""
+    fake_adb.streams[DUMP] = six_megabytes
+    fake_adb.streams["screencap -p"] = six_megabytes
+    backend = AdbBackend(serial=fake_adb.serial, port=fake_adb.port)
+    with pytest.raises(DeviceUnavailable, match=f"passed {UI_DUMP_MAX_BYTES:,} bytes"):
+        await backend.exec_out(shlex.split(DUMP), timeout=30)
+    assert len(await backend.exec_out(["screencap", "-p"], timeout=30)) > 6_000_000
