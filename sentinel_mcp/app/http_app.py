@@ -327,7 +327,8 @@ def build_http_app(
             }
             for u in catalog.upstreams()
         }
-        conflicts = catalog.conflicts  # shadowed tools: served under another name, say so
+        # shadowed tools and resources, listings past their bounds: say so
+        conflicts = catalog.problems
         ok = all(u["state"] == "ready" for u in ups.values()) and not conflicts
         records = await rt.gateway.records.problem()  # probes a degraded store, so health recovers by itself
         tls, tls_problems = holder.tls_status() if holder.tls_status is not None else (None, [])

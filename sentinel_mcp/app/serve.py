@@ -26,7 +26,7 @@ async def serve_stdio(config: Config) -> None:
     from sentinel_mcp.gateway.stdio_transport import stdio_transport
 
     async with running_gateway(config, default_session="stdio") as rt:
-        for p in [*rt.problems, *rt.catalog_health.conflicts]:
+        for p in [*rt.problems, *rt.catalog_health.problems]:
             log.warning(p)
         if rt.policy_problem:
             _banner([policy_problem_line(rt.policy_problem)])
@@ -225,7 +225,7 @@ def startup_lines(config: Config, rt: Any, base_url: str | None) -> list[str]:
         f"Policy: {rt.gateway.guard.version}; audit log: {rt.audit.path}"
         + (f" (instance {rt.instance.id}; `sentinel-mcp audit` reads every instance)" if rt.instance else ""),
     ]
-    for p in [*rt.problems, *catalog.conflicts]:
+    for p in [*rt.problems, *catalog.problems]:
         lines.append(f"  warning: {p}")
     if rt.policy_problem:
         lines.append(policy_problem_line(rt.policy_problem))

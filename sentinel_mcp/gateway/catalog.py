@@ -3,7 +3,9 @@
 Tools and prompts are exposed as ``<prefix>__<name>`` (prefix defaults to the server name; an empty prefix
 wraps a server transparently). Names keep to MCP's 64-character limit and allowed characters; collisions are
 resolved deterministically (the alphabetically first server keeps the plain name, others get a hash suffix).
-Resources keep their URIs and are routed by exact URI, then by URI template.
+Resources keep their URIs and are routed to the one server that claims them, by exact URI or URI template: a
+URI two servers could claim, and a template that could overlap another server's, is withheld from all of
+them and reported as a conflict, never settled by name order.
 
 A tool's identity is ``<server>__<tool>`` (its server's config name and its own name), whatever name exposes
 it: rules, allow lists and principals' reach bind to the identity. No tool may be exposed under another
@@ -21,6 +23,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from mcp.shared.uri_template import UriTemplate
 from mcp.types import Prompt, Resource, ResourceTemplate, Tool
+
+from sentinel_mcp.gateway.template_overlap import overlapping
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream import Upstream
@@ -123,6 +127,7 @@ class Catalog:
                     templates.append((UriTemplate.parse(tpl.uri_template), up.name, tpl))
                 except Exception:  # noqa: BLE001 - a bad template from one upstream is skipped, not fatal
                     log.warning("upstream %s: unusable URI template %r", up.name, tpl.uri_template)
+        kept = _without_overlaps(templates, conflicts)
         contested: set[str] = set()
         for uri, by in offered.items():
             claimants = set(by) | {u for t, u, _ in templates if _matches(t, uri)}
@@ -139,7 +144,8 @@ class Catalog:
         for c in conflicts:
             if c not in self.conflicts:
                 log.error("catalog: %s", c)
-        self.tools, self.prompts, self.resources, self.templates = tools, prompts, resources, templates
+        self.tools, self.prompts, self.resources = tools, prompts, resources
+        self.templates = kept
         self.contested = contested
         self.identities = {r.identity: n for n, r in tools.items()}
         self.conflicts = conflicts
@@ -174,6 +180,21 @@ class Catalog:
 
     def tool_list(self) -> list[Tool]:
         return [r.exposed for r in self.tools.values()]
+
+
+def _without_overlaps(
+    templates: list[tuple[UriTemplate, str, ResourceTemplate]], conflicts: list[str]
+) -> list[tuple[UriTemplate, str, ResourceTemplate]]:
+    """The templates no other server's template could overlap; each one withheld is a reported conflict.
+    (A URI under a withheld template is still contested: the caller checks URIs against every template.)"""
+    hit = overlapping([(up, tpl.uri_template) for _, up, tpl in templates])
+    for i in sorted(hit):
+        _, up, tpl = templates[i]
+        conflicts.append(
+            f"server {up!r}'s resource template {tpl.uri_template[:200]!r} could match the same URIs as "
+            "another server's template: it is withheld from all of them (give each server its own URI scheme)"
+        )
+    return [t for i, t in enumerate(templates) if i not in hit]
 
 
 def _matches(template: UriTemplate, uri: str) -> bool:

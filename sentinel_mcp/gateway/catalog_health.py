@@ -25,6 +25,7 @@ class UpstreamHealth:
     reconnects: int
     last_error: str | None
     loaded: bool  # False: a built-in served from its description, not built yet
+    listing_problem: str | None = None  # its last listing passed a bound (upstream_listing.py)
 
 
 class CatalogHealth:
@@ -43,6 +44,7 @@ class CatalogHealth:
                 reconnects=up.reconnects,
                 last_error=up.last_error,
                 loaded=up.loaded,
+                listing_problem=up.listing_problem,
             )
             for name, up in self._manager.upstreams.items()
         ]
@@ -51,6 +53,12 @@ class CatalogHealth:
     def conflicts(self) -> list[str]:
         """Tools withheld because they would shadow another's name (a copy: health says so)."""
         return list(self._manager.catalog.conflicts)
+
+    @property
+    def problems(self) -> list[str]:
+        """What health reports of the catalog: its conflicts, and each upstream's refused listing."""
+        listings = [up.listing_problem for up in self._manager.upstreams.values() if up.listing_problem]
+        return [*self.conflicts, *listings]
 
     @property
     def tool_count(self) -> int:

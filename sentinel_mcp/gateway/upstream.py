@@ -362,11 +362,12 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
                 tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
             ) as sub:
                 async for _event in sub:
-                    await self._refresh_and_announce()
+                    self.relist()  # coalesced, as the handshake era's notices
         except Exception as e:  # noqa: BLE001 - listening is best effort
             log.debug("upstream %s: listen ended: %s", self.name, describe_error(e))
 
     def _mark_disconnected(self) -> None:
+        self.stop_relisting()
         self._tg = None
         self._watchers.clear()
         self.client = None

@@ -4,7 +4,8 @@ connect and again when it announces a change, and the capabilities it declared (
 A listing is the upstream's word, so it is bounded: at most ``MAX_PAGES`` pages, ``MAX_ITEMS`` items and
 ``MAX_LISTING_BYTES`` of items per kind, a cursor seen twice ends it, and the whole refresh has the
 upstream's call timeout. Past a bound the listing is refused (at connect the connection fails and is retried
-with back-off; after a change the previous catalog stays) and the reason is the upstream's ``last_error``.
+with back-off; after a change the previous catalog stays) and the reason is the upstream's ``last_error`` and
+its ``listing_problem`` (a problem /healthz reports: degraded, until a listing fits again).
 Change notices never pile up: one refresh runs at a time, and notices that arrive meanwhile ask for one more.
 """
 
@@ -29,8 +30,9 @@ log = logging.getLogger(__name__)
 
 METHOD_NOT_FOUND = -32601
 MAX_PAGES = 100
-MAX_ITEMS = 10_000  # tools (or resources, templates, prompts) of one upstream
+MAX_ITEMS = 5_000  # tools (or resources, templates, prompts) of one upstream
 MAX_LISTING_BYTES = 32_000_000  # of one kind's items, as JSON
+REFRESH_FAILED = "refresh after list_changed failed: "
 
 
 class ListingRefused(GatewayError):
@@ -49,6 +51,8 @@ class UpstreamListing:
     prompts: list[Prompt]
     _described: Any
     last_error: str | None
+    ready: anyio.Event
+    listing_problem: str | None = None  # the last listing was refused (reported until one fits again)
     _relisting: asyncio.Task[None] | None = None
     _relist_again = False
 
@@ -60,10 +64,16 @@ class UpstreamListing:
         """List everything again, within the upstream's call timeout; raises ``ListingRefused`` past a bound
         (the previous catalog is kept: nothing is replaced until every listing is complete)."""
         try:
-            with anyio.fail_after(self.timeout):
-                await self._refresh()
-        except TimeoutError:
-            raise ListingRefused(f"listing took longer than {self.timeout:g} s") from None
+            try:
+                with anyio.fail_after(self.timeout):
+                    await self._refresh()
+            except TimeoutError:
+                raise ListingRefused(f"listing took longer than {self.timeout:g} s") from None
+        except ListingRefused as e:
+            kept = "the catalog before the change is kept" if self.ready.is_set() else "it is not served"
+            self.listing_problem = f"upstream {self.name}: listing refused ({e}); {kept}"
+            raise
+        self.listing_problem = None
 
     async def _refresh(self) -> None:
         client = self.client
@@ -99,14 +109,25 @@ class UpstreamListing:
             await self._refresh_and_announce()
             again = self._relist_again
 
+    def stop_relisting(self) -> None:
+        """The connection ended: a refresh of it (and any asked for) is moot."""
+        if self._relisting is not None:
+            self._relisting.cancel()
+        self._relisting, self._relist_again = None, False
+
     async def _refresh_and_announce(self) -> None:
         try:
             await self.refresh()
         except Exception as e:  # noqa: BLE001
-            self.last_error = f"refresh after list_changed failed: {describe_error(e)}"
+            self.last_error = f"{REFRESH_FAILED}{describe_error(e)}"
             log.warning("upstream %s: %s", self.name, self.last_error)
             return
-        await self.hooks.catalog_changed(self)  # type: ignore[arg-type]
+        if self.last_error is not None and self.last_error.startswith(REFRESH_FAILED):
+            self.last_error = None  # it lists within bounds again
+        try:
+            await self.hooks.catalog_changed(self)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - the task's error would otherwise go unseen
+            log.exception("upstream %s: catalog update failed", self.name)
 
     def offers(self, capability: str, detail: str | None = None) -> bool:
         """Whether the connected upstream declared a capability (e.g. "completions", "resources"/"subscribe").

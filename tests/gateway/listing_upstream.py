@@ -1,7 +1,8 @@
 """An upstream whose listings are hostile (raw JSON-RPC over stdio, handshake era). ``LISTING`` picks how
 ``tools/list`` answers: ``endless`` (always one more page, a new cursor each time), ``repeat`` (the same
 cursor again), ``fine``; after a call of ``arm`` it answers with ``ARMED`` instead (``endless`` or ``hang``:
-never) and sends ``NOTICES`` list_changed notices. Each ``tools/list`` it receives is a line in ``LOG``.
+never) and sends ``NOTICES`` list_changed notices; ``disarm`` goes back to ``fine`` (and says
+so). Each ``tools/list`` it receives is a line in ``LOG``.
 
 python -m tests.gateway.listing_upstream
 """
@@ -23,9 +24,10 @@ def listing(mode: str, cursor: str | None) -> dict | None:
     if mode == "hang":
         return None
     if mode == "fine":
-        return {"tools": [tool("ping"), tool("arm")]}
+        return {"tools": [tool("ping"), tool("arm"), tool("disarm")]}
     n = int(cursor) if cursor and cursor.isdigit() else 0
-    page = [tool(f"t{n}_{i}") for i in range(50)] + ([tool("ping"), tool("arm")] if n == 0 else [])
+    first = [tool("ping"), tool("arm"), tool("disarm")] if n == 0 else []
+    page = [tool(f"t{n}_{i}") for i in range(50)] + first
     return {"tools": page, "nextCursor": "again" if mode == "repeat" else str(n + 1)}
 
 
@@ -41,10 +43,11 @@ def answer(method: str, params: dict, rid: object) -> dict | None:
         return listing(STATE["mode"], params.get("cursor"))
     if method == "tools/call":
         result = {"content": [{"type": "text", "text": "pong"}], "isError": False}
-        if params.get("name") == "arm":
+        if params.get("name") in ("arm", "disarm"):
             send({"jsonrpc": "2.0", "id": rid, "result": result})
-            STATE["mode"] = os.environ.get("ARMED", "hang")
-            for _ in range(int(os.environ.get("NOTICES", "1"))):
+            armed = params.get("name") == "arm"
+            STATE["mode"] = os.environ.get("ARMED", "hang") if armed else "fine"
+            for _ in range(int(os.environ.get("NOTICES", "1")) if armed else 1):
                 send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             return None
         return result

@@ -7,11 +7,14 @@ import sys
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
 
+from sentinel_mcp.app.http_app import build_http_app
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway import upstream_listing
+from sentinel_mcp.identity.http_auth import http_auth_for
 
 from .helpers import make_config, toolbox_stdio
 
@@ -44,6 +47,7 @@ async def test_an_endless_listing_at_connect_is_refused_and_reported(data_dir, t
         ev = rt.manager.upstreams["ev"]
         await wait_until(lambda: ev.last_error is not None and why in ev.last_error)
         assert ev.state != "ready" and ev.tools == {}
+        assert any(why in p and "it is not served" in p for p in rt.catalog_health.problems)
         assert listed(log) <= 7 * (ev.reconnects + 1)  # each attempt stops at the bound
         async with Client(rt.front.server) as c:
             assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
@@ -70,9 +74,50 @@ async def test_an_endless_listing_after_a_change_keeps_the_catalog(data_dir, tmp
         async with Client(rt.front.server) as c:
             assert not (await c.call_tool("ev__arm", {})).is_error
             await wait_until(lambda: ev.last_error is not None and "more than 7 pages" in ev.last_error)
-            assert sorted(ev.tools) == ["arm", "ping"]  # the listing before the change
+            assert sorted(ev.tools) == ["arm", "disarm", "ping"]  # the listing before the change
             assert (await c.call_tool("ev__ping", {})).content[0].text == "pong"
             assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
+
+
+async def test_a_refused_listing_after_a_change_is_a_health_problem_until_one_fits(data_dir, tmp_path,
+                                                                                   monkeypatch):
+    """/healthz (the real app) says degraded and why while the catalog before the change is served; a
+    listing within bounds clears it. The bound counts items: the walk stops there, whatever the upstream."""
+    monkeypatch.setattr(upstream_listing, "MAX_ITEMS", 120)
+    log = tmp_path / "lists.log"
+    config = make_config(data_dir, servers(log, ARMED="endless"))
+    auth = http_auth_for(config)
+    app, holder = build_http_app(
+        running_gateway(config), host="127.0.0.1", port=8765, auth=auth.authenticator
+    )
+    owner = {"Authorization": f"Bearer {auth.owner_token}"}
+    async with app.router.lifespan_context(app), httpx2.AsyncClient(
+        transport=httpx2.ASGITransport(app=app), base_url="http://127.0.0.1:8765", headers=owner
+    ) as http:
+        rt = holder.runtime
+        assert rt is not None
+        ev = rt.manager.upstreams["ev"]
+        await wait_until(lambda: ev.state == "ready")
+        assert (await http.get("/healthz")).json()["status"] == "ok"
+        before = listed(log)
+        async with Client(rt.front.server) as c:
+            assert not (await c.call_tool("ev__arm", {})).is_error
+            await wait_until(lambda: ev.listing_problem is not None)
+            await wait_until(lambda: ev._relisting is not None and ev._relisting.done())
+            health = (await http.get("/healthz")).json()
+            assert health["status"] == "degraded"
+            assert any("upstream ev: listing refused (it lists more than 120 tools); the catalog before the "
+                       "change is kept" == p for p in health["problems"])
+            assert "more than 120 tools" in health["upstreams"]["ev"]["last_error"]
+            assert sorted(ev.tools) == ["arm", "disarm", "ping"]
+            assert listed(log) - before <= 3 * 2  # pages of 50: the walk stops at the bound (twice at most)
+            # the upstream lists within bounds again (and says so): the problem is gone
+            assert not (await c.call_tool("ev__disarm", {})).is_error
+            await wait_until(lambda: ev.listing_problem is None)
+            await wait_until(lambda: ev._relisting is not None and ev._relisting.done())
+            health = (await http.get("/healthz")).json()
+            assert health["status"] == "ok" and health["problems"] == []
+            assert health["upstreams"]["ev"]["last_error"] is None
 
 
 async def test_change_notices_do_not_pile_up_refreshes(data_dir, tmp_path):

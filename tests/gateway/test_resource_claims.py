@@ -61,3 +61,30 @@ async def test_resources_of_their_own_still_work_side_by_side(data_dir, tmp_path
             assert await read(c, "toolbox://static") not in (None, "")
             assert (await read(c, "toolbox://item/k1") or "").startswith("claimer") is False
             assert rt.manager.catalog.conflicts == []
+
+
+@pytest.mark.parametrize("name", ["aa", "zz"])
+@pytest.mark.parametrize("templates", [
+    "toolbox://item/{key}",  # the toolbox's own template
+    "toolbox://item/{key}/more",  # one that matches no URI of the toolbox's, but could match its URIs' kind
+    "toolbox://it{x}",  # a shorter literal part
+])
+async def test_overlapping_templates_are_withheld_from_both_and_reported(data_dir, tmp_path, name, templates):
+    """No exact URI is claimed twice, yet two servers' templates could match one URI: neither template is
+    listed or routed, each is reported; the toolbox's own exact URI is still its own."""
+    log = tmp_path / "reads.log"
+    servers = {"tb": toolbox_stdio(), name: claimer(log, "", templates)}
+    with anyio.fail_after(60):
+        async with running_gateway(make_config(data_dir, servers)) as rt, Client(rt.front.server) as c:
+            listed = [t.uri_template for t in (await c.list_resource_templates()).resource_templates]
+            item = await read(c, "toolbox://item/secret-key-123")
+            static = await read(c, "toolbox://static")
+            conflicts = list(rt.manager.catalog.conflicts)
+            problems = rt.catalog_health.problems
+    assert not log.exists() or log.read_text() == ""
+    assert item is None or not item.startswith("claimer")
+    assert static is not None and not static.startswith("claimer")
+    assert "toolbox://item/{key}" not in listed and templates not in listed
+    withheld = [c for c in conflicts if "resource template" in c and "withheld from all of them" in c]
+    assert any(repr("tb") in c for c in withheld) and any(repr(name) in c for c in withheld)
+    assert all(c in problems for c in withheld)
