@@ -11,7 +11,7 @@ sent only when the element that receives it is the element that was rated.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from .element_registry import Element, Snapshot
 

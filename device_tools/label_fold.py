@@ -3,9 +3,10 @@
 The risk rules match English words ("delete", "buy", "send"). A hostile screen spells them so a reader sees
 the word and a matcher does not: fullwidth letters ("Ｄｅｌｅｔｅ"), combining accents ("Délete"), letters of
 another script that look Latin ("Dеlete" with a Cyrillic е, "Вuy", "Ρublish" with a Greek Ρ), Latin letters
-that NFKC keeps ("ᴅᴇʟᴇᴛᴇ" in small capitals, "Unınstall" with a dotless ı). ``fold`` undoes them
-(compatibility forms, marks, the look-alike letters of Cyrillic, Greek and Latin: the common part of the
-TR39 confusables) after the invisible characters are dropped. No table is complete, so ``mixes_scripts``
+that NFKC keeps ("ᴅᴇʟᴇᴛᴇ" in small capitals, "Unınstall" with a dotless ı), whole words in a script whose
+letters look Latin (Cherokee "ᎠᎬᏞᎬᎢᎬ"). ``fold`` undoes them (compatibility forms, marks, and every letter
+Unicode's TR39 confusables fold to one Latin letter) after the invisible characters are dropped. A table may
+still miss a letter, so ``mixes_scripts``
 tells a word that mixes Latin with any script that may imitate it (everything but CJK, kana and Hangul),
 which no honest label does: the firewall asks whatever the word says.
 """
@@ -13,7 +14,9 @@ which no honest label does: the firewall asks whatever the word says.
 from __future__ import annotations
 
 import functools
+import json
 import unicodedata
+from importlib import resources
 
 from sentinel_mcp.core.display_text import is_hidden
 
@@ -57,7 +60,29 @@ def _fold(text: str) -> str:
     visible = "".join(ch for ch in text if not is_hidden(ch))
     plain = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", visible))
     bare = "".join(ch for ch in plain if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFC", bare).casefold().translate(_LOOK_ALIKES)
+    return unicodedata.normalize("NFC", bare).casefold().translate(_look_alikes())
+
+
+@functools.cache
+def _look_alikes() -> dict[int, str]:
+    """Every letter that Unicode's confusables (TR39, the ``confusable_homoglyphs`` data) say looks like one
+    Latin letter or digit, folded to it: Cherokee "ᎠᎬᏞᎬᎢᎬ", Lisu, Warang Citi, Canadian syllabics... no
+    hand-written table covers every script a screen may borrow from. Ours is the floor (it also has what TR39
+    maps to letter pairs or leaves out); a letter is keyed by its case-folded form too (``_fold`` folds case
+    first: Cherokee small letters fold to capitals). Loaded on the first label that is not plain ASCII."""
+    table = dict(_LOOK_ALIKES)
+    data = resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
+    for char, glyphs in json.loads(data).items():
+        if len(char) != 1 or char.isascii():
+            continue
+        plain = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii() and g["c"].isalnum()]
+        if not plain:
+            continue
+        latin = min(plain, key=str.isdigit).lower()  # a letter before a digit ("O", not "0")
+        for key in {char, char.casefold()}:
+            if len(key) == 1 and not key.isascii():
+                table.setdefault(ord(key), latin)
+    return table
 
 
 def _mixes(text: str) -> bool:

@@ -161,6 +161,10 @@ async def test_a_swipe_over_a_control_nested_too_deep_to_list_is_refused(tmp_pat
     "\ua4d0uy for $4.99",  # a Lisu letter that looks like B
     "\u13f4uy for $4.99",  # a Cherokee letter that looks like B
     "Bu\u028f for $4.99",
+    # whole words in other scripts, no Latin letter to mix with: only Unicode's confusables (TR39) fold them
+    "\u13f4\u054d\u13bd for $4.99",  # ᏴՍᎽ: Cherokee, Armenian, Cherokee
+    "\u13fc\u057d\u13bd for $4.99",  # ᏼսᎽ: a Cherokee small letter (case-folded to its capital first)
+    "\U0001d401\U0001d42e\U0001d432 for $4.99",  # mathematical bold, folded by NFKC
 ])
 async def test_look_alikes_outside_cyrillic_and_greek_are_asked(tmp_path, label):
     server = sim_server(tmp_path)
@@ -177,6 +181,8 @@ def test_folding_knows_latin_look_alikes_and_any_script_mixed_in_a_word():
     assert fold("Un\u0131nstall") == "uninstall" and fold("\u1d05\u1d07\u029f\u1d07\u1d1b\u1d07") == "delete"
     assert fold("Stra\u00dfe") == "strasse"
     assert mixes_scripts("\ua4d0uy") and mixes_scripts("\u13f4uy") and mixes_scripts("D\u200b\u0435lete")
+    assert fold("\u13a0\u13ac\u13de\u13ac\u13a2\u13ac") == "delete"  # ᎠᎬᏞᎬᎢᎬ: Cherokee only
+    assert fold("\uab70\uab7c\uabae\uab7c\uab72\uab7c") == "delete"  # its small letters
     # honest labels: one script per word, CJK next to Latin, accented Latin
     for honest in ["Wi-Fi\u8bbe\u7f6e", "Caf\u00e9", "Usu\u0144 konto", "Sat\u0131n al",
                    "\u0423\u0434\u0430\u043b\u0438\u0442\u044c"]:
