@@ -19,7 +19,7 @@ from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MO
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import validate_section
 from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, parse_inputs, workspace_folder
-from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_ROOT, default_data_dir
+from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_PREFIX, SHIPPED_ROOT, default_data_dir
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
 # ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder},
@@ -365,17 +365,19 @@ class Config(BaseModel):
         return self._resolve(s) if s else self.data_dir / "sentinel.db"
 
     def rulebase_paths(self) -> list[Path]:
-        return [self._resolve(p) for p in self.sentinel.rulebases]
+        """Each configured rulebase: ``shipped:rulebases/airline.pl`` names one Sentinel ships; any other path
+        is the config's own (absolute, or relative to the config file's folder)."""
+        return [
+            (SHIPPED_ROOT / p.removeprefix(SHIPPED_PREFIX)).resolve() if p.startswith(SHIPPED_PREFIX)
+            else self._resolve(p)
+            for p in self.sentinel.rulebases
+        ]
 
     def _resolve(self, p: str) -> Path:
+        """Against one base only: a file missing there is reported missing, never replaced by a shipped one of
+        the same name (a deleted, tightened copy of a rulebase would silently give way to the looser one)."""
         path = Path(os.path.expanduser(p))
-        if path.is_absolute():
-            return path
-        # relative paths: next to the config file, else the shipped project files
-        candidate = Path(self.base_dir) / path
-        if candidate.exists() or not (SHIPPED_ROOT / path).exists():
-            return candidate.resolve()
-        return (SHIPPED_ROOT / path).resolve()
+        return path if path.is_absolute() else (Path(self.base_dir) / path).resolve()
 
 
 def _check_prefixes(servers: dict[str, ServerCommon], builtins: list[str]) -> None:

@@ -20,8 +20,10 @@ def _shipped(name: str) -> Path:
 
 RULEBASES_DIR = _shipped("rulebases")
 GRAMMARS_DIR = _shipped("grammars")
-# relative paths such as "rulebases/airline.pl" in a config fall back to this directory
+# a config names a shipped file "shipped:rulebases/airline.pl" (relative to this directory); a plain relative
+# path is relative to the config file only
 SHIPPED_ROOT = RULEBASES_DIR.parent
+SHIPPED_PREFIX = "shipped:"
 
 
 def default_data_dir() -> Path:

@@ -23,7 +23,7 @@ def main() -> int:
         root,
         {
             "sentinel": {
-                "rulebases": ["rulebases/default.pl", "rulebases/airline.pl"],
+                "rulebases": ["shipped:rulebases/default.pl", "shipped:rulebases/airline.pl"],
                 "builtins": [],
                 "http": {"token": token},
             },

@@ -33,6 +33,8 @@ def unreadable_files(files: list[Path]) -> tuple[list[Problem], list[Path]]:
             why = "is a directory, not a rulebase file"
         elif not f.exists():
             why = "file not found"
+        elif not f.is_file():  # a FIFO or a device: reading it would block, or never end
+            why = "is not a regular file"
         else:
             try:
                 f.read_bytes()

@@ -69,13 +69,11 @@ def text_problems(text: str) -> list[tuple[int, str]]:
             j = _quoted_end(text, i)
             line += text.count("\n", i, j)
             i, tokens = j, tokens + 1
-        elif ch == "0" and text.startswith("0'", i):  # a character code: 0'a, 0''', 0'\n
-            i += 3 + (i + 2 < n and text[i + 2] in "\\'")
-            tokens += 1
         elif ch.isalnum() or ch == "_":
-            while i < n and (text[i].isalnum() or text[i] == "_"):
-                i += 1
-            tokens += 1
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            i, tokens = _number_tail(text, i, j), tokens + 1
         elif ch in _SYMBOL:
             j = i
             while j < n and text[j] in _SYMBOL:
@@ -100,6 +98,25 @@ def text_problems(text: str) -> list[tuple[int, str]]:
     if not problems:
         end_clause()
     return problems
+
+
+def _number_tail(text: str, i: int, j: int) -> int:
+    """Where the token ``text[i:j]`` (letters, digits, underscores) really ends. Digits before a quote are a
+    number as SWI-Prolog reads it, never the start of a quoted item: ``0'a``, ``0'\\n``, ``0'''`` and ``0''``
+    are character codes, ``16'FF`` and ``2'101`` radix numbers. A quote after anything else opens one."""
+    n = len(text)
+    if j >= n or text[j] != "'" or not text[i:j].isdigit():
+        return j
+    k = j + 1
+    if text[i:j] == "0":
+        if text.startswith("''", k):
+            return k + 2
+        return min(n, k + (2 if k < n and text[k] == "\\" else 1))
+    radix = int(text[i:j])
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"[:radix] if 2 <= radix <= 36 else ""
+    while k < n and text[k].isascii() and text[k].lower() in digits:
+        k += 1
+    return k if k > j + 1 else j  # no digit of that radix follows: the quote opens a quoted item
 
 
 def _quoted_end(text: str, i: int) -> int:

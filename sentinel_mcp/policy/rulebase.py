@@ -16,7 +16,10 @@ from typing import Any, Awaitable, Callable
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from sentinel_mcp.paths import RULEBASES_DIR
+from sentinel_mcp.policy import load_rehearsal
 from sentinel_mcp.policy.clause_bounds import clause_problems
+from sentinel_mcp.policy.load_rehearsal import RehearsalFailed
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.core.errors import PolicyError
 
@@ -185,9 +188,7 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     """Load and validate files into a new module; raise RulebaseError (module unloaded) on errors.
     ``version``: the name it was published under (a replica adopting another's version keeps that name)."""
     missing = [
-        Problem(severity="error", file=str(f), line=0, message="file not found")
-        for f in files
-        if not f.is_file()
+        Problem(severity="error", file=str(f), line=0, message=_missing(f)) for f in files if not f.is_file()
     ]
     if missing:
         raise RulebaseError(missing)
@@ -198,6 +199,10 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     )
     if bounds:
         raise RulebaseError(bounds)
+    # and a child SWI-Prolog loads them first: what would crash or never end costs it, not the engine
+    rehearsal = await _rehearsal_problems(files)
+    if any(p.severity == "error" for p in rehearsal):
+        raise RulebaseError(rehearsal)
     version = version or content_version(files)
     module = f"rb_{version}_{next(_counter)}"
     raw = await engine.load(module, [str(f) for f in files])
@@ -210,6 +215,30 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     return Rulebase(
         version=version, module=module, files=[str(f) for f in files], info=info, warnings=warnings
     )
+
+
+def _missing(f: Path) -> str:
+    if f.exists():
+        return "not a regular file"  # a FIFO or a device would block the reader, a directory cannot be read
+    if (RULEBASES_DIR / f.name).is_file() and f.parent != RULEBASES_DIR:
+        return f"file not found (Sentinel's own {f.name} is named shipped:rulebases/{f.name} in a config)"
+    return "file not found"
+
+
+async def _rehearsal_problems(files: list[Path]) -> list[Problem]:
+    try:
+        found = await load_rehearsal.rehearse(files)
+    except RehearsalFailed as failed:
+        culprits = []  # the files that fail alone (a load that fails only together names them all)
+        if len(files) > 1:
+            for f in files:
+                try:
+                    await load_rehearsal.rehearse([f])
+                except RehearsalFailed as alone:
+                    culprits.append((f, alone.reason))
+        named = culprits or [(f, failed.reason) for f in files]
+        return [Problem(severity="error", file=str(f), line=0, message=why) for f, why in named]
+    return [Problem(**p) for p in found["errors"] + found["warnings"]]
 
 
 class RulebaseHolder:

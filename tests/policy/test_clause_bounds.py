@@ -65,3 +65,22 @@ def test_a_declaration_with_a_body_is_refused_it_would_run_at_load_time(tmp_path
     run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "check", str(bad)],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and f"{bad}:2: error: the declaration" in run.stdout, run.stdout + run.stderr
+
+
+DEEP_TERM = "f(" * DEEP + "x" + ")" * DEEP
+
+
+@pytest.mark.parametrize("around", [
+    "16'FF", "2'101", "36'zz", "8'17", "0'a", "0''", "0'''", "0'\\n", "0'\\'", "0'\\\\", "1_000", "0x1F", "0o17",
+])
+def test_numbers_with_a_quote_do_not_hide_a_deep_term(around):
+    """SWI-Prolog reads 16'FF as a number (and 0'a as a character code): the quote opens nothing, so what
+    follows is counted (a quote taken as an opening one hid a term that crashed the reader)."""
+    text = f"ok.\nhelper({around}, {DEEP_TERM}, {around}).\n"
+    assert text_problems(text) == [(2, f"the clause nests brackets more than {MAX_NESTING:,} deep")], around
+
+
+def test_a_quote_after_digits_that_are_no_radix_still_opens_a_quoted_atom():
+    # 37 is no radix and 1'a' is a syntax error in SWI-Prolog; either way the quoted part holds the brackets
+    assert text_problems("a(37'" + "(" * (MAX_NESTING + 5) + "').\n") == []
+    assert text_problems("a(x1'" + "(" * (MAX_NESTING + 5) + "').\n") == []

@@ -130,3 +130,42 @@ pure_builtin(nextto, 3).
 %  before they ran; this catches anything built at run time that the static walk could not see).
 runtime_allowed(RB, G) :- functor(G, N, A), ( allowed_builtin(rulebase, N/A) ; goal_parts(rulebase, G, _) ), !,
     catch(check_goal(rulebase, RB, G), refused(_), fail).
+
+% ---------------------------------------------------------------- texts that are format/2 templates
+
+%  A question's or a confirmation's text is a format/2 template filled with values that may come from a
+%  caller. Only directives that print their argument are allowed: ~@ calls its argument as a goal (a value
+%  "halt" would stop the gateway), and a column stop or a repeat count (~t~999999999|, ~999999999c) makes a
+%  text of any size. Checked when the rulebase loads and again before each use.
+format_problem(F, M) :-
+    \+ ( atom(F) ; string(F) ), !,
+    format(atom(M), 'the text must be written in the rulebase (an atom or a string), not computed: ~q', [F]).
+format_problem(F, M) :-
+    atom_codes(F, Cs), unsafe_directive(Cs, D), !,
+    format(atom(M), 'the directive ~s is not allowed in a text (only ~~w ~~a ~~q ~~p ~~d ~~D ~~s ~~e ~~f ~~g ~~n ~~i ~~~~, with a count of at most 20 for ~~d ~~D ~~e ~~f ~~g): ~q', [D, F]).
+
+safe_format(F) :- \+ format_problem(F, _).
+
+unsafe_directive([0'~|Cs], D) :- !,
+    directive(Cs, Count, Letter, Rest, Used),
+    (   \+ allowed_directive(Count, Letter)
+    ->  D = [0'~|Used]
+    ;   unsafe_directive(Rest, D)
+    ).
+unsafe_directive([_|Cs], D) :- unsafe_directive(Cs, D).
+
+%  directive(+Codes, -Count, -Letter, -Rest, -Used): ~ then an optional count (digits, * or `c) and a letter
+directive(Cs, Count, Letter, Rest, Used) :-
+    (   Cs = [0'*|Cs1] -> Count = star
+    ;   Cs = [0'`, _|Cs1] -> Count = fill
+    ;   digits(Cs, Ds, Cs1), Ds \== [] -> number_codes(Count, Ds)
+    ;   Cs1 = Cs, Count = none
+    ),
+    (   Cs1 = [Letter|Rest] -> true ; Letter = end, Rest = [] ),
+    append(Used, Rest, Cs), !.
+
+digits([C|Cs], [C|Ds], Rest) :- code_type(C, digit), !, digits(Cs, Ds, Rest).
+digits(Cs, [], Cs).
+
+allowed_directive(none, L) :- memberchk(L, `wapqdDsefgni~`).
+allowed_directive(N, L) :- integer(N), N =< 20, memberchk(L, `dDefg`).

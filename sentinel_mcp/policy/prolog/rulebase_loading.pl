@@ -36,7 +36,11 @@ load_file_terms(RB, File, Errors) :-
 
 read_terms(RB, File, S, Errors) :-
     catch(read_term(S, T, [term_position(Pos), syntax_errors(error)]), E, true),
-    (   nonvar(E)
+    (   nonvar(E), E \= error(syntax_error(_), _)
+    ->  % out of a resource (a term nested too deep for the C stack): the file stops here, not read on
+        % from the middle of that term
+        line_count(S, Line), read_failure_words(E, M), problem(error, File, Line, M, P), Errors = [P]
+    ;   nonvar(E)
     ->  syntax_problem(File, E, P), Errors = [P|Rest], read_terms(RB, File, S, Rest)
     ;   T == end_of_file
     ->  Errors = []
@@ -53,6 +57,13 @@ syntax_problem(File, error(syntax_error(What), file(_, Line, Col, _)), P) :- !,
 syntax_problem(File, error(syntax_error(What), string(_, _)), P) :- !,
     syntax_words(What, W), format(atom(M), 'syntax error: ~w', [W]), problem(error, File, 0, M, P).
 syntax_problem(File, E, P) :- message_to_codes_safe(E, M), problem(error, File, 0, M, P).
+
+read_failure_words(E, M) :-
+    message_to_codes_safe(E, M0),
+    (   sub_atom(M0, _, _, _, 'C-stack')
+    ->  M = 'a term nested too deep to read (it would exhaust SWI-Prolog\'s C stack): split it'
+    ;   format(atom(M), 'cannot read on: ~w', [M0])
+    ).
 
 % SWI-Prolog's syntax error codes in words a rulebase author reads
 syntax_words(end_of_file, 'unexpected end of file (an unfinished clause: a missing ")", "]" or "."?)') :- !.
@@ -86,8 +97,14 @@ add_term(RB, File, Line, T, Ps) :-
         problem(error, File, Line, M, P), Ps = [P]
     ;   functor(H, N, A), system_pred(N/A)
     ->  format(atom(M), 'cannot redefine the built-in ~w/~w', [N, A]), problem(error, File, Line, M, P), Ps = [P]
-    ;   declaration(H), T = (_ :- _), H \= guard(_, _, _)
-    ->  % the loader reads declarations by calling them: a body would run (and could loop) at load time
+    ;   ( sentinel_builtin(H) ; special_form(H) )
+    ->  % a local clause would replace Sentinel's own for every file's guards (now/1, require/3, ...)
+        functor(H, N, A),
+        format(atom(M), 'cannot redefine Sentinel''s ~w/~w (its runtime and policy constructs are its own)', [N, A]),
+        problem(error, File, Line, M, P), Ps = [P]
+    ;   declaration(H), T = (_ :- _)
+    ->  % the loader reads declarations by calling them: a body would run (and could loop) at load time;
+        % a guard's condition is its third argument
         functor(H, N, A),
         format(atom(M), 'the declaration ~w/~w is a fact, not a rule: it cannot have a body', [N, A]),
         problem(error, File, Line, M, P), Ps = [P]
@@ -118,6 +135,7 @@ decl_problem(binding(H, _, extract(L), _), error, M) :- is_list(L), member(E, L)
 decl_problem(binding(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'binding options must be a list, got ~q', [O]).
 decl_problem(askable(_, Q, _, _), error, M) :- \+ ( (string(Q) ; atom(Q)), Q \== '', Q \== "" ),
     format(atom(M), 'askable without a question (a non-empty string is needed), got ~q', [Q]).
+decl_problem(askable(_, Q, _, _), error, M) :- ( atom(Q) ; string(Q) ), Q \== '', format_problem(Q, M).
 decl_problem(askable(_, _, T, _), error, M) :- \+ valid_type(T),
     format(atom(M), 'askable type must be yes_no, choice([...]), choice_of(Value, Label, Goal), text or number, got ~q', [T]).
 decl_problem(askable(H, _, T, _), error, M) :- T \== yes_no, callable(H), functor(H, _, 0),
@@ -178,6 +196,29 @@ post_load_problem(RB, P) :-
     RB:'$src'(rule, T, File, Line), ( T = (H :- _) -> true ; H = T ), base(RB, H), functor(H, N, A),
     format(atom(M), '~w/~w is a base predicate (binding, askable, seed or fact); it cannot also have clauses', [N, A]),
     problem(error, File, Line, M, P).
+%  A predicate belongs to one file: clauses another file adds would widen every rule that calls it (a
+%  helper's admin(_) beside another file's admin(root)), so adding a file could weaken a guard.
+post_load_problem(RB, P) :-
+    findall(N/A-File, ( RB:'$src'(rule, T, File, _), rule_head(T, H), functor(H, N, A) ), L0), sort(L0, L),
+    append(_, [N/A-F1|Rest], L), member(N/A-F2, Rest),
+    once(( RB:'$src'(rule, T1, F1, L1), rule_head(T1, H1), functor(H1, N, A) )),
+    once(( RB:'$src'(rule, T2, F2, L2), rule_head(T2, H2), functor(H2, N, A) )),
+    format(atom(M), '~w/~w also has clauses in ~w (line ~w): a predicate belongs to one file (clauses from \c
+                     another file would widen every rule that calls it); rename one of them', [N, A, F1, L1]),
+    problem(error, F2, L2, M, P).
+
+rule_head(T, H) :- ( T = (H :- _) -> true ; H = T ).
+
+%  A confirmation's text is a template written in the rulebase, with safe directives only (goal_check.pl).
+post_load_problem(RB, P) :-
+    RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
+    leaf_goal(Body, G), nonvar(G), confirmation_goal(G, F), format_problem(F, M0),
+    format(atom(M), 'the text of ~w: ~w', [G, M0]),
+    problem(error, File, Line, M, P).
+
+confirmation_goal(confirmed(F, _), F).  % confirmed_items/2,3 show their heading as it is: no template
+confirmation_goal(confirmed(F, _, _), F).
+
 %  Every goal a rule, guard or context check calls must be on the allow list (goal_check.pl).
 post_load_problem(RB, P) :-
     RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
@@ -190,6 +231,7 @@ post_load_problem(RB, P) :-
     problem(error, File, Line, M, P).
 post_load_problem(RB, P) :-
     RB:'$src'(decl, askable(H, Q, Ty, _), File, Line), ( atom(Q) ; string(Q) ), callable(H), valid_type(Ty),
+    safe_format(Q),  % an unsafe one is an error already (decl_problem), and is never run
     askable_input_count(H, Ty, NI), length(Args, NI), maplist(=(x), Args),
     \+ ( append(Used, _, Args), catch(format(atom(_), Q, Used), _, fail) ),
     format(atom(M), 'askable question ~q does not fit the ~w input argument(s) of ~q', [Q, NI, H]),

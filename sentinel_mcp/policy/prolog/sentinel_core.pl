@@ -182,7 +182,8 @@ cur(call, T, D, V) :- nb_getval(sn_query, q(_, _, _, c(T, D, V))).
 %  The text a confirmation shows: format/3 of its template, which for '~w' and one text (confirmed_items/3:
 %  readable/2 gives atoms) is that text itself, the same atom without format/3 (a cost on every allow).
 confirmation_text(F, A, Msg) :- F == '~w', A = [T], atom(T), !, Msg = T.
-confirmation_text(F, A, Msg) :- format(atom(Msg), F, A).
+confirmation_text(F, A, Msg) :-  % a template checked at load; never run unchecked (goal_check.pl)
+    ( safe_format(F) -> format(atom(Msg), F, A) ; throw(error(domain_error(safe_text_template, F), _)) ).
 
 %  An error in a requirement after the pass was denied or assumed something skips it; not in a capped pass
 %  (sn_decide_capped/10), where an error may be one the cap caused: that pass is decided again with the whole
@@ -306,7 +307,9 @@ dont_know(G, a(_, Q, Ty, O), P0, P) :-
 %  A question with its inputs (a question may use fewer of them than it has: the first ones).
 question_text(Q, Ins, Msg) :-
     text_to_atom(Q, QA), readable_args(Ins, T),
-    (   append(Used, _, T), catch(format(atom(Msg), QA, Used), error(_, _), fail) -> true ; Msg = QA ).
+    (   safe_format(QA), append(Used, _, T), catch(format(atom(Msg), QA, Used), error(_, _), fail) -> true
+    ;   Msg = QA
+    ).
 
 %  G0: G with the answer argument free (the whole G for yes_no).
 askable_inputs(G, yes_no, G) :- !.

@@ -1,0 +1,90 @@
+"""A rulebase's load is rehearsed in a child SWI-Prolog before the gateway's own engine reads a byte of it.
+
+Two things in a rulebase file can take down the process that loads it, and no bound checked beforehand is
+sure to see them: a term nested deep enough crashes SWI-Prolog's reader (SIGSEGV: the reader recurses on the
+C stack), and ``clause_bounds.py`` finds it only as far as its lexer agrees with SWI's (radix numbers,
+character codes and quasi-quotations are where a second lexer drifts); and a clause the loader calls could
+run without end. So the child loads the same files with the same code (``prolog/load_rehearsal.pl``: load,
+finish, describe) on a thread with a quarter of the C stack the engine's thread has, within
+``REHEARSAL_SECONDS``, and its problems are the load's: SWI-Prolog's own threads know their C stack, so
+there a term too deep is an error with its file ("C-stack limit exceeded"), where the engine's thread (made
+by Python, its stack unknown to SWI) would crash. A file with errors is refused with the child's problems
+and never reaches the engine; a child that dies by a signal, or does not finish in time, is a
+``RehearsalFailed``: ``check`` says so, a gateway starting with it denies every call, and a hot reload
+keeps the policy in force and reports it. A clean rehearsal costs about 0.1 s (one ``swipl`` start and
+load).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import shutil
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+from sentinel_mcp.core.errors import PolicyError
+
+SCRIPT = Path(__file__).with_name("prolog") / "load_rehearsal.pl"
+CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
+REHEARSAL_SECONDS = 30.0
+MIN_C_STACK = 256 * 1024
+UNLIMITED_STACK = 8 * 1024 * 1024  # what a thread gets when RLIMIT_STACK is unlimited (glibc)
+OUTPUT_BYTES = 4000  # of the child's stderr, kept for the message
+
+
+class RehearsalFailed(PolicyError):
+    """The child could not load the files: ``reason`` says how (a crash, no end, no SWI-Prolog)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def child_c_stack() -> int:
+    """A quarter of the C stack the engine's thread has: what loads there loads in the gateway too."""
+    size = threading.stack_size()
+    if not size:
+        soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+        size = UNLIMITED_STACK if soft in (resource.RLIM_INFINITY, -1) else soft
+    return max(MIN_C_STACK, size // 4)
+
+
+async def rehearse(files: list[Path], seconds: float = REHEARSAL_SECONDS) -> dict[str, Any]:
+    """The load's problems (``errors``, ``warnings``) as a child SWI-Prolog found them loading ``files``;
+    raises ``RehearsalFailed`` when it could not load them to the end."""
+    swipl = shutil.which("swipl")
+    if swipl is None:
+        raise RehearsalFailed("SWI-Prolog's swipl command is not on PATH, so the rulebase cannot be checked")
+    proc = await asyncio.create_subprocess_exec(
+        swipl, "-f", "none", "-q", "--no-tty", str(SCRIPT), "--", str(CORE), str(child_c_stack()),
+        *[str(f) for f in files],
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), seconds)
+    except asyncio.TimeoutError:
+        raise RehearsalFailed(
+            f"loading it did not finish within {seconds:g} s (a clause that runs without end when loaded?)"
+        ) from None
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    if proc.returncode == 0:
+        try:
+            found = json.loads(out)
+            return {"errors": list(found["errors"]), "warnings": list(found["warnings"])}
+        except (ValueError, KeyError, TypeError):
+            raise RehearsalFailed("the trial run's report could not be read") from None
+    if proc.returncode < 0:
+        name = signal.Signals(-proc.returncode).name if -proc.returncode in signal.valid_signals() else "?"
+        raise RehearsalFailed(
+            f"reading it crashed SWI-Prolog ({name}): a term nested too deep for its reader?"
+        )
+    text = err[-OUTPUT_BYTES:].decode("utf-8", "replace").strip()
+    raise RehearsalFailed(f"loading it failed in a trial run (exit {proc.returncode}): {text[-500:]}")

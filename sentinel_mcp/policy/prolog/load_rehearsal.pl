@@ -1,0 +1,37 @@
+/*  A rulebase's load, rehearsed in a child SWI-Prolog before the gateway's engine reads it
+    (policy/load_rehearsal.py): the same code (sentinel_core) on a thread with a small C stack, so a
+    file that would crash the reader or loop at load costs this process, never the gateway.
+
+    swipl -f none -q load_rehearsal.pl -- Core CStackBytes File...
+    Prints the load's problems as the engine's sn_load does (JSON: errors, warnings) and exits 0; a file
+    with errors is refused with these (the engine never reads it: SWI-Prolog's own threads know their C
+    stack and report a term too deep as an error, the engine's thread, made by Python, may crash instead).
+    Any other exit, or none before the parent's deadline, is the rehearsal failing. */
+:- use_module(library(http/json)).
+:- initialization(main, main).
+
+main :-
+    current_prolog_flag(argv, [Core, StackText|Files]),
+    use_module(Core),
+    atom_number(StackText, Stack),
+    thread_create(rehearse(Files, _), Id, [c_stack(Stack)]),
+    thread_join(Id, Status),
+    (   Status == true
+    ->  halt(0)
+    ;   format(user_error, 'rehearsal: ~q~n', [Status]), halt(3)
+    ).
+
+%  What the engine does with a rulebase (policy/rulebase.py load_rulebase and the calls that describe it).
+rehearse(Files, Out) :-
+    RB = sn_rehearsal,
+    sentinel_core:sn_load_files(RB, Files, Out),
+    atom_json_term(Out, json(Result), []),
+    (   memberchk(errors=[], Result)
+    ->  sentinel_core:sn_finish_load(RB),
+        sentinel_core:sn_info(RB, _),
+        sentinel_core:sn_citations(RB, _),
+        sentinel_core:sn_confirmations(RB, _),
+        sentinel_core:sn_tool_sites(RB, _)
+    ;   true
+    ),
+    format('~w~n', [Out]).
