@@ -26,7 +26,8 @@ def config(tmp_path: Path, **sentinel: object) -> Path:
 
 
 def test_shipped_rulebases_are_named_as_such(tmp_path):
-    c = load_config(config(tmp_path, rulebases=["shipped:rulebases/default.pl", "shipped:rulebases/airline.pl"]))
+    named = ["shipped:rulebases/default.pl", "shipped:rulebases/airline.pl"]
+    c = load_config(config(tmp_path, rulebases=named))
     assert c.rulebase_paths() == [RULEBASES_DIR / "default.pl", RULEBASES_DIR / "airline.pl"]
 
 

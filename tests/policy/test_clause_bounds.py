@@ -71,7 +71,8 @@ DEEP_TERM = "f(" * DEEP + "x" + ")" * DEEP
 
 
 @pytest.mark.parametrize("around", [
-    "16'FF", "2'101", "36'zz", "8'17", "0'a", "0''", "0'''", "0'\\n", "0'\\'", "0'\\\\", "1_000", "0x1F", "0o17",
+    "16'FF", "2'101", "36'zz", "8'17", "0'a", "0''", "0'''", "0'\\n", "0'\\'", "0'\\\\",
+    "1_000", "0x1F", "0o17",
 ])
 def test_numbers_with_a_quote_do_not_hide_a_deep_term(around):
     """SWI-Prolog reads 16'FF as a number (and 0'a as a character code): the quote opens nothing, so what

@@ -34,10 +34,11 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return f
 
 
-# ---- Sentinel's own predicates ---------------------------------------------------------------------------
+# ---- Sentinel's own predicates ----------------------------------------------------------------------------
 @pytest.mark.parametrize("clause", [
     "now(0).", "now(T) :- T = 0.", "option_value(_, _, _, ok).", "iso_date_before(_, _).",
-    "iso_hours_between(_, _, 0).", "json_get(_, _, x).", "fact_provenance(_, user).", "context_value(role, admin).",
+    "iso_hours_between(_, _, 0).", "json_get(_, _, x).", "fact_provenance(_, user).",
+    "context_value(role, admin).",
     "call_tool_name(x).", "answer_label(_, _, yes).", "humanized(_, x).",
     "require(_, _).", "require(_, _, _) :- true.", "confirmed(_, _).", "confirmed(_, _, _).",
     "confirmed_items(_, _).", "confirmed_items(_, _, _).",
@@ -60,7 +61,7 @@ async def test_a_shadowing_file_beside_a_strict_one_is_refused_and_the_strict_on
                       "constructs are its own)"], errors
 
 
-# ---- a predicate belongs to one file --------------------------------------------------------------------------
+# ---- a predicate belongs to one file ----------------------------------------------------------------------
 @pytest.mark.parametrize("widening", ["admin(_).", "admin(X) :- atom(X).", "admin(guest).\nadmin(_)."])
 async def test_a_second_file_cannot_add_clauses_to_a_predicate_of_the_first(tmp_path, widening):
     strict = write(tmp_path, "a_strict.pl", """\
@@ -69,8 +70,8 @@ async def test_a_second_file_cannot_add_clauses_to_a_predicate_of_the_first(tmp_
         """)
     helper = write(tmp_path, "b_helper.pl", f"% helpers\n{widening}\n")
     errors = await errors_of(strict, helper)
-    assert any(e.startswith(f"{helper}:2: error: admin/1 also has clauses in {strict} (line 1)") for e in errors), \
-        errors
+    expected = f"{helper}:2: error: admin/1 also has clauses in {strict} (line 1)"
+    assert any(e.startswith(expected) for e in errors), errors
     assert await errors_of(strict) == []
 
 
@@ -80,7 +81,7 @@ async def test_files_with_predicates_of_their_own_still_compose(tmp_path):
     assert await errors_of(a, b) == []
 
 
-# ---- declarations are facts ---------------------------------------------------------------------------------
+# ---- declarations are facts -------------------------------------------------------------------------------
 @pytest.mark.parametrize("clause", [
     "guard(rec__other, [], true) :- spin(1).",
     "guard(T, [], true) :- member(T, [a, b]).",
@@ -92,7 +93,7 @@ async def test_a_guard_with_a_body_is_refused_it_would_run_at_load(tmp_path, cla
     assert any(f"{f}:2: error: the declaration guard/3 is a fact, not a rule" in e for e in errors), errors
 
 
-# ---- texts are templates that print their arguments only --------------------------------------------------------
+# ---- texts are templates that print their arguments only --------------------------------------------------
 @pytest.mark.parametrize("template", [
     "Run ~@?", "~t~400000000|x", "~999999999c", "~*c", "~`-t~30|", "~c", "~r", "~8|", "~+", "bad ~", "~21f",
     "~e and ~@",
@@ -121,7 +122,7 @@ async def test_plain_templates_load(tmp_path):
     assert await errors_of(f) == []
 
 
-# ---- the rehearsal: a crash or a load without end costs a child process --------------------------------------
+# ---- the rehearsal: a crash or a load without end costs a child process -----------------------------------
 def test_a_term_too_deep_for_the_reader_is_reported_even_past_the_python_bounds(tmp_path):
     """The Python bounds (clause_bounds.py) are switched off here, as a lexer that disagrees with SWI's would
     be: the child SWI-Prolog reports the term instead of the gateway's reader crashing (SIGSEGV)."""
