@@ -75,16 +75,18 @@ async def rehearse(files: list[Path], seconds: float = REHEARSAL_SECONDS) -> dic
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
-    if proc.returncode == 0:
+    code = proc.returncode or 0
+    if code == 0:
         try:
             found = json.loads(out)
             return {"errors": list(found["errors"]), "warnings": list(found["warnings"])}
         except (ValueError, KeyError, TypeError):
             raise RehearsalFailed("the trial run's report could not be read") from None
-    if proc.returncode < 0:
-        name = signal.Signals(-proc.returncode).name if -proc.returncode in signal.valid_signals() else "?"
-        raise RehearsalFailed(
-            f"reading it crashed SWI-Prolog ({name}): a term nested too deep for its reader?"
-        )
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        raise RehearsalFailed(f"reading it crashed SWI-Prolog ({name}): a term nested too deep for its reader?")
     text = err[-OUTPUT_BYTES:].decode("utf-8", "replace").strip()
-    raise RehearsalFailed(f"loading it failed in a trial run (exit {proc.returncode}): {text[-500:]}")
+    raise RehearsalFailed(f"loading it failed in a trial run (exit {code}): {text[-500:]}")
