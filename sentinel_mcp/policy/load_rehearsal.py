@@ -87,6 +87,6 @@ async def rehearse(files: list[Path], seconds: float = REHEARSAL_SECONDS) -> dic
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        raise RehearsalFailed(f"reading it crashed SWI-Prolog ({name}): a term nested too deep for its reader?")
+        raise RehearsalFailed(f"reading it crashed SWI-Prolog ({name}): a term too deep for its reader?")
     text = err[-OUTPUT_BYTES:].decode("utf-8", "replace").strip()
     raise RehearsalFailed(f"loading it failed in a trial run (exit {code}): {text[-500:]}")
