@@ -49,6 +49,26 @@ def quote(atom: str) -> str:
     return "'" + out + "'"
 
 
+def atom_text(name: str) -> str:
+    """``name`` as a Prolog atom: as it is when it reads as one (``order_id``), quoted otherwise (``Amount``
+    and ``_x`` read as variables, ``a.b`` as a dict access, ``a-b`` as a term, ``end.`` ends a clause)."""
+    return name if re.fullmatch(r"[a-z][A-Za-z0-9_]*", name) else quote(name)
+
+
+def clause_vars(names: list[str]) -> list[str]:
+    """A variable for each name, distinct within one clause (``order_id`` and ``orderId`` are both OrderId:
+    one variable would make the two arguments equal)."""
+    taken: set[str] = set()
+    out = []
+    for n in names:
+        v, k = var_name(n), 2
+        while v in taken:
+            v, k = f"{var_name(n)}{k}", k + 1
+        taken.add(v)
+        out.append(v)
+    return out
+
+
 def var_name(name: str) -> str:
     parts = [p for p in re.split(r"[^A-Za-z0-9]+", name) if p]
     text = "".join(p[:1].upper() + p[1:] for p in parts) or "X"
@@ -138,8 +158,8 @@ def bindings_of(server: str, tool: dict[str, Any]) -> list[_Binding]:
     name = tool["name"]
     full = f"{server}__{name}"
     inputs = list((tool.get("inputSchema") or {}).get("properties", {}))
-    in_vars = [var_name(i) for i in inputs]
-    args = "[" + ", ".join(f"{i} = {v}" for i, v in zip(inputs, in_vars)) + "]"
+    in_vars = clause_vars(inputs)
+    args = "[" + ", ".join(f"{atom_text(i)} = {v}" for i, v in zip(inputs, in_vars)) + "]"
     root = tool.get("outputSchema") or {}
     schema = _resolve(root, root)
     entity = entity_of(name)
@@ -333,6 +353,7 @@ def draft_rulebase(
     for t in [w for w in writes if _destructive(w)]:
         props = (t.get("inputSchema") or {}).get("properties", {})
         keys = [a for a in props if a.endswith("_id")]
+        vmap = dict(zip(props, clause_vars(list(props))))  # the guard's variables (below) for these names
         for a, spec in props.items():
             spec = _resolve(spec, t.get("inputSchema") or {})
             if a.endswith("_id") or a.endswith("_ids") or a in returned or _kind(spec) != "scalar":
@@ -343,8 +364,8 @@ def draft_rulebase(
                 if "enum" in spec
                 else ("number" if spec.get("type") in ("integer", "number") else "text")
             )
-            ins = [var_name(k) for k in keys]
-            head = f"{pred}({', '.join(ins + [var_name(a)])})"
+            ins = [vmap[k] for k in keys]
+            head = f"{pred}({', '.join(ins + [vmap[a]])})"
             about = " of ~w" if ins else ""
             decl = (
                 f'askable({head}, "What is the {a.replace("_", " ")}{about}?", {typ},\n'
@@ -352,7 +373,7 @@ def draft_rulebase(
             )
             lines.append(decl)
             draft.askables.append(decl)
-            asked.setdefault(t["name"], []).append((pred, ins, var_name(a)))
+            asked.setdefault(t["name"], []).append((pred, ins, vmap[a]))
     lines += [
         "",
         "% ---------------------------------------------------------------- guards (TODO: the rules)",
@@ -367,7 +388,8 @@ def draft_rulebase(
             )
             continue
         props = list((t.get("inputSchema") or {}).get("properties", {}))
-        pattern = "[" + ", ".join(f"{a} = {var_name(a)}" for a in props) + "]"
+        vmap = dict(zip(props, clause_vars(props)))
+        pattern = "[" + ", ".join(f"{atom_text(a)} = {vmap[a]}" for a in props) + "]"
         found = mentions(t["name"], paragraphs)
         lines.append(
             f"% {t['name']} ({'destructive' if _destructive(t) else 'changes no data'}): "
@@ -388,7 +410,7 @@ def draft_rulebase(
                 f"        {pred}({', '.join(ins + [arg + 'Given'])}), "
                 f"require({arg} == {arg}Given, 'TODO: the value must be the one the user gave'{ref}),"
             )
-        items = ", ".join(f"{quote(a.replace('_', ' ').capitalize())} = {var_name(a)}" for a in props)
+        items = ", ".join(f"{quote(a.replace('_', ' ').capitalize())} = {vmap[a]}" for a in props)
         verb = t["name"].replace("_", " ").capitalize()
         body.append(
             f"        confirmed_items({quote(verb + '?')}, [{items}]) )).   % TODO: show values a person "
@@ -418,7 +440,7 @@ def draft_rulebase(
                 n = rest.count(",") + 1
                 stale.append(f"invalidate({pred}({', '.join([var_name(k)] + ['_'] * (n - 1))}))")
             lines.append(
-                f"effect({quote(server + '__' + t['name'])}, [{k} = {var_name(k)}],\n       "
+                f"effect({quote(server + '__' + t['name'])}, [{atom_text(k)} = {var_name(k)}],\n       "
                 f"[{', '.join(stale)}])."
             )
     draft.text = "\n".join(lines) + "\n"

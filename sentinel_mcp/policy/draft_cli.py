@@ -36,11 +36,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 async def list_tools(spec: StdioServer | RemoteServer) -> list[dict[str, Any]]:
     """The server's tools as JSON (its tools/list answer, every page)."""
     from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     if isinstance(spec, StdioServer):
-        target: Any = StdioServerParameters(
+        params = StdioServerParameters(
             command=spec.command, args=spec.args, env=spec.env or None, cwd=spec.cwd
         )
+        # the server's stderr goes to ours (fd 2): the SDK's default is whatever sys.stderr was when it was
+        # imported, which under a test's captured output has no file descriptor to give a child
+        target: Any = stdio_client(params, errlog=sys.__stderr__ or sys.stderr)
     else:
         from mcp.client.streamable_http import streamable_http_client
 

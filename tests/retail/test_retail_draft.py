@@ -161,3 +161,31 @@ def test_an_enum_value_with_a_line_break_stays_inside_its_quoted_atom(tmp_path: 
     path = tmp_path / "draft.pl"
     path.write_text(draft.text)
     assert main(["check", str(path)]) in (0, 1)
+
+
+@pytest.mark.parametrize("names", [
+    ["Amount", "amount"], ["A"], ["_"], ["_x", "_"], ["a.b"], ["a-b"], ["x."], ["end."],
+    ["order_id", "orderId"], ["Order.Id", "order-id", "ORDER_ID"],
+])
+def test_plain_names_that_prolog_reads_otherwise_are_written_as_atoms(tmp_path: Path, names: list) -> None:
+    """A name the draft keeps may still read as a variable (``Amount``, ``_x``), a dict access (``a.b``), a
+    term (``a-b``) or the end of a clause (``x.``): each is written quoted, each argument gets a variable of
+    its own, and the draft passes ``check`` as the docs promise (it once failed with errors the operator could
+    not place, and ``order_id`` beside ``orderId`` shared one variable)."""
+    from sentinel_mcp.policy.draft import draft_rulebase
+
+    props = {n: {"type": "string"} for n in names}
+    wipe = {"name": "wipe_thing", "annotations": {"destructiveHint": True},
+            "inputSchema": {"type": "object", "properties": props}}
+    read = {"name": "get_thing", "annotations": {"readOnlyHint": True},
+            "inputSchema": {"type": "object", "properties": props},
+            "outputSchema": {"type": "object", "properties": {"status": {"type": "string"}}}}
+    (tmp_path / "policy.md").write_text("# Shop\n\nThings are wiped only on request.\n")
+    draft = draft_rulebase("shop", [wipe, read], "shop", "policy.md", [])
+    path = tmp_path / "draft.pl"
+    path.write_text(draft.text)
+    assert main(["check", str(path)]) == 0, draft.text
+    guard = next(c for c in draft.guards if c.startswith("guard('shop__wipe_thing'"))
+    pattern = guard.split("\n", 1)[0]
+    variables = [part.split(" = ")[1].rstrip("],") for part in pattern.split("[", 1)[1].split(", ")]
+    assert len(set(variables)) == len(names), pattern
