@@ -70,12 +70,14 @@ def validator(schema: Any) -> Validator:
     from jsonschema.exceptions import SchemaError
 
     cls = _validator_class()
+    _refuse_outside_parts(schema, "#")  # first: its depth bound keeps the metaschema's recursion short
     try:
         cls.check_schema(schema)
     except SchemaError as e:
         where = "/".join(str(p) for p in e.absolute_path) or "(root)"
         raise UnusableSchema(f"not a valid JSON Schema at {where}: {e.message}") from None
-    _refuse_outside_parts(schema, "#")
+    except RecursionError:
+        raise UnusableSchema("nested too deep to check") from None
     from referencing import Registry
 
     return cls(schema, registry=Registry())  # no retrieve: a reference resolves inside the document or fails

@@ -39,7 +39,10 @@ def compile_schema(schema: Any) -> str:
             ) from None
     if not isinstance(schema, dict):
         raise SchemaError(f"json_schema must be a JSON object, got {type(schema).__name__}")
-    text = json.dumps(schema)
+    try:
+        text = json.dumps(schema)
+    except (RecursionError, TypeError, ValueError):  # an in-process caller's dict: nested past Python's stack
+        raise SchemaError("json_schema is nested too deep, or holds values JSON has not") from None
     if len(text) > MAX_SCHEMA_BYTES:
         raise SchemaError(f"json_schema is {len(text)} bytes; the limit is {MAX_SCHEMA_BYTES}")
     try:  # the caller's schema: no reference fetched, no backtracking pattern (core/outside_schema.py)

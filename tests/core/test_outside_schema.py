@@ -157,3 +157,19 @@ def test_a_property_named_like_a_value_keyword_still_has_its_subschema_checked(n
                        {"dependentSchemas": {name: {"properties": {"q": sub}}}}):
             with pytest.raises(UnusableSchema):  # refused when compiled, never met when a call arrives
                 outside_schema.validator(schema)
+
+
+@pytest.mark.parametrize("depth", [100, 150, 1_000, 5_000])
+def test_a_schema_nested_deep_is_unusable_never_a_recursion_error(depth):
+    """The metaschema check recursed past Python's limit at ~150 levels before the depth bound was walked:
+    a RecursionError, not the schema's problem, escaped to callers that expect ``UnusableSchema``."""
+    from sentinel_mcp.llm.errors import SchemaError
+    from sentinel_mcp.llm.schema_grammar import compile_schema
+
+    schema: dict = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "array", "items": schema}
+    with pytest.raises(outside_schema.UnusableSchema, match="nested"):
+        outside_schema.validator(schema)
+    with pytest.raises(SchemaError):
+        compile_schema(schema)
