@@ -21,6 +21,7 @@ from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from sentinel_mcp.console.form_body import FormRefused, read_form
 from sentinel_mcp.console import (activity_pages, agent_pages, assist_pages, builds_pages, inbox_pages,
                                   model_pages, policy_pages, session_pages, system_pages)
 from sentinel_mcp.console.asking import InboxAsking
@@ -37,6 +38,7 @@ from sentinel_mcp.identity.resolver import Authenticator
 
 HEARTBEAT_SECONDS = 15.0
 ASSIST_POLL_SECONDS = 2.0  # how often an open stream looks for new or settled help requests
+LOGIN_FORM_LIMIT = 8192  # bytes of the sign-in form (a token and its CSRF nonce)
 
 
 class ConsoleSettings:
@@ -142,7 +144,10 @@ async def _login_form(
 async def _login(console: Console, request: Request) -> Response:
     if cross_site(request):
         return console.problem(request, None, 403, "refused: the form was sent from another site")
-    form = await request.form(max_fields=10, max_part_size=8192)
+    try:  # before a token is checked: the bound must hold for anyone who can reach the page
+        form = await read_form(request, LOGIN_FORM_LIMIT, max_fields=10)
+    except FormRefused as e:
+        return await _login_form(console, request, e.reason, e.status)
     if not console.auth.login_csrf_ok(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
         return await _login_form(console, request, "The sign-in form expired; try again.", 403)
     token = form.get("token")
@@ -174,7 +179,10 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
     other processes write, so the stream looks at that count every ``ASSIST_POLL_SECONDS`` (one small query).
     """
     name = viewer.principal.name
-    queue = console.inbox.watch(name)
+    watching = console.inbox.watch(name)
+    if watching is None:
+        return console.problem(request, viewer, 429, "too many live console pages are open; close some")
+    queue = watching
 
     async def stream() -> AsyncIterator[bytes]:
         try:
@@ -186,6 +194,8 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
                     what = await asyncio.wait_for(queue.get(), ASSIST_POLL_SECONDS)
                 except asyncio.TimeoutError:
                     now = await assist_pages.count_for(console, viewer)
+                    if not console.auth.still_signed_in(viewer):
+                        return
                     if now == assists:
                         quiet += ASSIST_POLL_SECONDS
                         if quiet >= HEARTBEAT_SECONDS:
@@ -195,8 +205,8 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
                             yield b": keep-alive\n\n"
                         continue
                     what = "inbox"
-                if what == "end":
-                    return
+                if what == "end" or not console.auth.still_signed_in(viewer):
+                    return  # the server stops, or this session was signed out: its stream ends too
                 if what == "inbox":
                     assists = await assist_pages.count_for(console, viewer)
                     yield _sse(what, _inbox_count(console, name, assists, viewer.principal.is_owner))

@@ -33,6 +33,9 @@ COOKIE = "sentinel_console"
 LOGIN_COOKIE = "sentinel_console_login"
 SESSION_SECONDS = 12 * 3600
 MAX_SESSIONS = 1000
+# one principal's console sessions: past it that principal's oldest goes, never another's (a principal that
+# signs in a thousand times must not sign the others out)
+MAX_SESSIONS_PER_PRINCIPAL = 20
 # wrong tokens per minute from one client address before its further wrong tokens are answered 429; a right
 # token always signs in (a count others can fill must never lock the people out), and a token is >= 16
 # characters of secret, so the count only slows a flood
@@ -76,7 +79,9 @@ class ConsoleAuth:
             )
         except AuthFailed:
             return None
-        sid = request.cookies.get(COOKIE)
+        sid, several = _session_cookie(request)
+        if several:
+            return None  # another page of this host (a port shares cookies) set a second one: whose is it?
         if sid:
             found = self._sessions.get(sid)
             if found is not None and found[1] > time.time():
@@ -116,9 +121,14 @@ class ConsoleAuth:
             self._failed(presented.peer if presented else None, now)
             return None
         sid = secrets.token_urlsafe(32)
+        mine = [k for k, (p, _) in self._sessions.items() if p.name == principal.name]
+        for old in mine[: max(0, len(mine) + 1 - MAX_SESSIONS_PER_PRINCIPAL)]:
+            del self._sessions[old]  # this principal's oldest
         self._sessions[sid] = (principal, now + SESSION_SECONDS)
-        while len(self._sessions) > MAX_SESSIONS:
-            self._sessions.popitem(last=False)
+        for gone in [k for k, (_, until) in self._sessions.items() if until <= now]:
+            del self._sessions[gone]
+        while len(self._sessions) > MAX_SESSIONS:  # many principals at their cap: the oldest expiring first
+            self._sessions.pop(min(self._sessions, key=lambda k: self._sessions[k][1]))
         return sid, principal
 
     def _failed(self, address: str | None, now: float) -> None:
@@ -132,6 +142,13 @@ class ConsoleAuth:
         """Whether this address sent more than ``MAX_FAILED_LOGINS`` wrong tokens in the last minute."""
         now = time.time()
         return sum(1 for t in self._failures.get(address or "?", ()) if t > now - 60) > MAX_FAILED_LOGINS
+
+    def still_signed_in(self, viewer: Viewer) -> bool:
+        """Whether a viewer's console session is still open (a bearer or certificate viewer has none)."""
+        if viewer.session_id is None:
+            return True
+        found = self._sessions.get(viewer.session_id)
+        return found is not None and found[1] > time.time()
 
     def sign_out(self, viewer: Viewer) -> None:
         if viewer.session_id:
@@ -167,3 +184,12 @@ class ConsoleAuth:
 def cross_site(request: Request) -> bool:
     """A browser says so for requests another site started (forms, fetches, navigations)."""
     return request.headers.get("sec-fetch-site", "").lower() == "cross-site"
+
+
+def _session_cookie(request: Request) -> tuple[str | None, bool]:
+    """The console session cookie, and whether the browser sent more than one (Starlette keeps the last: a
+    page on another port of this host could slip another principal's session in beside the person's own,
+    under another path, and the console would act as that principal)."""
+    raw = request.headers.get("cookie", "")
+    count = sum(1 for part in raw.split(";") if part.strip().split("=", 1)[0].strip() == COOKIE)
+    return request.cookies.get(COOKIE), count > 1

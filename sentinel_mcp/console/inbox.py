@@ -21,7 +21,9 @@ from sentinel_mcp.core.decision import Answer, Question, argument_digest
 
 ItemKind = Literal["held", "blocked", "retry", "waiting"]  # waiting: nobody else can be asked
 MAX_ITEMS = 2000  # across principals; the oldest settled or expired go first
-MAX_OPEN_PER_PRINCIPAL = 200
+MAX_OPEN_PER_PRINCIPAL = 200  # a principal's items, open or answered (waiting for the retry)
+MAX_STREAMS_PER_PRINCIPAL = 16  # open live-update streams (/console/events) of one principal
+MAX_STREAMS = 512  # of everyone
 # a console page that reloads (after answering: the form's redirect) closes its live stream for a moment; a
 # principal counts as watching for this long after its last page closed
 WATCH_GRACE = 10.0
@@ -309,7 +311,12 @@ class Inbox:
         self.answer(item, self.denial(item))
 
     # ---------------------------------------------------------------- live updates
-    def watch(self, principal: str) -> asyncio.Queue[str]:
+    def watch(self, principal: str) -> asyncio.Queue[str] | None:
+        """A queue of this principal's events; None past the bound on open streams (each holds a connection
+        and a file descriptor: one principal must not hold them all)."""
+        if len(self._watchers.get(principal, ())) >= MAX_STREAMS_PER_PRINCIPAL or \
+                sum(map(len, self._watchers.values())) >= MAX_STREAMS:
+            return None
         queue: asyncio.Queue[str] = asyncio.Queue(maxsize=100)
         self._watchers.setdefault(principal, set()).add(queue)
         return queue
@@ -350,11 +357,17 @@ class Inbox:
             i.id for i in self._items.values() if not i.open and not i.waiting_for_retry or i.expires < now
         ]:
             self._items.pop(item_id, None)
-        mine = [i for i in self._items.values() if i.principal == principal and i.open]
+        # every item of a principal counts against its own bound, open or answered and waiting for the
+        # retry: one principal's flood evicts its own oldest, never another's question or answer
+        mine = [i for i in self._items.values() if i.principal == principal]
         for item in mine[: max(0, len(mine) - MAX_OPEN_PER_PRINCIPAL)]:
             self._items.pop(item.id, None)
-        while len(self._items) > MAX_ITEMS:
-            self._items.popitem(last=False)
+        while len(self._items) > MAX_ITEMS:  # many principals at their bound: the one with the most gives way
+            counts: dict[str, int] = {}
+            for i in self._items.values():
+                counts[i.principal] = counts.get(i.principal, 0) + 1
+            most = max(counts, key=lambda name: counts[name])
+            self._items.pop(next(i.id for i in self._items.values() if i.principal == most))
 
 
 def _itself(principal: str) -> str:

@@ -97,7 +97,19 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             **values,
         )
 
+    running: set[str] = set()  # principals with a what-if under way: one each (a trial load and a replay)
+
     async def whatif(request: Request, viewer: Viewer) -> Response:
+        name = viewer.principal.name
+        if name in running:
+            return console.problem(request, viewer, 429, "a what-if of yours is still running; wait for it")
+        running.add(name)
+        try:
+            return await _whatif(request, viewer)
+        finally:
+            running.discard(name)
+
+    async def _whatif(request: Request, viewer: Viewer) -> Response:
         guard = _guard(console)
         form = request.state.form
         if guard is None:

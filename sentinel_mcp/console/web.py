@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from sentinel_mcp.console.form_body import FormRefused, read_form
 from sentinel_mcp.config import Config
 from sentinel_mcp.console.auth import ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.core.builtin import Services
@@ -177,9 +178,10 @@ def page(
         if request.method == "POST":
             if cross_site(request):
                 return console.problem(request, viewer, 403, "refused: the form was sent from another site")
-            if int(request.headers.get("content-length") or 0) > FORM_LIMIT:
-                return console.problem(request, viewer, 413, "the form is too large")
-            data = await request.form(max_fields=200, max_part_size=FORM_LIMIT)
+            try:
+                data = await read_form(request, FORM_LIMIT, max_fields=200)
+            except FormRefused as e:
+                return console.problem(request, viewer, e.status, e.reason)
             if not console.auth.csrf_ok(viewer, data.get("csrf")):
                 return console.problem(
                     request,

@@ -18,11 +18,15 @@ load).
 from __future__ import annotations
 
 import asyncio
+import copy
+import hashlib
 import json
 import resource
 import shutil
 import signal
 import threading
+import weakref
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +38,10 @@ REHEARSAL_SECONDS = 30.0
 MIN_C_STACK = 256 * 1024
 UNLIMITED_STACK = 8 * 1024 * 1024  # what a thread gets when RLIMIT_STACK is unlimited (glibc)
 OUTPUT_BYTES = 4000  # of the child's stderr, kept for the message
+MAX_CONCURRENT = 2  # children at once (this machine's cores; a load takes ~0.1 s of one)
+MAX_REMEMBERED = 64  # file sets whose rehearsal is remembered, by their names and contents
+_done: OrderedDict[tuple[tuple[str, str], ...], dict[str, Any]] = OrderedDict()
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
 
 class RehearsalFailed(PolicyError):
@@ -55,7 +63,37 @@ def child_c_stack() -> int:
 
 async def rehearse(files: list[Path], seconds: float = REHEARSAL_SECONDS) -> dict[str, Any]:
     """The load's problems (``errors``, ``warnings``) as a child SWI-Prolog found them loading ``files``;
-    raises ``RehearsalFailed`` when it could not load them to the end."""
+    raises ``RehearsalFailed`` when it could not load them to the end. The same names with the same contents
+    are rehearsed once (a policy page shown again, a replica adopting a version); at most
+    ``MAX_CONCURRENT`` children run at once, whoever asks (a flood of what-ifs waits its turn)."""
+    key = await asyncio.to_thread(_content_key, files)
+    known = _done.get(key)
+    if known is not None:
+        _done.move_to_end(key)
+        return copy.deepcopy(known)
+    slots = _slots.get(asyncio.get_running_loop())
+    if slots is None:
+        slots = _slots[asyncio.get_running_loop()] = asyncio.Semaphore(MAX_CONCURRENT)
+    async with slots:
+        found = await _run(files, seconds)
+    _done[key] = copy.deepcopy(found)
+    while len(_done) > MAX_REMEMBERED:
+        _done.popitem(last=False)
+    return found
+
+
+def _content_key(files: list[Path]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for f in files:
+        try:
+            digest = hashlib.sha256(f.read_bytes()).hexdigest()
+        except OSError:
+            digest = "unreadable"
+        out.append((str(f), digest))
+    return tuple(out)
+
+
+async def _run(files: list[Path], seconds: float) -> dict[str, Any]:
     swipl = shutil.which("swipl")
     if swipl is None:
         raise RehearsalFailed("SWI-Prolog's swipl command is not on PATH, so the rulebase cannot be checked")

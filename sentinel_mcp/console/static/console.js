@@ -66,14 +66,17 @@
     var parts = String(ev.data).split(" ");
     var n = parseInt(parts[0], 10) || 0, risky = parts[1] === "1";
     count.textContent = n ? String(n) : "";
+    // the inbox reloads by itself only while it shows nothing to answer: a page with forms on it never moves
+    // under the cursor (a new question listed first would put its Approve where another's was)
+    var answering = document.querySelector("form[action^='/console/inbox/']") !== null;
     if (known !== null && n > known) {
-      if (page.indexOf("/console/inbox") === 0 && !typing) { window.location.reload(); return; }
+      if (page.indexOf("/console/inbox") === 0 && !typing && !answering) { window.location.reload(); return; }
       tell(n + " question(s) wait for you.");
       if (risky) beep();
       if (window.Notification && Notification.permission === "granted") {
         new Notification("Sentinel", { body: n + " question(s) wait for you" });
       }
-    } else if (known !== null && n < known && page.indexOf("/console/inbox") === 0 && !typing) {
+    } else if (known !== null && n < known && page.indexOf("/console/inbox") === 0 && !typing && !answering) {
       window.location.reload();
       return;
     }

@@ -1,0 +1,43 @@
+"""A console form's body, read within a bound that counts the bytes received, before anything parses it.
+
+Every console form is ``application/x-www-form-urlencoded`` (none takes a file). Starlette's
+``request.form()`` bounds plain fields only: a multipart body's file parts spill to disk without end, and a
+limit checked on the ``Content-Length`` header is no limit for a chunked body, which has none. The sign-in
+form is open to anyone who can reach the console, so one unauthenticated client grew the gateway by 400 MB.
+Here the body is read chunk by chunk and refused past ``limit`` bytes as it arrives, any other content type
+is refused, and the fields are parsed from the bytes kept (at most ``max_fields``).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl
+
+from starlette.datastructures import FormData
+from starlette.requests import Request
+
+FORM_TYPE = "application/x-www-form-urlencoded"
+
+
+class FormRefused(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        self.status, self.reason = status, reason
+        super().__init__(reason)
+
+
+async def read_form(request: Request, limit: int, max_fields: int) -> FormData:
+    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if kind != FORM_TYPE:
+        raise FormRefused(415, "a console form is sent as application/x-www-form-urlencoded")
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise FormRefused(413, "the form is too large")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise FormRefused(413, "the form is too large")
+    try:
+        fields = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=max_fields)
+    except (UnicodeDecodeError, ValueError):
+        raise FormRefused(400, "the form could not be read (not UTF-8, or too many fields)") from None
+    return FormData([(k, v) for k, v in fields])

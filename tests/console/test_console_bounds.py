@@ -1,0 +1,176 @@
+"""What one client, signed in or not, may take of the console: bodies are read within a bound that counts the
+bytes received (a multipart or chunked body does not get past it), one principal's sessions, inbox items and
+live streams never push out another's, a stream ends with its session, and a second session cookie slipped in
+by another page of this host signs nobody in. A real Sentinel over HTTP on 127.0.0.1 (the console rig)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import httpx2
+import pytest
+
+from sentinel_mcp.console import auth, inbox
+from tests.console.console_rig import ALICE, CAROL, console_config, csrf_of, http_sentinel, signed_in
+
+pytestmark = pytest.mark.timeout(180)
+MAX_SESSIONS_PER_PRINCIPAL = getattr(auth, "MAX_SESSIONS_PER_PRINCIPAL", 20)
+MAX_STREAMS_PER_PRINCIPAL = getattr(inbox, "MAX_STREAMS_PER_PRINCIPAL", 16)
+
+
+@pytest.fixture(scope="module")
+def sentinel(tmp_path_factory):
+    cfg = console_config(tmp_path_factory.mktemp("console-bounds"))
+    with http_sentinel(cfg) as (base, proc):
+        yield base, proc
+
+
+def rss_kb(pid: int) -> int:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+async def chunks(n: int, size: int):
+    for _ in range(n):
+        yield b"a" * size
+
+
+@pytest.mark.parametrize("spelling", ["multipart file parts", "chunked urlencoded", "declared too long",
+                                      "json", "text/plain", "no content type"])
+async def test_a_sign_in_body_is_bounded_before_anything_is_checked(sentinel, spelling):
+    base, proc = sentinel
+    async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+        form = await http.get(f"{base}/console/login")
+        csrf = csrf_of(form.text)
+        headers = {"origin": base}
+        if spelling == "multipart file parts":
+            files = [(f"f{i}", (f"f{i}.bin", b"x" * 200_000)) for i in range(40)]
+            r = await http.post(f"{base}/console/login", headers=headers, data={"csrf": csrf}, files=files)
+        elif spelling == "chunked urlencoded":
+            r = await http.post(f"{base}/console/login", content=chunks(200, 64 * 1024),
+                                headers={**headers, "content-type": "application/x-www-form-urlencoded"})
+        elif spelling == "declared too long":
+            r = await http.post(f"{base}/console/login", content=b"csrf=" + b"a" * 20_000,
+                                headers={**headers, "content-type": "application/x-www-form-urlencoded"})
+        else:
+            kind = {"json": "application/json", "text/plain": "text/plain", "no content type": ""}[spelling]
+            r = await http.post(f"{base}/console/login", content=b'{"token": "x"}',
+                                headers={**headers, "content-type": kind})
+    assert r.status_code in (413, 415), (spelling, r.status_code, r.text[:300])
+    assert proc.poll() is None
+
+
+async def test_a_signed_in_form_body_sent_chunked_is_bounded_too(sentinel):
+    base, proc = sentinel
+    before = rss_kb(proc.pid)
+    async with signed_in(base, CAROL) as carol:
+        page = await carol.page("/console/inbox")
+        for _ in range(3):
+            r = await carol.http.post(
+                f"{base}/console/logout", content=chunks(400, 64 * 1024),  # 25 MB, no Content-Length
+                headers={"origin": base, "content-type": "application/x-www-form-urlencoded"})
+            assert r.status_code == 413, r.status_code
+        assert "csrf" in page
+    assert rss_kb(proc.pid) - before < 60_000  # 75 MB were sent; none of it was kept
+
+
+async def test_one_principal_signing_in_many_times_signs_nobody_else_out(sentinel):
+    base, _ = sentinel
+    async with signed_in(base, ALICE) as alice:
+        async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as http:
+            for _ in range(MAX_SESSIONS_PER_PRINCIPAL * 3):
+                form = await http.get(f"{base}/console/login")
+                r = await http.post(f"{base}/console/login", headers={"origin": base},
+                                    data={"csrf": csrf_of(form.text), "token": CAROL})
+                assert r.status_code == 303
+                http.cookies.clear()
+        r = await alice.get("/console/inbox")
+        assert r.status_code == 200 and "alice" in r.text.lower()
+
+
+async def test_a_second_session_cookie_signs_nobody_in(sentinel):
+    """A page on another port of this host can set a cookie the console receives (cookies ignore ports):
+    beside the person's own session, another principal's under another path. Neither counts then."""
+    base, _ = sentinel
+    async with signed_in(base, ALICE) as alice, signed_in(base, CAROL) as carol:
+        mine = alice.http.cookies.get("sentinel_console")
+        theirs = carol.http.cookies.get("sentinel_console")
+        for order in ((mine, theirs), (theirs, mine)):
+            cookie = f"sentinel_console={order[0]}; sentinel_console={order[1]}"
+            async with httpx2.AsyncClient(timeout=30, follow_redirects=False) as raw:
+                r = await raw.get(f"{base}/console/inbox", headers={"cookie": cookie})
+                assert r.status_code == 303, r.status_code
+                assert r.headers["location"].endswith("/console/login")
+        assert (await alice.get("/console/inbox")).status_code == 200  # one cookie: still alice's
+
+
+async def test_live_streams_are_bounded_per_principal_and_end_with_their_session(sentinel):
+    base, _ = sentinel
+    async with signed_in(base, CAROL) as carol:
+        opened: list[contextlib.AbstractAsyncContextManager] = []
+        stack = contextlib.AsyncExitStack()
+        async with stack:
+            statuses = []
+            for _ in range(MAX_STREAMS_PER_PRINCIPAL + 3):
+                r = await stack.enter_async_context(carol.http.stream("GET", f"{base}/console/events"))
+                statuses.append(r.status_code)
+                opened.append(r)
+            assert statuses[:MAX_STREAMS_PER_PRINCIPAL] == [200] * MAX_STREAMS_PER_PRINCIPAL, statuses
+            assert set(statuses[MAX_STREAMS_PER_PRINCIPAL:]) == {429}, statuses
+            async with signed_in(base, ALICE) as alice:  # another principal still gets one
+                async with alice.http.stream("GET", f"{base}/console/events") as r:
+                    assert r.status_code == 200
+            # signing out ends the session's open streams (they no longer count as someone watching)
+            page = await carol.page("/console/inbox")
+            await carol.http.post(f"{base}/console/logout", data={"csrf": csrf_of(page)},
+                                  headers={"origin": base})
+
+            async def drained(r) -> None:
+                async for _ in r.aiter_bytes():
+                    pass
+
+            await asyncio.wait_for(asyncio.gather(*(drained(r) for r in opened[:3])), 20)
+
+
+def test_sessions_are_bounded_per_principal_in_the_table_itself():
+    """Past the table's whole size too: a principal signing in without end evicts its own oldest sessions,
+    never another principal's (the table dropped the oldest of anyone: 1001 sign-ins signed alice out)."""
+    from sentinel_mcp.identity.principal import Principal
+    from sentinel_mcp.identity.resolver import Authenticator, TokenResolver
+
+    tokens = TokenResolver()
+    alice, carol = Principal("alice", "token"), Principal("carol", "token")
+    tokens.add(alice, token="alice-token-0123456789")
+    tokens.add(carol, token="carol-token-0123456789")
+    console = auth.ConsoleAuth(Authenticator([tokens]))
+    signed = console.sign_in("alice-token-0123456789")
+    assert signed is not None
+    for _ in range(auth.MAX_SESSIONS + 50):
+        assert console.sign_in("carol-token-0123456789") is not None
+    sid, _ = signed
+    assert console.still_signed_in(auth.Viewer(alice, "session:" + sid, sid))
+    carols = [p for p, _ in console._sessions.values() if p.name == "carol"]
+    assert len(carols) == MAX_SESSIONS_PER_PRINCIPAL
+
+
+def test_one_principals_answered_items_never_push_out_anothers_question():
+    """bob asks and denies thousands of calls: each answered item waits for its retry, and those once counted
+    only against the whole inbox (2,000), so alice's open question went; now each principal's items, open or
+    answered, count against its own bound."""
+    from sentinel_mcp.core.decision import Question
+
+    box = inbox.Inbox()
+    q = [Question(key="ok", message="Go?", requested_schema={"type": "object", "properties": {}})]
+
+    def ask(who: str, n: int) -> inbox.InboxItem:
+        return box.post(principal=who, session="s", client=None, tool="tb__delete_thing", arguments={"n": n},
+                        shown_arguments={"n": n}, version="v", reason="confirm", questions=q, kind="held")
+
+    alices = ask("alice", 0)
+    for n in range(inbox.MAX_ITEMS + 100):
+        box.deny(ask("bob", n))
+    assert box.get("alice", alices.id) is not None and alices.open
+    assert sum(1 for i in box._items.values() if i.principal == "bob") <= inbox.MAX_OPEN_PER_PRINCIPAL
