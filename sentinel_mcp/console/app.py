@@ -166,6 +166,8 @@ async def _login(console: Console, request: Request) -> Response:
 
 async def _logout(console: Console, request: Request, viewer: Viewer) -> Response:
     console.auth.sign_out(viewer)
+    if viewer.session_id is not None:
+        console.inbox.end_session_streams(viewer.session_id)
     response = RedirectResponse("/console/login", status_code=303, headers=HEADERS)
     response.delete_cookie(COOKIE, path="/console")
     return response
@@ -179,7 +181,7 @@ async def _events(console: Console, request: Request, viewer: Viewer) -> Respons
     other processes write, so the stream looks at that count every ``ASSIST_POLL_SECONDS`` (one small query).
     """
     name = viewer.principal.name
-    watching = console.inbox.watch(name)
+    watching = console.inbox.watch(name, viewer.session_id)
     if watching is None:
         return console.problem(request, viewer, 429, "too many live console pages are open; close some")
     queue = watching

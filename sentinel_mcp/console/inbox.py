@@ -79,6 +79,8 @@ class Inbox:
         self._items: OrderedDict[str, InboxItem] = OrderedDict()
         self._watchers: dict[str, set[asyncio.Queue[str]]] = {}
         self._last_watched: dict[str, float] = {}
+        # each live stream's console session (None once a sign-out ended it)
+        self._stream_sessions: dict[asyncio.Queue[str], str | None] = {}
         self.hint = "or the user answers it in Sentinel's web console (/console/inbox); then call again"
         self.shared: Any = None  # a ClusterInbox when replicas share a PostgreSQL store
         # other replicas' open questions, and every replica's answers waiting for a retry, as the store last
@@ -311,7 +313,22 @@ class Inbox:
         self.answer(item, self.denial(item))
 
     # ---------------------------------------------------------------- live updates
-    def watch(self, principal: str) -> asyncio.Queue[str] | None:
+    def end_session_streams(self, session_id: str) -> None:
+        """A console session was signed out: its live streams end now, and count as no one watching at once
+        (no grace: the person left, the page did not just reload)."""
+        for queue, sid in list(self._stream_sessions.items()):
+            if sid == session_id:
+                self._stream_sessions[queue] = None  # ended by a sign-out: unwatch gives no grace
+                if queue.full():
+                    queue.get_nowait()
+                queue.put_nowait("end")
+                for principal, watchers in list(self._watchers.items()):
+                    if queue in watchers:
+                        watchers.discard(queue)
+                        if not watchers:
+                            del self._watchers[principal]
+
+    def watch(self, principal: str, session_id: str | None = None) -> asyncio.Queue[str] | None:
         """A queue of this principal's events; None past the bound on open streams (each holds a connection
         and a file descriptor: one principal must not hold them all)."""
         if len(self._watchers.get(principal, ())) >= MAX_STREAMS_PER_PRINCIPAL or \
@@ -319,9 +336,13 @@ class Inbox:
             return None
         queue: asyncio.Queue[str] = asyncio.Queue(maxsize=100)
         self._watchers.setdefault(principal, set()).add(queue)
+        if session_id is not None:
+            self._stream_sessions[queue] = session_id
         return queue
 
     def unwatch(self, principal: str, queue: asyncio.Queue[str]) -> None:
+        if queue in self._stream_sessions and self._stream_sessions.pop(queue) is None:
+            return  # ended by its session's sign-out: already no one, and no grace
         watchers = self._watchers.get(principal)
         if watchers is not None:
             watchers.discard(queue)
