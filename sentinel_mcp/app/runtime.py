@@ -22,6 +22,8 @@ from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building 
 from sentinel_mcp.app.collector import serving_collector
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway.audit import AuditLog
+from sentinel_mcp.gateway.audit_anchor import AnchorLog
+from sentinel_mcp.gateway.audit_anchoring import Anchoring
 from sentinel_mcp.core.builtin import (
     BUILTINS,
     CALL_LIMITS,
@@ -154,6 +156,23 @@ def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
     return instance, instance.dir / config.store_path.name, None
 
 
+async def _start_anchoring(config: Config, audit: AuditLog, instance: Instance | None) -> Anchoring | None:
+    """This gateway's chain anchored outside the data dir (``gateway/audit_anchoring.py``) before any call;
+    a key or anchor that cannot be used stops the start (saying what is wrong), never an unanchored run."""
+    directory = config.audit_anchor_dir
+    if directory is None or instance is None:  # turned off; or no instance: the audit log is refused anyway
+        return None
+    try:
+        anchoring = Anchoring(AnchorLog(directory, config.store_path.parent), audit, config.store_path)
+        await anchoring.start()
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await audit.close()
+        instance.release()
+        raise
+    return anchoring
+
+
 BuildSteps = tuple[Callable[[], Any], Callable[[], Any]]  # a described built-in's (load, build)
 
 
@@ -276,6 +295,7 @@ async def _assembled(
         audit = await AuditLog(shared.url, chain=shared.replica).open()  # type: ignore[arg-type]
     else:
         audit = await AuditLog(audit_path, chain=instance.id if instance else audit_path.parent.name).open()
+    anchoring = await _start_anchoring(config, audit, instance) if shared is None else None
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
     gateway.principals.update(configured_principals(config))
@@ -367,6 +387,8 @@ async def _assembled(
             await guard.start()
             if shared is not None:  # commit every replica's chain head now and then (audit_cluster.py)
                 tg.start_soon(anchor_loop, audit.db, shared.replica)
+            if anchoring is not None:  # this chain's head in the anchor outside the data dir, now and then
+                tg.start_soon(anchoring.run)
             await manager_started.wait()
             await (
                 early_spawn.discard()
@@ -382,6 +404,11 @@ async def _assembled(
                 await guard.close()
             except Exception:  # noqa: BLE001
                 log.exception("guard close failed")
+            if anchoring is not None:
+                try:
+                    await anchoring.stop()
+                except Exception as e:  # noqa: BLE001 - the rows stay; only the last window is not anchored
+                    log.warning("audit anchor not written at stop: %s", e)
             await audit.close()
             if nonce_db is not None:
                 await release(nonce_db)

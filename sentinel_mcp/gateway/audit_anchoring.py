@@ -1,0 +1,81 @@
+"""A running gateway's anchoring (``audit_anchor.py``): its chain's committed head appended to the anchor at
+start (0 rows, before the first call), then at most every ``ANCHOR_EVERY`` seconds while the chain moves, and
+at a clean stop. It runs beside the calls (a task that reads the head, a worker thread that appends and
+fsyncs): a call's path gains nothing, and the anchor costs at most one fsync per interval per gateway.
+The first gateway to anchor a data dir adopts every chain already there as it finds it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from pathlib import Path
+
+from sentinel_mcp.gateway.audit import AuditLog, audit_files
+from sentinel_mcp.gateway.audit_anchor import ANCHOR_EVERY, AnchorLog, Head
+from sentinel_mcp.gateway.audit_schema import GENESIS
+from sentinel_mcp.storage import StorageError
+
+log = logging.getLogger(__name__)
+
+
+class Anchoring:
+    def __init__(
+        self, anchor: AnchorLog, audit: AuditLog, store_path: Path, every: float = ANCHOR_EVERY
+    ) -> None:
+        self.anchor, self.audit, self.every = anchor, audit, every
+        self.store_path = Path(store_path)
+        self.place = Path(audit.path).relative_to(self.store_path.parent).as_posix()
+        self._key: bytes | None = None
+        self._last: object = None  # the chain's hash when it was last anchored
+
+    async def start(self) -> None:
+        """The key (made on first start) and this chain's first anchor; raises ``AnchorError``."""
+        self._key = await asyncio.to_thread(self.anchor.open_for_writing)
+        await self._append("start")
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.every)
+            try:
+                if self.audit.moved != self._last:
+                    await self._append("head")
+            except StorageError as e:  # the chain goes on; the next anchor covers this moment too
+                log.warning("audit anchor not written: %s", e)
+
+    async def stop(self) -> None:
+        """After the last row of a clean stop."""
+        if self._key is not None and self.audit.moved != self._last:
+            await self._append("stop")
+
+    async def _append(self, kind: str) -> None:
+        assert self._key is not None
+        moved = self.audit.moved
+        try:
+            rows, hash_ = await self.audit.committed_head()
+        except StorageError:
+            if kind != "start":
+                raise
+            rows, hash_ = 0, GENESIS  # a degraded store at start: nothing is recorded until it is writable
+        head = Head(self.place, self.audit.chain, rows, hash_)
+        await asyncio.to_thread(self.anchor.append, self._key, [(kind, head)], self._existing)
+        self._last = moved
+
+    def _existing(self) -> list[Head]:
+        """Every other chain in the data dir (a new anchor adopts them as they are)."""
+        from sentinel_mcp.storage.snapshot import read_connection
+
+        heads = []
+        own = Path(self.audit.path)
+        for file in audit_files(self.store_path):
+            if file == own:
+                continue
+            place = file.relative_to(self.store_path.parent).as_posix()
+            try:
+                with read_connection(file) as conn:
+                    found = conn.execute("SELECT chain, hash, rows FROM audit_head ORDER BY chain").fetchall()
+            except sqlite3.Error as e:  # not adopted: verify will name it as never anchored
+                log.warning("audit anchor: %s not adopted (%s)", file, e)
+                continue
+            heads += [Head(place, str(c), int(n), str(h)) for c, h, n in found]
+        return heads
