@@ -62,8 +62,11 @@ def verify_anchored(path: Path, anchor: AnchorLog) -> ChainReport:
         seen_places.add(place)
         marks = expected.get(place, {})
         report = verify_file(file, marks)
-        if report.ok:
-            report.problem = _foreign(file, place, report.counts, marks)
+        misplaced = _misplaced(file, report.counts)  # the plainer cause, named first
+        if misplaced:
+            report.problem, report.broken_row = misplaced, None
+        elif report.ok:
+            report.problem = _unanchored(place, report.counts, marks)
         if not report.ok:
             report.file, report.files, report.anchored = file, len(files), len(records)
             return report
@@ -86,15 +89,22 @@ def verify_anchored(path: Path, anchor: AnchorLog) -> ChainReport:
     return total
 
 
-def _foreign(file: Path, place: str, counts: dict[str, int], marks: Marks) -> str | None:
-    """A chain in the wrong instance's file, or one with rows the anchor never named."""
-    in_instance = file.parent.parent.name == INSTANCES
-    for chain, n in sorted(counts.items()):
-        if in_instance and chain != file.parent.name:
+def _misplaced(file: Path, counts: dict[str, int]) -> str | None:
+    """A chain in another instance's directory (instance files swapped, or one moved)."""
+    if file.parent.parent.name != INSTANCES:
+        return None
+    for chain in sorted(counts):
+        if chain != file.parent.name:
             return (
                 f"instance directory {file.parent.name} holds chain {chain}: the files of two instances were "
                 "swapped, or one was moved here"
             )
+    return None
+
+
+def _unanchored(place: str, counts: dict[str, int], marks: Marks) -> str | None:
+    """A chain with rows the anchor never named (grafted in from elsewhere)."""
+    for chain, n in sorted(counts.items()):
         if n > 0 and chain not in marks:
             return (
                 f"chain {chain} ({n} rows in {place}) was never anchored: an instance grafted in from "

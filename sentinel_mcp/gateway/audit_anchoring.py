@@ -21,9 +21,10 @@ log = logging.getLogger(__name__)
 
 class Anchoring:
     def __init__(
-        self, anchor: AnchorLog, audit: AuditLog, store_path: Path, every: float = ANCHOR_EVERY
+        self, anchor: AnchorLog, audit: AuditLog, store_path: Path, every: float | None = None
     ) -> None:
-        self.anchor, self.audit, self.every = anchor, audit, every
+        self.anchor, self.audit = anchor, audit
+        self.every = ANCHOR_EVERY if every is None else every
         self.store_path = Path(store_path)
         self.place = Path(audit.path).relative_to(self.store_path.parent).as_posix()
         self._key: bytes | None = None
