@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "what",
         nargs="?",
         choices=["verify"],
-        help="verify: check that no row was changed, removed or inserted (exit 1 at the first broken row)",
+        help="verify: check that no row was changed, removed or inserted, and every chain against the anchor "
+        "kept outside the data dir (exit 1 at the first problem; --json for one JSON object)",
     )
     p.add_argument("--tail", type=int, default=20, metavar="N", help="the newest N entries (default 20)")
     p.add_argument("--session", help="only this session")

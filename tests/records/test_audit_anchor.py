@@ -81,7 +81,8 @@ def sql(db: Path, *statements: Any) -> None:
 def stored_hash(db: Path, position: int) -> str:
     conn = sqlite3.connect(db)
     try:
-        return conn.execute("SELECT hash FROM audit ORDER BY id LIMIT 1 OFFSET ?", (position - 1,)).fetchone()[0]
+        row = conn.execute("SELECT hash FROM audit ORDER BY id LIMIT 1 OFFSET ?", (position - 1,)).fetchone()
+        return row[0]
     finally:
         conn.close()
 
@@ -204,7 +205,8 @@ async def test_an_edited_cut_or_reordered_anchor_is_broken_naming_the_line(tmp_p
     edited["rows"] = 1  # the MAC no longer matches
     assert broken(with_lines([*lines[:2], json.dumps(edited).encode() + b"\n", *lines[3:]]),
                   "line 3", "MAC does not match")
-    assert broken(with_lines([*lines[:3], *lines[4:]]), "line 4", "does not follow")  # one cut from the middle
+    # one line cut from the middle, two swapped
+    assert broken(with_lines([*lines[:3], *lines[4:]]), "line 4", "does not follow")
     assert broken(with_lines([lines[0], lines[2], lines[1], *lines[3:]]), "line 2", "does not follow")
     assert broken(with_lines([*lines[:3], b"{not json\n", *lines[3:]]), "line 4", "not JSON")
     assert broken(with_lines([*lines[:3], b"[1, 2]\n", *lines[3:]]), "line 4", "not an anchor record")
