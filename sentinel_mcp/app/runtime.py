@@ -56,7 +56,7 @@ from sentinel_mcp.identity.http_auth import configured_principals
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.replica import open_nonce_book, shared_store
 from sentinel_mcp.gateway.request_state import RequestStateSeal
-from sentinel_mcp.storage.instances import Instance, settle_dead
+from sentinel_mcp.storage.instances import Instance, crashed_instances, settle_dead
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.private_paths import private_dir
 
@@ -156,7 +156,9 @@ def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
     return instance, instance.dir / config.store_path.name, None
 
 
-async def _start_anchoring(config: Config, audit: AuditLog, instance: Instance | None) -> Anchoring | None:
+async def _start_anchoring(
+    config: Config, audit: AuditLog, instance: Instance | None, crashed: list[Path]
+) -> Anchoring | None:
     """This gateway's chain anchored outside the data dir (``gateway/audit_anchoring.py``) before any call;
     a key or anchor that cannot be used stops the start (saying what is wrong), never an unanchored run."""
     directory = config.audit_anchor_dir
@@ -164,7 +166,7 @@ async def _start_anchoring(config: Config, audit: AuditLog, instance: Instance |
         return None
     try:
         anchoring = Anchoring(AnchorLog(directory, config.store_path.parent), audit, config.store_path)
-        await anchoring.start()
+        await anchoring.start(crashed)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await audit.close()
@@ -290,12 +292,14 @@ async def _assembled(
     lazy_builtins: bool = True,
 ) -> AsyncIterator[Runtime]:
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
+    # ended without a clean stop: their heads are anchored once this gateway's anchor starts (before settling)
+    crashed = crashed_instances(config.store_path.parent) if shared is None else []
     instance, audit_path, instance_problem = _claim_instance(config)
     if shared is not None:  # one audit log for the cluster: this replica's own chain in it
         audit = await AuditLog(shared.url, chain=shared.replica).open()  # type: ignore[arg-type]
     else:
         audit = await AuditLog(audit_path, chain=instance.id if instance else audit_path.parent.name).open()
-    anchoring = await _start_anchoring(config, audit, instance) if shared is None else None
+    anchoring = await _start_anchoring(config, audit, instance, crashed) if shared is None else None
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
     gateway.principals.update(configured_principals(config))

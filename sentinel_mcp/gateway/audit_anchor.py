@@ -39,7 +39,7 @@ KEY = "key"
 LOG = "anchors.log"
 ANCHOR_EVERY = 2.0  # seconds between a running gateway's anchors (only when its chain moved)
 VERSION = 1
-KINDS = ("genesis", "adopt", "start", "head", "stop")
+KINDS = ("genesis", "adopt", "start", "head", "stop", "settled")
 _FIELDS = {
     "v": int, "seq": int, "ts": float, "kind": str, "place": str, "chain": str, "rows": int, "hash": str,
     "prev": str, "mac": str,

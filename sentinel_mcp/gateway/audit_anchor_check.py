@@ -32,9 +32,15 @@ def _said(rec: dict[str, Any]) -> str:
 
 
 def anchored_marks(records: list[dict[str, Any]]) -> dict[str, Marks]:
-    """place -> chain -> rows -> (hash, where the anchor said it); the first saying of a position counts."""
+    """place -> chain -> rows -> (hash, where the anchor said it); the first saying of a position counts.
+    Only chains the anchor knew from their birth (``start``) or adopted when it was made (``adopt``) count: a
+    chain named first by a ``settled`` line (an ended instance's head, anchored by a later start) is not
+    vouched for by it."""
+    known = {(r["place"], r["chain"]) for r in records if r["kind"] in ("start", "adopt")}
     out: dict[str, Marks] = {}
     for rec in records[1:]:
+        if (rec["place"], rec["chain"]) not in known:
+            continue
         chains = out.setdefault(rec["place"], {})
         chains.setdefault(rec["chain"], {}).setdefault(rec["rows"], (rec["hash"], _said(rec)))
     return out
@@ -48,10 +54,9 @@ def verify_anchored(path: Path, anchor: AnchorLog) -> ChainReport:
         key = load_key(anchor.dir, create=False)
         records = anchor.read(key)
     except AnchorError as e:
-        return ChainReport(problem=str(e), files=0, file=anchor.path)
+        return ChainReport(problem=str(e), files=0)
     except OSError as e:
-        problem = f"cannot verify: the anchor cannot be read ({e})"
-        return ChainReport(problem=problem, files=0, file=anchor.path)
+        return ChainReport(problem=f"cannot verify: the anchor cannot be read ({e})", files=0)
     expected = anchored_marks(records)
     store_dir = Path(path).parent
     files = audit_files(path)

@@ -30,10 +30,13 @@ class Anchoring:
         self._key: bytes | None = None
         self._last: object = None  # the chain's hash when it was last anchored
 
-    async def start(self) -> None:
-        """The key (made on first start) and this chain's first anchor; raises ``AnchorError``."""
+    async def start(self, crashed: list[Path] | None = None) -> None:
+        """The key (made on first start) and this chain's first anchor; raises ``AnchorError``. ``crashed``:
+        instances that ended without a clean stop (``instances.crashed_instances``), whose heads are anchored
+        now (``settled``) so that their rows after their own last anchor are covered from here on."""
         self._key = await asyncio.to_thread(self.anchor.open_for_writing)
-        await self._append("start")
+        settled = await asyncio.to_thread(self._heads, [d / self.store_path.name for d in crashed or []])
+        await self._append("start", [("settled", h) for h in settled])
 
     async def run(self) -> None:
         while True:
@@ -49,7 +52,7 @@ class Anchoring:
         if self._key is not None and self.audit.moved != self._last:
             await self._append("stop")
 
-    async def _append(self, kind: str) -> None:
+    async def _append(self, kind: str, also: list[tuple[str, Head]] | None = None) -> None:
         assert self._key is not None
         moved = self.audit.moved
         try:
@@ -59,24 +62,27 @@ class Anchoring:
                 raise
             rows, hash_ = 0, GENESIS  # a degraded store at start: nothing is recorded until it is writable
         head = Head(self.place, self.audit.chain, rows, hash_)
-        await asyncio.to_thread(self.anchor.append, self._key, [(kind, head)], self._existing)
+        await asyncio.to_thread(self.anchor.append, self._key, [*(also or []), (kind, head)], self._existing)
         self._last = moved
 
     def _existing(self) -> list[Head]:
         """Every other chain in the data dir (a new anchor adopts them as they are)."""
+        own = Path(self.audit.path)
+        return self._heads([f for f in audit_files(self.store_path) if f != own])
+
+    def _heads(self, files: list[Path]) -> list[Head]:
         from sentinel_mcp.storage.snapshot import read_connection
 
         heads = []
-        own = Path(self.audit.path)
-        for file in audit_files(self.store_path):
-            if file == own:
+        for file in files:
+            if not file.exists():
                 continue
             place = file.relative_to(self.store_path.parent).as_posix()
             try:
                 with read_connection(file) as conn:
                     found = conn.execute("SELECT chain, hash, rows FROM audit_head ORDER BY chain").fetchall()
-            except sqlite3.Error as e:  # not adopted: verify will name it as never anchored
-                log.warning("audit anchor: %s not adopted (%s)", file, e)
+            except sqlite3.Error as e:  # not anchored: verify names a chain it never saw
+                log.warning("audit anchor: %s not anchored (%s)", file, e)
                 continue
             heads += [Head(place, str(c), int(n), str(h)) for c, h, n in found]
         return heads

@@ -292,20 +292,32 @@ async def test_restarts_many_instances_and_chains_from_before_anchoring_verify(t
 
 async def test_an_unanchored_chain_is_never_adopted_by_a_later_start(tmp_path: Path) -> None:
     data = await three_instances(tmp_path)
-    await run_calls(tmp_path, tmp_path / "other", ["foreign"])
-    [foreign] = instance_dirs(tmp_path / "other")
-    shutil.copytree(foreign, data / "instances" / foreign.name)
+    other = tmp_path / "other"
+    async with running_gateway(gateway_config(tmp_path, other)) as rt:  # copied while it ran: as if it crashed
+        async with Client(rt.front.server) as c:
+            await c.call_tool("rec__do", {"mark": "foreign"})
+            [foreign] = instance_dirs(other)
+            shutil.copytree(foreign, data / "instances" / foreign.name)
+    assert (data / "instances" / foreign.name / "sentinel.db-wal").stat().st_size > 0
     await run_calls(tmp_path, data, ["after the graft"])  # a restart does not launder it
+    lines = [json.loads(x) for x in _anchor(data).read_text().splitlines()]
+    assert any(x["kind"] == "settled" and x["chain"] == foreign.name for x in lines)  # seen, not vouched for
     assert broken(verify(tmp_path, data), "never anchored", foreign.name)
 
 
-async def test_kill_9_then_verify_and_restart(tmp_path: Path) -> None:
+async def test_kill_9_then_verify_and_the_next_start_anchors_what_the_killed_one_left(tmp_path: Path) -> None:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     from .rig import AUTH
 
     config = write_config(tmp_path)
+    data = tmp_path / "data"
+
+    def cli(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "audit", "verify", *extra],
+                              capture_output=True, text=True, timeout=60)
+
     for round_ in range(2):
         proc, port = await asyncio.to_thread(start_http, config)
         try:
@@ -317,11 +329,15 @@ async def test_kill_9_then_verify_and_restart(tmp_path: Path) -> None:
             proc.wait(10)
         finally:
             kill_tree(proc)
-        run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "audit", "verify"],
-                             capture_output=True, text=True, timeout=60)
+        run = cli()
         assert run.returncode == 0 and "anchored" in run.stdout, run.stdout + run.stderr
-
-
+    # the second start anchored the first (killed) instance's head as it found it: its 10 rows are covered now
+    first = instance_dirs(data)[0]
+    lines = [json.loads(x) for x in _anchor(data).read_text().splitlines()]
+    assert {"kind": "settled", "chain": first.name, "rows": 10}.items() <= next(
+        x for x in lines if x["kind"] == "settled").items(), lines
+    rewind(first / "sentinel.db")
+    assert broken(cli(), "were anchored")
 async def test_a_running_gateway_anchors_its_chain_while_it_moves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
