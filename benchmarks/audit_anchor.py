@@ -33,7 +33,8 @@ def main() -> None:
         key = log.open_for_writing()
         wall0, cpu0 = time.perf_counter(), time.process_time()
         for i in range(args.appends):
-            log.append(key, [("head", Head("instances/x/sentinel.db", "x", i * 2, f"{i:064x}"))], lambda: [])
+            head = Head("instances/x/sentinel.db", "x", i * 2, f"{i:064x}")
+            log.append(key, [("head", head)], lambda: [])
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
         n = args.appends
         print(f"append (fsync'd)     {wall / n * 1e3:7.3f} ms wall  {cpu / n * 1e3:7.3f} ms CPU   "
@@ -43,7 +44,8 @@ def main() -> None:
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
         print(f"verify read+MACs     {wall / len(records) * 1e6:7.1f} us/record wall  "
               f"{cpu / len(records) * 1e6:7.1f} us/record CPU  ({len(records)} records, "
-              f"{os.path.getsize(log.path) / len(records):.0f} bytes each)   goal: a day of anchors in seconds")
+              f"{os.path.getsize(log.path) / len(records):.0f} bytes each)   "
+              "goal: a day of anchors in seconds")
 
 
 if __name__ == "__main__":

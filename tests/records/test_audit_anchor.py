@@ -293,7 +293,8 @@ async def test_restarts_many_instances_and_chains_from_before_anchoring_verify(t
 async def test_an_unanchored_chain_is_never_adopted_by_a_later_start(tmp_path: Path) -> None:
     data = await three_instances(tmp_path)
     other = tmp_path / "other"
-    async with running_gateway(gateway_config(tmp_path, other)) as rt:  # copied while it ran: as if it crashed
+    # copied while it ran: as if it had crashed (its write-ahead log not folded back)
+    async with running_gateway(gateway_config(tmp_path, other)) as rt:
         async with Client(rt.front.server) as c:
             await c.call_tool("rec__do", {"mark": "foreign"})
             [foreign] = instance_dirs(other)
@@ -315,8 +316,8 @@ async def test_kill_9_then_verify_and_the_next_start_anchors_what_the_killed_one
     data = tmp_path / "data"
 
     def cli(*extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(config), "audit", "verify", *extra],
-                              capture_output=True, text=True, timeout=60)
+        command = [sys.executable, "-m", "sentinel_mcp", "-c", str(config), "audit", "verify", *extra]
+        return subprocess.run(command, capture_output=True, text=True, timeout=60)
 
     for round_ in range(2):
         proc, port = await asyncio.to_thread(start_http, config)
