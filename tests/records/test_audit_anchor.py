@@ -358,3 +358,49 @@ async def test_a_running_gateway_anchors_its_chain_while_it_moves(
                 await asyncio.sleep(0.05)
             assert any(h["kind"] == "head" and h["rows"] == 6 for h in heads), heads
     assert verify(tmp_path, data).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"rows": -1}, "not an anchor record this Sentinel writes"),
+        ({"rows": True}, "wrong type"),
+        ({"rows": 1.5}, "wrong type"),
+        ({"hash": None}, "wrong type"),
+        ({"kind": "genesis"}, "second genesis"),
+        ({"kind": "bogus"}, "not an anchor record this Sentinel writes"),
+        ({"v": 2}, "not an anchor record this Sentinel writes"),
+        ({"extra": 1}, "fields differ"),
+        ({"chain": "x" * 20000}, "too long"),
+    ],
+)
+def test_an_anchor_line_of_the_wrong_shape_is_broken_even_with_a_valid_mac(
+    tmp_path: Path, change: dict, words: str
+) -> None:
+    """Type-strict reading: even a line whose MAC verifies (as if the key leaked) is refused by its shape."""
+    from sentinel_mcp.gateway.audit_anchor import AnchorLog, Head, record_mac
+
+    data, anchor_dir = tmp_path / "data", tmp_path / "anchor"
+    data.mkdir()
+    log = AnchorLog(anchor_dir, data)
+    key = log.open_for_writing()
+    log.append(key, [("start", Head("instances/a/sentinel.db", "a", 0, GENESIS))], lambda: [])
+    lines = log.path.read_text().splitlines()
+    last = json.loads(lines[-1])
+    hostile = {**{k: v for k, v in last.items() if k != "mac"}, **change}
+    hostile["mac"] = record_mac(key, hostile)
+    log.path.write_text("\n".join([*lines[:-1], json.dumps(hostile)]) + "\n")
+    with pytest.raises(AnchorError, match=words):
+        log.read(key)
+    assert broken(verify(tmp_path, data, audit_anchor=str(anchor_dir)), words)
+
+
+def test_an_anchor_directory_others_may_write_is_refused(tmp_path: Path) -> None:
+    from sentinel_mcp.gateway.audit_anchor import AnchorLog
+
+    data, anchor_dir = tmp_path / "data", tmp_path / "anchor"
+    data.mkdir()
+    anchor_dir.mkdir(mode=0o700)
+    anchor_dir.chmod(0o777)
+    with pytest.raises(AnchorError, match="group or others"):
+        AnchorLog(anchor_dir, data).open_for_writing()
