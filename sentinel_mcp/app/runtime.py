@@ -314,6 +314,8 @@ async def _assembled(
     )  # keys of a pasted host config Sentinel ignores
     if instance_problem:
         problems.append(instance_problem)
+    if anchoring is not None and anchoring.problem:
+        problems.append(anchoring.problem)
     for name in config.sentinel.builtins:
         ctx = BuiltinContext(
             name=name,

@@ -212,9 +212,10 @@ class AnchorLog:
         except OSError as e:
             raise AnchorError(f"anchor directory {self.dir}: {e.strerror or e}") from None
 
-    def append(self, key: bytes, heads: list[tuple[str, Head]], first: Callable[[], list[Head]]) -> None:
+    def append(self, key: bytes, heads: list[tuple[str, Head]], first: Callable[[], list[Head]]) -> int:
         """Append one record per ``(kind, head)``, durable when this returns. On a new file the genesis line
-        and ``first()`` (every chain already in the data dir, adopted as found) come first."""
+        and ``first()`` (every chain already in the data dir, adopted as found) come first: how many were
+        adopted is returned (0 on an existing file)."""
         try:
             flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
             fd = os.open(self.path, flags, 0o600)
@@ -239,16 +240,19 @@ class AnchorLog:
                 rec["mac"] = prev = record_mac(key, rec)
                 lines.append(json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n")
 
+            adopted = 0
             if seq == 0:
                 add("genesis", Head(self.data_dir_id(), "", 0, GENESIS))
                 for head in first():
                     add("adopt", head)
+                    adopted += 1
             for kind, head in heads:
                 add(kind, head)
             data = "".join(lines).encode("ascii")
             while data:
                 data = data[os.write(fd, data):]
             os.fsync(fd)
+            return adopted
         except OSError as e:
             raise AnchorError(f"anchor {self.path} cannot be written: {e.strerror or e}") from None
         finally:

@@ -29,6 +29,7 @@ class Anchoring:
         self.place = Path(audit.path).relative_to(self.store_path.parent).as_posix()
         self._key: bytes | None = None
         self._last: object = None  # the chain's hash when it was last anchored
+        self.problem: str | None = None  # what start-up should report (chains adopted by a new anchor)
 
     async def start(self, crashed: list[Path] | None = None) -> None:
         """The key (made on first start) and this chain's first anchor; raises ``AnchorError``. ``crashed``:
@@ -36,7 +37,14 @@ class Anchoring:
         now (``settled``) so that their rows after their own last anchor are covered from here on."""
         self._key = await asyncio.to_thread(self.anchor.open_for_writing)
         settled = await asyncio.to_thread(self._heads, [d / self.store_path.name for d in crashed or []])
-        await self._append("start", [("settled", h) for h in settled])
+        adopted = await self._append("start", [("settled", h) for h in settled])
+        if adopted:  # trusted as found: right for a data dir from before anchoring, a warning otherwise
+            self.problem = (
+                f"audit anchor: a new anchor in {self.anchor.dir} adopted {adopted} chain(s) already in the data "
+                "dir as they are now; if this data dir had an anchor elsewhere, sentinel.audit_anchor should "
+                "name it"
+            )
+            log.warning("%s", self.problem)
 
     async def run(self) -> None:
         while True:
@@ -52,7 +60,7 @@ class Anchoring:
         if self._key is not None and self.audit.moved != self._last:
             await self._append("stop")
 
-    async def _append(self, kind: str, also: list[tuple[str, Head]] | None = None) -> None:
+    async def _append(self, kind: str, also: list[tuple[str, Head]] | None = None) -> int:
         assert self._key is not None
         moved = self.audit.moved
         try:
@@ -62,8 +70,11 @@ class Anchoring:
                 raise
             rows, hash_ = 0, GENESIS  # a degraded store at start: nothing is recorded until it is writable
         head = Head(self.place, self.audit.chain, rows, hash_)
-        await asyncio.to_thread(self.anchor.append, self._key, [*(also or []), (kind, head)], self._existing)
+        adopted = await asyncio.to_thread(
+            self.anchor.append, self._key, [*(also or []), (kind, head)], self._existing
+        )
         self._last = moved
+        return adopted
 
     def _existing(self) -> list[Head]:
         """Every other chain in the data dir (a new anchor adopts them as they are)."""

@@ -40,11 +40,13 @@ def gateway_config(tmp: Path, data: Path, **sentinel: Any) -> Any:
     )
 
 
-async def run_calls(tmp: Path, data: Path, marks: list[str], **sentinel: Any) -> None:
+async def run_calls(tmp: Path, data: Path, marks: list[str], **sentinel: Any) -> list[str]:
+    """The calls through a gateway on ``data``; its start-up problems."""
     async with running_gateway(gateway_config(tmp, data, **sentinel)) as rt:
         async with Client(rt.front.server) as c:
             for m in marks:
                 assert not (await c.call_tool("rec__do", {"mark": m})).is_error
+        return list(rt.problems)
 
 
 def verify(tmp: Path, data: Path, *extra: str, **sentinel: Any) -> subprocess.CompletedProcess:
@@ -282,8 +284,9 @@ async def test_restarts_many_instances_and_chains_from_before_anchoring_verify(t
         await run_calls(tmp_path, data, [f"old{k}", f"old{k}b"], audit_anchor=False)
     assert broken(verify(tmp_path, data), "cannot verify")
     # the first anchoring gateway adopts them as they are; later ones anchor their own
-    for k in range(4):
-        await run_calls(tmp_path, data, [f"new{k}-{i}" for i in range(3)])
+    problems = [await run_calls(tmp_path, data, [f"new{k}-{i}" for i in range(3)]) for k in range(4)]
+    assert any("adopted 2 chain(s)" in p for p in problems[0]), problems[0]  # said at start-up, once
+    assert not any("adopted" in p for later in problems[1:] for p in later)
     run = verify(tmp_path, data)
     assert run.returncode == 0 and "32 rows in 6 chain(s)" in run.stdout, run.stdout
     rewind(_files(data)[0])  # an adopted chain is protected from then on
