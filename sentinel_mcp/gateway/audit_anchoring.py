@@ -40,9 +40,9 @@ class Anchoring:
         adopted = await self._append("start", [("settled", h) for h in settled])
         if adopted:  # trusted as found: right for a data dir from before anchoring, a warning otherwise
             self.problem = (
-                f"audit anchor: a new anchor in {self.anchor.dir} adopted {adopted} chain(s) already in the data "
-                "dir as they are now; if this data dir had an anchor elsewhere, sentinel.audit_anchor should "
-                "name it"
+                f"audit anchor: a new anchor in {self.anchor.dir} adopted {adopted} chain(s) already in the "
+                "data dir as they are now; if this data dir had an anchor elsewhere, sentinel.audit_anchor "
+                "should name it"
             )
             log.warning("%s", self.problem)
 
