@@ -31,10 +31,13 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /wheels /wheels
 RUN python -m pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
-RUN useradd --create-home --uid 10001 sentinel && mkdir -p /data && chown sentinel /data
+RUN useradd --create-home --uid 10001 sentinel && mkdir -p /data /state && chown sentinel /data /state \
+    && chmod 700 /state
 USER sentinel
-ENV SENTINEL_DATA_DIR=/data PYTHONUNBUFFERED=1
-VOLUME /data
+# /state holds the audit anchor (key + anchors.log, outside the data dir): its own volume, so that it outlives
+# the container and is not restored or shared with /data
+ENV SENTINEL_DATA_DIR=/data XDG_STATE_HOME=/state PYTHONUNBUFFERED=1
+VOLUME /data /state
 EXPOSE 8765
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s \
     CMD python -c "import os, ssl, urllib.request; urllib.request.urlopen('https://127.0.0.1:8765/healthz', timeout=4, context=ssl.create_default_context(cafile=os.environ['SENTINEL_DATA_DIR'] + '/tls/ca.pem'))"

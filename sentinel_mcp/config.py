@@ -12,14 +12,20 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, Tag, ValidationError,
+                      field_validator, model_validator)
 
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import validate_section
 from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, parse_inputs, workspace_folder
-from sentinel_mcp.paths import RULEBASES_DIR, SHIPPED_PREFIX, SHIPPED_ROOT, default_data_dir
+from sentinel_mcp.paths import (
+    RULEBASES_DIR,
+    SHIPPED_PREFIX,
+    SHIPPED_ROOT,
+    default_anchor_dir,
+    default_data_dir,
+)
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
 # ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder},
@@ -283,6 +289,16 @@ class SentinelSettings(BaseModel):
     seeds: dict[str, Any] = Field(default_factory=dict)
     data_dir: str | None = None
     store: str | None = None  # a SQLite path, or a postgresql:// URL that several replicas share
+    # the audit anchor's directory (key + anchors.log), outside the data dir: a path, true (the default place,
+    # paths.default_anchor_dir) or false (no anchor: a rewound or removed chain goes unnoticed)
+    audit_anchor: StrictBool | str | None = None
+
+    @field_validator("audit_anchor")
+    @classmethod
+    def _anchor_path(cls, v: bool | str | None) -> bool | str | None:
+        if isinstance(v, str) and not v.strip():
+            raise ValueError("a directory outside the data dir, true (the default place) or false (off)")
+        return v
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     builtins: list[str] = Field(default_factory=list)
     http: HttpSettings = Field(default_factory=HttpSettings)
@@ -363,6 +379,16 @@ class Config(BaseModel):
         if self.store_url:
             return self.data_dir / "sentinel.db"
         return self._resolve(s) if s else self.data_dir / "sentinel.db"
+
+    @property
+    def audit_anchor_dir(self) -> Path | None:
+        """The SQLite audit log's anchor directory (``gateway/audit_anchor.py``), or None when turned off."""
+        a = self.sentinel.audit_anchor
+        if a is False:
+            return None
+        if isinstance(a, str):
+            return self._resolve(a)
+        return default_anchor_dir(self.store_path.parent)
 
     def rulebase_paths(self) -> list[Path]:
         """Each configured rulebase: ``shipped:rulebases/airline.pl`` names one Sentinel ships; any other path

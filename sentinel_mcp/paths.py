@@ -6,6 +6,7 @@ wheel carries them inside the package (``sentinel_mcp/rulebases``, ``sentinel_mc
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -33,3 +34,12 @@ def default_data_dir() -> Path:
         return Path(env).expanduser()
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base).expanduser() / "sentinel"
+
+
+def default_anchor_dir(store_dir: Path) -> Path:
+    """Where the audit anchor of the data dir ``store_dir`` lives unless configured
+    (``gateway/audit_anchor.py``): ``$XDG_STATE_HOME/sentinel-mcp/anchors/<sha256 of its real path>``."""
+    real = os.path.realpath(store_dir)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return Path(base).expanduser() / "sentinel-mcp" / "anchors" / digest

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 from pathlib import Path
@@ -14,6 +17,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# each data dir's audit anchor (key + anchors.log) lives outside it, by default under $XDG_STATE_HOME: the
+# tests' own (inherited by every gateway and CLI they start), never the user's
+_STATE = tempfile.mkdtemp(prefix="sentinel-test-state-")
+os.environ["XDG_STATE_HOME"] = _STATE
+atexit.register(shutil.rmtree, _STATE, True)
 PY = sys.executable
 
 

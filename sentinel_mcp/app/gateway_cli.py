@@ -49,7 +49,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "what",
         nargs="?",
         choices=["verify"],
-        help="verify: check that no row was changed, removed or inserted (exit 1 at the first broken row)",
+        help="verify: check that no row was changed, removed or inserted, and every chain against the anchor "
+        "kept outside the data dir (exit 1 at the first problem; --json for one JSON object)",
     )
     p.add_argument("--tail", type=int, default=20, metavar="N", help="the newest N entries (default 20)")
     p.add_argument("--session", help="only this session")
@@ -179,7 +180,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.what == "verify":
         if config.store_url:  # replicas on one PostgreSQL: every replica's chain and the anchors
             return _verify_cluster(config.store_url)
-        return _verify(config.store_path)
+        return _verify(config.store_path, config.audit_anchor_dir, args.json)
     if config.store_url:  # the cluster's one audit log (every replica's chain)
         rows = asyncio.run(_read_server_audit(config.store_url, args.tail, args.session, args.principal))
     else:
@@ -278,18 +279,44 @@ def _verify_cluster(url: str) -> int:
     return 1
 
 
-def _verify(path: Path) -> int:
-    from sentinel_mcp.gateway.audit_chain import verify_store
+def _verify(path: Path, anchor_dir: Path | None, as_json: bool = False) -> int:
+    """Every chain of the store at ``path``, and, with an anchor, every chain against it
+    (``gateway/audit_anchor_check.py``). BROKEN with its reason, never a traceback; exit 1 unless intact."""
+    from sentinel_mcp.gateway.audit_anchor import AnchorError, AnchorLog
+    from sentinel_mcp.gateway.audit_anchor_check import verify_anchored
+    from sentinel_mcp.gateway.audit_chain import ChainReport, verify_store
 
-    report = verify_store(path)
+    try:
+        if anchor_dir is None:
+            report = verify_store(path)
+        else:
+            report = verify_anchored(path, AnchorLog(anchor_dir, path.parent))
+    except AnchorError as e:
+        report = ChainReport(problem=str(e), files=0)
+    except Exception as e:  # noqa: BLE001 - whatever is on disk, the answer is a reason, not a traceback
+        report = ChainReport(problem=f"cannot verify: {type(e).__name__}: {e}", files=0)
+    if as_json:
+        print(json.dumps({
+            "ok": report.ok, "store": str(path), "rows": report.rows, "chains": report.chains,
+            "files": report.files, "problem": report.problem,
+            "file": str(report.file) if report.file else None, "broken_row": report.broken_row,
+            "anchor": str(anchor_dir) if anchor_dir else None, "anchor_records": report.anchored,
+        }, ensure_ascii=True))
+        return 0 if report.ok else 1
     if report.ok:
+        anchored = (
+            f"; anchored: {report.anchored} anchor records verified with the key in {anchor_dir} (rows after "
+            "each chain's last anchor are not covered)"
+            if anchor_dir is not None
+            else "; not anchored (sentinel.audit_anchor is false): a rewound or removed chain is not detected"
+        )
         print(
             f"audit log {path}: {report.rows} rows in {report.chains} chain(s) across {report.files} file(s) "
-            "(every gateway instance), chain intact"
+            f"(every gateway instance), chain intact{anchored}"
         )
         return 0
     print(
-        f"audit log {report.file or path}: BROKEN: {report.problem}"
+        f"audit log {report.file or path}: BROKEN: {_shown(report.problem, 2000)}"
         + (f" (first broken row: {report.broken_row})" if report.broken_row is not None else "")
     )
     return 1

@@ -22,6 +22,8 @@ from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building 
 from sentinel_mcp.app.collector import serving_collector
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway.audit import AuditLog
+from sentinel_mcp.gateway.audit_anchor import AnchorLog
+from sentinel_mcp.gateway.audit_anchoring import Anchoring
 from sentinel_mcp.core.builtin import (
     BUILTINS,
     CALL_LIMITS,
@@ -54,7 +56,7 @@ from sentinel_mcp.identity.http_auth import configured_principals
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.replica import open_nonce_book, shared_store
 from sentinel_mcp.gateway.request_state import RequestStateSeal
-from sentinel_mcp.storage.instances import Instance, settle_dead
+from sentinel_mcp.storage.instances import Instance, crashed_instances, settle_dead
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.private_paths import private_dir
 
@@ -152,6 +154,25 @@ def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
             (f"cannot create this gateway's instance directory under {root}: {e.strerror or e}"),
         )
     return instance, instance.dir / config.store_path.name, None
+
+
+async def _start_anchoring(
+    config: Config, audit: AuditLog, instance: Instance | None, crashed: list[Path]
+) -> Anchoring | None:
+    """This gateway's chain anchored outside the data dir (``gateway/audit_anchoring.py``) before any call;
+    a key or anchor that cannot be used stops the start (saying what is wrong), never an unanchored run."""
+    directory = config.audit_anchor_dir
+    if directory is None or instance is None:  # turned off; or no instance: the audit log is refused anyway
+        return None
+    try:
+        anchoring = Anchoring(AnchorLog(directory, config.store_path.parent), audit, config.store_path)
+        await anchoring.start(crashed)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await audit.close()
+        instance.release()
+        raise
+    return anchoring
 
 
 BuildSteps = tuple[Callable[[], Any], Callable[[], Any]]  # a described built-in's (load, build)
@@ -271,11 +292,14 @@ async def _assembled(
     lazy_builtins: bool = True,
 ) -> AsyncIterator[Runtime]:
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
+    # ended without a clean stop: their heads are anchored once this gateway's anchor starts (before settling)
+    crashed = crashed_instances(config.store_path.parent) if shared is None else []
     instance, audit_path, instance_problem = _claim_instance(config)
     if shared is not None:  # one audit log for the cluster: this replica's own chain in it
         audit = await AuditLog(shared.url, chain=shared.replica).open()  # type: ignore[arg-type]
     else:
         audit = await AuditLog(audit_path, chain=instance.id if instance else audit_path.parent.name).open()
+    anchoring = await _start_anchoring(config, audit, instance, crashed) if shared is None else None
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
     gateway.principals.update(configured_principals(config))
@@ -290,6 +314,8 @@ async def _assembled(
     )  # keys of a pasted host config Sentinel ignores
     if instance_problem:
         problems.append(instance_problem)
+    if anchoring is not None and anchoring.problem:
+        problems.append(anchoring.problem)
     for name in config.sentinel.builtins:
         ctx = BuiltinContext(
             name=name,
@@ -367,6 +393,8 @@ async def _assembled(
             await guard.start()
             if shared is not None:  # commit every replica's chain head now and then (audit_cluster.py)
                 tg.start_soon(anchor_loop, audit.db, shared.replica)
+            if anchoring is not None:  # this chain's head in the anchor outside the data dir, now and then
+                tg.start_soon(anchoring.run)
             await manager_started.wait()
             await (
                 early_spawn.discard()
@@ -382,6 +410,11 @@ async def _assembled(
                 await guard.close()
             except Exception:  # noqa: BLE001
                 log.exception("guard close failed")
+            if anchoring is not None:
+                try:
+                    await anchoring.stop()
+                except Exception as e:  # noqa: BLE001 - the rows stay; only the last window is not anchored
+                    log.warning("audit anchor not written at stop: %s", e)
             await audit.close()
             if nonce_db is not None:
                 await release(nonce_db)

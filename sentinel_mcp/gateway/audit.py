@@ -251,6 +251,17 @@ class AuditLog:
         """The newest ``tail`` calls (decision and outcome merged), oldest first, through the open store."""
         return await _read_open(self.db, tail, session, principal)
 
+    @property
+    def moved(self) -> str | None:
+        """The chain's hash as of the last write submitted: it changes with every row (what the anchor
+        watches: nothing is added to a call's path)."""
+        return self._head
+
+    async def committed_head(self) -> tuple[int, str]:
+        """This chain's committed (rows, hash), as the store holds it."""
+        rows = await self.db.query("SELECT rows, hash FROM audit_head WHERE chain = ?", (self.chain,))
+        return (int(rows[0][0]), str(rows[0][1])) if rows else (0, GENESIS)
+
     async def close(self) -> None:
         if self.db is not None:
             await release(self.db)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -20,6 +20,8 @@ class ChainReport:
     problem: str | None = None
     file: Path | None = None  # the file the problem is in
     files: int = 1
+    counts: dict[str, int] = field(default_factory=dict)  # chain -> rows found (one file)
+    anchored: int = 0  # anchor records checked (``audit_anchor_check.py``), 0 when not anchored
 
     @property
     def ok(self) -> bool:
@@ -30,9 +32,16 @@ def _hash(prev: str, text: str) -> str:
     return hashlib.sha256((prev + text).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def verify_rows(rows: Iterable[tuple[Any, ...]], heads: dict[str, tuple[str, int]]) -> ChainReport:
-    """``rows``: (id, *HASHED, prev_hash, hash) in id order; ``heads``: chain -> (hash, rows) as stored."""
+Marks = dict[str, dict[int, tuple[str, str]]]  # chain -> rows -> (hash after so many rows, where it was said)
+
+
+def verify_rows(
+    rows: Iterable[tuple[Any, ...]], heads: dict[str, tuple[str, int]], marks: Marks | None = None
+) -> ChainReport:
+    """``rows``: (id, *HASHED, prev_hash, hash) in id order; ``heads``: chain -> (hash, rows) as stored;
+    ``marks``: what the anchor (kept outside the data dir) says each chain's hash was after so many rows."""
     report = ChainReport()
+    marks = marks or {}
     last: dict[str, str] = {}
     counts: dict[str, int] = {}
     for row in rows:
@@ -50,12 +59,29 @@ def verify_rows(rows: Iterable[tuple[Any, ...]], heads: dict[str, tuple[str, int
                 report, rid, f"row {rid} (chain {chain}): contents do not match its hash (row altered)"
             )
         last[chain] = row_hash
-        counts[chain] = counts.get(chain, 0) + 1
+        counts[chain] = n = counts.get(chain, 0) + 1
+        mark = marks.get(chain)
+        if mark is not None and n in mark and mark[n][0] != row_hash:
+            return _broken(
+                report, rid, f"row {rid} (chain {chain}): the chain's hash after {n} rows is not the one "
+                f"anchored ({mark[n][1]}): rows up to it were changed and the chain recomputed, or an older "
+                "copy of the file restored"
+            )
+    report.counts = counts
     for chain, (head_hash, head_rows) in heads.items():
         if last.get(chain, GENESIS) != head_hash or counts.get(chain, 0) != head_rows:
             report.problem = (
                 f"chain {chain}: {head_rows} rows were written but {counts.get(chain, 0)} are "
                 "there; rows at its end were deleted or the head was changed"
+            )
+            return report
+    for chain, mark in marks.items():
+        most = max(mark, default=0)
+        if counts.get(chain, 0) < most:
+            report.problem = (
+                f"chain {chain}: {counts.get(chain, 0)} rows are there but {most} were anchored "
+                f"({mark[most][1]}): rows at its end were cut (and the head rewound), the chain removed, "
+                "or an older copy of the file restored"
             )
             return report
     extra = set(last) - set(heads)
@@ -70,7 +96,7 @@ def _broken(report: ChainReport, rid: int, problem: str) -> ChainReport:
     return report
 
 
-def verify_file(path: Path) -> ChainReport:
+def verify_file(path: Path, marks: Marks | None = None) -> ChainReport:
     from sentinel_mcp.storage.snapshot import read_connection
 
     if not path.exists():
@@ -82,7 +108,7 @@ def verify_file(path: Path) -> ChainReport:
                 return ChainReport(problem=f"{path} has no chained audit log")
             heads = {c: (h, n) for c, h, n in conn.execute("SELECT chain, hash, rows FROM audit_head")}
             rows = conn.execute(f"SELECT id, {', '.join(HASHED)}, prev_hash, hash FROM audit ORDER BY id")
-            return verify_rows(rows, heads)
+            return verify_rows(rows, heads, marks)
     except (sqlite3.Error, TypeError, ValueError, UnicodeError) as e:
         # a damaged file, or a value of a type the log never writes: the log is not intact, say where
         return ChainReport(problem=f"{path} is unreadable as an audit log ({type(e).__name__}: {e})")

@@ -214,6 +214,20 @@ def recorded_nothing(directory: Path) -> bool:
     return True
 
 
+def crashed_instances(root: Path) -> list[Path]:
+    """Ended instances whose write-ahead log was never folded back into their files: they did not stop
+    cleanly (``kill -9``, a power cut). Ask before ``settle_dead``, which folds it."""
+    out = []
+    for directory in instance_dirs(root):
+        try:
+            unsettled = any(w.stat().st_size > 0 for w in directory.glob("*-wal"))
+        except OSError:
+            continue
+        if unsettled and not is_live(directory):
+            out.append(directory)
+    return out
+
+
 def settle(directory: Path) -> None:
     """A dead instance's databases with their WAL replayed into the file (what a restart of the same gateway
     did to its own files); removed if it recorded nothing. Call inside ``claimed_dead``."""

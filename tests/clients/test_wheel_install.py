@@ -213,9 +213,11 @@ async def test_the_container_command_serves_https(fresh_venv: Path, tmp_path: Pa
         a.replace("0.0.0.0:8765", f"127.0.0.1:{port}") for a in cmd
     ]  # this machine: loopback, a free port
     env = user_env(tmp_path)
+    volumes = {"/data": str(tmp_path / "data"), "/state": str(tmp_path / "state-volume")}  # its VOLUMEs, here
+    assert steps["VOLUME"] == [" ".join(volumes)]
     for assignment in steps["ENV"][0].split():
         key, _, value = assignment.partition("=")
-        env[key] = value.replace("/data", str(tmp_path / "data"))
+        env[key] = volumes.get(value, value)
     env["PATH"] = f"{fresh_venv / 'bin'}{os.pathsep}{env['PATH']}"
     proc = subprocess.Popen(
         [*entry, *here],
@@ -246,6 +248,8 @@ async def test_the_container_command_serves_https(fresh_venv: Path, tmp_path: Pa
         assert probe.returncode == 0, probe.stderr
         # the owner's token, generated on this first start where the image keeps its state (the volume)
         token = (tmp_path / "data" / "http-token").read_text().strip()
+        # the audit anchor's key in its own volume, not in /data
+        assert list((tmp_path / "state-volume" / "sentinel-mcp" / "anchors").glob("*/key"))
         async with httpx2.AsyncClient(timeout=10, verify=trust) as anonymous:
             assert (await anonymous.post(f"https://127.0.0.1:{port}/mcp", json={})).status_code == 401
         async with httpx2.AsyncClient(timeout=10) as system_store:

@@ -18,9 +18,13 @@ from sentinel_mcp.app.runtime import running_gateway
 from .rig import audit_rows, executed, recorder_config
 
 
-def verify(tmp: Path, store: Path) -> subprocess.CompletedProcess:
+def verify(tmp: Path, store: Path, *, anchored: bool = True) -> subprocess.CompletedProcess:
+    """``anchored=False``: a log written without a gateway (no anchor), checked by its chain alone."""
     cfg = tmp / "verify.json"
-    cfg.write_text(json.dumps({"sentinel": {"store": str(store), "builtins": []}}))
+    settings: dict = {"store": str(store), "builtins": []}
+    if not anchored:
+        settings["audit_anchor"] = False
+    cfg.write_text(json.dumps({"sentinel": settings}))
     return subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", "verify"],
                           capture_output=True, text=True, timeout=60)
 
@@ -58,7 +62,7 @@ async def test_verify_finds_the_first_altered_removed_or_truncated_row(tmp_path:
             AuditEntry(session="s", tool=f"t{i}", decision="allow", outcome="ok", arguments={"i": i})
         )
     await log.close()
-    good = verify(tmp_path, store)
+    good = verify(tmp_path, store, anchored=False)
     assert good.returncode == 0 and "12 rows" in good.stdout and "intact" in good.stdout
 
     def tamper(sql: str) -> ChainReport:
@@ -70,7 +74,7 @@ async def test_verify_finds_the_first_altered_removed_or_truncated_row(tmp_path:
 
     altered = tamper("UPDATE audit SET decision = 'deny' WHERE id = 5")
     assert altered.broken_row == 5 and "altered" in str(altered.problem)
-    cli = verify(tmp_path, store)  # as a user sees it
+    cli = verify(tmp_path, store, anchored=False)  # as a user sees it
     assert cli.returncode == 1 and "first broken row: 5" in cli.stdout
     assert tamper("UPDATE audit SET decision = 'allow' WHERE id = 5").ok  # put back as it was: intact again
     removed = tamper("DELETE FROM audit WHERE id = 8")
