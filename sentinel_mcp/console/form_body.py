@@ -15,10 +15,12 @@ from urllib.parse import parse_qsl
 from starlette.datastructures import FormData
 from starlette.requests import Request
 
+from sentinel_mcp.core.errors import ConsoleError
+
 FORM_TYPE = "application/x-www-form-urlencoded"
 
 
-class FormRefused(Exception):
+class FormRefused(ConsoleError):
     def __init__(self, status: int, reason: str) -> None:
         self.status, self.reason = status, reason
         super().__init__(reason)
