@@ -51,7 +51,7 @@ _HEX64 = frozenset("0123456789abcdef")
 class AnchorError(StorageError):
     """The anchor (its key or its file) cannot be used; the message names the file and what is wrong."""
 
-    area = "audit anchor"
+    area = "storage"  # a message says "anchor key ...", "cannot verify: ...": its own subject
     prefixed = True
 
 
