@@ -299,7 +299,7 @@ class _Stream:
         return True
 
     async def _ping(self) -> bool:
-        await anyio.sleep(PING_SECONDS - WATCH_AFTER)
+        await anyio.sleep(max(0.0, PING_SECONDS - WATCH_AFTER))
         while self.active:
             comment = ServerSentEvent(comment=f"ping - {_utc_now()}", sep=SEP)
             async with self._lock:
