@@ -1,11 +1,10 @@
-"""The lean 2025 path: a ``tools/call`` POSTed on an open handshake-era session (``Mcp-Session-Id``), answered
-on its own event stream without the SDK's per-POST machinery.
+"""The lean 2025 path: a ``tools/call`` POSTed on an open handshake-era session (``Mcp-Session-Id``),
+answered on its own event stream without the SDK's per-POST machinery.
 
 The SDK answers such a POST with an ``EventSourceResponse``: a task group of five tasks (the stream, a ping
-timer, a shutdown listener, a disconnect listener, the writer from the request's queue to an SSE queue), inside
-another task group, after Starlette's routing, a ``Request``, the body read again and the session manager's
-look-ups (benchmarks/README.md, branch i21-legacy-http: about half of what a 2025 HTTP call cost the gateway
-more than a 2026 one). The request itself still goes into the session exactly as the SDK sends it (its message
+timer, a shutdown listener, a disconnect listener, the writer from the request's queue to an SSE queue),
+inside another task group, after Starlette's routing, a ``Request``, the body read again and the session
+manager's look-ups (benchmarks/README.md, branch i21-legacy-http, for what it cost). The request itself still goes into the session exactly as the SDK sends it (its message
 validated by the SDK's adapter, the SDK's metadata, the session's dispatcher and runner), so an elicitation
 or a progress notification the handler sends, a cancellation the client posts, the answer to a cancelled
 request, a session deleted or timed out mid-call all travel as before: through the transport's queue for this
@@ -46,7 +45,6 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse
 from sse_starlette.event import ServerSentEvent, ensure_bytes
-from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -65,7 +63,7 @@ Target = Callable[[], "tuple[StreamableHTTPSessionManager, Callable[[str], str |
 
 
 class LeanSessionCalls:
-    """ASGI middleware: serve a 2025-era ``tools/call`` on an open session itself, pass the rest to ``app``."""
+    """ASGI middleware: serve a 2025-era ``tools/call`` on an open session, pass the rest to ``app``."""
 
     def __init__(self, app: ASGIApp, *, target: Target) -> None:
         self.app = app
@@ -191,8 +189,10 @@ def _replaying(body: bytes, receive: Receive) -> Receive:
 
 def _head(transport: StreamableHTTPServerTransport) -> list[tuple[bytes, bytes]]:
     """The response head the SDK's ``EventSourceResponse`` sends for a POST of this session."""
+    sid = transport.mcp_session_id
+    assert sid is not None  # the manager found it by this id
     headers = {"Cache-Control": "no-cache, no-transform", "Connection": "keep-alive",
-               "Content-Type": CONTENT_TYPE_SSE, MCP_SESSION_ID_HEADER: transport.mcp_session_id}
+               "Content-Type": CONTENT_TYPE_SSE, MCP_SESSION_ID_HEADER: sid}
     return EventSourceResponse(content=_NoContent(), headers=headers).raw_headers
 
 

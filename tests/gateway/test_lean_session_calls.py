@@ -242,7 +242,8 @@ def test_string_ids_and_header_spellings_take_the_lean_path(gateway: Gateway) ->
 
 async def approve(ctx: Any, params: Any) -> ElicitResult:
     asked = str(getattr(params, "message", ""))
-    return ElicitResult(action="accept", content={"word": "green"} if "a word for" in asked else {"approve": True})
+    content: dict[str, Any] = {"word": "green"} if "a word for" in asked else {"approve": True}
+    return ElicitResult(action="accept", content=content)
 
 
 async def test_real_client_asked_during_a_lean_call(gateway: Gateway) -> None:
@@ -458,7 +459,8 @@ GOOD = [("content-type", "application/json"), ("accept", ACCEPT), ("mcp-session-
     ("empty version", GOOD[:3] + [("mcp-protocol-version", "")], MESSAGE, "/mcp", "POST"),
     ("last event id", GOOD + [("last-event-id", "1")], MESSAGE, "/mcp", "POST"),
 ])
-def test_only_the_common_call_is_taken(label: str, headers: Any, message: Any, path: str, method: str) -> None:
+def test_only_the_common_call_is_taken(label: str, headers: Any, message: Any, path: str,
+                                       method: str) -> None:
     assert _lean_request(_scope(headers, path, method), message) is None, label
 
 
