@@ -4,20 +4,22 @@ answered on its own event stream without the SDK's per-POST machinery.
 The SDK answers such a POST with an ``EventSourceResponse``: a task group of five tasks (the stream, a ping
 timer, a shutdown listener, a disconnect listener, the writer from the request's queue to an SSE queue),
 inside another task group, after Starlette's routing, a ``Request``, the body read again and the session
-manager's look-ups (benchmarks/README.md, branch i21-legacy-http, for what it cost). The request itself still goes into the session exactly as the SDK sends it (its message
-validated by the SDK's adapter, the SDK's metadata, the session's dispatcher and runner), so an elicitation
-or a progress notification the handler sends, a cancellation the client posts, the answer to a cancelled
-request, a session deleted or timed out mid-call all travel as before: through the transport's queue for this
-request, which this path drains itself. What it writes is what the ``EventSourceResponse`` writes, message for
-message: the same head (built by that class), each event framed by sse-starlette, the empty last chunk after
-the answer or when the session ends the queue; a ping comment every 15 s of a long call, and a client that
-goes away or a server shutting down ends the stream without that chunk (both watched by one task, started only
-for a call still running after ``WATCH_AFTER`` seconds: a short call pays for none of it).
+manager's look-ups (what it cost: benchmarks/README.md, branch i21-legacy-http). The request itself still
+goes into the session exactly as the SDK sends it (its message validated by the SDK's adapter, the SDK's
+metadata, the session's dispatcher and runner), so an elicitation or a log notification the handler sends,
+a cancellation the client posts, the answer to a cancelled request, a session deleted or timed out mid-call
+all travel as before: through the transport's queue for this request, which this path drains itself. What
+it writes is what the ``EventSourceResponse`` writes, message for message: the same head (built by that
+class), each event framed by sse-starlette, the empty last chunk after the answer or when the session ends
+the queue; a ping comment every 15 s of a long call; a client that goes away or a server shutting down ends
+the stream without that chunk (both watched by one task, started only for a call still running after
+``WATCH_AFTER`` seconds: a short call pays for none of it).
 
 Taken only when every check the SDK would make passes and the session's transport is in the state the SDK
-path assumes (no event store, SSE mode, not terminated, not expiring, no request of this id in flight); the
-principal owns the session in both tables (``McpSessionOwners`` and the manager's). Anything else goes to the
-SDK unchanged (its body replayed), which writes the same answer or rejection it always did.
+path assumes (no event store, SSE mode, not terminated, not expiring, no request of this id in flight), and
+the principal owns the session in both tables (``McpSessionOwners`` and the manager's); a progress token
+goes to the SDK too. Anything else goes to the SDK unchanged (its body replayed), which writes the same
+answer or rejection it always did.
 """
 
 from __future__ import annotations
