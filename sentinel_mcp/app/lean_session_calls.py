@@ -8,12 +8,14 @@ manager's look-ups (what it cost: benchmarks/README.md, branch i21-legacy-http).
 goes into the session exactly as the SDK sends it (its message validated by the SDK's adapter, the SDK's
 metadata, the session's dispatcher and runner), so an elicitation or a log notification the handler sends,
 a cancellation the client posts, the answer to a cancelled request, a session deleted or timed out mid-call
-all travel as before: through the transport's queue for this request, which this path drains itself. What
-it writes is what the ``EventSourceResponse`` writes, message for message: the same head (built by that
-class), each event framed by sse-starlette, the empty last chunk after the answer or when the session ends
-the queue; a ping comment every 15 s of a long call; a client that goes away or a server shutting down ends
-the stream without that chunk (both watched by one task, started only for a call still running after
-``WATCH_AFTER`` seconds: a short call pays for none of it).
+all travel as before: through the transport's queue for this request, which this path drains itself. The
+bytes it writes are the ``EventSourceResponse``'s: the same head (built by that class), each event framed by
+sse-starlette, the empty last chunk after the answer or when the session ends the queue; a ping comment every
+15 s of a long call; a client that goes away or a server shutting down ends the stream without that chunk
+(all watched by one task, started only for a call still running after ``WATCH_AFTER`` seconds: a short call
+pays for none of it). One difference, in time only: the head waits for the first event (at most
+``WATCH_AFTER``), and the answer's event goes out with the last chunk, so a short call's whole answer is one
+system call where the SDK makes three (and the client wakes once).
 
 Taken only when every check the SDK would make passes and the session's transport is in the state the SDK
 path assumes (no event store, SSE mode, not terminated, not expiring, no request of this id in flight), and
@@ -231,19 +233,22 @@ async def _stream(transport: StreamableHTTPServerTransport, message: JSONRPCRequ
     streams = anyio.create_memory_object_stream[EventMessage](REQUEST_STREAM_BUFFER_SIZE)
     transport._request_streams[request_id] = streams
     reader = streams[1]
-    state = _Stream(send, reader)
+    state = _Stream(send, reader, _head(transport))
     loop = asyncio.get_running_loop()
     watch = loop.call_later(WATCH_AFTER, state.watch, receive)
     try:
-        await state.send({"type": "http.response.start", "status": 200, "headers": _head(transport)})
         session_message = transport._create_session_message(message, Request(scope, receive), request_id,
                                                             version)
         await writer.send(session_message)
         async with reader:
             async for event in reader:
-                await state.send({"type": "http.response.body", "more_body": True,
-                                  "body": ensure_bytes(transport._create_event_data(event), SEP)})
-                if isinstance(event.message, JSONRPCResponse | JSONRPCError):
+                answer = isinstance(event.message, JSONRPCResponse | JSONRPCError)
+                # the answer and the empty last chunk in one body message: uvicorn writes the same bytes in
+                # one system call (the held head joins them) where the SDK's stream makes three
+                body = ensure_bytes(transport._create_event_data(event), SEP)
+                await state.send({"type": "http.response.body", "body": body, "more_body": not answer},
+                                 last=answer)
+                if answer:
                     break
     except anyio.ClosedResourceError:
         pass  # the session ended (its queues closed), or the watcher ended the stream
@@ -251,26 +256,36 @@ async def _stream(transport: StreamableHTTPServerTransport, message: JSONRPCRequ
         watch.cancel()
         state.stop()
         await transport._clean_up_memory_streams(request_id)
-    if not state.aborted:  # the SDK ends a stream it was not made to drop with an empty last chunk
+    if state.active and not state.aborted:  # the SDK ends a stream it did not drop with an empty chunk
         await state.send({"type": "http.response.body", "body": b"", "more_body": False}, last=True)
 
 
 class _Stream:
-    """One POST's event stream: its sends in order, and the watcher a long call gets."""
+    """One POST's event stream: its head (sent with the first event, or when the watcher starts, whichever is
+    first), its sends in order, and the watcher a long call gets."""
 
-    def __init__(self, send: Send, reader: MemoryObjectReceiveStream[EventMessage]) -> None:
+    def __init__(self, send: Send, reader: MemoryObjectReceiveStream[EventMessage],
+                 head: list[tuple[bytes, bytes]]) -> None:
         self._send = send
         self._reader = reader
+        self._head = head
         self._lock = asyncio.Lock()
-        self.active = True
+        self.started = False
+        self.active = True  # the last chunk is not sent yet
         self.aborted = False  # the client went away or the server is shutting down: no last chunk
         self._task: asyncio.Task[None] | None = None
 
     async def send(self, message: Message, *, last: bool = False) -> None:
         async with self._lock:
+            await self._start()
             if last:
                 self.active = False
             await self._send(message)
+
+    async def _start(self) -> None:
+        if not self.started:
+            self.started = True
+            await self._send({"type": "http.response.start", "status": 200, "headers": self._head})
 
     def watch(self, receive: Receive) -> None:
         self._task = asyncio.get_running_loop().create_task(self._watch(receive))
@@ -280,6 +295,8 @@ class _Stream:
             self._task.cancel()
 
     async def _watch(self, receive: Receive) -> None:
+        async with self._lock:
+            await self._start()  # a long call's head goes out now, as the SDK's at once
         async with anyio.create_task_group() as tg:
             for job in (partial(self._disconnect, receive), self._shutdown, self._ping):
                 tg.start_soon(self._ending, job, tg)
