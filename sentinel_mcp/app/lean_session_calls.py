@@ -18,10 +18,10 @@ pays for none of it). One difference, in time only: the head waits for the first
 system call where the SDK makes three (and the client wakes once).
 
 Taken only when every check the SDK would make passes and the session's transport is in the state the SDK
-path assumes (no event store, SSE mode, not terminated, not expiring, no request of this id in flight), and
-the principal owns the session in both tables (``McpSessionOwners`` and the manager's); a progress token
-goes to the SDK too. Anything else goes to the SDK unchanged (its body replayed), which writes the same
-answer or rejection it always did.
+path assumes (no event store, SSE mode, no Host/Origin settings of its own, not terminated, not expiring, no
+request of this id in flight), and the principal owns the session in both tables (``McpSessionOwners`` and
+the manager's); a progress token goes to the SDK too. Anything else goes to the SDK unchanged (its body
+replayed), which writes the same answer or rejection it always did.
 """
 
 from __future__ import annotations
@@ -111,6 +111,8 @@ def _usable(transport: StreamableHTTPServerTransport) -> bool:
         return False
     if transport._read_stream_writer is None:
         return False
+    if transport._security.settings.enable_dns_rebinding_protection:
+        return False  # the SDK's own Host and Origin checks (CallerGuard's run first either way): asked there
     idle = transport.idle_scope
     return not (idle is not None and idle.cancel_called)
 

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -484,3 +485,30 @@ def test_the_accept_rule_is_the_sdks(accept: str, expected: bool) -> None:
     sdk = check_accept_headers(Request(_scope([("accept", accept)])))
     assert _accepts_json_and_sse(accept) == expected == (sdk[0] and sdk[1])
 
+
+
+async def test_only_a_transport_in_the_sdks_usual_state_is_used() -> None:
+    from mcp.server.streamable_http import StreamableHTTPServerTransport
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from sentinel_mcp.app.lean_session_calls import _usable
+
+    def transport(**kw: Any) -> StreamableHTTPServerTransport:
+        made = StreamableHTTPServerTransport(mcp_session_id="ab" * 16, **kw)
+        made._read_stream_writer = object()  # type: ignore[assignment]  # as connect() leaves it
+        return made
+
+    assert _usable(transport())
+    assert not _usable(StreamableHTTPServerTransport(mcp_session_id="ab" * 16))  # not connected
+    assert not _usable(transport(is_json_response_enabled=True))
+    assert not _usable(transport(event_store=object()))  # type: ignore[arg-type]
+    guarded = TransportSecuritySettings(enable_dns_rebinding_protection=True)
+    assert not _usable(transport(security_settings=guarded))
+    ended = transport()
+    ended._terminated = True
+    assert not _usable(ended)
+    expiring = transport(idle_timeout=60)
+    expiring.idle_scope = anyio.CancelScope()
+    assert _usable(expiring)
+    expiring.idle_scope.cancel()
+    assert not _usable(expiring)
