@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import weakref
 from functools import partial
 from typing import Any, Callable
 
@@ -194,12 +195,21 @@ def _replaying(body: bytes, receive: Receive) -> Receive:
 
 
 def _head(transport: StreamableHTTPServerTransport) -> list[tuple[bytes, bytes]]:
-    """The response head the SDK's ``EventSourceResponse`` sends for a POST of this session."""
-    sid = transport.mcp_session_id
-    assert sid is not None  # the manager found it by this id
-    headers = {"Cache-Control": "no-cache, no-transform", "Connection": "keep-alive",
-               "Content-Type": CONTENT_TYPE_SSE, MCP_SESSION_ID_HEADER: sid}
-    return EventSourceResponse(content=_NoContent(), headers=headers).raw_headers
+    """The response head the SDK's ``EventSourceResponse`` sends for a POST of this session (made once per
+    session; a copy each time, as a middleware may change a message's header list)."""
+    head = _HEADS.get(transport)
+    if head is None:
+        sid = transport.mcp_session_id
+        assert sid is not None  # the manager found it by this id
+        headers = {"Cache-Control": "no-cache, no-transform", "Connection": "keep-alive",
+                   "Content-Type": CONTENT_TYPE_SSE, MCP_SESSION_ID_HEADER: sid}
+        made = EventSourceResponse(content=_NoContent(), headers=headers)
+        head = _HEADS[transport] = tuple(made.raw_headers)
+    return list(head)
+
+
+_HEADS: weakref.WeakKeyDictionary[StreamableHTTPServerTransport, tuple[tuple[bytes, bytes], ...]] = (
+    weakref.WeakKeyDictionary())
 
 
 class _NoContent:
