@@ -27,6 +27,7 @@ replayed), which writes the same answer or rejection it always did.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import weakref
 from functools import partial
@@ -55,6 +56,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.app.lean_calls import MESSAGE_KEY
 from sentinel_mcp.identity.resolver import SCOPE_KEY
+
+log = logging.getLogger(__name__)
 
 SEP = EventSourceResponse.DEFAULT_SEPARATOR
 PING_SECONDS = EventSourceResponse.DEFAULT_PING_INTERVAL
@@ -262,8 +265,10 @@ async def _stream(transport: StreamableHTTPServerTransport, message: JSONRPCRequ
                                  last=answer)
                 if answer:
                     break
-    except anyio.ClosedResourceError:
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         pass  # the session ended (its queues closed), or the watcher ended the stream
+    except Exception:  # noqa: BLE001 - as the SDK's stream writer: logged, the stream ended
+        log.exception("Error in the lean SSE stream of request %s", request_id)
     finally:
         watch.cancel()
         state.stop()
