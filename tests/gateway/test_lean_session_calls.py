@@ -512,3 +512,37 @@ async def test_only_a_transport_in_the_sdks_usual_state_is_used() -> None:
     assert _usable(expiring)
     expiring.idle_scope.cancel()
     assert not _usable(expiring)
+
+
+async def test_the_watcher_sends_the_head_then_ends_the_stream_when_the_client_leaves(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp.server.streamable_http import EventMessage
+
+    from sentinel_mcp.app import lean_session_calls as lean
+
+    monkeypatch.setattr(lean, "PING_SECONDS", 0.05)
+    monkeypatch.setattr(lean, "WATCH_AFTER", 0.0)
+    sent: list[dict[str, Any]] = []
+    left = anyio.Event()
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        await left.wait()
+        return {"type": "http.disconnect"}
+
+    writer, reader = anyio.create_memory_object_stream[EventMessage](4)
+    state = lean._Stream(send, reader, [(b"content-type", b"text/event-stream")])
+    state.watch(receive)
+    with anyio.fail_after(10):
+        while sum(1 for m in sent if m.get("body", b"").startswith(b": ping - ")) < 2:
+            await anyio.sleep(0.01)
+        assert sent[0] == {"type": "http.response.start", "status": 200,
+                           "headers": [(b"content-type", b"text/event-stream")]}
+        left.set()
+        with pytest.raises(anyio.ClosedResourceError):
+            await reader.receive()  # the stream's wait is woken: no answer will be written
+    assert state.aborted and state.active
+    state.stop()
+    writer.close()
