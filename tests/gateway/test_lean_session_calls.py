@@ -344,7 +344,11 @@ def test_a_client_that_goes_away_frees_its_call(gateway: Gateway, tmp_path: Path
     time.sleep(1.0)  # past the watcher's start (0.3 s in the probe): it sees the disconnect
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 61}}
     assert exchange(gateway.port, cancel, base_headers(sid=sid)).status == 202
-    time.sleep(0.5)
+    for _ in range(300):  # the upstream hears the cancellation once the gateway's call has ended
+        if "cancelled" in marker.read_text():
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
     again = exchange(gateway.port, tool_call(61, "tb__echo", {"text": "again"}), base_headers(sid=sid))
     assert again.ended and again.events()[-1]["result"]["content"][0]["text"] == "again"
     assert gateway.lean_ids().count("61") == 2
