@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.app.lean_calls import LeanCalls
+from sentinel_mcp.app.lean_session_calls import LeanSessionCalls
 from sentinel_mcp.app.sse_session_owners import SseSessionOwners
 from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.core.host import HostState
@@ -205,6 +206,10 @@ class McpSessionOwners:
         self.capacity = capacity
         self._owner: dict[str, str] = {}
 
+    def owner_of(self, sid: str) -> str | None:
+        """The principal (its name) that opened session ``sid``, None for a session not held here."""
+        return self._owner.get(sid)
+
     async def __call__(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
         principal = scope.get(SCOPE_KEY)
         who = getattr(principal, "name", "")
@@ -289,6 +294,7 @@ def build_http_app(
 
     owners = McpSessionOwners()
     served: list[tuple[Any, Any, Any]] = []  # what the lean path serves with, while the runtime runs
+    sessions: list[StreamableHTTPSessionManager] = []  # the manager of 2025-era sessions, while it runs
 
     class _LateMCP:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -382,12 +388,14 @@ def build_http_app(
             holder.mcp_app = StreamableHTTPASGIApp(manager)
             async with manager.run(), contextlib.AsyncExitStack() as mounted:
                 served[:] = [(rt.front.server, manager._lifespan_state, _schema_lookup(rt))]  # set by run()
+                sessions[:] = [manager]
                 for lifespan_of in holder.lifespans:  # A2A, the console: in the order they were mounted
                     await mounted.enter_async_context(lifespan_of(rt))
                 try:
                     yield
                 finally:
                     served.clear()
+                    sessions.clear()
 
     routes: list[BaseRoute] = [
         Route("/mcp", _LateMCP(), methods=["GET", "POST", "DELETE"]),
@@ -397,6 +405,8 @@ def build_http_app(
         *(extra_routes or []),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    # the common 2025-era tools/call on an open session skips the SDK's per-POST machinery (the innermost)
+    app.add_middleware(LeanSessionCalls, target=lambda: (sessions[0], owners.owner_of) if sessions else None)
     # the common 2026-era tools/call skips the SDK's HTTP transport (inside both guards: checked first)
     app.add_middleware(LeanCalls, target=lambda: served[0] if served else None)
     app.add_middleware(WireGuard)  # inside the caller check: strangers are refused before any parsing

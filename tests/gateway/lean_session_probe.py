@@ -1,0 +1,33 @@
+"""Sentinel's CLI with the lean 2025 path observed, for tests: each request id it streams is appended to
+$LEAN_SESSION_LOG (so a test knows which path answered), and $LEAN_SESSION_PING (seconds) shortens the ping
+interval of both paths alike (the lean stream's and the SDK's ``EventSourceResponse``), with the lean
+watcher started after $LEAN_SESSION_WATCH seconds."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from sse_starlette import EventSourceResponse
+
+from sentinel_mcp.app import lean_session_calls as lean
+from sentinel_mcp.cli import main
+
+_stream = lean._stream
+
+
+async def _noted(transport: Any, message: Any, *args: Any) -> None:
+    with open(os.environ["LEAN_SESSION_LOG"], "a", encoding="utf-8") as f:
+        f.write(f"{message.id}\n")
+    await _stream(transport, message, *args)
+
+
+lean._stream = _noted  # type: ignore[assignment]
+if os.environ.get("LEAN_SESSION_PING"):
+    lean.PING_SECONDS = EventSourceResponse.DEFAULT_PING_INTERVAL = float(os.environ["LEAN_SESSION_PING"])
+if os.environ.get("LEAN_SESSION_WATCH"):
+    lean.WATCH_AFTER = float(os.environ["LEAN_SESSION_WATCH"])
+
+if __name__ == "__main__":
+    sys.exit(main())
