@@ -22,7 +22,8 @@ SETS = {
     "default+airline": ["default.pl", "airline.pl"],
     "embedded default (5 files)": ["default.pl", "airline.pl", "device.pl", "sensors.pl", "swarm.pl"],
 }
-GOAL_EXTRA_WALL = 0.15  # seconds the rehearsal may add to one load (start-up, hot reload)
+GOAL_EXTRA_CPU = 0.15  # CPU seconds the rehearsal may add to one load (start-up, hot reload); CPU, not wall
+# time, is the figure that holds on a loaded machine
 
 
 def _cpu() -> tuple[float, float]:
@@ -33,8 +34,8 @@ def _cpu() -> tuple[float, float]:
 async def _once(files: list[Path], rehearse: bool) -> tuple[float, float, float]:
     real = load_rehearsal.rehearse
 
-    async def skipped(fs: list[Path], limit: int, seconds: float = 0.0) -> list[dict[str, object]]:
-        return []
+    async def skipped(fs: list[Path], seconds: float = 0.0) -> dict[str, list[object]]:
+        return {"errors": [], "warnings": []}
 
     if not rehearse:
         load_rehearsal.rehearse = skipped  # type: ignore[assignment]
@@ -58,14 +59,15 @@ async def main(rounds: int) -> None:
             for rehearse in (False, True):
                 got[rehearse].append(await _once(files, rehearse))
         med = {k: [sorted(x[i] for x in v)[len(v) // 2] for i in range(3)] for k, v in got.items()}
-        extra = med[True][0] - med[False][0]
+        extra = (med[True][1] + med[True][2]) - (med[False][1] + med[False][2])
+        extra_wall = med[True][0] - med[False][0]
         for k, label in ((False, "without rehearsal"), (True, "with rehearsal")):
             wall, cpu, kids = med[k]
             print(f"{name:28} {label:18} wall {wall * 1000:7.1f} ms  cpu here {cpu * 1000:6.1f} ms  "
                   f"cpu children {kids * 1000:6.1f} ms")
-        verdict = "ok" if extra <= GOAL_EXTRA_WALL else "OVER"
-        print(f"{name:28} rehearsal adds {extra * 1000:.1f} ms wall per load (goal <= "
-              f"{GOAL_EXTRA_WALL * 1000:.0f} ms): {verdict}")
+        verdict = "ok" if extra <= GOAL_EXTRA_CPU else "OVER"
+        print(f"{name:28} rehearsal adds {extra * 1000:.1f} ms CPU ({extra_wall * 1000:.1f} ms wall) per "
+              f"load (goal <= {GOAL_EXTRA_CPU * 1000:.0f} ms CPU): {verdict}")
 
 
 if __name__ == "__main__":
