@@ -39,6 +39,7 @@ async def _once(files: list[Path], rehearse: bool) -> tuple[float, float, float]
 
     if not rehearse:
         load_rehearsal.rehearse = skipped  # type: ignore[assignment]
+    load_rehearsal._done.clear()  # a start-up, or a reload of changed files: never a remembered rehearsal
     try:
         c0, k0, t0 = *_cpu(), time.perf_counter()
         rb = await rulebase.load_rulebase(shared_engine(), files)
