@@ -25,6 +25,7 @@ from sentinel_mcp.paths import (
     SHIPPED_ROOT,
     default_anchor_dir,
     default_data_dir,
+    shipped_path,
 )
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
 
@@ -312,6 +313,21 @@ class SentinelSettings(BaseModel):
     untrusted: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
+    def _paths(self) -> "SentinelSettings":
+        """``shipped:rulebases/x.pl`` names a file Sentinel ships, inside its own folder (never
+        ``shipped:/etc/x`` or ``shipped:../x``); state (data_dir, store) is never kept there."""
+        for i, p in enumerate(self.rulebases):
+            if p.startswith(SHIPPED_PREFIX) and shipped_path(p) is None:
+                raise ValueError(f"rulebases[{i}]: {p!r} names no file inside Sentinel's shipped files (a "
+                                 f"relative path such as {SHIPPED_PREFIX}rulebases/airline.pl)")
+        for key in ("data_dir", "store"):
+            value = getattr(self, key)
+            if isinstance(value, str) and value.startswith(SHIPPED_PREFIX):
+                raise ValueError(f"{key}: {SHIPPED_PREFIX} names files Sentinel ships (rulebases), never "
+                                 "where state is kept")
+        return self
+
+    @model_validator(mode="after")
     def _distinct_principals(self) -> "SentinelSettings":
         names = [p.name for p in self.principals]
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -393,11 +409,8 @@ class Config(BaseModel):
     def rulebase_paths(self) -> list[Path]:
         """Each configured rulebase: ``shipped:rulebases/airline.pl`` names one Sentinel ships; any other path
         is the config's own (absolute, or relative to the config file's folder)."""
-        return [
-            (SHIPPED_ROOT / p.removeprefix(SHIPPED_PREFIX)).resolve() if p.startswith(SHIPPED_PREFIX)
-            else self._resolve(p)
-            for p in self.sentinel.rulebases
-        ]
+        # a shipped: path was checked when the config was read (_paths)
+        return [shipped_path(p) or self._resolve(p) for p in self.sentinel.rulebases]
 
     def _resolve(self, p: str) -> Path:
         """Against one base only: a file missing there is reported missing, never replaced by a shipped one of

@@ -27,6 +27,17 @@ SHIPPED_ROOT = RULEBASES_DIR.parent
 SHIPPED_PREFIX = "shipped:"
 
 
+def shipped_path(p: str) -> Path | None:
+    """The file ``shipped:<relative path>`` names inside SHIPPED_ROOT; None for another spelling, or for a
+    path that is absolute or leaves that folder."""
+    if not p.startswith(SHIPPED_PREFIX):
+        return None
+    rel = Path(p[len(SHIPPED_PREFIX):])
+    if not rel.parts or rel.is_absolute() or ".." in rel.parts:
+        return None
+    return (SHIPPED_ROOT / rel).resolve()
+
+
 def default_data_dir() -> Path:
     """State lives under $SENTINEL_DATA_DIR, else the XDG state dir."""
     env = os.environ.get("SENTINEL_DATA_DIR")

@@ -341,6 +341,8 @@ def build_http_app(
         # a rulebase version the cluster published that this replica cannot load: it keeps its own, and says
         # so
         policy_sync = rt.gateway.guard.cluster_problem
+        # a hot reload that failed: the last good rulebase stays in charge, and health says so
+        policy_sync = policy_sync or rt.gateway.guard.reload_problem
         if policy_sync:
             ok = False
         body = {

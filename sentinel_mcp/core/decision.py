@@ -160,6 +160,11 @@ class Guard(Protocol):
         """
         return None
 
+    @property
+    def reload_problem(self) -> str | None:
+        """A reload of the policy that failed (the last good one stays in charge, and says so), or None."""
+        return None
+
     async def start(self) -> None:
         """Load what deciding needs (rulebases, stores); awaited once before the gateway serves."""
         return None

@@ -6,7 +6,12 @@ with SIGSEGV, in ``check``, at start or on a hot reload. No honest rulebase come
 refused, naming the file and the clause's line, when a clause nests brackets deeper than ``MAX_NESTING`` or
 has more than ``MAX_CLAUSE_TOKENS`` tokens (a bound on any nesting, operators included), or the file is
 larger than ``MAX_FILE_BYTES``. Quoted atoms, strings, character codes and comments are skipped as the
-reader would skip them.
+reader would skip them (``16'FF`` and ``0'a`` are numbers: their quote opens nothing).
+
+That walk mirrors SWI-Prolog's lexer, and a second lexer drifts from the first. So a second count needs no
+lexer at all: brackets outside comments, quoted ones included, nested deeper than ``MAX_RAW_NESTING`` are
+refused too (it overestimates brackets written inside quotes only, far from any real rulebase). Neither is
+the last line: ``load_rehearsal.py`` loads the files in a child SWI-Prolog before the gateway's engine does.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 MAX_FILE_BYTES = 32_000_000
 MAX_CLAUSE_TOKENS = 20_000
 MAX_NESTING = 1_000
+MAX_RAW_NESTING = 5_000  # every bracket outside comments, quoted or not (no lexer: see above)
 _SYMBOL = set("#$&*+-./:<=>?@^~\\")
 _SOLO = set("()[]{},|!;")
 _OPEN, _CLOSE = set("([{"), set(")]}")
@@ -37,6 +43,34 @@ def clause_problems(path: Path) -> list[tuple[int, str]]:
 
 
 def text_problems(text: str) -> list[tuple[int, str]]:
+    return _clause_problems(text) or _raw_nesting_problems(text)
+
+
+def _raw_nesting_problems(text: str) -> list[tuple[int, str]]:
+    """The nesting of every bracket outside comments, with no notion of quotes, numbers or clauses (nothing
+    of SWI-Prolog's lexer to mirror, nothing that resets the count): the line where it passes the bound."""
+    depth, i, n = 0, 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "%":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif ch == "/" and text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+        else:
+            if ch in _OPEN:
+                depth += 1
+                if depth > MAX_RAW_NESTING:
+                    return [(text.count("\n", 0, i) + 1, f"brackets nest more than {MAX_RAW_NESTING:,} deep "
+                                                         "here (counting those inside quotes too)")]
+            elif ch in _CLOSE and depth:
+                depth -= 1
+            i += 1
+    return []
+
+
+def _clause_problems(text: str) -> list[tuple[int, str]]:
     problems: list[tuple[int, str]] = []
     i, n, line = 0, len(text), 1
     start, tokens, depth, deepest = 1, 0, 0, 0

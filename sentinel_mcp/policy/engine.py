@@ -24,12 +24,15 @@ from sentinel_mcp.policy.engine_thread import EngineError, EngineThread, settle_
 from sentinel_mcp.policy.prolog_call import PrologCall, PrologCallError
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, json_text, quote_atom
 
-__all__ = ["DEFAULT_INFERENCE_LIMIT", "EngineError", "KeptProof", "PrologEngine", "call_args_text",
-           "shared_engine"]
+__all__ = ["DEFAULT_INFERENCE_LIMIT", "LOAD_INFERENCE_LIMIT", "EngineError", "KeptProof", "PrologEngine",
+           "call_args_text", "shared_engine"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_INFERENCE_LIMIT = 2_000_000
+# a rulebase's whole load (read, check, compile): the shipped ones take under 100,000; a load that runs on
+# (a check that explodes, a clause the loader would call) ends here, about half a minute of this machine
+LOAD_INFERENCE_LIMIT = 500_000_000
 _SN_DECIDE = PrologCall("sentinel_core", "sn_decide", 9)
 _SN_DECIDE_COMPACT = PrologCall("sentinel_core", "sn_decide_compact", 9)
 _SN_DECIDE_CAPPED = PrologCall("sentinel_core", "sn_decide_capped", 10)
@@ -100,18 +103,13 @@ class PrologEngine(EngineThread):
         await self.run(lambda p: self._run_goal(p, goal))
 
     # ---------------------------------------------------------------- typed calls
-    async def load(self, module: str, files: list[str]) -> dict[str, Any]:
-        """Load rulebase files into ``module``; returns {errors: [...], warnings: [...]}. The caller
-        unloads the module when it has errors."""
-        m = quote_atom(module)
-
-        def job(p: Any) -> dict[str, Any]:
-            out = self._json_query(p, f"sentinel_core:sn_load({m}, {json_atom(files)}, Out)")
-            if not out["errors"]:
-                self._run_goal(p, f"sentinel_core:sn_finish_load({m})")
-            return out
-
-        return await self.run(job)
+    async def load(self, module: str, files: list[str], limit: int = LOAD_INFERENCE_LIMIT) -> dict[str, Any]:
+        """Load rulebase files into ``module`` and finish it, within ``limit`` inferences for the whole (a
+        load that does not end is an error naming the file, never a held engine); returns {errors: [...],
+        warnings: [...]}. The caller unloads the module when it has errors."""
+        return await self.json_query(
+            f"sentinel_core:sn_load_bounded({quote_atom(module)}, {json_atom(files)}, {int(limit)}, Out)"
+        )
 
     async def unload(self, module: str) -> None:
         await self.goal(f"sentinel_core:sn_unload({quote_atom(module)})")

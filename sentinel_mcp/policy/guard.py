@@ -160,6 +160,15 @@ class PolicyGuard(Guard):
         """A version the cluster published that this replica could not load (it keeps its own), or None."""
         return self.shared_versions.problem if self.shared_versions is not None else None
 
+    @property
+    def reload_problem(self) -> str | None:
+        """The configured files changed and do not load: the last good rulebase stays in charge, and says so
+        (never a silent older policy); None otherwise."""
+        if not self.rulebases.loaded or self.rulebases.last_error is None:
+            return None
+        return (f"rulebase reload failed, version {self.rulebases.current.version} stays in charge: "
+                f"{self.rulebases.last_error}")
+
     async def _remember_load(self, version: str, ok: bool, cause: str, error: str | None) -> None:
         texts = await asyncio.to_thread(read_texts, self.rulebases.attempted)
         await self.history.record(version=version, ok=ok, cause=cause, texts=texts, error=error)

@@ -12,18 +12,21 @@ by Python, its stack unknown to SWI) would crash. A file with errors is refused 
 and never reaches the engine; a child that dies by a signal, or does not finish in time, is a
 ``RehearsalFailed``: ``check`` says so, a gateway starting with it denies every call, and a hot reload
 keeps the policy in force and reports it. A clean rehearsal costs about 0.1 s (one ``swipl`` start and
-load).
+load; benchmarks/rulebase_load.py). The child loads within the engine's own inference limit
+(``engine.LOAD_INFERENCE_LIMIT``), and a memory and a CPU bound besides the deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import hashlib
 import json
 import resource
 import shutil
 import signal
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -31,12 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.core.errors import PolicyError
+from sentinel_mcp.policy.engine import LOAD_INFERENCE_LIMIT
 
 SCRIPT = Path(__file__).with_name("prolog") / "load_rehearsal.pl"
 CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 REHEARSAL_SECONDS = 30.0
 MIN_C_STACK = 256 * 1024
 UNLIMITED_STACK = 8 * 1024 * 1024  # what a thread gets when RLIMIT_STACK is unlimited (glibc)
+MEMORY_BYTES = 4 << 30  # the child's address space (a 32 MB file of facts needs a few hundred MB)
 OUTPUT_BYTES = 4000  # of the child's stderr, kept for the message
 MAX_CONCURRENT = 2  # children at once (this machine's cores; a load takes ~0.1 s of one)
 MAX_REMEMBERED = 64  # file sets whose rehearsal is remembered, by their names and contents
@@ -59,6 +64,18 @@ def child_c_stack() -> int:
         soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
         size = UNLIMITED_STACK if soft in (resource.RLIM_INFINITY, -1) else soft
     return max(MIN_C_STACK, size // 4)
+
+
+def _limit(pid: int, seconds: float) -> None:
+    """The child's memory and CPU, bounded from outside (no preexec_fn in a process with threads): a file
+    that makes the load grow without end costs the child its memory limit, not the machine's."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, ValueError):
+        resource.prlimit(pid, resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+        cpu = int(seconds) + 5
+        resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu))
+        resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
 
 async def rehearse(files: list[Path], seconds: float = REHEARSAL_SECONDS) -> dict[str, Any]:
@@ -99,10 +116,11 @@ async def _run(files: list[Path], seconds: float) -> dict[str, Any]:
         raise RehearsalFailed("SWI-Prolog's swipl command is not on PATH, so the rulebase cannot be checked")
     proc = await asyncio.create_subprocess_exec(
         swipl, "-f", "none", "-q", "--no-tty", str(SCRIPT), "--", str(CORE), str(child_c_stack()),
-        *[str(f) for f in files],
+        str(LOAD_INFERENCE_LIMIT), *[str(f) for f in files],
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
     )
+    _limit(proc.pid, seconds)
     try:
         out, err = await asyncio.wait_for(proc.communicate(), seconds)
     except asyncio.TimeoutError:

@@ -1,7 +1,9 @@
 """Rulebases: load and validate files into a fresh Prolog module, swap atomically, hot-reload on change.
 
 The version of a rulebase is the sha256 of its files' contents (names and bytes), first 16 hex digits.
-A reload that fails keeps the previous rulebase active and records why (``last_error``).
+A reload that fails keeps the previous rulebase active and records why (``last_error``: the log, the policy
+history and ``/healthz``, degraded, say so); a load has ``LOAD_SECONDS`` to finish, so one that does not
+end fails like any other and never holds the reloads that follow.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from sentinel_mcp.core.errors import PolicyError
 
 log = logging.getLogger(__name__)
 _counter = itertools.count(1)
+# a whole load: the rehearsal (load_rehearsal.REHEARSAL_SECONDS, again per file to name the one that fails)
+# and the engine's own (bounded by engine.LOAD_INFERENCE_LIMIT)
+LOAD_SECONDS = 300.0
 
 
 class Problem(BaseModel):
@@ -248,6 +253,7 @@ class RulebaseHolder:
         self.engine = engine
         self.files = list(files)
         self.poll_interval = poll_interval
+        self.load_seconds = LOAD_SECONDS
         self._current: Rulebase | None = None
         self._mtimes: tuple[float | None, ...] = ()
         self.last_error: str | None = None
@@ -282,7 +288,7 @@ class RulebaseHolder:
         files stay watched. Raises RulebaseError, keeping the active rulebase, when they do not load here."""
         async with self._lock:
             try:
-                rb = await load_rulebase(self.engine, files, version)
+                rb = await self._load(files, version)
             except RulebaseError as e:
                 self.attempted = list(files)
                 await self._tell(version, False, cause, str(e))
@@ -294,7 +300,7 @@ class RulebaseHolder:
     async def _swap(self, files: list[Path], cause: str, version: str | None) -> bool:
         self.attempted = list(files)
         try:
-            rb = await load_rulebase(self.engine, files, version)
+            rb = await self._load(files, version)
         except RulebaseError as e:
             self.last_error = str(e)
             await self._tell(version or content_version(files), False, cause, str(e))
@@ -304,6 +310,16 @@ class RulebaseHolder:
             raise
         await self._activate(rb, cause)
         return True
+
+    async def _load(self, files: list[Path], version: str | None) -> Rulebase:
+        """``load_rulebase`` within ``load_seconds``: past it, an error naming the files (the lock is let go;
+        the engine's part ends by its inference limit)."""
+        try:
+            return await asyncio.wait_for(load_rulebase(self.engine, files, version), self.load_seconds)
+        except asyncio.TimeoutError:
+            why = f"loading did not finish within {self.load_seconds:g} s"
+            raise RulebaseError([Problem(severity="error", file=str(f), line=0, message=why) for f in files]
+                                ) from None
 
     async def _activate(self, rb: Rulebase, cause: str) -> None:
         old, self._current = self._current, rb

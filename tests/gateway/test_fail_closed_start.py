@@ -124,6 +124,20 @@ def test_serve_reports_the_problem_and_health_recovers(tmp_path: Path) -> None:
             assert time.monotonic() < deadline + 30
             time.sleep(0.2)
         assert _health(port)[1]["status"] == "ok"
+        # a file that breaks again: the last good rulebase stays in charge, and health says so (degraded,
+        # with the file and line), never a silent older policy
+        rules.write_text(BROKEN)
+        while _health(port, token)[1]["status"] != "degraded":
+            assert time.monotonic() < deadline + 60
+            time.sleep(0.2)
+        status, body = _health(port, token)
+        assert status == 200 and f"{rules}:3" in body["policy_problem"], body
+        assert "stays in charge" in body["policy_problem"] and body["policy_problem"] in body["problems"]
+        rules.write_text(GOOD)
+        while _health(port, token)[1]["status"] != "ok":
+            assert time.monotonic() < deadline + 90
+            time.sleep(0.2)
+        assert "policy_problem" not in _health(port, token)[1]
     finally:
         stop_process(proc)
     banner = proc.stderr.read()

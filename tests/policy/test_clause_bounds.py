@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from sentinel_mcp.paths import RULEBASES_DIR
-from sentinel_mcp.policy.clause_bounds import MAX_CLAUSE_TOKENS, MAX_NESTING, text_problems
+from sentinel_mcp.policy.clause_bounds import MAX_CLAUSE_TOKENS, MAX_NESTING, MAX_RAW_NESTING, text_problems
 
 pytestmark = pytest.mark.timeout(120)
 DEEP = 60_000  # well past what crashes the reader on an 8 MB stack
@@ -85,3 +85,18 @@ def test_a_quote_after_digits_that_are_no_radix_still_opens_a_quoted_atom():
     # 37 is no radix and 1'a' is a syntax error in SWI-Prolog; either way the quoted part holds the brackets
     assert text_problems("a(37'" + "(" * (MAX_NESTING + 5) + "').\n") == []
     assert text_problems("a(x1'" + "(" * (MAX_NESTING + 5) + "').\n") == []
+
+
+@pytest.mark.parametrize("hidden", ["'", "\"", "`", "0'", "16'", "'abc", "37'", "{|string||"])
+def test_a_term_hidden_from_the_lexer_is_still_refused_by_the_raw_count(hidden):
+    """Whatever the lexer makes of a quote (an unclosed one, a quasi-quotation, a radix it misreads), the
+    count of every bracket outside comments sees a deep term."""
+    problems = text_problems(f"ok.\nhelper({hidden}x, {DEEP_TERM}).\n")
+    assert problems and problems[0][0] == 2 and "nest" in problems[0][1], (hidden, problems)
+
+
+def test_the_raw_count_overestimates_brackets_inside_quotes_only_past_its_own_bound():
+    assert text_problems(f"ok.\nhelper('{'(' * (MAX_RAW_NESTING - 1)}').\n") == []
+    assert text_problems(f"ok.\nhelper('{'(' * (MAX_RAW_NESTING + 1)}').\n") == [
+        (2, f"brackets nest more than {MAX_RAW_NESTING:,} deep here (counting those inside quotes too)")]
+    assert text_problems(f"ok.\n% {'(' * (MAX_RAW_NESTING + 1)}\n/* {'[' * (MAX_RAW_NESTING + 1)} */\n") == []

@@ -25,7 +25,7 @@ compile_guards(RB) :-
     dynamic(RB:'$guard_native'/3), retractall(RB:'$guard_native'(_, _, _)),
     dynamic(RB:'$guard_of'/2), retractall(RB:'$guard_of'(_, _)),
     dynamic(RB:'$native_guards'/1), retractall(RB:'$native_guards'(_)),
-    findall(guard(T, P, G), RB:guard(T, P, G), Gs),
+    findall(guard(T, P, G), decl(RB, guard(T, P, G)), Gs),  % as read, never by calling the module
     catch(native_guard_clauses(Gs, RB, 1, Cs), E, true),
     (   var(E)
     ->  forall(member(C, Cs), assertz(RB:C)), assertz(RB:'$native_guards'(true))

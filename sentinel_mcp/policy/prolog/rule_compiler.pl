@@ -170,11 +170,11 @@ special_form(G) :-
 index_bindings(RB) :-
     dynamic(RB:'$binding'/5),
     retractall(RB:'$binding'(_, _, _, _, _)),
-    forall(( RB:binding(B, tool(T, Args), _, _), callable(B), functor(B, N, A) ),
+    forall(( decl(RB, binding(B, tool(T, Args), _, _)), callable(B), functor(B, N, A) ),
            assertz(RB:'$binding'(N, A, B, T, Args))),
     dynamic(RB:'$askable'/6),
     retractall(RB:'$askable'(_, _, _, _, _, _)),
-    forall(( RB:askable(H, Q, Ty, O), callable(H), functor(H, N, A) ),
+    forall(( decl(RB, askable(H, Q, Ty, O)), callable(H), functor(H, N, A) ),
            assertz(RB:'$askable'(N, A, H, Q, Ty, O))).
 
 %  askables_of(+RB, +G, -H, -Q, -Ty, -O): the askables whose head has G's name and arity.

@@ -8,18 +8,56 @@ sn_load(RB, FilesJson, Out) :-
     from_json_atom(FilesJson, Files),
     sn_load_files(RB, Files, Out).
 
+%  sn_load_bounded(+RB, +FilesJson, +Limit, -OutJson): sn_load/3 and, when the files have no errors,
+%  sn_finish_load/1, within Limit inferences for the whole: a load that would not end (or not soon) is an
+%  error naming the file being read (or every file, when it ran out while checking them together), and never
+%  holds the engine.
+sn_load_bounded(RB, FilesJson, Limit, Out) :-
+    from_json_atom(FilesJson, Files),
+    nb_setval(sn_loading_file, []),
+    (   catch(call_with_inference_limit(load_and_finish(RB, Files, Out0), Limit, R), E, true)
+    ->  true
+    ;   R = failed
+    ),
+    (   nonvar(E)
+    ->  message_to_codes_safe(E, M0), format(atom(M), 'loading stopped: ~w', [M0])
+    ;   R == failed
+    ->  M = 'loading failed'
+    ;   R == inference_limit_exceeded
+    ->  format(atom(M), 'loading did not finish within ~D inferences (a clause that makes the load run \c
+                         without end, or far too large a rulebase)', [Limit])
+    ;   true
+    ),
+    (   var(M)
+    ->  Out = Out0
+    ;   nb_getval(sn_loading_file, At),
+        ( At == [] -> Named = Files ; Named = [At] ),
+        findall(P, ( member(F, Named), problem(error, F, 0, M, P) ), Errors),
+        to_json_atom(json([errors=Errors, warnings=[]]), Out)
+    ),
+    nb_setval(sn_loading_file, []).
+
+load_and_finish(RB, Files, Out) :-
+    load_problems(RB, Files, Errors, Warnings),
+    ( Errors == [] -> sn_finish_load(RB) ; true ),
+    to_json_atom(json([errors=Errors, warnings=Warnings]), Out).
+
 sn_load_files(RB, Files, Out) :-
+    load_problems(RB, Files, Errors, Warnings),
+    to_json_atom(json([errors=Errors, warnings=Warnings]), Out).
+
+load_problems(RB, Files, Errors, Warnings) :-
     ( current_module(RB) -> sn_unload(RB) ; true ),
     add_import_module(RB, sentinel_rt, start),
     forall(decl_indicator(N/A), dynamic(RB:N/A)),
     dynamic(RB:'$src'/4),
     findall(E, (member(F, Files), load_file_terms(RB, F, E)), Es0),
     append(Es0, Errors0),
+    nb_setval(sn_loading_file, []),  % the checks of every file together
     index_base(RB),
     findall(E, post_load_problem(RB, E), Es1),
     append(Errors0, Es1, Problems),
-    partition([P]>>(P = json(L), memberchk(severity=error, L)), Problems, Errors, Warnings),
-    to_json_atom(json([errors=Errors, warnings=Warnings]), Out).
+    partition([P]>>(P = json(L), memberchk(severity=error, L)), Problems, Errors, Warnings).
 
 sn_unload(RB) :-
     forall(( current_predicate(RB:N/A), functor(H, N, A), \+ predicate_property(RB:H, imported_from(_)) ),
@@ -28,6 +66,7 @@ sn_unload(RB) :-
 problem(Sev, File, Line, Msg, json([severity=Sev, file=File, line=Line, message=Msg])).
 
 load_file_terms(RB, File, Errors) :-
+    nb_setval(sn_loading_file, File),
     catch(open(File, read, S), E, true),
     (   nonvar(E)
     ->  message_to_codes_safe(E, M), problem(error, File, 0, M, P), Errors = [P]
@@ -35,17 +74,26 @@ load_file_terms(RB, File, Errors) :-
     ).
 
 read_terms(RB, File, S, Errors) :-
-    catch(read_term(S, T, [term_position(Pos), syntax_errors(error)]), E, true),
+    % error(_, _) only: the inference limit's own exception (sn_load_bounded/4) must end the load
+    catch(read_term(S, T, [term_position(Pos), syntax_errors(error)]), error(E0, C0), E = error(E0, C0)),
     (   nonvar(E), E \= error(syntax_error(_), _)
     ->  % out of a resource (a term nested too deep for the C stack): the file stops here, not read on
         % from the middle of that term
-        line_count(S, Line), read_failure_words(E, M), problem(error, File, Line, M, P), Errors = [P]
+        line_count(S, Line), resource_words(E, read, M), problem(error, File, Line, M, P), Errors = [P]
     ;   nonvar(E)
     ->  syntax_problem(File, E, P), Errors = [P|Rest], read_terms(RB, File, S, Rest)
     ;   T == end_of_file
     ->  Errors = []
     ;   stream_position_data(line_count, Pos, Line),
-        ( add_term(RB, File, Line, T, Ps) -> true ; problem(error, File, Line, 'cannot load this clause', P0), Ps = [P0] ),
+        (   catch(add_term(RB, File, Line, T, Ps0), error(resource_error(R), C2),
+                  E2 = error(resource_error(R), C2))
+        ->  (   var(E2)
+            ->  Ps = Ps0
+            ;   % out of a resource storing it (a body nested too deep for the C stack): this clause only
+                resource_words(E2, store, M2), problem(error, File, Line, M2, P0), Ps = [P0]
+            )
+        ;   problem(error, File, Line, 'cannot load this clause', P0), Ps = [P0]
+        ),
         append(Ps, Rest, Errors),
         read_terms(RB, File, S, Rest)
     ).
@@ -58,11 +106,14 @@ syntax_problem(File, error(syntax_error(What), string(_, _)), P) :- !,
     syntax_words(What, W), format(atom(M), 'syntax error: ~w', [W]), problem(error, File, 0, M, P).
 syntax_problem(File, E, P) :- message_to_codes_safe(E, M), problem(error, File, 0, M, P).
 
-read_failure_words(E, M) :-
+resource_words(E, Doing, M) :-
     message_to_codes_safe(E, M0),
     (   sub_atom(M0, _, _, _, 'C-stack')
-    ->  M = 'a term nested too deep to read (it would exhaust SWI-Prolog\'s C stack): split it'
-    ;   format(atom(M), 'cannot read on: ~w', [M0])
+    ->  format(atom(M), 'a term nested too deep to ~w (it would exhaust SWI-Prolog''s C stack): split it',
+               [Doing])
+    ;   Doing == read
+    ->  format(atom(M), 'cannot read on: ~w', [M0])
+    ;   format(atom(M), 'cannot load this clause: ~w', [M0])
     ).
 
 % SWI-Prolog's syntax error codes in words a rulebase author reads
@@ -97,14 +148,18 @@ add_term(RB, File, Line, T, Ps) :-
         problem(error, File, Line, M, P), Ps = [P]
     ;   functor(H, N, A), system_pred(N/A)
     ->  format(atom(M), 'cannot redefine the built-in ~w/~w', [N, A]), problem(error, File, Line, M, P), Ps = [P]
+    ;   functor(H, N, A), \+ sentinel_builtin(H), allowed_builtin(rulebase, N/A)
+    ->  % a library predicate a body may call (member/2, append/3, ...): a local clause would replace it
+        % for every file's guards, as a system one would
+        format(atom(M), 'cannot redefine the built-in ~w/~w', [N, A]), problem(error, File, Line, M, P), Ps = [P]
     ;   ( sentinel_builtin(H) ; special_form(H) )
     ->  % a local clause would replace Sentinel's own for every file's guards (now/1, require/3, ...)
         functor(H, N, A),
         format(atom(M), 'cannot redefine Sentinel''s ~w/~w (its runtime and policy constructs are its own)', [N, A]),
         problem(error, File, Line, M, P), Ps = [P]
     ;   declaration(H), T = (_ :- _)
-    ->  % the loader reads declarations by calling them: a body would run (and could loop) at load time;
-        % a guard's condition is its third argument
+    ->  % a declaration is read as data (its '$src' term), never called: a body would be a second meaning
+        % nothing checks (or a loop, if anything called it); a guard's condition is its third argument
         functor(H, N, A),
         format(atom(M), 'the declaration ~w/~w is a fact, not a rule: it cannot have a body', [N, A]),
         problem(error, File, Line, M, P), Ps = [P]
@@ -182,10 +237,14 @@ index_base(RB) :-
     dynamic(RB:'$base'/2),
     forall(( base_indicator(RB, N/A), \+ RB:'$base'(N, A) ), assertz(RB:'$base'(N, A))).
 
-base_indicator(RB, N/A) :- RB:binding(H, _, _, _), functor(H, N, A).
-base_indicator(RB, N/A) :- RB:askable(H, _, _, _), functor(H, N, A).
-base_indicator(RB, N/A) :- RB:seed(H), functor(H, N, A).
-base_indicator(RB, N/A) :- RB:fact(N/A).
+%  What the loader knows of a rulebase it reads off the declarations as they were read ('$src'/4), never by
+%  calling the module's predicates: nothing a file defines runs while it loads.
+decl(RB, D) :- RB:'$src'(decl, D, _, _).
+
+base_indicator(RB, N/A) :- decl(RB, binding(H, _, _, _)), callable(H), functor(H, N, A).
+base_indicator(RB, N/A) :- decl(RB, askable(H, _, _, _)), callable(H), functor(H, N, A).
+base_indicator(RB, N/A) :- decl(RB, seed(H)), callable(H), functor(H, N, A).
+base_indicator(RB, N/A) :- decl(RB, fact(N/A)), atom(N), integer(A).
 
 post_load_problem(RB, P) :-
     RB:'$src'(decl, effect(_, _, Acts), File, Line), is_list(Acts), member(X, Acts),
@@ -199,15 +258,19 @@ post_load_problem(RB, P) :-
 %  A predicate belongs to one file: clauses another file adds would widen every rule that calls it (a
 %  helper's admin(_) beside another file's admin(root)), so adding a file could weaken a guard.
 post_load_problem(RB, P) :-
-    findall(N/A-File, ( RB:'$src'(rule, T, File, _), rule_head(T, H), functor(H, N, A) ), L0), sort(L0, L),
-    append(_, [N/A-F1|Rest], L), member(N/A-F2, Rest),
-    once(( RB:'$src'(rule, T1, F1, L1), rule_head(T1, H1), functor(H1, N, A) )),
+    findall(N/A-File, ( RB:'$src'(rule, T, File, _), rule_head(T, H), functor(H, N, A) ), L0),
+    sort(L0, L),  % by name, then file: a predicate in two files is two neighbours (linear, never pairwise:
+                  % 20,000 rules took 200 million inferences pairwise)
+    setof(PI, in_two_files(L, PI), Shared), member(N/A, Shared),
+    once(( RB:'$src'(rule, T1, F1, L1), rule_head(T1, H1), functor(H1, N, A) )),  % the first file loaded
+    findall(F, member(N/A-F, L), Fs), member(F2, Fs), F2 \== F1,
     once(( RB:'$src'(rule, T2, F2, L2), rule_head(T2, H2), functor(H2, N, A) )),
     format(atom(M), '~w/~w also has clauses in ~w (line ~w): a predicate belongs to one file (clauses from \c
                      another file would widen every rule that calls it); rename one of them', [N, A, F1, L1]),
     problem(error, F2, L2, M, P).
 
 rule_head(T, H) :- ( T = (H :- _) -> true ; H = T ).
+in_two_files(Sorted, PI) :- append(_, [PI-_, PI-_|_], Sorted).
 
 %  A confirmation's text is a template written in the rulebase, with safe directives only (goal_check.pl).
 post_load_problem(RB, P) :-
@@ -295,18 +358,19 @@ body_has_cut(B) :- leaf_goal(B, G), G == !, !.
 % ---------------------------------------------------------------- info for Python
 
 sn_info(RB, Out) :-
-    findall(json([tool=T]), RB:guard(T, _, _), Guards),
+    findall(json([tool=T]), decl(RB, guard(T, _, _)), Guards),
     findall(json([predicate=PN, arity=PA, tool=T, ttl=TTL]),
-            ( RB:binding(H, tool(T, _), _, O), functor(H, PN, PA), ttl_opt(O, TTL) ), Bindings),
+            ( decl(RB, binding(H, tool(T, _), _, O)), functor(H, PN, PA), ttl_opt(O, TTL) ), Bindings),
     findall(json([predicate=PN, arity=PA, question=QA, type=TyJ, from=From]),
-            ( RB:askable(H, Q, Ty, O), functor(H, PN, PA), text_to_atom(Q, QA), type_json(Ty, TyJ), askable_from(O, From) ),
+            ( decl(RB, askable(H, Q, Ty, O)), functor(H, PN, PA), text_to_atom(Q, QA), type_json(Ty, TyJ),
+              askable_from(O, From) ),
             Askables),
-    findall(C, ( RB:context(C) ; RB:context(C, _, _) ), Cs0), sort(Cs0, Contexts),
-    findall(FA, ( RB:seed(F), term_to_atom(F, FA) ), Seeds),
-    findall(OA, ( RB:option(O), term_to_atom(O, OA) ), Options),
-    findall(T, RB:read_only(T), ReadOnly),
-    findall(json([tool=T, args=As]), RB:symbolic_exempt(T, As), Exempt),
-    findall(T, RB:effect(T, _, _), Effects),
+    findall(C, ( decl(RB, context(C)) ; decl(RB, context(C, _, _)) ), Cs0), sort(Cs0, Contexts),
+    findall(FA, ( decl(RB, seed(F)), term_to_atom(F, FA) ), Seeds),
+    findall(OA, ( decl(RB, option(O)), term_to_atom(O, OA) ), Options),
+    findall(T, decl(RB, read_only(T)), ReadOnly),
+    findall(json([tool=T, args=As]), decl(RB, symbolic_exempt(T, As)), Exempt),
+    findall(T, decl(RB, effect(T, _, _)), Effects),
     findall(json([name=N, path=PA, file=F]), ( RB:'$src'(decl, policy_document(N, P), F, _), text_to_atom(P, PA) ),
             Docs),
     to_json_atom(json([guards=Guards, bindings=Bindings, askables=Askables, contexts=Contexts, seeds=Seeds,

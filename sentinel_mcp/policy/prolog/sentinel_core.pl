@@ -417,7 +417,7 @@ tool_guards(RB, Tool, Guards) :-
 note_guard_wildcards(RB) :-
     dynamic(RB:'$guard_wildcards'/1),
     retractall(RB:'$guard_wildcards'(_)),
-    (   catch(( RB:guard(T, _, _), atom(T), sub_atom(T, _, 1, 0, '*') ), _, true) -> W = true ; W = false ),
+    (   decl(RB, guard(T, _, _)), atom(T), sub_atom(T, _, 1, 0, '*') -> W = true ; W = false ),
     assertz(RB:'$guard_wildcards'(W)).
 
 tool_matches(T, T) :- !.
