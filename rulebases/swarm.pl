@@ -3,9 +3,10 @@
 % The built-in enforces its own hard caps (80 model calls, 200,000 tokens, 90 minutes, 25 steps,
 % 3 retries, 50 KB per file), breakers, path safety and one build at a time. This rulebase adds what
 % the gateway demands before a build even starts: the user confirms it, and the caps the caller asks
-% for stay within policy. To tighten the policy, add a lower swarm_cap/2 in a site rulebase (the
-% lowest cap of a name wins, so files compose): a call that asks for more is denied; a call that names
-% no cap gets the built-in's own configured caps (sentinel.swarm.limits, also lowerable only).
+% for stay within policy. To tighten the policy, add a lower swarm_cap/2 in a site rulebase, after
+% `:- multifile swarm_cap/2.` (the lowest cap of a name wins, so files compose): a call that asks for
+% more is denied; a call that names no cap gets the built-in's own configured caps
+% (sentinel.swarm.limits, also lowerable only).
 
 % --- the local model ---------------------------------------------------------------------------------
 
@@ -16,6 +17,9 @@ read_only('llm__llm_generate').
 
 % --- policy caps ------------------------------------------------------------------------------------
 
+% open to site rulebases (each file that adds a cap declares it so too): the lowest cap of a name wins, so
+% another file's caps can only tighten these
+:- multifile swarm_cap/2.
 swarm_cap(max_steps, 25).
 swarm_cap(max_model_calls, 80).
 swarm_cap(max_tokens, 200000).

@@ -170,3 +170,20 @@ def test_a_rulebase_that_is_not_a_regular_file_is_refused_without_blocking(tmp_p
     run = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "check", str(path)],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and f"{path}:0: error:" in run.stdout, run.stdout + run.stderr
+
+
+async def test_a_predicate_shared_by_files_is_declared_multifile_in_each_of_them(tmp_path):
+    a = write(tmp_path, "a.pl", ":- multifile cap/2.\ncap(steps, 25).\n")
+    b_consents = write(tmp_path, "b.pl", ":- multifile cap/2.\ncap(steps, 10).\n")
+    assert await errors_of(a, b_consents) == []
+    b_silent = write(tmp_path, "c.pl", "% no declaration\ncap(steps, 10).\n")
+    errors = await errors_of(a, b_silent)
+    assert any(f"{b_silent}:2: error: cap/2 also has clauses" in e for e in errors), errors
+    # a second file cannot open the first's predicate by declaring it itself
+    strict = write(tmp_path, "d.pl",
+                   "admin(root).\nguard(rec__do, [mark = M], require(admin(M), 'admins')).\n")
+    opener = write(tmp_path, "e.pl", ":- multifile admin/1.\nadmin(_).\n")
+    errors = await errors_of(strict, opener)
+    assert any(f"{opener}:2: error: admin/1 also has clauses in {strict}" in e for e in errors), errors
+    bad = write(tmp_path, "f.pl", ":- multifile admin.\n")
+    assert any(":1: error: multifile needs Name/Arity" in e for e in await errors_of(bad))

@@ -23,7 +23,7 @@ async def test_build_needs_confirmation_respects_caps_and_reports_progress(
     monkeypatch.setenv("SWARM_OPENAI_BASE_URL", model_server.url)
     monkeypatch.setenv("SWARM_OPENAI_API_KEY", "test-key")
     site = tmp_path / "site.pl"  # a stricter site policy composes with the shipped one: the lowest cap wins
-    site.write_text("swarm_cap(max_steps, 20).\n")
+    site.write_text(":- multifile swarm_cap/2.\nswarm_cap(max_steps, 20).\n")
     config = parse_config(
         {
             "mcpServers": {},

@@ -130,9 +130,16 @@ message_to_codes_safe(E, M) :-
     split_string(S, "", " \n", [S1]), atom_string(M, S1).
 message_to_codes_safe(E, M) :- format(atom(M), '~q', [E]).
 
+add_term(RB, File, Line, (:- multifile(Spec)), Ps) :- !,
+    % a file consents to its predicate taking clauses from other files too (as Prolog's own multifile)
+    (   multifile_indicators(Spec, PIs)
+    ->  forall(member(PI, PIs), assertz(RB:'$src'(multifile, PI, File, Line))), Ps = []
+    ;   format(atom(M), 'multifile needs Name/Arity indicators, got ~q', [Spec]),
+        problem(error, File, Line, M, P), Ps = [P]
+    ).
 add_term(_, File, Line, (:- D), Ps) :- !,
     ( ok_directive(D) -> Ps = []
-    ; format(atom(M), 'directive not executed (only dynamic/discontiguous are accepted): ~q', [D]),
+    ; format(atom(M), 'directive not executed (only dynamic/discontiguous/multifile are accepted): ~q', [D]),
       problem(warning, File, Line, M, P), Ps = [P] ).
 add_term(RB, File, Line, (H --> B), Ps) :- !,
     dcg_translate_rule((H --> B), Clause), add_term(RB, File, Line, Clause, Ps).
@@ -170,6 +177,12 @@ add_term(RB, File, Line, T, Ps) :-
     ).
 
 system_pred(N/A) :- functor(H, N, A), predicate_property(system:H, defined), \+ declaration(H).
+
+multifile_indicators(V, _) :- var(V), !, fail.
+multifile_indicators((A, B), PIs) :- !, multifile_indicators(A, P1), multifile_indicators(B, P2), append(P1, P2, PIs).
+multifile_indicators([], []) :- !.
+multifile_indicators([X|Xs], PIs) :- !, multifile_indicators(X, P1), multifile_indicators(Xs, P2), append(P1, P2, PIs).
+multifile_indicators(N/A, [N/A]) :- atom(N), integer(A), A >= 0.
 
 ok_directive(dynamic(_)).
 ok_directive(discontiguous(_)).
@@ -256,17 +269,21 @@ post_load_problem(RB, P) :-
     format(atom(M), '~w/~w is a base predicate (binding, askable, seed or fact); it cannot also have clauses', [N, A]),
     problem(error, File, Line, M, P).
 %  A predicate belongs to one file: clauses another file adds would widen every rule that calls it (a
-%  helper's admin(_) beside another file's admin(root)), so adding a file could weaken a guard.
+%  helper's admin(_) beside another file's admin(root)), so adding a file could weaken a guard. Unless
+%  every file with clauses of it declares it `:- multifile Name/Arity.` (swarm_cap/2, whose lowest value
+%  wins): a file's consent covers its own clauses only, so a second file cannot open the first's.
 post_load_problem(RB, P) :-
     findall(N/A-File, ( RB:'$src'(rule, T, File, _), rule_head(T, H), functor(H, N, A) ), L0),
     sort(L0, L),  % by name, then file: a predicate in two files is two neighbours (linear, never pairwise:
                   % 20,000 rules took 200 million inferences pairwise)
     setof(PI, in_two_files(L, PI), Shared), member(N/A, Shared),
+    \+ forall(member(N/A-F, L), RB:'$src'(multifile, N/A, F, _)),
     once(( RB:'$src'(rule, T1, F1, L1), rule_head(T1, H1), functor(H1, N, A) )),  % the first file loaded
     findall(F, member(N/A-F, L), Fs), member(F2, Fs), F2 \== F1,
     once(( RB:'$src'(rule, T2, F2, L2), rule_head(T2, H2), functor(H2, N, A) )),
     format(atom(M), '~w/~w also has clauses in ~w (line ~w): a predicate belongs to one file (clauses from \c
-                     another file would widen every rule that calls it); rename one of them', [N, A, F1, L1]),
+                     another file would widen every rule that calls it); rename one of them, or declare \c
+                     :- multifile ~w/~w. in each file that has its clauses', [N, A, F1, L1, N, A]),
     problem(error, F2, L2, M, P).
 
 rule_head(T, H) :- ( T = (H :- _) -> true ; H = T ).
