@@ -123,23 +123,7 @@ async def test_plain_templates_load(tmp_path):
 
 
 # ---- the rehearsal: a crash or a load without end costs a child process -----------------------------------
-def test_a_term_too_deep_for_the_reader_is_reported_even_past_the_python_bounds(tmp_path):
-    """The Python bounds (clause_bounds.py) are switched off here, as a lexer that disagrees with SWI's would
-    be: the child SWI-Prolog reports the term instead of the gateway's reader crashing (SIGSEGV)."""
-    bad = tmp_path / "deep.pl"
-    bad.write_text("ok.\nc(" + "f(" * DEEP + "x" + ")" * DEEP + ").\n")
-    cfg = tmp_path / "c.json"
-    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {"builtins": [], "data_dir": str(tmp_path)}}))
-    program = (
-        "import sys, sentinel_mcp.policy.rulebase as r\n"
-        "r.clause_problems = lambda f: []\n"
-        "from sentinel_mcp.cli import main\n"
-        f"sys.argv = ['sentinel-mcp', '-c', {str(cfg)!r}, 'check', {str(bad)!r}]\n"
-        "sys.exit(main())\n"
-    )
-    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=100)
-    assert run.returncode == 1, (run.returncode, run.stdout[-500:], run.stderr[-500:])
-    assert f"{bad}:2: error: a term nested too deep to read" in run.stdout, run.stdout
+# (a term too deep past the Python bounds: test_rulebase_load_bounds.py, read and stored)
 
 
 async def test_a_rehearsal_past_its_deadline_is_refused_and_its_child_is_gone(tmp_path):
