@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import hashlib
 import json
 import resource
 import shutil
@@ -45,7 +44,7 @@ MEMORY_BYTES = 4 << 30  # the child's address space (a 32 MB file of facts needs
 OUTPUT_BYTES = 4000  # of the child's stderr, kept for the message
 MAX_CONCURRENT = 2  # children at once (this machine's cores; a load takes ~0.1 s of one)
 MAX_REMEMBERED = 64  # file sets whose rehearsal is remembered, by their names and contents
-_done: OrderedDict[tuple[tuple[str, str], ...], dict[str, Any]] = OrderedDict()
+_done: OrderedDict[str, dict[str, Any]] = OrderedDict()
 _slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
 
@@ -78,36 +77,28 @@ def _limit(pid: int, seconds: float) -> None:
         resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
 
-async def rehearse(files: list[Path], seconds: float = REHEARSAL_SECONDS) -> dict[str, Any]:
+async def rehearse(
+    files: list[Path], seconds: float = REHEARSAL_SECONDS, *, key: str | None = None
+) -> dict[str, Any]:
     """The load's problems (``errors``, ``warnings``) as a child SWI-Prolog found them loading ``files``;
-    raises ``RehearsalFailed`` when it could not load them to the end. The same names with the same contents
-    are rehearsed once (a policy page shown again, a replica adopting a version); at most
-    ``MAX_CONCURRENT`` children run at once, whoever asks (a flood of what-ifs waits its turn)."""
-    key = await asyncio.to_thread(_content_key, files)
-    known = _done.get(key)
+    raises ``RehearsalFailed`` when it could not load them to the end. ``key``: the files' names and contents
+    digested (``rulebase.content_digest``): a set rehearsed once is not rehearsed again (a policy page shown
+    again, a replica adopting a version). At most ``MAX_CONCURRENT`` children run at once, whoever asks (a
+    flood of what-ifs waits its turn)."""
+    known = _done.get(key) if key is not None else None
     if known is not None:
-        _done.move_to_end(key)
+        _done.move_to_end(key)  # type: ignore[arg-type]
         return copy.deepcopy(known)
     slots = _slots.get(asyncio.get_running_loop())
     if slots is None:
         slots = _slots[asyncio.get_running_loop()] = asyncio.Semaphore(MAX_CONCURRENT)
     async with slots:
         found = await _run(files, seconds)
-    _done[key] = copy.deepcopy(found)
-    while len(_done) > MAX_REMEMBERED:
-        _done.popitem(last=False)
+    if key is not None:
+        _done[key] = copy.deepcopy(found)
+        while len(_done) > MAX_REMEMBERED:
+            _done.popitem(last=False)
     return found
-
-
-def _content_key(files: list[Path]) -> tuple[tuple[str, str], ...]:
-    out = []
-    for f in files:
-        try:
-            digest = hashlib.sha256(f.read_bytes()).hexdigest()
-        except OSError:
-            digest = "unreadable"
-        out.append((str(f), digest))
-    return tuple(out)
 
 
 async def _run(files: list[Path], seconds: float) -> dict[str, Any]:

@@ -168,6 +168,11 @@ class Rulebase(BaseModel):
 
 
 def content_version(files: list[Path]) -> str:
+    return content_digest(files)[:16]
+
+
+def content_digest(files: list[Path]) -> str:
+    """sha256 over the files' names and contents (the version is its first 16 digits)."""
     h = hashlib.sha256()
     for f in files:
         h.update(str(f).encode() + b"\0")
@@ -176,7 +181,7 @@ def content_version(files: list[Path]) -> str:
         except OSError:
             h.update(b"<missing>")
         h.update(b"\0")
-    return h.hexdigest()[:16]
+    return h.hexdigest()
 
 
 def _mtimes(files: list[Path]) -> tuple[float | None, ...]:
@@ -204,11 +209,12 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     )
     if bounds:
         raise RulebaseError(bounds)
+    digest = await asyncio.to_thread(content_digest, files)
     # and a child SWI-Prolog loads them first: what would crash or never end costs it, not the engine
-    rehearsal = await _rehearsal_problems(files)
+    rehearsal = await _rehearsal_problems(files, digest)
     if any(p.severity == "error" for p in rehearsal):
         raise RulebaseError(rehearsal)
-    version = version or content_version(files)
+    version = version or digest[:16]
     module = f"rb_{version}_{next(_counter)}"
     raw = await engine.load(module, [str(f) for f in files])
     errors = [Problem(**p) for p in raw["errors"]]
@@ -230,9 +236,9 @@ def _missing(f: Path) -> str:
     return "file not found"
 
 
-async def _rehearsal_problems(files: list[Path]) -> list[Problem]:
+async def _rehearsal_problems(files: list[Path], digest: str) -> list[Problem]:
     try:
-        found = await load_rehearsal.rehearse(files)
+        found = await load_rehearsal.rehearse(files, key=digest)
     except RehearsalFailed as failed:
         culprits = []  # the files that fail alone (a load that fails only together names them all)
         if len(files) > 1:
