@@ -136,11 +136,18 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
     direct_url = f"http://127.0.0.1:{port}/mcp"
     try:
         d = load(direct_url, "noop", seconds, up.pid, token=None)
-        # the era ``"protocol": "auto"`` speaks to this upstream (the handshake, so it may push questions): its
-        # own direct rate, on one session as Sentinel holds one; the SDK server's event-stream answer per POST
-        # costs the upstream more than a 2026-07-28 call does
-        d25 = load(direct_url, "noop", seconds, up.pid, era=HANDSHAKE, session=handshake(direct_url, None),
-                   token=None)
+        # the era ``"protocol": "auto"`` speaks to this upstream (the handshake: it may push questions):
+        # its own direct rate, on one session as Sentinel holds one; the SDK server's event-stream answer
+        # per POST costs the upstream more than a 2026-07-28 call does
+        d25 = load(
+            direct_url,
+            "noop",
+            seconds,
+            up.pid,
+            era=HANDSHAKE,
+            session=handshake(direct_url, None),
+            token=None,
+        )
         proc, url = sentinel(tmp, {"tb": {"url": direct_url}}, [], "upstream")
         try:
             p = load(url, "tb__noop", seconds, proc.pid)
