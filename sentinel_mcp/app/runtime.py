@@ -302,6 +302,8 @@ async def _assembled(
     anchoring = await _start_anchoring(config, audit, instance, crashed) if shared is None else None
     fallback = DefaultGuard(config.sentinel.policy)
     gateway = Gateway(config, audit, manager, fallback)
+    if anchoring is not None:  # an anchor that cannot be written refuses calls, as a store does
+        gateway.more_records.append(anchoring)
     gateway.principals.update(configured_principals(config))
     # shared by every replica when sentinel.store names PostgreSQL; else next to the facts, as before
     consents = ConsentBook(shared.url if shared is not None else config.store_path.parent / "consents.db")

@@ -2,7 +2,12 @@
 start (0 rows, before the first call), then at most every ``ANCHOR_EVERY`` seconds while the chain moves, and
 at a clean stop. It runs beside the calls (a task that reads the head, a worker thread that appends and
 fsyncs): a call's path gains nothing, and the anchor costs at most one fsync per interval per gateway.
-The first gateway to anchor a data dir adopts every chain already there as it finds it."""
+The first gateway to anchor a data dir adopts every chain already there as it finds it.
+
+An anchor that cannot be written while the gateway runs is one of the records the calls rely on, as at start
+(where it stops the start): its ``health`` degrades, the gateway's records gate (``call_record.RecordsGate``)
+refuses every call meanwhile and ``/healthz`` names it; the next append that works (the loop's, or the gate's
+``probe``) lets calls through again, and that anchor covers the rows written before the failure."""
 
 from __future__ import annotations
 
@@ -12,9 +17,10 @@ import sqlite3
 from pathlib import Path
 
 from sentinel_mcp.gateway.audit import AuditLog, audit_files
-from sentinel_mcp.gateway.audit_anchor import ANCHOR_EVERY, AnchorLog, Head
+from sentinel_mcp.gateway.audit_anchor import ANCHOR_EVERY, AnchorError, AnchorLog, Head
 from sentinel_mcp.gateway.audit_schema import GENESIS
 from sentinel_mcp.storage import StorageError
+from sentinel_mcp.storage.health import StoreHealth
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +36,10 @@ class Anchoring:
         self._key: bytes | None = None
         self._last: object = None  # the chain's hash when it was last anchored
         self.problem: str | None = None  # what start-up should report (chains adopted by a new anchor)
+        # as a store's health: the records gate refuses calls while the anchor cannot be written
+        self.name = "audit anchor"
+        self.health = StoreHealth("audit-anchor")
+        self._appending = asyncio.Lock()  # the loop's append and the gate's probe, one at a time
 
     async def start(self, crashed: list[Path] | None = None) -> None:
         """The key (made on first start) and this chain's first anchor; raises ``AnchorError``. ``crashed``:
@@ -49,11 +59,25 @@ class Anchoring:
     async def run(self) -> None:
         while True:
             await asyncio.sleep(self.every)
-            try:
-                if self.audit.moved != self._last:
-                    await self._append("head")
-            except StorageError as e:  # the chain goes on; the next anchor covers this moment too
-                log.warning("audit anchor not written: %s", e)
+            if self.audit.moved != self._last or not self.health.ok:
+                await self.probe()
+
+    async def probe(self) -> bool:
+        """Anchor the head now; health follows (what the records gate calls while the anchor is failing)."""
+        try:
+            await self._append("head")
+        except AnchorError as e:
+            if self.health.ok:
+                log.error("audit anchor not written; calls are refused until it is: %s", e)
+            self.health.degrade(str(e))
+            return False
+        except StorageError as e:  # the audit store's own fault: its health refuses calls; anchored later
+            log.warning("audit anchor not written: %s", e)
+            return self.health.ok
+        if not self.health.ok:
+            log.warning("audit anchor written again; calls are served")
+        self.health.recover()
+        return True
 
     async def stop(self) -> None:
         """After the last row of a clean stop."""
@@ -62,19 +86,20 @@ class Anchoring:
 
     async def _append(self, kind: str, also: list[tuple[str, Head]] | None = None) -> int:
         assert self._key is not None
-        moved = self.audit.moved
-        try:
-            rows, hash_ = await self.audit.committed_head()
-        except StorageError:
-            if kind != "start":
-                raise
-            rows, hash_ = 0, GENESIS  # a degraded store at start: nothing is recorded until it is writable
-        head = Head(self.place, self.audit.chain, rows, hash_)
-        adopted = await asyncio.to_thread(
-            self.anchor.append, self._key, [*(also or []), (kind, head)], self._existing
-        )
-        self._last = moved
-        return adopted
+        async with self._appending:
+            moved = self.audit.moved
+            try:
+                rows, hash_ = await self.audit.committed_head()
+            except StorageError:
+                if kind != "start":
+                    raise
+                rows, hash_ = 0, GENESIS  # a degraded store at start: nothing is recorded until writable
+            head = Head(self.place, self.audit.chain, rows, hash_)
+            adopted = await asyncio.to_thread(
+                self.anchor.append, self._key, [*(also or []), (kind, head)], self._existing
+            )
+            self._last = moved
+            return adopted
 
     def _existing(self) -> list[Head]:
         """Every other chain in the data dir (a new anchor adopts them as they are)."""

@@ -97,6 +97,7 @@ class Gateway(DecideStep, CatalogView):
         self.audit = audit
         self.manager = manager
         self.guard = guard
+        self.more_records: list[Any] = []  # more stores a call needs writable (name, health, probe)
         self.records = RecordsGate(self._record_stores)
         self.inflight = 0  # calls being executed (a stopping host drains them)
         self.draining = False  # set when the host stops: new calls are refused
@@ -110,8 +111,9 @@ class Gateway(DecideStep, CatalogView):
         self.person_inbox: PersonInbox | None = None
 
     def _record_stores(self) -> list[Any]:
-        """The databases a decision is recorded in: the audit log, and the guard's own (its fact store)."""
-        return [self.audit.db, *self.guard.record_databases()]
+        """The databases a decision is recorded in: the audit log, and the guard's own (its fact store);
+        and the audit anchor outside the data dir, when it runs (``audit_anchoring``)."""
+        return [self.audit.db, *self.guard.record_databases(), *self.more_records]
 
     def principal_for(self, principal: Principal | str | None, session_id: str, origin: Origin) -> Principal:
         """The principal a call runs for: the one given (by name: as configured; an unknown name may reach

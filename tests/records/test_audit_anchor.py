@@ -407,3 +407,57 @@ def test_an_anchor_directory_others_may_write_is_refused(tmp_path: Path) -> None
     anchor_dir.chmod(0o777)
     with pytest.raises(AnchorError, match="group or others"):
         AnchorLog(anchor_dir, data).open_for_writing()
+
+
+def _as_directory(anchor: Path) -> Callable[[], None]:
+    moved = anchor.with_name("moved-away")
+    anchor.rename(moved)
+    anchor.mkdir()
+
+    def undo() -> None:
+        anchor.rmdir()
+        moved.rename(anchor)
+
+    return undo
+
+
+def _foreign_last_line(anchor: Path) -> Callable[[], None]:
+    kept = anchor.read_bytes()
+    with anchor.open("ab") as f:
+        f.write(b'{"seq": 99, "mac": "not this key"}\n')
+    return lambda: anchor.write_bytes(kept)
+
+
+@pytest.mark.parametrize("breaking", [_as_directory, _foreign_last_line])
+async def test_an_anchor_that_fails_while_running_refuses_calls_until_it_is_written_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, breaking: Callable[[Path], Callable[[], None]]
+) -> None:
+    """As at start (which it stops), an anchor that cannot be appended refuses calls, never an unanchored
+    run; health names it, and calls go through again once an append works."""
+    import sentinel_mcp.gateway.audit_anchoring as anchoring
+
+    from .rig import executed
+
+    monkeypatch.setattr(anchoring, "ANCHOR_EVERY", 0.05)
+    data = tmp_path / "data"
+    async with running_gateway(gateway_config(tmp_path, data)) as rt:
+        async with Client(rt.front.server) as c:
+            assert not (await c.call_tool("rec__do", {"mark": "before"})).is_error
+            undo = breaking(_anchor(data))
+            problem = None
+            for _ in range(600):  # noticed at the next append (a bounded wait, no timing asserted)
+                problem = await rt.gateway.records.problem()
+                if problem:
+                    break
+                await asyncio.sleep(0.05)
+            assert problem and "audit anchor" in problem, problem
+            refused = await c.call_tool("rec__do", {"mark": "while-broken"})
+            assert refused.is_error and "audit anchor" in refused.content[0].text
+            undo()
+            for _ in range(600):
+                if await rt.gateway.records.problem() is None:
+                    break
+                await asyncio.sleep(0.05)
+            assert not (await c.call_tool("rec__do", {"mark": "after"})).is_error
+    assert executed(tmp_path) == ["before", "after"]
+    assert verify(tmp_path, data).returncode == 0
