@@ -14,7 +14,15 @@ remove, hide, graft or swap a whole instance. The anchor answers that: a directo
 The point is that whoever can write the data dir cannot write there (another volume, another owner, a
 directory a backup never restores). Rows committed after a chain's last anchor are not covered (the window:
 ``ANCHOR_EVERY`` seconds while a gateway runs, and whatever a crashed gateway wrote after its last anchor).
-Several gateways on one data dir append to one file under ``flock``.
+Several gateways on one data dir append to one file, one at a time (``flock`` of ``anchors.lock``).
+
+The file is compacted when an append finds it past ``COMPACT_AT`` bytes (a busy gateway adds ~14 MB a day):
+its records are checked as ``audit verify`` checks them (a file that fails is never compacted: the append is
+refused), then rewritten, under the lock, as a new genesis and one ``carried`` line per chain: the first
+saying of its highest anchored row count, which vouches for every row up to it (the chain's hash after that
+count covers all of them), with the kind the chain was known by (``carried`` for a chain known from its start
+or adoption, ``settled`` for one only a later start named). The new file replaces the old one by rename, under
+the writers' lock; a reader (``audit verify``) sees one file or the other, whole.
 """
 
 from __future__ import annotations
@@ -37,9 +45,12 @@ from sentinel_mcp.storage.private_paths import private_dir
 
 KEY = "key"
 LOG = "anchors.log"
+LOCK = "anchors.lock"  # the writers' lock (never replaced: compaction replaces the log under it)
 ANCHOR_EVERY = 2.0  # seconds between a running gateway's anchors (only when its chain moved)
 VERSION = 1
-KINDS = ("genesis", "adopt", "start", "head", "stop", "settled")
+KINDS = ("genesis", "adopt", "start", "head", "stop", "settled", "carried")
+KNOWN_FROM = ("start", "adopt", "carried")  # kinds that make a chain known to the anchor (vouched for)
+COMPACT_AT = 8 * 1024 * 1024  # bytes: past this an append compacts the file first
 _FIELDS = {
     "v": int, "seq": int, "ts": float, "kind": str, "place": str, "chain": str, "rows": int, "hash": str,
     "prev": str, "mac": str,
@@ -216,16 +227,15 @@ class AnchorLog:
         """Append one record per ``(kind, head)``, durable when this returns. On a new file the genesis line
         and ``first()`` (every chain already in the data dir, adopted as found) come first: how many were
         adopted is returned (0 on an existing file)."""
+        lock = self._locked()
+        fd = -1
         try:
-            flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(self.path, flags, 0o600)
-        except OSError as e:
-            raise AnchorError(f"anchor {self.path} cannot be opened: {e.strerror or e}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077:
-                raise AnchorError(f"anchor {self.path} must be a regular file only its owner may use (0600)")
+            fd = self._opened()
+            if os.fstat(fd).st_size > COMPACT_AT:
+                self._compact(fd, key)
+                old, fd = fd, -1
+                os.close(old)
+                fd = self._opened()
             prev, seq = self._tail(fd, key)
             lines: list[str] = []
             now = time.time()
@@ -256,7 +266,73 @@ class AnchorLog:
         except OSError as e:
             raise AnchorError(f"anchor {self.path} cannot be written: {e.strerror or e}") from None
         finally:
-            os.close(fd)  # drops the flock
+            if fd >= 0:
+                os.close(fd)
+            os.close(lock)  # drops the flock
+
+    def _locked(self) -> int:
+        """The exclusive lock of the anchor directory's writers (``anchors.lock``: a file that is never
+        replaced, so compaction may replace the log under it)."""
+        try:
+            fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as e:
+            raise AnchorError(f"anchor lock {self.dir / LOCK} cannot be opened: {e.strerror or e}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise AnchorError(f"anchor lock {self.dir / LOCK} must be a regular file")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _opened(self) -> int:
+        """The anchor file, open for appending (taken with the lock held)."""
+        try:
+            flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(self.path, flags, 0o600)
+        except OSError as e:
+            raise AnchorError(f"anchor {self.path} cannot be opened: {e.strerror or e}") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077:
+            os.close(fd)
+            raise AnchorError(f"anchor {self.path} must be a regular file only its owner may use (0600)")
+        return fd
+
+    def _compact(self, fd: int, key: bytes) -> None:
+        """Rewrite the file (locked by ``fd``) as a genesis and one line per chain (module docstring)."""
+        with os.fdopen(os.dup(fd), "rb") as f:
+            f.seek(0)
+            data = f.read()
+        records = self.parse(data, key)  # BrokenAnchor: the evidence is kept, the append refused
+        known = {(r["place"], r["chain"]) for r in records if r["kind"] in KNOWN_FROM}
+        best: dict[tuple[str, str], dict[str, Any]] = {}
+        for rec in records[1:]:
+            at = (rec["place"], rec["chain"])
+            if at not in best or rec["rows"] > best[at]["rows"]:
+                best[at] = rec
+        lines, prev = [], GENESIS
+        carried = [records[0], *sorted(best.values(), key=lambda r: r["seq"])]
+        for seq, old in enumerate(carried, start=1):
+            vouched = (old["place"], old["chain"]) in known
+            kind = old["kind"] if seq == 1 else "carried" if vouched else "settled"
+            rec = {**old, "seq": seq, "kind": kind, "prev": prev}
+            rec["mac"] = prev = record_mac(key, {k: v for k, v in rec.items() if k != "mac"})
+            lines.append(json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=True) + "\n")
+        tmp = self.path.with_name(f".{LOG}-{os.getpid()}-{secrets.token_hex(4)}")
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            payload = "".join(lines).encode("ascii")
+            while payload:
+                payload = payload[os.write(out, payload):]
+            os.fsync(out)
+        except BaseException:
+            os.close(out)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.close(out)
+        os.replace(tmp, self.path)
+        _sync_dir(self.dir)
 
     def _tail(self, fd: int, key: bytes) -> tuple[str, int]:
         """The last record's MAC and number (GENESIS, 0 for an empty file). A last line without its newline
@@ -314,6 +390,10 @@ class AnchorLog:
             os.close(fd)
         if not data:
             raise AnchorError(f"cannot verify: the anchor {self.path} is empty")
+        return self.parse(data, key)
+
+    def parse(self, data: bytes, key: bytes) -> list[dict[str, Any]]:
+        """The file's records, each checked (``BrokenAnchor`` names the first bad line)."""
         lines = data.split(b"\n")
         if lines[-1] != b"":
             raise BrokenAnchor(

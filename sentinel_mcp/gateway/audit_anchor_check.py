@@ -21,7 +21,7 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-from sentinel_mcp.gateway.audit_anchor import AnchorError, AnchorLog, load_key
+from sentinel_mcp.gateway.audit_anchor import KNOWN_FROM, AnchorError, AnchorLog, load_key
 from sentinel_mcp.gateway.audit_chain import ChainReport, Marks, verify_file
 from sentinel_mcp.storage.instances import INSTANCES
 
@@ -33,10 +33,10 @@ def _said(rec: dict[str, Any]) -> str:
 
 def anchored_marks(records: list[dict[str, Any]]) -> dict[str, Marks]:
     """place -> chain -> rows -> (hash, where the anchor said it); the first saying of a position counts.
-    Only chains the anchor knew from their birth (``start``) or adopted when it was made (``adopt``) count: a
-    chain named first by a ``settled`` line (an ended instance's head, anchored by a later start) is not
-    vouched for by it."""
-    known = {(r["place"], r["chain"]) for r in records if r["kind"] in ("start", "adopt")}
+    Only chains the anchor knew from their birth (``start``), adopted when it was made (``adopt``) or carried
+    as such through a compaction (``carried``) count: a chain named first by a ``settled`` line (an ended
+    instance's head, anchored by a later start) is not vouched for by it."""
+    known = {(r["place"], r["chain"]) for r in records if r["kind"] in KNOWN_FROM}
     out: dict[str, Marks] = {}
     for rec in records[1:]:
         if (rec["place"], rec["chain"]) not in known:

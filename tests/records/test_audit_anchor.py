@@ -20,6 +20,7 @@ from typing import Any, Callable
 import pytest
 from mcp import Client
 
+import sentinel_mcp.gateway.audit_anchor as anchor_module
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.audit import canonical, chain_hash
@@ -149,9 +150,17 @@ ATTACKS: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
 }
 
 
+@pytest.mark.parametrize("compacted", [False, True], ids=["as-written", "compacted"])
 @pytest.mark.parametrize("attack", list(ATTACKS))
-async def test_an_attack_on_the_data_dir_is_caught_by_the_anchor(tmp_path: Path, attack: str) -> None:
+async def test_an_attack_on_the_data_dir_is_caught_by_the_anchor(
+    tmp_path: Path, attack: str, compacted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if compacted:  # every append compacts the anchor first: one carried line per chain is what is left
+        monkeypatch.setattr(anchor_module, "COMPACT_AT", 1)
     data = await three_instances(tmp_path)
+    if compacted:
+        kinds = [json.loads(x)["kind"] for x in _anchor(data).read_text().splitlines()]
+        assert kinds.count("genesis") == 1 and "carried" in kinds and len(kinds) < 8, kinds
     ok = verify(tmp_path, data)
     assert ok.returncode == 0 and "24 rows in 3 chain(s)" in ok.stdout and "anchored" in ok.stdout, ok.stdout
     tamper, words = ATTACKS[attack]
@@ -461,3 +470,110 @@ async def test_an_anchor_that_fails_while_running_refuses_calls_until_it_is_writ
             assert not (await c.call_tool("rec__do", {"mark": "after"})).is_error
     assert executed(tmp_path) == ["before", "after"]
     assert verify(tmp_path, data).returncode == 0
+
+
+def _heads(log: Any, key: bytes, *heads: tuple[str, str, int, str]) -> None:
+    from sentinel_mcp.gateway.audit_anchor import Head
+
+    log.append(key, [("head", Head(*h)) for h in heads], lambda: [])
+
+
+def test_compaction_keeps_the_highest_first_said_mark_and_a_later_rewind_stays_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rewound chain settled by a later start says fewer rows; compaction keeps the mark with the most rows
+    (first said), so the rewind is still caught; a chain only ever settled stays unvouched."""
+    from sentinel_mcp.gateway.audit_anchor import AnchorLog, Head
+    from sentinel_mcp.gateway.audit_anchor_check import anchored_marks
+
+    data = tmp_path / "data"
+    data.mkdir()
+    log = AnchorLog(tmp_path / "anchor", data)
+    key = log.open_for_writing()
+    a = "instances/a/sentinel.db"
+    log.append(key, [("start", Head(a, "a", 0, GENESIS))], lambda: [])
+    _heads(log, key, (a, "a", 5, "h5"), (a, "a", 9, "h9"), (a, "a", 9, "h9-other"))
+    log.append(key, [("settled", Head(a, "a", 6, "h6")), ("settled", Head("instances/b/x.db", "b", 4, "hb"))],
+               lambda: [])
+    monkeypatch.setattr(anchor_module, "COMPACT_AT", 1)
+    _heads(log, key, ("instances/c/sentinel.db", "c", 0, GENESIS))
+    records = log.read(key)
+    assert [(r["kind"], r["chain"], r["rows"], r["hash"]) for r in records] == [
+        ("genesis", "", 0, GENESIS), ("carried", "a", 9, "h9"), ("settled", "b", 4, "hb"),
+        ("head", "c", 0, GENESIS),
+    ]
+    marks = anchored_marks(records)
+    assert marks[a]["a"][9][0] == "h9" and "instances/b/x.db" not in marks
+    # compacted before each append: the chain's highest mark carried, the new line after it
+    _heads(log, key, (a, "a", 12, "h12"))
+    _heads(log, key, (a, "a", 13, "h13"))
+    again = anchored_marks(log.read(key))
+    assert {n: h for n, (h, _) in again[a]["a"].items()} == {12: "h12", 13: "h13"}
+
+
+def test_a_broken_anchor_is_never_compacted_and_the_append_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sentinel_mcp.gateway.audit_anchor import AnchorLog, Head
+
+    data = tmp_path / "data"
+    data.mkdir()
+    log = AnchorLog(tmp_path / "anchor", data)
+    key = log.open_for_writing()
+    a = "instances/a/sentinel.db"
+    log.append(key, [("start", Head(a, "a", 0, GENESIS))], lambda: [])
+    for n in range(1, 6):
+        _heads(log, key, (a, "a", n, f"h{n}"))
+    lines = log.path.read_text().splitlines()
+    edited = json.loads(lines[3])
+    edited["rows"] = 99  # the MAC no longer matches: the evidence of an edit
+    text = "\n".join([*lines[:3], json.dumps(edited), *lines[4:]]) + "\n"
+    log.path.write_text(text)
+    monkeypatch.setattr(anchor_module, "COMPACT_AT", 1)
+    with pytest.raises(AnchorError, match="line 4"):
+        _heads(log, key, (a, "a", 6, "h6"))
+    assert log.path.read_text() == text
+    assert not [p for p in log.dir.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def test_writers_racing_a_compaction_lose_no_append(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Several gateways append to one anchor; one compacts (replaces the file) while others wait for its
+    lock on the old file: each notices, opens the new one, and its head is there at the end."""
+    import threading
+
+    from sentinel_mcp.gateway.audit_anchor import AnchorLog, Head
+
+    data = tmp_path / "data"
+    data.mkdir()
+    key = AnchorLog(tmp_path / "anchor", data).open_for_writing()
+    monkeypatch.setattr(anchor_module, "COMPACT_AT", 1500)
+    errors: list[BaseException] = []
+
+    def writer(w: int) -> None:
+        log = AnchorLog(tmp_path / "anchor", data)  # its own handle, as another gateway would
+        place = f"instances/w{w}/sentinel.db"
+        try:
+            log.append(key, [("start", Head(place, f"w{w}", 0, GENESIS))], lambda: [])
+            for n in range(1, 41):
+                log.append(key, [("head", Head(place, f"w{w}", n, f"w{w}-{n}"))], lambda: [])
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    marks = anchored_marks_of(tmp_path / "anchor", data, key)
+    for w in range(4):
+        place = f"instances/w{w}/sentinel.db"
+        assert max(marks[place][f"w{w}"]) == 40 and marks[place][f"w{w}"][40][0] == f"w{w}-40"
+    assert (tmp_path / "anchor" / LOG).stat().st_size < 20_000  # compacted along the way
+
+
+def anchored_marks_of(anchor_dir: Path, data: Path, key: bytes) -> dict:
+    from sentinel_mcp.gateway.audit_anchor import AnchorLog
+    from sentinel_mcp.gateway.audit_anchor_check import anchored_marks
+
+    return anchored_marks(AnchorLog(anchor_dir, data).read(key))
