@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from mcp.types import Tool
 
 from sentinel_mcp.config import Config
@@ -23,6 +24,7 @@ from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.person_inbox import PersonInbox, PersonQuestion
 from sentinel_mcp.gateway.telemetry import traced
+from sentinel_mcp.storage import StorageError
 
 
 class DecideStep:
@@ -67,7 +69,19 @@ class DecideStep:
             return NeedsInput(
                 reason=decision.reason, questions=decision.questions, decision_id=rec.decision_id
             )
-        await rec.decided(reason=decision.reason, proof=_proof_of(decision))  # on disk before the call leaves
+        try:
+            await rec.decided(reason=decision.reason, proof=_proof_of(decision))  # on disk before it leaves
+        except anyio.get_cancelled_exc_class():
+            # cancelled while the row written ahead was being committed (its job was queued before the await
+            # could be cancelled): the row is closed with the call's outcome, never left "forwarded" for a
+            # call that was not
+            with anyio.CancelScope(shield=True):
+                try:
+                    why = "cancelled by the caller before it was forwarded"
+                    await rec.finished("cancelled", reason=decision.reason, error=why)
+                except StorageError:
+                    pass  # the decision row alone says the call never finished
+            raise
         return decision
 
     # ------------------------------------------------------------------ the decide step's parts

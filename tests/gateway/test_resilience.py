@@ -124,3 +124,39 @@ async def test_caller_cancelling_mid_call_is_audited_and_harmless(data_dir):
         await rt.audit.flush()
         rows = await read_audit(rt.config.store_path)
         assert any(r["tool"] == "tb__hang" and r["outcome"] == "cancelled" for r in rows)
+
+
+async def test_a_call_cancelled_while_its_decision_row_is_written_gets_an_outcome_row(data_dir, monkeypatch):
+    """The row written ahead ("forwarded") is committed even when the caller cancels while it is written;
+    the call is then not forwarded, and its record says so (an outcome row "cancelled"), never "forwarded"
+    alone."""
+    import asyncio
+
+    from sentinel_mcp.core.call_request import CallRequest
+    from sentinel_mcp.gateway.audit import AuditLog
+    from tests.records.rig import audit_rows
+
+    held, release = asyncio.Event(), asyncio.Event()
+    write = AuditLog.write
+
+    async def slow_decision_row(self, entry):  # the decision row's commit takes until the test says
+        written = await write(self, entry)
+        if entry.event == "decision" and entry.tool == "tb__echo":
+            held.set()
+            await release.wait()
+        return written
+
+    monkeypatch.setattr(AuditLog, "write", slow_decision_row)
+    async with running_gateway(make_config(data_dir)) as rt:
+        task = asyncio.ensure_future(
+            rt.gateway.run(CallRequest(name="tb__echo", arguments={"text": "never sent"}, session_id="s1"))
+        )
+        await asyncio.wait_for(held.wait(), 30)
+        task.cancel()
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        store = rt.config.store_path
+    rows = [r for r in audit_rows(store) if r["tool"] == "tb__echo"]  # every row, not merged per call
+    assert [(r["event"], r["outcome"]) for r in rows] == [("decision", "forwarded"), ("outcome", "cancelled")]
+    assert "before it was forwarded" in rows[1]["error"]
