@@ -18,8 +18,10 @@ askable(current_user(U), "What is your user id?", text,
          unknown('I need your user id to act on a reservation: it is in your profile and in the e-mail that confirmed your booking. Please look it up, then ask again.')]).
 
 % ---------------------------------------------------------------- bindings (read-only tools)
+% required: a result without the field (missing, renamed, null) leaves the fact unknown and the look-up
+% failed, never "looked up, nothing there" (docs/rulebase-language.md)
 binding(user_membership(U, M), tool('airline__get_user_details', [user_id = U]),
-        extract([M = '/membership']), [ttl(300)]).
+        extract([M = '/membership']), [ttl(300), required]).
 binding(user_payment(U, Id, Source), tool('airline__get_user_details', [user_id = U]),
         extract([Id = key('/payment_methods/*'), Source = '/payment_methods/*/source']), [ttl(300)]).
 binding(user_payment_balance(U, Id, Amount), tool('airline__get_user_details', [user_id = U]),
@@ -30,14 +32,18 @@ binding(user_card(U, Id, Brand, Last4), tool('airline__get_user_details', [user_
 binding(user_reservation(U, R), tool('airline__get_user_details', [user_id = U]),
         extract([R = '/reservations/*']), [ttl(300)]).
 
+% the id as the airline writes it: the API finds a reservation whatever the case or accents of the id it is
+% given, but facts (and what a write's effects invalidate) are kept per spelling, so writes name it exactly
+binding(reservation_id_of(R, Id), tool('airline__get_reservation_details', [reservation_id = R]),
+        extract([Id = '/reservation_id']), [ttl(60), required]).
 binding(reservation_user(R, U), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([U = '/user_id']), [ttl(60)]).
+        extract([U = '/user_id']), [ttl(60), required]).
 binding(reservation_cabin(R, C), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([C = '/cabin']), [ttl(60)]).
+        extract([C = '/cabin']), [ttl(60), required]).
 binding(reservation_route(R, O, D, T), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([O = '/origin', D = '/destination', T = '/flight_type']), [ttl(60)]).
 binding(reservation_created(R, T), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([T = '/created_at']), [ttl(60)]).
+        extract([T = '/created_at']), [ttl(60), required]).
 binding(reservation_leg(R, F, Date, O, D), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([F = '/flights/*/flight_number', Date = '/flights/*/date',
                  O = '/flights/*/origin', D = '/flights/*/destination']), [ttl(60)]).
@@ -49,7 +55,7 @@ binding(reservation_passenger(R, First, Last, Dob), tool('airline__get_reservati
 binding(reservation_payment(R, Id, Amount), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([Id = '/payment_history/*/payment_id', Amount = '/payment_history/*/amount']), [ttl(60)]).
 binding(reservation_insurance(R, I), tool('airline__get_reservation_details', [reservation_id = R]),
-        extract([I = '/insurance']), [ttl(60)]).
+        extract([I = '/insurance']), [ttl(60), required]).
 binding(reservation_baggage(R, Total, Nonfree), tool('airline__get_reservation_details', [reservation_id = R]),
         extract([Total = '/total_baggages', Nonfree = '/nonfree_baggages']), [ttl(60)]).
 binding(reservation_status(R, S), tool('airline__get_reservation_details', [reservation_id = R]),
@@ -58,7 +64,7 @@ binding(reservation_status(R, S), tool('airline__get_reservation_details', [rese
 binding(airport_city(Code, City), tool('airline__list_all_airports', []),
         extract([Code = '/result/*/iata', City = '/result/*/city']), [ttl(session)]).
 binding(flight_status(F, Date, S), tool('airline__get_flight_status', [flight_number = F, date = Date]),
-        extract([S = '/result']), [ttl(60)]).
+        extract([S = '/result']), [ttl(60), required]).
 binding(direct_flight(O, D, Date, F), tool('airline__search_direct_flight', [origin = O, destination = D, date = Date]),
         extract([F = '/result/*/flight_number']), [ttl(60)]).
 binding(direct_flight_price(O, D, Date, F, Cabin, Price),
@@ -94,7 +100,7 @@ cites(free_bags_per_passenger/3, policy_ref(airline, 'If the booking user is a s
 cites(free_bags_per_passenger/3, policy_ref(airline, 'If the booking user is a gold member')).
 cites(bag_fee/1, policy_ref(airline, 'Each extra baggage is 50 dollars.')).
 cites(insurance_fee/1, policy_ref(airline, 'The travel insurance is 30 dollars per passenger')).
-cites(flown_status/1, policy_ref(airline, 'If the status is flying, the flight has taken off')).
+cites(not_flown_status/1, policy_ref(airline, 'If the status is flying, the flight has taken off')).
 cites(refund_text/2, policy_ref(airline, 'The refund will go to original payment methods within 5 to 7 business days.')).
 
 cites(cabin_text/2, policy_ref(airline, 'There are three cabin classes')).
@@ -161,12 +167,21 @@ flights_text(Fs, Text) :-
     atomic_list_concat(Xs, ', ', Text).
 
 % ---------------------------------------------------------------- derived rules
-own_reservation(R) :- current_user(U), reservation_user(R, U).
-reservation_active(R) :- \+ reservation_status(R, cancelled).
+own_reservation(R) :- reservation_id_of(R, R), current_user(U), reservation_user(R, U).
+% an active reservation has no status at all (tau2's data: "cancelled" is the only one it is given); any
+% status, in any spelling, is not active
+reservation_active(R) :- \+ reservation_status(R, _).
 
-flown_status(flying).
-flown_status(landed).
-any_flight_flown(R) :- reservation_leg(R, F, Date, _, _), flight_status(F, Date, S), flown_status(S).
+% Statuses are checked against the ones known to mean "not flown yet" (an allow list; flying and landed are
+% flown): a status this policy does not know ('Flying', a list, a renamed value) counts as flown.
+not_flown_status(available).
+not_flown_status(delayed).
+not_flown_status(cancelled).
+not_flown_status('on time').
+% the cabins whose flights may be changed (an allow list: a cabin this policy does not know may not)
+flights_changeable_cabin(R) :- reservation_cabin(R, C), memberchk(C, [economy, business]).
+leg_not_flown(F, Date) :- flight_status(F, Date, S), atom(S), not_flown_status(S).
+no_flight_flown(R) :- forall(reservation_leg(R, F, Date, _, _), leg_not_flown(F, Date)).
 airline_cancelled_flight(R) :- reservation_leg(R, F, Date, _, _), flight_status(F, Date, cancelled).
 delayed_flight(R) :- reservation_leg(R, F, Date, _, _), flight_status(F, Date, delayed).
 
@@ -264,7 +279,7 @@ same_flights(R, Flights) :-
     findall(F-D, ( member(S, Flights), segment(S, F, D) ), New0), msort(New0, New),
     Old == New.
 
-flight_not_flown(S) :- segment(S, F, Date), \+ ( flight_status(F, Date, St), flown_status(St) ).
+flight_not_flown(S) :- segment(S, F, Date), leg_not_flown(F, Date).
 flight_available(S) :- segment(S, F, Date), flight_status(F, Date, available).
 
 % Price of a leg in a cabin: a kept leg in an unchanged cabin keeps the price paid; any other is priced now.
@@ -290,11 +305,11 @@ refund_text(R, T) :- reservation_paid(R, A), format(atom(T), '$~w to the origina
 % ---------------------------------------------------------------- guards of the write tools
 guard('airline__cancel_reservation', [reservation_id = R],
       ( current_user(_),
-        require(own_reservation(R), 'the reservation must belong to the user',
+        require(own_reservation(R), 'the reservation must belong to the user (named by its id exactly as the airline writes it)',
                 policy_ref(airline, 'The user must provide their user id.')),
         require(reservation_active(R), 'the reservation is already cancelled',
                 policy_ref(airline, 'Otherwise, flight can be cancelled')),
-        require(\+ any_flight_flown(R), 'a flight of this reservation has already been flown; transfer to a human agent',
+        require(no_flight_flown(R), 'a flight of this reservation has already been flown; transfer to a human agent',
                 policy_ref(airline, 'If any portion of the flight has already been flown')),
         cancel_reason(R, W),
         require(cancellable(R, W), 'not eligible for cancellation: only within 24 hours of booking, when the airline cancelled a flight, for business cabin, or with insurance and a health or weather reason',
@@ -304,7 +319,7 @@ guard('airline__cancel_reservation', [reservation_id = R],
 
 guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, flights = Fs, payment_id = P],
       ( current_user(U),
-        require(own_reservation(R), 'the reservation must belong to the user',
+        require(own_reservation(R), 'the reservation must belong to the user (named by its id exactly as the airline writes it)',
                 policy_ref(airline, 'The user must provide their user id.')),
         require(reservation_active(R), 'the reservation is cancelled',
                 policy_ref(airline, 'Other reservations can be modified')),
@@ -315,7 +330,7 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
         require(is_list(Fs), 'flights must be a list', policy_ref(airline, 'Other reservations can be modified')),
         (   same_flights(R, Fs)
         ->  true
-        ;   require(\+ reservation_cabin(R, basic_economy), 'basic economy flights cannot be modified',
+        ;   require(flights_changeable_cabin(R), 'basic economy flights cannot be modified',
                     policy_ref(airline, 'Basic economy flights cannot be modified.')),
             require(forall(member(S1, Fs), flight_not_flown(S1)), 'a flight that has already been flown cannot be changed',
                     policy_ref(airline, 'If any portion of the flight has already been flown'))
@@ -325,7 +340,7 @@ guard('airline__update_reservation_flights', [reservation_id = R, cabin = C, fli
                 policy_ref(airline, 'without changing the origin, destination, and trip type')),
         (   reservation_cabin(R, C)
         ->  true
-        ;   require(\+ any_flight_flown(R), 'the cabin cannot be changed once a flight has been flown',
+        ;   require(no_flight_flown(R), 'the cabin cannot be changed once a flight has been flown',
                     policy_ref(airline, 'Cabin cannot be changed if any flight in the reservation has already been flown.'))
         ),
         passenger_count(R, PN),
@@ -349,7 +364,7 @@ difference_text(D, PT, T) :-
 
 guard('airline__update_reservation_baggages', [reservation_id = R, total_baggages = T, nonfree_baggages = N, payment_id = P],
       ( current_user(U),
-        require(own_reservation(R), 'the reservation must belong to the user',
+        require(own_reservation(R), 'the reservation must belong to the user (named by its id exactly as the airline writes it)',
                 policy_ref(airline, 'The user must provide their user id.')),
         require(reservation_active(R), 'the reservation is cancelled',
                 policy_ref(airline, 'Other reservations can be modified')),
@@ -372,7 +387,7 @@ guard('airline__update_reservation_baggages', [reservation_id = R, total_baggage
 
 guard('airline__update_reservation_passengers', [reservation_id = R, passengers = Ps],
       ( current_user(_),
-        require(own_reservation(R), 'the reservation must belong to the user',
+        require(own_reservation(R), 'the reservation must belong to the user (named by its id exactly as the airline writes it)',
                 policy_ref(airline, 'The user must provide their user id.')),
         require(reservation_active(R), 'the reservation is cancelled',
                 policy_ref(airline, 'Other reservations can be modified')),

@@ -9,7 +9,7 @@ as the predicate with the value as its last argument.
 from __future__ import annotations
 
 from sentinel_mcp.core.decision import Answer, Question
-from sentinel_mcp.policy.fact_store import Fact
+from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
 from sentinel_mcp.policy.rulebase import Rulebase
@@ -56,3 +56,18 @@ async def answer_fact(
     return await knowledge.new_fact(
         session, meta["predicate"], [*meta["inputs"], value], answer.provenance, contexts=contexts
     )
+
+
+async def earlier_answer(store: FactStore, question: Question, fact: Fact) -> Fact | None:
+    """A valid answer already stored for the same question (its predicate and inputs) with another value.
+    A question is open only while it has no answer, so a second, different one comes from two calls that
+    asked it at once (or a stale form): taking both would leave two users, two emails, in one conversation,
+    and a rule without ``require`` would accept either."""
+    meta = question.meta
+    if meta.get("kind") != "ask" or meta.get("type") == "yes_no" or fact.predicate.startswith("$"):
+        return None
+    inputs = list(meta["inputs"])
+    for other in await store.valid(fact.session, predicate=fact.predicate):
+        if other.args[:-1] == inputs and other.args[-1] != fact.args[-1]:
+            return other
+    return None

@@ -328,12 +328,14 @@ class PrologEngine(EngineThread):
 
     async def extract(
         self, rb: str, tool: str, arguments: dict[str, Any], result: Any
-    ) -> list[dict[str, Any]]:
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """The facts the bindings of ``tool`` yield from a result, and the bindings (``Name/Arity``) it could
+        not be read for (``fact_terms.pl``: their facts stay unknown)."""
         out = await self.json_query(
             f"sentinel_core:sn_extract({quote_atom(rb)}, {quote_atom(tool)}, {json_atom(arguments)}, "
             f"{json_atom(result)}, Out)"
         )
-        return list(out["facts"])
+        return list(out["facts"]), [str(u) for u in out.get("unreadable", [])]
 
     async def effects(self, rb: str, tool: str, arguments: dict[str, Any]) -> list[str]:
         out = await self.json_query(

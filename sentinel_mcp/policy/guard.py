@@ -23,7 +23,7 @@ from sentinel_mcp.config import Config, PolicySettings
 from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.port import GatewayPort
-from sentinel_mcp.policy.answer_facts import answer_fact
+from sentinel_mcp.policy.answer_facts import answer_fact, earlier_answer
 from sentinel_mcp.policy.denial_words import how_to_unblock, unmet_of
 from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, PrologEngine, shared_engine
 from sentinel_mcp.policy.fact_store import FactStore
@@ -76,6 +76,7 @@ class PolicyGuard(Guard):
         self.engine = engine or shared_engine()
         self.port = port
         self.store = FactStore(store_path)
+        self._answering = asyncio.Lock()
         self.rulebases = RulebaseHolder(self.engine, rulebase_files, poll_interval=poll_interval)
         # every version loaded (or refused), with its texts: the console's policy history (the gateway's guard
         # only: a command's or a replay's guard loads nothing into force)
@@ -505,13 +506,19 @@ class PolicyGuard(Guard):
         """Store an answer as a fact with the answer's provenance; returns the fact text."""
         rb = self.rulebases.current
         await self.knowledge.ensure(session, rb)
-        fact = await answer_fact(
-            self.knowledge, rb, session, question, answer, confirm_ttl=self.settings.confirm_ttl,
-            contexts=contexts,
-        )
-        if fact is None:
-            return "nothing stored: the confirmation was not given"
-        await self.knowledge.add([fact])
+        async with self._answering:  # the check for an earlier answer and the store, one answer at a time
+            fact = await answer_fact(
+                self.knowledge, rb, session, question, answer, confirm_ttl=self.settings.confirm_ttl,
+                contexts=contexts,
+            )
+            if fact is None:
+                return "nothing stored: the confirmation was not given"
+            if (other := await earlier_answer(self.store, question, fact)) is not None:
+                raise AnswerRefused(
+                    f"this question was already answered in this conversation ({other.fact}); a second, "
+                    "different answer is not taken while that one holds"
+                )
+            await self.knowledge.add([fact])
         return fact.fact
 
     async def observe(self, call: ToolCall, result: CallToolResult) -> None:

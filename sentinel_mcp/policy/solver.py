@@ -244,18 +244,29 @@ class Solver:
         if outcome.result.is_error:
             text = " ".join(c.text for c in outcome.result.content if isinstance(c, TextContent))[:300]
             return fail(f"{tool} returned an error: {text}")
-        n = await self.store_result(rb, session, tool, arguments, outcome.result)
+        n, unreadable = await self.store_result(rb, session, tool, arguments, outcome.result)
+        if unreadable:
+            # what it gave for the other bindings is stored; these stay unknown (a decision that needs them
+            # fails closed, saying so), never "looked up, nothing there"
+            return FetchRecord(
+                tool=tool, arguments=arguments, ok=False, facts=n, started=started, ended=time.time(),
+                error=f"{tool} answered, but its result could not be read for {', '.join(unreadable)} "
+                "(no JSON object or array to read, or a required field missing, renamed or null)",
+            )
         return FetchRecord(
             tool=tool, arguments=arguments, ok=True, facts=n, started=started, ended=time.time()
         )
 
     async def store_result(
         self, rb: Rulebase, session: str, tool: str, arguments: dict[str, Any], result: CallToolResult
-    ) -> int:
-        """Extract the facts the bindings of ``tool`` yield from a result, store them as observed."""
-        extracted = await self.knowledge.engine.extract(rb.module, tool, arguments, result_json(result))
+    ) -> tuple[int, list[str]]:
+        """Extract the facts the bindings of ``tool`` yield from a result, store them as observed; how many,
+        and the bindings the result could not be read for."""
+        extracted, unreadable = await self.knowledge.engine.extract(
+            rb.module, tool, arguments, result_json(result)
+        )
         if not extracted:
-            return 0
+            return 0, unreadable
         digest = argument_digest(arguments)
         now = time.time()
         facts = [
@@ -273,4 +284,4 @@ class Solver:
             for e in extracted
         ]
         await self.knowledge.add(facts)
-        return sum(1 for f in facts if not f.internal)
+        return sum(1 for f in facts if not f.internal), unreadable

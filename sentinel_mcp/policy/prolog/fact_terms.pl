@@ -23,25 +23,48 @@ fact_key(G, N, K) :-
 % ---------------------------------------------------------------- facts from tool results
 
 %  sn_extract(+RB, +Tool, +ArgsJson, +ResultJson, -Out): facts (and fetched markers) the bindings of
-%  Tool yield for this call and result.
+%  Tool yield for this call and result; Out's "unreadable" names (Name/Arity) the bindings it could not
+%  be read for. Such a binding gets no fetched marker: its facts stay unknown, never "looked up, nothing
+%  there" (which a negation would turn into a permission), and the fetch counts as failed (solver.py).
 sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
     from_json_atom(ArgsJson, json(CallArgs)),
-    from_json_atom(ResultJson, Result),
+    atom_json_term(ResultJson, Result, [true(true), false(false), null(@(null))]),  % JSON null apart from "null"
     findall(json([fact=FA, predicate=N, args=JArgs, ttl=TTL]),
             ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
+              readable_for(H, Ex, O, Result),
               ttl_opt(O, TTL),
               ( fetched_marker(H, Tool, BArgs, F) ; extract_fact(H, Ex, Result, F) ),
               ground(F), F =.. [N|As], maplist(pl_json, As, JArgs), format(atom(FA), '~q', [F]) ),
             Facts0),
     list_to_set(Facts0, Facts),
-    to_json_atom(json([facts=Facts]), Out).
+    findall(NA, ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
+                  \+ readable_for(H, Ex, O, Result), functor(H, N, A), format(atom(NA), '~w/~w', [N, A]) ),
+            Unreadable0),
+    list_to_set(Unreadable0, Unreadable),
+    to_json_atom(json([facts=Facts, unreadable=Unreadable]), Out).
+
+%  readable_for(+Head, +Extractions, +Options, +Result): a result a binding can be read from. A pointer
+%  into something needs a JSON object or array to walk (a plain text, a bare string or number, or no
+%  content holds no field: its absence says nothing); with the option required, the result must also
+%  yield at least one fact for it (a field renamed, missing or null is then unknown, not absent).
+readable_for(H, Ex, O, Result) :-
+    (   ( Result = json(_) ; is_list(Result) ) -> true
+    ;   forall(member(_ = P, Ex), ( P = key(P1) -> root_pointer(P1) ; root_pointer(P) ))
+    ),
+    (   memberchk(required, O)
+    ->  \+ \+ ( extract_fact(H, Ex, Result, F), ground(F) )
+    ;   true
+    ).
+
+root_pointer(P) :- pointer_segments(P, []).
 
 same_args(BArgs, CallArgs) :-
     length(BArgs, N), length(CallArgs, N),
     forall(member(K = _, CallArgs), memberchk(K = _, BArgs)),
     maplist([K = V]>>memberchk(K = V, CallArgs), BArgs).
 
-extract_fact(H, Ex, Result, H) :- foldl(extract_one(Result), Ex, [], _).
+%  A field that is JSON null yields no fact (null is "not there", as an absent field).
+extract_fact(H, Ex, Result, H) :- foldl(extract_one(Result), Ex, [], _), \+ ( arg(_, H, V), V == @(null) ).
 
 extract_one(Result, V = key(Ptr), Env0, Env) :- !,
     pointer_segments(Ptr, Segs), walk(Segs, '', Result, Env0, Env, _, LastKey), V = LastKey.

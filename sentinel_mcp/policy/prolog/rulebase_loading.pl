@@ -201,6 +201,8 @@ decl_problem(binding(H, _, extract(L), _), error, M) :- is_list(L), member(E, L)
     \+ ( E = (V = Ptr), var(V), valid_pointer(Ptr), term_variables(H, HV), member(V1, HV), V1 == V ),
     format(atom(M), 'extraction ~q must be Var = Pointer (or key(Pointer)) with Var a variable of the head', [E]).
 decl_problem(binding(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'binding options must be a list, got ~q', [O]).
+decl_problem(binding(_, _, _, O), error, M) :- is_list(O), member(X, O), \+ binding_option(X),
+    format(atom(M), 'binding option ~q is not one of ttl(Seconds), ttl(session), required', [X]).
 decl_problem(askable(_, Q, _, _), error, M) :- \+ ( (string(Q) ; atom(Q)), Q \== '', Q \== "" ),
     format(atom(M), 'askable without a question (a non-empty string is needed), got ~q', [Q]).
 decl_problem(askable(_, Q, _, _), error, M) :- ( atom(Q) ; string(Q) ), Q \== '', format_problem(Q, M).
@@ -485,3 +487,8 @@ sn_tool_sites(RB, Out) :-
     findall(json([kind=guard, tool=T, file=F, line=L]), RB:'$src'(decl, guard(T, _, _), F, L), Gs),
     findall(json([kind=effect, tool=T, file=F, line=L]), RB:'$src'(decl, effect(T, _, _), F, L), Es),
     append([Bs, Gs, Es], All), to_json_atom(json([sites=All]), Out).
+
+binding_option(X) :- var(X), !, fail.
+binding_option(ttl(session)) :- !.
+binding_option(ttl(N)) :- !, number(N), N > 0.
+binding_option(required).
