@@ -14,7 +14,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from sentinel_mcp.storage.private_paths import private_dir
+from sentinel_mcp.storage.private_paths import ForeignPath, check_private_dir, private_dir
 from sentinel_mcp.core.errors import IdentityError
 
 log = logging.getLogger(__name__)
@@ -40,6 +40,10 @@ def load_or_create(data_dir: Path) -> tuple[str, bool]:
     is there but is not a regular file of this user's that only this user can write, or holds no token."""
     path = token_path(data_dir)
     private_dir(path.parent)  # a data dir made here (`config token` before any start) is the owner's only
+    try:  # a directory another user owns or may write: they could have chosen (or could replace) the token
+        check_private_dir(path.parent)
+    except ForeignPath as e:
+        raise TokenFileError(f"the owner's token is not kept there: {e}") from None
     try:
         return read(path), False
     except FileNotFoundError:

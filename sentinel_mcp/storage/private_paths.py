@@ -8,6 +8,7 @@ others may read is tightened. An existing directory keeps its mode: the user may
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -27,15 +28,60 @@ def private_dir(path: Path) -> None:
             pass  # made meanwhile by another process: its mode is its maker's
 
 
+class ForeignPath(OSError):
+    """A store's directory or file that another user could have put there or could change: refused."""
+
+
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite opens these next to a database, following links
+
+
 def private_file(path: Path) -> None:
-    """The file exists, is a regular file (not through a symlink) and is owner-only when it is ours."""
+    """The file exists, is a regular file of this user (not a symlink, nor one of SQLite's side files as a
+    symlink or another's file: SQLite would follow or use them) and is owner-only. Raises ``ForeignPath``;
+    other errors (read-only, missing directory) are left to the store's own open to report."""
+    check_private_dir(Path(path).parent)
+    for suffix in SQLITE_SIDE_FILES:
+        side = Path(f"{path}{suffix}")
+        try:
+            st = os.lstat(side)
+        except FileNotFoundError:
+            continue
+        _own_regular(side, st)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError:
-        return  # the store's own open reports what is wrong (read-only, a symlink, missing directory)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ForeignPath(f"{path} is a symbolic link; a store is a regular file") from None
+        return
     try:
         st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and st.st_mode & 0o077:
+        _own_regular(Path(path), st)
+        if st.st_mode & 0o077:
             os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~0o077)
     finally:
         os.close(fd)
+
+
+def check_private_dir(path: Path) -> None:
+    """A store's directory: this user's, and no one else may write in it (they could replace the files)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return  # missing or unreadable: the store's own open says so
+    if st.st_uid != os.geteuid():
+        raise ForeignPath(f"{path} belongs to another user (uid {st.st_uid}); a store's directory is yours")
+    # group write counts only for another group than this user's own (a private group, umask 002, is fine)
+    if st.st_mode & 0o002 or (st.st_mode & 0o020 and st.st_gid != os.getegid()):
+        raise ForeignPath(
+            f"{path} may be written by group or others (mode {stat.S_IMODE(st.st_mode):04o}): they could "
+            "replace the stores in it; make it 0700 (chmod 700)"
+        )
+
+
+def _own_regular(path: Path, st: os.stat_result) -> None:
+    if stat.S_ISLNK(st.st_mode):
+        raise ForeignPath(f"{path} is a symbolic link; a store is a regular file in its directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise ForeignPath(f"{path} is not a regular file")
+    if st.st_uid != os.geteuid():
+        raise ForeignPath(f"{path} belongs to another user (uid {st.st_uid}); a store must be yours")

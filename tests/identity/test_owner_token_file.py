@@ -84,7 +84,8 @@ def test_another_users_file_is_refused(tmp_path, monkeypatch):
     path.chmod(0o600)
     real = os.geteuid()
     monkeypatch.setattr(os, "geteuid", lambda: real + 1)  # as seen by another user running Sentinel
-    with pytest.raises(TokenFileError, match=f"belongs to user id {real}"):
+    # the data dir is the other user's too: refused there first (the file's own check is below, as root)
+    with pytest.raises(TokenFileError, match=f"belongs to user id {real}|belongs to another user"):
         load_or_create(tmp_path)
     monkeypatch.undo()
     if real == 0:  # as root: a file really owned by someone else
@@ -205,3 +206,19 @@ def test_a_data_dir_made_for_the_token_is_the_owners_only(tmp_path):
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "new" / "data").stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a directory another user's needs root")
+@pytest.mark.parametrize("change", ["others-write", "another-owner"])
+def test_no_token_is_kept_in_a_data_dir_another_user_owns_or_may_write(tmp_path: Path, change: str) -> None:
+    from sentinel_mcp.identity.owner_token import TokenFileError, load_or_create
+
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    if change == "others-write":
+        os.chmod(data, 0o777)
+    else:
+        os.chown(data, 1000, 1000)
+    with pytest.raises(TokenFileError, match="another user|group or others"):
+        load_or_create(data)
+    assert not (data / "http-token").exists()

@@ -252,3 +252,92 @@ async def test_stores_are_the_owners_only_whatever_the_umask(tmp_path: Path) -> 
             await release(db)
     finally:
         os.umask(old)
+
+
+FOREIGN_UID = 1000  # "another user": the tests run as root, which may chown
+
+
+def _symlinked_file(d: Path) -> Path:
+    target = d.parent / "elsewhere.db"
+    target.write_bytes(b"")
+    os.chmod(target, 0o644)
+    (d / "a.db").symlink_to(target)
+    return target
+
+
+def _symlinked_wal(d: Path) -> Path:
+    target = d.parent / "elsewhere-wal"
+    target.write_bytes(b"")
+    (d / "a.db-wal").symlink_to(target)
+    return target
+
+
+def _foreign_file(d: Path) -> Path:
+    f = d / "a.db"
+    f.write_bytes(b"")
+    os.chmod(f, 0o666)
+    os.chown(f, FOREIGN_UID, FOREIGN_UID)
+    return f
+
+
+def _foreign_journal(d: Path) -> Path:
+    f = d / "a.db-journal"
+    f.write_bytes(b"")
+    os.chown(f, FOREIGN_UID, FOREIGN_UID)
+    return f
+
+
+def _others_may_write_the_dir(d: Path) -> Path:
+    os.chmod(d, 0o777)
+    return d
+
+
+def _dir_of_another_user(d: Path) -> Path:
+    os.chown(d, FOREIGN_UID, FOREIGN_UID)
+    return d
+
+
+def _another_groups_dir(d: Path) -> Path:
+    os.chown(d, os.geteuid(), FOREIGN_UID)
+    os.chmod(d, 0o770)
+    return d
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a file another user's needs root")
+@pytest.mark.parametrize(
+    "plant",
+    [_symlinked_file, _symlinked_wal, _foreign_file, _foreign_journal, _others_may_write_the_dir,
+     _dir_of_another_user, _another_groups_dir],
+)
+async def test_a_store_another_user_could_have_planted_is_refused_and_nothing_is_written_through(
+    tmp_path: Path, plant: object
+) -> None:
+    """A store file that is a symlink (SQLite follows it), another user's file, a side file (-wal, -journal)
+    planted as either, or a directory others may write: the store is refused (degraded: calls are refused),
+    saying which path and why, and nothing is written to what was planted."""
+    d = tmp_path / "data"
+    d.mkdir(mode=0o700)
+    planted = plant(d)  # type: ignore[operator]
+    before = planted.read_bytes() if planted.is_file() else None
+    db = open_database(d / "a.db", "t")
+    try:
+        with pytest.raises(StorageError) as e:
+            await db.migrate(SCHEMA)
+        assert str(planted.name) in str(e.value) or str(d) in str(e.value), e.value
+        assert not db.health.ok
+    finally:
+        await release(db)
+    if before is not None:
+        assert planted.read_bytes() == before
+
+
+async def test_a_directory_of_the_users_own_group_may_be_group_writable(tmp_path: Path) -> None:
+    d = tmp_path / "data"
+    d.mkdir(mode=0o700)
+    os.chmod(d, 0o770)  # umask 002 with a private group: the user's own group
+    db = open_database(d / "a.db", "t")
+    try:
+        await db.migrate(SCHEMA)
+        await db.write("INSERT INTO t (x) VALUES (?)", ("a",))
+    finally:
+        await release(db)
