@@ -20,8 +20,11 @@ def reach_of(port: GatewayPort | None, principal: str) -> ReachFn | None:
     to ask (nothing can be fetched then, and no caller's reach is configured)."""
     if port is None:
         return None
-    # by name as configured; a name the gateway does not know reaches nothing (fail closed)
-    who: Any = port.principal_for(principal, "", "builtin")
+    # by name as configured; a name the gateway does not know, or cannot resolve yet, reaches nothing
+    try:
+        who: Any = port.principal_for(principal, "", "builtin")
+    except LookupError:
+        return lambda tool: False
     if getattr(who, "unrestricted", False) is True:
         return lambda tool: True
 

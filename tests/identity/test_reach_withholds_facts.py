@@ -1,5 +1,5 @@
-"""A principal's look into the policy reaches only the tools it may call itself, in both protocol eras, against a
-real Sentinel over HTTP.
+"""A principal's look into the policy reaches only the tools it may call itself, in both protocol eras,
+against a real Sentinel over HTTP.
 
 ``dana`` may call ``bk__cancel_booking`` and the policy tools, but neither read tool (``bk__list_bookings``,
 ``bk__get_booking``). Her cancel is still decided: the guard's own fetches read her bookings. What they read
@@ -103,7 +103,9 @@ async def show_nothing_read(c: Any) -> None:
     assert not why.is_error, text(why)
     assert not any(v in text(why) for v in ("economy", "business", "pending")), text(why)
     for tool in sorted(READ_TOOLS):  # as unknown to why_not as to a call
-        why = await c.call_tool("sentinel__sentinel_why_not", {"tool": tool, "arguments": {"booking_id": "BK-789"}})
+        why = await c.call_tool(
+            "sentinel__sentinel_why_not", {"tool": tool, "arguments": {"booking_id": "BK-789"}}
+        )
         assert why.is_error and "unknown tool" in text(why), text(why)
     # a bind whose check reads her bookings is refused alike for her booking and for one that does not exist
     refusals = set()
@@ -138,14 +140,17 @@ async def test_facts_from_tools_outside_reach_stay_inside(tmp_path, mode):
             r = await erin.call_tool("sentinel__sentinel_query", {"goal": "booking_cabin('BK-456', C)"})
             assert not any(v in text(r) for v in ("economy", "business")), text(r)
             why = await erin.call_tool(
-                "sentinel__sentinel_why_not", {"tool": "bk__cancel_booking", "arguments": {"booking_id": "BK-456"}}
+                "sentinel__sentinel_why_not",
+                {"tool": "bk__cancel_booking", "arguments": {"booking_id": "BK-456"}},
             )
             assert why.is_error and "unknown tool" in text(why), text(why)
             summary = text(await erin.call_tool("sentinel__sentinel_facts", {}))
             assert not any(v in summary for v in REVEALED), summary
 
         async with http_client(base, ALICE, mode) as alice:  # all reach: the same tools read the same facts
-            r = await alice.call_tool("sentinel__sentinel_query", {"goal": "own_booking(B), booking_cabin(B, C)"})
+            r = await alice.call_tool(
+                "sentinel__sentinel_query", {"goal": "own_booking(B), booking_cabin(B, C)"}
+            )
             assert "business" in bound_values(r) and "BK-456" in bound_values(r), text(r)
             bound = await alice.call_tool(
                 "sentinel__sentinel_bind", {"context": "booking_of_interest", "value": "BK-456"}
