@@ -35,7 +35,7 @@ from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
 from sentinel_mcp.storage.location import is_server_url
-from sentinel_mcp.policy.solver import Solver, SolverResult
+from sentinel_mcp.policy.solver import FetchFilter, Solver, SolverResult
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
 from sentinel_mcp.policy.version_history import PolicyHistory, read_texts
 from sentinel_mcp.policy.withheld_facts import WithheldFn
@@ -235,9 +235,13 @@ class PolicyGuard(Guard):
         why = self.rulebases.last_error or self.load_error or "not loaded yet"
         return f"the rulebase could not be loaded: {why}"
 
-    async def decide(self, call: ToolCall, *, spend: bool = True) -> Decision:
+    async def decide(
+        self, call: ToolCall, *, spend: bool = True, may_fetch: FetchFilter | None = None
+    ) -> Decision:
         """``spend``: an allow uses up the confirmation its proof stands on (one confirmation, one call);
-        False only asks what the call would get (``why_not``), leaving everything as it was."""
+        False only asks what the call would get (``why_not``), leaving everything as it was. ``may_fetch``:
+        which tools the solver may fetch from (a principal's ``why_not``: its own reach); None: every
+        read-only tool a binding names (the guard's own fetches for a call)."""
         if not self.rulebases.loaded:  # fail closed: the tools the rulebase would govern are not served
             problem = self.problem
             return Deny(
@@ -272,7 +276,7 @@ class PolicyGuard(Guard):
                         reason=f"guard of {call.name} proved (rulebase {rb.version})",
                         proof=LazyProof(partial(self._rendered_kept, rb, tree)),
                     )
-            return await self._decide_guarded(call, rb, first, spend=spend, epoch=epoch)
+            return await self._decide_guarded(call, rb, first, spend=spend, epoch=epoch, may_fetch=may_fetch)
         except Exception:  # noqa: BLE001 - a guard that errors denies
             # the details (engine goals, stack) go to the log only; the caller gets a reference to them
             ref = uuid.uuid4().hex[:10]
@@ -332,7 +336,7 @@ class PolicyGuard(Guard):
 
     async def _decide_guarded(
         self, call: ToolCall, rb: Rulebase, first: tuple[bool, dict[str, Any] | None] | None = None, *,
-        spend: bool = True, epoch: int | None = None,
+        spend: bool = True, epoch: int | None = None, may_fetch: FetchFilter | None = None,
     ) -> Decision:
         """``first``: the first pass as ``_first_pass_here`` ran it (the solver starts from its answer);
         ``epoch``: ``confirmations_taken`` before that pass."""
@@ -351,7 +355,7 @@ class PolicyGuard(Guard):
                         "call with the established values"
                     ],
                 )
-        result = await self.prove_call(call, rb, first)
+        result = await self.prove_call(call, rb, first, may_fetch=may_fetch)
         for _ in range(3):  # a confirmation is used by one call (in the whole cluster when replicas share it)
             if result.status != "proved" or not spend:
                 break
@@ -437,6 +441,8 @@ class PolicyGuard(Guard):
         call: ToolCall,
         rb: Rulebase | None = None,
         first: tuple[bool, dict[str, Any] | None] | None = None,
+        *,
+        may_fetch: FetchFilter | None = None,
     ) -> SolverResult:
         """The solver's passes over the call's guards. ``first``: (ran, answer) of a first pass already
         tried on the caller's thread (``_first_pass_here``): its answer is the first pass's, or, when it ran
@@ -482,7 +488,9 @@ class PolicyGuard(Guard):
             )
 
         deadline = time.monotonic() + self.settings.guard_timeout * 0.8
-        return await self.solver.solve(one_pass, rb, call.session_id, depth=call.depth, deadline=deadline)
+        return await self.solver.solve(
+            one_pass, rb, call.session_id, depth=call.depth, deadline=deadline, may_fetch=may_fetch
+        )
 
     async def record_answer(self, call: ToolCall, question: Question, answer: Answer) -> None:
         """Store an accepted answer. A confirmation is stored only for JSON ``true``: a "no" (false, decline,

@@ -181,7 +181,7 @@ def create_server(ctx: BuiltinContext) -> MCPServer:
     async def facts_resource() -> str:
         """The facts summary of the default session."""
         try:
-            # no caller is known here: personal data no one consented to stays out
+            # no caller is known here: personal data no one consented to, and what any tool read, stay out
             return await PolicyService(service().guard, "").summary("default")
         except RuntimeError as e:
             return str(e)

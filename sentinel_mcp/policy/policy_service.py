@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Deny, ToolCall
 from sentinel_mcp.core.lazy_proof import rendered_proof
+from sentinel_mcp.policy.caller_reach import reach_of
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
 from sentinel_mcp.policy.solver import FetchFilter, SolverResult
@@ -28,11 +29,14 @@ class QueryOutcome(BaseModel):
 
 class PolicyService:
     def __init__(self, guard: PolicyGuard, principal: str | None = None) -> None:
-        """``principal``: whom the answers are for (a client's); None is the device owner at the CLI."""
+        """``principal``: whom the answers are for (a client's); None is the device owner at the CLI. What a
+        principal's answers show and fetch is limited to the tools it may reach and the personal data it has
+        consented to (``withheld_facts.py``)."""
         self.guard = guard
-        withheld = guard.withheld
-        self.withholding = (Withholding(withheld, principal)
-                            if principal is not None and withheld is not None else None)
+        reaches = reach_of(guard.port, principal) if principal is not None else None
+        self.withholding = (Withholding(guard.withheld, principal, reaches)
+                            if principal is not None and (guard.withheld is not None or reaches is not None)
+                            else None)
 
     @property
     def _may_fetch(self) -> FetchFilter | None:
@@ -117,8 +121,8 @@ class PolicyService:
         hidden = await self._hidden(session)
         if self._may_rest_on_withheld(rb, res, hidden):
             raise ValueError(
-                f"cannot bind {name} to {value!r}: its check does not hold, or reads personal data "
-                "this caller has no consent for"
+                f"cannot bind {name} to {value!r}: its check does not hold, or reads facts this caller may "
+                "not see (personal data it has no consent for, or a tool outside its reach)"
             )
         if res.status != "proved":
             why = (
@@ -137,16 +141,15 @@ class PolicyService:
         self, rb: Any, res: SolverResult, hidden: tuple[frozenset[str], frozenset[str]]
     ) -> bool:
         """Whether a bind's outcome may depend on a fact this caller may not see, so that telling it apart
-        would
-        say whether the fact exists and what it holds (one bit per try). Then every such outcome is one
-        refusal:
-        a fetch refused for want of consent (the fact is absent), a proof through a withheld predicate
-        (present
-        and true), or any failure while withheld facts are in the session (present and false)."""
+        would say whether the fact exists and what it holds (one bit per try). Then every such outcome is one
+        refusal: a fetch refused for want of consent or reach (the fact is absent), a proof through a withheld
+        predicate (present and true), or any failure while withheld facts are in the session (present and
+        false)."""
         if self.withholding is None:
             return False
-        withheld = {b.predicate for b in rb.info.bindings if self.withholding.kind(b.tool)} | set(hidden[0])
-        if any(self.withholding.kind(m.get("tool")) for m in res.missing):
+        withheld = {b.predicate for b in rb.info.bindings if self.withholding.withholds(b.tool)}
+        withheld |= set(hidden[0])
+        if any(self.withholding.withholds(m.get("tool")) for m in res.missing):
             return True
         if res.status == "proved":
             shown = json.dumps(res.tree, default=str)  # a string mentioning one errs on the side of refusing
@@ -192,8 +195,13 @@ class PolicyService:
         )
 
     async def why_not(self, session: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """What a call would need: the decision, its proof or what is missing and which questions remain."""
+        """What a call would need: the decision, its proof or what is missing and which questions remain.
+
+        A tool this caller may not reach is as unknown to it as when called; the facts the decision needs are
+        fetched only from tools this caller may read itself (the others' needs stay unmet)."""
         port = self.guard.port
+        if self.withholding is not None and not self.withholding.reachable(tool):
+            raise RuntimeError(f"unknown tool {tool!r}")
         t = port.find_tool(tool) if port is not None else None
         ann = t.annotations if t else None
         server, _, own = tool.partition("__")
@@ -211,7 +219,7 @@ class PolicyService:
             destructive=ann.destructive_hint if ann else None,
             self_confirming=port.self_confirming(tool) if port is not None else False,
         )
-        d = await self.guard.decide(call, spend=False)  # asking uses nothing up
+        d = await self.guard.decide(call, spend=False, may_fetch=self._may_fetch)  # asking uses nothing up
         out: dict[str, Any] = {"tool": tool, "decision": d.kind, "reason": d.reason}
         if isinstance(d, Allow):
             out["proof"] = Withholding.proof(await rendered_proof(d.proof), await self._hidden(session))

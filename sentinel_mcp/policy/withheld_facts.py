@@ -1,13 +1,15 @@
-"""What a principal's own look into the policy may not show: facts read from personal data it has no consent
-for.
+"""What a principal's own look into the policy may not show: facts read from tools outside its reach, and
+facts read from personal data it has no consent for.
 
-The policy may fetch from a tool that reads personal data (messages, contacts, ...) to decide a call: those
-facts stay inside Sentinel. A client's ``sentinel_query``, ``sentinel_facts``, ``sentinel_why_not`` and
-``sentinel_bind`` run for its principal: the facts that came from such tools (and every fact of the same
-predicate, whatever its source) are left out of what the client's goal can see, such fetches are not made
-on the client's behalf, a proof that would show them is withheld, and a bind whose check may rest on them is
-refused alike whether they exist or not (``PolicyService.bind``). The consent gate's standing consents
-lift it (``sentinel-mcp consent grant``); the CLI, run by the device owner, sees everything.
+The policy may fetch from any read tool to decide a call (the guard's own fetches), including one the caller
+may not call itself or one that reads personal data (messages, contacts, ...): those facts stay inside
+Sentinel. A client's ``sentinel_query``, ``sentinel_facts``, ``sentinel_why_not`` and ``sentinel_bind`` run
+for its principal: the facts that came from such tools (and every fact of the same predicate, whatever its
+source) are left out of what the client's goal can see, such fetches are not made on the client's behalf (a
+tool outside its reach is reported as not reachable), a proof that would show them is withheld, and a bind
+whose check may rest on them is refused alike whether they exist or not (``PolicyService.bind``). For
+personal data, the consent gate's standing consents lift it (``sentinel-mcp consent grant``); reach is the
+config's (``principals[].tools`` / ``upstreams``). The CLI, run by the device owner, sees everything.
 """
 
 from __future__ import annotations
@@ -17,23 +19,41 @@ from typing import Any, Callable
 from sentinel_mcp.policy.fact_store import Fact
 
 WithheldFn = Callable[[str, str], "str | None"]  # (tool, principal) -> the personal kind withheld, or None
+ReachFn = Callable[[str], bool]  # tool -> whether the principal may call it itself (``caller_reach.py``)
 
 
 class Withholding:
-    def __init__(self, withheld: WithheldFn, principal: str) -> None:
+    def __init__(self, withheld: WithheldFn | None, principal: str, reaches: ReachFn | None = None) -> None:
         self._withheld = withheld
+        self._reaches = reaches
         self.principal = principal
         self._kinds: dict[str, str | None] = {}
+        self._reach: dict[str, bool] = {}
 
     def kind(self, tool: str | None) -> str | None:
-        if not tool:
+        """The personal kind ``tool`` reads that this principal has no consent for (None: none)."""
+        if not tool or self._withheld is None:
             return None
         if tool not in self._kinds:
             self._kinds[tool] = self._withheld(tool, self.principal)
         return self._kinds[tool]
 
+    def reachable(self, tool: str | None) -> bool:
+        """Whether this principal may call ``tool`` itself (a fact with no source tool is nobody's read)."""
+        if not tool or self._reaches is None:
+            return True
+        if tool not in self._reach:
+            self._reach[tool] = bool(self._reaches(tool))
+        return self._reach[tool]
+
+    def withholds(self, tool: str | None) -> bool:
+        """Whether facts read from ``tool`` are kept from this principal."""
+        return bool(tool) and (not self.reachable(tool) or self.kind(tool) is not None)
+
     def fetch_refusal(self, tool: str) -> str | None:
         """Why the solver may not fetch from ``tool`` for this principal's own query (None: it may)."""
+        if not self.reachable(tool):
+            return f"{tool} is not reachable by this caller"
         kind = self.kind(tool)
         if kind is None:
             return None
@@ -45,7 +65,7 @@ class Withholding:
     def hidden(self, facts: list[Fact]) -> tuple[frozenset[str], frozenset[str]]:
         """(predicates, tools) to leave out: every predicate a withheld tool yielded, and its fetch markers.
         """
-        tools = frozenset(f.source_tool for f in facts if f.source_tool and self.kind(f.source_tool))
+        tools = frozenset(f.source_tool for f in facts if f.source_tool and self.withholds(f.source_tool))
         preds = frozenset(f.predicate for f in facts if f.source_tool in tools and not f.internal)
         return preds, tools
 
@@ -59,4 +79,5 @@ class Withholding:
         """A proof is shown whole or not at all: one that may rest on withheld facts is replaced by a note."""
         if not hidden[0] and not hidden[1]:
             return proof
-        return {"withheld": "this proof may rest on personal data the caller has no consent for"}
+        return {"withheld": "this proof may rest on facts the caller may not see (personal data it has no "
+                            "consent for, or read by a tool outside its reach)"}

@@ -11,6 +11,7 @@ from mcp import Client
 from mcp.types import Tool
 
 from sentinel_mcp.core.tool_ref import ToolRef
+from sentinel_mcp.identity.principal import OWNER, Principal
 
 from tests.policy.bookings_server import create  # noqa: E402
 
@@ -50,6 +51,9 @@ class ClientPort:
 
     def self_confirming(self, name: str) -> bool:
         return False
+
+    def principal_for(self, principal: Any, session_id: str, origin: str) -> Principal:
+        return OWNER  # one person, the owner, who may reach every tool
 
     def call_of(self, name: str, arguments: dict[str, Any], session_id: str = "s1", origin: str = "client",
                 depth: int = 0) -> ToolCall:
