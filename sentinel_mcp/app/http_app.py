@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -233,7 +234,9 @@ class McpSessionOwners:
         # client starts a new one), rather than open to whoever names it
         if sid is not None and self._owner.get(sid) != who:
             return await _reject(scope, receive, send, 404, "session not found")
-        if sid is None:
+        version = headers.get("mcp-protocol-version")
+        if sid is None and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS):
+            # a request the SDK may open a session for (it routes by this header; 2026-era ones open none)
             refused = self.shares.refusal(who)
             if refused is not None:  # the caller's own share (or everyone's room) is full: no new session
                 return await _reject(scope, receive, send, 503, refused)

@@ -147,9 +147,15 @@ class FrontUtilities:
         self._holders.setdefault(key, (who.name, set()))[1].add(uri)
 
     async def _drop(self, uri: str, key: int) -> None:
+        if self._forget(uri, key):
+            await self._unsubscribe_upstream(uri)
+
+    def _forget(self, uri: str, key: int) -> bool:
+        """Drop ``key``'s hold on ``uri`` (no await: a cleanup cut short leaves the tables right); True when
+        nobody holds ``uri`` any more (the upstream is to be unsubscribed)."""
         holders = self._subscribers.get(uri)
         if holders is None or key not in holders:
-            return
+            return False
         del holders[key]
         held = self._holders.get(key)
         if held is not None:
@@ -158,9 +164,9 @@ class FrontUtilities:
                 del self._holders[key]
             self.shares.give_back(held[0])
         if holders:
-            return
+            return False
         del self._subscribers[uri]
-        await self._unsubscribe_upstream(uri)
+        return True
 
     async def _unsubscribe_upstream(self, uri: str) -> None:
         try:
@@ -172,8 +178,9 @@ class FrontUtilities:
         """A connection or listen stream ended: its subscriptions go (upstream too, for a URI nobody else
         holds)."""
         held = self._holders.get(key)
-        for uri in list(held[1]) if held else ():
-            await self._drop(uri, key)
+        unheld = [uri for uri in list(held[1] if held else ()) if self._forget(uri, key)]
+        for uri in unheld:  # after the tables are right: the connection's teardown may be cut short
+            await self._unsubscribe_upstream(uri)
 
     async def subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
         connection = connection_of(ctx)

@@ -55,7 +55,8 @@ def _entries(base: str) -> dict[str, int]:
     request = urllib.request.Request(f"{base}/metrics", headers={"Authorization": f"Bearer {ALICE}"})
     with urllib.request.urlopen(request, timeout=30) as response:
         body = response.read().decode()
-    return {m[1]: int(m[2]) for m in re.finditer(r'sentinel_session_table_entries\{table="(\w+)"\} (\d+)', body)}
+    found = re.finditer(r'sentinel_session_table_entries\{table="(\w+)"\} (\d+)', body)
+    return {m[1]: int(m[2]) for m in found}
 
 
 async def _settles(base: str, table: str, count: int) -> None:
@@ -163,7 +164,8 @@ async def test_subscriptions_are_shared_per_principal_and_leave_with_their_sessi
                 assert message == "too many resource subscriptions for this caller"
                 await alice.subscribe_resource(uri("a0"))
                 await alice.subscribe_resource(uri("b0"))  # a URI bob holds too: a share of her own
-                assert await _refusal(alice.subscribe_resource(uri("a1"))) == "too many resource subscriptions"
+                full = await _refusal(alice.subscribe_resource(uri("a1")))
+                assert full == "too many resource subscriptions"
                 await bob.unsubscribe_resource(uri("b1"))
                 await alice.subscribe_resource(uri("a1"))  # bob's unsubscribe gave a share back
                 assert _entries(base)["subscriptions"] == 5
