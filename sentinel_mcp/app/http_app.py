@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -28,6 +29,7 @@ from sentinel_mcp.app.lean_session_calls import LeanSessionCalls
 from sentinel_mcp.app.sse_session_owners import SseSessionOwners
 from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.core.host import HostState
+from sentinel_mcp.gateway.session_tables import Shares
 from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import OWNER, Principal
@@ -200,36 +202,70 @@ def _repeated(scope: Scope) -> str | None:
 
 class McpSessionOwners:
     """Each ``Mcp-Session-Id`` belongs to the principal whose request opened it: another principal presenting
-    it (to send on it, listen to it or end it) is told the session does not exist (404)."""
+    it (to send on it, listen to it or end it) is told the session does not exist (404).
 
-    def __init__(self, capacity: int = 20_000) -> None:
-        self.capacity = capacity
+    An entry lives as long as its session (``ended``, called however the session ends). A principal holding
+    its share of live sessions, or a table at its total, is refused a new session (503); no live session is
+    ever pushed out to make room (one principal's churn cut everyone else's sessions off)."""
+
+    def __init__(self, per_principal: int = 1_000, capacity: int = 10_000) -> None:
+        self.shares = Shares("MCP_SESSIONS", "open sessions", per_principal, capacity)
         self._owner: dict[str, str] = {}
 
     def owner_of(self, sid: str) -> str | None:
         """The principal (its name) that opened session ``sid``, None for a session not held here."""
         return self._owner.get(sid)
 
+    def ended(self, sid: str) -> None:
+        """Session ``sid`` is over (deleted, idle past its timeout, its transport closed): forget it."""
+        who = self._owner.pop(sid, None)
+        if who is not None:
+            self.shares.give_back(who)
+
+    def __len__(self) -> int:
+        return len(self._owner)
+
     async def __call__(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
         principal = scope.get(SCOPE_KEY)
         who = getattr(principal, "name", "")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         sid = headers.get("mcp-session-id")
-        # a session opened here is always in the table; one it no longer holds (pushed out past its capacity)
-        # is nobody's: not found (its client starts a new one), rather than open to whoever names it
+        # a session opened here is in the table until it ends; one not held is nobody's: not found (its
+        # client starts a new one), rather than open to whoever names it
         if sid is not None and self._owner.get(sid) != who:
             return await _reject(scope, receive, send, 404, "session not found")
+        version = headers.get("mcp-protocol-version")
+        if sid is None and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS):
+            # a request the SDK may open a session for (it routes by this header; 2026-era ones open none)
+            refused = self.shares.refusal(who)
+            if refused is not None:  # the caller's own share (or everyone's room) is full: no new session
+                return await _reject(scope, receive, send, 503, refused)
 
         async def capture(message: Any) -> None:
             if message["type"] == "http.response.start" and sid is None:
                 for k, v in message.get("headers", []):
                     if k.decode("latin-1").lower() == "mcp-session-id":
-                        if len(self._owner) >= self.capacity:
-                            self._owner.pop(next(iter(self._owner)))
-                        self._owner[v.decode("latin-1")] = who
+                        opened = v.decode("latin-1")
+                        if opened not in self._owner:
+                            # counted even past the share (requests that were in flight together): the
+                            # next opening request of this caller is refused
+                            self.shares.count(who)
+                            self._owner[opened] = who
             await send(message)
 
         await app(scope, receive, capture)
+
+
+def _ending_sessions(manager: StreamableHTTPSessionManager, owners: McpSessionOwners) -> None:
+    """Tell ``owners`` of every session the manager lets go. The SDK has no hook for it: every way a session
+    ends (DELETE, idle expiry, a crash, a refused opening request) goes through its ``_discard_session``."""
+    discard = manager._discard_session
+
+    async def discarding(session_id: str, transport: Any) -> None:
+        owners.ended(session_id)
+        await discard(session_id, transport)
+
+    manager._discard_session = discarding  # type: ignore[method-assign]
 
 
 def _schema_lookup(rt: Runtime) -> Any:
@@ -387,6 +423,8 @@ def build_http_app(
         async with runtime_cm as rt:
             holder.runtime = rt
             manager = StreamableHTTPSessionManager(app=rt.front.server, json_response=False, stateless=False)
+            _ending_sessions(manager, owners)
+            rt.front.tables["mcp_sessions"] = owners.shares
             holder.mcp_app = StreamableHTTPASGIApp(manager)
             async with manager.run(), contextlib.AsyncExitStack() as mounted:
                 served[:] = [(rt.front.server, manager._lifespan_state, _schema_lookup(rt))]  # set by run()

@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.config import Config, ConfigError
 from sentinel_mcp.core.host import HostState
+from sentinel_mcp.gateway.session_tables import Shares
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 PRM_PATH = "/.well-known/oauth-protected-resource"
@@ -117,6 +118,14 @@ def _path_of(url: str) -> str:
     return "/" + rest.split("/", 1)[1] if "/" in rest else ""
 
 
+def session_tables_text(tables: dict[str, Shares]) -> str:
+    """Entries held in each per-session table (each gone when its session ends)."""
+    lines = ["# TYPE sentinel_session_table_entries gauge"]
+    for name, table in sorted(tables.items()):
+        lines.append(f'sentinel_session_table_entries{{table="{name}"}} {table.held()}')
+    return "\n".join(lines) + "\n"
+
+
 def metrics_route(holder: HostState[Runtime]) -> Route:
     async def metrics(request: Request) -> Response:
         principal = request.scope.get(
@@ -129,6 +138,7 @@ def metrics_route(holder: HostState[Runtime]) -> Route:
         rt = holder.runtime
         if rt is None:
             return PlainTextResponse("starting\n", status_code=503)
-        return PlainTextResponse(rt.metrics.render(rt.catalog_health), media_type="text/plain; version=0.0.4")
+        body = rt.metrics.render(rt.catalog_health) + session_tables_text(rt.front.tables)
+        return PlainTextResponse(body, media_type="text/plain; version=0.0.4")
 
     return Route("/metrics", metrics, methods=["GET"])

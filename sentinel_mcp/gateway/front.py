@@ -45,7 +45,14 @@ from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, Con
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_held import HeldRounds, asker, request_schemas, shown_request
-from sentinel_mcp.gateway.front_link import FrontLink, can_be_asked, can_elicit, can_sample, is_modern
+from sentinel_mcp.gateway.front_link import (
+    FrontLink,
+    can_be_asked,
+    can_elicit,
+    can_sample,
+    connection_of,
+    is_modern,
+)
 from sentinel_mcp.gateway.held_calls import HeldCalls
 from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
 from sentinel_mcp.gateway.call_record import META_KEY
@@ -61,6 +68,7 @@ from sentinel_mcp.core.port import (
     UpstreamNeedsInput,
 )
 from sentinel_mcp.gateway.request_state import RequestStateSeal
+from sentinel_mcp.gateway.session_tables import Shares, connection_key, on_end
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
 from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
@@ -123,8 +131,16 @@ class Front(HeldRounds):
         # the web console's inbox (console/asking.py) when it runs: where non-eliciting clients' questions
         # wait
         self.inbox: Any = None
-        self._legacy_sessions: dict[int, Any] = {}
+        # handshake-era sessions told of catalog changes: connection key -> (principal, session), each while
+        # its connection lives (session_tables)
+        self._legacy_sessions: dict[int, tuple[str, Any]] = {}
+        self.listeners = Shares("LISTENERS", "list_changed listeners", 1_000, 10_000)
         self.utilities = FrontUtilities(port, ListenHandler(self.bus), self.bus, self.principal)
+        # every per-session table, by name, for /metrics (the HTTP host adds its session owners)
+        self.tables: dict[str, Shares] = {
+            "list_changed": self.listeners,
+            "subscriptions": self.utilities.shares,
+        }
         u = self.utilities
         self.server = SentinelFront(
             "sentinel",
@@ -149,19 +165,33 @@ class Front(HeldRounds):
 
     # ------------------------------------------------------------------ sessions and fan-out
     async def _on_initialized(self, ctx: ServerRequestContext, params: NotificationParams) -> None:
-        self._legacy_sessions[id(ctx.session)] = ctx.session
-        if len(self._legacy_sessions) > 1000:  # a dead session drops messages silently; keep the set bounded
-            for key in list(self._legacy_sessions)[:100]:
-                del self._legacy_sessions[key]
+        connection = connection_of(ctx)
+        if connection is None:  # pragma: no cover - a handshake always has its connection
+            return
+        key = connection_key(connection)
+        if key in self._legacy_sessions:
+            return
+        who = self.principal(ctx).name
+        refused = self.listeners.take(who)
+        if refused is not None:  # past its share: this session is not told of changes (it can still list)
+            log.warning("session of %s not told of catalog changes: %s", who, refused)
+            return
+        self._legacy_sessions[key] = (who, ctx.session)
+        on_end(connection, "list_changed", lambda: self._forget_listener(key))
+
+    def _forget_listener(self, key: int) -> None:
+        found = self._legacy_sessions.pop(key, None)
+        if found is not None:
+            self.listeners.give_back(found[0])
 
     async def announce_catalog_changed(self) -> None:
-        for session in list(self._legacy_sessions.values()):
+        for key, (_, session) in list(self._legacy_sessions.items()):
             try:
                 await session.send_tool_list_changed()
                 await session.send_prompt_list_changed()
                 await session.send_resource_list_changed()
             except Exception:  # noqa: BLE001
-                self._legacy_sessions.pop(id(session), None)
+                self._forget_listener(key)
         for event in (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged()):
             await self.bus.publish(event)
 

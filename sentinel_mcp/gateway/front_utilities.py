@@ -15,6 +15,7 @@ is as unknown to it as one that does not exist (same error), and a listen stream
 
 from __future__ import annotations
 
+import itertools
 import logging
 from typing import Any, Callable
 
@@ -37,13 +38,16 @@ from mcp.types import (
 
 from sentinel_mcp.core.port import FrontPort, NotInCatalog
 from sentinel_mcp.gateway.front_link import ConnectionLevels, UrlElicitations, connection_of
+from sentinel_mcp.gateway.session_tables import Shares, connection_key, on_end
 from sentinel_mcp.gateway.upstream import Upstream, UpstreamUnavailable
 from sentinel_mcp.identity.principal import OWNER, Principal
 
 log = logging.getLogger(__name__)
+_streams = itertools.count(1)
 
 RESOURCE_NOT_FOUND = -32002
-MAX_SUBSCRIPTIONS = 10_000
+MAX_SUBSCRIPTIONS = 10_000  # (connection, URI) pairs held at once, all principals together
+SUBSCRIPTIONS_PER_PRINCIPAL = 1_000
 
 
 def resource_not_found(uri: str) -> MCPError:
@@ -64,8 +68,13 @@ class FrontUtilities:
         self.urls = UrlElicitations()
         self._listen = listen
         self._bus = bus
-        # uri -> {connection key: session}; the key is the connection (or a listen stream) holding it
+        # uri -> {connection key: session}; the key numbers the connection (or a listen stream) holding it,
+        # and the entry goes when that connection ends (session_tables)
         self._subscribers: dict[str, dict[int, Any]] = {}
+        self._holders: dict[int, tuple[str, set[str]]] = {}  # connection key -> (principal, its URIs)
+        self.shares = Shares(
+            "SUBSCRIPTIONS", "resource subscriptions", SUBSCRIPTIONS_PER_PRINCIPAL, MAX_SUBSCRIPTIONS
+        )
         port.on_upstream_notices(self.resource_updated, self.elicit_complete)
 
     # ------------------------------------------------------------------ logging
@@ -115,39 +124,84 @@ class FrontUtilities:
                 code=INVALID_PARAMS, message=f"upstream {up.name} does not offer subscriptions to {uri}"
             )
         holders = self._subscribers.get(uri)
+        if holders is not None and key in holders:
+            return  # already held: no second share
+        refused = self.shares.refusal(who.name)
+        if refused is not None:
+            raise MCPError(code=INVALID_PARAMS, message=refused)
         if holders is None:
-            if len(self._subscribers) >= MAX_SUBSCRIPTIONS:
-                raise MCPError(code=INVALID_PARAMS, message="too many resource subscriptions")
             try:
                 await up.subscribe(uri)
             except UpstreamUnavailable as e:
                 raise MCPError(code=-32603, message=str(e)) from None
-            holders = self._subscribers[uri] = {}
+            holders = self._subscribers.setdefault(uri, {})
+        if key in holders:
+            return  # a concurrent request of the same connection got there first
+        refused = self.shares.take(who.name)
+        if refused is not None:  # a concurrent request took the last share while this one subscribed
+            if not holders:
+                del self._subscribers[uri]
+                await self._unsubscribe_upstream(uri)
+            raise MCPError(code=INVALID_PARAMS, message=refused)
         holders[key] = session
+        self._holders.setdefault(key, (who.name, set()))[1].add(uri)
 
     async def _drop(self, uri: str, key: int) -> None:
+        if self._forget(uri, key):
+            await self._unsubscribe_upstream(uri)
+
+    def _forget(self, uri: str, key: int) -> bool:
+        """Drop ``key``'s hold on ``uri`` (no await: a cleanup cut short leaves the tables right); True when
+        nobody holds ``uri`` any more (the upstream is to be unsubscribed)."""
         holders = self._subscribers.get(uri)
-        if holders is None or holders.pop(key, None) is None or holders:
-            return
+        if holders is None or key not in holders:
+            return False
+        del holders[key]
+        held = self._holders.get(key)
+        if held is not None:
+            held[1].discard(uri)
+            if not held[1]:
+                del self._holders[key]
+            self.shares.give_back(held[0])
+        if holders:
+            return False
         del self._subscribers[uri]
+        return True
+
+    async def _unsubscribe_upstream(self, uri: str) -> None:
         try:
             await self._owner(uri).subscribe(uri, on=False)
         except (MCPError, UpstreamUnavailable) as e:  # gone upstream already: nothing to undo
             log.debug("unsubscribe %s upstream: %s", uri, e)
 
+    async def _drop_all(self, key: int) -> None:
+        """A connection or listen stream ended: its subscriptions go (upstream too, for a URI nobody else
+        holds)."""
+        held = self._holders.get(key)
+        unheld = [uri for uri in list(held[1] if held else ()) if self._forget(uri, key)]
+        for uri in unheld:  # after the tables are right: the connection's teardown may be cut short
+            await self._unsubscribe_upstream(uri)
+
     async def subscribe(self, ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
-        await self._add(params.uri, id(connection_of(ctx)), ctx.session, self.principal_of(ctx))
+        connection = connection_of(ctx)
+        if connection is None:  # pragma: no cover - every handshake-era request has its connection
+            raise MCPError(code=INVALID_PARAMS, message="subscriptions need a session")
+        key = connection_key(connection)
+        on_end(connection, "subscriptions", lambda: self._drop_all(key))
+        await self._add(params.uri, key, ctx.session, self.principal_of(ctx))
         return EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
-        await self._drop(params.uri, id(connection_of(ctx)))
+        connection = connection_of(ctx)
+        if connection is not None:
+            await self._drop(params.uri, connection_key(connection))
         return EmptyResult()
 
     async def listen(
         self, ctx: ServerRequestContext, params: SubscriptionsListenRequestParams
     ) -> SubscriptionsListenResult:
         """A 2026-era client's stream: its resource filter subscribes upstream for as long as it listens."""
-        key = id(ctx)
+        key = -next(_streams)  # its own number for as long as it listens (negative: never a connection's)
         who = self.principal_of(ctx)
         requested = list(params.notifications.resource_subscriptions or [])
         # the bus delivers every URI the stream names: keep only those of upstreams this caller may use (one
@@ -157,18 +211,15 @@ class FrontUtilities:
         if usable != requested:
             notifications = params.notifications.model_copy(update={"resource_subscriptions": usable or None})
             params = params.model_copy(update={"notifications": notifications})
-        held: list[str] = []
         try:
             for uri in usable[:100]:
                 try:
                     await self._add(uri, key, None, who)  # delivered by the bus, not by this session
-                    held.append(uri)
                 except MCPError as e:
                     log.info("listen: not subscribed to %s: %s", uri, e.message)
             return await self._listen(ctx, params)
         finally:
-            for uri in held:
-                await self._drop(uri, key)
+            await self._drop_all(key)
 
     async def resource_updated(self, upstream: str, uri: str) -> None:
         for key, session in list(self._subscribers.get(uri, {}).items()):

@@ -304,16 +304,16 @@ async def test_a_legacy_sse_session_is_its_openers_only(tmp_path):
                 assert own.status_code == 202, (endpoint, own.status_code, own.text)
 
 
-async def test_a_session_pushed_out_of_the_owner_table_is_nobodys():
-    """Past its capacity the table forgets its oldest session: that id is then not found for anyone (its
-    client starts a new session), never open to whoever names it."""
+async def test_the_owner_table_refuses_past_its_shares_and_forgets_ended_sessions():
+    """Past a principal's share (or the table's total) a new session is refused (503), never made by pushing
+    a live one out; an ended session is forgotten: its id is then not found for anyone (never open to whoever
+    names it), and its share is free again."""
     from sentinel_mcp.app.http_app import McpSessionOwners
     from sentinel_mcp.identity.principal import Principal
     from sentinel_mcp.identity.resolver import SCOPE_KEY
 
-    owners = McpSessionOwners(capacity=2)
-    made = iter(["s1", "s2", "s3"])
-    statuses: list[int] = []
+    owners = McpSessionOwners(per_principal=2, capacity=3)
+    made = iter(["s1", "s2", "s3", "s4", "s5"])
 
     async def app(scope, receive, send):
         await send({"type": "http.response.start", "status": 200,
@@ -336,11 +336,14 @@ async def test_a_session_pushed_out_of_the_owner_table_is_nobodys():
         await owners(app, scope, receive, send)
         return got[0]
 
-    for _ in range(3):
-        statuses.append(await call("alice", None))  # opens s1, s2, s3 (s1 pushed out)
-    assert statuses == [200, 200, 200]
-    assert await call("alice", "s3") == 200 and await call("bob", "s3") == 404
-    assert await call("bob", "s1") == 404 and await call("alice", "s1") == 404
+    assert [await call("alice", None) for _ in range(3)] == [200, 200, 503]  # s1, s2; then her share is full
+    assert await call("bob", None) == 200  # s3: the table's total
+    assert await call("carol", None) == 503
+    assert await call("alice", "s1") == 200 and await call("bob", "s1") == 404  # nothing was pushed out
+    owners.ended("s1")
+    assert await call("alice", "s1") == 404 and await call("bob", "s1") == 404
+    assert await call("carol", None) == 200  # s4, in the room s1 left
+    assert await call("carol", "s4") == 200 and await call("alice", "s4") == 404
     assert await call("bob", "never-opened") == 404
 
 
