@@ -156,8 +156,8 @@ prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
         assume(Msg), P = assumed
     ;   % a yes of this call to another text (what it shows changed since): asked again, saying so
         (   valid_fact('$confirmed'(Tool, Digest, Version, Other, yes), OP), memberchk(OP, From), Other \== Shown
-        ->  Changed = true
-        ;   Changed = false
+        ->  Changed = @(true)
+        ;   Changed = @(false)
         ),
         record_need(confirm(Msg, Shown, Changed, From)), assume(Msg), P = assumed
     ).
