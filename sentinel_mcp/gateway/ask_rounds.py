@@ -21,6 +21,7 @@ from sentinel_mcp.storage import StorageError
 log = logging.getLogger(__name__)
 
 MAX_ASK_ROUNDS = 4
+CONFIRM_KEY = "policy.confirm."  # questions.py: a confirmation's key names the call and the text it shows
 T = TypeVar("T")
 
 
@@ -53,7 +54,7 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
                         unmet=[q.key for q in again],
                         how_to_unblock=["call again to ask the user again"],
                     )
-                return decision
+                return _stale_confirmation_noted(decision, answers, used)
             # every answer is checked before any is recorded: one bad answer records nothing
             for q in fresh:
                 problem = answer_problem(q, answers[q.key])
@@ -94,3 +95,16 @@ async def decide_with_answers(call: ToolCall, answers: dict[str, Answer], *, tim
             "Sentinel's log); denied",
             unmet=["guard_error"],
         )
+
+
+def _stale_confirmation_noted(decision: Ask, answers: dict[str, Answer], used: set[str]) -> Ask:
+    """An answer to a confirmation no longer asked (its key names the text it showed, which now reads
+    otherwise) answers nothing: the question is asked again as it reads now, and its record says why."""
+    asked = {q.key.removeprefix("sentinel.") for q in decision.questions}
+    stale = [
+        k for k in answers if CONFIRM_KEY in k and k not in used and k.removeprefix("sentinel.") not in asked
+    ]
+    if not stale:
+        return decision
+    why = "the confirmation the user answered is out of date (what it shows changed before the answer came)"
+    return decision.model_copy(update={"reason": f"{why}; asked again: {decision.reason}"})

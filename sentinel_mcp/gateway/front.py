@@ -7,6 +7,7 @@ Both protocol eras: handshake-era clients get pushed elicitation and ``list_chan
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Awaitable, Callable, TypeVar
 
 from mcp.server import NotificationOptions, Server, ServerRequestContext
@@ -54,7 +55,7 @@ from sentinel_mcp.gateway.front_link import (
     is_modern,
 )
 from sentinel_mcp.gateway.held_calls import HeldCalls
-from sentinel_mcp.gateway.input_rounds import InputRounds, RefusedRetry, wire_key
+from sentinel_mcp.gateway.input_rounds import AGAIN, InputRounds, LateAnswer, RefusedRetry, wire_key
 from sentinel_mcp.gateway.call_record import META_KEY
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.core.port import (
@@ -128,6 +129,7 @@ class Front(HeldRounds):
         self.bus = InMemorySubscriptionBus()
         self.page_size = PAGE_SIZE
         self.held = HeldCalls(timeout=confirm_ttl)
+        self.confirm_ttl = confirm_ttl  # also how long a pushed question stays open (as a sealed state does)
         # the web console's inbox (console/asking.py) when it runs: where non-eliciting clients' questions
         # wait
         self.inbox: Any = None
@@ -384,6 +386,18 @@ class Front(HeldRounds):
             call_timings.waited(call_timings.now() - asked)  # the next decision carries the person's time
             if pushed is None:
                 return self._blocked(outcome)
+            if isinstance(pushed, LateAnswer):  # as a 2026-era state past its age: nothing is recorded
+                return self._refused(
+                    await self.port.refuse_answers(
+                        params.name,
+                        params.arguments,
+                        session_id=session,
+                        client=client,
+                        origin="client",
+                        reason=pushed.reason,
+                        principal=principal,
+                    )
+                )
             answers = {**answers, **pushed}
         return sentinel_result(
             f"sentinel: {params.name} is still blocked after the user's answers",
@@ -492,9 +506,13 @@ class Front(HeldRounds):
     @traced("sentinel.ask", lambda self, ctx, questions: {"sentinel.questions": len(questions)})
     async def _push_questions(
         self, ctx: ServerRequestContext, questions: list[Question]
-    ) -> dict[str, Answer] | None:
+    ) -> dict[str, Answer] | LateAnswer | None:
+        """The person's answers (None: the client could not be asked). An answer that came more than
+        ``confirm_ttl`` after its question was asked is refused, as a 2026-era state that old is: what the
+        question showed may be out of date by then."""
         answers: dict[str, Answer] = {}
         for q in questions:
+            asked = time.monotonic()
             try:
                 result = await ctx.session.elicit_form(
                     q.message, q.requested_schema, related_request_id=ctx.request_id
@@ -502,6 +520,12 @@ class Front(HeldRounds):
             except MCPError as e:
                 log.info("elicitation failed: %s", e)
                 return None
+            waited = time.monotonic() - asked
+            if waited > self.confirm_ttl:
+                return LateAnswer(
+                    f"the answer came {waited:.0f}s after the question was asked, later than a question "
+                    f"stays open ({self.confirm_ttl:g}s, policy.confirm_ttl); nothing was recorded{AGAIN}"
+                )
             answers[q.key] = Answer(action=result.action, content=result.content, provenance="user")
             if result.action != "accept":
                 break  # a declined question ends the call: asking the rest would be pointless

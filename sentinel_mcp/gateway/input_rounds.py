@@ -44,6 +44,14 @@ class RefusedRetry:
     state: dict[str, Any] | None = None  # set when the state was genuine (and has now been used)
 
 
+@dataclass
+class LateAnswer:
+    """A pushed (handshake-era) answer that came after its question's time to answer: refused with ``reason``
+    (the pushed counterpart of a state past its age)."""
+
+    reason: str
+
+
 def wire_key(key: str) -> str:
     return key if key.startswith(OUR_KEY_PREFIX) else OUR_KEY_PREFIX + key
 

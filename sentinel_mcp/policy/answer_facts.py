@@ -1,18 +1,23 @@
 """The fact an accepted answer becomes: what the person said, with its provenance, in the session's store.
 
 A "don't know" is kept as ``'$dont_know'`` (what it leads to is the rulebase's ``unknown/1`` option); a
-confirmation only for JSON ``true`` and only for the rulebase version that asked it (``'$confirmed'``, with
-the confirmation's time to live); a yes/no question as its predicate or ``'$answered_no'``; any other answer
-as the predicate with the value as its last argument.
+confirmation only for JSON ``true``, only for the rulebase version that asked it and only for the text it
+showed (``'$confirmed'(Tool, Digest, Version, Shown, yes)``, ``Shown`` the SHA-256 of that text, with the
+confirmation's time to live: a proof whose confirmation now reads otherwise asks again); a yes/no question
+as its predicate or ``'$answered_no'``; any other answer as the predicate with the value as its last argument.
 """
 
 from __future__ import annotations
+
+import re
 
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.questions import DONT_KNOW, AnswerRefused, answer_value
 from sentinel_mcp.policy.rulebase import Rulebase
+
+_SHOWN = re.compile("[0-9a-f]{64}")  # sentinel_core.pl shown_digest/2
 
 
 async def answer_fact(
@@ -35,12 +40,15 @@ async def answer_fact(
     if meta["kind"] == "confirm":
         if meta.get("version") != rb.version:
             raise AnswerRefused("the rulebase changed since this confirmation was asked; ask again")
+        shown = meta.get("shown")
+        if not isinstance(shown, str) or not _SHOWN.fullmatch(shown):
+            raise AnswerRefused("this confirmation does not say which text it showed; ask again")
         if value is not True:
             return None
         return await knowledge.new_fact(
             session,
             "$confirmed",
-            [meta["tool"], meta["digest"], meta["version"], "yes"],
+            [meta["tool"], meta["digest"], meta["version"], shown, "yes"],
             answer.provenance,
             ttl=confirm_ttl,
             source_tool=meta["tool"],

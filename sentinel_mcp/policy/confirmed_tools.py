@@ -3,10 +3,10 @@
 After every call the guard spends the confirmation of that exact call, if one is held (one confirmation, one
 call): in the engine's mirror of the session when the session is loaded, else in the store. Most calls are of
 tools nobody was ever asked to confirm, and the look-up cost every call a round trip to the store's thread
-(issue 21). A confirmation is a fact ``'$confirmed'(Tool, Digest, Version, Answer)``; on a SQLite store every
-fact this process writes goes through ``FactStore.add`` and every fact an engine mirror holds was read through
-``FactStore.valid`` or written by this process, so noting the tools of the confirmations passing through those
-two (before a write) gives every tool that:
+(issue 21). A confirmation is a fact ``'$confirmed'(Tool, Digest, Version, Shown, Answer)``; on a SQLite store
+every fact this process writes goes through ``FactStore.add`` and every fact an engine mirror holds was read
+through ``FactStore.valid`` or written by this process, so noting the tools of the confirmations passing
+through those two (before a write) gives every tool that:
 
 - a loaded session's mirror may hold a confirmation of (what it was loaded with, and what was added since);
 - the store may hold one of in a session only this process writes (minted here: ``PolicyGuard.private``).

@@ -386,15 +386,16 @@ class PrologEngine(EngineThread):
         )
         return list(out["removed"])
 
-    async def take_confirmation(self, session: str, tool: str, digest: str, version: str) -> str | None:
-        """Remove one confirmation of this call from the session's facts (its text), atomically: of two
-        callers only one gets it. ``confirmations_taken`` counts the takes, moved inside the same job."""
+    async def take_confirmation(self, session: str, tool: str, digest: str, version: str) -> list[str]:
+        """Remove the confirmations of this call from the session's facts (their texts; [] when none),
+        atomically: of two callers only one gets them. ``confirmations_taken`` counts the takes, moved inside
+        the same job."""
         goal = (f"sentinel_core:sn_take_confirmation({quote_atom(session)}, {quote_atom(tool)}, "
                 f"{quote_atom(digest)}, {quote_atom(version)}, Out)")
 
-        def job(p: Any) -> str | None:
-            taken = self._json_query(p, goal)["taken"]
-            if taken is not None:
+        def job(p: Any) -> list[str]:
+            taken = [str(t) for t in self._json_query(p, goal)["taken"]]
+            if taken:
                 self.confirmations_taken += 1
             return taken
 

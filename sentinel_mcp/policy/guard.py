@@ -397,8 +397,11 @@ class PolicyGuard(Guard):
             )
         if result.status == "blocked" and not result.unmet:
             questions = _unique([question_of(q, call, rb.version) for q in result.questions])
+            # a yes given to another text of this call's confirmation does not count: the audit says why
+            changed = any(q.meta.get("changed") for q in questions)
             return Ask(
-                reason=f"{call.name} needs: " + "; ".join(q.message for q in questions),
+                reason=(CHANGED_TEXT if changed else "")
+                + f"{call.name} needs: " + "; ".join(q.message for q in questions),
                 questions=questions,
                 unmet=[q.meta.get("fact") or q.message for q in questions],
             )
@@ -555,7 +558,7 @@ class PolicyGuard(Guard):
                 return
         await self.knowledge.ensure(call.session_id, rb)
         await self.knowledge.invalidate(
-            call.session_id, f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _)"
+            call.session_id, f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _, _)"
         )
         if result.is_error:
             return
@@ -580,6 +583,12 @@ class PolicyGuard(Guard):
                     for text in actions["establish"]
                 ]
             )
+
+
+CHANGED_TEXT = (
+    "what the confirmation shows changed since the user's yes, which counts only for the text shown; "
+    "asked again: "
+)
 
 
 def _may_use_confirmation(tree: Any) -> bool:

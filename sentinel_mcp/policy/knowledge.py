@@ -145,7 +145,7 @@ class Knowledge:
             self._note_own({session}, before)
             if session in self._loaded:
                 await self.engine.retract(
-                    self.module(session), f"'$confirmed'({_atom(tool)}, {_atom(digest)}, _, _)"
+                    self.module(session), f"'$confirmed'({_atom(tool)}, {_atom(digest)}, _, _, _)"
                 )
             self._changed(session)
             return True
@@ -161,10 +161,10 @@ class Knowledge:
         is committed before this returns (a reload never brings it back). False when there is none."""
         mod = await self.ensure(session, rb)  # a session evicted since its proof is loaded again first
         taken = await self.engine.take_confirmation(mod, tool, digest, rb.version)
-        if taken is None:
+        if not taken:
             return False
         self._changed(session)
-        await self.store.delete(session, [taken])
+        await self.store.delete(session, taken)
         return True
 
     async def _evict(self) -> None:

@@ -90,14 +90,19 @@ def question_of(need: dict[str, Any], call: ToolCall | None, version: str) -> Qu
     kind = need["kind"]
     if kind == "confirm":
         digest = call.digest if call else "none"
-        key = f"sentinel.policy.confirm.{digest}"
+        shown = str(need.get("shown") or "")
+        # keyed by the text too: an answer to an earlier text never answers the question as it reads now
+        key = f"sentinel.policy.confirm.{digest}.{shown[:16]}"
         meta = {
             "kind": "confirm",
             "tool": call.identity if call else None,
             "digest": digest,
             "version": version,
+            "shown": shown,
             "from": need.get("from", ["user"]),
         }
+        if need.get("changed") is True:
+            meta["changed"] = True
         schema, _ = _answer_schema("confirm", None)
         return Question(key=key, message=_shown(need, call), requested_schema=schema, meta=meta)
     h = hashlib.sha256(str(need["fact"]).encode()).hexdigest()[:12]

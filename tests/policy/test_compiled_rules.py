@@ -17,6 +17,7 @@ import pytest
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy.guard import PolicyGuard
+from tests.policy.confirmation_facts import plant_confirmation
 from sentinel_mcp.policy.prolog_text import fact_text, quote_atom
 
 pytestmark = pytest.mark.timeout(120)
@@ -198,15 +199,11 @@ async def test_airline_fast_and_reference_answers_are_identical(tmp_path: Path) 
             c = airline_call(rng, r, user, session)
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = airline_facts(rng, r, user)
-            if rng.random() < 0.4:  # the confirmation of this very call
-                facts.append(
-                    (
-                        fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]),
-                        FAR,
-                        rng.choice(["user", "agent"]),
-                    )
-                )
+            # the confirmation of this very call (of the text its guard shows over these facts)
+            confirmer = rng.choice(["user", "agent"]) if rng.random() < 0.4 else None
             await guard.engine.assert_bulk(mod, facts)
+            if confirmer:
+                await plant_confirmation(guard, c, confirmer)
             fast, ref = await both(guard, c)
             assert fast == ref, (c, facts)
             kinds[fast["status"]] = kinds.get(fast["status"], 0) + 1
@@ -313,11 +310,10 @@ async def test_every_construct_fast_and_reference_identical(tmp_path: Path) -> N
             c = call(tool, {} if tool in ("t__zero", "t__loud") else {"x": x}, session)
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = construct_facts(rng, x)
-            if rng.random() < 0.5:
-                facts.append(
-                    (fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user")
-                )
+            confirm = rng.random() < 0.5
             await guard.engine.assert_bulk(mod, facts)
+            if confirm:
+                await plant_confirmation(guard, c, "user")
             fast, ref = await both(guard, c)
             assert fast == ref, (c, facts)
             statuses.setdefault(tool, set()).add(fast["status"])

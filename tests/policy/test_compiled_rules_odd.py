@@ -18,6 +18,7 @@ from tests.policy.test_compiled_rules import R_TOOL, airline_call, airline_facts
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy.guard import PolicyGuard
+from tests.policy.confirmation_facts import plant_confirmation
 from sentinel_mcp.policy.prolog_text import fact_text
 
 pytestmark = pytest.mark.timeout(180)
@@ -198,11 +199,10 @@ async def test_unknown_values_and_odd_facts_fast_and_reference_identical(tmp_pat
             c = call(tool, args, session)
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = words_facts(rng, x, u)
-            if rng.random() < 0.4:
-                facts.append(
-                    (fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user")
-                )
+            confirm = rng.random() < 0.4
             await guard.engine.assert_bulk(mod, facts)
+            if confirm:
+                await plant_confirmation(guard, c, "user")
             fast, ref = await both(guard, c)
             assert fast == ref, (c, facts)
             statuses.setdefault(tool, set()).add(fast["status"])

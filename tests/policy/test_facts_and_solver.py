@@ -141,7 +141,7 @@ async def test_observe_leaves_a_fresh_session_alone_unless_it_has_something_to_d
         async with FactStore(tmp_path / "facts.db") as other:
             fact = await r.guard.knowledge.fact_of_text(
                 "held",
-                f"'$confirmed'('bk__merge_bookings', '{stored.digest}', v, yes)",
+                f"'$confirmed'('bk__merge_bookings', '{stored.digest}', v, '{'0' * 64}', yes)",
                 "user",
                 source_tool=stored.identity,
                 source_digest=stored.digest,

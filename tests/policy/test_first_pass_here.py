@@ -21,7 +21,7 @@ from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy import engine as engine_module
 from sentinel_mcp.policy.engine import PrologEngine, answer_of
 from sentinel_mcp.policy.guard import PolicyGuard
-from sentinel_mcp.policy.prolog_text import fact_text
+from tests.policy.confirmation_facts import plant_confirmation
 from tests.policy.test_compiled_rules import FAR, airline_call, airline_facts, call, unnamed
 from tests.policy.test_lazy_proofs import HOSTILE, shown
 from tests.policy.test_native_and_inline import HEAVY, InlineSpy
@@ -106,10 +106,10 @@ async def test_first_passes_decide_as_the_general_path_with_no_pass_run_twice(
             c = airline_call(rng, r, user, session)
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = airline_facts(rng, r, user)
-            if rng.random() < 0.6:
-                facts.append((fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR,
-                              rng.choice(["user", "user", "agent"])))
+            confirmer = rng.choice(["user", "user", "agent"]) if rng.random() < 0.6 else None
             await guard.engine.assert_bulk(mod, facts)
+            if confirmer:
+                await plant_confirmation(guard, c, confirmer)
             log, first, solves = len(spy.log), spy.first, len(solved)
             d = await guard.decide(c)
             runs = spy.log[log:]

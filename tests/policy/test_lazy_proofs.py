@@ -17,8 +17,8 @@ from sentinel_mcp.core.lazy_proof import LazyProof, rendered_proof
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy.engine import EngineError
 from sentinel_mcp.policy.guard import PolicyGuard
-from sentinel_mcp.policy.prolog_text import fact_text
-from tests.policy.test_compiled_rules import FAR, airline_call, airline_facts, call, unnamed
+from tests.policy.confirmation_facts import plant_confirmation
+from tests.policy.test_compiled_rules import airline_call, airline_facts, call, unnamed
 from tests.policy.test_engine_calls import NASTY
 
 pytestmark = pytest.mark.timeout(120)
@@ -57,10 +57,11 @@ async def test_airline_lazy_and_reference_decide_and_show_the_same(tmp_path: Pat
             c = airline_call(rng, r, user, session)
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = airline_facts(rng, r, user)
-            if rng.random() < 0.5:  # the confirmation of this very call
-                facts.append((fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR,
-                              rng.choice(["user", "agent"])))
+            # the confirmation of this very call (of the text its guard shows over these facts)
+            confirmer = rng.choice(["user", "agent"]) if rng.random() < 0.5 else None
             await guard.engine.assert_bulk(mod, facts)
+            if confirmer:
+                await plant_confirmation(guard, c, confirmer)
             lazy_d, lazy = await shown(guard, c, lazy=True, behind=behind)
             _, ref = await shown(guard, c, lazy=False)
             assert lazy == ref, (c, facts)

@@ -26,6 +26,7 @@ from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy import engine as engine_module
 from sentinel_mcp.policy.engine import INLINE_ARGUMENT_CHARS, INLINE_INFERENCES, KeptProof, PrologEngine
 from sentinel_mcp.policy.guard import PolicyGuard
+from tests.policy.confirmation_facts import plant_confirmation
 from sentinel_mcp.policy.prolog_text import fact_text, json_atom, quote_atom
 from tests.policy.test_compiled_rules import (
     CONSTRUCTS,
@@ -66,9 +67,6 @@ async def native_and_reference(guard: PolicyGuard, c: ToolCall) -> tuple[dict[st
     return unnamed(native), unnamed(ref)
 
 
-def confirmation(c: ToolCall, guard: PolicyGuard) -> tuple[str, float, str]:
-    """The user's confirmation of this very call."""
-    return fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user"
 
 
 def check_native(native: dict[str, Any], ref: dict[str, Any], seen: dict[str, int]) -> None:
@@ -95,9 +93,10 @@ async def test_a_native_proof_is_the_reference_proof_on_every_construct(tmp_path
             c = call(tool, {} if tool in ("t__zero", "t__loud") else {"x": x}, session)
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = construct_facts(rng, x)
-            if rng.random() < 0.5:
-                facts.append(confirmation(c, guard))
+            confirm = rng.random() < 0.5
             await guard.engine.assert_bulk(mod, facts)
+            if confirm:  # the user's confirmation of this very call
+                await plant_confirmation(guard, c, "user")
             native, ref = await native_and_reference(guard, c)
             check_native(native, ref, seen)
     finally:
@@ -120,10 +119,10 @@ async def test_a_native_proof_is_the_reference_proof_on_the_airline_policy(tmp_p
             c = airline_call(rng, r, user, session)
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = airline_facts(rng, r, user)
-            if rng.random() < 0.6:
-                facts.append((fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR,
-                              rng.choice(["user", "agent"])))
+            confirmer = rng.choice(["user", "agent"]) if rng.random() < 0.6 else None
             await guard.engine.assert_bulk(mod, facts)
+            if confirmer:
+                await plant_confirmation(guard, c, confirmer)
             native, ref = await native_and_reference(guard, c)
             check_native(native, ref, seen)
     finally:
@@ -160,8 +159,18 @@ def cited_facts(rng: random.Random, x: str, c: ToolCall, version: str) -> list[t
     add(fact_text("why", [x, rng.choice(["a", "b"])]), rng.choice(["user", "agent", "observed"]))
     add("'$fetched'(b,2,'t__get',json([x=" + quote_atom(x) + "]))")
     add(fact_text("b", [x, rng.choice(["y1", "y2"])]))
-    add(fact_text("$confirmed", [c.identity, c.digest, version, rng.choice(["yes", "yes", "no"])]), "user")
+    answer = rng.choice(["yes", "yes", "no"])
+    if rng.random() < 0.9:  # the confirmation, planted after the rest (of the text its guard shows over them)
+        out.append(("$confirmed", FAR if rng.random() < 0.95 else time.time() - 1, answer))
     return out
+
+
+async def assert_cited(guard: PolicyGuard, c: ToolCall, facts: list[tuple[str, float | None, str]]) -> None:
+    """``cited_facts`` into the call's session: the confirmation (if any) last, for the text shown then."""
+    mod = await guard.knowledge.ensure(c.session_id, guard.rulebases.current)
+    await guard.engine.assert_bulk(mod, [f for f in facts if f[0] != "$confirmed"])
+    for _, expires, answer in [f for f in facts if f[0] == "$confirmed"]:
+        await plant_confirmation(guard, c, "user", answer=answer, expires=expires or FAR)
 
 
 async def test_a_native_proof_is_the_reference_proof_with_citations_questions_and_fetches(
@@ -177,8 +186,7 @@ async def test_a_native_proof_is_the_reference_proof_with_citations_questions_an
         for i in range(200):
             session, x = f"c{i}", rng.choice(["k1", "k2", "it's", "x\\y"])
             c = call("t__cited", {"x": x}, session)
-            mod = await guard.knowledge.ensure(session, guard.rulebases.current)
-            await guard.engine.assert_bulk(mod, cited_facts(rng, x, c, guard.version))
+            await assert_cited(guard, c, cited_facts(rng, x, c, guard.version))
             native, ref = await native_and_reference(guard, c)
             check_native(native, ref, seen)
             if native["status"] == "proved":  # the citations are in the tree compared
@@ -313,9 +321,10 @@ async def test_the_caller_thread_and_the_engine_thread_decide_the_same(
             rb = guard.rulebases.current
             mod = await guard.knowledge.ensure(session, rb)
             facts = airline_facts(rng, r, user)
-            if rng.random() < 0.6:
-                facts.append(confirmation(c, guard))
+            confirm = rng.random() < 0.6
             await guard.engine.assert_bulk(mod, facts)
+            if confirm:
+                await plant_confirmation(guard, c, "user")
             now, limit = time.time(), rb.info.inference_limit(guard.inference_limit)
             args = (rb.module, mod, now, c.identity, c.arguments, c.digest, rb.version, limit)
             before = spy.here
@@ -498,8 +507,8 @@ async def test_a_proof_kept_on_the_callers_thread_is_rendered_by_the_engine_thre
             rb = guard.rulebases.current
             mod = await guard.knowledge.ensure(session, rb)
             facts = airline_facts(rng, r, user)
-            facts.append((fact_text("$confirmed", [c.identity, c.digest, guard.version, "yes"]), FAR, "user"))
             await guard.engine.assert_bulk(mod, facts)
+            await plant_confirmation(guard, c, "user")
             now, limit = time.time(), rb.info.inference_limit(guard.inference_limit)
             args = (rb.module, mod, now, c.identity, c.arguments, c.digest, rb.version, limit)
             kept = await guard.engine.decide_compact(*args)

@@ -135,14 +135,15 @@ sn_retract(Session, PatternAtom, Out) :-
     retract_facts(Session, P),
     to_json_atom(json([removed=L]), Out).
 
-%  sn_take_confirmation(+Session, +Tool, +Digest, +Version, -Out): remove one confirmation of this very call
-%  (Out: {"taken": its fact text or null}). retract/1 is atomic: of two calls proved on one confirmation,
-%  exactly one takes it (guard.py: the other decides again).
+%  sn_take_confirmation(+Session, +Tool, +Digest, +Version, -Out): remove the confirmations of this very call,
+%  whatever text each was given to (Out: {"taken": their fact texts, [] when none}). Every one goes: the proof
+%  stood on one of them, and retract/1 is atomic, so of two calls proved on one confirmation exactly one takes
+%  it (guard.py: the other decides again); a call never takes a yes it did not stand on and leaves its own.
 sn_take_confirmation(Session, Tool, Digest, Version, Out) :-
     ensure_session(Session),
-    G = '$confirmed'(Tool, Digest, Version, yes),
-    (   retract(Session:'$fact'('$confirmed', Tool, G, _, _)) -> format(atom(T), '~q', [G]) ; T = @(null) ),
-    to_json_atom(json([taken=T]), Out).
+    G = '$confirmed'(Tool, Digest, Version, _, yes),
+    findall(T, ( retract(Session:'$fact'('$confirmed', Tool, G, _, _)), format(atom(T), '~q', [G]) ), Ts),
+    to_json_atom(json([taken=Ts]), Out).
 
 sn_drop_session(Session) :- ( current_predicate(Session:'$fact'/5) -> retractall(Session:'$fact'(_, _, _, _, _)) ; true ).
 

@@ -11,6 +11,7 @@
 :- use_module(library(time)).
 :- use_module(library(solution_sequences)).
 :- use_module(library(occurs)).
+:- use_module(library(sha)).  % the digest of a confirmation's text (shown_digest/2)
 :- use_module(library(aggregate)).  % loaded here, never autoloaded during a decision (sn_decide_capped/10)
 :- use_module(sentinel_rt, []).
 
@@ -145,13 +146,20 @@ prove(confirmed(F, A, From), confirmed(Msg, P)) :- !,
     copy_term(A, A0), readable_args(A0, A1),
     confirmation_text(F, A1, Msg),
     ( cur(call, Tool, Digest, Version) -> true ; throw(error(domain_error(guard_context, confirmed/3), _)) ),
-    (   valid_fact('$confirmed'(Tool, Digest, Version, Ans), P), memberchk(P, From)
+    % a yes counts only for the very text it was given to: what the user is shown is what will happen
+    shown_digest(Msg, Shown),
+    (   valid_fact('$confirmed'(Tool, Digest, Version, Shown, Ans), P), memberchk(P, From)
     ->  ( Ans == yes -> true ; record_unmet(declined(Msg)), fail )
     ;   ( cur(assumed, true) ; denied )
     ->  % a confirmation is asked only once everything it shows is established and nothing is refused:
         % never together with the questions whose answers it would state
         assume(Msg), P = assumed
-    ;   record_need(confirm(Msg, From)), assume(Msg), P = assumed
+    ;   % a yes of this call to another text (what it shows changed since): asked again, saying so
+        (   valid_fact('$confirmed'(Tool, Digest, Version, Other, yes), OP), memberchk(OP, From), Other \== Shown
+        ->  Changed = @(true)
+        ;   Changed = @(false)
+        ),
+        record_need(confirm(Msg, Shown, Changed, From)), assume(Msg), P = assumed
     ).
 prove(confirmed_items(H, Items), T) :- !, prove(confirmed_items(H, Items, [user]), T).
 prove(confirmed_items(H, Items, From), T) :- !,
@@ -178,6 +186,10 @@ prove_goal(RB, G, builtin(G)) :-
 undefined_fails(G) :- catch(G, error(existence_error(procedure, _), _), fail).
 
 cur(call, T, D, V) :- nb_getval(sn_query, q(_, _, _, c(T, D, V))).
+
+%  shown_digest(+Msg, -Hex): SHA-256 of a confirmation's text (UTF-8), in hex: what a '$confirmed' fact names
+%  (questions.py keys the question by it, answer_facts.py stores it).
+shown_digest(Msg, Hex) :- sha_hash(Msg, H, [algorithm(sha256), encoding(utf8)]), hash_atom(H, Hex).
 
 %  The text a confirmation shows: format/3 of its template, which for '~w' and one text (confirmed_items/3:
 %  readable/2 gives atoms) is that text itself, the same atom without format/3 (a cost on every allow).
@@ -517,7 +529,8 @@ need_json(ask(G0, Q, Ty, From), json([kind=ask, fact=GA, predicate=N, inputs=JIn
     G0 =.. [_|As], ( Ty == yes_no -> Ins = As ; append(Ins, [_], As) ),
     maplist(pl_json, Ins, JIns), text_to_atom(Q, QA),
     question_text(QA, Ins, Msg), type_json(Ty, TyA).
-need_json(confirm(Msg, From), json([kind=confirm, question=Msg, from=From])).
+need_json(confirm(Msg, Shown, Changed, From),
+          json([kind=confirm, question=Msg, shown=Shown, changed=Changed, from=From])).
 
 type_json(choice(L), json([choice=Vs, labels=Ls])) :- !, maplist(choice_value_label, L, Vs, Ls).
 type_json(choices(Cs), json([choice_of=Cs])) :- !.
