@@ -13,6 +13,8 @@ import os
 import stat
 from pathlib import Path
 
+from sentinel_mcp.storage.database import StorageError
+
 
 def private_dir(path: Path) -> None:
     """``path`` and its missing parents, each new one owner-only."""
@@ -28,7 +30,7 @@ def private_dir(path: Path) -> None:
             pass  # made meanwhile by another process: its mode is its maker's
 
 
-class ForeignPath(OSError):
+class ForeignPath(StorageError):
     """A store's directory or file that another user could have put there or could change: refused."""
 
 
