@@ -6,6 +6,7 @@ import argparse
 import os
 import importlib
 import logging
+import sqlite3
 import sys
 from typing import Callable
 
@@ -78,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     except SentinelError as e:  # any other deliberate error: its area and its text, no traceback
         print(f"sentinel-mcp: {_shown(user_message(e))}", file=sys.stderr)
         return e.exit_code
+    except sqlite3.DatabaseError as e:  # a damaged store met past the readers' own checks: no traceback
+        print(f"sentinel-mcp: a store cannot be read: {_shown(str(e))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 
