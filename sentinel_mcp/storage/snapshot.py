@@ -56,6 +56,10 @@ def _held_by_another(path: Path) -> bool:
             conn.close()
     except sqlite3.OperationalError as e:
         return "locked" in str(e) or "busy" in str(e)
+    except sqlite3.DatabaseError as e:  # damaged past its header (its first page)
+        from sentinel_mcp.storage import StorageError
+
+        raise StorageError(f"store {path} cannot be read: {e}") from e
     return False
 
 
