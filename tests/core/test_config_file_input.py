@@ -98,7 +98,8 @@ def test_cli_config_show_answers_with_one_clean_line(tmp_path: Path, case: str) 
     elif case == "nul":
         cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {"data_dir": "a\u0000b"}}))
     else:
-        cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {"\x1b]52;c;QUFB\x07\x1b[2J\u202eevil": {}}}))
+        key = "\x1b]52;c;QUFB\x07\x1b[2J\u202eevil"
+        cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {key: {}}}))
     run = _cli(cfg, "config", "show")
     assert run.returncode == 2, run.stderr
     assert "Traceback" not in run.stderr

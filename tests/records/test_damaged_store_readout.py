@@ -20,7 +20,8 @@ def _cli(cfg: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def _config(tmp_path: Path) -> Path:
     cfg = tmp_path / "s.json"
-    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {"builtins": [], "data_dir": str(tmp_path / "d")}}))
+    sentinel = {"builtins": [], "data_dir": str(tmp_path / "d")}
+    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": sentinel}))
     (tmp_path / "d").mkdir(mode=0o700)
     return cfg
 
