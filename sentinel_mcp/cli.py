@@ -6,6 +6,7 @@ import argparse
 import os
 import importlib
 import logging
+import sqlite3
 import sys
 from typing import Callable
 
@@ -70,13 +71,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(func(args) or 0)
     except ConfigError as e:
-        print(f"sentinel-mcp: {user_message(e)}", file=sys.stderr)
+        print(f"sentinel-mcp: {_shown(user_message(e))}", file=sys.stderr)
         return 2
     except StorageError as e:  # a store that cannot be read or written (held, read-only, full, ...)
-        print(f"sentinel-mcp: {user_message(e)}", file=sys.stderr)
+        print(f"sentinel-mcp: {_shown(user_message(e))}", file=sys.stderr)
         return 1
     except SentinelError as e:  # any other deliberate error: its area and its text, no traceback
-        print(f"sentinel-mcp: {user_message(e)}", file=sys.stderr)
+        print(f"sentinel-mcp: {_shown(user_message(e))}", file=sys.stderr)
         return e.exit_code
+    except sqlite3.DatabaseError as e:  # a damaged store met past the readers' own checks: no traceback
+        print(f"sentinel-mcp: a store cannot be read: {_shown(str(e))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
+
+
+def _shown(message: str) -> str:
+    """An error's text may echo a config key, a path or a stored value: shown cleaned, never raw."""
+    from sentinel_mcp.core.display_text import safe_text
+
+    return safe_text(message, 20_000, keep_newlines=True)

@@ -18,6 +18,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import validate_section
+from sentinel_mcp.config_file import read_config_text
 from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, parse_inputs, workspace_folder
 from sentinel_mcp.paths import (
     RULEBASES_DIR,
@@ -460,6 +461,7 @@ def _format_validation_error(source: str, err: ValidationError) -> str:
 def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = ".") -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
+    _no_nul(data, source)
     try:
         inputs = parse_inputs(data.get("inputs"))
         base = Path(base_dir)
@@ -483,6 +485,22 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
     _anchor_tls_paths(cfg)
     cfg.warnings = [f"{source}: {w}" for w in warnings]
     return cfg
+
+
+def _no_nul(value: Any, source: str, where: str = "") -> None:
+    """No NUL in any key or text: no path, argument or name can hold one (the OS cuts or refuses it)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ConfigError(f"invalid config {source}: {where or '(top level)'}: contains a NUL character")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            at = f"{where}.{key}" if where else str(key)
+            if "\x00" in str(key):
+                raise ConfigError(f"invalid config {source}: {at}: the key contains a NUL character")
+            _no_nul(item, source, at)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _no_nul(item, source, f"{where}[{i}]")
 
 
 def _check_sections(cfg: Config) -> None:
@@ -547,12 +565,7 @@ def load_config(path: str | Path | None) -> Config:
     if path is None:
         return embedded_default()
     p = Path(path).expanduser()
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {p}") from None
-    except OSError as e:
-        raise ConfigError(f"cannot read config file {p}: {e.strerror}") from None
+    text = read_config_text(p)
     try:
         data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as e:
@@ -563,6 +576,8 @@ def load_config(path: str | Path | None) -> Config:
                           "last silently)") from None
     except RecursionError:
         raise ConfigError(f"invalid config {p}: nested too deep") from None
+    except ValueError as e:  # Python's bound on int conversion (a number thousands of digits long)
+        raise ConfigError(f"invalid config {p}: a number is too long ({e})") from None
     return parse_config(data, source=str(p), base_dir=p.resolve().parent)
 
 

@@ -46,6 +46,8 @@ def overridden(section: dict[str, Any], overrides: list[str], where: str) -> dic
             value: Any = json.loads(raw)
         except json.JSONDecodeError:
             value = raw
+        except RecursionError:
+            raise ConfigError(f"--set {key.strip()!r}: the value is nested too deep") from None
         out[key.strip()] = value
     return out
 

@@ -147,6 +147,9 @@ class ChatTerminal:
         except json.JSONDecodeError as e:
             self.say(f"ARGS is not JSON: {e.msg} (column {e.colno})")
             return
+        except RecursionError:
+            self.say("ARGS is not JSON: nested too deep")
+            return
         if not isinstance(arguments, dict):
             self.say("ARGS must be a JSON object")
             return

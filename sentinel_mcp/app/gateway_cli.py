@@ -330,6 +330,9 @@ def cmd_call(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as e:
         print(f"sentinel-mcp: arguments are not valid JSON: {e.msg} (column {e.colno})", file=sys.stderr)
         return 2
+    except RecursionError:  # the parser's depth bound: deeper than any tool's arguments
+        print("sentinel-mcp: arguments are not valid JSON: nested too deep", file=sys.stderr)
+        return 2
     config = None if args.url else load_config(args.config)
     token = args.token or os.environ.get("SENTINEL_TOKEN")
     if token is None and args.url and not args.cert:  # a client certificate is the caller: no owner's token

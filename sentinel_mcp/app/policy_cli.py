@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.config import Config, load_config
+from sentinel_mcp.core.display_text import safe_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -73,7 +74,8 @@ async def _check(args: argparse.Namespace) -> int:
     else:
         problems = await check_paths(shared_engine(), files, None)
     for p in problems:
-        print(problem_line(p))
+        # a path or message may carry the config's own text: shown cleaned, never raw
+        print(safe_text(problem_line(p), 20_000, keep_newlines=True))
     errors = sum(1 for p in problems if p.severity == "error")
     if not errors:
         await _print_coverage(files, args.coverage)

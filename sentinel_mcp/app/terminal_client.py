@@ -87,7 +87,8 @@ async def call_once(
         first: BaseException = error
         while isinstance(first, BaseExceptionGroup):
             first = first.exceptions[0]
-        print(f"sentinel-mcp call: {type(first).__name__}: {first}", file=sys.stderr)
+        # the message is the server's text (a hostile server's escapes included): shown cleaned like results
+        print(f"sentinel-mcp call: {type(first).__name__}: {safe_text(str(first))}", file=sys.stderr)
         return 2
 
 

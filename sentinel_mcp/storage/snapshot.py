@@ -8,12 +8,42 @@ checked and taken again if it is not consistent.
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+
+_HEADER = b"SQLite format 3\x00"
+
+
+def check_store_file(path: Path) -> None:
+    """Refuse, naming the file, what cannot be an SQLite store: a FIFO, directory or device in its place
+    (opening a FIFO to read would wait forever), or a file whose header is not SQLite's (garbage, zeros).
+    A missing or empty file passes: the reader reports it as having no rows yet."""
+    from sentinel_mcp.storage import StorageError
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        if e.errno in (errno.ENXIO, errno.EISDIR, errno.ELOOP):
+            raise StorageError(f"store {path} is not a regular file: refused") from None
+        raise StorageError(f"store {path}: {e.strerror or e}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StorageError(f"store {path} is not a regular file: refused")
+        head = os.read(fd, len(_HEADER))
+    finally:
+        os.close(fd)
+    if head and head != _HEADER:
+        raise StorageError(f"store {path} is not an SQLite database (damaged or replaced): refused")
 
 
 def _held_by_another(path: Path) -> bool:
@@ -26,6 +56,10 @@ def _held_by_another(path: Path) -> bool:
             conn.close()
     except sqlite3.OperationalError as e:
         return "locked" in str(e) or "busy" in str(e)
+    except sqlite3.DatabaseError as e:  # damaged past its header (its first page)
+        from sentinel_mcp.storage import StorageError
+
+        raise StorageError(f"store {path} cannot be read: {e}") from e
     return False
 
 
@@ -34,6 +68,7 @@ def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
     """``path`` itself when nobody else holds it, else a consistent copy of it (deleted afterwards)."""
     from sentinel_mcp.storage.open import find_open
 
+    check_store_file(path)
     if find_open(path) is not None or not _held_by_another(path):  # this process's stores share its Database
         yield path
         return
@@ -62,9 +97,13 @@ def readable_copy(path: Path, attempts: int = 3) -> Iterator[Path]:
 @contextmanager
 def read_connection(path: Path) -> Iterator[sqlite3.Connection]:
     with readable_copy(path) as readable:
+        from sentinel_mcp.storage import StorageError
+
         conn = sqlite3.connect(readable, timeout=5)
         try:
             conn.execute("PRAGMA mmap_size=0")
             yield conn
+        except sqlite3.DatabaseError as e:  # damaged past its header: the file named, no traceback
+            raise StorageError(f"store {path} cannot be read: {e}") from e
         finally:
             conn.close()

@@ -59,6 +59,23 @@ def is_fault(e: BaseException) -> bool:
         w in text for w in ("disk i/o", "readonly", "read-only", "disk is full", "unable to open", "locked"))
 
 
+_CANNOT_GROW = ("SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_FSYNC", "SQLITE_IOERR_TRUNCATE")
+
+
+def _cannot_grow(e: sqlite3.Error) -> bool:
+    """SQLite's words for a write the file system refused (ENOSPC, EFBIG: full disk, ulimit -f)."""
+    name = getattr(e, "sqlite_errorname", "") or ""
+    return name.startswith(_CANNOT_GROW)
+
+
+def _close_quietly(conn: sqlite3.Connection | None) -> None:
+    if conn is not None:
+        try:
+            conn.close()
+        except sqlite3.Error:
+            pass
+
+
 def _sha256hex(text: str | None) -> str:
     import hashlib
 
@@ -93,6 +110,7 @@ class SQLiteDatabase(JobWriter):
         return self
 
     def _connect(self) -> None:
+        conn: sqlite3.Connection | None = None
         try:
             private_dir(self.path.parent)
             private_file(self.path)
@@ -117,6 +135,13 @@ class SQLiteDatabase(JobWriter):
                 _presize_wal(conn, self.path)
             st = os.stat(self.path)
         except sqlite3.Error as e:
+            # a failed open must let go of its lock: kept, the retry would read it as another process's
+            _close_quietly(conn)
+            if _cannot_grow(e):
+                raise StorageError(
+                    f"{self.name} store {self.path} cannot be written: the disk is full or the file may not "
+                    f"grow (a file size limit) ({e})"
+                ) from e
             if "locked" in str(e) and self.options.exclusive:
                 raise StorageError(
                     f"{self.name} store {self.path} is held by another process (a file one process owns: a "
@@ -125,6 +150,7 @@ class SQLiteDatabase(JobWriter):
                 ) from e
             raise StorageError(f"{self.name} store {self.path}: {e}") from e
         except OSError as e:
+            _close_quietly(conn)
             raise StorageError(f"{self.name} store {self.path}: {e.strerror or e}") from e
         self._conn, self._identity = conn, (st.st_dev, st.st_ino)
 
