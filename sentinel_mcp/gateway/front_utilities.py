@@ -9,7 +9,8 @@ handshake
   ``subscriptions/listen`` stream, whose resource filter subscribes upstream the same way).
 - ``notifications/elicitation/complete``: to the client that got the URL elicitation.
 
-Each request reaches only upstreams the caller's principal may use: a prompt, template or resource of another
+Each request reaches only upstreams the caller's principal may read (``Principal.may_read``: it may use the
+server and reach every tool of it): a prompt, template or resource of another
 is as unknown to it as one that does not exist (same error), and a listen stream never carries its updates.
 """
 
