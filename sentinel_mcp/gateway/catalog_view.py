@@ -175,7 +175,7 @@ class CatalogView:
         up = self.manager.upstreams[upstream]
         if not up.offers("completions"):
             return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest
-        return without_upstream_stamp(await up.complete(upstream_ref, argument, context))
+        return _bounded(without_upstream_stamp(await up.complete(upstream_ref, argument, context)))
 
     async def set_log_level(self, level: str | None) -> None:
         for up in list(self.manager.upstreams.values()):
@@ -192,3 +192,23 @@ class CatalogView:
     ) -> None:
         self.manager.on_resource_updated = resource_updated
         self.manager.on_elicit_complete = elicit_complete
+
+
+MAX_COMPLETION_VALUES = 100  # the spec's cap on ``completion.values``
+
+
+def _bounded(result: CompleteResult) -> CompleteResult:
+    """At most 100 values, as the spec allows; ``total`` never below the values the upstream gave, and
+    ``hasMore`` set when some were cut (an upstream may send any number, or a total that says fewer)."""
+    done = result.completion
+    given = len(done.values)
+    total = done.total if done.total is None or done.total >= given else given
+    if given <= MAX_COMPLETION_VALUES and total == done.total:
+        return result
+    cut = given > MAX_COMPLETION_VALUES
+    completion = done.model_copy(update={
+        "values": done.values[:MAX_COMPLETION_VALUES],
+        "total": total,
+        "has_more": True if cut else done.has_more,
+    })
+    return result.model_copy(update={"completion": completion})
