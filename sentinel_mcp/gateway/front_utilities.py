@@ -3,7 +3,8 @@
 - ``logging/setLevel``: remembered per downstream connection (relayed log lines below it are dropped);
 handshake
   upstreams are set to the lowest level any client asked for.
-- ``completion/complete``: routed by the prompt's exposed name or the resource template to its upstream.
+- ``completion/complete``: routed by the prompt's exposed name or the resource template to its upstream (at
+  most 100 values come back, as the spec allows: ``catalog_view``).
 - ``resources/subscribe`` / ``unsubscribe``: subscribed upstream once per URI, reference-counted over clients;
   ``notifications/resources/updated`` from the upstream that owns the URI (no other) goes to each subscribed
   client (2026-era clients through their ``subscriptions/listen`` stream, whose resource filter subscribes
@@ -11,8 +12,8 @@ handshake
 - ``notifications/elicitation/complete``: to the client that got the URL elicitation.
 
 Each request reaches only upstreams the caller's principal may read (``Principal.may_read``: it may use the
-server and reach every tool of it): a prompt, template or resource of another
-is as unknown to it as one that does not exist (same error), and a listen stream never carries its updates.
+server and reach every tool of it): a prompt, template or resource of another is as unknown to it as one that
+does not exist (same error), and a listen stream never carries its updates.
 """
 
 from __future__ import annotations
