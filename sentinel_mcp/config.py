@@ -376,6 +376,18 @@ class Config(BaseModel):
         _check_prefixes({n: s for n, s in self.mcp_servers.items() if not s.disabled}, self.sentinel.builtins)
         return self
 
+    def namespaces(self) -> dict[str, str]:
+        """Each enabled server's and built-in's namespaces (its name, its non-empty prefix) -> that server:
+        names ``<namespace>__...`` are its alone (the catalog withholds another server's tool or prompt
+        there)."""
+        spaces = {b: b for b in self.sentinel.builtins}
+        for name, spec in self.mcp_servers.items():
+            if not spec.disabled:
+                for space in (name, spec.prefix):
+                    if space:
+                        spaces.setdefault(space, name)
+        return spaces
+
     @property
     def data_dir(self) -> Path:
         d = self.sentinel.data_dir

@@ -237,6 +237,7 @@ async def running_gateway(
     rulebases): the two starts overlap. No call is taken before both are done; start-up still waits for every
     upstream (built-ins included) as ``UpstreamManager.run`` says, and failures are reported the same way."""
     manager = UpstreamManager()
+    manager.catalog.reserved = config.namespaces()  # another server's names, even before it connects
     for name, spec in config.mcp_servers.items():
         if not spec.disabled:
             manager.add(name, spec)

@@ -3,14 +3,18 @@
 Tools and prompts are exposed as ``<prefix>__<name>`` (prefix defaults to the server name; an empty prefix
 wraps a server transparently). Names keep to MCP's 64-character limit and allowed characters; collisions are
 resolved deterministically (the alphabetically first server keeps the plain name, others get a hash suffix).
-Resources keep their URIs and are routed to the one server that claims them, by exact URI or URI template: a
-URI two servers could claim, and a template that could overlap another server's, is withheld from all of
-them and reported as a conflict, never settled by name order.
+Resources keep their URIs and are routed to the one server that claims them, by exact URI or URI template
+(scheme and authority compared case-insensitively, as RFC 3986 has them): a URI two servers could claim, and a
+template that could overlap another server's, is withheld from all of them and reported as a conflict, never
+settled by name order.
 
 A tool's identity is ``<server>__<tool>`` (its server's config name and its own name), whatever name exposes
 it: rules, allow lists and principals' reach bind to the identity. No tool may be exposed under another
-tool's identity, nor under a name the policy governs that is not its own: such a tool is withheld and the
-conflict reported, naming both servers (a shadowing server would otherwise take a guarded tool's name).
+tool's identity, nor under a name the policy governs that is not its own, nor in another configured server's
+namespace (``<its name or prefix>__...``, a built-in's included), whether that server is connected yet or not:
+such a tool is withheld and the conflict reported, naming both servers (a shadowing server would otherwise
+take a guarded tool's name, or take it while its server is still starting). Prompts follow the same rule (a
+prompt is text the user sends the model).
 """
 
 from __future__ import annotations
@@ -76,19 +80,24 @@ class Catalog:
     def __init__(self) -> None:
         self.tools: dict[str, ToolRoute] = {}
         self.prompts: dict[str, PromptRoute] = {}
-        self.resources: dict[str, tuple[str, Resource]] = {}
+        self.resources: dict[str, tuple[str, Resource]] = {}  # by canonical URI (canonical_uri)
         self.templates: list[tuple[UriTemplate, str, ResourceTemplate]] = []
         self.identities: dict[str, str] = {}  # identity -> exposed name
         self.conflicts: list[str] = []  # tools and resources withheld because they would shadow another's
         self.contested: set[str] = set()  # resource URIs two servers claim: served by neither
         # names the policy governs (guards, bindings, read-only declarations), set by the guard
         self.governed: Callable[[], set[str]] | None = None
+        # namespace (a configured server's name or prefix, a built-in's name) -> its server, set by the host
+        # from the config: reserved whether that server is connected yet or not
+        self.reserved: dict[str, str] = {}
         self.version = 0
 
     def rebuild(self, upstreams: Iterable["Upstream"]) -> None:
         ordered = sorted(upstreams, key=lambda u: u.name)
         owners = {identity_of(up.name, t): up.name for up in ordered for t in up.tools}
+        prompt_owners = {identity_of(up.name, p.name): up.name for up in ordered for p in up.prompts}
         governed = self._governed()
+        spaces = self._namespaces(ordered)
         conflicts: list[str] = []
         tools: dict[str, ToolRoute] = {}
         prompts: dict[str, PromptRoute] = {}
@@ -101,30 +110,36 @@ class Catalog:
                 tool = up.tools[tname]
                 name = exposed_name(prefix, tname)
                 own = identity_of(up.name, tname)
-                if name != own and (name in owners or name in governed):
-                    other = owners.get(name) or name.split(SEP, 1)[0]
-                    conflicts.append(
-                        f"server {up.name!r} exposes a tool named {name!r}, a name of server {other!r}: "
-                        "servers "
-                        f"{up.name!r} and {other!r} collide, so {up.name}.{tname} is withheld (give "
-                        f"{up.name!r} "
-                        "a prefix)"
-                    )
-                    continue
-                if name in tools:
+                other = _foreign(name, up.name, spaces) or (
+                    owners.get(name) or name.split(SEP, 1)[0]
+                    if name != own and (name in owners or name in governed) else None
+                )
+                if other is None and name in tools:
                     log.warning("tool name collision on %r: %s.%s renamed", name, up.name, tname)
                     name = exposed_name(prefix, tname, salt=f"{up.name}:{tname}")
+                    other = _foreign(name, up.name, spaces)
+                if other is not None:
+                    conflicts.append(_shadowing("tool", up.name, tname, name, other))
+                    continue
                 tools[name] = ToolRoute(up.name, tname, tool.model_copy(update={"name": name}))
             for prompt in sorted(up.prompts, key=lambda p: p.name):
                 name = exposed_name(prefix, prompt.name)
-                if name in prompts:
+                own = identity_of(up.name, prompt.name)
+                other = _foreign(name, up.name, spaces) or (
+                    prompt_owners[name] if name != own and name in prompt_owners else None
+                )
+                if other is None and name in prompts:
                     name = exposed_name(prefix, prompt.name, salt=f"{up.name}:{prompt.name}")
+                    other = _foreign(name, up.name, spaces)
+                if other is not None:  # a prompt is text the user sends the model: never another's name
+                    conflicts.append(_shadowing("prompt", up.name, prompt.name, name, other))
+                    continue
                 prompts[name] = PromptRoute(up.name, prompt.name, prompt.model_copy(update={"name": name}))
             for res in up.resources:
-                offered.setdefault(res.uri, {}).setdefault(up.name, res)
+                offered.setdefault(canonical_uri(res.uri), {}).setdefault(up.name, res)
             for tpl in up.resource_templates:
                 try:
-                    templates.append((UriTemplate.parse(tpl.uri_template), up.name, tpl))
+                    templates.append((UriTemplate.parse(canonical_uri(tpl.uri_template)), up.name, tpl))
                 except Exception:  # noqa: BLE001 - a bad template from one upstream is skipped, not fatal
                     log.warning("upstream %s: unusable URI template %r", up.name, tpl.uri_template)
         kept = _without_overlaps(templates, conflicts)
@@ -151,6 +166,16 @@ class Catalog:
         self.conflicts = conflicts
         self.version += 1
 
+    def _namespaces(self, ordered: list["Upstream"]) -> dict[str, str]:
+        """Each server's namespaces (its name, its prefix) -> that server: the configured ones (connected or
+        not) and those of the upstreams at hand."""
+        spaces = dict(self.reserved)
+        for up in ordered:
+            for space in (up.name, up.prefix):
+                if space:
+                    spaces.setdefault(space, up.name)
+        return spaces
+
     def _governed(self) -> set[str]:
         if self.governed is None:
             return set()
@@ -171,6 +196,7 @@ class Catalog:
         """The one server a URI belongs to: its exact URI or a template's, and no other server's. A URI two
         servers could claim (two templates, a URI under another's template) is nobody's: a read of it is
         refused rather than sent to whichever server sorts first."""
+        uri = canonical_uri(uri)
         if uri in self.contested:
             return None
         hit = self.resources.get(uri)
@@ -182,12 +208,42 @@ class Catalog:
         return [r.exposed for r in self.tools.values()]
 
 
+def canonical_uri(uri: str) -> str:
+    """``uri`` (or a URI template) with its scheme and authority in lower case: RFC 3986 makes them
+    case-insensitive, so ``Toolbox://STATIC`` is claimed and routed as ``toolbox://static`` is (a look-alike
+    spelling never reaches another server). The path, query and fragment keep their case (they are
+    case-sensitive)."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep or not scheme or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
+        return uri
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    return f"{scheme.lower()}://{rest[:end].lower()}{rest[end:]}"
+
+
+def _foreign(name: str, server: str, spaces: dict[str, str]) -> str | None:
+    """The other server whose namespace (``<space>__...``) exposed ``name`` is in, if any."""
+    cut = name.find(SEP)
+    while cut > 0:
+        owner = spaces.get(name[:cut])
+        if owner is not None and owner != server:
+            return owner
+        cut = name.find(SEP, cut + 1)
+    return None
+
+
+def _shadowing(kind: str, server: str, own: str, name: str, other: str) -> str:
+    return (
+        f"server {server!r} exposes a {kind} named {name!r}, a name of server {other!r}: servers {server!r} "
+        f"and {other!r} collide, so {server}.{own} is withheld (give {server!r} a prefix)"
+    )
+
+
 def _without_overlaps(
     templates: list[tuple[UriTemplate, str, ResourceTemplate]], conflicts: list[str]
 ) -> list[tuple[UriTemplate, str, ResourceTemplate]]:
     """The templates no other server's template could overlap; each one withheld is a reported conflict.
     (A URI under a withheld template is still contested: the caller checks URIs against every template.)"""
-    hit = overlapping([(up, tpl.uri_template) for _, up, tpl in templates])
+    hit = overlapping([(up, canonical_uri(tpl.uri_template)) for _, up, tpl in templates])
     for i in sorted(hit):
         _, up, tpl = templates[i]
         conflicts.append(

@@ -116,17 +116,17 @@ class CatalogView:
 
     # ------------------------------------------------------------------ resources and prompts
     def list_resources(self, principal: Principal) -> list[Resource]:
-        return [r for up, r in self.manager.catalog.resources.values() if principal.may_use(up)]
+        return [r for up, r in self.manager.catalog.resources.values() if principal.may_read(up)]
 
     def list_resource_templates(self, principal: Principal) -> list[ResourceTemplate]:
-        return [t for _, up, t in self.manager.catalog.templates if principal.may_use(up)]
+        return [t for _, up, t in self.manager.catalog.templates if principal.may_read(up)]
 
     def list_prompts(self, principal: Principal) -> list[Prompt]:
-        return [r.exposed for r in self.manager.catalog.prompts.values() if principal.may_use(r.upstream)]
+        return [r.exposed for r in self.manager.catalog.prompts.values() if principal.may_read(r.upstream)]
 
     def resource_upstream(self, uri: str, principal: Principal | None = None) -> Upstream:
         name = self.manager.catalog.route_resource(uri)
-        if name is None or (principal is not None and not principal.may_use(name)):
+        if name is None or (principal is not None and not principal.may_read(name)):
             raise NotInCatalog(uri)
         return self.manager.upstreams[name]
 
@@ -143,7 +143,7 @@ class CatalogView:
         self, name: str, arguments: dict[str, str] | None, principal: Principal
     ) -> GetPromptResult:
         route = self.manager.catalog.prompts.get(name)
-        if route is None or not principal.may_use(route.upstream):
+        if route is None or not principal.may_read(route.upstream):
             raise NotInCatalog(name)
         result: GetPromptResult = await self.manager.upstreams[route.upstream].get_prompt(
             route.prompt, arguments
@@ -157,17 +157,17 @@ class CatalogView:
         upstream_ref: PromptReference | ResourceTemplateReference
         if isinstance(ref, PromptReference):
             route = catalog.prompts.get(ref.name)
-            if route is None or not principal.may_use(route.upstream):
+            if route is None or not principal.may_read(route.upstream):
                 raise NotInCatalog(f"unknown prompt: {ref.name}")
             upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
         elif isinstance(ref, ResourceTemplateReference):
             found = next(
-                (u for _, u, t in catalog.templates if t.uri_template == ref.uri and principal.may_use(u)),
+                (u for _, u, t in catalog.templates if t.uri_template == ref.uri and principal.may_read(u)),
                 None,
             )
             if found is None:
                 found = catalog.route_resource(ref.uri)
-            if found is None or not principal.may_use(found):
+            if found is None or not principal.may_read(found):
                 raise NotInCatalog(ref.uri)
             upstream, upstream_ref = found, ref
         else:
@@ -175,7 +175,7 @@ class CatalogView:
         up = self.manager.upstreams[upstream]
         if not up.offers("completions"):
             return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest
-        return without_upstream_stamp(await up.complete(upstream_ref, argument, context))
+        return _bounded(without_upstream_stamp(await up.complete(upstream_ref, argument, context)))
 
     async def set_log_level(self, level: str | None) -> None:
         for up in list(self.manager.upstreams.values()):
@@ -192,3 +192,23 @@ class CatalogView:
     ) -> None:
         self.manager.on_resource_updated = resource_updated
         self.manager.on_elicit_complete = elicit_complete
+
+
+MAX_COMPLETION_VALUES = 100  # the spec's cap on ``completion.values``
+
+
+def _bounded(result: CompleteResult) -> CompleteResult:
+    """At most 100 values, as the spec allows; ``total`` never below the values the upstream gave, and
+    ``hasMore`` set when some were cut (an upstream may send any number, or a total that says fewer)."""
+    done = result.completion
+    given = len(done.values)
+    total = done.total if done.total is None or done.total >= given else given
+    if given <= MAX_COMPLETION_VALUES and total == done.total:
+        return result
+    cut = given > MAX_COMPLETION_VALUES
+    completion = done.model_copy(update={
+        "values": done.values[:MAX_COMPLETION_VALUES],
+        "total": total,
+        "has_more": True if cut else done.has_more,
+    })
+    return result.model_copy(update={"completion": completion})

@@ -3,14 +3,17 @@
 - ``logging/setLevel``: remembered per downstream connection (relayed log lines below it are dropped);
 handshake
   upstreams are set to the lowest level any client asked for.
-- ``completion/complete``: routed by the prompt's exposed name or the resource template to its upstream.
+- ``completion/complete``: routed by the prompt's exposed name or the resource template to its upstream (at
+  most 100 values come back, as the spec allows: ``catalog_view``).
 - ``resources/subscribe`` / ``unsubscribe``: subscribed upstream once per URI, reference-counted over clients;
-  ``notifications/resources/updated`` goes to each subscribed client (2026-era clients through their
-  ``subscriptions/listen`` stream, whose resource filter subscribes upstream the same way).
+  ``notifications/resources/updated`` from the upstream that owns the URI (no other) goes to each subscribed
+  client (2026-era clients through their ``subscriptions/listen`` stream, whose resource filter subscribes
+  upstream the same way).
 - ``notifications/elicitation/complete``: to the client that got the URL elicitation.
 
-Each request reaches only upstreams the caller's principal may use: a prompt, template or resource of another
-is as unknown to it as one that does not exist (same error), and a listen stream never carries its updates.
+Each request reaches only upstreams the caller's principal may read (``Principal.may_read``: it may use the
+server and reach every tool of it): a prompt, template or resource of another is as unknown to it as one that
+does not exist (same error), and a listen stream never carries its updates.
 """
 
 from __future__ import annotations
@@ -117,6 +120,12 @@ class FrontUtilities:
             return False
         return True
 
+    def _owned_by(self, uri: str, upstream: str) -> bool:
+        try:
+            return bool(self.port.resource_upstream(uri).name == upstream)
+        except NotInCatalog:
+            return False
+
     async def _add(self, uri: str, key: int, session: Any, who: Principal) -> None:
         up = self._owner(uri, who)
         if not up.offers("resources", "subscribe"):
@@ -222,6 +231,12 @@ class FrontUtilities:
             await self._drop_all(key)
 
     async def resource_updated(self, upstream: str, uri: str) -> None:
+        """Relayed only when ``upstream`` owns ``uri`` (it routes there) and it was subscribed to: another
+        upstream's notice for that URI would be a forged "changed" signal to its listeners."""
+        if uri not in self._subscribers or not self._owned_by(uri, upstream):
+            log.info("upstream %s: resources/updated for %.200r dropped (not its subscribed resource)",
+                     upstream, uri)
+            return
         for key, session in list(self._subscribers.get(uri, {}).items()):
             if session is None:
                 continue

@@ -42,6 +42,15 @@ class Principal:
         """Whether this principal may use upstream ``server`` at all (its resources and prompts)."""
         return self.upstreams == ("*",) or any(fnmatch.fnmatchcase(server, p) for p in self.upstreams)
 
+    def may_read(self, server: str) -> bool:
+        """Whether this principal may see upstream ``server``'s resources, resource templates, prompts and
+        completions: it may use the server and its ``tools`` patterns reach every tool the server could have
+        (one covers ``<server>__*``). A narrower ``tools`` list would otherwise be sidestepped through them
+        (the built-in ``sentinel``'s rulebase and facts resources against its policy tools)."""
+        if not self.may_use(server):
+            return False
+        return self.tools == ("*",) or any(_covers_namespace(p, f"{server}__") for p in self.tools)
+
     def may_reach(self, server: str, tool: str) -> bool:
         """Whether this principal may see and call ``tool`` of upstream ``server`` (its own name)."""
         if self.unrestricted:
@@ -49,6 +58,15 @@ class Principal:
         identity = f"{server}__{tool}"
         return (any(fnmatch.fnmatchcase(server, p) for p in self.upstreams)
                 and any(fnmatch.fnmatchcase(identity, p) for p in self.tools))
+
+
+def _covers_namespace(pattern: str, namespace: str) -> bool:
+    """Whether glob ``pattern`` matches every name starting with ``namespace``: a literal start (no glob
+    characters) that ``namespace`` begins with, then only ``*``. Conservative: a pattern that might cover it
+    in some other way (``*__*``) is taken not to, so reach is never granted by a pattern read too widely."""
+    stem = pattern.rstrip("*")
+    return (stem != pattern and not any(c in stem for c in "*?[")
+            and namespace.startswith(stem))
 
 
 OWNER = Principal(OWNER_NAME, "local")  # stdio, in-process, the CLI, and HTTP with the owner's token

@@ -62,15 +62,13 @@ async def test_a_transparent_server_cannot_take_guarded_or_bound_names(tmp_path)
         )
         assert cat.tools["hello"].upstream == "impostor"
         withheld = {c.split("'")[3] for c in cat.conflicts}
-        assert withheld == {"bk__cancel_booking", "bk__get_booking"}, cat.conflicts
+        # a name under bk's namespace that is no bk tool and no governed name is not the impostor's either
+        assert withheld == {"bk__cancel_booking", "bk__get_booking", "bk__export_all"}, cat.conflicts
         assert all("'impostor'" in c and "'bk'" in c for c in cat.conflicts)
-        # a name under the bk prefix that is no bk tool and no governed name stays the impostor's, but the
-        # allow
-        # list (bk__*) binds to identities: impostor__bk__export_all is not allowed by it
-        assert cat.tools["bk__export_all"].upstream == "impostor"
+        assert "bk__export_all" not in cat.tools
         async with Client(rt.front.server, mode="legacy", elicitation_callback=answer) as c:
             r = await c.call_tool("bk__export_all", {})
-            assert r.is_error and asked and "bk__export_all" in asked[-1]  # the default guard asked
+            assert r.is_error and "unknown tool" in text(r) and not asked
             # the real cancel keeps its rules: the policy's questions, not the impostor's "read-only" pass
             r = await c.call_tool("bk__cancel_booking", {"booking_id": "BK-789"})
             assert r.is_error and "impostor" not in text(r)
