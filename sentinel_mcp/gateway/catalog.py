@@ -110,14 +110,14 @@ class Catalog:
                 tool = up.tools[tname]
                 name = exposed_name(prefix, tname)
                 own = identity_of(up.name, tname)
-                other = _foreign(name, up.name, spaces) or (
+                other = _foreign(name, up.name, spaces, (up.name, up.prefix)) or (
                     owners.get(name) or name.split(SEP, 1)[0]
                     if name != own and (name in owners or name in governed) else None
                 )
                 if other is None and name in tools:
                     log.warning("tool name collision on %r: %s.%s renamed", name, up.name, tname)
                     name = exposed_name(prefix, tname, salt=f"{up.name}:{tname}")
-                    other = _foreign(name, up.name, spaces)
+                    other = _foreign(name, up.name, spaces, (up.name, up.prefix))
                 if other is not None:
                     conflicts.append(_shadowing("tool", up.name, tname, name, other))
                     continue
@@ -125,12 +125,12 @@ class Catalog:
             for prompt in sorted(up.prompts, key=lambda p: p.name):
                 name = exposed_name(prefix, prompt.name)
                 own = identity_of(up.name, prompt.name)
-                other = _foreign(name, up.name, spaces) or (
+                other = _foreign(name, up.name, spaces, (up.name, up.prefix)) or (
                     prompt_owners[name] if name != own and name in prompt_owners else None
                 )
                 if other is None and name in prompts:
                     name = exposed_name(prefix, prompt.name, salt=f"{up.name}:{prompt.name}")
-                    other = _foreign(name, up.name, spaces)
+                    other = _foreign(name, up.name, spaces, (up.name, up.prefix))
                 if other is not None:  # a prompt is text the user sends the model: never another's name
                     conflicts.append(_shadowing("prompt", up.name, prompt.name, name, other))
                     continue
@@ -220,12 +220,17 @@ def canonical_uri(uri: str) -> str:
     return f"{scheme.lower()}://{rest[:end].lower()}{rest[end:]}"
 
 
-def _foreign(name: str, server: str, spaces: dict[str, str]) -> str | None:
-    """The other server whose namespace (``<space>__...``) exposed ``name`` is in, if any."""
+def _foreign(
+    name: str, server: str, spaces: dict[str, str], own: tuple[str | None, ...] = ()
+) -> str | None:
+    """The other server whose namespace (``<space>__...``) exposed ``name`` is in, if any. ``own``: the
+    serving server's own namespaces (its name, its prefix): servers the config gives one prefix share it
+    (their names there are told apart by the tool-name rule, as before)."""
     cut = name.find(SEP)
     while cut > 0:
-        owner = spaces.get(name[:cut])
-        if owner is not None and owner != server:
+        space = name[:cut]
+        owner = spaces.get(space)
+        if owner is not None and owner != server and space not in own:
             return owner
         cut = name.find(SEP, cut + 1)
     return None
