@@ -289,17 +289,7 @@ class Front(HeldRounds):
         if isinstance(retry, RefusedRetry):
             if retry.state is not None and retry.state.get("kind") == "hold":
                 self._end_held(retry.state)
-            return self._refused(
-                await self.port.refuse_answers(
-                    params.name,
-                    params.arguments,
-                    session_id=session,
-                    client=client,
-                    origin="client",
-                    reason=retry.reason,
-                    principal=principal,
-                )
-            )
+            return await self._refuse_answers(params, session, client, principal, retry.reason)
         answers = dict(retry.ours)
         if self.inbox is not None:  # answers the person gave in the console for exactly this call, once
             answers.update(
@@ -387,17 +377,7 @@ class Front(HeldRounds):
             if pushed is None:
                 return self._blocked(outcome)
             if isinstance(pushed, LateAnswer):  # as a 2026-era state past its age: nothing is recorded
-                return self._refused(
-                    await self.port.refuse_answers(
-                        params.name,
-                        params.arguments,
-                        session_id=session,
-                        client=client,
-                        origin="client",
-                        reason=pushed.reason,
-                        principal=principal,
-                    )
-                )
+                return await self._refuse_answers(params, session, client, principal, pushed.reason)
             answers = {**answers, **pushed}
         return sentinel_result(
             f"sentinel: {params.name} is still blocked after the user's answers",
@@ -530,6 +510,22 @@ class Front(HeldRounds):
             if result.action != "accept":
                 break  # a declined question ends the call: asking the rest would be pointless
         return answers
+
+    async def _refuse_answers(
+        self, params: Any, session: str, client: str | None, principal: Any, reason: str
+    ) -> CallToolResult:
+        """Answers that are not taken (not asked, expired, too late): recorded as refused, nothing run."""
+        return self._refused(
+            await self.port.refuse_answers(
+                params.name,
+                params.arguments,
+                session_id=session,
+                client=client,
+                origin="client",
+                reason=reason,
+                principal=principal,
+            )
+        )
 
     @staticmethod
     def _refused(outcome: Refused) -> CallToolResult:
