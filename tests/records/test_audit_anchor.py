@@ -478,20 +478,28 @@ def _heads(log: Any, key: bytes, *heads: tuple[str, str, int, str]) -> None:
     log.append(key, [("head", Head(*h)) for h in heads], lambda: [])
 
 
+def _anchor_with_a_chain(tmp: Path) -> tuple[Any, bytes, str]:
+    """An anchor for a fresh data dir, with one chain (``a``) started in it."""
+    from sentinel_mcp.gateway.audit_anchor import AnchorLog, Head
+
+    data = tmp / "data"
+    data.mkdir()
+    log = AnchorLog(tmp / "anchor", data)
+    key = log.open_for_writing()
+    a = "instances/a/sentinel.db"
+    log.append(key, [("start", Head(a, "a", 0, GENESIS))], lambda: [])
+    return log, key, a
+
+
 def test_compaction_keeps_the_highest_first_said_mark_and_a_later_rewind_stays_caught(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A rewound chain settled by a later start says fewer rows; compaction keeps the mark with the most rows
     (first said), so the rewind is still caught; a chain only ever settled stays unvouched."""
-    from sentinel_mcp.gateway.audit_anchor import AnchorLog, Head
+    from sentinel_mcp.gateway.audit_anchor import Head
     from sentinel_mcp.gateway.audit_anchor_check import anchored_marks
 
-    data = tmp_path / "data"
-    data.mkdir()
-    log = AnchorLog(tmp_path / "anchor", data)
-    key = log.open_for_writing()
-    a = "instances/a/sentinel.db"
-    log.append(key, [("start", Head(a, "a", 0, GENESIS))], lambda: [])
+    log, key, a = _anchor_with_a_chain(tmp_path)
     _heads(log, key, (a, "a", 5, "h5"), (a, "a", 9, "h9"), (a, "a", 9, "h9-other"))
     log.append(key, [("settled", Head(a, "a", 6, "h6")), ("settled", Head("instances/b/x.db", "b", 4, "hb"))],
                lambda: [])
@@ -514,14 +522,7 @@ def test_compaction_keeps_the_highest_first_said_mark_and_a_later_rewind_stays_c
 def test_a_broken_anchor_is_never_compacted_and_the_append_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sentinel_mcp.gateway.audit_anchor import AnchorLog, Head
-
-    data = tmp_path / "data"
-    data.mkdir()
-    log = AnchorLog(tmp_path / "anchor", data)
-    key = log.open_for_writing()
-    a = "instances/a/sentinel.db"
-    log.append(key, [("start", Head(a, "a", 0, GENESIS))], lambda: [])
+    log, key, a = _anchor_with_a_chain(tmp_path)
     for n in range(1, 6):
         _heads(log, key, (a, "a", n, f"h{n}"))
     lines = log.path.read_text().splitlines()
