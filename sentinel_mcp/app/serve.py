@@ -23,6 +23,9 @@ def _banner(lines: list[str]) -> None:
 
 
 async def serve_stdio(config: Config) -> None:
+    from mcp.server.runner import serve_dual_era_loop
+
+    from sentinel_mcp.gateway.stdio_lean_calls import StdioLeanCalls
     from sentinel_mcp.gateway.stdio_transport import stdio_transport
 
     async with running_gateway(config, default_session="stdio") as rt:
@@ -30,10 +33,22 @@ async def serve_stdio(config: Config) -> None:
             log.warning(p)
         if rt.policy_problem:
             _banner([policy_problem_line(rt.policy_problem)])
-        async with stdio_transport() as (read, write):
+        served: list[tuple[Any, Any]] = []  # the server and its lifespan state while it serves
+        lean = StdioLeanCalls(lambda: served[0] if served else None)
+        async with stdio_transport(lean=lean) as (read, write):
             server = rt.front.server
-            await until_signalled(lambda: server.run(read, write, server.create_initialization_options()),
-                                  rt.gateway)
+
+            async def run() -> None:
+                # what ``server.run`` does, with the lifespan state kept for the lean calls
+                async with server.lifespan(server) as state:
+                    served[:] = [(server, state)]
+                    try:
+                        await serve_dual_era_loop(server, read, write, lifespan_state=state,
+                                                  init_options=server.create_initialization_options())
+                    finally:
+                        served.clear()
+
+            await until_signalled(run, rt.gateway)
     # leaving running_gateway stopped every upstream and reaped its process group
 
 

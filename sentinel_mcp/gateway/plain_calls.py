@@ -49,9 +49,10 @@ class PlainCalls:
         self.capacity = capacity
         self._kept: OrderedDict[str, Kept | None] = OrderedDict()  # None: the SDK refuses it
 
-    def connection(self, params: Mapping[str, Any]) -> Connection | None:
+    def connection(self, params: Mapping[str, Any], outbound: Any = _NO_CHANNEL) -> Connection | None:
         """A connection for plain ``params`` (a ``tools/call`` of the 2026 era whose envelope the inbound
-        ladder accepted), as ``Connection.from_envelope`` builds it; None when they are not plain."""
+        ladder accepted), as ``Connection.from_envelope`` builds it (``outbound``: the same argument); None
+        when they are not plain."""
         if not PLAIN_KEYS.issuperset(params) or type(params.get("name")) is not str:
             return None
         arguments = params.get("arguments", _ABSENT)
@@ -82,7 +83,7 @@ class PlainCalls:
             return None
         client_params: InitializeRequestParams | None = kept[0]
         capabilities: ClientCapabilities | None = kept[1]
-        connection = Connection(_NO_CHANNEL, protocol_version=MODERN, client_params=client_params)
+        connection = Connection(outbound, protocol_version=MODERN, client_params=client_params)
         connection.client_capabilities = capabilities
         connection.initialized.set()
         return connection

@@ -25,6 +25,7 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
+from sentinel_mcp.gateway.stdio_lean_calls import StdioLeanCalls
 from sentinel_mcp.gateway.wire_guard import sdk_accepts
 
 log = logging.getLogger(__name__)
@@ -114,8 +115,10 @@ def _line_of(message: types.JSONRPCMessage) -> str:
 
 
 @contextlib.asynccontextmanager
-async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1):  # type: ignore[no-untyped-def]
-    """Yields ``(read_stream, write_stream)`` for ``Server.run``, like the SDK's ``stdio_server``."""
+async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore[no-untyped-def]
+                          lean: StdioLeanCalls | None = None):
+    """Yields ``(read_stream, write_stream)`` for ``Server.run``, like the SDK's ``stdio_server``. ``lean``:
+    offered each parsed message first; it serves the common modern ``tools/call`` itself."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     wire_in = _claim(stdin_fd, devnull)
     os.close(devnull)
@@ -149,7 +152,10 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1):  # type: ignor
                         message = parse_message(item)
                         # what HTTP's front accepts (``wire_guard``): the SDK's own parse, stricter (an
                         # escaped lone surrogate is refused), asked when its answer is not already known
-                        if not sdk_accepts(message, item):
+                        sure = sdk_accepts(message, item)
+                        if sure and lean is not None and lean.take(message):
+                            continue  # the common call, served without the SDK's dispatcher
+                        if not sure:
                             types.jsonrpc_message_adapter.validate_json(item, by_name=False)
                         parsed = types.jsonrpc_message_adapter.validate_python(message, by_name=False)
                     except WireError as e:
@@ -163,6 +169,8 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1):  # type: ignor
                         else:
                             log.info("stdio: dropped an invalid notification or response: %s", str(e)[:200])
                         continue
+                    if lean is not None:
+                        lean.seen(message)
                     await read_writer.send(SessionMessage(parsed))
 
     async def stdout_loop() -> None:
@@ -172,6 +180,8 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1):  # type: ignor
 
     try:
         async with anyio.create_task_group() as tg:
+            if lean is not None:
+                lean.bind(send_line, _line_of, tg.start_soon)
             tg.start_soon(stdin_loop)
             tg.start_soon(stdout_loop)
             try:

@@ -1,0 +1,207 @@
+"""The lean path over stdio: a 2026-07-28 ``tools/call`` read off stdin, served without the SDK's dispatcher.
+
+On a modern stdio connection the SDK hands every request through a replay stream and its JSON-RPC
+dispatcher (a memory stream, a task per request, the OpenTelemetry middleware, a response model and its
+pydantic dump): about a fifth of the gateway's event-loop time per call, more than the guard. The common call
+needs none of it. ``stdio_transport`` offers each line it parsed here first and takes back what is not taken:
+
+- only once the client's first request has opened the connection in the 2026-07-28 era, decided as the
+  SDK decides it (``serve_dual_era_loop``: that request is not ``initialize`` and carries the envelope's
+  version key); the opening request itself, and every request of a handshake-era connection, go to the SDK;
+- a request with an id, ``method: tools/call``, params an object whose ``_meta`` carries neither a progress
+  token nor a log level (the SDK would send notifications under them), accepted by the SDK's own envelope
+  ladder (``classify_inbound_request``), in a line the SDK's parser is sure to accept (``sdk_accepts``).
+
+Such a call runs through the SDK's own kernel (``unspanned_kernel.serve_call``: params validation, the
+server's middleware, ``Front.call_tool``) under a dispatch context like the one the modern stream builds (no
+server requests; notifications ride the pipe), so the guard, the write-ahead audit and input-request rounds
+behave as on the SDK path. Its answer, or its error mapped as ``_serve_modern_stream`` maps it, is written as
+one compact line. ``notifications/cancelled`` naming a lean call cancels it, and it is never answered (as the
+dispatcher does); a call still running when the connection ends is answered "Connection closed" unless its
+answer had started. The notification is passed on to the SDK as well, as the dispatcher tees it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Awaitable, Callable, Mapping
+
+import anyio
+from mcp.server.connection import Connection, NotifyOnlyOutbound
+from mcp.server.runner import _has_modern_envelope, modern_error_data
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
+from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params, handler_exception_to_error_data
+from mcp.shared.transport_context import TransportContext
+from mcp_types import CONNECTION_CLOSED, LOG_LEVEL_META_KEY, ErrorData, JSONRPCError, JSONRPCNotification
+
+from sentinel_mcp.gateway.plain_calls import PlainCalls
+from sentinel_mcp.gateway.unspanned_kernel import serve_call
+
+log = logging.getLogger(__name__)
+TRANSPORT = TransportContext(kind="jsonrpc", can_send_request=False)
+CLOSING_WRITE_SECONDS = 2.0  # as the dispatcher bounds its shutdown answer
+# compact, and strict: a NaN or infinity a hostile upstream put in a result is not valid JSON; such an answer
+# is written by pydantic instead (they become null, as on the SDK's path)
+_COMPACT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+SendLine = Callable[[str], Awaitable[None]]
+LineOf = Callable[[Any], str]  # a protocol message as one line, as the transport writes the SDK's
+# the server and its lifespan state once ``Server.run``'s lifespan has started (None before and after)
+Target = Callable[[], "tuple[Any, Any] | None"]
+
+
+class _CallContext:
+    """The dispatch context of one lean call: what the modern stream's ``_NoServerRequestsDispatchContext``
+    over the dispatcher's own context gives a handler (no progress token here: such calls go to the SDK)."""
+
+    __slots__ = ("request_id", "cancel_requested", "_calls", "_closed")
+    transport = TRANSPORT
+    message_metadata = None
+    can_send_request = False
+
+    def __init__(self, request_id: Any, calls: "StdioLeanCalls") -> None:
+        self.request_id = request_id
+        self.cancel_requested = anyio.Event()
+        self._calls = calls
+        self._closed = False
+
+    async def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> Any:
+        raise NoBackChannelError(method)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
+        if self._closed:
+            log.debug("dropped %s: dispatch context closed", method)
+            return
+        await self._calls.notify(method, params, opts)
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        return None
+
+    def close(self) -> None:
+        self._closed = True
+
+
+class StdioLeanCalls:
+    """Takes the common ``tools/call`` of a modern stdio connection off the SDK's dispatcher (module doc)."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.modern: bool | None = None  # the connection's era, once its first request decided it
+        self.plain = PlainCalls()
+        self.outbound = NotifyOnlyOutbound(self)  # connection-level notifications ride the pipe
+        self._in_flight: dict[Any, _CallContext] = {}
+        self._scopes: dict[Any, anyio.CancelScope] = {}
+        self._send_line: SendLine | None = None
+        self._line_of: LineOf | None = None
+        self._spawn: Callable[..., Any] | None = None
+
+    def bind(self, send_line: SendLine, line_of: LineOf, spawn: Callable[..., Any]) -> None:
+        """The transport's writer, its way of writing a message, and where calls run (its task group)."""
+        self._send_line, self._line_of, self._spawn = send_line, line_of, spawn
+
+    # --- what the transport offers
+
+    def take(self, message: dict[str, Any]) -> bool:
+        """Serve ``message`` here if it is the common call (module doc); it must be a line the SDK's parser is
+        sure to accept. False: the transport hands it to the SDK, and then tells ``seen``."""
+        if self.modern is not True or self._spawn is None or message.get("method") != "tools/call":
+            return False
+        rid = message.get("id")
+        if rid is None or isinstance(rid, bool) or not isinstance(rid, (int, str)):
+            return False
+        params = message.get("params")
+        if type(params) is not dict:
+            return False
+        meta = params.get("_meta")
+        if type(meta) is not dict or "progressToken" in meta or LOG_LEVEL_META_KEY in meta:
+            return False
+        target = self.target()
+        if target is None:
+            return False
+        verdict = classify_inbound_request({"method": "tools/call", "params": params})
+        if not isinstance(verdict, InboundModernRoute):
+            return False  # the SDK answers with the ladder's error
+        connection = self.plain.connection(params, outbound=self.outbound)
+        checked = connection is not None
+        if connection is None:
+            connection = Connection.from_envelope(verdict.protocol_version, verdict.client_info,
+                                                  verdict.client_capabilities, outbound=self.outbound)
+        server, lifespan_state = target
+        self._spawn(self._serve, server, lifespan_state, rid, params, connection, checked)
+        return True
+
+    def seen(self, message: dict[str, Any]) -> None:
+        """A message handed to the SDK: its first request decides the era, as the SDK's own loop decides it;
+        a cancellation naming a lean call cancels that call."""
+        method = message.get("method")
+        if self.modern is None and "id" in message and method is not None:
+            self.modern = method != "initialize" and _has_modern_envelope(message.get("params"))
+        if method == "notifications/cancelled":
+            rid = cancelled_request_id_from_params(message.get("params"))
+            if rid is not None:
+                key = coerce_request_id(rid)
+                dctx, scope = self._in_flight.get(key), self._scopes.get(key)
+                if dctx is not None and scope is not None:
+                    dctx.cancel_requested.set()
+                    scope.cancel()
+
+    # --- serving
+
+    async def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> Any:
+        raise NoBackChannelError(method)  # the 2026 era has no server-to-client requests
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
+        """A notification on the pipe (what the dispatcher's ``notify`` writes for stdio)."""
+        assert self._send_line is not None and self._line_of is not None
+        if params is not None:
+            msg = JSONRPCNotification(jsonrpc="2.0", method=method, params=dict(params))
+        else:
+            msg = JSONRPCNotification(jsonrpc="2.0", method=method)
+        await self._send_line(self._line_of(msg))
+
+    async def _serve(self, server: Any, lifespan_state: Any, rid: Any, params: dict[str, Any],
+                     connection: Connection, checked: bool) -> None:
+        assert self._send_line is not None and self._line_of is not None
+        dctx = _CallContext(rid, self)
+        scope = anyio.CancelScope()
+        key = coerce_request_id(rid)
+        # a duplicate id overwrites the entry, as the dispatcher's table does (its removal is guarded below)
+        self._in_flight[key], self._scopes[key] = dctx, scope
+        answering = False
+        try:
+            with scope:
+                try:
+                    try:
+                        result = await serve_call(server, dctx, params, connection=connection,
+                                                  lifespan_state=lifespan_state, checked=checked)
+                        line = self._answer(rid, result)
+                    except Exception as exc:  # noqa: BLE001 - mapped to the wire as the modern stream maps it
+                        error = handler_exception_to_error_data(exc) or modern_error_data(exc)
+                        line = self._line_of(JSONRPCError(jsonrpc="2.0", id=rid, error=error))
+                finally:
+                    dctx.close()
+                    if self._in_flight.get(key) is dctx:
+                        del self._in_flight[key], self._scopes[key]
+                if not dctx.cancel_requested.is_set():
+                    answering = True
+                    await self._send_line(line)
+        except anyio.get_cancelled_exc_class():
+            # the connection is ending: answer unless the answer started or the client cancelled the call
+            if not answering and not dctx.cancel_requested.is_set():
+                closed = JSONRPCError(jsonrpc="2.0", id=rid,
+                                      error=ErrorData(code=CONNECTION_CLOSED, message="Connection closed"))
+                with anyio.move_on_after(CLOSING_WRITE_SECONDS, shield=True):
+                    await self._send_line(self._line_of(closed))
+            raise
+
+    def _answer(self, rid: Any, result: dict[str, Any]) -> str:
+        try:
+            return _COMPACT.encode({"jsonrpc": "2.0", "id": rid, "result": result})
+        except (ValueError, TypeError):
+            from mcp_types import JSONRPCResponse
+
+            assert self._line_of is not None
+            return self._line_of(JSONRPCResponse(jsonrpc="2.0", id=rid, result=result))

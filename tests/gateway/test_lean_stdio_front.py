@@ -1,0 +1,316 @@
+"""The lean path over stdio (gateway/stdio_lean_calls.py): a modern connection's common ``tools/call`` is
+served without the SDK's dispatcher, and answers as the SDK does; everything else still goes to the SDK.
+
+The same call is sent twice on one connection: plain (the lean path) and with a progress token in ``_meta``
+(which the lean path leaves to the SDK; a tool that reports no progress gets the same answer there). Answers
+are compared whole after JSON parsing, with only the per-call random values masked. Then what a client could
+try against it: cancelling, ending the connection mid-call, enveloped calls on a handshake connection, and
+the malformed-message corpus with the envelope added.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sentinel_mcp.core.call_meta import SESSION_KEY
+from sentinel_mcp.gateway.call_record import META_KEY
+from sentinel_mcp.gateway.stdio_lean_calls import StdioLeanCalls
+from tests.gateway.helpers import TOOLBOX
+from tests.records.fuzz_corpus import corpus
+from tests.records.rig import audit_rows, kill_tree
+
+pytestmark = pytest.mark.timeout(180)
+
+MODERN = "2026-07-28"
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientInfo": {"name": "lean-stdio-test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+RANDOM_KEYS = {SESSION_KEY, META_KEY, "requestState", "decision_id"}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Wire:
+    """A ``serve`` over stdio, spoken to line by line; its lines read by a thread (so a wait has a bound)."""
+
+    def __init__(self, tmp: Path) -> None:
+        cfg = tmp / "sentinel.json"
+        cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+                                   "sentinel": {"data_dir": str(tmp / "state"), "builtins": []}}))
+        self.store = tmp / "state" / "sentinel.db"
+        self.proc = subprocess.Popen([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     cwd=ROOT, start_new_session=True)
+        self.lines: queue.Queue[Any] = queue.Queue()
+        self.early: list[Any] = []  # frames read while waiting for another id
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(json.loads(line))
+        self.lines.put(None)
+
+    def send(self, message: Any) -> None:
+        assert self.proc.stdin is not None
+        raw = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.proc.stdin.write(raw + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, rid: Any, timeout: float = 60.0) -> dict[str, Any]:
+        for i, frame in enumerate(self.early):
+            if _answers(frame, rid):
+                return self.early.pop(i)
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            assert frame is not None, f"the gateway ended before answering {rid!r}"
+            if _answers(frame, rid):
+                return frame
+            self.early.append(frame)
+
+    def frames_for(self, rid: Any, seconds: float) -> list[Any]:
+        """Every answer to ``rid`` that arrives within ``seconds``."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            try:
+                frame = self.lines.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            if frame is None:
+                break
+            self.early.append(frame)
+        return [f for f in self.early if _answers(f, rid)]
+
+    def close(self) -> None:
+        kill_tree(self.proc)
+
+
+def _answers(frame: Any, rid: Any) -> bool:
+    return isinstance(frame, dict) and frame.get("id") == rid and ("result" in frame or "error" in frame)
+
+
+_ABSENT = object()
+
+
+def call(rid: Any, name: Any, arguments: Any = _ABSENT, *, token: Any = None, **extra: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "_meta": dict(ENVELOPE), **extra}
+    if arguments is not _ABSENT:
+        params["arguments"] = arguments
+    if token is not None:
+        params["_meta"]["progressToken"] = token
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+def masked(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: "<random>" if k in RANDOM_KEYS else masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [masked(v) for v in value]
+    return value
+
+
+def open_modern(wire: Wire) -> None:
+    """The opening request decides the era; it is the SDK's (never the lean path's)."""
+    wire.send({"jsonrpc": "2.0", "id": "open", "method": "tools/list", "params": {"_meta": ENVELOPE}})
+    names = [t["name"] for t in wire.answer("open")["result"]["tools"]]
+    assert "tb__echo" in names
+
+
+@pytest.fixture(scope="module")
+def wire(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    w = Wire(tmp_path_factory.mktemp("lean-stdio"))
+    try:
+        open_modern(w)
+        yield w
+    finally:
+        w.close()
+
+
+SHAPES = [
+    ("echo", ["tb__echo", {"text": "hello"}], {}),
+    ("noop without arguments", ["tb__noop"], {}),
+    ("text beyond ASCII", ["tb__echo", {"text": "h\u00e9llo \u2603 \U0001f600"}], {}),
+    ("an unknown tool", ["tb__nothing_here", {}], {}),
+    ("an argument of the wrong type", ["tb__echo", {"text": 5}], {}),
+    ("a required argument missing", ["tb__echo", {}], {}),
+    ("an argument not in the schema", ["tb__echo", {"text": "x", "extra": 1}], {}),
+    ("a name not a string", [7, {}], {}),
+    ("arguments an array", ["tb__echo", ["x"]], {}),
+    ("arguments null", ["tb__echo", None], {}),
+    ("a destructive tool (the guard asks)", ["tb__delete_thing", {"name": "a"}], {}),
+    ("another server's namespace", ["other__echo", {"text": "x"}], {}),
+    ("the gateway's own namespace", ["sentinel__facts", {}], {}),
+    ("an extra params key", ["tb__echo", {"text": "x"}], {"task": {"ttl": 1}}),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[s[0] for s in SHAPES])
+def test_a_lean_answer_is_the_sdks_answer(wire: Wire, shape: Any) -> None:
+    name, args, extra = shape
+    wire.send(call(f"lean-{name}", *args, **extra))
+    lean = wire.answer(f"lean-{name}")
+    wire.send(call(f"sdk-{name}", *args, token=f"t-{name}", **extra))
+    sdk = wire.answer(f"sdk-{name}")
+    lean.pop("id"), sdk.pop("id")
+    assert masked(lean) == masked(sdk)
+
+
+def test_numeric_and_odd_ids_are_answered_under_the_same_id(wire: Wire) -> None:
+    for rid in (0, -1, 2**53, "x" * 200, "\u00e9"):
+        wire.send(call(rid, "tb__echo", {"text": "id"}))
+        assert wire.answer(rid)["result"]["content"][0]["text"] == "id"
+
+
+@pytest.mark.parametrize("token", [None, "via-sdk"], ids=["lean", "sdk"])
+def test_a_cancelled_call_is_never_answered_and_the_connection_goes_on(wire: Wire, token: Any) -> None:
+    wire.send(call("to-cancel", "tb__slow", {"seconds": 3}, token=token))
+    time.sleep(0.5)
+    wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": "to-cancel", "reason": "changed my mind"}})
+    wire.send(call("after-cancel", "tb__echo", {"text": "still here"}))
+    assert wire.answer("after-cancel")["result"]["content"][0]["text"] == "still here"
+    assert wire.frames_for("to-cancel", 4.0) == []
+    # its record is whole either way: the forwarded call's outcome is written when the upstream answers
+    rows = [r for r in audit_rows(wire.store) if r["tool"] == "tb__slow"]
+    assert rows[-1]["event"] == "outcome", rows[-1]
+
+
+def test_a_cancellation_naming_another_id_cancels_nothing(wire: Wire) -> None:
+    wire.send(call(41, "tb__slow", {"seconds": 1}))
+    for other in ("41", 410, None, True, {"id": 41}):
+        wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": other}})
+    assert "result" in wire.answer(41, timeout=30)
+
+
+@pytest.mark.parametrize("token", [None, "via-sdk"], ids=["lean", "sdk"])
+def test_a_call_running_when_the_client_leaves_is_answered_connection_closed(
+        tmp_path: Path, token: Any) -> None:
+    w = Wire(tmp_path)
+    try:
+        open_modern(w)
+        w.send(call("running", "tb__slow", {"seconds": 20}, token=token))
+        time.sleep(1.0)
+        assert w.proc.stdin is not None
+        w.proc.stdin.close()
+        answer = w.answer("running", timeout=30)
+        assert answer["error"]["message"] == "Connection closed", answer
+        assert w.proc.wait(timeout=30) == 0
+    finally:
+        w.close()
+
+
+def test_an_enveloped_call_on_a_handshake_connection_is_refused_as_the_sdk_refuses_it(tmp_path: Path) -> None:
+    w = Wire(tmp_path)
+    try:
+        w.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}})
+        assert "result" in w.answer("init")
+        w.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        w.send(call("enveloped", "tb__echo", {"text": "x"}))
+        refused = w.answer("enveloped")
+        assert refused["error"]["code"] == -32600, refused
+        w.send({"jsonrpc": "2.0", "id": "plain", "method": "tools/call",
+                "params": {"name": "tb__echo", "arguments": {"text": "legacy"}}})
+        assert w.answer("plain")["result"]["content"][0]["text"] == "legacy"
+        executed = [r for r in audit_rows(w.store) if r["tool"] == "tb__echo"]
+        assert len([r for r in executed if r["outcome"] == "ok"]) == 1
+    finally:
+        w.close()
+
+
+def _enveloped(raw: bytes) -> bytes:
+    """A corpus line with the 2026 envelope added to a tools/call's params, when it has an object of them."""
+    try:
+        message = json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw
+    if isinstance(message, dict) and message.get("method") == "tools/call":
+        params = message.get("params")
+        if isinstance(params, dict) and not isinstance(params.get("_meta"), dict):
+            params["_meta"] = dict(ENVELOPE)
+            return json.dumps(message).encode()
+    return raw
+
+
+def test_every_malformed_line_on_a_modern_connection_is_answered(wire: Wire) -> None:
+    unanswered = []
+    for i, (name, raw) in enumerate(corpus()):
+        line = _enveloped(raw)
+        try:
+            own = json.loads(line).get("id")
+        except (ValueError, AttributeError, RecursionError):
+            own = None
+        if isinstance(own, bool) or not isinstance(own, (str, int)):
+            own = None
+        wire.early = []
+        marker = f"marker-{i}"
+        wire.send(line)
+        wire.send({"jsonrpc": "2.0", "id": marker, "method": "tools/list", "params": {"_meta": ENVELOPE}})
+        assert "result" in wire.answer(marker), name
+        # a refusal comes before the marker's answer (under the line's id, or null when it has none the
+        # gateway can read); a forwarded call's result may come after it
+        if not any(_answers(f, own) or _answers(f, None) for f in wire.early):
+            try:
+                wire.answer(own, timeout=20)
+            except queue.Empty:
+                unanswered.append(name)
+        wire.early = []
+    assert unanswered == []
+
+
+def test_the_era_is_decided_by_the_first_request_only() -> None:
+    """A unit check of the era rule: notifications do not decide it; ``initialize`` opens the handshake era
+    even when it carries the envelope; the first request decides for good."""
+    lean = StdioLeanCalls(lambda: None)
+    lean.seen({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert lean.modern is None
+    lean.seen({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"_meta": ENVELOPE}})
+    assert lean.modern is False
+    lean.seen({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": ENVELOPE}})
+    assert lean.modern is False
+    assert lean.take(call(3, "tb__echo", {"text": "x"})) is False
+
+
+def test_only_the_common_call_of_a_modern_connection_is_taken() -> None:
+    """The eligibility rule, unit by unit: what ``take`` serves and what it leaves to the SDK."""
+    spawned: list[Any] = []
+    lean = StdioLeanCalls(lambda: (object(), object()))
+
+    async def send_line(text: str) -> None:
+        return None
+
+    lean.bind(send_line, str, lambda *args: spawned.append(args))
+    plain = call(1, "tb__echo", {"text": "x"})
+    assert lean.take(plain) is False  # no request seen yet: the era is not decided
+    lean.seen({"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {"_meta": ENVELOPE}})
+    assert lean.modern is True
+    assert lean.take(plain) is True and len(spawned) == 1
+    logged = call(2, "tb__echo", {"text": "x"})
+    logged["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = "debug"
+    no_envelope = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "tb__echo"}}
+    half_envelope = call(4, "tb__echo")
+    del half_envelope["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
+    old_version = call(5, "tb__echo")
+    old_version["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "2025-11-25"
+    left = [
+        call(6, "tb__echo", {"text": "x"}, token="p"),
+        logged, no_envelope, half_envelope, old_version,
+        {**plain, "method": "tools/list"}, {**plain, "id": True}, {**plain, "id": 1.5}, {**plain, "id": None},
+        {k: v for k, v in plain.items() if k != "id"}, {**plain, "params": [1]},
+        {**plain, "params": {"name": "tb__echo", "_meta": "x"}},
+    ]
+    for message in left:
+        assert lean.take(message) is False, message
+    assert len(spawned) == 1
+    lean.target = lambda: None  # the server not (or no longer) serving
+    assert lean.take(plain) is False
