@@ -23,8 +23,7 @@ def _banner(lines: list[str]) -> None:
 
 
 async def serve_stdio(config: Config) -> None:
-    from mcp.server.runner import serve_dual_era_loop
-
+    from sentinel_mcp.gateway.stdio_eras import serve_stdio_eras
     from sentinel_mcp.gateway.stdio_lean_calls import StdioLeanCalls
     from sentinel_mcp.gateway.stdio_transport import stdio_transport
 
@@ -39,12 +38,12 @@ async def serve_stdio(config: Config) -> None:
             server = rt.front.server
 
             async def run() -> None:
-                # what ``server.run`` does, with the lifespan state kept for the lean calls
+                # ``server.run``, its lifespan state and the era's dispatcher shown to the lean calls
                 async with server.lifespan(server) as state:
                     served[:] = [(server, state)]
                     try:
-                        await serve_dual_era_loop(server, read, write, lifespan_state=state,
-                                                  init_options=server.create_initialization_options())
+                        await serve_stdio_eras(server, read, write, lifespan_state=state,
+                                               init_options=server.create_initialization_options(), lean=lean)
                     finally:
                         served.clear()
 

@@ -33,15 +33,21 @@ from mcp.server.runner import _has_modern_envelope, modern_error_data
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
-from mcp.shared.jsonrpc_dispatcher import cancelled_request_id_from_params, handler_exception_to_error_data
+from mcp.shared.jsonrpc_dispatcher import (
+    _InFlight,
+    _JSONRPCDispatchContext,
+    cancelled_request_id_from_params,
+    handler_exception_to_error_data,
+)
 from mcp.shared.transport_context import TransportContext
 from mcp_types import CONNECTION_CLOSED, LOG_LEVEL_META_KEY, ErrorData, JSONRPCError, JSONRPCNotification
 
 from sentinel_mcp.gateway.plain_calls import PlainCalls
-from sentinel_mcp.gateway.unspanned_kernel import serve_call
+from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_call, span_records_nothing
 
 log = logging.getLogger(__name__)
 TRANSPORT = TransportContext(kind="jsonrpc", can_send_request=False)
+LEGACY_TRANSPORT = TransportContext(kind="jsonrpc", can_send_request=True)  # the dispatcher's default
 CLOSING_WRITE_SECONDS = 2.0  # as the dispatcher bounds its shutdown answer
 # compact, and strict: a NaN or infinity a hostile upstream put in a result is not valid JSON; such an answer
 # is written by pydantic instead (they become null, as on the SDK's path)
@@ -49,6 +55,7 @@ _COMPACT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 SendLine = Callable[[str], Awaitable[None]]
 LineOf = Callable[[Any], str]  # a protocol message as one line, as the transport writes the SDK's
+Ordered = Callable[[str], Awaitable[None]]  # a line written after what the SDK's writer holds (its stream)
 # the server and its lifespan state once ``Server.run``'s lifespan has started (None before and after)
 Target = Callable[[], "tuple[Any, Any] | None"]
 
@@ -97,17 +104,27 @@ class StdioLeanCalls:
         self._send_line: SendLine | None = None
         self._line_of: LineOf | None = None
         self._spawn: Callable[..., Any] | None = None
+        self._ordered: Ordered | None = None
+        # a handshake-era connection's dispatcher and connection (``stdio_eras``), while it serves
+        self._legacy: tuple[Any, Connection] | None = None
 
-    def bind(self, send_line: SendLine, line_of: LineOf, spawn: Callable[..., Any]) -> None:
-        """The transport's writer, its way of writing a message, and where calls run (its task group)."""
-        self._send_line, self._line_of, self._spawn = send_line, line_of, spawn
+    def bind(self, send_line: SendLine, line_of: LineOf, spawn: Callable[..., Any],
+             ordered: Ordered | None = None) -> None:
+        """The transport's writer, its way of writing a message, where calls run (its task group), and its
+        writer behind the SDK's stream (a handshake-era answer must follow the notifications the dispatcher
+        sent for the call, which go that way)."""
+        self._send_line, self._line_of, self._spawn, self._ordered = send_line, line_of, spawn, ordered
+
+    def adopt(self, dispatcher: Any, connection: Connection | None) -> None:
+        """A handshake-era connection started serving (None, None: it stopped)."""
+        self._legacy = None if dispatcher is None or connection is None else (dispatcher, connection)
 
     # --- what the transport offers
 
     def take(self, message: dict[str, Any]) -> bool:
         """Serve ``message`` here if it is the common call (module doc); it must be a line the SDK's parser is
         sure to accept. False: the transport hands it to the SDK, and then tells ``seen``."""
-        if self.modern is not True or self._spawn is None or message.get("method") != "tools/call":
+        if self.modern is None or self._spawn is None or message.get("method") != "tools/call":
             return False
         rid = message.get("id")
         if rid is None or isinstance(rid, bool) or not isinstance(rid, (int, str)):
@@ -115,6 +132,8 @@ class StdioLeanCalls:
         params = message.get("params")
         if type(params) is not dict:
             return False
+        if self.modern is False:
+            return self._take_legacy(rid, params)
         meta = params.get("_meta")
         if type(meta) is not dict or "progressToken" in meta or LOG_LEVEL_META_KEY in meta:
             return False
@@ -131,6 +150,26 @@ class StdioLeanCalls:
                                                   verdict.client_capabilities, outbound=self.outbound)
         server, lifespan_state = target
         self._spawn(self._serve, server, lifespan_state, rid, params, connection, checked)
+        return True
+
+    def _take_legacy(self, rid: Any, params: dict[str, Any]) -> bool:
+        """A handshake-era ``tools/call``: taken once the handshake let the connection's calls in, when it has
+        no progress token, no ``_meta`` key that could carry a trace, and no 2026 envelope (the SDK refuses
+        those on this era, and says so)."""
+        legacy, target = self._legacy, self.target()
+        if legacy is None or target is None or self._ordered is None:
+            return False
+        meta = params.get("_meta")
+        if meta is not None and (type(meta) is not dict or "progressToken" in meta
+                                 or not span_records_nothing(meta) or _has_modern_envelope(params)):
+            return False
+        dispatcher, connection = legacy
+        if not connection.initialize_accepted:
+            return False  # the SDK answers as it does before the handshake
+        server, lifespan_state = target
+        assert self._spawn is not None
+        self._spawn(self._serve_legacy, dispatcher, UnspannedRunner(server, connection, lifespan_state), rid,
+                    params)
         return True
 
     def seen(self, message: dict[str, Any]) -> None:
@@ -195,6 +234,45 @@ class StdioLeanCalls:
                                       error=ErrorData(code=CONNECTION_CLOSED, message="Connection closed"))
                 with anyio.move_on_after(CLOSING_WRITE_SECONDS, shield=True):
                     await self._send_line(self._line_of(closed))
+            raise
+
+    async def _serve_legacy(self, dispatcher: Any, runner: UnspannedRunner, rid: Any,
+                            params: dict[str, Any]) -> None:
+        """The dispatcher's ``_handle_request`` for one call, in the dispatcher's own in-flight table (so the
+        SDK's handling of ``notifications/cancelled`` cancels it), its answer written behind whatever the
+        dispatcher sent for it."""
+        assert self._ordered is not None and self._line_of is not None
+        dctx = _JSONRPCDispatchContext(transport=LEGACY_TRANSPORT, _dispatcher=dispatcher, _request_id=rid,
+                                       message_metadata=None, _progress_token=None)
+        scope = anyio.CancelScope()
+        key = coerce_request_id(rid)
+        dispatcher._in_flight[key] = _InFlight(scope=scope, dctx=dctx)
+        answering = False
+        try:
+            with scope:
+                try:
+                    try:
+                        line = self._answer(rid, await runner.on_request(dctx, "tools/call", params))
+                    except Exception as exc:  # noqa: BLE001 - mapped to the wire as the dispatcher maps it
+                        error = handler_exception_to_error_data(exc)
+                        if error is None:
+                            log.exception("handler for 'tools/call' raised")
+                            error = ErrorData(code=0, message=str(exc))  # the dispatcher's catch-all
+                        line = self._line_of(JSONRPCError(jsonrpc="2.0", id=rid, error=error))
+                finally:
+                    dctx.close()
+                    entry = dispatcher._in_flight.get(key)
+                    if entry is not None and entry.dctx is dctx:
+                        del dispatcher._in_flight[key]
+                if not dctx.cancel_requested.is_set():
+                    answering = True
+                    await self._ordered(line)
+        except anyio.get_cancelled_exc_class():
+            if not answering and not dctx.cancel_requested.is_set():
+                closed = JSONRPCError(jsonrpc="2.0", id=rid,
+                                      error=ErrorData(code=CONNECTION_CLOSED, message="Connection closed"))
+                with anyio.move_on_after(CLOSING_WRITE_SECONDS, shield=True):
+                    await self._send_line(self._line_of(closed))  # type: ignore[misc]
             raise
 
     def _answer(self, rid: Any, result: dict[str, Any]) -> str:

@@ -69,6 +69,15 @@ class _Lines:
                 out.append(line)
 
 
+class _Encoded:
+    """A line already encoded, handed to the writer in turn with the SDK's messages."""
+
+    __slots__ = ("line",)
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+
+
 def _pollable(fd: int) -> bool:
     """Whether the event loop can wait on ``fd``: a pipe, socket or terminal can; a regular file, and a
     character device such as /dev/null (``serve < /dev/null``), cannot (epoll refuses them with EPERM, and
@@ -175,13 +184,21 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
 
     async def stdout_loop() -> None:
         async with write_reader:
-            async for session_message in write_reader:
-                await send_line(_line_of(session_message.message))
+            async for item in write_reader:
+                await send_line(item.line if type(item) is _Encoded else _line_of(item.message))
+
+    async def ordered(line: str) -> None:
+        """``line`` written behind what the SDK's writer was handed before it (the lean calls' answers on
+        a handshake-era connection); dropped once the SDK closed its stream, as the dispatcher drops one."""
+        try:
+            await write_stream.send(_Encoded(line))  # type: ignore[arg-type]
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            log.debug("stdio: dropped an answer: the write stream is closed")
 
     try:
         async with anyio.create_task_group() as tg:
             if lean is not None:
-                lean.bind(send_line, _line_of, tg.start_soon)
+                lean.bind(send_line, _line_of, tg.start_soon, ordered)
             tg.start_soon(stdin_loop)
             tg.start_soon(stdout_loop)
             try:

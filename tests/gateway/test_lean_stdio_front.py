@@ -101,12 +101,13 @@ def _answers(frame: Any, rid: Any) -> bool:
 _ABSENT = object()
 
 
-def call(rid: Any, name: Any, arguments: Any = _ABSENT, *, token: Any = None, **extra: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"name": name, "_meta": dict(ENVELOPE), **extra}
+def call(rid: Any, name: Any, arguments: Any = _ABSENT, *, token: Any = None, modern: bool = True,
+         **extra: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, **({"_meta": dict(ENVELOPE)} if modern else {}), **extra}
     if arguments is not _ABSENT:
         params["arguments"] = arguments
     if token is not None:
-        params["_meta"]["progressToken"] = token
+        params.setdefault("_meta", {})["progressToken"] = token
     return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
 
 
@@ -125,11 +126,32 @@ def open_modern(wire: Wire) -> None:
     assert "tb__echo" in names
 
 
+def open_legacy(wire: Wire) -> None:
+    """A handshake-era connection (as Claude Desktop opens one), taking elicitation and log lines."""
+    wire.send({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "lean-stdio-test", "version": "1"}}})
+    assert wire.answer("init")["result"]["protocolVersion"] == "2025-11-25"
+    wire.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    wire.send({"jsonrpc": "2.0", "id": "level", "method": "logging/setLevel", "params": {"level": "debug"}})
+    assert wire.answer("level")["result"] == {}
+
+
 @pytest.fixture(scope="module")
 def wire(tmp_path_factory: pytest.TempPathFactory) -> Any:
     w = Wire(tmp_path_factory.mktemp("lean-stdio"))
     try:
         open_modern(w)
+        yield w
+    finally:
+        w.close()
+
+
+@pytest.fixture(scope="module")
+def legacy(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    w = Wire(tmp_path_factory.mktemp("lean-stdio-legacy"))
+    try:
+        open_legacy(w)
         yield w
     finally:
         w.close()
@@ -162,6 +184,64 @@ def test_a_lean_answer_is_the_sdks_answer(wire: Wire, shape: Any) -> None:
     sdk = wire.answer(f"sdk-{name}")
     lean.pop("id"), sdk.pop("id")
     assert masked(lean) == masked(sdk)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[s[0] for s in SHAPES])
+def test_a_lean_answer_is_the_sdks_answer_on_a_handshake_connection(legacy: Wire, shape: Any) -> None:
+    name, args, extra = shape
+    if name == "a destructive tool (the guard asks)":
+        return  # the guard asks the person mid-call on this era: test_a_lean_call_asks_the_person_...
+    legacy.send(call(f"lean-{name}", *args, modern=False, **extra))
+    lean = legacy.answer(f"lean-{name}")
+    legacy.send(call(f"sdk-{name}", *args, token=f"t-{name}", modern=False, **extra))
+    sdk = legacy.answer(f"sdk-{name}")
+    lean.pop("id"), sdk.pop("id")
+    assert masked(lean) == masked(sdk)
+
+
+@pytest.mark.parametrize("token", [None, "via-sdk"], ids=["lean", "sdk"])
+@pytest.mark.parametrize("approve", [True, False], ids=["approved", "refused"])
+def test_a_lean_call_asks_the_person_through_the_sdks_dispatcher(
+        legacy: Wire, token: Any, approve: bool) -> None:
+    """On the handshake era the guard asks mid-call (``elicitation/create``); the client's answer comes back
+    on stdin to the SDK's dispatcher, which hands it to the lean call waiting for it."""
+    rid = f"delete-{token}-{approve}"
+    legacy.send(call(rid, "tb__delete_thing", {"name": "a"}, token=token, modern=False))
+    while True:
+        asked = legacy.lines.get(timeout=60)
+        if isinstance(asked, dict) and asked.get("method") == "elicitation/create":
+            break
+        legacy.early.append(asked)
+    assert "tb__delete_thing" in asked["params"]["message"]
+    legacy.send({"jsonrpc": "2.0", "id": asked["id"],
+                 "result": {"action": "accept", "content": {"approve": approve}}})
+    answer = legacy.answer(rid)["result"]
+    text = answer["content"][0]["text"]
+    if approve:
+        assert answer.get("isError") is not True and "deleted a" in text, answer
+    else:
+        assert answer["isError"] is True and "deleted a" not in text, answer
+
+
+def test_log_lines_of_a_lean_call_come_before_its_answer(legacy: Wire) -> None:
+    for i in range(10):
+        legacy.send(call(f"chatty-{i}", "tb__chatty", {}, modern=False))
+        frames = []
+        while not frames or not _answers(frames[-1], f"chatty-{i}"):
+            frames.append(legacy.lines.get(timeout=60))
+        logs = [f["params"]["data"] for f in frames if f.get("method") == "notifications/message"]
+        assert logs == ["chatty: first line", "chatty: second line"], frames
+
+
+@pytest.mark.parametrize("token", [None, "via-sdk"], ids=["lean", "sdk"])
+def test_a_cancelled_call_on_a_handshake_connection_is_never_answered(legacy: Wire, token: Any) -> None:
+    legacy.send(call(f"cancel-{token}", "tb__slow", {"seconds": 3}, token=token, modern=False))
+    time.sleep(0.5)
+    legacy.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                 "params": {"requestId": f"cancel-{token}"}})
+    legacy.send(call(f"after-{token}", "tb__echo", {"text": "on"}, modern=False))
+    assert legacy.answer(f"after-{token}")["result"]["content"][0]["text"] == "on"
+    assert legacy.frames_for(f"cancel-{token}", 4.0) == []
 
 
 def test_numeric_and_odd_ids_are_answered_under_the_same_id(wire: Wire) -> None:
@@ -313,4 +393,39 @@ def test_only_the_common_call_of_a_modern_connection_is_taken() -> None:
         assert lean.take(message) is False, message
     assert len(spawned) == 1
     lean.target = lambda: None  # the server not (or no longer) serving
+    assert lean.take(plain) is False
+
+
+def test_only_the_common_call_of_an_initialized_handshake_connection_is_taken() -> None:
+    spawned: list[Any] = []
+    lean = StdioLeanCalls(lambda: (object(), object()))
+
+    async def send_line(text: str) -> None:
+        return None
+
+    lean.bind(send_line, str, lambda *args: spawned.append(args), send_line)
+    lean.seen({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+    plain = call(1, "tb__echo", {"text": "x"}, modern=False)
+    assert lean.take(plain) is False  # the handshake loop has not started: no dispatcher yet
+
+    class Opening:
+        initialize_accepted = False
+
+    connection = Opening()
+    lean.adopt(object(), connection)  # type: ignore[arg-type]
+    assert lean.take(plain) is False  # not initialized: the SDK answers as before the handshake
+    connection.initialize_accepted = True
+    assert lean.take(plain) is True and len(spawned) == 1
+    assert lean.take({**plain, "params": {**plain["params"], "_meta": {}}}) is True
+    traced = {**plain, "params": {**plain["params"], "_meta": {"traceparent": "00-abc-def-01"}}}
+    left = [
+        call(2, "tb__echo", {"text": "x"}),  # the 2026 envelope: the SDK refuses it on this era
+        call(3, "tb__echo", {"text": "x"}, token="p", modern=False),
+        traced, {**plain, "params": {**plain["params"], "_meta": "x"}},
+        {**plain, "method": "tools/list"}, {**plain, "params": None},
+    ]
+    for message in left:
+        assert lean.take(message) is False, message
+    assert len(spawned) == 2
+    lean.adopt(None, None)
     assert lean.take(plain) is False
