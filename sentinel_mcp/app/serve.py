@@ -169,6 +169,10 @@ def http_server(config: Config, host: str, port: int) -> Any:
             port=port,
             log_level="warning",
             lifespan="on",
+            # the peer address is the socket's: uvicorn's default trusts X-Forwarded-For/-Proto from
+            # 127.0.0.1, so any local process could name itself another peer (an A2A caller's identity
+            # without auth, its task quota, the console's failed-login count); it also cost ~4% of a call
+            proxy_headers=False,
             timeout_graceful_shutdown=5,
             # httptools' parser with h11's bound on a request head, under TLS too
             **(security.uvicorn_options(http_base=FrontHTTPProtocol) or {"http": FrontHTTPProtocol}),
