@@ -39,7 +39,8 @@ async def test_forwarded_headers_do_not_change_the_callers_address(tmp_path: Pat
             await writer.drain()
             assert (await reader.read()).startswith(b"HTTP/1.1 204")
             writer.close()
-        assert [(client[0], scheme) for client, scheme in seen] == [("127.0.0.1", "http")] * 3, json.dumps(seen)
+        peers = [(client[0], scheme) for client, scheme in seen]
+        assert peers == [("127.0.0.1", "http")] * 3, json.dumps(seen)
     finally:
         await server.shutdown()
 
