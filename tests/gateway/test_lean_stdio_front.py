@@ -266,7 +266,8 @@ def test_a_cancelled_call_is_never_answered_and_the_connection_goes_on(wire: Wir
 
 def test_a_cancellation_naming_another_id_cancels_nothing(wire: Wire) -> None:
     wire.send(call(41, "tb__slow", {"seconds": 1}))
-    for other in ("41", 410, None, True, {"id": 41}):
+    # (the text "41" would name it: the SDK correlates ids as text too)
+    for other in (410, "4l", None, True, {"id": 41}, [41]):
         wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": other}})
     assert "result" in wire.answer(41, timeout=30)
 
