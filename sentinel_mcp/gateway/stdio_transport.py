@@ -198,12 +198,15 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
     try:
         async with anyio.create_task_group() as tg:
             if lean is not None:
-                lean.bind(send_line, _line_of, tg.start_soon, ordered)
+                lean.bind(send_line, _line_of, ordered)
             tg.start_soon(stdin_loop)
             tg.start_soon(stdout_loop)
             try:
                 yield read_stream, write_stream
             finally:
+                if lean is not None:
+                    with anyio.CancelScope(shield=True):
+                        await lean.close()
                 tg.cancel_scope.cancel()
     finally:
         with contextlib.suppress(OSError):

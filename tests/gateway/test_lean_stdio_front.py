@@ -226,7 +226,7 @@ def test_a_lean_call_asks_the_person_through_the_sdks_dispatcher(
 def test_log_lines_of_a_lean_call_come_before_its_answer(legacy: Wire) -> None:
     for i in range(10):
         legacy.send(call(f"chatty-{i}", "tb__chatty", {}, modern=False))
-        frames = []
+        frames: list[Any] = []
         while not frames or not _answers(frames[-1], f"chatty-{i}"):
             frames.append(legacy.lines.get(timeout=60))
         logs = [f["params"]["data"] for f in frames if f.get("method") == "notifications/message"]
@@ -370,7 +370,8 @@ def test_only_the_common_call_of_a_modern_connection_is_taken() -> None:
     async def send_line(text: str) -> None:
         return None
 
-    lean.bind(send_line, str, lambda *args: spawned.append(args))
+    lean.bind(send_line, str)
+    lean._spawn = lambda *args: spawned.append(args)  # type: ignore[method-assign]
     plain = call(1, "tb__echo", {"text": "x"})
     assert lean.take(plain) is False  # no request seen yet: the era is not decided
     lean.seen({"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {"_meta": ENVELOPE}})
@@ -404,7 +405,8 @@ def test_only_the_common_call_of_an_initialized_handshake_connection_is_taken() 
     async def send_line(text: str) -> None:
         return None
 
-    lean.bind(send_line, str, lambda *args: spawned.append(args), send_line)
+    lean.bind(send_line, str, send_line)
+    lean._spawn = lambda *args: spawned.append(args)  # type: ignore[method-assign]
     lean.seen({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
     plain = call(1, "tb__echo", {"text": "x"}, modern=False)
     assert lean.take(plain) is False  # the handshake loop has not started: no dispatcher yet
