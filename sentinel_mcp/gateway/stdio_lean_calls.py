@@ -242,13 +242,18 @@ class StdioLeanCalls:
                     answering = True
                     await self._send_line(line)
         except anyio.get_cancelled_exc_class():
-            # the connection is ending: answer unless the answer started or the client cancelled the call
             if not answering and not dctx.cancel_requested.is_set():
-                closed = JSONRPCError(jsonrpc="2.0", id=rid,
-                                      error=ErrorData(code=CONNECTION_CLOSED, message="Connection closed"))
-                with anyio.move_on_after(CLOSING_WRITE_SECONDS, shield=True):
-                    await self._send_line(self._line_of(closed))
+                await self._connection_closed(rid)
             raise
+
+    async def _connection_closed(self, rid: Any) -> None:
+        """The connection is ending with the call unanswered (its answer had not started and the client did
+        not cancel it): "Connection closed", as the dispatcher answers, shielded and bounded."""
+        assert self._send_line is not None and self._line_of is not None
+        closed = JSONRPCError(jsonrpc="2.0", id=rid,
+                              error=ErrorData(code=CONNECTION_CLOSED, message="Connection closed"))
+        with anyio.move_on_after(CLOSING_WRITE_SECONDS, shield=True):
+            await self._send_line(self._line_of(closed))
 
     async def _serve_legacy(self, dispatcher: Any, runner: UnspannedRunner, rid: Any,
                             params: dict[str, Any]) -> None:
@@ -283,10 +288,7 @@ class StdioLeanCalls:
                     await self._ordered(line)
         except anyio.get_cancelled_exc_class():
             if not answering and not dctx.cancel_requested.is_set():
-                closed = JSONRPCError(jsonrpc="2.0", id=rid,
-                                      error=ErrorData(code=CONNECTION_CLOSED, message="Connection closed"))
-                with anyio.move_on_after(CLOSING_WRITE_SECONDS, shield=True):
-                    await self._send_line(self._line_of(closed))  # type: ignore[misc]
+                await self._connection_closed(rid)
             raise
 
     def _answer(self, rid: Any, result: dict[str, Any]) -> str:

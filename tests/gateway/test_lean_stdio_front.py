@@ -137,24 +137,23 @@ def open_legacy(wire: Wire) -> None:
     assert wire.answer("level")["result"] == {}
 
 
-@pytest.fixture(scope="module")
-def wire(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    w = Wire(tmp_path_factory.mktemp("lean-stdio"))
+def _opened(tmp: Path, opening: Any) -> Any:
+    w = Wire(tmp)
     try:
-        open_modern(w)
+        opening(w)
         yield w
     finally:
         w.close()
+
+
+@pytest.fixture(scope="module")
+def wire(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    yield from _opened(tmp_path_factory.mktemp("lean-stdio"), open_modern)
 
 
 @pytest.fixture(scope="module")
 def legacy(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    w = Wire(tmp_path_factory.mktemp("lean-stdio-legacy"))
-    try:
-        open_legacy(w)
-        yield w
-    finally:
-        w.close()
+    yield from _opened(tmp_path_factory.mktemp("lean-stdio-legacy"), open_legacy)
 
 
 SHAPES = [
