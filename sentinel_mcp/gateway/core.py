@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections import Counter
 from typing import Any, Callable
 
 import anyio
@@ -56,6 +58,7 @@ from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
+from sentinel_mcp.gateway.session_tables import cap
 from sentinel_mcp.gateway.person_inbox import (
     PERSON_ORIGINS,
     PersonInbox,
@@ -79,6 +82,9 @@ log = logging.getLogger(__name__)
 
 MAX_DEPTH = 4  # solver fetches nest: a guard's fetch is itself guarded
 MAX_UPSTREAM_INPUT_ROUNDS = 5
+# one principal's calls running at once (``SENTINEL_CAP_CALLS_IN_FLIGHT`` changes it): far above what an
+# assistant runs, low enough that a flood holds a bounded share of memory and of the upstreams
+MAX_CALLS_IN_FLIGHT = 256
 
 
 def error_result(text: str, **info: Any) -> CallToolResult:
@@ -100,6 +106,11 @@ class Gateway(DecideStep, CatalogView):
         self.more_records: list[Any] = []  # more stores a call needs writable (name, health, probe)
         self.records = RecordsGate(self._record_stores)
         self.inflight = 0  # calls being executed (a stopping host drains them)
+        # a principal's own calls at once (a policy's fetches for them not counted): a flooding client holds
+        # only its own share of the gateway and its upstreams
+        self.calls_in_flight: Counter[str] = Counter()
+        self.max_calls_in_flight = cap("CALLS_IN_FLIGHT", MAX_CALLS_IN_FLIGHT)
+        self._cap_warned: dict[str, float] = {}
         self.draining = False  # set when the host stops: new calls are refused
         self.conversations = Conversations()
         self.consent_gate: ConsentGate | None = None  # personal reads need their principal's consent
@@ -287,7 +298,15 @@ class Gateway(DecideStep, CatalogView):
         )  # a store that cannot be written refuses everything (fail closed)
         if problem is not None:
             return Refused(reason=problem)
+        top = req.depth == 0
+        if top and self.calls_in_flight[who.name] >= self.max_calls_in_flight:
+            self._over_cap(who.name)
+            return Refused(reason=(
+                f"Sentinel refused this call: {self.max_calls_in_flight} calls of yours are already running "
+                "(the most one caller may have at once); call again when one has finished"))
         self.inflight += 1
+        if top:
+            self.calls_in_flight[who.name] += 1
         # a policy fetch's time counts for the call whose decision needed it (``call_timings``)
         parent = call_timings.current() if req.origin == "solver" else None
         started = call_timings.now()
@@ -301,6 +320,20 @@ class Gateway(DecideStep, CatalogView):
             if parent is not None:
                 parent.fetch_spans.append((started, call_timings.now()))
             self.inflight -= 1
+            if top:
+                self.calls_in_flight[who.name] -= 1
+                if not self.calls_in_flight[who.name]:
+                    del self.calls_in_flight[who.name]
+
+    def _over_cap(self, name: str) -> None:
+        """Said in the log once a minute per principal (a flood is not a flood of warnings)."""
+        now = time.monotonic()
+        if now - self._cap_warned.get(name, -60.0) >= 60.0:
+            if len(self._cap_warned) > 1000:
+                self._cap_warned.clear()
+            self._cap_warned[name] = now
+            log.warning("%s has %d calls running, the most one caller may; more are refused until one ends",
+                        name, self.max_calls_in_flight)
 
     async def _steps(self, rec: CallRecord, req: CallRequest, who: Principal) -> Outcome:
         route = await self._route(rec, req, who)

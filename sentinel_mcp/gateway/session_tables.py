@@ -24,7 +24,9 @@ _ENDS = "sentinel/connection-ends"
 _numbers = itertools.count(1)
 
 
-def _cap(name: str, default: int) -> int:
+def cap(name: str, default: int) -> int:
+    """A bound, lowered (or raised) for a deployment with ``SENTINEL_CAP_<NAME>``; anything but a positive
+    integer there keeps ``default``."""
     raw = os.environ.get(f"SENTINEL_CAP_{name}")
     try:
         value = int(raw) if raw is not None else default
@@ -39,8 +41,8 @@ class Shares:
     def __init__(self, name: str, what: str, per_principal: int, total: int) -> None:
         """``name``: its caps' environment name; ``what``: its entries, as a refusal names them."""
         self.what = what
-        self.per_principal = _cap(name, per_principal)
-        self.total = _cap(f"{name}_TOTAL", total)
+        self.per_principal = cap(name, per_principal)
+        self.total = cap(f"{name}_TOTAL", total)
         self._held: Counter[str] = Counter()
         self._count = 0
 
