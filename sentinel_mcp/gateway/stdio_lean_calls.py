@@ -1,24 +1,29 @@
-"""The lean path over stdio: a 2026-07-28 ``tools/call`` read off stdin, served without the SDK's dispatcher.
+"""The lean path over stdio: a ``tools/call`` read off stdin, served without the SDK's dispatcher.
 
-On a modern stdio connection the SDK hands every request through a replay stream and its JSON-RPC
-dispatcher (a memory stream, a task per request, the OpenTelemetry middleware, a response model and its
-pydantic dump): about a fifth of the gateway's event-loop time per call, more than the guard. The common call
-needs none of it. ``stdio_transport`` offers each line it parsed here first and takes back what is not taken:
+The SDK hands every request on a stdio connection through a replay stream and its JSON-RPC dispatcher (a
+memory stream, a task per request, the OpenTelemetry middleware, a response model and its pydantic dump):
+about a fifth of the gateway's event-loop time per call, more than the guard. The common call needs none of
+it. ``stdio_transport`` offers each line it parsed here first and takes back what is not taken:
 
-- only once the client's first request has opened the connection in the 2026-07-28 era, decided as the
-  SDK decides it (``serve_dual_era_loop``: that request is not ``initialize`` and carries the envelope's
-  version key); the opening request itself, and every request of a handshake-era connection, go to the SDK;
-- a request with an id, ``method: tools/call``, params an object whose ``_meta`` carries neither a progress
-  token nor a log level (the SDK would send notifications under them), accepted by the SDK's own envelope
-  ladder (``classify_inbound_request``), in a line the SDK's parser is sure to accept (``sdk_accepts``).
+- only once the client's first request has decided the connection's era, as the SDK decides it
+  (``serve_dual_era_loop``: a request other than ``initialize`` carrying the envelope's version key opens
+  the 2026-07-28 era, anything else the handshake era); that request itself always goes to the SDK;
+- a request with an id, ``method: tools/call``, params an object, in a line the SDK's parser is sure to
+  accept (``sdk_accepts``), without a progress token in ``_meta`` (the SDK would send notifications under
+  it); on 2026-07-28, no log level either and an envelope the SDK's own ladder accepts
+  (``classify_inbound_request``); on the handshake era, once the handshake let calls in, without the 2026
+  envelope (the SDK refuses it there) or a ``_meta`` key that could carry a trace.
 
-Such a call runs through the SDK's own kernel (``unspanned_kernel.serve_call``: params validation, the
+A modern call runs through the SDK's own kernel (``unspanned_kernel.serve_call``: params validation, the
 server's middleware, ``Front.call_tool``) under a dispatch context like the one the modern stream builds (no
-server requests; notifications ride the pipe), so the guard, the write-ahead audit and input-request rounds
-behave as on the SDK path. Its answer, or its error mapped as ``_serve_modern_stream`` maps it, is written as
-one compact line. ``notifications/cancelled`` naming a lean call cancels it, and it is never answered (as the
-dispatcher does); a call still running when the connection ends is answered "Connection closed" unless its
-answer had started. The notification is passed on to the SDK as well, as the dispatcher tees it.
+server requests; notifications ride the pipe); its answer, or its error mapped as ``_serve_modern_stream``
+maps it, is one compact line. A handshake-era call runs in the SDK dispatcher's own in-flight table and
+context (``stdio_eras`` shows the dispatcher here), so the guard's questions (elicitation), cancellation and
+log lines take the SDK's ways; its answer follows the notifications sent for it. Either way the guard, the
+write-ahead audit and input-request rounds behave as on the SDK path. A cancelled call is never answered (as
+the dispatcher does); a call still running when the connection ends is answered "Connection closed" unless
+its answer had started. ``notifications/cancelled`` is passed on to the SDK as well, as the dispatcher tees
+it.
 """
 
 from __future__ import annotations
@@ -93,7 +98,7 @@ class _CallContext:
 
 
 class StdioLeanCalls:
-    """Takes the common ``tools/call`` of a modern stdio connection off the SDK's dispatcher (module doc)."""
+    """Takes the common ``tools/call`` of a stdio connection off the SDK's dispatcher (module doc)."""
 
     def __init__(self, target: Target) -> None:
         self.target = target
