@@ -388,15 +388,7 @@ class Front(HeldRounds):
         self, params: CallToolRequestParams, session: str, client: str | None, principal: Principal
     ) -> Callable[[str], Awaitable[None]]:
         async def report(reason: str) -> None:
-            await self.port.refuse_answers(
-                params.name,
-                params.arguments,
-                session_id=session,
-                client=client,
-                origin="client",
-                reason=reason,
-                principal=principal,
-            )
+            await self._record_refused_answers(params, session, client, principal, reason)
 
         return report
 
@@ -515,16 +507,19 @@ class Front(HeldRounds):
         self, params: Any, session: str, client: str | None, principal: Any, reason: str
     ) -> CallToolResult:
         """Answers that are not taken (not asked, expired, too late): recorded as refused, nothing run."""
-        return self._refused(
-            await self.port.refuse_answers(
-                params.name,
-                params.arguments,
-                session_id=session,
-                client=client,
-                origin="client",
-                reason=reason,
-                principal=principal,
-            )
+        return self._refused(await self._record_refused_answers(params, session, client, principal, reason))
+
+    async def _record_refused_answers(
+        self, params: Any, session: str, client: str | None, principal: Any, reason: str
+    ) -> Refused:
+        return await self.port.refuse_answers(
+            params.name,
+            params.arguments,
+            session_id=session,
+            client=client,
+            origin="client",
+            reason=reason,
+            principal=principal,
         )
 
     @staticmethod

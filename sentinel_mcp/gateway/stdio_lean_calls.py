@@ -105,8 +105,7 @@ class StdioLeanCalls:
         self.modern: bool | None = None  # the connection's era, once its first request decided it
         self.plain = PlainCalls()
         self.outbound = NotifyOnlyOutbound(self)  # connection-level notifications ride the pipe
-        self._in_flight: dict[Any, _CallContext] = {}
-        self._scopes: dict[Any, anyio.CancelScope] = {}
+        self._in_flight: dict[Any, _InFlight[Any]] = {}  # as the dispatcher keeps its own (cancellation)
         self._send_line: SendLine | None = None
         self._line_of: LineOf | None = None
         self._ordered: Ordered | None = None
@@ -201,10 +200,10 @@ class StdioLeanCalls:
             rid = cancelled_request_id_from_params(message.get("params"))
             if rid is not None:
                 key = coerce_request_id(rid)
-                dctx, scope = self._in_flight.get(key), self._scopes.get(key)
-                if dctx is not None and scope is not None:
-                    dctx.cancel_requested.set()
-                    scope.cancel()
+                entry = self._in_flight.get(key)
+                if entry is not None:
+                    entry.dctx.cancel_requested.set()
+                    entry.scope.cancel()
 
     # --- serving
 
@@ -227,7 +226,7 @@ class StdioLeanCalls:
         scope = anyio.CancelScope()
         key = coerce_request_id(rid)
         # a duplicate id overwrites the entry, as the dispatcher's table does (its removal is guarded below)
-        self._in_flight[key], self._scopes[key] = dctx, scope
+        self._in_flight[key] = _InFlight(scope=scope, dctx=dctx)  # type: ignore[arg-type]  # the same two fields
         answering = False
         try:
             with scope:
@@ -241,8 +240,7 @@ class StdioLeanCalls:
                         line = self._line_of(JSONRPCError(jsonrpc="2.0", id=rid, error=error))
                 finally:
                     dctx.close()
-                    if self._in_flight.get(key) is dctx:
-                        del self._in_flight[key], self._scopes[key]
+                    _leave(self._in_flight, key, dctx)
                 if not dctx.cancel_requested.is_set():
                     answering = True
                     await self._send_line(line)
@@ -285,9 +283,7 @@ class StdioLeanCalls:
                         line = self._line_of(JSONRPCError(jsonrpc="2.0", id=rid, error=error))
                 finally:
                     dctx.close()
-                    entry = dispatcher._in_flight.get(key)
-                    if entry is not None and entry.dctx is dctx:
-                        del dispatcher._in_flight[key]
+                    _leave(dispatcher._in_flight, key, dctx)
                 if not dctx.cancel_requested.is_set():
                     answering = True
                     await self._ordered(line)
@@ -304,3 +300,10 @@ class StdioLeanCalls:
 
             assert self._line_of is not None
             return self._line_of(JSONRPCResponse(jsonrpc="2.0", id=rid, result=result))
+
+
+def _leave(table: dict[Any, Any], key: Any, dctx: Any) -> None:
+    """A call's entry out of its in-flight table, unless a later request with the same id replaced it."""
+    entry = table.get(key)
+    if entry is not None and entry.dctx is dctx:
+        del table[key]
