@@ -72,11 +72,27 @@ class _SharedStdin(ByteSendStream):
 
     def __init__(self, inner: ByteSendStream) -> None:
         self.inner = inner
-        self.lock = anyio.Lock()
+        # an uncontended acquire does not yield to the loop (an extra turn per call; issue 21)
+        self.lock = anyio.Lock(fast_acquire=True)
+        # anyio's wrapper ends every send with a checkpoint (another turn); a lean line is written to the
+        # asyncio writer underneath when there is one (a whole line per write: never interleaved)
+        writer = getattr(inner, "_stream", None)
+        self._writer = writer if isinstance(writer, asyncio.StreamWriter) else None
 
     async def send(self, item: bytes) -> None:
         async with self.lock:
             await self.inner.send(item)
+
+    async def send_line(self, item: bytes) -> None:
+        """One whole line of a lean call; ``OSError`` (``BrokenPipeError``...) when the pipe is gone."""
+        writer = self._writer
+        if writer is None:
+            return await self.send(item)
+        async with self.lock:
+            if writer.is_closing():
+                raise anyio.BrokenResourceError("the process's stdin is closed")
+            writer.write(item)
+            await writer.drain()
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -195,7 +211,7 @@ class StdioTap:
 
     def __init__(self) -> None:
         self.waiting: dict[int, _Waiting] = {}
-        self.stdin: ByteSendStream | None = None
+        self.stdin: _SharedStdin | None = None
         self.gone: str | None = None  # the process's stdout ended: why
 
     async def sift(self, lines: bytes) -> bytes:
@@ -309,7 +325,7 @@ class StdioCaller:
         if self.tap.gone is not None or self.tap.stdin is None:
             raise MCPError(CONNECTION_CLOSED, f"Connection closed ({self.tap.gone or 'no pipe'})")
         try:
-            await self.tap.stdin.send((line + "\n").encode())
+            await self.tap.stdin.send_line((line + "\n").encode())
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as e:
             raise MCPError(CONNECTION_CLOSED, f"Connection closed: {type(e).__name__}") from None
 

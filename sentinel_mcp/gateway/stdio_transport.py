@@ -132,7 +132,7 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
     wire_in = _claim(stdin_fd, devnull)
     os.close(devnull)
     wire_out = _claim(stdout_fd, 2)
-    write_lock = anyio.Lock()
+    write_lock = anyio.Lock(fast_acquire=True)  # uncontended: no extra turn of the loop per answer
 
     async def send_line(text: str) -> None:
         data = (text + "\n").encode("utf-8", "replace")

@@ -188,3 +188,56 @@ def test_a_cancelled_call_is_cancelled_upstream(tmp_path: Path, era: str, lean: 
 
     anyio.run(lambda: _with_upstream([sys.executable, TOOLBOX], body, protocol=era, lean=lean))
     assert marker.read_text().split() == ["started", "cancelled"]
+
+
+def _numbered(i: int) -> bytes:
+    return (f'{{"n": {i}, "pad": "' + "x" * (i * 997 % 70_000) + '"}\n').encode()  # lines up to 70 kB
+
+
+def test_lean_lines_reach_the_process_whole_and_a_closed_stdin_is_an_error_not_a_hang() -> None:
+    """``_SharedStdin.send_line`` writes to the asyncio writer under anyio's wrapper (no checkpoint per line):
+    lines sent at once by many calls and by the SDK's own writer arrive whole and in order of sending, and a
+    process that closed its stdin fails the send with an error the lean caller maps to "Connection closed"."""
+    from sentinel_mcp.gateway.lean_stdio import _SharedStdin
+
+    async def body() -> tuple[list[bytes], BaseException | None]:
+        echo = [sys.executable, "-c",
+                "import sys\nfor line in sys.stdin.buffer: sys.stdout.buffer.write(line)"]
+        async with await anyio.open_process(echo) as proc:
+            assert proc.stdin is not None and proc.stdout is not None
+            shared = _SharedStdin(proc.stdin)
+            assert shared._writer is not None  # the direct way is taken
+            lines = [_numbered(i) for i in range(60)]
+            got = b""
+
+            async def read() -> None:  # read as it comes (a full pipe would hold the echo, then the sends)
+                nonlocal got
+                async for chunk in proc.stdout:  # type: ignore[union-attr]
+                    got += chunk
+
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as reading:
+                    reading.start_soon(read)
+                    async with anyio.create_task_group() as tg:
+                        for i, line in enumerate(lines):  # the SDK's writer and lean calls, all at once
+                            tg.start_soon(shared.send if i % 3 == 0 else shared.send_line, line)
+                    await proc.stdin.aclose()
+        closed = [sys.executable, "-c", "import os, time\nos.close(0)\ntime.sleep(30)"]
+        error: BaseException | None = None
+        async with await anyio.open_process(closed) as proc:
+            assert proc.stdin is not None
+            shared = _SharedStdin(proc.stdin)
+            await anyio.sleep(0.5)  # it has closed its end
+            try:
+                with anyio.fail_after(10):
+                    for _ in range(50):  # the first writes may still be buffered; the pipe's end is seen soon
+                        await shared.send_line(b'{"x": 1}\n' * 1000)
+            except (anyio.BrokenResourceError, OSError) as e:
+                error = e
+            proc.kill()
+        return got.splitlines(keepends=True), error
+
+    got, error = anyio.run(body)
+    assert sorted(got) == sorted(_numbered(i) for i in range(60))
+    assert all(line.endswith(b'"}\n') and line.startswith(b'{"n": ') for line in got)  # none interleaved
+    assert error is not None
