@@ -59,6 +59,7 @@ from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.gateway.session_tables import cap
+from sentinel_mcp.gateway.step_deadline import started
 from sentinel_mcp.gateway.person_inbox import (
     PERSON_ORIGINS,
     PersonInbox,
@@ -535,9 +536,10 @@ class Gateway(DecideStep, CatalogView):
             except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
                 log.exception("guard could not observe the result of %s", call.name)
 
-        # a bare task rather than a task group (a fifth of this step's cost); awaited (or cancelled with the
-        # call) before the answer leaves, as a task group would
-        learning = asyncio.ensure_future(learn())
+        # run at once up to where it waits (most results teach nothing: it does not wait), then a bare task
+        # rather than a task group (a fifth of this step's cost); awaited (or cancelled with the call) before
+        # the answer leaves, as a task group would
+        learning = started(learn())
         try:
             completed = await self._done(
                 rec,
@@ -547,11 +549,13 @@ class Gateway(DecideStep, CatalogView):
                 proof=_proof_of(decision),
                 error=_first_text(marked) if marked.is_error else None,
             )
-            await learning
+            if learning is not None:
+                await learning
         except BaseException:
-            learning.cancel()
-            with anyio.CancelScope(shield=True):
-                await asyncio.wait([learning])
+            if learning is not None:
+                learning.cancel()
+                with anyio.CancelScope(shield=True):
+                    await asyncio.wait([learning])
             raise
         return completed
 

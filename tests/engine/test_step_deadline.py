@@ -177,3 +177,72 @@ async def test_a_waiting_step_moved_to_minus_infinity_ends_now_and_a_done_one_ca
     assert await done.run(waits_once) == "ok"
     with pytest.raises(RuntimeError):
         done.reschedule(soon(10))  # as asyncio's own timeout once exited
+
+
+# ---------------------------------------------------------------------------------------------------- started
+async def test_started_runs_a_coroutine_that_never_waits_without_a_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[object] = []
+    real = step_deadline.asyncio.ensure_future
+    monkeypatch.setattr(step_deadline.asyncio, "ensure_future", lambda aw: made.append(aw) or real(aw))
+    ran: list[str] = []
+
+    async def at_once() -> None:
+        ran.append("all of it")
+
+    assert step_deadline.started(at_once()) is None
+    assert ran == ["all of it"] and made == []  # it ran to its end here, and no task was made
+
+
+async def test_started_goes_on_in_a_task_from_where_the_coroutine_waits() -> None:
+    loop = asyncio.get_running_loop()
+    gate = loop.create_future()
+    seen: list[object] = []
+
+    async def waits() -> None:
+        seen.append("before")  # run at once, before started() returns
+        seen.append(await gate)
+        await asyncio.sleep(0)
+        seen.append("after")
+
+    task = step_deadline.started(waits())
+    assert task is not None and seen == ["before"] and not task.done()
+    loop.call_later(0.01, gate.set_result, "answer")
+    await task
+    assert seen == ["before", "answer", "after"]
+
+
+async def test_started_raises_what_either_part_raises_and_cancels_the_rest() -> None:
+    async def fails_at_once() -> None:
+        raise ValueError("first step")
+
+    with pytest.raises(ValueError, match="first step"):
+        step_deadline.started(fails_at_once())
+
+    async def fails_later() -> None:
+        await asyncio.sleep(0)
+        raise KeyError("later")
+
+    task = step_deadline.started(fails_later())
+    assert task is not None
+    with pytest.raises(KeyError):
+        await task
+
+    cleaned: list[str] = []
+
+    async def long() -> None:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            cleaned.append("finally ran")
+
+    for turns in (0, 1):  # cancelled before the task's first turn, and after it
+        task = step_deadline.started(long())
+        assert task is not None
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert cleaned == ["finally ran", "finally ran"]
