@@ -39,21 +39,25 @@ class HeadHoldingTransport:
     next write, which it then joins, or until the loop's next turn; closing writes what it holds first,
     aborting drops it. Everything else is the transport's own."""
 
-    __slots__ = ("_transport", "_loop", "_held")
+    __slots__ = ("_transport", "_loop", "_held", "_flushing")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
         self._loop = loop
         self._held: bytes | None = None
+        self._flushing: asyncio.Handle | None = None  # the loop's next turn writing what is held
 
     def write(self, data: Any) -> None:
         held = self._held
         if held is not None:
             self._held = None
+            if self._flushing is not None:  # joined: the turn that would have written it has nothing to do
+                self._flushing.cancel()
+                self._flushing = None
             self._transport.write(held + bytes(data))
         elif type(data) is bytes and data.startswith(b"HTTP/1.1 ") and data.endswith(b"\r\n\r\n"):
             self._held = data
-            self._loop.call_soon(self.flush)
+            self._flushing = self._loop.call_soon(self.flush)
         else:
             self._transport.write(data)
 
@@ -61,6 +65,7 @@ class HeadHoldingTransport:
         self.write(b"".join(lines))
 
     def flush(self) -> None:
+        self._flushing = None
         held = self._held
         if held is not None:
             self._held = None

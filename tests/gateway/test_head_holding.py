@@ -74,3 +74,24 @@ async def test_close_writes_what_is_held_and_abort_drops_it() -> None:
     await asyncio.sleep(0)
     assert other.sent == [] and other.aborted
     assert t.get_extra_info("peername") == "info:peername"  # the rest is the transport's own
+
+
+async def test_a_joined_heads_turn_is_called_off_and_the_next_head_still_leaves_on_its_own_turn() -> None:
+    loop = asyncio.get_running_loop()
+    real = Recording()
+    ran: list[str] = []
+
+    class Counting(HeadHoldingTransport):
+        def flush(self) -> None:
+            ran.append("flush")
+            super().flush()
+
+    t = Counting(real, loop)  # type: ignore[arg-type]
+    for _ in range(3):  # answers on one kept-alive connection: each head joined to its body
+        t.write(HEAD)
+        t.write(b"{}")
+    await asyncio.sleep(0)
+    assert real.sent == [HEAD + b"{}"] * 3 and ran == []  # no turn of the loop was spent on them
+    t.write(HEAD)  # a head whose body does not follow in the same turn
+    await asyncio.sleep(0)
+    assert real.sent[-1] == HEAD and ran == ["flush"]
