@@ -17,11 +17,11 @@ import logging
 import os
 import selectors
 import stat
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 import anyio
 import mcp_types as types
-from mcp.shared._context_streams import create_context_streams
+from mcp.shared._context_streams import ContextReceiveStream, ContextSendStream, create_context_streams
 from mcp.shared.message import SessionMessage
 
 from sentinel_mcp.core.wire_limits import INVALID_REQUEST, MAX_MESSAGE_BYTES, WireError, parse_message
@@ -76,6 +76,32 @@ class _Encoded:
 
     def __init__(self, line: str) -> None:
         self.line = line
+
+
+class _CountedSendStream(ContextSendStream[SessionMessage]):
+    """The write stream the SDK is given, counting what is handed through it to the writer (``stdout_loop``):
+    while everything handed has been written, an answer that must come after it may be written at once
+    instead of behind it (three turns of the event loop fewer per handshake-era answer; issue 21). Counted
+    before the hand-over, so a message on its way is never taken for written."""
+
+    __slots__ = ("handed", "closed")
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.handed = 0
+        self.closed = False
+
+    async def send(self, item: SessionMessage) -> None:
+        self.handed += 1
+        await super().send(item)
+
+    def close(self) -> None:
+        self.closed = True
+        super().close()
+
+    async def aclose(self) -> None:
+        self.closed = True
+        await super().aclose()
 
 
 def _pollable(fd: int) -> bool:
@@ -147,7 +173,11 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
                 view = view[n:]
 
     read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
-    write_stream, write_reader = create_context_streams[SessionMessage](0)
+    raw_send, raw_receive = anyio.create_memory_object_stream[Any](0)
+    write_stream = _CountedSendStream(raw_send)
+    write_reader: ContextReceiveStream[SessionMessage] = ContextReceiveStream(raw_receive)
+    written = 0  # what stdout_loop has written of what was handed to it (``write_stream.handed``)
+    writing = True  # stdout_loop still takes what is handed
 
     async def stdin_loop() -> None:
         frames = _Lines()
@@ -183,13 +213,22 @@ async def stdio_transport(stdin_fd: int = 0, stdout_fd: int = 1,  # type: ignore
                     await read_writer.send(SessionMessage(parsed))
 
     async def stdout_loop() -> None:
-        async with write_reader:
-            async for item in write_reader:
-                await send_line(item.line if type(item) is _Encoded else _line_of(item.message))
+        nonlocal written, writing
+        try:
+            async with write_reader:
+                async for item in write_reader:
+                    await send_line(item.line if type(item) is _Encoded else _line_of(item.message))
+                    written += 1
+        finally:
+            writing = False
 
     async def ordered(line: str) -> None:
         """``line`` written behind what the SDK's writer was handed before it (the lean calls' answers on
-        a handshake-era connection); dropped once the SDK closed its stream, as the dispatcher drops one."""
+        a handshake-era connection): at once when all of that is written already; dropped once the SDK closed
+        its stream, as the dispatcher drops one."""
+        if writing and not write_stream.closed and write_stream.handed == written:
+            await send_line(line)
+            return
         try:
             await write_stream.send(_Encoded(line))  # type: ignore[arg-type]
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
