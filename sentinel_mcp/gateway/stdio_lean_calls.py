@@ -121,9 +121,15 @@ class StdioLeanCalls:
         self._send_line, self._line_of, self._ordered = send_line, line_of, ordered
 
     def _spawn(self, fn: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
-        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(fn(*args))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.add(asyncio.get_running_loop().create_task(self._tracked(fn, args)))
+
+    async def _tracked(self, fn: Callable[..., Coroutine[Any, Any, None]], args: tuple[Any, ...]) -> None:
+        """The call, leaving the running set as it ends (a done callback would cost the loop a turn per call;
+        issue 21). One cancelled before it started stays in the set, which only ``close`` cancels."""
+        try:
+            await fn(*args)
+        finally:
+            self._tasks.discard(asyncio.current_task())  # type: ignore[arg-type]
 
     async def close(self) -> None:
         """The connection ends: every call still running is cancelled (each answers "Connection closed" if

@@ -10,6 +10,7 @@ the malformed-message corpus with the envelope added.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import queue
 import subprocess
@@ -431,3 +432,36 @@ def test_only_the_common_call_of_an_initialized_handshake_connection_is_taken() 
     assert len(spawned) == 2
     lean.adopt(None, None)
     assert lean.take(plain) is False
+
+
+def test_the_running_set_holds_only_calls_still_running() -> None:
+    """Each lean call leaves ``_tasks`` as it ends (no done callback), whether it answered, raised or was
+    cancelled; ``close`` cancels and waits for what is left, those not yet started included."""
+    lean = StdioLeanCalls(lambda: None)
+
+    async def body() -> tuple[int, int, list[str]]:
+        ran: list[str] = []
+
+        async def answers() -> None:
+            ran.append("answered")
+
+        async def raises() -> None:
+            raise ValueError("a call's own error")
+
+        async def waits() -> None:
+            try:
+                await asyncio.sleep(30)
+            finally:
+                ran.append("cancelled")
+
+        for fn in (answers, raises, waits, waits):
+            lean._spawn(fn)
+        await asyncio.sleep(0.05)
+        running = len(lean._tasks)
+        lean._spawn(waits)  # not started yet when close cancels it
+        await lean.close()
+        return running, sum(not t.done() for t in lean._tasks), ran
+
+    running, left, ran = asyncio.run(body())
+    assert running == 2  # the two waiting; the answered and the failed ones left by themselves
+    assert left == 0 and ran.count("answered") == 1 and ran.count("cancelled") == 2
