@@ -177,6 +177,12 @@ class Guard(Protocol):
         """Learn from the result of a forwarded call (facts for later decisions); errors are logged only."""
         return None
 
+    def observes(self, call: ToolCall, result: CallToolResult) -> bool:
+        """Whether ``observe`` may have anything to do with this result; False lets the gateway leave it out
+        (no task per call for the results that teach nothing; issue 21). A guard that keeps the default
+        ``observe`` never has; one that overrides it must say, or keep this answer: always."""
+        return type(self).observe is not Guard.observe
+
     def governed_names(self) -> set[str]:
         """Tool names the policy governs by name (the catalog keeps them from being shadowed)."""
         return set()

@@ -59,7 +59,6 @@ from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.gateway.session_tables import cap
-from sentinel_mcp.gateway.step_deadline import started
 from sentinel_mcp.gateway.person_inbox import (
     PERSON_ORIGINS,
     PersonInbox,
@@ -536,10 +535,10 @@ class Gateway(DecideStep, CatalogView):
             except Exception:  # noqa: BLE001 - learning facts from a result must not fail the call
                 log.exception("guard could not observe the result of %s", call.name)
 
-        # run at once up to where it waits (most results teach nothing: it does not wait), then a bare task
-        # rather than a task group (a fifth of this step's cost); awaited (or cancelled with the call) before
-        # the answer leaves, as a task group would
-        learning = started(learn())
+        # only when the guard may learn something (most results teach nothing: no task, no turn of the loop);
+        # a bare task rather than a task group (a fifth of this step's cost); awaited (or cancelled with the
+        # call) before the answer leaves, as a task group would
+        learning = asyncio.ensure_future(learn()) if self.guard.observes(call, result) else None
         try:
             completed = await self._done(
                 rec,

@@ -86,18 +86,3 @@ class Resumed(Generic[T]):
                     value = coro.send(sent)
                 except StopIteration as done:
                     return done.value  # type: ignore[no-any-return]
-
-
-def started(coro: Coroutine[Any, Any, None]) -> "asyncio.Future[None] | None":
-    """``coro`` run now up to where it first waits, and on from there in a task of its own; None when it did
-    not wait (most calls: a task, its first turn of the loop and its done callback saved; issue 21). What the
-    first step raises is raised here."""
-    try:
-        waiting_on = coro.send(None)
-    except StopIteration:
-        return None
-    except BaseException:
-        coro.close()
-        raise
-    return asyncio.ensure_future(Resumed(coro, waiting_on))
-

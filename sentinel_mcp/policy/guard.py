@@ -532,26 +532,38 @@ class PolicyGuard(Guard):
             await self.knowledge.add([fact])
         return fact.fact
 
-    async def observe(self, call: ToolCall, result: CallToolResult) -> None:
-        """After a call ran: learn facts from a read tool's result, apply the rulebase's effects, and
-        consume the confirmation of this exact call (one confirmation, one call)."""
-        if not self.rulebases.loaded:
-            return
-        rb = self.rulebases.current
+    def _teaches(self, call: ToolCall, result: CallToolResult, rb: Any) -> tuple[bool, bool]:
+        """Whether the result has facts to learn (a read tool a binding names) and effects to apply."""
         ok = not result.is_error
         identity = call.identity
         learns = ok and rb.info.binds(identity) and self.is_read_only(identity)
-        effects = ok and rb.info.has_effect(identity)
+        return learns, ok and rb.info.has_effect(identity)
+
+    def observes(self, call: ToolCall, result: CallToolResult) -> bool:
+        """False when ``observe`` would return at once: no rulebase loaded, or nothing to learn or apply and
+        no confirmation this process wrote or read names the tool where the session's mirror or this
+        process's own store would hold it (``confirmed_tools.py``)."""
+        if not self.rulebases.loaded:
+            return False
+        if any(self._teaches(call, result, self.rulebases.current)):
+            return True
+        session = call.session_id
+        return self.store.confirmed_tools.may_name(call.identity) or not (
+            self.knowledge.is_loaded(session) or (self.private is not None and self.private(session))
+        )
+
+    async def observe(self, call: ToolCall, result: CallToolResult) -> None:
+        """After a call ran: learn facts from a read tool's result, apply the rulebase's effects, and
+        consume the confirmation of this exact call (one confirmation, one call)."""
+        if not self.observes(call, result):
+            return
+        rb = self.rulebases.current
+        identity = call.identity
+        learns, effects = self._teaches(call, result, rb)
         if not learns and not effects:
             # nothing to learn or apply: only a confirmation held for this very call matters (spent below)
             session = call.session_id
             loaded = self.knowledge.is_loaded(session)
-            if not self.store.confirmed_tools.may_name(identity) and (
-                loaded or (self.private is not None and self.private(session))
-            ):
-                # no confirmation this process wrote or read names the tool: the session's mirror holds none,
-                # nor does the store for a session no other process writes (confirmed_tools.py)
-                return
             if not loaded and not await self.store.has_confirmation(session, identity, call.digest):
                 # loading (and seeding: a write) a session the decision did not need is the hot path's
                 # largest cost for ungoverned tools in fresh conversations

@@ -29,6 +29,9 @@ class SlowLearner:
     async def decide(self, call):  # noqa: ANN001, ANN201
         return await self.inner.decide(call)
 
+    def observes(self, call, result) -> bool:  # noqa: ANN001 - it overrides observe: it says so
+        return True
+
     async def observe(self, call, result) -> None:  # noqa: ANN001
         await anyio.sleep(self.delay)
         if self.fail:
@@ -88,6 +91,9 @@ class Learner:
 
     async def decide(self, call):  # noqa: ANN001, ANN201
         return await self.inner.decide(call)
+
+    def observes(self, call, result) -> bool:  # noqa: ANN001 - it overrides observe: it says so
+        return True
 
     async def observe(self, call, result) -> None:  # noqa: ANN001
         self.started.set()

@@ -177,6 +177,48 @@ async def test_a_bound_read_tool_still_learns_and_an_effect_still_applies(tmp_pa
         assert not any(f.fact.startswith("booking_status('BK-789'") for f in await r.guard.store.valid("s1"))
 
 
+async def test_observes_says_false_exactly_where_observe_would_do_nothing(tmp_path: Path) -> None:
+    """The gateway leaves ``observe`` out (no task) when ``observes`` says False: so it must say True
+    wherever observe has something to do (a fact to learn, an effect, a confirmation to spend, a store to
+    ask), and False where observe returns at once."""
+    async with rig(tmp_path / "facts.db", files=[_rulebase(tmp_path, CONFIRMED_MERGE)]) as r:
+        r.guard.private = lambda session: session.startswith("mine/")
+        merge = r.port.call_of("bk__merge_bookings", MERGE, session_id="mine/1")
+        assert not r.guard.observes(merge, OK) and not r.guard.observes(merge, FAILED)
+        await r.guard.knowledge.ensure("theirs", r.guard.rulebases.current)
+        assert not r.guard.observes(r.port.call_of("bk__merge_bookings", MERGE, session_id="theirs"), OK)
+        # a session another process may write, not loaded: its store must be asked
+        assert r.guard.observes(r.port.call_of("bk__merge_bookings", MERGE, session_id="other"), OK)
+        # a bound read tool learns, an effect applies; an error teaches nothing
+        read = r.port.call_of("bk__list_bookings", {"user_id": "u_123"}, session_id="mine/2")
+        assert r.guard.observes(read, OK) and not r.guard.observes(read, FAILED)
+        assert r.guard.observes(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"},
+                                               session_id="mine/2"), OK)
+        # once a confirmation names the tool, every call of it is observed (its yes is spent, even on error)
+        confirmed = await _confirm(r.guard, r.port, MERGE)
+        assert r.guard.observes(confirmed, OK) and r.guard.observes(confirmed, FAILED)
+        assert r.guard.observes(r.port.call_of("bk__merge_bookings", MERGE, session_id="mine/9"), OK)
+
+
+async def test_a_guard_with_the_default_observe_is_never_observed() -> None:
+    from mcp.types import CallToolResult as Result
+
+    from sentinel_mcp.core.decision import Guard, ToolCall
+    from sentinel_mcp.gateway.closed_guard import ClosedGuard
+    from sentinel_mcp.policy.default_guard import DefaultGuard
+
+    call = ToolCall(name="t", server="s", tool="t", arguments={})
+    assert not ClosedGuard("no engine").observes(call, OK)
+
+    class Learns(Guard):
+        async def observe(self, call: ToolCall, result: Result) -> None:
+            return None
+
+    assert Learns().observes(call, OK)  # overrides observe without saying: always observed
+    default = DefaultGuard.__new__(DefaultGuard)
+    assert default.observes(call, OK) == (type(default).observe is not Guard.observe)
+
+
 # ---------------------------------------------------------------- the set itself
 def _fact(predicate: str, args: list[Any], tool: str | None) -> Fact:
     return Fact(session="s", predicate=predicate, args=args, fact=f"{predicate}{args!r}", provenance="user",
