@@ -16,7 +16,7 @@ from sentinel_mcp.gateway.closed_guard import ClosedGuard
 from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.policy.guard import PolicyGuard
 
-LIFECYCLE = ("start", "close", "observe", "governed_names", "record_databases")
+LIFECYCLE = ("start", "close", "observe", "observes", "governed_names", "record_databases")
 
 
 @pytest.mark.parametrize("cls", [DefaultGuard, ClosedGuard, PolicyGuard])
@@ -29,8 +29,9 @@ def test_every_guard_is_a_guard(cls):
 async def test_the_defaults_do_nothing_and_say_so():
     for guard in (DefaultGuard(), ClosedGuard("no engine")):
         await guard.start()
-        await guard.observe(ToolCall(name="a__b", server="a", tool="b", arguments={}),
-                            CallToolResult(content=[]))
+        call, result = ToolCall(name="a__b", server="a", tool="b", arguments={}), CallToolResult(content=[])
+        await guard.observe(call, result)
+        assert not guard.observes(call, result)  # the default observe learns nothing: never called
         assert guard.governed_names() == set() and guard.record_databases() == []
         await guard.close()
     assert DefaultGuard().problem is None and ClosedGuard("no engine").problem == "no engine"
