@@ -84,16 +84,23 @@ class _CountedSendStream(ContextSendStream[SessionMessage]):
     instead of behind it (three turns of the event loop fewer per handshake-era answer; issue 21). Counted
     before the hand-over, so a message on its way is never taken for written."""
 
-    __slots__ = ("handed", "closed")
+    __slots__ = ("_tally", "closed")
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, tally: list[int] | None = None) -> None:
         super().__init__(inner)
-        self.handed = 0
+        self._tally = tally if tally is not None else [0]  # shared with clones: one count per channel
         self.closed = False
 
+    @property
+    def handed(self) -> int:
+        return self._tally[0]
+
     async def send(self, item: SessionMessage) -> None:
-        self.handed += 1
+        self._tally[0] += 1
         await super().send(item)
+
+    def clone(self) -> "_CountedSendStream":
+        return _CountedSendStream(self._inner.clone(), self._tally)
 
     def close(self) -> None:
         self.closed = True

@@ -48,8 +48,10 @@ def test_an_answer_waits_behind_what_was_handed_and_goes_at_once_when_nothing_wa
         async with stdio_transport(in_r, out_w, lean=lean) as (_read, write):  # type: ignore[arg-type]
             await lean.ordered('{"answer": 1}')  # idle: written at once, not handed through the stream
             handed.append(write.handed)
+            clone = write.clone()  # a clone of the SDK's stream hands lines to the same writer: counted too
             for round_ in range(20):
-                await write.send(_note(f"log {round_}"))  # handed to the writer, not yet written by it
+                via = write if round_ % 2 else clone
+                await via.send(_note(f"log {round_}"))  # handed to the writer, not yet written by it
                 await lean.ordered(json.dumps({"answer": f"after log {round_}"}))  # so: behind it
             await anyio.sleep(0.2)  # the writer writes what it was handed
             handed.append(write.handed)
