@@ -541,12 +541,14 @@ class PolicyGuard(Guard):
 
     def observes(self, call: ToolCall, result: CallToolResult) -> bool:
         """False when ``observe`` would return at once: no rulebase loaded, or nothing to learn or apply and
-        no confirmation this process wrote or read names the tool where the session's mirror or this
-        process's own store would hold it (``confirmed_tools.py``)."""
+        no confirmation that could be held for the call (``_may_hold_confirmation``)."""
         if not self.rulebases.loaded:
             return False
-        if any(self._teaches(call, result, self.rulebases.current)):
-            return True
+        return any(self._teaches(call, result, self.rulebases.current)) or self._may_hold_confirmation(call)
+
+    def _may_hold_confirmation(self, call: ToolCall) -> bool:
+        """False when no confirmation this process wrote or read names the tool and the session's mirror or
+        this process's own store is where one would be (``confirmed_tools.py``): nothing to spend."""
         session = call.session_id
         return self.store.confirmed_tools.may_name(call.identity) or not (
             self.knowledge.is_loaded(session) or (self.private is not None and self.private(session))
@@ -555,16 +557,19 @@ class PolicyGuard(Guard):
     async def observe(self, call: ToolCall, result: CallToolResult) -> None:
         """After a call ran: learn facts from a read tool's result, apply the rulebase's effects, and
         consume the confirmation of this exact call (one confirmation, one call)."""
-        if not self.observes(call, result):
+        if not self.rulebases.loaded:
             return
         rb = self.rulebases.current
         identity = call.identity
         learns, effects = self._teaches(call, result, rb)
         if not learns and not effects:
             # nothing to learn or apply: only a confirmation held for this very call matters (spent below)
+            if not self._may_hold_confirmation(call):
+                return
             session = call.session_id
-            loaded = self.knowledge.is_loaded(session)
-            if not loaded and not await self.store.has_confirmation(session, identity, call.digest):
+            if not self.knowledge.is_loaded(session) and not await self.store.has_confirmation(
+                session, identity, call.digest
+            ):
                 # loading (and seeding: a write) a session the decision did not need is the hot path's
                 # largest cost for ungoverned tools in fresh conversations
                 return
