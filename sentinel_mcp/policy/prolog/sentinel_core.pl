@@ -188,8 +188,21 @@ undefined_fails(G) :- catch(G, error(existence_error(procedure, _), _), fail).
 cur(call, T, D, V) :- nb_getval(sn_query, q(_, _, _, c(T, D, V))).
 
 %  shown_digest(+Msg, -Hex): SHA-256 of a confirmation's text (UTF-8), in hex: what a '$confirmed' fact names
-%  (questions.py keys the question by it, answer_facts.py stores it).
-shown_digest(Msg, Hex) :- sha_hash(Msg, H, [algorithm(sha256), encoding(utf8)]), hash_atom(H, Hex).
+%  (questions.py keys the question by it, answer_facts.py stores it). Every decision of a confirmed call digests
+%  its text again, and library(sha)'s hex conversion runs in Prolog (~35 us a text): the digests of the last
+%  few thousand texts (atoms, at most 2,048 characters) are kept, found by the text itself (a pure function).
+:- dynamic shown_memo/2.
+shown_digest(Msg, Hex) :-
+    (   atom(Msg), shown_memo(Msg, Hex0)
+    ->  Hex = Hex0
+    ;   sha_hash(Msg, H, [algorithm(sha256), encoding(utf8)]), hash_atom(H, Hex),
+        (   atom(Msg), atom_length(Msg, L), L =< 2048
+        ->  flag(sn_shown_memo, N, N + 1),
+            ( N >= 4096 -> retractall(shown_memo(_, _)), flag(sn_shown_memo, _, 1) ; true ),
+            assertz(shown_memo(Msg, Hex))
+        ;   true
+        )
+    ).
 
 %  The text a confirmation shows: format/3 of its template, which for '~w' and one text (confirmed_items/3:
 %  readable/2 gives atoms) is that text itself, the same atom without format/3 (a cost on every allow).
