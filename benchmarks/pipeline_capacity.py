@@ -59,7 +59,11 @@ def start(cmd: list[str], health: str, env: dict | None = None) -> subprocess.Po
     proc = subprocess.Popen(
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or ENV, start_new_session=True
     )
-    wait_http(health, proc=proc, timeout=60)
+    try:
+        wait_http(health, proc=proc, timeout=60)
+    except BaseException:
+        stop_process(proc)  # one that never answered is not left running
+        raise
     return proc
 
 
@@ -185,6 +189,23 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
 def peers(tmp: Path, seconds: float, rows: list) -> None:
     """A stdio upstream served over HTTP: the upstream itself over HTTP, Sentinel, mcp-proxy."""
     targets: list[tuple[str, subprocess.Popen | None, str, str, str | None]] = []
+    try:
+        _peer_targets(tmp, rows, targets)
+        for label, proc, url, tool, token in targets:
+            assert proc is not None
+            sid = handshake(url, token)
+            one = load(url, tool, seconds, proc.pid, era=HANDSHAKE, session=sid, token=token, connections=1)
+            many = load(url, tool, seconds, proc.pid, era=HANDSHAKE, session=sid, token=token)
+            rows.append((f"peers, {label}: 1 client", fmt(one), "", None))
+            rows.append((f"peers, {label}: 16 clients", fmt(many), "", None))
+    finally:  # every process started is stopped, also when a later one failed to start
+        for _, proc, *_ in targets:
+            if proc is not None:
+                stop_process(proc)
+
+
+def _peer_targets(tmp: Path, rows: list, targets: list) -> None:
+    """Starts each peer, appending it to ``targets`` as soon as it runs."""
     port = free_port()
     up = start([PY, TOOLBOX, "--http", str(port)], f"http://127.0.0.1:{port}/mcp")
     targets.append(("direct (upstream's own HTTP)", up, f"http://127.0.0.1:{port}/mcp", "noop", None))
@@ -249,18 +270,6 @@ def peers(tmp: Path, seconds: float, rows: list) -> None:
                 None,
             )
         )
-    try:
-        for label, proc, url, tool, token in targets:
-            assert proc is not None
-            sid = handshake(url, token)
-            one = load(url, tool, seconds, proc.pid, era=HANDSHAKE, session=sid, token=token, connections=1)
-            many = load(url, tool, seconds, proc.pid, era=HANDSHAKE, session=sid, token=token)
-            rows.append((f"peers, {label}: 1 client", fmt(one), "", None))
-            rows.append((f"peers, {label}: 16 clients", fmt(many), "", None))
-    finally:
-        for _, proc, *_ in targets:
-            if proc is not None:
-                stop_process(proc)
 
 
 def cold_start(tmp: Path, rows: list, runs: int = 3) -> None:
