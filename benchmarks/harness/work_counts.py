@@ -1,0 +1,215 @@
+"""Work per call, counted, for two source trees side by side: figures a busy shared machine does not move.
+
+A timing here moves by a third from run to run, so a regression of 10-40 % hides in the noise; a count of
+work does not. For each tree, in processes of its own (its sources first on the path):
+
+- SWI-Prolog inferences per decision of the airline cancel guard (every fact present, 100k other facts:
+  ``hot_path.py``'s guard), the engine's CPU p50 beside it for reference;
+- Python function calls (cProfile's count, C functions included) per 2026-07-28 ``tools/call`` of the
+  in-process no-op built-in on the HTTP front (guard and durable audit on), on the gateway's event-loop
+  thread, over ``--calls`` sequential calls after a warm-up; and the functions whose calls per request
+  changed most.
+
+The 2026-11-29 hunt that found ``shown_digest/2`` hashing every confirmation again (561 -> 804 inferences per
+decision) was these counts. Usage: python benchmarks/harness/work_counts.py [--base TREE] [--calls 500]
+Each tree runs with its own ``.venv`` when it has one (else this interpreter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve()
+ROOT = HERE.parent.parent.parent
+
+
+async def guard_counts(decisions: int) -> dict[str, float]:
+    """In a child: inferences and engine CPU per decision of this tree's airline cancel guard."""
+    import guard_latency as gl
+    from mcp import Client
+
+    from sentinel_mcp.policy import engine
+    from sentinel_mcp.policy.prolog_text import quote_atom
+
+    with tempfile.TemporaryDirectory() as d:
+        async with Client(gl.airline_server(), mode="auto") as client:
+            port = gl.DirectPort(client, "airline")
+            await port.refresh()
+            guard = gl.PolicyGuard([gl.RULEBASES_DIR / "airline.pl"], port, store_path=Path(d) / "airline.db",
+                                   settings=gl.PolicySettings(guard_timeout=30),
+                                   seeds={"current_user": "amelia_davis_8890"})
+            await guard.start(watch=False)
+            getattr(gl, "looking", lambda g: g)(guard)  # a tree from before ``spend``: as it is
+            try:
+                c = gl.call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
+                dec = await guard.decide(c)
+                for _ in range(6):  # the questions and the confirmation, answered
+                    if not isinstance(dec, gl.Ask):
+                        break
+                    for q in dec.questions:
+                        value = True if q.meta["kind"] == "confirm" else "change_of_plan"
+                        await guard.record_answer(c, q, gl.Answer(action="accept", content={"answer": value}))
+                    dec = await guard.decide(c)
+                assert isinstance(dec, gl.Allow), dec
+                await guard.knowledge.add(gl.filler("bench", 0, 100_000))
+                guard.fast_path = guard.lazy_proofs = True
+                for _ in range(20):
+                    await guard.decide(c)
+                rb = guard.rulebases.current
+                mod = await guard.knowledge.ensure(c.session_id, rb)
+                goal = (
+                    f"sentinel_core:sn_decide_compact({quote_atom(rb.module)}, {quote_atom(mod)}, "
+                    f"{time.time()!r}, {quote_atom(c.identity)}, "
+                    f"{quote_atom(engine.call_args_text(c.arguments))}, "
+                    f"{quote_atom(c.digest)}, {quote_atom(rb.version)}, "
+                    f"{rb.info.inference_limit(guard.inference_limit)}, _)"
+                )
+                q = (
+                    f"findall(I-T, (between(1, {decisions}, _), statistics(inferences, I0), "
+                    f"statistics(cputime, T0), {goal}, statistics(cputime, T1), statistics(inferences, I1), "
+                    f"I is I1 - I0, T is (T1 - T0) * 1000000), Out)"
+                )
+                rows = await guard.engine.run(lambda p: list(p.query(q, maxresult=1)))
+                await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
+            finally:
+                await guard.close()
+    pairs = [re.match(r"-\((\d+), ([-\d.e+]+)\)", str(x)) for x in rows[0]["Out"]]
+    inferences = sorted(int(m.group(1)) for m in pairs if m)
+    cpu = sorted(float(m.group(2)) for m in pairs if m)
+    return {"inferences": inferences[len(inferences) // 2], "engine_cpu_us": cpu[len(cpu) // 2]}
+
+
+def serve_profiled(tree: str, argv: list[str]) -> None:
+    """In the gateway's process: cProfile of the event-loop thread between SIGUSR1 and SIGUSR2 (the file
+    named by WORK_COUNTS_OUT), then the tree's own capacity launcher."""
+    import cProfile
+    import runpy
+
+    prof = cProfile.Profile()
+    signal.signal(signal.SIGUSR1, lambda *_: prof.enable())
+
+    def dump(*_: Any) -> None:
+        prof.disable()
+        prof.dump_stats(os.environ["WORK_COUNTS_OUT"])
+
+    signal.signal(signal.SIGUSR2, dump)
+    target = str(Path(tree) / "benchmarks" / "harness" / "serve_with_noop.py")
+    sys.argv = [target, *argv]
+    runpy.run_path(target, run_name="__main__")
+
+
+def _python(tree: Path) -> str:
+    own = tree / ".venv" / "bin" / "python"
+    return str(own) if own.exists() else sys.executable
+
+
+def call_counts(tree: Path, calls: int) -> dict[str, float]:
+    """Function calls per request on the gateway's event-loop thread: {function: calls per request}."""
+    import pstats
+
+    # here, not at the top: a child of another tree must not get this tree's sources first on its path
+    sys.path[:0] = [str(ROOT), str(HERE.parent)]
+    from load import TOKEN, call_body, call_headers, post
+    from tests.conftest import free_port, stop_process, wait_http
+
+    tmp = Path(tempfile.mkdtemp(prefix="work-counts-"))
+    cfg = tmp / "c.json"
+    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp / "data"), "builtins": ["bench"],
+        "rulebases": [str(tree / "rulebases" / "default.pl")], "http": {"token": TOKEN}}}))
+    out, port = tmp / "main.prof", free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "benchmarks" / "harness")]),
+           "WORK_COUNTS_OUT": str(out), "PYTHONWARNINGS": "ignore"}
+    proc = subprocess.Popen(
+        [_python(tree), str(HERE), "--serve", str(tree), "-c", str(cfg), "serve", "--http",
+         f"127.0.0.1:{port}"],
+        env=env, cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
+        url = f"http://127.0.0.1:{port}/mcp"
+        body, headers = call_body("bench__noop"), call_headers("bench__noop")
+        for _ in range(200):  # warm-up: caches filled, first-use imports done
+            status, _, text = post(url, body, headers)
+            if status != 200 or '"isError":true' in text.replace(" ", ""):
+                raise RuntimeError(f"{tree}: the no-op call failed: {status} {text[:300]}")
+        os.kill(proc.pid, signal.SIGUSR1)
+        time.sleep(0.3)
+        for _ in range(calls):
+            post(url, body, headers)
+        os.kill(proc.pid, signal.SIGUSR2)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not out.exists():
+            time.sleep(0.1)
+        time.sleep(0.5)  # the dump finishing
+    finally:
+        stop_process(proc)
+    counts: dict[str, float] = {}
+    for (file, _, name), (_, ncalls, *_rest) in pstats.Stats(str(out)).stats.items():  # type: ignore[attr-defined]
+        where = re.sub(r".*site-packages/", "", file.replace(str(tree) + "/", ""))
+        key = re.sub(r" at 0x[0-9a-f]+", "", f"{where}:{name}")  # one builtin's address differs by process
+        counts[key] = counts.get(key, 0.0) + ncalls / calls
+    return counts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--base", help="the other source tree (e.g. an older commit's worktree)")
+    ap.add_argument("--calls", type=int, default=500)
+    ap.add_argument("--decisions", type=int, default=200)
+    ap.add_argument("--top", type=int, default=15, help="functions whose calls per request changed most")
+    ap.add_argument("--child-guard", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--serve", help=argparse.SUPPRESS)
+    args, rest = ap.parse_known_args()
+    if args.serve:
+        serve_profiled(args.serve, rest)
+        return
+    if args.child_guard:
+        print(json.dumps(asyncio.run(guard_counts(args.decisions))))
+        return
+    trees = {"this tree": ROOT}
+    if args.base:
+        trees = {"base": Path(args.base).resolve(), **trees}
+    guard: dict[str, dict[str, float]] = {}
+    calls: dict[str, dict[str, float]] = {}
+    for name, tree in trees.items():
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "benchmarks")])}
+        p = subprocess.run([_python(tree), str(HERE), "--child-guard", "--decisions", str(args.decisions)],
+                           env=env, cwd=tree, capture_output=True, text=True, timeout=600)
+        lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
+        if not lines:
+            sys.exit(f"{name}: no guard figures\n{p.stderr[-3000:]}")
+        guard[name] = json.loads(lines[-1])
+        calls[name] = call_counts(tree, args.calls)
+        print(f"... {name} measured", file=sys.stderr, flush=True)
+    names = list(trees)
+    print(f"\n{'measure':64s} " + " ".join(f"{n:>12s}" for n in names))
+    print(f"{'guard: SWI-Prolog inferences per decision (airline cancel, 100k facts)':64s} "
+          + " ".join(f"{guard[n]['inferences']:12.0f}" for n in names))
+    print(f"{'guard: engine CPU per decision, p50 (us; a timing, for reference)':64s} "
+          + " ".join(f"{guard[n]['engine_cpu_us']:12.0f}" for n in names))
+    print(f"{'HTTP tools/call, no-op built-in: Python function calls per call':64s} "
+          + " ".join(f"{sum(calls[n].values()):12.0f}" for n in names))
+    if len(names) == 2:
+        a, b = calls[names[0]], calls[names[1]]
+        changed = sorted(((b.get(k, 0.0) - a.get(k, 0.0), k) for k in set(a) | set(b)),
+                         key=lambda r: -abs(r[0]))
+        print(f"\nfunctions whose calls per request changed most (base -> this tree, top {args.top}):")
+        for delta, key in changed[: args.top]:
+            if abs(delta) < 0.5:
+                break
+            print(f"  {delta:+7.1f}  {a.get(key, 0.0):7.1f} -> {b.get(key, 0.0):7.1f}  {key[:110]}")
+
+
+if __name__ == "__main__":
+    main()
