@@ -7,8 +7,11 @@ streamable HTTP in both protocol eras (``proxy_overhead.py``); capacity with 16 
 no-op built-in with the durable audit on, wrk's CPU share beside it; a real Python MCP upstream direct against
 through Sentinel; the peers (mcp-proxy, ContextForge's translate) beside direct and Sentinel; cold start of
 ``serve`` on the embedded default to its first ``tools/list``; RSS after 1k calls and after N
-(``pipeline_capacity.py``). Each part is bounded (by calls or seconds); the load generator is wrk.
-Usage: python benchmarks/hot_path.py [--quick] [--skip guard,latency,capacity,upstream,peers,cold,memory]
+(``pipeline_capacity.py``); first, the machine's speed (a Python and a SWI-Prolog loop) and the work per call
+counted (``harness/work_counts.py``: inferences per decision, Python function calls per HTTP call), which a
+slow or busy machine does not move. Each part is bounded (by calls or seconds); the load generator is wrk.
+Usage: python benchmarks/hot_path.py [--quick]
+  [--skip machine,work,guard,latency,capacity,upstream,peers,cold,memory]
   --quick: 100 decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls (about 3 minutes idle)
   default: 300 decisions, 300 calls, 8 s loads, memory 1k -> 100k calls (about 12 minutes idle)
 """
@@ -19,6 +22,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -89,11 +93,44 @@ def latency_rows(calls: int) -> list[Row]:
     return out
 
 
+def machine_rows() -> list[Row]:
+    """How fast this machine runs Python and SWI-Prolog now: some goals were met when a 10M-step Python loop
+    (module level, interpreter start included) took about 0.5 s; on a slower or busier machine every timed row
+    moves with it, the counts (``work`` rows) do not."""
+    # at module level, as `python3 -c` runs it (the figure the notes compare across sessions)
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "s = 0\nfor i in range(10_000_000): s += i"], check=True)
+    loop = time.perf_counter() - t
+    swipl = subprocess.run(
+        ["swipl", "-q", "-g", "statistics(cputime, T0), numlist(1, 3000000, L), sum_list(L, _), "
+         "msort(L, _), statistics(cputime, T1), T is T1 - T0, format('~3f', [T]), halt"],
+        capture_output=True, text=True, timeout=120)
+    prolog = swipl.stdout.strip() or "?"
+    return [("machine: a 10M-step Python loop / a SWI-Prolog list of 3M summed and sorted",
+             f"{loop:.2f} s / {prolog} s (the loop took ~0.5 s when guard, capacity and cold start were met)",
+             "", None)]
+
+
+def work_rows(calls: int) -> list[Row]:
+    """The work per call, counted (``harness/work_counts.py``): figures the machine's speed does not move."""
+    p = subprocess.run([sys.executable, str(ROOT / "harness" / "work_counts.py"), "--calls", str(calls)],
+                       capture_output=True, text=True, timeout=900)
+    out: list[Row] = []
+    for line in p.stdout.splitlines():
+        for label in ("SWI-Prolog inferences per decision", "Python function calls per call"):
+            if label in line:
+                name, _, value = line.rstrip().rpartition(" ")
+                out.append((f"work: {name.strip()}", value, "", None))
+    if not out:
+        raise RuntimeError(f"work_counts.py gave no figures: {p.stderr[-300:]}")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--skip", default="",
-                    help="comma-separated: guard,latency,capacity,upstream,peers,cold,memory")
+                    help="comma-separated: machine,work,guard,latency,capacity,upstream,peers,cold,memory")
     ap.add_argument("--memory-calls", type=int, default=0, help="default 100k (10k with --quick)")
     args = ap.parse_args()
     if not pc.have_wrk():
@@ -105,6 +142,8 @@ def main() -> None:
     rows: list[Row] = []
     t0, load0 = time.perf_counter(), os.getloadavg()[0]
     steps = [
+        ("machine", lambda: rows.extend(machine_rows())),
+        ("work", lambda: rows.extend(work_rows(calls))),
         ("guard", lambda: rows.extend(asyncio.run(guard_rows(tmp, decisions, 100_000)))),
         ("latency", lambda: rows.extend(latency_rows(calls))),
         ("cold", lambda: pc.cold_start(tmp, rows, runs=3 if args.quick else 5)),

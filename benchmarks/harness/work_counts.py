@@ -193,12 +193,12 @@ def main() -> None:
         calls[name] = call_counts(tree, args.calls)
         print(f"... {name} measured", file=sys.stderr, flush=True)
     names = list(trees)
-    print(f"\n{'measure':64s} " + " ".join(f"{n:>12s}" for n in names))
-    print(f"{'guard: SWI-Prolog inferences per decision (airline cancel, 100k facts)':64s} "
+    print(f"\n{'measure':72s} " + " ".join(f"{n:>12s}" for n in names))
+    print(f"{'guard: SWI-Prolog inferences per decision (airline cancel, 100k facts)':72s} "
           + " ".join(f"{guard[n]['inferences']:12.0f}" for n in names))
-    print(f"{'guard: engine CPU per decision, p50 (us; a timing, for reference)':64s} "
+    print(f"{'guard: engine CPU per decision, p50 (us; a timing, for reference)':72s} "
           + " ".join(f"{guard[n]['engine_cpu_us']:12.0f}" for n in names))
-    print(f"{'HTTP tools/call, no-op built-in: Python function calls per call':64s} "
+    print(f"{'HTTP tools/call, no-op built-in: Python function calls per call':72s} "
           + " ".join(f"{sum(calls[n].values()):12.0f}" for n in names))
     if len(names) == 2:
         a, b = calls[names[0]], calls[names[1]]
