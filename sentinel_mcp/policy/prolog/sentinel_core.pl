@@ -376,10 +376,11 @@ tagged_value(t, '', true).
 tagged_value(f, '', false).
 tagged_value(n, '', null).
 
-%  The answer's JSON; an allow whose proof is kept (nothing needed or unmet) is one fixed text around its id.
+%  The answer's JSON; an allow whose proof is kept (nothing needed or unmet) is one fixed text around its id
+%  (joined, not formatted: format/3 costs ~5 us here, the join ~0.5 us; Id is an integer, so no quoting).
 answer_text(json([status=proved, tree=json([kept=Id])]), Out) :- integer(Id), \+ need(_), \+ unmet(_), !,
-    format(atom(Out), '{"status":"proved","tree":{"kept":~d},"needs":[],"unmet":[],"tentative":[],"violations":[]}',
-           [Id]).
+    atomic_list_concat(['{"status":"proved","tree":{"kept":', Id,
+                        '},"needs":[],"unmet":[],"tentative":[],"violations":[]}'], Out).
 answer_text(Out0, Out) :- add_needs(Out0, Out1), to_json_atom(Out1, Out).
 
 %  The pass that decides every outcome (the meta-interpreter, with the compiled rules unless interpreted).
