@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve()
 async def measure(n: int) -> dict[str, float]:
     """In the child: this tree's guard, measured."""
     import guard_latency as gl
-    from mcp import Client
+    from answered_guard import answered_cancel_guard
 
     from sentinel_mcp.core.lazy_proof import rendered_proof
 
@@ -49,36 +49,16 @@ async def measure(n: int) -> dict[str, float]:
         out[f"{prefix}_p99"] = gl.pct(walls, 0.99) * 1e6
 
     with tempfile.TemporaryDirectory() as d:
-        async with Client(gl.airline_server(), mode="auto") as client:
-            port = gl.DirectPort(client, "airline")
-            await port.refresh()
-            guard = gl.PolicyGuard([gl.RULEBASES_DIR / "airline.pl"], port, store_path=Path(d) / "airline.db",
-                                   settings=gl.PolicySettings(guard_timeout=30),
-                                   seeds={"current_user": "amelia_davis_8890"})
-            await guard.start(watch=False)
-            getattr(gl, "looking", lambda g: g)(guard)  # a base tree from before ``spend``: as it is
-            try:
-                c = gl.call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
-                dec = await guard.decide(c)
-                while isinstance(dec, gl.Ask):
-                    for q in dec.questions:
-                        value = True if q.meta["kind"] == "confirm" else "change_of_plan"
-                        await guard.record_answer(c, q, gl.Answer(action="accept", content={"answer": value}))
-                    dec = await guard.decide(c)
-                assert isinstance(dec, gl.Allow), dec
-                await guard.knowledge.add(gl.filler("bench", 0, 100_000))
-                guard.fast_path = guard.lazy_proofs = True
-                for _ in range(50):
-                    await guard.decide(c)
-                await timed(guard, c, "decide", read=False)
-                await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
-                t = await gl.in_engine(guard, c, min(n, 300), True, lazy=True)
-                out["engine_p50"], out["engine_p99"] = gl.pct(t, 0.5) * 1000, gl.pct(t, 0.99) * 1000
-                await timed(guard, c, "lazy_read", read=True)
-                guard.lazy_proofs = False
-                await timed(guard, c, "written", read=True)
-            finally:
-                await guard.close()
+        async with answered_cancel_guard(gl, Path(d)) as (guard, c):
+            for _ in range(50):
+                await guard.decide(c)
+            await timed(guard, c, "decide", read=False)
+            await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
+            t = await gl.in_engine(guard, c, min(n, 300), True, lazy=True)
+            out["engine_p50"], out["engine_p99"] = gl.pct(t, 0.5) * 1000, gl.pct(t, 0.99) * 1000
+            await timed(guard, c, "lazy_read", read=True)
+            guard.lazy_proofs = False
+            await timed(guard, c, "written", read=True)
     return out
 
 

@@ -37,53 +37,31 @@ ROOT = HERE.parent.parent.parent
 async def guard_counts(decisions: int) -> dict[str, float]:
     """In a child: inferences and engine CPU per decision of this tree's airline cancel guard."""
     import guard_latency as gl
-    from mcp import Client
+    from answered_guard import answered_cancel_guard
 
     from sentinel_mcp.policy import engine
     from sentinel_mcp.policy.prolog_text import quote_atom
 
     with tempfile.TemporaryDirectory() as d:
-        async with Client(gl.airline_server(), mode="auto") as client:
-            port = gl.DirectPort(client, "airline")
-            await port.refresh()
-            guard = gl.PolicyGuard([gl.RULEBASES_DIR / "airline.pl"], port, store_path=Path(d) / "airline.db",
-                                   settings=gl.PolicySettings(guard_timeout=30),
-                                   seeds={"current_user": "amelia_davis_8890"})
-            await guard.start(watch=False)
-            getattr(gl, "looking", lambda g: g)(guard)  # a tree from before ``spend``: as it is
-            try:
-                c = gl.call("airline__cancel_reservation", {"reservation_id": "8C8K4E"}, "bench")
-                dec = await guard.decide(c)
-                for _ in range(6):  # the questions and the confirmation, answered
-                    if not isinstance(dec, gl.Ask):
-                        break
-                    for q in dec.questions:
-                        value = True if q.meta["kind"] == "confirm" else "change_of_plan"
-                        await guard.record_answer(c, q, gl.Answer(action="accept", content={"answer": value}))
-                    dec = await guard.decide(c)
-                assert isinstance(dec, gl.Allow), dec
-                await guard.knowledge.add(gl.filler("bench", 0, 100_000))
-                guard.fast_path = guard.lazy_proofs = True
-                for _ in range(20):
-                    await guard.decide(c)
-                rb = guard.rulebases.current
-                mod = await guard.knowledge.ensure(c.session_id, rb)
-                goal = (
-                    f"sentinel_core:sn_decide_compact({quote_atom(rb.module)}, {quote_atom(mod)}, "
-                    f"{time.time()!r}, {quote_atom(c.identity)}, "
-                    f"{quote_atom(engine.call_args_text(c.arguments))}, "
-                    f"{quote_atom(c.digest)}, {quote_atom(rb.version)}, "
-                    f"{rb.info.inference_limit(guard.inference_limit)}, _)"
-                )
-                q = (
-                    f"findall(I-T, (between(1, {decisions}, _), statistics(inferences, I0), "
-                    f"statistics(cputime, T0), {goal}, statistics(cputime, T1), statistics(inferences, I1), "
-                    f"I is I1 - I0, T is (T1 - T0) * 1000000), Out)"
-                )
-                rows = await guard.engine.run(lambda p: list(p.query(q, maxresult=1)))
-                await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
-            finally:
-                await guard.close()
+        async with answered_cancel_guard(gl, Path(d)) as (guard, c):
+            for _ in range(20):
+                await guard.decide(c)
+            rb = guard.rulebases.current
+            mod = await guard.knowledge.ensure(c.session_id, rb)
+            goal = (
+                f"sentinel_core:sn_decide_compact({quote_atom(rb.module)}, {quote_atom(mod)}, "
+                f"{time.time()!r}, {quote_atom(c.identity)}, "
+                f"{quote_atom(engine.call_args_text(c.arguments))}, "
+                f"{quote_atom(c.digest)}, {quote_atom(rb.version)}, "
+                f"{rb.info.inference_limit(guard.inference_limit)}, _)"
+            )
+            q = (
+                f"findall(I-T, (between(1, {decisions}, _), statistics(inferences, I0), "
+                f"statistics(cputime, T0), {goal}, statistics(cputime, T1), statistics(inferences, I1), "
+                f"I is I1 - I0, T is (T1 - T0) * 1000000), Out)"
+            )
+            rows = await guard.engine.run(lambda p: list(p.query(q, maxresult=1)))
+            await guard.engine.goal("sentinel_core:sn_drop_kept_proofs")
     pairs = [re.match(r"-\((\d+), ([-\d.e+]+)\)", str(x)) for x in rows[0]["Out"]]
     inferences = sorted(int(m.group(1)) for m in pairs if m)
     cpu = sorted(float(m.group(2)) for m in pairs if m)
