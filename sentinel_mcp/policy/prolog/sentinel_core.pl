@@ -192,17 +192,20 @@ cur(call, T, D, V) :- nb_getval(sn_query, q(_, _, _, c(T, D, V))).
 %  its text again, and library(sha)'s hex conversion runs in Prolog (~35 us a text): the digests of the last
 %  few thousand texts (atoms, at most 2,048 characters) are kept, found by the text itself (a pure function).
 :- dynamic shown_memo/2.
+shown_digest(Msg, Hex) :- atom(Msg), shown_memo(Msg, Hex0), !, Hex = Hex0.
 shown_digest(Msg, Hex) :-
-    (   atom(Msg), shown_memo(Msg, Hex0)
-    ->  Hex = Hex0
-    ;   sha_hash(Msg, H, [algorithm(sha256), encoding(utf8)]), hash_atom(H, Hex),
-        (   atom(Msg), atom_length(Msg, L), L =< 2048
-        ->  flag(sn_shown_memo, N, N + 1),
-            ( N >= 4096 -> retractall(shown_memo(_, _)), flag(sn_shown_memo, _, 1) ; true ),
-            assertz(shown_memo(Msg, Hex))
-        ;   true
-        )
-    ).
+    sha_hash(Msg, H, [algorithm(sha256), encoding(utf8)]), hash_atom(H, Hex),
+    ( atom(Msg), atom_length(Msg, L), L =< 2048 -> keep_memo(sn_shown_memo, shown_memo(Msg, Hex)) ; true ).
+
+%  keep_memo(+Flag, +Entry): assert Entry into its memo (a dynamic predicate of this module), emptied when it
+%  has held 4,096 entries since the last time (Flag counts them): q_memo/3, shown_memo/2.
+keep_memo(Flag, Entry) :-
+    flag(Flag, N, N + 1),
+    (   N >= 4096
+    ->  functor(Entry, Name, Arity), functor(Any, Name, Arity), retractall(Any), flag(Flag, _, 1)
+    ;   true
+    ),
+    assertz(Entry).
 
 %  The text a confirmation shows: format/3 of its template, which for '~w' and one text (confirmed_items/3:
 %  readable/2 gives atoms) is that text itself, the same atom without format/3 (a cost on every allow).
@@ -579,9 +582,7 @@ q_atom(T, A) :-
         ->  A = A0
         ;   with_output_to(atom(A), writeq(T)),
             (   atom_length(A, L), L =< 512
-            ->  flag(sn_q_memo, N, N + 1),
-                ( N >= 4096 -> retractall(q_memo(_, _, _)), flag(sn_q_memo, _, 1) ; true ),
-                assertz(q_memo(H, T, A))
+            ->  keep_memo(sn_q_memo, q_memo(H, T, A))
             ;   true
             )
         )
