@@ -62,3 +62,30 @@ def test_the_memo_stays_bounded_and_keeps_short_texts_only() -> None:
         "aggregate_all(count, sentinel_core:shown_memo(_, _), N), "
         "( sentinel_core:shown_memo(Long, _) -> Kept = kept ; Kept = not_kept )", maxresult=1)))
     assert rows and 0 < rows[0]["N"] <= 4096 and rows[0]["Kept"] == "not_kept", rows
+
+
+def test_an_entry_for_another_text_is_never_used() -> None:
+    """What a stale or planted entry would leave under another text: the text asked for gets its own."""
+    engine = shared_engine()
+    planted = "sentinel_core:shown_memo('Cancel this reservation?', 'WRONG')"
+    engine.run_sync(lambda p: list(p.query(f"assertz({planted})")))
+    try:
+        for text in ("Cancel this reservation? ", "cancel this reservation?", "Cancel this reservation?\x00"):
+            assert _digest(text) == hashlib.sha256(text.encode()).hexdigest(), text
+    finally:  # the engine is shared with the other tests: the planted entry goes
+        engine.run_sync(lambda p: list(p.query(f"retractall({planted})")))
+
+
+def test_a_string_or_a_differently_composed_text_is_digested_as_its_own_bytes() -> None:
+    """A text given as a string (never kept); the two Unicode spellings of one word (composed, decomposed)."""
+    engine = shared_engine()
+    rows = engine.run_sync(lambda p: list(p.query(
+        "sentinel_core:shown_digest(\"Refund 120 USD\", H1), "
+        "sentinel_core:shown_digest(\"Refund 120 USD\", H2)",
+        maxresult=1)))
+    want = hashlib.sha256(b"Refund 120 USD").hexdigest()
+    assert rows and rows[0]["H1"] == rows[0]["H2"] == want, rows
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    assert _digest(composed) == hashlib.sha256(composed.encode()).hexdigest()
+    assert _digest(decomposed) == hashlib.sha256(decomposed.encode()).hexdigest()
+    assert _digest(composed) != _digest(decomposed)
