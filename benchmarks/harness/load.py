@@ -1,7 +1,11 @@
-"""Load generation for the pipeline benchmarks: ``wrk`` (compiled, from Debian's package) posting one fixed
+"""Load generation for the pipeline benchmarks: ``wrk`` (compiled, from Debian's package) posting one
 JSON-RPC request over keep-alive connections, so the client is not the bottleneck; its CPU time is measured
-(``wait4`` rusage) and reported beside every rate. Also: process CPU and RSS from /proc, and the MCP
-handshake a handshake-era server needs before ``wrk`` can post calls on its session."""
+(``wait4`` rusage) and reported beside every rate. Each request gets an id of its own, as a real client's
+requests do (on a handshake-era session, requests sharing an id while one is in flight are not what any
+client sends, and a server may serialize or refuse them), and every answer is read: one that is not HTTP 200
+with a JSON-RPC ``result``, or whose result says ``isError``, counts as an error. Also: process CPU and RSS
+from /proc, and the MCP handshake a handshake-era server needs before ``wrk`` can post calls on its
+session."""
 
 from __future__ import annotations
 
@@ -106,9 +110,11 @@ def rss_mb(pid: int) -> float:
 
 def wrk(url: str, body: str, headers: dict, *, connections: int = 16, seconds: float = 5.0,
         server_pid: int | None = None) -> LoadResult:
-    """``connections`` keep-alive connections posting ``body`` for ``seconds`` (one wrk thread)."""
-    lines = ['wrk.method = "POST"', f"wrk.body = {json.dumps(body)}"]
+    """``connections`` keep-alive connections posting ``body`` for ``seconds`` (one wrk thread), its
+    ``"id": 1`` numbered afresh for each request."""
+    lines = ['wrk.method = "POST"']
     lines += [f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in headers.items()]
+    lines += _numbered_requests(body)
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write("\n".join(lines) + "\n")
         script = f.name
@@ -141,6 +147,33 @@ def wrk(url: str, body: str, headers: dict, *, connections: int = 16, seconds: f
     )
 
 
+_ID = '"id": 1'
+
+
+def _numbered_requests(body: str) -> list[str]:
+    """wrk's Lua: each request the body with its own id, each answer checked, the bad ones counted (printed
+    by ``done`` as ``bad answers: N``)."""
+    if body.count(_ID) != 1:
+        raise ValueError(f"the body must hold {_ID} exactly once: {body[:200]}")
+    head, tail = body.split(_ID)
+    return [
+        f"local head, tail = {json.dumps(head + chr(34) + 'id' + chr(34) + ': ')}, {json.dumps(tail)}",
+        "local threads = {}",
+        "function setup(thread) table.insert(threads, thread) end",
+        "function init(args) n = 0; bad = 0 end",
+        "function request() n = n + 1; return wrk.format(nil, nil, nil, head .. n .. tail) end",
+        "function response(status, headers, body)",
+        "  if status ~= 200 or not string.find(body, '\"result\"', 1, true)",
+        "      or string.find(body, '\"isError\"%s*:%s*true') then bad = bad + 1 end",
+        "end",
+        "function done(summary, latency, requests)",
+        "  local total = 0",
+        "  for _, t in ipairs(threads) do total = total + t:get('bad') end",
+        "  io.write(string.format('bad answers: %d\\n', total))",
+        "end",
+    ]
+
+
 def _number(pattern: str, text: str) -> float:
     m = re.search(pattern, text)
     return float(m.group(1)) if m else 0.0
@@ -155,6 +188,7 @@ def _latency(text: str, label: str) -> float:
 
 
 def _errors(text: str) -> int:
-    n = int(_number(r"Non-2xx or 3xx responses:\s+(\d+)", text))
+    # a non-2xx answer is also a bad one: counted once
+    n = int(_number(r"bad answers:\s+(\d+)", text))
     m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
     return n + (sum(int(g) for g in m.groups()) if m else 0)
