@@ -26,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sentinel_mcp.app.lean_calls import LeanCalls
 from sentinel_mcp.app.lean_session_calls import LeanSessionCalls
+from sentinel_mcp.app import session_dispatch
 from sentinel_mcp.app.sse_session_owners import SseSessionOwners
 from sentinel_mcp.app.runtime import Runtime
 from sentinel_mcp.core.host import HostState
@@ -422,6 +423,7 @@ def build_http_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with runtime_cm as rt:
             holder.runtime = rt
+            session_dispatch.install()  # the lean 2025 path hands its calls to a session's dispatcher
             manager = StreamableHTTPSessionManager(app=rt.front.server, json_response=False, stateless=False)
             _ending_sessions(manager, owners)
             rt.front.tables["mcp_sessions"] = owners.shares

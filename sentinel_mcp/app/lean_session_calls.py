@@ -4,11 +4,12 @@ answered on its own event stream without the SDK's per-POST machinery.
 The SDK answers such a POST with an ``EventSourceResponse``: a task group of five tasks (the stream, a ping
 timer, a shutdown listener, a disconnect listener, the writer from the request's queue to an SSE queue),
 inside another task group, after Starlette's routing, a ``Request``, the body read again and the session
-manager's look-ups (what it cost: benchmarks/README.md, branch i21-legacy-http). The request itself still
-goes into the session exactly as the SDK sends it (its message validated by the SDK's adapter, the SDK's
-metadata, the session's dispatcher and runner), so an elicitation or a log notification the handler sends,
-a cancellation the client posts, the answer to a cancelled request, a session deleted or timed out mid-call
-all travel as before: through the transport's queue for this request, which this path drains itself. The
+manager's look-ups (what it cost: benchmarks/README.md, branch i21-legacy-http). The request itself is the
+one the SDK would handle (its message validated by the SDK's adapter, the SDK's metadata), handed to the
+session's own dispatcher as its read loop would hand it, without the memory stream in between
+(``session_dispatch.py``), so an elicitation or a log notification the handler sends, a cancellation the
+client posts, the answer to a cancelled request, a session deleted or timed out mid-call all travel as
+before: through the transport's queue for this request, which this path drains itself. The
 bytes it writes are the ``EventSourceResponse``'s: the same head (built by that class), each event framed by
 sse-starlette, the empty last chunk after the answer or when the session ends the queue; a ping comment every
 15 s of a long call; a client that goes away or a server shutting down ends the stream without that chunk
@@ -55,6 +56,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.app.lean_calls import MESSAGE_KEY
+from sentinel_mcp.app.session_dispatch import dispatch, kernel_of
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
 log = logging.getLogger(__name__)
@@ -254,7 +256,9 @@ async def _stream(transport: StreamableHTTPServerTransport, message: JSONRPCRequ
     try:
         session_message = transport._create_session_message(message, Request(scope, receive), request_id,
                                                             version)
-        await writer.send(session_message)
+        kernel = kernel_of(transport._read_stream)
+        if kernel is None or not dispatch(kernel, message, session_message.metadata):
+            await writer.send(session_message)
         async with reader:
             async for event in reader:
                 answer = isinstance(event.message, JSONRPCResponse | JSONRPCError)

@@ -1,6 +1,7 @@
 """Sentinel's CLI with the lean 2025 path observed, for tests: each request id it streams is appended to
-$LEAN_SESSION_LOG (so a test knows which path answered), and $LEAN_SESSION_PING (seconds) shortens the ping
-interval of both paths alike (the lean stream's and the SDK's ``EventSourceResponse``), with the lean
+$LEAN_SESSION_LOG (so a test knows which path answered), ``direct:ID`` when the request was handed to
+the session's dispatcher directly (``session_dispatch.dispatch``), and $LEAN_SESSION_PING (seconds) shortens
+the ping interval of both paths alike (the lean stream's and the SDK's ``EventSourceResponse``), with the lean
 watcher started after $LEAN_SESSION_WATCH seconds."""
 
 from __future__ import annotations
@@ -23,7 +24,19 @@ async def _noted(transport: Any, message: Any, *args: Any) -> None:
     await _stream(transport, message, *args)
 
 
+_dispatch = lean.dispatch
+
+
+def _dispatched(kernel: Any, message: Any, metadata: Any) -> bool:
+    handed = _dispatch(kernel, message, metadata)
+    if handed:
+        with open(os.environ["LEAN_SESSION_LOG"], "a", encoding="utf-8") as f:
+            f.write(f"direct:{message.id}\n")
+    return handed
+
+
 lean._stream = _noted  # type: ignore[assignment]
+lean.dispatch = _dispatched  # type: ignore[assignment]
 if os.environ.get("LEAN_SESSION_PING"):
     lean.PING_SECONDS = EventSourceResponse.DEFAULT_PING_INTERVAL = float(os.environ["LEAN_SESSION_PING"])
 if os.environ.get("LEAN_SESSION_WATCH"):

@@ -53,6 +53,10 @@ class Gateway:
     def lean_ids(self) -> list[str]:
         return self.log.read_text().split() if self.log.exists() else []
 
+    def direct_ids(self) -> list[str]:
+        """The lean calls handed to the session's dispatcher directly (session_dispatch.py)."""
+        return [i.removeprefix("direct:") for i in self.lean_ids() if i.startswith("direct:")]
+
 
 def start(tmp: Path, **env: str) -> Gateway:
     cfg = tmp / "sentinel.json"
@@ -228,6 +232,7 @@ def test_lean_and_sdk_streams_are_the_same_bytes(gateway: Gateway, name: str, ar
     lean = exchange(gateway.port, tool_call(11, name, arguments), base_headers(sid=sid))
     sdk = exchange(gateway.port, tool_call(12, name, arguments, via_sdk=True), base_headers(sid=sid))
     assert "11" in gateway.lean_ids() and "12" not in gateway.lean_ids()
+    assert "11" in gateway.direct_ids()
     assert lean.status == 200 and lean.ended and lean.events()[-1]["id"] == 11
     assert wire_form(lean, 11) == wire_form(sdk, 12)
 
@@ -314,6 +319,81 @@ def test_a_cancelled_lean_call_ends_as_the_sdks(gateway: Gateway, tmp_path: Path
         forms.append(wire_form(answer, rid))
     assert forms[0] == forms[1]
     assert "41" in gateway.lean_ids() and "42" not in gateway.lean_ids()
+    assert "41" in gateway.direct_ids()  # the posted cancellation found the directly dispatched call
+    _marked(marker, "cancelled", 2)  # the upstream's call was cancelled too, on both paths
+
+
+def _marked(path: Path, word: str, count: int) -> None:
+    for _ in range(300):
+        if path.exists() and path.read_text().count(word) >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path.read_text() if path.exists() else ''!r}: not {count} x {word}")
+
+
+TRACE_CONTEXTS = [
+    {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+    {"tracestate": "vendor=x"},
+    {"baggage": "user=alice"},
+    {"b3": "80f198ee56343ba864fe8b2a57d3eff7-e457b5a2e4d86bd1-1"},
+    {"io.modelcontextprotocol/protocolVersion": "2025-11-25", "traceparent": f"00-{'1' * 32}-{'2' * 16}-01"},
+]
+
+
+@pytest.mark.parametrize("meta", TRACE_CONTEXTS, ids=[",".join(m) for m in TRACE_CONTEXTS])
+def test_a_call_carrying_trace_context_keeps_the_sdks_span(gateway: Gateway, meta: dict[str, str]) -> None:
+    """Any ``_meta`` key that could carry trace context (anything beyond the quiet ones) sends the call down
+    the session's stream, to the runner with its OpenTelemetry span; it is answered all the same."""
+    sid = open_session(gateway.port)
+    rid = f"trace-{len(gateway.lean_ids())}"
+    body = tool_call(rid, "tb__echo", {"text": "traced"})
+    body["params"]["_meta"] = meta
+    answer = exchange(gateway.port, body, base_headers(sid=sid))
+    assert answer.status == 200 and answer.ended, answer.chunks
+    assert answer.events()[-1]["result"]["content"][0]["text"] == "traced"
+    assert rid in gateway.lean_ids() and rid not in gateway.direct_ids()
+
+
+@pytest.mark.parametrize("meta", ["text", ["list"], 7, None, True], ids=repr)
+def test_a_malformed_meta_is_answered_as_the_sdk_answers_it(gateway: Gateway, meta: Any) -> None:
+    """A ``_meta`` that is not an object never reaches the unspanned runner: the SDK's path judges it (the
+    same answer as a progress-token call of the SDK's own path would get for it)."""
+    sid = open_session(gateway.port)
+    rid = f"meta-{len(gateway.lean_ids())}"
+    body = tool_call(rid, "tb__echo", {"text": "m"})
+    body["params"]["_meta"] = meta
+    answer = exchange(gateway.port, body, base_headers(sid=sid))
+    assert answer.status in (200, 400), answer.chunks
+    if answer.status == 200:
+        assert answer.events()[-1]["id"] == rid
+    assert rid not in gateway.direct_ids()
+
+
+def test_a_session_deleted_mid_call_ends_the_call_as_the_sdk_ends_it(tmp_path: Path) -> None:
+    """DELETE while a directly dispatched call runs: the session's end cancels it (it runs in the session's
+    task group), the upstream's call is cancelled, the stream ends as the SDK's path ends it."""
+    gw = start(tmp_path, LEAN_SESSION_WATCH="0.2")
+    try:
+        forms = []
+        for n, (rid, via_sdk) in enumerate(((101, False), (102, True))):
+            sid = open_session(gw.port)
+            marker = tmp_path / f"deleted-{rid}"
+            sock = send(gw.port, tool_call(rid, "tb__hang_marked", {"path": str(marker)}, via_sdk=via_sdk),
+                        base_headers(sid=sid))
+            try:
+                _started(marker, 1)
+                assert exchange(gw.port, b"", base_headers(sid=sid), method="DELETE").status == 200
+                answer = read_answer(sock)
+            finally:
+                sock.close()
+            _marked(marker, "cancelled", 1)
+            answer.head = [(k, "<session>" if k.lower() == "mcp-session-id" else v) for k, v in answer.head]
+            forms.append(wire_form(answer, rid))
+        assert forms[0] == forms[1]
+        assert forms[0][0] == 200 and forms[0][-1]  # the head, then the stream ended (no answer: gone)
+        assert "101" in gw.direct_ids() and "102" not in gw.lean_ids()
+    finally:
+        stop_process(gw.proc)
 
 
 def test_pings_on_a_long_lean_call(gateway: Gateway) -> None:
