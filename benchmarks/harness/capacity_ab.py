@@ -4,12 +4,14 @@ connections, 2026-07-28 ``tools/call`` to the in-process no-op built-in, durable
 and the server's CPU per call is printed beside each rate with wrk's own CPU share.
 
 Usage: python benchmarks/harness/capacity_ab.py --base /work/main [--seconds 5] [--rounds 3]
-  [--upstream modern] [--base-env NAME=VALUE ...]
+  [--upstream modern] [--era 2025-11-25] [--base-env NAME=VALUE ...]
 ``--base-env``: set in the base's environment only (e.g. ``--base /work/main --base-env
 SENTINEL_PROLOG_CALL=ctypes``: one tree, the guard's C call off in the base).
 ``--upstream ERA``: instead, both gateways front one real Python MCP upstream (the test toolbox over
 streamable HTTP, ``"protocol": ERA``) calling its ``noop``, and the upstream's own direct rate is measured
 in the same rounds.
+``--era 2025-11-25``: the calls are of the handshake era instead, all 16 connections on one session per
+server (opened first), each request with its own id.
 Each tree runs with its own ``.venv`` when it has one (else this interpreter) and its sources first on the
 path.
 """
@@ -26,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path[:0] = [str(ROOT), str(HERE), str(ROOT / "benchmarks")]
 import pipeline_capacity as pc  # noqa: E402
-from load import call_body, call_headers, check_call, wrk  # noqa: E402
+from load import MODERN, TOKEN, call_body, call_headers, check_call, handshake, wrk  # noqa: E402
 from tests.conftest import stop_process  # noqa: E402
 
 
@@ -37,6 +39,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--upstream", choices=["auto", "legacy", "modern"], default=None)
     ap.add_argument("--base-env", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--era", choices=[MODERN, "2025-11-25"], default=MODERN, help="the calls' protocol era")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-ab-"))
     servers = {}
@@ -57,13 +60,16 @@ def main() -> None:
             if name == "base":
                 pc.ENV.update(kv.split("=", 1) for kv in args.base_env)
             servers[name] = pc.sentinel(tmp, upstreams, builtins, name.replace(" ", "-"))
-        calls = {name: (call_body(tool), call_headers(tool)) for name in servers}
+        era = args.era
+        sessions = {name: handshake(url) if era != MODERN else None for name, (_, url) in servers.items()}
+        calls = {name: (call_body(tool, era), call_headers(tool, era, sessions[name])) for name in servers}
         if up is not None:
             servers["direct"] = (up, direct)
-            calls["direct"] = (call_body("noop"), call_headers("noop", token=None))
+            sid = handshake(direct, None) if era != MODERN else None
+            calls["direct"] = (call_body("noop", era), call_headers("noop", era, sid, token=None))
         for name, (proc, url) in servers.items():
             if name != "direct":
-                check_call(url, tool)
+                check_call(url, tool, era, sessions[name], TOKEN)
             wrk(url, *calls[name], seconds=1, server_pid=proc.pid)  # warm up
         results: dict[str, list] = {name: [] for name in servers}
         for _ in range(args.rounds):

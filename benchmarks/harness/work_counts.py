@@ -11,7 +11,8 @@ work does not. For each tree, in processes of its own (its sources first on the 
   changed most.
 
 The 2026-11-29 hunt that found ``shown_digest/2`` hashing every confirmation again (561 -> 804 inferences per
-decision) was these counts. Usage: python benchmarks/harness/work_counts.py [--base TREE] [--calls 500]
+decision) was these counts.
+Usage: python benchmarks/harness/work_counts.py [--base TREE] [--calls 500] [--era 2025-11-25]
 Each tree runs with its own ``.venv`` when it has one (else this interpreter).
 """
 
@@ -92,13 +93,14 @@ def _python(tree: Path) -> str:
     return str(own) if own.exists() else sys.executable
 
 
-def call_counts(tree: Path, calls: int) -> dict[str, float]:
-    """Function calls per request on the gateway's event-loop thread: {function: calls per request}."""
+def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, float]:
+    """Function calls per request on the gateway's event-loop thread: {function: calls per request}. ``era``
+    2025-11-25: the calls are posted on one handshake-era session (opened first)."""
     import pstats
 
     # here, not at the top: a child of another tree must not get this tree's sources first on its path
     sys.path[:0] = [str(ROOT), str(HERE.parent)]
-    from load import TOKEN, call_body, call_headers, post
+    from load import MODERN, TOKEN, call_body, call_headers, handshake, post
     from tests.conftest import free_port, stop_process, wait_http
 
     tmp = Path(tempfile.mkdtemp(prefix="work-counts-"))
@@ -116,15 +118,17 @@ def call_counts(tree: Path, calls: int) -> dict[str, float]:
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=90)
         url = f"http://127.0.0.1:{port}/mcp"
-        body, headers = call_body("bench__noop"), call_headers("bench__noop")
-        for _ in range(200):  # warm-up: caches filled, first-use imports done
-            status, _, text = post(url, body, headers)
+        sid = handshake(url, TOKEN) if era != MODERN else None
+        body, headers = call_body("bench__noop", era), call_headers("bench__noop", era, sid)
+        for n in range(200):  # warm-up: caches filled, first-use imports done
+            # each request its own id (a session refuses or serializes ids in flight; none are here)
+            status, _, text = post(url, body.replace('"id": 1', f'"id": {n + 2}'), headers)
             if status != 200 or '"isError":true' in text.replace(" ", ""):
                 raise RuntimeError(f"{tree}: the no-op call failed: {status} {text[:300]}")
         os.kill(proc.pid, signal.SIGUSR1)
         time.sleep(0.3)
-        for _ in range(calls):
-            post(url, body, headers)
+        for n in range(calls):
+            post(url, body.replace('"id": 1', f'"id": {n + 1000}'), headers)
         os.kill(proc.pid, signal.SIGUSR2)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not out.exists():
@@ -146,6 +150,8 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=500)
     ap.add_argument("--decisions", type=int, default=200)
     ap.add_argument("--top", type=int, default=15, help="functions whose calls per request changed most")
+    ap.add_argument("--era", choices=["2026-07-28", "2025-11-25"], default="2026-07-28",
+                    help="the HTTP calls' protocol era (2025-11-25: on one session)")
     ap.add_argument("--child-guard", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     args, rest = ap.parse_known_args()
@@ -168,7 +174,7 @@ def main() -> None:
         if not lines:
             sys.exit(f"{name}: no guard figures\n{p.stderr[-3000:]}")
         guard[name] = json.loads(lines[-1])
-        calls[name] = call_counts(tree, args.calls)
+        calls[name] = call_counts(tree, args.calls, args.era)
         print(f"... {name} measured", file=sys.stderr, flush=True)
     names = list(trees)
     print(f"\n{'measure':72s} " + " ".join(f"{n:>12s}" for n in names))
@@ -176,7 +182,7 @@ def main() -> None:
           + " ".join(f"{guard[n]['inferences']:12.0f}" for n in names))
     print(f"{'guard: engine CPU per decision, p50 (us; a timing, for reference)':72s} "
           + " ".join(f"{guard[n]['engine_cpu_us']:12.0f}" for n in names))
-    print(f"{'HTTP tools/call, no-op built-in: Python function calls per call':72s} "
+    print(f"{f'HTTP tools/call ({args.era}), no-op built-in: Python function calls per call':72s} "
           + " ".join(f"{sum(calls[n].values()):12.0f}" for n in names))
     if len(names) == 2:
         a, b = calls[names[0]], calls[names[1]]
