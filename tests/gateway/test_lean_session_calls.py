@@ -323,6 +323,30 @@ def test_a_cancelled_lean_call_ends_as_the_sdks(gateway: Gateway, tmp_path: Path
     _marked(marker, "cancelled", 2)  # the upstream's call was cancelled too, on both paths
 
 
+def test_a_cancellation_on_another_session_cancels_nothing(gateway: Gateway, tmp_path: Path) -> None:
+    """A directly dispatched call is in its own session's in-flight table only: the same id cancelled on
+    another session (another principal's, or the same principal's) leaves it running."""
+    mine = open_session(gateway.port, ALICE)
+    marker = tmp_path / "other-session"
+    hang = tool_call(111, "tb__hang_marked", {"path": str(marker)})
+    sock = send(gateway.port, hang, base_headers(sid=mine))
+    try:
+        _started(marker, 1)
+        assert "111" in gateway.direct_ids()
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 111}}
+        for token in (BOB, ALICE):
+            other = open_session(gateway.port, token)
+            assert exchange(gateway.port, cancel, base_headers(token, other)).status == 202
+        time.sleep(1.0)
+        assert "cancelled" not in marker.read_text()  # still running
+        assert exchange(gateway.port, cancel, base_headers(ALICE, mine)).status == 202
+        answer = read_answer(sock)
+    finally:
+        sock.close()
+    _marked(marker, "cancelled", 1)
+    assert answer.ended and answer.events()[-1]["error"]["code"] == -32800, answer.chunks
+
+
 def _marked(path: Path, word: str, count: int) -> None:
     for _ in range(300):
         if path.exists() and path.read_text().count(word) >= count:
