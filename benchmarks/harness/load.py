@@ -150,6 +150,11 @@ def wrk(url: str, body: str, headers: dict, *, connections: int = 16, seconds: f
 _ID = '"id": 1'
 
 
+def numbered(body: str, n: int) -> str:
+    """``body`` (a ``call_body``) with its id ``n``."""
+    return body.replace(_ID, f'"id": {n}', 1)
+
+
 def _numbered_requests(body: str) -> list[str]:
     """wrk's Lua: each request the body with its own id, each answer checked, the bad ones counted (printed
     by ``done`` as ``bad answers: N``)."""

@@ -100,7 +100,7 @@ def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, fl
 
     # here, not at the top: a child of another tree must not get this tree's sources first on its path
     sys.path[:0] = [str(ROOT), str(HERE.parent)]
-    from load import MODERN, TOKEN, call_body, call_headers, handshake, post
+    from load import MODERN, TOKEN, call_body, call_headers, handshake, numbered, post
     from tests.conftest import free_port, stop_process, wait_http
 
     tmp = Path(tempfile.mkdtemp(prefix="work-counts-"))
@@ -122,13 +122,13 @@ def call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, fl
         body, headers = call_body("bench__noop", era), call_headers("bench__noop", era, sid)
         for n in range(200):  # warm-up: caches filled, first-use imports done
             # each request its own id (a session refuses or serializes ids in flight; none are here)
-            status, _, text = post(url, body.replace('"id": 1', f'"id": {n + 2}'), headers)
+            status, _, text = post(url, numbered(body, n + 2), headers)
             if status != 200 or '"isError":true' in text.replace(" ", ""):
                 raise RuntimeError(f"{tree}: the no-op call failed: {status} {text[:300]}")
         os.kill(proc.pid, signal.SIGUSR1)
         time.sleep(0.3)
         for n in range(calls):
-            post(url, body.replace('"id": 1', f'"id": {n + 1000}'), headers)
+            post(url, numbered(body, n + 1000), headers)
         os.kill(proc.pid, signal.SIGUSR2)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not out.exists():

@@ -94,7 +94,6 @@ async def test_a_loop_not_yet_running_takes_nothing() -> None:
     write_send, _ = create_context_streams[SessionMessage](1)
     kernel = session_dispatch.SessionKernel(
         dispatcher=session_dispatch.JSONRPCDispatcher(read_recv, write_send),
-        connection=None,  # type: ignore[arg-type]
         unspanned=None,  # type: ignore[arg-type]
         read_stream=read_recv,
     )
