@@ -347,6 +347,27 @@ def test_a_cancellation_on_another_session_cancels_nothing(gateway: Gateway, tmp
     assert answer.ended and answer.events()[-1]["error"]["code"] == -32800, answer.chunks
 
 
+@pytest.mark.parametrize("rid", ["", "  spaced  ", "ünï-cöde", "x" * 300, -5, 0, 2**53])
+def test_any_string_or_integer_id_is_answered_under_itself_directly(gateway: Gateway, rid: Any) -> None:
+    sid = open_session(gateway.port)
+    before = len(gateway.direct_ids())
+    answer = exchange(gateway.port, tool_call(rid, "tb__echo", {"text": "id"}), base_headers(sid=sid))
+    assert answer.status == 200 and answer.ended, answer.chunks
+    final = answer.events()[-1]
+    assert final["id"] == rid and type(final["id"]) is type(rid)
+    assert final["result"]["content"][0]["text"] == "id"
+    assert len(gateway.direct_ids()) == before + 1  # handed to the session's dispatcher
+
+
+@pytest.mark.parametrize("rid", [1.0, True, None, 2**70, [1], {"a": 1}], ids=repr)
+def test_an_id_of_another_type_is_refused_before_any_path(gateway: Gateway, rid: Any) -> None:
+    sid = open_session(gateway.port)
+    before = gateway.lean_ids()
+    answer = exchange(gateway.port, tool_call(rid, "tb__echo", {"text": "id"}), base_headers(sid=sid))
+    assert answer.status == 400 and b"id must be a string or an integer" in b"".join(answer.chunks)
+    assert gateway.lean_ids() == before
+
+
 def _marked(path: Path, word: str, count: int) -> None:
     for _ in range(300):
         if path.exists() and path.read_text().count(word) >= count:
