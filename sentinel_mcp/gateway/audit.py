@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
 from sentinel_mcp.core.redactor import redact_record, scrub_text
@@ -154,9 +155,14 @@ class AuditLog:
         self.db: Any = None
         self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
         self._rechain = asyncio.Lock()
+        self._batches = False  # rows written in batches (a SQLite store: ``audit_batch.py``)
+        self._open: tuple[RowBatch, asyncio.Future[Any]] | None = None  # the newest batch, and its answer
 
     async def open(self) -> "AuditLog":
         self.db = open_database(self.path, "audit")
+        # PostgreSQL types the values of a multi-row VALUES list on their own (an all-NULL column is text):
+        # its rows keep the statements of one row each, which its own group commit pipelines
+        self._batches = bool(getattr(self.db, "multi_row_values", False))
         try:
             await self.db.migrate(SCHEMA)
             self._head = await self._read_head()
@@ -220,7 +226,10 @@ class AuditLog:
         if self.db is None:
             raise StorageError("audit log is not open")
         values = self.row(entry)
-        if self._head is not None:
+        if self._head is not None and self._batches and batchable(values):
+            if await self._batched(values):
+                return entry.decision_id
+        elif self._head is not None:
             try:
                 results = await self.db.run(self._chained(values))
             except StorageError:
@@ -241,6 +250,31 @@ class AuditLog:
                     return entry.decision_id
         self._head = None
         raise StorageError("audit log: the chain head kept moving under this writer")
+
+    async def _batched(self, values: tuple[Any, ...]) -> bool:
+        """The row chained onto the head and put in the open batch (``audit_batch.py``), durable on return;
+        False when its batch inserted nothing (chained onto rows that were not committed: chain it again)."""
+        assert self._head is not None
+        prev = self._head
+        new = chain_hash(prev, canonical(values))
+        held = self._open
+        # a batch already answered (its writer failed before reading it) takes nothing more
+        if held is None or held[1].done() or not held[0].add(values, prev, new):
+            batch = RowBatch(self.chain)
+            batch.add(values, prev, new)
+            held = self._open = (batch, self.db.submit_open(batch))
+        self._head = new
+        batch, done = held
+        try:
+            # shielded: a caller that gives up must not cancel the commit the other rows of its batch wait for
+            results = await asyncio.shield(done)
+        except StorageError:
+            self._head = None  # what we chained onto may not have been committed: read it again
+            raise
+        finally:
+            if self._open is held:
+                self._open = None  # answered: nothing more may join it
+        return bool(results[1].rowcount == batch.size)
 
     async def flush(self) -> None:
         """Every write is durable when it returns; kept for callers of the batched log."""

@@ -14,7 +14,7 @@ import concurrent.futures
 import logging
 import queue
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from sentinel_mcp.storage.database import Params, Statement, StorageError, WriteResult
 
@@ -90,6 +90,11 @@ class JobWriter:
     def submit_write(self, statements: Sequence[Statement]) -> "asyncio.Future[list[WriteResult]]":
         """Queue a write and return its future at once (the caller awaits it when it must be durable)."""
         return self._submit("write", list(statements))
+
+    def submit_open(self, statements: Iterable[Statement]) -> "asyncio.Future[list[WriteResult]]":
+        """Queue a write whose statements the writer reads only when it runs the job (iterating them there,
+        on its thread, once): a batch may still take rows until then (``gateway/audit_batch.py``)."""
+        return self._submit("write", statements)
 
     async def probe(self) -> bool:
         """Try a tiny durable write; health follows the answer (how a degraded store notices recovery)."""

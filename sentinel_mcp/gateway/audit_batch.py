@@ -1,0 +1,115 @@
+"""Audit rows written together: the rows that arrive while the store's writer is busy go into one open batch,
+which the writer seals when it takes it and writes with two statements (the chain head moved once, every row
+inserted by one multi-row ``INSERT``), whatever the number of rows.
+
+Why: under load each statement the writer thread runs lets go of the interpreter and waits to get it back
+from the busy event loop (measured: ~240 us of wall time for an ``UPDATE`` or ``INSERT`` using ~30-70 us of
+CPU). With two statements per row, a group commit of eight calls' rows took ~7.8 ms, and every call waits
+for two commits, so the writer, not the CPU, bounded the rate of 16 clients. A batch costs the same two
+statements for one row or sixty-four.
+
+The rows are chained on the event loop's thread, in order, as before (``AuditLog._chained``); a batch only
+carries them. It is appended to on that thread until the writer seals it (under a lock: a row added after is
+put in the next batch, never lost or reordered), and its ``INSERT`` lands all its rows or none: only if the
+head moved from the batch's first ``prev_hash`` to its last ``hash``, so a batch chained onto rows that were
+not committed inserts nothing and its writers chain their rows again, one by one. A row that might fail on
+its own (a ``NOT NULL`` column empty, a value SQLite cannot bind, text that is not UTF-8) is never batched:
+it could only fail the other calls' rows with it.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from typing import Any, Iterator
+
+from sentinel_mcp.gateway.audit_schema import HASHED
+from sentinel_mcp.storage import Statement
+
+MAX_ROWS = 64  # rows per batch: bounds the statement's parameters and the distinct statements cached
+
+# the columns the schema holds NOT NULL (a row missing one is written alone: its error stays its own)
+_REQUIRED = tuple(HASHED.index(c) for c in (
+    "chain", "ts", "decision_id", "event", "session", "origin", "tool", "decision", "outcome"))
+
+_ADVANCE_BY = "UPDATE audit_head SET hash = ?, rows = rows + ? WHERE chain = ? AND hash = ?"
+
+
+@lru_cache(maxsize=MAX_ROWS)
+def insert_rows_sql(n: int) -> str:
+    """The ``INSERT`` of ``n`` rows, in order, only if the head is at the last row's hash."""
+    width = len(HASHED) + 2  # every hashed column, then prev_hash and hash
+    values = ", ".join(f"({i}, " + ", ".join(["?"] * width) + ")" for i in range(n))
+    columns = ", ".join(f"column{i}" for i in range(2, width + 2))  # column1 is the row's place
+    return (
+        f"INSERT INTO audit ({', '.join(HASHED)}, prev_hash, hash) SELECT {columns} FROM (VALUES {values}) "
+        "WHERE EXISTS (SELECT 1 FROM audit_head WHERE chain = ? AND hash = ?) ORDER BY column1"
+    )
+
+
+def batchable(values: tuple[Any, ...]) -> bool:
+    """Whether this row can only fail with its whole batch (a fault of the store), never alone."""
+    for i in _REQUIRED:
+        if values[i] is None:
+            return False
+    for v in values:
+        kind = type(v)
+        if kind is str:
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return False
+        elif not (v is None or kind is float or kind is int):
+            return False
+    return True
+
+
+class RowBatch:
+    """Chained rows of one chain, open until the writer reads its statements (iterating it seals it)."""
+
+    __slots__ = ("chain", "_rows", "_lock", "_statements")
+
+    def __init__(self, chain: str) -> None:
+        self.chain = chain
+        self._rows: list[tuple[tuple[Any, ...], str, str]] = []
+        self._lock = threading.Lock()
+        self._statements: list[Statement] | None = None
+
+    def add(self, values: tuple[Any, ...], prev: str, new: str) -> bool:
+        """Append a row chained from ``prev`` to ``new`` (on the event loop's thread); False once sealed or
+        full (the row then starts the next batch)."""
+        with self._lock:
+            if self._statements is not None or len(self._rows) >= MAX_ROWS:
+                return False
+            if self._rows and self._rows[-1][2] != prev:
+                return False  # not the next link of this batch's chain (the head was read again)
+            self._rows.append((values, prev, new))
+            return True
+
+    @property
+    def size(self) -> int:
+        """Rows in the batch (final once sealed)."""
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[Statement]:
+        """The statements, on the writer's thread: the batch is sealed from here on."""
+        with self._lock:
+            if self._statements is None:
+                self._statements = self._build()
+            return iter(self._statements)
+
+    def _build(self) -> list[Statement]:
+        rows = self._rows
+        params: list[Any] = []
+        for values, prev, new in rows:
+            params.extend(values)
+            params.append(prev)
+            params.append(new)
+        first, last = rows[0][1], rows[-1][2]
+        params.append(self.chain)
+        params.append(last)
+        return [
+            Statement(_ADVANCE_BY, (last, len(rows), self.chain, first)),
+            Statement(insert_rows_sql(len(rows)), tuple(params)),
+        ]
