@@ -156,7 +156,7 @@ class AuditLog:
         self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
         self._rechain = asyncio.Lock()
         self._batches = False  # rows written in batches (a SQLite store: ``audit_batch.py``)
-        self._open: tuple[RowBatch, asyncio.Future[Any]] | None = None  # the newest batch, and its answer
+        self._open: RowBatch | None = None  # the newest batch (it answers its rows' callers)
 
     async def open(self) -> "AuditLog":
         self.db = open_database(self.path, "audit")
@@ -226,8 +226,9 @@ class AuditLog:
         if self.db is None:
             raise StorageError("audit log is not open")
         values = self.row(entry)
-        if self._head is not None and self._batches and batchable(values):
-            if await self._batched(values):
+        text = canonical(values) if self._head is not None and self._batches else ""
+        if text and batchable(values, text):
+            if await self._batched(values, text):
                 return entry.decision_id
         elif self._head is not None:
             try:
@@ -251,29 +252,27 @@ class AuditLog:
         self._head = None
         raise StorageError("audit log: the chain head kept moving under this writer")
 
-    async def _batched(self, values: tuple[Any, ...]) -> bool:
+    async def _batched(self, values: tuple[Any, ...], text: str) -> bool:
         """The row chained onto the head and put in the open batch (``audit_batch.py``), durable on return;
         False when its batch inserted nothing (chained onto rows that were not committed: chain it again)."""
         assert self._head is not None
         prev = self._head
-        new = chain_hash(prev, canonical(values))
-        held = self._open
-        # a batch already answered (its writer failed before reading it) takes nothing more
-        if held is None or held[1].done() or not held[0].add(values, prev, new):
-            batch = RowBatch(self.chain)
-            batch.add(values, prev, new)
-            held = self._open = (batch, self.db.submit_open(batch))
+        new = chain_hash(prev, text)
+        mine: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        batch = self._open
+        if batch is None or not batch.add(values, prev, new, mine):
+            batch = self._open = RowBatch(self.chain)
+            batch.add(values, prev, new, mine)
+            self.db.submit_open(batch, batch)
         self._head = new
-        batch, done = held
         try:
-            # shielded: a caller that gives up must not cancel the commit the other rows of its batch wait for
-            results = await asyncio.shield(done)
+            results = await mine
         except StorageError:
             self._head = None  # what we chained onto may not have been committed: read it again
             raise
         finally:
-            if self._open is held:
-                self._open = None  # answered: nothing more may join it
+            if self._open is batch and batch.answered:
+                self._open = None  # nothing more may join it
         return bool(results[1].rowcount == batch.size)
 
     async def flush(self) -> None:

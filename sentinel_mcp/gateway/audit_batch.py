@@ -19,6 +19,7 @@ it could only fail the other calls' rows with it.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from functools import lru_cache
 from typing import Any, Iterator
@@ -47,45 +48,71 @@ def insert_rows_sql(n: int) -> str:
     )
 
 
-def batchable(values: tuple[Any, ...]) -> bool:
-    """Whether this row can only fail with its whole batch (a fault of the store), never alone."""
+_PLAIN = frozenset((str, int, float, type(None)))  # what SQLite binds as the row builder means it
+
+
+def batchable(values: tuple[Any, ...], text: str) -> bool:
+    """Whether this row can only fail with its whole batch (a fault of the store), never alone. ``text`` is
+    its ``canonical`` JSON (made for its hash): when that is ASCII, so is every text in the row."""
     for i in _REQUIRED:
         if values[i] is None:
             return False
-    for v in values:
-        kind = type(v)
-        if kind is str:
-            if not v.isascii():
-                try:
-                    v.encode("utf-8")
-                except UnicodeEncodeError:
-                    return False
-        elif not (v is None or kind is float or kind is int):
-            return False
+    if not set(map(type, values)) <= _PLAIN:
+        return False
+    if text.isascii():
+        return True
+    for v in values:  # text beyond ASCII: it binds only if it is UTF-8 (no lone surrogate)
+        if type(v) is str and not v.isascii():
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
     return True
 
 
 class RowBatch:
-    """Chained rows of one chain, open until the writer reads its statements (iterating it seals it)."""
+    """Chained rows of one chain, open until the writer reads its statements (iterating it seals it), and
+    answered as a future is (``done``, ``set_result``, ``set_exception``: called by the store on the event
+    loop's thread once the batch ran), which answers each row's own future: a caller that gives up cancels
+    its own future only, never the batch's commit."""
 
-    __slots__ = ("chain", "_rows", "_lock", "_statements")
+    __slots__ = ("chain", "_rows", "_lock", "_statements", "_waiters", "answered")
 
     def __init__(self, chain: str) -> None:
         self.chain = chain
         self._rows: list[tuple[tuple[Any, ...], str, str]] = []
         self._lock = threading.Lock()
         self._statements: list[Statement] | None = None
+        self._waiters: list[asyncio.Future[Any]] = []  # the rows' callers (only the loop's thread reads them)
+        self.answered = False
 
-    def add(self, values: tuple[Any, ...], prev: str, new: str) -> bool:
-        """Append a row chained from ``prev`` to ``new`` (on the event loop's thread); False once sealed or
-        full (the row then starts the next batch)."""
+    def add(self, values: tuple[Any, ...], prev: str, new: str, waiter: asyncio.Future[Any]) -> bool:
+        """Append a row chained from ``prev`` to ``new`` whose caller waits on ``waiter`` (on the event loop's
+        thread); False once sealed, answered or full (the row then starts the next batch)."""
         with self._lock:
-            if self._statements is not None or len(self._rows) >= MAX_ROWS:
+            if self._statements is not None or self.answered or len(self._rows) >= MAX_ROWS:
                 return False
             if self._rows and self._rows[-1][2] != prev:
                 return False  # not the next link of this batch's chain (the head was read again)
             self._rows.append((values, prev, new))
+            self._waiters.append(waiter)
             return True
+
+    # the store's answer, on the event loop's thread
+    def done(self) -> bool:
+        return self.answered
+
+    def set_result(self, value: Any) -> None:
+        self.answered = True
+        for w in self._waiters:
+            if not w.done():
+                w.set_result(value)
+
+    def set_exception(self, error: BaseException) -> None:
+        self.answered = True
+        for w in self._waiters:
+            if not w.done():
+                w.set_exception(error)
 
     @property
     def size(self) -> int:

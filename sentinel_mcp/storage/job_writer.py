@@ -91,10 +91,14 @@ class JobWriter:
         """Queue a write and return its future at once (the caller awaits it when it must be durable)."""
         return self._submit("write", list(statements))
 
-    def submit_open(self, statements: Iterable[Statement]) -> "asyncio.Future[list[WriteResult]]":
+    def submit_open(self, statements: Iterable[Statement], answer: Any) -> None:
         """Queue a write whose statements the writer reads only when it runs the job (iterating them there,
-        on its thread, once): a batch may still take rows until then (``gateway/audit_batch.py``)."""
-        return self._submit("write", statements)
+        on its thread, once): a batch may still take rows until then (``gateway/audit_batch.py``).
+        ``answer`` is settled as a caller's future is (``done``, ``set_result``, ``set_exception``, on this
+        event loop's thread): one that answers many callers, each of whom may give up on their own."""
+        if self._thread is None:
+            raise StorageError(f"{self.name} store is closed")
+        self._jobs.put(Job("write", statements, self._answer(asyncio.get_running_loop(), answer)))
 
     async def probe(self) -> bool:
         """Try a tiny durable write; health follows the answer (how a degraded store notices recovery)."""
