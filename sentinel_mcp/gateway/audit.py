@@ -261,9 +261,10 @@ class AuditLog:
         mine: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         batch = self._open
         if batch is None or not batch.add(values, prev, new, mine):
-            batch = self._open = RowBatch(self.chain)
+            batch = RowBatch(self.chain)
             batch.add(values, prev, new, mine)
-            self.db.submit_open(batch, batch)
+            self.db.submit_open(batch, batch)  # raises when the store is closed: then nothing may join it
+            self._open = batch
         self._head = new
         try:
             results = await mine

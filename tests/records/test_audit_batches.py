@@ -228,3 +228,24 @@ async def test_concurrent_calls_through_the_gateway_each_decided_before_their_ou
         mine = [x for x in rows if x["decision_id"] == r.meta[META_KEY]]
         assert [(x["event"], x["outcome"]) for x in mine] == [("decision", "forwarded"), ("outcome", "ok")]
         assert mine[0]["id"] < mine[1]["id"]
+
+
+async def test_a_batch_the_store_refused_to_queue_is_not_joined(tmp_path: Path) -> None:
+    """A store that refuses the job (its writer stopped): that write fails, and the next rows do not wait on
+    a batch nobody will run."""
+    log = await AuditLog(tmp_path / "a.db").open()
+    db = log.db
+    real = db.submit_open
+    try:
+        def closed(statements: object, answer: object) -> None:
+            raise StorageError("audit store is closed")
+
+        db.submit_open = closed
+        with pytest.raises(StorageError):
+            await log.write(entry("refused"))
+        db.submit_open = real
+        await asyncio.wait_for(asyncio.gather(*(log.write(entry(f"next{i}")) for i in range(10))), 30)
+    finally:
+        await log.close()
+    assert [s for s, _, _ in stored(tmp_path / "a.db")] == [f"snext{i}" for i in range(10)]
+    good(tmp_path / "a.db", 10)
