@@ -76,10 +76,11 @@ class RowBatch:
     loop's thread once the batch ran), which answers each row's own future: a caller that gives up cancels
     its own future only, never the batch's commit."""
 
-    __slots__ = ("chain", "_rows", "_lock", "_statements", "_waiters", "answered")
+    __slots__ = ("chain", "_loop", "_rows", "_lock", "_statements", "_waiters", "answered")
 
     def __init__(self, chain: str) -> None:
         self.chain = chain
+        self._loop = asyncio.get_running_loop()  # where it is answered: its callers wait on this loop only
         self._rows: list[tuple[tuple[Any, ...], str, str]] = []
         self._lock = threading.Lock()
         self._statements: list[Statement] | None = None
@@ -92,6 +93,8 @@ class RowBatch:
         with self._lock:
             if self._statements is not None or self.answered or len(self._rows) >= MAX_ROWS:
                 return False
+            if waiter.get_loop() is not self._loop:
+                return False  # a caller on another loop: its future must not be settled from this one
             if self._rows and self._rows[-1][2] != prev:
                 return False  # not the next link of this batch's chain (the head was read again)
             self._rows.append((values, prev, new))

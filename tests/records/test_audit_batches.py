@@ -135,6 +135,11 @@ async def test_a_batch_takes_no_row_once_read_answered_full_or_out_of_its_chain(
     w1, w2 = loop.create_future(), loop.create_future()
     assert b.add(row, "h0", "h1", w1) and b.add(row, "h1", "h2", w2)
     assert not b.add(row, "h9", "h10", loop.create_future())  # not the next link
+    other = asyncio.new_event_loop()
+    try:  # a caller waiting on another loop: its future is never settled from this one
+        assert not b.add(row, "h2", "h3", other.create_future())
+    finally:
+        other.close()
     statements = list(b)
     assert not b.add(row, "h2", "h3", loop.create_future())  # read by the writer: sealed
     assert b.size == 2 and list(b) == statements  # the same statements if read again
