@@ -13,13 +13,14 @@ carries them. It is appended to on that thread until the writer seals it (under 
 put in the next batch, never lost or reordered), and its ``INSERT`` lands all its rows or none: only if the
 head moved from the batch's first ``prev_hash`` to its last ``hash``, so a batch chained onto rows that were
 not committed inserts nothing and its writers chain their rows again, one by one. A row that might fail on
-its own (a ``NOT NULL`` column empty, a value SQLite cannot bind, text that is not UTF-8) is never batched:
-it could only fail the other calls' rows with it.
+its own (a ``NOT NULL`` column empty, a value SQLite cannot bind or binds as NULL: a NaN, an integer past 64
+bits; text that is not UTF-8) is never batched: it could only fail the other calls' rows with it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from functools import lru_cache
 from typing import Any, Iterator
@@ -49,6 +50,7 @@ def insert_rows_sql(n: int) -> str:
 
 
 _PLAIN = frozenset((str, int, float, type(None)))  # what SQLite binds as the row builder means it
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 def batchable(values: tuple[Any, ...], text: str) -> bool:
@@ -57,8 +59,14 @@ def batchable(values: tuple[Any, ...], text: str) -> bool:
     for i in _REQUIRED:
         if values[i] is None:
             return False
-    if not set(map(type, values)) <= _PLAIN:
+    kinds = set(map(type, values))
+    if not kinds <= _PLAIN:
         return False
+    if int in kinds or float in kinds:
+        for v in values:  # SQLite binds 64-bit integers only, and a NaN as NULL (a NOT NULL column's error)
+            kind = type(v)
+            if (kind is int and not _INT64[0] <= v <= _INT64[1]) or (kind is float and not math.isfinite(v)):
+                return False
     if text.isascii():
         return True
     for v in values:  # text beyond ASCII: it binds only if it is UTF-8 (no lone surrogate)

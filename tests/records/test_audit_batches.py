@@ -87,6 +87,9 @@ async def test_rows_arriving_over_many_turns_of_the_loop_land_in_order(tmp_path:
     {"tool": None},
     {"policy_version": "v\ud800"},  # a lone surrogate where the row keeps the text as given
     {"upstream": "up\udfff"},
+    {"ts": float("nan")},  # bound as NULL: the NOT NULL column's error
+    {"latency_ms": 2**64},  # past what SQLite binds
+    {"latency_ms": float("inf")},
 ])
 async def test_a_row_that_fails_alone_fails_alone(tmp_path: Path, bad: dict) -> None:
     log = await AuditLog(tmp_path / "a.db").open()
@@ -122,9 +125,12 @@ def test_only_rows_that_cannot_fail_alone_are_batched() -> None:
 
     assert ok(values())
     assert ok(values(reason="déjà vu ✓", latency_ms=3))  # text beyond ASCII, an int
+    assert ok(values(latency_ms=2**63 - 1)) and ok(values(latency_ms=-(2**63)))
     for spoiled in ({"session": None}, {"ts": None}, {"outcome": None}, {"tool": None},
                     {"reason": "a\ud800b"}, {"upstream": "\udfff"}, {"reason": b"bytes"},
-                    {"latency_ms": True}, {"proof": ["list"]}, {"error": {"k": 1}}, {"ts": object()}):
+                    {"latency_ms": True}, {"proof": ["list"]}, {"error": {"k": 1}}, {"ts": object()},
+                    {"ts": float("nan")}, {"latency_ms": float("-inf")}, {"latency_ms": 2**63},
+                    {"latency_ms": -(2**63) - 1}):
         assert not ok(values(**spoiled)), spoiled
 
 
