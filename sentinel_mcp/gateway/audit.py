@@ -208,10 +208,10 @@ class AuditLog:
         rows = await self.db.query("SELECT hash FROM audit_head WHERE chain = ?", (self.chain,))
         return rows[0][0]
 
-    def _chained(self, values: tuple[Any, ...]) -> list[Statement]:
-        """The statements appending this row after the current head (computed here, no await: in order)."""
+    def _chained(self, values: tuple[Any, ...], text: str) -> list[Statement]:
+        """The statements appending this row (``text``: its ``canonical`` form) after the current head
+        (computed here, no await: in order)."""
         assert self._head is not None
-        text = canonical(values)
         prev, new = self._head, chain_hash(self._head, text)
         self._head = new
         return [
@@ -226,13 +226,13 @@ class AuditLog:
         if self.db is None:
             raise StorageError("audit log is not open")
         values = self.row(entry)
-        text = canonical(values) if self._head is not None and self._batches else ""
-        if text and batchable(values, text):
+        text = canonical(values)  # what its hash covers, on every path
+        if self._head is not None and self._batches and batchable(values, text):
             if await self._batched(values, text):
                 return entry.decision_id
         elif self._head is not None:
             try:
-                results = await self.db.run(self._chained(values))
+                results = await self.db.run(self._chained(values, text))
             except StorageError:
                 self._head = None  # what we chained onto may not have been committed: read it again
                 raise
@@ -243,7 +243,7 @@ class AuditLog:
             for _ in range(3):
                 try:
                     self._head = await self._read_head()
-                    results = await self.db.run(self._chained(values))
+                    results = await self.db.run(self._chained(values, text))
                 except StorageError:
                     self._head = None
                     raise
