@@ -84,29 +84,25 @@ def from_prolog_json(text: str) -> Any:
 
 # printable ASCII but the quote and the backslash: such a text goes between quotes as it is
 _PLAIN = re.compile(r"[ -&(-\[\]-~]*")
+# the ASCII characters that need an escape between quotes (the rest of ASCII stands for itself)
+_ASCII_ESCAPES = {o: f"\\x{o:x}\\" for o in (*range(32), 127)} | {
+    ord("\\"): "\\\\", ord("'"): "\\'", ord("\n"): "\\n", ord("\t"): "\\t"}
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _hex_escape(m: re.Match[str]) -> str:
+    return f"\\x{ord(m.group()):x}\\"
 
 
 def quote_atom(text: str) -> str:
     """A quoted Prolog atom for any string (ASCII-only escapes, so encoding never matters)."""
     if _PLAIN.fullmatch(text):
         return f"'{text}'"
-    out = ["'"]
-    for ch in _to_prolog_chars(text):
-        o = ord(ch)
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == "'":
-            out.append("\\'")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif o < 32 or o > 126:
-            out.append(f"\\x{o:x}\\")
-        else:
-            out.append(ch)
-    out.append("'")
-    return "".join(out)
+    # a fact's text always holds quotes, a result's JSON often: escaped by C (translate), not a loop in Python
+    out = _to_prolog_chars(text).translate(_ASCII_ESCAPES)
+    if not out.isascii():
+        out = _NON_ASCII.sub(_hex_escape, out)
+    return f"'{out}'"
 
 
 def json_atom(value: Any) -> str:

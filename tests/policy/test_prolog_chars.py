@@ -51,3 +51,37 @@ def test_engine_json_is_restored_as_by_the_scan() -> None:
         if not STAND_IN.search(t):
             assert restored == value, ascii(t)
         assert quote_atom(t).startswith("'")
+
+
+def _quoted_one_by_one(text: str) -> str:
+    """The escapes of a quoted atom, character by character (what quote_atom must write, however it does)."""
+    out = ["'"]
+    for ch in to_prolog_chars(text):
+        o = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "'":
+            out.append("\\'")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif o < 32 or o > 126:
+            out.append(f"\\x{o:x}\\")
+        else:
+            out.append(ch)
+    out.append("'")
+    return "".join(out)
+
+
+def test_quote_atom_escapes_every_character_as_one_by_one() -> None:
+    rng = random.Random(77)
+    every_ascii = "".join(chr(o) for o in range(128))
+    samples = [*texts(2000), every_ascii, every_ascii[::-1], "'" * 300, "\\" * 300, "a'b\\c\td\ne\rf\x7fg"]
+    for _ in range(2000):  # any code point (surrogates too), mostly near the edges of the escapes
+        samples.append("".join(chr(rng.choice([rng.randrange(0, 160), rng.randrange(0x110000)]))
+                               for _ in range(rng.randint(0, 30))))
+    for t in samples:
+        quoted = quote_atom(t)
+        assert quoted == _quoted_one_by_one(t), ascii(t)
+        assert quoted.isascii()
