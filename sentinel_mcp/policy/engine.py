@@ -355,20 +355,14 @@ class PrologEngine(EngineThread):
         return {"invalidate": list(out["invalidate"]), "establish": list(out["establish"])}
 
     async def assert_facts(self, session: str, facts: list[tuple[str, float | None, str]]) -> None:
-        """Mirror facts (text, expires_at or None, provenance) into the session module, in one job."""
+        """Mirror facts (text, expires_at or None, provenance) into the session module, in one query."""
         if not facts:
             return
-        goals = [
-            f"sentinel_core:sn_assert({quote_atom(session)}, {quote_atom(text)}, "
-            f"{float_text(exp if exp is not None else float('inf'))}, {quote_atom(prov)})"
+        items = ",".join(
+            f"f({quote_atom(text)},{float_text(exp if exp is not None else float('inf'))},{quote_atom(prov)})"
             for text, exp, prov in facts
-        ]
-
-        def job(p: Any) -> None:
-            for g in goals:
-                self._run_goal(p, g)
-
-        await self.run(job)
+        )
+        await self.goal(f"sentinel_core:sn_assert_all({quote_atom(session)}, [{items}])")
 
     async def assert_bulk(self, session: str, facts: list[tuple[str, float | None, str]]) -> None:
         """Like assert_facts, but one Prolog call for all (loading a large session)."""

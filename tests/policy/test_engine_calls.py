@@ -105,3 +105,38 @@ async def test_a_prolog_error_in_a_direct_call_is_an_engine_error_and_the_engine
             assert d.kind == "deny" and "could not be evaluated" in d.reason
     finally:
         await guard.close()
+
+
+async def test_facts_asserted_in_one_query_are_those_asserted_one_by_one() -> None:
+    """``assert_facts`` (one query for the list) holds what ``sn_assert`` of each would: any text as an
+    argument, a fact asserted again replaced with its new expiry, the others of the predicate kept."""
+    from sentinel_mcp.policy.prolog_text import fact_text
+
+    engine = shared_engine()
+    facts = [(fact_text("note", ["r1", t]), 100.0 + i, "observed") for i, t in enumerate(NASTY)]
+    seat = fact_text("seat", ["r1", "12A"])
+    facts += [(seat, 5.0, "observed"), (seat, 9.0, "user")]
+    await engine.assert_facts("s_batch", facts)
+    for text, exp, prov in facts:
+        await engine.goal(
+            f"sentinel_core:sn_assert('s_one', {quote_atom(text)}, {exp!r}, {quote_atom(prov)})"
+        )
+
+    async def held(session: str) -> list[list[object]]:
+        out = await engine.json_query(
+            f"findall([F, E, P], ( sentinel_core:stored_fact({session}, G, E, P), "
+            "format(atom(F), '~q', [G]) ), L), sentinel_core:to_json_atom(L, Out)"
+        )
+        return sorted(out)
+
+    batch = await held("s_batch")
+    assert batch == await held("s_one")
+    assert len(batch) == len(NASTY) + 1  # the seat asserted twice is held once, as last written
+    assert ["seat(r1,'12A')", 9.0, "user"] in batch
+    back = await engine.json_query(
+        "findall(T, sentinel_core:stored_fact(s_batch, note(r1, T), _, _), L), "
+        "sentinel_core:to_json_atom(L, Out)"
+    )
+    assert sorted(back) == sorted(NASTY)  # every text arrived intact
+    await engine.goal("sentinel_core:sn_drop_session('s_batch')")
+    await engine.goal("sentinel_core:sn_drop_session('s_one')")

@@ -128,6 +128,13 @@ sn_assert(Session, FactAtom, Exp, Prov) :-
     ensure_session(Session), term_to_atom(F, FactAtom),
     retract_facts(Session, F), assert_fact(Session, F, Exp, Prov).
 
+%  sn_assert_all(+Session, +Facts): sn_assert of each f(FactAtom, Expires, Prov) of the list, in order, in one
+%  call (a read tool's result teaches a few dozen facts at once: one query, not one each).
+sn_assert_all(Session, Facts) :-
+    ensure_session(Session),
+    forall(member(f(FactAtom, Exp, Prov), Facts),
+           ( term_to_atom(F, FactAtom), retract_facts(Session, F), assert_fact(Session, F, Exp, Prov) )).
+
 %  sn_retract(+Session, +PatternAtom, -Out): remove matching facts, return them (as text).
 sn_retract(Session, PatternAtom, Out) :-
     ensure_session(Session), term_to_atom(P, PatternAtom),
