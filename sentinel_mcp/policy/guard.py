@@ -574,9 +574,10 @@ class PolicyGuard(Guard):
                 # largest cost for ungoverned tools in fresh conversations
                 return
         await self.knowledge.ensure(call.session_id, rb)
-        await self.knowledge.invalidate(
-            call.session_id, f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _, _)"
-        )
+        if self.store.confirmed_tools.may_name(identity):  # else the loaded mirror holds none of this tool's
+            await self.knowledge.invalidate(
+                call.session_id, f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _, _)"
+            )
         if result.is_error:
             return
         if learns:
