@@ -562,17 +562,22 @@ class PolicyGuard(Guard):
         rb = self.rulebases.current
         identity = call.identity
         learns, effects = self._teaches(call, result, rb)
-        if not learns and not effects:
-            # nothing to learn or apply: only a confirmation held for this very call matters (spent below)
-            if not self._may_hold_confirmation(call):
-                return
-            session = call.session_id
-            if not self.knowledge.is_loaded(session) and not await self.store.has_confirmation(
-                session, identity, call.digest
+        session = call.session_id
+        if not effects and not self.knowledge.is_loaded(session):
+            # the decision did not load the session, and nothing is to be applied: its mirror is needed only
+            # to spend a confirmation of this very call, if the store holds one. Loading (and seeding: a
+            # write) a session just to learn facts was the largest cost of a read in a fresh conversation (one
+            # per 2026-era call) and pushed live sessions out of the engine; the facts go to the store, and
+            # into the mirror with the rest when the session is next loaded
+            if not (
+                self._may_hold_confirmation(call)
+                and await self.store.has_confirmation(session, identity, call.digest)
             ):
-                # loading (and seeding: a write) a session the decision did not need is the hot path's
-                # largest cost for ungoverned tools in fresh conversations
+                if learns:
+                    await self.solver.store_result(rb, session, identity, call.arguments, result)
                 return
+        elif not learns and not effects and not self._may_hold_confirmation(call):
+            return  # nothing to learn or apply, and no confirmation held for this very call
         await self.knowledge.ensure(call.session_id, rb)
         if self.store.confirmed_tools.may_name(identity):  # else the loaded mirror holds none of this tool's
             await self.knowledge.invalidate(

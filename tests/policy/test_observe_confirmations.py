@@ -177,6 +177,33 @@ async def test_a_bound_read_tool_still_learns_and_an_effect_still_applies(tmp_pa
         assert not any(f.fact.startswith("booking_status('BK-789'") for f in await r.guard.store.valid("s1"))
 
 
+async def test_a_read_in_a_conversation_not_loaded_is_learned_without_loading_it(tmp_path: Path) -> None:
+    """A fresh conversation's read (a 2026-era call each) goes to the store only: the session is not loaded
+    (nor seeded) for it, no live session is pushed out of the engine, and the facts are in the mirror once
+    the conversation is loaded for a decision."""
+    async with rig(tmp_path / "facts.db") as r:
+        r.guard.private = lambda session: True
+        knowledge, rb = r.guard.knowledge, r.guard.rulebases.current
+        knowledge.max_sessions = 2
+        await knowledge.ensure("live", rb)
+        for i in range(6):
+            call = r.port.call_of("bk__get_booking", {"booking_id": "BK-789"}, session_id=f"fresh/{i}")
+            result = await r.port.client.call_tool("get_booking", {"booking_id": "BK-789"})
+            await r.guard.observe(call, result)
+            assert not knowledge.is_loaded(f"fresh/{i}")
+            stored = await r.guard.store.valid(f"fresh/{i}")
+            assert any(f.fact.startswith("booking_status('BK-789'") for f in stored)
+            assert not [f for f in stored if f.provenance == "seed"]  # seeded when loaded, not before
+        assert knowledge.is_loaded("live")  # not evicted by conversations it never needed to mirror
+        mod = await knowledge.ensure("fresh/3", rb)
+        held = await r.guard.engine.json_query(
+            f"findall(F, ( sentinel_core:stored_fact({mod}, G, _, _), format(atom(F), '~q', [G]) ), L), "
+            "sentinel_core:to_json_atom(L, Out)"
+        )
+        assert any(f.startswith("booking_status('BK-789'") for f in held), held
+        assert any(f.provenance == "seed" for f in await r.guard.store.valid("fresh/3"))
+
+
 async def test_observes_says_false_exactly_where_observe_would_do_nothing(tmp_path: Path) -> None:
     """The gateway leaves ``observe`` out (no task) when ``observes`` says False: so it must say True
     wherever observe has something to do (a fact to learn, an effect, a confirmation to spend, a store to
