@@ -51,6 +51,9 @@ class Knowledge:
         self._loaded: dict[str, str] = {}
         self._loading = asyncio.Lock()
         self._modules: dict[str, str] = {}  # session -> its module's name (module())
+        # (rulebase version, seed text) -> the engine's canonical form: every new conversation is seeded with
+        # the same few facts (a conversation per 2026-era call), so they are written canonically once
+        self._seed_forms: dict[tuple[str, str], dict[str, Any]] = {}
         # session -> a counter bumped on every change of its facts (copies elsewhere know when they are stale)
         self.generation: dict[str, int] = {}
         self._seen: dict[str, int] = {}  # shared store: session -> its counter the mirror reflects
@@ -96,10 +99,12 @@ class Knowledge:
 
     async def _load(self, session: str, rb: Rulebase, mod: str) -> str:
         seeded = self._loaded.get(session)
+        held: set[str] | None = None  # the seeds the store holds, when just read
         if seeded is None:
             await self._evict()
             now = time.time()
             facts = await self.store.valid(session, now)
+            held = {f.fact for f in facts if f.provenance == "seed"}
             await self.engine.drop_session(mod)
             await self.engine.assert_bulk(mod, [(f.fact, f.expires_at, f.provenance) for f in facts])
             ctx = await self.store.contexts(session)
@@ -109,7 +114,7 @@ class Knowledge:
             self._loaded[session] = ""  # mirrored from here on (seeding below writes through)
             self._changed(session)
         if seeded != rb.version:
-            await self._seed(session, rb)
+            await self._seed(session, rb, held)
             self._loaded[session] = rb.version
         return mod
 
@@ -175,18 +180,24 @@ class Knowledge:
             del self._loaded[oldest]
             await self.engine.drop_session(self.module(oldest))
 
-    async def _seed(self, session: str, rb: Rulebase) -> None:
+    async def _seed(self, session: str, rb: Rulebase, held: set[str] | None = None) -> None:
         texts = [fact_text(n, a) for n, a in seed_facts_of(self.seeds)] + list(rb.info.seeds)
-        existing = {f.fact for f in await self.store.valid(session, predicate=None) if f.provenance == "seed"}
+        if held is None:
+            held = {f.fact for f in await self.store.valid(session, predicate=None) if f.provenance == "seed"}
         new: list[Fact] = []
         for t in texts:
-            j = await self.engine.fact_json(t)
-            if j["fact"] not in existing:
+            j = self._seed_forms.get((rb.version, t))
+            if j is None:
+                j = await self.engine.fact_json(t)
+                if len(self._seed_forms) >= 1024:  # seeds come from the config and rulebases: a few texts
+                    self._seed_forms.clear()
+                self._seed_forms[(rb.version, t)] = j
+            if j["fact"] not in held:
                 new.append(
                     Fact(
                         session=session,
                         predicate=j["predicate"],
-                        args=j["args"],
+                        args=list(j["args"]),
                         fact=j["fact"],
                         provenance="seed",
                     )
