@@ -5,13 +5,15 @@ engine; beside them without goals: from a thread without a SWI-Prolog engine of 
 written at once as the gateway's guard does); the added latency of one sequential no-op call over stdio and
 streamable HTTP in both protocol eras (``proxy_overhead.py``); capacity with 16 HTTP clients to an in-process
 no-op built-in with the durable audit on, wrk's CPU share beside it; a real Python MCP upstream direct against
-through Sentinel; the peers (mcp-proxy, ContextForge's translate) beside direct and Sentinel; cold start of
-``serve`` on the embedded default to its first ``tools/list``; RSS after 1k calls and after N
-(``pipeline_capacity.py``); first, the machine's speed (a Python and a SWI-Prolog loop) and the work per call
-counted (``harness/work_counts.py``: inferences per decision, Python function calls per HTTP call), which a
-slow or busy machine does not move. Each part is bounded (by calls or seconds); the load generator is wrk.
+through Sentinel; the airline example's read tool the guard learns facts from, direct against through Sentinel
+with the airline rulebase (both eras); the peers (mcp-proxy, ContextForge's translate) beside direct and
+Sentinel; cold start of ``serve`` on the embedded default to its first ``tools/list``; RSS after 1k calls and
+after N (``pipeline_capacity.py``); first, the machine's speed (a Python and a SWI-Prolog loop) and the work
+per call counted (``harness/work_counts.py``: inferences per decision, Python function calls per HTTP call),
+which a slow or busy machine does not move. Each part is bounded (by calls or seconds); the load generator is
+wrk.
 Usage: python benchmarks/hot_path.py [--quick]
-  [--skip machine,work,guard,latency,capacity,upstream,peers,cold,memory]
+  [--skip machine,work,guard,latency,capacity,upstream,airline,peers,cold,memory]
   --quick: 100 decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls (about 3 minutes idle)
   default: 300 decisions, 300 calls, 8 s loads, memory 1k -> 100k calls (about 12 minutes idle)
 """
@@ -129,8 +131,9 @@ def work_rows(calls: int) -> list[Row]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--skip", default="",
-                    help="comma-separated: machine,work,guard,latency,capacity,upstream,peers,cold,memory")
+    ap.add_argument(
+        "--skip", default="",
+        help="comma-separated: machine,work,guard,latency,capacity,upstream,airline,peers,cold,memory")
     ap.add_argument("--memory-calls", type=int, default=0, help="default 100k (10k with --quick)")
     args = ap.parse_args()
     if not pc.have_wrk():
@@ -149,6 +152,7 @@ def main() -> None:
         ("cold", lambda: pc.cold_start(tmp, rows, runs=3 if args.quick else 5)),
         ("capacity", lambda: pc.capacity(tmp, seconds, rows)),
         ("upstream", lambda: pc.real_upstream(tmp, seconds, rows)),
+        ("airline", lambda: pc.airline_read(tmp, seconds, rows)),
         ("peers", lambda: pc.peers(tmp, seconds, rows)),
         ("memory", lambda: pc.memory(tmp, memory_calls, rows)),
     ]

@@ -100,9 +100,10 @@ def load(
     session: str | None = None,
     token: str | None = TOKEN,
     connections: int = 16,
+    arguments: dict | None = None,
 ) -> LoadResult:
-    check_call(url, tool, era, session, token)
-    body, headers = call_body(tool, era), call_headers(tool, era, session, token)
+    check_call(url, tool, era, session, token, arguments)
+    body, headers = call_body(tool, era, arguments), call_headers(tool, era, session, token)
     wrk(url, body, headers, connections=connections, seconds=1, server_pid=pid)  # warm up
     return wrk(url, body, headers, connections=connections, seconds=seconds, server_pid=pid)
 
@@ -184,6 +185,43 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
             m.rate >= 0.9 * d.rate,
         )
     )
+
+
+def airline_read(tmp: Path, seconds: float, rows: list) -> None:
+    """A read tool the airline guard learns from (``get_reservation_details``: ~26 facts a result, into the
+    conversation's facts), 16 clients: the airline server's own HTTP against Sentinel in front of it with the
+    shipped airline rulebase; 2026-07-28 calls (each its own conversation, as a client that carries no
+    session back gets) and 2025-11-25 calls on one session (every result learned again in one conversation).
+    """
+    port = free_port()
+    direct_url = f"http://127.0.0.1:{port}/mcp"
+    env = {**ENV, "PYTHONPATH": str(ROOT)}
+    up = start([PY, "-m", "examples.airline", "--http", str(port)], direct_url, env=env)
+    args = {"reservation_id": "8C8K4E"}
+    try:
+        d = load(direct_url, "get_reservation_details", seconds, up.pid, token=None, arguments=args)
+        cfg = tmp / "airline-read.json"
+        cfg.write_text(json.dumps({"mcpServers": {"airline": {"url": direct_url}}, "sentinel": {
+            "data_dir": str(tmp / "airline-read"), "builtins": [],
+            "rulebases": [str(ROOT / "rulebases" / n) for n in ("default.pl", "airline.pl")],
+            "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"}, "http": {"token": TOKEN}}}))
+        sport = free_port()
+        proc = start([PY, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{sport}"],
+                     f"http://127.0.0.1:{sport}/healthz", env=env)
+        url = f"http://127.0.0.1:{sport}/mcp"
+        try:
+            p = load(url, "airline__get_reservation_details", seconds, proc.pid, arguments=args)
+            p25 = load(url, "airline__get_reservation_details", seconds, proc.pid, era=HANDSHAKE,
+                       session=handshake(url), arguments=args)
+        finally:
+            stop_process(proc)
+    finally:
+        stop_process(up)
+    rows.append(("airline read tool the guard learns from, 16 clients: direct, 2026-07-28", fmt(d), "", None))
+    for label, r in (("a conversation per call, 2026-07-28", p), ("one session, 2025-11-25", p25)):
+        rows.append((f"  through Sentinel (airline rulebase), {label}",
+                     fmt(r) + f"  ratio {r.rate / max(d.rate, 1e-9):.2f}", ">= 0.9x direct",
+                     r.rate >= 0.9 * d.rate))
 
 
 def peers(tmp: Path, seconds: float, rows: list) -> None:
@@ -385,7 +423,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--memory-calls", type=int, default=100_000)
-    ap.add_argument("--skip", default="", help="comma-separated: capacity,upstream,peers,cold,memory")
+    ap.add_argument("--skip", default="", help="comma-separated: capacity,upstream,airline,peers,cold,memory")
     args = ap.parse_args()
     if not have_wrk():
         sys.exit("wrk is not installed (make bench installs it through apt)")
@@ -398,6 +436,8 @@ def main() -> None:
         capacity(tmp, args.seconds, rows)
     if "upstream" not in skip:
         real_upstream(tmp, args.seconds, rows)
+    if "airline" not in skip:
+        airline_read(tmp, args.seconds, rows)
     if "peers" not in skip:
         peers(tmp, args.seconds, rows)
     if "memory" not in skip:

@@ -88,9 +88,9 @@ def handshake(url: str, token: str | None = TOKEN) -> str | None:
 
 
 def check_call(url: str, tool: str, era: str = MODERN, session: str | None = None,
-               token: str | None = TOKEN) -> None:
+               token: str | None = TOKEN, arguments: dict | None = None) -> None:
     """One call as wrk will send it, answered with a result (else the rates below would count errors)."""
-    status, _, text = post(url, call_body(tool, era), call_headers(tool, era, session, token))
+    status, _, text = post(url, call_body(tool, era, arguments), call_headers(tool, era, session, token))
     if status != 200 or '"result"' not in text or '"isError":true' in text.replace(" ", ""):
         raise RuntimeError(f"{tool} at {url}: HTTP {status}: {text[:300]}")
 
