@@ -17,8 +17,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
-from mcp.types import CallToolResult
-
 from sentinel_mcp.config import Config, PolicySettings
 from sentinel_mcp.core.lazy_proof import LazyProof
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
@@ -29,6 +27,7 @@ from sentinel_mcp.policy.engine import DEFAULT_INFERENCE_LIMIT, KeptProof, Prolo
 from sentinel_mcp.policy.fact_store import FactStore
 from sentinel_mcp.policy.held_facts import HeldFacts
 from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.observe_step import ObserveStep
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
 from sentinel_mcp.policy.questions import AnswerRefused, question_of
@@ -57,7 +56,7 @@ def _default_guard(settings: PolicySettings) -> Guard:
     return DefaultGuard(settings)
 
 
-class PolicyGuard(Guard):
+class PolicyGuard(ObserveStep, Guard):
     def __init__(self, rulebase_files: list[Path], port: GatewayPort | None, *, store_path: Path | str,
                  settings: PolicySettings | None = None, seeds: dict[str, Any] | None = None,
                  engine: PrologEngine | None = None, poll_interval: float = 1.0, purge_interval: float = 60.0,
@@ -532,81 +531,6 @@ class PolicyGuard(Guard):
             await self.knowledge.add([fact])
         return fact.fact
 
-    def _teaches(self, call: ToolCall, result: CallToolResult, rb: Any) -> tuple[bool, bool]:
-        """Whether the result has facts to learn (a read tool a binding names) and effects to apply."""
-        ok = not result.is_error
-        identity = call.identity
-        learns = ok and rb.info.binds(identity) and self.is_read_only(identity)
-        return learns, ok and rb.info.has_effect(identity)
-
-    def observes(self, call: ToolCall, result: CallToolResult) -> bool:
-        """False when ``observe`` would return at once: no rulebase loaded, or nothing to learn or apply and
-        no confirmation that could be held for the call (``_may_hold_confirmation``)."""
-        if not self.rulebases.loaded:
-            return False
-        return any(self._teaches(call, result, self.rulebases.current)) or self._may_hold_confirmation(call)
-
-    def _may_hold_confirmation(self, call: ToolCall) -> bool:
-        """False when no confirmation this process wrote or read names the tool and the session's mirror or
-        this process's own store is where one would be (``confirmed_tools.py``): nothing to spend."""
-        session = call.session_id
-        return self.store.confirmed_tools.may_name(call.identity) or not (
-            self.knowledge.is_loaded(session) or (self.private is not None and self.private(session))
-        )
-
-    async def observe(self, call: ToolCall, result: CallToolResult) -> None:
-        """After a call ran: learn facts from a read tool's result, apply the rulebase's effects, and
-        consume the confirmation of this exact call (one confirmation, one call)."""
-        if not self.rulebases.loaded:
-            return
-        rb = self.rulebases.current
-        identity = call.identity
-        learns, effects = self._teaches(call, result, rb)
-        session = call.session_id
-        if not effects and not self.knowledge.is_loaded(session):
-            # the decision did not load the session, and nothing is to be applied: its mirror is needed only
-            # to spend a confirmation of this very call, if the store holds one. Loading (and seeding: a
-            # write) a session just to learn facts was the largest cost of a read in a fresh conversation (one
-            # per 2026-era call) and pushed live sessions out of the engine; the facts go to the store, and
-            # into the mirror with the rest when the session is next loaded
-            if not (
-                self._may_hold_confirmation(call)
-                and await self.store.has_confirmation(session, identity, call.digest)
-            ):
-                if learns:
-                    await self.solver.store_result(rb, session, identity, call.arguments, result)
-                return
-        elif not learns and not effects and not self._may_hold_confirmation(call):
-            return  # nothing to learn or apply, and no confirmation held for this very call
-        await self.knowledge.ensure(call.session_id, rb)
-        if self.store.confirmed_tools.may_name(identity):  # else the loaded mirror holds none of this tool's
-            await self.knowledge.invalidate(
-                call.session_id, f"'$confirmed'({_q(call.identity)}, {_q(call.digest)}, _, _, _)"
-            )
-        if result.is_error:
-            return
-        if learns:
-            await self.solver.store_result(rb, call.session_id, call.identity, call.arguments, result)
-        if effects:
-            actions = await self.engine.effect_actions(
-                rb.module, self.knowledge.module(call.session_id), call.identity, call.arguments, time.time()
-            )
-            for pattern in actions["invalidate"]:
-                await self.knowledge.invalidate(call.session_id, pattern, rb)
-            # what the write did, as an observed fact of this session (e.g. "reservation R was cancelled")
-            await self.knowledge.add(
-                [
-                    await self.knowledge.fact_of_text(
-                        call.session_id,
-                        text,
-                        "observed",
-                        source_tool=call.identity,
-                        source_digest=call.digest,
-                    )
-                    for text in actions["establish"]
-                ]
-            )
-
 
 CHANGED_TEXT = (
     "what the confirmation shows changed since the user's yes, which counts only for the text shown; "
@@ -618,12 +542,6 @@ def _may_use_confirmation(tree: Any) -> bool:
     """Whether a proof may stand on a stored confirmation (a false yes costs one look-up, never a decision).
     """
     return "confirmed" in json.dumps(tree, default=str)
-
-
-def _q(text: str) -> str:
-    from sentinel_mcp.policy.prolog_text import quote_atom
-
-    return quote_atom(text)
 
 
 def _unique(questions: list[Question]) -> list[Question]:

@@ -1,0 +1,101 @@
+"""What a completed call teaches the policy guard (``PolicyGuard.observe``): the facts of a bound read tool's
+result, the rulebase's effects of a write, and the confirmation of that very call spent (one confirmation, one
+call). A base of ``PolicyGuard``, which sets the attributes named here.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from mcp.types import CallToolResult
+
+from sentinel_mcp.core.decision import ToolCall
+from sentinel_mcp.policy.engine import PrologEngine
+from sentinel_mcp.policy.fact_store import FactStore
+from sentinel_mcp.policy.knowledge import Knowledge
+from sentinel_mcp.policy.prolog_text import quote_atom
+from sentinel_mcp.policy.rulebase import RulebaseHolder
+from sentinel_mcp.policy.solver import Solver
+
+
+class ObserveStep:
+    rulebases: RulebaseHolder
+    store: FactStore
+    knowledge: Knowledge
+    engine: PrologEngine
+    solver: Solver
+    private: Callable[[str], bool] | None
+
+    def is_read_only(self, name: str) -> bool:
+        raise NotImplementedError  # PolicyGuard's: the rulebase's declaration or the tool's annotation
+
+    def _teaches(self, call: ToolCall, result: CallToolResult, rb: Any) -> tuple[bool, bool]:
+        """Whether the result has facts to learn (a read tool a binding names) and effects to apply."""
+        ok = not result.is_error
+        identity = call.identity
+        learns = ok and rb.info.binds(identity) and self.is_read_only(identity)
+        return learns, ok and rb.info.has_effect(identity)
+
+    def observes(self, call: ToolCall, result: CallToolResult) -> bool:
+        """False when ``observe`` would return at once: no rulebase loaded, or nothing to learn or apply and
+        no confirmation that could be held for the call (``_may_hold_confirmation``)."""
+        if not self.rulebases.loaded:
+            return False
+        return any(self._teaches(call, result, self.rulebases.current)) or self._may_hold_confirmation(call)
+
+    def _may_hold_confirmation(self, call: ToolCall) -> bool:
+        """False when no confirmation this process wrote or read names the tool and the session's mirror or
+        this process's own store is where one would be (``confirmed_tools.py``): nothing to spend."""
+        session = call.session_id
+        return self.store.confirmed_tools.may_name(call.identity) or not (
+            self.knowledge.is_loaded(session) or (self.private is not None and self.private(session))
+        )
+
+    async def observe(self, call: ToolCall, result: CallToolResult) -> None:
+        """After a call ran: learn facts from a read tool's result, apply the rulebase's effects, and
+        consume the confirmation of this exact call (one confirmation, one call)."""
+        if not self.rulebases.loaded:
+            return
+        rb = self.rulebases.current
+        identity = call.identity
+        session = call.session_id
+        learns, effects = self._teaches(call, result, rb)
+        if not effects and not self.knowledge.is_loaded(session):
+            # the decision did not load the session, and nothing is to be applied: its mirror is needed only
+            # to spend a confirmation of this very call, if the store holds one. Loading (and seeding: a
+            # write) a session just to learn facts was the largest cost of a read in a fresh conversation (one
+            # per 2026-era call) and pushed live sessions out of the engine; the facts go to the store, and
+            # into the mirror with the rest when the session is next loaded
+            mirrored = self._may_hold_confirmation(call) and await self.store.has_confirmation(
+                session, identity, call.digest
+            )
+        elif not learns and not effects and not self._may_hold_confirmation(call):
+            return  # nothing to learn or apply, and no confirmation held for this very call
+        else:
+            mirrored = True
+        if mirrored:
+            await self.knowledge.ensure(session, rb)
+            if self.store.confirmed_tools.may_name(identity):  # else the mirror holds none of this tool's
+                await self.knowledge.invalidate(
+                    session, f"'$confirmed'({quote_atom(identity)}, {quote_atom(call.digest)}, _, _, _)"
+                )
+        if result.is_error:
+            return
+        if learns:  # into the store, and into the mirror when the session is loaded
+            await self.solver.store_result(rb, session, identity, call.arguments, result)
+        if effects:
+            actions = await self.engine.effect_actions(
+                rb.module, self.knowledge.module(session), identity, call.arguments, time.time()
+            )
+            for pattern in actions["invalidate"]:
+                await self.knowledge.invalidate(session, pattern, rb)
+            # what the write did, as an observed fact of this session (e.g. "reservation R was cancelled")
+            await self.knowledge.add(
+                [
+                    await self.knowledge.fact_of_text(
+                        session, text, "observed", source_tool=identity, source_digest=call.digest
+                    )
+                    for text in actions["establish"]
+                ]
+            )
