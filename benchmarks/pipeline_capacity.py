@@ -67,7 +67,10 @@ def start(cmd: list[str], health: str, env: dict | None = None) -> subprocess.Po
     return proc
 
 
-def sentinel(tmp: Path, servers: dict, builtins: list[str], name: str) -> tuple[subprocess.Popen, str]:
+def sentinel(
+    tmp: Path, servers: dict, builtins: list[str], name: str, rulebases: tuple[str, ...] = ("default.pl",),
+    seeds: dict | None = None,
+) -> tuple[subprocess.Popen, str]:
     cfg = tmp / f"{name}.json"
     cfg.write_text(
         json.dumps(
@@ -76,7 +79,8 @@ def sentinel(tmp: Path, servers: dict, builtins: list[str], name: str) -> tuple[
                 "sentinel": {
                     "data_dir": str(tmp / name),
                     "builtins": builtins,
-                    "rulebases": [str(ROOT / "rulebases" / "default.pl")],
+                    "rulebases": [str(ROOT / "rulebases" / n) for n in rulebases],
+                    "seeds": seeds or {},
                     "http": {"token": TOKEN},
                 },
             }
@@ -195,20 +199,14 @@ def airline_read(tmp: Path, seconds: float, rows: list) -> None:
     """
     port = free_port()
     direct_url = f"http://127.0.0.1:{port}/mcp"
-    env = {**ENV, "PYTHONPATH": str(ROOT)}
-    up = start([PY, "-m", "examples.airline", "--http", str(port)], direct_url, env=env)
+    up = start([PY, "-m", "examples.airline", "--http", str(port)], direct_url,
+               env={**ENV, "PYTHONPATH": str(ROOT)})
     args = {"reservation_id": "8C8K4E"}
     try:
         d = load(direct_url, "get_reservation_details", seconds, up.pid, token=None, arguments=args)
-        cfg = tmp / "airline-read.json"
-        cfg.write_text(json.dumps({"mcpServers": {"airline": {"url": direct_url}}, "sentinel": {
-            "data_dir": str(tmp / "airline-read"), "builtins": [],
-            "rulebases": [str(ROOT / "rulebases" / n) for n in ("default.pl", "airline.pl")],
-            "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"}, "http": {"token": TOKEN}}}))
-        sport = free_port()
-        proc = start([PY, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{sport}"],
-                     f"http://127.0.0.1:{sport}/healthz", env=env)
-        url = f"http://127.0.0.1:{sport}/mcp"
+        proc, url = sentinel(tmp, {"airline": {"url": direct_url}}, [], "airline-read",
+                             rulebases=("default.pl", "airline.pl"),
+                             seeds={"current_user": "mia_li_3668", "today": "2024-05-15"})
         try:
             p = load(url, "airline__get_reservation_details", seconds, proc.pid, arguments=args)
             p25 = load(url, "airline__get_reservation_details", seconds, proc.pid, era=HANDSHAKE,
