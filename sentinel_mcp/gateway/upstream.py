@@ -1,21 +1,20 @@
 """One upstream MCP server: its connection, supervised (connect, detect death, reconnect with backoff).
 
 The connection is owned by one supervisor task (anyio needs the ``async with Client`` entered and left in the
-same task). Calls from any task go through ``call_tool``, which applies the per-call timeout and the circuit
-breaker, and flags a dead connection so the supervisor reconnects and re-initializes at once.
+same task). Calls from any task go through ``call_tool`` (upstream_calls.py), which applies the per-call
+timeout and the circuit breaker, and flags a dead connection so the supervisor reconnects and re-initializes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import random
 import time
 import warnings
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal, cast
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Literal
 
 import anyio
 from mcp import Client, MCPDeprecationWarning
@@ -23,13 +22,10 @@ from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CallToolResult,
-    CompleteResult,
     DiscoverResult,
     ElicitCompleteNotification,
-    InputRequiredResult,
     Prompt,
     PromptListChangedNotification,
-    RequestParamsMeta,
     Resource,
     ResourceListChangedNotification,
     ResourceTemplate,
@@ -38,18 +34,15 @@ from mcp.types import (
     ToolListChangedNotification,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer, StdioServer
-from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink
+from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher, direct_path
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, lean_caller
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
-from sentinel_mcp.gateway.step_deadline import StepDeadline
-from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import (
     Mode,
     UpstreamUnavailable,
@@ -57,6 +50,7 @@ from sentinel_mcp.gateway.upstream_client import (
     make_client,
     modes_to_try,
 )
+from sentinel_mcp.gateway.upstream_calls import CONNECTION_CLOSED, UpstreamCallError, UpstreamCalls, _InFlight
 from sentinel_mcp.gateway.upstream_listing import UpstreamListing
 from sentinel_mcp.gateway.upstream_relays import PushRelays, ResourceWatch
 from sentinel_mcp.core.errors import GatewayError
@@ -67,23 +61,10 @@ __all__ = ["BuiltinTarget", "CallerLink", "Target", "Upstream", "UpstreamCallErr
            "UpstreamStatus", "UpstreamUnavailable"]
 log = logging.getLogger(__name__)
 
-CONNECTION_CLOSED = -32000  # what the SDK raises for calls on a connection whose peer went away
-REQUEST_TIMEOUT = -32001
-PARSE_ERROR = -32700
-
 State = Literal["connecting", "ready", "backoff", "stopped"]
 
 
 Target = StdioServer | RemoteServer | BuiltinTarget
-
-
-class UpstreamCallError(GatewayError):
-    """A call failed at the protocol level (timeout, connection lost, JSON-RPC error)."""
-
-    def __init__(self, message: str, *, timeout: bool = False, code: int | None = None) -> None:
-        super().__init__(message)
-        self.timeout = timeout
-        self.code = code
 
 
 class HandshakeRejected(GatewayError):
@@ -111,16 +92,7 @@ class UpstreamStatus:
     connected_at: float | None
 
 
-@dataclass
-class _InFlight:
-    link: CallerLink
-    started: float = field(default_factory=time.monotonic)
-    # the call's deadline once it runs: ``_on_garbage`` ends it from outside (due at once)
-    deadline: StepDeadline | None = None
-    garbage: str | None = None  # the upstream sent something that is not MCP while this call waited
-
-
-class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
+class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
     def __init__(self, name: str, target: Target, hooks: UpstreamHooks, *, health_interval: float = 5.0,
                  breaker: CircuitBreaker | None = None, max_backoff: float = 30.0) -> None:
         self.name = name
@@ -403,237 +375,6 @@ class Upstream(PushRelays, ResourceWatch, UpstreamListing, LazyBuiltin):
         ):
             # refresh outside the receive loop (listing from inside it would wait on itself), one at a time
             self.relist()
-
-    def _on_garbage(self, error: Exception) -> None:
-        """The upstream wrote something that is not a JSON-RPC message. Its answer to a waiting call may be
-        lost in it, and nothing names which call: fail every waiting call now instead of at its timeout."""
-        what = f"{type(error).__name__}: {str(error)[:200]}"
-        log.warning("upstream %s sent an invalid message (%s)", self.name, what)
-        for flight in list(self._inflight.values()):
-            if flight.deadline is not None and flight.garbage is None:
-                flight.garbage = what
-                try:
-                    flight.deadline.reschedule(-math.inf)  # due now: the waiting call ends (below, in _call)
-                except RuntimeError:
-                    pass  # the call has just ended: nothing is waiting
-
-    # ------------------------------------------------------------------ calls
-    async def wait_ready(self, timeout: float) -> bool:
-        with anyio.move_on_after(timeout):
-            await self.ready.wait()
-            return True
-        return False
-
-    @traced(
-        "sentinel.forward",
-        lambda self, tool, *a, **k: {
-            "sentinel.upstream": self.name,
-            "sentinel.tool": tool,
-            "sentinel.era": self.protocol_version,
-        },
-    )
-    async def call_tool(
-        self,
-        tool: str,
-        arguments: dict[str, Any],
-        *,
-        link: CallerLink | None = None,
-        progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
-        input_responses: dict[str, Any] | None = None,
-        request_state: str | None = None,
-        meta: dict[str, Any] | None = None,
-        timeout: float | None = None,
-    ) -> CallToolResult | InputRequiredResult:
-        if self._described is not None:
-            await self._woken()
-        if not self.breaker.allow():
-            raise UpstreamUnavailable(
-                f"upstream {self.name} is failing; circuit open, retry in {self.breaker.retry_after():.0f}s"
-            )
-        if self.client is None and not await self.wait_ready(min(5.0, self.target.connect_timeout)):
-            self.breaker.probe_not_made()
-            raise UpstreamUnavailable(
-                f"upstream {self.name} is not connected ({self.state}; {self.last_error or 'starting'})"
-            )
-        if self._serialized(input_responses is None and request_state is None):
-            async with self._serial:
-                return await self._call(
-                    tool, arguments, link, progress, input_responses, request_state, meta, timeout
-                )
-        return await self._call(
-            tool, arguments, link, progress, input_responses, request_state, meta, timeout
-        )
-
-    def _session_gone(self) -> bool:
-        """A streamable-HTTP upstream answered 404 on this connection's session (it restarted, or ended the
-        session): the SDK's client would go on asking on it; a new connection starts a new session."""
-        return self._session is not None and self._session.gone
-
-    def _serialized(self, plain: bool) -> bool:
-        """Whether this call waits for the upstream's other calls. A handshake-era upstream's pushed questions
-        over stdio (and SSE) name no call, so they are routed only while one call is in flight; a lean call
-        reads the upstream's requests on its own stream and answers them for itself, so it runs beside
-        others. ``"concurrent"`` in the config says either way for every call."""
-        if self.modern:
-            return False
-        concurrent = getattr(self.target, "concurrent", None)
-        if concurrent is not None:
-            return not concurrent
-        lean = self.lean
-        return not (plain and lean is not None and lean.own_stream and lean.usable(self.client))
-
-    async def _call(
-        self,
-        tool: str,
-        arguments: dict[str, Any],
-        link: CallerLink | None,
-        relay: Callable[[float, float | None, str | None], Awaitable[None]] | None,
-        input_responses: dict[str, Any] | None,
-        request_state: str | None,
-        meta: dict[str, Any] | None,
-        timeout: float | None,
-    ) -> CallToolResult | InputRequiredResult:
-        client = self.client
-        if client is None:
-            raise UpstreamUnavailable(f"upstream {self.name} is not connected")
-        self._next_call += 1
-        call_id = self._next_call
-        flight = self._inflight[call_id] = _InFlight(link := link or CallerLink())
-        token = CURRENT_LINK.set(link)
-        idle = timeout or self.target.timeout
-        longest = max(idle, getattr(self.target, "max_call_seconds", idle))
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        # one deadline for both ends of a call from outside: no answer in time (moved by every progress
-        # notification, never past the call's longest run), and ``_on_garbage`` (due at once). Armed only if
-        # the call waits (step_deadline.py): an in-process built-in's call mostly never does
-        deadline = StepDeadline(started + idle)
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            if flight.garbage is None:  # once ended by garbage, it stays ended
-                try:
-                    deadline.reschedule(min(loop.time() + idle, started + longest))
-                except RuntimeError:
-                    pass  # a notification after the call ended or timed out: no deadline left to move
-            if relay is not None:
-                await relay(progress, total, message)
-
-        async def step() -> Any:
-            lean = self.lean
-            if lean is not None and input_responses is None and request_state is None and (
-                lean.usable(client)
-            ):
-                return await lean.call_tool(
-                    tool, arguments, meta, self._on_log, on_progress, self._on_message
-                )
-            return await client.session.call_tool(
-                tool,
-                arguments,
-                read_timeout_seconds=longest + 5,
-                progress_callback=on_progress,
-                input_responses=input_responses,
-                request_state=request_state,
-                meta=cast("RequestParamsMeta | None", meta),
-                allow_input_required=True,
-            )
-
-        result: Any = None
-        try:
-            try:
-                flight.deadline = deadline
-                result = await deadline.run(step)
-            except TimeoutError:
-                if not deadline.expired:
-                    raise  # not ours
-                if flight.garbage is None:  # not ended by _on_garbage (below)
-                    self.breaker.record_failure()
-                    ran = loop.time() - started
-                    why = (
-                        f"did not answer within {idle:.0f}s (and reported no progress)"
-                        if ran < longest - 0.01
-                        else f"was still running after {longest:.0f}s (its longest call)"
-                    )
-                    raise UpstreamCallError(
-                        f"upstream {self.name} {why}", timeout=True, code=REQUEST_TIMEOUT
-                    ) from None
-            if flight.garbage is not None and result is None:
-                self.breaker.record_failure()
-                raise UpstreamCallError(
-                    f"upstream {self.name} answered with an invalid message ({flight.garbage})"
-                )
-        except MCPError as e:
-            if e.code == REQUEST_TIMEOUT:
-                self.breaker.record_failure()
-                raise UpstreamCallError(
-                    f"upstream {self.name} did not answer within {longest:.0f}s", timeout=True, code=e.code
-                ) from None
-            closed = e.code == CONNECTION_CLOSED or "connection closed" in e.message.lower()
-            if closed or self._session_gone():
-                self.breaker.record_failure()
-                self.last_error = "connection closed during a call"
-                self._dead.set()
-                # the reason the lean tap gave, when it ended the connection itself (an overlong line)
-                opening = "Connection closed ("
-                why = e.message[len(opening) : -1] if e.message.startswith(opening) else ""
-                cause = f" ({why})" if why.startswith("the upstream ") else ""
-                raise UpstreamCallError(
-                    f"upstream {self.name} went away during the call{cause}; reconnecting", code=e.code
-                ) from None
-            # a JSON-RPC error answer (unknown tool, invalid params...): the upstream itself is healthy
-            self.breaker.record_success()
-            raise UpstreamCallError(
-                f"upstream {self.name} error {e.code}: {e.message}", code=e.code
-            ) from None
-        except ValidationError as e:
-            # the SDK's client parses the answer into the era's result types and raises pydantic's error for
-            # one that does not fit: an answer like any other bad answer, said as the lean path says it
-            self.breaker.record_success()
-            raise UpstreamCallError(
-                f"upstream {self.name} error {PARSE_ERROR}: upstream result is not a valid tools/call "
-                f"result: {str(e)[:300]}",
-                code=PARSE_ERROR,
-            ) from None
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream) as e:
-            self.breaker.record_failure()
-            self._dead.set()
-            raise UpstreamCallError(f"upstream {self.name} connection lost: {type(e).__name__}") from None
-        finally:
-            CURRENT_LINK.reset(token)
-            self._inflight.pop(call_id, None)
-        self.breaker.record_success()
-        if isinstance(result, (CallToolResult, InputRequiredResult)):
-            return result
-        raise UpstreamCallError(
-            f"upstream {self.name} returned an unexpected result type {type(result).__name__}"
-        )
-
-    async def read_resource(self, uri: str, meta: dict[str, Any] | None = None) -> Any:
-        if not self.loaded:
-            await self._woken()
-        if self.client is None:
-            raise UpstreamUnavailable(f"upstream {self.name} is not connected")
-        if meta is None:
-            return await self.client.session.read_resource(uri)
-        return await self.client.session.read_resource(uri, meta=cast("RequestParamsMeta", meta))
-
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> Any:
-        if not self.loaded:
-            await self._woken()
-        if self.client is None:
-            raise UpstreamUnavailable(f"upstream {self.name} is not connected")
-        return await self.client.session.get_prompt(name, arguments)
-
-    async def complete(
-        self, ref: Any, argument: dict[str, str], context: dict[str, dict[str, str]] | None
-    ) -> CompleteResult:
-        if not self.loaded:
-            await self._woken()
-        if self.client is None:
-            raise UpstreamUnavailable(f"upstream {self.name} is not connected")
-        return await self.client.session.complete(
-            ref, argument, context_arguments=(context or {}).get("arguments")
-        )
-
 
 def _protocol_error(e: BaseException) -> bool:
     """An MCP error answer somewhere in a (nested) exception group: the peer is there but refused."""
