@@ -24,6 +24,7 @@ from sentinel_mcp.core.stored_text import stored as _kept
 from sentinel_mcp.core.stored_text import stored_opt as _opt
 from sentinel_mcp.policy.confirmed_tools import ConfirmedTools
 from sentinel_mcp.storage import Statement
+from sentinel_mcp.storage.row_lists import row_lists
 from sentinel_mcp.storage.store import SeamStore
 
 
@@ -92,14 +93,16 @@ def _row_to_fact(row: Iterable[Any]) -> Fact:
     )
 
 
-_UPSERT = (
-    f"INSERT INTO facts ({_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?) "
-    "ON CONFLICT (session, fact) DO UPDATE SET provenance=excluded.provenance, "
+_INSERT_FACTS = f"INSERT INTO facts ({_COLS})"
+_ON_FACT = (
+    " ON CONFLICT (session, fact) DO UPDATE SET provenance=excluded.provenance, "
     "source_tool=excluded.source_tool, source_digest=excluded.source_digest, contexts=excluded.contexts, "
     "established_at=excluded.established_at, expires_at=excluded.expires_at, args=excluded.args"
 )
+_UPSERT = f"{_INSERT_FACTS} VALUES (?,?,?,?,?,?,?,?,?,?){_ON_FACT}"
 MAX_VERSIONS = 20_000  # sessions whose shared-store counter this process remembers (most recently changed)
-_ADD_VALUE = "INSERT INTO fact_values (session, value, fact) VALUES (?,?,?) ON CONFLICT DO NOTHING"
+_INSERT_VALUES = "INSERT INTO fact_values (session, value, fact)"
+_ADD_VALUE = f"{_INSERT_VALUES} VALUES (?,?,?) ON CONFLICT DO NOTHING"
 _BUMP = (
     "INSERT INTO fact_sessions (session, version) VALUES (?, 1) ON CONFLICT (session) "
     "DO UPDATE SET version = fact_sessions.version + 1 RETURNING version"
@@ -144,10 +147,14 @@ class FactStore(SeamStore):
             for f in facts
         ]
         values = [r for f in facts for r in _value_rows(f.session, f.predicate, f.args, f.fact)]
-        await self._run(
-            [Statement(_ADD_VALUE, values, many=True), Statement(_UPSERT, rows, many=True)],
-            {f.session for f in facts},
-        )
+        if self.shared:  # PostgreSQL: a statement per row, pipelined (row_lists.py says why)
+            statements = [Statement(_ADD_VALUE, values, many=True), Statement(_UPSERT, rows, many=True)]
+        else:  # SQLite: a few multi-row statements instead of a step per row
+            statements = [
+                *row_lists(_INSERT_VALUES, " ON CONFLICT DO NOTHING", values),
+                *row_lists(_INSERT_FACTS, _ON_FACT, rows),
+            ]
+        await self._run(statements, {f.session for f in facts})
 
     async def _run(self, statements: list[Statement], sessions: Iterable[str]) -> list[Any]:
         """One transaction; on a shared store it also bumps each session's counter (noted in ``versions``)."""
