@@ -7,7 +7,6 @@ import json
 import os
 import difflib
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -19,7 +18,8 @@ from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MO
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import validate_section
 from sentinel_mcp.config_file import read_config_text
-from sentinel_mcp.config_shapes import ShapeError, input_env_name, normalize, parse_inputs, workspace_folder
+from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
+from sentinel_mcp.config_vars import expand_tree, expand_vars
 from sentinel_mcp.paths import (
     RULEBASES_DIR,
     SHIPPED_PREFIX,
@@ -29,62 +29,6 @@ from sentinel_mcp.paths import (
     shipped_path,
 )
 from sentinel_mcp.tls.settings import CertificateMatch, ClientTLS, ServerTLS
-
-# ${VAR}, ${VAR:-default}; VS Code and Cursor spell them ${env:VAR}, ${input:ID}, ${workspaceFolder},
-# ${userHome}
-_VAR = re.compile(r"\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.\-]*)(?::-([^}]*))?\}")
-
-
-def expand_vars(
-    value: str, where: str, inputs: dict[str, dict[str, Any]] | None = None, base_dir: Path | None = None
-) -> str:
-    """Expand variables; one that has no value and no default is an error naming the key."""
-
-    def sub(m: re.Match[str]) -> str:
-        kind, name, default = m.group(1), m.group(2), m.group(3)
-        if kind == "input":
-            return _input_value(name, where, inputs or {})
-        if kind is None and name == "workspaceFolder" and base_dir is not None:
-            return str(workspace_folder(base_dir))
-        if kind is None and name == "userHome":
-            return str(Path.home())
-        if name in os.environ:
-            return os.environ[name]
-        if default is not None:
-            return default
-        raise ConfigError(f"{where}: environment variable ${{{name}}} is not set")
-
-    return _VAR.sub(sub, value)
-
-
-def _input_value(input_id: str, where: str, inputs: dict[str, dict[str, Any]]) -> str:
-    """A VS Code input: Sentinel cannot prompt at start-up, so it comes from SENTINEL_INPUT_<ID> or its
-    default."""
-    env = input_env_name(input_id)
-    if env in os.environ:
-        return os.environ[env]
-    spec = inputs.get(input_id)
-    if spec is None:
-        raise ConfigError(f"{where}: ${{input:{input_id}}} is not declared in inputs")
-    if isinstance(spec.get("default"), str):
-        return spec["default"]
-    what = f" ({spec['description']})" if spec.get("description") else ""
-    raise ConfigError(
-        f"{where}: ${{input:{input_id}}}{what} has no value; set the environment variable {env}"
-    )
-
-
-def expand_tree(value: Any, expand: Callable[[str, str], str], where: str = "") -> Any:
-    """Variables expanded in every string of a JSON value (keys stay as written): one pass over the whole file
-    once other hosts' shapes are normalised, so tokens, URLs, headers and the sentinel section alike."""
-    if isinstance(value, str):
-        return expand(value, where or "(top level)")
-    if isinstance(value, list):
-        return [expand_tree(v, expand, f"{where}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, dict):
-        return {k: expand_tree(v, expand, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
-    return value
-
 
 def _no_placeholder(value: str | None, what: str) -> str | None:
     # a literal "${...}" left after expansion would be a password anyone can read in the docs
