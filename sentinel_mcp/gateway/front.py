@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, Awaitable, Callable
 
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.subscriptions import (
@@ -20,22 +20,12 @@ from mcp.server.subscriptions import (
 )
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
-    INVALID_PARAMS,
     CallToolRequestParams,
     CallToolResult,
     ElicitRequest,
     ElicitRequestFormParams,
-    GetPromptRequestParams,
-    GetPromptResult,
     InputRequiredResult,
-    ListPromptsResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ListToolsResult,
     NotificationParams,
-    PaginatedRequestParams,
-    ReadResourceRequestParams,
-    ReadResourceResult,
 )
 
 from sentinel_mcp import __version__
@@ -45,6 +35,7 @@ from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, Conversations, SessionRefused
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.gateway.front_listings import CatalogRequests
 from sentinel_mcp.gateway.front_held import HeldRounds, asker, request_schemas, shown_request
 from sentinel_mcp.gateway.front_link import (
     FrontLink,
@@ -64,15 +55,14 @@ from sentinel_mcp.core.port import (
     Completed,
     FrontPort,
     NeedsInput,
-    NotInCatalog,
     Refused,
     UpstreamNeedsInput,
 )
 from sentinel_mcp.gateway.request_state import RequestStateSeal
 from sentinel_mcp.gateway.session_tables import Shares, connection_key, on_end
 from sentinel_mcp.gateway.telemetry import traced
-from sentinel_mcp.gateway.front_utilities import FrontUtilities, resource_not_found
-from sentinel_mcp.gateway.upstream import CallerLink, UpstreamUnavailable
+from sentinel_mcp.gateway.front_utilities import FrontUtilities
+from sentinel_mcp.gateway.upstream import CallerLink
 from sentinel_mcp.identity.principal import OWNER, Principal
 from sentinel_mcp.identity.resolver import SCOPE_KEY
 
@@ -101,7 +91,7 @@ class SentinelFront(Server):
         )
 
 
-class Front(HeldRounds):
+class Front(CatalogRequests, HeldRounds):
     """The front server over the gateway's ``FrontPort``; it fans out catalog changes to connected clients.
 
     The front knows the gateway only through the port (``core/port.py``), never the engine
@@ -241,12 +231,6 @@ class Front(HeldRounds):
         return f"{info.name}/{info.version}" if info else None
 
     # ------------------------------------------------------------------ tools
-    async def list_tools(
-        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
-        tools, cursor = _page(params, self.port.list_catalog_tools(self.principal(ctx)), self.page_size)
-        return ListToolsResult(tools=tools, next_cursor=cursor)
-
     async def call_tool(
         self, ctx: ServerRequestContext, params: CallToolRequestParams
     ) -> CallToolResult | InputRequiredResult:
@@ -555,59 +539,6 @@ class Front(HeldRounds):
             questions=qs,
             decision_id=outcome.decision_id,
         )
-
-    # ------------------------------------------------------------------ resources and prompts
-    async def list_resources(
-        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
-    ) -> ListResourcesResult:
-        items, cursor = _page(params, self.port.list_resources(self.principal(ctx)), self.page_size)
-        return ListResourcesResult(resources=items, next_cursor=cursor)
-
-    async def list_resource_templates(
-        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
-    ) -> ListResourceTemplatesResult:
-        items, cursor = _page(params, self.port.list_resource_templates(self.principal(ctx)), self.page_size)
-        return ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
-
-    async def read_resource(
-        self, ctx: ServerRequestContext, params: ReadResourceRequestParams
-    ) -> ReadResourceResult:
-        try:
-            return await self.port.read_resource(params.uri, self.principal(ctx), self.client_name(ctx))
-        except NotInCatalog:
-            raise resource_not_found(
-                params.uri
-            ) from None  # one the caller may not use is as unknown as a missing one
-        except UpstreamUnavailable as e:
-            raise MCPError(code=-32603, message=str(e)) from None
-
-    async def list_prompts(
-        self, ctx: ServerRequestContext, params: PaginatedRequestParams | None
-    ) -> ListPromptsResult:
-        items, cursor = _page(params, self.port.list_prompts(self.principal(ctx)), self.page_size)
-        return ListPromptsResult(prompts=items, next_cursor=cursor)
-
-    async def get_prompt(self, ctx: ServerRequestContext, params: GetPromptRequestParams) -> GetPromptResult:
-        try:
-            return await self.port.get_prompt(params.name, params.arguments, self.principal(ctx))
-        except NotInCatalog:
-            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {params.name}") from None
-        except UpstreamUnavailable as e:
-            raise MCPError(code=-32603, message=str(e)) from None
-
-
-T = TypeVar("T")
-
-
-def _page(params: PaginatedRequestParams | None, items: list[T], size: int) -> tuple[list[T], str | None]:
-    """The page of ``items`` the request's cursor asks for, and the next page's cursor (None: the last)."""
-    cursor = params.cursor if params is not None else None
-    try:
-        start = int(cursor) if cursor else 0
-    except ValueError:
-        raise MCPError(code=INVALID_PARAMS, message=f"invalid cursor {cursor!r}") from None
-    end = min(len(items), start + size)
-    return items[start:end], (str(end) if end < len(items) else None)
 
 
 def _purpose(ctx: ServerRequestContext) -> str | None:

@@ -204,6 +204,31 @@ async def test_lists_are_paginated_for_the_client(data_dir, mode):
         assert pages > 2 and len(names) == len(set(names)) == len(rt.manager.catalog.tools)
 
 
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_cursor_the_front_did_not_give_is_refused(data_dir, mode):
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import PaginatedRequestParams
+
+    async with running_gateway(make_config(data_dir)) as rt:
+        rt.front.page_size = 3
+        total = len(rt.manager.catalog.tools)
+        async with Client(rt.front.server, mode=mode) as c:
+            # what int() alone would take, and what it would not: each an error, never some other page
+            for cursor in ["-1", "-3", " 3", "3 ", "+3", "1_0", "\u0663", "\uff13", "3.0", "0x3", "abc",
+                           "\x00", str(total + 1), "9" * 40, "'3'"]:
+                with pytest.raises(MCPError) as e:
+                    await c.session.list_tools(params=PaginatedRequestParams(cursor=cursor))
+                assert e.value.code == -32602 and "invalid cursor" in e.value.message, cursor
+                for lister in (c.session.list_resources, c.session.list_prompts):
+                    with pytest.raises(MCPError):
+                        await lister(params=PaginatedRequestParams(cursor=cursor))
+            # the cursors it gives out, and the end of the list, still work
+            page = await c.session.list_tools(params=PaginatedRequestParams(cursor="3"))
+            assert len(page.tools) == 3 and page.next_cursor == "6"
+            end = await c.session.list_tools(params=PaginatedRequestParams(cursor=str(total)))
+            assert end.tools == [] and end.next_cursor is None
+
+
 async def test_upstream_log_lines_reach_the_calling_client(data_dir):
     async with running_gateway(make_config(data_dir)) as rt:
         lines: list[str] = []
