@@ -121,6 +121,10 @@ class SQLiteDatabase(JobWriter):
             timeout = 0.5 if self.options.exclusive else self.options.busy_timeout_ms / 1000
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=timeout)
             conn.execute("PRAGMA mmap_size=0")
+            # a group's savepoint sub-journals (and sorts) in memory: on file each group made a temp file in
+            # /var/tmp, opened, written and unlinked (issue 21); they only roll a job back within its group,
+            # the commit's own journal (durability) is unaffected
+            conn.execute("PRAGMA temp_store=MEMORY")
             if self.options.exclusive:
                 conn.execute("PRAGMA locking_mode=EXCLUSIVE")  # before WAL's first use: no -shm at all
             mode = conn.execute(f"PRAGMA journal_mode={self.options.journal}").fetchone()[0]

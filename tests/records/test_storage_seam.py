@@ -38,6 +38,34 @@ async def test_concurrent_writes_share_commits_and_a_bad_job_fails_alone(tmp_pat
         await release(db)
 
 
+@pytest.mark.parametrize("shared", [False, True])
+async def test_savepoints_of_a_group_roll_back_in_memory(tmp_path: Path, shared: bool) -> None:
+    """Sub-journals (a job's savepoint within its group) and sorts are kept in memory (no temp file per group
+    in /var/tmp); a job that fails after writing many pages still leaves nothing, its group's others land."""
+    db = open_database(tmp_path / "a.db", "t", SHARED) if shared else open_database(tmp_path / "a.db", "t")
+    try:
+        await db.migrate(SCHEMA)
+        assert await db.query("PRAGMA temp_store") == [(2,)]  # MEMORY
+        insert = "INSERT INTO t (x) VALUES (?)"
+
+        def job(i: int) -> list[Statement]:
+            # ~200 KB of pages each, past the in-memory journal's spill size; every third ends in a duplicate
+            rows = [Statement(insert, (f"{i}-{k}-" + "x" * 1000,)) for k in range(200)]
+            return rows + ([Statement(insert, (f"{i}-0-" + "x" * 1000,))] if i % 3 == 0 else [])
+
+        before = db.commits
+        results = await asyncio.gather(*[db.run(job(i)) for i in range(30)], return_exceptions=True)
+        failed = {i for i, r in enumerate(results) if isinstance(r, Exception)}
+        assert failed == {i for i in range(30) if i % 3 == 0}
+        assert db.commits - before < 30  # they shared commits (savepoints were used)
+        got = {x.split("-")[0] for (x,) in await db.query("SELECT x FROM t")}
+        assert got == {str(i) for i in range(30) if i % 3}
+        assert (await db.query("SELECT COUNT(*) FROM t"))[0][0] == 200 * 20
+        assert db.health.ok
+    finally:
+        await release(db)
+
+
 async def test_a_bad_job_alone_in_its_group_fails_alone(tmp_path: Path) -> None:
     """One write at a time (each alone in its commit group, no savepoint): a failing one leaves nothing of
     itself, its error is the caller's, and the store goes on."""
