@@ -35,6 +35,8 @@ def _unescape(m: re.Match[str]) -> str:
 
 def stored(text: str) -> str:
     """Text SQLite can keep (valid UTF-8) that ``restored`` turns back into ``text``."""
+    if text.isascii():  # nearly all text: nothing to escape (one C pass, no regex)
+        return text
     return _NEEDS.sub(_escape, text) if _NEEDS.search(text) else text
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel, Field
 
@@ -55,23 +55,27 @@ _COLS = (
 )
 
 
-def string_values(value: Any) -> Iterator[str]:
-    """The strings in a JSON-like value, at any depth (what strict symbolic mode matches arguments to)."""
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            yield from string_values(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from string_values(v)
-    elif isinstance(value, str):
-        yield value
+def string_values(value: Any) -> set[str]:
+    """The strings in a JSON-like value, at any depth (what strict symbolic mode matches arguments to).
+    A loop over a stack, not recursion: no depth of nesting reaches Python's recursion limit."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            found.add(v)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return found
 
 
 def _value_rows(session: str, predicate: str, args: list[Any], fact: str) -> list[tuple[str, str, str]]:
     if predicate.startswith("$"):  # bookkeeping facts ground nothing
         return []
     s, f = _kept(session), _kept(fact)
-    return [(s, _kept(v), f) for v in set(string_values(args))]
+    return [(s, _kept(v), f) for v in string_values(args)]
 
 
 from sentinel_mcp.policy.fact_schema import STORE_SCHEMA  # noqa: E402 - the schema uses _value_rows
@@ -140,7 +144,7 @@ class FactStore(SeamStore):
                 f.provenance,
                 _opt(f.source_tool),
                 _opt(f.source_digest),
-                json.dumps(f.contexts),
+                json.dumps(f.contexts) if f.contexts else "[]",
                 f.established_at,
                 f.expires_at,
             )

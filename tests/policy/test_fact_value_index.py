@@ -90,3 +90,18 @@ async def test_strict_mode_accepts_seeded_values_on_the_first_call(tmp_path: Pat
         assert isinstance(d, Deny) and "strict symbolic mode" in d.reason
     finally:
         await guard.close()
+
+
+def test_string_values_at_any_depth_and_only_strings() -> None:
+    from sentinel_mcp.policy.fact_store import string_values
+
+    deep: object = "bottom"
+    for i in range(50_000):  # far past Python's recursion limit: a hostile result may nest this deep
+        deep = [deep, {"k": str(i % 3)}] if i % 2 else {"v": deep}
+    assert string_values(deep) == {"bottom", "0", "1", "2"}
+    # keys are not values; numbers, booleans, None and bytes are not strings; str subclasses are
+    class Named(str):
+        pass
+
+    value = {"key": [1, 2.5, True, None, b"bytes", ("t",), Named("n"), {"inner": ["x", {"y": ""}]}]}
+    assert string_values(value) == {"t", "n", "x", ""}
