@@ -25,8 +25,8 @@ import ssl
 import time
 import urllib.request
 from collections import deque
-from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from contextlib import aclosing, asynccontextmanager
+from typing import AsyncGenerator, AsyncIterator
 from urllib.parse import urlsplit
 
 import httptools
@@ -201,7 +201,7 @@ class _Connection(asyncio.Protocol):
                 raise self.fault
             await self._wait()
 
-    async def body(self) -> AsyncIterator[bytes]:
+    async def body(self) -> AsyncGenerator[bytes, None]:
         while True:
             while self.chunks:
                 chunk = self.chunks.popleft()
@@ -233,7 +233,7 @@ class HttpAnswer:
         self.status = conn.status
         self.headers = conn.headers  # names in lower case
 
-    def body(self) -> AsyncIterator[bytes]:
+    def body(self) -> AsyncGenerator[bytes, None]:
         return self._conn.body()
 
 
@@ -325,8 +325,8 @@ class HttpPool:
     async def _drain(self, conn: _Connection) -> None:
         size = 0
         try:
-            async with asyncio.timeout(DRAIN_SECONDS):
-                async for chunk in conn.body():
+            async with asyncio.timeout(DRAIN_SECONDS), aclosing(conn.body()) as body:
+                async for chunk in body:
                     size += len(chunk)
                     if size > DRAIN_BYTES:
                         raise HttpFault("too much left to drain")

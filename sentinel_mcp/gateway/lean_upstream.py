@@ -29,9 +29,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 from mcp import Client
 from mcp.client.session import ClientRequestContext, ClientResponse, _later_revision_fields
@@ -243,25 +243,28 @@ class LeanCaller:
 
     async def _read_events(self, response: HttpAnswer, rid: int, on_log: LogSink, on_progress: ProgressSink,
                            on_notice: NoticeSink, state: "_Resume") -> dict[str, Any] | None:
-        async for event in _events(response):
-            if event.id is not None:
-                state.last_id = event.id
-            if event.retry is not None:
-                state.retry = event.retry
-            if event.kind != "message" or not event.data:
-                continue  # another type of event, or a priming event (an id, no message): as the SDK does
-            msg = _parse(event.data)
-            if isinstance(msg, dict) and "method" in msg and "id" not in msg:
-                await self._notification(msg, rid, on_log, on_progress, on_notice)
-                continue
-            if isinstance(msg, dict) and "method" in msg:
-                if self.modern:
-                    log.info("lean upstream call: upstream request %r mid-call ignored",
-                             str(msg.get("method"))[:60])
-                else:
-                    await self._answer_request(msg)
-                continue
-            return response_for(msg, rid)
+        # closed here, not left to the collector: asyncio would finalize a suspended generator through
+        # call_soon_threadsafe (a write to its wake-up pipe and one more turn of the loop, every call)
+        async with aclosing(_events(response)) as events:
+            async for event in events:
+                if event.id is not None:
+                    state.last_id = event.id
+                if event.retry is not None:
+                    state.retry = event.retry
+                if event.kind != "message" or not event.data:
+                    continue  # another type of event, or a priming event (an id, no message): as the SDK does
+                msg = _parse(event.data)
+                if isinstance(msg, dict) and "method" in msg and "id" not in msg:
+                    await self._notification(msg, rid, on_log, on_progress, on_notice)
+                    continue
+                if isinstance(msg, dict) and "method" in msg:
+                    if self.modern:
+                        log.info("lean upstream call: upstream request %r mid-call ignored",
+                                 str(msg.get("method"))[:60])
+                    else:
+                        await self._answer_request(msg)
+                    continue
+                return response_for(msg, rid)
         return None
 
     async def _notification(self, msg: dict[str, Any], rid: int, on_log: LogSink, on_progress: ProgressSink,
@@ -364,11 +367,12 @@ async def _read_bounded(response: HttpAnswer, limit: int) -> bytes:
         raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes ({declared} declared)")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.body():
-        size += len(chunk)
-        if size > limit:
-            raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes")
-        chunks.append(chunk)
+    async with aclosing(response.body()) as body:
+        async for chunk in body:
+            size += len(chunk)
+            if size > limit:
+                raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes")
+            chunks.append(chunk)
     return b"".join(chunks)
 
 
@@ -382,45 +386,46 @@ class _Event:
     retry: int | None = None
 
 
-async def _events(response: HttpAnswer) -> AsyncIterator[_Event]:
+async def _events(response: HttpAnswer) -> AsyncGenerator[_Event, None]:
     """Each event of an event stream (lines end in LF, CRLF or CR; fields as the SSE spec reads them), one
     event at most ``MAX_EVENT_BYTES``, a line never buffered past that either."""
     pending = b""
     event, size, seen = _Event(), 0, False
     data: list[str] = []
-    async for chunk in response.body():
-        pending += chunk
-        while True:
-            cut = _line_end(pending)
-            if cut is None:
-                if len(pending) > MAX_EVENT_BYTES:
-                    raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
-                break
-            end, skip = cut
-            line = pending[:end].decode("utf-8", "replace")
-            pending = pending[end + skip:]
-            if not line:  # the end of an event
-                if seen:
-                    event.data = "\n".join(data)
-                    yield event
-                event, data, size, seen = _Event(), [], 0, False
-                continue
-            if line.startswith(":"):
-                continue  # a comment (a keep-alive)
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            seen = True
-            if field == "data":
-                size += len(value) + 1
-                if size > MAX_EVENT_BYTES:
-                    raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
-                data.append(value)
-            elif field == "event":
-                event.kind = value or "message"
-            elif field == "id" and "\0" not in value:
-                event.id = value[:200]
-            elif field == "retry" and value.isascii() and value.isdigit():
-                event.retry = int(value[:9])
+    async with aclosing(response.body()) as body:
+        async for chunk in body:
+            pending += chunk
+            while True:
+                cut = _line_end(pending)
+                if cut is None:
+                    if len(pending) > MAX_EVENT_BYTES:
+                        raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
+                    break
+                end, skip = cut
+                line = pending[:end].decode("utf-8", "replace")
+                pending = pending[end + skip:]
+                if not line:  # the end of an event
+                    if seen:
+                        event.data = "\n".join(data)
+                        yield event
+                    event, data, size, seen = _Event(), [], 0, False
+                    continue
+                if line.startswith(":"):
+                    continue  # a comment (a keep-alive)
+                field, _, value = line.partition(":")
+                value = value.removeprefix(" ")
+                seen = True
+                if field == "data":
+                    size += len(value) + 1
+                    if size > MAX_EVENT_BYTES:
+                        raise MCPError(INVALID_REQUEST, f"event larger than {MAX_EVENT_BYTES} bytes")
+                    data.append(value)
+                elif field == "event":
+                    event.kind = value or "message"
+                elif field == "id" and "\0" not in value:
+                    event.id = value[:200]
+                elif field == "retry" and value.isascii() and value.isdigit():
+                    event.retry = int(value[:9])
 
 
 def _line_end(buf: bytes) -> tuple[int, int] | None:

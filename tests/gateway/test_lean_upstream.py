@@ -461,3 +461,44 @@ def test_a_restarted_handshake_upstream_gets_a_new_session(lean: bool) -> None:
         stop_process(proc)
     assert "went away" in said and result["content"][0]["text"] == "ok"
     assert first is not None and again is not None and first != again
+
+
+def test_no_stream_reader_is_left_for_the_collector(toolbox: str, hostile: str) -> None:
+    """The lean path closes the generators that read an answer (the event stream, the body) itself, also when
+    it returns or fails mid-stream: one left suspended is finalized by asyncio through call_soon_threadsafe,
+    a write to the loop's wake-up pipe and one more turn of the loop on every call (issue 21)."""
+    import gc
+
+    lean_files = ("lean_upstream.py", "lean_http.py")
+
+    async def calls(url: str, names: list[str], era: str) -> list[str]:
+        left: list[str] = []
+        hooks = sys.get_asyncgen_hooks()
+
+        def finalizer(agen: Any) -> None:
+            if agen.ag_code.co_filename.endswith(lean_files):
+                left.append(agen.ag_code.co_qualname)
+            assert hooks.finalizer is not None
+            hooks.finalizer(agen)
+
+        sys.set_asyncgen_hooks(firstiter=hooks.firstiter, finalizer=finalizer)
+        try:
+            async def body(up: Upstream) -> None:
+                for tool in names:
+                    try:
+                        await up.call_tool(tool, {"text": "x"} if tool == "echo" else {}, link=Asker())
+                    except UpstreamCallError:
+                        await up.wait_ready(30)
+                    await anyio.sleep(0.01)  # a drain beside the caller ends
+                gc.collect()
+                await anyio.sleep(0.05)
+
+            await _with_upstream(url, body, protocol=era)
+        finally:
+            sys.set_asyncgen_hooks(*hooks)
+        return left
+
+    for era in ERAS:
+        assert anyio.run(lambda: calls(toolbox, ["noop", "echo", "chatty", "noop"], era)) == [], era
+        stream = ["sse_answer", "sse_oversize", "oversize_chunked", "bad_json", "sse_answer"]
+        assert anyio.run(lambda: calls(hostile, stream, era)) == [], era
