@@ -57,17 +57,18 @@ _COLS = (
 
 def string_values(value: Any) -> set[str]:
     """The strings in a JSON-like value, at any depth (what strict symbolic mode matches arguments to).
-    A loop over a stack, not recursion: no depth of nesting reaches Python's recursion limit."""
+    A loop over a stack, not recursion: no depth of nesting reaches Python's recursion limit; a container met
+    again (shared, or holding itself) is read once."""
     found: set[str] = set()
+    seen: set[int] = set()
     stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, str):
             found.add(v)
-        elif isinstance(v, (list, tuple)):
-            stack.extend(v)
-        elif isinstance(v, dict):
-            stack.extend(v.values())
+        elif isinstance(v, (list, tuple, dict)) and id(v) not in seen:
+            seen.add(id(v))
+            stack.extend(v.values() if isinstance(v, dict) else v)
     return found
 
 

@@ -105,3 +105,9 @@ def test_string_values_at_any_depth_and_only_strings() -> None:
 
     value = {"key": [1, 2.5, True, None, b"bytes", ("t",), Named("n"), {"inner": ["x", {"y": ""}]}]}
     assert string_values(value) == {"t", "n", "x", ""}
+    # a value holding itself (no JSON can, Python can) ends instead of looping
+    loop: list = ["a"]
+    loop.append(loop)
+    cyclic: dict = {"k": "b", "l": loop}
+    cyclic["self"] = cyclic
+    assert string_values(cyclic) == {"a", "b"}
