@@ -160,9 +160,8 @@ class AuditLog:
 
     async def open(self) -> "AuditLog":
         self.db = open_database(self.path, "audit")
-        # PostgreSQL types the values of a multi-row VALUES list on their own (an all-NULL column is text):
-        # its rows keep the statements of one row each, which its own group commit pipelines
-        self._batches = bool(getattr(self.db, "multi_row_values", False))
+        # PostgreSQL's rows keep the statements of one row each, which its own group commit pipelines
+        self._batches = self.db.multi_row_values
         try:
             await self.db.migrate(SCHEMA)
             self._head = await self._read_head()

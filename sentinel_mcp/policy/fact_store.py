@@ -107,7 +107,8 @@ _ON_FACT = (
 _UPSERT = f"{_INSERT_FACTS} VALUES (?,?,?,?,?,?,?,?,?,?){_ON_FACT}"
 MAX_VERSIONS = 20_000  # sessions whose shared-store counter this process remembers (most recently changed)
 _INSERT_VALUES = "INSERT INTO fact_values (session, value, fact)"
-_ADD_VALUE = f"{_INSERT_VALUES} VALUES (?,?,?) ON CONFLICT DO NOTHING"
+_ON_VALUE = " ON CONFLICT DO NOTHING"
+_ADD_VALUE = f"{_INSERT_VALUES} VALUES (?,?,?){_ON_VALUE}"
 _BUMP = (
     "INSERT INTO fact_sessions (session, version) VALUES (?, 1) ON CONFLICT (session) "
     "DO UPDATE SET version = fact_sessions.version + 1 RETURNING version"
@@ -152,13 +153,11 @@ class FactStore(SeamStore):
             for f in facts
         ]
         values = [r for f in facts for r in _value_rows(f.session, f.predicate, f.args, f.fact)]
-        if self.shared:  # PostgreSQL: a statement per row, pipelined (row_lists.py says why)
+        if self.db.multi_row_values:  # a few multi-row statements instead of a statement step per row
+            statements = [*row_lists(_INSERT_VALUES, _ON_VALUE, values),
+                          *row_lists(_INSERT_FACTS, _ON_FACT, rows)]
+        else:  # a statement per row, pipelined (storage.Database.multi_row_values says why)
             statements = [Statement(_ADD_VALUE, values, many=True), Statement(_UPSERT, rows, many=True)]
-        else:  # SQLite: a few multi-row statements instead of a step per row
-            statements = [
-                *row_lists(_INSERT_VALUES, " ON CONFLICT DO NOTHING", values),
-                *row_lists(_INSERT_FACTS, _ON_FACT, rows),
-            ]
         await self._run(statements, {f.session for f in facts})
 
     async def _run(self, statements: list[Statement], sessions: Iterable[str]) -> list[Any]:

@@ -41,6 +41,9 @@ class Database(Protocol):
 
     name: str
     health: StoreHealth
+    # a multi-row ``VALUES`` list keeps each bound value's own type, and an upsert may meet a row twice in one
+    # statement (SQLite); PostgreSQL types the list's columns on its own, so its rows keep a statement each
+    multi_row_values: bool
 
     async def migrate(self, schema: Any) -> None: ...
 

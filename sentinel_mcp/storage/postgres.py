@@ -93,6 +93,7 @@ class PostgresDatabase(JobWriter):
     (``job_writer.py``), reads from the pool."""
 
     backend = BACKEND
+    multi_row_values = False  # storage.Database: a VALUES list's columns are typed on their own here
 
     def __init__(self, location: ServerLocation, name: str) -> None:
         self.location = location

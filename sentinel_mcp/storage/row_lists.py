@@ -3,8 +3,8 @@
 An ``executemany`` steps one statement per row: under load each step gives the GIL up and waits to get it back
 (issue 21: the facts a tool result teaches are ~26 upserts and ~40 value rows a call). One statement per chunk
 steps once. Chunk sizes are powers of two up to ``LARGEST`` so the connection's statement cache holds a few
-texts, not one per row count. SQLite only: PostgreSQL types a ``VALUES`` list's columns on their own (an
-all-NULL column is text), and its upsert refuses to touch a row twice in one statement.
+texts, not one per row count. For a database whose ``multi_row_values`` is true (SQLite): PostgreSQL types a
+``VALUES`` list's columns on their own and refuses an upsert that meets a row twice.
 """
 
 from __future__ import annotations

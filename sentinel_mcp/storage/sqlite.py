@@ -86,8 +86,7 @@ class SQLiteDatabase(JobWriter):
     """Implements ``storage.Database`` for one SQLite file: reads, writes and migrations all on the writer
     thread (``job_writer.py``), which owns the one connection."""
 
-    # a multi-row ``VALUES`` list keeps each bound value's own type (the audit writes its rows in batches)
-    multi_row_values = True
+    multi_row_values = True  # storage.Database: the audit and the facts write rows in multi-row lists
 
     def __init__(self, path: Path, name: str, options: SQLiteOptions = EXCLUSIVE) -> None:
         self.path = Path(path)
