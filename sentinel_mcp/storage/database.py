@@ -8,7 +8,7 @@ per-backend migrations. Rows come back as tuples (plain data: this is the hot pa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from sentinel_mcp.storage.health import StoreHealth
 from sentinel_mcp.core.errors import SentinelError
@@ -64,6 +64,11 @@ class Database(Protocol):
 
     async def probe(self) -> bool:
         """Try a tiny durable write; health follows the answer (how a degraded store notices recovery)."""
+        ...
+
+    def write_inline(self, make: Callable[[], list[Statement]]) -> list[WriteResult] | None:
+        """``run(make())`` committed on the calling thread now if that is cheaper than the writer's round trip
+        (it is idle, the store local and healthy); None, without calling ``make``, when it is not."""
         ...
 
     def query_blocking(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]: ...

@@ -5,6 +5,11 @@ transaction (group commit: N concurrent writers share one durable flush) and run
 order. Every caller is answered, whatever happens to the thread's own code: an async caller on its event loop
 (how is the backend's: ``_answer``), a blocking caller on a future. What a group or a call does is the
 backend's (``_commit_group``, ``_run_call``); a store that is closed refuses at once.
+
+The writer also knows when it is idle (no job queued or running): a backend may then let a caller use the
+connection on its own thread (``_claim_idle``), for a write whose wait for the writer's wake-ups would cost
+more than the write itself (``SQLiteDatabase.write_inline``). A job queued meanwhile waits for it: the
+connection is held by one thread at a time (``_conn_lock``), and order is kept (the claim was first).
 """
 
 from __future__ import annotations
@@ -44,12 +49,18 @@ class JobWriter:
 
     def _start_writer(self) -> None:
         self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._conn_lock = threading.Lock()  # held by whichever thread uses the connection
+        self._count_lock = threading.Lock()
+        self._queued = 0  # jobs put and not yet run to their end (under _count_lock)
+        self._closing = False
         self._thread = threading.Thread(target=self._loop, name=f"storage:{self.name}", daemon=True)
         self._thread.start()
 
     def _stop_writer(self) -> None:
         """Let the queued jobs run, then end the thread (blocking)."""
         if self._thread is not None:
+            with self._count_lock:
+                self._closing = True  # no caller takes the connection any more (the writer closes it)
             self._jobs.put(None)
             self._thread.join()
             self._thread = None
@@ -98,7 +109,7 @@ class JobWriter:
         event loop's thread): one that answers many callers, each of whom may give up on their own."""
         if self._thread is None:
             raise StorageError(f"{self.name} store is closed")
-        self._jobs.put(Job("write", statements, self._answer(asyncio.get_running_loop(), answer)))
+        self._put(Job("write", statements, self._answer(asyncio.get_running_loop(), answer)))
 
     async def probe(self) -> bool:
         """Try a tiny durable write; health follows the answer (how a degraded store notices recovery)."""
@@ -123,7 +134,7 @@ class JobWriter:
             raise StorageError(f"{self.name} store is closed")
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
-        self._jobs.put(Job(kind, payload, self._answer(loop, fut)))
+        self._put(Job(kind, payload, self._answer(loop, fut)))
         return fut
 
     def _submit_blocking(self, kind: str, payload: Any) -> Any:
@@ -134,8 +145,23 @@ class JobWriter:
         def done(value: Any, error: BaseException | None) -> None:
             fut.set_exception(error) if error is not None else fut.set_result(value)
 
-        self._jobs.put(Job(kind, payload, done))
+        self._put(Job(kind, payload, done))
         return fut.result()
+
+    def _put(self, job: Job) -> None:
+        with self._count_lock:
+            self._queued += 1
+        self._jobs.put(job)
+
+    def _claim_idle(self) -> bool:
+        """Take the connection for the calling thread if the writer has no job queued or running (then
+        ``_release_idle`` when done); False, at once, otherwise."""
+        with self._count_lock:
+            return (self._thread is not None and not self._closing and not self._queued
+                    and self._conn_lock.acquire(blocking=False))
+
+    def _release_idle(self) -> None:
+        self._conn_lock.release()
 
     def _loop(self) -> None:
         while True:
@@ -159,14 +185,21 @@ class JobWriter:
                     while j < len(batch) and batch[j].kind == "write":
                         j += 1
                 try:
-                    self._commit_group(batch[i:j]) if batch[i].kind == "write" else self._run_call(batch[i])
+                    with self._conn_lock:
+                        if batch[i].kind == "write":
+                            self._commit_group(batch[i:j])
+                        else:
+                            self._run_call(batch[i])
                 except BaseException as e:  # noqa: BLE001 - the writer never dies; its callers hear why
                     log.exception("storage writer %s: unexpected error", self.name)
                     for one in batch[i:j]:
                         one.done(None, self._writer_error(e))
+                with self._count_lock:  # before the answers go: a caller they wake finds the writer idle
+                    self._queued -= j - i
                 self._after_run()
                 i = j
             if stop:
                 break
         self._after_run()
-        self._writer_stopped()
+        with self._conn_lock:
+            self._writer_stopped()

@@ -210,6 +210,10 @@ class PostgresDatabase(JobWriter):
     def query_blocking(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
         return self._read(sql, params, False)
 
+    def write_inline(self, make: Callable[[], list[Statement]]) -> list[WriteResult] | None:
+        """Never: a commit here is a round trip to the server, which the caller's thread must not wait on."""
+        return None
+
     def query_dicts_blocking(self, sql: str, params: Params = ()) -> list[dict[str, Any]]:
         return self._read(sql, params, True)
 
