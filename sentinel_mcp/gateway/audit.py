@@ -218,14 +218,26 @@ class AuditLog:
             Statement(_INSERT, (*values, prev, self.chain, new)),
         ]
 
-    async def write(self, entry: AuditEntry) -> str:
-        """Append one event durably; its decision id is returned. Raises ``StorageError``."""
+    async def write(self, entry: AuditEntry, alone: bool = False) -> str:
+        """Append one event durably; its decision id is returned. Raises ``StorageError``. ``alone``: the
+        caller has nothing else in flight, so the row may be committed on this thread while the store's
+        writer is idle (``Database.write_inline``) instead of waiting for that thread's wake-ups."""
         if not entry.decision_id:
             entry.decision_id = new_decision_id()
         if self.db is None:
             raise StorageError("audit log is not open")
         values = self.row(entry)
         text = canonical(values)  # what its hash covers, on every path
+        if alone and self._head is not None:
+            try:
+                results = self.db.write_inline(lambda: self._chained(values, text))
+            except BaseException:
+                self._head = None  # what we chained onto may not have been committed: read it again
+                raise
+            if results is not None:
+                if results[1].rowcount == 1:
+                    return entry.decision_id
+                self._head = None  # the head moved under us (another writer): chain again, below
         if self._head is not None and self._batches and batchable(values, text):
             if await self._batched(values, text):
                 return entry.decision_id

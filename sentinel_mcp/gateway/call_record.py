@@ -22,12 +22,16 @@ PROBE_EVERY = 0.25
 
 
 class CallRecord:
-    __slots__ = ("audit", "base", "started", "decision_id", "policy_version", "observers", "timings")
+    __slots__ = ("audit", "base", "started", "decision_id", "policy_version", "observers", "timings", "alone")
 
     def __init__(self, audit: AuditLog, policy_version: str | None,
-                 observers: Sequence[Callable[[AuditEntry], None]] = (), **base: Any) -> None:
+                 observers: Sequence[Callable[[AuditEntry], None]] = (),
+                 alone: Callable[[], bool] = lambda: False, **base: Any) -> None:
         self.audit = audit
         self.observers = observers  # metrics, traces: told of each call once, when its record is durable
+        # whether this is the only call in flight as a row is written (``AuditLog.write``: then it may be
+        # committed on the event loop's thread, nobody else's work waiting behind it)
+        self.alone = alone
         self.base = base
         self.started = time.perf_counter()
         self.decision_id = new_decision_id()
@@ -47,14 +51,14 @@ class CallRecord:
 
     async def decided(self, **kw: Any) -> None:
         """The call is allowed and about to be forwarded."""
-        await self.audit.write(self._entry("decision", "allow", "forwarded", kw))
+        await self.audit.write(self._entry("decision", "allow", "forwarded", kw), self.alone())
 
     async def finished(self, outcome: str, **kw: Any) -> None:
         await self._write(self._entry("outcome", "allow", outcome, kw))
 
     async def _write(self, entry: AuditEntry) -> None:
         """A call's last row (final or outcome); observers see what the audit log holds, once per call."""
-        await self.audit.write(entry)
+        await self.audit.write(entry, self.alone())
         for observe in self.observers:
             observe(entry)
 

@@ -49,6 +49,7 @@ from sentinel_mcp.core.port import (
 from sentinel_mcp.core.redactor import sensitive_fields_of
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
+from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
@@ -285,6 +286,7 @@ class Gateway(DecideStep, CatalogView):
             self.audit,
             self.guard.version,
             self.observers,
+            self._alone,
             session=req.session_id,
             client=req.client,
             origin=req.origin,
@@ -324,6 +326,11 @@ class Gateway(DecideStep, CatalogView):
                 self.calls_in_flight[who.name] -= 1
                 if not self.calls_in_flight[who.name]:
                     del self.calls_in_flight[who.name]
+
+    def _alone(self) -> bool:
+        """One call in flight (the one asking) and nothing else waiting on the loop: its audit rows may be
+        committed on this thread, without the writer's hand-offs (``idle_loop.py``)."""
+        return self.inflight == 1 and loop_is_idle()
 
     def _over_cap(self, name: str) -> None:
         """Said in the log once a minute per principal (a flood is not a flood of warnings)."""

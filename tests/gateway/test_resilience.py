@@ -139,8 +139,8 @@ async def test_a_call_cancelled_while_its_decision_row_is_written_gets_an_outcom
     held, release = asyncio.Event(), asyncio.Event()
     write = AuditLog.write
 
-    async def slow_decision_row(self, entry):  # the decision row's commit takes until the test says
-        written = await write(self, entry)
+    async def slow_decision_row(self, entry, alone=False):  # the decision row's commit takes until told
+        written = await write(self, entry, alone)
         if entry.event == "decision" and entry.tool == "tb__echo":
             held.set()
             await release.wait()
