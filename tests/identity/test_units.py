@@ -105,6 +105,24 @@ def test_a_sealed_id_is_handed_out_again_for_a_minute_then_sealed_afresh(monkeyp
         conv.named(again, ALICE)
 
 
+def test_only_the_most_recently_sealed_ids_are_kept_and_an_evicted_one_is_sealed_afresh(monkeypatch):
+    """A conversation a call (a 2026-era client that never carries its id back) must not keep a token in
+    memory for each of the registry's conversations: the kept tokens are bounded, the rest sealed again."""
+    from sentinel_mcp.gateway import conversations as module
+
+    monkeypatch.setattr(module, "RESEALED", 3)
+    conv = Conversations()
+    first = conv.open(ALICE, "conv")
+    token = conv.sealed(first)
+    others = [conv.open(ALICE, "conv") for _ in range(5)]
+    for o in others:
+        conv.sealed(o)
+    assert len(conv._sealed) == 3 and first.id not in conv._sealed
+    again = conv.sealed(first)  # sealed afresh (its kept token was dropped), and both open to it
+    assert again != token and conv.named(again, ALICE) is first and conv.named(token, ALICE) is first
+    assert conv.sealed(first) == again and len(conv._sealed) == 3
+
+
 def test_a_connection_is_a_conversation_that_ends_with_it():
     conv = Conversations()
 
