@@ -49,7 +49,6 @@ from sentinel_mcp.core.port import (
 from sentinel_mcp.core.redactor import sensitive_fields_of
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, value_problem
 from sentinel_mcp.gateway import call_timings
-from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.call_record import CallRecord, RecordsGate, storage_refusal
@@ -57,6 +56,7 @@ from sentinel_mcp.gateway.catalog import ToolRoute
 from sentinel_mcp.gateway.catalog_view import CatalogView
 from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of
+from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.conversations import Conversations
 from sentinel_mcp.gateway.own_results import sentinel_result, without_others_claims, without_verdict
 from sentinel_mcp.gateway.session_tables import cap
@@ -328,8 +328,7 @@ class Gateway(DecideStep, CatalogView):
                     del self.calls_in_flight[who.name]
 
     def _alone(self) -> bool:
-        """One call in flight (the one asking) and nothing else waiting on the loop: its audit rows may be
-        committed on this thread, without the writer's hand-offs (``idle_loop.py``)."""
+        """The only call in flight, nothing waiting on the loop: its rows may skip the writer."""
         return self.inflight == 1 and loop_is_idle()
 
     def _over_cap(self, name: str) -> None:
