@@ -10,6 +10,7 @@ argument; SQLite's UTF-8 cannot hold it): text goes in escaped and comes out res
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from sentinel_mcp.core.stored_text import restored_opt
 from sentinel_mcp.core.stored_text import stored as _kept
 from sentinel_mcp.core.stored_text import stored_opt as _opt
 from sentinel_mcp.policy.confirmed_tools import ConfirmedTools
+from sentinel_mcp.policy.learning_buffer import LearningBuffer
 from sentinel_mcp.storage import Statement
 from sentinel_mcp.storage.row_lists import row_lists
 from sentinel_mcp.storage.store import SeamStore
@@ -79,6 +81,28 @@ def _value_rows(session: str, predicate: str, args: list[Any], fact: str) -> lis
     return [(s, _kept(v), f) for v in string_values(args)]
 
 
+def _fact_rows(facts: list[Fact]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            _kept(f.session),
+            _kept(f.predicate),
+            json.dumps(f.args),
+            _kept(f.fact),
+            f.provenance,
+            _opt(f.source_tool),
+            _opt(f.source_digest),
+            json.dumps(f.contexts) if f.contexts else "[]",
+            f.established_at,
+            f.expires_at,
+        )
+        for f in facts
+    ]
+
+
+def _values_of(facts: list[Fact]) -> list[tuple[str, str, str]]:
+    return [r for f in facts for r in _value_rows(f.session, f.predicate, f.args, f.fact)]
+
+
 from sentinel_mcp.policy.fact_schema import STORE_SCHEMA  # noqa: E402 - the schema uses _value_rows
 
 
@@ -116,7 +140,8 @@ _BUMP = (
 
 
 class FactStore(SeamStore):
-    """Facts behind the storage seam: every change is one transaction, durable when it returns.
+    """Facts behind the storage seam: every change is one transaction, durable when it returns, except the
+    facts a tool's result taught (``learn``: written behind the call, a read of their session waits for them).
 
     Shared: every gateway on a data dir keeps its sessions' facts here (rollback journal, no -shm); with a
     server store every change bumps its session's counter (``version``), so a replica's engine mirror of a
@@ -130,6 +155,7 @@ class FactStore(SeamStore):
         self.versions: dict[str, int] = {}  # session -> its counter after this store's own last change
         # the tools named by the confirmations this process wrote or read (confirmed_tools.py)
         self.confirmed_tools = ConfirmedTools(knowable=not self.shared)
+        self._learning = LearningBuffer(self._submit_learned)  # facts learned, written behind their calls
 
     # ---------------------------------------------------------------- facts
     async def add(self, facts: list[Fact]) -> None:
@@ -137,31 +163,41 @@ class FactStore(SeamStore):
         if not facts:
             return
         self.confirmed_tools.note(facts)  # before the write: a confirmation is never stored unnoted
-        rows = [
-            (
-                _kept(f.session),
-                _kept(f.predicate),
-                json.dumps(f.args),
-                _kept(f.fact),
-                f.provenance,
-                _opt(f.source_tool),
-                _opt(f.source_digest),
-                json.dumps(f.contexts) if f.contexts else "[]",
-                f.established_at,
-                f.expires_at,
-            )
-            for f in facts
-        ]
-        values = [r for f in facts for r in _value_rows(f.session, f.predicate, f.args, f.fact)]
+        await self._run(self._statements(_fact_rows(facts), _values_of(facts)), {f.session for f in facts})
+
+    async def learn(self, facts: list[Fact]) -> None:
+        """``add`` the facts a tool's result taught, written behind the caller (``learning_buffer.py``: they
+        share a commit with other calls' and nobody waits for it; a read of the session waits). On a server
+        store, where replicas read each other's writes, this is ``add``."""
+        if not facts:
+            return
+        if self.shared:
+            await self.add(facts)
+            return
+        self.confirmed_tools.note(facts)
+        # rows made here: a fact that cannot be written fails its own caller, not a shared commit
+        write = self._learning.hold({f.session for f in facts}, _fact_rows(facts), _values_of(facts))
+        if write is not None:  # past the buffer's bounds: wait for this write (its failure is logged there)
+            await asyncio.wait({write})
+
+    def _submit_learned(self, rows: list[tuple[Any, ...]],
+                        values: list[tuple[Any, ...]]) -> "asyncio.Future[Any]":
+        return self.db.submit_write(self._statements(rows, values))
+
+    def _statements(self, rows: list[tuple[Any, ...]], values: list[tuple[Any, ...]]) -> list[Statement]:
         if self.db.multi_row_values:  # a few multi-row statements instead of a statement step per row
-            statements = [*row_lists(_INSERT_VALUES, _ON_VALUE, values),
-                          *row_lists(_INSERT_FACTS, _ON_FACT, rows)]
-        else:  # a statement per row, pipelined (storage.Database.multi_row_values says why)
-            statements = [Statement(_ADD_VALUE, values, many=True), Statement(_UPSERT, rows, many=True)]
-        await self._run(statements, {f.session for f in facts})
+            return [*row_lists(_INSERT_VALUES, _ON_VALUE, values), *row_lists(_INSERT_FACTS, _ON_FACT, rows)]
+        # a statement per row, pipelined (storage.Database.multi_row_values says why)
+        return [Statement(_ADD_VALUE, values, many=True), Statement(_UPSERT, rows, many=True)]
+
+    async def close(self) -> None:
+        if self.is_open:
+            await self._learning.settled()  # what was learned is written before the database is let go
+        await super().close()
 
     async def _run(self, statements: list[Statement], sessions: Iterable[str]) -> list[Any]:
         """One transaction; on a shared store it also bumps each session's counter (noted in ``versions``)."""
+        self._learning.flush()  # learned facts held are queued first: the writer keeps the order
         if not self.shared:
             return await self.db.run(statements)
         order = sorted(set(sessions))  # one lock order on every replica: no deadlock between two of them
@@ -181,6 +217,7 @@ class FactStore(SeamStore):
     async def spend_confirmation(self, session: str, tool: str, digest: str) -> tuple[int, int | None]:
         """Shared store: delete this call's confirmation(s) atomically (one replica in the cluster gets them;
         a racing one finds them gone after our commit). Returns (how many, the session's counter after)."""
+        self._learning.flush()
         rows = await self.db.consume(
             "WITH gone AS (DELETE FROM facts WHERE session = ? AND predicate = '$confirmed' AND source_tool "
             "= ? "
@@ -212,6 +249,7 @@ class FactStore(SeamStore):
         return int(rows[0][0]) if rows else 0
 
     async def valid(self, session: str, now: float | None = None, predicate: str | None = None) -> list[Fact]:
+        await self._learning.settled(session)
         now = time.time() if now is None else now
         sql = f"SELECT {_COLS} FROM facts WHERE session = ? AND (expires_at IS NULL OR expires_at > ?)"
         params: list[Any] = [_kept(session), now]
@@ -225,6 +263,7 @@ class FactStore(SeamStore):
     async def known_values(self, session: str, values: Iterable[str], now: float | None = None) -> set[str]:
         """Which of these strings are arguments of a valid non-internal fact of the session (an indexed
         look-up per value; the session's other facts are never read)."""
+        await self._learning.settled(session)
         now = time.time() if now is None else now
         wanted = sorted({_kept(v) for v in values})
         found: set[str] = set()
@@ -253,6 +292,7 @@ class FactStore(SeamStore):
 
     async def delete_depending_on(self, session: str, context: str) -> list[str]:
         """Delete the facts established through a context (rebinding it makes them meaningless)."""
+        await self._learning.settled(session)
         rows = await self.db.query(
             "SELECT fact, contexts FROM facts WHERE session = ? AND contexts != '[]'", (_kept(session),)
         )
@@ -262,6 +302,7 @@ class FactStore(SeamStore):
 
     async def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
+        self._learning.flush()
         results = await self.db.run(
             [
                 Statement(
@@ -276,12 +317,14 @@ class FactStore(SeamStore):
         return results[1].rowcount or 0
 
     async def sessions(self) -> list[str]:
+        await self._learning.settled()
         rows = await self.db.query(
             "SELECT DISTINCT session FROM facts UNION SELECT DISTINCT session FROM contexts ORDER BY 1"
         )
         return [_back(r[0]) for r in rows]
 
     async def count(self, session: str | None = None) -> int:
+        await self._learning.settled(session)
         sql = "SELECT COUNT(*) FROM facts"
         params: tuple[str, ...] = ()
         if session is not None:

@@ -1,7 +1,9 @@
 """Session knowledge: the fact store (truth, on disk) kept in step with the engine's per-session mirror.
 
-Every write goes to SQLite first, then to the session's Prolog module, so a proof sees exactly the
-stored facts. A session is loaded into the engine on first use (valid facts, contexts, seeds).
+Every write goes to the store first, then to the session's Prolog module, so a proof sees exactly the
+stored facts; the facts a tool's result taught are written behind the call (``FactStore.learn``), and a read
+of their session waits for them. A session is loaded into the engine on first use (valid facts, contexts,
+seeds).
 """
 
 from __future__ import annotations
@@ -204,12 +206,14 @@ class Knowledge:
                 )
         await self.add(new)
 
-    async def add(self, facts: list[Fact]) -> None:
+    async def add(self, facts: list[Fact], *, learned: bool = False) -> None:
+        """Write facts to the store, then to the mirrors of their sessions that are loaded. ``learned``: what
+        a tool's result taught (``FactStore.learn``: not waited for; the mirror has them at once)."""
         if not facts:
             return
         sessions = {f.session for f in facts}
         before = {s: self._seen.get(s) for s in sessions}
-        await self.store.add(facts)
+        await (self.store.learn(facts) if learned else self.store.add(facts))
         if self.store.shared:
             self._note_own(sessions, before)
         by_session: dict[str, list[tuple[str, float | None, str]]] = {}

@@ -283,5 +283,5 @@ class Solver:
             )
             for e in extracted
         ]
-        await self.knowledge.add(facts)
+        await self.knowledge.add(facts, learned=True)
         return sum(1 for f in facts if not f.internal), unreadable

@@ -7,6 +7,7 @@ per-backend migrations. Rows come back as tuples (plain data: this is the hot pa
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, Sequence
 
@@ -55,6 +56,11 @@ class Database(Protocol):
 
     async def run(self, statements: Sequence[Statement]) -> list[WriteResult]:
         """All statements in one transaction, committed (durably) before this returns."""
+        ...
+
+    def submit_write(self, statements: Sequence[Statement]) -> "asyncio.Future[list[WriteResult]]":
+        """``run(statements)`` queued now, in order with the writes queued before and after it; its future is
+        returned at once (awaited when the caller must know it is durable)."""
         ...
 
     async def consume(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
