@@ -29,54 +29,73 @@ fact_key(G, N, K) :-
 sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
     from_json_atom(ArgsJson, json(CallArgs)),
     atom_json_term(ResultJson, Result, [true(true), false(false), null(@(null))]),  % JSON null apart from "null"
-    findall(json([fact=FA, predicate=N, args=JArgs, ttl=TTL]),
-            ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
-              readable_for(H, Ex, O, Result),
-              ttl_opt(O, TTL),
-              ( fetched_marker(H, Tool, BArgs, F) ; extract_fact(H, Ex, Result, F) ),
-              ground(F), F =.. [N|As], maplist(pl_json, As, JArgs), format(atom(FA), '~q', [F]) ),
-            Facts0),
+    findall(I, ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
+                 binding_items(H, BArgs, Ex, O, Tool, Result, Is), member(I, Is) ),
+            Items),
+    findall(J, member(fact(J), Items), Facts0),
     list_to_set(Facts0, Facts),
-    findall(NA, ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
-                  \+ readable_for(H, Ex, O, Result), functor(H, N, A), format(atom(NA), '~w/~w', [N, A]) ),
-            Unreadable0),
+    findall(NA, member(unreadable(NA), Items), Unreadable0),
     list_to_set(Unreadable0, Unreadable),
     to_json_atom(json([facts=Facts, unreadable=Unreadable]), Out).
 
-%  readable_for(+Head, +Extractions, +Options, +Result): a result a binding can be read from. A pointer
-%  into something needs a JSON object or array to walk (a plain text, a bare string or number, or no
-%  content holds no field: its absence says nothing); with the option required, the result must also
+%  binding_items(+Head, +BArgs, +Extractions, +Options, +Tool, +Result, -Items): what one binding yields, each
+%  read once: fact(Json) for its fetched marker and each ground fact extracted, or unreadable(Name/Arity).
+%  A pointer into something needs a JSON object or array to walk (a plain text, a bare string or number, or
+%  no content holds no field: its absence says nothing); with the option required, the result must also
 %  yield at least one fact for it (a field renamed, missing or null is then unknown, not absent).
-readable_for(H, Ex, O, Result) :-
+binding_items(H, BArgs, Ex, O, Tool, Result, Items) :-
+    (   walkable(Ex, Result),
+        findall(F, ( extract_fact(H, Ex, Result, F), ground(F) ), Fs),
+        ( memberchk(required, O) -> Fs \== [] ; true )
+    ->  ttl_opt(O, TTL),
+        ( fetched_marker(H, Tool, BArgs, M), ground(M) -> All = [M|Fs] ; All = Fs ),
+        maplist(fact_item(TTL), All, Items)
+    ;   functor(H, N, A), format(atom(NA), '~w/~w', [N, A]), Items = [unreadable(NA)]
+    ).
+
+walkable(Ex, Result) :-
     (   ( Result = json(_) ; is_list(Result) ) -> true
     ;   forall(member(_ = P, Ex), ( P = key(P1) -> root_pointer(P1) ; root_pointer(P) ))
-    ),
-    (   memberchk(required, O)
-    ->  \+ \+ ( extract_fact(H, Ex, Result, F), ground(F) )
-    ;   true
     ).
+
+fact_item(TTL, F, fact(json([fact=FA, predicate=N, args=JArgs, ttl=TTL]))) :-
+    F =.. [N|As], maplist(pl_json, As, JArgs), format(atom(FA), '~q', [F]).
 
 root_pointer(P) :- pointer_segments(P, []).
 
 same_args(BArgs, CallArgs) :-
     length(BArgs, N), length(CallArgs, N),
     forall(member(K = _, CallArgs), memberchk(K = _, BArgs)),
-    maplist([K = V]>>memberchk(K = V, CallArgs), BArgs).
+    bind_args(BArgs, CallArgs).
+
+%  each of the binding's K = V takes the call's value of K (a helper, not a lambda: yall copies a lambda's
+%  term on every call)
+bind_args([], _).
+bind_args([K = V|T], CallArgs) :- memberchk(K = V, CallArgs), bind_args(T, CallArgs).
 
 %  A field that is JSON null yields no fact (null is "not there", as an absent field).
 extract_fact(H, Ex, Result, H) :- foldl(extract_one(Result), Ex, [], _), \+ ( arg(_, H, V), V == @(null) ).
 
 extract_one(Result, V = key(Ptr), Env0, Env) :- !,
-    pointer_segments(Ptr, Segs), walk(Segs, '', Result, Env0, Env, _, LastKey), V = LastKey.
+    pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, _, LastKey), V = LastKey.
 extract_one(Result, V = Ptr, Env0, Env) :-
-    pointer_segments(Ptr, Segs), walk(Segs, '', Result, Env0, Env, V, _).
+    pointer_segments(Ptr, Segs), walk(Segs, [], Result, Env0, Env, V, _).
 
-pointer_segments(Ptr, Segs) :- atomic_list_concat(Parts, '/', Ptr), exclude(==(''), Parts, Segs).
+%  A binding's pointers are a rulebase's few atoms, split on every extraction (a result's ~40 walks): their
+%  segments are kept (keep_memo/2 bounds the memo).
+:- dynamic segments_memo/2.
+pointer_segments(Ptr, Segs) :-
+    (   atom(Ptr), segments_memo(Ptr, S0)
+    ->  Segs = S0
+    ;   atomic_list_concat(Parts, '/', Ptr), exclude(==(''), Parts, Segs),
+        ( atom(Ptr) -> keep_memo(sn_segments_memo, segments_memo(Ptr, Segs)) ; true )
+    ).
 
-%  walk(+Segs, +Prefix, +Json, +Env0, -Env, -Value, -LastStarKey); Env maps star prefixes to keys (zip).
+%  walk(+Segs, +Prefix, +Json, +Env0, -Env, -Value, -LastStarKey); Env maps star prefixes to keys (zip). A
+%  prefix is the list of the segments walked, last first (no atom made for each step).
 walk([], _, V, Env, Env, V, none).
 walk(['*'|Segs], Prefix, J, Env0, Env, V, Key) :- !,
-    atom_concat(Prefix, '/*', P2),
+    P2 = ['*'|Prefix],
     (   memberchk(P2 - K0, Env0)
     ->  element(J, K0, E), Env1 = Env0
     ;   element(J, K0, E), Env1 = [P2 - K0|Env0]
@@ -84,8 +103,8 @@ walk(['*'|Segs], Prefix, J, Env0, Env, V, Key) :- !,
     walk(Segs, P2, E, Env1, Env, V, Key1),
     ( Key1 == none -> Key = K0 ; Key = Key1 ).
 walk([S|Segs], Prefix, J, Env0, Env, V, Key) :-
-    child(J, S, E), atomic_list_concat([Prefix, '/', S], P2),
-    walk(Segs, P2, E, Env0, Env, V, Key).
+    child(J, S, E),
+    walk(Segs, [S|Prefix], E, Env0, Env, V, Key).
 
 element(L, I, E) :- is_list(L), !, nth0(I, L, E).
 element(json(KVs), K, V) :- member(K = V, KVs).

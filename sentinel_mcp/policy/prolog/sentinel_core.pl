@@ -198,7 +198,7 @@ shown_digest(Msg, Hex) :-
     ( atom(Msg), atom_length(Msg, L), L =< 2048 -> keep_memo(sn_shown_memo, shown_memo(Msg, Hex)) ; true ).
 
 %  keep_memo(+Flag, +Entry): assert Entry into its memo (a dynamic predicate of this module), emptied when it
-%  has held 4,096 entries since the last time (Flag counts them): q_memo/3, shown_memo/2.
+%  has held 4,096 entries since the last time (Flag counts them): q_memo/3, shown_memo/2, segments_memo/2.
 keep_memo(Flag, Entry) :-
     flag(Flag, N, N + 1),
     (   N >= 4096
@@ -560,7 +560,7 @@ choice_value_label(V, V, @(null)).
 % ---------------------------------------------------------------- JSON of terms
 
 pl_json(V, null) :- var(V), !.
-pl_json(json(KVs), json(J)) :- is_list(KVs), !, maplist([K=V, K=JV]>>pl_json(V, JV), KVs, J).
+pl_json(json(KVs), json(J)) :- is_list(KVs), !, maplist(pl_json_pair, KVs, J).
 pl_json(L, J) :- is_list(L), !, maplist(pl_json, L, J).
 pl_json(true, @(true)) :- !.
 pl_json(false, @(false)) :- !.
@@ -568,6 +568,8 @@ pl_json(null, @(null)) :- !.
 pl_json(A, A) :- atomic(A), \+ string(A), !.
 pl_json(S, A) :- string(S), !, atom_string(A, S).
 pl_json(T, A) :- q_atom(T, A).
+
+pl_json_pair(K = V, K = J) :- pl_json(V, J).  % not a lambda: yall copies a lambda's term on every call
 
 %  q_atom(+Term, -Atom): Term as writeq/1 writes it (as format's ~q: the same text), through a memory stream,
 %  which costs SWI-Prolog about a third less than format/3 does; a proof tree writes some 30 goals, and the same

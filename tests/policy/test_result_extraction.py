@@ -1,0 +1,131 @@
+"""What a bound read tool's result yields (``sn_extract``, fact_terms.pl), exactly: pointers walked through
+objects and arrays, stars zipped by their prefix, ``key(...)`` giving the member's name or index, nulls and
+missing fields giving nothing, ``required`` and results with nothing to walk naming the binding unreadable,
+the fetched marker of each binding read, TTLs, duplicates once, and the call's arguments selecting the
+bindings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sentinel_mcp.policy.engine import PrologEngine
+from sentinel_mcp.policy.rulebase import load_rulebase
+
+pytestmark = pytest.mark.timeout(60)
+
+RULES = """
+binding(leg(R, F, D), tool('t__get', [id = R]),
+        extract([F = '/legs/*/flight', D = '/legs/*/date']), [ttl(30)]).
+binding(price(F, C, P), tool('t__get', [id = _]),
+        extract([F = '/legs/*/flight', C = key('/legs/*/prices/*'), P = '/legs/*/prices/*']), [ttl(session)]).
+binding(slot(R, I, S), tool('t__get', [id = R]), extract([I = key('/slots/*'), S = '/slots/*']), []).
+binding(owner(R, U), tool('t__get', [id = R]), extract([U = '/owner']), [ttl(60), required]).
+binding(note(R, N), tool('t__get', [id = R]), extract([N = '/note']), [ttl(60)]).
+binding(whole(R, W), tool('t__get', [id = R]), extract([W = '/']), [ttl(60)]).
+binding(other(X), tool('t__other', [a = X, b = 2]), extract([X = '/x']), [ttl(60)]).
+"""
+
+RESULT = {
+    "owner": "u1",
+    "note": None,
+    "legs": [
+        {"flight": "HAT1", "date": "2024-05-01", "prices": {"economy": 100, "business": 300}},
+        {"flight": "HAT2", "date": "2024-05-02", "prices": {"economy": 120}},
+        {"flight": "HAT1", "date": "2024-05-01", "prices": {}},  # the same leg again: its fact once
+        {"flight": "HAT3"},  # no date: no leg fact for it
+    ],
+    "slots": ["a", None, "c"],
+}
+
+
+@pytest.fixture
+async def engine(tmp_path: Path) -> Any:
+    rules = tmp_path / "t.pl"
+    rules.write_text(RULES)
+    eng = PrologEngine()
+    eng.start()
+    rb = await load_rulebase(eng, [rules])
+    yield eng, rb.module
+
+
+def _facts(out: tuple[list[dict[str, Any]], list[str]]) -> dict[str, Any]:
+    facts, unreadable = out
+    return {f["fact"]: f["ttl"] for f in facts}, unreadable
+
+
+async def test_a_result_yields_exactly_its_facts(engine: Any) -> None:
+    eng, module = engine
+    facts, unreadable = _facts(await eng.extract(module, "t__get", {"id": "R1"}, RESULT))
+    assert unreadable == []
+    whole = [f for f in facts if f.startswith("whole(")]
+    assert len(whole) == 1
+    assert whole[0].startswith("whole('R1',json([owner=u1,note= @(null),legs=[json([flight=")
+    del facts[whole[0]]
+    assert facts == {
+        "'$fetched'(leg,3,t__get,json([id='R1']))": 30,
+        "leg('R1','HAT1','2024-05-01')": 30,
+        "leg('R1','HAT2','2024-05-02')": 30,
+        "'$fetched'(price,3,t__get,json([id='R1']))": None,
+        "price('HAT1',economy,100)": None,
+        "price('HAT1',business,300)": None,
+        "price('HAT2',economy,120)": None,
+        "'$fetched'(slot,3,t__get,json([id='R1']))": 60,
+        "slot('R1',0,a)": 60,
+        "slot('R1',2,c)": 60,
+        "'$fetched'(owner,2,t__get,json([id='R1']))": 60,
+        "owner('R1',u1)": 60,
+        "'$fetched'(note,2,t__get,json([id='R1']))": 60,
+        "'$fetched'(whole,2,t__get,json([id='R1']))": 60,
+    }
+
+
+async def test_the_facts_come_in_the_bindings_order_marker_first(engine: Any) -> None:
+    eng, module = engine
+    facts, _ = await eng.extract(module, "t__get", {"id": "R1"}, RESULT)
+    names = [f["fact"] for f in facts]
+    assert names[:3] == ["'$fetched'(leg,3,t__get,json([id='R1']))", "leg('R1','HAT1','2024-05-01')",
+                         "leg('R1','HAT2','2024-05-02')"]
+    assert [f["predicate"] for f in facts if f["predicate"] == "price"] == ["price"] * 3
+
+
+async def test_a_required_field_missing_makes_its_binding_unreadable(engine: Any) -> None:
+    eng, module = engine
+    facts, unreadable = _facts(await eng.extract(module, "t__get", {"id": "R1"}, {**RESULT, "owner": None}))
+    assert unreadable == ["owner/2"]
+    assert not any(f.startswith("owner(") or "(owner," in f for f in facts)
+    assert "leg('R1','HAT2','2024-05-02')" in facts
+
+
+@pytest.mark.parametrize("result", ["plain text", 42, None, True])
+async def test_a_result_with_nothing_to_walk_is_unreadable_for_pointers_into_it(
+    engine: Any, result: Any
+) -> None:
+    eng, module = engine
+    facts, unreadable = _facts(await eng.extract(module, "t__get", {"id": "R1"}, result))
+    assert sorted(unreadable) == ["leg/3", "note/2", "owner/2", "price/3", "slot/3"]
+    assert set(facts) <= {"'$fetched'(whole,2,t__get,json([id='R1']))"} | {
+        f"whole('R1',{w})" for w in ("'plain text'", "42", "true")}  # the root pointer reads any result
+
+
+async def test_only_the_bindings_of_the_calls_own_arguments(engine: Any) -> None:
+    eng, module = engine
+    assert await eng.extract(module, "t__other", {"a": 1}, {"x": 5}) == ([], [])  # b missing
+    assert await eng.extract(module, "t__other", {"a": 1, "b": 3}, {"x": 5}) == ([], [])  # b not 2
+    assert await eng.extract(module, "t__other", {"a": 1, "b": 2, "c": 0}, {"x": 5}) == ([], [])  # extra c
+    facts, unreadable = _facts(await eng.extract(module, "t__other", {"b": 2, "a": 5}, {"x": 5}))
+    assert facts == {"'$fetched'(other,1,t__other,json([a=5,b=2]))": 60, "other(5)": 60}
+    facts, _ = _facts(await eng.extract(module, "t__other", {"b": 2, "a": 5}, {"x": 6}))
+    assert facts == {"'$fetched'(other,1,t__other,json([a=5,b=2]))": 60}  # x is not the call's a
+
+
+async def test_a_star_walks_an_objects_members_as_an_arrays_items(engine: Any) -> None:
+    eng, module = engine
+    odd = {"owner": "u1", "legs": {"first": {"flight": "X", "date": "d"}}, "slots": {"k": "v"}}
+    facts, unreadable = _facts(await eng.extract(module, "t__get", {"id": "R1"}, odd))
+    assert unreadable == []
+    assert "slot('R1',k,v)" in facts  # key() of an object's member is its name
+    assert "leg('R1','X',d)" in facts
+    assert not any(f.startswith("price(") for f in facts)  # no prices under that leg
