@@ -216,9 +216,10 @@ class Knowledge:
         await (self.store.learn(facts) if learned else self.store.add(facts))
         if self.store.shared:
             self._note_own(sessions, before)
+        for s in sessions:
+            self._changed(s)
         by_session: dict[str, list[tuple[str, float | None, str]]] = {}
         for f in facts:
-            self._changed(f.session)
             if f.session in self._loaded:
                 by_session.setdefault(f.session, []).append((f.fact, f.expires_at, f.provenance))
         for s, rows in by_session.items():
