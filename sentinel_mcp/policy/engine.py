@@ -38,6 +38,8 @@ _SN_DECIDE_COMPACT = PrologCall("sentinel_core", "sn_decide_compact", 9)
 _SN_DECIDE_CAPPED = PrologCall("sentinel_core", "sn_decide_capped", 10)
 _SN_DECIDE_INLINE = PrologCall("sentinel_core", "sn_decide_inline", 9)
 _SN_RENDER_KEPT = PrologCall("sentinel_core", "sn_render_kept_proof", 2)
+_SN_EXTRACT = PrologCall("sentinel_core", "sn_extract", 5)
+_SN_MIRROR = PrologCall("sentinel_core", "sn_mirror", 3)
 
 
 def _sn_decide_capped_written(*args: Any) -> str:
@@ -331,10 +333,19 @@ class PrologEngine(EngineThread):
     ) -> tuple[list[dict[str, Any]], list[str]]:
         """The facts the bindings of ``tool`` yield from a result, and the bindings (``Name/Arity``) it could
         not be read for (``fact_terms.pl``: their facts stay unknown)."""
-        out = await self.json_query(
-            f"sentinel_core:sn_extract({quote_atom(rb)}, {quote_atom(tool)}, {json_atom(arguments)}, "
-            f"{json_atom(result)}, Out)"
-        )
+        # one direct call (PrologCall): pyswip's query text for a result of a few kilobytes was quoted here,
+        # read by Prolog and its answer converted back, through dozens of ctypes calls, each letting go of
+        # the interpreter and waiting to get it back from a busy event loop
+        args_text, result_text = json_text(arguments), json_text(result)
+
+        def job(_: Any) -> dict[str, Any]:
+            try:
+                out: dict[str, Any] = from_prolog_json(_SN_EXTRACT(rb, tool, args_text, result_text))
+            except PrologCallError as e:
+                raise EngineError(f"prolog error: {e}") from None
+            return out
+
+        out = await self.run(job)
         return list(out["facts"]), [str(u) for u in out.get("unreadable", [])]
 
     async def effects(self, rb: str, tool: str, arguments: dict[str, Any]) -> list[str]:
@@ -355,24 +366,28 @@ class PrologEngine(EngineThread):
         return {"invalidate": list(out["invalidate"]), "establish": list(out["establish"])}
 
     async def assert_facts(self, session: str, facts: list[tuple[str, float | None, str]]) -> None:
-        """Mirror facts (text, expires_at or None, provenance) into the session module, in one query."""
+        """Mirror facts (text, expires_at or None, provenance) into the session module, in one call."""
         if not facts:
             return
-        items = ",".join(
-            f"f({quote_atom(text)},{float_text(exp if exp is not None else float('inf'))},{quote_atom(prov)})"
-            for text, exp, prov in facts
-        )
-        await self.goal(f"sentinel_core:sn_assert_all({quote_atom(session)}, [{items}])")
+        if any("\n" in text or "\t" in text for text, _, _ in facts):  # not one a line: written as a list
+            items = ",".join(
+                f"f({quote_atom(text)},{_expiry(exp)},{quote_atom(prov)})" for text, exp, prov in facts
+            )
+            await self.goal(f"sentinel_core:sn_assert_all({quote_atom(session)}, [{items}])")
+            return
+        lines = "\n".join(f"{text}\t{_expiry(exp)}\t{prov}" for text, exp, prov in facts)
+
+        def job(_: Any) -> None:  # one direct call (as ``extract``), not a query text read by Prolog
+            try:
+                _SN_MIRROR(session, lines)
+            except PrologCallError as e:
+                raise EngineError(f"prolog error: {e}") from None
+
+        await self.run(job)
 
     async def assert_bulk(self, session: str, facts: list[tuple[str, float | None, str]]) -> None:
-        """Like assert_facts, but one Prolog call for all (loading a large session)."""
-        if not facts:
-            return
-        lines = "\n".join(
-            f"{text}\t{float_text(exp if exp is not None else float('inf'))}\t{prov}"
-            for text, exp, prov in facts
-        )
-        await self.goal(f"sentinel_core:sn_assert_lines({quote_atom(session)}, {quote_atom(lines)})")
+        """Like assert_facts (loading a large session)."""
+        await self.assert_facts(session, facts)
 
     async def retract(self, session: str, pattern: str) -> list[str]:
         out = await self.json_query(
@@ -411,6 +426,10 @@ class PrologEngine(EngineThread):
 
     async def purge(self, session: str, now: float) -> None:
         await self.goal(f"sentinel_core:sn_purge({quote_atom(session)}, {float_text(now)})")
+
+
+def _expiry(exp: float | None) -> str:
+    return float_text(exp if exp is not None else float("inf"))
 
 
 _TAG = {True: "t", False: "f", None: "n"}
