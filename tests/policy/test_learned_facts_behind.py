@@ -11,6 +11,7 @@ import random
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,3 +153,28 @@ async def test_a_closed_store_reports_what_it_could_not_write(
     assert "were not stored" in caplog.text
     store._db = db
     await store.close()
+
+
+async def test_past_the_writes_in_flight_a_learning_waits_for_its_own(tmp_path: Path) -> None:
+    """A disk that stalls: the writes queued and not committed are bounded; the next learning waits."""
+    async with FactStore(tmp_path / "facts.db") as store:
+        loop = asyncio.get_running_loop()
+        held: list[asyncio.Future[Any]] = []
+
+        def stalled(statements):  # type: ignore[no-untyped-def]
+            held.append(loop.create_future())
+            return held[-1]
+
+        real = store.db.submit_write
+        store.db.submit_write = stalled  # type: ignore[method-assign]
+        for i in range(learning_buffer.MAX_WRITES):
+            await store.learn([_fact(f"s{i}", "A")])
+            store._learning.flush()  # as the window's timer would
+        assert len(held) == learning_buffer.MAX_WRITES
+        late = asyncio.ensure_future(store.learn([_fact("late", "A")]))
+        await asyncio.sleep(learning_buffer.WINDOW * 3)
+        assert not late.done()  # waiting for its own commit
+        for f in held:
+            f.set_result([])
+        await asyncio.wait_for(late, 5)
+        store.db.submit_write = real  # type: ignore[method-assign]
