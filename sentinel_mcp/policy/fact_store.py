@@ -182,7 +182,10 @@ class FactStore(SeamStore):
 
     def _submit_learned(self, rows: list[tuple[Any, ...]],
                         values: list[tuple[Any, ...]]) -> "asyncio.Future[Any]":
-        return self.db.submit_write(self._statements(rows, values))
+        # a fact learned again within the window (a conversation reading the same record twice): only its
+        # newest row, which is what the upserts in order would leave (each sets every column but the key)
+        newest = {(r[0], r[3]): r for r in rows}
+        return self.db.submit_write(self._statements(list(newest.values()), list(dict.fromkeys(values))))
 
     def _statements(self, rows: list[tuple[Any, ...]], values: list[tuple[Any, ...]]) -> list[Statement]:
         if self.db.multi_row_values:  # a few multi-row statements instead of a statement step per row

@@ -178,3 +178,17 @@ async def test_past_the_writes_in_flight_a_learning_waits_for_its_own(tmp_path: 
             f.set_result([])
         await asyncio.wait_for(late, 5)
         store.db.submit_write = real  # type: ignore[method-assign]
+
+
+async def test_a_fact_learned_again_in_the_window_keeps_its_newest_row(tmp_path: Path) -> None:
+    async with FactStore(tmp_path / "facts.db") as store:
+        first = _fact("s1", "A", ttl=100)
+        again = _fact("s1", "A", ttl=500).model_copy(update={"source_digest": "newer"})
+        await store.learn([first, _fact("s1", "B")])
+        await store.learn([again])
+        [a] = [f for f in await store.valid("s1") if f.fact == first.fact]
+        assert (a.expires_at, a.source_digest) == (again.expires_at, "newer")
+        assert await store.db.query("SELECT COUNT(*) FROM facts") == [(2,)]
+        assert await store.db.query(  # the value rows of A once each
+            "SELECT value, COUNT(*) FROM fact_values WHERE fact = ? GROUP BY value ORDER BY value",
+            (first.fact,)) == [("A", 1), ("v", 1)]
