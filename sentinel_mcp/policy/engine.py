@@ -40,6 +40,11 @@ _SN_DECIDE_INLINE = PrologCall("sentinel_core", "sn_decide_inline", 9)
 _SN_RENDER_KEPT = PrologCall("sentinel_core", "sn_render_kept_proof", 2)
 _SN_EXTRACT = PrologCall("sentinel_core", "sn_extract", 5)
 _SN_MIRROR = PrologCall("sentinel_core", "sn_mirror", 3)
+_SN_EFFECTS = PrologCall("sentinel_core", "sn_effects", 4)
+_SN_EFFECT_ACTIONS = PrologCall("sentinel_core", "sn_effect_actions", 6)
+_SN_INVALIDATE = PrologCall("sentinel_core", "sn_invalidate", 4)
+_SN_RETRACT = PrologCall("sentinel_core", "sn_retract", 3)
+_SN_FACT_JSON = PrologCall("sentinel_core", "sn_fact_json", 2)
 
 
 def _sn_decide_capped_written(*args: Any) -> str:
@@ -103,6 +108,20 @@ class PrologEngine(EngineThread):
 
     async def goal(self, goal: str) -> None:
         await self.run(lambda p: self._run_goal(p, goal))
+
+    async def direct(self, call: PrologCall, *args: str | float | int) -> dict[str, Any]:
+        """``call(*args)`` on the engine thread, its JSON answer decoded: one direct call (``PrologCall``).
+        pyswip's query text was quoted here, read by Prolog and answered through dozens of ctypes calls, each
+        letting go of the interpreter and waiting for a busy event loop to give it back."""
+
+        def job(_: Any) -> dict[str, Any]:
+            try:
+                out: dict[str, Any] = from_prolog_json(call(*args))
+            except PrologCallError as e:
+                raise EngineError(f"prolog error: {e}") from None
+            return out
+
+        return await self.run(job)
 
     # ---------------------------------------------------------------- typed calls
     async def load(self, module: str, files: list[str], limit: int = LOAD_INFERENCE_LIMIT) -> dict[str, Any]:
@@ -333,25 +352,11 @@ class PrologEngine(EngineThread):
     ) -> tuple[list[dict[str, Any]], list[str]]:
         """The facts the bindings of ``tool`` yield from a result, and the bindings (``Name/Arity``) it could
         not be read for (``fact_terms.pl``: their facts stay unknown)."""
-        # one direct call (PrologCall): pyswip's query text for a result of a few kilobytes was quoted here,
-        # read by Prolog and its answer converted back, through dozens of ctypes calls, each letting go of
-        # the interpreter and waiting to get it back from a busy event loop
-        args_text, result_text = json_text(arguments), json_text(result)
-
-        def job(_: Any) -> dict[str, Any]:
-            try:
-                out: dict[str, Any] = from_prolog_json(_SN_EXTRACT(rb, tool, args_text, result_text))
-            except PrologCallError as e:
-                raise EngineError(f"prolog error: {e}") from None
-            return out
-
-        out = await self.run(job)
+        out = await self.direct(_SN_EXTRACT, rb, tool, json_text(arguments), json_text(result))
         return list(out["facts"]), [str(u) for u in out.get("unreadable", [])]
 
     async def effects(self, rb: str, tool: str, arguments: dict[str, Any]) -> list[str]:
-        out = await self.json_query(
-            f"sentinel_core:sn_effects({quote_atom(rb)}, {quote_atom(tool)}, {json_atom(arguments)}, Out)"
-        )
+        out = await self.direct(_SN_EFFECTS, rb, tool, json_text(arguments))
         return list(out["invalidate"])
 
     async def effect_actions(
@@ -359,10 +364,7 @@ class PrologEngine(EngineThread):
     ) -> dict[str, list[str]]:
         """After a completed call: fact patterns to invalidate and fact texts to establish (``establish``
         conditions are read from the session's facts as they are before the invalidations)."""
-        out = await self.json_query(
-            f"sentinel_core:sn_effect_actions({quote_atom(rb)}, {quote_atom(session)}, {quote_atom(tool)}, "
-            f"{json_atom(arguments)}, {float_text(now)}, Out)"
-        )
+        out = await self.direct(_SN_EFFECT_ACTIONS, rb, session, tool, json_text(arguments), float(now))
         return {"invalidate": list(out["invalidate"]), "establish": list(out["establish"])}
 
     async def assert_facts(self, session: str, facts: list[tuple[str, float | None, str]]) -> None:
@@ -390,9 +392,7 @@ class PrologEngine(EngineThread):
         await self.assert_facts(session, facts)
 
     async def retract(self, session: str, pattern: str) -> list[str]:
-        out = await self.json_query(
-            f"sentinel_core:sn_retract({quote_atom(session)}, {quote_atom(pattern)}, Out)"
-        )
+        out = await self.direct(_SN_RETRACT, session, pattern)
         return list(out["removed"])
 
     async def take_confirmation(self, session: str, tool: str, digest: str, version: str) -> list[str]:
@@ -411,10 +411,7 @@ class PrologEngine(EngineThread):
         return await self.run(job)
 
     async def invalidate(self, rb: str, session: str, pattern: str) -> list[str]:
-        out = await self.json_query(
-            f"sentinel_core:sn_invalidate({quote_atom(rb)}, {quote_atom(session)}, "
-            f"{quote_atom(pattern)}, Out)"
-        )
+        out = await self.direct(_SN_INVALIDATE, rb, session, pattern)
         return list(out["removed"])
 
     async def drop_session(self, session: str) -> None:
@@ -422,7 +419,7 @@ class PrologEngine(EngineThread):
 
     async def fact_json(self, fact_text: str) -> dict[str, Any]:
         """{fact: canonical text, predicate, args} of a ground fact written as Prolog text."""
-        return await self.json_query(f"sentinel_core:sn_fact_json({quote_atom(fact_text)}, Out)")
+        return await self.direct(_SN_FACT_JSON, fact_text)
 
     async def purge(self, session: str, now: float) -> None:
         await self.goal(f"sentinel_core:sn_purge({quote_atom(session)}, {float_text(now)})")
