@@ -378,18 +378,7 @@ class PrologEngine(EngineThread):
             await self.goal(f"sentinel_core:sn_assert_all({quote_atom(session)}, [{items}])")
             return
         lines = "\n".join(f"{text}\t{_expiry(exp)}\t{prov}" for text, exp, prov in facts)
-
-        def job(_: Any) -> None:  # one direct call (as ``extract``), not a query text read by Prolog
-            try:
-                _SN_MIRROR(session, lines)
-            except PrologCallError as e:
-                raise EngineError(f"prolog error: {e}") from None
-
-        await self.run(job)
-
-    async def assert_bulk(self, session: str, facts: list[tuple[str, float | None, str]]) -> None:
-        """Like assert_facts (loading a large session)."""
-        await self.assert_facts(session, facts)
+        await self.direct(_SN_MIRROR, session, lines)
 
     async def retract(self, session: str, pattern: str) -> list[str]:
         out = await self.direct(_SN_RETRACT, session, pattern)

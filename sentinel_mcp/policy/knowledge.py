@@ -107,12 +107,11 @@ class Knowledge:
             now = time.time()
             facts = await self.store.valid(session, now)
             held = {f.fact for f in facts if f.provenance == "seed"}
-            await self.engine.drop_session(mod)
-            await self.engine.assert_bulk(mod, [(f.fact, f.expires_at, f.provenance) for f in facts])
             ctx = await self.store.contexts(session)
-            await self.engine.assert_facts(
-                mod, [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()]
-            )
+            await self.engine.drop_session(mod)
+            rows: list[tuple[str, float | None, str]] = [(f.fact, f.expires_at, f.provenance) for f in facts]
+            rows += [(fact_text("$context", [k, v]), None, "seed") for k, v in ctx.items()]
+            await self.engine.assert_facts(mod, rows)  # the facts and the bound contexts, in one engine call
             self._loaded[session] = ""  # mirrored from here on (seeding below writes through)
             self._changed(session)
         if seeded != rb.version:
@@ -223,10 +222,7 @@ class Knowledge:
             if f.session in self._loaded:
                 by_session.setdefault(f.session, []).append((f.fact, f.expires_at, f.provenance))
         for s, rows in by_session.items():
-            if len(rows) > 50:  # one engine call for a large batch
-                await self.engine.assert_bulk(self.module(s), rows)
-            else:
-                await self.engine.assert_facts(self.module(s), rows)
+            await self.engine.assert_facts(self.module(s), rows)
 
     async def new_fact(
         self,

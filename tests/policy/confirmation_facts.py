@@ -35,5 +35,5 @@ async def plant_confirmation(
         return False
     mod = await guard.knowledge.ensure(c.session_id, guard.rulebases.current)
     text = fact_text("$confirmed", [c.identity, c.digest, version or guard.version, shown, answer])
-    await guard.engine.assert_bulk(mod, [(text, expires, provenance)])
+    await guard.engine.assert_facts(mod, [(text, expires, provenance)])
     return True

@@ -201,7 +201,7 @@ async def test_airline_fast_and_reference_answers_are_identical(tmp_path: Path) 
             facts = airline_facts(rng, r, user)
             # the confirmation of this very call (of the text its guard shows over these facts)
             confirmer = rng.choice(["user", "agent"]) if rng.random() < 0.4 else None
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             if confirmer:
                 await plant_confirmation(guard, c, confirmer)
             fast, ref = await both(guard, c)
@@ -311,7 +311,7 @@ async def test_every_construct_fast_and_reference_identical(tmp_path: Path) -> N
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = construct_facts(rng, x)
             confirm = rng.random() < 0.5
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             if confirm:
                 await plant_confirmation(guard, c, "user")
             fast, ref = await both(guard, c)

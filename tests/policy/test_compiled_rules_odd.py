@@ -32,7 +32,7 @@ async def same_decision(guard: PolicyGuard, c: ToolCall, facts: list[tuple[str, 
     seen = []
     for fast in (True, False):
         session = f"{c.session_id}/{fast}"
-        await guard.engine.assert_bulk(await guard.knowledge.ensure(session, guard.rulebases.current), facts)
+        await guard.engine.assert_facts(await guard.knowledge.ensure(session, guard.rulebases.current), facts)
         guard.fast_path = fast
         d = await guard.decide(c.model_copy(update={"session_id": session}))
         for f in (getattr(d, "proof", None) or {}).get("fetches", []):
@@ -200,7 +200,7 @@ async def test_unknown_values_and_odd_facts_fast_and_reference_identical(tmp_pat
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = words_facts(rng, x, u)
             confirm = rng.random() < 0.4
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             if confirm:
                 await plant_confirmation(guard, c, "user")
             fast, ref = await both(guard, c)
@@ -256,7 +256,7 @@ async def test_airline_with_hostile_facts_fast_and_reference_identical(tmp_path:
                     facts.append(
                         (fetched("reservation_user", 2, R_TOOL, {"reservation_id": v}), FAR, "observed")
                     )
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             fast, ref = await both(guard, c)
             assert fast == ref, (c, facts)
             kinds[fast["status"]] = kinds.get(fast["status"], 0) + 1

@@ -107,7 +107,7 @@ async def test_first_passes_decide_as_the_general_path_with_no_pass_run_twice(
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = airline_facts(rng, r, user)
             confirmer = rng.choice(["user", "user", "agent"]) if rng.random() < 0.6 else None
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             if confirmer:
                 await plant_confirmation(guard, c, confirmer)
             log, first, solves = len(spy.log), spy.first, len(solved)
@@ -154,7 +154,7 @@ async def test_a_first_pass_over_the_cap_is_decided_once_more_on_the_engine_thre
     await guard.start(watch=False)
     try:
         mod = await guard.knowledge.ensure("s", guard.rulebases.current)
-        await guard.engine.assert_bulk(mod, [("item(3)", FAR, "observed")])
+        await guard.engine.assert_facts(mod, [("item(3)", FAR, "observed")])
         inline = InlineSpy(guard.engine, monkeypatch)
         spy = PassSpy(guard.engine, monkeypatch)
         for tool, kind, inline_runs, jobs in (("t__light", "allow", 1, 0), ("t__heavy", "allow", 1, 1),
@@ -186,7 +186,7 @@ async def test_the_general_path_when_the_first_pass_may_not_run_here(
     await guard.start(watch=False)
     try:
         mod = await guard.knowledge.ensure("s", guard.rulebases.current)
-        await guard.engine.assert_bulk(mod, [("item(3)", FAR, "observed")])
+        await guard.engine.assert_facts(mod, [("item(3)", FAR, "observed")])
         spy = PassSpy(guard.engine, monkeypatch)
         for n in ("3", "4", 3):
             await guard.decide(call("t__get", {"n": n}, "s"))

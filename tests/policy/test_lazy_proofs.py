@@ -59,7 +59,7 @@ async def test_airline_lazy_and_reference_decide_and_show_the_same(tmp_path: Pat
             facts = airline_facts(rng, r, user)
             # the confirmation of this very call (of the text its guard shows over these facts)
             confirmer = rng.choice(["user", "agent"]) if rng.random() < 0.5 else None
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             if confirmer:
                 await plant_confirmation(guard, c, confirmer)
             lazy_d, lazy = await shown(guard, c, lazy=True, behind=behind)

@@ -94,7 +94,7 @@ async def test_a_native_proof_is_the_reference_proof_on_every_construct(tmp_path
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = construct_facts(rng, x)
             confirm = rng.random() < 0.5
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             if confirm:  # the user's confirmation of this very call
                 await plant_confirmation(guard, c, "user")
             native, ref = await native_and_reference(guard, c)
@@ -120,7 +120,7 @@ async def test_a_native_proof_is_the_reference_proof_on_the_airline_policy(tmp_p
             mod = await guard.knowledge.ensure(session, guard.rulebases.current)
             facts = airline_facts(rng, r, user)
             confirmer = rng.choice(["user", "agent"]) if rng.random() < 0.6 else None
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             if confirmer:
                 await plant_confirmation(guard, c, confirmer)
             native, ref = await native_and_reference(guard, c)
@@ -168,7 +168,7 @@ def cited_facts(rng: random.Random, x: str, c: ToolCall, version: str) -> list[t
 async def assert_cited(guard: PolicyGuard, c: ToolCall, facts: list[tuple[str, float | None, str]]) -> None:
     """``cited_facts`` into the call's session: the confirmation (if any) last, for the text shown then."""
     mod = await guard.knowledge.ensure(c.session_id, guard.rulebases.current)
-    await guard.engine.assert_bulk(mod, [f for f in facts if f[0] != "$confirmed"])
+    await guard.engine.assert_facts(mod, [f for f in facts if f[0] != "$confirmed"])
     for _, expires, answer in [f for f in facts if f[0] == "$confirmed"]:
         await plant_confirmation(guard, c, "user", answer=answer, expires=expires or FAR)
 
@@ -225,7 +225,7 @@ async def test_wildcard_and_whole_argument_guards_are_proved_natively_as_by_the_
             mod = await guard.knowledge.ensure(c.session_id, guard.rulebases.current)
             facts = [(fact_text(rng.choice(["p", "q"]), [rng.choice(["a", "b", "blocked"])]), FAR, "observed")
                      for _ in range(rng.randint(0, 5))]
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             native, ref = await native_and_reference(guard, c)
             check_native(native, ref, seen)
     finally:
@@ -261,8 +261,8 @@ async def test_expired_facts_and_other_sessions_facts_are_never_a_native_proof(t
             c = call("t__use", {"id": "I1"}, f"mine{n}")
             m_mod = await guard.knowledge.ensure(f"mine{n}", guard.rulebases.current)
             t_mod = await guard.knowledge.ensure(f"theirs{n}", guard.rulebases.current)
-            await guard.engine.assert_bulk(m_mod, [(f, e, "observed") for f, e in mine])
-            await guard.engine.assert_bulk(t_mod, [(f, e, "observed") for f, e in theirs])
+            await guard.engine.assert_facts(m_mod, [(f, e, "observed") for f, e in mine])
+            await guard.engine.assert_facts(t_mod, [(f, e, "observed") for f, e in theirs])
             native, ref = await native_and_reference(guard, c)
             assert ref["status"] == expected, (n, ref)
             assert native["status"] == ("proved" if expected == "proved" else "fallback"), (n, native)
@@ -322,7 +322,7 @@ async def test_the_caller_thread_and_the_engine_thread_decide_the_same(
             mod = await guard.knowledge.ensure(session, rb)
             facts = airline_facts(rng, r, user)
             confirm = rng.random() < 0.6
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             if confirm:
                 await plant_confirmation(guard, c, "user")
             now, limit = time.time(), rb.info.inference_limit(guard.inference_limit)
@@ -366,7 +366,7 @@ async def test_over_the_cap_or_an_error_is_decided_on_the_engine_thread_with_the
     await guard.start(watch=False)
     try:
         mod = await guard.knowledge.ensure("s", guard.rulebases.current)
-        await guard.engine.assert_bulk(mod, [("item(3)", FAR, "observed")])
+        await guard.engine.assert_facts(mod, [("item(3)", FAR, "observed")])
         spy = InlineSpy(guard.engine, monkeypatch)
         for tool, kind, on_engine_thread in (("t__light", "allow", False), ("t__heavy", "allow", True),
                                             ("t__loop", "deny", True), ("t__err", "deny", True),
@@ -507,7 +507,7 @@ async def test_a_proof_kept_on_the_callers_thread_is_rendered_by_the_engine_thre
             rb = guard.rulebases.current
             mod = await guard.knowledge.ensure(session, rb)
             facts = airline_facts(rng, r, user)
-            await guard.engine.assert_bulk(mod, facts)
+            await guard.engine.assert_facts(mod, facts)
             await plant_confirmation(guard, c, "user")
             now, limit = time.time(), rb.info.inference_limit(guard.inference_limit)
             args = (rb.module, mod, now, c.identity, c.arguments, c.digest, rb.version, limit)

@@ -74,7 +74,7 @@ async def test_airline_trees_are_quoted_as_by_the_plain_walk(tmp_path: Path) -> 
                 for r in db["users"][user]["reservations"][:3]:
                     session = f"s-{user}-{r}"
                     mod = await guard.knowledge.ensure(session, guard.rulebases.current)
-                    await guard.engine.assert_bulk(mod, [(fact_text("current_user", [user]), FAR, "seed")])
+                    await guard.engine.assert_facts(mod, [(fact_text("current_user", [user]), FAR, "seed")])
                     name, args = rng.choice([
                         ("airline__cancel_reservation", {"reservation_id": r}),
                         ("airline__update_reservation_baggages",

@@ -187,8 +187,9 @@ sn_fact_from_json(N, ArgsJson, FactAtom) :-
     from_json_atom(ArgsJson, As), F =.. [N|As], format(atom(FactAtom), '~q', [F]).
 
 
-%  sn_mirror(+Session, +Text, -Out): sn_assert_lines/2 with an answer (ok), for a direct call (PrologCall).
-sn_mirror(Session, Text, ok) :- sn_assert_lines(Session, Text).
+%  sn_mirror(+Session, +Text, -Out): sn_assert_lines/2 answering an empty JSON object, for a direct call
+%  (PrologCall).
+sn_mirror(Session, Text, '{}') :- sn_assert_lines(Session, Text).
 
 %  sn_assert_lines(+Session, +Text): one fact per line, "FactText<TAB>Expires<TAB>Prov" (bulk loading).
 sn_assert_lines(Session, Text) :-
