@@ -192,3 +192,19 @@ async def test_a_fact_learned_again_in_the_window_keeps_its_newest_row(tmp_path:
         assert await store.db.query(  # the value rows of A once each
             "SELECT value, COUNT(*) FROM fact_values WHERE fact = ? GROUP BY value ORDER BY value",
             (first.fact,)) == [("A", 1), ("v", 1)]
+
+
+async def test_hostile_texts_in_one_call_do_not_cost_other_calls_their_shared_commit(tmp_path: Path) -> None:
+    """Learned facts of many calls share one commit: a result's texts (NUL, lone surrogates, quotes, huge)
+    must not fail it for the others, and come back exactly."""
+    texts = ["nul\x00byte", "lone \ud800", "'); DROP TABLE facts; --", "\U0001f600", "x" * 100_000, ""]
+    async with FactStore(tmp_path / "facts.db") as store:
+        jobs = store.db.committed_jobs  # type: ignore[attr-defined]
+        hostile = [_fact("\ud83d evil", "K", t).model_copy(update={"args": ["K", t, {"deep": [t]}]})
+                   for t in texts]
+        await store.learn(hostile)
+        await store.learn([_fact("s-good", "A")])
+        assert [f.fact for f in await store.valid("s-good")] == ["seat('A', 'v')"]
+        got = await store.valid("\ud83d evil")
+        assert sorted(f.args[1] for f in got) == sorted(texts)
+        assert store.db.committed_jobs == jobs + 1  # type: ignore[attr-defined]

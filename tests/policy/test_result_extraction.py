@@ -129,3 +129,19 @@ async def test_a_star_walks_an_objects_members_as_an_arrays_items(engine: Any) -
     assert "slot('R1',k,v)" in facts  # key() of an object's member is its name
     assert "leg('R1','X',d)" in facts
     assert not any(f.startswith("price(") for f in facts)  # no prices under that leg
+
+
+HOSTILE = ["it's", '"quoted"', "back\\slash", "nul\x00byte", "tab\there", "line\nbreak", "caf\u00e9",
+           "\U0001f600", "lone \ud800", "'), halt, foo('", "x" * 5000]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+async def test_a_hostile_text_in_a_result_comes_back_exactly_as_data(engine: Any, text: str) -> None:
+    """A tool result is the upstream's words: whatever its texts hold, they reach Prolog as an atom (never as
+    goal text) and come back in the facts unchanged."""
+    eng, module = engine
+    facts, unreadable = await eng.extract(module, "t__get", {"id": text}, {"owner": text, "note": text})
+    assert unreadable == []
+    owner = [f for f in facts if f["predicate"] == "owner"]
+    assert [f["args"] for f in owner] == [[text, text]]
+    assert (await eng.fact_json(owner[0]["fact"]))["args"] == [text, text]  # its text reads back the same
