@@ -58,9 +58,10 @@ class ServerCommon(_Strict):
     connect_timeout: float = Field(20.0, gt=0)
     # handshake-era upstreams that ignore server/discover would delay each connect by 10 s
     protocol: Literal["auto", "legacy", "modern"] = "auto"
-    # a handshake-era upstream's pushed questions over stdio or SSE name no call: its calls are serialized.
-    # None: so, except streamable-HTTP calls taking the lean path (they read pushes on their own stream);
-    # true: never serialize (it never asks mid-call); false: always serialize
+    # a handshake-era upstream's pushed questions over stdio or SSE name no call: its calls take turns by
+    # client (one client's overlap: gateway/party_turns.py). None: so, except streamable-HTTP calls taking the
+    # lean path (they read pushes on their own stream);
+    # true: never serialize (it never asks mid-call); false: one call at a time, whoever calls
     concurrent: bool | None = None
 
 

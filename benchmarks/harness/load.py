@@ -72,13 +72,15 @@ def post(url: str, body: dict | str, headers: dict, timeout: float = 10.0) -> tu
         return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read().decode()
 
 
-def handshake(url: str, token: str | None = TOKEN) -> str | None:
-    """``initialize`` + ``notifications/initialized``; the session id the server gave (None: stateless)."""
+def handshake(url: str, token: str | None = TOKEN, capabilities: dict | None = None) -> str | None:
+    """``initialize`` + ``notifications/initialized``; the session id the server gave (None: stateless).
+    ``capabilities``: the client's (none by default)."""
     h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if token:
         h["Authorization"] = f"Bearer {token}"
     status, headers, text = post(url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "wrk", "version": "1"}}}, h)
+        "protocolVersion": HANDSHAKE, "capabilities": capabilities or {},
+        "clientInfo": {"name": "wrk", "version": "1"}}}, h)
     if status != 200:
         raise RuntimeError(f"initialize at {url}: HTTP {status}: {text[:300]}")
     sid = headers.get("mcp-session-id")

@@ -52,6 +52,18 @@ class CallerLink:
     # already marked as they are (a built-in asking its own caller)
     answers_as: Provenance | None = Provenance.AGENT
 
+    @property
+    def party(self) -> object | None:
+        """Who may be asked for any of this caller's calls in flight (compared by identity): a question an
+        upstream pushes naming no call reaches the right caller when every call in flight is that party's
+        (``party_turns.py``). None: nobody stands in for this call, it runs alone."""
+        return None
+
+    def for_one_of(self, calls: int) -> "CallerLink":
+        """This link asked for a question of one of ``calls`` calls of its party in flight (which one, the
+        question does not say)."""
+        return self
+
     def decided(self, decision_id: str) -> None:
         """The gateway's decision that let this call reach its upstream (what the upstream asks during the
         call

@@ -9,6 +9,7 @@ the upstream only when it fits the question's schema strictly, as Sentinel's own
 
 from __future__ import annotations
 
+import copy
 import logging
 import weakref
 from typing import Any, Awaitable, Callable
@@ -147,6 +148,27 @@ class FrontLink(CallerLink):
         # contract); False for another agent's client (``Principal.agent``), which is asked nothing
         self.person = person
         self.answers_as = Provenance.USER if person else Provenance.AGENT
+
+    @property
+    def party(self) -> object | None:
+        """The downstream connection (one per stdio process, SSE stream or HTTP session): a handshake-era
+        client is asked every question of its calls on it."""
+        return None if is_modern(self.ctx) else connection_of(self.ctx)
+
+    def for_one_of(self, calls: int) -> "FrontLink":
+        """Asks on this call's stream; a refused answer is recorded under this call, saying the question may
+        be another of its session's calls in flight."""
+        if calls < 2 or self.on_refused is None:
+            return self
+        report = self.on_refused
+        other = copy.copy(self)
+
+        async def refused(reason: str) -> None:
+            await report(f"{reason} (the question named no call: it may be of another of the {calls} calls "
+                         "this client had in flight)")
+
+        other.on_refused = refused
+        return other
 
     @property
     def can_push(self) -> bool:

@@ -11,8 +11,8 @@ reader task: each line is passed on to the SDK unchanged, except the answers to 
 ``method``, to one of the ids waiting here; the ids live far above the SDK's own), the progress under their
 tokens, and log lines while they wait (routed as the SDK's logging callback routes them, and in order, before
 the answer that follows them). So the upstream's requests and other notifications still reach the SDK
-session, which answers and routes them as before (a handshake-era stdio upstream's calls stay serialized:
-what it pushes names no call). Input rounds and every other method take the SDK.
+session, which answers and routes them as before (a handshake-era stdio upstream's calls take turns by
+client: what it pushes names no call; ``party_turns.py``). Input rounds and every other method take the SDK.
 
 The upstream is hostile: an answer is held to its id's type, it must be a JSON-RPC 2.0 object with a result
 object or a well-formed error, and is validated as the SDK validates it (``LeanCaller``'s shared checks); a
@@ -276,7 +276,7 @@ def stdio_caller(target: Any) -> bool:
 class StdioCaller:
     """One stdio upstream's lean ``tools/call`` path; lives as long as its SDK connection."""
 
-    own_stream = False  # what the upstream pushes mid-call names no call: its calls stay serialized
+    own_stream = False  # what the upstream pushes mid-call names no call: its calls take turns by client
 
     def __init__(self, tap: StdioTap, client: Client) -> None:
         self.tap = tap

@@ -42,6 +42,7 @@ from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lazy_builtins import BuiltinTarget, LazyBuiltin
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller, lean_caller
 from sentinel_mcp.gateway.lean_stdio import StdioCaller, stdio_caller
+from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
 from sentinel_mcp.gateway.upstream_client import (
     Mode,
@@ -122,8 +123,8 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self._init_lazy(target)
         self._dead = anyio.Event()
         self._stop = anyio.Event()
-        # fast: an uncontended acquire does not yield to the loop (an extra turn per call; issue 21)
-        self._serial = anyio.Lock(fast_acquire=True)
+        # calls that take turns (``_serialized``): one client session's overlap, other callers wait
+        self._turns = PartyTurns()
         self._inflight: dict[int, _InFlight] = {}
         self._next_call = 0
         self._mode: Mode | None = None  # the connect mode that worked (reconnects start there)

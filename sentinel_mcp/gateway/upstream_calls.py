@@ -23,6 +23,7 @@ from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lean_stdio import StdioCaller
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller
+from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.gateway.telemetry import traced
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable
@@ -68,7 +69,7 @@ class UpstreamCalls:
     ready: anyio.Event
     _described: Any
     _dead: anyio.Event
-    _serial: anyio.Lock
+    _turns: PartyTurns
     _inflight: dict[int, _InFlight]
     _next_call: int
     _session: HttpSession | None
@@ -137,7 +138,10 @@ class UpstreamCalls:
                 f"upstream {self.name} is not connected ({self.state}; {self.last_error or 'starting'})"
             )
         if self._serialized(input_responses is None and request_state is None):
-            async with self._serial:
+            # the calls of one client overlap, other callers wait (party_turns.py); "concurrent": false in
+            # the config: one call at a time, whoever calls
+            alone = getattr(self.target, "concurrent", None) is False
+            async with self._turns.turn(None if alone else (link or CallerLink()).party):
                 return await self._call(
                     tool, arguments, link, progress, input_responses, request_state, meta, timeout
                 )
@@ -151,10 +155,10 @@ class UpstreamCalls:
         return self._session is not None and self._session.gone
 
     def _serialized(self, plain: bool) -> bool:
-        """Whether this call waits for the upstream's other calls. A handshake-era upstream's pushed questions
-        over stdio (and SSE) name no call, so they are routed only while one call is in flight; a lean call
-        reads the upstream's requests on its own stream and answers them for itself, so it runs beside
-        others. ``"concurrent"`` in the config says either way for every call."""
+        """Whether this call takes turns with other callers' calls. A handshake-era upstream's pushed
+        questions over stdio (and SSE) name no call, so they are routed only while the calls in flight are one
+        party's; a lean call reads the upstream's requests on its own stream and answers them for itself, so
+        it runs beside others. ``"concurrent"`` in the config says either way for every call."""
         if self.modern:
             return False
         concurrent = getattr(self.target, "concurrent", None)

@@ -47,15 +47,23 @@ class PushRelays:
 
     def _caller_for_push(self) -> CallerLink | None:
         """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
-        over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight.
+        over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight,
+        or when every call in flight is one party's (one client session: ``party_turns.py``): the party is
+        asked, on its oldest call's stream, and a refused answer's record says which calls it may be of.
         """
         link = CURRENT_LINK.get()
         if link is not None:
             # named exactly; a call that has ended (a built-in's background work) is asked of no one else
             return link if any(f.link is link for f in self._inflight.values()) else None
-        if len(self._inflight) == 1:
-            return next(iter(self._inflight.values())).link
-        return None
+        flights = list(self._inflight.values())  # in the order the calls started
+        if len(flights) == 1:
+            return flights[0].link
+        if not flights:
+            return None
+        party = flights[0].link.party
+        if party is None or any(f.link.party is not party for f in flights):
+            return None
+        return flights[0].link.for_one_of(len(flights))
 
     def _unrouted(self, what: str) -> ErrorData:
         if CURRENT_LINK.get() is not None:
@@ -63,7 +71,7 @@ class PushRelays:
         why = (
             "no call to it is in progress"
             if not self._inflight
-            else f"it names no call and {len(self._inflight)} calls are in flight "
+            else f"it names no call and {len(self._inflight)} calls are in flight, not all one client's "
             '(set "concurrent": false on this upstream to serialize its calls)'
         )
         return refusal(what, why)

@@ -1,0 +1,82 @@
+"""Turns at an upstream whose pushed questions name no call: one party's calls overlap, parties take turns.
+
+A handshake-era upstream over stdio or SSE may push a request (an elicitation, a sampling request, roots)
+while it works on a call, and nothing in it says which call. It is routed by who is in flight: with the
+calls of one party only (one downstream client session), it goes to that party whoever of its calls asked,
+so those calls may overlap (a client's parallel tool calls); a call of another party waits until the running
+party's calls have ended. A caller that is no party (``None``: an agent, the solver fetching facts, a
+2026-era call) runs alone.
+
+Fair: while a call of another party waits, a new call of the running party queues behind it instead of
+joining; when the running calls end, the first waiter's party goes next with every call of that party then
+waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+
+class PartyTurns:
+    def __init__(self) -> None:
+        self._party: Any = None  # the running calls' party (compared by identity)
+        self._running = 0
+        self._waiting: deque[tuple[Any, asyncio.Future[None]]] = deque()
+
+    @property
+    def running(self) -> int:
+        return self._running
+
+    @asynccontextmanager
+    async def turn(self, party: Any) -> AsyncIterator[None]:
+        """Runs the body in ``party``'s turn (``None``: alone)."""
+        if self._running == 0 and not self._waiting:
+            self._party, self._running = party, 1
+        elif party is not None and party is self._party and not self._waiting:
+            self._running += 1
+        else:
+            granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            entry = (party, granted)
+            self._waiting.append(entry)
+            try:
+                await granted
+            except BaseException:
+                if granted.done() and not granted.cancelled():
+                    self._leave()  # granted, then cancelled before it ran: its turn is given back
+                else:
+                    if entry in self._waiting:
+                        self._waiting.remove(entry)
+                    if self._running == 0:
+                        self._next()  # it may have been the waiter others stood behind
+                raise
+        try:
+            yield
+        finally:
+            self._leave()
+
+    def _leave(self) -> None:
+        self._running -= 1
+        if self._running == 0:
+            self._next()
+
+    def _next(self) -> None:
+        """The first waiter's party goes next, with all of that party's waiting calls (one, if no party).
+        A waiter cancelled and not yet resumed is passed over (it leaves the queue itself)."""
+        while self._waiting and self._waiting[0][1].done():
+            self._waiting.popleft()
+        if not self._waiting:
+            self._party = None
+            return
+        party, granted = self._waiting.popleft()
+        self._party, self._running = party, 1
+        granted.set_result(None)
+        if party is None:
+            return
+        for entry in [e for e in self._waiting if e[0] is party and not e[1].done()]:
+            self._waiting.remove(entry)
+            self._running += 1
+            entry[1].set_result(None)

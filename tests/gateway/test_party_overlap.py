@@ -1,0 +1,124 @@
+"""A handshake-era stdio upstream (its pushed questions name no call): one client session's calls to it
+overlap, another client's wait their turn, and every question still reaches only the client whose call asked.
+"""
+
+from __future__ import annotations
+
+import re
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.types import ElicitResult
+
+from sentinel_mcp.app.runtime import running_gateway
+
+from .helpers import make_config
+
+pytestmark = pytest.mark.timeout(120)
+
+
+async def _no_questions(ctx, params):  # noqa: ANN001 - declares elicitation: the client itself can be asked
+    return ElicitResult(action="decline")
+
+
+async def _slow(c: Client, out: list[tuple[float, float]], seconds: float) -> None:
+    r = await c.call_tool("tb__slow", {"seconds": seconds})
+    start, end = (float(x) for x in r.content[0].text.split())
+    out.append((start, end))
+
+
+async def test_one_clients_parallel_calls_overlap(data_dir) -> None:
+    async with running_gateway(make_config(data_dir)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=_no_questions) as c:
+            spans: list[tuple[float, float]] = []
+            async with anyio.create_task_group() as tg:
+                for _ in range(3):
+                    tg.start_soon(_slow, c, spans, 0.8)
+    assert len(spans) == 3
+    # all three ran at once in the upstream (taking turns, they would run one after another)
+    assert max(s for s, _ in spans) < min(e for _, e in spans)
+
+
+async def test_two_clients_calls_take_turns(data_dir) -> None:
+    async with running_gateway(make_config(data_dir)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=_no_questions) as one, \
+                Client(rt.front.server, mode="legacy", elicitation_callback=_no_questions) as two:
+            spans: dict[str, list[tuple[float, float]]] = {"one": [], "two": []}
+            async with anyio.create_task_group() as tg:
+                for _ in range(2):
+                    tg.start_soon(_slow, one, spans["one"], 0.4)
+                    tg.start_soon(_slow, two, spans["two"], 0.4)
+    for a in spans["one"]:
+        for b in spans["two"]:
+            assert a[1] <= b[0] or b[1] <= a[0], f"calls of two clients overlapped: {a} {b}"
+
+
+def _answering(seen: list[str]):  # noqa: ANN202
+    async def callback(ctx, params):  # noqa: ANN001
+        seen.append(params.message)
+        item = re.search(r"a word for (\w+)", params.message).group(1)
+        await anyio.sleep(0.05)
+        return ElicitResult(action="accept", content={"word": item.upper()})
+
+    return callback
+
+
+async def test_every_question_reaches_only_the_client_whose_call_asked(data_dir) -> None:
+    """Two clients, three asking calls each at once: each client is asked its own items only, and each call
+    gets the word for its own item (a question routed to the wrong client would show up in its list)."""
+    async with running_gateway(make_config(data_dir)) as rt:
+        seen: dict[str, list[str]] = {"one": [], "two": []}
+        results: dict[str, str] = {}
+        front = rt.front.server
+        async with Client(front, mode="legacy", elicitation_callback=_answering(seen["one"])) as one, \
+                Client(front, mode="legacy", elicitation_callback=_answering(seen["two"])) as two:
+
+            async def ask(c: Client, item: str) -> None:
+                r = await c.call_tool("tb__ask_word", {"item": item})
+                results[item] = r.content[0].text
+
+            async with anyio.create_task_group() as tg:
+                for i in range(3):
+                    tg.start_soon(ask, one, f"one{i}")
+                    tg.start_soon(ask, two, f"two{i}")
+    assert results == {f"{w}{i}": f"{w}{i}={w.upper()}{i}" for w in ("one", "two") for i in range(3)}
+    assert len(seen["one"]) == 3 and all("one" in m and "two" not in m for m in seen["one"])
+    assert len(seen["two"]) == 3 and all("two" in m and "one" not in m for m in seen["two"])
+
+
+async def test_a_refused_answer_to_a_shared_question_says_it_may_be_another_calls() -> None:
+    """A question asked on one of a client's calls in flight names no call: a refused answer to it is recorded
+    under the call that carried it, saying so."""
+    from sentinel_mcp.gateway.front_link import FrontLink
+
+    reasons: list[str] = []
+
+    async def report(reason: str) -> None:
+        reasons.append(reason)
+
+    link = FrontLink(object(), on_refused=report)  # type: ignore[arg-type]
+    assert link.for_one_of(1) is link
+    shared = link.for_one_of(3)
+    assert shared is not link and link.on_refused is report
+    assert shared.on_refused is not None
+    await shared.on_refused("sentinel: the answer does not fit the question: x")
+    assert reasons == [
+        "sentinel: the answer does not fit the question: x (the question named no call: it may be of "
+        "another of the 3 calls this client had in flight)"
+    ]
+
+
+async def test_concurrent_false_runs_one_call_at_a_time_even_for_one_client(data_dir) -> None:
+    """``"concurrent": false``: an upstream that cannot take two calls at once gets one at a time."""
+    from .helpers import toolbox_stdio
+
+    servers = {"tb": {**toolbox_stdio(), "concurrent": False}}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=_no_questions) as c:
+            spans: list[tuple[float, float]] = []
+            async with anyio.create_task_group() as tg:
+                for _ in range(3):
+                    tg.start_soon(_slow, c, spans, 0.3)
+    spans.sort()
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
