@@ -4,16 +4,23 @@ overlap, another client's wait their turn, and every question still reaches only
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
 
-from .helpers import make_config
+from ..conftest import free_port, stop_process, wait_http
+from .helpers import TOOLBOX, make_config
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -122,3 +129,59 @@ async def test_concurrent_false_runs_one_call_at_a_time_even_for_one_client(data
                     tg.start_soon(_slow, c, spans, 0.3)
     spans.sort()
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
+
+
+TOKEN = "party-overlap-owner-token-0123456789"
+
+
+@pytest.fixture(scope="module")
+def http_sentinel(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """Sentinel as a process over streamable HTTP (the lean 2025 session path), the toolbox over stdio."""
+    tmp: Path = tmp_path_factory.mktemp("party-http")
+    cfg = tmp / "sentinel.json"
+    cfg.write_text(json.dumps({
+        "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+        "sentinel": {"data_dir": str(tmp / "state"), "http": {"token": TOKEN}},
+    }))
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(proc)
+
+
+def _over_http(url: str, callback) -> Client:  # noqa: ANN001
+    http = httpx2.AsyncClient(timeout=30, headers={"Authorization": f"Bearer {TOKEN}"})
+    return Client(streamable_http_client(url, http_client=http), mode="legacy", elicitation_callback=callback)
+
+
+async def test_over_http_a_sessions_calls_overlap_its_questions_stay_with_it(http_sentinel) -> None:
+    """The same over HTTP: each POST of a session is its own request, the session one party."""
+    spans: list[tuple[float, float]] = []
+    async with _over_http(http_sentinel, _no_questions) as c:
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(_slow, c, spans, 0.8)
+    assert len(spans) == 3 and max(s for s, _ in spans) < min(e for _, e in spans)
+
+    seen: dict[str, list[str]] = {"one": [], "two": []}
+    results: dict[str, str] = {}
+    async with _over_http(http_sentinel, _answering(seen["one"])) as one, \
+            _over_http(http_sentinel, _answering(seen["two"])) as two:
+
+        async def ask(c: Client, item: str) -> None:
+            r = await c.call_tool("tb__ask_word", {"item": item})
+            results[item] = r.content[0].text
+
+        async with anyio.create_task_group() as tg:
+            for i in range(3):
+                tg.start_soon(ask, one, f"one{i}")
+                tg.start_soon(ask, two, f"two{i}")
+    assert results == {f"{w}{i}": f"{w}{i}={w.upper()}{i}" for w in ("one", "two") for i in range(3)}
+    assert len(seen["one"]) == 3 and all("one" in m and "two" not in m for m in seen["one"])
+    assert len(seen["two"]) == 3 and all("two" in m and "one" not in m for m in seen["two"])
