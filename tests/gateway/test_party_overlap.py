@@ -185,3 +185,27 @@ async def test_over_http_a_sessions_calls_overlap_its_questions_stay_with_it(htt
     assert results == {f"{w}{i}": f"{w}{i}={w.upper()}{i}" for w in ("one", "two") for i in range(3)}
     assert len(seen["one"]) == 3 and all("one" in m and "two" not in m for m in seen["one"])
     assert len(seen["two"]) == 3 and all("two" in m and "one" not in m for m in seen["two"])
+
+
+async def test_a_caller_that_gives_up_while_waiting_leaves_no_turn_behind(data_dir) -> None:
+    """B's call waits behind A's; B gives up (its request cancelled): A's next calls still overlap, B's next
+    call runs once A's end, and nothing hangs."""
+    async with running_gateway(make_config(data_dir)) as rt:
+        front = rt.front.server
+        async with Client(front, mode="legacy", elicitation_callback=_no_questions) as a, \
+                Client(front, mode="legacy", elicitation_callback=_no_questions) as b:
+            first: list[tuple[float, float]] = []
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_slow, a, first, 1.0)
+                await anyio.sleep(0.3)
+                with anyio.move_on_after(0.3):  # waits behind A's call, then is cancelled
+                    await b.call_tool("tb__slow", {"seconds": 0.1})
+            later: list[tuple[float, float]] = []
+            with anyio.fail_after(20):
+                async with anyio.create_task_group() as tg:
+                    for _ in range(2):
+                        tg.start_soon(_slow, a, later, 0.6)
+                assert max(s for s, _ in later) < min(e for _, e in later)  # A's calls still overlap
+                mine: list[tuple[float, float]] = []
+                await _slow(b, mine, 0.1)
+    assert len(first) == 1 and len(mine) == 1
