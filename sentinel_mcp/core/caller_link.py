@@ -54,7 +54,7 @@ class CallerLink:
 
     @property
     def party(self) -> object | None:
-        """Who may be asked for any of this caller's calls in flight (compared by identity): a question an
+        """Who may be asked for any of this caller's calls in flight (compared with ==): a question an
         upstream pushes naming no call reaches the right caller when every call in flight is that party's
         (``party_turns.py``). None: nobody stands in for this call, it runs alone."""
         return None

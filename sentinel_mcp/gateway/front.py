@@ -289,7 +289,7 @@ class Front(CatalogRequests, HeldRounds):
         preapproved = retry.state.get("digest") if allowed else None
         link = self._link(
             ctx, params.name, on_refused=self._answer_refused_reporter(params, session, client, principal),
-            person=person,
+            person=person, principal=principal.name,
         )
 
         async def progress(p: float, total: float | None, message: str | None) -> None:
@@ -447,7 +447,8 @@ class Front(CatalogRequests, HeldRounds):
         )
 
     def _link(
-        self, ctx: ServerRequestContext, name: str, on_refused: Any = None, person: bool = True
+        self, ctx: ServerRequestContext, name: str, on_refused: Any = None, person: bool = True,
+        principal: str | None = None,
     ) -> FrontLink:
         return FrontLink(
             ctx,
@@ -457,6 +458,7 @@ class Front(CatalogRequests, HeldRounds):
             relayed=not self.port.mounted_by_sentinel(name),
             on_refused=on_refused,
             person=person,
+            principal=principal,
         )
 
     @traced("sentinel.ask", lambda self, ctx, questions: {"sentinel.questions": len(questions)})

@@ -136,8 +136,10 @@ class FrontLink(CallerLink):
         on_refused: Callable[[str], Awaitable[None]] | None = None,
         person: bool = True,
         relayed: bool = True,
+        principal: str | None = None,
     ) -> None:
         self.ctx = ctx
+        self.principal = principal  # whose call (with the connection, the party: ``party``)
         self.relayed = relayed  # an outside server's questions are shown as its own, never as Sentinel's
         self.levels = levels
         self.urls = urls
@@ -151,9 +153,11 @@ class FrontLink(CallerLink):
 
     @property
     def party(self) -> object | None:
-        """The downstream connection (one per stdio process, SSE stream or HTTP session): a handshake-era
-        client is asked every question of its calls on it."""
-        return None if is_modern(self.ctx) else connection_of(self.ctx)
+        """The downstream connection (one per stdio process, SSE stream or handshake-era HTTP session; a
+        2026-era HTTP request is its own) and the principal calling on it: a handshake-era client is asked
+        every question of its calls on that connection; a 2026-era one is pushed nothing but log lines."""
+        conn = connection_of(self.ctx)
+        return None if conn is None else (conn, self.principal)
 
     def for_one_of(self, calls: int) -> "FrontLink":
         """Asks on this call's stream; a refused answer is recorded under this call, saying the question may

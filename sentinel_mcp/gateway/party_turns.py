@@ -23,7 +23,7 @@ from typing import Any
 
 class PartyTurns:
     def __init__(self) -> None:
-        self._party: Any = None  # the running calls' party (compared by identity)
+        self._party: Any = None  # the running calls' party
         self._running = 0
         self._waiting: deque[tuple[Any, asyncio.Future[None]]] = deque()
 
@@ -36,7 +36,7 @@ class PartyTurns:
         """Runs the body in ``party``'s turn (``None``: alone)."""
         if self._running == 0 and not self._waiting:
             self._party, self._running = party, 1
-        elif party is not None and party is self._party and not self._waiting:
+        elif party is not None and party == self._party and not self._waiting:
             self._running += 1
         else:
             granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -76,7 +76,7 @@ class PartyTurns:
         granted.set_result(None)
         if party is None:
             return
-        for entry in [e for e in self._waiting if e[0] is party and not e[1].done()]:
+        for entry in [e for e in self._waiting if e[0] == party and not e[1].done()]:
             self._waiting.remove(entry)
             self._running += 1
             entry[1].set_result(None)

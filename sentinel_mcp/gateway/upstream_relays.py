@@ -61,7 +61,7 @@ class PushRelays:
         if not flights:
             return None
         party = flights[0].link.party
-        if party is None or any(f.link.party is not party for f in flights):
+        if party is None or any(f.link.party != party for f in flights):
             return None
         return flights[0].link.for_one_of(len(flights))
 

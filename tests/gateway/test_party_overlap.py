@@ -209,3 +209,23 @@ async def test_a_caller_that_gives_up_while_waiting_leaves_no_turn_behind(data_d
                 mine: list[tuple[float, float]] = []
                 await _slow(b, mine, 0.1)
     assert len(first) == 1 and len(mine) == 1
+
+
+def test_the_party_is_the_connection_and_the_principal() -> None:
+    """Two principals never make one party, even on one connection; a caller without one is no party."""
+    from types import SimpleNamespace
+
+    from sentinel_mcp.core.caller_link import CallerLink
+    from sentinel_mcp.gateway.front_link import FrontLink
+
+    def ctx(conn: object | None) -> SimpleNamespace:
+        return SimpleNamespace(session=SimpleNamespace(_connection=conn), protocol_version="2025-11-25")
+
+    conn = object()
+    alice, alice2 = FrontLink(ctx(conn), principal="alice"), FrontLink(ctx(conn), principal="alice")  # type: ignore[arg-type]
+    bob = FrontLink(ctx(conn), principal="bob")  # type: ignore[arg-type]
+    elsewhere = FrontLink(ctx(object()), principal="alice")  # type: ignore[arg-type]
+    assert alice.party is not None and alice.party == alice2.party
+    assert alice.party != bob.party and alice.party != elsewhere.party
+    assert FrontLink(ctx(None), principal="alice").party is None  # type: ignore[arg-type]
+    assert CallerLink().party is None
