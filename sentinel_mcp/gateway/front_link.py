@@ -153,11 +153,16 @@ class FrontLink(CallerLink):
 
     @property
     def party(self) -> object | None:
-        """The downstream connection (one per stdio process, SSE stream or handshake-era HTTP session; a
-        2026-era HTTP request is its own) and the principal calling on it: a handshake-era client is asked
-        every question of its calls on that connection; a 2026-era one is pushed nothing but log lines."""
+        """The downstream channel and the principal calling on it: a handshake-era client is asked every
+        question of its calls on that channel; a 2026-era one is pushed nothing but log lines. The channel is
+        the connection's own (one per stdio process, SSE stream or handshake-era HTTP session; the 2026-era
+        requests of one stdio process each get a connection on its one channel); a 2026-era HTTP request has
+        none, and is a party of its own."""
         conn = connection_of(self.ctx)
-        return None if conn is None else (conn, self.principal)
+        if conn is None:
+            return None
+        channel = conn.outbound if getattr(conn, "has_standalone_channel", False) else conn
+        return (channel, self.principal)
 
     def for_one_of(self, calls: int) -> "FrontLink":
         """Asks on this call's stream; a refused answer is recorded under this call, saying the question may

@@ -211,8 +211,9 @@ async def test_a_caller_that_gives_up_while_waiting_leaves_no_turn_behind(data_d
     assert len(first) == 1 and len(mine) == 1
 
 
-def test_the_party_is_the_connection_and_the_principal() -> None:
-    """Two principals never make one party, even on one connection; a caller without one is no party."""
+def test_the_party_is_the_channel_and_the_principal() -> None:
+    """Two principals never make one party, even on one connection; a caller without one is no party; the
+    2026-era requests of one stdio process share its channel, two HTTP requests share nothing."""
     from types import SimpleNamespace
 
     from sentinel_mcp.core.caller_link import CallerLink
@@ -229,3 +230,35 @@ def test_the_party_is_the_connection_and_the_principal() -> None:
     assert alice.party != bob.party and alice.party != elsewhere.party
     assert FrontLink(ctx(None), principal="alice").party is None  # type: ignore[arg-type]
     assert CallerLink().party is None
+    # 2026-era requests over one stdio process: a connection each, on the process's one channel
+    channel, nowhere = object(), object()
+    class Conn:  # compared by identity, as the SDK's connections are
+        def __init__(self, outbound: object, has_channel: bool) -> None:
+            self.outbound, self.has_standalone_channel = outbound, has_channel
+
+    on_stdio = [Conn(channel, True) for _ in range(2)]
+    over_http = [Conn(nowhere, False) for _ in range(2)]
+    a, b = (FrontLink(ctx(c), principal="alice") for c in on_stdio)  # type: ignore[arg-type]
+    assert a.party == b.party
+    assert FrontLink(ctx(on_stdio[0]), principal="bob").party != a.party  # type: ignore[arg-type]
+    h1, h2 = (FrontLink(ctx(c), principal="alice") for c in over_http)  # type: ignore[arg-type]
+    assert h1.party != h2.party  # no channel (one HTTP request each): no common party
+
+
+async def test_a_2026_stdio_clients_parallel_calls_overlap(tmp_path: Path) -> None:
+    """Sentinel as a stdio process, a 2026-era client without questions (each request a connection of its
+    own on the process's one channel): its parallel calls to the handshake-era toolbox overlap."""
+    from mcp import StdioServerParameters
+
+    cfg = tmp_path / "sentinel.json"
+    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+                               "sentinel": {"data_dir": str(tmp_path / "state")}}))
+    serve = ["-m", "sentinel_mcp", "-c", str(cfg), "serve"]
+    params = StdioServerParameters(command=sys.executable, args=serve)
+    spans: list[tuple[float, float]] = []
+    async with Client(params, mode="auto") as c:
+        assert c.protocol_version == "2026-07-28"
+        async with anyio.create_task_group() as tg:
+            for _ in range(3):
+                tg.start_soon(_slow, c, spans, 0.8)
+    assert len(spans) == 3 and max(s for s, _ in spans) < min(e for _, e in spans)
