@@ -126,7 +126,7 @@ BENCH_FORGE := .venv-bench-forge
 # so those two are not run again); BENCH_ARGS=--quick shortens it.
 bench: setup bench-tools
 	@echo "== benchmarks/hot_path.py"; $(BIN)/python benchmarks/hot_path.py $(BENCH_ARGS) || exit 1
-	@for b in benchmarks/*.py; do case $$b in */hot_path.py|*/pipeline_capacity.py|*/proxy_overhead.py) continue;; esac; \
+	@for b in benchmarks/*.py; do case $$b in */hot_path.py|*/pipeline_capacity.py|*/proxy_overhead.py|*/parallel_calls.py) continue;; esac; \
 	  echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 bench-tools: $(BENCH_PEERS)/.installed $(BENCH_FORGE)/.tried

@@ -7,13 +7,14 @@ streamable HTTP in both protocol eras (``proxy_overhead.py``); capacity with 16 
 no-op built-in with the durable audit on, wrk's CPU share beside it; a real Python MCP upstream direct against
 through Sentinel; the airline example's read tool the guard learns facts from, direct against through Sentinel
 with the airline rulebase (both eras); the peers (mcp-proxy, ContextForge's translate) beside direct and
-Sentinel; cold start of ``serve`` on the embedded default to its first ``tools/list``; RSS after 1k calls and
-after N (``pipeline_capacity.py``); first, the machine's speed (a Python and a SWI-Prolog loop) and the work
-per call counted (``harness/work_counts.py``: inferences per decision, Python function calls per HTTP call),
-which a slow or busy machine does not move. Each part is bounded (by calls or seconds); the load generator is
-wrk.
+Sentinel; one stdio client's 16 parallel calls of a 50 ms tool, direct and through Sentinel
+(``parallel_calls.py``); cold start of ``serve`` on the embedded default to its first ``tools/list``; RSS
+after 1k calls and after N (``pipeline_capacity.py``); first, the machine's speed (a Python and a SWI-Prolog
+loop) and the work per call counted (``harness/work_counts.py``: inferences per decision, Python function
+calls per HTTP call), which a slow or busy machine does not move. Each part is bounded (by calls or seconds);
+the load generator is wrk.
 Usage: python benchmarks/hot_path.py [--quick]
-  [--skip machine,work,guard,latency,capacity,upstream,airline,peers,cold,memory]
+  [--skip machine,work,guard,latency,capacity,upstream,airline,peers,parallel,cold,memory]
   --quick: 100 decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls (about 3 minutes idle)
   default: 300 decisions, 300 calls, 8 s loads, memory 1k -> 100k calls (about 12 minutes idle)
 """
@@ -33,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path[:0] = [str(ROOT.parent), str(ROOT)]
 import guard_latency as gl  # noqa: E402
+import parallel_calls  # noqa: E402
 import pipeline_capacity as pc  # noqa: E402
 import proxy_overhead as po  # noqa: E402
 
@@ -133,7 +135,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument(
         "--skip", default="",
-        help="comma-separated: machine,work,guard,latency,capacity,upstream,airline,peers,cold,memory")
+        help="comma-separated: machine,work,guard,latency,capacity,upstream,airline,peers,parallel,cold,"
+        "memory")
     ap.add_argument("--memory-calls", type=int, default=0, help="default 100k (10k with --quick)")
     args = ap.parse_args()
     if not pc.have_wrk():
@@ -154,6 +157,7 @@ def main() -> None:
         ("upstream", lambda: pc.real_upstream(tmp, seconds, rows)),
         ("airline", lambda: pc.airline_read(tmp, seconds, rows)),
         ("peers", lambda: pc.peers(tmp, seconds, rows)),
+        ("parallel", lambda: rows.extend(parallel_calls.rows(seconds))),
         ("memory", lambda: pc.memory(tmp, memory_calls, rows)),
     ]
     for name, step in steps:
