@@ -75,20 +75,26 @@ async def test_every_question_reaches_only_the_client_whose_call_asked(data_dir)
     """Two clients, three asking calls each at once: each client is asked its own items only, and each call
     gets the word for its own item (a question routed to the wrong client would show up in its list)."""
     async with running_gateway(make_config(data_dir)) as rt:
-        seen: dict[str, list[str]] = {"one": [], "two": []}
-        results: dict[str, str] = {}
         front = rt.front.server
-        async with Client(front, mode="legacy", elicitation_callback=_answering(seen["one"])) as one, \
-                Client(front, mode="legacy", elicitation_callback=_answering(seen["two"])) as two:
+        await _two_clients_ask(
+            lambda seen: Client(front, mode="legacy", elicitation_callback=_answering(seen))
+        )
 
-            async def ask(c: Client, item: str) -> None:
-                r = await c.call_tool("tb__ask_word", {"item": item})
-                results[item] = r.content[0].text
 
-            async with anyio.create_task_group() as tg:
-                for i in range(3):
-                    tg.start_soon(ask, one, f"one{i}")
-                    tg.start_soon(ask, two, f"two{i}")
+async def _two_clients_ask(connect) -> None:  # noqa: ANN001 - connect(seen list) -> an unopened Client
+    """Two clients ask three questions each at once: each is asked only its own, each call gets its word."""
+    seen: dict[str, list[str]] = {"one": [], "two": []}
+    results: dict[str, str] = {}
+    async with connect(seen["one"]) as one, connect(seen["two"]) as two:
+
+        async def ask(c: Client, item: str) -> None:
+            r = await c.call_tool("tb__ask_word", {"item": item})
+            results[item] = r.content[0].text
+
+        async with anyio.create_task_group() as tg:
+            for i in range(3):
+                tg.start_soon(ask, one, f"one{i}")
+                tg.start_soon(ask, two, f"two{i}")
     assert results == {f"{w}{i}": f"{w}{i}={w.upper()}{i}" for w in ("one", "two") for i in range(3)}
     assert len(seen["one"]) == 3 and all("one" in m and "two" not in m for m in seen["one"])
     assert len(seen["two"]) == 3 and all("two" in m and "one" not in m for m in seen["two"])
@@ -169,22 +175,7 @@ async def test_over_http_a_sessions_calls_overlap_its_questions_stay_with_it(htt
                 tg.start_soon(_slow, c, spans, 0.8)
     assert len(spans) == 3 and max(s for s, _ in spans) < min(e for _, e in spans)
 
-    seen: dict[str, list[str]] = {"one": [], "two": []}
-    results: dict[str, str] = {}
-    async with _over_http(http_sentinel, _answering(seen["one"])) as one, \
-            _over_http(http_sentinel, _answering(seen["two"])) as two:
-
-        async def ask(c: Client, item: str) -> None:
-            r = await c.call_tool("tb__ask_word", {"item": item})
-            results[item] = r.content[0].text
-
-        async with anyio.create_task_group() as tg:
-            for i in range(3):
-                tg.start_soon(ask, one, f"one{i}")
-                tg.start_soon(ask, two, f"two{i}")
-    assert results == {f"{w}{i}": f"{w}{i}={w.upper()}{i}" for w in ("one", "two") for i in range(3)}
-    assert len(seen["one"]) == 3 and all("one" in m and "two" not in m for m in seen["one"])
-    assert len(seen["two"]) == 3 and all("two" in m and "one" not in m for m in seen["two"])
+    await _two_clients_ask(lambda seen: _over_http(http_sentinel, _answering(seen)))
 
 
 async def test_a_caller_that_gives_up_while_waiting_leaves_no_turn_behind(data_dir) -> None:
