@@ -18,18 +18,27 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
+from mcp.types import ElicitResult
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLBOX = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
 TOOL_SECONDS = 0.05
 
 
-async def rate(params: StdioServerParameters, mode: str, seconds: float, in_flight: int) -> float:
-    """Calls per second of ``slow`` with ``in_flight`` calls always waiting, after a warm-up call."""
-    async with Client(params, mode=mode) as c:
+async def _decline(ctx: Any, params: Any) -> ElicitResult:
+    return ElicitResult(action="decline")
+
+
+async def rate(params: StdioServerParameters, mode: str, seconds: float, in_flight: int,
+               asked: bool = False) -> float:
+    """Calls per second of ``slow`` with ``in_flight`` calls always waiting, after a warm-up call. ``asked``:
+    the client declares elicitation (a 2026-era one's calls are then held calls, which run alone)."""
+    callbacks: dict[str, Any] = {"elicitation_callback": _decline} if asked else {}
+    async with Client(params, mode=mode, **callbacks) as c:
         name = "slow" if "slow" in {t.name for t in (await c.list_tools()).tools} else "tb__slow"
         await c.call_tool(name, {"seconds": TOOL_SECONDS})
         done = 0
@@ -59,9 +68,10 @@ def rows(seconds: float, in_flight: int = 16) -> list[tuple[str, str, str, None]
         proxied = StdioServerParameters(command=sys.executable, args=serve, env=env, cwd=str(ROOT))
         ideal = in_flight / TOOL_SECONDS
         out = []
-        for era, mode in (("2026-07-28", "auto"), ("2025-11-25", "legacy")):
-            d_rate = anyio.run(rate, direct, mode, seconds, in_flight)
-            p_rate = anyio.run(rate, proxied, mode, seconds, in_flight)
+        for era, mode, asked in (("2026-07-28", "auto", False), ("2025-11-25", "legacy", False),
+                                 ("2026-07-28, the client declares elicitation (held calls)", "auto", True)):
+            d_rate = anyio.run(rate, direct, mode, seconds, in_flight, asked)
+            p_rate = anyio.run(rate, proxied, mode, seconds, in_flight, asked)
             label = f"one stdio client, {in_flight} at once, a {TOOL_SECONDS * 1000:.0f} ms tool, {era}"
             out.append((label, f"direct {d_rate:.0f}/s, through Sentinel {p_rate:.0f}/s "
                                f"(ratio {p_rate / max(d_rate, 1e-9):.2f}; at most {ideal:.0f}/s)", "", None))
