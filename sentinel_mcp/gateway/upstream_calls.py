@@ -140,8 +140,9 @@ class UpstreamCalls:
         if self._serialized(input_responses is None and request_state is None):
             # the calls of one client overlap, other callers wait (party_turns.py); "concurrent": false in
             # the config: one call at a time, whoever calls
-            alone = getattr(self.target, "concurrent", None) is False
-            async with self._turns.turn(None if alone else (link or CallerLink()).party):
+            strict = getattr(self.target, "concurrent", None) is False
+            party = link.party if link is not None and not strict else None
+            async with self._turns.turn(party):
                 return await self._call(
                     tool, arguments, link, progress, input_responses, request_state, meta, timeout
                 )
