@@ -38,6 +38,15 @@ CURRENT_LINK: contextvars.ContextVar["CallerLink | None"] = contextvars.ContextV
 )
 
 
+def shared_note(of_calls: int) -> str:
+    """What a question that names no call says of itself when it is shown with one of ``of_calls`` calls of
+    its party in flight (``CallerLink.for_one_of``), and what a refused answer to it is recorded with."""
+    return (
+        f"the question names no call: it may be about any of the {of_calls} calls this client had in flight "
+        "at that server"
+    )
+
+
 def refusal(what: str, why: str) -> ErrorData:
     return ErrorData(code=NO_BACK_CHANNEL, message=f"sentinel: {what} cannot be relayed: {why}")
 

@@ -33,6 +33,7 @@ from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, Conversations, SessionRefused
+from sentinel_mcp.core.caller_link import shared_note
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_listings import CatalogRequests
@@ -271,9 +272,13 @@ class Front(CatalogRequests, HeldRounds):
             request_state=params.request_state,
         )
         if isinstance(retry, RefusedRetry):
+            reason = retry.reason
             if retry.state is not None and retry.state.get("kind") == "hold":
                 self._end_held(retry.state)
-            return await self._refuse_answers(params, session, client, principal, retry.reason)
+                shared = retry.state.get("shared")
+                if type(shared) is int and shared > 1:  # asked in this call's round, of one of its party's
+                    reason = f"{reason} ({shared_note(shared)})"
+            return await self._refuse_answers(params, session, client, principal, reason)
         answers = dict(retry.ours)
         if self.inbox is not None:  # answers the person gave in the console for exactly this call, once
             answers.update(
@@ -317,7 +322,9 @@ class Front(CatalogRequests, HeldRounds):
                         )
                     )
 
-                call = self.held.start(params.name, session, run, relays_sampling=can_sample(ctx))
+                call = self.held.start(
+                    params.name, session, run, relays_sampling=can_sample(ctx), party=link.party
+                )
                 return await self._await_held(ctx, params, session, call, principal)
 
         outcome: CallOutcome | None = None

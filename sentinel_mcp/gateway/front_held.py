@@ -17,6 +17,7 @@ from mcp.types import (
     InputRequiredResult,
 )
 
+from sentinel_mcp.core.caller_link import shared_note
 from sentinel_mcp.core.display_text import safe_question, safe_text
 from sentinel_mcp.core.port import FrontPort, NeedsInput
 from sentinel_mcp.gateway.call_record import META_KEY
@@ -51,7 +52,7 @@ class HeldRounds:
         call.report_progress = ctx.session.report_progress  # progress goes to the round now waiting
         event = await self.held.next_event(call)
         if isinstance(event, PendingQuestion):
-            request = shown_request(event.request, asker(self.port, params.name))
+            request = shown_request(event.request, asker(self.port, params.name), event.of_calls)
             return InputRequiredResult(
                 input_requests={event.key: request},
                 request_state=await self.rounds.issue(
@@ -64,6 +65,7 @@ class HeldRounds:
                     asked=[event.key],
                     schemas=request_schemas({event.key: request}),
                     hold=call.id,
+                    **({"shared": event.of_calls} if event.of_calls > 1 else {}),
                 ),
                 _meta={META_KEY: event.decision_id} if event.decision_id else None,
             )
@@ -109,14 +111,14 @@ class HeldRounds:
             self.held.answer(call, ElicitResult(action="cancel"))
 
 
-def shown_request(request: Any, source: str | None) -> Any:
+def shown_request(request: Any, source: str | None, of_calls: int = 1) -> Any:
     """An upstream's question with its text made safe to show and its source named (its schema and key
     unchanged); ``source``: the server that asks (None: a built-in Sentinel mounted, whose questions
-    are Sentinel's own)."""
+    are Sentinel's own); ``of_calls``: how many of the client's calls it may be about (``for_one_of``)."""
     params = getattr(request, "params", None)
     if not isinstance(params, ElicitRequestFormParams):
         return request
-    text = relayed_question(params.message, f"the server {source}" if source else None)
+    text = relayed_question(params.message, f"the server {source}" if source else None, of_calls)
     return request.model_copy(update={"params": params.model_copy(update={"message": text})})
 
 
@@ -125,12 +127,17 @@ def asker(port: FrontPort, tool: str) -> str | None:
     return None if port.mounted_by_sentinel(tool) else (port.upstream_of(tool) or "an upstream server")
 
 
-def relayed_question(message: str, source: str | None) -> str:
+def relayed_question(message: str, source: str | None, of_calls: int = 1) -> str:
     """An upstream's question as the user sees it: made safe, and never passing for Sentinel's own (an
     upstream can copy Sentinel's wording, not this mark, which comes first). ``source`` None: a built-in
-    Sentinel mounted, whose questions are Sentinel's own (no mark)."""
+    Sentinel mounted, whose questions are Sentinel's own (no mark). A question that names no call, asked
+    while ``of_calls`` calls of the client were in flight there, says so in the mark: it is shown with one
+    of them (the oldest), and may be about another."""
     text, _ = safe_question(message)
-    return f"[asked by {safe_text(source, 80)}, not by Sentinel] {text}" if source else text
+    marks = [f"asked by {safe_text(source, 80)}, not by Sentinel"] if source else []
+    if of_calls > 1:
+        marks.append(shared_note(of_calls))
+    return f"[{'; '.join(marks)}] {text}" if marks else text
 
 
 def request_schemas(requests: dict[str, Any]) -> dict[str, Any]:

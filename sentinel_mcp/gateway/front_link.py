@@ -37,7 +37,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from sentinel_mcp.core.answer_validation import BrokenSchema, content_problem
 from sentinel_mcp.core.asking import Provenance
-from sentinel_mcp.core.caller_link import CallerLink, refusal
+from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_held import relayed_question
 from sentinel_mcp.gateway.telemetry import traced
@@ -150,6 +150,7 @@ class FrontLink(CallerLink):
         # contract); False for another agent's client (``Principal.agent``), which is asked nothing
         self.person = person
         self.answers_as = Provenance.USER if person else Provenance.AGENT
+        self.of_calls = 1  # how many of its party's calls a question asked here may be about (``for_one_of``)
 
     @property
     def party(self) -> object | None:
@@ -165,18 +166,19 @@ class FrontLink(CallerLink):
         return (channel, self.principal)
 
     def for_one_of(self, calls: int) -> "FrontLink":
-        """Asks on this call's stream; a refused answer is recorded under this call, saying the question may
-        be another of its session's calls in flight."""
-        if calls < 2 or self.on_refused is None:
+        """Asks on this call's stream, the question marked as naming no call (``relayed_question``); a
+        refused answer is recorded under this call, saying the same."""
+        if calls < 2:
             return self
-        report = self.on_refused
         other = copy.copy(self)
+        other.of_calls = calls
+        report = self.on_refused
+        if report is not None:
 
-        async def refused(reason: str) -> None:
-            await report(f"{reason} (the question named no call: it may be of another of the {calls} calls "
-                         "this client had in flight)")
+            async def refused(reason: str) -> None:
+                await report(f"{reason} ({shared_note(calls)})")
 
-        other.on_refused = refused
+            other.on_refused = refused
         return other
 
     @property
@@ -227,7 +229,7 @@ class FrontLink(CallerLink):
         source = None  # a built-in Sentinel mounted asks as Sentinel
         if self.relayed:
             source = f"the server {self.upstream}" if self.upstream else "an upstream server"
-        shown = params.model_copy(update={"message": relayed_question(params.message, source)})
+        shown = params.model_copy(update={"message": relayed_question(params.message, source, self.of_calls)})
         result = await self._ask(ElicitRequest(params=shown), ElicitResult)
         if not isinstance(result, ElicitResult) or result.action != "accept":
             return result

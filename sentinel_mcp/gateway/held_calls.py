@@ -12,6 +12,7 @@ Abandoned calls are declined after a timeout.
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import logging
 import secrets
@@ -51,6 +52,7 @@ class PendingQuestion:
     request: Request
     answer: asyncio.Future[Reply | ErrorData]
     decision_id: str = ""  # the gateway's decision that let the call reach the upstream that asks
+    of_calls: int = 1  # how many of the client's calls it may be about (it named none: ``for_one_of``)
 
     def parse(self, response: Any) -> Reply | ErrorData:
         """The client's answer, typed by what was asked (anything else declines or errors)."""
@@ -97,12 +99,27 @@ class HeldLink(CallerLink):
     reaches_person = True  # its questions go to the client's next round (never to the console inbox instead)
     answers_as = Provenance.USER  # answered in the 2026-era client's next round, by its user
 
-    def __init__(self, held: "HeldCalls", call_id: str, timeout: float) -> None:
+    def __init__(self, held: "HeldCalls", call_id: str, timeout: float, party: object | None = None) -> None:
         self._held = held
         self._id = call_id
         self._timeout = timeout
         self._numbers = itertools.count(1)
         self._decision_id = ""
+        self._party = party
+        self._of_calls = 1
+
+    @property
+    def party(self) -> object | None:
+        """The client's, as of its first round (``FrontLink.party``): a held call's rounds share a channel."""
+        return self._party
+
+    def for_one_of(self, calls: int) -> "HeldLink":
+        """Asks in this call's next round, the question marked as naming no call (``shown_request``)."""
+        if calls < 2:
+            return self
+        other = copy.copy(self)
+        other._of_calls = calls
+        return other
 
     def decided(self, decision_id: str) -> None:
         self._decision_id = decision_id
@@ -120,6 +137,7 @@ class HeldLink(CallerLink):
             request,
             asyncio.get_running_loop().create_future(),
             self._decision_id,
+            self._of_calls,
         )
         await call.questions.put(question)
         try:
@@ -164,9 +182,10 @@ class HeldCalls:
         run: Callable[[HeldLink], Coroutine[Any, Any, Any]],
         *,
         relays_sampling: bool = False,
+        party: object | None = None,
     ) -> HeldCall:
         call_id = secrets.token_urlsafe(12)
-        link = HeldLink(self, call_id, self.timeout)
+        link = HeldLink(self, call_id, self.timeout, party)
         link.relays_sampling = relays_sampling
         task = asyncio.get_running_loop().create_task(run(link), name=f"held:{name}")
         call = HeldCall(call_id, name, session, task)
@@ -185,7 +204,10 @@ class HeldCalls:
         if getter in done:
             call.pending = getter.result()
             return call.pending
-        getter.cancel()
+        getter.cancel()  # a question put as the call ended stays queued (another of its party's calls asks)
+        if not call.questions.empty():
+            call.pending = call.questions.get_nowait()
+            return call.pending
         self.calls.pop(call.id, None)
         return call.task.result()
 

@@ -19,6 +19,7 @@ the console with its own token.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,7 +35,7 @@ from mcp.types import (
 )
 
 from sentinel_mcp.core.asking import Provenance
-from sentinel_mcp.core.caller_link import CallerLink, refusal
+from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.identity.principal import OWNER_NAME
 
@@ -91,6 +92,21 @@ class PersonLink(CallerLink):
         self.call = call
         self.who = self.inner.who
         self.decision_id = ""
+        self.of_calls = 1  # how many of its party's calls a question asked here may be about
+
+    @property
+    def party(self) -> object | None:
+        """The caller's own (``FrontLink.party``): the person answers for any call of that party."""
+        return self.inner.party
+
+    def for_one_of(self, calls: int) -> "PersonLink":
+        """Asks in the inbox with this call's tool and arguments, the question and its reason saying it named
+        no call and may be about another of ``calls`` calls in flight."""
+        if calls < 2:
+            return self
+        other = copy.copy(self)
+        other.of_calls = calls
+        return other
 
     answers_as = Provenance.USER  # the person, in the console inbox (or `sentinel-mcp chat`)
     can_push = True  # pushes and 2026-era input requests are answered here (by the person, or refused)
@@ -104,9 +120,14 @@ class PersonLink(CallerLink):
         if not isinstance(params, ElicitRequestFormParams):
             return refusal("a URL elicitation", "nobody behind this call can open it")
         c = self.call
+        reason = f"{c.name} asks before it acts"
+        message = params.message
+        if self.of_calls > 1:  # shown with the oldest call's tool and arguments: it may be another's
+            reason = f"{reason}; {shared_note(self.of_calls)} (shown: the oldest)"
+            message = f"[{shared_note(self.of_calls)}] {message}"
         question = Question(
             key="confirm",
-            message=params.message,
+            message=message,
             requested_schema=dict(params.requested_schema or {}),
             meta={
                 "kind": UPSTREAM_QUESTION,
@@ -114,6 +135,7 @@ class PersonLink(CallerLink):
                 "from": ["user"],
                 "confirmation": _is_confirmation(params.requested_schema),
                 "decision_id": self.decision_id,
+                "calls_in_flight": self.of_calls,
             },
         )
         try:
@@ -126,7 +148,7 @@ class PersonLink(CallerLink):
                     tool=c.name,
                     arguments=c.arguments,
                     questions=[question],
-                    reason=f"{c.name} asks before it acts",
+                    reason=reason,
                 )
             )
         except Exception as e:  # noqa: BLE001 - an inbox that fails is nobody saying yes

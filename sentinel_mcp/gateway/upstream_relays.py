@@ -49,7 +49,8 @@ class PushRelays:
         """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
         over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight,
         or when every call in flight is one party's (one client session: ``party_turns.py``): the party is
-        asked, on its oldest call's stream, and a refused answer's record says which calls it may be of.
+        asked with its oldest call (on its stream, in its next held round, or in the console inbox), the
+        question marked as naming no call (``shared_note``), as is a refused answer's record.
         """
         link = CURRENT_LINK.get()
         if link is not None:

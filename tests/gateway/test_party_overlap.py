@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import httpx2
@@ -21,6 +22,9 @@ from sentinel_mcp.app.runtime import running_gateway
 
 from ..conftest import free_port, stop_process, wait_http
 from .helpers import TOOLBOX, make_config
+
+if TYPE_CHECKING:
+    from mcp import StdioServerParameters
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -117,8 +121,8 @@ async def test_a_refused_answer_to_a_shared_question_says_it_may_be_another_call
     assert shared.on_refused is not None
     await shared.on_refused("sentinel: the answer does not fit the question: x")
     assert reasons == [
-        "sentinel: the answer does not fit the question: x (the question named no call: it may be of "
-        "another of the 3 calls this client had in flight)"
+        "sentinel: the answer does not fit the question: x (the question names no call: it may be about "
+        "any of the 3 calls this client had in flight at that server)"
     ]
 
 
@@ -236,18 +240,23 @@ def test_the_party_is_the_channel_and_the_principal() -> None:
     assert h1.party != h2.party  # no channel (one HTTP request each): no common party
 
 
-async def test_a_2026_stdio_clients_parallel_calls_overlap(tmp_path: Path) -> None:
-    """Sentinel as a stdio process, a 2026-era client without questions (each request a connection of its
-    own on the process's one channel): its parallel calls to the handshake-era toolbox overlap."""
+def sentinel_over_stdio(tmp_path: Path) -> "StdioServerParameters":
+    """Sentinel as a stdio process (one channel for all its 2026-era requests), the toolbox behind it."""
     from mcp import StdioServerParameters
 
     cfg = tmp_path / "sentinel.json"
     cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
                                "sentinel": {"data_dir": str(tmp_path / "state")}}))
-    serve = ["-m", "sentinel_mcp", "-c", str(cfg), "serve"]
-    params = StdioServerParameters(command=sys.executable, args=serve)
+    return StdioServerParameters(command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"])
+
+
+@pytest.mark.parametrize("asks", [None, _no_questions], ids=["plain", "held"])
+async def test_a_2026_stdio_clients_parallel_calls_overlap(tmp_path: Path, asks) -> None:  # noqa: ANN001
+    """Sentinel as a stdio process, a 2026-era client (each request a connection of its own on the process's
+    one channel): its parallel calls to the handshake-era toolbox overlap, plain, and held (a client that can
+    be asked gets the upstream's questions in its calls' rounds)."""
     spans: list[tuple[float, float]] = []
-    async with Client(params, mode="auto") as c:
+    async with Client(sentinel_over_stdio(tmp_path), mode="auto", elicitation_callback=asks) as c:
         assert c.protocol_version == "2026-07-28"
         async with anyio.create_task_group() as tg:
             for _ in range(3):
