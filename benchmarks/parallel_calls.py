@@ -2,7 +2,8 @@
 
 An LLM client calls tools in parallel; a handshake-era stdio upstream's pushed questions name no call, and
 Sentinel's calls to such an upstream used to wait for each other whoever made them (one at a time: 20 calls/s
-of a 50 ms tool). The calls one client makes on its channel now overlap (``gateway/party_turns.py``). Rows:
+of a 50 ms tool). The calls one client makes on its channel now overlap (``gateway/party_turns.py``), held
+calls of a 2026-era client that can be asked too. Rows:
 the toolbox's ``slow`` tool over stdio, directly and through Sentinel (stdio front, the toolbox over stdio
 behind it), in both eras, calls per second with 16 in flight, the ideal (16 per 50 ms) beside them. No goal of
 issue 21 names this; the ratio to direct is the figure.
@@ -36,7 +37,7 @@ async def _decline(ctx: Any, params: Any) -> ElicitResult:
 async def rate(params: StdioServerParameters, mode: str, seconds: float, in_flight: int,
                asked: bool = False) -> float:
     """Calls per second of ``slow`` with ``in_flight`` calls always waiting, after a warm-up call. ``asked``:
-    the client declares elicitation (a 2026-era one's calls are then held calls, which run alone)."""
+    the client declares elicitation (a 2026-era one's calls are then held calls)."""
     callbacks: dict[str, Any] = {"elicitation_callback": _decline} if asked else {}
     async with Client(params, mode=mode, **callbacks) as c:
         name = "slow" if "slow" in {t.name for t in (await c.list_tools()).tools} else "tb__slow"
