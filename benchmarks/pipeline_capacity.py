@@ -235,9 +235,9 @@ def peers(tmp: Path, seconds: float, rows: list) -> None:
             rows.append((f"peers, {label}: 1 client", fmt(one), "", None))
             rows.append((f"peers, {label}: 16 clients", fmt(many), "", None))
             if label.startswith("Sentinel"):
-                # a client that can be asked (declares elicitation): its parallel calls to a handshake-era
-                # stdio upstream overlap; one that cannot be asked takes turns (the console inbox names one
-                # call): gateway/party_turns.py
+                # a client that can be asked (declares elicitation) is asked itself, one that cannot through
+                # the console inbox: either way one session's calls to a handshake-era stdio upstream overlap
+                # (gateway/party_turns.py)
                 asked = handshake(url, token, {"elicitation": {}})
                 both = load(url, tool, seconds, proc.pid, era=HANDSHAKE, session=asked, token=token)
                 what = f"peers, {label}: 16 clients, a session declaring elicitation"
