@@ -31,9 +31,9 @@ from mcp.types import (
 from sentinel_mcp import __version__
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.core.call_meta import SESSION_KEY
+from sentinel_mcp.core.caller_link import shared_note
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, Conversations, SessionRefused
-from sentinel_mcp.core.caller_link import shared_note
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.gateway.front_listings import CatalogRequests
