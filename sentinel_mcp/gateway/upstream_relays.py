@@ -7,7 +7,7 @@ Sentinel keeps on behalf of its clients (kept across reconnects). Mixins of ``Up
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
 
 import anyio
 from mcp import Client
@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# requests one upstream has pushed that wait for an answer at once (a person answers a few at a time; a
+# hostile upstream's flood must not become thousands of tasks, questions and inbox items)
+MAX_PUSHES_WAITING = 64
+
 
 class PushRelays:
     """Requests a handshake-era upstream pushes while it works on calls."""
@@ -40,6 +44,7 @@ class PushRelays:
     client: Client | None
     log_level: str | None
     _inflight: dict[int, Any]
+    _pushes_waiting = 0  # pushed requests relayed and not yet answered (``MAX_PUSHES_WAITING``)
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
@@ -77,24 +82,42 @@ class PushRelays:
         )
         return refusal(what, why)
 
+    async def _relayed(self, what: str, ask: Callable[[CallerLink], Awaitable[Any]]) -> Any:
+        """``ask(link)`` of the call the push belongs to, while fewer than ``MAX_PUSHES_WAITING`` of this
+        upstream's pushes wait for their answers; past that the push is refused at once."""
+        link = self._caller_for_push()
+        if link is None:
+            return self._unrouted(what)
+        if self._pushes_waiting >= MAX_PUSHES_WAITING:
+            log.info("upstream %s: %s refused, %d of its requests are waiting already", self.name, what,
+                     self._pushes_waiting)
+            return refusal(what, f"{MAX_PUSHES_WAITING} of this server's requests are waiting already")
+        self._pushes_waiting += 1
+        try:
+            return await ask(link)
+        finally:
+            self._pushes_waiting -= 1
+
     async def _on_elicit(
         self, ctx: ClientRequestContext, params: ElicitRequestParams
     ) -> ElicitResult | ErrorData:
-        link = self._caller_for_push()
-        if link is None:
-            return self._unrouted("an elicitation")
-        # the upstream hears who answered from the gateway alone: whatever the answerer wrote is removed
-        return marked(await link.elicit(params), link.answers_as)
+        async def ask(link: CallerLink) -> ElicitResult | ErrorData:
+            # the upstream hears who answered from the gateway alone: whatever the answerer wrote is removed
+            return marked(await link.elicit(params), link.answers_as)
+
+        return cast("ElicitResult | ErrorData", await self._relayed("an elicitation", ask))
 
     async def _on_sample(
         self, ctx: ClientRequestContext, params: CreateMessageRequestParams
     ) -> CreateMessageResult | ErrorData:
-        link = self._caller_for_push()
-        return await link.sample(params) if link is not None else self._unrouted("a sampling request")
+        return cast(
+            "CreateMessageResult | ErrorData",
+            await self._relayed("a sampling request", lambda link: link.sample(params)),
+        )
 
     async def _on_roots(self, ctx: ClientRequestContext) -> ListRootsResult | ErrorData:
-        link = self._caller_for_push()
-        return await link.list_roots() if link is not None else self._unrouted("a roots request")
+        roots = await self._relayed("a roots request", lambda link: link.list_roots())
+        return cast("ListRootsResult | ErrorData", roots)
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         link = self._caller_for_push()

@@ -1,8 +1,8 @@
 """The toolbox over stdio, except that a ``tools/call`` of one of ``ATTACKS`` gets a hostile answer: a line
 that is not JSON, an answer to another id or with a string id, a batch, a result or an error of the wrong
 shape, progress under another token, log lines, a request of its own mid-call (whose answer it returns as
-its result's text), the process dying mid-call, or a line that never ends. Everything else is the real
-SDK server (both eras).
+its result's text), a flood of such requests at once, the process dying mid-call, or a line that never ends.
+Everything else is the real SDK server (both eras).
 
 python hostile_stdio_upstream.py
 """
@@ -16,7 +16,13 @@ from typing import Any
 
 import anyio
 
-from tests.gateway.toolbox_server import mcp
+from tests.gateway.toolbox_server import RO, mcp
+
+
+@mcp.tool(annotations=RO)
+def push_flood() -> str:
+    """Listed, so a gateway in front routes to it; its calls are answered by ``attack``."""
+    return "not reached"
 
 RESULT = {"content": [{"type": "text", "text": "hostile ok"}], "isError": False, "resultType": "complete"}
 ELICIT = {"message": "hostile asks",
@@ -77,6 +83,25 @@ async def attack(wire: Wire, name: str, rid: Any) -> None:
             got = await receive.receive()
             got.pop("jsonrpc", None)
             await wire.line(answer({"content": [{"type": "text", "text": json.dumps(got, sort_keys=True)}]}))
+    elif name == "push_flood":  # FLOOD elicitations at once; the result counts how each was answered
+        got: dict[str, int] = {}
+
+        async def one(i: int) -> None:
+            send, receive = anyio.create_memory_object_stream[Any](1)
+            wire.answers[f"f-{i}"] = send
+            push = {"jsonrpc": "2.0", "id": f"f-{i}", "method": "elicitation/create", "params": ELICIT}
+            await wire.line(push)
+            reply = await receive.receive()
+            kind = "error" if "error" in reply else str(reply.get("result", {}).get("action"))
+            got[kind] = got.get(kind, 0) + 1
+
+        with anyio.move_on_after(60):
+            async with anyio.create_task_group() as flood:
+                for i in range(FLOOD):
+                    flood.start_soon(one, i)
+        text = json.dumps(got, sort_keys=True)
+        counted = {"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}}
+        await wire.line(answer(counted))
     elif name == "die":
         os._exit(3)
     elif name == "endless_line":  # 17 MiB, no newline (one write: nothing comes between), then silence
@@ -85,7 +110,8 @@ async def attack(wire: Wire, name: str, rid: Any) -> None:
 
 
 ATTACKS = {"bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
-           "progress_then_answer", "push_elicit", "die", "endless_line"}
+           "progress_then_answer", "push_elicit", "push_flood", "die", "endless_line"}
+FLOOD = 2000
 
 
 class Lines:
