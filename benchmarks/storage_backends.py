@@ -48,6 +48,9 @@ from sentinel_mcp.storage.local_server import LocalServer, free_port  # noqa: E4
 from sentinel_mcp.storage.open import release  # noqa: E402
 from sentinel_mcp.storage.sqlite import SHARED  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "benchmarks" / "harness"))
+from pg_counters import commits, postmaster, statements, top_statements, tree_cpu  # noqa: E402
+
 TOOLBOX = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
 TOKEN = "benchmark-owner-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -366,56 +369,6 @@ async def calls_per_second(port: int, clients: int, calls: int) -> float:
     return clients * (calls + 1) / (time.perf_counter() - t0)
 
 
-def _cpu(pid: int) -> float:
-    """CPU seconds (user + system) a live process and its live children used so far (Linux /proc)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    todo, seen = [pid], set()
-    while todo and len(seen) < 500:  # bounded walk
-        p = todo.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-            for task in Path(f"/proc/{p}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
-        except (OSError, ValueError, IndexError):
-            continue
-    return total
-
-
-def postmaster(server: LocalServer) -> int:
-    return int((server.data / "postmaster.pid").read_text().split()[0])
-
-
-def statements(url: str) -> int:
-    """Statements the server ran in this database so far (pg_stat_statements: each one a round trip)."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE dbid = "
-            "(SELECT oid FROM pg_database WHERE datname = current_database())"
-        ).fetchone()
-        return int(row[0]) if row else 0
-
-
-def top_statements(url: str, calls: int, n: int = 8) -> list[tuple[float, str]]:
-    """The statements behind the round trips: (per call, text) of the most frequent ones."""
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements "
-            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-            "ORDER BY calls DESC LIMIT %s",
-            (n,),
-        ).fetchall()
-    return [(int(c) / calls, str(q)[:90]) for c, q in rows]
-
-
 async def logged_round_trips(server: LocalServer, port: int, calls: int) -> float:
     """Statements per call as the server logs them (``log_statement = all`` for this phase only: every simple
     query and every execution of a prepared one is a line, so each is one round trip): one client, one call
@@ -446,17 +399,6 @@ async def logged_round_trips(server: LocalServer, port: int, calls: int) -> floa
     return said / (calls + 1)
 
 
-def commits(url: str) -> int:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        return int(
-            conn.execute(
-                "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
-            ).fetchone()[0]
-        )
-
-
 async def gateways(server: LocalServer, tmp: Path, clients: int, calls: int, pg_rate: float) -> None:
     import json
     import subprocess
@@ -475,9 +417,9 @@ async def gateways(server: LocalServer, tmp: Path, clients: int, calls: int, pg_
     )
     try:
         await asyncio.to_thread(wait_ok, port, 60.0, proc, AUTH)
-        cpu0 = _cpu(proc.pid)
+        cpu0 = tree_cpu(proc.pid)
         results["sqlite1"] = await calls_per_second(port, clients, calls)
-        sqlite_cpu = (_cpu(proc.pid) - cpu0) / (clients * (calls + 1))
+        sqlite_cpu = (tree_cpu(proc.pid) - cpu0) / (clients * (calls + 1))
     finally:
         proc.terminate()
         proc.wait(15)
@@ -500,11 +442,11 @@ async def gateways(server: LocalServer, tmp: Path, clients: int, calls: int, pg_
             pids = [p.pid for p in cluster.procs.values()]
             with_pg = [*pids, postmaster(server)]
             before, said = commits(url), statements(url)
-            cpu0, pg0 = sum(_cpu(p) for p in pids), sum(_cpu(p) for p in with_pg)
+            cpu0, pg0 = sum(tree_cpu(p) for p in pids), sum(tree_cpu(p) for p in with_pg)
             rate = await calls_per_second(cluster.port, clients, calls)
             done = clients * (calls + 1)
-            replica_cpu = (sum(_cpu(p) for p in pids) - cpu0) / done
-            all_cpu = (sum(_cpu(p) for p in with_pg) - pg0) / done
+            replica_cpu = (sum(tree_cpu(p) for p in pids) - cpu0) / done
+            all_cpu = (sum(tree_cpu(p) for p in with_pg) - pg0) / done
             per_call = (commits(url) - before) / done
             trips = (statements(url) - said - 1) / done  # the count's own query aside
             if n == 1:
