@@ -68,6 +68,12 @@ class CallerLink:
         (``party_turns.py``). None: nobody stands in for this call, it runs alone."""
         return None
 
+    @property
+    def asking(self) -> bool:
+        """Whether a question asked here now would wait behind another (a held call's round shows one at a
+        time): a question that names no call goes to a call of its party that is not asking, if any."""
+        return False
+
     def for_one_of(self, calls: int) -> "CallerLink":
         """This link asked for a question of one of ``calls`` calls of its party in flight (which one, the
         question does not say)."""

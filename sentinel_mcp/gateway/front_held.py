@@ -132,7 +132,7 @@ def relayed_question(message: str, source: str | None, of_calls: int = 1) -> str
     upstream can copy Sentinel's wording, not this mark, which comes first). ``source`` None: a built-in
     Sentinel mounted, whose questions are Sentinel's own (no mark). A question that names no call, asked
     while ``of_calls`` calls of the client were in flight there, says so in the mark: it is shown with one
-    of them (the oldest), and may be about another."""
+    of them, and may be about another."""
     text, _ = safe_question(message)
     marks = [f"asked by {safe_text(source, 80)}, not by Sentinel"] if source else []
     if of_calls > 1:

@@ -113,6 +113,11 @@ class HeldLink(CallerLink):
         """The client's, as of its first round (``FrontLink.party``): a held call's rounds share a channel."""
         return self._party
 
+    @property
+    def asking(self) -> bool:
+        call = self._held.calls.get(self._id)
+        return call is not None and (call.pending is not None or not call.questions.empty())
+
     def for_one_of(self, calls: int) -> "HeldLink":
         """Asks in this call's next round, the question marked as naming no call (``shown_request``)."""
         if calls < 2:

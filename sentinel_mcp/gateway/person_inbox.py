@@ -122,8 +122,8 @@ class PersonLink(CallerLink):
         c = self.call
         reason = f"{c.name} asks before it acts"
         message = params.message
-        if self.of_calls > 1:  # shown with the oldest call's tool and arguments: it may be another's
-            reason = f"{reason}; {shared_note(self.of_calls)} (shown: the oldest)"
+        if self.of_calls > 1:  # shown with one call's tool and arguments: it may be another's
+            reason = f"{reason}; {shared_note(self.of_calls)} (shown with one of them)"
             message = f"[{shared_note(self.of_calls)}] {message}"
         question = Question(
             key="confirm",

@@ -54,8 +54,9 @@ class PushRelays:
         """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
         over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight,
         or when every call in flight is one party's (one client session: ``party_turns.py``): the party is
-        asked with its oldest call (on its stream, in its next held round, or in the console inbox), the
-        question marked as naming no call (``shared_note``), as is a refused answer's record.
+        asked with its oldest call that is not asking already (on its stream, in its next held round, or in
+        the console inbox), the question marked as naming no call (``shared_note``), as is a refused answer's
+        record.
         """
         link = CURRENT_LINK.get()
         if link is not None:
@@ -69,7 +70,9 @@ class PushRelays:
         party = flights[0].link.party
         if party is None or any(f.link.party != party for f in flights):
             return None
-        return flights[0].link.for_one_of(len(flights))
+        # the oldest call not already asking something (a held round shows one question at a time)
+        free = next((f for f in flights if not f.link.asking), flights[0])
+        return free.link.for_one_of(len(flights))
 
     def _unrouted(self, what: str) -> ErrorData:
         if CURRENT_LINK.get() is not None:

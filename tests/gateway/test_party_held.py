@@ -16,10 +16,12 @@ from mcp import Client
 from mcp.types import ElicitRequest, ElicitRequestFormParams, ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.gateway.front_held import shown_request
 from sentinel_mcp.gateway.held_calls import HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.person_inbox import PersonLink, PersonQuestion
+from sentinel_mcp.gateway.upstream_relays import PushRelays
 
 from .helpers import make_config
 from .test_party_overlap import _answering, _slow, _two_clients_ask, sentinel_over_stdio
@@ -121,12 +123,14 @@ async def test_a_held_question_shared_by_calls_is_shown_as_such() -> None:
     event = await held.next_event(call)
     assert links[0].party is None  # no party given: alone
     assert isinstance(event, PendingQuestion) and event.of_calls == 3
+    assert links[0].asking  # its round shows this question: another would wait behind it
     text = shown_request(event.request, "tb", event.of_calls).params.message
     assert text.startswith(f"[asked by the server tb, not by Sentinel; {NOTE}: it may be about any of the 3 ")
     assert text.endswith("[toolbox] delete it?")
     alone = shown_request(event.request, "tb").params.message
     assert NOTE not in alone and alone.startswith("[asked by the server tb, not by Sentinel] ")
     held.answer(call, ElicitResult(action="decline"))
+    assert not links[0].asking
     assert (await held.next_event(call)).action == "decline"
 
 
@@ -221,3 +225,34 @@ async def test_a_2026_stdio_clients_asking_calls_at_once_each_get_their_own_word
                 tg.start_soon(ask, f"item{i}")
     assert results == {f"item{i}": f"item{i}=ITEM{i}" for i in range(4)}
     assert sorted(re.search(r"a word for (\w+)", m).group(1) for m in shown) == [f"item{i}" for i in range(4)]
+
+
+class _Flying(CallerLink):
+    def __init__(self, party: object, asking: bool) -> None:
+        self._party, self._asking, self.shared = party, asking, 0
+
+    @property
+    def party(self) -> object:
+        return self._party
+
+    @property
+    def asking(self) -> bool:
+        return self._asking
+
+    def for_one_of(self, calls: int) -> CallerLink:
+        self.shared = calls
+        return self
+
+
+def test_a_question_naming_no_call_goes_to_the_oldest_call_not_asking_already() -> None:
+    """A held call's round shows one question at a time: a question that names no call goes to a call of the
+    party that is free to show it, the oldest such; with every call asking, to the oldest; with two parties in
+    flight, to nobody."""
+    relays = PushRelays.__new__(PushRelays)  # the mixin's routing alone (no upstream behind it)
+    a, b, c = _Flying("p", True), _Flying("p", False), _Flying("p", False)
+    relays._inflight = {n: SimpleNamespace(link=link) for n, link in enumerate((a, b, c))}
+    assert relays._caller_for_push() is b and b.shared == 3
+    b._asking = c._asking = True
+    assert relays._caller_for_push() is a and a.shared == 3
+    relays._inflight[9] = SimpleNamespace(link=_Flying("q", False))
+    assert relays._caller_for_push() is None
