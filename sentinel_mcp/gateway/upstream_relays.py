@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 # requests one upstream has pushed that wait for an answer at once (a person answers a few at a time; a
 # hostile upstream's flood must not become thousands of tasks, questions and inbox items)
 MAX_PUSHES_WAITING = 64
+# log lines of one upstream on their way to a client at once (a client slower than the upstream's lines): past
+# that a line is dropped (log lines are best effort), not queued as one more task
+MAX_LOGS_IN_TRANSIT = 256
 
 
 class PushRelays:
@@ -45,6 +48,8 @@ class PushRelays:
     log_level: str | None
     _inflight: dict[int, Any]
     _pushes_waiting = 0  # pushed requests relayed and not yet answered (``MAX_PUSHES_WAITING``)
+    _logs_in_transit = 0  # log lines being relayed (``MAX_LOGS_IN_TRANSIT``)
+    logs_dropped = 0  # log lines dropped at that bound, since the start
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
@@ -124,10 +129,20 @@ class PushRelays:
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         link = self._caller_for_push()
-        if link is not None:
-            await link.log(params)
-        else:
+        if link is None:
             log.info("upstream %s log [%s]: %s", self.name, params.level, params.data)
+            return
+        if self._logs_in_transit >= MAX_LOGS_IN_TRANSIT:
+            self.logs_dropped += 1
+            if self.logs_dropped in (1, 10, 100) or self.logs_dropped % 1000 == 0:  # said, not flooded
+                log.warning("upstream %s: %d log lines dropped (%d on their way to a client already)",
+                            self.name, self.logs_dropped, self._logs_in_transit)
+            return
+        self._logs_in_transit += 1
+        try:
+            await link.log(params)
+        finally:
+            self._logs_in_transit -= 1
 
     async def _apply_log_level(self) -> None:
         client = self.client

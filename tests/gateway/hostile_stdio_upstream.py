@@ -1,8 +1,8 @@
 """The toolbox over stdio, except that a ``tools/call`` of one of ``ATTACKS`` gets a hostile answer: a line
 that is not JSON, an answer to another id or with a string id, a batch, a result or an error of the wrong
 shape, progress under another token, log lines, a request of its own mid-call (whose answer it returns as
-its result's text), a flood of such requests at once, the process dying mid-call, or a line that never ends.
-Everything else is the real SDK server (both eras).
+its result's text), a flood of such requests or of log lines at once, the process dying mid-call, or a line
+that never ends. Everything else is the real SDK server (both eras).
 
 python hostile_stdio_upstream.py
 """
@@ -102,6 +102,11 @@ async def attack(wire: Wire, name: str, rid: Any) -> None:
         text = json.dumps(got, sort_keys=True)
         counted = {"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}}
         await wire.line(answer(counted))
+    elif name == "log_flood":  # FLOOD log lines at once, then the answer
+        for i in range(FLOOD):
+            await wire.line({"jsonrpc": "2.0", "method": "notifications/message",
+                             "params": {"level": "info", "data": f"line {i}"}})
+        await wire.line(answer())
     elif name == "die":
         os._exit(3)
     elif name == "endless_line":  # 17 MiB, no newline (one write: nothing comes between), then silence
@@ -110,7 +115,7 @@ async def attack(wire: Wire, name: str, rid: Any) -> None:
 
 
 ATTACKS = {"bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
-           "progress_then_answer", "push_elicit", "push_flood", "die", "endless_line"}
+           "progress_then_answer", "push_elicit", "push_flood", "log_flood", "die", "endless_line"}
 FLOOD = 2000
 
 
