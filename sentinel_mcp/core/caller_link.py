@@ -15,7 +15,8 @@ solver fetching facts, a built-in) cannot be asked.
 from __future__ import annotations
 
 import contextvars
-from typing import Any
+import copy
+from typing import Any, Self
 
 from mcp.types import (
     CreateMessageRequestParams,
@@ -60,6 +61,9 @@ class CallerLink:
     # a link that does not reach a person gives an agent's answers at best; None relays answers the gateway
     # already marked as they are (a built-in asking its own caller)
     answers_as: Provenance | None = Provenance.AGENT
+    # how many of its party's calls in flight a question asked through this link may be about (``for_one_of``;
+    # shown by the link where it shows the question)
+    of_calls = 1
 
     @property
     def party(self) -> object | None:
@@ -74,10 +78,14 @@ class CallerLink:
         time): a question that names no call goes to a call of its party that is not asking, if any."""
         return False
 
-    def for_one_of(self, calls: int) -> "CallerLink":
-        """This link asked for a question of one of ``calls`` calls of its party in flight (which one, the
-        question does not say)."""
-        return self
+    def for_one_of(self, calls: int) -> Self:
+        """This link, for a question of one of ``calls`` calls of its party in flight (which one, the question
+        does not say): a copy with ``of_calls`` set, for the link to say so where it shows the question."""
+        if calls < 2:
+            return self
+        other = copy.copy(self)
+        other.of_calls = calls
+        return other
 
     def decided(self, decision_id: str) -> None:
         """The gateway's decision that let this call reach its upstream (what the upstream asks during the

@@ -9,10 +9,9 @@ the upstream only when it fits the question's schema strictly, as Sentinel's own
 
 from __future__ import annotations
 
-import copy
 import logging
 import weakref
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Self
 
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -150,7 +149,6 @@ class FrontLink(CallerLink):
         # contract); False for another agent's client (``Principal.agent``), which is asked nothing
         self.person = person
         self.answers_as = Provenance.USER if person else Provenance.AGENT
-        self.of_calls = 1  # how many of its party's calls a question asked here may be about (``for_one_of``)
 
     @property
     def party(self) -> object | None:
@@ -165,15 +163,12 @@ class FrontLink(CallerLink):
         channel = conn.outbound if getattr(conn, "has_standalone_channel", False) else conn
         return (channel, self.principal)
 
-    def for_one_of(self, calls: int) -> "FrontLink":
+    def for_one_of(self, calls: int) -> Self:
         """Asks on this call's stream, the question marked as naming no call (``relayed_question``); a
         refused answer is recorded under this call, saying the same."""
-        if calls < 2:
-            return self
-        other = copy.copy(self)
-        other.of_calls = calls
+        other = super().for_one_of(calls)
         report = self.on_refused
-        if report is not None:
+        if other is not self and report is not None:
 
             async def refused(reason: str) -> None:
                 await report(f"{reason} ({shared_note(calls)})")

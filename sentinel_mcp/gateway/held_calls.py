@@ -12,7 +12,6 @@ Abandoned calls are declined after a timeout.
 from __future__ import annotations
 
 import asyncio
-import copy
 import itertools
 import logging
 import secrets
@@ -106,7 +105,6 @@ class HeldLink(CallerLink):
         self._numbers = itertools.count(1)
         self._decision_id = ""
         self._party = party
-        self._of_calls = 1
 
     @property
     def party(self) -> object | None:
@@ -117,14 +115,6 @@ class HeldLink(CallerLink):
     def asking(self) -> bool:
         call = self._held.calls.get(self._id)
         return call is not None and (call.pending is not None or not call.questions.empty())
-
-    def for_one_of(self, calls: int) -> "HeldLink":
-        """Asks in this call's next round, the question marked as naming no call (``shown_request``)."""
-        if calls < 2:
-            return self
-        other = copy.copy(self)
-        other._of_calls = calls
-        return other
 
     def decided(self, decision_id: str) -> None:
         self._decision_id = decision_id
@@ -142,7 +132,7 @@ class HeldLink(CallerLink):
             request,
             asyncio.get_running_loop().create_future(),
             self._decision_id,
-            self._of_calls,
+            self.of_calls,  # shown with the question in the round (``shown_request``)
         )
         await call.questions.put(question)
         try:

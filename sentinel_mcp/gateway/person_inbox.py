@@ -19,7 +19,6 @@ the console with its own token.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -92,21 +91,12 @@ class PersonLink(CallerLink):
         self.call = call
         self.who = self.inner.who
         self.decision_id = ""
-        self.of_calls = 1  # how many of its party's calls a question asked here may be about
 
     @property
     def party(self) -> object | None:
         """The caller's own (``FrontLink.party``): the person answers for any call of that party."""
         return self.inner.party
 
-    def for_one_of(self, calls: int) -> "PersonLink":
-        """Asks in the inbox with this call's tool and arguments, the question and its reason saying it named
-        no call and may be about another of ``calls`` calls in flight."""
-        if calls < 2:
-            return self
-        other = copy.copy(self)
-        other.of_calls = calls
-        return other
 
     answers_as = Provenance.USER  # the person, in the console inbox (or `sentinel-mcp chat`)
     can_push = True  # pushes and 2026-era input requests are answered here (by the person, or refused)
