@@ -53,6 +53,7 @@ from sentinel_mcp.gateway.upstream_client import (
 )
 from sentinel_mcp.gateway.upstream_calls import CONNECTION_CLOSED, UpstreamCallError, UpstreamCalls, _InFlight
 from sentinel_mcp.gateway.upstream_listing import UpstreamListing
+from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.upstream_relays import PushRelays, ResourceWatch
 from sentinel_mcp.core.errors import GatewayError
 
@@ -126,6 +127,8 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         # calls that take turns (``_serialized``): one client session's overlap, other callers wait
         self._turns = PartyTurns()
         self._inflight: dict[int, _InFlight] = {}
+        # log lines, progress, resource updates on their way to clients (bounded, never holding a reader up)
+        self.notices = NoticeQueue(name)
         self._next_call = 0
         self._mode: Mode | None = None  # the connect mode that worked (reconnects start there)
         self._tg: anyio.abc.TaskGroup | None = None  # the connection's own tasks
@@ -364,8 +367,8 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         if isinstance(message, Exception):
             self._on_garbage(message)
             return
-        if isinstance(message, ResourceUpdatedNotification) and self.hooks.resource_updated is not None:
-            await self.hooks.resource_updated(self, message.params.uri)
+        if isinstance(message, ResourceUpdatedNotification):
+            self.updated(message.params.uri)
             return
         if isinstance(message, ElicitCompleteNotification) and self.hooks.elicit_complete is not None:
             await self.hooks.elicit_complete(self, message.params.elicitation_id)

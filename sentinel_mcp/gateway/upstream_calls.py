@@ -23,6 +23,7 @@ from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.circuit_breaker import CircuitBreaker
 from sentinel_mcp.gateway.lean_stdio import StdioCaller
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller
+from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.gateway.telemetry import traced
@@ -45,7 +46,7 @@ class UpstreamCallError(GatewayError):
 
 
 
-@dataclass
+@dataclass(eq=False)  # one call: hashed by identity (the key of its notices)
 class _InFlight:
     link: CallerLink
     started: float = field(default_factory=time.monotonic)
@@ -60,6 +61,7 @@ class UpstreamCalls:
     """Mixed into ``Upstream`` (which owns the state and the connection)."""
 
     name: str
+    notices: NoticeQueue
     target: Any
     client: Client | None
     breaker: CircuitBreaker
@@ -201,8 +203,9 @@ class UpstreamCalls:
                     deadline.reschedule(min(loop.time() + idle, started + longest))
                 except RuntimeError:
                     pass  # a notification after the call ended or timed out: no deadline left to move
-            if relay is not None:
-                await relay(progress, total, message)
+            if relay is not None:  # in order with the call's log lines, never holding the reader up
+                to = relay
+                self.notices.put(flight, "progress", lambda: to(progress, total, message))
 
         async def step() -> Any:
             lean = self.lean
@@ -286,6 +289,8 @@ class UpstreamCalls:
         finally:
             CURRENT_LINK.reset(token)
             self._inflight.pop(call_id, None)
+        if flight in self.notices:
+            await self.notices.flush(flight)  # the call's log lines and progress before its answer
         self.breaker.record_success()
         if isinstance(result, (CallToolResult, InputRequiredResult)):
             return result

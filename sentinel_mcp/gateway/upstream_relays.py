@@ -1,11 +1,12 @@
 """What an upstream sends that is not the answer to a call: requests it pushes during a call (elicitation,
 sampling, roots, log lines), routed to the caller whose call it is, and resource updates for subscriptions
-that
-Sentinel keeps on behalf of its clients (kept across reconnects). Mixins of ``Upstream``.
+that Sentinel keeps on behalf of its clients (kept across reconnects). Mixins of ``Upstream``. Log lines and
+resource updates go through the upstream's ``NoticeQueue`` (notice_queue.py), as do progress reports.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
 
@@ -25,19 +26,21 @@ from mcp.types import (
 
 from sentinel_mcp.core.asking import marked
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
+from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.upstream import Upstream, UpstreamHooks
+    from sentinel_mcp.gateway.upstream_calls import _InFlight
 
 log = logging.getLogger(__name__)
 
 # requests one upstream has pushed that wait for an answer at once (a person answers a few at a time; a
 # hostile upstream's flood must not become thousands of tasks, questions and inbox items)
 MAX_PUSHES_WAITING = 64
-# log lines of one upstream on their way to a client at once (a client slower than the upstream's lines): past
-# that a line is dropped (log lines are best effort), not queued as one more task
-MAX_LOGS_IN_TRANSIT = 256
+# a log line's data kept while it waits for its client (more than a client is shown: front_link.py): a line
+# may be as long as an answer, and ``MAX_NOTICES_WAITING`` of them may wait
+LOG_DATA_CHARS = 16_000
 
 
 class PushRelays:
@@ -46,16 +49,19 @@ class PushRelays:
     name: str
     client: Client | None
     log_level: str | None
-    _inflight: dict[int, Any]
+    _inflight: dict[int, _InFlight]
+    notices: NoticeQueue
     _pushes_waiting = 0  # pushed requests relayed and not yet answered (``MAX_PUSHES_WAITING``)
-    _logs_in_transit = 0  # log lines being relayed (``MAX_LOGS_IN_TRANSIT``)
-    logs_dropped = 0  # log lines dropped at that bound, since the start
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
         raise NotImplementedError
 
     def _caller_for_push(self) -> CallerLink | None:
+        target = self._push_target()
+        return None if target is None else target[1]
+
+    def _push_target(self) -> tuple[_InFlight, CallerLink] | None:
         """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
         over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight,
         or when every call in flight is one party's (one client session: ``party_turns.py``): the party is
@@ -66,10 +72,10 @@ class PushRelays:
         link = CURRENT_LINK.get()
         if link is not None:
             # named exactly; a call that has ended (a built-in's background work) is asked of no one else
-            return link if any(f.link is link for f in self._inflight.values()) else None
+            return next(((f, link) for f in self._inflight.values() if f.link is link), None)
         flights = list(self._inflight.values())  # in the order the calls started
         if len(flights) == 1:
-            return flights[0].link
+            return flights[0], flights[0].link
         if not flights:
             return None
         party = flights[0].link.party
@@ -77,7 +83,7 @@ class PushRelays:
             return None
         # the oldest call not already asking something (a held round shows one question at a time)
         free = next((f for f in flights if not f.link.asking), flights[0])
-        return free.link.for_one_of(len(flights))
+        return free, free.link.for_one_of(len(flights))
 
     def _unrouted(self, what: str) -> ErrorData:
         if CURRENT_LINK.get() is not None:
@@ -128,21 +134,13 @@ class PushRelays:
         return cast("ListRootsResult | ErrorData", roots)
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
-        link = self._caller_for_push()
-        if link is None:
-            log.info("upstream %s log [%s]: %s", self.name, params.level, params.data)
+        target = self._push_target()
+        if target is None:
+            log.info("upstream %s log [%s]: %.2000s", self.name, params.level, params.data)
             return
-        if self._logs_in_transit >= MAX_LOGS_IN_TRANSIT:
-            self.logs_dropped += 1
-            if self.logs_dropped in (1, 10, 100) or self.logs_dropped % 1000 == 0:  # said, not flooded
-                log.warning("upstream %s: %d log lines dropped (%d on their way to a client already)",
-                            self.name, self.logs_dropped, self._logs_in_transit)
-            return
-        self._logs_in_transit += 1
-        try:
-            await link.log(params)
-        finally:
-            self._logs_in_transit -= 1
+        flight, link = target
+        kept = _bounded_log(params)
+        self.notices.put(flight, "log", lambda: link.log(kept))
 
     async def _apply_log_level(self) -> None:
         client = self.client
@@ -161,6 +159,21 @@ class PushRelays:
         await self._apply_log_level()
 
 
+def _bounded_log(params: LoggingMessageNotificationParams) -> LoggingMessageNotificationParams:
+    """At most ``LOG_DATA_CHARS`` of the line's data (structured data that long: its JSON text, cut)."""
+    data = params.data
+    if isinstance(data, str):
+        if len(data) <= LOG_DATA_CHARS:
+            return params
+        return params.model_copy(update={"data": data[:LOG_DATA_CHARS]})
+    if isinstance(data, (int, float, bool)) or data is None:
+        return params
+    text = json.dumps(data, default=str)
+    if len(text) <= LOG_DATA_CHARS:
+        return params
+    return params.model_copy(update={"data": text[:LOG_DATA_CHARS]})
+
+
 class ResourceWatch:
     """Resource subscriptions held upstream for Sentinel's clients: ``resources/subscribe`` on the handshake
     era,
@@ -172,6 +185,7 @@ class ResourceWatch:
     subscribed: set[str]
     _watchers: dict[str, anyio.CancelScope]
     _tg: anyio.abc.TaskGroup | None
+    notices: NoticeQueue
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
@@ -204,14 +218,19 @@ class ResourceWatch:
         scope = self._watchers[uri] = anyio.CancelScope()
         self._tg.start_soon(self._listen_resource, client, uri, scope)
 
+    def updated(self, uri: str) -> None:
+        """A resource's "updated", on its way to its subscribers (never waiting for them)."""
+        hook = self.hooks.resource_updated
+        if hook is not None:
+            self.notices.put(("updated", uri), "updated", lambda: hook(cast("Upstream", self), uri))
+
     async def _listen_resource(self, client: Client, uri: str, scope: anyio.CancelScope) -> None:
         """2026-era upstreams send resource updates only on a listen stream naming the URI."""
         with scope:
             try:
                 async with client.listen(resource_subscriptions=[uri]) as sub:
                     async for _event in sub:
-                        if self.hooks.resource_updated is not None:
-                            await self.hooks.resource_updated(cast("Upstream", self), uri)
+                        self.updated(uri)
             except Exception as e:  # noqa: BLE001 - the stream ended; a resubscribe starts another
                 log.debug("upstream %s: resource listen on %s ended: %s", self.name, uri, describe_error(e))
         if self._watchers.get(uri) is scope:

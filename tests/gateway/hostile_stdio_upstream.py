@@ -1,8 +1,8 @@
 """The toolbox over stdio, except that a ``tools/call`` of one of ``ATTACKS`` gets a hostile answer: a line
 that is not JSON, an answer to another id or with a string id, a batch, a result or an error of the wrong
 shape, progress under another token, log lines, a request of its own mid-call (whose answer it returns as
-its result's text), a flood of such requests or of log lines at once, the process dying mid-call, or a line
-that never ends. Everything else is the real SDK server (both eras).
+its result's text), a flood of such requests, of log lines, of progress or of resource updates at once, the
+process dying mid-call, or a line that never ends. Everything else is the real SDK server (both eras).
 
 python hostile_stdio_upstream.py
 """
@@ -22,6 +22,12 @@ from tests.gateway.toolbox_server import RO, mcp
 @mcp.tool(annotations=RO)
 def push_flood() -> str:
     """Listed, so a gateway in front routes to it; its calls are answered by ``attack``."""
+    return "not reached"
+
+
+@mcp.tool(annotations=RO)
+def progress_flood() -> str:
+    """Listed, as ``push_flood``."""
     return "not reached"
 
 RESULT = {"content": [{"type": "text", "text": "hostile ok"}], "isError": False, "resultType": "complete"}
@@ -49,7 +55,7 @@ class Wire:
         await self.write((msg if isinstance(msg, str) else json.dumps(msg)) + "\n")
 
 
-async def attack(wire: Wire, name: str, rid: Any) -> None:
+async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
     def answer(result: Any = None, **over: Any) -> dict:
         return {"jsonrpc": "2.0", "id": rid, "result": result or RESULT, **over}
 
@@ -107,6 +113,16 @@ async def attack(wire: Wire, name: str, rid: Any) -> None:
             await wire.line({"jsonrpc": "2.0", "method": "notifications/message",
                              "params": {"level": "info", "data": f"line {i}"}})
         await wire.line(answer())
+    elif name == "progress_flood":  # FLOOD progress reports of this call (its token) at once, then the answer
+        for i in range(1, FLOOD + 1):
+            await wire.line({"jsonrpc": "2.0", "method": "notifications/progress",
+                             "params": {"progressToken": token, "progress": i, "total": FLOOD}})
+        await wire.line(answer())
+    elif name == "updated_flood":  # FLOOD "updated" of one resource at once, then the answer
+        for _ in range(FLOOD):
+            await wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                             "params": {"uri": FLOOD_URI}})
+        await wire.line(answer())
     elif name == "die":
         os._exit(3)
     elif name == "endless_line":  # 17 MiB, no newline (one write: nothing comes between), then silence
@@ -115,8 +131,10 @@ async def attack(wire: Wire, name: str, rid: Any) -> None:
 
 
 ATTACKS = {"bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
-           "progress_then_answer", "push_elicit", "push_flood", "log_flood", "die", "endless_line"}
+           "progress_then_answer", "push_elicit", "push_flood", "log_flood", "progress_flood",
+           "updated_flood", "die", "endless_line"}
 FLOOD = 2000
+FLOOD_URI = "hostile://flooded"
 
 
 class Lines:
@@ -145,7 +163,8 @@ class Lines:
                 continue
             name = (msg.get("params") or {}).get("name") if msg.get("method") == "tools/call" else None
             if name in ATTACKS:
-                self.tg.start_soon(attack, self.wire, name, msg.get("id"))
+                meta = (msg.get("params") or {}).get("_meta") or {}
+                self.tg.start_soon(attack, self.wire, name, msg.get("id"), meta.get("progressToken"))
                 continue
             return line
 

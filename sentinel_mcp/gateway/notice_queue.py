@@ -1,0 +1,99 @@
+"""What one upstream tells its clients beside its answers (a call's log lines and progress, a resource's
+"updated"), on its way without holding the upstream up. Whoever reads the upstream (the SDK's session, the
+lean caller's reader) hands each notice over and goes on; one task per destination (a call, a resource)
+delivers that destination's notices in order, as fast as its client takes them. A client that reads slowly,
+or not at all, holds up only its own notices: never the upstream's reader, so never anyone's answer.
+
+Bounded: at most ``MAX_NOTICES_WAITING`` of one upstream's notices wait or are being delivered at once, and
+at most ``MAX_WAITING_FOR_ONE`` wait for one destination (a flood at one slow client leaves room for the
+others). Past either, a log line is dropped and counted; a progress report or an "updated" replaces the newest
+one of its kind still waiting for its destination (a client reads both as state: where the call is, that the
+resource changed), else it is dropped and counted too. A call's notices reach its client before its answer
+does (``flush``), or are dropped after ``FLUSH_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from typing import Awaitable, Callable, Hashable
+
+log = logging.getLogger(__name__)
+
+MAX_NOTICES_WAITING = 256
+MAX_WAITING_FOR_ONE = 64
+FLUSH_SECONDS = 5.0  # a call's answer waits this long at most for its notices to be taken
+Deliver = Callable[[], Awaitable[None]]
+
+
+class NoticeQueue:
+    def __init__(self, name: str) -> None:
+        self.name = name  # the upstream's, for what is logged
+        self._queues: dict[Hashable, deque[tuple[str, Deliver]]] = {}
+        self._runners: dict[Hashable, asyncio.Task[None]] = {}
+        self.held = 0  # notices waiting or being delivered
+        self.dropped = 0  # since the start
+
+    def __contains__(self, destination: Hashable) -> bool:
+        return destination in self._runners
+
+    def put(self, destination: Hashable, kind: str, deliver: Deliver) -> None:
+        """Hand a notice over (never waits). ``kind`` "log" is a line of its own; any other kind is state,
+        replaceable by a newer notice of that kind at the bound."""
+        queue = self._queues.get(destination)
+        if self.held >= MAX_NOTICES_WAITING or (queue is not None and len(queue) >= MAX_WAITING_FOR_ONE):
+            if queue and kind != "log":
+                for i in range(len(queue) - 1, -1, -1):
+                    if queue[i][0] == kind:
+                        queue[i] = (kind, deliver)
+                        return
+            self._drop(1)
+            return
+        self.held += 1
+        if queue is not None:
+            queue.append((kind, deliver))
+            return
+        queue = self._queues[destination] = deque([(kind, deliver)])
+        self._runners[destination] = asyncio.get_running_loop().create_task(
+            self._run(destination, queue), name=f"notices:{self.name}"
+        )
+
+    async def flush(self, destination: Hashable) -> None:
+        """Wait until ``destination``'s notices are delivered, at most ``FLUSH_SECONDS``; what is left then
+        is dropped (its delivery cancelled: a client that does not read gives its slots back)."""
+        runner = self._runners.get(destination)
+        if runner is None:
+            return
+        done, _ = await asyncio.wait({runner}, timeout=FLUSH_SECONDS)
+        if not done:
+            runner.cancel()
+
+    async def _run(self, destination: Hashable, queue: deque[tuple[str, Deliver]]) -> None:
+        try:
+            while queue:
+                _, deliver = queue.popleft()
+                try:
+                    await deliver()
+                except asyncio.CancelledError:
+                    self._drop(1)  # cancelled by ``flush`` while the client had not taken it
+                    raise
+                except Exception:  # noqa: BLE001 - a notice is best effort; the client may have gone
+                    log.debug("upstream %s: a notice was not delivered", self.name, exc_info=True)
+                finally:
+                    self.held -= 1
+        finally:  # cancelled by ``flush``: what still waits is dropped
+            if queue:
+                self.held -= len(queue)
+                self._drop(len(queue))
+                queue.clear()
+            del self._queues[destination], self._runners[destination]
+
+    def _drop(self, n: int) -> None:
+        before = self.dropped
+        self.dropped += n
+        # said, not flooded: at the 1st, 10th, 100th and every 1,000th
+        now = self.dropped
+        if any(before < mark <= now for mark in (1, 10, 100)) or before // 1000 < now // 1000:
+            log.warning("upstream %s: %d notices to clients dropped (%d on their way already)",
+                        self.name, self.dropped, self.held)

@@ -1,0 +1,170 @@
+"""A hostile upstream floods what it tells a caller beside its answer (2,000 log lines, progress reports or
+resource updates at once) at a client that takes its time over each: what waits for that client is bounded,
+a call's log lines and progress still reach it in order and before its answer, the latest progress always,
+and a client that never takes its notices holds up nobody else's answer. A real stdio upstream process
+(``hostile_stdio_upstream.py``), down the lean path and the SDK's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from sentinel_mcp.core.caller_link import CallerLink
+from sentinel_mcp.gateway import notice_queue
+from sentinel_mcp.gateway.notice_queue import MAX_WAITING_FOR_ONE
+from sentinel_mcp.gateway.upstream import Upstream, UpstreamHooks
+from tests.gateway.hostile_stdio_upstream import FLOOD, FLOOD_URI
+from tests.gateway.test_lean_stdio import HOSTILE, _with_upstream
+
+pytestmark = pytest.mark.timeout(240)
+PATHS = pytest.mark.parametrize("lean", [True, False], ids=["lean", "sdk"])
+
+
+class SlowLogs(CallerLink):
+    """A client that takes ``hold`` seconds over each log line (forever if ``hold`` is None)."""
+
+    who = "the test's caller"
+
+    def __init__(self, hold: float | None) -> None:
+        self.hold, self.got, self.now, self.most = hold, [], 0, 0
+        self.started = anyio.Event()
+
+    async def log(self, params: Any) -> None:
+        self.now += 1
+        self.most = max(self.most, self.now)
+        self.started.set()
+        try:
+            await (anyio.sleep(self.hold) if self.hold is not None else anyio.Event().wait())
+            self.got.append(params.data)
+        finally:
+            self.now -= 1
+
+
+async def _watching_held(up: Upstream, call: Any) -> tuple[Any, int]:
+    """``call()``'s result and the most notices the upstream held at once meanwhile."""
+    most = 0
+    result: Any = None
+
+    async def run() -> None:
+        nonlocal result
+        result = await call()
+        tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        while True:
+            most = max(most, up.notices.held)
+            await anyio.sleep(0.005)
+    return result, most
+
+
+@PATHS
+def test_a_flood_of_log_lines_waits_in_bounds_and_in_order(
+    lean: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2,000 log lines at once to a client that takes 0.2 s over each: one at a time, in order; at most
+    ``MAX_WAITING_FOR_ONE`` wait (the rest dropped and counted); the answer follows the lines it waited for,
+    within ``FLUSH_SECONDS``; every slot is given back."""
+    monkeypatch.setattr(notice_queue, "FLUSH_SECONDS", 1.0)
+    slow = SlowLogs(0.2)
+
+    async def body(up: Upstream) -> tuple[Any, int, int]:
+        r, most = await _watching_held(up, lambda: up.call_tool("log_flood", {}, link=slow))
+        return r, most, up.notices.dropped
+
+    r, most, dropped = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy", lean=lean))
+    assert not r.is_error and r.content[0].text == "hostile ok", r
+    assert slow.most == 1 and 1 <= len(slow.got) < FLOOD
+    assert slow.got == [f"line {i}" for i in range(len(slow.got))]  # the first ones, in order
+    assert most == MAX_WAITING_FOR_ONE + 1, most  # one being delivered, the rest waiting
+    assert dropped + len(slow.got) == FLOOD, (dropped, len(slow.got))
+
+
+@PATHS
+def test_a_flood_of_progress_is_coalesced_and_the_latest_arrives_before_the_answer(
+    lean: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(notice_queue, "FLUSH_SECONDS", 60.0)  # this test's client is slow, never stuck
+    seen: list[float] = []
+    answered_after: list[int] = []
+
+    async def progress(p: float, total: float | None, message: str | None) -> None:
+        await anyio.sleep(0.01)
+        assert total == FLOOD
+        seen.append(p)
+
+    async def body(up: Upstream) -> tuple[Any, int]:
+        r, most = await _watching_held(
+            up, lambda: up.call_tool("progress_flood", {}, progress=progress)
+        )
+        answered_after.append(len(seen))
+        return r, most
+
+    r, most = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy", lean=lean))
+    assert not r.is_error, r
+    assert seen[-1] == FLOOD and answered_after == [len(seen)]  # the latest, and before the answer
+    assert seen == sorted(set(seen)) and len(seen) < FLOOD // 2, len(seen)  # in order, coalesced
+    assert most <= MAX_WAITING_FOR_ONE + 1, most
+
+
+@PATHS
+def test_a_flood_of_resource_updates_is_coalesced(lean: bool) -> None:
+    got: list[str] = []
+
+    async def updated(_up: Upstream, uri: str) -> None:
+        await anyio.sleep(0.01)
+        got.append(uri)
+
+    async def nothing(*_: Any) -> None:
+        return None
+
+    async def body(up: Upstream) -> tuple[Any, int, str]:
+        up.hooks = UpstreamHooks(catalog_changed=nothing, resource_updated=updated)
+        r, most = await _watching_held(up, lambda: up.call_tool("updated_flood", {}))
+        busy = up.notices.held  # still on their way: the answer did not wait for them
+        nxt = (await up.call_tool("noop", {})).content[0].text
+        with anyio.fail_after(30):
+            while up.notices.held:
+                await anyio.sleep(0.01)
+        return r, max(most, busy), nxt
+
+    r, most, nxt = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy", lean=lean))
+    assert not r.is_error and nxt == "ok"
+    assert got and set(got) == {FLOOD_URI} and len(got) < FLOOD // 2, len(got)
+    assert most <= MAX_WAITING_FOR_ONE + 1, most
+
+
+@PATHS
+def test_a_client_that_never_takes_its_log_lines_holds_up_no_other_answer(
+    lean: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2026-era upstream (calls overlap): call A's client never takes the lines A's upstream logs; call B,
+    made meanwhile, is answered at once; A is answered after ``FLUSH_SECONDS`` and its slots are given back.
+    (Before, the lean reader delivered each line itself and waited for A's client: B's answer sat behind.)"""
+    monkeypatch.setattr(notice_queue, "FLUSH_SECONDS", 1.0)
+    stuck = SlowLogs(None)
+    order: list[str] = []
+
+    async def body(up: Upstream) -> Any:
+        async def a() -> None:
+            r = await up.call_tool("log_flood", {}, link=stuck)
+            order.append("A " + r.content[0].text)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(a)
+            with anyio.fail_after(20):
+                await stuck.started.wait()
+                r = await up.call_tool("noop", {})
+            order.append("B " + r.content[0].text)
+        with anyio.fail_after(20):
+            while up.notices.held:
+                await anyio.sleep(0.01)
+        return up.notices.dropped
+
+    dropped = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="modern", lean=lean))
+    assert order == ["B ok", "A hostile ok"], order
+    # all it was handed were dropped (lines that came while B ran too are not routed: not counted)
+    assert stuck.got == [] and dropped > MAX_WAITING_FOR_ONE, dropped
