@@ -67,6 +67,12 @@ class NoticeQueue:
             return
         done, _ = await asyncio.wait({runner}, timeout=FLUSH_SECONDS)
         if not done:
+            self.drop(destination)
+
+    def drop(self, destination: Hashable) -> None:
+        """What waits for ``destination`` is dropped, its delivery cancelled (its call was cancelled)."""
+        runner = self._runners.get(destination)
+        if runner is not None:
             runner.cancel()
 
     async def _run(self, destination: Hashable, queue: deque[tuple[str, Deliver]]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
@@ -289,8 +290,11 @@ class UpstreamCalls:
         finally:
             CURRENT_LINK.reset(token)
             self._inflight.pop(call_id, None)
-        if flight in self.notices:
-            await self.notices.flush(flight)  # the call's log lines and progress before its answer
+            if flight in self.notices:
+                if isinstance(sys.exc_info()[1], asyncio.CancelledError):
+                    self.notices.drop(flight)  # the call is gone: nobody to tell
+                else:  # its log lines and progress before its answer (or its error: they may say why)
+                    await self.notices.flush(flight)
         self.breaker.record_success()
         if isinstance(result, (CallToolResult, InputRequiredResult)):
             return result

@@ -117,7 +117,7 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
         for i in range(1, FLOOD + 1):
             await wire.line({"jsonrpc": "2.0", "method": "notifications/progress",
                              "params": {"progressToken": token, "progress": i, "total": FLOOD}})
-        await wire.line(answer())
+        await wire.line(answer({**RESULT, "structuredContent": {"result": "hostile ok"}}))  # as listed
     elif name == "updated_flood":  # FLOOD "updated" of one resource at once, then the answer
         for _ in range(FLOOD):
             await wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",

@@ -12,12 +12,16 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp import Client
+
+from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.gateway import notice_queue
 from sentinel_mcp.gateway.notice_queue import MAX_WAITING_FOR_ONE
 from sentinel_mcp.gateway.upstream import Upstream, UpstreamHooks
+from tests.gateway.helpers import make_config
 from tests.gateway.hostile_stdio_upstream import FLOOD, FLOOD_URI
-from tests.gateway.test_lean_stdio import HOSTILE, _with_upstream
+from tests.gateway.test_lean_stdio import HOSTILE, ROOT, _with_upstream
 
 pytestmark = pytest.mark.timeout(240)
 PATHS = pytest.mark.parametrize("lean", [True, False], ids=["lean", "sdk"])
@@ -168,3 +172,47 @@ def test_a_client_that_never_takes_its_log_lines_holds_up_no_other_answer(
     assert order == ["B ok", "A hostile ok"], order
     # all it was handed were dropped (lines that came while B ran too are not routed: not counted)
     assert stuck.got == [] and dropped > MAX_WAITING_FOR_ONE, dropped
+
+
+@PATHS
+def test_a_cancelled_call_drops_what_waits_for_it(lean: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cancelled while its client has not taken its lines: they are dropped at once (not after
+    ``FLUSH_SECONDS``), every slot is given back, and the upstream's next call works."""
+    monkeypatch.setattr(notice_queue, "FLUSH_SECONDS", 600.0)
+    stuck = SlowLogs(None)
+
+    async def body(up: Upstream) -> tuple[int, str]:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: up.call_tool("log_flood", {}, link=stuck))
+            with anyio.fail_after(20):
+                await stuck.started.wait()
+            tg.cancel_scope.cancel()
+        with anyio.fail_after(20):
+            while up.notices.held:
+                await anyio.sleep(0.01)
+        return up.notices.dropped, (await up.call_tool("noop", {})).content[0].text
+
+    dropped, nxt = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy", lean=lean))
+    assert stuck.got == [] and dropped > 0 and nxt == "ok"
+
+
+@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+async def test_a_flood_of_progress_through_the_gateway_arrives_in_order_and_before_the_answer(
+    data_dir, era: str
+) -> None:
+    """A real client (both eras; its SDK runs each progress callback as a task of its own, so it is never
+    slow itself): every report it is shown comes in the order sent, the last one the upstream sent among
+    them, all before the answer."""
+    seen: list[float] = []
+
+    async def on_progress(p: float, total: float | None, message: str | None) -> None:
+        seen.append(p)  # on arrival (the callbacks run side by side)
+
+    servers = {"h": {"command": HOSTILE[0], "args": HOSTILE[1:], "cwd": str(ROOT), "protocol": "legacy"}}
+    async with running_gateway(make_config(data_dir, servers)) as rt:
+        async with Client(rt.front.server, mode=era) as c:
+            r = await c.call_tool("h__progress_flood", {}, progress_callback=on_progress)
+            assert not r.is_error, r.content
+            answered_after = list(seen)
+    assert answered_after and answered_after[-1] == FLOOD, answered_after[-3:]
+    assert answered_after == sorted(set(answered_after)) and seen == answered_after

@@ -120,3 +120,17 @@ async def test_a_delivery_that_fails_does_not_stop_the_next() -> None:
     q.put("call", "log", c.notice("next"))
     await q.flush("call")
     assert c.got == ["next"] and q.held == 0
+
+
+async def test_drop_cancels_a_destination_and_gives_its_slots_back() -> None:
+    q, gone, other = NoticeQueue("up"), Client(), Client(hold=0.001)
+    for i in range(5):
+        q.put("cancelled call", "log", gone.notice(i))
+    q.put("other call", "log", other.notice("kept"))
+    await asyncio.sleep(0)
+    q.drop("cancelled call")
+    await q.flush("other call")
+    await _settled(q)
+    assert gone.got == [] and other.got == ["kept"]
+    assert q.dropped == 5 and q.held == 0
+    q.drop("nobody")  # nothing to drop
