@@ -9,7 +9,7 @@ at most ``MAX_WAITING_FOR_ONE`` wait for one destination (a flood at one slow cl
 others). Past either, a log line is dropped and counted; a progress report or an "updated" replaces the newest
 one of its kind still waiting for its destination (a client reads both as state: where the call is, that the
 resource changed), else it is dropped and counted too. A call's notices reach its client before its answer
-does (``flush``), or are dropped after ``FLUSH_SECONDS``.
+does (``flush``: its log lines and its latest progress), or are dropped after ``FLUSH_SECONDS``.
 """
 
 from __future__ import annotations
@@ -65,6 +65,8 @@ class NoticeQueue:
         runner = self._runners.get(destination)
         if runner is None:
             return
+        # the answer waits for the call's lines and where it got to, not for how it got there
+        self.held -= _latest_only(self._queues[destination])
         done, _ = await asyncio.wait({runner}, timeout=FLUSH_SECONDS)
         if not done:
             self.drop(destination)
@@ -103,3 +105,20 @@ class NoticeQueue:
         if any(before < mark <= now for mark in (1, 10, 100)) or before // 1000 < now // 1000:
             log.warning("upstream %s: %d notices to clients dropped (%d on their way already)",
                         self.name, self.dropped, self.held)
+
+
+def _latest_only(queue: deque[tuple[str, Deliver]]) -> int:
+    """Keep every log line and the newest notice of each other kind (in its place); how many went."""
+    seen: set[str] = set()
+    kept: list[tuple[str, Deliver]] = []
+    for kind, deliver in reversed(queue):
+        if kind != "log":
+            if kind in seen:
+                continue
+            seen.add(kind)
+        kept.append((kind, deliver))
+    gone = len(queue) - len(kept)
+    if gone:
+        queue.clear()
+        queue.extend(reversed(kept))
+    return gone

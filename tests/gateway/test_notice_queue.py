@@ -134,3 +134,13 @@ async def test_drop_cancels_a_destination_and_gives_its_slots_back() -> None:
     assert gone.got == [] and other.got == ["kept"]
     assert q.dropped == 5 and q.held == 0
     q.drop("nobody")  # nothing to drop
+
+
+async def test_flush_keeps_the_lines_and_only_the_latest_progress() -> None:
+    q, c = NoticeQueue("up"), Client(hold=0.001)
+    for i in range(10):
+        q.put("call", "progress", c.notice(i))
+        q.put("call", "log", c.notice(f"line {i}"))
+    await q.flush("call")
+    assert c.got == [f"line {i}" for i in range(9)] + [9, "line 9"], c.got
+    assert q.held == 0 and q.dropped == 0  # coalesced, not lost: the latest is there
