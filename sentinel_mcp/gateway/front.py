@@ -199,14 +199,25 @@ class Front(CatalogRequests, HeldRounds):
         self, ctx: ServerRequestContext, principal: Principal, sealed: dict[str, Any] | None = None
     ) -> Conversation:
         """The session of this request (raises SessionRefused for a supplied key that is not the caller's)."""
+        return (await self._conversation(ctx, principal, sealed))[0]
+
+    async def _conversation(
+        self, ctx: ServerRequestContext, principal: Principal, sealed: dict[str, Any] | None
+    ) -> tuple[Conversation, bool]:
+        """The session, and whether the request carried it (named it, or continued it in an answer round)."""
         meta = ctx.meta if isinstance(ctx.meta, dict) else {}
         headers = getattr(ctx.request, "headers", None)
         named = meta.get(SESSION_KEY) or (headers.get(SESSION_HEADER) if headers is not None else None)
         if named:
-            return await self.conversations.resolve(str(named), principal)
+            return await self.conversations.resolve(str(named), principal), True
         if sealed and sealed.get("session") and sealed.get("principal") == principal.name:
             # a 2026-era answer round trip continues the conversation that asked
-            return self.conversations.named(str(sealed["session"]), principal)
+            return self.conversations.named(str(sealed["session"]), principal), True
+        return self._unnamed_conversation(ctx, principal, headers), False
+
+    def _unnamed_conversation(
+        self, ctx: ServerRequestContext, principal: Principal, headers: Any
+    ) -> Conversation:
         if self.process_conversation is not None:
             if principal != self.process_conversation.principal:
                 raise SessionRefused("this process serves its local user only")
@@ -238,10 +249,10 @@ class Front(CatalogRequests, HeldRounds):
         principal = self.principal(ctx)
         sealed = self.seal.open(params.request_state)
         try:
-            conv = await self.conversation(ctx, principal, sealed)
+            conv, carried = await self._conversation(ctx, principal, sealed)
         except SessionRefused as e:
             return sentinel_result(f"sentinel: {e}", error="session_refused")
-        result = await self._call_tool(ctx, params, principal, conv)
+        result = await self._call_tool(ctx, params, principal, conv, carried)
         # the session as the client may carry it back (2026-era clients have no connection to keep it)
         meta = {**(result.meta or {}), SESSION_KEY: self.conversations.sealed(conv)}
         return result.model_copy(update={"meta": meta})
@@ -252,6 +263,7 @@ class Front(CatalogRequests, HeldRounds):
         params: CallToolRequestParams,
         principal: Principal,
         conv: Conversation,
+        carried: bool = False,
     ) -> CallToolResult | InputRequiredResult:
         session = conv.id
         client = self.client_name(ctx)
@@ -295,6 +307,8 @@ class Front(CatalogRequests, HeldRounds):
         link = self._link(
             ctx, params.name, on_refused=self._answer_refused_reporter(params, session, client, principal),
             person=person, principal=principal.name,
+            # a 2026-era client's requests naming one conversation are one party (``FrontLink.party``)
+            conversation=session if carried and is_modern(ctx) else None,
         )
 
         async def progress(p: float, total: float | None, message: str | None) -> None:
@@ -456,6 +470,7 @@ class Front(CatalogRequests, HeldRounds):
     def _link(
         self, ctx: ServerRequestContext, name: str, on_refused: Any = None, person: bool = True,
         principal: str | None = None,
+        conversation: str | None = None,
     ) -> FrontLink:
         return FrontLink(
             ctx,
@@ -466,6 +481,7 @@ class Front(CatalogRequests, HeldRounds):
             on_refused=on_refused,
             person=person,
             principal=principal,
+            conversation=conversation,
         )
 
     @traced("sentinel.ask", lambda self, ctx, questions: {"sentinel.questions": len(questions)})

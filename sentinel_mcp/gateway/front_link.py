@@ -136,9 +136,12 @@ class FrontLink(CallerLink):
         person: bool = True,
         relayed: bool = True,
         principal: str | None = None,
+        conversation: str | None = None,
     ) -> None:
         self.ctx = ctx
         self.principal = principal  # whose call (with the connection, the party: ``party``)
+        # a 2026-era request's conversation when the client carried it (sealed, or its own label): its channel
+        self.conversation = conversation
         self.relayed = relayed  # an outside server's questions are shown as its own, never as Sentinel's
         self.levels = levels
         self.urls = urls
@@ -155,13 +158,15 @@ class FrontLink(CallerLink):
         """The downstream channel and the principal calling on it: a handshake-era client is asked every
         question of its calls on that channel; a 2026-era one is pushed nothing but log lines. The channel is
         the connection's own (one per stdio process, SSE stream or handshake-era HTTP session; the 2026-era
-        requests of one stdio process each get a connection on its one channel); a 2026-era HTTP request has
-        none, and is a party of its own."""
+        requests of one stdio process each get a connection on its one channel). A 2026-era HTTP request's
+        connection is its own: its channel is the conversation it carried back (the id Sentinel sealed for
+        it, or a label of its principal's: ``Front.conversation``), else it is a party of its own."""
         conn = connection_of(self.ctx)
-        if conn is None:
-            return None
-        channel = conn.outbound if getattr(conn, "has_standalone_channel", False) else conn
-        return (channel, self.principal)
+        if conn is not None and getattr(conn, "has_standalone_channel", False):
+            return (conn.outbound, self.principal)
+        if self.conversation is not None:
+            return (("conversation", self.conversation), self.principal)
+        return None if conn is None else (conn, self.principal)
 
     def for_one_of(self, calls: int) -> Self:
         """Asks on this call's stream, the question marked as naming no call (``relayed_question``); a

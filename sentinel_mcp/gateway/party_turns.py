@@ -5,7 +5,8 @@ while it works on a call, and nothing in it says which call. It is routed by who
 calls of one party only (a principal on one downstream channel: ``FrontLink.party``), it goes to that party
 whoever of its calls asked, so those calls may overlap (a client's parallel tool calls); a call of another
 party waits until the running party's calls have ended. A caller that is no party (``None``: an A2A peer,
-the solver fetching facts) runs alone; a 2026-era HTTP request (no channel) is a party of its own.
+the solver fetching facts) runs alone; a 2026-era HTTP request is a party of its own unless it carries a
+conversation back (its channel then: ``FrontLink.party``).
 
 Fair: while a call of another party waits, a new call of the running party queues behind it instead of
 joining; when the running calls end, the first waiter's party goes next with every call of that party then

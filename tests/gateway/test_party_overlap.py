@@ -238,6 +238,13 @@ def test_the_party_is_the_channel_and_the_principal() -> None:
     assert FrontLink(ctx(on_stdio[0]), principal="bob").party != a.party  # type: ignore[arg-type]
     h1, h2 = (FrontLink(ctx(c), principal="alice") for c in over_http)  # type: ignore[arg-type]
     assert h1.party != h2.party  # no channel (one HTTP request each): no common party
+    # ... unless both carried one conversation back (a 2026-era client's sealed id or label): its channel
+    c1, c2 = (FrontLink(ctx(c), principal="alice", conversation="alice/conv-1") for c in over_http)  # type: ignore[arg-type]
+    assert c1.party == c2.party and c1.party != h1.party
+    assert FrontLink(ctx(over_http[0]), principal="bob", conversation="alice/conv-1").party != c1.party  # type: ignore[arg-type]
+    assert FrontLink(ctx(over_http[0]), principal="alice", conversation="alice/conv-2").party != c1.party  # type: ignore[arg-type]
+    # a stdio process's one channel stays the party whatever its requests carry
+    assert FrontLink(ctx(on_stdio[0]), principal="alice", conversation="alice/conv-1").party == a.party  # type: ignore[arg-type]
 
 
 def sentinel_over_stdio(tmp_path: Path) -> "StdioServerParameters":
