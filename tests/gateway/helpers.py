@@ -1,13 +1,20 @@
-"""Helpers for gateway tests: configs over the toolbox upstream, child-process inspection."""
+"""Helpers for gateway tests: configs over the toolbox upstream, Sentinel as an HTTP process, child-process
+inspection."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.config import Config, parse_config
+
+from ..conftest import free_port, stop_process, wait_http
 
 TOOLBOX = str(Path(__file__).with_name("toolbox_server.py"))
 
@@ -52,3 +59,20 @@ def alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@contextmanager
+def sentinel_http(tmp: Path, config: dict[str, Any]) -> Iterator[str]:
+    """``sentinel serve --http`` as a process with ``config`` (written to ``tmp``); yields its /mcp URL."""
+    cfg = tmp / "sentinel.json"
+    cfg.write_text(json.dumps(config))
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(proc)

@@ -8,8 +8,6 @@ under the same label. Sentinel as a process over streamable HTTP, the toolbox ov
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,9 +18,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from ..conftest import free_port, stop_process, wait_http
-from .helpers import TOOLBOX
-from .test_party_held import NOTE
+from .helpers import TOOLBOX, sentinel_http
+from .test_party_held import NOTE, asking_at_once
 from .test_party_overlap import _answering, _no_questions, _slow
 
 pytestmark = pytest.mark.timeout(180)
@@ -33,22 +30,12 @@ MODERN = "2026-07-28"
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp: Path = tmp_path_factory.mktemp("party-conversation")
-    cfg = tmp / "sentinel.json"
-    cfg.write_text(json.dumps({
+    with sentinel_http(tmp, {
         "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
         "sentinel": {"data_dir": str(tmp / "state"),
                      "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}]},
-    }))
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    try:
-        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop_process(proc)
+    }) as mcp_url:
+        yield mcp_url
 
 
 def _client(url: str, token: str = ALICE, label: str | None = None, asks=None) -> Client:  # noqa: ANN001
@@ -124,16 +111,8 @@ async def test_asking_calls_of_one_conversation_each_get_their_own_word(url: str
     question is asked once, marked as naming no call when others were in flight, and every call gets the
     word for its own item, whichever round carried its question."""
     shown: list[str] = []
-    results: dict[str, str] = {}
     async with _client(url, label="asking", asks=_answering(shown)) as c:
-
-        async def ask(item: str) -> None:
-            r = await c.call_tool("tb__ask_word", {"item": item})
-            results[item] = r.content[0].text
-
-        async with anyio.create_task_group() as tg:
-            for i in range(4):
-                tg.start_soon(ask, f"item{i}")
+        results = await asking_at_once(c, 4)
     assert results == {f"item{i}": f"item{i}=ITEM{i}" for i in range(4)}
     assert sorted(m.split("a word for ")[1].split()[0].strip(".?:") for m in shown) == [
         f"item{i}" for i in range(4)

@@ -206,23 +206,29 @@ async def test_a_pushed_question_shared_by_calls_is_shown_as_such(data_dir) -> N
     assert "a word for fig" in alone and NOTE not in alone
 
 
+async def asking_at_once(c: Client, n: int) -> dict[str, str]:
+    """``n`` calls of ``tb__ask_word`` at once (items ``item0``...): each item's result."""
+    results: dict[str, str] = {}
+
+    async def ask(item: str) -> None:
+        r = await c.call_tool("tb__ask_word", {"item": item})
+        results[item] = r.content[0].text
+
+    async with anyio.create_task_group() as tg:
+        for i in range(n):
+            tg.start_soon(ask, f"item{i}")
+    return results
+
+
 async def test_a_2026_stdio_clients_asking_calls_at_once_each_get_their_own_word(tmp_path) -> None:
     """Sentinel as a stdio process, one 2026-era client, four asking calls at once: each question comes back
     in a round of one of its calls (which one, the question does not say), the client answers what it is
     shown, and every call gets the word for its own item: an answer reaches the question it answers, whichever
     round carried it."""
     shown: list[str] = []
-    results: dict[str, str] = {}
     sentinel = sentinel_over_stdio(tmp_path)
     async with Client(sentinel, mode="auto", elicitation_callback=_answering(shown)) as c:
-
-        async def ask(item: str) -> None:
-            r = await c.call_tool("tb__ask_word", {"item": item})
-            results[item] = r.content[0].text
-
-        async with anyio.create_task_group() as tg:
-            for i in range(4):
-                tg.start_soon(ask, f"item{i}")
+        results = await asking_at_once(c, 4)
     assert results == {f"item{i}": f"item{i}=ITEM{i}" for i in range(4)}
     assert sorted(re.search(r"a word for (\w+)", m).group(1) for m in shown) == [f"item{i}" for i in range(4)]
 

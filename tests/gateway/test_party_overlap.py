@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,8 +19,7 @@ from mcp.types import ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
 
-from ..conftest import free_port, stop_process, wait_http
-from .helpers import TOOLBOX, make_config
+from .helpers import TOOLBOX, make_config, sentinel_http
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters
@@ -148,21 +146,11 @@ TOKEN = "party-overlap-owner-token-0123456789"
 def http_sentinel(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     """Sentinel as a process over streamable HTTP (the lean 2025 session path), the toolbox over stdio."""
     tmp: Path = tmp_path_factory.mktemp("party-http")
-    cfg = tmp / "sentinel.json"
-    cfg.write_text(json.dumps({
+    with sentinel_http(tmp, {
         "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
         "sentinel": {"data_dir": str(tmp / "state"), "http": {"token": TOKEN}},
-    }))
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    try:
-        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop_process(proc)
+    }) as url:
+        yield url
 
 
 def _over_http(url: str, callback) -> Client:  # noqa: ANN001
