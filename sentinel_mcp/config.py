@@ -63,6 +63,9 @@ class ServerCommon(_Strict):
     # lean path (they read pushes on their own stream);
     # true: never serialize (it never asks mid-call); false: one call at a time, whoever calls
     concurrent: bool | None = None
+    # the most tool calls this upstream is sent at once (a fragile server, a rate-limited API): the next ones
+    # wait their turn in order, each at most its ``timeout``; None: as many as callers make
+    max_in_flight: int | None = Field(None, ge=1, le=10_000, strict=True)
 
 
 class StdioServer(ServerCommon):
@@ -415,6 +418,11 @@ def _format_validation_error(source: str, err: ValidationError) -> str:
     return "\n".join(dict.fromkeys(lines))
 
 
+# what a server entry may say: every field of the server models (a hand-kept list once dropped the documented
+# ``max_call_seconds`` as "not a Sentinel setting")
+SERVER_KEYS = frozenset(StdioServer.model_fields) | frozenset(RemoteServer.model_fields)
+
+
 def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = ".") -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"invalid config {source}: the top level must be a JSON object")
@@ -426,7 +434,7 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
         def expand(value: str, where: str) -> str:
             return expand_vars(value, where, inputs, base)
 
-        data, warnings = normalize(data, base, expand)
+        data, warnings = normalize(data, base, SERVER_KEYS, expand)
         data = expand_tree(data, expand)
     except ShapeError as e:
         raise ConfigError(f"invalid config {source}:\n  {e}") from None

@@ -19,22 +19,6 @@ from sentinel_mcp.core.errors import ConfigError
 
 Expand = Callable[[str, str], str]  # (value, where) -> the value with its variables expanded
 
-SERVER_KEYS = {
-    "command",
-    "args",
-    "env",
-    "cwd",
-    "url",
-    "headers",
-    "transport",
-    "prefix",
-    "disabled",
-    "timeout",
-    "connect_timeout",
-    "protocol",
-    "concurrent",
-    "tls",
-}  # tls: how an https:// upstream is verified
 TOP_KEYS = {"mcpServers", "servers", "inputs", "sentinel"}
 APPROVAL_KEYS = {"autoApprove", "alwaysAllow", "autoapprove"}  # Cline, Roo Code and friends
 TYPES = {
@@ -52,11 +36,12 @@ class ShapeError(ConfigError, ValueError):  # turned into a ConfigError naming t
 
 
 def normalize(
-    data: dict[str, Any], base_dir: Path, expand: Expand | None = None
+    data: dict[str, Any], base_dir: Path, server_keys: frozenset[str], expand: Expand | None = None
 ) -> tuple[dict[str, Any], list[str]]:
-    """Sentinel's shape of ``data`` and the warnings (one per ignored key). Variables are expanded afterwards,
-    over
-    the whole result (``config.parse_config``); ``expand`` is for the one path read here, ``envFile``."""
+    """Sentinel's shape of ``data`` and the warnings (one per ignored key). ``server_keys``: a server's
+    settings, the fields of the config's server models (so a setting they take is never dropped as unknown).
+    Variables are expanded afterwards, over the whole result (``config.parse_config``); ``expand`` is for the
+    one path read here, ``envFile``."""
     warnings: list[str] = []
     out = {k: v for k, v in data.items() if k in ("mcpServers", "sentinel")}
     for key in data:
@@ -73,7 +58,7 @@ def normalize(
             if name in servers:
                 raise ShapeError(f"{block}.{name}: defined twice (in mcpServers and servers)")
             servers[name] = (
-                _server(f"{block}.{name}", spec, base_dir, warnings, expand)
+                _server(f"{block}.{name}", spec, base_dir, warnings, server_keys, expand)
                 if isinstance(spec, dict)
                 else spec
             )
@@ -83,7 +68,12 @@ def normalize(
 
 
 def _server(
-    where: str, spec: dict[str, Any], base_dir: Path, warnings: list[str], expand: Expand | None
+    where: str,
+    spec: dict[str, Any],
+    base_dir: Path,
+    warnings: list[str],
+    server_keys: frozenset[str],
+    expand: Expand | None,
 ) -> dict[str, Any]:
     spec = dict(spec)
     kind = spec.pop("type", None)
@@ -107,7 +97,7 @@ def _server(
             raise ShapeError(f"{where}.env: must be an object of name -> value")
         spec["env"] = {**read_env_file(where, env_file, base_dir), **env}
     for key in list(spec):
-        if key in SERVER_KEYS:
+        if key in server_keys:
             continue
         del spec[key]
         if key in APPROVAL_KEYS:

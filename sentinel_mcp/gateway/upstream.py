@@ -7,6 +7,7 @@ timeout and the circuit breaker, and flags a dead connection so the supervisor r
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import random
@@ -129,6 +130,9 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self._inflight: dict[int, _InFlight] = {}
         # log lines, progress, resource updates on their way to clients (bounded, never holding a reader up)
         self.notices = NoticeQueue(name)
+        limit = getattr(target, "max_in_flight", None)
+        self._slots = asyncio.Semaphore(limit) if limit else None  # calls sent to it at once
+        self.waiting_for_slot = 0
         self._next_call = 0
         self._mode: Mode | None = None  # the connect mode that worked (reconnects start there)
         self._tg: anyio.abc.TaskGroup | None = None  # the connection's own tasks

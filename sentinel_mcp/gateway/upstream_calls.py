@@ -63,6 +63,8 @@ class UpstreamCalls:
 
     name: str
     notices: NoticeQueue
+    _slots: asyncio.Semaphore | None  # ``max_in_flight``, when the config sets it
+    waiting_for_slot: int
     target: Any
     client: Client | None
     breaker: CircuitBreaker
@@ -146,12 +148,39 @@ class UpstreamCalls:
             strict = getattr(self.target, "concurrent", None) is False
             party = link.party if link is not None and not strict else None
             async with self._turns.turn(party):
-                return await self._call(
+                return await self._in_slot(
                     tool, arguments, link, progress, input_responses, request_state, meta, timeout
                 )
-        return await self._call(
+        return await self._in_slot(
             tool, arguments, link, progress, input_responses, request_state, meta, timeout
         )
+
+    async def _in_slot(self, *call: Any) -> CallToolResult | InputRequiredResult:
+        """``_call`` within the upstream's ``max_in_flight``: a call past it waits for one to end (in order),
+        at most its ``timeout``, and is then refused without reaching the upstream."""
+        slots = self._slots
+        if slots is None:
+            return await self._call(*call)
+        if slots.locked():
+            wait = call[-1] or self.target.timeout
+            self.waiting_for_slot += 1
+            try:
+                with anyio.move_on_after(wait) as scope:
+                    await slots.acquire()
+            finally:
+                self.waiting_for_slot -= 1
+            if scope.cancelled_caught:
+                limit = getattr(self.target, "max_in_flight", None)
+                raise UpstreamUnavailable(
+                    f"upstream {self.name} is busy: {limit} calls to it are running (its max_in_flight) and "
+                    f"none ended within {wait:.0f}s"
+                )
+        else:
+            await slots.acquire()  # free: taken at once
+        try:
+            return await self._call(*call)
+        finally:
+            slots.release()
 
     def _session_gone(self) -> bool:
         """A streamable-HTTP upstream answered 404 on this connection's session (it restarted, or ended the

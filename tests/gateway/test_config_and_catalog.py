@@ -147,3 +147,21 @@ def test_names_are_prefixed_limited_and_collisions_deterministic():
     again.rebuild([b, a, c])
     assert set(again.tools) == names
     assert exposed_name("srv", "bad name/with:chars") == "srv__bad_name_with_chars"
+
+
+def test_every_server_setting_the_models_take_is_kept_not_dropped_as_unknown():
+    """The keys a server entry keeps are the server models' fields: none is dropped as "not a Sentinel
+    setting" (a hand-kept list once dropped the documented ``max_call_seconds``), and an unknown one is."""
+    from pathlib import Path
+
+    from sentinel_mcp.config import SERVER_KEYS, RemoteServer, StdioServer
+    from sentinel_mcp.config_shapes import normalize
+
+    for model in (StdioServer, RemoteServer):
+        spec = {name: None for name in model.model_fields} | {"not_a_setting": 1}
+        out, warnings = normalize({"mcpServers": {"s": spec}}, Path("."), SERVER_KEYS)
+        assert set(out["mcpServers"]["s"]) == set(model.model_fields), warnings
+        assert warnings == ["mcpServers.s.not_a_setting: not a Sentinel setting; ignored"]
+    cfg = parse_config({"mcpServers": {"s": {"command": "x", "max_call_seconds": 10, "max_in_flight": 4}}})
+    server = cfg.mcp_servers["s"]
+    assert (server.max_call_seconds, server.max_in_flight, cfg.warnings) == (10, 4, [])
