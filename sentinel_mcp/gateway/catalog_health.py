@@ -26,6 +26,10 @@ class UpstreamHealth:
     last_error: str | None
     loaded: bool  # False: a built-in served from its description, not built yet
     listing_problem: str | None = None  # its last listing passed a bound (upstream_listing.py)
+    calls_in_flight: int = 0  # tool calls sent to it and not yet answered
+    calls_waiting: int = 0  # calls waiting for one of its ``max_in_flight`` slots
+    notices_dropped: int = 0  # log lines and progress dropped at the notice queue's bounds, since the start
+    pushes_refused: int = 0  # its requests refused at once past ``MAX_PUSHES_WAITING``, since the start
 
 
 class CatalogHealth:
@@ -45,6 +49,10 @@ class CatalogHealth:
                 last_error=up.last_error,
                 loaded=up.loaded,
                 listing_problem=up.listing_problem,
+                calls_in_flight=up.calls_in_flight,
+                calls_waiting=up.waiting_for_slot,
+                notices_dropped=up.notices.dropped,
+                pushes_refused=up.pushes_refused,
             )
             for name, up in self._manager.upstreams.items()
         ]

@@ -140,4 +140,18 @@ class Metrics:
             "# TYPE sentinel_upstream_tools gauge",
         ]
         out += [f"sentinel_upstream_tools{_labels([('upstream', u.name)])} {u.tools}" for u in ups]
+        for name, kind, what, value in (
+            ("calls_in_flight", "gauge", "Tool calls sent to the upstream and not yet answered.",
+             lambda u: u.calls_in_flight),
+            ("calls_waiting", "gauge", "Tool calls waiting for one of the upstream's max_in_flight slots.",
+             lambda u: u.calls_waiting),
+            ("notices_dropped_total", "counter",
+             "The upstream's log lines and progress to clients dropped at the notice queue's bounds.",
+             lambda u: u.notices_dropped),
+            ("pushes_refused_total", "counter",
+             "The upstream's requests (elicitation, sampling, roots) refused at once: too many waiting.",
+             lambda u: u.pushes_refused),
+        ):
+            out += [f"# HELP sentinel_upstream_{name} {what}", f"# TYPE sentinel_upstream_{name} {kind}"]
+            out += [f"sentinel_upstream_{name}{_labels([('upstream', u.name)])} {value(u)}" for u in ups]
         return out

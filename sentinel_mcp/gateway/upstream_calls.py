@@ -182,6 +182,10 @@ class UpstreamCalls:
         finally:
             slots.release()
 
+    @property
+    def calls_in_flight(self) -> int:
+        return len(self._inflight)
+
     def _session_gone(self) -> bool:
         """A streamable-HTTP upstream answered 404 on this connection's session (it restarted, or ended the
         session): the SDK's client would go on asking on it; a new connection starts a new session."""

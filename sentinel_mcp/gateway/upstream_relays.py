@@ -52,6 +52,7 @@ class PushRelays:
     _inflight: dict[int, _InFlight]
     notices: NoticeQueue
     _pushes_waiting = 0  # pushed requests relayed and not yet answered (``MAX_PUSHES_WAITING``)
+    pushes_refused = 0  # refused at that bound, since the start
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
@@ -103,6 +104,7 @@ class PushRelays:
         if link is None:
             return self._unrouted(what)
         if self._pushes_waiting >= MAX_PUSHES_WAITING:
+            self.pushes_refused += 1
             log.info("upstream %s: %s refused, %d of its requests are waiting already", self.name, what,
                      self._pushes_waiting)
             return refusal(what, f"{MAX_PUSHES_WAITING} of this server's requests are waiting already")

@@ -74,6 +74,12 @@ async def test_a_call_that_waits_past_its_timeout_is_refused_not_sent(data_dir) 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_slow, c, 2.5, got)  # reports progress: alive past its 1 s timeout
                 await anyio.sleep(0.3)
+                async with anyio.create_task_group() as waiting:
+                    waiting.start_soon(c.call_tool, "tb__noop", {})
+                    await anyio.sleep(0.3)
+                    lines = rt.metrics.render(rt.catalog_health).splitlines()
+                    assert 'sentinel_upstream_calls_in_flight{upstream="tb"} 1' in lines
+                    assert 'sentinel_upstream_calls_waiting{upstream="tb"} 1' in lines
                 refused = await c.call_tool("tb__noop", {})
             assert refused.is_error
             text = refused.content[0].text

@@ -75,6 +75,12 @@ async def test_metrics_count_what_the_audit_log_records(data_dir):
         'sentinel_upstream_up{upstream="tb"} 1' in lines
         and 'sentinel_upstream_breaker_open{upstream="tb"} 0' in lines
     )
+    assert {  # nothing in flight or waiting now; nothing dropped or refused
+        'sentinel_upstream_calls_in_flight{upstream="tb"} 0',
+        'sentinel_upstream_calls_waiting{upstream="tb"} 0',
+        'sentinel_upstream_notices_dropped_total{upstream="tb"} 0',
+        'sentinel_upstream_pushes_refused_total{upstream="tb"} 0',
+    } <= lines
 
 
 def test_metrics_label_sets_stay_bounded():

@@ -87,5 +87,8 @@ async def test_a_flood_through_the_gateway_asks_the_client_a_bounded_number_at_o
         async with Client(rt.front.server, mode="legacy", elicitation_callback=counting) as c:
             r = await c.call_tool("h__push_flood", {})
             assert not r.is_error, r.content
-            _check(json.loads(r.content[0].text), counting)
+            got = json.loads(r.content[0].text)
+            _check(got, counting)
+            lines = rt.metrics.render(rt.catalog_health).splitlines()
+            assert f'sentinel_upstream_pushes_refused_total{{upstream="h"}} {got["error"]}' in lines
             assert (await c.call_tool("h__noop", {})).content[0].text == "ok"
