@@ -22,6 +22,8 @@ import itertools
 import logging
 from typing import Any, Callable
 
+import anyio
+
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
@@ -56,6 +58,9 @@ SUBSCRIPTIONS_PER_PRINCIPAL = 1_000
 def resource_not_found(uri: str) -> MCPError:
     return MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}", data={"uri": uri})
 
+
+# how long one subscriber may take over a resources/updated before it counts as not reading
+NOTICE_SECONDS = 5.0
 
 class FrontUtilities:
     def __init__(
@@ -237,14 +242,28 @@ class FrontUtilities:
             log.info("upstream %s: resources/updated for %.200r dropped (not its subscribed resource)",
                      upstream, uri)
             return
-        for key, session in list(self._subscribers.get(uri, {}).items()):
-            if session is None:
-                continue
+        sessions = [(key, s) for key, s in list(self._subscribers.get(uri, {}).items()) if s is not None]
+        if len(sessions) == 1:
+            await self._tell(uri, *sessions[0])
+        elif sessions:  # side by side: a client that reads slowly (or not at all) delays nobody else's
+            async with anyio.create_task_group() as tg:
+                for key, session in sessions:
+                    tg.start_soon(self._tell, uri, key, session)
+        await self._bus.publish(ResourceUpdated(uri=uri))
+
+    async def _tell(self, uri: str, key: int, session: Any) -> None:
+        """One subscriber's notice; one that has not taken it within ``NOTICE_SECONDS`` is not reading: its
+        subscription is dropped (as one that went away), so it holds up none of the next notices."""
+        with anyio.move_on_after(NOTICE_SECONDS) as scope:
             try:
                 await session.send_resource_updated(uri)
+                return
             except Exception:  # noqa: BLE001 - a client that went away
-                await self._drop(uri, key)
-        await self._bus.publish(ResourceUpdated(uri=uri))
+                pass
+        if scope.cancelled_caught:
+            log.info("a client took no resources/updated for %.200r within %.0fs: subscription dropped", uri,
+                     NOTICE_SECONDS)
+        await self._drop(uri, key)
 
     # ------------------------------------------------------------------ URL elicitation
     async def elicit_complete(self, upstream: str, elicitation_id: str) -> None:

@@ -1,0 +1,79 @@
+"""A client that subscribes to a resource and then stops reading (its stream full: its connection takes
+nothing more) holds up no other subscriber's updates: each subscriber is told side by side, and one that has
+not taken a notice within ``NOTICE_SECONDS`` loses its subscription. The stuck client is a real server
+session on the SDK's in-memory streams, driven by hand: it initializes, subscribes, and never reads again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.shared.memory import create_client_server_memory_streams
+from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCNotification, JSONRPCRequest, ResourceUpdatedNotification
+
+from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.gateway import front_utilities
+
+from .helpers import make_config
+from .test_relays import mount_relay
+
+pytestmark = pytest.mark.timeout(60)
+URI = "relay://watched"
+
+
+@asynccontextmanager
+async def stuck_subscriber(server: Any, uri: str) -> AsyncIterator[None]:
+    """A handshake-era client of ``server`` subscribed to ``uri`` that reads nothing after that."""
+    async with create_client_server_memory_streams() as ((c_read, c_write), (s_read, s_write)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: server.run(s_read, s_write, server.create_initialization_options()))
+
+            async def rpc(rid: int, method: str, params: dict[str, Any]) -> Any:
+                await c_write.send(SessionMessage(JSONRPCRequest(jsonrpc="2.0", id=rid, method=method,
+                                                                 params=params)))
+                while True:
+                    got = await c_read.receive()
+                    if getattr(got.message, "id", None) == rid:
+                        return got.message
+
+            await rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                        "clientInfo": {"name": "stuck", "version": "1"}})
+            await c_write.send(SessionMessage(JSONRPCNotification(jsonrpc="2.0",
+                                                                  method="notifications/initialized")))
+            assert not hasattr(await rpc(2, "resources/subscribe", {"uri": uri}), "error")
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
+
+async def test_a_subscriber_that_stops_reading_holds_up_no_other(data_dir, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setattr(front_utilities, "NOTICE_SECONDS", 0.5)
+    async with running_gateway(make_config(data_dir, servers={})) as rt:
+        await mount_relay(rt)
+        got: list[str] = []
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, ResourceUpdatedNotification):
+                got.append(message.params.uri)
+
+        async with stuck_subscriber(rt.front.server, URI):  # subscribed first: told first in turn
+            async with (
+                Client(rt.front.server, mode="legacy", message_handler=on_message) as reader,
+                Client(rt.front.server, mode="legacy") as other,
+            ):
+                await reader.subscribe_resource(URI)
+                for n in range(1, 5):
+                    assert (await other.call_tool("rl__touch", {})).content[0].text == "touched 1"
+                    with anyio.fail_after(10):  # each reaches the client that reads, stuck one or not
+                        while len(got) < n:
+                            await anyio.sleep(0.02)
+                assert got == [URI] * 4
+                # the stuck client's subscription is gone; the reader's stays
+                assert len(rt.front.utilities._subscribers[URI]) == 1
