@@ -32,6 +32,7 @@ from sentinel_mcp import __version__
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.core.call_meta import SESSION_KEY
 from sentinel_mcp.core.caller_link import shared_note
+from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.consent_gate import PURPOSE_META
 from sentinel_mcp.gateway.conversations import SESSION_HEADER, Conversation, Conversations, SessionRefused
 from sentinel_mcp.core.decision import Answer, Question
@@ -178,13 +179,23 @@ class Front(CatalogRequests, HeldRounds):
             self.listeners.give_back(found[0])
 
     async def announce_catalog_changed(self) -> None:
-        for key, (_, session) in list(self._legacy_sessions.items()):
-            try:
+        """Every handshake-era session is told, side by side; one gone or not reading is told no more (the
+        announcer is an upstream's supervisor: a client must not hold it up)."""
+
+        async def tell(listener: tuple[int, Any]) -> None:
+            key, session = listener
+
+            async def send() -> None:
                 await session.send_tool_list_changed()
                 await session.send_prompt_list_changed()
                 await session.send_resource_list_changed()
-            except Exception:  # noqa: BLE001
+
+            why = await told(send)
+            if why is not None:
+                log.info("list_changed not taken (%s): the session is told of changes no more", why)
                 self._forget_listener(key)
+
+        await tell_each([(k, s) for k, (_, s) in list(self._legacy_sessions.items())], tell)
         for event in (ToolsListChanged(), PromptsListChanged(), ResourcesListChanged()):
             await self.bus.publish(event)
 

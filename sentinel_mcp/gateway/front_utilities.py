@@ -22,8 +22,6 @@ import itertools
 import logging
 from typing import Any, Callable
 
-import anyio
-
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
@@ -42,6 +40,7 @@ from mcp.types import (
 )
 
 from sentinel_mcp.core.port import FrontPort, NotInCatalog
+from sentinel_mcp.gateway.client_notices import tell_each, told
 from sentinel_mcp.gateway.front_link import ConnectionLevels, UrlElicitations, connection_of
 from sentinel_mcp.gateway.session_tables import Shares, connection_key, on_end
 from sentinel_mcp.gateway.upstream import Upstream, UpstreamUnavailable
@@ -58,9 +57,6 @@ SUBSCRIPTIONS_PER_PRINCIPAL = 1_000
 def resource_not_found(uri: str) -> MCPError:
     return MCPError(code=RESOURCE_NOT_FOUND, message=f"Resource not found: {uri}", data={"uri": uri})
 
-
-# how long one subscriber may take over a resources/updated before it counts as not reading
-NOTICE_SECONDS = 5.0
 
 class FrontUtilities:
     def __init__(
@@ -242,28 +238,16 @@ class FrontUtilities:
             log.info("upstream %s: resources/updated for %.200r dropped (not its subscribed resource)",
                      upstream, uri)
             return
-        sessions = [(key, s) for key, s in list(self._subscribers.get(uri, {}).items()) if s is not None]
-        if len(sessions) == 1:
-            await self._tell(uri, *sessions[0])
-        elif sessions:  # side by side: a client that reads slowly (or not at all) delays nobody else's
-            async with anyio.create_task_group() as tg:
-                for key, session in sessions:
-                    tg.start_soon(self._tell, uri, key, session)
-        await self._bus.publish(ResourceUpdated(uri=uri))
+        async def tell(subscriber: tuple[int, Any]) -> None:
+            key, session = subscriber
+            why = await told(lambda: session.send_resource_updated(uri))
+            if why is not None:  # gone, or not reading: it holds up none of the next notices
+                log.info("resources/updated for %.200r not taken (%s): subscription dropped", uri, why)
+                await self._drop(uri, key)
 
-    async def _tell(self, uri: str, key: int, session: Any) -> None:
-        """One subscriber's notice; one that has not taken it within ``NOTICE_SECONDS`` is not reading: its
-        subscription is dropped (as one that went away), so it holds up none of the next notices."""
-        with anyio.move_on_after(NOTICE_SECONDS) as scope:
-            try:
-                await session.send_resource_updated(uri)
-                return
-            except Exception:  # noqa: BLE001 - a client that went away
-                pass
-        if scope.cancelled_caught:
-            log.info("a client took no resources/updated for %.200r within %.0fs: subscription dropped", uri,
-                     NOTICE_SECONDS)
-        await self._drop(uri, key)
+        subscribers = list(self._subscribers.get(uri, {}).items())
+        await tell_each([(key, session) for key, session in subscribers if session is not None], tell)
+        await self._bus.publish(ResourceUpdated(uri=uri))
 
     # ------------------------------------------------------------------ URL elicitation
     async def elicit_complete(self, upstream: str, elicitation_id: str) -> None:
