@@ -9,7 +9,8 @@ at most ``MAX_WAITING_FOR_ONE`` wait for one destination (a flood at one slow cl
 others). Past either, a log line is dropped and counted; a progress report or an "updated" replaces the newest
 one of its kind still waiting for its destination (a client reads both as state: where the call is, that the
 resource changed), else it is dropped and counted too. A call's notices reach its client before its answer
-does (``flush``: its log lines and its latest progress), or are dropped after ``FLUSH_SECONDS``.
+does (``flush``; when more than ``FLUSH_WHOLE`` wait then, its log lines and its latest progress only), or are
+dropped after ``FLUSH_SECONDS``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 MAX_NOTICES_WAITING = 256
 MAX_WAITING_FOR_ONE = 64
 FLUSH_SECONDS = 5.0  # a call's answer waits this long at most for its notices to be taken
+FLUSH_WHOLE = 16  # up to this many waiting at its answer are all delivered; past it, older progress is not
 Deliver = Callable[[], Awaitable[None]]
 
 
@@ -65,8 +67,9 @@ class NoticeQueue:
         runner = self._runners.get(destination)
         if runner is None:
             return
-        # the answer waits for the call's lines and where it got to, not for how it got there
-        self.held -= _latest_only(self._queues[destination])
+        queue = self._queues[destination]
+        if len(queue) > FLUSH_WHOLE:  # a flood: the answer waits for the call's lines and where it got to
+            self.held -= _latest_only(queue)
         done, _ = await asyncio.wait({runner}, timeout=FLUSH_SECONDS)
         if not done:
             self.drop(destination)

@@ -136,7 +136,17 @@ async def test_drop_cancels_a_destination_and_gives_its_slots_back() -> None:
     q.drop("nobody")  # nothing to drop
 
 
-async def test_flush_keeps_the_lines_and_only_the_latest_progress() -> None:
+async def test_flush_delivers_a_few_waiting_notices_whole() -> None:
+    """A quick tool's few reports, all queued before its answer: every one is delivered, in order."""
+    q, c = NoticeQueue("up"), Client(hold=0.001)
+    for i in range(4):
+        q.put("call", "progress", c.notice(i))
+    q.put("call", "log", c.notice("line"))
+    await q.flush("call")
+    assert c.got == [0, 1, 2, 3, "line"] and q.held == 0
+
+
+async def test_flush_of_a_flood_keeps_the_lines_and_only_the_latest_progress() -> None:
     q, c = NoticeQueue("up"), Client(hold=0.001)
     for i in range(10):
         q.put("call", "progress", c.notice(i))
