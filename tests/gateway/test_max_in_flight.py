@@ -6,6 +6,8 @@ The toolbox as a real stdio upstream, the whole gateway, a real client.
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 from mcp import Client
@@ -61,26 +63,32 @@ async def test_without_it_every_call_goes_at_once(data_dir) -> None:
             got: list = []
             async with anyio.create_task_group() as tg:
                 for _ in range(6):
-                    tg.start_soon(_slow, c, 0.4, got)
+                    tg.start_soon(_slow, c, 1.5, got)  # long enough to be under way together on a busy host
     assert _most_at_once(got) == 6, got
 
 
 async def test_a_call_that_waits_past_its_timeout_is_refused_not_sent(data_dir) -> None:
-    cfg = make_config(data_dir, {"tb": toolbox_stdio(max_in_flight=1, concurrent=True, timeout=1)})
+    cfg = make_config(data_dir, {"tb": toolbox_stdio(max_in_flight=1, concurrent=True, timeout=2)})
     async with running_gateway(cfg) as rt:
         up = rt.manager.upstreams["tb"]
         async with Client(rt.front.server, mode="legacy", elicitation_callback=_asks) as c:
             got: list = []
+            waited: dict[str, Any] = {}
+
+            async def wait_for_a_slot() -> None:
+                waited["result"] = await c.call_tool("tb__noop", {})
+
             async with anyio.create_task_group() as tg:
-                tg.start_soon(_slow, c, 2.5, got)  # reports progress: alive past its 1 s timeout
+                tg.start_soon(_slow, c, 6.0, got)  # progress every 1.5 s: alive past its 2 s timeout
                 await anyio.sleep(0.3)
-                async with anyio.create_task_group() as waiting:
-                    waiting.start_soon(c.call_tool, "tb__noop", {})
-                    await anyio.sleep(0.3)
-                    lines = rt.metrics.render(rt.catalog_health).splitlines()
-                    assert 'sentinel_upstream_calls_in_flight{upstream="tb"} 1' in lines
-                    assert 'sentinel_upstream_calls_waiting{upstream="tb"} 1' in lines
-                refused = await c.call_tool("tb__noop", {})
+                tg.start_soon(wait_for_a_slot)
+                with anyio.fail_after(5):  # through the guard and the audit, then waiting for the slot
+                    while not up.waiting_for_slot:
+                        await anyio.sleep(0.01)
+                lines = rt.metrics.render(rt.catalog_health).splitlines()
+                assert 'sentinel_upstream_calls_in_flight{upstream="tb"} 1' in lines
+                assert 'sentinel_upstream_calls_waiting{upstream="tb"} 1' in lines
+            refused = waited["result"]
             assert refused.is_error
             text = refused.content[0].text
             assert "upstream tb is busy: 1 calls to it are running (its max_in_flight)" in text, text

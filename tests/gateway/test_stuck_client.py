@@ -63,7 +63,7 @@ async def stuck_client(server: Any, uri: str | None = None) -> AsyncIterator[Non
 
 
 async def test_a_subscriber_that_stops_reading_holds_up_no_other(data_dir, monkeypatch) -> None:  # noqa: ANN001
-    monkeypatch.setattr(client_notices, "NOTICE_SECONDS", 0.5)
+    monkeypatch.setattr(client_notices, "NOTICE_SECONDS", 1.5)
     async with running_gateway(make_config(data_dir, servers={})) as rt:
         await mount_relay(rt)
         got: list[str] = []
@@ -91,7 +91,7 @@ async def test_a_subscriber_that_stops_reading_holds_up_no_other(data_dir, monke
 async def test_a_session_that_stops_reading_holds_up_no_catalog_announcement(data_dir, monkeypatch) -> None:  # noqa: ANN001
     """A new upstream joins while a stuck session listens for catalog changes: the session that reads is
     told, the stuck one is told no more, and the upstream's supervisor goes on to serve."""
-    monkeypatch.setattr(client_notices, "NOTICE_SECONDS", 0.5)
+    monkeypatch.setattr(client_notices, "NOTICE_SECONDS", 1.5)
     async with running_gateway(make_config(data_dir, servers={})) as rt:
         changed: list[str] = []
 
