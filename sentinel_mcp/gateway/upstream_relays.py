@@ -170,7 +170,10 @@ def _bounded_log(params: LoggingMessageNotificationParams) -> LoggingMessageNoti
         return params.model_copy(update={"data": data[:LOG_DATA_CHARS]})
     if isinstance(data, (int, float, bool)) or data is None:
         return params
-    text = json.dumps(data, default=str)
+    try:
+        text = json.dumps(data, default=str)
+    except (ValueError, RecursionError):  # deeper than it can be written: never the reader's fault
+        return params.model_copy(update={"data": "[log data not shown: nested too deep]"})
     if len(text) <= LOG_DATA_CHARS:
         return params
     return params.model_copy(update={"data": text[:LOG_DATA_CHARS]})

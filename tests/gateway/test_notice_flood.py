@@ -216,3 +216,23 @@ async def test_a_flood_of_progress_through_the_gateway_arrives_in_order_and_befo
             answered_after = list(seen)
     assert answered_after and answered_after[-1] == FLOOD, answered_after[-3:]
     assert answered_after == sorted(set(answered_after)) and seen == answered_after
+
+
+def test_a_log_lines_data_is_kept_bounded_while_it_waits() -> None:
+    """Text past 16,000 characters is cut; structured data that long becomes its JSON text, cut; data nested
+    deeper than it can be written is replaced (it must never fault the reader that hands it over)."""
+    from mcp.types import LoggingMessageNotificationParams as Line
+
+    from sentinel_mcp.gateway.upstream_relays import LOG_DATA_CHARS, _bounded_log
+
+    assert _bounded_log(Line(level="info", data="x" * 50_000)).data == "x" * LOG_DATA_CHARS
+    cut = _bounded_log(Line(level="info", data={"k": "v" * 50_000})).data
+    assert isinstance(cut, str) and len(cut) == LOG_DATA_CHARS and cut.startswith('{"k": "vvv')
+    small = Line(level="info", data={"k": [1, 2]})
+    assert _bounded_log(small) is small
+    deep: list = []
+    inner = deep
+    for _ in range(100_000):
+        inner.append([])
+        inner = inner[0]
+    assert _bounded_log(Line(level="info", data=deep)).data == "[log data not shown: nested too deep]"
