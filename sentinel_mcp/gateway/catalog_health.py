@@ -30,6 +30,7 @@ class UpstreamHealth:
     calls_waiting: int = 0  # calls waiting for one of its ``max_in_flight`` slots
     notices_dropped: int = 0  # log lines and progress dropped at the notice queue's bounds, since the start
     pushes_refused: int = 0  # its requests refused at once past ``MAX_PUSHES_WAITING``, since the start
+    updates_unsubscribed: int = 0  # its "updated" notices for URIs nobody subscribed to here, since the start
 
 
 class CatalogHealth:
@@ -53,6 +54,7 @@ class CatalogHealth:
                 calls_waiting=up.waiting_for_slot,
                 notices_dropped=up.notices.dropped,
                 pushes_refused=up.pushes_refused,
+                updates_unsubscribed=up.updates_unsubscribed,
             )
             for name, up in self._manager.upstreams.items()
         ]

@@ -151,6 +151,9 @@ class Metrics:
             ("pushes_refused_total", "counter",
              "The upstream's requests (elicitation, sampling, roots) refused at once: too many waiting.",
              lambda u: u.pushes_refused),
+            ("updates_unsubscribed_total", "counter",
+             "The upstream's resources/updated for URIs no client subscribed to through it, dropped.",
+             lambda u: u.updates_unsubscribed),
         ):
             out += [f"# HELP sentinel_upstream_{name} {what}", f"# TYPE sentinel_upstream_{name} {kind}"]
             out += [f"sentinel_upstream_{name}{_labels([('upstream', u.name)])} {value(u)}" for u in ups]

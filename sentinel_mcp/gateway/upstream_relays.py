@@ -191,6 +191,7 @@ class ResourceWatch:
     _watchers: dict[str, anyio.CancelScope]
     _tg: anyio.abc.TaskGroup | None
     notices: NoticeQueue
+    updates_unsubscribed = 0  # "updated" for URIs nobody subscribed to here, dropped at once, since the start
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
@@ -201,8 +202,15 @@ class ResourceWatch:
         if self.client is None:
             raise UpstreamUnavailable(f"upstream {self.name} is not connected")
         if on:
-            await self._watch(uri)
+            # named before it is asked: an update the upstream sends right behind its answer is let through
+            known = uri in self.subscribed
             self.subscribed.add(uri)
+            try:
+                await self._watch(uri)
+            except BaseException:
+                if not known:
+                    self.subscribed.discard(uri)
+                raise
             return
         self.subscribed.discard(uri)
         scope = self._watchers.pop(uri, None)
@@ -224,7 +232,15 @@ class ResourceWatch:
         self._tg.start_soon(self._listen_resource, client, uri, scope)
 
     def updated(self, uri: str) -> None:
-        """A resource's "updated", on its way to its subscribers (never waiting for them)."""
+        """A resource's "updated", on its way to its subscribers (never waiting for them). One for a URI no
+        client subscribed to through this upstream is dropped here, counted, before it takes a place in the
+        notice queue or a line of the log each (a flood of made-up URIs costs a set look-up apiece)."""
+        if uri not in self.subscribed:
+            self.updates_unsubscribed += 1
+            if self.updates_unsubscribed & (self.updates_unsubscribed - 1) == 0:  # the 1st, 2nd, 4th, 8th...
+                log.info("upstream %s: resources/updated for %.200r dropped (not subscribed here; %d so far)",
+                         self.name, uri, self.updates_unsubscribed)
+            return
         hook = self.hooks.resource_updated
         if hook is not None:
             self.notices.put(("updated", uri), "updated", lambda: hook(cast("Upstream", self), uri))

@@ -123,6 +123,11 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
             await wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",
                              "params": {"uri": FLOOD_URI}})
         await wire.line(answer())
+    elif name == "stray_updates":  # FLOOD "updated" of made-up resources nobody subscribed to, then answer
+        for i in range(FLOOD):
+            await wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                             "params": {"uri": f"hostile://made-up/{i}"}})
+        await wire.line(answer())
     elif name == "die":
         os._exit(3)
     elif name == "endless_line":  # 17 MiB, no newline (one write: nothing comes between), then silence
@@ -132,7 +137,7 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
 
 ATTACKS = {"bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
            "progress_then_answer", "push_elicit", "push_flood", "log_flood", "progress_flood",
-           "updated_flood", "die", "endless_line"}
+           "updated_flood", "stray_updates", "die", "endless_line"}
 FLOOD = 2000
 FLOOD_URI = "hostile://flooded"
 
@@ -160,6 +165,12 @@ class Lines:
                 return line
             if "method" not in msg and msg.get("id") in self.wire.answers:
                 await self.wire.answers.pop(msg["id"]).send(msg)
+                continue
+            if msg.get("method") in ("resources/subscribe", "resources/unsubscribe"):
+                await self.wire.line({"jsonrpc": "2.0", "id": msg.get("id"), "result": {}})
+                if msg["method"] == "resources/subscribe":  # changed at once: right behind the answer
+                    await self.wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                                          "params": {"uri": (msg.get("params") or {}).get("uri")}})
                 continue
             name = (msg.get("params") or {}).get("name") if msg.get("method") == "tools/call" else None
             if name in ATTACKS:

@@ -7,6 +7,7 @@ and a client that never takes its notices holds up nobody else's answer. A real 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -17,6 +18,7 @@ from mcp import Client
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.gateway import notice_queue
+from sentinel_mcp.gateway.catalog_health import CatalogHealth
 from sentinel_mcp.gateway.notice_queue import MAX_WAITING_FOR_ONE
 from sentinel_mcp.gateway.upstream import Upstream, UpstreamHooks
 from tests.gateway.helpers import make_config
@@ -127,6 +129,7 @@ def test_a_flood_of_resource_updates_is_coalesced(lean: bool) -> None:
 
     async def body(up: Upstream) -> tuple[Any, int, str]:
         up.hooks = UpstreamHooks(catalog_changed=nothing, resource_updated=updated)
+        await up.subscribe(FLOOD_URI)
         r, most = await _watching_held(up, lambda: up.call_tool("updated_flood", {}))
         busy = up.notices.held  # still on their way: the answer did not wait for them
         nxt = (await up.call_tool("noop", {})).content[0].text
@@ -139,6 +142,41 @@ def test_a_flood_of_resource_updates_is_coalesced(lean: bool) -> None:
     assert not r.is_error and nxt == "ok"
     assert got and set(got) == {FLOOD_URI} and len(got) < FLOOD // 2, len(got)
     assert most <= MAX_WAITING_FOR_ONE + 1, most
+
+
+@PATHS
+def test_updates_of_resources_nobody_subscribed_to_are_dropped_at_once_and_counted(
+    lean: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """2,000 "updated" notices, each for a URI no client subscribed to: none takes a place in the notice
+    queue or reaches the front, each is counted, and the log says so a dozen times, not 2,000; the update the
+    upstream sends right behind its answer to a real subscription is let through."""
+    got: list[str] = []
+
+    async def updated(_up: Upstream, uri: str) -> None:
+        got.append(uri)
+
+    async def nothing(*_: Any) -> None:
+        return None
+
+    async def body(up: Upstream) -> tuple[Any, int, int]:
+        up.hooks = UpstreamHooks(catalog_changed=nothing, resource_updated=updated)
+        await up.subscribe("hostile://real")  # answered, then "updated" for it at once
+        r, most = await _watching_held(up, lambda: up.call_tool("stray_updates", {}))
+        with anyio.fail_after(30):
+            while up.notices.held or not got:
+                await anyio.sleep(0.01)
+        await up.subscribe("hostile://real", on=False)
+        manager = SimpleNamespace(upstreams={"tb": up})  # what /metrics reads, as the gateway's has it
+        return r, most, CatalogHealth(manager).upstreams()[0].updates_unsubscribed  # type: ignore[arg-type]
+
+    caplog.set_level("INFO", logger="sentinel_mcp.gateway.upstream_relays")
+    r, most, counted = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy", lean=lean))
+    assert not r.is_error
+    assert got == ["hostile://real"], got[:5]
+    assert most == 0 and counted == FLOOD, (most, counted)
+    said = [m for m in caplog.messages if "not subscribed here" in m]
+    assert 1 <= len(said) <= 12, len(said)
 
 
 @PATHS
