@@ -117,9 +117,19 @@ def fmt(r: LoadResult) -> str:
     per_call = 1000 * r.server_cpu / r.rate if r.rate else float("nan")
     return (
         f"{r.rate:7.0f}/s  p50 {r.p50_ms:6.2f}ms  p99 {r.p99_ms:6.2f}ms  server CPU {r.server_cpu:4.2f} "
-        f"({per_call:5.2f} ms/call)  client CPU {r.client_cpu:4.2f}"
+        f"({per_call:5.2f} ms/call)  client CPU {r.client_cpu:4.2f}  "
+        f"loop waited for a CPU {r.main_waited:4.2f}  machine idle {100 * r.machine_idle:3.0f}%"
         + (f"  ERRORS {r.errors}" if r.errors else "")
     )
+
+
+def pin(pid: int, cpus: set[int]) -> None:
+    """Every thread of ``pid`` held to ``cpus`` (threads started later inherit their creator's)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except (ProcessLookupError, PermissionError):  # a thread that just ended
+            pass
 
 
 # ---------------------------------------------------------------------------------------------------- rows
@@ -166,6 +176,17 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
         proc, url = sentinel(tmp, {"tb": {"url": direct_url, "protocol": "modern"}}, [], "upstream-modern")
         try:
             m = load(url, "tb__noop", seconds, proc.pid)
+            pinned = None
+            if len(os.sched_getaffinity(0)) >= 2:  # the same, each process held to a core of its own
+                everywhere = os.sched_getaffinity(0)
+                first, second = sorted(everywhere)[:2]
+                pin(proc.pid, {first})
+                pin(up.pid, {second})
+                try:
+                    pinned = load(url, "tb__noop", seconds, proc.pid)
+                finally:
+                    pin(proc.pid, everywhere)
+                    pin(up.pid, everywhere)
         finally:
             stop_process(proc)
     finally:
@@ -189,6 +210,16 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
             m.rate >= 0.9 * d.rate,
         )
     )
+    if pinned is not None:
+        # not a setting Sentinel makes: what the scheduler's placement costs the row above on this machine
+        rows.append(
+            (
+                '  the same, Sentinel and the upstream pinned to a core each (informational)',
+                fmt(pinned) + f"  ratio {pinned.rate / max(d.rate, 1e-9):.2f}",
+                "",
+                None,
+            )
+        )
 
 
 def airline_read(tmp: Path, seconds: float, rows: list) -> None:

@@ -35,6 +35,11 @@ class LoadResult:
     errors: int  # non-2xx answers and socket errors
     client_cpu: float  # wrk's CPU seconds per wall second (1.0 = one core busy)
     server_cpu: float  # the measured server's CPU seconds per wall second (its children excluded)
+    # the server's main thread (its event loop): seconds per wall second it was ready to run but waited for
+    # a CPU (the scheduler's run queue), and the share of the machine's CPU time nobody used; together
+    # they say whether the server or the machine was the ceiling of a row
+    main_waited: float = 0.0
+    machine_idle: float = 0.0
 
 
 def have_wrk() -> bool:
@@ -103,6 +108,20 @@ def proc_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK
 
 
+def main_thread_waited(pid: int) -> float:
+    """Seconds the main thread of ``pid`` has spent ready to run, waiting for a CPU (``schedstat``)."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):  # a kernel without schedstats
+        return 0.0
+
+
+def cpu_times() -> tuple[int, int]:
+    """(idle, total) jiffies of the whole machine (idle and I/O wait count as idle)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return fields[3] + fields[4], sum(fields[:8])
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -122,6 +141,8 @@ def wrk(url: str, body: str, headers: dict, *, connections: int = 16, seconds: f
         script = f.name
     try:
         before = proc_cpu(server_pid) if server_pid else 0.0
+        waited = main_thread_waited(server_pid) if server_pid else 0.0
+        idle0, total0 = cpu_times()
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             ["wrk", "-t1", f"-c{connections}", f"-d{seconds:.0f}s", "--latency", "-s", script, url],
@@ -134,6 +155,8 @@ def wrk(url: str, body: str, headers: dict, *, connections: int = 16, seconds: f
         proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - t0
         server = (proc_cpu(server_pid) - before) / wall if server_pid else 0.0
+        waited = (main_thread_waited(server_pid) - waited) / wall if server_pid else 0.0
+        idle1, total1 = cpu_times()
     finally:
         os.unlink(script)
     if proc.returncode != 0:
@@ -146,6 +169,8 @@ def wrk(url: str, body: str, headers: dict, *, connections: int = 16, seconds: f
         errors=_errors(out),
         client_cpu=(usage.ru_utime + usage.ru_stime) / wall,
         server_cpu=server,
+        main_waited=waited,
+        machine_idle=(idle1 - idle0) / max(total1 - total0, 1),
     )
 
 
