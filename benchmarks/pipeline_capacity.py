@@ -123,15 +123,6 @@ def fmt(r: LoadResult) -> str:
     )
 
 
-def pin(pid: int, cpus: set[int]) -> None:
-    """Every thread of ``pid`` held to ``cpus`` (threads started later inherit their creator's)."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            os.sched_setaffinity(int(tid), cpus)
-        except (ProcessLookupError, PermissionError):  # a thread that just ended
-            pass
-
-
 # ---------------------------------------------------------------------------------------------------- rows
 def capacity(tmp: Path, seconds: float, rows: list) -> None:
     proc, url = sentinel(tmp, {}, ["bench"], "capacity")
@@ -176,17 +167,6 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
         proc, url = sentinel(tmp, {"tb": {"url": direct_url, "protocol": "modern"}}, [], "upstream-modern")
         try:
             m = load(url, "tb__noop", seconds, proc.pid)
-            pinned = None
-            if len(os.sched_getaffinity(0)) >= 2:  # the same, each process held to a core of its own
-                everywhere = os.sched_getaffinity(0)
-                first, second = sorted(everywhere)[:2]
-                pin(proc.pid, {first})
-                pin(up.pid, {second})
-                try:
-                    pinned = load(url, "tb__noop", seconds, proc.pid)
-                finally:
-                    pin(proc.pid, everywhere)
-                    pin(up.pid, everywhere)
         finally:
             stop_process(proc)
     finally:
@@ -210,16 +190,6 @@ def real_upstream(tmp: Path, seconds: float, rows: list) -> None:
             m.rate >= 0.9 * d.rate,
         )
     )
-    if pinned is not None:
-        # not a setting Sentinel makes: what the scheduler's placement costs the row above on this machine
-        rows.append(
-            (
-                '  the same, Sentinel and the upstream pinned to a core each (informational)',
-                fmt(pinned) + f"  ratio {pinned.rate / max(d.rate, 1e-9):.2f}",
-                "",
-                None,
-            )
-        )
 
 
 def airline_read(tmp: Path, seconds: float, rows: list) -> None:
