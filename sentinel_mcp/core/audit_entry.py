@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sentinel_mcp.core.random_pool import uuid4_hex
+from sentinel_mcp.core.random_pool import uuid7_hex
 
 
 @dataclass(slots=True)
@@ -38,4 +38,4 @@ class AuditEntry:
 
 
 def new_decision_id() -> str:
-    return uuid4_hex()
+    return uuid7_hex()  # time first: the audit log's index on it grows at its end

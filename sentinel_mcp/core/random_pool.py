@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import os
 import threading
-import uuid
+import time
 
 BLOCK = 4096
 
@@ -55,6 +55,21 @@ def token_urlsafe(n: int) -> str:
     return base64.urlsafe_b64encode(_POOL.take(n)).rstrip(b"=").decode("ascii")
 
 
-def uuid4_hex() -> str:
-    """As ``uuid.uuid4().hex``."""
-    return uuid.UUID(bytes=_POOL.take(16), version=4).hex
+# Ids a store indexes (conversations, decisions) begin with the time they were made: later ones sort later,
+# so each index grows at its end. A purely random id lands anywhere in the index, and every insert dirtied a
+# page of its own, journaled and written: the facts of a conversation per call cost 0.85 ms of SQLite a call
+# against 0.52 ms with ordered ids (issue 21). The random part keeps them unguessable and never alike.
+
+
+def ordered_token_hex(n: int) -> str:
+    """The milliseconds since the epoch (12 hex digits), then ``n`` random bytes in hex."""
+    return f"{time.time_ns() // 1_000_000 & 0xFFFF_FFFF_FFFF:012x}{_POOL.take(n).hex()}"
+
+
+def uuid7_hex() -> str:
+    """A UUID of version 7 (RFC 9562) as 32 hex digits: 48 bits of milliseconds since the epoch, then 74
+    random bits."""
+    ms = time.time_ns() // 1_000_000 & 0xFFFF_FFFF_FFFF
+    r = int.from_bytes(_POOL.take(10), "big")
+    value = ms << 80 | 0x7 << 76 | (r >> 68 & 0xFFF) << 64 | 0b10 << 62 | (r & 0x3FFF_FFFF_FFFF_FFFF)
+    return f"{value:032x}"

@@ -3,12 +3,12 @@
 A session is one conversation: one stdio process, one handshake-era connection (streamable HTTP's
 ``Mcp-Session-Id``, an SSE stream, an in-memory client), or, for 2026-07-28 clients (no handshake), an id
 Sentinel issues and seals, carried back in ``requestState`` and in ``_meta["sentinel/session"]``. Ids are
-random and never reused (Python's ``id()`` is), so a session's facts end with it: they stay in the store for
-audit, and no later conversation can load them. Every session belongs to the principal that opened it; a
-session key a client supplies (``X-Sentinel-Session``, ``_meta["sentinel/session"]``) counts only when it
-names a live session of the same principal. With replicas on one database a plain label names the same
-conversation on every replica (``storage/conversation_names.py``: the label's row, with its idle time to
-live).
+the time they were made and 64 random bits, never reused (Python's ``id()`` is), so a session's facts end with
+it: they stay in the store for audit, and no later conversation can load them. Every session belongs to the
+principal that opened it; a session key a client supplies (``X-Sentinel-Session``,
+``_meta["sentinel/session"]``) counts only when it names a live session of the same principal. With replicas
+on one database a plain label names the same conversation on every replica (``storage/conversation_names.py``:
+the label's row, with its idle time to live).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from sentinel_mcp.core.random_pool import token_hex
+from sentinel_mcp.core.random_pool import ordered_token_hex
 from sentinel_mcp.storage.conversation_names import LabelsUnavailable, SharedLabels
 from sentinel_mcp.gateway.nonce_book import NoNonceBook
 from sentinel_mcp.gateway.request_state import PREFIX as SEAL_PREFIX
@@ -68,7 +68,8 @@ class Conversations:
 
     # ---------------------------------------------------------------- opening
     def open(self, principal: Principal, kind: str) -> Conversation:
-        conv = Conversation(f"{principal.name}/{kind}-{token_hex(8)}", principal, minted=True)
+        # the time first (the stores' indexes on sessions grow at their end), then 64 random bits
+        conv = Conversation(f"{principal.name}/{kind}-{ordered_token_hex(8)}", principal, minted=True)
         self._remember(conv)
         return conv
 

@@ -7,12 +7,20 @@ from __future__ import annotations
 import hmac
 import os
 import re
+import time
 import uuid
 
 import pytest
 
 from sentinel_mcp.core import random_pool
-from sentinel_mcp.core.random_pool import BLOCK, RandomPool, token_hex, token_urlsafe, uuid4_hex
+from sentinel_mcp.core.random_pool import (
+    BLOCK,
+    RandomPool,
+    ordered_token_hex,
+    token_hex,
+    token_urlsafe,
+    uuid7_hex,
+)
 from sentinel_mcp.gateway.request_state import RequestStateSeal, Sha256Mac
 
 
@@ -27,11 +35,27 @@ def test_draws_are_fresh_across_blocks() -> None:
 def test_values_have_the_shapes_of_the_standard_ones() -> None:
     assert re.fullmatch(r"[0-9a-f]{16}", token_hex(8))
     assert re.fullmatch(r"[A-Za-z0-9_-]{22}", token_urlsafe(16))
-    ids = [uuid4_hex() for _ in range(2000)]
+    ids = [uuid7_hex() for _ in range(2000)]
     assert len(set(ids)) == len(ids)
     for value in ids[:50]:
         parsed = uuid.UUID(hex=value)
-        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122 and parsed.hex == value
+        assert parsed.version == 7 and parsed.variant == uuid.RFC_4122 and parsed.hex == value
+
+
+def test_ordered_ids_sort_by_the_time_they_were_made_and_stay_unguessable() -> None:
+    """Made a millisecond or more apart, a later id sorts after an earlier one (an index on them grows at its
+    end); within one millisecond they differ in their random part, which never repeats."""
+    for make, width, random_digits in ((uuid7_hex, 32, 19), (lambda: ordered_token_hex(8), 28, 16)):
+        before_ms = time.time_ns() // 1_000_000
+        first = make()
+        time.sleep(0.002)
+        second = make()
+        assert len(first) == len(second) == width and first < second, (first, second)
+        assert abs(int(first[:12], 16) - before_ms) <= 1  # the milliseconds since the epoch come first
+        burst = [make() for _ in range(5000)]
+        assert len(set(burst)) == len(burst)
+        tails = {v[-random_digits:] for v in burst}  # the random part alone already tells them apart
+        assert len(tails) == len(burst)
 
 
 def test_a_forked_child_does_not_repeat_its_parents_bytes() -> None:
