@@ -206,7 +206,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         # every stored value is a client's or an upstream's words: shown, never interpreted by the terminal
         reason = _shown(r.get("reason") or r.get("error"), 70)
         print(
-            f"{ts}  {_shown(r.get('principal'), 10):10} {_shown(r['session'], 22):22} "
+            f"{ts}  {_shown(r.get('principal'), 10):10} {_shown(r['session'], 22, ends=True):22} "
             f"{_shown(r['tool'], 32):32} {_shown(r['decision'], 8):8} {_shown(r['outcome'], 14):14} "
             f"{ms:>7}  {reason}"
         )
@@ -374,9 +374,16 @@ def _owner_token(args: argparse.Namespace) -> str | None:
         return None
 
 
-def _shown(value: Any, width: int) -> str:
+def _shown(value: Any, width: int, *, ends: bool = False) -> str:
     """A stored value for the terminal: control, escape and direction characters shown as ⟨U+…⟩, one line,
-    cut to ``width`` characters."""
+    cut to ``width`` characters; with ``ends``, its start and its end around an ellipsis (a session id: who
+    and what kind first, the time it was made in the middle, the random part that tells it apart last)."""
     from sentinel_mcp.core.display_text import safe_text
 
-    return safe_text("" if value is None else str(value), 10_000)[:width]
+    text = safe_text("" if value is None else str(value), 10_000)
+    if len(text) <= width:
+        return text
+    if not ends:
+        return text[:width]
+    head = (width - 1) // 2
+    return f"{text[:head]}…{text[len(text) - (width - 1 - head):]}"

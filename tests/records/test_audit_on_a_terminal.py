@@ -49,3 +49,18 @@ async def test_audit_views_never_hand_the_terminal_a_clients_control_characters(
         [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", "--json"],
         capture_output=True, text=True, timeout=60).stdout.splitlines()]
     assert {r["tool"] for r in rows} >= set(HOSTILE)  # stored and exported exactly: only the display is safe
+
+
+def test_the_table_tells_apart_sessions_made_in_the_same_moment() -> None:
+    """Session ids begin with the time they were made (the stores' indexes grow at their end): the table's
+    session column shows an id's start and its random end: two conversations opened together differ there."""
+    from sentinel_mcp.app.gateway_cli import _shown
+    from sentinel_mcp.core.random_pool import ordered_token_hex
+
+    a, b = (f"owner/conv-{ordered_token_hex(8)}" for _ in range(2))
+    shown = [_shown(s, 22, ends=True) for s in (a, b)]
+    assert shown[0] != shown[1] and all(len(s) == 22 for s in shown), shown
+    assert all(s.startswith("owner/conv") and "…" in s for s in shown) and shown[0][-6:] == a[-6:]
+    assert _shown("owner/label-x", 22, ends=True) == "owner/label-x"  # short enough: whole
+    cut = _shown("a\x1b]0;T\x07" + "b" * 40, 22, ends=True)
+    assert raw_controls(cut) == [] and len(cut) == 22  # made safe before it is cut
