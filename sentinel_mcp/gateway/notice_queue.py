@@ -103,9 +103,7 @@ class NoticeQueue:
     def _drop(self, n: int) -> None:
         before = self.dropped
         self.dropped += n
-        # said, not flooded: at the 1st, 10th, 100th and every 1,000th
-        now = self.dropped
-        if any(before < mark <= now for mark in (1, 10, 100)) or before // 1000 < now // 1000:
+        if worth_saying(before, self.dropped):
             log.warning("upstream %s: %d notices to clients dropped (%d on their way already)",
                         self.name, self.dropped, self.held)
 
@@ -125,3 +123,9 @@ def _latest_only(queue: deque[tuple[str, Deliver]]) -> int:
         queue.clear()
         queue.extend(reversed(kept))
     return gone
+
+
+def worth_saying(before: int, now: int) -> bool:
+    """Whether a count of things dropped, gone from ``before`` to ``now``, passed one worth a log line: said,
+    not flooded, at the 1st, 10th, 100th and every 1,000th."""
+    return any(before < mark <= now for mark in (1, 10, 100)) or before // 1000 < now // 1000

@@ -26,7 +26,7 @@ from mcp.types import (
 
 from sentinel_mcp.core.asking import marked
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
-from sentinel_mcp.gateway.notice_queue import NoticeQueue
+from sentinel_mcp.gateway.notice_queue import NoticeQueue, worth_saying
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ class ResourceWatch:
         notice queue or a line of the log each (a flood of made-up URIs costs a set look-up apiece)."""
         if uri not in self.subscribed:
             self.updates_unsubscribed += 1
-            if self.updates_unsubscribed & (self.updates_unsubscribed - 1) == 0:  # the 1st, 2nd, 4th, 8th...
+            if worth_saying(self.updates_unsubscribed - 1, self.updates_unsubscribed):
                 log.info("upstream %s: resources/updated for %.200r dropped (not subscribed here; %d so far)",
                          self.name, uri, self.updates_unsubscribed)
             return
