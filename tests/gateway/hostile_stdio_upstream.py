@@ -128,6 +128,11 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
             await wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",
                              "params": {"uri": f"hostile://made-up/{i}"}})
         await wire.line(answer())
+    elif name == "near_updates":  # "updated" for spellings near the subscribed "hostile://real"
+        for uri in NEAR_URIS:
+            await wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                             "params": {"uri": uri}})
+        await wire.line(answer())
     elif name == "die":
         os._exit(3)
     elif name == "endless_line":  # 17 MiB, no newline (one write: nothing comes between), then silence
@@ -137,9 +142,13 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
 
 ATTACKS = {"bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
            "progress_then_answer", "push_elicit", "push_flood", "log_flood", "progress_flood",
-           "updated_flood", "stray_updates", "die", "endless_line"}
+           "updated_flood", "stray_updates", "near_updates", "die", "endless_line"}
 FLOOD = 2000
 FLOOD_URI = "hostile://flooded"
+# near spellings of a subscribed URI (case, a trailing slash, percent-encoding, spaces, an invisible
+# character, another scheme) and values that are no URI at all
+NEAR_URIS = ["hostile://REAL", "hostile://real/", "hostile://re%61l", " hostile://real", "hostile://real\u200b",
+             "HOSTILE://real", "file://real", 5, None, ["hostile://real"], {"uri": "hostile://real"}]
 
 
 class Lines:

@@ -22,7 +22,7 @@ from sentinel_mcp.gateway.catalog_health import CatalogHealth
 from sentinel_mcp.gateway.notice_queue import MAX_WAITING_FOR_ONE
 from sentinel_mcp.gateway.upstream import Upstream, UpstreamHooks
 from tests.gateway.helpers import make_config
-from tests.gateway.hostile_stdio_upstream import FLOOD, FLOOD_URI
+from tests.gateway.hostile_stdio_upstream import FLOOD, FLOOD_URI, NEAR_URIS
 from tests.gateway.test_lean_stdio import HOSTILE, ROOT, _with_upstream
 
 pytestmark = pytest.mark.timeout(240)
@@ -177,6 +177,38 @@ def test_updates_of_resources_nobody_subscribed_to_are_dropped_at_once_and_count
     assert most == 0 and counted == FLOOD, (most, counted)
     said = [m for m in caplog.messages if "not subscribed here" in m]
     assert 1 <= len(said) <= 12, len(said)
+
+
+@PATHS
+def test_near_spellings_of_a_subscribed_uri_and_no_uri_at_all_are_not_its_updates(lean: bool) -> None:
+    """Subscribed to "hostile://real", the upstream sends updates for near spellings of it (case, a slash, an
+    escape, spaces, an invisible character, another scheme) and for values that are no string: none is taken
+    for the subscribed resource, the string ones are counted, and the call is answered."""
+    got: list[str] = []
+
+    async def updated(_up: Upstream, uri: str) -> None:
+        got.append(uri)
+
+    async def nothing(*_: Any) -> None:
+        return None
+
+    async def body(up: Upstream) -> tuple[Any, int, str]:
+        up.hooks = UpstreamHooks(catalog_changed=nothing, resource_updated=updated)
+        await up.subscribe("hostile://real")  # answered, then "updated" for it at once
+        with anyio.fail_after(30):
+            while not got:
+                await anyio.sleep(0.01)
+        r = await up.call_tool("near_updates", {})
+        nxt = (await up.call_tool("noop", {})).content[0].text
+        with anyio.fail_after(30):
+            while up.notices.held:
+                await anyio.sleep(0.01)
+        return r, up.updates_unsubscribed, nxt
+
+    r, counted, nxt = anyio.run(lambda: _with_upstream(HOSTILE, body, protocol="legacy", lean=lean))
+    assert not r.is_error and nxt == "ok"
+    assert got == ["hostile://real"], got
+    assert counted == sum(isinstance(u, str) for u in NEAR_URIS), counted  # the rest never parse as updates
 
 
 @PATHS
