@@ -39,6 +39,7 @@ _SN_DECIDE_CAPPED = PrologCall("sentinel_core", "sn_decide_capped", 10)
 _SN_DECIDE_INLINE = PrologCall("sentinel_core", "sn_decide_inline", 9)
 _SN_RENDER_KEPT = PrologCall("sentinel_core", "sn_render_kept_proof", 2)
 _SN_EXTRACT = PrologCall("sentinel_core", "sn_extract", 5)
+_SN_EXTRACT_TERM = PrologCall("sentinel_core", "sn_extract_term", 5)
 _SN_MIRROR = PrologCall("sentinel_core", "sn_mirror", 3)
 _SN_EFFECTS = PrologCall("sentinel_core", "sn_effects", 4)
 _SN_EFFECT_ACTIONS = PrologCall("sentinel_core", "sn_effect_actions", 6)
@@ -352,7 +353,21 @@ class PrologEngine(EngineThread):
     ) -> tuple[list[dict[str, Any]], list[str]]:
         """The facts the bindings of ``tool`` yield from a result, and the bindings (``Name/Arity``) it could
         not be read for (``fact_terms.pl``: their facts stay unknown)."""
-        out = await self.direct(_SN_EXTRACT, rb, tool, json_text(arguments), json_text(result))
+        args = json_text(arguments)
+
+        def job(_: Any) -> dict[str, Any]:
+            try:
+                # the result as a term built from the parsed value, else (not the C function's common case)
+                # as JSON text Prolog parses
+                text = _SN_EXTRACT_TERM.with_json(3, rb, tool, args, result)
+                if text is None:
+                    text = _SN_EXTRACT(rb, tool, args, json_text(result))
+            except PrologCallError as e:
+                raise EngineError(f"prolog error: {e}") from None
+            out: dict[str, Any] = from_prolog_json(text)
+            return out
+
+        out = await self.run(job)
         return list(out["facts"]), [str(u) for u in out.get("unreadable", [])]
 
     async def effects(self, rb: str, tool: str, arguments: dict[str, Any]) -> list[str]:

@@ -8,10 +8,10 @@ parsing), calls it, and reads the last argument (an atom holding JSON) back as t
 A call runs on the calling thread's own SWI-Prolog engine: the engine thread's, or (``PrologEngine.try_now``)
 that of a thread that already has one, such as the thread that initialised SWI-Prolog.
 
-The common case (ASCII texts, floats, integers) runs in one C function when the package was built with a C
-compiler (``prolog_call_native.c``, the same steps, ~1 us instead of ~10 us of ctypes calls); everything else,
-and every call of an install without it, takes the ctypes steps below. ``SENTINEL_PROLOG_CALL=ctypes`` in the
-environment (or ``use_native(False)``) turns the C function off.
+The common case (texts without a lone surrogate, floats, integers) runs in one C function when the package was
+built with a C compiler (``prolog_call_native.c``, the same steps, ~1 us instead of ~10 us of ctypes calls);
+everything else, and every call of an install without it, takes the ctypes steps below.
+``SENTINEL_PROLOG_CALL=ctypes`` in the environment (or ``use_native(False)``) turns the C function off.
 """
 
 from __future__ import annotations
@@ -54,12 +54,19 @@ def _load_native(lib: Any) -> ModuleType | None:
     names = ("PL_open_foreign_frame", "PL_discard_foreign_frame", "PL_new_term_refs", "PL_put_chars",
              "PL_put_float", "PL_put_int64", "PL_call_predicate", "PL_exception", "PL_clear_exception",
              "PL_get_nchars")
+    json_names = ("PL_new_term_ref", "PL_put_nil", "PL_cons_list", "PL_cons_functor_v", "PL_put_atom",
+                  "PL_new_atom", "PL_new_functor_sz")
     try:
-        prolog_call_native.bind(*(ctypes.cast(getattr(lib, n), ctypes.c_void_p).value or 0 for n in names))
+        prolog_call_native.bind(*(_address(lib, n) for n in names))
+        prolog_call_native.bind_json(*(_address(lib, n) for n in json_names))
     except (AttributeError, ValueError, TypeError) as e:  # a library without one of them: the ctypes steps
         log.warning("the C call into SWI-Prolog is off (%s); calls go through ctypes", e)
         return None
     return prolog_call_native
+
+
+def _address(lib: Any, name: str) -> int:
+    return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value or 0
 
 
 def use_native(on: bool) -> bool:
@@ -133,24 +140,48 @@ class PrologCall:
         self.module, self.name, self.arity = module, name, arity
         self._pred: Any = None
 
-    def __call__(self, *args: str | float | int) -> str:
+    def _predicate(self, args: tuple[Any, ...]) -> Any:
         if len(args) != self.arity - 1:
             raise ValueError(f"{self.name} takes {self.arity - 1} inputs")
         lib = _bind()
         if self._pred is None:
             self._pred = lib.PL_predicate(self.name.encode(), self.arity, self.module.encode())
+        return self._pred
+
+    def _answer(self, out: Any) -> str | None:
+        """The C function's answer: its text, an error raised, or None (NotImplemented: not its case)."""
+        if type(out) is str:
+            return out
+        if out is NotImplemented:
+            return None
+        what, detail = out
+        if what == 0:
+            raise _failed(self.name, detail)
+        if what == 1:
+            raise PrologCallError(f"{self.name}: cannot pass argument {detail}")
+        raise PrologCallError(f"{self.name}: the answer is not text")
+
+    def with_json(self, index: int, *args: Any) -> str | None:
+        """The call with ``args[index]``, a value of parsed JSON, put as the term atom_json_term/3 reads from
+        its text (``prolog_call_native.c``, call_json); None when the C function is off or the value is not
+        its common case: the caller then passes the JSON text to a predicate that parses it."""
+        pred = self._predicate(args)
+        native = _native
+        if native is None:
+            return None
+        return self._answer(native.call_json(pred, self.arity, args, index))
+
+    def __call__(self, *args: str | float | int) -> str:
+        pred = self._pred if self._pred is not None and len(args) == self.arity - 1 else self._predicate(args)
         native = _native
         if native is not None:
-            out = native.call(self._pred, self.arity, args)
-            if type(out) is str:
+            answer = native.call(pred, self.arity, args)
+            if type(answer) is str:  # the common case, first
+                return answer
+            out = self._answer(answer)
+            if out is not None:
                 return out
-            if out is not NotImplemented:
-                what, detail = out
-                if what == 0:
-                    raise _failed(self.name, detail)
-                if what == 1:
-                    raise PrologCallError(f"{self.name}: cannot pass argument {detail}")
-                raise PrologCallError(f"{self.name}: the answer is not text")
+        lib = _bind()
         fid = lib.PL_open_foreign_frame()
         try:
             t0 = lib.PL_new_term_refs(self.arity)
@@ -176,7 +207,7 @@ class PrologCall:
                     ok = lib.PL_put_float(t0 + i, float(a))
                 if not ok:
                     raise PrologCallError(f"{self.name}: cannot pass argument {i}")
-            if not lib.PL_call_predicate(None, _PL_Q_NODEBUG | _PL_Q_PASS_EXCEPTION, self._pred, t0):
+            if not lib.PL_call_predicate(None, _PL_Q_NODEBUG | _PL_Q_PASS_EXCEPTION, pred, t0):
                 ex = lib.PL_exception(None)
                 why = _text(lib, ex, _CVT_WRITEQ) if ex else None
                 if ex:

@@ -4,16 +4,26 @@
 
     Not linked against libswipl: prolog_call.py hands over the addresses of the functions pyswip's library
     already resolved (bind), so the module builds without SWI-Prolog's headers and uses the very library
-    pyswip loaded. It takes only the common case, exact str of ASCII text, exact float, exact int within 64
-    bits; anything else returns NotImplemented before any Prolog call, and the caller takes the ctypes path,
-    which knows every other case (non-ASCII text mapped as to_prolog_chars maps it, subclasses, errors).
+    pyswip loaded. It takes only the common case, exact str without a lone surrogate, exact float, exact int
+    within 64 bits; anything else returns NotImplemented before any Prolog call, and the caller takes the ctypes path,
+    which knows every other case (a lone surrogate mapped as to_prolog_chars maps it, subclasses, errors).
 
     call(pred, arity, args) returns the answer (the last argument, an atom or string) as str; NotImplemented;
     or a tuple (what, text): (0, None) the predicate failed, (0, text) it raised the exception written as
-    text, (1, i) argument i could not be put, (2, None) the answer is not text. */
+    text, (1, i) argument i could not be put, (2, None) the answer is not text.
+
+    call_json(pred, arity, args, index) is call(), but args[index] is any value of parsed JSON, put as the term
+    SWI-Prolog's atom_json_term/3 reads from its text with the options true(true), false(false), null(@(null)):
+    an object json([Key = Value, ...]) in its order, an array a list, a text an atom, true and false atoms,
+    null @(null), numbers as they are. A tool's result reached Prolog as JSON text that Prolog parsed character
+    by character (about a third of an extraction). Only the common case is built here: exact dict (text keys),
+    list, str without lone surrogates, bool, None, int within 64 bits and finite float, 256 levels deep at
+    most; anything else answers NotImplemented, with nothing left behind in Prolog, and the caller sends the
+    text as before (its parse decides what such a value is, as it always did). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 
 /* SWI-Prolog.h (9.x) */
@@ -41,6 +51,21 @@ static void (*clear_exception)(void);
 static int (*get_nchars)(term_t, size_t *, char **, unsigned int);
 static int bound = 0;
 
+/* call_json's term building (bind_json) */
+typedef uintptr_t atom_t;
+typedef uintptr_t functor_t;
+static term_t (*new_term_ref)(void);
+static int (*put_nil)(term_t);
+static int (*cons_list)(term_t, term_t, term_t);
+static int (*cons_functor_v)(term_t, functor_t, term_t);
+static int (*put_atom)(term_t, atom_t);
+static atom_t (*new_atom)(const char *);
+static functor_t (*new_functor)(atom_t, size_t);
+static functor_t json_1, eq_2, at_1;
+static atom_t atom_true, atom_false, atom_null;
+static int json_bound = 0, json_named = 0;
+#define MAX_JSON_DEPTH 256
+
 static PyObject *bind(PyObject *self, PyObject *args) {
     unsigned long long a[10];
     if (!PyArg_ParseTuple(args, "KKKKKKKKKK", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8],
@@ -65,6 +90,138 @@ static PyObject *bind(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *bind_json(PyObject *self, PyObject *args) {
+    unsigned long long a[7];
+    if (!PyArg_ParseTuple(args, "KKKKKKK", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6]))
+        return NULL;
+    for (int i = 0; i < 7; i++)
+        if (a[i] == 0) {
+            PyErr_SetString(PyExc_ValueError, "a null function address");
+            return NULL;
+        }
+    new_term_ref = (term_t(*)(void))(uintptr_t)a[0];
+    put_nil = (int (*)(term_t))(uintptr_t)a[1];
+    cons_list = (int (*)(term_t, term_t, term_t))(uintptr_t)a[2];
+    cons_functor_v = (int (*)(term_t, functor_t, term_t))(uintptr_t)a[3];
+    put_atom = (int (*)(term_t, atom_t))(uintptr_t)a[4];
+    new_atom = (atom_t(*)(const char *))(uintptr_t)a[5];
+    new_functor = (functor_t(*)(atom_t, size_t))(uintptr_t)a[6];
+    json_bound = 1;
+    Py_RETURN_NONE;
+}
+
+/* the atoms and functors a JSON term is made of, made on the first call_json: atoms are made by a thread
+   with a Prolog engine (bind_json may run on any thread), and live as long as the process (PL_new_atom
+   holds a reference). Two engine threads making them at once make the same handles. */
+static int json_names(void) {
+    if (json_named)
+        return 1;
+    atom_t j = new_atom("json"), eq = new_atom("="), at = new_atom("@");
+    atom_true = new_atom("true");
+    atom_false = new_atom("false");
+    atom_null = new_atom("null");
+    json_1 = new_functor(j, 1);
+    eq_2 = new_functor(eq, 2);
+    at_1 = new_functor(at, 1);
+    if (!j || !eq || !at || !atom_true || !atom_false || !atom_null || !json_1 || !eq_2 || !at_1)
+        return 0;
+    json_named = 1;
+    return 1;
+}
+
+/* put_json's outcomes */
+#define JSON_OK 1
+#define JSON_PROLOG 0     /* a Prolog call failed (its stacks are full) */
+#define JSON_PYTHON -1    /* a Python error is set */
+#define JSON_NOT_HERE -2  /* not the common case: the caller sends the text */
+
+static int put_text(term_t t, PyObject *v) {
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(v, &n);
+    if (s == NULL) { /* a lone surrogate: the text path maps it to its stand-in */
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            return JSON_PYTHON;
+        PyErr_Clear();
+        return JSON_NOT_HERE;
+    }
+    return put_chars(t, PL_ATOM | REP_UTF8, (size_t)n, s) ? JSON_OK : JSON_PROLOG;
+}
+
+/* v as atom_json_term/3 reads its JSON text, into t */
+static int put_json(term_t t, PyObject *v, int depth) {
+    if (PyUnicode_CheckExact(v))
+        return put_text(t, v);
+    if (v == Py_True || v == Py_False)
+        return put_atom(t, v == Py_True ? atom_true : atom_false) ? JSON_OK : JSON_PROLOG;
+    if (v == Py_None) {
+        term_t a = new_term_ref();
+        return a && put_atom(a, atom_null) && cons_functor_v(t, at_1, a) ? JSON_OK : JSON_PROLOG;
+    }
+    if (PyLong_CheckExact(v)) {
+        int overflow = 0;
+        long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (i == -1 && PyErr_Occurred())
+            return JSON_PYTHON;
+        if (overflow)
+            return JSON_NOT_HERE;
+        return put_int64(t, (int64_t)i) ? JSON_OK : JSON_PROLOG;
+    }
+    if (PyFloat_CheckExact(v)) {
+        double d = PyFloat_AS_DOUBLE(v);
+        if (!isfinite(d)) /* written NaN or Infinity, which the JSON reader refuses */
+            return JSON_NOT_HERE;
+        return put_float(t, d) ? JSON_OK : JSON_PROLOG;
+    }
+    if (depth >= MAX_JSON_DEPTH)
+        return JSON_NOT_HERE;
+    if (PyList_CheckExact(v)) {
+        term_t head = new_term_ref();
+        if (!head || !put_nil(t))
+            return JSON_PROLOG;
+        /* built from its end; the list is not changed meanwhile (this holds the interpreter lock) */
+        for (Py_ssize_t i = PyList_GET_SIZE(v) - 1; i >= 0; i--) {
+            int r = put_json(head, PyList_GET_ITEM(v, i), depth + 1);
+            if (r != JSON_OK)
+                return r;
+            if (!cons_list(t, head, t))
+                return JSON_PROLOG;
+        }
+        return JSON_OK;
+    }
+    if (PyDict_CheckExact(v)) {
+        Py_ssize_t n = PyDict_GET_SIZE(v), pos = 0, k = 0;
+        PyObject *key, *value;
+        PyObject **items = PyMem_Malloc(sizeof(PyObject *) * 2 * (size_t)(n > 0 ? n : 1));
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return JSON_PYTHON;
+        }
+        while (k < n && PyDict_Next(v, &pos, &key, &value)) {
+            items[2 * k] = key;
+            items[2 * k + 1] = value;
+            k++;
+        }
+        term_t kv = new_term_refs(2), pair = new_term_ref(), list = new_term_ref();
+        int r = kv && pair && list && put_nil(list) ? JSON_OK : JSON_PROLOG;
+        for (Py_ssize_t i = k - 1; r == JSON_OK && i >= 0; i--) {
+            if (!PyUnicode_CheckExact(items[2 * i])) { /* the encoder writes other keys as text */
+                r = JSON_NOT_HERE;
+                break;
+            }
+            r = put_text(kv, items[2 * i]);
+            if (r == JSON_OK)
+                r = put_json(kv + 1, items[2 * i + 1], depth + 1);
+            if (r == JSON_OK && !(cons_functor_v(pair, eq_2, kv) && cons_list(list, pair, list)))
+                r = JSON_PROLOG;
+        }
+        PyMem_Free(items);
+        if (r == JSON_OK && !cons_functor_v(t, json_1, list))
+            r = JSON_PROLOG;
+        return r;
+    }
+    return JSON_NOT_HERE;
+}
+
 /* the text of a term (copied out: SWI-Prolog's buffer lives until the frame is discarded), or NULL with no
    Python error when it is not text of the kinds asked */
 static PyObject *term_text(term_t t, unsigned int cvt) {
@@ -86,12 +243,9 @@ static PyObject *failure(long what, PyObject *text) {
     return out;
 }
 
-static PyObject *call(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
-    if (argc != 3 || !PyLong_CheckExact(argv[0]) || !PyLong_CheckExact(argv[1]) || !PyTuple_CheckExact(argv[2])) {
-        PyErr_SetString(PyExc_TypeError, "call(pred: int, arity: int, args: tuple)");
-        return NULL;
-    }
-    if (!bound) {
+/* call() and call_json(): json is the index of the argument put as a JSON term, or -1 */
+static PyObject *call_with(PyObject *const *argv, Py_ssize_t json) {
+    if (!bound || (json >= 0 && !json_bound)) {
         PyErr_SetString(PyExc_RuntimeError, "prolog_call_native is not bound to SWI-Prolog");
         return NULL;
     }
@@ -101,7 +255,7 @@ static PyObject *call(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     if (PyErr_Occurred())
         return NULL;
-    if (pred == NULL || arity < 1 || arity > MAX_ARITY || n != arity - 1) {
+    if (pred == NULL || arity < 1 || arity > MAX_ARITY || n != arity - 1 || json >= n) {
         PyErr_SetString(PyExc_ValueError, "a predicate, its arity (1 to 16) and arity - 1 inputs");
         return NULL;
     }
@@ -112,12 +266,16 @@ static PyObject *call(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(args, i);
         text[i] = NULL;
+        if (i == json)
+            continue;
         if (PyUnicode_CheckExact(a)) {
-            if (!PyUnicode_IS_ASCII(a))
-                Py_RETURN_NOTIMPLEMENTED;
             text[i] = PyUnicode_AsUTF8AndSize(a, &size[i]);
-            if (text[i] == NULL)
-                return NULL;
+            if (text[i] == NULL) { /* a lone surrogate: ctypes puts its stand-in (to_prolog_chars) */
+                if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+                    return NULL;
+                PyErr_Clear();
+                Py_RETURN_NOTIMPLEMENTED;
+            }
         } else if (PyLong_CheckExact(a)) {
             int overflow = 0;
             long long v = PyLong_AsLongLongAndOverflow(a, &overflow);
@@ -130,13 +288,28 @@ static PyObject *call(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
             Py_RETURN_NOTIMPLEMENTED;
         }
     }
+    if (json >= 0 && !json_names()) {
+        PyErr_SetString(PyExc_RuntimeError, "SWI-Prolog made no atom for a JSON term");
+        return NULL;
+    }
     fid_t fid = open_foreign_frame();
     term_t t0 = new_term_refs((int)arity);
     PyObject *out = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(args, i);
         int ok;
-        if (text[i] != NULL)
+        if (i == json) {
+            int r = put_json(t0 + i, a, 0);
+            if (r == JSON_NOT_HERE) {
+                out = Py_NewRef(Py_NotImplemented);
+                goto done;
+            }
+            if (r == JSON_PYTHON)
+                goto done;
+            if (r == JSON_PROLOG)
+                clear_exception(); /* a stack's resource error: this argument could not be put */
+            ok = r == JSON_OK;
+        } else if (text[i] != NULL)
             ok = put_chars(t0 + i, PL_ATOM | REP_UTF8, (size_t)size[i], text[i]);
         else if (PyFloat_CheckExact(a))
             ok = put_float(t0 + i, PyFloat_AS_DOUBLE(a));
@@ -170,9 +343,36 @@ done:
     return out;
 }
 
+static PyObject *call(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
+    if (argc != 3 || !PyLong_CheckExact(argv[0]) || !PyLong_CheckExact(argv[1]) || !PyTuple_CheckExact(argv[2])) {
+        PyErr_SetString(PyExc_TypeError, "call(pred: int, arity: int, args: tuple)");
+        return NULL;
+    }
+    return call_with(argv, -1);
+}
+
+static PyObject *call_json(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
+    if (argc != 4 || !PyLong_CheckExact(argv[0]) || !PyLong_CheckExact(argv[1]) || !PyTuple_CheckExact(argv[2]) ||
+        !PyLong_CheckExact(argv[3])) {
+        PyErr_SetString(PyExc_TypeError, "call_json(pred: int, arity: int, args: tuple, index: int)");
+        return NULL;
+    }
+    Py_ssize_t json = PyLong_AsSsize_t(argv[3]);
+    if (json == -1 && PyErr_Occurred())
+        return NULL;
+    if (json < 0) {
+        PyErr_SetString(PyExc_ValueError, "the JSON argument's index is not negative");
+        return NULL;
+    }
+    return call_with(argv, json);
+}
+
 static PyMethodDef methods[] = {
     {"bind", bind, METH_VARARGS, "bind(*addresses): the SWI-Prolog functions to call, by address"},
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "call(pred, arity, args): see the module"},
+    {"bind_json", bind_json, METH_VARARGS, "bind_json(*addresses): the functions call_json builds terms with"},
+    {"call_json", (PyCFunction)(void (*)(void))call_json, METH_FASTCALL,
+     "call_json(pred, arity, args, index): call() with args[index] put as a JSON term; see the module"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,7 +1,8 @@
 """A predicate called through the C function (``prolog_call_native.c``) is called exactly as through the
-ctypes steps: the same terms reach Prolog for every kind of input (the C function takes ASCII texts, floats
-and 64-bit integers, and hands everything else back to ctypes), the same answers and the same errors come
-back, its frames are discarded, and other Python threads run while Prolog works. Every comparison runs real
+ctypes steps: the same terms reach Prolog for every kind of input (the C function takes texts without a lone
+surrogate, floats and 64-bit integers, and hands everything else back to ctypes), the same answers and the
+same errors come back, its frames are discarded, and other Python threads run while Prolog works. A JSON
+value it puts as a term (call_json) is the term its text reads as. Every comparison runs real
 SWI-Prolog twice, the C function on and off."""
 
 from __future__ import annotations
@@ -243,3 +244,117 @@ def test_a_c_function_that_cannot_be_bound_leaves_the_ctypes_steps(native_module
     finally:
         monkeypatch.undo()
         assert prolog_call.use_native(True)
+
+
+# ---------------------------------------------------------------- a JSON value put as a term (call_json)
+
+SAME_TERM = PrologCall("user", "sn_test_json_same", 3)
+
+
+def json_pool() -> list[Any]:
+    """Values of parsed JSON at the edges of the C function's common case."""
+    hostile = [t for t in HOSTILE if not re.search("[\ud800-\udfff]", t)]  # a lone surrogate: the text's
+    texts = [*hostile, "", "a", "é", "日本", "\U0001f600", "\x00", "a\x00b", "\x7f", "\u2028", "\U0010f800",
+             "true", "false", "null", "@", "json", "=", "[]", "{}", "json([])", "0", "-1", "1.5", "1e5", " 1",
+             "\\u0041", '"', "\\", "x" * 5000]
+    numbers: list[Any] = [0, -1, 1, 7, 2**31, 2**62, 2**63 - 1, -(2**63), 0.0, -0.0, 1.5, 0.1, -2.25e-308,
+                          5e-324, 1e16, 1e22, 1e-7, 1.7976931348623157e308, 123456789.123456789, -3.0]
+    return [*texts, *numbers, True, False, None, [], {}, [[]], {"": None}]
+
+
+def random_json(rng: random.Random, pool: list[Any], depth: int = 0) -> Any:
+    r = rng.random()
+    if depth > 5 or r < 0.5:
+        return rng.choice(pool)
+    if r < 0.75:
+        return [random_json(rng, pool, depth + 1) for _ in range(rng.randint(0, 6))]
+    keys = [k for k in pool if isinstance(k, str) and len(k) < 100]
+    return {rng.choice(keys) if rng.random() < 0.6 else f"k{i}": random_json(rng, pool, depth + 1)
+            for i in range(rng.randint(0, 6))}
+
+
+def deep(levels: int) -> Any:
+    value: Any = "bottom"
+    for i in range(levels):
+        value = [value] if i % 2 else {"down": value}
+    return value
+
+
+@pytest.fixture(scope="module")
+def same_term() -> None:
+    shared_engine().run_sync(lambda p: list(p.query(
+        "assertz((user:sn_test_json_same(Text, Term, Out) :- "
+        "sentinel_core:atom_json_term(Text, Read, [true(true), false(false), null(@(null))]), "
+        "( Read == Term -> Out = same ; format(atom(Out), '~q <> ~q', [Read, Term]) )))")))
+
+
+def built_and_read(value: Any) -> str | None:
+    """What the term built in C is, against the term the value's JSON text reads as: "same", their texts, or
+    None when the C function left the value to the text."""
+    from sentinel_mcp.policy.prolog_text import json_text
+
+    text = json_text(value)
+    return shared_engine().run_sync(lambda _: SAME_TERM.with_json(1, text, value))
+
+
+def test_a_json_value_built_in_c_is_the_term_its_text_reads_as(native_module: Any, same_term: None) -> None:
+    """Objects in their order (keys of every kind of text), arrays, hostile and non-ASCII texts, NUL, the
+    texts "true", "null" and "[]" apart from true, null and [], integers to 64 bits, floats at their limits
+    and -0.0, nested 255 levels: the term built from the parsed value is exactly (==) the one Prolog reads
+    from the value's JSON text, for the edge values and 400 random documents."""
+    rng = random.Random(5171)
+    pool = json_pool()
+    values = [*pool, *([v] for v in pool), {str(i): v for i, v in enumerate(pool)}, deep(255),
+              *(random_json(rng, pool) for _ in range(400))]
+    for value in values:
+        assert built_and_read(value) == "same", repr(value)[:300]
+
+
+def test_values_outside_the_common_case_are_left_to_the_text(native_module: Any, same_term: None) -> None:
+    """A lone surrogate, an integer past 64 bits, NaN and the infinities, a tuple, bytes, a subclass of a
+    text, number or dict, a key that is not text, nesting past 256 levels, and any of these deep inside an
+    object after members already built: the C function answers None (nothing built, nothing called) and the
+    next value is built as before; with the C function off every value is left to the text."""
+    odd: list[Any] = ["a\ud800b", 2**63, -(2**63) - 1, 2**200, math.nan, math.inf, -math.inf, (1, 2), b"x",
+                      Text("t"), Real(1.5), Colour.RED, {1: "a"}, {None: 1}, object(), deep(257)]
+    for value in odd:
+        for wrapped in (value, [1, "a", value], {"a": [1, 2], "b": {"c": value}, "d": 3}):
+            assert built_and_read(wrapped) is None, repr(wrapped)[:200]
+        assert built_and_read({"after": [1, "x"]}) == "same"
+    prolog_call.use_native(False)
+    assert built_and_read({"a": 1}) is None
+    prolog_call.use_native(True)
+    assert built_and_read({"a": 1}) == "same"
+
+
+def test_a_call_with_a_json_term_leaves_no_term_reference_behind(native_module: Any, same_term: None) -> None:
+    """Built, left to the text half-way, or failed: the frame is discarded each time (the next term reference
+    made is the one made before), and a predicate that raises is reported as through call()."""
+    engine = shared_engine()
+    lib = prolog_call._bind()
+    doc = {"a": [1, 2.5, None, True, "x" * 100], "b": {"c": []}}
+    half = {"a": [1, 2.5], "b": {"c": 2**70}}
+    raises = PrologCall("user", "sn_test_raise", 2)
+
+    def refs_after(n: int) -> int:
+        for _ in range(n):
+            assert SAME_TERM.with_json(1, "{}", doc) is not None
+            assert SAME_TERM.with_json(1, "{}", half) is None
+            with pytest.raises(prolog_call.PrologCallError, match="sn_test_raise raised error"):
+                raises.with_json(0, doc)
+        fid = lib.PL_open_foreign_frame()
+        try:
+            return int(lib.PL_new_term_refs(1))
+        finally:
+            lib.PL_discard_foreign_frame(fid)
+
+    before = engine.run_sync(lambda _: refs_after(0))
+    assert engine.run_sync(lambda _: refs_after(3_000)) == before
+    with pytest.raises(TypeError):
+        native_module.call_json(1, 2, ("a",))
+    with pytest.raises(ValueError):
+        native_module.call_json(1, 3, ("a", "b"), 2)  # the JSON argument past the inputs
+    with pytest.raises(ValueError):
+        native_module.call_json(1, 3, ("a", "b"), -1)
+    with pytest.raises(ValueError):
+        native_module.bind_json(*([0] * 7))

@@ -6,12 +6,15 @@ bindings."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sentinel_mcp.policy import prolog_call
 from sentinel_mcp.policy.engine import PrologEngine
+from sentinel_mcp.policy.engine_thread import EngineError
 from sentinel_mcp.policy.rulebase import load_rulebase
 
 pytestmark = pytest.mark.timeout(60)
@@ -145,3 +148,57 @@ async def test_a_hostile_text_in_a_result_comes_back_exactly_as_data(engine: Any
     owner = [f for f in facts if f["predicate"] == "owner"]
     assert [f["args"] for f in owner] == [[text, text]]
     assert (await eng.fact_json(owner[0]["fact"]))["args"] == [text, text]  # its text reads back the same
+
+
+def _mutations(rng: random.Random, value: Any, odd: list[Any]) -> Any:
+    """The value with some of its members dropped, nulled, retyped or swapped for odd values, at any depth."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            r = rng.random()
+            if r < 0.1:
+                continue
+            out[k] = rng.choice(odd) if r < 0.25 else _mutations(rng, v, odd)
+        return out
+    if isinstance(value, list):
+        items = [_mutations(rng, v, odd) for v in value if rng.random() > 0.1]
+        return items if rng.random() > 0.1 else {str(i): v for i, v in enumerate(items)}
+    return rng.choice(odd) if rng.random() < 0.2 else value
+
+
+async def test_a_result_built_as_a_term_in_c_yields_what_its_json_text_does(
+    engine: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The result reaches Prolog as a term built from the parsed value (prolog_call_native.c) or, with the C
+    function off or outside its common case (a lone surrogate, an integer past 64 bits, NaN), as JSON text
+    Prolog parses: 300 mutated results (fields dropped, nulled, retyped, arrays turned objects, hostile
+    texts, big and odd numbers) yield the same facts and unreadable bindings both ways."""
+    eng, module = engine
+    rng = random.Random(3313)
+    odd: list[Any] = [*HOSTILE, None, True, False, 0, -1, 2**63 - 1, 2**64, 1.5, -0.0, 1e300, float("nan"),
+                      [], {}, "true", "null", "[]", [None], {"flight": None}]
+    results = [RESULT, *(_mutations(rng, RESULT, odd) for _ in range(300))]
+    was = prolog_call.native_in_use()
+    native = pytest.importorskip("sentinel_mcp.policy.prolog_call_native")
+    built = {"term": 0, "text": 0}
+    call_json = native.call_json
+
+    def counted(*args: Any) -> Any:
+        out = call_json(*args)
+        built["text" if out is NotImplemented else "term"] += 1
+        return out
+
+    monkeypatch.setattr(native, "call_json", counted)
+    try:
+        for result in results:
+            answers = []
+            for on in (True, False):
+                prolog_call.use_native(on)
+                try:
+                    answers.append(await eng.extract(module, "t__get", {"id": "R1"}, result))
+                except EngineError as e:  # NaN is no JSON: the text path refuses it, and so must both
+                    answers.append(("error", str(e)[:80]))
+            assert answers[0] == answers[1], repr(result)[:300]
+        assert built["term"] >= 100 and built["text"] >= 30, built  # both paths taken
+    finally:
+        prolog_call.use_native(was)

@@ -27,8 +27,13 @@ fact_key(G, N, K) :-
 %  be read for. Such a binding gets no fetched marker: its facts stay unknown, never "looked up, nothing
 %  there" (which a negation would turn into a permission), and the fetch counts as failed (solver.py).
 sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
-    from_json_atom(ArgsJson, json(CallArgs)),
     atom_json_term(ResultJson, Result, [true(true), false(false), null(@(null))]),  % JSON null apart from "null"
+    sn_extract_term(RB, Tool, ArgsJson, Result, Out).
+
+%  sn_extract_term(+RB, +Tool, +ArgsJson, +Result, -Out): sn_extract/5 given the result as the term its JSON
+%  text reads as (PrologCall.with_json builds it in C from the parsed value: no text written and read again).
+sn_extract_term(RB, Tool, ArgsJson, Result, Out) :-
+    from_json_atom(ArgsJson, json(CallArgs)),
     findall(I, ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
                  binding_items(H, BArgs, Ex, O, Tool, Result, Is), member(I, Is) ),
             Items),
