@@ -10,6 +10,9 @@ SENTINEL_PROLOG_CALL=ctypes``: one tree, the guard's C call off in the base).
 ``--upstream ERA``: instead, both gateways front one real Python MCP upstream (the test toolbox over
 streamable HTTP, ``"protocol": ERA``) calling its ``noop``, and the upstream's own direct rate is measured
 in the same rounds.
+``--airline``: instead, both gateways front the airline example's server over streamable HTTP with the
+shipped airline rulebase and call ``get_reservation_details`` (a read the guard learns ~26 facts from:
+``pipeline_capacity.airline_read``'s load), with the server's own direct rate in the same rounds.
 ``--era 2025-11-25``: the calls are of the handshake era instead, all 16 connections on one session per
 server (opened first), each request with its own id.
 Each tree runs with its own ``.venv`` when it has one (else this interpreter) and its sources first on the
@@ -38,6 +41,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--upstream", choices=["auto", "legacy", "modern"], default=None)
+    ap.add_argument("--airline", action="store_true", help="the airline read the guard learns from")
     ap.add_argument("--base-env", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--era", choices=[MODERN, "2025-11-25"], default=MODERN, help="the calls' protocol era")
     args = ap.parse_args()
@@ -45,8 +49,19 @@ def main() -> None:
     servers = {}
     up = None
     tool, upstreams, builtins = "bench__noop", {}, ["bench"]
+    direct_tool, arguments, rulebases, seeds = "noop", None, ("default.pl",), None
     try:
-        if args.upstream:
+        if args.airline:
+            port = pc.free_port()
+            direct = f"http://127.0.0.1:{port}/mcp"
+            up = pc.start([sys.executable, "-m", "examples.airline", "--http", str(port)], direct,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+            tool, direct_tool, builtins = "airline__get_reservation_details", "get_reservation_details", []
+            upstreams = {"airline": {"url": direct}}
+            arguments = {"reservation_id": "8C8K4E"}
+            rulebases = ("default.pl", "airline.pl")
+            seeds = {"current_user": "mia_li_3668", "today": "2024-05-15"}
+        elif args.upstream:
             port = pc.free_port()
             direct = f"http://127.0.0.1:{port}/mcp"
             up = pc.start([sys.executable, pc.TOOLBOX, "--http", str(port)], direct)
@@ -59,17 +74,19 @@ def main() -> None:
             pc.ENV = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(tree)}
             if name == "base":
                 pc.ENV.update(kv.split("=", 1) for kv in args.base_env)
-            servers[name] = pc.sentinel(tmp, upstreams, builtins, name.replace(" ", "-"))
+            servers[name] = pc.sentinel(tmp, upstreams, builtins, name.replace(" ", "-"), rulebases, seeds)
         era = args.era
         sessions = {name: handshake(url) if era != MODERN else None for name, (_, url) in servers.items()}
-        calls = {name: (call_body(tool, era), call_headers(tool, era, sessions[name])) for name in servers}
+        calls = {name: (call_body(tool, era, arguments), call_headers(tool, era, sessions[name]))
+                 for name in servers}
         if up is not None:
             servers["direct"] = (up, direct)
             sid = handshake(direct, None) if era != MODERN else None
-            calls["direct"] = (call_body("noop", era), call_headers("noop", era, sid, token=None))
+            calls["direct"] = (call_body(direct_tool, era, arguments),
+                               call_headers(direct_tool, era, sid, token=None))
         for name, (proc, url) in servers.items():
             if name != "direct":
-                check_call(url, tool, era, sessions[name], TOKEN)
+                check_call(url, tool, era, sessions[name], TOKEN, arguments)
             wrk(url, *calls[name], seconds=1, server_pid=proc.pid)  # warm up
         results: dict[str, list] = {name: [] for name in servers}
         for _ in range(args.rounds):
