@@ -44,6 +44,8 @@ _lib: Any = None
 _string_at = ctypes.string_at
 _native: ModuleType | None = None  # the C function's module, bound to pyswip's library (_bind)
 _native_wanted = os.environ.get("SENTINEL_PROLOG_CALL", "") != "ctypes"
+_mark_strings: Any = None  # PL_mark_string_buffers, PL_release_string_buffers_from_mark (_bind)
+_release_strings: Any = None
 
 
 def _load_native(lib: Any) -> ModuleType | None:
@@ -53,7 +55,7 @@ def _load_native(lib: Any) -> ModuleType | None:
         return None
     names = ("PL_open_foreign_frame", "PL_discard_foreign_frame", "PL_new_term_refs", "PL_put_chars",
              "PL_put_float", "PL_put_int64", "PL_call_predicate", "PL_exception", "PL_clear_exception",
-             "PL_get_nchars")
+             "PL_get_nchars", "PL_mark_string_buffers", "PL_release_string_buffers_from_mark")
     json_names = ("PL_new_term_ref", "PL_put_nil", "PL_cons_list", "PL_cons_functor_v", "PL_put_atom",
                   "PL_new_atom", "PL_new_functor_sz")
     try:
@@ -115,6 +117,11 @@ def _bind() -> Any:
         lib.PL_exception.restype = size_t
         lib.PL_clear_exception.argtypes = []
         lib.PL_clear_exception.restype = None
+        # functions of their own, not pyswip's objects (pyswip declares these two for its own use, otherwise)
+        global _mark_strings, _release_strings
+        _mark_strings = ctypes.CFUNCTYPE(None, vp)(_address(lib, "PL_mark_string_buffers"))
+        release = _address(lib, "PL_release_string_buffers_from_mark")
+        _release_strings = ctypes.CFUNCTYPE(None, size_t)(release)
         lib.PL_thread_self.argtypes = []
         lib.PL_thread_self.restype = c_int
         _lib = lib
@@ -230,14 +237,16 @@ def _failed(name: str, why: str | None) -> PrologCallError:
 
 
 class _TextBuffers(threading.local):
-    """The length and pointer PL_get_nchars fills, made once per thread (two ctypes objects and their byref
-    per answer otherwise: a few microseconds of every decision)."""
+    """The length, pointer and string mark PL_get_nchars and its release use, made once per thread (ctypes
+    objects and their byref per answer otherwise: a few microseconds of every decision)."""
 
     def __init__(self) -> None:
         self.n = ctypes.c_size_t()
         self.s = ctypes.c_char_p()
+        self.mark = ctypes.c_size_t()
         self.n_ref = ctypes.byref(self.n)
         self.s_ref = ctypes.byref(self.s)
+        self.mark_ref = ctypes.byref(self.mark)
 
 
 _buffers = _TextBuffers()
@@ -245,7 +254,13 @@ _buffers = _TextBuffers()
 
 def _text(lib: Any, term: int, cvt: int) -> str | None:
     buf = _buffers
-    if not lib.PL_get_nchars(term, buf.n_ref, buf.s_ref, cvt | _BUF_STACK | _REP_UTF8):
-        return None
-    # the bytes are SWI-Prolog's (its stack) until the frame is discarded: copied out here
-    return _string_at(buf.s, buf.n.value).decode("utf-8", "replace")
+    # a text read with BUF_STACK stays on the thread's stack of strings until released (discarding the frame
+    # does not): about a million of them abort the process ("Too many stacked strings")
+    _mark_strings(buf.mark_ref)
+    try:
+        if not lib.PL_get_nchars(term, buf.n_ref, buf.s_ref, cvt | _BUF_STACK | _REP_UTF8):
+            return None
+        # the bytes are SWI-Prolog's (its stack) until released: copied out here
+        return _string_at(buf.s, buf.n.value).decode("utf-8", "replace")
+    finally:
+        _release_strings(buf.mark.value)

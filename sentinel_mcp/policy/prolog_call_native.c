@@ -49,6 +49,8 @@ static int (*call_predicate)(void *, int, void *, term_t);
 static term_t (*exception_term)(void *);
 static void (*clear_exception)(void);
 static int (*get_nchars)(term_t, size_t *, char **, unsigned int);
+static void (*mark_string_buffers)(uintptr_t *);
+static void (*release_string_buffers)(uintptr_t);
 static int bound = 0;
 
 /* call_json's term building (bind_json) */
@@ -67,11 +69,11 @@ static int json_bound = 0, json_named = 0;
 #define MAX_JSON_DEPTH 256
 
 static PyObject *bind(PyObject *self, PyObject *args) {
-    unsigned long long a[10];
-    if (!PyArg_ParseTuple(args, "KKKKKKKKKK", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8],
-                          &a[9]))
+    unsigned long long a[12];
+    if (!PyArg_ParseTuple(args, "KKKKKKKKKKKK", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8],
+                          &a[9], &a[10], &a[11]))
         return NULL;
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 12; i++)
         if (a[i] == 0) {
             PyErr_SetString(PyExc_ValueError, "a null function address");
             return NULL;
@@ -86,6 +88,8 @@ static PyObject *bind(PyObject *self, PyObject *args) {
     exception_term = (term_t(*)(void *))(uintptr_t)a[7];
     clear_exception = (void (*)(void))(uintptr_t)a[8];
     get_nchars = (int (*)(term_t, size_t *, char **, unsigned int))(uintptr_t)a[9];
+    mark_string_buffers = (void (*)(uintptr_t *))(uintptr_t)a[10];
+    release_string_buffers = (void (*)(uintptr_t))(uintptr_t)a[11];
     bound = 1;
     Py_RETURN_NONE;
 }
@@ -292,6 +296,10 @@ static PyObject *call_with(PyObject *const *argv, Py_ssize_t json) {
         PyErr_SetString(PyExc_RuntimeError, "SWI-Prolog made no atom for a JSON term");
         return NULL;
     }
+    /* a text read with BUF_STACK stays on the thread's stack of strings until released (a foreign frame does
+       not release it): about a million of them abort the process ("Too many stacked strings") */
+    uintptr_t strings;
+    mark_string_buffers(&strings);
     fid_t fid = open_foreign_frame();
     term_t t0 = new_term_refs((int)arity);
     PyObject *out = NULL;
@@ -340,6 +348,7 @@ static PyObject *call_with(PyObject *const *argv, Py_ssize_t json) {
         out = failure(2, NULL);
 done:
     discard_foreign_frame(fid);
+    release_string_buffers(strings); /* the texts are copied into Python's */
     return out;
 }
 

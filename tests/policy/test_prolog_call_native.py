@@ -7,6 +7,7 @@ SWI-Prolog twice, the C function on and off."""
 
 from __future__ import annotations
 
+import ctypes
 import enum
 import math
 import os
@@ -185,7 +186,7 @@ def test_the_c_function_checks_what_it_is_given(native_module: Any) -> None:
     with pytest.raises(ValueError):
         native.call(1, 40, tuple("a" * 39))
     with pytest.raises(ValueError):
-        native.bind(*([0] * 10))
+        native.bind(*([0] * 12))
     with pytest.raises(ValueError):
         ECHO("a", "b")
 
@@ -358,3 +359,32 @@ def test_a_call_with_a_json_term_leaves_no_term_reference_behind(native_module: 
         native_module.call_json(1, 3, ("a", "b"), -1)
     with pytest.raises(ValueError):
         native_module.bind_json(*([0] * 7))
+
+
+def test_answers_leave_no_text_on_prologs_stack_of_strings(native_module: Any) -> None:
+    """Every text read from Prolog with BUF_STACK (an answer, an exception's text) is released after the call:
+    the thread's mark of its stack of strings is where it was after thousands of calls through the C function
+    and through ctypes. Before, one text a call
+    stayed, and about a million calls on one thread aborted the process ("Too many stacked strings"; a
+    gateway's engine thread makes a few calls a tool call)."""
+    engine = shared_engine()
+    lib = prolog_call._bind()
+    raises = PrologCall("user", "sn_test_raise", 2)
+
+    def mark() -> int:
+        m = ctypes.c_size_t()
+        lib.PL_mark_string_buffers(ctypes.byref(m))
+        return m.value
+
+    def calls(n: int) -> int:
+        for i in range(n):
+            assert ECHO(f"a{i}", "b", 1.0, 2)
+            with pytest.raises(prolog_call.PrologCallError):
+                raises("x")
+        return mark()
+
+    for on in (True, False):
+        prolog_call.use_native(on)
+        before = engine.run_sync(lambda _: calls(0))
+        assert engine.run_sync(lambda _: calls(2_000)) == before, f"native {on}"
+    prolog_call.use_native(True)
