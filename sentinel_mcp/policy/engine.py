@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, TypeVar
 
 from sentinel_mcp.policy.engine_thread import EngineError, EngineThread, settle_soon
-from sentinel_mcp.policy.prolog_call import PrologCall, PrologCallError
+from sentinel_mcp.policy.prolog_call import NOT_NATIVE, PrologCall, PrologCallError
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, json_text, quote_atom
 
 __all__ = ["DEFAULT_INFERENCE_LIMIT", "LOAD_INFERENCE_LIMIT", "EngineError", "KeptProof", "PrologEngine",
@@ -357,14 +357,13 @@ class PrologEngine(EngineThread):
 
         def job(_: Any) -> dict[str, Any]:
             try:
-                # the result as a term built from the parsed value, else (not the C function's common case)
-                # as JSON text Prolog parses
-                text = _SN_EXTRACT_TERM.with_json(3, rb, tool, args, result)
-                if text is None:
-                    text = _SN_EXTRACT(rb, tool, args, json_text(result))
+                # the result and the facts as terms, built and read in C, else (not the C function's common
+                # case) as JSON text, parsed and written by Prolog
+                out: dict[str, Any] = _SN_EXTRACT_TERM.json_call(3, rb, tool, args, result)
+                if out is NOT_NATIVE:
+                    out = from_prolog_json(_SN_EXTRACT(rb, tool, args, json_text(result)))
             except PrologCallError as e:
                 raise EngineError(f"prolog error: {e}") from None
-            out: dict[str, Any] = from_prolog_json(text)
             return out
 
         out = await self.run(job)

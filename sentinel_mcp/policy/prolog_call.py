@@ -57,7 +57,9 @@ def _load_native(lib: Any) -> ModuleType | None:
              "PL_put_float", "PL_put_int64", "PL_call_predicate", "PL_exception", "PL_clear_exception",
              "PL_get_nchars", "PL_mark_string_buffers", "PL_release_string_buffers_from_mark")
     json_names = ("PL_new_term_ref", "PL_put_nil", "PL_cons_list", "PL_cons_functor_v", "PL_put_atom",
-                  "PL_new_atom", "PL_new_functor_sz")
+                  "PL_new_atom", "PL_new_functor_sz", "PL_term_type", "PL_get_list", "PL_get_functor",
+                  "PL_get_arg_sz", "PL_get_float", "PL_get_int64", "PL_get_atom", "PL_put_term",
+                  "PL_is_acyclic")
     try:
         prolog_call_native.bind(*(_address(lib, n) for n in names))
         prolog_call_native.bind_json(*(_address(lib, n) for n in json_names))
@@ -135,6 +137,10 @@ def thread_has_engine() -> bool:
     return bool(_bind().PL_thread_self() > 0)
 
 
+# PrologCall.json_call's answer when the C function did not make the call
+NOT_NATIVE: Any = type("NotNative", (), {"__repr__": lambda self: "NOT_NATIVE"})()
+
+
 class PrologCallError(PolicyError):
     """The predicate failed or raised (its text, when it raised)."""
 
@@ -168,15 +174,20 @@ class PrologCall:
             raise PrologCallError(f"{self.name}: cannot pass argument {detail}")
         raise PrologCallError(f"{self.name}: the answer is not text")
 
-    def with_json(self, index: int, *args: Any) -> str | None:
-        """The call with ``args[index]``, a value of parsed JSON, put as the term atom_json_term/3 reads from
-        its text (``prolog_call_native.c``, call_json); None when the C function is off or the value is not
-        its common case: the caller then passes the JSON text to a predicate that parses it."""
+    def json_call(self, index: int, *args: Any) -> Any:
+        """The call with ``args[index]`` (a value of parsed JSON; -1: none) put as the term atom_json_term/3
+        reads from its text, and Out a term returned as the value of the JSON text json_text.pl writes of it
+        (from_prolog_json's): ``prolog_call_native.c``'s call_json, no text written or parsed on either side.
+        NOT_NATIVE when the C function is off or a value is not its common case: the caller then takes the
+        text path (a predicate given JSON text and answering it)."""
         pred = self._predicate(args)
         native = _native
         if native is None:
-            return None
-        return self._answer(native.call_json(pred, self.arity, args, index))
+            return NOT_NATIVE
+        out = native.call_json(pred, self.arity, args, index, True)
+        if type(out) is tuple:
+            self._answer(out)  # raises
+        return NOT_NATIVE if out is NotImplemented else out
 
     def __call__(self, *args: str | float | int) -> str:
         pred = self._pred if self._pred is not None and len(args) == self.arity - 1 else self._predicate(args)

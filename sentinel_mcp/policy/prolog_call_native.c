@@ -5,21 +5,26 @@
     Not linked against libswipl: prolog_call.py hands over the addresses of the functions pyswip's library
     already resolved (bind), so the module builds without SWI-Prolog's headers and uses the very library
     pyswip loaded. It takes only the common case, exact str without a lone surrogate, exact float, exact int
-    within 64 bits; anything else returns NotImplemented before any Prolog call, and the caller takes the ctypes path,
-    which knows every other case (a lone surrogate mapped as to_prolog_chars maps it, subclasses, errors).
+    within 64 bits; anything else returns NotImplemented before any Prolog call, and the caller takes the
+    ctypes path, which knows every other case (a lone surrogate mapped as to_prolog_chars maps it, subclasses,
+    errors).
 
     call(pred, arity, args) returns the answer (the last argument, an atom or string) as str; NotImplemented;
     or a tuple (what, text): (0, None) the predicate failed, (0, text) it raised the exception written as
     text, (1, i) argument i could not be put, (2, None) the answer is not text.
 
-    call_json(pred, arity, args, index) is call(), but args[index] is any value of parsed JSON, put as the term
-    SWI-Prolog's atom_json_term/3 reads from its text with the options true(true), false(false), null(@(null)):
-    an object json([Key = Value, ...]) in its order, an array a list, a text an atom, true and false atoms,
-    null @(null), numbers as they are. A tool's result reached Prolog as JSON text that Prolog parsed character
-    by character (about a third of an extraction). Only the common case is built here: exact dict (text keys),
-    list, str without lone surrogates, bool, None, int within 64 bits and finite float, 256 levels deep at
-    most; anything else answers NotImplemented, with nothing left behind in Prolog, and the caller sends the
-    text as before (its parse decides what such a value is, as it always did). */
+    call_json(pred, arity, args, index, answer_json) is call() with JSON terms in and out. args[index] (unless
+    index is -1) is any value of parsed JSON, put as the term SWI-Prolog's atom_json_term/3 reads from its
+    text with the options true(true), false(false), null(@(null)): an object json([Key = Value, ...]) in its
+    order, an array a list, a text an atom, true and false atoms, null @(null), numbers as they are. With
+    answer_json the answer is a term returned as the value Python's json.loads reads from the text
+    json_text.pl writes of it (then from_prolog_json's). A tool's result reached Prolog as JSON text it parsed
+    character by character, and its facts came back as JSON text written and parsed again: together about
+    half of an extraction. Only the common case is built or read here (exact dict with text keys, list, str
+    without a lone surrogate, bool, None, int within 64 bits, finite float, 256 levels deep at most; back,
+    the terms json_text.pl writes without the library's help but texts needing escapes, which are taken as
+    they are); anything else answers NotImplemented, with nothing left behind in Prolog, and the caller
+    takes the text path, which decides what such a value is, as it always did. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -63,10 +68,26 @@ static int (*cons_functor_v)(term_t, functor_t, term_t);
 static int (*put_atom)(term_t, atom_t);
 static atom_t (*new_atom)(const char *);
 static functor_t (*new_functor)(atom_t, size_t);
-static functor_t json_1, eq_2, at_1;
+static int (*put_term)(term_t, term_t);
+static int (*is_acyclic)(term_t);
+static int (*term_type)(term_t);
+static int (*get_list)(term_t, term_t, term_t);
+static int (*get_functor)(term_t, functor_t *);
+static int (*get_arg)(size_t, term_t, term_t);
+static int (*get_float)(term_t, double *);
+static int (*get_int64)(term_t, int64_t *);
+static int (*get_atom)(term_t, atom_t *);
+static functor_t json_1, eq_2, at_1, minus_2;
 static atom_t atom_true, atom_false, atom_null;
 static int json_bound = 0, json_named = 0;
 #define MAX_JSON_DEPTH 256
+#define PL_VARIABLE 1
+#define PL_INTEGER 3
+#define PL_FLOAT 5
+#define PL_STRING 6
+#define PL_TERM 7
+#define PL_NIL 8
+#define PL_LIST_PAIR 10
 
 static PyObject *bind(PyObject *self, PyObject *args) {
     unsigned long long a[12];
@@ -95,10 +116,11 @@ static PyObject *bind(PyObject *self, PyObject *args) {
 }
 
 static PyObject *bind_json(PyObject *self, PyObject *args) {
-    unsigned long long a[7];
-    if (!PyArg_ParseTuple(args, "KKKKKKK", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6]))
+    unsigned long long a[16];
+    if (!PyArg_ParseTuple(args, "KKKKKKKKKKKKKKKK", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8],
+                          &a[9], &a[10], &a[11], &a[12], &a[13], &a[14], &a[15]))
         return NULL;
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 16; i++)
         if (a[i] == 0) {
             PyErr_SetString(PyExc_ValueError, "a null function address");
             return NULL;
@@ -110,6 +132,15 @@ static PyObject *bind_json(PyObject *self, PyObject *args) {
     put_atom = (int (*)(term_t, atom_t))(uintptr_t)a[4];
     new_atom = (atom_t(*)(const char *))(uintptr_t)a[5];
     new_functor = (functor_t(*)(atom_t, size_t))(uintptr_t)a[6];
+    term_type = (int (*)(term_t))(uintptr_t)a[7];
+    get_list = (int (*)(term_t, term_t, term_t))(uintptr_t)a[8];
+    get_functor = (int (*)(term_t, functor_t *))(uintptr_t)a[9];
+    get_arg = (int (*)(size_t, term_t, term_t))(uintptr_t)a[10];
+    get_float = (int (*)(term_t, double *))(uintptr_t)a[11];
+    get_int64 = (int (*)(term_t, int64_t *))(uintptr_t)a[12];
+    get_atom = (int (*)(term_t, atom_t *))(uintptr_t)a[13];
+    put_term = (int (*)(term_t, term_t))(uintptr_t)a[14];
+    is_acyclic = (int (*)(term_t))(uintptr_t)a[15];
     json_bound = 1;
     Py_RETURN_NONE;
 }
@@ -120,14 +151,16 @@ static PyObject *bind_json(PyObject *self, PyObject *args) {
 static int json_names(void) {
     if (json_named)
         return 1;
-    atom_t j = new_atom("json"), eq = new_atom("="), at = new_atom("@");
+    atom_t j = new_atom("json"), eq = new_atom("="), at = new_atom("@"), minus = new_atom("-");
     atom_true = new_atom("true");
     atom_false = new_atom("false");
     atom_null = new_atom("null");
     json_1 = new_functor(j, 1);
     eq_2 = new_functor(eq, 2);
     at_1 = new_functor(at, 1);
-    if (!j || !eq || !at || !atom_true || !atom_false || !atom_null || !json_1 || !eq_2 || !at_1)
+    minus_2 = new_functor(minus, 2);
+    if (!j || !eq || !at || !minus || !atom_true || !atom_false || !atom_null || !json_1 || !eq_2 || !at_1 ||
+        !minus_2)
         return 0;
     json_named = 1;
     return 1;
@@ -247,9 +280,181 @@ static PyObject *failure(long what, PyObject *text) {
     return out;
 }
 
-/* call() and call_json(): json is the index of the argument put as a JSON term, or -1 */
-static PyObject *call_with(PyObject *const *argv, Py_ssize_t json) {
-    if (!bound || (json >= 0 && !json_bound)) {
+/* A text of the answer as Python text; NULL with JSON_NOT_HERE in *r for text json_text.pl's answer would not
+   give the same way: a code point Python's UTF-8 decoder refuses (a surrogate), or one of the stand-ins
+   from_prolog_json maps back to a lone surrogate (U+10F800 and up). */
+static PyObject *answer_text(term_t t, int *r) {
+    size_t n = 0;
+    char *s = NULL;
+    if (!get_nchars(t, &n, &s, CVT_ATOM | CVT_STRING | BUF_STACK | REP_UTF8)) {
+        *r = JSON_NOT_HERE;
+        return NULL;
+    }
+    PyObject *text = PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, NULL);
+    if (text == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+            *r = JSON_PYTHON;
+            return NULL;
+        }
+        PyErr_Clear();
+        *r = JSON_NOT_HERE;
+        return NULL;
+    }
+    if (PyUnicode_MAX_CHAR_VALUE(text) > 0xFFFF) {
+        Py_ssize_t len = PyUnicode_GET_LENGTH(text);
+        int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        for (Py_ssize_t i = 0; i < len; i++)
+            if (PyUnicode_READ(kind, data, i) >= 0x10F800) {
+                Py_DECREF(text);
+                *r = JSON_NOT_HERE;
+                return NULL;
+            }
+    }
+    return text;
+}
+
+/* t as Python's json.loads reads the text json_text.pl writes of it (json(Pairs) an object of K = V or K - V
+   with text keys, lists, @(true), @(false), @(null), integers within 64 bits, finite floats, atoms and strings
+   as texts); NULL with *r JSON_NOT_HERE for any other term, which the text path writes (or refuses). t is
+   acyclic. */
+static PyObject *get_json(term_t t, int depth, int *r) {
+    if (depth >= MAX_JSON_DEPTH) {
+        *r = JSON_NOT_HERE;
+        return NULL;
+    }
+    switch (term_type(t)) {
+    case PL_ATOM:
+    case PL_STRING:
+        return answer_text(t, r);
+    case PL_INTEGER: {
+        int64_t i;
+        if (!get_int64(t, &i)) { /* past 64 bits */
+            *r = JSON_NOT_HERE;
+            return NULL;
+        }
+        PyObject *v = PyLong_FromLongLong((long long)i);
+        if (v == NULL)
+            *r = JSON_PYTHON;
+        return v;
+    }
+    case PL_FLOAT: {
+        double d;
+        if (!get_float(t, &d) || !isfinite(d)) {
+            *r = JSON_NOT_HERE;
+            return NULL;
+        }
+        PyObject *v = PyFloat_FromDouble(d);
+        if (v == NULL)
+            *r = JSON_PYTHON;
+        return v;
+    }
+    case PL_NIL: {
+        PyObject *v = PyList_New(0);
+        if (v == NULL)
+            *r = JSON_PYTHON;
+        return v;
+    }
+    case PL_LIST_PAIR: {
+        PyObject *list = PyList_New(0);
+        if (list == NULL) {
+            *r = JSON_PYTHON;
+            return NULL;
+        }
+        term_t rest = new_term_ref(), head = new_term_ref();
+        if (!rest || !head || !put_term(rest, t)) {
+            Py_DECREF(list);
+            *r = JSON_NOT_HERE;
+            return NULL;
+        }
+        while (get_list(rest, head, rest)) {
+            PyObject *item = get_json(head, depth + 1, r);
+            if (item == NULL || PyList_Append(list, item) < 0) {
+                if (item != NULL)
+                    *r = JSON_PYTHON;
+                Py_XDECREF(item);
+                Py_DECREF(list);
+                return NULL;
+            }
+            Py_DECREF(item);
+        }
+        if (term_type(rest) != PL_NIL) { /* a partial list */
+            Py_DECREF(list);
+            *r = JSON_NOT_HERE;
+            return NULL;
+        }
+        return list;
+    }
+    case PL_TERM: {
+        functor_t f;
+        term_t a = new_term_ref();
+        if (!a || !get_functor(t, &f) || !get_arg(1, t, a)) {
+            *r = JSON_NOT_HERE;
+            return NULL;
+        }
+        if (f == at_1) {
+            atom_t c;
+            if (get_atom(a, &c) && (c == atom_true || c == atom_false || c == atom_null)) {
+                PyObject *v = c == atom_true ? Py_True : c == atom_false ? Py_False : Py_None;
+                return Py_NewRef(v);
+            }
+            *r = JSON_NOT_HERE;
+            return NULL;
+        }
+        if (f != json_1) {
+            *r = JSON_NOT_HERE;
+            return NULL;
+        }
+        PyObject *dict = PyDict_New();
+        if (dict == NULL) {
+            *r = JSON_PYTHON;
+            return NULL;
+        }
+        term_t pair = new_term_ref(), k = new_term_ref(), v = new_term_ref();
+        if (!pair || !k || !v) {
+            Py_DECREF(dict);
+            *r = JSON_NOT_HERE;
+            return NULL;
+        }
+        while (get_list(a, pair, a)) {
+            functor_t pf;
+            int kt;
+            if (!get_functor(pair, &pf) || (pf != eq_2 && pf != minus_2) || !get_arg(1, pair, k) ||
+                !get_arg(2, pair, v) || ((kt = term_type(k)) != PL_ATOM && kt != PL_STRING)) {
+                Py_DECREF(dict);
+                *r = JSON_NOT_HERE;
+                return NULL;
+            }
+            PyObject *key = answer_text(k, r);
+            PyObject *value = key == NULL ? NULL : get_json(v, depth + 1, r);
+            /* a key twice: the last value, at the first one's place, as json.loads does */
+            int bad = value == NULL || PyDict_SetItem(dict, key, value) < 0;
+            if (bad && value != NULL)
+                *r = JSON_PYTHON;
+            Py_XDECREF(key);
+            Py_XDECREF(value);
+            if (bad) {
+                Py_DECREF(dict);
+                return NULL;
+            }
+        }
+        if (term_type(a) != PL_NIL) {
+            Py_DECREF(dict);
+            *r = JSON_NOT_HERE;
+            return NULL;
+        }
+        return dict;
+    }
+    default: /* a variable, a rational, a blob */
+        *r = JSON_NOT_HERE;
+        return NULL;
+    }
+}
+
+/* call() and call_json(): json is the index of the argument put as a JSON term, or -1; answer_json, whether
+   the answer is a term to give as Python's value of its JSON (else it is text) */
+static PyObject *call_with(PyObject *const *argv, Py_ssize_t json, int answer_json) {
+    if (!bound || ((json >= 0 || answer_json) && !json_bound)) {
         PyErr_SetString(PyExc_RuntimeError, "prolog_call_native is not bound to SWI-Prolog");
         return NULL;
     }
@@ -292,7 +497,7 @@ static PyObject *call_with(PyObject *const *argv, Py_ssize_t json) {
             Py_RETURN_NOTIMPLEMENTED;
         }
     }
-    if (json >= 0 && !json_names()) {
+    if ((json >= 0 || answer_json) && !json_names()) {
         PyErr_SetString(PyExc_RuntimeError, "SWI-Prolog made no atom for a JSON term");
         return NULL;
     }
@@ -343,6 +548,14 @@ static PyObject *call_with(PyObject *const *argv, Py_ssize_t json) {
         out = failure(0, why);
         goto done;
     }
+    if (answer_json) {
+        int r = JSON_NOT_HERE;
+        /* a cyclic term has no JSON (its lists would never end here) */
+        out = is_acyclic(t0 + arity - 1) ? get_json(t0 + arity - 1, 0, &r) : NULL;
+        if (out == NULL && r == JSON_NOT_HERE)
+            out = Py_NewRef(Py_NotImplemented);
+        goto done;
+    }
     out = term_text(t0 + arity - 1, CVT_ATOM | CVT_STRING);
     if (out == NULL)
         out = failure(2, NULL);
@@ -357,23 +570,24 @@ static PyObject *call(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
         PyErr_SetString(PyExc_TypeError, "call(pred: int, arity: int, args: tuple)");
         return NULL;
     }
-    return call_with(argv, -1);
+    return call_with(argv, -1, 0);
 }
 
 static PyObject *call_json(PyObject *self, PyObject *const *argv, Py_ssize_t argc) {
-    if (argc != 4 || !PyLong_CheckExact(argv[0]) || !PyLong_CheckExact(argv[1]) || !PyTuple_CheckExact(argv[2]) ||
-        !PyLong_CheckExact(argv[3])) {
-        PyErr_SetString(PyExc_TypeError, "call_json(pred: int, arity: int, args: tuple, index: int)");
+    if (argc != 5 || !PyLong_CheckExact(argv[0]) || !PyLong_CheckExact(argv[1]) || !PyTuple_CheckExact(argv[2]) ||
+        !PyLong_CheckExact(argv[3]) || !PyBool_Check(argv[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "call_json(pred: int, arity: int, args: tuple, index: int, answer_json: bool)");
         return NULL;
     }
     Py_ssize_t json = PyLong_AsSsize_t(argv[3]);
     if (json == -1 && PyErr_Occurred())
         return NULL;
-    if (json < 0) {
-        PyErr_SetString(PyExc_ValueError, "the JSON argument's index is not negative");
+    if (json < -1) {
+        PyErr_SetString(PyExc_ValueError, "the JSON argument's index is -1 (none) or an input's");
         return NULL;
     }
-    return call_with(argv, json);
+    return call_with(argv, json, argv[4] == Py_True);
 }
 
 static PyMethodDef methods[] = {
@@ -381,7 +595,7 @@ static PyMethodDef methods[] = {
     {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "call(pred, arity, args): see the module"},
     {"bind_json", bind_json, METH_VARARGS, "bind_json(*addresses): the functions call_json builds terms with"},
     {"call_json", (PyCFunction)(void (*)(void))call_json, METH_FASTCALL,
-     "call_json(pred, arity, args, index): call() with args[index] put as a JSON term; see the module"},
+     "call_json(pred, arity, args, index, answer_json): call() with JSON terms in and out; see the module"},
     {NULL, NULL, 0, NULL},
 };
 

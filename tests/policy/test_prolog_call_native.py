@@ -24,7 +24,8 @@ import pytest
 
 from sentinel_mcp.policy import prolog_call
 from sentinel_mcp.policy.engine import shared_engine
-from sentinel_mcp.policy.prolog_call import PrologCall
+from sentinel_mcp.policy.prolog_call import NOT_NATIVE, PrologCall
+from sentinel_mcp.policy.prolog_text import from_prolog_json, json_text
 from tests.policy.test_lazy_proofs import HOSTILE
 
 ECHO = PrologCall("user", "sn_test_echo", 5)
@@ -292,10 +293,9 @@ def same_term() -> None:
 def built_and_read(value: Any) -> str | None:
     """What the term built in C is, against the term the value's JSON text reads as: "same", their texts, or
     None when the C function left the value to the text."""
-    from sentinel_mcp.policy.prolog_text import json_text
-
     text = json_text(value)
-    return shared_engine().run_sync(lambda _: SAME_TERM.with_json(1, text, value))
+    out = shared_engine().run_sync(lambda _: SAME_TERM.json_call(1, text, value))
+    return None if out is NOT_NATIVE else out
 
 
 def test_a_json_value_built_in_c_is_the_term_its_text_reads_as(native_module: Any, same_term: None) -> None:
@@ -339,10 +339,10 @@ def test_a_call_with_a_json_term_leaves_no_term_reference_behind(native_module: 
 
     def refs_after(n: int) -> int:
         for _ in range(n):
-            assert SAME_TERM.with_json(1, "{}", doc) is not None
-            assert SAME_TERM.with_json(1, "{}", half) is None
+            assert SAME_TERM.json_call(1, "{}", doc) is not NOT_NATIVE
+            assert SAME_TERM.json_call(1, "{}", half) is NOT_NATIVE
             with pytest.raises(prolog_call.PrologCallError, match="sn_test_raise raised error"):
-                raises.with_json(0, doc)
+                raises.json_call(0, doc)
         fid = lib.PL_open_foreign_frame()
         try:
             return int(lib.PL_new_term_refs(1))
@@ -352,24 +352,136 @@ def test_a_call_with_a_json_term_leaves_no_term_reference_behind(native_module: 
     before = engine.run_sync(lambda _: refs_after(0))
     assert engine.run_sync(lambda _: refs_after(3_000)) == before
     with pytest.raises(TypeError):
-        native_module.call_json(1, 2, ("a",))
+        native_module.call_json(1, 2, ("a",), 0)
+    with pytest.raises(TypeError):
+        native_module.call_json(1, 2, ("a",), 0, 1)  # answer_json is a bool
     with pytest.raises(ValueError):
-        native_module.call_json(1, 3, ("a", "b"), 2)  # the JSON argument past the inputs
+        native_module.call_json(1, 3, ("a", "b"), 2, True)  # the JSON argument past the inputs
     with pytest.raises(ValueError):
-        native_module.call_json(1, 3, ("a", "b"), -1)
+        native_module.call_json(1, 3, ("a", "b"), -2, True)
     with pytest.raises(ValueError):
-        native_module.bind_json(*([0] * 7))
+        native_module.bind_json(*([0] * 16))
 
 
-def test_answers_leave_no_text_on_prologs_stack_of_strings(native_module: Any) -> None:
-    """Every text read from Prolog with BUF_STACK (an answer, an exception's text) is released after the call:
-    the thread's mark of its stack of strings is where it was after thousands of calls through the C function
-    and through ctypes. Before, one text a call
+TERM_OF = PrologCall("user", "sn_test_term_of", 2)
+WRITEQ = PrologCall("user", "sn_test_json_writeq", 2)
+TEXT_OF = PrologCall("user", "sn_test_text_of", 2)
+
+
+@pytest.fixture(scope="module")
+def term_answers() -> None:
+    shared_engine().run_sync(lambda p: list(p.query(
+        "forall(member(C, ["
+        "(user:sn_test_term_of(Text, T) :- term_string(T, Text)),"
+        "(user:sn_test_text_of(Text, A) :- term_string(T, Text), sentinel_core:to_json_atom(T, A)),"
+        "(user:sn_test_term_of_json(Text, T) :- "
+        "sentinel_core:atom_json_term(Text, T, [true(true), false(false), null(@(null))])),"
+        "(user:sn_test_json_writeq(J, Q) :- "
+        "sentinel_core:atom_json_term(J, T, [true(true), false(false), null(@(null))]), "
+        "format(atom(Q), '~k', [T]))"
+        "]), assertz(C))")))
+
+
+def read_both(prolog_text: str) -> tuple[Any, Any]:
+    """The answer term of ``prolog_text`` read in C (NOT_NATIVE when left to the text), and what the text path
+    gives: from_prolog_json of json_text.pl's text, or ("error", ...) when it refuses the term."""
+    engine = shared_engine()
+    native = engine.run_sync(lambda _: TERM_OF.json_call(-1, prolog_text))
+    try:
+        plain = from_prolog_json(engine.run_sync(lambda _: TEXT_OF(prolog_text)))
+    except Exception as e:  # noqa: BLE001 - compared
+        plain = ("error", type(e).__name__)
+    return native, plain
+
+
+def test_an_answer_term_read_in_c_is_the_value_of_its_json_text(
+    native_module: Any, term_answers: None
+) -> None:
+    """Objects (K = V and K - V, keys atoms or strings, a key twice: the last value at the first place),
+    lists, @(true), @(false), @(null), the atoms true, null and '[]' (texts), strings, texts that need
+    escapes, non-ASCII and NUL, 64-bit integers, floats at their limits and -0.0, 255 levels: the value read
+    in C equals what json.loads reads from the text json_text.pl writes, for these and for the answer terms
+    of 200 random JSON documents read by Prolog."""
+    cases = [
+        "json([a=1, b-2, 'c d'=\"s\", \"k\"=x])", "json([a=1, b=2, a=3])", "json([])", "[]", "'[]'", "'{}'",
+        "[@(true), @(false), @(null), true, false, null]", "'it''s \"q\" \\\\ \\n'", "\"str\\x00\\ing\"",
+        "'caf\u00e9 \U0001f600 \u2028'", "9223372036854775807", "-9223372036854775808", "0.1", "-0.0",
+        "1.0e300", "5.0e-324", "1.7976931348623157e308",
+        "json([facts=[json([fact='p(a)', args=[a, 1, 2.5]])]])",
+        "[[[[[]]]]]",
+    ]
+    for text in cases:
+        native, plain = read_both(text)
+        assert native is not NOT_NATIVE and native == plain, (text, native, plain)
+        assert [type(x) for x in _leaves(native)] == [type(x) for x in _leaves(plain)], text
+    nested = "x"
+    for i in range(255):
+        nested = f"[{nested}]" if i % 2 else f"json([k={nested}])"
+    native, plain = read_both(nested)
+    assert native == plain and native is not NOT_NATIVE
+    rng = random.Random(6143)
+    pool = json_pool()
+    engine = shared_engine()
+    reader = PrologCall("user", "sn_test_term_of_json", 2)
+    read = 0
+    for _ in range(200):
+        value = random_json(rng, pool)
+        text = json_text(value)
+        native = engine.run_sync(lambda _: reader.json_call(-1, text))
+        written = engine.run_sync(lambda _: TEXT_OF(WRITEQ(text)))  # the term, as Prolog text
+        if native is NOT_NATIVE:  # a stand-in of a lone surrogate (U+10F800...): from_prolog_json's to map
+            assert "\U0010f800" in text, repr(value)[:300]
+            continue
+        read += 1
+        assert native == from_prolog_json(written), repr(value)[:300]
+    assert read >= 100, read
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in (k, *_leaves(v))]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
+
+
+def test_answer_terms_outside_the_common_case_are_left_to_the_text(
+    native_module: Any, term_answers: None
+) -> None:
+    """A variable, a compound that is no JSON, @(other), a key that is a number, a pair of another functor, a
+    partial list, json/1 of no list, an integer past 64 bits, a rational, a float NaN or infinite, a stand-in
+    of a lone surrogate, 257 levels, and a cyclic term: NOT_NATIVE (nothing returned half-read), and the next
+    answer is read."""
+    engine = shared_engine()
+    odd = ["_", "f(x)", "@(maybe)", "json([1=a])", "json([a:b])", "[a|_]", "json(x)", "json([a=1|_])",
+           "123456789012345678901234567890", "1r3", "1.5NaN", "1.0Inf", "-1.0Inf", "'\U0010f800'",
+           "[1, 2, f(x)]",
+           "json([a=1, b=g(y)])"]
+    deep257 = "x"
+    for _ in range(257):
+        deep257 = f"[{deep257}]"
+    for text in [*odd, deep257]:
+        native, _ = read_both(text)
+        assert native is NOT_NATIVE, text
+        assert read_both("json([after=1])")[0] == {"after": 1}
+    engine.run_sync(lambda p: list(p.query(
+        "assertz((user:sn_test_cyclic(_, X) :- X = [a|X])), assertz((user:sn_test_cyclic2(_, json([k=X])) :- "
+        "X = f(X)))")))
+    for name in ("sn_test_cyclic", "sn_test_cyclic2"):
+        assert engine.run_sync(lambda _, n=name: PrologCall("user", n, 2).json_call(-1, "x")) is NOT_NATIVE
+
+
+def test_answers_leave_no_text_on_prologs_stack_of_strings(native_module: Any, term_answers: None) -> None:
+    """Every text read from Prolog with BUF_STACK (an answer, an exception's text, each text of an answer
+    term) is released after the call: the thread's mark of its stack of strings is where it was after
+    thousands of calls through the C function, through ctypes and with JSON terms. Before, one text a call
     stayed, and about a million calls on one thread aborted the process ("Too many stacked strings"; a
     gateway's engine thread makes a few calls a tool call)."""
     engine = shared_engine()
     lib = prolog_call._bind()
     raises = PrologCall("user", "sn_test_raise", 2)
+    facts = ("json([facts=[json([fact='p(a)', predicate=p, args=[a, \"b\", 1, 2.5, @(null)]])], "
+             "unreadable=[]])")
 
     def mark() -> int:
         m = ctypes.c_size_t()
@@ -379,6 +491,7 @@ def test_answers_leave_no_text_on_prologs_stack_of_strings(native_module: Any) -
     def calls(n: int) -> int:
         for i in range(n):
             assert ECHO(f"a{i}", "b", 1.0, 2)
+            assert (TERM_OF.json_call(-1, facts) is NOT_NATIVE) is not prolog_call.native_in_use()
             with pytest.raises(prolog_call.PrologCallError):
                 raises("x")
         return mark()

@@ -28,11 +28,13 @@ fact_key(G, N, K) :-
 %  there" (which a negation would turn into a permission), and the fetch counts as failed (solver.py).
 sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
     atom_json_term(ResultJson, Result, [true(true), false(false), null(@(null))]),  % JSON null apart from "null"
-    sn_extract_term(RB, Tool, ArgsJson, Result, Out).
+    sn_extract_term(RB, Tool, ArgsJson, Result, Term),
+    to_json_atom(Term, Out).
 
-%  sn_extract_term(+RB, +Tool, +ArgsJson, +Result, -Out): sn_extract/5 given the result as the term its JSON
-%  text reads as (PrologCall.with_json builds it in C from the parsed value: no text written and read again).
-sn_extract_term(RB, Tool, ArgsJson, Result, Out) :-
+%  sn_extract_term(+RB, +Tool, +ArgsJson, +Result, -Term): sn_extract/5 given the result as the term its JSON
+%  text reads as, answering the term of its JSON (PrologCall.json_call builds the one and reads the other in C
+%  from and into Python's values: no text written and parsed on either side).
+sn_extract_term(RB, Tool, ArgsJson, Result, Term) :-
     from_json_atom(ArgsJson, json(CallArgs)),
     findall(I, ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
                  binding_items(H, BArgs, Ex, O, Tool, Result, Is), member(I, Is) ),
@@ -41,7 +43,7 @@ sn_extract_term(RB, Tool, ArgsJson, Result, Out) :-
     list_to_set(Facts0, Facts),
     findall(NA, member(unreadable(NA), Items), Unreadable0),
     list_to_set(Unreadable0, Unreadable),
-    to_json_atom(json([facts=Facts, unreadable=Unreadable]), Out).
+    Term = json([facts=Facts, unreadable=Unreadable]).
 
 %  binding_items(+Head, +BArgs, +Extractions, +Options, +Tool, +Result, -Items): what one binding yields, each
 %  read once: fact(Json) for its fetched marker and each ground fact extracted, or unreadable(Name/Arity).
