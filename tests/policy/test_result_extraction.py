@@ -202,3 +202,15 @@ async def test_a_result_built_as_a_term_in_c_yields_what_its_json_text_does(
         assert built["term"] >= 100 and built["text"] >= 30, built  # both paths taken
     finally:
         prolog_call.use_native(was)
+
+
+async def test_a_long_array_is_read_whole_each_key_with_its_own_value(engine: Any) -> None:
+    """Two pointers through one star (a key and its value) take the element the first one found, at every
+    index of 10,000 slots, (Finding the element again by its index
+    made such a read n^2/2 list steps, in C, uncounted by the bound: 100,000 items held the engine thread for
+    two minutes; benchmarks/README.md has the figures.)"""
+    eng, module = engine
+    slots = [f"s{i}" for i in range(10_000)]
+    facts, unreadable = _facts(await eng.extract(module, "t__get", {"id": "R1"}, {**RESULT, "slots": slots}))
+    assert unreadable == []
+    assert {f for f in facts if f.startswith("slot(")} == {f"slot('R1',{i},s{i})" for i in range(10_000)}

@@ -98,14 +98,17 @@ pointer_segments(Ptr, Segs) :-
         ( atom(Ptr) -> keep_memo(sn_segments_memo, segments_memo(Ptr, Segs)) ; true )
     ).
 
-%  walk(+Segs, +Prefix, +Json, +Env0, -Env, -Value, -LastStarKey); Env maps star prefixes to keys (zip). A
-%  prefix is the list of the segments walked, last first (no atom made for each step).
+%  walk(+Segs, +Prefix, +Json, +Env0, -Env, -Value, -LastStarKey); Env maps star prefixes to the key and the
+%  element chosen there (zip). A prefix is the list of the segments walked, last first (no atom made for each
+%  step); with the stars before it fixed it names one place in the result, so a second pointer through the
+%  same star takes the element found by the first: finding it again by its index (nth0/3) made an array of n
+%  items cost n^2/2 steps (100,000 items: two minutes of the engine thread).
 walk([], _, V, Env, Env, V, none).
 walk(['*'|Segs], Prefix, J, Env0, Env, V, Key) :- !,
     P2 = ['*'|Prefix],
-    (   memberchk(P2 - K0, Env0)
-    ->  element(J, K0, E), Env1 = Env0
-    ;   element(J, K0, E), Env1 = [P2 - K0|Env0]
+    (   memberchk(P2 - K0 - E0, Env0)
+    ->  E = E0, Env1 = Env0
+    ;   element(J, K0, E), Env1 = [P2 - K0 - E|Env0]
     ),
     walk(Segs, P2, E, Env1, Env, V, Key1),
     ( Key1 == none -> Key = K0 ; Key = Key1 ).
