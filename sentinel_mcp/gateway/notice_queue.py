@@ -20,6 +20,8 @@ import logging
 from collections import deque
 from typing import Awaitable, Callable, Hashable
 
+from sentinel_mcp.core.log_cadence import worth_saying
+
 log = logging.getLogger(__name__)
 
 MAX_NOTICES_WAITING = 256
@@ -123,9 +125,3 @@ def _latest_only(queue: deque[tuple[str, Deliver]]) -> int:
         queue.clear()
         queue.extend(reversed(kept))
     return gone
-
-
-def worth_saying(before: int, now: int) -> bool:
-    """Whether a count of things dropped, gone from ``before`` to ``now``, passed one worth a log line: said,
-    not flooded, at the 1st, 10th, 100th and every 1,000th."""
-    return any(before < mark <= now for mark in (1, 10, 100)) or before // 1000 < now // 1000

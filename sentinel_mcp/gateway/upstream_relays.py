@@ -26,7 +26,8 @@ from mcp.types import (
 
 from sentinel_mcp.core.asking import marked
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
-from sentinel_mcp.gateway.notice_queue import NoticeQueue, worth_saying
+from sentinel_mcp.core.log_cadence import worth_saying
+from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, TypeVar
 
+from sentinel_mcp.core.log_cadence import worth_saying
 from sentinel_mcp.policy.engine_thread import EngineError, EngineThread, settle_soon
 from sentinel_mcp.policy.prolog_call import NOT_NATIVE, PrologCall, PrologCallError
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, json_text, quote_atom
@@ -76,6 +77,8 @@ class PrologEngine(EngineThread):
     # confirmations taken so far (``take_confirmation``): a decision that finds none to take, while this moved
     # since its proof began, may have been proved on one another call took (guard.py decides it again)
     confirmations_taken = 0
+    # results not read for their size (fact_terms.pl's extract_inference_limit)
+    results_too_large = 0
 
 
     # ---------------------------------------------------------------- queries
@@ -367,6 +370,12 @@ class PrologEngine(EngineThread):
             return out
 
         out = await self.run(job)
+        if out.get("too_large"):  # fact_terms.pl: read within a bound of inferences, or not at all
+            self.results_too_large += 1
+            if worth_saying(self.results_too_large - 1, self.results_too_large):
+                log.warning("a result of %s is too large to read within %s inferences: its bindings' facts "
+                            "stay unknown (%d such results)", tool, out["too_large"], self.results_too_large)
+            return [], [f"{u} (the result is too large to read)" for u in out.get("unreadable", [])]
         return list(out["facts"]), [str(u) for u in out.get("unreadable", [])]
 
     async def effects(self, rb: str, tool: str, arguments: dict[str, Any]) -> list[str]:

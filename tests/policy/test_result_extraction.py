@@ -206,11 +206,38 @@ async def test_a_result_built_as_a_term_in_c_yields_what_its_json_text_does(
 
 async def test_a_long_array_is_read_whole_each_key_with_its_own_value(engine: Any) -> None:
     """Two pointers through one star (a key and its value) take the element the first one found, at every
-    index of 10,000 slots, (Finding the element again by its index
-    made such a read n^2/2 list steps, in C, uncounted by the bound: 100,000 items held the engine thread for
-    two minutes; benchmarks/README.md has the figures.)"""
+    index of 10,000 slots, within the extraction's bound of inferences. (Finding the element again by its
+    index made such a read n^2/2 list steps, in C, uncounted by the bound: 100,000 items held the engine
+    thread for two minutes; benchmarks/README.md has the figures.)"""
     eng, module = engine
     slots = [f"s{i}" for i in range(10_000)]
     facts, unreadable = _facts(await eng.extract(module, "t__get", {"id": "R1"}, {**RESULT, "slots": slots}))
     assert unreadable == []
     assert {f for f in facts if f.startswith("slot(")} == {f"slot('R1',{i},s{i})" for i in range(10_000)}
+
+
+async def test_a_result_too_large_to_read_teaches_nothing_and_says_so(
+    engine: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A result whose reading passes the bound of inferences (fact_terms.pl, extract_inference_limit) is not
+    read at all, on either path: no fact, not even a fetched marker, every binding of the call unreadable and
+    saying why, a warning (not one a result: at the 1st, 10th, 100th...), and the engine reads the next result
+    as before."""
+    eng, module = engine
+    huge = {**RESULT, "slots": [f"s{i}" for i in range(40_000)]}
+    was = prolog_call.native_in_use()
+    try:
+        for on in (True, False):
+            prolog_call.use_native(on)
+            with caplog.at_level("WARNING", logger="sentinel_mcp.policy.engine"):
+                facts, unreadable = await eng.extract(module, "t__get", {"id": "R1"}, huge)
+            assert facts == []
+            assert sorted(unreadable) == sorted(f"{b} (the result is too large to read)" for b in (
+                "leg/3", "price/3", "slot/3", "owner/2", "note/2", "whole/2"))
+            small, _ = _facts(await eng.extract(module, "t__get", {"id": "R1"}, RESULT))
+            assert "owner('R1',u1)" in small
+    finally:
+        prolog_call.use_native(was)
+    said = [r for r in caplog.records if "too large to read" in r.getMessage()]
+    assert len(said) == 1 and "t__get" in said[0].getMessage()
+    assert eng.results_too_large == 2

@@ -34,16 +34,31 @@ sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
 %  sn_extract_term(+RB, +Tool, +ArgsJson, +Result, -Term): sn_extract/5 given the result as the term its JSON
 %  text reads as, answering the term of its JSON (PrologCall.json_call builds the one and reads the other in C
 %  from and into Python's values: no text written and parsed on either side).
+%  A result whose reading takes more than extract_inference_limit/1 inferences (an upstream's answer of some
+%  20,000 items; the airline reservation takes ~2,400) is not read at all: every binding of the call is
+%  unreadable (its facts stay unknown, the fetch fails) and Term says too_large=Limit. The engine thread reads
+%  for every session; an answer of any size must not hold the guard's decisions up for seconds.
 sn_extract_term(RB, Tool, ArgsJson, Result, Term) :-
     from_json_atom(ArgsJson, json(CallArgs)),
-    findall(I, ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
-                 binding_items(H, BArgs, Ex, O, Tool, Result, Is), member(I, Is) ),
-            Items),
-    findall(J, member(fact(J), Items), Facts0),
-    list_to_set(Facts0, Facts),
-    findall(NA, member(unreadable(NA), Items), Unreadable0),
-    list_to_set(Unreadable0, Unreadable),
-    Term = json([facts=Facts, unreadable=Unreadable]).
+    extract_inference_limit(Limit),
+    call_with_inference_limit(
+        findall(I, ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
+                     binding_items(H, BArgs, Ex, O, Tool, Result, Is), member(I, Is) ),
+                Items),
+        Limit, R),
+    (   R \== inference_limit_exceeded
+    ->  findall(J, member(fact(J), Items), Facts0),
+        list_to_set(Facts0, Facts),
+        findall(NA, member(unreadable(NA), Items), Unreadable0),
+        list_to_set(Unreadable0, Unreadable),
+        Term = json([facts=Facts, unreadable=Unreadable])
+    ;   findall(NA, ( RB:binding(H, tool(Tool, BArgs), _, _), same_args(BArgs, CallArgs),
+                      functor(H, N, A), format(atom(NA), '~w/~w', [N, A]) ), Unreadable0),
+        list_to_set(Unreadable0, Unreadable),
+        Term = json([facts=[], unreadable=Unreadable, too_large=Limit])
+    ).
+
+extract_inference_limit(1000000).
 
 %  binding_items(+Head, +BArgs, +Extractions, +Options, +Tool, +Result, -Items): what one binding yields, each
 %  read once: fact(Json) for its fetched marker and each ground fact extracted, or unreadable(Name/Arity).
