@@ -203,3 +203,14 @@ async def test_a_binding_option_outside_the_known_ones_is_an_error_at_load(
     )
     problems = await check_files(shared_engine(), [rb])
     assert any("binding option" in p.message and p.severity == "error" for p in problems), problems
+
+
+async def test_a_reservation_too_large_to_read_denies_saying_so(tmp_path: Path) -> None:
+    """An answer whose reading passes the extraction's bound of inferences (here 25,000 flights) teaches
+    nothing: the look-up fails, saying the result is too large to read, and the cancel is denied, never
+    decided on part of it."""
+    flights = [{"flight_number": f"HAT{i}", "origin": "DEN", "destination": "LAS", "date": "2024-05-27",
+                "price": 1} for i in range(25_000)]
+    d = await decide_cancel(tmp_path, {"reservation": ("raw", {**RESERVATION, "flights": flights})})
+    assert isinstance(d, Deny), d
+    assert "too large to read" in json.dumps(d.model_dump(mode="json"), default=str), d
