@@ -81,7 +81,6 @@ static functor_t json_1, eq_2, at_1, minus_2;
 static atom_t atom_true, atom_false, atom_null;
 static int json_bound = 0, json_named = 0;
 #define MAX_JSON_DEPTH 256
-#define PL_VARIABLE 1
 #define PL_INTEGER 3
 #define PL_FLOAT 5
 #define PL_STRING 6
@@ -89,16 +88,28 @@ static int json_bound = 0, json_named = 0;
 #define PL_NIL 8
 #define PL_LIST_PAIR 10
 
-static PyObject *bind(PyObject *self, PyObject *args) {
-    unsigned long long a[12];
-    if (!PyArg_ParseTuple(args, "KKKKKKKKKKKK", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8],
-                          &a[9], &a[10], &a[11]))
-        return NULL;
-    for (int i = 0; i < 12; i++)
+/* args: exactly n addresses (or handles), none of them 0, into a */
+static int addresses(PyObject *args, unsigned long long *a, Py_ssize_t n) {
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != n) {
+        PyErr_Format(PyExc_TypeError, "%zd function addresses", n);
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        a[i] = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(args, i));
+        if (PyErr_Occurred())
+            return 0;
         if (a[i] == 0) {
             PyErr_SetString(PyExc_ValueError, "a null function address");
-            return NULL;
+            return 0;
         }
+    }
+    return 1;
+}
+
+static PyObject *bind(PyObject *self, PyObject *args) {
+    unsigned long long a[12];
+    if (!addresses(args, a, 12))
+        return NULL;
     open_foreign_frame = (fid_t(*)(void))(uintptr_t)a[0];
     discard_foreign_frame = (void (*)(fid_t))(uintptr_t)a[1];
     new_term_refs = (term_t(*)(int))(uintptr_t)a[2];
@@ -117,14 +128,8 @@ static PyObject *bind(PyObject *self, PyObject *args) {
 
 static PyObject *bind_json(PyObject *self, PyObject *args) {
     unsigned long long a[16];
-    if (!PyArg_ParseTuple(args, "KKKKKKKKKKKKKKKK", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8],
-                          &a[9], &a[10], &a[11], &a[12], &a[13], &a[14], &a[15]))
+    if (!addresses(args, a, 16))
         return NULL;
-    for (int i = 0; i < 16; i++)
-        if (a[i] == 0) {
-            PyErr_SetString(PyExc_ValueError, "a null function address");
-            return NULL;
-        }
     new_term_ref = (term_t(*)(void))(uintptr_t)a[0];
     put_nil = (int (*)(term_t))(uintptr_t)a[1];
     cons_list = (int (*)(term_t, term_t, term_t))(uintptr_t)a[2];
@@ -259,8 +264,8 @@ static int put_json(term_t t, PyObject *v, int depth) {
     return JSON_NOT_HERE;
 }
 
-/* the text of a term (copied out: SWI-Prolog's buffer lives until the frame is discarded), or NULL with no
-   Python error when it is not text of the kinds asked */
+/* the text of a term (copied out: SWI-Prolog's buffer lives until call_with releases the thread's strings),
+   or NULL with no Python error when it is not text of the kinds asked */
 static PyObject *term_text(term_t t, unsigned int cvt) {
     size_t n = 0;
     char *s = NULL;

@@ -116,19 +116,26 @@ def test_a_flood_of_progress_is_coalesced_and_the_latest_arrives_before_the_answ
     assert most <= MAX_WAITING_FOR_ONE + 1, most
 
 
-@PATHS
-def test_a_flood_of_resource_updates_is_coalesced(lean: bool) -> None:
-    got: list[str] = []
+def _recording_updates(got: list[str], delay: float = 0.0) -> UpstreamHooks:
+    """Hooks that append each resource update's URI to ``got`` (after ``delay``: a slow client)."""
 
     async def updated(_up: Upstream, uri: str) -> None:
-        await anyio.sleep(0.01)
+        if delay:
+            await anyio.sleep(delay)
         got.append(uri)
 
     async def nothing(*_: Any) -> None:
         return None
 
+    return UpstreamHooks(catalog_changed=nothing, resource_updated=updated)
+
+
+@PATHS
+def test_a_flood_of_resource_updates_is_coalesced(lean: bool) -> None:
+    got: list[str] = []
+
     async def body(up: Upstream) -> tuple[Any, int, str]:
-        up.hooks = UpstreamHooks(catalog_changed=nothing, resource_updated=updated)
+        up.hooks = _recording_updates(got, delay=0.01)
         await up.subscribe(FLOOD_URI)
         r, most = await _watching_held(up, lambda: up.call_tool("updated_flood", {}))
         busy = up.notices.held  # still on their way: the answer did not wait for them
@@ -153,14 +160,8 @@ def test_updates_of_resources_nobody_subscribed_to_are_dropped_at_once_and_count
     upstream sends right behind its answer to a real subscription is let through."""
     got: list[str] = []
 
-    async def updated(_up: Upstream, uri: str) -> None:
-        got.append(uri)
-
-    async def nothing(*_: Any) -> None:
-        return None
-
     async def body(up: Upstream) -> tuple[Any, int, int]:
-        up.hooks = UpstreamHooks(catalog_changed=nothing, resource_updated=updated)
+        up.hooks = _recording_updates(got)
         await up.subscribe("hostile://real")  # answered, then "updated" for it at once
         r, most = await _watching_held(up, lambda: up.call_tool("stray_updates", {}))
         with anyio.fail_after(30):
@@ -186,14 +187,8 @@ def test_near_spellings_of_a_subscribed_uri_and_no_uri_at_all_are_not_its_update
     for the subscribed resource, the string ones are counted, and the call is answered."""
     got: list[str] = []
 
-    async def updated(_up: Upstream, uri: str) -> None:
-        got.append(uri)
-
-    async def nothing(*_: Any) -> None:
-        return None
-
     async def body(up: Upstream) -> tuple[Any, int, str]:
-        up.hooks = UpstreamHooks(catalog_changed=nothing, resource_updated=updated)
+        up.hooks = _recording_updates(got)
         await up.subscribe("hostile://real")  # answered, then "updated" for it at once
         with anyio.fail_after(30):
             while not got:

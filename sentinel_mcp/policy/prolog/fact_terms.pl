@@ -53,7 +53,7 @@ sn_extract_term(RB, Tool, ArgsJson, Result, Term) :-
         list_to_set(Unreadable0, Unreadable),
         Term = json([facts=Facts, unreadable=Unreadable])
     ;   findall(NA, ( RB:binding(H, tool(Tool, BArgs), _, _), same_args(BArgs, CallArgs),
-                      functor(H, N, A), format(atom(NA), '~w/~w', [N, A]) ), Unreadable0),
+                      binding_name(H, NA) ), Unreadable0),
         list_to_set(Unreadable0, Unreadable),
         Term = json([facts=[], unreadable=Unreadable, too_large=Limit])
     ).
@@ -72,8 +72,10 @@ binding_items(H, BArgs, Ex, O, Tool, Result, Items) :-
     ->  ttl_opt(O, TTL),
         ( fetched_marker(H, Tool, BArgs, M), ground(M) -> All = [M|Fs] ; All = Fs ),
         maplist(fact_item(TTL), All, Items)
-    ;   functor(H, N, A), format(atom(NA), '~w/~w', [N, A]), Items = [unreadable(NA)]
+    ;   binding_name(H, NA), Items = [unreadable(NA)]
     ).
+
+binding_name(H, NA) :- functor(H, N, A), format(atom(NA), '~w/~w', [N, A]).
 
 walkable(Ex, Result) :-
     (   ( Result = json(_) ; is_list(Result) ) -> true
