@@ -37,15 +37,18 @@ class ConfirmedTools:
         """``facts`` (``Fact``) about to be written, or just read: the tools their confirmations name (the
         source tool and the fact's first argument, the two ways a confirmation is looked up)."""
         for f in facts:
-            if f.predicate != CONFIRMED:
-                continue
-            first = f.args[0] if f.args else None
-            if not isinstance(first, str) or not isinstance(f.source_tool, (str, type(None))):
-                self.gave_up = True  # never stored so by Sentinel: look up every call from now on
-                continue
-            self._tools.add(first)
-            if f.source_tool is not None:
-                self._tools.add(f.source_tool)
+            if f.predicate == CONFIRMED:
+                self.note_confirmation(f.args, f.source_tool)
+
+    def note_confirmation(self, args: list[Any], source_tool: Any) -> None:
+        """A confirmation's arguments and source tool, about to be written or just read."""
+        first = args[0] if args else None
+        if not isinstance(first, str) or not isinstance(source_tool, (str, type(None))):
+            self.gave_up = True  # never stored so by Sentinel: look up every call from now on
+            return
+        self._tools.add(first)
+        if source_tool is not None:
+            self._tools.add(source_tool)
         if len(self._tools) > self.capacity:
             self.gave_up = True
 

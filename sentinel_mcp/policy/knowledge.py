@@ -15,7 +15,7 @@ from typing import Any
 
 from sentinel_mcp.core.decision import Provenance
 from sentinel_mcp.policy.engine import PrologEngine
-from sentinel_mcp.policy.fact_store import Fact, FactStore
+from sentinel_mcp.policy.fact_store import Fact, FactStore, Learned
 from sentinel_mcp.policy.prolog_text import fact_text, module_name, quote_atom as _atom
 from sentinel_mcp.policy.rulebase import Rulebase
 
@@ -205,14 +205,13 @@ class Knowledge:
                 )
         await self.add(new)
 
-    async def add(self, facts: list[Fact], *, learned: bool = False) -> None:
-        """Write facts to the store, then to the mirrors of their sessions that are loaded. ``learned``: what
-        a tool's result taught (``FactStore.learn``: not waited for; the mirror has them at once)."""
+    async def add(self, facts: list[Fact]) -> None:
+        """Write facts to the store, then to the mirrors of their sessions that are loaded."""
         if not facts:
             return
         sessions = {f.session for f in facts}
         before = {s: self._seen.get(s) for s in sessions}
-        await (self.store.learn(facts) if learned else self.store.add(facts))
+        await self.store.add(facts)
         if self.store.shared:
             self._note_own(sessions, before)
         for s in sessions:
@@ -223,6 +222,18 @@ class Knowledge:
                 by_session.setdefault(f.session, []).append((f.fact, f.expires_at, f.provenance))
         for s, rows in by_session.items():
             await self.engine.assert_facts(self.module(s), rows)
+
+    async def learn(self, facts: Learned) -> None:
+        """Write what one tool's result taught (``fact_store.learned``) behind the call (``FactStore.learn``:
+        not waited for), and to the session's mirror if it is loaded (at once)."""
+        session = facts.session
+        before = {session: self._seen.get(session)}
+        await self.store.learn_rows(facts)
+        if self.store.shared:
+            self._note_own({session}, before)
+        self._changed(session)
+        if session in self._loaded:
+            await self.engine.assert_facts(self.module(session), facts.mirror)
 
     async def new_fact(
         self,

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from sentinel_mcp.core.decision import argument_digest
 from sentinel_mcp.core.port import Completed, GatewayPort, NeedsInput
-from sentinel_mcp.policy.fact_store import Fact
+from sentinel_mcp.policy.fact_store import learned
 from sentinel_mcp.policy.knowledge import Knowledge
 from sentinel_mcp.policy.rulebase import Rulebase
 
@@ -267,21 +267,6 @@ class Solver:
         )
         if not extracted:
             return 0, unreadable
-        digest = argument_digest(arguments)
-        now = time.time()
-        facts = [
-            Fact(
-                session=session,
-                predicate=e["predicate"],
-                args=e["args"],
-                fact=e["fact"],
-                provenance="observed",
-                source_tool=tool,
-                source_digest=digest,
-                established_at=now,
-                expires_at=None if e["ttl"] is None else now + float(e["ttl"]),
-            )
-            for e in extracted
-        ]
-        await self.knowledge.add(facts, learned=True)
-        return sum(1 for f in facts if not f.internal), unreadable
+        facts = learned(session, tool, argument_digest(arguments), extracted, time.time())
+        await self.knowledge.learn(facts)
+        return facts.shown, unreadable
