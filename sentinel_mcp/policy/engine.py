@@ -374,7 +374,9 @@ class PrologEngine(EngineThread):
             self.results_too_large += 1
             if worth_saying(self.results_too_large - 1, self.results_too_large):
                 log.warning("a result of %s is too large to read within %s inferences: its bindings' facts "
-                            "stay unknown (%d such results)", tool, out["too_large"], self.results_too_large)
+                            "stay unknown (%d such results; a rulebase raises the bound with "
+                            "option(extract_inference_limit(N)))",
+                            tool, out["too_large"], self.results_too_large)
             return [], [f"{u} (the result is too large to read)" for u in out.get("unreadable", [])]
         return list(out["facts"]), [str(u) for u in out.get("unreadable", [])]
 

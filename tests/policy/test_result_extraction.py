@@ -241,3 +241,29 @@ async def test_a_result_too_large_to_read_teaches_nothing_and_says_so(
     said = [r for r in caplog.records if "too large to read" in r.getMessage()]
     assert len(said) == 1 and "t__get" in said[0].getMessage()
     assert eng.results_too_large == 2
+
+
+@pytest.mark.parametrize("limit, read_whole", [(5_000_000, True), (1_000, False)])
+async def test_a_rulebase_sets_its_own_bound_of_inferences(
+    tmp_path: Path, limit: int, read_whole: bool
+) -> None:
+    """``option(extract_inference_limit(N))``: a rulebase whose tools answer long lists raises the bound (the
+    40,000 slots above are read whole), one that wants it tighter lowers it (the small result is then too
+    large to read), on both paths."""
+    rules = tmp_path / "t.pl"
+    rules.write_text(RULES + f"option(extract_inference_limit({limit})).\n")
+    eng = PrologEngine()
+    eng.start()
+    rb = await load_rulebase(eng, [rules])
+    result = {**RESULT, "slots": [f"s{i}" for i in range(40_000)]} if read_whole else RESULT
+    was = prolog_call.native_in_use()
+    try:
+        for on in (True, False):
+            prolog_call.use_native(on)
+            facts, unreadable = _facts(await eng.extract(rb.module, "t__get", {"id": "R1"}, result))
+            if read_whole:
+                assert unreadable == [] and "slot('R1',39999,s39999)" in facts
+            else:
+                assert facts == {} and all("too large to read" in u for u in unreadable) and unreadable
+    finally:
+        prolog_call.use_native(was)

@@ -214,3 +214,27 @@ async def test_a_reservation_too_large_to_read_denies_saying_so(tmp_path: Path) 
     d = await decide_cancel(tmp_path, {"reservation": ("raw", {**RESERVATION, "flights": flights})})
     assert isinstance(d, Deny), d
     assert "too large to read" in json.dumps(d.model_dump(mode="json"), default=str), d
+
+
+@pytest.mark.parametrize("option", [
+    "inference_limit(0)", "inference_limit(-5)", "inference_limit(many)", "inference_limit(1.5)",
+    "extract_inference_limit(0)", "extract_inference_limit('100')", "extract_inference_limit(\"100\")",
+    "extract_inference_limit(1.0e6)", "extract_inference_limit(_)", "X", "verbose(_)",
+])
+async def test_an_option_of_the_wrong_kind_is_an_error_at_load(tmp_path: Path, option: str) -> None:
+    """Sentinel's counted options take a positive integer, and no option holds a variable (``option(X)``
+    would answer yes to every option a rule or the gateway asks about); an error naming the file and line."""
+    rb = tmp_path / "site.pl"
+    rb.write_text(f"fact(colour/2).\n\noption({option}).\nguard('paint__set', [id = X], colour(X, red)).\n")
+    problems = await check_files(shared_engine(), [rb])
+    said = [p for p in problems if p.severity == "error" and "option" in p.message]
+    assert said and said[0].line == 3 and said[0].file.endswith("site.pl"), problems
+
+
+@pytest.mark.parametrize("option", ["verbose", "inference_limit(500000)", "extract_inference_limit(5000000)",
+                                    "strict_symbolic", "region(eu)"])
+async def test_the_known_options_and_a_rulebases_own_flags_load(tmp_path: Path, option: str) -> None:
+    rb = tmp_path / "site.pl"
+    rb.write_text(f"fact(colour/2).\noption({option}).\nguard('paint__set', [id = X], colour(X, red)).\n")
+    problems = await check_files(shared_engine(), [rb])
+    assert not [p for p in problems if p.severity == "error"], problems

@@ -34,13 +34,13 @@ sn_extract(RB, Tool, ArgsJson, ResultJson, Out) :-
 %  sn_extract_term(+RB, +Tool, +ArgsJson, +Result, -Term): sn_extract/5 given the result as the term its JSON
 %  text reads as, answering the term of its JSON (PrologCall.json_call builds the one and reads the other in C
 %  from and into Python's values: no text written and parsed on either side).
-%  A result whose reading takes more than extract_inference_limit/1 inferences (an upstream's answer of some
+%  A result whose reading takes more than extract_limit/2 inferences (by default an upstream's answer of some
 %  20,000 items; the airline reservation takes ~2,400) is not read at all: every binding of the call is
 %  unreadable (its facts stay unknown, the fetch fails) and Term says too_large=Limit. The engine thread reads
 %  for every session; an answer of any size must not hold the guard's decisions up for seconds.
 sn_extract_term(RB, Tool, ArgsJson, Result, Term) :-
     from_json_atom(ArgsJson, json(CallArgs)),
-    extract_inference_limit(Limit),
+    extract_limit(RB, Limit),
     call_with_inference_limit(
         findall(I, ( RB:binding(H, tool(Tool, BArgs), extract(Ex), O), same_args(BArgs, CallArgs),
                      binding_items(H, BArgs, Ex, O, Tool, Result, Is), member(I, Is) ),
@@ -56,6 +56,14 @@ sn_extract_term(RB, Tool, ArgsJson, Result, Term) :-
                       binding_name(H, NA) ), Unreadable0),
         list_to_set(Unreadable0, Unreadable),
         Term = json([facts=[], unreadable=Unreadable, too_large=Limit])
+    ).
+
+%  extract_limit(+RB, -Limit): the rulebase's option(extract_inference_limit(N)) (for tools whose answers
+%  are long lists: its loader refuses anything but a positive integer), else 1,000,000 inferences.
+extract_limit(RB, Limit) :-
+    (   RB:option(extract_inference_limit(N)), integer(N), N > 0
+    ->  Limit = N
+    ;   extract_inference_limit(Limit)
     ).
 
 extract_inference_limit(1000000).

@@ -228,6 +228,15 @@ decl_problem(effect(_, _, A), error, M) :- \+ is_list(A), format(atom(M), 'effec
 decl_problem(effect(_, _, A), error, M) :- is_list(A), member(X, A), \+ effect_action(X),
     format(atom(M), 'unknown effect action ~q (expected invalidate(Head), establish(Head) or establish(Head, Cond))', [X]).
 decl_problem(fact(X), error, M) :- \+ X = _/_, format(atom(M), 'fact declaration must be Name/Arity, got ~q', [X]).
+decl_problem(option(O), error, M) :- \+ ground(O),
+    format(atom(M), 'an option must be ground (a variable in it would turn on every option), got ~q', [O]).
+decl_problem(option(O), error, M) :- ground(O), counted_option(O, N), \+ ( integer(N), N > 0 ),
+    functor(O, Name, _), format(atom(M), 'option ~w(N) needs a positive integer N, got ~q', [Name, O]).
+
+%  Sentinel's own options that take a count; any other option is a flag of the rulebase's own, which its rules
+%  may read (loud :- option(verbose)).
+counted_option(inference_limit(N), N).
+counted_option(extract_inference_limit(N), N).
 
 effect_action(invalidate(H)) :- callable(H).
 effect_action(establish(H)) :- callable(H).
