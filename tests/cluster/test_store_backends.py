@@ -200,3 +200,27 @@ def test_store_settings_are_checked_without_echoing_secrets() -> None:
         assert "pw-abc" not in str(info.value)
     loc = server_location("postgresql://u:p%40ss@h:5432/db?sslmode=require&password=x")
     assert loc.password == "p@ss" and "p%40ss" not in loc.redacted and "password=x" not in loc.redacted
+
+
+async def test_expired_facts_purged_in_batches_on_both_backends(
+    store_location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The purge's batch statements (the same expired facts picked twice, by order and limit, in one
+    transaction) delete exactly the expired facts and their value rows on either backend."""
+    from sentinel_mcp.policy import fact_store
+
+    monkeypatch.setattr(fact_store, "PURGE_BATCH", 7)
+    store = await FactStore(store_location).open()
+    try:
+        now = time.time()
+        await store.add([Fact(session=f"p{i % 3}", predicate="seat", args=[f"R{i}"], fact=f"seat('R{i}')",
+                              provenance="observed", expires_at=now - 50 + i) for i in range(100)])
+        assert await store.purge_expired(now) == 51  # R0..R50, in 8 batches
+        left = {f.fact for s in ("p0", "p1", "p2") for f in await store.valid(s, now)}
+        assert left == {f"seat('R{i}')" for i in range(51, 100)}
+        assert await store.known_values("p0", [f"R{i}" for i in range(100)], now) == {
+            f"R{i}" for i in range(51, 100) if i % 3 == 0}
+        (rows,) = await store.db.query("SELECT COUNT(*) FROM fact_values WHERE session LIKE 'p%'")
+        assert rows[0] == 49
+    finally:
+        await store.close()
