@@ -179,6 +179,7 @@ _UPSERT = f"{_INSERT_FACTS} VALUES (?,?,?,?,?,?,?,?,?,?){_ON_FACT}"
 # and their values a million, deleted in 6-10 s during which no call could learn and every call stopped.
 # A batch takes some tens of milliseconds.
 PURGE_BATCH = 2_000
+MAX_PURGE_BATCHES = 5_000  # one purge's most (10M facts); the next purge goes on
 _EXPIRED_BATCH = (
     "SELECT {} FROM facts WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at, id LIMIT ?"
 )
@@ -377,14 +378,15 @@ class FactStore(SeamStore):
         now = time.time() if now is None else now
         self._learning.flush()
         total = 0
-        while True:
+        for _ in range(MAX_PURGE_BATCHES):  # bounded even if facts expired at ``now`` kept coming
             results = await self.db.run(
                 [Statement(_PURGE_VALUES, (now, PURGE_BATCH)), Statement(_PURGE_FACTS, (now, PURGE_BATCH))]
             )
             deleted = results[1].rowcount or 0
             total += deleted
             if deleted < PURGE_BATCH:
-                return total
+                break
+        return total
 
     async def sessions(self) -> list[str]:
         await self._learning.settled()

@@ -67,3 +67,16 @@ async def test_a_write_during_a_long_purge_waits_for_one_batch(
         assert not purge.done(), "the learned write waited for the whole purge"
         assert await purge == 5_000
         assert await store.count() == 1
+
+
+async def test_one_purge_is_bounded_and_the_next_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fact_store, "PURGE_BATCH", 10)
+    monkeypatch.setattr(fact_store, "MAX_PURGE_BATCHES", 3)
+    now = time.time()
+    async with FactStore(tmp_path / "facts.db") as store:
+        await store.add([_fact("s", i, now - 10) for i in range(45)])
+        assert await store.purge_expired(now) == 30
+        assert await store.purge_expired(now) == 15
+        assert await store.count() == 0
