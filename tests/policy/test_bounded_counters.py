@@ -41,3 +41,52 @@ async def test_shared_store_versions_keep_only_the_latest_sessions(tmp_path: Pat
         assert list(store.versions) == ["s16", "s17", "s18", "s19"]
         store._note_version("s17", 99)  # a change moves the session to the newest end
         assert list(store.versions)[-1] == "s17" and store.versions["s17"] == 99
+
+
+async def _prolog_modules(guard) -> int:  # type: ignore[no-untyped-def]
+    def count(prolog) -> int:  # type: ignore[no-untyped-def]
+        return int(next(iter(prolog.query("statistics(modules, N)", maxresult=1)))["N"])
+
+    return await guard.engine.run(count)
+
+
+async def test_an_evicted_sessions_module_is_destroyed_and_comes_back_when_used(tmp_path: Path) -> None:
+    """Every conversation the engine mirrors gets a module; eviction destroys it (a module only emptied
+    stayed, ~1.2 KB each, one a conversation forever). Driven past the bound by count: the engine's module
+    count stays put; an evicted session, loaded again, decides the same (on whichever thread decides)."""
+    async with rig(tmp_path / "facts.db") as r:
+        k = r.guard.knowledge
+        k.max_sessions = 3
+        call = r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="s0")
+        first = await r.guard.decide(call)
+        assert isinstance(first, Ask)
+        await r.guard.decide(call)  # s0 made ready on every thread that decided it
+        base = await _prolog_modules(r.guard)
+        for i in range(1, 400):
+            d = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"},
+                                                    session_id=f"s{i}"))
+            assert isinstance(d, Ask) and d.reason == first.reason
+            assert len(k._loaded) <= 3
+        assert await _prolog_modules(r.guard) <= base + 3
+        for _ in range(2):  # s0 again: loaded anew, its module made again, the same decision each time
+            again = await r.guard.decide(call)
+            assert isinstance(again, Ask) and again.reason == first.reason
+
+
+async def test_a_thread_that_made_a_session_ready_knows_when_its_module_is_gone(tmp_path: Path) -> None:
+    """This thread decided s0 last (it remembers s0's module as made); the engine thread then drops s0, which
+    destroys its module. The next decision here makes the module again and decides on what it holds (nothing:
+    the seeds went too, so the booking is not the current user's), never calls into a module that is gone (a
+    guard error); loaded again, the session decides as before."""
+    async with rig(tmp_path / "facts.db") as r:
+        k = r.guard.knowledge
+        call = r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="s0")
+        first = await r.guard.decide(call)
+        assert isinstance(first, Ask)
+        await r.guard.decide(call)
+        await r.guard.engine.drop_session(k.module("s0"))  # on the engine thread, behind the mirror's back
+        emptied = await r.guard.decide(call)
+        assert "could not be evaluated" not in emptied.reason and "guard_error" not in emptied.unmet, emptied
+        k._loaded.pop("s0")  # as an eviction leaves it: loaded again at the next decision
+        again = await r.guard.decide(call)
+        assert isinstance(again, Ask) and again.reason == first.reason, again

@@ -206,7 +206,16 @@ sn_take_confirmation(Session, Tool, Digest, Version, Out) :-
     findall(T, ( retract(Session:'$fact'('$confirmed', Tool, G, _, _)), format(atom(T), '~q', [G]) ), Ts),
     to_json_atom(json([taken=Ts]), Out).
 
-sn_drop_session(Session) :- ( current_predicate(Session:'$fact'/5) -> retractall(Session:'$fact'(_, _, _, _, _)) ; true ).
+sn_drop_session(Session) :-
+    (   current_predicate(Session:'$fact'/5)
+    ->  retractall(Session:'$fact'(_, _, _, _, _)),
+        (   module_property(Session, class(temporary))  % made by new_session_module/1
+        ->  flag(sn_sessions_dropped, N, N + 1),  % before it goes: no thread trusts its memory of it after
+            '$destroy_module'(Session)
+        ;   true
+        )
+    ;   true
+    ).
 
 %  sn_fact_json(+FactAtom, -Out): predicate name and JSON args of a fact text (for the store).
 sn_fact_json(FactAtom, Out) :-

@@ -73,12 +73,22 @@ begin_query(RB, Session, Now, Call) :-
 query_rb(RB) :- nb_getval(sn_query, q(RB, _, _, _)).
 query_now(Now) :- nb_getval(sn_query, q(_, _, Now, _)).
 
-%  (The last session made ready is remembered: the look-up of a module's predicate was ~3 % of a decision;
-%  a session's '$fact'/5 stays defined once it is: sn_drop_session/1 only retracts.)
+%  (The last session made ready is remembered per thread, with the count of sessions dropped then: the look-up
+%  of a module's predicate was ~3 % of a decision. A drop destroys the session's module, on any thread, so the
+%  count, a flag all threads share, tells a thread its memory may name a module that is gone.)
 ensure_session(S) :-
-    (   nb_current(sn_ready_session, S0), S0 == S -> true
-    ;   ( current_predicate(S:'$fact'/5) -> true ; dynamic(S:'$fact'/5) ), nb_setval(sn_ready_session, S)
+    flag(sn_sessions_dropped, Dropped, Dropped),
+    (   nb_current(sn_ready_session, S0-D0), S0 == S, D0 == Dropped -> true
+    ;   ( current_predicate(S:'$fact'/5) -> true ; new_session_module(S) ),
+        nb_setval(sn_ready_session, S-Dropped)
     ).  % fact_terms.pl
+
+%  A session's module is temporary, so sn_drop_session/1 can destroy it: a module only emptied stayed behind,
+%  about 1.2 KB each, one for every conversation the engine ever mirrored (a client that carries no session
+%  back opens one a call). A module that already holds something (never one of Sentinel's) stays ordinary.
+new_session_module(S) :-
+    catch(set_module(S:class(temporary)), error(permission_error(_, _, _), _), true),
+    dynamic(S:'$fact'/5).
 
 record_need(N) :- native_event, ( need(N0), N0 =@= N -> true ; assertz(need(N)) ).
 
