@@ -129,6 +129,15 @@ async def test_a_proof_is_rendered_once_and_the_engine_keeps_a_bounded_number(tm
             await rendered_proof(first.proof)
         newest = await guard.decide(call("t__echo", {"text": "newest"}, "s"))
         assert "newest" in str(await rendered_proof(newest.proof))
+
+        def keys(prolog) -> list[int]:  # type: ignore[no-untyped-def]
+            q = "findall(K, (current_key(K), integer(K)), Ks)"
+            return list(next(iter(prolog.query(q, maxresult=1)))["Ks"])
+
+        # kept under their id modulo 1024: a key stays in SWI-Prolog's record table once used (~160 bytes),
+        # so one key per decision grew the engine for good
+        used = await guard.engine.run(keys)
+        assert used and all(0 <= k < 1024 for k in used), sorted(used)[-5:]
     finally:
         await guard.close()
 

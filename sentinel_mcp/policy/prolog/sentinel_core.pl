@@ -440,7 +440,8 @@ sn_decide_compact(RB, Session, Now, Tool, ArgsJson, Digest, Version, Limit, Out)
 %  sn_render_kept_proof(+Id, -Out): {"tree": ...} of a kept proof, which is then forgotten (an error if it
 %  is not kept: already rendered, or dropped).
 sn_render_kept_proof(Id, Out) :-
-    (   integer(Id), recorded(Id, kept(T), Ref) -> erase(Ref), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
+    (   integer(Id), Key is Id mod 1024, recorded(Key, kept(Id, T), Ref)
+    ->  erase(Ref), tree_json(T, TJ), to_json_atom(json([tree=TJ]), Out)
     ;   throw(error(existence_error(kept_proof, Id), _))
     ).
 
@@ -501,14 +502,16 @@ proved_tree(T, TJ) :-
     ).
 
 %  At most 1024 proofs are kept (the oldest is dropped: its reader is told it is gone), each recorded under its
-%  id, an integer (no atom made per decision, which atom garbage collection would then sweep): a copy, without
-%  compiling a clause of the tree and decompiling it again; in the recorded database, which every engine
-%  shares (a proof kept by a decision on a caller's thread, engine.py's try_now, is written by whichever engine
-%  reads it), and which garbage collection does not walk. Nothing else in the engine records under an integer.
+%  id modulo 1024, an integer (no atom made per decision, which atom garbage collection would then sweep; and
+%  not the id itself: a key stays in the record table once used, ~160 bytes, one per decision for good): a
+%  copy, without compiling a clause of the tree and decompiling it again; in the recorded database, which
+%  every engine shares (a proof kept by a decision on a caller's thread, engine.py's try_now, is written by
+%  whichever engine reads it), and which garbage collection does not walk. Nothing else in the engine records
+%  under an integer.
 keep_proof(T, Id) :-
-    flag(sn_kept_proof, Id0, Id0 + 1), Id is Id0 + 1,
-    recordz(Id, kept(T)),
-    Old is Id - 1024, forall(recorded(Old, _, R), erase(R)).
+    flag(sn_kept_proof, Id0, Id0 + 1), Id is Id0 + 1, Key is Id mod 1024,
+    forall(recorded(Key, _, R), erase(R)),  % the proof kept 1024 decisions ago, if nobody read it
+    recordz(Key, kept(Id, T)).
 
 %  sn_drop_kept_proofs: forget every kept proof (unread ones: a benchmark's).
 sn_drop_kept_proofs :-
