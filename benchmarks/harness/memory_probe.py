@@ -30,7 +30,7 @@ from sentinel_mcp.cli import main  # noqa: E402
 
 # SWI-Prolog's statistics/2 keys that would show growth inside the engine (atom table, clause store, stacks)
 PROLOG_KEYS = ("atoms", "atom_space", "functors", "clauses", "predicates", "modules", "memory", "globalused",
-               "trailused", "localused", "table_space_used", "c_stack")
+               "trailused", "localused", "table_space_used", "c_stack", "agc", "agc_gained", "threads")
 
 
 def _prolog() -> dict[str, Any]:

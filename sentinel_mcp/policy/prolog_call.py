@@ -27,7 +27,6 @@ from sentinel_mcp.policy.prolog_text import to_prolog_chars
 from sentinel_mcp.core.errors import PolicyError
 
 # SWI-Prolog.h (9.x)
-_PL_ATOM = 2
 _REP_UTF8 = 0x00100000
 _CVT_ATOM = 0x0001
 _CVT_STRING = 0x0002
@@ -46,6 +45,9 @@ _native: ModuleType | None = None  # the C function's module, bound to pyswip's 
 _native_wanted = os.environ.get("SENTINEL_PROLOG_CALL", "") != "ctypes"
 _mark_strings: Any = None  # PL_mark_string_buffers, PL_release_string_buffers_from_mark (_bind)
 _release_strings: Any = None
+_new_atom: Any = None  # PL_new_atom_mbchars, PL_put_atom, PL_unregister_atom (_bind, _put_atom_text)
+_put_atom: Any = None
+_unregister_atom: Any = None
 
 
 def _load_native(lib: Any) -> ModuleType | None:
@@ -53,9 +55,10 @@ def _load_native(lib: Any) -> ModuleType | None:
         from sentinel_mcp.policy import prolog_call_native  # type: ignore[attr-defined]
     except ImportError:  # built without a C compiler: the ctypes steps
         return None
-    names = ("PL_open_foreign_frame", "PL_discard_foreign_frame", "PL_new_term_refs", "PL_put_chars",
+    names = ("PL_open_foreign_frame", "PL_discard_foreign_frame", "PL_new_term_refs", "PL_new_atom_mbchars",
              "PL_put_float", "PL_put_int64", "PL_call_predicate", "PL_exception", "PL_clear_exception",
-             "PL_get_nchars", "PL_mark_string_buffers", "PL_release_string_buffers_from_mark")
+             "PL_get_nchars", "PL_mark_string_buffers", "PL_release_string_buffers_from_mark", "PL_put_atom",
+             "PL_unregister_atom")
     json_names = ("PL_new_term_ref", "PL_put_nil", "PL_cons_list", "PL_cons_functor_v", "PL_put_atom",
                   "PL_new_atom", "PL_new_functor_sz", "PL_term_type", "PL_get_list", "PL_get_functor",
                   "PL_get_arg_sz", "PL_get_float", "PL_get_int64", "PL_get_atom", "PL_put_term",
@@ -124,12 +127,29 @@ def _bind() -> Any:
         _mark_strings = ctypes.CFUNCTYPE(None, vp)(_address(lib, "PL_mark_string_buffers"))
         release = _address(lib, "PL_release_string_buffers_from_mark")
         _release_strings = ctypes.CFUNCTYPE(None, size_t)(release)
+        global _new_atom, _put_atom, _unregister_atom
+        new_atom = _address(lib, "PL_new_atom_mbchars")
+        _new_atom = ctypes.CFUNCTYPE(size_t, c_int, size_t, ctypes.c_char_p)(new_atom)
+        _put_atom = ctypes.CFUNCTYPE(c_int, size_t, size_t)(_address(lib, "PL_put_atom"))
+        _unregister_atom = ctypes.CFUNCTYPE(None, size_t)(_address(lib, "PL_unregister_atom"))
         lib.PL_thread_self.argtypes = []
         lib.PL_thread_self.restype = c_int
         _lib = lib
         global _native
         _native = _load_native(lib) if _native_wanted else None
     return _lib
+
+
+def _put_atom_text(t: int, b: bytes) -> int:
+    """UTF-8 text as an atom in term ``t``. PL_put_chars(PL_ATOM) leaves the atom's reference registered in
+    SWI-Prolog 9.0, so no atom passed that way was ever collected; an atom from PL_new_atom_mbchars is
+    registered by contract: put, then unregistered (the term holds it while the call runs)."""
+    a = _new_atom(_REP_UTF8, len(b), b)
+    if not a:
+        return 0
+    ok = _put_atom(t, a)
+    _unregister_atom(a)
+    return int(ok)
 
 
 def thread_has_engine() -> bool:
@@ -203,20 +223,19 @@ class PrologCall:
         fid = lib.PL_open_foreign_frame()
         try:
             t0 = lib.PL_new_term_refs(self.arity)
-            put_chars = lib.PL_put_chars
             for i, a in enumerate(args):
                 t = type(a)
                 if t is str:
                     # ASCII (most arguments: names, digests) has no surrogate to map
                     b = (a if a.isascii() else to_prolog_chars(a)).encode()  # type: ignore[union-attr, arg-type]
-                    ok = put_chars(t0 + i, _PL_ATOM | _REP_UTF8, len(b), b)
+                    ok = _put_atom_text(t0 + i, b)
                 elif t is int:
                     ok = lib.PL_put_int64(t0 + i, a)
                 elif t is float:
                     ok = lib.PL_put_float(t0 + i, a)
                 elif isinstance(a, str):  # a str subclass: its text, as above
                     b = to_prolog_chars(str(a)).encode()
-                    ok = put_chars(t0 + i, _PL_ATOM | _REP_UTF8, len(b), b)
+                    ok = _put_atom_text(t0 + i, b)
                 elif isinstance(a, bool) or not isinstance(a, (int, float)):
                     raise TypeError(f"argument {i} of {self.name}: {type(a).__name__}")
                 elif isinstance(a, int):

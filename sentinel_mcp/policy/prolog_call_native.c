@@ -47,7 +47,8 @@ typedef uintptr_t fid_t;
 static fid_t (*open_foreign_frame)(void);
 static void (*discard_foreign_frame)(fid_t);
 static term_t (*new_term_refs)(int);
-static int (*put_chars)(term_t, int, size_t, const char *);
+static uintptr_t (*new_atom_mbchars)(int, size_t, const char *);
+static void (*unregister_atom)(uintptr_t);
 static int (*put_float)(term_t, double);
 static int (*put_int64)(term_t, int64_t);
 static int (*call_predicate)(void *, int, void *, term_t);
@@ -107,13 +108,13 @@ static int addresses(PyObject *args, unsigned long long *a, Py_ssize_t n) {
 }
 
 static PyObject *bind(PyObject *self, PyObject *args) {
-    unsigned long long a[12];
-    if (!addresses(args, a, 12))
+    unsigned long long a[14];
+    if (!addresses(args, a, 14))
         return NULL;
     open_foreign_frame = (fid_t(*)(void))(uintptr_t)a[0];
     discard_foreign_frame = (void (*)(fid_t))(uintptr_t)a[1];
     new_term_refs = (term_t(*)(int))(uintptr_t)a[2];
-    put_chars = (int (*)(term_t, int, size_t, const char *))(uintptr_t)a[3];
+    new_atom_mbchars = (uintptr_t(*)(int, size_t, const char *))(uintptr_t)a[3];
     put_float = (int (*)(term_t, double))(uintptr_t)a[4];
     put_int64 = (int (*)(term_t, int64_t))(uintptr_t)a[5];
     call_predicate = (int (*)(void *, int, void *, term_t))(uintptr_t)a[6];
@@ -122,6 +123,8 @@ static PyObject *bind(PyObject *self, PyObject *args) {
     get_nchars = (int (*)(term_t, size_t *, char **, unsigned int))(uintptr_t)a[9];
     mark_string_buffers = (void (*)(uintptr_t *))(uintptr_t)a[10];
     release_string_buffers = (void (*)(uintptr_t))(uintptr_t)a[11];
+    put_atom = (int (*)(term_t, uintptr_t))(uintptr_t)a[12];
+    unregister_atom = (void (*)(uintptr_t))(uintptr_t)a[13];
     bound = 1;
     Py_RETURN_NONE;
 }
@@ -177,6 +180,20 @@ static int json_names(void) {
 #define JSON_PYTHON -1    /* a Python error is set */
 #define JSON_NOT_HERE -2  /* not the common case: the caller sends the text */
 
+/* a text as an atom in t. PL_put_chars(PL_ATOM) leaves the atom's reference registered in SWI-Prolog 9.0: no
+   atom passed that way was ever collected (every distinct text a call passed, a session's facts mirrored, a
+   result's strings, stayed in the atom table: ~7 KB a call of the airline's guarded path). An atom from
+   PL_new_atom_mbchars is registered by contract, so it is put, then unregistered: the term holds it while
+   the call runs, and atom garbage collection takes it after. */
+static int put_atom_text(term_t t, size_t n, const char *s) {
+    atom_t a = new_atom_mbchars(REP_UTF8, n, s);
+    if (!a)
+        return 0;
+    int ok = put_atom(t, a);
+    unregister_atom(a);
+    return ok;
+}
+
 static int put_text(term_t t, PyObject *v) {
     Py_ssize_t n;
     const char *s = PyUnicode_AsUTF8AndSize(v, &n);
@@ -186,7 +203,7 @@ static int put_text(term_t t, PyObject *v) {
         PyErr_Clear();
         return JSON_NOT_HERE;
     }
-    return put_chars(t, PL_ATOM | REP_UTF8, (size_t)n, s) ? JSON_OK : JSON_PROLOG;
+    return put_atom_text(t, (size_t)n, s) ? JSON_OK : JSON_PROLOG;
 }
 
 /* v as atom_json_term/3 reads its JSON text, into t */
@@ -528,7 +545,7 @@ static PyObject *call_with(PyObject *const *argv, Py_ssize_t json, int answer_js
                 clear_exception(); /* a stack's resource error: this argument could not be put */
             ok = r == JSON_OK;
         } else if (text[i] != NULL)
-            ok = put_chars(t0 + i, PL_ATOM | REP_UTF8, (size_t)size[i], text[i]);
+            ok = put_atom_text(t0 + i, (size_t)size[i], text[i]);
         else if (PyFloat_CheckExact(a))
             ok = put_float(t0 + i, PyFloat_AS_DOUBLE(a));
         else

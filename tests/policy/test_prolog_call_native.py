@@ -187,7 +187,7 @@ def test_the_c_function_checks_what_it_is_given(native_module: Any) -> None:
     with pytest.raises(ValueError):
         native.call(1, 40, tuple("a" * 39))
     with pytest.raises(ValueError):
-        native.bind(*([0] * 12))
+        native.bind(*([0] * 14))
     with pytest.raises(ValueError):
         ECHO("a", "b")
 
@@ -500,4 +500,31 @@ def test_answers_leave_no_text_on_prologs_stack_of_strings(native_module: Any, t
         prolog_call.use_native(on)
         before = engine.run_sync(lambda _: calls(0))
         assert engine.run_sync(lambda _: calls(2_000)) == before, f"native {on}"
+    prolog_call.use_native(True)
+
+
+def test_texts_passed_as_atoms_are_collected(native_module: Any, same_term: None) -> None:
+    """A text argument (and each text of a JSON term built in C) becomes an atom that atom garbage collection
+    takes once the call is over, on both paths. PL_put_chars(PL_ATOM) left every such atom registered: each
+    distinct text any call passed (a session's facts mirrored, a result's strings, an extraction's arguments)
+    stayed in the atom table for good, ~7 KB a call of the airline's guarded path."""
+    engine = shared_engine()
+
+    def left(marker: str) -> int:
+        q = (f"garbage_collect_atoms, aggregate_all(count, (current_atom(A), A \\== '{marker}', "
+             f"sub_atom(A, _, _, _, '{marker}')), N)")  # (the marker itself: this query's own atom)
+        return int(engine.run_sync(lambda p: next(iter(p.query(q, maxresult=1))))["N"])
+
+    for on in (True, False):
+        prolog_call.use_native(on)
+        marker = f"collected{int(on)}x{random.getrandbits(40):x}"
+
+        def calls() -> None:
+            for i in range(500):
+                assert ECHO(f"{marker}-{i}-é", f"{marker}/{i}", 1.0, 2)
+                doc = {"k": f"{marker}:{i}", "l": [f"{marker};{i}", {f"{marker}+{i}": None}]}
+                SAME_TERM.json_call(1, json_text(doc), doc)
+
+        engine.run_sync(lambda _: calls())
+        assert left(marker) == 0, f"native {on}"
     prolog_call.use_native(True)
