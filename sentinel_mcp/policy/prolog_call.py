@@ -101,8 +101,6 @@ def _bind() -> Any:
         lib.PL_discard_foreign_frame.restype = None
         lib.PL_new_term_refs.argtypes = [c_int]
         lib.PL_new_term_refs.restype = size_t
-        lib.PL_put_chars.argtypes = [size_t, c_int, size_t, ctypes.c_char_p]
-        lib.PL_put_chars.restype = c_int
         lib.PL_put_float.argtypes = [size_t, ctypes.c_double]
         lib.PL_put_float.restype = c_int
         lib.PL_put_int64.argtypes = [size_t, ctypes.c_int64]
