@@ -3,7 +3,13 @@ gateway (in-process no-op built-in, default rulebase, durable audit) under ``mem
 ``wrk`` (16 connections, 2026-07-28 single-request calls, each a new conversation) to each mark; at each
 mark a probe report (RSS, tracemalloc, gc, object counts, SWI-Prolog's statistics). Prints RSS per mark and
 the largest growths between the first and the last mark: allocation sites, object types, Prolog figures.
+``--airline``: instead, the airline example's server over streamable HTTP behind the gateway with the shipped
+airline rulebase, and every call a ``cancel_reservation`` in a conversation of its own: the guard loads the
+conversation into the engine, fetches the reservation (tools before questions), learns its facts and decides
+(denied: not the current user's). The path the no-op leaves out: session modules, mirrored facts, texts
+passed to SWI-Prolog (2026-12-01: three leaks there, ~8.5 KB a call; benchmarks/README.md).
 Usage: python benchmarks/harness/memory_growth.py [--marks 1000,20000,100000] [--top 25] [--out DIR]
+  [--airline]
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from pathlib import Path
 HARNESS = Path(__file__).resolve().parent
 ROOT = HARNESS.parent.parent
 sys.path[:0] = [str(ROOT), str(HARNESS)]
-from load import TOKEN, call_body, call_headers, check_call, rss_mb, wrk  # noqa: E402
+from load import TOKEN, call_body, call_headers, check_call, post, rss_mb, wrk  # noqa: E402
 from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
 import subprocess  # noqa: E402
 
@@ -41,37 +47,63 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--out", default="")
     ap.add_argument("--no-trace", action="store_true", help="no tracemalloc (full speed; RSS, gc, Prolog)")
+    ap.add_argument("--airline", action="store_true", help="the airline guard's path (see above)")
     args = ap.parse_args()
     marks = [int(m) for m in args.marks.split(",")]
     tmp = Path(args.out or tempfile.mkdtemp(prefix="sentinel-memory-"))
     tmp.mkdir(parents=True, exist_ok=True)
     cfg = tmp / "memory.json"
-    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {
-        "data_dir": str(tmp / "data"), "builtins": ["bench"],
-        "rulebases": [str(ROOT / "rulebases" / "default.pl")], "http": {"token": TOKEN}}}))
+    sentinel: dict = {"data_dir": str(tmp / "data"), "builtins": ["bench"],
+                      "rulebases": [str(ROOT / "rulebases" / "default.pl")], "http": {"token": TOKEN}}
+    servers: dict = {}
+    tool, arguments, up = "bench__noop", None, None
+    if args.airline:
+        up_port = free_port()
+        servers = {"airline": {"url": f"http://127.0.0.1:{up_port}/mcp"}}
+        sentinel.update(builtins=[], seeds={"current_user": "mia_li_3668", "today": "2024-05-15"},
+                        rulebases=[str(ROOT / "rulebases" / n) for n in ("default.pl", "airline.pl")])
+        tool = "airline__cancel_reservation"
+        arguments = {"reservation_id": "8C8K4E", "reason": "change of plan"}
+        up = subprocess.Popen([sys.executable, "-m", "examples.airline", "--http", str(up_port)], cwd=ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    cfg.write_text(json.dumps({"mcpServers": servers, "sentinel": sentinel}))
     port = free_port()
     report = tmp / "probe.json"
-    proc = subprocess.Popen(
-        [sys.executable, str(HARNESS / "memory_probe.py"), "-c", str(cfg), "serve", "--http",
-         f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "w"), start_new_session=True,
-        env={**os.environ, "PYTHONWARNINGS": "ignore", "MEMORY_PROBE": str(report),
-             "MEMORY_PROBE_FRAMES": "0" if args.no_trace else "1"},
-    )
+    try:
+        if up is not None:
+            wait_http(servers["airline"]["url"], proc=up, timeout=60)  # (a GET: a 4xx once it is up)
+        proc = subprocess.Popen(
+            [sys.executable, str(HARNESS / "memory_probe.py"), "-c", str(cfg), "serve", "--http",
+             f"127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=open(tmp / "server.log", "w"), start_new_session=True,
+            env={**os.environ, "PYTHONWARNINGS": "ignore", "MEMORY_PROBE": str(report),
+                 "MEMORY_PROBE_FRAMES": "0" if args.no_trace else "1"},
+        )
+    except BaseException:
+        if up is not None:
+            stop_process(up)
+        raise
     url = f"http://127.0.0.1:{port}/mcp"
     reports: dict[int, dict] = {}
     t0 = time.perf_counter()
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
-        check_call(url, "bench__noop")
-        body, headers = call_body("bench__noop"), call_headers("bench__noop")
+        if args.airline:  # denied, as expected (an isError answer: wrk's script counts each as a bad answer)
+            status, _, text = post(url, call_body(tool, arguments=arguments), call_headers(tool))
+            if status != 200 or '"sentinel/decision":"deny"' not in text:
+                raise RuntimeError(f"the airline call was not decided: HTTP {status}: {text[:300]}")
+        else:
+            check_call(url, tool)
+        body, headers = call_body(tool, arguments=arguments), call_headers(tool)
         done = 1
         for goal in marks:
             while done < goal:
                 step = 1 if goal - done < 1500 else 5
-                r = wrk(url, body, headers, connections=16, seconds=step)
+                # the airline path takes ~20 ms a call: 4 connections keep each under wrk's 2 s timeout
+                r = wrk(url, body, headers, connections=4 if args.airline else 16, seconds=step)
                 done += r.requests
-                if r.errors:
+                if r.errors and not args.airline:
                     raise RuntimeError(f"{r.errors} errors during the memory run")
             reports[goal] = probe(proc.pid, report)
             reports[goal]["calls"] = done
@@ -82,6 +114,8 @@ def main() -> None:
         print(f"RSS now (after the last probe): {rss_mb(proc.pid):.1f} MB")
     finally:
         stop_process(proc)
+        if up is not None:
+            stop_process(up)
     first, last = reports[marks[0]], reports[marks[-1]]
     print(f"\nRSS {first['rss_kb'] / 1024:.1f} -> {last['rss_kb'] / 1024:.1f} MB "
           f"({last['rss_kb'] / first['rss_kb'] - 1:+.1%}); traced {first['traced'] / 2**20:.1f} -> "
