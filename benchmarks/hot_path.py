@@ -9,14 +9,17 @@ through Sentinel; the airline example's read tool the guard learns facts from, d
 with the airline rulebase (both eras); the peers (mcp-proxy, ContextForge's translate) beside direct and
 Sentinel; one stdio client's 16 parallel calls of a 50 ms tool, direct and through Sentinel
 (``parallel_calls.py``); cold start of ``serve`` on the embedded default to its first ``tools/list``; RSS
-after 1k calls and after N (``pipeline_capacity.py``); first, the machine's speed (a Python and a SWI-Prolog
-loop) and the work per call counted (``harness/work_counts.py``: inferences per decision, Python function
-calls per HTTP call), which a slow or busy machine does not move. Each part is bounded (by calls or seconds);
-the load generator is wrk.
+after 1k calls and after N, of the no-op and of the guard's own path (an airline cancel in a conversation of
+its own: a session loaded, a fetch, facts learned; ``pipeline_capacity.py``); first, the machine's speed (a
+Python and a SWI-Prolog loop) and the work per call counted (``harness/work_counts.py``: inferences per
+decision, Python function calls per HTTP call), which a slow or busy machine does not move. Each part is
+bounded (by calls or seconds); the load generator is wrk.
 Usage: python benchmarks/hot_path.py [--quick]
-  [--skip machine,work,guard,latency,capacity,upstream,airline,peers,parallel,cold,memory]
-  --quick: 100 decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls (about 3 minutes idle)
-  default: 300 decisions, 300 calls, 8 s loads, memory 1k -> 100k calls (about 12 minutes idle)
+  [--skip machine,work,guard,latency,capacity,upstream,airline,peers,parallel,cold,memory,memory-guarded]
+  --quick: 100 decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls, the guard's path 1k -> 5k
+  (about 5 minutes idle)
+  default: 300 decisions, 300 calls, 8 s loads, memory 1k -> 100k calls, the guard's path 1k -> 20k (about 18
+  minutes idle)
 """
 
 from __future__ import annotations
@@ -136,7 +139,7 @@ def main() -> None:
     ap.add_argument(
         "--skip", default="",
         help="comma-separated: machine,work,guard,latency,capacity,upstream,airline,peers,parallel,cold,"
-        "memory")
+        "memory,memory-guarded")
     ap.add_argument("--memory-calls", type=int, default=0, help="default 100k (10k with --quick)")
     args = ap.parse_args()
     if not pc.have_wrk():
@@ -159,6 +162,7 @@ def main() -> None:
         ("peers", lambda: pc.peers(tmp, seconds, rows)),
         ("parallel", lambda: rows.extend(parallel_calls.rows(seconds))),
         ("memory", lambda: pc.memory(tmp, memory_calls, rows)),
+        ("memory-guarded", lambda: pc.memory_guarded(tmp, 5_000 if args.quick else 20_000, rows)),
     ]
     for name, step in steps:
         if name in skip:

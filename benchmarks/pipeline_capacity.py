@@ -35,6 +35,7 @@ HARNESS = ROOT / "benchmarks" / "harness"
 sys.path[:0] = [str(ROOT), str(HARNESS)]
 from load import (  # noqa: E402
     HANDSHAKE,
+    MODERN,
     TOKEN,
     LoadResult,
     call_body,
@@ -424,6 +425,45 @@ def memory(tmp: Path, calls: int, rows: list) -> None:
             growth <= 0.10,
         )
     )
+
+
+def memory_guarded(tmp: Path, calls: int, rows: list) -> None:
+    """The memory row on the guard's own path: every call an airline ``cancel_reservation`` in a conversation
+    of its own, so the guard loads the conversation into the engine, fetches the reservation, learns its facts
+    and decides (denied: not the current user's). The no-op row above loads nothing into the engine; three
+    leaks hid there until 2026-12-01 (benchmarks/README.md)."""
+    port = free_port()
+    direct_url = f"http://127.0.0.1:{port}/mcp"
+    up = start([PY, "-m", "examples.airline", "--http", str(port)], direct_url,
+               env={**ENV, "PYTHONPATH": str(ROOT)})
+    tool, args = "airline__cancel_reservation", {"reservation_id": "8C8K4E", "reason": "change of plan"}
+    try:
+        proc, url = sentinel(tmp, {"airline": {"url": direct_url}}, [], "memory-guarded",
+                             rulebases=("default.pl", "airline.pl"),
+                             seeds={"current_user": "mia_li_3668", "today": "2024-05-15"})
+        try:
+            body, headers = call_body(tool, MODERN, args), call_headers(tool, MODERN)
+            status, _, text = post(url, body, headers)
+            if status != 200 or '"sentinel/decision":"deny"' not in text:
+                raise RuntimeError(f"the airline call was not decided: HTTP {status}: {text[:200]}")
+            done = 0
+            marks: dict[int, float] = {}
+            for goal in (1_000, calls):
+                while done < goal:
+                    # every answer is a denial (wrk's script counts it a bad answer): only the count matters
+                    r = wrk(url, body, headers, connections=16, seconds=2 if goal <= 1_000 else 5)
+                    done += r.requests
+                marks[goal] = rss_mb(proc.pid)
+        finally:
+            stop_process(proc)
+    finally:
+        stop_process(up)
+    growth = marks[calls] / marks[1_000] - 1
+    rows.append((
+        f"memory, the guard's path (airline cancel, own conversation): RSS 1k -> {calls // 1000}k calls",
+        f"{marks[1_000]:.1f} MB -> {marks[calls]:.1f} MB ({growth:+.1%}, {done} calls made)",
+        "<= +10%", growth <= 0.10,
+    ))
 
 
 def main() -> None:
