@@ -399,21 +399,29 @@ def _first_tools_list(data: Path, env: dict[str, str]) -> float | None:
     return None
 
 
+def rss_marks(url: str, body: str, headers: dict, pid: int, calls: int, *, short: float = 1,
+              answers_count: bool = True) -> tuple[dict[int, float], int]:
+    """The server's RSS after 1k calls and after ``calls`` (16 wrk connections), and the calls made.
+    ``answers_count``: a bad answer is an error (else only the count of calls matters)."""
+    done = 0
+    marks: dict[int, float] = {}
+    for goal in (1_000, calls):
+        while done < goal:
+            # short runs, so the count overshoots its goal by one run at most
+            r = wrk(url, body, headers, connections=16, seconds=short if goal <= 1_000 else 5)
+            done += r.requests
+            if r.errors and answers_count:
+                raise RuntimeError(f"{r.errors} errors during the memory run")
+        marks[goal] = rss_mb(pid)
+    return marks, done
+
+
 def memory(tmp: Path, calls: int, rows: list) -> None:
     proc, url = sentinel(tmp, {}, ["bench"], "memory")
     try:
         check_call(url, "bench__noop")
         body, headers = call_body("bench__noop"), call_headers("bench__noop")
-        done = 0
-        marks: dict[int, float] = {}
-        for goal in (1_000, calls):
-            while done < goal:
-                # short runs, so the count overshoots its goal by one run at most
-                r = wrk(url, body, headers, connections=16, seconds=1 if goal <= 1_000 else 5)
-                done += r.requests
-                if r.errors:
-                    raise RuntimeError(f"{r.errors} errors during the memory run")
-            marks[goal] = rss_mb(proc.pid)
+        marks, done = rss_marks(url, body, headers, proc.pid, calls)
     finally:
         stop_process(proc)
     growth = marks[calls] / marks[1_000] - 1
@@ -446,14 +454,8 @@ def memory_guarded(tmp: Path, calls: int, rows: list) -> None:
             status, _, text = post(url, body, headers)
             if status != 200 or '"sentinel/decision":"deny"' not in text:
                 raise RuntimeError(f"the airline call was not decided: HTTP {status}: {text[:200]}")
-            done = 0
-            marks: dict[int, float] = {}
-            for goal in (1_000, calls):
-                while done < goal:
-                    # every answer is a denial (wrk's script counts it a bad answer): only the count matters
-                    r = wrk(url, body, headers, connections=16, seconds=2 if goal <= 1_000 else 5)
-                    done += r.requests
-                marks[goal] = rss_mb(proc.pid)
+            # every answer is a denial (wrk's script counts it a bad answer): only the count matters
+            marks, done = rss_marks(url, body, headers, proc.pid, calls, short=2, answers_count=False)
         finally:
             stop_process(proc)
     finally:
