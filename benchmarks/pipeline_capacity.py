@@ -32,6 +32,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = ROOT / "benchmarks" / "harness"
+# the airline example behind Sentinel: the shipped rulebases, the seeds of its tasks' user, and a cancel the
+# guard decides after fetching the reservation (denied: not that user's)
+AIRLINE_RULEBASES = ("default.pl", "airline.pl")
+AIRLINE_SEEDS = {"current_user": "mia_li_3668", "today": "2024-05-15"}
+AIRLINE_CANCEL = ("airline__cancel_reservation", {"reservation_id": "8C8K4E", "reason": "change of plan"})
 sys.path[:0] = [str(ROOT), str(HARNESS)]
 from load import (  # noqa: E402
     HANDSHAKE,
@@ -207,8 +212,7 @@ def airline_read(tmp: Path, seconds: float, rows: list) -> None:
     try:
         d = load(direct_url, "get_reservation_details", seconds, up.pid, token=None, arguments=args)
         proc, url = sentinel(tmp, {"airline": {"url": direct_url}}, [], "airline-read",
-                             rulebases=("default.pl", "airline.pl"),
-                             seeds={"current_user": "mia_li_3668", "today": "2024-05-15"})
+                             rulebases=AIRLINE_RULEBASES, seeds=AIRLINE_SEEDS)
         try:
             p = load(url, "airline__get_reservation_details", seconds, proc.pid, arguments=args)
             p25 = load(url, "airline__get_reservation_details", seconds, proc.pid, era=HANDSHAKE,
@@ -435,6 +439,13 @@ def memory(tmp: Path, calls: int, rows: list) -> None:
     )
 
 
+def check_denied(url: str, body: str, headers: dict) -> None:
+    """One call as wrk will send it, answered with the guard's denial (AIRLINE_CANCEL's expected answer)."""
+    status, _, text = post(url, body, headers)
+    if status != 200 or '"sentinel/decision":"deny"' not in text:
+        raise RuntimeError(f"the airline call was not decided: HTTP {status}: {text[:200]}")
+
+
 def memory_guarded(tmp: Path, calls: int, rows: list) -> None:
     """The memory row on the guard's own path: every call an airline ``cancel_reservation`` in a conversation
     of its own, so the guard loads the conversation into the engine, fetches the reservation, learns its facts
@@ -444,16 +455,13 @@ def memory_guarded(tmp: Path, calls: int, rows: list) -> None:
     direct_url = f"http://127.0.0.1:{port}/mcp"
     up = start([PY, "-m", "examples.airline", "--http", str(port)], direct_url,
                env={**ENV, "PYTHONPATH": str(ROOT)})
-    tool, args = "airline__cancel_reservation", {"reservation_id": "8C8K4E", "reason": "change of plan"}
+    tool, args = AIRLINE_CANCEL
     try:
         proc, url = sentinel(tmp, {"airline": {"url": direct_url}}, [], "memory-guarded",
-                             rulebases=("default.pl", "airline.pl"),
-                             seeds={"current_user": "mia_li_3668", "today": "2024-05-15"})
+                             rulebases=AIRLINE_RULEBASES, seeds=AIRLINE_SEEDS)
         try:
             body, headers = call_body(tool, MODERN, args), call_headers(tool, MODERN)
-            status, _, text = post(url, body, headers)
-            if status != 200 or '"sentinel/decision":"deny"' not in text:
-                raise RuntimeError(f"the airline call was not decided: HTTP {status}: {text[:200]}")
+            check_denied(url, body, headers)
             # every answer is a denial (wrk's script counts it a bad answer): only the count matters
             marks, done = rss_marks(url, body, headers, proc.pid, calls, short=2, answers_count=False)
         finally:

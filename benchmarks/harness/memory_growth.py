@@ -25,8 +25,9 @@ from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent
 ROOT = HARNESS.parent.parent
-sys.path[:0] = [str(ROOT), str(HARNESS)]
-from load import TOKEN, call_body, call_headers, check_call, post, rss_mb, wrk  # noqa: E402
+sys.path[:0] = [str(ROOT), str(HARNESS), str(ROOT / "benchmarks")]
+import pipeline_capacity as pc  # noqa: E402
+from load import TOKEN, call_body, call_headers, check_call, rss_mb, wrk  # noqa: E402
 from tests.conftest import free_port, stop_process, wait_http  # noqa: E402
 import subprocess  # noqa: E402
 
@@ -60,10 +61,9 @@ def main() -> None:
     if args.airline:
         up_port = free_port()
         servers = {"airline": {"url": f"http://127.0.0.1:{up_port}/mcp"}}
-        sentinel.update(builtins=[], seeds={"current_user": "mia_li_3668", "today": "2024-05-15"},
-                        rulebases=[str(ROOT / "rulebases" / n) for n in ("default.pl", "airline.pl")])
-        tool = "airline__cancel_reservation"
-        arguments = {"reservation_id": "8C8K4E", "reason": "change of plan"}
+        sentinel.update(builtins=[], seeds=pc.AIRLINE_SEEDS,
+                        rulebases=[str(ROOT / "rulebases" / n) for n in pc.AIRLINE_RULEBASES])
+        tool, arguments = pc.AIRLINE_CANCEL
         up = subprocess.Popen([sys.executable, "-m", "examples.airline", "--http", str(up_port)], cwd=ROOT,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -89,13 +89,11 @@ def main() -> None:
     t0 = time.perf_counter()
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
+        body, headers = call_body(tool, arguments=arguments), call_headers(tool)
         if args.airline:  # denied, as expected (an isError answer: wrk's script counts each as a bad answer)
-            status, _, text = post(url, call_body(tool, arguments=arguments), call_headers(tool))
-            if status != 200 or '"sentinel/decision":"deny"' not in text:
-                raise RuntimeError(f"the airline call was not decided: HTTP {status}: {text[:300]}")
+            pc.check_denied(url, body, headers)
         else:
             check_call(url, tool)
-        body, headers = call_body(tool, arguments=arguments), call_headers(tool)
         done = 1
         for goal in marks:
             while done < goal:

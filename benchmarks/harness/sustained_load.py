@@ -52,9 +52,8 @@ def main() -> None:
             up = pc.start([sys.executable, "-m", "examples.airline", "--http", str(port)], direct,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
             started = time.monotonic()
-            proc, url = pc.sentinel(tmp, {"airline": {"url": direct}}, [], "sustained",
-                                    ("default.pl", "airline.pl"),
-                                    {"current_user": "mia_li_3668", "today": "2024-05-15"})
+            proc, url = pc.sentinel(tmp, {"airline": {"url": direct}}, [], "sustained", pc.AIRLINE_RULEBASES,
+                                    pc.AIRLINE_SEEDS)
             tool, arguments = "airline__get_reservation_details", {"reservation_id": "8C8K4E"}
         else:
             started = time.monotonic()

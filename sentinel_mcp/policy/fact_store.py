@@ -139,12 +139,10 @@ def learned(session: str, source_tool: str, source_digest: str, extracted: list[
             (s, _kept(predicate), _args_text(args), kept, "observed", tool, digest, "[]", now, expires)
         )
         mirror.append((fact, expires, "observed"))
-        if predicate.startswith("$"):  # bookkeeping facts ground nothing
-            if predicate == CONFIRMED:
-                confirmations.append(args)
-        else:
-            shown += 1
-            values.extend((s, _kept(v), kept) for v in string_values(args))
+        values.extend(_value_rows(session, predicate, args, fact))
+        if predicate == CONFIRMED:
+            confirmations.append(args)
+        shown += not predicate.startswith("$")  # bookkeeping facts are not shown
     return Learned(session, source_tool, rows, values, mirror, confirmations, shown)
 
 
