@@ -90,3 +90,20 @@ async def test_a_thread_that_made_a_session_ready_knows_when_its_module_is_gone(
         k._loaded.pop("s0")  # as an eviction leaves it: loaded again at the next decision
         again = await r.guard.decide(call)
         assert isinstance(again, Ask) and again.reason == first.reason, again
+
+
+async def test_a_drop_destroys_only_a_session_module_sentinel_made(tmp_path: Path) -> None:
+    """Only a module made temporary by new_session_module/1 is destroyed: a drop naming any other module (the
+    system's, Sentinel's own, a rulebase's) empties its session facts at most and leaves it whole."""
+    async with rig(tmp_path / "facts.db") as r:
+        call = r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"})
+        assert isinstance(await r.guard.decide(call), Ask)
+        others = ["user", "system", "sentinel_core", "sentinel_rt", "lists", r.guard.rulebases.current.module]
+        for name in others:  # each holding session facts, so a drop reaches the question of destroying it
+            await r.guard.engine.goal(f"dynamic({name}:'$fact'/5)")
+        base = await _prolog_modules(r.guard)
+        for name in others:
+            await r.guard.engine.drop_session(name)
+        assert await _prolog_modules(r.guard) == base
+        again = await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}))
+        assert isinstance(again, Ask)

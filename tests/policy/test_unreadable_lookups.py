@@ -220,6 +220,8 @@ async def test_a_reservation_too_large_to_read_denies_saying_so(tmp_path: Path) 
     "inference_limit(0)", "inference_limit(-5)", "inference_limit(many)", "inference_limit(1.5)",
     "extract_inference_limit(0)", "extract_inference_limit('100')", "extract_inference_limit(\"100\")",
     "extract_inference_limit(1.0e6)", "extract_inference_limit(_)", "X", "verbose(_)",
+    "extract_inference_limit(9223372036854775808)", "inference_limit(100000000000000000000000)",
+    "extract_inference_limit(1r3)", "extract_inference_limit(+5)",
 ])
 async def test_an_option_of_the_wrong_kind_is_an_error_at_load(tmp_path: Path, option: str) -> None:
     """Sentinel's counted options take a positive integer, and no option holds a variable (``option(X)``
@@ -232,7 +234,8 @@ async def test_an_option_of_the_wrong_kind_is_an_error_at_load(tmp_path: Path, o
 
 
 @pytest.mark.parametrize("option", ["verbose", "inference_limit(500000)", "extract_inference_limit(5000000)",
-                                    "strict_symbolic", "region(eu)"])
+                                    "strict_symbolic", "region(eu)", "extract_inference_limit(0x10)",
+                                    "inference_limit(9223372036854775807)"])
 async def test_the_known_options_and_a_rulebases_own_flags_load(tmp_path: Path, option: str) -> None:
     rb = tmp_path / "site.pl"
     rb.write_text(f"fact(colour/2).\noption({option}).\nguard('paint__set', [id = X], colour(X, red)).\n")

@@ -230,8 +230,9 @@ decl_problem(effect(_, _, A), error, M) :- is_list(A), member(X, A), \+ effect_a
 decl_problem(fact(X), error, M) :- \+ X = _/_, format(atom(M), 'fact declaration must be Name/Arity, got ~q', [X]).
 decl_problem(option(O), error, M) :- \+ ground(O),
     format(atom(M), 'an option must be ground (a variable in it would turn on every option), got ~q', [O]).
-decl_problem(option(O), error, M) :- ground(O), counted_option(O, N), \+ ( integer(N), N > 0 ),
-    functor(O, Name, _), format(atom(M), 'option ~w(N) needs a positive integer N, got ~q', [Name, O]).
+decl_problem(option(O), error, M) :- ground(O), counted_option(O, N), \+ ( integer(N), N > 0, N =< 0x7fffffffffffffff ),
+    functor(O, Name, _),
+    format(atom(M), 'option ~w(N) needs a positive integer N (at most 2^63-1, what a limit holds), got ~q', [Name, O]).
 
 %  Sentinel's own options that take a count; any other option is a flag of the rulebase's own, which its rules
 %  may read (loud :- option(verbose)).
