@@ -1,19 +1,19 @@
 """Issue 21 (the hot path), every goal in one run, one table: row | measured | goal | met?
 
 Rows: the airline cancel guard at 100k facts (fast path, lazy proof; at ``PolicyGuard.decide`` and inside the
-engine; beside them without goals: from a thread without a SWI-Prolog engine of its own, and with the proof
-written at once as the gateway's guard does); the added latency of one sequential no-op call over stdio and
-streamable HTTP in both protocol eras (``proxy_overhead.py``); capacity with 16 HTTP clients to an in-process
-no-op built-in with the durable audit on, wrk's CPU share beside it; a real Python MCP upstream direct against
-through Sentinel; the airline example's read tool the guard learns facts from, direct against through Sentinel
-with the airline rulebase (both eras); the peers (mcp-proxy, ContextForge's translate) beside direct and
-Sentinel; one stdio client's 16 parallel calls of a 50 ms tool, direct and through Sentinel
-(``parallel_calls.py``); cold start of ``serve`` on the embedded default to its first ``tools/list``; RSS
-after 1k calls and after N, of the no-op and of the guard's own path (an airline cancel in a conversation of
-its own: a session loaded, a fetch, facts learned; ``pipeline_capacity.py``); first, the machine's speed (a
-Python and a SWI-Prolog loop) and the work per call counted (``harness/work_counts.py``: inferences per
-decision, Python function calls per HTTP call), which a slow or busy machine does not move. Each part is
-bounded (by calls or seconds); the load generator is wrk.
+engine; beside them without goals: from a thread without a SWI-Prolog engine of its own, with the kept proof
+rendered as the gateway's guard does for its audit row, and with the proof written in the pass); the added
+latency of one sequential no-op call over stdio and streamable HTTP in both protocol eras
+(``proxy_overhead.py``); capacity with 16 HTTP clients to an in-process no-op built-in with the durable audit
+on, wrk's CPU share beside it; a real Python MCP upstream direct against through Sentinel; the airline
+example's read tool the guard learns facts from, direct against through Sentinel with the airline rulebase
+(both eras); the peers (mcp-proxy, ContextForge's translate) beside direct and Sentinel; one stdio client's 16
+parallel calls of a 50 ms tool, direct and through Sentinel (``parallel_calls.py``); cold start of ``serve``
+on the embedded default to its first ``tools/list``; RSS after 1k calls and after N, of the no-op and of the
+guard's own path (an airline cancel in a conversation of its own: a session loaded, a fetch, facts learned;
+``pipeline_capacity.py``); first, the machine's speed (a Python and a SWI-Prolog loop) and the work per call
+counted (``harness/work_counts.py``: inferences per decision, Python function calls per HTTP call), which a
+slow or busy machine does not move. Each part is bounded (by calls or seconds); the load generator is wrk.
 Usage: python benchmarks/hot_path.py [--quick]
   [--skip machine,work,guard,latency,capacity,upstream,airline,peers,parallel,cold,memory,memory-guarded]
   --quick: 100 decisions, 100 sequential calls, 3 s loads, memory 1k -> 10k calls, the guard's path 1k -> 5k
@@ -70,7 +70,9 @@ async def guard_rows(tmp: Path, n: int, facts: int) -> list[Row]:
             at_decide = await gl.timed_decisions(guard, c, n)
             in_engine = await gl.in_engine(guard, c, n, True, lazy=True)
             hop = await gl.from_other_thread(guard, c, n)
-            guard.lazy_proofs = False  # the gateway's own guard: the proof written with the decision
+            # the gateway's guard: the proof kept, then rendered for the audit row
+            rendered = await gl.timed_decisions(guard, c, n, render=True)
+            guard.lazy_proofs = False  # the reference: the proof written in the pass
             written = await gl.timed_decisions(guard, c, n)
         finally:
             await guard.close()
@@ -81,7 +83,9 @@ async def guard_rows(tmp: Path, n: int, facts: int) -> list[Row]:
                     f"p50 {1000 * p50:.0f} us, p99 {1000 * p99:.0f} us ({len(t)} decisions)",
                     "p50 <= 100 us, p99 <= 1 ms", p50 <= 0.1 and p99 <= 1.0))
     for label, t in (("PolicyGuard.decide on a thread without its own engine (a job)", hop),
-                     ("PolicyGuard.decide, proof written (the gateway's guard)", written)):
+                     ("PolicyGuard.decide + its proof rendered (the gateway's guard, for the audit row)",
+                      rendered),
+                     ("PolicyGuard.decide, proof written in the pass (lazy_proofs=False)", written)):
         p50, p99 = gl.pct(t, 0.5), gl.pct(t, 0.99)
         out.append((f"guard: airline cancel, {facts // 1000}k facts, {label}",
                     f"p50 {1000 * p50:.0f} us, p99 {1000 * p99:.0f} us ({len(t)} decisions)", "", None))

@@ -2,8 +2,9 @@
 so only runs taken side by side compare): each round runs each tree in a child process of its own, which
 builds ``hot_path.py``'s guard (the airline cancel guard, every fact present, 100k other facts) and prints, as
 JSON: ``PolicyGuard.decide`` with the proof kept and not read (p50, p99, process CPU per decision), inside the
-engine (SWI-Prolog's CPU clock, p50, p99), decide with the proof written at once (the gateway's guard) and
-decide with the kept proof then read (CPU, p50). The summary gives each figure's best / median over rounds.
+engine (SWI-Prolog's CPU clock, p50, p99), decide with the proof written in the pass and decide with the kept
+proof then read (CPU, p50; the gateway's guard since 2026-12-01). The summary gives each figure's best /
+median over rounds.
 
 Usage: python benchmarks/harness/guard_ab.py --base /work/main [--rounds 3] [--decisions 1000]
        [--base-env NAME=VALUE ...]   (e.g. the same tree as base with SENTINEL_PROLOG_CALL=ctypes)

@@ -39,6 +39,8 @@ _SN_DECIDE_COMPACT = PrologCall("sentinel_core", "sn_decide_compact", 9)
 _SN_DECIDE_CAPPED = PrologCall("sentinel_core", "sn_decide_capped", 10)
 _SN_DECIDE_INLINE = PrologCall("sentinel_core", "sn_decide_inline", 9)
 _SN_RENDER_KEPT = PrologCall("sentinel_core", "sn_render_kept_proof", 2)
+_SN_KEPT_TERM = PrologCall("sentinel_core", "sn_kept_proof_term", 2)
+_SN_FORGET_KEPT = PrologCall("sentinel_core", "sn_forget_kept_proof", 2)
 _SN_EXTRACT = PrologCall("sentinel_core", "sn_extract", 5)
 _SN_EXTRACT_TERM = PrologCall("sentinel_core", "sn_extract_term", 5)
 _SN_MIRROR = PrologCall("sentinel_core", "sn_mirror", 3)
@@ -312,7 +314,7 @@ class PrologEngine(EngineThread):
 
         def job(_: Any) -> Any:
             try:
-                return from_prolog_json(_SN_RENDER_KEPT(kept.id))["tree"]
+                return _kept_tree(kept.id)
             except PrologCallError as e:
                 raise EngineError(f"the proof could not be written: {e}") from None
 
@@ -500,9 +502,19 @@ def _write_kept(loop: asyncio.AbstractEventLoop, written: asyncio.Future[Any], k
         settle_soon(loop, written, True, None)
         return
     try:
-        settle_soon(loop, written, True, from_prolog_json(_SN_RENDER_KEPT(kept_id))["tree"])
+        settle_soon(loop, written, True, _kept_tree(kept_id))
     except BaseException as e:  # noqa: BLE001 - the proof's reader gets it
         settle_soon(loop, written, False, EngineError(f"the proof could not be written: {e}"))
+
+
+def _kept_tree(kept_id: int) -> Any:
+    """A kept proof's JSON tree, which is then forgotten: read as a term in C (``call_json``), else (not the
+    C function's common case, or the C function off) written as JSON text and parsed."""
+    out = _SN_KEPT_TERM.json_call(-1, kept_id)
+    if out is NOT_NATIVE:
+        return from_prolog_json(_SN_RENDER_KEPT(kept_id))["tree"]
+    _SN_FORGET_KEPT(kept_id)
+    return out["tree"]
 
 
 def _retrieved(fut: asyncio.Future[Any]) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +143,50 @@ async def test_a_proof_is_rendered_once_and_the_engine_keeps_a_bounded_number(tm
         await guard.close()
 
 
+DEEP = """
+down(0).
+down(N) :- integer(N), N > 0, M is N - 1, down(M).
+guard('t__deep', [depth = N], down(N)).
+"""
+
+
+@pytest.mark.parametrize("depth", [3, 60, 200])
+async def test_a_kept_proof_is_read_as_a_term_or_as_text_alike_and_once(tmp_path: Path, depth: int) -> None:
+    """A kept proof is read as a term in C, or, past what the C reader takes (a tree over 256 levels deep: 200
+    recursions here), written as JSON text and parsed: the same tree either way, and forgotten once read."""
+    from sentinel_mcp.policy import engine as engine_module
+
+    rb = tmp_path / "deep.pl"
+    rb.write_text(DEEP)
+    guard = PolicyGuard([rb], None, store_path=tmp_path / "facts.db", lazy_proofs=True)
+    await guard.start(watch=False)
+    try:
+        c = call("t__deep", {"depth": depth}, "s")
+        assert isinstance(await guard.decide(c), Allow)
+        rulebase = guard.rulebases.current
+        session = await guard.knowledge.ensure("s", rulebase)
+
+        async def kept() -> int:
+            out = await guard.engine.decide_compact(rulebase.module, session, time.time(), c.identity,
+                                                    c.arguments, c.digest, rulebase.version)
+            assert out["status"] == "proved" and isinstance(out["tree"], engine_module.KeptProof), out
+            return out["tree"].id
+
+        term_id, text_id = await kept(), await kept()
+        # the C reader's answer, the proof still kept
+        read = engine_module._SN_KEPT_TERM.json_call(-1, term_id)
+        assert (read is engine_module.NOT_NATIVE) == (depth == 200), depth
+        tree = await guard.engine.run(lambda _: engine_module._kept_tree(term_id))
+        written = await guard.engine.run(
+            lambda _: engine_module.from_prolog_json(engine_module._SN_RENDER_KEPT(text_id))["tree"])
+        assert tree == written and json.dumps(tree).count('"goal": "down(') == depth + 1
+        for kept in (term_id, text_id):  # read once, by either way: then forgotten
+            with pytest.raises(EngineError):
+                await guard.engine.render_kept(engine_module.KeptProof(kept, None))
+    finally:
+        await guard.close()
+
+
 @pytest.mark.parametrize("behind", [False, True], ids=["when-read", "written-behind"])
 async def test_the_gateway_audits_a_lazy_proof_rendered(tmp_path: Path, behind: bool) -> None:
     """Through the real gateway: the decision row written ahead holds the rendered proof (its tree, with the
@@ -155,7 +200,8 @@ async def test_the_gateway_audits_a_lazy_proof_rendered(tmp_path: Path, behind: 
     async with running_gateway(config(tmp_path)) as rt:
         guard = rt.gateway.guard
         assert isinstance(guard, PolicyGuard)
-        guard.lazy_proofs, guard.write_proofs_behind = True, behind
+        assert guard.lazy_proofs  # the gateway's own guard keeps its proofs and renders them for the row
+        guard.write_proofs_behind = behind
         async with Client(rt.front.server, mode="auto", elicitation_callback=user_answers([])) as c:
             r = await c.call_tool("bk__cancel_booking", {"booking_id": "BK-789"})
             assert not r.is_error, r.content[0].text
