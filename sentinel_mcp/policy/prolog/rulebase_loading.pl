@@ -49,6 +49,7 @@ sn_load_files(RB, Files, Out) :-
 load_problems(RB, Files, Errors, Warnings) :-
     ( current_module(RB) -> sn_unload(RB) ; true ),
     add_import_module(RB, sentinel_rt, start),
+    strict_arithmetic(RB),  % strict_arithmetic.pl: before any clause, so every call in RB is the strict one
     forall(decl_indicator(N/A), dynamic(RB:N/A)),
     dynamic(RB:'$src'/4),
     findall(E, (member(F, Files), load_file_terms(RB, F, E)), Es0),
@@ -61,7 +62,8 @@ load_problems(RB, Files, Errors, Warnings) :-
 
 sn_unload(RB) :-
     forall(( current_predicate(RB:N/A), functor(H, N, A), \+ predicate_property(RB:H, imported_from(_)) ),
-           abolish(RB:N/A)).
+           ( strict_indicator(N/A) -> retractall(RB:H) ; abolish(RB:N/A) )).  % a system predicate's redefinition
+                                                                               % cannot be abolished
 
 problem(Sev, File, Line, Msg, json([severity=Sev, file=File, line=Line, message=Msg])).
 

@@ -25,6 +25,7 @@
 :- include(rule_compiler).
 :- include(json_text).
 :- include(native_guards).
+:- include(strict_arithmetic).
 
 
 declaration(binding(_, _, _, _)).
@@ -224,7 +225,9 @@ keep_memo(Flag, Entry) :-
 %  readable/2 gives atoms) is that text itself, the same atom without format/3 (a cost on every allow).
 confirmation_text(F, A, Msg) :- F == '~w', A = [T], atom(T), !, Msg = T.
 confirmation_text(F, A, Msg) :-  % a template checked at load; never run unchecked (goal_check.pl)
-    ( safe_format(F) -> format(atom(Msg), F, A) ; throw(error(domain_error(safe_text_template, F), _)) ).
+    (   safe_format(F) -> formatted_numbers(F, A), format(atom(Msg), F, A)
+    ;   throw(error(domain_error(safe_text_template, F), _))
+    ).
 
 %  An error in a requirement after the pass was denied or assumed something skips it; not in a capped pass
 %  (sn_decide_capped/10), where an error may be one the cap caused: that pass is decided again with the whole
@@ -246,7 +249,7 @@ with_depth(D, G, T, Ok) :-
 set_depth(D) :- retractall(cur(req_depth, _)), assertz(cur(req_depth, D)).
 
 user_pred(RB, G) :- predicate_property(RB:G, dynamic), \+ predicate_property(RB:G, imported_from(_)),
-    functor(G, N, A), \+ decl_indicator(N/A).
+    functor(G, N, A), \+ decl_indicator(N/A), \+ strict_indicator(N/A).
 
 base_native(G) :- query_rb(RB), base_solve(RB, G, _).
 
@@ -348,7 +351,8 @@ dont_know(G, a(_, Q, Ty, O), P0, P) :-
 %  A question with its inputs (a question may use fewer of them than it has: the first ones).
 question_text(Q, Ins, Msg) :-
     text_to_atom(Q, QA), readable_args(Ins, T),
-    (   safe_format(QA), append(Used, _, T), catch(format(atom(Msg), QA, Used), error(_, _), fail) -> true
+    (   safe_format(QA), append(Used, _, T), catch(( formatted_numbers(QA, Used), format(atom(Msg), QA, Used) ),
+                                                   error(_, _), fail) -> true
     ;   Msg = QA
     ).
 

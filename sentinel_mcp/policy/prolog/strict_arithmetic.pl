@@ -1,0 +1,122 @@
+/*  Part of sentinel_core (included): arithmetic in a rulebase evaluates numbers, never text.
+
+    SWI-Prolog evaluates more than numbers: the atoms e, pi, inf, nan, epsilon, random, random_float and
+    cputime are values, a one-element list or a one-character string is its character code ([a] and "a"
+    are 97). Texts reach a rulebase as atoms and lists from a client's arguments and from tool results, so
+    a guard `Amount =< 100` held for the text "e", `sum_list(Prices, T)` summed "pi", and `~2f` showed
+    "2.72" in a confirmation while the call carried "e". A text is never a number here: every evaluation a
+    rulebase can reach takes numbers and arithmetic over numbers only, and anything else raises the type
+    error SWI-Prolog raises for an atom it does not evaluate ("abc" =< 1), so a guard that compares a text
+    errs and denies, also under \+.
+
+    Each rulebase module gets its own static definitions of the evaluating builtins on the allow list
+    (comparison, is/2, the list sums and extremes, aggregate_all/3's sum, max and min, between/3's bound,
+    format/3's ~e ~f ~g), made before any clause is loaded, so every call of them in the module - a rule
+    interpreted or compiled, a guard's native proof, a goal inside findall/forall, a predicate with a cut -
+    is the strict one. Sentinel's own texts built from rulebase templates (a confirmation, a question)
+    check their arguments the same way. A rulebase that writes a non-number into arithmetic itself
+    (X is pi * 2) is refused at load, naming the file and line.
+*/
+
+%  strict_arithmetic(+RB): RB's strict evaluating builtins, defined before its clauses load. Dynamic, so that
+%  sn_unload/1 abolishes them with the rest (SWI-Prolog refuses to abolish a static redefinition of a system
+%  predicate); user_pred/2 tells them from the rulebase's own rules (strict_indicator/1).
+strict_arithmetic(RB) :-
+    forall(strict_builtin(RB, H, B),
+           ( functor(H, N, A),
+             ( predicate_property(system:H, defined) -> redefine_system_predicate(RB:H) ; true ),
+             dynamic(RB:N/A), assertz(RB:(H :- B)) )).
+
+strict_indicator(N/A) :- strict_builtin(_, H, _), functor(H, N, A).
+
+%  strict_builtin(?RB, ?Head, ?Body): the strict twin of an evaluating builtin in RB (the body checks, then
+%  calls the builtin itself; a goal argument is qualified with RB: a qualified call's meta-arguments would
+%  otherwise run in the library's module).
+strict_builtin(_, (X is Y), (sentinel_core:evaluable(Y), system:(X is Y))).
+strict_builtin(_, (X =:= Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X =:= Y))).
+strict_builtin(_, (X =\= Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X =\= Y))).
+strict_builtin(_, (X < Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X < Y))).
+strict_builtin(_, (X > Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X > Y))).
+strict_builtin(_, (X =< Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X =< Y))).
+strict_builtin(_, (X >= Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X >= Y))).
+strict_builtin(_, sum_list(L, S), (sentinel_core:numbers(L), lists:sum_list(L, S))).
+strict_builtin(_, sumlist(L, S), (sentinel_core:numbers(L), lists:sum_list(L, S))).
+strict_builtin(_, max_list(L, S), (sentinel_core:numbers(L), lists:max_list(L, S))).
+strict_builtin(_, min_list(L, S), (sentinel_core:numbers(L), lists:min_list(L, S))).
+%  between(1, inf, X) is SWI-Prolog's "no upper bound": a bound from a text ('inf') would lift a limit
+strict_builtin(_, between(L, H, X), (sentinel_core:integer_bound(L), sentinel_core:integer_bound(H),
+                                     system:between(L, H, X))).
+strict_builtin(RB, aggregate_all(Spec, G, R), (sentinel_core:strict_aggregate(Spec, G, Spec1, G1),
+                                            aggregate:aggregate_all(Spec1, RB:G1, R))).
+strict_builtin(_, format(S, F, A), (sentinel_core:formatted_numbers(F, A), system:format(S, F, A))).
+
+%  evaluable(+Expr): Expr is a number or an arithmetic term over numbers (a variable is left to the
+%  builtin, which raises its instantiation error; a function it does not know, to its type error).
+evaluable(X) :- number(X), !.
+evaluable(X) :- var(X), !.
+evaluable(X) :- compound(X), \+ X = [_|_], !, compound_name_arguments(X, _, As), evaluable_args(As).
+evaluable(X) :- throw(error(type_error(evaluable, X), context(sentinel_strict_arithmetic, 'a text is not a number'))).
+
+evaluable_args([]).
+evaluable_args([A|As]) :- evaluable(A), evaluable_args(As).
+
+%  numbers(+List): a list the list builtins may sum or compare: numbers only (a partial list is left to them).
+numbers(L) :- var(L), !.
+numbers([]) :- !.
+numbers([X|Xs]) :- !, ( number(X) -> numbers(Xs) ; throw(error(type_error(number, X), context(sentinel_strict_arithmetic, _))) ).
+numbers(L) :- throw(error(type_error(list, L), context(sentinel_strict_arithmetic, _))).
+
+integer_bound(X) :- ( var(X) ; integer(X) ), !.
+integer_bound(X) :- throw(error(type_error(integer, X), context(sentinel_strict_arithmetic, _))).
+
+%  strict_aggregate(+Spec, +Goal, -Spec1, -Goal1): Goal1 checks each value an evaluating aggregate takes.
+strict_aggregate(Spec, G, Spec, (G, sentinel_core:evaluable(E))) :-
+    nonvar(Spec), ( Spec = sum(E) ; Spec = max(E) ; Spec = min(E) ; Spec = max(E, _) ; Spec = min(E, _) ), !.
+strict_aggregate(Spec, G, Spec, G).
+
+%  formatted_numbers(+Format, +Args): the arguments of format/2,3's ~e ~f ~g are numbers (they evaluate
+%  theirs: ~2f of pi is 3.14); ~d and ~D take integers only already. A format that is not a text, or arguments
+%  that do not fit it, are left to format/3's own errors.
+formatted_numbers(F, A) :-
+    (   ( atom(F) ; string(F) ), \+ sub_atom(F, _, _, _, '~') -> true
+    ;   ( atom(F) ; string(F) ) -> atom_codes(F, Cs), ( is_list(A) -> As = A ; As = [A] ), formatted_args(Cs, As)
+    ;   true
+    ).
+
+formatted_args([], _) :- !.
+formatted_args([0'~|Cs], As) :- !,
+    (   Cs = [0'~|Rest] -> formatted_args(Rest, As)
+    ;   directive(Cs, Count, Letter, Rest, _),
+        ( Count == star -> ( As = [_|As1] -> true ; As1 = [] ) ; As1 = As ),
+        (   memberchk(Letter, `efg`), As1 = [V|_], \+ number(V)
+        ->  char_code(L, Letter),
+            throw(error(format_argument_type(L, V), context(sentinel_strict_arithmetic, 'a text is not a number')))
+        ;   true
+        ),
+        ( takes_argument(Letter), As1 = [_|As2] -> true ; As2 = As1 ),
+        formatted_args(Rest, As2)
+    ).
+formatted_args([_|Cs], As) :- formatted_args(Cs, As).
+
+%  the directives of format/2 that consume an argument
+takes_argument(L) :- memberchk(L, `aceEfgGdDsiIpqrRw@`).
+
+%  A rulebase that writes a non-number into arithmetic itself: refused at load (it could never hold).
+post_load_problem(RB, P) :-
+    RB:'$src'(Kind, T, File, Line), body_of(Kind, T, Body),
+    leaf_goal(Body, G), nonvar(G), literal_non_number(G, X),
+    format(atom(M), 'arithmetic in a rulebase takes numbers only, and ~q is not one (write the number; a text, a \c
+                     list or a string is never a number here): ~q', [X, G]),
+    problem(error, File, Line, M, P).
+
+literal_non_number(G, X) :-
+    arithmetic_operands(G, Es), member(E, Es), non_number_leaf(E, X), !.
+
+arithmetic_operands(G, Es) :-
+    compound(G), compound_name_arity(G, N, 2), memberchk(N, [is, =:=, =\=, <, >, =<, >=]),
+    G =.. [N, A, B], ( N == is -> Es = [B] ; Es = [A, B] ).
+
+non_number_leaf(E, _) :- var(E), !, fail.
+non_number_leaf(E, _) :- number(E), !, fail.
+non_number_leaf(E, X) :- compound(E), \+ E = [_|_], !, compound_name_arguments(E, _, As), member(A, As), non_number_leaf(A, X).
+non_number_leaf(E, E).
