@@ -557,14 +557,27 @@ class Front(CatalogRequests, HeldRounds):
         return sentinel_result(shown, **info, decision_id=outcome.decision_id)
 
     def _blocked(self, outcome: NeedsInput) -> CallToolResult:
-        qs = [
-            {"key": q.key, "question": q.message, "answer_schema": q.requested_schema}
-            for q in outcome.questions
-        ]
+        qs: list[dict[str, Any]] = []
+        for q in outcome.questions:
+            entry: dict[str, Any] = {"key": q.key, "question": q.message, "answer_schema": q.requested_schema}
+            # an askable the agent may answer is recorded with sentinel_answer's own arguments; a confirmation
+            # (or a question only the user may answer) refuses an agent's answer, so none is offered for it
+            if q.meta.get("kind") == "ask" and "agent" in (q.meta.get("from") or []):
+                entry["answer_with"] = {
+                    "tool": "sentinel__sentinel_answer",
+                    "predicate": q.meta.get("predicate"),
+                    "inputs": q.meta.get("inputs", []),
+                }
+            qs.append(entry)
+        agent_may = any("answer_with" in e for e in qs)
+        user_only = any("answer_with" not in e for e in qs)
         text = (
             f"Sentinel is waiting for the user: {safe_text(outcome.reason)}\nAsk the user: "
             + " | ".join(q.message for q in outcome.questions)
-            + "\nThen record each answer with the sentinel__sentinel_answer tool (key, answer) and call again"
+            + ("\nThen record each answer with the sentinel__sentinel_answer tool (predicate, inputs and the "
+               "answer, as each question's answer_with says) and call again" if agent_may else "")
+            + ("\nOnly the user can answer " + ("the others" if agent_may else "it")
+               + ": through a client that supports elicitation" if user_only else "")
             + (f" ({self.inbox.hint})." if self.inbox is not None else ".")
         )
         return sentinel_result(

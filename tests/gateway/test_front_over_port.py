@@ -156,13 +156,28 @@ async def test_a_refusal_from_the_port_reaches_the_client_with_its_decision(mode
 
 async def test_questions_from_the_port_are_listed_to_a_client_that_cannot_be_asked() -> None:
     q = Question(key="why", message="Why do you need the echo?",
-                 requested_schema={"type": "object", "properties": {"why": {"type": "string"}}})
-    front, port = _front([NeedsInput(reason="the user must say why", questions=[q], decision_id="d-2")])
+                 requested_schema={"type": "object", "properties": {"why": {"type": "string"}}},
+                 meta={"kind": "ask", "predicate": "echo_reason", "inputs": ["x"], "from": ["user", "agent"]})
+    confirm = Question(key="ok", message="Echo x?", requested_schema={"type": "object", "properties": {}},
+                       meta={"kind": "confirm", "from": ["user"]})
+    front, port = _front([NeedsInput(reason="the user must say why", questions=[q], decision_id="d-2"),
+                          NeedsInput(reason="the user must confirm", questions=[confirm], decision_id="d-3")])
     async with Client(front.server, mode="legacy") as c:  # no elicitation callback: nobody can be asked
         r = await c.call_tool("tb__echo", {})
-    text = r.content[0].text  # type: ignore[union-attr]
-    assert r.is_error and "Why do you need the echo?" in text and "sentinel__sentinel_answer" in text
-    assert r.meta and r.meta.get("sentinel/decision_id") == "d-2" and len(port.runs) == 1
+        text = r.content[0].text  # type: ignore[union-attr]
+        assert r.is_error and "Why do you need the echo?" in text and "sentinel__sentinel_answer" in text
+        assert "(predicate, inputs and the answer" in text and "Only the user" not in text
+        # the arguments sentinel_answer takes (its schema has no "key"), not the question's key
+        shown = r.meta or {}
+        assert shown["sentinel/questions"][0]["answer_with"] == {"tool": "sentinel__sentinel_answer",
+                                                        "predicate": "echo_reason", "inputs": ["x"]}, shown
+        assert r.meta and r.meta.get("sentinel/decision_id") == "d-2"
+        r = await c.call_tool("tb__echo", {})  # a confirmation: the agent's answer would be refused
+        text = r.content[0].text  # type: ignore[union-attr]
+        assert r.is_error and "Echo x?" in text and "sentinel__sentinel_answer" not in text
+        assert "Only the user can answer it" in text
+        assert "answer_with" not in (r.meta or {})["sentinel/questions"][0]
+    assert len(port.runs) == 2
 
 
 async def test_a_forged_answer_state_is_refused_through_the_port() -> None:
