@@ -294,10 +294,12 @@ async def test_the_store_notes_what_it_writes_and_reads(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------- one confirmation, one call, at decision time
-async def test_one_yes_lets_one_of_several_identical_calls_through(tmp_path: Path) -> None:
+@pytest.mark.parametrize("lazy", [False, True], ids=["proof-written", "proof-kept (the gateway's guard)"])
+async def test_one_yes_lets_one_of_several_identical_calls_through(tmp_path: Path, lazy: bool) -> None:
     """A confirmation is used up when the call it allows is decided, not after that call ran: identical calls
     decided meanwhile (one after the other, or together) are asked again, never allowed on the same "yes"."""
     async with rig(tmp_path / "facts.db", files=[_rulebase(tmp_path, CONFIRMED_MERGE)]) as r:
+        r.guard.lazy_proofs = lazy
         call = await _confirm(r.guard, r.port, MERGE)
         assert isinstance(await r.guard.decide(call), Allow)
         again = await r.guard.decide(call)
@@ -310,8 +312,10 @@ async def test_one_yes_lets_one_of_several_identical_calls_through(tmp_path: Pat
             assert all(isinstance(d, (Allow, Ask)) for d in decisions), decisions
 
 
-async def test_identical_calls_through_the_gateway_run_once_on_one_yes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("lazy", [False, True], ids=["proof-written", "proof-kept (the gateway's guard)"])
+async def test_identical_calls_through_the_gateway_run_once_on_one_yes(tmp_path: Path, lazy: bool) -> None:
     async with rig(tmp_path / "facts.db", files=[_rulebase(tmp_path, CONFIRMED_MERGE)]) as r:
+        r.guard.lazy_proofs = lazy
         call = await _confirm(r.guard, r.port, MERGE)
         outs = await asyncio.gather(*(r.port.invoke("bk__merge_bookings", MERGE, session_id=call.session_id)
                                       for _ in range(4)))
