@@ -48,7 +48,7 @@ def attacks(marker: Path) -> list[str]:
     return [f"call(shell, 'touch {m}')", f"findall(x, shell('touch {m}'), _)", f"G = shell('touch {m}'), G",
             f"user:shell('touch {m}')", f"catch(shell('touch {m}'), _, true)",
             "sentinel_core:cur(session, S), call(assertz, S:'$fact'(x, 1.0e18, user))", "op(700, xfx, =)",
-            "between(1, inf, _), fail"]
+            "between(1, 1000000000000000, _), fail"]
 
 
 def body(result: Any) -> dict[str, Any]:
