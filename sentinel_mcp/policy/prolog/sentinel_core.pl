@@ -249,7 +249,7 @@ with_depth(D, G, T, Ok) :-
 set_depth(D) :- retractall(cur(req_depth, _)), assertz(cur(req_depth, D)).
 
 user_pred(RB, G) :- predicate_property(RB:G, dynamic), \+ predicate_property(RB:G, imported_from(_)),
-    functor(G, N, A), \+ decl_indicator(N/A), \+ strict_indicator(N/A).
+    functor(G, N, A), \+ decl_indicator(N/A).
 
 base_native(G) :- query_rb(RB), base_solve(RB, G, _).
 

@@ -18,27 +18,29 @@
     (X is pi * 2) is refused at load, naming the file and line.
 */
 
-%  strict_arithmetic(+RB): RB's strict evaluating builtins, defined before its clauses load. Dynamic, so that
-%  sn_unload/1 abolishes them with the rest (SWI-Prolog refuses to abolish a static redefinition of a system
-%  predicate); user_pred/2 tells them from the rulebase's own rules (strict_indicator/1).
+%  strict_arithmetic(+RB): RB's strict evaluating builtins, defined (static: a call of them is on every
+%  comparison of every decision) before its clauses load. SWI-Prolog refuses to abolish a static redefinition
+%  of a system predicate, so sn_unload/1 leaves them, and a module loaded again keeps the ones it has.
 strict_arithmetic(RB) :-
-    forall(strict_builtin(RB, H, B),
-           ( functor(H, N, A),
-             ( predicate_property(system:H, defined) -> redefine_system_predicate(RB:H) ; true ),
-             dynamic(RB:N/A), assertz(RB:(H :- B)) )).
+    (   predicate_property(RB:(_ =< _), defined), \+ predicate_property(RB:(_ =< _), imported_from(_))
+    ->  true
+    ;   forall(strict_builtin(RB, H, B),
+               ( functor(H, N, A),
+                 ( predicate_property(system:H, defined) -> redefine_system_predicate(RB:H) ; true ),
+                 dynamic(RB:N/A), assertz(RB:(H :- B)) )),
+        findall(RB:N/A, ( strict_builtin(_, H, _), functor(H, N, A) ), PIs0), sort(PIs0, PIs),
+        compile_predicates(PIs)
+    ).
 
 strict_indicator(N/A) :- strict_builtin(_, H, _), functor(H, N, A).
 
 %  strict_builtin(?RB, ?Head, ?Body): the strict twin of an evaluating builtin in RB (the body checks, then
 %  calls the builtin itself; a goal argument is qualified with RB: a qualified call's meta-arguments would
-%  otherwise run in the library's module).
-strict_builtin(_, (X is Y), (sentinel_core:evaluable(Y), system:(X is Y))).
-strict_builtin(_, (X =:= Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X =:= Y))).
-strict_builtin(_, (X =\= Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X =\= Y))).
-strict_builtin(_, (X < Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X < Y))).
-strict_builtin(_, (X > Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X > Y))).
-strict_builtin(_, (X =< Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X =< Y))).
-strict_builtin(_, (X >= Y), (sentinel_core:evaluable(X), sentinel_core:evaluable(Y), system:(X >= Y))).
+%  otherwise run in the library's module). Two numbers, the common case, are told by the inline type tests.
+strict_builtin(_, (X is Y), (( number(Y) -> true ; sentinel_core:evaluable(Y) ), system:(X is Y))).
+strict_builtin(_, H, (( number(X), number(Y) -> true ; sentinel_core:evaluable(X), sentinel_core:evaluable(Y) ),
+                     system:H)) :-
+    member(Op, [=:=, =\=, <, >, =<, >=]), H =.. [Op, X, Y].
 strict_builtin(_, sum_list(L, S), (sentinel_core:numbers(L), lists:sum_list(L, S))).
 strict_builtin(_, sumlist(L, S), (sentinel_core:numbers(L), lists:sum_list(L, S))).
 strict_builtin(_, max_list(L, S), (sentinel_core:numbers(L), lists:max_list(L, S))).
@@ -76,27 +78,42 @@ strict_aggregate(Spec, G, Spec, G).
 
 %  formatted_numbers(+Format, +Args): the arguments of format/2,3's ~e ~f ~g are numbers (they evaluate
 %  theirs: ~2f of pi is 3.14); ~d and ~D take integers only already. A format that is not a text, or arguments
-%  that do not fit it, are left to format/3's own errors.
+%  that do not fit it, are left to format/3's own errors. Which arguments a format reads as numbers is worked
+%  out once per format (a rulebase's formats are literal texts: a few, and labels are made on every decision).
 formatted_numbers(F, A) :-
-    (   ( atom(F) ; string(F) ), \+ sub_atom(F, _, _, _, '~') -> true
-    ;   ( atom(F) ; string(F) ) -> atom_codes(F, Cs), ( is_list(A) -> As = A ; As = [A] ), formatted_args(Cs, As)
+    (   atom(F) -> FA = F
+    ;   string(F) -> atom_string(FA, F)
+    ;   FA = []
+    ),
+    (   atom(FA), FA \== []
+    ->  ( numeric_slots_memo(FA, Slots) -> true
+        ; atom_codes(FA, Cs), numeric_slots(Cs, 0, Slots), keep_memo(sn_slots_memo, numeric_slots_memo(FA, Slots))
+        ),
+        ( Slots == [] -> true ; ( is_list(A) -> As = A ; As = [A] ), numeric_args(Slots, As) )
     ;   true
     ).
 
-formatted_args([], _) :- !.
-formatted_args([0'~|Cs], As) :- !,
-    (   Cs = [0'~|Rest] -> formatted_args(Rest, As)
-    ;   directive(Cs, Count, Letter, Rest, _),
-        ( Count == star -> ( As = [_|As1] -> true ; As1 = [] ) ; As1 = As ),
-        (   memberchk(Letter, `efg`), As1 = [V|_], \+ number(V)
-        ->  char_code(L, Letter),
-            throw(error(format_argument_type(L, V), context(sentinel_strict_arithmetic, 'a text is not a number')))
-        ;   true
-        ),
-        ( takes_argument(Letter), As1 = [_|As2] -> true ; As2 = As1 ),
-        formatted_args(Rest, As2)
+:- dynamic numeric_slots_memo/2.
+
+numeric_args([], _).
+numeric_args([I-Letter|Slots], As) :-
+    (   nth0(I, As, V), \+ number(V)
+    ->  char_code(L, Letter),
+        throw(error(format_argument_type(L, V), context(sentinel_strict_arithmetic, 'a text is not a number')))
+    ;   numeric_args(Slots, As)
     ).
-formatted_args([_|Cs], As) :- formatted_args(Cs, As).
+
+%  numeric_slots(+Codes, +I, -Slots): Index-Letter of each argument a ~e ~f ~g directive reads (I: the index
+%  of the next argument).
+numeric_slots([], _, []) :- !.
+numeric_slots([0'~, 0'~|Cs], I, Slots) :- !, numeric_slots(Cs, I, Slots).
+numeric_slots([0'~|Cs], I, Slots) :- !,
+    directive(Cs, Count, Letter, Rest, _),
+    ( Count == star -> I1 is I + 1 ; I1 = I ),
+    ( memberchk(Letter, `efg`) -> Slots = [I1-Letter|Slots1] ; Slots = Slots1 ),
+    ( takes_argument(Letter) -> I2 is I1 + 1 ; I2 = I1 ),
+    numeric_slots(Rest, I2, Slots1).
+numeric_slots([_|Cs], I, Slots) :- numeric_slots(Cs, I, Slots).
 
 %  the directives of format/2 that consume an argument
 takes_argument(L) :- memberchk(L, `aceEfgGdDsiIpqrRw@`).
