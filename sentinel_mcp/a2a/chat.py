@@ -139,7 +139,7 @@ class ChatHub:
         outcome = await self.service.port.invoke(
             relay,
             {k: v for k, v in args.items() if v is not None},
-            session_id=f"a2a:{caller}:chat:{ch.id}",
+            session_id=_chat_session(caller, ch.id),
             client=caller,
             origin="a2a",
             principal=caller,
@@ -208,10 +208,11 @@ class ChatHub:
         outcome = await self.service.port.invoke(
             tool.name,
             fit_arguments(tool, {"prompt": transcript, "system": SYSTEM}),
-            session_id=f"a2a:{caller}:chat:{ch.id}",
+            session_id=_chat_session(caller, ch.id),
             client=caller,
             origin="a2a",
             answers=answers,
+            principal=caller,  # the peer's own reach and record: never Sentinel's own (it reaches every tool)
         )
         if isinstance(outcome, Completed):
             text = result_text(outcome.result)
@@ -235,3 +236,9 @@ class ChatHub:
         ch = self._get(params.channel_id, caller)
         del self.channels[ch.id]
         return {"channel_id": ch.id, "closed": True}
+
+
+def _chat_session(caller: str, channel: str) -> str:
+    """A chat channel's session: the caller's own (its name first, as the A2A tasks' sessions), so the
+    conversation, its facts and its audit rows are that peer's."""
+    return f"{caller}/a2a-chat-{channel}"

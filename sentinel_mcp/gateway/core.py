@@ -129,7 +129,8 @@ class Gateway(DecideStep, CatalogView):
 
     def principal_for(self, principal: Principal | str | None, session_id: str, origin: Origin) -> Principal:
         """The principal a call runs for: the one given (by name: as configured; an unknown name may reach
-        nothing), else the owner of its session (the solver's fetches), else Sentinel itself."""
+        nothing), else the owner of its session (the solver's fetches), else Sentinel itself; never for a call
+        from an A2A peer (its origin ``a2a``), which without a principal reaches nothing."""
         if isinstance(principal, Principal):
             return principal
         if isinstance(principal, str):
@@ -139,6 +140,8 @@ class Gateway(DecideStep, CatalogView):
             owner = self.principals.get(session_id.split("/", 1)[0])
         if owner is not None:
             return owner
+        if origin == "a2a":  # a peer's call always names its peer: one that does not reaches nothing
+            return Principal("a2a peer", "token", tools=(), upstreams=(), agent=True)
         return OWNER if origin in ("client", "cli") else INTERNAL
 
     @property
