@@ -1,7 +1,7 @@
 """A peer's WebSocket chat calls the local LLM as that peer, never as Sentinel itself: through the real
 gateway, a peer whose tools do not reach the LLM is refused and the LLM is never reached; a peer whose tools
-do is answered, and the audit row and the conversation are that peer's. (It ran as Sentinel's own principal, which
-reaches every tool, and its rows said principal "sentinel": a red-team probe, 2026-12-01.)"""
+do is answered, and the audit row and the conversation are that peer's. (It ran as Sentinel's own principal,
+which reaches every tool, and its rows said principal "sentinel": a red-team probe, 2026-12-01.)"""
 
 from __future__ import annotations
 
