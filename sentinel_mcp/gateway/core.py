@@ -76,6 +76,7 @@ from sentinel_mcp.gateway.upstream import (
 )
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from sentinel_mcp.gateway.upstream_questions import answer_upstream_push
+from sentinel_mcp.identity.call_principal import call_principal
 from sentinel_mcp.identity.principal import ANONYMOUS, INTERNAL, OWNER, Principal
 from sentinel_mcp.storage import StorageError
 
@@ -128,21 +129,8 @@ class Gateway(DecideStep, CatalogView):
         return [self.audit.db, *self.guard.record_databases(), *self.more_records]
 
     def principal_for(self, principal: Principal | str | None, session_id: str, origin: Origin) -> Principal:
-        """The principal a call runs for: the one given (by name: as configured; an unknown name may reach
-        nothing), else the owner of its session (the solver's fetches), else Sentinel itself; never for a call
-        from an A2A peer (its origin ``a2a``), which without a principal reaches nothing."""
-        if isinstance(principal, Principal):
-            return principal
-        if isinstance(principal, str):
-            return self.principals.get(principal) or Principal(principal, "token", tools=(), upstreams=())
-        owner = self.conversations.principal_of(session_id)
-        if owner is None and "/" in session_id:  # session ids start with their principal's name (A2A's too)
-            owner = self.principals.get(session_id.split("/", 1)[0])
-        if owner is not None:
-            return owner
-        if origin == "a2a":  # a peer's call always names its peer: one that does not reaches nothing
-            return Principal("a2a peer", "token", tools=(), upstreams=(), agent=True)
-        return OWNER if origin in ("client", "cli") else INTERNAL
+        """The principal a call runs for (``identity/call_principal.py``)."""
+        return call_principal(principal, session_id, origin, self.principals, self.conversations.principal_of)
 
     @property
     def policy_version(self) -> str:

@@ -126,14 +126,10 @@ post_load_problem(RB, P) :-
                      list or a string is never a number here): ~q', [X, G]),
     problem(error, File, Line, M, P).
 
-literal_non_number(G, X) :-
-    arithmetic_operands(G, Es), member(E, Es), non_number_leaf(E, X), !.
+literal_non_number(G, X) :-  % the leaf evaluable/1 would refuse at run time
+    arithmetic_operands(G, Es), member(E, Es),
+    catch(( evaluable(E), fail ), error(type_error(evaluable, X), _), true), !.
 
 arithmetic_operands(G, Es) :-
     compound(G), compound_name_arity(G, N, 2), memberchk(N, [is, =:=, =\=, <, >, =<, >=]),
     G =.. [N, A, B], ( N == is -> Es = [B] ; Es = [A, B] ).
-
-non_number_leaf(E, _) :- var(E), !, fail.
-non_number_leaf(E, _) :- number(E), !, fail.
-non_number_leaf(E, X) :- compound(E), \+ E = [_|_], !, compound_name_arguments(E, _, As), member(A, As), non_number_leaf(A, X).
-non_number_leaf(E, E).
