@@ -45,13 +45,14 @@ guard('t__aggmax', [v = N], ( aggregate_all(max(X), member(X, [N, 1]), S), S =< 
 guard('t__aggmin', [v = N], ( aggregate_all(min(X, w), member(X, [N, 200]), min(S, _)), S =< 100 )).
 guard('t__between', [v = N], between(1, N, 5)).
 guard('t__format', [v = N], ( format(atom(T), 'pay ~2f', [N]), atom(T) )).
+guard('t__format_d', [v = N], ( format(atom(T), 'seat ~d of ~D', [N, 1000]), atom(T) )).
 guard('t__fact', [v = N], ( limit(L), N =< L )).
 guard('t__count', [v = N], ( aggregate_all(count, member(_, [N]), C), C =:= 1 )).
 """
 
 NUMERIC = ["t__le", "t__lt", "t__ge", "t__gt", "t__eq", "t__ne", "t__is", "t__not", "t__cut", "t__req",
            "t__forall", "t__findall", "t__sum", "t__sumlist", "t__max", "t__min", "t__aggsum", "t__aggmax",
-           "t__aggmin", "t__between", "t__format"]
+           "t__aggmin", "t__between", "t__format", "t__format_d"]
 
 # every value SWI-Prolog would evaluate without being a number, as JSON carries it: texts (atoms), arrays
 # (lists: [x] is x's code, [5] is 5), objects, and texts that look like numbers

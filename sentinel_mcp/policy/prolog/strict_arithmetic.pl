@@ -11,7 +11,7 @@
 
     Each rulebase module gets its own static definitions of the evaluating builtins on the allow list
     (comparison, is/2, the list sums and extremes, aggregate_all/3's sum, max and min, between/3's bound,
-    format/3's ~e ~f ~g), made before any clause is loaded, so every call of them in the module - a rule
+    format/3's ~e ~f ~g ~d ~D), made before any clause is loaded, so every call of them in the module - a rule
     interpreted or compiled, a guard's native proof, a goal inside findall/forall, a predicate with a cut -
     is the strict one. Sentinel's own texts built from rulebase templates (a confirmation, a question)
     check their arguments the same way. A rulebase that writes a non-number into arithmetic itself
@@ -76,8 +76,8 @@ strict_aggregate(Spec, G, Spec, (G, sentinel_core:evaluable(E))) :-
     nonvar(Spec), ( Spec = sum(E) ; Spec = max(E) ; Spec = min(E) ; Spec = max(E, _) ; Spec = min(E, _) ), !.
 strict_aggregate(Spec, G, Spec, G).
 
-%  formatted_numbers(+Format, +Args): the arguments of format/2,3's ~e ~f ~g are numbers (they evaluate
-%  theirs: ~2f of pi is 3.14); ~d and ~D take integers only already. A format that is not a text, or arguments
+%  formatted_numbers(+Format, +Args): the arguments of format/2,3's ~e ~f ~g ~d ~D are numbers (they evaluate
+%  theirs: ~2f of pi is 3.14, ~d of [a] is 97). A format that is not a text, or arguments
 %  that do not fit it, are left to format/3's own errors. Which arguments a format reads as numbers is worked
 %  out once per format (a rulebase's formats are literal texts: a few, and labels are made on every decision).
 formatted_numbers(F, A) :-
@@ -103,14 +103,14 @@ numeric_args([I-Letter|Slots], As) :-
     ;   numeric_args(Slots, As)
     ).
 
-%  numeric_slots(+Codes, +I, -Slots): Index-Letter of each argument a ~e ~f ~g directive reads (I: the index
-%  of the next argument).
+%  numeric_slots(+Codes, +I, -Slots): Index-Letter of each argument a ~e ~f ~g ~d ~D directive reads (I: the
+%  index of the next argument).
 numeric_slots([], _, []) :- !.
 numeric_slots([0'~, 0'~|Cs], I, Slots) :- !, numeric_slots(Cs, I, Slots).
 numeric_slots([0'~|Cs], I, Slots) :- !,
     directive(Cs, Count, Letter, Rest, _),
     ( Count == star -> I1 is I + 1 ; I1 = I ),
-    ( memberchk(Letter, `efg`) -> Slots = [I1-Letter|Slots1] ; Slots = Slots1 ),
+    ( memberchk(Letter, `efgdD`) -> Slots = [I1-Letter|Slots1] ; Slots = Slots1 ),
     ( takes_argument(Letter) -> I2 is I1 + 1 ; I2 = I1 ),
     numeric_slots(Rest, I2, Slots1).
 numeric_slots([_|Cs], I, Slots) :- numeric_slots(Cs, I, Slots).
