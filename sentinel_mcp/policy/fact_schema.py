@@ -88,4 +88,14 @@ CREATE TABLE fact_sessions (session TEXT PRIMARY KEY, version BIGINT NOT NULL);
 INSERT INTO meta (key, value) VALUES ('schema_version', '2')
 """
 
-STORE_SCHEMA = Schema("facts", {"sqlite": [_create], "postgres": [PG_SCHEMA]})
+# Counters that never come back, so a session's row can go once it holds nothing: a counter is drawn from one
+# sequence (greater than any counter before it), and the row keeps the one it replaced (``prev``: 0 for a new
+# row), which tells a replica whether its own change was the only one since it last looked.
+PG_COUNTERS = """
+CREATE SEQUENCE fact_session_versions;
+SELECT setval('fact_session_versions', COALESCE((SELECT max(version) FROM fact_sessions), 0) + 1, false);
+ALTER TABLE fact_sessions ADD COLUMN prev BIGINT NOT NULL DEFAULT 0;
+UPDATE meta SET value = '3' WHERE key = 'schema_version'
+"""
+
+STORE_SCHEMA = Schema("facts", {"sqlite": [_create], "postgres": [PG_SCHEMA, PG_COUNTERS]})

@@ -189,9 +189,20 @@ MAX_VERSIONS = 20_000  # sessions whose shared-store counter this process rememb
 _INSERT_VALUES = "INSERT INTO fact_values (session, value, fact)"
 _ON_VALUE = " ON CONFLICT DO NOTHING"
 _ADD_VALUE = f"{_INSERT_VALUES} VALUES (?,?,?){_ON_VALUE}"
-_BUMP = (
-    "INSERT INTO fact_sessions (session, version) VALUES (?, 1) ON CONFLICT (session) "
-    "DO UPDATE SET version = fact_sessions.version + 1 RETURNING version"
+# a session's counter: a new value from the sequence (never one this or any session had), and the one it
+# replaced
+_NEXT = "INSERT INTO fact_sessions (session, version, prev) VALUES (?, nextval('fact_session_versions'), 0)"
+_REPLACE = " ON CONFLICT (session) DO UPDATE SET prev = fact_sessions.version, version = excluded.version"
+_BUMP = f"{_NEXT}{_REPLACE} RETURNING version, prev"
+# the rows of sessions that hold nothing any more (no fact, no bound context), PURGE_BATCH at a time: found
+# first, then deleted only if the counter is still the one found (a change since, committed or not, keeps it)
+_EMPTY_SESSIONS = (
+    "SELECT session, version FROM fact_sessions s WHERE NOT EXISTS (SELECT 1 FROM facts f WHERE f.session = "
+    "s.session) AND NOT EXISTS (SELECT 1 FROM contexts c WHERE c.session = s.session) LIMIT ?"
+)
+_FORGET_SESSION = (
+    "DELETE FROM fact_sessions s WHERE session = ? AND version = ? AND NOT EXISTS (SELECT 1 FROM facts f "
+    "WHERE f.session = s.session) AND NOT EXISTS (SELECT 1 FROM contexts c WHERE c.session = s.session)"
 )
 
 
@@ -208,7 +219,8 @@ class FactStore(SeamStore):
 
     def __init__(self, path: str | Path) -> None:
         super().__init__(path)
-        self.versions: dict[str, int] = {}  # session -> its counter after this store's own last change
+        # session -> (its counter after this store's own last change, the counter that change replaced)
+        self.versions: dict[str, tuple[int, int]] = {}
         # the tools named by the confirmations this process wrote or read (confirmed_tools.py)
         self.confirmed_tools = ConfirmedTools(knowable=not self.shared)
         self._learning = LearningBuffer(self._submit_learned)  # facts learned, written behind their calls
@@ -272,14 +284,14 @@ class FactStore(SeamStore):
         order = sorted(set(sessions))  # one lock order on every replica: no deadlock between two of them
         results = await self.db.run([*statements, *(Statement(_BUMP, (_kept(s),)) for s in order)])
         for s, r in zip(order, results[len(statements) :]):
-            self._note_version(s, int(r.rows[0][0]))
+            self._note_version(s, int(r.rows[0][0]), int(r.rows[0][1]))
         return results
 
-    def _note_version(self, session: str, version: int) -> None:
+    def _note_version(self, session: str, version: int, prev: int) -> None:
         # the most recently changed sessions only (a conversation per call must not grow it forever); a
         # session missing here only costs its next decision a reload from the store
         self.versions.pop(session, None)
-        self.versions[session] = version
+        self.versions[session] = (version, prev)
         while len(self.versions) > MAX_VERSIONS:
             del self.versions[next(iter(self.versions))]
 
@@ -290,15 +302,16 @@ class FactStore(SeamStore):
         rows = await self.db.consume(
             "WITH gone AS (DELETE FROM facts WHERE session = ? AND predicate = '$confirmed' AND source_tool "
             "= ? "
-            "AND source_digest = ? RETURNING fact), bump AS (INSERT INTO fact_sessions (session, version) "
-            "SELECT ?, 1 WHERE EXISTS (SELECT 1 FROM gone) ON CONFLICT (session) DO UPDATE SET "
-            "version = fact_sessions.version + 1 RETURNING version) "
-            "SELECT (SELECT count(*) FROM gone), (SELECT version FROM bump)",
+            "AND source_digest = ? RETURNING fact), bump AS (INSERT INTO fact_sessions "
+            "(session, version, prev) SELECT ?, nextval('fact_session_versions'), 0 "
+            "WHERE EXISTS (SELECT 1 FROM gone)"
+            f"{_REPLACE} RETURNING version, prev) "
+            "SELECT (SELECT count(*) FROM gone), (SELECT version FROM bump), (SELECT prev FROM bump)",
             (_kept(session), _opt(tool), _opt(digest), _kept(session)),
         )
-        spent, version = int(rows[0][0]), rows[0][1]
+        spent, version, prev = int(rows[0][0]), rows[0][1], rows[0][2]
         if version is not None:
-            self._note_version(session, int(version))
+            self._note_version(session, int(version), int(prev))
         return spent, version
 
     async def has_confirmation(self, session: str, tool: str, digest: str) -> bool:
@@ -384,7 +397,25 @@ class FactStore(SeamStore):
             total += deleted
             if deleted < PURGE_BATCH:
                 break
+        if self.shared:
+            await self._forget_empty_sessions()
         return total
+
+    async def _forget_empty_sessions(self) -> int:
+        """Shared store: delete the counters of sessions that hold nothing (a conversation per call left one
+        behind forever). Safe against a change racing it: a counter is deleted only while it is the one found,
+        and a session changed again gets a new row whose counter no replica can have seen (``_BUMP``), so a
+        mirror is never taken for current by mistake. How many rows went."""
+        gone = 0
+        for _ in range(MAX_PURGE_BATCHES):
+            found = await self.db.query(_EMPTY_SESSIONS, (PURGE_BATCH,))
+            if not found:
+                break
+            results = await self.db.run([Statement(_FORGET_SESSION, [tuple(r) for r in found], many=True)])
+            gone += sum(r.rowcount or 0 for r in results)
+            if len(found) < PURGE_BATCH:
+                break
+        return gone
 
     async def sessions(self) -> list[str]:
         await self._learning.settled()

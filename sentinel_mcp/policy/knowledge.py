@@ -136,9 +136,9 @@ class Knowledge:
         """After this replica's own change: the mirror is current if nobody else changed the session between
         (its counter moved by exactly our one bump); otherwise it is reloaded before the next decision."""
         for s in sessions:
-            new, old = self.store.versions.get(s), before.get(s)
-            if new is not None and old is not None and new == old + 1:
-                self._seen[s] = new
+            mine, old = self.store.versions.get(s), before.get(s)
+            if mine is not None and old is not None and mine[1] == old:  # ours replaced the one we had seen
+                self._seen[s] = mine[0]
 
     async def spend_confirmation(self, session: str, tool: str, digest: str) -> bool:
         """Shared store, before a call a confirmation allowed goes on: use it up across the cluster. False

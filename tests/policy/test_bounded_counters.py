@@ -36,11 +36,11 @@ async def test_shared_store_versions_keep_only_the_latest_sessions(tmp_path: Pat
     monkeypatch.setattr(fact_store, "MAX_VERSIONS", 4)
     async with FactStore(tmp_path / "f.db") as store:
         for i in range(20):
-            store._note_version(f"s{i}", i + 1)
+            store._note_version(f"s{i}", i + 1, i)
             assert len(store.versions) <= 4
         assert list(store.versions) == ["s16", "s17", "s18", "s19"]
-        store._note_version("s17", 99)  # a change moves the session to the newest end
-        assert list(store.versions)[-1] == "s17" and store.versions["s17"] == 99
+        store._note_version("s17", 99, 98)  # a change moves the session to the newest end
+        assert list(store.versions)[-1] == "s17" and store.versions["s17"] == (99, 98)
 
 
 async def _prolog_modules(guard) -> int:  # type: ignore[no-untyped-def]
