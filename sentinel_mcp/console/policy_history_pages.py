@@ -35,7 +35,9 @@ def _guard(console: Console) -> PolicyGuard | None:
     return guard if isinstance(guard, PolicyGuard) else None
 
 
-async def check_candidate(console: Console, chosen: str, text: str) -> tuple[list[Any], str | None]:
+async def check_candidate(
+    console: Console, chosen: str, text: str, viewer: Viewer
+) -> tuple[list[Any], str | None]:
     """The checker's problems of the rulebase with ``chosen`` replaced by ``text`` (those of the candidate
     file
     first; an error elsewhere counts too), or a reason the form is not one to check."""
@@ -49,12 +51,13 @@ async def check_candidate(console: Console, chosen: str, text: str) -> tuple[lis
             [],
             f"choose one of the loaded files and give its new text (at most {MAX_CANDIDATE} characters)",
         )
+    # as policy_pages._check: the viewer's tools, and the documents the rulebase in force cites
+    tools = console.runtime.gateway.list_catalog_tools(viewer.principal)
+    untrusted = guard.untrusted_bounds()
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
         path = Path(tmp) / chosen
         path.write_text(text.replace("\r\n", "\n"))
-        problems = await check_paths(
-            guard.engine, candidate_files(files, [path]), console.runtime.gateway.list_catalog_tools()
-        )
+        problems = await check_paths(guard.engine, candidate_files(files, [path]), tools, untrusted)
         mine = [p for p in problems if str(p.file).startswith(tmp)]
         if mine:
             return mine, None
@@ -66,9 +69,7 @@ async def check_candidate(console: Console, chosen: str, text: str) -> tuple[lis
         path.write_text((in_force or {}).get(chosen) or _disk_text(files, chosen))
         before = {
             (Path(str(p.file)).name, p.line, p.message)
-            for p in await check_paths(
-                guard.engine, candidate_files(files, [path]), console.runtime.gateway.list_catalog_tools()
-            )
+            for p in await check_paths(guard.engine, candidate_files(files, [path]), tools, untrusted)
         }
         return [
             p
@@ -127,7 +128,7 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
         if _guard(console) is None:
             return console.problem(request, viewer, 400, "no rulebase is configured: nothing to check")
         problems, refused = await check_candidate(
-            console, chosen, text if isinstance(text, str) else "\x00" * (MAX_CANDIDATE + 1)
+            console, chosen, text if isinstance(text, str) else "\x00" * (MAX_CANDIDATE + 1), viewer
         )
         if request.headers.get("x-console-live") == "check":  # the script's live check: data, never markup
             if refused:

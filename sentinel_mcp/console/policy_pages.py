@@ -30,10 +30,17 @@ def _guard(console: Console) -> PolicyGuard | None:
     return guard if isinstance(guard, PolicyGuard) else None
 
 
-async def _check(console: Console, guard: PolicyGuard, files: list[Path]) -> list[Any]:
+async def _check(
+    console: Console, guard: PolicyGuard, files: list[Path], viewer: Viewer, candidate: bool = False
+) -> list[Any]:
+    """The checker's problems, against the tools the viewer may reach (a check names tools, their
+    annotations and arguments: never those of tools outside its reach); a candidate (a client's text) cites
+    only the documents the rulebase in force does."""
     from sentinel_mcp.policy.checker import check_paths
 
-    return await check_paths(guard.engine, files, console.runtime.gateway.list_catalog_tools())
+    untrusted = guard.untrusted_bounds() if candidate else None
+    tools = console.runtime.gateway.list_catalog_tools(viewer.principal)
+    return await check_paths(guard.engine, files, tools, untrusted)
 
 
 def _file_texts(files: list[Path]) -> dict[str, str]:
@@ -90,7 +97,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             guard=guard,
             files=files,
             texts=texts,
-            problems=await _check(console, guard, files),
+            problems=await _check(console, guard, files, viewer),
             current=holder.current if holder.loaded else None,
             last_error=holder.last_error or guard.load_error,
             holder=holder,
@@ -136,7 +143,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             path = Path(tmp) / chosen
             path.write_text(text.replace("\r\n", "\n"))
             candidate = candidate_files(files, [path])
-            problems = await _check(console, guard, candidate)
+            problems = await _check(console, guard, candidate, viewer, candidate=True)
             report = await replay(
                 rows,
                 current=files,
@@ -146,6 +153,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                 seeds=console.runtime.config.sentinel.seeds,
                 engine=guard.engine,
                 catalog=console.runtime.catalog_health,
+                untrusted=guard.untrusted_bounds(),
             )
         # each changed call's two proofs, as trees side by side (what the proof page shows for one)
         sides = [

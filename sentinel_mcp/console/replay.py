@@ -111,12 +111,14 @@ class Sandbox:
     """One rulebase over a scratch fact store, sharing the live Prolog engine (one thread owns it)."""
 
     def __init__(
-        self, files: list[Path], directory: Path, name: str, settings: Any, seeds: dict[str, Any], engine: Any
+        self, files: list[Path], directory: Path, name: str, settings: Any, seeds: dict[str, Any],
+        engine: Any, untrusted: Any = None,
     ) -> None:
         from sentinel_mcp.policy.guard import PolicyGuard
 
         self.guard = PolicyGuard(
-            files, None, store_path=directory / f"{name}.db", settings=settings, seeds=seeds, engine=engine
+            files, None, store_path=directory / f"{name}.db", settings=settings, seeds=seeds, engine=engine,
+            untrusted=untrusted,
         )
         self.loaded_sessions: set[str] = set()
 
@@ -250,12 +252,14 @@ async def replay(
     seeds: dict[str, Any],
     engine: Any,
     catalog: CatalogHealth | None = None,
+    untrusted: Any = None,
 ) -> ReplayReport:
     """Decide ``rows`` (audit records, newest first) under both rulebases. ``live_facts``: the live FactStore
-    (read only), or None."""
+    (read only), or None; ``untrusted``: the bounds a client's candidate is held to (``UntrustedRules``), or
+    None for the owner's own files (the command line)."""
     with tempfile.TemporaryDirectory(prefix="sentinel-replay-") as tmp:
         base = Sandbox(current, Path(tmp), "baseline", settings, seeds, engine)
-        cand = Sandbox(candidate, Path(tmp), "candidate", settings, seeds, engine)
+        cand = Sandbox(candidate, Path(tmp), "candidate", settings, seeds, engine, untrusted)
         try:
             base_problem = await base.start()
             cand_problem = await cand.start()

@@ -16,6 +16,7 @@ from mcp.types import Tool
 
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.policy_documents import PolicyDocuments
+from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, load_rulebase
 
 
@@ -52,27 +53,30 @@ def problem_line(p: Problem) -> str:
 
 
 async def check_paths(
-    engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None
+    engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None,
+    untrusted: UntrustedRules | None = None,
 ) -> list[Problem]:
     """check_files for paths given by a user: missing or unreadable ones are problems of their own, and
     the readable ones are still checked (together, as the gateway loads them)."""
     problems, ok = unreadable_files(files)
     if ok:
-        problems += await check_files(engine, ok, catalog)
+        problems += await check_files(engine, ok, catalog, untrusted)
     return problems
 
 
 async def check_files(
-    engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None
+    engine: PrologEngine, files: list[Path], catalog: list[Tool] | None = None,
+    untrusted: UntrustedRules | None = None,
 ) -> list[Problem]:
-    """All problems (errors and warnings) of a set of files, in file/line order."""
+    """All problems (errors and warnings) of a set of files, in file/line order. ``untrusted``: the files are
+    a client's candidate, held to the bounds of the rulebase in force (the documents it may cite)."""
     try:
         rb = await load_rulebase(engine, files)
     except RulebaseError as e:
         return sorted(e.problems, key=lambda p: (p.file, p.line))
     problems = list(rb.warnings)
     try:
-        problems += await _word_problems(engine, rb, catalog)
+        problems += await _word_problems(engine, rb, catalog, untrusted)
         if catalog is not None:
             tools = {t.name: t for t in catalog}
             names = list(tools)
@@ -117,10 +121,11 @@ async def check_files(
     return sorted(problems, key=lambda p: (p.file, p.line))
 
 
-async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool] | None) -> list[Problem]:
+async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: list[Tool] | None,
+                         untrusted: UntrustedRules | None = None) -> list[Problem]:
     """Citations, requirements without one, and confirmations that do not inform."""
     out: list[Problem] = []
-    docs = PolicyDocuments.of_rulebase(rb)
+    docs = PolicyDocuments.of_rulebase(rb, untrusted)
     declared_in = {d.name: d.file for d in rb.info.documents}
     for name, why in docs.problems:
         out.append(Problem(severity="error", file=declared_in.get(name, ""), line=0, message=why))

@@ -35,6 +35,7 @@ from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.policy.solver import FetchFilter, Solver, SolverResult
+from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 from sentinel_mcp.policy.strict_symbolic import ungrounded_arguments
 from sentinel_mcp.policy.version_history import PolicyHistory, read_texts
 from sentinel_mcp.policy.withheld_facts import WithheldFn
@@ -64,11 +65,14 @@ class PolicyGuard(ObserveStep, Guard):
                  withheld: WithheldFn | None = None, fast_path: bool = True, lazy_proofs: bool = False,
                  write_proofs_behind: bool = False,
                  keep_history: bool = False, local_dir: Path | None = None,
-                 default: Guard | None = None, private: Callable[[str], bool] | None = None) -> None:
+                 default: Guard | None = None, private: Callable[[str], bool] | None = None,
+                 untrusted: UntrustedRules | None = None) -> None:
         """``store_path``: the facts' SQLite file, or the postgresql:// URL replicas share; ``local_dir``:
         where this process's own indexes live (default: beside the facts' file); ``private``: whether a
         session is one no other process writes facts for (its id made here from random bytes: the gateway's
-        conversations tell); None: every session may be written by others."""
+        conversations tell); None: every session may be written by others. ``untrusted``: the rulebase is a
+        client's text (a console candidate), held to the bounds of the rulebase in force."""
+        self.untrusted = untrusted
         self.settings = settings or PolicySettings()
         # (tool, principal) -> the personal kind a client's introspection may not see (the consent gate's)
         self.withheld = withheld
@@ -306,7 +310,7 @@ class PolicyGuard(ObserveStep, Guard):
             call.arguments,
             call.digest,
             rb.version,
-            rb.info.inference_limit(self.inference_limit),
+            self._limit(rb),
         )
 
     async def _rendered_kept(self, rb: Rulebase, kept: KeptProof) -> dict[str, Any]:
@@ -315,12 +319,27 @@ class PolicyGuard(ObserveStep, Guard):
         return await self._rendered(self.documents(rb), rb.version, SolverResult(status="proved", tree=kept,
                                                                                   passes=1))
 
+    def _limit(self, rb: Rulebase) -> int:
+        """A proof's inference budget: the rulebase's option, never above the rulebase in force's for a
+        client's candidate (its options are the client's too)."""
+        limit = rb.info.inference_limit(self.inference_limit)
+        return limit if self.untrusted is None else min(limit, self.untrusted.inference_limit)
+
     def documents(self, rb: Rulebase | None = None) -> PolicyDocuments:
         """The policy documents the active rulebase declares, parsed (once per rulebase version)."""
         rb = rb or self.rulebases.current
         if self._documents is None or self._documents[0] != rb.version:
-            self._documents = (rb.version, PolicyDocuments.of_rulebase(rb))
+            self._documents = (rb.version, PolicyDocuments.of_rulebase(rb, self.untrusted))
         return self._documents[1]
+
+    def untrusted_bounds(self) -> UntrustedRules:
+        """What a client's candidate rulebase is held to: the documents the rulebase in force cites (no other
+        file is read for it) and its inference budget."""
+        homes = {f.name: f.resolve().parent for f in self.rulebases.files}
+        if not self.rulebases.loaded:
+            return UntrustedRules(frozenset(), self.inference_limit, homes)
+        rb = self.rulebases.current
+        return UntrustedRules(frozenset(self.documents(rb).paths.values()), self._limit(rb), homes)
 
     async def searchable(self) -> SearchService:
         """The search service, with the active rulebase's policy documents indexed (again when they change).
@@ -451,7 +470,7 @@ class PolicyGuard(ObserveStep, Guard):
         over its cap, the first pass runs on the engine thread."""
         rb = rb or self.rulebases.current
         mod = await self.knowledge.ensure(call.session_id, rb)
-        limit = rb.info.inference_limit(self.inference_limit)
+        limit = self._limit(rb)
 
         # a proof whose tree is written later cannot be searched for a confirmation to spend (shared stores)
         compact = self.fast_path and self.lazy_proofs and not self.store.shared

@@ -14,6 +14,7 @@ from typing import Any
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.policy.rulebase import Rulebase
+from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 from sentinel_mcp.search.paragraphs import Paragraph, normalize, split_markdown
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,9 @@ def resolve_document(path: str, declared_in: str) -> Path | None:
 
 
 class PolicyDocuments:
-    def __init__(self) -> None:
+    def __init__(self, untrusted: UntrustedRules | None = None) -> None:
+        # None: any file (the rulebases in force are the owner's); else a client's candidate (its bounds)
+        self.untrusted = untrusted
         self.paths: dict[str, Path] = {}
         self.paragraphs: dict[str, list[Paragraph]] = {}
         self.problems: list[tuple[str, str]] = []  # (document name, what is wrong)
@@ -57,14 +60,23 @@ class PolicyDocuments:
         self._quoted: dict[tuple[str, str], dict[str, Any]] = {}
 
     @classmethod
-    def of_rulebase(cls, rb: Rulebase) -> "PolicyDocuments":
-        docs = cls()
+    def of_rulebase(cls, rb: Rulebase, untrusted: UntrustedRules | None = None) -> "PolicyDocuments":
+        docs = cls(untrusted)
         for d in rb.info.documents:
             docs.add(d.name, d.path, d.file)
         return docs
 
     def add(self, name: str, path: str, declared_in: str) -> None:
-        found = resolve_document(path, declared_in)
+        if self.untrusted is None:
+            found = resolve_document(path, declared_in)
+        else:
+            found = self.untrusted.resolve(path, declared_in)
+        if found is None and self.untrusted is not None:
+            self.problems.append(
+                (name, f"policy document {name}: {path} is not one of the documents the rulebase in force "
+                       "declares (a candidate may cite only those)")
+            )
+            return
         if found is None:
             self.problems.append(
                 (

@@ -1,0 +1,223 @@
+"""A candidate rulebase in the console (the editor's check and the what-if replay) is a client's text run in
+the live engine: it reads no file but the policy documents the rulebase in force cites (a citation quotes what it
+reads: any other path would hand a principal the host's files, the owner's token among them), its inference
+budget is never above the rulebase in force's (a larger one held the engine every principal's decisions wait
+for), and its check speaks only of the tools the viewer may reach. Real Sentinel, real HTTP, signed-in
+principals; the secrets are files beside the config."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from tests.console.console_rig import ALICE, BOB, CAROL, console_config, http_sentinel, mcp_client, signed_in
+from tests.identity.identity_rig import BOOKINGS_PL
+
+from sentinel_mcp.policy.engine import shared_engine
+from sentinel_mcp.policy.guard import PolicyGuard
+from sentinel_mcp.core.decision import Allow, Deny, ToolCall
+from sentinel_mcp.policy.untrusted_rules import UntrustedRules
+
+pytestmark = pytest.mark.timeout(240)
+TERMS = "# Terms\n\nA booking may be cancelled only while it is confirmed.\n"
+CITES_TERMS = "policy_document(terms, 'terms.md').\n"
+
+
+def _setup(tmp: Path) -> tuple[Path, str, Path]:
+    """The console rig plus a rulebase in force that cites terms.md, and a secret file beside the config."""
+    cfg = console_config(tmp)
+    rules = tmp / "rules"
+    rules.mkdir()
+    (rules / "terms.md").write_text(TERMS)
+    words = rules / "words.pl"
+    words.write_text(CITES_TERMS)
+    body = json.loads(cfg.read_text())
+    body["sentinel"]["rulebases"].append(str(words))
+    cfg.write_text(json.dumps(body))
+    secret = "SECRET" + uuid.uuid4().hex
+    (tmp / "secret.txt").write_text(f"# Keys\n\nThe key is {secret} here.\n")
+    os.symlink(tmp / "secret.txt", rules / "innocent.md")
+    return cfg, secret, rules
+
+
+def _leaking(path: str) -> str:
+    """bookings.pl plus a document at ``path`` and a guard quoting it (its first letter is in any file)."""
+    return (
+        BOOKINGS_PL.read_text() + f"\npolicy_document(leak, {_quoted(path)}).\n"
+        "guard('bk__merge_bookings', [first = F], require(F == none, 'x', policy_ref(leak, 'e'))).\n"
+    )
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _problems(r) -> list[str]:  # type: ignore[no-untyped-def]
+    assert r.status_code == 200, r.text[:500]
+    return [p["message"] for p in r.json()["problems"]]
+
+
+async def test_a_candidate_reads_only_the_documents_in_force_and_never_says_which_files_exist(tmp_path):
+    cfg, secret, rules = _setup(tmp_path)
+    spellings = [
+        str(tmp_path / "secret.txt"),  # absolute
+        str(rules / "innocent.md"),  # a symlink out
+        "../secret.txt",  # relative to the rulebase, the project, the working directory
+        str(cfg),  # the config (principals' tokens)
+        str(tmp_path / "state" / "http-token"),
+        "/etc/hostname",
+        "/etc/./passwd",
+        f"{rules}/../secret.txt",
+        "~/.bashrc",
+        str(rules / "terms.md") + "/../../secret.txt",
+        str(tmp_path / "no-such-file.md"),  # one that does not exist: the same answer
+    ]
+    with http_sentinel(cfg) as (base, _):
+        async with signed_in(base, BOB) as bob, mcp_client(base, BOB, mode="auto") as client:
+            await client.call_tool(
+                "bk__merge_bookings", {"first": "BK-1", "second": "BK-2"}
+            )  # a record to replay
+            said = []
+            for path in spellings:
+                r = await bob.post(
+                    "/console/policy/check",
+                    {"file": "bookings.pl", "candidate": _leaking(path)},
+                    headers={"x-console-live": "check"},
+                )
+                messages = _problems(r)
+                assert secret not in r.text
+                refused = [
+                    m for m in messages if "not one of the documents the rulebase in force declares" in m
+                ]
+                assert refused, (path, messages)
+                said.append(refused[0].replace(path, "<path>"))
+                page = await bob.post(
+                    "/console/policy/whatif", {"file": "bookings.pl", "candidate": _leaking(path)}
+                )
+                assert page.status_code == 200 and secret not in page.text, path
+                assert "the key is" not in page.text.lower()
+            assert len(set(said)) == 1, set(said)  # an existing file and a missing one: one answer
+            # the document the rulebase in force cites, in another spelling of its path: it may be cited
+            r = await bob.post(
+                "/console/policy/check",
+                {
+                    "file": "bookings.pl",
+                    "candidate": _leaking(str(rules / "." / "terms.md"))
+                    .replace("leak", "terms")
+                    .replace("policy_document(terms", "policy_document(terms2"),
+                },
+                headers={"x-console-live": "check"},
+            )
+            assert not [m for m in _problems(r) if "not one of the documents" in m]
+            r = await bob.post(
+                "/console/policy/check",
+                {"file": "words.pl", "candidate": CITES_TERMS},
+                headers={"x-console-live": "check"},
+            )
+            assert not [m for m in _problems(r) if "document" in m], r.text
+        async with signed_in(
+            base, ALICE
+        ) as alice:  # the owner of no file either: a console form is a client's
+            r = await alice.post(
+                "/console/policy/check",
+                {"file": "bookings.pl", "candidate": _leaking(str(tmp_path / "secret.txt"))},
+                headers={"x-console-live": "check"},
+            )
+            assert secret not in r.text and any("not one of the documents" in m for m in _problems(r))
+
+
+async def test_a_candidates_check_names_no_tool_outside_the_viewers_reach(tmp_path):
+    """carol reaches bk__list_bookings only: a binding to a tool she cannot reach reads as one to a tool that
+    does not exist (the same words), whether it is read-only or not; alice (every tool) is told the truth."""
+    cfg, _, _ = _setup(tmp_path)
+
+    def binding(tool: str) -> str:
+        return (
+            BOOKINGS_PL.read_text()
+            + f"\nbinding(probe(X), tool('{tool}', [booking_id = X]), extract([]), []).\n"
+        )
+
+    async def said(person, tool: str) -> list[str]:  # type: ignore[no-untyped-def]
+        r = await person.post(
+            "/console/policy/check",
+            {"file": "bookings.pl", "candidate": binding(tool)},
+            headers={"x-console-live": "check"},
+        )
+        assert r.status_code == 200, r.text[:500]
+        probe = binding(tool).count("\n")  # the probe's line: the rulebase's own bindings say what they say
+        return sorted(p["message"].replace(tool, "<tool>") for p in r.json()["problems"] if p["line"] == probe)
+
+    with http_sentinel(cfg) as (base, _):
+        async with signed_in(base, CAROL) as carol, signed_in(base, ALICE) as alice:
+            missing = await said(carol, "bk__no_such_tool")
+            assert missing and all("no upstream has" in m for m in missing)
+            for tool in (
+                "bk__cancel_booking",
+                "bk__get_booking",
+                "tb__delete_thing",
+                "sentinel__sentinel_query",
+            ):
+                assert await said(carol, tool) == missing, tool
+            assert (await said(carol, "bk__list_bookings")) != missing  # her own tool is known to her
+            assert any("not read-only" in m for m in await said(alice, "bk__cancel_booking"))
+            assert not await said(alice, "bk__get_booking")  # read-only: a fine binding
+            # the page's check of the rulebase in force is the viewer's too
+            page = await carol.page("/console/policy")
+            assert "not read-only" not in page
+
+
+SPIN = """
+option(inference_limit(300000000)).
+spin(0) :- !.
+spin(K) :- K1 is K - 1, spin(K1).
+guard('bk__merge_bookings', [first = _], spin(5000000)).
+"""
+
+
+async def test_a_candidates_inference_budget_is_never_above_the_rulebase_in_forces(tmp_path):
+    """The candidate raises its own budget to 300M and loops 5M times: held to the 2M of the rulebase in force
+    it is denied for its inferences (a trusted rulebase with the same option proves it)."""
+    rb = tmp_path / "spin.pl"
+    rb.write_text(SPIN)
+    call = ToolCall(
+        name="bk__merge_bookings",
+        server="bk",
+        tool="merge_bookings",
+        arguments={"first": "A", "second": "B"},
+        session_id="s",
+    )
+    decided = {}
+    for name, untrusted in (("trusted", None), ("candidate", UntrustedRules(frozenset(), 2_000_000))):
+        guard = PolicyGuard(
+            [rb], None, store_path=tmp_path / f"{name}.db", engine=shared_engine(), untrusted=untrusted
+        )
+        await guard.start(watch=False)
+        try:
+            decided[name] = await guard.decide(call)
+        finally:
+            await guard.close()
+    assert isinstance(decided["trusted"], Allow), decided["trusted"]
+    assert isinstance(decided["candidate"], Deny) and "inference limit" in decided["candidate"].reason
+
+
+async def test_the_what_if_of_a_looping_candidate_is_held_to_the_budget_in_force(tmp_path):
+    """bob's recorded read (allowed by the default policy) replayed under a candidate that guards it with the
+    5M-step loop and a 300M budget of its own: the decision changes to a denial for the proof's inferences
+    (under the candidate's own budget it would prove, and nothing would change)."""
+    cfg, _, _ = _setup(tmp_path)
+    looping = SPIN.replace("bk__merge_bookings', [first = _]", "bk__list_bookings', [user_id = _]")
+    with http_sentinel(cfg) as (base, _):
+        async with signed_in(base, BOB) as bob, mcp_client(base, BOB, mode="auto") as client:
+            read = await client.call_tool("bk__list_bookings", {"user_id": "u_123"})
+            assert not read.is_error, read
+            r = await bob.post(
+                "/console/policy/whatif", {"file": "bookings.pl", "candidate": BOOKINGS_PL.read_text() + looping}
+            )
+            assert r.status_code == 200, r.text[:500]
+            report = re.sub(r"\s+", " ", r.text[r.text.index('id="whatif-report"') :])
+            assert re.search(r'id="change-count">1<', report), report[:3000]
+            assert "exceeded its inference limit" in report, report[:3000]
