@@ -34,9 +34,11 @@ async def answer_fact(
     ``AnswerRefused`` for a confirmation asked under another rulebase version."""
     value = answer_value(question, answer)
     meta = question.meta
+    ttl = _answer_ttl(rb, meta) if meta["kind"] != "confirm" else None  # every kind of answer to it expires
     if value == DONT_KNOW:
         args = [meta["predicate"], list(meta["inputs"])]
-        return await knowledge.new_fact(session, "$dont_know", args, answer.provenance, contexts=contexts)
+        return await knowledge.new_fact(session, "$dont_know", args, answer.provenance, ttl=ttl,
+                                        contexts=contexts)
     if meta["kind"] == "confirm":
         if meta.get("version") != rb.version:
             raise AnswerRefused("the rulebase changed since this confirmation was asked; ask again")
@@ -60,10 +62,21 @@ async def answer_fact(
             if value == "yes"
             else ("$answered_no", [meta["predicate"], list(meta["inputs"])])
         )
-        return await knowledge.new_fact(session, pred, args, answer.provenance, contexts=contexts)
+        return await knowledge.new_fact(session, pred, args, answer.provenance, ttl=ttl, contexts=contexts)
     return await knowledge.new_fact(
-        session, meta["predicate"], [*meta["inputs"], value], answer.provenance, contexts=contexts
+        session, meta["predicate"], [*meta["inputs"], value], answer.provenance, ttl=ttl, contexts=contexts
     )
+
+
+def _answer_ttl(rb: Rulebase, meta: dict[str, object]) -> float | None:
+    """The askable's ``ttl(Seconds)`` (None: the session's). The askable is the one of the question's
+    predicate and arity (a yes/no question's inputs are all its arguments; the others' answer is the last)."""
+    inputs = meta.get("inputs")
+    n = len(inputs) if isinstance(inputs, list) else -1
+    for a in rb.info.askables:
+        if a.predicate == meta.get("predicate") and a.arity == (n if a.type == "yes_no" else n + 1):
+            return a.ttl
+    return None
 
 
 async def earlier_answer(store: FactStore, question: Question, fact: Fact) -> Fact | None:

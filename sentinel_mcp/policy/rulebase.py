@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy import load_rehearsal
@@ -62,6 +62,7 @@ class AskableInfo(BaseModel):
     # "yes_no" | "text" | "number" | {"choice": [...], "labels": [...]} | {"choice_of": []}
     type: str | dict[str, Any]
     from_: list[str] = Field(alias="from")
+    ttl: float | None = None  # an answer's time to live in seconds; None: the session's (no expiry)
 
 
 class DocumentInfo(BaseModel):
@@ -222,7 +223,17 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     if errors:
         await engine.unload(module)
         raise RulebaseError(errors + warnings)
-    info = RulebaseInfo.from_engine(await engine.info(module))
+    try:
+        info = RulebaseInfo.from_engine(await engine.info(module))
+    except ValidationError as e:  # a declaration the loader's checks let through: refused, never half-read
+        await engine.unload(module)
+        first = e.errors()[0] if e.errors() else {"loc": (), "msg": str(e)}
+        where = ".".join(str(x) for x in first["loc"])
+        raise RulebaseError([
+            Problem(severity="error", file=str(f), line=0,
+                    message=f"a declaration Sentinel cannot read ({where}: {first['msg']})")
+            for f in files
+        ]) from None
     return Rulebase(
         version=version, module=module, files=[str(f) for f in files], info=info, warnings=warnings
     )
@@ -306,7 +317,15 @@ class RulebaseHolder:
     async def _swap(self, files: list[Path], cause: str, version: str | None) -> bool:
         self.attempted = list(files)
         try:
-            rb = await self._load(files, version)
+            try:
+                rb = await self._load(files, version)
+            except (RulebaseError, asyncio.CancelledError):
+                raise
+            except Exception as e:  # noqa: BLE001 - a fault of the loader's own: the change did not load, said
+                log.exception("rulebase load")
+                raise RulebaseError([Problem(severity="error", file=str(f), line=0,
+                                             message=f"could not be loaded ({type(e).__name__}: {e})")
+                                     for f in files]) from e
         except RulebaseError as e:
             self.last_error = str(e)
             await self._tell(version or content_version(files), False, cause, str(e))

@@ -212,6 +212,11 @@ decl_problem(askable(_, _, T, _), error, M) :- \+ valid_type(T),
 decl_problem(askable(H, _, T, _), error, M) :- T \== yes_no, callable(H), functor(H, _, 0),
     format(atom(M), 'askable ~q of type ~q needs an answer argument (its last argument)', [H, T]).
 decl_problem(askable(_, _, _, O), error, M) :- \+ is_list(O), format(atom(M), 'askable options must be a list, got ~q', [O]).
+decl_problem(askable(_, _, _, O), error, M) :- is_list(O), member(X, O), \+ askable_option(X),
+    format(atom(M), 'askable option ~q is not one of from([user]), from([user, agent]), ttl(Seconds), ttl(session), unknown(as(Value)), unknown(Text)', [X]).
+decl_problem(askable(_, _, _, O), error, M) :- is_list(O), append(_, [X|Rest], O), askable_option(X),
+    functor(X, N, 1), functor(Y, N, 1), memberchk(Y, Rest),
+    format(atom(M), 'askable option ~w/1 is given twice (~q and ~q)', [N, X, Y]).
 decl_problem(askable(H, _, choice_of(V, _, _), _), error, M) :- callable(H), H =.. As, last(As, A), A \== V,
     format(atom(M), 'the value of choice_of(Value, Label, Goal) must be the answer (last) argument of ~q', [H]).
 decl_problem(askable(_, _, choice(L), _), error, M) :- is_list(L), member(X, L), ( X = (V - _) -> true ; V = X ),
@@ -391,9 +396,9 @@ sn_info(RB, Out) :-
     findall(json([tool=T]), decl(RB, guard(T, _, _)), Guards),
     findall(json([predicate=PN, arity=PA, tool=T, ttl=TTL]),
             ( decl(RB, binding(H, tool(T, _), _, O)), functor(H, PN, PA), ttl_opt(O, TTL) ), Bindings),
-    findall(json([predicate=PN, arity=PA, question=QA, type=TyJ, from=From]),
+    findall(json([predicate=PN, arity=PA, question=QA, type=TyJ, from=From, ttl=TTL]),
             ( decl(RB, askable(H, Q, Ty, O)), functor(H, PN, PA), text_to_atom(Q, QA), type_json(Ty, TyJ),
-              askable_from(O, From) ),
+              askable_from(O, From), askable_ttl(O, TTL) ),
             Askables),
     findall(C, ( decl(RB, context(C)) ; decl(RB, context(C, _, _)) ), Cs0), sort(Cs0, Contexts),
     findall(FA, ( decl(RB, seed(F)), term_to_atom(F, FA) ), Seeds),
@@ -490,6 +495,8 @@ text_to_atom(Q, Q).
 
 ttl_opt(O, TTL) :- ( memberchk(ttl(T), O) -> ( T == session -> TTL = @(null) ; TTL = T ) ; TTL = 60 ).
 askable_from(O, From) :- ( memberchk(from(F), O) -> From = F ; From = [user, agent] ).
+%  an answer's time to live: ttl(Seconds), else the session's (null: no expiry)
+askable_ttl(O, TTL) :- ( memberchk(ttl(T), O), number(T) -> TTL = T ; TTL = @(null) ).
 
 
 %  sn_tool_sites(+RB, -Out): where each binding and guard names a tool (for catalog checks).
@@ -500,6 +507,13 @@ sn_tool_sites(RB, Out) :-
     append([Bs, Gs, Es], All), to_json_atom(json([sites=All]), Out).
 
 binding_option(X) :- var(X), !, fail.
-binding_option(ttl(session)) :- !.
-binding_option(ttl(N)) :- !, number(N), N > 0.
+binding_option(ttl(N)) :- !, ( N == session -> true ; number(N), N > 0 ).  % ttl(X) is no session
 binding_option(required).
+
+%  askable_option(+X): what an askable's options may say (anything else is an error at load, never ignored:
+%  a misspelt ttl would keep an answer for the whole conversation).
+askable_option(X) :- var(X), !, fail.
+askable_option(from(L)) :- !, is_list(L), L \== [], forall(member(W, L), ( atom(W), memberchk(W, [user, agent]) )).
+askable_option(ttl(N)) :- !, ( N == session -> true ; number(N), N > 0, N < inf ).  % finite: 1.0Inf is a number
+askable_option(unknown(as(V))) :- !, ground(V).
+askable_option(unknown(T)) :- ( atom(T) ; string(T) ), T \== '', T \== "".
