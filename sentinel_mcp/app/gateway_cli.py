@@ -177,6 +177,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from sentinel_mcp.gateway.audit import read_audit
 
     config = load_config(args.config)
+    unreadable: list[str] = []  # logs that could not be read: the others are shown, then these are said
     if args.what == "verify":
         if config.store_url:  # replicas on one PostgreSQL: every replica's chain and the anchors
             return _verify_cluster(config.store_url)
@@ -185,17 +186,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
         rows = asyncio.run(_read_server_audit(config.store_url, args.tail, args.session, args.principal))
     else:
         rows = asyncio.run(
-            read_audit(config.store_path, tail=args.tail, session=args.session, principal=args.principal)
+            read_audit(config.store_path, tail=args.tail, session=args.session, principal=args.principal,
+                       unreadable=unreadable)
         )
     if args.decision is not None:
-        return _show_decision(config, args, rows)
+        return max(_show_decision(config, args, rows), _unreadable_said(unreadable))
     if args.json:
         for r in rows:  # ASCII: a stored control or bidi character never reaches the terminal raw
             print(json.dumps(r, ensure_ascii=True, default=str))
-        return 0
+        return _unreadable_said(unreadable)
     if not rows:
-        print(f"no audit entries in {config.store_path}")
-        return 0
+        print(f"no audit entries in {config.store_path}" + (" that could be read" if unreadable else ""))
+        return _unreadable_said(unreadable)
     print(
         f"{'time':19}  {'principal':10} {'session':22} {'tool':32} {'decision':8} {'outcome':14} {'ms':>7}  "
         "reason"
@@ -210,7 +212,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
             f"{_shown(r['tool'], 32):32} {_shown(r['decision'], 8):8} {_shown(r['outcome'], 14):14} "
             f"{ms:>7}  {reason}"
         )
-    return 0
+    return _unreadable_said(unreadable)
+
+
+def _unreadable_said(unreadable: list[str]) -> int:
+    """The logs that could not be read, on stderr after the rows that could (exit 1): a damaged instance's
+    log is never left out of what looks like the whole record."""
+    for problem in unreadable:
+        print(f"sentinel-mcp: {problem} (its rows are not shown; sentinel-mcp audit verify says more)",
+              file=sys.stderr)
+    return 1 if unreadable else 0
 
 
 def _show_decision(config: Any, args: argparse.Namespace, rows: list[Any]) -> int:

@@ -6,6 +6,7 @@ open log: every replica's rows (each named by its replica), not only this one's.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -13,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.console import chain_view
 from sentinel_mcp.gateway.audit import AuditLog, read_audit
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from sentinel_mcp.console.web import ConsoleHost
@@ -78,7 +81,13 @@ class AuditSource:
     async def read(self, tail: int, session: str | None = None,
                    principal: str | None = None) -> list[dict[str, Any]]:
         if self.shared is None:
-            return await read_audit(self.store, tail=tail, session=session, principal=principal)
+            # a damaged instance's log: the others are shown; its chain's status says it is broken
+            unreadable: list[str] = []
+            rows = await read_audit(self.store, tail=tail, session=session, principal=principal,
+                                    unreadable=unreadable)
+            for problem in unreadable:
+                log.warning("%s", problem)
+            return rows
         # one table, every replica's chain; a row's chain is the replica that wrote it
         return [r | {"replica": r.get("chain")} for r in await self.shared.read(tail, session, principal)]
 

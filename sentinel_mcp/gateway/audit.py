@@ -366,20 +366,28 @@ def audit_files(path: Path) -> list[Path]:
 
 
 async def read_audit(
-    path: Path, tail: int = 20, session: str | None = None, principal: str | None = None
+    path: Path, tail: int = 20, session: str | None = None, principal: str | None = None,
+    unreadable: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The newest ``tail`` calls of every gateway that recorded into the store at ``path`` (all instances,
     merged by time), oldest first (for ``sentinel-mcp audit``; works while gateways run); ``principal``:
-    only the calls made for them."""
+    only the calls made for them. A log that cannot be read raises ``StorageError``, or, given
+    ``unreadable``, is said there and the others are read: never a shorter log that looks whole."""
     from sentinel_mcp.storage.open import find_open
 
     calls: list[tuple[float, int, int, dict[str, Any]]] = []
     for n, file in enumerate(audit_files(path)):
         db = find_open(file)
-        if db is not None:  # this process holds it: read through the writer, never around it
-            rows = await _read_open(db, tail, session, principal)
-        else:
-            rows = await asyncio.to_thread(_read_file, file, tail, session, principal)
+        try:
+            if db is not None:  # this process holds it: read through the writer, never around it
+                rows = await _read_open(db, tail, session, principal)
+            else:
+                rows = await asyncio.to_thread(_read_file, file, tail, session, principal)
+        except StorageError as e:
+            if unreadable is None:
+                raise
+            unreadable.append(str(e))
+            continue
         calls += [(r.get("ts") or 0.0, n, r["id"], r) for r in rows]
     calls.sort(key=lambda c: c[:3])
     return [c[3] for c in calls[-tail:]] if tail > 0 else []
@@ -395,20 +403,22 @@ def _read_file(
     if not path.exists():
         return []
     with read_connection(path) as conn:
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "audit" not in tables:
-            return []
-        cur = conn.execute("SELECT * FROM audit LIMIT 0")
-        cols = [d[0] for d in cur.description]
-        if principal and "principal" not in cols:  # a log from before principals: nobody's calls
-            return []
-        where, params = _where(session, principal)
         try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "audit" not in tables:
+                if "audit_head" in tables:  # a chained log without its rows: damaged, not empty
+                    raise StorageError(f"audit log {path} cannot be read: its audit table is missing")
+                return []
+            cur = conn.execute("SELECT * FROM audit LIMIT 0")
+            cols = [d[0] for d in cur.description]
+            if principal and "principal" not in cols:  # a log from before principals: nobody's calls
+                return []
+            where, params = _where(session, principal)
             rows = conn.execute(
                 f"SELECT * FROM audit {where} ORDER BY id DESC LIMIT ?", [*params, tail * 2]
             ).fetchall()
-        except sqlite3.Error:
-            return []
+        except sqlite3.Error as e:  # a damaged page: said, never read as fewer rows
+            raise StorageError(f"audit log {path} cannot be read: {e}") from e
     if "decision_id" not in cols:  # an unchained log from an older Sentinel: one row per call
         cols = [*cols, "decision_id"]
         rows = [(*r, f"row{r[0]}") for r in rows]

@@ -182,18 +182,20 @@ def _databases(directory: Path) -> list[Path]:
 
 
 def recorded_nothing(directory: Path) -> bool:
-    """True when no database in the directory holds a row of its own (bookkeeping tables aside). A database
-    with an unsettled WAL, or one that cannot be read, counts as holding something: never delete what could
-    not be checked."""
+    """True when no database in the directory holds a row of its own (bookkeeping tables aside) and none says
+    it ever held one. A database with an unsettled WAL, one that cannot be read, one of no bytes at all (a
+    file truncated to nothing reads the same as one never written) and an audit log whose head counts rows it
+    no longer has (rows deleted) count as holding something: never delete what could not be checked, nor the
+    evidence that something was removed."""
     try:
         if any(w.stat().st_size > 0 for w in directory.glob("*-wal")):
             return False
         databases = _databases(directory)
+        if any(db.stat().st_size == 0 for db in databases):
+            return False
     except OSError:
         return False
     for db in databases:
-        if db.stat().st_size == 0:
-            continue
         try:  # immutable: nothing writes it now (no WAL above), so read it without locks or -shm
             conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True, timeout=0.2)
             try:
@@ -207,6 +209,10 @@ def recorded_nothing(directory: Path) -> bool:
                 for table in tables:
                     if conn.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None:
                         return False
+                if conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit_head'"
+                ).fetchone() and conn.execute("SELECT 1 FROM audit_head WHERE rows > 0 LIMIT 1").fetchone():
+                    return False
             finally:
                 conn.close()
         except sqlite3.Error:

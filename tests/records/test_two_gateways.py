@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -218,3 +219,25 @@ def test_an_instance_is_alive_exactly_as_long_as_its_process(tmp_path: Path) -> 
     assert not mine.dir.exists() and other.dir.exists()
     other.release()
     assert instance_dirs(tmp_path) == [directory]
+
+
+@pytest.mark.parametrize("damage", ["rows deleted", "truncated to nothing", "head and rows deleted"])
+def test_an_ended_instance_with_evidence_of_removed_records_is_kept(tmp_path: Path, damage: str) -> None:
+    """An audit log whose head counts rows it no longer has, or a database truncated to no bytes, is evidence
+    (``audit verify`` reports it); a start or a stop must never tidy it away as an instance that recorded
+    nothing. Only a log that never held a row goes."""
+    mine = Instance.claim(tmp_path)
+    db = mine.dir / "sentinel.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE audit (id INTEGER PRIMARY KEY, x TEXT)")
+        conn.execute("CREATE TABLE audit_head (chain TEXT PRIMARY KEY, hash TEXT, rows INTEGER NOT NULL)")
+        conn.execute("INSERT INTO audit_head VALUES ('c', 'h', 810)")
+        if damage == "head and rows deleted":
+            conn.execute("UPDATE audit_head SET rows = 0")
+    if damage == "truncated to nothing":
+        db.write_bytes(b"")
+    mine.release()
+    kept = damage != "head and rows deleted"  # a head at 0 rows: nothing was ever recorded there
+    assert mine.dir.exists() is kept
+    if kept:
+        assert settle_dead(tmp_path) == [mine.dir]  # a later gateway keeps it too
