@@ -101,7 +101,7 @@ async def test_a_guard_with_a_body_is_refused_it_would_run_at_load(tmp_path, cla
 @pytest.mark.parametrize("where", ["askable", "confirmed"])
 async def test_a_template_that_could_run_a_goal_or_grow_without_bound_is_refused(tmp_path, template, where):
     q = "'" + template.replace("'", "''") + "'"
-    clause = (f"askable(ok(X, A), {q}, text, [user]).\n" if where == "askable"
+    clause = (f"askable(ok(X, A), {q}, text, [from([user])]).\n" if where == "askable"
               else f"g(X) :- confirmed({q}, [X]).\n")
     f = write(tmp_path, "texts.pl", "% texts\n" + clause)
     errors = await asyncio.wait_for(errors_of(f), 30)  # the template is never run, so this is quick
@@ -116,7 +116,7 @@ async def test_a_confirmation_text_computed_from_data_is_refused(tmp_path):
 
 async def test_plain_templates_load(tmp_path):
     f = write(tmp_path, "fine.pl", """\
-        askable(ok(X, A), 'Is ~w fine (~~ about ~2f)?', text, [user]).
+        askable(ok(X, A), 'Is ~w fine (~~ about ~2f)?', text, [from([user])]).
         g(X) :- confirmed("Send ~w (~a, ~q, ~d)?", [X, a, b, 3]).
         """)
     assert await errors_of(f) == []
