@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import os
 import difflib
 import re
@@ -532,7 +533,12 @@ def load_config(path: str | Path | None) -> Config:
     p = Path(path).expanduser()
     text = read_config_text(p)
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_float=_finite,
+                          parse_constant=_no_constant)
+    except _NotFinite as e:
+        line = _line_of(text, e.literal)
+        raise ConfigError(f"invalid config {p}, line {line}: {e.literal} is not a finite number (a time, a "
+                          "size or a count must be one)") from None
     except json.JSONDecodeError as e:
         raise ConfigError(f"invalid JSON in {p}, line {e.lineno} column {e.colno}: {e.msg}") from None
     except _DuplicateKey as e:
@@ -544,6 +550,30 @@ def load_config(path: str | Path | None) -> Config:
     except ValueError as e:  # Python's bound on int conversion (a number thousands of digits long)
         raise ConfigError(f"invalid config {p}: a number is too long ({e})") from None
     return parse_config(data, source=str(p), base_dir=p.resolve().parent)
+
+
+class _NotFinite(ConfigError):
+    def __init__(self, literal: str) -> None:
+        super().__init__(literal)
+        self.literal = literal
+
+
+def _finite(literal: str) -> float:
+    """A JSON number as a float, never an infinite one (``1e999`` reads as infinity: a timeout that never
+    ends, a time to live that never passes)."""
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _NotFinite(literal)
+    return value
+
+
+def _no_constant(literal: str) -> float:
+    raise _NotFinite(literal)  # NaN, Infinity, -Infinity: not JSON, though Python's reader takes them
+
+
+def _line_of(text: str, literal: str) -> int:
+    at = text.find(literal)
+    return text.count("\n", 0, max(at, 0)) + 1
 
 
 class _DuplicateKey(ConfigError):

@@ -88,6 +88,23 @@ def test_a_key_given_twice_is_refused_never_the_last_one_kept(tmp_path, text, ke
         load_config(bad)
 
 
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "Infinity", "-Infinity", "NaN", "1E400",
+                                    "9" * 400 + ".0"])
+@pytest.mark.parametrize("where", ["confirm_ttl", "guard_timeout", "hold_seconds"])
+def test_a_number_that_is_not_finite_is_refused_with_its_line(tmp_path, number, where):
+    """JSON's reader in Python takes ``1e999`` as infinity and ``Infinity``/``NaN`` as numbers: a timeout that
+    never ends, a time to live that never passes. Refused wherever it stands, naming the file and line."""
+    section = {"confirm_ttl": '"policy": {"confirm_ttl": N}',
+               "guard_timeout": '"policy": {"guard_timeout": N}',
+               "hold_seconds": '"console": {"hold_seconds": N}'}[where]
+    bad = tmp_path / "sentinel.json"
+    bad.write_text('{"mcpServers": {},\n "sentinel": {\n  ' + section.replace("N", number) + "}}")
+    with pytest.raises(ConfigError, match=r"sentinel.json, line 3: .* is not a finite number"):
+        load_config(bad)
+    bad.write_text('{"mcpServers": {},\n "sentinel": {\n  ' + section.replace("N", "1e3") + "}}")
+    load_config(bad)  # a finite one in the same place loads
+
+
 def test_config_nested_too_deep_is_a_config_error(tmp_path):
     bad = tmp_path / "sentinel.json"
     bad.write_text('{"mcpServers": {}, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
