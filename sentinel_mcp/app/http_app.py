@@ -134,7 +134,10 @@ class CallerGuard:
         if host and parts.netloc == host.strip().lower():
             return True  # same origin as the Host the request was sent to (already checked)
         name, port = _split_host(parts.netloc)
-        if port is not None and self.port and port != str(self.port):
+        # an origin without a port is on its scheme's default one (http://127.0.0.1 is port 80): another
+        # server of this host, never this one unless it listens there
+        port = port if port is not None else ("443" if parts.scheme == "https" else "80")
+        if self.port and port != str(self.port):
             return False
         return name in self.names or name in self.extra_hosts
 

@@ -258,6 +258,14 @@ async def test_host_and_origin_are_checked_on_every_binding(bind):
                 "javascript:alert(1)",
                 "https://console.example.evil",
                 f"http://203.0.113.7:{port}",
+                # no port: the scheme's default one (80, 443), another server of this host, never this one
+                "http://127.0.0.1",
+                "http://localhost",
+                "https://127.0.0.1",
+                "http://LOCALHOST",
+                "http://127.0.0.1:80",
+                "http://sentinel.lan",
+                f"http://127.0.0.1:{port}0",
             ):
                 assert await status(origin=origin) == 403, origin
             for origin in (
