@@ -131,9 +131,10 @@ def metrics_route(holder: HostState[Runtime]) -> Route:
         principal = request.scope.get(
             SCOPE_KEY
         )  # resolved by CallerGuard (absent only if mounted without it)
-        if principal is None or not principal.unrestricted:
+        if principal is None or not principal.unrestricted or principal.agent:  # as /healthz's details
             return PlainTextResponse(
-                "forbidden: /metrics is for a principal that may reach every tool\n", status_code=403
+                "forbidden: /metrics is for a person's principal that may reach every tool (not another "
+                "agent)\n", status_code=403
             )
         rt = holder.runtime
         if rt is None:

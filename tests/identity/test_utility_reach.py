@@ -66,8 +66,12 @@ def _config(tmp_path: Path, fixture_url: str) -> Path:
 
     data = json.loads(cfg.read_text())
     data["mcpServers"]["cf"] = {"url": fixture_url, "protocol": "legacy"}
+    data["sentinel"]["a2a"] = {**data["sentinel"].get("a2a", {}), "api_keys": {"rover": ROVER}}
     cfg.write_text(json.dumps(data))
     return cfg
+
+
+ROVER = "rover-key-0123456789abcdef"  # another agent's A2A key (it reaches every tool a peer may)
 
 
 async def _error_of(call) -> tuple[int, str]:  # noqa: ANN001
@@ -148,4 +152,5 @@ async def test_a_principal_reaches_only_the_utilities_of_its_upstreams(tmp_path,
         # everything
         assert _get(f"{base}/metrics", None) == 401
         assert _get(f"{base}/metrics", CAROL) == 403
+        assert _get(f"{base}/metrics", ROVER) == 403  # another agent: the calls of every principal, never
         assert _get(f"{base}/metrics", ALICE) == 200
