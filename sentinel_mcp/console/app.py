@@ -26,7 +26,7 @@ from sentinel_mcp.console import (activity_pages, agent_pages, assist_pages, bui
                                   model_pages, policy_pages, session_pages, system_pages)
 from sentinel_mcp.console.asking import InboxAsking
 from sentinel_mcp.console.cluster_inbox import ClusterInbox
-from sentinel_mcp.console.auth import COOKIE, LOGIN_COOKIE, ConsoleAuth, Viewer, cross_site
+from sentinel_mcp.console.auth import ConsoleAuth, Viewer, cross_site
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.console.person_questions import PersonQuestions
 from sentinel_mcp.identity.http_auth import a2a_peer_names
@@ -137,7 +137,7 @@ async def _login_form(
     response = console.render(
         request, None, "login.html", status=status, login_csrf=console.auth.login_csrf(nonce), error=error
     )
-    response.set_cookie(LOGIN_COOKIE, nonce, max_age=3600, **console.auth.cookie_args())  # type: ignore[arg-type]
+    response.set_cookie(console.auth.login_cookie, nonce, max_age=3600, **console.auth.cookie_args())  # type: ignore[arg-type]
     return response
 
 
@@ -148,7 +148,7 @@ async def _login(console: Console, request: Request) -> Response:
         form = await read_form(request, LOGIN_FORM_LIMIT, max_fields=10)
     except FormRefused as e:
         return await _login_form(console, request, e.reason, e.status)
-    if not console.auth.login_csrf_ok(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
+    if not console.auth.login_csrf_ok(request.cookies.get(console.auth.login_cookie), form.get("csrf")):
         return await _login_form(console, request, "The sign-in form expired; try again.", 403)
     token = form.get("token")
     presented = Credentials.from_scope(request.scope)
@@ -159,8 +159,8 @@ async def _login(console: Console, request: Request) -> Response:
         return await _login_form(console, request, "That token is not one Sentinel accepts.", 401)
     sid, _principal = signed
     response = RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
-    response.set_cookie(COOKIE, sid, max_age=12 * 3600, **console.auth.cookie_args())  # type: ignore[arg-type]
-    response.delete_cookie(LOGIN_COOKIE, path="/console")
+    response.set_cookie(console.auth.cookie, sid, max_age=12 * 3600, **console.auth.cookie_args())  # type: ignore[arg-type]
+    response.delete_cookie(console.auth.login_cookie, path="/console", secure=console.auth.secure)
     return response
 
 
@@ -169,7 +169,7 @@ async def _logout(console: Console, request: Request, viewer: Viewer) -> Respons
     if viewer.session_id is not None:
         console.inbox.end_session_streams(viewer.session_id)
     response = RedirectResponse("/console/login", status_code=303, headers=HEADERS)
-    response.delete_cookie(COOKIE, path="/console")
+    response.delete_cookie(console.auth.cookie, path="/console", secure=console.auth.secure)
     return response
 
 

@@ -31,6 +31,7 @@ from sentinel_mcp.identity.resolver import Authenticator, AuthFailed
 
 COOKIE = "sentinel_console"
 LOGIN_COOKIE = "sentinel_console_login"
+SECURE_PREFIX = "__Secure-"
 SESSION_SECONDS = 12 * 3600
 MAX_SESSIONS = 1000
 # one principal's console sessions: past it that principal's oldest goes, never another's (a principal that
@@ -79,7 +80,7 @@ class ConsoleAuth:
             )
         except AuthFailed:
             return None
-        sid, several = _session_cookie(request)
+        sid, several = _session_cookie(request, self.cookie)
         if several:
             return None  # another page of this host (a port shares cookies) set a second one: whose is it?
         if sid:
@@ -157,6 +158,17 @@ class ConsoleAuth:
     def cookie_args(self) -> dict[str, object]:
         return {"httponly": True, "samesite": "strict", "path": "/console", "secure": self.secure}
 
+    @property
+    def cookie(self) -> str:
+        """The session cookie's name: over TLS with the ``__Secure-`` prefix, which a browser takes only
+        from a secure page (cookies do not tell ports apart: a plain page on another port of this host could
+        otherwise set its own session here, and the person would act as its principal)."""
+        return SECURE_PREFIX + COOKIE if self.secure else COOKIE
+
+    @property
+    def login_cookie(self) -> str:
+        return SECURE_PREFIX + LOGIN_COOKIE if self.secure else LOGIN_COOKIE
+
     # ---------------------------------------------------------------- CSRF
     def csrf_token(self, viewer: Viewer) -> str:
         msg = f"csrf|{viewer.principal.name}|{viewer.binding}".encode()
@@ -186,10 +198,10 @@ def cross_site(request: Request) -> bool:
     return request.headers.get("sec-fetch-site", "").lower() == "cross-site"
 
 
-def _session_cookie(request: Request) -> tuple[str | None, bool]:
+def _session_cookie(request: Request, name: str) -> tuple[str | None, bool]:
     """The console session cookie, and whether the browser sent more than one (Starlette keeps the last: a
     page on another port of this host could slip another principal's session in beside the person's own,
     under another path, and the console would act as that principal)."""
     raw = request.headers.get("cookie", "")
-    count = sum(1 for part in raw.split(";") if part.strip().split("=", 1)[0].strip() == COOKIE)
-    return request.cookies.get(COOKIE), count > 1
+    count = sum(1 for part in raw.split(";") if part.strip().split("=", 1)[0].strip() == name)
+    return request.cookies.get(name), count > 1

@@ -33,7 +33,11 @@ async def test_console_over_mutual_tls(tmp_path, pki):
             )
             assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.text[:500]
             assert "secure" in r.headers["set-cookie"].lower()
-            session = {"sentinel_console": plain.cookies["sentinel_console"]}
+            # the __Secure- prefix: a browser takes it only from a secure page, so a plain page on another
+            # port of this host cannot put a session of its own in its place (cookies do not tell ports apart)
+            assert r.headers["set-cookie"].startswith("__Secure-sentinel_console=")
+            assert "sentinel_console" not in {c for c in plain.cookies if not c.startswith("__Secure-")}
+            session = {"__Secure-sentinel_console": plain.cookies["__Secure-sentinel_console"]}
             assert (await plain.get(f"{base}/console/inbox")).status_code == 200
         async with browser(pki.alice) as alice:  # her certificate is her principal: straight in
             page = await alice.get(f"{base}/console/inbox")
@@ -54,3 +58,7 @@ async def test_console_over_mutual_tls(tmp_path, pki):
                 headers={"origin": base},
             )
             assert r.status_code == 401 and "sentinel_console=" not in r.headers.get("set-cookie", "")
+        async with browser(cookies={"sentinel_console": session["__Secure-sentinel_console"]}) as tossed:
+            # the session id under the plain name (what a page elsewhere could set) opens nothing over TLS
+            r = await tossed.get(f"{base}/console/inbox")
+            assert r.status_code == 303 and r.headers["location"] == "/console/login"
