@@ -135,25 +135,23 @@ def _create_guard(
     )
 
 
-def _claim_instance(config: Config) -> tuple[Instance | None, Path, str | None]:
+def _claim_instance(config: Config) -> tuple[Instance | None, Path, list[str]]:
     """This gateway's own directory for the files it holds exclusively (its audit log, its A2A journal), so
     that several gateways can run on one data dir; dead instances' files are settled first (their WAL
     replayed, empty ones removed). Without a directory the audit log cannot be opened: calls are refused."""
     root = config.store_path.parent
+    problems: list[str] = []  # what health says: an ended gateway's file that could not be settled, ...
     try:
-        settle_dead(root)
+        settle_dead(root, problems)
     except OSError as e:
         log.warning("could not settle earlier gateways' files under %s: %s", root, e)
     try:
         instance = Instance.claim(root)
     except OSError as e:
         unclaimed = root / "instances" / f"unclaimed-{os.getpid()}-{secrets.token_hex(3)}"
-        return (
-            None,
-            unclaimed / config.store_path.name,
-            (f"cannot create this gateway's instance directory under {root}: {e.strerror or e}"),
-        )
-    return instance, instance.dir / config.store_path.name, None
+        problems.append(f"cannot create this gateway's instance directory under {root}: {e.strerror or e}")
+        return None, unclaimed / config.store_path.name, problems
+    return instance, instance.dir / config.store_path.name, problems
 
 
 async def _start_anchoring(
@@ -295,7 +293,7 @@ async def _assembled(
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
     # ended without a clean stop: their heads are anchored once this gateway's anchor starts (before settling)
     crashed = crashed_instances(config.store_path.parent) if shared is None else []
-    instance, audit_path, instance_problem = _claim_instance(config)
+    instance, audit_path, instance_problems = _claim_instance(config)
     if shared is not None:  # one audit log for the cluster: this replica's own chain in it
         audit = await AuditLog(shared.url, chain=shared.replica).open()  # type: ignore[arg-type]
     else:
@@ -315,8 +313,7 @@ async def _assembled(
     problems: list[str] = (
         list(config.warnings) + shared_problems
     )  # keys of a pasted host config Sentinel ignores
-    if instance_problem:
-        problems.append(instance_problem)
+    problems += instance_problems
     if anchoring is not None and anchoring.problem:
         problems.append(anchoring.problem)
     for name in config.sentinel.builtins:

@@ -234,9 +234,11 @@ def crashed_instances(root: Path) -> list[Path]:
     return out
 
 
-def settle(directory: Path) -> None:
+def settle(directory: Path) -> list[str]:
     """A dead instance's databases with their WAL replayed into the file (what a restart of the same gateway
-    did to its own files); removed if it recorded nothing. Call inside ``claimed_dead``."""
+    did to its own files); removed if it recorded nothing. Call inside ``claimed_dead``. What could not be
+    settled (a damaged file: kept as it is, for ``audit verify`` to name)."""
+    problems = []
     for wal in directory.glob("*-wal"):
         db = wal.with_name(wal.name[: -len("-wal")])
         if not db.exists():
@@ -251,12 +253,16 @@ def settle(directory: Path) -> None:
                 conn.close()
         except sqlite3.Error as e:  # left as it is: readers recover the WAL themselves
             log.warning("could not settle %s: %s", db, e)
+            problems.append(f"an ended gateway's file {db} could not be settled ({e}); sentinel-mcp audit "
+                            "verify says whether its records are whole")
     if recorded_nothing(directory):
         shutil.rmtree(directory, ignore_errors=True)
+    return problems
 
 
-def settle_dead(root: Path) -> list[Path]:
-    """Settle every dead instance under ``root`` (bounded: each is claimed without waiting); the ones kept."""
+def settle_dead(root: Path, problems: list[str] | None = None) -> list[Path]:
+    """Settle every dead instance under ``root`` (bounded: each is claimed without waiting); the ones kept.
+    ``problems``: where to say what could not be settled (the gateway's health lists them)."""
     kept = []
     _sweep_unborn(instances_dir(root))
     for directory in instance_dirs(root):
@@ -264,7 +270,9 @@ def settle_dead(root: Path) -> list[Path]:
             continue
         with claimed_dead(directory, wait=0) as mine:
             if mine:
-                settle(directory)
+                said = settle(directory)
+                if problems is not None:
+                    problems.extend(said)
         if directory.exists():
             kept.append(directory)
     return kept

@@ -241,3 +241,17 @@ def test_an_ended_instance_with_evidence_of_removed_records_is_kept(tmp_path: Pa
     assert mine.dir.exists() is kept
     if kept:
         assert settle_dead(tmp_path) == [mine.dir]  # a later gateway keeps it too
+
+
+def test_an_ended_instance_that_cannot_be_settled_is_kept_and_said(tmp_path: Path) -> None:
+    """A dead gateway's database that SQLite cannot open (damaged past its header, a WAL above it) stays as
+    it is, and the next gateway says so (its health lists the problem) instead of a warning in a log only."""
+    directory = tmp_path / "instances" / "20260101T000000-1-abcdef"
+    directory.mkdir(parents=True)
+    (directory / "lock").write_bytes(b"")
+    (directory / "sentinel.db").write_bytes(b"not a database at all " * 300)
+    (directory / "sentinel.db-wal").write_bytes(b"\x37\x7f\x06\x82" + b"\x00" * 4000)
+    problems: list[str] = []
+    assert settle_dead(tmp_path, problems) == [directory]
+    assert len(problems) == 1 and str(directory / "sentinel.db") in problems[0], problems
+    assert (directory / "sentinel.db").read_bytes().startswith(b"not a database")  # left as it was
