@@ -1,9 +1,9 @@
 """A candidate rulebase in the console (the editor's check and the what-if replay) is a client's text run in
-the live engine: it reads no file but the policy documents the rulebase in force cites (a citation quotes what it
-reads: any other path would hand a principal the host's files, the owner's token among them), its inference
-budget is never above the rulebase in force's (a larger one held the engine every principal's decisions wait
-for), and its check speaks only of the tools the viewer may reach. Real Sentinel, real HTTP, signed-in
-principals; the secrets are files beside the config."""
+the live engine: it reads no file but the policy documents the rulebase in force cites (a citation quotes
+what it reads: any other path would hand a principal the host's files, the owner's token among them), its
+inference budget is never above the rulebase in force's (a larger one held the engine every principal's
+decisions wait for), and its check speaks only of the tools the viewer may reach. Real Sentinel, real HTTP,
+signed-in principals; the secrets are files beside the config."""
 
 from __future__ import annotations
 
@@ -149,7 +149,8 @@ async def test_a_candidates_check_names_no_tool_outside_the_viewers_reach(tmp_pa
         )
         assert r.status_code == 200, r.text[:500]
         probe = binding(tool).count("\n")  # the probe's line: the rulebase's own bindings say what they say
-        return sorted(p["message"].replace(tool, "<tool>") for p in r.json()["problems"] if p["line"] == probe)
+        said = [p["message"] for p in r.json()["problems"] if p["line"] == probe]
+        return sorted(m.replace(tool, "<tool>") for m in said)
 
     with http_sentinel(cfg) as (base, _):
         async with signed_in(base, CAROL) as carol, signed_in(base, ALICE) as alice:
@@ -215,7 +216,8 @@ async def test_the_what_if_of_a_looping_candidate_is_held_to_the_budget_in_force
             read = await client.call_tool("bk__list_bookings", {"user_id": "u_123"})
             assert not read.is_error, read
             r = await bob.post(
-                "/console/policy/whatif", {"file": "bookings.pl", "candidate": BOOKINGS_PL.read_text() + looping}
+                "/console/policy/whatif",
+                {"file": "bookings.pl", "candidate": BOOKINGS_PL.read_text() + looping},
             )
             assert r.status_code == 200, r.text[:500]
             report = re.sub(r"\s+", " ", r.text[r.text.index('id="whatif-report"') :])

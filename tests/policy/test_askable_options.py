@@ -1,6 +1,6 @@
-"""An askable's options: ``ttl(Seconds)`` is how long an answer counts (the user's, the agent's, a yes, a no and
-"I don't know" alike), after which the question is asked again; an option the loader does not know, or of the
-wrong kind, is an error naming the file and line (a misspelt ttl would keep an answer for the whole
+"""An askable's options: ``ttl(Seconds)`` is how long an answer counts (the user's, the agent's, a yes, a no
+and "I don't know" alike), after which the question is asked again; an option the loader does not know, or
+of the wrong kind, is an error naming the file and line (a misspelt ttl would keep an answer for the whole
 conversation), at start, in ``check`` and at a hot reload, which keeps the version in force and says why.
 Real SWI-Prolog and fact store."""
 
@@ -122,7 +122,8 @@ async def test_a_hot_reload_that_cannot_load_keeps_the_version_in_force_and_says
                       'askable(sure2(X), "Sure ~w?", yes_no, [from(user)]).\n')
         assert await holder.reload(cause="hot reload") is False
         assert holder.current.version == first
-        assert holder.last_error and "shop.pl:7" in holder.last_error and "askable option" in holder.last_error
+        said = holder.last_error or ""
+        assert "shop.pl:7" in said and "askable option" in said, said
 
         # a fault of the loader's own (not a problem of the file) is a failed load too, never a silent one
         async def broken(*_: Any, **__: Any) -> Any:

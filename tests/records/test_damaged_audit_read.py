@@ -1,6 +1,6 @@
-"""A damaged gateway instance's audit log is said, never left out: `sentinel-mcp audit` shows the logs that can
-be read and names the one that cannot (exit 1), so a reader never takes a shorter log for the whole record.
-Two real gateways write their own logs; one is damaged on disk as a crash or a tamperer would."""
+"""A damaged gateway instance's audit log is said, never left out: `sentinel-mcp audit` shows the logs that
+can be read and names the one that cannot (exit 1), so a reader never takes a shorter log for the whole
+record. Two real gateways write their own logs; one is damaged on disk as a crash or a tamperer would."""
 
 from __future__ import annotations
 
