@@ -32,6 +32,10 @@ class Target(BaseModel):
     editable: bool = False
     password: bool = False
     hint: str = ""  # labels inside an unlabeled container (a settings row, a list item)
+    # what the screen says around it (screen_context.py): a tap's meaning when its own label says little
+    context: str = ""  # the labels it stands under (a dialog's title and message)
+    row: str = ""  # for a control without a label (a switch): the labels of its row
+    toggles: bool = False  # a tap flips a switch (it is one, or a row holding one)
 
     @classmethod
     def of(cls, e: Element) -> Target:

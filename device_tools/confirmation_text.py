@@ -13,6 +13,7 @@ from sentinel_mcp.core.display_text import is_hidden
 
 from .actions import ProposedAction
 from .firewall import Assessment
+from .risk_rules import says_little
 
 LABEL_LIMIT = 60
 TEXT_LIMIT = 80
@@ -104,6 +105,7 @@ def _target_label(action: ProposedAction) -> str:
         else (
             t.desc
             or t.hint.split(" | ")[0]
+            or t.row.split(" | ")[0]  # a switch: the setting its row names ("USB debugging")
             or t.resource_id.rsplit("/", 1)[-1].replace("_", " ")
             or t.cls.rsplit(".", 1)[-1]
         )
@@ -125,6 +127,12 @@ def what_happens(action: ProposedAction) -> str:
         )
         return f"Type {typed} into {quoted(label)} in {app}"
     if kind in ("click", "long_click", "clear") and action.target is not None:
+        t = action.target
+        if kind != "clear" and t.context and says_little(label):
+            # "OK" says nothing: what it commits is what the screen around it says
+            return f"{VERBS[kind]} {quoted(label)} under {quoted(t.context, TEXT_LIMIT)} in {app}"
+        if t.toggles and not t.checkable:
+            return f"{VERBS[kind]} {quoted(label)} in {app} (it flips the switch in that row)"
         return f"{VERBS[kind]} {quoted(label)} in {app}"
     if kind == "open_app":
         return f"Open {app} ({shown(action.package or '', 80)})"

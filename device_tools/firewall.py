@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from sentinel_mcp.core.card_numbers import holds_card_number
 from sentinel_mcp.core.display_text import is_hidden
 
 from .actions import RISK_ORDER, ProposedAction, Risk, max_risk
@@ -95,7 +96,6 @@ PERMISSION_PACKAGES = (
 SETTINGS_PACKAGES = ("com.android.settings",)
 SAFE_KINDS = {"back", "home", "recents", "scroll", "swipe", "wait_for"}
 _WORD = re.compile(r"[a-z0-9]+")
-_DIGITS = re.compile(r"(?:\d[ -]?){13,19}")
 _OTP = re.compile(r"(?<!\d)\d{4,8}(?!\d)")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}[A-Z0-9]{11,30}\b")
 
@@ -216,9 +216,8 @@ class ActionFirewall:
         return a
 
     def _text(self, text: str, a: Assessment, *, label_words: set[str]) -> None:
-        for candidate in _DIGITS.findall(text):
-            if luhn_ok(candidate):
-                a.flag("critical", "text contains a payment card number", floor="critical")
+        if holds_card_number(text):  # however it is spaced ("4111.1111…", "4111/1111…")
+            a.flag("critical", "text contains a payment card number", floor="critical")
         if _IBAN.search(text.replace(" ", "")):
             a.flag("high", "text contains a bank account number (IBAN)", floor="medium")
         code_words = {"code", "otp", "verification", "pin", "passcode", "token"}

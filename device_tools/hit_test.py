@@ -71,11 +71,28 @@ def tap_receivers(snapshot: Snapshot, target: Element) -> list[Element] | str:
     )
 
 
+# classes a drag moves though a dump may say they take no touch (a SeekBar is focusable, not "clickable")
+SLIDERS = ("SeekBar", "Slider", "RangeSlider", "RatingBar", "SwipeButton", "SlideToActView")
+
+
+def slider(e: Element) -> bool:
+    return e.cls.rsplit(".", 1)[-1].endswith(SLIDERS)
+
+
+def dragged(e: Element) -> bool:
+    """Whether a swipe across ``e`` acts on it: a control that takes touches (a button a short drag still
+    presses) or a slider, except a scrolling container that says nothing itself (a list: what a scroll is
+    for). A scrollable that has a label of its own ("Slide to pay $500") is judged by it: the screen sets
+    the flag where it likes."""
+    if not (touchable(e) or slider(e)):
+        return False
+    return not e.scrollable or bool(e.text or e.desc) or slider(e)
+
+
 def drag_receivers(snapshot: Snapshot, points: Iterable[tuple[int, int]]) -> list[Element] | str:
     """What a swipe (a scroll is one) whose finger goes down and lifts at ``points`` may act on: every
-    touch-handling element there that does not scroll (a "slide to pay" control, a button a drag still
-    presses), whichever the screen really puts on top. The screen's own ``scrollable`` flag never excuses
-    one: a hostile screen sets it where it likes. A string says why the swipe is refused: part of the screen
+    element there a drag acts on (``dragged``: a "slide to pay" control, a button a drag still presses),
+    whichever the screen really puts on top. A string says why the swipe is refused: part of the screen
     was not read (too many nodes), or a control too deep to list lies under a point."""
     found: dict[str, Element] = {}
     for x, y in points:
@@ -89,5 +106,7 @@ def drag_receivers(snapshot: Snapshot, points: Iterable[tuple[int, int]]) -> lis
                 f"refused: a control nested too deep to list lies under ({x}, {y}), where the swipe presses "
                 "or lifts. Nothing was sent"
             )
-        found.update((e.id, e) for e in under_finger(snapshot, x, y) if not e.scrollable)
+        found.update(
+            (e.id, e) for e in reversed(snapshot.elements) if dragged(e) and contains(e.bounds, x, y)
+        )
     return list(found.values())

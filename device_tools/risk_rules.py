@@ -119,6 +119,14 @@ NOUN_KEYWORDS = {
     "pin",
 }
 MONEY = {
+    "sell",
+    "swap",
+    "trade",
+    "invest",
+    "stake",
+    "redeem",
+    "deposit",
+    "bid",
     "pay",
     "payment",
     "transfer",
@@ -132,7 +140,9 @@ MONEY = {
     "tip",
     "cash",
 }
-MONEY_VERBS = {"pay", "buy", "withdraw", "donate", "checkout", "transfer", "purchase"}
+MONEY_VERBS = {"pay", "buy", "withdraw", "donate", "checkout", "transfer", "purchase", "sell", "swap",
+               "trade", "invest", "stake", "redeem", "deposit", "bid", "cashout"}
+ERASING = {"delete", "erase", "wipe", "reset", "format", "uninstall", "remove", "discard", "clear"}
 COMMIT = {
     "confirm",
     "approve",
@@ -151,6 +161,8 @@ COMMIT = {
     "agree",
     "accept",
     "finish",
+    "done",
+    "go",
 }
 DESTRUCTIVE_PHRASES = (
     "empty trash",
@@ -214,6 +226,13 @@ def _norm(text: str) -> str:
     return " ".join(_WORD.findall(_visible(text).lower().replace("’", "'").replace("_", " ")))
 
 
+def says_little(label: str) -> bool:
+    """A label that says nothing of what the tap commits: none ("✓", an icon) or only commit words ("OK",
+    "Continue", "Yes, I'm sure"): what it commits is what the screen around it says."""
+    words = set(_norm(label).split()) - {"i'm", "im", "sure", "i", "am", "it", "do"}
+    return not words or words <= COMMIT
+
+
 class RiskRules:
     def __init__(self, firewall: ActionFirewall | None = None) -> None:
         self.firewall = firewall or ActionFirewall()
@@ -233,13 +252,17 @@ class RiskRules:
             return self._kinds(
                 action, base
             )  # typed text, SMS, terminal, modules: the firewall's checks decide
+        rid = t.resource_id.rsplit("/", 1)[-1]
         own = (
             [t.text, t.desc]
             if (t.text or t.desc)
-            else [t.hint.split(" | ")[0], t.resource_id.rsplit("/", 1)[-1]]
+            else [t.hint.split(" | ")[0], t.row.split(" | ")[0], rid]
         )
+        generic = says_little(" ".join(x for x in own if x))
+        if generic and (t.text or t.desc):
+            own.append(rid)  # "OK" whose id is delete_account_button: the id says what the label does not
         label = _norm(" ".join(x for x in own if x))
-        context = _norm(" ".join([t.text, t.desc, t.hint, t.resource_id.rsplit("/", 1)[-1]]))
+        context = _norm(" ".join([t.text, t.desc, t.hint, t.row, rid]))
         words = set(label.split())
         package = t.package or action.package or ""
         payment = is_payment_app(package)
@@ -253,18 +276,23 @@ class RiskRules:
 
         a = Assessment()
         money, commit = words & MONEY, words & COMMIT
+        view = bool(words & VIEW_NOUNS)
         if (money and commit) or (payment and words & MONEY_VERBS) or ("send" in words and "money" in words):
             a.flag("critical", "moves money", floor="high")
+        elif words & MONEY_VERBS - (NOUN_KEYWORDS if view else set()):
+            a.flag("high", "moves money", floor="medium")  # "Sell all", "Withdraw", "Swap": in any app
+        switch = t.checkable or t.toggles  # a switch, or a row a tap on which flips the one it holds
         if any(s in context for s in SECURITY_WORDS):
-            if words & DISABLING or label in DISABLING:
+            if words & DISABLING or label in DISABLING or (t.checkable and t.checked):
                 a.flag("critical", "turns a security feature off", floor="high")
-            elif t.checkable:
+            elif switch:
                 a.flag("high", "changes a security setting", floor="medium")
+        if generic and t.context:
+            self._commits(_norm(t.context), a)
         if any(p in label for p in DESTRUCTIVE_PHRASES):
             a.flag("high", "deletes data", floor="medium")
         if words & PUBLISH:
             a.flag("high", "publishes", floor="medium")
-        view = bool(words & VIEW_NOUNS)
         for word in sorted(words & KEYWORDS.keys()):
             if view and word in NOUN_KEYWORDS:
                 continue  # "Order history", "Payment methods": a page, not a deed
@@ -275,7 +303,7 @@ class RiskRules:
                 a.flag(risk, why, floor="medium")
         if words & STATE_VERBS and a.risk == "low":
             a.flag("medium", "changes something that can be undone")
-        if package in SETTINGS_PACKAGES and t.checkable and a.risk == "low":
+        if package in SETTINGS_PACKAGES and switch and a.risk == "low":
             a.flag("medium", "toggles a system setting", floor="medium")
         if payment:
             if commit or a.requires_confirmation:
@@ -283,6 +311,25 @@ class RiskRules:
             elif not (view or label in SAFE_CHOICES):
                 a.flag("medium", "an unknown control in a banking or payment app", floor="medium")
         return a
+
+    @staticmethod
+    def _commits(said: str, a: Assessment) -> None:
+        """A tap whose label says little ("OK", "Continue", "✓") commits what the screen around it says
+        ("Delete 14 conversations?", "Erase all data?", "Send $900?"): rated by those words, upward only."""
+        words = set(said.split())
+        why = "commits what the screen around it says"
+        if words & MONEY or words & MONEY_VERBS or ("send" in words and "money" in words):
+            a.flag("critical", f"{why} (moves money)", floor="high")
+        if any(p in said for p in DESTRUCTIVE_PHRASES) or words & ERASING:
+            a.flag("high", f"{why} (deletes data)", floor="medium")
+        for phrase, (risk, reason) in ACCOUNT_PHRASES.items():
+            if phrase in said:
+                a.flag(risk, f"{why} ({reason})", floor="medium")
+        if any(s in said for s in SECURITY_WORDS):
+            a.flag("high", f"{why} (a security setting)", floor="medium")
+        for word in sorted(words & KEYWORDS.keys()):
+            risk, reason = KEYWORDS[word]
+            a.flag(risk, f"{why} ({reason})", floor="medium" if risk in ("high", "critical") else "low")
 
     def _kinds(self, action: ProposedAction, base: Assessment) -> Assessment:
         why = KINDS_THAT_ADD_DATA.get(action.kind)

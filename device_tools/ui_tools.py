@@ -21,6 +21,7 @@ from .gate import Approval
 from .hit_test import drag_receivers, tap_receivers
 from .results import SCREEN, error_result, outcome_result, read_result
 from .runtime import DeviceRuntime
+from .screen_context import row_of, surrounding_text, toggles
 from .screenshot import to_image_content
 from .text_input import check_typeable, input_text_chunks
 
@@ -84,7 +85,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         except (ValueError, DeviceError) as exc:
             return error_result(str(exc), element=element.public())
         # a label and the row it is in, each as its own app says and as the screen's app: the riskiest
-        action = await riskiest(kind, tool, receivers, _fresh.package, text)
+        action = await riskiest(kind, tool, receivers, _fresh, text)
         tapped = receivers[-1].id if kind in TAPPING else None
 
         async def run(approval: Approval) -> dict[str, Any]:
@@ -98,16 +99,17 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         context = f"screen of {element.window or element.package}"
         return await finish(rt, await act.guarded(ctx, action, patterns, run, context=context))
 
-    async def riskiest(kind: str, tool: str, elements: list[Element], screen_app: str,
+    async def riskiest(kind: str, tool: str, elements: list[Element], screen: Snapshot,
                        text: str | None) -> ProposedAction:
         """The action on each element, rated with the element's own package, the package of the window it is
         drawn in and the screen's app (a node's ``package`` attribute is the screen's word, and may name a
-        harmless app or none): the riskiest."""
+        harmless app or none), and with what the screen says around it: the riskiest."""
         options = [
-            ProposedAction(kind=kind, tool=tool, target=Target.of(e).model_copy(update={"package": app}),
-                           text=text, package=app)
+            ProposedAction(kind=kind, tool=tool, target=Target.of(e).model_copy(update={
+                "package": app, "context": surrounding_text(screen, e), "row": row_of(screen, e),
+                "toggles": toggles(screen, e)}), text=text, package=app)
             for e in elements
-            for app in dict.fromkeys(p for p in (e.package, e.window, screen_app) if p) or [""]
+            for app in dict.fromkeys(p for p in (e.package, e.window, screen.package) if p) or [""]
         ]
         return await riskiest_of(options)
 
@@ -289,9 +291,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         if isinstance(pressed, str):
             return error_result(pressed)
         kind = "scroll" if tool == "scroll" else "swipe"
-        options = [await riskiest("click", tool, pressed, screen.package, None)] if pressed else []
+        options = [await riskiest("click", tool, pressed, screen, None)] if pressed else []
         if subject is not None:
-            options.append(await riskiest(kind, tool, [subject], screen.package, None))
+            options.append(await riskiest(kind, tool, [subject], screen, None))
         if not options:
             return await simple(ctx, tool, kind, argv, message)
         action = await riskiest_of(options)

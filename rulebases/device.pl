@@ -125,9 +125,32 @@ one_time_code_text(T) :-
     ( sub_atom(L, _, _, _, code) ; sub_atom(L, _, _, _, otp) ; sub_atom(L, _, _, _, verification) ),
     digit_run(L, N), N >= 4, N =< 8, !.
 
-% A card number: 13-19 digits (spaces and dashes allowed between them) passing the Luhn check.
+% A card number anywhere in the text: 13-19 digits in runs joined by at most three separators (anything but a
+% letter or a digit: "4111 1111", "4111.1111", "4111/1111", "4111_1111", "4111 - 1111"), passing the Luhn
+% check. Runs of one group are tried in every window of whole runs ("call 555 0100 4111 1111 1111 1111").
 card_number_text(T) :-
-    atom(T), atom_codes(T, Cs), digits_only(Cs, Ds), length(Ds, N), N >= 13, N =< 19, luhn(Ds).
+    atom(T), atom_codes(T, Cs), card_tokens(Cs, Ts), card_groups(Ts, [], 0, Gs), member(Runs, Gs),
+    append(_, From, Runs), card_window(From, [], 0, Ds), luhn(Ds), !.
+
+card_tokens([], []).
+card_tokens([C|Cs], [d([D|Ds])|Ts]) :- code_type(C, digit(D)), !, digit_chars(Cs, Ds, Rest), card_tokens(Rest, Ts).
+card_tokens([C|Cs], [w|Ts]) :- code_type(C, alnum), !, card_tokens(Cs, Ts).
+card_tokens([_|Cs], [s|Ts]) :- card_tokens(Cs, Ts).
+
+digit_chars([C|Cs], [D|Ds], Rest) :- code_type(C, digit(D)), !, digit_chars(Cs, Ds, Rest).
+digit_chars(Cs, [], Cs).
+
+%  card_groups(+Tokens, +RunsSoFar, +SeparatorsSince, -Groups): each group's digit runs, in order
+card_groups([], Cur, _, Gs) :- close_group(Cur, [], Gs).
+card_groups([d(D)|Ts], Cur, _, Gs) :- !, card_groups(Ts, [D|Cur], 0, Gs).
+card_groups([s|Ts], Cur, S, Gs) :- Cur \== [], S < 3, !, S1 is S + 1, card_groups(Ts, Cur, S1, Gs).
+card_groups([_|Ts], Cur, _, Gs) :- close_group(Cur, Gs1, Gs), card_groups(Ts, [], 0, Gs1).
+close_group([], Gs, Gs) :- !.
+close_group(Cur, Gs, [G|Gs]) :- reverse(Cur, G).
+
+card_window([R|Rs], Acc, N0, Ds) :-
+    length(R, L), N is N0 + L, N =< 19, append(Acc, R, Acc1),
+    ( N >= 13, Ds = Acc1 ; card_window(Rs, Acc1, N, Ds) ).
 
 digit_run(L, Max) :-
     atom_codes(L, Cs), runs(Cs, 0, 0, Max).
@@ -138,10 +161,6 @@ runs([C|Cs], Cur, Best, Max) :-
 
 all_digits([]).
 all_digits([C|Cs]) :- code_type(C, digit), all_digits(Cs).
-
-digits_only([], []).
-digits_only([C|Cs], [D|Ds]) :- code_type(C, digit(D)), !, digits_only(Cs, Ds).
-digits_only([C|Cs], Ds) :- memberchk(C, [0' , 0'-]), digits_only(Cs, Ds).
 
 luhn(Ds) :-
     reverse(Ds, R), luhn_sum(R, 0, S), S mod 10 =:= 0.

@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from sentinel_mcp.core.card_numbers import card_spans
+
 SENSITIVE_META = "sentinel/sensitive"
 _NAME_WORDS = re.compile(r"[a-z]+|[0-9]+")
 # words that make an argument secret wherever they appear in its name (password, new_password, apiKey, ...)
@@ -61,8 +63,6 @@ _SECRET_PAIRS = {
     ("card", "pan"),
 }
 
-_CARD_CANDIDATE = re.compile(r"[0-9][0-9 -]{11,}[0-9]")  # a run that may hold a card number
-_DIGITS = re.compile(r"[0-9]+")
 _CODE = re.compile(
     r"(?i)\b(code|otp|pin|passcode|verification|one[- ]time|2fa|mfa|security)\b([^0-9\n]{0,24})"
     r"([0-9][0-9 -]{2,10}[0-9])(?![0-9])"
@@ -126,38 +126,14 @@ def sensitive_fields_of(tool: Any) -> set[str]:
     return out
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = ord(ch) - 48
-        if i % 2 == 1:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-def _mask_cards(candidate: re.Match[str]) -> str:
-    """Within a run of digits and separators, every window of 13-19 digits that passes the Luhn check."""
-    text = candidate.group(0)
-    groups = [(g.start(), g.end()) for g in _DIGITS.finditer(text)]
-    out: list[str] = []
-    last, i = 0, 0
-    while i < len(groups):
-        total, found = 0, None
-        for j in range(i, len(groups)):
-            total += groups[j][1] - groups[j][0]
-            if total > 19:
-                break
-            if total >= 13 and _luhn("".join(text[a:b] for a, b in groups[i : j + 1])):
-                found = j
-                break
-        if found is None:
-            i += 1
-            continue
-        digits = "".join(text[a:b] for a, b in groups[i : found + 1])
-        out += [text[last : groups[i][0]], f"[card ****{digits[-4:]}]"]
-        last, i = groups[found][1], found + 1
-    return "".join(out) + text[last:]
+def _mask_cards(text: str) -> str:
+    """Every card number in the text (however it is spaced: ``card_numbers.py``) as ``[card ****1234]``."""
+    out, last = [], 0
+    for a, b in card_spans(text):
+        digits = "".join(ch for ch in text[a:b] if ch.isdecimal())
+        out += [text[last:a], f"[card ****{digits[-4:]}]"]
+        last = b
+    return "".join(out) + text[last:] if out else text
 
 
 _DIGIT_TABLE = str.maketrans("", "", "0123456789")
@@ -184,8 +160,8 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
             text = text.replace(s, mask(s))
     digits = len(text) - len(text.translate(_DIGIT_TABLE))
     low = text.lower()
-    if digits >= 13:
-        text = _CARD_CANDIDATE.sub(_mask_cards, text)
+    if digits >= 13 or (not text.isascii() and sum(ch.isdecimal() for ch in text) >= 13):
+        text = _mask_cards(text)
     if digits >= 4 and any(w in low for w in _CODE_WORDS):
         text = _CODE.sub(lambda m: f"{m.group(1)}{m.group(2)}[code]", text)
         text = _CODE_BEFORE.sub(lambda m: f"[code]{m.group(2)}", text)

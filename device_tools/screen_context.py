@@ -1,0 +1,77 @@
+"""What the screen says around a control, for rating a tap on it: a button's own label often says nothing of
+what it commits ("OK" under "Delete 14 conversations?", "Continue" under "Erase all data?", a "✓"), a switch
+has no label of its own (its row has), and a settings row flips the switch it holds.
+
+Read from one snapshot (document pre-order: an element's subtree is the run after it that is deeper), bounded:
+every string here is screen text (hostile) and is only ever rated and shown escaped.
+"""
+
+from __future__ import annotations
+
+from .element_registry import Element, Snapshot
+from .hit_test import touchable
+
+CONTEXT_LIMIT = 400  # characters of surrounding text kept for a tap (rated and shown, never run)
+ROW_LIMIT = 200
+
+
+def ancestors(snapshot: Snapshot, e: Element) -> list[Element]:
+    """The listed elements that enclose ``e``, nearest first."""
+    out: list[Element] = []
+    depth = e.depth
+    for k in range(e.index - 2, -1, -1):
+        a = snapshot.elements[k]
+        if a.depth < depth:
+            out.append(a)
+            depth = a.depth
+            if depth == 0:
+                break
+    return out
+
+
+def subtree(snapshot: Snapshot, a: Element) -> list[Element]:
+    """The listed elements inside ``a``."""
+    out: list[Element] = []
+    for k in range(a.index, len(snapshot.elements)):
+        d = snapshot.elements[k]
+        if d.depth <= a.depth:
+            break
+        out.append(d)
+    return out
+
+
+def _words_of(e: Element) -> str:
+    return (e.text or e.desc).strip()
+
+
+def _joined(texts: list[str], limit: int) -> str:
+    out = " | ".join(dict.fromkeys(t for t in texts if t))
+    return out if len(out) <= limit else out[: limit - 1] + "…"
+
+
+def surrounding_text(snapshot: Snapshot, e: Element) -> str:
+    """The text a control stands under: the labels that do not take touches (a dialog's title and message,
+    a page's heading) in its nearest enclosing container that has any, else on the whole screen."""
+    for a in ancestors(snapshot, e):
+        texts = [_words_of(x) for x in [a, *subtree(snapshot, a)] if x is not e and not touchable(x)]
+        if any(texts):
+            return _joined(texts, CONTEXT_LIMIT)
+    screen = [_words_of(x) for x in snapshot.elements if x is not e and not touchable(x)]
+    return _joined(screen, CONTEXT_LIMIT)
+
+
+def row_of(snapshot: Snapshot, e: Element) -> str:
+    """For a control without a label of its own (a switch): the labels of the row it sits in."""
+    if e.text or e.desc:
+        return ""
+    for a in ancestors(snapshot, e):
+        texts = [_words_of(x) for x in [a, *subtree(snapshot, a)] if x is not e]
+        if any(texts):
+            return _joined(texts, ROW_LIMIT)
+    return ""
+
+
+def toggles(snapshot: Snapshot, e: Element) -> bool:
+    """Whether a tap on ``e`` flips a switch: it is one, or it is a row holding one (Android's preference
+    rows pass a tap on the row to their switch)."""
+    return e.checkable or any(d.checkable for d in subtree(snapshot, e))

@@ -1,0 +1,78 @@
+"""Where a text holds a payment card number, however it is spaced: 13-19 digits in runs joined by at most
+three separators (anything but a letter or a digit: "4111 1111", "4111.1111", "4111/1111", "4111_1111",
+"4111 - 1111"), passing the Luhn check. The runs of one group are tried in every window of whole runs, so a
+number beside another ("call 555 0100, 4111 1111 1111 1111") is still found. Linear in the text: a window
+never spans more than 19 digits. Used by the device firewall (typed text, SMS) and the redactor (records)."""
+
+from __future__ import annotations
+
+MAX_SEPARATORS = 3
+
+
+def _runs(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every run of decimal digits (any script's: int() reads them all)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if text[i].isdecimal():
+            j = i
+            while j < n and text[j].isdecimal():
+                j += 1
+            out.append((i, j))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def _joined(text: str, end: int, start: int) -> bool:
+    gap = text[end:start]
+    return 0 < len(gap) <= MAX_SEPARATORS and not any(ch.isalnum() for ch in gap)
+
+
+def luhn(digits: str) -> bool:
+    if not 13 <= len(digits) <= 19:
+        return False
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def card_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each card number in ``text``, left to right, not overlapping."""
+    runs = _runs(text)
+    spans: list[tuple[int, int]] = []
+    k = 0
+    while k < len(runs):
+        group = [runs[k]]
+        while k + len(group) < len(runs) and _joined(text, group[-1][1], runs[k + len(group)][0]):
+            group.append(runs[k + len(group)])
+        spans += _in_group(text, group)
+        k += len(group)
+    return spans
+
+
+def _in_group(text: str, group: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Every window of whole runs holding 13-19 digits that passes Luhn, overlapping ones merged (a false
+    window beside a true card must not leave part of the card out)."""
+    found: list[tuple[int, int]] = []
+    for i in range(len(group)):
+        digits = ""
+        for j in range(i, len(group)):
+            digits += text[group[j][0] : group[j][1]]
+            if len(digits) > 19:
+                break
+            if len(digits) >= 13 and luhn(digits):
+                a, b = group[i][0], group[j][1]
+                if found and a <= found[-1][1]:
+                    found[-1] = (found[-1][0], max(found[-1][1], b))
+                else:
+                    found.append((a, b))
+    return found
+
+
+def holds_card_number(text: str) -> bool:
+    return bool(card_spans(text))
