@@ -76,8 +76,14 @@ def physical_path(path: str) -> str:
     return _resolve(path, follow_links=True)
 
 
+# trees that are app data under another name: /data_mirror (Android 11+: every app's data again, by volume
+# and user), /mnt/expand (adopted storage's /data), /mnt/installer and /mnt/androidwritable (views of shared
+# storage with Android/data open)
+PRIVATE_TREES = ("/data", "/data_mirror", "/mnt/expand", "/mnt/installer", "/mnt/androidwritable")
+
+
 def _private_normal(n: str) -> bool:
-    if n == "/data" or n.startswith("/data/") or n.startswith("/" + UNKNOWN):
+    if any(n == t or n.startswith(t + "/") for t in PRIVATE_TREES) or n.startswith("/" + UNKNOWN):
         return True
     if "/android/data" in n or "/android/obb" in n or "shared_prefs" in n:
         return True
@@ -87,6 +93,14 @@ def _private_normal(n: str) -> bool:
 def private_path(path: str) -> bool:
     """Private app data, databases and preferences (never readable through the terminal), read either way."""
     return _private_normal(normal_path(path)) or _private_normal(physical_path(path))
+
+
+def recursive_flag(arg: str) -> bool:
+    """``-R`` in any bundle of short options (``-laR``) or ``--recursive``: a walk that would reach private
+    app data from any directory above it (``ls -R /sdcard`` lists Android/data)."""
+    if arg.startswith("--"):
+        return arg.split("=", 1)[0] == "--recursive"
+    return arg.startswith("-") and "R" in arg
 
 
 def path_operands(args: list[str]) -> list[str]:

@@ -57,7 +57,15 @@ sms_carries_code(Body) :- atom(Body), atom_codes(Body, Cs), length(Cs, N), N >= 
 guard('device__terminal_run', [command = C, args(A)],
       ( require(terminal_command(C), 'not an allow-listed device command'),
         option_value(A, args, [], Args),
-        require(\+ ( member(X, Args), private_arg(X) ), 'private app data and databases are off limits') )).
+        require(\+ ( member(X, Args), private_arg(X) ), 'private app data and databases are off limits'),
+        require(\+ ( C == ls, member(X, Args), recursive_flag(X) ),
+                'a recursive listing walks into private app data; list one directory at a time') )).
+
+% -R in any bundle of short options (-laR), or --recursive (device_paths.py recursive_flag)
+recursive_flag(X) :- string(X), !, atom_string(A, X), recursive_flag(A).
+recursive_flag(X) :- atom(X), sub_atom(X, 0, 2, _, '--'), !,
+    ( X == '--recursive' ; sub_atom(X, 0, _, _, '--recursive=') ), !.
+recursive_flag(X) :- atom(X), sub_atom(X, 0, 1, _, '-'), sub_atom(X, _, 1, _, 'R'), !.
 
 terminal_command(C) :-
     member(C, [getprop, date, uptime, whoami, id, ls, df, ps, 'pm list packages',
@@ -108,13 +116,16 @@ path_link([mnt, sdcard], [storage, emulated, '0']).
 path_link([storage, self, primary], [storage, emulated, '0']).
 path_link([cache], [data, cache]).
 
-private_normal('/data').
-private_normal(N) :- sub_atom(N, 0, _, _, '/data/').
+private_normal(N) :- private_tree(T), ( N == T ; atom_concat(T, '/', P), sub_atom(N, 0, _, _, P) ), !.
 private_normal(N) :- sub_atom(N, 0, _, _, '/?').
 private_normal(N) :- sub_atom(N, _, _, _, '/android/data').
 private_normal(N) :- sub_atom(N, _, _, _, '/android/obb').
 private_normal(N) :- sub_atom(N, _, _, _, shared_prefs).
 private_normal(N) :- member(E, ['.db', '.db-wal', '.db-shm', '.db-journal', '.sqlite', '.sqlite3']), sub_atom(N, _, _, 0, E).
+
+% app data under other names (device_paths.py PRIVATE_TREES)
+private_tree('/data'). private_tree('/data_mirror'). private_tree('/mnt/expand'). private_tree('/mnt/installer').
+private_tree('/mnt/androidwritable').
 
 % --- text classifiers --------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
 from ..actions import ProposedAction, Risk
-from ..device_paths import normal_path, path_operands, private_path
+from ..device_paths import normal_path, path_operands, private_path, recursive_flag
 from ..errors import DeviceError
 from ..gate import Approval
 from ..results import error_result
@@ -77,6 +77,9 @@ def build_argv(command: str, args: list[str], allowed: dict[str, Allowed]) -> tu
     for a in args:
         if not isinstance(a, str) or "\x00" in a or len(a) > MAX_ARG:
             raise ValueError(f"bad argument {a!r}: text up to {MAX_ARG} characters, no NUL")
+    if entry.words == ("ls",) and any(recursive_flag(a) for a in args):
+        raise ValueError("a recursive listing is refused: from any directory above it, it walks into private "
+                         "app data (list one directory at a time)")
     # however the path is spelled (//data, /./data, /sdcard/../data, data/data, /DATA, /proc/self/root/data)
     private = [a for a in path_operands(args) if private_path(a)]
     if private:

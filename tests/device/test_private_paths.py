@@ -26,6 +26,9 @@ TARGETS = [
     "/cache/recovery/log",
     "/storage/emulated/0/Download/leak.db",
     "/proc/self/cwd/notes.txt",
+    "/data_mirror/data_ce/null/0/com.example.bank/files/token.json",  # /data again, under another name
+    "/mnt/expand/1234-abcd/user/0/com.example.bank/files/token",
+    "/mnt/androidwritable/0/emulated/0/Android/data/com.example.bank",
 ]
 
 
@@ -101,3 +104,23 @@ async def test_the_rulebase_rule_sees_the_normal_form(tmp_path):
         for s in FINE:
             d = await guard.decide(port.call_of("device__terminal_run", {"command": "ls", "args": [s]}))
             assert isinstance(d, Allow), (s, d)
+
+
+RECURSIVE = ["-R", "-laR", "-Rl", "-alR", "--recursive", "--recursive=yes"]
+
+
+@pytest.mark.parametrize("flag", RECURSIVE)
+async def test_a_recursive_listing_is_refused_it_walks_into_app_data(tmp_path, flag):
+    """``ls -R /sdcard`` lists /sdcard/Android/data: refused by the device's own tool and by the rulebase,
+    whatever directory it starts from; one directory at a time, and other options, still list."""
+    for start in (["/sdcard"], ["/storage/emulated"], ["/"], []):
+        with pytest.raises(ValueError, match="recursive listing"):
+            build_argv("ls", [flag, *start], DEFAULT_ALLOW)
+    assert build_argv("ls", ["-la", "/sdcard/DCIM"], DEFAULT_ALLOW)[0] == ["ls", "-la", "/sdcard/DCIM"]
+    async with guarded_device(tmp_path) as (_, port, guard):
+        d = await guard.decide(
+            port.call_of("device__terminal_run", {"command": "ls", "args": [flag, "/sdcard"]}))
+        assert isinstance(d, Deny) and "recursive listing" in d.unmet[0], d
+        ok = await guard.decide(
+            port.call_of("device__terminal_run", {"command": "ls", "args": ["-la", "/sdcard"]}))
+        assert isinstance(ok, Allow), ok
