@@ -12,7 +12,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from sentinel_mcp.llm.engine import Generation, GenerationRequest, LlamaEngine, Progress, shared_engine
+from sentinel_mcp.llm.engine import (
+    IN_PROCESS_PARTY,
+    Generation,
+    GenerationRequest,
+    LlamaEngine,
+    Progress,
+    shared_engine,
+)
 from sentinel_mcp.llm.errors import InjectionDetected, InputRejected, OutputInvalid
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
 from sentinel_mcp.llm.injection import find_injection, refuse_injection
@@ -96,7 +103,10 @@ class Cortex:
         json_schema: Any = None,
         seed: int | None = None,
         progress: Progress | None = None,
+        party: str = IN_PROCESS_PARTY,
     ) -> StructuredResult:
+        """``party``: whom the call is for (its principal, or an internal user): turns of the model are shared
+        fairly between parties, and a party with too many calls waiting is refused (``ModelBusy``)."""
         if grammar and json_schema is not None:
             raise InputRejected("give either grammar or json_schema, not both")
         if max_tokens < 1:
@@ -121,25 +131,44 @@ class Cortex:
             schema = json_schema if isinstance(json_schema, dict) else json.loads(json_schema)
         messages = self.build_messages(prompt, system=system, context=context)
         gen = await self.engine.generate(
-            GenerationRequest(messages, max_tokens, temperature, gbnf, label, seed, json_schema=schema),
+            GenerationRequest(
+                messages, max_tokens, temperature, gbnf, label, seed, json_schema=schema, party=party
+            ),
             progress,
         )
         data = _parse_and_validate(gen, model, schema) if gbnf else None
         return StructuredResult(gen.text, data, gen)
 
     async def extract(
-        self, text: str, json_schema: Any, *, max_tokens: int = 512, progress: Progress | None = None
+        self,
+        text: str,
+        json_schema: Any,
+        *,
+        max_tokens: int = 512,
+        progress: Progress | None = None,
+        party: str = IN_PROCESS_PARTY,
     ) -> StructuredResult:
         schema_text = json.dumps(json_schema) if not isinstance(json_schema, str) else json_schema
         if self.settings.detect_injection:
             refuse_injection(schema_text, "json_schema")  # its descriptions reach the prompt
         prompt = "Extract the data as one JSON object matching this JSON Schema:\n" + schema_text[:1500]
         return await self.generate_with_trusted_prompt(
-            prompt, EXTRACT_SYSTEM, text, json_schema=json_schema, max_tokens=max_tokens, progress=progress
+            prompt,
+            EXTRACT_SYSTEM,
+            text,
+            json_schema=json_schema,
+            max_tokens=max_tokens,
+            progress=progress,
+            party=party,
         )
 
     async def classify_risk(
-        self, action: dict[str, Any], context: str = "", *, progress: Progress | None = None
+        self,
+        action: dict[str, Any],
+        context: str = "",
+        *,
+        progress: Progress | None = None,
+        party: str = IN_PROCESS_PARTY,
     ) -> dict[str, Any]:
         """A risk level with reasons; injection attempts in the input are themselves rated critical."""
         action_text = json.dumps(action, ensure_ascii=False, sort_keys=True)
@@ -169,6 +198,7 @@ class Cortex:
             grammar="risk",
             max_tokens=1024,
             progress=progress,
+            party=party,
         )
         assessment = RiskAssessment.model_validate(result.data)
         return {
@@ -188,6 +218,7 @@ class Cortex:
         json_schema: Any = None,
         max_tokens: int = 256,
         progress: Progress | None = None,
+        party: str = IN_PROCESS_PARTY,
     ) -> StructuredResult:
         """For built-in prompts: only the context is untrusted (checked, capped, escaped)."""
         model = self.grammars.get(grammar).model if grammar else None
@@ -205,7 +236,13 @@ class Cortex:
         label = f"grammar {grammar}.gbnf" if grammar else "json_schema"
         gen = await self.engine.generate(
             GenerationRequest(
-                messages, min(max_tokens, self.settings.max_tokens), None, gbnf, label, json_schema=schema
+                messages,
+                min(max_tokens, self.settings.max_tokens),
+                None,
+                gbnf,
+                label,
+                json_schema=schema,
+                party=party,
             ),
             progress,
         )

@@ -1,7 +1,8 @@
 """LlamaEngine: one llama.cpp model per process, loaded lazily, used by one generation at a time.
 
-llama.cpp's context is not thread-safe, so a single lock serializes generations; each runs in a
-worker thread so the event loop keeps serving. A generation whose awaiting task is cancelled is
+llama.cpp's context is not thread-safe, so generations take turns (``model_turns``), shared fairly between
+the parties asking (``fair_turns``: round-robin, bounded waiting); each runs in a worker thread so the event
+loop keeps serving. A generation whose awaiting task is cancelled is
 stopped at the next token (a flag read once per token on both decoding paths).
 
 Grammar-constrained output goes through llguidance's token masks (``masked_decoding``) unless the
@@ -34,7 +35,7 @@ from sentinel_mcp.llm.errors import (
 )
 from sentinel_mcp.llm.masked_decoding import MaskedSampler, MaskError, SamplingParams, decode_masked
 from sentinel_mcp.llm.model_source import check_gguf_header, resolve_model_path
-from sentinel_mcp.llm.model_turns import ModelTurns, _Job
+from sentinel_mcp.llm.model_turns import ENGINE_PARTY, ModelTurns, _Job
 from sentinel_mcp.core.closed_at_exit import forget, remember
 from sentinel_mcp.llm.prefix_cache import PrefixCache
 from sentinel_mcp.llm.prompt_format import render_preamble, render_prompt
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], Awaitable[None]]  # (completion tokens so far, max tokens)
 PROGRESS_EVERY_SECONDS = 0.5
 MAX_CACHED_GRAMMARS = 64
+IN_PROCESS_PARTY = "sentinel:in-process"  # whom a generation is for when its in-process caller does not say
 
 
 @dataclass
@@ -58,6 +60,9 @@ class GenerationRequest:
     seed: int | None = None
     # the JSON Schema ``grammar`` was compiled from: the fast path compiles the schema itself
     json_schema: dict[str, Any] | None = None
+    # who the generation is for: the caller's principal, or an internal user (``builtin:agent``); turns of
+    # the model are shared fairly between parties
+    party: str = IN_PROCESS_PARTY
 
 
 @dataclass
@@ -83,12 +88,14 @@ class GenerationRecord:
     finished: float
     completion_tokens: int
     cancelled: bool
+    party: str = IN_PROCESS_PARTY  # whom it ran for
 
 
 class LlamaEngine(ModelTurns):
     def __init__(self, settings: LlmSettings | None = None) -> None:
-        super().__init__()
-        self.settings = settings or LlmSettings()
+        settings = settings or LlmSettings()
+        super().__init__(settings.max_queued_per_party, settings.max_queued)
+        self.settings = settings
         self._llm: Any = None
         self._path: Path | None = None
         self._grammars: dict[str, Any] = {}  # GBNF text -> compiled LlamaGrammar (checked natively)
@@ -161,12 +168,15 @@ class LlamaEngine(ModelTurns):
             ) from None
 
     def close(self) -> None:
-        """Free the model (waits for a running generation to finish)."""
-        with self._lock:
+        """Free the model (waits for a running generation to finish; goes before the turns waiting)."""
+        turn = self._wait_turn_blocking(_Job(), ENGINE_PARTY, first=True)
+        try:
             if self._llm is not None:
                 self._llm.close()
             self._llm, self._grammars, self._masks, self.n_ctx = None, {}, None, None
             self.prefix_cache.clear()
+        finally:
+            self.turns.done(turn)
         forget(self)
 
     # --- grammars ---------------------------------------------------------------------------------
@@ -233,7 +243,7 @@ class LlamaEngine(ModelTurns):
         """("llguidance" | "llama_cpp", the reason for a fallback) for a grammar; loads the model. Blocking.
         """
         job = _Job()
-        self._wait_turn_blocking(job)
+        turn = self._wait_turn_blocking(job, ENGINE_PARTY)
 
         def which() -> tuple[str, str | None]:
             llm = self._ensure_loaded()
@@ -248,7 +258,7 @@ class LlamaEngine(ModelTurns):
             )
             return ("llguidance", None) if matcher is not None else ("llama_cpp", reason)
 
-        return self._holding_lock(which, job)
+        return self._holding_turn(which, job, turn)
 
     def status(self) -> dict[str, Any]:
         """What the engine runs on and what its caches hold (for health pages and benchmarks)."""
@@ -284,20 +294,21 @@ class LlamaEngine(ModelTurns):
                 except UnsupportedGrammar as exc:
                     log.warning("llguidance unavailable (%s); grammars use llama.cpp's sampler", exc)
 
-        await self._in_turn(load_all, _Job())
+        await self._in_turn(load_all, _Job(), ENGINE_PARTY)
 
     def check_grammar(self, text: str, label: str) -> None:
         """Compile ``text`` with llama.cpp (loads the model if needed). Blocking."""
         job = _Job()
-        self._wait_turn_blocking(job)
-        self._holding_lock(lambda: self._compiled_grammar(self._ensure_loaded(), text, label), job)
+        turn = self._wait_turn_blocking(job, ENGINE_PARTY)
+        self._holding_turn(lambda: self._compiled_grammar(self._ensure_loaded(), text, label), job, turn)
 
     # --- generation -------------------------------------------------------------------------------
     async def generate(self, request: GenerationRequest, progress: Progress | None = None) -> Generation:
-        """Generate off the event loop; waits its turn; stops the generation when the caller is cancelled."""
+        """Generate off the event loop; waits its party's turn (``ModelBusy`` at once when too many wait);
+        stops the generation when the caller is cancelled."""
         job = _Job()
         if progress is None:
-            return await self._in_turn(lambda: self._generate_locked(request, job), job)
+            return await self._in_turn(lambda: self._generate_locked(request, job), job, request.party)
 
         async def report() -> None:
             last = 0
@@ -312,7 +323,7 @@ class LlamaEngine(ModelTurns):
         async with anyio.create_task_group() as tg:
             tg.start_soon(report)
             try:
-                result = await self._in_turn(lambda: self._generate_locked(request, job), job)
+                result = await self._in_turn(lambda: self._generate_locked(request, job), job, request.party)
             except Exception as exc:  # noqa: BLE001 - re-raised below, outside the group (no ExceptionGroup)
                 error = exc
             finally:
@@ -327,8 +338,8 @@ class LlamaEngine(ModelTurns):
     ) -> Generation:
         """The same, for callers already on a worker thread; set ``cancel`` to stop it."""
         job = _Job(cancel=cancel or threading.Event())
-        self._wait_turn_blocking(job)
-        return self._holding_lock(lambda: self._generate_locked(request, job), job)
+        turn = self._wait_turn_blocking(job, request.party)
+        return self._holding_turn(lambda: self._generate_locked(request, job), job, turn)
 
     def _generate_locked(self, request: GenerationRequest, job: _Job) -> Generation:
         if job.cancel.is_set():
@@ -364,7 +375,7 @@ class LlamaEngine(ModelTurns):
             seed if seed is not None else secrets.randbits(31),
         )
         job.started_at = time.perf_counter()
-        record = GenerationRecord(time.monotonic(), 0.0, 0, False)
+        record = GenerationRecord(time.monotonic(), 0.0, 0, False, request.party)
         result: Generation | None = None
         try:
             if matcher is not None:

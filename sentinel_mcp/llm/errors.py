@@ -43,3 +43,8 @@ class InjectionDetected(InputRejected):
 
 class GenerationCancelled(LlmError):
     """The generation was stopped because its caller was cancelled."""
+
+
+class ModelBusy(LlmError):
+    """The call was refused at once: too many turns of the model are already waiting (the caller's own, or
+    everyone's). Nothing was queued; the caller may ask again once some have finished."""

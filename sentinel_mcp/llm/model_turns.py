@@ -1,16 +1,17 @@
-"""Turns on the model: one generation holds it at a time, callers wait in FIFO order, cancellable.
+"""Turns on the model: one generation holds it at a time, parties are served fairly, cancellable.
 
-Waiting happens on the event loop (FIFO, cancellable, no worker thread parked per waiter); the
-turn's holder runs in one worker thread and releases the lock there when llama.cpp is done. A caller
-cancelled while its generation runs sets the job's flag (read once per token) and is held until the
-model is free again, so a cancelled call leaves nothing running.
+Who goes next is ``fair_turns.FairTurns``'s decision (round-robin between parties, bounded waiting: a call
+past the bounds is refused at once with ``ModelBusy``). Waiting happens on the event loop (cancellable, no
+worker thread parked per waiter) or, for callers already on a worker thread, on that thread; the turn's
+holder runs in one worker thread and hands the model on there when llama.cpp is done. A caller cancelled
+while waiting leaves the queue; one cancelled while its generation runs sets the job's flag (read once per
+token) and is held until the model is free again, so a cancelled call leaves nothing running.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -18,10 +19,12 @@ from typing import TypeVar
 import anyio
 
 from sentinel_mcp.llm.errors import GenerationCancelled
+from sentinel_mcp.llm.fair_turns import PER_PARTY, TOTAL, FairTurns, Turn
 
 _T = TypeVar("_T")
 LOCK_POLL_SECONDS = 0.05
 CANCEL_GRACE_SECONDS = 60.0
+ENGINE_PARTY = "sentinel:engine"  # the engine's own work (loading, checking grammars, closing)
 
 
 @dataclass
@@ -52,11 +55,9 @@ class _Job:
 
 
 class ModelTurns:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
+    def __init__(self, per_party: int = PER_PARTY, total: int = TOTAL) -> None:
+        self.turns = FairTurns(per_party, total)
         self._current: _Job | None = None  # the generation holding the model, if any
-        self._queue: deque[object] = deque()  # FIFO of callers waiting for the model
-        self._queue_lock = threading.Lock()
 
     @property
     def tokens_in_flight(self) -> int | None:
@@ -64,60 +65,48 @@ class ModelTurns:
         job = self._current
         return job.tokens if job is not None else None
 
-    def _try_take_turn(self, ticket: object) -> bool:
-        with self._queue_lock:
-            if self._queue and self._queue[0] is ticket and self._lock.acquire(blocking=False):
-                self._queue.popleft()
-                return True
-            return False
-
-    def _leave_queue(self, ticket: object) -> None:
-        with self._queue_lock:
-            if ticket in self._queue:
-                self._queue.remove(ticket)
-
-    async def _wait_turn(self) -> None:
-        ticket = object()
-        with self._queue_lock:
-            self._queue.append(ticket)
+    async def _wait_turn(self, party: str) -> Turn:
+        turn = self.turns.join(party)  # ModelBusy at once past the bounds
         try:
-            while not self._try_take_turn(ticket):
+            while not self.turns.take(turn):
                 await anyio.sleep(LOCK_POLL_SECONDS)
         except BaseException:
-            self._leave_queue(ticket)
+            self.turns.leave(turn)
             raise
+        return turn
 
-    def _wait_turn_blocking(self, job: _Job) -> None:
-        ticket = object()
-        with self._queue_lock:
-            self._queue.append(ticket)
+    def _wait_turn_blocking(self, job: _Job, party: str, *, first: bool = False) -> Turn:
+        turn = self.turns.join(party, first=first)
         try:
-            while not self._try_take_turn(ticket):
+            while not self.turns.take(turn):
                 if job.cancel.is_set():
                     raise GenerationCancelled("cancelled while waiting for the model")
                 time.sleep(LOCK_POLL_SECONDS)
         except BaseException:
-            self._leave_queue(ticket)
+            self.turns.leave(turn)
             raise
+        return turn
 
-    async def _in_turn(self, fn: Callable[[], _T], job: _Job) -> _T:
-        """Run ``fn`` in a worker thread once it is our turn; on cancellation stop it and wait until it has.
-        """
-        await self._wait_turn()
+    async def _in_turn(self, fn: Callable[[], _T], job: _Job, party: str) -> _T:
+        """Run ``fn`` in a worker thread once it is ``party``'s turn; on cancellation stop it and wait
+        until it has."""
+        turn = await self._wait_turn(party)
         try:
-            return await anyio.to_thread.run_sync(self._holding_lock, fn, job, abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            job.cancel.set()
+            return await anyio.to_thread.run_sync(self._holding_turn, fn, job, turn, abandon_on_cancel=True)
+        except BaseException as exc:
+            cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+            if cancelled:
+                job.cancel.set()
             if job.abandon_if_not_started():
-                self._lock.release()  # the worker never ran, so the turn is still ours to give back
-            else:
+                self.turns.done(turn)  # the worker never ran, so the turn is still ours to hand on
+            elif cancelled:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_SECONDS):
                     # hold the caller until the model is free again: a cancelled call leaves nothing running
                     while not job.finished.is_set():
                         await anyio.sleep(0.01)
             raise
 
-    def _holding_lock(self, fn: Callable[[], _T], job: _Job) -> _T:
+    def _holding_turn(self, fn: Callable[[], _T], job: _Job, turn: Turn) -> _T:
         if not job.enter():
             raise GenerationCancelled("cancelled before the generation started")
         self._current = job
@@ -125,5 +114,5 @@ class ModelTurns:
             return fn()
         finally:
             self._current = None
-            self._lock.release()
+            self.turns.done(turn)
             job.finished.set()

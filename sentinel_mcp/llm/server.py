@@ -15,6 +15,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
+from sentinel_mcp.core.call_meta import client_of, origin_of, principal_of
 from sentinel_mcp.llm.cortex import Cortex
 from sentinel_mcp.llm.errors import LlmError
 from sentinel_mcp.llm.grammar_registry import GrammarRegistry
@@ -65,6 +66,16 @@ def _progress(ctx: Context):
     return report
 
 
+def party_of(ctx: Context) -> str:
+    """Whom the call is for, as the gateway established it: another built-in's own call is that built-in
+    (``builtin:agent``, ``builtin:swarm``, ``builtin:device``: internal users are parties of their own),
+    any other call its principal (``local`` when run standalone). Turns of the model are shared between
+    parties."""
+    if origin_of(ctx) == "builtin":
+        return client_of(ctx, default="builtin")
+    return principal_of(ctx)
+
+
 def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPServer:
     settings = LlmSettings.from_section(ctx.settings, f"sentinel.{ctx.name}")
     # grammars are checked now: a broken file stops start-up with its name and the error
@@ -112,6 +123,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
                 grammar=grammar,
                 json_schema=json_schema,
                 progress=_progress(ctx),
+                party=party_of(ctx),
             )
         except LlmError as exc:
             raise ToolError(str(exc)) from None
@@ -132,7 +144,9 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
         text: str, json_schema: dict[str, Any], ctx: Context, max_tokens: int = Field(512, ge=1, le=32_768)
     ) -> ExtractResult:
         try:
-            r = await cortex.extract(text, json_schema, max_tokens=max_tokens, progress=_progress(ctx))
+            r = await cortex.extract(
+                text, json_schema, max_tokens=max_tokens, progress=_progress(ctx), party=party_of(ctx)
+            )
         except LlmError as exc:
             raise ToolError(str(exc)) from None
         return ExtractResult(data=r.data)
@@ -148,7 +162,7 @@ def create_server(ctx: BuiltinContext, *, cortex: Cortex | None = None) -> MCPSe
     async def llm_classify_risk(action: dict[str, Any], ctx: Context, context: str = "") -> RiskResult:
         try:
             return RiskResult.model_validate(
-                await cortex.classify_risk(action, context, progress=_progress(ctx))
+                await cortex.classify_risk(action, context, progress=_progress(ctx), party=party_of(ctx))
             )
         except LlmError as exc:
             raise ToolError(str(exc)) from None

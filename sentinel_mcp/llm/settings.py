@@ -36,6 +36,10 @@ class LlmSettings(BaseModel):
     prefix_cache_mb: int = Field(
         256, ge=0, le=65_536, description="KV snapshots of shared prompt preambles; 0: off"
     )
+    # turns of the model are shared round-robin between parties (principals, internal users); a call past
+    # these bounds is refused at once, never queued without end
+    max_queued_per_party: int = Field(4, ge=1, le=1024, description="calls one party may have waiting")
+    max_queued: int = Field(64, ge=1, le=100_000, description="calls all parties may have waiting")
 
     @classmethod
     def from_section(cls, section: dict[str, Any] | None, where: str = "sentinel.llm") -> LlmSettings:

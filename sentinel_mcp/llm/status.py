@@ -36,6 +36,8 @@ def model_status(engine: Any) -> dict[str, Any]:
         "load_seconds": round(engine.load_seconds, 2) if getattr(engine, "load_seconds", None) else None,
         "busy": in_flight is not None,
         "tokens_in_flight": in_flight,
+        # calls waiting for the model, all parties together (counts only: who waits is nobody else's business)
+        "waiting": getattr(getattr(engine, "turns", None), "waiting_count", 0),
         "generations": len(getattr(engine, "history", ()) or ()),
         **_caches_and_speed(engine, llm if loaded else None),
     }

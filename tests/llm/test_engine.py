@@ -18,11 +18,13 @@ from sentinel_mcp.llm.errors import (
     ContextOverflow,
     GenerationCancelled,
     GrammarError,
+    ModelBusy,
     ModelLoadError,
     ModelUnavailable,
     OutputInvalid,
     SchemaError,
 )
+from sentinel_mcp.llm.model_turns import _Job
 from sentinel_mcp.llm.output_models import GRAMMAR_MODELS
 from sentinel_mcp.llm.settings import LlmSettings
 
@@ -142,12 +144,12 @@ async def test_waiting_calls_queue_without_holding_worker_threads(engine: LlamaE
                 await anyio.sleep(0.005)
             for _ in range(3):
                 tg.start_soon(engine.generate, GenerationRequest(USER, max_tokens=4))
-            while len(engine._queue) < 3:
+            while engine.turns.waiting_count < 3:
                 await anyio.sleep(0.005)
             assert limiter.borrowed_tokens == 1  # only the running generation uses a thread
             scope.cancel()
     assert [r.cancelled for r in engine.history] == [True]  # the three waiters never touched the model
-    assert not engine._queue and not engine._lock.locked()
+    assert engine.turns.waiting_count == 0 and engine.turns.holder is None
 
 
 async def test_cancelled_while_waiting_for_the_lock(engine: LlamaEngine, grammars_with_endless):
@@ -174,9 +176,45 @@ async def test_cancelled_while_waiting_for_the_lock(engine: LlamaEngine, grammar
         with anyio.move_on_after(0.2) as waiter:  # the second call waits for the lock, then is cancelled
             await engine.generate(GenerationRequest(USER, max_tokens=4))
         assert waiter.cancelled_caught
+        assert engine.turns.waiting_count == 0  # the cancelled waiter left the queue
         stop_first.set()
         await first_done.wait()
     assert [r.cancelled for r in engine.history] == [True]  # the waiter never started generating
+
+
+async def until(condition) -> None:
+    with anyio.fail_after(30):  # a guard against a hang, not a measurement
+        while not condition():
+            await anyio.sleep(0.005)
+
+
+async def test_parties_take_turns_round_robin_on_the_real_model(engine: LlamaEngine):
+    """dave floods the model; the owner and the phone agent each wait for at most one of dave's turns."""
+    import threading
+
+    await engine.load()
+    release = threading.Event()
+    finished: list[str] = []
+
+    async def call(party: str) -> None:
+        await engine.generate(GenerationRequest(USER, max_tokens=8, party=party))
+        finished.append(party)
+
+    async with anyio.create_task_group() as tg:
+        # the model is busy (a turn held until released), so every call below waits and joins in order
+        tg.start_soon(engine._in_turn, release.wait, _Job(), "someone")
+        await until(lambda: engine.turns.holder is not None)
+        for i, party in enumerate(["dave"] * 4 + ["owner"] * 2 + ["builtin:agent"]):
+            tg.start_soon(call, party)
+            await until(lambda n=i + 1: engine.turns.waiting_count == n)
+        with pytest.raises(ModelBusy, match="busy with dave's own earlier requests"):
+            await engine.generate(GenerationRequest(USER, max_tokens=8, party="dave"))
+        assert engine.turns.waiting() == {"dave": 4, "owner": 2, "builtin:agent": 1}
+        release.set()
+    expected = ["dave", "owner", "builtin:agent", "dave", "owner", "dave", "dave"]
+    assert [r.party for r in engine.history] == expected  # the model's own log, in the order it ran
+    assert finished == expected
+    assert engine.turns.waiting_count == 0 and engine.turns.holder is None
 
 
 async def test_prompt_over_context_size(tiny_chat_model: Path):

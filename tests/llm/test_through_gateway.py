@@ -18,10 +18,13 @@ from sentinel_mcp.llm.output_models import CriticVerdict, Plan
 pytestmark = pytest.mark.timeout(120)
 
 
-def _config(data_dir: Path, model: Path, **llm):
+def _config(data_dir: Path, model: Path, principals: list | None = None, **llm):
     llm = {"model": str(model), "n_ctx": 2048, "n_threads": 1, "seed": 11, "temperature": 0.8, **llm}
+    sentinel = {"data_dir": str(data_dir), "builtins": ["llm"], "llm": llm}
+    if principals:
+        sentinel["principals"] = principals
     return parse_config(
-        {"mcpServers": {}, "sentinel": {"data_dir": str(data_dir), "builtins": ["llm"], "llm": llm}},
+        {"mcpServers": {}, "sentinel": sentinel},
         source="<test>",
         base_dir=data_dir,
     )
@@ -64,6 +67,8 @@ async def test_another_builtin_calls_llm_through_the_guarded_port(data_dir, tiny
             origin="builtin",
         )
         assert isinstance(out, Completed), out
+        # the gateway told the llm built-in who called: the device's own call is a party of its own
+        assert rt.services.cortex.engine.history[-1].party == "builtin:device"
         risk = out.result.structured_content
         assert risk["risk"] in ("low", "medium", "high", "critical") and risk["source"] == "model"
         out = await rt.gateway.invoke(
@@ -123,3 +128,79 @@ async def test_healthz_shows_the_model_status(data_dir, tiny_chat_model):
             assert isinstance(out, Completed)
             after = (await http.get("/healthz")).json()["model"]
     assert after["loaded"] is True and after["model"] == tiny_chat_model.name and after["generations"] == 1
+
+
+async def test_one_principal_cannot_starve_another_of_the_model(data_dir, tiny_chat_model):
+    """The red team's flood: dave keeps the model's queue full of his calls; erin's short call waits for at
+    most one of dave's turns (the one running), dave's fifth waiting call is refused at once, and the built-in
+    callers are parties of their own. The order is the model's own call log."""
+    import threading
+
+    import anyio
+
+    from sentinel_mcp.llm.model_turns import _Job
+
+    principals = [
+        {"name": "dave", "token": "dave-token-0123456789abcdef"},
+        {"name": "erin", "token": "erin-token-0123456789abcdef"},
+    ]
+    config = _config(data_dir, tiny_chat_model, principals, seed=5151)  # a seed of its own: a fresh engine
+
+    async def until(condition) -> None:
+        with anyio.fail_after(30):  # a guard against a hang, not a measurement
+            while not condition():
+                await anyio.sleep(0.005)
+
+    async with running_gateway(config) as rt:
+        engine = rt.services.cortex.engine
+        outcomes: dict[str, list] = {"dave": [], "erin": [], "builtin:device": []}
+
+        async def call(who: str, i: int, max_tokens: int) -> None:
+            out = await rt.gateway.invoke(
+                "llm__llm_generate",
+                {"prompt": "Write a long story." if who == "dave" else "Say OK.", "max_tokens": max_tokens},
+                session_id=f"{who}/s{i}",
+                client="red-team",
+                principal=who,
+            )
+            outcomes[who].append(out)
+
+        async def classify() -> None:  # what the device firewall does: a built-in's own guarded call
+            out = await rt.gateway.invoke(
+                "llm__llm_generate",
+                {"prompt": "Rate it.", "max_tokens": 4},
+                session_id="builtin:device",
+                client="builtin:device",
+                origin="builtin",
+            )
+            outcomes["builtin:device"].append(out)
+
+        await engine.load()
+        release = threading.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(engine._in_turn, release.wait, _Job(), "someone")  # the model is busy meanwhile
+            await until(lambda: engine.turns.holder is not None)
+            for i in range(4):
+                tg.start_soon(call, "dave", i, 64)
+                await until(lambda n=i + 1: engine.turns.waiting() == {"dave": n})
+            refused = await rt.gateway.invoke(
+                "llm__llm_generate",
+                {"prompt": "Write a long story.", "max_tokens": 64},
+                session_id="dave/s4",
+                client="red-team",
+                principal="dave",
+            )
+            assert isinstance(refused, Completed) and refused.result.is_error, refused
+            text = refused.result.content[0].text
+            assert "busy with dave's own earlier requests" in text and "nothing was queued" in text
+            tg.start_soon(call, "erin", 0, 4)
+            await until(lambda: engine.turns.waiting() == {"dave": 4, "erin": 1})
+            tg.start_soon(classify)
+            await until(lambda: engine.turns.waiting() == {"dave": 4, "erin": 1, "builtin:device": 1})
+            release.set()
+        # dave's first call (ahead in the ring) runs, then erin's and the device's, then dave's others
+        assert [r.party for r in engine.history] == [
+            "dave", "erin", "builtin:device", "dave", "dave", "dave"
+        ]
+        assert all(isinstance(o, Completed) and not o.result.is_error for v in outcomes.values() for o in v)
+        assert [len(v) for v in outcomes.values()] == [4, 1, 1]

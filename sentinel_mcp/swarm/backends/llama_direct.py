@@ -11,9 +11,12 @@ from sentinel_mcp.swarm.backends.base import ErrorSink, ModelError, ModelReply, 
 class LlamaDirectBackend:
     name = "local"
 
-    def __init__(self, engine: Any, grammars: Any | None = None, max_tokens: int = 1024) -> None:
+    def __init__(
+        self, engine: Any, grammars: Any | None = None, max_tokens: int = 1024, party: str = "builtin:swarm"
+    ) -> None:
         self._engine = engine  # sentinel_mcp.llm.engine.LlamaEngine
         self.max_tokens = max_tokens
+        self.party = party  # whom the engine's turns are for: a party of its own beside other callers
         if grammars is None:
             from sentinel_mcp.llm.grammar_registry import GrammarRegistry
             grammars = GrammarRegistry.load(require_models=False)
@@ -45,6 +48,7 @@ class LlamaDirectBackend:
             max_tokens=min(request.max_tokens, self.max_tokens),
             grammar=grammar,
             grammar_label=f"{request.grammar}.gbnf",
+            party=self.party,
         )
         try:
             gen = await self._engine.generate(gen_request)
@@ -79,6 +83,7 @@ class LlamaDirectBackend:
                 request.context or None,
                 json_schema=request.json_schema,
                 max_tokens=min(request.max_tokens, self.max_tokens),
+                party=self.party,
             )
         except InjectionDetected as e:  # the input was refused, the model is fine: no model error
             raise ModelError(f"local engine refused the input: {e}", input_refused=True) from None
