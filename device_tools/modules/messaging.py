@@ -113,6 +113,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result(f"body too long ({len(body)} > {MAX_BODY} characters)")
         name = None
         number = to.strip()
+        derived: list[str] = []
         if not PHONE_RE.match(number):
             try:
                 found = [c for c in await search(rt.gate, number) if c["name"].lower() == number.lower()]
@@ -123,6 +124,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                     f"{to!r} is not a phone number and matches {len(found)} contacts; give the number"
                 )
             name, number = found[0]["name"], found[0]["phone"]
+            derived = ["to", "name"]  # the caller gave a name: the number is the owner's data
         number = re.sub(r"[ ()\-.]", "", number)
         argv = C.am_start(
             "android.intent.action.SENDTO",
@@ -130,7 +132,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             extras=[("--es", "sms_body", body), ("--ez", "exit_on_sent", "true")],
         )
         action = ProposedAction(
-            kind="sms_send", tool="sms_send", text=body, details={"to": number, "name": name or ""}
+            kind="sms_send", tool="sms_send", text=body, details={"to": number, "name": name or ""},
+            derived=derived,
         )
 
         async def run(approval: Approval) -> dict[str, Any]:

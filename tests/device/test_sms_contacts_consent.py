@@ -1,0 +1,122 @@
+"""device__sms_send to a contact's name reads the contacts: through the real gateway it needs the caller's
+contacts consent, exactly as contacts_search does, and without it only a phone number the caller gave is
+taken. A result of an action that was not done (declined, unanswered) never carries what Sentinel derived from
+the owner's data (a contact's number), not in its decision, its digest nor its text.
+
+The gateway runs in a subprocess over HTTP with principals (bob may call device__*), the phone is the fake adb
+server (the simulated phone with its real uiautomator screens) in this process, so the test sees every command
+the phone received: without consent, not even the contacts query."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from device_tools.actions import ProposedAction
+from sentinel_mcp.paths import RULEBASES_DIR
+from tests.conftest import stop_process, wait_http
+from tests.device.device_helpers import Answers, connect, sim_server
+
+pytestmark = pytest.mark.timeout(180)
+OWNER = "owner-token-0123456789abcdef"
+BOB = "bob-token-0123456789abcdef00"
+ALICE_NUMBER = "+15550100"
+# every spelling of the contacts' numbers a result could leak
+NUMBERS = ("+15550100", "15550100", "5550100", "+15550111", "5550111", "+15550199", "5550199")
+NAMES = ["Alice", "alice", "ALICE", " Alice ", "Bob", "Mom", "a", "Al", "Nobody", "Alice\n", "Ali ce",
+         "+1555 Alice", "555-CALL-ALICE", "Alice; +15550100"]
+CONTACTS_QUERY = "content query --uri content://com.android.contacts"
+
+
+def port_in_range() -> int:
+    for port in range(18500, 18600):  # the ports this suite may use on a shared machine
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 18500-18599")
+
+
+@contextlib.contextmanager
+def gateway(tmp_path: Path, fake_adb):
+    cfg = tmp_path / "sentinel.json"
+    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp_path / "state"),
+        "builtins": ["device"],
+        "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
+        "http": {"token": OWNER},
+        "device": {"backend": "adb", "serial": fake_adb.serial, "adb_port": fake_adb.port,
+                   "risk_classifier": "rules", "confirm_timeout": 2, "dump_backoff": 0},
+        "principals": [{"name": "bob", "token": BOB, "tools": ["device__*"]}],
+    }}))
+    port = port_in_range()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(proc)
+
+
+@contextlib.asynccontextmanager
+async def client(base: str, token: str, user: Any = None):
+    """A principal's client; without ``user`` it cannot be asked anything (no elicitation)."""
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    kwargs = {"elicitation_callback": user} if user is not None else {}
+    async with Client(streamable_http_client(f"{base}/mcp", http_client=http), mode="legacy", **kwargs) as c:
+        yield c
+
+
+def everything(result: Any) -> str:
+    """All a caller receives: the text, the structured content and the _meta."""
+    return json.dumps({"content": [getattr(c, "text", "") for c in result.content],
+                       "structured": result.structured_content, "meta": result.meta})
+
+
+def contacts_reads(fake_adb) -> list[str]:
+    return [c for c in fake_adb.device_commands() if c.startswith(CONTACTS_QUERY)]
+
+
+@pytest.mark.parametrize("to", NAMES)
+async def test_a_declined_send_to_a_name_shows_only_what_the_caller_gave(tmp_path, to):
+    """The device server alone (no gateway, no consent to check): the person declines, and the result holds
+    neither the number nor a digest it could be guessed from; the device's own record keeps it all."""
+    server = sim_server(tmp_path, risk_classifier="rules")
+    async with connect(server, "legacy", Answers("no")) as c:
+        r = await c.call_tool("sms_send", {"to": to, "body": "hello"})
+    seen = everything(r)
+    assert r.is_error
+    for number in NUMBERS:
+        assert number in to or number not in seen, (to, number, seen)  # only what the caller gave
+    decision = (r.structured_content or {}).get("decision")
+    if decision is not None:  # the name was one contact's: asked, declined
+        assert decision["action"]["details"] == {} and "derived" not in decision["action"]
+        record = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()]
+        assert record[-1]["action"]["details"]["to"].startswith("+1555")  # the owner's record keeps it
+        assert decision["digest"] != record[-1]["digest"]
+    assert server.runtime.backend.sent_messages == []
+
+
+def test_the_caller_view_of_an_action_drops_derived_details_only():
+    action = ProposedAction(kind="sms_send", tool="sms_send", text="hi",
+                            details={"to": ALICE_NUMBER, "name": "Alice"}, derived=["to", "name"])
+    given = ProposedAction(kind="sms_send", tool="sms_send", text="hi",
+                           details={"to": ALICE_NUMBER, "name": ""})
+    assert action.for_caller() == {"kind": "sms_send", "tool": "sms_send", "text": "hi", "details": {}}
+    assert action.for_classifier()["details"]["to"] == ALICE_NUMBER  # the risk check sees it all
+    assert given.for_caller()["details"] == {"to": ALICE_NUMBER, "name": ""}
