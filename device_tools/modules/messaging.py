@@ -27,7 +27,8 @@ from ..one_time_codes import mask_codes
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish
-from .contacts import PHONE_RE, search
+from .contacts import search
+from sentinel_mcp.core.phone_numbers import is_phone_number
 
 PROJECTION = ["_id", "address", "body", "date", "read"]
 MAX_BODY = 1600  # ten SMS segments; longer is almost certainly a mistake
@@ -103,9 +104,12 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             )
         return read_result(text or "no messages", data, untrusted="SMS messages")
 
-    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
+    # a name in `to` is looked up in the contacts: that is a contacts read, and the gateway asks the contacts
+    # consent for it exactly as for contacts_search (a phone number given by the caller needs none)
+    @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, "sentinel/personal_names": {"to": "contacts"}})
     async def sms_send(to: str, body: str, ctx: Context) -> Result:
-        """Send an SMS to a phone number or a contact's name. Always asks the user to confirm first."""
+        """Send an SMS to a phone number or a contact's name (a name reads the contacts: it needs the user's
+        contacts consent, as contacts_search does). Always asks the user to confirm first."""
         body = body.strip()
         if not body:
             return error_result("body must not be empty")
@@ -114,15 +118,17 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         name = None
         number = to.strip()
         derived: list[str] = []
-        if not PHONE_RE.match(number):
+        if not is_phone_number(number):
+            # the same rule the gateway's consent gate applies (core.phone_numbers): this branch runs only
+            # with the caller's contacts consent (or with no gateway in front, as contacts_search does)
             try:
                 found = [c for c in await search(rt.gate, number) if c["name"].lower() == number.lower()]
-            except (ValueError, DeviceError) as exc:
-                return error_result(str(exc))
-            if len(found) != 1:
-                return error_result(
-                    f"{to!r} is not a phone number and matches {len(found)} contacts; give the number"
-                )
+            except (ValueError, DeviceError):
+                return error_result(f"{to!r} is not a phone number and the contacts could not be read; "
+                                    "give the number")
+            if len(found) != 1:  # how many contacts match is not said: give the number
+                return error_result(f"{to!r} is not a phone number or the name of exactly one contact; "
+                                    "give the number")
             name, number = found[0]["name"], found[0]["phone"]
             derived = ["to", "name"]  # the caller gave a name: the number is the owner's data
         number = re.sub(r"[ ()\-.]", "", number)
