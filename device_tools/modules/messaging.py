@@ -26,7 +26,8 @@ from ..element_registry import Element, Snapshot
 from ..errors import DeviceError
 from ..gate import Approval
 from ..hit_test import tap_receivers
-from ..one_time_codes import mask_codes
+from ..errors import CommandRefused
+from ..one_time_codes import carries_code, codes_in, mask_codes, speaks_of_code
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish
@@ -35,6 +36,7 @@ from sentinel_mcp.core.phone_numbers import is_phone_number
 
 PROJECTION = ["_id", "address", "body", "date", "read"]
 MAX_BODY = 1600  # ten SMS segments; longer is almost certainly a mistake
+RECENT_MESSAGES = 50  # the newest inbox messages whose codes an SMS may never carry
 
 
 # Messaging apps whose compose screen sms_send may tap Send in, besides the default SMS app the phone names
@@ -174,6 +176,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return error_result("body must not be empty")
         if len(body) > MAX_BODY:
             return error_result(f"body too long ({len(body)} > {MAX_BODY} characters)")
+        if speaks_of_code(body):  # the rulebase's rule too (device.pl), here however it is spelled
+            return error_result("forwarding a one-time code by SMS is never allowed: the message speaks of a "
+                                "code and holds one. Nothing was sent")
         name = None
         number = to.strip()
         derived: list[str] = []
@@ -202,6 +207,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         )
 
         async def run(approval: Approval) -> dict[str, Any]:
+            # checked after the person's yes, not before: a refusal before any question would tell a caller
+            # that cannot read the messages whether its guess is a code the phone received
+            await refuse_received_codes()
             output = await rt.gate.run(argv, approval)
             if "Error" in output:
                 raise DeviceError(f"no SMS app accepted the SENDTO intent: {output.strip()[:300]}")
@@ -226,6 +234,27 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             approval.allow(tap)  # exactly this tap, on the Send control checked above: no other
             await rt.gate.run(tap, approval)
             return {"message": f"sent SMS to {name + ' ' if name else ''}{number}", "to": number}
+
+        async def refuse_received_codes() -> None:
+            """No SMS carries a one-time code this phone received lately, in any spelling (``carries_code``:
+            "482-913", "c0de 482913", "48two913", ...). The codes stay inside: the refusal does not say which.
+            An inbox that cannot be read refuses too: the check cannot be skipped by breaking it."""
+            try:
+                rows = parse_rows(
+                    await rt.gate.read(C.content_query("content://sms/inbox", PROJECTION, sort="date DESC")),
+                    PROJECTION,
+                )
+            except (ValueError, DeviceError):
+                raise CommandRefused(
+                    "refused: the inbox could not be read to check that this message forwards no one-time "
+                    "code the phone received. Nothing was sent"
+                ) from None
+            codes = codes_in(r.get("body") or "" for r in rows[:RECENT_MESSAGES])
+            if carries_code(body, codes):
+                raise CommandRefused(
+                    "refused: the message holds a one-time code this phone received recently (in some "
+                    "spelling); forwarding a code by SMS is never allowed. Nothing was sent"
+                )
 
         async def default_sms_app() -> frozenset[str]:
             try:
