@@ -62,6 +62,9 @@ class ProposedAction(BaseModel):
     text: str | None = None  # text to type, message body, note text
     package: str | None = None  # app to open, or the foreground app
     details: dict[str, Any] = Field(default_factory=dict)  # recipient, command argv, event fields ...
+    # keys of ``details`` Sentinel worked out itself from the owner's data (a contact's number looked up by
+    # the name the caller gave), not given by the caller: a result that is not done never shows them
+    derived: list[str] = Field(default_factory=list)
 
     @property
     def digest(self) -> str:
@@ -95,4 +98,25 @@ class ProposedAction(BaseModel):
         data = self.model_dump(mode="json", exclude_none=True)
         if self.target and self.target.password and self.text is not None:
             data["text"] = "<redacted password>"  # the risk model never sees a password
+        if not self.derived:
+            data.pop("derived", None)
         return data
+
+    def for_caller(self) -> dict[str, Any]:
+        """The action as a result that was not done shows it: what the caller gave, not what Sentinel derived
+        from the owner's data (a denied or unanswered SMS to "Alice" does not tell Alice's number)."""
+        data = self.for_classifier()
+        data["details"] = {k: v for k, v in data.get("details", {}).items() if k not in self.derived}
+        data.pop("derived", None)
+        return data
+
+    @property
+    def caller_digest(self) -> str:
+        """The digest of what the caller gave (``for_caller``): the full digest would let a caller test
+        guesses of a derived value (a phone number has few digits) against it offline."""
+        canonical = json.dumps(self.for_caller(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    def derived_values(self) -> list[str]:
+        """The derived details' values as text (to be scrubbed from anything else a result says)."""
+        return [str(self.details[k]) for k in self.derived if str(self.details.get(k, "")).strip()]

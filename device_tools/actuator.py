@@ -181,6 +181,7 @@ class Actuator:
                     "own answer confirms a risky action; the question counts as not answered)",
                 }[outcome]
                 return self._finish(
+                    action,
                     ActionOutcome(
                         "denied",
                         f"not done: {why}. Nothing was sent to the device.",
@@ -198,11 +199,11 @@ class Actuator:
             try:
                 self.on_decision(decision | {"outcome": "approved", "decided_by": decided_by})
             except RecordNotWritten as exc:
-                return ActionOutcome(
+                return _withheld(action, ActionOutcome(
                     "denied",
                     f"not done: the decision could not be recorded ({exc}). Nothing was sent to the device.",
                     decision | {"outcome": "denied"},
-                )
+                ))
         approval = Approval(action.digest, decided_by).allow(*patterns)
         sent_before = self.gate.sent_count
         started = time.monotonic()
@@ -211,6 +212,7 @@ class Actuator:
                 data = await run(approval)
         except StaleElement as stale:
             return self._finish(
+                action,
                 ActionOutcome(
                     "stale",
                     f"refused as stale: {stale.reason}. Nothing was sent; here is the fresh screen.",
@@ -219,9 +221,9 @@ class Actuator:
                 )
             )
         except CommandRefused as exc:
-            return self._finish(ActionOutcome("denied", str(exc), decision | {"outcome": "refused"}))
+            return self._finish(action, ActionOutcome("denied", str(exc), decision | {"outcome": "refused"}))
         except DeviceError as exc:
-            return self._finish(ActionOutcome("error", str(exc), decision | {"outcome": "error"}))
+            return self._finish(action, ActionOutcome("error", str(exc), decision | {"outcome": "error"}))
         sent = [c for c in self.gate.sent_since(sent_before) if not C.is_read_only(c)]
         lost = self.gate.lost_since(sent_before)
         if lost:  # the record's bound (gate.SENT_KEPT) was hit during this action: say so, never silently
@@ -240,28 +242,58 @@ class Actuator:
             "commands": [_on_record(c, bool(action.target and action.target.password)) for c in sent],
             "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
         }
-        return self._finish(ActionOutcome("done", data.pop("message", "done"), decision, data))
+        return self._finish(action, ActionOutcome("done", data.pop("message", "done"), decision, data))
 
-    def _finish(self, outcome: ActionOutcome) -> ActionOutcome:
-        if self.on_decision is None:
-            return outcome
-        try:
-            self.on_decision(outcome.decision)
-        except RecordNotWritten as exc:
-            if outcome.status == "done":  # done on the device: say so, but withhold what it returned
-                return ActionOutcome(
-                    "error",
-                    f"done on the device, but its record could not be written ({exc}); "
-                    "the result is withheld",
-                    outcome.decision | {"outcome": "error"},
-                )
-            return ActionOutcome(
-                outcome.status,
-                f"{outcome.message} (its record could not be written: {exc})",
-                outcome.decision,
-                snapshot=outcome.snapshot,
-            )
-        return outcome
+    def _finish(self, action: ProposedAction, outcome: ActionOutcome) -> ActionOutcome:
+        """Record the outcome (the record keeps the whole action), then what the caller is shown of it: an
+        action that was not done shows only what the caller gave (``_withheld``)."""
+        if self.on_decision is not None:
+            try:
+                self.on_decision(outcome.decision)
+            except RecordNotWritten as exc:
+                if outcome.status == "done":  # done on the device: say so, but withhold what it returned
+                    outcome = ActionOutcome(
+                        "error",
+                        f"done on the device, but its record could not be written ({exc}); "
+                        "the result is withheld",
+                        outcome.decision | {"outcome": "error"},
+                    )
+                else:
+                    outcome = ActionOutcome(
+                        outcome.status,
+                        f"{outcome.message} (its record could not be written: {exc})",
+                        outcome.decision,
+                        snapshot=outcome.snapshot,
+                    )
+        return outcome if outcome.status == "done" else _withheld(action, outcome)
+
+
+def _withheld(action: ProposedAction, outcome: ActionOutcome) -> ActionOutcome:
+    """``outcome`` as a caller sees an action that was not done: the action as the caller gave it, and no
+    value Sentinel derived from the owner's data (a contact's number) anywhere in its decision or message
+    (a classifier's reason, an error's text). Only a done action, which the person approved and the consent
+    gate let through, shows them."""
+    values = sorted(action.derived_values(), key=len, reverse=True)
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            for v in values:
+                value = value.replace(v, "<withheld>")
+            return value
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    decision = dict(outcome.decision)
+    if "action" in decision:
+        decision["action"] = action.for_caller()
+    if values:
+        decision = {k: (v if k == "action" else scrub(v)) for k, v in decision.items()}
+        if "digest" in decision:  # the full digest covers the derived values: guesses could be tested on it
+            decision["digest"] = action.caller_digest
+    return ActionOutcome(outcome.status, scrub(outcome.message), decision, outcome.data, outcome.snapshot)
 
 
 def _on_record(argv: Sequence[str], password: bool) -> str:

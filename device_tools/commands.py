@@ -29,6 +29,8 @@ BATTERY: Argv = ["dumpsys", "battery"]
 SENSOR_SERVICE: Argv = ["dumpsys", "sensorservice"]
 UPTIME: Argv = ["cat", "/proc/uptime"]
 SENSOR_READS: tuple[Argv, ...] = (LOCATION, BATTERY, SENSOR_SERVICE, UPTIME)
+# the package of the default SMS app (the one that handles an ``sms:`` SENDTO): sms_send taps Send only there
+SMS_DEFAULT_APP: Argv = ["settings", "get", "secure", "sms_default_application"]
 
 
 def tap(x: int, y: int) -> Argv:
@@ -113,6 +115,7 @@ def is_read_only(argv: Sequence[str]) -> bool:
         or a == WINDOW_SIZE
         or a == MODEL
         or a == ALARMS
+        or a == SMS_DEFAULT_APP
         or a in SENSOR_READS
         or (len(a) >= 6 and a[:3] == ["content", "query", "--uri"] and a[4] == "--projection")
     )

@@ -2,8 +2,9 @@
 
 The firewall's guarantee lives here: the server, the actuator and the tool modules hold a gate,
 never a backend, and a command that changes the device is sent only if an Approval issued for
-that action covers it (exact argv, or a pattern with wildcards for values our own code computes
-after approval, e.g. the Send button's centre). Each allowance is single-use.
+that action covers it (an exact argv; a value our own code computes after approval, such as the centre
+of the Send control sms_send checked, is added to the approval as its exact argv then: no tool allows a
+wildcard, though ``Pattern`` can hold one). Each allowance is single-use.
 
 One phone, one gate: when the device and sensors built-ins are configured for the same adb phone they get the
 same gate from ``shared_adb_gate`` (through the gateway's ``Services.devices``), and the sensors hold only its

@@ -10,6 +10,8 @@ security,
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Iterable
 
 _CONTEXT = re.compile(
     r"(?i)\b(code|codes|otp|pin|passcode|password|verification|verify|one[- ]?time|log[- ]?in|"
@@ -34,3 +36,93 @@ def mask_codes(text: str) -> tuple[str, int]:
         return re.sub(r"[0-9]", "•", m.group(0))
 
     return _RUN.sub(hide, text), count
+
+
+# --- a code in text someone is about to send -------------------------------------------------------------
+# Forwarding a code the phone received is the classic account takeover, and a rephrasing must not slip past:
+# "Here it is: 482913", "482-913", "4 8 2 9 1 3", "c0de 482913", "48two913", "4B2913", fullwidth digits. The
+# text is read as a stream of digits, each position the set of digits it may stand for: real digits of any
+# script, digit words, and look-alike letters inside a token that has a digit in it (a plain word's letters
+# are not digits: "hello" is no number). Everything else (separators, other words) is left out, so a code
+# split over the message ("482, then 913") is still whole in the stream.
+_DIGIT_WORDS = {w: i for i, w in enumerate(
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"])}
+_DIGIT_WORDS |= {"oh": 0, "nought": 0}
+_LOOK_ALIKE = {"o": "0", "d": "0", "q": "9", "i": "1", "l": "1", "j": "1", "z": "2", "e": "3", "a": "4",
+               "h": "4", "s": "5", "b": "68", "g": "69", "t": "7"}
+_TOKEN = re.compile(r"[^\W_]+")
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+
+
+def _digit_of(ch: str) -> str | None:
+    value = unicodedata.digit(ch, None)
+    return str(value) if value is not None else None
+
+
+def digit_stream(text: str) -> list[str]:
+    """``text`` as a person could read its digits: per position, the digits it may stand for."""
+    stream: list[str] = []
+    for token in _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold()):
+        spelled = _DIGIT_WORDS.get(token)
+        if spelled is not None:
+            stream.append(str(spelled))
+            continue
+        if not any(_digit_of(ch) is not None for ch in token):
+            # a word: its digit words run together ("fourtwo") still count
+            rest, found = token, []
+            while rest:
+                word = next((w for w in _DIGIT_WORDS if rest.startswith(w)), None)
+                if word is None:
+                    break
+                found.append(str(_DIGIT_WORDS[word]))
+                rest = rest[len(word):]
+            if not rest and found:
+                stream.extend(found)
+            continue
+        i = 0
+        while i < len(token):
+            ch = token[i]
+            digit = _digit_of(ch)
+            if digit is not None:
+                stream.append(digit)
+                i += 1
+                continue
+            word = next((w for w in _DIGIT_WORDS if token.startswith(w, i)), None)
+            if word is not None:  # "48two913"
+                stream.append(str(_DIGIT_WORDS[word]))
+                i += len(word)
+                continue
+            if ch in _LOOK_ALIKE:  # "4B2913", "48z9l3"
+                stream.append(_LOOK_ALIKE[ch])
+            i += 1  # another letter mixed in ("4x8x2") is left out
+    return stream
+
+
+def codes_in(bodies: Iterable[str]) -> set[str]:
+    """The codes ``mask_codes`` masks in these messages, as digits ("G-482 913" is "482913")."""
+    out: set[str] = set()
+    for body in bodies:
+        if body and _CONTEXT.search(body):
+            out.update(re.sub(r"[^0-9]", "", m.group(0)) for m in _RUN.finditer(body))
+    return {c for c in out if 4 <= len(c) <= 8}
+
+
+def carries_code(text: str, codes: Iterable[str]) -> bool:
+    """Whether ``text`` holds one of ``codes`` in any spelling (``digit_stream``)."""
+    stream = digit_stream(text)
+    for code in codes:
+        n = len(code)
+        if any(all(code[j] in stream[i + j] for j in range(n)) for i in range(len(stream) - n + 1)):
+            return True
+    return False
+
+
+def speaks_of_code(text: str) -> bool:
+    """``has_code`` for text written to get past it: the words read with digits as the letters they stand
+    for ("c0de", "0TP", "v3rification"), and a 4-8 digit run whose groups may be split by ``.``, ``_``, ``/``
+    too ("482.913")."""
+    plain = unicodedata.normalize("NFKC", text)
+    words = " ".join(t.translate(_LEET) if any(c.isalpha() for c in t) else t
+                     for t in _TOKEN.findall(plain.casefold()))
+    spaced = re.sub(r"[._/\\]", "-", plain)
+    return has_code(text) or (bool(_CONTEXT.search(words)) and bool(_RUN.search(spaced)))

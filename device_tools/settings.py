@@ -23,6 +23,8 @@ class DeviceSettings(BaseModel):
     classifier_timeout: float = Field(20.0, gt=0, le=300)  # then the heuristics decide
     dump_attempts: int = Field(4, ge=1, le=10)
     dump_backoff: float = Field(0.3, ge=0, le=5)
+    # sms_send: how long the messaging app's compose screen may take after the SENDTO intent (then: no tap)
+    compose_timeout: float = Field(10.0, gt=0, le=60)
     terminal_timeout: float = Field(10.0, gt=0, le=120)
     terminal_output_cap: int = Field(16000, ge=256, le=1_000_000)
     terminal_allow: list[str] | None = (

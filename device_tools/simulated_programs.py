@@ -31,6 +31,8 @@ def shell_program(argv: list[str], *, packages: list[str]) -> str:
         return time.strftime("%a %b %d %H:%M:%S UTC %Y\n", time.gmtime())
     if prog == "ls":
         return "Alarms\nDCIM\nDownload\nMusic\nPictures\n"
+    if argv == ["settings", "get", "secure", "sms_default_application"]:
+        return "com.google.android.apps.messaging\n"
     if argv[:3] == ["pm", "list", "packages"]:
         return "".join(f"package:{p}\n" for p in packages)
     if prog == "cat" and argv[1:] == ["/proc/version"]:

@@ -16,10 +16,10 @@ from ..gate import Approval, CommandGate
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish
+from sentinel_mcp.core.phone_numbers import is_phone_number
 
 PHONES = "content://com.android.contacts/data/phones"
 PROJECTION = ["_id", "display_name", "data1"]
-PHONE_RE = re.compile(r"^\+?[0-9][0-9 ()\-.]{2,24}$")
 
 
 async def search(gate: CommandGate, query: str) -> list[dict[str, Any]]:
@@ -53,7 +53,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         """Add a contact. Opens the phone's contact editor with the fields filled in (the INSERT intent)."""
         if not name.strip():
             return error_result("name must not be empty")
-        if not PHONE_RE.match(phone.strip()):
+        if not is_phone_number(phone):
             return error_result(f"not a phone number: {phone!r}")
         argv = C.am_start(
             "android.intent.action.INSERT",

@@ -11,41 +11,103 @@ Unicode (it is an intent extra, not typed keys), and the user can see the messag
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 
 from .. import commands as C
 from ..actions import ProposedAction
 from ..content_rows import parse_rows
-from ..element_registry import Snapshot
+from ..element_registry import Element, Snapshot
 from ..errors import DeviceError
 from ..gate import Approval
-from ..one_time_codes import mask_codes
+from ..hit_test import tap_receivers
+from ..errors import CommandRefused
+from ..one_time_codes import carries_code, codes_in, mask_codes, speaks_of_code
 from ..results import error_result, read_result
 from ..runtime import DeviceRuntime
 from ..ui_tools import ACT, READ, SELF_CONFIRMS, Result, finish
-from .contacts import PHONE_RE, search
+from .contacts import search
+from sentinel_mcp.core.phone_numbers import is_phone_number
 
 PROJECTION = ["_id", "address", "body", "date", "read"]
 MAX_BODY = 1600  # ten SMS segments; longer is almost certainly a mistake
+RECENT_MESSAGES = 50  # the newest inbox messages whose codes an SMS may never carry
 
 
-def find_send_button(snapshot: Snapshot):
-    candidates = [
-        e
-        for e in snapshot.elements
-        if e.clickable
-        and e.enabled
-        and re.search(
-            r"\bsend\b",
-            f"{e.desc} {e.text} {e.resource_id.rsplit('/', 1)[-1].replace('_', ' ')}",
-            re.IGNORECASE,
-        )
+# Messaging apps whose compose screen sms_send may tap Send in, besides the default SMS app the phone names
+# (``settings get secure sms_default_application``). A package name is the installed app's own: another app
+# cannot take it.
+SMS_APPS = frozenset({
+    "com.google.android.apps.messaging",  # Google Messages
+    "com.android.mms",  # AOSP and many OEM builds (Xiaomi, ...)
+    "com.android.messaging",  # AOSP Messaging
+    "com.samsung.android.messaging",
+    "com.oneplus.mms",
+    "com.motorola.messaging",
+    "com.sonyericsson.conversations",
+    "com.textra",
+    "xyz.klinker.messenger",
+    "org.fossify.messages",
+    "com.simplemobiletools.smsmessenger",
+})
+SEND_LABEL = re.compile(r"\bsend\b", re.IGNORECASE)
+COMPOSE_POLL = 0.3  # seconds between reads of the screen while the compose screen comes up
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"[^0-9]", "", text)
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _shows_number(text: str, number: str) -> bool:
+    """Whether ``text`` shows the phone number ``number`` in any formatting (national or international: one
+    ends the other, at least 7 digits; a short code must be shown whole)."""
+    got, want = _digits(text), _digits(number)
+    if not got or not want:
+        return False
+    if got == want:
+        return True
+    short, full = sorted((got, want), key=len)
+    return len(short) >= 7 and full.endswith(short)
+
+
+def find_send_button(
+    snapshot: Snapshot, apps: frozenset[str], number: str, names: list[str], body: str
+) -> tuple[Element | None, str]:
+    """The Send control of the messaging app's compose screen for this message, or None and why not: the
+    screen must be a messaging app's window (``apps``, by the window Android names, not a node's claim), show
+    the recipient (the number in any formatting, or a name of that number's contact) and the body in an
+    editable field, and the control must be in that window, labelled Send, enabled and the element a tap at
+    its centre reaches (nothing drawn over it)."""
+    window = [e for e in snapshot.elements if e.window in apps]
+    if not window:
+        return None, f"the screen shows {snapshot.package or 'an unknown app'}, not a messaging app"
+    if not any(e.editable and _plain(e.text) == _plain(body) for e in window):
+        return None, "the messaging app does not show this message's text in its compose field"
+    wanted = {_plain(n) for n in names if n.strip()}
+    if not any(_shows_number(e.text, number) or _shows_number(e.desc, number)
+               or _plain(e.text) in wanted or _plain(e.desc) in wanted for e in window):
+        return None, "the messaging app does not show this recipient"
+    sends = [
+        e for e in window
+        if e.clickable and e.enabled and not e.editable
+        and SEND_LABEL.search(f"{e.desc} {e.text} {e.resource_id.rsplit('/', 1)[-1].replace('_', ' ')}")
     ]
-    return candidates[-1] if candidates else None
+    if not sends:
+        return None, "the compose screen has no enabled Send control"
+    for e in reversed(sends):  # the topmost first
+        reached = tap_receivers(snapshot, e)
+        if isinstance(reached, list) and [r.id for r in reached] == [e.id]:
+            return e, ""
+    return None, "something else lies over the Send control (a tap there would reach another element)"
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
@@ -103,26 +165,36 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             )
         return read_result(text or "no messages", data, untrusted="SMS messages")
 
-    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
+    # a name in `to` is looked up in the contacts: that is a contacts read, and the gateway asks the contacts
+    # consent for it exactly as for contacts_search (a phone number given by the caller needs none)
+    @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, "sentinel/personal_names": {"to": "contacts"}})
     async def sms_send(to: str, body: str, ctx: Context) -> Result:
-        """Send an SMS to a phone number or a contact's name. Always asks the user to confirm first."""
+        """Send an SMS to a phone number or a contact's name (a name reads the contacts: it needs the user's
+        contacts consent, as contacts_search does). Always asks the user to confirm first."""
         body = body.strip()
         if not body:
             return error_result("body must not be empty")
         if len(body) > MAX_BODY:
             return error_result(f"body too long ({len(body)} > {MAX_BODY} characters)")
+        if speaks_of_code(body):  # the rulebase's rule too (device.pl), here however it is spelled
+            return error_result("forwarding a one-time code by SMS is never allowed: the message speaks of a "
+                                "code and holds one. Nothing was sent")
         name = None
         number = to.strip()
-        if not PHONE_RE.match(number):
+        derived: list[str] = []
+        if not is_phone_number(number):
+            # the same rule the gateway's consent gate applies (core.phone_numbers): this branch runs only
+            # with the caller's contacts consent (or with no gateway in front, as contacts_search does)
             try:
                 found = [c for c in await search(rt.gate, number) if c["name"].lower() == number.lower()]
-            except (ValueError, DeviceError) as exc:
-                return error_result(str(exc))
-            if len(found) != 1:
-                return error_result(
-                    f"{to!r} is not a phone number and matches {len(found)} contacts; give the number"
-                )
+            except (ValueError, DeviceError):
+                return error_result(f"{to!r} is not a phone number and the contacts could not be read; "
+                                    "give the number")
+            if len(found) != 1:  # how many contacts match is not said: give the number
+                return error_result(f"{to!r} is not a phone number or the name of exactly one contact; "
+                                    "give the number")
             name, number = found[0]["name"], found[0]["phone"]
+            derived = ["to", "name"]  # the caller gave a name: the number is the owner's data
         number = re.sub(r"[ ()\-.]", "", number)
         argv = C.am_start(
             "android.intent.action.SENDTO",
@@ -130,22 +202,73 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             extras=[("--es", "sms_body", body), ("--ez", "exit_on_sent", "true")],
         )
         action = ProposedAction(
-            kind="sms_send", tool="sms_send", text=body, details={"to": number, "name": name or ""}
+            kind="sms_send", tool="sms_send", text=body, details={"to": number, "name": name or ""},
+            derived=derived,
         )
 
         async def run(approval: Approval) -> dict[str, Any]:
+            # checked after the person's yes, not before: a refusal before any question would tell a caller
+            # that cannot read the messages whether its guess is a code the phone received
+            await refuse_received_codes()
             output = await rt.gate.run(argv, approval)
             if "Error" in output:
                 raise DeviceError(f"no SMS app accepted the SENDTO intent: {output.strip()[:300]}")
-            compose = await rt.actuator.observe()
-            button = find_send_button(compose)
+            # `am start` returns before the app is up (no -W): until the messaging app's compose screen for
+            # this message is on the screen, whatever app is there must not get the tap
+            apps = SMS_APPS | await default_sms_app()
+            names = [name] if name else await contact_names(number)
+            deadline = time.monotonic() + rt.settings.compose_timeout
+            while True:
+                compose = await rt.actuator.observe()
+                button, why = find_send_button(compose, apps, number, names, body)
+                if button is not None or time.monotonic() >= deadline:
+                    break
+                await anyio.sleep(COMPOSE_POLL)
             if button is None:
                 raise DeviceError(
-                    "the compose screen opened but has no Send button; the message was NOT sent"
+                    f"the messaging app's compose screen for this message did not come up within "
+                    f"{rt.settings.compose_timeout:g}s ({why}): nothing was tapped and the message was NOT "
+                    "sent (its draft may be open on the phone)"
                 )
-            await rt.gate.run(C.tap(*button.center), approval)
+            tap = C.tap(*button.center)
+            approval.allow(tap)  # exactly this tap, on the Send control checked above: no other
+            await rt.gate.run(tap, approval)
             return {"message": f"sent SMS to {name + ' ' if name else ''}{number}", "to": number}
 
-        return await finish(
-            rt, await rt.actuator.guarded(ctx, action, [argv, ("input", "tap", None, None)], run)
-        )
+        async def refuse_received_codes() -> None:
+            """No SMS carries a one-time code this phone received lately, in any spelling (``carries_code``:
+            "482-913", "c0de 482913", "48two913", ...). The codes stay inside: the refusal does not say which.
+            An inbox that cannot be read refuses too: the check cannot be skipped by breaking it."""
+            try:
+                rows = parse_rows(
+                    await rt.gate.read(C.content_query("content://sms/inbox", PROJECTION, sort="date DESC")),
+                    PROJECTION,
+                )
+            except (ValueError, DeviceError):
+                raise CommandRefused(
+                    "refused: the inbox could not be read to check that this message forwards no one-time "
+                    "code the phone received. Nothing was sent"
+                ) from None
+            codes = codes_in(r.get("body") or "" for r in rows[:RECENT_MESSAGES])
+            if carries_code(body, codes):
+                raise CommandRefused(
+                    "refused: the message holds a one-time code this phone received recently (in some "
+                    "spelling); forwarding a code by SMS is never allowed. Nothing was sent"
+                )
+
+        async def default_sms_app() -> frozenset[str]:
+            try:
+                named = (await rt.gate.read(C.SMS_DEFAULT_APP)).strip()
+            except DeviceError:
+                return frozenset()
+            return frozenset({named}) if C.PACKAGE_RE.match(named) else frozenset()
+
+        async def contact_names(number: str) -> list[str]:
+            """The names of this number's contacts, only to recognise the conversation the messaging app
+            shows (it titles it with the name): compared with the screen, never returned."""
+            try:
+                return [c["name"] for c in await search(rt.gate, number) if _shows_number(c["phone"], number)]
+            except (ValueError, DeviceError):
+                return []
+
+        return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run))

@@ -4,8 +4,12 @@ data and purpose, whatever the policy decided.
 A tool declares what it reads in its ``_meta``: ``"sentinel/personal": "<kind>"`` (messages, contacts,
 profile, ...), and ``"sentinel/personal_arguments": {"<argument>": "<kind>"}`` for what it reads only when
 that argument is set (e.g. ``reveal_codes`` -> ``one_time_codes``: such kinds are allowed for one call at a
-time, never remembered). The config's ``sentinel.personal`` (``<server>__<tool>`` -> kind) marks tools that
-do not declare. The client states the purpose in ``_meta["sentinel/purpose"]`` (default ``unspecified``).
+time, never remembered). ``"sentinel/personal_names": {"<argument>": "<kind>"}`` marks an argument that takes
+a phone number or a person's name: a name is looked up in that kind of data (``device__sms_send``'s ``to`` in
+the contacts), so unless the value is a phone number (``core.phone_numbers``, the rule the tool uses too) the
+call needs that kind's consent, standing like ``sentinel/personal``'s. The config's ``sentinel.personal``
+(``<server>__<tool>`` -> kind) marks tools that do not declare. The client states the purpose in
+``_meta["sentinel/purpose"]`` (default ``unspecified``).
 
 The question is the user's alone (provenance ``user``: an agent or an A2A peer cannot answer it); "allow"
 alone covers this one call, "allow" and "remember" grant it until revoked (``sentinel-mcp consent revoke``).
@@ -22,9 +26,11 @@ from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Question, ToolCall
 from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.core.display_text import safe_question
+from sentinel_mcp.core.phone_numbers import is_phone_number
 
 PERSONAL_META = "sentinel/personal"
 PERSONAL_ARGUMENTS_META = "sentinel/personal_arguments"
+PERSONAL_NAMES_META = "sentinel/personal_names"
 PURPOSE_META = "sentinel/purpose"
 UNSPECIFIED = "unspecified"
 ONCE_TTL = 300.0  # a "this call" consent waits this long for its call
@@ -52,10 +58,22 @@ def _declared(tool: Any, identity: str, configured: dict[str, str]) -> tuple[str
             {str(a): str(k) for a, k in by_argument.items()} if isinstance(by_argument, dict) else {})
 
 
+def _name_arguments(tool: Any) -> dict[str, str]:
+    """``sentinel/personal_names``: argument -> the kind a name given there is looked up in."""
+    meta = getattr(tool, "meta", None) or {}
+    names = meta.get(PERSONAL_NAMES_META) if isinstance(meta, dict) else None
+    return {str(a): str(k) for a, k in names.items() if k} if isinstance(names, dict) else {}
+
+
 def personal_kinds(tool: Any, call: ToolCall, configured: dict[str, str]) -> list[tuple[str, bool]]:
     """(kind, this call only) for every kind of personal data this call would read."""
     kind, by_argument = _declared(tool, call.identity, configured)
     out: list[tuple[str, bool]] = [(kind, False)] if kind else []
+    for arg, k in sorted(_name_arguments(tool).items()):
+        # anything but a phone number is a name the tool looks up (absent: the tool refuses the call)
+        value = call.arguments.get(arg)
+        if value is not None and not is_phone_number(value) and (k, False) not in out:
+            out.append((k, False))
     for arg, k in sorted(by_argument.items()):
         if call.arguments.get(arg) not in (None, False, "", 0, [], {}):
             out.append((k, True))
@@ -79,8 +97,9 @@ class ConsentGate:
         summaries and proofs do not show them. Per-argument kinds are one-call kinds, never standing, so a
         tool that declares any is always withheld (its facts may have come from a call that read them)."""
         kind, by_argument = _declared(tool, identity, self.configured)
-        if kind and self.book.current(principal, kind, UNSPECIFIED) is None:
-            return kind
+        for standing in ([kind] if kind else []) + sorted(set(_name_arguments(tool).values())):
+            if self.book.current(principal, standing, UNSPECIFIED) is None:
+                return standing
         return next(iter(sorted(by_argument.values())), None)
 
     def _once_key(self, call: ToolCall, kind: str) -> tuple[str, str, str, str, str]:

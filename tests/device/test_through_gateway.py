@@ -76,10 +76,11 @@ async def test_declining_the_one_question_sends_nothing_and_the_rulebase_still_d
     async with running_gateway(device_config(tmp_path)) as rt:
         phone = rt.gateway.manager.upstreams["device"].target.server.runtime.backend
         async with Client(rt.front.server, mode=mode, elicitation_callback=answers) as c:
-            sent = await c.call_tool("device__sms_send", {"to": "Alice", "body": "See you at 7"})
+            # a number: no contacts read, so no consent question (a name would ask for the contacts consent)
+            sent = await c.call_tool("device__sms_send", {"to": "+1 555 0100", "body": "See you at 7"})
             code = await c.call_tool("device__sms_send", {"to": "Alice", "body": "Your code is 482913"})
     assert sent.is_error and "Nothing was sent" in sent.content[0].text
-    assert answers.questions == ["Send an SMS to Alice (+15550100): 'See you at 7'? Risk high: sends an SMS"]
+    assert answers.questions == ["Send an SMS to +15550100: 'See you at 7'? Risk high: sends an SMS"]
     assert code.is_error and "one-time code" in code.content[0].text  # device.pl: denied, nobody asked
     assert len(answers.questions) == 1 and phone.sent_messages == []
 
