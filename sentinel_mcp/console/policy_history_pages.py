@@ -27,6 +27,12 @@ from sentinel_mcp.policy.version_history import diff
 
 VERSION = re.compile(r"^[0-9a-f]{16}$")
 MAX_CANDIDATE = 200_000  # characters
+# A candidate rulebase is code run in Sentinel's own Prolog engine, the one every principal's decisions wait
+# for: its inference budget bounds its steps, not a builtin's own work (a format/3 repeat count, msort over a
+# long list, counted as one step each), so only the owner, who sets the policy in force anyway, may try one.
+OWNER_ONLY = (
+    "only the owner may check or replay a changed rulebase: a candidate runs in Sentinel's own policy engine"
+)
 
 
 def _guard(console: Console) -> PolicyGuard | None:
@@ -125,6 +131,8 @@ def routes(console: Console, policy_page: Any) -> list[tuple[str, Any, list[str]
     async def check(request: Request, viewer: Viewer) -> Response:
         form = request.state.form
         chosen, text = str(form.get("file") or "")[:300], form.get("candidate")
+        if not viewer.principal.is_owner:  # a candidate is code run in the engine (policy_pages.OWNER_ONLY)
+            return console.problem(request, viewer, 403, OWNER_ONLY)
         if _guard(console) is None:
             return console.problem(request, viewer, 400, "no rulebase is configured: nothing to check")
         problems, refused = await check_candidate(

@@ -108,6 +108,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
 
     async def whatif(request: Request, viewer: Viewer) -> Response:
         name = viewer.principal.name
+        if not viewer.principal.is_owner:
+            return console.problem(request, viewer, 403, policy_history_pages.OWNER_ONLY)
         if name in running:
             return console.problem(request, viewer, 429, "a what-if of yours is still running; wait for it")
         running.add(name)

@@ -24,6 +24,7 @@ FIELD = re.compile(r'name="(q\d+\.[^"]+)"')
 
 
 TOOLBOX = Path(__file__).resolve().parent.parent / "gateway" / "toolbox_server.py"
+OWNER_TOKEN = "owner-token-0123456789abcdef0"  # the owner (the machine's own user): sets the policy
 
 
 def console_config(tmp: Path, **console: Any) -> Path:
@@ -32,6 +33,7 @@ def console_config(tmp: Path, **console: Any) -> Path:
     cfg = write_config(tmp, console={"hold_seconds": 30, **console})
     body = json.loads(cfg.read_text())
     body["mcpServers"]["tb"] = {"command": sys.executable, "args": [str(TOOLBOX)]}
+    body["sentinel"]["http"] = {**body["sentinel"].get("http", {}), "token": OWNER_TOKEN}
     cfg.write_text(json.dumps(body))
     return cfg
 

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.console.console_rig import ALICE, console_config, http_sentinel, mcp_client, text
+from tests.console.console_rig import ALICE, OWNER_TOKEN, console_config, http_sentinel, mcp_client, text
 
 pytestmark = pytest.mark.timeout(180)
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -120,8 +120,15 @@ async def test_inbox_activity_sessions_and_whatif_in_a_browser(tmp_path, browser
             await page.wait_for_load_state()
             assert await page.locator("table.facts tr", has_text="cancel_reason").count() == 0
 
-            # policy -> what-if: a candidate that lets only pending bookings be cancelled flips the recorded
-            # allow
+            # policy -> what-if (the owner's: a candidate runs in Sentinel's engine): a candidate that lets
+            # only pending bookings be cancelled flips alice's recorded allow
+            await goto(page, f"{base}/console/policy?file=bookings.pl")
+            assert await page.locator("#owner-only").count() == 1  # alice sees no editor
+            page = await (await browser.new_context(viewport={"width": 360, "height": 800})).new_page()
+            await page.goto(f"{base}/console/login")
+            await page.fill("#token", OWNER_TOKEN)
+            async with page.expect_navigation():
+                await page.click("button[type=submit]")
             await goto(page, f"{base}/console/policy?file=bookings.pl")
             candidate = (await page.input_value("#candidate-text")).replace(*FLIP)
             await page.fill("#candidate-text", candidate)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.console.console_rig import ALICE, console_config, http_sentinel
+from tests.console.console_rig import ALICE, OWNER_TOKEN, console_config, http_sentinel
 from tests.console.test_console_browser import CHROMIUM, DOC_SHOTS
 from tests.console.test_console_builds import ALICE_TASK, seed
 
@@ -60,7 +60,17 @@ async def test_policy_editor_history_and_builds_at_360px_by_keyboard(tmp_path, p
                 await page.keyboard.press("Enter")
             assert page.url.endswith("/console/inbox")
 
-            # the editor: a live check while typing, shown as text
+            # the editor (the owner's alone: a candidate runs in Sentinel's engine): alice has none
+            await page.goto(f"{base}/console/policy?file=bookings.pl")
+            assert await page.locator("#owner-only").count() == 1
+            alice_page = page
+            page = await (await browser.new_context(viewport={"width": 360, "height": 800})).new_page()
+            await page.goto(f"{base}/console/login")
+            await page.focus("#token")
+            await page.keyboard.type(OWNER_TOKEN)
+            async with page.expect_navigation():
+                await page.keyboard.press("Enter")
+            # a live check while typing, shown as text
             await page.goto(f"{base}/console/policy?file=bookings.pl")
             await page.focus("#candidate-text")
             await page.keyboard.press("End")
@@ -79,6 +89,7 @@ async def test_policy_editor_history_and_builds_at_360px_by_keyboard(tmp_path, p
             async with page.expect_navigation():
                 await page.keyboard.press("Enter")
             assert "error" in await page.inner_text("#candidate-check")
+            page = alice_page
 
             # history: the start-up load, a diff between two versions (the same one here: no change)
             await page.goto(f"{base}/console/policy/history")

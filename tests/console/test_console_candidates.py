@@ -1,8 +1,7 @@
-"""A candidate rulebase in the console (the editor's check and the what-if replay) is a client's text run in
-the live engine: it reads no file but the policy documents the rulebase in force cites (a citation quotes
-what it reads: any other path would hand a principal the host's files, the owner's token among them), its
-inference budget is never above the rulebase in force's (a larger one held the engine every principal's
-decisions wait for), and its check speaks only of the tools the viewer may reach. Real Sentinel, real HTTP,
+"""A candidate rulebase in the console (the editor's check and the what-if replay) is code run in the live
+engine, so only the owner may try one; and even the owner's (a console form: a browser's text) reads no file
+but the policy documents the rulebase in force cites (a citation quotes what it reads: any other path would
+hand the page the host's files) and is held to the inference budget in force. Real Sentinel, real HTTP,
 signed-in principals; the secrets are files beside the config."""
 
 from __future__ import annotations
@@ -14,7 +13,15 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tests.console.console_rig import ALICE, BOB, CAROL, console_config, http_sentinel, mcp_client, signed_in
+from tests.console.console_rig import (
+    BOB,
+    CAROL,
+    OWNER_TOKEN,
+    console_config,
+    http_sentinel,
+    mcp_client,
+    signed_in,
+)
 from tests.identity.identity_rig import BOOKINGS_PL
 
 from sentinel_mcp.policy.engine import shared_engine
@@ -77,13 +84,16 @@ async def test_a_candidate_reads_only_the_documents_in_force_and_never_says_whic
         str(tmp_path / "no-such-file.md"),  # one that does not exist: the same answer
     ]
     with http_sentinel(cfg) as (base, _):
-        async with signed_in(base, BOB) as bob, mcp_client(base, BOB, mode="auto") as client:
+        async with (
+            signed_in(base, OWNER_TOKEN) as owner,
+            mcp_client(base, OWNER_TOKEN, mode="auto") as client,
+        ):
             await client.call_tool(
                 "bk__merge_bookings", {"first": "BK-1", "second": "BK-2"}
             )  # a record to replay
             said = []
             for path in spellings:
-                r = await bob.post(
+                r = await owner.post(
                     "/console/policy/check",
                     {"file": "bookings.pl", "candidate": _leaking(path)},
                     headers={"x-console-live": "check"},
@@ -95,14 +105,14 @@ async def test_a_candidate_reads_only_the_documents_in_force_and_never_says_whic
                 ]
                 assert refused, (path, messages)
                 said.append(refused[0].replace(path, "<path>"))
-                page = await bob.post(
+                page = await owner.post(
                     "/console/policy/whatif", {"file": "bookings.pl", "candidate": _leaking(path)}
                 )
                 assert page.status_code == 200 and secret not in page.text, path
                 assert "the key is" not in page.text.lower()
             assert len(set(said)) == 1, set(said)  # an existing file and a missing one: one answer
             # the document the rulebase in force cites, in another spelling of its path: it may be cited
-            r = await bob.post(
+            r = await owner.post(
                 "/console/policy/check",
                 {
                     "file": "bookings.pl",
@@ -113,62 +123,46 @@ async def test_a_candidate_reads_only_the_documents_in_force_and_never_says_whic
                 headers={"x-console-live": "check"},
             )
             assert not [m for m in _problems(r) if "not one of the documents" in m]
-            r = await bob.post(
+            r = await owner.post(
                 "/console/policy/check",
                 {"file": "words.pl", "candidate": CITES_TERMS},
                 headers={"x-console-live": "check"},
             )
             assert not [m for m in _problems(r) if "document" in m], r.text
-        async with signed_in(
-            base, ALICE
-        ) as alice:  # the owner of no file either: a console form is a client's
-            r = await alice.post(
+
+
+async def test_only_the_owner_tries_a_candidate_and_the_policy_page_checks_within_the_viewers_reach(tmp_path):
+    """A candidate is code run in Sentinel's engine, whose budget bounds steps, not a builtin's own work (a
+    format/3 repeat count, msort over a long list): a principal other than the owner is refused both forms
+    with its own valid token, and its policy page shows no editor; the page's check of the rulebase in force
+    names no annotation of a tool outside the viewer's reach (carol reaches bk__list_bookings only)."""
+    cfg, _, _ = _setup(tmp_path)
+    candidate = (
+        BOOKINGS_PL.read_text()
+        + "\nbinding(probe(X), tool('bk__cancel_booking', [booking_id = X]), extract([]), []).\n"
+    )
+    with http_sentinel(cfg) as (base, _):
+        async with (
+            signed_in(base, CAROL) as carol,
+            signed_in(base, BOB) as bob,
+            signed_in(base, OWNER_TOKEN) as owner,
+        ):
+            for person in (carol, bob):
+                page = await person.page("/console/policy")
+                assert 'id="owner-only"' in page and 'id="candidate-text"' not in page
+                assert "not read-only" not in page
+                for path in ("/console/policy/check", "/console/policy/whatif"):
+                    for live in ({}, {"x-console-live": "check"}):
+                        r = await person.post(
+                            path, {"file": "bookings.pl", "candidate": candidate}, headers=live
+                        )
+                        assert r.status_code == 403, (path, live, r.text[:200])
+            r = await owner.post(
                 "/console/policy/check",
-                {"file": "bookings.pl", "candidate": _leaking(str(tmp_path / "secret.txt"))},
+                {"file": "bookings.pl", "candidate": candidate},
                 headers={"x-console-live": "check"},
             )
-            assert secret not in r.text and any("not one of the documents" in m for m in _problems(r))
-
-
-async def test_a_candidates_check_names_no_tool_outside_the_viewers_reach(tmp_path):
-    """carol reaches bk__list_bookings only: a binding to a tool she cannot reach reads as one to a tool that
-    does not exist (the same words), whether it is read-only or not; alice (every tool) is told the truth."""
-    cfg, _, _ = _setup(tmp_path)
-
-    def binding(tool: str) -> str:
-        return (
-            BOOKINGS_PL.read_text()
-            + f"\nbinding(probe(X), tool('{tool}', [booking_id = X]), extract([]), []).\n"
-        )
-
-    async def said(person, tool: str) -> list[str]:  # type: ignore[no-untyped-def]
-        r = await person.post(
-            "/console/policy/check",
-            {"file": "bookings.pl", "candidate": binding(tool)},
-            headers={"x-console-live": "check"},
-        )
-        assert r.status_code == 200, r.text[:500]
-        probe = binding(tool).count("\n")  # the probe's line: the rulebase's own bindings say what they say
-        said = [p["message"] for p in r.json()["problems"] if p["line"] == probe]
-        return sorted(m.replace(tool, "<tool>") for m in said)
-
-    with http_sentinel(cfg) as (base, _):
-        async with signed_in(base, CAROL) as carol, signed_in(base, ALICE) as alice:
-            missing = await said(carol, "bk__no_such_tool")
-            assert missing and all("no upstream has" in m for m in missing)
-            for tool in (
-                "bk__cancel_booking",
-                "bk__get_booking",
-                "tb__delete_thing",
-                "sentinel__sentinel_query",
-            ):
-                assert await said(carol, tool) == missing, tool
-            assert (await said(carol, "bk__list_bookings")) != missing  # her own tool is known to her
-            assert any("not read-only" in m for m in await said(alice, "bk__cancel_booking"))
-            assert not await said(alice, "bk__get_booking")  # read-only: a fine binding
-            # the page's check of the rulebase in force is the viewer's too
-            page = await carol.page("/console/policy")
-            assert "not read-only" not in page
+            assert any("bk__cancel_booking" in m and "not read-only" in m for m in _problems(r))
 
 
 SPIN = """
@@ -206,16 +200,19 @@ async def test_a_candidates_inference_budget_is_never_above_the_rulebase_in_forc
 
 
 async def test_the_what_if_of_a_looping_candidate_is_held_to_the_budget_in_force(tmp_path):
-    """bob's recorded read (allowed by the default policy) replayed under a candidate that guards it with the
-    5M-step loop and a 300M budget of its own: the decision changes to a denial for the proof's inferences
-    (under the candidate's own budget it would prove, and nothing would change)."""
+    """The owner's recorded read (allowed by the default policy) replayed under a candidate that guards it
+    with the 5M-step loop and a 300M budget of its own: the decision changes to a denial for the proof's
+    inferences (under the candidate's own budget it would prove, and nothing would change)."""
     cfg, _, _ = _setup(tmp_path)
     looping = SPIN.replace("bk__merge_bookings', [first = _]", "bk__list_bookings', [user_id = _]")
     with http_sentinel(cfg) as (base, _):
-        async with signed_in(base, BOB) as bob, mcp_client(base, BOB, mode="auto") as client:
+        async with (
+            signed_in(base, OWNER_TOKEN) as owner,
+            mcp_client(base, OWNER_TOKEN, mode="auto") as client,
+        ):
             read = await client.call_tool("bk__list_bookings", {"user_id": "u_123"})
             assert not read.is_error, read
-            r = await bob.post(
+            r = await owner.post(
                 "/console/policy/whatif",
                 {"file": "bookings.pl", "candidate": BOOKINGS_PL.read_text() + looping},
             )
