@@ -17,7 +17,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
 
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
-from sentinel_mcp.core.settings import validate_section
+from sentinel_mcp.core.settings import non_finite, validate_section
 from sentinel_mcp.config_file import read_config_text
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import expand_tree, expand_vars
@@ -445,6 +445,10 @@ def parse_config(data: Any, source: str = "<config>", base_dir: str | Path = "."
         cfg = Config.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_validation_error(source, err)) from None
+    bad = non_finite(cfg)  # "Infinity" as a text reaches a float field too (the JSON reader refuses numbers)
+    if bad is not None:
+        raise ConfigError(f"invalid config {source}: {bad}: not a finite number (a time, a size or a count "
+                          "must be one)")
     cfg.source = source
     cfg.base_dir = str(base_dir)
     _check_sections(cfg)

@@ -5,6 +5,7 @@ key stops Sentinel with the file, the key and the problem) and again where the b
 
 from __future__ import annotations
 
+import math
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -51,6 +52,34 @@ def validate_section(model: type[M], section: Any, where: str) -> M:
     if not isinstance(section, dict):
         raise ConfigError(f"{where}: must be an object of settings, not {type(section).__name__}")
     try:
-        return model.model_validate(section)
+        settings = model.model_validate(section)
     except ValidationError as err:
         raise ConfigError("; ".join(section_problems(err, where))) from None
+    bad = non_finite(settings)
+    if bad is not None:
+        raise ConfigError(f"{where}.{bad}: not a finite number (a time, a size or a count must be one)")
+    return settings
+
+
+def non_finite(value: Any, where: str = "") -> str | None:
+    """The key of the first infinite or NaN number in validated settings, or None. A float field takes the
+    text "Infinity", "inf" or "1e999" as well as the number (pydantic's lax mode): a timeout that never ends,
+    a time to live that never passes. Checked on the values the models made, so every field of every model
+    is covered, whatever spelling reached it."""
+    if isinstance(value, float):
+        return where or "(value)" if not math.isfinite(value) else None
+    if isinstance(value, BaseModel):
+        items: Any = [(k, getattr(value, k)) for k in type(value).model_fields]
+        items += list((value.model_extra or {}).items())
+    elif isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, (list, tuple)):
+        items = [(f"[{i}]", v) for i, v in enumerate(value)]
+    else:
+        return None
+    for key, item in items:
+        at = f"{where}{key}" if str(key).startswith("[") else (f"{where}.{key}" if where else str(key))
+        found = non_finite(item, at)
+        if found is not None:
+            return found
+    return None
