@@ -29,13 +29,27 @@ def _segments(path: str) -> list[str]:
     return path.strip().replace("\\", "/").lower().split("/")
 
 
+def _proc_link(parts: list[str]) -> int:
+    """How many leading segments name a process's magic link (``/proc/<pid>/root``, ``cwd``, ``fd``,
+    ``map_files``, and the same one level down for a thread: ``/proc/<pid>/task/<tid>/root``); 0 if none."""
+    if parts[:1] != ["proc"]:
+        return 0
+    if len(parts) >= 3 and parts[2] in ("root", *_PROC_ANYWHERE):
+        return 3
+    if len(parts) >= 5 and parts[2] == "task" and parts[4] in ("root", *_PROC_ANYWHERE):
+        return 5
+    return 0
+
+
+def _proc_target(link: list[str]) -> list[str]:
+    return [] if link[-1] == "root" else [UNKNOWN]
+
+
 def _follow(parts: list[str]) -> list[str]:
     """The link the path has just reached, replaced by its target (as the kernel does before a '..')."""
-    if len(parts) == 3 and parts[0] == "proc":
-        if parts[2] == "root":
-            return []
-        if parts[2] in _PROC_ANYWHERE:
-            return [UNKNOWN]
+    n = _proc_link(parts)
+    if n and n == len(parts):
+        return _proc_target(parts)
     for link, real in ALIASES:
         if tuple(parts) == link:
             return list(real)
@@ -55,7 +69,8 @@ def _resolve(path: str, follow_links: bool) -> str:
         if follow_links:
             parts = _follow(parts)
     if not follow_links:
-        parts = _follow(parts[:3]) + parts[3:] if parts[:1] == ["proc"] else _follow_prefix(parts)
+        n = _proc_link(parts)
+        parts = _proc_target(parts[:n]) + parts[n:] if n else _follow_prefix(parts)
     return "/" + "/".join(parts)
 
 

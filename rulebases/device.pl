@@ -101,15 +101,19 @@ walk_path([S|T], lexical, Acc, R) :- !, walk_path(T, lexical, [S|Acc], R).
 walk_path([S|T], physical, Acc, R) :-
     reverse([S|Acc], Parts), follow_link(Parts, F), reverse(F, Acc1), walk_path(T, physical, Acc1, R).
 
-follow_link([proc, _, root], []) :- !.
-follow_link([proc, _, W], ['?']) :- memberchk(W, [cwd, fd, map_files]), !.
+% a process's magic links, and a thread's (/proc/<pid>/task/<tid>/root): root leads to /, the others anywhere
+follow_link(P, R) :- proc_link(P, [], R), !.
 follow_link(P, R) :- path_link(P, R), !.
 follow_link(P, P).
 
-follow_prefix([proc, _, root|T], T) :- !.
-follow_prefix([proc, _, W|T], ['?'|T]) :- memberchk(W, [cwd, fd, map_files]), !.
+follow_prefix(P, R) :- proc_link(P, T, R0), !, append(R0, T, R).
 follow_prefix(P, R) :- path_link(L, Real), append(L, T, P), !, append(Real, T, R).
 follow_prefix(P, P).
+
+proc_link([proc, _, W|T], T, To) :- proc_magic(W, To), !.
+proc_link([proc, _, task, _, W|T], T, To) :- proc_magic(W, To).
+proc_magic(root, []).
+proc_magic(W, ['?']) :- memberchk(W, [cwd, fd, map_files]).
 
 path_link([sdcard], [storage, emulated, '0']).
 path_link([mnt, sdcard], [storage, emulated, '0']).

@@ -29,6 +29,9 @@ TARGETS = [
     "/data_mirror/data_ce/null/0/com.example.bank/files/token.json",  # /data again, under another name
     "/mnt/expand/1234-abcd/user/0/com.example.bank/files/token",
     "/mnt/androidwritable/0/emulated/0/Android/data/com.example.bank",
+    "/proc/self/task/1234/root/data/data/com.example.bank/files/token",  # a thread's root, one level down
+    "/proc/1/task/1/cwd/notes.txt",
+    "/proc/thread-self/root/data_mirror/data_ce/null/0/com.example.bank",
 ]
 
 
