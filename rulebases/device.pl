@@ -140,28 +140,99 @@ one_time_code_text(T) :-
     ( sub_atom(L, _, _, _, code) ; sub_atom(L, _, _, _, otp) ; sub_atom(L, _, _, _, verification) ),
     digit_run(L, N), N >= 4, N =< 8, !.
 
-% A card number anywhere in the text: 13-19 digits in runs joined by at most three separators (anything but a
-% letter or a digit: "4111 1111", "4111.1111", "4111/1111", "4111_1111", "4111 - 1111"), passing the Luhn
-% check. Runs of one group are tried in every window of whole runs ("call 555 0100 4111 1111 1111 1111").
+% A card number anywhere in the text: 13-19 digits (of any script: "４１１１", "٤١١١") in runs joined by anything
+% but a letter or a digit ("4111 1111", "4111.1111", "4111/1111", "4111_1111", "4111  --  1111", a line break,
+% invisible characters), passing the Luhn check. Runs of one group are tried in every window of whole runs
+% ("call 555 0100 4111 1111 1111 1111"). The same rule as sentinel_mcp/core/card_numbers.py.
 card_number_text(T) :-
     atom(T), atom_codes(T, Cs), card_tokens(Cs, Ts), card_groups(Ts, [], 0, Gs), member(Runs, Gs),
     append(_, From, Runs), card_window(From, [], 0, Ds), luhn(Ds), !.
 
 card_tokens([], []).
-card_tokens([C|Cs], [d([D|Ds])|Ts]) :- code_type(C, digit(D)), !, digit_chars(Cs, Ds, Rest), card_tokens(Rest, Ts).
-card_tokens([C|Cs], [w|Ts]) :- code_type(C, alnum), !, card_tokens(Cs, Ts).
+card_tokens([C|Cs], [d([D|Ds])|Ts]) :- decimal_digit(C, D), !, digit_chars(Cs, Ds, Rest), card_tokens(Rest, Ts).
+card_tokens([C|Cs], [w|Ts]) :- code_type(C, alpha), C \== 0'_, !, card_tokens(Cs, Ts).  % a letter
 card_tokens([_|Cs], [s|Ts]) :- card_tokens(Cs, Ts).
 
-digit_chars([C|Cs], [D|Ds], Rest) :- code_type(C, digit(D)), !, digit_chars(Cs, Ds, Rest).
+digit_chars([C|Cs], [D|Ds], Rest) :- decimal_digit(C, D), !, digit_chars(Cs, Ds, Rest).
 digit_chars(Cs, [], Cs).
 
 %  card_groups(+Tokens, +RunsSoFar, +SeparatorsSince, -Groups): each group's digit runs, in order
 card_groups([], Cur, _, Gs) :- close_group(Cur, [], Gs).
 card_groups([d(D)|Ts], Cur, _, Gs) :- !, card_groups(Ts, [D|Cur], 0, Gs).
-card_groups([s|Ts], Cur, S, Gs) :- Cur \== [], S < 3, !, S1 is S + 1, card_groups(Ts, Cur, S1, Gs).
+card_groups([s|Ts], Cur, S, Gs) :- Cur \== [], !, S1 is S + 1, card_groups(Ts, Cur, S1, Gs).
 card_groups([_|Ts], Cur, _, Gs) :- close_group(Cur, Gs1, Gs), card_groups(Ts, [], 0, Gs1).
 close_group([], Gs, Gs) :- !.
 close_group(Cur, Gs, [G|Gs]) :- reverse(Cur, G).
+
+%  decimal_digit(+Code, -Value): a decimal digit of any script (Unicode's Nd characters come in runs of ten
+%  from a zero; the zeros below are Unicode 14's, as Python's unicodedata has them)
+decimal_digit(C, W) :- C =< 0x7F, !, C >= 0'0, C =< 0'9, W is C - 0'0.
+decimal_digit(C, W) :- digit_zero(Z), C >= Z, C =< Z + 9, !, W is C - Z.
+digit_zero(1632).
+digit_zero(1776).
+digit_zero(1984).
+digit_zero(2406).
+digit_zero(2534).
+digit_zero(2662).
+digit_zero(2790).
+digit_zero(2918).
+digit_zero(3046).
+digit_zero(3174).
+digit_zero(3302).
+digit_zero(3430).
+digit_zero(3558).
+digit_zero(3664).
+digit_zero(3792).
+digit_zero(3872).
+digit_zero(4160).
+digit_zero(4240).
+digit_zero(6112).
+digit_zero(6160).
+digit_zero(6470).
+digit_zero(6608).
+digit_zero(6784).
+digit_zero(6800).
+digit_zero(6992).
+digit_zero(7088).
+digit_zero(7232).
+digit_zero(7248).
+digit_zero(42528).
+digit_zero(43216).
+digit_zero(43264).
+digit_zero(43472).
+digit_zero(43504).
+digit_zero(43600).
+digit_zero(44016).
+digit_zero(65296).
+digit_zero(66720).
+digit_zero(68912).
+digit_zero(69734).
+digit_zero(69872).
+digit_zero(69942).
+digit_zero(70096).
+digit_zero(70384).
+digit_zero(70736).
+digit_zero(70864).
+digit_zero(71248).
+digit_zero(71360).
+digit_zero(71472).
+digit_zero(71904).
+digit_zero(72016).
+digit_zero(72784).
+digit_zero(73040).
+digit_zero(73120).
+digit_zero(92768).
+digit_zero(92864).
+digit_zero(93008).
+digit_zero(120782).
+digit_zero(120792).
+digit_zero(120802).
+digit_zero(120812).
+digit_zero(120822).
+digit_zero(123200).
+digit_zero(123632).
+digit_zero(125264).
+digit_zero(130032).
 
 card_window([R|Rs], Acc, N0, Ds) :-
     length(R, L), N is N0 + L, N =< 19, append(Acc, R, Acc1),

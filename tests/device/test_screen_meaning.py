@@ -203,9 +203,14 @@ async def test_scrolling_a_list_stays_quiet(tmp_path):
 CARDS = ["4111 1111 1111 1111", "4111.1111.1111.1111", "4111/1111/1111/1111", "4111_1111_1111_1111",
          "4111 - 1111 - 1111 - 1111", "4111-1111-1111-1111", "4111111111111111", "card: 4111.1111.1111.1111!",
          "call 555 0100 4111 1111 1111 1111", "5500 0000 0000 0004", "3782 822463 10005",
-         "\uff14\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11"]
-NOT_CARDS = ["4111 1111 1111 1112", "order 4111 and 1111 1111 1111", "4111    1111 1111 1111",
-             "4111a1111b1111c1111", "2024-05-27 10:00", "1234"]
+         "4111    1111    1111    1111", "4111 -- 1111 -- 1111 -- 1111", "4111\n    1111\n1111\n1111",
+         "4111\u200d\u200d\u200d\u200d1111\u200d\u200d\u200d\u200d1111\u200d\u200d\u200d\u200d1111",
+         "4111\u00a0\u00a0\u00a0\u00a01111\u00a0\u00a0\u00a0\u00a01111\u00a0\u00a0\u00a0\u00a01111",
+         "\uff14\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11\uff11",
+         " ".join(["\u0664\u0661\u0661\u0661", *["\u0661" * 4] * 3]),  # Arabic-Indic digits
+         "".join(chr(0x1D7CE + int(d)) for d in "4111111111111111"), "4111\u00b21111 1111 1111"]
+NOT_CARDS = ["4111 1111 1111 1112", "order 4111 and 1111 1111 1111", "4111a1111b1111c1111",
+             "2024-05-27 10:00", "1234"]
 
 
 def test_card_numbers_are_found_however_they_are_spaced():
@@ -221,11 +226,11 @@ async def test_the_rulebase_refuses_a_card_number_typed_in_any_spacing(tmp_path)
     async with guarded_device(tmp_path) as (client, port, guard):
         shop = await client.call_tool("open_app", {"package": "com.example.bank"})
         field = element(shop, resource_id="username")
-        for text in [t for t in CARDS if t.isascii()]:
+        for text in CARDS:  # the rulebase reads digits of every script too
             d = await guard.decide(port.call_of("device__type_text", {
                 "snapshot_id": snapshot_id(shop), "element_id": field["id"], "text": text}))
             assert isinstance(d, Deny) and "card number" in d.unmet[0], (text, d)
-        for text in [t for t in NOT_CARDS if t.isascii()]:
+        for text in NOT_CARDS:
             d = await guard.decide(port.call_of("device__type_text", {
                 "snapshot_id": snapshot_id(shop), "element_id": field["id"], "text": text}))
             assert not (isinstance(d, Deny) and "card number" in d.unmet[0]), (text, d)
