@@ -34,6 +34,7 @@ class Target(BaseModel):
     hint: str = ""  # labels inside an unlabeled container (a settings row, a list item)
     # what the screen says around it (screen_context.py): a tap's meaning when its own label says little
     context: str = ""  # the labels it stands under (a dialog's title and message)
+    screen: str = ""  # for a label that says nothing ("OK"): every other label on the screen
     row: str = ""  # for a control without a label (a switch): the labels of its row
     toggles: bool = False  # a tap flips a switch (it is one, or a row holding one)
 

@@ -289,6 +289,8 @@ class RiskRules:
                 a.flag("high", "changes a security setting", floor="medium")
         if generic and t.context:
             self._commits(_norm(t.context), a)
+        if generic and t.screen:
+            self._commits(_norm(t.screen), a, strong_only=True)
         if any(p in label for p in DESTRUCTIVE_PHRASES):
             a.flag("high", "deletes data", floor="medium")
         if words & PUBLISH:
@@ -313,9 +315,11 @@ class RiskRules:
         return a
 
     @staticmethod
-    def _commits(said: str, a: Assessment) -> None:
+    def _commits(said: str, a: Assessment, strong_only: bool = False) -> None:
         """A tap whose label says little ("OK", "Continue", "✓") commits what the screen around it says
-        ("Delete 14 conversations?", "Erase all data?", "Send $900?"): rated by those words, upward only."""
+        ("Delete 14 conversations?", "Erase all data?", "Send $900?"): rated by those words, upward only.
+        ``strong_only``: words from anywhere on the screen: money, erasing, the account's and the phone's
+        security (not every keyword: a "Next" on a page that mentions sharing stays quiet)."""
         words = set(said.split())
         why = "commits what the screen around it says"
         if words & MONEY or words & MONEY_VERBS or ("send" in words and "money" in words):
@@ -327,6 +331,8 @@ class RiskRules:
                 a.flag(risk, f"{why} ({reason})", floor="medium")
         if any(s in said for s in SECURITY_WORDS):
             a.flag("high", f"{why} (a security setting)", floor="medium")
+        if strong_only:
+            return
         for word in sorted(words & KEYWORDS.keys()):
             risk, reason = KEYWORDS[word]
             a.flag(risk, f"{why} ({reason})", floor="medium" if risk in ("high", "critical") else "low")

@@ -9,9 +9,9 @@ every string here is screen text (hostile) and is only ever rated and shown esca
 from __future__ import annotations
 
 from .element_registry import Element, Snapshot
-from .hit_test import touchable
 
-CONTEXT_LIMIT = 400  # characters of surrounding text kept for a tap (rated and shown, never run)
+CONTEXT_LIMIT = 2000  # characters of surrounding text kept for a tap (rated whole, shown cut; never run)
+SCREEN_LIMIT = 4000  # the rest of the screen, for a tap whose label says nothing (its strong words only)
 ROW_LIMIT = 200
 
 
@@ -50,14 +50,20 @@ def _joined(texts: list[str], limit: int) -> str:
 
 
 def surrounding_text(snapshot: Snapshot, e: Element) -> str:
-    """The text a control stands under: the labels that do not take touches (a dialog's title and message,
-    a page's heading) in its nearest enclosing container that has any, else on the whole screen."""
+    """The text a control stands under: the labels (a dialog's title and message, a page's heading, whether
+    or not the screen marks them clickable) in its nearest enclosing container that has any other, else on
+    the whole screen."""
     for a in ancestors(snapshot, e):
-        texts = [_words_of(x) for x in [a, *subtree(snapshot, a)] if x is not e and not touchable(x)]
+        texts = [_words_of(x) for x in [a, *subtree(snapshot, a)] if x is not e]
         if any(texts):
             return _joined(texts, CONTEXT_LIMIT)
-    screen = [_words_of(x) for x in snapshot.elements if x is not e and not touchable(x)]
-    return _joined(screen, CONTEXT_LIMIT)
+    return _joined([_words_of(x) for x in snapshot.elements if x is not e], CONTEXT_LIMIT)
+
+
+def screen_text(snapshot: Snapshot, e: Element) -> str:
+    """Every other label on the screen: where a hostile screen may put what a bare "OK" commits (beyond the
+    button bar it sits in, after a page of filler), for the strong words only (risk_rules ``_commits``)."""
+    return _joined([_words_of(x) for x in snapshot.elements if x is not e], SCREEN_LIMIT)
 
 
 def row_of(snapshot: Snapshot, e: Element) -> str:

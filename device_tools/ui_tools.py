@@ -21,7 +21,8 @@ from .gate import Approval
 from .hit_test import drag_receivers, tap_receivers
 from .results import SCREEN, error_result, outcome_result, read_result
 from .runtime import DeviceRuntime
-from .screen_context import row_of, surrounding_text, toggles
+from .risk_rules import says_little
+from .screen_context import row_of, screen_text, surrounding_text, toggles
 from .screenshot import to_image_content
 from .text_input import check_typeable, input_text_chunks
 
@@ -106,12 +107,20 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         harmless app or none), and with what the screen says around it: the riskiest."""
         options = [
             ProposedAction(kind=kind, tool=tool, target=Target.of(e).model_copy(update={
-                "package": app, "context": surrounding_text(screen, e), "row": row_of(screen, e),
-                "toggles": toggles(screen, e)}), text=text, package=app)
+                "package": app, **around(screen, e)}), text=text, package=app)
             for e in elements
             for app in dict.fromkeys(p for p in (e.package, e.window, screen.package) if p) or [""]
         ]
         return await riskiest_of(options)
+
+    def around(screen: Snapshot, e: Element) -> dict[str, Any]:
+        """What the screen says around ``e`` (screen_context.py); the whole screen's words only for a label
+        that says nothing of what it commits."""
+        out: dict[str, Any] = {"context": surrounding_text(screen, e), "row": row_of(screen, e),
+                               "toggles": toggles(screen, e)}
+        if says_little(e.text or e.desc or e.hint.split(" | ")[0]):
+            out["screen"] = screen_text(screen, e)
+        return out
 
     async def riskiest_of(options: list[ProposedAction]) -> ProposedAction:
         if len(options) == 1:

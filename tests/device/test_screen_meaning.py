@@ -94,6 +94,32 @@ async def test_a_button_that_says_little_commits_what_its_dialog_says(tmp_path, 
     assert answers.questions == [] and len(taps(phone)) == 1  # the safe choice stays quiet
 
 
+def dialog_elsewhere(pkg: str, how: str) -> ET.Element:
+    """The same delete dialog, its words placed where a nearest-container reading misses them."""
+    title = n(pkg=pkg, bounds="[100,850][980,950]", text="Delete 14 conversations?")
+    message = n(pkg=pkg, bounds="[100,960][980,1200]", text="This permanently deletes all 14 conversations.")
+    ok = button(pkg, "OK", "[580,1300][980,1450]")
+    if how == "button bar":  # the OK sits in a bar that has a harmless label of its own
+        bar = n("android.widget.LinearLayout", pkg, "[60,1280][1020,1470]",
+                (n(pkg=pkg, bounds="[80,1300][500,1450]", text="Step 2 of 2"), ok))
+        return n("android.widget.LinearLayout", pkg, "[60,800][1020,1500]", (title, message, bar))
+    if how == "clickable words":  # the title and message marked clickable
+        for x in (title, message):
+            x.set("clickable", "true")
+        return n("android.widget.LinearLayout", pkg, "[60,800][1020,1500]", (title, message, ok))
+    filler = tuple(n(pkg=pkg, bounds=f"[100,{300 + 60 * i}][980,{350 + 60 * i}]",
+                     text=f"Hint {i}: " + "tips and tricks for a tidy inbox " * 4) for i in range(8))
+    return n("android.widget.LinearLayout", pkg, "[60,200][1020,1500]", (*filler, title, message, ok))
+
+
+@pytest.mark.parametrize("how", ["button bar", "clickable words", "filler first"])
+async def test_an_ok_is_asked_wherever_the_screen_puts_what_it_commits(tmp_path, how):
+    r, answers, phone = await tap_on(
+        tmp_path, lambda phone: show(phone, "dialog", MESSAGES, dialog_elsewhere(MESSAGES, how)), text="OK")
+    assert len(answers.questions) == 1 and taps(phone) == [], (answers.questions, taps(phone))
+    assert "deletes data" in answers.questions[0], answers.questions[0]
+
+
 async def test_an_ok_under_plain_words_stays_quiet(tmp_path):
     def screen(phone):
         show(phone, "saved", SHOP, dialog(SHOP, "Saved", "Your changes were saved.",
