@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import shlex
 import xml.etree.ElementTree as ET
-from xml.sax.saxutils import quoteattr
 
 import pytest
 from tests.device.device_helpers import Answers, adb_server, connect
+from tests.device.test_tap_integrity import node
 
 from device_tools import commands as C
 from device_tools.gate import Approval
@@ -27,21 +27,6 @@ DUMP = "uiautomator dump /dev/tty"
 BANK = "com.example.bank"
 MESSAGES = "com.google.android.apps.messaging"
 BODY = "running late"
-NODE = ('<node index="0" text={text} resource-id={rid} class={cls} package={pkg} content-desc={desc} '
-        'checkable="false" checked="false" clickable={clickable} enabled={enabled} focusable="true" '
-        'focused="false" scrollable="false" long-clickable="false" password="false" selected="false" '
-        'bounds={bounds} />')
-
-
-def node(text="", rid="", cls="android.widget.Button", pkg=BANK, desc="", clickable="true",
-         enabled="true", bounds="[0,0][10,10]", children=()):
-    attrs = dict(text=text, rid=rid, cls=cls, pkg=pkg, desc=desc, clickable=clickable, enabled=enabled,
-                 bounds=bounds)
-    made = ET.fromstring(NODE.format(**{k: quoteattr(v) for k, v in attrs.items()}))
-    made.extend(children)
-    return made
-
-
 def window(pkg, *children):
     return node(cls="android.widget.FrameLayout", pkg=pkg, clickable="false", bounds="[0,0][1080,2400]",
                 children=children)

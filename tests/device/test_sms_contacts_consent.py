@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +25,7 @@ from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.core.phone_numbers import is_phone_number
 from sentinel_mcp.gateway.consent_gate import personal_kinds
 from sentinel_mcp.paths import RULEBASES_DIR
-from tests.conftest import stop_process, wait_http
+from tests.gateway.helpers import sentinel_http
 from tests.device.device_helpers import Answers, connect, sim_server
 from tests.identity.identity_rig import User
 
@@ -43,21 +40,9 @@ NAMES = ["Alice", "alice", "ALICE", " Alice ", "Bob", "Mom", "a", "Al", "Nobody"
 CONTACTS_QUERY = "content query --uri content://com.android.contacts"
 
 
-def port_in_range() -> int:
-    for port in range(18500, 18600):  # the ports this suite may use on a shared machine
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 18500-18599")
-
-
 @contextlib.contextmanager
 def gateway(tmp_path: Path, fake_adb):
-    cfg = tmp_path / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {}, "sentinel": {
+    config = {"mcpServers": {}, "sentinel": {
         "data_dir": str(tmp_path / "state"),
         "builtins": ["device"],
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
@@ -65,17 +50,9 @@ def gateway(tmp_path: Path, fake_adb):
         "device": {"backend": "adb", "serial": fake_adb.serial, "adb_port": fake_adb.port,
                    "risk_classifier": "rules", "confirm_timeout": 2, "dump_backoff": 0},
         "principals": [{"name": "bob", "token": BOB, "tools": ["device__*"]}],
-    }}))
-    port = port_in_range()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http", f"127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-    )
-    try:
-        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop_process(proc)
+    }}
+    with sentinel_http(tmp_path, config) as url:
+        yield url.removesuffix("/mcp")
 
 
 @contextlib.asynccontextmanager

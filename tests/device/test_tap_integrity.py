@@ -18,14 +18,15 @@ BANK = "com.example.bank"
 GAME = "com.example.game"
 TEXT = "android.widget.TextView"
 NODE = ('<node index="0" text={text} resource-id={rid} class={cls} package={pkg} content-desc={desc} '
-        'checkable="false" checked="false" clickable={clickable} enabled="true" focusable="true" '
+        'checkable="false" checked="false" clickable={clickable} enabled={enabled} focusable="true" '
         'focused="false" scrollable="false" long-clickable="false" password="false" selected="false" '
         'bounds={bounds} />')
 
 
 def node(text="", rid="", cls="android.widget.Button", pkg=BANK, desc="", clickable="true",
-         bounds="[0,0][10,10]", children=()):
-    attrs = dict(text=text, rid=rid, cls=cls, pkg=pkg, desc=desc, clickable=clickable, bounds=bounds)
+         bounds="[0,0][10,10]", children=(), enabled="true"):
+    attrs = dict(text=text, rid=rid, cls=cls, pkg=pkg, desc=desc, clickable=clickable, bounds=bounds,
+                 enabled=enabled)
     made = ET.fromstring(NODE.format(**{k: quoteattr(v) for k, v in attrs.items()}))
     made.extend(children)
     return made

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from tests.policy.policy_rig import make_guard
+from tests.policy.test_answer_once import asked, call
 
-from sentinel_mcp.core.decision import Allow, Answer, Ask, ToolCall
+from sentinel_mcp.core.decision import Allow, Answer, Ask
 from sentinel_mcp.policy import rulebase as rulebase_module
 from sentinel_mcp.policy.checker import check_files
 from sentinel_mcp.policy.engine import shared_engine
@@ -27,17 +28,6 @@ guard('shop__drop', [item = X], ( sure(X) )).
 """
 
 
-def _call(tool: str, args: dict[str, Any]) -> ToolCall:
-    return ToolCall(name=f"shop__{tool}", server="shop", tool=tool, arguments=args, session_id="s1",
-                    principal="owner", destructive=True)
-
-
-async def _asked(guard: Any, c: ToolCall) -> Any:
-    d = await guard.decide(c)
-    assert isinstance(d, Ask), d
-    return d.questions[0]
-
-
 @pytest.mark.parametrize("provenance", ["user", "agent"])
 async def test_an_answer_counts_for_its_ttl_then_the_question_is_asked_again(tmp_path: Path,
                                                                                provenance: str) -> None:
@@ -46,13 +36,13 @@ async def test_an_answer_counts_for_its_ttl_then_the_question_is_asked_again(tmp
                   'askable(sure(X), "Sure about ~w?", yes_no, [ttl(1)]).\n' + GUARDS)
     guard = await make_guard(None, tmp_path / "facts.db", files=[pl], seeds={})
     try:
-        pay = _call("pay", {"account": "A1"})
-        q = await _asked(guard, pay)
+        pay = call("pay", {"account": "A1"})
+        q = await asked(guard, pay)
         await guard.record_answer(pay, q, Answer(action="accept", content={"answer": "hello"},
                                                  provenance=provenance))  # type: ignore[arg-type]
         assert isinstance(await guard.decide(pay), Allow)
-        drop = _call("drop", {"item": "x"})
-        q = await _asked(guard, drop)
+        drop = call("drop", {"item": "x"})
+        q = await asked(guard, drop)
         await guard.record_answer(drop, q, Answer(action="accept", content={"answer": "yes"},
                                                   provenance=provenance))  # type: ignore[arg-type]
         assert isinstance(await guard.decide(drop), Allow)
@@ -71,8 +61,8 @@ async def test_without_a_ttl_an_answer_counts_for_the_session(tmp_path: Path) ->
                   'askable(sure(X), "Sure about ~w?", yes_no, [ttl(session)]).\n' + GUARDS)
     guard = await make_guard(None, tmp_path / "facts.db", files=[pl], seeds={})
     try:
-        pay = _call("pay", {"account": "A1"})
-        await guard.record_answer(pay, await _asked(guard, pay),
+        pay = call("pay", {"account": "A1"})
+        await guard.record_answer(pay, await asked(guard, pay),
                                   Answer(action="accept", content={"answer": "hi"}, provenance="user"))
         assert [f.expires_at for f in await guard.store.valid("s1")] == [None]
     finally:
