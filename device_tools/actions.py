@@ -29,6 +29,8 @@ class Target(BaseModel):
     package: str = ""
     checkable: bool = False
     checked: bool = False
+    # whether the element handles a long press itself: if not, Android performs a click when the finger lifts
+    long_clickable: bool = False
     editable: bool = False
     password: bool = False
     hint: str = ""  # labels inside an unlabeled container (a settings row, a list item)
@@ -49,6 +51,7 @@ class Target(BaseModel):
             package=e.package,
             checkable=e.checkable,
             checked=e.checked,
+            long_clickable=e.long_clickable,
             editable=e.editable,
             password=e.password,
             hint=e.hint,

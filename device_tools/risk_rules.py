@@ -271,7 +271,8 @@ class RiskRules:
             return Assessment(reasons=["the safe choice (cancel, dismiss, deny, navigate)"])
         if package in PERMISSION_PACKAGES:
             return base  # a grant: the firewall's high floor stands
-        if action.kind == "long_click" and not (words & KEYWORDS.keys()):
+        # a long press opens a menu only where the element handles one; elsewhere the lift is a click ("OK")
+        if action.kind == "long_click" and t.long_clickable and not (words & KEYWORDS.keys()):
             return Assessment(reasons=["a long press opens a menu"])
 
         a = Assessment()

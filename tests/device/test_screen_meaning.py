@@ -120,6 +120,34 @@ async def test_an_ok_is_asked_wherever_the_screen_puts_what_it_commits(tmp_path,
     assert "deletes data" in answers.questions[0], answers.questions[0]
 
 
+@pytest.mark.parametrize("pkg,title,message,label,said", DIALOGS[:2])
+async def test_a_long_press_on_a_button_without_a_menu_is_its_click(tmp_path, pkg, title, message, label,
+                                                                     said):
+    """Android performs a click when the finger lifts from a long press the element does not handle: a long
+    press on "OK" commits the dialog as a tap would, and is asked the same; on a row with a menu it is
+    quiet."""
+    server = sim_server(tmp_path)
+    phone = phone_of(server)
+    show(phone, "dialog", pkg, dialog(pkg, title, message, button(pkg, label, "[580,1300][980,1450]")))
+    answers = Answers("no")
+    async with connect(server, "legacy", answers) as client:
+        read = await client.call_tool("screen_read", {})
+        target = element(read, text=label)
+        await client.call_tool("long_click", {"element_id": target["id"], "snapshot_id": snapshot_id(read)})
+    assert len(answers.questions) == 1 and said in answers.questions[0], answers.questions
+    assert [c for c in phone.commands if c[:2] == ["input", "swipe"]] == []  # adb's long press is a swipe
+    show(phone, "list", SHOP, n("android.widget.LinearLayout", SHOP, "[0,600][1080,800]", (
+        n(pkg=SHOP, bounds="[40,620][800,700]", text="Weekly report"),), clickable="true",
+        long_clickable="true"))
+    answers = Answers()
+    async with connect(server, "legacy", answers) as client:
+        read = await client.call_tool("screen_read", {})
+        target = element(read, **{"class": "LinearLayout"})
+        r = await client.call_tool("long_click",
+                                   {"element_id": target["id"], "snapshot_id": snapshot_id(read)})
+    assert answers.questions == [] and not r.is_error, (answers.questions, r.content[0].text)
+
+
 async def test_an_ok_under_plain_words_stays_quiet(tmp_path):
     def screen(phone):
         show(phone, "saved", SHOP, dialog(SHOP, "Saved", "Your changes were saved.",
