@@ -105,12 +105,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         """The action on each element, rated with the element's own package, the package of the window it is
         drawn in and the screen's app (a node's ``package`` attribute is the screen's word, and may name a
         harmless app or none), and with what the screen says around it: the riskiest."""
-        options = [
-            ProposedAction(kind=kind, tool=tool, target=Target.of(e).model_copy(update={
-                "package": app, **around(screen, e)}), text=text, package=app)
-            for e in elements
-            for app in dict.fromkeys(p for p in (e.package, e.window, screen.package) if p) or [""]
-        ]
+        options = []
+        for e in elements:
+            read = around(screen, e)  # once per element: the screen says the same whichever app rates it
+            options += [
+                ProposedAction(kind=kind, tool=tool, text=text, package=app,
+                               target=Target.of(e).model_copy(update={"package": app, **read}))
+                for app in dict.fromkeys(p for p in (e.package, e.window, screen.package) if p) or [""]
+            ]
         return await riskiest_of(options)
 
     def around(screen: Snapshot, e: Element) -> dict[str, Any]:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import json
-import math
 import os
 import difflib
 import re
@@ -18,7 +16,7 @@ from pydantic import (BaseModel, ConfigDict, Discriminator, Field, StrictBool, T
 from sentinel_mcp.core.builtin import APPLICATION_SECTIONS, BUILTINS, SECTION_MODELS, load_section_model
 from sentinel_mcp.core.errors import ConfigError  # re-exported: config.ConfigError stays valid
 from sentinel_mcp.core.settings import non_finite, validate_section
-from sentinel_mcp.config_file import read_config_text
+from sentinel_mcp.config_file import read_config_json
 from sentinel_mcp.config_shapes import ShapeError, normalize, parse_inputs
 from sentinel_mcp.config_vars import expand_tree, expand_vars
 from sentinel_mcp.paths import (
@@ -535,72 +533,8 @@ def load_config(path: str | Path | None) -> Config:
     if path is None:
         return embedded_default()
     p = Path(path).expanduser()
-    text = read_config_text(p)
-    try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_float=_finite,
-                          parse_constant=_no_constant)
-    except _NotFinite as e:
-        line = _line_of(text, e.literal)
-        raise ConfigError(f"invalid config {p}, line {line}: {e.literal} is not a finite number (a time, a "
-                          "size or a count must be one)") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"invalid JSON in {p}, line {e.lineno} column {e.colno}: {e.msg}") from None
-    except _DuplicateKey as e:
-        raise ConfigError(f"invalid config {p}, line {_line_of_second(text, e.key)}: the key {e.key!r} is "
-                          "given twice in one object (which one was meant is unknowable; JSON would keep the "
-                          "last silently)") from None
-    except RecursionError:
-        raise ConfigError(f"invalid config {p}: nested too deep") from None
-    except ValueError as e:  # Python's bound on int conversion (a number thousands of digits long)
-        raise ConfigError(f"invalid config {p}: a number is too long ({e})") from None
+    data = read_config_json(p)
     return parse_config(data, source=str(p), base_dir=p.resolve().parent)
-
-
-class _NotFinite(ConfigError):
-    def __init__(self, literal: str) -> None:
-        super().__init__(literal)
-        self.literal = literal
-
-
-def _finite(literal: str) -> float:
-    """A JSON number as a float, never an infinite one (``1e999`` reads as infinity: a timeout that never
-    ends, a time to live that never passes)."""
-    value = float(literal)
-    if not math.isfinite(value):
-        raise _NotFinite(literal)
-    return value
-
-
-def _no_constant(literal: str) -> float:
-    raise _NotFinite(literal)  # NaN, Infinity, -Infinity: not JSON, though Python's reader takes them
-
-
-def _line_of(text: str, literal: str) -> int:
-    at = text.find(literal)
-    return text.count("\n", 0, max(at, 0)) + 1
-
-
-class _DuplicateKey(ConfigError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def _line_of_second(text: str, key: str) -> int:
-    """The line of the key's second appearance (where the duplicate most likely is)."""
-    quoted = json.dumps(key)
-    first = text.find(quoted)
-    second = text.find(quoted, first + 1) if first >= 0 else -1
-    return text.count("\n", 0, second if second >= 0 else max(first, 0)) + 1
 
 
 def embedded_default() -> Config:
