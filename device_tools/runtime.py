@@ -11,6 +11,7 @@ from typing import Any
 from .actuator import Actuator
 from .backend import DeviceBackend
 from .gate import CommandGate
+from .screen_privacy import ScreenPrivacy, personal_apps
 from .settings import DeviceSettings
 from sentinel_mcp.core.decision_record import BuiltinRecord, Outcome, RecordNotWritten
 
@@ -25,6 +26,7 @@ class DeviceRuntime:
 
     def __post_init__(self) -> None:
         self._log_lock = threading.Lock()
+        self.privacy = ScreenPrivacy(personal_apps(self.settings.personal_apps), self.actuator.registry)
 
     def record_decision(self, decision: dict[str, Any]) -> None:
         """Append a security decision to ``decisions.jsonl`` in the data dir: a ``BuiltinRecord`` (typed

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .screen_privacy import KIND, PACKAGE
 
 
 class DeviceSettings(BaseModel):
@@ -30,6 +32,20 @@ class DeviceSettings(BaseModel):
     terminal_allow: list[str] | None = (
         None  # replaces the default allow list ("getprop", "pm list packages", ...)
     )
+    # app package -> the consent kind its screens need (added to screen_privacy.DEFAULT_PERSONAL_APPS; ""
+    # takes an app out)
+    personal_apps: dict[str, str] = Field(default_factory=dict, max_length=500)
+
+    @field_validator("personal_apps")
+    @classmethod
+    def _apps(cls, apps: dict[str, str]) -> dict[str, str]:
+        for package, kind in apps.items():
+            if not PACKAGE.fullmatch(package):
+                raise ValueError(f"{package!r} is not an Android package name (like com.example.app)")
+            if kind and not KIND.fullmatch(kind):
+                raise ValueError(f"{package}: kind {kind!r} must be lowercase letters, digits and _ "
+                                 "(at most 40), or \"\" to take the app out")
+        return apps
 
 
 def load_settings(raw: dict[str, Any] | None, section: str = "device") -> DeviceSettings:

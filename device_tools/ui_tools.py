@@ -51,6 +51,9 @@ async def finish(
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
     act = rt.actuator
+    screen = rt.privacy.screen_tool  # a personal app's screen only for a caller with that consent
+    shows = rt.privacy.declaration()  # the gateway says, with each call, which consents its caller holds
+    asks = rt.privacy.declaration("personal")  # ... and asks the user for the kinds named in `personal`
 
     async def on_element(
         ctx: Context,
@@ -141,10 +144,13 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
         return await finish(rt, await act.guarded(ctx, action, [argv], run))
 
-    @mcp.tool(annotations=READ)
-    async def screen_read(page: int = 1) -> CallToolResult:
+    @mcp.tool(annotations=READ, meta=asks)
+    @screen
+    async def screen_read(ctx: Context, page: int = 1, personal: list[str] | None = None) -> CallToolResult:
         """Read the current screen: interactive and labelled elements with grounded ids, at most 60 per page.
-        Use an element's id (or its [index]) together with the snapshot_id in click/type_text/..."""
+        Use an element's id (or its [index]) together with the snapshot_id in click/type_text/...
+        A screen of an app holding personal data (messages, contacts, ...) is withheld without the user's
+        consent for that kind: name the kinds in `personal` (e.g. ["messages"]) to ask the user."""
         try:
             snapshot = await act.observe()
         except DeviceError as exc:
@@ -153,8 +159,10 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         data = {k: v for k, v in listing.items() if k != "text"}
         return read_result(str(listing["text"]), data, untrusted=SCREEN)
 
-    @mcp.tool(annotations=READ)
-    def element_info(snapshot_id: str, element_id: str) -> CallToolResult:
+    @mcp.tool(annotations=READ, meta=asks)
+    @screen
+    def element_info(snapshot_id: str, element_id: str, ctx: Context,
+                     personal: list[str] | None = None) -> CallToolResult:
         """One element of a remembered snapshot (no device access): class, labels, package, flags.
         Policies use it to learn, e.g., whether type_text targets a password field."""
         snapshot = act.registry.get(snapshot_id)
@@ -168,19 +176,25 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         }
         return read_result(found.line(), data, untrusted=SCREEN)
 
-    @mcp.tool(annotations=READ)
-    async def screenshot() -> CallToolResult:
-        """A screenshot of the phone, downscaled to at most 1280 px on its longest side."""
+    @mcp.tool(annotations=READ, meta=asks)
+    @screen
+    async def screenshot(ctx: Context, personal: list[str] | None = None) -> CallToolResult:
+        """A screenshot of the phone, downscaled to at most 1280 px on its longest side (withheld, as
+        screen_read, while an app holding personal data is on screen: `personal` asks the user)."""
         try:
-            image, info = to_image_content(await rt.gate.read_bytes(C.SCREENCAP))
+            png, screens = await rt.privacy.captured(ctx, act.observe,
+                                                     lambda: rt.gate.read_bytes(C.SCREENCAP))
+            image, info = to_image_content(png)
         except DeviceError as exc:
             return error_result(str(exc))
+        shown: dict[str, Any] = {**info, "screens": screens} if screens else dict(info)
         return CallToolResult(
             content=[image, TextContent(type="text", text=f"screenshot {info['width']}x{info['height']}")],
-            structured_content=info,
+            structured_content=shown,
         )
 
-    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
+    @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, **shows})
+    @screen
     async def click(element_id: str, snapshot_id: str, ctx: Context) -> Result:
         """Tap an element named by its id (or [index]) in a snapshot from screen_read."""
         return await on_element(
@@ -192,7 +206,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             lambda e: ([C.tap(*e.center)], f"tapped {e.label!r}"),
         )
 
-    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
+    @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, **shows})
+    @screen
     async def long_click(element_id: str, snapshot_id: str, ctx: Context) -> Result:
         """Long-press an element (id or [index] from a snapshot)."""
         return await on_element(
@@ -221,7 +236,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         return plan
 
     # the text may be a password (or a card number, a code): the gateway's audit never stores it in clear
-    @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, "sentinel/sensitive": ["text"]})
+    @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, **shows, "sentinel/sensitive": ["text"]})
+    @screen
     async def type_text(
         element_id: str, snapshot_id: str, text: str, ctx: Context, clear_first: bool = False
     ) -> Result:
@@ -230,7 +246,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             ctx, "type_text", "type", element_id, snapshot_id, typing_plan(text, clear_first), text=text
         )
 
-    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
+    @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, **shows})
+    @screen
     async def clear_text(element_id: str, snapshot_id: str, ctx: Context) -> Result:
         """Delete the text in a text field."""
 
@@ -246,7 +263,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
         return await on_element(ctx, "clear_text", "clear", element_id, snapshot_id, plan)
 
-    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
+    @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
+    @screen
     async def scroll(
         direction: Literal["up", "down", "left", "right"],
         ctx: Context,
@@ -276,7 +294,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         where = f" in {subject.label!r}" if subject is not None else ""
         return await drag(ctx, "scroll", argv, screen, f"scrolled {direction}{where}", subject)
 
-    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
+    @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
+    @screen
     async def swipe(x1: int, y1: int, x2: int, y2: int, ctx: Context, duration_ms: int = 300) -> Result:
         """Swipe between two screen points (pixels)."""
         if not (0 < duration_ms <= 10000) or min(x1, y1, x2, y2) < 0:
@@ -329,24 +348,28 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         context = f"screen of {element.window or element.package}" if element is not None else ""
         return await finish(rt, await act.guarded(ctx, action, [argv], run, context=context))
 
-    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
+    @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
+    @screen
     async def press_back(ctx: Context) -> Result:
         """Press the Back button."""
         return await simple(ctx, "press_back", "back", C.keyevent("KEYCODE_BACK"), "pressed Back")
 
-    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
+    @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
+    @screen
     async def press_home(ctx: Context) -> Result:
         """Go to the home screen."""
         return await simple(ctx, "press_home", "home", C.keyevent("KEYCODE_HOME"), "pressed Home")
 
-    @mcp.tool(annotations=NAVIGATE, meta=SELF_CONFIRMS)
+    @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
+    @screen
     async def show_recents(ctx: Context) -> Result:
         """Show the recent apps."""
         return await simple(
             ctx, "show_recents", "recents", C.keyevent("KEYCODE_APP_SWITCH"), "opened Recents"
         )
 
-    @mcp.tool(annotations=ACT, meta=SELF_CONFIRMS)
+    @mcp.tool(annotations=ACT, meta={**SELF_CONFIRMS, **shows})
+    @screen
     async def open_app(package: str, ctx: Context) -> Result:
         """Launch an app by package name (e.g. com.android.settings)."""
         try:
@@ -365,9 +388,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
 
         return await finish(rt, await act.guarded(ctx, action, [argv], run))
 
-    @mcp.tool(annotations=READ)
-    async def wait_for(text: str, timeout_s: float = 10.0) -> CallToolResult:
-        """Wait until an element whose text, description or resource id contains `text` is on screen."""
+    @mcp.tool(annotations=READ, meta=asks)
+    @screen
+    async def wait_for(
+        text: str, ctx: Context, timeout_s: float = 10.0, personal: list[str] | None = None
+    ) -> CallToolResult:
+        """Wait until an element whose text, description or resource id contains `text` is on screen (an
+        app holding personal data counts only with the user's consent: `personal`, as screen_read)."""
+        allowed = rt.privacy.allowed(ctx)
         needle = text.strip().lower()
         if not needle:
             return error_result("text must not be empty")
@@ -378,7 +406,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 snapshot = await act.observe()
             except DeviceError as exc:
                 return error_result(str(exc))
-            hits = [e for e in snapshot.elements if needle in f"{e.text}\n{e.desc}\n{e.resource_id}".lower()]
+            # what the caller may not see is not searched either (how soon an answer came would tell)
+            hits = [e for e in snapshot.elements if needle in f"{e.text}\n{e.desc}\n{e.resource_id}".lower()
+                    and rt.privacy.visible(e.package, e.window, allowed)]
             if hits:
                 listing = snapshot.listing()
                 return read_result(

@@ -271,4 +271,5 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             except (ValueError, DeviceError):
                 return []
 
-        return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run))
+        # no screen after it: the conversation it shows is a messages read (screen_read asks for that consent)
+        return await finish(rt, await rt.actuator.guarded(ctx, action, [argv], run), with_screen=False)

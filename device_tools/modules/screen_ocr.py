@@ -3,7 +3,7 @@ Tesseract."""
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult
 
 from .. import commands as C
@@ -17,8 +17,10 @@ MAX_HINTS = 4
 
 
 def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ, meta=rt.privacy.declaration("personal"))
+    @rt.privacy.screen_tool  # the image read shows what screen_read would: the same consents
     async def screen_ocr(
+        ctx: Context,
         x1: int | None = None,
         y1: int | None = None,
         x2: int | None = None,
@@ -26,12 +28,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         element_id: str | None = None,
         snapshot_id: str | None = None,
         languages: list[str] | None = None,
+        personal: list[str] | None = None,
     ) -> CallToolResult:
         """Read the text in a screen region: pixel corners (x1, y1)-(x2, y2), or an element (element_id with
         its
         snapshot_id), or the whole screen. `languages`: hints such as latin, cyrillic, arabic, cjk or
         Tesseract
-        codes (eng, rus, ...). Below the confidence gate (0.6) the text is only a candidate: ask the user."""
+        codes (eng, rus, ...). Below the confidence gate (0.6) the text is only a candidate: ask the user.
+        An app holding personal data on screen needs the user's consent, as for screen_read (`personal`)."""
         hints = [str(h)[:20] for h in (languages or [])][:MAX_HINTS]
         region: tuple[int, int, int, int] | None = None
         if element_id is not None:
@@ -52,11 +56,14 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
                 return error_result("the region needs x2 > x1 and y2 > y1")
             region = (x1, y1, x2, y2)
         try:
-            png = await rt.gate.read_bytes(C.SCREENCAP)
+            png, screens = await rt.privacy.captured(ctx, rt.actuator.observe,
+                                                     lambda: rt.gate.read_bytes(C.SCREENCAP))
             result = await ocr_region(png, region, hints)
         except (OcrError, DeviceError) as exc:
             return error_result(str(exc))
-        data = result.public()
+        data = result.public() | ({"screens": screens} if screens else {})
+        if snapshot_id is not None and element_id is not None:
+            data["snapshot_id"] = snapshot_id  # the element's screen counts too
         if result.passed_gate:
             text = f"OCR ({result.language_hint}, confidence {result.confidence:.2f}):\n{result.text}"
         elif result.candidate_text:

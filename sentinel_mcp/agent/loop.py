@@ -496,6 +496,9 @@ class AgentLoop:
     async def _observe(self, state: _RunState) -> Screen:
         screen_read = self.device_tool(ToolRef(self.settings.device, "screen_read"))
         outcome = await self._invoke(screen_read, {}, state)
+        withheld = _withheld_kinds(outcome)
+        if withheld:  # an app holding personal data is in front: its consent is asked of the run's caller
+            outcome = await self._invoke(screen_read, {"personal": withheld}, state)
         if isinstance(outcome, Refused):
             raise _Stop("refused", f"reading the screen was refused: {outcome.reason}")
         screen = Screen.from_result(outcome.result.structured_content)
@@ -591,3 +594,12 @@ def _shown_arguments(decision: Decision, arguments: dict[str, Any], screen: Scre
     if target is not None and target.password and "text" in arguments:
         return {**arguments, "text": "<redacted password>"}
     return arguments
+
+
+def _withheld_kinds(outcome: Completed | Refused) -> list[str]:
+    """The consent kinds a screen read was withheld for (``device_tools/screen_privacy.py``), if any."""
+    if not isinstance(outcome, Completed) or not isinstance(outcome.result.structured_content, dict):
+        return []
+    withheld = outcome.result.structured_content.get("withheld")
+    kinds = withheld.get("kinds") if isinstance(withheld, dict) else None
+    return [k for k in kinds if isinstance(k, str)][:8] if isinstance(kinds, list) else []

@@ -15,12 +15,19 @@ ORIGIN_KEY = "sentinel/origin"
 CAN_SAMPLE_KEY = "sentinel/can_sample"
 PRINCIPAL_KEY = "sentinel/principal"
 DECISION_KEY = "sentinel/decision_id"  # the gateway's audit row for this call: built-ins' records point to it
+# the kinds of personal data the caller holds consent for (a tool that declares ``sentinel/personal_screen``):
+# a list of kinds, or ALL_KINDS for a call no consent gates (the policy's own fetches, built-ins' own calls)
+CONSENTED_KEY = "sentinel/consented"
+ALL_KINDS = "*"
 
 
 def call_meta(session_id: str, client: str | None, origin: str, principal: str | None = None, *,
-              can_sample: bool = False, decision_id: str = "") -> dict[str, Any]:
+              can_sample: bool = False, decision_id: str = "",
+              consented: list[str] | str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {SESSION_KEY: session_id, CLIENT_KEY: client or "", ORIGIN_KEY: origin,
                             PRINCIPAL_KEY: principal or "", DECISION_KEY: decision_id}
+    if consented is not None:
+        meta[CONSENTED_KEY] = consented
     # true when a sampling request the built-in sends during this call reaches the caller's model
     if can_sample:
         meta[CAN_SAMPLE_KEY] = True
@@ -75,3 +82,14 @@ def decision_id_of(ctx: Any) -> str:
     """The gateway's decision id for the call being handled ("" standalone or when malformed)."""
     value = _meta_of(ctx).get(DECISION_KEY)
     return value if isinstance(value, str) and len(value) <= 200 else ""
+
+
+def consented_of(ctx: Any) -> list[str] | None:
+    """The kinds the gateway says the caller holds consent for: None for all (``ALL_KINDS``); a call without
+    the key, or with anything but a list of texts, holds none (the built-in shows no personal data)."""
+    value = _meta_of(ctx).get(CONSENTED_KEY)
+    if value == ALL_KINDS:
+        return None
+    if isinstance(value, list) and all(isinstance(k, str) for k in value):
+        return list(value)
+    return []

@@ -11,6 +11,13 @@ call needs that kind's consent, standing like ``sentinel/personal``'s. The confi
 (``<server>__<tool>`` -> kind) marks tools that do not declare. The client states the purpose in
 ``_meta["sentinel/purpose"]`` (default ``unspecified``).
 
+What a tool reads can depend on the device, not the call: the phone's screen tools show whatever app is in
+front. They declare ``"sentinel/personal_screen": {"kinds": [...], "argument": "personal"}``: the gateway
+tells the built-in, with each call, the kinds its caller holds consent for (``consented``), and the built-in
+withholds a screen of an app whose kind is missing (``device_tools/screen_privacy.py``). A caller that wants
+to see such a screen names the kinds in the declared argument (``personal=["messages"]``): those are asked
+like a ``sentinel/personal`` kind.
+
 The question is the user's alone (provenance ``user``: an agent or an A2A peer cannot answer it); "allow"
 alone covers this one call, "allow" and "remember" grant it until revoked (``sentinel-mcp consent revoke``).
 The policy's own fetches and built-ins' internal calls are not gated (their results stay inside Sentinel).
@@ -22,6 +29,7 @@ import time
 from typing import Any
 
 from sentinel_mcp.core.answer_validation import approves
+from sentinel_mcp.core.call_meta import ALL_KINDS
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Question, ToolCall
 from sentinel_mcp.core.lazy_proof import rendered_proof
@@ -31,7 +39,9 @@ from sentinel_mcp.core.phone_numbers import is_phone_number
 PERSONAL_META = "sentinel/personal"
 PERSONAL_ARGUMENTS_META = "sentinel/personal_arguments"
 PERSONAL_NAMES_META = "sentinel/personal_names"
+SCREEN_META = "sentinel/personal_screen"
 PURPOSE_META = "sentinel/purpose"
+MAX_REQUESTED = 8  # kinds one call may ask for in its screen tool's argument
 UNSPECIFIED = "unspecified"
 ONCE_TTL = 300.0  # a "this call" consent waits this long for its call
 GATED_ORIGINS = ("client", "a2a", "cli")
@@ -65,10 +75,38 @@ def _name_arguments(tool: Any) -> dict[str, str]:
     return {str(a): str(k) for a, k in names.items() if k} if isinstance(names, dict) else {}
 
 
+def screen_kinds(tool: Any) -> tuple[list[str], str | None] | None:
+    """``sentinel/personal_screen``: (the kinds the tool's screens may show, the argument that asks for some);
+    None when the tool does not declare it."""
+    meta = getattr(tool, "meta", None) or {}
+    decl = meta.get(SCREEN_META) if isinstance(meta, dict) else None
+    if not isinstance(decl, dict):
+        return None
+    kinds = decl.get("kinds")
+    argument = decl.get("argument")
+    return ([k for k in kinds if isinstance(k, str)] if isinstance(kinds, list) else [],
+            argument if isinstance(argument, str) else None)
+
+
+def requested_kinds(call: ToolCall, declared: tuple[list[str], str | None] | None) -> list[str]:
+    """The kinds a screen tool's caller asks to see (its declared argument), among the tool's kinds."""
+    if declared is None or declared[1] is None:
+        return []
+    value = call.arguments.get(declared[1])
+    if not isinstance(value, list):
+        return []
+    known = set(declared[0])
+    wanted = {k for k in value[: MAX_REQUESTED * 4] if isinstance(k, str) and k in known}
+    return sorted(wanted)[:MAX_REQUESTED]
+
+
 def personal_kinds(tool: Any, call: ToolCall, configured: dict[str, str]) -> list[tuple[str, bool]]:
     """(kind, this call only) for every kind of personal data this call would read."""
     kind, by_argument = _declared(tool, call.identity, configured)
     out: list[tuple[str, bool]] = [(kind, False)] if kind else []
+    for k in requested_kinds(call, screen_kinds(tool)):
+        if (k, False) not in out:
+            out.append((k, False))
     for arg, k in sorted(_name_arguments(tool).items()):
         # anything but a phone number is a name the tool looks up (absent: the tool refuses the call)
         value = call.arguments.get(arg)
@@ -101,6 +139,24 @@ class ConsentGate:
             if self.book.current(principal, standing, UNSPECIFIED) is None:
                 return standing
         return next(iter(sorted(by_argument.values())), None)
+
+    def consented(self, call: ToolCall, tool: Any, decision: Any) -> list[str] | str | None:
+        """For a tool that declares ``sentinel/personal_screen``: the kinds this call's caller may see (its
+        standing consents for the purpose, and the ones this call's decision used), or ``ALL_KINDS`` for a
+        call no consent gates; None for any other tool."""
+        declared = screen_kinds(tool)
+        if declared is None:
+            return None
+        if call.origin not in GATED_ORIGINS:
+            return ALL_KINDS
+        principal, purpose = call.principal or "", call.purpose or UNSPECIFIED
+        kinds = {k for k in declared[0] if self.book.current(principal, k, purpose) is not None}
+        proof = getattr(decision, "proof", None)
+        used = proof.get("consent") if isinstance(proof, dict) else None
+        for entry in used if isinstance(used, list) else []:
+            if isinstance(entry, dict) and entry.get("kind") in declared[0]:
+                kinds.add(entry["kind"])
+        return sorted(kinds)
 
     def _once_key(self, call: ToolCall, kind: str) -> tuple[str, str, str, str, str]:
         return (call.principal or "", call.session_id, call.identity, call.digest, kind)

@@ -27,7 +27,7 @@ from mcp.types import (
 from sentinel_mcp.config import Config
 from sentinel_mcp.core.answer_validation import AnswerNotAccepted
 from sentinel_mcp.core.asking import Provenance, marked_responses
-from sentinel_mcp.core.call_meta import call_meta
+from sentinel_mcp.core.call_meta import ALL_KINDS, call_meta
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.decision import (
     Allow,
@@ -422,6 +422,9 @@ class Gateway(DecideStep, CatalogView):
                 who,
                 can_sample=bool(getattr(link, "relays_sampling", False)),
                 decision_id=rec.decision_id,
+                # no consent gate: no consents to tell (as for sms_list, nothing is withheld)
+                consented=ALL_KINDS if self.consent_gate is None
+                else self.consent_gate.consented(call, route.exposed, decision),
             )
             if isinstance(up.target, BuiltinTarget)
             else None

@@ -74,6 +74,13 @@ async def test_a2a_text_and_task_offer_run_the_agent_for_allowed_peers_only(
         base, holder = gw.base, gw.holder
         rover = {"A2A-Version": "1.0", "Authorization": f"Bearer {ROVER}"}
         async with httpx2.AsyncClient(timeout=60, headers=rover) as http:
+            # the Messages screen is a messages read: the peer holds no consent and cannot give it itself
+            unseen = await send(http, base, {"text": "open Messages and read the newest message"})
+            assert unseen["status"]["state"] == "TASK_STATE_FAILED", unseen["status"]
+            said = unseen["status"]["message"]["parts"][0]["text"]
+            assert "refused" in said and "consent" in said, said
+            assert "See you" not in json.dumps(unseen)
+            holder.runtime.gateway.consent_gate.book.grant("rover", "messages", by="cli")
             done = await send(http, base, {"text": "open Messages and read the newest message"})
             assert done["status"]["state"] == "TASK_STATE_COMPLETED", done["status"]
             result = done["artifacts"][0]["parts"][0]["data"]["artifacts"][0]["content"]

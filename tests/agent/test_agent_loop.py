@@ -46,6 +46,7 @@ async def test_agent_reads_the_newest_message_with_progress_and_a_stored_trace(t
 
     async with running_gateway(agent_config(tmp_path)) as rt:
         assert not rt.problems, rt.problems
+        rt.gateway.consent_gate.book.grant("owner", "messages", by="cli")  # the owner lets its client
         async with Client(rt.front.server, mode=mode, elicitation_callback=answers) as c:
             r = await c.call_tool("agent__agent_run", {"goal": "open Messages and read the newest message"},
                                   progress_callback=on_progress)

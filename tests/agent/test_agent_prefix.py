@@ -38,6 +38,7 @@ async def test_under_another_device_prefix_the_agent_acts_without_reconfiguring(
     openai_env.script("unknown", first, read_newest_message)
     async with running_gateway(agent_config(tmp_path)) as rt:
         _expose(rt, device="phone")
+        rt.gateway.consent_gate.book.grant("owner", "messages", by="cli")  # the owner lets its client
         assert rt.gateway.find_tool("device__click") is not None  # by identity
         assert rt.catalog_health.route("device__click") is None  # no longer an exposed name
         async with Client(rt.front.server, mode="legacy", elicitation_callback=Answers()) as c:

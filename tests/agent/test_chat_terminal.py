@@ -193,6 +193,12 @@ def test_a_person_reaches_a_goal_answers_a_question_inline_and_cancels_a_step(ch
     model.script("unknown", *[home_then_read] * 3)
     mark = len(term.screen())
     term.type("read the newest message")
+    # the screen of Messages is a messages read: the person is asked, as for sms_list, and allows it once
+    term.wait_for("[question] Sentinel: allow your MCP client to read your messages", after=mark, timeout=90)
+    term.wait_for("Allow? [y/N]", after=mark)
+    term.type("y")
+    term.wait_for("Remember? [y/N]", after=mark)
+    term.type("n")
     screen = term.wait_for("[result] agent run", after=mark, timeout=90)
     assert "Alice: See you at 7?" in screen[mark:], screen[mark:]
 

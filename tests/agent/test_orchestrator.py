@@ -88,6 +88,8 @@ async def test_orchestrator_first_then_local_when_alone(tmp_path, openai_env):
     }
     async with gateway_with_a2a(raw, tmp_path) as gw:
         base, holder = gw.base, gw.holder
+        for peer in ("rover", "orch"):  # the owner let both agents read its messages (the screen of Messages)
+            holder.runtime.gateway.consent_gate.book.grant(peer, "messages", by="cli")
         orchestrator = await start_orchestrator(orch_port_n, base + "/a2a")
         try:
             async with httpx2.AsyncClient(timeout=120, headers={"A2A-Version": "1.0"}) as http:

@@ -37,6 +37,7 @@ def tap_phone_until_reflected(body):
 async def test_a_repetition_is_caught_reflected_on_and_the_run_recovers(tmp_path, openai_env):
     openai_env.script("unknown", *[tap_phone_until_reflected] * 6)
     async with running_gateway(agent_config(tmp_path)) as rt:
+        rt.gateway.consent_gate.book.grant("owner", "messages", by="cli")  # the owner lets its client
         async with Client(rt.front.server, mode="legacy", elicitation_callback=Answers()) as c:
             r = await c.call_tool("agent__agent_run", {"goal": "read the newest message"})
             run = r.structured_content
@@ -115,6 +116,7 @@ async def test_model_errors_are_retried_with_backoff_and_recorded(tmp_path, open
     )
     config = agent_config(tmp_path, health={"backoff_seconds": 0.01})
     async with running_gateway(config) as rt:
+        rt.gateway.consent_gate.book.grant("owner", "messages", by="cli")  # the owner lets its client
         async with Client(rt.front.server, mode="legacy") as c:
             r = await c.call_tool("agent__agent_run", {"goal": "read the newest message"})
     run = r.structured_content

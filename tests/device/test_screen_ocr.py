@@ -85,6 +85,7 @@ async def test_screen_ocr_through_the_gateway_reads_an_element_of_the_simulated_
                                                           "device": {"backend": "simulated"}}},
                           source="<test>", base_dir=tmp_path)
     async with running_gateway(config) as rt:
+        rt.gateway.consent_gate.book.grant("owner", "messages", by="cli")  # Messages is on the screen read
         async with Client(rt.front.server, mode=mode) as c:
             home = await c.call_tool("device__screen_read", {})
             messages = await c.call_tool("device__click", {"element_id": element(home, text="Messages")["id"],

@@ -1,0 +1,206 @@
+"""Personal apps on the screen: what a screen tool shows of an app that holds personal data (Messages, the
+contacts, the dialer, mail, photos, the notification shade) needs the caller's consent for that kind, as
+``sms_list`` and ``contacts_search`` do.
+
+The gateway asks and keeps the consents (``sentinel_mcp.gateway.consent_gate``); it tells this built-in, with
+each call, which kinds the caller holds (``call_meta.CONSENTED_KEY``). A result of a screen tool (a listing,
+an element, an action's fresh screen, a screenshot, OCR) that shows any element drawn by such an app, or in
+its window, is withheld whole when a kind is missing: the texts, the snapshot id (a digest of them), the
+element ids, the image. The caller learns which apps and kinds, and that ``personal=[kind]`` on a read tool
+asks the user. Behind the gateway a call without the key shows no personal app (fail closed); standalone (no
+gateway), the device's own user sees everything.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+from sentinel_mcp.core.call_meta import behind_gateway, consented_of
+
+from .element_registry import ElementRegistry
+from .results import DECISION_META
+
+# package -> kind of personal data its screens show. ``sentinel.device.personal_apps`` adds to it, or takes an
+# app out with "" (a kind is a consent's name: the same ones sms_list and contacts_search ask for).
+DEFAULT_PERSONAL_APPS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "com.google.android.apps.messaging", "com.android.messaging", "com.android.mms",
+            "com.samsung.android.messaging", "org.thoughtcrime.securesms", "com.whatsapp",
+            "org.telegram.messenger", "com.facebook.orca",
+        ),
+        "messages",
+    ),
+    **dict.fromkeys(
+        (
+            "com.android.contacts", "com.google.android.contacts", "com.samsung.android.contacts",
+            "com.google.android.dialer", "com.android.dialer", "com.samsung.android.dialer",
+        ),
+        "contacts",
+    ),
+    **dict.fromkeys(("com.google.android.gm", "com.android.email", "com.microsoft.office.outlook"), "email"),
+    **dict.fromkeys(("com.google.android.apps.photos", "com.android.gallery3d"), "photos"),
+    # the notification shade and the lock screen show every app's notifications (SMS bodies, codes)
+    "com.android.systemui": "notifications",
+}
+KIND = re.compile(r"[a-z][a-z0-9_]{0,39}")
+PACKAGE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+")
+MAX_REQUESTED = 8
+SCREEN_META = "sentinel/personal_screen"  # the tool's declaration the gateway reads (ConsentGate)
+_SCANNED_KEYS = ("package", "window")
+_LABELS = ("text", "desc", "hint")
+_DECISION_KEPT = ("outcome", "decided_by", "provenance", "confirmation", "answer", "decision_id")
+
+
+def personal_apps(configured: Mapping[str, str] | None) -> dict[str, str]:
+    """The defaults with the config's changes; names are checked by DeviceSettings."""
+    apps = dict(DEFAULT_PERSONAL_APPS)
+    for package, kind in (configured or {}).items():
+        if kind:
+            apps[package] = kind
+        else:
+            apps.pop(package, None)
+    return apps
+
+
+class ScreenPrivacy:
+    def __init__(self, apps: Mapping[str, str], registry: ElementRegistry) -> None:
+        self.apps = dict(apps)
+        self.kinds = sorted(set(self.apps.values()))
+        self.registry = registry
+
+    def declaration(self, argument: str | None = None) -> dict[str, Any]:
+        """The tool ``_meta`` that tells the gateway to say which kinds the caller holds (and, for a read
+        tool, which argument names the kinds the caller asks the user for)."""
+        decl: dict[str, Any] = {"kinds": self.kinds}
+        if argument:
+            decl["argument"] = argument
+        return {SCREEN_META: decl}
+
+    def allowed(self, ctx: Any) -> frozenset[str] | None:
+        """The kinds the caller may see (None: all). Standalone: all; behind the gateway: what it said."""
+        if ctx is None or not behind_gateway(ctx):
+            return None
+        consented = consented_of(ctx)
+        if consented is None:
+            return None
+        allowed = frozenset(consented)
+        return None if allowed >= set(self.kinds) else allowed
+
+    def hidden_in(self, packages: Iterable[str], allowed: frozenset[str] | None) -> dict[str, list[str]]:
+        """kind -> the apps among ``packages`` whose kind is not allowed."""
+        if allowed is None:
+            return {}
+        out: dict[str, set[str]] = {}
+        for package in packages:
+            kind = self.apps.get(package)
+            if kind is not None and kind not in allowed:
+                out.setdefault(kind, set()).add(package)
+        return {kind: sorted(apps) for kind, apps in sorted(out.items())}
+
+    def visible(self, package: str, window: str, allowed: frozenset[str] | None) -> bool:
+        return not self.hidden_in((package, window), allowed)
+
+    def packages_of(self, value: Any) -> set[str]:
+        """Every app a result's structured content shows: its ``package``/``window`` values and every element
+        of the snapshots it names (``snapshot_id``, ``screens``). Walked whole: any shape counts."""
+        found: set[str] = set()
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                shows = _labelled(item)
+                for key, v in item.items():
+                    if key in _SCANNED_KEYS and isinstance(v, str):
+                        if shows:
+                            found.add(v)
+                    elif key in ("snapshot_id", "screens"):
+                        for sid in v if isinstance(v, list) else [v]:
+                            found |= self._snapshot_packages(sid)
+                    else:
+                        stack.append(v)
+            elif isinstance(item, list):
+                stack.extend(item)
+        return found
+
+    def _snapshot_packages(self, snapshot_id: Any) -> set[str]:
+        snapshot = self.registry.get(snapshot_id) if isinstance(snapshot_id, str) else None
+        if snapshot is None:
+            return set()
+        return {snapshot.package} | {p for e in snapshot.elements if e.text or e.desc or e.hint
+                                     for p in (e.package, e.window)}
+
+    def shown(self, result: Any, allowed: frozenset[str] | None) -> Any:
+        """``result`` as the caller may see it: whole, or withheld whole when it shows a kind not allowed."""
+        if allowed is None or not isinstance(result, CallToolResult):
+            return result  # everything allowed; or a question for the person (not the caller's data)
+        hidden = self.hidden_in(self.packages_of(result.structured_content), allowed)
+        if not hidden:
+            return result
+        return withheld(result, hidden)
+
+    async def captured(self, ctx: Any, observe: Callable[[], Awaitable[Any]],
+                       capture: Callable[[], Awaitable[bytes]]) -> tuple[bytes, list[str]]:
+        """An image of the screen, and (when the caller may not see every kind) the snapshots read just before
+        and after it: the apps the image can show. A screen that cannot be read refuses the image
+        (``DeviceError``): which apps it shows cannot be told."""
+        if self.allowed(ctx) is None:
+            return await capture(), []
+        before = await observe()
+        image = await capture()
+        after = await observe()
+        return image, [before.snapshot_id, after.snapshot_id]
+
+    def screen_tool(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Wrap a tool taking ``ctx``: its result passes ``shown`` for that call's caller."""
+        if "ctx" not in inspect.signature(fn).parameters:
+            raise TypeError(f"{fn.__name__}: a screen tool takes ctx (the caller's consents ride in it)")
+
+        @functools.wraps(fn)
+        async def tool(*args: Any, **kwargs: Any) -> Any:
+            result = fn(*args, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+            return self.shown(result, self.allowed(kwargs.get("ctx")))
+
+        return tool
+
+
+def _labelled(item: dict[str, Any]) -> bool:
+    """Whether an element (a dict with labels) shows anything: a node with no text, description or inner
+    labels (the system's navigation bar drawn over every app) shows no one's data. A dict without labels (the
+    screen's own ``package``) counts."""
+    labels = [item[k] for k in _LABELS if k in item]
+    return not labels or any(isinstance(v, str) and v for v in labels) or any(
+        not isinstance(v, str) for v in labels)
+
+
+def withheld(result: CallToolResult, hidden: dict[str, list[str]]) -> CallToolResult:
+    """What is left of a result that showed personal apps: its status, and which apps and kinds."""
+    kinds = list(hidden)
+    apps = sorted({a for group in hidden.values() for a in group})
+    original = result.structured_content if isinstance(result.structured_content, dict) else {}
+    status = original.get("status") if isinstance(original.get("status"), str) else None
+    done = f"The action's status: {status}. " if status else ""
+    text = (
+        f"{done}Withheld: the phone's screen shows {', '.join(apps)}, which holds your "
+        f"{' and '.join(k.replace('_', ' ') for k in kinds)}; this caller has no consent to read it. "
+        f"Call screen_read with personal={kinds!r} to ask the user."
+    )
+    structured: dict[str, Any] = {"status": status or "withheld",
+                                  "withheld": {"kinds": kinds, "apps": apps}}
+    decision = (result.meta or {}).get(DECISION_META)
+    meta: dict[str, Any] | None = None
+    if isinstance(decision, dict):  # the device's decision without the action (its labels, its digest)
+        kept = {k: decision[k] for k in _DECISION_KEPT if k in decision}
+        structured["decision"] = kept
+        meta = {DECISION_META: kept}
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured,
+                          is_error=result.is_error, _meta=meta)
+
