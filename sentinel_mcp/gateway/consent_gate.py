@@ -151,10 +151,13 @@ class ConsentGate:
             return ALL_KINDS
         principal, purpose = call.principal or "", call.purpose or UNSPECIFIED
         kinds = {k for k in declared[0] if self.book.current(principal, k, purpose) is not None}
+        # a consent for this call only: one the gate used for a kind this call asked for (``gate`` puts the
+        # consents it used in the proof; a kind the call did not name was never asked, whatever a proof says)
+        asked = set(requested_kinds(call, declared))
         proof = getattr(decision, "proof", None)
         used = proof.get("consent") if isinstance(proof, dict) else None
         for entry in used if isinstance(used, list) else []:
-            if isinstance(entry, dict) and entry.get("kind") in declared[0]:
+            if isinstance(entry, dict) and entry.get("kind") in asked:
                 kinds.add(entry["kind"])
         return sorted(kinds)
 
