@@ -30,12 +30,12 @@ MESSAGES = "com.google.android.apps.messaging"
 SECRETS = ("See you at 7?", "482913", "Alice", "The invoice is attached", "Contact photo")
 
 
-def config(tmp_path: Path) -> Any:
+def config(tmp_path: Path, **device: Any) -> Any:
     return parse_config({"mcpServers": {}, "sentinel": {
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl")],
         "builtins": ["device"], "data_dir": str(tmp_path),
         "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}],
-        "device": {"backend": "simulated", "risk_classifier": False}}}, base_dir=tmp_path)
+        "device": {"backend": "simulated", "risk_classifier": False, **device}}}, base_dir=tmp_path)
 
 
 class Person:
@@ -177,6 +177,20 @@ async def test_two_principals_over_http_each_with_its_own_consent(tmp_path):
             asked = await bob.call_tool("device__screen_read", {"personal": ["messages"]})
             assert asked.is_error and "declined" in text(asked) and "See you" not in everything(asked)
             assert any("read your messages" in q for q in bob_user.asked)  # bob's own person said no
+
+
+async def test_the_config_names_more_personal_apps_and_takes_one_out(tmp_path):
+    person = Person()
+    person.allow = True
+    apps = {"com.example.bank": "banking", MESSAGES: ""}
+    async with running_gateway(config(tmp_path, personal_apps=apps)) as rt:
+        async with Client(rt.front.server, mode="auto", elicitation_callback=person) as c:
+            bank = await c.call_tool("device__open_app", {"package": "com.example.bank"})
+            assert bank.structured_content["withheld"] == {"kinds": ["banking"], "apps": ["com.example.bank"]}
+            shown = await c.call_tool("device__screen_read", {"personal": ["banking"]})
+            assert "Sign in" in text(shown) and any("read your banking" in q for q in person.asked)
+            await c.call_tool("device__open_app", {"package": MESSAGES})
+            assert "See you at 7?" in text(await c.call_tool("device__screen_read", {}))
 
 
 def test_which_apps_are_personal_and_what_counts_as_shown(tmp_path):
