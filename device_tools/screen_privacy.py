@@ -107,6 +107,24 @@ class ScreenPrivacy:
     def visible(self, package: str, window: str, allowed: frozenset[str] | None) -> bool:
         return not self.hidden_in((package, window), allowed)
 
+    def unseen(self, ctx: Any, elements: Iterable[Any]) -> CallToolResult | None:
+        """The refusal of an action on elements the caller may not read (None: it may): the device's question
+        and result would name them and the words around them, and acting blind is no use to anyone."""
+        hidden = self.hidden_in({p for e in elements for p in (e.package, e.window)}, self.allowed(ctx))
+        if not hidden:
+            return None
+        kinds = list(hidden)
+        apps = sorted({a for group in hidden.values() for a in group})
+        message = (
+            f"Not done: the element is drawn by {', '.join(apps)}, which holds your "
+            f"{' and '.join(k.replace('_', ' ') for k in kinds)}; this caller has no consent to read it, so "
+            f"it does not act on it either. Nothing was sent. Call screen_read with personal={kinds!r} to ask "
+            "the user."
+        )
+        return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True,
+                              structured_content={"status": "refused",
+                                                  "withheld": {"kinds": kinds, "apps": apps}})
+
     def packages_of(self, value: Any) -> set[str]:
         """Every app a result's structured content shows: its ``package``/``window`` values and every element
         of the snapshots it names (``snapshot_id``, ``screens``). Walked whole: any shape counts."""

@@ -84,6 +84,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             if isinstance(found, str):
                 return error_result(found, element=element.public())
             receivers = found
+        unseen = rt.privacy.unseen(ctx, [element, *receivers])
+        if unseen is not None:  # acting on what the caller may not read: its labels, the question's words
+            return unseen
         try:
             patterns, message = plan(element)
         except (ValueError, DeviceError) as exc:
@@ -320,6 +323,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         pressed = drag_receivers(screen, points)
         if isinstance(pressed, str):
             return error_result(pressed)
+        unseen = rt.privacy.unseen(ctx, [*pressed, *([subject] if subject else [])])
+        if unseen is not None:
+            return unseen
         kind = "scroll" if tool == "scroll" else "swipe"
         options = [await riskiest("click", tool, pressed, screen, None)] if pressed else []
         if subject is not None:

@@ -179,6 +179,38 @@ async def test_two_principals_over_http_each_with_its_own_consent(tmp_path):
             assert any("read your messages" in q for q in bob_user.asked)  # bob's own person said no
 
 
+async def test_no_action_on_what_the_caller_may_not_read(tmp_path):
+    """Ids seen under a consent for one call act on nothing once it is spent: the device's question and
+    result would name the element and the words around it (and acting blind helps no one)."""
+    person = Person()
+    person.allow = True
+    async with running_gateway(config(tmp_path)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=person) as c:
+            await c.call_tool("device__open_app", {"package": MESSAGES})
+            once = await c.call_tool("device__screen_read", {"personal": ["messages"]})
+            sid = once.structured_content["snapshot_id"]
+            row = next(e for e in once.structured_content["elements"] if "Bank Alerts" in (e["hint"] or ""))
+            asked = len(person.asked)
+            for name, args in [
+                ("device__click", {"element_id": row["id"], "snapshot_id": sid}),
+                ("device__click", {"element_id": str(row["index"]), "snapshot_id": sid}),
+                ("device__long_click", {"element_id": row["id"], "snapshot_id": sid}),
+                ("device__scroll", {"direction": "down", "element_id": "x", "snapshot_id": sid}),
+                ("device__swipe", {"x1": 540, "y1": 760, "x2": 100, "y2": 760}),
+            ]:
+                refused = await c.call_tool(name, args)
+                shown = everything(refused)
+                assert refused.is_error and not [s for s in SECRETS if s in shown], (name, shown[:500])
+                if name != "device__scroll":  # (no element "x": refused before any screen is read)
+                    assert refused.structured_content["withheld"]["kinds"] == ["messages"], shown[:500]
+            assert len(person.asked) == asked  # no question named the element to this caller
+            assert rt.manager.upstreams["device"].target.server.runtime.backend.screen == "messages_list"
+            person.remember = True
+            await c.call_tool("device__screen_read", {"personal": ["messages"]})
+            opened = await c.call_tool("device__click", {"element_id": row["id"], "snapshot_id": sid})
+            assert opened.structured_content["status"] == "done", text(opened)
+
+
 async def test_the_config_names_more_personal_apps_and_takes_one_out(tmp_path):
     person = Person()
     person.allow = True
