@@ -118,8 +118,8 @@ class ScreenPrivacy:
         message = (
             f"Not done: the element is drawn by {', '.join(apps)}, which holds your "
             f"{' and '.join(k.replace('_', ' ') for k in kinds)}; this caller has no consent to read it, so "
-            f"it does not act on it either. Nothing was sent. Call screen_read with personal={kinds!r} to ask "
-            "the user."
+            f"it does not act on it either. Nothing was sent. Call screen_read with personal={kinds!r} to "
+            "ask the user."
         )
         return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True,
                               structured_content={"status": "refused",
