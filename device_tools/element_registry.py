@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .errors import DumpFailed
@@ -207,12 +208,16 @@ class ElementRegistry:
     def __init__(self, keep: int = 16) -> None:
         self._keep = keep
         self._snapshots: dict[str, Snapshot] = {}
+        # told of every screen read (``screen_privacy``: what a call saw counts, whatever its result says)
+        self.listeners: list[Callable[[Snapshot], None]] = []
 
     def build(self, dump: str | bytes) -> Snapshot:
         return self.remember(parse_dump(dump))
 
     def remember(self, snapshot: Snapshot) -> Snapshot:
         """Keep a snapshot parsed elsewhere (in a worker thread: ``Actuator.observe``)."""
+        for listener in self.listeners:
+            listener(snapshot)
         self._snapshots.pop(snapshot.snapshot_id, None)
         self._snapshots[snapshot.snapshot_id] = snapshot
         while len(self._snapshots) > self._keep:
