@@ -146,8 +146,9 @@ class ScreenPrivacy:
 
     @staticmethod
     def _packages_in(snapshot: Snapshot) -> set[str]:
+        # an unlabeled container's hint says its descendants' labels: their apps count (a node not listed)
         return {snapshot.package} | {p for e in snapshot.elements if e.text or e.desc or e.hint
-                                     for p in (e.package, e.window)}
+                                     for p in (e.package, e.window, *e.hint_apps)}
 
     def shown(self, result: Any, allowed: frozenset[str] | None, seen: Iterable[str] = ()) -> Any:
         """``result`` as the caller may see it: whole, or withheld whole when it shows a kind not allowed (or

@@ -142,3 +142,17 @@ async def test_a_stale_refusal_on_another_principals_snapshot_does_not_name_its_
                 assert_withheld(out.result, ["messages"])
         out = await gw.invoke("device__click", {"element_id": "6", "snapshot_id": snapshot}, **alice)
         assert "Contact photo of Alice" in everything(out.result)  # hers to see: she has the consent
+
+
+@pytest.mark.parametrize("bounds", ["[0,0][0,0]", "[0,2400][1080,2400]"])
+async def test_a_container_does_not_say_what_a_personal_app_nested_in_it_shows(tmp_path, bounds):
+    """An unlabeled container is listed with its first inner labels: a personal app's node among them counts,
+    though it is not listed itself (zero-sized, off the screen's bottom edge)."""
+    async with running_gateway(config(tmp_path)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
+            home = await c.call_tool("device__screen_read", {})
+            assert "withheld" not in home.structured_content and "Sun, Nov 22" in everything(home)
+            tree = phone(rt)._trees["home"]
+            workspace = next(x for x in tree.iter("node") if x.get("resource-id", "").endswith("/workspace"))
+            workspace.insert(0, n(pkg=SYSUI, bounds=bounds, text="Bank Alerts: Your one-time code is 482913"))
+            assert_withheld(await c.call_tool("device__screen_read", {}), ["notifications"])
