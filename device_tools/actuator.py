@@ -140,7 +140,9 @@ class Actuator:
         run: Callable[[Approval], Awaitable[dict[str, Any]]],
         *,
         context: str = "",
+        withheld: list[str] | None = None,
     ) -> ActionOutcome | InputRequiredResult:
+        """``withheld``: apps on the rated screen the caller may not read (its question quotes none of it)."""
         assessment = await self.classifier.assess(action, context)
         decision: dict[str, Any] = {
             "action": action.for_classifier(),  # a password is never logged
@@ -152,7 +154,7 @@ class Actuator:
         }
         decided_by = "firewall:low-risk"
         if assessment.requires_confirmation:
-            question = question_for(action, assessment)
+            question = question_for(action, assessment, withheld)
             if self.physical_confirmation:
                 decision["confirmation"] = "volume_up"
                 outcome = await confirm_by_volume_up(self.gate, ctx, question, self.confirm_timeout)

@@ -115,6 +115,11 @@ class ScreenPrivacy:
                 out.setdefault(kind, set()).add(package)
         return {kind: sorted(apps) for kind, apps in sorted(out.items())}
 
+    def hidden_apps(self, snapshot: Snapshot, ctx: Any) -> list[str]:
+        """The apps on ``snapshot`` whose kind the caller of ``ctx`` may not see."""
+        hidden = self.hidden_in(self._packages_in(snapshot), self.allowed(ctx))
+        return sorted({app for apps in hidden.values() for app in apps})
+
     def visible(self, package: str, window: str, allowed: frozenset[str] | None) -> bool:
         return not self.hidden_in((package, window), allowed)
 

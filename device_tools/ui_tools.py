@@ -101,7 +101,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return {"message": message, "element": element.public()}
 
         context = f"screen of {element.window or element.package}"
-        return await finish(rt, await act.guarded(ctx, action, patterns, run, context=context))
+        withheld = rt.privacy.hidden_apps(_fresh, ctx)  # its question says nothing of them to this caller
+        return await finish(rt, await act.guarded(ctx, action, patterns, run, context=context,
+                                                  withheld=withheld))
 
     async def riskiest(kind: str, tool: str, elements: list[Element], screen: Snapshot,
                        text: str | None) -> ProposedAction:
@@ -346,7 +348,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return {"message": said, "output": output.strip()[:2000]}
 
         context = f"screen of {element.window or element.package}" if element is not None else ""
-        return await finish(rt, await act.guarded(ctx, action, [argv], run, context=context))
+        withheld = rt.privacy.hidden_apps(screen, ctx)  # its question says nothing of them to this caller
+        return await finish(rt, await act.guarded(ctx, action, [argv], run, context=context,
+                                                  withheld=withheld))
 
     @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
     @screen

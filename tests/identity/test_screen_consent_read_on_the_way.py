@@ -156,3 +156,31 @@ async def test_a_container_does_not_say_what_a_personal_app_nested_in_it_shows(t
             workspace = next(x for x in tree.iter("node") if x.get("resource-id", "").endswith("/workspace"))
             workspace.insert(0, n(pkg=SYSUI, bounds=bounds, text="Bank Alerts: Your one-time code is 482913"))
             assert_withheld(await c.call_tool("device__screen_read", {}), ["notifications"])
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_phones_question_for_a_risky_tap_quotes_nothing_the_caller_may_not_read(tmp_path, mode):
+    """A bare "OK" is asked about with what it stands under; with no container of its own, that is every
+    label on the screen: the notification's code too. The question goes to the caller's client."""
+    app = n("android.widget.FrameLayout", SETTINGS, "[0,0][1080,2400]", (
+        n(bounds="[100,850][980,950]", text="Erase all data?"),
+        n("android.widget.Button", SETTINGS, "[560,1300][980,1440]", text="OK",
+          resource_id="android:id/button1", clickable="true", focusable="true"),
+    ))
+    root = ET.fromstring('<hierarchy rotation="0"/>')
+    root.extend([app, heads_up()])
+    person = Person()
+    async with running_gateway(config(tmp_path)) as rt:
+        async with Client(rt.front.server, mode=mode, elicitation_callback=person) as c:
+            await c.call_tool("device__open_app", {"package": SETTINGS})
+            phone(rt)._trees["settings"] = root
+            swiped = await c.call_tool("device__swipe", {"x1": 700, "y1": 1370, "x2": 900, "y2": 1370})
+            assert_withheld(swiped, ["notifications"])
+            assert len(person.asked) == 1, person.asked  # still asked: the person decides, on the phone
+            asked = person.asked[0]
+            assert not [s for s in SECRETS if s in asked] and "Erase all data" not in asked, asked
+            assert "the notification shade" in asked and "Risk critical" in asked, asked
+            # with the consent, the question says what is tapped, as before
+            rt.gateway.consent_gate.book.grant("owner", "notifications", by="cli")
+            await c.call_tool("device__swipe", {"x1": 700, "y1": 1370, "x2": 900, "y2": 1370})
+            assert "Tap 'OK' under 'Erase all data? | Messages notification" in person.asked[-1], person.asked
