@@ -77,6 +77,13 @@ class Actuator:
         # One UI, one finger: actions run one at a time (reads and confirmations wait outside the lock).
         self._acting = anyio.Lock()
 
+    @property
+    def acting(self) -> anyio.Lock:
+        """Held while an action sends its commands: a read holding it sees no action of Sentinel's change the
+        screen meanwhile (``ScreenPrivacy.captured``: the screens read around a screenshot are the one it
+        shows)."""
+        return self._acting
+
     # ---- observing --------------------------------------------------------------------
     async def observe(self) -> Snapshot:
         """Dump the UI, retrying the known transient failures with backoff."""

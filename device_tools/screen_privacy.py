@@ -15,10 +15,12 @@ app (fail closed); standalone (no gateway), the device's own user sees everythin
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from typing import Any
 
@@ -166,15 +168,19 @@ class ScreenPrivacy:
         return withheld(result, hidden)
 
     async def captured(self, ctx: Any, observe: Callable[[], Awaitable[Any]],
-                       capture: Callable[[], Awaitable[bytes]]) -> tuple[bytes, list[str]]:
+                       capture: Callable[[], Awaitable[bytes]],
+                       still: AbstractAsyncContextManager[Any] | None = None) -> tuple[bytes, list[str]]:
         """An image of the screen, and (when the caller may not see every kind) the snapshots read just before
         and after it: the apps the image can show. A screen that cannot be read refuses the image
-        (``DeviceError``): which apps it shows cannot be told."""
+        (``DeviceError``): which apps it shows cannot be told. ``still`` (the actuator's action lock) is held
+        across the three: no action (the caller's own, sent concurrently: open Messages, then go Home) changes
+        the screen between the reads and the capture."""
         if self.allowed(ctx) is None:
             return await capture(), []
-        before = await observe()
-        image = await capture()
-        after = await observe()
+        async with still or contextlib.nullcontext():
+            before = await observe()
+            image = await capture()
+            after = await observe()
         return image, [before.snapshot_id, after.snapshot_id]
 
     def screen_tool(self, fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -185,7 +185,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         screen_read, while an app holding personal data is on screen: `personal` asks the user)."""
         try:
             png, screens = await rt.privacy.captured(ctx, act.observe,
-                                                     lambda: rt.gate.read_bytes(C.SCREENCAP))
+                                                     lambda: rt.gate.read_bytes(C.SCREENCAP), act.acting)
             image, info = to_image_content(png)
         except DeviceError as exc:
             return error_result(str(exc))
