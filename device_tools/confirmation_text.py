@@ -162,12 +162,13 @@ def what_happens(action: ProposedAction) -> str:
 def question_for(action: ProposedAction, assessment: Assessment, withheld: list[str] | None = None) -> str:
     """``withheld``: the apps holding personal data on the screen the action was rated with that the caller
     may not read (``screen_privacy``). The question reaches the caller's client: then it repeats nothing the
-    screen says (a label, what it stands under), only the apps and the risk; the person sees it on the phone.
+    screen says (a label, what it stands under, the words the risk was read from: "places a call"), only the
+    apps and the risk's level; the person sees the rest on the phone.
     """
-    why = "; ".join(concerns(assessment)) or "needs your confirmation"
     if withheld:
         verb = VERBS.get(action.kind, action.kind.replace("_", " ").capitalize())
         apps = " and ".join(dict.fromkeys(app_name(a) for a in withheld))
         return (f"{verb} on the phone's screen, which shows {apps} (not repeated here: this caller has no "
-                f"consent to read it; look at the phone)? Risk {assessment.risk}: {why}")
+                f"consent to read it; look at the phone)? Risk {assessment.risk}.")
+    why = "; ".join(concerns(assessment)) or "needs your confirmation"
     return f"{what_happens(action)}? Risk {assessment.risk}: {why}"
