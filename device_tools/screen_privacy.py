@@ -19,7 +19,7 @@ import contextlib
 import functools
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from typing import Any
@@ -87,6 +87,17 @@ class ScreenPrivacy:
         seen = _SEEN.get()
         if seen is not None:
             seen |= self._packages_in(snapshot)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def unrecorded() -> Iterator[None]:
+        """Screens read meanwhile do not count as shown: a read whose result never shows them (``wait_for``'s
+        polls before the one it answers with, which its result names)."""
+        token = _SEEN.set(None)
+        try:
+            yield
+        finally:
+            _SEEN.reset(token)
 
     def declaration(self, argument: str | None = None) -> dict[str, Any]:
         """The tool ``_meta`` that tells the gateway to say which kinds the caller holds (and, for a read

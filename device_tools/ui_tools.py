@@ -407,7 +407,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         deadline = anyio.current_time() + timeout_s
         while True:
             try:
-                snapshot = await act.observe()
+                with rt.privacy.unrecorded():  # a poll counts only as the one answered with (its snapshot_id)
+                    snapshot = await act.observe()
             except DeviceError as exc:
                 return error_result(str(exc))
             # what the caller may not see is not searched either (how soon an answer came would tell)

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.types import ElicitResult
@@ -185,3 +186,25 @@ async def test_the_phones_question_for_a_risky_tap_quotes_nothing_the_caller_may
             rt.gateway.consent_gate.book.grant("owner", "notifications", by="cli")
             await c.call_tool("device__swipe", {"x1": 700, "y1": 1370, "x2": 900, "y2": 1370})
             assert "Tap 'OK' under 'Erase all data? | Messages notification" in person.asked[-1], person.asked
+
+
+async def test_wait_for_answers_with_the_screen_it_found_not_the_ones_it_polled_before(tmp_path):
+    """A personal app on screen while wait_for polls does not withhold the answer found after it left (only
+    the screen answered with is shown; the polls before were not searched for what the caller may not see)."""
+    async with running_gateway(config(tmp_path)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
+            await c.call_tool("device__open_app", {"package": MESSAGES})
+            assert_withheld(await c.call_tool("device__screen_read", {}), ["messages"])
+            found: dict[str, Any] = {}
+
+            async def wait() -> None:
+                args = {"text": "Sun, Nov 22", "timeout_s": 5}
+                found["result"] = await c.call_tool("device__wait_for", args)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(wait)
+                await anyio.sleep(0.3)
+                phone(rt).state.screen = "home"  # the person goes home on the phone meanwhile
+            result = found["result"]
+            assert not result.is_error and "withheld" not in result.structured_content, everything(result)
+            assert result.structured_content["found"][0]["text"] == "Sun, Nov 22"
