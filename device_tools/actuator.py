@@ -77,6 +77,13 @@ class Actuator:
         # One UI, one finger: actions run one at a time (reads and confirmations wait outside the lock).
         self._acting = anyio.Lock()
 
+    @property
+    def acting(self) -> anyio.Lock:
+        """Held while an action sends its commands: a read holding it sees no action of Sentinel's change the
+        screen meanwhile (``ScreenPrivacy.captured``: the screens read around a screenshot are the one it
+        shows)."""
+        return self._acting
+
     # ---- observing --------------------------------------------------------------------
     async def observe(self) -> Snapshot:
         """Dump the UI, retrying the known transient failures with backoff."""
@@ -140,7 +147,9 @@ class Actuator:
         run: Callable[[Approval], Awaitable[dict[str, Any]]],
         *,
         context: str = "",
+        withheld: list[str] | None = None,
     ) -> ActionOutcome | InputRequiredResult:
+        """``withheld``: apps on the rated screen the caller may not read (its question quotes none of it)."""
         assessment = await self.classifier.assess(action, context)
         decision: dict[str, Any] = {
             "action": action.for_classifier(),  # a password is never logged
@@ -152,7 +161,7 @@ class Actuator:
         }
         decided_by = "firewall:low-risk"
         if assessment.requires_confirmation:
-            question = question_for(action, assessment)
+            question = question_for(action, assessment, withheld)
             if self.physical_confirmation:
                 decision["confirmation"] = "volume_up"
                 outcome = await confirm_by_volume_up(self.gate, ctx, question, self.confirm_timeout)

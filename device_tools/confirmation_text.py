@@ -35,6 +35,7 @@ KNOWN_APPS = {
     "com.google.android.permissioncontroller": "a permission dialog",
     "com.android.packageinstaller": "the package installer",
     "com.google.android.packageinstaller": "the package installer",
+    "com.android.systemui": "the notification shade",
 }
 _GENERIC = {"com", "org", "net", "io", "de", "uk", "co", "android", "google", "apps", "app", "example",
             "mobile", "www", "client", "free", "pro", "lite"}
@@ -158,6 +159,16 @@ def what_happens(action: ProposedAction) -> str:
     return f"{verb} in {app}" if kind in ("scroll", "swipe") else verb
 
 
-def question_for(action: ProposedAction, assessment: Assessment) -> str:
+def question_for(action: ProposedAction, assessment: Assessment, withheld: list[str] | None = None) -> str:
+    """``withheld``: the apps holding personal data on the screen the action was rated with that the caller
+    may not read (``screen_privacy``). The question reaches the caller's client: then it repeats nothing the
+    screen says (a label, what it stands under, the words the risk was read from: "places a call"), only the
+    apps and the risk's level; the person sees the rest on the phone.
+    """
+    if withheld:
+        verb = VERBS.get(action.kind, action.kind.replace("_", " ").capitalize())
+        apps = " and ".join(dict.fromkeys(app_name(a) for a in withheld))
+        return (f"{verb} on the phone's screen, which shows {apps} (not repeated here: this caller has no "
+                f"consent to read it; look at the phone)? Risk {assessment.risk}.")
     why = "; ".join(concerns(assessment)) or "needs your confirmation"
     return f"{what_happens(action)}? Risk {assessment.risk}: {why}"

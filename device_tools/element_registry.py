@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .errors import DumpFailed
@@ -63,6 +64,8 @@ class Element:
     # the package of the window this element is drawn in (the top node of its tree, which Android itself
     # names): a node's own ``package`` is the screen's word, and a virtual node can claim any app
     window: str = ""
+    # the apps whose nodes gave ``hint`` its labels (a node not listed itself, zero-sized or too deep, counts)
+    hint_apps: tuple[str, ...] = ()
 
     @property
     def center(self) -> tuple[int, int]:
@@ -207,12 +210,16 @@ class ElementRegistry:
     def __init__(self, keep: int = 16) -> None:
         self._keep = keep
         self._snapshots: dict[str, Snapshot] = {}
+        # told of every screen read (``screen_privacy``: what a call saw counts, whatever its result says)
+        self.listeners: list[Callable[[Snapshot], None]] = []
 
     def build(self, dump: str | bytes) -> Snapshot:
         return self.remember(parse_dump(dump))
 
     def remember(self, snapshot: Snapshot) -> Snapshot:
         """Keep a snapshot parsed elsewhere (in a worker thread: ``Actuator.observe``)."""
+        for listener in self.listeners:
+            listener(snapshot)
         self._snapshots.pop(snapshot.snapshot_id, None)
         self._snapshots[snapshot.snapshot_id] = snapshot
         while len(self._snapshots) > self._keep:
@@ -238,17 +245,20 @@ def handles_touch(node: ET.Element) -> bool:
     return _is_editable(node) or any(_truthy(node, f) for f in ("clickable", "long-clickable", "checkable"))
 
 
-def _descendant_labels(node: ET.Element, limit: int = 3) -> list[str]:
+def _descendant_labels(node: ET.Element, limit: int = 3) -> tuple[list[str], tuple[str, ...]]:
+    """The first labels inside ``node``, and the apps whose nodes say them."""
     labels: list[str] = []
+    apps: set[str] = set()
     for d in node.iter():
         if d is node or _is_editable(d):
             continue
         label = d.get("text", "") or d.get("content-desc", "")
         if label and label not in labels:
             labels.append(label[:60])
+            apps.add(d.get("package", ""))
             if len(labels) >= limit:
                 break
-    return labels
+    return labels, tuple(sorted(apps))
 
 
 def parse_dump(dump: str | bytes) -> Snapshot:
@@ -302,7 +312,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         pkg = node.get("package", "")
         packages[pkg] = packages.get(pkg, 0) + 1
         # An unlabeled container (a list row) is told apart by its first labelled descendant.
-        inner = [] if (text or desc) else _descendant_labels(node)
+        inner, inner_apps = ([], ()) if (text or desc) else _descendant_labels(node)
         key = (rid, cls, desc, "" if editable else text, inner[0] if inner else "", path)
         state = (bounds, "" if editable else text, desc, node.get("checked"), node.get("enabled"), cls)
         kept.append(
@@ -330,6 +340,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
                     "path": path or "/",
                     "fingerprint": _digest(*state, n=12),
                     "hint": " | ".join(inner),
+                    "hint_apps": inner_apps,
                     "seq": seq,
                     "window": window,
                 },

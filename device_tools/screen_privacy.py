@@ -6,24 +6,29 @@ The gateway asks and keeps the consents (``sentinel_mcp.gateway.consent_gate``);
 each call, which kinds the caller holds (``call_meta.CONSENTED_KEY``). A result of a screen tool (a listing,
 an element, an action's fresh screen, a screenshot, OCR) that shows any element drawn by such an app, or in
 its window, is withheld whole when a kind is missing: the texts, the snapshot id (a digest of them), the
-element ids, the image. The caller learns which apps and kinds, and that ``personal=[kind]`` on a read tool
-asks the user. Behind the gateway a call without the key shows no personal app (fail closed); standalone (no
-gateway), the device's own user sees everything.
+element ids, the image. What the call read on the way counts as shown, whatever its result says: every screen
+it dumped (a tap's fresh screen, rated and named in a refusal or a decision's context) and the snapshot the
+caller named (its labels are echoed by a stale refusal). The caller learns which apps and kinds, and that
+``personal=[kind]`` on a read tool asks the user. Behind the gateway a call without the key shows no personal
+app (fail closed); standalone (no gateway), the device's own user sees everything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager
+from contextvars import ContextVar
 from typing import Any
 
 from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 
-from .element_registry import ElementRegistry
+from .element_registry import ElementRegistry, Snapshot
 from .results import DECISION_META
 
 # package -> kind of personal data its screens show. ``sentinel.device.personal_apps`` adds to it, or takes an
@@ -56,6 +61,8 @@ SCREEN_META = "sentinel/personal_screen"  # the tool's declaration the gateway r
 _SCANNED_KEYS = ("package", "window")
 _LABELS = ("text", "desc", "hint")
 _DECISION_KEPT = ("outcome", "decided_by", "provenance", "confirmation", "answer", "decision_id")
+# the apps every screen read during the screen tool's call showed (None outside such a call)
+_SEEN: ContextVar[set[str] | None] = ContextVar("sentinel_screen_seen", default=None)
 
 
 def personal_apps(configured: Mapping[str, str] | None) -> dict[str, str]:
@@ -74,6 +81,23 @@ class ScreenPrivacy:
         self.apps = dict(apps)
         self.kinds = sorted(set(self.apps.values()))
         self.registry = registry
+        registry.listeners.append(self._saw)
+
+    def _saw(self, snapshot: Snapshot) -> None:
+        seen = _SEEN.get()
+        if seen is not None:
+            seen |= self._packages_in(snapshot)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def unrecorded() -> Iterator[None]:
+        """Screens read meanwhile do not count as shown: a read whose result never shows them (``wait_for``'s
+        polls before the one it answers with, which its result names)."""
+        token = _SEEN.set(None)
+        try:
+            yield
+        finally:
+            _SEEN.reset(token)
 
     def declaration(self, argument: str | None = None) -> dict[str, Any]:
         """The tool ``_meta`` that tells the gateway to say which kinds the caller holds (and, for a read
@@ -103,6 +127,11 @@ class ScreenPrivacy:
             if kind is not None and kind not in allowed:
                 out.setdefault(kind, set()).add(package)
         return {kind: sorted(apps) for kind, apps in sorted(out.items())}
+
+    def hidden_apps(self, snapshot: Snapshot, ctx: Any) -> list[str]:
+        """The apps on ``snapshot`` whose kind the caller of ``ctx`` may not see."""
+        hidden = self.hidden_in(self._packages_in(snapshot), self.allowed(ctx))
+        return sorted({app for apps in hidden.values() for app in apps})
 
     def visible(self, package: str, window: str, allowed: frozenset[str] | None) -> bool:
         return not self.hidden_in((package, window), allowed)
@@ -149,30 +178,38 @@ class ScreenPrivacy:
 
     def _snapshot_packages(self, snapshot_id: Any) -> set[str]:
         snapshot = self.registry.get(snapshot_id) if isinstance(snapshot_id, str) else None
-        if snapshot is None:
-            return set()
-        return {snapshot.package} | {p for e in snapshot.elements if e.text or e.desc or e.hint
-                                     for p in (e.package, e.window)}
+        return set() if snapshot is None else self._packages_in(snapshot)
 
-    def shown(self, result: Any, allowed: frozenset[str] | None) -> Any:
-        """``result`` as the caller may see it: whole, or withheld whole when it shows a kind not allowed."""
+    @staticmethod
+    def _packages_in(snapshot: Snapshot) -> set[str]:
+        # an unlabeled container's hint says its descendants' labels: their apps count (a node not listed)
+        return {snapshot.package} | {p for e in snapshot.elements if e.text or e.desc or e.hint
+                                     for p in (e.package, e.window, *e.hint_apps)}
+
+    def shown(self, result: Any, allowed: frozenset[str] | None, seen: Iterable[str] = ()) -> Any:
+        """``result`` as the caller may see it: whole, or withheld whole when it shows a kind not allowed (or
+        the call read a screen of one: ``seen``)."""
         if allowed is None or not isinstance(result, CallToolResult):
             return result  # everything allowed; or a question for the person (not the caller's data)
-        hidden = self.hidden_in(self.packages_of(result.structured_content), allowed)
+        hidden = self.hidden_in(self.packages_of(result.structured_content) | set(seen), allowed)
         if not hidden:
             return result
         return withheld(result, hidden)
 
     async def captured(self, ctx: Any, observe: Callable[[], Awaitable[Any]],
-                       capture: Callable[[], Awaitable[bytes]]) -> tuple[bytes, list[str]]:
+                       capture: Callable[[], Awaitable[bytes]],
+                       still: AbstractAsyncContextManager[Any] | None = None) -> tuple[bytes, list[str]]:
         """An image of the screen, and (when the caller may not see every kind) the snapshots read just before
         and after it: the apps the image can show. A screen that cannot be read refuses the image
-        (``DeviceError``): which apps it shows cannot be told."""
+        (``DeviceError``): which apps it shows cannot be told. ``still`` (the actuator's action lock) is held
+        across the three: no action (the caller's own, sent concurrently: open Messages, then go Home) changes
+        the screen between the reads and the capture."""
         if self.allowed(ctx) is None:
             return await capture(), []
-        before = await observe()
-        image = await capture()
-        after = await observe()
+        async with still or contextlib.nullcontext():
+            before = await observe()
+            image = await capture()
+            after = await observe()
         return image, [before.snapshot_id, after.snapshot_id]
 
     def screen_tool(self, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -182,10 +219,17 @@ class ScreenPrivacy:
 
         @functools.wraps(fn)
         async def tool(*args: Any, **kwargs: Any) -> Any:
-            result = fn(*args, **kwargs)
-            if inspect.isawaitable(result):
-                result = await result
-            return self.shown(result, self.allowed(kwargs.get("ctx")))
+            seen: set[str] = set()
+            token = _SEEN.set(seen)  # every screen the call reads on the way counts as shown
+            try:
+                result = fn(*args, **kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
+            finally:
+                _SEEN.reset(token)
+            # the caller's snapshot too: a stale refusal names its element as that snapshot had it
+            seen |= self._snapshot_packages(kwargs.get("snapshot_id"))
+            return self.shown(result, self.allowed(kwargs.get("ctx")), seen)
 
         return tool
 

@@ -104,7 +104,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return {"message": message, "element": element.public()}
 
         context = f"screen of {element.window or element.package}"
-        return await finish(rt, await act.guarded(ctx, action, patterns, run, context=context))
+        withheld = rt.privacy.hidden_apps(_fresh, ctx)  # its question says nothing of them to this caller
+        return await finish(rt, await act.guarded(ctx, action, patterns, run, context=context,
+                                                  withheld=withheld))
 
     async def riskiest(kind: str, tool: str, elements: list[Element], screen: Snapshot,
                        text: str | None) -> ProposedAction:
@@ -186,7 +188,7 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         screen_read, while an app holding personal data is on screen: `personal` asks the user)."""
         try:
             png, screens = await rt.privacy.captured(ctx, act.observe,
-                                                     lambda: rt.gate.read_bytes(C.SCREENCAP))
+                                                     lambda: rt.gate.read_bytes(C.SCREENCAP), act.acting)
             image, info = to_image_content(png)
         except DeviceError as exc:
             return error_result(str(exc))
@@ -352,7 +354,9 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             return {"message": said, "output": output.strip()[:2000]}
 
         context = f"screen of {element.window or element.package}" if element is not None else ""
-        return await finish(rt, await act.guarded(ctx, action, [argv], run, context=context))
+        withheld = rt.privacy.hidden_apps(screen, ctx)  # its question says nothing of them to this caller
+        return await finish(rt, await act.guarded(ctx, action, [argv], run, context=context,
+                                                  withheld=withheld))
 
     @mcp.tool(annotations=NAVIGATE, meta={**SELF_CONFIRMS, **shows})
     @screen
@@ -409,7 +413,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
         deadline = anyio.current_time() + timeout_s
         while True:
             try:
-                snapshot = await act.observe()
+                with rt.privacy.unrecorded():  # a poll counts only as the one answered with (its snapshot_id)
+                    snapshot = await act.observe()
             except DeviceError as exc:
                 return error_result(str(exc))
             # what the caller may not see is not searched either (how soon an answer came would tell)

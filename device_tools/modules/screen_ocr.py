@@ -57,7 +57,8 @@ def register(mcp: MCPServer, rt: DeviceRuntime) -> None:
             region = (x1, y1, x2, y2)
         try:
             png, screens = await rt.privacy.captured(ctx, rt.actuator.observe,
-                                                     lambda: rt.gate.read_bytes(C.SCREENCAP))
+                                                     lambda: rt.gate.read_bytes(C.SCREENCAP),
+                                                     rt.actuator.acting)
             result = await ocr_region(png, region, hints)
         except (OcrError, DeviceError) as exc:
             return error_result(str(exc))

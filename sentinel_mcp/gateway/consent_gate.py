@@ -30,7 +30,7 @@ from typing import Any
 
 from sentinel_mcp.core.answer_validation import approves
 from sentinel_mcp.core.call_meta import ALL_KINDS
-from sentinel_mcp.gateway.consents import ConsentBook
+from sentinel_mcp.gateway.consents import ANY_PURPOSE, ConsentBook
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Question, ToolCall
 from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.core.display_text import safe_question
@@ -57,6 +57,13 @@ CONSENT_SCHEMA: dict[str, Any] = {
 }
 ONCE_SCHEMA = {"type": "object", "properties": {"allow": CONSENT_SCHEMA["properties"]["allow"]},
                "required": ["allow"]}
+
+
+def purpose_of(call: ToolCall) -> str:
+    """The purpose the client states (``unspecified`` without one). Its "*" states none: in the consent book
+    "*" is every purpose, and a person allowing a read "(purpose: *)" grants it for this unstated one only."""
+    purpose = call.purpose or UNSPECIFIED
+    return UNSPECIFIED if purpose.strip() == ANY_PURPOSE else purpose
 
 
 def _declared(tool: Any, identity: str, configured: dict[str, str]) -> tuple[str | None, dict[str, str]]:
@@ -149,7 +156,7 @@ class ConsentGate:
             return None
         if call.origin not in GATED_ORIGINS:
             return ALL_KINDS
-        principal, purpose = call.principal or "", call.purpose or UNSPECIFIED
+        principal, purpose = call.principal or "", purpose_of(call)
         kinds = {k for k in declared[0] if self.book.current(principal, k, purpose) is not None}
         # a consent for this call only: one the gate used for a kind this call asked for (``gate`` puts the
         # consents it used in the proof; a kind the call did not name was never asked, whatever a proof says)
@@ -207,7 +214,7 @@ class ConsentGate:
     def _consented(self, call: ToolCall, kinds: list[tuple[str, bool]], decision: Allow) -> Decision:
         """Ask for the kinds without consent; else an Allow whose proof is the consents used (nothing
         spent)."""
-        principal, purpose = call.principal or "", call.purpose or UNSPECIFIED
+        principal, purpose = call.principal or "", purpose_of(call)
         missing: list[tuple[str, bool]] = []
         used: list[dict[str, Any]] = []
         for kind, once in kinds:
