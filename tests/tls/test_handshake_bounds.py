@@ -10,49 +10,21 @@ import asyncio
 import asyncio.sslproto
 import contextlib
 import gc
-import socket
 import ssl
 from typing import Any, AsyncIterator
 
 import httpx2
-import uvicorn
-from starlette.applications import Starlette
-from starlette.responses import PlainTextResponse
-from starlette.routing import Route
+from tests.tls.tls_rig import front_in_process
 
-from sentinel_mcp.app.http_protocol import FrontHTTPProtocol
 from sentinel_mcp.tls import acceptor as acceptor_module
 from sentinel_mcp.tls.acceptor import TLSAcceptor
-from sentinel_mcp.tls.server_context import FrontTLS, ServerContexts
-
-
-async def hello(request: Any) -> PlainTextResponse:
-    return PlainTextResponse("hello")
+from sentinel_mcp.tls.server_context import FrontTLS
 
 
 @contextlib.asynccontextmanager
 async def served(pki: Any) -> AsyncIterator[tuple[int, TLSAcceptor]]:
-    contexts = ServerContexts(FrontTLS(pki.server.cert, pki.server.key, handshake_timeout=30))
-    acceptor = TLSAcceptor(contexts)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(
-        Starlette(routes=[Route("/", hello)]),
-        log_level="critical",
-        lifespan="off",
-        **acceptor.uvicorn_options(FrontHTTPProtocol),
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        await asyncio.sleep(0.01)
-    try:
-        yield sock.getsockname()[1], acceptor
-    finally:
-        server.should_exit = True
-        await acceptor.close()
-        await task
-        sock.close()
+    async with front_in_process(FrontTLS(pki.server.cert, pki.server.key, handshake_timeout=30)) as front:
+        yield front
 
 
 async def silent(port: int, source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -90,7 +62,7 @@ async def test_an_address_gets_its_share_of_handshakes_and_a_flood_gives_way(pki
         ctx = ssl.create_default_context(cafile=str(pki.ca.ca_cert_path))
         async with httpx2.AsyncClient(verify=ctx, timeout=10) as client:
             answer = await client.get(f"https://127.0.0.1:{port}/")
-        assert answer.text == "hello"
+        assert answer.text == "none"
         assert await closed_by_server(flood[0][0])
         assert not await closed_by_server(more[0][0])  # an address within its share keeps its handshakes
         for _, w in flood + more:
