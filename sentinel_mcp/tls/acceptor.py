@@ -19,7 +19,7 @@ import time
 import traceback
 from typing import Any, Callable
 
-from sentinel_mcp.tls.peer_certificate import from_der
+from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, from_der
 from sentinel_mcp.tls.refusal_reply import Connection, current_connection
 from sentinel_mcp.tls.server_context import ServerContexts
 
@@ -63,6 +63,8 @@ def tls_extension(transport: Any) -> dict[str, Any] | None:
         "client_cert_error": None,
         "tls_version": TLS_VERSIONS.get(sslobj.version() or ""),
         "cipher_suite": None,
+        # the CA bundle this connection's handshake verified the certificate with (not ASGI's: Sentinel's)
+        HANDSHAKE_BUNDLE: getattr(sslobj.context, HANDSHAKE_BUNDLE, None),
     }
 
 

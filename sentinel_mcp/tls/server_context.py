@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cryptography import x509
 
-from sentinel_mcp.tls.peer_certificate import PeerCertificate
+from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
 from sentinel_mcp.tls.trusted_cas import TrustedCAs
@@ -146,6 +146,12 @@ def _trusted_cas(tls: FrontTLS) -> TrustedCAs | None:
         raise TLSSetupError(f"TLS client CA {tls.ca}: {e}") from None
 
 
+def _handshake_bundle(ctx: ssl.SSLContext, cas: TrustedCAs | None) -> None:
+    """The CA bundle a context verifies clients with, kept on it for the TLS extension of its connections
+    (``acceptor.tls_extension``)."""
+    setattr(ctx, HANDSHAKE_BUNDLE, cas)
+
+
 class ServerContexts:
     """The current context for each new connection; files re-read when their change time moves."""
 
@@ -153,6 +159,7 @@ class ServerContexts:
         self.tls = tls
         self._ctx, self.warnings, self.revoked = build_server_context(tls)
         self._cas = _trusted_cas(tls)
+        _handshake_bundle(self._ctx, self._cas)
         self._stamp = self._stamps()
         self._checked = time.monotonic()
         self._lock = threading.Lock()
@@ -179,6 +186,7 @@ class ServerContexts:
                 try:
                     ctx, warnings, revoked = build_server_context(self.tls)
                     cas = _trusted_cas(self.tls)
+                    _handshake_bundle(ctx, cas)
                     # all at once: a request is checked against the bundle its handshake could have used
                     self._ctx, self.warnings, self.revoked, self._cas = ctx, warnings, revoked, cas
                     log.warning("TLS: certificate, CA or CRL changed; new connections use the new files")
