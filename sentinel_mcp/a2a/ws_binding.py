@@ -42,6 +42,7 @@ from sentinel_mcp.a2a.jsonrpc import (
 from sentinel_mcp.a2a.jsonrpc_http import version_of
 from sentinel_mcp.a2a.messages import SensorRequest, ToolCall, typed
 from sentinel_mcp.a2a.security import AuthError, caller_identity, unauthorized
+from sentinel_mcp.identity.resolver import RECHECK_KEY, AuthFailed
 from sentinel_mcp.a2a.service import A2AService
 
 log = logging.getLogger(__name__)
@@ -179,6 +180,22 @@ async def _refuse(ws: WebSocket, response: Any) -> None:
         await ws.close(code=1008)
 
 
+def _no_longer(ws: WebSocket, caller: str) -> str | None:
+    """Why the credentials of the upgrade request no longer name ``caller`` (a client certificate that has
+    expired, been revoked or lost its CA since), or None while they do. Every frame is a request: it is
+    checked as a request on a kept-alive HTTP connection is."""
+    recheck = ws.scope.get(RECHECK_KEY)
+    if recheck is None:
+        return None
+    try:
+        principal = recheck()
+    except AuthFailed as e:
+        return f"the credentials of this connection no longer hold: {e}"
+    if getattr(principal, "name", None) != caller:
+        return "the credentials of this connection name someone else now"
+    return None
+
+
 def make_ws_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
     settings = service.settings
 
@@ -239,6 +256,11 @@ def make_ws_endpoint(service: A2AService):  # type: ignore[no-untyped-def]
                         )
                     )
                     continue
+                refused = _no_longer(ws, caller)
+                if refused is not None:
+                    await conn.send(error_frame(None, RpcError(INVALID_REQUEST, refused)))
+                    await ws.close(code=1008, reason=refused[:120])
+                    break
                 await conn.handle_frame(text)
         except WebSocketDisconnect:
             pass

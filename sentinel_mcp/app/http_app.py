@@ -9,6 +9,7 @@ what it presented and left in the ASGI scope for the MCP front and the A2A endpo
 from __future__ import annotations
 
 import contextlib
+import functools
 import ipaddress
 import json
 import logging
@@ -34,7 +35,7 @@ from sentinel_mcp.gateway.session_tables import Shares
 from sentinel_mcp.gateway.wire_guard import WireGuard
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import OWNER, Principal
-from sentinel_mcp.identity.resolver import SCOPE_KEY, Authenticator, AuthFailed
+from sentinel_mcp.identity.resolver import RECHECK_KEY, SCOPE_KEY, Authenticator, AuthFailed
 from sentinel_mcp.storage.open import storage_status
 
 log = logging.getLogger(__name__)
@@ -166,8 +167,9 @@ class CallerGuard:
         if not path.startswith(PUBLIC_PATHS) and not (
             path.startswith(SELF_AUTHENTICATED) or path == "/console"
         ):
+            credentials = Credentials.from_scope(scope, headers)
             try:
-                scope[SCOPE_KEY] = self.auth.authenticate(Credentials.from_scope(scope, headers))
+                scope[SCOPE_KEY] = self.auth.authenticate(credentials)
             except AuthFailed as e:
                 return await _reject(
                     scope,
@@ -177,6 +179,8 @@ class CallerGuard:
                     str(e),
                     extra=[(b"www-authenticate", b'Bearer realm="sentinel"')],
                 )
+            if scope["type"] == "websocket":  # its messages are requests too: checked again, each
+                scope[RECHECK_KEY] = functools.partial(self.auth.authenticate, credentials)
         await self.app(scope, receive, send)
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, NoReturn
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.identity.resolver import AuthFailed, PrincipalResolver
-from sentinel_mcp.tls.peer_certificate import PeerCertificate, from_pem
+from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate, from_pem
 from sentinel_mcp.tls.settings import CertificateMatch, ClientCertificates
 
 if TYPE_CHECKING:
@@ -64,6 +64,17 @@ class CertificateResolver:
             self._refuse(credentials, cert, f"the client certificate {cert.describe()} has been revoked")
         cas = self.trusted_cas() if self.trusted_cas is not None else None
         issued_by = cas.issuers_of(cert.der) if cas is not None else ()
+        then = (credentials.tls or {}).get(HANDSHAKE_BUNDLE)
+        if then is not None and cas is not None and then is not cas and not issued_by and _dropped(then, cas):
+            # a CA taken out of ``ca`` admits nothing more, on a connection made before too; the chain the
+            # handshake verified is not at hand, so a certificate no CA of the bundle signed itself is asked
+            # to reconnect (its chain is then checked afresh)
+            self._refuse(
+                credentials,
+                cert,
+                f"the client certificate {cert.describe()} was accepted by a CA bundle that has changed "
+                "since (a CA was taken out of it); reconnect",
+            )
         unbound_refused = cas is not None and cas.several
         found = [
             p
@@ -125,6 +136,11 @@ class CertificateResolver:
             )
             self.on_refused(credentials.peer, reason, facts, principal)
         raise AuthFailed(reason)
+
+
+def _dropped(then: TrustedCAs, now: TrustedCAs) -> bool:
+    """Whether a CA of the bundle ``then`` is not in the bundle ``now``."""
+    return bool({ca.sha256 for ca in then.cas} - {ca.sha256 for ca in now.cas})
 
 
 def _unbound(rule: CertificateMatch) -> bool:

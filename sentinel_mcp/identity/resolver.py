@@ -17,6 +17,9 @@ from sentinel_mcp.identity.principal import ANONYMOUS, Principal
 from sentinel_mcp.core.errors import IdentityError
 
 SCOPE_KEY = "sentinel.principal"  # where the HTTP host leaves the caller's Principal in the ASGI scope
+# beside it on a WebSocket: a callable that resolves the upgrade request's credentials again (AuthFailed when
+# they no longer hold), for every message of a connection that can outlive its certificate or its revocation
+RECHECK_KEY = "sentinel.recheck"
 
 
 class AuthFailed(IdentityError):

@@ -12,11 +12,14 @@ Everything after the handshake (streaming, SSE, WebSocket upgrades, flow control
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import ssl
+import time
+import traceback
 from typing import Any, Callable
 
-from sentinel_mcp.tls.peer_certificate import from_der
+from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, from_der
 from sentinel_mcp.tls.refusal_reply import Connection, current_connection
 from sentinel_mcp.tls.server_context import ServerContexts
 
@@ -32,6 +35,14 @@ CERTIFICATE_REASONS = (
 )
 
 RefusalHook = Callable[[str | None, str], None]  # (peer address, reason)
+
+# handshakes under way at once, in all and from one address. Each holds asyncio's TLS read buffer (256 KiB)
+# and OpenSSL's state from its first byte to the end of the handshake (or ``handshake_timeout``): without a
+# bound, a few thousand silent TCP connections took gigabytes, never given back. An address at its bound has
+# its new connections closed at once; past the bound in all, the address holding the most gives way.
+MAX_HANDSHAKES = 512
+MAX_HANDSHAKES_PER_PEER = 64
+SHED_LOG_SECONDS = 60.0  # at most one warning per this many seconds about connections closed for the bound
 
 
 def tls_extension(transport: Any) -> dict[str, Any] | None:
@@ -52,6 +63,8 @@ def tls_extension(transport: Any) -> dict[str, Any] | None:
         "client_cert_error": None,
         "tls_version": TLS_VERSIONS.get(sslobj.version() or ""),
         "cipher_suite": None,
+        # the CA bundle this connection's handshake verified the certificate with (not ASGI's: Sentinel's)
+        HANDSHAKE_BUNDLE: getattr(sslobj.context, HANDSHAKE_BUNDLE, None),
     }
 
 
@@ -104,14 +117,21 @@ class _Handshake(asyncio.Protocol):
 
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
         transport.pause_reading()  # nothing is read as plaintext
+        peer = _peer_of(transport)
+        if not self.acceptor.admit(peer, transport):
+            transport.abort()
+            return
         loop = asyncio.get_running_loop()
-        task = loop.create_task(self._upgrade(loop, transport))
+        task = loop.create_task(self._upgrade(loop, transport, peer))
         self.acceptor.pending.add(task)
-        task.add_done_callback(self.acceptor.pending.discard)
 
-    async def _upgrade(self, loop: asyncio.AbstractEventLoop, raw: Any) -> None:
-        peername = raw.get_extra_info("peername")
-        peer = str(peername[0]) if isinstance(peername, (tuple, list)) and peername else None
+        def done(t: asyncio.Task[None]) -> None:
+            self.acceptor.pending.discard(t)
+            self.acceptor.release(peer, transport)
+
+        task.add_done_callback(done)
+
+    async def _upgrade(self, loop: asyncio.AbstractEventLoop, raw: Any, peer: str | None) -> None:
         current_connection.set(
             Connection(raw)
         )  # this task's own context: read when start_tls wraps the socket
@@ -129,6 +149,11 @@ class _Handshake(asyncio.Protocol):
         except Exception as e:  # noqa: BLE001 - every failed handshake ends its connection, never the server
             raw.close()
             self.acceptor.handshake_failed(peer, e)
+            # the error holds the frames that raised it, and one of them (start_tls) the future holding the
+            # error: a cycle that kept the connection's TLS state (a 256 KiB buffer) until the next full
+            # collection, which a gateway with many objects seldom runs. Cleared, it goes now.
+            traceback.clear_frames(e.__traceback__)
+            e.__traceback__ = None
             return
         if tls is None or self.lost:
             return
@@ -152,11 +177,77 @@ class _Handshake(asyncio.Protocol):
         self.lost = True
 
 
+def _peer_of(transport: Any) -> str | None:
+    peername = transport.get_extra_info("peername")
+    return str(peername[0]) if isinstance(peername, (tuple, list)) and peername else None
+
+
+def _holder(peer: str | None) -> str | None:
+    """Whose share a connection counts against: its IPv4 address, or its IPv6 /64 (one host's usual
+    allocation: an address of its own per connection would otherwise be a share per connection)."""
+    try:
+        address = ipaddress.ip_address(peer or "")
+    except ValueError:
+        return peer
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
 class TLSAcceptor:
     def __init__(self, contexts: ServerContexts, on_refused: RefusalHook | None = None) -> None:
         self.contexts = contexts
         self.on_refused = on_refused
         self.pending: set[asyncio.Task[None]] = set()
+        # handshakes under way, oldest first, by holder (``_holder``): bounded in all and per holder
+        self.handshaking: dict[str | None, list[Any]] = {}
+        self.under_way = 0
+        self.shed = 0  # connections closed for the bounds since the last warning
+        self._shed_logged = 0.0
+
+    def admit(self, peer: str | None, transport: Any) -> bool:
+        """Whether a new connection from ``peer`` may start its handshake now (counted until ``release``).
+        Past the bound in all, the holder with the most handshakes under way gives up its oldest one, so a
+        flood from a few addresses never keeps another client from connecting; a holder at its own bound
+        is refused."""
+        holder = _holder(peer)
+        mine = self.handshaking.setdefault(holder, [])
+        if len(mine) >= MAX_HANDSHAKES_PER_PEER:
+            return self._shed(peer, len(mine))
+        if self.under_way >= MAX_HANDSHAKES:
+            biggest = max(self.handshaking, key=lambda h: len(self.handshaking[h]))
+            theirs = self.handshaking[biggest]
+            if len(theirs) <= len(mine) + 1:
+                return self._shed(peer, len(mine))
+            theirs.pop(0).abort()  # its task ends with the handshake, and releases nothing more
+            self.under_way -= 1
+        mine.append(transport)
+        self.under_way += 1
+        return True
+
+    def release(self, peer: str | None, transport: Any) -> None:
+        holder = _holder(peer)
+        mine = self.handshaking.get(holder)
+        if mine is not None and transport in mine:
+            mine.remove(transport)
+            self.under_way -= 1
+        if not mine:
+            self.handshaking.pop(holder, None)
+
+    def _shed(self, peer: str | None, mine: int) -> bool:
+        if not self.handshaking.get(_holder(peer)):
+            self.handshaking.pop(_holder(peer), None)
+        self.shed += 1
+        now = time.monotonic()
+        if now - self._shed_logged >= SHED_LOG_SECONDS:
+            log.warning(
+                "TLS: %d connection(s) closed before their handshake: too many handshakes under way "
+                "(%d in all, %d from %s)", self.shed, self.under_way, mine, peer
+            )
+            self.shed, self._shed_logged = 0, now
+        return False
 
     def handshake_failed(self, peer: str | None, exc: BaseException) -> None:
         reason = describe_refusal(exc)

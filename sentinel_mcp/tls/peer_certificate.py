@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING
 
 from sentinel_mcp.tls.settings import CertificateMatch, subject_name
 
+# the key of the ASGI TLS extension (and the attribute of the front's SSL context) holding the CA bundle a
+# connection's handshake verified its client certificate with: a request on a connection made before ``ca``
+# changed is checked against what changed (``identity/certificates.py``)
+HANDSHAKE_BUNDLE = "sentinel_trusted_cas"
+
 if TYPE_CHECKING:  # cryptography is imported by the first certificate read, not at start-up (issue 21)
     from cryptography import x509
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import re
 import ssl
 import threading
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from cryptography import x509
 
-from sentinel_mcp.tls.peer_certificate import PeerCertificate
+from sentinel_mcp.tls.peer_certificate import HANDSHAKE_BUNDLE, PeerCertificate
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
 from sentinel_mcp.tls.trusted_cas import TrustedCAs
@@ -59,9 +60,14 @@ def _readable(path: Path, what: str) -> None:
 Revoked = frozenset[tuple[str, int]]  # (issuer, serial number)
 
 
+_CRL_BLOCK = re.compile(rb"-----BEGIN X509 CRL-----.+?-----END X509 CRL-----", re.DOTALL)
+
+
 def check_crl(crl_path: Path, ca_path: Path) -> tuple[list[str], Revoked]:
     """The CRL must be PEM and signed by one of the CAs. Returns warnings (an expired CRL makes OpenSSL refuse
-    every client certificate) and the revoked certificates, for the per-request check."""
+    every client certificate) and the revoked certificates of every CRL in the file, for the per-request
+    check (OpenSSL reads them all: a certificate revoked by the second CRL was refused in the handshake, yet
+    kept its kept-alive connection when only the first was read here)."""
     data = crl_path.read_bytes()
     if b"-----BEGIN X509 CRL-----" not in data:
         raise TLSSetupError(
@@ -69,26 +75,32 @@ def check_crl(crl_path: Path, ca_path: Path) -> tuple[list[str], Revoked]:
             "`openssl crl -inform DER -in FILE -out crl.pem`)"
         )
     try:
-        crl = x509.load_pem_x509_crl(data)
+        crls = [x509.load_pem_x509_crl(block) for block in _CRL_BLOCK.findall(data)]
         cas = x509.load_pem_x509_certificates(ca_path.read_bytes())
     except ValueError as e:
         raise TLSSetupError(f"CRL file {crl_path}: {e}") from None
+    if not crls:
+        raise TLSSetupError(f"CRL file {crl_path} is not a PEM CRL")
     signed = any(
-        ca.subject == crl.issuer and crl.is_signature_valid(ca.public_key())  # type: ignore[arg-type]
+        ca.subject == crls[0].issuer and crls[0].is_signature_valid(ca.public_key())  # type: ignore[arg-type]
         for ca in cas
     )
     if not signed:
         raise TLSSetupError(f"CRL file {crl_path} is not signed by a CA of {ca_path}")
     warnings = []
-    next_update = crl.next_update_utc
-    if next_update is not None and next_update < dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7):
-        warnings.append(
-            f"the CRL {crl_path} expires {next_update:%Y-%m-%d %H:%M} UTC; after that every client "
-            "certificate is refused until a new one is written (`sentinel-mcp tls revoke` or "
-            "`tls crl` writes one)"
-        )
-    issuer = crl.issuer.rfc4514_string()
-    return warnings, frozenset((issuer, r.serial_number) for r in crl)
+    revoked: set[tuple[str, int]] = set()
+    soon = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=7)
+    for crl in crls:
+        next_update = crl.next_update_utc
+        if next_update is not None and next_update < soon:
+            warnings.append(
+                f"the CRL {crl_path} of {crl.issuer.rfc4514_string()} expires {next_update:%Y-%m-%d %H:%M} "
+                "UTC; after that every client certificate is refused until a new one is written "
+                "(`sentinel-mcp tls revoke` or `tls crl` writes one)"
+            )
+        issuer = crl.issuer.rfc4514_string()
+        revoked |= {(issuer, r.serial_number) for r in crl}
+    return warnings, frozenset(revoked)
 
 
 def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revoked]:
@@ -119,7 +131,9 @@ def build_server_context(tls: FrontTLS) -> tuple[ssl.SSLContext, list[str], Revo
             more, revoked = check_crl(tls.crl, tls.ca)
             warnings += more
             ctx.load_verify_locations(cafile=str(tls.crl))
-            ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
+            # every certificate of the chain, not the client's alone: a CA that revoked an intermediate CA
+            # (one the client sends along, or one in ``ca``) no longer admits what that intermediate signs
+            ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_CHAIN
     return ctx, warnings, revoked
 
 
@@ -132,6 +146,12 @@ def _trusted_cas(tls: FrontTLS) -> TrustedCAs | None:
         raise TLSSetupError(f"TLS client CA {tls.ca}: {e}") from None
 
 
+def _handshake_bundle(ctx: ssl.SSLContext, cas: TrustedCAs | None) -> None:
+    """The CA bundle a context verifies clients with, kept on it for the TLS extension of its connections
+    (``acceptor.tls_extension``)."""
+    setattr(ctx, HANDSHAKE_BUNDLE, cas)
+
+
 class ServerContexts:
     """The current context for each new connection; files re-read when their change time moves."""
 
@@ -139,6 +159,7 @@ class ServerContexts:
         self.tls = tls
         self._ctx, self.warnings, self.revoked = build_server_context(tls)
         self._cas = _trusted_cas(tls)
+        _handshake_bundle(self._ctx, self._cas)
         self._stamp = self._stamps()
         self._checked = time.monotonic()
         self._lock = threading.Lock()
@@ -165,6 +186,7 @@ class ServerContexts:
                 try:
                     ctx, warnings, revoked = build_server_context(self.tls)
                     cas = _trusted_cas(self.tls)
+                    _handshake_bundle(ctx, cas)
                     # all at once: a request is checked against the bundle its handshake could have used
                     self._ctx, self.warnings, self.revoked, self._cas = ctx, warnings, revoked, cas
                     log.warning("TLS: certificate, CA or CRL changed; new connections use the new files")
@@ -177,8 +199,16 @@ class ServerContexts:
         return self._ctx
 
     def is_revoked(self, cert: PeerCertificate) -> bool:
+        """The certificate, or a CA of ``ca`` that signed it, is on a CRL (the chain the handshake verified is
+        not at hand: an intermediate the client sent along is checked in the handshake only)."""
         self.current()  # a CRL written since the last connection counts for this request too
-        return (cert.issuer_text, cert.serial) in self.revoked
+        revoked, cas = self.revoked, self._cas
+        if (cert.issuer_text, cert.serial) in revoked:
+            return True
+        return cas is not None and any(
+            (ca.certificate.issuer.rfc4514_string(), ca.certificate.serial_number) in revoked
+            for ca in cas.issuers_of(cert.der)
+        )
 
     def trusted_cas(self) -> TrustedCAs | None:
         """The CAs of the bundle as it is now (None when no client certificate is asked for)."""

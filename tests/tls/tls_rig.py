@@ -146,3 +146,45 @@ async def audit_rows(
             return rows
         await asyncio.sleep(0.3)
     return rows
+
+
+@contextlib.asynccontextmanager
+async def front_in_process(tls: Any, route: Any = None) -> AsyncIterator[tuple[int, Any]]:
+    """Sentinel's TLS acceptor (``tls``: a ``FrontTLS``) in front of a one-route app in this loop: (port,
+    acceptor). ``GET /`` answers the client certificate's subject, or "none"; ``route(request)`` instead
+    when given."""
+    import socket
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from sentinel_mcp.app.http_protocol import FrontHTTPProtocol
+    from sentinel_mcp.tls.acceptor import TLSAcceptor
+    from sentinel_mcp.tls.server_context import ServerContexts
+
+    async def hello(request: Any) -> PlainTextResponse:
+        tls = (request.scope.get("extensions") or {}).get("tls") or {}
+        return PlainTextResponse(tls.get("client_cert_name") or "none")
+
+    acceptor = TLSAcceptor(ServerContexts(tls))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(
+        Starlette(routes=[Route("/", route or hello)]),
+        log_level="critical",
+        lifespan="off",
+        **acceptor.uvicorn_options(FrontHTTPProtocol),
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        await asyncio.sleep(0.01)
+    try:
+        yield sock.getsockname()[1], acceptor
+    finally:
+        server.should_exit = True
+        await acceptor.close()
+        await task
+        sock.close()
