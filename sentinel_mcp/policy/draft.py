@@ -327,8 +327,10 @@ def draft_rulebase(
     reads = [t for t in tools if _read_only(t)]
     writes = [t for t in tools if not _read_only(t)]
     draft = Draft(text="")
+    doc = atom_text(document)  # the server's name or --document: "my-shop" reads as a term, "Shop" a variable
     lines = [
-        f"% DRAFT rulebase for the server {server!r}, from its tool schemas and {document_path}.",
+        f"% DRAFT rulebase for the server {server!r}, from its tool schemas and "
+        f"{_one_line(document_path)}.",
         "% Written by `sentinel-mcp draft`: a candidate for a person to finish (every TODO), check with",
         "% `sentinel-mcp check --coverage`, and only then load. Language: docs/rulebase-language.md.",
         *(
@@ -337,7 +339,7 @@ def draft_rulebase(
             for t in left_out
         ),
         "",
-        f"policy_document({document}, {quote(document_path)}).",
+        f"policy_document({doc}, {quote(document_path)}).",
         "",
         "% ---------------------------------------------------------------- bindings (read-only tools)",
     ]
@@ -432,19 +434,19 @@ def draft_rulebase(
         found = mentions(t["name"], paragraphs)
         lines.append(
             f"% {t['name']} ({'destructive' if _destructive(t) else 'changes no data'}): "
-            f"{len(found)} paragraph(s) of {document} mention it"
+            f"{len(found)} paragraph(s) of {_one_line(document)} mention it"
         )
         for p in found:
             lines.append(_one_line(f"%   line {p.line_start} ({p.heading_text}): {p.text[:110]}"))
         body = ["      ( % TODO: the requirements, each require(Goal, Reason, policy_ref(...)), e.g.:"]
         for p in found[:3]:
             body.append(
-                f"        % require(Goal, 'TODO: the rule in words', policy_ref({document}, "
+                f"        % require(Goal, 'TODO: the rule in words', policy_ref({doc}, "
                 f"{quote(anchor_of(p))})),"
             )
         for pred, ins, arg in asked.get(t["name"], []):
             cite = anchor_of(found[0]) if found else ""
-            ref = f", policy_ref({document}, {quote(cite)})" if cite else ""
+            ref = f", policy_ref({doc}, {quote(cite)})" if cite else ""
             body.append(
                 f"        {pred}({', '.join(ins + [arg + 'Given'])}), "
                 f"require({arg} == {arg}Given, 'TODO: the value must be the one the user gave'{ref}),"

@@ -104,3 +104,23 @@ def test_a_nullable_type_list_is_its_type() -> None:
     draft = draft_rulebase("shop", [_read({"type": "object", "properties": {
         "status": {"type": ["string", "null"]}}})], "shop", "policy.md", [])
     assert "extract([Status = '/status'])" in draft.text
+
+
+@pytest.mark.parametrize("document", ["my-shop", "Shop", "shop"])
+def test_a_document_name_that_is_no_plain_atom_is_quoted(tmp_path: Path, document: str) -> None:
+    """The document's name is the server's (``my-shop`` is a usual one) or ``--document``'s: it was written
+    as it is, so ``policy_document(my-shop, ...)`` read as a term and ``Shop`` as a variable, and the draft
+    failed the `check` it is promised to pass."""
+    from sentinel_mcp.search.paragraphs import split_markdown
+
+    policy = tmp_path / "policy.md"
+    policy.write_text("# Shop\n\nCancel an order only when the user gives the reason.\n")
+    cancel = {"name": "cancel_order", "annotations": {"destructiveHint": True},
+              "inputSchema": {"type": "object", "properties": {
+                  "order_id": {"type": "string"}, "reason": {"type": "string"}}}}
+    paragraphs = split_markdown(policy.read_text(), document)
+    draft = draft_rulebase("my-shop", [cancel], document, "policy.md", paragraphs)
+    assert "policy_ref(" in "\n".join(_clauses(draft.text) + draft.guards)
+    path = tmp_path / "draft.pl"
+    path.write_text(draft.text)
+    assert main(["check", str(path)]) == 0, draft.text
