@@ -28,6 +28,12 @@ BAD_BODIES = [
     "sleep(30)", "thread_create(true, _, [])", "getenv('HOME', _)", "X =.. [shell, y], X",
     "aggregate_all(foo, true, _)", "setof(X, Y^shell(X, Y), _)", "'$fact'(a, b, c)",
     "with_output_to(string(_), true)", "tab(3)", "read_term(_, [])", "consult(x)",
+    # format/2 reads a count before any directive: ~1@ calls its argument as ~@ does (a search for the text
+    # "~@" let these load, and a guard ran the shell); a column stop or a repeat count is a text of gigabytes
+    "format(atom(A), '~1@', [shell('touch {m}')]), atom(A)",
+    "format(string(A), \"~*@\", [1, shell(x)]), A \\== x",
+    "format(atom(A), '~`x@', [shell(x)]), atom(A)", "format(atom(A), '~999999999c', [120]), atom(A)",
+    "format(atom(A), '~t~999999999|', []), atom(A)",
 ]
 
 
