@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sentinel_mcp.policy.prolog_text import to_prolog_chars
 from sentinel_mcp.search.paragraphs import Paragraph
 
 GENERIC = {"get", "details", "of", "by", "to", "the", "and", "all", "list", "find"}
@@ -43,8 +44,10 @@ class Draft:
 
 def quote(atom: str) -> str:
     """A quoted Prolog atom of any text: quotes and backslashes escaped, and control characters (a line break
-    in an enum value of a hostile schema) written as escapes, never as themselves."""
-    out = atom.replace("\\", "\\\\").replace("'", "\\'")
+    in an enum value of a hostile schema) written as escapes, never as themselves. A lone surrogate (JSON
+    allows ``"\\ud800"``), which SWI-Prolog will not read, is its stand-in: the character the engine gives the
+    same argument (prolog_text.to_prolog_chars), so the choice still matches the value."""
+    out = to_prolog_chars(atom).replace("\\", "\\\\").replace("'", "\\'")
     if not out.isprintable():
         out = "".join(c if c.isprintable() else f"\\x{ord(c):x}\\" for c in out)
     return "'" + out + "'"

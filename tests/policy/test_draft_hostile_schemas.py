@@ -124,3 +124,18 @@ def test_a_document_name_that_is_no_plain_atom_is_quoted(tmp_path: Path, documen
     path = tmp_path / "draft.pl"
     path.write_text(draft.text)
     assert main(["check", str(path)]) == 0, draft.text
+
+
+def test_an_enum_value_with_a_lone_surrogate_is_read_by_prolog(tmp_path: Path) -> None:
+    """JSON allows a lone surrogate (``"\\ud800"``) in an enum value; written as the escape ``\\xd800\\`` it
+    was a syntax error (SWI-Prolog reads no such character), and the draft failed the `check` it is promised
+    to pass. It is written as the character the engine gives the same argument (its stand-in)."""
+    delete = {"name": "delete_order", "annotations": {"destructiveHint": True},
+              "inputSchema": {"type": "object", "properties": {
+                  "order_id": {"type": "string"},
+                  "reason": {"type": "string", "enum": ["a\ud800b", "\x00", "\u2028", "\U0001f600"]}}}}
+    (tmp_path / "policy.md").write_text("# Shop\n\nOrders are deleted on request.\n")
+    draft = draft_rulebase("shop", [delete], "shop", "policy.md", [])
+    path = tmp_path / "draft.pl"
+    path.write_text(draft.text)
+    assert main(["check", str(path)]) == 0, draft.text
